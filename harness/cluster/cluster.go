@@ -1,0 +1,95 @@
+// Package cluster describes what a runtime must offer the harness: starting
+// and stopping a Redis Cluster, naming its nodes, and the faults it can cause.
+// Runtimes (docker/, an external cluster) implement these interfaces; the
+// runner and nemeses only ever see them. It is a leaf package of the project.
+//
+// Faults are optional interfaces: a nemesis type-asserts the Cluster for the
+// capability it needs and says before the run starts when a target lacks it.
+package cluster
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Spec is what a runtime is asked to start.
+type Spec struct {
+	Target      string        // "reference" or "redis" (the image flavour)
+	Nodes       int           // total nodes, primaries + replicas
+	Replicas    int           // replicas per primary
+	NodeTimeout time.Duration // cluster-node-timeout
+	AppendOnly  bool          // appendonly yes (appendfsync everysec)
+	Image       string        // override the image (users with a registry)
+	// Name is a human label for containers and the network (e.g. test name).
+	Name string
+	// Log receives progress lines ("building image", "forming cluster").
+	Log func(format string, args ...any)
+}
+
+// Node is one cluster member as the harness addresses it.
+type Node struct {
+	Name string // stable name: "n1", "n2", ...
+	Addr string // ip:port clients dial
+	// Host is the IP as seen by peers (the address partitions filter on).
+	Host string
+}
+
+// Cluster is a running cluster.
+type Cluster interface {
+	// Nodes lists the members in a stable order.
+	Nodes() []Node
+	// Close tears the cluster down (containers, networks, volumes) when the
+	// runtime created it; for an external cluster it only drops connections.
+	Close(ctx context.Context) error
+}
+
+// Runtime starts clusters.
+type Runtime interface {
+	Name() string
+	Start(ctx context.Context, spec Spec) (Cluster, error)
+}
+
+// Describer reports versions and image digests for config.json.
+type Describer interface {
+	Describe() map[string]string
+}
+
+// Killer can SIGKILL a node's process and start it again with its data kept.
+type Killer interface {
+	Kill(ctx context.Context, node string) error
+	Restart(ctx context.Context, node string) error
+}
+
+// Pauser can freeze a node (SIGSTOP / docker pause) and resume it.
+type Pauser interface {
+	Pause(ctx context.Context, node string) error
+	Resume(ctx context.Context, node string) error
+}
+
+// Partitioner cuts traffic between nodes inside their network namespaces.
+// Cut makes node drop every packet from and to the given peers (node names);
+// the harness still reaches every node. With clients true, traffic between
+// node and the harness host is cut as well (a client stuck with a minority).
+type Partitioner interface {
+	Cut(ctx context.Context, node string, peers []string, clients bool) error
+	// Heal removes every filter rule on every node.
+	Heal(ctx context.Context) error
+}
+
+// Clock offsets a node's clock.
+type Clock interface {
+	SetClockOffset(ctx context.Context, node string, offset time.Duration) error
+}
+
+// Grower adds a fresh, empty node (not yet part of the cluster: the caller
+// MEETs it) and removes a node's container for good.
+type Grower interface {
+	AddNode(ctx context.Context) (Node, error)
+	RemoveNode(ctx context.Context, node string) error
+}
+
+// LogSource gives a node's server log, for the results store.
+type LogSource interface {
+	Logs(ctx context.Context, node string) (io.ReadCloser, error)
+}
