@@ -148,3 +148,9 @@ func (o *Op) Ints() ([]int64, bool) {
 	}
 	return ns, true
 }
+
+// Recorder appends entries to a history as a run goes. It assigns Index and
+// Time and returns the entry as recorded. Safe for concurrent use.
+type Recorder interface {
+	Record(op Op) Op
+}

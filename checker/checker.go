@@ -1,0 +1,163 @@
+// Package checker holds pure functions from a history to a verdict. Each
+// checker looks at the whole history (client ops and nemesis events) and
+// returns a Result; Run composes several, in parallel, turning a panic into
+// an honest "unknown".
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"sync"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// Validity is a checker's verdict: valid, invalid or unknown. In JSON it is
+// true, false or "unknown", as results.json promises.
+type Validity int
+
+const (
+	Valid Validity = iota
+	Unknown
+	Invalid
+)
+
+func (v Validity) String() string {
+	switch v {
+	case Valid:
+		return "valid"
+	case Invalid:
+		return "invalid"
+	}
+	return "unknown"
+}
+
+func (v Validity) MarshalJSON() ([]byte, error) {
+	switch v {
+	case Valid:
+		return []byte("true"), nil
+	case Invalid:
+		return []byte("false"), nil
+	}
+	return []byte(`"unknown"`), nil
+}
+
+func (v *Validity) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "true":
+		*v = Valid
+	case "false":
+		*v = Invalid
+	case `"unknown"`:
+		*v = Unknown
+	default:
+		return fmt.Errorf("validity must be true, false or \"unknown\", got %s", b)
+	}
+	return nil
+}
+
+// Merge combines verdicts as Jepsen does: invalid beats unknown beats valid.
+func Merge(vs ...Validity) Validity {
+	out := Valid
+	for _, v := range vs {
+		if v > out {
+			out = v
+		}
+	}
+	return out
+}
+
+// Result is one checker's verdict plus its figures. Figures are flattened
+// into the checker's object in results.json next to "valid", so use the
+// names DESIGN.md gives (lost, unexpected, recovered, stale_reads,
+// anomalous_keys, wait_satisfied, wait_unsatisfied, no_wait) where they apply.
+type Result struct {
+	Valid   Validity
+	Figures map[string]any
+	// Files are extra artefacts to store in the run directory, by relative
+	// name (e.g. "linearizable/key-17.html").
+	Files map[string][]byte `json:"-"`
+}
+
+func (r Result) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(r.Figures)+1)
+	for k, v := range r.Figures {
+		m[k] = v
+	}
+	m["valid"] = r.Valid
+	return json.Marshal(m)
+}
+
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if raw, ok := m["valid"]; ok {
+		if err := json.Unmarshal(raw, &r.Valid); err != nil {
+			return err
+		}
+		delete(m, "valid")
+	}
+	r.Figures = make(map[string]any, len(m))
+	for k, raw := range m {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+		r.Figures[k] = v
+	}
+	return nil
+}
+
+// Checker checks a whole history.
+type Checker interface {
+	Name() string
+	Check(ctx context.Context, ops []history.Op) Result
+}
+
+// Summary is the content of results.json.
+type Summary struct {
+	Valid    Validity          `json:"valid"`
+	Checkers map[string]Result `json:"checkers"`
+}
+
+// Run runs the checkers in parallel and merges their verdicts. A checker
+// that panics yields Unknown with the panic as its "error" figure. progress,
+// if not nil, is called with each checker's name as it finishes.
+func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress func(name string)) Summary {
+	results := make([]Result, len(checkers))
+	var wg sync.WaitGroup
+	for i, c := range checkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					results[i] = Result{Valid: Unknown, Figures: map[string]any{
+						"error": fmt.Sprintf("checker panicked: %v\n%s", p, debug.Stack()),
+					}}
+				}
+				if progress != nil {
+					progress(c.Name())
+				}
+			}()
+			results[i] = c.Check(ctx, ops)
+		}()
+	}
+	wg.Wait()
+	s := Summary{Valid: Valid, Checkers: make(map[string]Result, len(checkers))}
+	names := make([]string, 0, len(checkers))
+	for i, c := range checkers {
+		s.Checkers[c.Name()] = results[i]
+		names = append(names, c.Name())
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s.Valid = Merge(s.Valid, s.Checkers[n].Valid)
+	}
+	return s
+}
