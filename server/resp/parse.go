@@ -1,0 +1,311 @@
+// Package resp parses Redis protocol requests (RESP2 multibulk and inline
+// commands) and encodes replies in RESP2 or RESP3 with append-style functions.
+//
+// The parser never allocates for multibulk requests: arguments are sub-slices
+// of the caller's buffer. Limits and error strings follow Redis 7.0
+// (src/networking.c), so clients see the same "Protocol error: ..." replies.
+package resp
+
+import (
+	"bytes"
+	"errors"
+)
+
+// Limits taken from Redis 7.0.
+const (
+	// InlineMax is PROTO_INLINE_MAX_SIZE: the longest inline request or
+	// multibulk/bulk header line accepted before the client is dropped.
+	InlineMax = 64 * 1024
+	// DefaultMaxBulk is the default proto-max-bulk-len (512 MB).
+	DefaultMaxBulk = 512 * 1024 * 1024
+	// maxMultibulk is INT_MAX, the largest multibulk count Redis accepts.
+	maxMultibulk = 1<<31 - 1
+	// Limits for connections that have not authenticated yet.
+	unauthMultibulk = 10
+	unauthBulk      = 16384
+)
+
+// ProtocolError is a malformed request. Its message is what Redis sends after
+// "-ERR "; the connection must be closed after replying.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return e.Msg }
+
+var (
+	errTooBigInline      = &ProtocolError{"Protocol error: too big inline request"}
+	errUnbalancedQuotes  = &ProtocolError{"Protocol error: unbalanced quotes in request"}
+	errTooBigMbulk       = &ProtocolError{"Protocol error: too big mbulk count string"}
+	errInvalidMbulk      = &ProtocolError{"Protocol error: invalid multibulk length"}
+	errTooBigBulkCount   = &ProtocolError{"Protocol error: too big bulk count string"}
+	errInvalidBulk       = &ProtocolError{"Protocol error: invalid bulk length"}
+	errUnauthMultibulk   = &ProtocolError{"Protocol error: unauthenticated multibulk length"}
+	errUnauthBulk        = &ProtocolError{"Protocol error: unauthenticated bulk length"}
+	errExpectedDollarPre = "Protocol error: expected '$', got '"
+)
+
+// IsProtocolError reports whether err is a *ProtocolError.
+func IsProtocolError(err error) bool {
+	var pe *ProtocolError
+	return errors.As(err, &pe)
+}
+
+// Parser holds the limits that apply to one connection.
+type Parser struct {
+	// MaxBulk is proto-max-bulk-len; 0 means DefaultMaxBulk.
+	MaxBulk int64
+	// Unauthenticated applies Redis's stricter limits for clients that must
+	// still AUTH.
+	Unauthenticated bool
+}
+
+// Parse reads one request from buf. It appends the arguments to dst[:0] and
+// returns them with the number of bytes consumed. n == 0 with a nil error means
+// buf holds no complete request yet. A request with no arguments (an empty
+// inline line or "*0") consumes bytes and returns no arguments: skip it.
+//
+// Multibulk arguments alias buf; inline arguments are freshly allocated.
+// needed, when > 0 with an incomplete request, is the total buffer size known
+// to be required to complete it (so the caller can grow its buffer at once).
+func (p *Parser) Parse(buf []byte, dst [][]byte) (args [][]byte, n int, needed int, err error) {
+	args = dst[:0]
+	if len(buf) == 0 {
+		return args, 0, 0, nil
+	}
+	if buf[0] != '*' {
+		return p.parseInline(buf, args)
+	}
+	maxBulk := p.MaxBulk
+	if maxBulk <= 0 {
+		maxBulk = DefaultMaxBulk
+	}
+	nl := bytes.IndexByte(buf, '\r')
+	if nl < 0 {
+		if len(buf) > InlineMax {
+			return args, 0, 0, errTooBigMbulk
+		}
+		return args, 0, 0, nil
+	}
+	if nl+1 >= len(buf) {
+		return args, 0, 0, nil // need the '\n'
+	}
+	count, ok := parseInt(buf[1:nl])
+	if !ok || count > maxMultibulk {
+		return args, 0, 0, errInvalidMbulk
+	}
+	if p.Unauthenticated && count > unauthMultibulk {
+		return args, 0, 0, errUnauthMultibulk
+	}
+	pos := nl + 2
+	if count <= 0 {
+		return args, pos, 0, nil
+	}
+	for i := int64(0); i < count; i++ {
+		if pos >= len(buf) {
+			return args[:0], 0, 0, nil
+		}
+		if buf[pos] != '$' {
+			return args[:0], 0, 0, &ProtocolError{errExpectedDollarPre + string(buf[pos:pos+1]) + "'"}
+		}
+		rel := bytes.IndexByte(buf[pos:], '\r')
+		if rel < 0 {
+			if len(buf)-pos > InlineMax {
+				return args[:0], 0, 0, errTooBigBulkCount
+			}
+			return args[:0], 0, 0, nil
+		}
+		end := pos + rel
+		if end+1 >= len(buf) {
+			return args[:0], 0, 0, nil
+		}
+		blen, ok := parseInt(buf[pos+1 : end])
+		if !ok || blen < 0 || blen > maxBulk {
+			return args[:0], 0, 0, errInvalidBulk
+		}
+		if p.Unauthenticated && blen > unauthBulk {
+			return args[:0], 0, 0, errUnauthBulk
+		}
+		start := end + 2
+		stop := start + int(blen)
+		if stop+2 > len(buf) {
+			return args[:0], 0, stop + 2, nil
+		}
+		// Redis does not check the trailing CRLF; it skips two bytes.
+		args = append(args, buf[start:stop:stop])
+		pos = stop + 2
+	}
+	return args, pos, 0, nil
+}
+
+func (p *Parser) parseInline(buf []byte, args [][]byte) ([][]byte, int, int, error) {
+	nl := bytes.IndexByte(buf, '\n')
+	if nl < 0 {
+		if len(buf) > InlineMax {
+			return args, 0, 0, errTooBigInline
+		}
+		return args, 0, 0, nil
+	}
+	line := buf[:nl]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	out, ok := SplitArgs(line, args)
+	if !ok {
+		return args[:0], 0, 0, errUnbalancedQuotes
+	}
+	return out, nl + 1, 0, nil
+}
+
+// SplitArgs splits a line the way Redis's sdssplitargs does: whitespace
+// separated words, "double quoted" strings with \n \r \t \b \a \\ \" and \xHH
+// escapes, and 'single quoted' strings with \' only. A closing quote must be
+// followed by a space or the end. ok is false for unbalanced quotes.
+func SplitArgs(line []byte, dst [][]byte) (args [][]byte, ok bool) {
+	args = dst
+	i := 0
+	for {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i >= len(line) {
+			return args, true
+		}
+		var cur []byte
+		inq, insq, done := false, false, false
+		for !done {
+			if inq {
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				if c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]) {
+					cur = append(cur, hexVal(line[i+2])<<4|hexVal(line[i+3]))
+					i += 3
+				} else if c == '\\' && i+1 < len(line) {
+					i++
+					switch line[i] {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, line[i])
+					}
+				} else if c == '"' {
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				} else {
+					cur = append(cur, c)
+				}
+			} else if insq {
+				if i >= len(line) {
+					return nil, false
+				}
+				c := line[i]
+				if c == '\\' && i+1 < len(line) && line[i+1] == '\'' {
+					i++
+					cur = append(cur, '\'')
+				} else if c == '\'' {
+					if i+1 < len(line) && !isSpace(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				} else {
+					cur = append(cur, c)
+				}
+			} else {
+				if i >= len(line) {
+					break
+				}
+				switch c := line[i]; c {
+				case ' ', '\n', '\r', '\t', 0:
+					done = true
+				case '"':
+					inq = true
+				case '\'':
+					insq = true
+				default:
+					cur = append(cur, c)
+				}
+			}
+			if i < len(line) {
+				i++
+			}
+		}
+		if cur == nil {
+			cur = []byte{}
+		}
+		args = append(args, cur)
+	}
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// parseInt parses a signed decimal like Redis's string2ll: no spaces, no
+// leading '+', no leading zeros (except "0"), fits in int64.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	neg := false
+	i := 0
+	if b[0] == '-' {
+		neg = true
+		i = 1
+		if len(b) == 1 {
+			return 0, false
+		}
+	}
+	if b[i] == '0' && len(b) > i+1 {
+		return 0, false
+	}
+	var v uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		nv := v*10 + uint64(c-'0')
+		if nv/10 != v {
+			return 0, false
+		}
+		v = nv
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// ParseInt is Redis's string2ll, exported for command argument parsing.
+func ParseInt(b []byte) (int64, bool) { return parseInt(b) }

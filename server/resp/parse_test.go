@@ -1,0 +1,187 @@
+package resp
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     string
+		args   []string
+		n      int
+		errMsg string
+	}{
+		{"multibulk", "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", []string{"GET", "k"}, 20, ""},
+		{"pipelined takes first", "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n", []string{"PING"}, 14, ""},
+		{"incomplete header", "*2\r\n$3\r\nGE", nil, 0, ""},
+		{"incomplete count", "*2", nil, 0, ""},
+		{"incomplete cr", "*2\r", nil, 0, ""},
+		{"empty multibulk", "*0\r\n", nil, 4, ""},
+		{"negative multibulk", "*-1\r\n", nil, 5, ""},
+		{"inline", "SET a 'b c'\r\n", []string{"SET", "a", "b c"}, 13, ""},
+		{"inline lf", "PING\n", []string{"PING"}, 5, ""},
+		{"inline empty", "\r\n", nil, 2, ""},
+		{"inline quotes", `SET "a\x41\n" x` + "\n", []string{"SET", "aA\n", "x"}, 16, ""},
+		{"unbalanced", "SET \"a\n", nil, 0, "Protocol error: unbalanced quotes in request"},
+		{"bad mbulk", "*x\r\n", nil, 0, "Protocol error: invalid multibulk length"},
+		{"huge mbulk", "*3000000000\r\n", nil, 0, "Protocol error: invalid multibulk length"},
+		{"expected dollar", "*1\r\n:3\r\n", nil, 0, "Protocol error: expected '$', got ':'"},
+		{"bad bulk", "*1\r\n$-3\r\n", nil, 0, "Protocol error: invalid bulk length"},
+		{"600MB bulk", "*1\r\n$629145600\r\n", nil, 0, "Protocol error: invalid bulk length"},
+		{"empty bulk", "*2\r\n$3\r\nGET\r\n$0\r\n\r\n", []string{"GET", ""}, 19, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p Parser
+			args, n, _, err := p.Parse([]byte(tt.in), nil)
+			if tt.errMsg != "" {
+				if err == nil || err.Error() != tt.errMsg {
+					t.Fatalf("err = %v, want %q", err, tt.errMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if n != tt.n {
+				t.Fatalf("n = %d, want %d", n, tt.n)
+			}
+			if len(args) != len(tt.args) {
+				t.Fatalf("args = %q, want %q", args, tt.args)
+			}
+			for i := range args {
+				if string(args[i]) != tt.args[i] {
+					t.Fatalf("args = %q, want %q", args, tt.args)
+				}
+			}
+		})
+	}
+}
+
+func TestParseLimits(t *testing.T) {
+	var p Parser
+	big := strings.Repeat("a", InlineMax+1)
+	if _, _, _, err := p.Parse([]byte(big), nil); err == nil || err.Error() != "Protocol error: too big inline request" {
+		t.Fatalf("inline: %v", err)
+	}
+	if _, _, _, err := p.Parse([]byte("*1"+big), nil); err == nil || err.Error() != "Protocol error: too big mbulk count string" {
+		t.Fatalf("mbulk: %v", err)
+	}
+	if _, _, _, err := p.Parse([]byte("*1\r\n$1"+big), nil); err == nil || err.Error() != "Protocol error: too big bulk count string" {
+		t.Fatalf("bulk count: %v", err)
+	}
+	p.Unauthenticated = true
+	if _, _, _, err := p.Parse([]byte("*11\r\n"), nil); err == nil || err.Error() != "Protocol error: unauthenticated multibulk length" {
+		t.Fatalf("unauth: %v", err)
+	}
+	p = Parser{MaxBulk: 10}
+	if _, _, _, err := p.Parse([]byte("*1\r\n$11\r\n"), nil); err == nil || err.Error() != "Protocol error: invalid bulk length" {
+		t.Fatalf("maxbulk: %v", err)
+	}
+	_, n, need, err := p.Parse([]byte("*1\r\n$10\r\nabc"), nil)
+	if n != 0 || err != nil || need != 4+5+12 {
+		t.Fatalf("need = %d n=%d err=%v", need, n, err)
+	}
+}
+
+// roundTrip encodes args as a multibulk request.
+func encodeCommand(args [][]byte) []byte {
+	b := AppendArray(nil, len(args))
+	for _, a := range args {
+		b = AppendBulk(b, a)
+	}
+	return b
+}
+
+func FuzzParse(f *testing.F) {
+	seeds := []string{
+		"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+		"PING\r\n",
+		"SET a \"b\\x00c\" 'd'\n",
+		"*1\r\n$600000000\r\n",
+		"*-5\r\n",
+		"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$0\r\n\r\n*1\r\n$4\r\nPING\r\n",
+		"\"unbalanced\n",
+		"*1\r\n:1\r\n",
+		"*99999999999999999999\r\n",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := Parser{MaxBulk: 1 << 20}
+		buf := data
+		for len(buf) > 0 {
+			args, n, need, err := p.Parse(buf, nil)
+			if err != nil {
+				if !IsProtocolError(err) {
+					t.Fatalf("non-protocol error %v", err)
+				}
+				return
+			}
+			if n == 0 {
+				if need != 0 && need <= len(buf) {
+					t.Fatalf("need %d but have %d", need, len(buf))
+				}
+				return
+			}
+			if n > len(buf) {
+				t.Fatalf("consumed %d of %d", n, len(buf))
+			}
+			// A multibulk request re-encoded parses to the same arguments.
+			if buf[0] == '*' && len(args) > 0 {
+				enc := encodeCommand(args)
+				again, m, _, err := p.Parse(enc, nil)
+				if err != nil || m != len(enc) || len(again) != len(args) {
+					t.Fatalf("re-parse %q: %v %d", enc, err, m)
+				}
+				for i := range args {
+					if !bytes.Equal(args[i], again[i]) {
+						t.Fatalf("arg %d differs", i)
+					}
+				}
+			}
+			buf = buf[n:]
+		}
+	})
+}
+
+// TestParseRandom is a short seeded fuzz run that CI executes on every push:
+// random mutations of valid requests must never panic and never report
+// consuming more than they were given.
+func TestParseRandom(t *testing.T) {
+	r := newRand(42)
+	base := []byte("*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\nPING\r\nSET a \"b c\" 'd'\r\n")
+	for i := 0; i < 100000; i++ {
+		b := append([]byte(nil), base...)
+		for j := r.Intn(6); j >= 0; j-- {
+			switch r.Intn(3) {
+			case 0:
+				b[r.Intn(len(b))] = byte(r.Intn(256))
+			case 1:
+				b = b[:r.Intn(len(b))]
+			default:
+				k := r.Intn(len(b) + 1)
+				b = append(b[:k], append([]byte("*$\r\n-0123456789\"'\\x"[r.Intn(17):][:1]), b[k:]...)...)
+			}
+			if len(b) == 0 {
+				break
+			}
+		}
+		p := Parser{MaxBulk: 1 << 16}
+		buf := b
+		for len(buf) > 0 {
+			_, n, _, err := p.Parse(buf, nil)
+			if err != nil || n == 0 {
+				break
+			}
+			if n > len(buf) {
+				t.Fatalf("input %q: consumed %d of %d", b, n, len(buf))
+			}
+			buf = buf[n:]
+		}
+	}
+}
