@@ -1,0 +1,403 @@
+package checker
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// Options tunes the checkers. The zero value is a sensible default for all
+// of them; each checker reads only the fields that concern it.
+type Options struct {
+	// Name overrides the checker's name (its key in results.json).
+	Name string
+	// KeyPrefix keeps only client ops whose key starts with it; use it when
+	// several workloads share one run. Nemesis events are always kept.
+	KeyPrefix string
+	// Filter, if set, keeps only the client ops (invocations) it accepts,
+	// after KeyPrefix. Nemesis events are always kept.
+	Filter func(op *history.Op) bool
+	// Timeout bounds the linearizability search as a whole [60s]. Keys not
+	// decided in time are reported as unknown_keys.
+	Timeout time.Duration
+	// NoVisualization turns off the porcupine HTML pages for anomalous keys.
+	NoVisualization bool
+	// MaxExamples caps every list of examples in the figures [50].
+	MaxExamples int
+	// Total is the bank's invariant sum; 0 means "take it from the init op".
+	Total int64
+	// Kind tells RPO which analysis to use: "set" or "counter". Empty means
+	// detect it from the shape of the reads (a list is a set).
+	Kind string
+	// RPOSlack attributes a lost write acknowledged up to this long before a
+	// fault started to that fault's window [1s]: an asynchronous replica
+	// may not have received it yet when the fault struck.
+	RPOSlack time.Duration
+	// Bucket is the width of a perf time bucket; 0 picks 1 s, or wider so
+	// that a run has at most MaxBuckets buckets.
+	Bucket time.Duration
+	// MaxBuckets caps the number of perf buckets when Bucket is 0 [600].
+	MaxBuckets int
+}
+
+func firstOpts(opts []Options) Options {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if o.MaxExamples <= 0 {
+		o.MaxExamples = 50
+	}
+	if o.RPOSlack <= 0 {
+		o.RPOSlack = time.Second
+	}
+	if o.MaxBuckets <= 0 {
+		o.MaxBuckets = 600
+	}
+	return o
+}
+
+func (o Options) name(def string) string {
+	if o.Name != "" {
+		return o.Name
+	}
+	return def
+}
+
+func (o Options) keep(op *history.Op) bool {
+	if o.KeyPrefix != "" && !strings.HasPrefix(op.Key, o.KeyPrefix) {
+		return false
+	}
+	if o.Filter != nil && !o.Filter(op) {
+		return false
+	}
+	return true
+}
+
+// inf is the return time of an operation whose outcome is unknown: later
+// than anything in any history.
+const inf = int64(math.MaxInt64)
+
+// call is one client operation: invocation plus completion.
+type call struct {
+	inv  *history.Op
+	comp *history.Op // nil when the history ended first
+	// start and end are invocation and completion times; end is inf when
+	// the op never completed.
+	start, end int64
+}
+
+func (c *call) outcome() history.Type {
+	if c.comp == nil {
+		return history.Info
+	}
+	return c.comp.Type
+}
+
+// ok, failed and indeterminate classify the outcome.
+func (c *call) ok() bool     { return c.outcome() == history.OK }
+func (c *call) failed() bool { return c.outcome() == history.Fail }
+func (c *call) indeterminate() bool {
+	t := c.outcome()
+	return t == history.Info || t == history.Invoke
+}
+
+// value is the completion's value for ok ops, else the invocation's.
+func (c *call) okValue() json.RawMessage {
+	if c.comp != nil {
+		return c.comp.Value
+	}
+	return nil
+}
+
+func (c *call) wait() *history.Wait {
+	if c.comp != nil {
+		return c.comp.Wait
+	}
+	return nil
+}
+
+// calls pairs the history and keeps the client ops the options accept.
+func (o Options) calls(ops []history.Op) ([]call, error) {
+	pairs, err := history.Pairs(ops)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]call, 0, len(pairs))
+	for _, p := range pairs {
+		if !o.keep(p.Invoke) {
+			continue
+		}
+		c := call{inv: p.Invoke, comp: p.Completion, start: p.Invoke.Time, end: inf}
+		if p.Completion != nil {
+			c.end = p.Completion.Time
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// parseInt reads a JSON integer quickly; null and absent give ok=false.
+func parseInt(raw json.RawMessage) (int64, bool) {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 || string(b) == "null" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+		return n, true
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err == nil && f == math.Trunc(f) {
+		return int64(f), true
+	}
+	return 0, false
+}
+
+// parseInts reads a JSON list of integers; null gives (nil, true) so that a
+// missing key reads as an empty collection.
+func parseInts(raw json.RawMessage) ([]int64, bool) {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return nil, false
+	}
+	if string(b) == "null" {
+		return nil, true
+	}
+	if b[0] != '[' || b[len(b)-1] != ']' {
+		return nil, false
+	}
+	inner := b[1 : len(b)-1]
+	out := make([]int64, 0, bytes.Count(inner, []byte(","))+1)
+	for len(inner) > 0 {
+		i := bytes.IndexByte(inner, ',')
+		var tok []byte
+		if i < 0 {
+			tok, inner = inner, nil
+		} else {
+			tok, inner = inner[:i], inner[i+1:]
+		}
+		tok = bytes.TrimSpace(tok)
+		if len(tok) == 0 {
+			if inner == nil && len(out) == 0 {
+				break // "[]"
+			}
+			return nil, false
+		}
+		n, err := strconv.ParseInt(string(tok), 10, 64)
+		if err != nil {
+			var ns []int64
+			if json.Unmarshal(b, &ns) == nil {
+				return ns, true
+			}
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
+}
+
+// WaitClass is what a write's WAIT said.
+type WaitClass int
+
+const (
+	NoWait WaitClass = iota
+	WaitSatisfied
+	WaitUnsatisfied
+)
+
+// Figure names of the WAIT split.
+func (w WaitClass) String() string {
+	switch w {
+	case WaitSatisfied:
+		return "wait_satisfied"
+	case WaitUnsatisfied:
+		return "wait_unsatisfied"
+	}
+	return "no_wait"
+}
+
+// ClassifyWait puts a completed write into a WAIT class: no WAIT recorded,
+// WAIT acknowledged by at least the wanted replicas, or fewer (including a
+// WAIT that got no reply, acked = -1).
+func ClassifyWait(w *history.Wait) WaitClass {
+	switch {
+	case w == nil:
+		return NoWait
+	case w.Acked >= w.Want:
+		return WaitSatisfied
+	}
+	return WaitUnsatisfied
+}
+
+// waitSplit accumulates amounts per WAIT class.
+type waitSplit [3]int64
+
+func (s *waitSplit) add(c WaitClass, n int64) { s[c] += n }
+
+func (s waitSplit) into(fig map[string]any) {
+	fig["wait_satisfied"] = s[WaitSatisfied]
+	fig["wait_unsatisfied"] = s[WaitUnsatisfied]
+	fig["no_wait"] = s[NoWait]
+}
+
+// Window is a fault window: from a nemesis start-<fault> event to the
+// matching stop-<fault>. Times are nanoseconds since the run started.
+type Window struct {
+	Fault string   `json:"fault"`
+	Start int64    `json:"start"`
+	End   int64    `json:"end"`
+	Open  bool     `json:"open,omitempty"` // no stop seen: End is the end of the history
+	Nodes []string `json:"nodes,omitempty"`
+}
+
+// Contains reports whether t lies in [Start-slack, End].
+func (w Window) Contains(t int64, slack time.Duration) bool {
+	return t >= w.Start-int64(slack) && t <= w.End
+}
+
+// Windows extracts the fault windows from the nemesis events. A start and
+// the stop of the same fault name pair up first-in first-out. A fault
+// recorded as an invocation plus a completion counts once: the window opens
+// at the first entry of its start and closes at the last entry of its stop.
+// A start whose completion is "fail" did not happen and opens no window.
+// A window never stopped runs to the last entry of the history.
+func Windows(ops []history.Op) []Window {
+	var end int64
+	for i := range ops {
+		end = max(end, ops[i].Time)
+	}
+	type state struct {
+		open         []int // indices into ws of open windows, FIFO
+		startInvOpen int   // index of a window opened by a start invocation awaiting its completion, -1 if none
+		stopInvWin   int   // index of a window closed by a stop invocation awaiting its completion, -1 if none
+	}
+	var ws []Window
+	dropped := map[int]bool{}
+	st := map[string]*state{}
+	get := func(f string) *state {
+		s := st[f]
+		if s == nil {
+			s = &state{startInvOpen: -1, stopInvWin: -1}
+			st[f] = s
+		}
+		return s
+	}
+	for i := range ops {
+		op := &ops[i]
+		if op.Process != history.Nemesis {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(op.F, "start-"):
+			fault := strings.TrimPrefix(op.F, "start-")
+			s := get(fault)
+			if op.Type != history.Invoke && s.startInvOpen >= 0 {
+				w := s.startInvOpen
+				s.startInvOpen = -1
+				if op.Type == history.Fail {
+					dropped[w] = true
+					s.open = slices.DeleteFunc(s.open, func(x int) bool { return x == w })
+				} else if len(op.Nodes) > 0 {
+					ws[w].Nodes = op.Nodes
+				}
+				continue
+			}
+			if op.Type == history.Fail {
+				continue
+			}
+			ws = append(ws, Window{Fault: fault, Start: op.Time, End: end, Open: true, Nodes: op.Nodes})
+			s.open = append(s.open, len(ws)-1)
+			if op.Type == history.Invoke {
+				s.startInvOpen = len(ws) - 1
+			}
+		case strings.HasPrefix(op.F, "stop-"):
+			fault := strings.TrimPrefix(op.F, "stop-")
+			s := get(fault)
+			if op.Type != history.Invoke && s.stopInvWin >= 0 {
+				ws[s.stopInvWin].End = op.Time
+				s.stopInvWin = -1
+				continue
+			}
+			if len(s.open) == 0 {
+				continue
+			}
+			w := s.open[0]
+			s.open = s.open[1:]
+			if s.startInvOpen == w {
+				s.startInvOpen = -1
+			}
+			ws[w].End = op.Time
+			ws[w].Open = false
+			if op.Type == history.Invoke {
+				s.stopInvWin = w
+			}
+		}
+	}
+	out := ws[:0]
+	for i, w := range ws {
+		if !dropped[i] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// finalReadsStart is the time of the nemesis "final-reads" marker, or -1.
+func finalReadsStart(ops []history.Op) int64 {
+	for i := range ops {
+		if ops[i].Process == history.Nemesis && ops[i].F == "final-reads" {
+			return ops[i].Time
+		}
+	}
+	return -1
+}
+
+// quantiles of a sample, in milliseconds, exact (nearest rank).
+func quantilesMs(ns []int64) map[string]any {
+	if len(ns) == 0 {
+		return map[string]any{"count": 0}
+	}
+	s := slices.Clone(ns)
+	slices.Sort(s)
+	q := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		i = max(0, min(i, len(s)-1))
+		return ms(s[i])
+	}
+	return map[string]any{
+		"count": len(s),
+		"p50":   q(0.50),
+		"p95":   q(0.95),
+		"p99":   q(0.99),
+		"max":   ms(s[len(s)-1]),
+	}
+}
+
+// ms converts nanoseconds to milliseconds with microsecond precision.
+func ms(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
+
+// sec converts nanoseconds to seconds with millisecond precision.
+func sec(ns int64) float64 { return math.Round(float64(ns)/1e6) / 1e3 }
+
+func invalidHistory(err error) Result {
+	return Result{Valid: Unknown, Figures: map[string]any{
+		"error": "history cannot be paired: " + err.Error(),
+	}}
+}
+
+// capList truncates a list to n entries.
+func capList[T any](xs []T, n int) []T {
+	if len(xs) > n {
+		return xs[:n]
+	}
+	return xs
+}

@@ -1,0 +1,441 @@
+package checker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// Register operations as the porcupine model sees them.
+const (
+	regRead = iota
+	regWrite
+	regCAS         // cas that swapped (ok) or may have (indeterminate)
+	regCASMismatch // cas that certainly compared and did not swap
+)
+
+type regInput struct {
+	kind  uint8
+	a, b  int64 // write: a; cas: a=old b=new
+	index int64 // history index of the invocation, for the visualization
+}
+
+type regOutput struct {
+	known  bool // a read's result is known / a cas certainly swapped
+	exists bool // read: the key existed
+	v      int64
+}
+
+// regState is the register: a value, or no key at all.
+type regState struct {
+	exists bool
+	v      int64
+}
+
+func (s regState) String() string {
+	if !s.exists {
+		return "nil"
+	}
+	return fmt.Sprint(s.v)
+}
+
+var registerModel = porcupine.Model{
+	Init: func() any { return regState{} },
+	Step: func(st, in, out any) (bool, any) {
+		s := st.(regState)
+		i := in.(regInput)
+		o := out.(regOutput)
+		switch i.kind {
+		case regRead:
+			if !o.known {
+				return true, s
+			}
+			return s.exists == o.exists && (!s.exists || s.v == o.v), s
+		case regWrite:
+			return true, regState{true, i.a}
+		case regCAS:
+			match := s.exists && s.v == i.a
+			if o.known {
+				// Swapped: the old value must have matched.
+				return match, regState{true, i.b}
+			}
+			// Indeterminate: if it took effect here it swapped when the
+			// value matched; "never took effect" is the same as taking
+			// effect last, after every other operation, which porcupine
+			// can choose since an indeterminate op returns at infinity.
+			if match {
+				return true, regState{true, i.b}
+			}
+			return true, s
+		case regCASMismatch:
+			return !(s.exists && s.v == i.a), s
+		}
+		return false, s
+	},
+	Hash: func(st any) uint64 {
+		s := st.(regState)
+		h := uint64(s.v) * 0x9E3779B97F4A7C15
+		if s.exists {
+			h ^= 1
+		}
+		return h
+	},
+	DescribeOperation: func(in, out any) string {
+		i := in.(regInput)
+		o := out.(regOutput)
+		switch i.kind {
+		case regRead:
+			if !o.known {
+				return "read -> ?"
+			}
+			if !o.exists {
+				return "read -> nil"
+			}
+			return fmt.Sprintf("read -> %d", o.v)
+		case regWrite:
+			return fmt.Sprintf("write(%d)", i.a)
+		case regCAS:
+			if o.known {
+				return fmt.Sprintf("cas(%d, %d) -> ok", i.a, i.b)
+			}
+			return fmt.Sprintf("cas(%d, %d) -> ?", i.a, i.b)
+		case regCASMismatch:
+			return fmt.Sprintf("cas(%d, %d) -> mismatch", i.a, i.b)
+		}
+		return "?"
+	},
+	DescribeState: func(st any) string { return st.(regState).String() },
+}
+
+type linearizable struct{ o Options }
+
+// Linearizable checks register histories (read / write / cas) per key with
+// porcupine. See the package documentation for the history conventions.
+func Linearizable(opts ...Options) Checker { return linearizable{firstOpts(opts)} }
+
+func (l linearizable) Name() string { return l.o.name("linearizable") }
+
+// regOp is one register operation prepared for porcupine.
+type regOp struct {
+	call
+	in  regInput
+	out regOutput
+}
+
+// registerOps turns calls into porcupine operations grouped by key.
+// Failed ops and indeterminate reads constrain nothing and are dropped.
+func registerOps(calls []call) (byKey map[string][]regOp, skipped int) {
+	byKey = map[string][]regOp{}
+	for _, c := range calls {
+		var in regInput
+		var out regOutput
+		in.index = c.inv.Index
+		switch c.inv.F {
+		case "read":
+			if !c.ok() {
+				continue
+			}
+			in.kind = regRead
+			out.known = true
+			out.v, out.exists = parseInt(c.comp.Value)
+			if !out.exists && c.comp.HasValue() {
+				skipped++
+				continue
+			}
+		case "write":
+			if c.failed() {
+				continue
+			}
+			v, ok := parseInt(c.inv.Value)
+			if !ok {
+				skipped++
+				continue
+			}
+			in.kind, in.a = regWrite, v
+		case "cas":
+			var ab []int64
+			ab, ok := parseInts(c.inv.Value)
+			if !ok || len(ab) != 2 {
+				skipped++
+				continue
+			}
+			in.a, in.b = ab[0], ab[1]
+			switch {
+			case c.ok():
+				in.kind, out.known = regCAS, true
+			case c.failed() && strings.HasPrefix(c.comp.Error, "cas-mismatch"):
+				in.kind = regCASMismatch
+			case c.failed():
+				continue
+			default:
+				in.kind = regCAS
+			}
+		default:
+			continue
+		}
+		byKey[c.inv.Key] = append(byKey[c.inv.Key], regOp{call: c, in: in, out: out})
+	}
+	return byKey, skipped
+}
+
+func porcupineOps(ops []regOp) []porcupine.Operation {
+	clients := map[history.Process]int{}
+	out := make([]porcupine.Operation, len(ops))
+	for i, op := range ops {
+		id, ok := clients[op.inv.Process]
+		if !ok {
+			id = len(clients)
+			clients[op.inv.Process] = id
+		}
+		ret := op.end
+		if op.in.kind != regCASMismatch && op.in.kind != regRead && !op.ok() {
+			ret = inf // indeterminate: may take effect any time after its call
+		}
+		out[i] = porcupine.Operation{ClientId: id, Input: op.in, Call: op.start, Output: op.out, Return: ret,
+			Metadata: fmt.Sprintf("index %d, process %s, node %s", op.inv.Index, op.inv.Process, nodeOf(op.call))}
+	}
+	return out
+}
+
+func nodeOf(c call) string {
+	if c.comp != nil && c.comp.Node != "" {
+		return c.comp.Node
+	}
+	return c.inv.Node
+}
+
+func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
+	calls, err := l.o.calls(ops)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	byKey, skipped := registerOps(calls)
+	keys := make([]string, 0, len(byKey))
+	nops := 0
+	for k, v := range byKey {
+		keys = append(keys, k)
+		nops += len(v)
+	}
+	// Biggest keys first, so that the deadline cuts the small tail.
+	sort.Slice(keys, func(i, j int) bool {
+		if len(byKey[keys[i]]) != len(byKey[keys[j]]) {
+			return len(byKey[keys[i]]) > len(byKey[keys[j]])
+		}
+		return keys[i] < keys[j]
+	})
+
+	deadline := time.Now().Add(l.o.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	verdict := make([]porcupine.CheckResult, len(keys))
+	pops := make([][]porcupine.Operation, len(keys))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(keys) {
+					return
+				}
+				left := time.Until(deadline)
+				if left <= 0 || ctx.Err() != nil {
+					verdict[i] = porcupine.Unknown
+					continue
+				}
+				pops[i] = porcupineOps(byKey[keys[i]])
+				verdict[i] = porcupine.CheckOperationsTimeout(registerModel, pops[i], left)
+			}
+		}()
+	}
+	wg.Wait()
+
+	var anomalous, unknown []string
+	for i, k := range keys {
+		switch verdict[i] {
+		case porcupine.Illegal:
+			anomalous = append(anomalous, k)
+		case porcupine.Unknown:
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(anomalous)
+	sort.Strings(unknown)
+	stale := staleReads(byKey)
+
+	fig := map[string]any{
+		"ops":            nops,
+		"keys":           len(keys),
+		"anomalous_keys": nonNil(anomalous),
+		"unknown_keys":   nonNil(unknown),
+		"stale_reads":    stale,
+		"timeout_s":      l.o.Timeout.Seconds(),
+	}
+	if skipped > 0 {
+		fig["skipped_malformed"] = skipped
+	}
+	res := Result{Valid: Valid, Figures: fig}
+	switch {
+	case len(anomalous) > 0:
+		res.Valid = Invalid
+	case len(unknown) > 0:
+		res.Valid = Unknown
+	}
+	if len(anomalous) > 0 && !l.o.NoVisualization {
+		res.Files = l.visualize(anomalous, keys, pops, Windows(ops), deadline)
+	}
+	return res
+}
+
+// visualize re-runs porcupine in verbose mode on the anomalous keys (up to
+// MaxExamples of them) and renders its HTML page with the fault windows.
+func (l linearizable) visualize(anomalous, keys []string, pops [][]porcupine.Operation, windows []Window, deadline time.Time) map[string][]byte {
+	idx := map[string]int{}
+	for i, k := range keys {
+		idx[k] = i
+	}
+	files := map[string][]byte{}
+	for _, k := range capList(anomalous, l.o.MaxExamples) {
+		ops := pops[idx[k]]
+		// The verbose search is bounded apart from the main deadline: a
+		// picture of a known anomaly should not be lost to a slow check.
+		left := max(time.Until(deadline), 10*time.Second)
+		_, info := porcupine.CheckOperationsVerbose(registerModel, ops, left)
+		var ann []porcupine.Annotation
+		for _, w := range windows {
+			ann = append(ann, porcupine.Annotation{
+				Tag:             "nemesis",
+				Start:           w.Start,
+				End:             w.End,
+				Description:     w.Fault,
+				Details:         fmt.Sprintf("%s %v from %.3fs to %.3fs", w.Fault, w.Nodes, sec(w.Start), sec(w.End)),
+				BackgroundColor: "#fde2e2",
+			})
+		}
+		info.AddAnnotations(ann)
+		var buf bytes.Buffer
+		if err := porcupine.Visualize(registerModel, info, &buf); err != nil {
+			continue
+		}
+		files["linearizable/"+safeFileName(k)+".html"] = buf.Bytes()
+	}
+	return files
+}
+
+// safeFileName keeps a key usable as a file name.
+func safeFileName(k string) string {
+	var b strings.Builder
+	for _, r := range k {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, "%%%02X", r)
+		}
+	}
+	if b.Len() == 0 {
+		return "_empty"
+	}
+	return b.String()
+}
+
+// staleReads counts ok reads that returned a value certainly overwritten
+// before the read began: some ok write or cas of another value completed
+// before the read's invocation and was invoked after every operation that
+// could have produced the value read had completed (an indeterminate
+// producer never completes). Cheap and sound, not complete: every stale read
+// is also a linearizability violation, not every violation is a stale read.
+func staleReads(byKey map[string][]regOp) int {
+	total := 0
+	for _, ops := range byKey {
+		// Latest completion of any producer of each value (nil: no key).
+		lastProducer := map[regState]int64{{}: -1 << 62}
+		type w struct{ inv, end int64 }
+		var writes []w
+		for _, op := range ops {
+			var v int64
+			switch op.in.kind {
+			case regWrite:
+				v = op.in.a
+			case regCAS:
+				v = op.in.b
+			default:
+				continue
+			}
+			end := op.end
+			if !op.ok() {
+				end = inf
+			}
+			s := regState{true, v}
+			if cur, ok := lastProducer[s]; !ok || end > cur {
+				lastProducer[s] = end
+			}
+			if op.ok() {
+				writes = append(writes, w{op.start, op.end})
+			}
+		}
+		if len(writes) == 0 {
+			continue
+		}
+		slices.SortFunc(writes, func(a, b w) int { return cmpInt(a.end, b.end) })
+		// prefixMaxInv[i]: latest invocation among writes[0..i].
+		prefixMaxInv := make([]int64, len(writes))
+		m := int64(-1 << 62)
+		for i, x := range writes {
+			m = max(m, x.inv)
+			prefixMaxInv[i] = m
+		}
+		for _, op := range ops {
+			if op.in.kind != regRead {
+				continue
+			}
+			// Writes completed strictly before the read began.
+			n := sort.Search(len(writes), func(i int) bool { return writes[i].end >= op.start })
+			if n == 0 {
+				continue
+			}
+			prod, ok := lastProducer[regState{op.out.exists, op.out.v}]
+			if !ok {
+				continue // a value nobody wrote: porcupine reports it
+			}
+			if prefixMaxInv[n-1] > prod {
+				total++
+			}
+		}
+	}
+	return total
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
