@@ -1,0 +1,274 @@
+package checker
+
+import (
+	"context"
+	"slices"
+	"sort"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+type counter struct{ o Options }
+
+// Counter checks INCRBY counters as Jepsen's counter checker does, plus the
+// final-state figures lost / unexpected and their WAIT split. See the
+// package documentation for the exact rules.
+func Counter(opts ...Options) Checker { return counter{firstOpts(opts)} }
+
+func (c counter) Name() string { return c.o.name("counter") }
+
+// counterAdd is one add that may have taken effect.
+type counterAdd struct {
+	start, end int64 // end is inf unless ok
+	delta      int64
+	ok         bool
+	wait       WaitClass
+}
+
+type counterRead struct {
+	c     call
+	value int64
+	final bool
+}
+
+// counterKey is everything known about one counter key.
+type counterKey struct {
+	key        string
+	adds       []counterAdd // not failed, in history order
+	reads      []counterRead
+	byInvoke   []counterAdd // adds sorted by invocation
+	okByEnd    []counterAdd // ok adds sorted by completion
+	negInv     []int64      // prefix sums over byInvoke of min(0, d)
+	posInv     []int64      // ... of max(0, d)
+	posOk      []int64      // prefix sums over okByEnd of max(0, d)
+	negOk      []int64      // ... of min(0, d)
+	acked      int64        // sum of positive ok deltas
+	attempted  int64        // sum of positive ok/indeterminate deltas
+	ackedClass waitSplit    // acked positive deltas per WAIT class
+	final      *counterRead
+	lower      int64 // bounds at the final read
+	upper      int64
+	lost       int64 // lower bound of lost acknowledged increments
+	lostMax    int64 // upper bound
+	unexpected int64
+	lostSplit  waitSplit
+}
+
+func prefix(adds []counterAdd, f func(int64) int64) []int64 {
+	out := make([]int64, len(adds)+1)
+	for i, a := range adds {
+		out[i+1] = out[i] + f(a.delta)
+	}
+	return out
+}
+
+func neg(d int64) int64 { return min(0, d) }
+func pos(d int64) int64 { return max(0, d) }
+
+// bounds returns the smallest and largest value a read over [start, end]
+// may return: adds acknowledged before the read began certainly count;
+// adds invoked before it ended may count.
+func (k *counterKey) bounds(start, end int64) (lo, hi int64) {
+	nInv := sort.Search(len(k.byInvoke), func(i int) bool { return k.byInvoke[i].start > end })
+	nOk := sort.Search(len(k.okByEnd), func(i int) bool { return k.okByEnd[i].end >= start })
+	lo = k.negInv[nInv] + k.posOk[nOk]
+	hi = k.posInv[nInv] + k.negOk[nOk]
+	return lo, hi
+}
+
+type counterAnalysis struct {
+	keys      []*counterKey // sorted by name
+	okAdds    int
+	infoAdds  int
+	failAdds  int
+	reads     int
+	malformed int
+	badReads  []map[string]any
+	nbad      int
+}
+
+func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAnalysis {
+	a := &counterAnalysis{}
+	byKey := map[string]*counterKey{}
+	get := func(k string) *counterKey {
+		ck := byKey[k]
+		if ck == nil {
+			ck = &counterKey{key: k}
+			byKey[k] = ck
+		}
+		return ck
+	}
+	for _, c := range calls {
+		switch c.inv.F {
+		case "add", "incr":
+			d, ok := parseInt(c.inv.Value)
+			if !ok {
+				if c.inv.F != "incr" || c.inv.HasValue() {
+					a.malformed++
+					continue
+				}
+				d = 1
+			}
+			switch {
+			case c.failed():
+				a.failAdds++
+				continue
+			case c.ok():
+				a.okAdds++
+			default:
+				a.infoAdds++
+			}
+			ck := get(c.inv.Key)
+			ad := counterAdd{start: c.start, end: inf, delta: d, ok: c.ok()}
+			if c.ok() {
+				ad.end = c.end
+				ad.wait = ClassifyWait(c.wait())
+				ck.acked += pos(d)
+				ck.ackedClass.add(ad.wait, pos(d))
+			}
+			ck.attempted += pos(d)
+			ck.adds = append(ck.adds, ad)
+		case "read":
+			if !c.ok() {
+				continue
+			}
+			v, ok := parseInt(c.comp.Value)
+			if !ok && c.comp.HasValue() {
+				a.malformed++
+				continue
+			}
+			a.reads++
+			ck := get(c.inv.Key)
+			ck.reads = append(ck.reads, counterRead{c: c, value: v, final: finalStart >= 0 && c.start >= finalStart})
+		}
+	}
+	for _, ck := range byKey {
+		a.keys = append(a.keys, ck)
+		ck.byInvoke = slices.Clone(ck.adds)
+		slices.SortStableFunc(ck.byInvoke, func(x, y counterAdd) int { return cmpInt(x.start, y.start) })
+		for _, ad := range ck.adds {
+			if ad.ok {
+				ck.okByEnd = append(ck.okByEnd, ad)
+			}
+		}
+		slices.SortStableFunc(ck.okByEnd, func(x, y counterAdd) int { return cmpInt(x.end, y.end) })
+		ck.negInv, ck.posInv = prefix(ck.byInvoke, neg), prefix(ck.byInvoke, pos)
+		ck.posOk, ck.negOk = prefix(ck.okByEnd, pos), prefix(ck.okByEnd, neg)
+		for i := range ck.reads {
+			r := &ck.reads[i]
+			lo, hi := ck.bounds(r.c.start, r.c.end)
+			if r.value < lo || r.value > hi {
+				a.nbad++
+				if len(a.badReads) < maxExamples {
+					a.badReads = append(a.badReads, map[string]any{
+						"key": ck.key, "index": r.c.inv.Index, "time_s": sec(r.c.start),
+						"value": r.value, "lower": lo, "upper": hi, "final": r.final,
+					})
+				}
+			}
+			// The final value: the last read of the final phase, or the
+			// last read of all when the history has no final phase.
+			if (finalStart < 0 || r.final) && (ck.final == nil || r.c.end > ck.final.c.end) {
+				ck.final = r
+			}
+		}
+		if ck.final != nil {
+			ck.lower, ck.upper = ck.bounds(ck.final.c.start, ck.final.c.end)
+			ck.lost = max(0, ck.lower-ck.final.value)
+			ck.lostMax = max(0, min(ck.acked, ck.upper-ck.final.value))
+			ck.unexpected = max(0, ck.final.value-ck.upper)
+			// WAIT split: a counter cannot say which increments were lost.
+			// Attribute the loss to unconfirmed increments first (no WAIT,
+			// then WAIT short of its target); what remains must have been
+			// confirmed by WAIT, so wait_satisfied is a lower bound.
+			left := ck.lost
+			for _, cl := range []WaitClass{NoWait, WaitUnsatisfied, WaitSatisfied} {
+				n := min(left, ck.ackedClass[cl])
+				if cl == WaitSatisfied {
+					n = left
+				}
+				ck.lostSplit.add(cl, n)
+				left -= n
+			}
+		}
+	}
+	slices.SortFunc(a.keys, func(x, y *counterKey) int {
+		switch {
+		case x.key < y.key:
+			return -1
+		case x.key > y.key:
+			return 1
+		}
+		return 0
+	})
+	return a
+}
+
+func (c counter) Check(ctx context.Context, ops []history.Op) Result {
+	calls, err := c.o.calls(ops)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	a := analyzeCounter(calls, finalReadsStart(ops), c.o.MaxExamples)
+	var lost, lostMax, unexpected, acked, attempted int64
+	var split waitSplit
+	var satMax int64
+	var noFinal []string
+	var lostKeys []map[string]any
+	for _, ck := range a.keys {
+		acked += ck.acked
+		attempted += ck.attempted
+		if ck.final == nil {
+			if len(ck.adds) > 0 {
+				noFinal = append(noFinal, ck.key)
+			}
+			continue
+		}
+		lost += ck.lost
+		lostMax += ck.lostMax
+		unexpected += ck.unexpected
+		for i := range split {
+			split[i] += ck.lostSplit[i]
+		}
+		satMax += min(ck.lostMax, ck.ackedClass[WaitSatisfied])
+		if (ck.lost > 0 || ck.unexpected > 0) && len(lostKeys) < c.o.MaxExamples {
+			lostKeys = append(lostKeys, map[string]any{
+				"key": ck.key, "acked": ck.acked, "attempted": ck.attempted, "final": ck.final.value,
+				"lost": ck.lost, "lost_max": ck.lostMax, "unexpected": ck.unexpected,
+			})
+		}
+	}
+	fig := map[string]any{
+		"keys":               len(a.keys),
+		"adds_ok":            a.okAdds,
+		"adds_info":          a.infoAdds,
+		"adds_fail":          a.failAdds,
+		"reads":              a.reads,
+		"acked":              acked,
+		"attempted":          attempted,
+		"lost":               lost,
+		"lost_max":           lostMax,
+		"unexpected":         unexpected,
+		"bad_reads":          a.nbad,
+		"bad_read_samples":   nonNil(a.badReads),
+		"lost_keys":          nonNil(lostKeys),
+		"wait_split_note":    "a counter cannot tell which increments were lost: the loss is charged to no_wait, then wait_unsatisfied increments; wait_satisfied is what remains (a lower bound, at most wait_satisfied_max)",
+		"wait_satisfied_max": satMax,
+	}
+	split.into(fig)
+	if len(noFinal) > 0 {
+		fig["keys_without_final_read"] = capList(noFinal, c.o.MaxExamples)
+	}
+	if a.malformed > 0 {
+		fig["skipped_malformed"] = a.malformed
+	}
+	res := Result{Valid: Valid, Figures: fig}
+	switch {
+	case a.nbad > 0 || lost > 0 || unexpected > 0:
+		res.Valid = Invalid
+	case a.reads == 0 && a.okAdds > 0:
+		res.Valid = Unknown
+		fig["error"] = "no successful read: nothing to check the increments against"
+	}
+	return res
+}
