@@ -1,0 +1,292 @@
+package checker
+
+import (
+	"context"
+	"slices"
+	"sort"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+type set struct{ o Options }
+
+// Set checks SADD sets as Jepsen's set-full checker does: lost, unexpected,
+// recovered, stale reads, visibility latency, and the WAIT split of the
+// lost elements. See the package documentation for the exact rules.
+func Set(opts ...Options) Checker { return set{firstOpts(opts)} }
+
+func (s set) Name() string { return s.o.name("set") }
+
+// Element outcomes.
+const (
+	elemAcked = iota
+	elemIndeterminate
+	elemFailed
+)
+
+type setElem struct {
+	v       int64
+	add     call
+	outcome int
+	known   int64 // when it certainly existed: add ok, or first read seeing it ended; inf if never
+	// Reads that saw it, by invocation time.
+	firstSeenInv int64 // inf if never seen
+	lastSeenInv  int64 // -1 if never seen
+	staleAbsent  int   // reads after known, before last seen, without it
+	lost         bool
+	neverRead    bool // acked but no read began after it was known
+}
+
+type setRead struct {
+	c    call
+	vals []int64
+}
+
+type setKey struct {
+	key      string
+	elems    map[int64]*setElem
+	reads    []setRead // ok reads, by invocation time
+	starts   []int64
+	last     *setRead // latest-invoked read
+	lastSet  map[int64]struct{}
+	unexpect []int64
+}
+
+type setAnalysis struct {
+	keys       []*setKey
+	adds       [3]int // per outcome
+	duplicates int    // elements added twice (the workload promises unique elements)
+	reads      int
+	malformed  int
+	lost       []*setElem // acked and lost, by ack time
+	lostSeen   []*setElem // indeterminate, seen, then lost
+	unexpected int
+	recovered  int
+	stale      int
+	neverRead  int
+	latencies  []int64
+}
+
+func analyzeSet(calls []call) *setAnalysis {
+	a := &setAnalysis{}
+	byKey := map[string]*setKey{}
+	get := func(k string) *setKey {
+		sk := byKey[k]
+		if sk == nil {
+			sk = &setKey{key: k, elems: map[int64]*setElem{}}
+			byKey[k] = sk
+		}
+		return sk
+	}
+	for _, c := range calls {
+		switch c.inv.F {
+		case "add":
+			v, ok := parseInt(c.inv.Value)
+			if !ok {
+				a.malformed++
+				continue
+			}
+			sk := get(c.inv.Key)
+			if sk.elems[v] != nil {
+				a.duplicates++
+				continue
+			}
+			e := &setElem{v: v, add: c, known: inf, firstSeenInv: inf, lastSeenInv: -1}
+			switch {
+			case c.ok():
+				e.outcome, e.known = elemAcked, c.end
+			case c.failed():
+				e.outcome = elemFailed
+			default:
+				e.outcome = elemIndeterminate
+			}
+			a.adds[e.outcome]++
+			sk.elems[v] = e
+		case "read":
+			if !c.ok() {
+				continue
+			}
+			vals, ok := parseInts(c.comp.Value)
+			if !ok {
+				a.malformed++
+				continue
+			}
+			a.reads++
+			sk := get(c.inv.Key)
+			sk.reads = append(sk.reads, setRead{c: c, vals: vals})
+		}
+	}
+	for _, sk := range byKey {
+		a.keys = append(a.keys, sk)
+		slices.SortStableFunc(sk.reads, func(x, y setRead) int { return cmpInt(x.c.start, y.c.start) })
+		sk.starts = make([]int64, len(sk.reads))
+		unexpected := map[int64]bool{}
+		// Pass 1: sightings.
+		for i := range sk.reads {
+			r := &sk.reads[i]
+			sk.starts[i] = r.c.start
+			for _, v := range r.vals {
+				e := sk.elems[v]
+				if e == nil || e.outcome == elemFailed {
+					unexpected[v] = true
+					continue
+				}
+				if r.c.end < e.known {
+					e.known = r.c.end
+				}
+				e.firstSeenInv = min(e.firstSeenInv, r.c.start)
+				e.lastSeenInv = max(e.lastSeenInv, r.c.start)
+			}
+		}
+		for v := range unexpected {
+			sk.unexpect = append(sk.unexpect, v)
+		}
+		slices.Sort(sk.unexpect)
+		a.unexpected += len(sk.unexpect)
+		if n := len(sk.reads); n > 0 {
+			sk.last = &sk.reads[n-1]
+			sk.lastSet = make(map[int64]struct{}, len(sk.last.vals))
+			for _, v := range sk.last.vals {
+				sk.lastSet[v] = struct{}{}
+			}
+		}
+		// Pass 2: sightings strictly between known and last seen.
+		present := map[int64]int{}
+		for i := range sk.reads {
+			r := &sk.reads[i]
+			for _, v := range r.vals {
+				if e := sk.elems[v]; e != nil && e.outcome != elemFailed && r.c.start > e.known && r.c.start < e.lastSeenInv {
+					present[v]++
+				}
+			}
+		}
+		for _, e := range sk.elems {
+			if e.outcome == elemFailed || e.known == inf {
+				continue // never known to exist: nothing can be lost
+			}
+			if e.outcome == elemIndeterminate {
+				a.recovered++
+			}
+			if e.firstSeenInv != inf {
+				a.latencies = append(a.latencies, max(0, e.firstSeenInv-e.add.start))
+			}
+			if sk.last == nil || sk.last.c.start <= e.known {
+				if e.outcome == elemAcked {
+					e.neverRead = true
+					a.neverRead++
+				}
+				continue
+			}
+			if _, in := sk.lastSet[e.v]; !in {
+				// The latest read began after the element was known and
+				// does not hold it: it was lost.
+				e.lost = true
+				if e.outcome == elemAcked {
+					a.lost = append(a.lost, e)
+				} else {
+					a.lostSeen = append(a.lostSeen, e)
+				}
+				continue
+			}
+			// Reads that began after it was known and before its last
+			// sighting, and did not see it: stale.
+			lo := sort.Search(len(sk.starts), func(i int) bool { return sk.starts[i] > e.known })
+			hi := sort.Search(len(sk.starts), func(i int) bool { return sk.starts[i] >= e.lastSeenInv })
+			if absent := (hi - lo) - present[e.v]; absent > 0 {
+				e.staleAbsent = absent
+				a.stale++
+			}
+		}
+	}
+	slices.SortFunc(a.keys, func(x, y *setKey) int {
+		switch {
+		case x.key < y.key:
+			return -1
+		case x.key > y.key:
+			return 1
+		}
+		return 0
+	})
+	slices.SortFunc(a.lost, func(x, y *setElem) int { return cmpInt(x.add.end, y.add.end) })
+	return a
+}
+
+// keyOfElem finds the key of a lost element for reporting.
+func (a *setAnalysis) lostReport(maxN int) []map[string]any {
+	keyOf := map[*setElem]string{}
+	for _, sk := range a.keys {
+		for _, e := range sk.elems {
+			if e.lost {
+				keyOf[e] = sk.key
+			}
+		}
+	}
+	var out []map[string]any
+	for _, e := range capList(a.lost, maxN) {
+		m := map[string]any{
+			"key": keyOf[e], "element": e.v, "ack_s": sec(e.add.end),
+			"wait": ClassifyWait(e.add.wait()).String(), "node": nodeOf(e.add),
+		}
+		if w := e.add.wait(); w != nil {
+			m["wait_acked"] = w.Acked
+			m["wait_want"] = w.Want
+		}
+		if e.lastSeenInv >= 0 {
+			m["last_seen_s"] = sec(e.lastSeenInv)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (s set) Check(ctx context.Context, ops []history.Op) Result {
+	calls, err := s.o.calls(ops)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	a := analyzeSet(calls)
+	var split waitSplit
+	for _, e := range a.lost {
+		split.add(ClassifyWait(e.add.wait()), 1)
+	}
+	var unexpected []map[string]any
+	for _, sk := range a.keys {
+		for _, v := range sk.unexpect {
+			if len(unexpected) < s.o.MaxExamples {
+				unexpected = append(unexpected, map[string]any{"key": sk.key, "element": v})
+			}
+		}
+	}
+	fig := map[string]any{
+		"keys":                  len(a.keys),
+		"adds_ok":               a.adds[elemAcked],
+		"adds_info":             a.adds[elemIndeterminate],
+		"adds_fail":             a.adds[elemFailed],
+		"reads":                 a.reads,
+		"lost":                  len(a.lost),
+		"lost_unacked":          len(a.lostSeen),
+		"unexpected":            a.unexpected,
+		"recovered":             a.recovered,
+		"stale_reads":           a.stale,
+		"never_read":            a.neverRead,
+		"lost_elements":         nonNil(a.lostReport(s.o.MaxExamples)),
+		"unexpected_elements":   nonNil(unexpected),
+		"visibility_latency_ms": quantilesMs(a.latencies),
+	}
+	split.into(fig)
+	if a.duplicates > 0 {
+		fig["duplicate_adds"] = a.duplicates
+	}
+	if a.malformed > 0 {
+		fig["skipped_malformed"] = a.malformed
+	}
+	res := Result{Valid: Valid, Figures: fig}
+	switch {
+	case len(a.lost) > 0 || len(a.lostSeen) > 0 || a.unexpected > 0:
+		res.Valid = Invalid
+	case a.adds[elemAcked] > 0 && a.neverRead == a.adds[elemAcked]:
+		res.Valid = Unknown
+		fig["error"] = "no read began after any acknowledged add: nothing to check them against"
+	}
+	return res
+}
