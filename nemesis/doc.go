@@ -1,0 +1,80 @@
+// Package nemesis injects faults into a running Redis Cluster on a schedule
+// and records each one in the history.
+//
+// # Faults and modes
+//
+//	partition  isolate-one, isolate-primary, halves (random minority/majority),
+//	           ring (each node keeps a majority around it), bridge (two halves
+//	           joined by one node), primaries-replicas. Node-to-node links only;
+//	           with Options.PartitionClients the minority side is cut from
+//	           clients too. Needs cluster.Partitioner.
+//	kill       one, primary, majority-primaries, all: SIGKILL, restart on stop
+//	           (data kept by the runtime). Needs cluster.Killer.
+//	pause      one, primary, primary-long (held >= 3 node timeouts + 1 s, so a
+//	           replica takes over and the old primary returns a zombie).
+//	           Needs cluster.Pauser.
+//	clock      bump (one node +-1..120 s), strobe (0 <-> +-1..10 s every
+//	           50..300 ms); reset to 0 on stop. Needs cluster.Clock.
+//	migrate    slot, storm (8..64 slots), abort-stable, abort-half. Slots move
+//	           the way redis-cli moves them: SETSLOT IMPORTING on the target,
+//	           MIGRATING on the source, GETKEYSINSLOT 10 + MIGRATE ... REPLACE
+//	           KEYS until empty, SETSLOT NODE on target, source, other primaries.
+//	           abort-stable opens a slot and leaves it open while held; stop
+//	           undoes it with SETSLOT STABLE (target first) if the target got no
+//	           keys through ASK, else finishes it. abort-half moves one batch of
+//	           keys and leaves it open; stop finishes it. Any target.
+//	failover   default, force, takeover: CLUSTER FAILOVER [mode] on a random
+//	           replica, then wait until it reports itself primary. Any target.
+//	member     add (Grower.AddNode, CLUSTER MEET, move 1/(m+1) of every
+//	           primary's slots onto it), remove (drain a primary's slots to the
+//	           others, re-home its replicas, CLUSTER FORGET on every node, CLUSTER
+//	           RESET SOFT, Grower.RemoveNode). Needs cluster.Grower.
+//
+// "all" means every fault the target supports. An explicitly named fault the
+// target cannot cause is an error from New naming the fault and the target.
+//
+// # Schedule
+//
+// Plan(faults, seed, n) is the schedule: a pure function of the fault set
+// (order and duplicates do not matter) and the seed. Each Step carries the
+// fault, the mode, a hold fraction and a seed for its targets. Targets are
+// specs resolved when the step fires, from the live topology (CLUSTER NODES
+// of every node) with members sorted by node name and the step's own random
+// source: the same seed on the same topology hits the same nodes in the same
+// order. Migrated slots depend on the topology (the source's slots) too.
+//
+// Timing (Run): the first fault starts Interval/2 into the run; each is held
+// for Step.Hold (0.5..0.75) of Interval, or the mode's minimum, then stopped;
+// the next starts Interval after the previous start, or Interval/4 after the
+// previous stop if later. One fault is in force at a time. Faults that are
+// one action (migrate slot/storm, failover, member) have no stop.
+//
+// # History entries
+//
+// Every entry has process "nemesis". A fault start is an invoke/info pair
+// with f "start-<fault>" (start-partition, start-kill, start-pause,
+// start-clock, start-migrate, start-failover, start-member): the invoke
+// carries the targets in nodes and a detail with "mode", the resolved plan
+// (cuts, roles, offsets, moves ...) and "cluster_nodes_before" (the CLUSTER
+// NODES text of "cluster_nodes_of"); the info carries the outcome ("error"
+// when it failed, keys moved, promoted ...). Stopping is the pair
+// "stop-<fault>", its info with "cluster_nodes_after". A step that cannot be
+// resolved (no replica, too few primaries) is a single info "start-<fault>"
+// with "skipped". Heal records the pair "heal".
+//
+// # Hooks
+//
+// Options.Hooks supplies kill, pause, partition and clock for targets that
+// cannot do them (an external cluster). The command runs with sh -c and:
+//
+//	REDLINE_FAULT   kill | pause | partition | clock
+//	REDLINE_ACTION  kill, restart | pause, resume | cut, heal | clock
+//	REDLINE_NODE, REDLINE_ADDR, REDLINE_HOST   the node acted on (not for heal)
+//	REDLINE_PEERS, REDLINE_PEER_ADDRS, REDLINE_PEER_HOSTS, REDLINE_CLIENTS  (cut)
+//	REDLINE_OFFSET_MS  (clock)
+//
+// A non-zero exit is an error recorded with the fault.
+//
+// Admin commands go over plain go-redis clients to each node's Addr with
+// retries off and short timeouts: a command is sent once.
+package nemesis

@@ -1,0 +1,69 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// failover sends CLUSTER FAILOVER [FORCE|TAKEOVER] to a random replica and
+// waits until it reports itself primary (or gives up and says so).
+func (n *Nemesis) failover(st Step, t *topo, rng *rand.Rand) (*action, error) {
+	var reps []member
+	for _, m := range t.replicas() {
+		if m.Reachable {
+			reps = append(reps, m)
+		}
+	}
+	if len(reps) == 0 {
+		return nil, fmt.Errorf("no reachable replica")
+	}
+	r := pickOne(rng, reps)
+	old, ok := t.byID(r.MasterID)
+	nodes := []string{r.Node.Name}
+	detail := map[string]any{"replica": r.Node.Name}
+	if ok {
+		nodes = append(nodes, old.Node.Name)
+		detail["primary"] = old.Node.Name
+	}
+	a := &action{nodes: nodes, detail: detail}
+	a.start = func(ctx context.Context) (map[string]any, error) {
+		args := []any{"cluster", "failover"}
+		if st.Mode != "default" {
+			args = append(args, st.Mode)
+		}
+		began := time.Now()
+		if _, err := n.admin.do(ctx, r.Node.Addr, 3*time.Second, args...); err != nil {
+			return nil, err
+		}
+		limit := max(10*time.Second, 5*n.opts.NodeTimeout)
+		promoted := n.waitRole(ctx, r.Node.Addr, true, limit)
+		res := map[string]any{"promoted": promoted, "waited_ms": time.Since(began).Milliseconds()}
+		if !promoted {
+			return res, fmt.Errorf("%s was not promoted within %s", r.Node.Name, limit)
+		}
+		return res, nil
+	}
+	return a, nil
+}
+
+// waitRole polls the node at addr until it reports itself primary (or
+// replica) and returns whether it did within limit.
+func (n *Nemesis) waitRole(ctx context.Context, addr string, primary bool, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if text, err := n.admin.clusterNodes(ctx, addr); err == nil {
+			if ls, err := parseNodes(text); err == nil {
+				for _, l := range ls {
+					if l.has("myself") && l.primary() == primary {
+						return true
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+			return false
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redline-dev/redline/harness/cluster"
+)
+
+// member adds a node and rebalances slots onto it, or drains a primary and
+// removes it. "remove" turns into "add" when fewer than three primaries own
+// slots; "add" turns into "remove" once the cluster has grown by two nodes.
+func (n *Nemesis) member(ctx context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
+	prim := t.primaries()
+	mode := st.Mode
+	if mode == "remove" && len(prim) < 3 {
+		mode = "add"
+	}
+	if mode == "add" && len(t.Members) >= n.origNodes+2 && len(prim) >= 3 {
+		mode = "remove"
+	}
+	for _, m := range prim {
+		if !m.Reachable {
+			return nil, fmt.Errorf("primary %s does not answer", m.Node.Name)
+		}
+	}
+	a := &action{detail: map[string]any{"effective": mode}}
+	switch mode {
+	case "add":
+		a.start = func(ctx context.Context) (map[string]any, error) {
+			return n.addMember(ctx, t)
+		}
+	case "remove":
+		victim := pickOne(rng, prim)
+		a.nodes = []string{victim.Node.Name}
+		a.start = func(ctx context.Context) (map[string]any, error) {
+			return n.removeMember(ctx, t, victim)
+		}
+	default:
+		return nil, fmt.Errorf("unknown mode %q", st.Mode)
+	}
+	return a, nil
+}
+
+func (n *Nemesis) addMember(ctx context.Context, t *topo) (map[string]any, error) {
+	prim := t.primaries()
+	nd, err := n.grower.AddNode(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("add node: %w", err)
+	}
+	res := map[string]any{"added": nd.Name, "addr": nd.Addr}
+	host, port, err := splitHostPort(prim[0].Announce)
+	if err != nil {
+		return res, err
+	}
+	if _, err := n.admin.do(ctx, nd.Addr, 3*time.Second, "cluster", "meet", host, port); err != nil {
+		return res, err
+	}
+	id, err := n.waitJoined(ctx, nd, t, max(20*time.Second, 10*n.opts.NodeTimeout))
+	if err != nil {
+		return res, err
+	}
+	res["id"] = id
+	fresh := member{Node: nd, ID: id, Announce: announceOf(nd), Primary: true, Reachable: true}
+	all := append(slices.Clone(prim), fresh)
+	moved := 0
+	for _, p := range prim {
+		k := len(p.Slots) / (len(prim) + 1)
+		for _, s := range p.Slots[len(p.Slots)-k:] {
+			if _, err := n.moveSlot(ctx, s, p, fresh, all); err != nil {
+				res["slots_moved"] = moved
+				return res, fmt.Errorf("move slot %d from %s to %s: %w", s, p.Node.Name, nd.Name, err)
+			}
+			moved++
+		}
+	}
+	res["slots_moved"] = moved
+	return res, nil
+}
+
+// waitJoined waits until the new node and every member know each other.
+func (n *Nemesis) waitJoined(ctx context.Context, nd cluster.Node, t *topo, limit time.Duration) (string, error) {
+	deadline := time.Now().Add(limit)
+	var why string
+	for {
+		id, w := n.joined(ctx, nd, t)
+		if w == "" {
+			return id, nil
+		}
+		why = w
+		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+			return "", fmt.Errorf("%s did not join within %s: %s", nd.Name, limit, why)
+		}
+	}
+}
+
+func (n *Nemesis) joined(ctx context.Context, nd cluster.Node, t *topo) (string, string) {
+	text, err := n.admin.clusterNodes(ctx, nd.Addr)
+	if err != nil {
+		return "", err.Error()
+	}
+	ls, err := parseNodes(text)
+	if err != nil {
+		return "", err.Error()
+	}
+	var id string
+	known := map[string]bool{}
+	for _, l := range ls {
+		if l.has("myself") {
+			id = l.ID
+		} else if !l.has("handshake") {
+			known[l.ID] = true
+		}
+	}
+	for _, m := range t.Members {
+		if !known[m.ID] {
+			return "", fmt.Sprintf("%s does not know %s yet", nd.Name, m.Node.Name)
+		}
+	}
+	for _, m := range t.Members {
+		if !m.Reachable {
+			continue
+		}
+		text, err := n.admin.clusterNodes(ctx, m.Node.Addr)
+		if err != nil {
+			return "", err.Error()
+		}
+		if !strings.Contains(text, id) {
+			return "", fmt.Sprintf("%s does not know %s yet", m.Node.Name, nd.Name)
+		}
+	}
+	return id, ""
+}
+
+// removeMember moves every slot of victim to the other primaries, moves its
+// replicas to the primary with the fewest, makes every node forget it and
+// removes it, as redis-cli reshard + del-node do.
+func (n *Nemesis) removeMember(ctx context.Context, t *topo, victim member) (map[string]any, error) {
+	prim := t.primaries()
+	var others []member
+	for _, m := range prim {
+		if m.ID != victim.ID {
+			others = append(others, m)
+		}
+	}
+	res := map[string]any{"removed": victim.Node.Name, "id": victim.ID}
+	moved := 0
+	chunk := (len(victim.Slots) + len(others) - 1) / len(others)
+	for i, s := range victim.Slots {
+		dst := others[i/chunk]
+		if _, err := n.moveSlot(ctx, s, victim, dst, prim); err != nil {
+			res["slots_moved"] = moved
+			return res, fmt.Errorf("move slot %d from %s to %s: %w", s, victim.Node.Name, dst.Node.Name, err)
+		}
+		moved++
+	}
+	res["slots_moved"] = moved
+	// Replicas of the drained node follow its last slot by replica
+	// migration; any that have not yet are told where to go.
+	if fresh, err := n.topology(ctx); err == nil {
+		t = fresh
+	}
+	replicasOf := map[string]int{}
+	for _, m := range t.Members {
+		if !m.Primary {
+			replicasOf[m.MasterID]++
+		}
+	}
+	var errs []error
+	for _, m := range t.Members {
+		if m.Primary || m.MasterID != victim.ID || !m.Reachable {
+			continue
+		}
+		target := slices.MinFunc(others, func(a, b member) int { return replicasOf[a.ID] - replicasOf[b.ID] })
+		replicasOf[target.ID]++
+		if _, err := n.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "replicate", target.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, m := range t.Members {
+		if m.ID == victim.ID || !m.Reachable {
+			continue
+		}
+		if _, err := n.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "forget", victim.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if _, err := n.admin.do(ctx, victim.Node.Addr, 3*time.Second, "cluster", "reset", "soft"); err != nil {
+		n.opts.Log("nemesis: %v", err)
+	}
+	if err := n.grower.RemoveNode(ctx, victim.Node.Name); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", victim.Node.Name, err))
+	}
+	return res, errors.Join(errs...)
+}

@@ -1,0 +1,413 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// openSlot is a migration this nemesis opened and has not closed yet.
+type openSlot struct {
+	Slot     int
+	Src, Dst string // node ids
+	Stable   bool   // repair with SETSLOT STABLE when the target got no keys
+}
+
+type slotMove struct {
+	Slot int    `json:"slot"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	Keys int    `json:"keys"`
+}
+
+// migrate moves slots between primaries as redis-cli does, or leaves one
+// open half-way for the stop phase to repair.
+func (n *Nemesis) migrate(st Step, t *topo, rng *rand.Rand) (*action, error) {
+	prim := t.primaries()
+	var reach []member
+	for _, m := range prim {
+		if m.Reachable {
+			reach = append(reach, m)
+		}
+	}
+	if len(reach) < 2 {
+		return nil, fmt.Errorf("migrate needs two reachable primaries with slots, have %d", len(reach))
+	}
+	var all []member
+	for _, m := range t.Members {
+		if m.Primary && m.Reachable {
+			all = append(all, m)
+		}
+	}
+	count := 1
+	if st.Mode == "storm" {
+		count = 8 + rng.IntN(57)
+	}
+	type move struct {
+		slot     int
+		src, dst member
+	}
+	var moves []move
+	used := map[int]bool{}
+	for range count {
+		src := pickOne(rng, reach)
+		var others []member
+		for _, m := range all {
+			if m.ID != src.ID {
+				others = append(others, m)
+			}
+		}
+		dst := pickOne(rng, others)
+		slot := -1
+		for range 8 {
+			s := src.Slots[rng.IntN(len(src.Slots))]
+			if !used[s] {
+				slot = s
+				break
+			}
+		}
+		if slot < 0 {
+			continue
+		}
+		used[slot] = true
+		moves = append(moves, move{slot, src, dst})
+	}
+	var nodes []string
+	var planned []slotMove
+	for _, m := range moves {
+		nodes = append(nodes, m.src.Node.Name, m.dst.Node.Name)
+		planned = append(planned, slotMove{Slot: m.slot, From: m.src.Node.Name, To: m.dst.Node.Name})
+	}
+	slices.SortFunc(nodes, compareNames)
+	nodes = slices.Compact(nodes)
+	a := &action{nodes: nodes, detail: map[string]any{"moves": planned}}
+	switch st.Mode {
+	case "slot", "storm":
+		a.start = func(ctx context.Context) (map[string]any, error) {
+			var done []slotMove
+			var errs []error
+			for _, m := range moves {
+				if ctx.Err() != nil {
+					break
+				}
+				keys, err := n.moveSlot(ctx, m.slot, m.src, m.dst, all)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("slot %d %s->%s: %w", m.slot, m.src.Node.Name, m.dst.Node.Name, err))
+					continue
+				}
+				done = append(done, slotMove{m.slot, m.src.Node.Name, m.dst.Node.Name, keys})
+			}
+			return map[string]any{"moved": done}, errors.Join(errs...)
+		}
+	case "abort-stable", "abort-half":
+		m := moves[0]
+		a.start = func(ctx context.Context) (map[string]any, error) {
+			if err := n.openMigration(ctx, m.slot, m.src, m.dst, st.Mode == "abort-stable"); err != nil {
+				return nil, err
+			}
+			if st.Mode == "abort-stable" {
+				return map[string]any{"keys": 0}, nil
+			}
+			keys, _, err := n.moveKeys(ctx, m.slot, m.src, m.dst, 1)
+			return map[string]any{"keys": keys}, err
+		}
+		a.stop = func(ctx context.Context) (map[string]any, error) {
+			how, err := n.repairSlot(ctx, m.slot)
+			return map[string]any{"slot": m.slot, "repair": how}, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown mode %q", st.Mode)
+	}
+	return a, nil
+}
+
+// moveSlot moves one slot from src to dst the way redis-cli does and tells
+// every primary in all. It returns the number of keys moved.
+func (n *Nemesis) moveSlot(ctx context.Context, slot int, src, dst member, all []member) (int, error) {
+	if err := n.openMigration(ctx, slot, src, dst, false); err != nil {
+		return 0, err
+	}
+	keys, _, err := n.moveKeys(ctx, slot, src, dst, 0)
+	if err != nil {
+		return keys, err
+	}
+	return keys, n.closeMigration(ctx, slot, src, dst, all)
+}
+
+func (n *Nemesis) openMigration(ctx context.Context, slot int, src, dst member, stable bool) error {
+	n.mu.Lock()
+	n.open[slot] = openSlot{Slot: slot, Src: src.ID, Dst: dst.ID, Stable: stable}
+	n.mu.Unlock()
+	if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "importing", src.ID); err != nil {
+		return err
+	}
+	_, err := n.admin.do(ctx, src.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "migrating", dst.ID)
+	return err
+}
+
+// moveKeys moves the keys of slot from src to dst in batches of 10 with
+// MIGRATE ... REPLACE KEYS, at most maxBatches batches (0: until empty).
+func (n *Nemesis) moveKeys(ctx context.Context, slot int, src, dst member, maxBatches int) (moved int, empty bool, err error) {
+	host, port, err := splitHostPort(dst.Announce)
+	if err != nil {
+		return 0, false, fmt.Errorf("address of %s (%q): %w", dst.Node.Name, dst.Announce, err)
+	}
+	for b := 0; maxBatches == 0 || b < maxBatches; b++ {
+		v, err := n.admin.do(ctx, src.Node.Addr, 3*time.Second, "cluster", "getkeysinslot", slot, 10)
+		if err != nil {
+			return moved, false, err
+		}
+		ks, _ := v.([]any)
+		if len(ks) == 0 {
+			return moved, true, nil
+		}
+		args := []any{"migrate", host, port, "", 0, 5000, "replace", "keys"}
+		args = append(args, ks...)
+		if _, err := n.admin.do(ctx, src.Node.Addr, 10*time.Second, args...); err != nil {
+			return moved, false, err
+		}
+		moved += len(ks)
+	}
+	return moved, false, nil
+}
+
+// closeMigration assigns slot to dst on dst, src and every other primary.
+// A primary that does not answer learns it from gossip.
+func (n *Nemesis) closeMigration(ctx context.Context, slot int, src, dst member, all []member) error {
+	if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "node", dst.ID); err != nil {
+		return err
+	}
+	if _, err := n.admin.do(ctx, src.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "node", dst.ID); err != nil {
+		return err
+	}
+	for _, m := range all {
+		if m.ID == src.ID || m.ID == dst.ID || !m.Primary {
+			continue
+		}
+		if _, err := n.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "node", dst.ID); err != nil {
+			n.opts.Log("nemesis: %v (it will learn from gossip)", err)
+		}
+	}
+	n.mu.Lock()
+	delete(n.open, slot)
+	n.mu.Unlock()
+	return nil
+}
+
+// repairSlot closes an open slot from the live topology: the owner (the
+// primary that claims the slot) and the destination (the node importing
+// it, or the one recorded when it was opened). A migration opened with
+// Stable and whose destination holds no keys is undone with SETSLOT STABLE
+// on both (target first, so that no ASK lands there afterwards); every other
+// one is finished. It returns what it did.
+func (n *Nemesis) repairSlot(ctx context.Context, slot int) (string, error) {
+	t, err := n.topology(ctx)
+	if err != nil {
+		return "", err
+	}
+	n.mu.Lock()
+	rec, known := n.open[slot]
+	n.mu.Unlock()
+	var owner, dst *member
+	for i := range t.Members {
+		m := &t.Members[i]
+		if m.Primary && m.Reachable && slices.Contains(m.Slots, slot) && owner == nil {
+			owner = m
+		}
+	}
+	if owner == nil {
+		return "", fmt.Errorf("slot %d: no reachable primary claims it", slot)
+	}
+	if id, ok := owner.Migrating[slot]; ok {
+		if m, ok := t.byID(id); ok {
+			dst = &m
+		}
+	}
+	if dst == nil {
+		for i := range t.Members {
+			if _, ok := t.Members[i].Importing[slot]; ok && t.Members[i].ID != owner.ID {
+				dst = &t.Members[i]
+				break
+			}
+		}
+	}
+	if dst == nil && known {
+		if m, ok := t.byID(rec.Dst); ok {
+			dst = &m
+		}
+	}
+	forget := func() {
+		n.mu.Lock()
+		delete(n.open, slot)
+		n.mu.Unlock()
+	}
+	if dst == nil || dst.ID == owner.ID || !dst.Reachable || !dst.Primary {
+		// Nowhere to move it: make every node that has it open stable,
+		// after handing keys an importer holds back to the owner.
+		for _, m := range t.Members {
+			_, mig := m.Migrating[slot]
+			_, imp := m.Importing[slot]
+			if !(mig || imp) || !m.Reachable {
+				continue
+			}
+			if imp && m.ID != owner.ID {
+				if _, _, err := n.moveKeys(ctx, slot, m, *owner, 0); err != nil {
+					return "", err
+				}
+			}
+			if _, err := n.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
+				return "", err
+			}
+		}
+		forget()
+		return "stable", nil
+	}
+	if known && rec.Stable {
+		if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
+			return "", err
+		}
+		v, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "countkeysinslot", slot)
+		if err != nil {
+			return "", err
+		}
+		if c, _ := v.(int64); c == 0 {
+			if _, err := n.admin.do(ctx, owner.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
+				return "", err
+			}
+			forget()
+			return "stable", nil
+		}
+	}
+	if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "importing", owner.ID); err != nil {
+		return "", err
+	}
+	if _, err := n.admin.do(ctx, owner.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "migrating", dst.ID); err != nil {
+		return "", err
+	}
+	if _, _, err := n.moveKeys(ctx, slot, *owner, *dst, 0); err != nil {
+		return "", err
+	}
+	if err := n.closeMigration(ctx, slot, *owner, *dst, t.Members); err != nil {
+		return "", err
+	}
+	return "finished", nil
+}
+
+// repairSlots repairs every migration left open by this nemesis and every
+// slot any node reports open. It returns the slots it touched.
+func (n *Nemesis) repairSlots(ctx context.Context) ([]int, error) {
+	set := map[int]bool{}
+	n.mu.Lock()
+	for s := range n.open {
+		set[s] = true
+	}
+	n.mu.Unlock()
+	if t, err := n.topology(ctx); err == nil {
+		for _, m := range t.Members {
+			for s := range m.Migrating {
+				set[s] = true
+			}
+			for s := range m.Importing {
+				set[s] = true
+			}
+		}
+	}
+	var slots []int
+	for s := range set {
+		slots = append(slots, s)
+	}
+	slices.Sort(slots)
+	var errs []error
+	for _, s := range slots {
+		if _, err := n.repairSlot(ctx, s); err != nil {
+			errs = append(errs, fmt.Errorf("repair slot %d: %w", s, err))
+		}
+	}
+	return slots, errors.Join(errs...)
+}
+
+// waitConverged polls until every node answers, reports cluster_state:ok,
+// no open slots, no failure flags, and the same owner for every slot.
+func (n *Nemesis) waitConverged(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last string
+	for {
+		why := n.divergence(ctx)
+		if why == "" {
+			return nil
+		}
+		last = why
+		if !sleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
+			return fmt.Errorf("cluster did not converge within %s: %s", timeout, last)
+		}
+	}
+}
+
+// divergence says why the cluster has not converged ("" when it has).
+func (n *Nemesis) divergence(ctx context.Context) string {
+	var sig string
+	var sigOf string
+	for _, nd := range sortedNodes(n.c.Nodes()) {
+		text, err := n.admin.clusterNodes(ctx, nd.Addr)
+		if err != nil {
+			return err.Error()
+		}
+		ls, err := parseNodes(text)
+		if err != nil {
+			return err.Error()
+		}
+		owners := make([]string, 0, 64)
+		for _, l := range ls {
+			if l.has("fail") || l.has("fail?") || l.has("handshake") {
+				return fmt.Sprintf("%s sees %s as %s", nd.Name, l.Addr, strings.Join(l.Flags, ","))
+			}
+			if len(l.Migrating)+len(l.Importing) > 0 {
+				return fmt.Sprintf("%s has open slots", nd.Name)
+			}
+			if l.primary() && len(l.Slots) > 0 {
+				owners = append(owners, fmt.Sprintf("%s:%v", l.ID, ranges(l.Slots)))
+			}
+		}
+		slices.Sort(owners)
+		s := strings.Join(owners, " ")
+		if sigOf == "" {
+			sig, sigOf = s, nd.Name
+		} else if s != sig {
+			return fmt.Sprintf("%s and %s disagree on slot owners", sigOf, nd.Name)
+		}
+		v, err := n.admin.do(ctx, nd.Addr, 2*time.Second, "cluster", "info")
+		if err != nil {
+			return err.Error()
+		}
+		if info, _ := v.(string); !strings.Contains(info, "cluster_state:ok") {
+			return fmt.Sprintf("%s: cluster_state is not ok", nd.Name)
+		}
+	}
+	return ""
+}
+
+// ranges compresses sorted slots into "a-b" ranges.
+func ranges(slots []int) string {
+	var b strings.Builder
+	for i := 0; i < len(slots); {
+		j := i
+		for j+1 < len(slots) && slots[j+1] == slots[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if i == j {
+			fmt.Fprintf(&b, "%d", slots[i])
+		} else {
+			fmt.Fprintf(&b, "%d-%d", slots[i], slots[j])
+		}
+		i = j + 1
+	}
+	return b.String()
+}

@@ -1,0 +1,466 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// Options configure a Nemesis.
+type Options struct {
+	Interval         time.Duration // --nemesis-interval: time between fault starts; a fault lasts about one interval
+	Seed             int64
+	PartitionClients bool // --partition-clients
+	NodeTimeout      time.Duration
+	// Hooks are shell commands for targets that cannot cause a fault
+	// themselves: fault name ("kill", "pause", "partition", "clock") ->
+	// command, run with `sh -c` and the environment described in doc.go.
+	Hooks map[string]string
+	Log   func(format string, args ...any)
+}
+
+// Nemesis runs a fault schedule against a cluster.
+type Nemesis struct {
+	c      cluster.Cluster
+	opts   Options
+	faults []string
+	target string
+	admin  admin
+
+	killer  cluster.Killer
+	pauser  cluster.Pauser
+	parter  cluster.Partitioner
+	clock   cluster.Clock
+	grower  cluster.Grower
+	planner *planner
+
+	mu        sync.Mutex
+	current   string
+	pending   *action // started and not yet stopped
+	killed    map[string]bool
+	paused    map[string]bool
+	skewed    map[string]bool
+	cut       bool
+	open      map[int]openSlot // migrations left open on purpose or by an error
+	origNodes int
+	steps     int
+}
+
+// needs says which capability each fault requires of a target.
+var needs = map[string]string{
+	"partition": "cut node-to-node traffic (cluster.Partitioner)",
+	"kill":      "kill and restart nodes (cluster.Killer)",
+	"pause":     "pause and resume nodes (cluster.Pauser)",
+	"clock":     "offset a node's clock (cluster.Clock)",
+	"member":    "add and remove nodes (cluster.Grower)",
+}
+
+// New checks names against what c can do and prepares a schedule. An
+// explicit fault the target cannot cause is an error naming both; "all"
+// quietly keeps the faults the target supports.
+func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
+	if opts.Log == nil {
+		opts.Log = func(string, ...any) {}
+	}
+	if opts.NodeTimeout <= 0 {
+		opts.NodeTimeout = 2 * time.Second
+	}
+	n := &Nemesis{c: c, opts: opts, target: targetName(c),
+		killed: map[string]bool{}, paused: map[string]bool{}, skewed: map[string]bool{}, open: map[int]openSlot{}}
+	for k := range opts.Hooks {
+		if _, ok := hookFaults[k]; !ok {
+			return nil, fmt.Errorf("--nemesis-hook %s: no such hook; hooks exist for %s", k, strings.Join(sortedKeys(hookFaults), ", "))
+		}
+	}
+	n.killer, _ = c.(cluster.Killer)
+	n.pauser, _ = c.(cluster.Pauser)
+	n.parter, _ = c.(cluster.Partitioner)
+	n.clock, _ = c.(cluster.Clock)
+	n.grower, _ = c.(cluster.Grower)
+	if cmd, ok := opts.Hooks["kill"]; ok {
+		n.killer = hookKiller{n.hook("kill", cmd)}
+	}
+	if cmd, ok := opts.Hooks["pause"]; ok {
+		n.pauser = hookPauser{n.hook("pause", cmd)}
+	}
+	if cmd, ok := opts.Hooks["partition"]; ok {
+		n.parter = hookPartitioner{n.hook("partition", cmd)}
+	}
+	if cmd, ok := opts.Hooks["clock"]; ok {
+		n.clock = hookClock{n.hook("clock", cmd)}
+	}
+
+	var want []string
+	all := false
+	for _, raw := range names {
+		name := strings.TrimSpace(strings.ToLower(raw))
+		switch {
+		case name == "" || name == "none":
+		case name == "all":
+			all = true
+		case slices.Contains(Faults(), name):
+			want = append(want, name)
+		default:
+			return nil, fmt.Errorf("--nemesis %q: unknown fault; valid names are %s", raw, strings.Join(Names(), ", "))
+		}
+	}
+	if slices.Contains(names, "none") && (all || len(want) > 0) {
+		return nil, fmt.Errorf("--nemesis: \"none\" cannot be combined with other faults (got %s)", strings.Join(names, ","))
+	}
+	for _, f := range want {
+		if !n.supports(f) {
+			hint := "drop it from --nemesis"
+			if _, ok := hookFaults[f]; ok {
+				hint = fmt.Sprintf("give --nemesis-hook %s='<command>' or drop it from --nemesis", f)
+			}
+			return nil, fmt.Errorf("--nemesis %s: target %s cannot %s; %s", f, n.target, needs[f], hint)
+		}
+	}
+	if all {
+		for _, f := range Faults() {
+			if n.supports(f) {
+				want = append(want, f)
+			}
+		}
+	}
+	n.faults = canonical(want)
+	if len(n.faults) > 0 && opts.Interval <= 0 {
+		return nil, fmt.Errorf("--nemesis-interval must be positive, got %s", opts.Interval)
+	}
+	n.planner = newPlanner(n.faults, opts.Seed)
+	n.origNodes = len(c.Nodes())
+	return n, nil
+}
+
+func (n *Nemesis) supports(f string) bool {
+	switch f {
+	case "partition":
+		return n.parter != nil
+	case "kill":
+		return n.killer != nil
+	case "pause":
+		return n.pauser != nil
+	case "clock":
+		return n.clock != nil
+	case "member":
+		return n.grower != nil
+	case "migrate", "failover":
+		return true
+	}
+	return false
+}
+
+// Faults returns the faults this nemesis schedules, in canonical order.
+func (n *Nemesis) Faults() []string { return slices.Clone(n.faults) }
+
+// Current returns the fault in force now ("" if none), for the progress bar.
+func (n *Nemesis) Current() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.current
+}
+
+func (n *Nemesis) setCurrent(s string) {
+	n.mu.Lock()
+	n.current = s
+	n.mu.Unlock()
+}
+
+// action is a resolved step: what it hits and how to start and stop it.
+type action struct {
+	step    Step
+	nodes   []string
+	detail  map[string]any
+	start   func(ctx context.Context) (map[string]any, error)
+	stop    func(ctx context.Context) (map[string]any, error) // nil: nothing to undo
+	minHold time.Duration
+}
+
+func (a *action) label() string {
+	s := a.step.Fault + " " + a.step.Mode
+	if len(a.nodes) > 0 {
+		s += " " + strings.Join(a.nodes, ",")
+	}
+	return s
+}
+
+// Run fires the schedule until ctx is done. The first fault starts half an
+// interval in; a fault is held for Step.Hold of an interval (longer when its
+// mode needs it), then stopped; the next one starts an interval after the
+// previous start, or a quarter interval after the previous stop if that is
+// later. A fault still in force when ctx ends is left for Heal.
+func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
+	if len(n.faults) == 0 {
+		<-ctx.Done()
+		return nil
+	}
+	next := time.Now().Add(n.opts.Interval / 2)
+	for {
+		if !sleepUntil(ctx, next) {
+			return nil
+		}
+		st := n.planner.next()
+		n.mu.Lock()
+		n.steps++
+		n.mu.Unlock()
+		began := time.Now()
+		a := n.fire(ctx, rec, st)
+		if a != nil && a.stop != nil {
+			hold := max(time.Duration(st.Hold*float64(n.opts.Interval)), a.minHold)
+			if !sleepUntil(ctx, began.Add(hold)) {
+				return nil
+			}
+			n.finish(ctx, rec, a)
+		}
+		next = began.Add(n.opts.Interval)
+		if after := time.Now().Add(n.opts.Interval / 4); after.After(next) {
+			next = after
+		}
+	}
+}
+
+// fire resolves a step against the live topology, records its start and
+// starts it. It returns the action when there is something to stop.
+func (n *Nemesis) fire(ctx context.Context, rec history.Recorder, st Step) *action {
+	f := "start-" + st.Fault
+	t, err := n.topology(ctx)
+	var a *action
+	if err == nil {
+		a, err = n.resolve(ctx, st, t)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		n.opts.Log("nemesis: %s %s skipped: %v", st.Fault, st.Mode, err)
+		n.record(rec, history.Info, f, nil, map[string]any{"mode": st.Mode, "skipped": err.Error()})
+		return nil
+	}
+	a.step = st
+	a.detail["mode"] = st.Mode
+	a.detail["cluster_nodes_before"] = t.View
+	a.detail["cluster_nodes_of"] = t.ViewOf
+	n.record(rec, history.Invoke, f, a.nodes, a.detail)
+	n.setCurrent(a.label())
+	n.opts.Log("nemesis: start %s", a.label())
+	res, err := a.start(ctx)
+	if res == nil {
+		res = map[string]any{}
+	}
+	res["mode"] = st.Mode
+	if err != nil {
+		res["error"] = err.Error()
+		n.opts.Log("nemesis: %s: %v", a.label(), err)
+	}
+	n.record(rec, history.Info, f, a.nodes, res)
+	if a.stop == nil {
+		n.setCurrent("")
+		return nil
+	}
+	n.mu.Lock()
+	n.pending = a
+	n.mu.Unlock()
+	return a
+}
+
+// finish stops an action and records it.
+func (n *Nemesis) finish(ctx context.Context, rec history.Recorder, a *action) error {
+	f := "stop-" + a.step.Fault
+	n.record(rec, history.Invoke, f, a.nodes, map[string]any{"mode": a.step.Mode})
+	res, err := a.stop(ctx)
+	if res == nil {
+		res = map[string]any{}
+	}
+	res["mode"] = a.step.Mode
+	if err != nil {
+		res["error"] = err.Error()
+		n.opts.Log("nemesis: stop %s: %v", a.label(), err)
+	} else {
+		n.opts.Log("nemesis: stop %s", a.label())
+	}
+	if t, terr := n.topology(ctx); terr == nil {
+		res["cluster_nodes_after"] = t.View
+		res["cluster_nodes_of"] = t.ViewOf
+	}
+	n.record(rec, history.Info, f, a.nodes, res)
+	n.mu.Lock()
+	if n.pending == a {
+		n.pending = nil
+	}
+	n.mu.Unlock()
+	n.setCurrent("")
+	return err
+}
+
+// resolve turns a step into an action on the topology t.
+func (n *Nemesis) resolve(ctx context.Context, st Step, t *topo) (*action, error) {
+	rng := stepRand(st)
+	switch st.Fault {
+	case "partition":
+		return n.partition(st, t, rng)
+	case "kill":
+		return n.kill(st, t, rng)
+	case "pause":
+		return n.pause(st, t, rng)
+	case "clock":
+		return n.skew(st, t, rng)
+	case "migrate":
+		return n.migrate(st, t, rng)
+	case "failover":
+		return n.failover(st, t, rng)
+	case "member":
+		return n.member(ctx, st, t, rng)
+	}
+	return nil, fmt.Errorf("unknown fault %q", st.Fault)
+}
+
+// Heal ends every fault: it stops the fault in force, heals partitions,
+// resumes paused nodes, restarts killed ones, resets clocks, finishes or
+// repairs open migrations (also slots found open on any node), and waits for
+// the cluster to agree on one slot map. It records a "heal" invoke/info pair.
+func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
+	if len(n.faults) == 0 {
+		return nil
+	}
+	defer n.admin.close()
+	var errs []error
+	n.mu.Lock()
+	a := n.pending
+	n.mu.Unlock()
+	if a != nil {
+		if err := n.finish(ctx, rec, a); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	n.setCurrent("heal")
+	defer n.setCurrent("")
+	n.record(rec, history.Invoke, "heal", nil, map[string]any{})
+	res := map[string]any{}
+	var touched []string
+	n.mu.Lock()
+	paused, killed, skewed, cut := sortedKeys(n.paused), sortedKeys(n.killed), sortedKeys(n.skewed), n.cut
+	n.mu.Unlock()
+	if n.parter != nil && (cut || slices.Contains(n.faults, "partition")) {
+		if err := n.parter.Heal(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("heal partitions: %w", err))
+		}
+		n.mu.Lock()
+		n.cut = false
+		n.mu.Unlock()
+		res["healed_partitions"] = true
+	}
+	for _, name := range paused {
+		if err := n.pauser.Resume(ctx, name); err != nil {
+			errs = append(errs, fmt.Errorf("resume %s: %w", name, err))
+			continue
+		}
+		n.mu.Lock()
+		delete(n.paused, name)
+		n.mu.Unlock()
+	}
+	for _, name := range killed {
+		if err := n.killer.Restart(ctx, name); err != nil {
+			errs = append(errs, fmt.Errorf("restart %s: %w", name, err))
+			continue
+		}
+		n.mu.Lock()
+		delete(n.killed, name)
+		n.mu.Unlock()
+	}
+	for _, name := range skewed {
+		if err := n.clock.SetClockOffset(ctx, name, 0); err != nil {
+			errs = append(errs, fmt.Errorf("reset clock of %s: %w", name, err))
+			continue
+		}
+		n.mu.Lock()
+		delete(n.skewed, name)
+		n.mu.Unlock()
+	}
+	touched = append(append(append(touched, paused...), killed...), skewed...)
+	res["resumed"], res["restarted"], res["clock_reset"] = paused, killed, skewed
+	repaired, err := n.repairSlots(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	res["repaired_slots"] = repaired
+	wait := max(30*time.Second, 15*n.opts.NodeTimeout)
+	if err := n.waitConverged(ctx, wait); err != nil {
+		errs = append(errs, err)
+		res["converged"] = false
+	} else {
+		res["converged"] = true
+	}
+	if t, terr := n.topology(ctx); terr == nil {
+		res["cluster_nodes_after"] = t.View
+		res["cluster_nodes_of"] = t.ViewOf
+	}
+	err = errors.Join(errs...)
+	if err != nil {
+		res["error"] = err.Error()
+		n.opts.Log("nemesis: heal: %v", err)
+	}
+	slices.SortFunc(touched, compareNames)
+	n.record(rec, history.Info, "heal", slices.Compact(touched), res)
+	return err
+}
+
+func (n *Nemesis) record(rec history.Recorder, typ history.Type, f string, nodes []string, detail map[string]any) {
+	if rec == nil {
+		return
+	}
+	op := history.Op{Process: history.Nemesis, Type: typ, F: f, Nodes: nodes}
+	if len(detail) > 0 {
+		b, err := json.Marshal(detail)
+		if err != nil {
+			b, _ = json.Marshal(map[string]string{"error": "detail does not marshal: " + err.Error()})
+		}
+		op.Detail = b
+	}
+	rec.Record(op)
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return compareNames(ks[i], ks[j]) < 0 })
+	return ks
+}
+
+// targetName describes the cluster for error messages.
+func targetName(c cluster.Cluster) string {
+	if d, ok := c.(cluster.Describer); ok {
+		m := d.Describe()
+		for _, k := range []string{"target", "runtime"} {
+			if v := m[k]; v != "" {
+				return v
+			}
+		}
+	}
+	return fmt.Sprintf("%T", c)
+}

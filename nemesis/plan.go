@@ -1,0 +1,115 @@
+package nemesis
+
+import (
+	"math/rand/v2"
+	"slices"
+)
+
+// faultModes lists every fault and its modes, in the order Names reports them.
+// A plan only ever picks from this table, so adding a mode changes schedules:
+// append modes at the end of a list to keep older seeds' fault order intact.
+var faultModes = []struct {
+	fault string
+	modes []string
+}{
+	{"partition", []string{"isolate-one", "isolate-primary", "halves", "ring", "bridge", "primaries-replicas"}},
+	{"kill", []string{"one", "primary", "majority-primaries", "all"}},
+	{"pause", []string{"one", "primary", "primary-long"}},
+	{"clock", []string{"bump", "strobe"}},
+	{"migrate", []string{"slot", "storm", "abort-stable", "abort-half"}},
+	{"failover", []string{"default", "force", "takeover"}},
+	{"member", []string{"add", "remove"}},
+}
+
+// Names returns every name --nemesis accepts.
+func Names() []string {
+	names := []string{"none"}
+	for _, f := range faultModes {
+		names = append(names, f.fault)
+	}
+	return append(names, "all")
+}
+
+// Faults returns the fault names without "none" and "all".
+func Faults() []string {
+	var fs []string
+	for _, f := range faultModes {
+		fs = append(fs, f.fault)
+	}
+	return fs
+}
+
+// Modes returns the modes of a fault (nil for an unknown fault).
+func Modes(fault string) []string {
+	for _, f := range faultModes {
+		if f.fault == fault {
+			return slices.Clone(f.modes)
+		}
+	}
+	return nil
+}
+
+// Step is one scheduled fault. Targets are not part of a step: they are
+// resolved from the live topology when the step fires, with a random source
+// seeded by Seed, over nodes sorted by name. Same topology, same targets.
+type Step struct {
+	Fault string  `json:"fault"`
+	Mode  string  `json:"mode"`
+	Seed  uint64  `json:"seed"` // seeds target choice and parameters (slots, offsets) when the step fires
+	Hold  float64 `json:"hold"` // how long the fault is held, as a fraction of the interval, in [0.5, 0.75)
+}
+
+// Plan returns the first n steps of the schedule for faults and seed. It is
+// a pure function: same faults (in any order, duplicates ignored) and seed,
+// same steps. Unknown names and "none" are ignored.
+func Plan(faults []string, seed int64, n int) []Step {
+	p := newPlanner(faults, seed)
+	if p == nil {
+		return nil
+	}
+	steps := make([]Step, 0, n)
+	for range n {
+		steps = append(steps, p.next())
+	}
+	return steps
+}
+
+type planner struct {
+	faults []string
+	rng    *rand.Rand
+}
+
+func newPlanner(faults []string, seed int64) *planner {
+	fs := canonical(faults)
+	if len(fs) == 0 {
+		return nil
+	}
+	return &planner{faults: fs, rng: rand.New(rand.NewPCG(uint64(seed), 0x6e656d65736973))}
+}
+
+func (p *planner) next() Step {
+	f := p.faults[p.rng.IntN(len(p.faults))]
+	modes := Modes(f)
+	return Step{
+		Fault: f,
+		Mode:  modes[p.rng.IntN(len(modes))],
+		Seed:  p.rng.Uint64(),
+		Hold:  0.5 + 0.25*p.rng.Float64(),
+	}
+}
+
+// canonical keeps the known faults of names in table order, once each.
+func canonical(names []string) []string {
+	var fs []string
+	for _, f := range faultModes {
+		if slices.Contains(names, f.fault) {
+			fs = append(fs, f.fault)
+		}
+	}
+	return fs
+}
+
+// stepRand is the random source a step uses when it fires.
+func stepRand(s Step) *rand.Rand {
+	return rand.New(rand.NewPCG(s.Seed, 0x746172676574))
+}

@@ -1,0 +1,334 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/redline-dev/redline/harness/cluster"
+)
+
+// nodeLine is one line of CLUSTER NODES, reduced to what the nemeses need.
+type nodeLine struct {
+	ID        string
+	Addr      string // ip:port as announced (no @cport)
+	Flags     []string
+	MasterID  string // "" for a primary
+	Connected bool
+	Slots     []int
+	Migrating map[int]string // slot -> destination id (only on the myself line)
+	Importing map[int]string // slot -> source id (only on the myself line)
+}
+
+func (l nodeLine) has(flag string) bool { return slices.Contains(l.Flags, flag) }
+func (l nodeLine) primary() bool        { return l.has("master") }
+
+// parseNodes parses the text of CLUSTER NODES.
+func parseNodes(text string) ([]nodeLine, error) {
+	var out []nodeLine
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			return nil, fmt.Errorf("CLUSTER NODES line has %d fields, want at least 8: %q", len(f), line)
+		}
+		l := nodeLine{ID: f[0], Flags: strings.Split(f[2], ","), Connected: f[7] == "connected"}
+		addr := f[1]
+		if i := strings.IndexByte(addr, '@'); i >= 0 {
+			addr = addr[:i]
+		}
+		l.Addr = addr
+		if f[3] != "-" {
+			l.MasterID = f[3]
+		}
+		for _, s := range f[8:] {
+			if strings.HasPrefix(s, "[") {
+				s = strings.Trim(s, "[]")
+				if a, b, ok := strings.Cut(s, "->-"); ok {
+					n, err := strconv.Atoi(a)
+					if err != nil {
+						return nil, fmt.Errorf("bad open slot %q in CLUSTER NODES", s)
+					}
+					if l.Migrating == nil {
+						l.Migrating = map[int]string{}
+					}
+					l.Migrating[n] = b
+				} else if a, b, ok := strings.Cut(s, "-<-"); ok {
+					n, err := strconv.Atoi(a)
+					if err != nil {
+						return nil, fmt.Errorf("bad open slot %q in CLUSTER NODES", s)
+					}
+					if l.Importing == nil {
+						l.Importing = map[int]string{}
+					}
+					l.Importing[n] = b
+				}
+				continue
+			}
+			lo, hi, rng := strings.Cut(s, "-")
+			a, err := strconv.Atoi(lo)
+			if err != nil {
+				return nil, fmt.Errorf("bad slot %q in CLUSTER NODES", s)
+			}
+			b := a
+			if rng {
+				if b, err = strconv.Atoi(hi); err != nil {
+					return nil, fmt.Errorf("bad slot range %q in CLUSTER NODES", s)
+				}
+			}
+			for x := a; x <= b; x++ {
+				l.Slots = append(l.Slots, x)
+			}
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// member is one node of the cluster with its role as the node itself reports
+// it (or, when the node does not answer, as the first node that answers does).
+type member struct {
+	Node      cluster.Node
+	ID        string
+	Announce  string // ip:port peers use (MIGRATE, MEET)
+	Primary   bool
+	MasterID  string
+	Slots     []int
+	Reachable bool
+	Migrating map[int]string
+	Importing map[int]string
+}
+
+// topo is a snapshot of the cluster, members sorted by node name.
+type topo struct {
+	Members []member
+	View    string // CLUSTER NODES text of the first node that answered
+	ViewOf  string
+}
+
+func (t *topo) byID(id string) (member, bool) {
+	for _, m := range t.Members {
+		if m.ID == id && id != "" {
+			return m, true
+		}
+	}
+	return member{}, false
+}
+
+// primaries returns the primaries that own slots.
+func (t *topo) primaries() []member {
+	var ms []member
+	for _, m := range t.Members {
+		if m.Primary && len(m.Slots) > 0 {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// replicas returns the replicas whose primary is known.
+func (t *topo) replicas() []member {
+	var ms []member
+	for _, m := range t.Members {
+		if !m.Primary && m.MasterID != "" {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+func (t *topo) names() []string {
+	var ns []string
+	for _, m := range t.Members {
+		ns = append(ns, m.Node.Name)
+	}
+	return ns
+}
+
+// admin holds plain go-redis clients to single nodes, for admin commands.
+// Retries are off: an admin command is sent once.
+type admin struct {
+	mu      sync.Mutex
+	clients map[string]*redis.Client
+}
+
+func (a *admin) client(addr string) *redis.Client {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.clients[addr]; ok {
+		return c
+	}
+	if a.clients == nil {
+		a.clients = map[string]*redis.Client{}
+	}
+	c := redis.NewClient(&redis.Options{
+		Addr:                  addr,
+		Protocol:              2,
+		MaxRetries:            -1,
+		DisableIdentity:       true,
+		DialTimeout:           time.Second,
+		ReadTimeout:           3 * time.Second,
+		WriteTimeout:          3 * time.Second,
+		ContextTimeoutEnabled: true,
+		PoolSize:              4,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	})
+	a.clients[addr] = c
+	return c
+}
+
+func (a *admin) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range a.clients {
+		c.Close()
+	}
+	a.clients = nil
+}
+
+// do sends one command to a node with a timeout.
+func (a *admin) do(ctx context.Context, addr string, timeout time.Duration, args ...any) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := a.client(addr).Do(ctx, args...).Result()
+	if err != nil {
+		return v, fmt.Errorf("%s on %s: %w", strings.TrimSpace(fmt.Sprint(args...)), addr, err)
+	}
+	return v, nil
+}
+
+// clusterNodes returns CLUSTER NODES of the node at addr.
+func (a *admin) clusterNodes(ctx context.Context, addr string) (string, error) {
+	v, err := a.do(ctx, addr, 2*time.Second, "cluster", "nodes")
+	if err != nil {
+		return "", err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("cluster nodes on %s: unexpected reply %T", addr, v)
+	}
+	return s, nil
+}
+
+// topology asks every node for CLUSTER NODES and builds a snapshot.
+func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
+	nodes := sortedNodes(n.c.Nodes())
+	t := &topo{}
+	views := make([][]nodeLine, len(nodes))
+	texts := make([]string, len(nodes))
+	var wg sync.WaitGroup
+	for i, nd := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, err := n.admin.clusterNodes(ctx, nd.Addr)
+			if err != nil {
+				return
+			}
+			ls, err := parseNodes(text)
+			if err != nil {
+				return
+			}
+			views[i], texts[i] = ls, text
+		}()
+	}
+	wg.Wait()
+	var ref []nodeLine // first view that answered, for nodes that did not
+	for i := range nodes {
+		if views[i] != nil {
+			ref, t.View, t.ViewOf = views[i], texts[i], nodes[i].Name
+			break
+		}
+	}
+	if ref == nil {
+		return nil, fmt.Errorf("no node answered CLUSTER NODES (tried %s)", strings.Join(nodeNames(nodes), ", "))
+	}
+	for i, nd := range nodes {
+		m := member{Node: nd}
+		var self *nodeLine
+		for j := range views[i] {
+			if views[i][j].has("myself") {
+				self = &views[i][j]
+			}
+		}
+		if self != nil {
+			m.Reachable = true
+		} else {
+			for j := range ref {
+				if addrMatches(ref[j].Addr, nd) {
+					self = &ref[j]
+					break
+				}
+			}
+		}
+		if self != nil {
+			m.ID, m.Primary, m.MasterID, m.Slots = self.ID, self.primary(), self.MasterID, self.Slots
+			m.Announce, m.Migrating, m.Importing = self.Addr, self.Migrating, self.Importing
+		}
+		if m.Announce == "" || strings.HasPrefix(m.Announce, ":") {
+			m.Announce = announceOf(nd)
+		}
+		t.Members = append(t.Members, m)
+	}
+	return t, nil
+}
+
+// announceOf guesses the address peers use for a node: Host with Addr's port.
+func announceOf(nd cluster.Node) string {
+	host, port, err := net.SplitHostPort(nd.Addr)
+	if err != nil {
+		return nd.Addr
+	}
+	if nd.Host != "" {
+		host = nd.Host
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func addrMatches(announced string, nd cluster.Node) bool {
+	return announced == nd.Addr || announced == announceOf(nd)
+}
+
+func sortedNodes(ns []cluster.Node) []cluster.Node {
+	ns = slices.Clone(ns)
+	slices.SortFunc(ns, func(a, b cluster.Node) int { return compareNames(a.Name, b.Name) })
+	return ns
+}
+
+// compareNames orders "n2" before "n10".
+func compareNames(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+func nodeNames(ns []cluster.Node) []string {
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	return h, port, err
+}
