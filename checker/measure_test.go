@@ -1,0 +1,167 @@
+package checker
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+func TestWindows(t *testing.T) {
+	ops := []history.Op{
+		{Time: 1, Process: history.Nemesis, Type: history.Invoke, F: "start-partition"},
+		{Time: 2, Process: history.Nemesis, Type: history.OK, F: "start-partition", Nodes: []string{"a"}},
+		{Time: 3, Process: history.Nemesis, Type: history.Info, F: "start-kill", Nodes: []string{"b"}},
+		{Time: 5, Process: history.Nemesis, Type: history.Invoke, F: "stop-partition"},
+		{Time: 6, Process: history.Nemesis, Type: history.OK, F: "stop-partition"},
+		{Time: 7, Process: history.Nemesis, Type: history.Invoke, F: "start-pause"},
+		{Time: 8, Process: history.Nemesis, Type: history.Fail, F: "start-pause"}, // did not happen
+		{Time: 9, Process: history.Nemesis, Type: history.Info, F: "stop-clock"},  // no start: ignored
+		{Time: 10, Process: 0, Type: history.Invoke, F: "read"},
+	}
+	ws := Windows(ops)
+	if len(ws) != 2 {
+		t.Fatalf("windows %+v", ws)
+	}
+	if ws[0].Fault != "partition" || ws[0].Start != 1 || ws[0].End != 6 || ws[0].Open || len(ws[0].Nodes) != 1 {
+		t.Fatalf("partition window %+v", ws[0])
+	}
+	if ws[1].Fault != "kill" || ws[1].Start != 3 || ws[1].End != 10 || !ws[1].Open {
+		t.Fatalf("kill window %+v", ws[1])
+	}
+}
+
+func TestPerf(t *testing.T) {
+	var h hist
+	// 3 reads in second 0 (latencies 10, 20, 30 ms), one failed write in
+	// second 1, an info write in second 2, one open read.
+	h.call(0, "read", "k", nil, 0, history.OK, 1, 10)
+	h.call(0, "read", "k", nil, 100, history.OK, 1, 120)
+	h.call(0, "read", "k", nil, 200, history.OK, 1, 230)
+	h.call(1, "write", "k", 1, 1000, history.Fail, nil, 1500)
+	h.call(2, "write", "k", 1, 2000, history.Info, nil, 2500)
+	h.call(3, "read", "k", nil, 2600, "", nil, 0)
+	h.nemesis(1200, "start-kill", "n1")
+	h.nemesis(2200, "stop-kill", "n1")
+	r := check(t, Perf(), h.done())
+	wantValid(t, r, Valid)
+	if fig[float64](t, r, "bucket_s") != 1 {
+		t.Fatalf("bucket %v", r.Figures["bucket_s"])
+	}
+	reads := fig[map[string]any](t, r, "series")["read"].(map[string]any)
+	ok := reads["ok"].([]int)
+	if len(ok) != 3 || ok[0] != 3 || ok[1] != 0 {
+		t.Fatalf("read ok series %v", ok)
+	}
+	p50 := reads["p50_ms"].([]any)
+	if v := p50[0].(float64); v < 19.9 || v > 20.1 || p50[1] != nil {
+		t.Fatalf("p50 series %v", p50)
+	}
+	writes := fig[map[string]any](t, r, "series")["write"].(map[string]any)
+	if writes["fail"].([]int)[1] != 1 || writes["info"].([]int)[2] != 1 {
+		t.Fatalf("write series %v", writes)
+	}
+	tot := fig[map[string]any](t, r, "by_f")["read"].(map[string]any)
+	if tot["ok"] != 3 || tot["open"] != 1 {
+		t.Fatalf("read totals %v", tot)
+	}
+	if lat := tot["latency_ms"].(map[string]any); lat["max"].(float64) < 29.9 || lat["max"].(float64) > 30.1 {
+		t.Fatalf("latency %v", lat)
+	}
+	if f := fig[[]map[string]any](t, r, "faults"); len(f) != 1 || f[0]["start_s"] != 1.2 {
+		t.Fatalf("faults %v", f)
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBucketWidthAdaptive(t *testing.T) {
+	cases := map[time.Duration]time.Duration{
+		time.Minute:      time.Second,
+		599 * time.Second: time.Second,
+		time.Hour:        10 * time.Second,
+		24 * time.Hour:   5 * time.Minute,
+		1000 * time.Hour: 2 * time.Hour,
+	}
+	for run, want := range cases {
+		if got := BucketWidth(run, 600); got != want {
+			t.Errorf("BucketWidth(%v) = %v, want %v", run, got, want)
+		}
+	}
+}
+
+func TestRTO(t *testing.T) {
+	var h hist
+	h.call(0, "write", "a", 1, 0, history.OK, nil, 10)
+	h.nemesis(100, "start-partition", "n1")
+	// a: ok right after the fault (served by the isolated primary), then
+	// errors, then ok again at 900.
+	h.call(0, "write", "a", 1, 110, history.OK, nil, 120)
+	h.call(0, "write", "a", 1, 200, history.Fail, nil, 210)
+	h.withErr("CLUSTERDOWN")
+	h.call(0, "write", "a", 1, 500, history.Info, nil, 700)
+	h.call(1, "write", "a", 1, 800, history.OK, nil, 900)
+	// b: never affected.
+	h.call(2, "write", "b", 1, 150, history.OK, nil, 160)
+	// c: fails and never recovers.
+	h.call(3, "write", "c", 1, 300, history.Fail, nil, 310)
+	h.nemesis(1000, "stop-partition", "n1")
+	r := check(t, RTO(), h.done())
+	wantValid(t, r, Valid)
+	if fig[int](t, r, "affected") != 2 || fig[int](t, r, "unrecovered") != 1 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+	if q := fig[map[string]any](t, r, "rto_ms"); q["max"] != 800.0 {
+		t.Fatalf("rto %v", q)
+	}
+}
+
+func TestRPOSet(t *testing.T) {
+	var h hist
+	h.call(0, "add", "s", 1, 0, history.OK, nil, 10) // before any fault: survives
+	h.nemesis(1000, "start-partition", "n1")
+	h.call(0, "add", "s", 2, 1100, history.OK, nil, 1200) // lost, in window
+	h.withWait(1, 0)
+	h.call(0, "add", "s", 3, 1300, history.OK, nil, 1500) // lost, in window
+	h.nemesis(3000, "stop-partition", "n1")
+	h.call(0, "add", "s", 4, 3100, history.OK, nil, 3200) // lost, outside
+	h.call(0, "add", "s", 5, 999, history.OK, nil, 999)   // lost, within the slack before the window
+	h.nemesis(4000, "final-reads")
+	h.call(1, "read", "s", nil, 4100, history.OK, []int{1}, 4200)
+	r := check(t, RPO(), h.done())
+	wantValid(t, r, Valid)
+	if fig[string](t, r, "kind") != "set" || fig[int64](t, r, "lost") != 4 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+	w := fig[[]map[string]any](t, r, "per_window")[0]
+	if w["lost"] != int64(3) || w["span_ms"] != 501.0 || w["wait_unsatisfied"] != int64(1) || w["no_wait"] != int64(2) {
+		t.Fatalf("window %v", w)
+	}
+	if o := fig[map[string]any](t, r, "outside_windows"); o["lost"] != int64(1) {
+		t.Fatalf("outside %v", o)
+	}
+	if fig[float64](t, r, "rpo_ms") != 501 {
+		t.Fatalf("rpo_ms %v", r.Figures["rpo_ms"])
+	}
+}
+
+func TestRPOCounter(t *testing.T) {
+	var h hist
+	h.call(0, "add", "c", 1, 0, history.OK, nil, 10)
+	h.nemesis(1050, "start-partition", "n1")
+	h.call(0, "add", "c", 1, 1100, history.OK, nil, 1200)
+	h.call(0, "add", "c", 1, 1300, history.OK, nil, 1400)
+	h.nemesis(2000, "stop-partition", "n1")
+	h.nemesis(3000, "final-reads")
+	h.call(1, "read", "c", nil, 3100, history.OK, 1, 3200)
+	r := check(t, RPO(), h.done())
+	if fig[string](t, r, "kind") != "counter" || fig[int64](t, r, "lost") != 2 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+	w := fig[[]map[string]any](t, r, "per_window")[0]
+	if w["lost"] != int64(2) || w["span_ms"] != 200.0 {
+		t.Fatalf("window %v", w)
+	}
+}
