@@ -79,11 +79,11 @@ func TestPerf(t *testing.T) {
 
 func TestBucketWidthAdaptive(t *testing.T) {
 	cases := map[time.Duration]time.Duration{
-		time.Minute:      time.Second,
+		time.Minute:       time.Second,
 		599 * time.Second: time.Second,
-		time.Hour:        10 * time.Second,
-		24 * time.Hour:   5 * time.Minute,
-		1000 * time.Hour: 2 * time.Hour,
+		time.Hour:         10 * time.Second,
+		24 * time.Hour:    5 * time.Minute,
+		1000 * time.Hour:  2 * time.Hour,
 	}
 	for run, want := range cases {
 		if got := BucketWidth(run, 600); got != want {
