@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // failover sends CLUSTER FAILOVER [FORCE|TAKEOVER] to a random replica and
@@ -54,11 +56,9 @@ func (n *Nemesis) waitRole(ctx context.Context, addr string, primary bool, limit
 	deadline := time.Now().Add(limit)
 	for {
 		if text, err := n.admin.clusterNodes(ctx, addr); err == nil {
-			if ls, err := parseNodes(text); err == nil {
-				for _, l := range ls {
-					if l.has("myself") && l.primary() == primary {
-						return true
-					}
+			if ls, err := cluster.ParseNodes(text); err == nil {
+				if self, ok := cluster.Self(ls); ok && self.IsPrimary() == primary {
+					return true
 				}
 			}
 		}

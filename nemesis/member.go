@@ -104,16 +104,16 @@ func (n *Nemesis) joined(ctx context.Context, nd cluster.Node, t *topo) (string,
 	if err != nil {
 		return "", err.Error()
 	}
-	ls, err := parseNodes(text)
+	ls, err := cluster.ParseNodes(text)
 	if err != nil {
 		return "", err.Error()
 	}
 	var id string
 	known := map[string]bool{}
 	for _, l := range ls {
-		if l.has("myself") {
+		if l.Myself() {
 			id = l.ID
-		} else if !l.has("handshake") {
+		} else if !l.HasFlag("handshake") {
 			known[l.ID] = true
 		}
 	}

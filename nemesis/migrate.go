@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // openSlot is a migration this nemesis opened and has not closed yet.
@@ -26,7 +27,7 @@ type slotMove struct {
 
 // migrate moves slots between primaries as redis-cli does, or leaves one
 // open half-way for the stop phase to repair.
-func (n *Nemesis) migrate(st Step, t *topo, rng *rand.Rand) (*action, error) {
+func (n *Nemesis) migrate(ctx context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
 	prim := t.primaries()
 	var reach []member
 	for _, m := range prim {
@@ -53,6 +54,7 @@ func (n *Nemesis) migrate(st Step, t *topo, rng *rand.Rand) (*action, error) {
 	}
 	var moves []move
 	used := map[int]bool{}
+	withKeys := map[string][]int{}
 	for range count {
 		src := pickOne(rng, reach)
 		var others []member
@@ -62,9 +64,17 @@ func (n *Nemesis) migrate(st Step, t *topo, rng *rand.Rand) (*action, error) {
 			}
 		}
 		dst := pickOne(rng, others)
+		cands, ok := withKeys[src.ID]
+		if !ok {
+			cands = n.slotsWithKeys(ctx, src)
+			withKeys[src.ID] = cands
+		}
+		if len(cands) == 0 {
+			cands = src.Slots
+		}
 		slot := -1
 		for range 8 {
-			s := src.Slots[rng.IntN(len(src.Slots))]
+			s := cands[rng.IntN(len(cands))]
 			if !used[s] {
 				slot = s
 				break
@@ -330,84 +340,39 @@ func (n *Nemesis) repairSlots(ctx context.Context) ([]int, error) {
 	return slots, errors.Join(errs...)
 }
 
-// waitConverged polls until every node answers, reports cluster_state:ok,
-// no open slots, no failure flags, and the same owner for every slot.
+// waitConverged waits (cluster.WaitConverged) until every node that answers
+// reports cluster_state:ok, no open slots, no failure flags and the same
+// slot map.
 func (n *Nemesis) waitConverged(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var last string
-	for {
-		why := n.divergence(ctx)
-		if why == "" {
-			return nil
-		}
-		last = why
-		if !sleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
-			return fmt.Errorf("cluster did not converge within %s: %s", timeout, last)
-		}
-	}
-}
-
-// divergence says why the cluster has not converged ("" when it has).
-func (n *Nemesis) divergence(ctx context.Context) string {
-	var sig string
-	var sigOf string
+	var addrs []string
 	for _, nd := range sortedNodes(n.c.Nodes()) {
-		text, err := n.admin.clusterNodes(ctx, nd.Addr)
-		if err != nil {
-			return err.Error()
-		}
-		ls, err := parseNodes(text)
-		if err != nil {
-			return err.Error()
-		}
-		owners := make([]string, 0, 64)
-		for _, l := range ls {
-			if l.has("fail") || l.has("fail?") || l.has("handshake") {
-				return fmt.Sprintf("%s sees %s as %s", nd.Name, l.Addr, strings.Join(l.Flags, ","))
-			}
-			if len(l.Migrating)+len(l.Importing) > 0 {
-				return fmt.Sprintf("%s has open slots", nd.Name)
-			}
-			if l.primary() && len(l.Slots) > 0 {
-				owners = append(owners, fmt.Sprintf("%s:%v", l.ID, ranges(l.Slots)))
-			}
-		}
-		slices.Sort(owners)
-		s := strings.Join(owners, " ")
-		if sigOf == "" {
-			sig, sigOf = s, nd.Name
-		} else if s != sig {
-			return fmt.Sprintf("%s and %s disagree on slot owners", sigOf, nd.Name)
-		}
-		v, err := n.admin.do(ctx, nd.Addr, 2*time.Second, "cluster", "info")
-		if err != nil {
-			return err.Error()
-		}
-		if info, _ := v.(string); !strings.Contains(info, "cluster_state:ok") {
-			return fmt.Sprintf("%s: cluster_state is not ok", nd.Name)
-		}
+		addrs = append(addrs, nd.Addr)
 	}
-	return ""
+	return cluster.WaitConverged(ctx, addrs)
 }
 
-// ranges compresses sorted slots into "a-b" ranges.
-func ranges(slots []int) string {
-	var b strings.Builder
-	for i := 0; i < len(slots); {
-		j := i
-		for j+1 < len(slots) && slots[j+1] == slots[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		if i == j {
-			fmt.Fprintf(&b, "%d", slots[i])
-		} else {
-			fmt.Fprintf(&b, "%d-%d", slots[i], slots[j])
-		}
-		i = j + 1
+// slotsWithKeys returns, sorted, the slots of src that hold some of the keys
+// one SCAN of up to 1000 keys finds there, so that migrations move data
+// even when the workload uses few keys. Empty when the scan fails.
+func (n *Nemesis) slotsWithKeys(ctx context.Context, src member) []int {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	keys, _, err := n.admin.client(src.Node.Addr).Scan(ctx, 0, "", 1000).Result()
+	if err != nil {
+		return nil
 	}
-	return b.String()
+	own := map[int]bool{}
+	for _, s := range src.Slots {
+		own[s] = true
+	}
+	var out []int
+	for _, k := range keys {
+		if s := keySlot(k); own[s] {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -314,7 +314,7 @@ func (n *Nemesis) resolve(ctx context.Context, st Step, t *topo) (*action, error
 	case "clock":
 		return n.skew(st, t, rng)
 	case "migrate":
-		return n.migrate(st, t, rng)
+		return n.migrate(ctx, st, t, rng)
 	case "failover":
 		return n.failover(st, t, rng)
 	case "member":

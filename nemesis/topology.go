@@ -16,86 +16,6 @@ import (
 	"github.com/redline-dev/redline/harness/cluster"
 )
 
-// nodeLine is one line of CLUSTER NODES, reduced to what the nemeses need.
-type nodeLine struct {
-	ID        string
-	Addr      string // ip:port as announced (no @cport)
-	Flags     []string
-	MasterID  string // "" for a primary
-	Connected bool
-	Slots     []int
-	Migrating map[int]string // slot -> destination id (only on the myself line)
-	Importing map[int]string // slot -> source id (only on the myself line)
-}
-
-func (l nodeLine) has(flag string) bool { return slices.Contains(l.Flags, flag) }
-func (l nodeLine) primary() bool        { return l.has("master") }
-
-// parseNodes parses the text of CLUSTER NODES.
-func parseNodes(text string) ([]nodeLine, error) {
-	var out []nodeLine
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) < 8 {
-			return nil, fmt.Errorf("CLUSTER NODES line has %d fields, want at least 8: %q", len(f), line)
-		}
-		l := nodeLine{ID: f[0], Flags: strings.Split(f[2], ","), Connected: f[7] == "connected"}
-		addr := f[1]
-		if i := strings.IndexByte(addr, '@'); i >= 0 {
-			addr = addr[:i]
-		}
-		l.Addr = addr
-		if f[3] != "-" {
-			l.MasterID = f[3]
-		}
-		for _, s := range f[8:] {
-			if strings.HasPrefix(s, "[") {
-				s = strings.Trim(s, "[]")
-				if a, b, ok := strings.Cut(s, "->-"); ok {
-					n, err := strconv.Atoi(a)
-					if err != nil {
-						return nil, fmt.Errorf("bad open slot %q in CLUSTER NODES", s)
-					}
-					if l.Migrating == nil {
-						l.Migrating = map[int]string{}
-					}
-					l.Migrating[n] = b
-				} else if a, b, ok := strings.Cut(s, "-<-"); ok {
-					n, err := strconv.Atoi(a)
-					if err != nil {
-						return nil, fmt.Errorf("bad open slot %q in CLUSTER NODES", s)
-					}
-					if l.Importing == nil {
-						l.Importing = map[int]string{}
-					}
-					l.Importing[n] = b
-				}
-				continue
-			}
-			lo, hi, rng := strings.Cut(s, "-")
-			a, err := strconv.Atoi(lo)
-			if err != nil {
-				return nil, fmt.Errorf("bad slot %q in CLUSTER NODES", s)
-			}
-			b := a
-			if rng {
-				if b, err = strconv.Atoi(hi); err != nil {
-					return nil, fmt.Errorf("bad slot range %q in CLUSTER NODES", s)
-				}
-			}
-			for x := a; x <= b; x++ {
-				l.Slots = append(l.Slots, x)
-			}
-		}
-		out = append(out, l)
-	}
-	return out, nil
-}
-
 // member is one node of the cluster with its role as the node itself reports
 // it (or, when the node does not answer, as the first node that answers does).
 type member struct {
@@ -227,7 +147,7 @@ func (a *admin) clusterNodes(ctx context.Context, addr string) (string, error) {
 func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
 	nodes := sortedNodes(n.c.Nodes())
 	t := &topo{}
-	views := make([][]nodeLine, len(nodes))
+	views := make([][]cluster.NodeInfo, len(nodes))
 	texts := make([]string, len(nodes))
 	var wg sync.WaitGroup
 	for i, nd := range nodes {
@@ -238,7 +158,7 @@ func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
 			if err != nil {
 				return
 			}
-			ls, err := parseNodes(text)
+			ls, err := cluster.ParseNodes(text)
 			if err != nil {
 				return
 			}
@@ -246,7 +166,7 @@ func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
 		}()
 	}
 	wg.Wait()
-	var ref []nodeLine // first view that answered, for nodes that did not
+	var ref []cluster.NodeInfo // first view that answered, for nodes that did not
 	for i := range nodes {
 		if views[i] != nil {
 			ref, t.View, t.ViewOf = views[i], texts[i], nodes[i].Name
@@ -258,9 +178,9 @@ func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
 	}
 	for i, nd := range nodes {
 		m := member{Node: nd}
-		var self *nodeLine
+		var self *cluster.NodeInfo
 		for j := range views[i] {
-			if views[i][j].has("myself") {
+			if views[i][j].Myself() {
 				self = &views[i][j]
 			}
 		}
@@ -275,8 +195,21 @@ func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
 			}
 		}
 		if self != nil {
-			m.ID, m.Primary, m.MasterID, m.Slots = self.ID, self.primary(), self.MasterID, self.Slots
-			m.Announce, m.Migrating, m.Importing = self.Addr, self.Migrating, self.Importing
+			m.ID, m.Primary, m.MasterID, m.Slots = self.ID, self.IsPrimary(), self.Master, self.Slots()
+			m.Announce = self.Addr
+			for _, o := range self.Open {
+				if o.Migrating {
+					if m.Migrating == nil {
+						m.Migrating = map[int]string{}
+					}
+					m.Migrating[o.Slot] = o.Peer
+				} else {
+					if m.Importing == nil {
+						m.Importing = map[int]string{}
+					}
+					m.Importing[o.Slot] = o.Peer
+				}
+			}
 		}
 		if m.Announce == "" || strings.HasPrefix(m.Announce, ":") {
 			m.Announce = announceOf(nd)

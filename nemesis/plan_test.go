@@ -1,0 +1,212 @@
+package nemesis
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redline-dev/redline/harness/cluster"
+)
+
+func TestPlanIsAPureFunctionOfFaultsAndSeed(t *testing.T) {
+	faults := []string{"partition", "kill", "migrate", "failover"}
+	a := Plan(faults, 42, 200)
+	b := Plan([]string{"failover", "migrate", "kill", "partition", "kill"}, 42, 200)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same faults in another order and the same seed gave different plans")
+	}
+	if len(a) != 200 {
+		t.Fatalf("got %d steps, want 200", len(a))
+	}
+	if c := Plan(faults, 43, 200); reflect.DeepEqual(a, c) {
+		t.Fatal("seeds 42 and 43 gave the same plan")
+	}
+	// A prefix of a longer plan is the shorter plan.
+	if !reflect.DeepEqual(a[:50], Plan(faults, 42, 50)) {
+		t.Fatal("the first 50 steps depend on the plan length")
+	}
+	seen := map[string]bool{}
+	for _, s := range a {
+		if !slices.Contains(faults, s.Fault) {
+			t.Fatalf("step %+v: fault not asked for", s)
+		}
+		if !slices.Contains(Modes(s.Fault), s.Mode) {
+			t.Fatalf("step %+v: mode not a mode of its fault", s)
+		}
+		if s.Hold < 0.5 || s.Hold >= 0.75 {
+			t.Fatalf("step %+v: hold outside [0.5, 0.75)", s)
+		}
+		seen[s.Fault+"/"+s.Mode] = true
+	}
+	for _, f := range faults {
+		for _, m := range Modes(f) {
+			if !seen[f+"/"+m] {
+				t.Errorf("200 steps never chose %s/%s", f, m)
+			}
+		}
+	}
+	if Plan([]string{"none"}, 1, 10) != nil || Plan(nil, 1, 10) != nil {
+		t.Fatal("a plan without faults must be empty")
+	}
+}
+
+// fakeTopo builds a topology of 3 primaries (n1-n3) and 3 replicas (n4-n6,
+// replica of n(i-3)), listed in the given order.
+func fakeTopo(order []int) *topo {
+	t := &topo{}
+	for _, i := range order {
+		m := member{Node: cluster.Node{Name: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("127.0.0.1:%d", 7000+i)},
+			ID: fmt.Sprintf("id%d", i), Reachable: true}
+		m.Announce = m.Node.Addr
+		if i <= 3 {
+			m.Primary = true
+			for s := (i - 1) * 5461; s < min(i*5461, 16384); s++ {
+				m.Slots = append(m.Slots, s)
+			}
+		} else {
+			m.MasterID = fmt.Sprintf("id%d", i-3)
+		}
+		t.Members = append(t.Members, m)
+	}
+	slices.SortFunc(t.Members, func(a, b member) int { return compareNames(a.Node.Name, b.Node.Name) })
+	return t
+}
+
+func TestTargetsDependOnSeedAndTopologyOnly(t *testing.T) {
+	steps := Plan([]string{"partition", "kill", "pause"}, 7, 300)
+	t1 := fakeTopo([]int{1, 2, 3, 4, 5, 6})
+	t2 := fakeTopo([]int{6, 4, 2, 5, 1, 3})
+	differ := 0
+	var first []string
+	for i, st := range steps {
+		r1, r2 := resolvePure(t, st, t1), resolvePure(t, st, t2)
+		if r1 != r2 {
+			t.Fatalf("step %d %+v: targets differ with node order: %s vs %s", i, st, r1, r2)
+		}
+		if i < 20 {
+			first = append(first, r1)
+		}
+		if r1 != resolvePure(t, Step{Fault: st.Fault, Mode: st.Mode, Seed: st.Seed + 1}, t1) {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Fatal("targets never depend on the step seed")
+	}
+	// Resolving twice gives the same answer (no hidden state).
+	for i, st := range steps[:20] {
+		if got := resolvePure(t, st, t1); got != first[i] {
+			t.Fatalf("step %d resolved differently the second time", i)
+		}
+	}
+}
+
+func resolvePure(t *testing.T, st Step, tp *topo) string {
+	t.Helper()
+	rng := stepRand(st)
+	switch st.Fault {
+	case "partition":
+		p, err := planPartition(st.Mode, tp, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(p.Cuts, p.Minority)
+	default:
+		ms, err := killTargets(st.Mode, tp, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(memberNames(ms), ",")
+	}
+}
+
+func TestPartitionPlans(t *testing.T) {
+	tp := fakeTopo([]int{1, 2, 3, 4, 5, 6})
+	for _, mode := range Modes("partition") {
+		for seed := range uint64(50) {
+			p, err := planPartition(mode, tp, stepRand(Step{Seed: seed}))
+			if err != nil {
+				t.Fatalf("%s: %v", mode, err)
+			}
+			// Cuts are symmetric and never a node with itself.
+			for a, peers := range p.Cuts {
+				for _, b := range peers {
+					if a == b {
+						t.Fatalf("%s: %s cuts itself", mode, a)
+					}
+					if !slices.Contains(p.Cuts[b], a) {
+						t.Fatalf("%s: %s drops %s but not the other way", mode, a, b)
+					}
+				}
+			}
+			if len(p.Cuts) == 0 {
+				t.Fatalf("%s seed %d: nothing is cut", mode, seed)
+			}
+			sees := func(a string) int { return 6 - len(p.Cuts[a]) } // itself included
+			switch mode {
+			case "isolate-one", "isolate-primary":
+				if len(p.Minority) != 1 || len(p.Cuts[p.Minority[0]]) != 5 {
+					t.Fatalf("%s: %+v", mode, p)
+				}
+				if mode == "isolate-primary" && !slices.Contains([]string{"n1", "n2", "n3"}, p.Minority[0]) {
+					t.Fatalf("isolate-primary isolated replica %s", p.Minority[0])
+				}
+			case "halves":
+				if len(p.Minority) != 2 {
+					t.Fatalf("halves of 6 should isolate 2 nodes, got %v", p.Minority)
+				}
+			case "ring":
+				for _, m := range tp.Members {
+					if sees(m.Node.Name) < 4 {
+						t.Fatalf("ring: %s sees %d nodes, fewer than a majority", m.Node.Name, sees(m.Node.Name))
+					}
+				}
+			case "bridge":
+				bridges := 0
+				for _, m := range tp.Members {
+					if len(p.Cuts[m.Node.Name]) == 0 {
+						bridges++
+					}
+				}
+				if bridges != 1 {
+					t.Fatalf("bridge: %d nodes see everyone, want 1: %v", bridges, p.Cuts)
+				}
+			case "primaries-replicas":
+				if !reflect.DeepEqual(p.Cuts["n1"], []string{"n4", "n5", "n6"}) {
+					t.Fatalf("primaries-replicas: n1 cuts %v", p.Cuts["n1"])
+				}
+			}
+		}
+	}
+}
+
+func TestKillTargets(t *testing.T) {
+	tp := fakeTopo([]int{1, 2, 3, 4, 5, 6})
+	for seed := range uint64(30) {
+		rng := stepRand(Step{Seed: seed})
+		ms, _ := killTargets("majority-primaries", tp, rng)
+		if len(ms) != 2 || !ms[0].Primary || !ms[1].Primary || ms[0].ID == ms[1].ID {
+			t.Fatalf("majority of 3 primaries: %v", memberNames(ms))
+		}
+		ms, _ = killTargets("primary", tp, rng)
+		if len(ms) != 1 || !ms[0].Primary {
+			t.Fatalf("primary: %v", memberNames(ms))
+		}
+		ms, _ = killTargets("all", tp, rng)
+		if len(ms) != 6 {
+			t.Fatalf("all: %v", memberNames(ms))
+		}
+	}
+}
+
+func TestKeySlot(t *testing.T) {
+	// Values from the Redis Cluster specification and redis-cli CLUSTER KEYSLOT.
+	for key, want := range map[string]int{"123456789": 0x31C3 & 16383, "foo": 12182, "bar": 5061,
+		"{user1000}.following": keySlot("user1000"), "foo{}{bar}": keySlot("foo{}{bar}"), "foo{{bar}}": keySlot("{bar")} {
+		if got := keySlot(key); got != want {
+			t.Errorf("keySlot(%q) = %d, want %d", key, got, want)
+		}
+	}
+}
