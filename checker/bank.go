@@ -1,0 +1,192 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+type bank struct {
+	total int64
+	o     Options
+}
+
+// Bank checks bank transfers: every successful read-all of a group of
+// accounts (one hash tag, the op's key) sums to the group's total. total is
+// the invariant; 0 means "take it from the group's ok init op". A wrong sum
+// means a partial transfer was seen (or money was created or lost).
+// Negative balances are counted but not judged.
+func Bank(total int64, opts ...Options) Checker {
+	o := firstOpts(opts)
+	if total == 0 {
+		total = o.Total
+	}
+	return bank{total: total, o: o}
+}
+
+func (b bank) Name() string { return b.o.name("bank") }
+
+func (b bank) Check(ctx context.Context, ops []history.Op) Result {
+	calls, err := b.o.calls(ops)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	totals := map[string]int64{}
+	accounts := map[string][]string{}
+	var transfers [3]int
+	for _, c := range calls {
+		switch c.inv.F {
+		case "init":
+			if !c.ok() {
+				continue
+			}
+			var m map[string]int64
+			src := c.comp.Value
+			if !c.comp.HasValue() {
+				src = c.inv.Value
+			}
+			if json.Unmarshal(src, &m) != nil {
+				continue
+			}
+			var sum int64
+			var names []string
+			for k, v := range m {
+				sum += v
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			totals[c.inv.Key] = sum
+			accounts[c.inv.Key] = names
+		case "transfer":
+			switch {
+			case c.ok():
+				transfers[0]++
+			case c.failed():
+				transfers[1]++
+			default:
+				transfers[2]++
+			}
+		}
+	}
+	var reads, wrong, negative, noTotal, malformed, missing int
+	var examples []map[string]any
+	for _, c := range calls {
+		if c.inv.F != "read-all" || !c.ok() {
+			continue
+		}
+		var m map[string]int64
+		if json.Unmarshal(c.comp.Value, &m) != nil {
+			malformed++
+			continue
+		}
+		reads++
+		total, ok := totals[c.inv.Key]
+		if b.total != 0 {
+			total, ok = b.total, true
+		}
+		if !ok {
+			noTotal++
+			continue
+		}
+		var sum int64
+		for _, v := range m {
+			sum += v
+			if v < 0 {
+				negative++
+			}
+		}
+		if names := accounts[c.inv.Key]; names != nil && len(m) != len(names) {
+			missing++
+		}
+		if sum != total {
+			wrong++
+			if len(examples) < b.o.MaxExamples {
+				examples = append(examples, map[string]any{
+					"index": c.inv.Index, "time_s": sec(c.start), "key": c.inv.Key,
+					"sum": sum, "total": total, "balances": m,
+				})
+			}
+		}
+	}
+	fig := map[string]any{
+		"reads":               reads,
+		"transfers_ok":        transfers[0],
+		"transfers_fail":      transfers[1],
+		"transfers_info":      transfers[2],
+		"wrong_total":         wrong,
+		"wrong_total_reads":   nonNil(examples),
+		"negative_balances":   negative,
+		"reads_missing_accts": missing,
+	}
+	if malformed > 0 {
+		fig["skipped_malformed"] = malformed
+	}
+	res := Result{Valid: Valid, Figures: fig}
+	switch {
+	case wrong > 0:
+		res.Valid = Invalid
+	case noTotal > 0:
+		res.Valid = Unknown
+		fig["error"] = "no total: pass it to Bank or record an ok init op per account group"
+	case reads == 0 && transfers[0] > 0:
+		res.Valid = Unknown
+		fig["error"] = "no successful read-all: nothing to check"
+	}
+	return res
+}
+
+type crossSlot struct{ o Options }
+
+// CrossSlot is a fidelity check: every "cross-slot" op (a transaction over
+// keys of different slots, sent on purpose) must be refused with CROSSSLOT.
+// One that succeeded means the server ran a cross-slot transaction: invalid.
+// Ops of other kinds refused with CROSSSLOT are counted apart: they point at
+// a workload whose keys were meant to share a slot.
+func CrossSlot(opts ...Options) Checker { return crossSlot{firstOpts(opts)} }
+
+func (c crossSlot) Name() string { return c.o.name("cross-slot") }
+
+func (c crossSlot) Check(ctx context.Context, ops []history.Op) Result {
+	calls, err := c.o.calls(ops)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	var attempted, refused, executed, other, elsewhere int
+	var examples []int64
+	for _, x := range calls {
+		isCross := x.comp != nil && x.comp.Type == history.Fail && strings.HasPrefix(x.comp.Error, "CROSSSLOT")
+		if x.inv.F != "cross-slot" {
+			if isCross {
+				elsewhere++
+			}
+			continue
+		}
+		attempted++
+		switch {
+		case isCross:
+			refused++
+		case x.ok():
+			executed++
+			if len(examples) < c.o.MaxExamples {
+				examples = append(examples, x.inv.Index)
+			}
+		default:
+			other++
+		}
+	}
+	res := Result{Valid: Valid, Figures: map[string]any{
+		"attempted":              attempted,
+		"refused_crossslot":      refused,
+		"executed":               executed,
+		"executed_indices":       nonNil(examples),
+		"other_outcome":          other,
+		"crossslot_on_other_ops": elsewhere,
+	}}
+	if executed > 0 {
+		res.Valid = Invalid
+	}
+	return res
+}

@@ -1,0 +1,580 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// Anomaly classes the list-append checker detects, in the order reported.
+var ListAppendDetects = []string{
+	"G0", "G1a", "G1b", "G1c", "G-single", "G2",
+	"internal", "incompatible-order", "garbage-read", "duplicate-elements", "duplicate-appends",
+}
+
+// ListAppendDoesNotDetect says what this checker cannot see.
+var ListAppendDoesNotDetect = []string{
+	"real-time and process-order anomalies (it checks serializability, not strict serializability)",
+	"the order of appends no read ever observed (no ww edges for them)",
+	"predicate anomalies (there are no predicate reads in list-append)",
+}
+
+type listAppend struct{ o Options }
+
+// ListAppend checks list-append transactions (Elle's model) by building the
+// ww / wr / rw dependency graph from the version orders the reads reveal and
+// looking for cycles, plus the non-cyclic anomalies (aborted and
+// intermediate reads, internal inconsistency, incompatible orders).
+func ListAppend(opts ...Options) Checker { return listAppend{firstOpts(opts)} }
+
+func (l listAppend) Name() string { return l.o.name("list-append") }
+
+type laMop struct {
+	append bool
+	k      string
+	v      int64   // append
+	list   []int64 // read result
+	known  bool    // read result known
+}
+
+type laTxn struct {
+	c      call
+	mops   []laMop
+	status history.Type // OK, Fail or Info
+}
+
+func parseTxn(raw json.RawMessage) ([]laMop, error) {
+	var items [][]json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, err
+	}
+	out := make([]laMop, 0, len(items))
+	for _, it := range items {
+		if len(it) != 3 {
+			return nil, fmt.Errorf("micro-op %s: want [f, key, value]", it)
+		}
+		var f, k string
+		if err := json.Unmarshal(it[0], &f); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(it[1], &k); err != nil {
+			var n int64
+			if json.Unmarshal(it[1], &n) != nil {
+				return nil, err
+			}
+			k = fmt.Sprint(n)
+		}
+		m := laMop{k: k}
+		switch f {
+		case "append":
+			v, ok := parseInt(it[2])
+			if !ok {
+				return nil, fmt.Errorf("append of %s: want an integer", it[2])
+			}
+			m.append, m.v = true, v
+		case "r":
+			if l, ok := parseInts(it[2]); ok && string(it[2]) != "null" {
+				m.list, m.known = l, true
+			}
+		default:
+			return nil, fmt.Errorf("micro-op %q: want append or r", f)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Edge kinds of the dependency graph.
+const (
+	ww = 1 << iota
+	wr
+	rw
+)
+
+func edgeName(t uint8) string {
+	switch t {
+	case ww:
+		return "ww"
+	case wr:
+		return "wr"
+	}
+	return "rw"
+}
+
+type laEdge struct {
+	to  int32
+	typ uint8
+	k   string
+	v   int64 // the version that justifies the edge
+}
+
+// anomalyLog gathers counts and capped examples per class.
+type anomalyLog struct {
+	max      int
+	count    map[string]int
+	examples map[string][]any
+}
+
+func (a *anomalyLog) add(class string, ex any) {
+	a.count[class]++
+	if len(a.examples[class]) < a.max {
+		a.examples[class] = append(a.examples[class], ex)
+	}
+}
+
+func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
+	calls, err := l.o.calls(ops)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	an := &anomalyLog{max: l.o.MaxExamples, count: map[string]int{}, examples: map[string][]any{}}
+	var txns []*laTxn
+	malformed := 0
+	for _, c := range calls {
+		if c.inv.F != "txn" {
+			continue
+		}
+		t := &laTxn{c: c}
+		src := c.inv.Value
+		switch {
+		case c.ok():
+			t.status = history.OK
+			if c.comp.HasValue() {
+				src = c.comp.Value
+			}
+		case c.failed():
+			t.status = history.Fail
+		default:
+			t.status = history.Info
+		}
+		mops, err := parseTxn(src)
+		if err != nil {
+			malformed++
+			continue
+		}
+		t.mops = mops
+		txns = append(txns, t)
+	}
+	ref := func(t int) map[string]any {
+		return map[string]any{"index": txns[t].c.inv.Index, "process": txns[t].c.inv.Process.String(), "status": string(txns[t].status)}
+	}
+
+	// Who appended what. final[k][v]: v was the writer's last append to k.
+	type writer struct {
+		t     int
+		final bool
+	}
+	writers := map[string]map[int64]writer{}
+	for ti, t := range txns {
+		last := map[string]int{}
+		for mi, m := range t.mops {
+			if m.append {
+				last[m.k] = mi
+			}
+		}
+		for mi, m := range t.mops {
+			if !m.append {
+				continue
+			}
+			w := writers[m.k]
+			if w == nil {
+				w = map[int64]writer{}
+				writers[m.k] = w
+			}
+			if prev, dup := w[m.v]; dup {
+				an.add("duplicate-appends", map[string]any{"key": m.k, "value": m.v, "txns": []any{ref(prev.t), ref(ti)}})
+				continue
+			}
+			w[m.v] = writer{t: ti, final: last[m.k] == mi}
+		}
+	}
+
+	// Per-read checks and the longest read per key.
+	longest := map[string][]int64{}
+	for ti, t := range txns {
+		if t.status != history.OK {
+			continue
+		}
+		// Internal consistency: what this txn must see of its own writes.
+		type seen struct {
+			read    []int64
+			hasRead bool
+			since   []int64
+		}
+		own := map[string]*seen{}
+		for _, m := range t.mops {
+			s := own[m.k]
+			if s == nil {
+				s = &seen{}
+				own[m.k] = s
+			}
+			if m.append {
+				s.since = append(s.since, m.v)
+				continue
+			}
+			if !m.known {
+				continue
+			}
+			okInternal := true
+			if s.hasRead {
+				okInternal = slices.Equal(m.list, append(slices.Clone(s.read), s.since...))
+			} else if len(s.since) > 0 {
+				okInternal = len(m.list) >= len(s.since) && slices.Equal(m.list[len(m.list)-len(s.since):], s.since)
+			}
+			if !okInternal {
+				an.add("internal", map[string]any{"txn": ref(ti), "key": m.k, "read": m.list})
+			}
+			s.read, s.hasRead, s.since = m.list, true, nil
+
+			dups := map[int64]bool{}
+			for _, v := range m.list {
+				if dups[v] {
+					an.add("duplicate-elements", map[string]any{"txn": ref(ti), "key": m.k, "value": v, "read": m.list})
+					break
+				}
+				dups[v] = true
+				w, ok := writers[m.k][v]
+				switch {
+				case !ok:
+					an.add("garbage-read", map[string]any{"txn": ref(ti), "key": m.k, "value": v})
+				case txns[w.t].status == history.Fail:
+					an.add("G1a", map[string]any{"reader": ref(ti), "writer": ref(w.t), "key": m.k, "value": v})
+				}
+			}
+			if n := len(m.list); n > 0 {
+				if w, ok := writers[m.k][m.list[n-1]]; ok && !w.final && w.t != ti {
+					an.add("G1b", map[string]any{"reader": ref(ti), "writer": ref(w.t), "key": m.k, "value": m.list[n-1]})
+				}
+			}
+			if len(m.list) > len(longest[m.k]) {
+				longest[m.k] = m.list
+			}
+		}
+	}
+	// Every read must be a prefix of the longest one of its key.
+	for ti, t := range txns {
+		if t.status != history.OK {
+			continue
+		}
+		for _, m := range t.mops {
+			if m.append || !m.known {
+				continue
+			}
+			lg := longest[m.k]
+			if !slices.Equal(m.list, lg[:min(len(m.list), len(lg))]) {
+				an.add("incompatible-order", map[string]any{"txn": ref(ti), "key": m.k, "read": m.list, "longest": lg})
+			}
+		}
+	}
+
+	// The dependency graph over transactions.
+	adj := make([][]laEdge, len(txns))
+	edge := func(a, b int, typ uint8, k string, v int64) {
+		if a == b {
+			return
+		}
+		adj[a] = append(adj[a], laEdge{to: int32(b), typ: typ, k: k, v: v})
+	}
+	writerOf := func(k string, v int64) (int, bool) {
+		w, ok := writers[k][v]
+		if !ok || txns[w.t].status == history.Fail {
+			return 0, false
+		}
+		return w.t, true
+	}
+	keys := make([]string, 0, len(longest))
+	for k := range longest {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		order := longest[k]
+		for i := 1; i < len(order); i++ {
+			a, ok1 := writerOf(k, order[i-1])
+			b, ok2 := writerOf(k, order[i])
+			if ok1 && ok2 {
+				edge(a, b, ww, k, order[i])
+			}
+		}
+	}
+	for ti, t := range txns {
+		if t.status != history.OK {
+			continue
+		}
+		for _, m := range t.mops {
+			if m.append || !m.known {
+				continue
+			}
+			order := longest[m.k]
+			n := len(m.list)
+			if n > len(order) || !slices.Equal(m.list, order[:n]) {
+				continue // incompatible: no place in the order
+			}
+			if n > 0 {
+				if w, ok := writerOf(m.k, m.list[n-1]); ok {
+					edge(w, ti, wr, m.k, m.list[n-1])
+				}
+			}
+			if n < len(order) {
+				if w, ok := writerOf(m.k, order[n]); ok {
+					edge(ti, w, rw, m.k, order[n])
+				}
+			}
+		}
+	}
+	l.cycles(adj, an, ref)
+
+	classes := []string{}
+	anomalies := map[string]any{}
+	for _, c := range ListAppendDetects {
+		if n := an.count[c]; n > 0 {
+			classes = append(classes, c)
+			anomalies[c] = map[string]any{"count": n, "examples": an.examples[c]}
+		}
+	}
+	var st [3]int
+	for _, t := range txns {
+		switch t.status {
+		case history.OK:
+			st[0]++
+		case history.Fail:
+			st[1]++
+		default:
+			st[2]++
+		}
+	}
+	fig := map[string]any{
+		"txns_ok":         st[0],
+		"txns_fail":       st[1],
+		"txns_info":       st[2],
+		"keys":            len(longest),
+		"detects":         ListAppendDetects,
+		"does_not_detect": ListAppendDoesNotDetect,
+		"anomaly_types":   classes,
+		"anomalies":       anomalies,
+	}
+	if malformed > 0 {
+		fig["skipped_malformed"] = malformed
+	}
+	res := Result{Valid: Valid, Figures: fig}
+	if len(classes) > 0 {
+		res.Valid = Invalid
+	}
+	return res
+}
+
+// cycles finds the strongly connected components of the dependency graph
+// and classifies the cycles in each: G0 (ww only), G1c (ww and wr, at least
+// one wr), G-single (exactly one rw) and G2 (several rw). Counts are of
+// components showing the class; each comes with one example cycle.
+func (l listAppend) cycles(adj [][]laEdge, an *anomalyLog, ref func(int) map[string]any) {
+	comp := sccs(adj, ww|wr|rw)
+	groups := map[int][]int{}
+	for v, c := range comp {
+		groups[c] = append(groups[c], v)
+	}
+	ids := make([]int, 0, len(groups))
+	for c, vs := range groups {
+		if len(vs) > 1 {
+			ids = append(ids, c)
+		}
+	}
+	sort.Ints(ids)
+	const maxTries = 200
+	describe := func(path []laEdge, from int) []any {
+		var steps []any
+		cur := from
+		for _, e := range path {
+			s := ref(cur)
+			s["edge"] = edgeName(e.typ)
+			s["key"] = e.k
+			s["value"] = e.v
+			steps = append(steps, s)
+			cur = int(e.to)
+		}
+		return steps
+	}
+	for _, c := range ids {
+		in := func(v int) bool { return comp[v] == c }
+		found := map[string]bool{}
+		// G0: a cycle of ww edges alone.
+		for i, v := range groups[c] {
+			if i >= maxTries {
+				break
+			}
+			if p := cycleThrough(adj, v, ww, in); p != nil {
+				an.add("G0", describe(p, v))
+				found["G0"] = true
+				break
+			}
+		}
+		// G1c: a cycle of ww and wr edges with at least one wr.
+		tries := 0
+		for _, a := range groups[c] {
+			for _, e := range adj[a] {
+				if e.typ != wr || !in(int(e.to)) || tries >= maxTries {
+					continue
+				}
+				tries++
+				if p := path(adj, int(e.to), a, ww|wr, in); p != nil {
+					an.add("G1c", describe(append([]laEdge{e}, p...), a))
+					found["G1c"] = true
+					break
+				}
+			}
+			if found["G1c"] || tries >= maxTries {
+				break
+			}
+		}
+		// G-single: one rw edge closed by ww/wr edges; otherwise G2.
+		tries = 0
+		var anyRW *laEdge
+		var anyFrom int
+		for _, a := range groups[c] {
+			for i, e := range adj[a] {
+				if e.typ != rw || !in(int(e.to)) {
+					continue
+				}
+				if anyRW == nil {
+					anyRW, anyFrom = &adj[a][i], a
+				}
+				if tries >= maxTries {
+					continue
+				}
+				tries++
+				if p := path(adj, int(e.to), a, ww|wr, in); p != nil {
+					an.add("G-single", describe(append([]laEdge{e}, p...), a))
+					found["G-single"] = true
+					break
+				}
+			}
+			if found["G-single"] || tries >= maxTries {
+				break
+			}
+		}
+		if !found["G-single"] && anyRW != nil {
+			if p := path(adj, int(anyRW.to), anyFrom, ww|wr|rw, in); p != nil {
+				an.add("G2", describe(append([]laEdge{*anyRW}, p...), anyFrom))
+			}
+		}
+	}
+}
+
+// path finds a shortest path from a to b over edges of the given kinds
+// within the component, or nil. a == b gives an empty, non-nil path.
+func path(adj [][]laEdge, a, b int, kinds uint8, in func(int) bool) []laEdge {
+	if a == b {
+		return []laEdge{}
+	}
+	prev := map[int]laEdge{}
+	from := map[int]int{a: -1}
+	queue := []int{a}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, e := range adj[v] {
+			w := int(e.to)
+			if e.typ&kinds == 0 || !in(w) {
+				continue
+			}
+			if _, seen := from[w]; seen {
+				continue
+			}
+			from[w], prev[w] = v, e
+			if w == b {
+				var p []laEdge
+				for x := b; x != a; x = from[x] {
+					p = append(p, prev[x])
+				}
+				slices.Reverse(p)
+				return p
+			}
+			queue = append(queue, w)
+		}
+	}
+	return nil
+}
+
+// cycleThrough finds a cycle through v using only the given edge kinds.
+func cycleThrough(adj [][]laEdge, v int, kinds uint8, in func(int) bool) []laEdge {
+	for _, e := range adj[v] {
+		if e.typ&kinds == 0 || !in(int(e.to)) {
+			continue
+		}
+		if p := path(adj, int(e.to), v, kinds, in); p != nil {
+			return append([]laEdge{e}, p...)
+		}
+	}
+	return nil
+}
+
+// sccs labels each vertex with its strongly connected component (Tarjan's
+// algorithm, iterative so that long chains do not exhaust the stack).
+func sccs(adj [][]laEdge, kinds uint8) []int {
+	n := len(adj)
+	index := make([]int, n)
+	low := make([]int, n)
+	comp := make([]int, n)
+	onStack := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+		comp[i] = -1
+	}
+	var stack []int
+	type frame struct{ v, next int }
+	counter, ncomp := 0, 0
+	for root := range n {
+		if index[root] >= 0 {
+			continue
+		}
+		call := []frame{{root, 0}}
+		index[root], low[root] = counter, counter
+		counter++
+		stack = append(stack, root)
+		onStack[root] = true
+		for len(call) > 0 {
+			f := &call[len(call)-1]
+			v := f.v
+			if f.next < len(adj[v]) {
+				e := adj[v][f.next]
+				f.next++
+				if e.typ&kinds == 0 {
+					continue
+				}
+				w := int(e.to)
+				if index[w] < 0 {
+					index[w], low[w] = counter, counter
+					counter++
+					stack = append(stack, w)
+					onStack[w] = true
+					call = append(call, frame{w, 0})
+				} else if onStack[w] {
+					low[v] = min(low[v], index[w])
+				}
+				continue
+			}
+			if low[v] == index[v] {
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp[w] = ncomp
+					if w == v {
+						break
+					}
+				}
+				ncomp++
+			}
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				p := call[len(call)-1].v
+				low[p] = min(low[p], low[v])
+			}
+		}
+	}
+	return comp
+}
