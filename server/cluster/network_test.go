@@ -48,6 +48,7 @@ type simNode struct {
 	logs     []string
 	linkUp   bool
 	noWrites bool
+	replCut  bool // replication stream to this replica stopped (bus still up)
 }
 
 const testNT = 2 * time.Second
@@ -223,7 +224,7 @@ func (nw *network) tick() {
 		if m != nil && !m.n.IsMaster() {
 			m = nil
 		}
-		if m != nil && !nw.dropped(m.idx, s.idx) {
+		if m != nil && !nw.dropped(m.idx, s.idx) && !s.replCut {
 			s.offset = m.offset
 			s.n.SetReplOffset(s.offset)
 			s.n.SetMasterLinkStatus(true, nw.now)
