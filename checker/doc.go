@@ -1,0 +1,105 @@
+// # History conventions the checkers read
+//
+// Every workload records ops as harness/history describes (invoke, then ok /
+// fail / info; a process retired after info). "key" is the Redis key. A
+// value is JSON; "null" and an absent value are the same. An op that never
+// completed (the history ended) is treated exactly as an info op.
+//
+// Register (Linearizable), per key:
+//   - f "read":  invoke value null; ok value an integer, or null when the key
+//     does not exist.
+//   - f "write": invoke value an integer (SET).
+//   - f "cas":   invoke value [old, new]. ok: it compared equal and swapped.
+//     fail with an error starting "cas-mismatch": it ran and did not swap
+//     (the value was not old) - checked as an observation. Any other fail:
+//     it did not run. info: unknown.
+//
+// Counter (Counter, RPO), per key:
+//   - f "add" (or "incr"): invoke value the delta (INCRBY); "incr" without
+//     a value means 1.
+//   - f "read": ok value an integer; null (no key) is 0.
+//
+// Set (Set, RPO), per key:
+//   - f "add":  invoke value the element, an integer unique within the key
+//     (SADD). A second add of the same element is ignored and counted.
+//   - f "read": ok value the list of integers (SMEMBERS); null is empty.
+//
+// Bank (Bank); key = the account group (the hash tag), ops of one group
+// carry the same key:
+//   - f "init":     ok; value (on the completion, else on the invocation)
+//     {"account": balance, ...}; sets the group's total when Bank gets 0.
+//   - f "transfer": invoke value {"from": k1, "to": k2, "amount": n}.
+//   - f "read-all": ok value {"account": balance, ...} read in one
+//     transaction.
+//
+// List-append (ListAppend), Elle's model; key unused:
+//   - f "txn": invoke value [["append","k",v], ["r","k",null], ...]; the ok
+//     completion carries the same micro-ops with each read filled in with
+//     the list of integers read (null = empty). Appended values are unique
+//     per key. fail = aborted (its appends must never be read); info =
+//     unknown.
+//
+// Cross-slot fidelity (CrossSlot):
+//   - f "cross-slot": a transaction over keys in different slots sent on
+//     purpose; expected: fail with an error starting "CROSSSLOT".
+//
+// WAIT: any write's completion may carry "wait":{"want":N,"acked":M}. The
+// WAIT split of lost writes is: no wait recorded -> no_wait; acked >= want
+// -> wait_satisfied; acked < want (or -1, no reply) -> wait_unsatisfied.
+//
+// Nemesis: entries with process "nemesis". f "start-<fault>" and
+// "stop-<fault>" (with "nodes") delimit fault windows, paired first-in
+// first-out by fault name (see Windows). f "final-reads" marks the start of
+// the final read phase after healing: Counter takes each key's final value
+// from the last read of that phase (or from the last read overall when the
+// marker is missing).
+//
+// # What each checker decides
+//
+// Linearizable: porcupine (v1.3.1) per key, with a register model. Failed
+// ops and indeterminate reads are dropped; indeterminate writes and cas
+// return at "infinity" (later than every other op), so they may take effect
+// at any time after their call, or never (taking effect last is the same as
+// never). One deadline (Options.Timeout, 60 s) covers all keys; keys not
+// decided by then are unknown_keys and make the verdict unknown unless some
+// key is anomalous. stale_reads counts reads that returned a value that a
+// later, completed write had certainly replaced before the read began.
+//
+// Counter: each ok read must lie between the sum of the adds acknowledged
+// before the read began and the sum of the adds (ok or indeterminate)
+// invoked before it ended (negative deltas widen the bounds the other
+// way). At the final read: lost = max(0, lower bound - final value), a lower
+// bound of the acknowledged increments lost (indeterminate increments that
+// landed can hide losses); lost_max is the upper bound; unexpected =
+// max(0, final - upper bound). A counter cannot say which increments were
+// lost: the WAIT split charges the loss first to acknowledged increments
+// without WAIT, then to those whose WAIT fell short, and only the rest to
+// wait_satisfied, which is therefore a lower bound (wait_satisfied_max is
+// the upper one).
+//
+// Set (Jepsen's set-full): an element is known from its add's ack or the
+// end of the first read that saw it. It is lost if the latest read of its
+// key (by invocation) began after it was known and does not contain it:
+// "lost" counts acknowledged adds, "lost_unacked" indeterminate adds that
+// were seen and then vanished. unexpected: read but never added, or added
+// by a failed add. recovered: indeterminate adds seen in some read.
+// stale_reads: elements missing from some read that began after they were
+// known, and seen again later (reported, not judged). never_read:
+// acknowledged adds no read began after. visibility latency: from the add's
+// invocation to the invocation of the first read that saw it.
+//
+// Bank: every ok read-all sums to the total. ListAppend: see
+// ListAppendDetects and ListAppendDoesNotDetect; the version order of a key
+// is its longest read, every other read must be a prefix of it, and the
+// ww / wr / rw edges follow from it. CrossSlot: no cross-slot transaction
+// may succeed.
+//
+// Perf, RTO and RPO measure; they are always valid. Perf: per f, ok / fail /
+// info counts and ok latency quantiles (HdrHistogram) per time bucket
+// (1 s, widened to keep at most Options.MaxBuckets buckets) as columns
+// under "series", totals under "by_f", fault windows under "faults". RTO:
+// per fault window and affected key, from the fault's start to the first
+// success after the key's last failure (see RTO). RPO: lost acknowledged
+// writes per window of acknowledgment and the span over which they were
+// acknowledged (see RPO).
+package checker
