@@ -1,0 +1,35 @@
+# The two commands of the README are `make run` and `make test`.
+GO        ?= go
+BIN       := bin/redline
+ARGS      ?=
+# Docker tests form real clusters; packages run one at a time (-p 1) so that
+# one package's cleanup never removes another's containers.
+TEST_TIMEOUT ?= 40m
+
+.PHONY: all build deps run test vet bench-server clean
+
+all: build
+
+# install-deps installs what redline and its tests need from Debian's
+# packages (redis-server, redis-tools, faketime) when missing.
+deps:
+	@scripts/install-deps
+
+# A static binary: the reference server image is built FROM scratch from it.
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/redline
+
+# The main job: a default test against the bundled reference cluster.
+run: deps build
+	REDLINE_BINARY=$(abspath $(BIN)) ./$(BIN) run $(ARGS)
+
+vet:
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+
+test: deps build vet
+	REDLINE_BINARY=$(abspath $(BIN)) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -p 1 ./...
+
+clean:
+	rm -rf bin
+	-./$(BIN) cluster down 2>/dev/null

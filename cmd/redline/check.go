@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/results"
+)
+
+func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
+	var keep bool
+	c := &cobra.Command{
+		Use:   "check DIR",
+		Short: "Re-run the checkers on a stored run's history",
+		Long: `Re-run the checkers on the history.jsonl of a stored run, using its config.json,
+and rewrite results.json and report.html (unless --dry-run). DIR is a run
+directory, e.g. results/latest. Exit codes as for 'redline run'.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return badArgs("check needs exactly one run directory, e.g. 'redline check results/latest'")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCheck(cmd.Context(), args[0], !keep, stdout, stderr)
+		},
+	}
+	c.Flags().BoolVar(&keep, "dry-run", false, "print the verdict without rewriting results.json")
+	return c
+}
+
+func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	run, err := results.Open(dir)
+	if err != nil {
+		return badArgs("%v", err)
+	}
+	var cfg harness.Config
+	if err := run.ReadJSON("config.json", &cfg); err != nil {
+		return badArgs("cannot read the run's config: %v", err)
+	}
+	hist, err := history.ReadFile(run.Path("history.jsonl"))
+	if err != nil {
+		return badArgs("%v", err)
+	}
+	log := harness.NewLog(nil, stderr)
+	if hist.TruncatedTail {
+		log.Printf("the last line of the history was torn (the run crashed mid-write); it was left out")
+	}
+	checkers, err := checkersFor(cfg)
+	if err != nil {
+		return badArgs("%v", err)
+	}
+	tty := false
+	if f, ok := stdout.(*os.File); ok {
+		tty = harness.IsTerminal(f)
+	}
+	s := harness.Check(ctx, hist.Ops, checkers, harness.NewProgress(stdout, tty, log), log)
+	if write {
+		if err := saveResults(run, cfg, s); err != nil {
+			return harnessFailed(fmt.Errorf("writing results: %w", err))
+		}
+	}
+	printVerdict(stdout, s, run.Dir)
+	if code := exitCode(s.Valid); code != exitValid {
+		return verdict{code}
+	}
+	return nil
+}

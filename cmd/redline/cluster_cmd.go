@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redline-dev/redline/docker"
+	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/cluster"
+)
+
+// startCluster starts (or, for external, attaches to) the cluster of a run.
+func startCluster(ctx context.Context, cfg harness.Config, log *harness.Log) (cluster.Cluster, error) {
+	if cfg.Target == "external" {
+		c, err := cluster.External(cfg.Addrs)
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if _, err := cluster.Topology(cctx, cfg.Addrs); err != nil {
+			return nil, fmt.Errorf("cannot reach the cluster at %s: %v; check the addresses and that the nodes run with cluster-enabled yes", strings.Join(cfg.Addrs, ","), err)
+		}
+		return c, nil
+	}
+	rt, err := docker.New(docker.Options{Log: log.Printf})
+	if err != nil {
+		return nil, err
+	}
+	log.Printf("starting a %d-node %s cluster (%d replicas per primary, node-timeout %s)", cfg.Nodes, cfg.Target, cfg.Replicas, cfg.NodeTimeout.D())
+	c, err := rt.Start(ctx, cluster.Spec{
+		Target:      cfg.Target,
+		Nodes:       cfg.Nodes,
+		Replicas:    cfg.Replicas,
+		NodeTimeout: cfg.NodeTimeout.D(),
+		AppendOnly:  true,
+		Image:       cfg.Image,
+		Name:        cfg.TestName,
+		Log:         log.Printf,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the %s cluster: %w", cfg.Target, err)
+	}
+	for _, n := range c.Nodes() {
+		log.Printf("node %s at %s", n.Name, n.Addr)
+	}
+	return c, nil
+}
+
+func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cluster",
+		Short: "Start, inspect and remove clusters in containers",
+	}
+	var cfg harness.Config
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Start a cluster in containers and print its node addresses",
+		Long: `Start a cluster and leave it running. Connect with 'redis-cli -c -h <ip> -p <port>'
+or test it with 'redline run --addrs ...'. Remove it with 'redline cluster down'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch cfg.Target {
+			case "reference", "redis":
+			default:
+				return badArgs("unknown --target %q: choose reference or redis", cfg.Target)
+			}
+			if cfg.Nodes/(cfg.Replicas+1) < 3 || cfg.Replicas < 0 {
+				return badArgs("--nodes %d with --replicas %d leaves fewer than 3 primaries", cfg.Nodes, cfg.Replicas)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			cfg.TestName = "cluster-" + cfg.Target
+			log := harness.NewLog(nil, stderr)
+			cl, err := startCluster(ctx, cfg, log)
+			if err != nil {
+				return harnessFailed(err)
+			}
+			var addrs []string
+			for _, n := range cl.Nodes() {
+				addrs = append(addrs, n.Addr)
+			}
+			fmt.Fprintln(stdout, strings.Join(addrs, ","))
+			return nil
+		},
+	}
+	up.Flags().StringVar(&cfg.Target, "target", "reference", "reference or redis")
+	up.Flags().IntVar(&cfg.Nodes, "nodes", 6, "nodes to start")
+	up.Flags().IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
+	up.Flags().DurationVar((*time.Duration)(&cfg.NodeTimeout), "node-timeout", 2*time.Second, "cluster-node-timeout")
+	up.Flags().StringVar(&cfg.Image, "image", "", "container image to use instead of building one")
+
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Remove every container, network and volume redline created",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			n, err := docker.Cleanup(ctx)
+			if err != nil {
+				return harnessFailed(err)
+			}
+			fmt.Fprintf(stdout, "removed %d resources\n", n)
+			return nil
+		},
+	}
+
+	var addrs string
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Summarise CLUSTER NODES of a cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if addrs == "" {
+				return badArgs("status needs --addrs host:port,... (as printed by 'redline cluster up')")
+			}
+			list := splitList(addrs)
+			if _, err := cluster.External(list); err != nil {
+				return badArgs("--addrs: %v", err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			nodes, err := cluster.Topology(ctx, list)
+			if err != nil {
+				return harnessFailed(fmt.Errorf("cannot read CLUSTER NODES from %s: %w", addrs, err))
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tADDR\tROLE\tFLAGS\tEPOCH\tLINK\tSLOTS")
+			for _, n := range nodes {
+				role := "replica"
+				if n.IsPrimary() {
+					role = "primary"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID[:8], n.Addr, role, strings.Join(n.Flags, ","), n.ConfigEpoch, linkState(n.Connected), n.RangesString())
+			}
+			fmt.Fprintf(tw, "\nslots covered: %d/16384\n", cluster.Covered(nodes))
+			return tw.Flush()
+		},
+	}
+	status.Flags().StringVar(&addrs, "addrs", "", "host:port,... of any nodes of the cluster")
+	c.AddCommand(up, down, status)
+	return c
+}
+
+func linkState(connected bool) string {
+	if connected {
+		return "connected"
+	}
+	return "disconnected"
+}

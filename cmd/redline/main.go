@@ -1,0 +1,99 @@
+// Command redline is a Jepsen-style correctness and load-testing harness for
+// Redis Cluster. This package only parses flags and wires packages together.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, as Jepsen's.
+const (
+	exitValid   = 0
+	exitInvalid = 1
+	exitUnknown = 2
+	exitBadArgs = 254
+	exitHarness = 255
+)
+
+// exitError carries an exit code up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// badArgs marks a user error in flags or arguments.
+func badArgs(format string, args ...any) error {
+	return &exitError{exitBadArgs, fmt.Errorf(format, args...)}
+}
+
+// harnessFailed marks a failure of redline itself or its environment.
+func harnessFailed(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{exitHarness, err}
+}
+
+// verdict is not an error as such: it carries the exit code of a checked run.
+type verdict struct{ code int }
+
+func (v verdict) Error() string { return fmt.Sprintf("verdict exit %d", v.code) }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitValid
+	}
+	var v verdict
+	if errors.As(err, &v) {
+		return v.code
+	}
+	code := exitBadArgs
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	fmt.Fprintf(stderr, "redline: %v\n", err)
+	return code
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "redline",
+		Short: "Correctness and load testing for Redis Cluster, Jepsen-style",
+		Long: `redline starts a Redis Cluster (the bundled reference server or real Redis 7, in
+containers) or uses one you point it at, drives it with recorded client workloads
+while nemeses inject faults, and checks the history for linearizability
+violations, lost acknowledged writes and what WAIT did or did not save.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return badArgs("%v (see 'redline %s --help')", err, c.Name())
+	})
+	root.AddCommand(
+		newRunCmd(stdout, stderr),
+		newCheckCmd(stdout, stderr),
+		newClusterCmd(stdout, stderr),
+		newResultsCmd(stdout, stderr),
+		newServerCmd(stdout, stderr),
+	)
+	return root
+}

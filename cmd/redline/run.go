@@ -1,0 +1,356 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/results"
+	"github.com/redline-dev/redline/workloads"
+)
+
+type runOptions struct {
+	cfg       harness.Config
+	workloads string
+	nemesis   string
+	addrs     string
+	hooks     []string
+	stdout    io.Writer
+	stderr    io.Writer
+}
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &runOptions{stdout: stdout, stderr: stderr}
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run one test: start a cluster, drive workloads under faults, check the history",
+		Long: `Run one test. By default redline starts a 6-node cluster of the bundled reference
+server in containers, runs the register workload for 60 s, heals, reads the
+final state, checks the history and stores everything under ./results.
+
+Exit codes: 0 all checkers valid, 1 some checker found an anomaly, 2 some
+checker could not decide, 254 bad arguments, 255 redline itself failed.`,
+		Example: `  redline run --workload register --time-limit 30s
+  redline run --target redis --workload counter,set --nemesis partition --wait 1
+  redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.cfg.Command = os.Args
+			return runRun(cmd.Context(), o, cmd.Flags().Changed("target"))
+		},
+	}
+	f := c.Flags()
+	cfg := &o.cfg
+	f.StringVar(&cfg.Target, "target", "reference", "cluster to test: reference (bundled server), redis (Debian's Redis 7), external (needs --addrs)")
+	f.StringVar(&o.addrs, "addrs", "", "host:port,... of an existing cluster to test (implies --target external)")
+	f.IntVar(&cfg.Nodes, "nodes", 6, "nodes to start (primaries + replicas)")
+	f.IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
+	f.StringVar(&o.workloads, "workload", "register", "workloads, comma separated: "+strings.Join(workloads.Names(), ", "))
+	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated: "+strings.Join(nemesisNames(), ", "))
+	f.DurationVar((*time.Duration)(&cfg.NemesisInterval), "nemesis-interval", 10*time.Second, "time between fault starts")
+	f.BoolVar(&cfg.PartitionClients, "partition-clients", false, "partitions also cut clients from the minority side")
+	f.StringArrayVar(&o.hooks, "nemesis-hook", nil, "fault=command for external targets, e.g. kill='ssh $REDLINE_NODE_HOST pkill -9 redis'")
+	f.DurationVar((*time.Duration)(&cfg.TimeLimit), "time-limit", 60*time.Second, "how long traffic runs")
+	f.IntVar(&cfg.Concurrency, "concurrency", 10, "client processes")
+	f.Float64Var(&cfg.Rate, "rate", 0, "total ops/s (0 = as fast as the cluster answers)")
+	f.IntVar(&cfg.Keys, "keys", 0, "keys per workload (0 = the workload's default)")
+	f.IntVar(&cfg.Wait, "wait", 0, "send WAIT N after each write, on the same connection, and record the replica count")
+	f.DurationVar((*time.Duration)(&cfg.WaitTimeout), "wait-timeout", 100*time.Millisecond, "timeout of each WAIT")
+	f.Int64Var(&cfg.Seed, "seed", 0, "random seed of op and fault schedules (0 = pick one and print it)")
+	f.DurationVar((*time.Duration)(&cfg.NodeTimeout), "node-timeout", 2*time.Second, "cluster-node-timeout of clusters redline creates")
+	f.DurationVar((*time.Duration)(&cfg.OpTimeout), "op-timeout", time.Second, "client timeout of one operation (an op that times out is recorded as info)")
+	f.DurationVar((*time.Duration)(&cfg.CheckTimeout), "check-timeout", 60*time.Second, "time the linearizability search may take before it says unknown")
+	f.StringVar(&cfg.ResultsDir, "results", "results", "directory of the results store")
+	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
+	f.StringVar(&cfg.Image, "image", "", "container image to use instead of building one")
+	return c
+}
+
+// validate checks flags and fills defaults. Every error is a bad-arguments
+// error: nothing has been created yet.
+func (o *runOptions) validate(targetChanged bool) error {
+	cfg := &o.cfg
+	if o.addrs != "" {
+		if targetChanged && cfg.Target != "external" {
+			return badArgs("--addrs points at an existing cluster, but --target is %q: drop --target or use --target external", cfg.Target)
+		}
+		cfg.Target = "external"
+		for _, a := range strings.Split(o.addrs, ",") {
+			cfg.Addrs = append(cfg.Addrs, strings.TrimSpace(a))
+		}
+		if _, err := cluster.External(cfg.Addrs); err != nil {
+			return badArgs("--addrs: %v (expected host:port,host:port,...)", err)
+		}
+	}
+	switch cfg.Target {
+	case "reference", "redis":
+	case "external":
+		if len(cfg.Addrs) == 0 {
+			return badArgs("--target external needs --addrs host:port,... of the cluster to test")
+		}
+	default:
+		return badArgs("unknown --target %q: choose reference, redis or external", cfg.Target)
+	}
+	cfg.Workloads = splitList(o.workloads)
+	if len(cfg.Workloads) == 0 {
+		return badArgs("--workload is empty: choose from %s", strings.Join(workloads.Names(), ", "))
+	}
+	for _, w := range cfg.Workloads {
+		if _, err := workloads.New(w, workloads.Config{}); err != nil {
+			return badArgs("--workload: %v", err)
+		}
+	}
+	cfg.Nemesis = splitList(o.nemesis)
+	if err := validateNemesis(cfg.Nemesis); err != nil {
+		return badArgs("--nemesis: %v", err)
+	}
+	if cfg.Target != "external" {
+		if cfg.Nodes < 3 {
+			return badArgs("--nodes %d: a cluster needs at least 3 primaries", cfg.Nodes)
+		}
+		if cfg.Replicas < 0 || cfg.Nodes/(cfg.Replicas+1) < 3 {
+			return badArgs("--nodes %d with --replicas %d leaves fewer than 3 primaries", cfg.Nodes, cfg.Replicas)
+		}
+	}
+	switch {
+	case cfg.TimeLimit.D() <= 0:
+		return badArgs("--time-limit must be positive")
+	case cfg.Concurrency <= 0:
+		return badArgs("--concurrency must be at least 1")
+	case cfg.Rate < 0:
+		return badArgs("--rate must not be negative")
+	case cfg.Keys < 0:
+		return badArgs("--keys must not be negative")
+	case cfg.Wait < 0:
+		return badArgs("--wait must not be negative")
+	case cfg.WaitTimeout.D() < 0:
+		return badArgs("--wait-timeout must not be negative")
+	case cfg.NodeTimeout.D() < 100*time.Millisecond:
+		return badArgs("--node-timeout %s is too short (at least 100ms)", cfg.NodeTimeout.D())
+	case cfg.OpTimeout.D() <= 0:
+		return badArgs("--op-timeout must be positive")
+	case cfg.TestCount < 1:
+		return badArgs("--test-count must be at least 1")
+	case cfg.NemesisInterval.D() <= 0:
+		return badArgs("--nemesis-interval must be positive")
+	}
+	if cfg.Wait > 0 && cfg.OpTimeout.D() <= cfg.WaitTimeout.D() {
+		// The WAIT shares the op's connection and deadline.
+		cfg.OpTimeout = harness.Duration(cfg.WaitTimeout.D() + time.Second)
+	}
+	for _, h := range o.hooks {
+		if !strings.Contains(h, "=") {
+			return badArgs("--nemesis-hook %q: expected fault=command", h)
+		}
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = time.Now().UnixNano() & (1<<53 - 1)
+	}
+	cfg.TestName = testName(cfg)
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func testName(cfg *harness.Config) string {
+	name := cfg.Target + "-" + strings.Join(cfg.Workloads, "+") + "-" + strings.Join(cfg.Nemesis, "+")
+	if cfg.Wait > 0 {
+		name += fmt.Sprintf("-wait%d", cfg.Wait)
+	}
+	return name
+}
+
+func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
+	if err := o.validate(targetChanged); err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	worst := exitValid
+	for i := 0; i < o.cfg.TestCount; i++ {
+		cfg := o.cfg
+		cfg.TestIndex = i
+		if i > 0 {
+			cfg.Seed = o.cfg.Seed + int64(i)
+		}
+		code, err := runOnce(ctx, o, cfg)
+		if err != nil {
+			return err
+		}
+		if code > worst {
+			worst = code
+		}
+		if code == exitInvalid {
+			break
+		}
+	}
+	if worst != exitValid {
+		return verdict{worst}
+	}
+	return nil
+}
+
+func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error) {
+	stdout := o.stdout
+	tty := false
+	if f, ok := stdout.(*os.File); ok {
+		tty = harness.IsTerminal(f)
+	}
+	cfg.Started = time.Now().UTC()
+	cfg.KeyPrefix = "redline:" + randomID() + ":"
+
+	store := results.Store{Root: cfg.ResultsDir}
+	run, err := store.NewRun(cfg.TestName, cfg.Started)
+	if err != nil {
+		return 0, harnessFailed(err)
+	}
+	logFile, err := os.Create(run.Path("run.log"))
+	if err != nil {
+		return 0, harnessFailed(err)
+	}
+	defer logFile.Close()
+	log := harness.NewLog(logFile, o.stderr)
+	log.Printf("test %s, seed %d, results in %s", cfg.TestName, cfg.Seed, run.Dir)
+
+	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
+	for _, name := range cfg.Workloads {
+		w, err := workloads.New(name, workloads.Config{
+			Prefix: cfg.KeyPrefix, Keys: cfg.Keys, Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout.D(),
+		})
+		if err != nil {
+			return 0, badArgs("%v", err)
+		}
+		ws = append(ws, w)
+	}
+	checkers, err := checkersFor(cfg)
+	if err != nil {
+		return 0, harnessFailed(err)
+	}
+
+	cl, err := startCluster(ctx, cfg, log)
+	if err != nil {
+		return 0, harnessFailed(err)
+	}
+	defer func() {
+		// Tear down even after Ctrl-C: a fresh context, bounded.
+		tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := cl.Close(tctx); err != nil {
+			log.Printf("teardown: %v (run 'redline cluster down' to remove leftovers)", err)
+		}
+	}()
+	if d, ok := cl.(cluster.Describer); ok {
+		cfg.Versions = d.Describe()
+	}
+	if err := run.WriteJSON("config.json", cfg); err != nil {
+		return 0, harnessFailed(err)
+	}
+
+	nem, err := buildNemesis(cfg, cl, o.hooks, log)
+	if err != nil {
+		return 0, err
+	}
+
+	out, err := harness.Execute(ctx, harness.Inputs{
+		Config:       cfg,
+		Cluster:      cl,
+		Workloads:    ws,
+		Checkers:     checkers,
+		Nemesis:      nem,
+		Converge:     convergeFor(cfg),
+		NodeSnapshot: snapshotNodes(cl, log),
+		Run:          run,
+		Log:          log,
+		Progress:     harness.NewProgress(stdout, tty, log),
+	})
+	if err != nil {
+		return 0, harnessFailed(fmt.Errorf("%w (partial history in %s)", err, run.Dir))
+	}
+	if out.Interrupted {
+		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, run.Dir, run.Dir))
+	}
+	if err := saveResults(run, cfg, out.Summary); err != nil {
+		return 0, harnessFailed(err)
+	}
+	printVerdict(stdout, out.Summary, run.Dir)
+	return exitCode(out.Summary.Valid), nil
+}
+
+func exitCode(v checker.Validity) int {
+	switch v {
+	case checker.Valid:
+		return exitValid
+	case checker.Invalid:
+		return exitInvalid
+	}
+	return exitUnknown
+}
+
+func randomID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// saveResults writes results.json, checker artefacts and the report.
+func saveResults(run *results.Run, cfg harness.Config, s checker.Summary) error {
+	if err := run.WriteJSON("results.json", s); err != nil {
+		return err
+	}
+	for name, r := range s.Checkers {
+		for file, data := range r.Files {
+			if err := run.WriteFile(filepath.Clean(file), data); err != nil {
+				return fmt.Errorf("checker %s: %w", name, err)
+			}
+		}
+	}
+	return results.WriteReport(run)
+}
+
+// printVerdict prints the table a person reads first.
+func printVerdict(w io.Writer, s checker.Summary, dir string) {
+	names := make([]string, 0, len(s.Checkers))
+	for n := range s.Checkers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nCHECKER\tVERDICT\tFIGURES")
+	for _, n := range names {
+		r := s.Checkers[n]
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, r.Valid, results.HeadlineFigures(r.Figures))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", strings.ToUpper(s.Valid.String()), dir)
+}
+
+// errDocker is returned by runtimes that cannot reach Docker.
+var errDocker = errors.New("docker unavailable")

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/nemesis"
+	"github.com/redline-dev/redline/results"
+)
+
+func nemesisNames() []string { return nemesis.Names() }
+
+// validateNemesis checks names before anything is started; whether the
+// target supports them is checked by nemesis.New once the cluster exists.
+func validateNemesis(names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("empty: choose from %s", strings.Join(nemesis.Names(), ", "))
+	}
+	known := map[string]bool{}
+	for _, n := range nemesis.Names() {
+		known[n] = true
+	}
+	for _, n := range names {
+		if !known[n] {
+			return fmt.Errorf("unknown fault %q: choose from %s", n, strings.Join(nemesis.Names(), ", "))
+		}
+	}
+	if len(names) > 1 {
+		for _, n := range names {
+			if n == "none" {
+				return fmt.Errorf("\"none\" cannot be combined with other faults")
+			}
+		}
+	}
+	return nil
+}
+
+// buildNemesis returns nil for "none".
+func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, log *harness.Log) (harness.Nemesis, error) {
+	if len(cfg.Nemesis) == 1 && cfg.Nemesis[0] == "none" {
+		return nil, nil
+	}
+	hookMap := map[string]string{}
+	for _, h := range hooks {
+		k, v, _ := strings.Cut(h, "=")
+		hookMap[strings.TrimSpace(k)] = v
+	}
+	n, err := nemesis.New(cfg.Nemesis, c, nemesis.Options{
+		Interval:         cfg.NemesisInterval.D(),
+		Seed:             cfg.Seed,
+		PartitionClients: cfg.PartitionClients,
+		NodeTimeout:      cfg.NodeTimeout.D(),
+		Hooks:            hookMap,
+		Log:              log.Printf,
+	})
+	if err != nil {
+		return nil, badArgs("--nemesis: %v", err)
+	}
+	return n, nil
+}
+
+// checkersFor rebuilds the checker list from a config; `redline check`
+// uses it on a stored config.json, so it depends on nothing else.
+func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
+	var out []checker.Checker
+	for _, w := range cfg.Workloads {
+		opts := checker.Options{
+			KeyPrefix: cfg.KeyPrefix + w + ":",
+			Timeout:   cfg.CheckTimeout.D(),
+		}
+		if len(cfg.Workloads) > 1 {
+			opts.Name = w
+		}
+		cs, err := forWorkload(w, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+func convergeFor(cfg harness.Config) func(context.Context, []string) error {
+	return cluster.WaitConverged
+}
+
+// snapshotNodes stores each node's CLUSTER NODES view and server log.
+func snapshotNodes(c cluster.Cluster, log *harness.Log) func(context.Context, *results.Run, string) {
+	return func(ctx context.Context, run *results.Run, when string) {
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		for _, n := range c.Nodes() {
+			text, err := cluster.ClusterNodesText(ctx, n.Addr)
+			if err != nil {
+				text = "error: " + err.Error() + "\n"
+			}
+			if err := run.WriteFile("nodes/"+n.Name+"/cluster-nodes-"+when+".txt", []byte(text)); err != nil {
+				log.Printf("saving CLUSTER NODES of %s: %v", n.Name, err)
+			}
+			if when != "after" {
+				continue
+			}
+			if ls, ok := c.(cluster.LogSource); ok {
+				rc, err := ls.Logs(ctx, n.Name)
+				if err != nil {
+					log.Printf("server log of %s: %v", n.Name, err)
+					continue
+				}
+				b, _ := io.ReadAll(io.LimitReader(rc, 64<<20))
+				rc.Close()
+				_ = run.WriteFile("nodes/"+n.Name+"/server.log", b)
+			}
+		}
+	}
+}

@@ -1,0 +1,69 @@
+// Package harness runs one test: clients drive workloads against a cluster
+// while a nemesis injects faults, every operation is recorded, and at the
+// end the checkers judge the history. It never starts a cluster itself: the
+// caller hands it a harness/cluster value.
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Duration is a time.Duration that reads and writes as "10s" in JSON.
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err2 := json.Unmarshal(b, &n); err2 != nil {
+			return fmt.Errorf("duration must be a string like \"10s\": %s", b)
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// D converts to time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Config is every parameter of a test; it is stored as config.json so a
+// run can be understood, re-checked and repeated.
+type Config struct {
+	TestName         string            `json:"test_name"`
+	Target           string            `json:"target"`
+	Addrs            []string          `json:"addrs,omitempty"`
+	Nodes            int               `json:"nodes"`
+	Replicas         int               `json:"replicas"`
+	Workloads        []string          `json:"workloads"`
+	Nemesis          []string          `json:"nemesis"`
+	NemesisInterval  Duration          `json:"nemesis_interval"`
+	PartitionClients bool              `json:"partition_clients,omitempty"`
+	TimeLimit        Duration          `json:"time_limit"`
+	Concurrency      int               `json:"concurrency"`
+	Rate             float64           `json:"rate"`
+	Keys             int               `json:"keys"`
+	Wait             int               `json:"wait"`
+	WaitTimeout      Duration          `json:"wait_timeout"`
+	Seed             int64             `json:"seed"`
+	NodeTimeout      Duration          `json:"node_timeout"`
+	OpTimeout        Duration          `json:"op_timeout"`
+	CheckTimeout     Duration          `json:"check_timeout"`
+	KeyPrefix        string            `json:"key_prefix"`
+	Image            string            `json:"image,omitempty"`
+	ResultsDir       string            `json:"results_dir"`
+	TestCount        int               `json:"test_count"`
+	TestIndex        int               `json:"test_index,omitempty"`
+	Versions         map[string]string `json:"versions,omitempty"`
+	Started          time.Time         `json:"started"`
+	Command          []string          `json:"command,omitempty"`
+}

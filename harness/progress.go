@@ -1,0 +1,171 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+)
+
+// Log writes timestamped lines to run.log and to the user's terminal.
+// While progress bars are drawn, terminal lines go above them.
+type Log struct {
+	mu    sync.Mutex
+	file  io.Writer
+	term  io.Writer
+	start time.Time
+}
+
+// NewLog logs to file (may be nil) and term (may be nil).
+func NewLog(file, term io.Writer) *Log {
+	return &Log{file: file, term: term, start: time.Now()}
+}
+
+// Printf logs one line.
+func (l *Log) Printf(format string, args ...any) {
+	if l == nil {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file != nil {
+		fmt.Fprintf(l.file, "%s %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), msg)
+	}
+	if l.term != nil {
+		fmt.Fprintf(l.term, "%s %s\n", time.Now().Format("15:04:05"), msg)
+	}
+}
+
+func (l *Log) setTerm(w io.Writer) {
+	l.mu.Lock()
+	l.term = w
+	l.mu.Unlock()
+}
+
+// Progress shows how a run goes: bars on a terminal, a plain line every few
+// seconds otherwise.
+type Progress struct {
+	tty bool
+	out io.Writer
+	log *Log
+
+	p    *mpb.Progress
+	bar  *mpb.Bar
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// NewProgress draws on out; tty chooses bars over plain lines.
+func NewProgress(out io.Writer, tty bool, log *Log) *Progress {
+	return &Progress{tty: tty, out: out, log: log}
+}
+
+// Status is what the progress display reads.
+type Status struct {
+	Counts func() (ok, fail, info int64)
+	Fault  func() string
+}
+
+// StartRun shows elapsed time against the limit, op counts and the fault.
+func (pr *Progress) StartRun(limit time.Duration, st Status) {
+	start := time.Now()
+	pr.stop = make(chan struct{})
+	line := func() string {
+		ok, fail, info := st.Counts()
+		fault := ""
+		if st.Fault != nil {
+			fault = st.Fault()
+		}
+		if fault == "" {
+			fault = "none"
+		}
+		return fmt.Sprintf("ok %d  fail %d  info %d  fault: %s", ok, fail, info, fault)
+	}
+	if !pr.tty {
+		pr.done.Add(1)
+		go func() {
+			defer pr.done.Done()
+			t := time.NewTicker(5 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-pr.stop:
+					return
+				case <-t.C:
+					pr.log.Printf("%s / %s  %s", time.Since(start).Round(time.Second), limit, line())
+				}
+			}
+		}()
+		return
+	}
+	pr.p = mpb.New(mpb.WithOutput(pr.out), mpb.WithRefreshRate(200*time.Millisecond))
+	pr.log.setTerm(pr.p)
+	total := int64(limit / time.Millisecond)
+	pr.bar = pr.p.AddBar(total,
+		mpb.PrependDecorators(decor.Name("running "), decor.NewElapsed(decor.ET_STYLE_MMSS, start), decor.Any(func(decor.Statistics) string {
+			return " / " + limit.String()
+		})),
+		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return "  " + line() })),
+	)
+	pr.done.Add(1)
+	go func() {
+		defer pr.done.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-pr.stop:
+				return
+			case <-t.C:
+				el := int64(time.Since(start) / time.Millisecond)
+				if el > total {
+					el = total
+				}
+				pr.bar.SetCurrent(el)
+			}
+		}
+	}()
+}
+
+// EndRun removes the run display.
+func (pr *Progress) EndRun() {
+	if pr.stop == nil {
+		return
+	}
+	close(pr.stop)
+	pr.done.Wait()
+	pr.stop = nil
+	if pr.p != nil {
+		pr.bar.SetTotal(-1, true)
+		pr.p.Wait()
+		pr.p = nil
+		pr.log.setTerm(pr.out)
+	}
+}
+
+// Checking shows checker progress; call the returned func per finished checker.
+func (pr *Progress) Checking(names []string) (tick func(name string), end func()) {
+	if !pr.tty {
+		return func(name string) { pr.log.Printf("checker %s done", name) }, func() {}
+	}
+	p := mpb.New(mpb.WithOutput(pr.out), mpb.WithRefreshRate(150*time.Millisecond))
+	bar := p.AddBar(int64(len(names)),
+		mpb.PrependDecorators(decor.Name("checking "), decor.CountersNoUnit("%d/%d")),
+		mpb.AppendDecorators(decor.Elapsed(decor.ET_STYLE_GO)))
+	var mu sync.Mutex
+	return func(string) { mu.Lock(); bar.Increment(); mu.Unlock() }, func() {
+		bar.SetTotal(-1, true)
+		p.Wait()
+	}
+}
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

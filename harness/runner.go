@@ -1,0 +1,305 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/results"
+	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/workloads/client"
+)
+
+// Nemesis is the fault schedule of a run, as the runner drives it.
+type Nemesis interface {
+	// Run injects faults until ctx is done, recording each start and stop.
+	Run(ctx context.Context, rec history.Recorder) error
+	// Heal ends every fault (end phase) and records that it did.
+	Heal(ctx context.Context, rec history.Recorder) error
+	// Current names the fault in force, for the progress display.
+	Current() string
+}
+
+// Inputs is everything one run needs. The caller owns the cluster: it
+// starts it before and tears it down after.
+type Inputs struct {
+	Config    Config
+	Cluster   cluster.Cluster
+	Workloads []workloads.Workload
+	Checkers  []checker.Checker
+	Nemesis   Nemesis // nil: no faults
+	// Converge waits until the cluster agrees on one slot map and is ok;
+	// the end phase calls it after healing.
+	Converge func(ctx context.Context, addrs []string) error
+	// NodeSnapshot saves CLUSTER NODES and logs of every node into the run
+	// directory with the given suffix ("before" / "after").
+	NodeSnapshot func(ctx context.Context, run *results.Run, when string)
+	Run          *results.Run
+	Log          *Log
+	Progress     *Progress
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Summary     checker.Summary
+	Ops         int
+	Interrupted bool
+}
+
+// Execute runs the test: setup, traffic with faults until the time limit,
+// the end phase (heal, converge, final reads), then the checkers. A
+// cancelled ctx (Ctrl-C) stops traffic at once, skips the checkers and
+// returns Interrupted; the history written so far stays on disk.
+func Execute(ctx context.Context, in Inputs) (Outcome, error) {
+	cfg := in.Config
+	log := in.Log
+	var out Outcome
+
+	addrs := nodeAddrs(in.Cluster)
+	cl, err := client.New(ctx, client.Options{
+		Seeds:    addrs,
+		Timeout:  cfg.OpTimeout.D(),
+		PoolSize: cfg.Concurrency + 4,
+	})
+	if err != nil {
+		return out, fmt.Errorf("cannot reach the cluster at %v: %w", addrs, err)
+	}
+	defer cl.Close()
+
+	for _, w := range in.Workloads {
+		if err := w.Setup(ctx, cl); err != nil {
+			return out, fmt.Errorf("workload %s setup: %w", w.Name(), err)
+		}
+	}
+
+	if in.NodeSnapshot != nil {
+		in.NodeSnapshot(ctx, in.Run, "before")
+	}
+
+	start := time.Now()
+	rec, err := NewRecorder(in.Run.Path("history.jsonl"), start)
+	if err != nil {
+		return out, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			_ = rec.Close()
+		}
+	}()
+
+	// Traffic phase.
+	trafficCtx, stopTraffic := context.WithTimeout(ctx, cfg.TimeLimit.D())
+	defer stopTraffic()
+	var nemErr error
+	var nemWG sync.WaitGroup
+	fault := func() string { return "" }
+	if in.Nemesis != nil {
+		fault = in.Nemesis.Current
+		nemWG.Add(1)
+		go func() {
+			defer nemWG.Done()
+			nemErr = in.Nemesis.Run(trafficCtx, rec)
+		}()
+	}
+	if in.Progress != nil {
+		in.Progress.StartRun(cfg.TimeLimit.D(), Status{Counts: rec.Counts, Fault: fault})
+	}
+	log.Printf("traffic: %d workers, %s, workloads %v, nemesis %v", cfg.Concurrency, cfg.TimeLimit.D(), cfg.Workloads, cfg.Nemesis)
+	runWorkers(trafficCtx, ctx, cfg, in.Workloads, cl, rec)
+	nemWG.Wait()
+	if in.Progress != nil {
+		in.Progress.EndRun()
+	}
+	ok, fail, info := rec.Counts()
+	log.Printf("traffic done: %d ok, %d fail, %d info", ok, fail, info)
+	if nemErr != nil && !errors.Is(nemErr, context.Canceled) && !errors.Is(nemErr, context.DeadlineExceeded) {
+		log.Printf("nemesis stopped with an error: %v", nemErr)
+	}
+
+	if ctx.Err() != nil {
+		out.Interrupted = true
+		out.Ops = len(rec.Ops())
+		closed = true
+		return out, rec.Close()
+	}
+
+	// End phase: heal, converge, final reads.
+	endCtx, cancelEnd := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancelEnd()
+	if in.Nemesis != nil {
+		log.Printf("end phase: healing every fault")
+		if err := in.Nemesis.Heal(endCtx, rec); err != nil {
+			log.Printf("heal reported an error: %v", err)
+		}
+	}
+	if in.Converge != nil {
+		log.Printf("end phase: waiting for the cluster to converge")
+		cctx, cancel := context.WithTimeout(endCtx, 90*time.Second)
+		if err := in.Converge(cctx, addrs); err != nil {
+			log.Printf("cluster did not converge: %v (final reads go ahead; failed reads are retried)", err)
+		}
+		cancel()
+	}
+	if err := cl.Refresh(endCtx); err != nil {
+		log.Printf("topology refresh before final reads: %v", err)
+	}
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: "final-reads"})
+	finalReads(endCtx, cfg, in.Workloads, cl, rec, log)
+
+	if in.NodeSnapshot != nil {
+		in.NodeSnapshot(ctx, in.Run, "after")
+	}
+
+	ops := rec.Ops()
+	out.Ops = len(ops)
+	closed = true
+	if err := rec.Close(); err != nil {
+		return out, fmt.Errorf("writing the history: %w", err)
+	}
+	if ctx.Err() != nil {
+		out.Interrupted = true
+		return out, nil
+	}
+	out.Summary = Check(ctx, ops, in.Checkers, in.Progress, log)
+	return out, nil
+}
+
+// Check runs the checkers with progress and logs each verdict.
+func Check(ctx context.Context, ops []history.Op, checkers []checker.Checker, pr *Progress, log *Log) checker.Summary {
+	names := make([]string, len(checkers))
+	for i, c := range checkers {
+		names[i] = c.Name()
+	}
+	log.Printf("checking %d entries with %v", len(ops), names)
+	tick, end := func(string) {}, func() {}
+	if pr != nil {
+		tick, end = pr.Checking(names)
+	}
+	s := checker.Run(ctx, ops, checkers, tick)
+	end()
+	return s
+}
+
+func nodeAddrs(c cluster.Cluster) []string {
+	var out []string
+	for _, n := range c.Nodes() {
+		out = append(out, n.Addr)
+	}
+	return out
+}
+
+// runWorkers drives the traffic until trafficCtx is done. Ops already in
+// flight then complete normally (under rootCtx), so the stop does not
+// manufacture indeterminate results.
+func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl *client.Client, rec *Recorder) {
+	var wg sync.WaitGroup
+	var interval time.Duration
+	if cfg.Rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(cfg.Concurrency) / cfg.Rate)
+	}
+	for worker := 0; worker < cfg.Concurrency; worker++ {
+		w := ws[worker%len(ws)]
+		gen := w.Generator(worker, cfg.Seed)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			process := history.Process(worker)
+			next := time.Now()
+			for trafficCtx.Err() == nil {
+				if interval > 0 {
+					next = next.Add(interval)
+					if d := time.Until(next); d > 0 {
+						select {
+						case <-time.After(d):
+						case <-trafficCtx.Done():
+							return
+						}
+					}
+				}
+				inv := gen.Next()
+				inv.Process, inv.Type = process, history.Invoke
+				if !invoke(rootCtx, w, cl, rec, inv) {
+					// Jepsen: a process whose op is indeterminate may still
+					// be running it; a fresh process takes its place.
+					process += history.Process(cfg.Concurrency)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// invoke records an invocation, runs it and records its completion. It
+// returns false when the outcome is unknown.
+func invoke(ctx context.Context, w workloads.Workload, cl *client.Client, rec *Recorder, inv history.Op) bool {
+	inv = rec.Record(inv)
+	done := w.Invoke(ctx, cl, inv)
+	done.Process, done.F = inv.Process, inv.F
+	if done.Key == "" {
+		done.Key = inv.Key
+	}
+	rec.Record(done)
+	return done.Type != history.Info
+}
+
+// finalReads runs each workload's final ops after healing. A read that
+// fails (e.g. CLUSTERDOWN while the cluster settles) is retried as a new
+// op, so the history shows every attempt.
+func finalReads(ctx context.Context, cfg Config, ws []workloads.Workload, cl *client.Client, rec *Recorder, log *Log) {
+	process := history.Process(1 << 20) // clear of every traffic process id
+	var mu sync.Mutex
+	nextProcess := func() history.Process {
+		mu.Lock()
+		defer mu.Unlock()
+		process++
+		return process
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, cfg.Concurrency))
+	failed := 0
+	for _, w := range ws {
+		for _, op := range w.FinalOps() {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				for attempt := 0; attempt < 15 && ctx.Err() == nil; attempt++ {
+					inv := op
+					inv.Process, inv.Type = nextProcess(), history.Invoke
+					inv = rec.Record(inv)
+					done := w.Invoke(ctx, cl, inv)
+					done.Process, done.F = inv.Process, inv.F
+					if done.Key == "" {
+						done.Key = inv.Key
+					}
+					rec.Record(done)
+					if done.Type == history.OK {
+						return
+					}
+					if attempt%5 == 4 {
+						_ = cl.Refresh(ctx)
+					}
+					time.Sleep(time.Second)
+				}
+				mu.Lock()
+				failed++
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	if failed > 0 {
+		log.Printf("%d final reads never succeeded; checkers will say what that leaves unknown", failed)
+	}
+}
+
+// ConfigJSON renders a config for config.json.
+func ConfigJSON(c Config) ([]byte, error) { return json.MarshalIndent(c, "", "  ") }

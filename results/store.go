@@ -1,0 +1,165 @@
+// Package results is the on-disk store of runs:
+//
+//	<root>/<test-name>/<YYYYMMDDTHHMMSS.mmm>/
+//	    config.json history.jsonl results.json report.html run.log
+//	    nodes/<node>/ (server log, CLUSTER NODES before and after)
+//	<root>/latest -> the newest run
+//
+// It also lists, shows and compares runs and renders the report.
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// TimeLayout names a run's directory.
+const TimeLayout = "20060102T150405.000"
+
+// Store is a results root directory.
+type Store struct{ Root string }
+
+// Run is one run's directory.
+type Run struct {
+	Dir  string
+	Test string
+	Time time.Time
+}
+
+// NewRun creates the directory of a run started at t and points latest at it.
+func (s Store) NewRun(test string, t time.Time) (*Run, error) {
+	if test == "" || strings.ContainsAny(test, `/\`) || test == "latest" {
+		return nil, fmt.Errorf("invalid test name %q", test)
+	}
+	t = t.UTC()
+	dir := filepath.Join(s.Root, test, t.Format(TimeLayout))
+	if err := os.MkdirAll(filepath.Join(dir, "nodes"), 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create the results directory: %w", err)
+	}
+	r := &Run{Dir: dir, Test: test, Time: t}
+	if err := s.pointLatest(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (s Store) pointLatest(r *Run) error {
+	rel, err := filepath.Rel(s.Root, r.Dir)
+	if err != nil {
+		return err
+	}
+	link := filepath.Join(s.Root, "latest")
+	tmp := link + ".tmp"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(rel, tmp); err != nil {
+		return fmt.Errorf("cannot link results/latest: %w", err)
+	}
+	return os.Rename(tmp, link)
+}
+
+// Open opens an existing run directory.
+func Open(dir string) (*Run, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("no run at %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a run directory", dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Dir: real, Test: filepath.Base(filepath.Dir(real))}
+	r.Time, _ = time.Parse(TimeLayout, filepath.Base(real))
+	return r, nil
+}
+
+// Path is a file inside the run.
+func (r *Run) Path(parts ...string) string {
+	return filepath.Join(append([]string{r.Dir}, parts...)...)
+}
+
+// WriteFile writes a file inside the run, creating directories.
+func (r *Run) WriteFile(name string, data []byte) error {
+	p := r.Path(name)
+	if !strings.HasPrefix(p, r.Dir+string(filepath.Separator)) {
+		return fmt.Errorf("refusing to write outside the run directory: %s", name)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, data, 0o644)
+}
+
+// WriteJSON writes v indented.
+func (r *Run) WriteJSON(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return r.WriteFile(name, append(b, '\n'))
+}
+
+// ReadJSON reads a JSON file of the run into v.
+func (r *Run) ReadJSON(name string, v any) error {
+	b, err := os.ReadFile(r.Path(name))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", r.Path(name), err)
+	}
+	return nil
+}
+
+// Entry is one run in a listing.
+type Entry struct {
+	Test  string
+	Time  time.Time
+	Dir   string
+	Valid string // "true", "false", "unknown", or "incomplete" without results.json
+}
+
+// List returns every run, newest first.
+func (s Store) List() ([]Entry, error) {
+	tests, err := os.ReadDir(s.Root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, t := range tests {
+		if !t.IsDir() || t.Name() == "latest" {
+			continue
+		}
+		runs, err := os.ReadDir(filepath.Join(s.Root, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, r := range runs {
+			ts, err := time.Parse(TimeLayout, r.Name())
+			if err != nil || !r.IsDir() {
+				continue
+			}
+			e := Entry{Test: t.Name(), Time: ts, Dir: filepath.Join(s.Root, t.Name(), r.Name()), Valid: "incomplete"}
+			var res struct {
+				Valid json.RawMessage `json:"valid"`
+			}
+			if b, err := os.ReadFile(filepath.Join(e.Dir, "results.json")); err == nil && json.Unmarshal(b, &res) == nil {
+				e.Valid = strings.Trim(string(res.Valid), `"`)
+			}
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	return out, nil
+}

@@ -1,0 +1,371 @@
+// Package client executes workload operations against a Redis Cluster so
+// that the history records exactly what happened:
+//   - every command is sent once: go-redis retries are off (MaxRetries -1),
+//     and the cluster routing is ours, not ClusterClient's, which would resend
+//     a write whose reply was lost;
+//   - MOVED and ASK are followed here, because a redirect means the command
+//     did not run; each followed redirect is counted;
+//   - a write and its WAIT go on one connection to the key's primary, so the
+//     replica count WAIT returns is about that write;
+//   - every error is classified as certain failure (fail) or unknown
+//     outcome (info).
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Seeds are ip:port addresses of cluster nodes used to learn the topology.
+	Seeds []string
+	// Timeout bounds one command (dial, write and read).
+	Timeout time.Duration
+	// PoolSize is the number of connections per node.
+	PoolSize int
+	// MaxRedirects bounds MOVED/ASK hops for one op before it fails.
+	MaxRedirects int
+	Password     string
+}
+
+const numSlots = 16384
+
+// Client routes commands to the node serving a key's slot.
+type Client struct {
+	opts Options
+
+	mu    sync.RWMutex
+	slots [numSlots]string         // slot -> primary address ("" unknown)
+	nodes map[string]*redis.Client // address -> connection pool
+
+	refreshing sync.Mutex
+}
+
+// New builds a client and loads the slot map from the first seed that answers.
+func New(ctx context.Context, opts Options) (*Client, error) {
+	if len(opts.Seeds) == 0 {
+		return nil, errors.New("client: no seed addresses")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = time.Second
+	}
+	if opts.PoolSize <= 0 {
+		opts.PoolSize = 16
+	}
+	if opts.MaxRedirects <= 0 {
+		opts.MaxRedirects = 5
+	}
+	c := &Client{opts: opts, nodes: make(map[string]*redis.Client)}
+	if err := c.Refresh(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Node returns the connection pool for one address, creating it on first use.
+func (c *Client) Node(addr string) *redis.Client {
+	c.mu.RLock()
+	n := c.nodes[addr]
+	c.mu.RUnlock()
+	if n != nil {
+		return n
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n = c.nodes[addr]; n == nil {
+		n = NewNodeClient(addr, c.opts.Timeout, c.opts.PoolSize, c.opts.Password)
+		c.nodes[addr] = n
+	}
+	return n
+}
+
+// NewNodeClient is a plain go-redis client for one node with retries off
+// and nothing sent on connect beyond what Redis 7.0 understands.
+func NewNodeClient(addr string, timeout time.Duration, pool int, password string) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr:                     addr,
+		Password:                 password,
+		Protocol:                 2,
+		MaxRetries:               -1,
+		DialTimeout:              timeout,
+		ReadTimeout:              timeout,
+		WriteTimeout:             timeout,
+		PoolSize:                 pool,
+		PoolTimeout:              timeout,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+}
+
+// Close closes every connection.
+func (c *Client) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.nodes {
+		n.Close()
+	}
+	c.nodes = map[string]*redis.Client{}
+}
+
+// Refresh reloads the slot map with CLUSTER SLOTS from any known node.
+func (c *Client) Refresh(ctx context.Context) error {
+	c.refreshing.Lock()
+	defer c.refreshing.Unlock()
+	candidates := append([]string(nil), c.opts.Seeds...)
+	c.mu.RLock()
+	for addr := range c.nodes {
+		candidates = append(candidates, addr)
+	}
+	c.mu.RUnlock()
+	rand.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
+	var errs []string
+	for _, addr := range candidates {
+		rctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+		ranges, err := c.Node(addr).ClusterSlots(rctx).Result()
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", addr, err))
+			continue
+		}
+		if len(ranges) == 0 {
+			errs = append(errs, fmt.Sprintf("%s: no slots assigned", addr))
+			continue
+		}
+		var table [numSlots]string
+		for _, r := range ranges {
+			if len(r.Nodes) == 0 || r.Start < 0 || r.End >= numSlots {
+				continue
+			}
+			for s := r.Start; s <= r.End; s++ {
+				table[s] = r.Nodes[0].Addr
+			}
+		}
+		c.mu.Lock()
+		c.slots = table
+		c.mu.Unlock()
+		return nil
+	}
+	return fmt.Errorf("cannot load the cluster's slot map (CLUSTER SLOTS): %s", strings.Join(errs, "; "))
+}
+
+// refreshSoon reloads the topology in the background after a MOVED.
+func (c *Client) refreshSoon() {
+	if !c.refreshing.TryLock() {
+		return
+	}
+	c.refreshing.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*c.opts.Timeout)
+		defer cancel()
+		_ = c.Refresh(ctx)
+	}()
+}
+
+// Primary returns the address currently believed to serve slot.
+func (c *Client) Primary(slot int) string {
+	c.mu.RLock()
+	addr := c.slots[slot]
+	c.mu.RUnlock()
+	if addr == "" && len(c.opts.Seeds) > 0 {
+		addr = c.opts.Seeds[slot%len(c.opts.Seeds)]
+	}
+	return addr
+}
+
+// Addrs lists every primary address in the slot map.
+func (c *Client) Addrs() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, a := range c.slots {
+		if a != "" && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (c *Client) setSlot(slot int, addr string) {
+	c.mu.Lock()
+	c.slots[slot] = addr
+	c.mu.Unlock()
+}
+
+// Outcome classifies a completed command.
+type Outcome int
+
+const (
+	// Done: the server executed the command and replied (possibly nil).
+	Done Outcome = iota
+	// Refused: certainly not executed (error reply, dial failure, ...).
+	Refused
+	// Unknown: the command may or may not have run (timeout, reset).
+	Unknown
+)
+
+// Result is what one Do returns.
+type Result struct {
+	Outcome   Outcome
+	Err       error  // nil when Done
+	Node      string // address that produced the final reply or error
+	Redirects int
+	// Cmds are the commands of the final attempt (the write first, then
+	// WAIT if one was requested).
+	Cmds []redis.Cmder
+}
+
+// Request is one logical operation: commands for one slot, sent together
+// on one connection, optionally inside MULTI/EXEC.
+type Request struct {
+	Slot int
+	// Build returns fresh commands for each attempt.
+	Build func(ctx context.Context) []redis.Cmder
+	// Tx wraps the commands in MULTI/EXEC.
+	Tx bool
+	// Wait, when > 0, appends WAIT Wait WaitTimeout after the commands.
+	Wait        int
+	WaitTimeout time.Duration
+}
+
+// Do executes a request, following MOVED and ASK. All commands of an
+// attempt, the ASKING before them and the WAIT after them go over one
+// connection.
+func (c *Client) Do(ctx context.Context, req Request) Result {
+	addr := c.Primary(req.Slot)
+	asking := false
+	res := Result{}
+	for {
+		res.Node = addr
+		cmds := req.Build(ctx)
+		res.Cmds = cmds
+		first := c.attempt(ctx, addr, asking, req, cmds, &res)
+		if first == nil {
+			res.Outcome, res.Err = Done, nil
+			return res
+		}
+		if a, ok := redis.IsMovedError(first); ok && res.Redirects < c.opts.MaxRedirects {
+			res.Redirects++
+			c.setSlot(req.Slot, a)
+			c.refreshSoon()
+			addr, asking = a, false
+			continue
+		}
+		if a, ok := redis.IsAskError(first); ok && res.Redirects < c.opts.MaxRedirects {
+			res.Redirects++
+			addr, asking = a, true
+			continue
+		}
+		res.Outcome, res.Err = Classify(first), first
+		return res
+	}
+}
+
+// attempt sends one try and returns the error that decides it.
+func (c *Client) attempt(ctx context.Context, addr string, asking bool, req Request, cmds []redis.Cmder, res *Result) error {
+	conn := c.Node(addr).Conn()
+	defer conn.Close()
+	if asking {
+		if err := conn.Process(ctx, redis.NewStatusCmd(ctx, "asking")); err != nil {
+			return err
+		}
+	}
+	var err error
+	if req.Tx {
+		_, err = conn.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for _, cmd := range cmds {
+				_ = p.Process(ctx, cmd)
+			}
+			return nil
+		})
+	} else if len(cmds) == 1 {
+		err = conn.Process(ctx, cmds[0])
+	} else {
+		_, err = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, cmd := range cmds {
+				_ = p.Process(ctx, cmd)
+			}
+			return nil
+		})
+	}
+	first := firstError(cmds)
+	if first == nil && err != nil && err != redis.Nil {
+		first = err
+	}
+	if first != nil || req.Wait <= 0 {
+		return first
+	}
+	w := redis.NewIntCmd(ctx, "wait", req.Wait, req.WaitTimeout.Milliseconds())
+	_ = conn.Process(ctx, w)
+	res.Cmds = append(res.Cmds, w)
+	return nil
+}
+
+// firstError returns the error that decides the op: the first command's
+// error, ignoring redis.Nil (a nil reply is a successful read).
+func firstError(cmds []redis.Cmder) error {
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil && err != redis.Nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Classify says whether an error means the command certainly did not run.
+func Classify(err error) Outcome {
+	if err == nil || err == redis.Nil {
+		return Done
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		// A reply from the server: Redis checks redirects, cluster state,
+		// arity and types before executing, so an error reply means the
+		// command did not take effect.
+		return Refused
+	}
+	if errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
+		return Refused // never left this process
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return Refused
+	}
+	return Unknown
+}
+
+// ErrorString shortens an error for the history: the first word of a Redis
+// error reply (MOVED, CLUSTERDOWN, ...) stays, so checkers and people can
+// group them.
+func ErrorString(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// IsTimeout reports whether err is a timeout.
+func IsTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
+}
+
+// ParseInt is a small helper for replies that may be nil.
+func ParseInt(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }

@@ -1,0 +1,159 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/workloads/client"
+)
+
+// casScript swaps a register's value only if it holds the expected one.
+// Lua makes the compare and the set one atomic step on the server.
+const casScript = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('set', KEYS[1], ARGV[2]) return 1 end return 0`
+
+// CASMismatch is the error of a cas whose compare failed: it certainly did
+// not write.
+const CASMismatch = "cas-mismatch"
+
+// register: reads, writes and compare-and-sets on a few keys holding small
+// integers, checked for linearizability per key.
+type register struct {
+	cfg    Config
+	prefix string
+	script *redis.Script
+}
+
+func newRegister(cfg Config) Workload {
+	if cfg.Keys <= 0 {
+		cfg.Keys = 20
+	}
+	return &register{cfg: cfg, prefix: cfg.Prefix + "register:", script: redis.NewScript(casScript)}
+}
+
+func (w *register) Name() string { return "register" }
+
+func (w *register) key(i int) string { return w.prefix + strconv.Itoa(i) }
+
+func (w *register) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
+
+func (w *register) Setup(ctx context.Context, c *client.Client) error {
+	// Load the script on every primary so EVALSHA rarely misses; EVAL is
+	// used on NOSCRIPT anyway, so this is only an optimisation.
+	for _, addr := range c.Addrs() {
+		if err := w.script.Load(ctx, c.Node(addr)).Err(); err != nil {
+			return fmt.Errorf("register: SCRIPT LOAD on %s: %w", addr, err)
+		}
+	}
+	return nil
+}
+
+type registerGen struct {
+	w   *register
+	rng *rand.Rand
+}
+
+func (w *register) Generator(worker int, seed int64) Generator {
+	return &registerGen{w: w, rng: seeded(seed, worker)}
+}
+
+// Values are drawn from a small range, as in Jepsen, so that compare-and-set
+// often succeeds and reads can tell writes apart only through order.
+func (g *registerGen) Next() history.Op {
+	op := history.Op{Key: g.w.key(g.rng.IntN(g.w.cfg.Keys))}
+	switch r := g.rng.IntN(10); {
+	case r < 5:
+		op.F = "read"
+	case r < 8:
+		op.F = "write"
+		op.SetValue(g.rng.IntN(5))
+	default:
+		op.F = "cas"
+		op.SetValue([]int{g.rng.IntN(5), g.rng.IntN(5)})
+	}
+	return op
+}
+
+func (w *register) Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+	slot := Keyslot(inv.Key)
+	switch inv.F {
+	case "read":
+		var get *redis.StringCmd
+		r := c.Do(ctx, client.Request{Slot: slot, Build: func(ctx context.Context) []redis.Cmder {
+			get = redis.NewStringCmd(ctx, "get", inv.Key)
+			return []redis.Cmder{get}
+		}})
+		out := complete(inv, r)
+		if out.Type == history.OK {
+			v, err := get.Result()
+			switch {
+			case err == redis.Nil:
+				out.SetValue(nil)
+				out.Value = []byte("null")
+			default:
+				n, perr := strconv.ParseInt(v, 10, 64)
+				if perr != nil {
+					// Not ours: say so rather than invent a value.
+					out.Type, out.Error = history.Fail, fmt.Sprintf("register holds a non-integer %q", v)
+					break
+				}
+				out.SetValue(n)
+			}
+		}
+		return out
+	case "write":
+		v, _ := inv.Int()
+		r := c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
+			Build: func(ctx context.Context) []redis.Cmder {
+				return []redis.Cmder{redis.NewStatusCmd(ctx, "set", inv.Key, v)}
+			}})
+		out := complete(inv, r)
+		out.Value = inv.Value
+		out.Wait = waitOf(w.cfg.Wait, r)
+		return out
+	case "cas":
+		vs, _ := inv.Ints()
+		if len(vs) != 2 {
+			return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "malformed cas value", Value: inv.Value}
+		}
+		var cmd *redis.Cmd
+		r := c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
+			Build: func(ctx context.Context) []redis.Cmder {
+				cmd = redis.NewCmd(ctx, "evalsha", w.script.Hash(), 1, inv.Key, vs[0], vs[1])
+				return []redis.Cmder{cmd}
+			}})
+		if r.Outcome == client.Refused && redis.HasErrorPrefix(r.Err, "NOSCRIPT") {
+			// The node never ran it (e.g. a node that joined later): send
+			// the script itself. Still one execution at most.
+			r = c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
+				Build: func(ctx context.Context) []redis.Cmder {
+					cmd = redis.NewCmd(ctx, "eval", casScript, 1, inv.Key, vs[0], vs[1])
+					return []redis.Cmder{cmd}
+				}})
+		}
+		out := complete(inv, r)
+		out.Value = inv.Value
+		if out.Type == history.OK {
+			if n, err := cmd.Int64(); err != nil || n != 1 {
+				out.Type, out.Error = history.Fail, CASMismatch
+			}
+		}
+		out.Wait = waitOf(w.cfg.Wait, r)
+		return out
+	}
+	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "unknown op " + inv.F}
+}
+
+// FinalOps reads every key once after healing.
+func (w *register) FinalOps() []history.Op {
+	ops := make([]history.Op, w.cfg.Keys)
+	for i := range ops {
+		ops[i] = history.Op{F: "read", Key: w.key(i)}
+	}
+	return ops
+}

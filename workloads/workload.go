@@ -1,0 +1,121 @@
+// Package workloads drives Redis with client operations and records them.
+// A workload generates invocations (per worker, from a seed, so a seed
+// replays the same sequence), executes one against the cluster through
+// workloads/client, and names the checkers its history wants.
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/workloads/client"
+)
+
+// Config is what every workload is built from.
+type Config struct {
+	// Prefix starts every key this run writes, so runs never touch each
+	// other's data (or a user's) on a shared cluster.
+	Prefix string
+	// Keys is the number of keys; 0 picks the workload's default.
+	Keys int
+	// Wait > 0 sends WAIT Wait WaitTimeout after each write on the same
+	// connection and records the replica count it returned.
+	Wait        int
+	WaitTimeout time.Duration
+}
+
+// Workload is one kind of traffic.
+type Workload interface {
+	Name() string
+	// Setup prepares keys before traffic starts (e.g. initial balances).
+	Setup(ctx context.Context, c *client.Client) error
+	// Generator returns the op source of one worker.
+	Generator(worker int, seed int64) Generator
+	// Invoke executes an invocation and returns its completion: Type, and
+	// where they apply Value, Error, Node, Redirects and Wait.
+	Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op
+	// FinalOps are invocations run once the cluster has healed.
+	FinalOps() []history.Op
+	// Owns reports whether a client op belongs to this workload (by key).
+	Owns(op *history.Op) bool
+}
+
+// Generator yields invocations: F, Key and Value set, the rest is filled by
+// the recorder.
+type Generator interface {
+	Next() history.Op
+}
+
+type factory func(cfg Config) Workload
+
+var registry = map[string]factory{
+	"register": newRegister,
+}
+
+// Names lists the workloads redline knows.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// New builds a workload by name.
+func New(name string, cfg Config) (Workload, error) {
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q: choose from %s", name, strings.Join(Names(), ", "))
+	}
+	return f(cfg), nil
+}
+
+// seeded gives a worker's random source: same seed and worker, same stream.
+func seeded(seed int64, worker int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), uint64(worker)*0x9E3779B97F4A7C15+1))
+}
+
+// complete fills a completion from a client result.
+func complete(inv history.Op, r client.Result) history.Op {
+	out := history.Op{
+		Process:   inv.Process,
+		F:         inv.F,
+		Key:       inv.Key,
+		Node:      r.Node,
+		Redirects: r.Redirects,
+	}
+	switch r.Outcome {
+	case client.Done:
+		out.Type = history.OK
+	case client.Refused:
+		out.Type = history.Fail
+		out.Error = client.ErrorString(r.Err)
+		out.Value = inv.Value
+	default:
+		out.Type = history.Info
+		out.Error = client.ErrorString(r.Err)
+		out.Value = inv.Value
+	}
+	return out
+}
+
+// waitOf reads the WAIT appended to a write, if any.
+func waitOf(want int, r client.Result) *history.Wait {
+	if want <= 0 || r.Outcome != client.Done || len(r.Cmds) == 0 {
+		return nil
+	}
+	w := &history.Wait{Want: want, Acked: -1}
+	last := r.Cmds[len(r.Cmds)-1]
+	if ic, ok := last.(interface{ Result() (int64, error) }); ok && last.Name() == "wait" {
+		if n, err := ic.Result(); err == nil {
+			w.Acked = int(n)
+		}
+	}
+	return w
+}
