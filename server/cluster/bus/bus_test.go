@@ -1,0 +1,239 @@
+package bus
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redline-dev/redline/server/cluster"
+)
+
+type tnode struct {
+	bus   *Bus
+	port  int // client port (announced only)
+	cport int
+	id    string
+	addr  string
+}
+
+func freePorts(t *testing.T, n int) []int {
+	var ls []net.Listener
+	var ps []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ps = append(ps, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ps
+}
+
+func startNodes(t *testing.T, tr Transport, cports []int, nt time.Duration, dir string) []*tnode {
+	var ns []*tnode
+	for i, cp := range cports {
+		cfg := cluster.Config{NodeTimeout: nt, ReplicaValidityFactor: -1, Rand: rand.New(rand.NewPCG(uint64(i), 42))}
+		port := 30000 + i
+		n := cluster.NewNode(cfg, cluster.Self{IP: "127.0.0.1", Port: port, CPort: cp}, time.Now())
+		addr := fmt.Sprintf("127.0.0.1:%d", cp)
+		conf := ""
+		if dir != "" {
+			conf = filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", i))
+		}
+		b := New(Options{Node: n, ListenAddr: addr, Transport: tr, ConfigPath: conf})
+		if err := b.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ns = append(ns, &tnode{bus: b, port: port, cport: cp, id: n.ID(), addr: addr})
+	}
+	t.Cleanup(func() {
+		for _, n := range ns {
+			n.bus.Close()
+		}
+	})
+	return ns
+}
+
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not reached within %v", what, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// signature: each master's id, epoch and slot ranges plus each replica's master.
+func signature(b *Bus) (sig string, ok bool) {
+	b.Do(func(n *cluster.Node) error {
+		var parts []string
+		for _, l := range strings.Split(n.NodesText(), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 8 {
+				continue
+			}
+			f[2] = strings.TrimPrefix(strings.ReplaceAll(f[2], "myself,", ""), "myself")
+			parts = append(parts, strings.Join(append([]string{f[0], f[3], f[6]}, f[8:]...), " "))
+		}
+		sig = strings.Join(parts, "|")
+		ok = n.StateOK()
+		return nil
+	})
+	return
+}
+
+func sortedSig(b *Bus) (string, bool) {
+	s, ok := signature(b)
+	p := strings.Split(s, "|")
+	for i := range p {
+		for j := i + 1; j < len(p); j++ {
+			if p[j] < p[i] {
+				p[i], p[j] = p[j], p[i]
+			}
+		}
+	}
+	return strings.Join(p, "|"), ok
+}
+
+func converged(ns []*tnode) bool {
+	var first string
+	for i, n := range ns {
+		s, ok := sortedSig(n.bus)
+		if !ok || strings.Count(s, "|")+1 != len(ns) {
+			return false
+		}
+		if i == 0 {
+			first = s
+		} else if s != first {
+			return false
+		}
+	}
+	return true
+}
+
+func form(t *testing.T, ns []*tnode, masters int) {
+	per := cluster.NumSlots / masters
+	for i, n := range ns {
+		i := i
+		err := n.bus.Do(func(c *cluster.Node) error {
+			if i < masters {
+				hi := (i+1)*per - 1
+				if i == masters-1 {
+					hi = cluster.NumSlots - 1
+				}
+				if err := c.AddSlots(cluster.SlotRangeList(i*per, hi)...); err != nil {
+					return err
+				}
+			}
+			return c.SetConfigEpoch(int64(i + 1))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range ns[1:] {
+		n := n
+		if err := ns[0].bus.Do(func(c *cluster.Node) error { return c.Meet("127.0.0.1", n.port, n.cport) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "all nodes known", 10*time.Second, func() bool {
+		for _, n := range ns {
+			known := 0
+			n.bus.Do(func(c *cluster.Node) error {
+				for _, id := range c.NodeIDs() {
+					if in, _ := c.Lookup(id); in.Flags&cluster.FlagHandshake == 0 {
+						known++
+					}
+				}
+				return nil
+			})
+			if known != len(ns) {
+				return false
+			}
+		}
+		return true
+	})
+	for i := masters; i < len(ns); i++ {
+		m := ns[(i-masters)%masters].id
+		if err := ns[i].bus.Do(func(c *cluster.Node) error { return c.Replicate(m, true) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "convergence", 10*time.Second, func() bool { return converged(ns) })
+}
+
+// TestTCPClusterFailover runs six nodes over real TCP on 127.0.0.1 with a
+// 500 ms node timeout: formation, then a killed master is replaced by its
+// replica and the survivors agree.
+func TestTCPClusterFailover(t *testing.T) {
+	dir := t.TempDir()
+	nt := 500 * time.Millisecond
+	ns := startNodes(t, TCP{}, freePorts(t, 6), nt, dir)
+	tForm := time.Now()
+	form(t, ns, 3)
+	t.Logf("formed in %v", time.Since(tForm))
+
+	// nodes.conf written and loadable.
+	data, err := os.ReadFile(filepath.Join(dir, "nodes-0.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.LoadNode(cluster.Config{}, string(data), cluster.Self{}, time.Now()); err != nil || !strings.Contains(string(data), "vars currentEpoch") {
+		t.Fatalf("nodes.conf not loadable: %v\n%s", err, data)
+	}
+	if v := ns[1].bus.View(); v.Route(cluster.Request{Slots: []int{0}}).Error() != fmt.Sprintf("MOVED 0 127.0.0.1:%d", ns[0].port) {
+		t.Fatalf("route via View: %q", v.Route(cluster.Request{Slots: []int{0}}).Error())
+	}
+
+	ns[0].bus.Close()
+	tKill := time.Now()
+	rest := ns[1:]
+	promoted := waitFor(t, "replica promoted", 10*time.Second, func() bool {
+		master := false
+		ns[3].bus.Do(func(c *cluster.Node) error { master = c.IsMaster(); return nil })
+		return master
+	})
+	waitFor(t, "survivors agree", 10*time.Second, func() bool {
+		for _, n := range rest {
+			owner, ok := "", false
+			n.bus.Do(func(c *cluster.Node) error { owner, ok = c.SlotOwner(0), c.StateOK(); return nil })
+			if owner != ns[3].id || !ok {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("kill to promotion %v, to agreement %v (NT %v)", promoted, time.Since(tKill), nt)
+}
+
+// TestMemTransportFormation forms a 3-master cluster over the in-memory
+// transport and shows Block cutting a node off.
+func TestMemTransportFormation(t *testing.T) {
+	mem := NewMemNetwork()
+	ns := startNodes(t, mem, []int{21000, 21001, 21002}, 300*time.Millisecond, "")
+	form(t, ns, 3)
+	for _, o := range ns[1:] {
+		mem.Block(ns[0].addr, o.addr, true)
+	}
+	waitFor(t, "isolated master goes down", 10*time.Second, func() bool {
+		_, ok := signature(ns[0].bus)
+		return !ok
+	})
+	for _, o := range ns[1:] {
+		mem.Block(ns[0].addr, o.addr, false)
+	}
+	waitFor(t, "heals", 10*time.Second, func() bool { return converged(ns) })
+}
