@@ -32,7 +32,8 @@
 //   - f "read-all": ok value {"account": balance, ...} read in one
 //     transaction.
 //
-// List-append (ListAppend), Elle's model; key unused:
+// List-append (ListAppend), Elle's model; key = the hash tag of the
+// transaction's keys (used only to filter by Options.KeyPrefix):
 //   - f "txn": invoke value [["append","k",v], ["r","k",null], ...]; the ok
 //     completion carries the same micro-ops with each read filled in with
 //     the list of integers read (null = empty). Appended values are unique

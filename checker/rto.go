@@ -73,10 +73,17 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 			}
 		}
 		// The first success may come after the next fault started.
-		for i := hi; i < len(calls); i++ {
+		waiting := 0
+		for _, ks := range keys {
+			if ks.recovered == inf {
+				waiting++
+			}
+		}
+		for i := hi; i < len(calls) && waiting > 0; i++ {
 			c := &calls[i]
 			if ks := keys[c.inv.Key]; ks != nil && c.ok() && ks.recovered == inf {
 				ks.recovered = c.end
+				waiting--
 			}
 		}
 		var durs []int64

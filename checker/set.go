@@ -207,7 +207,14 @@ func analyzeSet(calls []call) *setAnalysis {
 		}
 		return 0
 	})
-	slices.SortFunc(a.lost, func(x, y *setElem) int { return cmpInt(x.add.end, y.add.end) })
+	byAck := func(x, y *setElem) int {
+		if c := cmpInt(x.add.end, y.add.end); c != 0 {
+			return c
+		}
+		return cmpInt(x.v, y.v)
+	}
+	slices.SortFunc(a.lost, byAck)
+	slices.SortFunc(a.lostSeen, byAck)
 	return a
 }
 
