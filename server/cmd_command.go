@@ -1,0 +1,216 @@
+package server
+
+import (
+	"strings"
+)
+
+func (cmd *Command) aclCategories() []string {
+	var out []string
+	switch {
+	case cmd.Flags&FlagWrite != 0:
+		out = append(out, "@write")
+	case cmd.Flags&FlagReadonly != 0:
+		out = append(out, "@read")
+	}
+	if cmd.Group != "" && cmd.Group != "server" && cmd.Group != "generic" {
+		out = append(out, "@"+strings.ReplaceAll(cmd.Group, "-", ""))
+	} else if cmd.Group == "generic" {
+		out = append(out, "@keyspace")
+	}
+	if cmd.Flags&FlagAdmin != 0 {
+		out = append(out, "@admin", "@dangerous")
+	}
+	if cmd.Flags&FlagFast != 0 {
+		out = append(out, "@fast")
+	} else {
+		out = append(out, "@slow")
+	}
+	return out
+}
+
+// writeInfo writes one COMMAND entry (Redis 7 layout, 10 fields).
+func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
+	c.Array(10)
+	c.BulkString(fullName)
+	c.Int(int64(cmd.Arity))
+	flags := cmd.Flags.Names()
+	c.SetHeader(len(flags))
+	for _, f := range flags {
+		c.Simple(f)
+	}
+	c.Int(int64(cmd.FirstKey))
+	c.Int(int64(cmd.LastKey))
+	c.Int(int64(cmd.Step))
+	acl := cmd.aclCategories()
+	c.SetHeader(len(acl))
+	for _, a := range acl {
+		c.Simple(a)
+	}
+	c.SetHeader(0) // tips
+	// key specs
+	if cmd.FirstKey > 0 {
+		c.Array(1)
+		c.Map(3)
+		c.BulkString("flags")
+		var kf []string
+		switch {
+		case cmd.Flags&FlagWrite != 0:
+			kf = []string{"RW", "UPDATE"}
+		default:
+			kf = []string{"RO", "ACCESS"}
+		}
+		c.SetHeader(len(kf))
+		for _, f := range kf {
+			c.Simple(f)
+		}
+		c.BulkString("begin_search")
+		c.Map(2)
+		c.BulkString("type")
+		c.BulkString("index")
+		c.BulkString("spec")
+		c.Map(1)
+		c.BulkString("index")
+		c.Int(int64(cmd.FirstKey))
+		c.BulkString("find_keys")
+		c.Map(2)
+		c.BulkString("type")
+		c.BulkString("range")
+		c.BulkString("spec")
+		c.Map(3)
+		last := cmd.LastKey
+		if last >= 0 {
+			last -= cmd.FirstKey
+		}
+		c.BulkString("lastkey")
+		c.Int(int64(last))
+		c.BulkString("keystep")
+		c.Int(int64(cmd.Step))
+		c.BulkString("limit")
+		c.Int(0)
+	} else {
+		c.Array(0)
+	}
+	c.Array(len(cmd.Subcommands))
+	for _, sc := range cmd.Subcommands {
+		c.writeCommandInfo(sc, cmd.Name+"|"+sc.Name)
+	}
+}
+
+func (c *Client) writeCommandDocs(cmd *Command) {
+	n := 3
+	if len(cmd.Subcommands) > 0 {
+		n++
+	}
+	c.Map(n)
+	c.BulkString("summary")
+	sum := cmd.Summary
+	if sum == "" {
+		sum = strings.ToUpper(cmd.Name) + " command"
+	}
+	c.BulkString(sum)
+	c.BulkString("since")
+	since := cmd.Since
+	if since == "" {
+		since = "1.0.0"
+	}
+	c.BulkString(since)
+	c.BulkString("group")
+	g := cmd.Group
+	if g == "" {
+		g = "server"
+	}
+	c.BulkString(g)
+	if len(cmd.Subcommands) > 0 {
+		c.BulkString("subcommands")
+		c.Map(len(cmd.Subcommands))
+		for _, sc := range cmd.Subcommands {
+			c.BulkString(cmd.Name + "|" + sc.Name)
+			c.Map(3)
+			c.BulkString("summary")
+			c.BulkString(strings.ToUpper(cmd.Name + " " + sc.Name))
+			c.BulkString("since")
+			c.BulkString(since)
+			c.BulkString("group")
+			c.BulkString(g)
+		}
+	}
+}
+
+func cmdCommand(c *Client, argv [][]byte) {
+	s := c.s
+	if len(argv) == 1 {
+		cmds := s.Commands()
+		c.Array(len(cmds))
+		for _, cmd := range cmds {
+			c.writeCommandInfo(cmd, cmd.Name)
+		}
+		return
+	}
+	switch strings.ToUpper(string(argv[1])) {
+	case "COUNT":
+		c.Int(int64(len(s.commands)))
+	case "INFO":
+		if len(argv) == 2 {
+			cmds := s.Commands()
+			c.Array(len(cmds))
+			for _, cmd := range cmds {
+				c.writeCommandInfo(cmd, cmd.Name)
+			}
+			return
+		}
+		c.Array(len(argv) - 2)
+		for _, n := range argv[2:] {
+			if cmd := s.Lookup(n); cmd != nil {
+				c.writeCommandInfo(cmd, cmd.Name)
+			} else {
+				c.NullArray()
+			}
+		}
+	case "DOCS":
+		var cmds []*Command
+		if len(argv) == 2 {
+			cmds = s.Commands()
+		} else {
+			for _, n := range argv[2:] {
+				if cmd := s.Lookup(n); cmd != nil {
+					cmds = append(cmds, cmd)
+				}
+			}
+		}
+		c.Map(len(cmds))
+		for _, cmd := range cmds {
+			c.BulkString(cmd.Name)
+			c.writeCommandDocs(cmd)
+		}
+	case "LIST":
+		cmds := s.Commands()
+		c.Array(len(cmds))
+		for _, cmd := range cmds {
+			c.BulkString(cmd.Name)
+		}
+	case "GETKEYS":
+		cmd := s.Lookup(argv[2])
+		if cmd == nil {
+			c.Error("ERR Invalid command specified")
+			return
+		}
+		if !checkArity(cmd.Arity, len(argv)-2) {
+			c.Error("ERR Invalid number of arguments specified for command")
+			return
+		}
+		idx := cmd.KeyIndexes(argv[2:])
+		if len(idx) == 0 {
+			c.Error("ERR The command has no key arguments")
+			return
+		}
+		c.Array(len(idx))
+		for _, i := range idx {
+			c.Bulk(argv[2+i])
+		}
+	case "HELP":
+		c.Array(1)
+		c.Simple("COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are: COUNT, INFO, DOCS, LIST, GETKEYS, HELP.")
+	default:
+		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try COMMAND HELP.")
+	}
+}

@@ -1,0 +1,855 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redline-dev/redline/server/config"
+)
+
+func cmdPing(c *Client, argv [][]byte) {
+	if len(argv) > 2 {
+		c.Error(ErrArity("ping"))
+		return
+	}
+	if len(argv) == 2 {
+		c.Bulk(argv[1])
+		return
+	}
+	c.Simple("PONG")
+}
+
+func cmdEcho(c *Client, argv [][]byte) { c.Bulk(argv[1]) }
+
+func cmdSelect(c *Client, argv [][]byte) {
+	n, ok := parseInt(argv[1])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	if c.s.cfg.ClusterEnabled && n != 0 {
+		c.Error("ERR SELECT is not allowed in cluster mode")
+		return
+	}
+	if n < 0 || n >= int64(len(c.s.dbs)) {
+		c.Error("ERR DB index is out of range")
+		return
+	}
+	c.db = int(n)
+	c.OK()
+}
+
+func cmdQuit(c *Client, argv [][]byte) {
+	c.OK()
+	c.closeNow = true
+}
+
+func cmdReset(c *Client, argv [][]byte) {
+	c.resetMulti()
+	c.s.unwatchAll(c)
+	c.db = 0
+	c.proto = 2
+	c.name = ""
+	c.Asking, c.ReadOnly = false, false
+	c.authenticated = c.s.cfg.RequirePass == ""
+	c.parser.Unauthenticated = !c.authenticated
+	c.Simple("RESET")
+}
+
+func (c *Client) checkPassword(user, pass []byte) bool {
+	if user != nil && string(user) != "default" {
+		return false
+	}
+	return string(pass) == c.s.cfg.RequirePass
+}
+
+func cmdAuth(c *Client, argv [][]byte) {
+	if len(argv) > 3 {
+		c.Error(ErrSyntax)
+		return
+	}
+	var user []byte
+	pass := argv[1]
+	if len(argv) == 3 {
+		user, pass = argv[1], argv[2]
+	}
+	if c.s.cfg.RequirePass == "" && user == nil {
+		c.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if !c.checkPassword(user, pass) {
+		c.Error(ErrWrongPass)
+		return
+	}
+	c.authenticated = true
+	c.parser.Unauthenticated = false
+	c.OK()
+}
+
+func cmdHello(c *Client, argv [][]byte) {
+	proto := c.proto
+	i := 1
+	if len(argv) >= 2 {
+		v, ok := parseInt(argv[1])
+		if !ok {
+			c.Error("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if v < 2 || v > 3 {
+			c.Error("NOPROTO unsupported protocol version")
+			return
+		}
+		proto = int(v)
+		i = 2
+	}
+	var name []byte
+	setName := false
+	for ; i < len(argv); i++ {
+		switch {
+		case eq(argv[i], "auth") && i+2 < len(argv):
+			if !c.checkPassword(argv[i+1], argv[i+2]) {
+				c.Error(ErrWrongPass)
+				return
+			}
+			c.authenticated = true
+			c.parser.Unauthenticated = false
+			i += 2
+		case eq(argv[i], "setname") && i+1 < len(argv):
+			if !validClientName(argv[i+1]) {
+				c.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+				return
+			}
+			name, setName = argv[i+1], true
+			i++
+		default:
+			c.Error("ERR Syntax error in HELLO option '" + string(argv[i]) + "'")
+			return
+		}
+	}
+	if !c.authenticated {
+		c.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	if setName {
+		c.name = string(name)
+	}
+	c.proto = proto
+	mode := "standalone"
+	if c.s.cfg.ClusterEnabled {
+		mode = "cluster"
+	}
+	c.Map(7)
+	c.BulkString("server")
+	c.BulkString("redis")
+	c.BulkString("version")
+	c.BulkString(config.Version)
+	c.BulkString("proto")
+	c.Int(int64(proto))
+	c.BulkString("id")
+	c.Int(c.id)
+	c.BulkString("mode")
+	c.BulkString(mode)
+	c.BulkString("role")
+	c.BulkString(c.s.role())
+	c.BulkString("modules")
+	c.Array(0)
+}
+
+func (s *Server) role() string {
+	if s.cfg.ReplicaOf != "" {
+		return "replica"
+	}
+	return "master"
+}
+
+func validClientName(b []byte) bool {
+	for _, ch := range b {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdTime(c *Client, argv [][]byte) {
+	us := c.s.clock.NowUs()
+	c.Array(2)
+	c.BulkString(strconv.FormatInt(us/1e6, 10))
+	c.BulkString(strconv.FormatInt(us%1e6, 10))
+}
+
+func cmdLastSave(c *Client, argv [][]byte) { c.Int(c.s.started.Unix()) }
+
+func cmdSave(c *Client, argv [][]byte) {
+	if c.s.aof != nil {
+		c.s.aof.flush(true)
+	}
+	c.OK()
+}
+
+func cmdBgSave(c *Client, argv [][]byte) {
+	if c.s.aof != nil {
+		c.s.aof.flush(true)
+	}
+	c.Simple("Background saving started")
+}
+
+func cmdBgRewriteAOF(c *Client, argv [][]byte) {
+	if c.s.aof == nil {
+		// Redis rewrites even with appendonly off; we have nothing to write.
+		c.Simple("Background append only file rewriting started")
+		return
+	}
+	c.s.aof.pending = true
+	c.Simple("Background append only file rewriting started")
+}
+
+func cmdShutdown(c *Client, argv [][]byte) {
+	for _, a := range argv[1:] {
+		switch strings.ToUpper(string(a)) {
+		case "NOSAVE", "SAVE", "NOW", "FORCE":
+		case "ABORT":
+			c.Error("ERR No shutdown in progress.")
+			return
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	if c.s.aof != nil {
+		c.s.aof.flush(true)
+	}
+	c.s.Logf('#', "User requested shutdown...")
+	c.s.requestShutdown()
+	// Like Redis, no reply: the connection closes.
+	c.closeNow = true
+}
+
+func cmdDebug(c *Client, argv [][]byte) {
+	switch strings.ToUpper(string(argv[1])) {
+	case "SLEEP":
+		if len(argv) != 3 {
+			c.Error(ErrSyntax)
+			return
+		}
+		f, ok := parseFloat(argv[2])
+		if !ok {
+			c.Error(ErrNotFloat)
+			return
+		}
+		time.Sleep(time.Duration(f * float64(time.Second)))
+		c.OK()
+	case "SET-ACTIVE-EXPIRE":
+		c.OK()
+	case "JMAP", "RELOAD":
+		c.OK()
+	case "OBJECT":
+		if len(argv) != 3 {
+			c.Error(ErrSyntax)
+			return
+		}
+		o := c.kv().Get(argv[2])
+		if o == nil {
+			c.Error(ErrNoKey)
+			return
+		}
+		c.Simple(fmt.Sprintf("Value at:0x0 refcount:1 encoding:raw serializedlength:%d lru:0 lru_seconds_idle:0", o.Len()))
+	default:
+		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try DEBUG HELP.")
+	}
+}
+
+// cmdRedline implements admin commands of this server:
+// REDLINE CLOCK-OFFSET [<milliseconds>] reads or sets the clock offset.
+func cmdRedline(c *Client, argv [][]byte) {
+	switch strings.ToUpper(string(argv[1])) {
+	case "CLOCK-OFFSET":
+		if len(argv) == 2 {
+			c.Int(c.s.clock.Offset())
+			return
+		}
+		if len(argv) != 3 {
+			c.Error("ERR wrong number of arguments for 'redline|clock-offset' command")
+			return
+		}
+		ms, ok := parseInt(argv[2])
+		if !ok {
+			c.Error(ErrNotInt)
+			return
+		}
+		c.s.clock.SetOffset(ms)
+		c.s.Logf('*', "Clock offset set to %d ms", ms)
+		c.OK()
+	default:
+		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try REDLINE CLOCK-OFFSET.")
+	}
+}
+
+func cmdWait(c *Client, argv [][]byte) {
+	if _, ok := parseInt(argv[1]); !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	t, ok := parseInt(argv[2])
+	if !ok {
+		c.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if t < 0 {
+		c.Error("ERR timeout is negative")
+		return
+	}
+	c.Int(0)
+}
+
+func cmdRole(c *Client, argv [][]byte) {
+	c.Array(3)
+	c.BulkString("master")
+	c.Int(0)
+	c.Array(0)
+}
+
+// CONFIG
+
+func cmdConfig(c *Client, argv [][]byte) {
+	cfg := c.s.cfg
+	switch strings.ToUpper(string(argv[1])) {
+	case "GET":
+		seen := map[string]bool{}
+		var out [][2]string
+		for _, p := range argv[2:] {
+			for _, kv := range cfg.Get(strings.ToLower(string(p)), func(p, n string) bool { return GlobMatch([]byte(p), []byte(n)) }) {
+				if !seen[kv[0]] {
+					seen[kv[0]] = true
+					out = append(out, kv)
+				}
+			}
+		}
+		c.Map(len(out))
+		for _, kv := range out {
+			c.BulkString(kv[0])
+			c.BulkString(kv[1])
+		}
+	case "SET":
+		if len(argv) < 4 || len(argv)%2 != 0 {
+			c.Error("ERR wrong number of arguments for 'config|set' command")
+			return
+		}
+		for i := 2; i < len(argv); i += 2 {
+			name := strings.ToLower(string(argv[i]))
+			if err := cfg.Set(name, string(argv[i+1])); err != nil {
+				if !config.Known(name) {
+					c.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
+					return
+				}
+				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error())
+				return
+			}
+			c.s.configChanged(name)
+		}
+		c.OK()
+	case "RESETSTAT":
+		c.s.stats = stats{sampleTime: time.Now()}
+		for _, cmd := range c.s.commands {
+			cmd.calls, cmd.usec, cmd.fails = 0, 0, 0
+		}
+		c.OK()
+	case "REWRITE":
+		c.Error("ERR The server is running without a config file")
+	case "HELP":
+		c.Array(1)
+		c.Simple("CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are: GET, SET, RESETSTAT, REWRITE, HELP.")
+	default:
+		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try CONFIG HELP.")
+	}
+}
+
+// configChanged applies runtime changes of directives that need action.
+func (s *Server) configChanged(name string) {
+	switch name {
+	case "appendonly":
+		if s.cfg.AppendOnly && s.aof == nil {
+			w, err := openAOFWriter(s)
+			if err != nil {
+				s.Logf('#', "Can't open the append-only file: %v", err)
+				return
+			}
+			s.aof = w
+			s.prop.started = false
+			if err := s.rewriteAOF(); err != nil {
+				s.Logf('#', "AOF rewrite failed: %v", err)
+			}
+		} else if !s.cfg.AppendOnly && s.aof != nil {
+			s.closeAOF()
+		}
+	case "proto-max-bulk-len":
+		for _, c := range s.clients {
+			c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
+		}
+	}
+}
+
+// CLIENT
+
+func (c *Client) flagsString() string {
+	f := ""
+	if c.multi {
+		f += "x"
+	}
+	if c.ReadOnly {
+		f += "r"
+	}
+	if c.Asking {
+		f += "A"
+	}
+	if f == "" {
+		f = "N"
+	}
+	return f
+}
+
+func (c *Client) infoLine(now time.Time) string {
+	multi := -1
+	if c.multi {
+		multi = len(c.queue)
+	}
+	cmd := c.lastCmd
+	if cmd == "" {
+		cmd = "NULL"
+	}
+	idle := int64(0)
+	if la := c.lastActive.Load(); la > 0 {
+		idle = (now.UnixMilli() - la) / 1000
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=8 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.addr, c.laddr, c.name, int64(now.Sub(c.created).Seconds()), idle, c.flagsString(), c.db, multi,
+		len(c.in), len(c.in)+cap(c.out), cmd, c.proto, c.libName, c.libVer)
+}
+
+func cmdClient(c *Client, argv [][]byte) {
+	s := c.s
+	c.lastCmd = "client|" + strings.ToLower(string(argv[1]))
+	switch strings.ToUpper(string(argv[1])) {
+	case "ID":
+		c.Int(c.id)
+	case "SETNAME":
+		if len(argv) != 3 {
+			c.Error("ERR wrong number of arguments for 'client|setname' command")
+			return
+		}
+		if !validClientName(argv[2]) {
+			c.Error("ERR Client names cannot contain spaces, newlines or special characters.")
+			return
+		}
+		c.name = string(argv[2])
+		c.OK()
+	case "GETNAME":
+		if c.name == "" {
+			c.Null()
+		} else {
+			c.BulkString(c.name)
+		}
+	case "SETINFO":
+		if len(argv) != 4 {
+			c.Error("ERR wrong number of arguments for 'client|setinfo' command")
+			return
+		}
+		switch strings.ToUpper(string(argv[2])) {
+		case "LIB-NAME":
+			c.libName = string(argv[3])
+		case "LIB-VER":
+			c.libVer = string(argv[3])
+		default:
+			c.Error("ERR Unrecognized option '" + string(argv[2]) + "'")
+			return
+		}
+		c.OK()
+	case "INFO":
+		c.Verbatim(c.infoLine(time.Now()) + "\n")
+	case "LIST":
+		var ids map[int64]bool
+		for i := 2; i < len(argv); i++ {
+			switch {
+			case eq(argv[i], "type") && i+1 < len(argv):
+				i++
+			case eq(argv[i], "id") && i+1 < len(argv):
+				ids = map[int64]bool{}
+				for _, a := range argv[i+1:] {
+					n, ok := parseInt(a)
+					if !ok || n <= 0 {
+						c.Error("ERR Invalid client ID")
+						return
+					}
+					ids[n] = true
+				}
+				i = len(argv)
+			default:
+				c.Error(ErrSyntax)
+				return
+			}
+		}
+		keys := make([]int64, 0, len(s.clients))
+		for id := range s.clients {
+			if ids == nil || ids[id] {
+				keys = append(keys, id)
+			}
+		}
+		sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+		var b strings.Builder
+		now := time.Now()
+		for _, id := range keys {
+			b.WriteString(s.clients[id].infoLine(now))
+			b.WriteByte('\n')
+		}
+		c.Verbatim(b.String())
+	case "KILL":
+		cmdClientKill(c, argv)
+	case "PAUSE":
+		if len(argv) != 3 && len(argv) != 4 {
+			c.Error("ERR wrong number of arguments for 'client|pause' command")
+			return
+		}
+		ms, ok := parseInt(argv[2])
+		if !ok || ms < 0 {
+			c.Error("ERR timeout is not an integer or out of range")
+			return
+		}
+		all := true
+		if len(argv) == 4 {
+			switch {
+			case eq(argv[3], "write"):
+				all = false
+			case eq(argv[3], "all"):
+			default:
+				c.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
+				return
+			}
+		}
+		end := time.Now().Add(time.Duration(ms) * time.Millisecond)
+		if end.After(s.pauseEnd) || s.pauseAll != all {
+			s.pauseEnd = end
+		}
+		s.pauseAll = all
+		c.OK()
+	case "UNPAUSE":
+		s.unpause()
+		c.OK()
+	case "NO-EVICT", "NO-TOUCH":
+		c.OK()
+	case "REPLY":
+		c.OK()
+	case "HELP":
+		c.Array(1)
+		c.Simple("CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: ID, INFO, KILL, LIST, GETNAME, SETNAME, SETINFO, PAUSE, UNPAUSE, NO-EVICT, HELP.")
+	default:
+		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try CLIENT HELP.")
+	}
+}
+
+func cmdClientKill(c *Client, argv [][]byte) {
+	s := c.s
+	kill := func(t *Client) {
+		t.killed.Store(true)
+		if t.conn != nil {
+			t.conn.Close()
+		}
+	}
+	if len(argv) == 3 {
+		for _, t := range s.clients {
+			if t.addr == string(argv[2]) {
+				kill(t)
+				c.OK()
+				return
+			}
+		}
+		c.Error("ERR No such client")
+		return
+	}
+	if len(argv)%2 != 0 {
+		c.Error(ErrSyntax)
+		return
+	}
+	var id int64
+	var addr, laddr string
+	skipme := true
+	for i := 2; i < len(argv); i += 2 {
+		v := string(argv[i+1])
+		switch strings.ToUpper(string(argv[i])) {
+		case "ID":
+			n, ok := parseInt(argv[i+1])
+			if !ok || n <= 0 {
+				c.Error("ERR client-id should be greater than 0")
+				return
+			}
+			id = n
+		case "ADDR":
+			addr = v
+		case "LADDR":
+			laddr = v
+		case "SKIPME":
+			switch strings.ToLower(v) {
+			case "yes":
+				skipme = true
+			case "no":
+				skipme = false
+			default:
+				c.Error(ErrSyntax)
+				return
+			}
+		case "TYPE", "USER", "MAXAGE":
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	var n int64
+	for _, t := range s.clients {
+		if (id != 0 && t.id != id) || (addr != "" && t.addr != addr) || (laddr != "" && t.laddr != laddr) {
+			continue
+		}
+		if t == c && skipme {
+			continue
+		}
+		kill(t)
+		n++
+	}
+	c.Int(n)
+}
+
+// INFO
+
+func cmdInfo(c *Client, argv [][]byte) {
+	c.Verbatim(c.s.info(argv[1:]))
+}
+
+func (s *Server) info(args [][]byte) string {
+	defaults := []string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules", "errorstats", "cluster", "keyspace"}
+	want := map[string]bool{}
+	if len(args) == 0 {
+		for _, d := range defaults {
+			want[d] = true
+		}
+	}
+	for _, a := range args {
+		n := strings.ToLower(string(a))
+		switch n {
+		case "all", "everything", "default":
+			for _, d := range append(defaults, "commandstats") {
+				if n != "default" || d != "commandstats" {
+					want[d] = true
+				}
+			}
+		default:
+			want[n] = true
+		}
+	}
+	var b strings.Builder
+	section := func(name, title string, body func() string) {
+		if !want[name] {
+			return
+		}
+		text := body()
+		if s.hooks.InfoSection != nil {
+			extra, replace := s.hooks.InfoSection(name)
+			if replace {
+				text = extra
+			} else {
+				text += extra
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + title + "\r\n")
+		b.WriteString(text)
+	}
+	kv := func(sb *strings.Builder, k string, v any) { fmt.Fprintf(sb, "%s:%v\r\n", k, v) }
+	now := time.Now()
+	section("server", "Server", func() string {
+		var sb strings.Builder
+		mode := "standalone"
+		if s.cfg.ClusterEnabled {
+			mode = "cluster"
+		}
+		kv(&sb, "redis_version", config.Version)
+		kv(&sb, "redis_git_sha1", "00000000")
+		kv(&sb, "redis_git_dirty", 0)
+		kv(&sb, "redis_build_id", "redline")
+		kv(&sb, "redis_mode", mode)
+		kv(&sb, "os", runtime.GOOS+" "+runtime.GOARCH)
+		kv(&sb, "arch_bits", 64)
+		kv(&sb, "monotonic_clock", "POSIX clock_gettime")
+		kv(&sb, "multiplexing_api", "epoll")
+		kv(&sb, "gcc_version", "0.0.0")
+		kv(&sb, "go_version", runtime.Version())
+		kv(&sb, "process_id", os.Getpid())
+		kv(&sb, "process_supervised", "no")
+		kv(&sb, "run_id", s.runID)
+		kv(&sb, "tcp_port", s.cfg.Port)
+		kv(&sb, "server_time_usec", s.clock.NowUs())
+		kv(&sb, "uptime_in_seconds", int64(now.Sub(s.started).Seconds()))
+		kv(&sb, "uptime_in_days", int64(now.Sub(s.started).Hours()/24))
+		kv(&sb, "hz", s.cfg.Hz)
+		kv(&sb, "configured_hz", s.cfg.Hz)
+		kv(&sb, "lru_clock", (s.clock.NowMs()/1000)&(1<<24-1))
+		exe, _ := os.Executable()
+		kv(&sb, "executable", exe)
+		kv(&sb, "config_file", "")
+		kv(&sb, "io_threads_active", 0)
+		kv(&sb, "redline_clock_offset_ms", s.clock.Offset())
+		return sb.String()
+	})
+	section("clients", "Clients", func() string {
+		var sb strings.Builder
+		kv(&sb, "connected_clients", len(s.clients))
+		kv(&sb, "cluster_connections", 0)
+		kv(&sb, "maxclients", s.cfg.MaxClients)
+		kv(&sb, "client_recent_max_input_buffer", 0)
+		kv(&sb, "client_recent_max_output_buffer", 0)
+		kv(&sb, "blocked_clients", 0)
+		kv(&sb, "tracking_clients", 0)
+		kv(&sb, "clients_in_timeout_table", 0)
+		return sb.String()
+	})
+	section("memory", "Memory", func() string {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		var sb strings.Builder
+		kv(&sb, "used_memory", ms.HeapAlloc)
+		kv(&sb, "used_memory_human", humanBytes(ms.HeapAlloc))
+		kv(&sb, "used_memory_rss", ms.Sys)
+		kv(&sb, "used_memory_rss_human", humanBytes(ms.Sys))
+		kv(&sb, "used_memory_peak", ms.HeapSys)
+		kv(&sb, "used_memory_peak_human", humanBytes(ms.HeapSys))
+		kv(&sb, "used_memory_lua", 0)
+		kv(&sb, "maxmemory", 0)
+		kv(&sb, "maxmemory_human", "0B")
+		kv(&sb, "maxmemory_policy", "noeviction")
+		kv(&sb, "mem_allocator", "go")
+		return sb.String()
+	})
+	section("persistence", "Persistence", func() string {
+		var sb strings.Builder
+		kv(&sb, "loading", 0)
+		kv(&sb, "async_loading", 0)
+		kv(&sb, "rdb_changes_since_last_save", s.dirty)
+		kv(&sb, "rdb_bgsave_in_progress", 0)
+		kv(&sb, "rdb_last_save_time", s.started.Unix())
+		kv(&sb, "rdb_last_bgsave_status", "ok")
+		aofOn := 0
+		var size, base, rewrites int64
+		status := "ok"
+		if s.aof != nil {
+			aofOn = 1
+			size, base, rewrites = s.aof.w.Size(), s.aof.baseSize, s.aof.rewrites
+			if s.aof.lastErr != nil {
+				status = "err"
+			}
+		}
+		kv(&sb, "aof_enabled", aofOn)
+		kv(&sb, "aof_rewrite_in_progress", 0)
+		kv(&sb, "aof_rewrite_scheduled", 0)
+		kv(&sb, "aof_last_bgrewrite_status", "ok")
+		kv(&sb, "aof_rewrites", rewrites)
+		kv(&sb, "aof_last_write_status", status)
+		if aofOn == 1 {
+			kv(&sb, "aof_current_size", size)
+			kv(&sb, "aof_base_size", base)
+			kv(&sb, "aof_buffer_length", 0)
+		}
+		return sb.String()
+	})
+	section("stats", "Stats", func() string {
+		var sb strings.Builder
+		kv(&sb, "total_connections_received", s.stats.connections)
+		kv(&sb, "total_commands_processed", s.stats.commands)
+		kv(&sb, "instantaneous_ops_per_sec", s.stats.opsPerSec)
+		kv(&sb, "total_net_input_bytes", s.stats.netIn)
+		kv(&sb, "total_net_output_bytes", s.stats.netOut)
+		kv(&sb, "rejected_connections", s.stats.rejectedConns)
+		var expired int64
+		for _, db := range s.dbs {
+			expired += db.ExpiredKeys
+		}
+		kv(&sb, "expired_keys", expired)
+		kv(&sb, "evicted_keys", 0)
+		kv(&sb, "keyspace_hits", s.stats.keyspaceHits)
+		kv(&sb, "keyspace_misses", s.stats.keyspaceMisses)
+		kv(&sb, "pubsub_channels", 0)
+		kv(&sb, "pubsub_patterns", 0)
+		kv(&sb, "total_error_replies", s.stats.errorReplies)
+		return sb.String()
+	})
+	section("replication", "Replication", func() string {
+		var sb strings.Builder
+		kv(&sb, "role", s.role())
+		kv(&sb, "connected_slaves", 0)
+		kv(&sb, "master_failover_state", "no-failover")
+		kv(&sb, "master_replid", s.runID)
+		kv(&sb, "master_replid2", "0000000000000000000000000000000000000000")
+		kv(&sb, "master_repl_offset", 0)
+		kv(&sb, "second_repl_offset", -1)
+		kv(&sb, "repl_backlog_active", 0)
+		kv(&sb, "repl_backlog_size", s.cfg.ReplBacklogSize)
+		kv(&sb, "repl_backlog_first_byte_offset", 0)
+		kv(&sb, "repl_backlog_histlen", 0)
+		return sb.String()
+	})
+	section("cpu", "CPU", func() string {
+		u, sys := cpuTimes()
+		var sb strings.Builder
+		kv(&sb, "used_cpu_sys", fmt.Sprintf("%.6f", sys))
+		kv(&sb, "used_cpu_user", fmt.Sprintf("%.6f", u))
+		return sb.String()
+	})
+	section("modules", "Modules", func() string { return "" })
+	section("errorstats", "Errorstats", func() string { return "" })
+	section("commandstats", "Commandstats", func() string {
+		var sb strings.Builder
+		for _, cmd := range s.Commands() {
+			if cmd.calls == 0 {
+				continue
+			}
+			per := 0.0
+			if cmd.calls > 0 {
+				per = float64(cmd.usec) / float64(cmd.calls)
+			}
+			fmt.Fprintf(&sb, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=0,failed_calls=%d\r\n", cmd.Name, cmd.calls, cmd.usec, per, cmd.fails)
+		}
+		return sb.String()
+	})
+	section("cluster", "Cluster", func() string {
+		if s.cfg.ClusterEnabled {
+			return "cluster_enabled:1\r\n"
+		}
+		return "cluster_enabled:0\r\n"
+	})
+	section("keyspace", "Keyspace", func() string {
+		var sb strings.Builder
+		for i, db := range s.dbs {
+			if db.Len() == 0 {
+				continue
+			}
+			fmt.Fprintf(&sb, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", i, db.Len(), db.VolatileLen(), db.AvgTTL())
+		}
+		return sb.String()
+	})
+	return b.String()
+}
+
+func humanBytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}

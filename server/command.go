@@ -1,0 +1,316 @@
+package server
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// Flag is a command property, as COMMAND reports it.
+type Flag uint32
+
+// Command flags (names as in Redis's COMMAND output).
+const (
+	FlagWrite Flag = 1 << iota
+	FlagReadonly
+	FlagDenyOOM
+	FlagAdmin
+	FlagPubSub
+	FlagNoScript
+	FlagBlocking
+	FlagLoading
+	FlagStale
+	FlagSkipMonitor
+	FlagFast
+	FlagNoAuth
+	FlagMayReplicate
+	FlagNoMulti
+	FlagMovableKeys
+	FlagAllowBusy
+)
+
+var flagNames = []string{"write", "readonly", "denyoom", "admin", "pubsub", "noscript", "blocking", "loading",
+	"stale", "skip_monitor", "fast", "no_auth", "may_replicate", "no_multi", "movablekeys", "allow_busy"}
+
+// Names returns the flag names in COMMAND order.
+func (f Flag) Names() []string {
+	var out []string
+	for i, n := range flagNames {
+		if f&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Handler executes a command. argv[0] is the command name as sent. It runs
+// with the server lock held and writes exactly one reply to c.
+type Handler func(c *Client, argv [][]byte)
+
+// Command is an entry of the command table.
+type Command struct {
+	Name  string // lower case
+	Arity int    // Redis convention: >0 exact, <0 at least -Arity
+	Flags Flag
+	// Key positions: FirstKey (0 = no keys), LastKey (-1 = last argument,
+	// -2 = second to last ...), Step.
+	FirstKey, LastKey, Step int
+	// Keys, when set, extracts key positions for commands whose keys move
+	// (EVAL, ...). It must tolerate any argv that passed the arity check.
+	Keys    func(argv [][]byte) []int
+	Handler Handler
+	// Subcommands (CONFIG GET, CLIENT LIST, ...) for COMMAND output and
+	// per-subcommand arity; the handler still receives the whole argv.
+	Subcommands []*Command
+	Group       string
+	Summary     string
+	Since       string
+	ACL         []string
+
+	calls int64
+	usec  int64
+	fails int64
+}
+
+// KeyIndexes returns the positions of the keys in argv.
+func (cmd *Command) KeyIndexes(argv [][]byte) []int {
+	if cmd.Keys != nil {
+		return cmd.Keys(argv)
+	}
+	if cmd.FirstKey <= 0 {
+		return nil
+	}
+	last := cmd.LastKey
+	if last < 0 {
+		last = len(argv) + last
+	}
+	if last >= len(argv) {
+		last = len(argv) - 1
+	}
+	step := cmd.Step
+	if step <= 0 {
+		step = 1
+	}
+	var out []int
+	for i := cmd.FirstKey; i <= last; i += step {
+		out = append(out, i)
+	}
+	return out
+}
+
+// firstKey returns the first key of argv without allocating, or nil.
+func (cmd *Command) firstKey(argv [][]byte) []byte {
+	if cmd.Keys != nil {
+		k := cmd.Keys(argv)
+		if len(k) == 0 {
+			return nil
+		}
+		return argv[k[0]]
+	}
+	if cmd.FirstKey <= 0 || cmd.FirstKey >= len(argv) {
+		return nil
+	}
+	return argv[cmd.FirstKey]
+}
+
+// IsWrite reports whether the command may modify the keyspace.
+func (cmd *Command) IsWrite() bool { return cmd.Flags&FlagWrite != 0 }
+
+// checkArity reports whether n arguments fit arity.
+func checkArity(arity, n int) bool {
+	if arity > 0 {
+		return n == arity
+	}
+	return n >= -arity
+}
+
+// Register adds or replaces a command in the table. Extensions (cluster mode:
+// CLUSTER, ASKING, READONLY, READWRITE, MIGRATE, WAIT, REPLCONF, PSYNC ...)
+// call it before Serve.
+func (s *Server) Register(cmd *Command) {
+	cmd.Name = strings.ToLower(cmd.Name)
+	if cmd.Step == 0 && cmd.FirstKey > 0 {
+		cmd.Step = 1
+	}
+	for _, sc := range cmd.Subcommands {
+		sc.Name = strings.ToLower(sc.Name)
+	}
+	s.commands[cmd.Name] = cmd
+}
+
+// Lookup finds a command by name (any case).
+func (s *Server) Lookup(name []byte) *Command {
+	if cmd, ok := s.commands[string(name)]; ok {
+		return cmd
+	}
+	if len(name) > 64 {
+		return s.commands[strings.ToLower(string(name))]
+	}
+	var buf [64]byte
+	b := buf[:len(name)]
+	for i, ch := range name {
+		if ch >= 'A' && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		b[i] = ch
+	}
+	return s.commands[string(b)]
+}
+
+// CommandKeys returns the command for argv and the keys it names (nil
+// command if unknown or the arity is wrong).
+func (s *Server) CommandKeys(argv [][]byte) (*Command, [][]byte) {
+	if len(argv) == 0 {
+		return nil, nil
+	}
+	cmd := s.Lookup(argv[0])
+	if cmd == nil || !checkArity(cmd.Arity, len(argv)) {
+		return nil, nil
+	}
+	var keys [][]byte
+	for _, i := range cmd.KeyIndexes(argv) {
+		keys = append(keys, argv[i])
+	}
+	return cmd, keys
+}
+
+// Commands returns the command table sorted by name.
+func (s *Server) Commands() []*Command {
+	out := make([]*Command, 0, len(s.commands))
+	for _, c := range s.commands {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// call runs one command: lookup, arity, auth, MULTI queueing, the pre-execute
+// hook, the handler, then propagation and WATCH invalidation.
+func (c *Client) call(argv [][]byte) {
+	s := c.s
+	cmd := s.Lookup(argv[0])
+	if cmd == nil {
+		c.rejectQueued()
+		var b strings.Builder
+		b.WriteString("ERR unknown command '")
+		b.WriteString(trunc(argv[0], 128))
+		b.WriteString("', with args beginning with: ")
+		for _, a := range argv[1:] {
+			b.WriteString("'")
+			b.WriteString(trunc(a, 128))
+			b.WriteString("' ")
+			if b.Len() > 1024 {
+				break
+			}
+		}
+		c.Error(b.String())
+		return
+	}
+	c.cmd = cmd
+	if !checkArity(cmd.Arity, len(argv)) {
+		c.rejectQueued()
+		c.Error(ErrArity(cmd.Name))
+		return
+	}
+	if sub := cmd.subcommand(argv); sub != nil && !checkArity(sub.Arity, len(argv)) {
+		c.rejectQueued()
+		c.Error("ERR wrong number of arguments for '" + cmd.Name + "|" + sub.Name + "' command")
+		return
+	}
+	if !c.authenticated && cmd.Flags&FlagNoAuth == 0 {
+		c.rejectQueued()
+		c.Error(ErrNoAuth)
+		return
+	}
+	if c.multi && cmd.Flags&FlagNoMulti != 0 {
+		c.rejectQueued()
+		c.Error("ERR Command not allowed inside a transaction")
+		return
+	}
+	if s.hooks.PreExecute != nil {
+		if e := s.hooks.PreExecute(c, cmd, argv); e != "" {
+			c.rejectQueued()
+			c.Error(e)
+			return
+		}
+	}
+	if c.multi && !isTxControl(cmd.Name) {
+		q := make([][]byte, len(argv))
+		for i, a := range argv {
+			q[i] = append([]byte(nil), a...)
+		}
+		c.queue = append(c.queue, q)
+		c.Simple("QUEUED")
+		return
+	}
+	c.exec(cmd, argv)
+}
+
+func (cmd *Command) subcommand(argv [][]byte) *Command {
+	if len(cmd.Subcommands) == 0 || len(argv) < 2 {
+		return nil
+	}
+	for _, sc := range cmd.Subcommands {
+		if strings.EqualFold(sc.Name, string(argv[1])) {
+			return sc
+		}
+	}
+	return nil
+}
+
+func isTxControl(name string) bool {
+	switch name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+// rejectQueued marks the transaction as failed when a command is refused
+// while queueing (EXEC then replies EXECABORT).
+func (c *Client) rejectQueued() {
+	if c.multi {
+		c.multiErr = true
+	}
+}
+
+// exec runs a checked command and propagates it if it changed the dataset.
+func (c *Client) exec(cmd *Command, argv [][]byte) {
+	s := c.s
+	s.db(c.db).Tick()
+	dirty := s.dirty
+	c.propSet = false
+	var start time.Time
+	if s.slowStats {
+		start = time.Now()
+	}
+	cmd.Handler(c, argv)
+	cmd.calls++
+	s.stats.commands++
+	if s.slowStats {
+		cmd.usec += time.Since(start).Microseconds()
+	}
+	if s.dirty != dirty && cmd.Flags&FlagWrite != 0 {
+		if c.propSet {
+			if len(c.propArgv) > 0 {
+				s.propagate(c.db, c.propArgv)
+			}
+		} else {
+			s.propagate(c.db, argv)
+		}
+		if len(s.watchers) > 0 {
+			for _, i := range cmd.KeyIndexes(argv) {
+				s.touch(c.db, argv[i])
+			}
+		}
+	}
+	c.propSet = false
+	c.propArgv = nil
+}
+
+func trunc(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}

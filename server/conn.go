@@ -1,0 +1,202 @@
+package server
+
+import (
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redline-dev/redline/server/resp"
+)
+
+// Client is one connection. Handlers receive it to read connection state and
+// to write replies; its methods must only be called with the server lock held
+// (that is, from a command handler or hook).
+type Client struct {
+	s     *Server
+	conn  net.Conn
+	id    int64
+	name  string
+	proto int
+	db    int
+	// authenticated is true once AUTH succeeded (or no password is set).
+	authenticated bool
+
+	in       []byte
+	out      []byte
+	parser   resp.Parser
+	argvBuf  [][]byte
+	closeNow bool // close after flushing the pending replies
+
+	multi    bool
+	queue    [][][]byte
+	multiErr bool
+	watched  []watchedKey
+	watchBad bool // a watched key was touched
+
+	// cluster-mode state the cluster package may use.
+	Asking   bool
+	ReadOnly bool
+	// Data is free for extensions (the cluster package) to attach state.
+	Data any
+
+	addr, laddr string
+	created     time.Time
+	lastCmd     string
+	lastActive  atomic.Int64 // unix ms
+	killed      atomic.Bool
+	libName     string
+	libVer      string
+
+	// propagation override set by a handler (see Client.Propagate).
+	propArgv [][]byte
+	propSet  bool
+
+	// inScript is set on the fake client that runs redis.call.
+	inScript bool
+	// current command
+	cmd *Command
+}
+
+type watchedKey struct {
+	db  int
+	key string
+}
+
+// ID is the client id (CLIENT ID).
+func (c *Client) ID() int64 { return c.id }
+
+// DBIndex is the selected database.
+func (c *Client) DBIndex() int { return c.db }
+
+// Proto is the protocol version of the connection (2 or 3).
+func (c *Client) Proto() int { return c.proto }
+
+// Server returns the server the client belongs to.
+func (c *Client) Server() *Server { return c.s }
+
+// InMulti reports whether the client is queueing a transaction.
+func (c *Client) InMulti() bool { return c.multi }
+
+// Queued returns the commands queued in the current MULTI (valid until EXEC).
+func (c *Client) Queued() [][][]byte { return c.queue }
+
+// InScript reports whether the command runs from a Lua script.
+func (c *Client) InScript() bool { return c.inScript }
+
+// RemoteAddr is the peer address "ip:port".
+func (c *Client) RemoteAddr() string { return c.addr }
+
+// Reply writers.
+
+// OK writes +OK.
+func (c *Client) OK() { c.out = append(c.out, "+OK\r\n"...) }
+
+// Simple writes a status reply.
+func (c *Client) Simple(s string) { c.out = resp.AppendSimple(c.out, s) }
+
+// Error writes an error reply; s includes its prefix ("ERR ...", "MOVED ...").
+func (c *Client) Error(s string) {
+	c.s.stats.errorReplies++
+	c.out = resp.AppendError(c.out, s)
+}
+
+// Int writes an integer reply.
+func (c *Client) Int(n int64) { c.out = resp.AppendInt(c.out, n) }
+
+// Bulk writes a bulk string.
+func (c *Client) Bulk(b []byte) { c.out = resp.AppendBulk(c.out, b) }
+
+// BulkString writes a bulk string.
+func (c *Client) BulkString(s string) { c.out = resp.AppendBulkString(c.out, s) }
+
+// Null writes a null bulk string ($-1 in RESP2, _ in RESP3).
+func (c *Client) Null() {
+	if c.proto == 3 {
+		c.out = resp.AppendNull(c.out)
+	} else {
+		c.out = resp.AppendNullBulk(c.out)
+	}
+}
+
+// NullArray writes a null array (*-1 in RESP2, _ in RESP3).
+func (c *Client) NullArray() {
+	if c.proto == 3 {
+		c.out = resp.AppendNull(c.out)
+	} else {
+		c.out = resp.AppendNullArray(c.out)
+	}
+}
+
+// Array writes an array header.
+func (c *Client) Array(n int) { c.out = resp.AppendArray(c.out, n) }
+
+// Map writes a map header of n pairs (a flat array of 2n in RESP2).
+func (c *Client) Map(n int) {
+	if c.proto == 3 {
+		c.out = resp.AppendMap(c.out, n)
+	} else {
+		c.out = resp.AppendArray(c.out, 2*n)
+	}
+}
+
+// SetHeader writes a set header (an array in RESP2).
+func (c *Client) SetHeader(n int) {
+	if c.proto == 3 {
+		c.out = resp.AppendSet(c.out, n)
+	} else {
+		c.out = resp.AppendArray(c.out, n)
+	}
+}
+
+// Double writes a double (a bulk string in RESP2).
+func (c *Client) Double(f float64) {
+	if c.proto == 3 {
+		c.out = resp.AppendDouble(c.out, f)
+	} else {
+		var tmp [32]byte
+		c.out = resp.AppendBulk(c.out, resp.AppendFloat(tmp[:0], f))
+	}
+}
+
+// Verbatim writes a text blob (a verbatim string in RESP3, bulk in RESP2).
+func (c *Client) Verbatim(s string) {
+	if c.proto == 3 {
+		c.out = resp.AppendVerbatim(c.out, "txt", s)
+	} else {
+		c.out = resp.AppendBulkString(c.out, s)
+	}
+}
+
+// Raw appends already-encoded RESP.
+func (c *Client) Raw(b []byte) { c.out = append(c.out, b...) }
+
+// Common errors, with Redis's exact text.
+const (
+	ErrWrongType   = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	ErrSyntax      = "ERR syntax error"
+	ErrNotInt      = "ERR value is not an integer or out of range"
+	ErrNotFloat    = "ERR value is not a valid float"
+	ErrNoKey       = "ERR no such key"
+	ErrOverflow    = "ERR increment or decrement would overflow"
+	ErrNoAuth      = "NOAUTH Authentication required."
+	ErrInvalidExp  = "ERR invalid expire time in '%s' command"
+	ErrWrongPass   = "WRONGPASS invalid username-password pair or user is disabled."
+	ErrOutOfRange  = "ERR index out of range"
+	ErrNotIntRange = "ERR value is out of range, must be positive"
+)
+
+// ErrArity is the arity error for a command name.
+func ErrArity(name string) string {
+	return "ERR wrong number of arguments for '" + name + "' command"
+}
+
+// Propagate replaces the argv that is propagated (AOF, replication) for the
+// current write command, e.g. to turn a relative TTL into an absolute one.
+// With no arguments nothing is propagated.
+func (c *Client) Propagate(argv ...[]byte) {
+	c.propArgv = argv
+	c.propSet = true
+}
+
+func itob(n int64) []byte { return strconv.AppendInt(nil, n, 10) }

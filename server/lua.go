@@ -1,0 +1,390 @@
+package server
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/redline-dev/redline/server/resp"
+)
+
+// scripting runs EVAL scripts in one gopher-lua state, under the server lock,
+// so a script is atomic like in Redis.
+type scripting struct {
+	s       *Server
+	L       *lua.LState
+	bodies  map[string]string
+	funcs   map[string]*lua.LFunction
+	caller  *Client
+	fake    *Client
+	readOnly bool
+}
+
+func newScripting(s *Server) *scripting {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	for _, n := range []string{"dofile", "loadfile", "load", "loadstring", "module", "require"} {
+		L.SetGlobal(n, lua.LNil)
+	}
+	sc := &scripting{s: s, L: L, bodies: map[string]string{}, funcs: map[string]*lua.LFunction{}}
+	sc.fake = s.newClient(nil)
+	sc.fake.inScript = true
+	sc.fake.authenticated = true
+	redis := L.NewTable()
+	L.SetFuncs(redis, map[string]lua.LGFunction{
+		"call":  func(L *lua.LState) int { return sc.redisCall(L, true) },
+		"pcall": func(L *lua.LState) int { return sc.redisCall(L, false) },
+		"status_reply": func(L *lua.LState) int {
+			t := L.NewTable()
+			t.RawSetString("ok", L.CheckAny(1))
+			L.Push(t)
+			return 1
+		},
+		"error_reply": func(L *lua.LState) int {
+			t := L.NewTable()
+			t.RawSetString("err", L.CheckAny(1))
+			L.Push(t)
+			return 1
+		},
+		"sha1hex": func(L *lua.LState) int {
+			L.Push(lua.LString(sha1hex(L.CheckString(1))))
+			return 1
+		},
+		"log":                func(L *lua.LState) int { return 0 },
+		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
+		"set_repl":           func(L *lua.LState) int { return 0 },
+		"setresp": func(L *lua.LState) int {
+			v := L.CheckInt(1)
+			if v != 2 && v != 3 {
+				L.RaiseError("RESP version must be 2 or 3.")
+			}
+			sc.fake.proto = v
+			return 0
+		},
+	})
+	for i, n := range []string{"LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING"} {
+		redis.RawSetString(n, lua.LNumber(i))
+	}
+	for i, n := range []string{"REPL_NONE", "REPL_AOF", "REPL_SLAVE", "REPL_REPLICA", "REPL_ALL"} {
+		_ = i
+		redis.RawSetString(n, lua.LNumber(map[string]int{"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}[n]))
+	}
+	L.SetGlobal("redis", redis)
+	return sc
+}
+
+func sha1hex(s string) string {
+	h := sha1.Sum([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// redisCall implements redis.call (raise=true) and redis.pcall.
+func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
+	n := L.GetTop()
+	fail := func(msg string) int {
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
+		if raise {
+			L.Error(t, 1)
+			return 0
+		}
+		L.Push(t)
+		return 1
+	}
+	if n == 0 {
+		return fail("ERR Please specify at least one argument for this redis lib call")
+	}
+	argv := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			argv[i-1] = []byte(string(v))
+		case lua.LNumber:
+			argv[i-1] = []byte(lua.LVAsString(v))
+		default:
+			return fail("ERR Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	s := sc.s
+	cmd := s.Lookup(argv[0])
+	if cmd == nil {
+		return fail("ERR Unknown Redis command called from script")
+	}
+	if !checkArity(cmd.Arity, len(argv)) {
+		return fail("ERR Wrong number of args calling Redis command from script")
+	}
+	if cmd.Flags&FlagNoScript != 0 {
+		return fail("ERR This Redis command is not allowed from script")
+	}
+	if sc.readOnly && cmd.Flags&FlagWrite != 0 {
+		return fail("ERR Write commands are not allowed from read-only scripts.")
+	}
+	f := sc.fake
+	f.db = sc.caller.db
+	f.out = f.out[:0]
+	if s.hooks.PreExecute != nil {
+		if e := s.hooks.PreExecute(f, cmd, argv); e != "" {
+			return fail(e)
+		}
+	}
+	f.cmd = cmd
+	f.exec(cmd, argv)
+	sc.caller.db = f.db
+	v, _, err := resp.ReadReply(f.out)
+	if err != nil {
+		return fail("ERR internal reply error")
+	}
+	if v.Kind == resp.KindError {
+		return fail(string(v.Str))
+	}
+	L.Push(sc.toLua(v))
+	return 1
+}
+
+// toLua converts a reply to a Lua value with Redis's rules.
+func (sc *scripting) toLua(v resp.Value) lua.LValue {
+	L := sc.L
+	switch v.Kind {
+	case resp.KindInt:
+		return lua.LNumber(v.Int)
+	case resp.KindBulk:
+		return lua.LString(string(v.Str))
+	case resp.KindSimple:
+		t := L.NewTable()
+		t.RawSetString("ok", lua.LString(string(v.Str)))
+		return t
+	case resp.KindError:
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(string(v.Str)))
+		return t
+	case resp.KindNull:
+		if sc.fake.proto == 3 {
+			return lua.LNil
+		}
+		return lua.LFalse
+	case resp.KindBool:
+		return lua.LBool(v.Int == 1)
+	case resp.KindDouble:
+		t := L.NewTable()
+		f, _ := parseFloat(v.Str)
+		t.RawSetString("double", lua.LNumber(f))
+		return t
+	case resp.KindMap:
+		t := L.NewTable()
+		m := L.NewTable()
+		for i := 0; i+1 < len(v.Elems); i += 2 {
+			m.RawSet(sc.toLua(v.Elems[i]), sc.toLua(v.Elems[i+1]))
+		}
+		t.RawSetString("map", m)
+		return t
+	case resp.KindSet:
+		t := L.NewTable()
+		m := L.NewTable()
+		for _, e := range v.Elems {
+			m.RawSet(sc.toLua(e), lua.LTrue)
+		}
+		t.RawSetString("set", m)
+		return t
+	default: // arrays
+		t := L.NewTable()
+		for i, e := range v.Elems {
+			t.RawSetInt(i+1, sc.toLua(e))
+		}
+		return t
+	}
+}
+
+// reply writes a Lua value as a RESP reply with Redis's rules.
+func (sc *scripting) reply(c *Client, v lua.LValue, depth int) {
+	if depth > 1000 {
+		c.Error("ERR reached lua stack limit")
+		return
+	}
+	switch x := v.(type) {
+	case lua.LNumber:
+		c.Int(int64(math.Trunc(float64(x))))
+	case lua.LString:
+		c.BulkString(string(x))
+	case lua.LBool:
+		if x {
+			c.Int(1)
+		} else {
+			c.Null()
+		}
+	case *lua.LTable:
+		if e := x.RawGetString("err"); e.Type() == lua.LTString {
+			c.Error(errorWithCode(string(e.(lua.LString))))
+			return
+		}
+		if ok := x.RawGetString("ok"); ok.Type() == lua.LTString {
+			c.Simple(string(ok.(lua.LString)))
+			return
+		}
+		if d := x.RawGetString("double"); d.Type() == lua.LTNumber {
+			c.Double(float64(d.(lua.LNumber)))
+			return
+		}
+		var elems []lua.LValue
+		for i := 1; ; i++ {
+			e := x.RawGetInt(i)
+			if e == lua.LNil {
+				break
+			}
+			elems = append(elems, e)
+		}
+		c.Array(len(elems))
+		for _, e := range elems {
+			sc.reply(c, e, depth+1)
+		}
+	default:
+		c.Null()
+	}
+}
+
+// errorWithCode makes sure an error reply starts with an error code.
+func errorWithCode(s string) string {
+	if s == "" || strings.IndexByte(s, ' ') <= 0 || strings.ToUpper(s[:strings.IndexByte(s, ' ')]) != s[:strings.IndexByte(s, ' ')] {
+		return "ERR " + s
+	}
+	return s
+}
+
+func (sc *scripting) compile(body string) (string, *lua.LFunction, error) {
+	sha := sha1hex(body)
+	if fn, ok := sc.funcs[sha]; ok {
+		return sha, fn, nil
+	}
+	fn, err := sc.L.Load(strings.NewReader(body), "@user_script")
+	if err != nil {
+		msg := err.Error()
+		return sha, nil, errors.New("ERR Error compiling script (new function): user_script:" + strings.TrimPrefix(msg, "@user_script:") + "")
+	}
+	sc.funcs[sha] = fn
+	sc.bodies[sha] = body
+	return sha, fn, nil
+}
+
+func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte, readOnly bool) {
+	numkeys, ok := parseInt(argv[2])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	if numkeys < 0 {
+		c.Error("ERR Number of keys can't be negative")
+		return
+	}
+	if numkeys > int64(len(argv)-3) {
+		c.Error("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	L := sc.L
+	keys := L.NewTable()
+	for i, k := range argv[3 : 3+numkeys] {
+		keys.RawSetInt(i+1, lua.LString(string(k)))
+	}
+	args := L.NewTable()
+	for i, a := range argv[3+numkeys:] {
+		args.RawSetInt(i+1, lua.LString(string(a)))
+	}
+	L.SetGlobal("KEYS", keys)
+	L.SetGlobal("ARGV", args)
+	sc.caller = c
+	sc.readOnly = readOnly
+	sc.fake.proto = 2
+	sc.s.beginBlock()
+	L.Push(fn)
+	err := L.PCall(0, 1, nil)
+	sc.s.endBlock()
+	if err != nil {
+		var ae *lua.ApiError
+		if errors.As(err, &ae) {
+			if t, ok := ae.Object.(*lua.LTable); ok {
+				if e := t.RawGetString("err"); e.Type() == lua.LTString {
+					c.Error(errorWithCode(string(e.(lua.LString))) + " script: " + sha + ", on @user_script.")
+					return
+				}
+			}
+			msg := ae.Object.String()
+			c.Error(fmt.Sprintf("ERR Error running script (call to f_%s): %s", sha, msg))
+			return
+		}
+		c.Error("ERR Error running script: " + err.Error())
+		return
+	}
+	ret := L.Get(-1)
+	L.Pop(1)
+	sc.reply(c, ret, 0)
+}
+
+func cmdEval(c *Client, argv [][]byte) {
+	sc := c.s.scripts
+	sha, fn, err := sc.compile(string(argv[1]))
+	if err != nil {
+		c.Error(err.Error())
+		return
+	}
+	sc.run(c, sha, fn, argv, strings.HasSuffix(c.cmd.Name, "_ro"))
+}
+
+func cmdEvalSHA(c *Client, argv [][]byte) {
+	sc := c.s.scripts
+	sha := strings.ToLower(string(argv[1]))
+	fn, ok := sc.funcs[sha]
+	if !ok {
+		c.Error("NOSCRIPT No matching script. Please use EVAL.")
+		return
+	}
+	sc.run(c, sha, fn, argv, strings.HasSuffix(c.cmd.Name, "_ro"))
+}
+
+func cmdScript(c *Client, argv [][]byte) {
+	sc := c.s.scripts
+	switch strings.ToUpper(string(argv[1])) {
+	case "LOAD":
+		sha, _, err := sc.compile(string(argv[2]))
+		if err != nil {
+			c.Error(err.Error())
+			return
+		}
+		// Redis propagates SCRIPT LOAD so EVALSHA works on replay.
+		c.s.propagate(c.db, [][]byte{[]byte("SCRIPT"), []byte("LOAD"), argv[2]})
+		c.BulkString(sha)
+	case "EXISTS":
+		c.Array(len(argv) - 2)
+		for _, a := range argv[2:] {
+			if _, ok := sc.funcs[strings.ToLower(string(a))]; ok {
+				c.Int(1)
+			} else {
+				c.Int(0)
+			}
+		}
+	case "FLUSH":
+		if len(argv) == 3 && !eq(argv[2], "async") && !eq(argv[2], "sync") {
+			c.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+			return
+		}
+		sc.funcs = map[string]*lua.LFunction{}
+		sc.bodies = map[string]string{}
+		c.OK()
+	case "KILL":
+		c.Error("NOTBUSY No scripts in execution right now.")
+	case "HELP":
+		c.Array(1)
+		c.Simple("SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: LOAD, EXISTS, FLUSH, KILL, HELP.")
+	default:
+		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try SCRIPT HELP.")
+	}
+}

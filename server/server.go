@@ -1,0 +1,646 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redline-dev/redline/server/config"
+	"github.com/redline-dev/redline/server/resp"
+	"github.com/redline-dev/redline/server/store"
+)
+
+// Hooks are the extension seams cluster mode plugs into. See doc.go.
+type Hooks struct {
+	// PreExecute runs before every command (also while queueing in MULTI)
+	// with the server lock held. A non-empty return is sent as the error
+	// reply instead of running the command ("MOVED 3999 127.0.0.1:7001").
+	PreExecute func(c *Client, cmd *Command, argv [][]byte) string
+	// Propagated sees every write applied to the dataset, in order, as the
+	// argv that reproduces it (relative TTLs made absolute, scripts and
+	// transactions as their effects wrapped in MULTI/EXEC, expired keys as
+	// DEL, SELECT when the database changes). argv is only valid during the
+	// call. It runs with the server lock held.
+	Propagated func(db int, argv [][]byte)
+	// InfoSections adds text to INFO; called with the section name (lower
+	// case, e.g. "cluster", "replication") and returns extra "k:v\r\n" lines
+	// (replacing the default body of that section when replace is true).
+	InfoSection func(section string) (body string, replace bool)
+	// Cron runs every 100 ms with the server lock held.
+	Cron func()
+	// ClientClosed runs when a connection ends (lock held).
+	ClientClosed func(c *Client)
+}
+
+// Options are the knobs a caller (tests, cluster mode) sets beyond the
+// configuration.
+type Options struct {
+	// Clock is the time source (a new real clock when nil).
+	Clock *store.Clock
+	// Log receives the server log (os.Stdout when nil).
+	Log io.Writer
+}
+
+type stats struct {
+	commands       int64
+	connections    int64
+	rejectedConns  int64
+	errorReplies   int64
+	netIn, netOut  int64
+	keyspaceHits   int64
+	keyspaceMisses int64
+	opsSample      int64
+	opsPerSec      int64
+	sampleTime     time.Time
+}
+
+// Server is one reference-server node.
+type Server struct {
+	mu       sync.Mutex
+	cfg      *config.Config
+	clock    *store.Clock
+	dbs      []*store.DB
+	commands map[string]*Command
+	hooks    Hooks
+	log      io.Writer
+	logMu    sync.Mutex
+
+	dirty     int64 // writes since start (changes to the dataset)
+	stats     stats
+	slowStats bool
+
+	clients   map[int64]*Client
+	nextID    int64
+	nclients  atomic.Int64
+	listeners []net.Listener
+	started   time.Time
+	runID     string
+
+	watchers map[watchedKey][]*Client
+
+	prop      propagator
+	aof       *aofState
+	scripts   *scripting
+	pauseEnd  time.Time
+	pauseAll  bool
+	pauseCh   chan struct{}
+	shutdown  chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+	// ShutdownRequested is closed by SHUTDOWN; Main exits when it is.
+	shutdownReq chan struct{}
+	reqOnce     sync.Once
+	loading     bool
+}
+
+// New creates a server from a configuration. It loads the AOF if appendonly
+// is set; call Listen and Serve (or Start) afterwards.
+func New(cfg *config.Config, opts Options) (*Server, error) {
+	if opts.Clock == nil {
+		opts.Clock = store.NewClock(nil)
+	}
+	if opts.Log == nil {
+		opts.Log = os.Stdout
+	}
+	s := &Server{
+		cfg:         cfg,
+		clock:       opts.Clock,
+		commands:    make(map[string]*Command),
+		log:         opts.Log,
+		clients:     make(map[int64]*Client),
+		started:     time.Now(),
+		runID:       randomHex(40),
+		watchers:    make(map[watchedKey][]*Client),
+		shutdown:    make(chan struct{}),
+		shutdownReq: make(chan struct{}),
+		pauseCh:     make(chan struct{}),
+	}
+	s.dbs = make([]*store.DB, cfg.Databases)
+	for i := range s.dbs {
+		i := i
+		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }})
+	}
+	registerCommands(s)
+	s.scripts = newScripting(s)
+	for _, w := range cfg.Warnings {
+		s.Logf('#', "%s", w)
+	}
+	if err := s.openAOF(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Config returns the live configuration.
+func (s *Server) Config() *config.Config { return s.cfg }
+
+// Clock returns the server clock.
+func (s *Server) Clock() *store.Clock { return s.clock }
+
+// SetHooks installs extension hooks; call before Serve.
+func (s *Server) SetHooks(h Hooks) { s.hooks = h }
+
+// Lock takes the server lock (for extensions running outside a command,
+// e.g. the cluster bus applying a slot change). Never call it from a handler.
+func (s *Server) Lock() { s.mu.Lock() }
+
+// Unlock releases the server lock.
+func (s *Server) Unlock() { s.mu.Unlock() }
+
+// DB returns database i (lock held).
+func (s *Server) DB(i int) *store.DB { return s.dbs[i] }
+
+func (s *Server) db(i int) *store.DB { return s.dbs[i] }
+
+// Dirty is the number of changes applied since start.
+func (s *Server) Dirty() int64 { return s.dirty }
+
+// AddDirty records n changes to the dataset made by a handler.
+func (s *Server) AddDirty(n int64) { s.dirty += n }
+
+// Logf writes a log line in Redis's format; level is '.', '-', '*' or '#'.
+func (s *Server) Logf(level byte, format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.log, "%d:M %s %c %s\n", os.Getpid(), time.Now().Format("02 Jan 2006 15:04:05.000"), level, fmt.Sprintf(format, args...))
+}
+
+// Listen binds the configured addresses and port (port 0 picks a free port
+// on the first address).
+func (s *Server) Listen() error {
+	binds := s.cfg.Bind
+	if len(binds) == 0 {
+		binds = []string{"*"}
+	}
+	port := s.cfg.Port
+	for _, b := range binds {
+		optional := strings.HasPrefix(b, "-")
+		host := strings.TrimPrefix(b, "-")
+		network := "tcp"
+		switch host {
+		case "*":
+			host, network = "0.0.0.0", "tcp4"
+		case "::*":
+			host, network = "::", "tcp6"
+		}
+		ln, err := net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			if optional {
+				continue
+			}
+			s.closeListeners()
+			return fmt.Errorf("Could not create server TCP listening socket %s:%d: %v", host, port, err)
+		}
+		if port == 0 {
+			port = ln.Addr().(*net.TCPAddr).Port
+		}
+		s.listeners = append(s.listeners, ln)
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("no address to listen on")
+	}
+	s.cfg.Port = port
+	return nil
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+}
+
+// Addr is the first listening address.
+func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
+
+// Start listens and serves in the background.
+func (s *Server) Start() error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	s.serveBackground()
+	return nil
+}
+
+func (s *Server) serveBackground() {
+	for _, ln := range s.listeners {
+		s.wg.Add(1)
+		go s.acceptLoop(ln)
+	}
+	s.wg.Add(1)
+	go s.cronLoop()
+	s.Logf('*', "Ready to accept connections")
+}
+
+// Done is closed when SHUTDOWN was requested.
+func (s *Server) Done() <-chan struct{} { return s.shutdownReq }
+
+// Close stops listening, closes every connection, flushes and closes the AOF.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.shutdown)
+		s.closeListeners()
+		s.mu.Lock()
+		for _, c := range s.clients {
+			c.conn.Close()
+		}
+		err = s.closeAOF()
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return err
+}
+
+func (s *Server) requestShutdown() {
+	s.reqOnce.Do(func() { close(s.shutdownReq) })
+}
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.shutdown:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			if strings.Contains(err.Error(), "use of closed") {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if s.nclients.Load() >= int64(s.cfg.MaxClients) {
+			s.stats.rejectedConns++
+			conn.Write([]byte("-ERR max number of clients reached\r\n"))
+			conn.Close()
+			continue
+		}
+		if tc, ok := conn.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		s.wg.Add(1)
+		go s.serveConn(conn)
+	}
+}
+
+func (s *Server) newClient(conn net.Conn) *Client {
+	c := &Client{s: s, conn: conn, proto: 2, created: time.Now()}
+	if conn != nil {
+		c.addr = conn.RemoteAddr().String()
+		c.laddr = conn.LocalAddr().String()
+	}
+	c.authenticated = s.cfg.RequirePass == ""
+	c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
+	c.parser.Unauthenticated = !c.authenticated
+	return c
+}
+
+const (
+	readChunk  = 16 * 1024
+	maxOutKeep = 64 * 1024
+)
+
+func (s *Server) serveConn(conn net.Conn) {
+	defer s.wg.Done()
+	s.mu.Lock()
+	s.nextID++
+	c := s.newClient(conn)
+	c.id = s.nextID
+	s.clients[c.id] = c
+	s.stats.connections++
+	s.mu.Unlock()
+	s.nclients.Add(1)
+	defer func() {
+		conn.Close()
+		s.nclients.Add(-1)
+		s.mu.Lock()
+		s.unwatchAll(c)
+		delete(s.clients, c.id)
+		if s.hooks.ClientClosed != nil {
+			s.hooks.ClientClosed(c)
+		}
+		s.mu.Unlock()
+	}()
+	c.in = make([]byte, readChunk)
+	start, end := 0, 0
+	args := make([][]byte, 0, 16)
+	for {
+		if end == len(c.in) {
+			// Make room: compact, or grow when one request is larger.
+			if start > 0 {
+				copy(c.in, c.in[start:end])
+				end -= start
+				start = 0
+			} else {
+				nb := make([]byte, len(c.in)*2)
+				copy(nb, c.in[:end])
+				c.in = nb
+			}
+		}
+		if s.cfg.Timeout > 0 {
+			conn.SetReadDeadline(time.Now().Add(time.Duration(s.cfg.Timeout) * time.Second))
+		}
+		n, err := conn.Read(c.in[end:])
+		if n > 0 {
+			end += n
+			atomic.AddInt64(&s.stats.netIn, int64(n))
+		}
+		if err != nil {
+			return
+		}
+		if c.killed.Load() {
+			return
+		}
+		// Parse every complete request in the buffer, run them under one
+		// lock acquisition, then write all replies at once.
+		locked := false
+		var perr error
+		for start < end {
+			var m, need int
+			args, m, need, perr = c.parser.Parse(c.in[start:end], args)
+			if perr != nil {
+				break
+			}
+			if m == 0 {
+				if need > len(c.in)-start {
+					nb := make([]byte, need+readChunk)
+					copy(nb, c.in[start:end])
+					end -= start
+					start = 0
+					c.in = nb
+				}
+				break
+			}
+			start += m
+			if len(args) == 0 {
+				continue
+			}
+			if !locked {
+				s.mu.Lock()
+				locked = true
+			}
+			if s.paused(c, args) {
+				s.mu.Unlock()
+				s.waitPause(c, args)
+				s.mu.Lock()
+			}
+			c.call(args)
+			c.lastCmd = ""
+			if c.closeNow {
+				break
+			}
+		}
+		if locked {
+			s.afterBatch(c)
+			s.mu.Unlock()
+		}
+		if start == end {
+			start, end = 0, 0
+		}
+		if perr != nil {
+			c.out = resp.AppendError(c.out, "ERR "+perr.Error())
+			c.closeNow = true
+		}
+		if len(c.out) > 0 {
+			if _, err := conn.Write(c.out); err != nil {
+				return
+			}
+			atomic.AddInt64(&s.stats.netOut, int64(len(c.out)))
+			if cap(c.out) > maxOutKeep {
+				c.out = nil
+			} else {
+				c.out = c.out[:0]
+			}
+		}
+		if c.closeNow || c.killed.Load() {
+			return
+		}
+		if len(c.in) > 4*readChunk && end-start < readChunk {
+			nb := make([]byte, readChunk)
+			copy(nb, c.in[start:end])
+			end -= start
+			start = 0
+			c.in = nb
+		}
+		c.lastActive.Store(time.Now().UnixMilli())
+	}
+}
+
+// afterBatch runs after a connection's batch of commands, lock held: the
+// AOF is written (and fsynced with appendfsync always) before replies go out.
+func (s *Server) afterBatch(c *Client) {
+	if s.aof != nil {
+		s.aof.flush(s.cfg.AppendFsync == "always")
+	}
+}
+
+// Main runs a server with redis-server style arguments until SHUTDOWN or
+// SIGTERM/SIGINT. It returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "-v", "--version":
+			fmt.Fprintf(stdout, "Redis server v=%s sha=00000000:0 malloc=libc bits=64 build=redline\n", config.Version)
+			return 0
+		case "-h", "--help":
+			fmt.Fprintln(stdout, "Usage: redline server [/path/to/redis.conf] [options]\n       redline server -v or --version\n\nExamples:\n       redline server /etc/redis/6379.conf\n       redline server --port 7777\n       redline server --port 7777 --replicaof 127.0.0.1 8888\n       redline server /etc/myredis.conf --loglevel verbose --appendonly yes")
+			return 0
+		}
+	}
+	cfg, err := config.ParseArgs(args)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	var logw io.Writer = stdout
+	if cfg.LogFile != "" {
+		f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "Can't open the log file: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		bw := &syncWriter{w: f}
+		logw = bw
+	}
+	if cfg.Dir != "" && cfg.Dir != "." {
+		if err := os.Chdir(cfg.Dir); err != nil {
+			fmt.Fprintf(stderr, "Can't chdir to '%s': %v\n", cfg.Dir, err)
+			return 1
+		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		cfg.Dir = wd
+	}
+	s, err := New(cfg, Options{Log: logw})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	s.Logf('#', "redline reference server (Redis %s compatible), pid=%d, port=%d", config.Version, os.Getpid(), cfg.Port)
+	if err := s.Listen(); err != nil {
+		s.Logf('#', "%v", err)
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if cfg.PidFile != "" {
+		os.WriteFile(cfg.PidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+		defer os.Remove(cfg.PidFile)
+	}
+	s.serveBackground()
+	sig := notifySignals()
+	select {
+	case <-sig:
+		s.Logf('#', "Received SIGTERM scheduling shutdown...")
+	case <-s.Done():
+	}
+	s.Logf('#', "User requested shutdown...")
+	if err := s.Close(); err != nil {
+		s.Logf('#', "Error closing the AOF: %v", err)
+		return 1
+	}
+	s.Logf('#', "Redis is now ready to exit, bye bye...")
+	return 0
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
+// cronLoop runs periodic work: active expiry, AOF fsync (everysec) and
+// rewrite, stats, the extension cron.
+func (s *Server) cronLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	lastSync := time.Now()
+	for {
+		select {
+		case <-s.shutdown:
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			for _, db := range s.dbs {
+				if db.VolatileLen() > 0 {
+					db.ActiveExpire(16)
+				}
+			}
+			if s.aof != nil {
+				s.aof.flush(false)
+				if s.cfg.AppendFsync == "everysec" && now.Sub(lastSync) >= time.Second {
+					s.aof.syncAsync()
+					lastSync = now
+				}
+				s.maybeRewriteAOF()
+			}
+			if el := now.Sub(s.stats.sampleTime); el >= time.Second {
+				s.stats.opsPerSec = (s.stats.commands - s.stats.opsSample) * int64(time.Second) / int64(el)
+				s.stats.opsSample = s.stats.commands
+				s.stats.sampleTime = now
+			}
+			if s.hooks.Cron != nil {
+				s.hooks.Cron()
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// expired is called by a DB when it drops an expired key.
+func (s *Server) expired(db int, key string) {
+	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
+	if len(s.watchers) > 0 {
+		s.touch(db, []byte(key))
+	}
+}
+
+// Propagation: writes go to the AOF and the Propagated hook, wrapped in
+// MULTI/EXEC for transactions and scripts, with SELECT when the DB changes.
+type propagator struct {
+	depth   int  // >0 while inside EXEC or a script
+	opened  bool // MULTI already emitted for the current block
+	lastDB  int
+	started bool
+}
+
+func (s *Server) beginBlock() { s.prop.depth++ }
+
+func (s *Server) endBlock() {
+	s.prop.depth--
+	if s.prop.depth == 0 && s.prop.opened {
+		s.prop.opened = false
+		s.emit(s.prop.lastDB, [][]byte{[]byte("EXEC")})
+	}
+}
+
+func (s *Server) propagate(db int, argv [][]byte) {
+	if s.loading {
+		return
+	}
+	if !s.prop.started || s.prop.lastDB != db {
+		s.prop.started = true
+		s.prop.lastDB = db
+		s.emit(db, [][]byte{[]byte("SELECT"), itob(int64(db))})
+	}
+	if s.prop.depth > 0 && !s.prop.opened {
+		s.prop.opened = true
+		s.emit(db, [][]byte{[]byte("MULTI")})
+	}
+	s.emit(db, argv)
+}
+
+func (s *Server) emit(db int, argv [][]byte) {
+	if s.aof != nil {
+		s.aof.append(argv)
+	}
+	if s.hooks.Propagated != nil {
+		s.hooks.Propagated(db, argv)
+	}
+}
+
+func randomHex(n int) string {
+	const hexd = "0123456789abcdef"
+	b := make([]byte, n)
+	f, err := os.Open("/dev/urandom")
+	if err == nil {
+		io.ReadFull(f, b)
+		f.Close()
+	} else {
+		x := uint64(time.Now().UnixNano())
+		for i := range b {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			b[i] = byte(x)
+		}
+	}
+	for i := range b {
+		b[i] = hexd[b[i]&15]
+	}
+	return string(b)
+}
+
+var _ = bufio.NewReader
+var _ = filepath.Join
