@@ -463,3 +463,105 @@ func TestAdminErrors(t *testing.T) {
 		t.Fatalf("hard reset incomplete")
 	}
 }
+
+// scenario runs formation, a kill and a partition, and returns every node's
+// log and final CLUSTER NODES.
+func scenario(t *testing.T, seed uint64) string {
+	nw := newNetwork(t, 6, seed)
+	nw.form(3)
+	nw.nodes[1].dead = true
+	nw.run(8 * time.Second)
+	nw.isolate(2)
+	nw.run(8 * time.Second)
+	nw.heal()
+	nw.run(8 * time.Second)
+	var b strings.Builder
+	for _, s := range nw.nodes {
+		b.WriteString(strings.Join(s.logs, "\n"))
+		b.WriteString(s.n.NodesText())
+	}
+	return b.String()
+}
+
+func TestDeterministic(t *testing.T) {
+	a, b := scenario(t, 21), scenario(t, 21)
+	if a != b {
+		t.Fatalf("same seed, different runs")
+	}
+	if c := scenario(t, 22); c == a {
+		t.Fatalf("different seeds gave identical runs: randomness not used?")
+	}
+}
+
+func TestRankPrefersFreshestReplica(t *testing.T) {
+	// Masters 0,1,2; replicas 3->0, 4->1, 5->2, 6->0.
+	for seed := uint64(1); seed <= 4; seed++ {
+		nw := newNetwork(t, 7, seed)
+		nw.form(3)
+		nw.nodes[6].replCut = true // node 6 lags behind
+		nw.run(2 * time.Second)
+		nw.nodes[0].dead = true
+		nw.runUntil("a replica of 0 is promoted", 20*time.Second, func() bool {
+			return nw.nodes[3].n.IsMaster() || nw.nodes[6].n.IsMaster()
+		})
+		if !nw.nodes[3].n.IsMaster() {
+			t.Fatalf("seed %d: the lagging replica won", seed)
+		}
+		nw.runUntil("the other replica follows the winner", 10*time.Second, func() bool {
+			return nw.nodes[6].n.MasterID() == nw.nodes[3].n.ID() && nw.converged()
+		})
+	}
+}
+
+func TestStaleReplicaDoesNotFailOver(t *testing.T) {
+	nw := newNetwork(t, 6, 31)
+	nw.form(3)
+	// The replication link of replica 3 has been down for longer than
+	// NT*10 + repl-ping period (10 s) + NT before its master dies.
+	nw.nodes[3].replCut = true
+	nw.run(10*testNT + 10*time.Second + testNT + time.Second)
+	nw.nodes[0].dead = true
+	nw.runUntil("master marked FAIL", 10*time.Second, func() bool { return nw.flagsOf(1, 0)&FlagFail != 0 })
+	nw.run(10 * time.Second)
+	if nw.nodes[3].n.IsMaster() {
+		t.Fatalf("replica with stale data failed over")
+	}
+	// CLUSTER FAILOVER FORCE ignores the data age.
+	nw.must(nw.nodes[3].n.Failover(FailoverForce))
+	nw.runUntil("forced failover", 5*time.Second, nw.nodes[3].n.IsMaster)
+}
+
+func TestRoute(t *testing.T) {
+	v := &SlotView{Nodes: []ViewNode{{"a", "10.0.0.1", 7000}, {"b", "10.0.0.2", 7001}}, Self: 1, Master: 0, StateOK: true,
+		Migrating: map[int]int16{}, Importing: map[int]int16{}}
+	for s := range v.Owner {
+		v.Owner[s] = 0
+	}
+	v.Owner[9] = -1
+	cases := []struct {
+		name string
+		v    func() *SlotView
+		r    Request
+		want string
+	}{
+		{"keyless", nil, Request{}, ""},
+		{"unbound", nil, Request{Slots: []int{9, 10}}, "CLUSTERDOWN Hash slot not served"},
+		{"crossslot before down", func() *SlotView { c := *v; c.StateOK = false; return &c }, Request{Slots: []int{1, 2}}, "CROSSSLOT Keys in request don't hash to the same slot"},
+		{"down", func() *SlotView { c := *v; c.StateOK = false; return &c }, Request{Slots: []int{1}}, "CLUSTERDOWN The cluster is down"},
+		{"down ro write", func() *SlotView { c := *v; c.StateOK = false; c.AllowReadsWhenDown = true; return &c }, Request{Slots: []int{1}, Write: true}, "CLUSTERDOWN The cluster is down and only accepts read commands"},
+		{"down ro read moved", func() *SlotView { c := *v; c.StateOK = false; c.AllowReadsWhenDown = true; return &c }, Request{Slots: []int{1}}, "MOVED 1 10.0.0.1:7000"},
+		{"moved", nil, Request{Slots: []int{1, 1}}, "MOVED 1 10.0.0.1:7000"},
+		{"readonly replica read", nil, Request{Slots: []int{1}, ReadOnly: true}, ""},
+		{"readonly replica write", nil, Request{Slots: []int{1}, ReadOnly: true, Write: true}, "MOVED 1 10.0.0.1:7000"},
+		{"asking without importing", nil, Request{Slots: []int{1}, Asking: true}, "MOVED 1 10.0.0.1:7000"},
+	}
+	for _, c := range cases {
+		vv := v
+		if c.v != nil {
+			vv = c.v()
+		}
+		if got := vv.Route(c.r).Error(); got != c.want {
+			t.Errorf("%s: got %q want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -405,7 +405,7 @@ type ShardNode struct {
 	Endpoint   string
 	Role       string // "master" or "replica"
 	ReplOffset int64
-	Health     string // "online", "failed" or "loading"
+	Health     string // "online", "fail" or "loading"
 }
 
 // Shard is one CLUSTER SHARDS entry: Slots holds start,end pairs.
@@ -424,7 +424,7 @@ func (n *Node) Shards() []Shard {
 		}
 		h := "online"
 		if p.failed() {
-			h = "failed"
+			h = "fail"
 		} else if role == "replica" && off == 0 {
 			h = "loading"
 		}

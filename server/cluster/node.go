@@ -544,11 +544,11 @@ func (n *Node) View() *SlotView {
 			v.Owner[s] = -1
 		}
 	}
-	for s, p := range n.migrating {
-		v.Migrating[s] = get(p)
+	for _, s := range sortedKeys(n.migrating) {
+		v.Migrating[s] = get(n.migrating[s])
 	}
-	for s, p := range n.importing {
-		v.Importing[s] = get(p)
+	for _, s := range sortedKeys(n.importing) {
+		v.Importing[s] = get(n.importing[s])
 	}
 	return v
 }

@@ -89,7 +89,7 @@ func (n *Node) Step(m Message, now time.Time) {
 			break
 		}
 		p := n.lookup(m.About)
-		if p == nil || p.configEpoch >= m.UpdateConfigEpoch {
+		if p == nil || p == n.self || p.configEpoch >= m.UpdateConfigEpoch {
 			break
 		}
 		if p.isSlave() {
@@ -145,7 +145,7 @@ func (n *Node) stepPing(m Message, sender, linkPeer *peer) {
 			p := &peer{id: n.randomID(), flags: FlagHandshake, ctime: n.now, ip: ip, port: int(m.Port), cport: int(m.CPort)}
 			n.addPeer(p)
 			n.save(false)
-			n.processGossip(&m, sender, true)
+			n.processGossip(&m, sender)
 		}
 		n.reply(m.Link, n.header(MsgPong))
 	}
@@ -158,10 +158,6 @@ func (n *Node) stepPing(m Message, sender, linkPeer *peer) {
 				if n.updateAddressIfNeeded(sender, m.Link, &m) {
 					n.todo |= todoSaveConfig | todoUpdateState
 				}
-				n.delPeer(lp)
-				return
-			}
-			if n.blacklist[m.Sender] > n.now {
 				n.delPeer(lp)
 				return
 			}
@@ -252,7 +248,7 @@ func (n *Node) stepPing(m Message, sender, linkPeer *peer) {
 	if n.self.isMaster() && sender.isMaster() && m.ConfigEpoch == n.self.configEpoch {
 		n.handleEpochCollision(sender)
 	}
-	n.processGossip(&m, sender, false)
+	n.processGossip(&m, sender)
 }
 
 // updateAddressIfNeeded is nodeUpdateAddressIfNeeded.
@@ -312,7 +308,7 @@ func (n *Node) markFailingIfNeeded(p *peer) {
 	n.todo |= todoUpdateState | todoSaveConfig | todoView
 }
 
-func (n *Node) processGossip(m *Message, sender *peer, meet bool) {
+func (n *Node) processGossip(m *Message, sender *peer) {
 	for i := range m.Gossip {
 		g := &m.Gossip[i]
 		p := n.lookup(g.ID)
@@ -343,7 +339,7 @@ func (n *Node) processGossip(m *Message, sender *peer, meet bool) {
 			}
 			continue
 		}
-		if (sender != nil || meet) && g.Flags&FlagNoAddr == 0 && n.blacklist[g.ID] <= n.now && validID(g.ID) {
+		if sender != nil && g.Flags&FlagNoAddr == 0 && n.blacklist[g.ID] <= n.now && validID(g.ID) {
 			// Redis adds the node with the gossiped flags but no role
 			// pointers; the handshake PONG fixes the rest.
 			n.addPeer(&peer{id: g.ID, flags: g.Flags &^ (FlagMyself | FlagPFail | FlagFail | FlagHandshake | FlagMeet),
