@@ -164,20 +164,22 @@ func analyzeSet(calls []call) *setAnalysis {
 			if e.outcome == elemFailed || e.known == inf {
 				continue // never known to exist: nothing can be lost
 			}
-			if e.outcome == elemIndeterminate {
-				a.recovered++
-			}
 			if e.firstSeenInv != inf {
 				a.latencies = append(a.latencies, max(0, e.firstSeenInv-e.add.start))
 			}
-			if sk.last == nil || sk.last.c.start <= e.known {
+			_, atEnd := sk.lastSet[e.v]
+			switch {
+			case sk.last == nil || (!atEnd && sk.last.c.start <= e.known):
+				// No read began after it was known (and the latest did
+				// not see it): nothing says whether it survived.
 				if e.outcome == elemAcked {
 					e.neverRead = true
 					a.neverRead++
+				} else {
+					a.recovered++ // seen, so it landed
 				}
 				continue
-			}
-			if _, in := sk.lastSet[e.v]; !in {
+			case !atEnd:
 				// The latest read began after the element was known and
 				// does not hold it: it was lost.
 				e.lost = true
@@ -187,6 +189,9 @@ func analyzeSet(calls []call) *setAnalysis {
 					a.lostSeen = append(a.lostSeen, e)
 				}
 				continue
+			}
+			if e.outcome == elemIndeterminate {
+				a.recovered++ // landed, and still there at the end
 			}
 			// Reads that began after it was known and before its last
 			// sighting, and did not see it: stale.
