@@ -392,6 +392,13 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		errs = append(errs, err)
 	}
 	res["repaired_slots"] = repaired
+	orphans, err := n.claimOrphans(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(orphans) > 0 {
+		res["reclaimed_slots"] = orphans
+	}
 	wait := max(30*time.Second, 15*n.opts.NodeTimeout)
 	if err := n.waitConverged(ctx, wait); err != nil {
 		errs = append(errs, err)

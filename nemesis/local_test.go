@@ -1,0 +1,371 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// localCluster runs redis-server processes on 127.0.0.1 for tests. It
+// implements only cluster.Cluster (like an external cluster); procCluster
+// adds Killer, Pauser and Grower on top of the processes.
+type localCluster struct {
+	t     *testing.T
+	dir   string
+	mu    sync.Mutex
+	nodes []*localNode
+	seq   int
+}
+
+type localNode struct {
+	name string
+	port int
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func (n *localNode) addr() string { return "127.0.0.1:" + strconv.Itoa(n.port) }
+
+const testNodeTimeout = time.Second
+
+// startLocal starts nodes redis-server processes and forms a cluster with
+// replicas replicas per primary.
+func startLocal(t *testing.T, nodes, replicas int) *localCluster {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatalf("redis-server is not installed (not in PATH): install it with `apt-get install redis-server` " +
+			"(the repo's scripts do this in CI); the nemesis tests run a real cluster of redis-server processes")
+	}
+	c := &localCluster{t: t, dir: t.TempDir()}
+	t.Cleanup(c.stopAll)
+	var addrs []string
+	for range nodes {
+		n, err := c.startNode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs = append(addrs, n.addr())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := cluster.Form(ctx, addrs, replicas, t.Logf); err != nil {
+		t.Fatalf("forming the local cluster: %v", err)
+	}
+	return c
+}
+
+// freePort returns a port p such that p and p+10000 (the bus) are free.
+func freePort() (int, error) {
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		if p+10000 > 65535 {
+			l.Close()
+			continue
+		}
+		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000))
+		l.Close()
+		if err != nil {
+			continue
+		}
+		l2.Close()
+		return p, nil
+	}
+	return 0, fmt.Errorf("no free port pair found on 127.0.0.1")
+}
+
+func (c *localCluster) startNode() (*localNode, error) {
+	p, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.seq++
+	n := &localNode{name: fmt.Sprintf("n%d", c.seq), port: p}
+	c.mu.Unlock()
+	n.dir = filepath.Join(c.dir, n.name)
+	if err := os.MkdirAll(n.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := c.launch(n); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.nodes = append(c.nodes, n)
+	c.mu.Unlock()
+	return n, nil
+}
+
+// launch starts (or restarts) the process of n, keeping its directory.
+func (c *localCluster) launch(n *localNode) error {
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(n.port), "--bind", "127.0.0.1",
+		"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+		"--cluster-node-timeout", strconv.Itoa(int(testNodeTimeout.Milliseconds())),
+		"--dir", n.dir, "--save", "", "--appendonly", "yes", "--logfile", "redis.log",
+		"--daemonize", "no", "--protected-mode", "no")
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting redis-server on port %d: %w", n.port, err)
+	}
+	n.cmd, n.done = cmd, make(chan struct{})
+	go func(done chan struct{}) { cmd.Wait(); close(done) }(n.done)
+	cl := cluster.AdminClient(n.addr())
+	defer cl.Close()
+	for i := 0; ; i++ {
+		if cl.Ping(context.Background()).Err() == nil {
+			return nil
+		}
+		select {
+		case <-n.done:
+			log, _ := os.ReadFile(filepath.Join(n.dir, "redis.log"))
+			return fmt.Errorf("redis-server on port %d exited: %s", n.port, log)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if i > 500 {
+			return fmt.Errorf("redis-server on port %d does not answer PING", n.port)
+		}
+	}
+}
+
+func (c *localCluster) node(name string) (*localNode, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.nodes {
+		if n.name == name {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("no node %q", name)
+}
+
+func (c *localCluster) stopAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.nodes {
+		if n.cmd != nil && n.cmd.Process != nil {
+			n.cmd.Process.Signal(syscall.SIGCONT)
+			n.cmd.Process.Kill()
+			<-n.done
+		}
+	}
+}
+
+func (c *localCluster) Nodes() []cluster.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []cluster.Node
+	for _, n := range c.nodes {
+		out = append(out, cluster.Node{Name: n.name, Addr: n.addr(), Host: "127.0.0.1"})
+	}
+	return out
+}
+
+func (c *localCluster) Close(context.Context) error { return nil }
+
+func (c *localCluster) Describe() map[string]string { return map[string]string{"target": "local-test"} }
+
+func (c *localCluster) addrs() []string {
+	var out []string
+	for _, n := range c.Nodes() {
+		out = append(out, n.Addr)
+	}
+	return out
+}
+
+// procCluster can kill, pause, add and remove its processes.
+type procCluster struct{ *localCluster }
+
+func (c procCluster) Kill(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	n.cmd.Process.Kill()
+	<-n.done
+	return nil
+}
+
+func (c procCluster) Restart(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	return c.launch(n)
+}
+
+func (c procCluster) Pause(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	return n.cmd.Process.Signal(syscall.SIGSTOP)
+}
+
+func (c procCluster) Resume(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	return n.cmd.Process.Signal(syscall.SIGCONT)
+}
+
+func (c procCluster) AddNode(ctx context.Context) (cluster.Node, error) {
+	n, err := c.startNode()
+	if err != nil {
+		return cluster.Node{}, err
+	}
+	return cluster.Node{Name: n.name, Addr: n.addr(), Host: "127.0.0.1"}, nil
+}
+
+func (c procCluster) RemoveNode(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	n.cmd.Process.Signal(syscall.SIGCONT)
+	n.cmd.Process.Kill()
+	<-n.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, m := range c.nodes {
+		if m == n {
+			c.nodes = append(c.nodes[:i], c.nodes[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// memRecorder keeps a history in memory.
+type memRecorder struct {
+	mu  sync.Mutex
+	ops []history.Op
+}
+
+func (r *memRecorder) Record(op history.Op) history.Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	op.Index = int64(len(r.ops))
+	r.ops = append(r.ops, op)
+	return op
+}
+
+func (r *memRecorder) all() []history.Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]history.Op(nil), r.ops...)
+}
+
+func detailOf(t *testing.T, op history.Op) map[string]any {
+	t.Helper()
+	var d map[string]any
+	if err := json.Unmarshal(op.Detail, &d); err != nil {
+		t.Fatalf("detail of %+v: %v", op, err)
+	}
+	return d
+}
+
+// fillKeys writes count keys "key:i" = "v<i>" through a cluster client.
+func fillKeys(t *testing.T, c *localCluster, count int) map[string]string {
+	t.Helper()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), DisableIdentity: true})
+	defer cc.Close()
+	ctx := context.Background()
+	want := map[string]string{}
+	for i := range count {
+		k, v := fmt.Sprintf("key:%d", i), fmt.Sprintf("v%d", i)
+		if err := cc.Set(ctx, k, v, 0).Err(); err != nil {
+			t.Fatalf("SET %s: %v", k, err)
+		}
+		want[k] = v
+	}
+	return want
+}
+
+// checkKeys reads every key back through a cluster client.
+func checkKeys(t *testing.T, c *localCluster, want map[string]string) {
+	t.Helper()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), DisableIdentity: true})
+	defer cc.Close()
+	ctx := context.Background()
+	for k, v := range want {
+		got, err := cc.Get(ctx, k).Result()
+		if err != nil || got != v {
+			t.Fatalf("GET %s = %q, %v; want %q", k, got, err, v)
+		}
+	}
+}
+
+// eventually polls cond until it returns "" or the limit passes, then fails
+// with cond's last reason. It bounds a wait; it does not assert a duration.
+func eventually(t *testing.T, limit time.Duration, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		why := cond()
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still not true after %s: %s", limit, why)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// views returns every node's CLUSTER NODES, parsed, by node name.
+func views(c *localCluster) (map[string][]cluster.NodeInfo, error) {
+	out := map[string][]cluster.NodeInfo{}
+	for _, n := range c.Nodes() {
+		text, err := cluster.ClusterNodesText(context.Background(), n.Addr)
+		if err != nil {
+			return nil, err
+		}
+		ls, err := cluster.ParseNodes(text)
+		if err != nil {
+			return nil, err
+		}
+		out[n.Name] = ls
+	}
+	return out, nil
+}
+
+func ownerIn(ls []cluster.NodeInfo, slot int) string {
+	for _, l := range ls {
+		if !l.IsPrimary() {
+			continue
+		}
+		for _, r := range l.Ranges {
+			if slot >= r.Start && slot <= r.End {
+				return l.ID
+			}
+		}
+	}
+	return ""
+}
+
+func newTestNemesis(t *testing.T, names []string, c cluster.Cluster) *Nemesis {
+	t.Helper()
+	n, err := New(names, c, Options{Interval: time.Second, Seed: 1, NodeTimeout: testNodeTimeout, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
