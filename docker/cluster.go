@@ -1,0 +1,488 @@
+package docker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+
+	"github.com/redline-dev/redline/harness/cluster"
+)
+
+// Port is the client port of every node; the bus port is Port+10000.
+const Port = 6379
+
+// Cluster is a running cluster of containers. It implements cluster.Cluster,
+// Killer, Pauser, Partitioner, Clock, Grower, LogSource and Describer.
+type Cluster struct {
+	rt      *Runtime
+	name    string // unique: label value and name prefix
+	spec    cluster.Spec
+	flav    flavour
+	image   string
+	imageID string
+	version string
+	noClock string // why clock skew is unavailable, "" if it works
+	netID   string
+	netName string
+	subnet  netip.Prefix
+	gateway netip.Addr
+	logf    func(string, ...any)
+
+	mu      sync.Mutex
+	nodes   []*node
+	next    int             // index of the next node name and IP
+	cuts    map[string]*cut // active partition rules by node name
+	offsets map[string]time.Duration
+	closed  bool
+}
+
+type node struct {
+	name string
+	ip   netip.Addr
+	id   string // container id
+	ctr  testcontainers.Container
+}
+
+func (n *node) addr() string { return net.JoinHostPort(n.ip.String(), strconv.Itoa(Port)) }
+
+func (n *node) public() cluster.Node {
+	return cluster.Node{Name: n.name, Addr: n.addr(), Host: n.ip.String()}
+}
+
+// flavour is what differs between targets: the image, extra server
+// arguments and environment, and how to skew the clock.
+type flavour struct {
+	target string
+	image  func(ctx context.Context, r *Runtime, logf func(string, ...any)) (imageSpec, error)
+	args   []string
+	clock  func(ctx context.Context, c *Cluster, n *node, offset time.Duration) error
+}
+
+var flavours = map[string]flavour{
+	"redis": {
+		target: "redis",
+		image: func(ctx context.Context, _ *Runtime, _ func(string, ...any)) (imageSpec, error) {
+			return redisImage(ctx)
+		},
+		args:  []string{"--repl-diskless-sync-delay", "0"},
+		clock: fileClock,
+	},
+	"reference": {
+		target: "reference",
+		image: func(ctx context.Context, r *Runtime, logf func(string, ...any)) (imageSpec, error) {
+			return referenceImage(ctx, r.opts.ReferenceBinary, logf)
+		},
+		clock: commandClock,
+	},
+}
+
+// serverArgs are the redis-server style arguments every flavour gets.
+func serverArgs(spec cluster.Spec, ip netip.Addr) []string {
+	aof := "no"
+	if spec.AppendOnly {
+		aof = "yes"
+	}
+	return []string{
+		"--port", strconv.Itoa(Port),
+		"--cluster-enabled", "yes",
+		"--cluster-config-file", "nodes.conf",
+		"--cluster-node-timeout", strconv.FormatInt(spec.NodeTimeout.Milliseconds(), 10),
+		"--cluster-announce-ip", ip.String(),
+		"--dir", dataDir,
+		"--protected-mode", "no",
+		"--save", "",
+		"--appendonly", aof,
+		"--appendfsync", "everysec",
+	}
+}
+
+var nameChars = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+// Start builds the image if needed, starts spec.Nodes containers on a new
+// network and forms a cluster of them. The cluster.Cluster it returns is a
+// *Cluster. After a failed start nothing it created is left behind.
+func (r *Runtime) Start(ctx context.Context, spec cluster.Spec) (cluster.Cluster, error) {
+	c, err := r.StartCluster(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// StartCluster is Start returning the concrete type.
+func (r *Runtime) StartCluster(ctx context.Context, spec cluster.Spec) (*Cluster, error) {
+	c, err := r.newCluster(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.start(ctx); err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if cerr := c.Close(cctx); cerr != nil {
+			err = fmt.Errorf("%w (and cleaning up failed: %v; run `redline cluster down`)", err, cerr)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+func (r *Runtime) newCluster(ctx context.Context, spec cluster.Spec) (*Cluster, error) {
+	if spec.Target == "" {
+		spec.Target = "reference"
+	}
+	flav, ok := flavours[spec.Target]
+	if !ok {
+		return nil, fmt.Errorf("docker: unknown target %q (want redis or reference)", spec.Target)
+	}
+	if spec.Nodes < 1 {
+		return nil, fmt.Errorf("docker: a cluster needs at least 1 node, got %d", spec.Nodes)
+	}
+	if spec.Replicas < 0 || spec.Nodes/(spec.Replicas+1) < 1 {
+		return nil, fmt.Errorf("docker: %d nodes cannot hold a primary with %d replicas each", spec.Nodes, spec.Replicas)
+	}
+	if spec.NodeTimeout <= 0 {
+		spec.NodeTimeout = 2 * time.Second
+	}
+	logf := spec.Log
+	if logf == nil {
+		logf = r.opts.Log
+	}
+	base := strings.Trim(nameChars.ReplaceAllString(spec.Name, "-"), "-.")
+	if base == "" {
+		base = "cluster"
+	}
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	suffix := make([]byte, 3)
+	rand.Read(suffix)
+	c := &Cluster{
+		rt: r, name: base + "-" + hex.EncodeToString(suffix), spec: spec, flav: flav, logf: logf,
+		next: 1, cuts: map[string]*cut{}, offsets: map[string]time.Duration{},
+	}
+	if spec.Image != "" {
+		c.image = spec.Image
+		res, err := r.cli.ImageInspect(ctx, spec.Image)
+		if err != nil {
+			return nil, fmt.Errorf("docker: image %s is not available locally (%v): build or load it first (nothing can be pulled here)", spec.Image, err)
+		}
+		c.imageID, c.version = res.ID, "custom"
+		if flav.target == "redis" {
+			c.noClock = "clock skew needs redline's own redis image (a custom --image has no clock shim)"
+		}
+		return c, nil
+	}
+	is, err := flav.image(ctx, r, logf)
+	if err != nil {
+		return nil, err
+	}
+	c.image, c.imageID, err = r.ensureImage(ctx, is, logf)
+	if err != nil {
+		return nil, err
+	}
+	c.version, c.noClock = is.version, is.clock
+	if is.clock != "" {
+		logf("%s", is.clock)
+	}
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context) error {
+	if err := c.createNetwork(ctx); err != nil {
+		return err
+	}
+	c.logf("starting %d %s nodes on network %s (%s)", c.spec.Nodes, c.spec.Target, c.netName, c.subnet)
+	nodes := make([]*node, c.spec.Nodes)
+	errs := make([]error, c.spec.Nodes)
+	var wg sync.WaitGroup
+	c.mu.Lock()
+	for i := range nodes {
+		nodes[i] = c.allocNode()
+	}
+	c.mu.Unlock()
+	for i := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.startNode(ctx, nodes[i])
+		}()
+	}
+	wg.Wait()
+	c.mu.Lock()
+	for _, n := range nodes {
+		if n.id != "" {
+			c.nodes = append(c.nodes, n)
+		}
+	}
+	c.mu.Unlock()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	addrs := make([]string, len(nodes))
+	for i, n := range nodes {
+		addrs[i] = n.addr()
+	}
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second+20*c.spec.NodeTimeout)
+	defer cancel()
+	if err := cluster.Form(fctx, addrs, c.spec.Replicas, c.logf); err != nil {
+		return fmt.Errorf("docker: %w", err)
+	}
+	c.logf("cluster %s is up: %s", c.name, strings.Join(addrs, " "))
+	return nil
+}
+
+// allocNode names the next node and picks its IP (.2, .3, ...). c.mu held.
+func (c *Cluster) allocNode() *node {
+	i := c.next
+	c.next++
+	ip := c.subnet.Addr()
+	for k := 0; k <= i; k++ {
+		ip = ip.Next()
+	}
+	return &node{name: fmt.Sprintf("n%d", i), ip: ip}
+}
+
+// createNetwork makes a bridge network with a /24 of our own, so nodes can
+// keep static IPs across restarts. It avoids subnets of host interfaces and
+// retries when Docker says another network overlaps.
+func (c *Cluster) createNetwork(ctx context.Context) error {
+	hostNets := hostPrefixes()
+	labels := testcontainers.GenericLabels()
+	labels[LabelRedline] = "1"
+	labels[LabelCluster] = c.name
+	var lastErr error
+	seed := make([]byte, 1)
+	rand.Read(seed)
+	for attempt := 0; attempt < 64; attempt++ {
+		third := (int(seed[0]) + attempt*37) % 256
+		subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 221, byte(third), 0}), 24)
+		if overlapsAny(subnet, hostNets) {
+			continue
+		}
+		gw := subnet.Addr().Next()
+		name := "redline-" + c.name
+		res, err := c.rt.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{
+			Driver: "bridge",
+			Labels: labels,
+			IPAM:   &network.IPAM{Config: []network.IPAMConfig{{Subnet: subnet, Gateway: gw}}},
+		})
+		if err != nil {
+			lastErr = err
+			if strings.Contains(err.Error(), "overlap") {
+				continue
+			}
+			return fmt.Errorf("docker: creating network %s: %w", name, err)
+		}
+		c.netID, c.netName, c.subnet, c.gateway = res.ID, name, subnet, gw
+		return nil
+	}
+	return fmt.Errorf("docker: no free /24 in 10.221.0.0/16 for the cluster network: %v", lastErr)
+}
+
+func hostPrefixes() []netip.Prefix {
+	var out []netip.Prefix
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Masked())
+		}
+	}
+	return out
+}
+
+func overlapsAny(p netip.Prefix, others []netip.Prefix) bool {
+	for _, o := range others {
+		if o.Overlaps(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// startNode creates and starts one container and waits until it answers PING.
+func (c *Cluster) startNode(ctx context.Context, n *node) error {
+	args := append(serverArgs(c.spec, n.ip), c.flav.args...)
+	labels := map[string]string{LabelRedline: "1", LabelCluster: c.name, LabelNode: n.name}
+	netName := c.netName
+	ip := n.ip
+	req := testcontainers.ContainerRequest{
+		Image:    c.image,
+		Cmd:      args,
+		Labels:   labels,
+		Name:     "redline-" + c.name + "-" + n.name,
+		Networks: []string{netName},
+		EndpointSettingsModifier: func(m map[string]*network.EndpointSettings) {
+			es := m[netName]
+			if es == nil {
+				es = &network.EndpointSettings{}
+				m[netName] = es
+			}
+			es.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: ip}
+		},
+	}
+	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+		ContainerRequest: req, Started: true, Logger: tclog.NewNoopLogger(),
+	})
+	if ctr != nil {
+		n.ctr = ctr
+		n.id = ctr.GetContainerID()
+	}
+	if err != nil {
+		return fmt.Errorf("docker: starting node %s (%s) from image %s: %w", n.name, n.ip, c.image, err)
+	}
+	return c.waitReady(ctx, n)
+}
+
+// waitReady polls PING until the node answers; it fails early with the log
+// tail when the container exits.
+func (c *Cluster) waitReady(ctx context.Context, n *node) error {
+	ctx, cancel := context.WithTimeout(ctx, c.rt.opts.StartTimeout)
+	defer cancel()
+	cl := cluster.AdminClient(n.addr())
+	defer cl.Close()
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		err := cl.Ping(pctx).Err()
+		pcancel()
+		if err == nil {
+			return nil
+		}
+		ins, ierr := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
+		if ierr == nil && ins.Container.State != nil && !ins.Container.State.Running {
+			return fmt.Errorf("docker: node %s exited with code %d before answering PING; log tail:\n%s",
+				n.name, ins.Container.State.ExitCode, c.logTail(n, 20))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("docker: node %s (%s) did not answer PING within %s: %v; log tail:\n%s",
+				n.name, n.addr(), c.rt.opts.StartTimeout, err, c.logTail(n, 20))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) logTail(n *node, lines int) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rc, err := c.logs(ctx, n, strconv.Itoa(lines))
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	return string(b)
+}
+
+// Nodes lists the members in a stable order (n1, n2, ...).
+func (c *Cluster) Nodes() []cluster.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]cluster.Node, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.public()
+	}
+	return out
+}
+
+// Addrs lists the nodes' client addresses.
+func (c *Cluster) Addrs() []string {
+	ns := c.Nodes()
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.Addr
+	}
+	return out
+}
+
+// Name is the cluster's unique name (label redline.cluster).
+func (c *Cluster) Name() string { return c.name }
+
+// Gateway is the address the harness host has on the cluster network.
+func (c *Cluster) Gateway() string { return c.gateway.String() }
+
+// Close removes the containers, the network and any volumes of the cluster.
+func (c *Cluster) Close(ctx context.Context) error {
+	c.mu.Lock()
+	c.closed = true
+	c.nodes = nil
+	c.mu.Unlock()
+	_, err := cleanupLabel(ctx, c.rt.cli, LabelCluster+"="+c.name)
+	return err
+}
+
+// Describe reports the runtime, target and image for config.json.
+func (c *Cluster) Describe() map[string]string {
+	return map[string]string{
+		"runtime":       "docker",
+		"target":        c.spec.Target,
+		"cluster":       c.name,
+		"image":         c.image,
+		"image_id":      c.imageID,
+		"version":       c.version,
+		"network":       c.netName,
+		"subnet":        c.subnet.String(),
+		"node_timeout":  c.spec.NodeTimeout.String(),
+		"docker_engine": c.rt.host,
+	}
+}
+
+func (c *Cluster) node(name string) (*node, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, fmt.Errorf("docker: cluster %s is closed", c.name)
+	}
+	var names []string
+	for _, n := range c.nodes {
+		if n.name == name {
+			return n, nil
+		}
+		names = append(names, n.name)
+	}
+	return nil, fmt.Errorf("docker: no node %q in cluster %s (nodes: %s)", name, c.name, strings.Join(names, ", "))
+}
+
+// Logs returns the node's server log (stdout and stderr of its container).
+func (c *Cluster) Logs(ctx context.Context, name string) (io.ReadCloser, error) {
+	n, err := c.node(name)
+	if err != nil {
+		return nil, err
+	}
+	return c.logs(ctx, n, "")
+}
+
+func (c *Cluster) logs(ctx context.Context, n *node, tail string) (io.ReadCloser, error) {
+	rc, err := c.rt.cli.ContainerLogs(ctx, n.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: tail})
+	if err != nil {
+		return nil, fmt.Errorf("docker: logs of %s: %w", n.name, err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := stdcopy.StdCopy(pw, pw, rc)
+		rc.Close()
+		pw.CloseWithError(err)
+	}()
+	return pr, nil
+}
+
+func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }

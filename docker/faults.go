@@ -1,0 +1,197 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/redline-dev/redline/harness/cluster"
+)
+
+// Kill sends SIGKILL to the node's server and waits until its container
+// has stopped. Its data (in the container's filesystem) and IP are kept.
+func (c *Cluster) Kill(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	if _, err := c.rt.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return fmt.Errorf("docker: kill %s: %w", name, err)
+	}
+	for {
+		ins, err := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
+		if err != nil {
+			return fmt.Errorf("docker: kill %s: %w", name, err)
+		}
+		if st := ins.Container.State; st == nil || !st.Running {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("docker: kill %s: still running: %w", name, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Restart starts a killed node's container again (same data, same IP),
+// waits until it answers PING and re-applies its partition rules, if any.
+// Restarting a running node is a no-op.
+func (c *Cluster) Restart(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	ins, err := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return fmt.Errorf("docker: restart %s: %w", name, err)
+	}
+	if st := ins.Container.State; st != nil && st.Running {
+		return nil
+	}
+	if _, err := c.rt.cli.ContainerStart(ctx, n.id, client.ContainerStartOptions{}); err != nil {
+		return fmt.Errorf("docker: restart %s: %w", name, err)
+	}
+	if err := c.reapplyCut(ctx, n); err != nil {
+		return err
+	}
+	return c.waitReady(ctx, n)
+}
+
+// Pause freezes every process of the node (docker pause, the cgroup freezer).
+func (c *Cluster) Pause(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	if _, err := c.rt.cli.ContainerPause(ctx, n.id, client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("docker: pause %s: %w", name, err)
+	}
+	return nil
+}
+
+// Resume undoes Pause.
+func (c *Cluster) Resume(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	if _, err := c.rt.cli.ContainerUnpause(ctx, n.id, client.ContainerUnpauseOptions{}); err != nil {
+		return fmt.Errorf("docker: resume %s: %w", name, err)
+	}
+	return nil
+}
+
+// SetClockOffset shifts the node's wall clock by offset (absolute, not
+// cumulative; 0 resets it; millisecond resolution). Monotonic clocks are
+// left alone, as with a real clock step. The offset lives in the container's
+// filesystem, so it survives Kill and Restart.
+func (c *Cluster) SetClockOffset(ctx context.Context, name string, offset time.Duration) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	if c.noClock != "" {
+		return fmt.Errorf("docker: clock %s: %s", name, c.noClock)
+	}
+	if err := c.flav.clock(ctx, c, n, offset); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.offsets[name] = offset
+	c.mu.Unlock()
+	return nil
+}
+
+// fileClock writes the offset in milliseconds to the clock shim's control
+// file and waits until the shim has re-read it (every 10 ms).
+func fileClock(ctx context.Context, c *Cluster, n *node, offset time.Duration) error {
+	if n.ctr == nil {
+		return fmt.Errorf("docker: clock %s: no container handle", n.name)
+	}
+	spec := fmt.Sprintf("%+d\n", offset.Milliseconds())
+	if err := n.ctr.CopyToContainer(ctx, []byte(spec), clockFile, 0o644); err != nil {
+		return fmt.Errorf("docker: clock %s: writing %s: %w", n.name, clockFile, err)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(30 * time.Millisecond):
+	}
+	return nil
+}
+
+// commandClock asks the reference server to offset its clock.
+func commandClock(ctx context.Context, c *Cluster, n *node, offset time.Duration) error {
+	cl := cluster.AdminClient(n.addr())
+	defer cl.Close()
+	if err := cl.Do(ctx, "REDLINE", "CLOCK-OFFSET", strconv.FormatInt(offset.Milliseconds(), 10)).Err(); err != nil {
+		return fmt.Errorf("docker: clock %s: REDLINE CLOCK-OFFSET: %w", n.name, err)
+	}
+	return nil
+}
+
+// AddNode starts one more empty node on the cluster's network. It is not
+// part of the cluster until the caller MEETs it.
+func (c *Cluster) AddNode(ctx context.Context) (cluster.Node, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return cluster.Node{}, fmt.Errorf("docker: cluster %s is closed", c.name)
+	}
+	n := c.allocNode()
+	c.mu.Unlock()
+	err := c.startNode(ctx, n)
+	if n.id != "" {
+		if err != nil {
+			c.rt.cli.ContainerRemove(context.WithoutCancel(ctx), n.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			return cluster.Node{}, err
+		}
+		c.mu.Lock()
+		c.nodes = append(c.nodes, n)
+		c.mu.Unlock()
+	}
+	if err != nil {
+		return cluster.Node{}, err
+	}
+	c.logf("added node %s at %s", n.name, n.addr())
+	return n.public(), nil
+}
+
+// RemoveNode removes the node's container for good (the caller FORGETs it).
+func (c *Cluster) RemoveNode(ctx context.Context, name string) error {
+	n, err := c.node(name)
+	if err != nil {
+		return err
+	}
+	if _, err := c.rt.cli.ContainerRemove(ctx, n.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
+		return fmt.Errorf("docker: remove %s: %w", name, err)
+	}
+	c.mu.Lock()
+	for i, m := range c.nodes {
+		if m == n {
+			c.nodes = append(c.nodes[:i], c.nodes[i+1:]...)
+			break
+		}
+	}
+	delete(c.cuts, name)
+	delete(c.offsets, name)
+	c.mu.Unlock()
+	return nil
+}
+
+// Interface checks.
+var (
+	_ cluster.Runtime     = (*Runtime)(nil)
+	_ cluster.Cluster     = (*Cluster)(nil)
+	_ cluster.Killer      = (*Cluster)(nil)
+	_ cluster.Pauser      = (*Cluster)(nil)
+	_ cluster.Partitioner = (*Cluster)(nil)
+	_ cluster.Clock       = (*Cluster)(nil)
+	_ cluster.Grower      = (*Cluster)(nil)
+	_ cluster.LogSource   = (*Cluster)(nil)
+	_ cluster.Describer   = (*Cluster)(nil)
+)
