@@ -94,6 +94,10 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		}
 	}()
 
+	if failed := settledPhase(ctx, cfg, in.Workloads, func(w workloads.Workload) []history.Op { return w.InitOps() }, cl, rec, 1<<20); failed > 0 {
+		return out, fmt.Errorf("%d setup operations (e.g. initial balances) never succeeded", failed)
+	}
+
 	// Traffic phase.
 	trafficCtx, stopTraffic := context.WithTimeout(ctx, cfg.TimeLimit.D())
 	defer stopTraffic()
@@ -151,7 +155,9 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		log.Printf("topology refresh before final reads: %v", err)
 	}
 	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: "final-reads"})
-	finalReads(endCtx, cfg, in.Workloads, cl, rec, log)
+	if failed := settledPhase(endCtx, cfg, in.Workloads, func(w workloads.Workload) []history.Op { return w.FinalOps() }, cl, rec, 1<<21); failed > 0 {
+		log.Printf("%d final reads never succeeded; checkers will say what that leaves unknown", failed)
+	}
 
 	if in.NodeSnapshot != nil {
 		in.NodeSnapshot(ctx, in.Run, "after")
@@ -249,11 +255,13 @@ func invoke(ctx context.Context, w workloads.Workload, cl *client.Client, rec *R
 	return done.Type != history.Info
 }
 
-// finalReads runs each workload's final ops after healing. A read that
-// fails (e.g. CLUSTERDOWN while the cluster settles) is retried as a new
-// op, so the history shows every attempt.
-func finalReads(ctx context.Context, cfg Config, ws []workloads.Workload, cl *client.Client, rec *Recorder, log *Log) {
-	process := history.Process(1 << 20) // clear of every traffic process id
+// settledPhase runs the init or final ops of every workload, outside the
+// traffic phase. An op that fails (e.g. CLUSTERDOWN while the cluster
+// settles) is retried as a new op, so the history shows every attempt. It
+// returns how many ops never succeeded. Process ids start at base, clear of
+// every traffic process.
+func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsOf func(workloads.Workload) []history.Op, cl *client.Client, rec *Recorder, base history.Process) int {
+	process := base
 	var mu sync.Mutex
 	nextProcess := func() history.Process {
 		mu.Lock()
@@ -265,7 +273,7 @@ func finalReads(ctx context.Context, cfg Config, ws []workloads.Workload, cl *cl
 	sem := make(chan struct{}, max(1, cfg.Concurrency))
 	failed := 0
 	for _, w := range ws {
-		for _, op := range w.FinalOps() {
+		for _, op := range opsOf(w) {
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
@@ -287,7 +295,10 @@ func finalReads(ctx context.Context, cfg Config, ws []workloads.Workload, cl *cl
 					if attempt%5 == 4 {
 						_ = cl.Refresh(ctx)
 					}
-					time.Sleep(time.Second)
+					select {
+					case <-time.After(time.Second):
+					case <-ctx.Done():
+					}
 				}
 				mu.Lock()
 				failed++
@@ -296,9 +307,7 @@ func finalReads(ctx context.Context, cfg Config, ws []workloads.Workload, cl *cl
 		}
 	}
 	wg.Wait()
-	if failed > 0 {
-		log.Printf("%d final reads never succeeded; checkers will say what that leaves unknown", failed)
-	}
+	return failed
 }
 
 // ConfigJSON renders a config for config.json.

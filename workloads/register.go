@@ -93,7 +93,6 @@ func (w *register) Invoke(ctx context.Context, c *client.Client, inv history.Op)
 			v, err := get.Result()
 			switch {
 			case err == redis.Nil:
-				out.SetValue(nil)
 				out.Value = []byte("null")
 			default:
 				n, perr := strconv.ParseInt(v, 10, 64)
@@ -148,6 +147,8 @@ func (w *register) Invoke(ctx context.Context, c *client.Client, inv history.Op)
 	}
 	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "unknown op " + inv.F}
 }
+
+func (w *register) InitOps() []history.Op { return nil }
 
 // FinalOps reads every key once after healing.
 func (w *register) FinalOps() []history.Op {

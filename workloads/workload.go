@@ -39,6 +39,9 @@ type Workload interface {
 	// Invoke executes an invocation and returns its completion: Type, and
 	// where they apply Value, Error, Node, Redirects and Wait.
 	Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op
+	// InitOps are invocations run, and recorded, before traffic starts,
+	// each retried until it succeeds (e.g. initial bank balances).
+	InitOps() []history.Op
 	// FinalOps are invocations run once the cluster has healed.
 	FinalOps() []history.Op
 	// Owns reports whether a client op belongs to this workload (by key).
@@ -55,6 +58,9 @@ type factory func(cfg Config) Workload
 
 var registry = map[string]factory{
 	"register": newRegister,
+	"counter":  newCounter,
+	"set":      newSet,
+	"txn":      newTxn,
 }
 
 // Names lists the workloads redline knows.

@@ -77,7 +77,7 @@ func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 		if len(cfg.Workloads) > 1 {
 			opts.Name = w
 		}
-		cs, err := forWorkload(w, opts)
+		cs, err := checker.ForWorkload(w, opts)
 		if err != nil {
 			return nil, err
 		}

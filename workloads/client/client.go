@@ -369,3 +369,19 @@ func IsTimeout(err error) bool {
 
 // ParseInt is a small helper for replies that may be nil.
 func ParseInt(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+
+// PrimaryClient returns the pool of the primary believed to serve slot,
+// for flows of several round trips (WATCH ... MULTI ... EXEC) that follow
+// no redirect. Report their errors with NoteError.
+func (c *Client) PrimaryClient(slot int) (string, *redis.Client) {
+	addr := c.Primary(slot)
+	return addr, c.Node(addr)
+}
+
+// NoteError learns from a MOVED seen outside Do.
+func (c *Client) NoteError(slot int, err error) {
+	if a, ok := redis.IsMovedError(err); ok {
+		c.setSlot(slot, a)
+		c.refreshSoon()
+	}
+}

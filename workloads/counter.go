@@ -1,0 +1,106 @@
+package workloads
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/workloads/client"
+)
+
+// counter: INCRBY of small deltas on a few keys with occasional reads; the
+// checker bounds every read and counts the acknowledged increments missing
+// from the final value.
+type counter struct {
+	cfg    Config
+	prefix string
+}
+
+func newCounter(cfg Config) Workload {
+	if cfg.Keys <= 0 {
+		cfg.Keys = 5
+	}
+	return &counter{cfg: cfg, prefix: cfg.Prefix + "counter:"}
+}
+
+func (w *counter) Name() string                                      { return "counter" }
+func (w *counter) key(i int) string                                  { return w.prefix + strconv.Itoa(i) }
+func (w *counter) Owns(op *history.Op) bool                          { return strings.HasPrefix(op.Key, w.prefix) }
+func (w *counter) Setup(ctx context.Context, c *client.Client) error { return nil }
+func (w *counter) InitOps() []history.Op                             { return nil }
+
+type counterGen struct {
+	w   *counter
+	rng *rand.Rand
+}
+
+func (w *counter) Generator(worker int, seed int64) Generator {
+	return &counterGen{w: w, rng: seeded(seed, worker)}
+}
+
+func (g *counterGen) Next() history.Op {
+	op := history.Op{Key: g.w.key(g.rng.IntN(g.w.cfg.Keys))}
+	if g.rng.IntN(10) == 0 {
+		op.F = "read"
+	} else {
+		op.F = "add"
+		op.SetValue(1 + g.rng.IntN(5))
+	}
+	return op
+}
+
+func (w *counter) Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+	slot := Keyslot(inv.Key)
+	switch inv.F {
+	case "read":
+		return readInt(ctx, c, inv)
+	case "add":
+		d, _ := inv.Int()
+		r := c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
+			Build: func(ctx context.Context) []redis.Cmder {
+				return []redis.Cmder{redis.NewIntCmd(ctx, "incrby", inv.Key, d)}
+			}})
+		out := complete(inv, r)
+		out.Value = inv.Value
+		out.Wait = waitOf(w.cfg.Wait, r)
+		return out
+	}
+	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "unknown op " + inv.F}
+}
+
+func (w *counter) FinalOps() []history.Op {
+	ops := make([]history.Op, w.cfg.Keys)
+	for i := range ops {
+		ops[i] = history.Op{F: "read", Key: w.key(i)}
+	}
+	return ops
+}
+
+// readInt GETs an integer key; a missing key reads as null.
+func readInt(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+	var get *redis.StringCmd
+	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Build: func(ctx context.Context) []redis.Cmder {
+		get = redis.NewStringCmd(ctx, "get", inv.Key)
+		return []redis.Cmder{get}
+	}})
+	out := complete(inv, r)
+	if out.Type != history.OK {
+		return out
+	}
+	v, err := get.Result()
+	if err == redis.Nil {
+		out.Value = []byte("null")
+		return out
+	}
+	n, perr := strconv.ParseInt(v, 10, 64)
+	if perr != nil {
+		out.Type, out.Error = history.Fail, "key holds a non-integer "+strconv.Quote(v)
+		return out
+	}
+	out.SetValue(n)
+	return out
+}

@@ -1,0 +1,123 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/workloads/client"
+)
+
+// set: SADD of unique elements and SMEMBERS reads, checked like Jepsen's
+// set-full. Keys rotate: each worker moves to a fresh generation of keys
+// every setGeneration ops, so sets (and the reads of them recorded in the
+// history) stay small however long the run is.
+type set struct {
+	cfg    Config
+	prefix string
+	maxGen atomic.Int64
+}
+
+const setGeneration = 200
+
+func newSet(cfg Config) Workload {
+	if cfg.Keys <= 0 {
+		cfg.Keys = 5
+	}
+	return &set{cfg: cfg, prefix: cfg.Prefix + "set:"}
+}
+
+func (w *set) Name() string                                      { return "set" }
+func (w *set) key(gen int64, i int) string                       { return fmt.Sprintf("%s%d:%d", w.prefix, gen, i) }
+func (w *set) Owns(op *history.Op) bool                          { return strings.HasPrefix(op.Key, w.prefix) }
+func (w *set) Setup(ctx context.Context, c *client.Client) error { return nil }
+func (w *set) InitOps() []history.Op                             { return nil }
+
+type setGen struct {
+	w      *set
+	rng    *rand.Rand
+	worker int64
+	n      int64
+}
+
+func (w *set) Generator(worker int, seed int64) Generator {
+	return &setGen{w: w, rng: seeded(seed, worker), worker: int64(worker)}
+}
+
+func (g *setGen) Next() history.Op {
+	gen := g.n / setGeneration
+	for {
+		cur := g.w.maxGen.Load()
+		if gen <= cur || g.w.maxGen.CompareAndSwap(cur, gen) {
+			break
+		}
+	}
+	g.n++
+	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.cfg.Keys))}
+	if g.rng.IntN(10) == 0 {
+		op.F = "read"
+		return op
+	}
+	op.F = "add"
+	// Unique across workers: the worker number in the high bits.
+	op.SetValue(g.worker<<32 | g.n)
+	return op
+}
+
+func (w *set) Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+	slot := Keyslot(inv.Key)
+	switch inv.F {
+	case "read":
+		var cmd *redis.StringSliceCmd
+		r := c.Do(ctx, client.Request{Slot: slot, Build: func(ctx context.Context) []redis.Cmder {
+			cmd = redis.NewStringSliceCmd(ctx, "smembers", inv.Key)
+			return []redis.Cmder{cmd}
+		}})
+		out := complete(inv, r)
+		if out.Type != history.OK {
+			return out
+		}
+		members := cmd.Val()
+		vals := make([]int64, 0, len(members))
+		for _, m := range members {
+			n, err := strconv.ParseInt(m, 10, 64)
+			if err != nil {
+				out.Type, out.Error = history.Fail, "set holds a non-integer "+strconv.Quote(m)
+				return out
+			}
+			vals = append(vals, n)
+		}
+		sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
+		out.SetValue(vals)
+		return out
+	case "add":
+		e, _ := inv.Int()
+		r := c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
+			Build: func(ctx context.Context) []redis.Cmder {
+				return []redis.Cmder{redis.NewIntCmd(ctx, "sadd", inv.Key, e)}
+			}})
+		out := complete(inv, r)
+		out.Value = inv.Value
+		out.Wait = waitOf(w.cfg.Wait, r)
+		return out
+	}
+	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "unknown op " + inv.F}
+}
+
+// FinalOps reads every key of every generation used.
+func (w *set) FinalOps() []history.Op {
+	var ops []history.Op
+	for gen := int64(0); gen <= w.maxGen.Load(); gen++ {
+		for i := 0; i < w.cfg.Keys; i++ {
+			ops = append(ops, history.Op{F: "read", Key: w.key(gen, i)})
+		}
+	}
+	return ops
+}
