@@ -465,3 +465,22 @@ func (n *Node) Links() []LinkInfo {
 	}
 	return out
 }
+
+// ReplicasText is the reply of CLUSTER REPLICAS <id>: the CLUSTER NODES
+// lines (with their trailing \n) of the master's replicas.
+func (n *Node) ReplicasText(id string) ([]string, error) {
+	m := n.lookup(id)
+	if m == nil {
+		return nil, fmt.Errorf("ERR Unknown node %s", id)
+	}
+	if !m.isMaster() {
+		return nil, fmt.Errorf("ERR The specified node is not a master")
+	}
+	var out []string
+	for _, r := range n.replicasOf(m) {
+		var b strings.Builder
+		n.nodeLine(&b, r)
+		out = append(out, b.String())
+	}
+	return out, nil
+}

@@ -39,6 +39,9 @@ type Options struct {
 	// logging (Logs) here. It runs with the bus locked: it must not call Do
 	// and should not block.
 	OnReady func(r *cluster.Ready)
+	// BeforeTick, if set, runs with the bus locked before every Tick: the
+	// place to feed replication inputs (SetReplOffset, SetMasterLinkStatus).
+	BeforeTick func(n *cluster.Node)
 	// SendQueue is the per-connection queue length (default 1024); messages
 	// beyond it are dropped, as an overloaded link would.
 	SendQueue int
@@ -157,6 +160,9 @@ func (b *Bus) tickLoop() {
 			return
 		case <-t.C:
 			b.mu.Lock()
+			if b.o.BeforeTick != nil {
+				b.o.BeforeTick(b.node)
+			}
 			b.node.Tick(b.o.Now())
 			b.flush()
 			b.mu.Unlock()
