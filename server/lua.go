@@ -16,12 +16,12 @@ import (
 // scripting runs EVAL scripts in one gopher-lua state, under the server lock,
 // so a script is atomic like in Redis.
 type scripting struct {
-	s       *Server
-	L       *lua.LState
-	bodies  map[string]string
-	funcs   map[string]*lua.LFunction
-	caller  *Client
-	fake    *Client
+	s        *Server
+	L        *lua.LState
+	bodies   map[string]string
+	funcs    map[string]*lua.LFunction
+	caller   *Client
+	fake     *Client
 	readOnly bool
 }
 

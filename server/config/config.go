@@ -258,7 +258,7 @@ func (c *Config) fields() map[string]field {
 		"hz":                              intField(&c.Hz, 0, 1<<31-1),
 		"daemonize":                       immutable(boolField(&c.Daemonize)),
 		"appendonly":                      boolField(&c.AppendOnly),
-		"appendfsync":                     enumField(&c.AppendFsync, "always", "everysec", "no"),
+		"appendfsync":                     enumField(&c.AppendFsync, "everysec", "always", "no"),
 		"appendfilename":                  immutable(stringField(&c.AppendFilename)),
 		"appenddirname":                   immutable(stringField(&c.AppendDirname)),
 		"auto-aof-rewrite-percentage":     intField(&c.AutoAOFRewritePercentage, 0, 1<<31-1),

@@ -33,7 +33,7 @@ func TestErrors(t *testing.T) {
 		{"port 1 2", "wrong number of arguments"},
 		{"port x", "argument couldn't be parsed into an integer"},
 		{"appendonly maybe", "argument must be 'yes' or 'no'"},
-		{"appendfsync sometimes", "argument(s) must be one of the following: always, everysec, no"},
+		{"appendfsync sometimes", "argument(s) must be one of the following: everysec, always, no"},
 		{"dir \"abc", "Unbalanced quotes in configuration line"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redline-dev/redline/server/config"
+	"github.com/redline-dev/redline/server/store"
+)
+
+// startServer runs a server on a free loopback port for the test.
+func startServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	cfg, err := config.ParseArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Options{Log: io.Discard, Clock: store.NewClock(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newClient(t testing.TB, s *Server, proto int) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{
+		Addr:            s.Addr().String(),
+		Protocol:        proto,
+		DisableIdentity: true,
+		MaxRetries:      -1,
+		ReadTimeout:     10 * time.Second,
+	})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var ctx = context.Background()
