@@ -35,9 +35,11 @@ type Options struct {
 	// ConfigPath is where nodes.conf is written ("" = not saved).
 	ConfigPath string
 	// OnReady, if set, sees every non-empty Ready after the bus has saved
-	// the config and queued the messages: hook replication (Events) and
-	// logging (Logs) here. It runs with the bus locked: it must not call Do
-	// and should not block.
+	// the config and published the View, before the messages are queued:
+	// hook replication (Events) and logging (Logs) here. It runs with the
+	// bus locked: it must not call Do and should not block long. Act on
+	// EventPauseWrites before returning: the offset fed in the next
+	// BeforeTick is the one the master announces as paused.
 	OnReady func(r *cluster.Ready)
 	// BeforeTick, if set, runs with the bus locked before every Tick: the
 	// place to feed replication inputs (SetReplOffset, SetMasterLinkStatus).
@@ -221,6 +223,12 @@ func (b *Bus) flush() {
 			c.close()
 		}
 	}
+	if r.View != nil {
+		b.view.Store(r.View)
+	}
+	if b.o.OnReady != nil {
+		b.o.OnReady(&r)
+	}
 	for i := range r.Messages {
 		e := &r.Messages[i]
 		frame := cluster.EncodeMessage(&e.Msg)
@@ -243,12 +251,6 @@ func (b *Bus) flush() {
 		case c.ch <- frame:
 		default: // queue full: drop
 		}
-	}
-	if r.View != nil {
-		b.view.Store(r.View)
-	}
-	if b.o.OnReady != nil {
-		b.o.OnReady(&r)
 	}
 }
 
