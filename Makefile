@@ -2,6 +2,8 @@
 GO        ?= go
 BIN       := bin/redline
 ARGS      ?=
+# The target of `make run`; the bundled reference server once it forms clusters.
+TARGET    ?= redis
 # Docker tests form real clusters; packages run one at a time (-p 1) so that
 # one package's cleanup never removes another's containers.
 TEST_TIMEOUT ?= 40m
@@ -21,7 +23,7 @@ build:
 
 # The main job: a default test against the bundled reference cluster.
 run: deps build
-	REDLINE_BINARY=$(abspath $(BIN)) ./$(BIN) run $(ARGS)
+	REDLINE_BINARY=$(abspath $(BIN)) ./$(BIN) run --target $(TARGET) --time-limit 30s $(ARGS)
 
 vet:
 	$(GO) vet ./...
