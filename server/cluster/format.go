@@ -58,8 +58,8 @@ func (n *Node) epochOf(p *peer) uint64 {
 
 func (n *Node) nodeLine(b *strings.Builder, p *peer) {
 	master := "-"
-	if p.isSlave() && p.master != "" {
-		master = p.master
+	if m := n.lookup(p.master); p.isSlave() && m != nil {
+		master = m.id
 	}
 	link := "disconnected"
 	if p.link != 0 || p == n.self {
@@ -75,11 +75,19 @@ func (n *Node) nodeLine(b *strings.Builder, p *peer) {
 		}
 	}
 	if p == n.self {
-		for _, s := range sortedKeys(n.migrating) {
-			fmt.Fprintf(b, " [%d->-%s]", s, n.migrating[s].id)
-		}
+		open := sortedKeys(n.migrating)
 		for _, s := range sortedKeys(n.importing) {
-			fmt.Fprintf(b, " [%d-<-%s]", s, n.importing[s].id)
+			if n.migrating[s] == nil {
+				open = append(open, s)
+			}
+		}
+		sort.Ints(open)
+		for _, s := range open {
+			if t := n.migrating[s]; t != nil {
+				fmt.Fprintf(b, " [%d->-%s]", s, t.id)
+			} else {
+				fmt.Fprintf(b, " [%d-<-%s]", s, n.importing[s].id)
+			}
 		}
 	}
 	b.WriteByte('\n')
