@@ -299,25 +299,30 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 		res.Valid = Unknown
 	}
 	if len(anomalous) > 0 && !l.o.NoVisualization {
-		res.Files = l.visualize(anomalous, keys, pops, Windows(ops), deadline)
+		res.Files = l.visualize(anomalous, keys, pops, Windows(ops))
 	}
 	return res
 }
 
-// visualize re-runs porcupine in verbose mode on the anomalous keys (up to
-// MaxExamples of them) and renders its HTML page with the fault windows.
-func (l linearizable) visualize(anomalous, keys []string, pops [][]porcupine.Operation, windows []Window, deadline time.Time) map[string][]byte {
+// visualize re-runs porcupine in verbose mode on the anomalous keys and
+// renders its HTML page with the fault windows as annotations.
+func (l linearizable) visualize(anomalous, keys []string, pops [][]porcupine.Operation, windows []Window) map[string][]byte {
 	idx := map[string]int{}
 	for i, k := range keys {
 		idx[k] = i
 	}
 	files := map[string][]byte{}
-	for _, k := range capList(anomalous, l.o.MaxExamples) {
-		ops := pops[idx[k]]
-		// The verbose search is bounded apart from the main deadline: a
-		// picture of a known anomaly should not be lost to a slow check.
-		left := max(time.Until(deadline), 10*time.Second)
-		_, info := porcupine.CheckOperationsVerbose(registerModel, ops, left)
+	// The pictures get their own budget, apart from the main deadline (a
+	// known anomaly should not lose its picture to a slow check): a quarter
+	// of the timeout, at least 10 s, for at most maxPictures keys.
+	const maxPictures = 20
+	budget := time.Now().Add(max(l.o.Timeout/4, 10*time.Second))
+	for _, k := range capList(anomalous, min(l.o.MaxExamples, maxPictures)) {
+		left := time.Until(budget)
+		if left <= 0 {
+			break
+		}
+		_, info := porcupine.CheckOperationsVerbose(registerModel, pops[idx[k]], left)
 		var ann []porcupine.Annotation
 		for _, w := range windows {
 			ann = append(ann, porcupine.Annotation{
