@@ -200,7 +200,10 @@ func TestCommands(t *testing.T) {
 			},
 		}
 		for name, steps := range tests {
-			t.Run(fmt.Sprintf("%s/resp%d", name, proto), func(t *testing.T) { runSteps(t, c, steps) })
+			t.Run(fmt.Sprintf("%s/resp%d", name, proto), func(t *testing.T) {
+				c.FlushAll(ctx)
+				runSteps(t, c, steps)
+			})
 		}
 	}
 }

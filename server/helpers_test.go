@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"testing"
@@ -44,3 +45,5 @@ func newClient(t testing.TB, s *Server, proto int) *redis.Client {
 }
 
 var ctx = context.Background()
+
+func io_ReadFull(r *bufio.Reader, b []byte) (int, error) { return io.ReadFull(r, b) }

@@ -54,7 +54,11 @@ func newScripting(s *Server) *scripting {
 		},
 		"error_reply": func(L *lua.LState) int {
 			t := L.NewTable()
-			t.RawSetString("err", L.CheckAny(1))
+			msg := strings.TrimPrefix(L.CheckString(1), "-")
+			if !strings.Contains(msg, " ") {
+				msg = "ERR " + msg
+			}
+			t.RawSetString("err", lua.LString(msg))
 			L.Push(t)
 			return 1
 		},
@@ -85,6 +89,16 @@ func newScripting(s *Server) *scripting {
 	return sc
 }
 
+// luaLine extracts N from "user_script:N: ..." (gopher-lua's Where format).
+func luaLine(where string) string {
+	where = strings.TrimPrefix(where, "@")
+	where = strings.TrimPrefix(where, "user_script:")
+	if i := strings.IndexByte(where, ':'); i > 0 {
+		return where[:i]
+	}
+	return "1"
+}
+
 func sha1hex(s string) string {
 	h := sha1.Sum([]byte(s))
 	return hex.EncodeToString(h[:])
@@ -96,6 +110,7 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	fail := func(msg string) int {
 		t := L.NewTable()
 		t.RawSetString("err", lua.LString(msg))
+		t.RawSetString("__line", lua.LString(luaLine(L.Where(1))))
 		if raise {
 			L.Error(t, 1)
 			return 0
@@ -225,7 +240,7 @@ func (sc *scripting) reply(c *Client, v lua.LValue, depth int) {
 		}
 	case *lua.LTable:
 		if e := x.RawGetString("err"); e.Type() == lua.LTString {
-			c.Error(errorWithCode(string(e.(lua.LString))))
+			c.Error(string(e.(lua.LString)))
 			return
 		}
 		if ok := x.RawGetString("ok"); ok.Type() == lua.LTString {
@@ -251,14 +266,6 @@ func (sc *scripting) reply(c *Client, v lua.LValue, depth int) {
 	default:
 		c.Null()
 	}
-}
-
-// errorWithCode makes sure an error reply starts with an error code.
-func errorWithCode(s string) string {
-	if s == "" || strings.IndexByte(s, ' ') <= 0 || strings.ToUpper(s[:strings.IndexByte(s, ' ')]) != s[:strings.IndexByte(s, ' ')] {
-		return "ERR " + s
-	}
-	return s
 }
 
 func (sc *scripting) compile(body string) (string, *lua.LFunction, error) {
@@ -313,12 +320,16 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 		if errors.As(err, &ae) {
 			if t, ok := ae.Object.(*lua.LTable); ok {
 				if e := t.RawGetString("err"); e.Type() == lua.LTString {
-					c.Error(errorWithCode(string(e.(lua.LString))) + " script: " + sha + ", on @user_script.")
+					line := "1"
+					if l, ok := t.RawGetString("__line").(lua.LString); ok {
+						line = string(l)
+					}
+					c.Error(fmt.Sprintf("%s script: %s, on @user_script:%s.", string(e.(lua.LString)), sha, line))
 					return
 				}
 			}
-			msg := ae.Object.String()
-			c.Error(fmt.Sprintf("ERR Error running script (call to f_%s): %s", sha, msg))
+			msg := strings.TrimPrefix(ae.Object.String(), "@")
+			c.Error(fmt.Sprintf("ERR %s script: %s, on @user_script:%s.", msg, sha, luaLine(msg)))
 			return
 		}
 		c.Error("ERR Error running script: " + err.Error())
