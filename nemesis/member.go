@@ -122,6 +122,15 @@ func (n *Nemesis) joined(ctx context.Context, nd cluster.Node, t *topo) (string,
 			return "", fmt.Sprintf("%s does not know %s yet", nd.Name, m.Node.Name)
 		}
 	}
+	// A fresh primary refuses writes (and so MIGRATE's RESTORE) until its
+	// own cluster state is ok.
+	v, err := n.admin.do(ctx, nd.Addr, 2*time.Second, "cluster", "info")
+	if err != nil {
+		return "", err.Error()
+	}
+	if info, _ := v.(string); !strings.Contains(info, "cluster_state:ok") {
+		return "", fmt.Sprintf("%s: cluster_state is not ok yet", nd.Name)
+	}
 	for _, m := range t.Members {
 		if !m.Reachable {
 			continue

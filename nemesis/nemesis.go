@@ -53,6 +53,7 @@ type Nemesis struct {
 	open      map[int]openSlot // migrations left open on purpose or by an error
 	origNodes int
 	steps     int
+	epochPair [2]string // last source/target pair awaitEpoch checked
 }
 
 // needs says which capability each fault requires of a target.
@@ -232,6 +233,9 @@ func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
 // starts it. It returns the action when there is something to stop.
 func (n *Nemesis) fire(ctx context.Context, rec history.Recorder, st Step) *action {
 	f := "start-" + st.Fault
+	n.mu.Lock()
+	n.epochPair = [2]string{}
+	n.mu.Unlock()
 	t, err := n.topology(ctx)
 	var a *action
 	if err == nil {

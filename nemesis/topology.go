@@ -125,7 +125,7 @@ func (a *admin) do(ctx context.Context, addr string, timeout time.Duration, args
 	defer cancel()
 	v, err := a.client(addr).Do(ctx, args...).Result()
 	if err != nil {
-		return v, fmt.Errorf("%s on %s: %w", strings.TrimSpace(fmt.Sprint(args...)), addr, err)
+		return v, fmt.Errorf("%s on %s: %w", cmdString(args), addr, err)
 	}
 	return v, nil
 }
@@ -264,4 +264,23 @@ func splitHostPort(addr string) (string, int, error) {
 	}
 	port, err := strconv.Atoi(p)
 	return h, port, err
+}
+
+// cmdString renders a command for error messages: "CLUSTER SETSLOT 5 NODE id".
+func cmdString(args []any) string {
+	parts := make([]string, 0, len(args))
+	for i, a := range args {
+		p := fmt.Sprint(a)
+		if p == "" {
+			p = `""`
+		}
+		if i < 2 {
+			p = strings.ToUpper(p)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) > 12 {
+		parts = append(parts[:12], "...")
+	}
+	return strings.Join(parts, " ")
 }
