@@ -1,11 +1,13 @@
 package checker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/redline-dev/redline/harness/history"
 )
@@ -47,7 +49,136 @@ type laTxn struct {
 	status history.Type // OK, Fail or Info
 }
 
+// parseTxn reads a transaction's micro-ops: a fast path for the plain
+// shape the workloads write, and encoding/json for anything else.
 func parseTxn(raw json.RawMessage) ([]laMop, error) {
+	if m, ok := fastTxn(raw); ok {
+		return m, nil
+	}
+	return slowTxn(raw)
+}
+
+// fastTxn scans [["append","k",1],["r","k",[1,2]],["r","k",null]] without
+// reflection. It gives up (ok=false) on anything unusual.
+func fastTxn(b []byte) (out []laMop, ok bool) {
+	i := 0
+	ws := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+			i++
+		}
+	}
+	expect := func(c byte) bool {
+		ws()
+		if i < len(b) && b[i] == c {
+			i++
+			return true
+		}
+		return false
+	}
+	str := func() (string, bool) {
+		ws()
+		if i >= len(b) || b[i] != '"' {
+			return "", false
+		}
+		j := i + 1
+		for j < len(b) && b[j] != '"' {
+			if b[j] == '\\' {
+				return "", false
+			}
+			j++
+		}
+		if j >= len(b) {
+			return "", false
+		}
+		s := string(b[i+1 : j])
+		i = j + 1
+		return s, true
+	}
+	num := func() (int64, bool) {
+		ws()
+		j := i
+		if j < len(b) && b[j] == '-' {
+			j++
+		}
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		n, err := strconv.ParseInt(string(b[i:j]), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		i = j
+		return n, true
+	}
+	if !expect('[') {
+		return nil, false
+	}
+	if expect(']') {
+		return []laMop{}, true
+	}
+	for {
+		if !expect('[') {
+			return nil, false
+		}
+		f, ok1 := str()
+		if !ok1 || !expect(',') {
+			return nil, false
+		}
+		k, ok2 := str()
+		if !ok2 || !expect(',') {
+			return nil, false
+		}
+		m := laMop{k: k}
+		switch f {
+		case "append":
+			v, ok := num()
+			if !ok {
+				return nil, false
+			}
+			m.append, m.v = true, v
+		case "r":
+			ws()
+			switch {
+			case bytes.HasPrefix(b[i:], []byte("null")):
+				i += 4
+			case expect('['):
+				m.known, m.list = true, []int64{}
+				if !expect(']') {
+					for {
+						v, ok := num()
+						if !ok {
+							return nil, false
+						}
+						m.list = append(m.list, v)
+						if expect(']') {
+							break
+						}
+						if !expect(',') {
+							return nil, false
+						}
+					}
+				}
+			default:
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+		if !expect(']') {
+			return nil, false
+		}
+		out = append(out, m)
+		if expect(']') {
+			ws()
+			return out, i == len(b)
+		}
+		if !expect(',') {
+			return nil, false
+		}
+	}
+}
+
+func slowTxn(raw json.RawMessage) ([]laMop, error) {
 	var items [][]json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, err

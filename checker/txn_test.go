@@ -204,3 +204,38 @@ func TestForWorkload(t *testing.T) {
 		t.Error("unknown workload accepted")
 	}
 }
+
+func TestParseTxnFastMatchesSlow(t *testing.T) {
+	for _, s := range []string{
+		`[]`,
+		`[["append","k",1]]`,
+		`[["append", "x", -7], ["r","y",null], ["r", "x", [1, 2,3]], ["r","z",[]]]`,
+		` [ ["r","k",[5]] ] `,
+		`[["append","k\"q",1]]`, // escape: slow path
+		`[["r","k",[1.5]]]`,     // not an int: slow path error
+		`[["append","k",1],]`,   // malformed
+		`[["append",3,1]]`,      // numeric key
+	} {
+		slow, errSlow := slowTxn([]byte(s))
+		fast, ok := fastTxn([]byte(s))
+		if ok {
+			if errSlow != nil {
+				t.Errorf("%s: fast path accepted what encoding/json rejects: %v", s, errSlow)
+				continue
+			}
+			if len(fast) != len(slow) {
+				t.Errorf("%s: fast %v slow %v", s, fast, slow)
+				continue
+			}
+			for i := range fast {
+				if fast[i].append != slow[i].append || fast[i].k != slow[i].k || fast[i].v != slow[i].v ||
+					fast[i].known != slow[i].known || !slices.Equal(fast[i].list, slow[i].list) {
+					t.Errorf("%s: micro-op %d: fast %+v slow %+v", s, i, fast[i], slow[i])
+				}
+			}
+		}
+	}
+	if _, ok := fastTxn([]byte(`[["append","k",1]]`)); !ok {
+		t.Error("fast path refused the plain shape")
+	}
+}
