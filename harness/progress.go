@@ -41,6 +41,14 @@ func (l *Log) Printf(format string, args ...any) {
 	}
 }
 
+// SetFile switches the log file, e.g. from a buffer kept until the run
+// directory exists.
+func (l *Log) SetFile(w io.Writer) {
+	l.mu.Lock()
+	l.file = w
+	l.mu.Unlock()
+}
+
 func (l *Log) setTerm(w io.Writer) {
 	l.mu.Lock()
 	l.term = w

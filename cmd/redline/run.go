@@ -1,10 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -227,18 +227,11 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	cfg.Started = time.Now().UTC()
 	cfg.KeyPrefix = "redline:" + randomID() + ":"
 
-	store := results.Store{Root: cfg.ResultsDir}
-	run, err := store.NewRun(cfg.TestName, cfg.Started)
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-	logFile, err := os.Create(run.Path("run.log"))
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-	defer logFile.Close()
-	log := harness.NewLog(logFile, o.stderr)
-	log.Printf("test %s, seed %d, results in %s", cfg.TestName, cfg.Seed, run.Dir)
+	// Log to memory until the run directory exists: a run that cannot even
+	// start its cluster leaves no half-made results behind.
+	var early bytes.Buffer
+	log := harness.NewLog(&early, o.stderr)
+	log.Printf("test %s, seed %d", cfg.TestName, cfg.Seed)
 
 	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
 	for _, name := range cfg.Workloads {
@@ -267,6 +260,20 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 			log.Printf("teardown: %v (run 'redline cluster down' to remove leftovers)", err)
 		}
 	}()
+
+	store := results.Store{Root: cfg.ResultsDir}
+	run, err := store.NewRun(cfg.TestName, cfg.Started)
+	if err != nil {
+		return 0, harnessFailed(err)
+	}
+	logFile, err := os.Create(run.Path("run.log"))
+	if err != nil {
+		return 0, harnessFailed(err)
+	}
+	defer logFile.Close()
+	_, _ = logFile.Write(early.Bytes())
+	log.SetFile(logFile)
+	log.Printf("results in %s", run.Dir)
 	if d, ok := cl.(cluster.Describer); ok {
 		cfg.Versions = d.Describe()
 	}
@@ -351,6 +358,3 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 	tw.Flush()
 	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", strings.ToUpper(s.Valid.String()), dir)
 }
-
-// errDocker is returned by runtimes that cannot reach Docker.
-var errDocker = errors.New("docker unavailable")

@@ -113,6 +113,7 @@ func TestRunUnreachableCluster(t *testing.T) {
 	if code != exitHarness {
 		t.Fatalf("exit %d, want %d: %s", code, exitHarness, errb.String())
 	}
+	requireEmpty(t, res)
 	if !strings.Contains(errb.String(), "cannot reach the cluster") {
 		t.Fatalf("unhelpful error: %q", errb.String())
 	}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redline-dev/redline/docker"
+)
+
+// leftovers counts containers and networks labelled by redline.
+func leftovers(t *testing.T) string {
+	t.Helper()
+	var out []string
+	for _, args := range [][]string{
+		{"ps", "-aq", "--filter", "label=redline"},
+		{"network", "ls", "-q", "--filter", "label=redline"},
+		{"volume", "ls", "-q", "--filter", "label=redline"},
+	} {
+		b, err := exec.Command("docker", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("docker %v: %v: %s", args, err, b)
+		}
+		if s := strings.TrimSpace(string(b)); s != "" {
+			out = append(out, args[0]+": "+strings.ReplaceAll(s, "\n", " "))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func requireDocker(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := docker.Ping(ctx); err != nil {
+		t.Fatalf("these tests need a running Docker Engine: %v", err)
+	}
+	if _, err := docker.Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunRedisInDocker forms a real Redis 7 cluster in containers, runs a
+// short register test and checks nothing is left behind.
+func TestRunRedisInDocker(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--target", "redis", "--workload", "register", "--time-limit", "5s",
+		"--node-timeout", "1s", "--results", res, "--seed", "3"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "linearizable") || !strings.Contains(out.String(), "verdict: VALID") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	if l := leftovers(t); l != "" {
+		t.Fatalf("left behind after a run: %s", l)
+	}
+}
+
+// A run whose cluster cannot start (an image that does not exist, nothing
+// can be pulled) fails with 255 and leaves nothing behind.
+func TestFailedRunLeavesNothing(t *testing.T) {
+	requireDocker(t)
+	var out, errb bytes.Buffer
+	res := t.TempDir()
+	code := run([]string{"run", "--target", "redis", "--image", "redline/no-such-image:none", "--time-limit", "2s",
+		"--results", res}, &out, &errb)
+	requireEmpty(t, res)
+	if code != exitHarness {
+		t.Fatalf("exit %d, want %d: %s", code, exitHarness, errb.String())
+	}
+	if l := leftovers(t); l != "" {
+		t.Fatalf("left behind after a failed run: %s", l)
+	}
+}
+
+// Cancelling mid-run (Ctrl-C) stops traffic, tears down and exits 255.
+func TestInterruptedRunLeavesNothing(t *testing.T) {
+	requireDocker(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- runContext(ctx, []string{"run", "--target", "redis", "--time-limit", "2m", "--node-timeout", "1s",
+			"--results", t.TempDir()}, &out, &errb)
+	}()
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(errb.String(), "traffic:") {
+		if time.Now().After(deadline) {
+			t.Fatalf("traffic never started: %s", errb.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitHarness || !strings.Contains(errb.String(), "interrupted") {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("run did not stop after cancel")
+	}
+	if l := leftovers(t); l != "" {
+		t.Fatalf("left behind after an interrupted run: %s", l)
+	}
+}
+
+func TestDockerMissing(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	var out, errb bytes.Buffer
+	res := t.TempDir()
+	code := run([]string{"run", "--target", "redis", "--time-limit", "2s", "--results", res}, &out, &errb)
+	requireEmpty(t, res)
+	if code != exitHarness {
+		t.Fatalf("exit %d, want %d: %s", code, exitHarness, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	msg := lines[len(lines)-1]
+	if !strings.HasPrefix(msg, "redline: ") || !strings.Contains(strings.ToLower(msg), "docker") {
+		t.Fatalf("want a one-line error about Docker, got %q", msg)
+	}
+}
+
+// requireEmpty fails when a run that never started left a results directory.
+func requireEmpty(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Fatalf("a run that never started left %v in its results store", entries)
+	}
+}
