@@ -268,8 +268,11 @@ func (w Window) Contains(t int64, slack time.Duration) bool {
 // the stop of the same fault name pair up first-in first-out. A fault
 // recorded as an invocation plus a completion counts once: the window opens
 // at the first entry of its start and closes at the last entry of its stop.
-// A start whose completion is "fail" did not happen and opens no window.
-// A window never stopped runs to the last entry of the history.
+// A start whose completion is "fail", or whose detail says "skipped", did
+// not happen and opens no window. A window never stopped (a one-shot fault
+// such as a failover, or a run that ended first) is Open and runs to the
+// next nemesis start, "heal" or "final-reads" entry, else to the end of the
+// history.
 func Windows(ops []history.Op) []Window {
 	var end int64
 	for i := range ops {
@@ -281,6 +284,7 @@ func Windows(ops []history.Op) []Window {
 		stopInvWin   int   // index of a window closed by a stop invocation awaiting its completion, -1 if none
 	}
 	var ws []Window
+	var bounds []int64 // times that end an unstopped window
 	dropped := map[int]bool{}
 	st := map[string]*state{}
 	get := func(f string) *state {
@@ -297,13 +301,16 @@ func Windows(ops []history.Op) []Window {
 			continue
 		}
 		switch {
+		case op.F == "heal" || op.F == "final-reads":
+			bounds = append(bounds, op.Time)
 		case strings.HasPrefix(op.F, "start-"):
 			fault := strings.TrimPrefix(op.F, "start-")
 			s := get(fault)
+			skipped := skippedDetail(op.Detail)
 			if op.Type != history.Invoke && s.startInvOpen >= 0 {
 				w := s.startInvOpen
 				s.startInvOpen = -1
-				if op.Type == history.Fail {
+				if op.Type == history.Fail || skipped {
 					dropped[w] = true
 					s.open = slices.DeleteFunc(s.open, func(x int) bool { return x == w })
 				} else if len(op.Nodes) > 0 {
@@ -311,9 +318,10 @@ func Windows(ops []history.Op) []Window {
 				}
 				continue
 			}
-			if op.Type == history.Fail {
+			if op.Type == history.Fail || skipped {
 				continue
 			}
+			bounds = append(bounds, op.Time)
 			ws = append(ws, Window{Fault: fault, Start: op.Time, End: end, Open: true, Nodes: op.Nodes})
 			s.open = append(s.open, len(ws)-1)
 			if op.Type == history.Invoke {
@@ -344,11 +352,33 @@ func Windows(ops []history.Op) []Window {
 	}
 	out := ws[:0]
 	for i, w := range ws {
-		if !dropped[i] {
-			out = append(out, w)
+		if dropped[i] {
+			continue
 		}
+		if w.Open {
+			for _, b := range bounds {
+				if b > w.Start && b < w.End {
+					w.End = b
+				}
+			}
+		}
+		out = append(out, w)
 	}
 	return out
+}
+
+// skippedDetail reports whether a nemesis entry's detail says the fault was
+// skipped (it could not be resolved and nothing was done).
+func skippedDetail(d json.RawMessage) bool {
+	if len(d) == 0 || !bytes.Contains(d, []byte(`"skipped"`)) {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(d, &m) != nil {
+		return false
+	}
+	_, ok := m["skipped"]
+	return ok
 }
 
 // finalReadsStart is the time of the nemesis "final-reads" marker, or -1.

@@ -27,8 +27,24 @@ func TestWindows(t *testing.T) {
 	if ws[0].Fault != "partition" || ws[0].Start != 1 || ws[0].End != 6 || ws[0].Open || len(ws[0].Nodes) != 1 {
 		t.Fatalf("partition window %+v", ws[0])
 	}
-	if ws[1].Fault != "kill" || ws[1].Start != 3 || ws[1].End != 10 || !ws[1].Open {
+	// The unstopped kill runs to the next start (the pause invocation at 7,
+	// although that one failed: the nemesis moved on).
+	if ws[1].Fault != "kill" || ws[1].Start != 3 || ws[1].End != 7 || !ws[1].Open {
 		t.Fatalf("kill window %+v", ws[1])
+	}
+
+	// A skipped fault opens nothing; a one-shot failover ends at heal.
+	ops = []history.Op{
+		{Time: 1, Process: history.Nemesis, Type: history.Info, F: "start-partition", Detail: []byte(`{"mode":"one","skipped":"no primary"}`)},
+		{Time: 2, Process: history.Nemesis, Type: history.Invoke, F: "start-failover", Nodes: []string{"a"}},
+		{Time: 3, Process: history.Nemesis, Type: history.Info, F: "start-failover", Nodes: []string{"a"}, Detail: []byte(`{"mode":"x"}`)},
+		{Time: 8, Process: history.Nemesis, Type: history.Invoke, F: "heal"},
+		{Time: 9, Process: history.Nemesis, Type: history.Info, F: "heal"},
+		{Time: 20, Process: 0, Type: history.Invoke, F: "read"},
+	}
+	ws = Windows(ops)
+	if len(ws) != 1 || ws[0].Fault != "failover" || ws[0].Start != 2 || ws[0].End != 8 || !ws[0].Open {
+		t.Fatalf("windows %+v", ws)
 	}
 }
 
