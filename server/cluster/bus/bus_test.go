@@ -217,6 +217,39 @@ func TestTCPClusterFailover(t *testing.T) {
 		return true
 	})
 	t.Logf("kill to promotion %v, to agreement %v (NT %v)", promoted, time.Since(tKill), nt)
+
+	// Restart the killed node from its nodes.conf on the same port: it
+	// rejoins as a replica of the node that took its slots.
+	conf := filepath.Join(dir, "nodes-0.conf")
+	data, err = os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cluster.Config{NodeTimeout: nt, ReplicaValidityFactor: -1}
+	n, err := cluster.LoadNode(cfg, string(data), cluster.Self{IP: "127.0.0.1", Port: ns[0].port, CPort: ns[0].cport}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []cluster.Event
+	b := New(Options{Node: n, ListenAddr: ns[0].addr, ConfigPath: conf, OnReady: func(r *cluster.Ready) { events = append(events, r.Events...) }})
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ns[0].bus = b
+	waitFor(t, "restarted master rejoins as replica", 10*time.Second, func() bool {
+		m := ""
+		b.Do(func(c *cluster.Node) error { m = c.MasterID(); return nil })
+		return m == ns[3].id && converged(ns)
+	})
+	b.Do(func(*cluster.Node) error {
+		for _, e := range events {
+			if e.Kind == cluster.EventReplicate && e.NodeID == ns[3].id && e.Port == ns[3].port {
+				return nil
+			}
+		}
+		t.Errorf("no EventReplicate to the new master in %+v", events)
+		return nil
+	})
 }
 
 // TestMemTransportFormation forms a 3-master cluster over the in-memory
