@@ -370,3 +370,18 @@ func checkStatic(path string) error {
 	}
 	return nil
 }
+
+// BuildImage builds (or finds) the image of a target ("redis" or
+// "reference") and returns its tag and image id. Start does this itself;
+// this is for building images ahead of time (scripts/build-images).
+func (r *Runtime) BuildImage(ctx context.Context, target string) (tag, id string, err error) {
+	flav, ok := flavours[target]
+	if !ok {
+		return "", "", fmt.Errorf("docker: unknown target %q (want redis or reference)", target)
+	}
+	s, err := flav.image(ctx, r, r.opts.Log)
+	if err != nil {
+		return "", "", err
+	}
+	return r.ensureImage(ctx, s, r.opts.Log)
+}
