@@ -43,6 +43,9 @@ func (n *Nemesis) failover(st Step, t *topo, rng *rand.Rand) (*action, error) {
 		promoted := n.waitRole(ctx, r.Node.Addr, true, limit)
 		res := map[string]any{"promoted": promoted, "waited_ms": time.Since(began).Milliseconds()}
 		if !promoted {
+			if ctx.Err() != nil {
+				return res, fmt.Errorf("stopped waiting for %s to be promoted: %w", r.Node.Name, ctx.Err())
+			}
 			return res, fmt.Errorf("%s was not promoted within %s", r.Node.Name, limit)
 		}
 		return res, nil

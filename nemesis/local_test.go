@@ -276,6 +276,9 @@ func (r *memRecorder) all() []history.Op {
 func detailOf(t *testing.T, op history.Op) map[string]any {
 	t.Helper()
 	var d map[string]any
+	if len(op.Detail) == 0 {
+		return map[string]any{}
+	}
 	if err := json.Unmarshal(op.Detail, &d); err != nil {
 		t.Fatalf("detail of %+v: %v", op, err)
 	}

@@ -1,0 +1,183 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// recordingCluster adds a Partitioner and a Clock that only record calls.
+type recordingCluster struct {
+	*localCluster
+	mu      sync.Mutex
+	cuts    map[string][]string
+	clients map[string]bool
+	heals   int
+	offsets map[string][]time.Duration
+}
+
+func (r *recordingCluster) Cut(_ context.Context, node string, peers []string, clients bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cuts[node] = append(r.cuts[node], peers...)
+	r.clients[node] = clients
+	return nil
+}
+
+func (r *recordingCluster) Heal(context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.heals++
+	r.cuts, r.clients = map[string][]string{}, map[string]bool{}
+	return nil
+}
+
+func (r *recordingCluster) SetClockOffset(_ context.Context, node string, d time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.offsets[node] = append(r.offsets[node], d)
+	return nil
+}
+
+func TestPartitionAndClockCallTheRuntime(t *testing.T) {
+	c := startLocal(t, 6, 1)
+	rc := &recordingCluster{localCluster: c, cuts: map[string][]string{}, clients: map[string]bool{}, offsets: map[string][]time.Duration{}}
+	nem, err := New([]string{"partition", "clock"}, rc, Options{Interval: time.Second, Seed: 1,
+		NodeTimeout: testNodeTimeout, PartitionClients: true, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &memRecorder{}
+	ctx := context.Background()
+	a := nem.fire(ctx, rec, Step{Fault: "partition", Mode: "isolate-primary", Seed: 5})
+	if a == nil || len(rc.cuts) != 6 {
+		t.Fatalf("isolate-primary cut %v", rc.cuts)
+	}
+	isolated := a.detail["minority"].([]string)[0]
+	if len(rc.cuts[isolated]) != 5 || !rc.clients[isolated] {
+		t.Fatalf("isolated %s: cut from %v, clients %v", isolated, rc.cuts[isolated], rc.clients[isolated])
+	}
+	for node, peers := range rc.cuts {
+		if node != isolated && (!slices.Equal(peers, []string{isolated}) || rc.clients[node]) {
+			t.Fatalf("%s cut from %v (clients %v), want only %s", node, peers, rc.clients[node], isolated)
+		}
+	}
+	if err := nem.finish(ctx, rec, a); err != nil || rc.heals != 1 || len(rc.cuts) != 0 {
+		t.Fatalf("stop: %v, heals %d", err, rc.heals)
+	}
+
+	a = nem.fire(ctx, rec, Step{Fault: "clock", Mode: "strobe", Seed: 6})
+	time.Sleep(1200 * time.Millisecond)
+	if err := nem.finish(ctx, rec, a); err != nil {
+		t.Fatal(err)
+	}
+	node := a.nodes[0]
+	offs := rc.offsets[node]
+	// Strobing: at least three changes, alternating, ending at zero.
+	if len(offs) < 4 || offs[len(offs)-1] != 0 || offs[0] == 0 || offs[1] != 0 {
+		t.Fatalf("strobe offsets of %s: %v", node, offs)
+	}
+	a = nem.fire(ctx, rec, Step{Fault: "clock", Mode: "bump", Seed: 7})
+	node = a.nodes[0]
+	if offs := rc.offsets[node]; offs[len(offs)-1] == 0 {
+		t.Fatalf("bump left offset 0: %v", offs)
+	}
+	// Heal resets what was left skewed (the bump is still pending).
+	if err := nem.Heal(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if offs := rc.offsets[node]; offs[len(offs)-1] != 0 {
+		t.Fatalf("heal left %s at %v", node, offs[len(offs)-1])
+	}
+}
+
+// TestRunFollowsThePlanAndHeals runs a real schedule with traffic, checks that
+// the recorded faults follow Plan and that Heal leaves a converged cluster with
+// every key intact.
+func TestRunFollowsThePlanAndHeals(t *testing.T) {
+	c := startLocal(t, 6, 1)
+	pc := procCluster{c}
+	want := fillKeys(t, c, 1000)
+	names := []string{"kill", "pause", "migrate", "failover"}
+	nem, err := New(names, pc, Options{Interval: 1500 * time.Millisecond, Seed: 99, NodeTimeout: testNodeTimeout, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &memRecorder{}
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
+	defer cancel()
+	// Traffic on other keys while faults go on; errors are expected.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), DisableIdentity: true,
+			ReadTimeout: 500 * time.Millisecond, MaxRedirects: 8})
+		defer cc.Close()
+		for i := 0; ctx.Err() == nil; i++ {
+			cc.Incr(ctx, fmt.Sprintf("traffic:%d", i%200))
+		}
+	}()
+	if err := nem.Run(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if err := nem.Heal(context.Background(), rec); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	if nem.Current() != "" {
+		t.Fatalf("Current = %q after heal", nem.Current())
+	}
+	ops := rec.all()
+	var fired []string
+	open := ""
+	for i, op := range ops {
+		if op.Process != history.Nemesis {
+			t.Fatalf("entry %d is not a nemesis entry", i)
+		}
+		d := detailOf(t, op)
+		switch {
+		case op.Type == history.Invoke:
+			if open != "" {
+				t.Fatalf("entry %d: %s invoked while %s is open", i, op.F, open)
+			}
+			open = op.F
+			if len(op.F) > 6 && op.F[:6] == "start-" {
+				fired = append(fired, op.F[6:]+"/"+d["mode"].(string))
+			}
+		case op.Type == history.Info && open != "":
+			if op.F != open {
+				t.Fatalf("entry %d: %s completes open %s", i, op.F, open)
+			}
+			open = ""
+		case op.Type == history.Info && d["skipped"] != nil:
+			fired = append(fired, op.F[6:]+"/"+d["mode"].(string))
+		default:
+			t.Fatalf("entry %d: unexpected %+v", i, op)
+		}
+	}
+	if open != "" {
+		t.Fatalf("history ends with %s open", open)
+	}
+	if len(fired) < 3 {
+		t.Fatalf("only %d faults fired in 12 s at a 1.5 s interval: %v", len(fired), fired)
+	}
+	for i, st := range Plan(names, 99, len(fired)) {
+		if fired[i] != st.Fault+"/"+st.Mode {
+			t.Fatalf("fault %d was %s, plan says %s/%s (fired %v)", i, fired[i], st.Fault, st.Mode, fired)
+		}
+	}
+	last := ops[len(ops)-1]
+	if last.F != "heal" || detailOf(t, last)["converged"] != true {
+		t.Fatalf("last entry %s %s", last.F, last.Detail)
+	}
+	t.Logf("faults fired: %v", fired)
+	checkKeys(t, c, want)
+}
