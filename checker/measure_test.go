@@ -132,6 +132,13 @@ func TestRTO(t *testing.T) {
 	if q := fig[map[string]any](t, r, "rto_ms"); q["max"] != 800.0 {
 		t.Fatalf("rto %v", q)
 	}
+	// Lower bounds: a's last failure ended at 700, c's at 310.
+	if q := fig[map[string]any](t, r, "rto_lower_ms"); q["max"] != 600.0 || q["count"] != 2 {
+		t.Fatalf("rto lower %v", q)
+	}
+	if w := fig[[]map[string]any](t, r, "per_window")[0]; w["unavailable_ms"] != 600.0 {
+		t.Fatalf("window %v", w)
+	}
 }
 
 func TestRPOSet(t *testing.T) {

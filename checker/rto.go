@@ -13,7 +13,9 @@ type rto struct{ o Options }
 // RTO measures, for each fault window and each key the fault affected, how
 // long the key went without a successful operation: from the fault's start
 // to the completion of the first ok op invoked after the key's last failed
-// or indeterminate op. Its verdict is always valid: it measures.
+// or indeterminate op (rto_ms), and as a lower bound to the completion of
+// that last failure (rto_lower_ms): a key that is exercised rarely recovered
+// somewhere in between. Its verdict is always valid: it measures.
 func RTO(opts ...Options) Checker { return rto{firstOpts(opts)} }
 
 func (r rto) Name() string { return r.o.name("rto") }
@@ -33,7 +35,7 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 	for i := range calls {
 		starts[i] = calls[i].start
 	}
-	var all []int64
+	var all, allLow []int64
 	unrecovered := 0
 	affectedTotal := 0
 	perWindow := []map[string]any{}
@@ -48,8 +50,9 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 		lo := sort.Search(len(starts), func(i int) bool { return starts[i] >= w.Start })
 		hi := sort.Search(len(starts), func(i int) bool { return starts[i] >= until })
 		type keyState struct {
-			lastBad   int64 // invocation of the last failed/indeterminate op
-			recovered int64 // completion of the first ok op invoked at or after lastBad
+			lastBad    int64 // invocation of the last failed/indeterminate op
+			lastBadEnd int64 // its completion (its invocation if it never completed)
+			recovered  int64 // completion of the first ok op invoked at or after lastBad
 		}
 		keys := map[string]*keyState{}
 		for i := lo; i < hi; i++ {
@@ -60,7 +63,10 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 					ks = &keyState{}
 					keys[c.inv.Key] = ks
 				}
-				ks.lastBad = c.start
+				ks.lastBad, ks.lastBadEnd = c.start, c.end
+				if c.end == inf {
+					ks.lastBadEnd = c.start
+				}
 			}
 		}
 		for _, ks := range keys {
@@ -86,15 +92,20 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 				waiting--
 			}
 		}
-		var durs []int64
+		var durs, lows []int64
 		var stuck []string
+		var unavailable int64
 		for k, ks := range keys {
+			low := max(0, ks.lastBadEnd-w.Start)
+			lows = append(lows, low)
+			unavailable = max(unavailable, low)
 			if ks.recovered == inf {
 				stuck = append(stuck, k)
 				continue
 			}
 			durs = append(durs, ks.recovered-w.Start)
 		}
+		allLow = append(allLow, lows...)
 		slices.Sort(stuck)
 		all = append(all, durs...)
 		unrecovered += len(stuck)
@@ -105,15 +116,18 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 				"nodes": nonNil(w.Nodes), "affected_keys": len(keys),
 				"unrecovered_keys": capList(nonNil(stuck), r.o.MaxExamples),
 				"rto_ms":           quantilesMs(durs),
+				"rto_lower_ms":     quantilesMs(lows),
+				"unavailable_ms":   ms(unavailable),
 			})
 		}
 	}
 	return Result{Valid: Valid, Figures: map[string]any{
-		"windows":     len(windows),
-		"affected":    affectedTotal,
-		"unrecovered": unrecovered,
-		"rto_ms":      quantilesMs(all),
-		"per_window":  perWindow,
-		"definition":  "per fault window and affected key (one with a failed or indeterminate op between the fault's start and the next fault's start): time from the fault's start to the completion of the first ok op invoked after the key's last failed or indeterminate op",
+		"windows":      len(windows),
+		"affected":     affectedTotal,
+		"unrecovered":  unrecovered,
+		"rto_ms":       quantilesMs(all),
+		"rto_lower_ms": quantilesMs(allLow),
+		"per_window":   perWindow,
+		"definition":   "per fault window and affected key (one with a failed or indeterminate op between the fault's start and the next fault's start): rto_ms runs from the fault's start to the completion of the first ok op invoked after the key's last failed or indeterminate op; rto_lower_ms only to the completion of that last failure (the key was still failing then). A key exercised rarely recovered somewhere between the two; unavailable_ms is the largest lower bound in a window",
 	}}
 }
