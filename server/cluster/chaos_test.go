@@ -37,7 +37,10 @@ func TestChaos(t *testing.T) {
 					dead = -1
 				}
 			}
-			nw.run(time.Duration(1+nw.rng.IntN(8)) * time.Second)
+			for d := 1 + nw.rng.IntN(8); d > 0; d-- {
+				nw.run(time.Second)
+				checkEpochSafety(t, nw)
+			}
 		}
 		nw.heal()
 		if dead >= 0 {
@@ -75,5 +78,24 @@ func TestChaos(t *testing.T) {
 			}
 		}
 		t.Logf("seed %d: converged at %v", seed, nw.elapsed())
+	}
+}
+
+// checkEpochSafety: two masters may both claim a slot during a partition, but
+// never with the same configEpoch (that is what makes the newer one win).
+func checkEpochSafety(t *testing.T, nw *network) {
+	t.Helper()
+	for slot := 0; slot < NumSlots; slot += 61 {
+		seen := map[uint64]string{}
+		for _, s := range nw.alive() {
+			if !s.n.IsMaster() || s.n.SlotOwner(slot) != s.n.ID() {
+				continue
+			}
+			ep := s.n.ConfigEpoch()
+			if other, ok := seen[ep]; ok {
+				t.Fatalf("slot %d claimed by %s and %s with the same configEpoch %d", slot, other, s.n.ID(), ep)
+			}
+			seen[ep] = s.n.ID()
+		}
 	}
 }
