@@ -122,18 +122,7 @@ func (s *Server) rewriteAOF() error {
 	path := a.w.Path()
 	// Everything buffered is already in the dataset the snapshot captures.
 	a.flush(false)
-	err := aof.Rewrite(path, func(add func(argv ...[]byte)) {
-		for i, db := range s.dbs {
-			if db.Len() == 0 {
-				continue
-			}
-			add([]byte("SELECT"), itob(int64(i)))
-			db.Each(func(o *store.Object) bool {
-				emitObject(add, o)
-				return true
-			})
-		}
-	})
+	err := aof.Rewrite(path, s.Snapshot)
 	if err != nil {
 		return err
 	}

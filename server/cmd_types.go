@@ -892,3 +892,114 @@ func cmdZRange(c *Client, argv [][]byte) {
 }
 
 var _ = strconv.Itoa
+
+func cmdSPop(c *Client, argv [][]byte) {
+	if len(argv) > 3 {
+		c.Error(ErrSyntax)
+		return
+	}
+	count := int64(-1)
+	if len(argv) == 3 {
+		n, ok := parseInt(argv[2])
+		if !ok || n < 0 {
+			c.Error(ErrNotIntRange)
+			return
+		}
+		count = n
+	}
+	o, ok := c.lookup(argv[1], store.KindSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		if count >= 0 {
+			c.SetHeader(0)
+		} else {
+			c.Null()
+		}
+		return
+	}
+	n := 1
+	if count >= 0 {
+		n = int(min(count, int64(len(o.Set))))
+	}
+	popped := make([][]byte, 0, n)
+	for m := range o.Set { // map order is random
+		if len(popped) == n {
+			break
+		}
+		popped = append(popped, []byte(m))
+		delete(o.Set, m)
+	}
+	c.dropIfEmpty(o)
+	if count < 0 {
+		c.Bulk(popped[0])
+	} else {
+		c.SetHeader(len(popped))
+		for _, m := range popped {
+			c.Bulk(m)
+		}
+	}
+	if len(popped) > 0 {
+		c.s.dirty += int64(len(popped))
+		c.Propagate(append([][]byte{[]byte("SREM"), argv[1]}, popped...)...)
+	} else {
+		c.Propagate()
+	}
+}
+
+func cmdZPop(c *Client, argv [][]byte) {
+	if len(argv) > 3 {
+		c.Error(ErrSyntax)
+		return
+	}
+	count := int64(1)
+	withCount := len(argv) == 3
+	if withCount {
+		n, ok := parseInt(argv[2])
+		if !ok || n < 0 {
+			c.Error(ErrNotIntRange)
+			return
+		}
+		count = n
+	}
+	o, ok := c.lookup(argv[1], store.KindZSet)
+	if !ok {
+		return
+	}
+	var popped []store.ZEntry
+	if o != nil {
+		for int64(len(popped)) < count && o.ZSet.Len() > 0 {
+			i := 0
+			if c.cmd.Name == "zpopmax" {
+				i = o.ZSet.Len() - 1
+			}
+			e := o.ZSet.At(i)
+			o.ZSet.Remove(e.Member)
+			popped = append(popped, e)
+		}
+		c.dropIfEmpty(o)
+	}
+	if withCount && c.proto == 3 {
+		c.Array(len(popped))
+		for _, e := range popped {
+			c.Array(2)
+			c.BulkString(e.Member)
+			c.Double(e.Score)
+		}
+	} else {
+		c.Array(2 * len(popped))
+		for _, e := range popped {
+			c.BulkString(e.Member)
+			c.Double(e.Score)
+		}
+	}
+	if len(popped) > 0 {
+		args := [][]byte{[]byte("ZREM"), argv[1]}
+		for _, e := range popped {
+			args = append(args, []byte(e.Member))
+		}
+		c.s.dirty += int64(len(popped))
+		c.Propagate(args...)
+	}
+}

@@ -207,6 +207,10 @@ func (c *Client) call(argv [][]byte) {
 		return
 	}
 	c.cmd = cmd
+	c.lastCmd = cmd.Name
+	if s.hooks.PostExecute != nil {
+		defer s.hooks.PostExecute(c, cmd)
+	}
 	if !checkArity(cmd.Arity, len(argv)) {
 		c.rejectQueued()
 		c.Error(ErrArity(cmd.Name))

@@ -1,13 +1,12 @@
 package server
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +24,9 @@ type Hooks struct {
 	// with the server lock held. A non-empty return is sent as the error
 	// reply instead of running the command ("MOVED 3999 127.0.0.1:7001").
 	PreExecute func(c *Client, cmd *Command, argv [][]byte) string
+	// PostExecute runs after every command a client sent (executed,
+	// queued or refused), e.g. to clear a one-shot ASKING flag.
+	PostExecute func(c *Client, cmd *Command)
 	// Propagated sees every write applied to the dataset, in order, as the
 	// argv that reproduces it (relative TTLs made absolute, scripts and
 	// transactions as their effects wrapped in MULTI/EXEC, expired keys as
@@ -404,7 +406,6 @@ func (s *Server) serveConn(conn net.Conn) {
 				s.mu.Lock()
 			}
 			c.call(args)
-			c.lastCmd = ""
 			if c.closeNow {
 				break
 			}
@@ -505,6 +506,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if cfg.PidFile != "" {
 		os.WriteFile(cfg.PidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 		defer os.Remove(cfg.PidFile)
+	}
+	if path := os.Getenv("REDLINE_CPUPROFILE"); path != "" {
+		if stop, err := startCPUProfile(path); err == nil {
+			defer stop()
+		} else {
+			s.Logf('#', "CPU profile: %v", err)
+		}
 	}
 	s.serveBackground()
 	sig := notifySignals()
@@ -646,5 +654,16 @@ func randomHex(n int) string {
 	return string(b)
 }
 
-var _ = bufio.NewReader
-var _ = filepath.Join
+// startCPUProfile writes a CPU profile to path until stop is called
+// (REDLINE_CPUPROFILE, for scripts/bench-server).
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}

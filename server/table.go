@@ -102,6 +102,7 @@ func registerCommands(s *Server) {
 	s.reg("sismember", 3, rof, 1, 1, 1, cmdSIsMember, "set")
 	s.reg("smismember", -3, rof, 1, 1, 1, cmdSMIsMember, "set")
 	s.reg("scard", 2, rof, 1, 1, 1, cmdSCard, "set")
+	s.reg("spop", -2, wrf, 1, 1, 1, cmdSPop, "set")
 	// lists
 	s.reg("lpush", -3, wf, 1, 1, 1, cmdLPush, "list")
 	s.reg("rpush", -3, wf, 1, 1, 1, cmdRPush, "list")
@@ -116,6 +117,8 @@ func registerCommands(s *Server) {
 	s.reg("zscore", 3, rof, 1, 1, 1, cmdZScore, "sorted-set")
 	s.reg("zcard", 2, rof, 1, 1, 1, cmdZCard, "sorted-set")
 	s.reg("zrem", -3, wrf, 1, 1, 1, cmdZRem, "sorted-set")
+	s.reg("zpopmin", -2, wrf, 1, 1, 1, cmdZPop, "sorted-set")
+	s.reg("zpopmax", -2, wrf, 1, 1, 1, cmdZPop, "sorted-set")
 	s.reg("zrank", 3, rof, 1, 1, 1, cmdZRank, "sorted-set")
 	s.reg("zrevrank", 3, rof, 1, 1, 1, cmdZRank, "sorted-set")
 	s.reg("zrange", -4, ro, 1, 1, 1, cmdZRange, "sorted-set")

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"github.com/redline-dev/redline/server/store"
+)
+
+// NewInternalClient returns a client with no connection, already
+// authenticated, for running commands on behalf of the server: applying a
+// replication stream, MIGRATE's RESTORE, tests. Use it with the lock held.
+func (s *Server) NewInternalClient() *Client {
+	c := s.newClient(nil)
+	c.authenticated = true
+	c.parser.Unauthenticated = false
+	return c
+}
+
+// Exec runs argv as if c had sent it (lookup, arity, hooks, MULTI
+// queueing, propagation) and returns the RESP reply bytes, which are valid
+// until the next call on c. The lock must be held.
+func (s *Server) Exec(c *Client, argv [][]byte) []byte {
+	c.out = c.out[:0]
+	if len(argv) == 0 {
+		return nil
+	}
+	c.call(argv)
+	return c.out
+}
+
+// Snapshot emits the commands that rebuild the whole dataset (SELECT per
+// non-empty database, then one or more commands per key, PEXPIREAT for
+// TTLs), as the AOF rewrite writes them: a replica's full sync can send
+// them. The lock must be held; argv slices are valid during the call only.
+func (s *Server) Snapshot(emit func(argv ...[]byte)) {
+	for i, db := range s.dbs {
+		if db.Len() == 0 {
+			continue
+		}
+		emit([]byte("SELECT"), itob(int64(i)))
+		db.Each(func(o *store.Object) bool {
+			emitObject(emit, o)
+			return true
+		})
+	}
+}
+
+// FlushAll empties every database (a replica before a full sync), touching
+// WATCHed keys. The lock must be held.
+func (s *Server) FlushAll() {
+	for _, db := range s.dbs {
+		db.Flush()
+	}
+	s.touchAll(-1)
+	s.dirty++
+}
+
+// Clients calls fn for each connected client (lock held).
+func (s *Server) Clients(fn func(c *Client)) {
+	for _, c := range s.clients {
+		fn(c)
+	}
+}
+
+// Close closes the client's connection after the pending replies.
+func (c *Client) Close() { c.closeNow = true }
+
+// Name is the CLIENT SETNAME name.
+func (c *Client) Name() string { return c.name }
