@@ -183,6 +183,11 @@ func (nw *network) deliver() {
 					}
 					m.Link = Link{In: c, RemoteIP: "127.0.0.1", LocalIP: "127.0.0.1"}
 				}
+				if nw.nodes[to].dead && e.In == 0 {
+					// A killed process refuses connections: the link fails.
+					s.n.LinkFailed(e.Link)
+					continue
+				}
 				if nw.dropped(i, to) || nw.ignore[m.Type] {
 					continue
 				}
