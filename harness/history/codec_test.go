@@ -1,0 +1,126 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	ops := []Op{
+		{Index: 0, Time: 10, Process: 3, Type: Invoke, F: "write", Key: "k", Value: []byte("5")},
+		{Index: 1, Time: 20, Process: 3, Type: OK, F: "write", Key: "k", Value: []byte("5"), Node: "10.0.0.2:6379",
+			Wait: &Wait{Want: 1, Acked: 0}, Redirects: 2},
+		{Index: 2, Time: 30, Process: Nemesis, Type: Info, F: "start-partition", Nodes: []string{"n1", "n2"},
+			Detail: []byte(`{"mode":"halves"}`)},
+		{Index: 3, Time: 40, Process: 4, Type: Info, F: "read", Key: "k", Error: "i/o timeout"},
+	}
+	var buf bytes.Buffer
+	for i := range ops {
+		if err := Encode(&buf, &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(buf.String(), `"process":"nemesis"`) || !strings.Contains(buf.String(), `"wait":{"want":1,"acked":0}`) {
+		t.Fatalf("encoding does not follow the documented format:\n%s", buf.String())
+	}
+	res, err := Decode(&buf, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Ops) != len(ops) || res.TruncatedTail {
+		t.Fatalf("got %d ops, torn=%v", len(res.Ops), res.TruncatedTail)
+	}
+	for i := range ops {
+		a, b := ops[i], res.Ops[i]
+		if a.Index != b.Index || a.Process != b.Process || a.Type != b.Type || a.F != b.F || a.Key != b.Key ||
+			string(a.Value) != string(b.Value) || a.Node != b.Node || a.Redirects != b.Redirects || a.Error != b.Error {
+			t.Errorf("op %d: wrote %+v, read %+v", i, a, b)
+		}
+	}
+	if w := res.Ops[1].Wait; w == nil || w.Want != 1 || w.Acked != 0 {
+		t.Errorf("wait lost: %+v", w)
+	}
+	if n, ok := res.Ops[0].Int(); !ok || n != 5 {
+		t.Errorf("Int() = %d, %v", n, ok)
+	}
+}
+
+func TestCorruptLineNamesFileAndLine(t *testing.T) {
+	in := `{"index":0,"time":1,"process":0,"type":"invoke","f":"read","key":"a"}
+{"index":1,"time":2,"process":0,"type":"ok","f":"read","key":"a","value":1}
+{"index":2,"time":3,"process":0,"type":"invoke","f":"read" BROKEN
+{"index":3,"time":4,"process":0,"type":"ok","f":"read","key":"a","value":1}
+`
+	_, err := Decode(strings.NewReader(in), "run/history.jsonl")
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Line != 3 || !strings.HasPrefix(err.Error(), "run/history.jsonl:3:") {
+		t.Fatalf("want an error naming run/history.jsonl:3, got %v", err)
+	}
+}
+
+func TestBadFieldsAreErrors(t *testing.T) {
+	for _, line := range []string{
+		`{"index":0,"time":1,"process":0,"type":"maybe","f":"read"}`,
+		`{"index":0,"time":1,"process":0,"type":"ok"}`,
+		`{"index":0,"time":1,"process":-4,"type":"ok","f":"read"}`,
+		`{"index":0,"time":1,"process":"chaos","type":"ok","f":"read"}`,
+		`[1,2,3]`,
+	} {
+		if _, err := Decode(strings.NewReader(line+"\n"), "h"); err == nil {
+			t.Errorf("%s: accepted", line)
+		}
+	}
+}
+
+func TestTornTailIsTolerated(t *testing.T) {
+	in := `{"index":0,"time":1,"process":0,"type":"invoke","f":"read","key":"a"}
+{"index":1,"time":2,"process":0,"type":"ok","f":"re`
+	res, err := Decode(strings.NewReader(in), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TruncatedTail || len(res.Ops) != 1 {
+		t.Fatalf("torn=%v ops=%d", res.TruncatedTail, len(res.Ops))
+	}
+}
+
+func TestLongLine(t *testing.T) {
+	big := strings.Repeat("1,", 1<<20) + "1"
+	in := `{"index":0,"time":1,"process":0,"type":"ok","f":"read","key":"s","value":[` + big + `]}` + "\n"
+	res, err := Decode(strings.NewReader(in), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs, ok := res.Ops[0].Ints(); !ok || len(vs) != 1<<20+1 {
+		t.Fatalf("long value lost: %d", len(vs))
+	}
+}
+
+func TestPairs(t *testing.T) {
+	ops := []Op{
+		{Index: 0, Process: 0, Type: Invoke, F: "write"},
+		{Index: 1, Process: 1, Type: Invoke, F: "read"},
+		{Index: 2, Process: Nemesis, Type: Info, F: "start-kill"},
+		{Index: 3, Process: 1, Type: OK, F: "read"},
+		{Index: 4, Process: 0, Type: Info, F: "write"},
+		{Index: 5, Process: 2, Type: Invoke, F: "read"},
+	}
+	pairs, err := Pairs(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) != 3 || pairs[0].Completion.Index != 4 || pairs[1].Completion.Index != 3 || pairs[2].Completion != nil {
+		t.Fatalf("pairs %+v", pairs)
+	}
+	if pairs[2].Outcome() != Info || pairs[0].Outcome() != Info || pairs[1].Outcome() != OK {
+		t.Fatal("outcomes")
+	}
+	if _, err := Pairs([]Op{{Process: 0, Type: OK, F: "read"}}); err == nil {
+		t.Fatal("a completion without invocation must be an error")
+	}
+	if _, err := Pairs([]Op{{Process: 0, Type: Invoke, F: "read"}, {Process: 0, Type: Invoke, F: "read"}}); err == nil {
+		t.Fatal("a double invocation must be an error")
+	}
+}
