@@ -42,6 +42,8 @@ type Nemesis struct {
 	clock   cluster.Clock
 	grower  cluster.Grower
 	planner *planner
+	// clockErr is why the clock probe in New failed.
+	clockErr error
 
 	mu        sync.Mutex
 	current   string
@@ -87,6 +89,19 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	n.parter, _ = c.(cluster.Partitioner)
 	n.clock, _ = c.(cluster.Clock)
 	n.grower, _ = c.(cluster.Grower)
+	if n.clock != nil && (slices.Contains(names, "clock") || slices.Contains(names, "all")) {
+		// A runtime may implement Clock and still not be able to skew
+		// (a custom image without the clock shim): resetting the first
+		// node's offset to 0 is harmless and tells.
+		if nodes := sortedNodes(c.Nodes()); len(nodes) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			n.clockErr = n.clock.SetClockOffset(ctx, nodes[0].Name, 0)
+			cancel()
+			if n.clockErr != nil {
+				n.clock = nil
+			}
+		}
+	}
 	if cmd, ok := opts.Hooks["kill"]; ok {
 		n.killer = hookKiller{n.hook("kill", cmd)}
 	}
@@ -111,11 +126,11 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 		case slices.Contains(Faults(), name):
 			want = append(want, name)
 		default:
-			return nil, fmt.Errorf("--nemesis %q: unknown fault; valid names are %s", raw, strings.Join(Names(), ", "))
+			return nil, fmt.Errorf("unknown fault %q; valid names are %s", raw, strings.Join(Names(), ", "))
 		}
 	}
 	if slices.Contains(names, "none") && (all || len(want) > 0) {
-		return nil, fmt.Errorf("--nemesis: \"none\" cannot be combined with other faults (got %s)", strings.Join(names, ","))
+		return nil, fmt.Errorf("\"none\" cannot be combined with other faults (got %s)", strings.Join(names, ","))
 	}
 	for _, f := range want {
 		if !n.supports(f) {
@@ -123,7 +138,11 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 			if _, ok := hookFaults[f]; ok {
 				hint = fmt.Sprintf("give --nemesis-hook %s='<command>' or drop it from --nemesis", f)
 			}
-			return nil, fmt.Errorf("--nemesis %s: target %s cannot %s; %s", f, n.target, needs[f], hint)
+			why := ""
+			if f == "clock" && n.clockErr != nil {
+				why = fmt.Sprintf(" (%v)", n.clockErr)
+			}
+			return nil, fmt.Errorf("fault %s: target %s cannot %s%s; %s", f, n.target, needs[f], why, hint)
 		}
 	}
 	if all {
