@@ -574,3 +574,43 @@ func TestRoute(t *testing.T) {
 		}
 	}
 }
+
+func TestUpdateMessageDemotesStaleMaster(t *testing.T) {
+	nw := newNetwork(t, 6, 17)
+	nw.form(3)
+	nw.run(2 * time.Second)
+	nw.isolate(0)
+	nw.runUntil("replica 3 promoted", 15*time.Second, func() bool {
+		return nw.nodes[3].n.IsMaster() && nw.nodes[1].n.SlotOwner(0) == nw.nodes[3].n.ID()
+	})
+	// Node 0 comes back but cannot talk to node 3: only the others can tell
+	// it about the new configuration, with UPDATE messages.
+	nw.heal()
+	nw.cut[[2]int{0, 3}] = true
+	nw.cut[[2]int{3, 0}] = true
+	nw.runUntil("stale master demoted via UPDATE", 15*time.Second, func() bool {
+		return nw.nodes[0].n.MasterID() == nw.nodes[3].n.ID()
+	})
+	if nw.nodes[0].n.SlotOwner(0) != nw.nodes[3].n.ID() {
+		t.Fatalf("slot 0 not moved to node 3 in node 0's view")
+	}
+	if nw.nodes[1].n.sent[MsgUpdate]+nw.nodes[2].n.sent[MsgUpdate]+nw.nodes[4].n.sent[MsgUpdate]+nw.nodes[5].n.sent[MsgUpdate] == 0 {
+		t.Fatalf("no UPDATE was sent")
+	}
+}
+
+func TestPublishBroadcast(t *testing.T) {
+	nw := newNetwork(t, 4, 19)
+	nw.form(2)
+	nw.nodes[0].n.Publish([]byte("news"), []byte("hello"))
+	nw.deliver()
+	for _, s := range nw.nodes[1:] {
+		e := s.hasEvent(EventPublish)
+		if e == nil || string(e.Channel) != "news" || string(e.Payload) != "hello" {
+			t.Fatalf("node %d: no PUBLISH event: %+v", s.idx, e)
+		}
+	}
+	if nw.nodes[0].hasEvent(EventPublish) != nil {
+		t.Fatalf("publisher got its own message")
+	}
+}
