@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -47,3 +48,5 @@ func newClient(t testing.TB, s *Server, proto int) *redis.Client {
 var ctx = context.Background()
 
 func io_ReadFull(r *bufio.Reader, b []byte) (int, error) { return io.ReadFull(r, b) }
+
+func netDial(addr string) (net.Conn, error) { return net.Dial("tcp", addr) }

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redline-dev/redline/server/store"
+)
+
+func TestHooks(t *testing.T) {
+	s := startServer(t)
+	var mu sync.Mutex
+	var stream []string
+	s.Lock()
+	s.SetHooks(Hooks{
+		PreExecute: func(c *Client, cmd *Command, argv [][]byte) string {
+			for _, i := range cmd.KeyIndexes(argv) {
+				if bytes.HasPrefix(argv[i], []byte("remote:")) {
+					return fmt.Sprintf("MOVED %d 127.0.0.1:9999", store.KeySlot(string(argv[i])))
+				}
+			}
+			return ""
+		},
+		Propagated: func(db int, argv [][]byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			parts := make([]string, len(argv))
+			for i, a := range argv {
+				parts[i] = string(a)
+			}
+			stream = append(stream, strings.Join(parts, " "))
+		},
+	})
+	s.Register(&Command{Name: "ASKING", Arity: 1, Flags: FlagFast, Handler: func(c *Client, argv [][]byte) {
+		c.Asking = true
+		c.OK()
+	}})
+	s.Unlock()
+	c := newClient(t, s, 2)
+	conn := c.Conn()
+	defer conn.Close()
+	if err := conn.Do(ctx, "asking").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, "remote:x").Err(); err == nil || !strings.HasPrefix(err.Error(), "MOVED ") {
+		t.Fatalf("redirect: %v", err)
+	}
+	conn.Do(ctx, "multi")
+	conn.Do(ctx, "set", "remote:y", "1")
+	if err := conn.Do(ctx, "exec").Err(); err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		t.Fatalf("EXEC after redirect while queueing: %v", err)
+	}
+	c.Set(ctx, "a", "1", time.Minute)
+	c.IncrByFloat(ctx, "f", 1.5)
+	c.Get(ctx, "a") // reads are not propagated
+	c.Eval(ctx, "redis.call('incr', 'n'); redis.call('incr', 'n')", nil)
+	c.Set(ctx, "gone", "1", 0)
+	c.PExpire(ctx, "gone", time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	c.Get(ctx, "gone")
+	mu.Lock()
+	got := strings.ToUpper(strings.Join(stream, "\n"))
+	mu.Unlock()
+	want := []string{"SELECT 0", "SET a 1 PXAT ", "SET f 1.5 KEEPTTL", "MULTI", "INCR n", "INCR n", "EXEC", "SET gone 1", "PEXPIREAT gone ", "DEL gone"}
+	pos := 0
+	for _, w := range want {
+		i := strings.Index(got[pos:], strings.ToUpper(w))
+		if i < 0 {
+			t.Fatalf("stream lacks %q after offset %d:\n%s", w, pos, got)
+		}
+		pos += i + len(w)
+	}
+	cmd, keys := s.CommandKeys([][]byte{[]byte("MSET"), []byte("a"), []byte("1"), []byte("b"), []byte("2")})
+	if cmd == nil || len(keys) != 2 || string(keys[1]) != "b" {
+		t.Fatalf("CommandKeys: %v", keys)
+	}
+	_, keys = s.CommandKeys([][]byte{[]byte("eval"), []byte("x"), []byte("2"), []byte("k1"), []byte("k2"), []byte("arg")})
+	if len(keys) != 2 || string(keys[0]) != "k1" {
+		t.Fatalf("EVAL keys: %q", keys)
+	}
+}
+
+func TestSlotIndex(t *testing.T) {
+	s := startServer(t, "--cluster-enabled", "yes")
+	c := newClient(t, s, 2)
+	for i := 0; i < 100; i++ {
+		c.Set(ctx, fmt.Sprintf("{tag}%d", i), "v", 0)
+	}
+	c.Del(ctx, "{tag}5")
+	if err := c.Do(ctx, "select", "1").Err(); err == nil {
+		t.Fatal("SELECT 1 allowed in cluster mode")
+	}
+	s.Lock()
+	defer s.Unlock()
+	slot := store.KeySlot("tag")
+	if slot != 8338 {
+		t.Fatalf("KeySlot(tag) = %d", slot)
+	}
+	if n := s.DB(0).CountKeysInSlot(slot); n != 99 {
+		t.Fatalf("CountKeysInSlot = %d", n)
+	}
+	if ks := s.DB(0).KeysInSlot(slot, 3); len(ks) != 3 || ks[0] != "{tag}0" {
+		t.Fatalf("KeysInSlot = %v", ks)
+	}
+}
+
+func TestMainArgs(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"--port", "0", "--nosuch", "x"}, &out, &errb); code != 1 ||
+		!strings.Contains(errb.String(), "Bad directive or wrong number of arguments") {
+		t.Fatalf("bad directive: code %d, stderr %q", code, errb.String())
+	}
+	port := freePort(t)
+	done := make(chan int)
+	go func() {
+		done <- Main([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", t.TempDir()}, &syncWriter{w: &out}, &errb)
+	}()
+	var err error
+	for i := 0; i < 200; i++ {
+		var nc interface{ Close() error }
+		if nc, err = netDial(fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			nc.Close()
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, _ := netDial(fmt.Sprintf("127.0.0.1:%d", port))
+	nc.Write([]byte("SHUTDOWN\r\n"))
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit code %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SHUTDOWN did not stop Main")
+	}
+}
+
+func TestClientPause(t *testing.T) {
+	s := startServer(t)
+	admin := newClient(t, s, 2)
+	w := newClient(t, s, 2)
+	if err := admin.Do(ctx, "client", "pause", "60000", "write").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Get(ctx, "x").Err(); err == nil || err.Error() != "redis: nil" {
+		t.Fatalf("read during WRITE pause: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Set(ctx, "x", "1", 0).Err() }()
+	select {
+	case err := <-done:
+		t.Fatalf("write ran during pause: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := admin.Do(ctx, "client", "unpause").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
