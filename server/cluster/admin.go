@@ -165,6 +165,7 @@ func (n *Node) SetSlot(slot int, action SlotAction, id string, keysInSlot int) e
 				n.logf("configEpoch updated after importing slot %d", slot)
 			}
 			delete(n.importing, slot)
+			n.broadcast(n.header(MsgPong))
 		}
 	default:
 		return fmt.Errorf("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP")
