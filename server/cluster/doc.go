@@ -29,6 +29,11 @@
 // it. From then on touch the node only inside bus.Do(func(n *cluster.Node)
 // error {...}), which serializes with the bus and performs the outputs.
 //
+// The simplest wiring of the CLUSTER command is Exec(n, argv, Env{...}) inside
+// bus.Do: it parses every subcommand with Redis 7's arity and error texts and
+// returns a reply value (Status, Verbatim, string, int64, []any, Map, error)
+// for the RESP layer to encode; Env supplies key counts and key listing.
+//
 // Commands map to Node methods: CLUSTER MEET -> Meet(ip, port, cport);
 // ADDSLOTS/ADDSLOTSRANGE -> AddSlots(slots...) (SlotRangeList for ranges);
 // DELSLOTS/DELSLOTSRANGE -> DelSlots; SETSLOT -> SetSlot(slot,
@@ -41,6 +46,8 @@
 // MYID -> ID; NODES -> NodesText; INFO -> InfoText; SLOTS -> Slots; SHARDS
 // -> Shards; REPLICAS -> ReplicasText; LINKS -> Links; KEYSLOT -> Keyslot.
 // Errors are returned with the exact Redis text (without the leading '-').
+// After Reset of a replica (EventBecomeMaster) the engine empties its
+// dataset, as Redis does.
 // Admin methods use the time of the last Tick or Step.
 //
 // Routing: the engine keeps bus.View() (a *SlotView, replaced whenever slots,
