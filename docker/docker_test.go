@@ -278,6 +278,30 @@ func TestRedisCluster(t *testing.T) {
 			}
 			c.Close()
 		}
+		if k, err := cl.DropRules(ctx, "n2"); err != nil || k != 2 {
+			t.Errorf("n2 has %d drop rules (%v), want 2", k, err)
+		}
+		if err := cl.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if k, err := cl.DropRules(ctx, "n2"); err != nil || k != 0 {
+			t.Errorf("n2 has %d drop rules after heal (%v)", k, err)
+		}
+		converge(t)
+
+		// A cut of a killed node takes effect when it restarts.
+		if err := cl.Kill(ctx, "n4"); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Cut(ctx, "n4", []string{"n5", "n6"}, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Restart(ctx, "n4"); err != nil {
+			t.Fatal(err)
+		}
+		if k, err := cl.DropRules(ctx, "n4"); err != nil || k != 4 {
+			t.Errorf("restarted n4 has %d drop rules (%v), want 4", k, err)
+		}
 		if err := cl.Heal(ctx); err != nil {
 			t.Fatal(err)
 		}

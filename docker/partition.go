@@ -106,10 +106,9 @@ func (c *Cluster) applyRules(ctx context.Context, n *node, drop []netip.Addr) er
 	}
 	st := ins.Container.State
 	if st == nil || st.Pid == 0 {
-		if len(drop) == 0 {
-			return nil // not running: no namespace, no rules
-		}
-		return fmt.Errorf("docker: partition %s: the container is not running (rules are applied when it restarts)", n.name)
+		// Not running: no namespace, no rules. A cut is recorded and
+		// applied by Restart.
+		return nil
 	}
 	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", st.Pid))
 	if err != nil {
@@ -151,4 +150,46 @@ func dropAddr(offset uint32, ip netip.Addr) []expr.Any {
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: b[:]},
 		&expr.Verdict{Kind: expr.VerdictDrop},
 	}
+}
+
+// DropRules counts the drop rules in the node's namespace (0 when it has no
+// redline table or is not running). It reads the kernel's state, not ours.
+func (c *Cluster) DropRules(ctx context.Context, name string) (int, error) {
+	n, err := c.node(name)
+	if err != nil {
+		return 0, err
+	}
+	ins, err := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return 0, err
+	}
+	if st := ins.Container.State; st == nil || st.Pid == 0 {
+		return 0, nil
+	}
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", ins.Container.State.Pid))
+	if err != nil {
+		return 0, err
+	}
+	defer ns.Close()
+	conn, err := nftables.New(nftables.WithNetNSFd(int(ns.Fd())))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.CloseLasting()
+	chains, err := conn.ListChainsOfTableFamily(nftables.TableFamilyIPv4)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, ch := range chains {
+		if ch.Table.Name != nftTable {
+			continue
+		}
+		rules, err := conn.GetRules(ch.Table, ch)
+		if err != nil {
+			return 0, err
+		}
+		total += len(rules)
+	}
+	return total, nil
 }

@@ -189,6 +189,11 @@ func waitEmptyNode(ctx context.Context, c *redis.Client, addr string) (string, e
 		if strings.Contains(err.Error(), "cluster support disabled") {
 			return "", fmt.Errorf("%s runs without cluster mode: start it with --cluster-enabled yes", addr)
 		}
+		var rerr redis.Error
+		if errors.As(err, &rerr) && !strings.HasPrefix(err.Error(), "LOADING") {
+			// An error reply will not change by asking again.
+			return "", fmt.Errorf("%s answered CLUSTER NODES with %q: is it a Redis Cluster node?", addr, err.Error())
+		}
 		_ = sleepCtx(ctx, 100*time.Millisecond)
 	}
 }
