@@ -88,14 +88,20 @@ func (s *Server) closeAOF() error {
 
 func (a *aofState) append(argv [][]byte) { a.w.Append(argv) }
 
-func (a *aofState) flush(sync bool) {
-	if !a.w.Pending() {
-		return
+// flush writes buffered commands (and fsyncs if sync); false on error.
+func (a *aofState) flush(sync bool) bool {
+	if a.lastErr != nil {
+		return false
 	}
-	if err := a.w.Flush(sync); err != nil && a.lastErr == nil {
+	if !a.w.Pending() {
+		return true
+	}
+	if err := a.w.Flush(sync); err != nil {
 		a.lastErr = err
 		a.s.Logf('#', "Error writing to the AOF file: %v", err)
+		return false
 	}
+	return true
 }
 
 func (a *aofState) syncAsync() { a.w.SyncAsync() }

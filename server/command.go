@@ -226,6 +226,11 @@ func (c *Client) call(argv [][]byte) {
 		c.Error(ErrNoAuth)
 		return
 	}
+	if cmd.Flags&FlagWrite != 0 && s.aof != nil && s.aof.lastErr != nil {
+		c.rejectQueued()
+		c.Error("MISCONF Errors writing to the AOF file: " + s.aof.lastErr.Error())
+		return
+	}
 	if c.multi && cmd.Flags&FlagNoMulti != 0 {
 		c.rejectQueued()
 		c.Error("ERR Command not allowed inside a transaction")

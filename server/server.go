@@ -411,7 +411,12 @@ func (s *Server) serveConn(conn net.Conn) {
 			}
 		}
 		if locked {
-			s.afterBatch(c)
+			if !s.afterBatch(c) {
+				// The AOF write failed: the batch's writes are not durable,
+				// so its replies must not go out.
+				s.mu.Unlock()
+				return
+			}
 			s.mu.Unlock()
 		}
 		if start == end {
@@ -448,10 +453,11 @@ func (s *Server) serveConn(conn net.Conn) {
 
 // afterBatch runs after a connection's batch of commands, lock held: the
 // AOF is written (and fsynced with appendfsync always) before replies go out.
-func (s *Server) afterBatch(c *Client) {
+func (s *Server) afterBatch(c *Client) bool {
 	if s.aof != nil {
-		s.aof.flush(s.cfg.AppendFsync == "always")
+		return s.aof.flush(s.cfg.AppendFsync == "always")
 	}
+	return true
 }
 
 // Main runs a server with redis-server style arguments until SHUTDOWN or
