@@ -317,6 +317,9 @@ func (s *Server) newClient(conn net.Conn) *Client {
 }
 
 const (
+	// initialIn is the first read buffer of a connection; it doubles when a
+	// read fills it (pipelines, large values), so idle connections stay small.
+	initialIn  = 4 * 1024
 	readChunk  = 16 * 1024
 	maxOutKeep = 64 * 1024
 )
@@ -342,7 +345,7 @@ func (s *Server) serveConn(conn net.Conn) {
 		}
 		s.mu.Unlock()
 	}()
-	c.in = make([]byte, readChunk)
+	c.in = make([]byte, initialIn)
 	start, end := 0, 0
 	args := make([][]byte, 0, 16)
 	for {
