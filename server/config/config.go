@@ -518,6 +518,10 @@ func (c *Config) Load(text string) error {
 			if err := fd.set(args); err != nil {
 				return &Error{i + 1, line, err.Error()}
 			}
+			// Accepted, but this server does not do what they ask.
+			if (d.name == "save" && c.Save != "") || (d.name == "daemonize" && c.Daemonize) {
+				c.warnOnce(warned, d.name, strings.Join(args, " "))
+			}
 			continue
 		}
 		c.warnOnce(warned, d.name, strings.Join(args, " "))
@@ -526,7 +530,9 @@ func (c *Config) Load(text string) error {
 }
 
 func (c *Config) warnOnce(warned map[string]bool, name, value string) {
-	c.Unsupported[name] = value
+	if _, implemented := c.fields()[name]; !implemented {
+		c.Unsupported[name] = value
+	}
 	if warned[name] || silent[name] {
 		return
 	}

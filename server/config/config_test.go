@@ -22,7 +22,7 @@ func TestParseArgs(t *testing.T) {
 		!c.ClusterEnabled || c.ClusterNodeTimeout != 2000 || strings.Join(c.Bind, ",") != "127.0.0.1,::1" {
 		t.Fatalf("config: %+v", c)
 	}
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "lazyfree-lazy-eviction") {
+	if len(c.Warnings) != 2 || !strings.Contains(c.Warnings[0], "'save'") || !strings.Contains(c.Warnings[1], "lazyfree-lazy-eviction") {
 		t.Fatalf("warnings: %q", c.Warnings)
 	}
 }
