@@ -130,7 +130,7 @@ func (nw *network) deliver() {
 			}
 			s.events = append(s.events, r.Events...)
 			for _, l := range r.Logs {
-				s.logs = append(s.logs, l)
+				s.logs = append(s.logs, fmt.Sprintf("%d %s", nw.now.Sub(nw.start).Milliseconds(), l))
 				if nw.trace {
 					nw.t.Logf("%6dms n%d %s", nw.now.Sub(nw.start).Milliseconds(), i, l)
 				}

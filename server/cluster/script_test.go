@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt golden files")
 // the lines after it are its expected output. Run with -update to rewrite.
 func TestScripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
+	sort.Strings(files)
 	if len(files) == 0 {
 		t.Fatal("no scripts in testdata")
 	}
@@ -47,8 +49,10 @@ func TestScripts(t *testing.T) {
 				return
 			}
 			if got != string(data) {
-				t.Fatalf("%s: output differs (run with -update to accept):\n%s", f, got)
+				os.WriteFile(f+".got", []byte(got), 0o644)
+				t.Fatalf("%s: output differs; see %s.got (run with -update to accept)", f, f)
 			}
+			os.Remove(f + ".got")
 		})
 	}
 }

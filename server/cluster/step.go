@@ -328,7 +328,7 @@ func (n *Node) processGossip(m *Message, sender *peer) {
 					n.logf("Node %s reported node %s is back online.", sender.id, p.id)
 				}
 			}
-			if p != n.self && g.Flags&(FlagFail|FlagPFail) == 0 && p.pingSent == 0 && n.countReports(p) == 0 {
+			if g.Flags&(FlagFail|FlagPFail) == 0 && p.pingSent == 0 && n.countReports(p) == 0 {
 				pong := int64(g.PongReceived) * 1000
 				if pong <= n.now+500 && pong > p.pongReceived {
 					p.pongReceived = pong
