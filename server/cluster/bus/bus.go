@@ -184,6 +184,11 @@ func (b *Bus) acceptLoop() {
 			continue
 		}
 		b.mu.Lock()
+		if b.ctx.Err() != nil {
+			b.mu.Unlock()
+			c.Close()
+			return
+		}
 		b.nextIn++
 		k := &conn{b: b, id: b.nextIn, c: c, ch: make(chan []byte, b.o.SendQueue), closed: make(chan struct{})}
 		b.in[k.id] = k
@@ -208,6 +213,9 @@ func hostOf(a net.Addr) string {
 
 // flush performs the node's outputs; b.mu is held.
 func (b *Bus) flush() {
+	if b.ctx.Err() != nil {
+		return // closed: no new connections
+	}
 	r := b.node.Ready()
 	if r.Empty() {
 		return
