@@ -65,3 +65,27 @@ func (c *Client) Close() { c.closeNow = true }
 
 // Name is the CLIENT SETNAME name.
 func (c *Client) Name() string { return c.name }
+
+// DeleteKeysInSlot removes every key of a hash slot from db 0 (a master that
+// lost the slot), propagating a DEL per key and touching WATCHed keys. It
+// needs cluster-enabled (the slot index). The lock must be held.
+func (s *Server) DeleteKeysInSlot(slot int) int {
+	db := s.dbs[0]
+	n := 0
+	for {
+		keys := db.KeysInSlot(slot, 1024)
+		if len(keys) == 0 {
+			return n
+		}
+		for _, k := range keys {
+			kb := []byte(k)
+			if o := db.Raw(k); o != nil {
+				db.Remove(o)
+			}
+			s.dirty++
+			s.propagate(0, [][]byte{[]byte("DEL"), kb})
+			s.touch(0, kb)
+			n++
+		}
+	}
+}

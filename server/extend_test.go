@@ -106,6 +106,9 @@ func TestSlotIndex(t *testing.T) {
 	if ks := s.DB(0).KeysInSlot(slot, 3); len(ks) != 3 || ks[0] != "{tag}0" {
 		t.Fatalf("KeysInSlot = %v", ks)
 	}
+	if n := s.DeleteKeysInSlot(slot); n != 99 || s.DB(0).Len() != 0 {
+		t.Fatalf("DeleteKeysInSlot = %d, %d keys left", n, s.DB(0).Len())
+	}
 }
 
 func TestMainArgs(t *testing.T) {

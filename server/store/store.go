@@ -431,3 +431,7 @@ func (db *DB) AvgTTL() int64 {
 // FormatFloat formats f for storage the way INCRBYFLOAT does (no exponent,
 // shortest digits).
 func FormatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// Raw returns the stored object at key even if it has expired (no lazy
+// expiry), or nil.
+func (db *DB) Raw(key string) *Object { return db.keys[key] }
