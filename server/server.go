@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -408,7 +409,7 @@ func (s *Server) serveConn(conn net.Conn) {
 				s.waitPause(c, args)
 				s.mu.Lock()
 			}
-			c.call(args)
+			c.safeCall(args)
 			if c.closeNow {
 				break
 			}
@@ -452,6 +453,19 @@ func (s *Server) serveConn(conn net.Conn) {
 		}
 		c.lastActive.Store(time.Now().UnixMilli())
 	}
+}
+
+// safeCall runs a command; a panicking handler is logged and answered with
+// an error and the connection is closed, instead of taking the server down.
+func (c *Client) safeCall(argv [][]byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.s.Logf('#', "panic running %q: %v\n%s", argv[0], p, debug.Stack())
+			c.Error("ERR internal error")
+			c.closeNow = true
+		}
+	}()
+	c.call(argv)
 }
 
 // afterBatch runs after a connection's batch of commands, lock held: the
