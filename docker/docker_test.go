@@ -126,12 +126,14 @@ func TestRedisCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	name := uniqueName(t)
+	t0 := time.Now()
 	cl, err := r.StartCluster(ctx, cluster.Spec{
 		Target: "redis", Nodes: 6, Replicas: 1, NodeTimeout: time.Second, AppendOnly: true, Name: name,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("6-node cluster up in %s", time.Since(t0).Round(time.Millisecond))
 	defer func() {
 		if err := cl.Close(context.Background()); err != nil {
 			t.Errorf("close: %v", err)
@@ -231,8 +233,10 @@ func TestRedisCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		pctx, pcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		tp := time.Now()
 		err := c.Ping(pctx).Err()
 		pcancel()
+		t.Logf("ping of the paused node failed after %s: %v", time.Since(tp).Round(time.Millisecond), err)
 		if rerr := cl.Resume(ctx, "n5"); rerr != nil {
 			t.Fatal(rerr)
 		}
@@ -252,6 +256,7 @@ func TestRedisCluster(t *testing.T) {
 		defer c3.Close()
 		wctx, wcancel := context.WithTimeout(ctx, 15*time.Second)
 		defer wcancel()
+		tc := time.Now()
 		pollUntil(t, wctx, "n3 flags n2 as failing", func() string {
 			text, err := c3.ClusterNodes(wctx).Result()
 			if err != nil {
@@ -271,6 +276,7 @@ func TestRedisCluster(t *testing.T) {
 			}
 			return "n2 missing"
 		})
+		t.Logf("n3 flagged n2 %s after the cut (node-timeout 1s)", time.Since(tc).Round(100*time.Millisecond))
 		for _, n := range []string{"n2", "n3"} {
 			c := rdb(addr[n])
 			if err := c.Ping(ctx).Err(); err != nil {

@@ -26,6 +26,7 @@ func AdminClient(addr string) *redis.Client {
 		DisableIdentity:          true,
 		MaxRetries:               -1,
 		DialerRetries:            1,
+		ContextTimeoutEnabled:    true,
 		DialTimeout:              2 * time.Second,
 		ReadTimeout:              3 * time.Second,
 		WriteTimeout:             3 * time.Second,
