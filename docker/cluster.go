@@ -322,7 +322,7 @@ func overlapsAny(p netip.Prefix, others []netip.Prefix) bool {
 // startNode creates and starts one container and waits until it answers PING.
 func (c *Cluster) startNode(ctx context.Context, n *node) error {
 	args := append(serverArgs(c.spec, n.ip), c.flav.args...)
-	labels := map[string]string{LabelRedline: "1", LabelCluster: c.name, LabelNode: n.name}
+	labels := map[string]string{LabelRedline: "1", LabelCluster: c.name, LabelNode: n.name, LabelTarget: c.spec.Target}
 	netName := c.netName
 	ip := n.ip
 	req := testcontainers.ContainerRequest{

@@ -13,13 +13,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"sort"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // Labels on everything this package creates.
@@ -27,6 +33,7 @@ const (
 	LabelRedline = "redline"         // "1" on containers and networks
 	LabelCluster = "redline.cluster" // the cluster's name
 	LabelNode    = "redline.node"    // the node's name ("n1")
+	LabelTarget  = "redline.target"  // "redis" or "reference"
 	labelImage   = "redline.image"   // on built images
 )
 
@@ -190,4 +197,63 @@ func cleanupLabel(ctx context.Context, c client.APIClient, label string) (int, e
 		return removed, fmt.Errorf("docker cleanup: %w", errors.Join(errs...))
 	}
 	return removed, nil
+}
+
+// Running is a cluster found by its labels, e.g. one `redline cluster up`
+// left running.
+type Running struct {
+	Name   string
+	Target string
+	Nodes  []cluster.Node // sorted by name; Addr empty for a stopped container
+}
+
+// Clusters lists the redline clusters that have containers on this engine.
+func Clusters(ctx context.Context) ([]Running, error) {
+	c, err := engineClient()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if err := ping(ctx, c); err != nil {
+		return nil, err
+	}
+	f := make(client.Filters).Add("label", LabelRedline+"=1")
+	cs, err := c.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("docker: listing containers: %w", err)
+	}
+	byName := map[string]*Running{}
+	for _, ct := range cs.Items {
+		name := ct.Labels[LabelCluster]
+		r := byName[name]
+		if r == nil {
+			r = &Running{Name: name, Target: ct.Labels[LabelTarget]}
+			byName[name] = r
+		}
+		n := cluster.Node{Name: ct.Labels[LabelNode]}
+		if ct.State == container.StateRunning && ct.NetworkSettings != nil {
+			for _, es := range ct.NetworkSettings.Networks {
+				if es != nil && es.IPAddress.IsValid() {
+					n.Host = es.IPAddress.String()
+					n.Addr = net.JoinHostPort(n.Host, strconv.Itoa(Port))
+				}
+			}
+		}
+		r.Nodes = append(r.Nodes, n)
+	}
+	out := make([]Running, 0, len(byName))
+	for _, r := range byName {
+		sort.Slice(r.Nodes, func(i, j int) bool { return nodeLess(r.Nodes[i].Name, r.Nodes[j].Name) })
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// nodeLess orders "n2" before "n10".
+func nodeLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }

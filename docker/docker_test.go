@@ -455,6 +455,22 @@ func TestCleanup(t *testing.T) {
 	if l := leftovers(t, name); len(l) != 3 {
 		t.Fatalf("want 2 containers and a network, got %v", l)
 	}
+	running, err := Clusters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range running {
+		if r.Name == c.Name() {
+			found = true
+			if r.Target != "redis" || len(r.Nodes) != 2 || r.Nodes[0] != c.Nodes()[0] || r.Nodes[1] != c.Nodes()[1] {
+				t.Errorf("Clusters says %+v, cluster has %+v", r, c.Nodes())
+			}
+		}
+	}
+	if !found {
+		t.Errorf("Clusters does not list %s: %+v", c.Name(), running)
+	}
 	n, err := CleanupCluster(ctx, c.Name())
 	if err != nil || n != 3 {
 		t.Fatalf("cleanup removed %d: %v", n, err)
