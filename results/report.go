@@ -85,9 +85,32 @@ type reportChecker struct {
 }
 
 type reportEvent struct {
-	Time  string
-	F     string
-	Nodes string
+	Time   string
+	F      string
+	Type   string
+	Nodes  string
+	Detail string
+}
+
+// detailSummary renders a nemesis event's detail in one line, leaving out
+// the bulky CLUSTER NODES snapshots.
+func detailSummary(raw json.RawMessage) string {
+	var m map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !strings.HasPrefix(k, "cluster_nodes") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+shortValue(m[k]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // WriteReport renders report.html from the run's files.
@@ -115,7 +138,8 @@ func WriteReport(r *Run) error {
 	for _, op := range hist.Ops {
 		if op.Process == history.Nemesis {
 			d.Events = append(d.Events, reportEvent{
-				Time: fmt.Sprintf("%.3f s", float64(op.Time)/1e9), F: op.F, Nodes: strings.Join(op.Nodes, ", "),
+				Time: fmt.Sprintf("%.3f s", float64(op.Time)/1e9), F: op.F, Type: string(op.Type),
+				Nodes: strings.Join(op.Nodes, ", "), Detail: detailSummary(op.Detail),
 			})
 		} else if op.Type != history.Invoke {
 			d.Counts[string(op.Type)]++
@@ -234,8 +258,8 @@ details{margin:.3em 0}
 <h2>Throughput (completions per second, faults shaded)</h2>
 {{.Plot}}
 <h2>Faults</h2>
-{{if .Events}}<table><tr><th>time</th><th>event</th><th>nodes</th></tr>
-{{range .Events}}<tr><td>{{.Time}}</td><td>{{.F}}</td><td>{{.Nodes}}</td></tr>{{end}}</table>{{else}}<p>none</p>{{end}}
+{{if .Events}}<table><tr><th>time</th><th>event</th><th>type</th><th>nodes</th><th>detail</th></tr>
+{{range .Events}}<tr><td>{{.Time}}</td><td>{{.F}}</td><td>{{.Type}}</td><td>{{.Nodes}}</td><td>{{.Detail}}</td></tr>{{end}}</table>{{else}}<p>none</p>{{end}}
 {{if .Files}}<h2>Anomaly pages</h2><ul>{{range .Files}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
 <h2>Configuration</h2><pre>{{.Config}}</pre>
 </body></html>
