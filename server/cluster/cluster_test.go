@@ -247,6 +247,17 @@ func TestDefaultManualFailoverWaitsForOffset(t *testing.T) {
 	if nw2.nodes[1].hasEvent(EventUnpauseWrites) == nil {
 		t.Fatalf("master did not unpause after the timeout")
 	}
+
+	// A master whose engine never confirms the pause never tells the
+	// replica an offset: the failover times out instead of racing writes.
+	nw3 := newNetwork(t, 6, 14)
+	nw3.form(3)
+	nw3.nodes[1].noPauseAck = true
+	nw3.must(nw3.nodes[4].n.Failover(FailoverDefault))
+	nw3.run(6 * time.Second)
+	if nw3.nodes[4].n.IsMaster() {
+		t.Fatalf("failover happened without a confirmed pause")
+	}
 }
 
 func TestConfigEpochCollision(t *testing.T) {

@@ -58,12 +58,18 @@
 // "" means serve locally.
 //
 // Replication hooks arrive as Ready.Events in OnReady: EventReplicate (become
-// a replica of NodeID at IP:Port), EventBecomeMaster, EventPauseWrites /
+// a replica of NodeID at IP:Port), EventBecomeMaster, EventPauseWrites (pause
+// writes, then confirm with WritesPaused(final offset) through bus.Do) /
 // EventUnpauseWrites (the master side of a manual failover),
 // EventDeleteSlots (keys of slots this master lost), EventPublish and
 // EventStateChanged. The replication layer feeds back SetReplOffset (the
 // node's master_repl_offset or processed offset) and SetMasterLinkStatus
 // (for the replica's data age check), best from Options.BeforeTick.
+//
+// Lock order: if the engine calls bus.Do while holding its own lock (a
+// CLUSTER command handler), then OnReady and BeforeTick, which run under the
+// bus lock, must never wait for the engine's lock: read offsets from atomics
+// and hand events that need the keyspace to another goroutine.
 //
 // # Driving the machine directly
 //

@@ -162,6 +162,7 @@ func (n *Node) resetManualFailover() {
 		n.event(Event{Kind: EventUnpauseWrites})
 	}
 	n.mfEnd = 0
+	n.mfPaused = false
 	n.mfCanStart = false
 	n.mfSlave = ""
 	n.mfMasterOffset = -1

@@ -36,19 +36,20 @@ type connKey struct {
 }
 
 type simNode struct {
-	n        *Node
-	idx      int
-	addr     string
-	port     int
-	dead     bool
-	offset   int64
-	paused   time.Time
-	conf     string
-	events   []Event
-	logs     []string
-	linkUp   bool
-	noWrites bool
-	replCut  bool // replication stream to this replica stopped (bus still up)
+	n          *Node
+	idx        int
+	addr       string
+	port       int
+	dead       bool
+	offset     int64
+	paused     time.Time
+	conf       string
+	events     []Event
+	logs       []string
+	linkUp     bool
+	noWrites   bool
+	replCut    bool // replication stream to this replica stopped (bus still up)
+	noPauseAck bool // the engine never confirms a write pause
 }
 
 const testNT = 2 * time.Second
@@ -136,8 +137,9 @@ func (nw *network) deliver() {
 				}
 			}
 			for _, e := range r.Events {
-				if e.Kind == EventPauseWrites {
+				if e.Kind == EventPauseWrites && !s.noPauseAck {
 					s.paused = e.Until
+					s.n.WritesPaused(s.offset)
 				}
 				if e.Kind == EventUnpauseWrites {
 					s.paused = time.Time{}

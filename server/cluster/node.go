@@ -94,6 +94,7 @@ type Node struct {
 	mfCanStart     bool
 	mfSlave        string
 	mfMasterOffset int64
+	mfPaused       bool // master side: the engine confirmed the write pause
 
 	// replication inputs
 	myOffset      int64
@@ -392,7 +393,7 @@ func (n *Node) header(t MsgType) Message {
 		m.ConfigEpoch = n.self.configEpoch
 	}
 	m.Offset = n.myOffset
-	if n.self.isMaster() && n.mfEnd != 0 {
+	if n.self.isMaster() && n.mfEnd != 0 && n.mfPaused {
 		m.MFlags |= MFlagPaused
 	}
 	return m
@@ -595,6 +596,17 @@ func (n *Node) SetReplOffset(off int64) {
 	n.myOffset = off
 	if n.mfEnd != 0 && n.self.isSlave() {
 		n.todo |= todoHandleManualFailover
+	}
+}
+
+// WritesPaused confirms, on a master, that client writes are paused for a
+// manual failover (EventPauseWrites) and gives the final replication offset.
+// Only then does the master tell its replica (PAUSED flag) the offset to
+// catch up with, so the default manual failover loses no acknowledged write.
+func (n *Node) WritesPaused(offset int64) {
+	n.myOffset = offset
+	if n.self.isMaster() && n.mfEnd != 0 {
+		n.mfPaused = true
 	}
 }
 

@@ -83,11 +83,11 @@ func (n *Node) Step(m Message, now time.Time) {
 		n.mfSlave = sender.id
 		n.event(Event{Kind: EventPauseWrites, Until: time.UnixMilli(n.now + mfTimeout*mfPauseMult)})
 		n.logf("Manual failover requested by replica %s.", sender.id)
-		// Redis pings the replica right here with the offset at which it
-		// paused. Our offset is an input fed between Ticks, so the paused
-		// offset is only known after the engine acted on EventPauseWrites:
-		// the next Tick pings the replica (as clusterCron does every
-		// iteration during a manual failover) with that offset.
+		// Redis pauses and pings the replica right here with the offset at
+		// which it paused. Here the engine pauses on EventPauseWrites and
+		// confirms with WritesPaused(offset); from then on every Tick pings
+		// the replica (as clusterCron does during a manual failover) with
+		// the PAUSED flag and that offset.
 	case MsgUpdate:
 		if sender == nil {
 			break

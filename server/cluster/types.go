@@ -205,7 +205,8 @@ const (
 	EventBecomeMaster EventKind = iota + 1
 	// EventReplicate: replicate NodeID at IP:Port (drop any data not in its stream).
 	EventReplicate
-	// EventPauseWrites: pause client writes until Until (manual failover, master side).
+	// EventPauseWrites: pause client writes until Until (manual failover,
+	// master side), then confirm with Node.WritesPaused(final offset).
 	EventPauseWrites
 	// EventUnpauseWrites: end of a manual failover pause.
 	EventUnpauseWrites

@@ -37,12 +37,14 @@ type Options struct {
 	// OnReady, if set, sees every non-empty Ready after the bus has saved
 	// the config and published the View, before the messages are queued:
 	// hook replication (Events) and logging (Logs) here. It runs with the
-	// bus locked: it must not call Do and should not block long. Act on
-	// EventPauseWrites before returning: the offset fed in the next
-	// BeforeTick is the one the master announces as paused.
+	// bus locked: it must not call Do, and must not wait for a lock that is
+	// held while calling Do (e.g. the server lock of a CLUSTER handler):
+	// hand work that needs it to another goroutine. After pausing writes
+	// for EventPauseWrites, confirm with Do(n.WritesPaused(offset)).
 	OnReady func(r *cluster.Ready)
 	// BeforeTick, if set, runs with the bus locked before every Tick: the
-	// place to feed replication inputs (SetReplOffset, SetMasterLinkStatus).
+	// place to feed replication inputs (SetReplOffset, SetMasterLinkStatus)
+	// read from atomics (same lock rule as OnReady).
 	BeforeTick func(n *cluster.Node)
 	// SendQueue is the per-connection queue length (default 1024); messages
 	// beyond it are dropped, as an overloaded link would.
