@@ -160,7 +160,10 @@ func (r *Runtime) ensureImage(ctx context.Context, s imageSpec, logf func(string
 		Tag:            t,
 		KeepImage:      true,
 		BuildOptionsModifier: func(o *client.ImageBuildOptions) {
-			o.Labels = map[string]string{labelImage: "1"}
+			if o.Labels == nil {
+				o.Labels = map[string]string{}
+			}
+			o.Labels[labelImage] = "1"
 			o.Remove = true
 			o.ForceRemove = true
 		},
@@ -172,7 +175,29 @@ func (r *Runtime) ensureImage(ctx context.Context, s imageSpec, logf func(string
 	if err != nil {
 		return "", "", fmt.Errorf("image %s was built but cannot be inspected: %w", tag, err)
 	}
+	r.pruneImages(ctx, repo, res.ID, logf)
 	return tag, res.ID, nil
+}
+
+// pruneImages removes older images of repo (other inputs, e.g. an older
+// redline binary) built more than an hour ago; images in use stay.
+func (r *Runtime) pruneImages(ctx context.Context, repo, keepID string, logf func(string, ...any)) {
+	f := make(client.Filters).Add("label", labelImage+"=1").Add("reference", repo)
+	list, err := r.cli.ImageList(ctx, client.ImageListOptions{Filters: f})
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-time.Hour).Unix()
+	for _, im := range list.Items {
+		if im.ID == keepID || im.Created > cutoff {
+			continue
+		}
+		for _, t := range im.RepoTags {
+			if _, err := r.cli.ImageRemove(ctx, t, client.ImageRemoveOptions{PruneChildren: true}); err == nil {
+				logf("removed old image %s", t)
+			}
+		}
+	}
 }
 
 // redisImage collects redis-server, every shared library it loads and the
@@ -247,7 +272,10 @@ func buildClockShim(ctx context.Context) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, "clockshim.so")
-	cmd := exec.CommandContext(ctx, cc, "-O2", "-shared", "-fPIC", "-o", out, src, "-ldl")
+	// Relative names and no debug info keep the output byte-identical
+	// across builds, so the image tag (a hash of its files) is stable.
+	cmd := exec.CommandContext(ctx, cc, "-O2", "-s", "-shared", "-fPIC", "-o", "clockshim.so", "clockshim.c", "-ldl")
+	cmd.Dir = dir
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("clock skew unavailable: compiling the clock shim: %v: %s", err, msg)
