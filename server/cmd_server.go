@@ -515,8 +515,12 @@ func cmdClient(c *Client, argv [][]byte) {
 			return
 		}
 		ms, ok := parseInt(argv[2])
-		if !ok || ms < 0 {
+		if !ok {
 			c.Error("ERR timeout is not an integer or out of range")
+			return
+		}
+		if ms < 0 {
+			c.Error("ERR timeout is negative")
 			return
 		}
 		all := true

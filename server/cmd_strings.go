@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -426,26 +427,26 @@ func cmdIncrByFloat(c *Client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	var cur float64
+	cur := new(big.Float)
 	if o != nil {
-		v, ok := parseFloat(o.Str)
+		v, ok := parseLongDouble(o.Str)
 		if !ok {
 			c.Error(ErrNotFloat)
 			return
 		}
 		cur = v
 	}
-	by, ok := parseFloat(argv[2])
+	by, ok := parseLongDouble(argv[2])
 	if !ok {
 		c.Error(ErrNotFloat)
 		return
 	}
-	cur += by
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	res, ok := addLongDouble(cur, by)
+	if !ok {
 		c.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	s := []byte(store.FormatFloat(cur))
+	s := []byte(res)
 	c.setString(argv[1], s, true)
 	c.s.dirty++
 	c.Propagate([]byte("SET"), argv[1], s, []byte("KEEPTTL"))
@@ -836,4 +837,58 @@ func cmdRestore(c *Client, argv [][]byte) {
 		c.Propagate(args...)
 	}
 	c.OK()
+}
+
+func cmdObject(c *Client, argv [][]byte) {
+	sub := strings.ToUpper(string(argv[1]))
+	if sub == "HELP" {
+		c.Array(1)
+		c.Simple("OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: ENCODING, FREQ, IDLETIME, REFCOUNT, HELP.")
+		return
+	}
+	if len(argv) != 3 {
+		switch sub {
+		case "ENCODING", "FREQ", "IDLETIME", "REFCOUNT":
+			c.Error("ERR wrong number of arguments for 'object|" + strings.ToLower(sub) + "' command")
+		default:
+			c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try OBJECT HELP.")
+		}
+		return
+	}
+	o := c.kv().Get(argv[2])
+	switch sub {
+	case "ENCODING", "FREQ", "IDLETIME", "REFCOUNT":
+	default:
+		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try OBJECT HELP.")
+		return
+	}
+	if o == nil {
+		c.Null()
+		return
+	}
+	switch sub {
+	case "ENCODING":
+		enc := "hashtable"
+		switch o.Kind {
+		case store.KindString:
+			if _, ok := parseInt(o.Str); ok && len(o.Str) <= 20 {
+				enc = "int"
+			} else if len(o.Str) <= 44 {
+				enc = "embstr"
+			} else {
+				enc = "raw"
+			}
+		case store.KindList:
+			enc = "quicklist"
+		case store.KindZSet:
+			enc = "skiplist"
+		}
+		c.BulkString(enc)
+	case "REFCOUNT":
+		c.Int(1)
+	case "IDLETIME":
+		c.Int(0)
+	case "FREQ":
+		c.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	}
 }

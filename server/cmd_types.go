@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -256,7 +257,7 @@ func cmdHIncrBy(c *Client, argv [][]byte) {
 }
 
 func cmdHIncrByFloat(c *Client, argv [][]byte) {
-	by, ok := parseFloat(argv[3])
+	by, ok := parseLongDouble(argv[3])
 	if !ok {
 		c.Error(ErrNotFloat)
 		return
@@ -265,22 +266,22 @@ func cmdHIncrByFloat(c *Client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	var cur float64
+	cur := new(big.Float)
 	if o != nil {
 		if v, had := o.Hash[string(argv[2])]; had {
-			cur, ok = parseFloat(v)
+			cur, ok = parseLongDouble(v)
 			if !ok {
 				c.Error("ERR hash value is not a float")
 				return
 			}
 		}
 	}
-	cur += by
-	if math.IsNaN(cur) || math.IsInf(cur, 0) {
+	res, ok := addLongDouble(cur, by)
+	if !ok {
 		c.Error("ERR increment would produce NaN or Infinity")
 		return
 	}
-	s := []byte(store.FormatFloat(cur))
+	s := []byte(res)
 	o, _ = c.getOrCreate(argv[1], store.KindHash)
 	o.Hash[string(argv[2])] = s
 	c.s.dirty++

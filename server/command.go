@@ -212,34 +212,28 @@ func (c *Client) call(argv [][]byte) {
 		defer s.hooks.PostExecute(c, cmd)
 	}
 	if !checkArity(cmd.Arity, len(argv)) {
-		c.rejectQueued()
-		c.Error(ErrArity(cmd.Name))
+		c.reject(ErrArity(cmd.Name))
 		return
 	}
 	if sub := cmd.subcommand(argv); sub != nil && !checkArity(sub.Arity, len(argv)) {
-		c.rejectQueued()
-		c.Error("ERR wrong number of arguments for '" + cmd.Name + "|" + sub.Name + "' command")
+		c.reject("ERR wrong number of arguments for '" + cmd.Name + "|" + sub.Name + "' command")
 		return
 	}
 	if !c.authenticated && cmd.Flags&FlagNoAuth == 0 {
-		c.rejectQueued()
-		c.Error(ErrNoAuth)
+		c.reject(ErrNoAuth)
 		return
 	}
 	if cmd.Flags&FlagWrite != 0 && s.aof != nil && s.aof.lastErr != nil {
-		c.rejectQueued()
-		c.Error("MISCONF Errors writing to the AOF file: " + s.aof.lastErr.Error())
+		c.reject("MISCONF Errors writing to the AOF file: " + s.aof.lastErr.Error())
 		return
 	}
 	if c.multi && cmd.Flags&FlagNoMulti != 0 {
-		c.rejectQueued()
-		c.Error("ERR Command not allowed inside a transaction")
+		c.reject("ERR Command not allowed inside a transaction")
 		return
 	}
 	if s.hooks.PreExecute != nil {
 		if e := s.hooks.PreExecute(c, cmd, argv); e != "" {
-			c.rejectQueued()
-			c.Error(e)
+			c.reject(e)
 			return
 		}
 	}
@@ -273,6 +267,19 @@ func isTxControl(name string) bool {
 		return true
 	}
 	return false
+}
+
+// reject refuses a command before it runs. A refused EXEC discards the
+// transaction with EXECABORT, as Redis's rejectCommand does.
+func (c *Client) reject(msg string) {
+	c.rejectQueued()
+	if c.cmd != nil && c.cmd.Name == "exec" {
+		c.resetMulti()
+		c.s.unwatchAll(c)
+		c.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		return
+	}
+	c.Error(msg)
 }
 
 // rejectQueued marks the transaction as failed when a command is refused

@@ -78,6 +78,7 @@ func registerCommands(s *Server) {
 	s.reg("flushall", -1, wr, 0, 0, 0, cmdFlushAll, "server")
 	s.reg("flushdb", -1, wr, 0, 0, 0, cmdFlushDB, "server")
 	s.reg("dump", 2, ro, 1, 1, 1, cmdDump, "generic")
+	s.reg("object", -2, ro, 2, 2, 1, cmdObject, "generic")
 	s.reg("restore", -4, w, 1, 1, 1, cmdRestore, "generic")
 	s.reg("restore-asking", -4, w+" asking", 1, 1, 1, cmdRestore, "server")
 	// hashes
@@ -192,6 +193,6 @@ func registerCommands(s *Server) {
 	}
 	s.reg("command", -1, "loading stale", 0, 0, 0, cmdCommand, "server").Subcommands = []*Command{
 		sub("count", 2, "loading stale"), sub("info", -2, "loading stale"), sub("docs", -2, "loading stale"),
-		sub("list", -2, "loading stale"), sub("getkeys", -3, "loading stale"), sub("help", 2, "loading stale"),
+		sub("list", -2, "loading stale"), sub("getkeys", -4, "loading stale"), sub("help", 2, "loading stale"),
 	}
 }
