@@ -71,13 +71,12 @@ func (n *Nemesis) addMember(ctx context.Context, t *topo) (map[string]any, error
 	moved := 0
 	for _, p := range prim {
 		k := len(p.Slots) / (len(prim) + 1)
-		for _, s := range p.Slots[len(p.Slots)-k:] {
-			if _, err := n.moveSlot(ctx, s, p, fresh, all); err != nil {
-				res["slots_moved"] = moved
-				return res, fmt.Errorf("move slot %d from %s to %s: %w", s, p.Node.Name, nd.Name, err)
-			}
-			moved++
+		slots := p.Slots[len(p.Slots)-k:]
+		if _, err := n.moveSlots(ctx, slots, p, fresh, all); err != nil {
+			res["slots_moved"] = moved
+			return res, fmt.Errorf("move slots from %s to %s: %w", p.Node.Name, nd.Name, err)
 		}
+		moved += len(slots)
 	}
 	res["slots_moved"] = moved
 	return res, nil
@@ -160,13 +159,13 @@ func (n *Nemesis) removeMember(ctx context.Context, t *topo, victim member) (map
 	res := map[string]any{"removed": victim.Node.Name, "id": victim.ID}
 	moved := 0
 	chunk := (len(victim.Slots) + len(others) - 1) / len(others)
-	for i, s := range victim.Slots {
-		dst := others[i/chunk]
-		if _, err := n.moveSlot(ctx, s, victim, dst, prim); err != nil {
+	for i, dst := range others {
+		slots := victim.Slots[min(i*chunk, len(victim.Slots)):min((i+1)*chunk, len(victim.Slots))]
+		if _, err := n.moveSlots(ctx, slots, victim, dst, prim); err != nil {
 			res["slots_moved"] = moved
-			return res, fmt.Errorf("move slot %d from %s to %s: %w", s, victim.Node.Name, dst.Node.Name, err)
+			return res, fmt.Errorf("move slots from %s to %s: %w", victim.Node.Name, dst.Node.Name, err)
 		}
-		moved++
+		moved += len(slots)
 	}
 	res["slots_moved"] = moved
 	// Replicas of the drained node follow its last slot by replica

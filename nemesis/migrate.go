@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,14 +140,64 @@ func (n *Nemesis) migrate(ctx context.Context, st Step, t *topo, rng *rand.Rand)
 // moveSlot moves one slot from src to dst the way redis-cli does and tells
 // every primary in all. It returns the number of keys moved.
 func (n *Nemesis) moveSlot(ctx context.Context, slot int, src, dst member, all []member) (int, error) {
-	if err := n.openMigration(ctx, slot, src, dst, false); err != nil {
-		return 0, err
+	return n.moveSlots(ctx, []int{slot}, src, dst, all)
+}
+
+// moveBatch is how many slots moveSlots opens and closes per pipeline.
+const moveBatch = 64
+
+// moveSlots moves slots from src to dst with redis-cli's commands, batched:
+// for each batch of slots, one pipeline of SETSLOT IMPORTING on dst, one of
+// SETSLOT MIGRATING on src, GETKEYSINSLOT/MIGRATE for the slots that hold
+// keys, then pipelines of SETSLOT NODE on dst, src and the other primaries.
+// Each slot gets exactly the commands redis-cli sends; only the round trips
+// are shared. A node that does not answer leaves the batch open for Heal.
+func (n *Nemesis) moveSlots(ctx context.Context, slots []int, src, dst member, all []member) (int, error) {
+	keys := 0
+	for i := 0; i < len(slots); i += moveBatch {
+		b := slots[i:min(i+moveBatch, len(slots))]
+		n.mu.Lock()
+		for _, s := range b {
+			n.open[s] = openSlot{Slot: s, Src: src.ID, Dst: dst.ID}
+		}
+		n.mu.Unlock()
+		if err := n.admin.pipe(ctx, dst.Node.Addr, setslots(b, "importing", src.ID), nil); err != nil {
+			return keys, err
+		}
+		if err := n.admin.pipe(ctx, src.Node.Addr, setslots(b, "migrating", dst.ID), nil); err != nil {
+			return keys, err
+		}
+		counts := make([]any, len(b))
+		var cmds [][]any
+		for _, s := range b {
+			cmds = append(cmds, []any{"cluster", "countkeysinslot", s})
+		}
+		if err := n.admin.pipe(ctx, src.Node.Addr, cmds, counts); err != nil {
+			return keys, err
+		}
+		for j, s := range b {
+			if c, _ := counts[j].(int64); c == 0 {
+				continue
+			}
+			k, _, err := n.moveKeys(ctx, s, src, dst, 0)
+			keys += k
+			if err != nil {
+				return keys, err
+			}
+		}
+		if err := n.closeMigrations(ctx, b, src, dst, all); err != nil {
+			return keys, err
+		}
 	}
-	keys, _, err := n.moveKeys(ctx, slot, src, dst, 0)
-	if err != nil {
-		return keys, err
+	return keys, nil
+}
+
+func setslots(slots []int, how, id string) [][]any {
+	cmds := make([][]any, 0, len(slots))
+	for _, s := range slots {
+		cmds = append(cmds, []any{"cluster", "setslot", s, how, id})
 	}
-	return keys, n.closeMigration(ctx, slot, src, dst, all)
+	return cmds
 }
 
 func (n *Nemesis) openMigration(ctx context.Context, slot int, src, dst member, stable bool) error {
@@ -187,7 +238,15 @@ func (n *Nemesis) moveKeys(ctx context.Context, slot int, src, dst member, maxBa
 }
 
 // closeMigration assigns slot to dst on dst, src and every other primary.
-// A primary that does not answer learns it from gossip.
+func (n *Nemesis) closeMigration(ctx context.Context, slot int, src, dst member, all []member) error {
+	return n.closeMigrations(ctx, []int{slot}, src, dst, all)
+}
+
+// closeMigrations assigns slots to dst with SETSLOT NODE on dst, then src,
+// then every other primary in all. A primary that does not answer learns it
+// from gossip. A source that has just lost its last slot may already have
+// turned into a replica of dst ("Please use SETSLOT only with masters"):
+// that is the expected end of a drain, not an error.
 //
 // Before that it waits until dst knows src's current config epoch: SETSLOT
 // NODE on the importing node bumps its epoch only when it does not already
@@ -196,12 +255,13 @@ func (n *Nemesis) moveKeys(ctx context.Context, slot int, src, dst member, maxBa
 // before it gave the slot away then takes the slot back everywhere but on
 // the source: nobody claims it any more (seen with Redis 7.0 on loopback
 // during slot storms).
-func (n *Nemesis) closeMigration(ctx context.Context, slot int, src, dst member, all []member) error {
+func (n *Nemesis) closeMigrations(ctx context.Context, slots []int, src, dst member, all []member) error {
 	n.awaitEpoch(ctx, src, dst)
-	if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "node", dst.ID); err != nil {
+	cmds := setslots(slots, "node", dst.ID)
+	if err := n.admin.pipe(ctx, dst.Node.Addr, cmds, nil); err != nil {
 		return err
 	}
-	if _, err := n.admin.do(ctx, src.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "node", dst.ID); err != nil {
+	if err := n.admin.pipe(ctx, src.Node.Addr, cmds, nil); err != nil && !strings.Contains(err.Error(), "only with masters") {
 		return err
 	}
 	var wg sync.WaitGroup
@@ -212,14 +272,16 @@ func (n *Nemesis) closeMigration(ctx context.Context, slot int, src, dst member,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := n.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "node", dst.ID); err != nil {
+			if err := n.admin.pipe(ctx, m.Node.Addr, cmds, nil); err != nil {
 				n.opts.Log("nemesis: %v (it will learn from gossip)", err)
 			}
 		}()
 	}
 	wg.Wait()
 	n.mu.Lock()
-	delete(n.open, slot)
+	for _, s := range slots {
+		delete(n.open, s)
+	}
 	n.mu.Unlock()
 	return nil
 }

@@ -130,6 +130,32 @@ func (a *admin) do(ctx context.Context, addr string, timeout time.Duration, args
 	return v, nil
 }
 
+// pipe sends cmds to one node in one pipeline (timeout 10 s). When out is
+// not nil it receives each reply. It returns the first command's error,
+// after every command has run.
+func (a *admin) pipe(ctx context.Context, addr string, cmds [][]any, out []any) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	p := a.client(addr).Pipeline()
+	res := make([]*redis.Cmd, len(cmds))
+	for i, c := range cmds {
+		res[i] = p.Do(ctx, c...)
+	}
+	_, err := p.Exec(ctx)
+	for i, r := range res {
+		if r.Err() != nil {
+			return fmt.Errorf("%s on %s: %w", cmdString(cmds[i]), addr, r.Err())
+		}
+		if out != nil {
+			out[i] = r.Val()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("pipeline of %d commands on %s: %w", len(cmds), addr, err)
+	}
+	return nil
+}
+
 // clusterNodes returns CLUSTER NODES of the node at addr.
 func (a *admin) clusterNodes(ctx context.Context, addr string) (string, error) {
 	v, err := a.do(ctx, addr, 2*time.Second, "cluster", "nodes")

@@ -1,0 +1,224 @@
+package nemesis_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redline-dev/redline/docker"
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/nemesis"
+)
+
+// These tests run the nemesis against the Docker runtime (real Redis in
+// containers). They need a local Docker engine and root for partitions, and
+// fail (never skip) without them.
+
+type recorder struct {
+	mu  sync.Mutex
+	ops []history.Op
+}
+
+func (r *recorder) Record(op history.Op) history.Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	op.Index = int64(len(r.ops))
+	r.ops = append(r.ops, op)
+	return op
+}
+
+func (r *recorder) last(f string, typ history.Type) history.Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.ops) - 1; i >= 0; i-- {
+		if r.ops[i].F == f && r.ops[i].Type == typ {
+			return r.ops[i]
+		}
+	}
+	return history.Op{}
+}
+
+func detail(t *testing.T, op history.Op) map[string]any {
+	t.Helper()
+	d := map[string]any{}
+	if len(op.Detail) > 0 {
+		if err := json.Unmarshal(op.Detail, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+func until(t *testing.T, limit time.Duration, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		why := cond()
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still not true after %s: %s", limit, why)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func nodesOf(ctx context.Context, addr string) ([]cluster.NodeInfo, error) {
+	text, err := cluster.ClusterNodesText(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return cluster.ParseNodes(text)
+}
+
+func startDocker(t *testing.T, ctx context.Context) *docker.Cluster {
+	t.Helper()
+	r, err := docker.New(docker.Options{Log: t.Logf})
+	if err != nil {
+		t.Fatalf("this test needs Docker: %v", err)
+	}
+	t.Cleanup(func() { r.Close() })
+	cl, err := r.StartCluster(ctx, cluster.Spec{Target: "redis", Nodes: 6, Replicas: 1, NodeTimeout: time.Second,
+		Name: fmt.Sprintf("nemesis-test-%d", time.Now().UnixNano()%1e6)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close(context.Background()) })
+	return cl
+}
+
+func TestDockerMemberAddAndRemove(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cl := startDocker(t, ctx)
+	nem, err := nemesis.New([]string{"member"}, cl, nemesis.Options{Interval: 2 * time.Second, Seed: 1, NodeTimeout: time.Second, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	nem.FireForTest(ctx, rec, nemesis.Step{Fault: "member", Mode: "add", Seed: 1})
+	d := detail(t, rec.last("start-member", history.Info))
+	if d["error"] != nil {
+		t.Fatalf("add: %v", d["error"])
+	}
+	id := d["id"].(string)
+	if len(cl.Nodes()) != 7 {
+		t.Fatalf("%d nodes after add", len(cl.Nodes()))
+	}
+	until(t, 30*time.Second, func() string {
+		for _, n := range cl.Nodes() {
+			ls, err := nodesOf(ctx, n.Addr)
+			if err != nil {
+				return err.Error()
+			}
+			ok := false
+			for _, l := range ls {
+				ok = ok || (l.ID == id && l.NumSlots() > 4000)
+			}
+			if !ok {
+				return fmt.Sprintf("%s does not see the new node %s owning slots", n.Name, id)
+			}
+		}
+		return ""
+	})
+	nem.FireForTest(ctx, rec, nemesis.Step{Fault: "member", Mode: "remove", Seed: 2})
+	d = detail(t, rec.last("start-member", history.Info))
+	if d["error"] != nil {
+		t.Fatalf("remove: %v", d["error"])
+	}
+	if len(cl.Nodes()) != 6 {
+		t.Fatalf("%d nodes after remove", len(cl.Nodes()))
+	}
+	if err := nem.Heal(ctx, rec); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+}
+
+func TestDockerPartitionClockAndHeal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cl := startDocker(t, ctx)
+	nem, err := nemesis.New([]string{"partition", "clock", "kill", "pause"}, cl,
+		nemesis.Options{Interval: 2 * time.Second, Seed: 1, NodeTimeout: time.Second, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	addr := map[string]string{}
+	for _, n := range cl.Nodes() {
+		addr[n.Name] = n.Addr
+	}
+
+	// Partition: the isolated node sees every peer fail while the harness
+	// still reaches it; the others see it fail.
+	stop := nem.FireForTest(ctx, rec, nemesis.Step{Fault: "partition", Mode: "isolate-one", Seed: 3})
+	if stop == nil {
+		t.Fatal("partition has nothing to stop")
+	}
+	inv := rec.last("start-partition", history.Invoke)
+	minority := detail(t, inv)["minority"].([]any)
+	isolated := minority[0].(string)
+	var other string
+	for name := range addr {
+		if name != isolated {
+			other = name
+			break
+		}
+	}
+	until(t, 30*time.Second, func() string {
+		ls, err := nodesOf(ctx, addr[isolated])
+		if err != nil {
+			return "harness cannot reach the isolated node: " + err.Error()
+		}
+		for _, l := range ls {
+			if !l.Myself() && !l.Failed() {
+				return fmt.Sprintf("%s still sees %s as %s", isolated, l.Addr, strings.Join(l.Flags, ","))
+			}
+		}
+		ls, err = nodesOf(ctx, addr[other])
+		if err != nil {
+			return err.Error()
+		}
+		for _, l := range ls {
+			if l.Addr == addr[isolated] && !l.Failed() {
+				return fmt.Sprintf("%s still sees %s as %s", other, isolated, strings.Join(l.Flags, ","))
+			}
+		}
+		return ""
+	})
+	if err := stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Clock: after a bump the node's TIME moved by the offset.
+	stop = nem.FireForTest(ctx, rec, nemesis.Step{Fault: "clock", Mode: "bump", Seed: 4})
+	d := detail(t, rec.last("start-clock", history.Info))
+	off := detail(t, rec.last("start-clock", history.Invoke))["offset_ms"].(float64)
+	before, after := d["time_before"].(float64), d["time_after"].(float64)
+	if moved := after - before; moved < off-2000 || moved > off+2000 {
+		t.Fatalf("TIME moved %v ms, the bump was %v ms", moved, off)
+	}
+	// Heal resets the clock (the bump is still in force), and converges.
+	if err := nem.Heal(ctx, rec); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	heal := detail(t, rec.last("heal", history.Info))
+	if heal["converged"] != true {
+		t.Fatalf("heal: %v", heal)
+	}
+	node := rec.last("start-clock", history.Invoke).Nodes[0]
+	tm, err := cluster.AdminClient(addr[node]).Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skew := time.Since(tm); skew > 2*time.Second || skew < -2*time.Second {
+		t.Fatalf("after heal %s is still %s off", node, skew)
+	}
+	_ = stop
+}
