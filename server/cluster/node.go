@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -624,8 +623,3 @@ func (n *Node) SetMasterLinkStatus(up bool, at time.Time) {
 	}
 	n.masterLinkUp = false
 }
-
-// errors of the admin operations, with the Redis wording.
-var (
-	ErrUnknownNode = errors.New("ERR Unknown node")
-)

@@ -40,14 +40,14 @@ const (
 type Config struct {
 	// NodeTimeout is cluster-node-timeout (default 15s).
 	NodeTimeout time.Duration
-	// RequireFullCoverage is cluster-require-full-coverage (default yes).
-	// Set NoFullCoverage to turn it off.
+	// NoFullCoverage is cluster-require-full-coverage no (Redis's default
+	// is yes: any unserved slot puts the cluster in state fail).
 	NoFullCoverage bool
 	// AllowReadsWhenDown is cluster-allow-reads-when-down.
 	AllowReadsWhenDown bool
-	// MigrationBarrier is cluster-migration-barrier (default 1; set
-	// NoReplicaMigration to disable replica migration).
-	MigrationBarrier   int
+	// MigrationBarrier is cluster-migration-barrier (default 1).
+	MigrationBarrier int
+	// NoReplicaMigration is cluster-allow-replica-migration no.
 	NoReplicaMigration bool
 	// ReplicaValidityFactor is cluster-replica-validity-factor (default 10;
 	// negative means 0 = always allowed to fail over).
