@@ -45,7 +45,8 @@ type Config struct {
 	NoFullCoverage bool
 	// AllowReadsWhenDown is cluster-allow-reads-when-down.
 	AllowReadsWhenDown bool
-	// MigrationBarrier is cluster-migration-barrier (default 1).
+	// MigrationBarrier is cluster-migration-barrier (0 means the default
+	// 1; a negative value means 0).
 	MigrationBarrier int
 	// NoReplicaMigration is cluster-allow-replica-migration no.
 	NoReplicaMigration bool
