@@ -163,7 +163,7 @@ func cmdCommand(c *Client, argv [][]byte) {
 			if cmd := s.Lookup(n); cmd != nil {
 				c.writeCommandInfo(cmd, cmd.Name)
 			} else {
-				c.NullArray()
+				c.Null()
 			}
 		}
 	case "DOCS":

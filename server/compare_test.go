@@ -1,0 +1,115 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redline-dev/redline/server/resp"
+)
+
+// TestCompareWithRedis sends testdata/compare.txt, one command a line, to
+// this server and to a real redis-server (Debian's 7.0), over RESP2 and
+// RESP3, and requires byte-identical replies. scripts/install-deps installs
+// redis-server.
+func TestCompareWithRedis(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal("redis-server is not installed: run scripts/install-deps (Debian package redis-server)")
+	}
+	port := freePort(t)
+	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	raddr := fmt.Sprintf("127.0.0.1:%d", port)
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", raddr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i > 500 {
+			t.Fatalf("redis-server did not start: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s := startServer(t)
+	data, err := os.ReadFile("testdata/compare.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	for _, proto := range []string{"2", "3"} {
+		ref := dialRaw(t, s.Addr().String())
+		red := dialRaw(t, raddr)
+		for _, c := range []*rawClient{ref, red} {
+			c.do(t, [][]byte{[]byte("FLUSHALL")})
+			c.do(t, [][]byte{[]byte("HELLO"), []byte(proto)})
+		}
+		for n, line := range lines {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			argv, ok := resp.SplitArgs([]byte(line), nil)
+			if !ok {
+				t.Fatalf("line %d: bad quoting", n+1)
+			}
+			a, b := ref.do(t, argv), red.do(t, argv)
+			if !bytes.Equal(a, b) {
+				t.Errorf("RESP%s line %d %q:\n  ref   %q\n  redis %q", proto, n+1, line, a, b)
+			}
+		}
+	}
+}
+
+type rawClient struct {
+	c   net.Conn
+	r   *bufio.Reader
+	buf []byte
+}
+
+func dialRaw(t *testing.T, addr string) *rawClient {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &rawClient{c: c, r: bufio.NewReader(c)}
+}
+
+// do sends argv and returns the raw bytes of one reply.
+func (rc *rawClient) do(t *testing.T, argv [][]byte) []byte {
+	t.Helper()
+	req := resp.AppendArray(nil, len(argv))
+	for _, a := range argv {
+		req = resp.AppendBulk(req, a)
+	}
+	rc.c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := rc.c.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, n, err := resp.ReadReply(rc.buf); err != nil {
+			t.Fatal(err)
+		} else if n > 0 {
+			out := append([]byte(nil), rc.buf[:n]...)
+			rc.buf = rc.buf[n:]
+			return out
+		}
+		chunk := make([]byte, 4096)
+		m, err := rc.r.Read(chunk)
+		if err != nil {
+			t.Fatalf("reading reply to %q: %v", argv, err)
+		}
+		rc.buf = append(rc.buf, chunk[:m]...)
+	}
+}
