@@ -262,9 +262,10 @@ func runBench(b *testing.B, c Checker, ops []history.Op) {
 	b.Helper()
 	b.ResetTimer()
 	for range b.N {
-		start := time.Now()
+		start, cpu := time.Now(), cpuTime()
 		r := c.Check(context.Background(), ops)
 		b.ReportMetric(time.Since(start).Seconds(), "s/check")
+		b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s/check")
 		if r.Valid == Invalid {
 			b.Fatalf("valid history judged invalid: %v", r.Figures)
 		}

@@ -1,0 +1,220 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// The pooled register model: a faster, equivalent way to check keys with
+// indeterminate writes.
+//
+// Porcupine handles an indeterminate write by letting it return at
+// infinity; with dozens of them on one key the search has to consider which
+// subset took effect where, and explodes. Here an indeterminate write of v
+// becomes instead a zero-length "enable" op at its invocation time that puts
+// v into a pool of pending writes; any later op may first apply one pending
+// write (taking it out of the pool). A pending write is applied lazily, just
+// before the first op that needs it: a read or successful cas of v when the
+// register holds something else, a cas mismatch on the current value, or an
+// indeterminate cas whose old value it supplies. That is as general as
+// "took effect at some point after its call, or never": between the true
+// point and the lazy one no op observes the register (an op that did would
+// be the lazy point), and a pending write left in the pool is one that never
+// took effect (or did, last). Indeterminate cas ops stay at infinity, as in
+// the plain model. The state is the set of configurations (value, pool)
+// reachable so far, with dominated ones (same value, a smaller pool)
+// dropped. A differential test checks it against the plain model.
+
+const regEnable = regCASMismatch + 1 // an indeterminate write's pending value becomes available
+
+type poolCfg struct {
+	exists bool
+	cur    int64
+	pool   []int64 // sorted multiset of pending writes
+}
+
+type poolState []poolCfg
+
+func cmpCfg(a, b poolCfg) int {
+	switch {
+	case a.exists != b.exists:
+		if !a.exists {
+			return -1
+		}
+		return 1
+	case a.cur != b.cur:
+		return cmpInt(a.cur, b.cur)
+	}
+	return slices.Compare(a.pool, b.pool)
+}
+
+func poolHas(pool []int64, v int64) bool {
+	_, ok := slices.BinarySearch(pool, v)
+	return ok
+}
+
+func poolWithout(pool []int64, v int64) []int64 {
+	i, _ := slices.BinarySearch(pool, v)
+	out := make([]int64, 0, len(pool)-1)
+	out = append(out, pool[:i]...)
+	return append(out, pool[i+1:]...)
+}
+
+func poolWith(pool []int64, v int64) []int64 {
+	i, _ := slices.BinarySearch(pool, v)
+	out := make([]int64, 0, len(pool)+1)
+	out = append(out, pool[:i]...)
+	out = append(out, v)
+	return append(out, pool[i:]...)
+}
+
+// subMultiset reports whether a ⊆ b (both sorted).
+func subMultiset(a, b []int64) bool {
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j == len(b) || b[j] != x {
+			return false
+		}
+		j++
+	}
+	return true
+}
+
+// stepCfg appends to out the configurations c can reach by the op.
+func stepCfg(out []poolCfg, c poolCfg, in regInput, o regOutput) []poolCfg {
+	holds := func(v int64) bool { return c.exists && c.cur == v }
+	switch in.kind {
+	case regEnable:
+		return append(out, poolCfg{c.exists, c.cur, poolWith(c.pool, in.a)})
+	case regRead:
+		switch {
+		case !o.exists:
+			if !c.exists {
+				out = append(out, c)
+			}
+		case holds(o.v):
+			out = append(out, c)
+		case poolHas(c.pool, o.v):
+			out = append(out, poolCfg{true, o.v, poolWithout(c.pool, o.v)})
+		}
+	case regWrite:
+		out = append(out, poolCfg{true, in.a, c.pool})
+	case regCAS:
+		if o.known { // swapped
+			switch {
+			case holds(in.a):
+				out = append(out, poolCfg{true, in.b, c.pool})
+			case poolHas(c.pool, in.a):
+				out = append(out, poolCfg{true, in.b, poolWithout(c.pool, in.a)})
+			}
+			return out
+		}
+		// Indeterminate: no effect (it never ran, or ran last), or it
+		// swapped, possibly after a pending write supplied its old value.
+		out = append(out, c)
+		switch {
+		case holds(in.a):
+			out = append(out, poolCfg{true, in.b, c.pool})
+		case poolHas(c.pool, in.a):
+			out = append(out, poolCfg{true, in.b, poolWithout(c.pool, in.a)})
+		}
+	case regCASMismatch:
+		if !holds(in.a) {
+			return append(out, c)
+		}
+		// The register holds old: only a pending write of something else,
+		// applied just before, explains the mismatch.
+		for i, v := range c.pool {
+			if v == in.a || (i > 0 && c.pool[i-1] == v) {
+				continue
+			}
+			out = append(out, poolCfg{true, v, poolWithout(c.pool, v)})
+		}
+	}
+	return out
+}
+
+// prune sorts configurations and drops duplicates and dominated ones.
+func prune(cfgs []poolCfg) poolState {
+	slices.SortFunc(cfgs, cmpCfg)
+	out := cfgs[:0]
+	for i, c := range cfgs {
+		dominated := false
+		for j := range cfgs {
+			if j == i || cfgs[j].exists != c.exists || cfgs[j].cur != c.cur {
+				continue
+			}
+			if subMultiset(c.pool, cfgs[j].pool) && (len(c.pool) < len(cfgs[j].pool) || j < i) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, c)
+		}
+	}
+	return poolState(out)
+}
+
+var pooledRegisterModel = porcupine.Model{
+	Init: func() any { return poolState{{}} },
+	Step: func(st, in, out any) (bool, any) {
+		s := st.(poolState)
+		i := in.(regInput)
+		o := out.(regOutput)
+		var next []poolCfg
+		for _, c := range s {
+			next = stepCfg(next, c, i, o)
+		}
+		if len(next) == 0 {
+			return false, s
+		}
+		return true, prune(next)
+	},
+	Equal: func(a, b any) bool {
+		x, y := a.(poolState), b.(poolState)
+		return slices.EqualFunc(x, y, func(p, q poolCfg) bool { return cmpCfg(p, q) == 0 })
+	},
+	Hash: func(st any) uint64 {
+		h := uint64(14695981039346656037)
+		mix := func(v uint64) { h = (h ^ v) * 1099511628211 }
+		for _, c := range st.(poolState) {
+			if c.exists {
+				mix(1)
+			}
+			mix(uint64(c.cur))
+			for _, v := range c.pool {
+				mix(uint64(v) + 7)
+			}
+			mix(0xff)
+		}
+		return h
+	},
+	DescribeOperation: func(in, out any) string {
+		i := in.(regInput)
+		if i.kind == regEnable {
+			return fmt.Sprintf("write(%d) -> ? (pending)", i.a)
+		}
+		return registerModel.DescribeOperation(in, out)
+	},
+	DescribeState: func(st any) string {
+		var parts []string
+		for _, c := range st.(poolState) {
+			v := "nil"
+			if c.exists {
+				v = fmt.Sprint(c.cur)
+			}
+			if len(c.pool) > 0 {
+				v += fmt.Sprintf(" pending %v", c.pool)
+			}
+			parts = append(parts, v)
+		}
+		return strings.Join(parts, " | ")
+	},
+}
