@@ -1,15 +1,20 @@
 package cluster
 
-import "time"
+import (
+	"net"
+	"time"
+)
 
 // Step processes one message from a peer (clusterProcessPacket). now is the
 // time the message was received.
 func (n *Node) Step(m Message, now time.Time) {
 	n.setNow(now)
-	if int(m.Type) < len(n.received) {
-		n.received[m.Type]++
-	} else {
+	if int(m.Type) >= len(n.received) || !validID(m.Sender) || (m.Master != "" && !validID(m.Master)) {
 		return
+	}
+	n.received[m.Type]++
+	if m.IP != "" && net.ParseIP(m.IP) == nil {
+		m.IP = "" // use the socket's address
 	}
 	var linkPeer *peer
 	if m.Link.Out != 0 {
@@ -315,6 +320,9 @@ func (n *Node) markFailingIfNeeded(p *peer) {
 func (n *Node) processGossip(m *Message, sender *peer) {
 	for i := range m.Gossip {
 		g := &m.Gossip[i]
+		if !validID(g.ID) || (g.IP != "" && net.ParseIP(g.IP) == nil) {
+			continue
+		}
 		p := n.lookup(g.ID)
 		if p != nil {
 			if sender != nil && sender.isMaster() && p != n.self {
