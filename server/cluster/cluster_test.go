@@ -368,6 +368,12 @@ func TestNodesConfRoundTrip(t *testing.T) {
 			n2.MasterID() != s.n.MasterID() {
 			t.Fatalf("node %d: identity or epochs changed", i)
 		}
+		if !s.n.IsMaster() {
+			r := n2.Ready()
+			if len(r.Events) != 1 || r.Events[0].Kind != EventReplicate || r.Events[0].NodeID != s.n.MasterID() {
+				t.Fatalf("node %d: loaded replica does not ask to replicate its master: %+v", i, r.Events)
+			}
+		}
 		// ping/pong times are reset to "now" on load; compare the rest.
 		strip := func(c string) string {
 			var out []string

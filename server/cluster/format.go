@@ -308,6 +308,10 @@ func LoadNode(cfg Config, text string, s Self, now time.Time) (*Node, error) {
 		}
 	}
 	n.todo |= todoView
+	if m := n.masterOf(n.self); n.self.isSlave() && m != nil {
+		// Redis's cron starts replication of a loaded replica's master.
+		n.event(Event{Kind: EventReplicate, NodeID: m.id, IP: m.ip, Port: m.port})
+	}
 	return n, nil
 }
 
