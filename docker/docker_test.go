@@ -355,6 +355,12 @@ func TestRedisCluster(t *testing.T) {
 		if d := skew(); d < 10*time.Minute-2*time.Second || d > 10*time.Minute+2*time.Second {
 			t.Errorf("skew after +10m: %s", d)
 		}
+		if err := cl.SetClockOffset(ctx, "n6", -30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if d := skew(); d < -32*time.Second || d > -28*time.Second {
+			t.Errorf("skew after -30s: %s", d)
+		}
 		if err := cl.SetClockOffset(ctx, "n6", 0); err != nil {
 			t.Fatal(err)
 		}
