@@ -248,6 +248,28 @@ func TestRedisCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("fault-combinations", func(t *testing.T) {
+		// Nemeses overlap: each step must be safe in any state.
+		for _, step := range []struct {
+			what string
+			do   func(context.Context, string) error
+		}{
+			{"pause", cl.Pause}, {"pause again", cl.Pause}, {"kill while paused", cl.Kill},
+			{"kill again", cl.Kill}, {"resume a dead node", cl.Resume}, {"restart", cl.Restart},
+			{"restart a running node", cl.Restart},
+		} {
+			if err := step.do(ctx, "n6"); err != nil {
+				t.Fatalf("%s: %v", step.what, err)
+			}
+		}
+		c := rdb(addr["n6"])
+		defer c.Close()
+		if err := c.Ping(ctx).Err(); err != nil {
+			t.Fatalf("n6 after restart: %v", err)
+		}
+		converge(t)
+	})
+
 	t.Run("cut-heal", func(t *testing.T) {
 		if err := cl.Cut(ctx, "n2", []string{"n3"}, false); err != nil {
 			t.Fatal(err)

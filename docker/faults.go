@@ -6,17 +6,24 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // Kill sends SIGKILL to the node's server and waits until its container
-// has stopped. Its data (in the container's filesystem) and IP are kept.
+// has stopped (also when it is paused; nothing when it is stopped already).
+// Its data (in the container's filesystem) and IP are kept.
 func (c *Cluster) Kill(ctx context.Context, name string) error {
 	n, err := c.node(name)
 	if err != nil {
 		return err
+	}
+	if st, err := c.state(ctx, n); err != nil {
+		return fmt.Errorf("docker: kill %s: %w", name, err)
+	} else if !st.Running {
+		return nil // already dead
 	}
 	if _, err := c.rt.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 		return fmt.Errorf("docker: kill %s: %w", name, err)
@@ -61,11 +68,29 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	return c.waitReady(ctx, n)
 }
 
-// Pause freezes every process of the node (docker pause, the cgroup freezer).
+// state inspects the node's container.
+func (c *Cluster) state(ctx context.Context, n *node) (container.State, error) {
+	ins, err := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return container.State{}, err
+	}
+	if ins.Container.State == nil {
+		return container.State{}, fmt.Errorf("container %s has no state", n.id)
+	}
+	return *ins.Container.State, nil
+}
+
+// Pause freezes every process of the node (docker pause, the cgroup
+// freezer). Pausing a paused or stopped node does nothing.
 func (c *Cluster) Pause(ctx context.Context, name string) error {
 	n, err := c.node(name)
 	if err != nil {
 		return err
+	}
+	if st, err := c.state(ctx, n); err != nil {
+		return fmt.Errorf("docker: pause %s: %w", name, err)
+	} else if !st.Running || st.Paused {
+		return nil // nothing to freeze, or frozen already
 	}
 	if _, err := c.rt.cli.ContainerPause(ctx, n.id, client.ContainerPauseOptions{}); err != nil {
 		return fmt.Errorf("docker: pause %s: %w", name, err)
@@ -73,11 +98,16 @@ func (c *Cluster) Pause(ctx context.Context, name string) error {
 	return nil
 }
 
-// Resume undoes Pause.
+// Resume undoes Pause (nothing when the node is not paused).
 func (c *Cluster) Resume(ctx context.Context, name string) error {
 	n, err := c.node(name)
 	if err != nil {
 		return err
+	}
+	if st, err := c.state(ctx, n); err != nil {
+		return fmt.Errorf("docker: resume %s: %w", name, err)
+	} else if !st.Paused {
+		return nil
 	}
 	if _, err := c.rt.cli.ContainerUnpause(ctx, n.id, client.ContainerUnpauseOptions{}); err != nil {
 		return fmt.Errorf("docker: resume %s: %w", name, err)

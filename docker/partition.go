@@ -102,6 +102,9 @@ func sortedAddrs(m map[netip.Addr]bool) []netip.Addr {
 func (c *Cluster) applyRules(ctx context.Context, n *node, drop []netip.Addr) error {
 	ins, err := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
 	if err != nil {
+		if isNotFound(err) && len(drop) == 0 {
+			return nil // container gone: nothing to heal
+		}
 		return fmt.Errorf("docker: partition %s: %w", n.name, err)
 	}
 	st := ins.Container.State
