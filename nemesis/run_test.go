@@ -54,6 +54,11 @@ func TestPartitionAndClockCallTheRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// New probes the clock with a zero offset on the first node.
+	if offs := rc.offsets["n1"]; !slices.Equal(offs, []time.Duration{0}) {
+		t.Fatalf("clock probe: %v", rc.offsets)
+	}
+	rc.offsets = map[string][]time.Duration{}
 	rec := &memRecorder{}
 	ctx := context.Background()
 	a := nem.fire(ctx, rec, Step{Fault: "partition", Mode: "isolate-primary", Seed: 5})
