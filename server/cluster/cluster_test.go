@@ -633,3 +633,19 @@ func TestPublishBroadcast(t *testing.T) {
 		t.Fatalf("publisher got its own message")
 	}
 }
+
+func TestReplicaNoFailover(t *testing.T) {
+	nw := newNetwork(t, 7, 23) // replicas 3 and 6 of master 0
+	n6 := nw.nodes[6].n
+	n6.cfg.ReplicaNoFailover = true
+	n6.setNoFailoverFlag()
+	nw.form(3)
+	if !strings.Contains(nw.nodes[1].n.NodesText(), n6.ID()+" 127.0.0.1:7006@17006 slave,nofailover ") {
+		t.Fatalf("nofailover flag not propagated:\n%s", nw.nodes[1].n.NodesText())
+	}
+	nw.nodes[0].dead = true
+	nw.runUntil("node 3 promoted", 20*time.Second, nw.nodes[3].n.IsMaster)
+	if n6.IsMaster() {
+		t.Fatalf("nofailover replica was promoted")
+	}
+}

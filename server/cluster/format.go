@@ -233,6 +233,7 @@ func LoadNode(cfg Config, text string, s Self, now time.Time) (*Node, error) {
 			flags := p.flags
 			*n.self = *p
 			n.self.flags = flags
+			n.setNoFailoverFlag()
 			n.self.ctime = n.now
 			p = n.self
 		}

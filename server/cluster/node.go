@@ -160,6 +160,7 @@ func newNode(cfg Config, id string, now time.Time) *Node {
 		n.rng = rand.New(rand.NewPCG(h.Sum64(), uint64(now.UnixNano())))
 	}
 	n.self = &peer{id: id, flags: FlagMyself | FlagMaster, ctime: n.now}
+	n.setNoFailoverFlag()
 	n.addPeer(n.self)
 	n.todo |= todoView
 	return n
@@ -622,4 +623,14 @@ func (n *Node) SetMasterLinkStatus(up bool, at time.Time) {
 		n.replDownSince = ms
 	}
 	n.masterLinkUp = false
+}
+
+// setNoFailoverFlag mirrors cluster-replica-no-failover in myself's flags
+// (clusterUpdateMyselfFlags): siblings leave such a replica out of their rank.
+func (n *Node) setNoFailoverFlag() {
+	if n.cfg.ReplicaNoFailover {
+		n.self.flags |= FlagNoFailover
+	} else {
+		n.self.flags &^= FlagNoFailover
+	}
 }
