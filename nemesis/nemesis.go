@@ -275,11 +275,13 @@ func (n *Nemesis) fire(ctx context.Context, rec history.Recorder, st Step) *acti
 	n.record(rec, history.Invoke, f, a.nodes, a.detail)
 	n.setCurrent(a.label())
 	n.opts.Log("nemesis: start %s", a.label())
+	began := time.Now()
 	res, err := a.start(ctx)
 	if res == nil {
 		res = map[string]any{}
 	}
 	res["mode"] = st.Mode
+	res["took_ms"] = time.Since(began).Milliseconds()
 	if err != nil {
 		res["error"] = err.Error()
 		n.opts.Log("nemesis: %s: %v", a.label(), err)
@@ -299,11 +301,13 @@ func (n *Nemesis) fire(ctx context.Context, rec history.Recorder, st Step) *acti
 func (n *Nemesis) finish(ctx context.Context, rec history.Recorder, a *action) error {
 	f := "stop-" + a.step.Fault
 	n.record(rec, history.Invoke, f, a.nodes, map[string]any{"mode": a.step.Mode})
+	began := time.Now()
 	res, err := a.stop(ctx)
 	if res == nil {
 		res = map[string]any{}
 	}
 	res["mode"] = a.step.Mode
+	res["took_ms"] = time.Since(began).Milliseconds()
 	if err != nil {
 		res["error"] = err.Error()
 		n.opts.Log("nemesis: stop %s: %v", a.label(), err)
