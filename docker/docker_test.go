@@ -168,6 +168,20 @@ func TestRedisCluster(t *testing.T) {
 				t.Errorf("node %+v", n)
 			}
 		}
+		cli, err := engineClient()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		cs, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).Add("label", LabelCluster+"="+cl.Name())})
+		if err != nil || len(cs.Items) != 6 {
+			t.Fatalf("%d containers labelled %s (%v)", len(cs.Items), cl.Name(), err)
+		}
+		for _, ct := range cs.Items {
+			if ct.Labels[LabelRedline] != "1" || ct.Labels["org.testcontainers.sessionId"] == "" || ct.Labels[LabelTarget] != "redis" {
+				t.Errorf("container %s labels %v", ct.Names, ct.Labels)
+			}
+		}
 		d := cl.Describe()
 		if !strings.HasPrefix(d["image"], "redline/redis:7.") || !strings.HasPrefix(d["image_id"], "sha256:") {
 			t.Errorf("describe %v", d)
