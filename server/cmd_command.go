@@ -46,7 +46,14 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 	for _, a := range acl {
 		c.Simple(a)
 	}
-	c.SetHeader(0) // tips
+	tips := cmd.Tips
+	if tips == nil {
+		tips = redisTips[fullName]
+	}
+	c.SetHeader(len(tips))
+	for _, tip := range tips {
+		c.Simple(tip)
+	}
 	// key specs
 	if cmd.FirstKey > 0 {
 		c.Array(1)

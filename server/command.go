@@ -27,10 +27,15 @@ const (
 	FlagNoMulti
 	FlagMovableKeys
 	FlagAllowBusy
+	FlagNoMandatoryKeys
+	FlagAsking
+	FlagNoAsyncLoading
+	FlagSkipSlowlog
 )
 
 var flagNames = []string{"write", "readonly", "denyoom", "admin", "pubsub", "noscript", "blocking", "loading",
-	"stale", "skip_monitor", "fast", "no_auth", "may_replicate", "no_multi", "movablekeys", "allow_busy"}
+	"stale", "skip_monitor", "fast", "no_auth", "may_replicate", "no_multi", "movablekeys", "allow_busy",
+	"no_mandatory_keys", "asking", "no_async_loading", "skip_slowlog"}
 
 // Names returns the flag names in COMMAND order.
 func (f Flag) Names() []string {
@@ -63,9 +68,12 @@ type Command struct {
 	// per-subcommand arity; the handler still receives the whole argv.
 	Subcommands []*Command
 	Group       string
-	Summary     string
-	Since       string
-	ACL         []string
+	// Tips are COMMAND's command tips ("request_policy:multi_shard"...);
+	// nil means Redis 7.0's tips for the command's name.
+	Tips    []string
+	Summary string
+	Since   string
+	ACL     []string
 
 	calls int64
 	usec  int64

@@ -152,7 +152,7 @@ func registerCommands(s *Server) {
 		if strings.HasPrefix(n, "evalsha") {
 			h = cmdEvalSHA
 		}
-		cmd := s.reg(n, -3, "noscript skip_monitor may_replicate no_mandatory_keys stale movablekeys", 0, 0, 0, h, "scripting")
+		cmd := s.reg(n, -3, "noscript stale skip_monitor no_mandatory_keys movablekeys", 0, 0, 0, h, "scripting")
 		cmd.Keys = evalKeys
 	}
 	s.reg("script", -2, "noscript", 0, 0, 0, cmdScript, "scripting").Subcommands = []*Command{
