@@ -89,3 +89,12 @@ func (s *Server) DeleteKeysInSlot(slot int) int {
 		}
 	}
 }
+
+// SetReplicaMode makes the keyspace behave like a replica's: keys are not
+// expired lazily or actively (the primary's DELs arrive in the stream) but
+// reads of an expired key still return nothing. The lock must be held.
+func (s *Server) SetReplicaMode(on bool) {
+	for _, db := range s.dbs {
+		db.NoLazyExpire = on
+	}
+}
