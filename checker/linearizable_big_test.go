@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -57,4 +59,39 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Keys with many indeterminate writes take the pooled model; the verdicts
+// and the pictures must not change.
+func TestLinearizableGeneratedPooled(t *testing.T) {
+	ops := genRegister(9, 5, 300, 5, 0.3)
+
+	calls, _ := Options{}.calls(ops)
+	byKey, _ := registerOps(calls)
+	if _, m := porcupineOps(byKey["r2"]); m.Init() == nil || fmtState(m) != "pooled" {
+		t.Fatal("key r2 does not use the pooled model")
+	}
+	wantValid(t, check(t, Linearizable(), ops), Valid)
+	for i := len(ops) - 1; i >= 0; i-- {
+		if ops[i].Key == "r2" && ops[i].F == "read" && ops[i].Type == history.OK {
+			ops[i].Value = []byte("4242")
+			break
+		}
+	}
+	// A short timeout bounds the (hard) search for the picture.
+	r := check(t, Linearizable(Options{Timeout: 4 * time.Second}), ops)
+	wantValid(t, r, Invalid)
+	if got := fig[[]string](t, r, "anomalous_keys"); !slices.Equal(got, []string{"r2"}) {
+		t.Fatalf("anomalous_keys = %v", got)
+	}
+	if len(r.Files["linearizable/r2.html"]) == 0 {
+		t.Fatal("no visualization")
+	}
+}
+
+func fmtState(m porcupine.Model) string {
+	if _, ok := m.Init().(poolState); ok {
+		return "pooled"
+	}
+	return "plain"
 }
