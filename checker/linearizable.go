@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"runtime"
 	"slices"
 	"sort"
@@ -427,19 +428,25 @@ func garbageRead(ops []regOp) bool {
 	return false
 }
 
-// safeFileName keeps a key usable as a file name.
+// safeFileName keeps a key usable as a file name and as a link: characters
+// other than letters, digits, '.', '-' and '_' become '_', and then a short
+// hash of the key keeps distinct keys apart.
 func safeFileName(k string) string {
 	var b strings.Builder
+	changed := k == ""
 	for _, r := range k {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
 			b.WriteRune(r)
 		default:
-			fmt.Fprintf(&b, "%%%02X", r)
+			b.WriteByte('_')
+			changed = true
 		}
 	}
-	if b.Len() == 0 {
-		return "_empty"
+	if changed {
+		h := fnv.New32a()
+		h.Write([]byte(k))
+		fmt.Fprintf(&b, "-%08x", h.Sum32())
 	}
 	return b.String()
 }

@@ -3,6 +3,7 @@ package checker
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,4 +171,14 @@ func keysOf[V any](m map[string]V) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+func TestSafeFileName(t *testing.T) {
+	if got := safeFileName("k-1.x_y"); got != "k-1.x_y" {
+		t.Errorf("plain key changed: %q", got)
+	}
+	a, b := safeFileName("run:register:1"), safeFileName("run_register_1")
+	if a == b || strings.ContainsAny(a, ":%/") {
+		t.Errorf("%q vs %q", a, b)
+	}
 }
