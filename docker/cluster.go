@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +58,6 @@ type node struct {
 	name string
 	ip   netip.Addr
 	id   string // container id
-	ctr  testcontainers.Container
 }
 
 func (n *node) addr() string { return net.JoinHostPort(n.ip.String(), strconv.Itoa(Port)) }
@@ -344,7 +344,6 @@ func (c *Cluster) startNode(ctx context.Context, n *node) error {
 		ContainerRequest: req, Started: true, Logger: tclog.NewNoopLogger(),
 	})
 	if ctr != nil {
-		n.ctr = ctr
 		n.id = ctr.GetContainerID()
 	}
 	if err != nil {
@@ -486,3 +485,88 @@ func (c *Cluster) logs(ctx context.Context, n *node, tail string) (io.ReadCloser
 }
 
 func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
+
+// Attach returns a handle on a running cluster that an earlier process
+// started (see Clusters), found by its name label, with every fault. Its
+// partition bookkeeping starts empty: Heal still removes every rule.
+func (r *Runtime) Attach(ctx context.Context, name string) (*Cluster, error) {
+	f := make(client.Filters).Add("label", LabelCluster+"="+name)
+	ns, err := r.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("docker: listing networks: %w", err)
+	}
+	if len(ns.Items) != 1 {
+		return nil, fmt.Errorf("docker: no running redline cluster named %q (found %d networks; `redline cluster status` lists them)", name, len(ns.Items))
+	}
+	netw := ns.Items[0]
+	if len(netw.IPAM.Config) != 1 {
+		return nil, fmt.Errorf("docker: network %s has %d subnets, want 1", netw.Name, len(netw.IPAM.Config))
+	}
+	cs, err := r.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("docker: listing containers: %w", err)
+	}
+	if len(cs.Items) == 0 {
+		return nil, fmt.Errorf("docker: cluster %q has no containers", name)
+	}
+	c := &Cluster{
+		rt: r, name: name, logf: r.opts.Log, cuts: map[string]*cut{}, offsets: map[string]time.Duration{},
+		netID: netw.ID, netName: netw.Name, subnet: netw.IPAM.Config[0].Subnet, gateway: netw.IPAM.Config[0].Gateway,
+		next: 1,
+	}
+	for _, ct := range cs.Items {
+		ins, err := r.cli.ContainerInspect(ctx, ct.ID, client.ContainerInspectOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("docker: inspecting %s: %w", ct.ID[:12], err)
+		}
+		cfg := ins.Container.Config
+		if cfg == nil {
+			return nil, fmt.Errorf("docker: container %s has no config", ct.ID[:12])
+		}
+		n := &node{name: cfg.Labels[LabelNode], id: ct.ID}
+		if c.spec.Target == "" {
+			c.spec = specFromArgs(cfg.Labels[LabelTarget], cfg.Cmd)
+			c.image = cfg.Image
+			c.imageID = ins.Container.Image
+		}
+		for i := 0; i+1 < len(cfg.Cmd); i++ {
+			if cfg.Cmd[i] == "--cluster-announce-ip" {
+				n.ip, _ = netip.ParseAddr(cfg.Cmd[i+1])
+			}
+		}
+		if !n.ip.IsValid() || n.name == "" {
+			return nil, fmt.Errorf("docker: container %s lacks a node name or announce IP", ct.ID[:12])
+		}
+		if k, err := strconv.Atoi(strings.TrimPrefix(n.name, "n")); err == nil && k >= c.next {
+			c.next = k + 1
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	sort.Slice(c.nodes, func(i, j int) bool { return nodeLess(c.nodes[i].name, c.nodes[j].name) })
+	flav, ok := flavours[c.spec.Target]
+	if !ok {
+		return nil, fmt.Errorf("docker: cluster %q has unknown target %q", name, c.spec.Target)
+	}
+	c.flav = flav
+	if flav.target == "redis" && c.image != "" && !strings.HasPrefix(c.image, "redline/redis:") {
+		c.noClock = "clock skew needs redline's own redis image (a custom --image has no clock shim)"
+	}
+	c.version = "attached"
+	return c, nil
+}
+
+// specFromArgs recovers the Spec a node was started with from its arguments.
+func specFromArgs(target string, args []string) cluster.Spec {
+	s := cluster.Spec{Target: target, NodeTimeout: 2 * time.Second}
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--cluster-node-timeout":
+			if ms, err := strconv.Atoi(args[i+1]); err == nil {
+				s.NodeTimeout = time.Duration(ms) * time.Millisecond
+			}
+		case "--appendonly":
+			s.AppendOnly = args[i+1] == "yes"
+		}
+	}
+	return s
+}

@@ -513,6 +513,26 @@ func TestCleanup(t *testing.T) {
 	if !found {
 		t.Errorf("Clusters does not list %s: %+v", c.Name(), running)
 	}
+	// A later process attaches by name and gets the same nodes and faults.
+	at, err := r.Attach(ctx, c.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(at.Nodes()) != fmt.Sprint(c.Nodes()) || at.spec.NodeTimeout != time.Second || at.spec.Target != "redis" {
+		t.Fatalf("attached %+v %+v, started %+v", at.Nodes(), at.spec, c.Nodes())
+	}
+	if err := at.SetClockOffset(ctx, "n1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	c1 := rdb(c.Nodes()[0].Addr)
+	defer c1.Close()
+	if tm, err := c1.Time(ctx).Result(); err != nil || time.Until(tm) < 59*time.Minute {
+		t.Errorf("clock through an attached handle: %v %v", tm, err)
+	}
+	if _, err := r.Attach(ctx, "no-such-cluster"); err == nil || !strings.Contains(err.Error(), "no running redline cluster") {
+		t.Errorf("attach to nothing: %v", err)
+	}
+
 	n, err := CleanupCluster(ctx, c.Name())
 	if err != nil || n != 3 {
 		t.Fatalf("cleanup removed %d: %v", n, err)

@@ -1,8 +1,11 @@
 package docker
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
+	"path"
 	"strconv"
 	"time"
 
@@ -139,11 +142,17 @@ func (c *Cluster) SetClockOffset(ctx context.Context, name string, offset time.D
 // fileClock writes the offset in milliseconds to the clock shim's control
 // file and waits until the shim has re-read it (every 10 ms).
 func fileClock(ctx context.Context, c *Cluster, n *node, offset time.Duration) error {
-	if n.ctr == nil {
-		return fmt.Errorf("docker: clock %s: no container handle", n.name)
+	spec := []byte(fmt.Sprintf("%+d\n", offset.Milliseconds()))
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: path.Base(clockFile), Mode: 0o644, Size: int64(len(spec)), ModTime: time.Now()}); err != nil {
+		return err
 	}
-	spec := fmt.Sprintf("%+d\n", offset.Milliseconds())
-	if err := n.ctr.CopyToContainer(ctx, []byte(spec), clockFile, 0o644); err != nil {
+	tw.Write(spec)
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if _, err := c.rt.cli.CopyToContainer(ctx, n.id, client.CopyToContainerOptions{DestinationPath: path.Dir(clockFile), Content: &buf}); err != nil {
 		return fmt.Errorf("docker: clock %s: writing %s: %w", n.name, clockFile, err)
 	}
 	select {
