@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redline-dev/redline/server/config"
@@ -773,9 +774,9 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "total_connections_received", s.stats.connections)
 		kv(&sb, "total_commands_processed", s.stats.commands)
 		kv(&sb, "instantaneous_ops_per_sec", s.stats.opsPerSec)
-		kv(&sb, "total_net_input_bytes", s.stats.netIn)
-		kv(&sb, "total_net_output_bytes", s.stats.netOut)
-		kv(&sb, "rejected_connections", s.stats.rejectedConns)
+		kv(&sb, "total_net_input_bytes", atomic.LoadInt64(&s.stats.netIn))
+		kv(&sb, "total_net_output_bytes", atomic.LoadInt64(&s.stats.netOut))
+		kv(&sb, "rejected_connections", atomic.LoadInt64(&s.stats.rejectedConns))
 		var expired int64
 		for _, db := range s.dbs {
 			expired += db.ExpiredKeys

@@ -292,7 +292,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			continue
 		}
 		if s.nclients.Load() >= int64(s.cfg.MaxClients) {
-			s.stats.rejectedConns++
+			atomic.AddInt64(&s.stats.rejectedConns, 1)
 			conn.Write([]byte("-ERR max number of clients reached\r\n"))
 			conn.Close()
 			continue
