@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,22 @@ func (l *Log) Printf(format string, args ...any) {
 	}
 	if l.term != nil {
 		fmt.Fprintf(l.term, "%s %s\n", time.Now().Format("15:04:05"), msg)
+	}
+}
+
+// FileOnly is a go-redis logger that writes to run.log only: failed dials
+// during faults are expected and would drown the terminal.
+type FileOnly struct{ L *Log }
+
+func (f FileOnly) Printf(_ context.Context, format string, args ...any) {
+	if f.L == nil {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	f.L.mu.Lock()
+	defer f.L.mu.Unlock()
+	if f.L.file != nil {
+		fmt.Fprintf(f.L.file, "%s go-redis: %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), msg)
 	}
 }
 

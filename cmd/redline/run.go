@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redline-dev/redline/checker"
@@ -232,6 +233,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	var early bytes.Buffer
 	log := harness.NewLog(&early, o.stderr)
 	log.Printf("test %s, seed %d", cfg.TestName, cfg.Seed)
+	redis.SetLogger(harness.FileOnly{L: log})
 
 	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
 	for _, name := range cfg.Workloads {
