@@ -271,3 +271,20 @@ func TestAOFRewrite(t *testing.T) {
 	}
 	t.Logf("AOF %d -> %d bytes", before.Size(), after.Size())
 }
+
+func TestAOFEnabledAtRuntime(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, "--dir", dir)
+	c := newClient(t, s, 2)
+	c.Set(ctx, "before", "1", 0)
+	if err := c.ConfigSet(ctx, "appendonly", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Set(ctx, "after", "2", 0)
+	s.Close()
+	s2 := startServer(t, "--dir", dir, "--appendonly", "yes")
+	c2 := newClient(t, s2, 2)
+	if c2.Get(ctx, "before").Val() != "1" || c2.Get(ctx, "after").Val() != "2" {
+		t.Fatal("data written before/after CONFIG SET appendonly yes not in the AOF")
+	}
+}
