@@ -147,7 +147,6 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
 	f := sc.fake
-	f.db = sc.caller.db
 	f.out = f.out[:0]
 	if s.hooks.PreExecute != nil {
 		if e := s.hooks.PreExecute(f, cmd, argv); e != "" {
@@ -156,7 +155,6 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	}
 	f.cmd = cmd
 	f.exec(cmd, argv)
-	sc.caller.db = f.db
 	v, _, err := resp.ReadReply(f.out)
 	if err != nil {
 		return fail("ERR internal reply error")
@@ -311,6 +309,9 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 	sc.caller = c
 	sc.readOnly = readOnly
 	sc.fake.proto = 2
+	// The script starts in the caller's database; a SELECT inside it does
+	// not change the caller's (Redis 7).
+	sc.fake.db = c.db
 	sc.s.beginBlock()
 	L.Push(fn)
 	err := L.PCall(0, 1, nil)
