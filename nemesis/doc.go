@@ -69,7 +69,7 @@
 //
 //	REDLINE_FAULT   kill | pause | partition | clock
 //	REDLINE_ACTION  kill, restart | pause, resume | cut, heal | clock
-//	REDLINE_NODE, REDLINE_ADDR, REDLINE_HOST   the node acted on (not for heal)
+//	REDLINE_NODE, REDLINE_ADDR, REDLINE_HOST (alias REDLINE_NODE_HOST)  the node acted on (not for heal)
 //	REDLINE_PEERS, REDLINE_PEER_ADDRS, REDLINE_PEER_HOSTS, REDLINE_CLIENTS  (cut)
 //	REDLINE_OFFSET_MS  (clock)
 //

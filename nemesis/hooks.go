@@ -38,7 +38,7 @@ func (h hook) run(ctx context.Context, action, node string, extra ...string) err
 	env := append(os.Environ(), "REDLINE_FAULT="+h.fault, "REDLINE_ACTION="+action)
 	if node != "" {
 		nd := h.node(node)
-		env = append(env, "REDLINE_NODE="+nd.Name, "REDLINE_ADDR="+nd.Addr, "REDLINE_HOST="+nd.Host)
+		env = append(env, "REDLINE_NODE="+nd.Name, "REDLINE_ADDR="+nd.Addr, "REDLINE_HOST="+nd.Host, "REDLINE_NODE_HOST="+nd.Host)
 	}
 	env = append(env, extra...)
 	cmd := exec.CommandContext(ctx, "sh", "-c", h.cmd)

@@ -413,12 +413,18 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		n.mu.Unlock()
 	}
 	touched = append(append(append(touched, paused...), killed...), skewed...)
-	res["resumed"], res["restarted"], res["clock_reset"] = paused, killed, skewed
+	for k, v := range map[string][]string{"resumed": paused, "restarted": killed, "clock_reset": skewed} {
+		if len(v) > 0 {
+			res[k] = v
+		}
+	}
 	repaired, err := n.repairSlots(ctx)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	res["repaired_slots"] = repaired
+	if len(repaired) > 0 {
+		res["repaired_slots"] = repaired
+	}
 	orphans, err := n.claimOrphans(ctx)
 	if err != nil {
 		errs = append(errs, err)
