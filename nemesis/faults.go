@@ -18,7 +18,17 @@ func (n *Nemesis) partition(st Step, t *topo, rng *rand.Rand) (*action, error) {
 	}
 	nodes := sortedKeys(plan.Cuts)
 	clients := n.opts.PartitionClients && len(plan.Minority) > 0
-	a := &action{nodes: nodes, detail: map[string]any{
+	// The entry names the side that is cut off: the minority, or the first
+	// group of an even split (primaries in primaries-replicas); for ring
+	// and bridge every node that drops something.
+	touched := nodes
+	switch {
+	case len(plan.Minority) > 0:
+		touched = plan.Minority
+	case st.Mode != "ring" && st.Mode != "bridge" && len(plan.Groups) == 2:
+		touched = plan.Groups[0]
+	}
+	a := &action{nodes: touched, detail: map[string]any{
 		"groups": plan.Groups, "cuts": plan.Cuts, "minority": plan.Minority, "clients": clients,
 	}}
 	a.start = func(ctx context.Context) (map[string]any, error) {
