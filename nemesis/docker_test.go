@@ -222,3 +222,66 @@ func TestDockerPartitionClockAndHeal(t *testing.T) {
 	}
 	_ = stop
 }
+
+// TestDockerZombiePrimaryAndKillAll pauses a primary for longer than the
+// node timeout (a replica takes over; the old primary comes back as its
+// replica), then kills every node and restarts them.
+func TestDockerZombiePrimaryAndKillAll(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cl := startDocker(t, ctx)
+	nem, err := nemesis.New([]string{"pause", "kill"}, cl, nemesis.Options{Interval: 2 * time.Second, Seed: 1, NodeTimeout: time.Second, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	addr := map[string]string{}
+	for _, n := range cl.Nodes() {
+		addr[n.Name] = n.Addr
+	}
+	stop := nem.FireForTest(ctx, rec, nemesis.Step{Fault: "pause", Mode: "primary-long", Seed: 1})
+	inv := rec.last("start-pause", history.Invoke)
+	paused := inv.Nodes[0]
+	hold := time.Duration(detail(t, inv)["min_hold_ms"].(float64)) * time.Millisecond
+	if hold < 3*time.Second {
+		t.Fatalf("primary-long holds %s, want at least 3 node timeouts", hold)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	if err := cluster.AdminClient(addr[paused]).Ping(pctx).Err(); err == nil {
+		t.Fatalf("paused %s still answers PING", paused)
+	}
+	pcancel()
+	time.Sleep(hold)
+	if err := stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	until(t, 30*time.Second, func() string {
+		ls, err := nodesOf(ctx, addr[paused])
+		if err != nil {
+			return err.Error()
+		}
+		self, _ := cluster.Self(ls)
+		if !self.IsReplica() {
+			return fmt.Sprintf("%s (paused primary) is %v", paused, self.Flags)
+		}
+		return ""
+	})
+
+	stop = nem.FireForTest(ctx, rec, nemesis.Step{Fault: "kill", Mode: "all", Seed: 2})
+	if n := len(rec.last("start-kill", history.Invoke).Nodes); n != 6 {
+		t.Fatalf("kill all hit %d nodes", n)
+	}
+	for name, a := range addr {
+		pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		if err := cluster.AdminClient(a).Ping(pctx).Err(); err == nil {
+			t.Fatalf("%s answers PING after kill all", name)
+		}
+		pcancel()
+	}
+	if err := stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := nem.Heal(ctx, rec); err != nil {
+		t.Fatalf("heal after kill all: %v", err)
+	}
+}
