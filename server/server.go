@@ -103,6 +103,8 @@ type Server struct {
 	shutdownReq chan struct{}
 	reqOnce     sync.Once
 	loading     bool
+	// ext is cluster mode and replication (cluster_mode.go, repl.go).
+	ext *ext
 }
 
 // New creates a server from a configuration. It loads the AOF if appendonly
@@ -254,6 +256,7 @@ func (s *Server) Done() <-chan struct{} { return s.shutdownReq }
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.stopExt()
 		close(s.shutdown)
 		s.closeListeners()
 		s.mu.Lock()
@@ -536,6 +539,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		} else {
 			s.Logf('#', "CPU profile: %v", err)
 		}
+	}
+	if err := s.startExt(); err != nil {
+		s.Logf('#', "%v", err)
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 	s.serveBackground()
 	sig := notifySignals()

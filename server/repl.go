@@ -1,0 +1,901 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redline-dev/redline/server/resp"
+)
+
+// Replication, Redis style: a master keeps a backlog of its write stream
+// (the propagated commands as RESP, offsets counted in bytes), serves PSYNC
+// with +CONTINUE from the backlog or +FULLRESYNC with a snapshot (our own
+// format: a bulk string holding the dataset as RESP commands), and streams
+// every later write. Replicas apply the stream with an internal client, copy
+// it verbatim into their own backlog (so siblings can partially resync with
+// a promoted replica through replid2), and ACK their offset every second and
+// on REPLCONF GETACK. Everything but the atomics is guarded by the server
+// lock.
+type replState struct {
+	e *ext
+	s *Server
+
+	replid, replid2 string
+	offset          int64 // master_repl_offset (a replica: processed offset)
+	secondOffset    int64
+
+	backlog []byte // stream bytes (offset-len(backlog), offset]
+	enc     []byte
+
+	replicas []*replicaLink
+	lastPing time.Time
+	ackCh    chan struct{} // closed and replaced on every ACK
+
+	// replica side
+	masterHost string
+	masterPort int
+	gen        int64 // bumped whenever the master changes
+	stopCh     chan struct{}
+	linkConn   net.Conn
+	state      string // connect, connecting, sync, connected
+	masterCl   *Client
+
+	// read by the cluster bus without the server lock
+	offsetA    atomic.Int64
+	linkUp     atomic.Bool
+	lastIOA    atomic.Int64 // unix ms of the last data from the master
+	downSinceA atomic.Int64
+}
+
+// replicaLink is one replica connected to this master.
+type replicaLink struct {
+	r      *replState
+	c      *Client
+	conn   net.Conn
+	ip     string
+	port   int
+	mu     sync.Mutex
+	buf    []byte
+	notify chan struct{}
+	done   chan struct{}
+	once   sync.Once
+
+	ackOff  int64
+	ackTime time.Time
+}
+
+func newReplState(e *ext) *replState {
+	r := &replState{e: e, s: e.s, replid: randomHex(40), replid2: strings.Repeat("0", 40), secondOffset: -1,
+		ackCh: make(chan struct{}), state: "connect"}
+	r.downSinceA.Store(time.Now().UnixMilli())
+	return r
+}
+
+func (r *replState) isReplica() bool { return r.masterHost != "" }
+
+// ---- the stream (master side) ----
+
+// propagated is the engine's hook: every applied write, in order.
+func (r *replState) propagated(db int, argv [][]byte) {
+	if r.isReplica() {
+		return // a replica's stream is its master's, copied verbatim
+	}
+	r.enc = appendCommand(r.enc[:0], argv)
+	r.feed(r.enc)
+}
+
+func appendCommand(b []byte, argv [][]byte) []byte {
+	b = resp.AppendArray(b, len(argv))
+	for _, a := range argv {
+		b = resp.AppendBulk(b, a)
+	}
+	return b
+}
+
+// feed appends stream bytes to the backlog and to every replica.
+func (r *replState) feed(b []byte) {
+	size := int(r.s.cfg.ReplBacklogSize)
+	if size <= 0 {
+		size = 1 << 20
+	}
+	r.backlog = append(r.backlog, b...)
+	if len(r.backlog) > 2*size {
+		nb := make([]byte, size, 2*size+len(b))
+		copy(nb, r.backlog[len(r.backlog)-size:])
+		r.backlog = nb
+	}
+	r.offset += int64(len(b))
+	r.offsetA.Store(r.offset)
+	for _, rl := range r.replicas {
+		rl.mu.Lock()
+		rl.buf = append(rl.buf, b...)
+		rl.mu.Unlock()
+		select {
+		case rl.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (rl *replicaLink) writeLoop() {
+	var spare []byte
+	timeout := time.Duration(rl.r.s.cfg.ReplTimeout) * time.Second
+	for {
+		select {
+		case <-rl.done:
+			return
+		case <-rl.notify:
+		}
+		rl.mu.Lock()
+		b := rl.buf
+		rl.buf = spare[:0]
+		rl.mu.Unlock()
+		if len(b) == 0 {
+			spare = b
+			continue
+		}
+		rl.conn.SetWriteDeadline(time.Now().Add(timeout))
+		if _, err := rl.conn.Write(b); err != nil {
+			rl.conn.Close()
+			return
+		}
+		if cap(b) > 4<<20 {
+			b = nil
+		}
+		spare = b
+	}
+}
+
+func (rl *replicaLink) close() {
+	rl.once.Do(func() {
+		close(rl.done)
+		rl.conn.Close()
+	})
+}
+
+func (r *replState) dropReplica(rl *replicaLink) {
+	for i, x := range r.replicas {
+		if x == rl {
+			r.replicas = append(r.replicas[:i], r.replicas[i+1:]...)
+			break
+		}
+	}
+	rl.close()
+	r.s.Logf('*', "Connection with replica %s:%d lost.", rl.ip, rl.port)
+}
+
+func (r *replState) closeReplicas() {
+	for _, rl := range r.replicas {
+		rl.close()
+	}
+	r.replicas = nil
+}
+
+// cron runs every 100 ms with the server lock held.
+func (r *replState) cron() {
+	now := time.Now()
+	if len(r.replicas) > 0 && !r.isReplica() {
+		period := time.Duration(r.s.cfg.ReplPingReplicaPeriod) * time.Second
+		if now.Sub(r.lastPing) >= period {
+			r.lastPing = now
+			r.feed(appendCommand(r.enc[:0], [][]byte{[]byte("PING")}))
+		}
+	}
+	timeout := time.Duration(r.s.cfg.ReplTimeout) * time.Second
+	for _, rl := range append([]*replicaLink(nil), r.replicas...) {
+		if now.Sub(rl.ackTime) > timeout {
+			r.s.Logf('#', "Disconnecting timedout replica: %s:%d", rl.ip, rl.port)
+			r.dropReplica(rl)
+		}
+	}
+}
+
+func (r *replState) notifyAck() {
+	close(r.ackCh)
+	r.ackCh = make(chan struct{})
+}
+
+// ---- commands ----
+
+func (r *replState) registerCommands() {
+	s := r.s
+	s.Register(&Command{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti, Group: "server", Handler: r.cmdPsync})
+	s.Register(&Command{Name: "sync", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoMulti, Group: "server", Handler: r.cmdPsync})
+	s.Register(&Command{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy, Group: "server", Handler: r.cmdReplconf})
+	s.Register(&Command{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Handler: r.cmdWait})
+	s.Register(&Command{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Handler: r.cmdRole})
+	for _, n := range []string{"replicaof", "slaveof"} {
+		s.Register(&Command{Name: n, Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale, Group: "server", Handler: r.cmdReplicaof})
+	}
+}
+
+func (r *replState) cmdReplconf(c *Client, argv [][]byte) {
+	if (len(argv)-1)%2 != 0 {
+		c.Error(ErrSyntax)
+		return
+	}
+	ce := cext(c)
+	for i := 1; i+1 < len(argv); i += 2 {
+		opt := strings.ToLower(string(argv[i]))
+		val := string(argv[i+1])
+		switch opt {
+		case "listening-port":
+			p, err := strconv.Atoi(val)
+			if err != nil {
+				c.Error(ErrNotInt)
+				return
+			}
+			ce.listenPort = p
+		case "ip-address":
+			ce.listenIP = val
+		case "capa", "rdb-only", "rdb-filter-only":
+		case "ack", "fack":
+			if ce.replica != nil {
+				if off, err := strconv.ParseInt(val, 10, 64); err == nil && off > ce.replica.ackOff {
+					ce.replica.ackOff = off
+				}
+				ce.replica.ackTime = time.Now()
+				r.notifyAck()
+			}
+			return // no reply
+		case "getack":
+			if c.conn == nil && r.isReplica() {
+				return // handled by the stream reader
+			}
+		default:
+			c.Error("ERR Unrecognized REPLCONF option: " + string(argv[i]))
+			return
+		}
+	}
+	c.OK()
+}
+
+func (r *replState) cmdPsync(c *Client, argv [][]byte) {
+	s := r.s
+	if c.conn == nil {
+		c.Error("ERR PSYNC from an internal client")
+		return
+	}
+	ce := cext(c)
+	if ce.replica != nil {
+		return // already a replica: ignore
+	}
+	if r.isReplica() && r.state != "connected" {
+		c.Error("NOMASTERLINK Can't SYNC while not connected with my master")
+		return
+	}
+	host, _, _ := net.SplitHostPort(c.addr)
+	if ce.listenIP != "" {
+		host = ce.listenIP
+	}
+	rl := &replicaLink{r: r, c: c, conn: c.conn, ip: host, port: ce.listenPort,
+		notify: make(chan struct{}, 1), done: make(chan struct{}), ackTime: time.Now()}
+	var head []byte
+	partial := false
+	if len(argv) == 3 {
+		id := string(argv[1])
+		off, err := strconv.ParseInt(string(argv[2]), 10, 64)
+		first := r.offset - int64(len(r.backlog)) + 1
+		if err == nil && (id == r.replid || (id == r.replid2 && off <= r.secondOffset)) && off >= first && off <= r.offset+1 {
+			partial = true
+			head = fmt.Appendf(nil, "+CONTINUE %s\r\n", r.replid)
+			head = append(head, r.backlog[off-first:]...)
+			s.Logf('*', "Partial resynchronization request from %s:%d accepted. Sending %d bytes of backlog starting from offset %d.", host, rl.port, r.offset+1-off, off)
+			rl.ackOff = off - 1
+		}
+	}
+	if !partial {
+		var snap []byte
+		s.Snapshot(func(argv ...[]byte) { snap = appendCommand(snap, argv) })
+		if s.prop.started {
+			snap = appendCommand(snap, [][]byte{[]byte("SELECT"), itob(int64(s.prop.lastDB))})
+		}
+		head = fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", r.replid, r.offset)
+		head = resp.AppendBulk(head, snap)
+		s.Logf('*', "Full resync requested by replica %s:%d; sending %d bytes of dataset at offset %d", host, rl.port, len(snap), r.offset)
+	}
+	rl.buf = head
+	ce.replica = rl
+	r.replicas = append(r.replicas, rl)
+	rl.notify <- struct{}{}
+	go rl.writeLoop()
+}
+
+func (r *replState) countAcked(target int64) int {
+	n := 0
+	for _, rl := range r.replicas {
+		if rl.ackOff >= target {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *replState) cmdWait(c *Client, argv [][]byte) {
+	s := r.s
+	want, ok := parseInt(argv[1])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	t, ok := parseInt(argv[2])
+	if !ok {
+		c.Error("ERR timeout is not an integer or out of range")
+		return
+	}
+	if t < 0 {
+		c.Error("ERR timeout is negative")
+		return
+	}
+	if r.isReplica() {
+		c.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	target := cext(c).woff
+	n := r.countAcked(target)
+	if int64(n) >= want || c.multi || s.prop.depth > 0 || c.inScript || c.conn == nil {
+		c.Int(int64(n))
+		return
+	}
+	// Ask the replicas for an ACK now instead of waiting for the next second.
+	r.feed(appendCommand(r.enc[:0], [][]byte{[]byte("REPLCONF"), []byte("GETACK"), []byte("*")}))
+	var deadline <-chan time.Time
+	if t > 0 {
+		tm := time.NewTimer(time.Duration(t) * time.Millisecond)
+		defer tm.Stop()
+		deadline = tm.C
+	}
+	for {
+		ch := r.ackCh
+		s.mu.Unlock()
+		timedOut := false
+		select {
+		case <-ch:
+		case <-deadline:
+			timedOut = true
+		case <-s.shutdown:
+			timedOut = true
+		}
+		s.mu.Lock()
+		n = r.countAcked(target)
+		if int64(n) >= want || timedOut || c.killed.Load() {
+			break
+		}
+	}
+	c.Int(int64(n))
+}
+
+func (r *replState) cmdRole(c *Client, argv [][]byte) {
+	if r.isReplica() {
+		c.Array(5)
+		c.BulkString("slave")
+		c.BulkString(r.masterHost)
+		c.Int(int64(r.masterPort))
+		c.BulkString(r.state)
+		if r.state == "connected" {
+			c.Int(r.offset)
+		} else {
+			c.Int(-1)
+		}
+		return
+	}
+	c.Array(3)
+	c.BulkString("master")
+	c.Int(r.offset)
+	c.Array(len(r.replicas))
+	for _, rl := range r.replicas {
+		c.Array(3)
+		c.BulkString(rl.ip)
+		c.BulkString(strconv.Itoa(rl.port))
+		c.BulkString(strconv.FormatInt(rl.ackOff, 10))
+	}
+}
+
+func (r *replState) cmdReplicaof(c *Client, argv [][]byte) {
+	if r.s.cfg.ClusterEnabled {
+		c.Error("ERR REPLICAOF not allowed in cluster mode.")
+		return
+	}
+	if strings.EqualFold(string(argv[1]), "no") && strings.EqualFold(string(argv[2]), "one") {
+		r.becomeMaster()
+		c.OK()
+		return
+	}
+	port, err := strconv.Atoi(string(argv[2]))
+	if err != nil || port < 0 || port > 65535 {
+		c.Error("ERR Invalid master port")
+		return
+	}
+	if r.isReplica() && r.masterHost == string(argv[1]) && r.masterPort == port {
+		c.Simple("OK Already connected to specified master")
+		return
+	}
+	r.setMaster(string(argv[1]), port)
+	c.OK()
+}
+
+// checkWrite refuses writes on a read-only replica and below
+// min-replicas-to-write (server lock held).
+func (r *replState) checkWrite(c *Client, cmd *Command, argv [][]byte) string {
+	write := cmd.Flags&FlagWrite != 0
+	if cmd.Name == "exec" && c.multi {
+		for _, q := range c.queue {
+			if qc := r.s.Lookup(q[0]); qc != nil && qc.Flags&FlagWrite != 0 {
+				write = true
+				break
+			}
+		}
+	}
+	if !write {
+		return ""
+	}
+	cfg := r.s.cfg
+	if r.isReplica() {
+		if cfg.ReplicaReadOnly {
+			return "READONLY You can't write against a read only replica."
+		}
+		return ""
+	}
+	if cfg.MinReplicasToWrite > 0 && r.goodReplicas() < cfg.MinReplicasToWrite {
+		return "NOREPLICAS Not enough good replicas to write."
+	}
+	return ""
+}
+
+func (r *replState) goodReplicas() int {
+	lag := time.Duration(r.s.cfg.MinReplicasMaxLag) * time.Second
+	n := 0
+	now := time.Now()
+	for _, rl := range r.replicas {
+		if now.Sub(rl.ackTime) <= lag {
+			n++
+		}
+	}
+	return n
+}
+
+// ---- INFO ----
+
+func (r *replState) info() string {
+	var b strings.Builder
+	kv := func(k string, v any) { fmt.Fprintf(&b, "%s:%v\r\n", k, v) }
+	now := time.Now()
+	if r.isReplica() {
+		kv("role", "slave")
+		kv("master_host", r.masterHost)
+		kv("master_port", r.masterPort)
+		up := r.state == "connected" && r.linkUp.Load()
+		if up {
+			kv("master_link_status", "up")
+			kv("master_last_io_seconds_ago", (now.UnixMilli()-r.lastIOA.Load())/1000)
+		} else {
+			kv("master_link_status", "down")
+			kv("master_last_io_seconds_ago", -1)
+		}
+		kv("master_sync_in_progress", b2i(r.state == "sync"))
+		kv("slave_read_repl_offset", r.offset)
+		kv("slave_repl_offset", r.offset)
+		if !up {
+			kv("master_link_down_since_seconds", (now.UnixMilli()-r.downSinceA.Load())/1000)
+		}
+		kv("slave_priority", r.s.cfg.ReplicaPriority)
+		kv("slave_read_only", b2i(r.s.cfg.ReplicaReadOnly))
+		kv("replica_announced", 1)
+	} else {
+		kv("role", "master")
+	}
+	kv("connected_slaves", len(r.replicas))
+	if r.s.cfg.MinReplicasToWrite > 0 {
+		kv("min_slaves_good_slaves", r.goodReplicas())
+	}
+	for i, rl := range r.replicas {
+		fmt.Fprintf(&b, "slave%d:ip=%s,port=%d,state=online,offset=%d,lag=%d\r\n", i, rl.ip, rl.port, rl.ackOff, int64(now.Sub(rl.ackTime).Seconds()))
+	}
+	kv("master_failover_state", "no-failover")
+	kv("master_replid", r.replid)
+	kv("master_replid2", r.replid2)
+	kv("master_repl_offset", r.offset)
+	kv("second_repl_offset", r.secondOffset)
+	kv("repl_backlog_active", 1)
+	kv("repl_backlog_size", r.s.cfg.ReplBacklogSize)
+	kv("repl_backlog_first_byte_offset", r.offset-int64(len(r.backlog))+1)
+	kv("repl_backlog_histlen", len(r.backlog))
+	return b.String()
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// ---- role changes (server lock held) ----
+
+// setMaster makes this node a replica of host:port.
+func (r *replState) setMaster(host string, port int) {
+	if r.masterHost == host && r.masterPort == port && r.stopCh != nil {
+		return
+	}
+	r.stopReplica()
+	wasMaster := !r.isReplica()
+	r.masterHost, r.masterPort = host, port
+	r.s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
+	r.s.SetReplicaMode(true)
+	if wasMaster {
+		// Our own history becomes the cached master's: a PSYNC can continue
+		// from it if the new master's history contains it.
+		r.s.Logf('*', "Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.")
+	}
+	r.closeReplicas()
+	r.state = "connect"
+	r.gen++
+	r.stopCh = make(chan struct{})
+	r.s.Logf('*', "Connecting to MASTER %s:%d", host, port)
+	go r.replicaLoop(r.gen, host, port, r.stopCh)
+}
+
+// becomeMaster stops replicating and keeps the data under a new replid; the
+// old one stays valid (replid2) up to the current offset.
+func (r *replState) becomeMaster() {
+	if !r.isReplica() {
+		return
+	}
+	r.stopReplica()
+	r.masterHost, r.masterPort = "", 0
+	r.s.cfg.ReplicaOf = ""
+	r.s.SetReplicaMode(false)
+	r.replid2 = r.replid
+	r.secondOffset = r.offset + 1
+	r.replid = randomHex(40)
+	r.state = "connect"
+	r.gen++
+	// Sub-replicas must learn the new replid.
+	r.closeReplicas()
+	r.s.Logf('*', "MASTER MODE enabled (new replication ID %s, previous %s valid up to offset %d)", r.replid, r.replid2, r.secondOffset-1)
+}
+
+func (r *replState) stopReplica() {
+	if r.stopCh != nil {
+		close(r.stopCh)
+		r.stopCh = nil
+	}
+	if r.linkConn != nil {
+		r.linkConn.Close()
+		r.linkConn = nil
+	}
+	if r.linkUp.Load() {
+		r.linkUp.Store(false)
+		r.downSinceA.Store(time.Now().UnixMilli())
+	}
+	r.masterCl = nil
+}
+
+// ---- replica side ----
+
+func (r *replState) replicaLoop(gen int64, host string, port int, stop chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-r.s.shutdown:
+			return
+		default:
+		}
+		err := r.syncWithMaster(gen, host, port, stop)
+		r.s.mu.Lock()
+		current := r.gen == gen
+		if current {
+			if r.linkUp.Load() {
+				r.linkUp.Store(false)
+				r.downSinceA.Store(time.Now().UnixMilli())
+			}
+			r.state = "connect"
+			r.linkConn = nil
+		}
+		r.s.mu.Unlock()
+		if !current {
+			return
+		}
+		if err != nil {
+			r.s.Logf('#', "Replication with MASTER %s:%d: %v", host, port, err)
+		}
+		select {
+		case <-stop:
+			return
+		case <-r.s.shutdown:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+var errStale = errors.New("master changed")
+
+type masterConn struct {
+	conn net.Conn
+	rd   *bufio.Reader
+	wmu  sync.Mutex
+}
+
+func (m *masterConn) send(argv ...string) error {
+	var b []byte
+	b = resp.AppendArray(b, len(argv))
+	for _, a := range argv {
+		b = resp.AppendBulkString(b, a)
+	}
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	m.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err := m.conn.Write(b)
+	return err
+}
+
+func (m *masterConn) line(timeout time.Duration) (string, error) {
+	m.conn.SetReadDeadline(time.Now().Add(timeout))
+	l, err := m.rd.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(l, "\r\n"), nil
+}
+
+func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan struct{}) error {
+	s := r.s
+	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	s.mu.Lock()
+	if r.gen != gen {
+		s.mu.Unlock()
+		return errStale
+	}
+	r.linkConn = conn
+	r.state = "connecting"
+	s.mu.Unlock()
+	m := &masterConn{conn: conn, rd: bufio.NewReaderSize(conn, 64<<10)}
+	if s.cfg.MasterAuth != "" {
+		m.send("AUTH", s.cfg.MasterAuth)
+		if l, err := m.line(timeout); err != nil || !strings.HasPrefix(l, "+") {
+			return fmt.Errorf("AUTH to MASTER failed: %q %v", l, err)
+		}
+	}
+	m.send("PING")
+	if l, err := m.line(timeout); err != nil {
+		return err
+	} else if strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "-NOAUTH") && !strings.HasPrefix(l, "-NOPERM") && !strings.HasPrefix(l, "-ERR operation not permitted") {
+		// Redis accepts other errors here too.
+	} else if strings.HasPrefix(l, "-NOAUTH") {
+		return errors.New("MASTER aborted replication with an error: " + l[1:])
+	}
+	lport := s.cfg.Port
+	if s.cfg.ClusterAnnouncePort != 0 {
+		lport = s.cfg.ClusterAnnouncePort
+	}
+	m.send("REPLCONF", "listening-port", strconv.Itoa(lport))
+	if _, err := m.line(timeout); err != nil {
+		return err
+	}
+	if s.cfg.ClusterAnnounceIP != "" {
+		m.send("REPLCONF", "ip-address", s.cfg.ClusterAnnounceIP)
+		if _, err := m.line(timeout); err != nil {
+			return err
+		}
+	}
+	m.send("REPLCONF", "capa", "eof", "capa", "psync2")
+	if _, err := m.line(timeout); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	id, off := r.replid, r.offset+1
+	s.mu.Unlock()
+	m.send("PSYNC", id, strconv.FormatInt(off, 10))
+	l, err := m.line(timeout)
+	if err != nil {
+		return err
+	}
+	switch {
+	case strings.HasPrefix(l, "+FULLRESYNC"):
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			return fmt.Errorf("bad FULLRESYNC reply %q", l)
+		}
+		moff, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return fmt.Errorf("bad FULLRESYNC offset %q", l)
+		}
+		s.mu.Lock()
+		if r.gen == gen {
+			r.state = "sync"
+		}
+		s.mu.Unlock()
+		s.Logf('*', "Full resync from master: %s:%d", f[1], moff)
+		hdr, err := m.line(timeout)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(hdr, "$") {
+			return fmt.Errorf("bad snapshot header %q", hdr)
+		}
+		n, err := strconv.Atoi(hdr[1:])
+		if err != nil || n < 0 {
+			return fmt.Errorf("bad snapshot header %q", hdr)
+		}
+		data := make([]byte, n+2)
+		conn.SetReadDeadline(time.Now().Add(timeout + time.Duration(n/(1<<20))*time.Second))
+		if _, err := io.ReadFull(m.rd, data); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if r.gen != gen {
+			s.mu.Unlock()
+			return errStale
+		}
+		s.FlushAll()
+		mc := s.NewInternalClient()
+		cext(mc).master = true
+		keys := applyCommands(s, mc, data[:n])
+		r.masterCl = mc
+		r.replid = f[1]
+		r.replid2 = strings.Repeat("0", 40)
+		r.secondOffset = -1
+		r.offset = moff
+		r.offsetA.Store(moff)
+		r.backlog = r.backlog[:0]
+		s.mu.Unlock()
+		s.Logf('*', "MASTER <-> REPLICA sync: Finished with success (%d commands loaded)", keys)
+	case strings.HasPrefix(l, "+CONTINUE"):
+		f := strings.Fields(l)
+		s.mu.Lock()
+		if r.gen != gen {
+			s.mu.Unlock()
+			return errStale
+		}
+		if len(f) == 2 && f[1] != r.replid {
+			r.replid2 = r.replid
+			r.secondOffset = r.offset + 1
+			r.replid = f[1]
+		}
+		if r.masterCl == nil {
+			mc := s.NewInternalClient()
+			cext(mc).master = true
+			r.masterCl = mc
+		}
+		s.mu.Unlock()
+		s.Logf('*', "Successful partial resynchronization with master.")
+	default:
+		return fmt.Errorf("unexpected reply to PSYNC: %q", l)
+	}
+	s.mu.Lock()
+	if r.gen != gen {
+		s.mu.Unlock()
+		return errStale
+	}
+	r.state = "connected"
+	r.lastIOA.Store(time.Now().UnixMilli())
+	r.linkUp.Store(true)
+	mc := r.masterCl
+	s.mu.Unlock()
+	s.Logf('*', "MASTER <-> REPLICA sync: Master accepted a Partial/Full Resynchronization, link up")
+
+	// ACK every second.
+	ackStop := make(chan struct{})
+	defer close(ackStop)
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ackStop:
+				return
+			case <-t.C:
+				m.send("REPLCONF", "ACK", strconv.FormatInt(r.offsetA.Load(), 10))
+			}
+		}
+	}()
+	return r.readStream(gen, m, mc, timeout)
+}
+
+// applyCommands runs a RESP command stream with the master client (lock
+// held) and returns how many commands it ran.
+func applyCommands(s *Server, mc *Client, data []byte) int {
+	var p resp.Parser
+	p.MaxBulk = 1 << 40
+	var args [][]byte
+	n := 0
+	for len(data) > 0 {
+		var m int
+		var err error
+		args, m, _, err = p.Parse(data, args)
+		if err != nil || m == 0 {
+			break
+		}
+		data = data[m:]
+		if len(args) > 0 {
+			s.Exec(mc, args)
+			n++
+		}
+	}
+	return n
+}
+
+func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout time.Duration) error {
+	s := r.s
+	var p resp.Parser
+	p.MaxBulk = 1 << 40
+	buf := make([]byte, 64<<10)
+	start, end := 0, 0
+	var args [][]byte
+	for {
+		if end == len(buf) {
+			if start > 0 {
+				copy(buf, buf[start:end])
+				end -= start
+				start = 0
+			} else {
+				nb := make([]byte, 2*len(buf))
+				copy(nb, buf[:end])
+				buf = nb
+			}
+		}
+		m.conn.SetReadDeadline(time.Now().Add(timeout))
+		n, err := m.rd.Read(buf[end:])
+		if n > 0 {
+			end += n
+			r.lastIOA.Store(time.Now().UnixMilli())
+		}
+		if err != nil {
+			return err
+		}
+		getack := false
+		s.mu.Lock()
+		if r.gen != gen {
+			s.mu.Unlock()
+			return errStale
+		}
+		for start < end {
+			var used, need int
+			args, used, need, err = p.Parse(buf[start:end], args)
+			if err != nil {
+				s.mu.Unlock()
+				return err
+			}
+			if used == 0 {
+				if need > len(buf)-start {
+					nb := make([]byte, need+len(buf))
+					copy(nb, buf[start:end])
+					end -= start
+					start = 0
+					buf = nb
+				}
+				break
+			}
+			raw := buf[start : start+used]
+			start += used
+			if len(args) >= 2 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "getack") {
+				getack = true
+			} else if len(args) > 0 {
+				s.Exec(mc, args)
+			}
+			r.feed(raw)
+		}
+		s.mu.Unlock()
+		if start == end {
+			start, end = 0, 0
+		}
+		if getack {
+			m.send("REPLCONF", "ACK", strconv.FormatInt(r.offsetA.Load(), 10))
+		}
+	}
+}
