@@ -306,3 +306,14 @@ func stretch(ops []history.Op, seconds int64) []history.Op {
 	}
 	return ops
 }
+
+// BenchmarkScaling checks histories of 250k and 1M ops to show the cost is
+// near-linear in the history size (ops per key held constant).
+func BenchmarkScaling(b *testing.B) {
+	for _, n := range []int{250, 1000} { // keys; 1000 ops per key
+		b.Run(fmt.Sprintf("counter-%dk", n), func(b *testing.B) { runBench(b, Counter(), genCounter(1, n, 1000, 5, 0.01)) })
+		b.Run(fmt.Sprintf("set-%dk", n), func(b *testing.B) { runBench(b, Set(), genSet(1, n, 1000, 5, 0.01, 0.01)) })
+		b.Run(fmt.Sprintf("register-%dk", n), func(b *testing.B) { runBench(b, Linearizable(), genRegister(1, n, 1000, 5, 0.02)) })
+		b.Run(fmt.Sprintf("list-append-%dk", n), func(b *testing.B) { runBench(b, ListAppend(), genListAppend(1, n*1000, 10)) })
+	}
+}
