@@ -550,7 +550,7 @@ func (c *Config) Get(pattern string, match func(pattern, name string) bool) [][2
 	var out [][2]string
 	for _, d := range redisDirectives {
 		for _, n := range []string{d.name, d.alias} {
-			if n == "" || seen[n] || !match(pattern, n) {
+			if n == "" || seen[n] || (hidden[n] && pattern != n) || !match(pattern, n) {
 				continue
 			}
 			seen[n] = true
@@ -559,7 +559,7 @@ func (c *Config) Get(pattern string, match func(pattern, name string) bool) [][2
 			} else if v, ok := c.Unsupported[d.name]; ok {
 				out = append(out, [2]string{n, v})
 			} else {
-				out = append(out, [2]string{n, ""})
+				out = append(out, [2]string{n, redisDefaults[d.name]})
 			}
 		}
 	}

@@ -7,6 +7,12 @@ type directive struct {
 	multi bool // takes a variable number of arguments
 }
 
+// hidden directives are returned by CONFIG GET only for their exact name.
+var hidden = map[string]bool{
+	"use-exit-on-panic": true, "rdb-key-save-delay": true, "key-load-delay": true,
+	"watchdog-period": true, "loading-process-events-interval-bytes": true,
+}
+
 // redisDirectives lists every standard directive of Redis 7.0.15.
 var redisDirectives = []directive{
 	{"rdbchecksum", "", false},
@@ -183,4 +189,8 @@ var redisDirectives = []directive{
 	{"bind", "", true},
 	{"replicaof", "slaveof", true},
 	{"latency-tracking-info-percentiles", "", true},
+	{"server_cpulist", "", false},
+	{"bio_cpulist", "", false},
+	{"aof_rewrite_cpulist", "", false},
+	{"bgsave_cpulist", "", false},
 }
