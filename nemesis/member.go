@@ -33,7 +33,11 @@ func (n *Nemesis) member(ctx context.Context, st Step, t *topo, rng *rand.Rand) 
 	switch mode {
 	case "add":
 		a.start = func(ctx context.Context) (map[string]any, error) {
-			return n.addMember(ctx, t)
+			res, err := n.addMember(ctx, t)
+			if name, ok := res["added"].(string); ok {
+				a.nodes = []string{name} // the completion names the new node
+			}
+			return res, err
 		}
 	case "remove":
 		victim := pickOne(rng, prim)

@@ -54,7 +54,6 @@ type Nemesis struct {
 	cut       bool
 	open      map[int]openSlot // migrations left open on purpose or by an error
 	origNodes int
-	steps     int
 	epochPair [2]string // last source/target pair awaitEpoch checked
 }
 
@@ -229,9 +228,6 @@ func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
 			return nil
 		}
 		st := n.planner.next()
-		n.mu.Lock()
-		n.steps++
-		n.mu.Unlock()
 		began := time.Now()
 		a := n.fire(ctx, rec, st)
 		if a != nil && a.stop != nil {
