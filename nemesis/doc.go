@@ -28,7 +28,9 @@
 //	member     add (Grower.AddNode, CLUSTER MEET, move 1/(m+1) of every
 //	           primary's slots onto it), remove (drain a primary's slots to the
 //	           others, re-home its replicas, CLUSTER FORGET on every node, CLUSTER
-//	           RESET SOFT, Grower.RemoveNode). Needs cluster.Grower.
+//	           RESET SOFT, Grower.RemoveNode). remove becomes add unless three
+//	           primaries keep slots; add becomes remove once the cluster has
+//	           grown by two nodes. Needs cluster.Grower.
 //
 // "all" means every fault the target supports. An explicitly named fault the
 // target cannot cause is an error from New naming the fault and the target.

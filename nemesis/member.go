@@ -13,15 +13,16 @@ import (
 )
 
 // member adds a node and rebalances slots onto it, or drains a primary and
-// removes it. "remove" turns into "add" when fewer than three primaries own
-// slots; "add" turns into "remove" once the cluster has grown by two nodes.
+// removes it. "remove" turns into "add" unless at least three primaries
+// would keep slots (with two, losing one leaves no majority to elect a
+// replica); "add" turns into "remove" once the cluster has grown by two nodes.
 func (n *Nemesis) member(ctx context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
 	prim := t.primaries()
 	mode := st.Mode
-	if mode == "remove" && len(prim) < 3 {
+	if mode == "remove" && len(prim) <= 3 {
 		mode = "add"
 	}
-	if mode == "add" && len(t.Members) >= n.origNodes+2 && len(prim) >= 3 {
+	if mode == "add" && len(t.Members) >= n.origNodes+2 && len(prim) > 3 {
 		mode = "remove"
 	}
 	for _, m := range prim {

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -208,5 +209,23 @@ func TestKeySlot(t *testing.T) {
 		if got := keySlot(key); got != want {
 			t.Errorf("keySlot(%q) = %d, want %d", key, got, want)
 		}
+	}
+}
+
+func TestMemberModeKeepsThreePrimaries(t *testing.T) {
+	n := &Nemesis{origNodes: 6}
+	tp := fakeTopo([]int{1, 2, 3, 4, 5, 6})
+	a, err := n.member(context.Background(), Step{Fault: "member", Mode: "remove"}, tp, stepRand(Step{}))
+	if err != nil || a.detail["effective"] != "add" {
+		t.Fatalf("remove with 3 primaries: %v %v", a.detail, err)
+	}
+	// Two more primaries: add turns into remove.
+	for i := 7; i <= 8; i++ {
+		tp.Members = append(tp.Members, member{Node: cluster.Node{Name: fmt.Sprintf("n%d", i)}, ID: fmt.Sprintf("id%d", i),
+			Primary: true, Reachable: true, Slots: []int{16000 + i}})
+	}
+	a, err = n.member(context.Background(), Step{Fault: "member", Mode: "add"}, tp, stepRand(Step{}))
+	if err != nil || a.detail["effective"] != "remove" || len(a.nodes) != 1 {
+		t.Fatalf("add after growing by two: %v %v %v", a.detail, a.nodes, err)
 	}
 }
