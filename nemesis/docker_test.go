@@ -108,6 +108,7 @@ func TestDockerMemberAddAndRemove(t *testing.T) {
 		t.Fatalf("add: %v", d["error"])
 	}
 	id := d["id"].(string)
+	t.Logf("member add moved %v slots in %v ms", d["slots_moved"], d["took_ms"])
 	if len(cl.Nodes()) != 7 {
 		t.Fatalf("%d nodes after add", len(cl.Nodes()))
 	}
@@ -132,6 +133,7 @@ func TestDockerMemberAddAndRemove(t *testing.T) {
 	if d["error"] != nil {
 		t.Fatalf("remove: %v", d["error"])
 	}
+	t.Logf("member remove moved %v slots in %v ms", d["slots_moved"], d["took_ms"])
 	if len(cl.Nodes()) != 6 {
 		t.Fatalf("%d nodes after remove", len(cl.Nodes()))
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -301,4 +302,59 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestExternalClusterWithPauseHook drives an external cluster (no fault
+// interfaces) through a --nemesis-hook that pauses redis-server processes.
+func TestExternalClusterWithPauseHook(t *testing.T) {
+	c := startLocal(t, 3, 0)
+	ext, err := cluster.External(c.addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New([]string{"pause"}, ext, opts()); !errHas(err, "pause", "external", "--nemesis-hook pause") {
+		t.Fatalf("pause without a hook: %v", err)
+	}
+	dir := t.TempDir()
+	c.mu.Lock()
+	for _, n := range c.nodes {
+		if err := os.WriteFile(fmt.Sprintf("%s/%d.pid", dir, n.port), []byte(strconv.Itoa(n.cmd.Process.Pid)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Unlock()
+	hook := `pid=$(cat ` + dir + `/${REDLINE_ADDR##*:}.pid); case $REDLINE_ACTION in pause) kill -STOP $pid;; resume) kill -CONT $pid;; *) exit 1;; esac`
+	nem, err := New([]string{"pause"}, ext, Options{Interval: time.Second, Seed: 1, NodeTimeout: testNodeTimeout,
+		Hooks: map[string]string{"pause": hook}, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &memRecorder{}
+	ctx := context.Background()
+	a := nem.fire(ctx, rec, Step{Fault: "pause", Mode: "one", Seed: 1})
+	if a == nil {
+		t.Fatalf("pause did not start: %s", rec.all()[len(rec.all())-1].Detail)
+	}
+	var target string
+	for _, n := range ext.Nodes() {
+		if n.Name == a.nodes[0] {
+			target = n.Addr
+		}
+	}
+	ping := func() error {
+		cl := cluster.AdminClient(target)
+		defer cl.Close()
+		pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		return cl.Ping(pctx).Err()
+	}
+	if ping() == nil {
+		t.Fatalf("%s answers PING while paused by the hook", target)
+	}
+	if err := nem.Heal(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := ping(); err != nil {
+		t.Fatalf("%s does not answer after heal: %v", target, err)
+	}
 }
