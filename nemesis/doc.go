@@ -18,7 +18,12 @@
 //	migrate    slot, storm (8..64 slots), abort-stable, abort-half. Slots move
 //	           the way redis-cli moves them: SETSLOT IMPORTING on the target,
 //	           MIGRATING on the source, GETKEYSINSLOT 10 + MIGRATE ... REPLACE
-//	           KEYS until empty, SETSLOT NODE on target, source, other primaries.
+//	           KEYS until empty, SETSLOT NODE on target, source, other primaries
+//	           (member moves thousands of slots: the same commands per slot,
+//	           pipelined 64 slots at a time). Before SETSLOT NODE the target
+//	           must know the source's config epoch, else Redis 7.0 can end
+//	           with a slot nobody claims; Heal re-claims such slots
+//	           (SETSLOT NODE on the holder + CLUSTER BUMPEPOCH).
 //	           abort-stable opens a slot and leaves it open while held; stop
 //	           undoes it with SETSLOT STABLE (target first) if the target got no
 //	           keys through ASK, else finishes it. abort-half moves one batch of
