@@ -29,8 +29,19 @@ type ext struct {
 	slots []int
 	keys  [][]byte
 
-	mig migrateConns
+	mig  migrateConns
+	opts extOptions
 }
+
+// extOptions let tests run whole clusters in one process over an in-memory
+// network: the bus transport and the dialer replicas use to reach a master.
+type extOptions struct {
+	transport  bus.Transport
+	dialMaster func(addr string) (net.Conn, error)
+}
+
+// extOptionsFor, when set (tests), supplies the options of each server.
+var extOptionsFor func(s *Server) extOptions
 
 // clientExt is the per-connection state of cluster mode and replication.
 type clientExt struct {
@@ -75,6 +86,9 @@ func (s *Server) ClusterBus() *bus.Bus {
 
 func (s *Server) startExt() error {
 	e := &ext{s: s, events: make(chan cluster.Event, 1024), done: make(chan struct{})}
+	if extOptionsFor != nil {
+		e.opts = extOptionsFor(s)
+	}
 	e.repl = newReplState(e)
 	s.ext = e
 	e.registerCommands()
@@ -183,6 +197,7 @@ func (e *ext) startCluster() error {
 		Node:       n,
 		ListenAddr: net.JoinHostPort(host, strconv.Itoa(cport)),
 		ConfigPath: path,
+		Transport:  e.opts.transport,
 		OnReady:    e.onReady,
 		BeforeTick: e.beforeTick,
 	})

@@ -651,7 +651,14 @@ func (m *masterConn) line(timeout time.Duration) (string, error) {
 func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan struct{}) error {
 	s := r.s
 	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), 5*time.Second)
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	var conn net.Conn
+	var err error
+	if d := r.e.opts.dialMaster; d != nil {
+		conn, err = d(addr)
+	} else {
+		conn, err = net.DialTimeout("tcp", addr, 5*time.Second)
+	}
 	if err != nil {
 		return err
 	}
