@@ -66,7 +66,9 @@
 // key is anomalous; the keys first get a fair slice each, then the
 // undecided ones share the rest, so a few hard keys cannot starve the
 // others. Keys with several indeterminate writes use an equivalent pooled
-// model (linpool.go) that keeps the search from exploding. A read of a
+// model (linpool.go) that keeps the search from exploding when those
+// writes are observed late (as after a pause or a kill); indeterminate cas
+// ops still return at infinity. A read of a
 // value no write produced is flagged without a search. stale_reads counts
 // reads that returned a value that a later, completed write had certainly
 // replaced before the read began. Cost grows faster than linearly with the

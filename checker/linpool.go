@@ -34,6 +34,13 @@ type poolCfg struct {
 	exists bool
 	cur    int64
 	pool   []int64 // sorted multiset of pending writes
+	ph     uint64  // hash of the pool, kept up to date: the sum of itemHash
+}
+
+func itemHash(v int64) uint64 {
+	x := uint64(v) * 0x9E3779B97F4A7C15
+	x ^= x >> 29
+	return x*0xBF58476D1CE4E5B9 + 1
 }
 
 type poolState []poolCfg
@@ -47,6 +54,8 @@ func cmpCfg(a, b poolCfg) int {
 		return 1
 	case a.cur != b.cur:
 		return cmpInt(a.cur, b.cur)
+	case len(a.pool) != len(b.pool):
+		return len(a.pool) - len(b.pool)
 	}
 	return slices.Compare(a.pool, b.pool)
 }
@@ -91,7 +100,7 @@ func stepCfg(out []poolCfg, c poolCfg, in regInput, o regOutput) []poolCfg {
 	holds := func(v int64) bool { return c.exists && c.cur == v }
 	switch in.kind {
 	case regEnable:
-		return append(out, poolCfg{c.exists, c.cur, poolWith(c.pool, in.a)})
+		return append(out, poolCfg{c.exists, c.cur, poolWith(c.pool, in.a), c.ph + itemHash(in.a)})
 	case regRead:
 		switch {
 		case !o.exists:
@@ -101,17 +110,17 @@ func stepCfg(out []poolCfg, c poolCfg, in regInput, o regOutput) []poolCfg {
 		case holds(o.v):
 			out = append(out, c)
 		case poolHas(c.pool, o.v):
-			out = append(out, poolCfg{true, o.v, poolWithout(c.pool, o.v)})
+			out = append(out, poolCfg{true, o.v, poolWithout(c.pool, o.v), c.ph - itemHash(o.v)})
 		}
 	case regWrite:
-		out = append(out, poolCfg{true, in.a, c.pool})
+		out = append(out, poolCfg{true, in.a, c.pool, c.ph})
 	case regCAS:
 		if o.known { // swapped
 			switch {
 			case holds(in.a):
-				out = append(out, poolCfg{true, in.b, c.pool})
+				out = append(out, poolCfg{true, in.b, c.pool, c.ph})
 			case poolHas(c.pool, in.a):
-				out = append(out, poolCfg{true, in.b, poolWithout(c.pool, in.a)})
+				out = append(out, poolCfg{true, in.b, poolWithout(c.pool, in.a), c.ph - itemHash(in.a)})
 			}
 			return out
 		}
@@ -120,9 +129,9 @@ func stepCfg(out []poolCfg, c poolCfg, in regInput, o regOutput) []poolCfg {
 		out = append(out, c)
 		switch {
 		case holds(in.a):
-			out = append(out, poolCfg{true, in.b, c.pool})
+			out = append(out, poolCfg{true, in.b, c.pool, c.ph})
 		case poolHas(c.pool, in.a):
-			out = append(out, poolCfg{true, in.b, poolWithout(c.pool, in.a)})
+			out = append(out, poolCfg{true, in.b, poolWithout(c.pool, in.a), c.ph - itemHash(in.a)})
 		}
 	case regCASMismatch:
 		if !holds(in.a) {
@@ -134,7 +143,7 @@ func stepCfg(out []poolCfg, c poolCfg, in regInput, o regOutput) []poolCfg {
 			if v == in.a || (i > 0 && c.pool[i-1] == v) {
 				continue
 			}
-			out = append(out, poolCfg{true, v, poolWithout(c.pool, v)})
+			out = append(out, poolCfg{true, v, poolWithout(c.pool, v), c.ph - itemHash(v)})
 		}
 	}
 	return out
@@ -179,20 +188,18 @@ var pooledRegisterModel = porcupine.Model{
 	},
 	Equal: func(a, b any) bool {
 		x, y := a.(poolState), b.(poolState)
-		return slices.EqualFunc(x, y, func(p, q poolCfg) bool { return cmpCfg(p, q) == 0 })
+		return slices.EqualFunc(x, y, func(p, q poolCfg) bool {
+			return p.ph == q.ph && p.exists == q.exists && p.cur == q.cur && slices.Equal(p.pool, q.pool)
+		})
 	},
 	Hash: func(st any) uint64 {
 		h := uint64(14695981039346656037)
-		mix := func(v uint64) { h = (h ^ v) * 1099511628211 }
 		for _, c := range st.(poolState) {
+			x := uint64(c.cur)*0x9E3779B97F4A7C15 + c.ph
 			if c.exists {
-				mix(1)
+				x ^= 1
 			}
-			mix(uint64(c.cur))
-			for _, v := range c.pool {
-				mix(uint64(v) + 7)
-			}
-			mix(0xff)
+			h = (h ^ x) * 1099511628211
 		}
 		return h
 	},
