@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,6 +135,9 @@ func (rl *replicaLink) writeLoop() {
 			return
 		case <-rl.notify:
 		}
+		// Let the other connections' writes of this moment pile up: one
+		// write per burst instead of one per command.
+		runtime.Gosched()
 		rl.mu.Lock()
 		b := rl.buf
 		rl.buf = spare[:0]
