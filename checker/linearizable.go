@@ -339,8 +339,21 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 	sort.Strings(anomalous)
 	sort.Strings(unknown)
 	stale := staleReads(byKey)
+	indeterminate, pooledKeys := 0, 0
+	for i, k := range keys {
+		for _, op := range byKey[k] {
+			if (op.in.kind == regWrite || op.in.kind == regCAS) && !op.ok() {
+				indeterminate++
+			}
+		}
+		if _, ok := models[i].Init().(poolState); ok {
+			pooledKeys++
+		}
+	}
 
 	fig := map[string]any{
+		"indeterminate":  indeterminate,
+		"pooled_keys":    pooledKeys,
 		"ops":            nops,
 		"keys":           len(keys),
 		"anomalous_keys": nonNil(anomalous),

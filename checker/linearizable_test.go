@@ -59,6 +59,9 @@ func TestLinearizableIndeterminate(t *testing.T) {
 	h.call(4, "read", "k", nil, 210, history.Info, nil, 220)
 	r := check(t, Linearizable(), h.done())
 	wantValid(t, r, Valid)
+	if fig[int](t, r, "indeterminate") != 3 {
+		t.Fatalf("indeterminate = %v", r.Figures["indeterminate"])
+	}
 }
 
 func TestLinearizableAnomalies(t *testing.T) {
