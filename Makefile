@@ -3,7 +3,7 @@ GO        ?= go
 BIN       := bin/redline
 ARGS      ?=
 # The target of `make run`; the bundled reference server once it forms clusters.
-TARGET    ?= redis
+TARGET    ?= reference
 # Docker tests form real clusters; packages run one at a time (-p 1) so that
 # one package's cleanup never removes another's containers.
 TEST_TIMEOUT ?= 40m
