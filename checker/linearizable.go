@@ -193,22 +193,27 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int) {
 // the pooled model when the key has indeterminate writes, else the plain
 // one (see linpool.go).
 func porcupineOps(ops []regOp) ([]porcupine.Operation, porcupine.Model) {
-	// The pooled model costs about a sixth more on ordinary keys and keeps
-	// the search from exploding when indeterminate writes are observed
-	// late (BenchmarkLateObserved: 12 such writes take the plain model
-	// 0.5 s, 20 do not finish; the pooled one takes 0.1 ms): use it past
-	// a handful.
+	if usePooled(ops) {
+		return buildOps(ops, true), pooledRegisterModel
+	}
+	return buildOps(ops, false), registerModel
+}
+
+// usePooled: the pooled model costs about a sixth more on ordinary keys and
+// keeps the search from exploding when indeterminate writes are observed
+// late (BenchmarkLateObserved: 12 such writes take the plain model 0.5 s,
+// 20 do not finish; the pooled one takes 0.1 ms). Use it past a handful.
+func usePooled(ops []regOp) bool {
 	const pooledFrom = 5
 	n := 0
 	for _, op := range ops {
 		if op.in.kind == regWrite && !op.ok() {
-			n++
+			if n++; n >= pooledFrom {
+				return true
+			}
 		}
 	}
-	if n >= pooledFrom {
-		return buildOps(ops, true), pooledRegisterModel
-	}
-	return buildOps(ops, false), registerModel
+	return false
 }
 
 func buildOps(ops []regOp, pooled bool) []porcupine.Operation {
@@ -265,11 +270,6 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 		deadline = d
 	}
 	verdict := make([]porcupine.CheckResult, len(keys))
-	pops := make([][]porcupine.Operation, len(keys))
-	models := make([]porcupine.Model, len(keys))
-	for i, k := range keys {
-		pops[i], models[i] = porcupineOps(byKey[k])
-	}
 	workers := runtime.GOMAXPROCS(0)
 	// Two passes so that a few hard keys cannot starve the rest: first
 	// every key gets a fair slice of the timeout, then the keys still
@@ -297,7 +297,7 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 						verdict[i] = porcupine.Unknown
 						continue
 					}
-					verdict[i] = porcupine.CheckOperationsTimeout(models[i], pops[i], share(left, len(todo)-n))
+					verdict[i] = checkKey(byKey[keys[i]], share(left, len(todo)-n))
 				}
 			}()
 		}
@@ -340,13 +340,13 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 	sort.Strings(unknown)
 	stale := staleReads(byKey)
 	indeterminate, pooledKeys := 0, 0
-	for i, k := range keys {
+	for _, k := range keys {
 		for _, op := range byKey[k] {
 			if (op.in.kind == regWrite || op.in.kind == regCAS) && !op.ok() {
 				indeterminate++
 			}
 		}
-		if _, ok := models[i].Init().(poolState); ok {
+		if usePooled(byKey[k]) {
 			pooledKeys++
 		}
 	}
@@ -372,18 +372,14 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 		res.Valid = Unknown
 	}
 	if len(anomalous) > 0 && !l.o.NoVisualization {
-		res.Files = l.visualize(anomalous, keys, pops, models, Windows(ops))
+		res.Files = l.visualize(anomalous, byKey, Windows(ops))
 	}
 	return res
 }
 
 // visualize re-runs porcupine in verbose mode on the anomalous keys and
 // renders its HTML page with the fault windows as annotations.
-func (l linearizable) visualize(anomalous, keys []string, pops [][]porcupine.Operation, models []porcupine.Model, windows []Window) map[string][]byte {
-	idx := map[string]int{}
-	for i, k := range keys {
-		idx[k] = i
-	}
+func (l linearizable) visualize(anomalous []string, byKey map[string][]regOp, windows []Window) map[string][]byte {
 	files := map[string][]byte{}
 	// The pictures get their own budget, apart from the main deadline (a
 	// known anomaly should not lose its picture to a slow check): a quarter
@@ -396,8 +392,8 @@ func (l linearizable) visualize(anomalous, keys []string, pops [][]porcupine.Ope
 		if left <= 0 {
 			break
 		}
-		model := models[idx[k]]
-		_, info := porcupine.CheckOperationsVerbose(model, pops[idx[k]], left)
+		pops, model := porcupineOps(byKey[k])
+		_, info := porcupine.CheckOperationsVerbose(model, pops, left)
 		var ann []porcupine.Annotation
 		for _, w := range windows {
 			ann = append(ann, porcupine.Annotation{
