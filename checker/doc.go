@@ -71,10 +71,16 @@
 // ops still return at infinity. A read of a
 // value no write produced is flagged without a search. stale_reads counts
 // reads that returned a value that a later, completed write had certainly
-// replaced before the read began. Cost grows faster than linearly with the
-// ops per key (1M ops on 1000 keys: about 5 CPU-seconds; 10k ops on one key
-// with many indeterminate ops: about 0.3 s): workloads should spread ops
-// over many keys, rotating to fresh keys as Jepsen's independent keys do.
+// replaced before the read began. Porcupine's cost grows with the square of
+// a key's history (50k ops on one key: about 10 CPU-seconds), so each key is
+// cut at quiescent points (no op in flight) into segments checked one after
+// the other through the set of values the register may hold between them
+// (linsegment.go); from the first indeterminate op on, the rest of the key
+// is checked whole. A key that is never idle (many clients hammering it) or
+// has indeterminate ops early keeps the quadratic cost: workloads should
+// spread ops over many keys, or rotate to fresh keys as Jepsen's
+// independent keys do. Measured: 1M ops on 1000 keys, 1% indeterminate,
+// about 4-5 CPU-seconds; a recorded 94k-op run on 20 keys, 0.44 s.
 //
 // Counter: each ok read must lie between the sum of the adds acknowledged
 // before the read began and the sum of the adds (ok or indeterminate)
