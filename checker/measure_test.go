@@ -188,3 +188,25 @@ func TestRPOCounter(t *testing.T) {
 		t.Fatalf("window %v", w)
 	}
 }
+
+// Two windows; only the second loses increments: the loss is charged to it
+// alone, although the first also saw increments acknowledged.
+func TestRPOCounterTwoWindows(t *testing.T) {
+	var h hist
+	h.nemesis(1000, "start-partition", "n1")
+	h.call(0, "add", "c", 1, 1100, history.OK, nil, 1200)
+	h.nemesis(2000, "stop-partition", "n1")
+	h.call(1, "read", "c", nil, 2500, history.OK, 1, 2600) // all there
+	h.nemesis(5000, "start-kill", "n2")
+	h.call(0, "add", "c", 1, 5100, history.OK, nil, 5200)
+	h.call(0, "add", "c", 1, 5300, history.OK, nil, 5400)
+	h.call(1, "read", "c", nil, 5500, history.OK, 1, 5600) // two gone
+	h.nemesis(6000, "stop-kill", "n2")
+	h.nemesis(7000, "final-reads")
+	h.call(1, "read", "c", nil, 7100, history.OK, 1, 7200)
+	r := check(t, RPO(), h.done())
+	w := fig[[]map[string]any](t, r, "per_window")
+	if w[0]["lost"] != int64(0) || w[1]["lost"] != int64(2) || w[1]["span_ms"] != 200.0 {
+		t.Fatalf("windows %v", w)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redline-dev/redline/harness/history"
@@ -14,11 +15,12 @@ type rpo struct{ o Options }
 // RPO attributes lost acknowledged writes to the fault window in which they
 // were acknowledged (a window is widened by Options.RPOSlack before its
 // start) and reports, per window, how many were lost and the time span over
-// which they had been acknowledged. For sets each lost element is known;
-// for counters only the amount per key is, and it is shared among the
-// windows in proportion to the increments acknowledged in each (the span
-// is then that of those increments: an upper envelope). Its verdict is
-// always valid: the set and counter checkers judge the loss itself.
+// which they had been acknowledged. For sets each lost element is known.
+// For counters only amounts are: each rise of a key's deficit (a read below
+// the increments acknowledged before it) is charged to the window in force
+// when the revealing read began, and the span is that of the increments
+// acknowledged from the window's start to that read (an upper envelope).
+// Its verdict is always valid: the set and counter checkers judge the loss.
 func RPO(opts ...Options) Checker { return rpo{firstOpts(opts)} }
 
 func (r rpo) Name() string { return r.o.name("rpo") }
@@ -108,51 +110,54 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		}
 	case "counter":
 		a := analyzeCounter(calls, finalReadsStart(ops), r.o.MaxExamples)
+		// The window in force (the latest to start, slack included)
+		// when a read began.
+		latest := func(t int64) (int, bool) {
+			best := -1
+			for i, w := range windows {
+				if w.Start-int64(r.o.RPOSlack) <= t && (best < 0 || w.Start > windows[best].Start) {
+					best = i
+				}
+			}
+			return best, best >= 0
+		}
 		for _, ck := range a.keys {
 			if ck.lost == 0 {
 				continue
 			}
 			total += ck.lost
-			// Increments acknowledged in each window.
-			in := map[*rpoBucket]int64{}
-			var inAll int64
-			for _, ad := range ck.okByEnd {
-				b := windowOf(ad.end)
-				if b == outside || ad.delta <= 0 {
+			// A loss shows as a deficit: a read below the increments
+			// acknowledged before it began. Each rise of the deficit is
+			// charged to the window in force when the read that revealed
+			// it began; the increments lost were acknowledged between
+			// that window's start and the read. Rises beyond the final
+			// loss (transient deficits) are not charged.
+			reads := slices.Clone(ck.reads)
+			slices.SortFunc(reads, func(x, y counterRead) int { return cmpInt(x.c.end, y.c.end) })
+			var seen, charged int64
+			for _, rd := range reads {
+				lo, _ := ck.bounds(rd.c.start, rd.c.end)
+				d := lo - rd.value
+				if d <= seen || charged >= ck.lost {
 					continue
 				}
-				in[b] += ad.delta
-				inAll += ad.delta
-			}
-			if inAll == 0 {
-				outside.lost += ck.lost
-				outside.keys[ck.key] = true
+				rise := min(d-seen, ck.lost-charged)
+				seen, charged = d, charged+rise
+				b, from := outside, int64(-1<<62)
+				if i, ok := latest(rd.c.start); ok {
+					b, from = buckets[i], windows[i].Start-int64(r.o.RPOSlack)
+				}
+				b.lost += rise
+				b.keys[ck.key] = true
 				for _, ad := range ck.okByEnd {
-					outside.ack(ad.end)
-				}
-				continue
-			}
-			// Share the loss in proportion, largest remainders last.
-			left := ck.lost
-			var biggest *rpoBucket
-			for _, w := range buckets {
-				n, ok := in[w]
-				if !ok {
-					continue
-				}
-				share := ck.lost * n / inAll
-				w.lost += share
-				left -= share
-				w.keys[ck.key] = true
-				if biggest == nil || n > in[biggest] {
-					biggest = w
+					if ad.end >= from && ad.end < rd.c.start {
+						b.ack(ad.end)
+					}
 				}
 			}
-			biggest.lost += left
-			for _, ad := range ck.okByEnd {
-				if b := windowOf(ad.end); b != outside && in[b] > 0 {
-					b.ack(ad.end)
-				}
+			if charged < ck.lost { // cannot happen: the final read shows it
+				outside.lost += ck.lost - charged
+				outside.keys[ck.key] = true
 			}
 		}
 	case "":
@@ -186,7 +191,7 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		"slack_s":         time.Duration(r.o.RPOSlack).Seconds(),
 	}
 	if kind == "counter" {
-		fig["note"] = "counter losses are per key, shared among windows in proportion to the increments acknowledged in each; spans are those of the acknowledged increments (an upper envelope)"
+		fig["note"] = "counter losses are known per key only: each rise of a key's deficit is charged to the fault window in force when the read revealing it began; spans cover the increments acknowledged from that window's start to the read (an upper envelope)"
 	}
 	return Result{Valid: Valid, Figures: fig}
 }
