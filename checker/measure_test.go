@@ -206,7 +206,7 @@ func TestRPOCounterTwoWindows(t *testing.T) {
 	h.call(1, "read", "c", nil, 7100, history.OK, 1, 7200)
 	r := check(t, RPO(), h.done())
 	w := fig[[]map[string]any](t, r, "per_window")
-	if w[0]["lost"] != int64(0) || w[1]["lost"] != int64(2) || w[1]["span_ms"] != 200.0 {
+	if w[0]["lost"] != int64(0) || w[1]["lost"] != int64(2) || w[1]["span_ms"] != 200.0 || w[1]["no_wait"] != int64(2) {
 		t.Fatalf("windows %v", w)
 	}
 }

@@ -149,14 +149,28 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 				}
 				b.lost += rise
 				b.keys[ck.key] = true
+				var acked waitSplit
 				for _, ad := range ck.okByEnd {
 					if ad.end >= from && ad.end < rd.c.start {
 						b.ack(ad.end)
+						acked.add(ad.wait, pos(ad.delta))
 					}
+				}
+				// WAIT split as the counter checker does it: unconfirmed
+				// increments first, wait_satisfied gets the rest.
+				left := rise
+				for _, cl := range []WaitClass{NoWait, WaitUnsatisfied, WaitSatisfied} {
+					n := min(left, acked[cl])
+					if cl == WaitSatisfied {
+						n = left
+					}
+					b.split.add(cl, n)
+					left -= n
 				}
 			}
 			if charged < ck.lost { // cannot happen: the final read shows it
 				outside.lost += ck.lost - charged
+				outside.split.add(NoWait, ck.lost-charged)
 				outside.keys[ck.key] = true
 			}
 		}
