@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -181,6 +182,23 @@ func waitClusterOK(t *testing.T, nodes []*node) {
 				return false
 			}
 			if n.role() == "slave" && infoField(n.str("info", "replication"), "master_link_status") != "up" {
+				return false
+			}
+		}
+		// Every node agrees on who replicates whom (a primary ignores a
+		// manual failover request from a node it does not know as its replica).
+		sig := ""
+		for i, n := range nodes {
+			var pairs []string
+			for _, l := range strings.Split(n.str("cluster", "nodes"), "\n") {
+				if f := strings.Fields(l); len(f) >= 4 {
+					pairs = append(pairs, f[0]+">"+f[3])
+				}
+			}
+			sort.Strings(pairs)
+			if s := strings.Join(pairs, ","); i == 0 {
+				sig = s
+			} else if s != sig {
 				return false
 			}
 		}

@@ -100,7 +100,13 @@ func TestClusterReplication(t *testing.T) {
 	if got := r.str("cluster", "failover"); got != "OK" {
 		t.Fatalf("CLUSTER FAILOVER: %s", got)
 	}
-	waitFor(t, "the manual failover", 20*time.Second, func() bool { return r.role() == "master" && m.role() == "slave" })
+	deadline := time.Now().Add(20 * time.Second)
+	for !(r.role() == "master" && m.role() == "slave") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no manual failover after 20s\nreplica log:\n%s\nprimary log:\n%s", lastLines(r.log.String(), 20), lastLines(m.log.String(), 20))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	time.Sleep(300 * time.Millisecond)
 	close(stop)
 	acked := <-done
