@@ -389,7 +389,7 @@ func (s *Server) configChanged(name string) {
 			s.closeAOF()
 		}
 	case "proto-max-bulk-len":
-		for _, c := range s.clients {
+		for _, c := range s.clientList() {
 			c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
 		}
 	}
@@ -494,17 +494,17 @@ func cmdClient(c *Client, argv [][]byte) {
 				return
 			}
 		}
-		keys := make([]int64, 0, len(s.clients))
-		for id := range s.clients {
-			if ids == nil || ids[id] {
-				keys = append(keys, id)
+		var list []*Client
+		for _, t := range s.clientList() {
+			if ids == nil || ids[t.id] {
+				list = append(list, t)
 			}
 		}
-		sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+		sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
 		var b strings.Builder
 		now := time.Now()
-		for _, id := range keys {
-			b.WriteString(s.clients[id].infoLine(now))
+		for _, t := range list {
+			b.WriteString(t.infoLine(now))
 			b.WriteByte('\n')
 		}
 		c.Verbatim(b.String())
@@ -565,7 +565,7 @@ func cmdClientKill(c *Client, argv [][]byte) {
 		}
 	}
 	if len(argv) == 3 {
-		for _, t := range s.clients {
+		for _, t := range s.clientList() {
 			if t.addr == string(argv[2]) {
 				kill(t)
 				c.OK()
@@ -613,7 +613,7 @@ func cmdClientKill(c *Client, argv [][]byte) {
 		}
 	}
 	var n int64
-	for _, t := range s.clients {
+	for _, t := range s.clientList() {
 		if (id != 0 && t.id != id) || (addr != "" && t.addr != addr) || (laddr != "" && t.laddr != laddr) {
 			continue
 		}
@@ -711,7 +711,7 @@ func (s *Server) info(args [][]byte) string {
 	})
 	section("clients", "Clients", func() string {
 		var sb strings.Builder
-		kv(&sb, "connected_clients", len(s.clients))
+		kv(&sb, "connected_clients", s.nclients.Load())
 		kv(&sb, "cluster_connections", 0)
 		kv(&sb, "maxclients", s.cfg.MaxClients)
 		kv(&sb, "client_recent_max_input_buffer", 0)
@@ -771,7 +771,7 @@ func (s *Server) info(args [][]byte) string {
 	})
 	section("stats", "Stats", func() string {
 		var sb strings.Builder
-		kv(&sb, "total_connections_received", s.stats.connections)
+		kv(&sb, "total_connections_received", atomic.LoadInt64(&s.stats.connections))
 		kv(&sb, "total_commands_processed", s.stats.commands)
 		kv(&sb, "instantaneous_ops_per_sec", s.stats.opsPerSec)
 		kv(&sb, "total_net_input_bytes", atomic.LoadInt64(&s.stats.netIn))

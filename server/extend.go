@@ -55,9 +55,20 @@ func (s *Server) FlushAll() {
 
 // Clients calls fn for each connected client (lock held).
 func (s *Server) Clients(fn func(c *Client)) {
-	for _, c := range s.clients {
+	for _, c := range s.clientList() {
 		fn(c)
 	}
+}
+
+// clientList snapshots the connected clients.
+func (s *Server) clientList() []*Client {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	out := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, c)
+	}
+	return out
 }
 
 // Close closes the client's connection after the pending replies.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -154,6 +155,9 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 		}
 	}
 	f.cmd = cmd
+	if cmd.Flags&FlagWrite != 0 {
+		sc.s.busy.wrote.Store(true)
+	}
 	f.exec(cmd, argv)
 	v, _, err := resp.ReadReply(f.out)
 	if err != nil {
@@ -313,9 +317,20 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 	// not change the caller's (Redis 7).
 	sc.fake.db = c.db
 	sc.s.beginBlock()
+	kctx, cancel := context.WithCancel(context.Background())
+	L.SetContext(kctx)
+	sc.s.busy.begin(cancel)
 	L.Push(fn)
 	err := L.PCall(0, 1, nil)
+	killed := sc.s.busy.end()
+	cancel()
+	L.RemoveContext()
 	sc.s.endBlock()
+	if killed {
+		L.SetTop(0)
+		c.Error("ERR Script killed by user with SCRIPT KILL...")
+		return
+	}
 	if err != nil {
 		var ae *lua.ApiError
 		if errors.As(err, &ae) {

@@ -81,7 +81,8 @@ type Server struct {
 	stats     stats
 	slowStats bool
 
-	clients   map[int64]*Client
+	clients   map[int64]*Client // guarded by clientsMu (taken after mu)
+	clientsMu sync.Mutex
 	nextID    int64
 	nclients  atomic.Int64
 	listeners []net.Listener
@@ -93,6 +94,7 @@ type Server struct {
 	prop      propagator
 	aof       *aofState
 	scripts   *scripting
+	busy      busyScript
 	pauseEnd  time.Time
 	pauseAll  bool
 	pauseCh   chan struct{}
@@ -260,9 +262,11 @@ func (s *Server) Close() error {
 		close(s.shutdown)
 		s.closeListeners()
 		s.mu.Lock()
+		s.clientsMu.Lock()
 		for _, c := range s.clients {
 			c.conn.Close()
 		}
+		s.clientsMu.Unlock()
 		err = s.closeAOF()
 		s.mu.Unlock()
 		s.wg.Wait()
@@ -330,20 +334,24 @@ const (
 
 func (s *Server) serveConn(conn net.Conn) {
 	defer s.wg.Done()
-	s.mu.Lock()
-	s.nextID++
+	// Registration takes only clientsMu, so a connection arriving while a
+	// long script holds the server lock can still be answered BUSY.
 	c := s.newClient(conn)
+	s.clientsMu.Lock()
+	s.nextID++
 	c.id = s.nextID
 	s.clients[c.id] = c
-	s.stats.connections++
-	s.mu.Unlock()
+	s.clientsMu.Unlock()
+	atomic.AddInt64(&s.stats.connections, 1)
 	s.nclients.Add(1)
 	defer func() {
 		conn.Close()
 		s.nclients.Add(-1)
 		s.mu.Lock()
 		s.unwatchAll(c)
+		s.clientsMu.Lock()
 		delete(s.clients, c.id)
+		s.clientsMu.Unlock()
 		if s.hooks.ClientClosed != nil {
 			s.hooks.ClientClosed(c)
 		}
@@ -404,7 +412,9 @@ func (s *Server) serveConn(conn net.Conn) {
 				continue
 			}
 			if !locked {
-				s.mu.Lock()
+				if !s.lockOrBusy(c, args) {
+					continue // answered BUSY (or SCRIPT KILL) without the lock
+				}
 				locked = true
 			}
 			if s.paused(c, args) {

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// busyScript tracks the running Lua script so that, like Redis, clients
+// arriving while a script runs longer than busy-reply-threshold get a BUSY
+// error instead of waiting, and SCRIPT KILL can stop a script that has not
+// written yet. It is read without the server lock.
+type busyScript struct {
+	start  atomic.Int64 // unix ns when the running script started; 0 = none
+	wrote  atomic.Bool
+	killed atomic.Bool
+	mu     sync.Mutex
+	cancel func()
+}
+
+func (b *busyScript) begin(cancel func()) {
+	b.mu.Lock()
+	b.cancel = cancel
+	b.mu.Unlock()
+	b.wrote.Store(false)
+	b.killed.Store(false)
+	b.start.Store(time.Now().UnixNano())
+}
+
+// end reports whether the script was killed.
+func (b *busyScript) end() bool {
+	b.start.Store(0)
+	b.mu.Lock()
+	b.cancel = nil
+	b.mu.Unlock()
+	return b.killed.Load()
+}
+
+// kill stops the running script; the reply is what SCRIPT KILL answers.
+func (b *busyScript) kill() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cancel == nil || b.start.Load() == 0 {
+		return "-NOTBUSY No scripts in execution right now.\r\n"
+	}
+	if b.wrote.Load() {
+		return "-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n"
+	}
+	b.killed.Store(true)
+	b.cancel()
+	return "+OK\r\n"
+}
+
+// lockOrBusy takes the server lock for a batch. While a script has been
+// running for longer than busy-reply-threshold, it answers the command
+// itself instead (BUSY, or SCRIPT KILL) and returns false.
+func (s *Server) lockOrBusy(c *Client, argv [][]byte) bool {
+	for {
+		if s.busy.start.Load() == 0 {
+			s.mu.Lock()
+			return true
+		}
+		if s.mu.TryLock() {
+			return true
+		}
+		started := s.busy.start.Load()
+		if started != 0 && time.Since(time.Unix(0, started)) >= time.Duration(s.cfg.BusyReplyThreshold)*time.Millisecond {
+			if len(argv) == 2 && strings.EqualFold(string(argv[0]), "script") && strings.EqualFold(string(argv[1]), "kill") {
+				c.out = append(c.out, s.busy.kill()...)
+				return false
+			}
+			if len(argv) >= 2 && strings.EqualFold(string(argv[0]), "shutdown") && strings.EqualFold(string(argv[1]), "nosave") {
+				s.requestShutdown()
+				c.closeNow = true
+				return false
+			}
+			c.out = append(c.out, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"...)
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

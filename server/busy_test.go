@@ -1,0 +1,70 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// waitBusy waits until a script runs, then until a new command gets BUSY.
+// (A client that was already waiting for the lock when the script started
+// keeps waiting; only clients arriving during the script get BUSY.)
+func waitBusy(t *testing.T, s *Server, c *redis.Client) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for s.busy.start.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("script never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for {
+		err := c.Get(ctx, "x").Err()
+		if err != nil && strings.HasPrefix(err.Error(), "BUSY ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never got BUSY: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestScriptBusyAndKill(t *testing.T) {
+	s := startServer(t, "--busy-reply-threshold", "50")
+	runner := newClient(t, s, 2)
+	admin := newClient(t, s, 2)
+	done := make(chan error, 1)
+	go func() { done <- runner.Eval(ctx, "while true do end", nil).Err() }()
+	waitBusy(t, s, admin)
+	if err := admin.Do(ctx, "script", "kill").Err(); err != nil {
+		t.Fatalf("SCRIPT KILL: %v", err)
+	}
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "Script killed by user with SCRIPT KILL") {
+		t.Fatalf("killed script reply: %v", err)
+	}
+	if err := admin.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Do(ctx, "script", "kill").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOTBUSY") {
+		t.Fatalf("SCRIPT KILL with no script: %v", err)
+	}
+
+	// A script that wrote cannot be killed; it ends by itself here.
+	go func() {
+		done <- runner.Eval(ctx, `redis.call('set', 'w', '1')
+local t0 = tonumber(redis.call('time')[1])
+local n = 0
+while n < 400000000 do n = n + 1; if n % 100000 == 0 and tonumber(redis.call('time')[1]) > t0 + 1 then break end end
+return 1`, nil).Err()
+	}()
+	waitBusy(t, s, admin)
+	if err := admin.Do(ctx, "script", "kill").Err(); err == nil || !strings.HasPrefix(err.Error(), "UNKILLABLE") {
+		t.Fatalf("SCRIPT KILL after a write: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
