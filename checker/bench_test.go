@@ -168,9 +168,10 @@ func genListAppend(seed uint64, ntxns, clients int) []history.Op {
 	var specs [][]mopSpec
 	for i := range ntxns {
 		c, call, lin, ret := tl.next()
-		// Serialize: linearization points strictly increasing across txns.
-		lin = int64(i) * 10
-		call, ret = lin-int64(r.IntN(2000))-1, lin+int64(r.IntN(2000))+1
+		// Serialize: linearization points strictly increasing across txns,
+		// each txn overlapping a handful of others (as with ~10 clients).
+		lin = int64(i) * 100
+		call, ret = lin-int64(r.IntN(400))-1, lin+int64(r.IntN(400))+1
 		_ = c
 		n := 1 + r.IntN(3)
 		var ms []mopSpec

@@ -110,7 +110,10 @@
 // Bank: every ok read-all sums to the total. ListAppend: see
 // ListAppendDetects and ListAppendDoesNotDetect; the version order of a key
 // is its longest read, every other read must be a prefix of it, and the
-// ww / wr / rw edges follow from it. CrossSlot: no cross-slot transaction
+// ww / wr / rw edges follow from it. Cycles are looked for first without
+// and then with real-time edges (committed before the other began); the
+// latter are reported as the "-realtime" classes (strict serializability,
+// which one Redis primary running MULTI/EXEC should give). CrossSlot: no cross-slot transaction
 // may succeed.
 //
 // Perf, RTO and RPO measure; they are always valid. Perf: per f, ok / fail /

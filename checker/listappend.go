@@ -12,16 +12,20 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-// Anomaly classes the list-append checker detects, in the order reported.
+// ListAppendDetects lists the anomaly classes the list-append checker
+// detects, in the order reported. The -realtime classes are cycles that
+// need a real-time edge (a transaction that committed before another
+// began): they break strict serializability, not serializability.
 var ListAppendDetects = []string{
 	"G0", "G1a", "G1b", "G1c", "G-single", "G2",
+	"G0-realtime", "G1c-realtime", "G-single-realtime", "G2-realtime",
 	"internal", "incompatible-order", "garbage-read", "duplicate-elements", "duplicate-appends",
 }
 
 // ListAppendDoesNotDetect says what this checker cannot see.
 var ListAppendDoesNotDetect = []string{
-	"real-time and process-order anomalies (it checks serializability, not strict serializability)",
-	"the order of appends no read ever observed (no ww edges for them)",
+	"process-order anomalies (no edges between successive transactions of one client beyond real time)",
+	"the order of appends no read ever observed (no edges for them: an append lost before anyone read it goes unseen here)",
 	"predicate anomalies (there are no predicate reads in list-append)",
 }
 
@@ -224,7 +228,24 @@ const (
 	ww = 1 << iota
 	wr
 	rw
+	rt // real time: the first committed before the second began
 )
+
+// laGraph is the dependency graph: data edges with their justification, and
+// real-time edges kept apart, compactly (there are many).
+type laGraph struct {
+	adj [][]laEdge
+	rt  [][]int32
+}
+
+func (g *laGraph) deg(v int) int { return len(g.adj[v]) + len(g.rt[v]) }
+
+func (g *laGraph) edge(v, i int) laEdge {
+	if i < len(g.adj[v]) {
+		return g.adj[v][i]
+	}
+	return laEdge{to: g.rt[v][i-len(g.adj[v])], typ: rt}
+}
 
 func edgeName(t uint8) string {
 	switch t {
@@ -232,6 +253,8 @@ func edgeName(t uint8) string {
 		return "ww"
 	case wr:
 		return "wr"
+	case rt:
+		return "realtime"
 	}
 	return "rw"
 }
@@ -457,7 +480,8 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 			}
 		}
 	}
-	l.cycles(adj, an, ref)
+	g := &laGraph{adj: adj, rt: realtimeEdges(txns)}
+	l.cycles(g, an, ref)
 
 	classes := []string{}
 	anomalies := map[string]any{}
@@ -498,106 +522,193 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 	return res
 }
 
-// cycles finds the strongly connected components of the dependency graph
-// and classifies the cycles in each: G0 (ww only), G1c (ww and wr, at least
-// one wr), G-single (exactly one rw) and G2 (several rw). Counts are of
-// components showing the class; each comes with one example cycle.
-func (l listAppend) cycles(adj [][]laEdge, an *anomalyLog, ref func(int) map[string]any) {
-	comp := sccs(adj, ww|wr|rw)
-	groups := map[int][]int{}
-	for v, c := range comp {
-		groups[c] = append(groups[c], v)
+// realtimeEdges links each committed transaction to those that began after
+// it committed, sparsely: a transaction depends on the "frontier" of
+// committed transactions when it begins, and when it commits it replaces in
+// the frontier those it depended on. The transitive closure is the full
+// real-time order.
+func realtimeEdges(txns []*laTxn) [][]int32 {
+	type ev struct {
+		t      int64
+		commit bool
+		i      int
 	}
-	ids := make([]int, 0, len(groups))
-	for c, vs := range groups {
-		if len(vs) > 1 {
-			ids = append(ids, c)
+	var evs []ev
+	for i, t := range txns {
+		if t.status == history.OK {
+			evs = append(evs, ev{t.c.start, false, i}, ev{t.c.end, true, i})
 		}
 	}
-	sort.Ints(ids)
+	// Invocations first at equal times: touching intervals are concurrent.
+	slices.SortFunc(evs, func(x, y ev) int {
+		if c := cmpInt(x.t, y.t); c != 0 {
+			return c
+		}
+		switch {
+		case x.commit == y.commit:
+			return 0
+		case !x.commit:
+			return -1
+		}
+		return 1
+	})
+	out := make([][]int32, len(txns))
+	deps := make([][]int32, len(txns))
+	mark := make([]int, len(txns)) // commit number that marked a txn as a dependency
+	var frontier []int32
+	commits := 0
+	for _, e := range evs {
+		if !e.commit {
+			deps[e.i] = slices.Clone(frontier)
+			for _, f := range frontier {
+				out[f] = append(out[f], int32(e.i))
+			}
+			continue
+		}
+		commits++
+		for _, d := range deps[e.i] {
+			mark[d] = commits
+		}
+		next := frontier[:0]
+		for _, f := range frontier {
+			if mark[f] != commits {
+				next = append(next, f)
+			}
+		}
+		frontier = append(next, int32(e.i))
+		deps[e.i] = nil
+	}
+	return out
+}
+
+// cycles finds the strongly connected components of the dependency graph
+// and classifies the cycles in each: G0 (ww only), G1c (ww and wr, at least
+// one wr), G-single (exactly one rw) and G2 (several rw); then, with the
+// real-time edges added, the same classes of cycles that need a real-time
+// edge (G0-realtime, G1c-realtime, G-single-realtime, G2-realtime): those
+// violate strict serializability only. Counts are of components showing the
+// class; each comes with one example cycle.
+func (l listAppend) cycles(g *laGraph, an *anomalyLog, ref func(int) map[string]any) {
 	const maxTries = 200
-	describe := func(path []laEdge, from int) []any {
+	describe := func(p []laEdge, from int) []any {
 		var steps []any
 		cur := from
-		for _, e := range path {
-			s := ref(cur)
-			s["edge"] = edgeName(e.typ)
-			s["key"] = e.k
-			s["value"] = e.v
-			steps = append(steps, s)
+		for _, e := range p {
+			st := ref(cur)
+			st["edge"] = edgeName(e.typ)
+			if e.typ != rt {
+				st["key"] = e.k
+				st["value"] = e.v
+			}
+			steps = append(steps, st)
 			cur = int(e.to)
 		}
 		return steps
 	}
-	for _, c := range ids {
-		in := func(v int) bool { return comp[v] == c }
-		found := map[string]bool{}
-		// G0: a cycle of ww edges alone.
-		for i, v := range groups[c] {
-			if i >= maxTries {
-				break
-			}
-			if p := cycleThrough(adj, v, ww, in); p != nil {
-				an.add("G0", describe(p, v))
-				found["G0"] = true
-				break
-			}
-		}
-		// G1c: a cycle of ww and wr edges with at least one wr.
+	hasKind := func(p []laEdge, kind uint8) bool {
+		return slices.ContainsFunc(p, func(e laEdge) bool { return e.typ == kind })
+	}
+	// closeCycle looks, over the given kinds, for a path back from the end
+	// of edge e (leaving a) to a; the cycle must satisfy ok.
+	type found struct {
+		cyc  []laEdge
+		from int
+	}
+	search := func(members []int, in func(int) bool, start uint8, kinds uint8, ok func([]laEdge) bool) *found {
 		tries := 0
-		for _, a := range groups[c] {
-			for _, e := range adj[a] {
-				if e.typ != wr || !in(int(e.to)) || tries >= maxTries {
+		for _, a := range members {
+			for i := range g.deg(a) {
+				e := g.edge(a, i)
+				if e.typ != start || !in(int(e.to)) {
 					continue
 				}
-				tries++
-				if p := path(adj, int(e.to), a, ww|wr, in); p != nil {
-					an.add("G1c", describe(append([]laEdge{e}, p...), a))
-					found["G1c"] = true
-					break
+				if tries++; tries > maxTries {
+					return nil
 				}
-			}
-			if found["G1c"] || tries >= maxTries {
-				break
+				if p := path(g, int(e.to), a, kinds, in); p != nil {
+					if cyc := append([]laEdge{e}, p...); ok(cyc) {
+						return &found{cyc, a}
+					}
+				}
 			}
 		}
-		// G-single: one rw edge closed by ww/wr edges; otherwise G2.
-		tries = 0
-		var anyRW *laEdge
-		var anyFrom int
-		for _, a := range groups[c] {
-			for i, e := range adj[a] {
-				if e.typ != rw || !in(int(e.to)) {
-					continue
-				}
-				if anyRW == nil {
-					anyRW, anyFrom = &adj[a][i], a
-				}
-				if tries >= maxTries {
-					continue
-				}
-				tries++
-				if p := path(adj, int(e.to), a, ww|wr, in); p != nil {
-					an.add("G-single", describe(append([]laEdge{e}, p...), a))
-					found["G-single"] = true
-					break
-				}
-			}
-			if found["G-single"] || tries >= maxTries {
-				break
+		return nil
+	}
+	always := func([]laEdge) bool { return true }
+
+	for _, realtime := range []bool{false, true} {
+		kinds := uint8(ww | wr | rw)
+		suffix := ""
+		if realtime {
+			kinds |= rt
+			suffix = "-realtime"
+		}
+		comp := sccs(g, kinds)
+		groups := map[int][]int{}
+		for v, c := range comp {
+			groups[c] = append(groups[c], v)
+		}
+		ids := make([]int, 0, len(groups))
+		for c, vs := range groups {
+			if len(vs) > 1 {
+				ids = append(ids, c)
 			}
 		}
-		if !found["G-single"] && anyRW != nil {
-			if p := path(adj, int(anyRW.to), anyFrom, ww|wr|rw, in); p != nil {
-				an.add("G2", describe(append([]laEdge{*anyRW}, p...), anyFrom))
+		sort.Ints(ids)
+		for _, c := range ids {
+			members := groups[c]
+			in := func(v int) bool { return comp[v] == c }
+			base := uint8(ww | wr)
+			if realtime {
+				base |= rt
+			}
+			needRT := func(p []laEdge) bool { return !realtime || hasKind(p, rt) }
+			// G0 / G1c: cycles without rw edges.
+			if !realtime {
+				for i, v := range members {
+					if i >= maxTries {
+						break
+					}
+					if p := cycleThrough(g, v, ww, in); p != nil {
+						an.add("G0", describe(p, v))
+						break
+					}
+				}
+				if f := search(members, in, wr, ww|wr, always); f != nil {
+					an.add("G1c", describe(f.cyc, f.from))
+				}
+			} else if f := search(members, in, rt, base, always); f != nil {
+				class := "G0-realtime"
+				if hasKind(f.cyc, wr) {
+					class = "G1c-realtime"
+				}
+				an.add(class, describe(f.cyc, f.from))
+			}
+			// G-single: one rw edge closed by the others; else G2.
+			if f := search(members, in, rw, base, needRT); f != nil {
+				an.add("G-single"+suffix, describe(f.cyc, f.from))
+			} else if f := search(members, in, rw, kinds, func(p []laEdge) bool {
+				return needRT(p) && !l.singleRW(p)
+			}); f != nil {
+				an.add("G2"+suffix, describe(f.cyc, f.from))
 			}
 		}
 	}
 }
 
+func (listAppend) singleRW(p []laEdge) bool {
+	n := 0
+	for _, e := range p {
+		if e.typ == rw {
+			n++
+		}
+	}
+	return n == 1
+}
+
 // path finds a shortest path from a to b over edges of the given kinds
 // within the component, or nil. a == b gives an empty, non-nil path.
-func path(adj [][]laEdge, a, b int, kinds uint8, in func(int) bool) []laEdge {
+func path(g *laGraph, a, b int, kinds uint8, in func(int) bool) []laEdge {
 	if a == b {
 		return []laEdge{}
 	}
@@ -607,7 +718,8 @@ func path(adj [][]laEdge, a, b int, kinds uint8, in func(int) bool) []laEdge {
 	for len(queue) > 0 {
 		v := queue[0]
 		queue = queue[1:]
-		for _, e := range adj[v] {
+		for i := range g.deg(v) {
+			e := g.edge(v, i)
 			w := int(e.to)
 			if e.typ&kinds == 0 || !in(w) {
 				continue
@@ -631,12 +743,13 @@ func path(adj [][]laEdge, a, b int, kinds uint8, in func(int) bool) []laEdge {
 }
 
 // cycleThrough finds a cycle through v using only the given edge kinds.
-func cycleThrough(adj [][]laEdge, v int, kinds uint8, in func(int) bool) []laEdge {
-	for _, e := range adj[v] {
+func cycleThrough(g *laGraph, v int, kinds uint8, in func(int) bool) []laEdge {
+	for i := range g.deg(v) {
+		e := g.edge(v, i)
 		if e.typ&kinds == 0 || !in(int(e.to)) {
 			continue
 		}
-		if p := path(adj, int(e.to), v, kinds, in); p != nil {
+		if p := path(g, int(e.to), v, kinds, in); p != nil {
 			return append([]laEdge{e}, p...)
 		}
 	}
@@ -645,8 +758,8 @@ func cycleThrough(adj [][]laEdge, v int, kinds uint8, in func(int) bool) []laEdg
 
 // sccs labels each vertex with its strongly connected component (Tarjan's
 // algorithm, iterative so that long chains do not exhaust the stack).
-func sccs(adj [][]laEdge, kinds uint8) []int {
-	n := len(adj)
+func sccs(g *laGraph, kinds uint8) []int {
+	n := len(g.adj)
 	index := make([]int, n)
 	low := make([]int, n)
 	comp := make([]int, n)
@@ -670,8 +783,8 @@ func sccs(adj [][]laEdge, kinds uint8) []int {
 		for len(call) > 0 {
 			f := &call[len(call)-1]
 			v := f.v
-			if f.next < len(adj[v]) {
-				e := adj[v][f.next]
+			if f.next < g.deg(v) {
+				e := g.edge(v, f.next)
 				f.next++
 				if e.typ&kinds == 0 {
 					continue
