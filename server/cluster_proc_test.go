@@ -71,6 +71,10 @@ func (n *node) start() {
 		c, err := net.Dial("tcp", n.addr())
 		if err == nil {
 			c.Close()
+			// Make sure the node answering is ours, not a leftover.
+			if pid := infoField(n.str("info", "server"), "process_id"); pid != strconv.Itoa(cmd.Process.Pid) {
+				t.Fatalf("port %d is taken by another process (pid %s, ours %d)\n%s", n.port, pid, cmd.Process.Pid, n.log.String())
+			}
 			return
 		}
 		if time.Now().After(deadline) {
