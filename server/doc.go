@@ -12,6 +12,10 @@
 // flushes all replies with one write. Handlers, hooks and the cron run with
 // the lock held, so every command, transaction and script is atomic.
 //
+// A Lua script runs under the lock too; while one runs longer than
+// busy-reply-threshold, newly arriving commands get BUSY and SCRIPT KILL
+// stops it unless it has written (UNKILLABLE), as in Redis.
+//
 // # Time
 //
 // Everything time-dependent (expiry, TTL, TIME, active expiry) reads the
@@ -60,6 +64,11 @@
 //     cluster-announce-*, cluster-require-full-coverage,
 //     cluster-allow-reads-when-down, cluster-migration-barrier,
 //     cluster-replica-validity-factor, min-replicas-to-write, replicaof ...).
+//
+// # Profiling
+//
+// With REDLINE_CPUPROFILE=<path> in the environment, Main writes a CPU
+// profile until shutdown (scripts/bench-server PROFILE=... uses it).
 //
 // # Persistence
 //
