@@ -66,6 +66,9 @@ func (c *Client) checkPassword(user, pass []byte) bool {
 	if user != nil && string(user) != "default" {
 		return false
 	}
+	if c.s.cfg.RequirePass == "" {
+		return true // the default user has nopass
+	}
 	return string(pass) == c.s.cfg.RequirePass
 }
 
