@@ -111,14 +111,6 @@ func (c *call) indeterminate() bool {
 	return t == history.Info || t == history.Invoke
 }
 
-// value is the completion's value for ok ops, else the invocation's.
-func (c *call) okValue() json.RawMessage {
-	if c.comp != nil {
-		return c.comp.Value
-	}
-	return nil
-}
-
 func (c *call) wait() *history.Wait {
 	if c.comp != nil {
 		return c.comp.Wait

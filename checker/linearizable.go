@@ -115,7 +115,8 @@ var registerModel = porcupine.Model{
 		}
 		return "?"
 	},
-	DescribeState: func(st any) string { return st.(regState).String() },
+	DescribeState:             func(st any) string { return st.(regState).String() },
+	DescribeOperationMetadata: describeMeta,
 }
 
 type linearizable struct{ o Options }
@@ -233,9 +234,24 @@ func buildOps(ops []regOp, pooled bool) []porcupine.Operation {
 			ret = inf // indeterminate: may take effect any time after its call
 		}
 		out[i] = porcupine.Operation{ClientId: id, Input: in, Call: op.start, Output: op.out, Return: ret,
-			Metadata: fmt.Sprintf("index %d, process %s, node %s", op.inv.Index, op.inv.Process, nodeOf(op.call))}
+			Metadata: opMeta{op.inv, nodeOf(op.call)}}
 	}
 	return out
+}
+
+// opMeta points a porcupine op back at its history entry; it is formatted
+// only when a picture is drawn.
+type opMeta struct {
+	inv  *history.Op
+	node string
+}
+
+func describeMeta(m any) string {
+	om, ok := m.(opMeta)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("index %d, process %s, node %s", om.inv.Index, om.inv.Process, om.node)
 }
 
 func nodeOf(c call) string {

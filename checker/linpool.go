@@ -224,4 +224,5 @@ var pooledRegisterModel = porcupine.Model{
 		}
 		return strings.Join(parts, " | ")
 	},
+	DescribeOperationMetadata: describeMeta,
 }
