@@ -121,6 +121,9 @@ func TestLinearizableAnomalies(t *testing.T) {
 			if !bytes.Contains(page, []byte("partition")) {
 				t.Fatalf("visualization lacks the nemesis annotation")
 			}
+			if !bytes.Contains(page, []byte("index ")) {
+				t.Fatalf("visualization lacks the op metadata")
+			}
 		})
 	}
 }
