@@ -892,3 +892,148 @@ func cmdObject(c *Client, argv [][]byte) {
 		c.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 	}
 }
+
+func cmdGetEx(c *Client, argv [][]byte) {
+	var exp int64
+	persist, has := false, false
+	db := c.kv()
+	now := db.Now()
+	for i := 2; i < len(argv); i++ {
+		a := strings.ToUpper(string(argv[i]))
+		switch {
+		case a == "PERSIST" && !has && !persist:
+			persist = true
+		case (a == "EX" || a == "PX" || a == "EXAT" || a == "PXAT") && !has && !persist && i+1 < len(argv):
+			v, ok := parseInt(argv[i+1])
+			if !ok {
+				c.Error(ErrNotInt)
+				return
+			}
+			bad := v <= 0
+			switch a {
+			case "EX":
+				bad = bad || v > (math.MaxInt64-now)/1000
+				exp = now + v*1000
+			case "PX":
+				bad = bad || v > math.MaxInt64-now
+				exp = now + v
+			case "EXAT":
+				bad = bad || v > math.MaxInt64/1000
+				exp = v * 1000
+			default:
+				exp = v
+			}
+			if bad {
+				c.Error("ERR invalid expire time in 'getex' command")
+				return
+			}
+			has = true
+			i++
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	o, ok := c.lookup(argv[1], store.KindString)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Null()
+		return
+	}
+	c.Bulk(o.Str)
+	switch {
+	case has && exp <= now:
+		db.Remove(o)
+		c.s.dirty++
+		c.Propagate([]byte("DEL"), argv[1])
+	case has:
+		db.SetExpire(o, exp)
+		c.s.dirty++
+		c.Propagate([]byte("PEXPIREAT"), argv[1], itob(exp))
+	case persist && o.ExpireAt != 0:
+		db.SetExpire(o, 0)
+		c.s.dirty++
+		c.Propagate([]byte("PERSIST"), argv[1])
+	}
+}
+
+func cmdGetRange(c *Client, argv [][]byte) {
+	start, ok1 := parseInt(argv[2])
+	end, ok2 := parseInt(argv[3])
+	if !ok1 || !ok2 {
+		c.Error(ErrNotInt)
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindString)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.BulkString("")
+		return
+	}
+	n := int64(len(o.Str))
+	if start < 0 && end < 0 && start > end {
+		c.BulkString("")
+		return
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 {
+		end = 0
+	}
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		c.BulkString("")
+		return
+	}
+	c.Bulk(o.Str[start : end+1])
+}
+
+func cmdSetRange(c *Client, argv [][]byte) {
+	off, ok := parseInt(argv[2])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	if off < 0 {
+		c.Error("ERR offset is out of range")
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindString)
+	if !ok {
+		return
+	}
+	val := argv[3]
+	if o == nil && len(val) == 0 {
+		c.Int(0)
+		return
+	}
+	if off+int64(len(val)) > c.s.cfg.ProtoMaxBulkLen {
+		c.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+		return
+	}
+	if o == nil {
+		o = c.setString(argv[1], nil, false)
+	}
+	if len(val) > 0 {
+		need := int(off) + len(val)
+		if need > len(o.Str) {
+			o.Str = append(o.Str, make([]byte, need-len(o.Str))...)
+		}
+		copy(o.Str[off:], val)
+		c.s.dirty++
+	}
+	c.Int(int64(len(o.Str)))
+}
