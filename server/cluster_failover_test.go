@@ -69,6 +69,15 @@ func TestClusterGoRedisRedirects(t *testing.T) {
 	if err := c.Do(ctx, "mget", k1, "zzz-other-slot").Err(); err == nil || !strings.HasPrefix(err.Error(), "CROSSSLOT") {
 		t.Fatalf("cluster client cross-slot MGET: %v", err)
 	}
+	if got := b.str("eval", "return redis.call('get', KEYS[1])", 1, k1); got != fmt.Sprintf("ERR: MOVED %d %s", slot, a.addr()) {
+		t.Fatalf("EVAL on the wrong node: %s", got)
+	}
+	if got := a.str("eval", "return redis.call('get', KEYS[1])", 1, k1); got != "v"+k1 {
+		t.Fatalf("EVAL on the owner: %s", got)
+	}
+	if got := b.str("eval", "return redis.call('get', ARGV[1])", 0, k1); !strings.Contains(got, "Script attempted to access a non local key in a cluster node") {
+		t.Fatalf("EVAL touching a key of another node: %s", got)
+	}
 	if got := a.str("select", "1"); got != "ERR: ERR SELECT is not allowed in cluster mode" {
 		t.Fatalf("SELECT 1: %s", got)
 	}

@@ -388,16 +388,22 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 	for _, k := range e.keys {
 		e.slots = append(e.slots, cluster.Keyslot(k))
 	}
-	db := s.dbs[0]
-	req := cluster.Request{
-		Slots:     e.slots,
-		KeyExists: func(i int) bool { return db.Get(e.keys[i]) != nil },
-		Write:     write,
-		Asking:    c.Asking || cmd.Flags&FlagAsking != 0,
-		ReadOnly:  c.ReadOnly,
-		Migrate:   isMigrate,
+	asking, readOnly := c.Asking || cmd.Flags&FlagAsking != 0, c.ReadOnly
+	if c.inScript && s.scripts != nil && s.scripts.caller != nil {
+		// redis.call runs with the flags of the client that ran the script.
+		orig := s.scripts.caller
+		if ce, ok := orig.Data.(*clientExt); ok && ce.master {
+			return ""
+		}
+		asking, readOnly = orig.Asking, orig.ReadOnly
 	}
-	d := e.bus.View().Route(req)
+	view := e.bus.View()
+	req := cluster.Request{Slots: e.slots, Write: write, Asking: asking, ReadOnly: readOnly, Migrate: isMigrate}
+	if len(view.Migrating) > 0 || len(view.Importing) > 0 {
+		db := s.dbs[0]
+		req.KeyExists = func(i int) bool { return db.Get(e.keys[i]) != nil }
+	}
+	d := view.Route(req)
 	if d.Verdict == cluster.Serve {
 		return ""
 	}
@@ -405,8 +411,10 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 		switch d.Verdict {
 		case cluster.CrossSlot:
 			return "ERR Script attempted to access keys that do not hash to the same slot"
-		case cluster.Down, cluster.DownReadOnly, cluster.Unbound:
-			return d.Error()
+		case cluster.Down:
+			return "ERR Script attempted to execute a command while the cluster is down"
+		case cluster.DownReadOnly:
+			return "ERR Script attempted to execute a write command while the cluster is down and readonly"
 		}
 		return "ERR Script attempted to access a non local key in a cluster node"
 	}
