@@ -1004,3 +1004,156 @@ func cmdZPop(c *Client, argv [][]byte) {
 		c.Propagate(args...)
 	}
 }
+
+func pushxGeneric(c *Client, argv [][]byte, front bool) {
+	o, ok := c.lookup(argv[1], store.KindList)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	pushGeneric(c, argv, front)
+}
+
+func cmdLSet(c *Client, argv [][]byte) {
+	idx, ok := parseInt(argv[2])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindList)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Error(ErrNoKey)
+		return
+	}
+	n := int64(o.List.Len())
+	if idx < 0 {
+		idx += n
+	}
+	if idx < 0 || idx >= n {
+		c.Error(ErrOutOfRange)
+		return
+	}
+	o.List.Set(int(idx), copyBytes(argv[3]))
+	c.s.dirty++
+	c.OK()
+}
+
+func cmdLRem(c *Client, argv [][]byte) {
+	count, ok := parseInt(argv[2])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindList)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	items := o.List.Slice()
+	keep := make([]bool, len(items))
+	for i := range keep {
+		keep[i] = true
+	}
+	var removed int64
+	if count >= 0 {
+		for i := 0; i < len(items) && (count == 0 || removed < count); i++ {
+			if string(items[i]) == string(argv[3]) {
+				keep[i] = false
+				removed++
+			}
+		}
+	} else {
+		for i := len(items) - 1; i >= 0 && removed < -count; i-- {
+			if string(items[i]) == string(argv[3]) {
+				keep[i] = false
+				removed++
+			}
+		}
+	}
+	if removed > 0 {
+		out := items[:0]
+		for i, it := range items {
+			if keep[i] {
+				out = append(out, it)
+			}
+		}
+		o.List.Reset(out)
+		c.dropIfEmpty(o)
+		c.s.dirty += removed
+	}
+	c.Int(removed)
+}
+
+func cmdLTrim(c *Client, argv [][]byte) {
+	start, ok1 := parseInt(argv[2])
+	stop, ok2 := parseInt(argv[3])
+	if !ok1 || !ok2 {
+		c.Error(ErrNotInt)
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindList)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.OK()
+		return
+	}
+	n := int64(o.List.Len())
+	s, e, ok := rangeIndexes(start, stop, n)
+	items := o.List.Slice()
+	if !ok {
+		items = nil
+	} else {
+		items = items[s : e+1]
+	}
+	if int64(len(items)) != n {
+		o.List.Reset(items)
+		c.dropIfEmpty(o)
+		c.s.dirty += n - int64(len(items))
+	}
+	c.OK()
+}
+
+func cmdZCount(c *Client, argv [][]byte) {
+	lo, loEx, ok1 := scoreBound(argv[2])
+	hi, hiEx, ok2 := scoreBound(argv[3])
+	if !ok1 || !ok2 {
+		c.Error("ERR min or max is not a float")
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindZSet)
+	if !ok {
+		return
+	}
+	var n int64
+	if o != nil {
+		for i := o.ZSet.FirstAtLeast(lo, loEx); i < o.ZSet.Len(); i++ {
+			e := o.ZSet.At(i)
+			if e.Score > hi || (hiEx && e.Score == hi) {
+				break
+			}
+			n++
+		}
+	}
+	c.Int(n)
+}
+
+func cmdTouch(c *Client, argv [][]byte) {
+	var n int64
+	for _, k := range argv[1:] {
+		if c.kv().Get(k) != nil {
+			n++
+		}
+	}
+	c.Int(n)
+}

@@ -268,3 +268,23 @@ func crc16(s string) uint16 {
 	}
 	return c
 }
+
+// Set replaces element i (0 <= i < Len).
+func (l *List) Set(i int, v []byte) { l.buf[(l.head+i)%len(l.buf)] = v }
+
+// Slice returns the elements in order (a copy of the element slice).
+func (l *List) Slice() [][]byte {
+	out := make([][]byte, l.n)
+	for i := range out {
+		out[i] = l.At(i)
+	}
+	return out
+}
+
+// Reset replaces the contents with items.
+func (l *List) Reset(items [][]byte) {
+	l.buf, l.head, l.n = nil, 0, 0
+	for _, it := range items {
+		l.PushBack(it)
+	}
+}
