@@ -17,7 +17,8 @@ import (
 
 // headline figures, in the order a person wants them.
 var headline = []string{"lost", "unexpected", "recovered", "stale_reads", "anomalous_keys",
-	"wait_satisfied", "wait_unsatisfied", "no_wait", "unknown_keys", "error"}
+	"wait_satisfied", "wait_unsatisfied", "no_wait", "unknown_keys", "anomaly_types", "wrong_total",
+	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "error"}
 
 // HeadlineFigures renders the figures that matter most in one short line.
 func HeadlineFigures(f map[string]any) string {
@@ -46,6 +47,10 @@ func shortValue(v any) string {
 		return fmt.Sprint(len(x))
 	case map[string]any:
 		if c, ok := x["count"]; ok {
+			if p99, ok := x["p99"]; ok {
+				// A latency-like summary: count, tail and worst.
+				return fmt.Sprintf("{n=%v p50=%v p99=%v max=%v}", c, x["p50"], p99, x["max"])
+			}
 			return fmt.Sprint(c)
 		}
 		return fmt.Sprintf("{%d}", len(x))
