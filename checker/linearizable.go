@@ -217,7 +217,10 @@ func usePooled(ops []regOp) bool {
 	return false
 }
 
-func buildOps(ops []regOp, pooled bool) []porcupine.Operation {
+// buildOps turns one key's ops into porcupine ops for the plain model, the
+// pooled model (pooled), or its quick form (casPooled as well).
+func buildOps(ops []regOp, pooled bool, casPooled ...bool) []porcupine.Operation {
+	quick := len(casPooled) > 0 && casPooled[0]
 	clients := map[history.Process]int{}
 	out := make([]porcupine.Operation, len(ops))
 	for i, op := range ops {
@@ -230,6 +233,8 @@ func buildOps(ops []regOp, pooled bool) []porcupine.Operation {
 		switch {
 		case in.kind == regWrite && !op.ok() && pooled:
 			in.kind, ret = regEnable, op.start // pending from its call on
+		case in.kind == regCAS && !op.ok() && pooled && quick:
+			in.kind, ret = regEnableCAS, op.start
 		case in.kind != regCASMismatch && in.kind != regRead && !op.ok():
 			ret = inf // indeterminate: may take effect any time after its call
 		}

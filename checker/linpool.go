@@ -23,18 +23,69 @@ import (
 // "took effect at some point after its call, or never": between the true
 // point and the lazy one no op observes the register (an op that did would
 // be the lazy point), and a pending write left in the pool is one that never
-// took effect (or did, last). Indeterminate cas ops stay at infinity, as in
-// the plain model. The state is the set of configurations (value, pool)
-// reachable so far, with dominated ones (same value, a smaller pool)
-// dropped. A differential test checks it against the plain model.
+// took effect (or did, last). The state is the set of configurations
+// (value, pool) reachable so far, with dominated ones (same value, a smaller
+// pool) dropped. A differential test checks it against the plain model.
+//
+// Indeterminate cas ops stay at infinity in the exact form above. In the
+// quick form (casPooled) they are pending items too, but a lazy application
+// only tries short chains: one pending write, one pending cas from the
+// current value, or a pending write then a pending cas. Longer chains can be
+// needed, so the quick form's "ok" is sound and its "illegal" is not: an
+// illegal verdict is always re-checked with the exact form.
 
-const regEnable = regCASMismatch + 1 // an indeterminate write's pending value becomes available
+const (
+	regEnable    = regCASMismatch + 1 + iota // an indeterminate write's value becomes pending
+	regEnableCAS                             // an indeterminate cas becomes pending (quick form)
+)
+
+// casItem is a pending cas from a to b.
+type casItem struct{ a, b int64 }
+
+func cmpCAS(x, y casItem) int {
+	if x.a != y.a {
+		return cmpInt(x.a, y.a)
+	}
+	return cmpInt(x.b, y.b)
+}
+
+func casHash(c casItem) uint64 { return itemHash(c.a)*31 + itemHash(c.b)*0x100000001B3 + 5 }
+
+func casWith(pool []casItem, c casItem) []casItem {
+	i, _ := slices.BinarySearchFunc(pool, c, cmpCAS)
+	out := make([]casItem, 0, len(pool)+1)
+	out = append(out, pool[:i]...)
+	out = append(out, c)
+	return append(out, pool[i:]...)
+}
+
+func casWithout(pool []casItem, c casItem) []casItem {
+	i, _ := slices.BinarySearchFunc(pool, c, cmpCAS)
+	out := make([]casItem, 0, len(pool)-1)
+	out = append(out, pool[:i]...)
+	return append(out, pool[i+1:]...)
+}
+
+func subCAS(a, b []casItem) bool {
+	j := 0
+	for _, x := range a {
+		for j < len(b) && cmpCAS(b[j], x) < 0 {
+			j++
+		}
+		if j == len(b) || b[j] != x {
+			return false
+		}
+		j++
+	}
+	return true
+}
 
 type poolCfg struct {
 	exists bool
 	cur    int64
-	pool   []int64 // sorted multiset of pending writes
-	ph     uint64  // hash of the pool, kept up to date: the sum of itemHash
+	pool   []int64   // sorted multiset of pending writes
+	cas    []casItem // sorted multiset of pending cas (quick form only)
+	ph     uint64    // hash of both pools, kept up to date: a sum of item hashes
 }
 
 func itemHash(v int64) uint64 {
@@ -98,9 +149,31 @@ func subMultiset(a, b []int64) bool {
 // stepCfg appends to out the configurations c can reach by the op.
 func stepCfg(out []poolCfg, c poolCfg, in regInput, o regOutput) []poolCfg {
 	holds := func(v int64) bool { return c.exists && c.cur == v }
+	// produce appends the configurations where pending items, applied just
+	// now, make the register hold x (it does not already).
+	produce := func(x int64, then int64) {
+		if poolHas(c.pool, x) {
+			out = append(out, poolCfg{true, then, poolWithout(c.pool, x), c.cas, c.ph - itemHash(x)})
+		}
+		for i, ci := range c.cas {
+			if ci.b != x || (i > 0 && c.cas[i-1] == ci) {
+				continue
+			}
+			rest := casWithout(c.cas, ci)
+			switch {
+			case holds(ci.a):
+				out = append(out, poolCfg{true, then, c.pool, rest, c.ph - casHash(ci)})
+			case poolHas(c.pool, ci.a):
+				out = append(out, poolCfg{true, then, poolWithout(c.pool, ci.a), rest, c.ph - casHash(ci) - itemHash(ci.a)})
+			}
+		}
+	}
 	switch in.kind {
 	case regEnable:
-		return append(out, poolCfg{c.exists, c.cur, poolWith(c.pool, in.a), c.ph + itemHash(in.a)})
+		return append(out, poolCfg{c.exists, c.cur, poolWith(c.pool, in.a), c.cas, c.ph + itemHash(in.a)})
+	case regEnableCAS:
+		ci := casItem{in.a, in.b}
+		return append(out, poolCfg{c.exists, c.cur, c.pool, casWith(c.cas, ci), c.ph + casHash(ci)})
 	case regRead:
 		switch {
 		case !o.exists:
@@ -109,41 +182,46 @@ func stepCfg(out []poolCfg, c poolCfg, in regInput, o regOutput) []poolCfg {
 			}
 		case holds(o.v):
 			out = append(out, c)
-		case poolHas(c.pool, o.v):
-			out = append(out, poolCfg{true, o.v, poolWithout(c.pool, o.v), c.ph - itemHash(o.v)})
+		default:
+			produce(o.v, o.v)
 		}
 	case regWrite:
-		out = append(out, poolCfg{true, in.a, c.pool, c.ph})
+		out = append(out, poolCfg{true, in.a, c.pool, c.cas, c.ph})
 	case regCAS:
 		if o.known { // swapped
-			switch {
-			case holds(in.a):
-				out = append(out, poolCfg{true, in.b, c.pool, c.ph})
-			case poolHas(c.pool, in.a):
-				out = append(out, poolCfg{true, in.b, poolWithout(c.pool, in.a), c.ph - itemHash(in.a)})
+			if holds(in.a) {
+				return append(out, poolCfg{true, in.b, c.pool, c.cas, c.ph})
 			}
+			produce(in.a, in.b)
 			return out
 		}
-		// Indeterminate: no effect (it never ran, or ran last), or it
-		// swapped, possibly after a pending write supplied its old value.
+		// Indeterminate (exact form only): no effect (it never ran, or ran
+		// last), or it swapped, possibly after a pending write supplied its
+		// old value.
 		out = append(out, c)
 		switch {
 		case holds(in.a):
-			out = append(out, poolCfg{true, in.b, c.pool, c.ph})
+			out = append(out, poolCfg{true, in.b, c.pool, c.cas, c.ph})
 		case poolHas(c.pool, in.a):
-			out = append(out, poolCfg{true, in.b, poolWithout(c.pool, in.a), c.ph - itemHash(in.a)})
+			out = append(out, poolCfg{true, in.b, poolWithout(c.pool, in.a), c.cas, c.ph - itemHash(in.a)})
 		}
 	case regCASMismatch:
 		if !holds(in.a) {
 			return append(out, c)
 		}
-		// The register holds old: only a pending write of something else,
-		// applied just before, explains the mismatch.
+		// The register holds old: only a pending item applied just before,
+		// moving it to another value, explains the mismatch.
 		for i, v := range c.pool {
 			if v == in.a || (i > 0 && c.pool[i-1] == v) {
 				continue
 			}
-			out = append(out, poolCfg{true, v, poolWithout(c.pool, v), c.ph - itemHash(v)})
+			out = append(out, poolCfg{true, v, poolWithout(c.pool, v), c.cas, c.ph - itemHash(v)})
+		}
+		for i, ci := range c.cas {
+			if ci.a != in.a || ci.b == in.a || (i > 0 && c.cas[i-1] == ci) {
+				continue
+			}
+			out = append(out, poolCfg{true, ci.b, c.pool, casWithout(c.cas, ci), c.ph - casHash(ci)})
 		}
 	}
 	return out
@@ -159,7 +237,8 @@ func prune(cfgs []poolCfg) poolState {
 			if j == i || cfgs[j].exists != c.exists || cfgs[j].cur != c.cur {
 				continue
 			}
-			if subMultiset(c.pool, cfgs[j].pool) && (len(c.pool) < len(cfgs[j].pool) || j < i) {
+			smaller := len(c.pool) < len(cfgs[j].pool) || len(c.cas) < len(cfgs[j].cas)
+			if subMultiset(c.pool, cfgs[j].pool) && subCAS(c.cas, cfgs[j].cas) && (smaller || j < i) {
 				dominated = true
 				break
 			}
@@ -189,7 +268,7 @@ var pooledRegisterModel = porcupine.Model{
 	Equal: func(a, b any) bool {
 		x, y := a.(poolState), b.(poolState)
 		return slices.EqualFunc(x, y, func(p, q poolCfg) bool {
-			return p.ph == q.ph && p.exists == q.exists && p.cur == q.cur && slices.Equal(p.pool, q.pool)
+			return p.ph == q.ph && p.exists == q.exists && p.cur == q.cur && slices.Equal(p.pool, q.pool) && slices.Equal(p.cas, q.cas)
 		})
 	},
 	Hash: func(st any) uint64 {
@@ -205,8 +284,11 @@ var pooledRegisterModel = porcupine.Model{
 	},
 	DescribeOperation: func(in, out any) string {
 		i := in.(regInput)
-		if i.kind == regEnable {
+		switch i.kind {
+		case regEnable:
 			return fmt.Sprintf("write(%d) -> ? (pending)", i.a)
+		case regEnableCAS:
+			return fmt.Sprintf("cas(%d, %d) -> ? (pending)", i.a, i.b)
 		}
 		return registerModel.DescribeOperation(in, out)
 	},
@@ -218,7 +300,10 @@ var pooledRegisterModel = porcupine.Model{
 				v = fmt.Sprint(c.cur)
 			}
 			if len(c.pool) > 0 {
-				v += fmt.Sprintf(" pending %v", c.pool)
+				v += fmt.Sprintf(" pending writes %v", c.pool)
+			}
+			if len(c.cas) > 0 {
+				v += fmt.Sprintf(" pending cas %v", c.cas)
 			}
 			parts = append(parts, v)
 		}

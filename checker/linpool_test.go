@@ -81,7 +81,7 @@ func randomRegister(r *rand.Rand, heavy bool) []history.Op {
 // plain treatment (indeterminate writes at infinity) on random histories.
 func TestPooledModelMatchesPlain(t *testing.T) {
 	r := rand.New(rand.NewPCG(42, 7))
-	var ok, illegal int
+	var ok, illegal, quickMissed int
 	for i := range 6000 {
 		ops := randomRegister(r, i%2 == 1)
 		calls, err := Options{}.calls(ops)
@@ -92,6 +92,19 @@ func TestPooledModelMatchesPlain(t *testing.T) {
 		rops := byKey["k"]
 		plain := porcupine.CheckOperations(registerModel, buildOps(rops, false))
 		pooled := porcupine.CheckOperations(pooledRegisterModel, buildOps(rops, true))
+		quick := porcupine.CheckOperations(pooledRegisterModel, buildOps(rops, true, true))
+		if quick && !plain {
+			for _, op := range ops {
+				t.Logf("%d %s %s %s %s %s", op.Time/msec, op.Process, op.Type, op.F, op.Value, op.Error)
+			}
+			t.Fatalf("history %d: the quick form says ok, the plain model illegal", i)
+		}
+		if !quick && plain {
+			quickMissed++
+		}
+		if whole := checkWhole(rops, regState{}, time.Now().Add(time.Minute)); (whole == porcupine.Ok) != plain {
+			t.Fatalf("history %d: plain model says %v, checkWhole %v", i, plain, whole)
+		}
 		if plain != pooled {
 			for _, op := range ops {
 				t.Logf("%d %s %s %s %s %s", op.Time/msec, op.Process, op.Type, op.F, op.Value, op.Error)
@@ -104,7 +117,7 @@ func TestPooledModelMatchesPlain(t *testing.T) {
 			illegal++
 		}
 	}
-	t.Logf("%d linearizable, %d not", ok, illegal)
+	t.Logf("%d linearizable, %d not; the quick form missed %d", ok, illegal, quickMissed)
 	if ok < 500 || illegal < 500 {
 		t.Fatalf("random histories too one-sided: %d linearizable, %d not", ok, illegal)
 	}
@@ -137,6 +150,30 @@ func lateObserved(n int, broken bool) []history.Op {
 	return h.done()
 }
 
+// lateObservedCAS: like lateObserved with indeterminate cas ops from 5 to
+// 1000+i, each observed after an ok write of 5.
+func lateObservedCAS(n int) []history.Op {
+	r := rand.New(rand.NewPCG(2, 1))
+	var h hist
+	for i := range n {
+		h.call(100+i, "cas", "k", []int{5, 1000 + i}, int64(i), history.Info, nil, int64(i)+50)
+	}
+	tm := int64(200)
+	for _, j := range r.Perm(n) {
+		h.call(0, "write", "k", 5, tm, history.OK, nil, tm+3)
+		h.call(1, "read", "k", nil, tm+1, history.OK, 5, tm+4)
+		h.call(2, "read", "k", nil, tm+6, history.OK, 1000+j, tm+8)
+		h.call(1, "read", "k", nil, tm+7, history.OK, 1000+j, tm+9)
+		tm += 10
+	}
+	return h.done()
+}
+
+func TestLinearizableLateObservedCAS(t *testing.T) {
+	opts := Options{Timeout: 20 * time.Second, NoVisualization: true}
+	wantValid(t, check(t, Linearizable(opts), lateObservedCAS(40)), Valid)
+}
+
 // TestLinearizableLateObservedIndeterminate: porcupine's plain treatment
 // explores which pending writes took effect where and does not finish on
 // this history within minutes at n = 20 (measured: unknown after 20 s);
@@ -145,6 +182,33 @@ func TestLinearizableLateObservedIndeterminate(t *testing.T) {
 	opts := Options{Timeout: 20 * time.Second, NoVisualization: true}
 	wantValid(t, check(t, Linearizable(opts), lateObserved(40, false)), Valid)
 	wantValid(t, check(t, Linearizable(opts), lateObserved(40, true)), Invalid)
+}
+
+// BenchmarkLateObservedCAS compares porcupine's plain model with the
+// checker's path (the pooled model's quick form) on lateObservedCAS(n).
+func BenchmarkLateObservedCAS(b *testing.B) {
+	for _, n := range []int{8, 12, 40} {
+		calls, _ := Options{}.calls(lateObservedCAS(n))
+		byKey, _ := registerOps(calls)
+		rops := byKey["k"]
+		if n <= 12 {
+			pops := buildOps(rops, false)
+			b.Run(fmt.Sprintf("n=%d/plain", n), func(b *testing.B) {
+				for range b.N {
+					if porcupine.CheckOperationsTimeout(registerModel, pops, time.Minute) != porcupine.Ok {
+						b.Fatal("not ok")
+					}
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("n=%d/checker", n), func(b *testing.B) {
+			for range b.N {
+				if checkWhole(rops, regState{}, time.Now().Add(time.Minute)) != porcupine.Ok {
+					b.Fatal("not ok")
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkLateObserved compares the two models on lateObserved(n).

@@ -35,8 +35,7 @@ func checkSegmented(ops []regOp, budget time.Duration, minSeg int) porcupine.Che
 	deadline := time.Now().Add(budget)
 	segs, tail := segments(ops, minSeg)
 	if len(segs) == 0 {
-		pops, model := porcupineOps(ops)
-		return porcupine.CheckOperationsTimeout(model, pops, budget)
+		return checkWhole(ops, regState{}, deadline)
 	}
 	starts := []regState{{}}
 	unknown := false
@@ -70,13 +69,8 @@ func checkSegmented(ops []regOp, budget time.Duration, minSeg int) porcupine.Che
 	if len(tail) == 0 {
 		return porcupine.Ok
 	}
-	pops, model := porcupineOps(tail)
 	for _, s := range starts {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return porcupine.Unknown
-		}
-		switch porcupine.CheckOperationsTimeout(startingAt(model, s), pops, left) {
+		switch checkWhole(tail, s, deadline) {
 		case porcupine.Ok:
 			return porcupine.Ok
 		case porcupine.Unknown:
@@ -161,6 +155,36 @@ func finalRead(seg []regOp, v regState) porcupine.Operation {
 	}
 	return porcupine.Operation{ClientId: 1 << 30, Input: regInput{kind: regRead}, Call: end + 1, Return: end + 1,
 		Output: regOutput{known: true, exists: v.exists, v: v.v}}
+}
+
+// checkWhole checks ops from the start value s. A key with indeterminate
+// cas ops is first tried with the pooled model's quick form, whose "ok" is
+// sound; anything else it says is settled by the exact model.
+func checkWhole(ops []regOp, s regState, deadline time.Time) porcupine.CheckResult {
+	left := time.Until(deadline)
+	if left <= 0 {
+		return porcupine.Unknown
+	}
+	if hasIndeterminateCAS(ops) {
+		quick := porcupine.CheckOperationsTimeout(startingAt(pooledRegisterModel, s), buildOps(ops, true, true), left)
+		if quick == porcupine.Ok {
+			return porcupine.Ok
+		}
+		if left = time.Until(deadline); left <= 0 {
+			return porcupine.Unknown
+		}
+	}
+	pops, model := porcupineOps(ops)
+	return porcupine.CheckOperationsTimeout(startingAt(model, s), pops, left)
+}
+
+func hasIndeterminateCAS(ops []regOp) bool {
+	for _, op := range ops {
+		if op.in.kind == regCAS && !op.ok() {
+			return true
+		}
+	}
+	return false
 }
 
 // startingAt returns the model with the register initially holding s.
