@@ -144,11 +144,15 @@ func (s *Server) Register(cmd *Command) {
 		sc.Name = strings.ToLower(sc.Name)
 	}
 	s.commands[cmd.Name] = cmd
+	s.upperCmds[strings.ToUpper(cmd.Name)] = cmd
 }
 
 // Lookup finds a command by name (any case).
 func (s *Server) Lookup(name []byte) *Command {
 	if cmd, ok := s.commands[string(name)]; ok {
+		return cmd
+	}
+	if cmd, ok := s.upperCmds[string(name)]; ok {
 		return cmd
 	}
 	if len(name) > 64 {

@@ -73,9 +73,12 @@ type Server struct {
 	clock    *store.Clock
 	dbs      []*store.DB
 	commands map[string]*Command
-	hooks    Hooks
-	log      io.Writer
-	logMu    sync.Mutex
+	// upperCmds indexes the same commands by upper-case name: clients
+	// mostly send "SET", and one map hit beats lower-casing first.
+	upperCmds map[string]*Command
+	hooks     Hooks
+	log       io.Writer
+	logMu     sync.Mutex
 
 	dirty     int64 // writes since start (changes to the dataset)
 	stats     stats
@@ -122,6 +125,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		cfg:         cfg,
 		clock:       opts.Clock,
 		commands:    make(map[string]*Command),
+		upperCmds:   make(map[string]*Command),
 		log:         opts.Log,
 		clients:     make(map[int64]*Client),
 		started:     time.Now(),
