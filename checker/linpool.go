@@ -42,11 +42,13 @@ const (
 // casItem is a pending cas from a to b.
 type casItem struct{ a, b int64 }
 
+// cmpCAS orders pending cas by new value first, so that those producing a
+// given value are found by binary search.
 func cmpCAS(x, y casItem) int {
-	if x.a != y.a {
-		return cmpInt(x.a, y.a)
+	if x.b != y.b {
+		return cmpInt(x.b, y.b)
 	}
-	return cmpInt(x.b, y.b)
+	return cmpInt(x.a, y.a)
 }
 
 func casHash(c casItem) uint64 { return itemHash(c.a)*31 + itemHash(c.b)*0x100000001B3 + 5 }
@@ -155,8 +157,10 @@ func stepCfg(out []poolCfg, c poolCfg, in regInput, o regOutput) []poolCfg {
 		if poolHas(c.pool, x) {
 			out = append(out, poolCfg{true, then, poolWithout(c.pool, x), c.cas, c.ph - itemHash(x)})
 		}
-		for i, ci := range c.cas {
-			if ci.b != x || (i > 0 && c.cas[i-1] == ci) {
+		first, _ := slices.BinarySearchFunc(c.cas, casItem{a: -1 << 63, b: x}, cmpCAS)
+		for i := first; i < len(c.cas) && c.cas[i].b == x; i++ {
+			ci := c.cas[i]
+			if i > first && c.cas[i-1] == ci {
 				continue
 			}
 			rest := casWithout(c.cas, ci)
@@ -229,12 +233,16 @@ func stepCfg(out []poolCfg, c poolCfg, in regInput, o regOutput) []poolCfg {
 
 // prune sorts configurations and drops duplicates and dominated ones.
 func prune(cfgs []poolCfg) poolState {
+	if len(cfgs) == 1 {
+		return poolState(cfgs)
+	}
 	slices.SortFunc(cfgs, cmpCfg)
 	out := cfgs[:0]
 	for i, c := range cfgs {
 		dominated := false
 		for j := range cfgs {
-			if j == i || cfgs[j].exists != c.exists || cfgs[j].cur != c.cur {
+			if j == i || cfgs[j].exists != c.exists || cfgs[j].cur != c.cur ||
+				len(c.pool) > len(cfgs[j].pool) || len(c.cas) > len(cfgs[j].cas) {
 				continue
 			}
 			smaller := len(c.pool) < len(cfgs[j].pool) || len(c.cas) < len(cfgs[j].cas)
