@@ -67,8 +67,9 @@
 // undecided ones share the rest, so a few hard keys cannot starve the
 // others. Keys with several indeterminate writes use an equivalent pooled
 // model (linpool.go) that keeps the search from exploding when those
-// writes are observed late (as after a pause or a kill); indeterminate cas
-// ops still return at infinity. A read of a
+// writes are observed late (as after a pause or a kill); keys with
+// indeterminate cas ops are first tried with a quick form of it whose "ok"
+// is sound, and settled by the exact model otherwise. A read of a
 // value no write produced is flagged without a search. stale_reads counts
 // reads that returned a value that a later, completed write had certainly
 // replaced before the read began. Porcupine's cost grows with the square of
