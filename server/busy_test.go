@@ -68,3 +68,32 @@ return 1`, nil).Err()
 		t.Fatal(err)
 	}
 }
+
+// TestShutdownNoSaveWhileBusy: SHUTDOWN NOSAVE ends a process whose script
+// never returns.
+func TestShutdownNoSaveWhileBusy(t *testing.T) {
+	p := startProc(t, freePort(t), "--dir", t.TempDir(), "--busy-reply-threshold", "50")
+	runner := procClient(t, p)
+	admin := procClient(t, p)
+	admin.Ping(ctx)
+	go runner.Eval(ctx, "redis.call('set', 'x', '1'); while true do end", nil)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := admin.Get(ctx, "y").Err()
+		if err != nil && strings.HasPrefix(err.Error(), "BUSY ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never got BUSY: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	admin.Do(ctx, "shutdown", "nosave")
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("process still running after SHUTDOWN NOSAVE")
+	}
+}

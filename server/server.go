@@ -567,6 +567,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case <-s.Done():
 	}
 	s.Logf('#', "User requested shutdown...")
+	if s.busy.start.Load() != 0 {
+		// A script still holds the lock (SHUTDOWN NOSAVE while BUSY): exit
+		// at once; its unflushed effects are lost, as with Redis.
+		s.Logf('#', "Exiting with a script still running (SHUTDOWN NOSAVE)")
+		return 0
+	}
 	if err := s.Close(); err != nil {
 		s.Logf('#', "Error closing the AOF: %v", err)
 		return 1
