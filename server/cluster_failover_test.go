@@ -49,7 +49,7 @@ func tagOwnedBy(t *testing.T, owner *node) (string, int) {
 // TestClusterGoRedisRedirects: go-redis ClusterClient through MOVED, ASK
 // during a live migration, TRYAGAIN and CROSSSLOT, plus the exact errors.
 func TestClusterGoRedisRedirects(t *testing.T) {
-	nodes := startCluster(t, 21200, 3, 0, 2000)
+	nodes := startCluster(t, 3, 0, 2000)
 	a, b := nodes[0], nodes[1]
 	c := clusterClient(t, nodes)
 	tag, slot := tagOwnedBy(t, a)
@@ -155,7 +155,7 @@ func TestClusterGoRedisRedirects(t *testing.T) {
 // TestClusterKillFailover: SIGKILL of a primary promotes its replica with
 // the data; the restarted process rejoins as a replica and resyncs.
 func TestClusterKillFailover(t *testing.T) {
-	nodes := startCluster(t, 21300, 6, 1, 1000)
+	nodes := startCluster(t, 6, 1, 1000)
 	c := clusterClient(t, nodes)
 	writeKeys(t, c, "fk", 3000)
 	victim := masters(t, nodes)[0]

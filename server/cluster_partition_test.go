@@ -113,7 +113,7 @@ func (mc *memCluster) isolate(n *node, cut bool) {
 // of the new primary and loses every write it took meanwhile, as Redis does.
 func TestClusterPartitionPrimary(t *testing.T) {
 	const nt = 1000
-	mc := startMemCluster(t, 21400, 6, nt)
+	mc := startMemCluster(t, freeBase(t, 6), 6, nt)
 	p := masters(t, mc.nodes)[0]
 	tag, _ := tagOwnedBy(t, p)
 	var rep *node

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -159,10 +160,39 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	}
 }
 
-// startCluster starts n nodes at base.. and forms a cluster with redis-cli.
-func startCluster(t *testing.T, base, count, replicas, nodeTimeoutMs int, extra ...string) []*node {
+// freeBase picks a random block of count ports in 20000..22767 whose bus
+// ports (+10000) are free too, so that concurrent runs of these tests (other
+// helpers, CI) do not collide.
+func freeBase(t *testing.T, count int) int {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))
+	for try := 0; try < 500; try++ {
+		base := 20000 + r.IntN(2768-count)
+		ok := true
+		for i := 0; i < count && ok; i++ {
+			for _, p := range []int{base + i, base + i + 10000} {
+				ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+				if err != nil {
+					ok = false
+					break
+				}
+				ln.Close()
+			}
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free block of ports below 22768")
+	return 0
+}
+
+// startCluster starts count nodes on free ports and forms a cluster with
+// redis-cli. The ports right after the last node are free for extra nodes.
+func startCluster(t *testing.T, count, replicas, nodeTimeoutMs int, extra ...string) []*node {
 	t.Helper()
 	needRedisCLI(t)
+	base := freeBase(t, count+2)
 	nodes := make([]*node, count)
 	args := []string{"--cluster", "create"}
 	for i := range nodes {
@@ -282,7 +312,7 @@ func masters(t *testing.T, nodes []*node) []*node {
 // create with replicas, check, reshard 1000 slots full of keys, add-node +
 // rebalance, del-node.
 func TestClusterRedisCLI(t *testing.T) {
-	nodes := startCluster(t, 21100, 6, 1, 2000)
+	nodes := startCluster(t, 6, 1, 2000)
 	out, err := redisCLI(t, 30*time.Second, "--cluster", "check", nodes[0].addr())
 	if err != nil || !strings.Contains(out, "[OK] All 16384 slots covered.") || !strings.Contains(out, "[OK] All nodes agree about slots configuration.") {
 		t.Fatalf("check failed: %v\n%s", err, out)
@@ -326,7 +356,7 @@ func TestClusterRedisCLI(t *testing.T) {
 	})
 
 	// add-node + rebalance.
-	extra := startNode(t, 21106, 2000)
+	extra := startNode(t, nodes[5].port+1, 2000)
 	out, err = redisCLI(t, 60*time.Second, "--cluster", "add-node", extra.addr(), nodes[0].addr())
 	if err != nil || !strings.Contains(out, "[OK] New node added correctly.") {
 		t.Fatalf("add-node failed: %v\n%s", err, out)

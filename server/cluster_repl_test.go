@@ -26,7 +26,7 @@ func replicaOf(t *testing.T, nodes []*node, m *node) *node {
 // read-only replica error, a default manual failover that loses nothing and
 // lets the old primary continue with a partial resync (replid2).
 func TestClusterReplication(t *testing.T) {
-	nodes := startCluster(t, 21600, 6, 1, 1000)
+	nodes := startCluster(t, 6, 1, 1000)
 	m := masters(t, nodes)[0]
 	r := replicaOf(t, nodes, m)
 	tag, _ := tagOwnedBy(t, m)
