@@ -256,8 +256,9 @@ func (w Window) Contains(t int64, slack time.Duration) bool {
 	return t >= w.Start-int64(slack) && t <= w.End
 }
 
-// Windows extracts the fault windows from the nemesis events. A start and
-// the stop of the same fault name pair up first-in first-out. A fault
+// Windows extracts the fault windows from the nemesis events. A stop pairs
+// with the open start of the same fault name on the same nodes, else with
+// the latest open start of that fault. A fault
 // recorded as an invocation plus a completion counts once: the window opens
 // at the first entry of its start and closes at the last entry of its stop.
 // A start whose completion is "fail", or whose detail says "skipped", did
@@ -330,8 +331,17 @@ func Windows(ops []history.Op) []Window {
 			if len(s.open) == 0 {
 				continue
 			}
-			w := s.open[0]
-			s.open = s.open[1:]
+			// The open window of this fault on the same nodes, else the
+			// latest one: an older window still open was a one-shot fault.
+			k := len(s.open) - 1
+			for j := len(s.open) - 1; j >= 0; j-- {
+				if slices.Equal(ws[s.open[j]].Nodes, op.Nodes) {
+					k = j
+					break
+				}
+			}
+			w := s.open[k]
+			s.open = slices.Delete(s.open, k, k+1)
 			if s.startInvOpen == w {
 				s.startInvOpen = -1
 			}

@@ -46,6 +46,22 @@ func TestWindows(t *testing.T) {
 	if len(ws) != 1 || ws[0].Fault != "failover" || ws[0].Start != 2 || ws[0].End != 8 || !ws[0].Open {
 		t.Fatalf("windows %+v", ws)
 	}
+
+	// A one-shot migration followed by a stopped one: the stop belongs to
+	// the second (same nodes); the first ends when the second starts.
+	ops = []history.Op{
+		{Time: 1, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate", Nodes: []string{"a", "b", "c"}},
+		{Time: 2, Process: history.Nemesis, Type: history.Info, F: "start-migrate", Nodes: []string{"a", "b", "c"}},
+		{Time: 5, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate", Nodes: []string{"a", "c"}},
+		{Time: 6, Process: history.Nemesis, Type: history.Info, F: "start-migrate", Nodes: []string{"a", "c"}},
+		{Time: 8, Process: history.Nemesis, Type: history.Invoke, F: "stop-migrate", Nodes: []string{"a", "c"}},
+		{Time: 9, Process: history.Nemesis, Type: history.Info, F: "stop-migrate", Nodes: []string{"a", "c"}},
+		{Time: 20, Process: 0, Type: history.Invoke, F: "read"},
+	}
+	ws = Windows(ops)
+	if len(ws) != 2 || ws[0].Start != 1 || ws[0].End != 5 || !ws[0].Open || ws[1].Start != 5 || ws[1].End != 9 || ws[1].Open {
+		t.Fatalf("windows %+v", ws)
+	}
 }
 
 func TestPerf(t *testing.T) {
