@@ -120,31 +120,40 @@ or test it with 'redline run --addrs ...'. Remove it with 'redline cluster down'
 		Use:   "status",
 		Short: "Summarise CLUSTER NODES of a cluster",
 		Args:  cobra.NoArgs,
+		Long: `Summarise CLUSTER NODES. With --addrs, of that cluster; without, of every
+cluster redline started in containers on this Docker Engine.`,
 		RunE: func(*cobra.Command, []string) error {
-			if addrs == "" {
-				return badArgs("status needs --addrs host:port,... (as printed by 'redline cluster up')")
-			}
-			list := splitList(addrs)
-			if _, err := cluster.External(list); err != nil {
-				return badArgs("--addrs: %v", err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			nodes, err := cluster.Topology(ctx, list)
-			if err != nil {
-				return harnessFailed(fmt.Errorf("cannot read CLUSTER NODES from %s: %w", addrs, err))
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tADDR\tROLE\tFLAGS\tEPOCH\tLINK\tSLOTS")
-			for _, n := range nodes {
-				role := "replica"
-				if n.IsPrimary() {
-					role = "primary"
+			if addrs != "" {
+				list := splitList(addrs)
+				if _, err := cluster.External(list); err != nil {
+					return badArgs("--addrs: %v", err)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID[:8], n.Addr, role, strings.Join(n.Flags, ","), n.ConfigEpoch, linkState(n.Connected), n.RangesString())
+				return printStatus(ctx, stdout, list)
 			}
-			fmt.Fprintf(tw, "\nslots covered: %d/16384\n", cluster.Covered(nodes))
-			return tw.Flush()
+			running, err := docker.Clusters(ctx)
+			if err != nil {
+				return harnessFailed(err)
+			}
+			if len(running) == 0 {
+				fmt.Fprintln(stdout, "no redline clusters are running ('redline cluster up' starts one)")
+				return nil
+			}
+			for _, r := range running {
+				var list []string
+				for _, n := range r.Nodes {
+					if n.Addr != "" {
+						list = append(list, n.Addr)
+					}
+				}
+				fmt.Fprintf(stdout, "cluster %s (%s): %s\n", r.Name, r.Target, strings.Join(list, ","))
+				if err := printStatus(ctx, stdout, list); err != nil {
+					fmt.Fprintf(stdout, "  %v\n", err)
+				}
+				fmt.Fprintln(stdout)
+			}
+			return nil
 		},
 	}
 	status.Flags().StringVar(&addrs, "addrs", "", "host:port,... of any nodes of the cluster")
@@ -157,4 +166,23 @@ func linkState(connected bool) string {
 		return "connected"
 	}
 	return "disconnected"
+}
+
+// printStatus prints one cluster's CLUSTER NODES as a table.
+func printStatus(ctx context.Context, w io.Writer, addrs []string) error {
+	nodes, err := cluster.Topology(ctx, addrs)
+	if err != nil {
+		return harnessFailed(fmt.Errorf("cannot read CLUSTER NODES from %s: %w", strings.Join(addrs, ","), err))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tADDR\tROLE\tFLAGS\tEPOCH\tLINK\tSLOTS")
+	for _, n := range nodes {
+		role := "replica"
+		if n.IsPrimary() {
+			role = "primary"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID[:min(8, len(n.ID))], n.Addr, role, strings.Join(n.Flags, ","), n.ConfigEpoch, linkState(n.Connected), n.RangesString())
+	}
+	fmt.Fprintf(tw, "slots covered: %d/16384\n", cluster.Covered(nodes))
+	return tw.Flush()
 }
