@@ -49,8 +49,10 @@
 // -> wait_satisfied; acked < want (or -1, no reply) -> wait_unsatisfied.
 //
 // Nemesis: entries with process "nemesis". f "start-<fault>" and
-// "stop-<fault>" (with "nodes") delimit fault windows, paired first-in
-// first-out by fault name (see Windows). f "final-reads" marks the start of
+// "stop-<fault>" (with "nodes") delimit fault windows, a stop closing the
+// open start of its fault on the same nodes; a fault never stopped (one
+// shot) lasts until the next start, "heal" or "final-reads" (see Windows);
+// a start whose detail has "skipped" opens nothing. f "final-reads" marks the start of
 // the final read phase after healing: Counter takes each key's final value
 // from the last read of that phase (or from the last read overall when the
 // marker is missing).
