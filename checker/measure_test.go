@@ -226,3 +226,23 @@ func TestRPOCounterTwoWindows(t *testing.T) {
 		t.Fatalf("windows %v", w)
 	}
 }
+
+func TestPerfCountsRedirects(t *testing.T) {
+	var h hist
+	h.call(0, "read", "k", nil, 0, history.OK, 1, 10)
+	h.call(1, "write", "k", 1, 20, history.OK, nil, 30)
+	ops := h.done()
+	for i := range ops {
+		if ops[i].Type == history.OK {
+			ops[i].Redirects = 2 // e.g. a MOVED then an ASK
+		}
+	}
+	r := check(t, Perf(), ops)
+	if r.Figures["redirects"] != 4 {
+		t.Fatalf("redirects = %v, want 4", r.Figures["redirects"])
+	}
+	byF := r.Figures["by_f"].(map[string]any)
+	if byF["read"].(map[string]any)["redirects"] != 2 {
+		t.Fatalf("read redirects = %v", byF["read"])
+	}
+}

@@ -85,12 +85,18 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 
 	byF := map[string][]perfSample{}
 	open := map[string]int{}
+	// MOVED/ASK replies the client followed: how much a migration or a
+	// failover made clients chase slots.
+	redirects := map[string]int{}
+	totalRedirects := 0
 	for i := range calls {
 		c := &calls[i]
 		if c.comp == nil {
 			open[c.inv.F]++
 			continue
 		}
+		redirects[c.inv.F] += c.comp.Redirects
+		totalRedirects += c.comp.Redirects
 		s := perfSample{bucket: int(c.end / int64(width)), typ: c.comp.Type}
 		if s.typ == history.OK {
 			s.lat = latencyUs(c)
@@ -143,7 +149,7 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 			"p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "max_ms": pmax,
 		}
 		tot := map[string]any{
-			"ok": tok, "fail": tfail, "info": tinfo, "open": open[f],
+			"ok": tok, "fail": tfail, "info": tinfo, "open": open[f], "redirects": redirects[f],
 			"latency_ms": histQuantilesMs(overall),
 		}
 		if seconds > 0 {
@@ -163,11 +169,12 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 		})
 	}
 	return Result{Valid: Valid, Figures: map[string]any{
-		"ops":      len(calls),
-		"run_s":    sec(runEnd),
-		"bucket_s": time.Duration(width).Seconds(),
-		"by_f":     totals,
-		"series":   series,
-		"faults":   faults,
+		"ops":       len(calls),
+		"redirects": totalRedirects,
+		"run_s":     sec(runEnd),
+		"bucket_s":  time.Duration(width).Seconds(),
+		"by_f":      totals,
+		"series":    series,
+		"faults":    faults,
 	}}
 }

@@ -66,4 +66,7 @@ type Config struct {
 	Versions         map[string]string `json:"versions,omitempty"`
 	Started          time.Time         `json:"started"`
 	Command          []string          `json:"command,omitempty"`
+	// Bench marks a load test: only throughput, latency and recovery
+	// time are measured, correctness is not checked.
+	Bench bool `json:"bench,omitempty"`
 }

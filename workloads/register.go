@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -22,12 +23,18 @@ const casScript = `if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('set
 const CASMismatch = "cas-mismatch"
 
 // register: reads, writes and compare-and-sets on a few keys holding small
-// integers, checked for linearizability per key.
+// integers, checked for linearizability per key. As in Jepsen's independent
+// keys, each worker moves on to a fresh generation of keys every
+// registerGeneration ops: a key's history stays short, which keeps the
+// linearizability search cheap however long the run.
 type register struct {
 	cfg    Config
 	prefix string
 	script *redis.Script
+	maxGen atomic.Int64
 }
+
+const registerGeneration = 1000
 
 func newRegister(cfg Config) Workload {
 	if cfg.Keys <= 0 {
@@ -38,7 +45,9 @@ func newRegister(cfg Config) Workload {
 
 func (w *register) Name() string { return "register" }
 
-func (w *register) key(i int) string { return w.prefix + strconv.Itoa(i) }
+func (w *register) key(gen int64, i int) string {
+	return w.prefix + strconv.FormatInt(gen, 10) + ":" + strconv.Itoa(i)
+}
 
 func (w *register) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
 
@@ -56,6 +65,7 @@ func (w *register) Setup(ctx context.Context, c *client.Client) error {
 type registerGen struct {
 	w   *register
 	rng *rand.Rand
+	n   int64
 }
 
 func (w *register) Generator(worker int, seed int64) Generator {
@@ -65,7 +75,10 @@ func (w *register) Generator(worker int, seed int64) Generator {
 // Values are drawn from a small range, as in Jepsen, so that compare-and-set
 // often succeeds and reads can tell writes apart only through order.
 func (g *registerGen) Next() history.Op {
-	op := history.Op{Key: g.w.key(g.rng.IntN(g.w.cfg.Keys))}
+	gen := g.n / registerGeneration
+	g.n++
+	raiseTo(&g.w.maxGen, gen)
+	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.cfg.Keys))}
 	switch r := g.rng.IntN(10); {
 	case r < 5:
 		op.F = "read"
@@ -150,11 +163,13 @@ func (w *register) Invoke(ctx context.Context, c *client.Client, inv history.Op)
 
 func (w *register) InitOps() []history.Op { return nil }
 
-// FinalOps reads every key once after healing.
+// FinalOps reads every key of every generation once after healing.
 func (w *register) FinalOps() []history.Op {
-	ops := make([]history.Op, w.cfg.Keys)
-	for i := range ops {
-		ops[i] = history.Op{F: "read", Key: w.key(i)}
+	var ops []history.Op
+	for gen := int64(0); gen <= w.maxGen.Load(); gen++ {
+		for i := 0; i < w.cfg.Keys; i++ {
+			ops = append(ops, history.Op{F: "read", Key: w.key(gen, i)})
+		}
 	}
 	return ops
 }

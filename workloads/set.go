@@ -53,12 +53,7 @@ func (w *set) Generator(worker int, seed int64) Generator {
 
 func (g *setGen) Next() history.Op {
 	gen := g.n / setGeneration
-	for {
-		cur := g.w.maxGen.Load()
-		if gen <= cur || g.w.maxGen.CompareAndSwap(cur, gen) {
-			break
-		}
-	}
+	raiseTo(&g.w.maxGen, gen)
 	g.n++
 	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.cfg.Keys))}
 	if g.rng.IntN(10) == 0 {

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redline-dev/redline/harness/history"
@@ -124,4 +125,14 @@ func waitOf(want int, r client.Result) *history.Wait {
 		}
 	}
 	return w
+}
+
+// raiseTo lifts *a to v if v is larger (the newest key generation in use).
+func raiseTo(a *atomic.Int64, v int64) {
+	for {
+		cur := a.Load()
+		if v <= cur || a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }

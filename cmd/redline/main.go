@@ -96,6 +96,7 @@ violations, lost acknowledged writes and what WAIT did or did not save.`,
 	})
 	root.AddCommand(
 		newRunCmd(stdout, stderr),
+		newBenchCmd(stdout, stderr),
 		newCheckCmd(stdout, stderr),
 		newClusterCmd(stdout, stderr),
 		newResultsCmd(stdout, stderr),

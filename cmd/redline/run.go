@@ -56,30 +56,7 @@ checker could not decide, 254 bad arguments, 255 redline itself failed.`,
 			return runRun(cmd.Context(), o, cmd.Flags().Changed("target"))
 		},
 	}
-	f := c.Flags()
-	cfg := &o.cfg
-	f.StringVar(&cfg.Target, "target", "reference", "cluster to test: reference (bundled server), redis (Debian's Redis 7), external (needs --addrs)")
-	f.StringVar(&o.addrs, "addrs", "", "host:port,... of an existing cluster to test (implies --target external)")
-	f.IntVar(&cfg.Nodes, "nodes", 6, "nodes to start (primaries + replicas)")
-	f.IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
-	f.StringVar(&o.workloads, "workload", "register", "workloads, comma separated: "+strings.Join(workloads.Names(), ", "))
-	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated: "+strings.Join(nemesisNames(), ", "))
-	f.DurationVar((*time.Duration)(&cfg.NemesisInterval), "nemesis-interval", 10*time.Second, "time between fault starts")
-	f.BoolVar(&cfg.PartitionClients, "partition-clients", false, "partitions also cut clients from the minority side")
-	f.StringArrayVar(&o.hooks, "nemesis-hook", nil, "fault=command for external targets, e.g. kill='ssh $REDLINE_NODE_HOST pkill -9 redis'")
-	f.DurationVar((*time.Duration)(&cfg.TimeLimit), "time-limit", 60*time.Second, "how long traffic runs")
-	f.IntVar(&cfg.Concurrency, "concurrency", 10, "client processes")
-	f.Float64Var(&cfg.Rate, "rate", 0, "total ops/s (0 = as fast as the cluster answers)")
-	f.IntVar(&cfg.Keys, "keys", 0, "keys per workload (0 = the workload's default)")
-	f.IntVar(&cfg.Wait, "wait", 0, "send WAIT N after each write, on the same connection, and record the replica count")
-	f.DurationVar((*time.Duration)(&cfg.WaitTimeout), "wait-timeout", 100*time.Millisecond, "timeout of each WAIT")
-	f.Int64Var(&cfg.Seed, "seed", 0, "random seed of op and fault schedules (0 = pick one and print it)")
-	f.DurationVar((*time.Duration)(&cfg.NodeTimeout), "node-timeout", 2*time.Second, "cluster-node-timeout of clusters redline creates")
-	f.DurationVar((*time.Duration)(&cfg.OpTimeout), "op-timeout", time.Second, "client timeout of one operation (an op that times out is recorded as info)")
-	f.DurationVar((*time.Duration)(&cfg.CheckTimeout), "check-timeout", 60*time.Second, "time the linearizability search may take before it says unknown")
-	f.StringVar(&cfg.ResultsDir, "results", "results", "directory of the results store")
-	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
-	f.StringVar(&cfg.Image, "image", "", "container image to use instead of building one")
+	addRunFlags(c, o)
 	return c
 }
 
@@ -164,6 +141,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 		cfg.Seed = time.Now().UnixNano() & (1<<53 - 1)
 	}
 	cfg.TestName = testName(cfg)
+	if cfg.Bench {
+		cfg.TestName = "bench-" + cfg.TestName
+	}
 	return nil
 }
 
@@ -309,6 +289,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	if err := saveResults(run, cfg, out.Summary); err != nil {
 		return 0, harnessFailed(err)
 	}
+	if cfg.Bench {
+		printBench(stdout, out.Summary)
+	}
 	printVerdict(stdout, out.Summary, run.Dir)
 	return exitCode(out.Summary.Valid), nil
 }
@@ -359,4 +342,32 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", strings.ToUpper(s.Valid.String()), dir)
+}
+
+// addRunFlags registers the flags shared by run and bench.
+func addRunFlags(c *cobra.Command, o *runOptions) {
+	f := c.Flags()
+	cfg := &o.cfg
+	f.StringVar(&cfg.Target, "target", "reference", "cluster to test: reference (bundled server), redis (Debian's Redis 7), external (needs --addrs)")
+	f.StringVar(&o.addrs, "addrs", "", "host:port,... of an existing cluster to test (implies --target external)")
+	f.IntVar(&cfg.Nodes, "nodes", 6, "nodes to start (primaries + replicas)")
+	f.IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
+	f.StringVar(&o.workloads, "workload", "register", "workloads, comma separated: "+strings.Join(workloads.Names(), ", "))
+	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated: "+strings.Join(nemesisNames(), ", "))
+	f.DurationVar((*time.Duration)(&cfg.NemesisInterval), "nemesis-interval", 10*time.Second, "time between fault starts")
+	f.BoolVar(&cfg.PartitionClients, "partition-clients", false, "partitions also cut clients from the minority side")
+	f.StringArrayVar(&o.hooks, "nemesis-hook", nil, "fault=command for external targets, e.g. kill='ssh $REDLINE_NODE_HOST pkill -9 redis'")
+	f.DurationVar((*time.Duration)(&cfg.TimeLimit), "time-limit", 60*time.Second, "how long traffic runs")
+	f.IntVar(&cfg.Concurrency, "concurrency", 10, "client processes")
+	f.Float64Var(&cfg.Rate, "rate", 0, "total ops/s (0 = as fast as the cluster answers)")
+	f.IntVar(&cfg.Keys, "keys", 0, "keys per workload (0 = the workload's default)")
+	f.IntVar(&cfg.Wait, "wait", 0, "send WAIT N after each write, on the same connection, and record the replica count")
+	f.DurationVar((*time.Duration)(&cfg.WaitTimeout), "wait-timeout", 100*time.Millisecond, "timeout of each WAIT")
+	f.Int64Var(&cfg.Seed, "seed", 0, "random seed of op and fault schedules (0 = pick one and print it)")
+	f.DurationVar((*time.Duration)(&cfg.NodeTimeout), "node-timeout", 2*time.Second, "cluster-node-timeout of clusters redline creates")
+	f.DurationVar((*time.Duration)(&cfg.OpTimeout), "op-timeout", time.Second, "client timeout of one operation (an op that times out is recorded as info)")
+	f.DurationVar((*time.Duration)(&cfg.CheckTimeout), "check-timeout", 60*time.Second, "time the linearizability search may take before it says unknown")
+	f.StringVar(&cfg.ResultsDir, "results", "results", "directory of the results store")
+	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
+	f.StringVar(&cfg.Image, "image", "", "container image to use instead of building one")
 }

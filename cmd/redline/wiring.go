@@ -77,6 +77,18 @@ func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 		if len(cfg.Workloads) > 1 {
 			opts.Name = w
 		}
+		if cfg.Bench {
+			name := func(aspect string) checker.Options {
+				o := opts
+				o.Name = aspect
+				if len(cfg.Workloads) > 1 {
+					o.Name = w + "/" + aspect
+				}
+				return o
+			}
+			out = append(out, checker.Perf(name("perf")), checker.RTO(name("rto")))
+			continue
+		}
 		cs, err := checker.ForWorkload(w, opts)
 		if err != nil {
 			return nil, err
