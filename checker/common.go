@@ -106,6 +106,28 @@ func (c *call) outcome() history.Type {
 // ok, failed and indeterminate classify the outcome.
 func (c *call) ok() bool     { return c.outcome() == history.OK }
 func (c *call) failed() bool { return c.outcome() == history.Fail }
+
+// servedErrors are fail outcomes that still mean the cluster answered for
+// the key: the op ran (or was judged) and its own condition said no. They
+// are not unavailability.
+var servedErrors = []string{"cas-mismatch", "insufficient-funds", "watch-conflict", "CROSSSLOT"}
+
+// served reports whether the cluster served the op: ok, or a fail that is
+// the op's own answer rather than an error of availability.
+func (c *call) served() bool {
+	if c.ok() {
+		return true
+	}
+	if !c.failed() || c.comp == nil {
+		return false
+	}
+	for _, p := range servedErrors {
+		if strings.HasPrefix(c.comp.Error, p) {
+			return true
+		}
+	}
+	return false
+}
 func (c *call) indeterminate() bool {
 	t := c.outcome()
 	return t == history.Info || t == history.Invoke

@@ -246,3 +246,22 @@ func TestPerfCountsRedirects(t *testing.T) {
 		t.Fatalf("read redirects = %v", byF["read"])
 	}
 }
+
+// A cas whose compare failed was served: it is no outage.
+func TestRTOIgnoresServedFailures(t *testing.T) {
+	var h hist
+	h.nemesis(100, "start-kill", "n1")
+	h.call(0, "cas", "k", []int{1, 2}, 200, history.Fail, nil, 210)
+	h.call(0, "read", "k", nil, 5000, history.OK, 1, 5010)
+	h.nemesis(6000, "stop-kill", "n1")
+	ops := h.done()
+	for i := range ops {
+		if ops[i].F == "cas" && ops[i].Type == history.Fail {
+			ops[i].Error = "cas-mismatch"
+		}
+	}
+	r := check(t, RTO(), ops)
+	if r.Figures["affected"] != 0 {
+		t.Fatalf("a cas mismatch counted as an outage: %v", r.Figures)
+	}
+}

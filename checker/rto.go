@@ -57,7 +57,7 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 		keys := map[string]*keyState{}
 		for i := lo; i < hi; i++ {
 			c := &calls[i]
-			if !c.ok() {
+			if !c.served() {
 				ks := keys[c.inv.Key]
 				if ks == nil {
 					ks = &keyState{}
@@ -74,7 +74,7 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 		}
 		for i := lo; i < hi; i++ {
 			c := &calls[i]
-			if ks := keys[c.inv.Key]; ks != nil && c.ok() && c.start >= ks.lastBad && c.end < ks.recovered {
+			if ks := keys[c.inv.Key]; ks != nil && c.served() && c.start >= ks.lastBad && c.end < ks.recovered {
 				ks.recovered = c.end
 			}
 		}
@@ -87,7 +87,7 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 		}
 		for i := hi; i < len(calls) && waiting > 0; i++ {
 			c := &calls[i]
-			if ks := keys[c.inv.Key]; ks != nil && c.ok() && ks.recovered == inf {
+			if ks := keys[c.inv.Key]; ks != nil && c.served() && ks.recovered == inf {
 				ks.recovered = c.end
 				waiting--
 			}
