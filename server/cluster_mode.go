@@ -31,6 +31,18 @@ type ext struct {
 
 	mig  migrateConns
 	opts extOptions
+
+	busPending bool // a CLUSTER command ran without performing its outputs
+}
+
+// afterBatch runs (server lock held) after a connection's batch of commands,
+// before the replies are written: it performs the cluster outputs of the
+// batch's CLUSTER commands once.
+func (e *ext) afterBatch() {
+	if e.busPending {
+		e.busPending = false
+		e.bus.Do(func(n *cluster.Node) error { return nil })
+	}
 }
 
 // extOptions let tests run whole clusters in one process over an in-memory
@@ -397,6 +409,9 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 		}
 		asking, readOnly = orig.Asking, orig.ReadOnly
 	}
+	if e.busPending {
+		e.afterBatch() // publish the new View before routing on it
+	}
 	view := e.bus.View()
 	req := cluster.Request{Slots: e.slots, Write: write, Asking: asking, ReadOnly: readOnly, Migrate: isMigrate}
 	if len(view.Migrating) > 0 || len(view.Importing) > 0 {
@@ -517,11 +532,17 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 	}
 	var r any
 	wasReplica := false
-	e.bus.Do(func(n *cluster.Node) error {
+	// The outputs (nodes.conf fsync, messages) are performed once per batch
+	// of pipelined commands, before the replies go out (afterBatch).
+	e.bus.DoLater(func(n *cluster.Node) error {
 		wasReplica = !n.IsMaster()
 		r = cluster.Exec(n, args, env)
 		return nil
 	})
+	e.busPending = true
+	if c.conn == nil {
+		e.afterBatch()
+	}
 	if sub == "reset" && wasReplica {
 		if _, isErr := r.(error); !isErr {
 			// A replica reset to an empty master forgets its data (Redis).

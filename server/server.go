@@ -488,6 +488,9 @@ func (c *Client) safeCall(argv [][]byte) {
 // afterBatch runs after a connection's batch of commands, lock held: the
 // AOF is written (and fsynced with appendfsync always) before replies go out.
 func (s *Server) afterBatch(c *Client) bool {
+	if s.ext != nil {
+		s.ext.afterBatch()
+	}
 	if s.aof != nil {
 		return s.aof.flush(s.cfg.AppendFsync == "always")
 	}

@@ -144,6 +144,17 @@ func (b *Bus) Do(f func(n *cluster.Node) error) error {
 	return err
 }
 
+// DoLater runs f on the node with the bus locked like Do, but leaves the
+// outputs (config save, messages, events) to the next Do, Tick or incoming
+// message. A caller running many admin commands in a row (a pipeline of
+// CLUSTER SETSLOT) calls Do once at the end, so nodes.conf is written and
+// fsynced once for the batch, as Redis does in beforeSleep.
+func (b *Bus) DoLater(f func(n *cluster.Node) error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return f(b.node)
+}
+
 // View is the latest routing snapshot; safe from any goroutine.
 func (b *Bus) View() *cluster.SlotView { return b.view.Load() }
 
