@@ -33,6 +33,7 @@ type ext struct {
 	opts extOptions
 
 	busPending bool // a CLUSTER command ran without performing its outputs
+	confPath   string
 }
 
 // afterBatch runs (server lock held) after a connection's batch of commands,
@@ -205,10 +206,16 @@ func (e *ext) startCluster() error {
 			host = h
 		}
 	}
+	e.confPath = path
+	if len(n.NodesConf()) > 0 {
+		// Write it now (a fresh node), as Redis does at start.
+		if err := writeNodesConf(path, n.NodesConf(), true); err != nil {
+			return fmt.Errorf("Unable to save the cluster config file %s: %v", path, err)
+		}
+	}
 	e.bus = bus.New(bus.Options{
 		Node:       n,
 		ListenAddr: net.JoinHostPort(host, strconv.Itoa(cport)),
-		ConfigPath: path,
 		Transport:  e.opts.transport,
 		OnReady:    e.onReady,
 		BeforeTick: e.beforeTick,
@@ -219,8 +226,47 @@ func (e *ext) startCluster() error {
 	return nil
 }
 
-// onReady runs under the bus lock: never take the server lock here.
+// writeNodesConf rewrites nodes.conf in place like Redis's
+// clusterSaveConfig: the new text padded with newlines to the old length,
+// one write, fsync when asked, then truncation of the padding. (An atomic
+// rename costs a second fsync, of the directory, on every slot change.)
+func writeNodesConf(path, text string, fsync bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b := []byte(text)
+	if st, err := f.Stat(); err == nil && st.Size() > int64(len(b)) {
+		pad := make([]byte, int(st.Size())-len(b))
+		for i := range pad {
+			pad[i] = '\n'
+		}
+		b = append(b, pad...)
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	if fsync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	if len(b) != len(text) {
+		f.Truncate(int64(len(text)))
+	}
+	return nil
+}
+
+// onReady runs under the bus lock: never take the server lock here. It
+// saves nodes.conf before the bus sends the batch's messages (a vote goes
+// out only once lastVoteEpoch is on disk).
 func (e *ext) onReady(r *cluster.Ready) {
+	if r.SaveConfig && e.confPath != "" {
+		if err := writeNodesConf(e.confPath, r.NodesConf, r.Fsync); err != nil {
+			e.s.Logf('#', "Could not save the cluster config file %s: %v", e.confPath, err)
+		}
+	}
 	for _, l := range r.Logs {
 		e.s.Logf('*', "%s", l)
 	}
