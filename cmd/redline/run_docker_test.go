@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,24 @@ func TestFailedRunLeavesNothing(t *testing.T) {
 	}
 	if l := leftovers(t, "redis-register-none-"); l != "" {
 		t.Fatalf("left behind after a failed run: %s", l)
+	}
+
+	// A run that fails after its cluster is up (the results store cannot
+	// be written: its root is a file) tears the cluster down too.
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	code = run([]string{"run", "--target", "redis", "--time-limit", "2s", "--node-timeout", "1s", "--results", notDir}, &out, &errb)
+	if code != exitHarness || !strings.Contains(errb.String(), "results directory") {
+		t.Fatalf("exit %d, want %d: %s", code, exitHarness, errb.String())
+	}
+	if !strings.Contains(errb.String(), "is up") {
+		t.Fatalf("the cluster never started, so this proves nothing: %s", errb.String())
+	}
+	if l := leftovers(t, "redis-register-none-"); l != "" {
+		t.Fatalf("left behind after a run that failed with its cluster up: %s", l)
 	}
 }
 
