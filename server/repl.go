@@ -115,16 +115,29 @@ func (r *replState) feed(b []byte) {
 	}
 	r.offset += int64(len(b))
 	r.offsetA.Store(r.offset)
+	var slow []*replicaLink
 	for _, rl := range r.replicas {
 		rl.mu.Lock()
 		rl.buf = append(rl.buf, b...)
+		pending := len(rl.buf)
 		rl.mu.Unlock()
+		if pending > replicaOutputLimit {
+			slow = append(slow, rl)
+		}
 		select {
 		case rl.notify <- struct{}{}:
 		default:
 		}
 	}
+	for _, rl := range slow {
+		r.s.Logf('#', "Client replica %s:%d scheduled to be closed ASAP for overcoming of output buffer limits.", rl.ip, rl.port)
+		r.dropReplica(rl)
+	}
 }
+
+// replicaOutputLimit is Redis's default client-output-buffer-limit for
+// replicas (hard limit 256 MB).
+const replicaOutputLimit = 256 << 20
 
 func (rl *replicaLink) writeLoop() {
 	var spare []byte
@@ -754,6 +767,8 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 			return errStale
 		}
 		s.FlushAll()
+		// The AOF must forget the old dataset too.
+		s.propagate(0, [][]byte{[]byte("FLUSHALL")})
 		mc := s.NewInternalClient()
 		cext(mc).master = true
 		keys := applyCommands(s, mc, data[:n])
