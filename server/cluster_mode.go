@@ -1,5 +1,26 @@
 package server
 
+// Cluster mode and replication, wired into the engine (this file, repl.go,
+// migrate.go; started by Main and StartNode):
+//
+//   - cluster-enabled yes starts the cluster bus (server/cluster/bus) on
+//     cluster-port or port+10000 around the state machine (server/cluster),
+//     loaded from nodes.conf when it exists. nodes.conf is rewritten in place
+//     and fsynced from OnReady, before the bus sends the batch's messages.
+//   - CLUSTER runs cluster.Exec under the server lock through bus.DoLater;
+//     the outputs of a batch of pipelined CLUSTER commands are performed once
+//     before the replies are written (afterBatch), like Redis's beforeSleep.
+//   - Every keyed command (each queued command for EXEC, each redis.call with
+//     the caller's flags) is routed with SlotView.Route: MOVED, ASK, TRYAGAIN,
+//     CROSSSLOT, CLUSTERDOWN. ASKING lasts one command (not inside MULTI).
+//   - Bus events that need the keyspace (EventReplicate, EventBecomeMaster,
+//     EventPauseWrites, EventUnpauseWrites, EventDeleteSlots) go through a
+//     channel to eventLoop, which takes the server lock: OnReady and
+//     BeforeTick run under the bus lock and never wait for the server lock.
+//     BeforeTick feeds SetReplOffset and SetMasterLinkStatus from atomics.
+//   - A manual failover pauses writes like CLIENT PAUSE WRITE, then confirms
+//     with WritesPaused(master_repl_offset).
+
 import (
 	"fmt"
 	"net"
