@@ -62,6 +62,19 @@ func TestClusterReplication(t *testing.T) {
 	if got := r.str("role"); !strings.HasPrefix(got, fmt.Sprintf("[slave 127.0.0.1 %d connected ", m.port)) {
 		t.Fatalf("ROLE on the replica: %s", got)
 	}
+	// min-replicas-to-write counts replicas that acked within the lag.
+	if got := m.str("config", "set", "min-replicas-to-write", "2"); got != "OK" {
+		t.Fatal(got)
+	}
+	if got := m.str("set", key, "x"); got != "ERR: NOREPLICAS Not enough good replicas to write." {
+		t.Fatalf("SET with min-replicas-to-write 2 and one replica: %s", got)
+	}
+	if got := m.str("config", "set", "min-replicas-to-write", "1"); got != "OK" {
+		t.Fatal(got)
+	}
+	if got := m.str("set", key, "v3"); got != "OK" {
+		t.Fatalf("SET with min-replicas-to-write 1 and one replica: %s", got)
+	}
 	// READONLY reads on the replica; writes still go to the primary.
 	rc := r.client()
 	rconn := rc.Conn()
