@@ -229,12 +229,34 @@ func (n *Nemesis) moveKeys(ctx context.Context, slot int, src, dst member, maxBa
 		}
 		args := []any{"migrate", host, port, "", 0, 5000, "replace", "keys"}
 		args = append(args, ks...)
-		if _, err := n.admin.do(ctx, src.Node.Addr, 10*time.Second, args...); err != nil {
+		if err := n.migrateBatch(ctx, src.Node.Addr, args); err != nil {
 			return moved, false, err
 		}
 		moved += len(ks)
 	}
 	return moved, false, nil
+}
+
+// migrateBatch sends one MIGRATE, retried for a few seconds while the
+// target refuses with CLUSTERDOWN or TRYAGAIN: a node that has just joined
+// (or briefly saw a peer as failing on a loaded machine) may not take
+// writes yet. A refused MIGRATE deletes nothing on the source, and REPLACE
+// makes a repeat harmless.
+func (n *Nemesis) migrateBatch(ctx context.Context, addr string, args []any) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := n.admin.do(ctx, addr, 10*time.Second, args...)
+		if err == nil {
+			return nil
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "CLUSTERDOWN") && !strings.Contains(msg, "TRYAGAIN") || time.Now().After(deadline) {
+			return err
+		}
+		if !sleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
+			return err
+		}
+	}
 }
 
 // closeMigration assigns slot to dst on dst, src and every other primary.
