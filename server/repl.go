@@ -139,18 +139,38 @@ func (r *replState) feed(b []byte) {
 // replicas (hard limit 256 MB).
 const replicaOutputLimit = 256 << 20
 
+// replWriteGap is the least time between two writes to a replica (see
+// writeLoop).
+const replWriteGap = time.Millisecond
+
 func (rl *replicaLink) writeLoop() {
 	var spare []byte
 	timeout := time.Duration(rl.r.s.cfg.ReplTimeout) * time.Second
+	gap := time.NewTimer(time.Hour)
+	gap.Stop()
+	defer gap.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-rl.done:
 			return
 		case <-rl.notify:
 		}
-		// Let the other connections' writes of this moment pile up: one
-		// write per burst instead of one per command.
-		runtime.Gosched()
+		// While writes keep coming, let the other connections' writes pile
+		// up for replWriteGap after the previous write: one write (and one
+		// read and apply batch on the replica) per burst instead of one per
+		// command, like Redis's once-per-event-loop replica write. An
+		// isolated write goes out at once.
+		if d := replWriteGap - time.Since(last); d > 0 {
+			gap.Reset(d)
+			select {
+			case <-rl.done:
+				return
+			case <-gap.C:
+			}
+		} else {
+			runtime.Gosched()
+		}
 		rl.mu.Lock()
 		b := rl.buf
 		rl.buf = spare[:0]
@@ -164,6 +184,7 @@ func (rl *replicaLink) writeLoop() {
 			rl.conn.Close()
 			return
 		}
+		last = time.Now()
 		if cap(b) > 4<<20 {
 			b = nil
 		}
