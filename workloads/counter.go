@@ -54,22 +54,17 @@ func (g *counterGen) Next() history.Op {
 }
 
 func (w *counter) Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op {
-	slot := Keyslot(inv.Key)
 	switch inv.F {
 	case "read":
 		return readInt(ctx, c, inv)
 	case "add":
 		d, _ := inv.Int()
-		r := c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
-			Build: func(ctx context.Context) []redis.Cmder {
-				return []redis.Cmder{redis.NewIntCmd(ctx, "incrby", inv.Key, d)}
-			}})
-		out := complete(inv, r)
-		out.Value = inv.Value
-		out.Wait = waitOf(w.cfg.Wait, r)
+		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+			return []redis.Cmder{redis.NewIntCmd(ctx, "incrby", inv.Key, d)}
+		})
 		return out
 	}
-	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "unknown op " + inv.F}
+	return unknownOp(inv, "unknown op "+inv.F)
 }
 
 func (w *counter) FinalOps() []history.Op {

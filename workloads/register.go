@@ -93,72 +93,29 @@ func (g *registerGen) Next() history.Op {
 }
 
 func (w *register) Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op {
-	slot := Keyslot(inv.Key)
 	switch inv.F {
 	case "read":
-		var get *redis.StringCmd
-		r := c.Do(ctx, client.Request{Slot: slot, Build: func(ctx context.Context) []redis.Cmder {
-			get = redis.NewStringCmd(ctx, "get", inv.Key)
-			return []redis.Cmder{get}
-		}})
-		out := complete(inv, r)
-		if out.Type == history.OK {
-			v, err := get.Result()
-			switch {
-			case err == redis.Nil:
-				out.Value = []byte("null")
-			default:
-				n, perr := strconv.ParseInt(v, 10, 64)
-				if perr != nil {
-					// Not ours: say so rather than invent a value.
-					out.Type, out.Error = history.Fail, fmt.Sprintf("register holds a non-integer %q", v)
-					break
-				}
-				out.SetValue(n)
-			}
-		}
-		return out
+		return readInt(ctx, c, inv)
 	case "write":
 		v, _ := inv.Int()
-		r := c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
-			Build: func(ctx context.Context) []redis.Cmder {
-				return []redis.Cmder{redis.NewStatusCmd(ctx, "set", inv.Key, v)}
-			}})
-		out := complete(inv, r)
-		out.Value = inv.Value
-		out.Wait = waitOf(w.cfg.Wait, r)
+		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+			return []redis.Cmder{redis.NewStatusCmd(ctx, "set", inv.Key, v)}
+		})
 		return out
 	case "cas":
 		vs, _ := inv.Ints()
 		if len(vs) != 2 {
-			return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "malformed cas value", Value: inv.Value}
+			return unknownOp(inv, "malformed cas value")
 		}
-		var cmd *redis.Cmd
-		r := c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
-			Build: func(ctx context.Context) []redis.Cmder {
-				cmd = redis.NewCmd(ctx, "evalsha", w.script.Hash(), 1, inv.Key, vs[0], vs[1])
-				return []redis.Cmder{cmd}
-			}})
-		if r.Outcome == client.Refused && redis.HasErrorPrefix(r.Err, "NOSCRIPT") {
-			// The node never ran it (e.g. a node that joined later): send
-			// the script itself. Still one execution at most.
-			r = c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
-				Build: func(ctx context.Context) []redis.Cmder {
-					cmd = redis.NewCmd(ctx, "eval", casScript, 1, inv.Key, vs[0], vs[1])
-					return []redis.Cmder{cmd}
-				}})
-		}
-		out := complete(inv, r)
-		out.Value = inv.Value
+		out, cmd := evalScript(ctx, c, w.cfg, inv, w.script, casScript, []string{inv.Key}, vs[0], vs[1])
 		if out.Type == history.OK {
 			if n, err := cmd.Int64(); err != nil || n != 1 {
 				out.Type, out.Error = history.Fail, CASMismatch
 			}
 		}
-		out.Wait = waitOf(w.cfg.Wait, r)
 		return out
 	}
-	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "unknown op " + inv.F}
+	return unknownOp(inv, "unknown op "+inv.F)
 }
 
 func (w *register) InitOps() []history.Op { return nil }

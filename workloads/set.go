@@ -94,16 +94,12 @@ func (w *set) Invoke(ctx context.Context, c *client.Client, inv history.Op) hist
 		return out
 	case "add":
 		e, _ := inv.Int()
-		r := c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
-			Build: func(ctx context.Context) []redis.Cmder {
-				return []redis.Cmder{redis.NewIntCmd(ctx, "sadd", inv.Key, e)}
-			}})
-		out := complete(inv, r)
-		out.Value = inv.Value
-		out.Wait = waitOf(w.cfg.Wait, r)
+		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+			return []redis.Cmder{redis.NewIntCmd(ctx, "sadd", inv.Key, e)}
+		})
 		return out
 	}
-	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "unknown op " + inv.F}
+	return unknownOp(inv, "unknown op "+inv.F)
 }
 
 // FinalOps reads every key of every generation used.

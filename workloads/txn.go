@@ -157,7 +157,7 @@ func (w *txn) Invoke(ctx context.Context, c *client.Client, inv history.Op) hist
 		out.Value = inv.Value
 		return out
 	}
-	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: "unknown op " + inv.F}
+	return unknownOp(inv, "unknown op "+inv.F)
 }
 
 func (w *txn) init(ctx context.Context, c *client.Client, inv history.Op) history.Op {
@@ -167,11 +167,9 @@ func (w *txn) init(ctx context.Context, c *client.Client, inv history.Op) histor
 	for k, v := range bal {
 		args = append(args, k, v)
 	}
-	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
-		Build: func(ctx context.Context) []redis.Cmder { return []redis.Cmder{redis.NewStatusCmd(ctx, args...)} }})
-	out := complete(inv, r)
-	out.Value = inv.Value
-	out.Wait = waitOf(w.cfg.Wait, r)
+	out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+		return []redis.Cmder{redis.NewStatusCmd(ctx, args...)}
+	})
 	return out
 }
 
@@ -188,27 +186,12 @@ func (w *txn) transfer(ctx context.Context, c *client.Client, inv history.Op) hi
 	_ = inv.DecodeValue(&t)
 	slot := Keyslot(inv.Key)
 	if t.Amount%2 == 0 {
-		var cmd *redis.Cmd
-		r := c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
-			Build: func(ctx context.Context) []redis.Cmder {
-				cmd = redis.NewCmd(ctx, "evalsha", w.transfS.Hash(), 2, t.From, t.To, t.Amount)
-				return []redis.Cmder{cmd}
-			}})
-		if r.Outcome == client.Refused && redis.HasErrorPrefix(r.Err, "NOSCRIPT") {
-			r = c.Do(ctx, client.Request{Slot: slot, Wait: w.cfg.Wait, WaitTimeout: w.cfg.WaitTimeout,
-				Build: func(ctx context.Context) []redis.Cmder {
-					cmd = redis.NewCmd(ctx, "eval", transferScript, 2, t.From, t.To, t.Amount)
-					return []redis.Cmder{cmd}
-				}})
-		}
-		out := complete(inv, r)
-		out.Value = inv.Value
+		out, cmd := evalScript(ctx, c, w.cfg, inv, w.transfS, transferScript, []string{t.From, t.To}, t.Amount)
 		if out.Type == history.OK {
 			if n, err := cmd.Int64(); err != nil || n != 1 {
 				out.Type, out.Error = history.Fail, errInsufficient
 			}
 		}
-		out.Wait = waitOf(w.cfg.Wait, r)
 		return out
 	}
 

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/workloads/client"
 )
@@ -135,4 +137,41 @@ func raiseTo(a *atomic.Int64, v int64) {
 			return
 		}
 	}
+}
+
+// write runs a write op (the commands Build returns) with the configured
+// WAIT and returns its completion, carrying the invocation's value.
+func write(ctx context.Context, c *client.Client, cfg Config, inv history.Op, build func(ctx context.Context) []redis.Cmder) (history.Op, client.Result) {
+	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout, Build: build})
+	out := complete(inv, r)
+	out.Value = inv.Value
+	out.Wait = waitOf(cfg.Wait, r)
+	return out, r
+}
+
+// evalScript runs a script by its SHA and, on NOSCRIPT (a node that never
+// saw it, e.g. one that joined later), by its source. NOSCRIPT means the
+// first attempt did not run, so the script still runs at most once.
+func evalScript(ctx context.Context, c *client.Client, cfg Config, inv history.Op, s *redis.Script, src string, keys []string, args ...any) (history.Op, *redis.Cmd) {
+	var cmd *redis.Cmd
+	call := func(verb, body string) func(ctx context.Context) []redis.Cmder {
+		return func(ctx context.Context) []redis.Cmder {
+			a := []any{verb, body, len(keys)}
+			for _, k := range keys {
+				a = append(a, k)
+			}
+			cmd = redis.NewCmd(ctx, append(a, args...)...)
+			return []redis.Cmder{cmd}
+		}
+	}
+	out, r := write(ctx, c, cfg, inv, call("evalsha", s.Hash()))
+	if r.Outcome == client.Refused && redis.HasErrorPrefix(r.Err, "NOSCRIPT") {
+		out, _ = write(ctx, c, cfg, inv, call("eval", src))
+	}
+	return out, cmd
+}
+
+// unknownOp completes an op this workload does not know.
+func unknownOp(inv history.Op, why string) history.Op {
+	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: why, Value: inv.Value}
 }
