@@ -54,21 +54,6 @@ func detail(t *testing.T, op history.Op) map[string]any {
 	return d
 }
 
-func until(t *testing.T, limit time.Duration, cond func() string) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still not true after %s: %s", limit, why)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func nodesOf(ctx context.Context, addr string) ([]cluster.NodeInfo, error) {
 	text, err := cluster.ClusterNodesText(ctx, addr)
 	if err != nil {
@@ -112,7 +97,7 @@ func TestDockerMemberAddAndRemove(t *testing.T) {
 	if len(cl.Nodes()) != 7 {
 		t.Fatalf("%d nodes after add", len(cl.Nodes()))
 	}
-	until(t, 30*time.Second, func() string {
+	nemesis.Eventually(t, 30*time.Second, func() string {
 		for _, n := range cl.Nodes() {
 			ls, err := nodesOf(ctx, n.Addr)
 			if err != nil {
@@ -173,7 +158,7 @@ func TestDockerPartitionClockAndHeal(t *testing.T) {
 			break
 		}
 	}
-	until(t, 30*time.Second, func() string {
+	nemesis.Eventually(t, 30*time.Second, func() string {
 		ls, err := nodesOf(ctx, addr[isolated])
 		if err != nil {
 			return "harness cannot reach the isolated node: " + err.Error()
@@ -257,7 +242,7 @@ func TestDockerZombiePrimaryAndKillAll(t *testing.T) {
 	if err := stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	until(t, 30*time.Second, func() string {
+	nemesis.Eventually(t, 30*time.Second, func() string {
 		ls, err := nodesOf(ctx, addr[paused])
 		if err != nil {
 			return err.Error()

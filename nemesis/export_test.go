@@ -15,3 +15,6 @@ func (n *Nemesis) FireForTest(ctx context.Context, rec history.Recorder, st Step
 	}
 	return func(ctx context.Context) error { return n.finish(ctx, rec, a) }
 }
+
+// Eventually is eventually, for the black-box (docker) tests.
+var Eventually = eventually
