@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/cluster/localcluster"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -69,31 +69,8 @@ func startLocal(t *testing.T, nodes, replicas int) *localCluster {
 	return c
 }
 
-// freePort returns a port p such that p and p+10000 (the bus) are free.
-func freePort() (int, error) {
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		if p+10000 > 65535 {
-			l.Close()
-			continue
-		}
-		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000))
-		l.Close()
-		if err != nil {
-			continue
-		}
-		l2.Close()
-		return p, nil
-	}
-	return 0, fmt.Errorf("no free port pair found on 127.0.0.1")
-}
-
 func (c *localCluster) startNode() (*localNode, error) {
-	p, err := freePort()
+	p, err := localcluster.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -106,6 +106,13 @@ func Form(ctx context.Context, addrs []string, replicas int, log func(string, ..
 	if replicas < 0 {
 		return fmt.Errorf("form: replicas must be >= 0, got %d", replicas)
 	}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if seen[a] {
+			return fmt.Errorf("form: %s is listed twice", a)
+		}
+		seen[a] = true
+	}
 	primaries := len(addrs) / (replicas + 1)
 	if primaries < 1 {
 		return fmt.Errorf("form: %d nodes cannot hold one primary with %d replicas each", len(addrs), replicas)

@@ -11,7 +11,12 @@ import (
 	"time"
 )
 
+// takenPorts holds every port freePort returned and its bus port: servers
+// bind them only later, so the kernel could offer them again meanwhile.
+var takenPorts = map[int]bool{}
+
 // freePort finds a loopback port whose cluster bus port (+10000) is free too.
+// (localcluster.FreePort cannot be used here: it imports this package.)
 func freePort(t *testing.T) int {
 	t.Helper()
 	for i := 0; i < 100; i++ {
@@ -21,11 +26,12 @@ func freePort(t *testing.T) int {
 		}
 		p := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		if p+10000 > 65535 {
+		if p+10000 > 65535 || takenPorts[p] || takenPorts[p+10000] {
 			continue
 		}
 		if b, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000)); err == nil {
 			b.Close()
+			takenPorts[p], takenPorts[p+10000] = true, true
 			return p
 		}
 	}
@@ -129,5 +135,12 @@ func TestWaitConvergedNoNode(t *testing.T) {
 	err := WaitConverged(ctx, []string{"127.0.0.1:1"})
 	if err == nil || !strings.Contains(err.Error(), "no node answered") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestFormRejectsDuplicateAddress(t *testing.T) {
+	err := Form(t.Context(), []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:1"}, 0, nil)
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1 is listed twice") {
+		t.Fatalf("got %v, want a listed-twice error", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
@@ -21,6 +22,8 @@ type Cluster struct {
 	Addrs []string
 	Dir   string
 	procs []*exec.Cmd
+	// exited[i] receives procs[i]'s exit (its Wait result) once.
+	exited []chan error
 }
 
 // Start runs n redis-server processes in dir and forms a cluster with the
@@ -34,8 +37,9 @@ func Start(ctx context.Context, dir string, n, replicas int, nodeTimeout time.Du
 		binary = b
 	}
 	c := &Cluster{Dir: dir}
+	exited := make([]chan error, 0, n)
 	for i := 0; i < n; i++ {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			c.Stop()
 			return nil, err
@@ -55,13 +59,17 @@ func Start(ctx context.Context, dir string, n, replicas int, nodeTimeout time.Du
 		}
 		c.procs = append(c.procs, cmd)
 		c.Addrs = append(c.Addrs, fmt.Sprintf("127.0.0.1:%d", port))
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		exited = append(exited, done)
 	}
-	for _, a := range c.Addrs {
-		if err := waitListening(ctx, a); err != nil {
+	for i, a := range c.Addrs {
+		if err := waitListening(ctx, a, exited[i]); err != nil {
 			c.Stop()
-			return nil, err
+			return nil, fmt.Errorf("%w (log: %s)", err, filepath.Join(dir, fmt.Sprintf("node%d", i+1), "server.log"))
 		}
 	}
+	c.exited = exited
 	if err := cluster.Form(ctx, c.Addrs, replicas, func(string, ...any) {}); err != nil {
 		c.Stop()
 		return nil, err
@@ -71,36 +79,59 @@ func Start(ctx context.Context, dir string, n, replicas int, nodeTimeout time.Du
 
 // Stop kills every process.
 func (c *Cluster) Stop() {
-	for _, p := range c.procs {
+	for i, p := range c.procs {
 		_ = p.Process.Kill()
-		_, _ = p.Process.Wait()
+		if i < len(c.exited) {
+			<-c.exited[i]
+		}
 	}
 	c.procs = nil
+	c.exited = nil
 }
 
-func freePort() (int, error) {
+// Ports are only probed by FreePort and bound later by the servers, so the
+// kernel may hand out the same port twice, or one node's port may be
+// another's bus port (port+10000): taken, process-wide, rules both out.
+var (
+	takenMu sync.Mutex
+	taken   = map[int]bool{}
+)
+
+// FreePort returns a loopback port p such that p and its cluster bus port
+// p+10000 are free now and were not returned before by this process.
+func FreePort() (int, error) {
+	takenMu.Lock()
+	defer takenMu.Unlock()
 	// Cluster bus ports are port+10000, so keep ports below 55535.
-	for i := 0; i < 50; i++ {
+	for i := 0; i < 100; i++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return 0, err
 		}
 		p := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		if p+10000 > 65535 {
+		if p+10000 > 65535 || taken[p] || taken[p+10000] {
 			continue
 		}
 		if b, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+10000)); err == nil {
 			b.Close()
+			taken[p], taken[p+10000] = true, true
 			return p, nil
 		}
 	}
 	return 0, fmt.Errorf("no free port pair (p, p+10000) on 127.0.0.1")
 }
 
-func waitListening(ctx context.Context, addr string) error {
+// waitListening waits until addr accepts connections, failing early when the
+// process exits (a port taken by someone else since it was probed).
+func waitListening(ctx context.Context, addr string, exited <-chan error) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("server for %s exited before listening: %v", addr, err)
+		default:
+		}
 		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			conn.Close()
