@@ -22,11 +22,19 @@ type Client struct {
 	// authenticated is true once AUTH succeeded (or no password is set).
 	authenticated bool
 
-	in       []byte
-	out      []byte
-	parser   resp.Parser
-	argvBuf  [][]byte
-	closeNow bool // close after flushing the pending replies
+	in []byte
+	// rstart:rend is the unparsed input in in.
+	rstart, rend int
+	out          []byte
+	parser       resp.Parser
+	argvBuf      [][]byte
+	closeNow     bool // close after flushing the pending replies
+	// leaveLoop: an event loop must hand the connection to a goroutine
+	// before its next command runs (see Server.blocksCaller).
+	leaveLoop bool
+	// loop is the event loop serving the connection, nil when it has a
+	// goroutine of its own (eventloop_linux.go).
+	loop *loopClient
 
 	multi    bool
 	queue    [][][]byte

@@ -65,6 +65,16 @@
 //     cluster-allow-reads-when-down, cluster-migration-barrier,
 //     cluster-replica-validity-factor, min-replicas-to-write, replicaof ...).
 //
+// # Serving connections
+//
+// On Linux, connections are served by event loops on epoll (one per
+// GOMAXPROCS; cluster nodes run with one), as Redis serves them: one read
+// and one write per request. A connection whose next command blocks its
+// caller (WAIT, a client pause, a Lua script, PSYNC) or whose replies
+// outgrow the socket buffer moves to a goroutine of its own for the rest of
+// its life. REDLINE_EVENT_LOOP=off in the environment gives every
+// connection its own goroutine (to compare, or to rule the loop out).
+//
 // # Profiling
 //
 // With REDLINE_CPUPROFILE=<path> in the environment, Main writes a CPU

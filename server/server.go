@@ -111,6 +111,9 @@ type Server struct {
 	loading     bool
 	// ext is cluster mode and replication (cluster_mode.go, repl.go).
 	ext *ext
+	// loops serve connections (eventloop_linux.go); none means a
+	// goroutine per connection.
+	loops []*eventLoop
 }
 
 // New creates a server from a configuration. It loads the AOF if appendonly
@@ -247,6 +250,7 @@ func (s *Server) Start() error {
 }
 
 func (s *Server) serveBackground() {
+	s.startLoops(runtime.GOMAXPROCS(0))
 	for _, ln := range s.listeners {
 		s.wg.Add(1)
 		go s.acceptLoop(ln)
@@ -266,6 +270,9 @@ func (s *Server) Close() error {
 		s.stopExt()
 		close(s.shutdown)
 		s.closeListeners()
+		for _, l := range s.loops {
+			l.wake()
+		}
 		s.mu.Lock()
 		s.clientsMu.Lock()
 		for _, c := range s.clients {
@@ -312,6 +319,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 		if tc, ok := conn.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
+		if s.loopAccept(conn) {
+			continue
+		}
 		s.wg.Add(1)
 		go s.serveConn(conn)
 	}
@@ -339,9 +349,26 @@ const (
 
 func (s *Server) serveConn(conn net.Conn) {
 	defer s.wg.Done()
-	// Registration takes only clientsMu, so a connection arriving while a
-	// long script holds the server lock can still be answered BUSY.
+	c := s.registerClient(conn)
+	defer func() {
+		conn.Close()
+		s.dropClient(c)
+	}()
+	c.in = make([]byte, initialIn)
+	s.serveStream(c, conn, false)
+}
+
+// registerClient makes the Client of a new connection. Registration takes
+// only clientsMu, so a connection arriving while a long script holds the
+// server lock can still be answered BUSY.
+func (s *Server) registerClient(conn net.Conn) *Client {
 	c := s.newClient(conn)
+	s.register(c)
+	return c
+}
+
+// register gives c its id and makes it visible to CLIENT LIST and KILL.
+func (s *Server) register(c *Client) {
 	s.clientsMu.Lock()
 	s.nextID++
 	c.id = s.nextID
@@ -349,128 +376,189 @@ func (s *Server) serveConn(conn net.Conn) {
 	s.clientsMu.Unlock()
 	atomic.AddInt64(&s.stats.connections, 1)
 	s.nclients.Add(1)
-	defer func() {
-		conn.Close()
-		s.nclients.Add(-1)
-		s.mu.Lock()
-		s.unwatchAll(c)
-		s.clientsMu.Lock()
-		delete(s.clients, c.id)
-		s.clientsMu.Unlock()
-		if s.hooks.ClientClosed != nil {
-			s.hooks.ClientClosed(c)
-		}
-		s.mu.Unlock()
-	}()
-	c.in = make([]byte, initialIn)
-	start, end := 0, 0
-	args := make([][]byte, 0, 16)
+}
+
+// dropClient forgets a closed connection's client.
+func (s *Server) dropClient(c *Client) {
+	s.nclients.Add(-1)
+	s.mu.Lock()
+	s.forgetClient(c)
+	s.mu.Unlock()
+}
+
+// forgetClient is dropClient with the server lock held.
+func (s *Server) forgetClient(c *Client) {
+	s.unwatchAll(c)
+	s.clientsMu.Lock()
+	delete(s.clients, c.id)
+	s.clientsMu.Unlock()
+	if s.hooks.ClientClosed != nil {
+		s.hooks.ClientClosed(c)
+	}
+}
+
+// serveStream serves a connection from its own goroutine until it closes.
+// resumed is true for a connection handed over by an event loop
+// (eventloop_linux.go): its buffered input and pending replies come first.
+func (s *Server) serveStream(c *Client, conn net.Conn, resumed bool) {
 	for {
-		if end == len(c.in) {
-			// Make room: compact, or grow when one request is larger.
-			if start > 0 {
-				copy(c.in, c.in[start:end])
-				end -= start
-				start = 0
-			} else {
-				nb := make([]byte, len(c.in)*2)
-				copy(nb, c.in[:end])
-				c.in = nb
+		if !resumed {
+			c.makeRoom()
+			if s.cfg.Timeout > 0 {
+				conn.SetReadDeadline(time.Now().Add(time.Duration(s.cfg.Timeout) * time.Second))
 			}
-		}
-		if s.cfg.Timeout > 0 {
-			conn.SetReadDeadline(time.Now().Add(time.Duration(s.cfg.Timeout) * time.Second))
-		}
-		n, err := conn.Read(c.in[end:])
-		if n > 0 {
-			end += n
-			atomic.AddInt64(&s.stats.netIn, int64(n))
-		}
-		if err != nil {
-			return
-		}
-		if c.killed.Load() {
-			return
-		}
-		// Parse every complete request in the buffer, run them under one
-		// lock acquisition, then write all replies at once.
-		locked := false
-		var perr error
-		for start < end {
-			var m, need int
-			args, m, need, perr = c.parser.Parse(c.in[start:end], args)
-			if perr != nil {
-				break
+			n, err := conn.Read(c.in[c.rend:])
+			if n > 0 {
+				c.rend += n
+				atomic.AddInt64(&s.stats.netIn, int64(n))
 			}
-			if m == 0 {
-				if need > len(c.in)-start {
-					nb := make([]byte, need+readChunk)
-					copy(nb, c.in[start:end])
-					end -= start
-					start = 0
-					c.in = nb
-				}
-				break
-			}
-			start += m
-			if len(args) == 0 {
-				continue
-			}
-			if !locked {
-				if !s.lockOrBusy(c, args) {
-					continue // answered BUSY (or SCRIPT KILL) without the lock
-				}
-				locked = true
-			}
-			if s.paused(c, args) {
-				s.mu.Unlock()
-				s.waitPause(c, args)
-				s.mu.Lock()
-			}
-			c.safeCall(args)
-			if c.closeNow {
-				break
-			}
-		}
-		if locked {
-			if !s.afterBatch(c) {
-				// The AOF write failed: the batch's writes are not durable,
-				// so its replies must not go out.
-				s.mu.Unlock()
+			if err != nil {
 				return
 			}
-			s.mu.Unlock()
+			if c.killed.Load() {
+				return
+			}
 		}
-		if start == end {
-			start, end = 0, 0
-		}
-		if perr != nil {
-			c.out = resp.AppendError(c.out, "ERR "+perr.Error())
-			c.closeNow = true
+		resumed = false
+		if !s.processInput(c, false) {
+			return
 		}
 		if len(c.out) > 0 {
 			if _, err := conn.Write(c.out); err != nil {
 				return
 			}
 			atomic.AddInt64(&s.stats.netOut, int64(len(c.out)))
-			if cap(c.out) > maxOutKeep {
-				c.out = nil
-			} else {
-				c.out = c.out[:0]
-			}
+			c.resetOut()
 		}
 		if c.closeNow || c.killed.Load() {
 			return
 		}
-		if len(c.in) > 4*readChunk && end-start < readChunk {
-			nb := make([]byte, readChunk)
-			copy(nb, c.in[start:end])
-			end -= start
-			start = 0
-			c.in = nb
-		}
+		c.shrinkIn()
 		c.lastActive.Store(time.Now().UnixMilli())
 	}
+}
+
+// makeRoom makes sure c.in has free space after c.rend: it compacts, or
+// grows when one request is larger than the buffer.
+func (c *Client) makeRoom() {
+	if c.rend < len(c.in) {
+		return
+	}
+	if c.rstart > 0 {
+		copy(c.in, c.in[c.rstart:c.rend])
+		c.rend -= c.rstart
+		c.rstart = 0
+		return
+	}
+	nb := make([]byte, len(c.in)*2)
+	copy(nb, c.in[:c.rend])
+	c.in = nb
+}
+
+// shrinkIn gives back a large input buffer once the big request is done.
+func (c *Client) shrinkIn() {
+	if len(c.in) > 4*readChunk && c.rend-c.rstart < readChunk {
+		nb := make([]byte, readChunk)
+		copy(nb, c.in[c.rstart:c.rend])
+		c.rend -= c.rstart
+		c.rstart = 0
+		c.in = nb
+	}
+}
+
+// resetOut empties the reply buffer, dropping it when it grew large.
+func (c *Client) resetOut() {
+	if cap(c.out) > maxOutKeep {
+		c.out = nil
+	} else {
+		c.out = c.out[:0]
+	}
+}
+
+// processInput parses every complete request in c.in[c.rstart:c.rend] and
+// runs them under one lock acquisition, leaving the replies in c.out. It
+// returns false when the connection must close without sending them (the
+// AOF write failed). In an event loop (inLoop) it stops before a command
+// that blocks its caller (WAIT, a client pause, a script, PSYNC) and sets
+// c.leaveLoop, leaving that command in the buffer.
+func (s *Server) processInput(c *Client, inLoop bool) bool {
+	locked := false
+	var perr error
+	for c.rstart < c.rend {
+		args, m, need, err := c.parser.Parse(c.in[c.rstart:c.rend], c.argvBuf[:0])
+		c.argvBuf = args
+		if err != nil {
+			perr = err
+			break
+		}
+		if m == 0 {
+			if need > len(c.in)-c.rstart {
+				nb := make([]byte, need+readChunk)
+				copy(nb, c.in[c.rstart:c.rend])
+				c.rend -= c.rstart
+				c.rstart = 0
+				c.in = nb
+			}
+			break
+		}
+		if len(args) == 0 {
+			c.rstart += m
+			continue
+		}
+		if !locked {
+			if !s.lockOrBusy(c, args) {
+				c.rstart += m
+				continue // answered BUSY (or SCRIPT KILL) without the lock
+			}
+			locked = true
+		}
+		if inLoop && s.blocksCaller(c, args) {
+			c.leaveLoop = true
+			break
+		}
+		c.rstart += m
+		if s.paused(c, args) {
+			s.mu.Unlock()
+			s.waitPause(c, args)
+			s.mu.Lock()
+		}
+		c.safeCall(args)
+		if c.closeNow {
+			break
+		}
+	}
+	if locked {
+		if !s.afterBatch(c) {
+			// The AOF write failed: the batch's writes are not durable,
+			// so its replies must not go out.
+			s.mu.Unlock()
+			return false
+		}
+		s.mu.Unlock()
+	}
+	if c.rstart == c.rend {
+		c.rstart, c.rend = 0, 0
+	}
+	if perr != nil {
+		c.out = resp.AppendError(c.out, "ERR "+perr.Error())
+		c.closeNow = true
+	}
+	return true
+}
+
+// blocksCaller reports, lock held, whether running argv would block the
+// goroutine that runs it for longer than a command takes: an event loop
+// hands such a connection over to a goroutine of its own first.
+func (s *Server) blocksCaller(c *Client, argv [][]byte) bool {
+	cmd := s.Lookup(argv[0])
+	if cmd == nil {
+		return false
+	}
+	switch cmd.Name {
+	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "monitor":
+		return true
+	}
+	return s.paused(c, argv)
 }
 
 // safeCall runs a command; a panicking handler is logged and answered with
@@ -610,6 +698,7 @@ func (s *Server) cronLoop() {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	lastSync := time.Now()
+	lastIdleCheck := lastSync
 	for {
 		select {
 		case <-s.shutdown:
@@ -637,7 +726,32 @@ func (s *Server) cronLoop() {
 			if s.hooks.Cron != nil {
 				s.hooks.Cron()
 			}
+			if s.cfg.Timeout > 0 && now.Sub(lastIdleCheck) >= time.Second {
+				s.closeIdleLoopClients(now)
+				lastIdleCheck = now
+			}
 			s.mu.Unlock()
+		}
+	}
+}
+
+// closeIdleLoopClients applies the timeout directive to connections in an
+// event loop (the others have read deadlines), lock held.
+func (s *Server) closeIdleLoopClients(now time.Time) {
+	limit := now.Add(-time.Duration(s.cfg.Timeout) * time.Second).UnixMilli()
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	for _, c := range s.clients {
+		if c.loop == nil {
+			continue
+		}
+		last := c.lastActive.Load()
+		if last == 0 {
+			last = c.created.UnixMilli()
+		}
+		if last < limit {
+			c.killed.Store(true)
+			c.conn.Close()
 		}
 	}
 }

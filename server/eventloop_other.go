@@ -1,0 +1,18 @@
+//go:build !linux
+
+package server
+
+import "net"
+
+// Event loops use epoll (eventloop_linux.go); elsewhere every connection
+// has a goroutine of its own.
+
+type eventLoop struct{}
+
+type loopClient struct{}
+
+func (s *Server) startLoops(int) {}
+
+func (s *Server) loopAccept(net.Conn) bool { return false }
+
+func (l *eventLoop) wake() {}
