@@ -538,12 +538,19 @@ func (n *Node) View() *SlotView {
 	if m := n.masterOf(n.self); m != nil {
 		v.Master = get(m)
 	}
+	// Runs of slots share an owner: look the index up once per run.
+	var last *peer
+	lastIdx := int16(-1)
 	for s := 0; s < NumSlots; s++ {
-		if p := n.slots[s]; p != nil {
-			v.Owner[s] = get(p)
-		} else {
-			v.Owner[s] = -1
+		if p := n.slots[s]; p != last {
+			last = p
+			if p != nil {
+				lastIdx = get(p)
+			} else {
+				lastIdx = -1
+			}
 		}
+		v.Owner[s] = lastIdx
 	}
 	for _, s := range sortedKeys(n.migrating) {
 		v.Migrating[s] = get(n.migrating[s])
