@@ -364,6 +364,44 @@ func rawWrite(fd int, p []byte) (int, syscall.Errno) {
 	return int(r), e
 }
 
+// writeConn writes b to a connection in Go's poller the same way: raw
+// writes while the socket takes them, the poller's wait (and the write
+// deadline) when it is full. Replica streams use it; a plain conn.Write
+// there woke the sysmon thread on every burst.
+func writeConn(conn net.Conn, b []byte) error {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		_, err := conn.Write(b)
+		return err
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		_, err := conn.Write(b)
+		return err
+	}
+	var werr error
+	err = rc.Write(func(fd uintptr) bool {
+		for len(b) > 0 {
+			n, e := rawWrite(int(fd), b)
+			switch e {
+			case 0:
+				b = b[n:]
+			case unix.EINTR:
+			case unix.EAGAIN:
+				return false
+			default:
+				werr = e
+				return true
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
 // epollPoll returns the ready events without waiting (0 on EINTR).
 func epollPoll(epfd int, events []unix.EpollEvent) int {
 	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)

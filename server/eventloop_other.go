@@ -16,3 +16,8 @@ func (s *Server) startLoops(int) {}
 func (s *Server) loopAccept(net.Conn) bool { return false }
 
 func (l *eventLoop) wake() {}
+
+func writeConn(conn net.Conn, b []byte) error {
+	_, err := conn.Write(b)
+	return err
+}

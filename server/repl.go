@@ -180,7 +180,7 @@ func (rl *replicaLink) writeLoop() {
 			continue
 		}
 		rl.conn.SetWriteDeadline(time.Now().Add(timeout))
-		if _, err := rl.conn.Write(b); err != nil {
+		if err := writeConn(rl.conn, b); err != nil {
 			rl.conn.Close()
 			return
 		}
