@@ -67,9 +67,9 @@
 //
 // # Serving connections
 //
-// On Linux, connections are served by event loops on epoll (one per
-// GOMAXPROCS; cluster nodes run with one), as Redis serves them: one read
-// and one write per request. A connection whose next command blocks its
+// On Linux, connections are served by one event loop on epoll, as Redis
+// serves them: one read and one write per request (commands run one at a
+// time under the server lock anyway; a second loop only added contention). A connection whose next command blocks its
 // caller (WAIT, a client pause, a Lua script, PSYNC) or whose replies
 // outgrow the socket buffer moves to a goroutine of its own for the rest of
 // its life. REDLINE_EVENT_LOOP=off in the environment gives every

@@ -34,7 +34,11 @@ type replState struct {
 	secondOffset    int64
 
 	backlog []byte // stream bytes (offset-len(backlog), offset]
-	enc     []byte
+	// backlogActive: the stream is kept (and the offset moves) only once a
+	// replica has synced from us or we from a master, as Redis creates its
+	// backlog then: a primary that never had a replica saves the encoding.
+	backlogActive bool
+	enc           []byte
 
 	replicas []*replicaLink
 	lastPing time.Time
@@ -89,6 +93,9 @@ func (r *replState) propagated(db int, argv [][]byte) {
 	if r.isReplica() {
 		return // a replica's stream is its master's, copied verbatim
 	}
+	if !r.backlogActive {
+		return
+	}
 	r.enc = appendCommand(r.enc[:0], argv)
 	r.feed(r.enc)
 }
@@ -103,6 +110,7 @@ func appendCommand(b []byte, argv [][]byte) []byte {
 
 // feed appends stream bytes to the backlog and to every replica.
 func (r *replState) feed(b []byte) {
+	r.backlogActive = true
 	size := int(r.s.cfg.ReplBacklogSize)
 	if size <= 0 {
 		size = 1 << 20
@@ -314,6 +322,7 @@ func (r *replState) cmdPsync(c *Client, argv [][]byte) {
 	if ce.listenIP != "" {
 		host = ce.listenIP
 	}
+	r.backlogActive = true
 	rl := &replicaLink{r: r, c: c, conn: c.conn, ip: host, port: ce.listenPort,
 		notify: make(chan struct{}, 1), done: make(chan struct{}), ackTime: time.Now()}
 	var head []byte
@@ -542,7 +551,7 @@ func (r *replState) info() string {
 	kv("master_replid2", r.replid2)
 	kv("master_repl_offset", r.offset)
 	kv("second_repl_offset", r.secondOffset)
-	kv("repl_backlog_active", 1)
+	kv("repl_backlog_active", map[bool]int{false: 0, true: 1}[r.backlogActive])
 	kv("repl_backlog_size", r.s.cfg.ReplBacklogSize)
 	kv("repl_backlog_first_byte_offset", r.offset-int64(len(r.backlog))+1)
 	kv("repl_backlog_histlen", len(r.backlog))

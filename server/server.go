@@ -250,7 +250,7 @@ func (s *Server) Start() error {
 }
 
 func (s *Server) serveBackground() {
-	s.startLoops(runtime.GOMAXPROCS(0))
+	s.startLoops(1)
 	for _, ln := range s.listeners {
 		s.wg.Add(1)
 		go s.acceptLoop(ln)
