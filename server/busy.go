@@ -1,6 +1,7 @@
 package server
 
 import (
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,9 +56,13 @@ func (b *busyScript) kill() string {
 // lockOrBusy takes the server lock for a batch. While a script has been
 // running for longer than busy-reply-threshold, it answers the command
 // itself instead (BUSY, or SCRIPT KILL) and returns false.
-func (s *Server) lockOrBusy(c *Client, argv [][]byte) bool {
-	for {
-		if s.busy.start.Load() == 0 {
+//
+// An event loop (inLoop) never blocks in Lock: it serves every connection of
+// the loop, and one that waited there for a script that started meanwhile
+// would keep all of them waiting instead of answering BUSY.
+func (s *Server) lockOrBusy(c *Client, argv [][]byte, inLoop bool) bool {
+	for i := 0; ; i++ {
+		if s.busy.start.Load() == 0 && !inLoop {
 			s.mu.Lock()
 			return true
 		}
@@ -78,6 +83,15 @@ func (s *Server) lockOrBusy(c *Client, argv [][]byte) bool {
 			c.out = append(c.out, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"...)
 			return false
 		}
-		time.Sleep(time.Millisecond)
+		switch {
+		case started != 0:
+			time.Sleep(time.Millisecond)
+		case i < 100:
+			// Held briefly (cron, bus, a handed-over connection): let
+			// the holder run on this processor.
+			runtime.Gosched()
+		default:
+			time.Sleep(50 * time.Microsecond)
+		}
 	}
 }

@@ -225,3 +225,46 @@ func TestEventLoopShutdown(t *testing.T) {
 		}
 	}
 }
+
+// A script queued in MULTI runs in EXEC; the connection left the loop when
+// it queued the script, so a loop client arriving meanwhile gets BUSY.
+func TestEventLoopScriptInExecLeavesLoop(t *testing.T) {
+	s := startServer(t, "--busy-reply-threshold", "50")
+	runner := dialPipe(t, s)
+	runner.send([]string{"MULTI"}, []string{"EVAL", "local t0 = redis.call('time')[1]; while true do if tonumber(redis.call('time')[1]) > t0 + 1 then break end end return 1", "0"})
+	for i, want := range []string{"+OK", "+QUEUED"} {
+		if got := runner.line(); got != want {
+			t.Fatalf("reply %d: %q, want %q", i, got, want)
+		}
+	}
+	runner.send([]string{"EXEC"})
+	other := dialPipe(t, s)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.busy.start.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the EXEC'd script never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for {
+		other.send([]string{"GET", "x"})
+		got := other.line()
+		if strings.HasPrefix(got, "-BUSY") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never got BUSY while the EXEC'd script ran; last reply %q", got)
+		}
+		if got == "$-1" {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		t.Fatalf("unexpected reply %q", got)
+	}
+	if got := runner.line(); got != "*1" {
+		t.Fatalf("EXEC: %q", got)
+	}
+	if got := runner.line(); got != ":1" {
+		t.Fatalf("EXEC's script reply: %q", got)
+	}
+}

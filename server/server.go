@@ -506,7 +506,7 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			continue
 		}
 		if !locked {
-			if !s.lockOrBusy(c, args) {
+			if !s.lockOrBusy(c, args, inLoop) {
 				c.rstart += m
 				continue // answered BUSY (or SCRIPT KILL) without the lock
 			}
@@ -554,11 +554,23 @@ func (s *Server) blocksCaller(c *Client, argv [][]byte) bool {
 	if cmd == nil {
 		return false
 	}
-	switch cmd.Name {
-	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "monitor":
+	// A script queued in MULTI hands the connection over when it is
+	// queued, so EXEC runs it off the loop too.
+	if blocking(cmd.Name) {
 		return true
 	}
 	return s.paused(c, argv)
+}
+
+// blocking names the commands that may hold their caller: a handed-over
+// connection's goroutine waits, or runs a script while the server answers
+// others BUSY.
+func blocking(name string) bool {
+	switch name {
+	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "monitor":
+		return true
+	}
+	return false
 }
 
 // safeCall runs a command; a panicking handler is logged and answered with
