@@ -137,7 +137,7 @@ func TestEventLoopHandsOverBlockingCommand(t *testing.T) {
 // yet, must neither block the loop for others nor be cut short.
 func TestEventLoopLargeReplyToSlowReader(t *testing.T) {
 	s := startServer(t)
-	big := strings.Repeat("x", 8<<20)
+	big := strings.Repeat("x", 40<<20) // more than socket buffers can hold (tcp_rmem max is 32 MB here)
 	w := dialPipe(t, s)
 	w.send([]string{"SET", "big", big})
 	if got := w.line(); got != "+OK" {
