@@ -2,10 +2,8 @@ package nemesis_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,41 +16,6 @@ import (
 // These tests run the nemesis against the Docker runtime (real Redis in
 // containers). They need a local Docker engine and root for partitions, and
 // fail (never skip) without them.
-
-type recorder struct {
-	mu  sync.Mutex
-	ops []history.Op
-}
-
-func (r *recorder) Record(op history.Op) history.Op {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	op.Index = int64(len(r.ops))
-	r.ops = append(r.ops, op)
-	return op
-}
-
-func (r *recorder) last(f string, typ history.Type) history.Op {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.ops) - 1; i >= 0; i-- {
-		if r.ops[i].F == f && r.ops[i].Type == typ {
-			return r.ops[i]
-		}
-	}
-	return history.Op{}
-}
-
-func detail(t *testing.T, op history.Op) map[string]any {
-	t.Helper()
-	d := map[string]any{}
-	if len(op.Detail) > 0 {
-		if err := json.Unmarshal(op.Detail, &d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
-}
 
 func nodesOf(ctx context.Context, addr string) ([]cluster.NodeInfo, error) {
 	text, err := cluster.ClusterNodesText(ctx, addr)
@@ -86,9 +49,9 @@ func TestDockerMemberAddAndRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &nemesis.MemRecorder{}
 	nem.FireForTest(ctx, rec, nemesis.Step{Fault: "member", Mode: "add", Seed: 1})
-	d := detail(t, rec.last("start-member", history.Info))
+	d := nemesis.DetailOf(t, rec.Last("start-member", history.Info))
 	if d["error"] != nil {
 		t.Fatalf("add: %v", d["error"])
 	}
@@ -114,7 +77,7 @@ func TestDockerMemberAddAndRemove(t *testing.T) {
 		return ""
 	})
 	nem.FireForTest(ctx, rec, nemesis.Step{Fault: "member", Mode: "remove", Seed: 2})
-	d = detail(t, rec.last("start-member", history.Info))
+	d = nemesis.DetailOf(t, rec.Last("start-member", history.Info))
 	if d["error"] != nil {
 		t.Fatalf("remove: %v", d["error"])
 	}
@@ -136,7 +99,7 @@ func TestDockerPartitionClockAndHeal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &nemesis.MemRecorder{}
 	addr := map[string]string{}
 	for _, n := range cl.Nodes() {
 		addr[n.Name] = n.Addr
@@ -148,8 +111,8 @@ func TestDockerPartitionClockAndHeal(t *testing.T) {
 	if stop == nil {
 		t.Fatal("partition has nothing to stop")
 	}
-	inv := rec.last("start-partition", history.Invoke)
-	minority := detail(t, inv)["minority"].([]any)
+	inv := rec.Last("start-partition", history.Invoke)
+	minority := nemesis.DetailOf(t, inv)["minority"].([]any)
 	isolated := minority[0].(string)
 	var other string
 	for name := range addr {
@@ -185,8 +148,8 @@ func TestDockerPartitionClockAndHeal(t *testing.T) {
 
 	// Clock: after a bump the node's TIME moved by the offset.
 	stop = nem.FireForTest(ctx, rec, nemesis.Step{Fault: "clock", Mode: "bump", Seed: 4})
-	d := detail(t, rec.last("start-clock", history.Info))
-	off := detail(t, rec.last("start-clock", history.Invoke))["offset_ms"].(float64)
+	d := nemesis.DetailOf(t, rec.Last("start-clock", history.Info))
+	off := nemesis.DetailOf(t, rec.Last("start-clock", history.Invoke))["offset_ms"].(float64)
 	before, after := d["time_before"].(float64), d["time_after"].(float64)
 	if moved := after - before; moved < off-2000 || moved > off+2000 {
 		t.Fatalf("TIME moved %v ms, the bump was %v ms", moved, off)
@@ -195,11 +158,11 @@ func TestDockerPartitionClockAndHeal(t *testing.T) {
 	if err := nem.Heal(ctx, rec); err != nil {
 		t.Fatalf("heal: %v", err)
 	}
-	heal := detail(t, rec.last("heal", history.Info))
+	heal := nemesis.DetailOf(t, rec.Last("heal", history.Info))
 	if heal["converged"] != true {
 		t.Fatalf("heal: %v", heal)
 	}
-	node := rec.last("start-clock", history.Invoke).Nodes[0]
+	node := rec.Last("start-clock", history.Invoke).Nodes[0]
 	tm, err := cluster.AdminClient(addr[node]).Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -221,15 +184,15 @@ func TestDockerZombiePrimaryAndKillAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &nemesis.MemRecorder{}
 	addr := map[string]string{}
 	for _, n := range cl.Nodes() {
 		addr[n.Name] = n.Addr
 	}
 	stop := nem.FireForTest(ctx, rec, nemesis.Step{Fault: "pause", Mode: "primary-long", Seed: 1})
-	inv := rec.last("start-pause", history.Invoke)
+	inv := rec.Last("start-pause", history.Invoke)
 	paused := inv.Nodes[0]
-	hold := time.Duration(detail(t, inv)["min_hold_ms"].(float64)) * time.Millisecond
+	hold := time.Duration(nemesis.DetailOf(t, inv)["min_hold_ms"].(float64)) * time.Millisecond
 	if hold < 3*time.Second {
 		t.Fatalf("primary-long holds %s, want at least 3 node timeouts", hold)
 	}
@@ -255,7 +218,7 @@ func TestDockerZombiePrimaryAndKillAll(t *testing.T) {
 	})
 
 	stop = nem.FireForTest(ctx, rec, nemesis.Step{Fault: "kill", Mode: "all", Seed: 2})
-	if n := len(rec.last("start-kill", history.Invoke).Nodes); n != 6 {
+	if n := len(rec.Last("start-kill", history.Invoke).Nodes); n != 6 {
 		t.Fatalf("kill all hit %d nodes", n)
 	}
 	for name, a := range addr {

@@ -18,3 +18,20 @@ func (n *Nemesis) FireForTest(ctx context.Context, rec history.Recorder, st Step
 
 // Eventually is eventually, for the black-box (docker) tests.
 var Eventually = eventually
+
+// MemRecorder and DetailOf are the in-memory history and the op detail
+// decoder of the white-box tests, for the black-box ones.
+type MemRecorder = memRecorder
+
+var DetailOf = detailOf
+
+// Last is the latest op of function f and type typ (zero when none).
+func (r *memRecorder) Last(f string, typ history.Type) history.Op {
+	ops := r.all()
+	for i := len(ops) - 1; i >= 0; i-- {
+		if ops[i].F == f && ops[i].Type == typ {
+			return ops[i]
+		}
+	}
+	return history.Op{}
+}

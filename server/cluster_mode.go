@@ -416,21 +416,8 @@ func (e *ext) appendKeys(cmd *Command, argv [][]byte) {
 		}
 		return
 	}
-	if cmd.FirstKey <= 0 || cmd.FirstKey >= len(argv) {
-		return
-	}
-	last := cmd.LastKey
-	if last < 0 {
-		last = len(argv) + last
-	}
-	if last >= len(argv) {
-		last = len(argv) - 1
-	}
-	step := cmd.Step
-	if step <= 0 {
-		step = 1
-	}
-	for i := cmd.FirstKey; i <= last; i += step {
+	first, last, step := cmd.keyRange(len(argv))
+	for i := first; i <= last; i += step {
 		add(argv[i])
 	}
 }

@@ -295,20 +295,28 @@ func cmdRedline(c *Client, argv [][]byte) {
 }
 
 func cmdWait(c *Client, argv [][]byte) {
-	if _, ok := parseInt(argv[1]); !ok {
-		c.Error(ErrNotInt)
-		return
+	if _, _, ok := waitArgs(c, argv); ok {
+		c.Int(0)
 	}
-	t, ok := parseInt(argv[2])
+}
+
+// waitArgs parses WAIT numreplicas timeout, answering the error itself.
+func waitArgs(c *Client, argv [][]byte) (want, timeoutMs int64, ok bool) {
+	want, ok = parseInt(argv[1])
+	if !ok {
+		c.Error(ErrNotInt)
+		return 0, 0, false
+	}
+	timeoutMs, ok = parseInt(argv[2])
 	if !ok {
 		c.Error("ERR timeout is not an integer or out of range")
-		return
+		return 0, 0, false
 	}
-	if t < 0 {
+	if timeoutMs < 0 {
 		c.Error("ERR timeout is negative")
-		return
+		return 0, 0, false
 	}
-	c.Int(0)
+	return want, timeoutMs, true
 }
 
 func cmdRole(c *Client, argv [][]byte) {

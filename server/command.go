@@ -85,25 +85,33 @@ func (cmd *Command) KeyIndexes(argv [][]byte) []int {
 	if cmd.Keys != nil {
 		return cmd.Keys(argv)
 	}
-	if cmd.FirstKey <= 0 {
-		return nil
-	}
-	last := cmd.LastKey
-	if last < 0 {
-		last = len(argv) + last
-	}
-	if last >= len(argv) {
-		last = len(argv) - 1
-	}
-	step := cmd.Step
-	if step <= 0 {
-		step = 1
-	}
+	first, last, step := cmd.keyRange(len(argv))
 	var out []int
-	for i := cmd.FirstKey; i <= last; i += step {
+	for i := first; i <= last; i += step {
 		out = append(out, i)
 	}
 	return out
+}
+
+// keyRange gives the key positions of a command without a Keys function
+// for an argv of n arguments: first, first+step, ... up to last (none when
+// first > last).
+func (cmd *Command) keyRange(n int) (first, last, step int) {
+	if cmd.FirstKey <= 0 {
+		return 1, 0, 1
+	}
+	last = cmd.LastKey
+	if last < 0 {
+		last = n + last
+	}
+	if last >= n {
+		last = n - 1
+	}
+	step = cmd.Step
+	if step <= 0 {
+		step = 1
+	}
+	return cmd.FirstKey, last, step
 }
 
 // firstKey returns the first key of argv without allocating, or nil.
@@ -198,9 +206,11 @@ func (s *Server) Commands() []*Command {
 
 // call runs one command: lookup, arity, auth, MULTI queueing, the pre-execute
 // hook, the handler, then propagation and WATCH invalidation.
-func (c *Client) call(argv [][]byte) {
+func (c *Client) call(argv [][]byte) { c.callCmd(c.s.Lookup(argv[0]), argv) }
+
+// callCmd is call with argv[0] already looked up (nil: unknown command).
+func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 	s := c.s
-	cmd := s.Lookup(argv[0])
 	if cmd == nil {
 		c.rejectQueued()
 		var b strings.Builder

@@ -38,7 +38,6 @@ import (
 
 // loopClient is a connection's state in its event loop.
 type loopClient struct {
-	l  *eventLoop
 	fd int
 	// closed is set, under the server lock, once fd is no longer ours to
 	// touch (closed, or handed over): CLIENT KILL must then not shut it.
@@ -163,23 +162,14 @@ func (s *Server) loopAccept(conn net.Conn) bool {
 	conn.Close()
 	c.in = make([]byte, initialIn)
 	l := s.loops[fd%len(s.loops)]
-	lc := &loopClient{l: l, fd: fd}
-	c.loop = lc
+	c.loop = &loopClient{fd: fd}
 	c.conn = loopConn{c: c, laddr: conn.LocalAddr(), raddr: conn.RemoteAddr()}
 	s.register(c)
 	l.mu.Lock()
 	l.conns[int32(fd)] = c
 	l.mu.Unlock()
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd)}); err != nil {
-		l.mu.Lock()
-		delete(l.conns, int32(fd))
-		l.mu.Unlock()
-		s.mu.Lock()
-		lc.closed = true
-		unix.Close(fd)
-		s.forgetClient(c)
-		s.mu.Unlock()
-		s.nclients.Add(-1)
+		l.close(c)
 	}
 	return true
 }
@@ -337,14 +327,7 @@ func (l *eventLoop) handOver(c *Client) {
 	s.clientsMu.Unlock()
 	s.mu.Unlock()
 	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer func() {
-			conn.Close()
-			s.dropClient(c)
-		}()
-		s.serveStream(c, conn, true)
-	}()
+	go s.serveOwn(c, conn, true)
 }
 
 // The loop's system calls never block (the sockets are non-blocking and

@@ -368,18 +368,8 @@ func (r *replState) countAcked(target int64) int {
 
 func (r *replState) cmdWait(c *Client, argv [][]byte) {
 	s := r.s
-	want, ok := parseInt(argv[1])
+	want, t, ok := waitArgs(c, argv)
 	if !ok {
-		c.Error(ErrNotInt)
-		return
-	}
-	t, ok := parseInt(argv[2])
-	if !ok {
-		c.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if t < 0 {
-		c.Error("ERR timeout is negative")
 		return
 	}
 	if r.isReplica() {

@@ -348,14 +348,20 @@ const (
 )
 
 func (s *Server) serveConn(conn net.Conn) {
-	defer s.wg.Done()
 	c := s.registerClient(conn)
+	c.in = make([]byte, initialIn)
+	s.serveOwn(c, conn, false)
+}
+
+// serveOwn serves a connection from its goroutine until it closes, then
+// forgets it. The caller did s.wg.Add(1).
+func (s *Server) serveOwn(c *Client, conn net.Conn, resumed bool) {
+	defer s.wg.Done()
 	defer func() {
 		conn.Close()
 		s.dropClient(c)
 	}()
-	c.in = make([]byte, initialIn)
-	s.serveStream(c, conn, false)
+	s.serveStream(c, conn, resumed)
 }
 
 // registerClient makes the Client of a new connection. Registration takes
@@ -512,7 +518,8 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			}
 			locked = true
 		}
-		if inLoop && s.blocksCaller(c, args) {
+		cmd := s.Lookup(args[0])
+		if inLoop && s.blocksCaller(c, cmd, args) {
 			c.leaveLoop = true
 			break
 		}
@@ -522,7 +529,7 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			s.waitPause(c, args)
 			s.mu.Lock()
 		}
-		c.safeCall(args)
+		c.safeCall(cmd, args)
 		if c.closeNow {
 			break
 		}
@@ -549,8 +556,7 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 // blocksCaller reports, lock held, whether running argv would block the
 // goroutine that runs it for longer than a command takes: an event loop
 // hands such a connection over to a goroutine of its own first.
-func (s *Server) blocksCaller(c *Client, argv [][]byte) bool {
-	cmd := s.Lookup(argv[0])
+func (s *Server) blocksCaller(c *Client, cmd *Command, argv [][]byte) bool {
 	if cmd == nil {
 		return false
 	}
@@ -575,7 +581,7 @@ func blocking(name string) bool {
 
 // safeCall runs a command; a panicking handler is logged and answered with
 // an error and the connection is closed, instead of taking the server down.
-func (c *Client) safeCall(argv [][]byte) {
+func (c *Client) safeCall(cmd *Command, argv [][]byte) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.s.Logf('#', "panic running %q: %v\n%s", argv[0], p, debug.Stack())
@@ -583,7 +589,7 @@ func (c *Client) safeCall(argv [][]byte) {
 			c.closeNow = true
 		}
 	}()
-	c.call(argv)
+	c.callCmd(cmd, argv)
 }
 
 // afterBatch runs after a connection's batch of commands, lock held: the

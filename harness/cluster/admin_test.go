@@ -1,43 +1,17 @@
-package cluster
+package cluster_test
 
 import (
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/cluster/localcluster"
 )
-
-// takenPorts holds every port freePort returned and its bus port: servers
-// bind them only later, so the kernel could offer them again meanwhile.
-var takenPorts = map[int]bool{}
-
-// freePort finds a loopback port whose cluster bus port (+10000) is free too.
-// (localcluster.FreePort cannot be used here: it imports this package.)
-func freePort(t *testing.T) int {
-	t.Helper()
-	for i := 0; i < 100; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+10000 > 65535 || takenPorts[p] || takenPorts[p+10000] {
-			continue
-		}
-		if b, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000)); err == nil {
-			b.Close()
-			takenPorts[p], takenPorts[p+10000] = true, true
-			return p
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
-}
 
 // startLocalNodes runs n empty cluster-mode redis-server processes on loopback.
 func startLocalNodes(t *testing.T, n int) []string {
@@ -48,7 +22,10 @@ func startLocalNodes(t *testing.T, n int) []string {
 	}
 	var addrs []string
 	for i := 0; i < n; i++ {
-		p := freePort(t)
+		p, err := localcluster.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
 		dir := t.TempDir()
 		cmd := exec.Command(bin, "--port", strconv.Itoa(p), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
 			"--cluster-node-timeout", "1000", "--save", "", "--appendonly", "no", "--dir", dir, "--repl-diskless-sync-delay", "0",
@@ -67,25 +44,25 @@ func TestFormLocalCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	var logged []string
-	if err := Form(ctx, addrs, 1, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }); err != nil {
+	if err := cluster.Form(ctx, addrs, 1, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(logged) == 0 || !strings.Contains(logged[0], "3 primaries") {
 		t.Fatalf("log lines %q", logged)
 	}
-	c := AdminClient(addrs[5])
+	c := cluster.AdminClient(addrs[5])
 	defer c.Close()
 	info, err := c.ClusterInfo(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := InfoField(info, "cluster_state"); v != "ok" {
+	if v, _ := cluster.InfoField(info, "cluster_state"); v != "ok" {
 		t.Fatalf("cluster_state %q", v)
 	}
-	if v, _ := InfoField(info, "cluster_slots_ok"); v != "16384" {
+	if v, _ := cluster.InfoField(info, "cluster_slots_ok"); v != "16384" {
 		t.Fatalf("cluster_slots_ok %q", v)
 	}
-	nodes, err := Topology(ctx, append([]string{"127.0.0.1:1"}, addrs...))
+	nodes, err := cluster.Topology(ctx, append([]string{"127.0.0.1:1"}, addrs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,24 +82,24 @@ func TestFormLocalCluster(t *testing.T) {
 	}
 
 	// Forming again must refuse: the nodes are no longer empty.
-	if err := Form(ctx, addrs, 1, nil); err == nil || !strings.Contains(err.Error(), "not an empty node") {
+	if err := cluster.Form(ctx, addrs, 1, nil); err == nil || !strings.Contains(err.Error(), "not an empty node") {
 		t.Fatalf("Form on a formed cluster: %v", err)
 	}
 
 	// Stop one primary: WaitConverged must time out and name the failed node.
-	var victim NodeInfo
+	var victim cluster.NodeInfo
 	for _, n := range nodes {
 		if n.IsPrimary() && n.Addr != addrs[5] {
 			victim = n
 			break
 		}
 	}
-	vc := AdminClient(victim.Addr)
+	vc := cluster.AdminClient(victim.Addr)
 	_ = vc.Do(ctx, "SHUTDOWN", "NOSAVE").Err()
 	vc.Close()
 	short, cancel2 := context.WithTimeout(ctx, 2500*time.Millisecond)
 	defer cancel2()
-	err = WaitConverged(short, addrs)
+	err = cluster.WaitConverged(short, addrs)
 	if err == nil || !strings.Contains(err.Error(), "did not converge") {
 		t.Fatalf("WaitConverged with a dead primary: %v", err)
 	}
@@ -132,14 +109,14 @@ func TestFormLocalCluster(t *testing.T) {
 func TestWaitConvergedNoNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
-	err := WaitConverged(ctx, []string{"127.0.0.1:1"})
+	err := cluster.WaitConverged(ctx, []string{"127.0.0.1:1"})
 	if err == nil || !strings.Contains(err.Error(), "no node answered") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestFormRejectsDuplicateAddress(t *testing.T) {
-	err := Form(t.Context(), []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:1"}, 0, nil)
+	err := cluster.Form(t.Context(), []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:1"}, 0, nil)
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1 is listed twice") {
 		t.Fatalf("got %v, want a listed-twice error", err)
 	}
