@@ -1,0 +1,268 @@
+// Hash commands (Redis t_hash.c).
+
+package server
+
+import (
+	"math"
+	"math/big"
+	"sort"
+
+	"github.com/redline-dev/redline/server/store"
+)
+
+func cmdHSet(c *Client, argv [][]byte) {
+	if len(argv)%2 != 0 {
+		c.Error(ErrArity(c.cmd.Name))
+		return
+	}
+	o, ok := c.getOrCreate(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	var added int64
+	for i := 2; i < len(argv); i += 2 {
+		if _, had := o.Hash[string(argv[i])]; !had {
+			added++
+		}
+		o.Hash[string(argv[i])] = copyBytes(argv[i+1])
+	}
+	c.s.dirty += int64(len(argv)-2) / 2
+	if c.cmd.Name == "hmset" {
+		c.OK()
+	} else {
+		c.Int(added)
+	}
+}
+
+func cmdHSetNX(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	if o != nil {
+		if _, had := o.Hash[string(argv[2])]; had {
+			c.Int(0)
+			return
+		}
+	}
+	o, _ = c.getOrCreate(argv[1], store.KindHash)
+	o.Hash[string(argv[2])] = copyBytes(argv[3])
+	c.s.dirty++
+	c.Int(1)
+}
+
+func cmdHGet(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Null()
+		return
+	}
+	v, had := o.Hash[string(argv[2])]
+	if !had {
+		c.Null()
+		return
+	}
+	c.Bulk(v)
+}
+
+func cmdHMGet(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	c.Array(len(argv) - 2)
+	for _, f := range argv[2:] {
+		if o == nil {
+			c.Null()
+			continue
+		}
+		if v, had := o.Hash[string(f)]; had {
+			c.Bulk(v)
+		} else {
+			c.Null()
+		}
+	}
+}
+
+func sortedHashFields(o *store.Object) []string {
+	ks := make([]string, 0, len(o.Hash))
+	for k := range o.Hash {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func cmdHGetAll(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Map(0)
+		return
+	}
+	c.Map(len(o.Hash))
+	for _, k := range sortedHashFields(o) {
+		c.BulkString(k)
+		c.Bulk(o.Hash[k])
+	}
+}
+
+func cmdHKeys(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Array(0)
+		return
+	}
+	ks := sortedHashFields(o)
+	c.Array(len(ks))
+	for _, k := range ks {
+		c.BulkString(k)
+	}
+}
+
+func cmdHVals(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Array(0)
+		return
+	}
+	ks := sortedHashFields(o)
+	c.Array(len(ks))
+	for _, k := range ks {
+		c.Bulk(o.Hash[k])
+	}
+}
+
+func cmdHDel(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	var n int64
+	if o != nil {
+		for _, f := range argv[2:] {
+			if _, had := o.Hash[string(f)]; had {
+				delete(o.Hash, string(f))
+				n++
+			}
+		}
+		c.dropIfEmpty(o)
+	}
+	c.s.dirty += n
+	c.Int(n)
+}
+
+func cmdHLen(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(int64(len(o.Hash)))
+}
+
+func cmdHStrlen(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(int64(len(o.Hash[string(argv[2])])))
+}
+
+func cmdHExists(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	if _, had := o.Hash[string(argv[2])]; had {
+		c.Int(1)
+	} else {
+		c.Int(0)
+	}
+}
+
+func cmdHIncrBy(c *Client, argv [][]byte) {
+	by, ok := parseInt(argv[3])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	var cur int64
+	if o != nil {
+		if v, had := o.Hash[string(argv[2])]; had {
+			cur, ok = parseInt(v)
+			if !ok {
+				c.Error("ERR hash value is not an integer")
+				return
+			}
+		}
+	}
+	if (by < 0 && cur < 0 && by < math.MinInt64-cur) || (by > 0 && cur > 0 && by > math.MaxInt64-cur) {
+		c.Error(ErrOverflow)
+		return
+	}
+	cur += by
+	o, _ = c.getOrCreate(argv[1], store.KindHash)
+	o.Hash[string(argv[2])] = itob(cur)
+	c.s.dirty++
+	c.Int(cur)
+}
+
+func cmdHIncrByFloat(c *Client, argv [][]byte) {
+	by, ok := parseLongDouble(argv[3])
+	if !ok {
+		c.Error(ErrNotFloat)
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	cur := new(big.Float)
+	if o != nil {
+		if v, had := o.Hash[string(argv[2])]; had {
+			cur, ok = parseLongDouble(v)
+			if !ok {
+				c.Error("ERR hash value is not a float")
+				return
+			}
+		}
+	}
+	res, ok := addLongDouble(cur, by)
+	if !ok {
+		c.Error("ERR increment would produce NaN or Infinity")
+		return
+	}
+	s := []byte(res)
+	o, _ = c.getOrCreate(argv[1], store.KindHash)
+	o.Hash[string(argv[2])] = s
+	c.s.dirty++
+	c.Propagate([]byte("HSET"), argv[1], argv[2], s)
+	c.Bulk(s)
+}
