@@ -528,11 +528,16 @@ func cmdSetRange(c *Client, argv [][]byte) {
 		return
 	}
 	val := argv[3]
-	if o == nil && len(val) == 0 {
-		c.Int(0)
+	if len(val) == 0 { // Redis checks no size when nothing is written
+		if o == nil {
+			c.Int(0)
+		} else {
+			c.Int(int64(len(o.Str)))
+		}
 		return
 	}
-	if off+int64(len(val)) > c.s.cfg.ProtoMaxBulkLen {
+	// Written as a subtraction: off+len can overflow int64.
+	if off > c.s.cfg.ProtoMaxBulkLen-int64(len(val)) {
 		c.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
 		return
 	}

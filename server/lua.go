@@ -24,6 +24,7 @@ type scripting struct {
 	caller   *Client
 	fake     *Client
 	readOnly bool
+	sandbox  *luaSandbox
 }
 
 func newScripting(s *Server) *scripting {
@@ -31,13 +32,10 @@ func newScripting(s *Server) *scripting {
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
-	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
+	}{{lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}, {lua.CoroutineLibName, lua.OpenCoroutine}} {
 		L.Push(L.NewFunction(lib.fn))
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
-	}
-	for _, n := range []string{"dofile", "loadfile", "load", "loadstring", "module", "require"} {
-		L.SetGlobal(n, lua.LNil)
 	}
 	sc := &scripting{s: s, L: L, bodies: map[string]string{}, funcs: map[string]*lua.LFunction{}}
 	sc.fake = s.newClient(nil)
@@ -87,6 +85,7 @@ func newScripting(s *Server) *scripting {
 		redis.RawSetString(n, lua.LNumber(map[string]int{"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}[n]))
 	}
 	L.SetGlobal("redis", redis)
+	sc.sandbox = newLuaSandbox(L)
 	return sc
 }
 
@@ -308,8 +307,7 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 	for i, a := range argv[3+numkeys:] {
 		args.RawSetInt(i+1, lua.LString(string(a)))
 	}
-	L.SetGlobal("KEYS", keys)
-	L.SetGlobal("ARGV", args)
+	sc.sandbox.setArgs(keys, args)
 	sc.caller = c
 	sc.readOnly = readOnly
 	sc.fake.proto = 2
@@ -325,6 +323,7 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 	killed := sc.s.busy.end()
 	cancel()
 	L.RemoveContext()
+	sc.sandbox.wipe()
 	sc.s.endBlock()
 	if killed {
 		L.SetTop(0)

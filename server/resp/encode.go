@@ -3,21 +3,30 @@ package resp
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Append-style encoders. Each appends one RESP element to b and returns it.
 
-// AppendSimple appends a status reply: +s\r\n.
+// AppendSimple appends a status reply: +s\r\n. CR and LF inside s are
+// replaced by spaces, as Redis does, so that no text (a script's
+// status_reply, say) can end the reply early and inject another.
 func AppendSimple(b []byte, s string) []byte {
-	b = append(b, '+')
-	b = append(b, s...)
-	return append(b, '\r', '\n')
+	return appendLine(b, '+', s)
 }
 
 // AppendError appends an error reply: -s\r\n. s carries its own prefix (ERR, WRONGTYPE, ...).
 // CR and LF inside s are replaced by spaces, as Redis does.
 func AppendError(b []byte, s string) []byte {
-	b = append(b, '-')
+	return appendLine(b, '-', s)
+}
+
+func appendLine(b []byte, kind byte, s string) []byte {
+	b = append(b, kind)
+	if strings.IndexByte(s, '\r') < 0 && strings.IndexByte(s, '\n') < 0 {
+		b = append(b, s...)
+		return append(b, '\r', '\n')
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '\r' || c == '\n' {
