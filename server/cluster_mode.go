@@ -33,6 +33,7 @@ import (
 
 	"github.com/redline-dev/redline/server/cluster"
 	"github.com/redline-dev/redline/server/cluster/bus"
+	"github.com/redline-dev/redline/server/keyslot"
 )
 
 // ext is what cluster mode and replication attach to a server: the cluster
@@ -452,7 +453,7 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 	}
 	e.slots = e.slots[:0]
 	for _, k := range e.keys {
-		e.slots = append(e.slots, cluster.Keyslot(k))
+		e.slots = append(e.slots, keyslot.Of(k))
 	}
 	asking, readOnly := c.Asking || cmd.Flags&FlagAsking != 0, c.ReadOnly
 	if c.inScript && s.scripts != nil && s.scripts.caller != nil {

@@ -53,7 +53,7 @@
 //     the dataset as commands (full sync); Server.FlushAll empties it.
 //   - store.DB.EnableSlotIndex (done automatically with cluster-enabled yes)
 //     keeps keys per hash slot so CountKeysInSlot / KeysInSlot answer
-//     COUNTKEYSINSLOT / GETKEYSINSLOT without scanning; store.KeySlot is the
+//     COUNTKEYSINSLOT / GETKEYSINSLOT without scanning; keyslot.Of is the
 //     CRC16 hash-tag slot function.
 //   - Hooks.InfoSection(name) adds to or replaces an INFO section (cluster,
 //     replication); Hooks.Cron runs every 100 ms; Hooks.ClientClosed runs
