@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redline-dev/redline/server/cluster"
+	"github.com/redline-dev/redline/server/keyslot"
 )
 
 // keyInSlotOf returns a key with the given hash tag prefix whose slot is
@@ -35,7 +35,7 @@ func tagOwnedBy(t *testing.T, owner *node) (string, int) {
 	}
 	for i := 0; i < 100000; i++ {
 		tag := fmt.Sprintf("t%d", i)
-		s := cluster.Keyslot([]byte(tag))
+		s := keyslot.Of(tag)
 		for _, r := range ranges {
 			if s >= r[0] && s <= r[1] {
 				return tag, s

@@ -1,25 +1,8 @@
 package server
 
-// Cluster mode and replication, wired into the engine (this file, repl.go,
-// migrate.go; started by Main and StartNode):
-//
-//   - cluster-enabled yes starts the cluster bus (server/cluster/bus) on
-//     cluster-port or port+10000 around the state machine (server/cluster),
-//     loaded from nodes.conf when it exists. nodes.conf is rewritten in place
-//     and fsynced from OnReady, before the bus sends the batch's messages.
-//   - CLUSTER runs cluster.Exec under the server lock through bus.DoLater;
-//     the outputs of a batch of pipelined CLUSTER commands are performed once
-//     before the replies are written (afterBatch), like Redis's beforeSleep.
-//   - Every keyed command (each queued command for EXEC, each redis.call with
-//     the caller's flags) is routed with SlotView.Route: MOVED, ASK, TRYAGAIN,
-//     CROSSSLOT, CLUSTERDOWN. ASKING lasts one command (not inside MULTI).
-//   - Bus events that need the keyspace (EventReplicate, EventBecomeMaster,
-//     EventPauseWrites, EventUnpauseWrites, EventDeleteSlots) go through a
-//     channel to eventLoop, which takes the server lock: OnReady and
-//     BeforeTick run under the bus lock and never wait for the server lock.
-//     BeforeTick feeds SetReplOffset and SetMasterLinkStatus from atomics.
-//   - A manual failover pauses writes like CLIENT PAUSE WRITE, then confirms
-//     with WritesPaused(master_repl_offset).
+// Cluster mode: the owner of the cluster node, routing, and the CLUSTER,
+// ASKING, READONLY and READWRITE commands. How it is wired into the engine
+// is described once, in doc.go ("Cluster mode and replication").
 
 import (
 	"fmt"
@@ -33,49 +16,45 @@ import (
 
 	"github.com/redline-dev/redline/server/cluster"
 	"github.com/redline-dev/redline/server/cluster/bus"
+	"github.com/redline-dev/redline/server/keyslot"
 )
 
 // ext is what cluster mode and replication attach to a server: the cluster
-// bus (nil without cluster-enabled) and the replication state.
+// node with its bus (nil without cluster-enabled) and the replication state.
 type ext struct {
 	s    *Server
-	bus  *bus.Bus
 	repl *replState
 
-	events chan cluster.Event
-	done   chan struct{}
-	wg     sync.WaitGroup
+	// The cluster node and everything about it belong to the server lock
+	// (s.mu): Step, Tick, CLUSTER commands and the handling of each Ready
+	// all run with it held, as Redis runs the bus handlers and clusterCron
+	// on its one thread. The bus only moves bytes.
+	node     *cluster.Node
+	bus      *bus.Bus
+	view     *cluster.SlotView // routing snapshot of the last Ready
+	confPath string
+	pending  bool // a CLUSTER command ran; its outputs wait for the batch's end
+
+	done chan struct{}
+	wg   sync.WaitGroup
 
 	// scratch for routing (server lock held)
 	slots []int
 	keys  [][]byte
 
-	mig  migrateConns
-	opts extOptions
-
-	busPending bool // a CLUSTER command ran without performing its outputs
-	confPath   string
+	mig migrateConns
 }
 
 // afterBatch runs (server lock held) after a connection's batch of commands,
 // before the replies are written: it performs the cluster outputs of the
-// batch's CLUSTER commands once.
+// batch's CLUSTER commands once, so a pipeline of CLUSTER SETSLOT writes
+// and fsyncs nodes.conf once, as Redis does in beforeSleep.
 func (e *ext) afterBatch() {
-	if e.busPending {
-		e.busPending = false
-		e.bus.Do(func(n *cluster.Node) error { return nil })
+	if e.pending {
+		e.pending = false
+		e.ready()
 	}
 }
-
-// extOptions let tests run whole clusters in one process over an in-memory
-// network: the bus transport and the dialer replicas use to reach a master.
-type extOptions struct {
-	transport  bus.Transport
-	dialMaster func(addr string) (net.Conn, error)
-}
-
-// extOptionsFor, when set (tests), supplies the options of each server.
-var extOptionsFor func(s *Server) extOptions
 
 // clientExt is the per-connection state of cluster mode and replication.
 type clientExt struct {
@@ -110,19 +89,8 @@ func (s *Server) StartNode() error {
 	return nil
 }
 
-// ClusterBus returns the cluster bus (nil without cluster mode).
-func (s *Server) ClusterBus() *bus.Bus {
-	if s.ext == nil {
-		return nil
-	}
-	return s.ext.bus
-}
-
 func (s *Server) startExt() error {
-	e := &ext{s: s, events: make(chan cluster.Event, 1024), done: make(chan struct{})}
-	if extOptionsFor != nil {
-		e.opts = extOptionsFor(s)
-	}
+	e := &ext{s: s, done: make(chan struct{})}
 	e.repl = newReplState(e)
 	s.ext = e
 	e.registerCommands()
@@ -147,8 +115,6 @@ func (s *Server) startExt() error {
 			s.mu.Unlock()
 		}
 	}
-	e.wg.Add(1)
-	go e.eventLoop()
 	return nil
 }
 
@@ -230,79 +196,89 @@ func (e *ext) startCluster() error {
 	e.confPath = path
 	if len(n.NodesConf()) > 0 {
 		// Write it now (a fresh node), as Redis does at start.
-		if err := writeNodesConf(path, n.NodesConf(), true); err != nil {
+		if err := bus.SaveNodesConf(path, n.NodesConf(), true); err != nil {
 			return fmt.Errorf("Unable to save the cluster config file %s: %v", path, err)
 		}
 	}
-	e.bus = bus.New(bus.Options{
-		Node:       n,
-		ListenAddr: net.JoinHostPort(host, strconv.Itoa(cport)),
-		Transport:  e.opts.transport,
-		OnReady:    e.onReady,
-		BeforeTick: e.beforeTick,
-	})
+	e.node, e.view = n, n.View()
+	e.bus = bus.New(bus.Options{ListenAddr: net.JoinHostPort(host, strconv.Itoa(cport)), Transport: e.s.opts.ClusterTransport})
 	if err := e.bus.Start(); err != nil {
 		return err
 	}
+	e.s.mu.Lock()
+	e.ready() // the initial Ready
+	e.s.mu.Unlock()
+	e.wg.Add(1)
+	go e.runCluster()
 	return nil
 }
 
-// writeNodesConf rewrites nodes.conf in place like Redis's
-// clusterSaveConfig: the new text padded with newlines to the old length,
-// one write, fsync when asked, then truncation of the padding. (An atomic
-// rename costs a second fsync, of the directory, on every slot change.)
-func writeNodesConf(path, text string, fsync bool) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	b := []byte(text)
-	if st, err := f.Stat(); err == nil && st.Size() > int64(len(b)) {
-		pad := make([]byte, int(st.Size())-len(b))
-		for i := range pad {
-			pad[i] = '\n'
-		}
-		b = append(b, pad...)
-	}
-	if _, err := f.WriteAt(b, 0); err != nil {
-		return err
-	}
-	if fsync {
-		if err := f.Sync(); err != nil {
-			return err
-		}
-	}
-	if len(b) != len(text) {
-		f.Truncate(int64(len(text)))
-	}
-	return nil
-}
-
-// onReady runs under the bus lock: never take the server lock here. It
-// saves nodes.conf before the bus sends the batch's messages (a vote goes
-// out only once lastVoteEpoch is on disk).
-func (e *ext) onReady(r *cluster.Ready) {
-	if r.SaveConfig && e.confPath != "" {
-		if err := writeNodesConf(e.confPath, r.NodesConf, r.Fsync); err != nil {
-			e.s.Logf('#', "Could not save the cluster config file %s: %v", e.confPath, err)
-		}
-	}
-	for _, l := range r.Logs {
-		e.s.Logf('*', "%s", l)
-	}
-	for _, ev := range r.Events {
+// runCluster is the node's clock and mailbox: it feeds what the bus
+// receives to Step and a 100 ms ticker to Tick (clusterCron), each with the
+// server lock held and followed by the handling of the Ready.
+func (e *ext) runCluster() {
+	defer e.wg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	s := e.s
+	for {
 		select {
-		case e.events <- ev:
-		default:
-			e.s.Logf('#', "cluster event queue full, dropping event %d", ev.Kind)
+		case <-e.done:
+			return
+		case in := <-e.bus.Inputs():
+			s.mu.Lock()
+			if in.Msg != nil {
+				e.node.Step(*in.Msg, time.Now())
+			} else {
+				e.node.LinkFailed(in.LinkFailed)
+			}
+			e.ready()
+			s.mu.Unlock()
+		case <-t.C:
+			s.mu.Lock()
+			e.feedReplication()
+			e.node.Tick(time.Now())
+			e.ready()
+			s.mu.Unlock()
 		}
 	}
 }
 
-// beforeTick runs under the bus lock: replication inputs from atomics.
-func (e *ext) beforeTick(n *cluster.Node) {
-	r := e.repl
+// ready performs the node's outputs (server lock held): nodes.conf first (a
+// vote goes out only once lastVoteEpoch is on disk), then the messages, then
+// the events, which may produce outputs of their own (WritesPaused), so it
+// repeats until the node has nothing more to say. No event waits in a queue
+// and none is dropped.
+func (e *ext) ready() {
+	for {
+		r := e.node.Ready()
+		if r.Empty() {
+			return
+		}
+		if r.SaveConfig && e.confPath != "" {
+			if err := bus.SaveNodesConf(e.confPath, r.NodesConf, r.Fsync); err != nil {
+				e.s.Logf('#', "Could not save the cluster config file %s: %v", e.confPath, err)
+			}
+		}
+		if r.View != nil {
+			e.view = r.View
+		}
+		for _, l := range r.Logs {
+			e.s.Logf('*', "%s", l)
+		}
+		e.bus.Send(&r)
+		for _, ev := range r.Events {
+			e.applyEvent(ev)
+		}
+	}
+}
+
+// feedReplication gives the node the replication inputs it needs before a
+// Tick (the offset for elections and manual failover, the master link for
+// a replica's data age). The replica link goroutine updates them without
+// the server lock, hence the atomics.
+func (e *ext) feedReplication() {
+	r, n := e.repl, e.node
 	n.SetReplOffset(r.offsetA.Load())
 	if !n.IsMaster() {
 		if r.linkUp.Load() {
@@ -313,52 +289,32 @@ func (e *ext) beforeTick(n *cluster.Node) {
 	}
 }
 
-// eventLoop applies cluster events that need the server lock.
-func (e *ext) eventLoop() {
-	defer e.wg.Done()
-	for {
-		select {
-		case <-e.done:
-			return
-		case ev := <-e.events:
-			e.handleEvent(ev)
-		}
-	}
-}
-
-func (e *ext) handleEvent(ev cluster.Event) {
+// applyEvent does what a node event asks of the keyspace and replication
+// (server lock held).
+func (e *ext) applyEvent(ev cluster.Event) {
 	s := e.s
 	switch ev.Kind {
 	case cluster.EventReplicate:
-		s.mu.Lock()
 		e.repl.setMaster(ev.IP, ev.Port)
-		s.mu.Unlock()
 	case cluster.EventBecomeMaster:
-		s.mu.Lock()
 		e.repl.becomeMaster()
-		s.mu.Unlock()
 	case cluster.EventPauseWrites:
-		s.mu.Lock()
+		// The master side of a manual failover: pause writes like CLIENT
+		// PAUSE WRITE, then tell the node the offset the replica must reach.
 		if s.pauseEnd.IsZero() || s.pauseEnd.Before(ev.Until) {
 			s.pauseEnd = ev.Until
 		}
 		s.pauseAll = false
-		off := e.repl.offset
-		s.mu.Unlock()
-		e.bus.Do(func(n *cluster.Node) error { n.WritesPaused(off); return nil })
+		e.node.WritesPaused(e.repl.offset)
 	case cluster.EventUnpauseWrites:
-		s.mu.Lock()
 		if !s.pauseEnd.IsZero() {
 			s.unpause()
 		}
-		s.mu.Unlock()
 	case cluster.EventDeleteSlots:
-		s.mu.Lock()
 		n := 0
 		for _, slot := range ev.Slots {
 			n += s.DeleteKeysInSlot(slot)
 		}
-		s.mu.Unlock()
 		if n > 0 {
 			s.Logf('*', "Deleted %d keys from slots this node no longer serves", n)
 		}
@@ -452,7 +408,7 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 	}
 	e.slots = e.slots[:0]
 	for _, k := range e.keys {
-		e.slots = append(e.slots, cluster.Keyslot(k))
+		e.slots = append(e.slots, keyslot.Of(k))
 	}
 	asking, readOnly := c.Asking || cmd.Flags&FlagAsking != 0, c.ReadOnly
 	if c.inScript && s.scripts != nil && s.scripts.caller != nil {
@@ -463,10 +419,8 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 		}
 		asking, readOnly = orig.Asking, orig.ReadOnly
 	}
-	if e.busPending {
-		e.afterBatch() // publish the new View before routing on it
-	}
-	view := e.bus.View()
+	e.afterBatch() // a CLUSTER command earlier in the batch: route on its View
+	view := e.view
 	req := cluster.Request{Slots: e.slots, Write: write, Asking: asking, ReadOnly: readOnly, Migrate: isMigrate}
 	if len(view.Migrating) > 0 || len(view.Importing) > 0 {
 		db := s.dbs[0]
@@ -584,16 +538,11 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 	if len(args) > 1 {
 		sub = strings.ToLower(args[1])
 	}
-	var r any
-	wasReplica := false
+	wasReplica := !e.node.IsMaster()
+	r := cluster.Exec(e.node, args, env)
 	// The outputs (nodes.conf fsync, messages) are performed once per batch
 	// of pipelined commands, before the replies go out (afterBatch).
-	e.bus.DoLater(func(n *cluster.Node) error {
-		wasReplica = !n.IsMaster()
-		r = cluster.Exec(n, args, env)
-		return nil
-	})
-	e.busPending = true
+	e.pending = true
 	if c.conn == nil {
 		e.afterBatch()
 	}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,22 +33,6 @@ func cliAddr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 func startMemCluster(t *testing.T, base, count int, nodeTimeoutMs int) *memCluster {
 	t.Helper()
 	mc := &memCluster{t: t, net: bus.NewMemNetwork()}
-	byServer := map[*Server]int{}
-	var mu sync.Mutex
-	extOptionsFor = func(s *Server) extOptions {
-		mu.Lock()
-		port := byServer[s]
-		mu.Unlock()
-		return extOptions{
-			transport: mc.net,
-			dialMaster: func(addr string) (net.Conn, error) {
-				cctx, cancel := context.WithTimeout(bus.WithLocalAddr(context.Background(), cliAddr(port)), 2*time.Second)
-				defer cancel()
-				return mc.net.Dial(cctx, addr)
-			},
-		}
-	}
-	t.Cleanup(func() { extOptionsFor = nil })
 	for i := 0; i < count; i++ {
 		port := base + i
 		dir := t.TempDir()
@@ -59,13 +42,14 @@ func startMemCluster(t *testing.T, base, count int, nodeTimeoutMs int) *memClust
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := New(cfg, Options{Log: io.Discard})
+		s, err := New(cfg, Options{Log: io.Discard, ClusterTransport: mc.net, DialMaster: func(addr string) (net.Conn, error) {
+			cctx, cancel := context.WithTimeout(bus.WithLocalAddr(context.Background(), cliAddr(port)), 2*time.Second)
+			defer cancel()
+			return mc.net.Dial(cctx, addr)
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		byServer[s] = port
-		mu.Unlock()
 		if err := s.Listen(); err != nil {
 			t.Fatal(err)
 		}

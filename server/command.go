@@ -140,9 +140,9 @@ func checkArity(arity, n int) bool {
 	return n >= -arity
 }
 
-// Register adds or replaces a command in the table. Extensions (cluster mode:
-// CLUSTER, ASKING, READONLY, READWRITE, MIGRATE, WAIT, REPLCONF, PSYNC ...)
-// call it before Serve.
+// Register adds or replaces a command in the table (cluster mode and
+// replication register theirs: CLUSTER, ASKING, WAIT, PSYNC ...). Call it
+// before Serve.
 func (s *Server) Register(cmd *Command) {
 	cmd.Name = strings.ToLower(cmd.Name)
 	if cmd.Step == 0 && cmd.FirstKey > 0 {

@@ -9,8 +9,9 @@
 // One goroutine per connection reads into a growable buffer, parses every
 // complete request in it, runs the whole batch under the server lock
 // (Server.mu), writes the AOF (fsync with appendfsync always) and then
-// flushes all replies with one write. Handlers, hooks and the cron run with
-// the lock held, so every command, transaction and script is atomic.
+// flushes all replies with one write. Handlers, hooks, the cron and the
+// cluster node run with the lock held, so every command, transaction and
+// script is atomic.
 //
 // A Lua script runs under the lock too; while one runs longer than
 // busy-reply-threshold, newly arriving commands get BUSY and SCRIPT KILL
@@ -22,48 +23,70 @@
 // injectable store.Clock. `REDLINE CLOCK-OFFSET <ms>` shifts it at runtime
 // (the clock-skew fault); `REDLINE CLOCK-OFFSET` reads the offset.
 //
-// # Extension seams for cluster mode
+// # Cluster mode and replication
 //
-// Cluster mode lives in other packages and plugs in without editing command
-// handlers:
+// Cluster mode (cluster_mode.go), replication (repl.go) and MIGRATE
+// (migrate.go) are part of this package, not plug-ins: they use the
+// engine's state directly (the server lock, the MULTI queue, the running
+// script's caller, the client-pause deadline, the databases). One package
+// is the honest shape: as in Redis, where cluster.c and replication.c share
+// the server struct with the commands, WAIT, ROLE or INFO replication are
+// commands like any other, and a seam of exported accessors would only
+// re-export these internals to one user. What keeps cluster logic out of
+// the command handlers is the Hooks the command path calls; startExt
+// installs them and Registers CLUSTER, ASKING, READONLY, READWRITE,
+// MIGRATE, WAIT, REPLCONF, PSYNC, ROLE and REPLICAOF:
 //
-//   - Server.Register(*Command) adds or replaces commands (CLUSTER, ASKING,
-//     READONLY, READWRITE, MIGRATE, WAIT, REPLCONF, PSYNC, ROLE ...). Call it
-//     before Start/Serve.
-//   - Hooks.PreExecute(c, cmd, argv) runs before every command, also while
-//     queueing inside MULTI and for each redis.call inside a script. A
-//     non-empty return ("MOVED 3999 10.0.0.2:7001", "CROSSSLOT ...",
-//     "CLUSTERDOWN ...", "TRYAGAIN ...") is sent instead of running the
-//     command; inside MULTI it also makes EXEC fail with EXECABORT, as in
-//     Redis. Command.KeyIndexes(argv) or Server.CommandKeys(argv) give the
-//     keys (first/last/step from the table, or Command.Keys for movable-key
-//     commands such as EVAL). Client.Queued() lists a transaction's commands
-//     when the hook sees EXEC. Client.Asking / Client.ReadOnly / Client.Data
-//     carry per-connection cluster state.
-//   - Hooks.PostExecute(c, cmd) runs after every command (e.g. to clear
-//     ASKING after one command).
-//   - Hooks.Propagated(db, argv) sees every applied write in order, as the
-//     argv that reproduces it deterministically: relative TTLs turned into
+//   - Hooks.PreExecute runs before every command, also while queueing inside
+//     MULTI and for each redis.call. Cluster mode routes every keyed command
+//     (each queued command for EXEC, each redis.call with the flags of the
+//     script's caller) through the node's SlotView: MOVED, ASK, TRYAGAIN,
+//     CROSSSLOT, CLUSTERDOWN. Replication then refuses writes on a read-only
+//     replica or without min-replicas-to-write good replicas. A refusal
+//     inside MULTI makes EXEC fail with EXECABORT, as in Redis.
+//   - Hooks.PostExecute clears ASKING after one command (not inside MULTI)
+//     and notes the client's replication offset for WAIT.
+//   - Hooks.Propagated sees every applied write in order, as the argv that
+//     reproduces it deterministically: relative TTLs turned into
 //     PXAT/PEXPIREAT, INCRBYFLOAT as SET KEEPTTL, SPOP as SREM, expired keys
 //     as DEL, transactions and scripts as their effects wrapped in
-//     MULTI/EXEC, and SELECT whenever the database changes. It is the same
-//     stream the AOF gets: feed it to the replication backlog.
-//   - Server.NewInternalClient + Server.Exec apply commands on behalf of the
-//     server (a replica applying its primary's stream); Server.Snapshot emits
-//     the dataset as commands (full sync); Server.FlushAll empties it.
-//   - store.DB.EnableSlotIndex (done automatically with cluster-enabled yes)
-//     keeps keys per hash slot so CountKeysInSlot / KeysInSlot answer
-//     COUNTKEYSINSLOT / GETKEYSINSLOT without scanning; store.KeySlot is the
-//     CRC16 hash-tag slot function.
-//   - Hooks.InfoSection(name) adds to or replaces an INFO section (cluster,
-//     replication); Hooks.Cron runs every 100 ms; Hooks.ClientClosed runs
-//     when a connection ends. Server.Lock/Unlock let the cluster bus touch
-//     the keyspace outside a command.
-//   - config.Config carries every cluster-* and replication directive
-//     (cluster-enabled, cluster-config-file, cluster-node-timeout,
-//     cluster-announce-*, cluster-require-full-coverage,
-//     cluster-allow-reads-when-down, cluster-migration-barrier,
-//     cluster-replica-validity-factor, min-replicas-to-write, replicaof ...).
+//     MULTI/EXEC, and SELECT whenever the database changes. It is the AOF's
+//     stream; replication feeds its backlog from it.
+//   - Hooks.InfoSection answers INFO replication, Hooks.Cron runs the
+//     replication cron every 100 ms, Hooks.ClientClosed drops a replica link.
+//
+// The cluster node (package cluster's state machine: Step, Tick, Ready) has
+// one owner, the server lock, as Redis runs its bus handlers and
+// clusterCron on its one thread. The bus (package cluster/bus) only moves
+// bytes: it decodes frames into Inputs and writes what it is given.
+// runCluster feeds each Input to Step (or LinkFailed) and a 100 ms ticker to
+// Tick, with the replication offset and master link state set just before
+// (SetReplOffset, SetMasterLinkStatus); CLUSTER runs cluster.Exec. All of
+// it holds the server lock, and each is followed by ready(), which performs
+// the node's Ready in order: nodes.conf rewritten in place and fsynced
+// (bus.SaveNodesConf, its one writer; a vote leaves only once lastVoteEpoch
+// is on disk), the messages handed to bus.Send, then the events applied on
+// the spot: EventReplicate and EventBecomeMaster switch replication,
+// EventPauseWrites pauses writes like CLIENT PAUSE WRITE and answers
+// WritesPaused(master_repl_offset), EventUnpauseWrites ends the pause,
+// EventDeleteSlots deletes the keys of slots this master lost. No event
+// waits in a queue, so none is lost. The outputs of a pipeline of CLUSTER
+// commands are performed once, after the batch and before its replies
+// (afterBatch, Redis's beforeSleep), so nodes.conf is fsynced once per
+// batch; a keyed command later in the same batch routes on the new View.
+// A Lua script holds the server lock while it runs, so a long script also
+// holds the node: it neither ticks nor answers its peers until the script
+// ends (Redis keeps answering the bus from inside a script that outlives
+// busy-reply-threshold).
+//
+// Other pieces cluster mode uses: store.DB.EnableSlotIndex (done with
+// cluster-enabled yes) keeps keys per hash slot for COUNTKEYSINSLOT and
+// GETKEYSINSLOT; keyslot.Of is the key-to-slot function; Server.Snapshot,
+// FlushAll, NewInternalClient and Exec serve a replica's full sync and
+// stream; DeleteKeysInSlot empties a lost slot. config.Config carries every
+// cluster-* and replication directive. Options.ClusterTransport and
+// Options.DialMaster replace the TCP network of the bus and of replica
+// links (tests run whole clusters in one process over a bus.MemNetwork).
 //
 // # Serving connections
 //

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/server/store"
+	"github.com/redline-dev/redline/server/keyslot"
 )
 
 func TestHooks(t *testing.T) {
@@ -20,7 +20,7 @@ func TestHooks(t *testing.T) {
 		PreExecute: func(c *Client, cmd *Command, argv [][]byte) string {
 			for _, i := range cmd.KeyIndexes(argv) {
 				if bytes.HasPrefix(argv[i], []byte("remote:")) {
-					return fmt.Sprintf("MOVED %d 127.0.0.1:9999", store.KeySlot(string(argv[i])))
+					return fmt.Sprintf("MOVED %d 127.0.0.1:9999", keyslot.Of(argv[i]))
 				}
 			}
 			return ""
@@ -96,7 +96,7 @@ func TestSlotIndex(t *testing.T) {
 	}
 	s.Lock()
 	defer s.Unlock()
-	slot := store.KeySlot("tag")
+	slot := keyslot.Of("tag")
 	if slot != 8338 {
 		t.Fatalf("KeySlot(tag) = %d", slot)
 	}

@@ -691,7 +691,7 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	var conn net.Conn
 	var err error
-	if d := r.e.opts.dialMaster; d != nil {
+	if d := s.opts.DialMaster; d != nil {
 		conn, err = d(addr)
 	} else {
 		conn, err = net.DialTimeout("tcp", addr, 5*time.Second)

@@ -15,12 +15,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
 
-// Hooks are the extension seams cluster mode plugs into. See doc.go.
+// Hooks are where the command path calls into cluster mode and
+// replication (doc.go, "Cluster mode and replication").
 type Hooks struct {
 	// PreExecute runs before every command (also while queueing in MULTI)
 	// with the server lock held. A non-empty return is sent as the error
@@ -52,6 +54,13 @@ type Options struct {
 	Clock *store.Clock
 	// Log receives the server log (os.Stdout when nil).
 	Log io.Writer
+	// ClusterTransport carries the cluster bus (TCP when nil). Tests pass a
+	// bus.MemNetwork to run whole clusters in one process and cut links, as
+	// memberlist's Config.Transport.
+	ClusterTransport bus.Transport
+	// DialMaster opens a replica's link to its master (TCP when nil): the
+	// replication counterpart of ClusterTransport.
+	DialMaster func(addr string) (net.Conn, error)
 }
 
 type stats struct {
@@ -110,7 +119,8 @@ type Server struct {
 	reqOnce     sync.Once
 	loading     bool
 	// ext is cluster mode and replication (cluster_mode.go, repl.go).
-	ext *ext
+	ext  *ext
+	opts Options // as given to New
 	// loops serve connections (eventloop_linux.go); none means a
 	// goroutine per connection.
 	loops []*eventLoop
@@ -127,6 +137,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s := &Server{
 		cfg:         cfg,
+		opts:        opts,
 		clock:       opts.Clock,
 		commands:    make(map[string]*Command),
 		upperCmds:   make(map[string]*Command),
@@ -168,8 +179,9 @@ func (s *Server) Clock() *store.Clock { return s.clock }
 // SetHooks installs extension hooks; call before Serve.
 func (s *Server) SetHooks(h Hooks) { s.hooks = h }
 
-// Lock takes the server lock (for extensions running outside a command,
-// e.g. the cluster bus applying a slot change). Never call it from a handler.
+// Lock takes the server lock, for code outside a command that reads or
+// changes the keyspace (tests, an embedding program). Never call it from a
+// handler.
 func (s *Server) Lock() { s.mu.Lock() }
 
 // Unlock releases the server lock.

@@ -5,13 +5,6 @@ import (
 	"time"
 )
 
-func BenchmarkKeyslot(b *testing.B) {
-	k := []byte("{user1000}.following:counter")
-	for i := 0; i < b.N; i++ {
-		Keyslot(k)
-	}
-}
-
 func BenchmarkRoute(b *testing.B) {
 	nw := newNetwork(&testing.T{}, 6, 1)
 	nw.form(3)

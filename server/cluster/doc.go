@@ -1,9 +1,10 @@
 // Package cluster is the Redis Cluster logic of the reference server: a
 // deterministic state machine in the style of etcd/raft, plus pure functions
-// for key slots, routing and the CLUSTER reply formats. It does no I/O,
-// starts no goroutine, reads no clock and uses no global randomness; the
-// sub-package bus is the thin I/O layer around it (listener on the bus port,
-// one connection per peer, framing, the Step/Tick/Ready loop).
+// for routing and the CLUSTER reply formats. It does no I/O, starts no
+// goroutine, reads no clock and uses no global randomness. The sub-package
+// bus moves its messages over sockets; package server owns the node (one
+// lock for Step, Tick, admin commands and each Ready) and describes that
+// wiring in its doc.go. Key slots come from package keyslot.
 //
 // # Behaviour
 //
@@ -20,58 +21,44 @@
 // catch-up, FORCE, TAKEOVER) and replica migration with the migration
 // barrier. NT is Config.NodeTimeout.
 //
-// # Wiring it into the engine
+// # API
 //
-// Start-up: LoadNode(cfg, nodes.conf text, Self{...}, time.Now()) when a
-// nodes.conf exists, else NewNode(cfg, Self{IP, Port, CPort}, time.Now()).
-// Hand the node to bus.New(bus.Options{Node, ListenAddr: ":<port+10000>",
-// ConfigPath: "nodes.conf", OnReady: hook, BeforeTick: feedRepl}) and Start
-// it. From then on touch the node only inside bus.Do(func(n *cluster.Node)
-// error {...}), which serializes with the bus and performs the outputs.
+// A node starts with LoadNode(cfg, nodes.conf text, Self{...}, now) when a
+// nodes.conf exists, else NewNode(cfg, Self{IP, Port, CPort}, now). Its
+// owner serializes every call on it.
 //
-// The simplest wiring of the CLUSTER command is Exec(n, argv, Env{...}) inside
-// bus.Do: it parses every subcommand with Redis 7's arity and error texts and
-// returns a reply value (Status, Verbatim, string, int64, []any, Map, error)
-// for the RESP layer to encode; Env supplies key counts and key listing.
+// Exec(n, argv, Env{...}) runs a CLUSTER command: it parses every
+// subcommand with Redis 7's arity and error texts and returns a reply value
+// (Status, Verbatim, string, int64, []any, Map, error) for the RESP layer to
+// encode; Env supplies key counts and key listing. Each subcommand maps to
+// a Node method: MEET -> Meet, ADDSLOTS/ADDSLOTSRANGE -> AddSlots
+// (SlotRangeList for ranges), DELSLOTS/DELSLOTSRANGE -> DelSlots, SETSLOT ->
+// SetSlot, REPLICATE -> Replicate, FORGET -> Forget, RESET -> Reset,
+// FAILOVER -> Failover, BUMPEPOCH -> BumpEpoch, SET-CONFIG-EPOCH ->
+// SetConfigEpoch, FLUSHSLOTS -> FlushSlots, COUNT-FAILURE-REPORTS ->
+// CountFailureReports, SAVECONFIG -> SaveConfig, MYID -> ID, NODES ->
+// NodesText, INFO -> InfoText, SLOTS -> Slots, SHARDS -> Shards, REPLICAS ->
+// ReplicasText, LINKS -> Links. Errors carry the exact Redis text (without
+// the leading '-'). Admin methods use the time of the last Tick or Step.
 //
-// Commands map to Node methods: CLUSTER MEET -> Meet(ip, port, cport);
-// ADDSLOTS/ADDSLOTSRANGE -> AddSlots(slots...) (SlotRangeList for ranges);
-// DELSLOTS/DELSLOTSRANGE -> DelSlots; SETSLOT -> SetSlot(slot,
-// SetSlotMigrating|SetSlotImporting|SetSlotStable|SetSlotNode, id,
-// keysInSlot); REPLICATE -> Replicate(id, dbEmpty); FORGET -> Forget(id);
-// RESET -> Reset(hard, dbEmpty); FAILOVER -> Failover(FailoverDefault|
-// FailoverForce|FailoverTakeover); BUMPEPOCH -> BumpEpoch() (BUMPED/STILL and
-// the epoch); SET-CONFIG-EPOCH -> SetConfigEpoch; FLUSHSLOTS -> FlushSlots;
-// COUNT-FAILURE-REPORTS -> CountFailureReports; SAVECONFIG -> SaveConfig;
-// MYID -> ID; NODES -> NodesText; INFO -> InfoText; SLOTS -> Slots; SHARDS
-// -> Shards; REPLICAS -> ReplicasText; LINKS -> Links; KEYSLOT -> Keyslot.
-// Errors are returned with the exact Redis text (without the leading '-').
-// After Reset of a replica (EventBecomeMaster) the engine empties its
-// dataset, as Redis does.
-// Admin methods use the time of the last Tick or Step.
+// Routing: Ready.View (a *SlotView, new whenever slots, roles or the
+// cluster state change; immutable, safe to share) answers
+// view.Route(Request{Slots, KeyExists, Write, Asking, ReadOnly, Migrate})
+// per keyed command. Decision.Error() is the exact error string: MOVED,
+// ASK, TRYAGAIN, CROSSSLOT, or the CLUSTERDOWN variants; "" means serve
+// locally.
 //
-// Routing: the engine keeps bus.View() (a *SlotView, replaced whenever slots,
-// roles or the cluster state change; safe to share) and calls
-// view.Route(Request{Slots, KeyExists, Write, Asking, ReadOnly, Migrate}) per
-// keyed command (for EXEC, per queued command). Decision.Error() is the exact
-// error string: MOVED, ASK, TRYAGAIN, CROSSSLOT, or the CLUSTERDOWN variants;
-// "" means serve locally.
+// Ready.Events ask the owner for what the machine cannot do itself:
+// EventReplicate (become a replica of NodeID at IP:Port),
+// EventBecomeMaster, EventPauseWrites (pause writes, then confirm with
+// WritesPaused(final offset)) and EventUnpauseWrites (the master side of a
+// manual failover), EventDeleteSlots (keys of slots this master lost),
+// EventPublish and EventStateChanged. After Reset of a replica the owner
+// empties its dataset, as Redis does. The owner feeds back SetReplOffset
+// (master_repl_offset or processed offset) and SetMasterLinkStatus (for a
+// replica's data age check) before each Tick.
 //
-// Replication hooks arrive as Ready.Events in OnReady: EventReplicate (become
-// a replica of NodeID at IP:Port), EventBecomeMaster, EventPauseWrites (pause
-// writes, then confirm with WritesPaused(final offset) through bus.Do) /
-// EventUnpauseWrites (the master side of a manual failover),
-// EventDeleteSlots (keys of slots this master lost), EventPublish and
-// EventStateChanged. The replication layer feeds back SetReplOffset (the
-// node's master_repl_offset or processed offset) and SetMasterLinkStatus
-// (for the replica's data age check), best from Options.BeforeTick.
-//
-// Lock order: if the engine calls bus.Do while holding its own lock (a
-// CLUSTER command handler), then OnReady and BeforeTick, which run under the
-// bus lock, must never wait for the engine's lock: read offsets from atomics
-// and hand events that need the keyspace to another goroutine.
-//
-// # Driving the machine directly
+// # Inputs and outputs
 //
 // Step(msg, now) processes one bus message; msg.Link says which connection it
 // came on (Out: a link id the node asked for in Envelope.Link; In: an accepted

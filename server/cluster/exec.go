@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/redline-dev/redline/server/keyslot"
 )
 
 // Reply values returned by Exec, for the RESP layer to encode:
@@ -223,7 +225,7 @@ func Exec(n *Node, args []string, env Env) any {
 		n.SaveConfig()
 		return Status("OK")
 	case "keyslot":
-		return int64(KeyslotString(args[2]))
+		return int64(keyslot.Of(args[2]))
 	case "countkeysinslot":
 		s, err := strconv.ParseInt(args[2], 10, 64)
 		if err != nil {

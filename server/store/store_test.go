@@ -137,11 +137,3 @@ func TestDumpRoundTrip(t *testing.T) {
 		}
 	}
 }
-
-func TestKeySlot(t *testing.T) {
-	for k, want := range map[string]int{"foo": 12182, "bar": 5061, "{user1000}.following": 3443, "{user1000}.followers": 3443, "foo{}{bar}": 8363, "foo{{bar}}zap": 4015, "": 0} {
-		if got := KeySlot(k); got != want {
-			t.Errorf("KeySlot(%q) = %d, want %d", k, got, want)
-		}
-	}
-}

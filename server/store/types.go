@@ -2,6 +2,8 @@ package store
 
 import (
 	"sort"
+
+	"github.com/redline-dev/redline/server/keyslot"
 )
 
 // List is a double-ended queue of byte strings (a ring buffer).
@@ -163,16 +165,13 @@ func (z *ZSet) FirstAtLeast(s float64, exclusive bool) int {
 
 // slotIndex keeps the keys of each cluster hash slot.
 type slotIndex struct {
-	keys [NumSlots]map[string]struct{}
+	keys [keyslot.NumSlots]map[string]struct{}
 }
-
-// NumSlots is the number of Redis Cluster hash slots.
-const NumSlots = 16384
 
 func newSlotIndex() *slotIndex { return &slotIndex{} }
 
 func (s *slotIndex) add(k string) {
-	sl := KeySlot(k)
+	sl := keyslot.Of(k)
 	m := s.keys[sl]
 	if m == nil {
 		m = make(map[string]struct{})
@@ -182,7 +181,7 @@ func (s *slotIndex) add(k string) {
 }
 
 func (s *slotIndex) remove(k string) {
-	if m := s.keys[KeySlot(k)]; m != nil {
+	if m := s.keys[keyslot.Of(k)]; m != nil {
 		delete(m, k)
 	}
 }
@@ -204,7 +203,7 @@ func (db *DB) CountKeysInSlot(slot int) int {
 	if db.slots == nil {
 		return -1
 	}
-	if slot < 0 || slot >= NumSlots {
+	if slot < 0 || slot >= keyslot.NumSlots {
 		return 0
 	}
 	return len(db.slots.keys[slot])
@@ -212,7 +211,7 @@ func (db *DB) CountKeysInSlot(slot int) int {
 
 // KeysInSlot returns up to count keys of slot, sorted (needs EnableSlotIndex).
 func (db *DB) KeysInSlot(slot, count int) []string {
-	if db.slots == nil || slot < 0 || slot >= NumSlots {
+	if db.slots == nil || slot < 0 || slot >= keyslot.NumSlots {
 		return nil
 	}
 	out := make([]string, 0, min(count, len(db.slots.keys[slot])))
@@ -224,49 +223,6 @@ func (db *DB) KeysInSlot(slot, count int) []string {
 		out = out[:count]
 	}
 	return out
-}
-
-// KeySlot is the Redis Cluster hash slot of key: CRC16-XMODEM of the key, or
-// of its hash tag (the bytes between the first '{' and the next '}', if not
-// empty), modulo 16384.
-func KeySlot(key string) int {
-	for i := 0; i < len(key); i++ {
-		if key[i] == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					if j > i+1 {
-						return int(crc16(key[i+1:j]) & (NumSlots - 1))
-					}
-					break
-				}
-			}
-			break
-		}
-	}
-	return int(crc16(key) & (NumSlots - 1))
-}
-
-var crcTable = func() (t [256]uint16) {
-	for i := 0; i < 256; i++ {
-		c := uint16(i) << 8
-		for j := 0; j < 8; j++ {
-			if c&0x8000 != 0 {
-				c = c<<1 ^ 0x1021
-			} else {
-				c <<= 1
-			}
-		}
-		t[i] = c
-	}
-	return
-}()
-
-func crc16(s string) uint16 {
-	var c uint16
-	for i := 0; i < len(s); i++ {
-		c = c<<8 ^ crcTable[byte(c>>8)^s[i]]
-	}
-	return c
 }
 
 // Set replaces element i (0 <= i < Len).

@@ -1,7 +1,10 @@
-// Package bus is the I/O around the cluster state machine: it listens on the
-// cluster bus port, keeps one outbound connection per link the node asks
-// for, frames messages with the cluster wire codec, feeds Step and Tick, and
-// performs what Ready hands out (send, close links, save nodes.conf, events).
+// Package bus is the I/O around the cluster state machine and nothing else:
+// it listens on the cluster bus port, keeps one outbound connection per link
+// the node asks for, decodes incoming frames into Inputs on one channel and
+// writes the Envelopes of a Ready. It never touches a cluster.Node: the
+// node's one owner (package server) receives Inputs, runs Step, Tick and
+// admin commands, and hands each Ready's messages back through Send. The
+// nodes.conf writer, SaveNodesConf, lives here as the other piece of I/O.
 package bus
 
 import (
@@ -11,9 +14,7 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redline-dev/redline/server/cluster"
@@ -21,100 +22,84 @@ import (
 
 // Options configure a Bus.
 type Options struct {
-	// Node is the state machine; the bus owns it from Start on: touch it
-	// only through Do.
-	Node *cluster.Node
 	// ListenAddr is the bus address to listen on, e.g. "0.0.0.0:17000".
 	ListenAddr string
 	// Transport defaults to TCP.
 	Transport Transport
-	// TickInterval defaults to 100ms.
-	TickInterval time.Duration
-	// Now defaults to time.Now (inject a skewed clock here).
-	Now func() time.Time
-	// ConfigPath is where nodes.conf is written ("" = not saved).
-	ConfigPath string
-	// OnReady, if set, sees every non-empty Ready after the bus has saved
-	// the config and published the View, before the messages are queued:
-	// hook replication (Events) and logging (Logs) here. It runs with the
-	// bus locked: it must not call Do, and must not wait for a lock that is
-	// held while calling Do (e.g. the server lock of a CLUSTER handler):
-	// hand work that needs it to another goroutine. After pausing writes
-	// for EventPauseWrites, confirm with Do(n.WritesPaused(offset)).
-	OnReady func(r *cluster.Ready)
-	// BeforeTick, if set, runs with the bus locked before every Tick: the
-	// place to feed replication inputs (SetReplOffset, SetMasterLinkStatus)
-	// read from atomics (same lock rule as OnReady).
-	BeforeTick func(n *cluster.Node)
 	// SendQueue is the per-connection queue length (default 1024); messages
 	// beyond it are dropped, as an overloaded link would.
 	SendQueue int
 }
 
-// Bus runs one node's cluster bus.
+// Input is one thing that happened on the bus, for the node's owner to feed
+// to the node: a message that arrived (Msg, with Msg.Link set; pass it to
+// Step) or an outbound link that failed (LinkFailed, the link id; pass it to
+// Node.LinkFailed).
+type Input struct {
+	Msg        *cluster.Message
+	LinkFailed uint64
+}
+
+// Bus runs one node's cluster bus connections.
 type Bus struct {
 	o      Options
-	mu     sync.Mutex
-	node   *cluster.Node
-	view   atomic.Pointer[cluster.SlotView]
 	ln     net.Listener
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	inputs chan Input // unbuffered: a send returns once the owner has the Input
 
+	mu     sync.Mutex       // guards the connection maps only; never held while blocking
 	out    map[uint64]*conn // outbound links by the node's link id
 	in     map[uint64]*conn // accepted connections
 	nextIn uint64
-	err    error // first config save error
 }
 
 type conn struct {
-	b      *Bus
-	id     uint64
-	out    bool
-	addr   string
-	ch     chan []byte
-	mu     sync.Mutex
-	c      net.Conn
-	closed chan struct{}
-	once   sync.Once
+	b          *Bus
+	id         uint64
+	out        bool
+	addr       string
+	ch         chan []byte
+	mu         sync.Mutex
+	c          net.Conn
+	closed     chan struct{}
+	once       sync.Once
+	reportOnce sync.Once // an outbound link's failure is reported once
 }
 
-// New returns a bus for o.Node; call Start.
+// New returns a bus; call Start.
 func New(o Options) *Bus {
 	if o.Transport == nil {
 		o.Transport = TCP{}
 	}
-	if o.TickInterval <= 0 {
-		o.TickInterval = 100 * time.Millisecond
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.SendQueue <= 0 {
 		o.SendQueue = 1024
 	}
-	b := &Bus{o: o, node: o.Node, out: map[uint64]*conn{}, in: map[uint64]*conn{}}
+	b := &Bus{o: o, out: map[uint64]*conn{}, in: map[uint64]*conn{}, inputs: make(chan Input)}
 	b.ctx, b.cancel = context.WithCancel(WithLocalAddr(context.Background(), o.ListenAddr))
-	b.view.Store(o.Node.View())
 	return b
 }
 
-// Start listens and starts the accept and tick goroutines.
+// Start listens and starts accepting connections.
 func (b *Bus) Start() error {
 	ln, err := b.o.Transport.Listen(b.o.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("cluster bus: listen on %s: %w", b.o.ListenAddr, err)
 	}
 	b.ln = ln
-	b.wg.Add(2)
+	b.wg.Add(1)
 	go b.acceptLoop()
-	go b.tickLoop()
-	return b.Do(func(n *cluster.Node) error { return nil }) // flush the initial Ready
+	return nil
 }
 
 // Addr is the listening address.
 func (b *Bus) Addr() net.Addr { return b.ln.Addr() }
+
+// Inputs delivers what arrives on the bus, in order per connection. Nothing
+// is dropped: a reader waits (and so does its peer, through TCP) until the
+// owner takes the Input.
+func (b *Bus) Inputs() <-chan Input { return b.inputs }
 
 // Close stops the bus and closes every connection.
 func (b *Bus) Close() error {
@@ -134,54 +119,57 @@ func (b *Bus) Close() error {
 	return nil
 }
 
-// Do runs f on the node with the bus locked (admin commands, replication
-// inputs, reads such as NodesText), then performs the node's outputs.
-func (b *Bus) Do(f func(n *cluster.Node) error) error {
+// Send performs the I/O of a Ready: it closes the links in r.CloseLinks and
+// queues r.Messages, dialing Envelope.Addr on the first use of an outbound
+// link and replying on accepted connection Envelope.In. It never blocks:
+// a message for a full queue or a gone connection is dropped, as a lossy
+// link would. After Close it does nothing.
+func (b *Bus) Send(r *cluster.Ready) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	err := f(b.node)
-	b.flush()
-	return err
-}
-
-// DoLater runs f on the node with the bus locked like Do, but leaves the
-// outputs (config save, messages, events) to the next Do, Tick or incoming
-// message. A caller running many admin commands in a row (a pipeline of
-// CLUSTER SETSLOT) calls Do once at the end, so nodes.conf is written and
-// fsynced once for the batch, as Redis does in beforeSleep.
-func (b *Bus) DoLater(f func(n *cluster.Node) error) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return f(b.node)
-}
-
-// View is the latest routing snapshot; safe from any goroutine.
-func (b *Bus) View() *cluster.SlotView { return b.view.Load() }
-
-// SaveError returns the first error writing nodes.conf, if any.
-func (b *Bus) SaveError() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.err
-}
-
-func (b *Bus) tickLoop() {
-	defer b.wg.Done()
-	t := time.NewTicker(b.o.TickInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.ctx.Done():
-			return
-		case <-t.C:
-			b.mu.Lock()
-			if b.o.BeforeTick != nil {
-				b.o.BeforeTick(b.node)
-			}
-			b.node.Tick(b.o.Now())
-			b.flush()
-			b.mu.Unlock()
+	if b.ctx.Err() != nil {
+		return // closed: no new connections
+	}
+	for _, id := range r.CloseLinks {
+		if c := b.out[id]; c != nil {
+			delete(b.out, id)
+			c.close()
 		}
+	}
+	for i := range r.Messages {
+		e := &r.Messages[i]
+		var c *conn
+		if e.In != 0 {
+			c = b.in[e.In]
+		} else {
+			c = b.out[e.Link]
+			if c == nil {
+				c = &conn{b: b, id: e.Link, out: true, addr: e.Addr, ch: make(chan []byte, b.o.SendQueue), closed: make(chan struct{})}
+				b.out[e.Link] = c
+				b.wg.Add(1)
+				go c.dialAndWrite()
+			}
+		}
+		if c == nil {
+			continue
+		}
+		select {
+		case <-c.closed: // failed, its LinkFailed not yet taken by the owner
+		case c.ch <- cluster.EncodeMessage(&e.Msg):
+		default: // queue full: drop
+		}
+	}
+}
+
+// deliver hands in to the owner; false when the bus or the connection closed first.
+func (b *Bus) deliver(in Input, closed <-chan struct{}) bool {
+	select {
+	case b.inputs <- in:
+		return true
+	case <-closed:
+		return false
+	case <-b.ctx.Done():
+		return false
 	}
 }
 
@@ -224,57 +212,6 @@ func hostOf(a net.Addr) string {
 	return h
 }
 
-// flush performs the node's outputs; b.mu is held.
-func (b *Bus) flush() {
-	if b.ctx.Err() != nil {
-		return // closed: no new connections
-	}
-	r := b.node.Ready()
-	if r.Empty() {
-		return
-	}
-	if r.SaveConfig && b.o.ConfigPath != "" {
-		if err := WriteFileAtomic(b.o.ConfigPath, []byte(r.NodesConf), r.Fsync); err != nil && b.err == nil {
-			b.err = err
-		}
-	}
-	for _, id := range r.CloseLinks {
-		if c := b.out[id]; c != nil {
-			delete(b.out, id)
-			c.close()
-		}
-	}
-	if r.View != nil {
-		b.view.Store(r.View)
-	}
-	if b.o.OnReady != nil {
-		b.o.OnReady(&r)
-	}
-	for i := range r.Messages {
-		e := &r.Messages[i]
-		frame := cluster.EncodeMessage(&e.Msg)
-		var c *conn
-		if e.In != 0 {
-			c = b.in[e.In]
-		} else {
-			c = b.out[e.Link]
-			if c == nil {
-				c = &conn{b: b, id: e.Link, out: true, addr: e.Addr, ch: make(chan []byte, b.o.SendQueue), closed: make(chan struct{})}
-				b.out[e.Link] = c
-				b.wg.Add(1)
-				go c.dialAndWrite()
-			}
-		}
-		if c == nil {
-			continue
-		}
-		select {
-		case c.ch <- frame:
-		default: // queue full: drop
-		}
-	}
-}
-
 func (c *conn) close() {
 	c.once.Do(func() {
 		close(c.closed)
@@ -286,21 +223,35 @@ func (c *conn) close() {
 	})
 }
 
-// failed drops the connection and tells the node when it was an outbound link.
+// failed drops the connection. An outbound link stays in the map, closed,
+// until the owner has taken its LinkFailed: until then the node may still
+// send on it, and those messages must be dropped rather than redialed under
+// an id the node is about to forget.
 func (c *conn) failed() {
 	c.close()
 	b := c.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if c.out {
+	if !c.out {
+		b.mu.Lock()
+		if b.in[c.id] == c {
+			delete(b.in, c.id)
+		}
+		b.mu.Unlock()
+		return
+	}
+	c.reportOnce.Do(func() {
+		b.mu.Lock()
+		mine := b.out[c.id] == c
+		b.mu.Unlock()
+		if !mine {
+			return // closed on the node's request (CloseLinks)
+		}
+		b.deliver(Input{LinkFailed: c.id}, nil)
+		b.mu.Lock()
 		if b.out[c.id] == c {
 			delete(b.out, c.id)
-			b.node.LinkFailed(c.id)
-			b.flush()
 		}
-	} else if b.in[c.id] == c {
-		delete(b.in, c.id)
-	}
+		b.mu.Unlock()
+	})
 }
 
 func (c *conn) dialAndWrite() {
@@ -367,48 +318,41 @@ func (c *conn) readLoop(link cluster.Link) {
 			return
 		}
 		m.Link = link
-		b := c.b
-		b.mu.Lock()
-		select {
-		case <-c.closed:
-			b.mu.Unlock()
+		if !c.b.deliver(Input{Msg: &m}, c.closed) {
 			return
-		default:
 		}
-		b.node.Step(m, b.o.Now())
-		b.flush()
-		b.mu.Unlock()
 	}
 }
 
-// WriteFileAtomic writes data to path through a temporary file and a rename,
-// fsyncing the file (and its directory) when sync is true.
-func WriteFileAtomic(path string, data []byte, sync bool) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".nodes-*.tmp")
+// SaveNodesConf rewrites nodes.conf in place like Redis's
+// clusterSaveConfig: the new text padded with newlines to the old length,
+// one write, fsync when asked, then truncation of the padding. (An atomic
+// rename costs a second fsync, of the directory, on every slot change.)
+// It is the one writer of nodes.conf.
+func SaveNodesConf(path, text string, fsync bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if sync {
-		if d, err := os.Open(dir); err == nil {
-			d.Sync()
-			d.Close()
+	defer f.Close()
+	b := []byte(text)
+	if st, err := f.Stat(); err == nil && st.Size() > int64(len(b)) {
+		pad := make([]byte, int(st.Size())-len(b))
+		for i := range pad {
+			pad[i] = '\n'
 		}
+		b = append(b, pad...)
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	if fsync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	if len(b) != len(text) {
+		f.Truncate(int64(len(text)))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,11 +15,97 @@ import (
 )
 
 type tnode struct {
-	bus   *Bus
+	*owner
 	port  int // client port (announced only)
 	cport int
 	id    string
 	addr  string
+}
+
+// owner is the tests' owner of a node: one goroutine feeds the bus's Inputs
+// and a 100 ms ticker to the node under one lock and performs each Ready
+// (nodes.conf, messages), as package server does under its server lock.
+type owner struct {
+	bus    *Bus
+	mu     sync.Mutex
+	node   *cluster.Node
+	conf   string
+	view   *cluster.SlotView
+	events []cluster.Event
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func startOwner(n *cluster.Node, b *Bus, conf string) (*owner, error) {
+	o := &owner{bus: b, node: n, conf: conf, view: n.View(), done: make(chan struct{})}
+	if err := b.Start(); err != nil {
+		return nil, err
+	}
+	o.wg.Add(1)
+	go o.run()
+	o.Do(func(*cluster.Node) error { return nil }) // the initial Ready
+	return o, nil
+}
+
+func (o *owner) run() {
+	defer o.wg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.done:
+			return
+		case in := <-o.bus.Inputs():
+			o.mu.Lock()
+			if in.Msg != nil {
+				o.node.Step(*in.Msg, time.Now())
+			} else {
+				o.node.LinkFailed(in.LinkFailed)
+			}
+			o.ready()
+			o.mu.Unlock()
+		case <-t.C:
+			o.mu.Lock()
+			o.node.Tick(time.Now())
+			o.ready()
+			o.mu.Unlock()
+		}
+	}
+}
+
+// Do runs f on the node under the owner's lock, then performs the outputs.
+func (o *owner) Do(f func(n *cluster.Node) error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	err := f(o.node)
+	o.ready()
+	return err
+}
+
+func (o *owner) ready() {
+	r := o.node.Ready()
+	if r.SaveConfig && o.conf != "" {
+		if err := SaveNodesConf(o.conf, r.NodesConf, r.Fsync); err != nil {
+			panic(err)
+		}
+	}
+	if r.View != nil {
+		o.view = r.View
+	}
+	o.events = append(o.events, r.Events...)
+	o.bus.Send(&r)
+}
+
+func (o *owner) View() *cluster.SlotView {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.view
+}
+
+func (o *owner) Close() {
+	close(o.done)
+	o.bus.Close()
+	o.wg.Wait()
 }
 
 func freePorts(t *testing.T, n int) []int {
@@ -49,15 +136,15 @@ func startNodes(t *testing.T, tr Transport, cports []int, nt time.Duration, dir 
 		if dir != "" {
 			conf = filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", i))
 		}
-		b := New(Options{Node: n, ListenAddr: addr, Transport: tr, ConfigPath: conf})
-		if err := b.Start(); err != nil {
+		o, err := startOwner(n, New(Options{ListenAddr: addr, Transport: tr}), conf)
+		if err != nil {
 			t.Fatal(err)
 		}
-		ns = append(ns, &tnode{bus: b, port: port, cport: cp, id: n.ID(), addr: addr})
+		ns = append(ns, &tnode{owner: o, port: port, cport: cp, id: n.ID(), addr: addr})
 	}
 	t.Cleanup(func() {
 		for _, n := range ns {
-			n.bus.Close()
+			n.Close()
 		}
 	})
 	return ns
@@ -76,7 +163,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) t
 }
 
 // signature: each master's id, epoch and slot ranges plus each replica's master.
-func signature(b *Bus) (sig string, ok bool) {
+func signature(b *owner) (sig string, ok bool) {
 	b.Do(func(n *cluster.Node) error {
 		var parts []string
 		for _, l := range strings.Split(n.NodesText(), "\n") {
@@ -94,7 +181,7 @@ func signature(b *Bus) (sig string, ok bool) {
 	return
 }
 
-func sortedSig(b *Bus) (string, bool) {
+func sortedSig(b *owner) (string, bool) {
 	s, ok := signature(b)
 	p := strings.Split(s, "|")
 	for i := range p {
@@ -110,7 +197,7 @@ func sortedSig(b *Bus) (string, bool) {
 func converged(ns []*tnode) bool {
 	var first string
 	for i, n := range ns {
-		s, ok := sortedSig(n.bus)
+		s, ok := sortedSig(n.owner)
 		if !ok || strings.Count(s, "|")+1 != len(ns) {
 			return false
 		}
@@ -127,7 +214,7 @@ func form(t *testing.T, ns []*tnode, masters int) {
 	per := cluster.NumSlots / masters
 	for i, n := range ns {
 		i := i
-		err := n.bus.Do(func(c *cluster.Node) error {
+		err := n.Do(func(c *cluster.Node) error {
 			if i < masters {
 				hi := (i+1)*per - 1
 				if i == masters-1 {
@@ -145,14 +232,14 @@ func form(t *testing.T, ns []*tnode, masters int) {
 	}
 	for _, n := range ns[1:] {
 		n := n
-		if err := ns[0].bus.Do(func(c *cluster.Node) error { return c.Meet("127.0.0.1", n.port, n.cport) }); err != nil {
+		if err := ns[0].Do(func(c *cluster.Node) error { return c.Meet("127.0.0.1", n.port, n.cport) }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	waitFor(t, "all nodes known", 10*time.Second, func() bool {
 		for _, n := range ns {
 			known := 0
-			n.bus.Do(func(c *cluster.Node) error {
+			n.Do(func(c *cluster.Node) error {
 				for _, id := range c.NodeIDs() {
 					if in, _ := c.Lookup(id); in.Flags&cluster.FlagHandshake == 0 {
 						known++
@@ -168,7 +255,7 @@ func form(t *testing.T, ns []*tnode, masters int) {
 	})
 	for i := masters; i < len(ns); i++ {
 		m := ns[(i-masters)%masters].id
-		if err := ns[i].bus.Do(func(c *cluster.Node) error { return c.Replicate(m, true) }); err != nil {
+		if err := ns[i].Do(func(c *cluster.Node) error { return c.Replicate(m, true) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -194,22 +281,22 @@ func TestTCPClusterFailover(t *testing.T) {
 	if _, err := cluster.LoadNode(cluster.Config{}, string(data), cluster.Self{}, time.Now()); err != nil || !strings.Contains(string(data), "vars currentEpoch") {
 		t.Fatalf("nodes.conf not loadable: %v\n%s", err, data)
 	}
-	if v := ns[1].bus.View(); v.Route(cluster.Request{Slots: []int{0}}).Error() != fmt.Sprintf("MOVED 0 127.0.0.1:%d", ns[0].port) {
+	if v := ns[1].View(); v.Route(cluster.Request{Slots: []int{0}}).Error() != fmt.Sprintf("MOVED 0 127.0.0.1:%d", ns[0].port) {
 		t.Fatalf("route via View: %q", v.Route(cluster.Request{Slots: []int{0}}).Error())
 	}
 
-	ns[0].bus.Close()
+	ns[0].Close()
 	tKill := time.Now()
 	rest := ns[1:]
 	promoted := waitFor(t, "replica promoted", 10*time.Second, func() bool {
 		master := false
-		ns[3].bus.Do(func(c *cluster.Node) error { master = c.IsMaster(); return nil })
+		ns[3].Do(func(c *cluster.Node) error { master = c.IsMaster(); return nil })
 		return master
 	})
 	waitFor(t, "survivors agree", 10*time.Second, func() bool {
 		for _, n := range rest {
 			owner, ok := "", false
-			n.bus.Do(func(c *cluster.Node) error { owner, ok = c.SlotOwner(0), c.StateOK(); return nil })
+			n.Do(func(c *cluster.Node) error { owner, ok = c.SlotOwner(0), c.StateOK(); return nil })
 			if owner != ns[3].id || !ok {
 				return false
 			}
@@ -230,24 +317,23 @@ func TestTCPClusterFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var events []cluster.Event
-	b := New(Options{Node: n, ListenAddr: ns[0].addr, ConfigPath: conf, OnReady: func(r *cluster.Ready) { events = append(events, r.Events...) }})
-	if err := b.Start(); err != nil {
+	b, err := startOwner(n, New(Options{ListenAddr: ns[0].addr}), conf)
+	if err != nil {
 		t.Fatal(err)
 	}
-	ns[0].bus = b
+	ns[0].owner = b
 	waitFor(t, "restarted master rejoins as replica", 10*time.Second, func() bool {
 		m := ""
 		b.Do(func(c *cluster.Node) error { m = c.MasterID(); return nil })
 		return m == ns[3].id && converged(ns)
 	})
 	b.Do(func(*cluster.Node) error {
-		for _, e := range events {
+		for _, e := range b.events {
 			if e.Kind == cluster.EventReplicate && e.NodeID == ns[3].id && e.Port == ns[3].port {
 				return nil
 			}
 		}
-		t.Errorf("no EventReplicate to the new master in %+v", events)
+		t.Errorf("no EventReplicate to the new master in %+v", b.events)
 		return nil
 	})
 }
@@ -262,7 +348,7 @@ func TestMemTransportFormation(t *testing.T) {
 		mem.Block(ns[0].addr, o.addr, true)
 	}
 	waitFor(t, "isolated master goes down", 10*time.Second, func() bool {
-		_, ok := signature(ns[0].bus)
+		_, ok := signature(ns[0].owner)
 		return !ok
 	})
 	for _, o := range ns[1:] {

@@ -1,4 +1,8 @@
-package cluster
+// Package keyslot is the one home of the Redis Cluster key-to-slot function
+// in the reference server: CRC16-XMODEM of the key, or of its hash tag,
+// modulo 16384. The keyspace's slot index (server/store), routing and
+// CLUSTER KEYSLOT (server/cluster) all use it.
+package keyslot
 
 // NumSlots is the number of hash slots of a Redis Cluster.
 const NumSlots = 16384
@@ -20,10 +24,10 @@ var crc16tab = func() (t [256]uint16) {
 
 // CRC16 is CRC16-XMODEM (polynomial 0x1021, initial value 0, no reflection),
 // the checksum Redis Cluster uses for key slots.
-func CRC16(b []byte) uint16 {
+func CRC16[K ~string | ~[]byte](b K) uint16 {
 	var crc uint16
-	for _, c := range b {
-		crc = crc<<8 ^ crc16tab[byte(crc>>8)^c]
+	for i := 0; i < len(b); i++ {
+		crc = crc<<8 ^ crc16tab[byte(crc>>8)^b[i]]
 	}
 	return crc
 }
@@ -31,7 +35,7 @@ func CRC16(b []byte) uint16 {
 // HashTag returns the part of key that is hashed: the bytes between the first
 // '{' and the next '}' when there is at least one byte between them, else the
 // whole key.
-func HashTag(key []byte) []byte {
+func HashTag[K ~string | ~[]byte](key K) K {
 	for s := 0; s < len(key); s++ {
 		if key[s] != '{' {
 			continue
@@ -49,12 +53,8 @@ func HashTag(key []byte) []byte {
 	return key
 }
 
-// Keyslot returns the hash slot of key.
-func Keyslot(key []byte) int {
+// Of returns the hash slot of key (a string or a byte slice: no conversion,
+// no allocation).
+func Of[K ~string | ~[]byte](key K) int {
 	return int(CRC16(HashTag(key)) & (NumSlots - 1))
-}
-
-// KeyslotString is Keyslot for a string key.
-func KeyslotString(key string) int {
-	return Keyslot([]byte(key))
 }
