@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 
@@ -18,7 +19,8 @@ type bank struct {
 // accounts (one hash tag, the op's key) sums to the group's total. total is
 // the invariant; 0 means "take it from the group's ok init op". A wrong sum
 // means a partial transfer was seen (or money was created or lost).
-// Negative balances are counted but not judged.
+// Every read must name exactly the group's accounts, and no balance may
+// be negative (both transfer paths refuse overdrafts).
 func Bank(total int64, opts ...Options) Checker {
 	o := firstOpts(opts)
 	if total == 0 {
@@ -71,21 +73,36 @@ func (b bank) Check(ctx context.Context, ops []history.Op) Result {
 			}
 		}
 	}
-	var reads, wrong, negative, noTotal, malformed, missing int
+	var reads, wrong, negative, noTotal, missing int
 	var examples []map[string]any
+	an := newAnomalies(b.o.MaxExamples)
 	for _, c := range calls {
 		if c.inv.F != "read-all" || !c.ok() {
 			continue
 		}
 		var m map[string]int64
-		if json.Unmarshal(c.comp.Value, &m) != nil {
-			malformed++
+		if strictDecode(c.comp.Value, &m) != nil {
+			an.garbage(&c, "not a map of account names to integers within int64")
 			continue
 		}
 		reads++
 		total, ok := totals[c.inv.Key]
 		if b.total != 0 {
 			total, ok = b.total, true
+		}
+		// The accounts read must be exactly the group's accounts: a name no
+		// transfer uses is garbage, a missing one hides money.
+		if names := accounts[c.inv.Key]; names != nil && !sameNames(m, names) {
+			missing++
+			an.add("wrong-accounts", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "read": sortedNames(m), "accounts": names})
+		}
+		// Both transfer paths refuse overdrafts: a negative balance is a
+		// transfer applied twice or half-applied.
+		for _, acct := range sortedNames(m) {
+			if m[acct] < 0 {
+				negative++
+				an.add("negative-balance", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "account": acct, "balance": m[acct]})
+			}
 		}
 		if !ok {
 			noTotal++
@@ -94,12 +111,6 @@ func (b bank) Check(ctx context.Context, ops []history.Op) Result {
 		var sum int64
 		for _, v := range m {
 			sum += v
-			if v < 0 {
-				negative++
-			}
-		}
-		if names := accounts[c.inv.Key]; names != nil && len(m) != len(names) {
-			missing++
 		}
 		if sum != total {
 			wrong++
@@ -121,21 +132,51 @@ func (b bank) Check(ctx context.Context, ops []history.Op) Result {
 		"negative_balances":   negative,
 		"reads_missing_accts": missing,
 	}
-	if malformed > 0 {
-		fig["skipped_malformed"] = malformed
-	}
+	an.into(fig)
 	res := Result{Valid: Valid, Figures: fig}
 	switch {
-	case wrong > 0:
+	case wrong > 0 || an.total() > 0:
 		res.Valid = Invalid
+		if wrong > 0 {
+			why(fig, "%d reads with a wrong total (%s)", wrong, describeExamples(examples))
+		}
+		if an.total() > 0 {
+			why(fig, "%s", an.describe())
+		}
 	case noTotal > 0:
 		res.Valid = Unknown
-		fig["error"] = "no total: pass it to Bank or record an ok init op per account group"
-	case reads == 0 && transfers[0] > 0:
+		why(fig, "no total: pass it to Bank or record an ok init op per account group")
+	case reads == 0:
 		res.Valid = Unknown
-		fig["error"] = "no successful read-all: nothing to check"
+		why(fig, "no successful read-all: nothing to check")
+	}
+	if res.Valid == Unknown {
+		fig["error"] = fig["why"]
 	}
 	return res
+}
+
+// strictDecode unmarshals JSON and refuses numbers that do not fit the
+// target (encoding/json already does for int64: no float fallback).
+func strictDecode(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return errors.New("no value")
+	}
+	return json.Unmarshal(raw, v)
+}
+
+func sortedNames(m map[string]int64) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// sameNames reports whether m holds exactly the accounts names (sorted).
+func sameNames(m map[string]int64, names []string) bool {
+	return slices.Equal(sortedNames(m), names)
 }
 
 type crossSlot struct{ o Options }
@@ -177,16 +218,22 @@ func (c crossSlot) Check(ctx context.Context, ops []history.Op) Result {
 			other++
 		}
 	}
-	res := Result{Valid: Valid, Figures: map[string]any{
+	fig := map[string]any{
 		"attempted":              attempted,
 		"refused_crossslot":      refused,
 		"executed":               executed,
 		"executed_indices":       nonNil(examples),
 		"other_outcome":          other,
 		"crossslot_on_other_ops": elsewhere,
-	}}
-	if executed > 0 {
+	}
+	res := Result{Valid: Valid, Figures: fig}
+	switch {
+	case executed > 0:
 		res.Valid = Invalid
+		why(fig, "%d cross-slot transactions executed (ops %v)", executed, capList(examples, 3))
+	case refused == 0:
+		res.Valid = Unknown
+		why(fig, "no cross-slot op was answered (%d attempted): nothing to judge", attempted)
 	}
 	return res
 }

@@ -193,6 +193,14 @@ func genListAppend(seed uint64, ntxns, clients int) []history.Op {
 		sim = append(sim, simOp{proc: nextProc, f: "txn", key: "{t}", call: call, lin: lin, ret: ret, typ: history.OK, completion: true})
 		nextProc++
 	}
+	// Final reads, one transaction per key, as the workload does after
+	// healing: without them lost appends would be unknowable.
+	for k := range nextKey {
+		lin := int64(ntxns+k) * 100
+		specs = append(specs, []mopSpec{{k: k}})
+		sim = append(sim, simOp{proc: nextProc, f: "txn", key: "{t}", call: lin - 1, lin: lin, ret: lin + 1, typ: history.OK, completion: true})
+		nextProc++
+	}
 	lists := map[int][]int64{}
 	for i, ms := range specs {
 		var inv, out []byte

@@ -3,6 +3,7 @@ package checker
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -160,20 +161,18 @@ func (o Options) calls(ops []history.Op) ([]call, error) {
 	return out, nil
 }
 
-// parseInt reads a JSON integer quickly; null and absent give ok=false.
+// parseInt reads a JSON integer; null and absent give ok=false, and so does
+// anything that is not an integer within int64 (a float, a string, a number
+// too large): the workloads write integers only, so such a reply is garbage
+// and the caller flags it (see anomalies). There is no float fallback: it
+// would collapse every integer beyond int64 into one value.
 func parseInt(raw json.RawMessage) (int64, bool) {
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 || string(b) == "null" {
 		return 0, false
 	}
-	if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-		return n, true
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err == nil && f == math.Trunc(f) {
-		return int64(f), true
-	}
-	return 0, false
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	return n, err == nil
 }
 
 // parseInts reads a JSON list of integers; null gives (nil, true) so that a
@@ -208,10 +207,6 @@ func parseInts(raw json.RawMessage) ([]int64, bool) {
 		}
 		n, err := strconv.ParseInt(string(tok), 10, 64)
 		if err != nil {
-			var ns []int64
-			if json.Unmarshal(b, &ns) == nil {
-				return ns, true
-			}
 			return nil, false
 		}
 		out = append(out, n)
@@ -443,9 +438,8 @@ func ms(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 func sec(ns int64) float64 { return math.Round(float64(ns)/1e6) / 1e3 }
 
 func invalidHistory(err error) Result {
-	return Result{Valid: Unknown, Figures: map[string]any{
-		"error": "history cannot be paired: " + err.Error(),
-	}}
+	msg := "history cannot be paired: " + err.Error()
+	return Result{Valid: Unknown, Figures: map[string]any{"error": msg, "why": msg}}
 }
 
 // capList truncates a list to n entries.
@@ -454,4 +448,113 @@ func capList[T any](xs []T, n int) []T {
 		return xs[:n]
 	}
 	return xs
+}
+
+// anomalies gathers the ops a checker flags, by class, each with its op
+// index, so that a verdict can name its first instances in words.
+type anomalies struct {
+	max      int
+	count    map[string]int
+	examples map[string][]map[string]any
+	order    []string // classes in the order first seen
+}
+
+func newAnomalies(max int) *anomalies {
+	return &anomalies{max: max, count: map[string]int{}, examples: map[string][]map[string]any{}}
+}
+
+// add records one instance of class; ex should carry "index" (the op's
+// invocation index) and "key" where they apply.
+func (a *anomalies) add(class string, ex map[string]any) {
+	if a.count[class] == 0 {
+		a.order = append(a.order, class)
+	}
+	a.count[class]++
+	if len(a.examples[class]) < a.max {
+		a.examples[class] = append(a.examples[class], ex)
+	}
+}
+
+func (a *anomalies) total() int {
+	n := 0
+	for _, c := range a.count {
+		n += c
+	}
+	return n
+}
+
+// garbage flags a completion whose value cannot be what the workload wrote:
+// the raw reply is kept as it was recorded.
+func (a *anomalies) garbage(c *call, why string) {
+	a.add("garbage", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "f": c.inv.F, "value": rawString(c.comp.Value), "why": why})
+}
+
+// into writes "anomalies" ({class: {count, examples}}) when there are any.
+func (a *anomalies) into(fig map[string]any) {
+	if len(a.order) == 0 {
+		return
+	}
+	m := map[string]any{}
+	for _, c := range a.order {
+		m[c] = map[string]any{"count": a.count[c], "examples": a.examples[c]}
+	}
+	fig["anomalies"] = m
+}
+
+// describe says in words what the anomalies are: the first few of each
+// class with their op indexes.
+func (a *anomalies) describe() string {
+	var parts []string
+	for _, c := range a.order {
+		parts = append(parts, fmt.Sprintf("%d %s (%s)", a.count[c], c, describeExamples(a.examples[c])))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// describeExamples names up to three examples by key and op index.
+func describeExamples(ex []map[string]any) string {
+	var parts []string
+	for _, e := range capList(ex, 3) {
+		var s []string
+		if k, ok := e["key"]; ok && k != "" {
+			s = append(s, fmt.Sprintf("key %v", k))
+		}
+		if i, ok := e["index"]; ok {
+			s = append(s, fmt.Sprintf("op %v", i))
+		}
+		if len(s) == 0 {
+			s = append(s, fmt.Sprint(e))
+		}
+		parts = append(parts, strings.Join(s, " "))
+	}
+	if len(ex) > 3 {
+		parts = append(parts, "...")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rawString keeps a recorded value readable in the figures.
+func rawString(v json.RawMessage) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return string(v)
+}
+
+// why sets the "why" figure: what made a verdict invalid or unknown, in
+// words, naming the first keys or ops (with their indexes).
+func why(fig map[string]any, format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	if prev, ok := fig["why"].(string); ok && prev != "" {
+		s = prev + "; " + s
+	}
+	fig["why"] = s
+}
+
+// firstKeys names the first few keys of a list.
+func firstKeys(keys []string) string {
+	if len(keys) > 3 {
+		return strings.Join(keys[:3], ", ") + fmt.Sprintf(" and %d more", len(keys)-3)
+	}
+	return strings.Join(keys, ", ")
 }

@@ -51,7 +51,11 @@ type counterKey struct {
 	lost       int64 // lower bound of lost acknowledged increments
 	lostMax    int64 // upper bound
 	unexpected int64
-	lostSplit  waitSplit
+	// unexplained is the deficit beyond every acknowledged increment (a
+	// final value below what even losing all of them explains).
+	unexplained int64
+	lostSplit   waitSplit
+	hasNeg      bool // some add had a negative delta
 }
 
 func prefix(adds []counterAdd, f func(int64) int64) []int64 {
@@ -85,10 +89,13 @@ type counterAnalysis struct {
 	malformed int
 	badReads  []map[string]any
 	nbad      int
+	// an holds the garbage replies, backwards reads and unexplained
+	// deficits.
+	an *anomalies
 }
 
 func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAnalysis {
-	a := &counterAnalysis{}
+	a := &counterAnalysis{an: newAnomalies(maxExamples)}
 	byKey := map[string]*counterKey{}
 	get := func(k string) *counterKey {
 		ck := byKey[k]
@@ -127,6 +134,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 				ck.ackedClass.add(ad.wait, pos(d))
 			}
 			ck.attempted += pos(d)
+			ck.hasNeg = ck.hasNeg || d < 0
 			ck.adds = append(ck.adds, ad)
 		case "read":
 			if !c.ok() {
@@ -134,7 +142,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			}
 			v, ok := parseInt(c.comp.Value)
 			if !ok && c.comp.HasValue() {
-				a.malformed++
+				a.an.garbage(&c, "not an integer within int64")
 				continue
 			}
 			a.reads++
@@ -172,24 +180,28 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 				ck.final = r
 			}
 		}
+		a.backwards(ck)
 		if ck.final != nil {
 			ck.lower, ck.upper = ck.bounds(ck.final.c.start, ck.final.c.end)
-			ck.lost = max(0, ck.lower-ck.final.value)
+			// Lost is at most what was acknowledged: a deficit beyond
+			// that is no loss of ours but an anomaly of its own.
+			deficit := max(0, ck.lower-ck.final.value)
+			ck.lost = min(deficit, ck.acked)
+			ck.unexplained = deficit - ck.lost
 			ck.lostMax = max(0, min(ck.acked, ck.upper-ck.final.value))
 			ck.unexpected = max(0, ck.final.value-ck.upper)
+			if ck.unexplained > 0 {
+				a.an.add("unexplained-deficit", map[string]any{
+					"key": ck.key, "index": ck.final.c.inv.Index, "final": ck.final.value,
+					"lower": ck.lower, "acked": ck.acked, "deficit": deficit,
+				})
+			}
 			// WAIT split: a counter cannot say which increments were lost.
 			// Attribute the loss to unconfirmed increments first (no WAIT,
 			// then WAIT short of its target); what remains must have been
-			// confirmed by WAIT, so wait_satisfied is a lower bound.
-			left := ck.lost
-			for _, cl := range []WaitClass{NoWait, WaitUnsatisfied, WaitSatisfied} {
-				n := min(left, ck.ackedClass[cl])
-				if cl == WaitSatisfied {
-					n = left
-				}
-				ck.lostSplit.add(cl, n)
-				left -= n
-			}
+			// confirmed by WAIT, so wait_satisfied is a lower bound. No
+			// class gets more than its own acknowledged increments.
+			ck.lostSplit = splitLoss(ck.lost, ck.ackedClass)
 		}
 	}
 	slices.SortFunc(a.keys, func(x, y *counterKey) int {
@@ -210,16 +222,16 @@ func (c counter) Check(ctx context.Context, ops []history.Op) Result {
 		return invalidHistory(err)
 	}
 	a := analyzeCounter(calls, finalReadsStart(ops), c.o.MaxExamples)
-	var lost, lostMax, unexpected, acked, attempted int64
+	var lost, lostMax, unexpected, acked, attempted, unexplained int64
 	var split waitSplit
 	var satMax int64
-	var noFinal []string
+	var noFinal, lostNames []string
 	var lostKeys []map[string]any
 	for _, ck := range a.keys {
 		acked += ck.acked
 		attempted += ck.attempted
 		if ck.final == nil {
-			if len(ck.adds) > 0 {
+			if ck.acked > 0 {
 				noFinal = append(noFinal, ck.key)
 			}
 			continue
@@ -227,15 +239,20 @@ func (c counter) Check(ctx context.Context, ops []history.Op) Result {
 		lost += ck.lost
 		lostMax += ck.lostMax
 		unexpected += ck.unexpected
+		unexplained += ck.unexplained
 		for i := range split {
 			split[i] += ck.lostSplit[i]
 		}
 		satMax += min(ck.lostMax, ck.ackedClass[WaitSatisfied])
-		if (ck.lost > 0 || ck.unexpected > 0) && len(lostKeys) < c.o.MaxExamples {
-			lostKeys = append(lostKeys, map[string]any{
-				"key": ck.key, "acked": ck.acked, "attempted": ck.attempted, "final": ck.final.value,
-				"lost": ck.lost, "lost_max": ck.lostMax, "unexpected": ck.unexpected,
-			})
+		if ck.lost > 0 || ck.unexpected > 0 {
+			lostNames = append(lostNames, ck.key)
+			if len(lostKeys) < c.o.MaxExamples {
+				lostKeys = append(lostKeys, map[string]any{
+					"key": ck.key, "acked": ck.acked, "attempted": ck.attempted, "final": ck.final.value,
+					"final_index": ck.final.c.inv.Index,
+					"lost":        ck.lost, "lost_max": ck.lostMax, "unexpected": ck.unexpected,
+				})
+			}
 		}
 	}
 	fig := map[string]any{
@@ -249,13 +266,15 @@ func (c counter) Check(ctx context.Context, ops []history.Op) Result {
 		"lost":               lost,
 		"lost_max":           lostMax,
 		"unexpected":         unexpected,
+		"unexplained":        unexplained,
 		"bad_reads":          a.nbad,
 		"bad_read_samples":   nonNil(a.badReads),
 		"lost_keys":          nonNil(lostKeys),
-		"wait_split_note":    "a counter cannot tell which increments were lost: the loss is charged to no_wait, then wait_unsatisfied increments; wait_satisfied is what remains (a lower bound, at most wait_satisfied_max)",
+		"wait_split_note":    "a counter cannot tell which increments were lost: the loss is charged to no_wait, then wait_unsatisfied increments, each at most its own acknowledged increments; wait_satisfied is what remains (a lower bound, at most wait_satisfied_max)",
 		"wait_satisfied_max": satMax,
 	}
 	split.into(fig)
+	a.an.into(fig)
 	if len(noFinal) > 0 {
 		fig["keys_without_final_read"] = capList(noFinal, c.o.MaxExamples)
 	}
@@ -264,11 +283,78 @@ func (c counter) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	res := Result{Valid: Valid, Figures: fig}
 	switch {
-	case a.nbad > 0 || lost > 0 || unexpected > 0:
+	case a.nbad > 0 || lost > 0 || unexpected > 0 || a.an.total() > 0:
 		res.Valid = Invalid
-	case a.reads == 0 && a.okAdds > 0:
+		if lost > 0 {
+			why(fig, "%d acknowledged increments lost on %d keys (%s)", lost, len(lostNames), firstKeys(lostNames))
+		}
+		if unexpected > 0 {
+			why(fig, "final values exceed every increment attempted by %d", unexpected)
+		}
+		if a.nbad > 0 {
+			why(fig, "%d reads outside the possible bounds (%s)", a.nbad, describeExamples(a.badReads))
+		}
+		if a.an.total() > 0 {
+			why(fig, "%s", a.an.describe())
+		}
+	case a.okAdds == 0:
 		res.Valid = Unknown
-		fig["error"] = "no successful read: nothing to check the increments against"
+		why(fig, "no acknowledged increment: nothing to judge")
+	case a.reads == 0:
+		res.Valid = Unknown
+		why(fig, "no successful read: nothing to check the increments against")
+	case len(noFinal) > 0:
+		res.Valid = Unknown
+		why(fig, "%d keys with acknowledged increments have no final read, so their losses are unknowable: %s", len(noFinal), firstKeys(noFinal))
+	}
+	if res.Valid == Unknown {
+		fig["error"] = fig["why"]
 	}
 	return res
+}
+
+// splitLoss charges a counter's loss to WAIT classes: no_wait first, then
+// wait_unsatisfied, then wait_satisfied, each at most its own acknowledged
+// amount. lost never exceeds the sum of acked, so nothing is left over.
+func splitLoss(lost int64, acked waitSplit) waitSplit {
+	var out waitSplit
+	left := lost
+	for _, cl := range []WaitClass{NoWait, WaitUnsatisfied, WaitSatisfied} {
+		n := min(left, acked[cl])
+		out.add(cl, n)
+		left -= n
+	}
+	return out
+}
+
+// backwards flags reads that return less than a read of the same key that
+// completed before they began: increments are positive, so the counter went
+// back, an increment once seen was lost. Keys with negative deltas are not
+// judged this way.
+func (a *counterAnalysis) backwards(ck *counterKey) {
+	if ck.hasNeg || len(ck.reads) < 2 {
+		return
+	}
+	byEnd := slices.Clone(ck.reads)
+	slices.SortFunc(byEnd, func(x, y counterRead) int { return cmpInt(x.c.end, y.c.end) })
+	// best[i]: the read with the largest value among byEnd[:i+1].
+	best := make([]int, len(byEnd))
+	for i := range byEnd {
+		best[i] = i
+		if i > 0 && byEnd[best[i-1]].value >= byEnd[i].value {
+			best[i] = best[i-1]
+		}
+	}
+	for _, r := range ck.reads {
+		n := sort.Search(len(byEnd), func(i int) bool { return byEnd[i].c.end >= r.c.start })
+		if n == 0 {
+			continue
+		}
+		if prev := byEnd[best[n-1]]; prev.value > r.value {
+			a.an.add("backwards-read", map[string]any{
+				"key": ck.key, "index": r.c.inv.Index, "value": r.value,
+				"earlier_index": prev.c.inv.Index, "earlier_value": prev.value,
+			})
+		}
+	}
 }

@@ -136,7 +136,9 @@ type regOp struct {
 
 // registerOps turns calls into porcupine operations grouped by key.
 // Failed ops and indeterminate reads constrain nothing and are dropped.
-func registerOps(calls []call) (byKey map[string][]regOp, skipped int) {
+// skipped counts malformed invocations (the harness's own bug); garbage
+// lists the ok reads whose reply is no integer (the server's failure).
+func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage []call) {
 	byKey = map[string][]regOp{}
 	for _, c := range calls {
 		var in regInput
@@ -151,7 +153,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int) {
 			out.known = true
 			out.v, out.exists = parseInt(c.comp.Value)
 			if !out.exists && c.comp.HasValue() {
-				skipped++
+				garbage = append(garbage, c)
 				continue
 			}
 		case "write":
@@ -187,7 +189,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int) {
 		}
 		byKey[c.inv.Key] = append(byKey[c.inv.Key], regOp{call: c, in: in, out: out})
 	}
-	return byKey, skipped
+	return byKey, skipped, garbage
 }
 
 // porcupineOps prepares one key's ops for porcupine and picks the model:
@@ -271,7 +273,11 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
-	byKey, skipped := registerOps(calls)
+	byKey, skipped, garbage := registerOps(calls)
+	an := newAnomalies(l.o.MaxExamples)
+	for i := range garbage {
+		an.garbage(&garbage[i], "not an integer within int64")
+	}
 	keys := make([]string, 0, len(byKey))
 	nops := 0
 	for k, v := range byKey {
@@ -359,12 +365,19 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	sort.Strings(anomalous)
 	sort.Strings(unknown)
-	stale := staleReads(byKey)
+	stale, staleEx := staleReads(byKey, l.o.MaxExamples)
 	indeterminate, pooledKeys := 0, 0
+	okReads, okWrites := 0, 0
 	for _, k := range keys {
 		for _, op := range byKey[k] {
 			if (op.in.kind == regWrite || op.in.kind == regCAS) && !op.ok() {
 				indeterminate++
+			}
+			switch {
+			case op.in.kind == regRead:
+				okReads++
+			case op.ok():
+				okWrites++
 			}
 		}
 		if usePooled(byKey[k]) {
@@ -385,12 +398,34 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 	if skipped > 0 {
 		fig["skipped_malformed"] = skipped
 	}
+	if stale > 0 {
+		fig["stale_read_samples"] = staleEx
+	}
+	an.into(fig)
 	res := Result{Valid: Valid, Figures: fig}
 	switch {
-	case len(anomalous) > 0:
+	// A stale read is certain (see staleReads): it makes the run invalid
+	// whatever the search says, even when the search timed out.
+	case len(anomalous) > 0 || stale > 0 || an.total() > 0:
 		res.Valid = Invalid
+		if len(anomalous) > 0 {
+			why(fig, "%d keys not linearizable: %s", len(anomalous), firstKeys(anomalous))
+		}
+		if stale > 0 {
+			why(fig, "%d stale reads (%s)", stale, describeExamples(staleEx))
+		}
+		if an.total() > 0 {
+			why(fig, "%s", an.describe())
+		}
 	case len(unknown) > 0:
 		res.Valid = Unknown
+		why(fig, "the linearizability search ran out of time on %d keys: %s", len(unknown), firstKeys(unknown))
+	case okReads == 0:
+		res.Valid = Unknown
+		why(fig, "no successful read: nothing to judge")
+	case okWrites == 0:
+		res.Valid = Unknown
+		why(fig, "no acknowledged write: nothing to judge")
 	}
 	if len(anomalous) > 0 && !l.o.NoVisualization {
 		res.Files = l.visualize(anomalous, byKey, Windows(ops))
@@ -489,8 +524,9 @@ func safeFileName(k string) string {
 // could have produced the value read had completed (an indeterminate
 // producer never completes). Cheap and sound, not complete: every stale read
 // is also a linearizability violation, not every violation is a stale read.
-func staleReads(byKey map[string][]regOp) int {
+func staleReads(byKey map[string][]regOp, maxExamples int) (int, []map[string]any) {
 	total := 0
+	var examples []map[string]any
 	for _, ops := range byKey {
 		// Latest completion of any producer of each value (nil: no key).
 		lastProducer := map[regState]int64{{}: -1 << 62}
@@ -544,10 +580,14 @@ func staleReads(byKey map[string][]regOp) int {
 			}
 			if prefixMaxInv[n-1] > prod {
 				total++
+				if len(examples) < maxExamples {
+					examples = append(examples, map[string]any{"key": op.inv.Key, "index": op.inv.Index, "value": regState{op.out.exists, op.out.v}.String()})
+				}
 			}
 		}
 	}
-	return total
+	slices.SortFunc(examples, func(a, b map[string]any) int { return cmpInt(a["index"].(int64), b["index"].(int64)) })
+	return total, examples
 }
 
 func cmpInt(a, b int64) int {

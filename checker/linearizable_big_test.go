@@ -67,7 +67,7 @@ func TestLinearizableGeneratedPooled(t *testing.T) {
 	ops := genRegister(9, 5, 300, 5, 0.3)
 
 	calls, _ := Options{}.calls(ops)
-	byKey, _ := registerOps(calls)
+	byKey, _, _ := registerOps(calls)
 	if _, m := porcupineOps(byKey["r2"]); fmtState(m) != "pooled" {
 		t.Fatal("key r2 does not use the pooled model")
 	}

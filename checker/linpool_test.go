@@ -88,7 +88,7 @@ func TestPooledModelMatchesPlain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		byKey, _ := registerOps(calls)
+		byKey, _, _ := registerOps(calls)
 		rops := byKey["k"]
 		plain := porcupine.CheckOperations(registerModel, buildOps(rops, false))
 		pooled := porcupine.CheckOperations(pooledRegisterModel, buildOps(rops, true))
@@ -189,7 +189,7 @@ func TestLinearizableLateObservedIndeterminate(t *testing.T) {
 func BenchmarkLateObservedCAS(b *testing.B) {
 	for _, n := range []int{8, 12, 40} {
 		calls, _ := Options{}.calls(lateObservedCAS(n))
-		byKey, _ := registerOps(calls)
+		byKey, _, _ := registerOps(calls)
 		rops := byKey["k"]
 		if n <= 12 {
 			pops := buildOps(rops, false)
@@ -216,7 +216,7 @@ func BenchmarkLateObserved(b *testing.B) {
 	for _, n := range []int{8, 12, 40} {
 		ops := lateObserved(n, false)
 		calls, _ := Options{}.calls(ops)
-		byKey, _ := registerOps(calls)
+		byKey, _, _ := registerOps(calls)
 		for _, pooled := range []bool{false, true} {
 			if !pooled && n > 12 {
 				continue // does not finish

@@ -34,7 +34,7 @@ func TestSegmentedMatchesWhole(t *testing.T) {
 			}
 		}
 		calls, _ := Options{}.calls(ops)
-		byKey, _ := registerOps(calls)
+		byKey, _, _ := registerOps(calls)
 		rops := byKey["r0"]
 		if segs, _ := segments(rops, 10); len(segs) > 0 {
 			cut++
@@ -67,7 +67,7 @@ func TestSegments(t *testing.T) {
 	h.call(0, "write", "k", 4, 60, history.Info, nil, 70)
 	h.call(1, "read", "k", nil, 80, history.OK, 4, 90)
 	calls, _ := Options{}.calls(h.done())
-	byKey, _ := registerOps(calls)
+	byKey, _, _ := registerOps(calls)
 	segs, tail := segments(byKey["k"], 1)
 	if len(segs) != 3 || len(segs[0]) != 2 || len(segs[1]) != 1 || len(segs[2]) != 1 || len(tail) != 2 {
 		t.Fatalf("segments %d (%v), tail %d", len(segs), segs, len(tail))

@@ -20,12 +20,13 @@ var ListAppendDetects = []string{
 	"G0", "G1a", "G1b", "G1c", "G-single", "G2",
 	"G0-realtime", "G1c-realtime", "G-single-realtime", "G2-realtime",
 	"internal", "incompatible-order", "garbage-read", "duplicate-elements", "duplicate-appends",
+	"lost-append", "garbage",
 }
 
 // ListAppendDoesNotDetect says what this checker cannot see.
 var ListAppendDoesNotDetect = []string{
 	"process-order anomalies (no edges between successive transactions of one client beyond real time)",
-	"the order of appends no read ever observed (no edges for them: an append lost before anyone read it goes unseen here)",
+	"the order of appends no read ever observed (no edges for them); an acknowledged append missing from its key's latest read is reported as lost-append",
 	"predicate anomalies (there are no predicate reads in list-append)",
 }
 
@@ -212,9 +213,14 @@ func slowTxn(raw json.RawMessage) ([]laMop, error) {
 			}
 			m.append, m.v = true, v
 		case "r":
-			if l, ok := parseInts(it[2]); ok && string(it[2]) != "null" {
-				m.list, m.known = l, true
+			if string(bytes.TrimSpace(it[2])) == "null" {
+				break
 			}
+			l, ok := parseInts(it[2])
+			if !ok {
+				return nil, fmt.Errorf("read of %s: want a list of integers within int64", it[2])
+			}
+			m.list, m.known = l, true
 		default:
 			return nil, fmt.Errorf("micro-op %q: want append or r", f)
 		}
@@ -306,6 +312,12 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 			t.status = history.Info
 		}
 		mops, err := parseTxn(src)
+		if err != nil && t.status == history.OK && c.comp.HasValue() {
+			// The reply is garbage, but EXEC ran: keep the appends of the
+			// invocation, with nothing known of its reads.
+			an.add("garbage", map[string]any{"txn": map[string]any{"index": c.inv.Index}, "index": c.inv.Index, "value": rawString(c.comp.Value), "why": err.Error()})
+			mops, err = parseTxn(c.inv.Value)
+		}
 		if err != nil {
 			malformed++
 			continue
@@ -409,21 +421,25 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 			}
 		}
 	}
-	// Every read must be a prefix of the longest one of its key.
+	// Every read must be a prefix of the longest one of its key (reported
+	// once per transaction and key).
 	for ti, t := range txns {
 		if t.status != history.OK {
 			continue
 		}
+		flagged := map[string]bool{}
 		for _, m := range t.mops {
-			if m.append || !m.known {
+			if m.append || !m.known || flagged[m.k] {
 				continue
 			}
 			lg := longest[m.k]
 			if !slices.Equal(m.list, lg[:min(len(m.list), len(lg))]) {
+				flagged[m.k] = true
 				an.add("incompatible-order", map[string]any{"txn": ref(ti), "key": m.k, "read": m.list, "longest": lg})
 			}
 		}
 	}
+	neverRead, reads := lostAppends(txns, an, ref)
 
 	// The dependency graph over transactions.
 	adj := make([][]laEdge, len(txns))
@@ -515,11 +531,118 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 	if malformed > 0 {
 		fig["skipped_malformed"] = malformed
 	}
+	if len(neverRead) > 0 {
+		fig["never_read_keys"] = capList(neverRead, l.o.MaxExamples)
+	}
 	res := Result{Valid: Valid, Figures: fig}
-	if len(classes) > 0 {
+	switch {
+	case len(classes) > 0:
 		res.Valid = Invalid
+		for _, c := range classes {
+			why(fig, "%d %s (%s)", an.count[c], c, describeLA(an.examples[c]))
+		}
+	case st[0] == 0:
+		res.Valid = Unknown
+		why(fig, "no committed transaction: nothing to judge")
+	case reads == 0:
+		res.Valid = Unknown
+		why(fig, "no committed read: nothing to judge")
+	case len(neverRead) > 0:
+		res.Valid = Unknown
+		why(fig, "%d keys have acknowledged appends no read began after (no final read), so whether they survived is unknown: %s", len(neverRead), firstKeys(neverRead))
+	}
+	if res.Valid == Unknown {
+		fig["error"] = fig["why"]
 	}
 	return res
+}
+
+// lostAppends compares each key's latest committed read (by invocation) with
+// the acknowledged appends: an append whose transaction committed before
+// that read began and is missing from it was lost. Each lost append is
+// reported once. It returns the keys with acknowledged appends that no read
+// began after (nothing says whether they survived) and the number of
+// committed reads.
+func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (neverRead []string, reads int) {
+	type latest struct {
+		t     int
+		start int64
+		list  []int64
+	}
+	last := map[string]*latest{}
+	for ti, t := range txns {
+		if t.status != history.OK {
+			continue
+		}
+		for _, m := range t.mops {
+			if m.append || !m.known {
+				continue
+			}
+			reads++
+			if l := last[m.k]; l == nil || t.c.start > l.start || (t.c.start == l.start && ti > l.t) {
+				last[m.k] = &latest{t: ti, start: t.c.start, list: m.list}
+			}
+		}
+	}
+	never := map[string]bool{}
+	for ti, t := range txns {
+		if t.status != history.OK {
+			continue
+		}
+		reported := map[string]bool{}
+		for _, m := range t.mops {
+			if !m.append {
+				continue
+			}
+			l := last[m.k]
+			if l == nil || l.start <= t.c.end {
+				never[m.k] = true
+				continue
+			}
+			id := m.k + "\x00" + strconv.FormatInt(m.v, 10)
+			if !reported[id] && !slices.Contains(l.list, m.v) {
+				reported[id] = true
+				an.add("lost-append", map[string]any{"txn": ref(ti), "key": m.k, "value": m.v, "final_read": ref(l.t)})
+			}
+		}
+	}
+	for k := range never {
+		neverRead = append(neverRead, k)
+	}
+	sort.Strings(neverRead)
+	return neverRead, reads
+}
+
+// describeLA names the first list-append examples by key and op index.
+func describeLA(ex []any) string {
+	var ms []map[string]any
+	for _, e := range ex {
+		m, ok := e.(map[string]any)
+		if !ok {
+			// A cycle: its first step names the first transaction.
+			if steps, ok := e.([]any); ok && len(steps) > 0 {
+				m, _ = steps[0].(map[string]any)
+			}
+		}
+		if m == nil {
+			continue
+		}
+		d := map[string]any{}
+		for _, f := range []string{"txn", "reader"} {
+			if r, ok := m[f].(map[string]any); ok {
+				d["index"] = r["index"]
+				break
+			}
+		}
+		if i, ok := m["index"]; ok {
+			d["index"] = i
+		}
+		if k, ok := m["key"]; ok {
+			d["key"] = k
+		}
+		ms = append(ms, d)
+	}
+	return describeExamples(ms)
 }
 
 // realtimeEdges links each committed transaction to those that began after

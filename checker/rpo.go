@@ -91,7 +91,7 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 	var total int64
 	switch kind {
 	case "set":
-		a := analyzeSet(calls)
+		a := analyzeSet(calls, r.o.MaxExamples)
 		keyOf := map[*setElem]string{}
 		for _, sk := range a.keys {
 			for _, e := range sk.elems {

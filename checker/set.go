@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 
@@ -64,11 +65,14 @@ type setAnalysis struct {
 	recovered  int
 	stale      int
 	neverRead  int
-	latencies  []int64
+	// neverReadKeys are the keys holding never-read elements.
+	neverReadKeys []string
+	latencies     []int64
+	an            *anomalies // garbage replies
 }
 
-func analyzeSet(calls []call) *setAnalysis {
-	a := &setAnalysis{}
+func analyzeSet(calls []call, maxExamples int) *setAnalysis {
+	a := &setAnalysis{an: newAnomalies(maxExamples)}
 	byKey := map[string]*setKey{}
 	get := func(k string) *setKey {
 		sk := byKey[k]
@@ -108,7 +112,11 @@ func analyzeSet(calls []call) *setAnalysis {
 			}
 			vals, ok := parseInts(c.comp.Value)
 			if !ok {
-				a.malformed++
+				a.an.garbage(&c, "not a list of integers within int64")
+				continue
+			}
+			if dup, ok := firstDuplicate(vals); ok {
+				a.an.garbage(&c, fmt.Sprintf("element %d listed twice", dup))
 				continue
 			}
 			a.reads++
@@ -175,6 +183,9 @@ func analyzeSet(calls []call) *setAnalysis {
 				if e.outcome == elemAcked {
 					e.neverRead = true
 					a.neverRead++
+					if n := len(a.neverReadKeys); n == 0 || a.neverReadKeys[n-1] != sk.key {
+						a.neverReadKeys = append(a.neverReadKeys, sk.key)
+					}
 				} else {
 					a.recovered++ // seen, so it landed
 				}
@@ -218,6 +229,8 @@ func analyzeSet(calls []call) *setAnalysis {
 		}
 		return cmpInt(x.v, y.v)
 	}
+	slices.Sort(a.neverReadKeys)
+	a.neverReadKeys = slices.Compact(a.neverReadKeys)
 	slices.SortFunc(a.lost, byAck)
 	slices.SortFunc(a.lostSeen, byAck)
 	return a
@@ -256,7 +269,7 @@ func (s set) Check(ctx context.Context, ops []history.Op) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
-	a := analyzeSet(calls)
+	a := analyzeSet(calls, s.o.MaxExamples)
 	var split waitSplit
 	for _, e := range a.lost {
 		split.add(ClassifyWait(e.add.wait()), 1)
@@ -292,13 +305,51 @@ func (s set) Check(ctx context.Context, ops []history.Op) Result {
 	if a.malformed > 0 {
 		fig["skipped_malformed"] = a.malformed
 	}
+	a.an.into(fig)
+	if len(a.neverReadKeys) > 0 {
+		fig["never_read_keys"] = capList(a.neverReadKeys, s.o.MaxExamples)
+	}
 	res := Result{Valid: Valid, Figures: fig}
 	switch {
-	case len(a.lost) > 0 || len(a.lostSeen) > 0 || a.unexpected > 0:
+	case len(a.lost) > 0 || len(a.lostSeen) > 0 || a.unexpected > 0 || a.an.total() > 0:
 		res.Valid = Invalid
-	case a.adds[elemAcked] > 0 && a.neverRead == a.adds[elemAcked]:
+		if len(a.lost) > 0 {
+			why(fig, "%d acknowledged adds lost (%s)", len(a.lost), describeExamples(fig["lost_elements"].([]map[string]any)))
+		}
+		if len(a.lostSeen) > 0 {
+			why(fig, "%d indeterminate adds seen and then lost", len(a.lostSeen))
+		}
+		if a.unexpected > 0 {
+			why(fig, "%d elements read that no add wrote (%s)", a.unexpected, describeExamples(unexpected))
+		}
+		if a.an.total() > 0 {
+			why(fig, "%s", a.an.describe())
+		}
+	case a.adds[elemAcked] == 0:
 		res.Valid = Unknown
-		fig["error"] = "no read began after any acknowledged add: nothing to check them against"
+		why(fig, "no acknowledged add: nothing to judge")
+	case a.reads == 0:
+		res.Valid = Unknown
+		why(fig, "no successful read: nothing to check the adds against")
+	case a.neverRead > 0:
+		res.Valid = Unknown
+		why(fig, "%d acknowledged adds on %d keys were never read after they were acknowledged (no final read), so whether they survived is unknown: %s",
+			a.neverRead, len(a.neverReadKeys), firstKeys(a.neverReadKeys))
+	}
+	if res.Valid == Unknown {
+		fig["error"] = fig["why"]
 	}
 	return res
+}
+
+// firstDuplicate returns an element listed twice in a read.
+func firstDuplicate(vals []int64) (int64, bool) {
+	seen := make(map[int64]struct{}, len(vals))
+	for _, v := range vals {
+		if _, dup := seen[v]; dup {
+			return v, true
+		}
+		seen[v] = struct{}{}
+	}
+	return 0, false
 }

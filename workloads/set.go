@@ -79,18 +79,7 @@ func (w *set) Invoke(ctx context.Context, c *client.Client, inv history.Op) hist
 		if out.Type != history.OK {
 			return out
 		}
-		members := cmd.Val()
-		vals := make([]int64, 0, len(members))
-		for _, m := range members {
-			n, err := strconv.ParseInt(m, 10, 64)
-			if err != nil {
-				out.Type, out.Error = history.Fail, "set holds a non-integer "+strconv.Quote(m)
-				return out
-			}
-			vals = append(vals, n)
-		}
-		sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
-		out.SetValue(vals)
+		out.SetValue(sortedMembers(cmd.Val()))
 		return out
 	case "add":
 		e, _ := inv.Int()
@@ -100,6 +89,30 @@ func (w *set) Invoke(ctx context.Context, c *client.Client, inv history.Op) hist
 		return out
 	}
 	return unknownOp(inv, "unknown op "+inv.F)
+}
+
+// sortedMembers orders SMEMBERS' reply: integers ascending, then any member
+// that is no integer within int64, raw (garbage the checker flags).
+// Duplicates are kept: a set that lists a member twice is garbage too.
+func sortedMembers(members []string) []any {
+	var ints []int64
+	var raw []string
+	for _, m := range members {
+		if n, err := strconv.ParseInt(m, 10, 64); err == nil {
+			ints = append(ints, n)
+		} else {
+			raw = append(raw, m)
+		}
+	}
+	sort.Slice(ints, func(i, j int) bool { return ints[i] < ints[j] })
+	out := make([]any, 0, len(members))
+	for _, n := range ints {
+		out = append(out, n)
+	}
+	for _, m := range raw {
+		out = append(out, m)
+	}
+	return out
 }
 
 // FinalOps reads every key of every generation used.

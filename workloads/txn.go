@@ -262,16 +262,19 @@ func (w *txn) readAll(ctx context.Context, c *client.Client, inv history.Op) his
 	if out.Type != history.OK {
 		return out
 	}
-	bal := map[string]int64{}
+	// EXEC ran: a balance that is no integer is garbage, recorded raw on
+	// the ok completion for the checker to flag.
+	bal := map[string]any{}
 	for a, cmd := range cmds {
-		v, err := cmd.Int64()
-		if err == redis.Nil {
-			v = 0
-		} else if err != nil {
-			out.Type, out.Error = history.Fail, err.Error()
-			return out
+		v, err := cmd.Result()
+		switch {
+		case err == redis.Nil:
+			bal[account(inv.Key, a)] = 0
+		case err != nil:
+			bal[account(inv.Key, a)] = err.Error()
+		default:
+			bal[account(inv.Key, a)] = intOrRaw(v)
 		}
-		bal[account(inv.Key, a)] = v
 	}
 	out.SetValue(bal)
 	return out
@@ -305,16 +308,11 @@ func (w *txn) listTxn(ctx context.Context, c *client.Client, inv history.Op) his
 	for i, m := range mops {
 		done[i] = []any{m[0], m[1], m[2]}
 		if m[0] == "r" {
-			vals := []int64{}
+			// EXEC ran, so the op is ok; an element that is no integer is
+			// garbage, recorded raw in place for the checker to flag.
+			vals := []any{}
 			for _, s := range cmds[i].(*redis.StringSliceCmd).Val() {
-				n, err := strconv.ParseInt(s, 10, 64)
-				if err != nil {
-					// EXEC already ran: its appends happened, so the
-					// outcome is not "did not happen" but unknown.
-					out.Type, out.Error = history.Info, "list holds a non-integer "+strconv.Quote(s)
-					return out
-				}
-				vals = append(vals, n)
+				vals = append(vals, intOrRaw(s))
 			}
 			done[i][2] = vals
 		} else {
