@@ -303,6 +303,7 @@ func (n *Nemesis) closeMigrations(ctx context.Context, slots []int, src, dst mem
 	n.mu.Lock()
 	for _, s := range slots {
 		delete(n.open, s)
+		n.moved[s] = openSlot{Slot: s, Src: src.ID, Dst: dst.ID}
 	}
 	n.mu.Unlock()
 	return nil
@@ -530,78 +531,77 @@ func (n *Nemesis) awaitEpoch(ctx context.Context, src, dst member) {
 	}
 }
 
-// claimOrphans finds slots that no reachable primary claims on its own
-// myself line although the others still route them somewhere (the epoch
-// race above, or an interrupted migration). The primary holding keys of the
-// slot, else the one the first view names, claims it with SETSLOT NODE and
-// then CLUSTER BUMPEPOCH so that its claim wins. It returns the slots.
-func (n *Nemesis) claimOrphans(ctx context.Context) ([]int, error) {
+// reassertMoves finishes the last step of this nemesis' own finished moves
+// that the cluster has since undone: a slot it handed to dst that no
+// reachable primary claims on its own myself line any more. That happens
+// when dst took the slot without a higher config epoch than the source's
+// (it had not heard of it yet) and a ping the source sent before giving the
+// slot away made the others route it back to the source, which no longer
+// claims it. dst gets the slot the way redis-cli finishes a migration:
+// SETSLOT IMPORTING from the source, then SETSLOT NODE itself, which gives
+// it a fresh epoch when it does not hold the highest. No key moves (the
+// keys are on dst; the source refuses to let go of a slot with keys). A
+// slot some other primary claims is left alone and reported. It returns the
+// slots it re-asserted.
+func (n *Nemesis) reassertMoves(ctx context.Context) ([]int, error) {
+	n.mu.Lock()
+	moved := make(map[int]openSlot, len(n.moved))
+	for s, m := range n.moved {
+		moved[s] = m
+	}
+	n.mu.Unlock()
+	if len(moved) == 0 {
+		return nil, nil
+	}
 	t, err := n.topology(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var claimed [cluster.SlotCount]bool
-	var prim []member
+	claimer := map[int]string{}
 	for _, m := range t.Members {
-		if !m.Primary || !m.Reachable {
-			continue
-		}
-		prim = append(prim, m)
-		for _, s := range m.Slots {
-			claimed[s] = true
-		}
-	}
-	ls, err := cluster.ParseNodes(t.View)
-	if err != nil {
-		return nil, err
-	}
-	viewOwner := map[int]string{}
-	for _, l := range ls {
-		if l.IsPrimary() {
-			for _, s := range l.Slots() {
-				viewOwner[s] = l.ID
+		if m.Primary && m.Reachable {
+			for _, s := range m.Slots {
+				claimer[s] = m.ID
 			}
 		}
 	}
-	var orphans []int
-	bump := map[string]member{}
+	var done []int
 	var errs []error
-	for s := range cluster.SlotCount {
-		if claimed[s] {
+	for _, s := range sortedSlots(moved) {
+		mv := moved[s]
+		c, ok := claimer[s]
+		if ok {
+			if c != mv.Dst {
+				n.opts.Log("nemesis: slot %d, moved by redline to %s, is now claimed by %s: left alone", s, mv.Dst, c)
+			}
 			continue
 		}
-		orphans = append(orphans, s)
-		var owner *member
-		for i := range prim {
-			v, err := n.admin.do(ctx, prim[i].Node.Addr, 3*time.Second, "cluster", "countkeysinslot", s)
-			if c, _ := v.(int64); err == nil && c > 0 {
-				owner = &prim[i]
-				break
-			}
-		}
-		if owner == nil {
-			if m, ok := t.byID(viewOwner[s]); ok && m.Primary && m.Reachable {
-				owner = &m
-			} else if len(prim) > 0 {
-				owner = &prim[0]
-			}
-		}
-		if owner == nil {
+		dst, ok := t.byID(mv.Dst)
+		if !ok || !dst.Reachable || !dst.Primary {
+			errs = append(errs, fmt.Errorf("slot %d: nobody claims it and its destination %s is not a reachable primary", s, mv.Dst))
 			continue
 		}
-		if _, err := n.admin.do(ctx, owner.Node.Addr, 3*time.Second, "cluster", "setslot", s, "node", owner.ID); err != nil {
+		if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "importing", mv.Src); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		bump[owner.ID] = *owner
-	}
-	for _, m := range bump {
-		if _, err := n.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "bumpepoch"); err != nil {
+		if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "node", dst.ID); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		done = append(done, s)
 	}
-	if len(orphans) > 0 {
-		n.opts.Log("nemesis: re-claimed %d slots nobody claimed: %v", len(orphans), orphans)
+	if len(done) > 0 {
+		n.opts.Log("nemesis: re-asserted %d slots redline had moved and the cluster had lost: %v", len(done), done)
 	}
-	return orphans, errors.Join(errs...)
+	return done, errors.Join(errs...)
+}
+
+func sortedSlots[V any](m map[int]V) []int {
+	out := make([]int, 0, len(m))
+	for s := range m {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -53,6 +53,7 @@ type Nemesis struct {
 	skewed    map[string]bool
 	cut       bool
 	open      map[int]openSlot // migrations left open on purpose or by an error
+	moved     map[int]openSlot // slots this nemesis moved, by slot: the last move
 	origNodes int
 	epochPair [2]string // last source/target pair awaitEpoch checked
 }
@@ -77,7 +78,7 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 		opts.NodeTimeout = 2 * time.Second
 	}
 	n := &Nemesis{c: c, opts: opts, target: targetName(c),
-		killed: map[string]bool{}, paused: map[string]bool{}, skewed: map[string]bool{}, open: map[int]openSlot{}}
+		killed: map[string]bool{}, paused: map[string]bool{}, skewed: map[string]bool{}, open: map[int]openSlot{}, moved: map[int]openSlot{}}
 	for k := range opts.Hooks {
 		if _, ok := hookFaults[k]; !ok {
 			return nil, fmt.Errorf("--nemesis-hook %s: no such hook; hooks exist for %s", k, strings.Join(sortedKeys(hookFaults), ", "))
@@ -421,12 +422,12 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 	if len(repaired) > 0 {
 		res["repaired_slots"] = repaired
 	}
-	orphans, err := n.claimOrphans(ctx)
+	reasserted, err := n.reassertMoves(ctx)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if len(orphans) > 0 {
-		res["reclaimed_slots"] = orphans
+	if len(reasserted) > 0 {
+		res["reasserted_slots"] = reasserted
 	}
 	wait := max(30*time.Second, 15*n.opts.NodeTimeout)
 	if err := n.waitConverged(ctx, wait); err != nil {
