@@ -60,6 +60,12 @@ type Config struct {
 	CheckTimeout     Duration          `json:"check_timeout"`
 	KeyPrefix        string            `json:"key_prefix"`
 	Image            string            `json:"image,omitempty"`
+	// ServerBinary is the redis-server build tested (--server-binary),
+	// with its own `--version` line and the file's SHA-256.
+	ServerBinary  string   `json:"server_binary,omitempty"`
+	ServerVersion string   `json:"server_version,omitempty"`
+	ServerSHA256  string   `json:"server_sha256,omitempty"`
+	ServerConfig  []string `json:"server_config,omitempty"` // --server-config settings of every node
 	ResultsDir       string            `json:"results_dir"`
 	TestCount        int               `json:"test_count"`
 	TestIndex        int               `json:"test_index,omitempty"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,16 +39,22 @@ func startCluster(ctx context.Context, cfg harness.Config, log *harness.Log) (cl
 	}
 	log.Printf("starting a %d-node %s cluster (%d replicas per primary, node-timeout %s)", cfg.Nodes, cfg.Target, cfg.Replicas, cfg.NodeTimeout.D())
 	c, err := rt.Start(ctx, cluster.Spec{
-		Target:      cfg.Target,
-		Nodes:       cfg.Nodes,
-		Replicas:    cfg.Replicas,
-		NodeTimeout: cfg.NodeTimeout.D(),
-		AppendOnly:  true,
-		Image:       cfg.Image,
-		Name:        cfg.TestName,
-		Log:         log.Printf,
+		Target:       cfg.Target,
+		Nodes:        cfg.Nodes,
+		Replicas:     cfg.Replicas,
+		NodeTimeout:  cfg.NodeTimeout.D(),
+		AppendOnly:   true,
+		Image:        cfg.Image,
+		ServerBinary: cfg.ServerBinary,
+		ServerConfig: cfg.ServerConfig,
+		Name:         cfg.TestName,
+		Log:          log.Printf,
 	})
 	if err != nil {
+		var rejected *docker.ConfigError
+		if errors.As(err, &rejected) {
+			return nil, badArgs("%v", err)
+		}
 		return nil, fmt.Errorf("starting the %s cluster: %w", cfg.Target, err)
 	}
 	for _, n := range c.Nodes() {
@@ -77,6 +84,9 @@ or test it with 'redline run --addrs ...'. Remove it with 'redline cluster down'
 			if cfg.Nodes/(cfg.Replicas+1) < 3 || cfg.Replicas < 0 {
 				return badArgs("--nodes %d with --replicas %d leaves fewer than 3 primaries", cfg.Nodes, cfg.Replicas)
 			}
+			if err := validateServer(&cfg, cmd.Flags().Changed("target")); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			cfg.TestName = "cluster-" + cfg.Target
@@ -97,7 +107,8 @@ or test it with 'redline run --addrs ...'. Remove it with 'redline cluster down'
 	up.Flags().IntVar(&cfg.Nodes, "nodes", 6, "nodes to start")
 	up.Flags().IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
 	up.Flags().DurationVar((*time.Duration)(&cfg.NodeTimeout), "node-timeout", 2*time.Second, "cluster-node-timeout")
-	up.Flags().StringVar(&cfg.Image, "image", "", "container image to use instead of building one")
+	up.Flags().StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract)")
+	addServerFlags(up.Flags(), &cfg)
 
 	down := &cobra.Command{
 		Use:   "down",
