@@ -39,16 +39,17 @@ func startCluster(ctx context.Context, cfg harness.Config, log *harness.Log) (cl
 	}
 	log.Printf("starting a %d-node %s cluster (%d replicas per primary, node-timeout %s)", cfg.Nodes, cfg.Target, cfg.Replicas, cfg.NodeTimeout.D())
 	c, err := rt.Start(ctx, cluster.Spec{
-		Target:       cfg.Target,
-		Nodes:        cfg.Nodes,
-		Replicas:     cfg.Replicas,
-		NodeTimeout:  cfg.NodeTimeout.D(),
-		AppendOnly:   true,
-		Image:        cfg.Image,
+		Target:      cfg.Target,
+		Nodes:       cfg.Nodes,
+		Replicas:    cfg.Replicas,
+		NodeTimeout: cfg.NodeTimeout.D(),
+		AppendOnly:  true,
+		Image:       cfg.Image,
+		Name:        cfg.TestName,
+		Log:         log.Printf,
+
 		ServerBinary: cfg.ServerBinary,
 		ServerConfig: cfg.ServerConfig,
-		Name:         cfg.TestName,
-		Log:          log.Printf,
 	})
 	if err != nil {
 		var rejected *docker.ConfigError
