@@ -18,6 +18,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -39,7 +40,8 @@ type Cluster struct {
 	image   string
 	imageID string
 	version string
-	noClock string // why clock skew is unavailable, "" if it works
+	noClock string       // why clock skew is unavailable, "" if it works
+	build   *ServerBuild // the binary in a redis image, nil for --image and reference
 	netID   string
 	netName string
 	subnet  netip.Prefix
@@ -70,7 +72,7 @@ func (n *node) public() cluster.Node {
 // arguments and environment, and how to skew the clock.
 type flavour struct {
 	target string
-	image  func(ctx context.Context, r *Runtime, logf func(string, ...any)) (imageSpec, error)
+	image  func(ctx context.Context, r *Runtime, spec cluster.Spec, logf func(string, ...any)) (imageSpec, error)
 	args   []string
 	clock  func(ctx context.Context, c *Cluster, n *node, offset time.Duration) error
 }
@@ -78,15 +80,24 @@ type flavour struct {
 var flavours = map[string]flavour{
 	"redis": {
 		target: "redis",
-		image: func(ctx context.Context, _ *Runtime, _ func(string, ...any)) (imageSpec, error) {
-			return redisImage(ctx)
+		image: func(ctx context.Context, _ *Runtime, spec cluster.Spec, _ func(string, ...any)) (imageSpec, error) {
+			if spec.ServerBinary == "" {
+				return redisImage(ctx, nil)
+			}
+			b, err := InspectServer(ctx, spec.ServerBinary)
+			if err != nil {
+				return imageSpec{}, err
+			}
+			is, err := redisImage(ctx, &b)
+			is.build = &b
+			return is, err
 		},
 		args:  []string{"--repl-diskless-sync-delay", "0"},
 		clock: fileClock,
 	},
 	"reference": {
 		target: "reference",
-		image: func(ctx context.Context, r *Runtime, logf func(string, ...any)) (imageSpec, error) {
+		image: func(ctx context.Context, r *Runtime, _ cluster.Spec, logf func(string, ...any)) (imageSpec, error) {
 			return referenceImage(ctx, r.opts.ReferenceBinary, logf)
 		},
 		clock: commandClock,
@@ -111,6 +122,23 @@ func serverArgs(spec cluster.Spec, ip netip.Addr) []string {
 		"--appendonly", aof,
 		"--appendfsync", "everysec",
 	}
+}
+
+// ConfigArgs turns --server-config settings ("directive value ...") into
+// redis-server arguments ("--directive", "value", ...). They come after
+// redline's own arguments, so a setting also given there wins, as with
+// redis-server's own command line.
+func ConfigArgs(settings []string) []string {
+	var out []string
+	for _, s := range settings {
+		f := strings.Fields(s)
+		if len(f) == 0 {
+			continue
+		}
+		out = append(out, "--"+strings.TrimPrefix(f[0], "--"))
+		out = append(out, f[1:]...)
+	}
+	return out
 }
 
 var nameChars = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
@@ -177,6 +205,12 @@ func (r *Runtime) newCluster(ctx context.Context, spec cluster.Spec) (*Cluster, 
 		rt: r, name: base + "-" + hex.EncodeToString(suffix), spec: spec, flav: flav, logf: logf,
 		next: 1, cuts: map[string]*cut{}, offsets: map[string]time.Duration{},
 	}
+	if spec.Image != "" && spec.ServerBinary != "" {
+		return nil, fmt.Errorf("docker: --image and --server-binary exclude each other: an image brings its own server")
+	}
+	if spec.ServerBinary != "" && flav.target != "redis" {
+		return nil, fmt.Errorf("docker: --server-binary is tested as target redis, not %s", flav.target)
+	}
 	if spec.Image != "" {
 		c.image = spec.Image
 		res, err := r.cli.ImageInspect(ctx, spec.Image)
@@ -189,7 +223,7 @@ func (r *Runtime) newCluster(ctx context.Context, spec cluster.Spec) (*Cluster, 
 		}
 		return c, nil
 	}
-	is, err := flav.image(ctx, r, logf)
+	is, err := flav.image(ctx, r, spec, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +231,7 @@ func (r *Runtime) newCluster(ctx context.Context, spec cluster.Spec) (*Cluster, 
 	if err != nil {
 		return nil, err
 	}
-	c.version, c.noClock = is.version, is.clock
+	c.version, c.noClock, c.build = is.version, is.clock, is.build
 	if is.clock != "" {
 		logf("%s", is.clock)
 	}
@@ -232,6 +266,12 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 	}
 	c.mu.Unlock()
+	for _, err := range errs {
+		var rejected *ConfigError
+		if errors.As(err, &rejected) {
+			return err // every node says the same; once is enough
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
@@ -245,6 +285,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		return fmt.Errorf("docker: %w", err)
 	}
 	c.logf("cluster %s is up: %s", c.name, strings.Join(addrs, " "))
+	if c.version == "custom" {
+		c.version = serverVersion(ctx, addrs[0])
+	}
 	return nil
 }
 
@@ -322,10 +365,20 @@ func overlapsAny(p netip.Prefix, others []netip.Prefix) bool {
 // startNode creates and starts one container and waits until it answers PING.
 func (c *Cluster) startNode(ctx context.Context, n *node) error {
 	args := append(serverArgs(c.spec, n.ip), c.flav.args...)
+	args = append(args, ConfigArgs(c.spec.ServerConfig)...)
 	labels := map[string]string{LabelRedline: "1", LabelCluster: c.name, LabelNode: n.name, LabelTarget: c.spec.Target}
 	netName := c.netName
 	ip := n.ip
+	custom := c.spec.Image != ""
 	req := testcontainers.ContainerRequest{
+		ConfigModifier: func(cfg *container.Config) {
+			// An image of the user's may lack /data (redline passes
+			// --dir /data): an anonymous volume creates it, and
+			// Close removes it with the container.
+			if custom {
+				cfg.Volumes = map[string]struct{}{dataDir: {}}
+			}
+		},
 		Image:    c.image,
 		Cmd:      args,
 		Labels:   labels,
@@ -368,8 +421,12 @@ func (c *Cluster) waitReady(ctx context.Context, n *node) error {
 		}
 		ins, ierr := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
 		if ierr == nil && ins.Container.State != nil && !ins.Container.State.Running {
+			tail := c.logTail(n, 20)
+			if strings.Contains(tail, "FATAL CONFIG FILE ERROR") || strings.Contains(tail, "Bad directive") {
+				return &ConfigError{Node: n.name, Log: tail}
+			}
 			return fmt.Errorf("docker: node %s exited with code %d before answering PING; log tail:\n%s",
-				n.name, ins.Container.State.ExitCode, c.logTail(n, 20))
+				n.name, ins.Container.State.ExitCode, tail)
 		}
 		select {
 		case <-ctx.Done():
@@ -378,6 +435,43 @@ func (c *Cluster) waitReady(ctx context.Context, n *node) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// ConfigError is a node refusing its configuration at start (a bad
+// --server-config setting): the server's own words are in Log.
+type ConfigError struct {
+	Node string
+	Log  string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("the server rejected its configuration on node %s (check --server-config):\n%s", e.Node, strings.TrimSpace(e.Log))
+}
+
+// serverVersion asks a node which server it is (INFO server), for images
+// redline did not build; Valkey reports its own version beside Redis's.
+func serverVersion(ctx context.Context, addr string) string {
+	cl := cluster.AdminClient(addr)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := cl.Info(ctx, "server").Result()
+	if err != nil {
+		return "custom (INFO server failed: " + err.Error() + ")"
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	v := "redis " + fields["redis_version"]
+	for _, other := range []string{"valkey_version", "keydb_version"} {
+		if fields[other] != "" {
+			v = strings.TrimSuffix(other, "_version") + " " + fields[other] + " (" + v + ")"
+		}
+	}
+	return v
 }
 
 func (c *Cluster) logTail(n *node, lines int) string {
@@ -431,7 +525,7 @@ func (c *Cluster) Close(ctx context.Context) error {
 
 // Describe reports the runtime, target and image for config.json.
 func (c *Cluster) Describe() map[string]string {
-	return map[string]string{
+	d := map[string]string{
 		"runtime":       "docker",
 		"target":        c.spec.Target,
 		"cluster":       c.name,
@@ -443,6 +537,15 @@ func (c *Cluster) Describe() map[string]string {
 		"node_timeout":  c.spec.NodeTimeout.String(),
 		"docker_engine": c.rt.host,
 	}
+	if c.build != nil {
+		d["server_binary"] = c.build.Path
+		d["server_version"] = c.build.VersionLine
+		d["server_sha256"] = c.build.SHA256
+	}
+	if len(c.spec.ServerConfig) > 0 {
+		d["server_config"] = strings.Join(c.spec.ServerConfig, "; ")
+	}
+	return d
 }
 
 func (c *Cluster) node(name string) (*node, error) {

@@ -22,6 +22,8 @@ import (
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // RedisServerPath is where Debian's redis-server lives, on the host and in the image.
@@ -54,6 +56,7 @@ type imageSpec struct {
 	env             map[string]string // ENV lines baked into the image
 	version         string            // software version for Describe
 	clock           string            // "" if clock skew works, else why not
+	build           *ServerBuild      // the --server-binary packed, nil otherwise
 }
 
 // tag is repo:prefix-hash where the hash covers every input of the image.
@@ -200,39 +203,51 @@ func (r *Runtime) pruneImages(ctx context.Context, repo, keepID string, logf fun
 	}
 }
 
-// redisImage collects redis-server, every shared library it loads and the
-// dynamic loader from the host (Debian's package), plus the clock shim
-// compiled with the host's C compiler. Without a C compiler the image is
-// built without the shim and clock skew is unavailable.
-func redisImage(ctx context.Context) (imageSpec, error) {
-	if _, err := os.Stat(RedisServerPath); err != nil {
-		return imageSpec{}, fmt.Errorf("redis image: %s is missing (%v): run scripts/install-deps (apt-get install redis-server)", RedisServerPath, err)
-	}
-	out, err := exec.CommandContext(ctx, RedisServerPath, "--version").Output()
-	if err != nil {
-		return imageSpec{}, fmt.Errorf("redis image: %s --version: %w", RedisServerPath, err)
-	}
-	version := "unknown"
-	if m := regexp.MustCompile(`v=([0-9.]+)`).FindSubmatch(out); m != nil {
-		version = string(m[1])
-	}
-	spec := imageSpec{repo: "redline/redis", tagPrefix: version, entrypoint: []string{RedisServerPath}, version: version}
-	paths := map[string]bool{RedisServerPath: true}
-	bins := []string{RedisServerPath}
-	shim, err := buildClockShim(ctx)
-	if err != nil {
-		spec.clock = err.Error()
-	} else {
-		defer os.RemoveAll(filepath.Dir(shim))
-		bins = append(bins, shim)
-		data, err := os.ReadFile(shim)
-		if err != nil {
-			return imageSpec{}, err
+// redisImage collects a redis-server (Debian's by default, or build's
+// binary), every shared library it loads and the dynamic loader from the
+// host, plus the clock shim compiled with the host's C compiler. The binary
+// sits at RedisServerPath inside the image whatever its host path. Without a
+// C compiler, or for a static binary, the image has no shim and clock skew
+// is unavailable.
+func redisImage(ctx context.Context, build *ServerBuild) (imageSpec, error) {
+	if build == nil {
+		if _, err := os.Stat(RedisServerPath); err != nil {
+			return imageSpec{}, fmt.Errorf("redis image: %s is missing (%v): run scripts/install-deps (apt-get install redis-server)", RedisServerPath, err)
 		}
-		spec.files = append(spec.files,
-			imageFile{path: clockShimPath, mode: 0o755, data: data},
-			imageFile{path: clockFile, mode: 0o644, data: []byte("0\n")})
-		spec.env = map[string]string{"LD_PRELOAD": clockShimPath, "REDLINE_CLOCK_FILE": clockFile}
+		b, err := InspectServer(ctx, RedisServerPath)
+		if err != nil {
+			return imageSpec{}, fmt.Errorf("redis image: %w", err)
+		}
+		build = &b
+	}
+	version := build.Version
+	spec := imageSpec{repo: "redline/redis", tagPrefix: version, entrypoint: []string{RedisServerPath}, version: version}
+	server, err := os.ReadFile(build.Path)
+	if err != nil {
+		return imageSpec{}, fmt.Errorf("redis image: %w", err)
+	}
+	spec.files = append(spec.files, imageFile{path: RedisServerPath, mode: 0o755, data: server})
+	paths := map[string]bool{}
+	var bins []string
+	if build.Static {
+		spec.clock = ClockUnsupported("redis", "", build)
+	} else {
+		bins = append(bins, build.Path)
+		shim, err := buildClockShim(ctx)
+		if err != nil {
+			spec.clock = err.Error()
+		} else {
+			defer os.RemoveAll(filepath.Dir(shim))
+			bins = append(bins, shim)
+			data, err := os.ReadFile(shim)
+			if err != nil {
+				return imageSpec{}, err
+			}
+			spec.files = append(spec.files,
+				imageFile{path: clockShimPath, mode: 0o755, data: data},
+				imageFile{path: clockFile, mode: 0o644, data: []byte("0\n")})
+			spec.env = map[string]string{"LD_PRELOAD": clockShimPath, "REDLINE_CLOCK_FILE": clockFile}
+		}
 	}
 	for _, bin := range bins {
 		libs, err := sharedLibs(bin)
@@ -243,6 +258,7 @@ func redisImage(ctx context.Context) (imageSpec, error) {
 			paths[l] = true
 		}
 	}
+	delete(paths, RedisServerPath) // the server itself is already in, under its image path
 	for p := range paths {
 		data, err := os.ReadFile(p) // follows symlinks: the image gets a plain file under the linked name
 		if err != nil {
@@ -255,10 +271,7 @@ func redisImage(ctx context.Context) (imageSpec, error) {
 
 // buildClockShim compiles clockshim.c into a temporary directory.
 func buildClockShim(ctx context.Context) (string, error) {
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
+	cc := compiler()
 	if _, err := exec.LookPath(cc); err != nil {
 		return "", fmt.Errorf("clock skew unavailable: no C compiler (%s) to build the clock shim: run scripts/install-deps (apt-get install gcc libc6-dev)", cc)
 	}
@@ -407,7 +420,7 @@ func (r *Runtime) BuildImage(ctx context.Context, target string) (tag, id string
 	if !ok {
 		return "", "", fmt.Errorf("docker: unknown target %q (want redis or reference)", target)
 	}
-	s, err := flav.image(ctx, r, r.opts.Log)
+	s, err := flav.image(ctx, r, cluster.Spec{Target: target}, r.opts.Log)
 	if err != nil {
 		return "", "", err
 	}

@@ -11,11 +11,11 @@ import (
 // The image tag is a hash of the inputs: two collections on the same host
 // must agree, or every Start would build a new image.
 func TestRedisImageTagIsStable(t *testing.T) {
-	a, err := redisImage(t.Context())
+	a, err := redisImage(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := redisImage(t.Context())
+	b, err := redisImage(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

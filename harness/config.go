@@ -69,4 +69,11 @@ type Config struct {
 	// Bench marks a load test: only throughput, latency and recovery
 	// time are measured, correctness is not checked.
 	Bench bool `json:"bench,omitempty"`
+
+	// ServerBinary is the redis-server build tested (--server-binary),
+	// with its own `--version` line and the file's SHA-256.
+	ServerBinary  string   `json:"server_binary,omitempty"`
+	ServerVersion string   `json:"server_version,omitempty"`
+	ServerSHA256  string   `json:"server_sha256,omitempty"`
+	ServerConfig  []string `json:"server_config,omitempty"` // --server-config settings of every node
 }

@@ -117,8 +117,18 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 
 	var want []string
 	all := false
+	only := map[string][]string{}
 	for _, raw := range names {
 		name := strings.TrimSpace(strings.ToLower(raw))
+		if f, mode, ok := strings.Cut(name, ":"); ok {
+			// fault:mode narrows a fault to one of its modes (the
+			// RPO study wants exactly isolate-primary, say).
+			if !slices.Contains(Modes(f), mode) {
+				return nil, fmt.Errorf("unknown fault mode %q: %s has modes %s", raw, f, strings.Join(Modes(f), ", "))
+			}
+			only[f] = append(only[f], mode)
+			name = f
+		}
 		switch {
 		case name == "" || name == "none":
 		case name == "all":
@@ -157,6 +167,9 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 		return nil, fmt.Errorf("--nemesis-interval must be positive, got %s", opts.Interval)
 	}
 	n.planner = newPlanner(n.faults, opts.Seed)
+	if n.planner != nil {
+		n.planner.only = only
+	}
 	n.origNodes = len(c.Nodes())
 	return n, nil
 }

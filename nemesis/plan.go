@@ -77,6 +77,7 @@ func Plan(faults []string, seed int64, n int) []Step {
 type planner struct {
 	faults []string
 	rng    *rand.Rand
+	only   map[string][]string // fault -> the modes "fault:mode" names allowed
 }
 
 func newPlanner(faults []string, seed int64) *planner {
@@ -90,6 +91,9 @@ func newPlanner(faults []string, seed int64) *planner {
 func (p *planner) next() Step {
 	f := p.faults[p.rng.IntN(len(p.faults))]
 	modes := Modes(f)
+	if m := p.only[f]; len(m) > 0 {
+		modes = m
+	}
 	return Step{
 		Fault: f,
 		Mode:  modes[p.rng.IntN(len(modes))],

@@ -229,3 +229,20 @@ func TestMemberModeKeepsThreePrimaries(t *testing.T) {
 		t.Fatalf("add after growing by two: %v %v %v", a.detail, a.nodes, err)
 	}
 }
+
+// "fault:mode" narrows a fault to the modes named and nothing else.
+func TestPlannerOnlyModes(t *testing.T) {
+	p := newPlanner([]string{"partition", "kill"}, 7)
+	p.only = map[string][]string{"partition": {"isolate-primary"}}
+	seen := map[string]bool{}
+	for range 200 {
+		st := p.next()
+		if st.Fault == "partition" && st.Mode != "isolate-primary" {
+			t.Fatalf("partition mode %s, want only isolate-primary", st.Mode)
+		}
+		seen[st.Fault+" "+st.Mode] = true
+	}
+	if !seen["partition isolate-primary"] || len(seen) < 3 {
+		t.Fatalf("modes seen: %v", seen)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,8 +47,15 @@ func startCluster(ctx context.Context, cfg harness.Config, log *harness.Log) (cl
 		Image:       cfg.Image,
 		Name:        cfg.TestName,
 		Log:         log.Printf,
+
+		ServerBinary: cfg.ServerBinary,
+		ServerConfig: cfg.ServerConfig,
 	})
 	if err != nil {
+		var rejected *docker.ConfigError
+		if errors.As(err, &rejected) {
+			return nil, badArgs("%v", err)
+		}
 		return nil, fmt.Errorf("starting the %s cluster: %w", cfg.Target, err)
 	}
 	for _, n := range c.Nodes() {
@@ -77,6 +85,9 @@ or test it with 'redline run --addrs ...'. Remove it with 'redline cluster down'
 			if cfg.Nodes/(cfg.Replicas+1) < 3 || cfg.Replicas < 0 {
 				return badArgs("--nodes %d with --replicas %d leaves fewer than 3 primaries", cfg.Nodes, cfg.Replicas)
 			}
+			if err := validateServer(&cfg, cmd.Flags().Changed("target")); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			cfg.TestName = "cluster-" + cfg.Target
@@ -97,7 +108,8 @@ or test it with 'redline run --addrs ...'. Remove it with 'redline cluster down'
 	up.Flags().IntVar(&cfg.Nodes, "nodes", 6, "nodes to start")
 	up.Flags().IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
 	up.Flags().DurationVar((*time.Duration)(&cfg.NodeTimeout), "node-timeout", 2*time.Second, "cluster-node-timeout")
-	up.Flags().StringVar(&cfg.Image, "image", "", "container image to use instead of building one")
+	up.Flags().StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract)")
+	addServerFlags(up.Flags(), &cfg)
 
 	down := &cobra.Command{
 		Use:   "down",

@@ -98,6 +98,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 	if err := validateNemesis(cfg.Nemesis); err != nil {
 		return badArgs("--nemesis: %v", err)
 	}
+	if err := validateServer(cfg, targetChanged); err != nil {
+		return err
+	}
 	if cfg.Target != "external" {
 		if cfg.Nodes < 3 {
 			return badArgs("--nodes %d: a cluster needs at least 3 primaries", cfg.Nodes)
@@ -158,7 +161,7 @@ func splitList(s string) []string {
 }
 
 func testName(cfg *harness.Config) string {
-	name := cfg.Target + "-" + strings.Join(cfg.Workloads, "+") + "-" + strings.Join(cfg.Nemesis, "+")
+	name := buildName(cfg) + "-" + strings.Join(cfg.Workloads, "+") + "-" + strings.Join(cfg.Nemesis, "+")
 	if cfg.Wait > 0 {
 		name += fmt.Sprintf("-wait%d", cfg.Wait)
 	}
@@ -369,5 +372,6 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.DurationVar((*time.Duration)(&cfg.CheckTimeout), "check-timeout", 60*time.Second, "time the linearizability search may take before it says unknown")
 	f.StringVar(&cfg.ResultsDir, "results", "results", "directory of the results store")
 	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
-	f.StringVar(&cfg.Image, "image", "", "container image to use instead of building one")
+	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract)")
+	addServerFlags(f, cfg)
 }

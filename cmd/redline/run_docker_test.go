@@ -77,7 +77,7 @@ func TestFailedRunLeavesNothing(t *testing.T) {
 	if code != exitHarness {
 		t.Fatalf("exit %d, want %d: %s", code, exitHarness, errb.String())
 	}
-	if l := leftovers(t, "redis-register-none-"); l != "" {
+	if l := leftovers(t, "redis-redline-no-such-image-none-register-none-"); l != "" {
 		t.Fatalf("left behind after a failed run: %s", l)
 	}
 

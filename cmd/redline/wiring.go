@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,12 @@ func validateNemesis(names []string) error {
 		known[n] = true
 	}
 	for _, n := range names {
+		if f, mode, ok := strings.Cut(n, ":"); ok && known[f] {
+			if !slices.Contains(nemesis.Modes(f), mode) {
+				return fmt.Errorf("unknown mode %q of fault %s: choose from %s", mode, f, strings.Join(nemesis.Modes(f), ", "))
+			}
+			continue
+		}
 		if !known[n] {
 			return fmt.Errorf("unknown fault %q: choose from %s", n, strings.Join(nemesis.Names(), ", "))
 		}

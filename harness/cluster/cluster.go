@@ -21,6 +21,11 @@ type Spec struct {
 	NodeTimeout time.Duration // cluster-node-timeout
 	AppendOnly  bool          // appendonly yes (appendfsync everysec)
 	Image       string        // override the image (users with a registry)
+	// ServerBinary is a redis-server compatible binary on this host to pack
+	// into the image instead of Debian's (target redis only).
+	ServerBinary string
+	// ServerConfig holds "directive value ..." settings every node gets.
+	ServerConfig []string
 	// Name is a human label for containers and the network (e.g. test name).
 	Name string
 	// Log receives progress lines ("building image", "forming cluster").
