@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -70,17 +68,28 @@ func shortValue(v any) string {
 	return string(b)
 }
 
+// reportData is what the report template shows, section by section.
 type reportData struct {
-	Test     string
-	Dir      string
-	Valid    string
-	Config   string
-	Checkers []reportChecker
-	Events   []reportEvent
-	Plot     template.HTML
-	Counts   map[string]int
-	Files    []string
+	Test, Dir, Valid string
+	Headline         []string // the run in sentences
+	Facts            []fact   // target, build, workloads ... as a small table
+	Checkers         []reportChecker
+	Anomalies        []anomalySection
+	LatencyRaw       template.HTML
+	LatencyQ         template.HTML
+	Throughput       template.HTML
+	RPO              template.HTML
+	RPOTables        []instanceTable
+	RTOTables        []instanceTable
+	Topology         template.HTML
+	TopologyChanges  []string
+	Faults           []faultRow
+	Files            []string
+	Config           string
+	Notes            []string // what the report could not show and why
 }
+
+type fact struct{ Name, Value string }
 
 type reportChecker struct {
 	Name     string
@@ -89,183 +98,433 @@ type reportChecker struct {
 	Figures  string
 }
 
-type reportEvent struct {
-	Time   string
-	F      string
-	Type   string
-	Nodes  string
-	Detail string
-}
-
-// detailSummary renders a nemesis event's detail in one line, leaving out
-// the bulky CLUSTER NODES snapshots.
-func detailSummary(raw json.RawMessage) string {
-	var m map[string]any
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
-		return ""
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if !strings.HasPrefix(k, "cluster_nodes") {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+"="+shortValue(m[k]))
-	}
-	return strings.Join(parts, " ")
-}
-
-// WriteReport renders report.html from the run's files.
+// WriteReport renders report.html from the run's files: one self-contained
+// page (inline CSS and SVG, no script, no external asset) that reads the
+// same offline or mailed.
 func WriteReport(r *Run) error {
-	var s checker.Summary
-	if err := r.ReadJSON("results.json", &s); err != nil {
+	d, err := loadRun(r)
+	if err != nil {
 		return err
 	}
-	cfg, _ := os.ReadFile(r.Path("config.json"))
-	hist, _ := history.ReadFile(r.Path("history.jsonl"))
-	d := reportData{Test: r.Test, Dir: r.Dir, Valid: s.Valid.String(), Config: string(cfg), Counts: map[string]int{}}
-	names := make([]string, 0, len(s.Checkers))
-	for n := range s.Checkers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		c := s.Checkers[n]
-		fig, _ := json.MarshalIndent(c.Figures, "", "  ")
-		if len(fig) > 200_000 {
-			fig = append(fig[:200_000], []byte("\n... (see results.json)")...)
-		}
-		d.Checkers = append(d.Checkers, reportChecker{Name: n, Valid: c.Valid.String(), Headline: HeadlineFigures(c.Figures), Figures: string(fig)})
-	}
-	for _, op := range hist.Ops {
-		if op.Process == history.Nemesis {
-			d.Events = append(d.Events, reportEvent{
-				Time: fmt.Sprintf("%.3f s", float64(op.Time)/1e9), F: op.F, Type: string(op.Type),
-				Nodes: strings.Join(op.Nodes, ", "), Detail: detailSummary(op.Detail),
-			})
-		} else if op.Type != history.Invoke {
-			d.Counts[string(op.Type)]++
-		}
-	}
-	d.Plot = template.HTML(throughputSVG(hist.Ops))
-	_ = filepath.WalkDir(r.Dir, func(p string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".html") && filepath.Base(p) != "report.html" {
-			rel, _ := filepath.Rel(r.Dir, p)
-			d.Files = append(d.Files, rel)
-		}
-		return nil
-	})
 	var buf bytes.Buffer
-	if err := reportTmpl.Execute(&buf, d); err != nil {
+	if err := reportTmpl.Execute(&buf, d.report()); err != nil {
 		return err
 	}
 	return r.WriteFile("report.html", buf.Bytes())
 }
 
-// throughputSVG plots ok/fail/info completions per second, with fault
-// windows shaded, as an inline SVG (the report stays one file).
-func throughputSVG(ops []history.Op) string {
-	if len(ops) == 0 {
+func (d *runData) report() reportData {
+	rd := reportData{Test: d.run.Test, Dir: d.run.Dir, Valid: d.sum.Valid.String()}
+	cfg, _ := json.MarshalIndent(d.cfg, "", "  ")
+	rd.Config = string(cfg)
+	for _, n := range d.checkerNames() {
+		c := d.sum.Checkers[n]
+		fig, _ := json.MarshalIndent(c.Figures, "", "  ")
+		if len(fig) > 100_000 {
+			fig = append(fig[:100_000], []byte("\n... (see results.json)")...)
+		}
+		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: c.Valid.String(), Headline: HeadlineFigures(c.Figures), Figures: string(fig)})
+	}
+	if d.torn {
+		rd.Notes = append(rd.Notes, "The history's last line was torn (the run crashed while writing it); it is left out.")
+	}
+	if len(d.ops) == 0 {
+		rd.Notes = append(rd.Notes, "No history: the plots are empty.")
+	}
+	end := d.duration()
+	windows := d.windows()
+	ss := d.samples()
+	var marks []anomalyMark
+	rd.Anomalies, marks = d.anomalies()
+	rd.LatencyRaw = latencyRawSVG(ss, end, windows, marks)
+	bs, width := buckets(ss, end, 120)
+	if len(ss) > 0 {
+		rd.LatencyQ = latencyQuantileSVG(bs, width, end, windows)
+		rd.Throughput = throughputSVG(bs, width, end, windows)
+	}
+	lost, spans := d.losses()
+	if len(ss) > 0 {
+		rd.RPO = rpoSVG(ss, bs, width, end, windows, lost, spans)
+	}
+	rd.RPOTables, rd.RTOTables = d.recoveryTables()
+	rd.Topology, rd.TopologyChanges = d.topologySVG(windows)
+	rd.Faults = d.faultRows()
+	rd.Files = d.htmlFiles()
+	rd.Facts, rd.Headline = d.headline(ss, windows, lost)
+	return rd
+}
+
+// losses collects, from every checker, the lost writes known one by one
+// (rows with an acknowledgement time) and the per-window losses known only
+// as amounts (counters), for the RPO timeline.
+func (d *runData) losses() ([]lostMark, []lossSpan) {
+	var lost []lostMark
+	var spans []lossSpan
+	for _, name := range d.checkerNames() {
+		f := d.sum.Checkers[name].Figures
+		if rows, ok := f["lost_elements"].([]any); ok {
+			for _, r := range rows {
+				m, _ := r.(map[string]any)
+				if t, ok := m["ack_s"].(float64); ok {
+					lost = append(lost, lostMark{t, fmt.Sprintf("%s: lost %s in %s, acknowledged at %.3f s by %s (%s)", name, cell(m["element"]), cell(m["key"]), t, d.name(cell(m["node"])), cell(m["wait"]))})
+				}
+			}
+		}
+		if f["kind"] == "counter" {
+			for _, w := range listOfMaps(f["per_window"]) {
+				from, ok1 := w["acked_from_s"].(float64)
+				to, ok2 := w["acked_to_s"].(float64)
+				if n := figure(w, "lost"); n > 0 && ok1 && ok2 {
+					spans = append(spans, lossSpan{from, to, fmt.Sprintf("%s: %s increments lost, acknowledged between %.1f and %.1f s (during %s %s)", name, trimFloat(n), from, to, cell(w["fault"]), cell(w["nodes"]))})
+				}
+			}
+		}
+	}
+	return lost, spans
+}
+
+// recoveryTables shows the RPO and RTO checkers' list figures (per window,
+// per shard, whatever they report) as tables.
+func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
+	for _, name := range d.checkerNames() {
+		base := name[strings.LastIndexByte(name, '/')+1:]
+		if base != "rpo" && base != "rto" {
+			continue
+		}
+		f := d.sum.Checkers[name].Figures
+		var ts []instanceTable
+		var scalars []string
+		for _, k := range sortedKeys(f) {
+			switch v := f[k].(type) {
+			case []any:
+				if len(v) == 0 {
+					continue
+				}
+				var ignored []int64
+				if t, ok := table(name+": "+k, v, &ignored); ok {
+					t.Why = ""
+					ts = append(ts, t)
+				}
+			case string:
+				if k != "definition" && k != "note" && k != "kind" {
+					scalars = append(scalars, k+" "+clip(v, 80))
+				}
+			default:
+				scalars = append(scalars, k+" "+cell(v))
+			}
+		}
+		summary := instanceTable{Name: name, Why: strings.Join(scalars, " · ")}
+		if def, ok := f["definition"].(string); ok {
+			summary.Why += ". " + def
+		} else if note, ok := f["note"].(string); ok {
+			summary.Why += ". " + note
+		}
+		ts = append([]instanceTable{summary}, ts...)
+		if base == "rpo" {
+			rpo = append(rpo, ts...)
+		} else {
+			rto = append(rto, ts...)
+		}
+	}
+	return rpo, rto
+}
+
+func listOfMaps(v any) []map[string]any {
+	xs, _ := v.([]any)
+	var out []map[string]any
+	for _, x := range xs {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// headline says what happened in sentences: the verdict and who found
+// what, losses with the faults they happened in, stale reads, recovery
+// times and what the faults did to latency.
+func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) ([]fact, []string) {
+	var facts []fact
+	add := func(n, v string) {
+		if v != "" {
+			facts = append(facts, fact{n, v})
+		}
+	}
+	target := d.str("target")
+	if v, ok := d.cfg["versions"].(map[string]any); ok {
+		var build []string
+		for _, k := range []string{"version", "image", "server_binary", "redis_version"} {
+			if s, ok := v[k].(string); ok && s != "" && s != target {
+				build = append(build, s)
+			}
+		}
+		if len(build) > 0 {
+			target += " (" + strings.Join(build, ", ") + ")"
+		}
+	}
+	add("target", target)
+	add("workloads", d.str("workloads"))
+	faultCount := map[string]int{}
+	for _, w := range windows {
+		faultCount[w.Fault]++
+	}
+	var fc []string
+	for _, f := range sortedKeys(faultCount) {
+		fc = append(fc, fmt.Sprintf("%d× %s", faultCount[f], f))
+	}
+	nem := d.str("nemesis")
+	if len(fc) > 0 {
+		nem += ": " + strings.Join(fc, ", ")
+	} else if nem != "" {
+		nem += ": no fault took effect"
+	}
+	add("faults", nem)
+	counts := map[history.Type]int{}
+	for _, s := range ss {
+		counts[s.outcome]++
+	}
+	add("duration", fmt.Sprintf("%.1f s", d.duration()))
+	add("ops", fmt.Sprintf("%d completed: %d ok, %d fail, %d info", len(ss), counts[history.OK], counts[history.Fail], counts[history.Info]))
+	add("seed", d.str("seed"))
+	add("started", d.str("started"))
+	if w := d.str("wait"); w != "" && w != "0" {
+		add("WAIT", "WAIT "+w+" after each write, timeout "+d.str("wait_timeout"))
+	}
+
+	var words []string
+	var bad, undecided []string
+	for _, n := range d.checkerNames() {
+		switch d.sum.Checkers[n].Valid {
+		case checker.Invalid:
+			bad = append(bad, n)
+		case checker.Unknown:
+			undecided = append(undecided, n)
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		words = append(words, fmt.Sprintf("INVALID: %s found anomalies.", joinWords(bad)))
+	case len(undecided) > 0:
+		words = append(words, fmt.Sprintf("UNKNOWN: %s could not decide.", joinWords(undecided)))
+	default:
+		words = append(words, "VALID: every checker found evidence and no anomaly.")
+	}
+	for _, n := range d.checkerNames() {
+		f := d.sum.Checkers[n].Figures
+		base := n[strings.LastIndexByte(n, '/')+1:]
+		if base == "rpo" || base == "perf" || base == "rto" {
+			continue
+		}
+		var parts []string
+		if l := figure(f, "lost"); l > 0 {
+			s := fmt.Sprintf("%s acknowledged writes lost", trimFloat(l))
+			s += d.lossWindows(n)
+			if w := d.str("wait"); w != "" && w != "0" {
+				sat := figure(f, "wait_satisfied")
+				if sat == 0 {
+					s += "; WAIT did not cover any of them"
+				} else {
+					s += fmt.Sprintf("; %s of them had been confirmed by WAIT", trimFloat(sat))
+				}
+			} else {
+				s += " (no WAIT was sent)"
+			}
+			parts = append(parts, s)
+		}
+		if v := figure(f, "anomalous_keys"); v > 0 {
+			parts = append(parts, fmt.Sprintf("%s keys not linearizable", trimFloat(v)))
+		}
+		if v := figure(f, "stale_reads"); v > 0 {
+			parts = append(parts, fmt.Sprintf("%s stale reads", trimFloat(v)))
+		}
+		if m, ok := f["anomalies"].(map[string]any); ok && len(m) > 0 {
+			parts = append(parts, fmt.Sprintf("anomalies %s", strings.Join(sortedKeys(m), ", ")))
+		}
+		for _, k := range []string{"unexpected", "wrong_total", "negative_balances", "bad_reads", "executed", "unknown_keys"} {
+			if v := figure(f, k); v > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s", trimFloat(v), strings.ReplaceAll(k, "_", " ")))
+			}
+		}
+		if d.sum.Checkers[n].Valid == checker.Unknown {
+			if e := sentences(f["error"]); len(e) > 0 {
+				parts = append(parts, "undecided: "+clip(e[0], 200))
+			}
+		}
+		if len(parts) > 0 {
+			words = append(words, n+": "+strings.Join(parts, "; ")+".")
+		}
+	}
+	if s := d.rtoWords(); s != "" {
+		words = append(words, s)
+	}
+	if s := latencyWords(ss, windows); s != "" {
+		words = append(words, s)
+	}
+	return facts, words
+}
+
+// lossWindows says in which fault windows a checker's losses happened, from
+// the RPO checker of the same workload.
+func (d *runData) lossWindows(name string) string {
+	prefix := ""
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		prefix = name[:i+1]
+	}
+	rpo, ok := d.sum.Checkers[prefix+"rpo"]
+	if !ok {
 		return ""
 	}
-	end := ops[len(ops)-1].Time
-	secs := int(end/1e9) + 1
-	if secs > 3600 {
-		secs = 3600
-	}
-	series := map[history.Type][]int{history.OK: make([]int, secs), history.Fail: make([]int, secs), history.Info: make([]int, secs)}
-	type window struct {
-		from, to float64
-		f        string
-	}
-	var windows []window
-	open := map[string]float64{}
-	peak := 1
-	for _, op := range ops {
-		s := int(op.Time / 1e9)
-		if s >= secs {
-			s = secs - 1
+	var parts []string
+	for _, w := range listOfMaps(rpo.Figures["per_window"]) {
+		if n := figure(w, "lost"); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s during the %s of %s at %s-%s s", trimFloat(n), cell(w["fault"]), strings.Trim(cell(w["nodes"]), `[]"`), cell(w["start_s"]), cell(w["end_s"])))
 		}
-		if op.Process == history.Nemesis {
-			t := float64(op.Time) / 1e9
-			if f, ok := strings.CutPrefix(op.F, "start-"); ok {
-				open[f] = t
-			} else if f, ok := strings.CutPrefix(op.F, "stop-"); ok {
-				if st, ok := open[f]; ok {
-					windows = append(windows, window{st, t, f})
-					delete(open, f)
-				}
+	}
+	if o, ok := rpo.Figures["outside_windows"].(map[string]any); ok {
+		if n := figure(o, "lost"); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s outside any fault window", trimFloat(n)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := ": " + strings.Join(parts, ", ")
+	if v, ok := rpo.Figures["rpo_ms"].(float64); ok && v > 0 {
+		s += fmt.Sprintf(" (RPO: writes acknowledged over %s ms were lost)", trimFloat(v))
+	} else if v, ok := rpo.Figures["rpo_bound_ms"].(float64); ok && v > 0 {
+		s += fmt.Sprintf(" (RPO at most %s ms)", trimFloat(v))
+	}
+	return s
+}
+
+// rtoWords names the longest recovery over the RTO checkers.
+func (d *runData) rtoWords() string {
+	worst, who := 0.0, ""
+	unrecovered := 0.0
+	for _, n := range d.checkerNames() {
+		if !strings.HasSuffix(n, "rto") {
+			continue
+		}
+		f := d.sum.Checkers[n].Figures
+		if m, ok := f["rto_ms"].(map[string]any); ok {
+			if v := figure(m, "max"); v > worst {
+				worst, who = v, n
+			}
+		}
+		unrecovered += figure(f, "unrecovered")
+	}
+	if who == "" {
+		return ""
+	}
+	s := fmt.Sprintf("Longest recovery after a fault: %.1f s (%s).", worst/1000, who)
+	if unrecovered > 0 {
+		s += fmt.Sprintf(" %s keys never recovered.", trimFloat(unrecovered))
+	}
+	return s
+}
+
+// latencyWords compares the p99 latency of ok ops inside fault windows to
+// the one outside.
+func latencyWords(ss []sample, windows []faultWindow) string {
+	if len(windows) == 0 || len(ss) == 0 {
+		return ""
+	}
+	var in, out []float64
+	fails := 0
+	for _, s := range ss {
+		inside := false
+		for _, w := range windows {
+			if s.t >= w.Start && s.t <= w.End {
+				inside = true
+				break
+			}
+		}
+		if s.outcome != history.OK {
+			if inside {
+				fails++
 			}
 			continue
 		}
-		if ser, ok := series[op.Type]; ok {
-			ser[s]++
-			if ser[s] > peak {
-				peak = ser[s]
-			}
+		if inside {
+			in = append(in, s.latMs)
+		} else {
+			out = append(out, s.latMs)
 		}
 	}
-	for f, st := range open {
-		windows = append(windows, window{st, float64(end) / 1e9, f})
-	}
-	const w, h, pad = 900.0, 260.0, 40.0
-	x := func(t float64) float64 { return pad + (w-2*pad)*t/float64(secs) }
-	y := func(v int) float64 { return h - pad - (h-2*pad)*float64(v)/float64(peak) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`, w, h)
-	for _, win := range windows {
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#f4c7c3" opacity="0.6"><title>%s %.1f-%.1f s</title></rect>`,
-			x(win.from), pad, math.Max(1, x(win.to)-x(win.from)), h-2*pad, template.HTMLEscapeString(win.f), win.from, win.to)
-	}
-	colors := []struct {
-		t history.Type
-		c string
-	}{{history.OK, "#2e7d32"}, {history.Fail, "#c62828"}, {history.Info, "#ef6c00"}}
-	for i, sc := range colors {
-		var pts []string
-		for s, v := range series[sc.t] {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(s)+0.5), y(v)))
+	p99 := func(xs []float64) float64 {
+		if len(xs) == 0 {
+			return math.NaN()
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, sc.c, strings.Join(pts, " "))
-		fmt.Fprintf(&b, `<text x="%.0f" y="14" fill="%s">%s/s</text>`, pad+float64(i)*80, sc.c, sc.t)
+		sort.Float64s(xs)
+		return xs[min(len(xs)-1, int(0.99*float64(len(xs))))]
 	}
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#555"/>`, pad, h-pad, w-pad, h-pad)
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#555"/>`, pad, pad, pad, h-pad)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%d</text><text x="4" y="%.0f">0</text>`, 4.0, pad+4, peak, h-pad)
-	for s := 0; s <= secs; s += max(1, secs/10) {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%ds</text>`, x(float64(s)), h-pad+16, s)
-	}
-	b.WriteString(`</svg>`)
-	return b.String()
+	return fmt.Sprintf("During faults: p99 latency of ok ops %.1f ms (outside faults %.1f ms), %d ops failed or timed out.", p99(in), p99(out), fails)
 }
 
+func joinWords(xs []string) string {
+	if len(xs) <= 1 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+// reportCSS is shared by the report and the results browser's pages.
+const reportCSS = `
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1100px;padding:0 1em;color:#222}
+nav a{margin-right:1em}
+.v-valid{color:#fff;background:#2e7d32}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
+.badge{padding:.15em .5em;border-radius:4px;font-weight:bold}
+table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}
+pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em;font-size:12px;white-space:pre-wrap}
+.headline li{margin:.3em 0}.why{color:#444;font-style:italic}
+details{margin:.3em 0}section{margin-bottom:2em}
+.anomaly{border-left:4px solid #c62828;padding-left:1em;margin:1em 0}
+.cycle{white-space:pre-wrap;font-family:monospace;font-size:12px;background:#fff3f3;padding:.4em}
+`
+
 var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>redline {{.Test}}: {{.Valid}}</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
-.v-valid{color:#fff;background:#2e7d32}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}
-.badge{padding:.2em .6em;border-radius:4px;font-weight:bold}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
-pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em;font-size:12px}
-details{margin:.3em 0}
-</style></head><body>
-<h1>{{.Test}} <span class="badge v-{{.Valid}}">{{.Valid}}</span></h1>
-<p>{{.Dir}}</p>
-<p>completions: {{range $k, $v := .Counts}}{{$k}} {{$v}} &nbsp; {{end}}</p>
-<h2>Checkers</h2>
+<html lang="en"><head><meta charset="utf-8"><title>redline {{.Test}}: {{.Valid}}</title>
+<style>` + reportCSS + `</style></head><body>
+<h1>{{.Test}} <span class="badge v-{{.Valid}}" id="verdict">{{.Valid}}</span></h1>
+<nav><a href="#anomalies">anomalies</a><a href="#latency">latency</a><a href="#throughput">throughput</a><a href="#rpo">RPO</a><a href="#rto">RTO</a><a href="#topology">topology</a><a href="#faults">faults</a><a href="#checkers">checkers</a><a href="#config">config</a></nav>
+<section id="headline"><ul class="headline">{{range .Headline}}<li>{{.}}</li>{{end}}</ul>
+<table>{{range .Facts}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}<tr><th>directory</th><td>{{.Dir}}</td></tr></table>
+{{range .Notes}}<p class="why">{{.}}</p>{{end}}</section>
+
+<section id="anomalies"><h2>Anomalies</h2>
+{{if not .Anomalies}}<p>No checker found an anomaly.</p>{{end}}
+{{range .Anomalies}}<div class="anomaly" data-checker="{{.Checker}}"><h3>{{.Checker}} <span class="badge v-{{.Valid}}">{{.Valid}}</span></h3>
+{{range .Sentences}}<p>{{.}}</p>{{end}}
+{{range .Cycles}}<h4>{{.Class}}{{if .Count}} ({{.Count}}){{end}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{range .Steps}}<div class="cycle">{{.}}</div>{{end}}{{end}}
+{{range .Tables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}
+{{range .Lists}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}<p>{{range $i, $e := .Items}}{{if $i}}, {{end}}{{$e}}{{end}}{{if .More}} … and {{.More}} more{{end}}</p>{{end}}
+{{if .Links}}<p>Visualizations (porcupine shows the longest linearizable prefix and the op that cannot follow it):</p><ul>{{range .Links}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
+{{if .Ops}}<h4>Ops involved (first instances)</h4><table><tr><th>index</th><th>process</th><th>time</th><th>op</th><th>key</th><th>sent</th><th>outcome</th><th>got</th><th>node</th><th>latency</th><th>error</th></tr>
+{{range .Ops}}<tr><td>{{.Index}}</td><td>{{.Process}}</td><td>{{.Time}}</td><td>{{.F}}</td><td>{{.Key}}</td><td>{{.Sent}}</td><td>{{.Outcome}}</td><td>{{.Got}}</td><td>{{.Node}}</td><td>{{.Latency}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{end}}
+</div>{{end}}</section>
+
+<section id="latency"><h2>Latency</h2>
+<p class="why">Every op at its invocation time (points merged by pixel; anomalous ops circled in black), faults shaded and labelled.</p>
+{{.LatencyRaw}}
+{{.LatencyQ}}</section>
+<section id="throughput"><h2>Throughput</h2>{{.Throughput}}</section>
+<section id="rpo"><h2>RPO: acknowledged writes and losses</h2>{{.RPO}}
+{{range .RPOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{end}}</section>
+<section id="rto"><h2>RTO: recovery per fault and shard</h2>
+{{range .RTOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{else}}<p>No RTO checker ran.</p>{{end}}</section>
+<section id="topology"><h2>Topology</h2>
+{{if .Topology}}{{.Topology}}{{else}}<p>No CLUSTER NODES snapshot was recorded.</p>{{end}}
+{{if .TopologyChanges}}<details open><summary>Changes ({{len .TopologyChanges}})</summary><ul>{{range .TopologyChanges}}<li>{{.}}</li>{{end}}</ul></details>{{end}}</section>
+<section id="faults"><h2>Faults</h2>
+{{if .Faults}}<table><tr><th>fault</th><th>start</th><th>stop</th><th>duration</th><th>nodes</th><th>mode</th><th>effect</th><th>error</th></tr>
+{{range .Faults}}<tr><td>{{.Fault}}</td><td>{{.Start}}</td><td>{{.Stop}}</td><td>{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td>{{.Effect}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
+<section id="checkers"><h2>Checkers</h2>
 <table><tr><th>checker</th><th>verdict</th><th>figures</th></tr>
 {{range .Checkers}}<tr><td>{{.Name}}</td><td><span class="badge v-{{.Valid}}">{{.Valid}}</span></td><td>{{.Headline}}</td></tr>
 {{end}}</table>
 {{range .Checkers}}<details><summary>{{.Name}}: all figures</summary><pre>{{.Figures}}</pre></details>{{end}}
-<h2>Throughput (completions per second, faults shaded)</h2>
-{{.Plot}}
-<h2>Faults</h2>
-{{if .Events}}<table><tr><th>time</th><th>event</th><th>type</th><th>nodes</th><th>detail</th></tr>
-{{range .Events}}<tr><td>{{.Time}}</td><td>{{.F}}</td><td>{{.Type}}</td><td>{{.Nodes}}</td><td>{{.Detail}}</td></tr>{{end}}</table>{{else}}<p>none</p>{{end}}
-{{if .Files}}<h2>Anomaly pages</h2><ul>{{range .Files}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
-<h2>Configuration</h2><pre>{{.Config}}</pre>
+{{if .Files}}<h3>Files</h3><ul>{{range .Files}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}</section>
+<section id="config"><h2>Configuration</h2><pre>{{.Config}}</pre></section>
 </body></html>
 `))

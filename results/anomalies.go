@@ -1,0 +1,487 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// The report explains an anomaly from what results.json holds, whatever the
+// checker: sentences it gave (reason, reasons, error), a sentence of ours per
+// figure we know, every list of instances as a table, the cycles of a
+// transactional checker, and the history entries the instances name by op
+// index. A figure this file does not know still shows, as a table or a value.
+
+// why explains the figures a checker reports an anomaly with.
+var why = map[string]string{
+	"lost":                "acknowledged writes are missing from the final read: the cluster answered OK and later forgot them (asynchronous replication lost them in a failover, or a minority primary accepted them before it was demoted)",
+	"lost_elements":       "each row is an acknowledged add that no final read contains",
+	"lost_keys":           "keys whose final value is below what the acknowledged increments add up to",
+	"unexpected":          "values appear that no client ever tried to write: corruption, or a write recorded wrongly",
+	"stale_reads":         "reads returned a value older than one a completed write had already replaced: a client read from a primary that no longer was one",
+	"anomalous_keys":      "no order of the operations on these keys explains every result, so the register is not linearizable; each key's porcupine page shows the longest order that works and the op that breaks it",
+	"unknown_keys":        "the search for an order ran out of time on these keys: no verdict on them",
+	"bad_reads":           "counter reads outside what the increments acknowledged before and attempted until the read allow",
+	"bad_read_samples":    "each row is a read of a counter below its lower bound (acknowledged increments lost) or above its upper bound (increments never sent)",
+	"wrong_total":         "reads of all accounts whose sum differs from the total: a transfer was applied in part or lost",
+	"wrong_total_reads":   "each row is a read of all accounts whose balances do not add up to the total",
+	"negative_balances":   "account balances went below zero, which no transfer allows",
+	"executed":            "multi-key commands on keys in different slots executed although Redis Cluster must refuse them with CROSSSLOT",
+	"executed_indices":    "op indexes of multi-key commands that executed across slots",
+	"unrecovered":         "keys that never served a successful op again after the fault",
+	"unexpected_elements": "each row is an element read that no add ever wrote",
+}
+
+// cycleWhy explains the classes of the list-append checker (Elle's names).
+var cycleWhy = map[string]string{
+	"G0":                 "write cycle: transactions overwrote each other in an order no serial execution allows (ww edges only)",
+	"G1a":                "aborted read: a transaction read a value written by a transaction that failed",
+	"G1b":                "intermediate read: a transaction read a value its writer later overwrote within the same transaction",
+	"G1c":                "circular information flow: a cycle of write and read dependencies (ww, wr)",
+	"G-single":           "read skew: a cycle with exactly one anti-dependency (rw): one transaction missed a write it should have seen",
+	"G2":                 "anti-dependency cycle: several rw edges, transactions each missed the other's write",
+	"G0-realtime":        "a write cycle once real-time order is added: violates strict serializability",
+	"G1c-realtime":       "a wr/ww cycle once real-time order is added: a transaction observed the past after a later one had completed",
+	"G-single-realtime":  "a cycle with one rw edge once real-time order is added: a read missed a write that had completed before the read began",
+	"G2-realtime":        "a cycle with several rw edges once real-time order is added: reads missed writes completed before they began",
+	"duplicate-appends":  "the same value was appended twice",
+	"duplicate-elements": "a list holds the same element twice: an append was applied twice",
+	"garbage-read":       "a read returned an element no transaction appended",
+	"incompatible-order": "two reads of a list disagree on the order of its elements",
+	"internal":           "a transaction did not see its own earlier writes",
+}
+
+// edgeWhy says what an edge of a cycle means.
+var edgeWhy = map[string]string{
+	"ww": "wrote next after", "wr": "was read by", "rw": "read a state overwritten by", "realtime": "completed before the start of",
+}
+
+// anomalySection is one checker's anomalies, explained.
+type anomalySection struct {
+	Checker   string
+	Valid     string
+	Sentences []string
+	Tables    []instanceTable
+	Lists     []namedList
+	Cycles    []cycleView
+	Links     []string // porcupine pages and other files of this checker
+	Ops       []opRow
+}
+
+type namedList struct {
+	Name, Why string
+	Items     []string
+	More      int
+}
+
+type instanceTable struct {
+	Name, Why string
+	Columns   []string
+	Rows      [][]string
+	More      int // rows not shown
+}
+
+type cycleView struct {
+	Class, Why string
+	Count      string
+	Steps      []string
+}
+
+// opRow is a history entry named by an anomaly: its invocation and outcome.
+type opRow struct {
+	Index, Process, Time, F, Key, Sent, Outcome, Got, Node, Latency, Error string
+}
+
+// anomalyMark circles an anomalous op in the latency scatter.
+type anomalyMark struct {
+	t, latMs float64
+	title    string
+}
+
+const (
+	maxInstanceRows = 8
+	maxOpsShown     = 10
+	maxMarks        = 5000
+)
+
+// anomalies explains every checker that did not say valid.
+func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
+	var out []anomalySection
+	var marks []anomalyMark
+	htmlFiles := d.htmlFiles()
+	for _, name := range d.checkerNames() {
+		res := d.sum.Checkers[name]
+		if res.Valid == checker.Valid {
+			continue
+		}
+		s := anomalySection{Checker: name, Valid: res.Valid.String()}
+		var indexes []int64
+		keys := sortedKeys(res.Figures)
+		for _, k := range []string{"reason", "reasons", "why", "error", "note"} {
+			s.Sentences = append(s.Sentences, sentences(res.Figures[k])...)
+		}
+		for _, k := range keys {
+			v := res.Figures[k]
+			if n, ok := num(v); ok && n > 0 && why[k] != "" {
+				if _, isList := v.([]any); !isList {
+					s.Sentences = append(s.Sentences, fmt.Sprintf("%s = %s: %s.", k, trimFloat(n), why[k]))
+				}
+			}
+		}
+		for _, k := range keys {
+			switch k {
+			case "reason", "reasons", "why", "error", "note", "detects", "does_not_detect":
+				continue
+			case "anomalies":
+				if m, ok := res.Figures[k].(map[string]any); ok {
+					s.Cycles = append(s.Cycles, cycles(m, &indexes)...)
+					continue
+				}
+			}
+			switch v := res.Figures[k].(type) {
+			case []any:
+				if len(v) == 0 {
+					continue
+				}
+				if t, ok := table(k, v, &indexes); ok {
+					d.nameNodes(&t)
+					s.Tables = append(s.Tables, t)
+				} else {
+					s.Lists = append(s.Lists, list(k, v, &indexes))
+				}
+			}
+		}
+		s.Links = filesFor(name, htmlFiles)
+		seen := map[int64]bool{}
+		for _, ix := range indexes {
+			if seen[ix] {
+				continue
+			}
+			seen[ix] = true
+			row, mark, ok := d.describeOp(ix, name)
+			if !ok {
+				continue
+			}
+			if len(s.Ops) < maxOpsShown {
+				s.Ops = append(s.Ops, row)
+			}
+			if len(marks) < maxMarks {
+				marks = append(marks, mark)
+			}
+		}
+		if len(s.Sentences) == 0 && len(s.Tables) == 0 && len(s.Cycles) == 0 && len(s.Lists) == 0 {
+			s.Sentences = append(s.Sentences, "The checker named no instance; its figures are below.")
+		}
+		out = append(out, s)
+	}
+	return out, marks
+}
+
+func sentences(v any) []string {
+	switch x := v.(type) {
+	case string:
+		if x != "" {
+			return []string{x}
+		}
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			} else {
+				out = append(out, cell(e))
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// table renders a list of objects; it collects the op indexes they name.
+func table(name string, rows []any, indexes *[]int64) (instanceTable, bool) {
+	cols := map[string]bool{}
+	for _, r := range rows {
+		m, ok := r.(map[string]any)
+		if !ok {
+			return instanceTable{}, false
+		}
+		for k := range m {
+			cols[k] = true
+		}
+		collectIndexes(m, indexes)
+	}
+	t := instanceTable{Name: name, Why: why[name]}
+	for _, c := range []string{"index", "key", "element", "value", "time_s", "ack_s", "node", "wait"} {
+		if cols[c] {
+			t.Columns = append(t.Columns, c)
+			delete(cols, c)
+		}
+	}
+	t.Columns = append(t.Columns, sortedKeys(cols)...)
+	for i, r := range rows {
+		if i >= maxInstanceRows {
+			t.More = len(rows) - i
+			break
+		}
+		m := r.(map[string]any)
+		row := make([]string, len(t.Columns))
+		for j, c := range t.Columns {
+			if v, ok := m[c]; ok {
+				row[j] = cell(v)
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, true
+}
+
+func list(name string, items []any, indexes *[]int64) namedList {
+	l := namedList{Name: name, Why: why[name]}
+	for i, it := range items {
+		if strings.HasSuffix(name, "indices") || strings.HasSuffix(name, "indexes") {
+			if n, ok := it.(float64); ok {
+				*indexes = append(*indexes, int64(n))
+			}
+		}
+		if i >= 20 {
+			l.More = len(items) - i
+			break
+		}
+		l.Items = append(l.Items, cell(it))
+	}
+	return l
+}
+
+// collectIndexes finds op indexes in an instance: "index", or the index of
+// a nested op reference (reader, writer, txn ...).
+func collectIndexes(m map[string]any, indexes *[]int64) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case float64:
+			if k == "index" || strings.HasSuffix(k, "_index") {
+				*indexes = append(*indexes, int64(x))
+			}
+		case map[string]any:
+			collectIndexes(x, indexes)
+		case []any:
+			if k == "indices" || k == "indexes" || k == "ops" {
+				for _, e := range x {
+					if n, ok := e.(float64); ok {
+						*indexes = append(*indexes, int64(n))
+					}
+				}
+			}
+			for _, e := range x {
+				if mm, ok := e.(map[string]any); ok {
+					collectIndexes(mm, indexes)
+				}
+			}
+		}
+	}
+}
+
+// cycles renders Elle-style classes: {class: {count, examples: [[step...]]}}
+// where a step is a transaction and the edge leaving it to the next one.
+func cycles(m map[string]any, indexes *[]int64) []cycleView {
+	var out []cycleView
+	for _, class := range sortedKeys(m) {
+		c := cycleView{Class: class, Why: cycleWhy[class]}
+		entry, _ := m[class].(map[string]any)
+		if entry == nil {
+			c.Steps = []string{cell(m[class])}
+			out = append(out, c)
+			continue
+		}
+		c.Count = cell(entry["count"])
+		exs, _ := entry["examples"].([]any)
+		for _, ex := range exs {
+			switch e := ex.(type) {
+			case []any: // a cycle
+				var words []string
+				realtimeRun := 0 // consecutive real-time steps, told as one
+				for i, st := range e {
+					sm, _ := st.(map[string]any)
+					if sm == nil {
+						continue
+					}
+					collectIndexes(sm, indexes)
+					if sm["edge"] == "realtime" && i+1 < len(e) {
+						if next, _ := e[i+1].(map[string]any); next != nil && next["edge"] == "realtime" {
+							realtimeRun++
+							continue
+						}
+					}
+					if realtimeRun > 0 {
+						words = append(words, fmt.Sprintf("… %d transactions, each completed before the next began …", realtimeRun))
+						realtimeRun = 0
+					}
+					w := "T" + fmt.Sprint(i+1) + " " + txnRef(sm)
+					if edge, ok := sm["edge"].(string); ok {
+						next := "T1"
+						if i+1 < len(e) {
+							next = "T" + fmt.Sprint(i+2)
+						}
+						w += " " + edgeName(edge) + " " + next
+						if k, ok := sm["key"]; ok {
+							w += fmt.Sprintf(" (%s on %s, value %s)", edge, cell(k), cell(sm["value"]))
+						} else {
+							w += " (" + edge + ")"
+						}
+					}
+					words = append(words, w)
+				}
+				c.Steps = append(c.Steps, strings.Join(words, ";\n"))
+			case map[string]any:
+				collectIndexes(e, indexes)
+				c.Steps = append(c.Steps, cell(e))
+			default:
+				c.Steps = append(c.Steps, cell(e))
+			}
+			if len(c.Steps) >= 3 {
+				break
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func edgeName(e string) string {
+	if w, ok := edgeWhy[e]; ok {
+		return w
+	}
+	return e
+}
+
+func txnRef(m map[string]any) string {
+	var parts []string
+	if ix, ok := m["index"]; ok {
+		parts = append(parts, "op "+cell(ix))
+	}
+	if p, ok := m["process"]; ok {
+		parts = append(parts, "process "+cell(p))
+	}
+	if s, ok := m["status"]; ok {
+		parts = append(parts, cell(s))
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// nameNodes shows node columns as n1, n2 ... instead of addresses.
+func (d *runData) nameNodes(t *instanceTable) {
+	for j, c := range t.Columns {
+		if c != "node" {
+			continue
+		}
+		for _, r := range t.Rows {
+			r[j] = d.name(r[j])
+		}
+	}
+}
+
+// describeOp finds the op an anomaly names and its outcome.
+func (d *runData) describeOp(index int64, checkerName string) (opRow, anomalyMark, bool) {
+	op, ok := d.op(index)
+	if !ok {
+		return opRow{}, anomalyMark{}, false
+	}
+	inv := op
+	if op.Type != history.Invoke {
+		// An instance may name a completion; find its invocation.
+		for j := d.byIndex[index] - 1; j >= 0; j-- {
+			if d.ops[j].Process == op.Process && d.ops[j].Type == history.Invoke {
+				inv = &d.ops[j]
+				break
+			}
+		}
+	}
+	comp, _ := d.completion(inv.Index)
+	r := opRow{
+		Index: fmt.Sprint(inv.Index), Process: inv.Process.String(), Time: fmt.Sprintf("%.3f s", float64(inv.Time)/1e9),
+		F: inv.F, Key: inv.Key, Sent: clip(string(inv.Value), 80), Node: d.name(inv.Node), Error: inv.Error,
+	}
+	m := anomalyMark{t: float64(inv.Time) / 1e9}
+	if comp != nil && comp != inv {
+		r.Outcome, r.Got = string(comp.Type), clip(string(comp.Value), 80)
+		if comp.Node != "" {
+			r.Node = d.name(comp.Node)
+		}
+		if comp.Error != "" {
+			r.Error = comp.Error
+		}
+		m.latMs = float64(comp.Time-inv.Time) / 1e6
+		r.Latency = fmt.Sprintf("%.1f ms", m.latMs)
+	} else {
+		r.Outcome = "no completion"
+	}
+	m.title = fmt.Sprintf("%s: op %s %s %s at %s -> %s %s", checkerName, r.Index, r.F, r.Key, r.Time, r.Outcome, r.Got)
+	return r, m, true
+}
+
+// htmlFiles lists the HTML artefacts of the run other than the report.
+func (d *runData) htmlFiles() []string {
+	var out []string
+	_ = filepath.WalkDir(d.run.Dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".html") && filepath.Base(p) != "report.html" {
+			rel, _ := filepath.Rel(d.run.Dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+// filesFor picks the artefacts of a checker: files under a directory named
+// as the checker (its last path element), first those of the keys it named.
+func filesFor(name string, files []string) []string {
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	var out []string
+	for _, f := range files {
+		if strings.HasPrefix(f, base+"/") || strings.HasPrefix(f, name+"/") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// cell renders a figure's value in a table cell, short.
+func cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return clip(x, 120)
+	case float64:
+		return trimFloat(x)
+	case bool:
+		return fmt.Sprint(x)
+	case map[string]any:
+		// A latency-like summary reads better as words than as JSON.
+		if _, ok := x["max"]; ok {
+			if _, ok := x["p50"]; ok {
+				return fmt.Sprintf("p50 %s, max %s (n=%s)", cell(x["p50"]), cell(x["max"]), cell(x["count"]))
+			}
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return clip(string(b), 120)
+}

@@ -1,0 +1,208 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// faultWindow is a fault's time span in seconds, as the plots shade it.
+type faultWindow struct {
+	Fault      string
+	Start, End float64
+	Open       bool
+	Nodes      []string
+}
+
+func (w faultWindow) title() string {
+	s := fmt.Sprintf("%s %s %.1f-%.1f s", w.Fault, strings.Join(w.Nodes, ","), w.Start, w.End)
+	if w.Open {
+		s += " (no stop recorded)"
+	}
+	return s
+}
+
+// windows are the checker's own fault windows, so that plots and the RPO
+// and RTO figures agree on when a fault was in force.
+func (d *runData) windows() []faultWindow {
+	var out []faultWindow
+	for _, w := range checker.Windows(d.ops) {
+		out = append(out, faultWindow{Fault: w.Fault, Start: float64(w.Start) / 1e9, End: float64(w.End) / 1e9, Open: w.Open, Nodes: w.Nodes})
+	}
+	return out
+}
+
+// faultRow is one fault in the faults table: its start and stop entries
+// (invocations and completions) folded into one line.
+type faultRow struct {
+	Fault    string
+	Start    string
+	Stop     string
+	Duration string
+	Nodes    string
+	Mode     string
+	Effect   string
+	Error    string
+	startT   float64
+	before   []clusterNode // CLUSTER NODES when the fault started
+}
+
+// faultRows folds the nemesis entries into one row per fault. A start is
+// matched with the next stop of the same fault on the same nodes (else the
+// latest open start of that fault); entries that are neither (heal, final
+// reads, one-shot faults) are rows of their own without a stop.
+func (d *runData) faultRows() []faultRow {
+	var rows []*faultRow
+	open := map[string][]*faultRow{} // fault -> rows awaiting their stop
+	var lastStart, lastStop *faultRow
+	for i := range d.ops {
+		op := &d.ops[i]
+		if !op.NemesisOp() {
+			continue
+		}
+		t := float64(op.Time) / 1e9
+		det := detailMap(op.Detail)
+		switch {
+		case strings.HasPrefix(op.F, "start-"):
+			fault := strings.TrimPrefix(op.F, "start-")
+			if op.Type != history.Invoke && lastStart != nil && lastStart.Fault == fault {
+				d.completeRow(lastStart, op, det, t)
+				lastStart = nil
+				continue
+			}
+			r := &faultRow{Fault: fault, Start: fmt.Sprintf("%.2f s", t), startT: t, Nodes: strings.Join(op.Nodes, ",")}
+			d.completeRow(r, op, det, t)
+			rows = append(rows, r)
+			open[fault] = append(open[fault], r)
+			lastStart = nil
+			if op.Type == history.Invoke {
+				lastStart = r
+			}
+		case strings.HasPrefix(op.F, "stop-"):
+			fault := strings.TrimPrefix(op.F, "stop-")
+			if op.Type != history.Invoke && lastStop != nil && lastStop.Fault == fault {
+				lastStop.Stop = fmt.Sprintf("%.2f s", t)
+				lastStop.Duration = fmt.Sprintf("%.2f s", t-lastStop.startT)
+				d.completeRow(lastStop, op, det, t)
+				lastStop = nil
+				continue
+			}
+			rs := open[fault]
+			if len(rs) == 0 {
+				r := &faultRow{Fault: fault, Stop: fmt.Sprintf("%.2f s", t), Nodes: strings.Join(op.Nodes, ","), startT: t, Error: "stop without a recorded start"}
+				rows = append(rows, r)
+				continue
+			}
+			k := len(rs) - 1
+			for j := len(rs) - 1; j >= 0; j-- {
+				if rs[j].Nodes == strings.Join(op.Nodes, ",") {
+					k = j
+					break
+				}
+			}
+			r := rs[k]
+			open[fault] = append(rs[:k], rs[k+1:]...)
+			r.Stop = fmt.Sprintf("%.2f s", t)
+			r.Duration = fmt.Sprintf("%.2f s", t-r.startT)
+			d.completeRow(r, op, det, t)
+			lastStop = nil
+			if op.Type == history.Invoke {
+				lastStop = r
+			}
+		default:
+			r := &faultRow{Fault: op.F, Start: fmt.Sprintf("%.2f s", t), startT: t, Nodes: strings.Join(op.Nodes, ",")}
+			d.completeRow(r, op, det, t)
+			rows = append(rows, r)
+		}
+	}
+	out := make([]faultRow, 0, len(rows))
+	for _, r := range rows {
+		if r.Duration == "" {
+			r.Duration = "-"
+		}
+		out = append(out, *r)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].startT < out[j].startT })
+	return out
+}
+
+// completeRow adds what an entry says about its fault: mode, errors, the
+// effect in words (detail fields other than the bulky snapshots, and the
+// topology change between the snapshots before and after).
+func (d *runData) completeRow(r *faultRow, op *history.Op, det map[string]any, t float64) {
+	if m, ok := det["mode"].(string); ok && r.Mode == "" {
+		r.Mode = m
+	}
+	if len(op.Nodes) > 0 && r.Nodes == "" {
+		r.Nodes = strings.Join(op.Nodes, ",")
+	}
+	var errs []string
+	if r.Error != "" {
+		errs = append(errs, r.Error)
+	}
+	if op.Error != "" {
+		errs = append(errs, op.Error)
+	}
+	if op.Type == history.Fail {
+		errs = append(errs, op.F+" failed")
+	}
+	if e, ok := det["error"].(string); ok {
+		errs = append(errs, e)
+	}
+	if s, ok := det["skipped"]; ok {
+		errs = append(errs, "skipped: "+shortValue(s))
+	}
+	r.Error = strings.Join(errs, "; ")
+	var eff []string
+	if r.Effect != "" {
+		eff = append(eff, r.Effect)
+	}
+	keys := make([]string, 0, len(det))
+	for k := range det {
+		switch {
+		case strings.HasPrefix(k, "cluster_nodes"), k == "mode", k == "error", k == "skipped", k == "cuts":
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		eff = append(eff, k+"="+shortValue(det[k]))
+	}
+	if s, ok := det["cluster_nodes_before"].(string); ok {
+		r.before = parseClusterNodes(s)
+	}
+	if s, ok := det["cluster_nodes_after"].(string); ok && r.before != nil {
+		from, to := d.primaries(r.before), d.primaries(parseClusterNodes(s))
+		if from != to {
+			eff = append(eff, "primaries "+from+" → "+to)
+		} else {
+			eff = append(eff, "primaries unchanged")
+		}
+	}
+	r.Effect = strings.Join(eff, " ")
+}
+
+// primaries lists the slot-serving primaries of a snapshot: "n1 0-5460, n2 ...".
+func (d *runData) primaries(nodes []clusterNode) string {
+	var ps []string
+	for _, n := range nodes {
+		if n.primary && len(n.slots) > 0 && !n.failed {
+			ps = append(ps, d.name(n.addr)+" "+strings.Join(n.slots, " "))
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool { return naturalLess(ps[i], ps[j]) })
+	return strings.Join(ps, ", ")
+}
+
+func detailMap(raw json.RawMessage) map[string]any {
+	var m map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return map[string]any{}
+	}
+	return m
+}

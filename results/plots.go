@@ -1,0 +1,277 @@
+package results
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// sample is one completed client op: when it was invoked, how long it took
+// and how it ended.
+type sample struct {
+	t       float64 // invocation, seconds since start
+	latMs   float64
+	f       string
+	outcome history.Type
+	index   int64 // of the invocation
+}
+
+// samples pairs each invocation with its process's next completion. Ops
+// still open at the end of the history have no latency and are left out.
+func (d *runData) samples() []sample {
+	pending := map[history.Process]int{}
+	out := make([]sample, 0, len(d.ops)/2)
+	for i := range d.ops {
+		op := &d.ops[i]
+		if op.NemesisOp() {
+			continue
+		}
+		if op.Type == history.Invoke {
+			pending[op.Process] = i
+			continue
+		}
+		j, ok := pending[op.Process]
+		if !ok {
+			continue
+		}
+		delete(pending, op.Process)
+		inv := &d.ops[j]
+		out = append(out, sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type, index: inv.Index})
+	}
+	return out
+}
+
+// maxScatterPoints bounds the points of one scatter series. Points are first
+// merged by pixel; beyond this bound by ever coarser cells, so that the
+// outliers a reader looks for survive while the page stays small.
+const maxScatterPoints = 12000
+
+// latencyRawSVG plots every op's latency (log scale) at its invocation time,
+// coloured by op type, one series per type and outcome; anomalous ops are
+// circled.
+func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anomalyMark) template.HTML {
+	if len(ss) == 0 {
+		return ""
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, s := range ss {
+		if s.latMs > 0 {
+			lo = math.Min(lo, s.latMs)
+		}
+		hi = math.Max(hi, s.latMs)
+	}
+	if math.IsInf(lo, 1) {
+		lo = 0.01
+	}
+	p := newPlot("latency-raw", end, lo, hi, true, "latency (ms, log scale) of each op at its invocation; colour = op, shape = outcome")
+	p.shade(windows)
+	p.axes()
+	type key struct {
+		f       string
+		outcome history.Type
+	}
+	series := map[key][2][]float64{}
+	var fs []string
+	for _, s := range ss {
+		k := key{s.f, s.outcome}
+		if _, ok := series[k]; !ok && !slices.Contains(fs, s.f) {
+			fs = append(fs, s.f)
+		}
+		v := series[k]
+		v[0], v[1] = append(v[0], s.t), append(v[1], s.latMs)
+		series[k] = v
+	}
+	for i, f := range fs {
+		color := palette[i%len(palette)]
+		for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
+			v, ok := series[key{f, o}]
+			if !ok {
+				continue
+			}
+			radius := map[history.Type]float64{history.OK: 1.2, history.Fail: 1.8, history.Info: 3}[o]
+			p.scatter(fmt.Sprintf("%s %s", f, o), color, v[0], v[1], radius, o != history.OK)
+		}
+	}
+	for _, m := range marks {
+		if m.latMs > 0 {
+			p.marker(m.t, m.latMs, "#000", m.title)
+		}
+	}
+	return p.svg()
+}
+
+// scatter draws points, coarsening cells until the series fits its bound.
+func (p *plot) scatter(label, color string, ts, vs []float64, radius float64, square bool) {
+	cell := 1.0
+	for {
+		n := p.countCells(ts, vs, cell)
+		if n <= maxScatterPoints {
+			break
+		}
+		cell *= 2
+	}
+	p.pointsCell(label, color, ts, vs, radius, cell, square)
+}
+
+func (p *plot) countCells(ts, vs []float64, cell float64) int {
+	seen := map[[2]int32]struct{}{}
+	for i := range ts {
+		seen[[2]int32{int32(p.x(ts[i]) / cell), int32(p.y(vs[i]) / cell)}] = struct{}{}
+	}
+	return len(seen)
+}
+
+// quantileBuckets cuts the run into about n buckets and computes, over the
+// ok ops invoked in each, the latency quantiles.
+type qBucket struct {
+	t                   float64
+	p50, p95, p99, pmax float64
+	counts              map[history.Type]int
+}
+
+func buckets(ss []sample, end float64, n int) ([]qBucket, float64) {
+	width := niceStep(end, n)
+	nb := int(end/width) + 1
+	bs := make([]qBucket, nb)
+	lat := make([][]float64, nb)
+	for i := range bs {
+		bs[i].t = (float64(i) + 0.5) * width
+		bs[i].counts = map[history.Type]int{}
+	}
+	for _, s := range ss {
+		i := min(nb-1, max(0, int(s.t/width)))
+		bs[i].counts[s.outcome]++
+		if s.outcome == history.OK {
+			lat[i] = append(lat[i], s.latMs)
+		}
+	}
+	for i := range bs {
+		l := lat[i]
+		if len(l) == 0 {
+			bs[i].p50, bs[i].p95, bs[i].p99, bs[i].pmax = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+			continue
+		}
+		sort.Float64s(l)
+		q := func(f float64) float64 { return l[min(len(l)-1, int(f*float64(len(l))))] }
+		bs[i].p50, bs[i].p95, bs[i].p99, bs[i].pmax = q(0.5), q(0.95), q(0.99), l[len(l)-1]
+	}
+	return bs, width
+}
+
+func latencyQuantileSVG(bs []qBucket, width, end float64, windows []faultWindow) template.HTML {
+	lo, hi := math.Inf(1), 0.0
+	for _, b := range bs {
+		if !math.IsNaN(b.p50) {
+			lo, hi = math.Min(lo, math.Max(b.p50, 1e-3)), math.Max(hi, b.pmax)
+		}
+	}
+	if hi == 0 {
+		return ""
+	}
+	p := newPlot("latency-quantiles", end, lo, hi, true, fmt.Sprintf("latency of ok ops (ms, log scale), quantiles per %s s", trimFloat(width)))
+	p.shade(windows)
+	p.axes()
+	ts := make([]float64, len(bs))
+	for i, b := range bs {
+		ts[i] = b.t
+	}
+	for _, q := range []struct {
+		name  string
+		color string
+		get   func(qBucket) float64
+	}{
+		{"p50", "#1e88e5", func(b qBucket) float64 { return b.p50 }},
+		{"p95", "#43a047", func(b qBucket) float64 { return b.p95 }},
+		{"p99", "#fb8c00", func(b qBucket) float64 { return b.p99 }},
+		{"max", "#c62828", func(b qBucket) float64 { return b.pmax }},
+	} {
+		vs := make([]float64, len(bs))
+		for i, b := range bs {
+			vs[i] = q.get(b)
+		}
+		p.line(q.name, q.color, ts, vs, false)
+	}
+	return p.svg()
+}
+
+func throughputSVG(bs []qBucket, width, end float64, windows []faultWindow) template.HTML {
+	peak := 1.0
+	for _, b := range bs {
+		for _, c := range b.counts {
+			peak = math.Max(peak, float64(c)/width)
+		}
+	}
+	p := newPlot("throughput", end, 0, peak*1.05, false, fmt.Sprintf("completions per second by outcome (per %s s)", trimFloat(width)))
+	p.shade(windows)
+	p.axes()
+	ts := make([]float64, len(bs))
+	for i, b := range bs {
+		ts[i] = b.t
+	}
+	for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
+		vs := make([]float64, len(bs))
+		for i, b := range bs {
+			vs[i] = float64(b.counts[o]) / width
+		}
+		p.line(string(o), outcomeColors[string(o)], ts, vs, false)
+	}
+	return p.svg()
+}
+
+// writeFs are the op names that change state; their ok completions are the
+// acknowledged writes of the RPO timeline.
+var writeFs = map[string]bool{"write": true, "cas": true, "add": true, "incr": true, "append": true, "txn": true, "transfer": true}
+
+// lostMark is an acknowledged write found missing, at its acknowledgement.
+type lostMark struct {
+	t     float64
+	title string
+}
+
+// rpoSVG plots acknowledged writes per second and marks each lost write at
+// the time it was acknowledged; per-window losses (of counters, where only
+// amounts are known) are drawn as spans over the acknowledgements they may
+// have been.
+func rpoSVG(ss []sample, bs []qBucket, width, end float64, windows []faultWindow, lost []lostMark, spans []lossSpan) template.HTML {
+	counts := make([]float64, len(bs))
+	for _, s := range ss {
+		if s.outcome == history.OK && writeFs[s.f] {
+			i := min(len(bs)-1, max(0, int(s.t/width)))
+			counts[i]++
+		}
+	}
+	peak := 1.0
+	ts := make([]float64, len(bs))
+	for i := range counts {
+		counts[i] /= width
+		peak = math.Max(peak, counts[i])
+		ts[i] = bs[i].t
+	}
+	p := newPlot("rpo", end, 0, peak*1.15, false, "acknowledged writes per second; lost acknowledged writes marked ×")
+	p.shade(windows)
+	p.axes()
+	p.line("acknowledged writes/s", "#2e7d32", ts, counts, false)
+	for _, sp := range spans {
+		x0, x1 := p.x(sp.from), p.x(sp.to)
+		fmt.Fprintf(&p.b, `<rect class="loss-span" x="%.1f" y="%.0f" width="%.1f" height="8" fill="#c62828"><title>%s</title></rect>`,
+			x0, p.top+2, math.Max(2, x1-x0), template.HTMLEscapeString(sp.title))
+	}
+	for _, l := range lost {
+		x, y := p.x(l.t), p.y(peak*1.08)
+		fmt.Fprintf(&p.b, `<path class="lost" d="M%.1f %.1fl6 6m0 -6l-6 6" stroke="#c62828" stroke-width="2"><title>%s</title></path>`,
+			x-3, y-3, template.HTMLEscapeString(l.title))
+	}
+	if len(lost) > 0 || len(spans) > 0 {
+		p.legend = append(p.legend, legendItem{"lost", "#c62828"})
+	}
+	return p.svg()
+}
+
+type lossSpan struct {
+	from, to float64
+	title    string
+}

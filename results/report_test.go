@@ -1,0 +1,79 @@
+package results_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/redline-dev/redline/results/resultstest"
+)
+
+func readReport(t *testing.T, spec resultstest.Spec) string {
+	t.Helper()
+	r, err := resultstest.WriteRun(t.TempDir(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(r.Path("report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The report of a run with anomalies says in words what was lost, when and
+// in which fault, and shows the instances, the ops they name and the cycle.
+func TestReportExplainsAnomalies(t *testing.T) {
+	html := readReport(t, resultstest.Spec{Ops: 20000, Invalid: true, Seed: 7})
+	for _, want := range []string{
+		"INVALID: register/linearizable, set/set and txn/list-append found anomalies.",
+		"3 acknowledged writes lost: 3 during the partition of n2 at 15-25 s",
+		"(no WAIT was sent)",
+		"RPO: writes acknowledged over 120.5 ms were lost",
+		"Longest recovery after a fault: 11.0 s (set/rto)",
+		"During faults: p99 latency",
+		// anomalies: the checker's own reason, the lost elements with the
+		// node named, the porcupine page, the cycle in words
+		"returned 3 although the write of 4 had completed",
+		`<a href="linearizable/register_7.html">`,
+		"G-single", "read skew", "read a state overwritten by T2",
+		"<td>n2</td>", "Ops involved",
+		// plots, RPO/RTO tables and the topology
+		`data-plot="latency-raw"`, `data-plot="latency-quantiles"`, `data-plot="throughput"`, `data-plot="rpo"`, `data-plot="topology"`,
+		`class="lost"`, "set/rto: per_shard", "5461-10922",
+		"n5 primary of slots 5461-10922",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// Every lost write is marked on the RPO timeline and every named op is
+	// circled on the latency plot.
+	if n := strings.Count(html, `class="lost"`); n != 3 {
+		t.Errorf("%d lost writes marked, want 3", n)
+	}
+	if n := strings.Count(html, `class="marker"`); n < 4 {
+		t.Errorf("%d anomalous ops circled, want at least 4 (3 lost adds, a stale read, the cycle)", n)
+	}
+	// One row per fault: the partition with its stop and duration, the
+	// failover with the primaries it changed.
+	if !regexp.MustCompile(`<td>partition</td><td>15.00 s</td><td>25.03 s</td><td>10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
+		t.Error("the partition is not one row with start, stop, duration, nodes and mode")
+	}
+	if !strings.Contains(html, "primaries n1 0-5460, n2 5461-10922, n3 10923-16383 → n1 0-5460, n3 10923-16383, n5 5461-10922") {
+		t.Error("the failover row does not say which primaries changed")
+	}
+	if strings.Contains(html, "<script") || regexp.MustCompile(`(src|href)="https?:`).MatchString(html) {
+		t.Error("the report must be self-contained: no script, no external asset")
+	}
+}
+
+func TestReportOfValidRun(t *testing.T) {
+	html := readReport(t, resultstest.Spec{Ops: 2000, Seed: 3})
+	for _, want := range []string{"VALID: every checker found evidence and no anomaly.", "No checker found an anomaly.", `data-plot="latency-raw"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,303 @@
+// Package resultstest writes synthetic runs into a results store, with the
+// shapes real runs have (history, CLUSTER NODES snapshots, checker figures
+// with anomalies), for the tests and benchmarks of reports and the results
+// browser. Runs of any size are cheap: a 1M-op run takes seconds.
+package resultstest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/results"
+)
+
+// Spec describes a synthetic run.
+type Spec struct {
+	Test    string
+	Started time.Time
+	Ops     int    // client ops (each an invocation and a completion)
+	Target  string // "reference" by default
+	// Invalid makes the checkers report anomalies: lost set elements during
+	// a partition, a non-linearizable register key with its visualization
+	// and a G-single cycle.
+	Invalid bool
+	Seed    uint64
+}
+
+const (
+	nodeCount = 6
+	duration  = 60 * time.Second
+)
+
+func addr(i int) string { return fmt.Sprintf("10.0.0.%d:6379", i+2) }
+func nodeID(i int) string {
+	return fmt.Sprintf("%040x", i+1)
+}
+
+// clusterNodes renders CLUSTER NODES as node `self` sees it, with primaries
+// p[0..2] serving the three thirds of the slots and the others replicas.
+func clusterNodes(self int, primaries [3]int, failed map[int]bool) string {
+	ranges := []string{"0-5460", "5461-10922", "10923-16383"}
+	var s string
+	for i := range nodeCount {
+		flags := ""
+		if i == self {
+			flags = "myself,"
+		}
+		role, master, slots := "slave", "", ""
+		for k, p := range primaries {
+			if p == i {
+				role, master, slots = "master", "-", " "+ranges[k]
+			}
+		}
+		if role == "slave" {
+			master = nodeID(primaries[i%3])
+		}
+		if failed[i] {
+			role += ",fail"
+		}
+		s += fmt.Sprintf("%s %s@16379 %s%s %s 0 1700000000000 %d connected%s\n", nodeID(i), addr(i), flags, role, master, i+1, slots)
+	}
+	return s
+}
+
+// WriteRun writes a complete run (config, history, results, snapshots,
+// report) under root and returns it.
+func WriteRun(root string, s Spec) (*results.Run, error) {
+	if s.Test == "" {
+		s.Test = "synthetic"
+	}
+	if s.Started.IsZero() {
+		s.Started = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	}
+	if s.Target == "" {
+		s.Target = "reference"
+	}
+	run, err := results.Store{Root: root}.NewRun(s.Test, s.Started)
+	if err != nil {
+		return nil, err
+	}
+	cfg := map[string]any{
+		"test_name": s.Test, "target": s.Target, "workloads": []string{"register", "set"}, "nemesis": []string{"partition", "failover"},
+		"time_limit": duration.String(), "concurrency": 10, "seed": s.Seed, "started": s.Started,
+		"versions": map[string]any{"version": "7.2.4", "image": "redline/" + s.Target + ":test"},
+	}
+	if err := run.WriteJSON("config.json", cfg); err != nil {
+		return nil, err
+	}
+	before := [3]int{0, 1, 2}
+	after := [3]int{0, 4, 2} // n5 took over n2's slots in the failover
+	for i := range nodeCount {
+		if err := run.WriteFile(fmt.Sprintf("nodes/n%d/cluster-nodes-before.txt", i+1), []byte(clusterNodes(i, before, nil))); err != nil {
+			return nil, err
+		}
+		if err := run.WriteFile(fmt.Sprintf("nodes/n%d/cluster-nodes-after.txt", i+1), []byte(clusterNodes(i, after, nil))); err != nil {
+			return nil, err
+		}
+	}
+	anomalies, err := writeHistory(run, s, before, after)
+	if err != nil {
+		return nil, err
+	}
+	if err := run.WriteJSON("results.json", summary(s, anomalies)); err != nil {
+		return nil, err
+	}
+	if s.Invalid {
+		page := "<!doctype html><html><head><title>porcupine</title></head><body><p>linearizability visualization of register:7</p></body></html>"
+		if err := run.WriteFile("linearizable/register_7.html", []byte(page)); err != nil {
+			return nil, err
+		}
+	}
+	return run, results.WriteReport(run)
+}
+
+// planted are op indexes of the anomalies the history holds.
+type planted struct {
+	lostAdds   []map[string]any
+	staleRead  int64
+	cycle      []int64
+	partitionS [2]float64
+}
+
+// writeHistory writes Ops client ops from 10 processes over 60 s with a
+// partition of n2 from 15 to 25 s and a failover of n2 to n5 at 40 s.
+func writeHistory(run *results.Run, s Spec, before, after [3]int) (planted, error) {
+	var p planted
+	f, err := os.Create(run.Path("history.jsonl"))
+	if err != nil {
+		return p, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	rng := rand.New(rand.NewPCG(s.Seed, 1))
+	var idx int64
+	emit := func(op history.Op) error {
+		op.Index = idx
+		idx++
+		return history.Encode(w, &op)
+	}
+	nem := func(t time.Duration, typ history.Type, fn string, nodes []string, detail map[string]any) error {
+		b, _ := json.Marshal(detail)
+		return emit(history.Op{Time: int64(t), Process: history.Nemesis, Type: typ, F: fn, Nodes: nodes, Detail: b})
+	}
+	partFrom, partTo := 15*time.Second, 25*time.Second
+	failoverAt := 40 * time.Second
+	p.partitionS = [2]float64{partFrom.Seconds(), partTo.Seconds()}
+	events := []struct {
+		t  time.Duration
+		fn func() error
+	}{
+		{partFrom, func() error {
+			if err := nem(partFrom, history.Invoke, "start-partition", []string{"n2"}, map[string]any{"mode": "isolate-primary", "cluster_nodes_before": clusterNodes(0, before, nil)}); err != nil {
+				return err
+			}
+			return nem(partFrom+50*time.Millisecond, history.Info, "start-partition", []string{"n2"}, map[string]any{"mode": "isolate-primary", "took_ms": 50})
+		}},
+		{partTo, func() error {
+			if err := nem(partTo, history.Invoke, "stop-partition", []string{"n2"}, map[string]any{"mode": "isolate-primary"}); err != nil {
+				return err
+			}
+			return nem(partTo+30*time.Millisecond, history.Info, "stop-partition", []string{"n2"}, map[string]any{"mode": "isolate-primary", "cluster_nodes_after": clusterNodes(0, before, map[int]bool{1: true})})
+		}},
+		{failoverAt, func() error {
+			if err := nem(failoverAt, history.Invoke, "start-failover", []string{"n5"}, map[string]any{"mode": "replica-of-n2", "cluster_nodes_before": clusterNodes(0, before, nil)}); err != nil {
+				return err
+			}
+			return nem(failoverAt+800*time.Millisecond, history.Info, "start-failover", []string{"n5"}, map[string]any{"mode": "replica-of-n2", "took_ms": 800, "cluster_nodes_after": clusterNodes(0, after, nil)})
+		}},
+	}
+	const procs = 10
+	step := duration / time.Duration(max(1, s.Ops/procs))
+	ev := 0
+	lostWanted := 0
+	if s.Invalid {
+		lostWanted = 3
+	}
+	for i := 0; i < s.Ops; i++ {
+		t := time.Duration(i/procs)*step + time.Duration(i%procs)*step/procs
+		for ev < len(events) && events[ev].t <= t {
+			if err := events[ev].fn(); err != nil {
+				return p, err
+			}
+			ev++
+		}
+		proc := history.Process(i % procs)
+		inPartition := t >= partFrom && t < partTo
+		lat := time.Duration(math.Exp(rng.NormFloat64()*0.8) * float64(300*time.Microsecond))
+		out := history.OK
+		switch {
+		case inPartition && rng.IntN(3) == 0:
+			out, lat = history.Fail, time.Duration(rng.IntN(2000))*time.Microsecond
+		case inPartition && rng.IntN(50) == 0:
+			out, lat = history.Info, time.Second
+		case rng.IntN(2000) == 0:
+			out = history.Fail
+		}
+		node := addr(rng.IntN(3))
+		var inv, comp history.Op
+		if i%2 == 0 {
+			key := fmt.Sprintf("register:%d", rng.IntN(20))
+			if rng.IntN(2) == 0 {
+				inv = history.Op{Time: int64(t), Process: proc, Type: history.Invoke, F: "read", Key: key}
+				comp = history.Op{Time: int64(t + lat), Process: proc, Type: out, F: "read", Key: key, Node: node}
+				comp.SetValue(rng.IntN(5))
+			} else {
+				inv = history.Op{Time: int64(t), Process: proc, Type: history.Invoke, F: "write", Key: key}
+				inv.SetValue(rng.IntN(5))
+				comp = inv
+				comp.Type, comp.Time, comp.Node = out, int64(t+lat), node
+			}
+		} else {
+			key := fmt.Sprintf("set:%d", rng.IntN(50))
+			inv = history.Op{Time: int64(t), Process: proc, Type: history.Invoke, F: "add", Key: key}
+			inv.SetValue(i)
+			comp = inv
+			comp.Type, comp.Time, comp.Node = out, int64(t+lat), node
+		}
+		if out == history.Fail {
+			comp.Error = "CLUSTERDOWN The cluster is down"
+		} else if out == history.Info {
+			comp.Error = "i/o timeout"
+		}
+		if err := emit(inv); err != nil {
+			return p, err
+		}
+		if inv.F == "add" && out == history.OK && inPartition && len(p.lostAdds) < lostWanted && t > partFrom+2*time.Second {
+			p.lostAdds = append(p.lostAdds, map[string]any{"key": inv.Key, "element": i, "ack_s": round3(time.Duration(comp.Time).Seconds()),
+				"node": addr(1), "wait": "no_wait", "index": idx - 1})
+		}
+		if s.Invalid && p.staleRead == 0 && inv.F == "read" && out == history.OK && t > partFrom+3*time.Second {
+			p.staleRead = idx - 1
+		}
+		if s.Invalid && len(p.cycle) < 2 && inv.F == "write" && out == history.OK && t > 30*time.Second {
+			p.cycle = append(p.cycle, idx-1)
+		}
+		if err := emit(comp); err != nil {
+			return p, err
+		}
+	}
+	for ev < len(events) {
+		if err := events[ev].fn(); err != nil {
+			return p, err
+		}
+		ev++
+	}
+	return p, w.Flush()
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// summary is the results.json the checkers would write for the history.
+func summary(s Spec, p planted) checker.Summary {
+	res := func(v checker.Validity, f map[string]any) checker.Result { return checker.Result{Valid: v, Figures: f} }
+	lost := len(p.lostAdds)
+	lostRows := make([]any, 0, lost)
+	for _, r := range p.lostAdds {
+		lostRows = append(lostRows, r)
+	}
+	setValid, linValid, laValid := checker.Valid, checker.Valid, checker.Valid
+	anomalous := []any{}
+	anomalies := map[string]any{}
+	if s.Invalid {
+		setValid, linValid, laValid = checker.Invalid, checker.Invalid, checker.Invalid
+		anomalous = []any{"register:7"}
+		if len(p.cycle) == 2 {
+			anomalies["G-single"] = map[string]any{"count": 1, "examples": []any{[]any{
+				map[string]any{"index": p.cycle[0], "process": "2", "status": "ok", "edge": "rw", "key": "list:1", "value": 4},
+				map[string]any{"index": p.cycle[1], "process": "4", "status": "ok", "edge": "wr", "key": "list:1", "value": 5},
+			}}}
+		}
+	}
+	window := map[string]any{"window": 0, "fault": "partition", "start_s": p.partitionS[0], "end_s": p.partitionS[1], "nodes": []any{"n2"},
+		"lost": lost, "keys": lost, "no_wait": lost, "wait_satisfied": 0, "wait_unsatisfied": 0}
+	if lost > 0 {
+		window["acked_from_s"] = p.lostAdds[0]["ack_s"]
+		window["acked_to_s"] = p.lostAdds[lost-1]["ack_s"]
+	}
+	lin := map[string]any{"anomalous_keys": anomalous, "unknown_keys": []any{}, "stale_reads": 0, "keys": 20, "ops": s.Ops / 2}
+	if s.Invalid && p.staleRead > 0 {
+		lin["stale_reads"] = 1
+		lin["reasons"] = []any{fmt.Sprintf("key register:7: read at op %d returned 3 although the write of 4 had completed before it began", p.staleRead)}
+		lin["first_instances"] = []any{map[string]any{"key": "register:7", "index": p.staleRead, "kind": "stale read"}}
+	}
+	return checker.Summary{Valid: checker.Merge(setValid, linValid, laValid), Checkers: map[string]checker.Result{
+		"set/set": res(setValid, map[string]any{"lost": lost, "unexpected": 0, "recovered": 0, "stale_reads": 0,
+			"lost_elements": lostRows, "wait_satisfied": 0, "wait_unsatisfied": 0, "no_wait": lost}),
+		"set/rpo": res(checker.Valid, map[string]any{"kind": "set", "lost": lost, "windows": 2, "per_window": []any{window},
+			"outside_windows": map[string]any{"lost": 0}, "rpo_ms": 120.5}),
+		"set/rto": res(checker.Valid, map[string]any{"affected": 12, "unrecovered": 0,
+			"rto_ms":     map[string]any{"count": 12, "p50": 10400.0, "p95": 11000.0, "p99": 11020.0, "max": 11020.0},
+			"per_window": []any{map[string]any{"window": 0, "fault": "partition", "nodes": []any{"n2"}, "affected_keys": 12, "rto_ms": map[string]any{"count": 12, "p50": 10400.0, "max": 11020.0}}},
+			"per_shard":  []any{map[string]any{"shard": "5461-10922", "primary": "n2", "rto_ms": 11020.0}},
+		}),
+		"register/linearizable": res(linValid, lin),
+		"txn/list-append":       res(laValid, map[string]any{"anomalies": anomalies, "anomaly_types": len(anomalies)}),
+	}}
+}

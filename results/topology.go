@@ -1,0 +1,246 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// clusterNode is one line of CLUSTER NODES.
+type clusterNode struct {
+	id, addr string
+	myself   bool
+	primary  bool
+	failed   bool // fail or fail? flag
+	master   string
+	slots    []string // ranges as printed: "0-5460", "[93->-id]" left out
+}
+
+// parseClusterNodes reads CLUSTER NODES output; unreadable lines are skipped
+// (a snapshot is an illustration, not evidence a checker relies on).
+func parseClusterNodes(s string) []clusterNode {
+	var out []clusterNode
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		n := clusterNode{id: f[0], addr: f[1], master: f[3]}
+		if i := strings.IndexByte(n.addr, '@'); i >= 0 {
+			n.addr = n.addr[:i]
+		}
+		if i := strings.IndexByte(n.addr, ','); i >= 0 {
+			n.addr = n.addr[:i]
+		}
+		for _, fl := range strings.Split(f[2], ",") {
+			switch fl {
+			case "myself":
+				n.myself = true
+			case "master":
+				n.primary = true
+			case "fail", "fail?":
+				n.failed = true
+			}
+		}
+		for _, sl := range f[8:] {
+			if !strings.HasPrefix(sl, "[") {
+				n.slots = append(n.slots, sl)
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// snapshot is the cluster as one node saw it at a time.
+type snapshot struct {
+	t     float64 // seconds since start
+	label string  // what was happening
+	nodes []clusterNode
+}
+
+// snapshots gathers CLUSTER NODES views: the run's start and end (nodes/*/
+// cluster-nodes-{before,after}.txt) and those the nemesis recorded around
+// each fault (detail.cluster_nodes_before / cluster_nodes_after).
+func (d *runData) snapshots() []snapshot {
+	var out []snapshot
+	if s, ok := d.fileSnapshot("cluster-nodes-before.txt"); ok {
+		out = append(out, snapshot{t: 0, label: "start", nodes: s})
+	}
+	for i := range d.ops {
+		op := &d.ops[i]
+		if !op.NemesisOp() || len(op.Detail) == 0 {
+			continue
+		}
+		var det map[string]any
+		if json.Unmarshal(op.Detail, &det) != nil {
+			continue
+		}
+		for _, k := range []string{"cluster_nodes_before", "cluster_nodes_after"} {
+			if s, ok := det[k].(string); ok {
+				if nodes := parseClusterNodes(s); len(nodes) > 0 {
+					out = append(out, snapshot{t: float64(op.Time) / 1e9, label: op.F + " (" + strings.TrimPrefix(k, "cluster_nodes_") + ")", nodes: nodes})
+				}
+			}
+		}
+	}
+	if s, ok := d.fileSnapshot("cluster-nodes-after.txt"); ok {
+		out = append(out, snapshot{t: d.duration(), label: "end", nodes: s})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].t < out[j].t })
+	return out
+}
+
+// fileSnapshot reads the most complete of the nodes' snapshot files: the
+// one naming the most slots-serving primaries with replicas attached.
+func (d *runData) fileSnapshot(name string) ([]clusterNode, bool) {
+	files, _ := filepath.Glob(d.run.Path("nodes", "*", name))
+	var best []clusterNode
+	bestScore := -1
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		nodes := parseClusterNodes(string(b))
+		score := 0
+		for _, n := range nodes {
+			if !n.failed && (len(n.slots) > 0 || !n.primary) {
+				score++
+			}
+		}
+		if score > bestScore {
+			best, bestScore = nodes, score
+		}
+	}
+	return best, bestScore >= 0
+}
+
+// roleOf summarises one node in a snapshot: "primary 0-5460", "replica of
+// n1", "failed", or "" when the snapshot does not list it.
+func (d *runData) roleOf(s snapshot, name string) (role string, slots string, failed bool) {
+	for _, n := range s.nodes {
+		if d.name(n.addr) != name {
+			continue
+		}
+		if n.primary {
+			return "primary", strings.Join(n.slots, " "), n.failed
+		}
+		return "replica of " + d.name(n.master), "", n.failed
+	}
+	return "", "", false
+}
+
+// topologySVG draws one row per node: a bar while it was a primary serving
+// slots (labelled with its ranges), a thin line while a replica, red while
+// flagged failed, and a tick at every snapshot where something changed.
+func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
+	snaps := d.snapshots()
+	if len(snaps) == 0 {
+		return "", nil
+	}
+	names := map[string]bool{}
+	for _, s := range snaps {
+		for _, n := range s.nodes {
+			names[d.name(n.addr)] = true
+		}
+	}
+	rows := make([]string, 0, len(names))
+	for n := range names {
+		rows = append(rows, n)
+	}
+	sort.Slice(rows, func(i, j int) bool { return naturalLess(rows[i], rows[j]) })
+	end := max(d.duration(), snaps[len(snaps)-1].t)
+	p := newPlot("topology", end, 0, 1, false, "node: role over time (bars = primary with its slots)")
+	p.top = 24
+	p.h = p.top + p.bot + 24*float64(len(rows)) + 8
+	p.shade(windows)
+	rowY := func(i int) float64 { return p.top + 6 + 24*float64(i) }
+	for i, name := range rows {
+		fmt.Fprintf(&p.b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, p.left-4, rowY(i)+13, template.HTMLEscapeString(name))
+	}
+	var changes []string
+	prev := map[string]string{}
+	for si, s := range snaps {
+		t1 := end
+		if si+1 < len(snaps) {
+			t1 = snaps[si+1].t
+		}
+		for i, name := range rows {
+			role, slots, failed := d.roleOf(s, name)
+			key := role + "|" + slots + "|" + fmt.Sprint(failed)
+			if old, ok := prev[name]; ok && old != key {
+				changes = append(changes, fmt.Sprintf("%.1f s (%s): %s %s", s.t, s.label, name, describeRole(role, slots, failed)))
+				fmt.Fprintf(&p.b, `<line class="change" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#000" stroke-width="2"><title>%s</title></line>`,
+					p.x(s.t), p.x(s.t), rowY(i), rowY(i)+18, template.HTMLEscapeString(changes[len(changes)-1]))
+			}
+			prev[name] = key
+			if role == "" || t1 <= s.t {
+				continue
+			}
+			x0, x1 := p.x(s.t), p.x(t1)
+			title := fmt.Sprintf("%s %s (%.1f-%.1f s, from the %s snapshot)", name, describeRole(role, slots, failed), s.t, t1, s.label)
+			color := "#1e88e5"
+			switch {
+			case failed:
+				color = "#c62828"
+			case role != "primary":
+				color = "#9e9e9e"
+			}
+			if role == "primary" || failed {
+				fmt.Fprintf(&p.b, `<rect class="role" x="%.1f" y="%.1f" width="%.1f" height="18" fill="%s" opacity="0.8"><title>%s</title></rect>`,
+					x0, rowY(i), max(1, x1-x0), color, template.HTMLEscapeString(title))
+				if x1-x0 > 60 && slots != "" {
+					fmt.Fprintf(&p.b, `<text x="%.1f" y="%.1f" fill="#fff" font-size="10">%s</text>`, x0+3, rowY(i)+13, template.HTMLEscapeString(clip(slots, int((x1-x0)/6))))
+				}
+			} else {
+				fmt.Fprintf(&p.b, `<rect class="role" x="%.1f" y="%.1f" width="%.1f" height="4" fill="%s"><title>%s</title></rect>`,
+					x0, rowY(i)+7, max(1, x1-x0), color, template.HTMLEscapeString(title))
+			}
+		}
+	}
+	step := niceStep(end, 10)
+	for t := 0.0; t <= end+1e-9; t += step {
+		fmt.Fprintf(&p.b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s s</text>`, p.x(t), p.h-p.bot+14, trimFloat(t))
+	}
+	fmt.Fprintf(&p.b, `<text x="4" y="12" fill="#333" font-size="12">%s</text>`, template.HTMLEscapeString(p.yLabel))
+	return p.svg(), changes
+}
+
+func describeRole(role, slots string, failed bool) string {
+	s := role
+	if role == "" {
+		s = "not listed"
+	}
+	if slots != "" {
+		s += " of slots " + slots
+	} else if role == "primary" {
+		s += " without slots"
+	}
+	if failed {
+		s += ", flagged failed"
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if n < 4 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+// naturalLess orders n2 before n10.
+func naturalLess(a, b string) bool {
+	if len(a) != len(b) && strings.TrimRight(a, "0123456789") == strings.TrimRight(b, "0123456789") {
+		return len(a) < len(b)
+	}
+	return a < b
+}
