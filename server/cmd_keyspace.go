@@ -525,10 +525,8 @@ func cmdObject(c *Client, argv [][]byte) {
 			} else {
 				enc = "raw"
 			}
-		case store.KindList:
-			enc = "quicklist"
-		case store.KindZSet:
-			enc = "skiplist"
+		default:
+			enc = o.Encoding()
 		}
 		c.BulkString(enc)
 	case "REFCOUNT":

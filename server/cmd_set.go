@@ -3,8 +3,6 @@
 package server
 
 import (
-	"sort"
-
 	"github.com/redline-dev/redline/server/store"
 )
 
@@ -15,8 +13,7 @@ func cmdSAdd(c *Client, argv [][]byte) {
 	}
 	var n int64
 	for _, m := range argv[2:] {
-		if _, had := o.Set[string(m)]; !had {
-			o.Set[string(m)] = struct{}{}
+		if o.SetAdd(string(m)) {
 			n++
 		}
 	}
@@ -52,11 +49,7 @@ func cmdSMembers(c *Client, argv [][]byte) {
 		c.SetHeader(0)
 		return
 	}
-	ms := make([]string, 0, len(o.Set))
-	for m := range o.Set {
-		ms = append(ms, m)
-	}
-	sort.Strings(ms)
+	ms := o.SetMembers()
 	c.SetHeader(len(ms))
 	for _, m := range ms {
 		c.BulkString(m)

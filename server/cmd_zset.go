@@ -101,6 +101,7 @@ scores:
 		if !exists {
 			added++
 			o.ZSet.Add(m, nsc)
+			o.ZSetNote(m)
 		} else if nsc != cur {
 			changed++
 			o.ZSet.Add(m, nsc)
@@ -141,6 +142,7 @@ func cmdZIncrBy(c *Client, argv [][]byte) {
 		return
 	}
 	o.ZSet.Add(string(argv[3]), n)
+	o.ZSetNote(string(argv[3]))
 	c.s.dirty++
 	c.Double(n)
 }
