@@ -176,7 +176,8 @@ func emitObject(add func(argv ...[]byte), o *store.Object) {
 	case store.KindHash:
 		args := [][]byte{[]byte("HSET"), key}
 		n := 0
-		for f, v := range o.Hash {
+		for _, f := range o.HashFields() { // in order: a rewrite keeps a listpack's order
+			v := o.Hash[f]
 			args = append(args, []byte(f), v)
 			n++
 			if len(args) >= 2*chunk+2 || n == len(o.Hash) {

@@ -5,7 +5,6 @@ package server
 import (
 	"math"
 	"math/big"
-	"sort"
 
 	"github.com/redline-dev/redline/server/store"
 )
@@ -21,10 +20,9 @@ func cmdHSet(c *Client, argv [][]byte) {
 	}
 	var added int64
 	for i := 2; i < len(argv); i += 2 {
-		if _, had := o.Hash[string(argv[i])]; !had {
+		if o.HashSet(string(argv[i]), copyBytes(argv[i+1])) {
 			added++
 		}
-		o.Hash[string(argv[i])] = copyBytes(argv[i+1])
 	}
 	c.s.dirty += int64(len(argv)-2) / 2
 	if c.cmd.Name == "hmset" {
@@ -46,7 +44,7 @@ func cmdHSetNX(c *Client, argv [][]byte) {
 		}
 	}
 	o, _ = c.getOrCreate(argv[1], store.KindHash)
-	o.Hash[string(argv[2])] = copyBytes(argv[3])
+	o.HashSet(string(argv[2]), copyBytes(argv[3]))
 	c.s.dirty++
 	c.Int(1)
 }
@@ -87,15 +85,6 @@ func cmdHMGet(c *Client, argv [][]byte) {
 	}
 }
 
-func sortedHashFields(o *store.Object) []string {
-	ks := make([]string, 0, len(o.Hash))
-	for k := range o.Hash {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 func cmdHGetAll(c *Client, argv [][]byte) {
 	o, ok := c.lookup(argv[1], store.KindHash)
 	if !ok {
@@ -106,7 +95,7 @@ func cmdHGetAll(c *Client, argv [][]byte) {
 		return
 	}
 	c.Map(len(o.Hash))
-	for _, k := range sortedHashFields(o) {
+	for _, k := range o.HashFields() {
 		c.BulkString(k)
 		c.Bulk(o.Hash[k])
 	}
@@ -121,7 +110,7 @@ func cmdHKeys(c *Client, argv [][]byte) {
 		c.Array(0)
 		return
 	}
-	ks := sortedHashFields(o)
+	ks := o.HashFields()
 	c.Array(len(ks))
 	for _, k := range ks {
 		c.BulkString(k)
@@ -137,7 +126,7 @@ func cmdHVals(c *Client, argv [][]byte) {
 		c.Array(0)
 		return
 	}
-	ks := sortedHashFields(o)
+	ks := o.HashFields()
 	c.Array(len(ks))
 	for _, k := range ks {
 		c.Bulk(o.Hash[k])
@@ -152,8 +141,7 @@ func cmdHDel(c *Client, argv [][]byte) {
 	var n int64
 	if o != nil {
 		for _, f := range argv[2:] {
-			if _, had := o.Hash[string(f)]; had {
-				delete(o.Hash, string(f))
+			if o.HashDel(string(f)) {
 				n++
 			}
 		}
@@ -229,7 +217,7 @@ func cmdHIncrBy(c *Client, argv [][]byte) {
 	}
 	cur += by
 	o, _ = c.getOrCreate(argv[1], store.KindHash)
-	o.Hash[string(argv[2])] = itob(cur)
+	o.HashSet(string(argv[2]), itob(cur))
 	c.s.dirty++
 	c.Int(cur)
 }
@@ -261,7 +249,7 @@ func cmdHIncrByFloat(c *Client, argv [][]byte) {
 	}
 	s := []byte(res)
 	o, _ = c.getOrCreate(argv[1], store.KindHash)
-	o.Hash[string(argv[2])] = s
+	o.HashSet(string(argv[2]), s)
 	c.s.dirty++
 	c.Propagate([]byte("HSET"), argv[1], argv[2], s)
 	c.Bulk(s)

@@ -32,17 +32,15 @@ func (c *Client) lookup(key []byte, want store.Kind) (*store.Object, bool) {
 
 func parseInt(b []byte) (int64, bool) { return resp.ParseInt(b) }
 
-// parseFloat parses like Redis's string2ld/strtod: no spaces, no NaN.
+// parseFloat parses like Redis's getDoubleFromObject (strtod): no leading
+// or trailing spaces, no NaN, no overflow; hex floats allowed.
 func parseFloat(b []byte) (float64, bool) {
 	if len(b) == 0 || len(b) > 5000 || b[0] == ' ' || b[len(b)-1] == ' ' {
 		return 0, false
 	}
-	s := string(b)
-	switch strings.ToLower(s) {
-	case "inf", "+inf", "infinity", "+infinity":
-		return math.Inf(1), true
-	case "-inf", "-infinity":
-		return math.Inf(-1), true
+	s, ok := cFloat(string(b))
+	if !ok {
+		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) {
@@ -51,10 +49,31 @@ func parseFloat(b []byte) (float64, bool) {
 		}
 		return 0, false
 	}
-	if strings.ContainsAny(s, "_xXpP") {
-		return 0, false
-	}
 	return f, true
+}
+
+// cFloat rewrites a number in C's strtod syntax into the syntax Go's float
+// parsers take (a hex mantissa needs no exponent in C; "infinity"), and
+// refuses what strtod refuses but Go accepts (digit separators, 0b, 0o).
+func cFloat(s string) (string, bool) {
+	body := strings.TrimLeft(s, "+-")
+	if len(s)-len(body) > 1 || strings.IndexByte(s, '_') >= 0 {
+		return "", false
+	}
+	if len(body) > 1 && body[0] == '0' {
+		switch body[1] {
+		case 'b', 'B', 'o', 'O':
+			return "", false
+		case 'x', 'X':
+			if strings.IndexAny(body, "pP") < 0 {
+				return s + "p0", true
+			}
+		}
+	}
+	if strings.EqualFold(body, "infinity") {
+		return s[:len(s)-len(body)] + "inf", true
+	}
+	return s, true
 }
 
 func eq(a []byte, s string) bool { return strings.EqualFold(string(a), s) }
@@ -210,7 +229,7 @@ func expireTimeGeneric(c *Client, argv [][]byte, ms bool) {
 	if ms {
 		c.Int(o.ExpireAt)
 	} else {
-		c.Int(o.ExpireAt / 1000)
+		c.Int((o.ExpireAt + 500) / 1000) // rounded, as Redis does
 	}
 }
 
@@ -241,9 +260,32 @@ func cmdKeys(c *Client, argv [][]byte) {
 	}
 }
 
-func cmdScan(c *Client, argv [][]byte) {
-	cur, err := strconv.ParseUint(string(argv[1]), 10, 64)
+// parseCursor parses a SCAN cursor as Redis's strtoul does: a sign is
+// allowed and a negative number wraps; empty is 0.
+func parseCursor(b []byte) (uint64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg, b = b[0] == '-', b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	if len(b) == 0 {
+		return 0, true
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
 	if err != nil {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+func cmdScan(c *Client, argv [][]byte) {
+	cur, ok := parseCursor(argv[1])
+	if !ok {
 		c.Error("ERR invalid cursor")
 		return
 	}
@@ -483,10 +525,8 @@ func cmdObject(c *Client, argv [][]byte) {
 			} else {
 				enc = "raw"
 			}
-		case store.KindList:
-			enc = "quicklist"
-		case store.KindZSet:
-			enc = "skiplist"
+		default:
+			enc = o.Encoding()
 		}
 		c.BulkString(enc)
 	case "REFCOUNT":

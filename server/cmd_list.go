@@ -4,6 +4,7 @@ package server
 
 import (
 	"github.com/redline-dev/redline/server/store"
+	"math"
 )
 
 func pushGeneric(c *Client, argv [][]byte, front bool) {
@@ -224,7 +225,8 @@ func cmdLRem(c *Client, argv [][]byte) {
 			}
 		}
 	} else {
-		for i := len(items) - 1; i >= 0 && removed < -count; i-- {
+		// -count overflows for the smallest int64; Redis then removes all.
+		for i := len(items) - 1; i >= 0 && (count == math.MinInt64 || removed < -count); i-- {
 			if string(items[i]) == string(argv[3]) {
 				keep[i] = false
 				removed++

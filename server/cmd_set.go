@@ -3,7 +3,9 @@
 package server
 
 import (
-	"sort"
+	"math"
+	"math/rand/v2"
+	"strings"
 
 	"github.com/redline-dev/redline/server/store"
 )
@@ -15,8 +17,7 @@ func cmdSAdd(c *Client, argv [][]byte) {
 	}
 	var n int64
 	for _, m := range argv[2:] {
-		if _, had := o.Set[string(m)]; !had {
-			o.Set[string(m)] = struct{}{}
+		if o.SetAdd(string(m)) {
 			n++
 		}
 	}
@@ -52,11 +53,7 @@ func cmdSMembers(c *Client, argv [][]byte) {
 		c.SetHeader(0)
 		return
 	}
-	ms := make([]string, 0, len(o.Set))
-	for m := range o.Set {
-		ms = append(ms, m)
-	}
-	sort.Strings(ms)
+	ms := o.SetMembers()
 	c.SetHeader(len(ms))
 	for _, m := range ms {
 		c.BulkString(m)
@@ -160,5 +157,306 @@ func cmdSPop(c *Client, argv [][]byte) {
 		c.Propagate(append([][]byte{[]byte("SREM"), argv[1]}, popped...)...)
 	} else {
 		c.Propagate()
+	}
+}
+
+// setsAt looks up the sets at keys; a missing key is nil. A key of another
+// type replies WRONGTYPE and returns ok=false (Redis checks every key
+// before computing anything).
+func (c *Client) setsAt(keys [][]byte) ([]*store.Object, bool) {
+	sets := make([]*store.Object, len(keys))
+	for i, k := range keys {
+		o, ok := c.lookup(k, store.KindSet)
+		if !ok {
+			return nil, false
+		}
+		sets[i] = o
+	}
+	return sets, true
+}
+
+type setOp int
+
+const (
+	setInter setOp = iota
+	setUnion
+	setDiff
+)
+
+// setAlgebra computes the intersection, union or difference of sets (nil
+// is empty) as a new set object, members added in Redis's iteration order
+// so the result's encoding matches.
+func setAlgebra(op setOp, sets []*store.Object, limit int) *store.Object {
+	out := store.NewObject(store.KindSet)
+	switch op {
+	case setInter:
+		for _, s := range sets {
+			if s == nil {
+				return out
+			}
+		}
+		smallest := sets[0]
+		for _, s := range sets[1:] {
+			if len(s.Set) < len(smallest.Set) {
+				smallest = s
+			}
+		}
+	members:
+		for _, m := range smallest.SetMembers() {
+			for _, s := range sets {
+				if _, ok := s.Set[m]; !ok {
+					continue members
+				}
+			}
+			out.SetAdd(m)
+			if limit > 0 && len(out.Set) >= limit {
+				break
+			}
+		}
+	case setUnion:
+		for _, s := range sets {
+			if s != nil {
+				for _, m := range s.SetMembers() {
+					out.SetAdd(m)
+				}
+			}
+		}
+	case setDiff:
+		if sets[0] == nil {
+			return out
+		}
+	diff:
+		for _, m := range sets[0].SetMembers() {
+			for _, s := range sets[1:] {
+				if s != nil {
+					if _, ok := s.Set[m]; ok {
+						continue diff
+					}
+				}
+			}
+			out.SetAdd(m)
+		}
+	}
+	return out
+}
+
+func setOpOf(name string) setOp {
+	switch {
+	case strings.HasPrefix(name, "sinter"):
+		return setInter
+	case strings.HasPrefix(name, "sunion"):
+		return setUnion
+	}
+	return setDiff
+}
+
+// SINTER, SUNION, SDIFF.
+func cmdSetAlgebra(c *Client, argv [][]byte) {
+	sets, ok := c.setsAt(argv[1:])
+	if !ok {
+		return
+	}
+	res := setAlgebra(setOpOf(c.cmd.Name), sets, 0)
+	ms := res.SetMembers()
+	c.SetHeader(len(ms))
+	for _, m := range ms {
+		c.BulkString(m)
+	}
+}
+
+// SINTERSTORE, SUNIONSTORE, SDIFFSTORE.
+func cmdSetAlgebraStore(c *Client, argv [][]byte) {
+	sets, ok := c.setsAt(argv[2:])
+	if !ok {
+		return
+	}
+	res := setAlgebra(setOpOf(c.cmd.Name), sets, 0)
+	c.storeResult(argv[1], res)
+	c.Int(int64(res.Len()))
+}
+
+// storeResult replaces whatever is at key with o, or deletes key when o is
+// empty, as Redis's *STORE commands do.
+func (c *Client) storeResult(key []byte, o *store.Object) {
+	db := c.kv()
+	if o.Len() == 0 {
+		if db.Delete(key) {
+			c.s.dirty++
+		}
+		return
+	}
+	db.Delete(key)
+	db.Add(key, o)
+	c.s.dirty++
+}
+
+// parseNumKeys parses the numkeys argument of SINTERCARD, ZUNION and the
+// like: at least 1 and no more than the arguments after it.
+func parseNumKeys(c *Client, b []byte, rest int) (int, bool) {
+	n, ok := parseInt(b)
+	if !ok || n < 1 {
+		c.Error("ERR numkeys should be greater than 0")
+		return 0, false
+	}
+	if n > int64(rest) {
+		c.Error("ERR Number of keys can't be greater than number of args")
+		return 0, false
+	}
+	return int(n), true
+}
+
+// numKeysAt returns the key positions of a command whose numkeys argument
+// is at index at and whose keys follow it.
+func numKeysAt(at int) func(argv [][]byte) []int {
+	return func(argv [][]byte) []int {
+		if len(argv) <= at {
+			return nil
+		}
+		n, ok := parseInt(argv[at])
+		if !ok || n <= 0 || n > int64(len(argv)-at-1) {
+			return nil
+		}
+		out := make([]int, n)
+		for i := range out {
+			out[i] = at + 1 + i
+		}
+		return out
+	}
+}
+
+// SINTERCARD numkeys key [key ...] [LIMIT limit]
+func cmdSInterCard(c *Client, argv [][]byte) {
+	n, ok := parseNumKeys(c, argv[1], len(argv)-2)
+	if !ok {
+		return
+	}
+	limit := int64(0)
+	for i := 2 + n; i < len(argv); i++ {
+		if eq(argv[i], "limit") && i+1 < len(argv) {
+			l, ok := parseInt(argv[i+1])
+			if !ok || l < 0 {
+				c.Error("ERR LIMIT can't be negative")
+				return
+			}
+			limit = l
+			i++
+			continue
+		}
+		c.Error(ErrSyntax)
+		return
+	}
+	sets, ok := c.setsAt(argv[2 : 2+n])
+	if !ok {
+		return
+	}
+	c.Int(int64(setAlgebra(setInter, sets, int(min(limit, math.MaxInt32))).Len()))
+}
+
+// SMOVE source destination member
+func cmdSMove(c *Client, argv [][]byte) {
+	db := c.kv()
+	src, dst := db.Get(argv[1]), db.Get(argv[2])
+	if src == nil {
+		c.Int(0)
+		return
+	}
+	if src.Kind != store.KindSet || (dst != nil && dst.Kind != store.KindSet) {
+		c.Error(ErrWrongType)
+		return
+	}
+	m := string(argv[3])
+	if src == dst {
+		if _, ok := src.Set[m]; ok {
+			c.Int(1)
+		} else {
+			c.Int(0)
+		}
+		return
+	}
+	if _, ok := src.Set[m]; !ok {
+		c.Int(0)
+		return
+	}
+	delete(src.Set, m)
+	c.dropIfEmpty(src)
+	if dst == nil {
+		dst = store.NewObject(store.KindSet)
+		db.Add(argv[2], dst)
+	}
+	dst.SetAdd(m)
+	c.s.dirty++
+	c.Int(1)
+}
+
+// SRANDMEMBER key [count]
+func cmdSRandMember(c *Client, argv [][]byte) {
+	if len(argv) > 3 {
+		c.Error(ErrSyntax)
+		return
+	}
+	count, withCount := int64(1), len(argv) == 3
+	if withCount {
+		n, ok := parseInt(argv[2])
+		if !ok {
+			c.Error(ErrNotInt)
+			return
+		}
+		if n == math.MinInt64 {
+			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+			return
+		}
+		count = n
+	}
+	o, ok := c.lookup(argv[1], store.KindSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		if withCount {
+			c.Array(0)
+		} else {
+			c.Null()
+		}
+		return
+	}
+	ms := o.SetMembers()
+	if !withCount {
+		c.BulkString(ms[rand.IntN(len(ms))])
+		return
+	}
+	replyRandomSample(c, ms, count, func(m string) { c.BulkString(m) })
+}
+
+// maxRandomCount bounds the repetitions a negative count may ask for.
+const maxRandomCount = 1 << 24
+
+// replyRandomSample replies count random elements of all as an array, as
+// SRANDMEMBER, HRANDFIELD and ZRANDMEMBER do: count >= 0 distinct elements
+// (all of them, in order, when count covers them), count < 0 that many
+// with repetitions.
+func replyRandomSample[T any](c *Client, all []T, count int64, reply func(T)) {
+	if count < -maxRandomCount {
+		// Redis would try to build the reply until memory runs out.
+		c.Error("ERR value is out of range")
+		return
+	}
+	if count < 0 {
+		c.Array(int(-count))
+		for i := int64(0); i < -count; i++ {
+			reply(all[rand.IntN(len(all))])
+		}
+		return
+	}
+	if count >= int64(len(all)) {
+		c.Array(len(all))
+		for _, e := range all {
+			reply(e)
+		}
+		return
+	}
+	idx := rand.Perm(len(all))[:count]
+	c.Array(len(idx))
+	for _, i := range idx {
+		reply(all[i])
 	}
 }

@@ -84,17 +84,15 @@ func cmdSet(c *Client, argv [][]byte) {
 			flags |= setGet
 		case a == "KEEPTTL" && flags&(setEX|setPX|setEXAT|setPXAT) == 0:
 			flags |= setKeepTTL
-		case (a == "EX" || a == "PX" || a == "EXAT" || a == "PXAT") && flags&(setKeepTTL|setEX|setPX|setEXAT|setPXAT) == 0 && next:
-			switch a {
-			case "EX":
-				flags |= setEX
-			case "PX":
-				flags |= setPX
-			case "EXAT":
-				flags |= setEXAT
-			case "PXAT":
-				flags |= setPXAT
+		case (a == "EX" || a == "PX" || a == "EXAT" || a == "PXAT") && next:
+			f := map[string]int{"EX": setEX, "PX": setPX, "EXAT": setEXAT, "PXAT": setPXAT}[a]
+			// The same option again overrides (Redis: the last wins); another
+			// expire option or KEEPTTL conflicts.
+			if flags&(setKeepTTL|setEX|setPX|setEXAT|setPXAT)&^f != 0 {
+				c.Error(ErrSyntax)
+				return
 			}
+			flags |= f
 			i++
 			expArg = argv[i]
 		default:
@@ -407,45 +405,25 @@ func cmdIncrByFloat(c *Client, argv [][]byte) {
 
 func cmdGetEx(c *Client, argv [][]byte) {
 	var exp int64
-	persist, has := false, false
+	var expArg []byte
+	unit, persist := "", false
 	db := c.kv()
 	now := db.Now()
 	for i := 2; i < len(argv); i++ {
 		a := strings.ToUpper(string(argv[i]))
 		switch {
-		case a == "PERSIST" && !has && !persist:
+		case a == "PERSIST" && unit == "":
 			persist = true
-		case (a == "EX" || a == "PX" || a == "EXAT" || a == "PXAT") && !has && !persist && i+1 < len(argv):
-			v, ok := parseInt(argv[i+1])
-			if !ok {
-				c.Error(ErrNotInt)
-				return
-			}
-			bad := v <= 0
-			switch a {
-			case "EX":
-				bad = bad || v > (math.MaxInt64-now)/1000
-				exp = now + v*1000
-			case "PX":
-				bad = bad || v > math.MaxInt64-now
-				exp = now + v
-			case "EXAT":
-				bad = bad || v > math.MaxInt64/1000
-				exp = v * 1000
-			default:
-				exp = v
-			}
-			if bad {
-				c.Error("ERR invalid expire time in 'getex' command")
-				return
-			}
-			has = true
+		case (a == "EX" || a == "PX" || a == "EXAT" || a == "PXAT") && !persist && (unit == "" || unit == a) && i+1 < len(argv):
+			unit = a // the same option again overrides, as in Redis
 			i++
+			expArg = argv[i]
 		default:
 			c.Error(ErrSyntax)
 			return
 		}
 	}
+	// Redis looks the key up before it checks the expire value.
 	o, ok := c.lookup(argv[1], store.KindString)
 	if !ok {
 		return
@@ -453,6 +431,32 @@ func cmdGetEx(c *Client, argv [][]byte) {
 	if o == nil {
 		c.Null()
 		return
+	}
+	has := expArg != nil
+	if has {
+		v, ok := parseInt(expArg)
+		if !ok {
+			c.Error(ErrNotInt)
+			return
+		}
+		bad := v <= 0
+		switch unit {
+		case "EX":
+			bad = bad || v > (math.MaxInt64-now)/1000
+			exp = now + v*1000
+		case "PX":
+			bad = bad || v > math.MaxInt64-now
+			exp = now + v
+		case "EXAT":
+			bad = bad || v > math.MaxInt64/1000
+			exp = v * 1000
+		default:
+			exp = v
+		}
+		if bad {
+			c.Error("ERR invalid expire time in 'getex' command")
+			return
+		}
 	}
 	c.Bulk(o.Str)
 	switch {

@@ -4,6 +4,7 @@ package server
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/redline-dev/redline/server/store"
@@ -55,7 +56,7 @@ scores:
 			c.Error(ErrNotFloat)
 			return
 		}
-		scores[j] = f
+		scores[j] = f + 0 // -0 is stored as 0, as in Redis
 	}
 	o, ok := c.lookup(argv[1], store.KindZSet)
 	if !ok {
@@ -100,6 +101,7 @@ scores:
 		if !exists {
 			added++
 			o.ZSet.Add(m, nsc)
+			o.ZSetNote(m)
 		} else if nsc != cur {
 			changed++
 			o.ZSet.Add(m, nsc)
@@ -140,6 +142,7 @@ func cmdZIncrBy(c *Client, argv [][]byte) {
 		return
 	}
 	o.ZSet.Add(string(argv[3]), n)
+	o.ZSetNote(string(argv[3]))
 	c.s.dirty++
 	c.Double(n)
 }
@@ -218,8 +221,21 @@ func scoreBound(b []byte) (float64, bool, bool) {
 		excl = true
 		b = b[1:]
 	}
-	f, ok := parseFloat(b)
-	return f, excl, ok
+	// strtod, as Redis's zslParseRange: an empty number is 0, leading
+	// blanks are skipped, overflow gives ±inf.
+	if len(b) == 0 {
+		return 0, excl, true
+	}
+	t := strings.TrimLeft(string(b), " \t\n\v\f\r")
+	s, ok := cFloat(t)
+	if !ok || t == "" {
+		return 0, excl, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if ne, isNum := err.(*strconv.NumError); err != nil && !(isNum && ne.Err == strconv.ErrRange) {
+		return 0, excl, false
+	}
+	return f, excl, !math.IsNaN(f)
 }
 
 // ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]

@@ -240,6 +240,10 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 	if sub := cmd.subcommand(argv); sub != nil && !checkArity(sub.Arity, len(argv)) {
 		c.reject("ERR wrong number of arguments for '" + cmd.Name + "|" + sub.Name + "' command")
 		return
+	} else if sub == nil && len(cmd.Subcommands) > 0 && len(argv) > 1 {
+		// Refused before queueing, so MULTI ends in EXECABORT as in Redis.
+		c.reject("ERR unknown subcommand '" + trunc(argv[1], 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
+		return
 	}
 	if !c.authenticated && cmd.Flags&FlagNoAuth == 0 {
 		c.reject(ErrNoAuth)

@@ -20,7 +20,11 @@ func parseLongDouble(b []byte) (*big.Float, bool) {
 	if strings.Contains(ls, "nan") {
 		return nil, false
 	}
-	f, _, err := big.ParseFloat(s, 10, 64, big.ToNearestEven)
+	s, ok := cFloat(s)
+	if !ok {
+		return nil, false
+	}
+	f, _, err := big.ParseFloat(s, 0, 64, big.ToNearestEven)
 	if err != nil {
 		return nil, false
 	}

@@ -280,7 +280,7 @@ func parseInt(b []byte) (int64, bool) {
 			return 0, false
 		}
 	}
-	if b[i] == '0' && len(b) > i+1 {
+	if b[i] == '0' && (len(b) > i+1 || neg) { // no leading zeros, no -0 (Redis string2ll)
 		return 0, false
 	}
 	var v uint64

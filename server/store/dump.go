@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/crc64"
 	"math"
-	"sort"
 )
 
 // DUMP payload format (ours, not Redis's RDB): kind byte, then the value,
@@ -35,17 +34,12 @@ func Dump(o *Object) []byte {
 		}
 	case KindSet:
 		b = binary.AppendUvarint(b, uint64(len(o.Set)))
-		for _, m := range sortedKeys(o.Set) {
+		for _, m := range o.SetMembers() {
 			str([]byte(m))
 		}
 	case KindHash:
 		b = binary.AppendUvarint(b, uint64(len(o.Hash)))
-		ks := make([]string, 0, len(o.Hash))
-		for k := range o.Hash {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		for _, k := range ks {
+		for _, k := range o.HashFields() {
 			str([]byte(k))
 			str(o.Hash[k])
 		}
@@ -59,15 +53,6 @@ func Dump(o *Object) []byte {
 	}
 	b = binary.LittleEndian.AppendUint16(b, DumpVersion)
 	return binary.LittleEndian.AppendUint64(b, crc64.Checksum(b, crcTab))
-}
-
-func sortedKeys(m map[string]struct{}) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // Restore decodes a Dump payload into a new object.
@@ -97,17 +82,18 @@ func Restore(p []byte) (*Object, error) {
 		}
 	case KindSet:
 		for n := d.count(); n > 0 && d.err == nil; n-- {
-			o.Set[string(d.str())] = struct{}{}
+			o.SetAdd(string(d.str()))
 		}
 	case KindHash:
 		for n := d.count(); n > 0 && d.err == nil; n-- {
 			f := string(d.str())
-			o.Hash[f] = d.str()
+			o.HashSet(f, d.str())
 		}
 	case KindZSet:
 		for n := d.count(); n > 0 && d.err == nil; n-- {
 			m := string(d.str())
 			o.ZSet.Add(m, math.Float64frombits(d.u64()))
+			o.ZSetNote(m)
 		}
 	}
 	if d.err != nil || len(d.b) != 0 {

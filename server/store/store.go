@@ -53,6 +53,11 @@ type Object struct {
 
 	key string // the key this object is stored under
 	idx int32  // position in DB.order
+
+	// loose: the container left Redis's compact encoding (encoding.go).
+	loose bool
+	// order is a compact hash's field order.
+	order []string
 }
 
 // Key returns the key the object is stored under.

@@ -116,8 +116,8 @@ func TestDumpRoundTrip(t *testing.T) {
 		NewObject(KindList), NewObject(KindSet), NewObject(KindHash), NewObject(KindZSet),
 	}
 	objs[1].List.PushBack([]byte("x"))
-	objs[2].Set["m"] = struct{}{}
-	objs[3].Hash["f"] = []byte("v")
+	objs[2].SetAdd("m")
+	objs[3].HashSet("f", []byte("v"))
 	objs[4].ZSet.Add("z", -1.5)
 	for _, o := range objs {
 		p := Dump(o)

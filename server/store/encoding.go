@@ -1,0 +1,145 @@
+package store
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+)
+
+// Redis 7.0 keeps small hashes and sorted sets in a listpack and sets of
+// integers in an intset, and clients see it: HGETALL of a small hash
+// replies in insertion order, SMEMBERS of an intset in numeric order, and
+// OBJECT ENCODING names the encoding. A value leaves its compact encoding
+// for good when it outgrows these limits (Redis's defaults of
+// hash-max-listpack-*, set-max-intset-entries, zset-max-listpack-*).
+const (
+	HashMaxListpackEntries = 128
+	HashMaxListpackValue   = 64
+	SetMaxIntsetEntries    = 512
+	ZSetMaxListpackEntries = 128
+	ZSetMaxListpackValue   = 64
+)
+
+// HashSet sets field f to v (v is kept, not copied) and reports whether f
+// is new. While the hash is compact a new field goes to the end of the
+// reply order and an existing one keeps its place, as in a listpack.
+func (o *Object) HashSet(f string, v []byte) bool {
+	_, had := o.Hash[f]
+	o.Hash[f] = v
+	if o.loose {
+		return !had
+	}
+	if len(f) > HashMaxListpackValue || len(v) > HashMaxListpackValue || len(o.Hash) > HashMaxListpackEntries {
+		o.loose, o.order = true, nil
+		return !had
+	}
+	if !had {
+		o.order = append(o.order, f)
+	}
+	return !had
+}
+
+// HashDel deletes field f and reports whether it was there.
+func (o *Object) HashDel(f string) bool {
+	if _, had := o.Hash[f]; !had {
+		return false
+	}
+	delete(o.Hash, f)
+	if !o.loose {
+		if i := slices.Index(o.order, f); i >= 0 {
+			o.order = slices.Delete(o.order, i, i+1)
+		}
+	}
+	return true
+}
+
+// HashFields returns the fields in the order Redis replies with them:
+// insertion order while compact, otherwise (Redis's dict order being its
+// own) sorted. The slice must not be modified.
+func (o *Object) HashFields() []string {
+	// A field written to the map directly rather than through HashSet
+	// leaves no order to follow: fall back to sorting.
+	if !o.loose && len(o.order) == len(o.Hash) {
+		return o.order
+	}
+	ks := make([]string, 0, len(o.Hash))
+	for k := range o.Hash {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// SetAdd adds member m and reports whether it is new.
+func (o *Object) SetAdd(m string) bool {
+	if _, had := o.Set[m]; had {
+		return false
+	}
+	o.Set[m] = struct{}{}
+	if !o.loose {
+		if _, isInt := intsetValue(m); !isInt || len(o.Set) > SetMaxIntsetEntries {
+			o.loose = true
+		}
+	}
+	return true
+}
+
+// intsetValue parses m as Redis's string2ll does (canonical decimal only).
+func intsetValue(m string) (int64, bool) {
+	if len(m) == 0 || len(m) > 20 || m[0] == '+' || (m[0] == '0' && len(m) > 1) || (len(m) > 1 && m[0] == '-' && m[1] == '0') {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(m, 10, 64)
+	return v, err == nil
+}
+
+// SetMembers returns the members in the order Redis replies with them:
+// numeric for an intset, otherwise sorted.
+func (o *Object) SetMembers() []string {
+	ms := make([]string, 0, len(o.Set))
+	for m := range o.Set {
+		ms = append(ms, m)
+	}
+	if o.loose {
+		sort.Strings(ms)
+		return ms
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		a, _ := intsetValue(ms[i])
+		b, _ := intsetValue(ms[j])
+		return a < b
+	})
+	return ms
+}
+
+// ZSetNote records that member m was added to a sorted set, so that the
+// set leaves the listpack encoding when it outgrows it.
+func (o *Object) ZSetNote(m string) {
+	if !o.loose && (len(m) > ZSetMaxListpackValue || o.ZSet.Len() > ZSetMaxListpackEntries) {
+		o.loose = true
+	}
+}
+
+// Encoding is what OBJECT ENCODING reports for a container.
+func (o *Object) Encoding() string {
+	switch o.Kind {
+	case KindList:
+		return "quicklist"
+	case KindSet:
+		if o.loose {
+			return "hashtable"
+		}
+		return "intset"
+	case KindZSet:
+		if o.loose {
+			return "skiplist"
+		}
+		return "listpack"
+	case KindHash:
+		if o.loose {
+			return "hashtable"
+		}
+		return "listpack"
+	}
+	return ""
+}
