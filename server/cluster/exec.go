@@ -76,8 +76,8 @@ func parseSlot(s string) (int, error) {
 var errNotInt = errors.New("ERR value is not an integer or out of range")
 
 // Exec runs a CLUSTER command (args[0] is "CLUSTER") on n and returns the
-// reply value. Run it inside bus.Do so the outputs (config save, messages)
-// are performed before the reply is sent.
+// reply value. The node's owner performs the outputs (config save,
+// messages) of Ready before the reply is sent.
 func Exec(n *Node, args []string, env Env) any {
 	if len(args) < 2 {
 		return errors.New("ERR wrong number of arguments for 'cluster' command")

@@ -356,3 +356,111 @@ func TestMemTransportFormation(t *testing.T) {
 	}
 	waitFor(t, "heals", 10*time.Second, func() bool { return converged(ns) })
 }
+
+// TestInputsKeepEveryMessage shows that a busy owner loses nothing: 5000
+// messages arrive on one connection while nobody reads Inputs (their writer
+// waits instead); then every one comes out, in order, with the accepted
+// connection's link, and a reply sent on that link reaches the peer.
+func TestInputsKeepEveryMessage(t *testing.T) {
+	mem := NewMemNetwork()
+	b := New(Options{ListenAddr: "127.0.0.1:21100", Transport: mem})
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c, err := mem.Dial(WithLocalAddr(t.Context(), "127.0.0.1:21101"), "127.0.0.1:21100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const count = 5000
+	wrote := make(chan error, 1)
+	go func() {
+		for i := 0; i < count; i++ {
+			m := cluster.Message{Type: cluster.MsgPing, CurrentEpoch: uint64(i)}
+			if _, err := c.Write(cluster.EncodeMessage(&m)); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}()
+	time.Sleep(200 * time.Millisecond) // the owner is busy
+	select {
+	case err := <-wrote:
+		t.Fatalf("all %d messages written while nobody read Inputs (err %v): the bus buffered or dropped them", count, err)
+	default:
+	}
+	var link cluster.Link
+	for i := 0; i < count; i++ {
+		select {
+		case in := <-b.Inputs():
+			if in.Msg == nil || in.Msg.CurrentEpoch != uint64(i) {
+				t.Fatalf("input %d: %+v, want the message with epoch %d", i, in, i)
+			}
+			link = in.Msg.Link
+		case <-time.After(10 * time.Second):
+			t.Fatalf("input %d never came", i)
+		}
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if link.In == 0 || link.RemoteIP != "127.0.0.1" {
+		t.Fatalf("link %+v: want an accepted connection's id and the dialer's IP", link)
+	}
+	b.Send(&cluster.Ready{Messages: []cluster.Envelope{{In: link.In, Msg: cluster.Message{Type: cluster.MsgPong, CurrentEpoch: 7}}}})
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	f, err := cluster.ReadFrame(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := cluster.DecodeMessage(f); err != nil || m.Type != cluster.MsgPong || m.CurrentEpoch != 7 {
+		t.Fatalf("reply %+v, %v", m, err)
+	}
+}
+
+// TestLinkFailedOnce: an outbound link that cannot be dialed is reported
+// once; until the owner has taken that report, messages the node still
+// sends on the link are dropped, not redialed under an id the node is
+// about to forget.
+func TestLinkFailedOnce(t *testing.T) {
+	mem := NewMemNetwork()
+	b := New(Options{ListenAddr: "127.0.0.1:21110", Transport: mem})
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	peer := "127.0.0.1:21111"
+	ping := cluster.Envelope{Link: 5, Addr: peer, Msg: cluster.Message{Type: cluster.MsgPing}}
+	b.Send(&cluster.Ready{Messages: []cluster.Envelope{ping}})
+	time.Sleep(100 * time.Millisecond) // the dial has failed; its report waits for the owner
+	ln, err := mem.Listen(peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	b.Send(&cluster.Ready{Messages: []cluster.Envelope{ping}})
+	select {
+	case in := <-b.Inputs():
+		if in.Msg != nil || in.LinkFailed != 5 {
+			t.Fatalf("input %+v, want LinkFailed 5", in)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no LinkFailed")
+	}
+	select {
+	case in := <-b.Inputs():
+		t.Fatalf("second input %+v after the link failed once", in)
+	case <-accepted:
+		t.Fatal("the failed link was dialed again")
+	case <-time.After(300 * time.Millisecond):
+	}
+}
