@@ -292,39 +292,7 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 		return invalidHistory(err)
 	}
 	an := &anomalyLog{max: l.o.MaxExamples, count: map[string]int{}, examples: map[string][]any{}}
-	var txns []*laTxn
-	malformed := 0
-	for _, c := range calls {
-		if c.inv.F != "txn" {
-			continue
-		}
-		t := &laTxn{c: c}
-		src := c.inv.Value
-		switch {
-		case c.ok():
-			t.status = history.OK
-			if c.comp.HasValue() {
-				src = c.comp.Value
-			}
-		case c.failed():
-			t.status = history.Fail
-		default:
-			t.status = history.Info
-		}
-		mops, err := parseTxn(src)
-		if err != nil && t.status == history.OK && c.comp.HasValue() {
-			// The reply is garbage, but EXEC ran: keep the appends of the
-			// invocation, with nothing known of its reads.
-			an.add("garbage", map[string]any{"txn": map[string]any{"index": c.inv.Index}, "index": c.inv.Index, "value": rawString(c.comp.Value), "why": err.Error()})
-			mops, err = parseTxn(c.inv.Value)
-		}
-		if err != nil {
-			malformed++
-			continue
-		}
-		t.mops = mops
-		txns = append(txns, t)
-	}
+	txns, malformed := parseListAppend(calls, an)
 	ref := func(t int) map[string]any {
 		return map[string]any{"index": txns[t].c.inv.Index, "process": txns[t].c.inv.Process.String(), "status": string(txns[t].status)}
 	}
@@ -439,7 +407,7 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 			}
 		}
 	}
-	neverRead, reads := lostAppends(txns, an, ref)
+	neverRead, reads, _ := lostAppends(txns, an, ref)
 
 	// The dependency graph over transactions.
 	adj := make([][]laEdge, len(txns))
@@ -563,7 +531,7 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 // reported once. It returns the keys with acknowledged appends that no read
 // began after (nothing says whether they survived) and the number of
 // committed reads.
-func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (neverRead []string, reads int) {
+func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (neverRead []string, reads int, lost []lostWrite) {
 	type latest struct {
 		t     int
 		start int64
@@ -603,6 +571,7 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 			if !reported[id] && !slices.Contains(l.list, m.v) {
 				reported[id] = true
 				an.add("lost-append", map[string]any{"txn": ref(ti), "key": m.k, "value": m.v, "final_read": ref(l.t)})
+				lost = append(lost, lostWrite{c: t.c, key: m.k})
 			}
 		}
 	}
@@ -610,7 +579,44 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 		neverRead = append(neverRead, k)
 	}
 	sort.Strings(neverRead)
-	return neverRead, reads
+	return neverRead, reads, lost
+}
+
+// parseListAppend reads the txn ops of a history for the list-append
+// checkers; garbage replies go to an, malformed invocations are counted.
+func parseListAppend(calls []call, an *anomalyLog) (txns []*laTxn, malformed int) {
+	for _, c := range calls {
+		if c.inv.F != "txn" {
+			continue
+		}
+		t := &laTxn{c: c}
+		src := c.inv.Value
+		switch {
+		case c.ok():
+			t.status = history.OK
+			if c.comp.HasValue() {
+				src = c.comp.Value
+			}
+		case c.failed():
+			t.status = history.Fail
+		default:
+			t.status = history.Info
+		}
+		mops, err := parseTxn(src)
+		if err != nil && t.status == history.OK && c.comp.HasValue() {
+			// The reply is garbage, but EXEC ran: keep the appends of the
+			// invocation, with nothing known of its reads.
+			an.add("garbage", map[string]any{"txn": map[string]any{"index": c.inv.Index}, "index": c.inv.Index, "value": rawString(c.comp.Value), "why": err.Error()})
+			mops, err = parseTxn(c.inv.Value)
+		}
+		if err != nil {
+			malformed++
+			continue
+		}
+		t.mops = mops
+		txns = append(txns, t)
+	}
+	return txns, malformed
 }
 
 // describeLA names the first list-append examples by key and op index.
