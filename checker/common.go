@@ -387,17 +387,21 @@ func Windows(ops []history.Op) []Window {
 }
 
 // skippedDetail reports whether a nemesis entry's detail says the fault was
-// skipped (it could not be resolved and nothing was done).
+// skipped (it could not be resolved and nothing was done) or that its start
+// failed ("error"): only a fault that took effect opens a window. (A
+// partly applied fault is then not a window; losses it caused are still
+// reported, outside any window.)
 func skippedDetail(d json.RawMessage) bool {
-	if len(d) == 0 || !bytes.Contains(d, []byte(`"skipped"`)) {
+	if len(d) == 0 || !(bytes.Contains(d, []byte(`"skipped"`)) || bytes.Contains(d, []byte(`"error"`))) {
 		return false
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(d, &m) != nil {
 		return false
 	}
-	_, ok := m["skipped"]
-	return ok
+	_, skipped := m["skipped"]
+	_, failed := m["error"]
+	return skipped || failed
 }
 
 // finalReadsStart is the time of the nemesis "final-reads" marker, or -1.

@@ -286,3 +286,18 @@ func TestRegisterGarbageRead(t *testing.T) {
 	r := check(t, Linearizable(Options{NoVisualization: true}), h.done())
 	wantValid(t, r, Invalid)
 }
+
+// The RPO checker never charges a WAIT class more than its writes either.
+func TestRPOCounterWaitClassCapped(t *testing.T) {
+	var h hist
+	h.nemesis(0, "start-partition", "n1")
+	h.call(0, "add", "c", 1, 10, history.OK, nil, 20)
+	h.nemesis(30, "stop-partition", "n1")
+	h.nemesis(40, "final-reads")
+	h.call(1, "read", "c", nil, 50, history.OK, -5, 60)
+	r := check(t, RPO(Options{Kind: "counter"}), h.done())
+	w := fig[[]map[string]any](t, r, "per_window")[0]
+	if w["lost"] != int64(1) || w["no_wait"] != int64(1) || w["wait_satisfied"] != int64(0) {
+		t.Fatalf("window %v", w)
+	}
+}

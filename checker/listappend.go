@@ -20,7 +20,7 @@ var ListAppendDetects = []string{
 	"G0", "G1a", "G1b", "G1c", "G-single", "G2",
 	"G0-realtime", "G1c-realtime", "G-single-realtime", "G2-realtime",
 	"internal", "incompatible-order", "garbage-read", "duplicate-elements", "duplicate-appends",
-	"lost-append", "garbage",
+	"lost-append", "fractured-appends", "garbage",
 }
 
 // ListAppendDoesNotDetect says what this checker cannot see.
@@ -292,49 +292,13 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 		return invalidHistory(err)
 	}
 	an := &anomalyLog{max: l.o.MaxExamples, count: map[string]int{}, examples: map[string][]any{}}
-	var txns []*laTxn
-	malformed := 0
-	for _, c := range calls {
-		if c.inv.F != "txn" {
-			continue
-		}
-		t := &laTxn{c: c}
-		src := c.inv.Value
-		switch {
-		case c.ok():
-			t.status = history.OK
-			if c.comp.HasValue() {
-				src = c.comp.Value
-			}
-		case c.failed():
-			t.status = history.Fail
-		default:
-			t.status = history.Info
-		}
-		mops, err := parseTxn(src)
-		if err != nil && t.status == history.OK && c.comp.HasValue() {
-			// The reply is garbage, but EXEC ran: keep the appends of the
-			// invocation, with nothing known of its reads.
-			an.add("garbage", map[string]any{"txn": map[string]any{"index": c.inv.Index}, "index": c.inv.Index, "value": rawString(c.comp.Value), "why": err.Error()})
-			mops, err = parseTxn(c.inv.Value)
-		}
-		if err != nil {
-			malformed++
-			continue
-		}
-		t.mops = mops
-		txns = append(txns, t)
-	}
+	txns, malformed := parseListAppend(calls, an)
 	ref := func(t int) map[string]any {
 		return map[string]any{"index": txns[t].c.inv.Index, "process": txns[t].c.inv.Process.String(), "status": string(txns[t].status)}
 	}
 
 	// Who appended what. final[k][v]: v was the writer's last append to k.
-	type writer struct {
-		t     int
-		final bool
-	}
-	writers := map[string]map[int64]writer{}
+	writers := map[string]map[int64]laWriter{}
 	for ti, t := range txns {
 		last := map[string]int{}
 		for mi, m := range t.mops {
@@ -348,14 +312,14 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 			}
 			w := writers[m.k]
 			if w == nil {
-				w = map[int64]writer{}
+				w = map[int64]laWriter{}
 				writers[m.k] = w
 			}
 			if prev, dup := w[m.v]; dup {
 				an.add("duplicate-appends", map[string]any{"key": m.k, "value": m.v, "txns": []any{ref(prev.t), ref(ti)}})
 				continue
 			}
-			w[m.v] = writer{t: ti, final: last[m.k] == mi}
+			w[m.v] = laWriter{t: ti, final: last[m.k] == mi}
 		}
 	}
 
@@ -416,6 +380,9 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 					an.add("G1b", map[string]any{"reader": ref(ti), "writer": ref(w.t), "key": m.k, "value": m.list[n-1]})
 				}
 			}
+			if w, ok := fracturedAppends(txns, writers[m.k], ti, m.k, m.list); ok {
+				an.add("fractured-appends", map[string]any{"reader": ref(ti), "writer": ref(w), "key": m.k, "read": m.list})
+			}
 			if len(m.list) > len(longest[m.k]) {
 				longest[m.k] = m.list
 			}
@@ -439,7 +406,7 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 			}
 		}
 	}
-	neverRead, reads := lostAppends(txns, an, ref)
+	neverRead, reads, _ := lostAppends(txns, an, ref)
 
 	// The dependency graph over transactions.
 	adj := make([][]laEdge, len(txns))
@@ -558,12 +525,13 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 }
 
 // lostAppends compares each key's latest committed read (by invocation) with
-// the acknowledged appends: an append whose transaction committed before
-// that read began and is missing from it was lost. Each lost append is
-// reported once. It returns the keys with acknowledged appends that no read
+// the appends: an append whose transaction certainly committed (it was
+// acknowledged, or another of its appends was read) before that read began
+// and is missing from it was lost. Each lost append is reported once; only
+// acknowledged ones are returned (for RPO). It returns the keys with acknowledged appends that no read
 // began after (nothing says whether they survived) and the number of
 // committed reads.
-func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (neverRead []string, reads int) {
+func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (neverRead []string, reads int, lost []lostWrite) {
 	type latest struct {
 		t     int
 		start int64
@@ -584,9 +552,56 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 			}
 		}
 	}
+	// A transaction is known to have committed once acknowledged, or once a
+	// read of another transaction saw one of its appends (EXEC is atomic):
+	// from the end of that read on, and in that very read, all of its
+	// appends must be there too.
+	type sighting struct {
+		end     int64
+		readers map[int]bool
+	}
+	seen := map[string]map[int64]*sighting{} // key -> value -> who saw it
+	for ri, t := range txns {
+		if t.status != history.OK {
+			continue
+		}
+		for _, m := range t.mops {
+			if m.append || !m.known {
+				continue
+			}
+			if seen[m.k] == nil {
+				seen[m.k] = map[int64]*sighting{}
+			}
+			for _, v := range m.list {
+				sg := seen[m.k][v]
+				if sg == nil {
+					sg = &sighting{end: inf, readers: map[int]bool{}}
+					seen[m.k][v] = sg
+				}
+				sg.end = min(sg.end, t.c.end)
+				sg.readers[ri] = true
+			}
+		}
+	}
 	never := map[string]bool{}
 	for ti, t := range txns {
-		if t.status != history.OK {
+		if t.status == history.Fail {
+			continue
+		}
+		known := inf // when the transaction certainly committed
+		if t.status == history.OK {
+			known = t.c.end
+		}
+		readers := map[int]bool{}
+		for _, m := range t.mops {
+			if sg := seen[m.k][m.v]; m.append && sg != nil {
+				known = min(known, sg.end)
+				for r := range sg.readers {
+					readers[r] = true
+				}
+			}
+		}
+		if known == inf {
 			continue
 		}
 		reported := map[string]bool{}
@@ -595,14 +610,19 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 				continue
 			}
 			l := last[m.k]
-			if l == nil || l.start <= t.c.end {
-				never[m.k] = true
+			if l == nil || (l.start <= known && !readers[l.t]) {
+				if t.status == history.OK {
+					never[m.k] = true
+				}
 				continue
 			}
 			id := m.k + "\x00" + strconv.FormatInt(m.v, 10)
 			if !reported[id] && !slices.Contains(l.list, m.v) {
 				reported[id] = true
 				an.add("lost-append", map[string]any{"txn": ref(ti), "key": m.k, "value": m.v, "final_read": ref(l.t)})
+				if t.status == history.OK {
+					lost = append(lost, lostWrite{c: t.c, key: m.k})
+				}
 			}
 		}
 	}
@@ -610,7 +630,76 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 		neverRead = append(neverRead, k)
 	}
 	sort.Strings(neverRead)
-	return neverRead, reads
+	return neverRead, reads, lost
+}
+
+// laWriter is who appended a value: the transaction, and whether it was its
+// last append to the key.
+type laWriter struct {
+	t     int
+	final bool
+}
+
+// fracturedAppends finds a transaction (other than the reader) whose
+// appends to key k a read shows other than as one block in the order it
+// appended them: a transaction is atomic, so a read that holds any of its
+// appends holds them all, together, in order.
+func fracturedAppends(txns []*laTxn, writers map[int64]laWriter, reader int, k string, list []int64) (int, bool) {
+	checked := map[int]bool{}
+	for p, v := range list {
+		w, ok := writers[v]
+		if !ok || w.t == reader || checked[w.t] || txns[w.t].status == history.Fail {
+			continue
+		}
+		checked[w.t] = true
+		var block []int64
+		for _, m := range txns[w.t].mops {
+			if m.append && m.k == k {
+				block = append(block, m.v)
+			}
+		}
+		if p+len(block) > len(list) || !slices.Equal(list[p:p+len(block)], block) {
+			return w.t, true
+		}
+	}
+	return 0, false
+}
+
+// parseListAppend reads the txn ops of a history for the list-append
+// checkers; garbage replies go to an, malformed invocations are counted.
+func parseListAppend(calls []call, an *anomalyLog) (txns []*laTxn, malformed int) {
+	for _, c := range calls {
+		if c.inv.F != "txn" {
+			continue
+		}
+		t := &laTxn{c: c}
+		src := c.inv.Value
+		switch {
+		case c.ok():
+			t.status = history.OK
+			if c.comp.HasValue() {
+				src = c.comp.Value
+			}
+		case c.failed():
+			t.status = history.Fail
+		default:
+			t.status = history.Info
+		}
+		mops, err := parseTxn(src)
+		if err != nil && t.status == history.OK && c.comp.HasValue() {
+			// The reply is garbage, but EXEC ran: keep the appends of the
+			// invocation, with nothing known of its reads.
+			an.add("garbage", map[string]any{"txn": map[string]any{"index": c.inv.Index}, "index": c.inv.Index, "value": rawString(c.comp.Value), "why": err.Error()})
+			mops, err = parseTxn(c.inv.Value)
+		}
+		if err != nil {
+			malformed++
+			continue
+		}
+		t.mops = mops
+		txns = append(txns, t)
+	}
+	return txns, malformed
 }
 
 // describeLA names the first list-append examples by key and op index.
@@ -645,8 +734,8 @@ func describeLA(ex []any) string {
 	return describeExamples(ms)
 }
 
-// realtimeEdges links each committed transaction to those that began after
-// it committed, sparsely: a transaction depends on the "frontier" of
+// realtimeEdges links each committed transaction to those (committed or
+// indeterminate) that began after it committed, sparsely: a transaction depends on the "frontier" of
 // committed transactions when it begins, and when it commits it replaces in
 // the frontier those it depended on. The transitive closure is the full
 // real-time order.
@@ -658,8 +747,14 @@ func realtimeEdges(txns []*laTxn) [][]int32 {
 	}
 	var evs []ev
 	for i, t := range txns {
-		if t.status == history.OK {
+		switch t.status {
+		case history.OK:
 			evs = append(evs, ev{t.c.start, false, i}, ev{t.c.end, true, i})
+		case history.Info:
+			// An indeterminate transaction that took effect did so after
+			// every transaction committed before it began: edges into it,
+			// none out of it (it never completed).
+			evs = append(evs, ev{t.c.start, false, i})
 		}
 	}
 	// Invocations first at equal times: touching intervals are concurrent.

@@ -124,36 +124,102 @@ func TestBucketWidthAdaptive(t *testing.T) {
 	}
 }
 
-func TestRTO(t *testing.T) {
+// nodesEvent records the runner's name -> address map.
+func (h *hist) nodesEvent(addrs map[string]string) {
+	d, _ := json.Marshal(map[string]any{"addrs": addrs})
+	h.ops = append(h.ops, history.Op{Time: 0, Process: history.Nemesis, Type: history.Info, F: NodesEvent, Detail: d})
+}
+
+// on sets the node that served the last completion.
+func (h *hist) on(node string) { h.ops[len(h.ops)-1].Node = node }
+
+const n1, n2 = "10.0.0.1:6379", "10.0.0.2:6379"
+
+// RTO is per shard (the primary serving the slots at the fault's start):
+// a key the workload stopped using does not stretch it (issue 10 class 9).
+func TestRTOPerShard(t *testing.T) {
 	var h hist
+	h.nodesEvent(map[string]string{"n1": n1, "n2": n2})
 	h.call(0, "write", "a", 1, 0, history.OK, nil, 10)
+	h.on(n1)
+	h.call(0, "write", "c", 1, 11, history.OK, nil, 20)
+	h.on(n1)
+	h.call(0, "write", "b", 1, 21, history.OK, nil, 30)
+	h.on(n2)
 	h.nemesis(100, "start-partition", "n1")
-	// a: ok right after the fault (served by the isolated primary), then
-	// errors, then ok again at 900.
 	h.call(0, "write", "a", 1, 110, history.OK, nil, 120)
 	h.call(0, "write", "a", 1, 200, history.Fail, nil, 210)
 	h.withErr("CLUSTERDOWN")
 	h.call(0, "write", "a", 1, 500, history.Info, nil, 700)
 	h.call(1, "write", "a", 1, 800, history.OK, nil, 900)
-	// b: never affected.
-	h.call(2, "write", "b", 1, 150, history.OK, nil, 160)
-	// c: fails and never recovers.
+	h.on(n1)
+	h.call(2, "write", "b", 1, 150, history.OK, nil, 160) // another shard
+	h.on(n2)
+	// c fails once and is never used again: its key envelope never ends,
+	// the shard recovered at 900.
 	h.call(3, "write", "c", 1, 300, history.Fail, nil, 310)
 	h.nemesis(1000, "stop-partition", "n1")
 	r := check(t, RTO(), h.done())
 	wantValid(t, r, Valid)
-	if fig[int](t, r, "affected") != 2 || fig[int](t, r, "unrecovered") != 1 {
+	if fig[int](t, r, "affected") != 1 || fig[int](t, r, "unrecovered") != 0 || fig[int](t, r, "affected_keys") != 2 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	if q := fig[map[string]any](t, r, "rto_ms"); q["max"] != 800.0 {
+	if q := fig[map[string]any](t, r, "rto_ms"); q["max"] != 800.0 || q["count"] != 1 {
 		t.Fatalf("rto %v", q)
 	}
-	// Lower bounds: a's last failure ended at 700, c's at 310.
-	if q := fig[map[string]any](t, r, "rto_lower_ms"); q["max"] != 600.0 || q["count"] != 2 {
-		t.Fatalf("rto lower %v", q)
+	if q := fig[map[string]any](t, r, "key_rto_lower_ms"); q["max"] != 600.0 || q["count"] != 2 {
+		t.Fatalf("key rto lower %v", q)
 	}
-	if w := fig[[]map[string]any](t, r, "per_window")[0]; w["unavailable_ms"] != 600.0 {
+	w := fig[[]map[string]any](t, r, "per_window")[0]
+	if w["keys_on_touched_nodes"] != 2 || w["keys_active"] != 3 {
 		t.Fatalf("window %v", w)
+	}
+}
+
+// An outage is charged to the fault that caused it: a slot still failing
+// from the first fault does not make the second look like an outage.
+func TestRTOChargesTheCausingFault(t *testing.T) {
+	var h hist
+	h.nodesEvent(map[string]string{"n1": n1, "n2": n2})
+	h.call(0, "write", "a", 1, 0, history.OK, nil, 10)
+	h.on(n1)
+	h.call(0, "write", "b", 1, 11, history.OK, nil, 20)
+	h.on(n2)
+	h.nemesis(100, "start-kill", "n1")
+	h.call(0, "write", "a", 1, 200, history.Fail, nil, 210)
+	h.nemesis(300, "stop-kill", "n1")
+	h.nemesis(600, "start-kill", "n2")
+	h.call(0, "write", "a", 1, 650, history.Fail, nil, 660) // still from the first
+	h.call(1, "write", "b", 1, 650, history.OK, nil, 660)
+	h.on(n2)
+	h.call(0, "write", "a", 1, 800, history.OK, nil, 900)
+	h.on(n1)
+	h.nemesis(1000, "stop-kill", "n2")
+	r := check(t, RTO(), h.done())
+	ws := fig[[]map[string]any](t, r, "per_window")
+	if ws[0]["affected_shards"] != 1 || ws[1]["affected_shards"] != 0 {
+		t.Fatalf("windows %v", ws)
+	}
+	if q := ws[0]["rto_ms"].(map[string]any); q["max"] != 800.0 {
+		t.Fatalf("first window %v", ws[0])
+	}
+	if ws[1]["keys_on_touched_nodes"] != 1 {
+		t.Fatalf("second window %v", ws[1])
+	}
+}
+
+// A fault whose start failed took no effect and opens no window.
+func TestWindowOnlyWhenTheFaultTookEffect(t *testing.T) {
+	var h hist
+	h.ops = append(h.ops,
+		history.Op{Time: 100 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-kill", Nodes: []string{"n1"}},
+		history.Op{Time: 110 * msec, Process: history.Nemesis, Type: history.Info, F: "start-kill", Nodes: []string{"n1"}, Detail: json.RawMessage(`{"error":"container not found"}`)},
+		history.Op{Time: 200 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-pause", Nodes: []string{"n2"}},
+		history.Op{Time: 210 * msec, Process: history.Nemesis, Type: history.Info, F: "start-pause", Nodes: []string{"n2"}, Detail: json.RawMessage(`{"took_ms":3}`)},
+	)
+	ws := Windows(h.done())
+	if len(ws) != 1 || ws[0].Fault != "pause" {
+		t.Fatalf("windows %+v", ws)
 	}
 }
 
@@ -175,10 +241,13 @@ func TestRPOSet(t *testing.T) {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	w := fig[[]map[string]any](t, r, "per_window")[0]
-	if w["lost"] != int64(3) || w["span_ms"] != 501.0 || w["wait_unsatisfied"] != int64(1) || w["no_wait"] != int64(2) {
+	// From the invocation of the first lost write (999) to the ack of the
+	// last (1500); acks relative to the fault's start.
+	if w["lost"] != int64(3) || w["rpo_ms"] != 501.0 || w["wait_unsatisfied"] != int64(1) || w["no_wait"] != int64(2) ||
+		w["first_lost_ack_ms"] != -1.0 || w["last_lost_ack_ms"] != 500.0 {
 		t.Fatalf("window %v", w)
 	}
-	if o := fig[map[string]any](t, r, "outside_windows"); o["lost"] != int64(1) {
+	if o := fig[map[string]any](t, r, "outside_windows"); o["lost"] != int64(1) || o["rpo_ms"] != 100.0 {
 		t.Fatalf("outside %v", o)
 	}
 	if fig[float64](t, r, "rpo_ms") != 501 {
@@ -199,9 +268,46 @@ func TestRPOCounter(t *testing.T) {
 	if fig[string](t, r, "kind") != "counter" || fig[int64](t, r, "lost") != 2 {
 		t.Fatalf("figures %v", r.Figures)
 	}
+	// A counter only bounds RPO: from the first increment acknowledged in
+	// the window (1200) to the read that revealed the loss (3100).
 	w := fig[[]map[string]any](t, r, "per_window")[0]
-	if w["lost"] != int64(2) || w["span_ms"] != 200.0 {
+	if w["lost"] != int64(2) || w["rpo_bound_ms"] != 1900.0 || w["rpo_ms"] != nil {
 		t.Fatalf("window %v", w)
+	}
+	if _, exact := r.Figures["rpo_ms"]; exact || fig[float64](t, r, "rpo_bound_ms") != 1900 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+}
+
+// One lost write is a loss: rpo_ms is its own span, never 0 (issue 10
+// class 9); the same from list appends.
+func TestRPOOneLostWriteIsNotZero(t *testing.T) {
+	var h hist
+	h.nemesis(1000, "start-partition", "n1")
+	h.call(0, "add", "s", 1, 1100, history.OK, nil, 1150)
+	h.call(0, "add", "s", 2, 1200, history.OK, nil, 1250)
+	h.nemesis(2000, "stop-partition", "n1")
+	h.nemesis(3000, "final-reads")
+	h.call(1, "read", "s", nil, 3100, history.OK, []int{2}, 3200)
+	r := check(t, RPO(Options{Kind: "set"}), h.done())
+	if fig[float64](t, r, "rpo_ms") != 50 || fig[int64](t, r, "lost") != 1 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+
+	var g hist
+	g.nemesis(1000, "start-partition", "n1")
+	g.call(0, "txn", "{g}", [][]any{{"append", "x", 1}}, 1100, history.OK, [][]any{{"append", "x", 1}}, 1130)
+	g.nemesis(2000, "stop-partition", "n1")
+	g.call(0, "txn", "{g}", [][]any{{"append", "x", 2}}, 2100, history.OK, [][]any{{"append", "x", 2}}, 2120)
+	g.nemesis(3000, "final-reads")
+	g.call(1, "txn", "{g}", [][]any{{"r", "x", nil}}, 3100, history.OK, [][]any{{"r", "x", []int{}}}, 3200)
+	r = check(t, RPO(), g.done())
+	w := fig[[]map[string]any](t, r, "per_window")[0]
+	if fig[string](t, r, "kind") != "list-append" || w["lost"] != int64(1) || w["rpo_ms"] != 30.0 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+	if o := fig[map[string]any](t, r, "outside_windows"); o["lost"] != int64(1) || o["rpo_ms"] != 20.0 {
+		t.Fatalf("outside %v", o)
 	}
 }
 
@@ -222,7 +328,7 @@ func TestRPOCounterTwoWindows(t *testing.T) {
 	h.call(1, "read", "c", nil, 7100, history.OK, 1, 7200)
 	r := check(t, RPO(), h.done())
 	w := fig[[]map[string]any](t, r, "per_window")
-	if w[0]["lost"] != int64(0) || w[1]["lost"] != int64(2) || w[1]["span_ms"] != 200.0 || w[1]["no_wait"] != int64(2) {
+	if w[0]["lost"] != int64(0) || w[1]["lost"] != int64(2) || w[1]["rpo_bound_ms"] != 300.0 || w[1]["no_wait"] != int64(2) {
 		t.Fatalf("windows %v", w)
 	}
 }

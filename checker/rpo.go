@@ -14,21 +14,36 @@ type rpo struct{ o Options }
 
 // RPO attributes lost acknowledged writes to the fault window in which they
 // were acknowledged (a window is widened by Options.RPOSlack before its
-// start) and reports, per window, how many were lost and the time span over
-// which they had been acknowledged. For sets each lost element is known.
-// For counters only amounts are: each rise of a key's deficit (a read below
+// start); losses acknowledged outside every window are reported apart.
+//
+// For workloads whose writes are unique (set elements, list appends) each
+// lost write is known, and the figures are exact: per window the lost
+// writes, the ack time of the first and last of them relative to the
+// fault's start, and rpo_ms, the span of time whose acknowledged writes
+// were lost (from the invocation of the first lost write to the
+// acknowledgement of the last; 0 only when nothing was lost).
+//
+// Counters only know amounts: each rise of a key's deficit (a read below
 // the increments acknowledged before it) is charged to the window in force
-// when the revealing read began, and the span is that of the increments
-// acknowledged from the window's start to that read (an upper envelope).
-// Its verdict is always valid: the set and counter checkers judge the loss.
+// when the revealing read began, and the lost increments were acknowledged
+// somewhere between that window's start (less the slack) and the read:
+// rpo_bound_ms is that span, an upper bound, never an exact RPO.
+//
+// Each window also says how many of the workload's keys lived on the nodes
+// it touched (see windowKeys). Its verdict is always valid: the set,
+// list-append and counter checkers judge the loss.
 func RPO(opts ...Options) Checker { return rpo{firstOpts(opts)} }
 
 func (r rpo) Name() string { return r.o.name("rpo") }
 
-// detectKind looks at the first ok read: a list means a set.
+// detectKind looks at the ops: list-append transactions, else the first ok
+// read (a list means a set).
 func detectKind(calls []call) string {
 	for i := range calls {
 		c := &calls[i]
+		if c.inv.F == "txn" {
+			return "list-append"
+		}
 		if c.inv.F == "read" && c.ok() && c.comp.HasValue() {
 			if bytes.HasPrefix(bytes.TrimSpace(c.comp.Value), []byte("[")) {
 				return "set"
@@ -39,29 +54,78 @@ func detectKind(calls []call) string {
 	return ""
 }
 
+// lostWrite is one acknowledged write known to be lost.
+type lostWrite struct {
+	c   call
+	key string
+}
+
 // rpoBucket accumulates the losses of one window (or of no window).
 type rpoBucket struct {
-	lost        int64
-	split       waitSplit
-	first, last int64
-	keys        map[string]bool
+	lost  int64
+	split waitSplit
+	keys  map[string]bool
+	// Exact kinds: the first invocation and the first and last ack of the
+	// lost writes.
+	firstInv, firstAck, lastAck int64
+	// Counters: the span that bounds where the lost increments were
+	// acknowledged, and what the WAIT classes could not hold.
+	boundFrom, boundTo int64
+	unattributed       int64
 }
 
-func newRPOBucket() *rpoBucket { return &rpoBucket{first: inf, last: -1, keys: map[string]bool{}} }
-
-func (b *rpoBucket) ack(t int64) {
-	b.first = min(b.first, t)
-	b.last = max(b.last, t)
+func newRPOBucket() *rpoBucket {
+	return &rpoBucket{keys: map[string]bool{}, firstInv: inf, firstAck: inf, lastAck: -1, boundFrom: inf, boundTo: -1}
 }
 
-func (b *rpoBucket) figures() map[string]any {
-	m := map[string]any{"lost": b.lost, "keys": len(b.keys)}
-	if b.last >= 0 {
-		m["acked_from_s"] = sec(b.first)
-		m["acked_to_s"] = sec(b.last)
-		m["span_ms"] = ms(b.last - b.first)
+func (b *rpoBucket) write(lw lostWrite) {
+	b.lost++
+	b.split.add(ClassifyWait(lw.c.wait()), 1)
+	b.keys[lw.key] = true
+	b.firstInv = min(b.firstInv, lw.c.start)
+	b.firstAck = min(b.firstAck, lw.c.end)
+	b.lastAck = max(b.lastAck, lw.c.end)
+}
+
+// span is the exact RPO of the bucket in ns (kind with unique writes).
+func (b *rpoBucket) span() int64 {
+	if b.lastAck < 0 {
+		return 0
 	}
+	return b.lastAck - b.firstInv
+}
+
+func (b *rpoBucket) bound() int64 {
+	if b.boundTo < 0 {
+		return 0
+	}
+	return b.boundTo - b.boundFrom
+}
+
+// figures of the bucket; faultStart < 0 for the outside bucket.
+func (b *rpoBucket) figures(counter bool, faultStart int64) map[string]any {
+	m := map[string]any{"lost": b.lost, "keys": len(b.keys)}
 	b.split.into(m)
+	if counter {
+		m["rpo_bound_ms"] = ms(b.bound())
+		if b.boundTo >= 0 {
+			m["bound_from_s"] = sec(b.boundFrom)
+			m["bound_to_s"] = sec(b.boundTo)
+		}
+		if b.unattributed > 0 {
+			m["wait_unattributed"] = b.unattributed
+		}
+		return m
+	}
+	m["rpo_ms"] = ms(b.span())
+	if b.lastAck >= 0 {
+		m["acked_from_s"] = sec(b.firstAck)
+		m["acked_to_s"] = sec(b.lastAck)
+		if faultStart >= 0 {
+			m["first_lost_ack_ms"] = ms(b.firstAck - faultStart)
+			m["last_lost_ack_ms"] = ms(b.lastAck - faultStart)
+		}
+	}
 	return m
 }
 
@@ -80,132 +144,174 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		buckets[i] = newRPOBucket()
 	}
 	outside := newRPOBucket()
-	windowOf := func(t int64) *rpoBucket {
+	slack := int64(r.o.RPOSlack)
+	// windowOf: the latest-starting window whose span (slack included)
+	// holds t.
+	windowOf := func(t int64) (int, *rpoBucket) {
+		best := -1
 		for i, w := range windows {
-			if w.Contains(t, r.o.RPOSlack) {
-				return buckets[i]
+			if w.Contains(t, r.o.RPOSlack) && (best < 0 || w.Start > windows[best].Start) {
+				best = i
 			}
 		}
-		return outside
+		if best < 0 {
+			return -1, outside
+		}
+		return best, buckets[best]
 	}
-	var total int64
+	var lost []lostWrite
 	switch kind {
 	case "set":
 		a := analyzeSet(calls, r.o.MaxExamples)
 		keyOf := map[*setElem]string{}
 		for _, sk := range a.keys {
 			for _, e := range sk.elems {
-				if e.lost {
-					keyOf[e] = sk.key
-				}
+				keyOf[e] = sk.key
 			}
 		}
 		for _, e := range a.lost {
-			b := windowOf(e.add.end)
-			b.lost++
-			b.split.add(ClassifyWait(e.add.wait()), 1)
-			b.ack(e.add.end)
-			b.keys[keyOf[e]] = true
-			total++
+			lost = append(lost, lostWrite{c: e.add, key: keyOf[e]})
 		}
+	case "list-append":
+		an := &anomalyLog{max: 1, count: map[string]int{}, examples: map[string][]any{}}
+		txns, _ := parseListAppend(calls, an)
+		_, _, lost = lostAppends(txns, an, func(int) map[string]any { return nil })
 	case "counter":
 		a := analyzeCounter(calls, finalReadsStart(ops), r.o.MaxExamples)
-		// The window in force (the latest to start, slack included)
-		// when a read began.
-		latest := func(t int64) (int, bool) {
-			best := -1
-			for i, w := range windows {
-				if w.Start-int64(r.o.RPOSlack) <= t && (best < 0 || w.Start > windows[best].Start) {
-					best = i
-				}
-			}
-			return best, best >= 0
-		}
-		for _, ck := range a.keys {
-			if ck.lost == 0 {
-				continue
-			}
-			total += ck.lost
-			// A loss shows as a deficit: a read below the increments
-			// acknowledged before it began. Each rise of the deficit is
-			// charged to the window in force when the read that revealed
-			// it began; the increments lost were acknowledged between
-			// that window's start and the read. Rises beyond the final
-			// loss (transient deficits) are not charged.
-			reads := slices.Clone(ck.reads)
-			slices.SortFunc(reads, func(x, y counterRead) int { return cmpInt(x.c.end, y.c.end) })
-			var seen, charged int64
-			for _, rd := range reads {
-				lo, _ := ck.bounds(rd.c.start, rd.c.end)
-				d := lo - rd.value
-				if d <= seen || charged >= ck.lost {
-					continue
-				}
-				rise := min(d-seen, ck.lost-charged)
-				seen, charged = d, charged+rise
-				b, from := outside, int64(-1<<62)
-				if i, ok := latest(rd.c.start); ok {
-					b, from = buckets[i], windows[i].Start-int64(r.o.RPOSlack)
-				}
-				b.lost += rise
-				b.keys[ck.key] = true
-				var acked waitSplit
-				for _, ad := range ck.okByEnd {
-					if ad.end >= from && ad.end < rd.c.start {
-						b.ack(ad.end)
-						acked.add(ad.wait, pos(ad.delta))
-					}
-				}
-				// WAIT split as the counter checker does it: unconfirmed
-				// increments first, wait_satisfied gets the rest.
-				left := rise
-				for _, cl := range []WaitClass{NoWait, WaitUnsatisfied, WaitSatisfied} {
-					n := min(left, acked[cl])
-					if cl == WaitSatisfied {
-						n = left
-					}
-					b.split.add(cl, n)
-					left -= n
-				}
-			}
-			if charged < ck.lost { // cannot happen: the final read shows it
-				outside.lost += ck.lost - charged
-				outside.split.add(NoWait, ck.lost-charged)
-				outside.keys[ck.key] = true
-			}
-		}
+		r.chargeCounter(a, windows, buckets, outside, slack)
 	case "":
 		return Result{Valid: Valid, Figures: map[string]any{"lost": 0, "note": "no successful read: nothing to measure"}}
 	default:
-		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("rpo: unknown kind %q (want set or counter)", kind)}}
+		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
 	}
+	var total int64
+	for _, lw := range lost {
+		_, b := windowOf(lw.c.end)
+		b.write(lw)
+	}
+	counter := kind == "counter"
+	slices.SortStableFunc(calls, func(a, b call) int { return cmpInt(a.start, b.start) })
+	views := shardViews(calls, windows, nodeAddrs(ops))
 	per := []map[string]any{}
 	var worst int64
+	noKeys := 0
 	for i, w := range windows {
-		m := buckets[i].figures()
+		b := buckets[i]
+		total += b.lost
+		m := b.figures(counter, w.Start)
 		m["window"] = i
 		m["fault"] = w.Fault
 		m["start_s"] = sec(w.Start)
 		m["end_s"] = sec(w.End)
 		m["nodes"] = nonNil(w.Nodes)
-		if buckets[i].last >= 0 {
-			worst = max(worst, buckets[i].last-buckets[i].first)
+		lo, hi := callsBetween(calls, w.Start, w.End)
+		if windowKeys(calls, lo, hi, &views[i], m) == 0 {
+			noKeys++
+		}
+		if counter {
+			worst = max(worst, b.bound())
+		} else {
+			worst = max(worst, b.span())
 		}
 		if len(per) < max(r.o.MaxExamples, 200) {
 			per = append(per, m)
 		}
 	}
-	fig := map[string]any{
-		"kind":            kind,
-		"lost":            total,
-		"windows":         len(windows),
-		"per_window":      per,
-		"outside_windows": outside.figures(),
-		"rpo_ms":          ms(worst),
-		"slack_s":         time.Duration(r.o.RPOSlack).Seconds(),
+	total += outside.lost
+	if counter {
+		worst = max(worst, outside.bound())
+	} else {
+		worst = max(worst, outside.span())
 	}
-	if kind == "counter" {
-		fig["note"] = "counter losses are known per key only: each rise of a key's deficit is charged to the fault window in force when the read revealing it began; spans cover the increments acknowledged from that window's start to the read (an upper envelope)"
+	fig := map[string]any{
+		"kind":                 kind,
+		"lost":                 total,
+		"windows":              len(windows),
+		"windows_without_keys": noKeys,
+		"per_window":           per,
+		"outside_windows":      outside.figures(counter, -1),
+		"slack_s":              time.Duration(r.o.RPOSlack).Seconds(),
+	}
+	if counter {
+		fig["rpo_bound_ms"] = ms(worst)
+		fig["note"] = "a counter cannot say which increments were lost: each rise of a key's deficit is charged to the fault window in force when the read revealing it began; rpo_bound_ms spans from that window's start (less the slack) to the read, an upper bound of the span of lost writes, not an exact RPO"
+	} else {
+		fig["rpo_ms"] = ms(worst)
+		fig["definition"] = "rpo_ms: the span of time whose acknowledged writes were lost, from the invocation of the first lost write to the acknowledgement of the last (per window by the ack time, slack included; outside_windows for the rest); the headline is the largest"
 	}
 	return Result{Valid: Valid, Figures: fig}
+}
+
+// callsBetween gives the index range of calls (sorted by start) invoked in
+// [from, to].
+func callsBetween(calls []call, from, to int64) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(calls, from, func(c call, t int64) int { return cmpInt(c.start, t) })
+	hi = lo
+	for hi < len(calls) && calls[hi].start <= to {
+		hi++
+	}
+	return lo, hi
+}
+
+// chargeCounter charges each rise of a key's deficit to the window in force
+// when the read that revealed it began (the latest to start, slack
+// included). The increments lost were acknowledged between that window's
+// start (less the slack) and the read: the bound. The WAIT split charges the
+// rise to the classes of the increments acknowledged in that span, no class
+// more than its own increments; what they cannot hold is unattributed.
+func (r rpo) chargeCounter(a *counterAnalysis, windows []Window, buckets []*rpoBucket, outside *rpoBucket, slack int64) {
+	latest := func(t int64) int {
+		best := -1
+		for i, w := range windows {
+			if w.Start-slack <= t && (best < 0 || w.Start > windows[best].Start) {
+				best = i
+			}
+		}
+		return best
+	}
+	for _, ck := range a.keys {
+		if ck.lost == 0 {
+			continue
+		}
+		reads := slices.Clone(ck.reads)
+		slices.SortFunc(reads, func(x, y counterRead) int { return cmpInt(x.c.end, y.c.end) })
+		var seen, charged int64
+		for _, rd := range reads {
+			lo, _ := ck.bounds(rd.c.start, rd.c.end)
+			d := lo - rd.value
+			if d <= seen || charged >= ck.lost {
+				continue
+			}
+			rise := min(d-seen, ck.lost-charged)
+			seen, charged = d, charged+rise
+			b, from := outside, int64(-1<<62)
+			if i := latest(rd.c.start); i >= 0 {
+				b, from = buckets[i], windows[i].Start-slack
+			}
+			b.lost += rise
+			b.keys[ck.key] = true
+			var acked waitSplit
+			first := inf
+			for _, ad := range ck.okByEnd {
+				if ad.end >= from && ad.end < rd.c.start {
+					first = min(first, ad.end)
+					acked.add(ad.wait, pos(ad.delta))
+				}
+			}
+			if first != inf {
+				b.boundFrom = min(b.boundFrom, max(from, first))
+				b.boundTo = max(b.boundTo, rd.c.start)
+			}
+			split := splitLoss(rise, acked)
+			for i := range split {
+				b.split[i] += split[i]
+			}
+			b.unattributed += rise - split[0] - split[1] - split[2]
+		}
+		if charged < ck.lost { // cannot happen: the final read shows it
+			outside.lost += ck.lost - charged
+			outside.unattributed += ck.lost - charged
+			outside.keys[ck.key] = true
+		}
+	}
 }

@@ -10,15 +10,27 @@ import (
 
 type rto struct{ o Options }
 
-// RTO measures, for each fault window and each key the fault affected, how
-// long the key went without a successful operation: from the fault's start
-// to the completion of the first ok op invoked after the key's last failed
-// or indeterminate op (rto_ms), and as a lower bound to the completion of
-// that last failure (rto_lower_ms): a key that is exercised rarely recovered
-// somewhere in between. Its verdict is always valid: it measures.
+// RTO measures, for each fault window, how long each shard it affected went
+// without serving: a shard is the primary serving a set of slots at the
+// fault's start (the node that served them last before it), and its rto_ms
+// runs from the fault's start to the completion of the first served op on
+// those slots invoked after their last failed or indeterminate op. Per key
+// the same envelope is kept as detail (key_rto_ms, and key_rto_lower_ms up
+// to the end of the key's last failure): a key the workload stopped using
+// (keys rotate) would overstate the outage, so the headline is per shard.
+// An outage is charged to the fault that caused it: failures on a slot
+// before that slot recovered from an earlier fault do not count again for
+// a later one. Its verdict is always valid: it measures.
 func RTO(opts ...Options) Checker { return rto{firstOpts(opts)} }
 
 func (r rto) Name() string { return r.o.name("rto") }
+
+// outage is what is known of one shard (or key) in a window.
+type outage struct {
+	lastBad    int64 // invocation of the last failed/indeterminate op
+	lastBadEnd int64 // its completion (its invocation if it never completed)
+	recovered  int64 // completion of the first served op invoked at or after lastBad
+}
 
 func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 	calls, err := r.o.calls(ops)
@@ -35,12 +47,15 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 	for i := range calls {
 		starts[i] = calls[i].start
 	}
-	var all, allLow []int64
-	unrecovered := 0
-	affectedTotal := 0
+	views := shardViews(calls, windows, nodeAddrs(ops))
+	// busy[slot]: until when a slot was still out from an earlier fault.
+	busy := map[int]int64{}
+	var all, keyAll, keyLow []int64
+	unrecovered, affectedShards, affectedKeys, noKeys := 0, 0, 0, 0
 	perWindow := []map[string]any{}
 	for wi, w := range windows {
-		// A window's effects are looked for until the next fault starts.
+		// A window's failures are looked for until the next fault starts;
+		// the first success may come later.
 		until := runEnd + 1
 		for _, x := range windows {
 			if x.Start > w.Start && x.Start < until {
@@ -49,85 +64,116 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 		}
 		lo := sort.Search(len(starts), func(i int) bool { return starts[i] >= w.Start })
 		hi := sort.Search(len(starts), func(i int) bool { return starts[i] >= until })
-		type keyState struct {
-			lastBad    int64 // invocation of the last failed/indeterminate op
-			lastBadEnd int64 // its completion (its invocation if it never completed)
-			recovered  int64 // completion of the first ok op invoked at or after lastBad
+		v := &views[wi]
+		shardOf := func(c *call) string {
+			if s := v.shardOf(c.inv.Key); s != "" {
+				return s
+			}
+			return "unknown"
 		}
-		keys := map[string]*keyState{}
+		shards := map[string]*outage{}
+		keys := map[string]*outage{}
 		for i := lo; i < hi; i++ {
 			c := &calls[i]
-			if !c.served() {
-				ks := keys[c.inv.Key]
-				if ks == nil {
-					ks = &keyState{}
-					keys[c.inv.Key] = ks
-				}
-				ks.lastBad, ks.lastBadEnd = c.start, c.end
-				if c.end == inf {
-					ks.lastBadEnd = c.start
-				}
-			}
-		}
-		for _, ks := range keys {
-			ks.recovered = inf
-		}
-		for i := lo; i < hi; i++ {
-			c := &calls[i]
-			if ks := keys[c.inv.Key]; ks != nil && c.served() && c.start >= ks.lastBad && c.end < ks.recovered {
-				ks.recovered = c.end
-			}
-		}
-		// The first success may come after the next fault started.
-		waiting := 0
-		for _, ks := range keys {
-			if ks.recovered == inf {
-				waiting++
-			}
-		}
-		for i := hi; i < len(calls) && waiting > 0; i++ {
-			c := &calls[i]
-			if ks := keys[c.inv.Key]; ks != nil && c.served() && ks.recovered == inf {
-				ks.recovered = c.end
-				waiting--
-			}
-		}
-		var durs, lows []int64
-		var stuck []string
-		var unavailable int64
-		for k, ks := range keys {
-			low := max(0, ks.lastBadEnd-w.Start)
-			lows = append(lows, low)
-			unavailable = max(unavailable, low)
-			if ks.recovered == inf {
-				stuck = append(stuck, k)
+			if c.served() || c.start < busy[history.Keyslot(c.inv.Key)] {
 				continue
 			}
-			durs = append(durs, ks.recovered-w.Start)
+			end := c.end
+			if end == inf {
+				end = c.start
+			}
+			failed(shards, shardOf(c), c.start, end)
+			failed(keys, c.inv.Key, c.start, end)
 		}
-		allLow = append(allLow, lows...)
+		waiting := len(shards) + len(keys)
+		for i := lo; i < len(calls) && waiting > 0; i++ {
+			c := &calls[i]
+			if !c.served() {
+				continue
+			}
+			for _, o := range []*outage{shards[shardOf(c)], keys[c.inv.Key]} {
+				if o != nil && o.recovered == inf && c.start >= o.lastBad {
+					o.recovered = c.end
+					waiting--
+				}
+			}
+		}
+		var durs []int64
+		var stuck []string
+		shardFig := map[string]any{}
+		for s, o := range shards {
+			m := map[string]any{"last_failure_end_ms": ms(max(0, o.lastBadEnd-w.Start))}
+			if o.recovered == inf {
+				stuck = append(stuck, s)
+				m["recovered"] = false
+			} else {
+				durs = append(durs, o.recovered-w.Start)
+				m["rto_ms"] = ms(o.recovered - w.Start)
+			}
+			shardFig[s] = m
+		}
+		// Charge the outage to this fault: the slots of an affected
+		// shard are busy until it recovered.
+		for slot, node := range v.slotNode {
+			if o := shards[node]; o != nil {
+				busy[slot] = max(busy[slot], o.recovered)
+			}
+		}
+		for k, o := range keys {
+			if v.shardOf(k) == "" {
+				busy[history.Keyslot(k)] = max(busy[history.Keyslot(k)], o.recovered)
+			}
+		}
+		var kdurs, klows []int64
+		for _, o := range keys {
+			klows = append(klows, max(0, o.lastBadEnd-w.Start))
+			if o.recovered != inf {
+				kdurs = append(kdurs, o.recovered-w.Start)
+			}
+		}
 		slices.Sort(stuck)
 		all = append(all, durs...)
+		keyAll = append(keyAll, kdurs...)
+		keyLow = append(keyLow, klows...)
 		unrecovered += len(stuck)
-		affectedTotal += len(keys)
+		affectedShards += len(shards)
+		affectedKeys += len(keys)
+		m := map[string]any{
+			"window": wi, "fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End),
+			"nodes": nonNil(w.Nodes), "affected_shards": len(shards), "affected_keys": len(keys),
+			"shards":             shardFig,
+			"unrecovered_shards": nonNil(stuck),
+			"rto_ms":             quantilesMs(durs),
+			"key_rto_ms":         quantilesMs(kdurs),
+			"key_rto_lower_ms":   quantilesMs(klows),
+		}
+		if windowKeys(calls, lo, hi, v, m) == 0 {
+			noKeys++
+		}
 		if len(perWindow) < max(r.o.MaxExamples, 200) {
-			perWindow = append(perWindow, map[string]any{
-				"window": wi, "fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End),
-				"nodes": nonNil(w.Nodes), "affected_keys": len(keys),
-				"unrecovered_keys": capList(nonNil(stuck), r.o.MaxExamples),
-				"rto_ms":           quantilesMs(durs),
-				"rto_lower_ms":     quantilesMs(lows),
-				"unavailable_ms":   ms(unavailable),
-			})
+			perWindow = append(perWindow, m)
 		}
 	}
 	return Result{Valid: Valid, Figures: map[string]any{
-		"windows":      len(windows),
-		"affected":     affectedTotal,
-		"unrecovered":  unrecovered,
-		"rto_ms":       quantilesMs(all),
-		"rto_lower_ms": quantilesMs(allLow),
-		"per_window":   perWindow,
-		"definition":   "per fault window and affected key (one with a failed or indeterminate op between the fault's start and the next fault's start): rto_ms runs from the fault's start to the completion of the first ok op invoked after the key's last failed or indeterminate op; rto_lower_ms only to the completion of that last failure (the key was still failing then). A key exercised rarely recovered somewhere between the two; unavailable_ms is the largest lower bound in a window",
+		"windows":              len(windows),
+		"affected":             affectedShards,
+		"affected_keys":        affectedKeys,
+		"unrecovered":          unrecovered,
+		"rto_ms":               quantilesMs(all),
+		"key_rto_ms":           quantilesMs(keyAll),
+		"key_rto_lower_ms":     quantilesMs(keyLow),
+		"windows_without_keys": noKeys,
+		"per_window":           perWindow,
+		"definition":           "per fault window and shard (the primary serving a set of slots at the fault's start; a shard is affected when an op on its slots failed or was indeterminate between the fault's start and the next fault's start, and its slots had recovered from any earlier fault): rto_ms runs from the fault's start to the completion of the first served op on the shard's slots invoked after their last failure. key_rto_ms is the same per key (an envelope: a key used rarely, or no more, recovers late), key_rto_lower_ms only to the end of the key's last failure",
 	}}
+}
+
+// failed notes a failure at [start, end] of shard or key k.
+func failed(m map[string]*outage, k string, start, end int64) {
+	o := m[k]
+	if o == nil {
+		o = &outage{recovered: inf}
+		m[k] = o
+	}
+	o.lastBad, o.lastBadEnd = start, end
 }

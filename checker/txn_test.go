@@ -238,8 +238,8 @@ func TestForWorkload(t *testing.T) {
 		"counter":     {"counter", "rpo", "perf", "rto"},
 		"set":         {"set", "rpo", "perf", "rto"},
 		"bank":        {"bank", "perf", "rto"},
-		"list-append": {"list-append", "perf", "rto"},
-		"txn":         {"bank", "list-append", "cross-slot", "perf", "rto"},
+		"list-append": {"list-append", "rpo", "perf", "rto"},
+		"txn":         {"bank", "list-append", "cross-slot", "rpo", "perf", "rto"},
 	}
 	for w, names := range want {
 		cs, err := ForWorkload(w, Options{})

@@ -10,7 +10,7 @@ var Workloads = []string{"register", "counter", "set", "bank", "list-append", "c
 
 // ForWorkload returns the checkers a workload wants: its own correctness
 // checker(s), then perf and RTO, and RPO for the workloads that can lose
-// acknowledged writes (counter, set). "txn" stands for bank, list-append
+// acknowledged writes (counter, set, list-append). "txn" stands for bank, list-append
 // and cross-slot together.
 //
 // Checker names are the aspect alone ("linearizable", "counter", "set",
@@ -43,11 +43,15 @@ func ForWorkload(name string, opts Options) ([]Checker, error) {
 	case "bank":
 		cs = append(cs, Bank(opts.Total, with("bank")))
 	case "list-append":
-		cs = append(cs, ListAppend(with("list-append")))
+		o := with("rpo")
+		o.Kind = "list-append"
+		cs = append(cs, ListAppend(with("list-append")), RPO(o))
 	case "cross-slot":
 		cs = append(cs, CrossSlot(with("cross-slot")))
 	case "txn":
-		cs = append(cs, Bank(opts.Total, with("bank")), ListAppend(with("list-append")), CrossSlot(with("cross-slot")))
+		o := with("rpo")
+		o.Kind = "list-append"
+		cs = append(cs, Bank(opts.Total, with("bank")), ListAppend(with("list-append")), CrossSlot(with("cross-slot")), RPO(o))
 	default:
 		return nil, fmt.Errorf("unknown workload %q: want one of %s", name, strings.Join(Workloads, ", "))
 	}

@@ -93,6 +93,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 			_ = rec.Close()
 		}
 	}()
+	recordNodes(in.Cluster, rec)
 
 	if failed := settledPhase(ctx, cfg, in.Workloads, func(w workloads.Workload) []history.Op { return w.InitOps() }, cl, rec, 1<<20); failed > 0 {
 		return out, fmt.Errorf("%d setup operations (e.g. initial balances) never succeeded", failed)
@@ -191,6 +192,21 @@ func Check(ctx context.Context, ops []history.Op, checkers []checker.Checker, pr
 	s := checker.Run(ctx, ops, checkers, tick)
 	end()
 	return s
+}
+
+// recordNodes writes each node's name and address into the history: fault
+// events name nodes, client ops record addresses, and the checkers need
+// both to say which keys lived on the nodes a fault touched.
+func recordNodes(c cluster.Cluster, rec history.Recorder) {
+	addrs := map[string]string{}
+	for _, n := range c.Nodes() {
+		addrs[n.Name] = n.Addr
+	}
+	d, err := json.Marshal(map[string]any{"addrs": addrs})
+	if err != nil {
+		return
+	}
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: checker.NodesEvent, Detail: d})
 }
 
 func nodeAddrs(c cluster.Cluster) []string {

@@ -17,21 +17,27 @@ import (
 // from the final value.
 type counter struct {
 	cfg    Config
+	keys   int
 	prefix string
+	place  placement
 }
+
+const counterKeys = 5
 
 func newCounter(cfg Config) Workload {
-	if cfg.Keys <= 0 {
-		cfg.Keys = 5
-	}
-	return &counter{cfg: cfg, prefix: cfg.Prefix + "counter:"}
+	return &counter{cfg: cfg, keys: keyCount(cfg.Keys, counterKeys, 0), prefix: cfg.Prefix + "counter:", place: placement{name: "c"}}
 }
 
-func (w *counter) Name() string                                      { return "counter" }
-func (w *counter) key(i int) string                                  { return w.prefix + strconv.Itoa(i) }
-func (w *counter) Owns(op *history.Op) bool                          { return strings.HasPrefix(op.Key, w.prefix) }
-func (w *counter) Setup(ctx context.Context, c *client.Client) error { return nil }
-func (w *counter) InitOps() []history.Op                             { return nil }
+func (w *counter) Name() string             { return "counter" }
+func (w *counter) key(i int) string         { return w.prefix + strconv.Itoa(i) + w.place.tag(i) }
+func (w *counter) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
+func (w *counter) InitOps() []history.Op    { return nil }
+
+// Setup places the keys on every primary.
+func (w *counter) Setup(ctx context.Context, c *client.Client) error {
+	w.keys = keyCount(w.cfg.Keys, counterKeys, len(c.Addrs()))
+	return w.place.place(ctx, c, w.keys)
+}
 
 type counterGen struct {
 	w   *counter
@@ -43,7 +49,7 @@ func (w *counter) Generator(worker int, seed int64) Generator {
 }
 
 func (g *counterGen) Next() history.Op {
-	op := history.Op{Key: g.w.key(g.rng.IntN(g.w.cfg.Keys))}
+	op := history.Op{Key: g.w.key(g.rng.IntN(g.w.keys))}
 	if g.rng.IntN(10) == 0 {
 		op.F = "read"
 	} else {
@@ -68,7 +74,7 @@ func (w *counter) Invoke(ctx context.Context, c *client.Client, inv history.Op) 
 }
 
 func (w *counter) FinalOps() []history.Op {
-	ops := make([]history.Op, w.cfg.Keys)
+	ops := make([]history.Op, w.keys)
 	for i := range ops {
 		ops[i] = history.Op{F: "read", Key: w.key(i)}
 	}

@@ -1,38 +1,7 @@
 package workloads
 
-import "strings"
+import "github.com/redline-dev/redline/harness/history"
 
-// Keyslot is Redis Cluster's slot of a key: CRC16-XMODEM of the key, or of
-// its hash tag (the bytes between the first '{' and the next '}', when
-// there is at least one), modulo 16384.
-func Keyslot(key string) int {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	return int(crc16(key) & 0x3FFF)
-}
-
-var crcTable = func() (t [256]uint16) {
-	for i := range t {
-		c := uint16(i) << 8
-		for range 8 {
-			if c&0x8000 != 0 {
-				c = c<<1 ^ 0x1021
-			} else {
-				c <<= 1
-			}
-		}
-		t[i] = c
-	}
-	return t
-}()
-
-func crc16(s string) uint16 {
-	var c uint16
-	for i := 0; i < len(s); i++ {
-		c = c<<8 ^ crcTable[byte(c>>8)^s[i]]
-	}
-	return c
-}
+// Keyslot is Redis Cluster's slot of a key (see history.Keyslot, its one
+// home: the checkers group keys by slot too).
+func Keyslot(key string) int { return history.Keyslot(key) }

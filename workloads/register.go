@@ -29,29 +29,37 @@ const CASMismatch = "cas-mismatch"
 // linearizability search cheap however long the run.
 type register struct {
 	cfg    Config
+	keys   int
 	prefix string
+	place  placement
 	script *redis.Script
 	maxGen atomic.Int64
 }
 
-const registerGeneration = 1000
+const (
+	registerGeneration = 1000
+	registerKeys       = 20
+)
 
 func newRegister(cfg Config) Workload {
-	if cfg.Keys <= 0 {
-		cfg.Keys = 20
-	}
-	return &register{cfg: cfg, prefix: cfg.Prefix + "register:", script: redis.NewScript(casScript)}
+	return &register{cfg: cfg, keys: keyCount(cfg.Keys, registerKeys, 0), prefix: cfg.Prefix + "register:",
+		place: placement{name: "r"}, script: redis.NewScript(casScript)}
 }
 
 func (w *register) Name() string { return "register" }
 
+// key i of every generation shares key i's tag, so its slot and primary.
 func (w *register) key(gen int64, i int) string {
-	return w.prefix + strconv.FormatInt(gen, 10) + ":" + strconv.Itoa(i)
+	return w.prefix + strconv.FormatInt(gen, 10) + ":" + strconv.Itoa(i) + w.place.tag(i)
 }
 
 func (w *register) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
 
 func (w *register) Setup(ctx context.Context, c *client.Client) error {
+	w.keys = keyCount(w.cfg.Keys, registerKeys, len(c.Addrs()))
+	if err := w.place.place(ctx, c, w.keys); err != nil {
+		return err
+	}
 	// Load the script on every primary so EVALSHA rarely misses; EVAL is
 	// used on NOSCRIPT anyway, so this is only an optimisation.
 	for _, addr := range c.Addrs() {
@@ -78,7 +86,7 @@ func (g *registerGen) Next() history.Op {
 	gen := g.n / registerGeneration
 	g.n++
 	raiseTo(&g.w.maxGen, gen)
-	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.cfg.Keys))}
+	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.keys))}
 	switch r := g.rng.IntN(10); {
 	case r < 5:
 		op.F = "read"
@@ -124,7 +132,7 @@ func (w *register) InitOps() []history.Op { return nil }
 func (w *register) FinalOps() []history.Op {
 	var ops []history.Op
 	for gen := int64(0); gen <= w.maxGen.Load(); gen++ {
-		for i := 0; i < w.cfg.Keys; i++ {
+		for i := 0; i < w.keys; i++ {
 			ops = append(ops, history.Op{F: "read", Key: w.key(gen, i)})
 		}
 	}

@@ -21,24 +21,35 @@ import (
 // history) stay small however long the run is.
 type set struct {
 	cfg    Config
+	keys   int
 	prefix string
+	place  placement
 	maxGen atomic.Int64
 }
 
-const setGeneration = 200
+const (
+	setGeneration = 200
+	setKeys       = 5
+)
 
 func newSet(cfg Config) Workload {
-	if cfg.Keys <= 0 {
-		cfg.Keys = 5
-	}
-	return &set{cfg: cfg, prefix: cfg.Prefix + "set:"}
+	return &set{cfg: cfg, keys: keyCount(cfg.Keys, setKeys, 0), prefix: cfg.Prefix + "set:", place: placement{name: "s"}}
 }
 
-func (w *set) Name() string                                      { return "set" }
-func (w *set) key(gen int64, i int) string                       { return fmt.Sprintf("%s%d:%d", w.prefix, gen, i) }
-func (w *set) Owns(op *history.Op) bool                          { return strings.HasPrefix(op.Key, w.prefix) }
-func (w *set) Setup(ctx context.Context, c *client.Client) error { return nil }
-func (w *set) InitOps() []history.Op                             { return nil }
+func (w *set) Name() string { return "set" }
+
+// key i of every generation shares key i's tag, so its slot and primary.
+func (w *set) key(gen int64, i int) string {
+	return fmt.Sprintf("%s%d:%d%s", w.prefix, gen, i, w.place.tag(i))
+}
+func (w *set) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
+func (w *set) InitOps() []history.Op    { return nil }
+
+// Setup places the keys on every primary.
+func (w *set) Setup(ctx context.Context, c *client.Client) error {
+	w.keys = keyCount(w.cfg.Keys, setKeys, len(c.Addrs()))
+	return w.place.place(ctx, c, w.keys)
+}
 
 type setGen struct {
 	w      *set
@@ -55,7 +66,7 @@ func (g *setGen) Next() history.Op {
 	gen := g.n / setGeneration
 	raiseTo(&g.w.maxGen, gen)
 	g.n++
-	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.cfg.Keys))}
+	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.keys))}
 	if g.rng.IntN(10) == 0 {
 		op.F = "read"
 		return op
@@ -119,7 +130,7 @@ func sortedMembers(members []string) []any {
 func (w *set) FinalOps() []history.Op {
 	var ops []history.Op
 	for gen := int64(0); gen <= w.maxGen.Load(); gen++ {
-		for i := 0; i < w.cfg.Keys; i++ {
+		for i := 0; i < w.keys; i++ {
 			ops = append(ops, history.Op{F: "read", Key: w.key(gen, i)})
 		}
 	}

@@ -28,7 +28,9 @@ import (
 type txn struct {
 	cfg     Config
 	prefix  string
-	groups  int // bank groups
+	groups  int // bank groups, and list-append groups per generation
+	banks   placement
+	lists   placement
 	maxGen  atomic.Int64
 	transfS *redis.Script
 }
@@ -42,29 +44,38 @@ const (
 	errInsufficient = "insufficient-funds"
 )
 
+const txnGroups = 3
+
 func newTxn(cfg Config) Workload {
-	g := cfg.Keys
-	if g <= 0 {
-		g = 3
-	}
-	return &txn{cfg: cfg, prefix: cfg.Prefix + "txn:", groups: g, transfS: redis.NewScript(transferScript)}
+	return &txn{cfg: cfg, prefix: cfg.Prefix + "txn:", groups: keyCount(cfg.Keys, txnGroups, 0),
+		banks: placement{name: "bank-"}, lists: placement{name: "list-"}, transfS: redis.NewScript(transferScript)}
 }
 
 func (w *txn) Name() string             { return "txn" }
 func (w *txn) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
 
-// bankKey is the group (history key) of bank group g; accounts hang off it.
-func (w *txn) bankKey(g int) string { return fmt.Sprintf("%s{bank-%d}", w.prefix, g) }
+// bankKey is the group (history key) of bank group g; accounts hang off it
+// and share its hash tag.
+func (w *txn) bankKey(g int) string { return w.prefix + w.banks.tag(g) }
 func account(group string, a int) string {
 	return group + ":acct" + strconv.Itoa(a)
 }
 
 // listGroup is the history key of a list-append group in a generation.
+// Group g of every generation shares group g's tag, so its slot.
 func (w *txn) listGroup(gen int64, g int) string {
-	return fmt.Sprintf("%s{list-%d-%d}", w.prefix, gen, g)
+	return fmt.Sprintf("%s%s%d", w.prefix, w.lists.tag(g), gen)
 }
 
+// Setup places the groups on every primary and loads the transfer script.
 func (w *txn) Setup(ctx context.Context, c *client.Client) error {
+	w.groups = keyCount(w.cfg.Keys, txnGroups, len(c.Addrs()))
+	if err := w.banks.place(ctx, c, w.groups); err != nil {
+		return err
+	}
+	if err := w.lists.place(ctx, c, w.groups); err != nil {
+		return err
+	}
 	for _, addr := range c.Addrs() {
 		if err := w.transfS.Load(ctx, c.Node(addr)).Err(); err != nil {
 			return fmt.Errorf("txn: SCRIPT LOAD on %s: %w", addr, err)

@@ -344,6 +344,17 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, r.Valid, results.HeadlineFigures(r.Figures))
 	}
 	tw.Flush()
+	// What made each verdict invalid or unknown, in words (the checker's
+	// "why": first keys and ops with their indexes).
+	for _, n := range names {
+		r := s.Checkers[n]
+		if r.Valid == checker.Valid {
+			continue
+		}
+		if why, ok := r.Figures["why"].(string); ok && why != "" {
+			fmt.Fprintf(w, "%s is %s: %s\n", n, r.Valid, why)
+		}
+	}
 	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", strings.ToUpper(s.Valid.String()), dir)
 }
 

@@ -1,0 +1,132 @@
+package checker
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// NodesEvent is the nemesis-process entry ("f":"nodes") in which the runner
+// records, before traffic starts, each node's name and address:
+// {"addrs":{"n1":"ip:port",...}}. Fault events name nodes, client ops
+// record addresses; this maps one to the other.
+const NodesEvent = "nodes"
+
+// nodeAddrs reads the name -> address map of the "nodes" events.
+func nodeAddrs(ops []history.Op) map[string]string {
+	out := map[string]string{}
+	for i := range ops {
+		op := &ops[i]
+		if op.Process != history.Nemesis || op.F != NodesEvent || len(op.Detail) == 0 {
+			continue
+		}
+		var d struct {
+			Addrs map[string]string `json:"addrs"`
+		}
+		if json.Unmarshal(op.Detail, &d) == nil {
+			for n, a := range d.Addrs {
+				out[n] = a
+			}
+		}
+	}
+	return out
+}
+
+// shardView is what is known at a fault's start of where keys live: the
+// primary (address) that served each slot last before the start.
+type shardView struct {
+	slotNode map[int]string
+	touched  map[string]bool // addresses of the nodes the fault touched
+	mapped   bool            // every touched node has a known address
+}
+
+// shardOf names the shard of a key at the fault's start: the address of its
+// slot's primary then, or "" when no op had been served on that slot.
+func (v *shardView) shardOf(key string) string { return v.slotNode[history.Keyslot(key)] }
+
+// shardViews computes, for each window, the slot -> primary map at its
+// start from the ops served before it (the node recorded on an ok or
+// served completion), and the addresses of the nodes it touched.
+func shardViews(calls []call, windows []Window, addrs map[string]string) []shardView {
+	served := make([]*call, 0, len(calls))
+	for i := range calls {
+		if calls[i].served() && calls[i].comp != nil && calls[i].comp.Node != "" {
+			served = append(served, &calls[i])
+		}
+	}
+	slices.SortStableFunc(served, func(a, b *call) int { return cmpInt(a.end, b.end) })
+	order := make([]int, len(windows))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return windows[order[a]].Start < windows[order[b]].Start })
+	views := make([]shardView, len(windows))
+	cur := map[int]string{}
+	j := 0
+	for _, wi := range order {
+		w := windows[wi]
+		for ; j < len(served) && served[j].end < w.Start; j++ {
+			cur[history.Keyslot(served[j].inv.Key)] = served[j].comp.Node
+		}
+		v := shardView{slotNode: make(map[int]string, len(cur)), touched: map[string]bool{}, mapped: true}
+		for s, n := range cur {
+			v.slotNode[s] = n
+		}
+		for _, n := range w.Nodes {
+			switch a, ok := addrs[n]; {
+			case ok:
+				v.touched[a] = true
+			default:
+				v.touched[n] = true // already an address, or unknown
+				v.mapped = v.mapped && looksLikeAddr(n)
+			}
+		}
+		views[wi] = v
+	}
+	return views
+}
+
+func looksLikeAddr(s string) bool {
+	i := len(s) - 1
+	for i >= 0 && s[i] >= '0' && s[i] <= '9' {
+		i--
+	}
+	return i > 0 && i < len(s)-1 && s[i] == ':'
+}
+
+// windowKeys reports how many keys in use during a window (an op invoked
+// between its start and until) lived, at its start, on the nodes it
+// touched: a fault that touched none of them is no evidence either way.
+func windowKeys(calls []call, lo, hi int, v *shardView, into map[string]any) (onTouched int) {
+	active := map[string]bool{}
+	unplaced := 0
+	for i := lo; i < hi; i++ {
+		k := calls[i].inv.Key
+		if active[k] {
+			continue
+		}
+		active[k] = true
+		switch s := v.shardOf(k); {
+		case s == "":
+			unplaced++
+		case v.touched[s]:
+			onTouched++
+		}
+	}
+	into["keys_active"] = len(active)
+	if !v.mapped {
+		into["keys_on_touched_nodes"] = nil
+		into["keys_note"] = "the touched nodes' addresses are not in the history (no \"nodes\" event): where the keys lived is unknown"
+		return -1
+	}
+	into["keys_on_touched_nodes"] = onTouched
+	if unplaced > 0 {
+		into["keys_unplaced"] = unplaced
+	}
+	if onTouched == 0 {
+		into["keys_note"] = "no key of this workload lived on the nodes this fault touched: the window is no evidence of loss or unavailability"
+	}
+	return onTouched
+}
