@@ -10,6 +10,7 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
@@ -43,6 +44,9 @@ type Inputs struct {
 	Run          *results.Run
 	Log          *Log
 	Progress     *Progress
+	// Audit (nil: none) counts the data that is not the run's before the
+	// run and after the end phase; its verdict is Outcome.Audit.
+	Audit *clusteradmin.Auditor
 }
 
 // Outcome is what a run produced.
@@ -50,6 +54,9 @@ type Outcome struct {
 	Summary     checker.Summary
 	Ops         int
 	Interrupted bool
+	// Audit is the foreign-data audit (nil when Inputs.Audit was nil or
+	// the run was interrupted).
+	Audit *clusteradmin.AuditResult
 }
 
 // Execute runs the test: setup, traffic with faults until the time limit,
@@ -71,6 +78,13 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		return out, fmt.Errorf("cannot reach the cluster at %v: %w", addrs, err)
 	}
 	defer cl.Close()
+
+	if in.Audit != nil {
+		log.Printf("audit: counting the keys that are not this run's, slot by slot")
+		if err := in.Audit.Before(ctx); err != nil {
+			return out, fmt.Errorf("auditing the data that is not redline's before the run (nothing was changed): %w", err)
+		}
+	}
 
 	for _, w := range in.Workloads {
 		if err := w.Setup(ctx, cl); err != nil {
@@ -160,6 +174,9 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		log.Printf("%d final reads never succeeded; checkers will say what that leaves unknown", failed)
 	}
 
+	if in.Audit != nil {
+		out.Audit = audit(endCtx, in.Audit, rec, log)
+	}
 	if in.NodeSnapshot != nil {
 		in.NodeSnapshot(ctx, in.Run, "after")
 	}
@@ -176,6 +193,19 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	}
 	out.Summary = Check(ctx, ops, in.Checkers, in.Progress, log)
 	return out, nil
+}
+
+// audit compares the data that is not the run's with the count from
+// before and records the verdict in the history (the report lists it).
+func audit(ctx context.Context, a *clusteradmin.Auditor, rec *Recorder, log *Log) *clusteradmin.AuditResult {
+	res, err := a.After(ctx)
+	if err != nil {
+		res = clusteradmin.AuditResult{Summary: "the audit after the run could not count the data that is not redline's: " + err.Error()}
+	}
+	log.Printf("audit: %s", res.Summary)
+	detail, _ := json.Marshal(map[string]any{"clean": res.Clean, "summary": res.Summary})
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: "audit", Detail: detail})
+	return &res
 }
 
 // Check runs the checkers with progress and logs each verdict.

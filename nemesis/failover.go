@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // failover sends CLUSTER FAILOVER [FORCE|TAKEOVER] to a random replica and
@@ -35,10 +36,17 @@ func (n *Nemesis) failover(st Step, t *topo, rng *rand.Rand) (*action, error) {
 		if st.Mode != "default" {
 			args = append(args, st.Mode)
 		}
-		began := time.Now()
-		if _, err := n.admin.do(ctx, r.Node.Addr, 3*time.Second, args...); err != nil {
+		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "failover", From: r.MasterID, To: r.ID,
+			Note: cmdString(args) + " on the replica"})
+		if err != nil {
 			return nil, err
 		}
+		began := time.Now()
+		if _, err := n.admin.do(ctx, r.Node.Addr, 3*time.Second, args...); err != nil {
+			n.journal.End(seq, err)
+			return nil, err
+		}
+		defer func() { n.journal.End(seq, nil) }()
 		limit := max(10*time.Second, 5*n.opts.NodeTimeout)
 		promoted := n.waitRole(ctx, r.Node.Addr, true, limit)
 		res := map[string]any{"promoted": promoted, "waited_ms": time.Since(began).Milliseconds()}

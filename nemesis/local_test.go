@@ -244,10 +244,31 @@ func (r *memRecorder) Record(op history.Op) history.Op {
 	return op
 }
 
+// all returns the recorded fault events, without the topology journal's
+// copies (journal returns those).
 func (r *memRecorder) all() []history.Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]history.Op(nil), r.ops...)
+	var out []history.Op
+	for _, op := range r.ops {
+		if op.F != "journal" {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// journal returns the topology journal's entries as the history got them.
+func (r *memRecorder) journal() []history.Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []history.Op
+	for _, op := range r.ops {
+		if op.F == "journal" {
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 func detailOf(t *testing.T, op history.Op) map[string]any {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // openSlot is a migration this nemesis opened and has not closed yet.
@@ -156,38 +157,54 @@ func (n *Nemesis) moveSlots(ctx context.Context, slots []int, src, dst member, a
 	keys := 0
 	for i := 0; i < len(slots); i += moveBatch {
 		b := slots[i:min(i+moveBatch, len(slots))]
+		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "migrate", Slots: b, From: src.ID, To: dst.ID})
+		if err != nil {
+			return keys, err
+		}
 		n.mu.Lock()
 		for _, s := range b {
 			n.open[s] = openSlot{Slot: s, Src: src.ID, Dst: dst.ID}
 		}
 		n.mu.Unlock()
-		if err := n.admin.pipe(ctx, dst.Node.Addr, setslots(b, "importing", src.ID), nil); err != nil {
+		k, err := n.moveBatch(ctx, b, src, dst, all)
+		keys += k
+		n.journal.End(seq, err)
+		if err != nil {
 			return keys, err
 		}
-		if err := n.admin.pipe(ctx, src.Node.Addr, setslots(b, "migrating", dst.ID), nil); err != nil {
+	}
+	return keys, nil
+}
+
+// moveBatch moves the slots of one batch of moveSlots.
+func (n *Nemesis) moveBatch(ctx context.Context, b []int, src, dst member, all []member) (int, error) {
+	keys := 0
+	if err := n.admin.pipe(ctx, dst.Node.Addr, setslots(b, "importing", src.ID), nil); err != nil {
+		return keys, err
+	}
+	if err := n.admin.pipe(ctx, src.Node.Addr, setslots(b, "migrating", dst.ID), nil); err != nil {
+		return keys, err
+	}
+	counts := make([]any, len(b))
+	var cmds [][]any
+	for _, s := range b {
+		cmds = append(cmds, []any{"cluster", "countkeysinslot", s})
+	}
+	if err := n.admin.pipe(ctx, src.Node.Addr, cmds, counts); err != nil {
+		return keys, err
+	}
+	for j, s := range b {
+		if c, _ := counts[j].(int64); c == 0 {
+			continue
+		}
+		k, _, err := n.moveKeys(ctx, s, src, dst, 0)
+		keys += k
+		if err != nil {
 			return keys, err
 		}
-		counts := make([]any, len(b))
-		var cmds [][]any
-		for _, s := range b {
-			cmds = append(cmds, []any{"cluster", "countkeysinslot", s})
-		}
-		if err := n.admin.pipe(ctx, src.Node.Addr, cmds, counts); err != nil {
-			return keys, err
-		}
-		for j, s := range b {
-			if c, _ := counts[j].(int64); c == 0 {
-				continue
-			}
-			k, _, err := n.moveKeys(ctx, s, src, dst, 0)
-			keys += k
-			if err != nil {
-				return keys, err
-			}
-		}
-		if err := n.closeMigrations(ctx, b, src, dst, all); err != nil {
-			return keys, err
-		}
+	}
+	if err := n.closeMigrations(ctx, b, src, dst, all); err != nil {
+		return keys, err
 	}
 	return keys, nil
 }
@@ -201,6 +218,17 @@ func setslots(slots []int, how, id string) [][]any {
 }
 
 func (n *Nemesis) openMigration(ctx context.Context, slot int, src, dst member, stable bool) error {
+	seq, err := n.journal.Begin(clusteradmin.Step{Kind: "open", Slots: []int{slot}, From: src.ID, To: dst.ID,
+		Note: "left open on purpose until the fault stops"})
+	if err != nil {
+		return err
+	}
+	err = n.openSlotNow(ctx, slot, src, dst, stable)
+	n.journal.End(seq, err)
+	return err
+}
+
+func (n *Nemesis) openSlotNow(ctx context.Context, slot int, src, dst member, stable bool) error {
 	n.mu.Lock()
 	n.open[slot] = openSlot{Slot: slot, Src: src.ID, Dst: dst.ID, Stable: stable}
 	n.mu.Unlock()
@@ -316,6 +344,20 @@ func (n *Nemesis) closeMigrations(ctx context.Context, slots []int, src, dst mem
 // on both (target first, so that no ASK lands there afterwards); every other
 // one is finished. It returns what it did.
 func (n *Nemesis) repairSlot(ctx context.Context, slot int) (string, error) {
+	n.mu.Lock()
+	rec := n.open[slot]
+	n.mu.Unlock()
+	seq, err := n.journal.Begin(clusteradmin.Step{Kind: "close", Slots: []int{slot}, From: rec.Src, To: rec.Dst,
+		Note: "finish (or, when the target got no keys, undo) redline's own open migration"})
+	if err != nil {
+		return "", err
+	}
+	how, err := n.repairSlotNow(ctx, slot)
+	n.journal.End(seq, err)
+	return how, err
+}
+
+func (n *Nemesis) repairSlotNow(ctx context.Context, slot int) (string, error) {
 	t, err := n.topology(ctx)
 	if err != nil {
 		return "", err
@@ -408,30 +450,14 @@ func (n *Nemesis) repairSlot(ctx context.Context, slot int) (string, error) {
 	return "finished", nil
 }
 
-// repairSlots repairs every migration left open by this nemesis and every
-// slot any node reports open. It returns the slots it touched.
+// repairSlots repairs every migration this nemesis left open (on purpose,
+// or because a node stopped answering half-way). A slot someone else left
+// open is never touched: unaccounted finds those first. It returns the
+// slots it touched.
 func (n *Nemesis) repairSlots(ctx context.Context) ([]int, error) {
-	set := map[int]bool{}
 	n.mu.Lock()
-	for s := range n.open {
-		set[s] = true
-	}
+	slots := sortedSlots(n.open)
 	n.mu.Unlock()
-	if t, err := n.topology(ctx); err == nil {
-		for _, m := range t.Members {
-			for s := range m.Migrating {
-				set[s] = true
-			}
-			for s := range m.Importing {
-				set[s] = true
-			}
-		}
-	}
-	var slots []int
-	for s := range set {
-		slots = append(slots, s)
-	}
-	slices.Sort(slots)
 	var errs []error
 	for _, s := range slots {
 		if _, err := n.repairSlot(ctx, s); err != nil {
@@ -581,11 +607,16 @@ func (n *Nemesis) reassertMoves(ctx context.Context) ([]int, error) {
 			errs = append(errs, fmt.Errorf("slot %d: nobody claims it and its destination %s is not a reachable primary", s, mv.Dst))
 			continue
 		}
-		if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "importing", mv.Src); err != nil {
-			errs = append(errs, err)
-			continue
+		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "reassert", Slots: []int{s}, From: mv.Src, To: mv.Dst,
+			Note: "redline moved this slot to its destination and no primary claims it any more"})
+		if err == nil {
+			_, err = n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "importing", mv.Src)
 		}
-		if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "node", dst.ID); err != nil {
+		if err == nil {
+			_, err = n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "node", dst.ID)
+		}
+		n.journal.End(seq, err)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -604,4 +635,44 @@ func sortedSlots[V any](m map[int]V) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// unaccounted compares the live topology with what this nemesis knows it
+// did. found lists every open slot that is not one of its own migrations
+// (the user's, or left from before the run); would lists the repairs the
+// end phase would make. An empty found means the repairs may go ahead.
+func (n *Nemesis) unaccounted(ctx context.Context) (found, would []string, err error) {
+	n.mu.Lock()
+	open := make(map[int]openSlot, len(n.open))
+	for s, o := range n.open {
+		open[s] = o
+	}
+	n.mu.Unlock()
+	t, err := n.topology(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := func(id string) string {
+		if m, ok := t.byID(id); ok {
+			return m.Node.Name + " (" + m.Announce + ")"
+		}
+		return id
+	}
+	for _, m := range t.Members {
+		for _, s := range sortedSlots(m.Migrating) {
+			if o, ok := open[s]; !ok || o.Src != m.ID && o.Dst != m.ID {
+				found = append(found, fmt.Sprintf("slot %d is MIGRATING on %s to %s, not by redline", s, name(m.ID), name(m.Migrating[s])))
+			}
+		}
+		for _, s := range sortedSlots(m.Importing) {
+			if o, ok := open[s]; !ok || o.Src != m.ID && o.Dst != m.ID {
+				found = append(found, fmt.Sprintf("slot %d is IMPORTING on %s from %s, not by redline", s, name(m.ID), name(m.Importing[s])))
+			}
+		}
+	}
+	for _, s := range sortedSlots(open) {
+		o := open[s]
+		would = append(would, fmt.Sprintf("finish or undo its own migration of slot %d from %s to %s", s, name(o.Src), name(o.Dst)))
+	}
+	return found, would, nil
 }

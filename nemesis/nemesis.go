@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -26,6 +27,10 @@ type Options struct {
 	// command, run with `sh -c` and the environment described in doc.go.
 	Hooks map[string]string
 	Log   func(format string, args ...any)
+	// Journal records every topology change before it is made (nil: one
+	// in memory). Each entry is also copied into the history as a
+	// nemesis "journal" entry.
+	Journal *clusteradmin.Journal
 }
 
 // Nemesis runs a fault schedule against a cluster.
@@ -35,6 +40,9 @@ type Nemesis struct {
 	faults []string
 	target string
 	admin  admin
+	// journal holds every topology change this nemesis made; the end
+	// phase repairs only those.
+	journal *clusteradmin.Journal
 
 	killer  cluster.Killer
 	pauser  cluster.Pauser
@@ -55,7 +63,8 @@ type Nemesis struct {
 	open      map[int]openSlot // migrations left open on purpose or by an error
 	moved     map[int]openSlot // slots this nemesis moved, by slot: the last move
 	origNodes int
-	epochPair [2]string // last source/target pair awaitEpoch checked
+	epochPair [2]string        // last source/target pair awaitEpoch checked
+	rec       history.Recorder // where journal entries go (the last Run, fire or Heal)
 }
 
 // needs says which capability each fault requires of a target.
@@ -79,6 +88,11 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	}
 	n := &Nemesis{c: c, opts: opts, target: targetName(c),
 		killed: map[string]bool{}, paused: map[string]bool{}, skewed: map[string]bool{}, open: map[int]openSlot{}, moved: map[int]openSlot{}}
+	n.journal = opts.Journal
+	if n.journal == nil {
+		n.journal, _ = clusteradmin.OpenJournal("")
+	}
+	n.journal.OnEntry(n.recordJournal)
 	for k := range opts.Hooks {
 		if _, ok := hookFaults[k]; !ok {
 			return nil, fmt.Errorf("--nemesis-hook %s: no such hook; hooks exist for %s", k, strings.Join(sortedKeys(hookFaults), ", "))
@@ -236,6 +250,9 @@ func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
 		<-ctx.Done()
 		return nil
 	}
+	n.mu.Lock()
+	n.rec = rec
+	n.mu.Unlock()
 	next := time.Now().Add(n.opts.Interval / 2)
 	for {
 		if !sleepUntil(ctx, next) {
@@ -263,6 +280,7 @@ func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
 func (n *Nemesis) fire(ctx context.Context, rec history.Recorder, st Step) *action {
 	f := "start-" + st.Fault
 	n.mu.Lock()
+	n.rec = rec
 	n.epochPair = [2]string{}
 	n.mu.Unlock()
 	t, err := n.topology(ctx)
@@ -371,6 +389,7 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 	defer n.admin.close()
 	var errs []error
 	n.mu.Lock()
+	n.rec = rec
 	a := n.pending
 	n.mu.Unlock()
 	if a != nil {
@@ -428,19 +447,37 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 			res[k] = v
 		}
 	}
-	repaired, err := n.repairSlots(ctx)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(repaired) > 0 {
-		res["repaired_slots"] = repaired
-	}
-	reasserted, err := n.reassertMoves(ctx)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(reasserted) > 0 {
-		res["reasserted_slots"] = reasserted
+	if found, would, err := n.unaccounted(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("reading the topology before repairs: %w", err))
+	} else if len(found) > 0 {
+		// Someone else's open slot, or one of redline's slots in a state
+		// its journal does not explain: repairing could move keys that are
+		// not redline's to decide about. Say what and stop.
+		n.opts.Log("end phase: the cluster is in a state redline cannot account for:")
+		for _, f := range found {
+			n.opts.Log("  found: %s", f)
+		}
+		for _, w := range would {
+			n.opts.Log("  redline would have: %s", w)
+		}
+		n.opts.Log("end phase: changing no slot; fix the above by hand (redis-cli --cluster fix) once you know whose it is")
+		res["unaccounted"], res["would_have"] = found, would
+		errs = append(errs, fmt.Errorf("cluster in a state redline cannot account for (%s); no slot repaired", strings.Join(found, "; ")))
+	} else {
+		repaired, err := n.repairSlots(ctx)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(repaired) > 0 {
+			res["repaired_slots"] = repaired
+		}
+		reasserted, err := n.reassertMoves(ctx)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(reasserted) > 0 {
+			res["reasserted_slots"] = reasserted
+		}
 	}
 	wait := max(30*time.Second, 15*n.opts.NodeTimeout)
 	if err := n.waitConverged(ctx, wait); err != nil {
@@ -453,7 +490,7 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		res["cluster_nodes_after"] = t.View
 		res["cluster_nodes_of"] = t.ViewOf
 	}
-	err = errors.Join(errs...)
+	err := errors.Join(errs...)
 	if err != nil {
 		res["error"] = err.Error()
 		n.opts.Log("nemesis: heal: %v", err)
@@ -476,6 +513,17 @@ func (n *Nemesis) record(rec history.Recorder, typ history.Type, f string, nodes
 		op.Detail = b
 	}
 	rec.Record(op)
+}
+
+// recordJournal copies a journal entry into the history.
+func (n *Nemesis) recordJournal(s clusteradmin.Step) {
+	n.mu.Lock()
+	rec := n.rec
+	n.mu.Unlock()
+	b, _ := json.Marshal(s)
+	var detail map[string]any
+	_ = json.Unmarshal(b, &detail)
+	n.record(rec, history.Info, "journal", nil, detail)
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {

@@ -170,7 +170,14 @@ func (a *admin) clusterNodes(ctx context.Context, addr string) (string, error) {
 }
 
 // topology asks every node for CLUSTER NODES and builds a snapshot.
+// A cluster known from a seed is rediscovered first, so that nodes the
+// cluster gained or lost since are taken into account.
 func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
+	if r, ok := n.c.(cluster.Refresher); ok {
+		if err := r.Refresh(ctx); err != nil {
+			n.opts.Log("nemesis: rediscovering the cluster: %v (using the last known nodes)", err)
+		}
+	}
 	nodes := sortedNodes(n.c.Nodes())
 	t := &topo{}
 	views := make([][]cluster.NodeInfo, len(nodes))

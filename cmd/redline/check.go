@@ -65,7 +65,10 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	}
 	s := harness.Check(ctx, hist.Ops, checkers, harness.NewProgress(stdout, tty, log), log)
 	if write {
-		if err := saveResults(run, cfg, s); err != nil {
+		// The audit belongs to the run, not to the checkers: keep it.
+		var prev resultsFile
+		_ = run.ReadJSON("results.json", &prev)
+		if err := saveResults(run, cfg, s, prev.Audit); err != nil {
 			return harnessFailed(fmt.Errorf("writing results: %w", err))
 		}
 	}

@@ -17,20 +17,21 @@ import (
 	"github.com/redline-dev/redline/docker"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // startCluster starts (or, for external, attaches to) the cluster of a run.
 func startCluster(ctx context.Context, cfg harness.Config, log *harness.Log) (cluster.Cluster, error) {
 	if cfg.Target == "external" {
-		c, err := cluster.External(cfg.Addrs)
-		if err != nil {
-			return nil, err
-		}
+		// The cluster behind the seeds: every node it announces.
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		if _, err := cluster.Topology(cctx, cfg.Addrs); err != nil {
+		c, err := clusteradmin.OpenExternal(cctx, cfg.Addrs)
+		if err != nil {
 			return nil, fmt.Errorf("cannot reach the cluster at %s: %v; check the addresses and that the nodes run with cluster-enabled yes", strings.Join(cfg.Addrs, ","), err)
 		}
+		v := c.View()
+		log.Printf("discovered %d nodes (%d primaries with slots) by %s", len(v.Members), len(v.Primaries()), v.From)
 		return c, nil
 	}
 	rt, err := docker.New(docker.Options{Log: log.Printf})

@@ -22,6 +22,7 @@ import (
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 )
@@ -32,6 +33,8 @@ type runOptions struct {
 	nemesis   string
 	addrs     string
 	hooks     []string
+	yes       bool      // --yes: no question before faults on a cluster redline did not create
+	stdin     io.Reader // where the answer to that question comes from (nil: os.Stdin)
 	stdout    io.Writer
 	stderr    io.Writer
 }
@@ -246,6 +249,12 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		}
 	}()
 
+	if cfg.Target == "external" {
+		if err := askConsent(ctx, o, cfg, cl); err != nil {
+			return 0, err
+		}
+	}
+
 	store := results.Store{Root: cfg.ResultsDir}
 	run, err := store.NewRun(cfg.TestName, cfg.Started)
 	if err != nil {
@@ -266,9 +275,19 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		return 0, harnessFailed(err)
 	}
 
-	nem, err := buildNemesis(cfg, cl, o.hooks, log)
+	journal, err := clusteradmin.OpenJournal(run.Path(clusteradmin.JournalFile))
+	if err != nil {
+		return 0, harnessFailed(err)
+	}
+	defer journal.Close()
+	nem, err := buildNemesis(cfg, cl, o.hooks, journal, log)
 	if err != nil {
 		return 0, err
+	}
+	var auditor *clusteradmin.Auditor
+	if cfg.Target == "external" {
+		// Not redline's cluster: count what is not redline's before and after.
+		auditor = &clusteradmin.Auditor{Nodes: cl.Nodes, Prefix: cfg.KeyPrefix, Journal: journal}
 	}
 
 	out, err := harness.Execute(ctx, harness.Inputs{
@@ -282,6 +301,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		Run:          run,
 		Log:          log,
 		Progress:     harness.NewProgress(stdout, tty, log),
+		Audit:        auditor,
 	})
 	if err != nil {
 		return 0, harnessFailed(fmt.Errorf("%w (partial history in %s)", err, run.Dir))
@@ -289,13 +309,22 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	if out.Interrupted {
 		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, run.Dir, run.Dir))
 	}
-	if err := saveResults(run, cfg, out.Summary); err != nil {
+	if err := saveResults(run, cfg, out.Summary, out.Audit); err != nil {
 		return 0, harnessFailed(err)
 	}
 	if cfg.Bench {
 		printBench(stdout, out.Summary)
 	}
 	printVerdict(stdout, out.Summary, run.Dir)
+	if out.Audit != nil {
+		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
+		if !out.Audit.Clean {
+			// Never the cluster's anomaly: what changed is redline's (or
+			// someone else's) doing during the run, not a checker verdict.
+			return 0, harnessFailed(fmt.Errorf("the audit found data that is not redline's changed during the run "+
+				"(see audit in %s): %s", run.Path("results.json"), out.Audit.Summary))
+		}
+	}
 	return exitCode(out.Summary.Valid), nil
 }
 
@@ -315,9 +344,16 @@ func randomID() string {
 	return hex.EncodeToString(b)
 }
 
+// resultsFile is results.json: the checkers' summary and, for clusters
+// redline did not create, the foreign-data audit.
+type resultsFile struct {
+	checker.Summary
+	Audit *clusteradmin.AuditResult `json:"audit,omitempty"`
+}
+
 // saveResults writes results.json, checker artefacts and the report.
-func saveResults(run *results.Run, cfg harness.Config, s checker.Summary) error {
-	if err := run.WriteJSON("results.json", s); err != nil {
+func saveResults(run *results.Run, cfg harness.Config, s checker.Summary, audit *clusteradmin.AuditResult) error {
+	if err := run.WriteJSON("results.json", resultsFile{s, audit}); err != nil {
 		return err
 	}
 	for name, r := range s.Checkers {
@@ -385,4 +421,5 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
 	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract)")
 	addServerFlags(f, cfg)
+	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
 }

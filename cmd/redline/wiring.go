@@ -11,6 +11,7 @@ import (
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/nemesis"
 	"github.com/redline-dev/redline/results"
 )
@@ -49,7 +50,7 @@ func validateNemesis(names []string) error {
 }
 
 // buildNemesis returns nil for "none".
-func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, log *harness.Log) (harness.Nemesis, error) {
+func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
 	if len(cfg.Nemesis) == 1 && cfg.Nemesis[0] == "none" {
 		return nil, nil
 	}
@@ -65,6 +66,7 @@ func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, log *ha
 		NodeTimeout:      cfg.NodeTimeout.D(),
 		Hooks:            hookMap,
 		Log:              log.Printf,
+		Journal:          journal,
 	})
 	if err != nil {
 		return nil, badArgs("--nemesis: %v", err)

@@ -98,3 +98,9 @@ type Grower interface {
 type LogSource interface {
 	Logs(ctx context.Context, node string) (io.ReadCloser, error)
 }
+
+// Refresher is a cluster whose node list follows the cluster's own
+// topology (an external cluster known from a seed): Refresh rediscovers it.
+type Refresher interface {
+	Refresh(ctx context.Context) error
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/cluster/localcluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// foreignData is what a user keeps in their own cluster: strings, hashes
+// and sets, written before redline runs.
+type foreignData struct {
+	strs   map[string]string
+	hashes map[string]map[string]string
+	sets   map[string][]string
+}
+
+func fillForeign(t *testing.T, cc *redis.ClusterClient, n int) foreignData {
+	t.Helper()
+	ctx := context.Background()
+	d := foreignData{strs: map[string]string{}, hashes: map[string]map[string]string{}, sets: map[string][]string{}}
+	p := cc.Pipeline()
+	for i := range n {
+		switch i % 3 {
+		case 0:
+			k, v := fmt.Sprintf("user:str:%d", i), fmt.Sprintf("value-%d", i*7)
+			d.strs[k] = v
+			p.Set(ctx, k, v, 0)
+		case 1:
+			k := fmt.Sprintf("user:hash:%d", i)
+			h := map[string]string{"name": fmt.Sprint("n", i), "age": fmt.Sprint(i % 90)}
+			d.hashes[k] = h
+			p.HSet(ctx, k, h)
+		case 2:
+			k := fmt.Sprintf("user:set:%d", i)
+			s := []string{fmt.Sprint("a", i), fmt.Sprint("b", i), fmt.Sprint("c", i)}
+			d.sets[k] = s
+			p.SAdd(ctx, k, s[0], s[1], s[2])
+		}
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatalf("filling foreign keys: %v", err)
+	}
+	return d
+}
+
+// requireForeign checks every foreign key is there with its value.
+func requireForeign(t *testing.T, cc *redis.ClusterClient, d foreignData) {
+	t.Helper()
+	ctx := context.Background()
+	p := cc.Pipeline()
+	strs := map[string]*redis.StringCmd{}
+	hashes := map[string]*redis.MapStringStringCmd{}
+	sets := map[string]*redis.StringSliceCmd{}
+	for k := range d.strs {
+		strs[k] = p.Get(ctx, k)
+	}
+	for k := range d.hashes {
+		hashes[k] = p.HGetAll(ctx, k)
+	}
+	for k := range d.sets {
+		sets[k] = p.SMembers(ctx, k)
+	}
+	_, _ = p.Exec(ctx)
+	bad := 0
+	for k, c := range strs {
+		if v, err := c.Result(); err != nil || v != d.strs[k] {
+			if bad++; bad < 5 {
+				t.Errorf("%s: %q %v, want %q", k, v, err, d.strs[k])
+			}
+		}
+	}
+	for k, c := range hashes {
+		if v, err := c.Result(); err != nil || len(v) != len(d.hashes[k]) || v["name"] != d.hashes[k]["name"] || v["age"] != d.hashes[k]["age"] {
+			if bad++; bad < 5 {
+				t.Errorf("%s: %v %v, want %v", k, v, err, d.hashes[k])
+			}
+		}
+	}
+	for k, c := range sets {
+		if v, err := c.Result(); err != nil || len(v) != 3 {
+			if bad++; bad < 5 {
+				t.Errorf("%s: %v %v, want %v", k, v, err, d.sets[k])
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d foreign keys missing or changed", bad)
+	}
+}
+
+// requireHealthy checks every node: all 16384 slots served, none open.
+func requireHealthy(t *testing.T, addrs []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := cluster.WaitConverged(ctx, addrs); err != nil {
+		t.Fatalf("cluster after the run: %v", err)
+	}
+	for _, a := range addrs {
+		text, err := cluster.ClusterNodesText(ctx, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, _ := cluster.ParseNodes(text)
+		if cov := cluster.Covered(ls); cov != cluster.SlotCount {
+			t.Fatalf("%s sees %d slots served", a, cov)
+		}
+		for _, l := range ls {
+			if len(l.Open) > 0 {
+				t.Fatalf("%s: %s has open slots %v", a, l.ID, l.Open)
+			}
+		}
+	}
+}
+
+func readAudit(t *testing.T, dir string) clusteradmin.AuditResult {
+	t.Helper()
+	var r resultsFile
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.Audit == nil {
+		t.Fatalf("results.json has no audit (%v): %s", err, b)
+	}
+	return *r.Audit
+}
+
+// TestRunGuestOnExistingCluster is the user's story of issue 9: a cluster
+// made of redis-server processes, 12,000 keys of the user's own, and
+// redline given one seed. It must refuse faults without consent, run
+// migrate and failover with --yes against the whole discovered cluster,
+// leave every foreign key as it was, and its audit must catch a foreign key
+// deleted during a run.
+func TestRunGuestOnExistingCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: lc.Addrs})
+	defer cc.Close()
+	data := fillForeign(t, cc, 12000)
+	seed := lc.Addrs[3] // a replica: discovery must find the primaries
+
+	t.Run("refuses topology faults without consent", func(t *testing.T) {
+		res := t.TempDir()
+		var out, errb bytes.Buffer
+		code := run([]string{"run", "--addrs", seed, "--nemesis", "migrate", "--time-limit", "2s", "--results", res}, &out, &errb)
+		if code != exitBadArgs || !strings.Contains(errb.String(), "--yes") {
+			t.Fatalf("exit %d, want %d and a hint at --yes: %s", code, exitBadArgs, errb.String())
+		}
+		if !strings.Contains(out.String(), "primary, ") {
+			t.Fatalf("the question does not describe the cluster:\n%s", out.String())
+		}
+		requireEmpty(t, res)
+	})
+
+	t.Run("migrate and failover leave foreign data alone", func(t *testing.T) {
+		res := t.TempDir()
+		var out, errb bytes.Buffer
+		code := run([]string{"run", "--addrs", seed, "--yes", "--workload", "register,set", "--nemesis", "migrate,failover",
+			"--nemesis-interval", "1500ms", "--time-limit", "12s", "--concurrency", "4", "--results", res, "--seed", "3"}, &out, &errb)
+		if code == exitHarness || code == exitBadArgs {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+		}
+		if !strings.Contains(out.String(), "audit: no foreign data touched") {
+			t.Fatalf("no clean audit line:\n%s", out.String())
+		}
+		latest := filepath.Join(res, "latest")
+		if a := readAudit(t, latest); !a.Clean || a.ForeignKeysBefore != 12000 || a.JournalledSteps == 0 {
+			t.Fatalf("audit %+v", a)
+		}
+		h, err := history.ReadFile(filepath.Join(latest, "history.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := map[string]int{}
+		for _, op := range h.Ops {
+			if op.Process == history.Nemesis && op.Type == history.Info && strings.HasPrefix(op.F, "start-") &&
+				!strings.Contains(string(op.Detail), "skipped") && !strings.Contains(string(op.Detail), `"error"`) {
+				ran[op.F]++
+			}
+			if op.F == "journal" {
+				ran["journal"]++
+			}
+		}
+		if ran["start-migrate"] == 0 || ran["start-failover"] == 0 || ran["journal"] == 0 {
+			t.Fatalf("faults that ran cleanly: %v\n%s", ran, out.String())
+		}
+		j, err := os.ReadFile(filepath.Join(latest, clusteradmin.JournalFile))
+		if err != nil || !bytes.Contains(j, []byte(`"state":"begin"`)) || !bytes.Contains(j, []byte(`"state":"done"`)) {
+			t.Fatalf("journal file: %v\n%s", err, j)
+		}
+		requireHealthy(t, lc.Addrs)
+		requireForeign(t, cc, data)
+	})
+
+	t.Run("a foreign key deleted mid-run fails the audit", func(t *testing.T) {
+		res := t.TempDir()
+		var out, errb bytes.Buffer
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(3 * time.Second)
+			if err := cc.Del(context.Background(), "user:str:0").Err(); err != nil {
+				t.Errorf("deleting the foreign key: %v", err)
+			}
+		}()
+		code := run([]string{"run", "--addrs", seed, "--workload", "register", "--time-limit", "6s",
+			"--concurrency", "2", "--results", res}, &out, &errb)
+		wg.Wait()
+		if code != exitHarness {
+			t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitHarness, out.String(), errb.String())
+		}
+		slot := cc.ClusterKeySlot(context.Background(), "user:str:0").Val()
+		want := fmt.Sprintf("slot %d: ", slot)
+		if !strings.Contains(errb.String(), "FOREIGN DATA CHANGED") || !strings.Contains(errb.String(), want) {
+			t.Fatalf("the failure does not say which slot (want %q):\n%s", want, errb.String())
+		}
+		a := readAudit(t, filepath.Join(res, "latest"))
+		if a.Clean || len(a.ChangedSlots) != 1 || a.ChangedSlots[0].Slot != int(slot) ||
+			a.ChangedSlots[0].Before-a.ChangedSlots[0].After != 1 || a.ForeignKeysAfter != a.ForeignKeysBefore-1 {
+			t.Fatalf("audit %+v", a)
+		}
+		if strings.Contains(out.String(), "verdict: INVALID") {
+			t.Fatalf("the deletion was charged to the cluster:\n%s", out.String())
+		}
+	})
+}

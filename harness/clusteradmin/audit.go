@@ -1,0 +1,358 @@
+package clusteradmin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redline-dev/redline/harness/cluster"
+)
+
+// Snapshot is the data of a cluster that is not the run's, slot by slot,
+// and who serves each slot, as the primaries themselves say.
+type Snapshot struct {
+	Taken       time.Time
+	Foreign     map[int]int64 // slot -> keys without the run's prefix (only slots with some)
+	Owner       [cluster.SlotCount]string
+	ShardOf     map[string]string // node id -> id of its primary (a primary: itself)
+	Open        []string          // slots MIGRATING/IMPORTING, in words
+	Conflicts   []string          // slots two primaries claim
+	Served      int
+	ForeignKeys int64
+	OwnKeys     int64
+}
+
+// TakeSnapshot discovers the cluster from addrs and counts, on every
+// primary, the keys of each slot it serves (CLUSTER COUNTKEYSINSLOT) minus
+// the run's own (SCAN MATCH prefix*, slot by CLUSTER KEYSLOT). A primary
+// that does not answer makes it fail: a count with a hole proves nothing.
+func TakeSnapshot(ctx context.Context, addrs []string, prefix string) (*Snapshot, error) {
+	if prefix == "" {
+		return nil, errors.New("audit: no key prefix: every key would count as the run's")
+	}
+	v, err := Discover(ctx, addrs)
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{Taken: time.Now().UTC(), Foreign: map[int]int64{}, ShardOf: map[string]string{}}
+	for _, m := range v.Members {
+		if m.Primary {
+			s.ShardOf[m.ID] = m.ID
+		} else if m.MasterID != "" {
+			s.ShardOf[m.ID] = m.MasterID
+		}
+	}
+	for _, m := range v.Members {
+		if !m.Primary {
+			continue
+		}
+		if err := s.countPrimary(ctx, m.Addr, prefix); err != nil {
+			if m.Slots == 0 && m.Health == "failed" {
+				continue // a failed primary without slots serves nothing to count
+			}
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+	}
+	slices.Sort(s.Open)
+	return s, nil
+}
+
+func (s *Snapshot) countPrimary(ctx context.Context, addr, prefix string) error {
+	c := cluster.AdminClient(addr)
+	defer c.Close()
+	text, err := c.ClusterNodes(ctx).Result()
+	if err != nil {
+		return fmt.Errorf("CLUSTER NODES on %s: %w", addr, err)
+	}
+	ls, err := cluster.ParseNodes(text)
+	if err != nil {
+		return fmt.Errorf("%s: %w", addr, err)
+	}
+	self, ok := cluster.Self(ls)
+	if !ok {
+		return fmt.Errorf("%s: CLUSTER NODES has no myself line", addr)
+	}
+	for _, o := range self.Open {
+		how := "IMPORTING from"
+		if o.Migrating {
+			how = "MIGRATING to"
+		}
+		s.Open = append(s.Open, fmt.Sprintf("slot %d %s %s on %s", o.Slot, how, o.Peer, addr))
+	}
+	if !self.IsPrimary() {
+		return nil // demoted since discovery: its former slots are counted on the new owner
+	}
+	slots := self.Slots()
+	for _, slot := range slots {
+		if prev := s.Owner[slot]; prev != "" && prev != self.ID {
+			s.Conflicts = append(s.Conflicts, fmt.Sprintf("slot %d claimed by %s and %s", slot, prev, self.ID))
+			continue
+		}
+		if s.Owner[slot] == "" {
+			s.Served++
+		}
+		s.Owner[slot] = self.ID
+	}
+	counts := make(map[int]int64, len(slots))
+	for i := 0; i < len(slots); i += 4096 {
+		batch := slots[i:min(i+4096, len(slots))]
+		p := c.Pipeline()
+		cmds := make([]*redis.IntCmd, len(batch))
+		for j, slot := range batch {
+			cmds[j] = p.ClusterCountKeysInSlot(ctx, slot)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			return fmt.Errorf("CLUSTER COUNTKEYSINSLOT on %s: %w", addr, err)
+		}
+		for j, slot := range batch {
+			counts[slot] = cmds[j].Val()
+		}
+	}
+	own, err := ownKeysBySlot(ctx, c, prefix)
+	if err != nil {
+		return fmt.Errorf("%s: %w", addr, err)
+	}
+	for slot, n := range counts {
+		s.OwnKeys += own[slot]
+		if f := n - own[slot]; f != 0 {
+			s.Foreign[slot] = f
+			s.ForeignKeys += f
+		}
+	}
+	return nil
+}
+
+// ownKeysBySlot counts the keys with the run's prefix on one node, by slot.
+func ownKeysBySlot(ctx context.Context, c *redis.Client, prefix string) (map[int]int64, error) {
+	out := map[int]int64{}
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, escapeGlob(prefix)+"*", 1000).Result()
+		if err != nil {
+			return nil, fmt.Errorf("SCAN MATCH %s*: %w", prefix, err)
+		}
+		if len(keys) > 0 {
+			p := c.Pipeline()
+			cmds := make([]*redis.IntCmd, len(keys))
+			for i, k := range keys {
+				cmds[i] = p.ClusterKeySlot(ctx, k)
+			}
+			if _, err := p.Exec(ctx); err != nil {
+				return nil, fmt.Errorf("CLUSTER KEYSLOT: %w", err)
+			}
+			for _, cmd := range cmds {
+				out[int(cmd.Val())]++
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}
+
+// escapeGlob quotes the characters SCAN MATCH treats as a pattern.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// SlotCountChange is a slot whose foreign key count changed.
+type SlotCountChange struct {
+	Slot   int   `json:"slot"`
+	Before int64 `json:"before"`
+	After  int64 `json:"after"`
+}
+
+// OwnerChange is a slot whose owner changed for no journalled reason.
+type OwnerChange struct {
+	Slot   int    `json:"slot"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// AuditResult compares the data that is not the run's before and after it.
+type AuditResult struct {
+	Clean               bool              `json:"clean"`
+	Summary             string            `json:"summary"`
+	ForeignKeysBefore   int64             `json:"foreign_keys_before"`
+	ForeignKeysAfter    int64             `json:"foreign_keys_after"`
+	ChangedSlots        []SlotCountChange `json:"changed_slots,omitempty"`
+	UnservedSlots       []string          `json:"unserved_slots,omitempty"` // ranges "a-b"
+	OpenSlots           []string          `json:"open_slots,omitempty"`
+	Conflicts           []string          `json:"conflicts,omitempty"`
+	UnaccountedOwners   []OwnerChange     `json:"unaccounted_owners,omitempty"`
+	JournalledSteps     int               `json:"journalled_steps"`
+	UnfinishedJournal   []Step            `json:"unfinished_steps,omitempty"`
+	SlotsServedAfter    int               `json:"slots_served_after"`
+	OpenSlotsBefore     []string          `json:"open_slots_before,omitempty"`
+	UnservedSlotsBefore int               `json:"unserved_slots_before,omitempty"`
+}
+
+// Compare judges after against before: every slot's foreign key count the
+// same, all slots served (as before), none open that was not open before,
+// and every owner change explained by the journal (a slot redline moved)
+// or a failover inside the slot's shard.
+func Compare(before, after *Snapshot, j *Journal) AuditResult {
+	r := AuditResult{ForeignKeysBefore: before.ForeignKeys, ForeignKeysAfter: after.ForeignKeys,
+		SlotsServedAfter: after.Served, OpenSlotsBefore: before.Open, UnservedSlotsBefore: cluster.SlotCount - before.Served}
+	for slot := range cluster.SlotCount {
+		if b, a := before.Foreign[slot], after.Foreign[slot]; a != b {
+			r.ChangedSlots = append(r.ChangedSlots, SlotCountChange{slot, b, a})
+		}
+	}
+	var unserved []int
+	for slot := range cluster.SlotCount {
+		if after.Owner[slot] == "" && before.Owner[slot] != "" {
+			unserved = append(unserved, slot)
+		}
+	}
+	r.UnservedSlots = ranges(unserved)
+	for _, o := range after.Open {
+		if !slices.Contains(before.Open, o) {
+			r.OpenSlots = append(r.OpenSlots, o)
+		}
+	}
+	r.Conflicts = after.Conflicts
+	var dests map[int][]string
+	if j != nil {
+		dests = j.Destinations()
+		steps := j.Steps()
+		r.JournalledSteps = len(steps)
+		for _, s := range steps {
+			if s.State == "begin" {
+				r.UnfinishedJournal = append(r.UnfinishedJournal, s)
+			}
+		}
+	}
+	shard := func(id string) string {
+		if p, ok := before.ShardOf[id]; ok {
+			return p
+		}
+		return id
+	}
+	for slot := range cluster.SlotCount {
+		b, a := before.Owner[slot], after.Owner[slot]
+		if a == b || a == "" || b == "" || shard(a) == shard(b) {
+			continue
+		}
+		ok := false
+		for _, d := range dests[slot] {
+			if a == d || shard(a) == shard(d) {
+				ok = true
+			}
+		}
+		if !ok {
+			r.UnaccountedOwners = append(r.UnaccountedOwners, OwnerChange{slot, b, a})
+		}
+	}
+	r.Clean = len(r.ChangedSlots) == 0 && len(r.UnservedSlots) == 0 && len(r.OpenSlots) == 0 &&
+		len(r.Conflicts) == 0 && len(r.UnaccountedOwners) == 0 && len(r.UnfinishedJournal) == 0
+	r.Summary = r.describe()
+	return r
+}
+
+func (r AuditResult) describe() string {
+	if r.Clean {
+		return fmt.Sprintf("no foreign data touched: %d keys that are not redline's, same count in every slot; %d slots served, none left open; %d journalled steps, all finished",
+			r.ForeignKeysAfter, r.SlotsServedAfter, r.JournalledSteps)
+	}
+	var parts []string
+	if n := len(r.ChangedSlots); n > 0 {
+		var ex []string
+		for _, c := range r.ChangedSlots[:min(n, 10)] {
+			ex = append(ex, fmt.Sprintf("slot %d: %d -> %d keys", c.Slot, c.Before, c.After))
+		}
+		more := ""
+		if n > 10 {
+			more = fmt.Sprintf(", and %d more slots", n-10)
+		}
+		parts = append(parts, fmt.Sprintf("foreign keys changed in %d slots (%d keys before, %d after): %s%s",
+			n, r.ForeignKeysBefore, r.ForeignKeysAfter, strings.Join(ex, ", "), more))
+	}
+	if len(r.UnservedSlots) > 0 {
+		parts = append(parts, "slots no longer served: "+strings.Join(r.UnservedSlots, ","))
+	}
+	if len(r.OpenSlots) > 0 {
+		parts = append(parts, "slots left open: "+strings.Join(r.OpenSlots, "; "))
+	}
+	if len(r.Conflicts) > 0 {
+		parts = append(parts, "conflicting owners: "+strings.Join(r.Conflicts, "; "))
+	}
+	if n := len(r.UnaccountedOwners); n > 0 {
+		c := r.UnaccountedOwners[0]
+		parts = append(parts, fmt.Sprintf("%d slots changed owner without a journalled step (e.g. slot %d: %s -> %s)", n, c.Slot, c.Before, c.After))
+	}
+	if n := len(r.UnfinishedJournal); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d journalled steps never finished (first: #%d %s of slots %v)", n,
+			r.UnfinishedJournal[0].Seq, r.UnfinishedJournal[0].Kind, r.UnfinishedJournal[0].Slots))
+	}
+	return "FOREIGN DATA CHANGED during the run: " + strings.Join(parts, "; ")
+}
+
+// ranges renders sorted slots as "a-b" ranges.
+func ranges(slots []int) []string {
+	var out []string
+	for i := 0; i < len(slots); {
+		j := i
+		for j+1 < len(slots) && slots[j+1] == slots[j]+1 {
+			j++
+		}
+		if i == j {
+			out = append(out, fmt.Sprint(slots[i]))
+		} else {
+			out = append(out, fmt.Sprintf("%d-%d", slots[i], slots[j]))
+		}
+		i = j + 1
+	}
+	return out
+}
+
+// Auditor audits one run: Before before the first operation, After once
+// the end phase is over.
+type Auditor struct {
+	Nodes   func() []cluster.Node // the cluster's nodes when asked
+	Prefix  string                // the run's key prefix
+	Journal *Journal
+	before  *Snapshot
+}
+
+// Before takes the snapshot the run will be compared against.
+func (a *Auditor) Before(ctx context.Context) error {
+	s, err := TakeSnapshot(ctx, a.addrs(), a.Prefix)
+	if err != nil {
+		return err
+	}
+	a.before = s
+	return nil
+}
+
+// After takes the second snapshot and compares.
+func (a *Auditor) After(ctx context.Context) (AuditResult, error) {
+	if a.before == nil {
+		return AuditResult{}, errors.New("audit: no snapshot from before the run")
+	}
+	s, err := TakeSnapshot(ctx, a.addrs(), a.Prefix)
+	if err != nil {
+		return AuditResult{}, err
+	}
+	return Compare(a.before, s, a.Journal), nil
+}
+
+func (a *Auditor) addrs() []string {
+	var out []string
+	for _, n := range a.Nodes() {
+		out = append(out, n.Addr)
+	}
+	return out
+}
