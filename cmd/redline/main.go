@@ -101,6 +101,7 @@ violations, lost acknowledged writes and what WAIT did or did not save.`,
 		newClusterCmd(stdout, stderr),
 		newResultsCmd(stdout, stderr),
 		newServerCmd(stdout, stderr),
+		newSuiteCmd(stdout, stderr),
 	)
 	return root
 }

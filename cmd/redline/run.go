@@ -34,6 +34,9 @@ type runOptions struct {
 	hooks     []string
 	stdout    io.Writer
 	stderr    io.Writer
+	// runDir, if set, learns each run's directory as soon as it exists
+	// (a suite links its summary to it).
+	runDir func(dir string)
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -250,6 +253,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	run, err := store.NewRun(cfg.TestName, cfg.Started)
 	if err != nil {
 		return 0, harnessFailed(err)
+	}
+	if o.runDir != nil {
+		o.runDir(run.Dir)
 	}
 	logFile, err := os.Create(run.Path("run.log"))
 	if err != nil {

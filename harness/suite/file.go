@@ -7,6 +7,9 @@ package suite
 
 import (
 	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -61,7 +64,14 @@ type Run struct {
 type Suite struct {
 	Name string
 	Runs []Run
+	// Skipped are runs a validator dropped with ErrSkip, with why.
+	Skipped []string
 }
+
+// ErrSkip, wrapped in a RunValidator's error, drops the run instead of
+// failing the file: a preset covering every fault skips those the target
+// cannot suffer.
+var ErrSkip = errors.New("skipped")
 
 // Validator checks one key and its values (e.g. by setting the flag of the
 // same name on a fresh `run` command); RunValidator a whole run.
@@ -181,7 +191,10 @@ func Parse(data []byte, overrides Params, validate Validator, validateRun RunVal
 		}
 		r := Run{Name: runName(own), Params: ps, Line: line}
 		if validateRun != nil {
-			if err := validateRun(ps); err != nil {
+			if err := validateRun(ps); errors.Is(err, ErrSkip) {
+				s.Skipped = append(s.Skipped, r.Name+": "+err.Error())
+				return nil
+			} else if err != nil {
 				return &FileError{Line: line, Msg: fmt.Sprintf("run %s: %v", r.Name, err)}
 			}
 		}
@@ -197,6 +210,9 @@ func Parse(data []byte, overrides Params, validate Validator, validateRun RunVal
 		if err := add(r.node.Line, r.params); err != nil {
 			return nil, err
 		}
+	}
+	if len(s.Runs) == 0 && len(s.Skipped) > 0 {
+		return nil, &FileError{Line: top.Line, Msg: "every run was skipped: " + strings.Join(s.Skipped, "; ")}
 	}
 	if len(s.Runs) == 0 {
 		return nil, &FileError{Line: top.Line, Msg: "no runs: give a matrix, a list of runs, or both"}
@@ -339,4 +355,74 @@ func (s *Suite) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+//go:embed presets/*.yaml
+var presets embed.FS
+
+// Preset returns a bundled suite file by name ("release").
+func Preset(name string) ([]byte, error) {
+	b, err := presets.ReadFile("presets/" + name + ".yaml")
+	if err != nil {
+		var names []string
+		entries, _ := presets.ReadDir("presets")
+		for _, e := range entries {
+			names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+		}
+		return nil, fmt.Errorf("no preset %q: presets are %s", name, strings.Join(names, ", "))
+	}
+	return b, nil
+}
+
+// MarshalJSON writes params as an object in their order: a value for a
+// single value, a list for a repeated flag.
+func (ps Params) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(p.Key)
+		b.Write(k)
+		b.WriteByte(':')
+		var v []byte
+		if len(p.Values) == 1 {
+			v, _ = json.Marshal(p.Values[0])
+		} else {
+			v, _ = json.Marshal(p.Values)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote, keeping the order.
+func (ps *Params) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("params: want an object")
+	}
+	*ps = nil
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		var one string
+		var many []string
+		if err := json.Unmarshal(raw, &one); err == nil {
+			many = []string{one}
+		} else if err := json.Unmarshal(raw, &many); err != nil {
+			return fmt.Errorf("params %s: want a string or a list of strings", key)
+		}
+		*ps = append(*ps, Param{Key: key, Values: many})
+	}
+	return nil
 }
