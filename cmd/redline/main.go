@@ -102,6 +102,7 @@ violations, lost acknowledged writes and what WAIT did or did not save.`,
 		newResultsCmd(stdout, stderr),
 		newServerCmd(stdout, stderr),
 		newSuiteCmd(stdout, stderr),
+		newRPOCmd(stdout, stderr),
 	)
 	return root
 }

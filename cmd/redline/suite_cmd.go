@@ -117,12 +117,13 @@ func runSuite(ctx context.Context, o *suiteOptions, args []string) error {
 		}
 		dir = filepath.Join(o.results, "suites", s.Name, time.Now().UTC().Format(results.TimeLayout))
 	}
-	return executeSuite(ctx, s, dir, prior, o.results, o.stdout, o.stderr)
+	return executeSuite(ctx, s, dir, prior, o.results, "redline suite", o.stdout, o.stderr)
 }
 
 // executeSuite runs a suite into dir and turns its summary into an exit
-// code; the RPO study goes through here too.
-func executeSuite(ctx context.Context, s *suite.Suite, dir string, prior *suite.Summary, resultsRoot string, stdout, stderr io.Writer) error {
+// code; the RPO study goes through here too (command names it for the
+// resume hint).
+func executeSuite(ctx context.Context, s *suite.Suite, dir string, prior *suite.Summary, resultsRoot, command string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -154,7 +155,7 @@ func executeSuite(ctx context.Context, s *suite.Suite, dir string, prior *suite.
 		s.Name, strings.ToUpper(sum.Verdict()), c[suite.Valid], c[suite.Invalid], c[suite.Unknown], c[suite.Error], c[suite.Pending],
 		filepath.Join(dir, "summary.html"), filepath.Join(dir, "junit.xml"))
 	if sum.Interrupted {
-		return harnessFailed(fmt.Errorf("suite interrupted; resume it with 'redline suite --resume %s'", dir))
+		return harnessFailed(fmt.Errorf("suite interrupted; resume it with '%s --resume %s'", command, dir))
 	}
 	if code := sum.ExitCode(); code != exitValid {
 		return verdict{code}
