@@ -291,6 +291,16 @@ func (c *Cluster) start(ctx context.Context) error {
 	return nil
 }
 
+// addOwner labels what an owned cluster creates with this process.
+func (c *Cluster) addOwner(labels map[string]string) {
+	if !c.rt.opts.Owned {
+		return
+	}
+	for k, v := range c.rt.owner {
+		labels[k] = v
+	}
+}
+
 // allocNode names the next node and picks its IP (.2, .3, ...). c.mu held.
 func (c *Cluster) allocNode() *node {
 	i := c.next
@@ -310,6 +320,7 @@ func (c *Cluster) createNetwork(ctx context.Context) error {
 	labels := testcontainers.GenericLabels()
 	labels[LabelRedline] = "1"
 	labels[LabelCluster] = c.name
+	c.addOwner(labels)
 	var lastErr error
 	seed := make([]byte, 1)
 	rand.Read(seed)
@@ -367,6 +378,7 @@ func (c *Cluster) startNode(ctx context.Context, n *node) error {
 	args := append(serverArgs(c.spec, n.ip), c.flav.args...)
 	args = append(args, ConfigArgs(c.spec.ServerConfig)...)
 	labels := map[string]string{LabelRedline: "1", LabelCluster: c.name, LabelNode: n.name, LabelTarget: c.spec.Target}
+	c.addOwner(labels)
 	netName := c.netName
 	ip := n.ip
 	custom := c.spec.Image != ""

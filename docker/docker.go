@@ -47,6 +47,10 @@ type Options struct {
 	ReferenceBinary string
 	// StartTimeout bounds waiting for one node to answer PING (default 30s).
 	StartTimeout time.Duration
+	// Owned clusters carry this process's identity in their labels, and
+	// ReapOrphans removes them once the process is gone. `redline cluster
+	// up` leaves it false: its cluster outlives the command.
+	Owned bool
 }
 
 // Runtime starts clusters in containers. It implements cluster.Runtime.
@@ -55,6 +59,7 @@ type Runtime struct {
 	provider *testcontainers.DockerProvider
 	cli      client.APIClient
 	host     string
+	owner    map[string]string // labels of this process (Options.Owned)
 }
 
 var setupOnce sync.Once
@@ -121,7 +126,7 @@ func New(opts Options) (*Runtime, error) {
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
 	}
-	return &Runtime{opts: opts, provider: p, cli: p.Client(), host: host}, nil
+	return &Runtime{opts: opts, provider: p, cli: p.Client(), host: host, owner: ownerLabels()}, nil
 }
 
 // Name is "docker".

@@ -137,8 +137,8 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 		if f, mode, ok := strings.Cut(name, ":"); ok {
 			// fault:mode narrows a fault to one of its modes (the
 			// RPO study wants exactly isolate-primary, say).
-			if !slices.Contains(Modes(f), mode) {
-				return nil, fmt.Errorf("unknown fault mode %q: %s has modes %s", raw, f, strings.Join(Modes(f), ", "))
+			if !slices.Contains(AllModes(f), mode) {
+				return nil, fmt.Errorf("unknown fault mode %q: %s has modes %s", raw, f, strings.Join(AllModes(f), ", "))
 			}
 			only[f] = append(only[f], mode)
 			name = f

@@ -21,6 +21,11 @@ var faultModes = []struct {
 	{"member", []string{"add", "remove"}},
 }
 
+// studyModes are modes a random schedule never picks (so they change no
+// seed's schedule); only "fault:mode" names reach them, e.g. the RPO
+// study's primary-in-minority scenario.
+var studyModes = map[string][]string{"partition": {"primary-minority"}}
+
 // Names returns every name --nemesis accepts.
 func Names() []string {
 	names := []string{"none"}
@@ -39,7 +44,8 @@ func Faults() []string {
 	return fs
 }
 
-// Modes returns the modes of a fault (nil for an unknown fault).
+// Modes returns the modes of a fault a schedule picks from (nil for an
+// unknown fault).
 func Modes(fault string) []string {
 	for _, f := range faultModes {
 		if f.fault == fault {
@@ -47,6 +53,11 @@ func Modes(fault string) []string {
 		}
 	}
 	return nil
+}
+
+// AllModes is Modes plus the modes only "fault:mode" names choose.
+func AllModes(fault string) []string {
+	return append(Modes(fault), studyModes[fault]...)
 }
 
 // Step is one scheduled fault. Targets are not part of a step: they are

@@ -246,3 +246,36 @@ func TestPlannerOnlyModes(t *testing.T) {
 		t.Fatalf("modes seen: %v", seen)
 	}
 }
+
+// primary-minority puts one primary and no replica of its own on the
+// minority side; it is only reachable as partition:primary-minority.
+func TestPrimaryMinorityPlan(t *testing.T) {
+	if slices.Contains(Modes("partition"), "primary-minority") || !slices.Contains(AllModes("partition"), "primary-minority") {
+		t.Fatal("primary-minority must be a study mode, never picked by a schedule")
+	}
+	tp := fakeTopo([]int{1, 2, 3, 4, 5, 6})
+	for seed := range uint64(50) {
+		p, err := planPartition("primary-minority", tp, stepRand(Step{Seed: seed}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Minority) != 2 {
+			t.Fatalf("minority %v, want 2 of 6", p.Minority)
+		}
+		var prim, own int
+		for _, name := range p.Minority {
+			i := int(name[1] - '0')
+			if i <= 3 {
+				prim = i
+			}
+		}
+		for _, name := range p.Minority {
+			if i := int(name[1] - '0'); i > 3 && i-3 == prim {
+				own++
+			}
+		}
+		if prim == 0 || own != 0 {
+			t.Fatalf("seed %d: minority %v (want a primary without its replica)", seed, p.Minority)
+		}
+	}
+}

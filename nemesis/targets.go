@@ -98,6 +98,25 @@ func planPartition(mode string, t *topo, rng *rand.Rand) (cutPlan, error) {
 	case "halves":
 		p := perm()
 		return groupsPlan(split(p[:max(1, (n-1)/2)])), nil
+	case "primary-minority":
+		// A primary on the minority side without any replica of its
+		// own, filled up with other replicas, so the majority keeps a
+		// majority of primaries and can promote its replica.
+		prim := t.primaries()
+		if len(prim) == 0 {
+			return cutPlan{}, fmt.Errorf("no primary with slots is known")
+		}
+		p := pickOne(rng, prim)
+		side := []member{p}
+		for _, m := range perm() {
+			if len(side) >= max(1, (n-1)/2) {
+				break
+			}
+			if !m.Primary && m.MasterID != "" && m.MasterID != p.ID {
+				side = append(side, m)
+			}
+		}
+		return groupsPlan(split(side)), nil
 	case "primaries-replicas":
 		prim, repl := t.primaries(), t.replicas()
 		if len(prim) == 0 || len(repl) == 0 {

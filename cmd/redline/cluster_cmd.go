@@ -20,8 +20,16 @@ import (
 	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
-// startCluster starts (or, for external, attaches to) the cluster of a run.
+// startCluster starts (or, for external, attaches to) the cluster of a run:
+// owned by this process, so that if it dies the next redline reaps it.
 func startCluster(ctx context.Context, cfg harness.Config, log *harness.Log) (cluster.Cluster, error) {
+	return startClusterFor(ctx, cfg, log, true)
+}
+
+// startClusterFor starts a cluster; owned says whether it belongs to this
+// process (a run) or outlives it (cluster up). Either way it first reaps
+// the clusters of redline processes that died without tearing theirs down.
+func startClusterFor(ctx context.Context, cfg harness.Config, log *harness.Log, owned bool) (cluster.Cluster, error) {
 	if cfg.Target == "external" {
 		// The cluster behind the seeds: every node it announces.
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -34,9 +42,16 @@ func startCluster(ctx context.Context, cfg harness.Config, log *harness.Log) (cl
 		log.Printf("discovered %d nodes (%d primaries with slots) by %s", len(v.Members), len(v.Primaries()), v.From)
 		return c, nil
 	}
-	rt, err := docker.New(docker.Options{Log: log.Printf})
+	rt, err := docker.New(docker.Options{Log: log.Printf, Owned: owned})
 	if err != nil {
 		return nil, err
+	}
+	reaped, err := rt.ReapOrphans(ctx)
+	for _, r := range reaped {
+		log.Printf("%s", r)
+	}
+	if err != nil {
+		log.Printf("reaping leftovers of dead runs: %v (run 'redline cluster down' to remove every redline cluster)", err)
 	}
 	log.Printf("starting a %d-node %s cluster (%d replicas per primary, node-timeout %s)", cfg.Nodes, cfg.Target, cfg.Replicas, cfg.NodeTimeout.D())
 	c, err := rt.Start(ctx, cluster.Spec{
@@ -93,7 +108,7 @@ or test it with 'redline run --addrs ...'. Remove it with 'redline cluster down'
 			defer stop()
 			cfg.TestName = "cluster-" + cfg.Target
 			log := harness.NewLog(nil, stderr)
-			cl, err := startCluster(ctx, cfg, log)
+			cl, err := startClusterFor(ctx, cfg, log, false)
 			if err != nil {
 				return harnessFailed(err)
 			}

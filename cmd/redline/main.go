@@ -101,6 +101,8 @@ violations, lost acknowledged writes and what WAIT did or did not save.`,
 		newClusterCmd(stdout, stderr),
 		newResultsCmd(stdout, stderr),
 		newServerCmd(stdout, stderr),
+		newSuiteCmd(stdout, stderr),
+		newRPOCmd(stdout, stderr),
 	)
 	return root
 }

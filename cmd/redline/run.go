@@ -37,6 +37,9 @@ type runOptions struct {
 	stdin     io.Reader // where the answer to that question comes from (nil: os.Stdin)
 	stdout    io.Writer
 	stderr    io.Writer
+	// runDir, if set, learns each run's directory as soon as it exists
+	// (a suite links its summary to it).
+	runDir func(dir string)
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -259,6 +262,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	run, err := store.NewRun(cfg.TestName, cfg.Started)
 	if err != nil {
 		return 0, harnessFailed(err)
+	}
+	if o.runDir != nil {
+		o.runDir(run.Dir)
 	}
 	logFile, err := os.Create(run.Path("run.log"))
 	if err != nil {

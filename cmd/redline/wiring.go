@@ -30,8 +30,8 @@ func validateNemesis(names []string) error {
 	}
 	for _, n := range names {
 		if f, mode, ok := strings.Cut(n, ":"); ok && known[f] {
-			if !slices.Contains(nemesis.Modes(f), mode) {
-				return fmt.Errorf("unknown mode %q of fault %s: choose from %s", mode, f, strings.Join(nemesis.Modes(f), ", "))
+			if !slices.Contains(nemesis.AllModes(f), mode) {
+				return fmt.Errorf("unknown mode %q of fault %s: choose from %s", mode, f, strings.Join(nemesis.AllModes(f), ", "))
 			}
 			continue
 		}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/redline-dev/redline/harness/suite"
+	"github.com/redline-dev/redline/results"
+)
+
+type rpoOptions struct {
+	targets, scenarios, waits, nodeTimeouts string
+	seeds                                   int
+	minReplicas                             bool
+	maxLag                                  int
+	base                                    []string
+	results, resume                         string
+	stdout, stderr                          io.Writer
+}
+
+func newRPOCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &rpoOptions{stdout: stdout, stderr: stderr}
+	c := &cobra.Command{
+		Use:   "rpo",
+		Short: "RPO study: how many acknowledged writes, and how many seconds of them, a failure loses",
+		Long: `Measure what a primary's failure costs: for each scenario, target, WAIT setting
+and node-timeout, run the set workload (every write unique, so each lost
+acknowledged write is known with its ack time) under exactly one fault, repeat
+it --seeds times, and write results/rpo/<timestamp>/ with rpo.json, rpo.md (a
+table and a paragraph per scenario in plain words) and rpo.html (plots), plus
+the suite files of the runs.
+
+Scenarios: isolate-primary (a primary cut off from every peer, clients still
+reach it), kill-primary, pause-primary (frozen longer than node-timeout: the
+zombie primary), primary-in-minority (a primary on the minority side).`,
+		Example: `  redline rpo --target redis --scenarios isolate-primary --wait 0,1 --seeds 2
+  redline rpo --target reference,redis --node-timeout 1s,2s,5s --min-replicas`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRPO(cmd.Context(), o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.targets, "target", "reference", "targets, comma separated (reference,redis runs both side by side)")
+	f.StringVar(&o.scenarios, "scenarios", strings.Join(suite.ScenarioNames(), ","), "scenarios, comma separated")
+	f.StringVar(&o.waits, "wait", "0,1", "WAIT replica counts after each write, comma separated (0 = no WAIT)")
+	f.StringVar(&o.nodeTimeouts, "node-timeout", "2s", "cluster-node-timeout values, comma separated")
+	f.IntVar(&o.seeds, "seeds", 2, "repetitions of each cell (seeds 1..N)")
+	f.BoolVar(&o.minReplicas, "min-replicas", false, "also run every cell with min-replicas-to-write 1")
+	f.IntVar(&o.maxLag, "min-replicas-max-lag", 10, "min-replicas-max-lag (seconds) with --min-replicas")
+	f.StringArrayVar(&o.base, "set", nil, "key=value 'redline run' flag for every run, e.g. server-binary=./src/redis-server, concurrency=20")
+	f.StringVar(&o.results, "results", "results", "directory of the results store (runs, and rpo/<ts>/)")
+	f.StringVar(&o.resume, "resume", "", "an interrupted study's directory: run only what has no verdict yet")
+	return c
+}
+
+func runRPO(ctx context.Context, o *rpoOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var s *suite.Suite
+	var prior *suite.Summary
+	dir := filepath.Join(o.results, "rpo", time.Now().UTC().Format(results.TimeLayout))
+	if o.resume != "" {
+		var err error
+		if prior, err = suite.Load(o.resume); err != nil {
+			return badArgs("--resume: %v", err)
+		}
+		s, dir = prior.Suite(), o.resume
+	} else {
+		st := suite.Study{Targets: splitList(o.targets), Scenarios: splitList(o.scenarios), Seeds: o.seeds}
+		for _, w := range splitList(o.waits) {
+			n, err := strconv.Atoi(w)
+			if err != nil || n < 0 {
+				return badArgs("--wait %q: want replica counts like 0,1", o.waits)
+			}
+			st.Waits = append(st.Waits, n)
+		}
+		for _, d := range splitList(o.nodeTimeouts) {
+			v, err := time.ParseDuration(d)
+			if err != nil {
+				return badArgs("--node-timeout %q: want durations like 1s,2s,5s", o.nodeTimeouts)
+			}
+			st.NodeTimeouts = append(st.NodeTimeouts, v)
+		}
+		if len(st.Targets) == 0 || len(st.Scenarios) == 0 || len(st.Waits) == 0 || len(st.NodeTimeouts) == 0 {
+			return badArgs("--target, --scenarios, --wait and --node-timeout need at least one value each")
+		}
+		st.Settings = [][]string{nil}
+		if o.minReplicas {
+			st.Settings = append(st.Settings, []string{"min-replicas-to-write 1", "min-replicas-max-lag " + strconv.Itoa(o.maxLag)})
+		}
+		base, err := parseSets(o.base)
+		if err != nil {
+			return err
+		}
+		st.Base = base
+		if s, err = st.Suite("rpo"); err != nil {
+			return badArgs("%v", err)
+		}
+		for _, r := range s.Runs {
+			if err := validateSuiteRun(r.Params, false); err != nil {
+				return badArgs("run %s: %v", r.Name, err)
+			}
+		}
+	}
+	err := executeSuite(ctx, s, dir, prior, o.results, "redline rpo", o.stdout, o.stderr)
+	if _, isVerdict := err.(verdict); err != nil && !isVerdict {
+		return err
+	}
+	// Lost writes make checkers invalid: that is what the study measures,
+	// not a failure of the study. Its exit code says whether it could
+	// measure: 0 when every run has figures.
+	sum, lerr := suite.Load(dir)
+	if lerr != nil {
+		return harnessFailed(lerr)
+	}
+	rep := suite.NewStudyReport(sum, max(o.seeds, 1))
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	for name, data := range map[string][]byte{"rpo.json": append(b, '\n'), "rpo.md": rep.Markdown()} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return harnessFailed(err)
+		}
+	}
+	h, err := rep.HTML()
+	if err != nil {
+		return harnessFailed(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rpo.html"), h, 0o644); err != nil {
+		return harnessFailed(err)
+	}
+	fmt.Fprintf(o.stdout, "\n%s\nrpo: %s\n", rep.Markdown(), filepath.Join(dir, "rpo.md"))
+	for _, e := range rep.Entries {
+		if len(e.Failed) > 0 || e.Runs == 0 {
+			return verdict{exitUnknown}
+		}
+	}
+	return nil
+}

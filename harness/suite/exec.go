@@ -1,0 +1,256 @@
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+)
+
+// Verdicts of a run in a summary.
+const (
+	Valid   = "valid"
+	Invalid = "invalid"
+	Unknown = "unknown"
+	Error   = "error"   // the run could not finish (redline or its environment failed)
+	Pending = "pending" // not run yet (an interrupted suite)
+)
+
+// Outcome is what running one test returned: its exit code, its run
+// directory (empty when none was made) and an error message if it failed.
+type Outcome struct {
+	Code int
+	Dir  string
+	Err  string
+}
+
+// RunFunc runs one test through the normal runner (cmd wires `redline
+// run`'s code in); it must return when ctx is cancelled.
+type RunFunc func(ctx context.Context, r Run) Outcome
+
+// Options of Execute.
+type Options struct {
+	Dir string  // the suite directory, created if missing
+	Run RunFunc // runs one test
+	// Out gets progress: bars when TTY, else one plain line per run.
+	Out io.Writer
+	TTY bool
+	// Prior is the summary of an interrupted suite being resumed: runs it
+	// has with a verdict are kept, the others run again.
+	Prior *Summary
+}
+
+// done says whether a run has a verdict a resumed suite keeps.
+func done(r Result) bool {
+	return r.Verdict == Valid || r.Verdict == Invalid || r.Verdict == Unknown
+}
+
+// Execute runs every test of s one after another (one cluster at a time),
+// rewriting summary.json, junit.xml and summary.html after each, so an
+// interrupted suite leaves a current summary that --resume continues. It
+// returns the summary; Interrupted is set when ctx ended it early.
+func Execute(ctx context.Context, s *Suite, opts Options) (*Summary, error) {
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("suite directory: %w", err)
+	}
+	y, err := s.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(opts.Dir, "suite.yaml"), y, 0o644); err != nil {
+		return nil, fmt.Errorf("suite directory: %w", err)
+	}
+	sum := &Summary{Name: s.Name, Dir: opts.Dir, Started: time.Now().UTC()}
+	for i, r := range s.Runs {
+		res := Result{Index: i, Name: r.Name, Params: r.Params, Verdict: Pending}
+		if opts.Prior != nil && i < len(opts.Prior.Runs) && opts.Prior.Runs[i].Name == r.Name && done(opts.Prior.Runs[i]) {
+			res = opts.Prior.Runs[i]
+		}
+		sum.Runs = append(sum.Runs, res)
+	}
+	if opts.Prior != nil {
+		sum.Started = opts.Prior.Started
+	}
+	if err := sum.Write(); err != nil {
+		return nil, err
+	}
+	pr := newProgress(opts.Out, opts.TTY, sum)
+	defer pr.close()
+	for i := range sum.Runs {
+		if done(sum.Runs[i]) {
+			pr.skip(i)
+			continue
+		}
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			break
+		}
+		pr.begin(i)
+		began := time.Now()
+		out := opts.Run(ctx, s.Runs[i])
+		res := &sum.Runs[i]
+		res.Started = began.UTC()
+		res.DurationS = time.Since(began).Seconds()
+		if ctx.Err() != nil && out.Code > 2 {
+			// Cut short by the interruption: not a verdict.
+			res.Verdict, res.Error, res.Dir = Pending, "interrupted", out.Dir
+			sum.Interrupted = true
+		} else {
+			fill(res, out)
+		}
+		if err := sum.Write(); err != nil {
+			return sum, err
+		}
+		pr.end(i)
+		if sum.Interrupted {
+			break
+		}
+	}
+	sum.Finished = time.Now().UTC()
+	return sum, sum.Write()
+}
+
+// fill turns a run's outcome and its results.json into a summary entry.
+func fill(res *Result, out Outcome) {
+	res.ExitCode, res.Dir, res.Error = out.Code, out.Dir, out.Err
+	res.Checkers = nil
+	if out.Dir != "" {
+		if rj, err := readResults(out.Dir); err == nil {
+			res.Checkers = rj
+		} else if res.Error == "" && out.Code <= 2 {
+			res.Error = err.Error()
+		}
+	}
+	switch {
+	case out.Code == 1:
+		res.Verdict = Invalid
+	case out.Code == 2:
+		res.Verdict = Unknown
+	case out.Code == 0 && res.Checkers != nil:
+		res.Verdict = Valid
+	case out.Code == 0:
+		// Exit 0 with no results.json to show for it is no evidence.
+		res.Verdict = Unknown
+		if res.Error == "" {
+			res.Error = "the run reported success but left no results.json"
+		}
+	default:
+		res.Verdict = Error
+	}
+}
+
+// CheckerResult is one checker of a run as the summary keeps it: its
+// verdict and its figures, as results.json has them (fields this version
+// does not know are kept as they are).
+type CheckerResult struct {
+	Valid   any            `json:"valid"`
+	Figures map[string]any `json:"figures,omitempty"`
+}
+
+// readResults reads a run's results.json through its contract:
+// {"valid":..., "checkers":{"<name>":{"valid":..., <figures>}}}.
+func readResults(dir string) (map[string]CheckerResult, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return nil, fmt.Errorf("no results.json in %s", dir)
+	}
+	var rj struct {
+		Checkers map[string]map[string]any `json:"checkers"`
+	}
+	if err := json.Unmarshal(b, &rj); err != nil {
+		return nil, fmt.Errorf("%s/results.json: %w", dir, err)
+	}
+	if rj.Checkers == nil {
+		return nil, errors.New(dir + "/results.json has no checkers")
+	}
+	out := map[string]CheckerResult{}
+	for name, c := range rj.Checkers {
+		cr := CheckerResult{Valid: c["valid"], Figures: map[string]any{}}
+		figs := c
+		if f, ok := c["figures"].(map[string]any); ok {
+			figs = f // a nested figures object, if the checker writes one
+		}
+		for k, v := range figs {
+			if k != "valid" && k != "figures" {
+				cr.Figures[k] = v
+			}
+		}
+		out[name] = cr
+	}
+	return out, nil
+}
+
+// progress shows the suite: one bar over all runs on a terminal, a plain
+// line per run otherwise.
+type progress struct {
+	out io.Writer
+	sum *Summary
+	p   *mpb.Progress
+	bar *mpb.Bar
+	cur string
+}
+
+func newProgress(out io.Writer, tty bool, sum *Summary) *progress {
+	if out == nil {
+		out = io.Discard
+	}
+	pr := &progress{out: out, sum: sum}
+	if tty {
+		pr.p = mpb.New(mpb.WithOutput(out), mpb.WithWidth(40))
+		pr.bar = pr.p.AddBar(int64(len(sum.Runs)),
+			mpb.PrependDecorators(decor.Name("suite "+sum.Name+" "), decor.CountersNoUnit("run %d/%d")),
+			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
+				c := sum.Counts()
+				return fmt.Sprintf(" valid %d invalid %d unknown %d error %d  %s", c[Valid], c[Invalid], c[Unknown], c[Error], pr.cur)
+			})))
+	}
+	return pr
+}
+
+func (pr *progress) skip(i int) {
+	r := pr.sum.Runs[i]
+	if pr.bar != nil {
+		pr.bar.Increment()
+		return
+	}
+	fmt.Fprintf(pr.out, "suite %s: run %d/%d %s: %s (kept from before)\n", pr.sum.Name, i+1, len(pr.sum.Runs), r.Name, r.Verdict)
+}
+
+func (pr *progress) begin(i int) {
+	r := pr.sum.Runs[i]
+	pr.cur = r.Name
+	if pr.bar == nil {
+		fmt.Fprintf(pr.out, "suite %s: run %d/%d %s ...\n", pr.sum.Name, i+1, len(pr.sum.Runs), r.Name)
+	}
+}
+
+func (pr *progress) end(i int) {
+	r := pr.sum.Runs[i]
+	pr.cur = ""
+	if pr.bar != nil {
+		pr.bar.Increment()
+		return
+	}
+	line := fmt.Sprintf("suite %s: run %d/%d %s: %s in %.0fs", pr.sum.Name, i+1, len(pr.sum.Runs), r.Name, r.Verdict, r.DurationS)
+	if r.Dir != "" {
+		line += ", " + r.Dir
+	}
+	if r.Error != "" {
+		line += ": " + r.Error
+	}
+	fmt.Fprintln(pr.out, line)
+}
+
+func (pr *progress) close() {
+	if pr.p != nil {
+		pr.bar.Abort(false)
+		pr.p.Wait()
+	}
+}

@@ -1,0 +1,390 @@
+package suite
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scenario is one fault of the RPO study, as the nemesis fault:mode that
+// causes it and the words the report uses for it.
+type Scenario struct {
+	Name    string
+	Nemesis string
+	Words   string // "when ..." clause of the report
+}
+
+// Scenarios of the RPO study, in report order.
+var Scenarios = []Scenario{
+	{"isolate-primary", "partition:isolate-primary", "a primary is cut off from every peer while clients still reach it"},
+	{"kill-primary", "kill:primary", "a primary is killed (SIGKILL) and restarted later"},
+	{"pause-primary", "pause:primary-long", "a primary is frozen longer than node-timeout and then resumes (the zombie primary)"},
+	{"primary-in-minority", "partition:primary-minority", "a primary ends up on the minority side of a partition, without its replicas"},
+}
+
+// ScenarioNames lists the scenario names.
+func ScenarioNames() []string {
+	var out []string
+	for _, s := range Scenarios {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func scenarioOf(nemesis string) (Scenario, bool) {
+	for _, s := range Scenarios {
+		if s.Nemesis == nemesis {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// Study is an RPO study: every target x scenario x wait x node-timeout x
+// settings, each repeated Seeds times with seeds 1..Seeds.
+type Study struct {
+	Targets      []string
+	Scenarios    []string
+	Waits        []int
+	NodeTimeouts []time.Duration
+	Seeds        int
+	// Settings are alternative --server-config sets; an empty set is the
+	// server's defaults (e.g. {{}, {"min-replicas-to-write 1", "min-replicas-max-lag 10"}}).
+	Settings [][]string
+	// Base are flags every run gets (concurrency, server-binary ...).
+	Base Params
+}
+
+// Timing of one run: a single fault that starts half an interval in and is
+// held half to three quarters of an interval (the nemesis schedule), then
+// traffic goes on until 1.45 intervals so the cluster recovers and no
+// second fault starts. The interval scales with node-timeout so that a
+// fault always outlasts failure detection and promotion (~2.2x node-timeout).
+func studyInterval(nodeTimeout time.Duration) time.Duration {
+	return max(10*time.Second, 5*nodeTimeout)
+}
+
+// Suite expands the study into a suite whose runs use the set workload:
+// every write adds a unique element, so each lost acknowledged write is
+// known with its ack time and the RPO is exact.
+func (st Study) Suite(name string) (*Suite, error) {
+	if st.Seeds < 1 {
+		return nil, fmt.Errorf("--seeds must be at least 1")
+	}
+	if len(st.Settings) == 0 {
+		st.Settings = [][]string{nil}
+	}
+	s := &Suite{Name: name}
+	for _, target := range st.Targets {
+		for _, scName := range st.Scenarios {
+			sc, ok := scenarioByName(scName)
+			if !ok {
+				return nil, fmt.Errorf("unknown scenario %q: choose from %s", scName, strings.Join(ScenarioNames(), ", "))
+			}
+			for _, nt := range st.NodeTimeouts {
+				for _, settings := range st.Settings {
+					for _, wait := range st.Waits {
+						for seed := 1; seed <= st.Seeds; seed++ {
+							iv := studyInterval(nt)
+							ps := slices.Clone(st.Base)
+							ps = ps.with("target", []string{target})
+							ps = ps.with("workload", []string{"set"})
+							ps = ps.with("nemesis", []string{sc.Nemesis})
+							ps = ps.with("nemesis-interval", []string{iv.String()})
+							ps = ps.with("time-limit", []string{time.Duration(1.45 * float64(iv)).Truncate(time.Second).String()})
+							ps = ps.with("node-timeout", []string{nt.String()})
+							ps = ps.with("wait", []string{strconv.Itoa(wait)})
+							ps = ps.with("seed", []string{strconv.Itoa(seed)})
+							if len(settings) > 0 {
+								ps = ps.with("server-config", settings)
+							}
+							if target != "redis" {
+								ps = without(ps, "server-binary", "image")
+							}
+							s.Runs = append(s.Runs, Run{Name: fmt.Sprintf("%s %s wait=%d node-timeout=%s %s seed=%d",
+								target, sc.Name, wait, nt, settingsName(settings), seed), Params: ps})
+						}
+					}
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+func scenarioByName(name string) (Scenario, bool) {
+	for _, s := range Scenarios {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+func without(ps Params, keys ...string) Params {
+	return slices.DeleteFunc(ps, func(p Param) bool { return slices.Contains(keys, p.Key) })
+}
+
+func settingsName(s []string) string {
+	if len(s) == 0 {
+		return "defaults"
+	}
+	return strings.Join(s, "; ")
+}
+
+// Quant is a p50 and a max.
+type Quant struct {
+	P50 float64 `json:"p50"`
+	Max float64 `json:"max"`
+}
+
+// Span is a time span relative to the fault's start.
+type Span struct {
+	From float64 `json:"from"`
+	To   float64 `json:"to"`
+}
+
+// RunFigures are one run's RPO figures.
+type RunFigures struct {
+	Dir               string   `json:"dir"`
+	Seed              string   `json:"seed"`
+	Acked             int64    `json:"acked"`
+	Lost              int64    `json:"lost"`
+	RPOMs             float64  `json:"rpo_ms"`
+	LossWindowMs      *Span    `json:"loss_window_ms,omitempty"` // nil: nothing lost
+	RTOMs             *Quant   `json:"rto_ms,omitempty"`
+	LostWaitSatisfied int64    `json:"lost_wait_satisfied"`
+	LostWaitUnsat     int64    `json:"lost_wait_unsatisfied"`
+	ThroughputOpsS    float64  `json:"throughput_ops_s"`
+	Missing           []string `json:"missing,omitempty"` // figures results.json did not have
+}
+
+// Entry is one scenario cell of rpo.json: a target, scenario, wait,
+// node-timeout and settings over all its seeds.
+type Entry struct {
+	Target            string       `json:"target"`
+	Scenario          string       `json:"scenario"`
+	Wait              int          `json:"wait"`
+	NodeTimeoutMs     int64        `json:"node_timeout_ms"`
+	Settings          []string     `json:"settings"`
+	Runs              int          `json:"runs"`
+	Acked             int64        `json:"acked"`
+	Lost              int64        `json:"lost"`
+	LostPct           float64      `json:"lost_pct"`
+	RPOMs             Quant        `json:"rpo_ms"`
+	LossWindowMs      *Span        `json:"loss_window_ms"` // of the worst run (latest loss); null if nothing was lost
+	RTOMs             *Quant       `json:"rto_ms"`         // over shards' keys and runs
+	LostWaitSatisfied int64        `json:"lost_wait_satisfied"`
+	LostWaitUnsat     int64        `json:"lost_wait_unsatisfied"`
+	ThroughputOpsS    float64      `json:"throughput_ops_s"`
+	Failed            []string     `json:"failed_runs,omitempty"` // runs without a verdict, left out
+	PerRun            []RunFigures `json:"per_run"`
+}
+
+// Aggregate groups a study's runs into entries, reading each run's figures
+// through the results.json contract (checkers set, rpo, rto, perf); a run
+// whose figures are missing is listed, never counted as lossless.
+func Aggregate(sum *Summary) []Entry {
+	type cellKey struct {
+		target, scenario string
+		wait             int
+		nt               int64
+		settings         string
+	}
+	byKey := map[cellKey]*Entry{}
+	var order []cellKey
+	for _, r := range sum.Runs {
+		sc, ok := scenarioOf(r.Params.Get("nemesis"))
+		if !ok {
+			continue
+		}
+		wait, _ := strconv.Atoi(r.Params.Get("wait"))
+		nt, _ := time.ParseDuration(r.Params.Get("node-timeout"))
+		var settings []string
+		for _, p := range r.Params {
+			if p.Key == "server-config" {
+				settings = p.Values
+			}
+		}
+		k := cellKey{r.Params.Get("target"), sc.Name, wait, nt.Milliseconds(), strings.Join(settings, ";")}
+		e := byKey[k]
+		if e == nil {
+			e = &Entry{Target: k.target, Scenario: k.scenario, Wait: wait, NodeTimeoutMs: k.nt, Settings: nonNilStrings(settings)}
+			byKey[k] = e
+			order = append(order, k)
+		}
+		if r.Verdict != Valid && r.Verdict != Invalid && r.Verdict != Unknown || r.Checkers == nil {
+			e.Failed = append(e.Failed, fmt.Sprintf("%s: %s %s", r.Name, r.Verdict, r.Error))
+			continue
+		}
+		f := runFigures(r)
+		e.PerRun = append(e.PerRun, f)
+	}
+	var out []Entry
+	for _, k := range order {
+		e := byKey[k]
+		e.finish()
+		out = append(out, *e)
+	}
+	return out
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// finish sums and summarises the runs of an entry.
+func (e *Entry) finish() {
+	e.Runs = len(e.PerRun)
+	var rpos, rtoP50 []float64
+	var tput float64
+	for _, f := range e.PerRun {
+		e.Acked += f.Acked
+		e.Lost += f.Lost
+		e.LostWaitSatisfied += f.LostWaitSatisfied
+		e.LostWaitUnsat += f.LostWaitUnsat
+		rpos = append(rpos, f.RPOMs)
+		tput += f.ThroughputOpsS
+		if f.LossWindowMs != nil && (e.LossWindowMs == nil || f.LossWindowMs.To > e.LossWindowMs.To) {
+			w := *f.LossWindowMs
+			e.LossWindowMs = &w
+		}
+		if f.RTOMs != nil {
+			rtoP50 = append(rtoP50, f.RTOMs.P50)
+			if e.RTOMs == nil {
+				e.RTOMs = &Quant{}
+			}
+			e.RTOMs.Max = max(e.RTOMs.Max, f.RTOMs.Max)
+		}
+	}
+	if e.Acked > 0 {
+		e.LostPct = round(100*float64(e.Lost)/float64(e.Acked), 4)
+	}
+	e.RPOMs = Quant{P50: median(rpos), Max: maxOf(rpos)}
+	if e.RTOMs != nil {
+		e.RTOMs.P50 = median(rtoP50)
+	}
+	if e.Runs > 0 {
+		e.ThroughputOpsS = round(tput/float64(e.Runs), 1)
+	}
+	if e.PerRun == nil {
+		e.PerRun = []RunFigures{}
+	}
+}
+
+// runFigures reads one run's RPO figures from its checkers.
+func runFigures(r Result) RunFigures {
+	f := RunFigures{Dir: r.Dir, Seed: r.Params.Get("seed")}
+	need := func(name string) map[string]any {
+		for n, c := range r.Checkers {
+			if n == name || strings.HasSuffix(n, "/"+name) {
+				return c.Figures
+			}
+		}
+		f.Missing = append(f.Missing, name)
+		return nil
+	}
+	if set := need("set"); set != nil {
+		f.Acked = int64(num(set, "adds_ok"))
+		f.Lost = int64(num(set, "lost"))
+	}
+	if rpo := need("rpo"); rpo != nil {
+		f.RPOMs = num(rpo, "rpo_ms")
+		for _, w := range list(rpo, "per_window") {
+			f.LostWaitSatisfied += int64(num(w, "wait_satisfied"))
+			f.LostWaitUnsat += int64(num(w, "wait_unsatisfied"))
+			if num(w, "lost") > 0 {
+				from := 1000 * (num(w, "acked_from_s") - num(w, "start_s"))
+				to := 1000 * (num(w, "acked_to_s") - num(w, "start_s"))
+				if f.LossWindowMs == nil {
+					f.LossWindowMs = &Span{From: round(from, 0), To: round(to, 0)}
+				} else {
+					f.LossWindowMs.From = min(f.LossWindowMs.From, round(from, 0))
+					f.LossWindowMs.To = max(f.LossWindowMs.To, round(to, 0))
+				}
+			}
+		}
+		if out, ok := rpo["outside_windows"].(map[string]any); ok {
+			f.LostWaitSatisfied += int64(num(out, "wait_satisfied"))
+			f.LostWaitUnsat += int64(num(out, "wait_unsatisfied"))
+		}
+	}
+	if rto := need("rto"); rto != nil {
+		for _, w := range list(rto, "per_window") {
+			if q, ok := w["rto_ms"].(map[string]any); ok && num(q, "count") > 0 {
+				f.RTOMs = &Quant{P50: num(q, "p50"), Max: num(q, "max")}
+				break
+			}
+		}
+	}
+	if perf := need("perf"); perf != nil {
+		var ok float64
+		if byF, isMap := perf["by_f"].(map[string]any); isMap {
+			for _, v := range byF {
+				if m, isMap := v.(map[string]any); isMap {
+					ok += num(m, "ok")
+				}
+			}
+		}
+		if s := num(perf, "run_s"); s > 0 {
+			f.ThroughputOpsS = round(ok/s, 1)
+		}
+	}
+	return f
+}
+
+func num(m map[string]any, key string) float64 {
+	switch v := m[key].(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	}
+	return 0
+}
+
+func list(m map[string]any, key string) []map[string]any {
+	var out []map[string]any
+	if l, ok := m[key].([]any); ok {
+		for _, x := range l {
+			if w, ok := x.(map[string]any); ok {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}

@@ -1,0 +1,343 @@
+package suite
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redline-dev/redline/results"
+)
+
+// Result is one run in summary.json.
+type Result struct {
+	Index     int                      `json:"index"`
+	Name      string                   `json:"name"`
+	Params    Params                   `json:"params"`
+	Verdict   string                   `json:"verdict"`
+	ExitCode  int                      `json:"exit_code"`
+	Dir       string                   `json:"dir,omitempty"`
+	Error     string                   `json:"error,omitempty"`
+	Started   time.Time                `json:"started,omitzero"`
+	DurationS float64                  `json:"duration_s,omitempty"`
+	Checkers  map[string]CheckerResult `json:"checkers,omitempty"`
+}
+
+// Summary is summary.json of a suite directory.
+type Summary struct {
+	Name        string    `json:"name"`
+	Dir         string    `json:"dir"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished,omitzero"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	// Written by Write from the runs, for readers of summary.json.
+	Overall    string         `json:"verdict"`
+	Exit       int            `json:"exit_code"`
+	PerVerdict map[string]int `json:"counts"`
+	Runs       []Result       `json:"runs"`
+}
+
+// Counts is the number of runs per verdict.
+func (s *Summary) Counts() map[string]int {
+	c := map[string]int{}
+	for _, r := range s.Runs {
+		c[r.Verdict]++
+	}
+	return c
+}
+
+// ExitCode is the suite's exit code, the worst verdict as Jepsen orders
+// them: 1 (some run invalid) beats 2 (some run unknown, or could not
+// finish: no verdict is not a pass) beats 0. Runs not yet run count as
+// unknown, so an interrupted suite never passes.
+func (s *Summary) ExitCode() int {
+	c := s.Counts()
+	switch {
+	case c[Invalid] > 0:
+		return 1
+	case c[Unknown] > 0 || c[Error] > 0 || c[Pending] > 0:
+		return 2
+	}
+	return 0
+}
+
+// Verdict is the suite's verdict in words.
+func (s *Summary) Verdict() string {
+	switch s.ExitCode() {
+	case 0:
+		return Valid
+	case 1:
+		return Invalid
+	}
+	return Unknown
+}
+
+// Load reads summary.json from a suite directory (for --resume).
+func Load(dir string) (*Summary, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a suite directory (no summary.json): %w", dir, err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s/summary.json: %w", dir, err)
+	}
+	s.Dir = dir
+	return &s, nil
+}
+
+// Suite returns the runs a summary lists, to resume them.
+func (s *Summary) Suite() *Suite {
+	out := &Suite{Name: s.Name}
+	for _, r := range s.Runs {
+		out.Runs = append(out.Runs, Run{Name: r.Name, Params: r.Params})
+	}
+	return out
+}
+
+// Write writes summary.json, junit.xml and summary.html into s.Dir.
+func (s *Summary) Write() error {
+	s.Overall = s.Verdict()
+	s.Exit = s.ExitCode()
+	s.PerVerdict = s.Counts()
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(s.Dir, "summary.json"), append(b, '\n')); err != nil {
+		return err
+	}
+	j, err := s.JUnit()
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(s.Dir, "junit.xml"), j); err != nil {
+		return err
+	}
+	h, err := s.HTML()
+	if err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(s.Dir, "summary.html"), h)
+}
+
+// writeFile replaces a file atomically: a reader (a CI job, a browser)
+// never sees half a summary.
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Failures describes, in words, the checkers of a run that were not
+// valid, with their headline figures: the junit failure message.
+func (r Result) Failures() string {
+	var names []string
+	for n, c := range r.Checkers {
+		if c.Valid != true {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		c := r.Checkers[n]
+		v := "unknown"
+		if c.Valid == false {
+			v = "invalid"
+		}
+		p := n + " " + v
+		if f := results.HeadlineFigures(c.Figures); f != "" {
+			p += ": " + f
+		}
+		if e, ok := c.Figures["error"].(string); ok && e != "" {
+			p += " (" + e + ")"
+		}
+		parts = append(parts, p)
+	}
+	if r.Error != "" {
+		parts = append(parts, r.Error)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// JUnit XML, as GitLab, Jenkins and GitHub test reporters read it.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitProblem `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// JUnit renders junit.xml: one testcase per run; an invalid run is a
+// failure, an unknown or unfinished one an error, one not yet run skipped.
+func (s *Summary) JUnit() ([]byte, error) {
+	js := junitSuite{Name: s.Name, Timestamp: s.Started.Format("2006-01-02T15:04:05")}
+	var total float64
+	for _, r := range s.Runs {
+		c := junitCase{Name: r.Name, Classname: "redline.suite." + s.Name, Time: fmt.Sprintf("%.3f", r.DurationS)}
+		total += r.DurationS
+		if r.Dir != "" {
+			c.SystemOut = "results: " + r.Dir + "\nparams: " + paramString(r.Params)
+		}
+		msg := r.Failures()
+		switch r.Verdict {
+		case Invalid:
+			c.Failure = &junitProblem{Message: msg, Type: "invalid", Text: msg}
+			js.Failures++
+		case Unknown, Error:
+			c.Error = &junitProblem{Message: msg, Type: r.Verdict, Text: msg}
+			js.Errors++
+		case Pending:
+			c.Skipped = &junitProblem{Message: "not run (suite interrupted; resume with redline suite --resume " + s.Dir + ")"}
+			js.Skipped++
+		}
+		js.Cases = append(js.Cases, c)
+		js.Tests++
+	}
+	js.Time = fmt.Sprintf("%.3f", total)
+	all := junitSuites{Name: "redline", Tests: js.Tests, Failures: js.Failures, Errors: js.Errors, Skipped: js.Skipped, Time: js.Time, Suites: []junitSuite{js}}
+	b, err := xml.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+func paramString(ps Params) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = "--" + p.Key + " " + strings.Join(p.Values, ",")
+	}
+	return strings.Join(parts, " ")
+}
+
+// varying lists the keys whose values differ between runs, in first-seen
+// order: the columns of the summary table.
+func (s *Summary) varying() []string {
+	var keys []string
+	vals := map[string]map[string]bool{}
+	for _, r := range s.Runs {
+		for _, p := range r.Params {
+			if vals[p.Key] == nil {
+				vals[p.Key] = map[string]bool{}
+				keys = append(keys, p.Key)
+			}
+			vals[p.Key][strings.Join(p.Values, ",")] = true
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		n := len(vals[k])
+		for _, r := range s.Runs {
+			if r.Params.Get(k) == "" && !slices.ContainsFunc(r.Params, func(p Param) bool { return p.Key == k }) {
+				n++ // absent in some run: it varies
+				break
+			}
+		}
+		if n > 1 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+type htmlRow struct {
+	Index   int
+	Cells   []string
+	Verdict string
+	Report  string
+	Figures string
+	Secs    string
+}
+
+// HTML renders summary.html: every run a row, coloured by verdict, with
+// the parameters that vary as columns and a link to the run's report.
+func (s *Summary) HTML() ([]byte, error) {
+	cols := s.varying()
+	var rows []htmlRow
+	for _, r := range s.Runs {
+		row := htmlRow{Index: r.Index + 1, Verdict: r.Verdict, Figures: r.Failures(), Secs: fmt.Sprintf("%.0f s", r.DurationS)}
+		for _, k := range cols {
+			row.Cells = append(row.Cells, r.Params.Get(k))
+		}
+		if r.Dir != "" {
+			rel, err := filepath.Rel(s.Dir, filepath.Join(r.Dir, "report.html"))
+			if err != nil || !filepath.IsAbs(s.Dir) && filepath.IsAbs(r.Dir) {
+				rel = filepath.Join(r.Dir, "report.html")
+				if a, err := filepath.Abs(rel); err == nil {
+					rel = "file://" + a
+				}
+			}
+			row.Report = rel
+		}
+		if row.Figures == "" && r.Verdict == Valid {
+			row.Figures = "all checkers valid"
+		}
+		rows = append(rows, row)
+	}
+	var buf bytes.Buffer
+	err := summaryPage.Execute(&buf, map[string]any{
+		"S": s, "Cols": cols, "Rows": rows, "Counts": s.Counts(), "Verdict": s.Verdict(),
+	})
+	return buf.Bytes(), err
+}
+
+var summaryPage = template.Must(template.New("summary").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>suite {{.S.Name}}: {{.Verdict}}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em}
+table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
+.valid{background:#d9f2d9}.invalid{background:#f8c9c4}.unknown{background:#fbe7b5}
+.error{background:#f1d0f5}.pending{background:#eee;color:#777}
+</style></head><body>
+<h1>suite {{.S.Name}}: <span class="{{.Verdict}}">{{.Verdict}}</span></h1>
+<p>started {{.S.Started.Format "2006-01-02 15:04:05 UTC"}}{{if .S.Interrupted}}, interrupted{{end}};
+{{range $v, $n := .Counts}}{{$v}} {{$n}} &nbsp;{{end}}</p>
+<table><tr><th>#</th>{{range .Cols}}<th>{{.}}</th>{{end}}<th>verdict</th><th>what the checkers found</th><th>time</th></tr>
+{{range .Rows}}<tr><td>{{.Index}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}
+<td class="{{.Verdict}}">{{if .Report}}<a href="{{.Report}}">{{.Verdict}}</a>{{else}}{{.Verdict}}{{end}}</td>
+<td>{{.Figures}}</td><td>{{.Secs}}</td></tr>
+{{end}}</table></body></html>
+`))
