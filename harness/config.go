@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/redline-dev/redline/workloads"
 )
 
 // Duration is a time.Duration that reads and writes as "10s" in JSON.
@@ -69,4 +71,8 @@ type Config struct {
 	// Bench marks a load test: only throughput, latency and recovery
 	// time are measured, correctness is not checked.
 	Bench bool `json:"bench,omitempty"`
+	// KV is the kv load workload of a bench (ratio, sizes, key pattern,
+	// pipeline); History keeps bench's compressed op log.
+	KV      *workloads.KVConfig `json:"kv,omitempty"`
+	History bool                `json:"history,omitempty"`
 }

@@ -32,6 +32,7 @@ type runOptions struct {
 	nemesis   string
 	addrs     string
 	hooks     []string
+	kv        kvFlags // bench's kv workload
 	stdout    io.Writer
 	stderr    io.Writer
 }
@@ -90,6 +91,12 @@ func (o *runOptions) validate(targetChanged bool) error {
 		return badArgs("--workload is empty: choose from %s", strings.Join(workloads.Names(), ", "))
 	}
 	for _, w := range cfg.Workloads {
+		if w == "kv" {
+			if err := validateKV(o, cfg); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := workloads.New(w, workloads.Config{}); err != nil {
 			return badArgs("--workload: %v", err)
 		}
@@ -217,6 +224,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 
 	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
 	for _, name := range cfg.Workloads {
+		if cfg.KV != nil {
+			break // the kv load workload runs in harness/bench
+		}
 		w, err := workloads.New(name, workloads.Config{
 			Prefix: cfg.KeyPrefix, Keys: cfg.Keys, Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout.D(),
 		})
@@ -268,6 +278,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		return 0, err
 	}
 
+	if cfg.KV != nil {
+		return runKV(ctx, kvRun{cfg: cfg, cluster: cl, run: run, nemesis: nem, log: log, stdout: stdout, tty: tty})
+	}
 	out, err := harness.Execute(ctx, harness.Inputs{
 		Config:       cfg,
 		Cluster:      cl,
