@@ -161,6 +161,43 @@ func runKV(ctx context.Context, k kvRun) (int, error) {
 	return exitValid, nil
 }
 
+// compareBenchRuns compares two kv bench runs figure by figure and writes
+// a page with both runs' plots overlaid; done is false when the runs are
+// not two kv benches (the generic comparison then applies).
+func compareBenchRuns(w io.Writer, dirs []string) (done bool, err error) {
+	if len(dirs) != 2 {
+		return false, nil
+	}
+	var rs [2]*bench.Result
+	var runs [2]*results.Run
+	for i, d := range dirs {
+		run, err := results.Open(d)
+		if err != nil {
+			return false, nil
+		}
+		r, ok, err := bench.Load(run.Dir)
+		if !ok {
+			return false, nil
+		}
+		if err != nil {
+			return true, badArgs("%v", err)
+		}
+		rs[i], runs[i] = r, run
+	}
+	name := func(r *results.Run) string { return r.Test + "/" + r.Time.Format(results.TimeLayout) }
+	if err := bench.Compare(w, "A "+name(runs[0]), "B "+name(runs[1]), rs[0], rs[1]); err != nil {
+		return true, harnessFailed(err)
+	}
+	page := bench.Page("redline bench: A "+name(runs[0])+" vs B "+name(runs[1]),
+		[]bench.Named{{Name: "A " + runs[0].Dir, R: rs[0]}, {Name: "B " + runs[1].Dir, R: rs[1]}})
+	path := runs[1].Path("compare.html")
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		return true, harnessFailed(err)
+	}
+	fmt.Fprintf(w, "\nplots of both runs overlaid: %s\n", path)
+	return true, nil
+}
+
 func seedAddrs(c cluster.Cluster) []string {
 	var out []string
 	for _, n := range c.Nodes() {

@@ -72,6 +72,9 @@ func (s *series) collect(at time.Duration) {
 	for _, w := range s.workers {
 		w.stats.drainInto(&s.scratch, &c)
 	}
+	if c == (Counts{}) && at-s.lastAt < 100*time.Millisecond {
+		return // the final collection right after a tick: nothing new
+	}
 	sec := second{At: at, Len: at - s.lastAt, C: c}
 	for o := range sec.H {
 		for k := range sec.H[o] {
