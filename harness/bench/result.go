@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -96,8 +95,11 @@ type Window struct {
 
 // WindowFigures are the figures of one window.
 type WindowFigures struct {
-	FromS         float64 `json:"from_s"`
-	ToS           float64 `json:"to_s"`
+	FromS float64 `json:"from_s"`
+	ToS   float64 `json:"to_s"`
+	// Seconds is how many one-second intervals the figures cover (0: the
+	// window was too short or outside the traffic).
+	Seconds       int     `json:"seconds"`
 	OKPerS        float64 `json:"ok_per_s"`
 	ErrorsPerS    float64 `json:"errors_per_s"`
 	RedirectsPerS float64 `json:"redirects_per_s"`
@@ -220,53 +222,57 @@ func (r *Result) diagnose() {
 	}
 }
 
-// finish computes the fault windows once the events are known.
+// finish computes the fault windows once the events are known. The
+// nemesis runs one fault at a time: a fault lasts from its start's
+// invocation until its stop completes, or, for a fault without a stop (a
+// failover, a rebalance), until its start completes.
 func (r *Result) finish() {
-	type open struct {
-		f    string
-		at   float64
-		took float64
+	type span struct {
+		fault             string
+		from, to, took    float64
+		started, finished bool
 	}
-	var opens []open
+	var spans []span
 	for _, ev := range r.Events {
-		fault, isStart := strings.CutPrefix(ev.F, "start-")
-		if isStart && ev.Type == "invoke" {
-			opens = append(opens, open{f: fault, at: ev.AtS, took: -1})
-			continue
-		}
-		if isStart && len(opens) > 0 && opens[len(opens)-1].f == fault && opens[len(opens)-1].took < 0 {
-			opens[len(opens)-1].took = ev.AtS - opens[len(opens)-1].at
-			continue
-		}
-		if fault, isStop := strings.CutPrefix(ev.F, "stop-"); isStop && ev.Type != "invoke" {
-			for i := len(opens) - 1; i >= 0; i-- {
-				if opens[i].f == fault {
-					r.Windows = append(r.Windows, r.window(opens[i].f, opens[i].at, ev.AtS, opens[i].took))
-					opens = append(opens[:i], opens[i+1:]...)
-					break
-				}
+		cur := len(spans) - 1
+		if fault, ok := strings.CutPrefix(ev.F, "start-"); ok {
+			switch {
+			case ev.Type == "invoke":
+				spans = append(spans, span{fault: fault, from: ev.AtS, to: -1})
+			case cur >= 0 && spans[cur].fault == fault && !spans[cur].started:
+				spans[cur].started, spans[cur].took, spans[cur].to = true, ev.AtS-spans[cur].from, ev.AtS
 			}
+			continue
+		}
+		if fault, ok := strings.CutPrefix(ev.F, "stop-"); ok && ev.Type != "invoke" && cur >= 0 && spans[cur].fault == fault {
+			spans[cur].to, spans[cur].finished = ev.AtS, true
 		}
 	}
-	for _, o := range opens {
-		r.Windows = append(r.Windows, r.window(o.f, o.at, r.DurationS, o.took))
+	for i, sp := range spans {
+		if sp.to < 0 || sp.to > r.DurationS {
+			sp.to = r.DurationS // still in force when traffic ended
+		}
+		l := max(sp.to-sp.from, 5)
+		before := max(0, sp.from-l)
+		if i > 0 {
+			before = max(before, min(spans[i-1].to, sp.from))
+		}
+		after := min(r.DurationS, sp.to+l)
+		if i+1 < len(spans) {
+			after = max(sp.to, min(after, spans[i+1].from))
+		}
+		r.Windows = append(r.Windows, Window{
+			Fault: sp.fault, StartS: sp.from, EndS: sp.to, TookS: max(sp.took, 0),
+			Before: r.figures(before, sp.from),
+			During: r.figures(sp.from, sp.to),
+			After:  r.figures(sp.to, after),
+		})
 	}
-	sort.Slice(r.Windows, func(i, j int) bool { return r.Windows[i].StartS < r.Windows[j].StartS })
 }
 
-// window summarises the seconds around one fault; before and after are as
-// long as the fault (at least 5 s), cut at the traffic's ends.
-func (r *Result) window(fault string, from, to, took float64) Window {
-	l := max(to-from, 5)
-	return Window{
-		Fault: fault, StartS: from, EndS: to, TookS: max(took, 0),
-		Before: r.figures(max(0, from-l), from),
-		During: r.figures(from, to),
-		After:  r.figures(to, min(r.DurationS, to+l)),
-	}
-}
-
-// figures merges the seconds whose interval ends in (from, to].
+// figures merges the seconds that belong to [from, to): those whose
+// midpoint lies in it, or, for a window shorter than a second, those that
+// overlap it.
 func (r *Result) figures(from, to float64) WindowFigures {
 	w := WindowFigures{FromS: from, ToS: to}
 	var in []*second
@@ -274,7 +280,10 @@ func (r *Result) figures(from, to float64) WindowFigures {
 	var length float64
 	for i := range r.secs {
 		s := &r.secs[i]
-		if t := s.At.Seconds(); t > from && t <= to+0.5 {
+		end := s.At.Seconds()
+		start := end - s.Len.Seconds()
+		mid := (start + end) / 2
+		if mid >= from && mid < to || to-from < 1 && start < to && end > from {
 			in = append(in, s)
 			c.add(&s.C)
 			length += s.Len.Seconds()
@@ -285,6 +294,7 @@ func (r *Result) figures(from, to float64) WindowFigures {
 	}
 	h := combined(in...)
 	q, qr := quantiles(h[corrected]), quantiles(h[raw])
+	w.Seconds = len(in)
 	w.OKPerS = float64(c.TotalOK()) / length
 	w.ErrorsPerS = float64(c.Failed()) / length
 	w.RedirectsPerS = float64(c.Moved+c.Ask) / length
@@ -337,6 +347,11 @@ func (r *Result) PrintSummary(w io.Writer) {
 				name += fmt.Sprintf(" (took %.1fs)", win.TookS)
 			}
 			for i, wf := range []WindowFigures{win.Before, win.During, win.After} {
+				if wf.Seconds == 0 {
+					fmt.Fprintf(tw, "%s\t%s\t-\t(too short to measure)\t\t\t\t\t\t\n", name, []string{"before", "during", "after"}[i])
+					name = ""
+					continue
+				}
 				change := ""
 				if i > 0 {
 					change = pctChange(win.Before.P99Ms, wf.P99Ms)

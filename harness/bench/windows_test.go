@@ -60,3 +60,26 @@ func TestOpenFaultWindowEndsWithTraffic(t *testing.T) {
 		t.Fatalf("windows %+v", r.Windows)
 	}
 }
+
+// Faults without a stop (a failover, a rebalance) last until their start
+// completes; a window before one fault never reaches back into the previous.
+func TestWindowsOfFaultsWithoutStop(t *testing.T) {
+	r := &Result{DurationS: 45, Events: []Event{
+		{AtS: 4.0, Type: "invoke", F: "start-failover"},
+		{AtS: 4.05, Type: "info", F: "start-failover"},
+		{AtS: 20, Type: "invoke", F: "start-member"},
+		{AtS: 29.8, Type: "info", F: "start-member"},
+		{AtS: 30, Type: "info", F: "start-kill"}, // skipped: no invoke
+	}}
+	r.finish()
+	if len(r.Windows) != 2 {
+		t.Fatalf("windows %+v", r.Windows)
+	}
+	fo, m := r.Windows[0], r.Windows[1]
+	if fo.Fault != "failover" || fo.EndS != 4.05 || fo.After.ToS != 9.05 {
+		t.Errorf("failover window %+v", fo)
+	}
+	if m.Fault != "member" || m.EndS != 29.8 || m.TookS < 9.79 || m.TookS > 9.81 || m.Before.FromS != 10.2 || m.After.ToS != 39.6 {
+		t.Errorf("member window %+v", m)
+	}
+}
