@@ -212,6 +212,12 @@ func (r *Result) diagnose() {
 		if behind > 0 {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("the generator fell behind the schedule by %s ms at worst, in %d of %d seconds (%d ops sent more than 1 ms late); corrected latency includes that wait",
 				trimFloat(r.LagMaxMs), behind, len(r.Seconds), r.LateOps))
+			// Little's law: ops in flight = rate x time each op takes.
+			inFlight := r.Rate * r.Ops["total"].Raw.Mean / 1000 / float64(max(1, r.Pipeline))
+			if r.CPUMaxCores < 0.9*float64(r.Cores) && inFlight > 0.5*float64(r.Workers) {
+				r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("cause: replies, not CPU: at %s ms mean raw latency the rate needs about %.0f ops in flight, and %d workers were often all waiting; raise --concurrency (or --pipeline)",
+					trimFloat(r.Ops["total"].Raw.Mean), inFlight, r.Workers))
+			}
 		}
 		if got := r.Throughput + float64(r.Counts.Failed())/r.DurationS; got < 0.95*r.Rate {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("delivered %.0f ops/s of the %.0f scheduled: every worker was waiting for replies (raise --concurrency or --pipeline) or the generator was short of CPU", got, r.Rate))
@@ -348,7 +354,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 			}
 			for i, wf := range []WindowFigures{win.Before, win.During, win.After} {
 				if wf.Seconds == 0 {
-					fmt.Fprintf(tw, "%s\t%s\t-\t(too short to measure)\t\t\t\t\t\t\n", name, []string{"before", "during", "after"}[i])
+					fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\n", name, []string{"before", "during", "after"}[i])
 					name = ""
 					continue
 				}
