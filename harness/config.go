@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/redline-dev/redline/workloads"
 )
 
 // Duration is a time.Duration that reads and writes as "10s" in JSON.
@@ -76,4 +78,8 @@ type Config struct {
 	ServerVersion string   `json:"server_version,omitempty"`
 	ServerSHA256  string   `json:"server_sha256,omitempty"`
 	ServerConfig  []string `json:"server_config,omitempty"` // --server-config settings of every node
+	// KV is the kv load workload of a bench (ratio, sizes, key pattern,
+	// pipeline); History keeps bench's compressed op log.
+	KV      *workloads.KVConfig `json:"kv,omitempty"`
+	History bool                `json:"history,omitempty"`
 }

@@ -72,6 +72,9 @@ func newResultsCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
+			if done, err := compareBenchRuns(stdout, args); done {
+				return err
+			}
 			return compareRuns(stdout, args)
 		},
 	})

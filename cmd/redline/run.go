@@ -35,6 +35,7 @@ type runOptions struct {
 	hooks     []string
 	yes       bool      // --yes: no question before faults on a cluster redline did not create
 	stdin     io.Reader // where the answer to that question comes from (nil: os.Stdin)
+	kv        kvFlags   // bench's kv workload
 	stdout    io.Writer
 	stderr    io.Writer
 	// runDir, if set, learns each run's directory as soon as it exists
@@ -96,6 +97,12 @@ func (o *runOptions) validate(targetChanged bool) error {
 		return badArgs("--workload is empty: choose from %s", strings.Join(workloads.Names(), ", "))
 	}
 	for _, w := range cfg.Workloads {
+		if w == "kv" {
+			if err := validateKV(o, cfg); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := workloads.New(w, workloads.Config{}); err != nil {
 			return badArgs("--workload: %v", err)
 		}
@@ -226,6 +233,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 
 	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
 	for _, name := range cfg.Workloads {
+		if cfg.KV != nil {
+			break // the kv load workload runs in harness/bench
+		}
 		w, err := workloads.New(name, workloads.Config{
 			Prefix: cfg.KeyPrefix, Keys: cfg.Keys, Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout.D(),
 		})
@@ -296,6 +306,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		auditor = &clusteradmin.Auditor{Nodes: cl.Nodes, Prefix: cfg.KeyPrefix, Journal: journal}
 	}
 
+	if cfg.KV != nil {
+		return runKV(ctx, kvRun{cfg: cfg, cluster: cl, run: run, nemesis: nem, log: log, stdout: stdout, tty: tty})
+	}
 	out, err := harness.Execute(ctx, harness.Inputs{
 		Config:       cfg,
 		Cluster:      cl,

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redline-dev/redline/harness/bench"
+	"github.com/redline-dev/redline/harness/cluster/localcluster"
+)
+
+// TestBenchKVExternal runs `redline bench` open-loop against six
+// redis-server processes on loopback and reads back what it stored.
+func TestBenchKVExternal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--rate", "2000", "--concurrency", "8",
+		"--time-limit", "3s", "--ratio", "1:1", "--value-size", "10-200", "--key-pattern", "zipfian", "--pipeline", "2",
+		"--keys", "500", "--history", "--results", res, "--seed", "3"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := lines[len(lines)-1]
+	m := regexp.MustCompile(`^throughput: (\d+) ops/s$`).FindStringSubmatch(last)
+	if m == nil {
+		t.Fatalf("last line %q is not 'throughput: N ops/s'", last)
+	}
+	for _, want := range []string{"Sets", "Gets", "Totals", "raw p99", "open loop at 2000 ops/s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	latest := filepath.Join(res, "latest")
+	for _, f := range []string{"config.json", "bench.json", "results.json", "report.html", "run.log", "ops.jsonl.gz"} {
+		if _, err := os.Stat(filepath.Join(latest, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(latest, "history.jsonl")); err == nil {
+		t.Errorf("bench wrote history.jsonl: the full history is off in bench")
+	}
+	var r bench.Result
+	b, _ := os.ReadFile(filepath.Join(latest, "bench.json"))
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	// 2000 ops/s for 3 s: the schedule holds 6000 ops; all must be measured.
+	got := r.Counts.TotalOK() + r.Counts.Failed()
+	if got < 5900 || got > 6000 {
+		t.Errorf("%d ops measured, want the schedule's 6000", got)
+	}
+	if r.Counts.Misses != 0 || r.Counts.Hits == 0 {
+		t.Errorf("hits %d misses %d: the populated key space should always hit", r.Counts.Hits, r.Counts.Misses)
+	}
+	if len(r.Seconds) < 3 || len(r.Shards) != 3 {
+		t.Errorf("%d seconds, %d shards", len(r.Seconds), len(r.Shards))
+	}
+	f, err := os.Open(filepath.Join(latest, "ops.jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := int64(bytes.Count(all, []byte("\n"))); n != got {
+		t.Errorf("op log has %d lines, want %d", n, got)
+	}
+}
+
+func TestBenchBadArguments(t *testing.T) {
+	cases := [][]string{
+		{"bench", "--ratio", "x"},
+		{"bench", "--ratio", "0:0"},
+		{"bench", "--value-size", "0"},
+		{"bench", "--value-size", "10-5"},
+		{"bench", "--key-pattern", "gaussian"},
+		{"bench", "--pipeline", "0"},
+		{"bench", "--preset", "ycsb-z"},
+		{"bench", "--workload", "kv,register"},
+		{"run", "--workload", "kv"},
+	}
+	for _, args := range cases {
+		var out, errb bytes.Buffer
+		code := run(append(args, "--results", t.TempDir()), &out, &errb)
+		if code != exitBadArgs {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitBadArgs, errb.String())
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// fakeNode is a minimal RESP server: +OK to SET, a 3-byte value to GET.
+// It answers every complete command in a read before flushing, so the
+// benchmarks measure the generator, not a server.
+func fakeNode(tb testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go serveFake(c)
+		}
+	}()
+	return l.Addr().String()
+}
+
+func serveFake(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	w := bufio.NewWriter(c)
+	var verb [8]byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return
+		}
+		n, _ := atoi(line[1 : len(line)-2])
+		isGet := false
+		for i := 0; i < n; i++ {
+			hdr, err := r.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			size, _ := atoi(hdr[1 : len(hdr)-2])
+			if i == 0 && size <= len(verb) {
+				if _, err := io.ReadFull(r, verb[:size]); err != nil {
+					return
+				}
+				isGet = string(verb[:size]) == "GET"
+				size = 0
+			}
+			if _, err := r.Discard(size + 2); err != nil {
+				return
+			}
+		}
+		if isGet {
+			w.WriteString("$3\r\nabc\r\n")
+		} else {
+			w.WriteString("+OK\r\n")
+		}
+		if r.Buffered() == 0 {
+			if w.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// staticRouter sends every slot to addr.
+func staticRouter(addr string) *router {
+	r := &router{}
+	empty := []string{}
+	r.addrs.Store(&empty)
+	n := r.node(addr)
+	for s := range r.slots {
+		r.slots[s].Store(n)
+	}
+	return r
+}
+
+func benchEngine(tb testing.TB, pipeline int) (*engine, *worker) {
+	o := Options{KV: testKV(), Concurrency: 1, Duration: time.Hour, OpTimeout: time.Second, Seed: 1}
+	o.KV.Pipeline = pipeline
+	e := newEngine(o, staticRouter(fakeNode(tb)))
+	e.clock = realClock{start: time.Now()}
+	return e, e.workers[0]
+}
+
+// BenchmarkOp is one op through the whole hot path: generate, route,
+// encode, write, read and parse the reply, record in the histograms.
+func BenchmarkOp(b *testing.B) {
+	for _, p := range []int{1, 16} {
+		b.Run("pipeline="+strconv.Itoa(p), func(b *testing.B) {
+			e, w := benchEngine(b, p)
+			ctx := context.Background()
+			batch := make([]pending, p)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += p {
+				now := e.clock.now()
+				for j := range batch {
+					batch[j].op, batch[j].sent, batch[j].intended = w.gen.Next(), now, now
+				}
+				e.exec(w, ctx, batch, e.clock)
+				w.record(batch)
+			}
+			b.StopTimer()
+			if ok := w.stats.c.TotalOK(); ok < int64(b.N) {
+				b.Fatalf("%d ok of %d", ok, b.N)
+			}
+		})
+	}
+}
+
+// BenchmarkRecord is the statistics part of the hot path alone.
+func BenchmarkRecord(b *testing.B) {
+	e := newEngine(Options{KV: testKV(), Concurrency: 1, Duration: time.Hour, OpTimeout: time.Second}, nil)
+	w := e.workers[0]
+	batch := []pending{{out: outOK, sent: time.Millisecond, done: 2 * time.Millisecond}}
+	b.ReportAllocs()
+	for b.Loop() {
+		w.record(batch)
+	}
+}
+
+// BenchmarkCollect is one second's collection with 50 busy workers.
+func BenchmarkCollect(b *testing.B) {
+	o := Options{KV: testKV(), Concurrency: 50, Duration: time.Hour, OpTimeout: time.Second}
+	e := newEngine(o, nil)
+	s := newSeries(e.workers)
+	batch := []pending{{out: outOK, sent: time.Millisecond, done: 2 * time.Millisecond}}
+	b.ReportAllocs()
+	at := time.Duration(0)
+	for b.Loop() {
+		for _, w := range e.workers {
+			for range 100 {
+				w.record(batch)
+			}
+		}
+		at += time.Second
+		s.collect(at)
+	}
+}

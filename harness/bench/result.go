@@ -1,0 +1,385 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Result is what a load test measured; it is stored as bench.json.
+type Result struct {
+	DurationS float64 `json:"duration_s"`
+	Rate      float64 `json:"rate"` // scheduled ops/s, 0 = closed loop
+	Workers   int     `json:"workers"`
+	Pipeline  int     `json:"pipeline"`
+	// Throughput is ok ops per second over the traffic phase.
+	Throughput float64               `json:"throughput"`
+	Ops        map[string]*OpFigures `json:"ops"` // get, set, total
+	Counts     Counts                `json:"counts"`
+	// Generator health: how far it fell behind the schedule, how much CPU
+	// it used, and what that means in words.
+	LateOps     int64    `json:"late_ops"`
+	LagMaxMs    float64  `json:"lag_max_ms"`
+	CPUMaxCores float64  `json:"cpu_max_cores"`
+	Cores       int      `json:"cores"`
+	Diagnosis   []string `json:"diagnosis,omitempty"`
+	// Availability: the longest time each shard (as at the start) served
+	// no op, and every gap of 250 ms or more.
+	Shards  []ShardGap `json:"shards,omitempty"`
+	Gaps    []Gap      `json:"gaps,omitempty"`
+	Seconds []Second   `json:"seconds"`
+	Events  []Event    `json:"events,omitempty"`
+	Windows []Window   `json:"windows,omitempty"`
+
+	secs []second // with histograms, for the windows
+}
+
+// OpFigures summarise one op type (or all) over the run.
+type OpFigures struct {
+	OKPerS     float64   `json:"ok_per_s"`
+	HitsPerS   float64   `json:"hits_per_s,omitempty"`
+	MissesPerS float64   `json:"misses_per_s,omitempty"`
+	KBPerS     float64   `json:"kb_per_s"`
+	Failed     int64     `json:"failed"`
+	Corrected  Quantiles `json:"corrected_ms"`
+	Raw        Quantiles `json:"raw_ms"`
+}
+
+// ShardGap is one shard's longest availability gap.
+type ShardGap struct {
+	Shard      string  `json:"shard"`
+	MaxGapS    float64 `json:"max_gap_s"`
+	GapsListed int     `json:"gaps"`
+}
+
+// Second is one point of the time series.
+type Second struct {
+	T           float64 `json:"t"` // end of the interval, s since start
+	OKPerS      float64 `json:"ok_per_s"`
+	GetPerS     float64 `json:"get_per_s"`
+	SetPerS     float64 `json:"set_per_s"`
+	FailPerS    float64 `json:"fail_per_s"`
+	MovedPerS   float64 `json:"moved_per_s"`
+	AskPerS     float64 `json:"ask_per_s"`
+	TryAgain    int64   `json:"tryagain,omitempty"`
+	ClusterDown int64   `json:"clusterdown,omitempty"`
+	Reconnects  int64   `json:"reconnects,omitempty"`
+	P50Ms       float64 `json:"p50_ms"`   // corrected, all ops
+	P99Ms       float64 `json:"p99_ms"`   // corrected
+	P999Ms      float64 `json:"p99_9_ms"` // corrected
+	RawP99Ms    float64 `json:"raw_p99_ms"`
+	RawP999Ms   float64 `json:"raw_p99_9_ms"`
+	LagMaxMs    float64 `json:"lag_max_ms"`
+	CPUCores    float64 `json:"cpu_cores"`
+}
+
+// Window summarises a fault: the same length of time before it, while it
+// lasted, and after it ended.
+type Window struct {
+	Fault string `json:"fault"`
+	// StartS..EndS is the fault (start invoked .. stop completed).
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	// TookS is how long the fault's action took (a migration or rebalance
+	// from start to done).
+	TookS  float64       `json:"took_s"`
+	Before WindowFigures `json:"before"`
+	During WindowFigures `json:"during"`
+	After  WindowFigures `json:"after"`
+}
+
+// WindowFigures are the figures of one window.
+type WindowFigures struct {
+	FromS float64 `json:"from_s"`
+	ToS   float64 `json:"to_s"`
+	// Seconds is how many one-second intervals the figures cover (0: the
+	// window was too short or outside the traffic).
+	Seconds       int     `json:"seconds"`
+	OKPerS        float64 `json:"ok_per_s"`
+	ErrorsPerS    float64 `json:"errors_per_s"`
+	RedirectsPerS float64 `json:"redirects_per_s"`
+	P50Ms         float64 `json:"p50_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	P999Ms        float64 `json:"p99_9_ms"`
+	RawP99Ms      float64 `json:"raw_p99_ms"`
+}
+
+// result turns the collected series into a Result.
+func (e *engine) result(elapsed time.Duration) *Result {
+	s := e.series
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &Result{DurationS: elapsed.Seconds(), Rate: e.o.Rate, Workers: e.o.Concurrency, Pipeline: e.o.KV.Pipeline,
+		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds}
+	secs := elapsed.Seconds()
+	all := newHists()
+	for o := 0; o < numOps; o++ {
+		f := &OpFigures{
+			OKPerS:    float64(s.total.OK[o]) / secs,
+			Failed:    s.total.Errors[o] + s.total.Timeouts[o],
+			Corrected: quantiles(s.totalH[o][corrected]),
+			Raw:       quantiles(s.totalH[o][raw]),
+		}
+		if o == opGet {
+			f.HitsPerS, f.MissesPerS = float64(s.total.Hits)/secs, float64(s.total.Misses)/secs
+		}
+		r.Ops[opNames[o]] = f
+		all[0][corrected].Merge(s.totalH[o][corrected])
+		all[0][raw].Merge(s.totalH[o][raw])
+	}
+	r.Ops["set"].KBPerS = float64(s.total.Bytes) / 1024 / secs
+	r.Ops["total"] = &OpFigures{
+		OKPerS: float64(s.total.TotalOK()) / secs, Failed: s.total.Failed(),
+		HitsPerS: r.Ops["get"].HitsPerS, MissesPerS: r.Ops["get"].MissesPerS, KBPerS: r.Ops["set"].KBPerS,
+		Corrected: quantiles(all[0][corrected]), Raw: quantiles(all[0][raw]),
+	}
+	r.Throughput = r.Ops["total"].OKPerS
+	r.LateOps, r.LagMaxMs = s.total.Late, float64(s.total.LagMaxNs)/1e6
+	for _, sec := range s.seconds {
+		r.Seconds = append(r.Seconds, sec.point())
+		r.CPUMaxCores = max(r.CPUMaxCores, sec.CPU)
+	}
+	if e.gaps != nil {
+		for i, n := range e.gaps.names {
+			listed := 0
+			for _, g := range e.gaps.gaps {
+				if g.Shard == n {
+					listed++
+				}
+			}
+			r.Shards = append(r.Shards, ShardGap{Shard: n, MaxGapS: e.gaps.max[i].Seconds(), GapsListed: listed})
+		}
+		r.Gaps = e.gaps.gaps
+	}
+	r.diagnose()
+	return r
+}
+
+func (sec *second) point() Second {
+	l := sec.Len.Seconds()
+	c := &sec.C
+	h := combined(sec)
+	p := Second{
+		T: sec.At.Seconds(), OKPerS: float64(c.TotalOK()) / l,
+		GetPerS: float64(c.OK[opGet]) / l, SetPerS: float64(c.OK[opSet]) / l,
+		FailPerS: float64(c.Failed()) / l, MovedPerS: float64(c.Moved) / l, AskPerS: float64(c.Ask) / l,
+		TryAgain: c.TryAgain, ClusterDown: c.ClusterDown, Reconnects: c.Reconnects,
+		LagMaxMs: float64(c.LagMaxNs) / 1e6, CPUCores: sec.CPU,
+	}
+	q, qr := quantiles(h[corrected]), quantiles(h[raw])
+	p.P50Ms, p.P99Ms, p.P999Ms, p.RawP99Ms, p.RawP999Ms = q.P50, q.P99, q.P999, qr.P99, qr.P999
+	return p
+}
+
+// combined decodes a second's histograms into one per kind (all ops).
+func combined(secs ...*second) [numKinds]*hdrhistogram.Histogram {
+	out := [numKinds]*hdrhistogram.Histogram{newHist(), newHist()}
+	for _, sec := range secs {
+		for o := range sec.H {
+			for k, enc := range sec.H[o] {
+				if len(enc) == 0 {
+					continue
+				}
+				if h, err := hdrhistogram.Decode(enc); err == nil {
+					out[k].Merge(h)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// lagWorth: falling this far behind the schedule is worth a word.
+const lagWorth = 10 * time.Millisecond
+
+// diagnose says in words whether the generator kept its schedule and,
+// if not, whether its own CPU or the cluster was the limit.
+func (r *Result) diagnose() {
+	if r.Rate <= 0 {
+		r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("closed loop: %d workers each send the next op when the previous one completed; latency is raw (no schedule to correct against)", r.Workers))
+	} else {
+		behind := 0
+		for _, s := range r.Seconds {
+			if s.LagMaxMs >= float64(lagWorth/time.Millisecond) {
+				behind++
+			}
+		}
+		if behind > 0 {
+			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("the generator fell behind the schedule by %s ms at worst, in %d of %d seconds (%d ops sent more than 1 ms late); corrected latency includes that wait",
+				trimFloat(r.LagMaxMs), behind, len(r.Seconds), r.LateOps))
+			// Little's law: ops in flight = rate x time each op takes.
+			inFlight := r.Rate * r.Ops["total"].Raw.Mean / 1000 / float64(max(1, r.Pipeline))
+			if r.CPUMaxCores < 0.9*float64(r.Cores) && inFlight > 0.5*float64(r.Workers) {
+				r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("cause: replies, not CPU: at %s ms mean raw latency the rate needs about %.0f ops in flight, and %d workers were often all waiting; raise --concurrency (or --pipeline)",
+					trimFloat(r.Ops["total"].Raw.Mean), inFlight, r.Workers))
+			}
+		}
+		if got := r.Throughput + float64(r.Counts.Failed())/r.DurationS; got < 0.95*r.Rate {
+			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("delivered %.0f ops/s of the %.0f scheduled: every worker was waiting for replies (raise --concurrency or --pipeline) or the generator was short of CPU", got, r.Rate))
+		}
+	}
+	if r.CPUMaxCores >= 0.9*float64(r.Cores) {
+		r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("the generator used up to %.2f of %d cores: its own CPU was (or was close to) the limit, figures may understate the cluster", r.CPUMaxCores, r.Cores))
+	}
+}
+
+// finish computes the fault windows once the events are known. The
+// nemesis runs one fault at a time: a fault lasts from its start's
+// invocation until its stop completes, or, for a fault without a stop (a
+// failover, a rebalance), until its start completes.
+func (r *Result) finish() {
+	type span struct {
+		fault             string
+		from, to, took    float64
+		started, finished bool
+	}
+	var spans []span
+	for _, ev := range r.Events {
+		cur := len(spans) - 1
+		if fault, ok := strings.CutPrefix(ev.F, "start-"); ok {
+			switch {
+			case ev.Type == "invoke":
+				spans = append(spans, span{fault: fault, from: ev.AtS, to: -1})
+			case cur >= 0 && spans[cur].fault == fault && !spans[cur].started:
+				spans[cur].started, spans[cur].took, spans[cur].to = true, ev.AtS-spans[cur].from, ev.AtS
+			}
+			continue
+		}
+		if fault, ok := strings.CutPrefix(ev.F, "stop-"); ok && ev.Type != "invoke" && cur >= 0 && spans[cur].fault == fault {
+			spans[cur].to, spans[cur].finished = ev.AtS, true
+		}
+	}
+	for i, sp := range spans {
+		if sp.to < 0 || sp.to > r.DurationS {
+			sp.to = r.DurationS // still in force when traffic ended
+		}
+		l := max(sp.to-sp.from, 5)
+		before := max(0, sp.from-l)
+		if i > 0 {
+			before = max(before, min(spans[i-1].to, sp.from))
+		}
+		after := min(r.DurationS, sp.to+l)
+		if i+1 < len(spans) {
+			after = max(sp.to, min(after, spans[i+1].from))
+		}
+		r.Windows = append(r.Windows, Window{
+			Fault: sp.fault, StartS: sp.from, EndS: sp.to, TookS: max(sp.took, 0),
+			Before: r.figures(before, sp.from),
+			During: r.figures(sp.from, sp.to),
+			After:  r.figures(sp.to, after),
+		})
+	}
+}
+
+// figures merges the seconds that belong to [from, to): those whose
+// midpoint lies in it, or, for a window shorter than a second, those that
+// overlap it.
+func (r *Result) figures(from, to float64) WindowFigures {
+	w := WindowFigures{FromS: from, ToS: to}
+	var in []*second
+	var c Counts
+	var length float64
+	for i := range r.secs {
+		s := &r.secs[i]
+		end := s.At.Seconds()
+		start := end - s.Len.Seconds()
+		mid := (start + end) / 2
+		if mid >= from && mid < to || to-from < 1 && start < to && end > from {
+			in = append(in, s)
+			c.add(&s.C)
+			length += s.Len.Seconds()
+		}
+	}
+	if length == 0 {
+		return w
+	}
+	h := combined(in...)
+	q, qr := quantiles(h[corrected]), quantiles(h[raw])
+	w.Seconds = len(in)
+	w.OKPerS = float64(c.TotalOK()) / length
+	w.ErrorsPerS = float64(c.Failed()) / length
+	w.RedirectsPerS = float64(c.Moved+c.Ask) / length
+	w.P50Ms, w.P99Ms, w.P999Ms, w.RawP99Ms = q.P50, q.P99, q.P999, qr.P99
+	return w
+}
+
+// PrintSummary prints a memtier-like table, the generator's health, the
+// availability gaps and fault windows. The caller ends with
+// "throughput: N ops/s" (Result.Throughput) as the last line.
+func (r *Result) PrintSummary(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\nType\tOps/sec\tHits/sec\tMisses/sec\tAvg ms\tp50 ms\tp99 ms\tp99.9 ms\tMax ms\traw p50\traw p99\traw p99.9\tKB/sec\tFailed\t")
+	for _, n := range []string{"set", "get", "total"} {
+		f := r.Ops[n]
+		hits, misses := trimFloat(f.HitsPerS), trimFloat(f.MissesPerS)
+		if n == "set" {
+			hits, misses = "---", "---"
+		}
+		c, rw := f.Corrected, f.Raw
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\t\n",
+			strings.ToUpper(n[:1])+n[1:]+"s", f.OKPerS, hits, misses, c.Mean, c.P50, c.P99, c.P999, c.Max, rw.P50, rw.P99, rw.P999, f.KBPerS, f.Failed)
+	}
+	tw.Flush()
+	mode := "closed loop"
+	if r.Rate > 0 {
+		mode = fmt.Sprintf("open loop at %s ops/s; latency from the intended send time, raw from the actual send", trimFloat(r.Rate))
+	}
+	fmt.Fprintf(w, "\n%d workers, pipeline %d, %s, %.1f s\n", r.Workers, r.Pipeline, mode, r.DurationS)
+	c := r.Counts
+	fmt.Fprintf(w, "redirects: MOVED %d, ASK %d, TRYAGAIN %d, CLUSTERDOWN %d; reconnects %d; timeouts %d, connection errors %d\n",
+		c.Moved, c.Ask, c.TryAgain, c.ClusterDown, c.Reconnects, c.Timeouts[opGet]+c.Timeouts[opSet], c.ConnErrors)
+	fmt.Fprintf(w, "generator: up to %.2f of %d cores; lag max %s ms, %d ops late\n", r.CPUMaxCores, r.Cores, trimFloat(r.LagMaxMs), r.LateOps)
+	for _, d := range r.Diagnosis {
+		fmt.Fprintf(w, "  note: %s\n", d)
+	}
+	if len(r.Shards) > 0 {
+		var parts []string
+		for _, s := range r.Shards {
+			parts = append(parts, fmt.Sprintf("%s %.2fs", s.Shard, s.MaxGapS))
+		}
+		fmt.Fprintf(w, "longest availability gap per shard: %s\n", strings.Join(parts, ", "))
+	}
+	if len(r.Windows) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nFAULT\tWINDOW\tSECONDS\tOK/S\tERR/S\tREDIR/S\tP50 MS\tP99 MS\tP99.9 MS\tCHANGE P99")
+		for _, win := range r.Windows {
+			name := win.Fault
+			if win.TookS > 0 {
+				name += fmt.Sprintf(" (took %.1fs)", win.TookS)
+			}
+			for i, wf := range []WindowFigures{win.Before, win.During, win.After} {
+				if wf.Seconds == 0 {
+					fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\n", name, []string{"before", "during", "after"}[i])
+					name = ""
+					continue
+				}
+				change := ""
+				if i > 0 {
+					change = pctChange(win.Before.P99Ms, wf.P99Ms)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%.1f-%.1f\t%.0f\t%.1f\t%.1f\t%.3f\t%.3f\t%.3f\t%s\n", name, []string{"before", "during", "after"}[i],
+					wf.FromS, wf.ToS, wf.OKPerS, wf.ErrorsPerS, wf.RedirectsPerS, wf.P50Ms, wf.P99Ms, wf.P999Ms, change)
+				name = ""
+			}
+		}
+		tw.Flush()
+	}
+}
+
+func pctChange(before, after float64) string {
+	if before == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.0f%%", (after-before)/before*100)
+}
+
+func trimFloat(f float64) string {
+	s := fmt.Sprintf("%.2f", f)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}
