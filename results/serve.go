@@ -440,7 +440,7 @@ var pageTmpl = template.Must(template.New("pages").Funcs(template.FuncMap{"verdi
 
 {{define "suites"}}{{template "head" "suites"}}<h1>Suites</h1>
 {{if .}}<table id="suites"><tr><th>suite</th><th>time</th><th>verdict</th><th>figures</th><th>files</th></tr>
-{{range .}}<tr><td><a href="{{.Link}}summary.html">{{.Name}}</a></td><td>{{.TS}}</td><td><span class="badge v-{{.Verdict}}">{{.Verdict}}</span></td><td>{{.Figures}}</td><td>{{range .Files}}<a href="{{$.Link}}{{.Path}}">{{.Path}}</a> {{end}}</td></tr>{{end}}</table>
+{{range .}}{{$link := .Link}}<tr><td><a href="{{.Link}}summary.html">{{.Name}}</a></td><td>{{.TS}}</td><td><span class="badge v-{{.Verdict}}">{{.Verdict}}</span></td><td>{{.Figures}}</td><td>{{range .Files}}<a href="{{$link}}{{.Path}}">{{.Path}}</a> {{end}}</td></tr>{{end}}</table>
 {{else}}<p>No suite has run yet: 'redline suite FILE' writes them under suites/.</p>{{end}}</body></html>{{end}}
 
 {{define "compare"}}{{template "head" "compare"}}<h1>Compare {{len .Runs}} runs</h1>

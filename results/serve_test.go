@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +97,20 @@ func TestBrowserPages(t *testing.T) {
 	code, page = get(t, srv, "/suites/")
 	if code != 200 || !strings.Contains(page, "No suite has run yet") {
 		t.Errorf("suites: %d", code)
+	}
+	suite := filepath.Join(root, "suites", "release", "20261130T110000.000")
+	_ = os.MkdirAll(suite, 0o755)
+	_ = os.WriteFile(filepath.Join(suite, "summary.json"), []byte(`{"valid":"unknown","runs":[{},{},{}]}`), 0o644)
+	_ = os.WriteFile(filepath.Join(suite, "summary.html"), []byte(`<p>suite</p>`), 0o644)
+	code, page = get(t, srv, "/suites/")
+	if code != 200 || !strings.Contains(page, "release") || !strings.Contains(page, "runs 3") || !strings.Contains(page, "v-unknown") {
+		t.Errorf("suites: %d\n%s", code, page)
+	}
+	if code, page := get(t, srv, "/suites/release/20261130T110000.000/summary.html"); code != 200 || page != "<p>suite</p>" {
+		t.Errorf("suite summary: %d %q", code, page)
+	}
+	if code, _ := get(t, srv, "/"); code != 200 {
+		t.Error("a suites directory must not break the runs table")
 	}
 }
 
