@@ -460,6 +460,30 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// words renders a value for a sentence: lists joined by commas, objects as
+// "key value" pairs, scalars as cell does.
+func words(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			if _, nested := e.([]any); nested {
+				parts = append(parts, "["+words(e)+"]") // e.g. partition groups
+			} else {
+				parts = append(parts, words(e))
+			}
+		}
+		return strings.Join(parts, ",")
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range sortedKeys(x) {
+			parts = append(parts, k+" "+words(x[k]))
+		}
+		return strings.Join(parts, ", ")
+	}
+	return cell(v)
+}
+
 // cell renders a figure's value in a table cell, short.
 func cell(v any) string {
 	switch x := v.(type) {

@@ -318,18 +318,17 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		var parts []string
 		if l := figure(f, "lost"); l > 0 {
 			s := fmt.Sprintf("%s acknowledged writes lost", trimFloat(l))
-			s += d.lossWindows(n)
 			if w := d.str("wait"); w != "" && w != "0" {
 				sat := figure(f, "wait_satisfied")
 				if sat == 0 {
-					s += "; WAIT did not cover any of them"
+					s += " (WAIT did not cover any of them)"
 				} else {
-					s += fmt.Sprintf("; %s of them had been confirmed by WAIT", trimFloat(sat))
+					s += fmt.Sprintf(" (%s of them had been confirmed by WAIT)", trimFloat(sat))
 				}
 			} else {
 				s += " (no WAIT was sent)"
 			}
-			parts = append(parts, s)
+			parts = append(parts, s+d.lossWindows(n))
 		}
 		if v := figure(f, "anomalous_keys"); v > 0 {
 			parts = append(parts, fmt.Sprintf("%s keys not linearizable", trimFloat(v)))
@@ -377,7 +376,7 @@ func (d *runData) lossWindows(name string) string {
 	var parts []string
 	for _, w := range listOfMaps(rpo.Figures["per_window"]) {
 		if n := figure(w, "lost"); n > 0 {
-			parts = append(parts, fmt.Sprintf("%s during the %s of %s at %s-%s s", trimFloat(n), cell(w["fault"]), strings.Trim(cell(w["nodes"]), `[]"`), cell(w["start_s"]), cell(w["end_s"])))
+			parts = append(parts, fmt.Sprintf("%s during the %s of %s at %.1f-%.1f s", trimFloat(n), words(w["fault"]), words(w["nodes"]), figure(w, "start_s"), figure(w, "end_s")))
 		}
 	}
 	if o, ok := rpo.Figures["outside_windows"].(map[string]any); ok {
@@ -390,9 +389,9 @@ func (d *runData) lossWindows(name string) string {
 	}
 	s := ": " + strings.Join(parts, ", ")
 	if v, ok := rpo.Figures["rpo_ms"].(float64); ok && v > 0 {
-		s += fmt.Sprintf(" (RPO: writes acknowledged over %s ms were lost)", trimFloat(v))
+		s += fmt.Sprintf("; RPO %.2f s (the lost writes of one window were acknowledged over that span)", v/1000)
 	} else if v, ok := rpo.Figures["rpo_bound_ms"].(float64); ok && v > 0 {
-		s += fmt.Sprintf(" (RPO at most %s ms)", trimFloat(v))
+		s += fmt.Sprintf("; RPO at most %.2f s (a bound: counters tell amounts, not which writes)", v/1000)
 	}
 	return s
 }

@@ -28,9 +28,9 @@ func TestReportExplainsAnomalies(t *testing.T) {
 	html := readReport(t, resultstest.Spec{Ops: 20000, Invalid: true, Seed: 7})
 	for _, want := range []string{
 		"INVALID: register/linearizable, set/set and txn/list-append found anomalies.",
-		"3 acknowledged writes lost: 3 during the partition of n2 at 15-25 s",
+		"3 acknowledged writes lost (no WAIT was sent): 3 during the partition of n2 at 15.0-25.0 s",
 		"(no WAIT was sent)",
-		"RPO: writes acknowledged over 120.5 ms were lost",
+		"RPO 0.12 s (the lost writes of one window were acknowledged over that span)",
 		"Longest recovery after a fault: 11.0 s (set/rto)",
 		"During faults: p99 latency",
 		// anomalies: the checker's own reason, the lost elements with the
@@ -61,7 +61,7 @@ func TestReportExplainsAnomalies(t *testing.T) {
 	if !regexp.MustCompile(`<td>partition</td><td>15.00 s</td><td>25.03 s</td><td>10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
 		t.Error("the partition is not one row with start, stop, duration, nodes and mode")
 	}
-	if !strings.Contains(html, "primaries n1 0-5460, n2 5461-10922, n3 10923-16383 → n1 0-5460, n3 10923-16383, n5 5461-10922") {
+	if !strings.Contains(html, "primaries: n1 0-5460, n2 5461-10922, n3 10923-16383 → n1 0-5460, n3 10923-16383, n5 5461-10922") {
 		t.Error("the failover row does not say which primaries changed")
 	}
 	if strings.Contains(html, "<script") || regexp.MustCompile(`(src|href)="https?:`).MatchString(html) {
