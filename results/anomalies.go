@@ -108,6 +108,7 @@ const (
 	maxInstanceRows = 8
 	maxOpsShown     = 10
 	maxMarks        = 5000
+	maxCycleLines   = 16
 )
 
 // anomalies explains every checker that did not say valid.
@@ -217,7 +218,7 @@ func table(name string, rows []any, indexes *[]int64) (instanceTable, bool) {
 		collectIndexes(m, indexes)
 	}
 	t := instanceTable{Name: name, Why: why[name]}
-	for _, c := range []string{"index", "key", "element", "value", "time_s", "ack_s", "node", "wait"} {
+	for _, c := range []string{"window", "fault", "nodes", "start_s", "end_s", "index", "key", "element", "value", "time_s", "ack_s", "node", "wait", "lost"} {
 		if cols[c] {
 			t.Columns = append(t.Columns, c)
 			delete(cols, c)
@@ -233,7 +234,7 @@ func table(name string, rows []any, indexes *[]int64) (instanceTable, bool) {
 		row := make([]string, len(t.Columns))
 		for j, c := range t.Columns {
 			if v, ok := m[c]; ok {
-				row[j] = cell(v)
+				row[j] = clip(words(v), 120)
 			}
 		}
 		t.Rows = append(t.Rows, row)
@@ -335,6 +336,12 @@ func cycles(m map[string]any, indexes *[]int64) []cycleView {
 						}
 					}
 					words = append(words, w)
+				}
+				if len(words) > maxCycleLines {
+					// A long cycle (real-time edges through many transactions)
+					// is told by its start and its closing steps.
+					head, tail := words[:maxCycleLines-3], words[len(words)-2:]
+					words = append(append(head, fmt.Sprintf("… %d more steps (results.json has them all) …", len(words)-len(head)-len(tail))), tail...)
 				}
 				c.Steps = append(c.Steps, strings.Join(words, ";\n"))
 			case map[string]any:

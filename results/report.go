@@ -170,13 +170,14 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 				}
 			}
 		}
-		if f["kind"] == "counter" {
-			for _, w := range listOfMaps(f["per_window"]) {
-				from, ok1 := w["acked_from_s"].(float64)
-				to, ok2 := w["acked_to_s"].(float64)
-				if n := figure(w, "lost"); n > 0 && ok1 && ok2 {
-					spans = append(spans, lossSpan{from, to, fmt.Sprintf("%s: %s increments lost, acknowledged between %.1f and %.1f s (during %s %s)", name, trimFloat(n), from, to, cell(w["fault"]), cell(w["nodes"]))})
-				}
+		// Per-window losses of an RPO checker: all that is known of a
+		// counter's losses, and the extent of a set's beyond its examples.
+		for _, w := range listOfMaps(f["per_window"]) {
+			from, ok1 := w["acked_from_s"].(float64)
+			to, ok2 := w["acked_to_s"].(float64)
+			if n := figure(w, "lost"); n > 0 && ok1 && ok2 {
+				spans = append(spans, lossSpan{from: from, to: to, row: rpoRow(name, spans), label: fmt.Sprintf("%s: %s lost", name, trimFloat(n)),
+					title: fmt.Sprintf("%s: %s acknowledged writes lost, acknowledged between %.1f and %.1f s (during the %s of %s)", name, trimFloat(n), from, to, words(w["fault"]), words(w["nodes"]))})
 			}
 		}
 	}
@@ -210,7 +211,7 @@ func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 					scalars = append(scalars, k+" "+clip(v, 80))
 				}
 			default:
-				scalars = append(scalars, k+" "+cell(v))
+				scalars = append(scalars, k+" "+clip(words(v), 120))
 			}
 		}
 		summary := instanceTable{Name: name, Why: strings.Join(scalars, " · ")}
@@ -227,6 +228,18 @@ func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 		}
 	}
 	return rpo, rto
+}
+
+// rpoRow gives each RPO checker its own row of loss spans.
+func rpoRow(name string, spans []lossSpan) int {
+	rows := map[string]int{}
+	for _, s := range spans {
+		rows[s.checker()] = s.row
+	}
+	if r, ok := rows[name]; ok {
+		return r
+	}
+	return len(rows)
 }
 
 func listOfMaps(v any) []map[string]any {
