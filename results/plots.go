@@ -275,7 +275,7 @@ func rpoSVG(ss []sample, bs []qBucket, width, end float64, windows []faultWindow
 			x-3, y-3, template.HTMLEscapeString(l.title))
 	}
 	if len(lost) > 0 || len(spans) > 0 {
-		p.legend = append(p.legend, legendItem{"lost", "#c62828"})
+		p.legend = append(p.legend, legendItem{label: "lost", color: "#c62828"})
 	}
 	return p.svg()
 }

@@ -492,6 +492,7 @@ pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em;font-size:12px
 .headline li{margin:.3em 0}.why{color:#444;font-style:italic}
 details{margin:.3em 0}section{margin-bottom:2em}
 .anomaly{border-left:4px solid #c62828;padding-left:1em;margin:1em 0}
+.nw{white-space:nowrap}
 .cycle{white-space:pre-wrap;font-family:monospace;font-size:12px;background:#fff3f3;padding:.4em}
 `
 
@@ -530,7 +531,7 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 {{if .TopologyChanges}}<details open><summary>Changes ({{len .TopologyChanges}})</summary><ul>{{range .TopologyChanges}}<li>{{.}}</li>{{end}}</ul></details>{{end}}</section>
 <section id="faults"><h2>Faults</h2>
 {{if .Faults}}<table><tr><th>fault</th><th>start</th><th>stop</th><th>duration</th><th>nodes</th><th>mode</th><th>effect</th><th>error</th></tr>
-{{range .Faults}}<tr><td>{{.Fault}}</td><td>{{.Start}}</td><td>{{.Stop}}</td><td>{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td>{{.Effect}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
+{{range .Faults}}<tr><td class="nw">{{.Fault}}</td><td class="nw">{{.Start}}</td><td class="nw">{{.Stop}}</td><td class="nw">{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td>{{.Effect}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
 <section id="checkers"><h2>Checkers</h2>
 <table><tr><th>checker</th><th>verdict</th><th>figures</th></tr>
 {{range .Checkers}}<tr><td>{{.Name}}</td><td><span class="badge v-{{.Valid}}">{{.Valid}}</span></td><td>{{.Headline}}</td></tr>
