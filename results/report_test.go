@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/results/resultstest"
 )
 
@@ -74,6 +75,20 @@ func TestReportOfValidRun(t *testing.T) {
 	for _, want := range []string{"VALID: every checker found evidence and no anomaly.", "No checker found an anomaly.", `data-plot="latency-raw"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// BenchmarkWriteReport measures rendering report.html from a stored run of
+// 200k ops (reading the history included).
+func BenchmarkWriteReport(b *testing.B) {
+	run, err := resultstest.WriteRun(b.TempDir(), resultstest.Spec{Ops: 200_000, Invalid: true, Seed: 9})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := results.WriteReport(run); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -131,6 +131,29 @@ func (p *page) noConsoleErrors() {
 // screenshot saves the whole page as an artefact of the test.
 func (p *page) screenshot(name string) {
 	p.tb.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 gives a PNG, below a JPEG
+	if err != nil {
+		p.tb.Fatalf("screenshot: %v", err)
+	}
+	p.save(name, png)
+}
+
+// elementShot saves one element of the page as an artefact.
+func (p *page) elementShot(name, sel string) {
+	p.tb.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	if err != nil {
+		p.tb.Fatalf("screenshot of %s: %v", sel, err)
+	}
+	p.save(name, png)
+}
+
+func (p *page) save(name string, png []byte) {
+	p.tb.Helper()
 	dir := os.Getenv("REDLINE_ARTIFACTS")
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "redline-artifacts")
@@ -138,12 +161,6 @@ func (p *page) screenshot(name string) {
 	dir = filepath.Join(dir, "browser")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		p.tb.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(p.ctx, 60*time.Second)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 gives a PNG, below a JPEG
-	if err != nil {
-		p.tb.Fatalf("screenshot: %v", err)
 	}
 	path := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
@@ -243,6 +260,9 @@ func TestReportInBrowser(t *testing.T) {
 		t.Errorf("headline does not say what was lost and when:\n%s", txt)
 	}
 	p.screenshot("report")
+	for _, sec := range []string{"headline", "anomalies", "latency", "rpo", "topology", "faults"} {
+		p.elementShot("report-"+sec, "#"+sec)
+	}
 	if broken := p.brokenLinks(); len(broken) > 0 {
 		t.Errorf("broken links: %v", broken)
 	}
