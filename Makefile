@@ -29,8 +29,9 @@ vet:
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
+# Browser tests save their screenshots under test-artifacts/browser/.
 test: deps build vet
-	REDLINE_BINARY=$(abspath $(BIN)) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -p 1 ./...
+	REDLINE_BINARY=$(abspath $(BIN)) REDLINE_ARTIFACTS=$(abspath test-artifacts) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -p 1 ./...
 
 clean:
 	rm -rf bin

@@ -108,6 +108,7 @@ const (
 	maxInstanceRows = 8
 	maxOpsShown     = 10
 	maxMarks        = 5000
+	maxCycleLines   = 16
 )
 
 // anomalies explains every checker that did not say valid.
@@ -217,7 +218,7 @@ func table(name string, rows []any, indexes *[]int64) (instanceTable, bool) {
 		collectIndexes(m, indexes)
 	}
 	t := instanceTable{Name: name, Why: why[name]}
-	for _, c := range []string{"index", "key", "element", "value", "time_s", "ack_s", "node", "wait"} {
+	for _, c := range []string{"window", "fault", "nodes", "start_s", "end_s", "index", "key", "element", "value", "time_s", "ack_s", "node", "wait", "lost"} {
 		if cols[c] {
 			t.Columns = append(t.Columns, c)
 			delete(cols, c)
@@ -233,7 +234,7 @@ func table(name string, rows []any, indexes *[]int64) (instanceTable, bool) {
 		row := make([]string, len(t.Columns))
 		for j, c := range t.Columns {
 			if v, ok := m[c]; ok {
-				row[j] = cell(v)
+				row[j] = clip(words(v), 120)
 			}
 		}
 		t.Rows = append(t.Rows, row)
@@ -335,6 +336,12 @@ func cycles(m map[string]any, indexes *[]int64) []cycleView {
 						}
 					}
 					words = append(words, w)
+				}
+				if len(words) > maxCycleLines {
+					// A long cycle (real-time edges through many transactions)
+					// is told by its start and its closing steps.
+					head, tail := words[:maxCycleLines-3], words[len(words)-2:]
+					words = append(append(head, fmt.Sprintf("… %d more steps (results.json has them all) …", len(words)-len(head)-len(tail))), tail...)
 				}
 				c.Steps = append(c.Steps, strings.Join(words, ";\n"))
 			case map[string]any:
@@ -458,6 +465,30 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// words renders a value for a sentence: lists joined by commas, objects as
+// "key value" pairs, scalars as cell does.
+func words(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			if _, nested := e.([]any); nested {
+				parts = append(parts, "["+words(e)+"]") // e.g. partition groups
+			} else {
+				parts = append(parts, words(e))
+			}
+		}
+		return strings.Join(parts, ",")
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range sortedKeys(x) {
+			parts = append(parts, k+" "+words(x[k]))
+		}
+		return strings.Join(parts, ", ")
+	}
+	return cell(v)
 }
 
 // cell renders a figure's value in a table cell, short.

@@ -58,7 +58,7 @@ type faultRow struct {
 func (d *runData) faultRows() []faultRow {
 	var rows []*faultRow
 	open := map[string][]*faultRow{} // fault -> rows awaiting their stop
-	var lastStart, lastStop *faultRow
+	var lastStart, lastStop, lastOther *faultRow
 	for i := range d.ops {
 		op := &d.ops[i]
 		if !op.NemesisOp() {
@@ -114,9 +114,20 @@ func (d *runData) faultRows() []faultRow {
 				lastStop = r
 			}
 		default:
+			if op.Type != history.Invoke && lastOther != nil && lastOther.Fault == op.F {
+				lastOther.Stop = fmt.Sprintf("%.2f s", t)
+				lastOther.Duration = fmt.Sprintf("%.2f s", t-lastOther.startT)
+				d.completeRow(lastOther, op, det, t)
+				lastOther = nil
+				continue
+			}
 			r := &faultRow{Fault: op.F, Start: fmt.Sprintf("%.2f s", t), startT: t, Nodes: strings.Join(op.Nodes, ",")}
 			d.completeRow(r, op, det, t)
 			rows = append(rows, r)
+			lastOther = nil
+			if op.Type == history.Invoke {
+				lastOther = r // an action (heal ...) whose completion follows
+			}
 		}
 	}
 	out := make([]faultRow, 0, len(rows))
@@ -154,7 +165,7 @@ func (d *runData) completeRow(r *faultRow, op *history.Op, det map[string]any, t
 		errs = append(errs, e)
 	}
 	if s, ok := det["skipped"]; ok {
-		errs = append(errs, "skipped: "+shortValue(s))
+		errs = append(errs, "skipped: "+words(s))
 	}
 	r.Error = strings.Join(errs, "; ")
 	var eff []string
@@ -170,8 +181,16 @@ func (d *runData) completeRow(r *faultRow, op *history.Op, det map[string]any, t
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	phase := "start"
+	if strings.HasPrefix(op.F, "stop-") {
+		phase = "stop"
+	}
 	for _, k := range keys {
-		eff = append(eff, k+"="+shortValue(det[k]))
+		if k == "took_ms" {
+			eff = append(eff, fmt.Sprintf("%s took %s ms", phase, words(det[k])))
+			continue
+		}
+		eff = append(eff, k+" "+clip(words(det[k]), 80))
 	}
 	if s, ok := det["cluster_nodes_before"].(string); ok {
 		r.before = parseClusterNodes(s)
@@ -179,12 +198,12 @@ func (d *runData) completeRow(r *faultRow, op *history.Op, det map[string]any, t
 	if s, ok := det["cluster_nodes_after"].(string); ok && r.before != nil {
 		from, to := d.primaries(r.before), d.primaries(parseClusterNodes(s))
 		if from != to {
-			eff = append(eff, "primaries "+from+" → "+to)
+			eff = append(eff, "primaries: "+from+" → "+to)
 		} else {
 			eff = append(eff, "primaries unchanged")
 		}
 	}
-	r.Effect = strings.Join(eff, " ")
+	r.Effect = strings.Join(eff, "; ")
 }
 
 // primaries lists the slot-serving primaries of a snapshot: "n1 0-5460, n2 ...".

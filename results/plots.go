@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/redline-dev/redline/harness/history"
 )
@@ -251,27 +252,40 @@ func rpoSVG(ss []sample, bs []qBucket, width, end float64, windows []faultWindow
 		peak = math.Max(peak, counts[i])
 		ts[i] = bs[i].t
 	}
-	p := newPlot("rpo", end, 0, peak*1.15, false, "acknowledged writes per second; lost acknowledged writes marked ×")
+	rows := 0
+	for _, sp := range spans {
+		rows = max(rows, sp.row+1)
+	}
+	p := newPlot("rpo", end, 0, peak*(1.1+0.08*float64(rows)), false, "acknowledged writes per second; red bars: when the writes each RPO checker found lost had been acknowledged; ×: lost writes known one by one")
 	p.shade(windows)
 	p.axes()
 	p.line("acknowledged writes/s", "#2e7d32", ts, counts, false)
 	for _, sp := range spans {
 		x0, x1 := p.x(sp.from), p.x(sp.to)
-		fmt.Fprintf(&p.b, `<rect class="loss-span" x="%.1f" y="%.0f" width="%.1f" height="8" fill="#c62828"><title>%s</title></rect>`,
-			x0, p.top+2, math.Max(2, x1-x0), template.HTMLEscapeString(sp.title))
+		y := p.top + 2 + 12*float64(sp.row)
+		fmt.Fprintf(&p.b, `<rect class="loss-span" x="%.1f" y="%.0f" width="%.1f" height="10" fill="#c62828" opacity="0.85"><title>%s</title></rect>`,
+			x0, y, math.Max(2, x1-x0), template.HTMLEscapeString(sp.title))
+		if x1-x0 > 6*float64(len(sp.label)) {
+			fmt.Fprintf(&p.b, `<text x="%.1f" y="%.0f" fill="#fff" font-size="9">%s</text>`, x0+2, y+8, template.HTMLEscapeString(sp.label))
+		}
 	}
 	for _, l := range lost {
-		x, y := p.x(l.t), p.y(peak*1.08)
+		x, y := p.x(l.t), p.y(peak*1.05)
 		fmt.Fprintf(&p.b, `<path class="lost" d="M%.1f %.1fl6 6m0 -6l-6 6" stroke="#c62828" stroke-width="2"><title>%s</title></path>`,
 			x-3, y-3, template.HTMLEscapeString(l.title))
 	}
 	if len(lost) > 0 || len(spans) > 0 {
-		p.legend = append(p.legend, legendItem{"lost", "#c62828"})
+		p.legend = append(p.legend, legendItem{label: "lost", color: "#c62828"})
 	}
 	return p.svg()
 }
 
+// lossSpan is the span of acknowledgements of the writes an RPO checker
+// found lost in one fault window.
 type lossSpan struct {
-	from, to float64
-	title    string
+	from, to     float64
+	row          int // one row per checker
+	label, title string
 }
+
+func (s lossSpan) checker() string { n, _, _ := strings.Cut(s.label, ":"); return n }

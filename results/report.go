@@ -170,13 +170,14 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 				}
 			}
 		}
-		if f["kind"] == "counter" {
-			for _, w := range listOfMaps(f["per_window"]) {
-				from, ok1 := w["acked_from_s"].(float64)
-				to, ok2 := w["acked_to_s"].(float64)
-				if n := figure(w, "lost"); n > 0 && ok1 && ok2 {
-					spans = append(spans, lossSpan{from, to, fmt.Sprintf("%s: %s increments lost, acknowledged between %.1f and %.1f s (during %s %s)", name, trimFloat(n), from, to, cell(w["fault"]), cell(w["nodes"]))})
-				}
+		// Per-window losses of an RPO checker: all that is known of a
+		// counter's losses, and the extent of a set's beyond its examples.
+		for _, w := range listOfMaps(f["per_window"]) {
+			from, ok1 := w["acked_from_s"].(float64)
+			to, ok2 := w["acked_to_s"].(float64)
+			if n := figure(w, "lost"); n > 0 && ok1 && ok2 {
+				spans = append(spans, lossSpan{from: from, to: to, row: rpoRow(name, spans), label: fmt.Sprintf("%s: %s lost", name, trimFloat(n)),
+					title: fmt.Sprintf("%s: %s acknowledged writes lost, acknowledged between %.1f and %.1f s (during the %s of %s)", name, trimFloat(n), from, to, words(w["fault"]), words(w["nodes"]))})
 			}
 		}
 	}
@@ -210,7 +211,7 @@ func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 					scalars = append(scalars, k+" "+clip(v, 80))
 				}
 			default:
-				scalars = append(scalars, k+" "+cell(v))
+				scalars = append(scalars, k+" "+clip(words(v), 120))
 			}
 		}
 		summary := instanceTable{Name: name, Why: strings.Join(scalars, " · ")}
@@ -227,6 +228,18 @@ func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 		}
 	}
 	return rpo, rto
+}
+
+// rpoRow gives each RPO checker its own row of loss spans.
+func rpoRow(name string, spans []lossSpan) int {
+	rows := map[string]int{}
+	for _, s := range spans {
+		rows[s.checker()] = s.row
+	}
+	if r, ok := rows[name]; ok {
+		return r
+	}
+	return len(rows)
 }
 
 func listOfMaps(v any) []map[string]any {
@@ -318,18 +331,17 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		var parts []string
 		if l := figure(f, "lost"); l > 0 {
 			s := fmt.Sprintf("%s acknowledged writes lost", trimFloat(l))
-			s += d.lossWindows(n)
 			if w := d.str("wait"); w != "" && w != "0" {
 				sat := figure(f, "wait_satisfied")
 				if sat == 0 {
-					s += "; WAIT did not cover any of them"
+					s += " (WAIT did not cover any of them)"
 				} else {
-					s += fmt.Sprintf("; %s of them had been confirmed by WAIT", trimFloat(sat))
+					s += fmt.Sprintf(" (%s of them had been confirmed by WAIT)", trimFloat(sat))
 				}
 			} else {
 				s += " (no WAIT was sent)"
 			}
-			parts = append(parts, s)
+			parts = append(parts, s+d.lossWindows(n))
 		}
 		if v := figure(f, "anomalous_keys"); v > 0 {
 			parts = append(parts, fmt.Sprintf("%s keys not linearizable", trimFloat(v)))
@@ -377,7 +389,7 @@ func (d *runData) lossWindows(name string) string {
 	var parts []string
 	for _, w := range listOfMaps(rpo.Figures["per_window"]) {
 		if n := figure(w, "lost"); n > 0 {
-			parts = append(parts, fmt.Sprintf("%s during the %s of %s at %s-%s s", trimFloat(n), cell(w["fault"]), strings.Trim(cell(w["nodes"]), `[]"`), cell(w["start_s"]), cell(w["end_s"])))
+			parts = append(parts, fmt.Sprintf("%s during the %s of %s at %.1f-%.1f s", trimFloat(n), words(w["fault"]), words(w["nodes"]), figure(w, "start_s"), figure(w, "end_s")))
 		}
 	}
 	if o, ok := rpo.Figures["outside_windows"].(map[string]any); ok {
@@ -390,9 +402,9 @@ func (d *runData) lossWindows(name string) string {
 	}
 	s := ": " + strings.Join(parts, ", ")
 	if v, ok := rpo.Figures["rpo_ms"].(float64); ok && v > 0 {
-		s += fmt.Sprintf(" (RPO: writes acknowledged over %s ms were lost)", trimFloat(v))
+		s += fmt.Sprintf("; RPO %.2f s (the lost writes of one window were acknowledged over that span)", v/1000)
 	} else if v, ok := rpo.Figures["rpo_bound_ms"].(float64); ok && v > 0 {
-		s += fmt.Sprintf(" (RPO at most %s ms)", trimFloat(v))
+		s += fmt.Sprintf("; RPO at most %.2f s (a bound: counters tell amounts, not which writes)", v/1000)
 	}
 	return s
 }
@@ -480,6 +492,7 @@ pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em;font-size:12px
 .headline li{margin:.3em 0}.why{color:#444;font-style:italic}
 details{margin:.3em 0}section{margin-bottom:2em}
 .anomaly{border-left:4px solid #c62828;padding-left:1em;margin:1em 0}
+.nw{white-space:nowrap}
 .cycle{white-space:pre-wrap;font-family:monospace;font-size:12px;background:#fff3f3;padding:.4em}
 `
 
@@ -518,7 +531,7 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 {{if .TopologyChanges}}<details open><summary>Changes ({{len .TopologyChanges}})</summary><ul>{{range .TopologyChanges}}<li>{{.}}</li>{{end}}</ul></details>{{end}}</section>
 <section id="faults"><h2>Faults</h2>
 {{if .Faults}}<table><tr><th>fault</th><th>start</th><th>stop</th><th>duration</th><th>nodes</th><th>mode</th><th>effect</th><th>error</th></tr>
-{{range .Faults}}<tr><td>{{.Fault}}</td><td>{{.Start}}</td><td>{{.Stop}}</td><td>{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td>{{.Effect}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
+{{range .Faults}}<tr><td class="nw">{{.Fault}}</td><td class="nw">{{.Start}}</td><td class="nw">{{.Stop}}</td><td class="nw">{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td>{{.Effect}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
 <section id="checkers"><h2>Checkers</h2>
 <table><tr><th>checker</th><th>verdict</th><th>figures</th></tr>
 {{range .Checkers}}<tr><td>{{.Name}}</td><td><span class="badge v-{{.Valid}}">{{.Valid}}</span></td><td>{{.Headline}}</td></tr>

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/results/resultstest"
 )
 
@@ -28,9 +29,9 @@ func TestReportExplainsAnomalies(t *testing.T) {
 	html := readReport(t, resultstest.Spec{Ops: 20000, Invalid: true, Seed: 7})
 	for _, want := range []string{
 		"INVALID: register/linearizable, set/set and txn/list-append found anomalies.",
-		"3 acknowledged writes lost: 3 during the partition of n2 at 15-25 s",
+		"3 acknowledged writes lost (no WAIT was sent): 3 during the partition of n2 at 15.0-25.0 s",
 		"(no WAIT was sent)",
-		"RPO: writes acknowledged over 120.5 ms were lost",
+		"RPO 0.12 s (the lost writes of one window were acknowledged over that span)",
 		"Longest recovery after a fault: 11.0 s (set/rto)",
 		"During faults: p99 latency",
 		// anomalies: the checker's own reason, the lost elements with the
@@ -42,7 +43,7 @@ func TestReportExplainsAnomalies(t *testing.T) {
 		// plots, RPO/RTO tables and the topology
 		`data-plot="latency-raw"`, `data-plot="latency-quantiles"`, `data-plot="throughput"`, `data-plot="rpo"`, `data-plot="topology"`,
 		`class="lost"`, "set/rto: per_shard", "5461-10922",
-		"n5 primary of slots 5461-10922",
+		"n5 became primary of slots 5461-10922 (between 40.0 and 40.8 s, after failover n5 at 40.0 s",
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
@@ -58,10 +59,10 @@ func TestReportExplainsAnomalies(t *testing.T) {
 	}
 	// One row per fault: the partition with its stop and duration, the
 	// failover with the primaries it changed.
-	if !regexp.MustCompile(`<td>partition</td><td>15.00 s</td><td>25.03 s</td><td>10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
+	if !regexp.MustCompile(`<td class="nw">partition</td><td class="nw">15.00 s</td><td class="nw">25.03 s</td><td class="nw">10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
 		t.Error("the partition is not one row with start, stop, duration, nodes and mode")
 	}
-	if !strings.Contains(html, "primaries n1 0-5460, n2 5461-10922, n3 10923-16383 → n1 0-5460, n3 10923-16383, n5 5461-10922") {
+	if !strings.Contains(html, "primaries: n1 0-5460, n2 5461-10922, n3 10923-16383 → n1 0-5460, n3 10923-16383, n5 5461-10922") {
 		t.Error("the failover row does not say which primaries changed")
 	}
 	if strings.Contains(html, "<script") || regexp.MustCompile(`(src|href)="https?:`).MatchString(html) {
@@ -74,6 +75,20 @@ func TestReportOfValidRun(t *testing.T) {
 	for _, want := range []string{"VALID: every checker found evidence and no anomaly.", "No checker found an anomaly.", `data-plot="latency-raw"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// BenchmarkWriteReport measures rendering report.html from a stored run of
+// 200k ops (reading the history included).
+func BenchmarkWriteReport(b *testing.B) {
+	run, err := resultstest.WriteRun(b.TempDir(), resultstest.Spec{Ops: 200_000, Invalid: true, Seed: 9})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := results.WriteReport(run); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

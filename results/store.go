@@ -125,6 +125,9 @@ type Entry struct {
 	Time  time.Time
 	Dir   string
 	Valid string // "true", "false", "unknown", or "incomplete" without results.json
+	// From config.json and results.json, empty when they are missing.
+	Target, Workloads, Faults string
+	KeyFigures                string // "lost 3, stale reads 2 ..." or ""
 }
 
 // List returns every run, newest first.
@@ -151,15 +154,65 @@ func (s Store) List() ([]Entry, error) {
 				continue
 			}
 			e := Entry{Test: t.Name(), Time: ts, Dir: filepath.Join(s.Root, t.Name(), r.Name()), Valid: "incomplete"}
-			var res struct {
-				Valid json.RawMessage `json:"valid"`
+			if !isRunDir(e.Dir) {
+				continue // e.g. an RPO study's or a suite's directory
 			}
-			if b, err := os.ReadFile(filepath.Join(e.Dir, "results.json")); err == nil && json.Unmarshal(b, &res) == nil {
-				e.Valid = strings.Trim(string(res.Valid), `"`)
-			}
+			e.describe()
 			out = append(out, e)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
 	return out, nil
+}
+
+// isRunDir tells a run's directory from other timestamped directories of
+// the store: NewRun creates nodes/ and the run writes its config at once.
+func isRunDir(dir string) bool {
+	for _, f := range []string{"config.json", "history.jsonl", "results.json", "nodes"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// describe fills what the runs table shows from config.json and results.json.
+func (e *Entry) describe() {
+	var cfg map[string]any
+	if b, err := os.ReadFile(filepath.Join(e.Dir, "config.json")); err == nil && json.Unmarshal(b, &cfg) == nil {
+		e.Target, e.Workloads, e.Faults = cfgString(cfg, "target"), cfgString(cfg, "workloads"), cfgString(cfg, "nemesis")
+	}
+	b, err := os.ReadFile(filepath.Join(e.Dir, "results.json"))
+	if err != nil {
+		return
+	}
+	var res struct {
+		Valid    json.RawMessage           `json:"valid"`
+		Checkers map[string]map[string]any `json:"checkers"`
+	}
+	if json.Unmarshal(b, &res) != nil {
+		return
+	}
+	e.Valid = strings.Trim(string(res.Valid), `"`)
+	e.KeyFigures = keyFigures(res.Checkers)
+}
+
+// keyFigures sums the anomaly figures over the checkers (the RPO checkers
+// repeat the losses of their workload's checker and are left out).
+func keyFigures(checkers map[string]map[string]any) string {
+	var parts []string
+	for _, k := range []string{"lost", "stale_reads", "anomalous_keys", "unexpected", "wrong_total", "anomaly_types", "unknown_keys"} {
+		total := 0.0
+		for name, f := range checkers {
+			if strings.HasSuffix(name, "rpo") {
+				continue
+			}
+			v, _ := num(f[k])
+			total += v
+		}
+		if total > 0 {
+			parts = append(parts, strings.ReplaceAll(k, "_", " ")+" "+trimFloat(total))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

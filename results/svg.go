@@ -30,7 +30,13 @@ type plot struct {
 	legend     []legendItem
 }
 
-type legendItem struct{ label, color string }
+// legendItem is a series' swatch: a line, or a point drawn as the series
+// draws its points (radius, square or round) so outcomes can be told apart.
+type legendItem struct {
+	label, color string
+	radius       float64 // 0: a line
+	square       bool
+}
 
 func newPlot(id string, t1 float64, y0, y1 float64, logY bool, yLabel string) *plot {
 	if t1 <= 0 {
@@ -129,7 +135,7 @@ func (p *plot) pointsCell(label, color string, ts, vs []float64, radius, cell fl
 	}
 	fmt.Fprintf(&p.b, `<path class="series" data-series="%s" data-points="%d" d="%s" stroke="%s" stroke-width="%.1f" stroke-linecap="%s" opacity="0.7"><title>%s (%d ops, %d points drawn)</title></path>`,
 		template.HTMLEscapeString(label), n, d.String(), color, 2*radius, linecap, template.HTMLEscapeString(label), len(ts), n)
-	p.legend = append(p.legend, legendItem{label, color})
+	p.legend = append(p.legend, legendItem{label: label, color: color, radius: radius, square: square})
 	return n
 }
 
@@ -160,7 +166,7 @@ func (p *plot) line(label, color string, ts, vs []float64, dashed bool) {
 	}
 	fmt.Fprintf(&p.b, `<path class="series" data-series="%s" data-points="%d" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s><title>%s</title></path>`,
 		template.HTMLEscapeString(label), n, d.String(), color, dash, template.HTMLEscapeString(label))
-	p.legend = append(p.legend, legendItem{label, color})
+	p.legend = append(p.legend, legendItem{label: label, color: color})
 }
 
 // marker draws one emphasised point with a tooltip (an anomaly, a lost write).
@@ -178,8 +184,15 @@ func (p *plot) svg() template.HTML {
 	// The legend is one row between the title and the frame.
 	x := p.left
 	for _, l := range p.legend {
-		fmt.Fprintf(&out, `<rect x="%.0f" y="18" width="10" height="10" fill="%s"/><text x="%.0f" y="27">%s</text>`,
-			x, l.color, x+13, template.HTMLEscapeString(l.label))
+		switch {
+		case l.radius == 0:
+			fmt.Fprintf(&out, `<rect x="%.0f" y="21" width="10" height="4" fill="%s"/>`, x, l.color)
+		case l.square:
+			fmt.Fprintf(&out, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, x+5-l.radius*1.5, 23-l.radius*1.5, 3*l.radius, 3*l.radius, l.color)
+		default:
+			fmt.Fprintf(&out, `<circle cx="%.0f" cy="23" r="%.1f" fill="%s"/>`, x+5, l.radius*1.5, l.color)
+		}
+		fmt.Fprintf(&out, `<text x="%.0f" y="27">%s</text>`, x+13, template.HTMLEscapeString(l.label))
 		x += 22 + 6*float64(len([]rune(l.label)))
 	}
 	out.WriteString(`</svg>`)

@@ -69,7 +69,7 @@ type snapshot struct {
 func (d *runData) snapshots() []snapshot {
 	var out []snapshot
 	if s, ok := d.fileSnapshot("cluster-nodes-before.txt"); ok {
-		out = append(out, snapshot{t: 0, label: "start", nodes: s})
+		out = append(out, snapshot{t: 0, label: "at the start", nodes: s})
 	}
 	for i := range d.ops {
 		op := &d.ops[i]
@@ -83,13 +83,13 @@ func (d *runData) snapshots() []snapshot {
 		for _, k := range []string{"cluster_nodes_before", "cluster_nodes_after"} {
 			if s, ok := det[k].(string); ok {
 				if nodes := parseClusterNodes(s); len(nodes) > 0 {
-					out = append(out, snapshot{t: float64(op.Time) / 1e9, label: op.F + " (" + strings.TrimPrefix(k, "cluster_nodes_") + ")", nodes: nodes})
+					out = append(out, snapshot{t: float64(op.Time) / 1e9, label: strings.TrimPrefix(k, "cluster_nodes_") + " " + op.F, nodes: nodes})
 				}
 			}
 		}
 	}
 	if s, ok := d.fileSnapshot("cluster-nodes-after.txt"); ok {
-		out = append(out, snapshot{t: d.duration(), label: "end", nodes: s})
+		out = append(out, snapshot{t: d.duration(), label: "at the end", nodes: s})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].t < out[j].t })
 	return out
@@ -165,7 +165,23 @@ func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
 	}
 	var changes []string
 	prev := map[string]string{}
+	faults := d.faultRows()
 	for si, s := range snaps {
+		// A change shows in the first snapshot after it: say which faults
+		// happened since the previous snapshot.
+		since := ""
+		if si > 0 {
+			var between []string
+			for _, f := range faults {
+				if f.startT >= snaps[si-1].t && f.startT < s.t {
+					between = append(between, fmt.Sprintf("%s %s at %.1f s", f.Fault, f.Nodes, f.startT))
+				}
+			}
+			since = fmt.Sprintf("between %.1f and %.1f s", snaps[si-1].t, s.t)
+			if len(between) > 0 {
+				since += ", after " + strings.Join(between, ", ")
+			}
+		}
 		t1 := end
 		if si+1 < len(snaps) {
 			t1 = snaps[si+1].t
@@ -174,7 +190,7 @@ func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
 			role, slots, failed := d.roleOf(s, name)
 			key := role + "|" + slots + "|" + fmt.Sprint(failed)
 			if old, ok := prev[name]; ok && old != key {
-				changes = append(changes, fmt.Sprintf("%.1f s (%s): %s %s", s.t, s.label, name, describeRole(role, slots, failed)))
+				changes = append(changes, fmt.Sprintf("%s became %s (%s; seen in the snapshot %s)", name, describeRole(role, slots, failed), since, s.label))
 				fmt.Fprintf(&p.b, `<line class="change" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#000" stroke-width="2"><title>%s</title></line>`,
 					p.x(s.t), p.x(s.t), rowY(i), rowY(i)+18, template.HTMLEscapeString(changes[len(changes)-1]))
 			}

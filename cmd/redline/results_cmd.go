@@ -1,15 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"sort"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -37,12 +33,7 @@ func newResultsCmd(stdout, stderr io.Writer) *cobra.Command {
 				fmt.Fprintf(stdout, "no runs in %s\n", root)
 				return nil
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tTEST\tVALID\tDIR")
-			for _, r := range runs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Time.Format("2006-01-02 15:04:05"), r.Test, r.Valid, r.Dir)
-			}
-			return tw.Flush()
+			return results.WriteList(stdout, runs)
 		},
 	})
 	c.AddCommand(&cobra.Command{
@@ -75,24 +66,31 @@ func newResultsCmd(stdout, stderr io.Writer) *cobra.Command {
 			if done, err := compareBenchRuns(stdout, args); done {
 				return err
 			}
-			return compareRuns(stdout, args)
+			c, err := results.Compare(args)
+			if err != nil {
+				return badArgs("%v", err)
+			}
+			return c.WriteText(stdout)
 		},
 	})
 	var listen string
 	serve := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the results store over HTTP on loopback",
+		Short: "Browse the results store in a web browser (runs, reports, suites, comparisons)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if _, err := os.Stat(root); err != nil {
 				return badArgs("no results store at %s", root)
+			}
+			if host, _, err := net.SplitHostPort(listen); err != nil || !isLoopback(host) {
+				return badArgs("--listen %s: the results browser serves on loopback only (127.0.0.1:PORT or [::1]:PORT); reach it from elsewhere through an SSH tunnel", listen)
 			}
 			l, err := net.Listen("tcp", listen)
 			if err != nil {
 				return badArgs("cannot listen on %s: %v", listen, err)
 			}
 			fmt.Fprintf(stdout, "serving %s at http://%s/ (Ctrl-C to stop)\n", root, l.Addr())
-			return harnessFailed(http.Serve(l, http.FileServer(http.Dir(root))))
+			return harnessFailed(http.Serve(l, results.Browser{Store: results.Store{Root: root}}.Handler()))
 		},
 	}
 	serve.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on")
@@ -101,72 +99,17 @@ func newResultsCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func loadSummary(dir string) (checker.Summary, *results.Run, error) {
-	var s checker.Summary
-	run, err := results.Open(dir)
+	s, run, err := results.LoadSummary(dir)
 	if err != nil {
 		return s, nil, badArgs("%v", err)
-	}
-	if err := run.ReadJSON("results.json", &s); err != nil {
-		return s, nil, badArgs("run %s has no readable results.json (%v); 'redline check %s' can produce it", dir, err, dir)
 	}
 	return s, run, nil
 }
 
-func compareRuns(w io.Writer, dirs []string) error {
-	type col struct {
-		name string
-		s    checker.Summary
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
 	}
-	var cols []col
-	rows := map[string]bool{}
-	for _, d := range dirs {
-		s, run, err := loadSummary(d)
-		if err != nil {
-			return err
-		}
-		cols = append(cols, col{run.Test + "/" + run.Time.Format("150405"), s})
-		for cn, r := range s.Checkers {
-			rows[cn+".valid"] = true
-			for k, v := range r.Figures {
-				switch v.(type) {
-				case float64, bool, string:
-					rows[cn+"."+k] = true
-				}
-			}
-		}
-	}
-	keys := make([]string, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	header := []string{"FIGURE"}
-	for _, c := range cols {
-		header = append(header, c.name)
-	}
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	fmt.Fprintf(tw, "valid")
-	for _, c := range cols {
-		fmt.Fprintf(tw, "\t%s", c.s.Valid)
-	}
-	fmt.Fprintln(tw)
-	for _, k := range keys {
-		cn, fig, _ := strings.Cut(k, ".")
-		fmt.Fprint(tw, k)
-		for _, c := range cols {
-			r, ok := c.s.Checkers[cn]
-			switch {
-			case !ok:
-				fmt.Fprint(tw, "\t-")
-			case fig == "valid":
-				fmt.Fprintf(tw, "\t%s", r.Valid)
-			default:
-				b, _ := json.Marshal(r.Figures[fig])
-				fmt.Fprintf(tw, "\t%s", b)
-			}
-		}
-		fmt.Fprintln(tw)
-	}
-	return tw.Flush()
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -190,15 +190,19 @@ func writeHistory(run *results.Run, s Spec, before, after [3]int) (planted, erro
 		}
 		proc := history.Process(i % procs)
 		inPartition := t >= partFrom && t < partTo
-		lat := time.Duration(math.Exp(rng.NormFloat64()*0.8) * float64(300*time.Microsecond))
+		// Latencies spread over four decades, with every op type ending
+		// in every outcome: the worst case for the report's scatter.
+		lat := time.Duration(math.Exp(rng.NormFloat64()*1.4) * float64(300*time.Microsecond))
 		out := history.OK
 		switch {
 		case inPartition && rng.IntN(3) == 0:
 			out, lat = history.Fail, time.Duration(rng.IntN(2000))*time.Microsecond
 		case inPartition && rng.IntN(50) == 0:
 			out, lat = history.Info, time.Second
-		case rng.IntN(2000) == 0:
+		case rng.IntN(200) == 0:
 			out = history.Fail
+		case rng.IntN(2000) == 0:
+			out, lat = history.Info, time.Second
 		}
 		node := addr(rng.IntN(3))
 		var inv, comp history.Op
@@ -215,8 +219,9 @@ func writeHistory(run *results.Run, s Spec, before, after [3]int) (planted, erro
 				comp.Type, comp.Time, comp.Node = out, int64(t+lat), node
 			}
 		} else {
-			key := fmt.Sprintf("set:%d", rng.IntN(50))
-			inv = history.Op{Time: int64(t), Process: proc, Type: history.Invoke, F: "add", Key: key}
+			f := []string{"add", "incr", "cas", "txn"}[(i/2)%4]
+			key := fmt.Sprintf("%s:%d", f, rng.IntN(50))
+			inv = history.Op{Time: int64(t), Process: proc, Type: history.Invoke, F: f, Key: key}
 			inv.SetValue(i)
 			comp = inv
 			comp.Type, comp.Time, comp.Node = out, int64(t+lat), node

@@ -1,0 +1,133 @@
+package results_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redline-dev/redline/results"
+	"github.com/redline-dev/redline/results/resultstest"
+)
+
+// store writes three runs: two valid on reference, one invalid on redis.
+func store(t *testing.T) (string, []*results.Run) {
+	t.Helper()
+	root := t.TempDir()
+	var runs []*results.Run
+	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	for i, s := range []resultstest.Spec{
+		{Test: "reference-register-none", Ops: 500, Seed: 1},
+		{Test: "redis-set-partition", Ops: 3000, Target: "redis", Invalid: true, Seed: 2},
+		{Test: "reference-register-none", Ops: 800, Seed: 3},
+	} {
+		s.Started = start.Add(time.Duration(i) * time.Minute)
+		r, err := resultstest.WriteRun(root, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	return root, runs
+}
+
+func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestBrowserPages(t *testing.T) {
+	root, runs := store(t)
+	srv := httptest.NewServer(results.Browser{Store: results.Store{Root: root}}.Handler())
+	defer srv.Close()
+
+	code, page := get(t, srv, "/")
+	if code != 200 || strings.Count(page, `<tr class="run">`) != 3 || !strings.Contains(page, "3 of 3 runs") {
+		t.Fatalf("runs table: %d\n%s", code, page)
+	}
+	if !strings.Contains(page, "lost 3, stale reads 1, anomalous keys 1, anomaly types 1") {
+		t.Error("the invalid run's key figures are missing from the table")
+	}
+	for q, want := range map[string]int{"?verdict=invalid": 1, "?verdict=valid": 2, "?target=redis": 1, "?q=SET-PARTITION": 1, "?q=register-none&verdict=invalid": 0, "?q=register-none&target=reference": 2} {
+		_, page := get(t, srv, "/"+q)
+		if n := strings.Count(page, `<tr class="run">`); n != want {
+			t.Errorf("filter %s: %d rows, want %d", q, n, want)
+		}
+	}
+	_, asc := get(t, srv, "/?sort=test&desc=0")
+	if strings.Index(asc, "redis-set-partition") > strings.Index(asc, `class="run-link" href="/runs/reference`) {
+		t.Error("sorting by test ascending puts redis before reference")
+	}
+
+	ts := func(r *results.Run) string { return r.Time.Format(results.TimeLayout) }
+	code, page = get(t, srv, "/runs/redis-set-partition/"+ts(runs[1])+"/")
+	if code != 200 || !strings.Contains(page, "report.html") || !strings.Contains(page, "history.jsonl") || !strings.Contains(page, "nodes/n1/cluster-nodes-before.txt") {
+		t.Fatalf("run page: %d\n%s", code, page)
+	}
+	code, page = get(t, srv, "/runs/redis-set-partition/"+ts(runs[1])+"/report.html")
+	if code != 200 || !strings.Contains(page, `data-plot="latency-raw"`) {
+		t.Fatalf("report: %d", code)
+	}
+	if code, _ := get(t, srv, "/runs/redis-set-partition/"+ts(runs[1])+"/linearizable/register_7.html"); code != 200 {
+		t.Errorf("the report's porcupine link is not served: %d", code)
+	}
+	for _, bad := range []string{"/runs/redis-set-partition/" + ts(runs[1]) + "/../../../etc/passwd", "/runs/..%2f..%2fetc/x/passwd", "/runs/nope/" + ts(runs[1]) + "/"} {
+		if code, _ := get(t, srv, bad); code == 200 {
+			t.Errorf("%s served", bad)
+		}
+	}
+
+	code, page = get(t, srv, "/compare?run=reference-register-none/"+ts(runs[0])+"&run=redis-set-partition/"+ts(runs[1]))
+	if code != 200 || !strings.Contains(page, `data-plot="compare-throughput"`) || !strings.Contains(page, "set/set.lost") || !strings.Contains(page, `class="differ"`) {
+		t.Fatalf("compare: %d\n%s", code, page)
+	}
+	if code, page := get(t, srv, "/compare?run=reference-register-none/"+ts(runs[0])); code != 400 || !strings.Contains(page, "at least two runs") {
+		t.Errorf("compare of one run: %d %s", code, page)
+	}
+	code, page = get(t, srv, "/suites/")
+	if code != 200 || !strings.Contains(page, "No suite has run yet") {
+		t.Errorf("suites: %d", code)
+	}
+	suite := filepath.Join(root, "suites", "release", "20261130T110000.000")
+	_ = os.MkdirAll(suite, 0o755)
+	_ = os.WriteFile(filepath.Join(suite, "summary.json"), []byte(`{"valid":"unknown","runs":[{},{},{}]}`), 0o644)
+	_ = os.WriteFile(filepath.Join(suite, "summary.html"), []byte(`<p>suite</p>`), 0o644)
+	code, page = get(t, srv, "/suites/")
+	if code != 200 || !strings.Contains(page, "release") || !strings.Contains(page, "runs 3") || !strings.Contains(page, "v-unknown") {
+		t.Errorf("suites: %d\n%s", code, page)
+	}
+	if code, page := get(t, srv, "/suites/release/20261130T110000.000/summary.html"); code != 200 || page != "<p>suite</p>" {
+		t.Errorf("suite summary: %d %q", code, page)
+	}
+	if code, _ := get(t, srv, "/"); code != 200 {
+		t.Error("a suites directory must not break the runs table")
+	}
+}
+
+func TestCompareText(t *testing.T) {
+	_, runs := store(t)
+	c, err := results.Compare([]string{runs[0].Dir, runs[1].Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := c.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "set/set.lost") || !strings.Contains(b.String(), "valid") {
+		t.Errorf("comparison:\n%s", b.String())
+	}
+	if _, err := results.Compare([]string{runs[0].Dir, "/nonexistent"}); err == nil {
+		t.Error("a missing run must be an error")
+	}
+}
