@@ -119,6 +119,9 @@ type Checker interface {
 	Check(ctx context.Context, ops []history.Op) Result
 }
 
+// NoCheckerName is the entry results.json carries when no checker ran.
+const NoCheckerName = "no-checker"
+
 // Summary is the content of results.json.
 type Summary struct {
 	Valid    Validity          `json:"valid"`
@@ -150,6 +153,15 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 	}
 	wg.Wait()
 	s := Summary{Valid: Valid, Checkers: make(map[string]Result, len(checkers))}
+	if len(checkers) == 0 {
+		// No checker looked at the history: nothing was judged, so the run
+		// cannot be valid (a config naming no workload, say).
+		s.Valid = Unknown
+		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: map[string]any{
+			"error": "no checker ran: the run names no workload whose checkers could judge its history",
+		}}
+		return s
+	}
 	names := make([]string, 0, len(checkers))
 	for i, c := range checkers {
 		s.Checkers[c.Name()] = results[i]
