@@ -527,7 +527,13 @@ func safeFileName(k string) string {
 func staleReads(byKey map[string][]regOp, maxExamples int) (int, []map[string]any) {
 	total := 0
 	var examples []map[string]any
-	for _, ops := range byKey {
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same samples on every check
+	for _, k := range keys {
+		ops := byKey[k]
 		// Latest completion of any producer of each value (nil: no key).
 		lastProducer := map[regState]int64{{}: -1 << 62}
 		type w struct{ inv, end int64 }
