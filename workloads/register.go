@@ -116,11 +116,7 @@ func (w *register) Invoke(ctx context.Context, c *client.Client, inv history.Op)
 			return unknownOp(inv, "malformed cas value")
 		}
 		out, cmd := evalScript(ctx, c, w.cfg, inv, w.script, casScript, []string{inv.Key}, vs[0], vs[1])
-		if out.Type == history.OK {
-			if n, err := cmd.Int64(); err != nil || n != 1 {
-				out.Type, out.Error = history.Fail, CASMismatch
-			}
-		}
+		scriptOutcome(&out, cmd, CASMismatch)
 		return out
 	}
 	return unknownOp(inv, "unknown op "+inv.F)

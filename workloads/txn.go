@@ -198,11 +198,7 @@ func (w *txn) transfer(ctx context.Context, c *client.Client, inv history.Op) hi
 	slot := Keyslot(inv.Key)
 	if t.Amount%2 == 0 {
 		out, cmd := evalScript(ctx, c, w.cfg, inv, w.transfS, transferScript, []string{t.From, t.To}, t.Amount)
-		if out.Type == history.OK {
-			if n, err := cmd.Int64(); err != nil || n != 1 {
-				out.Type, out.Error = history.Fail, errInsufficient
-			}
-		}
+		scriptOutcome(&out, cmd, errInsufficient)
 		return out
 	}
 

@@ -171,6 +171,23 @@ func evalScript(ctx context.Context, c *client.Client, cfg Config, inv history.O
 	return out, cmd
 }
 
+// scriptOutcome reads the reply of a script that answers 1 (done) or 0
+// (refused: the op certainly did nothing, recorded as fail with refusal).
+// Any other reply is garbage: the op ran, so it stays ok, and the raw reply
+// replaces its value as a JSON string for the checkers to flag.
+func scriptOutcome(out *history.Op, cmd *redis.Cmd, refusal string) {
+	if out.Type != history.OK {
+		return
+	}
+	switch n, err := cmd.Int64(); {
+	case err == nil && n == 1:
+	case err == nil && n == 0:
+		out.Type, out.Error = history.Fail, refusal
+	default:
+		out.SetValue(fmt.Sprint(cmd.Val()))
+	}
+}
+
 // unknownOp completes an op this workload does not know.
 func unknownOp(inv history.Op, why string) history.Op {
 	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: why, Value: inv.Value}
