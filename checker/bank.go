@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,7 @@ func (b bank) Check(ctx context.Context, ops []history.Op) Result {
 		return invalidHistory(err)
 	}
 	totals := map[string]int64{}
+	var garbageTransfers []call
 	accounts := map[string][]string{}
 	var transfers [3]int
 	for _, c := range calls {
@@ -64,6 +66,10 @@ func (b bank) Check(ctx context.Context, ops []history.Op) Result {
 			accounts[c.inv.Key] = names
 		case "transfer":
 			switch {
+			case c.ok() && c.comp.HasValue() && !bytes.Equal(bytes.TrimSpace(c.comp.Value), bytes.TrimSpace(c.inv.Value)):
+				// The reply was garbage, recorded in place of the value.
+				transfers[2]++
+				garbageTransfers = append(garbageTransfers, c)
 			case c.ok():
 				transfers[0]++
 			case c.failed():
@@ -76,6 +82,9 @@ func (b bank) Check(ctx context.Context, ops []history.Op) Result {
 	var reads, wrong, negative, noTotal, missing int
 	var examples []map[string]any
 	an := newAnomalies(b.o.MaxExamples)
+	for i := range garbageTransfers {
+		an.garbage(&garbageTransfers[i], "a transfer script answers 1 or 0")
+	}
 	for _, c := range calls {
 		if c.inv.F != "read-all" || !c.ok() {
 			continue

@@ -18,12 +18,10 @@ import (
 type Options struct {
 	// Name overrides the checker's name (its key in results.json).
 	Name string
-	// KeyPrefix keeps only client ops whose key starts with it; use it when
-	// several workloads share one run. Nemesis events are always kept.
+	// KeyPrefix keeps only client ops whose key starts with it (each
+	// workload sets its own, see workloads.Workload.Checkers). Nemesis
+	// events are always kept.
 	KeyPrefix string
-	// Filter, if set, keeps only the client ops (invocations) it accepts,
-	// after KeyPrefix. Nemesis events are always kept.
-	Filter func(op *history.Op) bool
 	// Timeout bounds the linearizability search as a whole [60s]. Keys not
 	// decided in time are reported as unknown_keys.
 	Timeout time.Duration
@@ -76,9 +74,6 @@ func (o Options) name(def string) string {
 
 func (o Options) keep(op *history.Op) bool {
 	if o.KeyPrefix != "" && !strings.HasPrefix(op.Key, o.KeyPrefix) {
-		return false
-	}
-	if o.Filter != nil && !o.Filter(op) {
 		return false
 	}
 	return true

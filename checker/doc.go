@@ -52,12 +52,29 @@
 // "stop-<fault>" (with "nodes") delimit fault windows, a stop closing the
 // open start of its fault on the same nodes; a fault never stopped (one
 // shot) lasts until the next start, "heal" or "final-reads" (see Windows);
-// a start whose detail has "skipped" opens nothing. f "final-reads" marks the start of
+// a start whose completion failed, or whose detail has "skipped" or "error",
+// took no effect and opens nothing. f "nodes" (recorded by the runner before
+// traffic) maps node names to addresses: {"addrs":{"n1":"ip:port"}}.
+// f "final-reads" marks the start of
 // the final read phase after healing: Counter takes each key's final value
 // from the last read of that phase (or from the last read overall when the
 // marker is missing).
 //
 // # What each checker decides
+//
+// Three rules hold for all of them (DESIGN.md's checker principles):
+//   - No evidence is unknown, never valid: a correctness checker that saw no
+//     acknowledged write, no successful read, or (counter, set, list-append)
+//     no read after an acknowledged write of a key (its final read failed)
+//     says unknown and names what is missing, unless another key already
+//     proves the run invalid.
+//   - Garbage is an anomaly: a reply that cannot be what was written (not an
+//     integer within int64, a list with a member twice, an account no
+//     transfer uses) is recorded raw by the workloads on an ok op, and the
+//     checker flags it ("anomalies" -> "garbage", with the op's index).
+//     Integers are parsed strictly: no float fallback collapses values.
+//   - Every invalid or unknown verdict has a "why" figure: in words, the
+//     first keys and ops (by history index) that made it.
 //
 // Linearizable: porcupine (v1.3.1) per key, with a register model. Failed
 // ops and indeterminate reads are dropped; indeterminate writes and cas
@@ -74,7 +91,8 @@
 // is sound, and settled by the exact model otherwise. A read of a
 // value no write produced is flagged without a search. stale_reads counts
 // reads that returned a value that a later, completed write had certainly
-// replaced before the read began. Porcupine's cost grows with the square of
+// replaced before the read began; one is enough for invalid, even when the
+// search ran out of time. Porcupine's cost grows with the square of
 // a key's history (50k ops on one key: about 10 CPU-seconds), so each key is
 // cut at quiescent points (no op in flight) into segments checked one after
 // the other through the set of values the register may hold between them
@@ -88,14 +106,19 @@
 // Counter: each ok read must lie between the sum of the adds acknowledged
 // before the read began and the sum of the adds (ok or indeterminate)
 // invoked before it ended (negative deltas widen the bounds the other
-// way). At the final read: lost = max(0, lower bound - final value), a lower
-// bound of the acknowledged increments lost (indeterminate increments that
-// landed can hide losses); lost_max is the upper bound; unexpected =
-// max(0, final - upper bound). A counter cannot say which increments were
-// lost: the WAIT split charges the loss first to acknowledged increments
-// without WAIT, then to those whose WAIT fell short, and only the rest to
-// wait_satisfied, which is therefore a lower bound (wait_satisfied_max is
-// the upper one).
+// way). A read that returns less than a read of the key that completed
+// before it began is a "backwards-read" anomaly (keys with only positive
+// deltas): increments once seen were lost. At the final read: lost =
+// min(acknowledged, max(0, lower bound - final value)), a lower bound of the
+// acknowledged increments lost (indeterminate increments that landed can
+// hide losses) and never more than were acknowledged; the rest of the
+// deficit is "unexplained" (an anomaly of its own); lost_max is the upper
+// bound; unexpected = max(0, final - upper bound). A counter cannot say
+// which increments were lost: the WAIT split charges the loss first to
+// acknowledged increments without WAIT, then to those whose WAIT fell short,
+// and only the rest to wait_satisfied, no class beyond its own acknowledged
+// increments; wait_satisfied is therefore a lower bound (wait_satisfied_max
+// is the upper one).
 //
 // Set (Jepsen's set-full): an element is known from its add's ack or the
 // end of the first read that saw it. It is lost if the latest read of its
@@ -105,28 +128,41 @@
 // by a failed add. recovered: indeterminate adds seen in some read.
 // stale_reads: elements missing from some read that began after they were
 // known, and seen again later (reported, not judged). never_read:
-// acknowledged adds no read began after. visibility latency: from the add's
+// acknowledged adds no read began after (they make the verdict unknown,
+// never_read_keys names their keys). visibility latency: from the add's
 // invocation to the invocation of the first read that saw it (it includes
 // the wait for the next read of the key, so it is only as fine as reads are
 // frequent).
 //
-// Bank: every ok read-all sums to the total. ListAppend: see
+// Bank: every ok read-all names exactly the group's accounts, has no
+// negative balance (both transfer paths refuse overdrafts) and sums to the
+// total. ListAppend: see
 // ListAppendDetects and ListAppendDoesNotDetect; the version order of a key
 // is its longest read, every other read must be a prefix of it, and the
 // ww / wr / rw edges follow from it. Cycles are looked for first without
 // and then with real-time edges (committed before the other began); the
 // latter are reported as the "-realtime" classes (strict serializability,
-// which one Redis primary running MULTI/EXEC should give). CrossSlot: no cross-slot transaction
+// which one Redis primary running MULTI/EXEC should give); indeterminate
+// transactions get real-time edges in, none out. A transaction's appends
+// must appear in any read as one block in its order ("fractured-appends").
+// An append is lost ("lost-append", once each) when its transaction
+// certainly committed (acknowledged, or another of its appends was read)
+// before the key's latest read began, or that very read saw the
+// transaction, and the read lacks it. CrossSlot: no cross-slot transaction
 // may succeed.
 //
 // Perf, RTO and RPO measure; they are always valid. Perf: per f, ok / fail /
 // info counts and ok latency quantiles (HdrHistogram) per time bucket
 // (1 s, widened to keep at most Options.MaxBuckets buckets) as columns
 // under "series", totals under "by_f", fault windows under "faults". RTO:
-// per fault window and affected key, from the fault's start to the first
-// success after the key's last failure (rto_ms), and to the end of that last
-// failure (rto_lower_ms, a lower bound that does not depend on how often the
-// key is used); unavailable_ms is a window's largest lower bound (see RTO). RPO: lost acknowledged
-// writes per window of acknowledgment and the span over which they were
-// acknowledged (see RPO).
+// per fault window and shard (the primary serving a set of slots at the
+// fault's start), from the fault's start to the first success on those
+// slots after their last failure (rto_ms); per key the same envelope as
+// detail (key_rto_ms, key_rto_lower_ms); an outage is charged to the fault
+// that caused it (see RTO). RPO: lost acknowledged writes per window of
+// acknowledgement; exact rpo_ms for unique writes (set, list-append),
+// rpo_bound_ms for counters; losses outside windows under outside_windows
+// (see RPO). Both report per window keys_on_touched_nodes: how many of the
+// workload's keys lived on the nodes the fault touched (a window with none
+// is no evidence).
 package checker

@@ -301,3 +301,23 @@ func TestRPOCounterWaitClassCapped(t *testing.T) {
 		t.Fatalf("window %v", w)
 	}
 }
+
+// A script reply that is neither 1 nor 0 is recorded raw on an ok op: the
+// cas is flagged (and treated as indeterminate), so is the transfer.
+func TestScriptGarbage(t *testing.T) {
+	var h hist
+	h.call(0, "write", "r", 1, 0, history.OK, nil, 10)
+	h.rawCall(1, "cas", "r", []int{1, 2}, 20, `"ERR weird"`, 30)
+	h.call(2, "read", "r", nil, 40, history.OK, 1, 50)
+	r := check(t, Linearizable(Options{NoVisualization: true}), h.done())
+	wantValid(t, r, Invalid)
+	if w := fig[string](t, r, "why"); !strings.Contains(w, "garbage") || !strings.Contains(w, "op 2") {
+		t.Fatalf("why = %q", w)
+	}
+
+	var g hist
+	g.call(0, "init", "g", map[string]int{"a": 10, "b": 10}, 0, history.OK, nil, 10)
+	g.rawCall(1, "transfer", "g", map[string]any{"from": "a", "to": "b", "amount": 2}, 20, `"2"`, 30)
+	g.call(2, "read-all", "g", nil, 40, history.OK, map[string]int{"a": 10, "b": 10}, 50)
+	wantValid(t, check(t, Bank(0), g.done()), Invalid)
+}

@@ -3,6 +3,7 @@ package checker
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"runtime"
@@ -175,6 +176,13 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 			}
 			in.a, in.b = ab[0], ab[1]
 			switch {
+			case c.ok() && c.comp.HasValue() && !sameInts(c.comp.Value, ab):
+				// The reply was garbage (the workload recorded it in
+				// place of the value): flagged, and whether it swapped
+				// is unknown.
+				garbage = append(garbage, c)
+				in.kind = regCAS
+				c.comp, c.end = nil, inf // as if it never completed
 			case c.ok():
 				in.kind, out.known = regCAS, true
 			case c.failed() && strings.HasPrefix(c.comp.Error, "cas-mismatch"):
@@ -495,6 +503,12 @@ func garbageRead(ops []regOp) bool {
 	return false
 }
 
+// sameInts reports whether raw is the JSON list of integers want.
+func sameInts(raw json.RawMessage, want []int64) bool {
+	got, ok := parseInts(raw)
+	return ok && slices.Equal(got, want)
+}
+
 // safeFileName keeps a key usable as a file name and as a link: characters
 // other than letters, digits, '.', '-' and '_' become '_', and then a short
 // hash of the key keeps distinct keys apart.
@@ -527,7 +541,13 @@ func safeFileName(k string) string {
 func staleReads(byKey map[string][]regOp, maxExamples int) (int, []map[string]any) {
 	total := 0
 	var examples []map[string]any
-	for _, ops := range byKey {
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same samples on every check
+	for _, k := range keys {
+		ops := byKey[k]
 		// Latest completion of any producer of each value (nil: no key).
 		lastProducer := map[regState]int64{{}: -1 << 62}
 		type w struct{ inv, end int64 }

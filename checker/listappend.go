@@ -438,31 +438,23 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 			}
 		}
 	}
-	for ti, t := range txns {
-		if t.status != history.OK {
-			continue
+	eachRead(txns, func(ti int, m laMop) {
+		order := longest[m.k]
+		n := len(m.list)
+		if n > len(order) || !slices.Equal(m.list, order[:n]) {
+			return // incompatible: no place in the order
 		}
-		for _, m := range t.mops {
-			if m.append || !m.known {
-				continue
-			}
-			order := longest[m.k]
-			n := len(m.list)
-			if n > len(order) || !slices.Equal(m.list, order[:n]) {
-				continue // incompatible: no place in the order
-			}
-			if n > 0 {
-				if w, ok := writerOf(m.k, m.list[n-1]); ok {
-					edge(w, ti, wr, m.k, m.list[n-1])
-				}
-			}
-			if n < len(order) {
-				if w, ok := writerOf(m.k, order[n]); ok {
-					edge(ti, w, rw, m.k, order[n])
-				}
+		if n > 0 {
+			if w, ok := writerOf(m.k, m.list[n-1]); ok {
+				edge(w, ti, wr, m.k, m.list[n-1])
 			}
 		}
-	}
+		if n < len(order) {
+			if w, ok := writerOf(m.k, order[n]); ok {
+				edge(ti, w, rw, m.k, order[n])
+			}
+		}
+	})
 	g := &laGraph{adj: adj, rt: realtimeEdges(txns)}
 	l.cycles(g, an, ref)
 
@@ -538,20 +530,13 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 		list  []int64
 	}
 	last := map[string]*latest{}
-	for ti, t := range txns {
-		if t.status != history.OK {
-			continue
+	eachRead(txns, func(ti int, m laMop) {
+		reads++
+		t := txns[ti]
+		if l := last[m.k]; l == nil || t.c.start > l.start || (t.c.start == l.start && ti > l.t) {
+			last[m.k] = &latest{t: ti, start: t.c.start, list: m.list}
 		}
-		for _, m := range t.mops {
-			if m.append || !m.known {
-				continue
-			}
-			reads++
-			if l := last[m.k]; l == nil || t.c.start > l.start || (t.c.start == l.start && ti > l.t) {
-				last[m.k] = &latest{t: ti, start: t.c.start, list: m.list}
-			}
-		}
-	}
+	})
 	// A transaction is known to have committed once acknowledged, or once a
 	// read of another transaction saw one of its appends (EXEC is atomic):
 	// from the end of that read on, and in that very read, all of its
@@ -561,28 +546,20 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 		readers map[int]bool
 	}
 	seen := map[string]map[int64]*sighting{} // key -> value -> who saw it
-	for ri, t := range txns {
-		if t.status != history.OK {
-			continue
+	eachRead(txns, func(ri int, m laMop) {
+		if seen[m.k] == nil {
+			seen[m.k] = map[int64]*sighting{}
 		}
-		for _, m := range t.mops {
-			if m.append || !m.known {
-				continue
+		for _, v := range m.list {
+			sg := seen[m.k][v]
+			if sg == nil {
+				sg = &sighting{end: inf, readers: map[int]bool{}}
+				seen[m.k][v] = sg
 			}
-			if seen[m.k] == nil {
-				seen[m.k] = map[int64]*sighting{}
-			}
-			for _, v := range m.list {
-				sg := seen[m.k][v]
-				if sg == nil {
-					sg = &sighting{end: inf, readers: map[int]bool{}}
-					seen[m.k][v] = sg
-				}
-				sg.end = min(sg.end, t.c.end)
-				sg.readers[ri] = true
-			}
+			sg.end = min(sg.end, txns[ri].c.end)
+			sg.readers[ri] = true
 		}
-	}
+	})
 	never := map[string]bool{}
 	for ti, t := range txns {
 		if t.status == history.Fail {
@@ -631,6 +608,21 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 	}
 	sort.Strings(neverRead)
 	return neverRead, reads, lost
+}
+
+// eachRead calls f for every read, with its result known, of a committed
+// transaction.
+func eachRead(txns []*laTxn, f func(ti int, m laMop)) {
+	for ti, t := range txns {
+		if t.status != history.OK {
+			continue
+		}
+		for _, m := range t.mops {
+			if !m.append && m.known {
+				f(ti, m)
+			}
+		}
+	}
 }
 
 // laWriter is who appended a value: the transaction, and whether it was its

@@ -33,6 +33,33 @@ type uniq struct{ n int64 }
 
 func (u *uniq) t(x int64) int64 { u.n++; return x*64 + u.n%64 }
 
+// linearOrder picks a linearization point inside each op's [start, end]
+// and returns the ops' indexes in that order: a correct store applies them
+// so.
+func linearOrder(r *rand.Rand, n int, span func(int) (int64, int64)) []int {
+	lin := make([]int64, n)
+	idx := make([]int, n)
+	for i := range lin {
+		s, e := span(i)
+		lin[i] = s + int64(r.IntN(int(e-s)+1))
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmpInt(lin[a], lin[b]) })
+	return idx
+}
+
+// writeOutcome draws a write's outcome: mostly ok, sometimes indeterminate
+// (applied or not), rarely failed (not applied).
+func writeOutcome(r *rand.Rand) (history.Type, bool) {
+	switch x := r.IntN(10); {
+	case x < 7:
+		return history.OK, true
+	case x < 9:
+		return history.Info, r.IntN(2) == 0
+	}
+	return history.Fail, false
+}
+
 // ---------- registers: exhaustive search over orders ----------
 
 type pReg struct {
@@ -117,11 +144,9 @@ func genRegisterProp(r *rand.Rand) ([]pReg, []history.Op) {
 	n := 2 + r.IntN(6)
 	var u uniq
 	ops := make([]pReg, n)
-	lin := make([]int64, n)
 	for i := range ops {
 		s, e := randInterval(r, 0, 40)
 		ops[i].start, ops[i].end = u.t(s), u.t(e)
-		lin[i] = ops[i].start + 1 + int64(r.IntN(int(ops[i].end-ops[i].start-1)+1))
 		switch x := r.IntN(10); {
 		case x < 4:
 			ops[i].kind = "read"
@@ -132,11 +157,7 @@ func genRegisterProp(r *rand.Rand) ([]pReg, []history.Op) {
 		}
 	}
 	// A correct register, at the linearization points.
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmpInt(lin[a], lin[b]) })
+	order := linearOrder(r, n, func(i int) (int64, int64) { return ops[i].start, ops[i].end })
 	exists, v := false, int64(0)
 	for _, i := range order {
 		o := &ops[i]
@@ -263,14 +284,7 @@ func genCounterProp(r *rand.Rand) []pCounterOp {
 			o.read, o.outcome = true, history.OK
 		} else {
 			o.delta = 1 + int64(r.IntN(3))
-			switch x := r.IntN(10); {
-			case x < 7:
-				o.outcome, o.applied = history.OK, true
-			case x < 9:
-				o.outcome, o.applied = history.Info, r.IntN(2) == 0
-			default:
-				o.outcome = history.Fail
-			}
+			o.outcome, o.applied = writeOutcome(r)
 		}
 		ops = append(ops, o)
 	}
@@ -282,15 +296,7 @@ func genCounterProp(r *rand.Rand) []pCounterOp {
 		ops = append(ops, pCounterOp{key: k, read: true, final: true, outcome: history.OK, start: u.t(200), end: u.t(201)})
 	}
 	// A correct counter at linearization points.
-	lin := make([]int64, len(ops))
-	for i, o := range ops {
-		lin[i] = o.start + int64(r.IntN(int(o.end-o.start)+1))
-	}
-	idx := make([]int, len(ops))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmpInt(lin[a], lin[b]) })
+	idx := linearOrder(r, len(ops), func(i int) (int64, int64) { return ops[i].start, ops[i].end })
 	val := map[string]int64{}
 	for _, i := range idx {
 		o := &ops[i]
@@ -432,14 +438,7 @@ func genSetProp(r *rand.Rand) []pSetOp {
 			o.read, o.outcome = true, history.OK
 		} else {
 			o.elem = int64(i + 1)
-			switch x := r.IntN(10); {
-			case x < 7:
-				o.outcome, o.applied = history.OK, true
-			case x < 9:
-				o.outcome, o.applied = history.Info, r.IntN(2) == 0
-			default:
-				o.outcome = history.Fail
-			}
+			o.outcome, o.applied = writeOutcome(r)
 		}
 		ops = append(ops, o)
 	}
@@ -448,15 +447,7 @@ func genSetProp(r *rand.Rand) []pSetOp {
 			ops = append(ops, pSetOp{key: k, read: true, outcome: history.OK, start: u.t(200), end: u.t(201)})
 		}
 	}
-	lin := make([]int64, len(ops))
-	for i, o := range ops {
-		lin[i] = o.start + int64(r.IntN(int(o.end-o.start)+1))
-	}
-	idx := make([]int, len(ops))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmpInt(lin[a], lin[b]) })
+	idx := linearOrder(r, len(ops), func(i int) (int64, int64) { return ops[i].start, ops[i].end })
 	content := map[string][]int64{}
 	for _, i := range idx {
 		o := &ops[i]
@@ -784,15 +775,7 @@ func genListAppendProp(r *rand.Rand) []pTxn {
 		}
 		txns = append(txns, t)
 	}
-	lin := make([]int64, len(txns))
-	for i, t := range txns {
-		lin[i] = t.start + int64(r.IntN(int(t.end-t.start)+1))
-	}
-	idx := make([]int, len(txns))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmpInt(lin[a], lin[b]) })
+	idx := linearOrder(r, len(txns), func(i int) (int64, int64) { return txns[i].start, txns[i].end })
 	state := map[string][]int64{}
 	for _, i := range idx {
 		t := &txns[i]

@@ -249,7 +249,7 @@ func (a *setAnalysis) lostReport(maxN int) []map[string]any {
 	var out []map[string]any
 	for _, e := range capList(a.lost, maxN) {
 		m := map[string]any{
-			"key": keyOf[e], "element": e.v, "ack_s": sec(e.add.end),
+			"key": keyOf[e], "index": e.add.inv.Index, "element": e.v, "ack_s": sec(e.add.end),
 			"wait": ClassifyWait(e.add.wait()).String(), "node": nodeOf(e.add),
 		}
 		if w := e.add.wait(); w != nil {
@@ -278,7 +278,11 @@ func (s set) Check(ctx context.Context, ops []history.Op) Result {
 	for _, sk := range a.keys {
 		for _, v := range sk.unexpect {
 			if len(unexpected) < s.o.MaxExamples {
-				unexpected = append(unexpected, map[string]any{"key": sk.key, "element": v})
+				m := map[string]any{"key": sk.key, "element": v}
+				if i, ok := sk.firstReadOf(v); ok {
+					m["index"] = i
+				}
+				unexpected = append(unexpected, m)
 			}
 		}
 	}
@@ -340,6 +344,16 @@ func (s set) Check(ctx context.Context, ops []history.Op) Result {
 		fig["error"] = fig["why"]
 	}
 	return res
+}
+
+// firstReadOf is the index of the first read (by invocation) that holds v.
+func (sk *setKey) firstReadOf(v int64) (int64, bool) {
+	for _, r := range sk.reads {
+		if slices.Contains(r.vals, v) {
+			return r.c.inv.Index, true
+		}
+	}
+	return 0, false
 }
 
 // firstDuplicate returns an element listed twice in a read.

@@ -232,37 +232,6 @@ func TestCrossSlot(t *testing.T) {
 	wantValid(t, check(t, CrossSlot(), h.done()), Invalid)
 }
 
-func TestForWorkload(t *testing.T) {
-	want := map[string][]string{
-		"register":    {"linearizable", "perf", "rto"},
-		"counter":     {"counter", "rpo", "perf", "rto"},
-		"set":         {"set", "rpo", "perf", "rto"},
-		"bank":        {"bank", "perf", "rto"},
-		"list-append": {"list-append", "rpo", "perf", "rto"},
-		"txn":         {"bank", "list-append", "cross-slot", "rpo", "perf", "rto"},
-	}
-	for w, names := range want {
-		cs, err := ForWorkload(w, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, c := range cs {
-			got = append(got, c.Name())
-		}
-		if !slices.Equal(got, names) {
-			t.Errorf("%s: %v, want %v", w, got, names)
-		}
-	}
-	cs, _ := ForWorkload("set", Options{Name: "set"})
-	if cs[1].Name() != "set/rpo" {
-		t.Errorf("prefixed name %q", cs[1].Name())
-	}
-	if _, err := ForWorkload("nope", Options{}); err == nil {
-		t.Error("unknown workload accepted")
-	}
-}
-
 func TestParseTxnFastMatchesSlow(t *testing.T) {
 	for _, s := range []string{
 		`[]`,

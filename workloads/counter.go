@@ -4,10 +4,10 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/workloads/client"
 )
@@ -16,22 +16,24 @@ import (
 // checker bounds every read and counts the acknowledged increments missing
 // from the final value.
 type counter struct {
-	cfg    Config
-	keys   int
-	prefix string
-	place  placement
+	base
+	keys  int
+	place placement
 }
 
 const counterKeys = 5
 
 func newCounter(cfg Config) Workload {
-	return &counter{cfg: cfg, keys: keyCount(cfg.Keys, counterKeys, 0), prefix: cfg.Prefix + "counter:", place: placement{name: "c"}}
+	return &counter{base: newBase("counter", cfg), keys: keyCount(cfg.Keys, counterKeys, 0), place: placement{name: "c"}}
 }
 
-func (w *counter) Name() string             { return "counter" }
-func (w *counter) key(i int) string         { return w.prefix + strconv.Itoa(i) + w.place.tag(i) }
-func (w *counter) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
-func (w *counter) InitOps() []history.Op    { return nil }
+func (w *counter) key(i int) string      { return w.prefix + strconv.Itoa(i) + w.place.tag(i) }
+func (w *counter) InitOps() []history.Op { return nil }
+
+// Checkers: bounds, lost increments and their WAIT split; an RPO bound.
+func (w *counter) Checkers(opts checker.Options) []checker.Checker {
+	return w.checkers(opts, checker.Counter(w.aspect(opts, "counter")), w.rpo(opts, "counter"))
+}
 
 // Setup places the keys on every primary.
 func (w *counter) Setup(ctx context.Context, c *client.Client) error {

@@ -1,32 +1,17 @@
 package workloads
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
 	"github.com/redline-dev/redline/harness/history"
-	"github.com/redline-dev/redline/workloads/client"
 )
 
 // A reply that cannot be what the workload wrote is recorded raw on an ok
 // completion (issue 10 class 3), never as fail and never collapsed:
 // distinct integers beyond int64 stay distinct.
 func TestGarbageRepliesAreRecordedRaw(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	lc, err := localcluster.Start(ctx, t.TempDir(), 3, 0, time.Second, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Stop()
-	c, err := client.New(ctx, client.Options{Seeds: lc.Addrs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := localClient(t)
 	raw := func(cmd ...any) {
 		t.Helper()
 		key := cmd[1].(string)

@@ -1,31 +1,16 @@
 package workloads
 
 import (
-	"context"
 	"slices"
 	"testing"
-	"time"
 
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
 	"github.com/redline-dev/redline/harness/history"
-	"github.com/redline-dev/redline/workloads/client"
 )
 
 // Every workload places its keys on every primary by default (issue 10
 // class 10): key i on primary i mod P, for every generation of keys.
 func TestKeysPlacedOnEveryPrimary(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	lc, err := localcluster.Start(ctx, t.TempDir(), 3, 0, time.Second, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Stop()
-	c, err := client.New(ctx, client.Options{Seeds: lc.Addrs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := localClient(t)
 	prims := c.Addrs()
 	slices.Sort(prims)
 	if len(prims) != 3 {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/workloads/client"
 )
@@ -28,9 +28,8 @@ const CASMismatch = "cas-mismatch"
 // registerGeneration ops: a key's history stays short, which keeps the
 // linearizability search cheap however long the run.
 type register struct {
-	cfg    Config
+	base
 	keys   int
-	prefix string
 	place  placement
 	script *redis.Script
 	maxGen atomic.Int64
@@ -42,18 +41,19 @@ const (
 )
 
 func newRegister(cfg Config) Workload {
-	return &register{cfg: cfg, keys: keyCount(cfg.Keys, registerKeys, 0), prefix: cfg.Prefix + "register:",
+	return &register{base: newBase("register", cfg), keys: keyCount(cfg.Keys, registerKeys, 0),
 		place: placement{name: "r"}, script: redis.NewScript(casScript)}
 }
 
-func (w *register) Name() string { return "register" }
+// Checkers: linearizability per key.
+func (w *register) Checkers(opts checker.Options) []checker.Checker {
+	return w.checkers(opts, checker.Linearizable(w.aspect(opts, "linearizable")))
+}
 
 // key i of every generation shares key i's tag, so its slot and primary.
 func (w *register) key(gen int64, i int) string {
 	return w.prefix + strconv.FormatInt(gen, 10) + ":" + strconv.Itoa(i) + w.place.tag(i)
 }
-
-func (w *register) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
 
 func (w *register) Setup(ctx context.Context, c *client.Client) error {
 	w.keys = keyCount(w.cfg.Keys, registerKeys, len(c.Addrs()))
@@ -116,11 +116,7 @@ func (w *register) Invoke(ctx context.Context, c *client.Client, inv history.Op)
 			return unknownOp(inv, "malformed cas value")
 		}
 		out, cmd := evalScript(ctx, c, w.cfg, inv, w.script, casScript, []string{inv.Key}, vs[0], vs[1])
-		if out.Type == history.OK {
-			if n, err := cmd.Int64(); err != nil || n != 1 {
-				out.Type, out.Error = history.Fail, CASMismatch
-			}
-		}
+		scriptOutcome(&out, cmd, CASMismatch)
 		return out
 	}
 	return unknownOp(inv, "unknown op "+inv.F)

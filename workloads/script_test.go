@@ -12,24 +12,32 @@ import (
 
 // A node that lost its script cache (restart, SCRIPT FLUSH, a new node)
 // answers NOSCRIPT: the op is sent again as EVAL and completes normally.
-func TestScriptFallbackAfterNoscript(t *testing.T) {
+// localClient starts an in-process cluster of three primaries for the
+// test and returns a client of it; both stop when the test ends.
+func localClient(t *testing.T) (context.Context, *client.Client) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	lc, err := localcluster.Start(ctx, t.TempDir(), 3, 0, time.Second, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lc.Stop()
+	t.Cleanup(lc.Stop)
 	c, err := client.New(ctx, client.Options{Seeds: lc.Addrs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(c.Close)
+	return ctx, c
+}
+
+func TestScriptFallbackAfterNoscript(t *testing.T) {
+	ctx, c := localClient(t)
 	w, _ := New("register", Config{Prefix: "t:"})
 	if err := w.Setup(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range lc.Addrs {
+	for _, a := range c.Addrs() {
 		if err := c.Node(a).ScriptFlush(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}

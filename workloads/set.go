@@ -6,11 +6,11 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/workloads/client"
 )
@@ -20,9 +20,8 @@ import (
 // every setGeneration ops, so sets (and the reads of them recorded in the
 // history) stay small however long the run is.
 type set struct {
-	cfg    Config
+	base
 	keys   int
-	prefix string
 	place  placement
 	maxGen atomic.Int64
 }
@@ -33,17 +32,19 @@ const (
 )
 
 func newSet(cfg Config) Workload {
-	return &set{cfg: cfg, keys: keyCount(cfg.Keys, setKeys, 0), prefix: cfg.Prefix + "set:", place: placement{name: "s"}}
+	return &set{base: newBase("set", cfg), keys: keyCount(cfg.Keys, setKeys, 0), place: placement{name: "s"}}
 }
 
-func (w *set) Name() string { return "set" }
+// Checkers: Jepsen's set-full and the exact RPO of lost elements.
+func (w *set) Checkers(opts checker.Options) []checker.Checker {
+	return w.checkers(opts, checker.Set(w.aspect(opts, "set")), w.rpo(opts, "set"))
+}
 
 // key i of every generation shares key i's tag, so its slot and primary.
 func (w *set) key(gen int64, i int) string {
 	return fmt.Sprintf("%s%d:%d%s", w.prefix, gen, i, w.place.tag(i))
 }
-func (w *set) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
-func (w *set) InitOps() []history.Op    { return nil }
+func (w *set) InitOps() []history.Op { return nil }
 
 // Setup places the keys on every primary.
 func (w *set) Setup(ctx context.Context, c *client.Client) error {

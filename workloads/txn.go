@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/workloads/client"
 )
@@ -26,8 +26,7 @@ import (
 //   - cross-slot: an MSET over two slots, which the server must refuse
 //     with CROSSSLOT (a fidelity check).
 type txn struct {
-	cfg     Config
-	prefix  string
+	base
 	groups  int // bank groups, and list-append groups per generation
 	banks   placement
 	lists   placement
@@ -47,12 +46,16 @@ const (
 const txnGroups = 3
 
 func newTxn(cfg Config) Workload {
-	return &txn{cfg: cfg, prefix: cfg.Prefix + "txn:", groups: keyCount(cfg.Keys, txnGroups, 0),
+	return &txn{base: newBase("txn", cfg), groups: keyCount(cfg.Keys, txnGroups, 0),
 		banks: placement{name: "bank-"}, lists: placement{name: "list-"}, transfS: redis.NewScript(transferScript)}
 }
 
-func (w *txn) Name() string             { return "txn" }
-func (w *txn) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, w.prefix) }
+// Checkers: bank invariants, Elle-style list-append, the cross-slot
+// fidelity check and the exact RPO of lost appends.
+func (w *txn) Checkers(opts checker.Options) []checker.Checker {
+	return w.checkers(opts, checker.Bank(0, w.aspect(opts, "bank")), checker.ListAppend(w.aspect(opts, "list-append")),
+		checker.CrossSlot(w.aspect(opts, "cross-slot")), w.rpo(opts, "list-append"))
+}
 
 // bankKey is the group (history key) of bank group g; accounts hang off it
 // and share its hash tag.
@@ -198,11 +201,7 @@ func (w *txn) transfer(ctx context.Context, c *client.Client, inv history.Op) hi
 	slot := Keyslot(inv.Key)
 	if t.Amount%2 == 0 {
 		out, cmd := evalScript(ctx, c, w.cfg, inv, w.transfS, transferScript, []string{t.From, t.To}, t.Amount)
-		if out.Type == history.OK {
-			if n, err := cmd.Int64(); err != nil || n != 1 {
-				out.Type, out.Error = history.Fail, errInsufficient
-			}
-		}
+		scriptOutcome(&out, cmd, errInsufficient)
 		return out
 	}
 

@@ -1,7 +1,9 @@
 // Package workloads drives Redis with client operations and records them.
 // A workload generates invocations (per worker, from a seed, so a seed
 // replays the same sequence), executes one against the cluster through
-// workloads/client, and names the checkers its history wants.
+// workloads/client, and brings the checkers its history wants, as a Jepsen
+// workload brings client, generator and checker together. The registry
+// below is the one list of workloads.
 package workloads
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/workloads/client"
 )
@@ -49,6 +52,77 @@ type Workload interface {
 	FinalOps() []history.Op
 	// Owns reports whether a client op belongs to this workload (by key).
 	Owns(op *history.Op) bool
+	// KeyPrefix starts every key of this workload (see keyPrefix).
+	KeyPrefix() string
+	// Checkers judge and measure this workload's part of a history: its
+	// correctness checkers, then perf and rto. opts.Name, when set, names
+	// them "<opts.Name>/<aspect>" (several workloads in one run).
+	Checkers(opts checker.Options) []checker.Checker
+	// Measures are only perf and rto, for load tests.
+	Measures(opts checker.Options) []checker.Checker
+}
+
+// base is what every workload shares: its name, its config and its key
+// prefix, built in one place.
+type base struct {
+	name   string
+	cfg    Config
+	prefix string
+}
+
+func newBase(name string, cfg Config) base {
+	return base{name: name, cfg: cfg, prefix: keyPrefix(cfg.Prefix, name)}
+}
+
+// keyPrefix is the prefix of a workload's keys in a run: the run's prefix,
+// the workload's name and a colon. The checkers filter by it.
+func keyPrefix(run, workload string) string { return run + workload + ":" }
+
+func (b *base) Name() string             { return b.name }
+func (b *base) KeyPrefix() string        { return b.prefix }
+func (b *base) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, b.prefix) }
+
+// aspect gives the options of one checker of the workload: filtered by
+// its key prefix, named after the aspect.
+func (b *base) aspect(opts checker.Options, name string) checker.Options {
+	o := opts
+	o.KeyPrefix = b.prefix
+	o.Name = name
+	if opts.Name != "" {
+		o.Name = opts.Name + "/" + name
+	}
+	return o
+}
+
+// checkers appends perf and rto to a workload's own checkers.
+func (b *base) checkers(opts checker.Options, own ...checker.Checker) []checker.Checker {
+	return append(own, b.Measures(opts)...)
+}
+
+// Measures are the checkers that only measure (perf and rto): what a load
+// test (bench) wants of any workload.
+func (b *base) Measures(opts checker.Options) []checker.Checker {
+	return []checker.Checker{checker.Perf(b.aspect(opts, "perf")), checker.RTO(b.aspect(opts, "rto"))}
+}
+
+// rpo is the RPO checker of a workload whose losses are of kind.
+func (b *base) rpo(opts checker.Options, kind string) checker.Checker {
+	o := b.aspect(opts, "rpo")
+	o.Kind = kind
+	return checker.RPO(o)
+}
+
+// Checkers builds a workload's checkers from a run's config alone (no
+// cluster), as `redline check` does on a stored run.
+func Checkers(name string, cfg Config, opts checker.Options, measureOnly bool) ([]checker.Checker, error) {
+	w, err := New(name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if measureOnly {
+		return w.Measures(opts), nil
+	}
+	return w.Checkers(opts), nil
 }
 
 // Generator yields invocations: F, Key and Value set, the rest is filled by
@@ -169,6 +243,23 @@ func evalScript(ctx context.Context, c *client.Client, cfg Config, inv history.O
 		out, _ = write(ctx, c, cfg, inv, call("eval", src))
 	}
 	return out, cmd
+}
+
+// scriptOutcome reads the reply of a script that answers 1 (done) or 0
+// (refused: the op certainly did nothing, recorded as fail with refusal).
+// Any other reply is garbage: the op ran, so it stays ok, and the raw reply
+// replaces its value as a JSON string for the checkers to flag.
+func scriptOutcome(out *history.Op, cmd *redis.Cmd, refusal string) {
+	if out.Type != history.OK {
+		return
+	}
+	switch n, err := cmd.Int64(); {
+	case err == nil && n == 1:
+	case err == nil && n == 0:
+		out.Type, out.Error = history.Fail, refusal
+	default:
+		out.SetValue(fmt.Sprint(cmd.Val()))
+	}
 }
 
 // unknownOp completes an op this workload does not know.

@@ -1,8 +1,11 @@
 package workloads
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/redline-dev/redline/checker"
 )
 
 // Same seed and worker, same ops; another seed, other ops.
@@ -50,5 +53,44 @@ func TestKeyslot(t *testing.T) {
 func TestUnknownWorkload(t *testing.T) {
 	if _, err := New("nosuch", Config{}); err == nil || !strings.Contains(err.Error(), "register") {
 		t.Fatalf("error should list the known workloads: %v", err)
+	}
+}
+
+// Each workload brings its checkers, filtered by its key prefix and named
+// "<workload>/<aspect>" when several share a run.
+func TestWorkloadCheckers(t *testing.T) {
+	want := map[string][]string{
+		"register": {"linearizable", "perf", "rto"},
+		"counter":  {"counter", "rpo", "perf", "rto"},
+		"set":      {"set", "rpo", "perf", "rto"},
+		"txn":      {"bank", "list-append", "cross-slot", "rpo", "perf", "rto"},
+	}
+	for w, names := range want {
+		cs, err := Checkers(w, Config{Prefix: "p:"}, checker.Options{}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range cs {
+			got = append(got, c.Name())
+		}
+		if !slices.Equal(got, names) {
+			t.Errorf("%s: %v, want %v", w, got, names)
+		}
+	}
+	cs, _ := Checkers("set", Config{Prefix: "p:"}, checker.Options{Name: "set"}, false)
+	if cs[1].Name() != "set/rpo" {
+		t.Errorf("prefixed name %q", cs[1].Name())
+	}
+	if cs, _ := Checkers("set", Config{}, checker.Options{}, true); len(cs) != 2 || cs[0].Name() != "perf" {
+		t.Errorf("measures %v", cs)
+	}
+	if _, err := Checkers("nope", Config{}, checker.Options{}, false); err == nil {
+		t.Error("unknown workload accepted")
+	}
+	// The checkers see only the workload's keys.
+	w, _ := New("counter", Config{Prefix: "p:"})
+	if w.KeyPrefix() != "p:counter:" {
+		t.Errorf("key prefix %q", w.KeyPrefix())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/nemesis"
 	"github.com/redline-dev/redline/results"
+	"github.com/redline-dev/redline/workloads"
 )
 
 func nemesisNames() []string { return nemesis.Names() }
@@ -75,30 +76,17 @@ func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, journal
 }
 
 // checkersFor rebuilds the checker list from a config; `redline check`
-// uses it on a stored config.json, so it depends on nothing else.
+// uses it on a stored config.json, so it depends on nothing else. Each
+// workload brings its checkers (workloads.Checkers); a load test only
+// measures.
 func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 	var out []checker.Checker
 	for _, w := range cfg.Workloads {
-		opts := checker.Options{
-			KeyPrefix: cfg.KeyPrefix + w + ":",
-			Timeout:   cfg.CheckTimeout.D(),
-		}
+		opts := checker.Options{Timeout: cfg.CheckTimeout.D()}
 		if len(cfg.Workloads) > 1 {
 			opts.Name = w
 		}
-		if cfg.Bench {
-			name := func(aspect string) checker.Options {
-				o := opts
-				o.Name = aspect
-				if len(cfg.Workloads) > 1 {
-					o.Name = w + "/" + aspect
-				}
-				return o
-			}
-			out = append(out, checker.Perf(name("perf")), checker.RTO(name("rto")))
-			continue
-		}
-		cs, err := checker.ForWorkload(w, opts)
+		cs, err := workloads.Checkers(w, workloads.Config{Prefix: cfg.KeyPrefix, Keys: cfg.Keys}, opts, cfg.Bench)
 		if err != nil {
 			return nil, err
 		}
