@@ -74,6 +74,9 @@ func runRPO(ctx context.Context, o *rpoOptions) error {
 			return badArgs("--resume: %v", err)
 		}
 		s, dir = prior.Suite(), o.resume
+		if prior.ResultsRoot != "" {
+			o.results = prior.ResultsRoot
+		}
 	} else {
 		st := suite.Study{Targets: splitList(o.targets), Scenarios: splitList(o.scenarios), Seeds: o.seeds}
 		for _, w := range splitList(o.waits) {

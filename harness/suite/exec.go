@@ -37,8 +37,10 @@ type RunFunc func(ctx context.Context, r Run) Outcome
 
 // Options of Execute.
 type Options struct {
-	Dir string  // the suite directory, created if missing
-	Run RunFunc // runs one test
+	Dir string // the suite directory, created if missing
+	// ResultsRoot is where the runs are stored, recorded in summary.json.
+	ResultsRoot string
+	Run         RunFunc // runs one test
 	// Out gets progress: bars when TTY, else one plain line per run.
 	Out io.Writer
 	TTY bool
@@ -67,7 +69,7 @@ func Execute(ctx context.Context, s *Suite, opts Options) (*Summary, error) {
 	if err := os.WriteFile(filepath.Join(opts.Dir, "suite.yaml"), y, 0o644); err != nil {
 		return nil, fmt.Errorf("suite directory: %w", err)
 	}
-	sum := &Summary{Name: s.Name, Dir: opts.Dir, Started: time.Now().UTC()}
+	sum := &Summary{Name: s.Name, Dir: opts.Dir, ResultsRoot: opts.ResultsRoot, Started: time.Now().UTC()}
 	for i, r := range s.Runs {
 		res := Result{Index: i, Name: r.Name, Params: r.Params, Verdict: Pending}
 		if opts.Prior != nil && i < len(opts.Prior.Runs) && opts.Prior.Runs[i].Name == r.Name && done(opts.Prior.Runs[i]) {
