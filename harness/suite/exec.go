@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
@@ -196,28 +197,43 @@ type progress struct {
 	sum *Summary
 	p   *mpb.Progress
 	bar *mpb.Bar
-	cur string
+
+	mu     sync.Mutex // the bar's decorator reads these from mpb's goroutine
+	cur    string
+	counts map[string]int
+}
+
+// set updates what the bar shows.
+func (pr *progress) set(cur string) {
+	pr.mu.Lock()
+	pr.cur, pr.counts = cur, pr.sum.Counts()
+	pr.mu.Unlock()
+}
+
+func (pr *progress) status() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	c := pr.counts
+	return fmt.Sprintf(" valid %d invalid %d unknown %d error %d  %s", c[Valid], c[Invalid], c[Unknown], c[Error], pr.cur)
 }
 
 func newProgress(out io.Writer, tty bool, sum *Summary) *progress {
 	if out == nil {
 		out = io.Discard
 	}
-	pr := &progress{out: out, sum: sum}
+	pr := &progress{out: out, sum: sum, counts: sum.Counts()}
 	if tty {
-		pr.p = mpb.New(mpb.WithOutput(out), mpb.WithWidth(40))
+		pr.p = mpb.New(mpb.WithOutput(out), mpb.WithAutoRefresh())
 		pr.bar = pr.p.AddBar(int64(len(sum.Runs)),
 			mpb.PrependDecorators(decor.Name("suite "+sum.Name+" "), decor.CountersNoUnit("run %d/%d")),
-			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
-				c := sum.Counts()
-				return fmt.Sprintf(" valid %d invalid %d unknown %d error %d  %s", c[Valid], c[Invalid], c[Unknown], c[Error], pr.cur)
-			})))
+			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return pr.status() })))
 	}
 	return pr
 }
 
 func (pr *progress) skip(i int) {
 	r := pr.sum.Runs[i]
+	pr.set("")
 	if pr.bar != nil {
 		pr.bar.Increment()
 		return
@@ -227,7 +243,7 @@ func (pr *progress) skip(i int) {
 
 func (pr *progress) begin(i int) {
 	r := pr.sum.Runs[i]
-	pr.cur = r.Name
+	pr.set(r.Name)
 	if pr.bar == nil {
 		fmt.Fprintf(pr.out, "suite %s: run %d/%d %s ...\n", pr.sum.Name, i+1, len(pr.sum.Runs), r.Name)
 	}
@@ -235,7 +251,7 @@ func (pr *progress) begin(i int) {
 
 func (pr *progress) end(i int) {
 	r := pr.sum.Runs[i]
-	pr.cur = ""
+	pr.set("")
 	if pr.bar != nil {
 		pr.bar.Increment()
 		return
