@@ -170,4 +170,8 @@ func TestCompareTargetsFlagsOnlyDifferencesBeyondNoise(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "end of the loss window differs") || !strings.Contains(got[0], "fidelity") {
 		t.Fatalf("got %v", got)
 	}
+	// One run a side shows no noise: nothing can be claimed.
+	if got, n := compareTargets([]Entry{entry("reference", 5200), entry("redis", 2400)}); len(got) != 0 || n != 1 {
+		t.Fatalf("single runs flagged: %v", got)
+	}
 }
