@@ -240,11 +240,14 @@ func (a *action) label() string {
 	return s
 }
 
-// Run fires the schedule until ctx is done. The first fault starts half an
-// interval in; a fault is held for Step.Hold of an interval (longer when its
-// mode needs it), then stopped; the next one starts an interval after the
-// previous start, or a quarter interval after the previous stop if that is
-// later. A fault still in force when ctx ends is left for Heal.
+// Run fires the schedule until ctx is done, on a fixed timeline from the
+// moment it is called (the traffic start): fault k starts at
+// (k+1/2) intervals and is held for Step.Hold of an interval from that
+// slot (longer when its mode needs it), so the same seed puts faults at the
+// same offsets on any build, however long a build takes to restart. A
+// fault whose slot passed while the previous one was still being undone
+// starts at once, and its start records how late it was (late_ms). A fault
+// still in force when ctx ends is left for Heal.
 func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
 	if len(n.faults) == 0 {
 		<-ctx.Done()
@@ -253,31 +256,60 @@ func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
 	n.mu.Lock()
 	n.rec = rec
 	n.mu.Unlock()
-	next := time.Now().Add(n.opts.Interval / 2)
-	for {
-		if !sleepUntil(ctx, next) {
+	tl := timeline{t0: time.Now(), interval: n.opts.Interval}
+	for k := 0; ; k++ {
+		slot := tl.slot(k)
+		if !sleepUntil(ctx, slot) {
 			return nil
 		}
 		st := n.planner.next()
+		late := tl.late(k, time.Now())
+		if late > 0 {
+			n.opts.Log("nemesis: %s %s starts %s late (the previous fault took that long to undo)", st.Fault, st.Mode, late.Round(time.Millisecond))
+		}
 		began := time.Now()
-		a := n.fire(ctx, rec, st)
+		a := n.fireLate(ctx, rec, st, late)
 		if a != nil && a.stop != nil {
-			hold := max(time.Duration(st.Hold*float64(n.opts.Interval)), a.minHold)
-			if !sleepUntil(ctx, began.Add(hold)) {
+			stopAt := slot.Add(time.Duration(st.Hold * float64(n.opts.Interval)))
+			if minEnd := began.Add(a.minHold); minEnd.After(stopAt) {
+				stopAt = minEnd
+			}
+			if !sleepUntil(ctx, stopAt) {
 				return nil
 			}
 			n.finish(ctx, rec, a)
 		}
-		next = began.Add(n.opts.Interval)
-		if after := time.Now().Add(n.opts.Interval / 4); after.After(next) {
-			next = after
-		}
 	}
+}
+
+// timeline places fault k at t0 + (k+1/2) intervals.
+type timeline struct {
+	t0       time.Time
+	interval time.Duration
+}
+
+func (tl timeline) slot(k int) time.Time {
+	return tl.t0.Add(tl.interval/2 + time.Duration(k)*tl.interval)
+}
+
+// late is how far past its slot fault k starts at now; a few
+// milliseconds of timer slack do not count.
+func (tl timeline) late(k int, now time.Time) time.Duration {
+	if d := now.Sub(tl.slot(k)); d > 20*time.Millisecond {
+		return d
+	}
+	return 0
 }
 
 // fire resolves a step against the live topology, records its start and
 // starts it. It returns the action when there is something to stop.
 func (n *Nemesis) fire(ctx context.Context, rec history.Recorder, st Step) *action {
+	return n.fireLate(ctx, rec, st, 0)
+}
+
+// fireLate is fire for a step that starts late past its slot on the
+// timeline; the lateness goes into the start's record.
+func (n *Nemesis) fireLate(ctx context.Context, rec history.Recorder, st Step, late time.Duration) *action {
 	f := "start-" + st.Fault
 	n.mu.Lock()
 	n.rec = rec
@@ -293,11 +325,18 @@ func (n *Nemesis) fire(ctx context.Context, rec history.Recorder, st Step) *acti
 			return nil
 		}
 		n.opts.Log("nemesis: %s %s skipped: %v", st.Fault, st.Mode, err)
-		n.record(rec, history.Info, f, nil, map[string]any{"mode": st.Mode, "skipped": err.Error()})
+		skip := map[string]any{"mode": st.Mode, "skipped": err.Error()}
+		if late > 0 {
+			skip["late_ms"] = late.Milliseconds()
+		}
+		n.record(rec, history.Info, f, nil, skip)
 		return nil
 	}
 	a.step = st
 	a.detail["mode"] = st.Mode
+	if late > 0 {
+		a.detail["late_ms"] = late.Milliseconds()
+	}
 	a.detail["cluster_nodes_before"] = t.View
 	a.detail["cluster_nodes_of"] = t.ViewOf
 	n.record(rec, history.Invoke, f, a.nodes, a.detail)

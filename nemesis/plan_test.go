@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
 )
@@ -277,5 +278,27 @@ func TestPrimaryMinorityPlan(t *testing.T) {
 		if prim == 0 || own != 0 {
 			t.Fatalf("seed %d: minority %v (want a primary without its replica)", seed, p.Minority)
 		}
+	}
+}
+
+// Faults sit on a fixed timeline from the traffic start: fault k at
+// (k+1/2) intervals whatever earlier faults cost, and a start past its
+// slot is late by exactly the overrun.
+func TestTimelineSlotsAreFixed(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tl := timeline{t0: t0, interval: 10 * time.Second}
+	for k, want := range []time.Duration{5 * time.Second, 15 * time.Second, 25 * time.Second, 105 * time.Second} {
+		if k == 3 {
+			k = 10
+		}
+		if got := tl.slot(k).Sub(t0); got != want {
+			t.Fatalf("slot %d at %s, want %s", k, got, want)
+		}
+	}
+	if l := tl.late(1, t0.Add(15*time.Second+5*time.Millisecond)); l != 0 {
+		t.Fatalf("timer slack counted as late: %s", l)
+	}
+	if l := tl.late(1, t0.Add(17300*time.Millisecond)); l != 2300*time.Millisecond {
+		t.Fatalf("late %s, want 2.3s", l)
 	}
 }

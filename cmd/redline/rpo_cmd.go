@@ -41,7 +41,12 @@ the suite files of the runs.
 
 Scenarios: isolate-primary (a primary cut off from every peer, clients still
 reach it), kill-primary, pause-primary (frozen longer than node-timeout: the
-zombie primary), primary-in-minority (a primary on the minority side).`,
+zombie primary), primary-in-minority (a primary on the minority side).
+
+Lost writes are what the study measures, so its runs' checkers are mostly
+invalid; the exit code says whether it could measure: 0 when every run gave
+figures, 2 when some did not (listed in rpo.md), 254 bad arguments, 255
+interrupted (continue with --resume DIR).`,
 		Example: `  redline rpo --target redis --scenarios isolate-primary --wait 0,1 --seeds 2
   redline rpo --target reference,redis --node-timeout 1s,2s,5s --min-replicas`,
 		Args: cobra.NoArgs,
@@ -74,6 +79,9 @@ func runRPO(ctx context.Context, o *rpoOptions) error {
 			return badArgs("--resume: %v", err)
 		}
 		s, dir = prior.Suite(), o.resume
+		if prior.ResultsRoot != "" {
+			o.results = prior.ResultsRoot
+		}
 	} else {
 		st := suite.Study{Targets: splitList(o.targets), Scenarios: splitList(o.scenarios), Seeds: o.seeds}
 		for _, w := range splitList(o.waits) {

@@ -174,7 +174,8 @@ func splitList(s string) []string {
 }
 
 func testName(cfg *harness.Config) string {
-	name := buildName(cfg) + "-" + strings.Join(cfg.Workloads, "+") + "-" + strings.Join(cfg.Nemesis, "+")
+	// fault:mode becomes fault-mode: a colon would read as a URL scheme in links.
+	name := buildName(cfg) + "-" + strings.Join(cfg.Workloads, "+") + "-" + strings.ReplaceAll(strings.Join(cfg.Nemesis, "+"), ":", "-")
 	if cfg.Wait > 0 {
 		name += fmt.Sprintf("-wait%d", cfg.Wait)
 	}

@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/redline-dev/redline/docker"
 	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // copyDebianServer puts Debian's redis-server at another path, so the test
@@ -69,8 +72,37 @@ func TestRunServerBinaryInDocker(t *testing.T) {
 	if len(cfg.ServerConfig) != 1 || cfg.Versions["server_config"] != "min-replicas-to-write 1" {
 		t.Fatalf("server config not recorded: %v %v", cfg.ServerConfig, cfg.Versions)
 	}
-	if !strings.Contains(errb.String(), "min-replicas-to-write") && !strings.Contains(out.String(), "VALID") {
+	if !strings.Contains(out.String(), "verdict: VALID") {
 		t.Fatalf("output:\n%s", out.String())
+	}
+
+	// cluster up with the same build: every node runs it with the setting.
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"cluster", "up", "--server-binary", bin, "--server-config", "maxmemory 100mb", "--node-timeout", "1s"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("cluster up: exit %d: %s", code, errb.String())
+	}
+	name := regexp.MustCompile(`cluster (cluster-redis-[0-9a-f]+) is up`).FindStringSubmatch(errb.String())
+	if name == nil {
+		t.Fatalf("no cluster name in: %s", errb.String())
+	}
+	t.Cleanup(func() { docker.CleanupCluster(context.Background(), name[1]) })
+	addrs := strings.Split(strings.TrimSpace(out.String()), ",")
+	if len(addrs) != 6 {
+		t.Fatalf("addresses: %q", out.String())
+	}
+	for _, a := range addrs {
+		cl := cluster.AdminClient(a)
+		cfgs, err := cl.ConfigGet(context.Background(), "maxmemory").Result()
+		info, ierr := cl.Info(context.Background(), "server").Result()
+		cl.Close()
+		if err != nil || cfgs["maxmemory"] != "104857600" {
+			t.Fatalf("%s: maxmemory %v (%v)", a, cfgs, err)
+		}
+		if ierr != nil || !strings.Contains(info, "redis_version:7.") {
+			t.Fatalf("%s: INFO server: %v", a, ierr)
+		}
 	}
 }
 

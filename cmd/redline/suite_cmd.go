@@ -82,6 +82,9 @@ func runSuite(ctx context.Context, o *suiteOptions, args []string) error {
 			return badArgs("--resume: %v", err)
 		}
 		s, dir = prior.Suite(), o.resume
+		if prior.ResultsRoot != "" {
+			o.results = prior.ResultsRoot // the runs of one suite stay in one store
+		}
 	default:
 		var data []byte
 		var err error
@@ -142,7 +145,7 @@ func executeSuite(ctx context.Context, s *suite.Suite, dir string, prior *suite.
 	}
 	fmt.Fprintf(stdout, "suite %s: %d runs, results in %s\n", s.Name, len(s.Runs), dir)
 	sum, err := suite.Execute(ctx, s, suite.Options{
-		Dir: dir, Out: stdout, TTY: tty, Prior: prior,
+		Dir: dir, ResultsRoot: resultsRoot, Out: stdout, TTY: tty, Prior: prior,
 		Run: func(ctx context.Context, r suite.Run) suite.Outcome {
 			return runSuiteRun(ctx, r, resultsRoot, logFile)
 		},

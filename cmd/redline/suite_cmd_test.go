@@ -51,6 +51,25 @@ func TestReleasePresetExpands(t *testing.T) {
 	if len(s.Runs) != 32 {
 		t.Fatalf("%d runs, want 4 workloads x 8 faults", len(s.Runs))
 	}
+	// Retargeted at an image without the clock shim, the preset skips the
+	// clock runs and says why, instead of failing.
+	over, err := parseSets([]string{"target=redis", "image=some/redis:7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = suite.Parse(data, over, checkRunFlag, func(ps suite.Params) error { return validateSuiteRun(ps, true) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Runs) != 28 || len(s.Skipped) != 4 || !strings.Contains(s.Skipped[0], "no clock shim") {
+		t.Fatalf("%d runs, skipped %v", len(s.Runs), s.Skipped)
+	}
+	// A suite file of the user's that asks for it fails instead.
+	_, err = suite.Parse([]byte("name: x\nruns:\n  - {target: redis, image: a/b, nemesis: clock}\n"), nil, checkRunFlag,
+		func(ps suite.Params) error { return validateSuiteRun(ps, false) })
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("got %v", err)
+	}
 }
 
 // A short suite against containers: two runs, four files, a junit.xml a
@@ -116,7 +135,7 @@ func TestSuiteInDocker(t *testing.T) {
 		t.Fatalf("resume output:\n%s", out.String())
 	}
 	after, _ := suite.Load(dir)
-	if after.Runs[1].Verdict != suite.Valid || after.Runs[1].Dir == "" || after.Runs[0].Dir != sum.Runs[0].Dir {
+	if after.Runs[1].Verdict != suite.Valid || !strings.HasPrefix(after.Runs[1].Dir, res) || after.Runs[0].Dir != sum.Runs[0].Dir {
 		t.Fatalf("after resume: %+v", after.Runs)
 	}
 }

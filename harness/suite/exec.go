@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/vbauerster/mpb/v8"
@@ -37,8 +38,10 @@ type RunFunc func(ctx context.Context, r Run) Outcome
 
 // Options of Execute.
 type Options struct {
-	Dir string  // the suite directory, created if missing
-	Run RunFunc // runs one test
+	Dir string // the suite directory, created if missing
+	// ResultsRoot is where the runs are stored, recorded in summary.json.
+	ResultsRoot string
+	Run         RunFunc // runs one test
 	// Out gets progress: bars when TTY, else one plain line per run.
 	Out io.Writer
 	TTY bool
@@ -67,7 +70,7 @@ func Execute(ctx context.Context, s *Suite, opts Options) (*Summary, error) {
 	if err := os.WriteFile(filepath.Join(opts.Dir, "suite.yaml"), y, 0o644); err != nil {
 		return nil, fmt.Errorf("suite directory: %w", err)
 	}
-	sum := &Summary{Name: s.Name, Dir: opts.Dir, Started: time.Now().UTC()}
+	sum := &Summary{Name: s.Name, Dir: opts.Dir, ResultsRoot: opts.ResultsRoot, Started: time.Now().UTC()}
 	for i, r := range s.Runs {
 		res := Result{Index: i, Name: r.Name, Params: r.Params, Verdict: Pending}
 		if opts.Prior != nil && i < len(opts.Prior.Runs) && opts.Prior.Runs[i].Name == r.Name && done(opts.Prior.Runs[i]) {
@@ -194,28 +197,43 @@ type progress struct {
 	sum *Summary
 	p   *mpb.Progress
 	bar *mpb.Bar
-	cur string
+
+	mu     sync.Mutex // the bar's decorator reads these from mpb's goroutine
+	cur    string
+	counts map[string]int
+}
+
+// set updates what the bar shows.
+func (pr *progress) set(cur string) {
+	pr.mu.Lock()
+	pr.cur, pr.counts = cur, pr.sum.Counts()
+	pr.mu.Unlock()
+}
+
+func (pr *progress) status() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	c := pr.counts
+	return fmt.Sprintf(" valid %d invalid %d unknown %d error %d  %s", c[Valid], c[Invalid], c[Unknown], c[Error], pr.cur)
 }
 
 func newProgress(out io.Writer, tty bool, sum *Summary) *progress {
 	if out == nil {
 		out = io.Discard
 	}
-	pr := &progress{out: out, sum: sum}
+	pr := &progress{out: out, sum: sum, counts: sum.Counts()}
 	if tty {
-		pr.p = mpb.New(mpb.WithOutput(out), mpb.WithWidth(40))
+		pr.p = mpb.New(mpb.WithOutput(out), mpb.WithAutoRefresh())
 		pr.bar = pr.p.AddBar(int64(len(sum.Runs)),
 			mpb.PrependDecorators(decor.Name("suite "+sum.Name+" "), decor.CountersNoUnit("run %d/%d")),
-			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
-				c := sum.Counts()
-				return fmt.Sprintf(" valid %d invalid %d unknown %d error %d  %s", c[Valid], c[Invalid], c[Unknown], c[Error], pr.cur)
-			})))
+			mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return pr.status() })))
 	}
 	return pr
 }
 
 func (pr *progress) skip(i int) {
 	r := pr.sum.Runs[i]
+	pr.set("")
 	if pr.bar != nil {
 		pr.bar.Increment()
 		return
@@ -225,7 +243,7 @@ func (pr *progress) skip(i int) {
 
 func (pr *progress) begin(i int) {
 	r := pr.sum.Runs[i]
-	pr.cur = r.Name
+	pr.set(r.Name)
 	if pr.bar == nil {
 		fmt.Fprintf(pr.out, "suite %s: run %d/%d %s ...\n", pr.sum.Name, i+1, len(pr.sum.Runs), r.Name)
 	}
@@ -233,7 +251,7 @@ func (pr *progress) begin(i int) {
 
 func (pr *progress) end(i int) {
 	r := pr.sum.Runs[i]
-	pr.cur = ""
+	pr.set("")
 	if pr.bar != nil {
 		pr.bar.Increment()
 		return

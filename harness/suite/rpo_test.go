@@ -162,12 +162,16 @@ func TestCompareTargetsFlagsOnlyDifferencesBeyondNoise(t *testing.T) {
 		e.Runs = len(e.PerRun)
 		return e
 	}
-	got := compareTargets([]Entry{entry("reference", 2500, 2700), entry("redis", 2400, 2800)})
-	if len(got) != 0 {
+	got, n := compareTargets([]Entry{entry("reference", 2500, 2700), entry("redis", 2400, 2800)})
+	if len(got) != 0 || n != 1 {
 		t.Fatalf("overlapping runs flagged: %v", got)
 	}
-	got = compareTargets([]Entry{entry("reference", 5200, 5600), entry("redis", 2400, 2800)})
+	got, _ = compareTargets([]Entry{entry("reference", 5200, 5600), entry("redis", 2400, 2800)})
 	if len(got) != 1 || !strings.Contains(got[0], "end of the loss window differs") || !strings.Contains(got[0], "fidelity") {
 		t.Fatalf("got %v", got)
+	}
+	// One run a side shows no noise: nothing can be claimed.
+	if got, n := compareTargets([]Entry{entry("reference", 5200), entry("redis", 2400)}); len(got) != 0 || n != 1 {
+		t.Fatalf("single runs flagged: %v", got)
 	}
 }

@@ -32,8 +32,11 @@ type Result struct {
 
 // Summary is summary.json of a suite directory.
 type Summary struct {
-	Name        string    `json:"name"`
-	Dir         string    `json:"dir"`
+	Name string `json:"name"`
+	Dir  string `json:"dir"`
+	// ResultsRoot is the results store the runs went to; a resumed suite
+	// keeps using it.
+	ResultsRoot string    `json:"results_root,omitempty"`
 	Started     time.Time `json:"started"`
 	Finished    time.Time `json:"finished,omitzero"`
 	Interrupted bool      `json:"interrupted,omitempty"`
