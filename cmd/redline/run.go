@@ -306,6 +306,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		printBench(stdout, out.Summary)
 	}
 	printVerdict(stdout, out.Summary, run.Dir)
+	if cfg.Bench {
+		fmt.Fprintf(stdout, "throughput: %.0f ops/s\n", benchThroughput(out.Summary))
+	}
 	return exitCode(out.Summary.Valid), nil
 }
 
