@@ -1,8 +1,14 @@
 package harness
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,5 +85,60 @@ func TestRecorderFlushesDuringRun(t *testing.T) {
 			t.Fatalf("entry never reached the file: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// BenchmarkRecorder records invocation/completion pairs from 10 and 50
+// concurrent workers: more workers must not make each record slower.
+func BenchmarkRecorder(b *testing.B) {
+	for _, workers := range []int{10, 50} {
+		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
+			rec, err := NewRecorder(filepath.Join(b.TempDir(), "history.jsonl"), time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rec.Close()
+			var next atomic.Int64
+			b.SetParallelism(max(1, workers/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				p := history.Process(next.Add(1))
+				for pb.Next() {
+					inv := rec.Record(history.Op{Process: p, Type: history.Invoke, F: "write", Key: "redline:abcd:register:0:7", Value: json.RawMessage("3")})
+					rec.Record(history.Op{Process: inv.Process, Type: history.OK, F: "write", Key: inv.Key, Value: inv.Value, Node: "10.0.0.2:6379"})
+				}
+			})
+		})
+	}
+}
+
+// Each line is exactly what history.Encode writes for the recorded entry,
+// whatever fields it carries.
+func TestRecorderLinesMatchEncode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	rec, err := NewRecorder(path, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := []history.Op{
+		{Process: 3, Type: history.Invoke, F: "write", Key: "k", Value: json.RawMessage("7")},
+		{Process: 3, Type: history.Info, F: "write", Key: "k", Value: json.RawMessage("7"), Node: "10.0.0.2:6379", Error: "i/o timeout", Wait: &history.Wait{Want: 1, Acked: -1}, Redirects: 2},
+		{Process: history.Nemesis, Type: history.Invoke, F: "start-pause", Nodes: []string{"n1"}, Detail: json.RawMessage(`{"mode":"one"}`)},
+	}
+	var want bytes.Buffer
+	for _, op := range ops {
+		got := rec.Record(op)
+		if err := history.Encode(&want, &got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != want.String() {
+		t.Fatalf("recorded:\n%s\nwant:\n%s", b, want.String())
 	}
 }

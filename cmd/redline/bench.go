@@ -210,6 +210,21 @@ func kvString(kv workloads.KVConfig) string {
 	return fmt.Sprintf("ratio %d:%d, value %d-%d B, %d keys %s, pipeline %d", kv.SetRatio, kv.GetRatio, kv.ValueMin, kv.ValueMax, kv.Keys, kv.Pattern, kv.Pipeline)
 }
 
+// benchThroughput sums the ok ops/s of every perf checker's operations.
+func benchThroughput(s checker.Summary) float64 {
+	total := 0.0
+	for _, r := range s.Checkers {
+		byF, _ := r.Figures["by_f"].(map[string]any)
+		for _, v := range byF {
+			t, _ := v.(map[string]any)
+			if n, ok := t["ok_per_s"].(float64); ok {
+				total += n
+			}
+		}
+	}
+	return total
+}
+
 // printBench prints per-operation throughput and latency of a load test.
 func printBench(w io.Writer, s checker.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

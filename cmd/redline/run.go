@@ -338,12 +338,15 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	printVerdict(stdout, out.Summary, run.Dir)
 	if out.Audit != nil {
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
-		if !out.Audit.Clean {
-			// Never the cluster's anomaly: what changed is redline's (or
-			// someone else's) doing during the run, not a checker verdict.
-			return 0, harnessFailed(fmt.Errorf("the audit found data that is not redline's changed during the run "+
-				"(see audit in %s): %s", run.Path("results.json"), out.Audit.Summary))
-		}
+	}
+	if cfg.Bench {
+		fmt.Fprintf(stdout, "throughput: %.0f ops/s\n", benchThroughput(out.Summary))
+	}
+	if out.Audit != nil && !out.Audit.Clean {
+		// Never the cluster's anomaly: what changed is redline's (or
+		// someone else's) doing during the run, not a checker verdict.
+		return 0, harnessFailed(fmt.Errorf("the audit found data that is not redline's changed during the run "+
+			"(see audit in %s): %s", run.Path("results.json"), out.Audit.Summary))
 	}
 	return exitCode(out.Summary.Valid), nil
 }

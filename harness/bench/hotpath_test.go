@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"math/rand/v2"
 	"net"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/redline-dev/redline/workloads"
 )
 
 // fakeNode is a minimal RESP server: +OK to SET, a 3-byte value to GET.
@@ -147,4 +151,31 @@ func BenchmarkCollect(b *testing.B) {
 		at += time.Second
 		s.collect(at)
 	}
+}
+
+// BenchmarkSeriesMemory collects seconds of 50 busy workers and reports the
+// memory each collected second keeps (what a long run grows by).
+func BenchmarkSeriesMemory(b *testing.B) {
+	o := Options{KV: testKV(), Concurrency: 50, Duration: time.Hour, OpTimeout: time.Second}
+	e := newEngine(o, nil)
+	s := newSeries(e.workers)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	at := time.Duration(0)
+	for b.Loop() {
+		for _, w := range e.workers {
+			for range 400 { // 20k ops/s over 50 workers
+				d := time.Duration(rng.ExpFloat64() * float64(2*time.Millisecond))
+				w.record([]pending{{out: outOK, sent: 0, done: d, op: workloads.KVOp{Set: rng.IntN(2) == 0}}})
+			}
+		}
+		at += time.Second
+		s.collect(at)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "retained-B/s")
+	runtime.KeepAlive(s)
 }

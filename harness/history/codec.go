@@ -54,6 +54,7 @@ type ReadResult struct {
 func Decode(r io.Reader, name string) (ReadResult, error) {
 	var res ReadResult
 	br := bufio.NewReaderSize(r, 1<<20)
+	fast := newLineDecoder()
 	line := 0
 	for {
 		b, err := br.ReadSlice('\n')
@@ -82,8 +83,13 @@ func Decode(r io.Reader, name string) (ReadResult, error) {
 		torn := err == io.EOF && !bytes.HasSuffix(full, []byte("\n"))
 		trimmed := bytes.TrimSpace(full)
 		if len(trimmed) > 0 {
+			var perr error
 			var op Op
-			if perr := json.Unmarshal(trimmed, &op); perr != nil {
+			if !fast.decode(trimmed, &op) {
+				op = Op{}
+				perr = json.Unmarshal(trimmed, &op)
+			}
+			if perr != nil {
 				if torn {
 					res.TruncatedTail = true
 					return res, nil
