@@ -139,22 +139,21 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 			switch k {
 			case "reason", "reasons", "why", "error", "note", "detects", "does_not_detect":
 				continue
-			case "anomalies":
-				if m, ok := res.Figures[k].(map[string]any); ok {
-					s.Cycles = append(s.Cycles, cycles(m, &indexes)...)
-					continue
-				}
 			}
 			switch v := res.Figures[k].(type) {
 			case []any:
-				if len(v) == 0 {
+				d.instances(&s, k, v, &indexes)
+			case map[string]any:
+				// Instances by class: {class: {count, examples}} (Elle's
+				// shape) or {class: [instance ...]}.
+				if isClassMap(v) {
+					s.Cycles = append(s.Cycles, cycles(v, &indexes)...)
 					continue
 				}
-				if t, ok := table(k, v, &indexes); ok {
-					d.nameNodes(&t)
-					s.Tables = append(s.Tables, t)
-				} else {
-					s.Lists = append(s.Lists, list(k, v, &indexes))
+				for _, sub := range sortedKeys(v) {
+					if xs, ok := v[sub].([]any); ok {
+						d.instances(&s, k+": "+sub, xs, &indexes)
+					}
 				}
 			}
 		}
@@ -182,6 +181,36 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 		out = append(out, s)
 	}
 	return out, marks
+}
+
+// instances adds a list figure: a table when its items are objects.
+func (d *runData) instances(s *anomalySection, name string, v []any, indexes *[]int64) {
+	if len(v) == 0 {
+		return
+	}
+	if t, ok := table(name, v, indexes); ok {
+		d.nameNodes(&t)
+		s.Tables = append(s.Tables, t)
+	} else {
+		s.Lists = append(s.Lists, list(name, v, indexes))
+	}
+}
+
+// isClassMap tells {class: {count, examples}} from other objects.
+func isClassMap(m map[string]any) bool {
+	if len(m) == 0 {
+		return false
+	}
+	for _, v := range m {
+		e, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		if _, ok := e["examples"]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func sentences(v any) []string {

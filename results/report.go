@@ -358,8 +358,11 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			}
 		}
 		if d.sum.Checkers[n].Valid == checker.Unknown {
-			if e := sentences(f["error"]); len(e) > 0 {
-				parts = append(parts, "undecided: "+clip(e[0], 200))
+			for _, k := range []string{"reason", "reasons", "error"} {
+				if e := sentences(f[k]); len(e) > 0 {
+					parts = append(parts, "undecided: "+clip(e[0], 200))
+					break
+				}
 			}
 		}
 		if len(parts) > 0 {

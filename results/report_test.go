@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/results/resultstest"
 )
@@ -89,6 +90,35 @@ func BenchmarkWriteReport(b *testing.B) {
 	for b.Loop() {
 		if err := results.WriteReport(run); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Figures the report does not know still show: a checker's instances by
+// class as tables, its sentences as they are, with the ops they name.
+func TestReportRendersUnknownFiguresGenerically(t *testing.T) {
+	root := t.TempDir()
+	run, err := resultstest.WriteRun(root, resultstest.Spec{Ops: 2000, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := checker.Summary{Valid: checker.Unknown, Checkers: map[string]checker.Result{"kv/new": {Valid: checker.Unknown, Figures: map[string]any{
+		"reason":          "no final read of 2 keys: nothing to judge them by",
+		"first_instances": map[string]any{"missing-final-read": []any{map[string]any{"key": "kv:1", "index": 10.0}}},
+		"mystery":         map[string]any{"a": 1.0},
+	}}}}
+	if err := run.WriteJSON("results.json", s); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteReport(run); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(run.Path("report.html"))
+	html := string(b)
+	for _, want := range []string{"UNKNOWN: kv/new could not decide.", "no final read of 2 keys: nothing to judge them by",
+		"first_instances: missing-final-read", "kv/new: undecided: no final read of 2 keys", "<td>kv:1</td>", "Ops involved", `&#34;mystery&#34;`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
 		}
 	}
 }
