@@ -32,6 +32,7 @@ func TestReportExplainsAnomalies(t *testing.T) {
 		"INVALID: register/linearizable, set/set and txn/list-append found anomalies.",
 		"3 acknowledged writes lost (no WAIT was sent): 3 during the partition of n2 at 15.0-25.0 s",
 		"(no WAIT was sent)",
+		"they were acknowledged by n2, primary of slots 5461-10922 (3)",
 		"RPO 0.12 s (the lost writes of one window were acknowledged over that span)",
 		"Longest recovery after a fault: 11.0 s (set/rto)",
 		"During faults: p99 latency",
@@ -62,6 +63,9 @@ func TestReportExplainsAnomalies(t *testing.T) {
 	// failover with the primaries it changed.
 	if !regexp.MustCompile(`<td class="nw">partition</td><td class="nw">15.00 s</td><td class="nw">25.03 s</td><td class="nw">10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
 		t.Error("the partition is not one row with start, stop, duration, nodes and mode")
+	}
+	if !regexp.MustCompile(`<td>\d+ ops, \d+ failed, \d+ unknown; ok p99 [0-9.]+ ms</td>`).MatchString(html) {
+		t.Error("the faults table does not say what clients saw during each fault")
 	}
 	if !strings.Contains(html, "primaries: n1 0-5460, n2 5461-10922, n3 10923-16383 → n1 0-5460, n3 10923-16383, n5 5461-10922") {
 		t.Error("the failover row does not say which primaries changed")
