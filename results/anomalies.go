@@ -20,11 +20,11 @@ import (
 
 // why explains the figures a checker reports an anomaly with.
 var why = map[string]string{
-	"lost":                "acknowledged writes are missing from the final read: the cluster answered OK and later forgot them (asynchronous replication lost them in a failover, or a minority primary accepted them before it was demoted)",
+	"lost":                "acknowledged writes are missing from the final read: the cluster answered OK and later forgot them (typically: asynchronous replication had not copied them when a replica was promoted, or a primary cut off in a minority accepted them before it was demoted)",
 	"lost_elements":       "each row is an acknowledged add that no final read contains",
 	"lost_keys":           "keys whose final value is below what the acknowledged increments add up to",
 	"unexpected":          "values appear that no client ever tried to write: corruption, or a write recorded wrongly",
-	"stale_reads":         "reads returned a value older than one a completed write had already replaced: a client read from a primary that no longer was one",
+	"stale_reads":         "reads returned a value older than one a completed write had already replaced (typically: a read served by a node that was no longer the primary)",
 	"anomalous_keys":      "no order of the operations on these keys explains every result, so the register is not linearizable; each key's porcupine page shows the longest order that works and the op that breaks it",
 	"unknown_keys":        "the search for an order ran out of time on these keys: no verdict on them",
 	"bad_reads":           "counter reads outside what the increments acknowledged before and attempted until the read allow",
@@ -176,7 +176,7 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 			}
 		}
 		if len(s.Sentences) == 0 && len(s.Tables) == 0 && len(s.Cycles) == 0 && len(s.Lists) == 0 {
-			s.Sentences = append(s.Sentences, "The checker named no instance; its figures are below.")
+			s.Sentences = append(s.Sentences, "The checker named no instance; its figures are in the Checkers section.")
 		}
 		out = append(out, s)
 	}
