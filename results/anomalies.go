@@ -503,9 +503,12 @@ func words(v any) string {
 	case []any:
 		parts := make([]string, 0, len(x))
 		for _, e := range x {
-			if _, nested := e.([]any); nested {
+			switch e.(type) {
+			case []any:
 				parts = append(parts, "["+words(e)+"]") // e.g. partition groups
-			} else {
+			case map[string]any:
+				parts = append(parts, "("+words(e)+")") // e.g. the moves of a migration
+			default:
 				parts = append(parts, words(e))
 			}
 		}

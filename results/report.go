@@ -531,7 +531,7 @@ func joinWords(xs []string) string {
 
 // reportCSS is shared by the report and the results browser's pages.
 const reportCSS = `
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1100px;padding:0 1em;color:#222}
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1280px;padding:0 1em;color:#222}
 nav a{margin-right:1em}
 .v-valid{color:#fff;background:#2e7d32}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
 .badge{padding:.15em .5em;border-radius:4px;font-weight:bold}
@@ -541,7 +541,7 @@ pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em;font-size:12px
 .headline li{margin:.3em 0}.why{color:#444;font-style:italic}
 details{margin:.3em 0}section{margin-bottom:2em}
 .anomaly{border-left:4px solid #c62828;padding-left:1em;margin:1em 0}
-.nw{white-space:nowrap}
+.nw{white-space:nowrap}.effect{min-width:22em;max-width:34em;overflow-wrap:anywhere}.impact{min-width:11em}.err{min-width:14em;max-width:24em;overflow-wrap:anywhere}
 .cycle{white-space:pre-wrap;font-family:monospace;font-size:12px;background:#fff3f3;padding:.4em}
 `
 
@@ -580,7 +580,7 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 {{if .TopologyChanges}}<details open><summary>Changes ({{len .TopologyChanges}})</summary><ul>{{range .TopologyChanges}}<li>{{.}}</li>{{end}}</ul></details>{{end}}</section>
 <section id="faults"><h2>Faults</h2>
 {{if .Faults}}<table><tr><th>fault</th><th>start</th><th>stop</th><th>duration</th><th>nodes</th><th>mode</th><th>effect</th><th>clients saw</th><th>error</th></tr>
-{{range .Faults}}<tr><td class="nw">{{.Fault}}</td><td class="nw">{{.Start}}</td><td class="nw">{{.Stop}}</td><td class="nw">{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td>{{.Effect}}</td><td>{{.Impact}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
+{{range .Faults}}<tr><td class="nw">{{.Fault}}</td><td class="nw">{{.Start}}</td><td class="nw">{{.Stop}}</td><td class="nw">{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td class="effect">{{.Effect}}</td><td class="impact">{{.Impact}}</td><td class="err">{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
 <section id="checkers"><h2>Checkers</h2>
 <table><tr><th>checker</th><th>verdict</th><th>figures</th></tr>
 {{range .Checkers}}<tr><td>{{.Name}}</td><td><span class="badge v-{{.Valid}}">{{.Valid}}</span></td><td>{{.Headline}}</td></tr>
