@@ -228,7 +228,6 @@ func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
 	for t := 0.0; t <= end+1e-9; t += step {
 		fmt.Fprintf(&p.b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s s</text>`, p.x(t), p.h-p.bot+14, trimFloat(t))
 	}
-	fmt.Fprintf(&p.b, `<text x="4" y="12" fill="#333" font-size="12">%s</text>`, template.HTMLEscapeString(p.yLabel))
 	return p.svg(), changes
 }
 
