@@ -20,11 +20,11 @@ import (
 
 // why explains the figures a checker reports an anomaly with.
 var why = map[string]string{
-	"lost":                "acknowledged writes are missing from the final read: the cluster answered OK and later forgot them (asynchronous replication lost them in a failover, or a minority primary accepted them before it was demoted)",
+	"lost":                "acknowledged writes are missing from the final read: the cluster answered OK and later forgot them (typically: asynchronous replication had not copied them when a replica was promoted, or a primary cut off in a minority accepted them before it was demoted)",
 	"lost_elements":       "each row is an acknowledged add that no final read contains",
 	"lost_keys":           "keys whose final value is below what the acknowledged increments add up to",
 	"unexpected":          "values appear that no client ever tried to write: corruption, or a write recorded wrongly",
-	"stale_reads":         "reads returned a value older than one a completed write had already replaced: a client read from a primary that no longer was one",
+	"stale_reads":         "reads returned a value older than one a completed write had already replaced (typically: a read served by a node that was no longer the primary)",
 	"anomalous_keys":      "no order of the operations on these keys explains every result, so the register is not linearizable; each key's porcupine page shows the longest order that works and the op that breaks it",
 	"unknown_keys":        "the search for an order ran out of time on these keys: no verdict on them",
 	"bad_reads":           "counter reads outside what the increments acknowledged before and attempted until the read allow",
@@ -139,22 +139,21 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 			switch k {
 			case "reason", "reasons", "why", "error", "note", "detects", "does_not_detect":
 				continue
-			case "anomalies":
-				if m, ok := res.Figures[k].(map[string]any); ok {
-					s.Cycles = append(s.Cycles, cycles(m, &indexes)...)
-					continue
-				}
 			}
 			switch v := res.Figures[k].(type) {
 			case []any:
-				if len(v) == 0 {
+				d.instances(&s, k, v, &indexes)
+			case map[string]any:
+				// Instances by class: {class: {count, examples}} (Elle's
+				// shape) or {class: [instance ...]}.
+				if isClassMap(v) {
+					s.Cycles = append(s.Cycles, cycles(v, &indexes)...)
 					continue
 				}
-				if t, ok := table(k, v, &indexes); ok {
-					d.nameNodes(&t)
-					s.Tables = append(s.Tables, t)
-				} else {
-					s.Lists = append(s.Lists, list(k, v, &indexes))
+				for _, sub := range sortedKeys(v) {
+					if xs, ok := v[sub].([]any); ok {
+						d.instances(&s, k+": "+sub, xs, &indexes)
+					}
 				}
 			}
 		}
@@ -177,11 +176,41 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 			}
 		}
 		if len(s.Sentences) == 0 && len(s.Tables) == 0 && len(s.Cycles) == 0 && len(s.Lists) == 0 {
-			s.Sentences = append(s.Sentences, "The checker named no instance; its figures are below.")
+			s.Sentences = append(s.Sentences, "The checker named no instance; its figures are in the Checkers section.")
 		}
 		out = append(out, s)
 	}
 	return out, marks
+}
+
+// instances adds a list figure: a table when its items are objects.
+func (d *runData) instances(s *anomalySection, name string, v []any, indexes *[]int64) {
+	if len(v) == 0 {
+		return
+	}
+	if t, ok := table(name, v, indexes); ok {
+		d.nameNodes(&t)
+		s.Tables = append(s.Tables, t)
+	} else {
+		s.Lists = append(s.Lists, list(name, v, indexes))
+	}
+}
+
+// isClassMap tells {class: {count, examples}} from other objects.
+func isClassMap(m map[string]any) bool {
+	if len(m) == 0 {
+		return false
+	}
+	for _, v := range m {
+		e, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		if _, ok := e["examples"]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func sentences(v any) []string {
@@ -474,9 +503,12 @@ func words(v any) string {
 	case []any:
 		parts := make([]string, 0, len(x))
 		for _, e := range x {
-			if _, nested := e.([]any); nested {
+			switch e.(type) {
+			case []any:
 				parts = append(parts, "["+words(e)+"]") // e.g. partition groups
-			} else {
+			case map[string]any:
+				parts = append(parts, "("+words(e)+")") // e.g. the moves of a migration
+			default:
 				parts = append(parts, words(e))
 			}
 		}

@@ -47,7 +47,9 @@ type faultRow struct {
 	Mode     string
 	Effect   string
 	Error    string
+	Impact   string // what clients saw while the fault was in force
 	startT   float64
+	stopT    float64       // 0 while no stop is recorded
 	before   []clusterNode // CLUSTER NODES when the fault started
 }
 
@@ -87,6 +89,7 @@ func (d *runData) faultRows() []faultRow {
 			if op.Type != history.Invoke && lastStop != nil && lastStop.Fault == fault {
 				lastStop.Stop = fmt.Sprintf("%.2f s", t)
 				lastStop.Duration = fmt.Sprintf("%.2f s", t-lastStop.startT)
+				lastStop.stopT = t
 				d.completeRow(lastStop, op, det, t)
 				lastStop = nil
 				continue
@@ -108,6 +111,7 @@ func (d *runData) faultRows() []faultRow {
 			open[fault] = append(rs[:k], rs[k+1:]...)
 			r.Stop = fmt.Sprintf("%.2f s", t)
 			r.Duration = fmt.Sprintf("%.2f s", t-r.startT)
+			r.stopT = t
 			d.completeRow(r, op, det, t)
 			lastStop = nil
 			if op.Type == history.Invoke {
@@ -117,6 +121,7 @@ func (d *runData) faultRows() []faultRow {
 			if op.Type != history.Invoke && lastOther != nil && lastOther.Fault == op.F {
 				lastOther.Stop = fmt.Sprintf("%.2f s", t)
 				lastOther.Duration = fmt.Sprintf("%.2f s", t-lastOther.startT)
+				lastOther.stopT = t
 				d.completeRow(lastOther, op, det, t)
 				lastOther = nil
 				continue
@@ -224,4 +229,50 @@ func detailMap(raw json.RawMessage) map[string]any {
 		return map[string]any{}
 	}
 	return m
+}
+
+// addImpact says, for each fault, what the clients saw from its start to
+// its stop (a fault without a stop: to the next fault's start): ops failed
+// or left unknown, and the p99 latency of the ok ones.
+func addImpact(rows []faultRow, ss []sample, end float64) {
+	for i := range rows {
+		r := &rows[i]
+		if strings.HasPrefix(r.Fault, "final-") {
+			continue
+		}
+		to := r.stopT
+		if to == 0 {
+			to = end
+			for _, o := range rows[i+1:] {
+				if o.startT > r.startT {
+					to = o.startT
+					break
+				}
+			}
+		}
+		var lat []float64
+		n, fail, info := 0, 0, 0
+		for _, s := range ss {
+			if s.t < r.startT || s.t > to {
+				continue
+			}
+			n++
+			switch s.outcome {
+			case history.OK:
+				lat = append(lat, s.latMs)
+			case history.Fail:
+				fail++
+			case history.Info:
+				info++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		r.Impact = fmt.Sprintf("%d ops, %d failed, %d unknown", n, fail, info)
+		if len(lat) > 0 {
+			sort.Float64s(lat)
+			r.Impact += fmt.Sprintf("; ok p99 %.1f ms", lat[min(len(lat)-1, int(0.99*float64(len(lat))))])
+		}
+	}
 }

@@ -18,7 +18,6 @@ type sample struct {
 	latMs   float64
 	f       string
 	outcome history.Type
-	index   int64 // of the invocation
 }
 
 // samples pairs each invocation with its process's next completion. Ops
@@ -41,15 +40,20 @@ func (d *runData) samples() []sample {
 		}
 		delete(pending, op.Process)
 		inv := &d.ops[j]
-		out = append(out, sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type, index: inv.Index})
+		out = append(out, sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type})
 	}
 	return out
 }
 
-// maxScatterPoints bounds the points of one scatter series. Points are first
-// merged by pixel; beyond this bound by ever coarser cells, so that the
-// outliers a reader looks for survive while the page stays small.
-const maxScatterPoints = 12000
+// scatterBudget bounds the points of the whole latency scatter (about 10
+// bytes each), shared by its series with at least minSeriesPoints each.
+// Points are first merged by pixel; beyond a series' share by ever coarser
+// cells, so that the outliers a reader looks for survive while the page
+// stays small.
+const (
+	scatterBudget   = 60000
+	minSeriesPoints = 3000
+)
 
 // latencyRawSVG plots every op's latency (log scale) at its invocation time,
 // coloured by op type, one series per type and outcome; anomalous ops are
@@ -86,6 +90,7 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 		v[0], v[1] = append(v[0], s.t), append(v[1], s.latMs)
 		series[k] = v
 	}
+	share := max(minSeriesPoints, scatterBudget/max(1, len(series)))
 	for i, f := range fs {
 		color := palette[i%len(palette)]
 		for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
@@ -94,7 +99,7 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 				continue
 			}
 			radius := map[history.Type]float64{history.OK: 1.2, history.Fail: 1.8, history.Info: 3}[o]
-			p.scatter(fmt.Sprintf("%s %s", f, o), color, v[0], v[1], radius, o != history.OK)
+			p.scatter(fmt.Sprintf("%s %s", f, o), color, v[0], v[1], radius, o != history.OK, share)
 		}
 	}
 	for _, m := range marks {
@@ -106,11 +111,11 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 }
 
 // scatter draws points, coarsening cells until the series fits its bound.
-func (p *plot) scatter(label, color string, ts, vs []float64, radius float64, square bool) {
+func (p *plot) scatter(label, color string, ts, vs []float64, radius float64, square bool, bound int) {
 	cell := 1.0
 	for {
 		n := p.countCells(ts, vs, cell)
-		if n <= maxScatterPoints {
+		if n <= bound {
 			break
 		}
 		cell *= 2
@@ -126,14 +131,15 @@ func (p *plot) countCells(ts, vs []float64, cell float64) int {
 	return len(seen)
 }
 
-// quantileBuckets cuts the run into about n buckets and computes, over the
-// ok ops invoked in each, the latency quantiles.
+// qBucket is one time bucket: its completions by outcome and the latency
+// quantiles of its ok ops.
 type qBucket struct {
 	t                   float64
 	p50, p95, p99, pmax float64
 	counts              map[history.Type]int
 }
 
+// buckets cuts the run into about n buckets of a round width (returned).
 func buckets(ss []sample, end float64, n int) ([]qBucket, float64) {
 	width := niceStep(end, n)
 	nb := int(end/width) + 1

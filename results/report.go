@@ -149,6 +149,7 @@ func (d *runData) report() reportData {
 	rd.RPOTables, rd.RTOTables = d.recoveryTables()
 	rd.Topology, rd.TopologyChanges = d.topologySVG(windows)
 	rd.Faults = d.faultRows()
+	addImpact(rd.Faults, ss, end)
 	rd.Files = d.htmlFiles()
 	rd.Facts, rd.Headline = d.headline(ss, windows, lost)
 	return rd
@@ -341,7 +342,7 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			} else {
 				s += " (no WAIT was sent)"
 			}
-			parts = append(parts, s+d.lossWindows(n))
+			parts = append(parts, s+d.lossWindows(n)+d.lossShards(f))
 		}
 		if v := figure(f, "anomalous_keys"); v > 0 {
 			parts = append(parts, fmt.Sprintf("%s keys not linearizable", trimFloat(v)))
@@ -358,8 +359,11 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			}
 		}
 		if d.sum.Checkers[n].Valid == checker.Unknown {
-			if e := sentences(f["error"]); len(e) > 0 {
-				parts = append(parts, "undecided: "+clip(e[0], 200))
+			for _, k := range []string{"reason", "reasons", "error"} {
+				if e := sentences(f[k]); len(e) > 0 {
+					parts = append(parts, "undecided: "+clip(e[0], 200))
+					break
+				}
 			}
 		}
 		if len(parts) > 0 {
@@ -407,6 +411,51 @@ func (d *runData) lossWindows(name string) string {
 		s += fmt.Sprintf("; RPO at most %.2f s (a bound: counters tell amounts, not which writes)", v/1000)
 	}
 	return s
+}
+
+// lossShards says which nodes had acknowledged the lost writes a checker
+// lists one by one, and which slots each served as primary then (from the
+// last CLUSTER NODES snapshot before the acknowledgement).
+func (d *runData) lossShards(f map[string]any) string {
+	rows := listOfMaps(f["lost_elements"])
+	if len(rows) == 0 {
+		return ""
+	}
+	snaps := d.snapshots()
+	count := map[string]int{}
+	slots := map[string]string{}
+	for _, r := range rows {
+		node := d.name(cell(r["node"]))
+		if node == "" {
+			continue
+		}
+		count[node]++
+		t, _ := r["ack_s"].(float64)
+		for i := len(snaps) - 1; i >= 0; i-- {
+			if snaps[i].t <= t {
+				if role, sl, _ := d.roleOf(snaps[i], node); role == "primary" && sl != "" {
+					slots[node] = sl
+				}
+				break
+			}
+		}
+	}
+	if len(count) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, n := range sortedKeys(count) {
+		p := fmt.Sprintf("%s (%d)", n, count[n])
+		if sl := slots[n]; sl != "" {
+			p = fmt.Sprintf("%s, primary of slots %s (%d)", n, sl, count[n])
+		}
+		parts = append(parts, p)
+	}
+	what := "they were"
+	if total := figure(f, "lost"); int(total) > len(rows) {
+		what = fmt.Sprintf("the first %d listed were", len(rows))
+	}
+	return "; " + what + " acknowledged by " + strings.Join(parts, ", ")
 }
 
 // rtoWords names the longest recovery over the RTO checkers.
@@ -482,7 +531,7 @@ func joinWords(xs []string) string {
 
 // reportCSS is shared by the report and the results browser's pages.
 const reportCSS = `
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1100px;padding:0 1em;color:#222}
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1280px;padding:0 1em;color:#222}
 nav a{margin-right:1em}
 .v-valid{color:#fff;background:#2e7d32}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
 .badge{padding:.15em .5em;border-radius:4px;font-weight:bold}
@@ -492,7 +541,7 @@ pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em;font-size:12px
 .headline li{margin:.3em 0}.why{color:#444;font-style:italic}
 details{margin:.3em 0}section{margin-bottom:2em}
 .anomaly{border-left:4px solid #c62828;padding-left:1em;margin:1em 0}
-.nw{white-space:nowrap}
+.nw{white-space:nowrap}.effect{min-width:22em;max-width:34em;overflow-wrap:anywhere}.impact{min-width:11em}.err{min-width:14em;max-width:24em;overflow-wrap:anywhere}
 .cycle{white-space:pre-wrap;font-family:monospace;font-size:12px;background:#fff3f3;padding:.4em}
 `
 
@@ -530,8 +579,8 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 {{if .Topology}}{{.Topology}}{{else}}<p>No CLUSTER NODES snapshot was recorded.</p>{{end}}
 {{if .TopologyChanges}}<details open><summary>Changes ({{len .TopologyChanges}})</summary><ul>{{range .TopologyChanges}}<li>{{.}}</li>{{end}}</ul></details>{{end}}</section>
 <section id="faults"><h2>Faults</h2>
-{{if .Faults}}<table><tr><th>fault</th><th>start</th><th>stop</th><th>duration</th><th>nodes</th><th>mode</th><th>effect</th><th>error</th></tr>
-{{range .Faults}}<tr><td class="nw">{{.Fault}}</td><td class="nw">{{.Start}}</td><td class="nw">{{.Stop}}</td><td class="nw">{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td>{{.Effect}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
+{{if .Faults}}<table><tr><th>fault</th><th>start</th><th>stop</th><th>duration</th><th>nodes</th><th>mode</th><th>effect</th><th>clients saw</th><th>error</th></tr>
+{{range .Faults}}<tr><td class="nw">{{.Fault}}</td><td class="nw">{{.Start}}</td><td class="nw">{{.Stop}}</td><td class="nw">{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td class="effect">{{.Effect}}</td><td class="impact">{{.Impact}}</td><td class="err">{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
 <section id="checkers"><h2>Checkers</h2>
 <table><tr><th>checker</th><th>verdict</th><th>figures</th></tr>
 {{range .Checkers}}<tr><td>{{.Name}}</td><td><span class="badge v-{{.Valid}}">{{.Valid}}</span></td><td>{{.Headline}}</td></tr>

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/results/resultstest"
 )
@@ -31,6 +32,7 @@ func TestReportExplainsAnomalies(t *testing.T) {
 		"INVALID: register/linearizable, set/set and txn/list-append found anomalies.",
 		"3 acknowledged writes lost (no WAIT was sent): 3 during the partition of n2 at 15.0-25.0 s",
 		"(no WAIT was sent)",
+		"they were acknowledged by n2, primary of slots 5461-10922 (3)",
 		"RPO 0.12 s (the lost writes of one window were acknowledged over that span)",
 		"Longest recovery after a fault: 11.0 s (set/rto)",
 		"During faults: p99 latency",
@@ -62,6 +64,9 @@ func TestReportExplainsAnomalies(t *testing.T) {
 	if !regexp.MustCompile(`<td class="nw">partition</td><td class="nw">15.00 s</td><td class="nw">25.03 s</td><td class="nw">10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
 		t.Error("the partition is not one row with start, stop, duration, nodes and mode")
 	}
+	if !regexp.MustCompile(`<td class="impact">\d+ ops, \d+ failed, \d+ unknown; ok p99 [0-9.]+ ms</td>`).MatchString(html) {
+		t.Error("the faults table does not say what clients saw during each fault")
+	}
 	if !strings.Contains(html, "primaries: n1 0-5460, n2 5461-10922, n3 10923-16383 → n1 0-5460, n3 10923-16383, n5 5461-10922") {
 		t.Error("the failover row does not say which primaries changed")
 	}
@@ -89,6 +94,35 @@ func BenchmarkWriteReport(b *testing.B) {
 	for b.Loop() {
 		if err := results.WriteReport(run); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Figures the report does not know still show: a checker's instances by
+// class as tables, its sentences as they are, with the ops they name.
+func TestReportRendersUnknownFiguresGenerically(t *testing.T) {
+	root := t.TempDir()
+	run, err := resultstest.WriteRun(root, resultstest.Spec{Ops: 2000, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := checker.Summary{Valid: checker.Unknown, Checkers: map[string]checker.Result{"kv/new": {Valid: checker.Unknown, Figures: map[string]any{
+		"reason":          "no final read of 2 keys: nothing to judge them by",
+		"first_instances": map[string]any{"missing-final-read": []any{map[string]any{"key": "kv:1", "index": 10.0}}},
+		"mystery":         map[string]any{"a": 1.0},
+	}}}}
+	if err := run.WriteJSON("results.json", s); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteReport(run); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(run.Path("report.html"))
+	html := string(b)
+	for _, want := range []string{"UNKNOWN: kv/new could not decide.", "no final read of 2 keys: nothing to judge them by",
+		"first_instances: missing-final-read", "kv/new: undecided: no final read of 2 keys", "<td>kv:1</td>", "Ops involved", `&#34;mystery&#34;`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
 		}
 	}
 }

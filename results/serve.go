@@ -108,6 +108,17 @@ func (p runsPage) SortLink(col string) template.URL {
 	return template.URL(v)
 }
 
+// SortMark shows the order of the column the table is sorted by.
+func (p runsPage) SortMark(col string) string {
+	switch {
+	case col != p.Sort:
+		return ""
+	case p.Desc:
+		return " ▼"
+	}
+	return " ▲"
+}
+
 // runDir resolves /runs/{test}/{ts} to an existing run directory.
 func (b Browser) runDir(r *http.Request) (string, bool) {
 	test, ts := r.PathValue("test"), r.PathValue("ts")
@@ -428,7 +439,7 @@ var pageTmpl = template.Must(template.New("pages").Funcs(template.FuncMap{"verdi
 <button type="submit" id="apply">filter</button> <a href="/">clear</a></form>
 <p id="shown">{{.Shown}} of {{.Total}} runs</p>
 <form method="get" action="/compare" id="compare-form">
-<table id="runs"><tr><th>compare</th><th><a href="{{.SortLink "time"}}">time</a></th><th><a href="{{.SortLink "test"}}">test</a></th><th><a href="{{.SortLink "target"}}">target</a></th><th><a href="{{.SortLink "workloads"}}">workloads</a></th><th><a href="{{.SortLink "faults"}}">faults</a></th><th><a href="{{.SortLink "verdict"}}">verdict</a></th><th><a href="{{.SortLink "figures"}}">key figures</a></th><th>report</th></tr>
+<table id="runs"><tr><th>compare</th><th><a href="{{.SortLink "time"}}">time</a>{{.SortMark "time"}}</th><th><a href="{{.SortLink "test"}}">test</a>{{.SortMark "test"}}</th><th><a href="{{.SortLink "target"}}">target</a>{{.SortMark "target"}}</th><th><a href="{{.SortLink "workloads"}}">workloads</a>{{.SortMark "workloads"}}</th><th><a href="{{.SortLink "faults"}}">faults</a>{{.SortMark "faults"}}</th><th><a href="{{.SortLink "verdict"}}">verdict</a>{{.SortMark "verdict"}}</th><th><a href="{{.SortLink "figures"}}">key figures</a>{{.SortMark "figures"}}</th><th>report</th></tr>
 {{range .Runs}}{{$link := printf "/runs/%s/%s/" .Test (ts .Time)}}<tr class="run"><td><input type="checkbox" name="run" value="{{.Test}}/{{ts .Time}}"></td><td>{{.Time.Format "2006-01-02 15:04:05"}}</td><td><a class="run-link" href="{{$link}}">{{.Test}}</a></td><td>{{.Target}}</td><td>{{.Workloads}}</td><td>{{.Faults}}</td><td><span class="badge v-{{verdict .Valid}}">{{verdict .Valid}}</span></td><td>{{.KeyFigures}}</td><td><a class="report-link" href="{{$link}}report.html">report</a></td></tr>
 {{else}}<tr><td colspan="9">no run matches</td></tr>{{end}}</table>
 <button type="submit" id="compare">compare selected</button></form></body></html>{{end}}

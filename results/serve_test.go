@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/results/resultstest"
@@ -18,19 +17,9 @@ import (
 func store(t *testing.T) (string, []*results.Run) {
 	t.Helper()
 	root := t.TempDir()
-	var runs []*results.Run
-	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	for i, s := range []resultstest.Spec{
-		{Test: "reference-register-none", Ops: 500, Seed: 1},
-		{Test: "redis-set-partition", Ops: 3000, Target: "redis", Invalid: true, Seed: 2},
-		{Test: "reference-register-none", Ops: 800, Seed: 3},
-	} {
-		s.Started = start.Add(time.Duration(i) * time.Minute)
-		r, err := resultstest.WriteRun(root, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
+	runs, err := resultstest.WriteStore(root, 600)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return root, runs
 }

@@ -81,3 +81,22 @@ func TestReportRenders(t *testing.T) {
 		t.Error("bulky CLUSTER NODES snapshots belong in the history, not the fault table")
 	}
 }
+
+func TestReportWithoutHistory(t *testing.T) {
+	r, err := Store{Root: t.TempDir()}.NewRun("t", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r.WriteJSON("results.json", checker.Summary{Valid: checker.Unknown, Checkers: map[string]checker.Result{
+		"set": {Valid: checker.Unknown, Figures: map[string]any{"error": "history cannot be paired"}},
+	}})
+	if err := WriteReport(r); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(r.Path("report.html"))
+	for _, want := range []string{"No history: the plots are empty.", "UNKNOWN: set could not decide.", "undecided: history cannot be paired"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

@@ -102,7 +102,6 @@ func (p *plot) axes() {
 				p.left, p.w-p.right, yy, yy, p.left-4, yy+4, trimFloat(v))
 		}
 	}
-	fmt.Fprintf(&p.b, `<text x="4" y="12" fill="#333" font-size="12">%s</text>`, template.HTMLEscapeString(p.yLabel))
 }
 
 // pointsCell draws a series of (t, v) points as one path; points landing
@@ -175,27 +174,38 @@ func (p *plot) marker(t, v float64, color, title string) {
 		p.x(t), p.y(v), color, template.HTMLEscapeString(title))
 }
 
-// svg closes the chart and returns it with its legend.
+// svg closes the chart and returns it with its title and legend. The
+// legend wraps onto as many rows as it needs between the title and the
+// frame; the chart moves down by the rows added.
 func (p *plot) svg() template.HTML {
-	var out strings.Builder
-	fmt.Fprintf(&out, `<svg class="plot" data-plot="%s" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="100%%" style="max-width:%.0fpx" font-family="sans-serif" font-size="11">`,
-		p.id, p.w, p.h, p.w)
-	out.WriteString(p.b.String())
-	// The legend is one row between the title and the frame.
-	x := p.left
+	var legend strings.Builder
+	x, row := p.left, 0
 	for _, l := range p.legend {
+		width := 22 + 6*float64(len([]rune(l.label)))
+		if x+width > p.w-p.right && x > p.left {
+			x, row = p.left, row+1
+		}
+		y := 23 + 14*float64(row)
 		switch {
 		case l.radius == 0:
-			fmt.Fprintf(&out, `<rect x="%.0f" y="21" width="10" height="4" fill="%s"/>`, x, l.color)
+			fmt.Fprintf(&legend, `<rect x="%.0f" y="%.0f" width="10" height="4" fill="%s"/>`, x, y-2, l.color)
 		case l.square:
-			fmt.Fprintf(&out, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, x+5-l.radius*1.5, 23-l.radius*1.5, 3*l.radius, 3*l.radius, l.color)
+			fmt.Fprintf(&legend, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, x+5-l.radius*1.5, y-l.radius*1.5, 3*l.radius, 3*l.radius, l.color)
 		default:
-			fmt.Fprintf(&out, `<circle cx="%.0f" cy="23" r="%.1f" fill="%s"/>`, x+5, l.radius*1.5, l.color)
+			fmt.Fprintf(&legend, `<circle cx="%.0f" cy="%.0f" r="%.1f" fill="%s"/>`, x+5, y, l.radius*1.5, l.color)
 		}
-		fmt.Fprintf(&out, `<text x="%.0f" y="27">%s</text>`, x+13, template.HTMLEscapeString(l.label))
-		x += 22 + 6*float64(len([]rune(l.label)))
+		fmt.Fprintf(&legend, `<text x="%.0f" y="%.0f">%s</text>`, x+13, y+4, template.HTMLEscapeString(l.label))
+		x += width
 	}
-	out.WriteString(`</svg>`)
+	extra := 14 * float64(row)
+	var out strings.Builder
+	fmt.Fprintf(&out, `<svg class="plot" data-plot="%s" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="100%%" style="max-width:%.0fpx" font-family="sans-serif" font-size="11">`,
+		p.id, p.w, p.h+extra, p.w)
+	fmt.Fprintf(&out, `<text x="4" y="12" fill="#333" font-size="12">%s</text>`, template.HTMLEscapeString(p.yLabel))
+	out.WriteString(legend.String())
+	fmt.Fprintf(&out, `<g transform="translate(0 %.0f)">`, extra)
+	out.WriteString(p.b.String())
+	out.WriteString(`</g></svg>`)
 	return template.HTML(out.String())
 }
 

@@ -190,7 +190,12 @@ func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
 			role, slots, failed := d.roleOf(s, name)
 			key := role + "|" + slots + "|" + fmt.Sprint(failed)
 			if old, ok := prev[name]; ok && old != key {
-				changes = append(changes, fmt.Sprintf("%s became %s (%s; seen in the snapshot %s)", name, describeRole(role, slots, failed), since, s.label))
+				oldRole, oldSlots, oldFailed := splitKey(old)
+				what := "became " + describeRole(role, slots, failed)
+				if role == "primary" && oldRole == "primary" && failed == oldFailed {
+					what = slotChange(oldSlots, slots) // a migration
+				}
+				changes = append(changes, fmt.Sprintf("%s %s (%s; seen in the snapshot %s)", name, what, since, s.label))
 				fmt.Fprintf(&p.b, `<line class="change" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#000" stroke-width="2"><title>%s</title></line>`,
 					p.x(s.t), p.x(s.t), rowY(i), rowY(i)+18, template.HTMLEscapeString(changes[len(changes)-1]))
 			}
@@ -211,7 +216,7 @@ func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
 				fmt.Fprintf(&p.b, `<rect class="role" x="%.1f" y="%.1f" width="%.1f" height="18" fill="%s" opacity="0.8"><title>%s</title></rect>`,
 					x0, rowY(i), max(1, x1-x0), color, template.HTMLEscapeString(title))
 				if x1-x0 > 60 && slots != "" {
-					fmt.Fprintf(&p.b, `<text x="%.1f" y="%.1f" fill="#fff" font-size="10">%s</text>`, x0+3, rowY(i)+13, template.HTMLEscapeString(clip(slots, int((x1-x0)/6))))
+					fmt.Fprintf(&p.b, `<text x="%.1f" y="%.1f" fill="#fff" font-size="10">%s</text>`, x0+3, rowY(i)+13, template.HTMLEscapeString(clip(describeSlots(slotBits(slots)), int((x1-x0)/6))))
 				}
 			} else {
 				fmt.Fprintf(&p.b, `<rect class="role" x="%.1f" y="%.1f" width="%.1f" height="4" fill="%s"><title>%s</title></rect>`,
@@ -223,8 +228,86 @@ func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
 	for t := 0.0; t <= end+1e-9; t += step {
 		fmt.Fprintf(&p.b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s s</text>`, p.x(t), p.h-p.bot+14, trimFloat(t))
 	}
-	fmt.Fprintf(&p.b, `<text x="4" y="12" fill="#333" font-size="12">%s</text>`, template.HTMLEscapeString(p.yLabel))
 	return p.svg(), changes
+}
+
+func splitKey(k string) (role, slots string, failed bool) {
+	parts := strings.SplitN(k, "|", 3)
+	return parts[0], parts[1], parts[2] == "true"
+}
+
+// slotBits reads slot ranges ("0-5460 5461 ...") into a bitmap.
+func slotBits(ranges string) []bool {
+	bits := make([]bool, 16384)
+	for _, r := range strings.Fields(ranges) {
+		a, b, ok := strings.Cut(r, "-")
+		if !ok {
+			b = a
+		}
+		var lo, hi int
+		if _, err := fmt.Sscan(a, &lo); err != nil {
+			continue
+		}
+		if _, err := fmt.Sscan(b, &hi); err != nil {
+			continue
+		}
+		for i := max(lo, 0); i <= min(hi, 16383); i++ {
+			bits[i] = true
+		}
+	}
+	return bits
+}
+
+// describeSlots says a slot set briefly: the ranges when few, else their
+// count and the first ranges.
+func describeSlots(bits []bool) string {
+	var ranges []string
+	n := 0
+	for i := 0; i < len(bits); i++ {
+		if !bits[i] {
+			continue
+		}
+		j := i
+		for j+1 < len(bits) && bits[j+1] {
+			j++
+		}
+		n += j - i + 1
+		if i == j {
+			ranges = append(ranges, fmt.Sprint(i))
+		} else {
+			ranges = append(ranges, fmt.Sprintf("%d-%d", i, j))
+		}
+		i = j
+	}
+	if len(ranges) <= 4 {
+		return strings.Join(ranges, " ")
+	}
+	return fmt.Sprintf("%d slots in %d ranges (%s …)", n, len(ranges), strings.Join(ranges[:3], " "))
+}
+
+// slotChange tells what a primary gained and lost between two snapshots.
+func slotChange(from, to string) string {
+	a, b := slotBits(from), slotBits(to)
+	gained, lost := make([]bool, len(a)), make([]bool, len(a))
+	var ng, nl int
+	for i := range a {
+		if b[i] && !a[i] {
+			gained[i] = true
+			ng++
+		}
+		if a[i] && !b[i] {
+			lost[i] = true
+			nl++
+		}
+	}
+	var parts []string
+	if ng > 0 {
+		parts = append(parts, "gained slots "+describeSlots(gained))
+	}
+	if nl > 0 {
+		parts = append(parts, "gave up slots "+describeSlots(lost))
+	}
+	return strings.Join(parts, " and ") + ", now primary of " + describeSlots(b)
 }
 
 func describeRole(role, slots string, failed bool) string {
@@ -233,7 +316,7 @@ func describeRole(role, slots string, failed bool) string {
 		s = "not listed"
 	}
 	if slots != "" {
-		s += " of slots " + slots
+		s += " of slots " + describeSlots(slotBits(slots))
 	} else if role == "primary" {
 		s += " without slots"
 	}

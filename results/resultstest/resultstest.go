@@ -306,3 +306,24 @@ func summary(s Spec, p planted) checker.Summary {
 		"txn/list-append":       res(laValid, map[string]any{"anomalies": anomalies, "anomaly_types": len(anomalies)}),
 	}}
 }
+
+// WriteStore writes a small store of three runs a minute apart: a valid
+// reference run, an invalid redis run, and another valid reference run of
+// the same test. ops scales each run's size.
+func WriteStore(root string, ops int) ([]*results.Run, error) {
+	start := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	var runs []*results.Run
+	for i, s := range []Spec{
+		{Test: "reference-register-none", Ops: ops, Seed: 1},
+		{Test: "redis-set-partition", Ops: 2 * ops, Target: "redis", Invalid: true, Seed: 2},
+		{Test: "reference-register-none", Ops: ops + ops/2, Seed: 3},
+	} {
+		s.Started = start.Add(time.Duration(i) * time.Minute)
+		r, err := WriteRun(root, s)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
