@@ -131,6 +131,10 @@ func registerCommands(s *Server) {
 	s.reg("lset", 4, w, 1, 1, 1, cmdLSet, "list")
 	s.reg("lrem", 4, wr, 1, 1, 1, cmdLRem, "list")
 	s.reg("ltrim", 4, wr, 1, 1, 1, cmdLTrim, "list")
+	s.reg("lpos", -3, ro, 1, 1, 1, cmdLPos, "list")
+	s.reg("linsert", 5, w, 1, 1, 1, cmdLInsert, "list")
+	s.reg("lmove", 5, w, 1, 2, 1, cmdLMove, "list")
+	s.reg("rpoplpush", 3, w, 1, 2, 1, cmdLMove, "list")
 	// sorted sets
 	s.reg("zadd", -4, wf, 1, 1, 1, cmdZAdd, "sorted-set")
 	s.reg("zincrby", 4, wf, 1, 1, 1, cmdZIncrBy, "sorted-set")
