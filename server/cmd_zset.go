@@ -760,3 +760,242 @@ func cmdZCount(c *Client, argv [][]byte) {
 	}
 	c.Int(n)
 }
+
+// zsetInputsAt looks up the inputs of ZUNION and the like: sorted sets, or
+// plain sets whose members count with score 1; a missing key is nil.
+func (c *Client) zsetInputsAt(keys [][]byte) ([]*store.Object, bool) {
+	objs := make([]*store.Object, len(keys))
+	for i, k := range keys {
+		o := c.kv().Get(k)
+		if o != nil && o.Kind != store.KindZSet && o.Kind != store.KindSet {
+			c.Error(ErrWrongType)
+			return nil, false
+		}
+		objs[i] = o
+	}
+	return objs, true
+}
+
+// zsetInput iterates one input of ZUNION and the like.
+func zsetInputLen(o *store.Object) int {
+	if o == nil {
+		return 0
+	}
+	return o.Len()
+}
+
+func zsetInputScore(o *store.Object, m string) (float64, bool) {
+	switch {
+	case o == nil:
+		return 0, false
+	case o.Kind == store.KindSet:
+		_, ok := o.Set[m]
+		return 1, ok
+	}
+	return o.ZSet.Score(m)
+}
+
+func zsetInputEach(o *store.Object, fn func(m string, score float64)) {
+	switch {
+	case o == nil:
+	case o.Kind == store.KindSet:
+		for _, m := range o.SetMembers() {
+			fn(m, 1)
+		}
+	default:
+		for i := 0; i < o.ZSet.Len(); i++ {
+			e := o.ZSet.At(i)
+			fn(e.Member, e.Score)
+		}
+	}
+}
+
+// ZUNION/ZINTER/ZDIFF numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE
+// SUM|MIN|MAX] [WITHSCORES], their STORE forms (destination first, no
+// WITHSCORES) and ZINTERCARD numkeys key [key ...] [LIMIT limit].
+func cmdZSetAlgebra(c *Client, argv [][]byte) {
+	name := c.cmd.Name
+	storeTo := strings.HasSuffix(name, "store")
+	card := name == "zintercard"
+	at := 1
+	if storeTo {
+		at = 2
+	}
+	n64, ok := parseInt(argv[at])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	if n64 < 1 {
+		c.Error("ERR at least 1 input key is needed for '" + name + "' command")
+		return
+	}
+	if n64 > int64(len(argv)-at-1) {
+		c.Error(ErrSyntax)
+		return
+	}
+	n := int(n64)
+	if card {
+		limit := int64(0)
+		for i := 2 + n; i < len(argv); i++ {
+			if eq(argv[i], "limit") && i+1 < len(argv) {
+				l, ok := parseInt(argv[i+1])
+				if !ok || l < 0 {
+					c.Error("ERR LIMIT can't be negative")
+					return
+				}
+				limit, i = l, i+1
+				continue
+			}
+			c.Error(ErrSyntax)
+			return
+		}
+		inputs, ok := c.zsetInputsAt(argv[2 : 2+n])
+		if !ok {
+			return
+		}
+		res := zsetCombine("zinter", inputs, nil, "sum")
+		if limit > 0 && int64(res.Len()) > limit {
+			c.Int(limit)
+			return
+		}
+		c.Int(int64(res.Len()))
+		return
+	}
+	inputs, ok := c.zsetInputsAt(argv[at+1 : at+1+n])
+	if !ok {
+		return
+	}
+	var weights []float64
+	agg, withScores := "sum", false
+	isDiff := strings.HasPrefix(name, "zdiff")
+	for i := at + 1 + n; i < len(argv); i++ {
+		switch {
+		case !isDiff && eq(argv[i], "weights") && i+n < len(argv):
+			weights = make([]float64, n)
+			for j := range weights {
+				w, ok := parseFloat(argv[i+1+j])
+				if !ok {
+					c.Error("ERR weight value is not a float")
+					return
+				}
+				weights[j] = w
+			}
+			i += n
+		case !isDiff && eq(argv[i], "aggregate") && i+1 < len(argv):
+			switch {
+			case eq(argv[i+1], "sum"), eq(argv[i+1], "min"), eq(argv[i+1], "max"):
+				agg = strings.ToLower(string(argv[i+1]))
+			default:
+				c.Error(ErrSyntax)
+				return
+			}
+			i++
+		case !storeTo && eq(argv[i], "withscores"):
+			withScores = true
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	res := zsetCombine(strings.TrimSuffix(name, "store"), inputs, weights, agg)
+	if storeTo {
+		c.storeResult(argv[1], res)
+		c.Int(int64(res.Len()))
+		return
+	}
+	entries := make([]store.ZEntry, res.ZSet.Len())
+	for i := range entries {
+		entries[i] = res.ZSet.At(i)
+	}
+	c.replyZEntries(entries, withScores)
+}
+
+// zsetCombine computes ZUNION, ZINTER or ZDIFF with Redis's arithmetic: a
+// weighted or summed score that is NaN (inf - inf, 0 * inf) counts as 0.
+func zsetCombine(op string, inputs []*store.Object, weights []float64, agg string) *store.Object {
+	weight := func(i int) float64 {
+		if weights == nil {
+			return 1
+		}
+		return weights[i]
+	}
+	scaled := func(i int, score float64) float64 {
+		v := weight(i) * score
+		if math.IsNaN(v) {
+			return 0
+		}
+		return v
+	}
+	combine := func(acc, v float64) float64 {
+		switch agg {
+		case "min":
+			return min(acc, v)
+		case "max":
+			return max(acc, v)
+		}
+		if s := acc + v; !math.IsNaN(s) {
+			return s
+		}
+		return 0
+	}
+	out := store.NewObject(store.KindZSet)
+	add := func(m string, score float64) {
+		out.ZSet.Add(m, score+0)
+		out.ZSetNote(m)
+	}
+	switch op {
+	case "zunion":
+		acc := map[string]float64{}
+		var order []string
+		for i, in := range inputs {
+			zsetInputEach(in, func(m string, score float64) {
+				v := scaled(i, score)
+				if cur, ok := acc[m]; ok {
+					acc[m] = combine(cur, v)
+				} else {
+					acc[m] = v
+					order = append(order, m)
+				}
+			})
+		}
+		for _, m := range order {
+			add(m, acc[m])
+		}
+	case "zinter":
+		smallest := 0
+		for i, in := range inputs {
+			if in == nil {
+				return out
+			}
+			if zsetInputLen(in) < zsetInputLen(inputs[smallest]) {
+				smallest = i
+			}
+		}
+		zsetInputEach(inputs[smallest], func(m string, _ float64) {
+			var acc float64
+			for i, in := range inputs {
+				score, ok := zsetInputScore(in, m)
+				if !ok {
+					return
+				}
+				if i == 0 {
+					acc = scaled(i, score)
+				} else {
+					acc = combine(acc, scaled(i, score))
+				}
+			}
+			add(m, acc)
+		})
+	default: // zdiff
+		zsetInputEach(inputs[0], func(m string, score float64) {
+			for _, in := range inputs[1:] {
+				if _, ok := zsetInputScore(in, m); ok {
+					return
+				}
+			}
+			add(m, score)
+		})
+	}
+	return out
+}

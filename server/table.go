@@ -159,6 +159,12 @@ func registerCommands(s *Server) {
 	s.reg("zremrangebylex", 4, wr, 1, 1, 1, cmdZRemRange, "sorted-set")
 	s.reg("zmscore", -3, rof, 1, 1, 1, cmdZMScore, "sorted-set")
 	s.reg("zrandmember", -2, ro, 1, 1, 1, cmdZRandMember, "sorted-set")
+	for _, n := range []string{"zunion", "zinter", "zdiff"} {
+		s.reg(n, -3, ro+" movablekeys", 0, 0, 0, cmdZSetAlgebra, "sorted-set").Keys = numKeysAt(1)
+		store := s.reg(n+"store", -4, w+" movablekeys", 1, 1, 1, cmdZSetAlgebra, "sorted-set")
+		store.Keys = func(argv [][]byte) []int { return append([]int{1}, numKeysAt(2)(argv)...) }
+	}
+	s.reg("zintercard", -3, ro+" movablekeys", 0, 0, 0, cmdZSetAlgebra, "sorted-set").Keys = numKeysAt(1)
 	// transactions
 	s.reg("multi", 1, "noscript loading stale fast allow_busy", 0, 0, 0, cmdMulti, "transactions")
 	s.reg("exec", 1, "noscript loading stale skip_slowlog", 0, 0, 0, cmdExec, "transactions")
