@@ -460,3 +460,8 @@ func replyRandomSample[T any](c *Client, all []T, count int64, width int, reply 
 		reply(all[i])
 	}
 }
+
+// SSCAN key cursor [MATCH pattern] [COUNT count]
+func cmdSScan(c *Client, argv [][]byte) {
+	containerScan(c, argv, store.KindSet, (*store.Object).SetMembers)
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
 
@@ -998,4 +999,17 @@ func zsetCombine(op string, inputs []*store.Object, weights []float64, agg strin
 		})
 	}
 	return out
+}
+
+// ZSCAN key cursor [MATCH pattern] [COUNT count]: scores as strings, in
+// Redis's %.17g form.
+func cmdZScan(c *Client, argv [][]byte) {
+	containerScan(c, argv, store.KindZSet, func(o *store.Object) []string {
+		out := make([]string, 0, 2*o.ZSet.Len())
+		for i := 0; i < o.ZSet.Len(); i++ {
+			e := o.ZSet.At(i)
+			out = append(out, e.Member, string(resp.AppendFloat(nil, e.Score)))
+		}
+		return out
+	})
 }

@@ -85,6 +85,9 @@ func registerCommands(s *Server) {
 	s.reg("dump", 2, ro, 1, 1, 1, cmdDump, "generic")
 	s.reg("object", -2, ro, 2, 2, 1, cmdObject, "generic")
 	s.reg("restore", -4, w, 1, 1, 1, cmdRestore, "generic")
+	s.reg("copy", -3, w, 1, 2, 1, cmdCopy, "generic")
+	s.reg("move", 3, wrf, 1, 1, 1, cmdMove, "generic")
+	s.reg("swapdb", 3, wrf, 0, 0, 0, cmdSwapDB, "server")
 	s.reg("restore-asking", -4, w+" asking", 1, 1, 1, cmdRestore, "server")
 	// hashes
 	s.reg("hset", -4, wf, 1, 1, 1, cmdHSet, "hash")
@@ -101,6 +104,8 @@ func registerCommands(s *Server) {
 	s.reg("hexists", 3, rof, 1, 1, 1, cmdHExists, "hash")
 	s.reg("hkeys", 2, ro, 1, 1, 1, cmdHKeys, "hash")
 	s.reg("hvals", 2, ro, 1, 1, 1, cmdHVals, "hash")
+	s.reg("hrandfield", -2, ro, 1, 1, 1, cmdHRandField, "hash")
+	s.reg("hscan", -3, ro, 1, 1, 1, cmdHScan, "hash")
 	// sets
 	s.reg("sadd", -3, wf, 1, 1, 1, cmdSAdd, "set")
 	s.reg("srem", -3, wrf, 1, 1, 1, cmdSRem, "set")
@@ -118,6 +123,7 @@ func registerCommands(s *Server) {
 	s.reg("sintercard", -3, ro+" movablekeys", 0, 0, 0, cmdSInterCard, "set").Keys = numKeysAt(1)
 	s.reg("smove", 4, wrf, 1, 2, 1, cmdSMove, "set")
 	s.reg("srandmember", -2, ro, 1, 1, 1, cmdSRandMember, "set")
+	s.reg("sscan", -3, ro, 1, 1, 1, cmdSScan, "set")
 	// lists
 	s.reg("lpush", -3, wf, 1, 1, 1, cmdLPush, "list")
 	s.reg("rpush", -3, wf, 1, 1, 1, cmdRPush, "list")
@@ -164,6 +170,7 @@ func registerCommands(s *Server) {
 		store := s.reg(n+"store", -4, w+" movablekeys", 1, 1, 1, cmdZSetAlgebra, "sorted-set")
 		store.Keys = func(argv [][]byte) []int { return append([]int{1}, numKeysAt(2)(argv)...) }
 	}
+	s.reg("zscan", -3, ro, 1, 1, 1, cmdZScan, "sorted-set")
 	s.reg("zintercard", -3, ro+" movablekeys", 0, 0, 0, cmdZSetAlgebra, "sorted-set").Keys = numKeysAt(1)
 	// transactions
 	s.reg("multi", 1, "noscript loading stale fast allow_busy", 0, 0, 0, cmdMulti, "transactions")
