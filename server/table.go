@@ -59,6 +59,12 @@ func registerCommands(s *Server) {
 	s.reg("incrby", 3, wf, 1, 1, 1, cmdIncrBy, "string")
 	s.reg("decrby", 3, wf, 1, 1, 1, cmdDecrBy, "string")
 	s.reg("incrbyfloat", 3, wf, 1, 1, 1, cmdIncrByFloat, "string")
+	// bitmaps
+	s.reg("setbit", 4, w, 1, 1, 1, cmdSetBit, "bitmap")
+	s.reg("getbit", 3, rof, 1, 1, 1, cmdGetBit, "bitmap")
+	s.reg("bitcount", -2, ro, 1, 1, 1, cmdBitCount, "bitmap")
+	s.reg("bitpos", -3, ro, 1, 1, 1, cmdBitPos, "bitmap")
+	s.reg("bitop", -4, w, 2, -1, 1, cmdBitOp, "bitmap")
 	// generic
 	s.reg("del", -2, wr, 1, -1, 1, cmdDel, "generic")
 	s.reg("unlink", -2, wrf, 1, -1, 1, cmdDel, "generic")
