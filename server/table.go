@@ -59,6 +59,7 @@ func registerCommands(s *Server) {
 	s.reg("incrby", 3, wf, 1, 1, 1, cmdIncrBy, "string")
 	s.reg("decrby", 3, wf, 1, 1, 1, cmdDecrBy, "string")
 	s.reg("incrbyfloat", 3, wf, 1, 1, 1, cmdIncrByFloat, "string")
+	s.reg("lcs", -3, ro, 1, 2, 1, cmdLCS, "string")
 	// bitmaps
 	s.reg("setbit", 4, w, 1, 1, 1, cmdSetBit, "bitmap")
 	s.reg("getbit", 3, rof, 1, 1, 1, cmdGetBit, "bitmap")
