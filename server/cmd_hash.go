@@ -5,6 +5,8 @@ package server
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
+	"strconv"
 
 	"github.com/redline-dev/redline/server/store"
 )
@@ -253,4 +255,149 @@ func cmdHIncrByFloat(c *Client, argv [][]byte) {
 	c.s.dirty++
 	c.Propagate([]byte("HSET"), argv[1], argv[2], s)
 	c.Bulk(s)
+}
+
+// HRANDFIELD key [count [WITHVALUES]]
+func cmdHRandField(c *Client, argv [][]byte) {
+	if len(argv) > 4 || (len(argv) == 4 && !eq(argv[3], "withvalues")) {
+		c.Error(ErrSyntax)
+		return
+	}
+	withCount, withValues := len(argv) >= 3, len(argv) == 4
+	var count int64
+	if withCount {
+		n, ok := parseInt(argv[2])
+		if !ok {
+			c.Error(ErrNotInt)
+			return
+		}
+		if n == math.MinInt64 {
+			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+			return
+		}
+		if withValues && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
+			c.Error("ERR value is out of range")
+			return
+		}
+		count = n
+	}
+	o, ok := c.lookup(argv[1], store.KindHash)
+	if !ok {
+		return
+	}
+	if o == nil {
+		if withCount {
+			c.Array(0)
+		} else {
+			c.Null()
+		}
+		return
+	}
+	fields := o.HashFields()
+	if !withCount {
+		c.BulkString(fields[rand.IntN(len(fields))])
+		return
+	}
+	switch {
+	case !withValues:
+		replyRandomSample(c, fields, count, 1, func(f string) { c.BulkString(f) })
+	case c.proto == 3:
+		replyRandomSample(c, fields, count, 1, func(f string) {
+			c.Array(2)
+			c.BulkString(f)
+			c.Bulk(o.Hash[f])
+		})
+	default:
+		replyRandomSample(c, fields, count, 2, func(f string) {
+			c.BulkString(f)
+			c.Bulk(o.Hash[f])
+		})
+	}
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count]
+func cmdHScan(c *Client, argv [][]byte) {
+	containerScan(c, argv, store.KindHash, func(o *store.Object) []string {
+		fields := o.HashFields()
+		out := make([]string, 0, 2*len(fields))
+		for _, f := range fields {
+			out = append(out, f, string(o.Hash[f]))
+		}
+		return out
+	})
+}
+
+// containerScan implements SSCAN, HSCAN and ZSCAN. Redis returns a
+// compact (listpack, intset) value whole with cursor 0 whatever COUNT
+// says; a larger one is paged here by position in reply order (Redis's
+// cursor walks its hash table, which this server does not mimic). items
+// lists the value's elements, pairs flattened; MATCH tests the first of
+// each pair.
+func containerScan(c *Client, argv [][]byte, kind store.Kind, items func(*store.Object) []string) {
+	cur, ok := parseCursor(argv[2])
+	if !ok {
+		c.Error("ERR invalid cursor")
+		return
+	}
+	o, ok := c.lookup(argv[1], kind)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Array(2)
+		c.BulkString("0")
+		c.Array(0)
+		return
+	}
+	count := 10
+	var pat []byte
+	for i := 3; i < len(argv); i++ {
+		switch {
+		case eq(argv[i], "count") && i+1 < len(argv):
+			n, ok := parseInt(argv[i+1])
+			if !ok {
+				c.Error(ErrNotInt)
+				return
+			}
+			if n < 1 {
+				c.Error(ErrSyntax)
+				return
+			}
+			count = int(min(n, 1<<20))
+			i++
+		case eq(argv[i], "match") && i+1 < len(argv):
+			pat = argv[i+1]
+			i++
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	all := items(o)
+	width := 1
+	if kind != store.KindSet {
+		width = 2
+	}
+	from, to := 0, len(all)/width
+	next := uint64(0)
+	if o.Encoding() == "hashtable" || o.Encoding() == "skiplist" {
+		from = int(min(cur, uint64(to)))
+		if from+count < to {
+			to = from + count
+			next = uint64(to)
+		}
+	}
+	var out []string
+	for i := from; i < to; i++ {
+		if pat != nil && !GlobMatch(pat, []byte(all[i*width])) {
+			continue
+		}
+		out = append(out, all[i*width:i*width+width]...)
+	}
+	c.Array(2)
+	c.BulkString(strconv.FormatUint(next, 10))
+	c.Array(len(out))
+	for _, s := range out {
+		c.BulkString(s)
+	}
 }

@@ -567,3 +567,126 @@ func cmdTouch(c *Client, argv [][]byte) {
 	}
 	c.Int(n)
 }
+
+// parseDBIndex parses a database number as Redis's getIntFromObjectOrReply
+// and selectDb do; notInt is the error for a non-integer.
+func parseDBIndex(c *Client, b []byte, notInt string) (int, bool) {
+	n, ok := parseInt(b)
+	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+		c.Error(notInt)
+		return 0, false
+	}
+	if n < 0 || n >= int64(len(c.s.dbs)) {
+		c.Error("ERR DB index is out of range")
+		return 0, false
+	}
+	return int(n), true
+}
+
+const errSameObject = "ERR source and destination objects are the same"
+
+// COPY source destination [DB destination-db] [REPLACE]
+func cmdCopy(c *Client, argv [][]byte) {
+	dstDB, replace := c.db, false
+	for i := 3; i < len(argv); i++ {
+		switch {
+		case eq(argv[i], "replace"):
+			replace = true
+		case eq(argv[i], "db") && i+1 < len(argv):
+			n, ok := parseDBIndex(c, argv[i+1], ErrNotInt)
+			if !ok {
+				return
+			}
+			dstDB = n
+			i++
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	if c.s.cfg.ClusterEnabled && (c.db != 0 || dstDB != 0) {
+		c.Error("ERR Copying to another database is not allowed in cluster mode")
+		return
+	}
+	if dstDB == c.db && string(argv[1]) == string(argv[2]) {
+		c.Error(errSameObject)
+		return
+	}
+	o := c.kv().Get(argv[1])
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	dst := c.s.dbs[dstDB]
+	if dst.Get(argv[2]) != nil {
+		if !replace {
+			c.Int(0)
+			return
+		}
+		dst.Delete(argv[2])
+	}
+	dst.Add(argv[2], o.Clone())
+	c.s.dirty++
+	if dstDB != c.db && len(c.s.watchers) > 0 {
+		c.s.touch(dstDB, argv[2]) // exec touches keys of the current DB only
+	}
+	c.Int(1)
+}
+
+// MOVE key db
+func cmdMove(c *Client, argv [][]byte) {
+	if c.s.cfg.ClusterEnabled {
+		c.Error("ERR MOVE is not allowed in cluster mode")
+		return
+	}
+	dstDB, ok := parseDBIndex(c, argv[2], ErrNotInt)
+	if !ok {
+		return
+	}
+	if dstDB == c.db {
+		c.Error(errSameObject)
+		return
+	}
+	src, dst := c.kv(), c.s.dbs[dstDB]
+	o := src.Get(argv[1])
+	if o == nil || dst.Get(argv[1]) != nil {
+		c.Int(0)
+		return
+	}
+	src.Remove(o)
+	dst.Add(argv[1], o)
+	c.s.dirty++
+	if len(c.s.watchers) > 0 {
+		c.s.touch(dstDB, argv[1])
+	}
+	c.Int(1)
+}
+
+// SWAPDB index1 index2
+func cmdSwapDB(c *Client, argv [][]byte) {
+	if c.s.cfg.ClusterEnabled {
+		c.Error("ERR SWAPDB is not allowed in cluster mode")
+		return
+	}
+	a, ok := parseDBIndex(c, argv[1], "ERR invalid first DB index")
+	if !ok {
+		return
+	}
+	b, ok := parseDBIndex(c, argv[2], "ERR invalid second DB index")
+	if !ok {
+		return
+	}
+	if a != b {
+		// A watcher of a key that exists on either side sees it change.
+		for k, ws := range c.s.watchers {
+			if (k.db == a || k.db == b) && (c.s.dbs[a].Has(k.key) || c.s.dbs[b].Has(k.key)) {
+				for _, w := range ws {
+					w.watchBad = true
+				}
+			}
+		}
+		c.s.dbs[a].SwapContents(c.s.dbs[b])
+	}
+	c.s.dirty++
+	c.OK()
+}

@@ -277,3 +277,186 @@ func cmdLTrim(c *Client, argv [][]byte) {
 	}
 	c.OK()
 }
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+func cmdLPos(c *Client, argv [][]byte) {
+	rank, count, maxlen := int64(1), int64(-1), int64(0)
+	for i := 3; i < len(argv); i++ {
+		if i+1 >= len(argv) {
+			c.Error(ErrSyntax)
+			return
+		}
+		v, ok := parseInt(argv[i+1])
+		switch {
+		case eq(argv[i], "rank"):
+			if !ok {
+				c.Error(ErrNotInt)
+				return
+			}
+			if v == math.MinInt64 {
+				v = -1 // Redis negates it, overflows and skips no match
+			}
+			if v == 0 {
+				c.Error("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+				return
+			}
+			rank = v
+		case eq(argv[i], "count"):
+			if !ok || v < 0 {
+				c.Error("ERR COUNT can't be negative")
+				return
+			}
+			count = v
+		case eq(argv[i], "maxlen"):
+			if !ok || v < 0 {
+				c.Error("ERR MAXLEN can't be negative")
+				return
+			}
+			maxlen = v
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+		i++
+	}
+	o, ok := c.lookup(argv[1], store.KindList)
+	if !ok {
+		return
+	}
+	if o == nil {
+		if count >= 0 {
+			c.Array(0)
+		} else {
+			c.Null()
+		}
+		return
+	}
+	n := o.List.Len()
+	skip := rank - 1
+	if rank < 0 {
+		skip = -rank - 1
+	}
+	var found []int64
+	for j := 0; j < n && (maxlen == 0 || int64(j) < maxlen); j++ {
+		idx := j
+		if rank < 0 {
+			idx = n - 1 - j
+		}
+		if string(o.List.At(idx)) != string(argv[2]) {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		found = append(found, int64(idx))
+		if count < 0 || (count > 0 && int64(len(found)) >= count) {
+			break
+		}
+	}
+	if count < 0 {
+		if len(found) == 0 {
+			c.Null()
+		} else {
+			c.Int(found[0])
+		}
+		return
+	}
+	c.Array(len(found))
+	for _, f := range found {
+		c.Int(f)
+	}
+}
+
+// LINSERT key BEFORE|AFTER pivot element
+func cmdLInsert(c *Client, argv [][]byte) {
+	var after bool
+	switch {
+	case eq(argv[2], "after"):
+		after = true
+	case eq(argv[2], "before"):
+	default:
+		c.Error(ErrSyntax)
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindList)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	items := o.List.Slice()
+	for i, it := range items {
+		if string(it) != string(argv[3]) {
+			continue
+		}
+		at := i
+		if after {
+			at++
+		}
+		items = append(items[:at], append([][]byte{copyBytes(argv[4])}, items[at:]...)...)
+		o.List.Reset(items)
+		c.s.dirty++
+		c.Int(int64(o.List.Len()))
+		return
+	}
+	c.Int(-1)
+}
+
+// LMOVE source destination LEFT|RIGHT LEFT|RIGHT, and RPOPLPUSH.
+func cmdLMove(c *Client, argv [][]byte) {
+	fromLeft, toLeft := false, true
+	if c.cmd.Name == "lmove" {
+		var ok1, ok2 bool
+		fromLeft, ok1 = parseSide(argv[3])
+		toLeft, ok2 = parseSide(argv[4])
+		if !ok1 || !ok2 {
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	db := c.kv()
+	src, ok := c.lookup(argv[1], store.KindList)
+	if !ok {
+		return
+	}
+	if src == nil {
+		c.Null()
+		return
+	}
+	dst := db.Get(argv[2])
+	if dst != nil && dst.Kind != store.KindList {
+		c.Error(ErrWrongType)
+		return
+	}
+	var v []byte
+	if fromLeft {
+		v = src.List.PopFront()
+	} else {
+		v = src.List.PopBack()
+	}
+	if dst == nil {
+		dst = store.NewObject(store.KindList)
+		db.Add(argv[2], dst)
+	}
+	if toLeft {
+		dst.List.PushFront(v)
+	} else {
+		dst.List.PushBack(v)
+	}
+	c.dropIfEmpty(src)
+	c.s.dirty++
+	c.Bulk(v)
+}
+
+func parseSide(b []byte) (left, ok bool) {
+	switch {
+	case eq(b, "left"):
+		return true, true
+	case eq(b, "right"):
+		return false, true
+	}
+	return false, false
+}

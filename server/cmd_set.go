@@ -424,7 +424,7 @@ func cmdSRandMember(c *Client, argv [][]byte) {
 		c.BulkString(ms[rand.IntN(len(ms))])
 		return
 	}
-	replyRandomSample(c, ms, count, func(m string) { c.BulkString(m) })
+	replyRandomSample(c, ms, count, 1, func(m string) { c.BulkString(m) })
 }
 
 // maxRandomCount bounds the repetitions a negative count may ask for.
@@ -433,30 +433,35 @@ const maxRandomCount = 1 << 24
 // replyRandomSample replies count random elements of all as an array, as
 // SRANDMEMBER, HRANDFIELD and ZRANDMEMBER do: count >= 0 distinct elements
 // (all of them, in order, when count covers them), count < 0 that many
-// with repetitions.
-func replyRandomSample[T any](c *Client, all []T, count int64, reply func(T)) {
+// with repetitions. reply writes width array items per element.
+func replyRandomSample[T any](c *Client, all []T, count int64, width int, reply func(T)) {
 	if count < -maxRandomCount {
 		// Redis would try to build the reply until memory runs out.
 		c.Error("ERR value is out of range")
 		return
 	}
 	if count < 0 {
-		c.Array(int(-count))
+		c.Array(int(-count) * width)
 		for i := int64(0); i < -count; i++ {
 			reply(all[rand.IntN(len(all))])
 		}
 		return
 	}
 	if count >= int64(len(all)) {
-		c.Array(len(all))
+		c.Array(len(all) * width)
 		for _, e := range all {
 			reply(e)
 		}
 		return
 	}
 	idx := rand.Perm(len(all))[:count]
-	c.Array(len(idx))
+	c.Array(len(idx) * width)
 	for _, i := range idx {
 		reply(all[i])
 	}
+}
+
+// SSCAN key cursor [MATCH pattern] [COUNT count]
+func cmdSScan(c *Client, argv [][]byte) {
+	containerScan(c, argv, store.KindSet, (*store.Object).SetMembers)
 }

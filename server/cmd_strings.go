@@ -558,3 +558,133 @@ func cmdSetRange(c *Client, argv [][]byte) {
 	}
 	c.Int(int64(len(o.Str)))
 }
+
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]: the longest
+// common subsequence by the textbook dynamic programme, walked back from
+// the end as Redis does so that IDX lists the same ranges in the same
+// (last-first) order.
+func cmdLCS(c *Client, argv [][]byte) {
+	db := c.kv()
+	oa, ob := db.Get(argv[1]), db.Get(argv[2])
+	if (oa != nil && oa.Kind != store.KindString) || (ob != nil && ob.Kind != store.KindString) {
+		c.Error("ERR The specified keys must contain string values")
+		return
+	}
+	var a, b []byte
+	if oa != nil {
+		a = oa.Str
+	}
+	if ob != nil {
+		b = ob.Str
+	}
+	var getLen, getIdx, withMatchLen bool
+	var minMatch int64
+	for i := 3; i < len(argv); i++ {
+		switch {
+		case eq(argv[i], "idx"):
+			getIdx = true
+		case eq(argv[i], "len"):
+			getLen = true
+		case eq(argv[i], "withmatchlen"):
+			withMatchLen = true
+		case eq(argv[i], "minmatchlen") && i+1 < len(argv):
+			n, ok := parseInt(argv[i+1])
+			if !ok {
+				c.Error(ErrNotInt)
+				return
+			}
+			minMatch = max(n, 0)
+			i++
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	if getLen && getIdx {
+		c.Error("ERR If you want both the length and indexes, please just use IDX.")
+		return
+	}
+	alen, blen := len(a), len(b)
+	if uint64(alen+1)*uint64(blen+1)*4 > uint64(c.s.cfg.ProtoMaxBulkLen) {
+		c.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+		return
+	}
+	w := blen + 1
+	t := make([]uint32, (alen+1)*w) // t[i*w+j]: LCS length of a[:i], b[:j]
+	for i := 1; i <= alen; i++ {
+		for j := 1; j <= blen; j++ {
+			if a[i-1] == b[j-1] {
+				t[i*w+j] = t[(i-1)*w+j-1] + 1
+			} else {
+				t[i*w+j] = max(t[(i-1)*w+j], t[i*w+j-1])
+			}
+		}
+	}
+	total := t[alen*w+blen]
+	if getLen {
+		c.Int(int64(total))
+		return
+	}
+	type match struct{ a0, a1, b0, b1 int }
+	var matches []match
+	result := make([]byte, total)
+	k := int(total)
+	cur, open := match{}, false
+	for i, j := alen, blen; i > 0 && j > 0; {
+		emit := false
+		if a[i-1] == b[j-1] {
+			result[k-1] = a[i-1]
+			switch {
+			case !open:
+				cur, open = match{i - 1, i - 1, j - 1, j - 1}, true
+			case cur.a0 == i && cur.b0 == j: // extends backwards
+				cur.a0--
+				cur.b0--
+			default:
+				emit = true
+			}
+			if cur.a0 == 0 || cur.b0 == 0 {
+				emit = true
+			}
+			k, i, j = k-1, i-1, j-1
+		} else {
+			if t[(i-1)*w+j] > t[i*w+j-1] {
+				i--
+			} else {
+				j--
+			}
+			emit = open
+		}
+		if emit {
+			if n := int64(cur.a1 - cur.a0 + 1); minMatch == 0 || n >= minMatch {
+				matches = append(matches, cur)
+			}
+			open = false
+		}
+	}
+	if !getIdx {
+		c.Bulk(result)
+		return
+	}
+	c.Map(2)
+	c.BulkString("matches")
+	c.Array(len(matches))
+	for _, m := range matches {
+		if withMatchLen {
+			c.Array(3)
+		} else {
+			c.Array(2)
+		}
+		c.Array(2)
+		c.Int(int64(m.a0))
+		c.Int(int64(m.a1))
+		c.Array(2)
+		c.Int(int64(m.b0))
+		c.Int(int64(m.b1))
+		if withMatchLen {
+			c.Int(int64(m.a1 - m.a0 + 1))
+		}
+	}
+	c.BulkString("len")
+	c.Int(int64(total))
+}

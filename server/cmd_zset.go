@@ -4,9 +4,12 @@ package server
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
 
@@ -239,31 +242,40 @@ func scoreBound(b []byte) (float64, bool, bool) {
 }
 
 // ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
-// plus ZREVRANGE and ZRANGEBYSCORE.
+// plus ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZRANGEBYLEX,
+// ZREVRANGEBYLEX and ZRANGESTORE dst src min max [...].
 func cmdZRange(c *Client, argv [][]byte) {
-	byScore, rev, withScores := false, false, false
-	limit := false
+	const (
+		byAuto = iota
+		byRank
+		byScore
+		byLex
+	)
+	store_ := c.cmd.Name == "zrangestore"
+	var dst []byte
+	if store_ {
+		dst, argv = argv[1], argv[1:]
+	}
+	by, rev, withScores, limit := byAuto, false, false, false
 	var offset, count int64 = 0, -1
 	switch c.cmd.Name {
 	case "zrevrange":
-		rev = true
+		by, rev = byRank, true
 	case "zrangebyscore":
-		byScore = true
+		by = byScore
 	case "zrevrangebyscore":
-		byScore, rev = true, true
+		by, rev = byScore, true
+	case "zrangebylex":
+		by = byLex
+	case "zrevrangebylex":
+		by, rev = byLex, true
 	}
+	auto := by == byAuto
 	for i := 4; i < len(argv); i++ {
 		switch {
-		case eq(argv[i], "withscores"):
+		case !store_ && eq(argv[i], "withscores"):
 			withScores = true
-		case eq(argv[i], "byscore") && c.cmd.Name == "zrange":
-			byScore = true
-		case eq(argv[i], "rev") && c.cmd.Name == "zrange":
-			rev = true
-		case eq(argv[i], "bylex") && c.cmd.Name == "zrange":
-			c.Error("ERR BYLEX is not supported by this server")
-			return
-		case eq(argv[i], "limit") && i+2 < len(argv) && c.cmd.Name != "zrevrange":
+		case eq(argv[i], "limit") && i+2 < len(argv):
 			o, ok1 := parseInt(argv[i+1])
 			n, ok2 := parseInt(argv[i+2])
 			if !ok1 || !ok2 {
@@ -272,28 +284,65 @@ func cmdZRange(c *Client, argv [][]byte) {
 			}
 			offset, count, limit = o, n, true
 			i += 2
+		case auto && by == byAuto && eq(argv[i], "byscore"):
+			by = byScore
+		case auto && by == byAuto && eq(argv[i], "bylex"):
+			by = byLex
+		case auto && !rev && eq(argv[i], "rev"):
+			rev = true
 		default:
 			c.Error(ErrSyntax)
 			return
 		}
 	}
-	if limit && !byScore {
+	if by == byAuto {
+		by = byRank
+	}
+	if limit && by == byRank {
 		c.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
 		return
 	}
-	var entries []store.ZEntry
-	if !byScore {
-		start, ok1 := parseInt(argv[2])
-		stop, ok2 := parseInt(argv[3])
+	if withScores && by == byLex {
+		c.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+		return
+	}
+	minArg, maxArg := argv[2], argv[3]
+	if rev && by != byRank {
+		minArg, maxArg = maxArg, minArg
+	}
+	var sr scoreRange
+	var lr lexRange
+	var start, stop int64
+	switch by {
+	case byRank:
+		var ok1, ok2 bool
+		start, ok1 = parseInt(argv[2])
+		stop, ok2 = parseInt(argv[3])
 		if !ok1 || !ok2 {
 			c.Error(ErrNotInt)
 			return
 		}
-		o, ok := c.lookup(argv[1], store.KindZSet)
-		if !ok {
+	case byScore:
+		var ok bool
+		if sr, ok = parseScoreRange(minArg, maxArg); !ok {
+			c.Error("ERR min or max is not a float")
 			return
 		}
-		if o != nil {
+	case byLex:
+		var ok bool
+		if lr, ok = parseLexRange(minArg, maxArg); !ok {
+			c.Error("ERR min or max not valid string range item")
+			return
+		}
+	}
+	o, ok := c.lookup(argv[1], store.KindZSet)
+	if !ok {
+		return
+	}
+	var entries []store.ZEntry
+	if o != nil {
+		switch by {
+		case byRank:
 			n := int64(o.ZSet.Len())
 			if s, e, ok := rangeIndexes(start, stop, n); ok {
 				for i := s; i <= e; i++ {
@@ -304,51 +353,42 @@ func cmdZRange(c *Client, argv [][]byte) {
 					entries = append(entries, o.ZSet.At(int(idx)))
 				}
 			}
+		case byScore:
+			lo, hi := sr.span(o.ZSet)
+			entries = spanEntries(o.ZSet, lo, hi, rev)
+		case byLex:
+			lo, hi := lr.span(o.ZSet)
+			entries = spanEntries(o.ZSet, lo, hi, rev)
 		}
-	} else {
-		minArg, maxArg := argv[2], argv[3]
-		if rev {
-			minArg, maxArg = maxArg, minArg
-		}
-		lo, loEx, ok1 := scoreBound(minArg)
-		hi, hiEx, ok2 := scoreBound(maxArg)
-		if !ok1 || !ok2 {
-			c.Error("ERR min or max is not a float")
-			return
-		}
-		o, ok := c.lookup(argv[1], store.KindZSet)
-		if !ok {
-			return
-		}
-		if o != nil {
-			var all []store.ZEntry
-			for i := o.ZSet.FirstAtLeast(lo, loEx); i < o.ZSet.Len(); i++ {
-				e := o.ZSet.At(i)
-				if e.Score > hi || (hiEx && e.Score == hi) {
-					break
-				}
-				all = append(all, e)
-			}
-			if rev {
-				for l, r := 0, len(all)-1; l < r; l, r = l+1, r-1 {
-					all[l], all[r] = all[r], all[l]
-				}
-			}
+		if by != byRank {
 			if offset < 0 {
-				all = nil
-			} else if offset > 0 {
-				if offset >= int64(len(all)) {
-					all = nil
-				} else {
-					all = all[offset:]
-				}
+				entries = nil
+			} else if offset >= int64(len(entries)) {
+				entries = nil
+			} else {
+				entries = entries[offset:]
 			}
-			if count >= 0 && int64(len(all)) > count {
-				all = all[:count]
+			if count >= 0 && int64(len(entries)) > count {
+				entries = entries[:count]
 			}
-			entries = all
 		}
 	}
+	if store_ {
+		res := store.NewObject(store.KindZSet)
+		for _, e := range entries {
+			res.ZSet.Add(e.Member, e.Score)
+			res.ZSetNote(e.Member)
+		}
+		c.storeResult(dst, res)
+		c.Int(int64(len(entries)))
+		return
+	}
+	c.replyZEntries(entries, withScores)
+}
+
+// replyZEntries replies members, with their scores as Redis does: flat in
+// RESP2, [member, score] pairs in RESP3.
+func (c *Client) replyZEntries(entries []store.ZEntry, withScores bool) {
 	if withScores && c.proto == 3 {
 		c.Array(len(entries))
 		for _, e := range entries {
@@ -368,6 +408,277 @@ func cmdZRange(c *Client, argv [][]byte) {
 		if withScores {
 			c.Double(e.Score)
 		}
+	}
+}
+
+// spanEntries returns the entries of ranks [lo, hi), reversed if rev.
+func spanEntries(z *store.ZSet, lo, hi int, rev bool) []store.ZEntry {
+	if lo >= hi {
+		return nil
+	}
+	out := make([]store.ZEntry, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		out = append(out, z.At(i))
+	}
+	if rev {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// scoreRange is a parsed [min, max] score interval.
+type scoreRange struct {
+	min, max     float64
+	minEx, maxEx bool
+}
+
+func parseScoreRange(minArg, maxArg []byte) (scoreRange, bool) {
+	var r scoreRange
+	var ok1, ok2 bool
+	r.min, r.minEx, ok1 = scoreBound(minArg)
+	r.max, r.maxEx, ok2 = scoreBound(maxArg)
+	return r, ok1 && ok2
+}
+
+// span returns the ranks [lo, hi) of the members in the range.
+func (r scoreRange) span(z *store.ZSet) (int, int) {
+	lo := z.FirstAtLeast(r.min, r.minEx)
+	hi := lo
+	for hi < z.Len() {
+		e := z.At(hi)
+		if e.Score > r.max || (r.maxEx && e.Score == r.max) {
+			break
+		}
+		hi++
+	}
+	return lo, hi
+}
+
+// lexRange is a parsed ZRANGEBYLEX interval: "-" and "+" are the
+// infinities, "[x" inclusive, "(x" exclusive.
+type lexRange struct {
+	min, max       string
+	minInf, maxInf int // -1: "-", +1: "+", 0: a string
+	minEx, maxEx   bool
+}
+
+func parseLexItem(b []byte) (s string, inf int, ex bool, ok bool) {
+	switch {
+	case len(b) == 1 && b[0] == '-':
+		return "", -1, false, true
+	case len(b) == 1 && b[0] == '+':
+		return "", 1, false, true
+	case len(b) > 0 && b[0] == '(':
+		return string(b[1:]), 0, true, true
+	case len(b) > 0 && b[0] == '[':
+		return string(b[1:]), 0, false, true
+	}
+	return "", 0, false, false
+}
+
+func parseLexRange(minArg, maxArg []byte) (lexRange, bool) {
+	var r lexRange
+	var ok1, ok2 bool
+	r.min, r.minInf, r.minEx, ok1 = parseLexItem(minArg)
+	r.max, r.maxInf, r.maxEx, ok2 = parseLexItem(maxArg)
+	return r, ok1 && ok2
+}
+
+func (r lexRange) gteMin(m string) bool {
+	switch r.minInf {
+	case -1:
+		return true
+	case 1:
+		return false
+	}
+	if r.minEx {
+		return m > r.min
+	}
+	return m >= r.min
+}
+
+func (r lexRange) lteMax(m string) bool {
+	switch r.maxInf {
+	case 1:
+		return true
+	case -1:
+		return false
+	}
+	if r.maxEx {
+		return m < r.max
+	}
+	return m <= r.max
+}
+
+// span returns the ranks [lo, hi) Redis's lex walk covers: from the first
+// member >= min, while members are <= max (members are meant to share one
+// score; with mixed scores this is still Redis's answer for a listpack).
+func (r lexRange) span(z *store.ZSet) (int, int) {
+	lo := 0
+	for lo < z.Len() && !r.gteMin(z.At(lo).Member) {
+		lo++
+	}
+	hi := lo
+	for hi < z.Len() && r.lteMax(z.At(hi).Member) {
+		hi++
+	}
+	return lo, hi
+}
+
+// ZLEXCOUNT key min max
+func cmdZLexCount(c *Client, argv [][]byte) {
+	r, ok := parseLexRange(argv[2], argv[3])
+	if !ok {
+		c.Error("ERR min or max not valid string range item")
+		return
+	}
+	o, ok := c.lookup(argv[1], store.KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	lo, hi := r.span(o.ZSet)
+	c.Int(int64(max(hi-lo, 0)))
+}
+
+// ZREMRANGEBYRANK, ZREMRANGEBYSCORE, ZREMRANGEBYLEX key min max
+func cmdZRemRange(c *Client, argv [][]byte) {
+	var span func(z *store.ZSet) (int, int)
+	switch c.cmd.Name {
+	case "zremrangebyrank":
+		start, ok1 := parseInt(argv[2])
+		stop, ok2 := parseInt(argv[3])
+		if !ok1 || !ok2 {
+			c.Error(ErrNotInt)
+			return
+		}
+		span = func(z *store.ZSet) (int, int) {
+			s, e, ok := rangeIndexes(start, stop, int64(z.Len()))
+			if !ok {
+				return 0, 0
+			}
+			return int(s), int(e) + 1
+		}
+	case "zremrangebyscore":
+		r, ok := parseScoreRange(argv[2], argv[3])
+		if !ok {
+			c.Error("ERR min or max is not a float")
+			return
+		}
+		span = r.span
+	default:
+		r, ok := parseLexRange(argv[2], argv[3])
+		if !ok {
+			c.Error("ERR min or max not valid string range item")
+			return
+		}
+		span = r.span
+	}
+	o, ok := c.lookup(argv[1], store.KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		c.Int(0)
+		return
+	}
+	lo, hi := span(o.ZSet)
+	var gone []string
+	for i := lo; i < hi; i++ {
+		gone = append(gone, o.ZSet.At(i).Member)
+	}
+	for _, m := range gone {
+		o.ZSet.Remove(m)
+	}
+	c.dropIfEmpty(o)
+	c.s.dirty += int64(len(gone))
+	c.Int(int64(len(gone)))
+}
+
+// ZMSCORE key member [member ...]
+func cmdZMScore(c *Client, argv [][]byte) {
+	o, ok := c.lookup(argv[1], store.KindZSet)
+	if !ok {
+		return
+	}
+	c.Array(len(argv) - 2)
+	for _, m := range argv[2:] {
+		if o == nil {
+			c.Null()
+			continue
+		}
+		if sc, ok := o.ZSet.Score(string(m)); ok {
+			c.Double(sc)
+		} else {
+			c.Null()
+		}
+	}
+}
+
+// ZRANDMEMBER key [count [WITHSCORES]]
+func cmdZRandMember(c *Client, argv [][]byte) {
+	if len(argv) > 4 || (len(argv) == 4 && !eq(argv[3], "withscores")) {
+		c.Error(ErrSyntax)
+		return
+	}
+	withCount, withScores := len(argv) >= 3, len(argv) == 4
+	var count int64
+	if withCount {
+		n, ok := parseInt(argv[2])
+		if !ok {
+			c.Error(ErrNotInt)
+			return
+		}
+		if n == math.MinInt64 {
+			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+			return
+		}
+		if withScores && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
+			c.Error("ERR value is out of range")
+			return
+		}
+		count = n
+	}
+	o, ok := c.lookup(argv[1], store.KindZSet)
+	if !ok {
+		return
+	}
+	if o == nil {
+		if withCount {
+			c.Array(0)
+		} else {
+			c.Null()
+		}
+		return
+	}
+	all := make([]store.ZEntry, o.ZSet.Len())
+	for i := range all {
+		all[i] = o.ZSet.At(i)
+	}
+	if !withCount {
+		c.BulkString(all[rand.IntN(len(all))].Member)
+		return
+	}
+	if count >= int64(len(all)) {
+		slices.Reverse(all) // Redis's zset iterator walks from the tail
+	}
+	switch {
+	case !withScores:
+		replyRandomSample(c, all, count, 1, func(e store.ZEntry) { c.BulkString(e.Member) })
+	case c.proto == 3:
+		replyRandomSample(c, all, count, 1, func(e store.ZEntry) {
+			c.Array(2)
+			c.BulkString(e.Member)
+			c.Double(e.Score)
+		})
+	default: // RESP2: member, score, member, score...
+		replyRandomSample(c, all, count, 2, func(e store.ZEntry) {
+			c.BulkString(e.Member)
+			c.Double(e.Score)
+		})
 	}
 }
 
@@ -449,4 +760,256 @@ func cmdZCount(c *Client, argv [][]byte) {
 		}
 	}
 	c.Int(n)
+}
+
+// zsetInputsAt looks up the inputs of ZUNION and the like: sorted sets, or
+// plain sets whose members count with score 1; a missing key is nil.
+func (c *Client) zsetInputsAt(keys [][]byte) ([]*store.Object, bool) {
+	objs := make([]*store.Object, len(keys))
+	for i, k := range keys {
+		o := c.kv().Get(k)
+		if o != nil && o.Kind != store.KindZSet && o.Kind != store.KindSet {
+			c.Error(ErrWrongType)
+			return nil, false
+		}
+		objs[i] = o
+	}
+	return objs, true
+}
+
+// zsetInput iterates one input of ZUNION and the like.
+func zsetInputLen(o *store.Object) int {
+	if o == nil {
+		return 0
+	}
+	return o.Len()
+}
+
+func zsetInputScore(o *store.Object, m string) (float64, bool) {
+	switch {
+	case o == nil:
+		return 0, false
+	case o.Kind == store.KindSet:
+		_, ok := o.Set[m]
+		return 1, ok
+	}
+	return o.ZSet.Score(m)
+}
+
+func zsetInputEach(o *store.Object, fn func(m string, score float64)) {
+	switch {
+	case o == nil:
+	case o.Kind == store.KindSet:
+		for _, m := range o.SetMembers() {
+			fn(m, 1)
+		}
+	default:
+		for i := 0; i < o.ZSet.Len(); i++ {
+			e := o.ZSet.At(i)
+			fn(e.Member, e.Score)
+		}
+	}
+}
+
+// ZUNION/ZINTER/ZDIFF numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE
+// SUM|MIN|MAX] [WITHSCORES], their STORE forms (destination first, no
+// WITHSCORES) and ZINTERCARD numkeys key [key ...] [LIMIT limit].
+func cmdZSetAlgebra(c *Client, argv [][]byte) {
+	name := c.cmd.Name
+	storeTo := strings.HasSuffix(name, "store")
+	card := name == "zintercard"
+	at := 1
+	if storeTo {
+		at = 2
+	}
+	n64, ok := parseInt(argv[at])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
+	if n64 < 1 {
+		c.Error("ERR at least 1 input key is needed for '" + name + "' command")
+		return
+	}
+	if n64 > int64(len(argv)-at-1) {
+		c.Error(ErrSyntax)
+		return
+	}
+	n := int(n64)
+	if card {
+		limit := int64(0)
+		for i := 2 + n; i < len(argv); i++ {
+			if eq(argv[i], "limit") && i+1 < len(argv) {
+				l, ok := parseInt(argv[i+1])
+				if !ok || l < 0 {
+					c.Error("ERR LIMIT can't be negative")
+					return
+				}
+				limit, i = l, i+1
+				continue
+			}
+			c.Error(ErrSyntax)
+			return
+		}
+		inputs, ok := c.zsetInputsAt(argv[2 : 2+n])
+		if !ok {
+			return
+		}
+		res := zsetCombine("zinter", inputs, nil, "sum")
+		if limit > 0 && int64(res.Len()) > limit {
+			c.Int(limit)
+			return
+		}
+		c.Int(int64(res.Len()))
+		return
+	}
+	inputs, ok := c.zsetInputsAt(argv[at+1 : at+1+n])
+	if !ok {
+		return
+	}
+	var weights []float64
+	agg, withScores := "sum", false
+	isDiff := strings.HasPrefix(name, "zdiff")
+	for i := at + 1 + n; i < len(argv); i++ {
+		switch {
+		case !isDiff && eq(argv[i], "weights") && i+n < len(argv):
+			weights = make([]float64, n)
+			for j := range weights {
+				w, ok := parseFloat(argv[i+1+j])
+				if !ok {
+					c.Error("ERR weight value is not a float")
+					return
+				}
+				weights[j] = w
+			}
+			i += n
+		case !isDiff && eq(argv[i], "aggregate") && i+1 < len(argv):
+			switch {
+			case eq(argv[i+1], "sum"), eq(argv[i+1], "min"), eq(argv[i+1], "max"):
+				agg = strings.ToLower(string(argv[i+1]))
+			default:
+				c.Error(ErrSyntax)
+				return
+			}
+			i++
+		case !storeTo && eq(argv[i], "withscores"):
+			withScores = true
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	res := zsetCombine(strings.TrimSuffix(name, "store"), inputs, weights, agg)
+	if storeTo {
+		c.storeResult(argv[1], res)
+		c.Int(int64(res.Len()))
+		return
+	}
+	entries := make([]store.ZEntry, res.ZSet.Len())
+	for i := range entries {
+		entries[i] = res.ZSet.At(i)
+	}
+	c.replyZEntries(entries, withScores)
+}
+
+// zsetCombine computes ZUNION, ZINTER or ZDIFF with Redis's arithmetic: a
+// weighted or summed score that is NaN (inf - inf, 0 * inf) counts as 0.
+func zsetCombine(op string, inputs []*store.Object, weights []float64, agg string) *store.Object {
+	weight := func(i int) float64 {
+		if weights == nil {
+			return 1
+		}
+		return weights[i]
+	}
+	scaled := func(i int, score float64) float64 {
+		v := weight(i) * score
+		if math.IsNaN(v) {
+			return 0
+		}
+		return v
+	}
+	combine := func(acc, v float64) float64 {
+		switch agg {
+		case "min":
+			return min(acc, v)
+		case "max":
+			return max(acc, v)
+		}
+		if s := acc + v; !math.IsNaN(s) {
+			return s
+		}
+		return 0
+	}
+	out := store.NewObject(store.KindZSet)
+	add := func(m string, score float64) {
+		out.ZSet.Add(m, score+0)
+		out.ZSetNote(m)
+	}
+	switch op {
+	case "zunion":
+		acc := map[string]float64{}
+		var order []string
+		for i, in := range inputs {
+			zsetInputEach(in, func(m string, score float64) {
+				v := scaled(i, score)
+				if cur, ok := acc[m]; ok {
+					acc[m] = combine(cur, v)
+				} else {
+					acc[m] = v
+					order = append(order, m)
+				}
+			})
+		}
+		for _, m := range order {
+			add(m, acc[m])
+		}
+	case "zinter":
+		smallest := 0
+		for i, in := range inputs {
+			if in == nil {
+				return out
+			}
+			if zsetInputLen(in) < zsetInputLen(inputs[smallest]) {
+				smallest = i
+			}
+		}
+		zsetInputEach(inputs[smallest], func(m string, _ float64) {
+			var acc float64
+			for i, in := range inputs {
+				score, ok := zsetInputScore(in, m)
+				if !ok {
+					return
+				}
+				if i == 0 {
+					acc = scaled(i, score)
+				} else {
+					acc = combine(acc, scaled(i, score))
+				}
+			}
+			add(m, acc)
+		})
+	default: // zdiff
+		zsetInputEach(inputs[0], func(m string, score float64) {
+			for _, in := range inputs[1:] {
+				if _, ok := zsetInputScore(in, m); ok {
+					return
+				}
+			}
+			add(m, score)
+		})
+	}
+	return out
+}
+
+// ZSCAN key cursor [MATCH pattern] [COUNT count]: scores as strings, in
+// Redis's %.17g form.
+func cmdZScan(c *Client, argv [][]byte) {
+	containerScan(c, argv, store.KindZSet, func(o *store.Object) []string {
+		out := make([]string, 0, 2*o.ZSet.Len())
+		for i := 0; i < o.ZSet.Len(); i++ {
+			e := o.ZSet.At(i)
+			out = append(out, e.Member, string(resp.AppendFloat(nil, e.Score)))
+		}
+		return out
+	})
 }

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/resp"
 )
 
@@ -47,13 +50,23 @@ func newScripting(s *Server) *scripting {
 		"pcall": func(L *lua.LState) int { return sc.redisCall(L, false) },
 		"status_reply": func(L *lua.LState) int {
 			t := L.NewTable()
-			t.RawSetString("ok", L.CheckAny(1))
+			if s, ok := L.Get(1).(lua.LString); ok && L.GetTop() == 1 {
+				t.RawSetString("ok", s)
+			} else {
+				t.RawSetString("err", lua.LString("ERR wrong number or type of arguments"))
+			}
 			L.Push(t)
 			return 1
 		},
 		"error_reply": func(L *lua.LState) int {
 			t := L.NewTable()
-			msg := strings.TrimPrefix(L.CheckString(1), "-")
+			s, ok := L.Get(1).(lua.LString)
+			if !ok || L.GetTop() != 1 {
+				t.RawSetString("err", lua.LString("ERR wrong number or type of arguments"))
+				L.Push(t)
+				return 1
+			}
+			msg := strings.TrimPrefix(string(s), "-")
 			if !strings.Contains(msg, " ") {
 				msg = "ERR " + msg
 			}
@@ -84,7 +97,13 @@ func newScripting(s *Server) *scripting {
 		_ = i
 		redis.RawSetString(n, lua.LNumber(map[string]int{"REPL_NONE": 0, "REPL_AOF": 1, "REPL_SLAVE": 2, "REPL_REPLICA": 2, "REPL_ALL": 3}[n]))
 	}
+	redis.RawSetString("REDIS_VERSION", lua.LString(config.Version))
+	redis.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(config.Version)))
 	L.SetGlobal("redis", redis)
+	L.SetGlobal("bit", newBitLib(L))
+	L.SetGlobal("cjson", newCJSONLib(L))
+	installLuaBasics(L)
+	L.G.Global.RawGetString("math").(*lua.LTable).RawSetString("huge", lua.LNumber(math.Inf(1)))
 	sc.sandbox = newLuaSandbox(L)
 	return sc
 }
@@ -97,6 +116,37 @@ func luaLine(where string) string {
 		return where[:i]
 	}
 	return "1"
+}
+
+var gopherParseError = regexp.MustCompile(`^user_script (?:line:(\d+)\(column:\d+\) near '(.*)'|at EOF):\s+(.*?)\s*$`)
+
+// luaCompileError rewrites gopher-lua's parse error in Lua 5.1's form,
+// "user_script:LINE: MESSAGE near 'TOKEN'", as far as the two parsers'
+// vocabularies map onto each other.
+func luaCompileError(msg, body string) string {
+	m := gopherParseError.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	line, near := m[1], m[2]
+	if line == "" {
+		line, near = strconv.Itoa(strings.Count(body, "\n")+1), "<eof>"
+	}
+	what := m[3]
+	switch what {
+	case "unterminated string":
+		what = "unfinished string"
+	case "syntax error", "parse error":
+		what = "unexpected symbol"
+	}
+	return "user_script:" + line + ": " + what + " near '" + near + "'"
+}
+
+// versionNum is Redis's REDIS_VERSION_NUM: 0x00MMmmpp.
+func versionNum(v string) int {
+	var major, minor, patch int
+	fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch)
+	return major<<16 | minor<<8 | patch
 }
 
 func sha1hex(s string) string {
@@ -127,7 +177,8 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 		case lua.LString:
 			argv[i-1] = []byte(string(v))
 		case lua.LNumber:
-			argv[i-1] = []byte(lua.LVAsString(v))
+			// Redis passes numbers as "%.17g": 0.1 is 0.10000000000000001.
+			argv[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
 		default:
 			return fail("ERR Lua redis lib command arguments must be strings or integers")
 		}
@@ -252,6 +303,33 @@ func (sc *scripting) reply(c *Client, v lua.LValue, depth int) {
 			c.Double(float64(d.(lua.LNumber)))
 			return
 		}
+		if n, ok := x.RawGetString("big_number").(lua.LString); ok {
+			if c.proto == 3 {
+				c.out = resp.AppendBigNumber(c.out, string(n))
+			} else {
+				c.BulkString(string(n))
+			}
+			return
+		}
+		if m, ok := x.RawGetString("map").(*lua.LTable); ok {
+			var keys, vals []lua.LValue
+			m.ForEach(func(k, v lua.LValue) { keys, vals = append(keys, k), append(vals, v) })
+			c.Map(len(keys))
+			for i := range keys {
+				sc.reply(c, keys[i], depth+1)
+				sc.reply(c, vals[i], depth+1)
+			}
+			return
+		}
+		if set, ok := x.RawGetString("set").(*lua.LTable); ok {
+			var keys []lua.LValue
+			set.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
+			c.SetHeader(len(keys))
+			for _, k := range keys {
+				sc.reply(c, k, depth+1)
+			}
+			return
+		}
 		var elems []lua.LValue
 		for i := 1; ; i++ {
 			e := x.RawGetInt(i)
@@ -274,10 +352,9 @@ func (sc *scripting) compile(body string) (string, *lua.LFunction, error) {
 	if fn, ok := sc.funcs[sha]; ok {
 		return sha, fn, nil
 	}
-	fn, err := sc.L.Load(strings.NewReader(body), "@user_script")
+	fn, err := sc.L.Load(strings.NewReader(body), "user_script")
 	if err != nil {
-		msg := err.Error()
-		return sha, nil, errors.New("ERR Error compiling script (new function): user_script:" + strings.TrimPrefix(msg, "@user_script:") + "")
+		return sha, nil, errors.New("ERR Error compiling script (new function): " + luaCompileError(err.Error(), body))
 	}
 	sc.funcs[sha] = fn
 	sc.bodies[sha] = body

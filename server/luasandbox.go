@@ -25,7 +25,7 @@ const errReadonly = "Attempt to modify a readonly table"
 // minus what it removes after start: print, getfenv, setfenv, newproxy,
 // debug are absent).
 var luaGlobals = []string{
-	"string", "math", "table", "coroutine", "redis", "bit",
+	"string", "math", "table", "coroutine", "redis", "bit", "cjson",
 	"xpcall", "tostring", "setmetatable", "next", "assert", "tonumber",
 	"rawequal", "collectgarbage", "getmetatable", "rawset", "pcall", "type",
 	"select", "unpack", "gcinfo", "pairs", "rawget", "loadstring", "ipairs",
@@ -184,6 +184,20 @@ func (sb *luaSandbox) wrapBuiltins(g *lua.LTable) {
 			return fn.GFunction(L)
 		}))
 	}
+	// Redis 7's pcall hands back the message of an error table (what
+	// redis.call raises) rather than the table, as older versions did.
+	pcall := g.RawGetString("pcall").(*lua.LFunction)
+	g.RawSetString("pcall", L.NewFunction(func(L *lua.LState) int {
+		n := pcall.GFunction(L)
+		if n >= 2 && L.Get(-n) == lua.LFalse {
+			if t, ok := L.Get(-n + 1).(*lua.LTable); ok {
+				if msg, ok := t.RawGetString("err").(lua.LString); ok {
+					L.Replace(-n+1, msg)
+				}
+			}
+		}
+		return n
+	}))
 	setmt := g.RawGetString("setmetatable").(*lua.LFunction)
 	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok {

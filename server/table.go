@@ -59,6 +59,13 @@ func registerCommands(s *Server) {
 	s.reg("incrby", 3, wf, 1, 1, 1, cmdIncrBy, "string")
 	s.reg("decrby", 3, wf, 1, 1, 1, cmdDecrBy, "string")
 	s.reg("incrbyfloat", 3, wf, 1, 1, 1, cmdIncrByFloat, "string")
+	s.reg("lcs", -3, ro, 1, 2, 1, cmdLCS, "string")
+	// bitmaps
+	s.reg("setbit", 4, w, 1, 1, 1, cmdSetBit, "bitmap")
+	s.reg("getbit", 3, rof, 1, 1, 1, cmdGetBit, "bitmap")
+	s.reg("bitcount", -2, ro, 1, 1, 1, cmdBitCount, "bitmap")
+	s.reg("bitpos", -3, ro, 1, 1, 1, cmdBitPos, "bitmap")
+	s.reg("bitop", -4, w, 2, -1, 1, cmdBitOp, "bitmap")
 	// generic
 	s.reg("del", -2, wr, 1, -1, 1, cmdDel, "generic")
 	s.reg("unlink", -2, wrf, 1, -1, 1, cmdDel, "generic")
@@ -85,6 +92,9 @@ func registerCommands(s *Server) {
 	s.reg("dump", 2, ro, 1, 1, 1, cmdDump, "generic")
 	s.reg("object", -2, ro, 2, 2, 1, cmdObject, "generic")
 	s.reg("restore", -4, w, 1, 1, 1, cmdRestore, "generic")
+	s.reg("copy", -3, w, 1, 2, 1, cmdCopy, "generic")
+	s.reg("move", 3, wrf, 1, 1, 1, cmdMove, "generic")
+	s.reg("swapdb", 3, wrf, 0, 0, 0, cmdSwapDB, "server")
 	s.reg("restore-asking", -4, w+" asking", 1, 1, 1, cmdRestore, "server")
 	// hashes
 	s.reg("hset", -4, wf, 1, 1, 1, cmdHSet, "hash")
@@ -101,6 +111,8 @@ func registerCommands(s *Server) {
 	s.reg("hexists", 3, rof, 1, 1, 1, cmdHExists, "hash")
 	s.reg("hkeys", 2, ro, 1, 1, 1, cmdHKeys, "hash")
 	s.reg("hvals", 2, ro, 1, 1, 1, cmdHVals, "hash")
+	s.reg("hrandfield", -2, ro, 1, 1, 1, cmdHRandField, "hash")
+	s.reg("hscan", -3, ro, 1, 1, 1, cmdHScan, "hash")
 	// sets
 	s.reg("sadd", -3, wf, 1, 1, 1, cmdSAdd, "set")
 	s.reg("srem", -3, wrf, 1, 1, 1, cmdSRem, "set")
@@ -118,6 +130,7 @@ func registerCommands(s *Server) {
 	s.reg("sintercard", -3, ro+" movablekeys", 0, 0, 0, cmdSInterCard, "set").Keys = numKeysAt(1)
 	s.reg("smove", 4, wrf, 1, 2, 1, cmdSMove, "set")
 	s.reg("srandmember", -2, ro, 1, 1, 1, cmdSRandMember, "set")
+	s.reg("sscan", -3, ro, 1, 1, 1, cmdSScan, "set")
 	// lists
 	s.reg("lpush", -3, wf, 1, 1, 1, cmdLPush, "list")
 	s.reg("rpush", -3, wf, 1, 1, 1, cmdRPush, "list")
@@ -131,6 +144,10 @@ func registerCommands(s *Server) {
 	s.reg("lset", 4, w, 1, 1, 1, cmdLSet, "list")
 	s.reg("lrem", 4, wr, 1, 1, 1, cmdLRem, "list")
 	s.reg("ltrim", 4, wr, 1, 1, 1, cmdLTrim, "list")
+	s.reg("lpos", -3, ro, 1, 1, 1, cmdLPos, "list")
+	s.reg("linsert", 5, w, 1, 1, 1, cmdLInsert, "list")
+	s.reg("lmove", 5, w, 1, 2, 1, cmdLMove, "list")
+	s.reg("rpoplpush", 3, w, 1, 2, 1, cmdLMove, "list")
 	// sorted sets
 	s.reg("zadd", -4, wf, 1, 1, 1, cmdZAdd, "sorted-set")
 	s.reg("zincrby", 4, wf, 1, 1, 1, cmdZIncrBy, "sorted-set")
@@ -146,6 +163,22 @@ func registerCommands(s *Server) {
 	s.reg("zrevrange", -4, ro, 1, 1, 1, cmdZRange, "sorted-set")
 	s.reg("zrangebyscore", -4, ro, 1, 1, 1, cmdZRange, "sorted-set")
 	s.reg("zrevrangebyscore", -4, ro, 1, 1, 1, cmdZRange, "sorted-set")
+	s.reg("zrangebylex", -4, ro, 1, 1, 1, cmdZRange, "sorted-set")
+	s.reg("zrevrangebylex", -4, ro, 1, 1, 1, cmdZRange, "sorted-set")
+	s.reg("zrangestore", -5, w, 1, 2, 1, cmdZRange, "sorted-set")
+	s.reg("zlexcount", 4, rof, 1, 1, 1, cmdZLexCount, "sorted-set")
+	s.reg("zremrangebyrank", 4, wr, 1, 1, 1, cmdZRemRange, "sorted-set")
+	s.reg("zremrangebyscore", 4, wr, 1, 1, 1, cmdZRemRange, "sorted-set")
+	s.reg("zremrangebylex", 4, wr, 1, 1, 1, cmdZRemRange, "sorted-set")
+	s.reg("zmscore", -3, rof, 1, 1, 1, cmdZMScore, "sorted-set")
+	s.reg("zrandmember", -2, ro, 1, 1, 1, cmdZRandMember, "sorted-set")
+	for _, n := range []string{"zunion", "zinter", "zdiff"} {
+		s.reg(n, -3, ro+" movablekeys", 0, 0, 0, cmdZSetAlgebra, "sorted-set").Keys = numKeysAt(1)
+		store := s.reg(n+"store", -4, w+" movablekeys", 1, 1, 1, cmdZSetAlgebra, "sorted-set")
+		store.Keys = func(argv [][]byte) []int { return append([]int{1}, numKeysAt(2)(argv)...) }
+	}
+	s.reg("zscan", -3, ro, 1, 1, 1, cmdZScan, "sorted-set")
+	s.reg("zintercard", -3, ro+" movablekeys", 0, 0, 0, cmdZSetAlgebra, "sorted-set").Keys = numKeysAt(1)
 	// transactions
 	s.reg("multi", 1, "noscript loading stale fast allow_busy", 0, 0, 0, cmdMulti, "transactions")
 	s.reg("exec", 1, "noscript loading stale skip_slowlog", 0, 0, 0, cmdExec, "transactions")

@@ -37,6 +37,10 @@ func appendLine(b []byte, kind byte, s string) []byte {
 	return append(b, '\r', '\n')
 }
 
+// AppendBigNumber appends a RESP3 big number, (n\r\n; CR and LF become
+// spaces so that the text cannot end the reply early.
+func AppendBigNumber(b []byte, n string) []byte { return appendLine(b, '(', n) }
+
 // AppendInt appends an integer reply: :n\r\n.
 func AppendInt(b []byte, n int64) []byte {
 	if n >= 0 && n < int64(len(smallInts)) {

@@ -440,3 +440,49 @@ func FormatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) 
 // Raw returns the stored object at key even if it has expired (no lazy
 // expiry), or nil.
 func (db *DB) Raw(key string) *Object { return db.keys[key] }
+
+// Clone returns a deep copy of o, not stored anywhere, with o's expiry and
+// encoding (COPY).
+func (o *Object) Clone() *Object {
+	n := &Object{Kind: o.Kind, ExpireAt: o.ExpireAt, loose: o.loose}
+	switch o.Kind {
+	case KindString:
+		n.Str = append([]byte(nil), o.Str...)
+	case KindList:
+		n.List = &List{}
+		for i := 0; i < o.List.Len(); i++ {
+			n.List.PushBack(append([]byte(nil), o.List.At(i)...))
+		}
+	case KindSet:
+		n.Set = make(map[string]struct{}, len(o.Set))
+		for m := range o.Set {
+			n.Set[m] = struct{}{}
+		}
+	case KindZSet:
+		n.ZSet = NewZSet()
+		for i := 0; i < o.ZSet.Len(); i++ {
+			e := o.ZSet.At(i)
+			n.ZSet.Add(e.Member, e.Score)
+		}
+	case KindHash:
+		n.Hash = make(map[string][]byte, len(o.Hash))
+		for f, v := range o.Hash {
+			n.Hash[f] = append([]byte(nil), v...)
+		}
+		n.order = append([]string(nil), o.order...)
+	}
+	return n
+}
+
+// SwapContents exchanges the keyspaces of db and other (SWAPDB). Each DB
+// keeps its clock and hooks, which know its index.
+func (db *DB) SwapContents(other *DB) {
+	db.keys, other.keys = other.keys, db.keys
+	db.order, other.order = other.order, db.order
+	db.volatile, other.volatile = other.volatile, db.volatile
+	db.slots, other.slots = other.slots, db.slots
+}
+
+// Has reports whether key holds a value, expired or not, without expiring
+// it (WATCH invalidation on SWAPDB).
+func (db *DB) Has(key string) bool { return db.keys[key] != nil }
