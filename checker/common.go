@@ -550,6 +550,18 @@ func why(fig map[string]any, format string, args ...any) {
 	fig["why"] = s
 }
 
+// malformedUnknown turns a valid verdict unknown when some invocations
+// could not be read (a harness bug or a hand-edited history): what they did
+// cannot be judged.
+func malformedUnknown(res *Result, n int) {
+	if n == 0 || res.Valid != Valid {
+		return
+	}
+	res.Valid = Unknown
+	why(res.Figures, "%d ops have invocations that cannot be read (skipped_malformed): what they wrote is unknown", n)
+	res.Figures["error"] = res.Figures["why"]
+}
+
 // firstKeys names the first few keys of a list.
 func firstKeys(keys []string) string {
 	if len(keys) > 3 {
