@@ -31,8 +31,9 @@ type Options struct {
 	MaxExamples int
 	// Total is the bank's invariant sum; 0 means "take it from the init op".
 	Total int64
-	// Kind tells RPO which analysis to use: "set" or "counter". Empty means
-	// detect it from the shape of the reads (a list is a set).
+	// Kind tells RPO which analysis to use: "set", "list-append" or
+	// "counter". Empty means detect it from the ops (txn ops are
+	// list-append; a read of a list is a set, of an integer a counter).
 	Kind string
 	// RPOSlack attributes a lost write acknowledged up to this long before a
 	// fault started to that fault's window [1s]: an asynchronous replica
