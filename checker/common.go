@@ -31,8 +31,9 @@ type Options struct {
 	MaxExamples int
 	// Total is the bank's invariant sum; 0 means "take it from the init op".
 	Total int64
-	// Kind tells RPO which analysis to use: "set" or "counter". Empty means
-	// detect it from the shape of the reads (a list is a set).
+	// Kind tells RPO which analysis to use: "set", "list-append" or
+	// "counter". Empty means detect it from the ops (txn ops are
+	// list-append; a read of a list is a set, of an integer a counter).
 	Kind string
 	// RPOSlack attributes a lost write acknowledged up to this long before a
 	// fault started to that fault's window [1s]: an asynchronous replica
@@ -548,6 +549,18 @@ func why(fig map[string]any, format string, args ...any) {
 		s = prev + "; " + s
 	}
 	fig["why"] = s
+}
+
+// malformedUnknown turns a valid verdict unknown when some invocations
+// could not be read (a harness bug or a hand-edited history): what they did
+// cannot be judged.
+func malformedUnknown(res *Result, n int) {
+	if n == 0 || res.Valid != Valid {
+		return
+	}
+	res.Valid = Unknown
+	why(res.Figures, "%d ops have invocations that cannot be read (skipped_malformed): what they wrote is unknown", n)
+	res.Figures["error"] = res.Figures["why"]
 }
 
 // firstKeys names the first few keys of a list.

@@ -310,6 +310,7 @@ func (c counter) Check(ctx context.Context, ops []history.Op) Result {
 	if res.Valid == Unknown {
 		fig["error"] = fig["why"]
 	}
+	malformedUnknown(&res, a.malformed)
 	return res
 }
 

@@ -165,4 +165,44 @@
 // (see RPO). Both report per window keys_on_touched_nodes: how many of the
 // workload's keys lived on the nodes the fault touched (a window with none
 // is no evidence).
+//
+// # Figures (results.json), by checker
+//
+// Every checker: "valid"; "why" (string) when not valid: what made the
+// verdict, first keys and ops by history index; "error" (string) when
+// unknown; "anomalies" ({class: {count, examples: [{index, key, ...}]}})
+// when some op was flagged, "garbage" among the classes for replies that
+// cannot be what was written (example "value" is the raw reply).
+//   - linearizable: ops, keys, anomalous_keys, unknown_keys, stale_reads,
+//     stale_read_samples, indeterminate, pooled_keys, timeout_s.
+//   - counter: keys, adds_ok/info/fail, reads, acked, attempted, lost,
+//     lost_max, unexpected, unexplained, bad_reads, bad_read_samples,
+//     lost_keys, keys_without_final_read, wait_satisfied(_max),
+//     wait_unsatisfied, no_wait. Anomaly classes: garbage, backwards-read,
+//     unexplained-deficit.
+//   - set: keys, adds_ok/info/fail, reads, lost, lost_unacked, unexpected,
+//     recovered, stale_reads, never_read, never_read_keys, lost_elements,
+//     unexpected_elements, visibility_latency_ms, the WAIT split.
+//   - bank: reads, transfers_ok/fail/info, wrong_total, wrong_total_reads,
+//     negative_balances, reads_missing_accts. Anomaly classes: garbage,
+//     wrong-accounts, negative-balance.
+//   - list-append: txns_ok/fail/info, keys, anomaly_types, anomalies (the
+//     ListAppendDetects classes), never_read_keys, detects, does_not_detect.
+//   - cross-slot: attempted, refused_crossslot, executed, executed_indices,
+//     other_outcome, crossslot_on_other_ops.
+//   - rpo: kind, lost, windows, windows_without_keys, slack_s, per_window
+//     [{window, fault, start_s, end_s, nodes, lost, keys, the WAIT split,
+//     keys_active, keys_on_touched_nodes (null when node addresses are
+//     unknown), keys_note, and rpo_ms, acked_from_s, acked_to_s,
+//     first_lost_ack_ms, last_lost_ack_ms (set, list-append) or
+//     rpo_bound_ms, bound_from_s, bound_to_s, wait_unattributed
+//     (counter)}], outside_windows (the same, no window); rpo_ms (set,
+//     list-append) or rpo_bound_ms (counter): the largest.
+//   - rto: windows, affected (shards), affected_keys, unrecovered,
+//     windows_without_keys, rto_ms (quantiles over shards), key_rto_ms,
+//     key_rto_lower_ms, per_window [{window, fault, start_s, end_s, nodes,
+//     affected_shards, affected_keys, shards {addr: {rto_ms |
+//     recovered:false, last_failure_end_ms}}, unrecovered_shards, rto_ms,
+//     key_rto_ms, key_rto_lower_ms, keys_active, keys_on_touched_nodes,
+//     keys_note}], definition.
 package checker

@@ -321,3 +321,17 @@ func TestScriptGarbage(t *testing.T) {
 	g.call(2, "read-all", "g", nil, 40, history.OK, map[string]int{"a": 10, "b": 10}, 50)
 	wantValid(t, check(t, Bank(0), g.done()), Invalid)
 }
+
+// An invocation that cannot be read hides what it wrote: unknown, not valid.
+func TestMalformedInvocationIsUnknown(t *testing.T) {
+	var h hist
+	h.call(0, "add", "c", 1, 0, history.OK, nil, 10)
+	h.call(1, "add", "c", "lots", 11, history.OK, nil, 20)
+	h.nemesis(30, "final-reads")
+	h.call(2, "read", "c", nil, 40, history.OK, 1, 50)
+	r := check(t, Counter(), h.done())
+	wantValid(t, r, Unknown)
+	if w := fig[string](t, r, "why"); !strings.Contains(w, "cannot be read") {
+		t.Fatalf("why = %q", w)
+	}
+}

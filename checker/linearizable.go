@@ -435,6 +435,7 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 		res.Valid = Unknown
 		why(fig, "no acknowledged write: nothing to judge")
 	}
+	malformedUnknown(&res, skipped)
 	if len(anomalous) > 0 && !l.o.NoVisualization {
 		res.Files = l.visualize(anomalous, byKey, Windows(ops))
 	}

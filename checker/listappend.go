@@ -513,6 +513,7 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 	if res.Valid == Unknown {
 		fig["error"] = fig["why"]
 	}
+	malformedUnknown(&res, malformed)
 	return res
 }
 

@@ -343,6 +343,7 @@ func (s set) Check(ctx context.Context, ops []history.Op) Result {
 	if res.Valid == Unknown {
 		fig["error"] = fig["why"]
 	}
+	malformedUnknown(&res, a.malformed)
 	return res
 }
 

@@ -27,7 +27,7 @@ func newCounter(cfg Config) Workload {
 	return &counter{base: newBase("counter", cfg), keys: keyCount(cfg.Keys, counterKeys, 0), place: placement{name: "c"}}
 }
 
-func (w *counter) key(i int) string      { return w.prefix + strconv.Itoa(i) + w.place.tag(i) }
+func (w *counter) key(i int) string      { return w.prefix + strconv.Itoa(i) + w.place.tag(0, i) }
 func (w *counter) InitOps() []history.Op { return nil }
 
 // Checkers: bounds, lost increments and their WAIT split; an RPO bound.
@@ -38,7 +38,7 @@ func (w *counter) Checkers(opts checker.Options) []checker.Checker {
 // Setup places the keys on every primary.
 func (w *counter) Setup(ctx context.Context, c *client.Client) error {
 	w.keys = keyCount(w.cfg.Keys, counterKeys, len(c.Addrs()))
-	return w.place.place(ctx, c, w.keys)
+	return w.place.place(c, w.keys)
 }
 
 type counterGen struct {

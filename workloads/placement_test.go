@@ -82,3 +82,59 @@ func TestKeyCountCoversPrimaries(t *testing.T) {
 		t.Fatal("keyCount: the default rises to one key per primary; a chosen count stays")
 	}
 }
+
+// fakeSlots is a slot map that a test can change, as a migration does.
+type fakeSlots struct{ owner func(slot int) string }
+
+func (f *fakeSlots) Addrs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for s := range 16384 {
+		if a := f.owner(s); !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (f *fakeSlots) Primary(slot int) string { return f.owner(slot) }
+
+// After slots move, a new generation of keys is placed on the new map
+// (rotating workloads keep every primary holding its share); fixed keys
+// keep their place.
+func TestPlacementFollowsMigrations(t *testing.T) {
+	m := &fakeSlots{owner: func(s int) string { return []string{"a", "b", "c"}[s*3/16384] }}
+	w, _ := New("set", Config{Prefix: "p:"})
+	sw := w.(*set)
+	sw.keys = 3
+	if err := sw.place.place(m, 3); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"a", "b", "c"} {
+		if got := m.Primary(Keyslot(sw.key(0, i))); got != want {
+			t.Fatalf("gen 0 key %d on %s, want %s", i, got, want)
+		}
+	}
+	// Primary c takes over every slot of b but its first 100; a fourth
+	// primary d appears at the end of the range.
+	m.owner = func(s int) string {
+		switch {
+		case s < 16384/3:
+			return "a"
+		case s < 16384/3+100:
+			return "b"
+		case s < 16000:
+			return "c"
+		}
+		return "d"
+	}
+	for i, want := range []string{"a", "b", "c"} {
+		if got := m.Primary(Keyslot(sw.key(1, i))); got != want {
+			t.Errorf("gen 1 key %d on %s, want %s", i, got, want)
+		}
+	}
+	if sw.place.tag(0, 0) != sw.place.tag(1, 0) || sw.place.tag(1, 2) != sw.place.tag(2, 2) {
+		t.Error("a tag that still lands on its primary is kept")
+	}
+}

@@ -50,14 +50,14 @@ func (w *register) Checkers(opts checker.Options) []checker.Checker {
 	return w.checkers(opts, checker.Linearizable(w.aspect(opts, "linearizable")))
 }
 
-// key i of every generation shares key i's tag, so its slot and primary.
+// key i of a generation carries its tag of that generation: on primary i mod P.
 func (w *register) key(gen int64, i int) string {
-	return w.prefix + strconv.FormatInt(gen, 10) + ":" + strconv.Itoa(i) + w.place.tag(i)
+	return w.prefix + strconv.FormatInt(gen, 10) + ":" + strconv.Itoa(i) + w.place.tag(gen, i)
 }
 
 func (w *register) Setup(ctx context.Context, c *client.Client) error {
 	w.keys = keyCount(w.cfg.Keys, registerKeys, len(c.Addrs()))
-	if err := w.place.place(ctx, c, w.keys); err != nil {
+	if err := w.place.place(c, w.keys); err != nil {
 		return err
 	}
 	// Load the script on every primary so EVALSHA rarely misses; EVAL is

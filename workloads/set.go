@@ -40,16 +40,16 @@ func (w *set) Checkers(opts checker.Options) []checker.Checker {
 	return w.checkers(opts, checker.Set(w.aspect(opts, "set")), w.rpo(opts, "set"))
 }
 
-// key i of every generation shares key i's tag, so its slot and primary.
+// key i of a generation carries its tag of that generation: on primary i mod P.
 func (w *set) key(gen int64, i int) string {
-	return fmt.Sprintf("%s%d:%d%s", w.prefix, gen, i, w.place.tag(i))
+	return fmt.Sprintf("%s%d:%d%s", w.prefix, gen, i, w.place.tag(gen, i))
 }
 func (w *set) InitOps() []history.Op { return nil }
 
 // Setup places the keys on every primary.
 func (w *set) Setup(ctx context.Context, c *client.Client) error {
 	w.keys = keyCount(w.cfg.Keys, setKeys, len(c.Addrs()))
-	return w.place.place(ctx, c, w.keys)
+	return w.place.place(c, w.keys)
 }
 
 type setGen struct {

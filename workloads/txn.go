@@ -59,24 +59,25 @@ func (w *txn) Checkers(opts checker.Options) []checker.Checker {
 
 // bankKey is the group (history key) of bank group g; accounts hang off it
 // and share its hash tag.
-func (w *txn) bankKey(g int) string { return w.prefix + w.banks.tag(g) }
+func (w *txn) bankKey(g int) string { return w.prefix + w.banks.tag(0, g) }
 func account(group string, a int) string {
 	return group + ":acct" + strconv.Itoa(a)
 }
 
 // listGroup is the history key of a list-append group in a generation.
-// Group g of every generation shares group g's tag, so its slot.
+// Group g of a generation carries its tag of that generation: on primary g
+// mod P, all of the group's lists in one slot.
 func (w *txn) listGroup(gen int64, g int) string {
-	return fmt.Sprintf("%s%s%d", w.prefix, w.lists.tag(g), gen)
+	return fmt.Sprintf("%s%s%d", w.prefix, w.lists.tag(gen, g), gen)
 }
 
 // Setup places the groups on every primary and loads the transfer script.
 func (w *txn) Setup(ctx context.Context, c *client.Client) error {
 	w.groups = keyCount(w.cfg.Keys, txnGroups, len(c.Addrs()))
-	if err := w.banks.place(ctx, c, w.groups); err != nil {
+	if err := w.banks.place(c, w.groups); err != nil {
 		return err
 	}
-	if err := w.lists.place(ctx, c, w.groups); err != nil {
+	if err := w.lists.place(c, w.groups); err != nil {
 		return err
 	}
 	for _, addr := range c.Addrs() {
