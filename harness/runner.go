@@ -44,6 +44,8 @@ type Inputs struct {
 	Run          *results.Run
 	Log          *Log
 	Progress     *Progress
+	// Credentials for the clients (external clusters with AUTH or TLS).
+	Credentials cluster.Credentials
 	// Audit (nil: none) counts the data that is not the run's before the
 	// run and after the end phase; its verdict is Outcome.Audit.
 	Audit *clusteradmin.Auditor
@@ -70,9 +72,12 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 
 	addrs := nodeAddrs(in.Cluster)
 	cl, err := client.New(ctx, client.Options{
-		Seeds:    addrs,
-		Timeout:  cfg.OpTimeout.D(),
-		PoolSize: cfg.Concurrency + 4,
+		Seeds:     addrs,
+		Timeout:   cfg.OpTimeout.D(),
+		PoolSize:  cfg.Concurrency + 4,
+		Username:  in.Credentials.User,
+		Password:  in.Credentials.Password,
+		TLSConfig: in.Credentials.TLS,
 	})
 	if err != nil {
 		return out, fmt.Errorf("cannot reach the cluster at %v: %w", addrs, err)

@@ -33,8 +33,9 @@ type runOptions struct {
 	nemesis   string
 	addrs     string
 	hooks     []string
-	yes       bool      // --yes: no question before faults on a cluster redline did not create
-	stdin     io.Reader // where the answer to that question comes from (nil: os.Stdin)
+	yes       bool                // --yes: no question before faults on a cluster redline did not create
+	creds     cluster.Credentials // read from the environment or a file, never stored
+	stdin     io.Reader           // where the answer to that question comes from (nil: os.Stdin)
 	stdout    io.Writer
 	stderr    io.Writer
 }
@@ -140,6 +141,11 @@ func (o *runOptions) validate(targetChanged bool) error {
 			return badArgs("--nemesis-hook %q: expected fault=command", h)
 		}
 	}
+	creds, err := loadCredentials(cfg)
+	if err != nil {
+		return badArgs("%v", err)
+	}
+	o.creds = creds
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano() & (1<<53 - 1)
 	}
@@ -177,6 +183,8 @@ func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cluster.UseAdminCredentials(o.creds)
+	defer cluster.UseAdminCredentials(cluster.Credentials{})
 
 	worst := exitValid
 	for i := 0; i < o.cfg.TestCount; i++ {
@@ -299,6 +307,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		Log:          log,
 		Progress:     harness.NewProgress(stdout, tty, log),
 		Audit:        auditor,
+		Credentials:  o.creds,
 	})
 	if err != nil {
 		return 0, harnessFailed(fmt.Errorf("%w (partial history in %s)", err, run.Dir))
@@ -407,4 +416,5 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
 	f.StringVar(&cfg.Image, "image", "", "container image to use instead of building one")
 	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
+	addCredentialFlags(c, cfg)
 }
