@@ -312,6 +312,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	if err != nil {
 		return 0, harnessFailed(fmt.Errorf("%w (partial history in %s)", err, run.Dir))
 	}
+	if out.Interrupted && out.Audit != nil {
+		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
+	}
 	if out.Interrupted {
 		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, run.Dir, run.Dir))
 	}
