@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,4 +301,79 @@ func TestHealLeavesSomeoneElsesOpenSlotAlone(t *testing.T) {
 	if len(rec.journal()) == 0 {
 		t.Fatal("no journal entries in the history")
 	}
+}
+
+// TestHealReassertsOnlyItsOwnLostSlot builds the end state of the epoch
+// race by hand: redline moved an empty slot from a to b, then b and c
+// route it back to a while a routes it to b, so no primary claims it.
+// The end phase gives it back to b (the journalled destination) the way
+// redis-cli finishes a migration; a slot redline never moved and that is
+// left in the same state is not touched.
+func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
+	c := startLocal(t, 3, 0)
+	nem := newTestNemesis(t, []string{"migrate"}, c)
+	ctx := context.Background()
+	tp, err := nem.topology(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prim := tp.primaries()
+	a, b, other := prim[0], prim[1], prim[2]
+	ours, theirs := a.Slots[0], a.Slots[1]
+	if _, err := nem.moveSlots(ctx, []int{ours}, a, b, prim); err != nil {
+		t.Fatal(err)
+	}
+	if err := nem.waitConverged(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	admin := func(addr string, args ...any) {
+		t.Helper()
+		cl := cluster.AdminClient(addr)
+		defer cl.Close()
+		if err := cl.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("%v on %s: %v", args, addr, err)
+		}
+	}
+	// ours: b and other route it to a, a routes it to b.
+	admin(b.Node.Addr, "cluster", "setslot", ours, "node", a.ID)
+	admin(other.Node.Addr, "cluster", "setslot", ours, "node", a.ID)
+	// theirs (never moved by redline): a gives it to b, nobody else knows.
+	admin(a.Node.Addr, "cluster", "setslot", theirs, "node", b.ID)
+	claimed := func(slot int) string {
+		tp, _ := nem.topology(ctx)
+		for _, m := range tp.Members {
+			if m.Primary && slices.Contains(m.Slots, slot) {
+				return m.ID
+			}
+		}
+		return ""
+	}
+	if claimed(ours) != "" || claimed(theirs) != "" {
+		t.Fatalf("setup: slot %d claimed by %q, slot %d by %q", ours, claimed(ours), theirs, claimed(theirs))
+	}
+	done, err := nem.reassertMoves(ctx)
+	if err != nil || len(done) != 1 || done[0] != ours {
+		t.Fatalf("reasserted %v: %v", done, err)
+	}
+	eventually(t, 20*time.Second, func() string {
+		vs, err := views(c)
+		if err != nil {
+			return err.Error()
+		}
+		for name, ls := range vs {
+			if o := ownerIn(ls, ours); o != b.ID {
+				return fmt.Sprintf("%s says slot %d belongs to %s, want %s", name, ours, o, b.ID)
+			}
+		}
+		return ""
+	})
+	if claimed(theirs) != "" {
+		t.Fatalf("slot %d, never moved by redline, was claimed by %s", theirs, claimed(theirs))
+	}
+	steps := nem.journal.Steps()
+	if last := steps[len(steps)-1]; last.Kind != "reassert" || last.State != "done" || last.To != b.ID {
+		t.Fatalf("journal ends with %+v", last)
+	}
+	// Put theirs back so that the cluster is whole again for the cleanup.
+	admin(a.Node.Addr, "cluster", "setslot", theirs, "node", a.ID)
 }
