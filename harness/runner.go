@@ -44,6 +44,8 @@ type Inputs struct {
 	Run          *results.Run
 	Log          *Log
 	Progress     *Progress
+	// Credentials for the clients (external clusters with AUTH or TLS).
+	Credentials cluster.Credentials
 	// Audit (nil: none) counts the data that is not the run's before the
 	// run and after the end phase; its verdict is Outcome.Audit.
 	Audit *clusteradmin.Auditor
@@ -70,9 +72,12 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 
 	addrs := nodeAddrs(in.Cluster)
 	cl, err := client.New(ctx, client.Options{
-		Seeds:    addrs,
-		Timeout:  cfg.OpTimeout.D(),
-		PoolSize: cfg.Concurrency + 4,
+		Seeds:     addrs,
+		Timeout:   cfg.OpTimeout.D(),
+		PoolSize:  cfg.Concurrency + 4,
+		Username:  in.Credentials.User,
+		Password:  in.Credentials.Password,
+		TLSConfig: in.Credentials.TLS,
 	})
 	if err != nil {
 		return out, fmt.Errorf("cannot reach the cluster at %v: %w", addrs, err)
@@ -144,6 +149,11 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 
 	if ctx.Err() != nil {
 		out.Interrupted = true
+		if in.Audit != nil {
+			// Not redline's cluster: a slot left half-migrated stays so
+			// after Ctrl-C unless redline finishes its own steps now.
+			out.Audit = endGuestRun(in, rec, log)
+		}
 		out.Ops = len(rec.Ops())
 		closed = true
 		return out, rec.Close()
@@ -193,6 +203,20 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	}
 	out.Summary = Check(ctx, ops, in.Checkers, in.Progress, log)
 	return out, nil
+}
+
+// endGuestRun ends the faults of an interrupted run on a cluster redline
+// did not create, and audits, within two minutes of a fresh context.
+func endGuestRun(in Inputs, rec *Recorder, log *Log) *clusteradmin.AuditResult {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if in.Nemesis != nil {
+		log.Printf("interrupted: ending redline's own faults on the cluster first (at most 2 minutes)")
+		if err := in.Nemesis.Heal(ctx, rec); err != nil {
+			log.Printf("heal reported an error: %v", err)
+		}
+	}
+	return audit(ctx, in.Audit, rec, log)
 }
 
 // audit compares the data that is not the run's with the count from

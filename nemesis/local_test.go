@@ -247,24 +247,20 @@ func (r *memRecorder) Record(op history.Op) history.Op {
 // all returns the recorded fault events, without the topology journal's
 // copies (journal returns those).
 func (r *memRecorder) all() []history.Op {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []history.Op
-	for _, op := range r.ops {
-		if op.F != "journal" {
-			out = append(out, op)
-		}
-	}
-	return out
+	return r.where(func(op history.Op) bool { return op.F != "journal" })
 }
 
 // journal returns the topology journal's entries as the history got them.
 func (r *memRecorder) journal() []history.Op {
+	return r.where(func(op history.Op) bool { return op.F == "journal" })
+}
+
+func (r *memRecorder) where(keep func(history.Op) bool) []history.Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []history.Op
 	for _, op := range r.ops {
-		if op.F == "journal" {
+		if keep(op) {
 			out = append(out, op)
 		}
 	}

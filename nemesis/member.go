@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // member adds a node and rebalances slots onto it, or drains a primary and
@@ -63,10 +64,16 @@ func (n *Nemesis) addMember(ctx context.Context, t *topo) (map[string]any, error
 	if err != nil {
 		return res, err
 	}
-	if _, err := n.admin.do(ctx, nd.Addr, 3*time.Second, "cluster", "meet", host, port); err != nil {
+	seq, err := n.journal.Begin(clusteradmin.Step{Kind: "add-node", Note: nd.Name + " " + nd.Addr + " meets the cluster"})
+	if err != nil {
+		return res, err
+	}
+	if _, err = n.admin.do(ctx, nd.Addr, 3*time.Second, "cluster", "meet", host, port); err != nil {
+		n.journal.End(seq, err)
 		return res, err
 	}
 	id, err := n.waitJoined(ctx, nd, t, max(20*time.Second, 10*n.opts.NodeTimeout))
+	n.journal.End(seq, err)
 	if err != nil {
 		return res, err
 	}
@@ -184,7 +191,13 @@ func (n *Nemesis) removeMember(ctx context.Context, t *topo, victim member) (map
 			replicasOf[m.MasterID]++
 		}
 	}
+	seq, err := n.journal.Begin(clusteradmin.Step{Kind: "remove-node", From: victim.ID,
+		Note: "its replicas replicate other primaries, every node forgets it, it is reset and removed"})
+	if err != nil {
+		return res, err
+	}
 	var errs []error
+	defer func() { n.journal.End(seq, errors.Join(errs...)) }()
 	for _, m := range t.Members {
 		if m.Primary || m.MasterID != victim.ID || !m.Reachable {
 			continue

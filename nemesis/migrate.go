@@ -56,7 +56,17 @@ func (n *Nemesis) migrate(ctx context.Context, st Step, t *topo, rng *rand.Rand)
 		src, dst member
 	}
 	var moves []move
+	// A slot someone has open (the user's own resharding, or one left
+	// from before the run) is theirs to finish: never picked.
 	used := map[int]bool{}
+	for _, m := range t.Members {
+		for s := range m.Migrating {
+			used[s] = true
+		}
+		for s := range m.Importing {
+			used[s] = true
+		}
+	}
 	withKeys := map[string][]int{}
 	for range count {
 		src := pickOne(rng, reach)
@@ -255,8 +265,15 @@ func (n *Nemesis) moveKeys(ctx context.Context, slot int, src, dst member, maxBa
 		if len(ks) == 0 {
 			return moved, true, nil
 		}
-		args := []any{"migrate", host, port, "", 0, 5000, "replace", "keys"}
-		args = append(args, ks...)
+		args := []any{"migrate", host, port, "", 0, 5000, "replace"}
+		// The target wants the same credentials redline has (as
+		// redis-cli --cluster reshard passes them); cmdString hides them.
+		if cr := cluster.AdminCredentials(); cr.Password != "" && cr.User != "" {
+			args = append(args, "auth2", cr.User, cr.Password)
+		} else if cr.Password != "" {
+			args = append(args, "auth", cr.Password)
+		}
+		args = append(append(args, "keys"), ks...)
 		if err := n.migrateBatch(ctx, src.Node.Addr, args); err != nil {
 			return moved, false, err
 		}

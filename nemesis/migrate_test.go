@@ -3,6 +3,8 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,4 +215,165 @@ func TestMigrateStormAndAbortsAreRepaired(t *testing.T) {
 		}
 	}
 	checkKeys(t, c, want)
+}
+
+// TestHealLeavesSomeoneElsesOpenSlotAlone: a slot the user has open (their
+// own resharding) is neither picked nor repaired; while it is open the end
+// phase says what it found and what it would have done, and changes
+// nothing, not even redline's own open slot. Once the user closes theirs,
+// the end phase finishes redline's.
+func TestHealLeavesSomeoneElsesOpenSlotAlone(t *testing.T) {
+	c := startLocal(t, 6, 1)
+	want := fillKeys(t, c, 2000)
+	nem := newTestNemesis(t, []string{"migrate"}, c)
+	rec := &memRecorder{}
+	ctx := context.Background()
+	a := nem.fire(ctx, rec, Step{Fault: "migrate", Mode: "abort-half", Seed: 11})
+	if a == nil {
+		t.Fatal("abort-half must leave a migration open")
+	}
+	ours := a.detail["moves"].([]slotMove)[0]
+
+	// The user opens a slot of another primary pair by hand.
+	tp, _ := nem.topology(ctx)
+	prim := tp.primaries()
+	var from, to member
+	for _, p := range prim {
+		if p.Node.Name != ours.From && p.Node.Name != ours.To {
+			from = p
+		}
+	}
+	for _, p := range prim {
+		if p.ID != from.ID {
+			to = p
+			break
+		}
+	}
+	theirs := from.Slots[len(from.Slots)/2]
+	admin := func(addr string, args ...any) {
+		t.Helper()
+		cl := cluster.AdminClient(addr)
+		defer cl.Close()
+		if err := cl.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("%v on %s: %v", args, addr, err)
+		}
+	}
+	admin(to.Node.Addr, "cluster", "setslot", theirs, "importing", from.ID)
+	admin(from.Node.Addr, "cluster", "setslot", theirs, "migrating", to.ID)
+
+	// A new migrate never picks the user's open slot.
+	for seed := uint64(20); seed < 26; seed++ {
+		if b := nem.fire(ctx, rec, Step{Fault: "migrate", Mode: "storm", Seed: seed}); b != nil {
+			t.Fatal("storm left something to stop")
+		}
+		for _, mv := range detailOf(t, rec.Last("start-migrate", history.Invoke))["moves"].([]any) {
+			if s := int(mv.(map[string]any)["slot"].(float64)); s == theirs {
+				t.Fatalf("storm %d picked slot %d, which the user has open", seed, s)
+			}
+		}
+	}
+
+	err := nem.Heal(ctx, rec)
+	if err == nil || !strings.Contains(err.Error(), "cannot account for") || !strings.Contains(err.Error(), fmt.Sprintf("slot %d", theirs)) {
+		t.Fatalf("heal: %v", err)
+	}
+	d := detailOf(t, rec.Last("heal", history.Info))
+	if d["unaccounted"] == nil || !strings.Contains(fmt.Sprint(d["would_have"]), fmt.Sprintf("slot %d", ours.Slot)) {
+		t.Fatalf("heal recorded %v", d)
+	}
+	tp, _ = nem.topology(ctx)
+	for _, m := range tp.Members {
+		if m.ID == from.ID && m.Migrating[theirs] != to.ID {
+			t.Fatalf("the user's slot %d is no longer migrating on %s: %v", theirs, m.Node.Name, m.Migrating)
+		}
+		if m.Node.Name == ours.From && m.Migrating[ours.Slot] == "" {
+			t.Fatalf("redline's slot %d was repaired although the end phase found a state it cannot account for", ours.Slot)
+		}
+	}
+
+	// The user finishes theirs (undoes it); now the end phase repairs ours.
+	admin(to.Node.Addr, "cluster", "setslot", theirs, "stable")
+	admin(from.Node.Addr, "cluster", "setslot", theirs, "stable")
+	if err := nem.Heal(ctx, rec); err != nil {
+		t.Fatalf("second heal: %v", err)
+	}
+	checkKeys(t, c, want)
+	if len(rec.journal()) == 0 {
+		t.Fatal("no journal entries in the history")
+	}
+}
+
+// TestHealReassertsOnlyItsOwnLostSlot builds the end state of the epoch
+// race by hand: redline moved an empty slot from a to b, then b and c
+// route it back to a while a routes it to b, so no primary claims it.
+// The end phase gives it back to b (the journalled destination) the way
+// redis-cli finishes a migration; a slot redline never moved and that is
+// left in the same state is not touched.
+func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
+	c := startLocal(t, 3, 0)
+	nem := newTestNemesis(t, []string{"migrate"}, c)
+	ctx := context.Background()
+	tp, err := nem.topology(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prim := tp.primaries()
+	a, b, other := prim[0], prim[1], prim[2]
+	ours, theirs := a.Slots[0], a.Slots[1]
+	if _, err := nem.moveSlots(ctx, []int{ours}, a, b, prim); err != nil {
+		t.Fatal(err)
+	}
+	if err := nem.waitConverged(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	admin := func(addr string, args ...any) {
+		t.Helper()
+		cl := cluster.AdminClient(addr)
+		defer cl.Close()
+		if err := cl.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("%v on %s: %v", args, addr, err)
+		}
+	}
+	// ours: b and other route it to a, a routes it to b.
+	admin(b.Node.Addr, "cluster", "setslot", ours, "node", a.ID)
+	admin(other.Node.Addr, "cluster", "setslot", ours, "node", a.ID)
+	// theirs (never moved by redline): a gives it to b, nobody else knows.
+	admin(a.Node.Addr, "cluster", "setslot", theirs, "node", b.ID)
+	claimed := func(slot int) string {
+		tp, _ := nem.topology(ctx)
+		for _, m := range tp.Members {
+			if m.Primary && slices.Contains(m.Slots, slot) {
+				return m.ID
+			}
+		}
+		return ""
+	}
+	if claimed(ours) != "" || claimed(theirs) != "" {
+		t.Fatalf("setup: slot %d claimed by %q, slot %d by %q", ours, claimed(ours), theirs, claimed(theirs))
+	}
+	done, err := nem.reassertMoves(ctx)
+	if err != nil || len(done) != 1 || done[0] != ours {
+		t.Fatalf("reasserted %v: %v", done, err)
+	}
+	eventually(t, 20*time.Second, func() string {
+		vs, err := views(c)
+		if err != nil {
+			return err.Error()
+		}
+		for name, ls := range vs {
+			if o := ownerIn(ls, ours); o != b.ID {
+				return fmt.Sprintf("%s says slot %d belongs to %s, want %s", name, ours, o, b.ID)
+			}
+		}
+		return ""
+	})
+	if claimed(theirs) != "" {
+		t.Fatalf("slot %d, never moved by redline, was claimed by %s", theirs, claimed(theirs))
+	}
+	steps := nem.journal.Steps()
+	if last := steps[len(steps)-1]; last.Kind != "reassert" || last.State != "done" || last.To != b.ID {
+		t.Fatalf("journal ends with %+v", last)
+	}
+	// Put theirs back so that the cluster is whole again for the cleanup.
+	admin(a.Node.Addr, "cluster", "setslot", theirs, "node", a.ID)
 }

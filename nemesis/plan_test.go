@@ -302,3 +302,18 @@ func TestTimelineSlotsAreFixed(t *testing.T) {
 		t.Fatalf("late %s, want 2.3s", l)
 	}
 }
+
+func TestCmdStringHidesPasswords(t *testing.T) {
+	for _, c := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"migrate", "10.0.0.1", 6379, "", 0, 5000, "replace", "auth2", "alice", "pw1", "keys", "k"}, `MIGRATE 10.0.0.1 6379 "" 0 5000 replace auth2 alice <password> keys k`},
+		{[]any{"migrate", "10.0.0.1", 6379, "", 0, 5000, "auth", "pw2", "keys", "k"}, `MIGRATE 10.0.0.1 6379 "" 0 5000 auth <password> keys k`},
+		{[]any{"cluster", "setslot", 5, "node", "id"}, "CLUSTER SETSLOT 5 node id"},
+	} {
+		if got := cmdString(c.args); got != c.want {
+			t.Errorf("cmdString(%v) = %s, want %s", c.args, got, c.want)
+		}
+	}
+}

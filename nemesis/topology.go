@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/redline-dev/redline/harness/cluster"
 )
@@ -92,20 +91,9 @@ func (a *admin) client(addr string) *redis.Client {
 	if a.clients == nil {
 		a.clients = map[string]*redis.Client{}
 	}
-	c := redis.NewClient(&redis.Options{
-		Addr:                  addr,
-		Protocol:              2,
-		MaxRetries:            -1,
-		DisableIdentity:       true,
-		DialTimeout:           time.Second,
-		ReadTimeout:           3 * time.Second,
-		WriteTimeout:          3 * time.Second,
-		ContextTimeoutEnabled: true,
-		PoolSize:              4,
-		MaintNotificationsConfig: &maintnotifications.Config{
-			Mode: maintnotifications.ModeDisabled,
-		},
-	})
+	o := cluster.AdminOptions(addr)
+	o.DialTimeout, o.PoolSize = time.Second, 4
+	c := redis.NewClient(o)
 	a.clients[addr] = c
 	return c
 }
@@ -302,8 +290,17 @@ func splitHostPort(addr string) (string, int, error) {
 // cmdString renders a command for error messages: "CLUSTER SETSLOT 5 NODE id".
 func cmdString(args []any) string {
 	parts := make([]string, 0, len(args))
+	secret := -1 // index of a password (MIGRATE ... AUTH pw / AUTH2 user pw)
 	for i, a := range args {
 		p := fmt.Sprint(a)
+		switch {
+		case i == secret:
+			p = "<password>"
+		case i > 0 && strings.EqualFold(p, "auth"):
+			secret = i + 1
+		case i > 0 && strings.EqualFold(p, "auth2"):
+			secret = i + 2
+		}
 		if p == "" {
 			p = `""`
 		}

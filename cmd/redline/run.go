@@ -33,9 +33,10 @@ type runOptions struct {
 	nemesis   string
 	addrs     string
 	hooks     []string
-	yes       bool      // --yes: no question before faults on a cluster redline did not create
-	stdin     io.Reader // where the answer to that question comes from (nil: os.Stdin)
-	kv        kvFlags   // bench's kv workload
+	yes       bool                // --yes: no question before faults on a cluster redline did not create
+	creds     cluster.Credentials // read from the environment or a file, never stored
+	stdin     io.Reader           // where the answer to that question comes from (nil: os.Stdin)
+	kv        kvFlags             // bench's kv workload
 	stdout    io.Writer
 	stderr    io.Writer
 	// runDir, if set, learns each run's directory as soon as it exists
@@ -153,6 +154,11 @@ func (o *runOptions) validate(targetChanged bool) error {
 			return badArgs("--nemesis-hook %q: expected fault=command", h)
 		}
 	}
+	creds, err := loadCredentials(cfg)
+	if err != nil {
+		return badArgs("%v", err)
+	}
+	o.creds = creds
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano() & (1<<53 - 1)
 	}
@@ -191,6 +197,8 @@ func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cluster.UseAdminCredentials(o.creds)
+	defer cluster.UseAdminCredentials(cluster.Credentials{})
 
 	worst := exitValid
 	for i := 0; i < o.cfg.TestCount; i++ {
@@ -322,9 +330,13 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		Log:          log,
 		Progress:     harness.NewProgress(stdout, tty, log),
 		Audit:        auditor,
+		Credentials:  o.creds,
 	})
 	if err != nil {
 		return 0, harnessFailed(fmt.Errorf("%w (partial history in %s)", err, run.Dir))
+	}
+	if out.Interrupted && out.Audit != nil {
+		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
 	}
 	if out.Interrupted {
 		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, run.Dir, run.Dir))
@@ -445,4 +457,5 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract)")
 	addServerFlags(f, cfg)
 	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
+	addCredentialFlags(c, cfg)
 }

@@ -212,6 +212,34 @@ func TestRunGuestOnExistingCluster(t *testing.T) {
 		requireForeign(t, cc, data)
 	})
 
+	t.Run("Ctrl-C ends redline's own faults first", func(t *testing.T) {
+		rctx, interrupt := context.WithCancel(context.Background())
+		defer interrupt()
+		var out, errb syncBuffer
+		done := make(chan int)
+		go func() {
+			done <- runContext(rctx, []string{"run", "--addrs", seed, "--yes", "--workload", "set", "--nemesis", "migrate",
+				"--nemesis-interval", "700ms", "--time-limit", "2m", "--concurrency", "2", "--results", t.TempDir(), "--seed", "5"}, &out, &errb)
+		}()
+		deadline := time.Now().Add(time.Minute)
+		for !strings.Contains(errb.String(), "nemesis: start migrate") {
+			if time.Now().After(deadline) {
+				t.Fatalf("no migrate started: %s", errb.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second)
+		interrupt()
+		if code := <-done; code != exitHarness || !strings.Contains(errb.String(), "interrupted") {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if !strings.Contains(out.String(), "audit: no foreign data touched") {
+			t.Fatalf("no clean audit after the interrupt:\n%s\n%s", out.String(), errb.String())
+		}
+		requireHealthy(t, lc.Addrs)
+		requireForeign(t, cc, data)
+	})
+
 	t.Run("a foreign key deleted mid-run fails the audit", func(t *testing.T) {
 		res := t.TempDir()
 		var out, errb bytes.Buffer

@@ -20,7 +20,13 @@ const DefaultConvergeTimeout = 60 * time.Second
 // commands: RESP2, no CLIENT SETINFO, no maintenance notifications and no
 // retries (a command is sent exactly once).
 func AdminClient(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{
+	return redis.NewClient(AdminOptions(addr))
+}
+
+// AdminOptions are AdminClient's options, with the admin credentials
+// (UseAdminCredentials), for callers that tune pool or timeouts.
+func AdminOptions(addr string) *redis.Options {
+	o := &redis.Options{
 		Addr:                     addr,
 		Protocol:                 2,
 		DisableIdentity:          true,
@@ -32,7 +38,9 @@ func AdminClient(addr string) *redis.Client {
 		WriteTimeout:             3 * time.Second,
 		PoolSize:                 2,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	}
+	AdminCredentials().Apply(o)
+	return o
 }
 
 func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -281,13 +281,13 @@ func (r AuditResult) describe() string {
 			n, r.ForeignKeysBefore, r.ForeignKeysAfter, strings.Join(ex, ", "), more))
 	}
 	if len(r.UnservedSlots) > 0 {
-		parts = append(parts, "slots no longer served: "+strings.Join(r.UnservedSlots, ","))
+		parts = append(parts, "slots no longer served: "+firstOf(r.UnservedSlots, ","))
 	}
 	if len(r.OpenSlots) > 0 {
-		parts = append(parts, "slots left open: "+strings.Join(r.OpenSlots, "; "))
+		parts = append(parts, "slots left open: "+firstOf(r.OpenSlots, "; "))
 	}
 	if len(r.Conflicts) > 0 {
-		parts = append(parts, "conflicting owners: "+strings.Join(r.Conflicts, "; "))
+		parts = append(parts, "conflicting owners: "+firstOf(r.Conflicts, "; "))
 	}
 	if n := len(r.UnaccountedOwners); n > 0 {
 		c := r.UnaccountedOwners[0]
@@ -298,6 +298,15 @@ func (r AuditResult) describe() string {
 			r.UnfinishedJournal[0].Seq, r.UnfinishedJournal[0].Kind, r.UnfinishedJournal[0].Slots))
 	}
 	return "FOREIGN DATA CHANGED during the run: " + strings.Join(parts, "; ")
+}
+
+// firstOf joins the first ten items and says how many more there are
+// (results.json has them all).
+func firstOf(items []string, sep string) string {
+	if len(items) <= 10 {
+		return strings.Join(items, sep)
+	}
+	return fmt.Sprintf("%s%s... (%d in all)", strings.Join(items[:10], sep), sep, len(items))
 }
 
 // ranges renders sorted slots as "a-b" ranges.

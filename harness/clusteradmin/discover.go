@@ -86,15 +86,18 @@ func discoverFrom(ctx context.Context, seed string) (View, error) {
 	if err == nil {
 		return fromShards(seed, shards)
 	}
-	if !strings.Contains(strings.ToLower(err.Error()), "unknown") {
-		if strings.Contains(err.Error(), "cluster support disabled") {
-			return View{}, fmt.Errorf("%s runs without cluster mode: redline tests Redis Cluster only", seed)
-		}
+	if strings.Contains(err.Error(), "cluster support disabled") {
+		return View{}, fmt.Errorf("%s runs without cluster mode: redline tests Redis Cluster only", seed)
 	}
 	text, nerr := c.ClusterNodes(ctx).Result()
 	if nerr != nil {
 		return View{}, fmt.Errorf("%s: CLUSTER SHARDS: %v; CLUSTER NODES: %w", seed, err, nerr)
 	}
+	return fromNodes(seed, text)
+}
+
+// fromNodes builds a view from CLUSTER NODES (servers before Redis 7).
+func fromNodes(seed, text string) (View, error) {
 	ls, perr := cluster.ParseNodes(text)
 	if perr != nil {
 		return View{}, fmt.Errorf("%s: %w", seed, perr)
@@ -116,6 +119,7 @@ func discoverFrom(ctx context.Context, seed string) (View, error) {
 
 func fromShards(seed string, shards []redis.ClusterShard) (View, error) {
 	v := View{From: "CLUSTER SHARDS on " + seed}
+	tlsPorts := cluster.AdminCredentials().TLS != nil // a node may listen on both
 	for _, sh := range shards {
 		var ranges []cluster.SlotRange
 		n := 0
@@ -134,10 +138,14 @@ func fromShards(seed string, shards []redis.ClusterShard) (View, error) {
 			if host == "" || host == "?" {
 				host = nd.IP
 			}
-			if host == "" || host == "?" || nd.Port == 0 {
+			port := nd.Port
+			if port == 0 || tlsPorts && nd.TLSPort != 0 {
+				port = nd.TLSPort
+			}
+			if host == "" || host == "?" || port == 0 {
 				continue
 			}
-			m := Member{ID: nd.ID, Addr: net.JoinHostPort(host, strconv.FormatInt(nd.Port, 10)), Health: nd.Health}
+			m := Member{ID: nd.ID, Addr: net.JoinHostPort(host, strconv.FormatInt(port, 10)), Health: nd.Health}
 			if nd.Role == "master" {
 				m.Primary, m.ranges, m.Slots = true, ranges, n
 			} else {

@@ -20,7 +20,8 @@ type Step struct {
 	// Kind: "migrate" (slots From -> To, keys moved), "open" (a migration
 	// left half-way on purpose), "close" (finishing or undoing an open one),
 	// "reassert" (dst re-takes a slot it had been given), "failover" (To,
-	// a replica of From, takes over).
+	// a replica of From, takes over), "add-node" and "remove-node" (on
+	// clusters redline created).
 	Kind  string `json:"kind"`
 	Slots []int  `json:"slots,omitempty"`
 	From  string `json:"from,omitempty"` // node id

@@ -13,6 +13,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -36,7 +37,10 @@ type Options struct {
 	PoolSize int
 	// MaxRedirects bounds MOVED/ASK hops for one op before it fails.
 	MaxRedirects int
-	Password     string
+	// Credentials (ACL user, password, TLS) for clusters that need them.
+	Username  string
+	Password  string
+	TLSConfig *tls.Config
 }
 
 const numSlots = 16384
@@ -85,7 +89,7 @@ func (c *Client) Node(addr string) *redis.Client {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if n = c.nodes[addr]; n == nil {
-		n = NewNodeClient(addr, c.opts.Timeout, c.opts.PoolSize, c.opts.Password)
+		n = newNodeClient(addr, c.opts)
 		c.nodes[addr] = n
 	}
 	return n
@@ -94,9 +98,16 @@ func (c *Client) Node(addr string) *redis.Client {
 // NewNodeClient is a plain go-redis client for one node with retries off
 // and nothing sent on connect beyond what Redis 7.0 understands.
 func NewNodeClient(addr string, timeout time.Duration, pool int, password string) *redis.Client {
+	return newNodeClient(addr, Options{Timeout: timeout, PoolSize: pool, Password: password})
+}
+
+func newNodeClient(addr string, o Options) *redis.Client {
+	timeout, pool := o.Timeout, o.PoolSize
 	return redis.NewClient(&redis.Options{
 		Addr:                     addr,
-		Password:                 password,
+		Username:                 o.Username,
+		Password:                 o.Password,
+		TLSConfig:                o.TLSConfig,
 		Protocol:                 2,
 		MaxRetries:               -1,
 		DialTimeout:              timeout,

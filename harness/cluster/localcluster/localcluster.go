@@ -29,6 +29,13 @@ type Cluster struct {
 // Start runs n redis-server processes in dir and forms a cluster with the
 // given replicas per primary. Binary defaults to redis-server on PATH.
 func Start(ctx context.Context, dir string, n, replicas int, nodeTimeout time.Duration, binary string) (*Cluster, error) {
+	return StartWith(ctx, dir, n, replicas, nodeTimeout, binary, nil)
+}
+
+// StartWith is Start with extra server arguments for each node, given its
+// port (e.g. --requirepass, or --port 0 --tls-port <port> and the TLS
+// files); forming uses the admin credentials (cluster.UseAdminCredentials).
+func StartWith(ctx context.Context, dir string, n, replicas int, nodeTimeout time.Duration, binary string, extra func(port int) []string) (*Cluster, error) {
 	if binary == "" {
 		b, err := exec.LookPath("redis-server")
 		if err != nil {
@@ -53,6 +60,9 @@ func Start(ctx context.Context, dir string, n, replicas int, nodeTimeout time.Du
 			"--cluster-enabled", "yes", "--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10),
 			"--cluster-config-file", "nodes.conf", "--save", "", "--appendonly", "no", "--dir", nd,
 			"--logfile", filepath.Join(nd, "server.log"))
+		if extra != nil {
+			cmd.Args = append(cmd.Args, extra(port)...)
+		}
 		if err := cmd.Start(); err != nil {
 			c.Stop()
 			return nil, fmt.Errorf("starting %s: %w", binary, err)

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/cluster/localcluster"
+)
+
+// TestRunWithACLUserKeepsTheSecret runs against a cluster that requires a
+// password, as user alice whose password comes from $REDISCLI_AUTH: the
+// run works end to end (with a migrate fault, so admin connections
+// authenticate too), and the password appears in no file of the run.
+func TestRunWithACLUserKeepsTheSecret(t *testing.T) {
+	const adminPass, alicePass = "default-Pw-4711", "alice-Secret-0815"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cluster.UseAdminCredentials(cluster.Credentials{Password: adminPass})
+	lc, err := localcluster.StartWith(ctx, t.TempDir(), 6, 1, time.Second, "",
+		func(int) []string { return []string{"--requirepass", adminPass, "--masterauth", adminPass} })
+	cluster.UseAdminCredentials(cluster.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	for _, a := range lc.Addrs {
+		c := redis.NewClient(&redis.Options{Addr: a, Password: adminPass})
+		err := c.Do(ctx, "acl", "setuser", "alice", "on", ">"+alicePass, "~*", "&*", "+@all").Err()
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Without the password: a clear error, nothing stored.
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "--addrs", lc.Addrs[0], "--user", "alice", "--time-limit", "1s", "--results", res}, &out, &errb); code != exitHarness {
+		t.Fatalf("without a password: exit %d: %s", code, errb.String())
+	}
+	requireEmpty(t, res)
+
+	t.Setenv(passwordEnv, alicePass)
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"run", "--addrs", lc.Addrs[0], "--user", "alice", "--yes", "--workload", "register",
+		"--nemesis", "migrate", "--nemesis-interval", "1s", "--time-limit", "5s", "--concurrency", "3", "--results", res}, &out, &errb)
+	if code != exitValid {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	latest, _ := filepath.EvalSymlinks(filepath.Join(res, "latest"))
+	files := 0
+	err = filepath.WalkDir(latest, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, secret := range []string{alicePass, adminPass} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s contains a password", p)
+			}
+		}
+		return nil
+	})
+	if err != nil || files < 5 {
+		t.Fatalf("walked %d files: %v", files, err)
+	}
+	for _, s := range []string{out.String(), errb.String()} {
+		if strings.Contains(s, alicePass) {
+			t.Fatal("the password was printed")
+		}
+	}
+	cfg, _ := os.ReadFile(filepath.Join(latest, "config.json"))
+	if !bytes.Contains(cfg, []byte(`"password_from": "env REDISCLI_AUTH"`)) || !bytes.Contains(cfg, []byte(`"user": "alice"`)) {
+		t.Fatalf("config.json does not say how redline authenticated:\n%s", cfg)
+	}
+}
+
+func TestLoadCredentials(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("s3cret\n"), 0o600)
+	t.Setenv(passwordEnv, "from-env")
+	cfg := harness.Config{Target: "external", User: "bob", PasswordFrom: pw}
+	c, err := loadCredentials(&cfg)
+	if err != nil || c.User != "bob" || c.Password != "s3cret" || cfg.PasswordFrom != "file "+pw {
+		t.Fatalf("file: %+v %v %q", c, err, cfg.PasswordFrom)
+	}
+	cfg = harness.Config{Target: "external"}
+	if c, err := loadCredentials(&cfg); err != nil || c.Password != "from-env" || cfg.PasswordFrom != "env "+passwordEnv {
+		t.Fatalf("env: %+v %v", c, err)
+	}
+	for _, bad := range []harness.Config{
+		{Target: "external", PasswordFrom: filepath.Join(dir, "missing")},
+		{Target: "external", TLSCA: "ca.pem"},                                 // without --tls
+		{Target: "external", TLS: true, TLSCert: "c.pem"},                     // cert without key
+		{Target: "external", TLS: true, TLSCA: filepath.Join(dir, "missing")}, // unreadable CA
+		{Target: "external", TLS: true, TLSCA: pw},                            // not PEM
+		{Target: "reference", User: "bob"},                                    // not external
+	} {
+		if _, err := loadCredentials(&bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
