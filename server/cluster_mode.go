@@ -19,8 +19,8 @@ import (
 	"github.com/redline-dev/redline/server/keyslot"
 )
 
-// ext is what cluster mode and replication attach to a server: the cluster
-// node with its bus (nil without cluster-enabled) and the replication state.
+// ext is the state of cluster mode and replication: the cluster node with
+// its bus (nil without cluster-enabled) and the replication state.
 type ext struct {
 	s    *Server
 	repl *replState
@@ -89,6 +89,9 @@ func (s *Server) StartNode() error {
 	return nil
 }
 
+// startExt starts cluster mode and replication as configured: it installs
+// the Hooks, registers their commands, and starts the cluster node or the
+// link to a configured master.
 func (s *Server) startExt() error {
 	e := &ext{s: s, done: make(chan struct{})}
 	e.repl = newReplState(e)

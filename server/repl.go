@@ -53,7 +53,9 @@ type replState struct {
 	state      string // connect, connecting, sync, connected
 	masterCl   *Client
 
-	// read by the cluster bus without the server lock
+	// shared with the replica link goroutine, which reads and writes them
+	// without the server lock (ACKs, last I/O); the cluster node reads them
+	// before each Tick
 	offsetA    atomic.Int64
 	linkUp     atomic.Bool
 	lastIOA    atomic.Int64 // unix ms of the last data from the master
