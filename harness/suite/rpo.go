@@ -221,8 +221,12 @@ func Aggregate(sum *Summary) []Entry {
 			e.Failed = append(e.Failed, fmt.Sprintf("%s: %s %s", r.Name, r.Verdict, r.Error))
 			continue
 		}
-		f := runFigures(r)
-		e.PerRun = append(e.PerRun, f)
+		// The summary keeps key figures only: read the run's own
+		// results.json for the per-window ones.
+		if full, err := readResults(r.Dir); err == nil {
+			r.Checkers = full
+		}
+		e.PerRun = append(e.PerRun, runFigures(r))
 	}
 	var out []Entry
 	for _, k := range order {
