@@ -289,6 +289,20 @@ func TestSummaryAndJUnit(t *testing.T) {
 		}
 	}
 	_ = sum
+
+	// A two-key matrix is also drawn as a grid.
+	dir = t.TempDir()
+	m, err := Parse([]byte("name: g\nmatrix:\n  workload: [set, bad]\n  nemesis: [kill, pause]\n"), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(context.Background(), m, Options{Dir: dir, Run: fakeRun(dir, &calls)}); err != nil {
+		t.Fatal(err)
+	}
+	h, _ = os.ReadFile(filepath.Join(dir, "summary.html"))
+	if !strings.Contains(string(h), "<h2>workload x nemesis</h2>") || strings.Count(string(h), `<td class="invalid"`) != 4 {
+		t.Fatalf("no grid:\n%s", h)
+	}
 }
 
 // An interrupted suite leaves a summary that says so (never a pass);
