@@ -300,7 +300,10 @@ func (s *Summary) HTML() ([]byte, error) {
 	cols := s.varying()
 	var rows []htmlRow
 	for _, r := range s.Runs {
-		row := htmlRow{Index: r.Index + 1, Verdict: r.Verdict, Figures: r.Failures(), Secs: fmt.Sprintf("%.0f s", r.DurationS)}
+		row := htmlRow{Index: r.Index + 1, Verdict: r.Verdict, Figures: r.Failures()}
+		if r.Verdict != Pending {
+			row.Secs = fmt.Sprintf("%.0f s", r.DurationS)
+		}
 		for _, k := range cols {
 			row.Cells = append(row.Cells, r.Params.Get(k))
 		}
