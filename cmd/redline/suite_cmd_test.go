@@ -117,9 +117,16 @@ func TestSuiteInDocker(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(r.Dir, "history.jsonl")); err != nil {
 			t.Fatalf("run %s not stored as a normal run: %v", r.Name, err)
 		}
-	}
-	if l := leftovers(t, "reference-set-none-"); l != "" {
-		t.Fatalf("left behind: %s", l)
+		var cfg struct {
+			Versions map[string]string `json:"versions"`
+		}
+		b, _ := os.ReadFile(filepath.Join(r.Dir, "config.json"))
+		if err := json.Unmarshal(b, &cfg); err != nil || cfg.Versions["cluster"] == "" {
+			t.Fatalf("run %s: config.json names no cluster (%v)", r.Name, err)
+		}
+		if l := leftovers(t, cfg.Versions["cluster"]); l != "" {
+			t.Fatalf("left behind: %s", l)
+		}
 	}
 
 	// Pretend the second run was cut short, then resume.

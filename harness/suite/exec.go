@@ -126,7 +126,7 @@ func fill(res *Result, out Outcome) {
 	res.Checkers = nil
 	if out.Dir != "" {
 		if rj, err := readResults(out.Dir); err == nil {
-			res.Checkers = rj
+			res.Checkers = keyFigures(rj)
 		} else if res.Error == "" && out.Code <= 2 {
 			res.Error = err.Error()
 		}
@@ -188,6 +188,32 @@ func readResults(dir string) (map[string]CheckerResult, error) {
 		out[name] = cr
 	}
 	return out, nil
+}
+
+// keyFigures keeps what a summary needs of each checker: its verdict and
+// its scalar figures and quantile summaries; series, per-window lists and
+// example lists stay in the run's own results.json.
+func keyFigures(cs map[string]CheckerResult) map[string]CheckerResult {
+	out := map[string]CheckerResult{}
+	for name, c := range cs {
+		k := CheckerResult{Valid: c.Valid, Figures: map[string]any{}}
+		for f, v := range c.Figures {
+			switch x := v.(type) {
+			case float64, bool:
+				k.Figures[f] = v
+			case string:
+				if len(x) <= 300 {
+					k.Figures[f] = v
+				}
+			case map[string]any:
+				if _, q := x["p50"]; q && len(x) <= 8 {
+					k.Figures[f] = v
+				}
+			}
+		}
+		out[name] = k
+	}
+	return out
 }
 
 // progress shows the suite: one bar over all runs on a terminal, a plain

@@ -107,7 +107,6 @@ func bad(n *yaml.Node, key, format string, args ...any) error {
 func Parse(data []byte, overrides Params, validate Validator, validateRun RunValidator) (*Suite, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	if err := dec.Decode(&doc); err != nil {
 		return nil, &FileError{Line: yamlErrLine(err), Msg: "not valid YAML: " + err.Error()}
 	}

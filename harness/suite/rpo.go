@@ -221,8 +221,12 @@ func Aggregate(sum *Summary) []Entry {
 			e.Failed = append(e.Failed, fmt.Sprintf("%s: %s %s", r.Name, r.Verdict, r.Error))
 			continue
 		}
-		f := runFigures(r)
-		e.PerRun = append(e.PerRun, f)
+		// The summary keeps key figures only: read the run's own
+		// results.json for the per-window ones.
+		if full, err := readResults(r.Dir); err == nil {
+			r.Checkers = full
+		}
+		e.PerRun = append(e.PerRun, runFigures(r))
 	}
 	var out []Entry
 	for _, k := range order {
@@ -267,9 +271,9 @@ func (e *Entry) finish() {
 	if e.Acked > 0 {
 		e.LostPct = round(100*float64(e.Lost)/float64(e.Acked), 4)
 	}
-	e.RPOMs = Quant{P50: median(rpos), Max: maxOf(rpos)}
+	e.RPOMs = Quant{P50: round(median(rpos), 1), Max: round(maxOf(rpos), 1)}
 	if e.RTOMs != nil {
-		e.RTOMs.P50 = median(rtoP50)
+		e.RTOMs.P50 = round(median(rtoP50), 1)
 	}
 	if e.Runs > 0 {
 		e.ThroughputOpsS = round(tput/float64(e.Runs), 1)

@@ -259,7 +259,7 @@ func paragraphs(es []Entry) []template.HTML {
 func windowPlot(es []Entry) string {
 	const w, h, left, bottom = 520.0, 60.0, 90.0, 30.0
 	rowH := 28.0
-	height := bottom + rowH*float64(len(es)) + 10
+	height := bottom + rowH*float64(len(es)) + 22
 	maxMs := 1000.0
 	for _, e := range es {
 		if e.LossWindowMs != nil {
@@ -285,7 +285,7 @@ func windowPlot(es []Entry) string {
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.0f" r="4" fill="none" stroke="#337ab7"><title>RTO max %s</title></circle>`, x(e.RTOMs.Max), y+10, secs(e.RTOMs.Max))
 		}
 	}
-	axisY := height - bottom + 6
+	axisY := height - bottom - 6
 	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`, left, axisY, w-10, axisY)
 	for s := 0.0; s*1000 <= maxMs; s += math.Max(1, math.Round(maxMs/1000/6)) {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%gs</text>`, x(s*1000), axisY+14, s)
@@ -321,7 +321,7 @@ func waitCostPlot(es []Entry) string {
 	for _, p := range ps {
 		maxT = math.Max(maxT, math.Max(p.none, p.wait))
 	}
-	x := func(v float64) float64 { return (w - left - 60) * v / maxT }
+	x := func(v float64) float64 { return (w - left - 90) * v / maxT }
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%d" font-size="11" font-family="sans-serif">`, w, 30*len(ps)+24)
 	for i, p := range ps {
@@ -334,7 +334,9 @@ func waitCostPlot(es []Entry) string {
 	return b.String()
 }
 
-var rpoPage = template.Must(template.New("rpo").Parse(`<!doctype html>
+var rpoPage = template.Must(template.New("rpo").Funcs(template.FuncMap{
+	"ms": func(v float64) string { return fmt.Sprintf("%.0f", v) },
+}).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>RPO study {{.R.Started}}</title>
 <style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
@@ -342,8 +344,8 @@ td:nth-child(-n+5),th{text-align:left}.bad{background:#f8c9c4}</style></head><bo
 <h1>RPO study</h1><p>{{.R.Started}}, {{.R.Seeds}} seed(s) per cell; runs: <a href="summary.html">summary</a>.</p>
 <table><tr><th>target</th><th>scenario</th><th>wait</th><th>node-timeout</th><th>settings</th><th>runs</th><th>acked</th><th>lost</th><th>lost %</th><th>RPO p50 ms</th><th>RPO max ms</th><th>loss window ms</th><th>RTO p50 ms</th><th>RTO max ms</th><th>lost, WAIT satisfied</th><th>ops/s</th></tr>
 {{range .R.Entries}}<tr><td>{{.Target}}</td><td>{{.Scenario}}</td><td>{{.Wait}}</td><td>{{.NodeTimeoutMs}} ms</td><td>{{range .Settings}}{{.}}; {{else}}defaults{{end}}</td>
-<td>{{.Runs}}</td><td>{{.Acked}}</td><td>{{.Lost}}</td><td>{{.LostPct}}</td><td>{{.RPOMs.P50}}</td><td>{{.RPOMs.Max}}</td>
-<td>{{with .LossWindowMs}}{{.From}} to {{.To}}{{else}}none lost{{end}}</td><td>{{with .RTOMs}}{{.P50}}{{end}}</td><td>{{with .RTOMs}}{{.Max}}{{end}}</td>
+<td>{{.Runs}}</td><td>{{.Acked}}</td><td>{{.Lost}}</td><td>{{.LostPct}}</td><td>{{ms .RPOMs.P50}}</td><td>{{ms .RPOMs.Max}}</td>
+<td>{{with .LossWindowMs}}{{ms .From}} to {{ms .To}}{{else}}none lost{{end}}</td><td>{{with .RTOMs}}{{ms .P50}}{{end}}</td><td>{{with .RTOMs}}{{ms .Max}}{{end}}</td>
 <td{{if .LostWaitSatisfied}} class="bad"{{end}}>{{.LostWaitSatisfied}}</td><td>{{.ThroughputOpsS}}</td></tr>
 {{end}}</table>
 <h2>In words</h2>{{range .Paragraphs}}<p>{{.}}</p>{{end}}

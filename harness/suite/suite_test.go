@@ -160,7 +160,7 @@ func fakeRun(root string, calls *[]string) RunFunc {
 		code := 0
 		switch r.Params.Get("workload") {
 		case "bad":
-			rj, code = `{"valid":false,"checkers":{"set":{"valid":false,"lost":3,"new_figure":{"x":1}},"perf":{"valid":true}}}`, 1
+			rj, code = `{"valid":false,"checkers":{"set":{"valid":false,"lost":3,"new_figure":7,"lost_elements":[1,2,3],"latency_ms":{"count":3,"p50":1,"max":2}},"perf":{"valid":true}}}`, 1
 		case "unsure":
 			rj, code = `{"valid":"unknown","checkers":{"linearizable":{"valid":"unknown","error":"search timed out"}}}`, 2
 		case "crash":
@@ -225,8 +225,12 @@ func TestSummaryAndJUnit(t *testing.T) {
 		t.Fatalf("summary.json: %+v", loaded)
 	}
 	bad := loaded.Runs[1]
-	if bad.Verdict != Invalid || bad.Checkers["set"].Figures["lost"] != 3.0 || bad.Checkers["set"].Figures["new_figure"] == nil {
-		t.Fatalf("run 2 figures (new fields must be kept): %+v", bad)
+	set := bad.Checkers["set"].Figures
+	if bad.Verdict != Invalid || set["lost"] != 3.0 || set["new_figure"] != 7.0 || set["latency_ms"] == nil {
+		t.Fatalf("run 2 figures (new scalar fields and quantiles must be kept): %+v", bad)
+	}
+	if set["lost_elements"] != nil {
+		t.Fatalf("a summary keeps key figures, not example lists: %+v", set)
 	}
 	if loaded.Runs[3].Verdict != Error || !strings.Contains(loaded.Runs[3].Error, "Docker") {
 		t.Fatalf("crashed run: %+v", loaded.Runs[3])
@@ -285,6 +289,20 @@ func TestSummaryAndJUnit(t *testing.T) {
 		}
 	}
 	_ = sum
+
+	// A two-key matrix is also drawn as a grid.
+	dir = t.TempDir()
+	m, err := Parse([]byte("name: g\nmatrix:\n  workload: [set, bad]\n  nemesis: [kill, pause]\n"), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(context.Background(), m, Options{Dir: dir, Run: fakeRun(dir, &calls)}); err != nil {
+		t.Fatal(err)
+	}
+	h, _ = os.ReadFile(filepath.Join(dir, "summary.html"))
+	if !strings.Contains(string(h), "<h2>workload x nemesis</h2>") || strings.Count(string(h), `<td class="invalid"`) != 4 {
+		t.Fatalf("no grid:\n%s", h)
+	}
 }
 
 // An interrupted suite leaves a summary that says so (never a pass);

@@ -300,7 +300,10 @@ func (s *Summary) HTML() ([]byte, error) {
 	cols := s.varying()
 	var rows []htmlRow
 	for _, r := range s.Runs {
-		row := htmlRow{Index: r.Index + 1, Verdict: r.Verdict, Figures: r.Failures(), Secs: fmt.Sprintf("%.0f s", r.DurationS)}
+		row := htmlRow{Index: r.Index + 1, Verdict: r.Verdict, Figures: r.Failures()}
+		if r.Verdict != Pending {
+			row.Secs = fmt.Sprintf("%.0f s", r.DurationS)
+		}
 		for _, k := range cols {
 			row.Cells = append(row.Cells, r.Params.Get(k))
 		}
@@ -321,9 +324,54 @@ func (s *Summary) HTML() ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	err := summaryPage.Execute(&buf, map[string]any{
-		"S": s, "Cols": cols, "Rows": rows, "Counts": s.Counts(), "Verdict": s.Verdict(),
+		"S": s, "Cols": cols, "Rows": rows, "Counts": s.Counts(), "Verdict": s.Verdict(), "Grid": grid(cols, rows),
 	})
 	return buf.Bytes(), err
+}
+
+// matrixGrid is a two-key matrix drawn as a grid: one row per value of the
+// first key, one column per value of the second.
+type matrixGrid struct {
+	RowKey, ColKey string
+	ColValues      []string
+	Rows           []gridRow
+}
+
+type gridRow struct {
+	Value string
+	Cells []*htmlRow // nil where no run has the pair
+}
+
+// grid returns the grid when exactly two keys vary and each pair of their
+// values is one run; nil otherwise (the run table says it all).
+func grid(cols []string, rows []htmlRow) *matrixGrid {
+	if len(cols) != 2 {
+		return nil
+	}
+	g := &matrixGrid{RowKey: cols[0], ColKey: cols[1]}
+	var rowValues []string
+	at := map[[2]string]*htmlRow{}
+	for i := range rows {
+		a, b := rows[i].Cells[0], rows[i].Cells[1]
+		if _, dup := at[[2]string{a, b}]; dup {
+			return nil
+		}
+		at[[2]string{a, b}] = &rows[i]
+		if !slices.Contains(rowValues, a) {
+			rowValues = append(rowValues, a)
+		}
+		if !slices.Contains(g.ColValues, b) {
+			g.ColValues = append(g.ColValues, b)
+		}
+	}
+	for _, a := range rowValues {
+		r := gridRow{Value: a}
+		for _, b := range g.ColValues {
+			r.Cells = append(r.Cells, at[[2]string{a, b}])
+		}
+		g.Rows = append(g.Rows, r)
+	}
+	return g
 }
 
 var summaryPage = template.Must(template.New("summary").Parse(`<!doctype html>
@@ -338,6 +386,10 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 <h1>suite {{.S.Name}}: <span class="{{.Verdict}}">{{.Verdict}}</span></h1>
 <p>started {{.S.Started.Format "2006-01-02 15:04:05 UTC"}}{{if .S.Interrupted}}, interrupted{{end}};
 {{range $v, $n := .Counts}}{{$v}} {{$n}} &nbsp;{{end}}</p>
+{{with .Grid}}<h2>{{.RowKey}} x {{.ColKey}}</h2>
+<table><tr><th></th>{{range .ColValues}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr><th>{{.Value}}</th>{{range .Cells}}{{if .}}<td class="{{.Verdict}}" title="{{.Figures}}">{{if .Report}}<a href="{{.Report}}">{{.Verdict}}</a>{{else}}{{.Verdict}}{{end}}</td>{{else}}<td></td>{{end}}{{end}}</tr>
+{{end}}</table><h2>runs</h2>{{end}}
 <table><tr><th>#</th>{{range .Cols}}<th>{{.}}</th>{{end}}<th>verdict</th><th>what the checkers found</th><th>time</th></tr>
 {{range .Rows}}<tr><td>{{.Index}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}
 <td class="{{.Verdict}}">{{if .Report}}<a href="{{.Report}}">{{.Verdict}}</a>{{else}}{{.Verdict}}{{end}}</td>
