@@ -19,13 +19,13 @@ type Result struct {
 	Workers   int     `json:"workers"`
 	Pipeline  int     `json:"pipeline"`
 	// Throughput is ok ops per second over the traffic phase.
-	Throughput float64               `json:"throughput"`
+	Throughput float64 `json:"throughput"`
 	// Unsent counts ops the schedule held that were never sent because the
 	// run ended while the generator was behind: they are not in the
 	// latency figures, which understate the tail by that much.
-	Unsent int64 `json:"unsent,omitempty"`
-	Ops        map[string]*OpFigures `json:"ops"` // get, set, total
-	Counts     Counts                `json:"counts"`
+	Unsent int64                 `json:"unsent,omitempty"`
+	Ops    map[string]*OpFigures `json:"ops"` // get, set, total
+	Counts Counts                `json:"counts"`
 	// Generator health: how far it fell behind the schedule, how much CPU
 	// it used, and what that means in words.
 	LateOps     int64    `json:"late_ops"`
