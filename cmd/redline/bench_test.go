@@ -88,6 +88,28 @@ func TestBenchKVExternal(t *testing.T) {
 	if n := int64(bytes.Count(all, []byte("\n"))); n != got {
 		t.Errorf("op log has %d lines, want %d", n, got)
 	}
+
+	// A second, closed-loop bench, then 'results compare' of the two.
+	first, _ := filepath.EvalSymlinks(latest)
+	out.Reset()
+	if code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--concurrency", "4", "--time-limit", "2s",
+		"--keys", "500", "--results", res}, &out, &errb); code != 0 {
+		t.Fatalf("second bench: exit %d: %s", code, errb.String())
+	}
+	second, _ := filepath.EvalSymlinks(latest)
+	out.Reset()
+	if code := run([]string{"results", "compare", first, second}, &out, &errb); code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"throughput ops/s", "raw p99.9 ms", "CHANGE", "note: the runs differ in load"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out.String())
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(second, "compare.html"))
+	if err != nil || bytes.Count(page, []byte("<polyline")) < 12 {
+		t.Errorf("compare.html should overlay both runs in every chart (%v)", err)
+	}
 }
 
 func TestBenchBadArguments(t *testing.T) {

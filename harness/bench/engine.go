@@ -18,17 +18,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/client"
 )
-
-// Nemesis is the fault schedule, as `redline run` drives it.
-type Nemesis interface {
-	Run(ctx context.Context, rec history.Recorder) error
-	Heal(ctx context.Context, rec history.Recorder) error
-	Current() string
-}
 
 // Options configure a load test.
 type Options struct {
@@ -43,7 +36,7 @@ type Options struct {
 	Seed      int64
 	// HistoryPath, when set, receives a gzip-compressed op log.
 	HistoryPath string
-	Nemesis     Nemesis // nil: no faults
+	Nemesis     harness.Nemesis // nil: no faults
 	Log         func(format string, args ...any)
 	// Started is called when traffic starts, with a function returning
 	// ok/failed counts so far (for a progress display).

@@ -94,6 +94,9 @@ func TestOpenLoopCorrectsForAStall(t *testing.T) {
 	if len(r.Diagnosis) == 0 {
 		t.Errorf("no diagnosis of the lag")
 	}
+	if r.Unsent != 0 {
+		t.Errorf("%d ops unsent: every scheduled op was sent, late", r.Unsent)
+	}
 }
 
 // The same stall in a closed loop hides: one slow op, nothing corrected.

@@ -17,7 +17,10 @@ import (
 // fakeNode is a minimal RESP server: +OK to SET, a 3-byte value to GET.
 // It answers every complete command in a read before flushing, so the
 // benchmarks measure the generator, not a server.
-func fakeNode(tb testing.TB) string {
+func fakeNode(tb testing.TB) string { return listen(tb, serveFake) }
+
+// listen serves each connection to a loopback listener with serve.
+func listen(tb testing.TB, serve func(net.Conn)) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -29,7 +32,7 @@ func fakeNode(tb testing.TB) string {
 			if err != nil {
 				return
 			}
-			go serveFake(c)
+			go serve(c)
 		}
 	}()
 	return l.Addr().String()

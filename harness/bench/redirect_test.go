@@ -14,38 +14,24 @@ import (
 // scriptedNode answers each command with reply(cmd, asking); asking is
 // true when the previous command on the connection was ASKING.
 func scriptedNode(t *testing.T, reply func(cmd []string, asking bool) string) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
+	return listen(t, func(c net.Conn) {
+		defer c.Close()
+		r := bufio.NewReader(c)
+		asking := false
 		for {
-			c, err := l.Accept()
+			cmd, err := readCommand(r)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				asking := false
-				for {
-					cmd, err := readCommand(r)
-					if err != nil {
-						return
-					}
-					if strings.EqualFold(cmd[0], "ASKING") {
-						asking = true
-						io.WriteString(c, "+OK\r\n")
-						continue
-					}
-					io.WriteString(c, reply(cmd, asking))
-					asking = false
-				}
-			}()
+			if strings.EqualFold(cmd[0], "ASKING") {
+				asking = true
+				io.WriteString(c, "+OK\r\n")
+				continue
+			}
+			io.WriteString(c, reply(cmd, asking))
+			asking = false
 		}
-	}()
-	return l.Addr().String()
+	})
 }
 
 func readCommand(r *bufio.Reader) ([]string, error) {

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -18,9 +19,13 @@ type Result struct {
 	Workers   int     `json:"workers"`
 	Pipeline  int     `json:"pipeline"`
 	// Throughput is ok ops per second over the traffic phase.
-	Throughput float64               `json:"throughput"`
-	Ops        map[string]*OpFigures `json:"ops"` // get, set, total
-	Counts     Counts                `json:"counts"`
+	Throughput float64 `json:"throughput"`
+	// Unsent counts ops the schedule held that were never sent because the
+	// run ended while the generator was behind: they are not in the
+	// latency figures, which understate the tail by that much.
+	Unsent int64                 `json:"unsent,omitempty"`
+	Ops    map[string]*OpFigures `json:"ops"` // get, set, total
+	Counts Counts                `json:"counts"`
 	// Generator health: how far it fell behind the schedule, how much CPU
 	// it used, and what that means in words.
 	LateOps     int64    `json:"late_ops"`
@@ -139,6 +144,10 @@ func (e *engine) result(elapsed time.Duration) *Result {
 		Corrected: quantiles(all[0][corrected]), Raw: quantiles(all[0][raw]),
 	}
 	r.Throughput = r.Ops["total"].OKPerS
+	if e.o.Rate > 0 {
+		scheduled := int64(math.Ceil(e.o.Rate * e.o.Duration.Seconds()))
+		r.Unsent = max(0, scheduled-s.total.TotalOK()-s.total.Failed())
+	}
 	r.LateOps, r.LagMaxMs = s.total.Late, float64(s.total.LagMaxNs)/1e6
 	for _, sec := range s.seconds {
 		r.Seconds = append(r.Seconds, sec.point())
@@ -218,6 +227,9 @@ func (r *Result) diagnose() {
 				r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("cause: replies, not CPU: at %s ms mean raw latency the rate needs about %.0f ops in flight, and %d workers were often all waiting; raise --concurrency (or --pipeline)",
 					trimFloat(r.Ops["total"].Raw.Mean), inFlight, r.Workers))
 			}
+		}
+		if r.Unsent > 0 {
+			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were never sent: the run ended while the generator was behind; their latency is missing from the figures", r.Unsent))
 		}
 		if got := r.Throughput + float64(r.Counts.Failed())/r.DurationS; got < 0.95*r.Rate {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("delivered %.0f ops/s of the %.0f scheduled: every worker was waiting for replies (raise --concurrency or --pipeline) or the generator was short of CPU", got, r.Rate))
@@ -333,7 +345,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 	c := r.Counts
 	fmt.Fprintf(w, "redirects: MOVED %d, ASK %d, TRYAGAIN %d, CLUSTERDOWN %d; reconnects %d; timeouts %d, connection errors %d\n",
 		c.Moved, c.Ask, c.TryAgain, c.ClusterDown, c.Reconnects, c.Timeouts[opGet]+c.Timeouts[opSet], c.ConnErrors)
-	fmt.Fprintf(w, "generator: up to %.2f of %d cores; lag max %s ms, %d ops late\n", r.CPUMaxCores, r.Cores, trimFloat(r.LagMaxMs), r.LateOps)
+	fmt.Fprintf(w, "generator: up to %.2f of %d cores; lag max %s ms, %d ops late, %d scheduled ops unsent\n", r.CPUMaxCores, r.Cores, trimFloat(r.LagMaxMs), r.LateOps, r.Unsent)
 	for _, d := range r.Diagnosis {
 		fmt.Fprintf(w, "  note: %s\n", d)
 	}
