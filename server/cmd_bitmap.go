@@ -41,6 +41,7 @@ func cmdSetBit(c *Client, argv [][]byte) {
 	} else if len(o.Str) <= byteAt {
 		o.Str = append(o.Str, make([]byte, byteAt+1-len(o.Str))...)
 	}
+	o.SetRaw(true)
 	mask := byte(1) << (7 - uint(off&7))
 	old := o.Str[byteAt]&mask != 0
 	if on == 1 {
@@ -313,7 +314,7 @@ func cmdBitOp(c *Client, argv [][]byte) {
 		c.Int(0)
 		return
 	}
-	c.setString(argv[2], res, false)
+	c.setString(argv[2], res, false).SetRaw(true)
 	c.s.dirty++
 	c.Int(int64(maxLen))
 }

@@ -515,20 +515,7 @@ func cmdObject(c *Client, argv [][]byte) {
 	}
 	switch sub {
 	case "ENCODING":
-		enc := "hashtable"
-		switch o.Kind {
-		case store.KindString:
-			if _, ok := parseInt(o.Str); ok && len(o.Str) <= 20 {
-				enc = "int"
-			} else if len(o.Str) <= 44 {
-				enc = "embstr"
-			} else {
-				enc = "raw"
-			}
-		default:
-			enc = o.Encoding()
-		}
-		c.BulkString(enc)
+		c.BulkString(o.Encoding())
 	case "REFCOUNT":
 		c.Int(1)
 	case "IDLETIME":

@@ -37,6 +37,7 @@ func (c *Client) setString(key, val []byte, keepTTL bool) *store.Object {
 		if !keepTTL && o.ExpireAt != 0 {
 			db.SetExpire(o, 0)
 		}
+		o.SetRaw(false)
 		return o
 	}
 	n := &store.Object{Kind: store.KindString, Str: copyBytes(val)}
@@ -305,6 +306,7 @@ func cmdAppend(c *Client, argv [][]byte) {
 			return
 		}
 		o.Str = append(o.Str, argv[2]...)
+		o.SetRaw(true)
 	}
 	c.s.dirty++
 	c.Int(int64(len(o.Str)))
@@ -397,7 +399,7 @@ func cmdIncrByFloat(c *Client, argv [][]byte) {
 		return
 	}
 	s := []byte(res)
-	c.setString(argv[1], s, true)
+	c.setString(argv[1], s, true).SetNotInt() // Redis stores the result unencoded
 	c.s.dirty++
 	c.Propagate([]byte("SET"), argv[1], s, []byte("KEEPTTL"))
 	c.Bulk(s)
@@ -554,6 +556,7 @@ func cmdSetRange(c *Client, argv [][]byte) {
 			o.Str = append(o.Str, make([]byte, need-len(o.Str))...)
 		}
 		copy(o.Str[off:], val)
+		o.SetRaw(true)
 		c.s.dirty++
 	}
 	c.Int(int64(len(o.Str)))

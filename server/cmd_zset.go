@@ -358,6 +358,9 @@ func cmdZRange(c *Client, argv [][]byte) {
 			entries = spanEntries(o.ZSet, lo, hi, rev)
 		case byLex:
 			lo, hi := lr.span(o.ZSet)
+			if rev {
+				lo, hi = lr.spanRev(o.ZSet)
+			}
 			entries = spanEntries(o.ZSet, lo, hi, rev)
 		}
 		if by != byRank {
@@ -510,10 +513,30 @@ func (r lexRange) lteMax(m string) bool {
 	return m <= r.max
 }
 
+// empty reports what Redis's zzlIsInLexRange rules out before walking: an
+// interval empty by its bounds, a last member below min or a first member
+// above max. (Members are meant to share one score; with mixed scores
+// these checks and walks are still Redis's answer for a listpack.)
+func (r lexRange) empty(z *store.ZSet) bool {
+	if z.Len() == 0 {
+		return true
+	}
+	lo, hi := r.minInf, r.maxInf
+	switch {
+	case lo == 1 || hi == -1:
+		return true
+	case lo == 0 && hi == 0 && (r.min > r.max || (r.min == r.max && (r.minEx || r.maxEx))):
+		return true
+	}
+	return !r.gteMin(z.At(z.Len()-1).Member) || !r.lteMax(z.At(0).Member)
+}
+
 // span returns the ranks [lo, hi) Redis's lex walk covers: from the first
-// member >= min, while members are <= max (members are meant to share one
-// score; with mixed scores this is still Redis's answer for a listpack).
+// member >= min, while members are <= max.
 func (r lexRange) span(z *store.ZSet) (int, int) {
+	if r.empty(z) {
+		return 0, 0
+	}
 	lo := 0
 	for lo < z.Len() && !r.gteMin(z.At(lo).Member) {
 		lo++
@@ -523,6 +546,23 @@ func (r lexRange) span(z *store.ZSet) (int, int) {
 		hi++
 	}
 	return lo, hi
+}
+
+// spanRev is span for the reverse walk: from the last member <= max,
+// backwards while members are >= min.
+func (r lexRange) spanRev(z *store.ZSet) (int, int) {
+	if r.empty(z) {
+		return 0, 0
+	}
+	hi := z.Len() - 1
+	for hi >= 0 && !r.lteMax(z.At(hi).Member) {
+		hi--
+	}
+	lo := hi
+	for lo >= 0 && r.gteMin(z.At(lo).Member) {
+		lo--
+	}
+	return lo + 1, hi + 1
 }
 
 // ZLEXCOUNT key min max

@@ -19,28 +19,7 @@ import (
 // RESP3, and requires byte-identical replies. scripts/install-deps installs
 // redis-server.
 func TestCompareWithRedis(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal("redis-server is not installed: run scripts/install-deps (Debian package redis-server)")
-	}
-	port := freePort(t)
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	raddr := fmt.Sprintf("127.0.0.1:%d", port)
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", raddr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if i > 500 {
-			t.Fatalf("redis-server did not start: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	raddr := startRedisServer(t)
 	s := startServer(t)
 	data, err := os.ReadFile("testdata/compare.txt")
 	if err != nil {
@@ -68,6 +47,34 @@ func TestCompareWithRedis(t *testing.T) {
 				t.Errorf("RESP%s line %d %q:\n  ref   %q\n  redis %q", proto, n+1, line, a, b)
 			}
 		}
+	}
+}
+
+// startRedisServer runs Debian's redis-server (7.0) on a free port for the
+// test and returns its address; scripts/install-deps installs it.
+func startRedisServer(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal("redis-server is not installed: run scripts/install-deps (Debian package redis-server)")
+	}
+	port := freePort(t)
+	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	raddr := fmt.Sprintf("127.0.0.1:%d", port)
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", raddr)
+		if err == nil {
+			c.Close()
+			return raddr
+		}
+		if i > 500 {
+			t.Fatalf("redis-server did not start: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -120,9 +120,29 @@ func (o *Object) ZSetNote(m string) {
 	}
 }
 
-// Encoding is what OBJECT ENCODING reports for a container.
+// SetRaw records whether a string was last written by a command that
+// edits it in place (APPEND, SETRANGE, SETBIT, BITOP), which leaves it raw
+// in Redis whatever its length; SET and the like store a fresh value.
+func (o *Object) SetRaw(raw bool) { o.loose, o.notInt = raw, false }
+
+// SetNotInt records that a string was stored as Redis stores INCRBYFLOAT's
+// result: never integer-encoded.
+func (o *Object) SetNotInt() { o.notInt = true }
+
+// Encoding is what OBJECT ENCODING reports.
 func (o *Object) Encoding() string {
 	switch o.Kind {
+	case KindString:
+		if o.loose {
+			return "raw"
+		}
+		if _, isInt := intsetValue(string(o.Str)); isInt && !o.notInt {
+			return "int"
+		}
+		if len(o.Str) <= 44 {
+			return "embstr"
+		}
+		return "raw"
 	case KindList:
 		return "quicklist"
 	case KindSet:

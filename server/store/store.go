@@ -54,8 +54,11 @@ type Object struct {
 	key string // the key this object is stored under
 	idx int32  // position in DB.order
 
-	// loose: the container left Redis's compact encoding (encoding.go).
+	// loose: the container left Redis's compact encoding, or the string
+	// is raw (encoding.go).
 	loose bool
+	// notInt: the string was stored without Redis's integer encoding.
+	notInt bool
 	// order is a compact hash's field order.
 	order []string
 }
@@ -444,7 +447,7 @@ func (db *DB) Raw(key string) *Object { return db.keys[key] }
 // Clone returns a deep copy of o, not stored anywhere, with o's expiry and
 // encoding (COPY).
 func (o *Object) Clone() *Object {
-	n := &Object{Kind: o.Kind, ExpireAt: o.ExpireAt, loose: o.loose}
+	n := &Object{Kind: o.Kind, ExpireAt: o.ExpireAt, loose: o.loose, notInt: o.notInt}
 	switch o.Kind {
 	case KindString:
 		n.Str = append([]byte(nil), o.Str...)
