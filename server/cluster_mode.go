@@ -43,6 +43,8 @@ type ext struct {
 	keys  [][]byte
 
 	mig migrateConns
+
+	slotStats *slotCounters // CLUSTER SLOT-STATS counters (slotstats.go)
 }
 
 // afterBatch runs (server lock held) after a connection's batch of commands,
@@ -344,10 +346,15 @@ func (e *ext) preExecute(c *Client, cmd *Command, argv [][]byte) string {
 			return msg
 		}
 	}
-	return e.repl.checkWrite(c, cmd, argv)
+	if msg := e.repl.checkWrite(c, cmd, argv); msg != "" {
+		return msg
+	}
+	e.slotStatsBegin(c, cmd, argv)
+	return ""
 }
 
 func (e *ext) postExecute(c *Client, cmd *Command) {
+	e.slotStatsEnd(c)
 	if c.Asking && !c.multi && cmd.Name != "asking" {
 		c.Asking = false
 	}
@@ -481,7 +488,7 @@ func clusterSubcommands() []*Command {
 	for _, n := range []string{"addslots", "addslotsrange", "bumpepoch", "count-failure-reports", "countkeysinslot",
 		"delslots", "delslotsrange", "failover", "flushslots", "forget", "getkeysinslot", "help", "info", "keyslot",
 		"links", "meet", "myid", "nodes", "replicas", "replicate", "reset", "saveconfig", "set-config-epoch",
-		"setslot", "shards", "slaves", "slots"} {
+		"setslot", "shards", "slaves", "slots", "slot-stats"} {
 		out = append(out, &Command{Name: n, Arity: -2, Flags: FlagStale})
 	}
 	return out
@@ -523,6 +530,9 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 	args := make([]string, len(argv))
 	for i, a := range argv {
 		args[i] = string(a)
+	}
+	if e.cmdClusterRedis8(c, args) {
+		return
 	}
 	db := s.dbs[0]
 	env := cluster.Env{

@@ -58,6 +58,7 @@ type Config struct {
 	ClusterAnnounceHostname      string
 	ClusterRequireFullCoverage   bool
 	ClusterAllowReadsWhenDown    bool
+	ClusterSlotStatsEnabled      bool // Redis 8.2: CLUSTER SLOT-STATS cpu and network figures
 	ClusterMigrationBarrier      int
 	ClusterReplicaValidityFactor int
 	ClusterReplicaNoFailover     bool
@@ -273,6 +274,7 @@ func (c *Config) fields() map[string]field {
 		"cluster-announce-hostname":       stringField(&c.ClusterAnnounceHostname),
 		"cluster-require-full-coverage":   boolField(&c.ClusterRequireFullCoverage),
 		"cluster-allow-reads-when-down":   boolField(&c.ClusterAllowReadsWhenDown),
+		"cluster-slot-stats-enabled":      boolField(&c.ClusterSlotStatsEnabled),
 		"cluster-migration-barrier":       intField(&c.ClusterMigrationBarrier, 0, 1<<31-1),
 		"cluster-replica-validity-factor": intField(&c.ClusterReplicaValidityFactor, 0, 1<<31-1),
 		"cluster-replica-no-failover":     boolField(&c.ClusterReplicaNoFailover),

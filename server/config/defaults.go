@@ -37,6 +37,7 @@ var redisDefaults = map[string]string{
 	"cluster-port":                          "0",
 	"cluster-preferred-endpoint-type":       "ip",
 	"cluster-require-full-coverage":         "yes",
+	"cluster-slot-stats-enabled":            "no",
 	"crash-log-enabled":                     "yes",
 	"crash-memcheck-enabled":                "yes",
 	"daemonize":                             "no",

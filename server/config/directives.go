@@ -11,6 +11,8 @@ type directive struct {
 var hidden = map[string]bool{
 	"use-exit-on-panic": true, "rdb-key-save-delay": true, "key-load-delay": true,
 	"watchdog-period": true, "loading-process-events-interval-bytes": true,
+	// Redis 8 directives: hidden so CONFIG GET * stays Redis 7.0's.
+	"cluster-slot-stats-enabled": true,
 }
 
 // redisDirectives lists every standard directive of Redis 7.0.15.
@@ -193,4 +195,6 @@ var redisDirectives = []directive{
 	{"bio_cpulist", "", false},
 	{"aof_rewrite_cpulist", "", false},
 	{"bgsave_cpulist", "", false},
+	// Redis 8.2 (hidden above).
+	{"cluster-slot-stats-enabled", "", false},
 }
