@@ -293,6 +293,20 @@ func fillKeys(t *testing.T, c *localCluster, count int) map[string]string {
 		}
 		want[k] = v
 	}
+	// Every key must be on a replica before a fault: a primary killed with
+	// writes its replica has not received loses them when the replica is
+	// promoted (asynchronous replication, as designed). These tests are
+	// about faults taking effect and healing, not about that loss.
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		n, err := m.Do(ctx, "wait", 1, 10000).Int()
+		if err == nil && n < 1 {
+			err = fmt.Errorf("no replica acknowledged the keys of %s", m.Options().Addr)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("waiting for the keys to reach the replicas: %v", err)
+	}
 	return want
 }
 
