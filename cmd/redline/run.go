@@ -35,7 +35,6 @@ type runOptions struct {
 	hooks     []string
 	yes       bool                // --yes: no question before faults on a cluster redline did not create
 	creds     cluster.Credentials // read from the environment or a file, never stored
-	stdin     io.Reader           // where the answer to that question comes from (nil: os.Stdin)
 	stdout    io.Writer
 	stderr    io.Writer
 }

@@ -204,6 +204,9 @@ func TestRunGuestOnExistingCluster(t *testing.T) {
 		if ran["start-migrate"] == 0 || ran["start-failover"] == 0 || ran["journal"] == 0 {
 			t.Fatalf("faults that ran cleanly: %v\n%s", ran, out.String())
 		}
+		if rep, _ := os.ReadFile(filepath.Join(latest, "report.html")); !bytes.Contains(rep, []byte("no foreign data touched")) {
+			t.Error("the report has no audit line")
+		}
 		j, err := os.ReadFile(filepath.Join(latest, clusteradmin.JournalFile))
 		if err != nil || !bytes.Contains(j, []byte(`"state":"begin"`)) || !bytes.Contains(j, []byte(`"state":"done"`)) {
 			t.Fatalf("journal file: %v\n%s", err, j)
