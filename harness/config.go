@@ -78,4 +78,6 @@ type Config struct {
 	TLSCA        string `json:"tls_ca,omitempty"`
 	TLSCert      string `json:"tls_cert,omitempty"`
 	TLSKey       string `json:"tls_key,omitempty"`
+	// RestoreRoles: the end phase switches failovers redline caused back.
+	RestoreRoles bool `json:"restore_roles,omitempty"`
 }

@@ -418,5 +418,6 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
 	f.StringVar(&cfg.Image, "image", "", "container image to use instead of building one")
 	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
+	f.BoolVar(&cfg.RestoreRoles, "restore-roles", false, "at the end, switch the roles of failovers redline caused back (CLUSTER FAILOVER on the former primary)")
 	addCredentialFlags(c, cfg)
 }
