@@ -41,42 +41,33 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 // Config is every parameter of a test; it is stored as config.json so a
 // run can be understood, re-checked and repeated.
 type Config struct {
-	TestName         string   `json:"test_name"`
-	Target           string   `json:"target"`
-	Addrs            []string `json:"addrs,omitempty"`
-	Nodes            int      `json:"nodes"`
-	Replicas         int      `json:"replicas"`
-	Workloads        []string `json:"workloads"`
-	Nemesis          []string `json:"nemesis"`
-	NemesisInterval  Duration `json:"nemesis_interval"`
-	PartitionClients bool     `json:"partition_clients,omitempty"`
-	TimeLimit        Duration `json:"time_limit"`
-	Concurrency      int      `json:"concurrency"`
-	Rate             float64  `json:"rate"`
-	Keys             int      `json:"keys"`
-	Wait             int      `json:"wait"`
-	WaitTimeout      Duration `json:"wait_timeout"`
-	Seed             int64    `json:"seed"`
-	NodeTimeout      Duration `json:"node_timeout"`
-	OpTimeout        Duration `json:"op_timeout"`
-	CheckTimeout     Duration `json:"check_timeout"`
-	KeyPrefix        string   `json:"key_prefix"`
-	Image            string   `json:"image,omitempty"`
-	// How redline authenticates to an external cluster: the ACL user and
-	// where the password came from ("env REDISCLI_AUTH", "file PATH"),
-	// never the password itself; TLS with its CA, cert and key files.
-	User         string            `json:"user,omitempty"`
-	PasswordFrom string            `json:"password_from,omitempty"`
-	TLS          bool              `json:"tls,omitempty"`
-	TLSCA        string            `json:"tls_ca,omitempty"`
-	TLSCert      string            `json:"tls_cert,omitempty"`
-	TLSKey       string            `json:"tls_key,omitempty"`
-	ResultsDir   string            `json:"results_dir"`
-	TestCount    int               `json:"test_count"`
-	TestIndex    int               `json:"test_index,omitempty"`
-	Versions     map[string]string `json:"versions,omitempty"`
-	Started      time.Time         `json:"started"`
-	Command      []string          `json:"command,omitempty"`
+	TestName         string            `json:"test_name"`
+	Target           string            `json:"target"`
+	Addrs            []string          `json:"addrs,omitempty"`
+	Nodes            int               `json:"nodes"`
+	Replicas         int               `json:"replicas"`
+	Workloads        []string          `json:"workloads"`
+	Nemesis          []string          `json:"nemesis"`
+	NemesisInterval  Duration          `json:"nemesis_interval"`
+	PartitionClients bool              `json:"partition_clients,omitempty"`
+	TimeLimit        Duration          `json:"time_limit"`
+	Concurrency      int               `json:"concurrency"`
+	Rate             float64           `json:"rate"`
+	Keys             int               `json:"keys"`
+	Wait             int               `json:"wait"`
+	WaitTimeout      Duration          `json:"wait_timeout"`
+	Seed             int64             `json:"seed"`
+	NodeTimeout      Duration          `json:"node_timeout"`
+	OpTimeout        Duration          `json:"op_timeout"`
+	CheckTimeout     Duration          `json:"check_timeout"`
+	KeyPrefix        string            `json:"key_prefix"`
+	Image            string            `json:"image,omitempty"`
+	ResultsDir       string            `json:"results_dir"`
+	TestCount        int               `json:"test_count"`
+	TestIndex        int               `json:"test_index,omitempty"`
+	Versions         map[string]string `json:"versions,omitempty"`
+	Started          time.Time         `json:"started"`
+	Command          []string          `json:"command,omitempty"`
 	// Bench marks a load test: only throughput, latency and recovery
 	// time are measured, correctness is not checked.
 	Bench bool `json:"bench,omitempty"`
@@ -91,4 +82,15 @@ type Config struct {
 	// pipeline); History keeps bench's compressed op log.
 	KV      *workloads.KVConfig `json:"kv,omitempty"`
 	History bool                `json:"history,omitempty"`
+	// How redline authenticates to an external cluster: the ACL user and
+	// where the password came from ("env REDISCLI_AUTH", "file PATH"),
+	// never the password itself; TLS with its CA, cert and key files.
+	User         string `json:"user,omitempty"`
+	PasswordFrom string `json:"password_from,omitempty"`
+	TLS          bool   `json:"tls,omitempty"`
+	TLSCA        string `json:"tls_ca,omitempty"`
+	TLSCert      string `json:"tls_cert,omitempty"`
+	TLSKey       string `json:"tls_key,omitempty"`
+	// RestoreRoles: the end phase switches failovers redline caused back.
+	RestoreRoles bool `json:"restore_roles,omitempty"`
 }

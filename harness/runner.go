@@ -56,8 +56,7 @@ type Outcome struct {
 	Summary     checker.Summary
 	Ops         int
 	Interrupted bool
-	// Audit is the foreign-data audit (nil when Inputs.Audit was nil or
-	// the run was interrupted).
+	// Audit is the foreign-data audit (nil when Inputs.Audit was nil).
 	Audit *clusteradmin.AuditResult
 }
 

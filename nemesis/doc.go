@@ -22,8 +22,10 @@
 //	           (member moves thousands of slots: the same commands per slot,
 //	           pipelined 64 slots at a time). Before SETSLOT NODE the target
 //	           must know the source's config epoch, else Redis 7.0 can end
-//	           with a slot nobody claims; Heal re-claims such slots
-//	           (SETSLOT NODE on the holder + CLUSTER BUMPEPOCH).
+//	           with a slot nobody claims; Heal gives such a slot, if redline
+//	           moved it, back to its journalled target (SETSLOT IMPORTING +
+//	           NODE there, as redis-cli finishes a migration). A slot someone
+//	           else has open is never picked.
 //	           abort-stable opens a slot and leaves it open while held; stop
 //	           undoes it with SETSLOT STABLE (target first) if the target got no
 //	           keys through ASK, else finishes it. abort-half moves one batch of
@@ -68,6 +70,20 @@
 // "stop-<fault>", its info with "cluster_nodes_after". A step that cannot be
 // resolved (no replica, too few primaries) is a single info "start-<fault>"
 // with "skipped". Heal records the pair "heal".
+//
+// Every topology change (slots moved or opened, a migration closed, a slot
+// re-asserted, a failover, a node added or removed) is journalled before it
+// is made (Options.Journal, a file in the run directory) and copied into the
+// history as an info entry with f "journal" and the step as detail
+// (seq, state begin/done/failed, kind, slots, from, to).
+//
+// # End phase
+//
+// Heal repairs only this nemesis' own open migrations. It first compares
+// the live topology with them: a slot MIGRATING or IMPORTING that is not
+// one of its own (the user's resharding) means a state it cannot account
+// for; it then logs what it found and what it would have done, records
+// both in the heal entry ("unaccounted", "would_have") and changes no slot.
 //
 // # Hooks
 //

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -77,4 +78,66 @@ func (n *Nemesis) waitRole(ctx context.Context, addr string, primary bool, limit
 			return false
 		}
 	}
+}
+
+// restoreRoles switches the roles of this nemesis' failovers back, latest
+// first: where the promoted node is still a primary and the former primary
+// replicates it, CLUSTER FAILOVER on the former primary, journalled. A
+// shard whose roles changed otherwise since is left alone. It returns the
+// nodes promoted back.
+func (n *Nemesis) restoreRoles(ctx context.Context) ([]string, error) {
+	steps := n.journal.Steps()
+	var back []string
+	var errs []error
+	for i := len(steps) - 1; i >= 0; i-- {
+		s := steps[i]
+		if s.Kind != "failover" || s.State != "done" {
+			continue
+		}
+		// A coordinated failover (no FORCE: it must not lose a write)
+		// needs the replica in sync with its primary.
+		if err := n.waitConverged(ctx, max(30*time.Second, 15*n.opts.NodeTimeout)); err != nil {
+			return back, err
+		}
+		t, err := n.topology(ctx)
+		if err != nil {
+			return back, err
+		}
+		promoted, ok1 := t.byID(s.To)
+		former, ok2 := t.byID(s.From)
+		if !ok1 || !ok2 || !promoted.Primary || former.Primary || former.MasterID != promoted.ID || !former.Reachable {
+			continue
+		}
+		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "failover", From: promoted.ID, To: former.ID,
+			Note: fmt.Sprintf("restore roles: undo step %d with CLUSTER FAILOVER on the replica", s.Seq)})
+		if err == nil {
+			err = n.failoverBack(ctx, former)
+		}
+		n.journal.End(seq, err)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		back = append(back, former.Node.Name)
+	}
+	return back, errors.Join(errs...)
+}
+
+// failoverBack sends CLUSTER FAILOVER to node until it is a primary, at
+// most three times: a primary does not vote twice for replicas of the same
+// primary within two node timeouts, so restoring a chain of failovers in
+// one shard needs a second election after the first one times out.
+func (n *Nemesis) failoverBack(ctx context.Context, node member) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		if _, err := n.admin.do(ctx, node.Node.Addr, 3*time.Second, "cluster", "failover"); err != nil {
+			return err
+		}
+		if n.waitRole(ctx, node.Node.Addr, true, max(6*time.Second, 3*n.opts.NodeTimeout)) {
+			return nil
+		}
+		if !sleepUntil(ctx, time.Now().Add(2*n.opts.NodeTimeout)) {
+			break
+		}
+	}
+	return fmt.Errorf("%s was not promoted back", node.Node.Name)
 }

@@ -112,6 +112,12 @@ func TestFailoverSwapsRoles(t *testing.T) {
 	nem := newTestNemesis(t, []string{"failover"}, c)
 	rec := &memRecorder{}
 	ctx := context.Background()
+	primaries := map[string]bool{}
+	before, _ := views(c)
+	for name, ls := range before {
+		self, _ := cluster.Self(ls)
+		primaries[name] = self.IsPrimary()
+	}
 	for i, mode := range Modes("failover") {
 		if err := nem.waitConverged(ctx, 30*time.Second); err != nil {
 			t.Fatal(err)
@@ -156,6 +162,27 @@ func TestFailoverSwapsRoles(t *testing.T) {
 			return ""
 		})
 	}
+
+	// With RestoreRoles the end phase switches every failover back.
+	nem.opts.RestoreRoles = true
+	if err := nem.Heal(ctx, rec); err != nil {
+		t.Fatalf("heal: %v", err)
+	}
+	if back := detailOf(t, rec.Last("heal", history.Info))["promoted_back"]; back == nil {
+		t.Fatalf("heal promoted nobody back: %s", rec.Last("heal", history.Info).Detail)
+	}
+	eventually(t, 20*time.Second, func() string {
+		vs, err := views(c)
+		if err != nil {
+			return err.Error()
+		}
+		for name, ls := range vs {
+			if self, _ := cluster.Self(ls); self.IsPrimary() != primaries[name] {
+				return fmt.Sprintf("%s: primary %v, was %v before the failovers", name, self.IsPrimary(), primaries[name])
+			}
+		}
+		return ""
+	})
 }
 
 func TestMemberAddsAndRemovesAPrimary(t *testing.T) {

@@ -31,6 +31,9 @@ type Options struct {
 	// in memory). Each entry is also copied into the history as a
 	// nemesis "journal" entry.
 	Journal *clusteradmin.Journal
+	// RestoreRoles has the end phase switch the roles of failovers it
+	// caused back (--restore-roles).
+	RestoreRoles bool
 }
 
 // Nemesis runs a fault schedule against a cluster.
@@ -528,6 +531,15 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		}
 		if len(reasserted) > 0 {
 			res["reasserted_slots"] = reasserted
+		}
+		if n.opts.RestoreRoles {
+			back, err := n.restoreRoles(ctx)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("restore roles: %w", err))
+			}
+			if len(back) > 0 {
+				res["promoted_back"] = back
+			}
 		}
 	}
 	wait := max(30*time.Second, 15*n.opts.NodeTimeout)

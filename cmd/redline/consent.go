@@ -20,7 +20,7 @@ import (
 // redline did not create, and what each does there.
 var topologyFaults = map[string]string{
 	"migrate":  "moves slots between primaries with their keys, as redis-cli --cluster reshard does (MIGRATING/IMPORTING, MIGRATE of every key, SETSLOT NODE), and leaves some half-way until the fault stops; the end phase finishes exactly those",
-	"failover": "sends CLUSTER FAILOVER (or FORCE/TAKEOVER) to a replica, which becomes primary; roles are not switched back",
+	"failover": "sends CLUSTER FAILOVER (or FORCE/TAKEOVER) to a replica, which becomes primary; roles are switched back at the end only with --restore-roles",
 }
 
 // askConsent describes what the faults will do to a cluster redline did not
@@ -57,17 +57,13 @@ func askConsent(ctx context.Context, o *runOptions, cfg harness.Config, c cluste
 	if o.yes {
 		return nil
 	}
-	in := o.stdin
-	if in == nil {
-		// A terminal, not merely a character device (/dev/null is one).
-		if !term.IsTerminal(int(os.Stdin.Fd())) {
-			return badArgs("faults %s change the topology of a cluster redline did not create; "+
-				"no terminal to ask on: pass --yes to go ahead, or choose other faults", strings.Join(faults, ","))
-		}
-		in = os.Stdin
+	// A terminal, not merely a character device (/dev/null is one).
+	if !term.IsTerminal(int(os.Stdin.Fd())) {
+		return badArgs("faults %s change the topology of a cluster redline did not create; "+
+			"no terminal to ask on: pass --yes to go ahead, or choose other faults", strings.Join(faults, ","))
 	}
 	fmt.Fprint(w, "Type yes to go ahead: ")
-	answer, err := bufio.NewReader(in).ReadString('\n')
+	answer, err := bufio.NewReader(os.Stdin).ReadString('\n')
 	if err != nil && err != io.EOF {
 		return badArgs("reading the answer: %v", err)
 	}

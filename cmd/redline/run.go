@@ -35,7 +35,6 @@ type runOptions struct {
 	hooks     []string
 	yes       bool                // --yes: no question before faults on a cluster redline did not create
 	creds     cluster.Credentials // read from the environment or a file, never stored
-	stdin     io.Reader           // where the answer to that question comes from (nil: os.Stdin)
 	kv        kvFlags             // bench's kv workload
 	stdout    io.Writer
 	stderr    io.Writer
@@ -457,5 +456,6 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract)")
 	addServerFlags(f, cfg)
 	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
+	f.BoolVar(&cfg.RestoreRoles, "restore-roles", false, "at the end, switch the roles of failovers redline caused back (CLUSTER FAILOVER on the former primary)")
 	addCredentialFlags(c, cfg)
 }

@@ -127,6 +127,23 @@ func requireHealthy(t *testing.T, addrs []string) {
 	}
 }
 
+// roles lists the nodes that call themselves primary.
+func roles(t *testing.T, addrs []string) string {
+	t.Helper()
+	var out []string
+	for _, a := range addrs {
+		text, err := cluster.ClusterNodesText(context.Background(), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, _ := cluster.ParseNodes(text)
+		if self, _ := cluster.Self(ls); self.IsPrimary() {
+			out = append(out, a)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
 func readAudit(t *testing.T, dir string) clusteradmin.AuditResult {
 	t.Helper()
 	var r resultsFile
@@ -173,9 +190,10 @@ func TestRunGuestOnExistingCluster(t *testing.T) {
 	})
 
 	t.Run("migrate and failover leave foreign data alone", func(t *testing.T) {
+		rolesBefore := roles(t, lc.Addrs)
 		res := t.TempDir()
 		var out, errb bytes.Buffer
-		code := run([]string{"run", "--addrs", seed, "--yes", "--workload", "register,set", "--nemesis", "migrate,failover",
+		code := run([]string{"run", "--addrs", seed, "--yes", "--restore-roles", "--workload", "register,set", "--nemesis", "migrate,failover",
 			"--nemesis-interval", "1500ms", "--time-limit", "12s", "--concurrency", "4", "--results", res, "--seed", "3"}, &out, &errb)
 		if code == exitHarness || code == exitBadArgs {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
@@ -204,12 +222,18 @@ func TestRunGuestOnExistingCluster(t *testing.T) {
 		if ran["start-migrate"] == 0 || ran["start-failover"] == 0 || ran["journal"] == 0 {
 			t.Fatalf("faults that ran cleanly: %v\n%s", ran, out.String())
 		}
+		if rep, _ := os.ReadFile(filepath.Join(latest, "report.html")); !bytes.Contains(rep, []byte("no foreign data touched")) {
+			t.Error("the report has no audit line")
+		}
 		j, err := os.ReadFile(filepath.Join(latest, clusteradmin.JournalFile))
 		if err != nil || !bytes.Contains(j, []byte(`"state":"begin"`)) || !bytes.Contains(j, []byte(`"state":"done"`)) {
 			t.Fatalf("journal file: %v\n%s", err, j)
 		}
 		requireHealthy(t, lc.Addrs)
 		requireForeign(t, cc, data)
+		if after := roles(t, lc.Addrs); after != rolesBefore {
+			t.Fatalf("--restore-roles: primaries %s after the run, %s before", after, rolesBefore)
+		}
 	})
 
 	t.Run("Ctrl-C ends redline's own faults first", func(t *testing.T) {

@@ -68,6 +68,7 @@ func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, journal
 		Hooks:            hookMap,
 		Log:              log.Printf,
 		Journal:          journal,
+		RestoreRoles:     cfg.RestoreRoles,
 	})
 	if err != nil {
 		return nil, badArgs("--nemesis: %v", err)
