@@ -75,6 +75,7 @@ func Execute(ctx context.Context, s *Suite, opts Options) (*Summary, error) {
 		res := Result{Index: i, Name: r.Name, Params: r.Params, Verdict: Pending}
 		if opts.Prior != nil && i < len(opts.Prior.Runs) && opts.Prior.Runs[i].Name == r.Name && done(opts.Prior.Runs[i]) {
 			res = opts.Prior.Runs[i]
+			res.Checkers = keyFigures(res.Checkers)
 		}
 		sum.Runs = append(sum.Runs, res)
 	}
