@@ -132,3 +132,47 @@ func TestBenchBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchFailoverAndRebalanceInDocker runs an open-loop bench against
+// real Redis 7 in containers while replicas take over and a new primary
+// joins and gets slots: the run survives and reports each fault's windows.
+func TestBenchFailoverAndRebalanceInDocker(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "--target", "redis", "--nemesis", "member,failover", "--nemesis-interval", "8s",
+		"--time-limit", "40s", "--rate", "1000", "--concurrency", "20", "--node-timeout", "1s", "--results", res, "--seed", "11"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	var r bench.Result
+	b, err := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	faults := map[string]int{}
+	for _, w := range r.Windows {
+		faults[w.Fault]++
+		if w.During.Seconds == 0 || w.Before.Seconds == 0 {
+			t.Errorf("window of %s at %.1fs has no before/during figures: %+v", w.Fault, w.StartS, w)
+		}
+		if w.Fault == "member" && w.TookS <= 0 {
+			t.Errorf("the rebalance at %.1fs took %.1fs", w.StartS, w.TookS)
+		}
+	}
+	if faults["member"] == 0 || faults["failover"] == 0 {
+		t.Fatalf("windows %v, want member and failover\n%s", faults, out.String())
+	}
+	if r.Throughput < 500 || r.Counts.Moved+r.Counts.Ask == 0 {
+		t.Errorf("throughput %.0f, %d MOVED, %d ASK: the load should go on through the changes and follow them", r.Throughput, r.Counts.Moved, r.Counts.Ask)
+	}
+	if !strings.Contains(out.String(), "FAULT") || !strings.HasSuffix(strings.TrimSpace(out.String()), "ops/s") {
+		t.Errorf("summary lacks the windows or the throughput line:\n%s", out.String())
+	}
+	if l := leftovers(t, "bench-redis-kv-"); l != "" {
+		t.Fatalf("left behind after a bench: %s", l)
+	}
+}
