@@ -111,11 +111,6 @@ func cmdType(c *Client, argv [][]byte) {
 
 func expireGeneric(c *Client, argv [][]byte, unit int64, absolute bool) {
 	name := c.cmd.Name
-	v, ok := parseInt(argv[2])
-	if !ok {
-		c.Error(ErrNotInt)
-		return
-	}
 	var nx, xx, gt, lt bool
 	for _, a := range argv[3:] {
 		switch strings.ToUpper(string(a)) {
@@ -140,6 +135,12 @@ func expireGeneric(c *Client, argv [][]byte, unit int64, absolute bool) {
 		c.Error("ERR GT and LT options at the same time are not compatible")
 		return
 	}
+	// Redis checks the options before the time.
+	v, ok := parseInt(argv[2])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
+	}
 	db := c.kv()
 	now := db.Now()
 	if unit == 1000 {
@@ -150,7 +151,8 @@ func expireGeneric(c *Client, argv [][]byte, unit int64, absolute bool) {
 		v *= 1000
 	}
 	if !absolute {
-		if (v > 0 && v > math.MaxInt64-now) || (v < 0 && v < math.MinInt64+now) {
+		// Only overflow upwards is an error; a very negative time deletes.
+		if v > 0 && v > math.MaxInt64-now {
 			c.Error("ERR invalid expire time in '" + name + "' command")
 			return
 		}
@@ -559,8 +561,16 @@ func cmdTouch(c *Client, argv [][]byte) {
 // and selectDb do; notInt is the error for a non-integer.
 func parseDBIndex(c *Client, b []byte, notInt string) (int, bool) {
 	n, ok := parseInt(b)
-	if !ok || n < math.MinInt32 || n > math.MaxInt32 {
+	if !ok {
 		c.Error(notInt)
+		return 0, false
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		if notInt == ErrNotInt {
+			c.Error("ERR value is out of range, value must between -2147483648 and 2147483647")
+		} else {
+			c.Error(notInt)
+		}
 		return 0, false
 	}
 	if n < 0 || n >= int64(len(c.s.dbs)) {

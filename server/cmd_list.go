@@ -88,17 +88,18 @@ func cmdLLen(c *Client, argv [][]byte) {
 }
 
 func cmdLIndex(c *Client, argv [][]byte) {
-	idx, ok := parseInt(argv[2])
-	if !ok {
-		c.Error(ErrNotInt)
-		return
-	}
+	// Redis looks the key up before it parses the index.
 	o, ok := c.lookup(argv[1], store.KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
 		c.Null()
+		return
+	}
+	idx, ok := parseInt(argv[2])
+	if !ok {
+		c.Error(ErrNotInt)
 		return
 	}
 	n := int64(o.List.Len())
@@ -171,17 +172,18 @@ func pushxGeneric(c *Client, argv [][]byte, front bool) {
 }
 
 func cmdLSet(c *Client, argv [][]byte) {
-	idx, ok := parseInt(argv[2])
-	if !ok {
-		c.Error(ErrNotInt)
-		return
-	}
+	// Redis looks the key up before it parses the index.
 	o, ok := c.lookup(argv[1], store.KindList)
 	if !ok {
 		return
 	}
 	if o == nil {
 		c.Error(ErrNoKey)
+		return
+	}
+	idx, ok := parseInt(argv[2])
+	if !ok {
+		c.Error(ErrNotInt)
 		return
 	}
 	n := int64(o.List.Len())

@@ -59,7 +59,7 @@ scores:
 			c.Error(ErrNotFloat)
 			return
 		}
-		scores[j] = f + 0 // -0 is stored as 0, as in Redis
+		scores[j] = f
 	}
 	o, ok := c.lookup(argv[1], store.KindZSet)
 	if !ok {
@@ -103,11 +103,11 @@ scores:
 		result = nsc
 		if !exists {
 			added++
-			o.ZSet.Add(m, nsc)
+			o.ZSet.Add(m, nsc+0) // -0 is stored as 0 (the reply keeps -0), as in Redis
 			o.ZSetNote(m)
 		} else if nsc != cur {
 			changed++
-			o.ZSet.Add(m, nsc)
+			o.ZSet.Add(m, nsc+0)
 		}
 	}
 	c.dropIfEmpty(o)
@@ -137,14 +137,16 @@ func cmdZIncrBy(c *Client, argv [][]byte) {
 	if !ok {
 		return
 	}
-	cur, _ := o.ZSet.Score(string(argv[3]))
-	n := cur + by
+	n := by // a new member's score is the increment itself, -0 included
+	if cur, exists := o.ZSet.Score(string(argv[3])); exists {
+		n = cur + by
+	}
 	if math.IsNaN(n) {
 		c.dropIfEmpty(o)
 		c.Error("ERR resulting score is not a number (NaN)")
 		return
 	}
-	o.ZSet.Add(string(argv[3]), n)
+	o.ZSet.Add(string(argv[3]), n+0) // stored as 0, replied as -0, as in Redis
 	o.ZSetNote(string(argv[3]))
 	c.s.dirty++
 	c.Double(n)

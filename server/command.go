@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"sort"
 	"strings"
 	"time"
@@ -68,6 +69,8 @@ type Command struct {
 	// per-subcommand arity; the handler still receives the whole argv.
 	Subcommands []*Command
 	Group       string
+	// Protected commands (DEBUG) run only as enable-debug-command allows.
+	Protected bool
 	// Tips are COMMAND's command tips ("request_policy:multi_shard"...);
 	// nil means Redis 7.0's tips for the command's name.
 	Tips    []string
@@ -240,6 +243,9 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 	if sub := cmd.subcommand(argv); sub != nil && !checkArity(sub.Arity, len(argv)) {
 		c.reject("ERR wrong number of arguments for '" + cmd.Name + "|" + sub.Name + "' command")
 		return
+	} else if cmd.Protected && !c.protectedAllowed() {
+		c.reject("ERR " + strings.ToUpper(cmd.Name) + " command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
+		return
 	} else if sub == nil && len(cmd.Subcommands) > 0 && len(argv) > 1 {
 		// Refused before queueing, so MULTI ends in EXECABORT as in Redis.
 		c.reject("ERR unknown subcommand '" + trunc(argv[1], 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
@@ -273,6 +279,24 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 		return
 	}
 	c.exec(cmd, argv)
+}
+
+// protectedAllowed applies enable-debug-command (Redis 7.0's default "no"
+// refuses DEBUG; "local" allows loopback and internal clients).
+func (c *Client) protectedAllowed() bool {
+	v := "no"
+	if kv := c.s.cfg.Get("enable-debug-command", func(p, n string) bool { return p == n }); len(kv) > 0 {
+		v = kv[0][1]
+	}
+	switch v {
+	case "yes":
+		return true
+	case "local":
+		host, _, err := net.SplitHostPort(c.addr)
+		ip := net.ParseIP(host)
+		return c.addr == "" || err != nil || (ip != nil && ip.IsLoopback())
+	}
+	return false
 }
 
 func (cmd *Command) subcommand(argv [][]byte) *Command {

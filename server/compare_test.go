@@ -96,6 +96,12 @@ func dialRaw(t *testing.T, addr string) *rawClient {
 // do sends argv and returns the raw bytes of one reply.
 func (rc *rawClient) do(t *testing.T, argv [][]byte) []byte {
 	t.Helper()
+	rc.send(t, argv)
+	return rc.read(t)
+}
+
+func (rc *rawClient) send(t *testing.T, argv [][]byte) {
+	t.Helper()
 	req := resp.AppendArray(nil, len(argv))
 	for _, a := range argv {
 		req = resp.AppendBulk(req, a)
@@ -104,6 +110,12 @@ func (rc *rawClient) do(t *testing.T, argv [][]byte) []byte {
 	if _, err := rc.c.Write(req); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// read returns the raw bytes of the next reply.
+func (rc *rawClient) read(t *testing.T) []byte {
+	t.Helper()
+	rc.c.SetDeadline(time.Now().Add(10 * time.Second))
 	for {
 		if _, n, err := resp.ReadReply(rc.buf); err != nil {
 			t.Fatal(err)
@@ -115,7 +127,7 @@ func (rc *rawClient) do(t *testing.T, argv [][]byte) []byte {
 		chunk := make([]byte, 4096)
 		m, err := rc.r.Read(chunk)
 		if err != nil {
-			t.Fatalf("reading reply to %q: %v", argv, err)
+			t.Fatalf("reading a reply: %v", err)
 		}
 		rc.buf = append(rc.buf, chunk[:m]...)
 	}

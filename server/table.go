@@ -226,7 +226,7 @@ func registerCommands(s *Server) {
 	s.reg("bgsave", -1, "admin noscript no_async_loading", 0, 0, 0, cmdBgSave, "server")
 	s.reg("bgrewriteaof", 1, "admin noscript no_async_loading", 0, 0, 0, cmdBgRewriteAOF, "server")
 	s.reg("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, cmdShutdown, "server")
-	s.reg("debug", -2, "admin noscript loading stale", 0, 0, 0, cmdDebug, "server")
+	s.reg("debug", -2, "admin noscript loading stale", 0, 0, 0, cmdDebug, "server").Protected = true
 	s.reg("info", -1, "loading stale", 0, 0, 0, cmdInfo, "server")
 	s.reg("wait", 3, "noscript", 0, 0, 0, cmdWait, "generic")
 	s.reg("role", 1, "noscript loading stale fast", 0, 0, 0, cmdRole, "server")
