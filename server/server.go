@@ -118,6 +118,8 @@ type Server struct {
 	shutdownReq chan struct{}
 	reqOnce     sync.Once
 	loading     bool
+	// debug holds what DEBUG switches (debug.go).
+	debug debugState
 	// ext is cluster mode and replication (cluster_mode.go, repl.go).
 	ext  *ext
 	opts Options // as given to New
@@ -161,6 +163,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	registerCommands(s)
 	s.scripts = newScripting(s)
+	s.registerFunctionCommands()
 	for _, w := range cfg.Warnings {
 		s.Logf('#', "%s", w)
 	}
@@ -585,7 +588,7 @@ func (s *Server) blocksCaller(c *Client, cmd *Command, argv [][]byte) bool {
 // others BUSY.
 func blocking(name string) bool {
 	switch name {
-	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "monitor":
+	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "monitor":
 		return true
 	}
 	return false
@@ -641,6 +644,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		// redis-benchmark -P 1). The GOMAXPROCS variable overrides it.
 		runtime.GOMAXPROCS(1)
 	}
+	// Redis changes directory when it reads dir, so a relative logfile
+	// after it lives in dir (the test suites' "dir ./redis_0" then
+	// "logfile log.txt").
+	if cfg.Dir != "" && cfg.Dir != "." {
+		if err := os.Chdir(cfg.Dir); err != nil {
+			fmt.Fprintf(stderr, "Can't chdir to '%s': %v\n", cfg.Dir, err)
+			return 1
+		}
+	}
 	var logw io.Writer = stdout
 	if cfg.LogFile != "" {
 		f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -651,12 +663,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		bw := &syncWriter{w: f}
 		logw = bw
-	}
-	if cfg.Dir != "" && cfg.Dir != "." {
-		if err := os.Chdir(cfg.Dir); err != nil {
-			fmt.Fprintf(stderr, "Can't chdir to '%s': %v\n", cfg.Dir, err)
-			return 1
-		}
 	}
 	if wd, err := os.Getwd(); err == nil {
 		cfg.Dir = wd
@@ -736,7 +742,7 @@ func (s *Server) cronLoop() {
 		case now := <-t.C:
 			s.mu.Lock()
 			for _, db := range s.dbs {
-				if db.VolatileLen() > 0 {
+				if db.VolatileLen() > 0 && !s.debug.noActiveExpire {
 					db.ActiveExpire(16)
 				}
 			}

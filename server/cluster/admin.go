@@ -359,3 +359,14 @@ func (n *Node) Publish(channel, payload []byte) {
 	m.Channel, m.Payload = channel, payload
 	n.broadcast(m)
 }
+
+// DropPackets makes Step ignore every incoming message of type t (counted as
+// received), as Redis's DEBUG DROP-CLUSTER-PACKET-FILTER does; a negative t
+// stops dropping.
+func (n *Node) DropPackets(t int) {
+	if t < 0 {
+		n.dropType = 0
+		return
+	}
+	n.dropType = t + 1
+}

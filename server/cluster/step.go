@@ -13,6 +13,9 @@ func (n *Node) Step(m Message, now time.Time) {
 		return
 	}
 	n.received[m.Type]++
+	if int(m.Type)+1 == n.dropType {
+		return // DEBUG DROP-CLUSTER-PACKET-FILTER, counted as received as in Redis
+	}
 	if m.IP != "" && net.ParseIP(m.IP) == nil {
 		m.IP = "" // use the socket's address
 	}
