@@ -183,4 +183,3 @@ func TestDebugSubcommands(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
