@@ -18,6 +18,17 @@ func cmdPing(c *Client, argv [][]byte) {
 		c.Error(ErrArity("ping"))
 		return
 	}
+	if c.inPubSubContext() {
+		// Redis answers a subscribed RESP2 client ["pong", <arg>|""].
+		c.Array(2)
+		c.BulkString("pong")
+		if len(argv) == 2 {
+			c.Bulk(argv[1])
+		} else {
+			c.BulkString("")
+		}
+		return
+	}
 	if len(argv) == 2 {
 		c.Bulk(argv[1])
 		return

@@ -120,6 +120,8 @@ type Server struct {
 	loading     bool
 	// debug holds what DEBUG switches (debug.go).
 	debug debugState
+	// ps holds the Pub/Sub subscriptions (pubsub.go); nil until used.
+	ps *pubsubState
 	// ext is cluster mode and replication (cluster_mode.go, repl.go).
 	ext  *ext
 	opts Options // as given to New
@@ -164,6 +166,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	registerCommands(s)
 	s.scripts = newScripting(s)
 	s.registerFunctionCommands()
+	s.registerPubSubCommands()
 	for _, w := range cfg.Warnings {
 		s.Logf('#', "%s", w)
 	}
@@ -410,6 +413,7 @@ func (s *Server) dropClient(c *Client) {
 // forgetClient is dropClient with the server lock held.
 func (s *Server) forgetClient(c *Client) {
 	s.unwatchAll(c)
+	s.dropSubscriber(c)
 	s.clientsMu.Lock()
 	delete(s.clients, c.id)
 	s.clientsMu.Unlock()
@@ -556,6 +560,9 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			s.mu.Unlock()
 			return false
 		}
+		if c.ps != nil {
+			c.ps.enqueue() // a subscriber's replies queue up with its messages
+		}
 		s.mu.Unlock()
 	}
 	if c.rstart == c.rend {
@@ -588,7 +595,8 @@ func (s *Server) blocksCaller(c *Client, cmd *Command, argv [][]byte) bool {
 // others BUSY.
 func blocking(name string) bool {
 	switch name {
-	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "monitor":
+	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "monitor",
+		"subscribe", "psubscribe", "ssubscribe":
 		return true
 	}
 	return false

@@ -69,9 +69,9 @@ func (n *Node) Step(m Message, now time.Time) {
 			f.failTime = n.now
 			n.todo |= todoSaveConfig | todoUpdateState | todoView
 		}
-	case MsgPublish:
+	case MsgPublish, MsgPublishShard:
 		if sender != nil {
-			n.event(Event{Kind: EventPublish, Channel: m.Channel, Payload: m.Payload})
+			n.event(Event{Kind: EventPublish, Channel: m.Channel, Payload: m.Payload, Shard: m.Type == MsgPublishShard})
 		}
 	case MsgAuthRequest:
 		if sender != nil {
