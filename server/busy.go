@@ -18,6 +18,9 @@ type busyScript struct {
 	killed atomic.Bool
 	mu     sync.Mutex
 	cancel func()
+	// fn describes a running FCALL for FUNCTION STATS and FUNCTION KILL
+	// (functions.go); nil while an EVAL script runs.
+	fn *busyFunction
 }
 
 func (b *busyScript) begin(cancel func()) {
@@ -34,16 +37,23 @@ func (b *busyScript) end() bool {
 	b.start.Store(0)
 	b.mu.Lock()
 	b.cancel = nil
+	b.fn = nil
 	b.mu.Unlock()
 	return b.killed.Load()
 }
 
 // kill stops the running script; the reply is what SCRIPT KILL answers.
-func (b *busyScript) kill() string {
+func (b *busyScript) kill(function bool) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.cancel == nil || b.start.Load() == 0 {
 		return "-NOTBUSY No scripts in execution right now.\r\n"
+	}
+	if function && b.fn == nil {
+		return "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+	}
+	if !function && b.fn != nil {
+		return "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
 	}
 	if b.wrote.Load() {
 		return "-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n"
@@ -72,8 +82,13 @@ func (s *Server) lockOrBusy(c *Client, argv [][]byte, inLoop bool) bool {
 		started := s.busy.start.Load()
 		if started != 0 && time.Since(time.Unix(0, started)) >= time.Duration(s.cfg.BusyReplyThreshold)*time.Millisecond {
 			if len(argv) == 2 && strings.EqualFold(string(argv[0]), "script") && strings.EqualFold(string(argv[1]), "kill") {
-				c.out = append(c.out, s.busy.kill()...)
+				c.out = append(c.out, s.busy.kill(false)...)
 				return false
+			}
+			if len(argv) == 2 && strings.EqualFold(string(argv[0]), "function") {
+				if s.busy.functionCommand(c, argv[1]) {
+					return false
+				}
 			}
 			if len(argv) >= 2 && strings.EqualFold(string(argv[0]), "shutdown") && strings.EqualFold(string(argv[1]), "nosave") {
 				s.requestShutdown()

@@ -267,6 +267,7 @@ func (e *ext) ready() {
 		}
 		if r.View != nil {
 			e.view = r.View
+			e.s.dropUnservedShardChannels(r.View)
 		}
 		for _, l := range r.Logs {
 			e.s.Logf('*', "%s", l)
@@ -315,6 +316,8 @@ func (e *ext) applyEvent(ev cluster.Event) {
 		if !s.pauseEnd.IsZero() {
 			s.unpause()
 		}
+	case cluster.EventPublish:
+		s.publishLocal(ev.Channel, ev.Payload, ev.Shard)
 	case cluster.EventDeleteSlots:
 		n := 0
 		for _, slot := range ev.Slots {
@@ -420,7 +423,8 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 	for _, k := range e.keys {
 		e.slots = append(e.slots, keyslot.Of(k))
 	}
-	asking, readOnly := c.Asking || cmd.Flags&FlagAsking != 0, c.ReadOnly
+	// Shard Pub/Sub is served by the slot's replicas too, as in Redis.
+	asking, readOnly := c.Asking || cmd.Flags&FlagAsking != 0, c.ReadOnly || cmd.Flags&FlagPubSub != 0
 	if c.inScript && s.scripts != nil && s.scripts.caller != nil {
 		// redis.call runs with the flags of the client that ran the script.
 		orig := s.scripts.caller

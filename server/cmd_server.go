@@ -18,6 +18,17 @@ func cmdPing(c *Client, argv [][]byte) {
 		c.Error(ErrArity("ping"))
 		return
 	}
+	if c.inPubSubContext() {
+		// Redis answers a subscribed RESP2 client ["pong", <arg>|""].
+		c.Array(2)
+		c.BulkString("pong")
+		if len(argv) == 2 {
+			c.Bulk(argv[1])
+		} else {
+			c.BulkString("")
+		}
+		return
+	}
 	if len(argv) == 2 {
 		c.Bulk(argv[1])
 		return
@@ -234,40 +245,6 @@ func cmdShutdown(c *Client, argv [][]byte) {
 	c.closeNow = true
 }
 
-func cmdDebug(c *Client, argv [][]byte) {
-	switch strings.ToUpper(string(argv[1])) {
-	case "SLEEP":
-		if len(argv) != 3 {
-			c.Error(ErrSyntax)
-			return
-		}
-		f, ok := parseFloat(argv[2])
-		if !ok {
-			c.Error(ErrNotFloat)
-			return
-		}
-		time.Sleep(time.Duration(f * float64(time.Second)))
-		c.OK()
-	case "SET-ACTIVE-EXPIRE":
-		c.OK()
-	case "JMAP", "RELOAD":
-		c.OK()
-	case "OBJECT":
-		if len(argv) != 3 {
-			c.Error(ErrSyntax)
-			return
-		}
-		o := c.kv().Get(argv[2])
-		if o == nil {
-			c.Error(ErrNoKey)
-			return
-		}
-		c.Simple(fmt.Sprintf("Value at:0x0 refcount:1 encoding:raw serializedlength:%d lru:0 lru_seconds_idle:0", o.Len()))
-	default:
-		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try DEBUG HELP.")
-	}
-}
-
 // cmdRedline implements admin commands of this server:
 // REDLINE CLOCK-OFFSET [<milliseconds>] reads or sets the clock offset.
 func cmdRedline(c *Client, argv [][]byte) {
@@ -372,7 +349,15 @@ func cmdConfig(c *Client, argv [][]byte) {
 		}
 		c.OK()
 	case "REWRITE":
-		c.Error("ERR The server is running without a config file")
+		if err := c.s.cfg.Rewrite(); err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "ERR ") {
+				msg = "ERR Rewriting config file: " + msg
+			}
+			c.Error(msg)
+			return
+		}
+		c.OK()
 	case "HELP":
 		c.Array(1)
 		c.Simple("CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are: GET, SET, RESETSTAT, REWRITE, HELP.")

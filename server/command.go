@@ -255,6 +255,12 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 		c.reject(ErrNoAuth)
 		return
 	}
+	if c.ps != nil {
+		if e := pubsubRefusal(c, cmd); e != "" {
+			c.reject(e)
+			return
+		}
+	}
 	if cmd.Flags&FlagWrite != 0 && s.aof != nil && s.aof.lastErr != nil {
 		c.reject("MISCONF Errors writing to the AOF file: " + s.aof.lastErr.Error())
 		return

@@ -60,6 +60,9 @@ type Client struct {
 	propArgv [][]byte
 	propSet  bool
 
+	// ps is the Pub/Sub state of a client that subscribed (pubsub.go).
+	ps *subscriber
+
 	// inScript is set on the fake client that runs redis.call.
 	inScript bool
 	// current command

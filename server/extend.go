@@ -31,6 +31,7 @@ func (s *Server) Exec(c *Client, argv [][]byte) []byte {
 // TTLs), as the AOF rewrite writes them: a replica's full sync can send
 // them. The lock must be held; argv slices are valid during the call only.
 func (s *Server) Snapshot(emit func(argv ...[]byte)) {
+	s.snapshotFunctions(emit)
 	for i, db := range s.dbs {
 		if db.Len() == 0 {
 			continue

@@ -28,6 +28,8 @@ type scripting struct {
 	fake     *Client
 	readOnly bool
 	sandbox  *luaSandbox
+	fns      *functionLibs    // FUNCTION libraries (functions.go); nil until first used
+	shebangs map[string]uint8 // flags of the scripts that declare them (shebang.go), by sha
 }
 
 func newScripting(s *Server) *scripting {
@@ -112,6 +114,7 @@ func newScripting(s *Server) *scripting {
 func luaLine(where string) string {
 	where = strings.TrimPrefix(where, "@")
 	where = strings.TrimPrefix(where, "user_script:")
+	where = strings.TrimPrefix(where, "user_function:")
 	if i := strings.IndexByte(where, ':'); i > 0 {
 		return where[:i]
 	}
@@ -352,16 +355,32 @@ func (sc *scripting) compile(body string) (string, *lua.LFunction, error) {
 	if fn, ok := sc.funcs[sha]; ok {
 		return sha, fn, nil
 	}
-	fn, err := sc.L.Load(strings.NewReader(body), "user_script")
+	code, flags, declared, err := scriptShebang(body)
 	if err != nil {
-		return sha, nil, errors.New("ERR Error compiling script (new function): " + luaCompileError(err.Error(), body))
+		return sha, nil, err
+	}
+	fn, err := sc.L.Load(strings.NewReader(code), "user_script")
+	if err != nil {
+		return sha, nil, errors.New("ERR Error compiling script (new function): " + luaCompileError(err.Error(), code))
 	}
 	sc.funcs[sha] = fn
 	sc.bodies[sha] = body
+	if declared {
+		if sc.shebangs == nil {
+			sc.shebangs = map[string]uint8{}
+		}
+		sc.shebangs[sha] = flags
+	}
 	return sha, fn, nil
 }
 
 func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte, readOnly bool) {
+	flags, declared := sc.shebangs[sha]
+	if e := scriptFlagsError(c, flags, declared, readOnly); e != "" {
+		c.Error(e)
+		return
+	}
+	readOnly = readOnly || flags&fnNoWrites != 0
 	numkeys, ok := parseInt(argv[2])
 	if !ok {
 		c.Error(ErrNotInt)
@@ -385,6 +404,14 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 		args.RawSetInt(i+1, lua.LString(string(a)))
 	}
 	sc.sandbox.setArgs(keys, args)
+	sc.call(c, sha, "user_script", fn, readOnly)
+}
+
+// call runs fn (a script body with no parameters, or a function called
+// with params) for c and writes its reply. name and chunk name the script
+// in errors ("script: <name>, on @<chunk>:<line>.").
+func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, readOnly bool, params ...lua.LValue) {
+	L := sc.L
 	sc.caller = c
 	sc.readOnly = readOnly
 	sc.fake.proto = 2
@@ -396,7 +423,10 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 	L.SetContext(kctx)
 	sc.s.busy.begin(cancel)
 	L.Push(fn)
-	err := L.PCall(0, 1, nil)
+	for _, p := range params {
+		L.Push(p)
+	}
+	err := L.PCall(len(params), 1, nil)
 	killed := sc.s.busy.end()
 	cancel()
 	L.RemoveContext()
@@ -416,12 +446,12 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 					if l, ok := t.RawGetString("__line").(lua.LString); ok {
 						line = string(l)
 					}
-					c.Error(fmt.Sprintf("%s script: %s, on @user_script:%s.", string(e.(lua.LString)), sha, line))
+					c.Error(fmt.Sprintf("%s script: %s, on @%s:%s.", string(e.(lua.LString)), name, chunk, line))
 					return
 				}
 			}
 			msg := strings.TrimPrefix(ae.Object.String(), "@")
-			c.Error(fmt.Sprintf("ERR %s script: %s, on @user_script:%s.", msg, sha, luaLine(msg)))
+			c.Error(fmt.Sprintf("ERR %s script: %s, on @%s:%s.", msg, name, chunk, luaLine(msg)))
 			return
 		}
 		c.Error("ERR Error running script: " + err.Error())
@@ -481,6 +511,7 @@ func cmdScript(c *Client, argv [][]byte) {
 		}
 		sc.funcs = map[string]*lua.LFunction{}
 		sc.bodies = map[string]string{}
+		sc.shebangs = nil
 		c.OK()
 	case "KILL":
 		c.Error("NOTBUSY No scripts in execution right now.")

@@ -118,6 +118,10 @@ type Server struct {
 	shutdownReq chan struct{}
 	reqOnce     sync.Once
 	loading     bool
+	// debug holds what DEBUG switches (debug.go).
+	debug debugState
+	// ps holds the Pub/Sub subscriptions (pubsub.go); nil until used.
+	ps *pubsubState
 	// ext is cluster mode and replication (cluster_mode.go, repl.go).
 	ext  *ext
 	opts Options // as given to New
@@ -161,6 +165,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	registerCommands(s)
 	s.scripts = newScripting(s)
+	s.registerFunctionCommands()
+	s.registerPubSubCommands()
 	for _, w := range cfg.Warnings {
 		s.Logf('#', "%s", w)
 	}
@@ -407,6 +413,7 @@ func (s *Server) dropClient(c *Client) {
 // forgetClient is dropClient with the server lock held.
 func (s *Server) forgetClient(c *Client) {
 	s.unwatchAll(c)
+	s.dropSubscriber(c)
 	s.clientsMu.Lock()
 	delete(s.clients, c.id)
 	s.clientsMu.Unlock()
@@ -553,6 +560,9 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			s.mu.Unlock()
 			return false
 		}
+		if c.ps != nil {
+			c.ps.enqueue() // a subscriber's replies queue up with its messages
+		}
 		s.mu.Unlock()
 	}
 	if c.rstart == c.rend {
@@ -585,7 +595,8 @@ func (s *Server) blocksCaller(c *Client, cmd *Command, argv [][]byte) bool {
 // others BUSY.
 func blocking(name string) bool {
 	switch name {
-	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "monitor":
+	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "monitor",
+		"subscribe", "psubscribe", "ssubscribe":
 		return true
 	}
 	return false
@@ -641,6 +652,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		// redis-benchmark -P 1). The GOMAXPROCS variable overrides it.
 		runtime.GOMAXPROCS(1)
 	}
+	// Redis changes directory when it reads dir, so a relative logfile
+	// after it lives in dir (the test suites' "dir ./redis_0" then
+	// "logfile log.txt").
+	if cfg.Dir != "" && cfg.Dir != "." {
+		if err := os.Chdir(cfg.Dir); err != nil {
+			fmt.Fprintf(stderr, "Can't chdir to '%s': %v\n", cfg.Dir, err)
+			return 1
+		}
+	}
 	var logw io.Writer = stdout
 	if cfg.LogFile != "" {
 		f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -651,12 +671,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		bw := &syncWriter{w: f}
 		logw = bw
-	}
-	if cfg.Dir != "" && cfg.Dir != "." {
-		if err := os.Chdir(cfg.Dir); err != nil {
-			fmt.Fprintf(stderr, "Can't chdir to '%s': %v\n", cfg.Dir, err)
-			return 1
-		}
 	}
 	if wd, err := os.Getwd(); err == nil {
 		cfg.Dir = wd
@@ -736,7 +750,7 @@ func (s *Server) cronLoop() {
 		case now := <-t.C:
 			s.mu.Lock()
 			for _, db := range s.dbs {
-				if db.VolatileLen() > 0 {
+				if db.VolatileLen() > 0 && !s.debug.noActiveExpire {
 					db.ActiveExpire(16)
 				}
 			}

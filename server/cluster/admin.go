@@ -359,3 +359,34 @@ func (n *Node) Publish(channel, payload []byte) {
 	m.Channel, m.Payload = channel, payload
 	n.broadcast(m)
 }
+
+// PublishShard sends a PUBLISHSHARD to the other nodes of this node's shard
+// (its master and the master's replicas), as Redis propagates SPUBLISH.
+func (n *Node) PublishShard(channel, payload []byte) {
+	m := n.header(MsgPublishShard)
+	m.Channel, m.Payload = channel, payload
+	master := n.self.id
+	if n.self.isSlave() {
+		master = n.self.master
+	}
+	for _, id := range n.sortedIDs() {
+		p := n.peers[id]
+		if p == n.self || p.handshake() || p.link == 0 {
+			continue
+		}
+		if p.id == master || p.master == master {
+			n.sendTo(p, m)
+		}
+	}
+}
+
+// DropPackets makes Step ignore every incoming message of type t (counted as
+// received), as Redis's DEBUG DROP-CLUSTER-PACKET-FILTER does; a negative t
+// stops dropping.
+func (n *Node) DropPackets(t int) {
+	if t < 0 {
+		n.dropType = 0
+		return
+	}
+	n.dropType = t + 1
+}

@@ -108,6 +108,9 @@ type Node struct {
 	todo      todo
 
 	sent, received [msgTypeCount]uint64
+	// dropType is DEBUG DROP-CLUSTER-PACKET-FILTER's message type plus
+	// one (0: drop nothing).
+	dropType int
 
 	out Ready
 }

@@ -13,6 +13,9 @@ func (n *Node) Step(m Message, now time.Time) {
 		return
 	}
 	n.received[m.Type]++
+	if int(m.Type)+1 == n.dropType {
+		return // DEBUG DROP-CLUSTER-PACKET-FILTER, counted as received as in Redis
+	}
 	if m.IP != "" && net.ParseIP(m.IP) == nil {
 		m.IP = "" // use the socket's address
 	}
@@ -66,9 +69,9 @@ func (n *Node) Step(m Message, now time.Time) {
 			f.failTime = n.now
 			n.todo |= todoSaveConfig | todoUpdateState | todoView
 		}
-	case MsgPublish:
+	case MsgPublish, MsgPublishShard:
 		if sender != nil {
-			n.event(Event{Kind: EventPublish, Channel: m.Channel, Payload: m.Payload})
+			n.event(Event{Kind: EventPublish, Channel: m.Channel, Payload: m.Payload, Shard: m.Type == MsgPublishShard})
 		}
 	case MsgAuthRequest:
 		if sender != nil {

@@ -102,10 +102,12 @@ const (
 	MsgAuthAck
 	MsgUpdate
 	MsgMFStart
+	MsgModule       // not sent by this server; numbered as Redis 7.0
+	MsgPublishShard // SPUBLISH to the nodes of one shard
 	msgTypeCount
 )
 
-var msgTypeNames = [...]string{"ping", "pong", "meet", "fail", "publish", "auth-req", "auth-ack", "update", "mfstart"}
+var msgTypeNames = [...]string{"ping", "pong", "meet", "fail", "publish", "auth-req", "auth-ack", "update", "mfstart", "module", "publishshard"}
 
 func (t MsgType) String() string {
 	if int(t) < len(msgTypeNames) {
@@ -230,6 +232,8 @@ type Event struct {
 	Slots            []int
 	OK               bool
 	Channel, Payload []byte
+	// Shard marks an EventPublish from SPUBLISH (PUBLISHSHARD).
+	Shard bool
 }
 
 // Ready is the batch of outputs accumulated since the last call to Ready.

@@ -88,7 +88,7 @@ func AppendMessage(b []byte, m *Message) []byte {
 		e.u64(m.UpdateConfigEpoch)
 		e.str(m.About)
 		e.b = append(e.b, m.UpdateSlots[:]...)
-	case MsgPublish:
+	case MsgPublish, MsgPublishShard:
 		e.bytes32(m.Channel)
 		e.bytes32(m.Payload)
 	}
@@ -205,7 +205,7 @@ func DecodeMessage(frame []byte) (Message, error) {
 		m.UpdateConfigEpoch = d.u64()
 		m.About = d.str()
 		copy(m.UpdateSlots[:], d.take(len(m.UpdateSlots)))
-	case MsgPublish:
+	case MsgPublish, MsgPublishShard:
 		m.Channel = d.bytes32()
 		m.Payload = d.bytes32()
 	}

@@ -7,6 +7,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,6 +78,9 @@ type Config struct {
 	MinReplicasMaxLag     int // seconds
 	ReplicaPriority       int
 
+	// File is the absolute path of the config file given on the command
+	// line ("" if none): CONFIG REWRITE writes it.
+	File string
 	// Unsupported holds directives that were accepted but have no effect,
 	// with their values, by canonical name.
 	Unsupported map[string]string
@@ -417,9 +421,10 @@ func (e *Error) Error() string {
 // ParseArgs parses redis-server style arguments: an optional config file path
 // first, then "--name value ..." options (applied after the file, in order).
 func ParseArgs(args []string) (*Config, error) {
-	text := ""
+	text, file := "", ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "--") {
 		path := args[0]
+		file = path
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("Fatal error, can't open config file '%s': %v", path, err)
@@ -449,6 +454,9 @@ func ParseArgs(args []string) (*Config, error) {
 	c := Default()
 	if err := c.Load(text); err != nil {
 		return nil, err
+	}
+	if file != "" {
+		c.File, _ = filepath.Abs(file)
 	}
 	return c, nil
 }

@@ -1,0 +1,685 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc64"
+	"sort"
+	"strings"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Redis 7.0 functions: libraries of Lua functions loaded with FUNCTION LOAD
+// (code starting with "#!lua name=<lib>" that calls redis.register_function)
+// and called with FCALL / FCALL_RO. They run on the same Lua state, sandbox
+// and redis.call as EVAL scripts; a function gets KEYS and ARGV as its two
+// arguments instead of globals. FUNCTION LOAD, DELETE, FLUSH and RESTORE are
+// propagated (AOF, replicas) and Snapshot carries the libraries, so a
+// replica or a rewritten AOF has the functions its primary has.
+
+// Script flags of a function (redis.register_function's flags).
+const (
+	fnNoWrites uint8 = 1 << iota
+	fnAllowOOM
+	fnAllowStale
+	fnNoCluster
+	fnAllowCrossSlot
+)
+
+var fnFlagNames = []string{"no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"}
+
+type luaFunction struct {
+	name, desc string
+	flags      uint8
+	fn         *lua.LFunction
+	lib        *fnLibrary
+}
+
+type fnLibrary struct {
+	name, code string
+	funcs      []*luaFunction // in registration order
+}
+
+// functionLibs is the set of loaded libraries; functions are unique across
+// libraries. Both maps are keyed by lower-case name: Redis compares library
+// and function names without case.
+type functionLibs struct {
+	libs  map[string]*fnLibrary
+	funcs map[string]*luaFunction
+	// loading collects the functions registered by the library being loaded;
+	// nil outside FUNCTION LOAD (redis.register_function then errors).
+	loading *fnLibrary
+}
+
+func newFunctionLibs() *functionLibs {
+	return &functionLibs{libs: map[string]*fnLibrary{}, funcs: map[string]*luaFunction{}}
+}
+
+func (s *Server) functions() *functionLibs {
+	sc := s.scripts
+	if sc.fns == nil {
+		sc.fns = newFunctionLibs()
+		sc.installRegisterFunction()
+	}
+	return sc.fns
+}
+
+// installRegisterFunction adds redis.register_function to the real redis
+// table (scripts see it through the sandbox's read-only proxy).
+func (sc *scripting) installRegisterFunction() {
+	L := sc.L
+	redis, ok := L.G.Global.RawGetString("redis").(*lua.LTable)
+	if !ok {
+		return
+	}
+	redis.RawSetString("register_function", L.NewFunction(func(L *lua.LState) int {
+		lib := sc.fns.loading
+		if lib == nil {
+			L.RaiseError("redis.register_function can only be called on FUNCTION LOAD command")
+			return 0
+		}
+		f, err := readRegisterArgs(L)
+		if err != "" {
+			L.RaiseError("%s", err)
+			return 0
+		}
+		if !validFunctionName(f.name) {
+			L.RaiseError("Function names can only contain letters, numbers, or underscores(_) and must be at least one character long")
+			return 0
+		}
+		for _, g := range lib.funcs {
+			if strings.EqualFold(g.name, f.name) {
+				L.RaiseError("Function already exists in the library")
+				return 0
+			}
+		}
+		f.lib = lib
+		lib.funcs = append(lib.funcs, f)
+		return 0
+	}))
+}
+
+// readRegisterArgs reads redis.register_function(name, fn) or
+// redis.register_function{function_name=, callback=, flags=, description=}.
+func readRegisterArgs(L *lua.LState) (*luaFunction, string) {
+	switch L.GetTop() {
+	case 2:
+		name, ok := L.Get(1).(lua.LString)
+		if !ok {
+			return nil, "first argument to redis.register_function must be a string"
+		}
+		fn, ok := L.Get(2).(*lua.LFunction)
+		if !ok {
+			return nil, "second argument to redis.register_function must be a function"
+		}
+		return &luaFunction{name: string(name), fn: fn}, ""
+	case 1:
+	default:
+		return nil, "wrong number of arguments to redis.register_function"
+	}
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok {
+		return nil, "calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments)."
+	}
+	f := &luaFunction{}
+	var err string
+	t.ForEach(func(k, v lua.LValue) {
+		if err != "" {
+			return
+		}
+		key, ok := k.(lua.LString)
+		if !ok {
+			err = "named argument key given to redis.register_function is not a string"
+			return
+		}
+		switch strings.ToLower(string(key)) {
+		case "function_name":
+			s, ok := v.(lua.LString)
+			if !ok {
+				err = "function_name argument given to redis.register_function must be a string"
+			}
+			f.name = string(s)
+		case "description":
+			s, ok := v.(lua.LString)
+			if !ok {
+				err = "description argument given to redis.register_function must be a string"
+			}
+			f.desc = string(s)
+		case "callback":
+			fn, ok := v.(*lua.LFunction)
+			if !ok {
+				err = "callback argument given to redis.register_function must be a function"
+			}
+			f.fn = fn
+		case "flags":
+			ft, ok := v.(*lua.LTable)
+			if !ok {
+				err = "flags argument to redis.register_function must be a table representing function flags"
+				return
+			}
+			ft.ForEach(func(_, fv lua.LValue) {
+				found := false
+				if s, ok := fv.(lua.LString); ok {
+					for i, n := range fnFlagNames {
+						if strings.EqualFold(n, string(s)) {
+							f.flags |= 1 << i
+							found = true
+						}
+					}
+				}
+				if !found && err == "" {
+					err = "unknown flag given"
+				}
+			})
+		default:
+			err = "unknown argument given to redis.register_function"
+		}
+	})
+	if err != "" {
+		return nil, err
+	}
+	if f.name == "" {
+		return nil, "redis.register_function must get a function name argument"
+	}
+	if f.fn == nil {
+		return nil, "redis.register_function must get a callback argument"
+	}
+	return f, ""
+}
+
+func validFunctionName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for _, r := range n {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseLibraryCode reads the "#!<engine> name=<lib>" first line.
+func parseLibraryCode(code string) (name string, err error) {
+	if !strings.HasPrefix(code, "#!") {
+		return "", errors.New("ERR Missing library metadata")
+	}
+	line := code[2:]
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	parts := strings.Fields(line)
+	if len(parts) == 0 {
+		return "", errors.New("ERR Invalid library metadata")
+	}
+	engine := parts[0]
+	seen := false
+	for _, p := range parts[1:] {
+		if !strings.HasPrefix(p, "name=") {
+			return "", fmt.Errorf("ERR Invalid metadata value given: %s", p)
+		}
+		if seen {
+			return "", errors.New("ERR Invalid metadata value, name argument was given multiple times")
+		}
+		seen = true
+		name = p[len("name="):]
+	}
+	if !seen {
+		return "", errors.New("ERR Library name was not given")
+	}
+	if !validFunctionName(name) {
+		return "", errors.New("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long")
+	}
+	if !strings.EqualFold(engine, "lua") {
+		return "", fmt.Errorf("ERR Engine '%s' not found", engine)
+	}
+	return name, nil
+}
+
+// compileLibrary runs a library's code and returns what it registered, not
+// yet installed. The code's own first line (the shebang) is a Lua comment
+// only as a whole-file "#" line, so it is blanked before compiling.
+func (s *Server) compileLibrary(code string) (*fnLibrary, error) {
+	name, err := parseLibraryCode(code)
+	if err != nil {
+		return nil, err
+	}
+	fl := s.functions()
+	sc := s.scripts
+	body := code
+	if i := strings.IndexByte(body, '\n'); i >= 0 {
+		body = body[i:]
+	} else {
+		body = ""
+	}
+	fn, lerr := sc.L.Load(strings.NewReader(body), "@user_function")
+	if lerr != nil {
+		return nil, fmt.Errorf("ERR Error compiling function: %s", strings.TrimPrefix(lerr.Error(), "@"))
+	}
+	lib := &fnLibrary{name: name, code: code}
+	// redis.call does not exist while a library loads, as in Redis.
+	redis := sc.L.G.Global.RawGetString("redis").(*lua.LTable)
+	call, pcall := redis.RawGetString("call"), redis.RawGetString("pcall")
+	redis.RawSetString("call", lua.LNil)
+	redis.RawSetString("pcall", lua.LNil)
+	fl.loading = lib
+	sc.L.Push(fn)
+	perr := sc.L.PCall(0, 0, nil)
+	fl.loading = nil
+	redis.RawSetString("call", call)
+	redis.RawSetString("pcall", pcall)
+	sc.sandbox.wipe()
+	if perr != nil {
+		msg := perr.Error()
+		var ae *lua.ApiError
+		if errors.As(perr, &ae) {
+			msg = strings.TrimPrefix(ae.Object.String(), "@")
+		}
+		return nil, fmt.Errorf("ERR Error registering functions: %s", msg)
+	}
+	if len(lib.funcs) == 0 {
+		return nil, errors.New("ERR No functions registered")
+	}
+	return lib, nil
+}
+
+// install adds lib, replacing the library of the same name when replace is
+// set. It fails, changing nothing, when the library or one of its functions
+// already exists elsewhere.
+func (fl *functionLibs) install(lib *fnLibrary, replace bool) error {
+	old := fl.libs[strings.ToLower(lib.name)]
+	if old != nil && !replace {
+		return fmt.Errorf("ERR Library '%s' already exists", lib.name)
+	}
+	for _, f := range lib.funcs {
+		if g := fl.funcs[strings.ToLower(f.name)]; g != nil && g.lib != old {
+			return fmt.Errorf("ERR Function %s already exists", f.name)
+		}
+	}
+	if old != nil {
+		fl.remove(old)
+	}
+	fl.libs[strings.ToLower(lib.name)] = lib
+	for _, f := range lib.funcs {
+		fl.funcs[strings.ToLower(f.name)] = f
+	}
+	return nil
+}
+
+func (fl *functionLibs) remove(lib *fnLibrary) {
+	delete(fl.libs, strings.ToLower(lib.name))
+	for _, f := range lib.funcs {
+		delete(fl.funcs, strings.ToLower(f.name))
+	}
+}
+
+func (fl *functionLibs) sorted() []*fnLibrary {
+	out := make([]*fnLibrary, 0, len(fl.libs))
+	for _, l := range fl.libs {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func (s *Server) registerFunctionCommands() {
+	s.functions()
+	keys := s.commands["eval"].Keys
+	for _, n := range []string{"fcall", "fcall_ro"} {
+		flags := "noscript stale skip_monitor no_mandatory_keys movablekeys"
+		if n == "fcall_ro" {
+			flags += " readonly"
+		}
+		s.reg(n, -3, flags, 0, 0, 0, cmdFCall, "scripting").Keys = keys
+	}
+	s.reg("function", -2, "", 0, 0, 0, cmdFunction, "scripting").Subcommands = []*Command{
+		sub("load", -3, "write denyoom noscript"), sub("delete", 3, "write noscript"),
+		sub("flush", -2, "write noscript"), sub("list", -2, "noscript"), sub("dump", 2, "noscript"),
+		sub("restore", -3, "write denyoom noscript"), sub("stats", 2, "noscript allow_busy"),
+		sub("kill", 2, "noscript allow_busy"), sub("help", 2, "loading stale"),
+	}
+}
+
+func cmdFCall(c *Client, argv [][]byte) {
+	s := c.s
+	f := s.functions().funcs[strings.ToLower(string(argv[1]))]
+	if f == nil {
+		c.Error("ERR Function not found")
+		return
+	}
+	numkeys, ok := parseInt(argv[2])
+	if !ok {
+		c.Error("ERR Bad number of keys provided")
+		return
+	}
+	if numkeys > int64(len(argv)-3) {
+		c.Error("ERR Number of keys can't be greater than number of args")
+		return
+	}
+	if numkeys < 0 {
+		c.Error("ERR Number of keys can't be negative")
+		return
+	}
+	ro := c.cmd != nil && c.cmd.Name == "fcall_ro"
+	if e := scriptFlagsError(c, f.flags, true, ro); e != "" {
+		c.Error(e)
+		return
+	}
+	L := s.scripts.L
+	keys := L.CreateTable(int(numkeys), 0)
+	for i, k := range argv[3 : 3+numkeys] {
+		keys.RawSetInt(i+1, lua.LString(string(k)))
+	}
+	args := L.CreateTable(len(argv)-3-int(numkeys), 0)
+	for i, a := range argv[3+numkeys:] {
+		args.RawSetInt(i+1, lua.LString(string(a)))
+	}
+	s.scripts.sandbox.globals.RawSetString("KEYS", lua.LNil)
+	s.scripts.sandbox.globals.RawSetString("ARGV", lua.LNil)
+	fl := s.scripts.fns
+	bf := &busyFunction{name: f.name, libs: len(fl.libs), funcs: len(fl.funcs)}
+	for _, a := range argv {
+		bf.argv = append(bf.argv, string(a))
+	}
+	s.busy.mu.Lock()
+	s.busy.fn = bf
+	s.busy.mu.Unlock()
+	s.scripts.call(c, f.name, "user_function", f.fn, ro || f.flags&fnNoWrites != 0, keys, args)
+}
+
+// busyFunction is what FUNCTION STATS reports about a running FCALL while
+// the script holds the server lock.
+type busyFunction struct {
+	name        string
+	argv        []string
+	libs, funcs int
+}
+
+// functionCommand answers FUNCTION STATS and FUNCTION KILL while a script
+// runs past busy-reply-threshold (without the server lock); it reports
+// whether it answered.
+func (b *busyScript) functionCommand(c *Client, sub []byte) bool {
+	switch {
+	case eq(sub, "kill"):
+		c.out = append(c.out, b.kill(true)...)
+		return true
+	case eq(sub, "stats"):
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.fn == nil {
+			return false
+		}
+		c.Map(2)
+		c.BulkString("running_script")
+		c.Map(3)
+		c.BulkString("name")
+		c.BulkString(b.fn.name)
+		c.BulkString("command")
+		c.Array(len(b.fn.argv))
+		for _, a := range b.fn.argv {
+			c.BulkString(a)
+		}
+		c.BulkString("duration_ms")
+		c.Int(time.Since(time.Unix(0, b.start.Load())).Milliseconds())
+		functionEngines(c, b.fn.libs, b.fn.funcs)
+		return true
+	}
+	return false
+}
+
+func functionEngines(c *Client, libs, funcs int) {
+	c.BulkString("engines")
+	c.Map(1)
+	c.BulkString("LUA")
+	c.Map(2)
+	c.BulkString("libraries_count")
+	c.Int(int64(libs))
+	c.BulkString("functions_count")
+	c.Int(int64(funcs))
+}
+
+func cmdFunction(c *Client, argv [][]byte) {
+	s := c.s
+	fl := s.functions()
+	sub := strings.ToUpper(string(argv[1]))
+	switch {
+	case sub == "LOAD":
+		replace := false
+		i := 2
+		for ; i < len(argv)-1; i++ {
+			if !eq(argv[i], "replace") {
+				c.Error("ERR Unknown option given: " + string(argv[i]))
+				return
+			}
+			replace = true
+		}
+		if i >= len(argv) {
+			c.Error("ERR Function code is missing")
+			return
+		}
+		lib, err := s.compileLibrary(string(argv[i]))
+		if err == nil {
+			err = fl.install(lib, replace)
+		}
+		if err != nil {
+			c.Error(err.Error())
+			return
+		}
+		s.dirty++
+		s.propagate(c.db, argv)
+		c.BulkString(lib.name)
+	case sub == "DELETE" && len(argv) == 3:
+		lib := fl.libs[strings.ToLower(string(argv[2]))]
+		if lib == nil {
+			c.Error("ERR Library not found")
+			return
+		}
+		fl.remove(lib)
+		s.dirty++
+		s.propagate(c.db, argv)
+		c.OK()
+	case sub == "FLUSH" && len(argv) <= 3:
+		if len(argv) == 3 && !eq(argv[2], "async") && !eq(argv[2], "sync") {
+			c.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+			return
+		}
+		s.scripts.fns = nil
+		s.functions()
+		s.dirty++
+		s.propagate(c.db, argv)
+		c.OK()
+	case sub == "LIST":
+		functionList(c, fl, argv[2:])
+	case sub == "DUMP" && len(argv) == 2:
+		c.BulkString(string(fl.dump()))
+	case sub == "RESTORE" && len(argv) <= 4:
+		functionRestore(c, fl, argv)
+	case sub == "STATS" && len(argv) == 2:
+		c.Map(2)
+		c.BulkString("running_script")
+		// Only answered between scripts: a running script holds the lock
+		// (Redis answers FUNCTION STATS during a busy script).
+		c.Null()
+		functionEngines(c, len(fl.libs), len(fl.funcs))
+	case sub == "KILL" && len(argv) == 2:
+		cmdScript(c, [][]byte{[]byte("SCRIPT"), []byte("KILL")})
+	case sub == "HELP" && len(argv) == 2:
+		c.Array(1)
+		c.Simple("FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are: LOAD, DELETE, FLUSH, LIST, DUMP, RESTORE, STATS, KILL, HELP.")
+	default:
+		c.Error(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try FUNCTION HELP.", strings.ToLower(string(argv[1]))))
+	}
+}
+
+func functionList(c *Client, fl *functionLibs, opts [][]byte) {
+	withCode := false
+	pattern := ""
+	for i := 0; i < len(opts); i++ {
+		switch {
+		case eq(opts[i], "withcode") && !withCode:
+			withCode = true
+		case eq(opts[i], "libraryname") && pattern == "":
+			if i+1 >= len(opts) {
+				c.Error("ERR library name argument was not given")
+				return
+			}
+			i++
+			pattern = string(opts[i])
+		default:
+			c.Error("ERR Unknown argument " + string(opts[i]))
+			return
+		}
+	}
+	var libs []*fnLibrary
+	for _, l := range fl.sorted() {
+		if pattern == "" || GlobMatch([]byte(pattern), []byte(l.name)) {
+			libs = append(libs, l)
+		}
+	}
+	c.Array(len(libs))
+	for _, l := range libs {
+		n := 3
+		if withCode {
+			n = 4
+		}
+		c.Map(n)
+		c.BulkString("library_name")
+		c.BulkString(l.name)
+		c.BulkString("engine")
+		c.BulkString("LUA")
+		c.BulkString("functions")
+		fs := append([]*luaFunction(nil), l.funcs...)
+		sort.Slice(fs, func(i, j int) bool { return fs[i].name < fs[j].name })
+		c.Array(len(fs))
+		for _, f := range fs {
+			c.Map(3)
+			c.BulkString("name")
+			c.BulkString(f.name)
+			c.BulkString("description")
+			if f.desc == "" {
+				c.Null()
+			} else {
+				c.BulkString(f.desc)
+			}
+			c.BulkString("flags")
+			var names []string
+			for i, fn := range fnFlagNames {
+				if f.flags&(1<<i) != 0 {
+					names = append(names, fn)
+				}
+			}
+			c.SetHeader(len(names))
+			for _, fn := range names {
+				c.BulkString(fn)
+			}
+		}
+		if withCode {
+			c.BulkString("library_code")
+			c.BulkString(l.code)
+		}
+	}
+}
+
+// FUNCTION DUMP payload (ours, like store.Dump's): for each library the
+// byte 0xF5 (Redis's RDB_OPCODE_FUNCTION2) and its uvarint-prefixed code,
+// then a 2-byte format version and a CRC-64/ECMA of all before it.
+const fnDumpOpcode = 0xF5
+
+var fnCRC = crc64.MakeTable(crc64.ECMA)
+
+func (fl *functionLibs) dump() []byte {
+	var b []byte
+	for _, l := range fl.sorted() {
+		b = append(b, fnDumpOpcode)
+		b = binary.AppendUvarint(b, uint64(len(l.code)))
+		b = append(b, l.code...)
+	}
+	b = binary.LittleEndian.AppendUint16(b, 1)
+	return binary.LittleEndian.AppendUint64(b, crc64.Checksum(b, fnCRC))
+}
+
+func decodeFunctionDump(p []byte) ([]string, bool) {
+	if len(p) < 10 {
+		return nil, false
+	}
+	body := p[:len(p)-8]
+	if crc64.Checksum(body, fnCRC) != binary.LittleEndian.Uint64(p[len(p)-8:]) ||
+		binary.LittleEndian.Uint16(body[len(body)-2:]) != 1 {
+		return nil, false
+	}
+	body = body[:len(body)-2]
+	var codes []string
+	for len(body) > 0 {
+		if body[0] != fnDumpOpcode {
+			return nil, false
+		}
+		n, k := binary.Uvarint(body[1:])
+		if k <= 0 || uint64(len(body)-1-k) < n {
+			return nil, false
+		}
+		codes = append(codes, string(body[1+k:1+k+int(n)]))
+		body = body[1+k+int(n):]
+	}
+	return codes, true
+}
+
+func functionRestore(c *Client, fl *functionLibs, argv [][]byte) {
+	s := c.s
+	policy := "APPEND"
+	if len(argv) == 4 {
+		policy = strings.ToUpper(string(argv[3]))
+		if policy != "APPEND" && policy != "REPLACE" && policy != "FLUSH" {
+			c.Error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+			return
+		}
+	}
+	codes, ok := decodeFunctionDump(argv[2])
+	if !ok {
+		c.Error("ERR DUMP payload version or checksum are wrong")
+		return
+	}
+	var libs []*fnLibrary
+	for _, code := range codes {
+		lib, err := s.compileLibrary(code)
+		if err != nil {
+			c.Error(err.Error())
+			return
+		}
+		libs = append(libs, lib)
+	}
+	// Check everything before changing anything: a failed restore leaves
+	// the libraries as they were.
+	next := newFunctionLibs()
+	if policy != "FLUSH" {
+		for _, l := range fl.sorted() {
+			next.install(l, false)
+		}
+	}
+	for _, l := range libs {
+		if err := next.install(l, policy == "REPLACE"); err != nil {
+			if policy == "APPEND" && strings.Contains(err.Error(), "already exists") && next.libs[strings.ToLower(l.name)] != nil {
+				err = fmt.Errorf("ERR Library %s already exists", l.name)
+			}
+			c.Error(err.Error())
+			return
+		}
+	}
+	fl.libs, fl.funcs = next.libs, next.funcs
+	s.dirty++
+	s.propagate(c.db, argv)
+	c.OK()
+}
+
+// snapshotFunctions emits FUNCTION LOAD for every library (full sync, AOF
+// rewrite).
+func (s *Server) snapshotFunctions(emit func(argv ...[]byte)) {
+	if s.scripts.fns == nil {
+		return
+	}
+	for _, l := range s.scripts.fns.sorted() {
+		emit([]byte("FUNCTION"), []byte("LOAD"), []byte("REPLACE"), []byte(l.code))
+	}
+}
