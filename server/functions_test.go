@@ -146,7 +146,7 @@ func TestScriptShebang(t *testing.T) {
 // POPULATE creates Redis's keys, SET-ACTIVE-EXPIRE 0 keeps expired keys
 // until accessed.
 func TestDebugSubcommands(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, "--enable-debug-command", "yes")
 	c := newClient(t, s, 2)
 	if d, _ := c.Do(ctx, "DEBUG", "DIGEST").Text(); d != strings.Repeat("0", 40) {
 		t.Fatalf("empty DIGEST = %q", d)

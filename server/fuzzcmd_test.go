@@ -49,6 +49,10 @@ func TestCommandFuzz(t *testing.T) {
 // fuzzSkipped are commands that would end the test's server or client.
 var fuzzSkipped = map[string]bool{"shutdown": true, "debug": true, "quit": true, "multi": true, "reset": true, "redline": true}
 
+// subscribeFamily answers with one confirmation per channel named.
+var subscribeFamily = map[string]bool{"subscribe": true, "psubscribe": true, "ssubscribe": true,
+	"unsubscribe": true, "punsubscribe": true, "sunsubscribe": true}
+
 // execChecked runs argv through the dispatcher and fails the test if a
 // handler panics or the reply is not exactly one RESP value.
 func execChecked(t *testing.T, s *Server, c *Client, argv [][]byte) {
@@ -70,7 +74,20 @@ func execChecked(t *testing.T, s *Server, c *Client, argv [][]byte) {
 	if c.multi {
 		s.Exec(c, [][]byte{[]byte("DISCARD")})
 	}
-	if _, n, err := resp.ReadReply(out); err != nil || n == 0 || n != len(out) {
+	if subscribeFamily[strings.ToLower(string(argv[0]))] {
+		// One reply per channel (Redis's (un)subscribe confirmations),
+		// then leave the subscribed state so later calls see a plain client.
+		for rest := out; len(rest) > 0; {
+			_, n, err := resp.ReadReply(rest)
+			if err != nil || n == 0 {
+				t.Fatalf("%q: reply %q is not a sequence of RESP values (%v)", argv, out, err)
+			}
+			rest = rest[n:]
+		}
+		for _, u := range []string{"UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"} {
+			s.Exec(c, [][]byte{[]byte(u)})
+		}
+	} else if _, n, err := resp.ReadReply(out); err != nil || n == 0 || n != len(out) {
 		t.Fatalf("%q: reply %q is not exactly one RESP value (%d, %v)", argv, out, n, err)
 	}
 	if strings.Contains(string(out), "internal error") {
