@@ -29,6 +29,9 @@ type localCluster struct {
 	mu    sync.Mutex
 	nodes []*localNode
 	seq   int
+	// server runs each node instead of redis-server (e.g. "redline
+	// server" for the reference server); nil means redis-server.
+	server []string
 }
 
 type localNode struct {
@@ -51,7 +54,13 @@ func startLocal(t *testing.T, nodes, replicas int) *localCluster {
 		t.Fatalf("redis-server is not installed (not in PATH): install it with `apt-get install redis-server` " +
 			"(the repo's scripts do this in CI); the nemesis tests run a real cluster of redis-server processes")
 	}
-	c := &localCluster{t: t, dir: t.TempDir()}
+	return startLocalServer(t, nodes, replicas, nil)
+}
+
+// startLocalServer is startLocal with server as the node command.
+func startLocalServer(t *testing.T, nodes, replicas int, server []string) *localCluster {
+	t.Helper()
+	c := &localCluster{t: t, dir: t.TempDir(), server: server}
 	t.Cleanup(c.stopAll)
 	var addrs []string
 	for range nodes {
@@ -93,11 +102,15 @@ func (c *localCluster) startNode() (*localNode, error) {
 
 // launch starts (or restarts) the process of n, keeping its directory.
 func (c *localCluster) launch(n *localNode) error {
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(n.port), "--bind", "127.0.0.1",
+	argv := []string{"redis-server"}
+	if len(c.server) > 0 {
+		argv = c.server
+	}
+	cmd := exec.Command(argv[0], append(argv[1:], "--port", strconv.Itoa(n.port), "--bind", "127.0.0.1",
 		"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 		"--cluster-node-timeout", strconv.Itoa(int(testNodeTimeout.Milliseconds())),
 		"--dir", n.dir, "--save", "", "--appendonly", "yes", "--logfile", "redis.log",
-		"--daemonize", "no", "--protected-mode", "no")
+		"--daemonize", "no", "--protected-mode", "no")...)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting redis-server on port %d: %w", n.port, err)
 	}

@@ -110,7 +110,15 @@ func (n *Nemesis) migrate(ctx context.Context, st Step, t *topo, rng *rand.Rand)
 	a := &action{nodes: nodes, detail: map[string]any{"moves": planned}}
 	switch st.Mode {
 	case "slot", "storm":
+		atomic := rng.IntN(2) == 0 // used only where every primary supports it (atomic.go)
 		a.start = func(ctx context.Context) (map[string]any, error) {
+			if atomic && n.atomicCapable(ctx, all) {
+				var ms []atomicMove
+				for _, m := range moves {
+					ms = append(ms, atomicMove{m.slot, m.src, m.dst})
+				}
+				return n.atomicMoves(ctx, ms)
+			}
 			var done []slotMove
 			var errs []error
 			for _, m := range moves {

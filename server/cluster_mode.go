@@ -45,6 +45,7 @@ type ext struct {
 	mig migrateConns
 
 	slotStats *slotCounters // CLUSTER SLOT-STATS counters (slotstats.go)
+	asm       *asmRuntime   // CLUSTER MIGRATION tasks (atomicmigrate.go)
 }
 
 // afterBatch runs (server lock held) after a connection's batch of commands,
@@ -102,7 +103,7 @@ func (s *Server) startExt() error {
 	s.SetHooks(Hooks{
 		PreExecute:   e.preExecute,
 		PostExecute:  e.postExecute,
-		Propagated:   e.repl.propagated,
+		Propagated:   e.propagated,
 		InfoSection:  e.infoSection,
 		Cron:         e.cron,
 		ClientClosed: e.clientClosed,
@@ -329,7 +330,16 @@ func (e *ext) applyEvent(ev cluster.Event) {
 	}
 }
 
-func (e *ext) cron() { e.repl.cron() }
+func (e *ext) cron() {
+	e.repl.cron()
+	e.asmTick()
+}
+
+// propagated feeds replication and the atomic slot migrations' streams.
+func (e *ext) propagated(db int, argv [][]byte) {
+	e.asmPropagated(argv)
+	e.repl.propagated(db, argv)
+}
 
 func (e *ext) clientClosed(c *Client) {
 	if ce, ok := c.Data.(*clientExt); ok && ce.replica != nil {
@@ -350,6 +360,9 @@ func (e *ext) preExecute(c *Client, cmd *Command, argv [][]byte) string {
 		}
 	}
 	if msg := e.repl.checkWrite(c, cmd, argv); msg != "" {
+		return msg
+	}
+	if msg := e.asmPaused(cmd, argv); msg != "" {
 		return msg
 	}
 	e.slotStatsBegin(c, cmd, argv)
@@ -492,7 +505,7 @@ func clusterSubcommands() []*Command {
 	for _, n := range []string{"addslots", "addslotsrange", "bumpepoch", "count-failure-reports", "countkeysinslot",
 		"delslots", "delslotsrange", "failover", "flushslots", "forget", "getkeysinslot", "help", "info", "keyslot",
 		"links", "meet", "myid", "nodes", "replicas", "replicate", "reset", "saveconfig", "set-config-epoch",
-		"setslot", "shards", "slaves", "slots", "slot-stats"} {
+		"setslot", "shards", "slaves", "slots", "slot-stats", "migration", "syncslots"} {
 		out = append(out, &Command{Name: n, Arity: -2, Flags: FlagStale})
 	}
 	return out
@@ -535,7 +548,7 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 	for i, a := range argv {
 		args[i] = string(a)
 	}
-	if e.cmdClusterRedis8(c, args) {
+	if e.cmdClusterRedis8(c, argv, args) {
 		return
 	}
 	db := s.dbs[0]

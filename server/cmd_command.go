@@ -167,8 +167,8 @@ func cmdCommand(c *Client, argv [][]byte) {
 		}
 		c.Array(len(argv) - 2)
 		for _, n := range argv[2:] {
-			if cmd := s.Lookup(n); cmd != nil {
-				c.writeCommandInfo(cmd, cmd.Name)
+			if cmd, name := s.lookupWithSub(n); cmd != nil {
+				c.writeCommandInfo(cmd, name)
 			} else {
 				c.Null()
 			}

@@ -251,7 +251,7 @@ func parseSlotArg(s string) (int, error) {
 
 // cmdClusterRedis8 runs the CLUSTER subcommands Redis 8 added and reports
 // whether args was one of them; the rest go to cluster.Exec.
-func (e *ext) cmdClusterRedis8(c *Client, args []string) bool {
+func (e *ext) cmdClusterRedis8(c *Client, argv [][]byte, args []string) bool {
 	if len(args) < 2 {
 		return false
 	}
@@ -262,6 +262,12 @@ func (e *ext) cmdClusterRedis8(c *Client, args []string) bool {
 			return true
 		}
 		e.cmdSlotStats(c, args)
+		return true
+	case "migration":
+		e.cmdMigration(c, args)
+		return true
+	case "syncslots":
+		e.cmdSyncSlots(c, argv)
 		return true
 	}
 	return false

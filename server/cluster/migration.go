@@ -196,6 +196,10 @@ func (m *Migrations) TakeOutput() MigrationOutput {
 
 func (m *Migrations) ms() int64 { return m.now.UnixMilli() }
 
+// SetTime moves the machine's clock without ticking (the server calls it
+// before each input so STATUS's times are exact).
+func (m *Migrations) SetTime(now time.Time) { m.now = now }
+
 func (m *Migrations) logf(format string, args ...any) {
 	m.out.Log = append(m.out.Log, fmt.Sprintf(format, args...))
 }
