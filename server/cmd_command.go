@@ -62,9 +62,9 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 		var kf []string
 		switch {
 		case cmd.Flags&FlagWrite != 0:
-			kf = []string{"RW", "UPDATE"}
+			kf = []string{"RW", "update"} // Redis: data flags upper, access flags lower case
 		default:
-			kf = []string{"RO", "ACCESS"}
+			kf = []string{"RO", "access"}
 		}
 		c.SetHeader(len(kf))
 		for _, f := range kf {
@@ -190,10 +190,46 @@ func cmdCommand(c *Client, argv [][]byte) {
 			c.writeCommandDocs(cmd)
 		}
 	case "LIST":
-		cmds := s.Commands()
-		c.Array(len(cmds))
-		for _, cmd := range cmds {
-			c.BulkString(cmd.Name)
+		// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
+		keep := func(name string, cmd *Command) bool { return true }
+		switch {
+		case len(argv) == 2:
+		case len(argv) == 5 && eq(argv[2], "filterby") && eq(argv[3], "module"):
+			keep = func(string, *Command) bool { return false } // no modules
+		case len(argv) == 5 && eq(argv[2], "filterby") && eq(argv[3], "aclcat"):
+			cat := "@" + strings.ToLower(string(argv[4]))
+			keep = func(_ string, cmd *Command) bool {
+				for _, have := range cmd.aclCategories() {
+					if have == cat {
+						return true
+					}
+				}
+				return false
+			}
+		case len(argv) == 5 && eq(argv[2], "filterby") && eq(argv[3], "pattern"):
+			pat := []byte(strings.ToLower(string(argv[4])))
+			keep = func(name string, _ *Command) bool { return GlobMatch(pat, []byte(name)) }
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+		var names []string
+		for _, cmd := range s.Commands() {
+			if keep(cmd.Name, cmd) {
+				names = append(names, cmd.Name)
+			}
+			for _, sc := range cmd.Subcommands {
+				full := cmd.Name + "|" + sc.Name
+				withGroup := *sc // a subcommand is in its command's group
+				withGroup.Group = cmd.Group
+				if keep(full, &withGroup) {
+					names = append(names, full)
+				}
+			}
+		}
+		c.Array(len(names))
+		for _, n := range names {
+			c.BulkString(n)
 		}
 	case "GETKEYS":
 		cmd := s.Lookup(argv[2])
