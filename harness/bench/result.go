@@ -81,6 +81,8 @@ type Second struct {
 	RawP999Ms   float64 `json:"raw_p99_9_ms"`
 	LagMaxMs    float64 `json:"lag_max_ms"`
 	CPUCores    float64 `json:"cpu_cores"`
+	// ShardOKPerS is ok ops/s per shard, in the order of Result.Shards.
+	ShardOKPerS []float64 `json:"shard_ok_per_s,omitempty"`
 }
 
 // Window summarises a fault: the same length of time before it, while it
@@ -179,6 +181,9 @@ func (sec *second) point() Second {
 		FailPerS: float64(c.Failed()) / l, MovedPerS: float64(c.Moved) / l, AskPerS: float64(c.Ask) / l,
 		TryAgain: c.TryAgain, ClusterDown: c.ClusterDown, Reconnects: c.Reconnects,
 		LagMaxMs: float64(c.LagMaxNs) / 1e6, CPUCores: sec.CPU,
+	}
+	for _, n := range sec.ShardOK {
+		p.ShardOKPerS = append(p.ShardOKPerS, float64(n)/l)
 	}
 	q, qr := quantiles(h[corrected]), quantiles(h[raw])
 	p.P50Ms, p.P99Ms, p.P999Ms, p.RawP99Ms, p.RawP999Ms = q.P50, q.P99, q.P999, qr.P99, qr.P999

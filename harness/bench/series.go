@@ -19,6 +19,7 @@ import (
 // summarised exactly at the end while memory grows by a few KB a second.
 type series struct {
 	workers []*worker
+	shards  int
 
 	mu      sync.Mutex
 	seconds []second
@@ -33,16 +34,17 @@ type series struct {
 
 // second is one collection interval.
 type second struct {
-	At  time.Duration // end of the interval, since the start of traffic
-	Len time.Duration
-	C   Counts
-	H   [numOps][numKinds][]byte // compressed histograms
-	Sum [numOps][numKinds]Quantiles
-	CPU float64 // generator CPU in cores over the interval
+	At      time.Duration // end of the interval, since the start of traffic
+	Len     time.Duration
+	C       Counts
+	H       [numOps][numKinds][]byte // compressed histograms
+	Sum     [numOps][numKinds]Quantiles
+	CPU     float64 // generator CPU in cores over the interval
+	ShardOK []int64 // ok ops per shard
 }
 
-func newSeries(ws []*worker) *series {
-	return &series{workers: ws, totalH: newHists(), scratch: newHists(), lastCPU: cpuTime()}
+func newSeries(ws []*worker, shards int) *series {
+	return &series{workers: ws, shards: shards, totalH: newHists(), scratch: newHists(), lastCPU: cpuTime()}
 }
 
 // run collects every second until ctx ends. The final collection after
@@ -68,14 +70,15 @@ func (s *series) collect(at time.Duration) {
 		return
 	}
 	var c Counts
+	shardOK := make([]int64, s.shards)
 	s.scratch.reset()
 	for _, w := range s.workers {
-		w.stats.drainInto(&s.scratch, &c)
+		w.stats.drainInto(&s.scratch, &c, shardOK)
 	}
 	if c == (Counts{}) && at-s.lastAt < 100*time.Millisecond {
 		return // the final collection right after a tick: nothing new
 	}
-	sec := second{At: at, Len: at - s.lastAt, C: c}
+	sec := second{At: at, Len: at - s.lastAt, C: c, ShardOK: shardOK}
 	for o := range sec.H {
 		for k := range sec.H[o] {
 			h := s.scratch[o][k]

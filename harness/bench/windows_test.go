@@ -9,7 +9,7 @@ import (
 // throughput and adds MOVED: the windows must say so.
 func TestFaultWindows(t *testing.T) {
 	e := newEngine(Options{KV: testKV(), Concurrency: 1, Duration: time.Hour, OpTimeout: time.Second}, nil)
-	s := newSeries(e.workers)
+	s := newSeries(e.workers, e.shards())
 	w := e.workers[0]
 	for sec := 1; sec <= 30; sec++ {
 		n, lat := 1000, time.Millisecond
