@@ -59,7 +59,13 @@ type OpFigures struct {
 type ShardGap struct {
 	Shard      string  `json:"shard"`
 	MaxGapS    float64 `json:"max_gap_s"`
+	MaxGapAtS  float64 `json:"max_gap_at_s"`
 	GapsListed int     `json:"gaps"`
+	// GeneratorBehind: during the gap the generator was itself behind the
+	// schedule by at least half the gap, i.e. every worker may have been
+	// waiting on another shard; the gap may be the generator's, not this
+	// shard's.
+	GeneratorBehind bool `json:"generator_behind,omitempty"`
 }
 
 // Second is one point of the time series.
@@ -163,9 +169,21 @@ func (e *engine) result(elapsed time.Duration) *Result {
 					listed++
 				}
 			}
-			r.Shards = append(r.Shards, ShardGap{Shard: n, MaxGapS: e.gaps.max[i].Seconds(), GapsListed: listed})
+			r.Shards = append(r.Shards, ShardGap{Shard: n, MaxGapS: e.gaps.max[i].Seconds(), MaxGapAtS: e.gaps.maxAt[i].Seconds(), GapsListed: listed})
 		}
 		r.Gaps = e.gaps.gaps
+	}
+	if r.Rate > 0 {
+		for i := range r.Shards {
+			sh := &r.Shards[i]
+			lag := 0.0
+			for _, p := range r.Seconds {
+				if p.T > sh.MaxGapAtS && p.T-1 < sh.MaxGapAtS+sh.MaxGapS {
+					lag = max(lag, p.LagMaxMs/1000)
+				}
+			}
+			sh.GeneratorBehind = sh.MaxGapS >= gapWorth.Seconds() && lag >= sh.MaxGapS/2
+		}
 	}
 	r.diagnose()
 	return r
@@ -356,10 +374,18 @@ func (r *Result) PrintSummary(w io.Writer) {
 	}
 	if len(r.Shards) > 0 {
 		var parts []string
+		behind := false
 		for _, s := range r.Shards {
-			parts = append(parts, fmt.Sprintf("%s %.2fs", s.Shard, s.MaxGapS))
+			mark := ""
+			if s.GeneratorBehind {
+				mark, behind = "*", true
+			}
+			parts = append(parts, fmt.Sprintf("%s %.2fs%s", s.Shard, s.MaxGapS, mark))
 		}
 		fmt.Fprintf(w, "longest availability gap per shard: %s\n", strings.Join(parts, ", "))
+		if behind {
+			fmt.Fprintf(w, "  * the generator was behind during that gap: all %d workers may have been waiting on another shard, so part of the gap may be the generator's (raise --concurrency)\n", r.Workers)
+		}
 	}
 	if len(r.Windows) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

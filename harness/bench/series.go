@@ -145,6 +145,8 @@ type gapTracker struct {
 	mu   sync.Mutex
 	gaps []Gap
 	max  []time.Duration
+	// maxAt is when each shard's longest gap began.
+	maxAt []time.Duration
 }
 
 // Gap is a time a shard served no op successfully.
@@ -161,7 +163,7 @@ const gapWorth = 250 * time.Millisecond
 const maxGapsListed = 1000
 
 func newGapTracker(names []string) *gapTracker {
-	return &gapTracker{names: names, last: make([]atomic.Int64, len(names)), max: make([]time.Duration, len(names))}
+	return &gapTracker{names: names, last: make([]atomic.Int64, len(names)), max: make([]time.Duration, len(names)), maxAt: make([]time.Duration, len(names))}
 }
 
 func (g *gapTracker) ok(shard uint16, at time.Duration) {
@@ -183,7 +185,9 @@ func (g *gapTracker) ok(shard uint16, at time.Duration) {
 func (g *gapTracker) note(shard int, from, d time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.max[shard] = max(g.max[shard], d)
+	if d > g.max[shard] {
+		g.max[shard], g.maxAt[shard] = d, from
+	}
 	if len(g.gaps) < maxGapsListed {
 		g.gaps = append(g.gaps, Gap{Shard: g.names[shard], StartS: from.Seconds(), LengthS: d.Seconds()})
 	}
