@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,7 +71,16 @@ func TestBenchKVExternal(t *testing.T) {
 		t.Errorf("hits %d misses %d: the populated key space should always hit", r.Counts.Hits, r.Counts.Misses)
 	}
 	if len(r.Seconds) < 3 || len(r.Shards) != 3 {
-		t.Errorf("%d seconds, %d shards", len(r.Seconds), len(r.Shards))
+		t.Fatalf("%d seconds, %d shards", len(r.Seconds), len(r.Shards))
+	}
+	for _, s := range r.Seconds {
+		sum := 0.0
+		for _, v := range s.ShardOKPerS {
+			sum += v
+		}
+		if len(s.ShardOKPerS) != 3 || math.Abs(sum-s.OKPerS) > 0.01 {
+			t.Errorf("second %.1f: per-shard ok/s %v do not add up to %.1f", s.T, s.ShardOKPerS, s.OKPerS)
+		}
 	}
 	f, err := os.Open(filepath.Join(latest, "ops.jsonl.gz"))
 	if err != nil {

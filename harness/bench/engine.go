@@ -203,9 +203,17 @@ func newEngine(o Options, rt *router) *engine {
 		e.gaps = newGapTracker(names)
 	}
 	for i := 0; i < o.Concurrency; i++ {
-		e.workers = append(e.workers, &worker{id: i, e: e, gen: o.KV.NewKVGen(i, o.Concurrency, o.Seed), stats: newWorkerStats()})
+		e.workers = append(e.workers, &worker{id: i, e: e, gen: o.KV.NewKVGen(i, o.Concurrency, o.Seed), stats: newWorkerStats(e.shards())})
 	}
 	return e
+}
+
+// shards is the number of shards at the start (0 without a cluster).
+func (e *engine) shards() int {
+	if e.gaps == nil {
+		return 0
+	}
+	return len(e.gaps.names)
 }
 
 // traffic runs the load phase and collects a Result.
@@ -214,7 +222,7 @@ func (e *engine) traffic(ctx context.Context) *Result {
 	start := time.Now()
 	e.clock = realClock{start: start}
 	e.events.start = start
-	e.series = newSeries(e.workers)
+	e.series = newSeries(e.workers, e.shards())
 	tctx, stop := context.WithTimeout(ctx, o.Duration)
 	defer stop()
 
@@ -329,7 +337,9 @@ func (w *worker) record(batch []pending) {
 			}
 			s.c.Bytes += int64(b.op.Size)
 			if e.gaps != nil {
-				e.gaps.ok(e.slotShard[b.slot], b.done)
+				shard := e.slotShard[b.slot]
+				e.gaps.ok(shard, b.done)
+				s.shardOK[shard]++
 			}
 		case outError:
 			s.c.Errors[op]++
@@ -593,7 +603,7 @@ func (e *engine) populate(ctx context.Context) (int, error) {
 	wg.Wait()
 	// Populate is not measured.
 	for _, w := range e.workers {
-		w.stats = newWorkerStats()
+		w.stats = newWorkerStats(e.shards())
 		clear(w.dials) // the first dial of traffic is no reconnect
 	}
 	if n := failed.Load(); n > 0 {

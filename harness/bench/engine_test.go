@@ -46,7 +46,7 @@ func simulate(t *testing.T, rate float64, duration, service time.Duration, stall
 		}
 	}
 	e.clock = clk
-	e.series = newSeries(e.workers)
+	e.series = newSeries(e.workers, e.shards())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if rate <= 0 {

@@ -141,7 +141,7 @@ func BenchmarkRecord(b *testing.B) {
 func BenchmarkCollect(b *testing.B) {
 	o := Options{KV: testKV(), Concurrency: 50, Duration: time.Hour, OpTimeout: time.Second}
 	e := newEngine(o, nil)
-	s := newSeries(e.workers)
+	s := newSeries(e.workers, e.shards())
 	batch := []pending{{out: outOK, sent: time.Millisecond, done: 2 * time.Millisecond}}
 	b.ReportAllocs()
 	at := time.Duration(0)
@@ -161,7 +161,7 @@ func BenchmarkCollect(b *testing.B) {
 func BenchmarkSeriesMemory(b *testing.B) {
 	o := Options{KV: testKV(), Concurrency: 50, Duration: time.Hour, OpTimeout: time.Second}
 	e := newEngine(o, nil)
-	s := newSeries(e.workers)
+	s := newSeries(e.workers, e.shards())
 	rng := rand.New(rand.NewPCG(1, 2))
 	var before, after runtime.MemStats
 	runtime.GC()

@@ -103,6 +103,9 @@ func Page(title string, runs []Named) string {
 		b.WriteString(chart(c.title, lines, shade, c.log))
 	}
 	for _, n := range runs {
+		b.WriteString(shardChart(n))
+	}
+	for _, n := range runs {
 		if len(n.R.Windows) == 0 {
 			continue
 		}
@@ -116,6 +119,33 @@ func Page(title string, runs []Named) string {
 		b.WriteString("</table>")
 	}
 	return b.String()
+}
+
+// shardChart plots ok ops/s per shard of one run: a shard that stops
+// serving shows as a line at zero while the others go on.
+func shardChart(n Named) string {
+	if len(n.R.Shards) == 0 {
+		return ""
+	}
+	var lines []line
+	var names []string
+	for i, sh := range n.R.Shards {
+		l := line{color: palette[i%len(palette)]}
+		for _, s := range n.R.Seconds {
+			if i < len(s.ShardOKPerS) {
+				l.x = append(l.x, s.T)
+				l.y = append(l.y, s.ShardOKPerS[i])
+			}
+		}
+		lines = append(lines, l)
+		names = append(names, fmt.Sprintf("<span style='color:%s'>%s</span>", l.color, html.EscapeString(sh.Shard)))
+	}
+	var shade [][2]float64
+	for _, w := range n.R.Windows {
+		shade = append(shade, [2]float64{w.StartS, w.EndS})
+	}
+	return "<p>ok ops/s per shard (as at the start) of " + html.EscapeString(n.Name) + ": " + strings.Join(names, ", ") + "</p>" +
+		chart("ok ops/s per shard", lines, shade, false)
 }
 
 type line struct {

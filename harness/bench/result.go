@@ -59,7 +59,13 @@ type OpFigures struct {
 type ShardGap struct {
 	Shard      string  `json:"shard"`
 	MaxGapS    float64 `json:"max_gap_s"`
+	MaxGapAtS  float64 `json:"max_gap_at_s"`
 	GapsListed int     `json:"gaps"`
+	// GeneratorBehind: during the gap the generator was itself behind the
+	// schedule by at least half the gap, i.e. every worker may have been
+	// waiting on another shard; the gap may be the generator's, not this
+	// shard's.
+	GeneratorBehind bool `json:"generator_behind,omitempty"`
 }
 
 // Second is one point of the time series.
@@ -81,6 +87,8 @@ type Second struct {
 	RawP999Ms   float64 `json:"raw_p99_9_ms"`
 	LagMaxMs    float64 `json:"lag_max_ms"`
 	CPUCores    float64 `json:"cpu_cores"`
+	// ShardOKPerS is ok ops/s per shard, in the order of Result.Shards.
+	ShardOKPerS []float64 `json:"shard_ok_per_s,omitempty"`
 }
 
 // Window summarises a fault: the same length of time before it, while it
@@ -161,9 +169,21 @@ func (e *engine) result(elapsed time.Duration) *Result {
 					listed++
 				}
 			}
-			r.Shards = append(r.Shards, ShardGap{Shard: n, MaxGapS: e.gaps.max[i].Seconds(), GapsListed: listed})
+			r.Shards = append(r.Shards, ShardGap{Shard: n, MaxGapS: e.gaps.max[i].Seconds(), MaxGapAtS: e.gaps.maxAt[i].Seconds(), GapsListed: listed})
 		}
 		r.Gaps = e.gaps.gaps
+	}
+	if r.Rate > 0 {
+		for i := range r.Shards {
+			sh := &r.Shards[i]
+			lag := 0.0
+			for _, p := range r.Seconds {
+				if p.T > sh.MaxGapAtS && p.T-1 < sh.MaxGapAtS+sh.MaxGapS {
+					lag = max(lag, p.LagMaxMs/1000)
+				}
+			}
+			sh.GeneratorBehind = sh.MaxGapS >= gapWorth.Seconds() && lag >= sh.MaxGapS/2
+		}
 	}
 	r.diagnose()
 	return r
@@ -179,6 +199,9 @@ func (sec *second) point() Second {
 		FailPerS: float64(c.Failed()) / l, MovedPerS: float64(c.Moved) / l, AskPerS: float64(c.Ask) / l,
 		TryAgain: c.TryAgain, ClusterDown: c.ClusterDown, Reconnects: c.Reconnects,
 		LagMaxMs: float64(c.LagMaxNs) / 1e6, CPUCores: sec.CPU,
+	}
+	for _, n := range sec.ShardOK {
+		p.ShardOKPerS = append(p.ShardOKPerS, float64(n)/l)
 	}
 	q, qr := quantiles(h[corrected]), quantiles(h[raw])
 	p.P50Ms, p.P99Ms, p.P999Ms, p.RawP99Ms, p.RawP999Ms = q.P50, q.P99, q.P999, qr.P99, qr.P999
@@ -351,10 +374,18 @@ func (r *Result) PrintSummary(w io.Writer) {
 	}
 	if len(r.Shards) > 0 {
 		var parts []string
+		behind := false
 		for _, s := range r.Shards {
-			parts = append(parts, fmt.Sprintf("%s %.2fs", s.Shard, s.MaxGapS))
+			mark := ""
+			if s.GeneratorBehind {
+				mark, behind = "*", true
+			}
+			parts = append(parts, fmt.Sprintf("%s %.2fs%s", s.Shard, s.MaxGapS, mark))
 		}
 		fmt.Fprintf(w, "longest availability gap per shard: %s\n", strings.Join(parts, ", "))
+		if behind {
+			fmt.Fprintf(w, "  * the generator was behind during that gap: all %d workers may have been waiting on another shard, so part of the gap may be the generator's (raise --concurrency)\n", r.Workers)
+		}
 	}
 	if len(r.Windows) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -19,6 +19,7 @@ import (
 // summarised exactly at the end while memory grows by a few KB a second.
 type series struct {
 	workers []*worker
+	shards  int
 
 	mu      sync.Mutex
 	seconds []second
@@ -33,16 +34,17 @@ type series struct {
 
 // second is one collection interval.
 type second struct {
-	At  time.Duration // end of the interval, since the start of traffic
-	Len time.Duration
-	C   Counts
-	H   [numOps][numKinds][]byte // compressed histograms
-	Sum [numOps][numKinds]Quantiles
-	CPU float64 // generator CPU in cores over the interval
+	At      time.Duration // end of the interval, since the start of traffic
+	Len     time.Duration
+	C       Counts
+	H       [numOps][numKinds][]byte // compressed histograms
+	Sum     [numOps][numKinds]Quantiles
+	CPU     float64 // generator CPU in cores over the interval
+	ShardOK []int64 // ok ops per shard
 }
 
-func newSeries(ws []*worker) *series {
-	return &series{workers: ws, totalH: newHists(), scratch: newHists(), lastCPU: cpuTime()}
+func newSeries(ws []*worker, shards int) *series {
+	return &series{workers: ws, shards: shards, totalH: newHists(), scratch: newHists(), lastCPU: cpuTime()}
 }
 
 // run collects every second until ctx ends. The final collection after
@@ -68,14 +70,15 @@ func (s *series) collect(at time.Duration) {
 		return
 	}
 	var c Counts
+	shardOK := make([]int64, s.shards)
 	s.scratch.reset()
 	for _, w := range s.workers {
-		w.stats.drainInto(&s.scratch, &c)
+		w.stats.drainInto(&s.scratch, &c, shardOK)
 	}
 	if c == (Counts{}) && at-s.lastAt < 100*time.Millisecond {
 		return // the final collection right after a tick: nothing new
 	}
-	sec := second{At: at, Len: at - s.lastAt, C: c}
+	sec := second{At: at, Len: at - s.lastAt, C: c, ShardOK: shardOK}
 	for o := range sec.H {
 		for k := range sec.H[o] {
 			h := s.scratch[o][k]
@@ -142,6 +145,8 @@ type gapTracker struct {
 	mu   sync.Mutex
 	gaps []Gap
 	max  []time.Duration
+	// maxAt is when each shard's longest gap began.
+	maxAt []time.Duration
 }
 
 // Gap is a time a shard served no op successfully.
@@ -158,7 +163,7 @@ const gapWorth = 250 * time.Millisecond
 const maxGapsListed = 1000
 
 func newGapTracker(names []string) *gapTracker {
-	return &gapTracker{names: names, last: make([]atomic.Int64, len(names)), max: make([]time.Duration, len(names))}
+	return &gapTracker{names: names, last: make([]atomic.Int64, len(names)), max: make([]time.Duration, len(names)), maxAt: make([]time.Duration, len(names))}
 }
 
 func (g *gapTracker) ok(shard uint16, at time.Duration) {
@@ -180,7 +185,9 @@ func (g *gapTracker) ok(shard uint16, at time.Duration) {
 func (g *gapTracker) note(shard int, from, d time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.max[shard] = max(g.max[shard], d)
+	if d > g.max[shard] {
+		g.max[shard], g.maxAt[shard] = d, from
+	}
 	if len(g.gaps) < maxGapsListed {
 		g.gaps = append(g.gaps, Gap{Shard: g.names[shard], StartS: from.Seconds(), LengthS: d.Seconds()})
 	}

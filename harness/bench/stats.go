@@ -135,19 +135,26 @@ func (c *Counts) Failed() int64 {
 // lock is taken by its worker once per batch and by the collector once a
 // second, so it is never contended in practice.
 type workerStats struct {
-	mu sync.Mutex
-	h  hists
-	c  Counts
+	mu      sync.Mutex
+	h       hists
+	c       Counts
+	shardOK []int64 // ok ops per shard (as at the start)
 }
 
-func newWorkerStats() *workerStats { return &workerStats{h: newHists()} }
+func newWorkerStats(shards int) *workerStats {
+	return &workerStats{h: newHists(), shardOK: make([]int64, shards)}
+}
 
 // drainInto moves the worker's figures into the second's and resets them.
-func (w *workerStats) drainInto(h *hists, c *Counts) {
+func (w *workerStats) drainInto(h *hists, c *Counts, shardOK []int64) {
 	w.mu.Lock()
 	h.merge(&w.h)
 	w.h.reset()
 	c.add(&w.c)
 	w.c = Counts{}
+	for i, n := range w.shardOK {
+		shardOK[i] += n
+		w.shardOK[i] = 0
+	}
 	w.mu.Unlock()
 }

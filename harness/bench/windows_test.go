@@ -9,7 +9,7 @@ import (
 // throughput and adds MOVED: the windows must say so.
 func TestFaultWindows(t *testing.T) {
 	e := newEngine(Options{KV: testKV(), Concurrency: 1, Duration: time.Hour, OpTimeout: time.Second}, nil)
-	s := newSeries(e.workers)
+	s := newSeries(e.workers, e.shards())
 	w := e.workers[0]
 	for sec := 1; sec <= 30; sec++ {
 		n, lat := 1000, time.Millisecond
@@ -81,5 +81,30 @@ func TestWindowsOfFaultsWithoutStop(t *testing.T) {
 	}
 	if m.Fault != "member" || m.EndS != 29.8 || m.TookS < 9.79 || m.TookS > 9.81 || m.Before.FromS != 10.2 || m.After.ToS != 39.6 {
 		t.Errorf("member window %+v", m)
+	}
+}
+
+// A shard's gap while the generator itself was behind is flagged: the
+// workers may all have been waiting on another shard.
+func TestGapsFlaggedWhenGeneratorBehind(t *testing.T) {
+	e := newEngine(Options{KV: testKV(), Concurrency: 1, Rate: 1000, Duration: 10 * time.Second, OpTimeout: time.Second}, nil)
+	e.gaps = newGapTracker([]string{"a", "b"})
+	e.series = newSeries(e.workers, 2)
+	w := e.workers[0]
+	for sec := 1; sec <= 10; sec++ {
+		w.stats.c.OK[opGet] += 1000
+		if sec == 6 {
+			w.stats.c.LagMaxNs = int64(1500 * time.Millisecond)
+		}
+		e.series.collect(time.Duration(sec) * time.Second)
+	}
+	e.gaps.note(0, 4500*time.Millisecond, 2*time.Second) // while behind
+	e.gaps.note(1, 8*time.Second, time.Second)           // on schedule
+	r := e.result(10 * time.Second)
+	if !r.Shards[0].GeneratorBehind || r.Shards[1].GeneratorBehind {
+		t.Fatalf("shards %+v", r.Shards)
+	}
+	if r.Shards[0].MaxGapAtS != 4.5 || r.Shards[0].MaxGapS != 2 {
+		t.Errorf("shard a: %+v", r.Shards[0])
 	}
 }
