@@ -464,3 +464,18 @@ func TestLinkFailedOnce(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// TestSaveNodesConf: a shorter config overwrites a longer one in place and
+// leaves no tail of the old text.
+func TestSaveNodesConf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nodes.conf")
+	long, short := strings.Repeat("a", 500)+"\n", "vars currentEpoch 1 lastVoteEpoch 0\n"
+	for _, text := range []string{long, short} {
+		if err := SaveNodesConf(path, text, true); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(path); err != nil || string(got) != text {
+			t.Fatalf("file holds %q (%v), want %q", got, err, text)
+		}
+	}
+}
