@@ -259,27 +259,9 @@ func cmdHIncrByFloat(c *Client, argv [][]byte) {
 
 // HRANDFIELD key [count [WITHVALUES]]
 func cmdHRandField(c *Client, argv [][]byte) {
-	if len(argv) > 4 || (len(argv) == 4 && !eq(argv[3], "withvalues")) {
-		c.Error(ErrSyntax)
+	count, withCount, withValues, ok := randomCountArgs(c, argv, "withvalues")
+	if !ok {
 		return
-	}
-	withCount, withValues := len(argv) >= 3, len(argv) == 4
-	var count int64
-	if withCount {
-		n, ok := parseInt(argv[2])
-		if !ok {
-			c.Error(ErrNotInt)
-			return
-		}
-		if n == math.MinInt64 {
-			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-			return
-		}
-		if withValues && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
-			c.Error("ERR value is out of range")
-			return
-		}
-		count = n
 	}
 	o, ok := c.lookup(argv[1], store.KindHash)
 	if !ok {
@@ -294,21 +276,13 @@ func cmdHRandField(c *Client, argv [][]byte) {
 		return
 	}
 	fields := o.HashFields()
-	if !withCount {
-		c.BulkString(fields[rand.IntN(len(fields))])
-		return
-	}
 	switch {
+	case !withCount:
+		c.BulkString(fields[rand.IntN(len(fields))])
 	case !withValues:
 		replyRandomSample(c, fields, count, 1, func(f string) { c.BulkString(f) })
-	case c.proto == 3:
-		replyRandomSample(c, fields, count, 1, func(f string) {
-			c.Array(2)
-			c.BulkString(f)
-			c.Bulk(o.Hash[f])
-		})
 	default:
-		replyRandomSample(c, fields, count, 2, func(f string) {
+		replyRandomPairs(c, fields, count, func(f string) {
 			c.BulkString(f)
 			c.Bulk(o.Hash[f])
 		})
@@ -349,29 +323,9 @@ func containerScan(c *Client, argv [][]byte, kind store.Kind, items func(*store.
 		c.Array(0)
 		return
 	}
-	count := 10
-	var pat []byte
-	for i := 3; i < len(argv); i++ {
-		switch {
-		case eq(argv[i], "count") && i+1 < len(argv):
-			n, ok := parseInt(argv[i+1])
-			if !ok {
-				c.Error(ErrNotInt)
-				return
-			}
-			if n < 1 {
-				c.Error(ErrSyntax)
-				return
-			}
-			count = int(min(n, 1<<20))
-			i++
-		case eq(argv[i], "match") && i+1 < len(argv):
-			pat = argv[i+1]
-			i++
-		default:
-			c.Error(ErrSyntax)
-			return
-		}
+	count, pat, _, ok := parseScanOptions(c, argv[3:], false)
+	if !ok {
+		return
 	}
 	all := items(o)
 	width := 1

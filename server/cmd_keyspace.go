@@ -285,39 +285,47 @@ func parseCursor(b []byte) (uint64, bool) {
 	return v, true
 }
 
+// parseScanOptions parses [MATCH pattern] [COUNT count] [TYPE type] (TYPE
+// only for SCAN), replying the error itself.
+func parseScanOptions(c *Client, opts [][]byte, allowType bool) (count int, pat []byte, typ string, ok bool) {
+	count = 10
+	for i := 0; i < len(opts); i++ {
+		switch {
+		case eq(opts[i], "count") && i+1 < len(opts):
+			n, ok := parseInt(opts[i+1])
+			if !ok {
+				c.Error(ErrNotInt)
+				return 0, nil, "", false
+			}
+			if n < 1 {
+				c.Error(ErrSyntax)
+				return 0, nil, "", false
+			}
+			count = int(min(n, 1<<20))
+			i++
+		case eq(opts[i], "match") && i+1 < len(opts):
+			pat = opts[i+1]
+			i++
+		case allowType && eq(opts[i], "type") && i+1 < len(opts):
+			typ = strings.ToLower(string(opts[i+1]))
+			i++
+		default:
+			c.Error(ErrSyntax)
+			return 0, nil, "", false
+		}
+	}
+	return count, pat, typ, true
+}
+
 func cmdScan(c *Client, argv [][]byte) {
 	cur, ok := parseCursor(argv[1])
 	if !ok {
 		c.Error("ERR invalid cursor")
 		return
 	}
-	count := 10
-	var pat []byte
-	typ := ""
-	for i := 2; i < len(argv); i++ {
-		switch {
-		case eq(argv[i], "count") && i+1 < len(argv):
-			n, ok := parseInt(argv[i+1])
-			if !ok {
-				c.Error(ErrNotInt)
-				return
-			}
-			if n < 1 {
-				c.Error(ErrSyntax)
-				return
-			}
-			count = int(min(n, 1<<20))
-			i++
-		case eq(argv[i], "match") && i+1 < len(argv):
-			pat = argv[i+1]
-			i++
-		case eq(argv[i], "type") && i+1 < len(argv):
-			typ = strings.ToLower(string(argv[i+1]))
-			i++
-		default:
-			c.Error(ErrSyntax)
-			return
-		}
+	count, pat, typ, ok := parseScanOptions(c, argv[2:], true)
+	if !ok {
+		return
 	}
 	var keys []string
 	next := c.kv().Scan(cur, count, func(o *store.Object) {

@@ -427,6 +427,47 @@ func cmdSRandMember(c *Client, argv [][]byte) {
 	replyRandomSample(c, ms, count, 1, func(m string) { c.BulkString(m) })
 }
 
+// randomCountArgs parses the [count [WITHVALUES|WITHSCORES]] tail of
+// HRANDFIELD and ZRANDMEMBER (with = the option's name) with Redis's checks.
+func randomCountArgs(c *Client, argv [][]byte, with string) (count int64, withCount, withPairs, ok bool) {
+	if len(argv) > 4 || (len(argv) == 4 && !eq(argv[3], with)) {
+		c.Error(ErrSyntax)
+		return 0, false, false, false
+	}
+	withCount, withPairs = len(argv) >= 3, len(argv) == 4
+	if withCount {
+		n, ok := parseInt(argv[2])
+		if !ok {
+			c.Error(ErrNotInt)
+			return 0, false, false, false
+		}
+		if n == math.MinInt64 {
+			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+			return 0, false, false, false
+		}
+		if withPairs && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
+			c.Error("ERR value is out of range")
+			return 0, false, false, false
+		}
+		count = n
+	}
+	return count, withCount, withPairs, true
+}
+
+// replyRandomPairs replies count random elements with their values
+// (HRANDFIELD WITHVALUES, ZRANDMEMBER WITHSCORES): [element, value] pairs
+// in RESP3, a flat array in RESP2.
+func replyRandomPairs[T any](c *Client, all []T, count int64, reply func(T)) {
+	if c.proto == 3 {
+		replyRandomSample(c, all, count, 1, func(e T) {
+			c.Array(2)
+			reply(e)
+		})
+		return
+	}
+	replyRandomSample(c, all, count, 2, reply)
+}
+
 // maxRandomCount bounds the repetitions a negative count may ask for.
 const maxRandomCount = 1 << 24
 

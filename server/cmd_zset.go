@@ -662,27 +662,9 @@ func cmdZMScore(c *Client, argv [][]byte) {
 
 // ZRANDMEMBER key [count [WITHSCORES]]
 func cmdZRandMember(c *Client, argv [][]byte) {
-	if len(argv) > 4 || (len(argv) == 4 && !eq(argv[3], "withscores")) {
-		c.Error(ErrSyntax)
+	count, withCount, withScores, ok := randomCountArgs(c, argv, "withscores")
+	if !ok {
 		return
-	}
-	withCount, withScores := len(argv) >= 3, len(argv) == 4
-	var count int64
-	if withCount {
-		n, ok := parseInt(argv[2])
-		if !ok {
-			c.Error(ErrNotInt)
-			return
-		}
-		if n == math.MinInt64 {
-			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-			return
-		}
-		if withScores && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
-			c.Error("ERR value is out of range")
-			return
-		}
-		count = n
 	}
 	o, ok := c.lookup(argv[1], store.KindZSet)
 	if !ok {
@@ -707,21 +689,14 @@ func cmdZRandMember(c *Client, argv [][]byte) {
 	if count >= int64(len(all)) {
 		slices.Reverse(all) // Redis's zset iterator walks from the tail
 	}
-	switch {
-	case !withScores:
+	if !withScores {
 		replyRandomSample(c, all, count, 1, func(e store.ZEntry) { c.BulkString(e.Member) })
-	case c.proto == 3:
-		replyRandomSample(c, all, count, 1, func(e store.ZEntry) {
-			c.Array(2)
-			c.BulkString(e.Member)
-			c.Double(e.Score)
-		})
-	default: // RESP2: member, score, member, score...
-		replyRandomSample(c, all, count, 2, func(e store.ZEntry) {
-			c.BulkString(e.Member)
-			c.Double(e.Score)
-		})
+		return
 	}
+	replyRandomPairs(c, all, count, func(e store.ZEntry) {
+		c.BulkString(e.Member)
+		c.Double(e.Score)
+	})
 }
 
 func cmdZPop(c *Client, argv [][]byte) {
