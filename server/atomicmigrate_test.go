@@ -15,11 +15,11 @@ import (
 )
 
 // startClusterNode starts a cluster-enabled node on port with no slots.
-func startClusterNode(t *testing.T, port int) (*Server, *redis.Client) {
+func startClusterNode(t *testing.T, port int, extra ...string) (*Server, *redis.Client) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg, err := config.ParseArgs([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--cluster-enabled", "yes", "--cluster-node-timeout", "2000", "--cluster-config-file", dir + "/nodes.conf"})
+	cfg, err := config.ParseArgs(append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--cluster-enabled", "yes", "--cluster-node-timeout", "2000", "--cluster-config-file", dir + "/nodes.conf"}, extra...))
 	if err != nil {
 		t.Fatal(err)
 	}

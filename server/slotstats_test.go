@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,22 +17,7 @@ import (
 // startOneNodeCluster starts a cluster-enabled node that owns every slot.
 func startOneNodeCluster(t *testing.T, extra ...string) (*Server, *redis.Client) {
 	t.Helper()
-	port := freeBase(t, 1)
-	dir := t.TempDir()
-	cfg, err := config.ParseArgs(append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--cluster-enabled", "yes", "--cluster-config-file", dir + "/nodes.conf"}, extra...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg, Options{Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.StartNode(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	c := newClient(t, s, 2)
+	s, c := startClusterNode(t, freeBase(t, 1), extra...)
 	if err := c.Do(ctx, "cluster", "addslotsrange", 0, 16383).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -166,5 +152,50 @@ func TestSlotStatsErrors(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("CLUSTER SLOT-STATS %v: %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// BenchmarkSlotStatsHotPath measures pipelined SETs on a cluster node
+// owning every slot, with the counters off (the default: one boolean test
+// per command) and on.
+func BenchmarkSlotStatsHotPath(b *testing.B) {
+	for _, on := range []string{"no", "yes"} {
+		b.Run("cluster-slot-stats-enabled="+on, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			port := ln.Addr().(*net.TCPAddr).Port
+			ln.Close()
+			dir := b.TempDir()
+			cfg, err := config.ParseArgs([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+				"--cluster-enabled", "yes", "--cluster-config-file", dir + "/nodes.conf", "--cluster-slot-stats-enabled", on})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := New(cfg, Options{Log: io.Discard})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.StartNode(); err != nil {
+				b.Skipf("port %d taken: %v", port, err)
+			}
+			defer s.Close()
+			c := newClient(b, s, 2)
+			c.Do(ctx, "cluster", "addslotsrange", 0, 16383)
+			for !strings.Contains(c.Do(ctx, "cluster", "info").String(), "cluster_state:ok") {
+				time.Sleep(10 * time.Millisecond)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i += 100 {
+				p := c.Pipeline()
+				for j := 0; j < 100; j++ {
+					p.Set(ctx, "k"+strconv.Itoa(j), "v", 0)
+				}
+				if _, err := p.Exec(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

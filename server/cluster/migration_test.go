@@ -355,6 +355,12 @@ func (s *migSim) run(t *testing.T, f []string) string {
 				}
 			}
 		}
+		for sl, ws := range nw.writes { // a new primary keeps only its slots' keys
+			if nw.owner[sl] != nw.name {
+				s.printf("  %s: drops %v of slot %d (not its slot)\n", nw.name, ws, sl)
+				delete(nw.writes, sl)
+			}
+		}
 		s.printf("%s replaced by %s\n", old.name, nw.name)
 	case "gossip": // every pair of live, connected nodes settles slot ownership by epoch
 		for _, a := range s.nodes {
