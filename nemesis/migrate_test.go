@@ -250,14 +250,7 @@ func TestHealLeavesSomeoneElsesOpenSlotAlone(t *testing.T) {
 		}
 	}
 	theirs := from.Slots[len(from.Slots)/2]
-	admin := func(addr string, args ...any) {
-		t.Helper()
-		cl := cluster.AdminClient(addr)
-		defer cl.Close()
-		if err := cl.Do(ctx, args...).Err(); err != nil {
-			t.Fatalf("%v on %s: %v", args, addr, err)
-		}
-	}
+	admin := func(addr string, args ...any) { adminDo(t, addr, args...) }
 	admin(to.Node.Addr, "cluster", "setslot", theirs, "importing", from.ID)
 	admin(from.Node.Addr, "cluster", "setslot", theirs, "migrating", to.ID)
 
@@ -326,14 +319,7 @@ func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
 	if err := nem.waitConverged(ctx, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	admin := func(addr string, args ...any) {
-		t.Helper()
-		cl := cluster.AdminClient(addr)
-		defer cl.Close()
-		if err := cl.Do(ctx, args...).Err(); err != nil {
-			t.Fatalf("%v on %s: %v", args, addr, err)
-		}
-	}
+	admin := func(addr string, args ...any) { adminDo(t, addr, args...) }
 	// ours: b and other route it to a, a routes it to b.
 	admin(b.Node.Addr, "cluster", "setslot", ours, "node", a.ID)
 	admin(other.Node.Addr, "cluster", "setslot", ours, "node", a.ID)
@@ -376,4 +362,14 @@ func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
 	}
 	// Put theirs back so that the cluster is whole again for the cleanup.
 	admin(a.Node.Addr, "cluster", "setslot", theirs, "node", a.ID)
+}
+
+// adminDo sends one admin command and fails the test on an error.
+func adminDo(t *testing.T, addr string, args ...any) {
+	t.Helper()
+	cl := cluster.AdminClient(addr)
+	defer cl.Close()
+	if err := cl.Do(context.Background(), args...).Err(); err != nil {
+		t.Fatalf("%v on %s: %v", args, addr, err)
+	}
 }

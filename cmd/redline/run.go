@@ -270,7 +270,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		}
 	}()
 
-	if cfg.Target == "external" {
+	if cfg.Target == "external" && cfg.TestIndex == 0 { // one answer covers every --test-count run
 		if err := askConsent(ctx, o, cfg, cl); err != nil {
 			return 0, err
 		}
