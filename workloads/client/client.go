@@ -1,6 +1,7 @@
 // Package client executes workload operations against a Redis Cluster so
 // that the history records exactly what happened:
-//   - every command is sent once: go-redis retries are off (MaxRetries -1),
+//   - every command is sent once: go-redis retries are off
+//     (cluster.SendOnceOptions),
 //     and the cluster routing is ours, not ClusterClient's, which would resend
 //     a write whose reply was lost;
 //   - MOVED and ASK are followed here, because a redirect means the command
@@ -24,7 +25,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // Options configure a Client.
@@ -102,22 +104,10 @@ func NewNodeClient(addr string, timeout time.Duration, pool int, password string
 }
 
 func newNodeClient(addr string, o Options) *redis.Client {
-	timeout, pool := o.Timeout, o.PoolSize
-	return redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		Username:                 o.Username,
-		Password:                 o.Password,
-		TLSConfig:                o.TLSConfig,
-		Protocol:                 2,
-		MaxRetries:               -1,
-		DialTimeout:              timeout,
-		ReadTimeout:              timeout,
-		WriteTimeout:             timeout,
-		PoolSize:                 pool,
-		PoolTimeout:              timeout,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	ro := cluster.SendOnceOptions(addr, o.Timeout, o.PoolSize)
+	ro.PoolTimeout = o.Timeout
+	ro.Username, ro.Password, ro.TLSConfig = o.Username, o.Password, o.TLSConfig
+	return redis.NewClient(ro)
 }
 
 // Close closes every connection.
