@@ -248,7 +248,7 @@ func (w *txn) transfer(ctx context.Context, c *client.Client, inv history.Op) hi
 		out.Type, out.Error = history.Fail, errInsufficient
 	case errors.Is(err, redis.TxFailedErr):
 		out.Type, out.Error = history.Fail, "watch-conflict"
-	case !sent || client.Classify(err) == client.Refused:
+	case !sent || client.Classify(err) == history.Fail:
 		out.Type, out.Error = history.Fail, client.ErrorString(err)
 	default:
 		out.Type, out.Error = history.Info, client.ErrorString(err)

@@ -173,15 +173,8 @@ func complete(inv history.Op, r client.Result) history.Op {
 		Node:      r.Node,
 		Redirects: r.Redirects,
 	}
-	switch r.Outcome {
-	case client.Done:
-		out.Type = history.OK
-	case client.Refused:
-		out.Type = history.Fail
-		out.Error = client.ErrorString(r.Err)
-		out.Value = inv.Value
-	default:
-		out.Type = history.Info
+	out.Type = r.Outcome
+	if r.Outcome != history.OK {
 		out.Error = client.ErrorString(r.Err)
 		out.Value = inv.Value
 	}
@@ -190,7 +183,7 @@ func complete(inv history.Op, r client.Result) history.Op {
 
 // waitOf reads the WAIT appended to a write, if any.
 func waitOf(want int, r client.Result) *history.Wait {
-	if want <= 0 || r.Outcome != client.Done || len(r.Cmds) == 0 {
+	if want <= 0 || r.Outcome != history.OK || len(r.Cmds) == 0 {
 		return nil
 	}
 	w := &history.Wait{Want: want, Acked: -1}
@@ -239,7 +232,7 @@ func evalScript(ctx context.Context, c *client.Client, cfg Config, inv history.O
 		}
 	}
 	out, r := write(ctx, c, cfg, inv, call("evalsha", s.Hash()))
-	if r.Outcome == client.Refused && redis.HasErrorPrefix(r.Err, "NOSCRIPT") {
+	if r.Outcome == history.Fail && redis.HasErrorPrefix(r.Err, "NOSCRIPT") {
 		out, _ = write(ctx, c, cfg, inv, call("eval", src))
 	}
 	return out, cmd

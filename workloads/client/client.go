@@ -27,6 +27,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // Options configure a Client.
@@ -206,22 +207,14 @@ func (c *Client) setSlot(slot int, addr string) {
 	c.mu.Unlock()
 }
 
-// Outcome classifies a completed command.
-type Outcome int
-
-const (
-	// Done: the server executed the command and replied (possibly nil).
-	Done Outcome = iota
-	// Refused: certainly not executed (error reply, dial failure, ...).
-	Refused
-	// Unknown: the command may or may not have run (timeout, reset).
-	Unknown
-)
-
 // Result is what one Do returns.
 type Result struct {
-	Outcome   Outcome
-	Err       error  // nil when Done
+	// Outcome: history.OK (the server executed the command and replied,
+	// possibly nil), history.Fail (certainly not executed: error reply,
+	// dial failure, ...) or history.Info (may or may not have run:
+	// timeout, reset).
+	Outcome   history.Type
+	Err       error  // nil when OK
 	Node      string // address that produced the final reply or error
 	Redirects int
 	// Cmds are the commands of the final attempt (the write first, then
@@ -255,7 +248,7 @@ func (c *Client) Do(ctx context.Context, req Request) Result {
 		res.Cmds = cmds
 		first := c.attempt(ctx, addr, asking, req, cmds, &res)
 		if first == nil {
-			res.Outcome, res.Err = Done, nil
+			res.Outcome, res.Err = history.OK, nil
 			return res
 		}
 		if a, ok := redis.IsMovedError(first); ok && res.Redirects < c.opts.MaxRedirects {
@@ -327,25 +320,25 @@ func firstError(cmds []redis.Cmder) error {
 }
 
 // Classify says whether an error means the command certainly did not run.
-func Classify(err error) Outcome {
+func Classify(err error) history.Type {
 	if err == nil || err == redis.Nil {
-		return Done
+		return history.OK
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
 		// A reply from the server: Redis checks redirects, cluster state,
 		// arity and types before executing, so an error reply means the
 		// command did not take effect.
-		return Refused
+		return history.Fail
 	}
 	if errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
-		return Refused // never left this process
+		return history.Fail // never left this process
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
-		return Refused
+		return history.Fail
 	}
-	return Unknown
+	return history.Info
 }
 
 // ErrorString shortens an error for the history: the first word of a Redis
