@@ -9,6 +9,12 @@
 //     CLUSTERDOWN before execution, ...).
 //   - info: the outcome is unknown (timeout, connection reset after sending).
 //     The process that saw it is retired and a fresh process id replaces it.
+//
+// These three types are the one vocabulary of outcomes: the workload client
+// classifies its results with them too. The package is also the one home of
+// the building blocks every reader and writer of a history shares: the
+// decoding of integer values (ParseInt, ParseInts) and a key's slot
+// (Keyslot).
 package history
 
 import (
