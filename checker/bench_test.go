@@ -54,7 +54,7 @@ func genCounter(seed uint64, nkeys, opsPerKey, clients int, infoFrac float64) []
 	var cur = map[string]int64{}
 	for _, s := range sim {
 		if s.f == "add" && s.applied {
-			n, _ := parseInt(s.in)
+			n, _ := history.ParseInt(s.in)
 			cur[s.key] += n
 		}
 	}
@@ -84,7 +84,7 @@ func applyCounter(ops []simOp) {
 			s.out = rawInt(cur)
 		case "add":
 			if s.applied {
-				n, _ := parseInt(s.in)
+				n, _ := history.ParseInt(s.in)
 				cur += n
 			}
 		}

@@ -108,7 +108,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 	for _, c := range calls {
 		switch c.inv.F {
 		case "add", "incr":
-			d, ok := parseInt(c.inv.Value)
+			d, ok := history.ParseInt(c.inv.Value)
 			if !ok {
 				if c.inv.F != "incr" || c.inv.HasValue() {
 					a.malformed++
@@ -140,7 +140,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			if !c.ok() {
 				continue
 			}
-			v, ok := parseInt(c.comp.Value)
+			v, ok := history.ParseInt(c.comp.Value)
 			if !ok && c.comp.HasValue() {
 				a.an.garbage(&c, "not an integer within int64")
 				continue

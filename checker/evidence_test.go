@@ -120,11 +120,11 @@ func TestCounterGarbageIsInvalid(t *testing.T) {
 // huge replies are both garbage, neither equals a written value.
 func TestParseIntNoFloatCollapse(t *testing.T) {
 	for _, s := range []string{"9223372036854775808", "9223372036854775809", "1e3", "2.0", `"7"`} {
-		if n, ok := parseInt(json.RawMessage(s)); ok {
-			t.Errorf("parseInt(%s) = %d, want garbage", s, n)
+		if n, ok := history.ParseInt(json.RawMessage(s)); ok {
+			t.Errorf("history.ParseInt(%s) = %d, want garbage", s, n)
 		}
 	}
-	if _, ok := parseInts(json.RawMessage(`[1, 9223372036854775808]`)); ok {
+	if _, ok := history.ParseInts(json.RawMessage(`[1, 9223372036854775808]`)); ok {
 		t.Error("parseInts accepted an integer beyond int64")
 	}
 }

@@ -152,7 +152,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 			}
 			in.kind = regRead
 			out.known = true
-			out.v, out.exists = parseInt(c.comp.Value)
+			out.v, out.exists = history.ParseInt(c.comp.Value)
 			if !out.exists && c.comp.HasValue() {
 				garbage = append(garbage, c)
 				continue
@@ -161,7 +161,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 			if c.failed() {
 				continue
 			}
-			v, ok := parseInt(c.inv.Value)
+			v, ok := history.ParseInt(c.inv.Value)
 			if !ok {
 				skipped++
 				continue
@@ -169,7 +169,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 			in.kind, in.a = regWrite, v
 		case "cas":
 			var ab []int64
-			ab, ok := parseInts(c.inv.Value)
+			ab, ok := history.ParseInts(c.inv.Value)
 			if !ok || len(ab) != 2 {
 				skipped++
 				continue
@@ -506,7 +506,7 @@ func garbageRead(ops []regOp) bool {
 
 // sameInts reports whether raw is the JSON list of integers want.
 func sameInts(raw json.RawMessage, want []int64) bool {
-	got, ok := parseInts(raw)
+	got, ok := history.ParseInts(raw)
 	return ok && slices.Equal(got, want)
 }
 

@@ -207,7 +207,7 @@ func slowTxn(raw json.RawMessage) ([]laMop, error) {
 		m := laMop{k: k}
 		switch f {
 		case "append":
-			v, ok := parseInt(it[2])
+			v, ok := history.ParseInt(it[2])
 			if !ok {
 				return nil, fmt.Errorf("append of %s: want an integer", it[2])
 			}
@@ -216,7 +216,7 @@ func slowTxn(raw json.RawMessage) ([]laMop, error) {
 			if string(bytes.TrimSpace(it[2])) == "null" {
 				break
 			}
-			l, ok := parseInts(it[2])
+			l, ok := history.ParseInts(it[2])
 			if !ok {
 				return nil, fmt.Errorf("read of %s: want a list of integers within int64", it[2])
 			}

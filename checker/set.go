@@ -85,7 +85,7 @@ func analyzeSet(calls []call, maxExamples int) *setAnalysis {
 	for _, c := range calls {
 		switch c.inv.F {
 		case "add":
-			v, ok := parseInt(c.inv.Value)
+			v, ok := history.ParseInt(c.inv.Value)
 			if !ok {
 				a.malformed++
 				continue
@@ -110,7 +110,7 @@ func analyzeSet(calls []call, maxExamples int) *setAnalysis {
 			if !c.ok() {
 				continue
 			}
-			vals, ok := parseInts(c.comp.Value)
+			vals, ok := history.ParseInts(c.comp.Value)
 			if !ok {
 				a.an.garbage(&c, "not a list of integers within int64")
 				continue

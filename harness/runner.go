@@ -273,7 +273,7 @@ func nodeAddrs(c cluster.Cluster) []string {
 // runWorkers drives the traffic until trafficCtx is done. Ops already in
 // flight then complete normally (under rootCtx), so the stop does not
 // manufacture indeterminate results.
-func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl *client.Client, rec *Recorder) {
+func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl opConn, rec *Recorder) {
 	var wg sync.WaitGroup
 	var interval time.Duration
 	if cfg.Rate > 0 {
@@ -300,7 +300,7 @@ func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.
 				}
 				inv := gen.Next()
 				inv.Process, inv.Type = process, history.Invoke
-				if !invoke(rootCtx, w, cl, rec, inv) {
+				if invoke(rootCtx, w, cl, rec, inv) == history.Info {
 					// Jepsen: a process whose op is indeterminate may still
 					// be running it; a fresh process takes its place.
 					process += history.Process(cfg.Concurrency)
@@ -311,9 +311,18 @@ func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.
 	wg.Wait()
 }
 
-// invoke records an invocation, runs it and records its completion. It
-// returns false when the outcome is unknown.
-func invoke(ctx context.Context, w workloads.Workload, cl *client.Client, rec *Recorder, inv history.Op) bool {
+// opConn is what the traffic and settled phases need of the cluster: the
+// workloads' Conn, and a topology reload between retries of a settled op.
+// *client.Client implements it; the runner's tests use a fake.
+type opConn interface {
+	workloads.Conn
+	Refresh(ctx context.Context) error
+}
+
+// invoke records an invocation, runs it and records its completion, paired
+// with the invocation here and only here (process, f, and the key unless
+// the workload named one). It returns the completion's type.
+func invoke(ctx context.Context, w workloads.Workload, cl opConn, rec *Recorder, inv history.Op) history.Type {
 	inv = rec.Record(inv)
 	done := w.Invoke(ctx, cl, inv)
 	done.Process, done.F = inv.Process, inv.F
@@ -321,7 +330,7 @@ func invoke(ctx context.Context, w workloads.Workload, cl *client.Client, rec *R
 		done.Key = inv.Key
 	}
 	rec.Record(done)
-	return done.Type != history.Info
+	return done.Type
 }
 
 // settledPhase runs the init or final ops of every workload, outside the
@@ -329,7 +338,7 @@ func invoke(ctx context.Context, w workloads.Workload, cl *client.Client, rec *R
 // settles) is retried as a new op, so the history shows every attempt. It
 // returns how many ops never succeeded. Process ids start at base, clear of
 // every traffic process.
-func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsOf func(workloads.Workload) []history.Op, cl *client.Client, rec *Recorder, base history.Process) int {
+func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsOf func(workloads.Workload) []history.Op, cl opConn, rec *Recorder, base history.Process) int {
 	process := base
 	var mu sync.Mutex
 	nextProcess := func() history.Process {
@@ -351,14 +360,7 @@ func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsO
 				for attempt := 0; attempt < 15 && ctx.Err() == nil; attempt++ {
 					inv := op
 					inv.Process, inv.Type = nextProcess(), history.Invoke
-					inv = rec.Record(inv)
-					done := w.Invoke(ctx, cl, inv)
-					done.Process, done.F = inv.Process, inv.F
-					if done.Key == "" {
-						done.Key = inv.Key
-					}
-					rec.Record(done)
-					if done.Type == history.OK {
+					if invoke(ctx, w, cl, rec, inv) == history.OK {
 						return
 					}
 					if attempt%5 == 4 {

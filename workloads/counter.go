@@ -61,7 +61,7 @@ func (g *counterGen) Next() history.Op {
 	return op
 }
 
-func (w *counter) Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+func (w *counter) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	switch inv.F {
 	case "read":
 		return readInt(ctx, c, inv)
@@ -88,7 +88,7 @@ func (w *counter) FinalOps() []history.Op {
 // on an ok completion, for the checkers to flag (never as fail, which would
 // say the read did not happen, and never parsed as a float, which would
 // collapse distinct values).
-func readInt(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+func readInt(ctx context.Context, c Conn, inv history.Op) history.Op {
 	var get *redis.StringCmd
 	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Build: func(ctx context.Context) []redis.Cmder {
 		get = redis.NewStringCmd(ctx, "get", inv.Key)

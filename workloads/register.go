@@ -100,7 +100,7 @@ func (g *registerGen) Next() history.Op {
 	return op
 }
 
-func (w *register) Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+func (w *register) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	switch inv.F {
 	case "read":
 		return readInt(ctx, c, inv)

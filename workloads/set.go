@@ -78,7 +78,7 @@ func (g *setGen) Next() history.Op {
 	return op
 }
 
-func (w *set) Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+func (w *set) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	slot := Keyslot(inv.Key)
 	switch inv.F {
 	case "read":

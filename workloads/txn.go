@@ -152,7 +152,7 @@ func (g *txnGen) Next() history.Op {
 	return op
 }
 
-func (w *txn) Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+func (w *txn) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	switch inv.F {
 	case "init":
 		return w.init(ctx, c, inv)
@@ -175,7 +175,7 @@ func (w *txn) Invoke(ctx context.Context, c *client.Client, inv history.Op) hist
 	return unknownOp(inv, "unknown op "+inv.F)
 }
 
-func (w *txn) init(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+func (w *txn) init(ctx context.Context, c Conn, inv history.Op) history.Op {
 	var bal map[string]int
 	_ = inv.DecodeValue(&bal)
 	args := []any{"mset"}
@@ -196,7 +196,7 @@ type transferArgs struct {
 
 // transfer moves money with WATCH/MULTI/EXEC or with Lua, chosen by the
 // amount's parity so the choice is part of the seeded op.
-func (w *txn) transfer(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+func (w *txn) transfer(ctx context.Context, c Conn, inv history.Op) history.Op {
 	var t transferArgs
 	_ = inv.DecodeValue(&t)
 	slot := Keyslot(inv.Key)
@@ -206,7 +206,7 @@ func (w *txn) transfer(ctx context.Context, c *client.Client, inv history.Op) hi
 		return out
 	}
 
-	out := history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Value: inv.Value}
+	out := history.Op{Value: inv.Value}
 	var execCmds []redis.Cmder
 	var waitAcked int64 = -1
 	sent := false // whether EXEC was sent: only then can the outcome be unknown
@@ -248,7 +248,7 @@ func (w *txn) transfer(ctx context.Context, c *client.Client, inv history.Op) hi
 		out.Type, out.Error = history.Fail, errInsufficient
 	case errors.Is(err, redis.TxFailedErr):
 		out.Type, out.Error = history.Fail, "watch-conflict"
-	case !sent || client.Classify(err) == client.Refused:
+	case !sent || client.Classify(err) == history.Fail:
 		out.Type, out.Error = history.Fail, client.ErrorString(err)
 	default:
 		out.Type, out.Error = history.Info, client.ErrorString(err)
@@ -257,7 +257,7 @@ func (w *txn) transfer(ctx context.Context, c *client.Client, inv history.Op) hi
 }
 
 // readAll reads every balance of a group in one MULTI/EXEC.
-func (w *txn) readAll(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+func (w *txn) readAll(ctx context.Context, c Conn, inv history.Op) history.Op {
 	var cmds []*redis.StringCmd
 	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Tx: true, Build: func(ctx context.Context) []redis.Cmder {
 		cmds = cmds[:0]
@@ -293,7 +293,7 @@ func (w *txn) readAll(ctx context.Context, c *client.Client, inv history.Op) his
 
 // listTxn runs a list-append transaction: RPUSH for appends, LRANGE for
 // reads, all in one MULTI/EXEC.
-func (w *txn) listTxn(ctx context.Context, c *client.Client, inv history.Op) history.Op {
+func (w *txn) listTxn(ctx context.Context, c Conn, inv history.Op) history.Op {
 	var mops [][]any
 	_ = inv.DecodeValue(&mops)
 	var cmds []redis.Cmder

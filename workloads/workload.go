@@ -42,9 +42,10 @@ type Workload interface {
 	Setup(ctx context.Context, c *client.Client) error
 	// Generator returns the op source of one worker.
 	Generator(worker int, seed int64) Generator
-	// Invoke executes an invocation and returns its completion: Type, and
-	// where they apply Value, Error, Node, Redirects and Wait.
-	Invoke(ctx context.Context, c *client.Client, inv history.Op) history.Op
+	// Invoke executes an invocation through c and returns its completion:
+	// Type, and where they apply Value, Error, Node, Redirects and Wait.
+	// The runner pairs it with inv (process, f and key).
+	Invoke(ctx context.Context, c Conn, inv history.Op) history.Op
 	// InitOps are invocations run, and recorded, before traffic starts,
 	// each retried until it succeeds (e.g. initial bank balances).
 	InitOps() []history.Op
@@ -61,6 +62,20 @@ type Workload interface {
 	// Measures are only perf and rto, for load tests.
 	Measures(opts checker.Options) []checker.Checker
 }
+
+// Conn is what Invoke needs of the cluster: *client.Client implements it,
+// and tests complete ops through fakes (perfectly or not) without a
+// cluster.
+type Conn interface {
+	// Do sends one request once, routed by its slot.
+	Do(ctx context.Context, req client.Request) client.Result
+	// PrimaryClient and NoteError serve the flows of several round trips
+	// (WATCH ... MULTI ... EXEC) that follow no redirect.
+	PrimaryClient(slot int) (string, *redis.Client)
+	NoteError(slot int, err error)
+}
+
+var _ Conn = (*client.Client)(nil)
 
 // base is what every workload shares: its name, its config and its key
 // prefix, built in one place.
@@ -167,21 +182,11 @@ func seeded(seed int64, worker int) *rand.Rand {
 // complete fills a completion from a client result.
 func complete(inv history.Op, r client.Result) history.Op {
 	out := history.Op{
-		Process:   inv.Process,
-		F:         inv.F,
-		Key:       inv.Key,
 		Node:      r.Node,
 		Redirects: r.Redirects,
 	}
-	switch r.Outcome {
-	case client.Done:
-		out.Type = history.OK
-	case client.Refused:
-		out.Type = history.Fail
-		out.Error = client.ErrorString(r.Err)
-		out.Value = inv.Value
-	default:
-		out.Type = history.Info
+	out.Type = r.Outcome
+	if r.Outcome != history.OK {
 		out.Error = client.ErrorString(r.Err)
 		out.Value = inv.Value
 	}
@@ -190,7 +195,7 @@ func complete(inv history.Op, r client.Result) history.Op {
 
 // waitOf reads the WAIT appended to a write, if any.
 func waitOf(want int, r client.Result) *history.Wait {
-	if want <= 0 || r.Outcome != client.Done || len(r.Cmds) == 0 {
+	if want <= 0 || r.Outcome != history.OK || len(r.Cmds) == 0 {
 		return nil
 	}
 	w := &history.Wait{Want: want, Acked: -1}
@@ -215,7 +220,7 @@ func raiseTo(a *atomic.Int64, v int64) {
 
 // write runs a write op (the commands Build returns) with the configured
 // WAIT and returns its completion, carrying the invocation's value.
-func write(ctx context.Context, c *client.Client, cfg Config, inv history.Op, build func(ctx context.Context) []redis.Cmder) (history.Op, client.Result) {
+func write(ctx context.Context, c Conn, cfg Config, inv history.Op, build func(ctx context.Context) []redis.Cmder) (history.Op, client.Result) {
 	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout, Build: build})
 	out := complete(inv, r)
 	out.Value = inv.Value
@@ -226,7 +231,7 @@ func write(ctx context.Context, c *client.Client, cfg Config, inv history.Op, bu
 // evalScript runs a script by its SHA and, on NOSCRIPT (a node that never
 // saw it, e.g. one that joined later), by its source. NOSCRIPT means the
 // first attempt did not run, so the script still runs at most once.
-func evalScript(ctx context.Context, c *client.Client, cfg Config, inv history.Op, s *redis.Script, src string, keys []string, args ...any) (history.Op, *redis.Cmd) {
+func evalScript(ctx context.Context, c Conn, cfg Config, inv history.Op, s *redis.Script, src string, keys []string, args ...any) (history.Op, *redis.Cmd) {
 	var cmd *redis.Cmd
 	call := func(verb, body string) func(ctx context.Context) []redis.Cmder {
 		return func(ctx context.Context) []redis.Cmder {
@@ -239,7 +244,7 @@ func evalScript(ctx context.Context, c *client.Client, cfg Config, inv history.O
 		}
 	}
 	out, r := write(ctx, c, cfg, inv, call("evalsha", s.Hash()))
-	if r.Outcome == client.Refused && redis.HasErrorPrefix(r.Err, "NOSCRIPT") {
+	if r.Outcome == history.Fail && redis.HasErrorPrefix(r.Err, "NOSCRIPT") {
 		out, _ = write(ctx, c, cfg, inv, call("eval", src))
 	}
 	return out, cmd
@@ -264,5 +269,5 @@ func scriptOutcome(out *history.Op, cmd *redis.Cmd, refusal string) {
 
 // unknownOp completes an op this workload does not know.
 func unknownOp(inv history.Op, why string) history.Op {
-	return history.Op{Process: inv.Process, F: inv.F, Key: inv.Key, Type: history.Fail, Error: why, Value: inv.Value}
+	return history.Op{Type: history.Fail, Error: why, Value: inv.Value}
 }

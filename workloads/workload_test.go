@@ -36,20 +36,6 @@ func TestGeneratorsAreSeeded(t *testing.T) {
 	}
 }
 
-func TestKeyslot(t *testing.T) {
-	for key, want := range map[string]int{
-		"foo": 12182, "123456789": 12739, "{user1000}.following": Keyslot("{user1000}.followers"),
-		"foo{}{bar}": Keyslot("foo{}{bar}"), "foo{{bar}}": Keyslot("{bar"), "a{b}c": Keyslot("b"),
-	} {
-		if got := Keyslot(key); got != want {
-			t.Errorf("Keyslot(%q) = %d, want %d", key, got, want)
-		}
-	}
-	if Keyslot("foo{}{bar}") == Keyslot("bar") {
-		t.Error("an empty tag must hash the whole key")
-	}
-}
-
 func TestUnknownWorkload(t *testing.T) {
 	if _, err := New("nosuch", Config{}); err == nil || !strings.Contains(err.Error(), "register") {
 		t.Fatalf("error should list the known workloads: %v", err)

@@ -17,8 +17,7 @@ import (
 const DefaultConvergeTimeout = 60 * time.Second
 
 // AdminClient opens a plain single-node connection for administrative
-// commands: RESP2, no CLIENT SETINFO, no maintenance notifications and no
-// retries (a command is sent exactly once).
+// commands: send-once options (SendOnceOptions) with the admin credentials.
 func AdminClient(addr string) *redis.Client {
 	return redis.NewClient(AdminOptions(addr))
 }
@@ -26,21 +25,33 @@ func AdminClient(addr string) *redis.Client {
 // AdminOptions are AdminClient's options, with the admin credentials
 // (UseAdminCredentials), for callers that tune pool or timeouts.
 func AdminOptions(addr string) *redis.Options {
-	o := &redis.Options{
+	o := SendOnceOptions(addr, 3*time.Second, 2)
+	o.DialTimeout = 2 * time.Second
+	o.DialerRetries = 1
+	o.ContextTimeoutEnabled = true
+	AdminCredentials().Apply(o)
+	return o
+}
+
+// SendOnceOptions are the one set of go-redis options every redline
+// connection to a node starts from, so that the history and the journals
+// record exactly what was sent: RESP2 and no CLIENT SETINFO (nothing on
+// connect beyond what Redis 7.0 understands), no maintenance notifications,
+// and no retries (go-redis would resend a command whose reply was lost,
+// turning one INCR into two). timeout bounds dial, read and write; pool is
+// the pool size. Callers add credentials and tune the rest.
+func SendOnceOptions(addr string, timeout time.Duration, pool int) *redis.Options {
+	return &redis.Options{
 		Addr:                     addr,
 		Protocol:                 2,
 		DisableIdentity:          true,
 		MaxRetries:               -1,
-		DialerRetries:            1,
-		ContextTimeoutEnabled:    true,
-		DialTimeout:              2 * time.Second,
-		ReadTimeout:              3 * time.Second,
-		WriteTimeout:             3 * time.Second,
-		PoolSize:                 2,
+		DialTimeout:              timeout,
+		ReadTimeout:              timeout,
+		WriteTimeout:             timeout,
+		PoolSize:                 pool,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
-	AdminCredentials().Apply(o)
-	return o
 }
 
 func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {

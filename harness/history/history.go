@@ -9,6 +9,12 @@
 //     CLUSTERDOWN before execution, ...).
 //   - info: the outcome is unknown (timeout, connection reset after sending).
 //     The process that saw it is retired and a fresh process id replaces it.
+//
+// These three types are the one vocabulary of outcomes: the workload client
+// classifies its results with them too. The package is also the one home of
+// the building blocks every reader and writer of a history shares: the
+// decoding of integer values (ParseInt, ParseInts) and a key's slot
+// (Keyslot).
 package history
 
 import (
@@ -125,29 +131,13 @@ func (o *Op) HasValue() bool {
 	return len(o.Value) > 0 && string(o.Value) != "null"
 }
 
-// Int returns the value as an integer; ok is false when it is absent, null
-// or not an integer.
-func (o *Op) Int() (n int64, ok bool) {
-	if !o.HasValue() {
-		return 0, false
-	}
-	if err := json.Unmarshal(o.Value, &n); err != nil {
-		return 0, false
-	}
-	return n, true
-}
+// Int returns the value as an integer (ParseInt); ok is false when it is
+// absent, null or not an integer.
+func (o *Op) Int() (n int64, ok bool) { return ParseInt(o.Value) }
 
-// Ints returns the value as a list of integers.
-func (o *Op) Ints() ([]int64, bool) {
-	if !o.HasValue() {
-		return nil, false
-	}
-	var ns []int64
-	if err := json.Unmarshal(o.Value, &ns); err != nil {
-		return nil, false
-	}
-	return ns, true
-}
+// Ints returns the value as a list of integers (ParseInts); null is the
+// empty list.
+func (o *Op) Ints() ([]int64, bool) { return ParseInts(o.Value) }
 
 // Recorder appends entries to a history as a run goes. It assigns Index and
 // Time and returns the entry as recorded. Safe for concurrent use.

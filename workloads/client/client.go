@@ -1,6 +1,7 @@
 // Package client executes workload operations against a Redis Cluster so
 // that the history records exactly what happened:
-//   - every command is sent once: go-redis retries are off (MaxRetries -1),
+//   - every command is sent once: go-redis retries are off
+//     (cluster.SendOnceOptions),
 //     and the cluster routing is ours, not ClusterClient's, which would resend
 //     a write whose reply was lost;
 //   - MOVED and ASK are followed here, because a redirect means the command
@@ -24,7 +25,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // Options configure a Client.
@@ -102,22 +105,10 @@ func NewNodeClient(addr string, timeout time.Duration, pool int, password string
 }
 
 func newNodeClient(addr string, o Options) *redis.Client {
-	timeout, pool := o.Timeout, o.PoolSize
-	return redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		Username:                 o.Username,
-		Password:                 o.Password,
-		TLSConfig:                o.TLSConfig,
-		Protocol:                 2,
-		MaxRetries:               -1,
-		DialTimeout:              timeout,
-		ReadTimeout:              timeout,
-		WriteTimeout:             timeout,
-		PoolSize:                 pool,
-		PoolTimeout:              timeout,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	ro := cluster.SendOnceOptions(addr, o.Timeout, o.PoolSize)
+	ro.PoolTimeout = o.Timeout
+	ro.Username, ro.Password, ro.TLSConfig = o.Username, o.Password, o.TLSConfig
+	return redis.NewClient(ro)
 }
 
 // Close closes every connection.
@@ -216,22 +207,14 @@ func (c *Client) setSlot(slot int, addr string) {
 	c.mu.Unlock()
 }
 
-// Outcome classifies a completed command.
-type Outcome int
-
-const (
-	// Done: the server executed the command and replied (possibly nil).
-	Done Outcome = iota
-	// Refused: certainly not executed (error reply, dial failure, ...).
-	Refused
-	// Unknown: the command may or may not have run (timeout, reset).
-	Unknown
-)
-
 // Result is what one Do returns.
 type Result struct {
-	Outcome   Outcome
-	Err       error  // nil when Done
+	// Outcome: history.OK (the server executed the command and replied,
+	// possibly nil), history.Fail (certainly not executed: error reply,
+	// dial failure, ...) or history.Info (may or may not have run:
+	// timeout, reset).
+	Outcome   history.Type
+	Err       error  // nil when OK
 	Node      string // address that produced the final reply or error
 	Redirects int
 	// Cmds are the commands of the final attempt (the write first, then
@@ -265,7 +248,7 @@ func (c *Client) Do(ctx context.Context, req Request) Result {
 		res.Cmds = cmds
 		first := c.attempt(ctx, addr, asking, req, cmds, &res)
 		if first == nil {
-			res.Outcome, res.Err = Done, nil
+			res.Outcome, res.Err = history.OK, nil
 			return res
 		}
 		if a, ok := redis.IsMovedError(first); ok && res.Redirects < c.opts.MaxRedirects {
@@ -337,25 +320,25 @@ func firstError(cmds []redis.Cmder) error {
 }
 
 // Classify says whether an error means the command certainly did not run.
-func Classify(err error) Outcome {
+func Classify(err error) history.Type {
 	if err == nil || err == redis.Nil {
-		return Done
+		return history.OK
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
 		// A reply from the server: Redis checks redirects, cluster state,
 		// arity and types before executing, so an error reply means the
 		// command did not take effect.
-		return Refused
+		return history.Fail
 	}
 	if errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed) {
-		return Refused // never left this process
+		return history.Fail // never left this process
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
-		return Refused
+		return history.Fail
 	}
-	return Unknown
+	return history.Info
 }
 
 // ErrorString shortens an error for the history: the first word of a Redis

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/cluster/localcluster"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // fakeNode answers CLUSTER SLOTS with itself for every slot and, for any
@@ -85,7 +86,7 @@ func readCommand(r *bufio.Reader) ([]string, error) {
 	return args, nil
 }
 
-// A write whose reply is lost is sent exactly once and reported Unknown.
+// A write whose reply is lost is sent exactly once and reported info.
 func TestNoHiddenRetries(t *testing.T) {
 	addr, writes := fakeNode(t)
 	ctx := context.Background()
@@ -97,8 +98,8 @@ func TestNoHiddenRetries(t *testing.T) {
 	r := c.Do(ctx, Request{Slot: 5, Build: func(ctx context.Context) []redis.Cmder {
 		return []redis.Cmder{redis.NewIntCmd(ctx, "incr", "k")}
 	}})
-	if r.Outcome != Unknown {
-		t.Fatalf("outcome %v (%v), want Unknown", r.Outcome, r.Err)
+	if r.Outcome != history.Info {
+		t.Fatalf("outcome %v (%v), want info", r.Outcome, r.Err)
 	}
 	time.Sleep(100 * time.Millisecond)
 	if n := writes.Load(); n != 1 {
@@ -107,19 +108,19 @@ func TestNoHiddenRetries(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	if Classify(nil) != Done || Classify(redis.Nil) != Done {
+	if Classify(nil) != history.OK || Classify(redis.Nil) != history.OK {
 		t.Fatal("nil and redis.Nil are successes")
 	}
-	if Classify(redis.ErrPoolTimeout) != Refused {
+	if Classify(redis.ErrPoolTimeout) != history.Fail {
 		t.Fatal("pool timeout: never sent")
 	}
-	if Classify(&net.OpError{Op: "dial", Err: errString("refused")}) != Refused {
+	if Classify(&net.OpError{Op: "dial", Err: errString("refused")}) != history.Fail {
 		t.Fatal("dial errors: never sent")
 	}
-	if Classify(&net.OpError{Op: "read", Err: errString("reset")}) != Unknown {
+	if Classify(&net.OpError{Op: "read", Err: errString("reset")}) != history.Info {
 		t.Fatal("read errors: unknown")
 	}
-	if Classify(context.DeadlineExceeded) != Unknown {
+	if Classify(context.DeadlineExceeded) != history.Info {
 		t.Fatal("timeouts: unknown")
 	}
 }
@@ -158,7 +159,7 @@ func TestRedirects(t *testing.T) {
 	r := c.Do(ctx, Request{Slot: slot, Build: func(ctx context.Context) []redis.Cmder {
 		return []redis.Cmder{redis.NewStatusCmd(ctx, "set", key, "1")}
 	}})
-	if r.Outcome != Done || r.Redirects != 1 || r.Node != owner {
+	if r.Outcome != history.OK || r.Redirects != 1 || r.Node != owner {
 		t.Fatalf("MOVED: outcome %v err %v redirects %d node %s (owner %s)", r.Outcome, r.Err, r.Redirects, r.Node, owner)
 	}
 
@@ -184,7 +185,7 @@ func TestRedirects(t *testing.T) {
 	r = c.Do(ctx, Request{Slot: slot, Build: func(ctx context.Context) []redis.Cmder {
 		return []redis.Cmder{redis.NewStatusCmd(ctx, "set", key, "2")}
 	}})
-	if r.Outcome != Done || r.Redirects != 1 || r.Node != other {
+	if r.Outcome != history.OK || r.Redirects != 1 || r.Node != other {
 		t.Fatalf("ASK: outcome %v err %v redirects %d node %s (target %s)", r.Outcome, r.Err, r.Redirects, r.Node, other)
 	}
 }
