@@ -473,22 +473,7 @@ func cmdObject(c *Client, argv [][]byte) {
 	}
 	switch sub {
 	case "ENCODING":
-		enc := "hashtable"
-		switch o.Kind {
-		case store.KindString:
-			if _, ok := parseInt(o.Str); ok && len(o.Str) <= 20 {
-				enc = "int"
-			} else if len(o.Str) <= 44 {
-				enc = "embstr"
-			} else {
-				enc = "raw"
-			}
-		case store.KindList:
-			enc = "quicklist"
-		case store.KindZSet:
-			enc = "skiplist"
-		}
-		c.BulkString(enc)
+		c.BulkString(c.s.objectEncoding(o))
 	case "REFCOUNT":
 		c.Int(1)
 	case "IDLETIME":
