@@ -568,6 +568,10 @@ func cmdClientKill(c *Client, argv [][]byte) {
 				return
 			}
 		}
+		if s.killMasterLink(string(argv[2])) {
+			c.OK()
+			return
+		}
 		c.Error("ERR No such client")
 		return
 	}
@@ -781,9 +785,15 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "evicted_keys", 0)
 		kv(&sb, "keyspace_hits", s.stats.keyspaceHits)
 		kv(&sb, "keyspace_misses", s.stats.keyspaceMisses)
-		kv(&sb, "pubsub_channels", 0)
-		kv(&sb, "pubsub_patterns", 0)
+		var channels, patterns, shard int
+		if s.ps != nil {
+			channels, patterns, shard = len(s.ps.channels), len(s.ps.patterns), len(s.ps.shard)
+		}
+		kv(&sb, "pubsub_channels", channels)
+		kv(&sb, "pubsub_patterns", patterns)
+		kv(&sb, "pubsubshard_channels", shard)
 		kv(&sb, "total_error_replies", s.stats.errorReplies)
+		kv(&sb, "dump_payload_sanitizations", 0)
 		return sb.String()
 	})
 	section("replication", "Replication", func() string {

@@ -90,7 +90,7 @@ func cmdDebug(c *Client, argv [][]byte) {
 			c.Error(ErrNoKey)
 			return
 		}
-		c.Simple(fmt.Sprintf("Value at:0x0 refcount:1 encoding:raw serializedlength:%d lru:0 lru_seconds_idle:0", o.Len()))
+		c.Simple(fmt.Sprintf("Value at:0x0 refcount:1 encoding:%s serializedlength:%d lru:0 lru_seconds_idle:0", o.Encoding(), o.Len()))
 	case "LOADAOF":
 		if s.aof != nil {
 			s.aof.flush(true)

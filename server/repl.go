@@ -347,7 +347,14 @@ func (r *replState) cmdPsync(c *Client, argv [][]byte) {
 		if s.prop.started {
 			snap = appendCommand(snap, [][]byte{[]byte("SELECT"), itob(int64(s.prop.lastDB))})
 		}
-		head = fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", r.replid, r.offset)
+		if len(argv) == 1 {
+			// SYNC (the pre-PSYNC protocol, which Redis's test suite uses
+			// to watch the stream): the bulk without +FULLRESYNC, and the
+			// stream starts with a SELECT as Redis's does for a new replica.
+			s.prop.started = false
+		} else {
+			head = fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", r.replid, r.offset)
+		}
 		head = resp.AppendBulk(head, snap)
 		s.Logf('*', "Full resync requested by replica %s:%d; sending %d bytes of dataset at offset %d", host, rl.port, len(snap), r.offset)
 	}
