@@ -114,6 +114,15 @@ func (n *Nemesis) atomicTask(ctx context.Context, slots []int, src, dst member) 
 	}
 	status, err := n.runAtomicTask(ctx, slots, src, dst)
 	n.journal.End(seq, err)
+	if err == nil {
+		// The end phase re-asserts redline's moves from this record: an
+		// atomic move is one of them (or it would "repair" the slot back).
+		n.mu.Lock()
+		for _, sl := range slots {
+			n.moved[sl] = openSlot{Slot: sl, Src: src.ID, Dst: dst.ID}
+		}
+		n.mu.Unlock()
+	}
 	return status, err
 }
 

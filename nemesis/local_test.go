@@ -111,6 +111,7 @@ func (c *localCluster) launch(n *localNode) error {
 		"--cluster-node-timeout", strconv.Itoa(int(testNodeTimeout.Milliseconds())),
 		"--dir", n.dir, "--save", "", "--appendonly", "yes", "--logfile", "redis.log",
 		"--daemonize", "no", "--protected-mode", "no")...)
+	cmd.Dir = n.dir // the reference server opens --logfile relative to its working directory
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting redis-server on port %d: %w", n.port, err)
 	}

@@ -7,9 +7,10 @@ package server
 //
 // Transport (our choice; Redis uses its replication protocol): each message
 // is one command, CLUSTER SYNCSLOTS <from> <type> <task> <offset> <bytes>
-// <ranges> [payload], sent on one ordered client connection per peer. The
-// payload of SNAPSHOT is the slots' keys as RESTORE ... REPLACE ABSTTL
-// commands, that of STREAM the write's argv, both in RESP; the receiver
+// <ranges> <error> <payload> <sender's config epoch>, sent on one ordered
+// client connection per peer. The payload of SNAPSHOT is the slots' keys as
+// RESTORE ... REPLACE ABSTTL commands, that of STREAM the write's argv,
+// both in RESP; the receiver
 // applies them with an internal client that bypasses routing (as its
 // master's stream). Other choices:
 //   - A write on a slot whose handoff paused writes is refused with
@@ -36,6 +37,9 @@ type asmRuntime struct {
 	m     *cluster.Migrations
 	peers map[string]*asmPeer
 	apply *Client // applies received snapshots and streams
+	// sourceEpoch is the config epoch the source sent with its last EOF:
+	// the takeover's epoch must exceed it.
+	sourceEpoch uint64
 }
 
 // asmPeer is the ordered outbound connection to one primary.
@@ -108,11 +112,8 @@ func (e *ext) asmOutput(stream []byte) {
 	}
 	if len(o.TakeOver) > 0 {
 		for _, rs := range o.TakeOver {
-			forEachSlot(rs, func(sl int) {
-				cluster.Exec(e.node, []string{"CLUSTER", "SETSLOT", strconv.Itoa(sl), "NODE", e.node.ID()}, cluster.Env{})
-			})
+			e.node.ClaimSlots(rs, a.sourceEpoch)
 		}
-		cluster.Exec(e.node, []string{"CLUSTER", "BUMPEPOCH"}, cluster.Env{})
 		e.ready()
 	}
 	for _, msg := range o.Msgs {
@@ -190,7 +191,8 @@ func (e *ext) asmSend(msg cluster.MigMsg, payload []byte) {
 	}
 	argv := [][]byte{[]byte("CLUSTER"), []byte("SYNCSLOTS"), []byte(msg.From), []byte(strconv.Itoa(int(msg.Type))),
 		[]byte(msg.Task), []byte(strconv.FormatInt(msg.Offset, 10)), []byte(strconv.FormatInt(msg.Bytes, 10)),
-		[]byte(cluster.FormatRanges(msg.Ranges)), []byte(msg.Err), payload}
+		[]byte(cluster.FormatRanges(msg.Ranges)), []byte(msg.Err), payload,
+		[]byte(strconv.FormatUint(e.node.ConfigEpoch(), 10))}
 	select {
 	case p.queue <- appendCommand(nil, argv):
 	default: // the peer cannot keep up: the link is as good as broken
@@ -251,7 +253,7 @@ func (e *ext) asmSender(peer, addr string, p *asmPeer) {
 
 // cmdSyncSlots receives one migration message from a peer.
 func (e *ext) cmdSyncSlots(c *Client, argv [][]byte) {
-	if len(argv) != 10 {
+	if len(argv) != 11 {
 		c.Error("ERR wrong number of arguments for 'cluster|syncslots' command")
 		return
 	}
@@ -282,6 +284,9 @@ func (e *ext) cmdSyncSlots(c *Client, argv [][]byte) {
 		applyCommands(e.s, a.apply, argv[9])
 	}
 	a.m.SetTime(time.Now())
+	if msg.Type == cluster.MigEOF {
+		a.sourceEpoch, _ = strconv.ParseUint(string(argv[10]), 10, 64)
+	}
 	if msg.Type == cluster.MigTakenOver && e.asmHandingOff(msg.Task) {
 		// The destination's claim, applied before writes resume here: they
 		// must find the slots gone (MOVED), not write into keys about to be

@@ -569,3 +569,32 @@ func ParseSlotRanges(args []string) ([]SlotSpan, error) {
 	}
 	return out, nil
 }
+
+// ClaimSlots is the destination's takeover: it gives the slots to this
+// node with a config epoch above every epoch it knows and above
+// sourceEpoch (the source's, sent with EOF), without consensus, and
+// broadcasts the claim. Bumping only when this node's epoch is not the
+// highest it knows (BUMPEPOCH) is not enough: a destination that has not
+// yet heard of the source's latest epoch would claim with a lower one and
+// lose, and then nobody would claim the slots.
+func (n *Node) ClaimSlots(rs []SlotSpan, sourceEpoch uint64) uint64 {
+	for _, r := range rs {
+		for s := r.Start; s <= r.End; s++ {
+			n.delSlot(s)
+			n.addSlot(n.self, s)
+			delete(n.importing, s)
+			delete(n.migrating, s)
+		}
+	}
+	top := max(n.currentEpoch, sourceEpoch)
+	for _, p := range n.peers {
+		top = max(top, p.configEpoch)
+	}
+	n.currentEpoch = top + 1
+	n.self.configEpoch = n.currentEpoch
+	n.logf("configEpoch set to %d after an atomic slot migration", n.self.configEpoch)
+	n.save(true)
+	n.broadcast(n.header(MsgPong))
+	n.todo |= todoSaveConfig | todoUpdateState | todoView
+	return n.self.configEpoch
+}

@@ -1,0 +1,157 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+type writePause struct{ o Options }
+
+// WritePause measures, for each slot migration the migrate fault made, the
+// longest gap between successful writes on the migrated slots, seen from
+// the clients: from the last write acknowledged before the migration began
+// to the first one after it ended, the largest interval with no write
+// acknowledged on those slots that overlaps the migration. It is reported
+// per method ("atomic" for Redis 8.4's CLUSTER MIGRATION, "classic" for
+// SETSLOT/MIGRATE with its ASK window) beside the server's own
+// write_pause_ms of atomic tasks, so the vendor's "short pause" claim and
+// the classic ASK window are compared on the same workload. A migration
+// with fewer than two acknowledged writes around it is counted as
+// unmeasured, never as a zero gap. Its verdict is always valid: it
+// measures (as rto).
+func WritePause(opts ...Options) Checker { return writePause{firstOpts(opts)} }
+
+func (w writePause) Name() string { return w.o.name("write-pause") }
+
+// migration is one start-migrate of the history.
+type migration struct {
+	index        int64 // the invocation's index
+	start, end   int64
+	method       string
+	slots        map[int]bool
+	serverPauses []int64 // write_pause_ms of atomic tasks
+}
+
+// migrations reads the completed start-migrate pairs with moved slots.
+func migrations(ops []history.Op) []migration {
+	var out []migration
+	var open *history.Op
+	for i := range ops {
+		op := &ops[i]
+		if op.Process != history.Nemesis || op.F != "start-migrate" {
+			continue
+		}
+		if op.Type == history.Invoke {
+			open = op
+			continue
+		}
+		if open == nil {
+			continue
+		}
+		var d struct {
+			Method string `json:"method"`
+			Moved  []struct {
+				Slot int `json:"slot"`
+			} `json:"moved"`
+			Tasks []struct {
+				WritePauseMs json.Number `json:"write_pause_ms"`
+			} `json:"tasks"`
+		}
+		_ = json.Unmarshal(op.Detail, &d)
+		m := migration{index: open.Index, start: open.Time, end: op.Time, method: "classic", slots: map[int]bool{}}
+		if d.Method == "atomic" {
+			m.method = "atomic"
+		}
+		for _, mv := range d.Moved {
+			m.slots[mv.Slot] = true
+		}
+		for _, t := range d.Tasks {
+			if v, err := t.WritePauseMs.Int64(); err == nil {
+				m.serverPauses = append(m.serverPauses, v)
+			}
+		}
+		open = nil
+		if len(m.slots) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// isWrite: every client op but a read changes the dataset.
+func isWrite(f string) bool { return f != "read" }
+
+func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
+	calls, err := w.o.calls(ops)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	migs := migrations(ops)
+	// Acknowledgement times of writes, per slot, sorted.
+	acks := map[int][]int64{}
+	for i := range calls {
+		c := &calls[i]
+		if c.ok() && isWrite(c.inv.F) && c.inv.Key != "" {
+			sl := history.Keyslot(c.inv.Key)
+			acks[sl] = append(acks[sl], c.end)
+		}
+	}
+	for _, a := range acks {
+		slices.Sort(a)
+	}
+	gaps := map[string][]int64{}
+	unmeasured := map[string]int{}
+	var detail []map[string]any
+	for _, m := range migs {
+		var times []int64
+		for sl := range m.slots {
+			times = append(times, acks[sl]...)
+		}
+		slices.Sort(times)
+		// The acknowledgements that bound the migration: the last before
+		// its start, those during it, the first after its end.
+		lo, hi := -1, -1
+		for i, t := range times {
+			if t < m.start {
+				lo = i
+			} else if t > m.end && hi < 0 {
+				hi = i
+			}
+		}
+		if lo < 0 || hi < 0 {
+			unmeasured[m.method]++
+			continue
+		}
+		var longest int64
+		for i := lo; i < hi; i++ {
+			longest = max(longest, times[i+1]-times[i])
+		}
+		gaps[m.method] = append(gaps[m.method], longest)
+		if len(detail) < 50 {
+			e := map[string]any{"index": m.index, "method": m.method, "slots": len(m.slots), "longest_gap_ms": ms(longest)}
+			if len(m.serverPauses) > 0 {
+				e["server_write_pause_ms"] = m.serverPauses
+			}
+			detail = append(detail, e)
+		}
+	}
+	fig := map[string]any{"migrations": len(migs)}
+	for _, method := range []string{"atomic", "classic"} {
+		g := gaps[method]
+		if len(g) == 0 && unmeasured[method] == 0 {
+			continue
+		}
+		f := map[string]any{"measured": len(g), "unmeasured": unmeasured[method]}
+		if len(g) > 0 {
+			f["longest_gap_ms"] = quantilesMs(g)
+		}
+		fig[method] = f
+	}
+	if len(detail) > 0 {
+		fig["per_migration"] = detail
+	}
+	return Result{Valid: Valid, Figures: fig}
+}
