@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 func TestCompareWithRedis(t *testing.T) {
 	raddr := startRedisServer(t)
 	s := startServer(t)
-	data, err := os.ReadFile("testdata/compare.txt")
+	data, err := os.ReadFile(compareFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +50,10 @@ func TestCompareWithRedis(t *testing.T) {
 		}
 	}
 }
+
+// compareFile is testdata/compare.txt resolved before any test runs: a
+// test that runs Main in-process changes the working directory (--dir).
+var compareFile, _ = filepath.Abs("testdata/compare.txt")
 
 // startRedisServer runs Debian's redis-server (7.0) on a free port for the
 // test and returns its address; scripts/install-deps installs it.

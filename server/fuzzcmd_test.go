@@ -142,7 +142,7 @@ func TestCommandEdgeSweep(t *testing.T) {
 // -fuzz FuzzCommandLine ./server` mutates them. Scripts are left out (a
 // mutated script may loop until SCRIPT KILL).
 func FuzzCommandLine(f *testing.F) {
-	data, err := os.ReadFile("testdata/compare.txt")
+	data, err := os.ReadFile(compareFile)
 	if err != nil {
 		f.Fatal(err)
 	}

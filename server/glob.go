@@ -3,10 +3,15 @@ package server
 // GlobMatch matches s against a Redis glob pattern (*, ?, [abc], [^a-z],
 // backslash escapes), as KEYS, SCAN MATCH and CONFIG GET use.
 func GlobMatch(pat, s []byte) bool {
-	return globMatch(pat, s, 0)
+	var noLonger bool
+	return globMatch(pat, s, 0, &noLonger)
 }
 
-func globMatch(pat, s []byte, depth int) bool {
+// globMatch reports whether pat matches s. Once the pattern after a '*'
+// has failed against every suffix of s, *noLonger tells the enclosing '*'
+// loops that trying later starts is pointless too (Redis's
+// skipLongerMatches): without it "*a*a*a*...b" takes exponential time.
+func globMatch(pat, s []byte, depth int, noLonger *bool) bool {
 	if depth > 1000 {
 		return false
 	}
@@ -20,10 +25,14 @@ func globMatch(pat, s []byte, depth int) bool {
 				return true
 			}
 			for i := 0; i <= len(s); i++ {
-				if globMatch(pat[1:], s[i:], depth+1) {
+				if globMatch(pat[1:], s[i:], depth+1, noLonger) {
 					return true
 				}
+				if *noLonger {
+					return false
+				}
 			}
+			*noLonger = true
 			return false
 		case '?':
 			if len(s) == 0 {
