@@ -87,7 +87,8 @@ func (sc *scripting) installRegisterFunction() {
 			return 0
 		}
 		if !validFunctionName(f.name) {
-			L.RaiseError("Function names can only contain letters, numbers, or underscores(_) and must be at least one character long")
+			// (Redis 7.0 says "Library names" here too.)
+			L.RaiseError("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long")
 			return 0
 		}
 		for _, g := range lib.funcs {
@@ -260,17 +261,28 @@ func (s *Server) compileLibrary(code string) (*fnLibrary, error) {
 		return nil, fmt.Errorf("ERR Error compiling function: %s", strings.TrimPrefix(lerr.Error(), "@"))
 	}
 	lib := &fnLibrary{name: name, code: code}
-	// redis.call does not exist while a library loads, as in Redis.
+	// redis.call and math (random numbers) do not exist while a library
+	// loads, as in Redis: loading runs no command and is deterministic.
 	redis := sc.L.G.Global.RawGetString("redis").(*lua.LTable)
 	call, pcall := redis.RawGetString("call"), redis.RawGetString("pcall")
-	redis.RawSetString("call", lua.LNil)
-	redis.RawSetString("pcall", lua.LNil)
+	missing := func(name string) lua.LValue {
+		return sc.L.NewFunction(func(L *lua.LState) int {
+			L.RaiseError("Script attempted to access nonexistent global variable '%s'", name)
+			return 0
+		})
+	}
+	redis.RawSetString("call", missing("call"))
+	redis.RawSetString("pcall", missing("pcall"))
+	globals := sc.sandbox.globals
+	math := globals.RawGetString("math")
+	globals.RawSetString("math", lua.LNil)
 	fl.loading = lib
 	sc.L.Push(fn)
 	perr := sc.L.PCall(0, 0, nil)
 	fl.loading = nil
 	redis.RawSetString("call", call)
 	redis.RawSetString("pcall", pcall)
+	globals.RawSetString("math", math)
 	sc.sandbox.wipe()
 	if perr != nil {
 		msg := perr.Error()

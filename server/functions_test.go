@@ -40,7 +40,8 @@ func TestFunctionLifecycle(t *testing.T) {
 	wantErr("Function not found", "FCALL", "nosuch", 0)
 	wantErr("Number of keys can't be greater than number of args", "FCALL", "setget", 3, "k")
 	wantErr("can only be called on FUNCTION LOAD command", "EVAL", "redis.register_function('x', function() end)", 0)
-	wantErr("attempt to call", "FUNCTION", "LOAD", "#!lua name=callsatload\nredis.call('set', 'x', 1)\nredis.register_function('y', function() end)")
+	wantErr("nonexistent global variable 'math'", "FUNCTION", "LOAD", "#!lua name=rnd\nlocal r = math.random()\nredis.register_function('rnd', function() return r end)")
+	wantErr("nonexistent global variable 'call'", "FUNCTION", "LOAD", "#!lua name=callsatload\nredis.call('set', 'x', 1)\nredis.register_function('y', function() end)")
 
 	list, err := c.Do(ctx, "FUNCTION", "LIST", "WITHCODE").Slice()
 	if err != nil || len(list) != 1 {
