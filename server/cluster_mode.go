@@ -16,6 +16,7 @@ import (
 
 	"github.com/redline-dev/redline/server/cluster"
 	"github.com/redline-dev/redline/server/cluster/bus"
+	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/keyslot"
 )
 
@@ -146,20 +147,9 @@ func (s *Server) stopExt() {
 	e.wg.Wait()
 }
 
-func (e *ext) startCluster() error {
-	cfg := e.s.cfg
-	port := cfg.Port
-	cport := cfg.ClusterPort
-	if cport == 0 {
-		cport = port + 10000
-	}
-	self := cluster.Self{IP: cfg.ClusterAnnounceIP, Port: port, CPort: cport}
-	if cfg.ClusterAnnouncePort != 0 {
-		self.Port = cfg.ClusterAnnouncePort
-	}
-	if cfg.ClusterAnnounceBusPort != 0 {
-		self.CPort = cfg.ClusterAnnounceBusPort
-	}
+// clusterConfig is the node's configuration from the server's (at start,
+// and again when CONFIG SET changes a cluster-* directive).
+func clusterConfig(cfg *config.Config) cluster.Config {
 	ccfg := cluster.Config{
 		NodeTimeout:           time.Duration(cfg.ClusterNodeTimeout) * time.Millisecond,
 		NoFullCoverage:        !cfg.ClusterRequireFullCoverage,
@@ -177,6 +167,24 @@ func (e *ext) startCluster() error {
 	if ccfg.ReplicaValidityFactor == 0 {
 		ccfg.ReplicaValidityFactor = -1
 	}
+	return ccfg
+}
+
+func (e *ext) startCluster() error {
+	cfg := e.s.cfg
+	port := cfg.Port
+	cport := cfg.ClusterPort
+	if cport == 0 {
+		cport = port + 10000
+	}
+	self := cluster.Self{IP: cfg.ClusterAnnounceIP, Port: port, CPort: cport}
+	if cfg.ClusterAnnouncePort != 0 {
+		self.Port = cfg.ClusterAnnouncePort
+	}
+	if cfg.ClusterAnnounceBusPort != 0 {
+		self.CPort = cfg.ClusterAnnounceBusPort
+	}
+	ccfg := clusterConfig(cfg)
 	path := cfg.ClusterConfigFile
 	if !filepath.IsAbs(path) && cfg.Dir != "" {
 		path = filepath.Join(cfg.Dir, path)

@@ -389,6 +389,10 @@ func (s *Server) configChanged(name string) {
 			c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
 		}
 	}
+	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.clusterBus() != nil {
+		s.ext.node.Reconfigure(clusterConfig(s.cfg))
+		s.ext.pending = true
+	}
 }
 
 // CLIENT

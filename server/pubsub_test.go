@@ -203,7 +203,6 @@ func TestClusterPubSub(t *testing.T) {
 			break
 		}
 	}
-	cc.ReloadState(ctx) // the client learns the new owner (a MOVED does it too)
 	var moved *redis.PubSub
 	waitFor(t, "a shard subscription through the client on the new owner", 10*time.Second, func() bool {
 		moved = cc.SSubscribe(ctx, ch)
@@ -256,4 +255,17 @@ func slotOwner(t *testing.T, nodes []*node, slot int) (owner, replica *node) {
 		t.Fatalf("slot %d: owner %v replica %v", slot, owner, replica)
 	}
 	return owner, replica
+}
+
+// TestClusterConfigSetReachesNode: CONFIG SET of a cluster-* directive
+// takes effect on the running node, as in Redis (Redis's cluster suite sets
+// cluster-node-timeout and cluster-slave-no-failover at runtime).
+func TestClusterConfigSetReachesNode(t *testing.T) {
+	n := startNode(t, freeBase(t, 1), 5000)
+	if got := n.str("config", "set", "cluster-slave-no-failover", "yes"); got != "OK" {
+		t.Fatal(got)
+	}
+	waitFor(t, "the nofailover flag in CLUSTER NODES", 5*time.Second, func() bool {
+		return strings.Contains(n.str("cluster", "nodes"), "myself,master,nofailover")
+	})
 }

@@ -360,6 +360,18 @@ func (n *Node) Publish(channel, payload []byte) {
 	n.broadcast(m)
 }
 
+// Reconfigure applies a changed configuration at runtime (CONFIG SET of a
+// cluster-* directive: Redis reads them live), keeping the node's source of
+// randomness.
+func (n *Node) Reconfigure(c Config) {
+	c.fill()
+	c.Rand = n.cfg.Rand
+	n.cfg = c
+	n.nt = c.NodeTimeout.Milliseconds()
+	n.setNoFailoverFlag()
+	n.todo |= todoView | todoSaveConfig
+}
+
 // PublishShard sends a PUBLISHSHARD to the other nodes of this node's shard
 // (its master and the master's replicas), as Redis propagates SPUBLISH.
 func (n *Node) PublishShard(channel, payload []byte) {
