@@ -457,7 +457,9 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 	e.afterBatch() // a CLUSTER command earlier in the batch: route on its View
 	view := e.view
 	req := cluster.Request{Slots: e.slots, Write: write, Asking: asking, ReadOnly: readOnly, Migrate: isMigrate}
-	if len(view.Migrating) > 0 || len(view.Importing) > 0 {
+	if (len(view.Migrating) > 0 || len(view.Importing) > 0) && cmd.Flags&FlagPubSub == 0 {
+		// (A shard channel is not a key: Redis serves SSUBSCRIBE and
+		// SPUBLISH where the slot's owner is, without ASK.)
 		db := s.dbs[0]
 		req.KeyExists = func(i int) bool { return db.Get(e.keys[i]) != nil }
 	}

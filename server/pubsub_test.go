@@ -189,6 +189,15 @@ func TestClusterPubSub(t *testing.T) {
 			break
 		}
 	}
+	// While the slot migrates, its owner still serves shard channels (a
+	// channel is not a key: no ASK), as Redis does.
+	if got := owner.str("cluster", "setslot", slot, "migrating", dest.myID()); got != "OK" {
+		t.Fatal(got)
+	}
+	mig := owner.client().SSubscribe(ctx, ch)
+	if _, err := mig.Receive(ctx); err != nil {
+		t.Fatalf("SSUBSCRIBE on a migrating slot: %v", err)
+	}
 	for _, n := range masters(t, nodes) {
 		if got := n.str("cluster", "setslot", slot, "node", dest.myID()); got != "OK" {
 			t.Fatalf("SETSLOT NODE on %d: %s", n.port, got)
