@@ -190,50 +190,7 @@ func TestRunGuestOnExistingCluster(t *testing.T) {
 	})
 
 	t.Run("migrate and failover leave foreign data alone", func(t *testing.T) {
-		rolesBefore := roles(t, lc.Addrs)
-		res := t.TempDir()
-		var out, errb bytes.Buffer
-		code := run([]string{"run", "--addrs", seed, "--yes", "--restore-roles", "--workload", "register,set", "--nemesis", "migrate,failover",
-			"--nemesis-interval", "1500ms", "--time-limit", "12s", "--concurrency", "4", "--results", res, "--seed", "3"}, &out, &errb)
-		if code == exitHarness || code == exitBadArgs {
-			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
-		}
-		if !strings.Contains(out.String(), "audit: no foreign data touched") {
-			t.Fatalf("no clean audit line:\n%s", out.String())
-		}
-		latest := filepath.Join(res, "latest")
-		if a := readAudit(t, latest); !a.Clean || a.ForeignKeysBefore != 12000 || a.JournalledSteps == 0 {
-			t.Fatalf("audit %+v", a)
-		}
-		h, err := history.ReadFile(filepath.Join(latest, "history.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ran := map[string]int{}
-		for _, op := range h.Ops {
-			if op.Process == history.Nemesis && op.Type == history.Info && strings.HasPrefix(op.F, "start-") &&
-				!strings.Contains(string(op.Detail), "skipped") && !strings.Contains(string(op.Detail), `"error"`) {
-				ran[op.F]++
-			}
-			if op.F == "journal" {
-				ran["journal"]++
-			}
-		}
-		if ran["start-migrate"] == 0 || ran["start-failover"] == 0 || ran["journal"] == 0 {
-			t.Fatalf("faults that ran cleanly: %v\n%s", ran, out.String())
-		}
-		if rep, _ := os.ReadFile(filepath.Join(latest, "report.html")); !bytes.Contains(rep, []byte("no foreign data touched")) {
-			t.Error("the report has no audit line")
-		}
-		j, err := os.ReadFile(filepath.Join(latest, clusteradmin.JournalFile))
-		if err != nil || !bytes.Contains(j, []byte(`"state":"begin"`)) || !bytes.Contains(j, []byte(`"state":"done"`)) {
-			t.Fatalf("journal file: %v\n%s", err, j)
-		}
-		requireHealthy(t, lc.Addrs)
-		requireForeign(t, cc, data)
-		if after := roles(t, lc.Addrs); after != rolesBefore {
-			t.Fatalf("--restore-roles: primaries %s after the run, %s before", after, rolesBefore)
-		}
+		guestMigrateFailover(t, lc, cc, data, seed)
 	})
 
 	t.Run("Ctrl-C ends redline's own faults first", func(t *testing.T) {
@@ -296,4 +253,84 @@ func TestRunGuestOnExistingCluster(t *testing.T) {
 			t.Fatalf("the deletion was charged to the cluster:\n%s", out.String())
 		}
 	})
+}
+
+// guestMigrateFailover runs migrate and failover (roles restored at the end)
+// against an existing cluster known by one seed, and requires that the
+// foreign data is all there, the audit clean, the journal written and the
+// cluster healthy with its roles back.
+func guestMigrateFailover(t *testing.T, lc *localcluster.Cluster, cc *redis.ClusterClient, data foreignData, seed string) {
+	t.Helper()
+	rolesBefore := roles(t, lc.Addrs)
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--addrs", seed, "--yes", "--restore-roles", "--workload", "register,set", "--nemesis", "migrate,failover",
+		"--nemesis-interval", "1500ms", "--time-limit", "12s", "--concurrency", "4", "--results", res, "--seed", "3"}, &out, &errb)
+	if code == exitHarness || code == exitBadArgs {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "audit: no foreign data touched") {
+		t.Fatalf("no clean audit line:\n%s", out.String())
+	}
+	latest := filepath.Join(res, "latest")
+	if a := readAudit(t, latest); !a.Clean || a.ForeignKeysBefore != 12000 || a.JournalledSteps == 0 {
+		t.Fatalf("audit %+v", a)
+	}
+	h, err := history.ReadFile(filepath.Join(latest, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	for _, op := range h.Ops {
+		if op.Process == history.Nemesis && op.Type == history.Info && strings.HasPrefix(op.F, "start-") &&
+			!strings.Contains(string(op.Detail), "skipped") && !strings.Contains(string(op.Detail), `"error"`) {
+			ran[op.F]++
+		}
+		if op.F == "journal" {
+			ran["journal"]++
+		}
+	}
+	if ran["start-migrate"] == 0 || ran["start-failover"] == 0 || ran["journal"] == 0 {
+		t.Fatalf("faults that ran cleanly: %v\n%s", ran, out.String())
+	}
+	if rep, _ := os.ReadFile(filepath.Join(latest, "report.html")); !bytes.Contains(rep, []byte("no foreign data touched")) {
+		t.Error("the report has no audit line")
+	}
+	j, err := os.ReadFile(filepath.Join(latest, clusteradmin.JournalFile))
+	if err != nil || !bytes.Contains(j, []byte(`"state":"begin"`)) || !bytes.Contains(j, []byte(`"state":"done"`)) {
+		t.Fatalf("journal file: %v\n%s", err, j)
+	}
+	requireHealthy(t, lc.Addrs)
+	requireForeign(t, cc, data)
+	if after := roles(t, lc.Addrs); after != rolesBefore {
+		t.Fatalf("--restore-roles: primaries %s after the run, %s before", after, rolesBefore)
+	}
+}
+
+// TestRunGuestOnReferenceCluster is the same guest run against reference
+// server processes on loopback (redline server), the default target's
+// implementation, pre-filled with foreign keys.
+func TestRunGuestOnReferenceCluster(t *testing.T) {
+	bin := os.Getenv("REDLINE_BINARY")
+	if bin == "" {
+		t.Fatal("REDLINE_BINARY is not set: run `make build` and set it to bin/redline (make test does)")
+	}
+	dir := t.TempDir()
+	// localcluster starts a redis-server-style binary; the reference
+	// server is the "server" subcommand of redline.
+	wrapper := filepath.Join(dir, "reference-server")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec \""+bin+"\" server \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, dir, 6, 1, time.Second, wrapper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: lc.Addrs})
+	defer cc.Close()
+	data := fillForeign(t, cc, 12000)
+	guestMigrateFailover(t, lc, cc, data, lc.Addrs[3])
 }
