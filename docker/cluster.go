@@ -156,6 +156,9 @@ func (r *Runtime) Start(ctx context.Context, spec cluster.Spec) (cluster.Cluster
 
 // StartCluster is Start returning the concrete type.
 func (r *Runtime) StartCluster(ctx context.Context, spec cluster.Spec) (*Cluster, error) {
+	if r.opts.Form == nil {
+		return nil, errors.New("docker: Options.Form is nil: pass clusteradmin.Form to docker.New")
+	}
 	c, err := r.newCluster(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -281,7 +284,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second+20*c.spec.NodeTimeout)
 	defer cancel()
-	if err := cluster.Form(fctx, addrs, c.spec.Replicas, c.logf); err != nil {
+	if err := c.rt.opts.Form(fctx, addrs, c.spec.Replicas, c.logf); err != nil {
 		return fmt.Errorf("docker: %w", err)
 	}
 	c.logf("cluster %s is up: %s", c.name, strings.Join(addrs, " "))

@@ -47,6 +47,11 @@ type Options struct {
 	ReferenceBinary string
 	// StartTimeout bounds waiting for one node to answer PING (default 30s).
 	StartTimeout time.Duration
+	// Form makes one cluster of the fresh nodes a Start created
+	// (clusteradmin.Form). The runtime's caller supplies it: forming is a
+	// cluster admin operation, and this package depends on harness/cluster
+	// only. Start refuses without it.
+	Form func(ctx context.Context, addrs []string, replicas int, log func(string, ...any)) error
 	// Owned clusters carry this process's identity in their labels, and
 	// ReapOrphans removes them once the process is gone. `redline cluster
 	// up` leaves it false: its cluster outlives the command.

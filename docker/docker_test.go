@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // These tests need a local Docker engine and root (partitions open the
@@ -24,7 +25,7 @@ import (
 
 func newRuntime(t *testing.T) *Runtime {
 	t.Helper()
-	r, err := New(Options{Log: t.Logf})
+	r, err := New(Options{Log: t.Logf, Form: clusteradmin.Form})
 	if err != nil {
 		t.Fatalf("these tests need Docker: %v", err)
 	}
@@ -151,7 +152,7 @@ func TestRedisCluster(t *testing.T) {
 		t.Helper()
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		if err := cluster.WaitConverged(cctx, cl.Addrs()); err != nil {
+		if err := clusteradmin.WaitConverged(cctx, cl.Addrs()); err != nil {
 			t.Fatal(err)
 		}
 	}

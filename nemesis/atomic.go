@@ -25,7 +25,7 @@ type atomicMove struct {
 
 // atomicCapable reports whether every primary in all supports CLUSTER
 // MIGRATION.
-func (n *Nemesis) atomicCapable(ctx context.Context, all []member) bool {
+func (n *slotMover) atomicCapable(ctx context.Context, all []member) bool {
 	if len(all) == 0 {
 		return false
 	}
@@ -64,7 +64,7 @@ const atomicTimeout = 60 * time.Second
 // atomicMoves moves the slots with one CLUSTER MIGRATION IMPORT per
 // (source, destination) pair, journalled as a migrate step, and returns
 // the classic result shape ("moved") plus each task's final STATUS.
-func (n *Nemesis) atomicMoves(ctx context.Context, moves []atomicMove) (map[string]any, error) {
+func (n *slotMover) atomicMoves(ctx context.Context, moves []atomicMove) (map[string]any, error) {
 	type pair struct{ src, dst string }
 	var order []pair
 	groups := map[pair][]atomicMove{}
@@ -107,7 +107,7 @@ func (n *Nemesis) atomicMoves(ctx context.Context, moves []atomicMove) (map[stri
 
 // atomicTask runs one IMPORT on dst and waits for its end; the returned
 // status merges the destination's STATUS with the source's write pause.
-func (n *Nemesis) atomicTask(ctx context.Context, slots []int, src, dst member) (map[string]any, error) {
+func (n *slotMover) atomicTask(ctx context.Context, slots []int, src, dst member) (map[string]any, error) {
 	seq, err := n.journal.Begin(clusteradmin.Step{Kind: "migrate", Slots: slots, From: src.ID, To: dst.ID, Note: "atomic"})
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func (n *Nemesis) atomicTask(ctx context.Context, slots []int, src, dst member) 
 	return status, err
 }
 
-func (n *Nemesis) runAtomicTask(ctx context.Context, slots []int, src, dst member) (map[string]any, error) {
+func (n *slotMover) runAtomicTask(ctx context.Context, slots []int, src, dst member) (map[string]any, error) {
 	v, err := n.admin.do(ctx, dst.Node.Addr, 10*time.Second, append([]any{"cluster", "migration", "import"}, spans(slots)...)...)
 	if err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (n *Nemesis) runAtomicTask(ctx context.Context, slots []int, src, dst membe
 }
 
 // taskStatus reads STATUS ID id of one node as a field map.
-func (n *Nemesis) taskStatus(ctx context.Context, addr, id string) (map[string]any, error) {
+func (n *slotMover) taskStatus(ctx context.Context, addr, id string) (map[string]any, error) {
 	v, err := n.admin.do(ctx, addr, 5*time.Second, "cluster", "migration", "status", "id", id)
 	if err != nil {
 		return nil, err

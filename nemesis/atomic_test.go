@@ -103,7 +103,7 @@ func TestMigrateAtomicNotAssumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nem.atomicCapable(ctx, tp.primaries()) {
+	if nem.mover.atomicCapable(ctx, tp.primaries()) {
 		t.Fatal("redis-server 7 detected as supporting CLUSTER MIGRATION")
 	}
 }

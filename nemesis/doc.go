@@ -1,6 +1,18 @@
 // Package nemesis injects faults into a running Redis Cluster on a schedule
 // and records each one in the history.
 //
+// It owns faults as values: each fault (partition.go, kill.go, pause.go,
+// clock.go, migrate.go, failover.go, member.go) implements one interface
+// (fault.go: name, modes, what it needs of the runtime, resolve a step
+// against the live topology, heal, settle) and carries its own state (the
+// nodes it killed, paused, skewed; a cut in force). registry.go lists them
+// once; New, Plan, the hooks and Heal iterate that list, so a new fault is
+// a file and a registry line. What faults share lives in env: the cluster,
+// admin connections, the journal, and the slot mover (slots.go, atomic.go)
+// through which migrate and member move slots and whose open migrations
+// and moves the end phase repairs. It also owns the schedule (plan.go) and
+// target resolution (targets.go, topology.go).
+//
 // # Faults and modes
 //
 //	partition  isolate-one, isolate-primary, halves (random minority/majority),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redline-dev/redline/docker"
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/nemesis"
 )
@@ -27,7 +28,7 @@ func nodesOf(ctx context.Context, addr string) ([]cluster.NodeInfo, error) {
 
 func startDocker(t *testing.T, ctx context.Context) *docker.Cluster {
 	t.Helper()
-	r, err := docker.New(docker.Options{Log: t.Logf})
+	r, err := docker.New(docker.Options{Log: t.Logf, Form: clusteradmin.Form})
 	if err != nil {
 		t.Fatalf("this test needs Docker: %v", err)
 	}

@@ -11,9 +11,24 @@ import (
 	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
-// failover sends CLUSTER FAILOVER [FORCE|TAKEOVER] to a random replica and
-// waits until it reports itself primary (or gives up and says so).
-func (n *Nemesis) failover(st Step, t *topo, rng *rand.Rand) (*action, error) {
+// failoverFault sends CLUSTER FAILOVER [FORCE|TAKEOVER] to a random replica
+// and waits until it reports itself primary (or gives up and says so). With
+// Options.RestoreRoles the end phase switches its failovers back. Any
+// target can.
+type failoverFault struct {
+	base
+	*env
+}
+
+func (*failoverFault) name() string    { return "failover" }
+func (*failoverFault) modes() []string { return []string{"default", "force", "takeover"} }
+
+func (f *failoverFault) bind(e *env, _ *hook, _ bool) error {
+	f.env = e
+	return nil
+}
+
+func (f *failoverFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
 	var reps []member
 	for _, m := range t.replicas() {
 		if m.Reachable {
@@ -37,19 +52,19 @@ func (n *Nemesis) failover(st Step, t *topo, rng *rand.Rand) (*action, error) {
 		if st.Mode != "default" {
 			args = append(args, st.Mode)
 		}
-		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "failover", From: r.MasterID, To: r.ID,
+		seq, err := f.journal.Begin(clusteradmin.Step{Kind: "failover", From: r.MasterID, To: r.ID,
 			Note: cmdString(args) + " on the replica"})
 		if err != nil {
 			return nil, err
 		}
 		began := time.Now()
-		if _, err := n.admin.do(ctx, r.Node.Addr, 3*time.Second, args...); err != nil {
-			n.journal.End(seq, err)
+		if _, err := f.admin.do(ctx, r.Node.Addr, 3*time.Second, args...); err != nil {
+			f.journal.End(seq, err)
 			return nil, err
 		}
-		defer func() { n.journal.End(seq, nil) }()
-		limit := max(10*time.Second, 5*n.opts.NodeTimeout)
-		promoted := n.waitRole(ctx, r.Node.Addr, true, limit)
+		defer func() { f.journal.End(seq, nil) }()
+		limit := max(10*time.Second, 5*f.opts.NodeTimeout)
+		promoted := f.waitRole(ctx, r.Node.Addr, true, limit)
 		res := map[string]any{"promoted": promoted, "waited_ms": time.Since(began).Milliseconds()}
 		if !promoted {
 			if ctx.Err() != nil {
@@ -64,10 +79,10 @@ func (n *Nemesis) failover(st Step, t *topo, rng *rand.Rand) (*action, error) {
 
 // waitRole polls the node at addr until it reports itself primary (or
 // replica) and returns whether it did within limit.
-func (n *Nemesis) waitRole(ctx context.Context, addr string, primary bool, limit time.Duration) bool {
+func (f *failoverFault) waitRole(ctx context.Context, addr string, primary bool, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {
-		if text, err := n.admin.clusterNodes(ctx, addr); err == nil {
+		if text, err := f.admin.clusterNodes(ctx, addr); err == nil {
 			if ls, err := cluster.ParseNodes(text); err == nil {
 				if self, ok := cluster.Self(ls); ok && self.IsPrimary() == primary {
 					return true
@@ -80,13 +95,28 @@ func (n *Nemesis) waitRole(ctx context.Context, addr string, primary bool, limit
 	}
 }
 
+// settle switches the roles of this nemesis' failovers back when
+// Options.RestoreRoles asks for it.
+func (f *failoverFault) settle(ctx context.Context, h *healing) {
+	if !f.opts.RestoreRoles {
+		return
+	}
+	back, err := f.restoreRoles(ctx)
+	if err != nil {
+		h.fail(fmt.Errorf("restore roles: %w", err))
+	}
+	if len(back) > 0 {
+		h.res["promoted_back"] = back
+	}
+}
+
 // restoreRoles switches the roles of this nemesis' failovers back, latest
 // first: where the promoted node is still a primary and the former primary
 // replicates it, CLUSTER FAILOVER on the former primary, journalled. A
 // shard whose roles changed otherwise since is left alone. It returns the
 // nodes promoted back.
-func (n *Nemesis) restoreRoles(ctx context.Context) ([]string, error) {
-	steps := n.journal.Steps()
+func (f *failoverFault) restoreRoles(ctx context.Context) ([]string, error) {
+	steps := f.journal.Steps()
 	var back []string
 	var errs []error
 	for i := len(steps) - 1; i >= 0; i-- {
@@ -96,10 +126,10 @@ func (n *Nemesis) restoreRoles(ctx context.Context) ([]string, error) {
 		}
 		// A coordinated failover (no FORCE: it must not lose a write)
 		// needs the replica in sync with its primary.
-		if err := n.waitConverged(ctx, max(30*time.Second, 15*n.opts.NodeTimeout)); err != nil {
+		if err := f.waitConverged(ctx, max(30*time.Second, 15*f.opts.NodeTimeout)); err != nil {
 			return back, err
 		}
-		t, err := n.topology(ctx)
+		t, err := f.topology(ctx)
 		if err != nil {
 			return back, err
 		}
@@ -108,12 +138,12 @@ func (n *Nemesis) restoreRoles(ctx context.Context) ([]string, error) {
 		if !ok1 || !ok2 || !promoted.Primary || former.Primary || former.MasterID != promoted.ID || !former.Reachable {
 			continue
 		}
-		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "failover", From: promoted.ID, To: former.ID,
+		seq, err := f.journal.Begin(clusteradmin.Step{Kind: "failover", From: promoted.ID, To: former.ID,
 			Note: fmt.Sprintf("restore roles: undo step %d with CLUSTER FAILOVER on the replica", s.Seq)})
 		if err == nil {
-			err = n.failoverBack(ctx, former)
+			err = f.failoverBack(ctx, former)
 		}
-		n.journal.End(seq, err)
+		f.journal.End(seq, err)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -127,15 +157,15 @@ func (n *Nemesis) restoreRoles(ctx context.Context) ([]string, error) {
 // most three times: a primary does not vote twice for replicas of the same
 // primary within two node timeouts, so restoring a chain of failovers in
 // one shard needs a second election after the first one times out.
-func (n *Nemesis) failoverBack(ctx context.Context, node member) error {
+func (f *failoverFault) failoverBack(ctx context.Context, node member) error {
 	for attempt := 0; attempt < 3; attempt++ {
-		if _, err := n.admin.do(ctx, node.Node.Addr, 3*time.Second, "cluster", "failover"); err != nil {
+		if _, err := f.admin.do(ctx, node.Node.Addr, 3*time.Second, "cluster", "failover"); err != nil {
 			return err
 		}
-		if n.waitRole(ctx, node.Node.Addr, true, max(6*time.Second, 3*n.opts.NodeTimeout)) {
+		if f.waitRole(ctx, node.Node.Addr, true, max(6*time.Second, 3*f.opts.NodeTimeout)) {
 			return nil
 		}
-		if !sleepUntil(ctx, time.Now().Add(2*n.opts.NodeTimeout)) {
+		if !sleepUntil(ctx, time.Now().Add(2*f.opts.NodeTimeout)) {
 			break
 		}
 	}

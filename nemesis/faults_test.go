@@ -92,17 +92,17 @@ func TestHooksGetTheirEnvironment(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(n.killer.Kill(ctx, "n1"))
-	must(n.parter.Cut(ctx, "n2", []string{"n1"}, true))
-	must(n.clock.SetClockOffset(ctx, "n1", -1500*time.Millisecond))
-	must(n.parter.Heal(ctx))
+	must(n.bound["kill"].(*killFault).killer.Kill(ctx, "n1"))
+	must(n.bound["partition"].(*partitionFault).parter.Cut(ctx, "n2", []string{"n1"}, true))
+	must(n.bound["clock"].(*clockFault).clock.SetClockOffset(ctx, "n1", -1500*time.Millisecond))
+	must(n.bound["partition"].(*partitionFault).parter.Heal(ctx))
 	got := readFile(t, out)
 	want := "kill kill n1 127.0.0.1:1   \npartition cut n2 127.0.0.1:2 n1 true \nclock clock n1 127.0.0.1:1   -1500\npartition heal     \n"
 	if got != want {
 		t.Fatalf("hook saw\n%q\nwant\n%q", got, want)
 	}
 	fail, _ := New([]string{"kill"}, b, Options{Interval: time.Second, Hooks: map[string]string{"kill": "echo boom; exit 3"}})
-	if err := fail.killer.Kill(ctx, "n1"); !errHas(err, "boom", "kill") {
+	if err := fail.bound["kill"].(*killFault).killer.Kill(ctx, "n1"); !errHas(err, "boom", "kill") {
 		t.Fatalf("failing hook: %v", err)
 	}
 }

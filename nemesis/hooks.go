@@ -12,20 +12,15 @@ import (
 	"github.com/redline-dev/redline/harness/cluster"
 )
 
-// hookFaults are the faults a --nemesis-hook can supply.
-var hookFaults = map[string]bool{"kill": true, "pause": true, "partition": true, "clock": true}
-
 // hook runs a user's shell command for one fault action.
 type hook struct {
 	fault string
 	cmd   string
-	n     *Nemesis
+	c     cluster.Cluster
 }
 
-func (n *Nemesis) hook(fault, cmd string) hook { return hook{fault: fault, cmd: cmd, n: n} }
-
 func (h hook) node(name string) cluster.Node {
-	for _, nd := range h.n.c.Nodes() {
+	for _, nd := range h.c.Nodes() {
 		if nd.Name == name {
 			return nd
 		}

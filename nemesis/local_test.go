@@ -17,6 +17,7 @@ import (
 
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/cluster/localcluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -72,7 +73,7 @@ func startLocalServer(t *testing.T, nodes, replicas int, server []string) *local
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := cluster.Form(ctx, addrs, replicas, t.Logf); err != nil {
+	if err := clusteradmin.Form(ctx, addrs, replicas, t.Logf); err != nil {
 		t.Fatalf("forming the local cluster: %v", err)
 	}
 	return c

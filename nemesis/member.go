@@ -13,17 +13,40 @@ import (
 	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
-// member adds a node and rebalances slots onto it, or drains a primary and
-// removes it. "remove" turns into "add" unless at least three primaries
-// would keep slots (with two, losing one leaves no majority to elect a
-// replica); "add" turns into "remove" once the cluster has grown by two nodes.
-func (n *Nemesis) member(ctx context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
+// memberFault adds a node and rebalances slots onto it, or drains a
+// primary and removes it, moving slots through the slot mover. "remove"
+// turns into "add" unless at least three primaries would keep slots (with
+// two, losing one leaves no majority to elect a replica); "add" turns into
+// "remove" once the cluster has grown by two nodes past its size when the
+// nemesis was made.
+type memberFault struct {
+	base
+	*env
+	grower    cluster.Grower
+	origNodes int
+}
+
+func (*memberFault) name() string    { return "member" }
+func (*memberFault) modes() []string { return []string{"add", "remove"} }
+func (*memberFault) needs() string   { return "add and remove nodes (cluster.Grower)" }
+
+func (f *memberFault) bind(e *env, _ *hook, _ bool) error {
+	f.env = e
+	f.origNodes = len(e.c.Nodes())
+	f.grower, _ = e.c.(cluster.Grower)
+	if f.grower == nil {
+		return errUnsupported
+	}
+	return nil
+}
+
+func (f *memberFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
 	prim := t.primaries()
 	mode := st.Mode
 	if mode == "remove" && len(prim) <= 3 {
 		mode = "add"
 	}
-	if mode == "add" && len(t.Members) >= n.origNodes+2 && len(prim) > 3 {
+	if mode == "add" && len(t.Members) >= f.origNodes+2 && len(prim) > 3 {
 		mode = "remove"
 	}
 	for _, m := range prim {
@@ -35,7 +58,7 @@ func (n *Nemesis) member(ctx context.Context, st Step, t *topo, rng *rand.Rand) 
 	switch mode {
 	case "add":
 		a.start = func(ctx context.Context) (map[string]any, error) {
-			res, err := n.addMember(ctx, t)
+			res, err := f.addMember(ctx, t)
 			if name, ok := res["added"].(string); ok {
 				a.nodes = []string{name} // the completion names the new node
 			}
@@ -45,7 +68,7 @@ func (n *Nemesis) member(ctx context.Context, st Step, t *topo, rng *rand.Rand) 
 		victim := pickOne(rng, prim)
 		a.nodes = []string{victim.Node.Name}
 		a.start = func(ctx context.Context) (map[string]any, error) {
-			return n.removeMember(ctx, t, victim)
+			return f.removeMember(ctx, t, victim)
 		}
 	default:
 		return nil, fmt.Errorf("unknown mode %q", st.Mode)
@@ -53,9 +76,9 @@ func (n *Nemesis) member(ctx context.Context, st Step, t *topo, rng *rand.Rand) 
 	return a, nil
 }
 
-func (n *Nemesis) addMember(ctx context.Context, t *topo) (map[string]any, error) {
+func (f *memberFault) addMember(ctx context.Context, t *topo) (map[string]any, error) {
 	prim := t.primaries()
-	nd, err := n.grower.AddNode(ctx)
+	nd, err := f.grower.AddNode(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("add node: %w", err)
 	}
@@ -64,16 +87,16 @@ func (n *Nemesis) addMember(ctx context.Context, t *topo) (map[string]any, error
 	if err != nil {
 		return res, err
 	}
-	seq, err := n.journal.Begin(clusteradmin.Step{Kind: "add-node", Note: nd.Name + " " + nd.Addr + " meets the cluster"})
+	seq, err := f.journal.Begin(clusteradmin.Step{Kind: "add-node", Note: nd.Name + " " + nd.Addr + " meets the cluster"})
 	if err != nil {
 		return res, err
 	}
-	if _, err = n.admin.do(ctx, nd.Addr, 3*time.Second, "cluster", "meet", host, port); err != nil {
-		n.journal.End(seq, err)
+	if _, err = f.admin.do(ctx, nd.Addr, 3*time.Second, "cluster", "meet", host, port); err != nil {
+		f.journal.End(seq, err)
 		return res, err
 	}
-	id, err := n.waitJoined(ctx, nd, t, max(20*time.Second, 10*n.opts.NodeTimeout))
-	n.journal.End(seq, err)
+	id, err := f.waitJoined(ctx, nd, t, max(20*time.Second, 10*f.opts.NodeTimeout))
+	f.journal.End(seq, err)
 	if err != nil {
 		return res, err
 	}
@@ -84,7 +107,7 @@ func (n *Nemesis) addMember(ctx context.Context, t *topo) (map[string]any, error
 	for _, p := range prim {
 		k := len(p.Slots) / (len(prim) + 1)
 		slots := p.Slots[len(p.Slots)-k:]
-		if _, err := n.moveSlots(ctx, slots, p, fresh, all); err != nil {
+		if _, err := f.mover.moveSlots(ctx, slots, p, fresh, all); err != nil {
 			res["slots_moved"] = moved
 			return res, fmt.Errorf("move slots from %s to %s: %w", p.Node.Name, nd.Name, err)
 		}
@@ -95,11 +118,11 @@ func (n *Nemesis) addMember(ctx context.Context, t *topo) (map[string]any, error
 }
 
 // waitJoined waits until the new node and every member know each other.
-func (n *Nemesis) waitJoined(ctx context.Context, nd cluster.Node, t *topo, limit time.Duration) (string, error) {
+func (f *memberFault) waitJoined(ctx context.Context, nd cluster.Node, t *topo, limit time.Duration) (string, error) {
 	deadline := time.Now().Add(limit)
 	var why string
 	for {
-		id, w := n.joined(ctx, nd, t)
+		id, w := f.joined(ctx, nd, t)
 		if w == "" {
 			return id, nil
 		}
@@ -110,8 +133,8 @@ func (n *Nemesis) waitJoined(ctx context.Context, nd cluster.Node, t *topo, limi
 	}
 }
 
-func (n *Nemesis) joined(ctx context.Context, nd cluster.Node, t *topo) (string, string) {
-	text, err := n.admin.clusterNodes(ctx, nd.Addr)
+func (f *memberFault) joined(ctx context.Context, nd cluster.Node, t *topo) (string, string) {
+	text, err := f.admin.clusterNodes(ctx, nd.Addr)
 	if err != nil {
 		return "", err.Error()
 	}
@@ -135,7 +158,7 @@ func (n *Nemesis) joined(ctx context.Context, nd cluster.Node, t *topo) (string,
 	}
 	// A fresh primary refuses writes (and so MIGRATE's RESTORE) until its
 	// own cluster state is ok.
-	v, err := n.admin.do(ctx, nd.Addr, 2*time.Second, "cluster", "info")
+	v, err := f.admin.do(ctx, nd.Addr, 2*time.Second, "cluster", "info")
 	if err != nil {
 		return "", err.Error()
 	}
@@ -146,7 +169,7 @@ func (n *Nemesis) joined(ctx context.Context, nd cluster.Node, t *topo) (string,
 		if !m.Reachable {
 			continue
 		}
-		text, err := n.admin.clusterNodes(ctx, m.Node.Addr)
+		text, err := f.admin.clusterNodes(ctx, m.Node.Addr)
 		if err != nil {
 			return "", err.Error()
 		}
@@ -160,7 +183,7 @@ func (n *Nemesis) joined(ctx context.Context, nd cluster.Node, t *topo) (string,
 // removeMember moves every slot of victim to the other primaries, moves its
 // replicas to the primary with the fewest, makes every node forget it and
 // removes it, as redis-cli reshard + del-node do.
-func (n *Nemesis) removeMember(ctx context.Context, t *topo, victim member) (map[string]any, error) {
+func (f *memberFault) removeMember(ctx context.Context, t *topo, victim member) (map[string]any, error) {
 	prim := t.primaries()
 	var others []member
 	for _, m := range prim {
@@ -173,7 +196,7 @@ func (n *Nemesis) removeMember(ctx context.Context, t *topo, victim member) (map
 	chunk := (len(victim.Slots) + len(others) - 1) / len(others)
 	for i, dst := range others {
 		slots := victim.Slots[min(i*chunk, len(victim.Slots)):min((i+1)*chunk, len(victim.Slots))]
-		if _, err := n.moveSlots(ctx, slots, victim, dst, prim); err != nil {
+		if _, err := f.mover.moveSlots(ctx, slots, victim, dst, prim); err != nil {
 			res["slots_moved"] = moved
 			return res, fmt.Errorf("move slots from %s to %s: %w", victim.Node.Name, dst.Node.Name, err)
 		}
@@ -182,7 +205,7 @@ func (n *Nemesis) removeMember(ctx context.Context, t *topo, victim member) (map
 	res["slots_moved"] = moved
 	// Replicas of the drained node follow its last slot by replica
 	// migration; any that have not yet are told where to go.
-	if fresh, err := n.topology(ctx); err == nil {
+	if fresh, err := f.topology(ctx); err == nil {
 		t = fresh
 	}
 	replicasOf := map[string]int{}
@@ -191,20 +214,20 @@ func (n *Nemesis) removeMember(ctx context.Context, t *topo, victim member) (map
 			replicasOf[m.MasterID]++
 		}
 	}
-	seq, err := n.journal.Begin(clusteradmin.Step{Kind: "remove-node", From: victim.ID,
+	seq, err := f.journal.Begin(clusteradmin.Step{Kind: "remove-node", From: victim.ID,
 		Note: "its replicas replicate other primaries, every node forgets it, it is reset and removed"})
 	if err != nil {
 		return res, err
 	}
 	var errs []error
-	defer func() { n.journal.End(seq, errors.Join(errs...)) }()
+	defer func() { f.journal.End(seq, errors.Join(errs...)) }()
 	for _, m := range t.Members {
 		if m.Primary || m.MasterID != victim.ID || !m.Reachable {
 			continue
 		}
 		target := slices.MinFunc(others, func(a, b member) int { return replicasOf[a.ID] - replicasOf[b.ID] })
 		replicasOf[target.ID]++
-		if _, err := n.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "replicate", target.ID); err != nil {
+		if _, err := f.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "replicate", target.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -212,14 +235,14 @@ func (n *Nemesis) removeMember(ctx context.Context, t *topo, victim member) (map
 		if m.ID == victim.ID || !m.Reachable {
 			continue
 		}
-		if _, err := n.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "forget", victim.ID); err != nil {
+		if _, err := f.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "forget", victim.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if _, err := n.admin.do(ctx, victim.Node.Addr, 3*time.Second, "cluster", "reset", "soft"); err != nil {
-		n.opts.Log("nemesis: %v", err)
+	if _, err := f.admin.do(ctx, victim.Node.Addr, 3*time.Second, "cluster", "reset", "soft"); err != nil {
+		f.opts.Log("nemesis: %v", err)
 	}
-	if err := n.grower.RemoveNode(ctx, victim.Node.Name); err != nil {
+	if err := f.grower.RemoveNode(ctx, victim.Node.Name); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", victim.Node.Name, err))
 	}
 	return res, errors.Join(errs...)

@@ -16,7 +16,7 @@ import (
 func slotKeys(want map[string]string) map[int][]string {
 	out := map[int][]string{}
 	for k := range want {
-		out[keySlot(k)] = append(out[keySlot(k)], k)
+		out[history.Keyslot(k)] = append(out[history.Keyslot(k)], k)
 	}
 	return out
 }
@@ -41,8 +41,8 @@ func TestKeySlotMatchesServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := keySlot(k); int64(got) != want {
-			t.Errorf("keySlot(%q) = %d, server says %d", k, got, want)
+		if got := history.Keyslot(k); int64(got) != want {
+			t.Errorf("history.Keyslot(%q) = %d, server says %d", k, got, want)
 		}
 	}
 }
@@ -313,7 +313,7 @@ func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
 	prim := tp.primaries()
 	a, b, other := prim[0], prim[1], prim[2]
 	ours, theirs := a.Slots[0], a.Slots[1]
-	if _, err := nem.moveSlots(ctx, []int{ours}, a, b, prim); err != nil {
+	if _, err := nem.mover.moveSlots(ctx, []int{ours}, a, b, prim); err != nil {
 		t.Fatal(err)
 	}
 	if err := nem.waitConverged(ctx, 30*time.Second); err != nil {
@@ -337,7 +337,7 @@ func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
 	if claimed(ours) != "" || claimed(theirs) != "" {
 		t.Fatalf("setup: slot %d claimed by %q, slot %d by %q", ours, claimed(ours), theirs, claimed(theirs))
 	}
-	done, err := nem.reassertMoves(ctx)
+	done, err := nem.mover.reassertMoves(ctx)
 	if err != nil || len(done) != 1 || done[0] != ours {
 		t.Fatalf("reasserted %v: %v", done, err)
 	}

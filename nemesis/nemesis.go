@@ -36,47 +36,21 @@ type Options struct {
 	RestoreRoles bool
 }
 
-// Nemesis runs a fault schedule against a cluster.
+// Nemesis runs a fault schedule against a cluster. The faults are values
+// (fault.go, registry.go) that carry their own state; the Nemesis holds
+// what they share (env), the schedule and the fault in force.
 type Nemesis struct {
-	c      cluster.Cluster
-	opts   Options
-	faults []string
-	target string
-	admin  admin
-	// journal holds every topology change this nemesis made; the end
-	// phase repairs only those.
-	journal *clusteradmin.Journal
-
-	killer  cluster.Killer
-	pauser  cluster.Pauser
-	parter  cluster.Partitioner
-	clock   cluster.Clock
-	grower  cluster.Grower
+	*env
+	faults  []string         // the schedule's faults, in registry order
+	bound   map[string]fault // every fault the target can cause, by name
+	order   []fault          // the same, in registry order
+	target  string
 	planner *planner
-	// clockErr is why the clock probe in New failed.
-	clockErr error
 
-	mu        sync.Mutex
-	current   string
-	pending   *action // started and not yet stopped
-	killed    map[string]bool
-	paused    map[string]bool
-	skewed    map[string]bool
-	cut       bool
-	open      map[int]openSlot // migrations left open on purpose or by an error
-	moved     map[int]openSlot // slots this nemesis moved, by slot: the last move
-	origNodes int
-	epochPair [2]string        // last source/target pair awaitEpoch checked
-	rec       history.Recorder // where journal entries go (the last Run, fire or Heal)
-}
-
-// needs says which capability each fault requires of a target.
-var needs = map[string]string{
-	"partition": "cut node-to-node traffic (cluster.Partitioner)",
-	"kill":      "kill and restart nodes (cluster.Killer)",
-	"pause":     "pause and resume nodes (cluster.Pauser)",
-	"clock":     "offset a node's clock (cluster.Clock)",
-	"member":    "add and remove nodes (cluster.Grower)",
+	mu      sync.Mutex
+	current string
+	pending *action          // started and not yet stopped
+	rec     history.Recorder // where journal entries go (the last Run, fire or Heal)
 }
 
 // New checks names against what c can do and prepares a schedule. An
@@ -89,47 +63,18 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	if opts.NodeTimeout <= 0 {
 		opts.NodeTimeout = 2 * time.Second
 	}
-	n := &Nemesis{c: c, opts: opts, target: targetName(c),
-		killed: map[string]bool{}, paused: map[string]bool{}, skewed: map[string]bool{}, open: map[int]openSlot{}, moved: map[int]openSlot{}}
-	n.journal = opts.Journal
+	e := &env{c: c, opts: opts, journal: opts.Journal}
+	e.mover = newSlotMover(e)
+	n := &Nemesis{env: e, target: targetName(c), bound: map[string]fault{}}
 	if n.journal == nil {
 		n.journal, _ = clusteradmin.OpenJournal("")
 	}
 	n.journal.OnEntry(n.recordJournal)
+	hooks := hookNames()
 	for k := range opts.Hooks {
-		if _, ok := hookFaults[k]; !ok {
-			return nil, fmt.Errorf("--nemesis-hook %s: no such hook; hooks exist for %s", k, strings.Join(sortedKeys(hookFaults), ", "))
+		if !slices.Contains(hooks, k) {
+			return nil, fmt.Errorf("--nemesis-hook %s: no such hook; hooks exist for %s", k, strings.Join(hooks, ", "))
 		}
-	}
-	n.killer, _ = c.(cluster.Killer)
-	n.pauser, _ = c.(cluster.Pauser)
-	n.parter, _ = c.(cluster.Partitioner)
-	n.clock, _ = c.(cluster.Clock)
-	n.grower, _ = c.(cluster.Grower)
-	if n.clock != nil && (slices.Contains(names, "clock") || slices.Contains(names, "all")) {
-		// A runtime may implement Clock and still not be able to skew
-		// (a custom image without the clock shim): resetting the first
-		// node's offset to 0 is harmless and tells.
-		if nodes := sortedNodes(c.Nodes()); len(nodes) > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			n.clockErr = n.clock.SetClockOffset(ctx, nodes[0].Name, 0)
-			cancel()
-			if n.clockErr != nil {
-				n.clock = nil
-			}
-		}
-	}
-	if cmd, ok := opts.Hooks["kill"]; ok {
-		n.killer = hookKiller{n.hook("kill", cmd)}
-	}
-	if cmd, ok := opts.Hooks["pause"]; ok {
-		n.pauser = hookPauser{n.hook("pause", cmd)}
-	}
-	if cmd, ok := opts.Hooks["partition"]; ok {
-		n.parter = hookPartitioner{n.hook("partition", cmd)}
-	}
-	if cmd, ok := opts.Hooks["clock"]; ok {
-		n.clock = hookClock{n.hook("clock", cmd)}
 	}
 
 	var want []string
@@ -159,24 +104,39 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	if slices.Contains(names, "none") && (all || len(want) > 0) {
 		return nil, fmt.Errorf("\"none\" cannot be combined with other faults (got %s)", strings.Join(names, ","))
 	}
-	for _, f := range want {
-		if !n.supports(f) {
-			hint := "drop it from --nemesis"
-			if _, ok := hookFaults[f]; ok {
-				hint = fmt.Sprintf("give --nemesis-hook %s='<command>' or drop it from --nemesis", f)
-			}
-			why := ""
-			if f == "clock" && n.clockErr != nil {
-				why = fmt.Sprintf(" (%v)", n.clockErr)
-			}
-			return nil, fmt.Errorf("fault %s: target %s cannot %s%s; %s", f, n.target, needs[f], why, hint)
+	why := map[string]error{}
+	for _, mk := range registry {
+		f := mk()
+		var h *hook
+		if cmd, ok := opts.Hooks[f.name()]; ok {
+			h = &hook{fault: f.name(), cmd: cmd, c: c}
 		}
+		if err := f.bind(e, h, all || slices.Contains(want, f.name())); err != nil {
+			why[f.name()] = err
+			continue
+		}
+		n.bound[f.name()] = f
+		n.order = append(n.order, f)
+	}
+	for _, name := range want {
+		err, ok := why[name]
+		if !ok {
+			continue
+		}
+		f := lookup(name)
+		hint := "drop it from --nemesis"
+		if f.hookable() {
+			hint = fmt.Sprintf("give --nemesis-hook %s='<command>' or drop it from --nemesis", name)
+		}
+		detail := ""
+		if !errors.Is(err, errUnsupported) {
+			detail = fmt.Sprintf(" (%v)", err)
+		}
+		return nil, fmt.Errorf("fault %s: target %s cannot %s%s; %s", name, n.target, f.needs(), detail, hint)
 	}
 	if all {
-		for _, f := range Faults() {
-			if n.supports(f) {
-				want = append(want, f)
-			}
+		for _, f := range n.order {
+			want = append(want, f.name())
 		}
 	}
 	n.faults = canonical(want)
@@ -187,26 +147,7 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	if n.planner != nil {
 		n.planner.only = only
 	}
-	n.origNodes = len(c.Nodes())
 	return n, nil
-}
-
-func (n *Nemesis) supports(f string) bool {
-	switch f {
-	case "partition":
-		return n.parter != nil
-	case "kill":
-		return n.killer != nil
-	case "pause":
-		return n.pauser != nil
-	case "clock":
-		return n.clock != nil
-	case "member":
-		return n.grower != nil
-	case "migrate", "failover":
-		return true
-	}
-	return false
 }
 
 // Faults returns the faults this nemesis schedules, in canonical order.
@@ -233,6 +174,9 @@ type action struct {
 	start   func(ctx context.Context) (map[string]any, error)
 	stop    func(ctx context.Context) (map[string]any, error) // nil: nothing to undo
 	minHold time.Duration
+	// opensSlot: stopping it closes a slot migration, which must wait
+	// while the cluster holds an open slot redline cannot account for.
+	opensSlot bool
 }
 
 func (a *action) label() string {
@@ -316,8 +260,8 @@ func (n *Nemesis) fireLate(ctx context.Context, rec history.Recorder, st Step, l
 	f := "start-" + st.Fault
 	n.mu.Lock()
 	n.rec = rec
-	n.epochPair = [2]string{}
 	n.mu.Unlock()
+	n.mover.newStep()
 	t, err := n.topology(ctx)
 	var a *action
 	if err == nil {
@@ -400,45 +344,40 @@ func (n *Nemesis) finish(ctx context.Context, rec history.Recorder, a *action) e
 
 // resolve turns a step into an action on the topology t.
 func (n *Nemesis) resolve(ctx context.Context, st Step, t *topo) (*action, error) {
-	rng := stepRand(st)
-	switch st.Fault {
-	case "partition":
-		return n.partition(st, t, rng)
-	case "kill":
-		return n.kill(st, t, rng)
-	case "pause":
-		return n.pause(st, t, rng)
-	case "clock":
-		return n.skew(st, t, rng)
-	case "migrate":
-		return n.migrate(ctx, st, t, rng)
-	case "failover":
-		return n.failover(st, t, rng)
-	case "member":
-		return n.member(ctx, st, t, rng)
+	f, ok := n.bound[st.Fault]
+	if !ok {
+		if lookup(st.Fault) != nil {
+			return nil, fmt.Errorf("target %s cannot cause fault %q", n.target, st.Fault)
+		}
+		return nil, fmt.Errorf("unknown fault %q", st.Fault)
 	}
-	return nil, fmt.Errorf("unknown fault %q", st.Fault)
+	return f.resolve(ctx, st, t, stepRand(st))
 }
 
-// Heal ends every fault: it stops the fault in force, heals partitions,
-// resumes paused nodes, restarts killed ones, resets clocks, finishes or
-// repairs open migrations (also slots found open on any node), and waits for
-// the cluster to agree on one slot map. It records a "heal" invoke/info pair.
+// Heal ends every fault: it stops the fault in force, lets every fault
+// undo what it still holds (heal partitions, resume paused nodes, restart
+// killed ones, reset clocks), finishes or repairs the slot mover's open
+// migrations and re-asserts its moves (never while someone else's slot is
+// open), lets every fault settle (restore roles), and waits for the cluster
+// to agree on one slot map. It records a "heal" invoke/info pair.
 func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 	if len(n.faults) == 0 {
 		return nil
 	}
 	defer n.admin.close()
-	var errs []error
 	n.mu.Lock()
 	n.rec = rec
 	a := n.pending
 	n.mu.Unlock()
-	if a != nil && a.step.Fault == "migrate" {
-		// Stopping a migrate fault closes its slot: not while the cluster
-		// is in a state redline cannot account for (checked again below,
-		// once every node answers).
-		if found, _, err := n.unaccounted(ctx); err == nil && len(found) > 0 {
+	h := &healing{res: map[string]any{}, scheduled: map[string]bool{}}
+	for _, f := range n.faults {
+		h.scheduled[f] = true
+	}
+	if a != nil && a.opensSlot {
+		// Stopping it closes its slot: not while the cluster is in a
+		// state redline cannot account for (checked again below, once
+		// every node answers).
+		if found, _, err := n.mover.unaccounted(ctx); err == nil && len(found) > 0 {
 			n.mu.Lock()
 			n.pending = nil
 			n.mu.Unlock()
@@ -446,63 +385,18 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		}
 	}
 	if a != nil {
-		if err := n.finish(ctx, rec, a); err != nil {
-			errs = append(errs, err)
-		}
+		h.fail(n.finish(ctx, rec, a))
 	}
 	n.setCurrent("heal")
 	defer n.setCurrent("")
 	n.record(rec, history.Invoke, "heal", nil, map[string]any{})
-	res := map[string]any{}
-	var touched []string
-	n.mu.Lock()
-	paused, killed, skewed, cut := sortedKeys(n.paused), sortedKeys(n.killed), sortedKeys(n.skewed), n.cut
-	n.mu.Unlock()
-	if n.parter != nil && (cut || slices.Contains(n.faults, "partition")) {
-		if err := n.parter.Heal(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("heal partitions: %w", err))
-		}
-		n.mu.Lock()
-		n.cut = false
-		n.mu.Unlock()
-		res["healed_partitions"] = true
+	for _, f := range n.order {
+		f.heal(ctx, h)
 	}
-	for _, name := range paused {
-		if err := n.pauser.Resume(ctx, name); err != nil {
-			errs = append(errs, fmt.Errorf("resume %s: %w", name, err))
-			continue
-		}
-		n.mu.Lock()
-		delete(n.paused, name)
-		n.mu.Unlock()
-	}
-	for _, name := range killed {
-		if err := n.killer.Restart(ctx, name); err != nil {
-			errs = append(errs, fmt.Errorf("restart %s: %w", name, err))
-			continue
-		}
-		n.mu.Lock()
-		delete(n.killed, name)
-		n.mu.Unlock()
-	}
-	for _, name := range skewed {
-		if err := n.clock.SetClockOffset(ctx, name, 0); err != nil {
-			errs = append(errs, fmt.Errorf("reset clock of %s: %w", name, err))
-			continue
-		}
-		n.mu.Lock()
-		delete(n.skewed, name)
-		n.mu.Unlock()
-	}
-	touched = append(append(append(touched, paused...), killed...), skewed...)
-	for k, v := range map[string][]string{"resumed": paused, "restarted": killed, "clock_reset": skewed} {
-		if len(v) > 0 {
-			res[k] = v
-		}
-	}
-	found, would, err := n.unaccounted(ctx)
+	res := h.res
+	found, would, err := n.mover.unaccounted(ctx)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("reading the topology before repairs: %w", err))
+		h.fail(fmt.Errorf("reading the topology before repairs: %w", err))
 	} else if len(found) > 0 {
 		// Someone else's open slot, or one of redline's slots in a state
 		// its journal does not explain: repairing could move keys that are
@@ -516,37 +410,27 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		}
 		n.opts.Log("end phase: changing no slot; fix the above by hand (redis-cli --cluster fix) once you know whose it is")
 		res["unaccounted"], res["would_have"] = found, would
-		errs = append(errs, fmt.Errorf("cluster in a state redline cannot account for (%s); no slot repaired", strings.Join(found, "; ")))
+		h.fail(fmt.Errorf("cluster in a state redline cannot account for (%s); no slot repaired", strings.Join(found, "; ")))
 	} else {
-		repaired, err := n.repairSlots(ctx)
-		if err != nil {
-			errs = append(errs, err)
-		}
+		repaired, err := n.mover.repairSlots(ctx)
+		h.fail(err)
 		if len(repaired) > 0 {
 			res["repaired_slots"] = repaired
 		}
-		reasserted, err := n.reassertMoves(ctx)
-		if err != nil {
-			errs = append(errs, err)
-		}
+		reasserted, err := n.mover.reassertMoves(ctx)
+		h.fail(err)
 		if len(reasserted) > 0 {
 			res["reasserted_slots"] = reasserted
 		}
-		if n.opts.RestoreRoles {
-			back, err := n.restoreRoles(ctx)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("restore roles: %w", err))
-			}
-			if len(back) > 0 {
-				res["promoted_back"] = back
-			}
+		for _, f := range n.order {
+			f.settle(ctx, h)
 		}
 	}
 	wait := max(30*time.Second, 15*n.opts.NodeTimeout)
 	if len(found) > 0 {
 		res["converged"] = false // slots stay open until their owner closes them
 	} else if err := n.waitConverged(ctx, wait); err != nil {
-		errs = append(errs, err)
+		h.fail(err)
 		res["converged"] = false
 	} else {
 		res["converged"] = true
@@ -555,11 +439,12 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		res["cluster_nodes_after"] = t.View
 		res["cluster_nodes_of"] = t.ViewOf
 	}
-	err = errors.Join(errs...)
+	err = errors.Join(h.errs...)
 	if err != nil {
 		res["error"] = err.Error()
 		n.opts.Log("nemesis: heal: %v", err)
 	}
+	touched := h.touched
 	slices.SortFunc(touched, compareNames)
 	n.record(rec, history.Info, "heal", slices.Compact(touched), res)
 	return err

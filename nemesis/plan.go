@@ -2,63 +2,7 @@ package nemesis
 
 import (
 	"math/rand/v2"
-	"slices"
 )
-
-// faultModes lists every fault and its modes, in the order Names reports them.
-// A plan only ever picks from this table, so adding a mode changes schedules:
-// append modes at the end of a list to keep older seeds' fault order intact.
-var faultModes = []struct {
-	fault string
-	modes []string
-}{
-	{"partition", []string{"isolate-one", "isolate-primary", "halves", "ring", "bridge", "primaries-replicas"}},
-	{"kill", []string{"one", "primary", "majority-primaries", "all"}},
-	{"pause", []string{"one", "primary", "primary-long"}},
-	{"clock", []string{"bump", "strobe"}},
-	{"migrate", []string{"slot", "storm", "abort-stable", "abort-half"}},
-	{"failover", []string{"default", "force", "takeover"}},
-	{"member", []string{"add", "remove"}},
-}
-
-// studyModes are modes a random schedule never picks (so they change no
-// seed's schedule); only "fault:mode" names reach them, e.g. the RPO
-// study's primary-in-minority scenario.
-var studyModes = map[string][]string{"partition": {"primary-minority"}}
-
-// Names returns every name --nemesis accepts.
-func Names() []string {
-	names := []string{"none"}
-	for _, f := range faultModes {
-		names = append(names, f.fault)
-	}
-	return append(names, "all")
-}
-
-// Faults returns the fault names without "none" and "all".
-func Faults() []string {
-	var fs []string
-	for _, f := range faultModes {
-		fs = append(fs, f.fault)
-	}
-	return fs
-}
-
-// Modes returns the modes of a fault a schedule picks from (nil for an
-// unknown fault).
-func Modes(fault string) []string {
-	for _, f := range faultModes {
-		if f.fault == fault {
-			return slices.Clone(f.modes)
-		}
-	}
-	return nil
-}
-
-// AllModes is Modes plus the modes only "fault:mode" names choose.
-func AllModes(fault string) []string {
-	return append(Modes(fault), studyModes[fault]...)
-}
 
 // Step is one scheduled fault. Targets are not part of a step: they are
 // resolved from the live topology when the step fires, with a random source
@@ -111,17 +55,6 @@ func (p *planner) next() Step {
 		Seed:  p.rng.Uint64(),
 		Hold:  0.5 + 0.25*p.rng.Float64(),
 	}
-}
-
-// canonical keeps the known faults of names in table order, once each.
-func canonical(names []string) []string {
-	var fs []string
-	for _, f := range faultModes {
-		if slices.Contains(names, f.fault) {
-			fs = append(fs, f.fault)
-		}
-	}
-	return fs
 }
 
 // stepRand is the random source a step uses when it fires.

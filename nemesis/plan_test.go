@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 func TestPlanIsAPureFunctionOfFaultsAndSeed(t *testing.T) {
@@ -206,17 +207,17 @@ func TestKillTargets(t *testing.T) {
 func TestKeySlot(t *testing.T) {
 	// Values from the Redis Cluster specification and redis-cli CLUSTER KEYSLOT.
 	for key, want := range map[string]int{"123456789": 0x31C3 & 16383, "foo": 12182, "bar": 5061,
-		"{user1000}.following": keySlot("user1000"), "foo{}{bar}": keySlot("foo{}{bar}"), "foo{{bar}}": keySlot("{bar")} {
-		if got := keySlot(key); got != want {
-			t.Errorf("keySlot(%q) = %d, want %d", key, got, want)
+		"{user1000}.following": history.Keyslot("user1000"), "foo{}{bar}": history.Keyslot("foo{}{bar}"), "foo{{bar}}": history.Keyslot("{bar")} {
+		if got := history.Keyslot(key); got != want {
+			t.Errorf("history.Keyslot(%q) = %d, want %d", key, got, want)
 		}
 	}
 }
 
 func TestMemberModeKeepsThreePrimaries(t *testing.T) {
-	n := &Nemesis{origNodes: 6}
+	n := &memberFault{origNodes: 6}
 	tp := fakeTopo([]int{1, 2, 3, 4, 5, 6})
-	a, err := n.member(context.Background(), Step{Fault: "member", Mode: "remove"}, tp, stepRand(Step{}))
+	a, err := n.resolve(context.Background(), Step{Fault: "member", Mode: "remove"}, tp, stepRand(Step{}))
 	if err != nil || a.detail["effective"] != "add" {
 		t.Fatalf("remove with 3 primaries: %v %v", a.detail, err)
 	}
@@ -225,7 +226,7 @@ func TestMemberModeKeepsThreePrimaries(t *testing.T) {
 		tp.Members = append(tp.Members, member{Node: cluster.Node{Name: fmt.Sprintf("n%d", i)}, ID: fmt.Sprintf("id%d", i),
 			Primary: true, Reachable: true, Slots: []int{16000 + i}})
 	}
-	a, err = n.member(context.Background(), Step{Fault: "member", Mode: "add"}, tp, stepRand(Step{}))
+	a, err = n.resolve(context.Background(), Step{Fault: "member", Mode: "add"}, tp, stepRand(Step{}))
 	if err != nil || a.detail["effective"] != "remove" || len(a.nodes) != 1 {
 		t.Fatalf("add after growing by two: %v %v %v", a.detail, a.nodes, err)
 	}

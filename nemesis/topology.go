@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // member is one node of the cluster with its role as the node itself reports
@@ -160,13 +161,13 @@ func (a *admin) clusterNodes(ctx context.Context, addr string) (string, error) {
 // topology asks every node for CLUSTER NODES and builds a snapshot.
 // A cluster known from a seed is rediscovered first, so that nodes the
 // cluster gained or lost since are taken into account.
-func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
-	if r, ok := n.c.(cluster.Refresher); ok {
+func (e *env) topology(ctx context.Context) (*topo, error) {
+	if r, ok := e.c.(cluster.Refresher); ok {
 		if err := r.Refresh(ctx); err != nil {
-			n.opts.Log("nemesis: rediscovering the cluster: %v (using the last known nodes)", err)
+			e.opts.Log("nemesis: rediscovering the cluster: %v (using the last known nodes)", err)
 		}
 	}
-	nodes := sortedNodes(n.c.Nodes())
+	nodes := sortedNodes(e.c.Nodes())
 	t := &topo{}
 	views := make([][]cluster.NodeInfo, len(nodes))
 	texts := make([]string, len(nodes))
@@ -175,7 +176,7 @@ func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			text, err := n.admin.clusterNodes(ctx, nd.Addr)
+			text, err := e.admin.clusterNodes(ctx, nd.Addr)
 			if err != nil {
 				return
 			}
@@ -238,6 +239,19 @@ func (n *Nemesis) topology(ctx context.Context) (*topo, error) {
 		t.Members = append(t.Members, m)
 	}
 	return t, nil
+}
+
+// waitConverged waits (clusteradmin.WaitConverged) until every node that answers
+// reports cluster_state:ok, no open slots, no failure flags and the same
+// slot map.
+func (e *env) waitConverged(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var addrs []string
+	for _, nd := range sortedNodes(e.c.Nodes()) {
+		addrs = append(addrs, nd.Addr)
+	}
+	return clusteradmin.WaitConverged(ctx, addrs)
 }
 
 // announceOf guesses the address peers use for a node: Host with Addr's port.

@@ -42,7 +42,7 @@ func startClusterFor(ctx context.Context, cfg harness.Config, log *harness.Log, 
 		log.Printf("discovered %d nodes (%d primaries with slots) by %s", len(v.Members), len(v.Primaries()), v.From)
 		return c, nil
 	}
-	rt, err := docker.New(docker.Options{Log: log.Printf, Owned: owned})
+	rt, err := docker.New(docker.Options{Log: log.Printf, Owned: owned, Form: clusteradmin.Form})
 	if err != nil {
 		return nil, err
 	}

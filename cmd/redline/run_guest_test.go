@@ -107,7 +107,7 @@ func requireHealthy(t *testing.T, addrs []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := cluster.WaitConverged(ctx, addrs); err != nil {
+	if err := clusteradmin.WaitConverged(ctx, addrs); err != nil {
 		t.Fatalf("cluster after the run: %v", err)
 	}
 	for _, a := range addrs {

@@ -102,7 +102,7 @@ func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 }
 
 func convergeFor(cfg harness.Config) func(context.Context, []string) error {
-	return cluster.WaitConverged
+	return clusteradmin.WaitConverged
 }
 
 // snapshotNodes stores each node's CLUSTER NODES view and server log.

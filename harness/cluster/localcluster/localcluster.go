@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // Cluster is a set of local server processes formed into a cluster.
@@ -80,7 +80,7 @@ func StartWith(ctx context.Context, dir string, n, replicas int, nodeTimeout tim
 		}
 	}
 	c.exited = exited
-	if err := cluster.Form(ctx, c.Addrs, replicas, func(string, ...any) {}); err != nil {
+	if err := clusteradmin.Form(ctx, c.Addrs, replicas, func(string, ...any) {}); err != nil {
 		c.Stop()
 		return nil, err
 	}

@@ -1,0 +1,47 @@
+package nemesis
+
+import (
+	"context"
+	"math/rand/v2"
+
+	"github.com/redline-dev/redline/harness/cluster"
+)
+
+// killFault SIGKILLs its targets (killTargets) and restarts them when
+// stopped; the end phase restarts any it still holds.
+type killFault struct {
+	base
+	killer cluster.Killer
+	killed nodeSet
+}
+
+func (*killFault) name() string    { return "kill" }
+func (*killFault) modes() []string { return []string{"one", "primary", "majority-primaries", "all"} }
+func (*killFault) needs() string   { return "kill and restart nodes (cluster.Killer)" }
+func (*killFault) hookable() bool  { return true }
+
+func (f *killFault) bind(e *env, h *hook, _ bool) error {
+	f.killer, _ = e.c.(cluster.Killer)
+	if h != nil {
+		f.killer = hookKiller{*h}
+	}
+	if f.killer == nil {
+		return errUnsupported
+	}
+	return nil
+}
+
+func (f *killFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
+	targets, err := killTargets(st.Mode, t, rng)
+	if err != nil {
+		return nil, err
+	}
+	names := memberNames(targets)
+	a := &action{nodes: names, detail: map[string]any{"roles": roles(targets)}}
+	hold(a, &f.killed, f.killer.Kill, f.killer.Restart)
+	return a, nil
+}
+
+func (f *killFault) heal(ctx context.Context, h *healing) {
+	f.killed.undo(ctx, h, "restarted", "restart", f.killer.Restart)
+}

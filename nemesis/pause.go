@@ -1,0 +1,56 @@
+package nemesis
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redline-dev/redline/harness/cluster"
+)
+
+// pauseFault freezes its targets (killTargets) and resumes them when
+// stopped. primary-long holds the pause for at least three node timeouts
+// plus a second, so that a replica is promoted and the old primary comes
+// back as a zombie.
+type pauseFault struct {
+	base
+	e      *env
+	pauser cluster.Pauser
+	paused nodeSet
+}
+
+func (*pauseFault) name() string    { return "pause" }
+func (*pauseFault) modes() []string { return []string{"one", "primary", "primary-long"} }
+func (*pauseFault) needs() string   { return "pause and resume nodes (cluster.Pauser)" }
+func (*pauseFault) hookable() bool  { return true }
+
+func (f *pauseFault) bind(e *env, h *hook, _ bool) error {
+	f.e = e
+	f.pauser, _ = e.c.(cluster.Pauser)
+	if h != nil {
+		f.pauser = hookPauser{*h}
+	}
+	if f.pauser == nil {
+		return errUnsupported
+	}
+	return nil
+}
+
+func (f *pauseFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
+	targets, err := killTargets(st.Mode, t, rng)
+	if err != nil {
+		return nil, err
+	}
+	names := memberNames(targets)
+	a := &action{nodes: names, detail: map[string]any{"roles": roles(targets)}}
+	if st.Mode == "primary-long" {
+		a.minHold = 3*f.e.opts.NodeTimeout + time.Second
+		a.detail["min_hold_ms"] = a.minHold.Milliseconds()
+	}
+	hold(a, &f.paused, f.pauser.Pause, f.pauser.Resume)
+	return a, nil
+}
+
+func (f *pauseFault) heal(ctx context.Context, h *healing) {
+	f.paused.undo(ctx, h, "resumed", "resume", f.pauser.Resume)
+}

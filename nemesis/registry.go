@@ -1,0 +1,91 @@
+package nemesis
+
+import (
+	"slices"
+	"sort"
+)
+
+// registry lists every fault, in the order Names reports them and plans
+// draw from. Adding a fault is a file with its type and one line here;
+// append it at the end, or older seeds' schedules change.
+var registry = []func() fault{
+	func() fault { return &partitionFault{} },
+	func() fault { return &killFault{} },
+	func() fault { return &pauseFault{} },
+	func() fault { return &clockFault{} },
+	func() fault { return &migrateFault{} },
+	func() fault { return &failoverFault{} },
+	func() fault { return &memberFault{} },
+}
+
+// catalog holds one value of every registered fault, for names and modes.
+var catalog = func() []fault {
+	fs := make([]fault, len(registry))
+	for i, mk := range registry {
+		fs[i] = mk()
+	}
+	return fs
+}()
+
+func lookup(name string) fault {
+	for _, f := range catalog {
+		if f.name() == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Names returns every name --nemesis accepts.
+func Names() []string {
+	return append(append([]string{"none"}, Faults()...), "all")
+}
+
+// Faults returns the fault names without "none" and "all".
+func Faults() []string {
+	var fs []string
+	for _, f := range catalog {
+		fs = append(fs, f.name())
+	}
+	return fs
+}
+
+// Modes returns the modes of a fault a schedule picks from (nil for an
+// unknown fault).
+func Modes(name string) []string {
+	if f := lookup(name); f != nil {
+		return slices.Clone(f.modes())
+	}
+	return nil
+}
+
+// AllModes is Modes plus the modes only "fault:mode" names choose.
+func AllModes(name string) []string {
+	if f := lookup(name); f != nil {
+		return append(Modes(name), f.studyModes()...)
+	}
+	return nil
+}
+
+// hookNames are the faults a --nemesis-hook can supply, sorted.
+func hookNames() []string {
+	var out []string
+	for _, f := range catalog {
+		if f.hookable() {
+			out = append(out, f.name())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return compareNames(out[i], out[j]) < 0 })
+	return out
+}
+
+// canonical keeps the known faults of names in registry order, once each.
+func canonical(names []string) []string {
+	var fs []string
+	for _, f := range catalog {
+		if slices.Contains(names, f.name()) {
+			fs = append(fs, f.name())
+		}
+	}
+	return fs
+}
