@@ -572,6 +572,7 @@ func (r *replState) setMaster(host string, port int) {
 		return
 	}
 	r.stopReplica()
+	r.s.disconnectBlocked() // clients blocked on a master, now a replica
 	wasMaster := !r.isReplica()
 	r.masterHost, r.masterPort = host, port
 	r.s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
