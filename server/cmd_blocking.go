@@ -120,10 +120,9 @@ func cmdBLMove(c *Client, argv [][]byte) {
 	}
 	// The regular LMOVE, propagated as LMOVE (RPOPLPUSH).
 	s := c.s
-	name := "lmove"
-	largv := argv[:5]
-	if c.cmd.Name == "brpoplpush" {
-		name, largv = "rpoplpush", argv[:3]
+	name, largv := "rpoplpush", argv[:3]
+	if c.cmd.Name == "blmove" {
+		name, largv = "lmove", argv[:5]
 	}
 	own := c.cmd
 	lm := s.commands[name]
