@@ -25,6 +25,9 @@ func (cmd *Command) aclCategories() []string {
 	} else {
 		out = append(out, "@slow")
 	}
+	if cmd.Flags&FlagBlocking != 0 {
+		out = append(out, "@blocking")
+	}
 	return out
 }
 

@@ -691,6 +691,7 @@ func cmdSwapDB(c *Client, argv [][]byte) {
 			}
 		}
 		c.s.dbs[a].SwapContents(c.s.dbs[b])
+		c.s.signalSwapped(a, b)
 	}
 	c.s.dirty++
 	c.OK()

@@ -408,6 +408,9 @@ func (c *Client) flagsString() string {
 	if c.Asking {
 		f += "A"
 	}
+	if c.blk != nil && !c.blk.served {
+		f += "b"
+	}
 	if f == "" {
 		f = "N"
 	}
@@ -544,6 +547,8 @@ func cmdClient(c *Client, argv [][]byte) {
 	case "UNPAUSE":
 		s.unpause()
 		c.OK()
+	case "UNBLOCK":
+		cmdClientUnblock(c, argv)
 	case "NO-EVICT", "NO-TOUCH":
 		c.OK()
 	case "REPLY":
@@ -720,7 +725,7 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "maxclients", s.cfg.MaxClients)
 		kv(&sb, "client_recent_max_input_buffer", 0)
 		kv(&sb, "client_recent_max_output_buffer", 0)
-		kv(&sb, "blocked_clients", 0)
+		kv(&sb, "blocked_clients", s.blk.n)
 		kv(&sb, "tracking_clients", 0)
 		kv(&sb, "clients_in_timeout_table", 0)
 		return sb.String()

@@ -63,6 +63,14 @@ type Client struct {
 	// ps is the Pub/Sub state of a client that subscribed (pubsub.go).
 	ps *subscriber
 
+	// blk is the state of a client blocked on keys (BLPOP ...) until its
+	// own goroutine or loop takes the reply (blocking.go); blocked mirrors
+	// blk != nil for that goroutine's lock-free check, woken asks it to
+	// stop reading.
+	blk     *blockedOn
+	blocked atomic.Bool
+	woken   atomic.Bool
+
 	// inScript is set on the fake client that runs redis.call.
 	inScript bool
 	// current command

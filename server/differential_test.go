@@ -190,7 +190,7 @@ var argumentsTolerated = map[string]string{
 	"eval": "random text is not a script", "evalsha": "random text is not a script", "eval_ro": "random text is not a script",
 	"evalsha_ro": "random text is not a script", "script": "script cache state", "cluster": "cluster mode off in both",
 	"redline": "the reference server's own command", "readonly": "cluster", "readwrite": "cluster", "asking": "cluster",
-	// Blocking commands would wait out their timeout (and are not implemented).
+	// Blocking commands would wait out their timeout (blocking_test.go compares them).
 	"blpop": "blocks", "brpop": "blocks", "blmove": "blocks", "brpoplpush": "blocks", "blmpop": "blocks",
 	"bzpopmin": "blocks", "bzpopmax": "blocks", "bzmpop": "blocks", "xread": "blocks", "xreadgroup": "blocks",
 }
@@ -309,8 +309,6 @@ var missingCommands = map[string]string{
 	"sort_ro":              "not implemented",
 	"bitfield":             "not implemented",
 	"bitfield_ro":          "not implemented",
-	"lmpop":                "not implemented",
-	"zmpop":                "not implemented",
 }
 
 // allReplies sends argv followed by an ECHO marker and returns every reply

@@ -54,6 +54,9 @@ type eventLoop struct {
 
 	mu    sync.Mutex
 	conns map[int32]*Client // by fd
+	// woken are blocked clients whose reply is ready (blocking.go); the
+	// loop sends it and runs their buffered input.
+	woken []*Client
 }
 
 // eventLoopsEnabled: REDLINE_EVENT_LOOP=off serves every connection from a
@@ -201,6 +204,7 @@ func (l *eventLoop) run() {
 				}
 				var b [8]byte
 				unix.Read(l.wakeFd, b[:])
+				l.serveWoken()
 				continue
 			}
 			l.mu.Lock()
@@ -228,6 +232,13 @@ func (l *eventLoop) serve(c *Client) {
 	}
 	c.rend += n
 	atomic.AddInt64(&s.stats.netIn, int64(n))
+	l.process(c)
+}
+
+// process runs what c has buffered and writes the replies.
+func (l *eventLoop) process(c *Client) {
+	s := l.s
+	fd := c.loop.fd
 	if !s.processInput(c, true) {
 		l.close(c)
 		return
@@ -264,6 +275,33 @@ func (l *eventLoop) serve(c *Client) {
 	}
 	c.shrinkIn()
 	c.lastActive.Store(time.Now().UnixMilli())
+}
+
+// wakeLoopClient hands a served blocked client back to its loop (lock
+// held).
+func (s *Server) wakeLoopClient(c *Client) {
+	l := s.loops[c.loop.fd%len(s.loops)]
+	l.mu.Lock()
+	l.woken = append(l.woken, c)
+	l.mu.Unlock()
+	l.wake()
+}
+
+// serveWoken sends the replies of served blocked clients and runs the
+// commands they sent meanwhile.
+func (l *eventLoop) serveWoken() {
+	l.mu.Lock()
+	woken := l.woken
+	l.woken = nil
+	l.mu.Unlock()
+	for _, c := range woken {
+		// Only the loop closes or hands over its connections, so c.loop
+		// is stable here.
+		if c.loop == nil || c.loop.closed {
+			continue
+		}
+		l.process(c)
+	}
 }
 
 // forget removes fd from the loop; the caller holds the server lock and

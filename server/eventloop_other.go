@@ -17,6 +17,8 @@ func (s *Server) loopAccept(net.Conn) bool { return false }
 
 func (l *eventLoop) wake() {}
 
+func (s *Server) wakeLoopClient(*Client) {}
+
 func writeConn(conn net.Conn, b []byte) error {
 	_, err := conn.Write(b)
 	return err

@@ -23,6 +23,9 @@ func (s *Server) Exec(c *Client, argv [][]byte) []byte {
 		return nil
 	}
 	c.call(argv)
+	if len(s.blk.ready) > 0 {
+		s.serveReadyKeys()
+	}
 	return c.out
 }
 

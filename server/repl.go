@@ -355,7 +355,14 @@ func (r *replState) cmdPsync(c *Client, argv [][]byte) {
 		} else {
 			head = fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", r.replid, r.offset)
 		}
-		head = resp.AppendBulk(head, snap)
+		if len(argv) == 1 {
+			// As Redis sends its RDB: the payload without a CRLF after it
+			// (the test suite's attach_to_replication_stream reads the
+			// stream's first line right after it).
+			head = append(fmt.Appendf(head, "$%d\r\n", len(snap)), snap...)
+		} else {
+			head = resp.AppendBulk(head, snap)
+		}
 		s.Logf('*', "Full resync requested by replica %s:%d; sending %d bytes of dataset at offset %d", host, rl.port, len(snap), r.offset)
 	}
 	rl.buf = head
@@ -572,6 +579,7 @@ func (r *replState) setMaster(host string, port int) {
 		return
 	}
 	r.stopReplica()
+	r.s.disconnectBlocked() // clients blocked on a master, now a replica
 	wasMaster := !r.isReplica()
 	r.masterHost, r.masterPort = host, port
 	r.s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)

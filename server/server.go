@@ -128,6 +128,8 @@ type Server struct {
 	// loops serve connections (eventloop_linux.go); none means a
 	// goroutine per connection.
 	loops []*eventLoop
+	// blk holds the clients blocked on keys (blocking.go).
+	blk blockingState
 }
 
 // New creates a server from a configuration. It loads the AOF if appendonly
@@ -157,7 +159,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.dbs = make([]*store.DB, cfg.Databases)
 	for i := range s.dbs {
 		i := i
-		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }})
+		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) }})
 	}
 	if cfg.ClusterEnabled {
 		// Cluster mode answers COUNTKEYSINSLOT/GETKEYSINSLOT from an index.
@@ -167,6 +169,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.scripts = newScripting(s)
 	s.registerFunctionCommands()
 	s.registerPubSubCommands()
+	s.registerBlockingCommands()
 	for _, w := range cfg.Warnings {
 		s.Logf('#', "%s", w)
 	}
@@ -412,6 +415,9 @@ func (s *Server) dropClient(c *Client) {
 
 // forgetClient is dropClient with the server lock held.
 func (s *Server) forgetClient(c *Client) {
+	if c.blk != nil {
+		s.unblock(c)
+	}
 	s.unwatchAll(c)
 	s.dropSubscriber(c)
 	s.clientsMu.Lock()
@@ -429,16 +435,20 @@ func (s *Server) serveStream(c *Client, conn net.Conn, resumed bool) {
 	for {
 		if !resumed {
 			c.makeRoom()
+			var deadline time.Time
 			if s.cfg.Timeout > 0 {
-				conn.SetReadDeadline(time.Now().Add(time.Duration(s.cfg.Timeout) * time.Second))
+				deadline = time.Now().Add(time.Duration(s.cfg.Timeout) * time.Second)
+				conn.SetReadDeadline(deadline)
 			}
-			n, err := conn.Read(c.in[c.rend:])
-			if n > 0 {
-				c.rend += n
-				atomic.AddInt64(&s.stats.netIn, int64(n))
-			}
-			if err != nil {
-				return
+			if !c.woken.Swap(false) { // else a blocked client was served: no read
+				n, err := conn.Read(c.in[c.rend:])
+				if n > 0 {
+					c.rend += n
+					atomic.AddInt64(&s.stats.netIn, int64(n))
+				}
+				if err != nil && !wakeTimeout(c, conn, err, deadline) {
+					return
+				}
 			}
 			if c.killed.Load() {
 				return
@@ -507,6 +517,12 @@ func (c *Client) resetOut() {
 // that blocks its caller (WAIT, a client pause, a script, PSYNC) and sets
 // c.leaveLoop, leaving that command in the buffer.
 func (s *Server) processInput(c *Client, inLoop bool) bool {
+	if c.blocked.Load() && !s.resumeBlocked(c) {
+		return true // still blocked: its input waits in c.in (blocking.go)
+	}
+	if c.closeNow {
+		return true
+	}
 	locked := false
 	var perr error
 	for c.rstart < c.rend {
@@ -549,7 +565,10 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			s.mu.Lock()
 		}
 		c.safeCall(cmd, args)
-		if c.closeNow {
+		if len(s.blk.ready) > 0 {
+			s.serveReadyKeys()
+		}
+		if c.closeNow || c.blk != nil {
 			break
 		}
 	}

@@ -131,6 +131,10 @@ type Hooks struct {
 	// Expired is called when a key is removed because its TTL passed
 	// (lazily or actively), after removal. The server propagates a DEL.
 	Expired func(key string)
+	// Added is called when a key comes into existence (a new key, not a
+	// value replacing a live one), after insertion: the server wakes
+	// clients blocked on it (Redis's signalKeyAsReady in dbAdd).
+	Added func(key string, o *Object)
 }
 
 // DB is one logical database.
@@ -240,6 +244,9 @@ func (db *DB) insert(o *Object) {
 	}
 	if db.slots != nil {
 		db.slots.add(o.key)
+	}
+	if db.hooks.Added != nil {
+		db.hooks.Added(o.key, o)
 	}
 }
 
