@@ -5,6 +5,9 @@ import (
 )
 
 func (cmd *Command) aclCategories() []string {
+	if cmd.ACL != nil {
+		return cmd.ACL
+	}
 	var out []string
 	switch {
 	case cmd.Flags&FlagWrite != 0:
@@ -58,7 +61,9 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 		c.Simple(tip)
 	}
 	// key specs
-	if cmd.FirstKey > 0 {
+	if cmd.Specs != nil {
+		c.writeKeySpecs(cmd.Specs)
+	} else if cmd.FirstKey > 0 {
 		c.Array(1)
 		c.Map(3)
 		c.BulkString("flags")

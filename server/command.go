@@ -76,7 +76,12 @@ type Command struct {
 	Tips    []string
 	Summary string
 	Since   string
-	ACL     []string
+	// ACL, when set, is the command's full list of ACL categories (else
+	// they follow from its flags and group).
+	ACL []string
+	// Specs, when set, are the key specs COMMAND INFO shows (else one
+	// range spec follows from FirstKey, LastKey and Step).
+	Specs []KeySpec
 
 	calls int64
 	usec  int64

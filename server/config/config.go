@@ -78,6 +78,8 @@ type Config struct {
 	MinReplicasMaxLag     int // seconds
 	ReplicaPriority       int
 
+	HLLSparseMaxBytes int64 // hll-sparse-max-bytes
+
 	// File is the absolute path of the config file given on the command
 	// line ("" if none): CONFIG REWRITE writes it.
 	File string
@@ -118,6 +120,7 @@ func Default() *Config {
 		ReplBacklogSize:              1 << 20,
 		ReplTimeout:                  60,
 		ReplPingReplicaPeriod:        10,
+		HLLSparseMaxBytes:            3000,
 		ReplDisklessSync:             true,
 		MinReplicasMaxLag:            10,
 		ReplicaPriority:              100,
@@ -294,6 +297,7 @@ func (c *Config) fields() map[string]field {
 		"min-replicas-to-write":           intField(&c.MinReplicasToWrite, 0, 1<<31-1),
 		"min-replicas-max-lag":            intField(&c.MinReplicasMaxLag, 0, 1<<31-1),
 		"replica-priority":                intField(&c.ReplicaPriority, 0, 1<<31-1),
+		"hll-sparse-max-bytes":            memField(&c.HLLSparseMaxBytes, 0, 1<<63-1),
 	}
 	f["cluster-node-timeout"] = field{
 		set: func(a []string) error {
