@@ -427,28 +427,54 @@ func cmdDump(c *Client, argv [][]byte) {
 }
 
 func cmdRestore(c *Client, argv [][]byte) {
-	ttl, ok := parseInt(argv[2])
-	if !ok {
-		c.Error(ErrNotInt)
-		return
-	}
+	// Redis's order: options, then an existing key, then the TTL, then
+	// the payload.
 	var replace, absttl bool
+	idle, freq := int64(-1), int64(-1)
 	for i := 4; i < len(argv); i++ {
+		more := i+1 < len(argv)
 		switch {
 		case eq(argv[i], "replace"):
 			replace = true
 		case eq(argv[i], "absttl"):
 			absttl = true
-		case (eq(argv[i], "idletime") || eq(argv[i], "freq")) && i+1 < len(argv):
-			if _, ok := parseInt(argv[i+1]); !ok {
+		case eq(argv[i], "idletime") && more && freq == -1:
+			v, ok := parseInt(argv[i+1])
+			if !ok {
 				c.Error(ErrNotInt)
 				return
 			}
+			if v < 0 {
+				c.Error("ERR Invalid IDLETIME value, must be >= 0")
+				return
+			}
+			idle = v
+			i++
+		case eq(argv[i], "freq") && more && idle == -1:
+			v, ok := parseInt(argv[i+1])
+			if !ok {
+				c.Error(ErrNotInt)
+				return
+			}
+			if v < 0 || v > 255 {
+				c.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
+				return
+			}
+			freq = v
 			i++
 		default:
 			c.Error(ErrSyntax)
 			return
 		}
+	}
+	if !replace && c.kv().Get(argv[1]) != nil {
+		c.Error("BUSYKEY Target key name already exists.")
+		return
+	}
+	ttl, ok := parseInt(argv[2])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
 	}
 	if ttl < 0 {
 		c.Error("ERR Invalid TTL value, must be >= 0")
@@ -456,10 +482,6 @@ func cmdRestore(c *Client, argv [][]byte) {
 	}
 	db := c.kv()
 	old := db.Get(argv[1])
-	if old != nil && !replace {
-		c.Error("BUSYKEY Target key name already exists.")
-		return
-	}
 	o, err := store.Restore(argv[3])
 	if err != nil {
 		c.Error(err.Error())

@@ -61,6 +61,9 @@ type Object struct {
 	notInt bool
 	// order is a compact hash's field order.
 	order []string
+	// isetWidth is an intset's element width (2, 4 or 8 bytes): it grows
+	// with the values added and never shrinks, as in Redis (dump.go).
+	isetWidth uint8
 }
 
 // Key returns the key the object is stored under.
@@ -447,7 +450,7 @@ func (db *DB) Raw(key string) *Object { return db.keys[key] }
 // Clone returns a deep copy of o, not stored anywhere, with o's expiry and
 // encoding (COPY).
 func (o *Object) Clone() *Object {
-	n := &Object{Kind: o.Kind, ExpireAt: o.ExpireAt, loose: o.loose, notInt: o.notInt}
+	n := &Object{Kind: o.Kind, ExpireAt: o.ExpireAt, loose: o.loose, notInt: o.notInt, isetWidth: o.isetWidth}
 	switch o.Kind {
 	case KindString:
 		n.Str = append([]byte(nil), o.Str...)
