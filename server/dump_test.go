@@ -3,7 +3,9 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/rdb"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -277,6 +279,54 @@ func TestRestoreOldEncodingsAndCorruptPayloads(t *testing.T) {
 		}
 		if errs[0] != errs[1] {
 			t.Errorf("RESTORE %s: %s, redis %s", name, errs[0], errs[1])
+		}
+	}
+}
+
+// TestMigrateBetweenReferenceAndRedis: MIGRATE moves keys both ways
+// between this server and a real redis-server (the payload is Redis's).
+func TestMigrateBetweenReferenceAndRedis(t *testing.T) {
+	raddr := startRedisServer(t)
+	cfg, err := config.ParseArgs([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Options{Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartNode(); err != nil { // MIGRATE comes with replication and cluster mode
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ref := newClient(t, s, 2)
+	red := redis.NewClient(&redis.Options{Addr: raddr, DisableIdentity: true, MaxRetries: -1, ReadTimeout: 10 * time.Second})
+	t.Cleanup(func() { red.Close() })
+	host, port, _ := strings.Cut(raddr, ":")
+	refHost, refPort, _ := strings.Cut(s.Addr().String(), ":")
+	ref.RPush(ctx, "l", "a", 1, strings.Repeat("x", 100))
+	ref.HSet(ctx, "h", "f", "v")
+	ref.ZAdd(ctx, "z", redis.Z{Score: 1.5, Member: "m"})
+	ref.Set(ctx, "s", "12345", time.Hour)
+	if err := ref.Do(ctx, "MIGRATE", host, port, "", 0, 5000, "KEYS", "l", "h", "z", "s").Err(); err != nil {
+		t.Fatalf("MIGRATE to redis: %v", err)
+	}
+	if n := ref.Exists(ctx, "l", "h", "z", "s").Val(); n != 0 {
+		t.Fatalf("%d keys left behind", n)
+	}
+	if ttl := red.TTL(ctx, "s").Val(); ttl <= 0 {
+		t.Errorf("TTL on redis %v", ttl)
+	}
+	want := map[string]string{}
+	for _, k := range []string{"l", "h", "z", "s"} {
+		want[k] = valueOf(t, red, k)
+	}
+	if err := red.Do(ctx, "MIGRATE", refHost, refPort, "", 0, 5000, "KEYS", "l", "h", "z", "s").Err(); err != nil {
+		t.Fatalf("MIGRATE back: %v", err)
+	}
+	for k, w := range want {
+		if got := valueOf(t, ref, k); got != w {
+			t.Errorf("%s back on ref: %q, want %q", k, got, w)
 		}
 	}
 }
