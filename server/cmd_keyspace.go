@@ -93,7 +93,7 @@ func cmdDel(c *Client, argv [][]byte) {
 func cmdExists(c *Client, argv [][]byte) {
 	var n int64
 	for _, k := range argv[1:] {
-		if c.kv().Get(k) != nil {
+		if c.kv().Peek(k) != nil {
 			n++
 		}
 	}
@@ -101,7 +101,7 @@ func cmdExists(c *Client, argv [][]byte) {
 }
 
 func cmdType(c *Client, argv [][]byte) {
-	o := c.kv().Get(argv[1])
+	o := c.kv().Peek(argv[1])
 	if o == nil {
 		c.Simple("none")
 		return
@@ -195,7 +195,7 @@ func cmdExpireAt(c *Client, argv [][]byte)  { expireGeneric(c, argv, 1000, true)
 func cmdPExpireAt(c *Client, argv [][]byte) { expireGeneric(c, argv, 1, true) }
 
 func ttlGeneric(c *Client, argv [][]byte, ms bool) {
-	o := c.kv().Get(argv[1])
+	o := c.kv().Peek(argv[1])
 	if o == nil {
 		c.Int(-2)
 		return
@@ -219,7 +219,7 @@ func cmdTTL(c *Client, argv [][]byte)  { ttlGeneric(c, argv, false) }
 func cmdPTTL(c *Client, argv [][]byte) { ttlGeneric(c, argv, true) }
 
 func expireTimeGeneric(c *Client, argv [][]byte, ms bool) {
-	o := c.kv().Get(argv[1])
+	o := c.kv().Peek(argv[1])
 	if o == nil {
 		c.Int(-2)
 		return
@@ -427,28 +427,54 @@ func cmdDump(c *Client, argv [][]byte) {
 }
 
 func cmdRestore(c *Client, argv [][]byte) {
-	ttl, ok := parseInt(argv[2])
-	if !ok {
-		c.Error(ErrNotInt)
-		return
-	}
+	// Redis's order: options, then an existing key, then the TTL, then
+	// the payload.
 	var replace, absttl bool
+	idle, freq := int64(-1), int64(-1)
 	for i := 4; i < len(argv); i++ {
+		more := i+1 < len(argv)
 		switch {
 		case eq(argv[i], "replace"):
 			replace = true
 		case eq(argv[i], "absttl"):
 			absttl = true
-		case (eq(argv[i], "idletime") || eq(argv[i], "freq")) && i+1 < len(argv):
-			if _, ok := parseInt(argv[i+1]); !ok {
+		case eq(argv[i], "idletime") && more && freq == -1:
+			v, ok := parseInt(argv[i+1])
+			if !ok {
 				c.Error(ErrNotInt)
 				return
 			}
+			if v < 0 {
+				c.Error("ERR Invalid IDLETIME value, must be >= 0")
+				return
+			}
+			idle = v
+			i++
+		case eq(argv[i], "freq") && more && idle == -1:
+			v, ok := parseInt(argv[i+1])
+			if !ok {
+				c.Error(ErrNotInt)
+				return
+			}
+			if v < 0 || v > 255 {
+				c.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
+				return
+			}
+			freq = v
 			i++
 		default:
 			c.Error(ErrSyntax)
 			return
 		}
+	}
+	if !replace && c.kv().Get(argv[1]) != nil {
+		c.Error("BUSYKEY Target key name already exists.")
+		return
+	}
+	ttl, ok := parseInt(argv[2])
+	if !ok {
+		c.Error(ErrNotInt)
+		return
 	}
 	if ttl < 0 {
 		c.Error("ERR Invalid TTL value, must be >= 0")
@@ -456,10 +482,6 @@ func cmdRestore(c *Client, argv [][]byte) {
 	}
 	db := c.kv()
 	old := db.Get(argv[1])
-	if old != nil && !replace {
-		c.Error("BUSYKEY Target key name already exists.")
-		return
-	}
 	o, err := store.Restore(argv[3])
 	if err != nil {
 		c.Error(err.Error())
@@ -485,6 +507,11 @@ func cmdRestore(c *Client, argv [][]byte) {
 		o.ExpireAt = ttl
 	}
 	db.Set(argv[1], o)
+	if db.Access.LFU && freq >= 0 {
+		db.SetFreq(o, freq)
+	} else if !db.Access.LFU && idle >= 0 {
+		db.SetIdle(o, idle)
+	}
 	c.s.dirty++
 	if o.ExpireAt != 0 {
 		args := [][]byte{argv[0], argv[1], itob(o.ExpireAt), argv[3], []byte("ABSTTL")}
@@ -512,7 +539,7 @@ func cmdObject(c *Client, argv [][]byte) {
 		}
 		return
 	}
-	o := c.kv().Get(argv[2])
+	o := c.kv().Peek(argv[2])
 	switch sub {
 	case "ENCODING", "FREQ", "IDLETIME", "REFCOUNT":
 	default:
@@ -529,9 +556,17 @@ func cmdObject(c *Client, argv [][]byte) {
 	case "REFCOUNT":
 		c.Int(1)
 	case "IDLETIME":
-		c.Int(0)
+		if c.kv().Access.LFU {
+			c.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+			return
+		}
+		c.Int(c.kv().IdleTime(o))
 	case "FREQ":
-		c.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+		if !c.kv().Access.LFU {
+			c.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+			return
+		}
+		c.Int(c.kv().Freq(o))
 	}
 }
 

@@ -369,6 +369,8 @@ func cmdConfig(c *Client, argv [][]byte) {
 // configChanged applies runtime changes of directives that need action.
 func (s *Server) configChanged(name string) {
 	switch name {
+	case "maxmemory-policy", "lfu-log-factor", "lfu-decay-time":
+		s.applyAccessPolicy()
 	case "appendonly":
 		if s.cfg.AppendOnly && s.aof == nil {
 			w, err := openAOFWriter(s)

@@ -128,6 +128,13 @@ scores:
 }
 
 func cmdZIncrBy(c *Client, argv [][]byte) {
+	// Redis parses ZINCRBY as ZADD INCR: a flag word where the increment
+	// goes leaves an odd number of score/member words.
+	switch strings.ToUpper(string(argv[2])) {
+	case "NX", "XX", "GT", "LT", "CH", "INCR":
+		c.Error(ErrSyntax)
+		return
+	}
 	by, ok := parseFloat(argv[2])
 	if !ok {
 		c.Error(ErrNotFloat)

@@ -161,6 +161,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		i := i
 		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) }})
 	}
+	s.applyAccessPolicy()
 	if cfg.ClusterEnabled {
 		// Cluster mode answers COUNTKEYSINSLOT/GETKEYSINSLOT from an index.
 		s.dbs[0].EnableSlotIndex()

@@ -1,152 +1,340 @@
 package store
 
 import (
-	"encoding/binary"
 	"errors"
-	"hash/crc64"
 	"math"
+	"strconv"
+
+	"github.com/redline-dev/redline/server/rdb"
 )
 
-// DUMP payload format (ours, not Redis's RDB): kind byte, then the value,
-// then a 2-byte little-endian format version and an 8-byte little-endian
-// CRC-64/ECMA of everything before it. Strings are uvarint-length prefixed.
+// DUMP payloads are Redis 7.0's: the value in its RDB encoding (type byte,
+// then the value as rdbSaveObject writes it), the RDB version (10) and a
+// CRC-64 (Jones) of all that, both little-endian. Compact values are dumped
+// as the listpack or intset blob Redis holds in memory, built the way
+// Redis builds it, so a DUMP of the same value is byte-identical to
+// redis-server's for strings, compact hashes, sets and sorted sets, large
+// sorted sets and lists built by RPUSH; large hashes and sets follow our
+// (sorted) order where Redis follows its hash table's. RESTORE accepts every
+// encoding Redis 7.0 loads, old ones (ziplist, zipmap, quicklist v1)
+// included, except modules and streams.
 
-// DumpVersion is the payload format version this build writes and reads.
-const DumpVersion = 1
-
-var crcTab = crc64.MakeTable(crc64.ECMA)
-
-// ErrBadPayload is returned by Restore for a corrupt or foreign payload; its
-// text is Redis's RESTORE error.
+// ErrBadPayload is returned by Restore for a payload whose footer (RDB
+// version, checksum) is wrong; its text is Redis's RESTORE error.
 var ErrBadPayload = errors.New("ERR DUMP payload version or checksum are wrong")
 
-// Dump serialises o's value (not its TTL).
+// ErrBadFormat is returned by Restore for a payload whose footer is right
+// but whose value cannot be decoded.
+var ErrBadFormat = errors.New("ERR Bad data format")
+
+// ListMaxListpackSize is list-max-listpack-size: a quicklist node's limit
+// (negative: -1..-5 for 4..64 KB; positive: entries, up to 8 KB).
+var ListMaxListpackSize = -2
+
+// Dump serialises o's value (not its TTL) as Redis's DUMP does.
 func Dump(o *Object) []byte {
-	b := []byte{byte(o.Kind)}
-	str := func(s []byte) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	var b []byte
 	switch o.Kind {
 	case KindString:
-		str(o.Str)
+		b = append(b, rdb.TypeString)
+		b = rdb.AppendString(b, o.Str, true)
 	case KindList:
-		b = binary.AppendUvarint(b, uint64(o.List.Len()))
-		for i := 0; i < o.List.Len(); i++ {
-			str(o.List.At(i))
+		b = append(b, rdb.TypeListQuicklist2)
+		nodes := quicklistNodes(o.List, ListMaxListpackSize)
+		b = rdb.AppendLen(b, uint64(len(nodes)))
+		for _, n := range nodes {
+			b = rdb.AppendLen(b, rdb.ContainerPacked)
+			b = rdb.AppendString(b, n.Bytes(), true)
 		}
 	case KindSet:
-		b = binary.AppendUvarint(b, uint64(len(o.Set)))
-		for _, m := range o.SetMembers() {
-			str([]byte(m))
+		ms := o.SetMembers()
+		if !o.loose {
+			vals := make([]int64, len(ms))
+			for i, m := range ms {
+				vals[i], _ = intsetValue(m)
+			}
+			b = append(b, rdb.TypeSetIntset)
+			b = rdb.AppendString(b, rdb.Intset(vals, int(o.isetWidth)), true)
+			break
 		}
-	case KindHash:
-		b = binary.AppendUvarint(b, uint64(len(o.Hash)))
-		for _, k := range o.HashFields() {
-			str([]byte(k))
-			str(o.Hash[k])
+		b = append(b, rdb.TypeSet)
+		b = rdb.AppendLen(b, uint64(len(ms)))
+		for _, m := range ms {
+			b = rdb.AppendString(b, []byte(m), true)
 		}
 	case KindZSet:
-		b = binary.AppendUvarint(b, uint64(o.ZSet.Len()))
-		for i := 0; i < o.ZSet.Len(); i++ {
+		n := o.ZSet.Len()
+		if !o.loose {
+			lp := rdb.NewListpack()
+			for i := 0; i < n; i++ {
+				e := o.ZSet.At(i)
+				lp.Append([]byte(e.Member))
+				appendScore(lp, e.Score)
+			}
+			b = append(b, rdb.TypeZSetListpack)
+			b = rdb.AppendString(b, lp.Bytes(), true)
+			break
+		}
+		b = append(b, rdb.TypeZSet2)
+		b = rdb.AppendLen(b, uint64(n))
+		for i := n - 1; i >= 0; i-- {
 			e := o.ZSet.At(i)
-			str([]byte(e.Member))
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.Score))
+			b = rdb.AppendString(b, []byte(e.Member), true)
+			b = rdb.AppendBinaryDouble(b, e.Score)
+		}
+	case KindHash:
+		fs := o.HashFields()
+		if !o.loose {
+			lp := rdb.NewListpack()
+			for _, f := range fs {
+				lp.Append([]byte(f))
+				lp.Append(o.Hash[f])
+			}
+			b = append(b, rdb.TypeHashListpack)
+			b = rdb.AppendString(b, lp.Bytes(), true)
+			break
+		}
+		b = append(b, rdb.TypeHash)
+		b = rdb.AppendLen(b, uint64(len(fs)))
+		for _, f := range fs {
+			b = rdb.AppendString(b, []byte(f), true)
+			b = rdb.AppendString(b, o.Hash[f], true)
 		}
 	}
-	b = binary.LittleEndian.AppendUint16(b, DumpVersion)
-	return binary.LittleEndian.AppendUint64(b, crc64.Checksum(b, crcTab))
+	return rdb.Seal(b)
 }
 
-// Restore decodes a Dump payload into a new object.
+// appendScore adds a sorted-set score as Redis's zzlInsertAt does: as an
+// integer when the double is one (and within ±2^62), else its %.17g text.
+func appendScore(lp *rdb.Listpack, f float64) {
+	if f >= -(math.MaxInt64/2) && f <= math.MaxInt64/2 && f == math.Trunc(f) {
+		lp.AppendInt(int64(f))
+		return
+	}
+	var s []byte
+	switch {
+	case math.IsInf(f, 1):
+		s = []byte("inf")
+	case math.IsInf(f, -1):
+		s = []byte("-inf")
+	default:
+		s = strconv.AppendFloat(nil, f, 'g', 17, 64)
+	}
+	lp.Append(s)
+}
+
+// quicklistNodes splits a list into listpack nodes as Redis's
+// quicklistPushTail does for a list built by RPUSH.
+func quicklistNodes(l *List, fill int) []*rdb.Listpack {
+	levels := []int{4096, 8192, 16384, 32768, 65536}
+	const safety, overhead = 8192, 8
+	var nodes []*rdb.Listpack
+	var cur *rdb.Listpack
+	for i := 0; i < l.Len(); i++ {
+		e := l.At(i)
+		ok := false
+		if cur != nil {
+			sz := cur.Size() + len(e) + overhead
+			switch {
+			case fill < 0 && -fill-1 < len(levels):
+				ok = sz <= levels[-fill-1]
+			case sz > safety:
+				ok = false
+			default:
+				ok = fill >= 0 && cur.Len() < fill
+			}
+		}
+		if !ok {
+			cur = rdb.NewListpack()
+			nodes = append(nodes, cur)
+		}
+		cur.Append(e)
+	}
+	return nodes
+}
+
+// Restore decodes a DUMP payload into a new object.
 func Restore(p []byte) (*Object, error) {
-	if len(p) < 11 {
+	if _, ok := rdb.Verify(p); !ok {
 		return nil, ErrBadPayload
 	}
-	body := p[:len(p)-8]
-	if crc64.Checksum(body, crcTab) != binary.LittleEndian.Uint64(p[len(p)-8:]) {
-		return nil, ErrBadPayload
+	// Redis decodes from the whole payload: a value running into the
+	// footer is read from it, and bytes left over are ignored.
+	r := &rdb.Reader{B: p}
+	o, err := decodeValue(r, r.Byte())
+	if err != nil || r.Err != nil {
+		return nil, ErrBadFormat
 	}
-	if binary.LittleEndian.Uint16(body[len(body)-2:]) != DumpVersion {
-		return nil, ErrBadPayload
-	}
-	d := decoder{b: body[:len(body)-2]}
-	k := Kind(d.byte())
-	if k > KindHash {
-		return nil, ErrBadPayload
-	}
-	o := NewObject(k)
-	switch k {
-	case KindString:
-		o.Str = d.str()
-	case KindList:
-		for n := d.count(); n > 0 && d.err == nil; n-- {
-			o.List.PushBack(d.str())
-		}
-	case KindSet:
-		for n := d.count(); n > 0 && d.err == nil; n-- {
-			o.SetAdd(string(d.str()))
-		}
-	case KindHash:
-		for n := d.count(); n > 0 && d.err == nil; n-- {
-			f := string(d.str())
-			o.HashSet(f, d.str())
-		}
-	case KindZSet:
-		for n := d.count(); n > 0 && d.err == nil; n-- {
-			m := string(d.str())
-			o.ZSet.Add(m, math.Float64frombits(d.u64()))
-			o.ZSetNote(m)
-		}
-	}
-	if d.err != nil || len(d.b) != 0 {
-		return nil, ErrBadPayload
-	}
-	if k != KindString && o.Len() == 0 {
-		return nil, ErrBadPayload
+	if o.Kind != KindString && o.Len() == 0 {
+		return nil, ErrBadFormat
 	}
 	return o, nil
 }
 
-type decoder struct {
-	b   []byte
-	err error
+var errDup = errors.New("duplicate member")
+
+func decodeValue(r *rdb.Reader, t byte) (*Object, error) {
+	switch t {
+	case rdb.TypeString:
+		o := NewObject(KindString)
+		o.Str = r.String()
+		return o, r.Err
+	case rdb.TypeList:
+		o := NewObject(KindList)
+		for n := r.Count(); n > 0 && r.Err == nil; n-- {
+			o.List.PushBack(r.String())
+		}
+		return o, r.Err
+	case rdb.TypeListQuicklist, rdb.TypeListQuicklist2:
+		o := NewObject(KindList)
+		for n := r.Count(); n > 0 && r.Err == nil; n-- {
+			container := uint64(rdb.ContainerPacked)
+			if t == rdb.TypeListQuicklist2 {
+				container = r.Len()
+				if container != rdb.ContainerPacked && container != rdb.ContainerPlain {
+					return nil, rdb.ErrFormat
+				}
+			}
+			blob := r.String()
+			if r.Err != nil || len(blob) == 0 {
+				return nil, rdb.ErrFormat
+			}
+			if container == rdb.ContainerPlain {
+				o.List.PushBack(blob)
+				continue
+			}
+			parse := rdb.ParseListpack
+			if t == rdb.TypeListQuicklist {
+				parse = rdb.ParseZiplist
+			}
+			es, err := parse(blob)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range es {
+				o.List.PushBack(e)
+			}
+		}
+		return o, r.Err
+	case rdb.TypeListZiplist:
+		es, err := rdb.ParseZiplist(r.String())
+		if err != nil || r.Err != nil {
+			return nil, rdb.ErrFormat
+		}
+		o := NewObject(KindList)
+		for _, e := range es {
+			o.List.PushBack(e)
+		}
+		return o, nil
+	case rdb.TypeSet:
+		o := NewObject(KindSet)
+		n := r.Count()
+		if n > SetMaxIntsetEntries {
+			o.loose = true
+		}
+		for ; n > 0 && r.Err == nil; n-- {
+			if !o.SetAdd(string(r.String())) && r.Err == nil {
+				return nil, errDup
+			}
+		}
+		return o, r.Err
+	case rdb.TypeSetIntset:
+		vals, w, err := rdb.ParseIntset(r.String())
+		if err != nil || r.Err != nil {
+			return nil, rdb.ErrFormat
+		}
+		o := NewObject(KindSet)
+		for _, v := range vals {
+			o.Set[strconv.FormatInt(v, 10)] = struct{}{}
+		}
+		o.isetWidth = uint8(w)
+		o.loose = len(vals) > SetMaxIntsetEntries
+		return o, nil
+	case rdb.TypeZSet, rdb.TypeZSet2:
+		o := NewObject(KindZSet)
+		maxLen := 0
+		for n := r.Count(); n > 0 && r.Err == nil; n-- {
+			m := r.String()
+			var s float64
+			if t == rdb.TypeZSet2 {
+				s = r.BinaryDouble()
+			} else {
+				s = r.OldDouble()
+			}
+			if r.Err != nil {
+				break
+			}
+			if math.IsNaN(s) || !o.ZSet.Add(string(m), s) {
+				return nil, errDup
+			}
+			maxLen = max(maxLen, len(m))
+		}
+		o.loose = o.ZSet.Len() > ZSetMaxListpackEntries || maxLen > ZSetMaxListpackValue
+		return o, r.Err
+	case rdb.TypeZSetListpack, rdb.TypeZSetZiplist:
+		es, err := parseBlob(r, t == rdb.TypeZSetListpack)
+		if err != nil || len(es)%2 != 0 {
+			return nil, rdb.ErrFormat
+		}
+		o := NewObject(KindZSet)
+		for i := 0; i < len(es); i += 2 {
+			s, err := strconv.ParseFloat(string(es[i+1]), 64)
+			if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(s) || !o.ZSet.Add(string(es[i]), s) {
+				return nil, rdb.ErrFormat
+			}
+		}
+		o.loose = o.ZSet.Len() > ZSetMaxListpackEntries
+		return o, nil
+	case rdb.TypeHash:
+		o := NewObject(KindHash)
+		n := r.Count()
+		if n > HashMaxListpackEntries {
+			o.loose = true
+		}
+		for ; n > 0 && r.Err == nil; n-- {
+			f, v := r.String(), r.String()
+			if r.Err == nil && !o.HashSet(string(f), v) {
+				return nil, errDup
+			}
+		}
+		return o, r.Err
+	case rdb.TypeHashListpack, rdb.TypeHashZiplist, rdb.TypeHashZipmap:
+		var es [][]byte
+		var err error
+		if t == rdb.TypeHashZipmap {
+			es, err = rdb.ParseZipmap(r.String())
+		} else {
+			es, err = parseBlob(r, t == rdb.TypeHashListpack)
+		}
+		if err != nil || r.Err != nil || len(es)%2 != 0 {
+			return nil, rdb.ErrFormat
+		}
+		o := NewObject(KindHash)
+		maxLen := 0
+		for i := 0; i < len(es); i += 2 {
+			f := string(es[i])
+			if _, dup := o.Hash[f]; dup {
+				return nil, errDup
+			}
+			o.Hash[f] = es[i+1]
+			o.order = append(o.order, f)
+			maxLen = max(maxLen, len(f), len(es[i+1]))
+		}
+		if len(o.Hash) > HashMaxListpackEntries || (t == rdb.TypeHashZipmap && maxLen > HashMaxListpackValue) {
+			o.loose, o.order = true, nil
+		}
+		return o, nil
+	}
+	return nil, rdb.ErrFormat
 }
 
-func (d *decoder) byte() byte {
-	if len(d.b) < 1 {
-		d.err = ErrBadPayload
-		return 0
+func parseBlob(r *rdb.Reader, listpack bool) ([][]byte, error) {
+	blob := r.String()
+	if r.Err != nil {
+		return nil, r.Err
 	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *decoder) count() uint64 {
-	n, m := binary.Uvarint(d.b)
-	if m <= 0 || n > uint64(len(d.b)) {
-		d.err = ErrBadPayload
-		return 0
+	if listpack {
+		return rdb.ParseListpack(blob)
 	}
-	d.b = d.b[m:]
-	return n
-}
-
-func (d *decoder) str() []byte {
-	n := d.count()
-	if d.err != nil || n > uint64(len(d.b)) {
-		d.err = ErrBadPayload
-		return nil
-	}
-	s := append([]byte{}, d.b[:n]...)
-	d.b = d.b[n:]
-	return s
-}
-
-func (d *decoder) u64() uint64 {
-	if len(d.b) < 8 {
-		d.err = ErrBadPayload
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(d.b)
-	d.b = d.b[8:]
-	return v
+	return rdb.ParseZiplist(blob)
 }

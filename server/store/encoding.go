@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/redline-dev/redline/server/rdb"
 )
 
 // Redis 7.0 keeps small hashes and sorted sets in a listpack and sets of
@@ -77,8 +79,10 @@ func (o *Object) SetAdd(m string) bool {
 	}
 	o.Set[m] = struct{}{}
 	if !o.loose {
-		if _, isInt := intsetValue(m); !isInt || len(o.Set) > SetMaxIntsetEntries {
+		if v, isInt := intsetValue(m); !isInt || len(o.Set) > SetMaxIntsetEntries {
 			o.loose = true
+		} else if w := uint8(rdb.IntWidth(v)); w > o.isetWidth {
+			o.isetWidth = w
 		}
 	}
 	return true

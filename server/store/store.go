@@ -61,6 +61,14 @@ type Object struct {
 	notInt bool
 	// order is a compact hash's field order.
 	order []string
+	// isetWidth is an intset's element width (2, 4 or 8 bytes): it grows
+	// with the values added and never shrinks, as in Redis (dump.go).
+	isetWidth uint8
+	// atime is the last access (unix ms); lfuCount and lfuTime (minutes,
+	// 16 bits) are the LFU counter and its last decrement (access.go).
+	atime    int64
+	lfuCount uint8
+	lfuTime  uint16
 }
 
 // Key returns the key the object is stored under.
@@ -147,6 +155,8 @@ type DB struct {
 	hooks    Hooks
 	slots    *slotIndex
 	rnd      *rand.Rand
+	// Access is how lookups track accesses (OBJECT IDLETIME / FREQ).
+	Access AccessPolicy
 	// NoLazyExpire makes lookups return expired keys without deleting them
 	// (replicas leave expiry to their primary).
 	NoLazyExpire bool
@@ -185,24 +195,14 @@ func (db *DB) VolatileLen() int { return len(db.volatile) }
 
 func (db *DB) expired(o *Object) bool { return o.ExpireAt != 0 && o.ExpireAt <= db.now }
 
-// Get returns the live value at key or nil, expiring it lazily.
-func (db *DB) Get(key []byte) *Object {
-	o := db.keys[string(key)]
-	if o == nil {
-		return nil
-	}
-	if db.expired(o) {
-		if db.NoLazyExpire {
-			return nil
-		}
-		db.expire(o)
-		return nil
-	}
-	return o
-}
+// Get returns the live value at key or nil, expiring it lazily; it counts
+// as an access of the value (access.go).
+func (db *DB) Get(key []byte) *Object { return db.lookup(string(key), true) }
 
 // GetString is Get for a string key.
-func (db *DB) GetString(key string) *Object {
+func (db *DB) GetString(key string) *Object { return db.lookup(key, true) }
+
+func (db *DB) lookup(key string, touch bool) *Object {
 	o := db.keys[key]
 	if o == nil {
 		return nil
@@ -213,6 +213,9 @@ func (db *DB) GetString(key string) *Object {
 		}
 		db.expire(o)
 		return nil
+	}
+	if touch {
+		db.touch(o)
 	}
 	return o
 }
@@ -236,6 +239,9 @@ func (db *DB) Add(key []byte, o *Object) {
 }
 
 func (db *DB) insert(o *Object) {
+	if o.atime == 0 {
+		db.initAccess(o)
+	}
 	o.idx = int32(len(db.order))
 	db.order = append(db.order, o)
 	db.keys[o.key] = o
@@ -258,6 +264,9 @@ func (db *DB) Set(key []byte, o *Object) {
 			return
 		}
 		// Take over the old slot in place: no churn in order or slots.
+		if o.atime == 0 {
+			db.initAccess(o)
+		}
 		o.key = old.key
 		o.idx = old.idx
 		db.order[o.idx] = o
@@ -454,7 +463,7 @@ func (db *DB) Raw(key string) *Object { return db.keys[key] }
 // Clone returns a deep copy of o, not stored anywhere, with o's expiry and
 // encoding (COPY).
 func (o *Object) Clone() *Object {
-	n := &Object{Kind: o.Kind, ExpireAt: o.ExpireAt, loose: o.loose, notInt: o.notInt}
+	n := &Object{Kind: o.Kind, ExpireAt: o.ExpireAt, loose: o.loose, notInt: o.notInt, isetWidth: o.isetWidth}
 	switch o.Kind {
 	case KindString:
 		n.Str = append([]byte(nil), o.Str...)
