@@ -362,6 +362,11 @@ func (e *ext) preExecute(c *Client, cmd *Command, argv [][]byte) string {
 	if ce != nil && ce.master {
 		return "" // our master's stream is applied as is
 	}
+	if e.s.replLoading {
+		if msg := loadingRefusal(cmd, argv); msg != "" {
+			return msg
+		}
+	}
 	if e.bus != nil {
 		if msg := e.route(c, cmd, argv); msg != "" {
 			return msg
