@@ -160,6 +160,8 @@ func clusterConfig(cfg *config.Config) cluster.Config {
 		ReplPingPeriod:        time.Duration(cfg.ReplPingReplicaPeriod) * time.Second,
 		ReplicaNoFailover:     cfg.ClusterReplicaNoFailover,
 		AnnounceIP:            cfg.ClusterAnnounceIP,
+		Hostname:              cfg.ClusterAnnounceHostname,
+		PreferredEndpoint:     cfg.ClusterPreferredEndpointType,
 	}
 	if ccfg.MigrationBarrier == 0 {
 		ccfg.MigrationBarrier = -1
