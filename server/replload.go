@@ -22,10 +22,7 @@ import (
 // errStale: the master changed while the lock was released.
 func (r *replState) loadSync(gen int64, mc *Client, data []byte) (int, error) {
 	s := r.s
-	delay := 0
-	if kv := s.cfg.Get("key-load-delay", func(p, n string) bool { return p == n }); len(kv) > 0 {
-		delay, _ = strconv.Atoi(kv[0][1])
-	}
+	delay := keyLoadDelay(s)
 	if delay <= 0 {
 		return applyCommands(s, mc, data), nil
 	}
@@ -51,6 +48,7 @@ func (r *replState) loadSync(gen int64, mc *Client, data []byte) (int, error) {
 		s.mu.Unlock()
 		time.Sleep(time.Duration(delay) * time.Microsecond)
 		s.mu.Lock()
+		delay = keyLoadDelay(s) // CONFIG SET while loading speeds it up, as in Redis
 		if r.gen != gen {
 			return n, errStale
 		}
@@ -69,4 +67,13 @@ func loadingRefusal(cmd *Command, argv [][]byte) string {
 		return ""
 	}
 	return "LOADING Redis is loading the dataset in memory"
+}
+
+// keyLoadDelay is key-load-delay in microseconds.
+func keyLoadDelay(s *Server) int {
+	delay := 0
+	if kv := s.cfg.Get("key-load-delay", func(p, n string) bool { return p == n }); len(kv) > 0 {
+		delay, _ = strconv.Atoi(kv[0][1])
+	}
+	return delay
 }
