@@ -1,7 +1,7 @@
 package server
 
 // killMasterLink closes a replica's link to its master when addr is the
-// master's address, and reports whether it did: Redis lists that link among
+// master's address (or any master with ""), and reports whether it did: Redis lists that link among
 // the clients, so CLIENT KILL <ip:port> of the master reaches it (Redis's
 // suites cut a replica off its master that way). The replica reconnects as
 // after any link failure. Server lock held.
@@ -10,9 +10,34 @@ func (s *Server) killMasterLink(addr string) bool {
 		return false
 	}
 	r := s.ext.repl
-	if r.linkConn == nil || r.linkConn.RemoteAddr().String() != addr {
+	if r.linkConn == nil || (addr != "" && r.linkConn.RemoteAddr().String() != addr) {
 		return false
 	}
 	r.linkConn.Close()
 	return true
+}
+
+// clientType is CLIENT KILL TYPE's class of a client: master (the link
+// applying our master's stream), replica, pubsub or normal.
+func clientType(t *Client) string {
+	if ce, ok := t.Data.(*clientExt); ok {
+		if ce.master {
+			return "master"
+		}
+		if ce.replica != nil {
+			return "replica"
+		}
+	}
+	if t.ps != nil && (t.ps.subscriptions() > 0 || len(t.ps.shard) > 0) {
+		return "pubsub"
+	}
+	return "normal"
+}
+
+// replicaKilled drops a killed replica's link at once, as Redis frees the
+// client inside CLIENT KILL: connected_slaves no longer counts it.
+func (s *Server) replicaKilled(t *Client) {
+	if ce, ok := t.Data.(*clientExt); ok && ce.replica != nil && s.ext != nil {
+		s.ext.repl.dropReplica(ce.replica)
+	}
 }

@@ -160,6 +160,8 @@ func clusterConfig(cfg *config.Config) cluster.Config {
 		ReplPingPeriod:        time.Duration(cfg.ReplPingReplicaPeriod) * time.Second,
 		ReplicaNoFailover:     cfg.ClusterReplicaNoFailover,
 		AnnounceIP:            cfg.ClusterAnnounceIP,
+		Hostname:              cfg.ClusterAnnounceHostname,
+		PreferredEndpoint:     cfg.ClusterPreferredEndpointType,
 	}
 	if ccfg.MigrationBarrier == 0 {
 		ccfg.MigrationBarrier = -1
@@ -362,6 +364,11 @@ func (e *ext) preExecute(c *Client, cmd *Command, argv [][]byte) string {
 	ce, _ := c.Data.(*clientExt)
 	if ce != nil && ce.master {
 		return "" // our master's stream is applied as is
+	}
+	if e.s.replLoading {
+		if msg := loadingRefusal(cmd, argv); msg != "" {
+			return msg
+		}
 	}
 	if e.bus != nil {
 		if msg := e.route(c, cmd, argv); msg != "" {

@@ -570,6 +570,7 @@ func cmdClientKill(c *Client, argv [][]byte) {
 		if t.conn != nil {
 			t.conn.Close()
 		}
+		s.replicaKilled(t)
 	}
 	if len(argv) == 3 {
 		for _, t := range s.clientList() {
@@ -591,7 +592,7 @@ func cmdClientKill(c *Client, argv [][]byte) {
 		return
 	}
 	var id int64
-	var addr, laddr string
+	var addr, laddr, typ string
 	skipme := true
 	for i := 2; i < len(argv); i += 2 {
 		v := string(argv[i+1])
@@ -617,7 +618,18 @@ func cmdClientKill(c *Client, argv [][]byte) {
 				c.Error(ErrSyntax)
 				return
 			}
-		case "TYPE", "USER", "MAXAGE":
+		case "TYPE":
+			typ = strings.ToLower(v)
+			if typ == "slave" {
+				typ = "replica"
+			}
+			switch typ {
+			case "normal", "master", "replica", "pubsub":
+			default:
+				c.Error("ERR Unknown client type '" + v + "'")
+				return
+			}
+		case "USER", "MAXAGE":
 		default:
 			c.Error(ErrSyntax)
 			return
@@ -625,13 +637,16 @@ func cmdClientKill(c *Client, argv [][]byte) {
 	}
 	var n int64
 	for _, t := range s.clientList() {
-		if (id != 0 && t.id != id) || (addr != "" && t.addr != addr) || (laddr != "" && t.laddr != laddr) {
+		if (id != 0 && t.id != id) || (addr != "" && t.addr != addr) || (laddr != "" && t.laddr != laddr) || (typ != "" && clientType(t) != typ) {
 			continue
 		}
 		if t == c && skipme {
 			continue
 		}
 		kill(t)
+		n++
+	}
+	if typ == "master" && id == 0 && addr == "" && laddr == "" && s.killMasterLink("") {
 		n++
 	}
 	c.Int(n)
@@ -751,7 +766,7 @@ func (s *Server) info(args [][]byte) string {
 	})
 	section("persistence", "Persistence", func() string {
 		var sb strings.Builder
-		kv(&sb, "loading", 0)
+		kv(&sb, "loading", b2i(s.loading || s.replLoading))
 		kv(&sb, "async_loading", 0)
 		kv(&sb, "rdb_changes_since_last_save", s.dirty)
 		kv(&sb, "rdb_bgsave_in_progress", 0)

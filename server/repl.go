@@ -779,6 +779,10 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 		s.mu.Lock()
 		if r.gen == gen {
 			r.state = "sync"
+			// Redis discards its cached master here: until the new
+			// dataset is loaded the replica's offset is 0, which keeps it
+			// out of CLUSTER SLOTS and shows it "loading" in CLUSTER SHARDS.
+			r.offsetA.Store(0)
 		}
 		s.mu.Unlock()
 		s.Logf('*', "Full resync from master: %s:%d", f[1], moff)
@@ -808,7 +812,11 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 		s.propagate(0, [][]byte{[]byte("FLUSHALL")})
 		mc := s.NewInternalClient()
 		cext(mc).master = true
-		keys := applyCommands(s, mc, data[:n])
+		keys, err := r.loadSync(gen, mc, data[:n])
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
 		r.masterCl = mc
 		r.replid = f[1]
 		r.replid2 = strings.Repeat("0", 40)

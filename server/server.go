@@ -118,6 +118,9 @@ type Server struct {
 	shutdownReq chan struct{}
 	reqOnce     sync.Once
 	loading     bool
+	// replLoading: a replica is loading its master's full sync (repl.go):
+	// INFO says loading:1 and clients get -LOADING.
+	replLoading bool
 	// debug holds what DEBUG switches (debug.go).
 	debug debugState
 	// ps holds the Pub/Sub subscriptions (pubsub.go); nil until used.

@@ -560,7 +560,7 @@ func TestStaleReplicaDoesNotFailOver(t *testing.T) {
 }
 
 func TestRoute(t *testing.T) {
-	v := &SlotView{Nodes: []ViewNode{{"a", "10.0.0.1", 7000}, {"b", "10.0.0.2", 7001}}, Self: 1, Master: 0, StateOK: true,
+	v := &SlotView{Nodes: []ViewNode{{ID: "a", IP: "10.0.0.1", Port: 7000}, {ID: "b", IP: "10.0.0.2", Port: 7001}}, Self: 1, Master: 0, StateOK: true,
 		Migrating: map[int]int16{}, Importing: map[int]int16{}}
 	for s := range v.Owner {
 		v.Owner[s] = 0

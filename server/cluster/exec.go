@@ -127,7 +127,7 @@ func Exec(n *Node, args []string, env Env) any {
 		for _, r := range n.Slots() {
 			e := []any{int64(r.Start), int64(r.End)}
 			for _, sn := range r.Nodes {
-				e = append(e, []any{sn.IP, int64(sn.Port), sn.ID, Map{}})
+				e = append(e, n.slotNodeReply(sn))
 			}
 			out = append(out, e)
 		}
@@ -141,8 +141,11 @@ func Exec(n *Node, args []string, env Env) any {
 			}
 			var nodes []any
 			for _, x := range sh.Nodes {
-				nodes = append(nodes, Map{"id", x.ID, "port", int64(x.Port), "ip", x.IP, "endpoint", x.Endpoint,
-					"role", x.Role, "replication-offset", x.ReplOffset, "health", x.Health})
+				m := Map{"id", x.ID, "port", int64(x.Port), "ip", x.IP, "endpoint", x.Endpoint}
+				if x.Hostname != "" {
+					m = append(m, "hostname", x.Hostname)
+				}
+				nodes = append(nodes, append(m, "role", x.Role, "replication-offset", x.ReplOffset, "health", x.Health))
 			}
 			out = append(out, Map{"slots", slots, "nodes", nodes})
 		}

@@ -89,7 +89,11 @@ func (n *Node) nodeLine(b *strings.Builder, p *peer) {
 	if p.link != 0 || p == n.self {
 		link = "connected"
 	}
-	fmt.Fprintf(b, "%s %s:%d@%d %s %s %d %d %d %s", p.id, p.ip, p.port, p.cport, FlagsString(p.flags),
+	host := ""
+	if p.hostname != "" {
+		host = "," + p.hostname
+	}
+	fmt.Fprintf(b, "%s %s:%d@%d%s %s %s %d %d %d %s", p.id, p.ip, p.port, p.cport, host, FlagsString(p.flags),
 		master, p.pingSent, p.pongReceived, n.epochOf(p), link)
 	for _, r := range slotRanges(&p.slots) {
 		if r[0] == r[1] {
@@ -193,7 +197,7 @@ func LoadNode(cfg Config, text string, s Self, now time.Time) (*Node, error) {
 		p := &peer{id: f[0]}
 		addr := f[1]
 		if c := strings.IndexByte(addr, ','); c >= 0 {
-			addr = addr[:c] // hostname
+			addr, p.hostname = addr[:c], addr[c+1:]
 		}
 		at := strings.LastIndexByte(addr, '@')
 		colon := strings.LastIndexByte(addr, ':')
@@ -395,9 +399,10 @@ func (n *Node) InfoText() string {
 
 // SlotNode is a node in a CLUSTER SLOTS entry: [ip, port, id, {}].
 type SlotNode struct {
-	IP   string
-	Port int
-	ID   string
+	IP       string
+	Port     int
+	ID       string
+	Hostname string
 }
 
 // SlotRange is one CLUSTER SLOTS entry; Nodes[0] is the master.
@@ -415,7 +420,7 @@ func (n *Node) Slots() []SlotRange {
 		if !p.isMaster() || p.numSlots == 0 {
 			continue
 		}
-		nodes := []SlotNode{{p.ip, p.port, p.id}}
+		nodes := []SlotNode{{p.ip, p.port, p.id, p.hostname}}
 		for _, r := range n.replicasOf(p) {
 			off := r.replOffset
 			if r == n.self {
@@ -424,7 +429,7 @@ func (n *Node) Slots() []SlotRange {
 			if r.failed() || off == 0 {
 				continue
 			}
-			nodes = append(nodes, SlotNode{r.ip, r.port, r.id})
+			nodes = append(nodes, SlotNode{r.ip, r.port, r.id, r.hostname})
 		}
 		for _, r := range slotRanges(&p.slots) {
 			out = append(out, SlotRange{Start: r[0], End: r[1], Nodes: nodes})
@@ -440,6 +445,7 @@ type ShardNode struct {
 	Port       int
 	IP         string
 	Endpoint   string
+	Hostname   string // "" for none
 	Role       string // "master" or "replica"
 	ReplOffset int64
 	Health     string // "online", "fail" or "loading"
@@ -465,7 +471,8 @@ func (n *Node) Shards() []Shard {
 		} else if role == "replica" && off == 0 {
 			h = "loading"
 		}
-		return ShardNode{ID: p.id, Port: p.port, IP: p.ip, Endpoint: p.ip, Role: role, ReplOffset: off, Health: h}
+		return ShardNode{ID: p.id, Port: p.port, IP: p.ip, Endpoint: n.cfg.endpoint(p.ip, p.hostname), Hostname: p.hostname,
+			Role: role, ReplOffset: off, Health: h}
 	}
 	for _, id := range n.sortedIDs() {
 		p := n.peers[id]

@@ -32,6 +32,7 @@ type peer struct {
 	numSlots     int
 	reports      map[string]int64 // reporter id -> time of report
 	replOffset   int64
+	hostname     string // announced hostname, "" for none
 }
 
 func (p *peer) is(f Flags) bool    { return p.flags&f != 0 }
@@ -396,6 +397,9 @@ func (n *Node) header(t MsgType) Message {
 		m.ConfigEpoch = n.self.configEpoch
 	}
 	m.Offset = n.myOffset
+	if t == MsgPing || t == MsgPong || t == MsgMeet {
+		m.Hostname = n.self.hostname
+	}
 	if n.self.isMaster() && n.mfEnd != 0 && n.mfPaused {
 		m.MFlags |= MFlagPaused
 	}
@@ -526,7 +530,7 @@ func (n *Node) Replicas(id string) []string {
 // View builds the routing snapshot.
 func (n *Node) View() *SlotView {
 	v := &SlotView{Migrating: map[int]int16{}, Importing: map[int]int16{}, Master: -1,
-		StateOK: n.stateOK, AllowReadsWhenDown: n.cfg.AllowReadsWhenDown}
+		StateOK: n.stateOK, AllowReadsWhenDown: n.cfg.AllowReadsWhenDown, Endpoints: true}
 	idx := map[*peer]int16{}
 	get := func(p *peer) int16 {
 		if i, ok := idx[p]; ok {
@@ -534,7 +538,7 @@ func (n *Node) View() *SlotView {
 		}
 		i := int16(len(v.Nodes))
 		idx[p] = i
-		v.Nodes = append(v.Nodes, ViewNode{ID: p.id, IP: p.ip, Port: p.port})
+		v.Nodes = append(v.Nodes, ViewNode{ID: p.id, IP: p.ip, Port: p.port, Endpoint: n.cfg.endpoint(p.ip, p.hostname)})
 		return i
 	}
 	v.Self = get(n.self)
@@ -638,6 +642,7 @@ func (n *Node) SetMasterLinkStatus(up bool, at time.Time) {
 // setNoFailoverFlag mirrors cluster-replica-no-failover in myself's flags
 // (clusterUpdateMyselfFlags): siblings leave such a replica out of their rank.
 func (n *Node) setNoFailoverFlag() {
+	n.self.hostname = n.cfg.Hostname
 	if n.cfg.ReplicaNoFailover {
 		n.self.flags |= FlagNoFailover
 	} else {

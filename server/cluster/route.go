@@ -25,6 +25,9 @@ type SlotView struct {
 	StateOK bool
 	// AllowReadsWhenDown is cluster-allow-reads-when-down.
 	AllowReadsWhenDown bool
+	// Endpoints: the nodes' Endpoint is what redirects name (a view made
+	// by View); false names the IP (a view made by hand).
+	Endpoints bool
 }
 
 // ViewNode is a node as clients see it.
@@ -32,10 +35,22 @@ type ViewNode struct {
 	ID   string
 	IP   string
 	Port int
+	// Endpoint is the node as redirects name it (cluster-preferred-
+	// endpoint-type): its IP, its hostname ("?" without one) or "".
+	Endpoint string
 }
 
 // Addr is "ip:port" of the node's client port.
 func (v ViewNode) Addr() string { return net.JoinHostPort(v.IP, strconv.Itoa(v.Port)) }
+
+// redirectAddr is "endpoint:port" of node i for MOVED and ASK.
+func (v *SlotView) redirectAddr(i int16) string {
+	n := v.Nodes[i]
+	if !v.Endpoints || n.Endpoint == n.IP {
+		return n.Addr()
+	}
+	return n.Endpoint + ":" + strconv.Itoa(n.Port)
+}
 
 // OwnerOf returns the node serving slot and true, or false when it is unassigned.
 func (v *SlotView) OwnerOf(slot int) (ViewNode, bool) {
@@ -157,7 +172,7 @@ func (v *SlotView) Route(r Request) Decision {
 		if existing > 0 {
 			return Decision{Verdict: TryAgain, Slot: slot}
 		}
-		return Decision{Verdict: Ask, Slot: slot, Addr: v.Nodes[migTo].Addr()}
+		return Decision{Verdict: Ask, Slot: slot, Addr: v.redirectAddr(migTo)}
 	}
 	if importing && r.Asking {
 		if len(r.Slots) > 1 && missing > 0 {
@@ -171,5 +186,5 @@ func (v *SlotView) Route(r Request) Decision {
 	if owner == v.Self {
 		return Decision{Verdict: Serve, Slot: slot}
 	}
-	return Decision{Verdict: Moved, Slot: slot, Addr: v.Nodes[owner].Addr()}
+	return Decision{Verdict: Moved, Slot: slot, Addr: v.redirectAddr(owner)}
 }

@@ -132,6 +132,51 @@ func runScriptCmd(t *testing.T, nwp **network, f []string) string {
 		return fmt.Sprintf("  after %v\n", took)
 	case "nodes":
 		return nw.normalize(nw.nodes[atoi(1)].n.NodesText())
+	case "hostname": // hostname <i> <name|-> (cluster-announce-hostname)
+		n := nw.nodes[atoi(1)].n
+		c := n.cfg
+		c.Hostname = strings.TrimPrefix(f[2], "-")
+		n.Reconfigure(c)
+	case "endpoint": // endpoint <i> <ip|hostname|unknown-endpoint>
+		n := nw.nodes[atoi(1)].n
+		c := n.cfg
+		c.PreferredEndpoint = f[2]
+		n.Reconfigure(c)
+	case "route": // route <i> <slot>: the redirect node i answers for a key of slot
+		n := nw.nodes[atoi(1)].n
+		n.Ready()
+		d := n.View().Route(Request{Slots: []int{atoi(2)}})
+		if d.Verdict == Serve {
+			return "  serve\n"
+		}
+		return "  " + d.Error() + "\n"
+	case "slots": // slots <i>: CLUSTER SLOTS of node i
+		n := nw.nodes[atoi(1)].n
+		var b strings.Builder
+		for _, r := range n.Slots() {
+			for _, sn := range r.Nodes {
+				e := n.slotNodeReply(sn)
+				var meta []string
+				for _, m := range e[3].(Map) {
+					meta = append(meta, m.(string))
+				}
+				ep := "null"
+				if s, ok := e[0].(string); ok {
+					ep = strconv.Quote(s)
+				}
+				fmt.Fprintf(&b, "%d-%d %s %d %s {%s}\n", r.Start, r.End, ep, e[1], e[2], strings.Join(meta, ","))
+			}
+		}
+		return nw.normalize(b.String())
+	case "shards": // shards <i>: CLUSTER SHARDS of node i (id, endpoint, hostname)
+		n := nw.nodes[atoi(1)].n
+		var b strings.Builder
+		for _, sh := range n.Shards() {
+			for _, x := range sh.Nodes {
+				fmt.Fprintf(&b, "%s endpoint=%q hostname=%q %s\n", x.ID, x.Endpoint, x.Hostname, x.Role)
+			}
+		}
+		return nw.normalize(b.String())
 	case "state":
 		var b strings.Builder
 		for i, s := range nw.nodes {
@@ -178,6 +223,9 @@ func scriptCond(t *testing.T, nw *network, c []string) bool {
 		return !nw.nodes[n(c[1])].n.StateOK()
 	case "converged":
 		return nw.converged()
+	case "hostname": // hostname nX <name|-> seen-by nY
+		p, ok := nw.nodes[n(c[4])].n.peers[nw.nodes[n(c[1])].n.ID()]
+		return ok && p.hostname == strings.TrimPrefix(c[2], "-")
 	}
 	t.Fatalf("unknown condition %v", c)
 	return false

@@ -159,7 +159,7 @@ func (n *Node) stepPing(m Message, sender, linkPeer *peer) {
 			n.save(false)
 			n.processGossip(&m, sender)
 		}
-		n.reply(m.Link, n.header(MsgPong))
+		n.reply(m.Link, n.pingMessage(MsgPong))
 	}
 
 	if m.Link.Out != 0 {
@@ -261,6 +261,7 @@ func (n *Node) stepPing(m Message, sender, linkPeer *peer) {
 		n.handleEpochCollision(sender)
 	}
 	n.processGossip(&m, sender)
+	n.updateHostname(sender, m.Hostname)
 }
 
 // updateAddressIfNeeded is nodeUpdateAddressIfNeeded.

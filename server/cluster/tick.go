@@ -127,6 +127,12 @@ func (n *Node) sendPing(p *peer, t MsgType) {
 	if t == MsgPing {
 		p.pingSent = n.now
 	}
+	n.sendTo(p, n.pingMessage(t))
+}
+
+// pingMessage is a PING, PONG or MEET with its gossip section, as Redis's
+// clusterSendPing builds all three (a PONG answering a PING gossips too).
+func (n *Node) pingMessage(t MsgType) Message {
 	m := n.header(t)
 	ids := n.sortedIDs()
 	fresh := len(ids) - 2
@@ -147,7 +153,7 @@ func (n *Node) sendPing(p *peer, t MsgType) {
 			m.Gossip = append(m.Gossip, gossipOf(q))
 		}
 	}
-	n.sendTo(p, m)
+	return m
 }
 
 func gossipOf(q *peer) Gossip {

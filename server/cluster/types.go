@@ -60,6 +60,14 @@ type Config struct {
 	// AnnounceIP, if set, is the address this node announces; otherwise it
 	// learns it from the first MEET it receives.
 	AnnounceIP string
+	// Hostname is cluster-announce-hostname ("" for none): sent to the
+	// other nodes in every PING, PONG and MEET (Redis's hostname ping
+	// extension) and shown in CLUSTER NODES, SLOTS and SHARDS.
+	Hostname string
+	// PreferredEndpoint is cluster-preferred-endpoint-type: "ip" (also
+	// ""), "hostname" or "unknown-endpoint"; what redirects, CLUSTER SLOTS
+	// and CLUSTER SHARDS give as a node's endpoint.
+	PreferredEndpoint string
 	// Rand is the only source of randomness (node ids, gossip choice,
 	// election delay). Nil means a generator seeded from the node id.
 	Rand *rand.Rand
@@ -173,6 +181,8 @@ type Message struct {
 	StateOK      bool
 
 	Gossip []Gossip // PING, PONG, MEET
+
+	Hostname string // PING, PONG, MEET: the sender's announced hostname
 
 	About string // FAIL: failing node; UPDATE: node whose slots changed
 

@@ -16,7 +16,7 @@ import (
 //
 // where str is a u8 length and bytes. Bodies: PING/PONG/MEET: count u16 then
 // per entry id str, pingSent u32, pongReceived u32, port u16, cport u16,
-// flags u16, ip str; FAIL: id str; UPDATE: configEpoch u64, id str,
+// flags u16, ip str, then the sender's hostname str; FAIL: id str; UPDATE: configEpoch u64, id str,
 // slots [2048]; PUBLISH: channel u32-length bytes, payload u32-length bytes;
 // AUTH_REQUEST, AUTH_ACK, MFSTART: empty.
 
@@ -82,6 +82,7 @@ func AppendMessage(b []byte, m *Message) []byte {
 			e.u16(uint16(g.Flags))
 			e.str(g.IP)
 		}
+		e.str(m.Hostname)
 	case MsgFail:
 		e.str(m.About)
 	case MsgUpdate:
@@ -198,6 +199,9 @@ func DecodeMessage(frame []byte) (Message, error) {
 			g.Flags = Flags(d.u16())
 			g.IP = d.str()
 			m.Gossip = append(m.Gossip, g)
+		}
+		if len(d.b) > 0 {
+			m.Hostname = d.str()
 		}
 	case MsgFail:
 		m.About = d.str()

@@ -57,6 +57,7 @@ type Config struct {
 	ClusterAnnouncePort          int
 	ClusterAnnounceBusPort       int
 	ClusterAnnounceHostname      string
+	ClusterPreferredEndpointType string // ip, hostname or unknown-endpoint
 	ClusterRequireFullCoverage   bool
 	ClusterAllowReadsWhenDown    bool
 	ClusterSlotStatsEnabled      bool // Redis 8.2: CLUSTER SLOT-STATS cpu and network figures
@@ -115,6 +116,7 @@ func Default() *Config {
 		ClusterMigrationBarrier:      1,
 		ClusterReplicaValidityFactor: 10,
 		ClusterAllowReplicaMigration: true,
+		ClusterPreferredEndpointType: "ip",
 		ReplicaReadOnly:              true,
 		ReplicaServeStaleData:        true,
 		ReplBacklogSize:              1 << 20,
@@ -248,6 +250,29 @@ func enumField(p *string, values ...string) field {
 	}
 }
 
+// hostnameField is cluster-announce-hostname, validated as Redis does.
+func hostnameField(p *string) field {
+	return field{
+		set: func(a []string) error {
+			v, err := one(a)
+			if err != nil {
+				return err
+			}
+			if len(v) >= 256 {
+				return errArg("Hostnames must be less than 256 characters")
+			}
+			for _, r := range v {
+				if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+					return errArg("Hostnames may only contain alphanumeric characters, hyphens or dots")
+				}
+			}
+			*p = v
+			return nil
+		},
+		get: func() string { return *p },
+	}
+}
+
 func immutable(f field) field { f.immutable = true; return f }
 
 // fields returns the implemented directives bound to c.
@@ -278,7 +303,8 @@ func (c *Config) fields() map[string]field {
 		"cluster-announce-ip":             stringField(&c.ClusterAnnounceIP),
 		"cluster-announce-port":           intField(&c.ClusterAnnouncePort, 0, 65535),
 		"cluster-announce-bus-port":       intField(&c.ClusterAnnounceBusPort, 0, 65535),
-		"cluster-announce-hostname":       stringField(&c.ClusterAnnounceHostname),
+		"cluster-announce-hostname":       hostnameField(&c.ClusterAnnounceHostname),
+		"cluster-preferred-endpoint-type": enumField(&c.ClusterPreferredEndpointType, "ip", "hostname", "unknown-endpoint"),
 		"cluster-require-full-coverage":   boolField(&c.ClusterRequireFullCoverage),
 		"cluster-allow-reads-when-down":   boolField(&c.ClusterAllowReadsWhenDown),
 		"cluster-slot-stats-enabled":      boolField(&c.ClusterSlotStatsEnabled),

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/redline-dev/redline/server/resp"
+)
+
+// The loading state of a replica during a full sync. Redis loads the
+// master's RDB while its event loop keeps answering clients with -LOADING
+// and keeps the cluster bus going; the reference server's snapshot is a
+// command stream that normally loads under the server lock in one go. With
+// key-load-delay (microseconds per key, a test knob of Redis's) the load
+// sleeps per key with the lock released, so the loading state is visible
+// as in Redis: INFO loading:1, -LOADING to commands without the loading
+// flag, and offset 0 on the cluster bus (the replica is hidden from CLUSTER
+// SLOTS and "loading" in CLUSTER SHARDS).
+
+// loadSync applies a full sync's snapshot with mc (server lock held; it may
+// be released and retaken between keys) and returns how many commands ran.
+// errStale: the master changed while the lock was released.
+func (r *replState) loadSync(gen int64, mc *Client, data []byte) (int, error) {
+	s := r.s
+	delay := keyLoadDelay(s)
+	if delay <= 0 {
+		return applyCommands(s, mc, data), nil
+	}
+	s.replLoading = true
+	defer func() { s.replLoading = false }()
+	var p resp.Parser
+	p.MaxBulk = 1 << 40
+	var args [][]byte
+	n := 0
+	for len(data) > 0 {
+		var m int
+		var err error
+		args, m, _, err = p.Parse(data, args)
+		if err != nil || m == 0 {
+			break
+		}
+		data = data[m:]
+		if len(args) == 0 {
+			continue
+		}
+		s.Exec(mc, args)
+		n++
+		s.mu.Unlock()
+		time.Sleep(time.Duration(delay) * time.Microsecond)
+		s.mu.Lock()
+		delay = keyLoadDelay(s) // CONFIG SET while loading speeds it up, as in Redis
+		if r.gen != gen {
+			return n, errStale
+		}
+	}
+	return n, nil
+}
+
+// loadingRefusal is the reply to a client command while the dataset loads:
+// only commands with the loading flag run, as in Redis.
+func loadingRefusal(cmd *Command, argv [][]byte) string {
+	f := cmd.Flags
+	if sub := cmd.subcommand(argv); sub != nil {
+		f = sub.Flags
+	}
+	if f&FlagLoading != 0 {
+		return ""
+	}
+	return "LOADING Redis is loading the dataset in memory"
+}
+
+// keyLoadDelay is key-load-delay in microseconds.
+func keyLoadDelay(s *Server) int {
+	delay := 0
+	if kv := s.cfg.Get("key-load-delay", func(p, n string) bool { return p == n }); len(kv) > 0 {
+		delay, _ = strconv.Atoi(kv[0][1])
+	}
+	return delay
+}
