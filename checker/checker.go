@@ -133,6 +133,7 @@ type Summary struct {
 // if not nil, is called with each checker's name as it finishes.
 func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress func(name string)) Summary {
 	results := make([]Result, len(checkers))
+	ctx = withShared(ctx, ops)
 	var wg sync.WaitGroup
 	for i, c := range checkers {
 		wg.Add(1)
