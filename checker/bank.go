@@ -33,7 +33,7 @@ func Bank(total int64, opts ...Options) Checker {
 func (b bank) Name() string { return b.o.name("bank") }
 
 func (b bank) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := b.o.calls(ops)
+	calls, err := b.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}
@@ -200,7 +200,7 @@ func CrossSlot(opts ...Options) Checker { return crossSlot{firstOpts(opts)} }
 func (c crossSlot) Name() string { return c.o.name("cross-slot") }
 
 func (c crossSlot) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := c.o.calls(ops)
+	calls, err := c.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"sync"
@@ -133,11 +134,18 @@ type Summary struct {
 // if not nil, is called with each checker's name as it finishes.
 func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress func(name string)) Summary {
 	results := make([]Result, len(checkers))
+	ctx = withShared(ctx, ops)
+	// As many checkers at a time as there are CPUs: more only adds their
+	// working sets up (a dozen at once on a 10M-entry history) and takes
+	// CPU from a search that has a time budget (linearizable).
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 	var wg sync.WaitGroup
 	for i, c := range checkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			defer func() {
 				if p := recover(); p != nil {
 					results[i] = Result{Valid: Unknown, Figures: map[string]any{

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -137,12 +138,29 @@ func (c *call) wait() *history.Wait {
 }
 
 // calls pairs the history and keeps the client ops the options accept.
-func (o Options) calls(ops []history.Op) ([]call, error) {
+// Within one Run (ctx from withShared) the pairing and the calls of each key
+// prefix are computed once and shared by the checkers: treat the result as
+// read-only.
+func (o Options) calls(ctx context.Context, ops []history.Op) ([]call, error) {
+	if s := sharedFor(ctx, ops); s != nil {
+		return s.callsFor(o)
+	}
 	pairs, err := history.Pairs(ops)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]call, 0, len(pairs))
+	return o.callsOf(pairs), nil
+}
+
+// callsOf keeps the pairs the options accept, as calls.
+func (o Options) callsOf(pairs []history.Pair) []call {
+	n := 0
+	for _, p := range pairs {
+		if o.keep(p.Invoke) {
+			n++
+		}
+	}
+	out := make([]call, 0, n)
 	for _, p := range pairs {
 		if !o.keep(p.Invoke) {
 			continue
@@ -153,7 +171,7 @@ func (o Options) calls(ops []history.Op) ([]call, error) {
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out
 }
 
 // WaitClass is what a write's WAIT said.

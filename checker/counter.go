@@ -217,11 +217,11 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 }
 
 func (c counter) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := c.o.calls(ops)
+	calls, err := c.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}
-	a := analyzeCounter(calls, finalReadsStart(ops), c.o.MaxExamples)
+	a := analyzeCounter(calls, finalReadsStartOf(ctx, ops), c.o.MaxExamples)
 	var lost, lostMax, unexpected, acked, attempted, unexplained int64
 	var split waitSplit
 	var satMax int64

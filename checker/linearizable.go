@@ -277,7 +277,7 @@ func nodeOf(c call) string {
 }
 
 func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := l.o.calls(ops)
+	calls, err := l.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}
@@ -437,7 +437,7 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	malformedUnknown(&res, skipped)
 	if len(anomalous) > 0 && !l.o.NoVisualization {
-		res.Files = l.visualize(anomalous, byKey, Windows(ops))
+		res.Files = l.visualize(anomalous, byKey, windowsOf(ctx, ops))
 	}
 	return res
 }

@@ -66,7 +66,7 @@ func cpuTime() time.Duration {
 func TestLinearizableGeneratedPooled(t *testing.T) {
 	ops := genRegister(9, 5, 300, 5, 0.3)
 
-	calls, _ := Options{}.calls(ops)
+	calls, _ := Options{}.calls(context.Background(), ops)
 	byKey, _, _ := registerOps(calls)
 	if _, m := porcupineOps(byKey["r2"]); fmtState(m) != "pooled" {
 		t.Fatal("key r2 does not use the pooled model")

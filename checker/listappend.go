@@ -287,7 +287,7 @@ func (a *anomalyLog) add(class string, ex any) {
 }
 
 func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := l.o.calls(ops)
+	calls, err := l.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}

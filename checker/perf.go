@@ -69,14 +69,11 @@ type perfSample struct {
 }
 
 func (p perf) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := p.o.calls(ops)
+	calls, err := p.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}
-	var runEnd int64
-	for i := range ops {
-		runEnd = max(runEnd, ops[i].Time)
-	}
+	runEnd := runEndOf(ctx, ops)
 	width := p.o.Bucket
 	if width <= 0 {
 		width = BucketWidth(time.Duration(runEnd), p.o.MaxBuckets)
@@ -163,7 +160,7 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 		}
 	}
 	faults := []map[string]any{}
-	for _, w := range Windows(ops) {
+	for _, w := range windowsOf(ctx, ops) {
 		faults = append(faults, map[string]any{
 			"fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End), "open": w.Open, "nodes": nonNil(w.Nodes),
 		})

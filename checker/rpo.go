@@ -130,11 +130,11 @@ func (b *rpoBucket) figures(counter bool, faultStart int64) map[string]any {
 }
 
 func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := r.o.calls(ops)
+	calls, err := r.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}
-	windows := Windows(ops)
+	windows := windowsOf(ctx, ops)
 	kind := r.o.Kind
 	if kind == "" {
 		kind = detectKind(calls)
@@ -177,7 +177,7 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		txns, _ := parseListAppend(calls, an)
 		_, _, lost = lostAppends(txns, an, func(int) map[string]any { return nil })
 	case "counter":
-		a := analyzeCounter(calls, finalReadsStart(ops), r.o.MaxExamples)
+		a := analyzeCounter(calls, finalReadsStartOf(ctx, ops), r.o.MaxExamples)
 		r.chargeCounter(a, windows, buckets, outside, slack)
 	case "":
 		return Result{Valid: Valid, Figures: map[string]any{"lost": 0, "note": "no successful read: nothing to measure"}}
@@ -190,8 +190,8 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		b.write(lw)
 	}
 	counter := kind == "counter"
-	slices.SortStableFunc(calls, func(a, b call) int { return cmpInt(a.start, b.start) })
-	views := shardViews(calls, windows, nodeAddrs(ops))
+	calls = sortedByStart(calls)
+	views := shardViews(calls, windows, nodeAddrsOf(ctx, ops))
 	per := []map[string]any{}
 	var worst int64
 	noKeys := 0

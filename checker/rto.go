@@ -33,21 +33,18 @@ type outage struct {
 }
 
 func (r rto) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := r.o.calls(ops)
+	calls, err := r.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}
-	windows := Windows(ops)
-	var runEnd int64
-	for i := range ops {
-		runEnd = max(runEnd, ops[i].Time)
-	}
-	slices.SortStableFunc(calls, func(a, b call) int { return cmpInt(a.start, b.start) })
+	windows := windowsOf(ctx, ops)
+	runEnd := runEndOf(ctx, ops)
+	calls = sortedByStart(calls)
 	starts := make([]int64, len(calls))
 	for i := range calls {
 		starts[i] = calls[i].start
 	}
-	views := shardViews(calls, windows, nodeAddrs(ops))
+	views := shardViews(calls, windows, nodeAddrsOf(ctx, ops))
 	// busy[slot]: until when a slot was still out from an earlier fault.
 	busy := map[int]int64{}
 	var all, keyAll, keyLow []int64

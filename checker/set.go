@@ -265,7 +265,7 @@ func (a *setAnalysis) lostReport(maxN int) []map[string]any {
 }
 
 func (s set) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := s.o.calls(ops)
+	calls, err := s.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}

@@ -85,7 +85,7 @@ func migrations(ops []history.Op) []migration {
 func isWrite(f string) bool { return f != "read" }
 
 func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := w.o.calls(ops)
+	calls, err := w.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
 	}

@@ -22,7 +22,13 @@ func (p Pair) Outcome() Type {
 // process completes an op it never invoked or invokes twice without
 // completing: the history is then not one the recorder can produce.
 func Pairs(ops []Op) ([]Pair, error) {
-	var pairs []Pair
+	n := 0
+	for i := range ops {
+		if ops[i].Process != Nemesis && ops[i].Type == Invoke {
+			n++
+		}
+	}
+	pairs := make([]Pair, 0, n)
 	open := make(map[Process]int) // process -> index into pairs
 	for i := range ops {
 		op := &ops[i]

@@ -1,0 +1,169 @@
+package checker
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// shared is what the checkers of one Run derive from the same history: its
+// pairing and, per key prefix, the calls. A run's checkers (a dozen for
+// three workloads) used to pair and copy the whole history each; on a 10M
+// entry history that was most of the memory and much of the time. The
+// results are the same values either way, computed once.
+//
+// The calls a checker gets from it are shared with the other checkers: read
+// them, never write or reorder them (sortedByStart copies when it must).
+type shared struct {
+	ops []history.Op
+
+	pairsOnce sync.Once
+	pairs     []history.Pair
+	pairsErr  error
+
+	mu    sync.Mutex
+	calls map[string]*sharedCalls
+
+	windowsOnce sync.Once
+	windows     []Window
+	addrsOnce   sync.Once
+	addrs       map[string]string
+	finalOnce   sync.Once
+	final       int64
+	endOnce     sync.Once
+	end         int64
+}
+
+type sharedCalls struct {
+	once  sync.Once
+	calls []call
+	err   error
+}
+
+type sharedKey struct{}
+
+// withShared returns a context that carries the shared derivations of ops.
+func withShared(ctx context.Context, ops []history.Op) context.Context {
+	return context.WithValue(ctx, sharedKey{}, &shared{ops: ops, calls: map[string]*sharedCalls{}})
+}
+
+// sharedFor returns the shared derivations of ops carried by ctx, or nil
+// when ctx carries none or carries another history's.
+func sharedFor(ctx context.Context, ops []history.Op) *shared {
+	if ctx == nil {
+		return nil
+	}
+	s, _ := ctx.Value(sharedKey{}).(*shared)
+	if s == nil || len(s.ops) != len(ops) || unsafe.SliceData(s.ops) != unsafe.SliceData(ops) {
+		return nil
+	}
+	return s
+}
+
+func (s *shared) pairing() ([]history.Pair, error) {
+	s.pairsOnce.Do(func() { s.pairs, s.pairsErr = history.Pairs(s.ops) })
+	return s.pairs, s.pairsErr
+}
+
+func (s *shared) callsFor(o Options) ([]call, error) {
+	s.mu.Lock()
+	e := s.calls[o.KeyPrefix]
+	if e == nil {
+		e = &sharedCalls{}
+		s.calls[o.KeyPrefix] = e
+	}
+	s.mu.Unlock()
+	e.once.Do(func() {
+		pairs, err := s.pairing()
+		if err != nil {
+			e.err = err
+			return
+		}
+		e.calls = o.callsOf(pairs)
+	})
+	return e.calls, e.err
+}
+
+// sortedByStart returns calls ordered by invocation time (stably). The
+// calls of a history are usually in that order already; otherwise it sorts
+// a copy, leaving the shared slice as it was.
+func sortedByStart(calls []call) []call {
+	sorted := true
+	for i := 1; i < len(calls); i++ {
+		if calls[i].start < calls[i-1].start {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return calls
+	}
+	out := append([]call(nil), calls...)
+	sortStableByStart(out)
+	return out
+}
+
+func sortStableByStart(calls []call) {
+	slices.SortStableFunc(calls, func(a, b call) int { return cmpInt(a.start, b.start) })
+}
+
+// The scans of the whole history for its nemesis events, made once per Run.
+
+func (s *shared) windowsOf() []Window {
+	s.windowsOnce.Do(func() { s.windows = Windows(s.ops) })
+	return s.windows
+}
+
+func (s *shared) nodeAddrsOf() map[string]string {
+	s.addrsOnce.Do(func() { s.addrs = nodeAddrs(s.ops) })
+	return s.addrs
+}
+
+func (s *shared) finalReadsStartOf() int64 {
+	s.finalOnce.Do(func() { s.final = finalReadsStart(s.ops) })
+	return s.final
+}
+
+// windowsOf is Windows(ops), shared within a Run: read-only.
+func windowsOf(ctx context.Context, ops []history.Op) []Window {
+	if s := sharedFor(ctx, ops); s != nil {
+		return s.windowsOf()
+	}
+	return Windows(ops)
+}
+
+// nodeAddrsOf is nodeAddrs(ops), shared within a Run: read-only.
+func nodeAddrsOf(ctx context.Context, ops []history.Op) map[string]string {
+	if s := sharedFor(ctx, ops); s != nil {
+		return s.nodeAddrsOf()
+	}
+	return nodeAddrs(ops)
+}
+
+// finalReadsStartOf is finalReadsStart(ops), computed once within a Run.
+func finalReadsStartOf(ctx context.Context, ops []history.Op) int64 {
+	if s := sharedFor(ctx, ops); s != nil {
+		return s.finalReadsStartOf()
+	}
+	return finalReadsStart(ops)
+}
+
+// runEndOf is the latest time in the history (0 when empty).
+func runEndOf(ctx context.Context, ops []history.Op) int64 {
+	if s := sharedFor(ctx, ops); s != nil {
+		s.endOnce.Do(func() { s.end = runEnd(s.ops) })
+		return s.end
+	}
+	return runEnd(ops)
+}
+
+func runEnd(ops []history.Op) int64 {
+	var end int64
+	for i := range ops {
+		end = max(end, ops[i].Time)
+	}
+	return end
+}
