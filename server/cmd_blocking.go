@@ -147,6 +147,10 @@ func parseMPop(c *Client, argv [][]byte, at int, head, tail string) (keys [][]by
 		c.Error("ERR numkeys should be greater than 0")
 		return nil, false, 0, false
 	}
+	if n >= int64(len(argv)-at-1) { // where would be past the arguments
+		c.Error(ErrSyntax)
+		return nil, false, 0, false
+	}
 	where := int64(at) + n + 1
 	if where >= int64(len(argv)) {
 		c.Error(ErrSyntax)
