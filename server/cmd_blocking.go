@@ -147,8 +147,7 @@ func parseMPop(c *Client, argv [][]byte, at int, head, tail string) (keys [][]by
 		c.Error("ERR numkeys should be greater than 0")
 		return nil, false, 0, false
 	}
-	// Compared before adding: numkeys near MaxInt64 must not wrap around.
-	if n > int64(len(argv)-at-1) {
+	if n >= int64(len(argv)-at-1) { // where would be past the arguments
 		c.Error(ErrSyntax)
 		return nil, false, 0, false
 	}
