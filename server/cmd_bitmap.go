@@ -36,10 +36,13 @@ func cmdSetBit(c *Client, argv [][]byte) {
 		return
 	}
 	byteAt := int(off >> 3)
+	grown := false // Redis counts a change when the key is created or grows
 	if o == nil {
 		o = c.setString(argv[1], make([]byte, byteAt+1), false)
+		grown = true
 	} else if len(o.Str) <= byteAt {
 		o.Str = append(o.Str, make([]byte, byteAt+1-len(o.Str))...)
+		grown = true
 	}
 	o.SetRaw(true)
 	mask := byte(1) << (7 - uint(off&7))
@@ -49,7 +52,9 @@ func cmdSetBit(c *Client, argv [][]byte) {
 	} else {
 		o.Str[byteAt] &^= mask
 	}
-	c.s.dirty++
+	if grown || old != (on == 1) {
+		c.s.dirty++
+	}
 	if old {
 		c.Int(1)
 	} else {

@@ -133,6 +133,11 @@ var sequenceTemplates = []string{
 	"ZRANGESTORE {k} {k} {i} {i}", "ZINTERCARD 2 {k} {k}",
 	"SETBIT {k} {n} 1", "GETBIT {k} {n}", "BITCOUNT {k}", "BITCOUNT {k} {i} {i} BIT", "BITPOS {k} 0",
 	"BITPOS {k} 1 {i}", "BITOP OR {k} {k} {k}", "BITOP NOT {k} {k}",
+	"BITFIELD {k} SET i8 {n} {n} GET u4 {n}", "BITFIELD {k} INCRBY u2 {n} {n} OVERFLOW SAT INCRBY i5 {n} {n}",
+	"BITFIELD {k} OVERFLOW FAIL INCRBY i3 {n} {n} GET i3 {n}", "BITFIELD_RO {k} GET i8 {n} GET u1 {n}",
+	"PFADD {k} {v} {v}", "PFADD {k} {n}", "PFCOUNT {k}", "PFCOUNT {k} {k}", "PFMERGE {k} {k} {k}",
+	"SORT {k}", "SORT {k} DESC LIMIT {i} {i}", "SORT {k} ALPHA", "SORT {k} BY nosort", "SORT {k} BY nosort DESC LIMIT {i} {i}",
+	"SORT {k} ALPHA STORE {k}", "SORT_RO {k} BY nosort", "SORT {k} BY nosort STORE {k}",
 }
 
 func randomSequence(r *rand.Rand, n int) [][][]byte {
@@ -299,10 +304,6 @@ var missingCommands = map[string]string{
 	"acl":                  "not implemented",
 	"module":               "not implemented",
 	"lolwut":               "not implemented",
-	"sort":                 "not implemented",
-	"sort_ro":              "not implemented",
-	"bitfield":             "not implemented",
-	"bitfield_ro":          "not implemented",
 }
 
 // allReplies sends argv followed by an ECHO marker and returns every reply

@@ -104,6 +104,8 @@ func newScripting(s *Server) *scripting {
 	L.SetGlobal("redis", redis)
 	L.SetGlobal("bit", newBitLib(L))
 	L.SetGlobal("cjson", newCJSONLib(L))
+	L.SetGlobal("cmsgpack", newCMsgpackLib(L))
+	L.SetGlobal("struct", newStructLib(L))
 	installLuaBasics(L)
 	L.G.Global.RawGetString("math").(*lua.LTable).RawSetString("huge", lua.LNumber(math.Inf(1)))
 	sc.sandbox = newLuaSandbox(L)

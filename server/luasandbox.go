@@ -25,7 +25,7 @@ const errReadonly = "Attempt to modify a readonly table"
 // minus what it removes after start: print, getfenv, setfenv, newproxy,
 // debug are absent).
 var luaGlobals = []string{
-	"string", "math", "table", "coroutine", "redis", "bit", "cjson",
+	"string", "math", "table", "coroutine", "redis", "bit", "cjson", "cmsgpack", "struct",
 	"xpcall", "tostring", "setmetatable", "next", "assert", "tonumber",
 	"rawequal", "collectgarbage", "getmetatable", "rawset", "pcall", "type",
 	"select", "unpack", "gcinfo", "pairs", "rawget", "loadstring", "ipairs",

@@ -67,6 +67,8 @@ func registerCommands(s *Server) {
 	s.reg("bitpos", -3, ro, 1, 1, 1, cmdBitPos, "bitmap")
 	s.reg("bitop", -4, w, 2, -1, 1, cmdBitOp, "bitmap")
 	registerHLL(s)
+	registerBitfield(s)
+	registerSort(s)
 	// generic
 	s.reg("del", -2, wr, 1, -1, 1, cmdDel, "generic")
 	s.reg("unlink", -2, wrf, 1, -1, 1, cmdDel, "generic")
