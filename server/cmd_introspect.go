@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"strconv"
 	"strings"
 
@@ -33,5 +34,52 @@ func (s *Server) applyAccessPolicy() {
 	}
 	for _, db := range s.dbs {
 		db.Access = p
+	}
+}
+
+// protectedAllowed is Redis's allowProtectedAction for
+// enable-protected-configs: yes, or local for a loopback client.
+func (s *Server) protectedAllowed(c *Client) bool {
+	switch s.configValue("enable-protected-configs") {
+	case "yes":
+		return true
+	case "local":
+		return c.isLocal()
+	}
+	return false
+}
+
+// isLocal reports a loopback (or unix socket) client.
+func (c *Client) isLocal() bool {
+	host, _, err := net.SplitHostPort(c.addr)
+	if err != nil {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || ip.IsLoopback()
+}
+
+// applyLimits hands the *-max-listpack-*, set-max-intset-entries and
+// list-max-listpack-size directives to the keyspaces (one Limits value
+// shared by all databases of the server).
+func (s *Server) applyLimits() {
+	l := &store.Limits{
+		HashMaxListpackEntries: s.configInt("hash-max-listpack-entries", store.DefaultLimits.HashMaxListpackEntries),
+		HashMaxListpackValue:   s.configInt("hash-max-listpack-value", store.DefaultLimits.HashMaxListpackValue),
+		SetMaxIntsetEntries:    s.configInt("set-max-intset-entries", store.DefaultLimits.SetMaxIntsetEntries),
+		ZSetMaxListpackEntries: s.configInt("zset-max-listpack-entries", store.DefaultLimits.ZSetMaxListpackEntries),
+		ZSetMaxListpackValue:   s.configInt("zset-max-listpack-value", store.DefaultLimits.ZSetMaxListpackValue),
+		ListMaxListpackSize:    s.configInt("list-max-listpack-size", store.DefaultLimits.ListMaxListpackSize),
+	}
+	if len(s.dbs) > 0 {
+		if cur := s.dbs[0].Limits(); cur != nil {
+			*cur = *l // objects hold the pointer: update in place
+			for _, db := range s.dbs[1:] {
+				if db.Limits() != cur {
+					db.SetLimits(cur)
+				}
+			}
+			return
+		}
 	}
 }

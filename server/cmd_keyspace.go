@@ -482,7 +482,7 @@ func cmdRestore(c *Client, argv [][]byte) {
 	}
 	db := c.kv()
 	old := db.Get(argv[1])
-	o, err := store.Restore(argv[3])
+	o, err := db.Restore(argv[3])
 	if err != nil {
 		c.Error(err.Error())
 		return

@@ -325,20 +325,20 @@ func cmdConfig(c *Client, argv [][]byte) {
 			c.BulkString(kv[1])
 		}
 	case "SET":
-		if len(argv) < 4 || len(argv)%2 != 0 {
-			c.Error("ERR wrong number of arguments for 'config|set' command")
+		if len(argv)%2 != 0 {
+			c.Error(ErrSyntax)
 			return
 		}
+		var pairs [][2]string
 		for i := 2; i < len(argv); i += 2 {
-			name := strings.ToLower(string(argv[i]))
-			if err := cfg.Set(name, string(argv[i+1])); err != nil {
-				if !config.Known(name) {
-					c.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
-					return
-				}
-				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error())
-				return
-			}
+			pairs = append(pairs, [2]string{strings.ToLower(string(argv[i])), string(argv[i+1])})
+		}
+		names, err := cfg.SetMany(pairs, c.s.protectedAllowed(c))
+		if err != nil {
+			c.Error("ERR " + err.Error())
+			return
+		}
+		for _, name := range names {
 			c.s.configChanged(name)
 		}
 		c.OK()
@@ -371,6 +371,9 @@ func (s *Server) configChanged(name string) {
 	switch name {
 	case "maxmemory-policy", "lfu-log-factor", "lfu-decay-time":
 		s.applyAccessPolicy()
+	case "hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
+		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size":
+		s.applyLimits()
 	case "appendonly":
 		if s.cfg.AppendOnly && s.aof == nil {
 			w, err := openAOFWriter(s)

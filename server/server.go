@@ -160,6 +160,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }})
 	}
 	s.applyAccessPolicy()
+	s.applyLimits()
 	if cfg.ClusterEnabled {
 		// Cluster mode answers COUNTKEYSINSLOT/GETKEYSINSLOT from an index.
 		s.dbs[0].EnableSlotIndex()
