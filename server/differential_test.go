@@ -175,7 +175,7 @@ var argumentsTolerated = map[string]string{
 	"object": "idle time and frequency", "randomkey": "random", "spop": "random", "srandmember": "random",
 	"hrandfield": "random", "zrandmember": "random", "command": "COMMAND's table (tested by count and in compare.txt)",
 	"role": "replication offsets", "dbsize": "covered by the sequences", "scan": "hash-table cursor order",
-	"keys": "hash-table order",
+	"keys":   "hash-table order",
 	"config": "the two servers' configurations differ", "debug": "server internals",
 	// Commands that change the connection or the server for what follows.
 	"shutdown": "ends the server", "quit": "ends the connection", "reset": "resets the connection",
