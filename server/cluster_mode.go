@@ -339,6 +339,7 @@ func (e *ext) applyEvent(ev cluster.Event) {
 }
 
 func (e *ext) cron() {
+	e.mig.closeIdle()
 	e.repl.cron()
 	e.asmTick()
 }

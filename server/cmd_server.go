@@ -801,6 +801,11 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "pubsub_channels", channels)
 		kv(&sb, "pubsub_patterns", patterns)
 		kv(&sb, "pubsubshard_channels", shard)
+		migCached := 0
+		if s.ext != nil {
+			migCached = s.ext.mig.cached()
+		}
+		kv(&sb, "migrate_cached_sockets", migCached)
 		kv(&sb, "total_error_replies", s.stats.errorReplies)
 		kv(&sb, "dump_payload_sanitizations", 0)
 		return sb.String()
