@@ -347,6 +347,7 @@ func cmdConfig(c *Client, argv [][]byte) {
 		for _, cmd := range c.s.commands {
 			cmd.calls, cmd.usec, cmd.fails = 0, 0, 0
 		}
+		c.s.resetIntroStats()
 		c.OK()
 	case "REWRITE":
 		if err := c.s.cfg.Rewrite(); err != nil {
@@ -371,6 +372,8 @@ func (s *Server) configChanged(name string) {
 	switch name {
 	case "maxmemory-policy", "lfu-log-factor", "lfu-decay-time":
 		s.applyAccessPolicy()
+	case "slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold":
+		s.applyIntrospection()
 	case "hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size":
 		s.applyLimits()

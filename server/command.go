@@ -360,7 +360,11 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	cmd.calls++
 	s.stats.commands++
 	if s.slowStats {
-		cmd.usec += time.Since(start).Microseconds()
+		d := time.Since(start)
+		cmd.usec += d.Microseconds()
+		if !c.inScript {
+			s.recordCall(c, cmd, argv, d)
+		}
 	}
 	if s.dirty != dirty && cmd.Flags&FlagWrite != 0 {
 		if c.propSet {

@@ -93,6 +93,7 @@ type Server struct {
 	dirty     int64 // writes since start (changes to the dataset)
 	stats     stats
 	slowStats bool
+	intro     introState // slow log, latency events, histograms (slowlog.go)
 
 	clients   map[int64]*Client // guarded by clientsMu (taken after mu)
 	clientsMu sync.Mutex
@@ -161,11 +162,13 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s.applyAccessPolicy()
 	s.applyLimits()
+	s.applyIntrospection()
 	if cfg.ClusterEnabled {
 		// Cluster mode answers COUNTKEYSINSLOT/GETKEYSINSLOT from an index.
 		s.dbs[0].EnableSlotIndex()
 	}
 	registerCommands(s)
+	s.registerIntrospection()
 	s.scripts = newScripting(s)
 	s.registerFunctionCommands()
 	s.registerPubSubCommands()
