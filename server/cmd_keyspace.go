@@ -401,6 +401,7 @@ func cmdFlushDB(c *Client, argv [][]byte) {
 	}
 	c.kv().Flush()
 	c.s.touchAll(c.db)
+	c.s.trackFlushAll()
 	c.s.dirty++
 	c.OK()
 }
@@ -413,6 +414,7 @@ func cmdFlushAll(c *Client, argv [][]byte) {
 		db.Flush()
 	}
 	c.s.touchAll(-1)
+	c.s.trackFlushAll()
 	c.s.dirty++
 	c.OK()
 }

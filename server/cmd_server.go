@@ -555,7 +555,15 @@ func cmdClient(c *Client, argv [][]byte) {
 	case "NO-EVICT", "NO-TOUCH":
 		c.OK()
 	case "REPLY":
-		c.OK()
+		cmdClientReply(c, argv)
+	case "TRACKING":
+		cmdClientTracking(c, argv)
+	case "CACHING":
+		cmdClientCaching(c, argv)
+	case "GETREDIR":
+		cmdClientGetredir(c)
+	case "TRACKINGINFO":
+		cmdClientTrackingInfo(c)
 	case "HELP":
 		c.Array(1)
 		c.Simple("CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: ID, INFO, KILL, LIST, GETNAME, SETNAME, SETINFO, PAUSE, UNPAUSE, NO-EVICT, HELP.")
@@ -729,7 +737,7 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "client_recent_max_input_buffer", 0)
 		kv(&sb, "client_recent_max_output_buffer", 0)
 		kv(&sb, "blocked_clients", 0)
-		kv(&sb, "tracking_clients", 0)
+		kv(&sb, "tracking_clients", s.trackingClients())
 		kv(&sb, "clients_in_timeout_table", 0)
 		return sb.String()
 	})

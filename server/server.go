@@ -93,7 +93,8 @@ type Server struct {
 	dirty     int64 // writes since start (changes to the dataset)
 	stats     stats
 	slowStats bool
-	intro     introState // slow log, latency events, histograms (slowlog.go)
+	intro     introState     // slow log, latency events, histograms (slowlog.go)
+	trk       *trackingState // CLIENT TRACKING (tracking.go), nil until used
 
 	clients   map[int64]*Client // guarded by clientsMu (taken after mu)
 	clientsMu sync.Mutex
@@ -418,6 +419,7 @@ func (s *Server) dropClient(c *Client) {
 // forgetClient is dropClient with the server lock held.
 func (s *Server) forgetClient(c *Client) {
 	s.unwatchAll(c)
+	s.trackingOff(c)
 	s.dropSubscriber(c)
 	s.clientsMu.Lock()
 	delete(s.clients, c.id)
@@ -591,6 +593,9 @@ func (s *Server) blocksCaller(c *Client, cmd *Command, argv [][]byte) bool {
 	// queued, so EXEC runs it off the loop too.
 	if blocking(cmd.Name) {
 		return true
+	}
+	if cmd.Name == "client" && len(argv) > 2 && strings.EqualFold(string(argv[1]), "tracking") {
+		return true // invalidations are pushed between its commands
 	}
 	return s.paused(c, argv)
 }
@@ -810,6 +815,9 @@ func (s *Server) expired(db int, key string) {
 	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
 	if len(s.watchers) > 0 {
 		s.touch(db, []byte(key))
+	}
+	if s.trk != nil {
+		s.trackInvalidate(nil, key)
 	}
 }
 
