@@ -479,7 +479,7 @@ func cmdClient(c *Client, argv [][]byte) {
 		}
 		c.OK()
 	case "INFO":
-		c.Verbatim(c.infoLine(time.Now()) + "\n")
+		c.Verbatim(c.selfInfoLine(time.Now(), argv) + "\n")
 	case "LIST":
 		var ids map[int64]bool
 		for i := 2; i < len(argv); i++ {
@@ -512,7 +512,11 @@ func cmdClient(c *Client, argv [][]byte) {
 		var b strings.Builder
 		now := time.Now()
 		for _, t := range list {
-			b.WriteString(t.infoLine(now))
+			if t == c {
+				b.WriteString(c.selfInfoLine(now, argv))
+			} else {
+				b.WriteString(t.infoLine(now))
+			}
 			b.WriteByte('\n')
 		}
 		c.Verbatim(b.String())
@@ -626,7 +630,19 @@ func cmdClientKill(c *Client, argv [][]byte) {
 				c.Error(ErrSyntax)
 				return
 			}
-		case "TYPE", "USER", "MAXAGE":
+		case "TYPE":
+			switch strings.ToLower(v) {
+			case "normal", "master", "slave", "replica", "pubsub":
+			default:
+				c.Error("ERR Unknown client type '" + v + "'")
+				return
+			}
+		case "USER":
+			if v != "default" {
+				c.Error("ERR No such user '" + v + "'")
+				return
+			}
+		case "MAXAGE":
 		default:
 			c.Error(ErrSyntax)
 			return

@@ -3,7 +3,9 @@ package server
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // CLIENT REPLY ON|OFF|SKIP: replies of a client in OFF mode, or of the one
@@ -494,4 +496,22 @@ func (s *Server) trackingClients() int {
 		return 0
 	}
 	return len(s.trk.clients)
+}
+
+// selfInfoLine is CLIENT LIST/INFO's line for the client asking: as in
+// Redis, its query buffer still holds the command being run, and redir is
+// its tracking redirection.
+func (c *Client) selfInfoLine(now time.Time, argv [][]byte) string {
+	line := c.infoLine(now)
+	n := len(strconv.Itoa(len(argv))) + 3
+	for _, a := range argv {
+		n += len(strconv.Itoa(len(a))) + 3 + len(a) + 2
+	}
+	line = strings.Replace(line, " qbuf=0 ", " qbuf="+strconv.Itoa(n)+" ", 1)
+	if c.s.trk != nil {
+		if ct := c.s.trk.clients[c]; ct != nil {
+			line = strings.Replace(line, " redir=-1 ", " redir="+strconv.FormatInt(ct.redirect, 10)+" ", 1)
+		}
+	}
+	return line
 }
