@@ -342,6 +342,7 @@ func (e *ext) applyEvent(ev cluster.Event) {
 
 func (e *ext) cron() {
 	e.s.redirectBlocked()
+	e.mig.closeIdle()
 	e.repl.cron()
 	e.asmTick()
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -31,8 +32,20 @@ func (cmd *Command) aclCategories() []string {
 	if cmd.Flags&FlagBlocking != 0 {
 		out = append(out, "@blocking")
 	}
+	// Redis lists them in the order of its category table.
+	sort.SliceStable(out, func(i, j int) bool { return aclOrder[out[i]] < aclOrder[out[j]] })
 	return out
 }
+
+var aclOrder = func() map[string]int {
+	m := map[string]int{}
+	for i, n := range []string{"@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash", "@string",
+		"@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub", "@admin", "@fast", "@slow", "@blocking",
+		"@dangerous", "@connection", "@transaction", "@scripting"} {
+		m[n] = i + 1
+	}
+	return m
+}()
 
 // writeInfo writes one COMMAND entry (Redis 7 layout, 10 fields).
 func (c *Client) writeCommandInfo(cmd *Command, fullName string) {

@@ -1,8 +1,15 @@
 package server
 
 import (
+	"github.com/redline-dev/redline/server/config"
+	"math/bits"
+	"math/rand/v2"
+	"net"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redline-dev/redline/server/store"
 )
@@ -34,4 +41,325 @@ func (s *Server) applyAccessPolicy() {
 	for _, db := range s.dbs {
 		db.Access = p
 	}
+}
+
+// protectedAllowed is Redis's allowProtectedAction for
+// enable-protected-configs: yes, or local for a loopback client.
+func (s *Server) protectedAllowed(c *Client) bool {
+	switch s.configValue("enable-protected-configs") {
+	case "yes":
+		return true
+	case "local":
+		return c.isLocal()
+	}
+	return false
+}
+
+// isLocal reports a loopback (or unix socket) client.
+func (c *Client) isLocal() bool {
+	host, _, err := net.SplitHostPort(c.addr)
+	if err != nil {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || ip.IsLoopback()
+}
+
+// applyLimits hands the *-max-listpack-*, set-max-intset-entries and
+// list-max-listpack-size directives to the keyspaces (one Limits value
+// shared by all databases of the server).
+func (s *Server) applyLimits() {
+	l := &store.Limits{
+		HashMaxListpackEntries: s.configInt("hash-max-listpack-entries", store.DefaultLimits.HashMaxListpackEntries),
+		HashMaxListpackValue:   s.configInt("hash-max-listpack-value", store.DefaultLimits.HashMaxListpackValue),
+		SetMaxIntsetEntries:    s.configInt("set-max-intset-entries", store.DefaultLimits.SetMaxIntsetEntries),
+		ZSetMaxListpackEntries: s.configInt("zset-max-listpack-entries", store.DefaultLimits.ZSetMaxListpackEntries),
+		ZSetMaxListpackValue:   s.configInt("zset-max-listpack-value", store.DefaultLimits.ZSetMaxListpackValue),
+		ListMaxListpackSize:    s.configInt("list-max-listpack-size", store.DefaultLimits.ListMaxListpackSize),
+	}
+	if len(s.dbs) > 0 {
+		if cur := s.dbs[0].Limits(); cur != nil {
+			*cur = *l // objects hold the pointer: update in place
+			for _, db := range s.dbs[1:] {
+				if db.Limits() != cur {
+					db.SetLimits(cur)
+				}
+			}
+			return
+		}
+	}
+}
+
+// registerIntrospection adds SLOWLOG, LATENCY, MEMORY and LOLWUT.
+func (s *Server) registerIntrospection() {
+	s.reg("slowlog", -2, "", 0, 0, 0, cmdSlowlog, "server").Subcommands = []*Command{
+		sub("reset", 2, "admin loading stale"), sub("len", 2, "admin loading stale"),
+		sub("help", 2, "loading stale"), sub("get", -2, "admin loading stale"),
+	}
+	s.reg("latency", -2, "", 0, 0, 0, cmdLatency, "server").Subcommands = []*Command{
+		sub("help", 2, "loading stale"), sub("doctor", 2, "admin noscript loading stale"),
+		sub("reset", -2, "admin noscript loading stale"), sub("histogram", -2, "admin noscript loading stale"),
+		sub("latest", 2, "admin noscript loading stale"), sub("graph", 3, "admin noscript loading stale"),
+		sub("history", 3, "admin noscript loading stale"),
+	}
+	usage := sub("usage", -3, "readonly")
+	usage.FirstKey, usage.LastKey, usage.Step = 2, 2, 1
+	s.reg("memory", -2, "", 0, 0, 0, cmdMemory, "server").Subcommands = []*Command{
+		sub("help", 2, "loading stale"), usage, sub("doctor", 2, ""), sub("malloc-stats", 2, ""),
+		sub("stats", 2, ""), sub("purge", 2, ""),
+	}
+	s.reg("lolwut", -1, "readonly fast", 0, 0, 0, cmdLolwut, "server")
+}
+
+// LOLWUT [VERSION v]: Redis 7.0's own art is its version line; 5 and 6
+// draw in Redis's spirit (random squares and a skyline).
+func cmdLolwut(c *Client, argv [][]byte) {
+	ver := int64(7)
+	if len(argv) >= 3 && strings.EqualFold(string(argv[1]), "version") {
+		v, ok := parseInt(argv[2])
+		if !ok {
+			c.Error(ErrNotInt)
+			return
+		}
+		ver = int64(uint32(v))
+	}
+	var art string
+	switch ver {
+	case 5, 6:
+		var b strings.Builder
+		r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 6))
+		for y := 0; y < 10; y++ {
+			for x := 0; x < 33; x++ {
+				if r.IntN(10) < y {
+					b.WriteRune('⠿')
+				} else {
+					b.WriteRune('⠀')
+				}
+			}
+			b.WriteByte('\n')
+		}
+		if ver == 5 {
+			art = b.String() + "\nGeorg Nees - schotter, plotter on paper, 1968. Redis ver. " + config.Version + "\n"
+		} else {
+			art = b.String() + "\nDedicated to the 8 bit game developers of past and present.\nOriginal 8 bit image from Plaguemon by hikikomori. Redis ver. " + config.Version + "\n"
+		}
+	default:
+		art = "Redis ver. " + config.Version + "\n"
+	}
+	c.Verbatim(art)
+}
+
+// jemallocClass rounds an allocation up to jemalloc's size classes.
+func jemallocClass(n int) int {
+	if n <= 8 {
+		return 8
+	}
+	if n <= 128 {
+		return (n + 15) &^ 15
+	}
+	// four classes per power of two above 128
+	p := 1 << (bits.Len(uint(n-1)) - 1)
+	step := p / 4
+	return (n + step - 1) / step * step
+}
+
+// objectSize estimates the memory of a value as Redis 7.0 would hold it
+// (robj, sds headers, listpacks, dict entries, jemalloc rounding): an
+// estimate for MEMORY USAGE, not a measurement of this server.
+func objectSize(o *store.Object) int {
+	const robj, dictEntry = 16, 24
+	sds := func(n int) int { return jemallocClass(n + 4) }
+	switch o.Kind {
+	case store.KindString:
+		switch o.Encoding() {
+		case "int":
+			return robj
+		case "embstr":
+			return jemallocClass(robj + 4 + len(o.Str))
+		}
+		return robj + sds(len(o.Str))
+	case store.KindList:
+		n := 0
+		for i := 0; i < o.List.Len(); i++ {
+			n += len(o.List.At(i)) + 2
+		}
+		return robj + 40 + 32*(1+n/8192) + jemallocClass(n+7)
+	case store.KindSet:
+		if o.Encoding() == "intset" {
+			return robj + jemallocClass(8+8*o.Len())
+		}
+		n := robj + 96 + 8*o.Len()
+		for m := range o.Set {
+			n += dictEntry + sds(len(m))
+		}
+		return n
+	case store.KindZSet:
+		if o.Encoding() == "listpack" {
+			n := 7
+			for i := 0; i < o.ZSet.Len(); i++ {
+				n += len(o.ZSet.At(i).Member) + 12
+			}
+			return robj + jemallocClass(n)
+		}
+		n := robj + 96 + 8*o.Len()
+		for i := 0; i < o.ZSet.Len(); i++ {
+			n += dictEntry + sds(len(o.ZSet.At(i).Member)) + 48
+		}
+		return n
+	case store.KindHash:
+		if o.Encoding() == "listpack" {
+			n := 7
+			for f, v := range o.Hash {
+				n += len(f) + len(v) + 4
+			}
+			return robj + jemallocClass(n)
+		}
+		n := robj + 96 + 8*o.Len()
+		for f, v := range o.Hash {
+			n += dictEntry + sds(len(f)) + sds(len(v))
+		}
+		return n
+	}
+	return robj
+}
+
+func cmdMemory(c *Client, argv [][]byte) {
+	s := c.s
+	switch strings.ToUpper(string(argv[1])) {
+	case "HELP":
+		helpReply(c, "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"DOCTOR",
+			"    Return memory problems reports.",
+			"MALLOC-STATS",
+			"    Return internal statistics report from the memory allocator.",
+			"PURGE",
+			"    Attempt to purge dirty pages for reclamation by the allocator.",
+			"STATS",
+			"    Return information about the memory usage of the server.",
+			"USAGE <key> [SAMPLES <count>]",
+			"    Return memory in bytes used by <key> and its value. Nested values are",
+			"    sampled up to <count> times (default: 5, 0 means sample all).",
+			"HELP",
+			"    Prints this help.")
+	case "USAGE":
+		for j := 3; j < len(argv); j++ {
+			if strings.EqualFold(string(argv[j]), "samples") && j+1 < len(argv) {
+				n, ok := parseInt(argv[j+1])
+				if !ok {
+					c.Error(ErrNotInt)
+					return
+				}
+				if n < 0 {
+					c.Error(ErrSyntax)
+					return
+				}
+				j++
+				continue
+			}
+			c.Error(ErrSyntax)
+			return
+		}
+		o := c.kv().Peek(argv[2])
+		if o == nil {
+			c.Null()
+			return
+		}
+		c.Int(int64(objectSize(o) + jemallocClass(len(argv[2])+4) + 24))
+	case "STATS":
+		s.memoryStats(c)
+	case "DOCTOR":
+		var dataset int
+		for _, db := range s.dbs {
+			dataset += db.Len()
+		}
+		if dataset == 0 {
+			c.Verbatim("Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n")
+			return
+		}
+		c.Verbatim("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n")
+	case "MALLOC-STATS":
+		c.BulkString("Stats not supported for the current allocator")
+	case "PURGE":
+		debug.FreeOSMemory()
+		c.OK()
+	}
+}
+
+// memoryStats is MEMORY STATS with the Go runtime's figures where Redis
+// gives its allocator's, and estimates of Redis's overheads.
+func (s *Server) memoryStats(c *Client) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	alloc := int64(ms.HeapAlloc)
+	s.intro.peak = max(s.intro.peak, alloc)
+	if s.intro.startup == 0 {
+		s.intro.startup = alloc
+	}
+	type dbo struct {
+		id          int
+		main, expir int64
+	}
+	var dbs []dbo
+	var keys int64
+	var overhead int64
+	for i, db := range s.dbs {
+		if db.Len() == 0 {
+			continue
+		}
+		keys += int64(db.Len())
+		d := dbo{i, int64(db.Len())*(24+8) + 96, int64(db.VolatileLen())*(24+8) + 96}
+		overhead += d.main + d.expir
+		dbs = append(dbs, d)
+	}
+	clients := int64(s.nclients.Load()) * 20496
+	overhead += s.intro.startup + clients
+	dataset := max(alloc-overhead, 0)
+	perKey := int64(0)
+	if keys > 0 {
+		perKey = (alloc - s.intro.startup) / keys
+	}
+	pct := func(a, b int64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(a) * 100 / float64(b)
+	}
+	rss := int64(ms.HeapSys)
+	c.Map(27 + len(dbs))
+	kvi := func(k string, v int64) { c.BulkString(k); c.Int(v) }
+	kvf := func(k string, v float64) { c.BulkString(k); c.Double(v) }
+	kvi("peak.allocated", s.intro.peak)
+	kvi("total.allocated", alloc)
+	kvi("startup.allocated", s.intro.startup)
+	kvi("replication.backlog", 0)
+	kvi("clients.slaves", 0)
+	kvi("clients.normal", clients)
+	kvi("cluster.links", 0)
+	kvi("aof.buffer", 0)
+	kvi("lua.caches", 0)
+	kvi("functions.caches", 0)
+	for _, d := range dbs {
+		c.BulkString("db." + strconv.Itoa(d.id))
+		c.Map(3)
+		kvi("overhead.hashtable.main", d.main)
+		kvi("overhead.hashtable.expires", d.expir)
+		kvi("overhead.hashtable.slot-to-keys", 0)
+	}
+	kvi("overhead.total", overhead)
+	kvi("keys.count", keys)
+	kvi("keys.bytes-per-key", perKey)
+	kvi("dataset.bytes", dataset)
+	kvf("dataset.percentage", pct(dataset, alloc-s.intro.startup))
+	kvf("peak.percentage", pct(alloc, s.intro.peak))
+	kvi("allocator.allocated", alloc)
+	kvi("allocator.active", int64(ms.HeapInuse))
+	kvi("allocator.resident", rss)
+	kvf("allocator-fragmentation.ratio", float64(ms.HeapInuse)/float64(max(alloc, 1)))
+	kvi("allocator-fragmentation.bytes", int64(ms.HeapInuse)-alloc)
+	kvf("allocator-rss.ratio", float64(rss)/float64(max(int64(ms.HeapInuse), 1)))
+	kvi("allocator-rss.bytes", rss-int64(ms.HeapInuse))
+	kvf("rss-overhead.ratio", float64(ms.Sys)/float64(max(rss, 1)))
+	kvi("rss-overhead.bytes", int64(ms.Sys)-rss)
+	kvf("fragmentation", float64(ms.Sys)/float64(max(alloc, 1)))
+	kvi("fragmentation.bytes", int64(ms.Sys)-alloc)
 }

@@ -401,6 +401,7 @@ func cmdFlushDB(c *Client, argv [][]byte) {
 	}
 	c.kv().Flush()
 	c.s.touchAll(c.db)
+	c.s.trackFlushAll()
 	c.s.dirty++
 	c.OK()
 }
@@ -413,6 +414,7 @@ func cmdFlushAll(c *Client, argv [][]byte) {
 		db.Flush()
 	}
 	c.s.touchAll(-1)
+	c.s.trackFlushAll()
 	c.s.dirty++
 	c.OK()
 }
@@ -482,7 +484,7 @@ func cmdRestore(c *Client, argv [][]byte) {
 	}
 	db := c.kv()
 	old := db.Get(argv[1])
-	o, err := store.Restore(argv[3])
+	o, err := db.Restore(argv[3])
 	if err != nil {
 		c.Error(err.Error())
 		return

@@ -325,20 +325,20 @@ func cmdConfig(c *Client, argv [][]byte) {
 			c.BulkString(kv[1])
 		}
 	case "SET":
-		if len(argv) < 4 || len(argv)%2 != 0 {
-			c.Error("ERR wrong number of arguments for 'config|set' command")
+		if len(argv)%2 != 0 {
+			c.Error(ErrSyntax)
 			return
 		}
+		var pairs [][2]string
 		for i := 2; i < len(argv); i += 2 {
-			name := strings.ToLower(string(argv[i]))
-			if err := cfg.Set(name, string(argv[i+1])); err != nil {
-				if !config.Known(name) {
-					c.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'")
-					return
-				}
-				c.Error("ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + err.Error())
-				return
-			}
+			pairs = append(pairs, [2]string{strings.ToLower(string(argv[i])), string(argv[i+1])})
+		}
+		names, err := cfg.SetMany(pairs, c.s.protectedAllowed(c))
+		if err != nil {
+			c.Error("ERR " + err.Error())
+			return
+		}
+		for _, name := range names {
 			c.s.configChanged(name)
 		}
 		c.OK()
@@ -347,6 +347,7 @@ func cmdConfig(c *Client, argv [][]byte) {
 		for _, cmd := range c.s.commands {
 			cmd.calls, cmd.usec, cmd.fails = 0, 0, 0
 		}
+		c.s.resetIntroStats()
 		c.OK()
 	case "REWRITE":
 		if err := c.s.cfg.Rewrite(); err != nil {
@@ -371,6 +372,11 @@ func (s *Server) configChanged(name string) {
 	switch name {
 	case "maxmemory-policy", "lfu-log-factor", "lfu-decay-time":
 		s.applyAccessPolicy()
+	case "slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold":
+		s.applyIntrospection()
+	case "hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
+		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size":
+		s.applyLimits()
 	case "appendonly":
 		if s.cfg.AppendOnly && s.aof == nil {
 			w, err := openAOFWriter(s)
@@ -476,7 +482,7 @@ func cmdClient(c *Client, argv [][]byte) {
 		}
 		c.OK()
 	case "INFO":
-		c.Verbatim(c.infoLine(time.Now()) + "\n")
+		c.Verbatim(c.selfInfoLine(time.Now(), argv) + "\n")
 	case "LIST":
 		var ids map[int64]bool
 		for i := 2; i < len(argv); i++ {
@@ -509,7 +515,11 @@ func cmdClient(c *Client, argv [][]byte) {
 		var b strings.Builder
 		now := time.Now()
 		for _, t := range list {
-			b.WriteString(t.infoLine(now))
+			if t == c {
+				b.WriteString(c.selfInfoLine(now, argv))
+			} else {
+				b.WriteString(t.infoLine(now))
+			}
 			b.WriteByte('\n')
 		}
 		c.Verbatim(b.String())
@@ -554,7 +564,15 @@ func cmdClient(c *Client, argv [][]byte) {
 	case "NO-EVICT", "NO-TOUCH":
 		c.OK()
 	case "REPLY":
-		c.OK()
+		cmdClientReply(c, argv)
+	case "TRACKING":
+		cmdClientTracking(c, argv)
+	case "CACHING":
+		cmdClientCaching(c, argv)
+	case "GETREDIR":
+		cmdClientGetredir(c)
+	case "TRACKINGINFO":
+		cmdClientTrackingInfo(c)
 	case "HELP":
 		c.Array(1)
 		c.Simple("CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: ID, INFO, KILL, LIST, GETNAME, SETNAME, SETINFO, PAUSE, UNPAUSE, NO-EVICT, HELP.")
@@ -629,7 +647,12 @@ func cmdClientKill(c *Client, argv [][]byte) {
 				c.Error("ERR Unknown client type '" + v + "'")
 				return
 			}
-		case "USER", "MAXAGE":
+		case "USER":
+			if v != "default" {
+				c.Error("ERR No such user '" + v + "'")
+				return
+			}
+		case "MAXAGE":
 		default:
 			c.Error(ErrSyntax)
 			return
@@ -743,7 +766,7 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "client_recent_max_input_buffer", 0)
 		kv(&sb, "client_recent_max_output_buffer", 0)
 		kv(&sb, "blocked_clients", s.blk.n)
-		kv(&sb, "tracking_clients", 0)
+		kv(&sb, "tracking_clients", s.trackingClients())
 		kv(&sb, "clients_in_timeout_table", 0)
 		return sb.String()
 	})
@@ -818,6 +841,11 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "pubsub_channels", channels)
 		kv(&sb, "pubsub_patterns", patterns)
 		kv(&sb, "pubsubshard_channels", shard)
+		migCached := 0
+		if s.ext != nil {
+			migCached = s.ext.mig.cached()
+		}
+		kv(&sb, "migrate_cached_sockets", migCached)
 		kv(&sb, "total_error_replies", s.stats.errorReplies)
 		kv(&sb, "dump_payload_sanitizations", 0)
 		return sb.String()

@@ -218,6 +218,9 @@ func (c *Client) call(argv [][]byte) { c.callCmd(c.s.Lookup(argv[0]), argv) }
 
 // callCmd is call with argv[0] already looked up (nil: unknown command).
 func (c *Client) callCmd(cmd *Command, argv [][]byte) {
+	if c.replyMode != replyOn {
+		defer c.dropReply(len(c.out), c.replyMode)
+	}
 	s := c.s
 	if cmd == nil {
 		c.rejectQueued()
@@ -365,7 +368,14 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	cmd.calls++
 	s.stats.commands++
 	if s.slowStats {
-		cmd.usec += time.Since(start).Microseconds()
+		d := time.Since(start)
+		cmd.usec += d.Microseconds()
+		if !c.inScript {
+			s.recordCall(c, cmd, argv, d)
+		}
+	}
+	if s.trk != nil {
+		s.trackAfter(c, cmd, argv, s.dirty != dirty && cmd.Flags&FlagWrite != 0)
 	}
 	if s.dirty != dirty && cmd.Flags&FlagWrite != 0 {
 		if c.propSet {

@@ -21,6 +21,8 @@ type Client struct {
 	db    int
 	// authenticated is true once AUTH succeeded (or no password is set).
 	authenticated bool
+	// replyMode is CLIENT REPLY's state (replyOn when zero; tracking.go).
+	replyMode uint8
 
 	in []byte
 	// rstart:rend is the unparsed input in in.

@@ -56,6 +56,26 @@ func (m *migrateConns) get(addr string, timeout time.Duration) (*migConn, error)
 	return c, nil
 }
 
+// closeIdle closes connections unused for 10 seconds (Redis's
+// MIGRATE_SOCKET_CACHE_TTL), from the cron.
+func (m *migrateConns) closeIdle() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for a, c := range m.conns {
+		if time.Since(c.lastUs) >= 10*time.Second {
+			c.conn.Close()
+			delete(m.conns, a)
+		}
+	}
+}
+
+// cached is INFO's migrate_cached_sockets.
+func (m *migrateConns) cached() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.conns)
+}
+
 func (m *migrateConns) drop(addr string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

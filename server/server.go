@@ -93,6 +93,8 @@ type Server struct {
 	dirty     int64 // writes since start (changes to the dataset)
 	stats     stats
 	slowStats bool
+	intro     introState     // slow log, latency events, histograms (slowlog.go)
+	trk       *trackingState // CLIENT TRACKING (tracking.go), nil until used
 
 	clients   map[int64]*Client // guarded by clientsMu (taken after mu)
 	clientsMu sync.Mutex
@@ -165,11 +167,14 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) }})
 	}
 	s.applyAccessPolicy()
+	s.applyLimits()
+	s.applyIntrospection()
 	if cfg.ClusterEnabled {
 		// Cluster mode answers COUNTKEYSINSLOT/GETKEYSINSLOT from an index.
 		s.dbs[0].EnableSlotIndex()
 	}
 	registerCommands(s)
+	s.registerIntrospection()
 	s.scripts = newScripting(s)
 	s.registerFunctionCommands()
 	s.registerPubSubCommands()
@@ -423,6 +428,7 @@ func (s *Server) forgetClient(c *Client) {
 		s.unblock(c)
 	}
 	s.unwatchAll(c)
+	s.trackingOff(c)
 	s.dropSubscriber(c)
 	s.clientsMu.Lock()
 	delete(s.clients, c.id)
@@ -609,6 +615,9 @@ func (s *Server) blocksCaller(c *Client, cmd *Command, argv [][]byte) bool {
 	// queued, so EXEC runs it off the loop too.
 	if blocking(cmd.Name) {
 		return true
+	}
+	if cmd.Name == "client" && len(argv) > 2 && strings.EqualFold(string(argv[1]), "tracking") {
+		return true // invalidations are pushed between its commands
 	}
 	return s.paused(c, argv)
 }
@@ -828,6 +837,9 @@ func (s *Server) expired(db int, key string) {
 	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
 	if len(s.watchers) > 0 {
 		s.touch(db, []byte(key))
+	}
+	if s.trk != nil {
+		s.trackInvalidate(nil, key)
 	}
 }
 

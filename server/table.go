@@ -246,6 +246,8 @@ func registerCommands(s *Server) {
 		sub("unpause", 2, "admin noscript loading stale"), sub("setinfo", 4, "noscript loading stale"),
 		sub("info", 2, "noscript loading stale"), sub("no-evict", 3, "admin noscript loading stale"),
 		sub("reply", 3, "noscript loading stale"), sub("help", 2, "loading stale"),
+		sub("tracking", -3, "noscript loading stale"), sub("caching", 3, "noscript loading stale"),
+		sub("getredir", 2, "noscript loading stale"), sub("trackinginfo", 2, "noscript loading stale"),
 	}
 	s.reg("command", -1, "loading stale", 0, 0, 0, cmdCommand, "server").Subcommands = []*Command{
 		sub("count", 2, "loading stale"), sub("info", -2, "loading stale"), sub("docs", -2, "loading stale"),

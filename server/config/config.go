@@ -564,6 +564,13 @@ func (c *Config) Load(text string) error {
 			}
 			continue
 		}
+		if sp := specs[d.name]; sp != nil && sp.kind != kindSpecial && sp.kind != kindString {
+			v, err := sp.normalize(args)
+			if err != nil {
+				return &Error{i + 1, line, err.Error()}
+			}
+			args = []string{v}
+		}
 		c.warnOnce(warned, d.name, strings.Join(args, " "))
 	}
 	return nil
@@ -573,7 +580,7 @@ func (c *Config) warnOnce(warned map[string]bool, name, value string) {
 	if _, implemented := c.fields()[name]; !implemented {
 		c.Unsupported[name] = value
 	}
-	if warned[name] || silent[name] {
+	if warned[name] || silent[name] || Effective[name] {
 		return
 	}
 	warned[name] = true
@@ -607,35 +614,10 @@ func (c *Config) Get(pattern string, match func(pattern, name string) bool) [][2
 	return out
 }
 
-// Set changes one directive at runtime (CONFIG SET). The error text is what
-// follows "ERR CONFIG SET failed (possibly related to argument 'name') - ".
+// Set changes one directive at runtime (CONFIG SET name value).
 func (c *Config) Set(name string, value string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, ok := canonical(name)
-	if !ok {
-		return errArg("Unknown option or number of arguments for CONFIG SET - '" + name + "'")
-	}
-	f := c.fields()
-	fd, ok := f[d.name]
-	if !ok {
-		c.Unsupported[d.name] = value
-		return nil
-	}
-	if fd.immutable {
-		return errArg("can't set immutable config")
-	}
-	args := []string{value}
-	if d.multi {
-		split, ok := resp.SplitArgs([]byte(value), nil)
-		if ok && value != "" {
-			args = args[:0]
-			for _, s := range split {
-				args = append(args, string(s))
-			}
-		}
-	}
-	return fd.set(args)
+	_, err := c.SetMany([][2]string{{name, value}}, true)
+	return err
 }
 
 // Known reports whether name is a directive of Redis 7.0 (or an alias).

@@ -55,7 +55,9 @@ func TestStockRedisConf(t *testing.T) {
 		if _, ok := Default().fields()[d.name]; ok {
 			continue
 		}
-		b.WriteString(d.name + " somevalue\n")
+		// Each at its Redis default: values are validated as Redis does
+		// (TestConfigValidation).
+		b.WriteString(d.name + " " + quote(redisDefaults[d.name]) + "\n")
 	}
 	c := Default()
 	if err := c.Load(b.String()); err != nil {
@@ -86,5 +88,52 @@ func TestConfigSetGet(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("CONFIG GET append*: %v", got)
+	}
+}
+
+// TestConfigValidation: values are checked and printed back as Redis 7.0
+// does, and CONFIG SET of several directives is all or nothing.
+func TestConfigValidation(t *testing.T) {
+	c := Default()
+	get := func(name string) string {
+		kv := c.Get(name, func(p, n string) bool { return p == n })
+		return kv[0][1]
+	}
+	for _, tt := range []struct{ name, value, err, got string }{
+		{"maxmemory", "1gb", "", "1073741824"},
+		{"maxmemory", "10K", "", "10000"},
+		{"maxmemory", "-1", "argument must be a memory value", ""},
+		{"maxmemory-clients", "10%", "", "10%"},
+		{"maxmemory-clients", "101%", "percentage argument must be less or equal to 100", ""},
+		{"activedefrag", "YES", "", "yes"},
+		{"activedefrag", "maybe", "argument must be 'yes' or 'no'", ""},
+		{"maxmemory-policy", "ALLKEYS-LFU", "", "allkeys-lfu"},
+		{"maxmemory-policy", "lfu", "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction", ""},
+		{"hash-max-listpack-entries", "-1", "argument must be between 0 and 9223372036854775807 inclusive", ""},
+		{"hash-max-ziplist-entries", "7", "", "7"},
+		{"active-defrag-cycle-min", "100", "argument must be between 1 and 99 inclusive", ""},
+		{"slowlog-log-slower-than", "x", "argument couldn't be parsed into an integer", ""},
+		{"rdbchecksum", "no", "can't set immutable config", ""},
+		{"dbfilename", "x.rdb", "can't set protected config", ""},
+	} {
+		_, err := c.SetMany([][2]string{{tt.name, tt.value}}, false)
+		if tt.err == "" {
+			if err != nil || get(tt.name) != tt.got {
+				t.Errorf("%s %s: %v, CONFIG GET %q", tt.name, tt.value, err, get(tt.name))
+			}
+		} else if err == nil || !strings.HasSuffix(err.Error(), tt.err) {
+			t.Errorf("%s %s: %v, want %q", tt.name, tt.value, err, tt.err)
+		}
+	}
+	// All or nothing: the second fails, the first is restored.
+	_, err := c.SetMany([][2]string{{"maxmemory", "5mb"}, {"activedefrag", "x"}}, false)
+	if err == nil || get("maxmemory") != "10000" {
+		t.Errorf("partial CONFIG SET: %v, maxmemory %s", err, get("maxmemory"))
+	}
+	if _, err := c.SetMany([][2]string{{"maxmemory", "1"}, {"maxmemory", "2"}}, false); err == nil || !strings.HasSuffix(err.Error(), "duplicate parameter") {
+		t.Errorf("duplicate: %v", err)
+	}
+	if _, err := c.SetMany([][2]string{{"rdbchecksum", "no"}, {"nosuch", "1"}}, false); err == nil || !strings.HasSuffix(err.Error(), "can't set immutable config") {
+		t.Errorf("the first error wins: %v", err)
 	}
 }

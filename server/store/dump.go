@@ -27,10 +27,6 @@ var ErrBadPayload = errors.New("ERR DUMP payload version or checksum are wrong")
 // but whose value cannot be decoded.
 var ErrBadFormat = errors.New("ERR Bad data format")
 
-// ListMaxListpackSize is list-max-listpack-size: a quicklist node's limit
-// (negative: -1..-5 for 4..64 KB; positive: entries, up to 8 KB).
-var ListMaxListpackSize = -2
-
 // Dump serialises o's value (not its TTL) as Redis's DUMP does.
 func Dump(o *Object) []byte {
 	var b []byte
@@ -40,7 +36,7 @@ func Dump(o *Object) []byte {
 		b = rdb.AppendString(b, o.Str, true)
 	case KindList:
 		b = append(b, rdb.TypeListQuicklist2)
-		nodes := quicklistNodes(o.List, ListMaxListpackSize)
+		nodes := quicklistNodes(o.List, o.limits().ListMaxListpackSize)
 		b = rdb.AppendLen(b, uint64(len(nodes)))
 		for _, n := range nodes {
 			b = rdb.AppendLen(b, rdb.ContainerPacked)
@@ -153,15 +149,22 @@ func quicklistNodes(l *List, fill int) []*rdb.Listpack {
 	return nodes
 }
 
-// Restore decodes a DUMP payload into a new object.
-func Restore(p []byte) (*Object, error) {
+// Restore decodes a DUMP payload into a new object, as a server with
+// Redis's default encoding limits would.
+func Restore(p []byte) (*Object, error) { return restore(p, &DefaultLimits) }
+
+// Restore decodes a DUMP payload into a new object for db (its encoding
+// limits decide the object's encoding).
+func (db *DB) Restore(p []byte) (*Object, error) { return restore(p, db.limits) }
+
+func restore(p []byte, lim *Limits) (*Object, error) {
 	if _, ok := rdb.Verify(p); !ok {
 		return nil, ErrBadPayload
 	}
 	// Redis decodes from the whole payload: a value running into the
 	// footer is read from it, and bytes left over are ignored.
 	r := &rdb.Reader{B: p}
-	o, err := decodeValue(r, r.Byte())
+	o, err := decodeValue(r, r.Byte(), lim)
 	if err != nil || r.Err != nil {
 		return nil, ErrBadFormat
 	}
@@ -173,20 +176,21 @@ func Restore(p []byte) (*Object, error) {
 
 var errDup = errors.New("duplicate member")
 
-func decodeValue(r *rdb.Reader, t byte) (*Object, error) {
+func decodeValue(r *rdb.Reader, t byte, lim *Limits) (*Object, error) {
+	newObject := func(k Kind) *Object { o := NewObject(k); o.lim = lim; return o }
 	switch t {
 	case rdb.TypeString:
-		o := NewObject(KindString)
+		o := newObject(KindString)
 		o.Str = r.String()
 		return o, r.Err
 	case rdb.TypeList:
-		o := NewObject(KindList)
+		o := newObject(KindList)
 		for n := r.Count(); n > 0 && r.Err == nil; n-- {
 			o.List.PushBack(r.String())
 		}
 		return o, r.Err
 	case rdb.TypeListQuicklist, rdb.TypeListQuicklist2:
-		o := NewObject(KindList)
+		o := newObject(KindList)
 		for n := r.Count(); n > 0 && r.Err == nil; n-- {
 			container := uint64(rdb.ContainerPacked)
 			if t == rdb.TypeListQuicklist2 {
@@ -221,15 +225,15 @@ func decodeValue(r *rdb.Reader, t byte) (*Object, error) {
 		if err != nil || r.Err != nil {
 			return nil, rdb.ErrFormat
 		}
-		o := NewObject(KindList)
+		o := newObject(KindList)
 		for _, e := range es {
 			o.List.PushBack(e)
 		}
 		return o, nil
 	case rdb.TypeSet:
-		o := NewObject(KindSet)
+		o := newObject(KindSet)
 		n := r.Count()
-		if n > SetMaxIntsetEntries {
+		if n > lim.SetMaxIntsetEntries {
 			o.loose = true
 		}
 		for ; n > 0 && r.Err == nil; n-- {
@@ -243,15 +247,15 @@ func decodeValue(r *rdb.Reader, t byte) (*Object, error) {
 		if err != nil || r.Err != nil {
 			return nil, rdb.ErrFormat
 		}
-		o := NewObject(KindSet)
+		o := newObject(KindSet)
 		for _, v := range vals {
 			o.Set[strconv.FormatInt(v, 10)] = struct{}{}
 		}
 		o.isetWidth = uint8(w)
-		o.loose = len(vals) > SetMaxIntsetEntries
+		o.loose = len(vals) > lim.SetMaxIntsetEntries
 		return o, nil
 	case rdb.TypeZSet, rdb.TypeZSet2:
-		o := NewObject(KindZSet)
+		o := newObject(KindZSet)
 		maxLen := 0
 		for n := r.Count(); n > 0 && r.Err == nil; n-- {
 			m := r.String()
@@ -269,26 +273,26 @@ func decodeValue(r *rdb.Reader, t byte) (*Object, error) {
 			}
 			maxLen = max(maxLen, len(m))
 		}
-		o.loose = o.ZSet.Len() > ZSetMaxListpackEntries || maxLen > ZSetMaxListpackValue
+		o.loose = o.ZSet.Len() > lim.ZSetMaxListpackEntries || maxLen > lim.ZSetMaxListpackValue
 		return o, r.Err
 	case rdb.TypeZSetListpack, rdb.TypeZSetZiplist:
 		es, err := parseBlob(r, t == rdb.TypeZSetListpack)
 		if err != nil || len(es)%2 != 0 {
 			return nil, rdb.ErrFormat
 		}
-		o := NewObject(KindZSet)
+		o := newObject(KindZSet)
 		for i := 0; i < len(es); i += 2 {
 			s, err := strconv.ParseFloat(string(es[i+1]), 64)
 			if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(s) || !o.ZSet.Add(string(es[i]), s) {
 				return nil, rdb.ErrFormat
 			}
 		}
-		o.loose = o.ZSet.Len() > ZSetMaxListpackEntries
+		o.loose = o.ZSet.Len() > lim.ZSetMaxListpackEntries
 		return o, nil
 	case rdb.TypeHash:
-		o := NewObject(KindHash)
+		o := newObject(KindHash)
 		n := r.Count()
-		if n > HashMaxListpackEntries {
+		if n > lim.HashMaxListpackEntries {
 			o.loose = true
 		}
 		for ; n > 0 && r.Err == nil; n-- {
@@ -309,7 +313,7 @@ func decodeValue(r *rdb.Reader, t byte) (*Object, error) {
 		if err != nil || r.Err != nil || len(es)%2 != 0 {
 			return nil, rdb.ErrFormat
 		}
-		o := NewObject(KindHash)
+		o := newObject(KindHash)
 		maxLen := 0
 		for i := 0; i < len(es); i += 2 {
 			f := string(es[i])
@@ -320,7 +324,7 @@ func decodeValue(r *rdb.Reader, t byte) (*Object, error) {
 			o.order = append(o.order, f)
 			maxLen = max(maxLen, len(f), len(es[i+1]))
 		}
-		if len(o.Hash) > HashMaxListpackEntries || (t == rdb.TypeHashZipmap && maxLen > HashMaxListpackValue) {
+		if len(o.Hash) > lim.HashMaxListpackEntries || (t == rdb.TypeHashZipmap && maxLen > lim.HashMaxListpackValue) {
 			o.loose, o.order = true, nil
 		}
 		return o, nil

@@ -12,15 +12,38 @@ import (
 // integers in an intset, and clients see it: HGETALL of a small hash
 // replies in insertion order, SMEMBERS of an intset in numeric order, and
 // OBJECT ENCODING names the encoding. A value leaves its compact encoding
-// for good when it outgrows these limits (Redis's defaults of
-// hash-max-listpack-*, set-max-intset-entries, zset-max-listpack-*).
-const (
-	HashMaxListpackEntries = 128
-	HashMaxListpackValue   = 64
-	SetMaxIntsetEntries    = 512
-	ZSetMaxListpackEntries = 128
-	ZSetMaxListpackValue   = 64
-)
+// for good when a write makes it outgrow the limits of its server's
+// configuration (hash-max-listpack-*, set-max-intset-entries,
+// zset-max-listpack-*), as in Redis; lowering a limit converts nothing
+// until the next write.
+
+// Limits are the encoding limits of a server's configuration.
+type Limits struct {
+	HashMaxListpackEntries int
+	HashMaxListpackValue   int
+	SetMaxIntsetEntries    int
+	ZSetMaxListpackEntries int
+	ZSetMaxListpackValue   int
+	ListMaxListpackSize    int // list-max-listpack-size: quicklist nodes (DUMP)
+}
+
+// DefaultLimits are Redis 7.0's defaults, used by objects not (yet)
+// stored in a DB.
+var DefaultLimits = Limits{
+	HashMaxListpackEntries: 512,
+	HashMaxListpackValue:   64,
+	SetMaxIntsetEntries:    512,
+	ZSetMaxListpackEntries: 128,
+	ZSetMaxListpackValue:   64,
+	ListMaxListpackSize:    -2,
+}
+
+func (o *Object) limits() *Limits {
+	if o.lim != nil {
+		return o.lim
+	}
+	return &DefaultLimits
+}
 
 // HashSet sets field f to v (v is kept, not copied) and reports whether f
 // is new. While the hash is compact a new field goes to the end of the
@@ -31,7 +54,8 @@ func (o *Object) HashSet(f string, v []byte) bool {
 	if o.loose {
 		return !had
 	}
-	if len(f) > HashMaxListpackValue || len(v) > HashMaxListpackValue || len(o.Hash) > HashMaxListpackEntries {
+	l := o.limits()
+	if len(f) > l.HashMaxListpackValue || len(v) > l.HashMaxListpackValue || len(o.Hash) > l.HashMaxListpackEntries {
 		o.loose, o.order = true, nil
 		return !had
 	}
@@ -79,7 +103,7 @@ func (o *Object) SetAdd(m string) bool {
 	}
 	o.Set[m] = struct{}{}
 	if !o.loose {
-		if v, isInt := intsetValue(m); !isInt || len(o.Set) > SetMaxIntsetEntries {
+		if v, isInt := intsetValue(m); !isInt || len(o.Set) > o.limits().SetMaxIntsetEntries {
 			o.loose = true
 		} else if w := uint8(rdb.IntWidth(v)); w > o.isetWidth {
 			o.isetWidth = w
@@ -119,7 +143,7 @@ func (o *Object) SetMembers() []string {
 // ZSetNote records that member m was added to a sorted set, so that the
 // set leaves the listpack encoding when it outgrows it.
 func (o *Object) ZSetNote(m string) {
-	if !o.loose && (len(m) > ZSetMaxListpackValue || o.ZSet.Len() > ZSetMaxListpackEntries) {
+	if l := o.limits(); !o.loose && (len(m) > l.ZSetMaxListpackValue || o.ZSet.Len() > l.ZSetMaxListpackEntries) {
 		o.loose = true
 	}
 }
@@ -167,3 +191,15 @@ func (o *Object) Encoding() string {
 	}
 	return ""
 }
+
+// SetLimits makes the DB's objects follow l from their next write on; DBs
+// of one server share one Limits value.
+func (db *DB) SetLimits(l *Limits) {
+	db.limits = l
+	for _, o := range db.keys {
+		o.lim = l
+	}
+}
+
+// Limits returns the DB's encoding limits (the server may change them).
+func (db *DB) Limits() *Limits { return db.limits }

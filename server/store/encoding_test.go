@@ -20,7 +20,7 @@ func TestHashKeepsListpackOrderUntilItOutgrowsIt(t *testing.T) {
 	if o.Encoding() != "listpack" {
 		t.Fatalf("encoding %s", o.Encoding())
 	}
-	o.HashSet("long", []byte(strings.Repeat("x", HashMaxListpackValue+1)))
+	o.HashSet("long", []byte(strings.Repeat("x", DefaultLimits.HashMaxListpackValue+1)))
 	if o.Encoding() != "hashtable" {
 		t.Fatalf("a long value keeps %s", o.Encoding())
 	}
@@ -29,7 +29,7 @@ func TestHashKeepsListpackOrderUntilItOutgrowsIt(t *testing.T) {
 		t.Fatalf("after delete: %s %q", o.Encoding(), o.HashFields())
 	}
 	big := NewObject(KindHash)
-	for i := 0; i <= HashMaxListpackEntries; i++ {
+	for i := 0; i <= DefaultLimits.HashMaxListpackEntries; i++ {
 		big.HashSet(strings.Repeat("f", i+1), nil)
 	}
 	if big.Encoding() != "hashtable" {

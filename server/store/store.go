@@ -67,6 +67,7 @@ type Object struct {
 	// atime is the last access (unix ms); lfuCount and lfuTime (minutes,
 	// 16 bits) are the LFU counter and its last decrement (access.go).
 	atime    int64
+	lim      *Limits // the encoding limits of the DB holding it (encoding.go)
 	lfuCount uint8
 	lfuTime  uint16
 }
@@ -155,6 +156,8 @@ type DB struct {
 	hooks    Hooks
 	slots    *slotIndex
 	rnd      *rand.Rand
+	// limits are the encoding limits objects stored here follow.
+	limits *Limits
 	// Access is how lookups track accesses (OBJECT IDLETIME / FREQ).
 	Access AccessPolicy
 	// NoLazyExpire makes lookups return expired keys without deleting them
@@ -172,7 +175,9 @@ func New(clock *Clock, hooks Hooks) *DB {
 		clock:    clock,
 		hooks:    hooks,
 		rnd:      rand.New(rand.NewSource(1)),
+		limits:   new(Limits),
 	}
+	*db.limits = DefaultLimits
 	db.now = clock.NowMs()
 	return db
 }
@@ -239,6 +244,7 @@ func (db *DB) Add(key []byte, o *Object) {
 }
 
 func (db *DB) insert(o *Object) {
+	o.lim = db.limits
 	if o.atime == 0 {
 		db.initAccess(o)
 	}
@@ -264,6 +270,7 @@ func (db *DB) Set(key []byte, o *Object) {
 			return
 		}
 		// Take over the old slot in place: no churn in order or slots.
+		o.lim = db.limits
 		if o.atime == 0 {
 			db.initAccess(o)
 		}
@@ -463,7 +470,7 @@ func (db *DB) Raw(key string) *Object { return db.keys[key] }
 // Clone returns a deep copy of o, not stored anywhere, with o's expiry and
 // encoding (COPY).
 func (o *Object) Clone() *Object {
-	n := &Object{Kind: o.Kind, ExpireAt: o.ExpireAt, loose: o.loose, notInt: o.notInt, isetWidth: o.isetWidth}
+	n := &Object{Kind: o.Kind, ExpireAt: o.ExpireAt, loose: o.loose, notInt: o.notInt, isetWidth: o.isetWidth, lim: o.lim}
 	switch o.Kind {
 	case KindString:
 		n.Str = append([]byte(nil), o.Str...)

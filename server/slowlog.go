@@ -1,0 +1,438 @@
+package server
+
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SLOWLOG, LATENCY and the per-command latency histograms, as Redis 7.0
+// keeps them: every command is timed (while slowlog-log-slower-than >= 0 or
+// latency-monitor-threshold > 0); one slower than slowlog-log-slower-than
+// microseconds is logged with its arguments (at most 32, each at most 128
+// bytes, secrets redacted); one taking latency-monitor-threshold ms or more
+// is a "command" (or "fast-command") latency event. Figures are this
+// server's own timings, not Redis's.
+
+type slowEntry struct {
+	id   int64
+	at   int64 // unix seconds
+	usec int64
+	argv []string
+	addr string
+	name string
+}
+
+type latencySample struct {
+	at int64 // unix seconds
+	ms int64
+}
+
+type latencyEvent struct {
+	samples []latencySample // at most 160, oldest first
+	max     int64
+}
+
+type cmdHistogram struct {
+	calls   int64
+	buckets [64]int64 // by bit length of the duration in microseconds
+}
+
+// introState is the server's slow log, latency events and histograms.
+type introState struct {
+	slowThreshold int64 // slowlog-log-slower-than, µs (<0 off)
+	slowMax       int
+	latThreshold  int64       // latency-monitor-threshold, ms (0 off)
+	slowlog       []slowEntry // newest first
+	slowID        int64
+	events        map[string]*latencyEvent
+	hist          map[string]*cmdHistogram
+	peak, startup int64 // MEMORY STATS: heap figures
+}
+
+// applyIntrospection reads the slowlog and latency directives.
+func (s *Server) applyIntrospection() {
+	in := &s.intro
+	in.slowThreshold = int64(s.configInt("slowlog-log-slower-than", 10000))
+	in.slowMax = s.configInt("slowlog-max-len", 128)
+	in.latThreshold = int64(s.configInt("latency-monitor-threshold", 0))
+	if len(in.slowlog) > in.slowMax {
+		in.slowlog = in.slowlog[:in.slowMax]
+	}
+	s.slowStats = true // the histograms are always on, as in Redis
+}
+
+// recordCall is called after each command with its duration.
+func (s *Server) recordCall(c *Client, cmd *Command, argv [][]byte, d time.Duration) {
+	in := &s.intro
+	us := d.Microseconds()
+	name := cmd.Name
+	if len(cmd.Subcommands) > 0 {
+		if sub := cmd.subcommand(argv); sub != nil {
+			name += "|" + sub.Name
+		}
+	}
+	h := in.hist[name]
+	if h == nil {
+		if in.hist == nil {
+			in.hist = map[string]*cmdHistogram{}
+		}
+		h = &cmdHistogram{}
+		in.hist[name] = h
+	}
+	h.calls++
+	h.buckets[bits.Len64(uint64(max(us, 1))-1)]++
+	if in.latThreshold > 0 && d.Milliseconds() >= in.latThreshold {
+		ev := "command"
+		if cmd.Flags&FlagFast != 0 {
+			ev = "fast-command"
+		}
+		s.latencySample(ev, d.Milliseconds())
+	}
+	if in.slowThreshold >= 0 && us >= in.slowThreshold && cmd.Flags&FlagSkipSlowlog == 0 {
+		s.slowlogPush(c, name, argv, us)
+	}
+}
+
+func (s *Server) latencySample(event string, ms int64) {
+	in := &s.intro
+	if in.events == nil {
+		in.events = map[string]*latencyEvent{}
+	}
+	ev := in.events[event]
+	if ev == nil {
+		ev = &latencyEvent{}
+		in.events[event] = ev
+	}
+	now := time.Now().Unix()
+	if n := len(ev.samples); n > 0 && ev.samples[n-1].at == now {
+		ev.samples[n-1].ms = max(ev.samples[n-1].ms, ms)
+	} else {
+		ev.samples = append(ev.samples, latencySample{now, ms})
+		if len(ev.samples) > 160 {
+			ev.samples = ev.samples[1:]
+		}
+	}
+	ev.max = max(ev.max, ms)
+}
+
+// redacted gives the argument positions Redis hides in the slow log.
+func redacted(name string, argv [][]byte) map[int]bool {
+	out := map[int]bool{}
+	switch {
+	case name == "auth":
+		for i := 1; i < len(argv); i++ {
+			out[i] = true
+		}
+	case name == "hello":
+		for i := 2; i < len(argv); i++ {
+			if strings.EqualFold(string(argv[i]), "auth") && i+2 < len(argv) {
+				out[i+1], out[i+2] = true, true
+				i += 2
+			}
+		}
+	case name == "acl|setuser":
+		for i := 2; i < len(argv); i++ {
+			out[i] = true
+		}
+	case name == "config|set":
+		for i := 2; i+1 < len(argv); i += 2 {
+			switch strings.ToLower(string(argv[i])) {
+			case "masterauth", "requirepass", "masteruser", "tls-key-file-pass", "tls-client-key-file-pass":
+				out[i+1] = true
+			}
+		}
+	case name == "migrate":
+		for i := 6; i < len(argv); i++ {
+			switch strings.ToLower(string(argv[i])) {
+			case "auth":
+				out[i+1] = true
+				i++
+			case "auth2":
+				out[i+1], out[i+2] = true, true
+				i += 2
+			case "keys":
+				i = len(argv)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) slowlogPush(c *Client, name string, argv [][]byte, us int64) {
+	in := &s.intro
+	if in.slowMax <= 0 {
+		return
+	}
+	red := redacted(name, argv)
+	n := min(len(argv), 32)
+	args := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		if i == n-1 && len(argv) > 32 {
+			args = append(args, fmt.Sprintf("... (%d more arguments)", len(argv)-31))
+			break
+		}
+		a := argv[i]
+		switch {
+		case red[i]:
+			args = append(args, "(redacted)")
+		case len(a) > 128:
+			args = append(args, fmt.Sprintf("%s... (%d more bytes)", a[:128], len(a)-128))
+		default:
+			args = append(args, string(a))
+		}
+	}
+	e := slowEntry{id: in.slowID, at: time.Now().Unix(), usec: us, argv: args, addr: c.addr, name: c.name}
+	in.slowID++
+	in.slowlog = append([]slowEntry{e}, in.slowlog...)
+	if len(in.slowlog) > in.slowMax {
+		in.slowlog = in.slowlog[:in.slowMax]
+	}
+}
+
+func cmdSlowlog(c *Client, argv [][]byte) {
+	in := &c.s.intro
+	switch strings.ToUpper(string(argv[1])) {
+	case "GET":
+		count := int64(10)
+		if len(argv) == 3 {
+			n, ok := parseInt(argv[2])
+			if !ok || n < -1 {
+				c.Error("ERR count should be greater than or equal to -1")
+				return
+			}
+			count = n
+			if n == -1 {
+				count = int64(len(in.slowlog))
+			}
+		} else if len(argv) > 3 {
+			c.Error("ERR wrong number of arguments for 'slowlog|get' command")
+			return
+		}
+		n := min(int(count), len(in.slowlog))
+		c.Array(n)
+		for _, e := range in.slowlog[:n] {
+			c.Array(6)
+			c.Int(e.id)
+			c.Int(e.at)
+			c.Int(e.usec)
+			c.Array(len(e.argv))
+			for _, a := range e.argv {
+				c.BulkString(a)
+			}
+			c.BulkString(e.addr)
+			c.BulkString(e.name)
+		}
+	case "LEN":
+		c.Int(int64(len(in.slowlog)))
+	case "RESET":
+		in.slowlog = nil
+		c.OK()
+	case "HELP":
+		helpReply(c, "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"GET [<count>]",
+			"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+			"    Entries are made of:",
+			"    id, timestamp, time in microseconds, arguments array, client IP and port,",
+			"    client name",
+			"LEN",
+			"    Return the length of the slowlog.",
+			"RESET",
+			"    Reset the slowlog.",
+			"HELP",
+			"    Prints this help.")
+	}
+}
+
+// helpReply sends a HELP reply: the lines as status replies.
+func helpReply(c *Client, lines ...string) {
+	c.Array(len(lines))
+	for _, l := range lines {
+		c.Simple(l)
+	}
+}
+
+func cmdLatency(c *Client, argv [][]byte) {
+	s := c.s
+	in := &s.intro
+	switch strings.ToUpper(string(argv[1])) {
+	case "LATEST":
+		names := in.eventNames()
+		c.Array(len(names))
+		for _, n := range names {
+			ev := in.events[n]
+			last := ev.samples[len(ev.samples)-1]
+			c.Array(4)
+			c.BulkString(n)
+			c.Int(last.at)
+			c.Int(last.ms)
+			c.Int(ev.max)
+		}
+	case "HISTORY":
+		ev := in.events[string(argv[2])]
+		if ev == nil {
+			c.Array(0)
+			return
+		}
+		c.Array(len(ev.samples))
+		for _, sm := range ev.samples {
+			c.Array(2)
+			c.Int(sm.at)
+			c.Int(sm.ms)
+		}
+	case "RESET":
+		n := 0
+		if len(argv) == 2 {
+			n = len(in.events)
+			in.events = nil
+		} else {
+			for _, a := range argv[2:] {
+				if _, ok := in.events[string(a)]; ok {
+					delete(in.events, string(a))
+					n++
+				}
+			}
+		}
+		c.Int(int64(n))
+	case "GRAPH":
+		ev := in.events[string(argv[2])]
+		if ev == nil || len(ev.samples) == 0 {
+			c.Error("ERR No samples available for event '" + string(argv[2]) + "'")
+			return
+		}
+		c.Verbatim(latencyGraph(string(argv[2]), ev))
+	case "DOCTOR":
+		c.Verbatim(in.doctor())
+	case "HISTOGRAM":
+		s.latencyHistogram(c, argv[2:])
+	case "HELP":
+		helpReply(c, "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"DOCTOR",
+			"    Return a human readable latency analysis report.",
+			"GRAPH <event>",
+			"    Return an ASCII latency graph for the <event> class.",
+			"HISTORY <event>",
+			"    Return time-latency samples for the <event> class.",
+			"LATEST",
+			"    Return the latest latency samples for all events.",
+			"RESET [<event> ...]",
+			"    Reset latency data of one or more <event> classes.",
+			"    (default: reset all data for all event classes)",
+			"HISTOGRAM [COMMAND ...]",
+			"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+			"    If no commands are specified then all histograms are replied.",
+			"HELP",
+			"    Prints this help.")
+	}
+}
+
+func (in *introState) eventNames() []string {
+	names := make([]string, 0, len(in.events))
+	for n := range in.events {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (in *introState) doctor() string {
+	if len(in.events) == 0 {
+		return "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sleep tonight.\n"
+	}
+	var b strings.Builder
+	b.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
+	for i, n := range in.eventNames() {
+		ev := in.events[n]
+		var sum int64
+		for _, sm := range ev.samples {
+			sum += sm.ms
+		}
+		fmt.Fprintf(&b, "%d. %s: %d latency spikes (average %dms, mean deviation 0ms, period %d sec). Worst all time event %dms.\n",
+			i+1, n, len(ev.samples), sum/int64(len(ev.samples)), max(1, ev.samples[len(ev.samples)-1].at-ev.samples[0].at), ev.max)
+	}
+	b.WriteString("\nI have a few advices for you:\n\n- Check your commands: latency-monitor-threshold is " + strconv.FormatInt(in.latThreshold, 10) + " milliseconds; use SLOWLOG GET to see the slow ones.\n")
+	return b.String()
+}
+
+// latencyGraph draws the samples as columns of '#' (a simplified version
+// of Redis's sparkline), newest on the right.
+func latencyGraph(event string, ev *latencyEvent) string {
+	var b strings.Builder
+	lo, hi := ev.samples[0].ms, ev.samples[0].ms
+	for _, sm := range ev.samples {
+		lo, hi = min(lo, sm.ms), max(hi, sm.ms)
+	}
+	fmt.Fprintf(&b, "%s - high %d ms, low %d ms (all time high %d ms)\n", event, hi, lo, ev.max)
+	b.WriteString(strings.Repeat("-", 80) + "\n")
+	const rows = 4
+	for r := rows; r >= 1; r-- {
+		for _, sm := range ev.samples {
+			if hi > 0 && sm.ms*rows >= hi*int64(r) {
+				b.WriteByte('#')
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(strings.Repeat("-", len(ev.samples)) + "\n")
+	return b.String()
+}
+
+func (s *Server) latencyHistogram(c *Client, names [][]byte) {
+	in := &s.intro
+	var keys []string
+	if len(names) == 0 {
+		for k, h := range in.hist {
+			if h.calls > 0 {
+				keys = append(keys, k)
+			}
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, a := range names {
+			n := strings.ToLower(string(a))
+			if strings.Contains(n, "|") {
+				if h := in.hist[n]; h != nil && h.calls > 0 && !seen[n] {
+					keys, seen[n] = append(keys, n), true
+				}
+				continue
+			}
+			for k, h := range in.hist {
+				if (k == n || strings.HasPrefix(k, n+"|")) && h.calls > 0 && !seen[k] {
+					keys, seen[k] = append(keys, k), true
+				}
+			}
+		}
+	}
+	sort.Strings(keys)
+	c.Map(len(keys))
+	for _, k := range keys {
+		h := in.hist[k]
+		c.BulkString(k)
+		c.Map(2)
+		c.BulkString("calls")
+		c.Int(h.calls)
+		c.BulkString("histogram_usec")
+		var rows [][2]int64
+		var cum int64
+		for i, n := range h.buckets {
+			if n == 0 {
+				continue
+			}
+			cum += n
+			rows = append(rows, [2]int64{int64(1) << i, cum})
+		}
+		c.Map(len(rows))
+		for _, r := range rows {
+			c.Int(r[0])
+			c.Int(r[1])
+		}
+	}
+}
+
+// resetIntroStats is CONFIG RESETSTAT's part: the histograms.
+func (s *Server) resetIntroStats() { s.intro.hist = nil }

@@ -1,0 +1,517 @@
+package server
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CLIENT REPLY ON|OFF|SKIP: replies of a client in OFF mode, or of the one
+// command after SKIP, are dropped after the command ran.
+const (
+	replyOn       = 0
+	replyOff      = 1
+	replySkipNext = 2 // set by CLIENT REPLY SKIP for the next command
+)
+
+func cmdClientReply(c *Client, argv [][]byte) {
+	switch strings.ToLower(string(argv[2])) {
+	case "on":
+		c.replyMode = replyOn
+		c.OK()
+	case "off":
+		c.replyMode = replyOff
+	case "skip":
+		if c.replyMode != replyOff {
+			c.replyMode = replySkipNext
+		}
+	default:
+		c.Error(ErrSyntax)
+	}
+}
+
+// dropReply runs after a command that started in mode: the replies it
+// produced from mark on are dropped when the mode says so.
+func (c *Client) dropReply(mark int, mode uint8) {
+	switch mode {
+	case replyOff:
+		if c.replyMode == replyOff && len(c.out) >= mark {
+			c.out = c.out[:mark]
+		}
+	case replySkipNext:
+		// the SKIP command itself ran with mode on; this is the next one
+		if len(c.out) >= mark {
+			c.out = c.out[:mark]
+		}
+		if c.replyMode == replySkipNext {
+			c.replyMode = replyOn
+		}
+	}
+}
+
+// CLIENT TRACKING: server-assisted client-side caching as in Redis 7.0.
+// Keys read by a tracking client (read-only commands; OPTIN/OPTOUT with
+// CLIENT CACHING) are remembered, and when a command, expiry or flush
+// changes one the client gets an invalidation: a RESP3 push
+// ["invalidate", [keys]] or, with REDIRECT to a RESP2 client subscribed to
+// __redis__:invalidate, a message on that channel. BCAST clients get every
+// key under their prefixes. A tracking connection leaves the event loop
+// (as a subscriber does) so that pushes reach it between its commands.
+
+type clientTracking struct {
+	bcast, optin, optout, noloop bool
+	redirect                     int64
+	prefixes                     []string
+	caching                      bool // CLIENT CACHING given for the next command
+	broken                       bool
+}
+
+type trackingState struct {
+	clients  map[*Client]*clientTracking
+	keys     map[string]map[*Client]struct{}
+	items    int
+	prefixes map[string]map[*Client]struct{}
+	// bcastPending: keys changed under a prefix, with the client that
+	// changed each last, sent after the command.
+	bcastPending map[string]map[string]*Client
+}
+
+func (s *Server) tracking() *trackingState {
+	if s.trk == nil {
+		s.trk = &trackingState{clients: map[*Client]*clientTracking{}, keys: map[string]map[*Client]struct{}{},
+			prefixes: map[string]map[*Client]struct{}{}, bcastPending: map[string]map[string]*Client{}}
+	}
+	return s.trk
+}
+
+func cmdClientTracking(c *Client, argv [][]byte) {
+	s := c.s
+	var redir int64
+	var bcast, optin, optout, noloop bool
+	var prefixes []string
+	for j := 3; j < len(argv); j++ {
+		more := j+1 < len(argv)
+		switch strings.ToLower(string(argv[j])) {
+		case "redirect":
+			if !more {
+				c.Error(ErrSyntax)
+				return
+			}
+			j++
+			if redir != 0 {
+				c.Error("ERR A client can only redirect to a single other client")
+				return
+			}
+			n, ok := parseInt(argv[j])
+			if !ok {
+				c.Error(ErrNotInt)
+				return
+			}
+			if s.clientByID(n) == nil {
+				c.Error("ERR The client ID you want redirect to does not exist")
+				return
+			}
+			redir = n
+		case "bcast":
+			bcast = true
+		case "optin":
+			optin = true
+		case "optout":
+			optout = true
+		case "noloop":
+			noloop = true
+		case "prefix":
+			if !more {
+				c.Error(ErrSyntax)
+				return
+			}
+			j++
+			prefixes = append(prefixes, string(argv[j]))
+		default:
+			c.Error(ErrSyntax)
+			return
+		}
+	}
+	t := s.tracking()
+	cur := t.clients[c]
+	switch strings.ToLower(string(argv[2])) {
+	case "on":
+		if !bcast && len(prefixes) > 0 {
+			c.Error("ERR PREFIX option requires BCAST mode to be enabled")
+			return
+		}
+		if cur != nil && cur.bcast != bcast {
+			c.Error("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.")
+			return
+		}
+		if bcast && (optin || optout) {
+			c.Error("ERR OPTIN and OPTOUT are not compatible with BCAST")
+			return
+		}
+		if optin && optout {
+			c.Error("ERR You can't specify both OPTIN mode and OPTOUT mode")
+			return
+		}
+		if cur != nil && ((optin && cur.optout) || (optout && cur.optin)) {
+			c.Error("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.")
+			return
+		}
+		if bcast {
+			for i, p := range prefixes {
+				if cur != nil {
+					for _, q := range cur.prefixes {
+						if overlaps(q, p) {
+							c.Error("ERR Prefix '" + p + "' overlaps with an existing prefix '" + q + "'. Prefixes for a single client must not overlap.")
+							return
+						}
+					}
+				}
+				for _, q := range prefixes[i+1:] {
+					if overlaps(p, q) {
+						c.Error("ERR Prefix '" + p + "' overlaps with another provided prefix '" + q + "'. Prefixes for a single client must not overlap.")
+						return
+					}
+				}
+			}
+		}
+		if cur == nil {
+			cur = &clientTracking{}
+			t.clients[c] = cur
+		}
+		cur.redirect, cur.broken = redir, false
+		cur.noloop = noloop
+		cur.bcast = bcast
+		cur.optin, cur.optout = optin, optout
+		if bcast {
+			if len(prefixes) == 0 && len(cur.prefixes) == 0 {
+				prefixes = []string{""}
+			}
+			for _, p := range prefixes {
+				if !slices.Contains(cur.prefixes, p) {
+					cur.prefixes = append(cur.prefixes, p)
+				}
+				m := t.prefixes[p]
+				if m == nil {
+					m = map[*Client]struct{}{}
+					t.prefixes[p] = m
+				}
+				m[c] = struct{}{}
+			}
+		}
+		c.subscriberOf() // a writer for pushes between commands
+	case "off":
+		s.trackingOff(c)
+	default:
+		c.Error(ErrSyntax)
+		return
+	}
+	c.OK()
+}
+
+func overlaps(a, b string) bool {
+	n := min(len(a), len(b))
+	return a[:n] == b[:n]
+}
+
+// trackingOff disables tracking for c (CLIENT TRACKING off, disconnect).
+func (s *Server) trackingOff(c *Client) {
+	t := s.trk
+	if t == nil {
+		return
+	}
+	ct := t.clients[c]
+	if ct == nil {
+		return
+	}
+	for _, p := range ct.prefixes {
+		if m := t.prefixes[p]; m != nil {
+			delete(m, c)
+			if len(m) == 0 {
+				delete(t.prefixes, p)
+				delete(t.bcastPending, p)
+			}
+		}
+	}
+	delete(t.clients, c)
+}
+
+func (s *Server) clientByID(id int64) *Client {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	return s.clients[id]
+}
+
+func cmdClientCaching(c *Client, argv [][]byte) {
+	var ct *clientTracking
+	if c.s.trk != nil {
+		ct = c.s.trk.clients[c]
+	}
+	if ct == nil {
+		c.Error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
+		return
+	}
+	switch strings.ToLower(string(argv[2])) {
+	case "yes":
+		if !ct.optin {
+			c.Error("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")
+			return
+		}
+	case "no":
+		if !ct.optout {
+			c.Error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
+			return
+		}
+	default:
+		c.Error(ErrSyntax)
+		return
+	}
+	ct.caching = true
+	c.OK()
+}
+
+func cmdClientGetredir(c *Client) {
+	if c.s.trk != nil {
+		if ct := c.s.trk.clients[c]; ct != nil {
+			c.Int(ct.redirect)
+			return
+		}
+	}
+	c.Int(-1)
+}
+
+func cmdClientTrackingInfo(c *Client) {
+	var ct *clientTracking
+	if c.s.trk != nil {
+		ct = c.s.trk.clients[c]
+	}
+	c.Map(3)
+	c.BulkString("flags")
+	var flags []string
+	redir := int64(-1)
+	if ct == nil {
+		flags = []string{"off"}
+	} else {
+		flags = []string{"on"}
+		if ct.bcast {
+			flags = append(flags, "bcast")
+		}
+		if ct.optin {
+			flags = append(flags, "optin")
+			if ct.caching {
+				flags = append(flags, "caching-yes")
+			}
+		}
+		if ct.optout {
+			flags = append(flags, "optout")
+			if ct.caching {
+				flags = append(flags, "caching-no")
+			}
+		}
+		if ct.noloop {
+			flags = append(flags, "noloop")
+		}
+		if ct.broken {
+			flags = append(flags, "broken_redirect")
+		}
+		redir = ct.redirect
+	}
+	c.SetHeader(len(flags))
+	for _, f := range flags {
+		c.BulkString(f)
+	}
+	c.BulkString("redirect")
+	c.Int(redir)
+	c.BulkString("prefixes")
+	var ps []string
+	if ct != nil {
+		ps = append(ps, ct.prefixes...)
+		sort.Strings(ps)
+	}
+	c.Array(len(ps))
+	for _, p := range ps {
+		c.BulkString(p)
+	}
+}
+
+// trackAfter runs after each command (lock held): it remembers the keys a
+// tracking client read and invalidates the keys a write changed.
+func (s *Server) trackAfter(c *Client, cmd *Command, argv [][]byte, wrote bool) {
+	t := s.trk
+	if ct := t.clients[c]; ct != nil {
+		if cmd.Flags&FlagReadonly != 0 && !ct.bcast && cmd.Flags&FlagPubSub == 0 {
+			if !((ct.optin && !ct.caching) || (ct.optout && ct.caching)) {
+				for _, i := range cmd.KeyIndexes(argv) {
+					k := string(argv[i])
+					m := t.keys[k]
+					if m == nil {
+						m = map[*Client]struct{}{}
+						t.keys[k] = m
+					}
+					if _, had := m[c]; !had {
+						m[c] = struct{}{}
+						t.items++
+					}
+				}
+			}
+		}
+		if cmd.Name != "client" && !c.multi {
+			ct.caching = false
+		}
+	}
+	if wrote {
+		for _, i := range cmd.KeyIndexes(argv) {
+			s.trackInvalidate(c, string(argv[i]))
+		}
+	}
+	s.trackFlushBcast()
+}
+
+// trackInvalidate is Redis's trackingInvalidateKey: by is the client that
+// changed key (nil for expiry).
+func (s *Server) trackInvalidate(by *Client, key string) {
+	t := s.trk
+	if t == nil {
+		return
+	}
+	for p := range t.prefixes {
+		if strings.HasPrefix(key, p) {
+			m := t.bcastPending[p]
+			if m == nil {
+				m = map[string]*Client{}
+				t.bcastPending[p] = m
+			}
+			m[key] = by
+		}
+	}
+	ids := t.keys[key]
+	if ids == nil {
+		return
+	}
+	delete(t.keys, key)
+	t.items -= len(ids)
+	for target := range ids {
+		ct := t.clients[target]
+		if ct == nil || ct.bcast || (ct.noloop && target == by) {
+			continue
+		}
+		s.sendInvalidation(target, ct, []string{key}, false)
+	}
+}
+
+// trackFlushBcast sends the pending BCAST invalidations, one array of
+// keys per prefix and client.
+func (s *Server) trackFlushBcast() {
+	t := s.trk
+	if t == nil || len(t.bcastPending) == 0 {
+		return
+	}
+	for p, keys := range t.bcastPending {
+		for target := range t.prefixes[p] {
+			ct := t.clients[target]
+			var ks []string
+			for k, by := range keys {
+				if ct.noloop && by == target {
+					continue
+				}
+				ks = append(ks, k)
+			}
+			if len(ks) > 0 {
+				sort.Strings(ks)
+				s.sendInvalidation(target, ct, ks, false)
+			}
+		}
+		delete(t.bcastPending, p)
+	}
+}
+
+// trackFlushAll is FLUSHALL/FLUSHDB: every tracking client is told that
+// everything is invalid (a null key list) and the table is emptied.
+func (s *Server) trackFlushAll() {
+	t := s.trk
+	if t == nil {
+		return
+	}
+	for c, ct := range t.clients {
+		s.sendInvalidation(c, ct, nil, true)
+	}
+	t.keys = map[string]map[*Client]struct{}{}
+	t.items = 0
+}
+
+var trackingChannel = []byte("__redis__:invalidate")
+
+// sendInvalidation delivers to the tracking client c (or its redirect).
+func (s *Server) sendInvalidation(c *Client, ct *clientTracking, keys []string, all bool) {
+	target := c
+	redirected := false
+	if ct.redirect != 0 {
+		target = s.clientByID(ct.redirect)
+		if target == nil {
+			ct.broken = true
+			if c.proto == 3 {
+				c.pushHeader(2)
+				c.BulkString("tracking-redir-broken")
+				c.Int(ct.redirect)
+				pushOut(c)
+			}
+			return
+		}
+		redirected = true
+	}
+	switch {
+	case target.proto == 3:
+		target.pushHeader(2)
+		target.BulkString("invalidate")
+	case redirected && target.ps != nil && target.ps.subscriptions() > 0:
+		target.pushHeader(3)
+		target.Bulk(msgMessage)
+		target.Bulk(trackingChannel)
+	default:
+		return
+	}
+	if all {
+		target.Null()
+	} else {
+		target.Array(len(keys))
+		for _, k := range keys {
+			target.BulkString(k)
+		}
+	}
+	pushOut(target)
+}
+
+// pushOut hands what was appended to t's output to its writer, if it has
+// one (otherwise it goes out with t's next replies).
+func pushOut(t *Client) {
+	if t.ps != nil && t.ps.conn != nil {
+		t.ps.enqueue()
+	}
+}
+
+// trackingClients is INFO's tracking_clients.
+func (s *Server) trackingClients() int {
+	if s.trk == nil {
+		return 0
+	}
+	return len(s.trk.clients)
+}
+
+// selfInfoLine is CLIENT LIST/INFO's line for the client asking: as in
+// Redis, its query buffer still holds the command being run, and redir is
+// its tracking redirection.
+func (c *Client) selfInfoLine(now time.Time, argv [][]byte) string {
+	line := c.infoLine(now)
+	n := len(strconv.Itoa(len(argv))) + 3
+	for _, a := range argv {
+		n += len(strconv.Itoa(len(a))) + 3 + len(a) + 2
+	}
+	line = strings.Replace(line, " qbuf=0 ", " qbuf="+strconv.Itoa(n)+" ", 1)
+	if c.s.trk != nil {
+		if ct := c.s.trk.clients[c]; ct != nil {
+			line = strings.Replace(line, " redir=-1 ", " redir="+strconv.FormatInt(ct.redirect, 10)+" ", 1)
+		}
+	}
+	return line
+}
