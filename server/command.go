@@ -78,9 +78,10 @@ type Command struct {
 	Since   string
 	ACL     []string
 
-	calls int64
-	usec  int64
-	fails int64
+	calls    int64
+	usec     int64
+	fails    int64
+	rejected int64
 }
 
 // KeyIndexes returns the positions of the keys in argv.
@@ -329,6 +330,9 @@ func isTxControl(name string) bool {
 // transaction with EXECABORT, as Redis's rejectCommand does.
 func (c *Client) reject(msg string) {
 	c.rejectQueued()
+	if c.cmd != nil {
+		c.cmd.rejected++
+	}
 	if c.cmd != nil && c.cmd.Name == "exec" {
 		c.resetMulti()
 		c.s.unwatchAll(c)
@@ -356,7 +360,12 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	if s.slowStats {
 		start = time.Now()
 	}
+	s.stats.errSeen = s.stats.errorReplies
 	cmd.Handler(c, argv)
+	if s.stats.errorReplies != s.stats.errSeen {
+		cmd.fails++
+		s.stats.errSeen = s.stats.errorReplies
+	}
 	cmd.calls++
 	s.stats.commands++
 	if s.slowStats {

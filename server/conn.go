@@ -109,6 +109,7 @@ func (c *Client) Simple(s string) { c.out = resp.AppendSimple(c.out, s) }
 // Error writes an error reply; s includes its prefix ("ERR ...", "MOVED ...").
 func (c *Client) Error(s string) {
 	c.s.stats.errorReplies++
+	c.s.countError(s)
 	c.out = resp.AppendError(c.out, s)
 }
 

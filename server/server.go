@@ -68,6 +68,11 @@ type stats struct {
 	connections    int64
 	rejectedConns  int64
 	errorReplies   int64
+	// errSeen is errorReplies when the last command's accounting ended
+	// (failed_calls, as Redis's incrCommandStatsOnError); errCodes counts
+	// error replies by code (INFO errorstats, errorstats.go).
+	errSeen        int64
+	errCodes       map[string]int64
 	netIn, netOut  int64
 	keyspaceHits   int64
 	keyspaceMisses int64
