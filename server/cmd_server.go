@@ -391,6 +391,7 @@ func (s *Server) configChanged(name string) {
 	}
 	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.clusterBus() != nil {
 		s.ext.node.Reconfigure(clusterConfig(s.cfg))
+		s.ext.applyBusConfig()
 		s.ext.pending = true
 	}
 }
