@@ -381,12 +381,15 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 		}
 		if len(s.watchers) > 0 {
 			for _, i := range cmd.KeyIndexes(argv) {
-				s.touch(c.db, argv[i])
+				if i != c.untouched {
+					s.touch(c.db, argv[i])
+				}
 			}
 		}
 	}
 	c.propSet = false
 	c.propArgv = nil
+	c.untouched = 0
 }
 
 func trunc(b []byte, n int) string {

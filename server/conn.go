@@ -59,6 +59,10 @@ type Client struct {
 	// propagation override set by a handler (see Client.Propagate).
 	propArgv [][]byte
 	propSet  bool
+	// untouched is the index of a key the current write command left
+	// unchanged (SMOVE's destination already holding the member): WATCH
+	// does not see it modified, as Redis signals only changed keys.
+	untouched int
 
 	// ps is the Pub/Sub state of a client that subscribed (pubsub.go).
 	ps *subscriber

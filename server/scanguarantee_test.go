@@ -47,3 +47,28 @@ func TestSScanKeepsElementsAcrossRemovals(t *testing.T) {
 		}
 	}
 }
+
+// SMOVE of a member the destination already holds leaves the destination
+// unmodified for WATCH (Redis's "SMOVE only notify dstset when the
+// addition is successful").
+func TestSMoveTouchesOnlyChangedKeys(t *testing.T) {
+	s := startServer(t)
+	c := newClient(t, s, 2)
+	c2 := newClient(t, s, 2)
+	c.SAdd(ctx, "src", "a", "b")
+	c.SAdd(ctx, "dst", "a")
+	conn := c.Conn()
+	defer conn.Close()
+	conn.Do(ctx, "watch", "dst")
+	conn.Do(ctx, "multi")
+	conn.Do(ctx, "sadd", "dst", "c")
+	if err := c2.SMove(ctx, "src", "dst", "a").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := conn.Do(ctx, "exec").Result(); err != nil || v == nil {
+		t.Fatalf("EXEC after an SMOVE that left dst unchanged: %v %v", v, err)
+	}
+	if n := c.SCard(ctx, "dst").Val(); n != 2 {
+		t.Fatalf("SCARD dst = %d, want 2", n)
+	}
+}
