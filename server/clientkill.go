@@ -1,5 +1,7 @@
 package server
 
+import "time"
+
 // killMasterLink closes a replica's link to its master when addr is the
 // master's address (or any master with ""), and reports whether it did: Redis lists that link among
 // the clients, so CLIENT KILL <ip:port> of the master reaches it (Redis's
@@ -14,6 +16,14 @@ func (s *Server) killMasterLink(addr string) bool {
 		return false
 	}
 	r.linkConn.Close()
+	// The link is down from now, not from when the replica goroutine gets
+	// the lock (a DEBUG SLEEP in the same MULTI would postpone it and make
+	// the data look fresher than it is, as the cluster suite's
+	// 06-slave-stop-cond checks): Redis frees the master client here.
+	if r.linkUp.Load() {
+		r.linkUp.Store(false)
+		r.downSinceA.Store(time.Now().UnixMilli())
+	}
 	return true
 }
 

@@ -221,6 +221,7 @@ func (e *ext) startCluster() error {
 	if err := e.bus.Start(); err != nil {
 		return err
 	}
+	e.applyBusConfig()
 	e.s.mu.Lock()
 	e.ready() // the initial Ready
 	e.s.mu.Unlock()
@@ -243,10 +244,16 @@ func (e *ext) runCluster() {
 			return
 		case in := <-e.bus.Inputs():
 			s.mu.Lock()
-			if in.Msg != nil {
+			switch {
+			case in.Msg != nil:
 				e.node.Step(*in.Msg, time.Now())
-			} else {
+			case in.InClosed != 0:
+				e.node.InboundClosed(in.InClosed)
+			default:
 				e.node.LinkFailed(in.LinkFailed)
+			}
+			if in.OverLimit {
+				e.node.LinkBufferLimitExceeded()
 			}
 			e.ready()
 			s.mu.Unlock()

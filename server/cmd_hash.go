@@ -3,9 +3,11 @@
 package server
 
 import (
+	"hash/fnv"
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 
 	"github.com/redline-dev/redline/server/store"
@@ -335,10 +337,11 @@ func containerScan(c *Client, argv [][]byte, kind store.Kind, items func(*store.
 	from, to := 0, len(all)/width
 	next := uint64(0)
 	if o.Encoding() == "hashtable" || o.Encoding() == "skiplist" {
-		from = int(min(cur, uint64(to)))
+		all = scanOrder(all, width)
+		from = sort.Search(to, func(i int) bool { return scanHash(all[i*width]) >= cur })
 		if from+count < to {
 			to = from + count
-			next = uint64(to)
+			next = scanHash(all[to*width])
 		}
 	}
 	var out []string
@@ -354,4 +357,31 @@ func containerScan(c *Client, argv [][]byte, kind store.Kind, items func(*store.
 	for _, s := range out {
 		c.BulkString(s)
 	}
+}
+
+// scanHash is an element's place in a paged SSCAN, HSCAN or ZSCAN: the
+// cursor is the hash of the next element to return, so elements removed
+// between two calls move no other element and one present for the whole
+// scan is returned, as Redis guarantees (never 0, the end cursor).
+func scanHash(e string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(e))
+	return h.Sum64()>>1 | 1
+}
+
+// scanOrder sorts the elements (groups of width) by scanHash.
+func scanOrder(all []string, width int) []string {
+	n := len(all) / width
+	idx := make([]int, n)
+	keys := make([]uint64, n)
+	for i := range idx {
+		idx[i] = i
+		keys[i] = scanHash(all[i*width])
+	}
+	sort.Slice(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	out := make([]string, 0, len(all))
+	for _, i := range idx {
+		out = append(out, all[i*width:i*width+width]...)
+	}
+	return out
 }

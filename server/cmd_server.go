@@ -345,7 +345,7 @@ func cmdConfig(c *Client, argv [][]byte) {
 	case "RESETSTAT":
 		c.s.stats = stats{sampleTime: time.Now()}
 		for _, cmd := range c.s.commands {
-			cmd.calls, cmd.usec, cmd.fails = 0, 0, 0
+			cmd.calls, cmd.usec, cmd.fails, cmd.rejected = 0, 0, 0, 0
 		}
 		c.s.resetIntroStats()
 		c.OK()
@@ -399,6 +399,7 @@ func (s *Server) configChanged(name string) {
 	}
 	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.clusterBus() != nil {
 		s.ext.node.Reconfigure(clusterConfig(s.cfg))
+		s.ext.applyBusConfig()
 		s.ext.pending = true
 	}
 }
@@ -873,18 +874,18 @@ func (s *Server) info(args [][]byte) string {
 		return sb.String()
 	})
 	section("modules", "Modules", func() string { return "" })
-	section("errorstats", "Errorstats", func() string { return "" })
+	section("errorstats", "Errorstats", s.errorstatsInfo)
 	section("commandstats", "Commandstats", func() string {
 		var sb strings.Builder
 		for _, cmd := range s.Commands() {
-			if cmd.calls == 0 {
+			if cmd.calls == 0 && cmd.rejected == 0 && cmd.fails == 0 {
 				continue
 			}
 			per := 0.0
 			if cmd.calls > 0 {
 				per = float64(cmd.usec) / float64(cmd.calls)
 			}
-			fmt.Fprintf(&sb, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=0,failed_calls=%d\r\n", cmd.Name, cmd.calls, cmd.usec, per, cmd.fails)
+			fmt.Fprintf(&sb, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n", cmd.Name, cmd.calls, cmd.usec, per, cmd.rejected, cmd.fails)
 		}
 		return sb.String()
 	})

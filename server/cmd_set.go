@@ -383,7 +383,9 @@ func cmdSMove(c *Client, argv [][]byte) {
 		dst = store.NewObject(store.KindSet)
 		db.Add(argv[2], dst)
 	}
-	dst.SetAdd(m)
+	if !dst.SetAdd(m) {
+		c.untouched = 2
+	}
 	c.s.dirty++
 	c.Int(1)
 }

@@ -83,9 +83,10 @@ type Command struct {
 	// range spec follows from FirstKey, LastKey and Step).
 	Specs []KeySpec
 
-	calls int64
-	usec  int64
-	fails int64
+	calls    int64
+	usec     int64
+	fails    int64
+	rejected int64
 }
 
 // KeyIndexes returns the positions of the keys in argv.
@@ -337,6 +338,9 @@ func isTxControl(name string) bool {
 // transaction with EXECABORT, as Redis's rejectCommand does.
 func (c *Client) reject(msg string) {
 	c.rejectQueued()
+	if c.cmd != nil {
+		c.cmd.rejected++
+	}
 	if c.cmd != nil && c.cmd.Name == "exec" {
 		c.resetMulti()
 		c.s.unwatchAll(c)
@@ -364,7 +368,12 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	if s.slowStats {
 		start = time.Now()
 	}
+	s.stats.errSeen = s.stats.errorReplies
 	cmd.Handler(c, argv)
+	if s.stats.errorReplies != s.stats.errSeen {
+		cmd.fails++
+		s.stats.errSeen = s.stats.errorReplies
+	}
 	cmd.calls++
 	s.stats.commands++
 	if s.slowStats {
@@ -387,12 +396,15 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 		}
 		if len(s.watchers) > 0 {
 			for _, i := range cmd.KeyIndexes(argv) {
-				s.touch(c.db, argv[i])
+				if i != c.untouched {
+					s.touch(c.db, argv[i])
+				}
 			}
 		}
 	}
 	c.propSet = false
 	c.propArgv = nil
+	c.untouched = 0
 }
 
 func trunc(b []byte, n int) string {

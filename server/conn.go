@@ -61,6 +61,10 @@ type Client struct {
 	// propagation override set by a handler (see Client.Propagate).
 	propArgv [][]byte
 	propSet  bool
+	// untouched is the index of a key the current write command left
+	// unchanged (SMOVE's destination already holding the member): WATCH
+	// does not see it modified, as Redis signals only changed keys.
+	untouched int
 
 	// ps is the Pub/Sub state of a client that subscribed (pubsub.go).
 	ps *subscriber
@@ -119,6 +123,7 @@ func (c *Client) Simple(s string) { c.out = resp.AppendSimple(c.out, s) }
 // Error writes an error reply; s includes its prefix ("ERR ...", "MOVED ...").
 func (c *Client) Error(s string) {
 	c.s.stats.errorReplies++
+	c.s.countError(s)
 	c.out = resp.AppendError(c.out, s)
 }
 

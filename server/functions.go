@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -67,15 +68,38 @@ func (s *Server) functions() *functionLibs {
 	return sc.fns
 }
 
-// installRegisterFunction adds redis.register_function to the real redis
-// table (scripts see it through the sandbox's read-only proxy).
+// installRegisterFunction builds the redis table a library sees while
+// FUNCTION LOAD runs it, as Redis 7.0's: register_function, log and the
+// LOG_* and version constants, any other field an error ("Script attempted
+// to access nonexistent global variable"). Functions and scripts run with
+// the real redis table, which has no register_function; a function that
+// kept the load table and calls its register_function later gets "can only
+// be called on FUNCTION LOAD command".
 func (sc *scripting) installRegisterFunction() {
 	L := sc.L
 	redis, ok := L.G.Global.RawGetString("redis").(*lua.LTable)
 	if !ok {
 		return
 	}
+	load := L.NewTable()
+	for _, k := range []string{"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING", "REDIS_VERSION", "REDIS_VERSION_NUM"} {
+		load.RawSetString(k, redis.RawGetString(k))
+	}
+	missing := L.NewTable()
+	missing.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.CheckString(2))
+		return 0
+	}))
+	L.SetMetatable(load, missing)
+	sc.loadRedis = load
+	// Redis's EVAL and function redis table has no register_function:
+	// calling it is Lua's error for a nil field, reproduced here because
+	// gopher-lua words that error differently.
 	redis.RawSetString("register_function", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("attempt to call field 'register_function' (a nil value)")
+		return 0
+	}))
+	load.RawSetString("register_function", L.NewFunction(func(L *lua.LState) int {
 		lib := sc.fns.loading
 		if lib == nil {
 			L.RaiseError("redis.register_function can only be called on FUNCTION LOAD command")
@@ -261,36 +285,37 @@ func (s *Server) compileLibrary(code string) (*fnLibrary, error) {
 		return nil, fmt.Errorf("ERR Error compiling function: %s", strings.TrimPrefix(lerr.Error(), "@"))
 	}
 	lib := &fnLibrary{name: name, code: code}
-	// redis.call and math (random numbers) do not exist while a library
-	// loads, as in Redis: loading runs no command and is deterministic.
-	redis := sc.L.G.Global.RawGetString("redis").(*lua.LTable)
-	call, pcall := redis.RawGetString("call"), redis.RawGetString("pcall")
-	missing := func(name string) lua.LValue {
-		return sc.L.NewFunction(func(L *lua.LState) int {
-			L.RaiseError("Script attempted to access nonexistent global variable '%s'", name)
-			return 0
-		})
-	}
-	redis.RawSetString("call", missing("call"))
-	redis.RawSetString("pcall", missing("pcall"))
+	// The library runs with the load redis table (no redis.call) and
+	// without math (random numbers), as in Redis: loading runs no command
+	// and is deterministic. It must end within 500 ms (Redis's
+	// LOAD_TIMEOUT_MS), or the load fails.
 	globals := sc.sandbox.globals
-	math := globals.RawGetString("math")
+	redis, math := globals.RawGetString("redis"), globals.RawGetString("math")
+	globals.RawSetString("redis", sc.sandbox.protect(sc.loadRedis))
 	globals.RawSetString("math", lua.LNil)
 	fl.loading = lib
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	sc.L.SetContext(ctx)
 	sc.L.Push(fn)
 	perr := sc.L.PCall(0, 0, nil)
+	timedOut := ctx.Err() != nil
+	cancel()
+	sc.L.RemoveContext()
 	fl.loading = nil
-	redis.RawSetString("call", call)
-	redis.RawSetString("pcall", pcall)
+	globals.RawSetString("redis", redis)
 	globals.RawSetString("math", math)
 	sc.sandbox.wipe()
+	if timedOut {
+		sc.L.SetTop(0)
+		return nil, errors.New("ERR Error registering functions: ERR FUNCTION LOAD timeout")
+	}
 	if perr != nil {
 		msg := perr.Error()
 		var ae *lua.ApiError
 		if errors.As(perr, &ae) {
 			msg = strings.TrimPrefix(ae.Object.String(), "@")
 		}
-		return nil, fmt.Errorf("ERR Error registering functions: %s", msg)
+		return nil, fmt.Errorf("ERR Error registering functions: ERR %s", msg)
 	}
 	if len(lib.funcs) == 0 {
 		return nil, errors.New("ERR No functions registered")

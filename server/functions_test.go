@@ -39,7 +39,9 @@ func TestFunctionLifecycle(t *testing.T) {
 	wantErr("No functions registered", "FUNCTION", "LOAD", "#!lua name=empty\nlocal a = 1")
 	wantErr("Function not found", "FCALL", "nosuch", 0)
 	wantErr("Number of keys can't be greater than number of args", "FCALL", "setget", 3, "k")
-	wantErr("can only be called on FUNCTION LOAD command", "EVAL", "redis.register_function('x', function() end)", 0)
+	wantErr("attempt to call field 'register_function' (a nil value)", "EVAL", "redis.register_function('x', function() end)", 0)
+	wantErr("ERR Error registering functions: ERR FUNCTION LOAD timeout", "FUNCTION", "LOAD", "#!lua name=spin\nlocal a = 1 while 1 do a = a + 1 end")
+	wantErr("nonexistent global variable 'setresp'", "FUNCTION", "LOAD", "#!lua name=resp\nreturn redis.setresp(3)")
 	wantErr("nonexistent global variable 'math'", "FUNCTION", "LOAD", "#!lua name=rnd\nlocal r = math.random()\nredis.register_function('rnd', function() return r end)")
 	wantErr("nonexistent global variable 'call'", "FUNCTION", "LOAD", "#!lua name=callsatload\nredis.call('set', 'x', 1)\nredis.register_function('y', function() end)")
 

@@ -20,16 +20,18 @@ import (
 // scripting runs EVAL scripts in one gopher-lua state, under the server lock,
 // so a script is atomic like in Redis.
 type scripting struct {
-	s        *Server
-	L        *lua.LState
-	bodies   map[string]string
-	funcs    map[string]*lua.LFunction
-	caller   *Client
-	fake     *Client
-	readOnly bool
-	sandbox  *luaSandbox
-	fns      *functionLibs    // FUNCTION libraries (functions.go); nil until first used
-	shebangs map[string]uint8 // flags of the scripts that declare them (shebang.go), by sha
+	s *Server
+	L *lua.LState
+	// loadRedis is the redis table of FUNCTION LOAD (functions.go).
+	loadRedis *lua.LTable
+	bodies    map[string]string
+	funcs     map[string]*lua.LFunction
+	caller    *Client
+	fake      *Client
+	readOnly  bool
+	sandbox   *luaSandbox
+	fns       *functionLibs    // FUNCTION libraries (functions.go); nil until first used
+	shebangs  map[string]uint8 // flags of the scripts that declare them (shebang.go), by sha
 }
 
 func newScripting(s *Server) *scripting {

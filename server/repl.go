@@ -355,17 +355,20 @@ func (r *replState) cmdPsync(c *Client, argv [][]byte) {
 		} else {
 			head = fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", r.replid, r.offset)
 		}
+		head = resp.AppendBulk(head, snap)
 		if len(argv) == 1 {
-			// As Redis sends its RDB: the payload without a CRLF after it
-			// (the test suite's attach_to_replication_stream reads the
-			// stream's first line right after it).
-			head = append(fmt.Appendf(head, "$%d\r\n", len(snap)), snap...)
-		} else {
-			head = resp.AppendBulk(head, snap)
+			// Redis's SYNC payload (an RDB) has no CRLF after it: the
+			// stream's first command follows the last byte.
+			head = head[:len(head)-2]
 		}
 		s.Logf('*', "Full resync requested by replica %s:%d; sending %d bytes of dataset at offset %d", host, rl.port, len(snap), r.offset)
 	}
 	rl.buf = head
+	if len(r.replicas) == 0 {
+		// Redis pings replicas every repl-ping-replica-period from its
+		// cron, not as soon as one attaches.
+		r.lastPing = time.Now()
+	}
 	ce.replica = rl
 	r.replicas = append(r.replicas, rl)
 	rl.notify <- struct{}{}

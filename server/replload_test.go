@@ -69,4 +69,18 @@ func TestReplicaLoadingState(t *testing.T) {
 	if n := rc.DBSize(ctx).Val(); n != 200 {
 		t.Fatalf("after loading: %d keys, want 200", n)
 	}
+	// CLIENT KILL TYPE replica drops the link at once, as Redis frees the
+	// client inside the command.
+	for !strings.Contains(mc.Info(ctx, "replication").Val(), "connected_slaves:1") {
+		if time.Now().After(deadline) {
+			t.Fatal("the master never counted its replica")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n, err := mc.Do(ctx, "client", "kill", "type", "replica").Int(); err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL TYPE replica = %d %v, want 1", n, err)
+	}
+	if info := mc.Info(ctx, "replication").Val(); !strings.Contains(info, "connected_slaves:0") {
+		t.Fatalf("right after CLIENT KILL TYPE replica:\n%s", info)
+	}
 }

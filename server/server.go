@@ -64,10 +64,15 @@ type Options struct {
 }
 
 type stats struct {
-	commands       int64
-	connections    int64
-	rejectedConns  int64
-	errorReplies   int64
+	commands      int64
+	connections   int64
+	rejectedConns int64
+	errorReplies  int64
+	// errSeen is errorReplies when the last command's accounting ended
+	// (failed_calls, as Redis's incrCommandStatsOnError); errCodes counts
+	// error replies by code (INFO errorstats, errorstats.go).
+	errSeen        int64
+	errCodes       map[string]int64
 	netIn, netOut  int64
 	keyspaceHits   int64
 	keyspaceMisses int64

@@ -353,6 +353,21 @@ func (n *Node) LinkFailed(link uint64) {
 	}
 }
 
+// InboundClosed tells the node that the transport lost the accepted
+// connection in: the node it belonged to has no inbound link any more.
+func (n *Node) InboundClosed(in uint64) {
+	for _, p := range n.peers {
+		if p.inLink == in {
+			p.inLink, p.inLinkCtime = 0, 0
+		}
+	}
+}
+
+// LinkBufferLimitExceeded counts a link the transport closed because its
+// send buffer outgrew cluster-link-sendbuf-limit (CLUSTER INFO's
+// total_cluster_links_buffer_limit_exceeded).
+func (n *Node) LinkBufferLimitExceeded() { n.linksOverLimit++ }
+
 // Publish broadcasts a PUBLISH to every connected node.
 func (n *Node) Publish(channel, payload []byte) {
 	m := n.header(MsgPublish)

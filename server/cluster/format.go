@@ -393,7 +393,7 @@ func (n *Node) InfoText() string {
 		}
 	}
 	w("cluster_stats_messages_received", tot)
-	w("total_cluster_links_buffer_limit_exceeded", 0)
+	w("total_cluster_links_buffer_limit_exceeded", n.linksOverLimit)
 	return b.String()
 }
 
@@ -499,12 +499,17 @@ type LinkInfo struct {
 	CreateTime int64 // unix ms
 }
 
-// Links lists the outbound links (inbound connections are the transport's).
+// Links lists the links, per node its outbound link ("to") then the inbound
+// one it last sent on ("from"), as Redis's CLUSTER LINKS.
 func (n *Node) Links() []LinkInfo {
 	var out []LinkInfo
 	for _, id := range n.sortedIDs() {
-		if p := n.peers[id]; p.link != 0 {
+		p := n.peers[id]
+		if p.link != 0 {
 			out = append(out, LinkInfo{Direction: "to", Node: p.id, CreateTime: p.linkCtime})
+		}
+		if p.inLink != 0 {
+			out = append(out, LinkInfo{Direction: "from", Node: p.id, CreateTime: p.inLinkCtime})
 		}
 	}
 	return out

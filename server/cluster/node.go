@@ -28,6 +28,8 @@ type peer struct {
 	configEpoch  uint64
 	link         uint64 // outbound link id, 0 = none
 	linkCtime    int64
+	inLink       uint64 // the accepted connection this node last sent on, 0 = none
+	inLinkCtime  int64
 	slots        SlotBitmap
 	numSlots     int
 	reports      map[string]int64 // reporter id -> time of report
@@ -112,6 +114,8 @@ type Node struct {
 	// dropType is DEBUG DROP-CLUSTER-PACKET-FILTER's message type plus
 	// one (0: drop nothing).
 	dropType int
+	// linksOverLimit is total_cluster_links_buffer_limit_exceeded.
+	linksOverLimit int64
 
 	out Ready
 }

@@ -36,6 +36,11 @@ func (n *Node) Step(m Message, now time.Time) {
 	}
 	if sender != nil {
 		sender.dataReceived = n.now
+		if m.Link.In != 0 && !sender.handshake() && sender.inLink != m.Link.In {
+			// setClusterNodeToInboundClusterLink: the connection this
+			// node talks to us on (a newer one replaces the old).
+			sender.inLink, sender.inLinkCtime = m.Link.In, n.now
+		}
 	}
 	if sender != nil && !sender.handshake() {
 		if m.CurrentEpoch > n.currentEpoch {

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redline-dev/redline/server/cluster"
@@ -38,6 +39,13 @@ type Options struct {
 type Input struct {
 	Msg        *cluster.Message
 	LinkFailed uint64
+	// InClosed is an accepted connection that closed (pass it to
+	// Node.InboundClosed).
+	InClosed uint64
+	// OverLimit: the connection (LinkFailed or InClosed) was closed because
+	// its send queue outgrew cluster-link-sendbuf-limit (pass it to
+	// Node.LinkBufferLimitExceeded too).
+	OverLimit bool
 }
 
 // Bus runs one node's cluster bus connections.
@@ -53,7 +61,14 @@ type Bus struct {
 	out    map[uint64]*conn // outbound links by the node's link id
 	in     map[uint64]*conn // accepted connections
 	nextIn uint64
+	// limit is cluster-link-sendbuf-limit in bytes (0: none).
+	limit atomic.Int64
 }
+
+// SetSendBufLimit sets cluster-link-sendbuf-limit: a connection whose queued,
+// unwritten bytes exceed it is closed, as Redis frees such a link (0: no
+// limit).
+func (b *Bus) SetSendBufLimit(n int64) { b.limit.Store(n) }
 
 type conn struct {
 	b          *Bus
@@ -65,7 +80,9 @@ type conn struct {
 	c          net.Conn
 	closed     chan struct{}
 	once       sync.Once
-	reportOnce sync.Once // an outbound link's failure is reported once
+	reportOnce sync.Once    // an outbound link's failure is reported once
+	pending    atomic.Int64 // bytes queued and not yet written
+	over       atomic.Bool  // closed for exceeding the send buffer limit
 }
 
 // New returns a bus; call Start.
@@ -153,9 +170,13 @@ func (b *Bus) Send(r *cluster.Ready) {
 		if c == nil {
 			continue
 		}
+		f := cluster.EncodeMessage(&e.Msg)
 		select {
 		case <-c.closed: // failed, its LinkFailed not yet taken by the owner
-		case c.ch <- cluster.EncodeMessage(&e.Msg):
+		case c.ch <- f:
+			if p := c.pending.Add(int64(len(f))); b.limit.Load() > 0 && p > b.limit.Load() && c.over.CompareAndSwap(false, true) {
+				go c.failed()
+			}
 		default: // queue full: drop
 		}
 	}
@@ -232,10 +253,14 @@ func (c *conn) failed() {
 	b := c.b
 	if !c.out {
 		b.mu.Lock()
-		if b.in[c.id] == c {
+		mine := b.in[c.id] == c
+		if mine {
 			delete(b.in, c.id)
 		}
 		b.mu.Unlock()
+		if mine {
+			b.deliver(Input{InClosed: c.id, OverLimit: c.over.Load()}, nil)
+		}
 		return
 	}
 	c.reportOnce.Do(func() {
@@ -245,7 +270,7 @@ func (c *conn) failed() {
 		if !mine {
 			return // closed on the node's request (CloseLinks)
 		}
-		b.deliver(Input{LinkFailed: c.id}, nil)
+		b.deliver(Input{LinkFailed: c.id, OverLimit: c.over.Load()}, nil)
 		b.mu.Lock()
 		if b.out[c.id] == c {
 			delete(b.out, c.id)
@@ -291,6 +316,7 @@ func (c *conn) writeLoop() {
 				c.failed()
 				return
 			}
+			c.pending.Add(-int64(len(f)))
 			if len(c.ch) == 0 {
 				if err := w.Flush(); err != nil {
 					c.failed()
