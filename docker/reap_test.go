@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 func TestProcessStart(t *testing.T) {
@@ -48,7 +49,7 @@ func TestReapOrphans(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	rtDead, err := New(Options{Log: t.Logf, Owned: true})
+	rtDead, err := New(Options{Log: t.Logf, Owned: true, Form: clusteradmin.Form})
 	if err != nil {
 		t.Fatalf("these tests need Docker: %v", err)
 	}
@@ -59,7 +60,7 @@ func TestReapOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer orphan.Close(context.Background())
-	live, err := New(Options{Log: t.Logf, Owned: true})
+	live, err := New(Options{Log: t.Logf, Owned: true, Form: clusteradmin.Form})
 	if err != nil {
 		t.Fatal(err)
 	}
