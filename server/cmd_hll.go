@@ -829,7 +829,11 @@ func registerHLL(s *Server) {
 		return KeySpec{Flags: flags, BeginIndex: begin, LastKey: last, KeyStep: 1}
 	}
 	hll := func(name string, arity int, flags string, first, last int, h Handler, summary string, acl []string, specs []KeySpec) {
-		cmd := s.reg(name, arity, flags, first, last, 1, h, "hyperloglog")
+		step := 1
+		if first == 0 {
+			step = 0
+		}
+		cmd := s.reg(name, arity, flags, first, last, step, h, "hyperloglog")
 		cmd.Summary, cmd.Since, cmd.ACL, cmd.Specs = summary, "2.8.9", acl, specs
 	}
 	hll("pfadd", -2, "write denyoom fast", 1, 1, cmdPFAdd, "Adds the specified elements to the specified HyperLogLog.",

@@ -138,6 +138,7 @@ var sequenceTemplates = []string{
 	"PFADD {k} {v} {v}", "PFADD {k} {n}", "PFCOUNT {k}", "PFCOUNT {k} {k}", "PFMERGE {k} {k} {k}",
 	"SORT {k}", "SORT {k} DESC LIMIT {i} {i}", "SORT {k} ALPHA", "SORT {k} BY nosort", "SORT {k} BY nosort DESC LIMIT {i} {i}",
 	"SORT {k} ALPHA STORE {k}", "SORT_RO {k} BY nosort", "SORT {k} BY nosort STORE {k}",
+	"SORT {k} LIMIT {i} {i} GET # GET {k} STORE {k}", "PFDEBUG ENCODING {k}", "PFDEBUG TODENSE {k}",
 }
 
 func randomSequence(r *rand.Rand, n int) [][][]byte {

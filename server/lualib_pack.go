@@ -129,9 +129,9 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 			return b
 		}
 		n := 0
-		v.ForEach(func(lua.LValue, lua.LValue) { n++ })
+		luaEach(v, func(lua.LValue, lua.LValue) { n++ })
 		b = mpHeader(b, n, 0x80, 0xde, 0xdf)
-		v.ForEach(func(k, val lua.LValue) {
+		luaEach(v, func(k, val lua.LValue) {
 			b = mpEncode(b, k, level+1)
 			b = mpEncode(b, val, level+1)
 		})
@@ -144,7 +144,7 @@ func mpEncode(b []byte, v lua.LValue, level int) []byte {
 // is an array).
 func mpArrayLen(t *lua.LTable) (int, bool) {
 	count, max, ok := 0, 0, true
-	t.ForEach(func(k, _ lua.LValue) {
+	luaEach(t, func(k, _ lua.LValue) {
 		n, isNum := k.(lua.LNumber)
 		if !isNum || n <= 0 || float64(n) != math.Trunc(float64(n)) || float64(n) > math.MaxInt32 {
 			ok = false
@@ -154,6 +154,14 @@ func mpArrayLen(t *lua.LTable) (int, bool) {
 		count++
 	})
 	return count, ok && max == count
+}
+
+// luaEach visits t's pairs in next()'s order (the array part, then keys
+// in insertion order), which unlike LTable.ForEach is the same every run.
+func luaEach(t *lua.LTable, fn func(k, v lua.LValue)) {
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		fn(k, v)
+	}
 }
 
 func mpHeader(b []byte, n int, fix, b16, b32 byte) []byte {
