@@ -31,13 +31,9 @@ func (*clockFault) hookable() bool  { return true }
 // tells. A hook is taken as it is.
 func (f *clockFault) bind(e *env, h *hook, requested bool) error {
 	f.e = e
-	if h != nil {
-		f.clock = hookClock{*h}
-		return nil
-	}
-	f.clock, _ = e.c.(cluster.Clock)
-	if f.clock == nil {
-		return errUnsupported
+	var err error
+	if f.clock, err = capable(e.c, h, func(h hook) cluster.Clock { return hookClock{h} }); err != nil || h != nil {
+		return err
 	}
 	if requested {
 		if nodes := sortedNodes(e.c.Nodes()); len(nodes) > 0 {

@@ -31,14 +31,9 @@ func (*partitionFault) hookable() bool       { return true }
 
 func (f *partitionFault) bind(e *env, h *hook, _ bool) error {
 	f.e = e
-	f.parter, _ = e.c.(cluster.Partitioner)
-	if h != nil {
-		f.parter = hookPartitioner{*h}
-	}
-	if f.parter == nil {
-		return errUnsupported
-	}
-	return nil
+	var err error
+	f.parter, err = capable(e.c, h, func(h hook) cluster.Partitioner { return hookPartitioner{h} })
+	return err
 }
 
 func (f *partitionFault) setCut(on bool) {

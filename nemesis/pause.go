@@ -26,14 +26,9 @@ func (*pauseFault) hookable() bool  { return true }
 
 func (f *pauseFault) bind(e *env, h *hook, _ bool) error {
 	f.e = e
-	f.pauser, _ = e.c.(cluster.Pauser)
-	if h != nil {
-		f.pauser = hookPauser{*h}
-	}
-	if f.pauser == nil {
-		return errUnsupported
-	}
-	return nil
+	var err error
+	f.pauser, err = capable(e.c, h, func(h hook) cluster.Pauser { return hookPauser{h} })
+	return err
 }
 
 func (f *pauseFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
