@@ -15,7 +15,7 @@ import (
 // (or the end phase) resets the offset to 0.
 type clockFault struct {
 	base
-	e      *env
+	*env
 	clock  cluster.Clock
 	skewed nodeSet
 }
@@ -30,14 +30,10 @@ func (*clockFault) hookable() bool  { return true }
 // the clock shim); resetting the first node's offset to 0 is harmless and
 // tells. A hook is taken as it is.
 func (f *clockFault) bind(e *env, h *hook, requested bool) error {
-	f.e = e
-	if h != nil {
-		f.clock = hookClock{*h}
-		return nil
-	}
-	f.clock, _ = e.c.(cluster.Clock)
-	if f.clock == nil {
-		return errUnsupported
+	f.env = e
+	var err error
+	if f.clock, err = capable(e.c, h, func(h hook) cluster.Clock { return hookClock{h} }); err != nil || h != nil {
+		return err
 	}
 	if requested {
 		if nodes := sortedNodes(e.c.Nodes()); len(nodes) > 0 {
@@ -102,7 +98,7 @@ func (f *clockFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand
 						o = off
 					}
 					if err := f.clock.SetClockOffset(sctx, name, o); err != nil && sctx.Err() == nil {
-						f.e.opts.Log("nemesis: strobe clock of %s: %v", name, err)
+						f.opts.Log("nemesis: strobe clock of %s: %v", name, err)
 					}
 				}
 			}()
@@ -143,7 +139,7 @@ func (f *clockFault) heal(ctx context.Context, h *healing) {
 func (f *clockFault) serverTime(ctx context.Context, addr string) any {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	tm, err := f.e.admin.client(addr).Time(ctx).Result()
+	tm, err := f.admin.client(addr).Time(ctx).Result()
 	if err != nil {
 		return nil
 	}

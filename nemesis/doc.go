@@ -30,9 +30,12 @@
 //	migrate    slot, storm (8..64 slots), abort-stable, abort-half. Slots move
 //	           the way redis-cli moves them: SETSLOT IMPORTING on the target,
 //	           MIGRATING on the source, GETKEYSINSLOT 10 + MIGRATE ... REPLACE
-//	           KEYS until empty, SETSLOT NODE on target, source, other primaries
-//	           (member moves thousands of slots: the same commands per slot,
-//	           pipelined 64 slots at a time). Before SETSLOT NODE the target
+//	           KEYS until empty, SETSLOT NODE on source, target, other
+//	           primaries (redis-cli tells the target first; told second, the
+//	           source can take the slot back with a higher epoch and the target
+//	           drops its keys: slots.go). member moves thousands of slots: the
+//	           same commands per slot, pipelined 64 slots at a time. Before
+//	           SETSLOT NODE the target
 //	           must know the source's config epoch, else Redis 7.0 can end
 //	           with a slot nobody claims; Heal gives such a slot, if redline
 //	           moved it, back to its journalled target (SETSLOT IMPORTING +

@@ -71,6 +71,19 @@ type env struct {
 	mover   *slotMover
 }
 
+// capable returns the cluster's implementation of capability T, or the
+// hook's in its place when the user gave one; errUnsupported when neither.
+func capable[T any](c cluster.Cluster, h *hook, fromHook func(hook) T) (T, error) {
+	if h != nil {
+		return fromHook(*h), nil
+	}
+	if v, ok := c.(T); ok {
+		return v, nil
+	}
+	var none T
+	return none, errUnsupported
+}
+
 // healing collects what the end phase did: the heal entry's detail, the
 // nodes it touched and the errors.
 type healing struct {

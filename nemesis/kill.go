@@ -20,15 +20,9 @@ func (*killFault) modes() []string { return []string{"one", "primary", "majority
 func (*killFault) needs() string   { return "kill and restart nodes (cluster.Killer)" }
 func (*killFault) hookable() bool  { return true }
 
-func (f *killFault) bind(e *env, h *hook, _ bool) error {
-	f.killer, _ = e.c.(cluster.Killer)
-	if h != nil {
-		f.killer = hookKiller{*h}
-	}
-	if f.killer == nil {
-		return errUnsupported
-	}
-	return nil
+func (f *killFault) bind(e *env, h *hook, _ bool) (err error) {
+	f.killer, err = capable(e.c, h, func(h hook) cluster.Killer { return hookKiller{h} })
+	return err
 }
 
 func (f *killFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {

@@ -15,7 +15,7 @@ import (
 // Options.PartitionClients the minority side is cut from clients too.
 type partitionFault struct {
 	base
-	e      *env
+	*env
 	parter cluster.Partitioner
 	mu     sync.Mutex
 	cut    bool // a cut is in force
@@ -30,15 +30,10 @@ func (*partitionFault) needs() string        { return "cut node-to-node traffic 
 func (*partitionFault) hookable() bool       { return true }
 
 func (f *partitionFault) bind(e *env, h *hook, _ bool) error {
-	f.e = e
-	f.parter, _ = e.c.(cluster.Partitioner)
-	if h != nil {
-		f.parter = hookPartitioner{*h}
-	}
-	if f.parter == nil {
-		return errUnsupported
-	}
-	return nil
+	f.env = e
+	var err error
+	f.parter, err = capable(e.c, h, func(h hook) cluster.Partitioner { return hookPartitioner{h} })
+	return err
 }
 
 func (f *partitionFault) setCut(on bool) {
@@ -53,7 +48,7 @@ func (f *partitionFault) resolve(_ context.Context, st Step, t *topo, rng *rand.
 		return nil, err
 	}
 	nodes := sortedKeys(plan.Cuts)
-	clients := f.e.opts.PartitionClients && len(plan.Minority) > 0
+	clients := f.opts.PartitionClients && len(plan.Minority) > 0
 	// The entry names the side that is cut off: the minority, or the first
 	// group of an even split (primaries in primaries-replicas); for ring
 	// and bridge every node that drops something.

@@ -14,7 +14,7 @@ import (
 // back as a zombie.
 type pauseFault struct {
 	base
-	e      *env
+	*env
 	pauser cluster.Pauser
 	paused nodeSet
 }
@@ -25,15 +25,10 @@ func (*pauseFault) needs() string   { return "pause and resume nodes (cluster.Pa
 func (*pauseFault) hookable() bool  { return true }
 
 func (f *pauseFault) bind(e *env, h *hook, _ bool) error {
-	f.e = e
-	f.pauser, _ = e.c.(cluster.Pauser)
-	if h != nil {
-		f.pauser = hookPauser{*h}
-	}
-	if f.pauser == nil {
-		return errUnsupported
-	}
-	return nil
+	f.env = e
+	var err error
+	f.pauser, err = capable(e.c, h, func(h hook) cluster.Pauser { return hookPauser{h} })
+	return err
 }
 
 func (f *pauseFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
@@ -44,7 +39,7 @@ func (f *pauseFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand
 	names := memberNames(targets)
 	a := &action{nodes: names, detail: map[string]any{"roles": roles(targets)}}
 	if st.Mode == "primary-long" {
-		a.minHold = 3*f.e.opts.NodeTimeout + time.Second
+		a.minHold = 3*f.opts.NodeTimeout + time.Second
 		a.detail["min_hold_ms"] = a.minHold.Milliseconds()
 	}
 	hold(a, &f.paused, f.pauser.Pause, f.pauser.Resume)

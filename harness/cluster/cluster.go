@@ -5,6 +5,13 @@
 //
 // Faults are optional interfaces: a nemesis type-asserts the Cluster for the
 // capability it needs and says before the run starts when a target lacks it.
+//
+// Beside the interfaces it holds node descriptions (CLUSTER NODES parsed,
+// nodes.go; an external cluster's addresses), how a connection to a node is
+// opened (the send-once options and admin credentials every redline
+// connection starts from) and reading one node's CLUSTER NODES. What is done
+// to a cluster through those connections (forming, converging, discovering,
+// journalling) lives in harness/clusteradmin.
 package cluster
 
 import (

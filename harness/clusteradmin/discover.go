@@ -1,7 +1,9 @@
 // Package clusteradmin is what redline does to a cluster through admin
-// connections beyond reading it: discovering every node from one seed,
-// journalling the topology changes it makes, and auditing the data that is
-// not the run's. Both the runtimes' callers and the nemeses use it.
+// connections beyond reading it: forming a cluster of empty nodes and
+// waiting until it converges (form.go), discovering every node from one
+// seed, journalling the topology changes it makes, and auditing the data
+// that is not the run's. Both the runtimes' callers and the nemeses use it;
+// a runtime gets Form handed in (docker.Options.Form).
 package clusteradmin
 
 import (
