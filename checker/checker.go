@@ -129,9 +129,12 @@ type Summary struct {
 	Checkers map[string]Result `json:"checkers"`
 }
 
-// Run runs the checkers in parallel and merges their verdicts. A checker
-// that panics yields Unknown with the panic as its "error" figure. progress,
-// if not nil, is called with each checker's name as it finishes.
+// Run runs the checkers in parallel (as many at a time as CPUs) and merges
+// their verdicts. They share what they derive from the history alike (the
+// pairing, the calls of each key prefix, the fault windows: shared.go),
+// computed once. A checker that panics yields Unknown with the panic as its
+// "error" figure. progress, if not nil, is called with each checker's name
+// as it finishes.
 func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress func(name string)) Summary {
 	results := make([]Result, len(checkers))
 	ctx = withShared(ctx, ops)

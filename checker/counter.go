@@ -152,8 +152,23 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 	}
 	for _, ck := range byKey {
 		a.keys = append(a.keys, ck)
-		ck.byInvoke = slices.Clone(ck.adds)
-		slices.SortStableFunc(ck.byInvoke, func(x, y counterAdd) int { return cmpInt(x.start, y.start) })
+		// The adds come in invocation order, usually sorted by start
+		// already: then they are byInvoke as they are (adds is not used
+		// apart from it), without a copy of millions of them.
+		byStart := func(x, y counterAdd) int { return cmpInt(x.start, y.start) }
+		if slices.IsSortedFunc(ck.adds, byStart) {
+			ck.byInvoke = ck.adds
+		} else {
+			ck.byInvoke = slices.Clone(ck.adds)
+			slices.SortStableFunc(ck.byInvoke, byStart)
+		}
+		nok := 0
+		for _, ad := range ck.adds {
+			if ad.ok {
+				nok++
+			}
+		}
+		ck.okByEnd = make([]counterAdd, 0, nok)
 		for _, ad := range ck.adds {
 			if ad.ok {
 				ck.okByEnd = append(ck.okByEnd, ad)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -51,6 +53,7 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	if err != nil {
 		return badArgs("%v", err)
 	}
+	boundHeap()
 	log := harness.NewLog(nil, stderr)
 	if hist.TruncatedTail {
 		log.Printf("the last line of the history was torn (the run crashed mid-write); it was left out")
@@ -77,4 +80,21 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 		return verdict{code}
 	}
 	return nil
+}
+
+// boundHeap caps the heap of a check at the decoded history plus half as
+// much again (at least 512 MB more), unless GOMEMLIMIT says otherwise. The
+// entries are most of the heap and live to the end; the collector's default
+// lets the heap grow to twice what is live, which on a history of millions
+// of entries is gigabytes of garbage. The cap is soft: a check that needs
+// more gets more, at the cost of more collections.
+func boundHeap() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	live := int64(ms.HeapAlloc)
+	debug.SetMemoryLimit(live + max(live/2, 512<<20))
 }

@@ -3,6 +3,9 @@ package history
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -122,5 +125,31 @@ func TestPairs(t *testing.T) {
 	}
 	if _, err := Pairs([]Op{{Process: 0, Type: Invoke, F: "read"}, {Process: 0, Type: Invoke, F: "read"}}); err == nil {
 		t.Fatal("a double invocation must be an error")
+	}
+}
+
+// ReadFile sizes its slice by counting lines first: blank lines, a last
+// line without a newline and a torn last line all give what Decode gives.
+func TestReadFileMatchesDecode(t *testing.T) {
+	cases := map[string]string{
+		"blank lines":   "{\"index\":0,\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"read\"}\n\n\n{\"index\":1,\"time\":2,\"process\":0,\"type\":\"ok\",\"f\":\"read\",\"value\":3}\n",
+		"no newline":    "{\"index\":0,\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"read\"}\n{\"index\":1,\"time\":2,\"process\":0,\"type\":\"ok\",\"f\":\"read\"}",
+		"torn tail":     "{\"index\":0,\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"read\"}\n{\"index\":1,\"ti",
+		"empty":         "",
+		"bad type last": "{\"index\":0,\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"read\"}\n{\"index\":1,\"time\":2,\"process\":0,\"type\":\"bogus\",\"f\":\"read\"}\n",
+	}
+	for name, text := range cases {
+		path := filepath.Join(t.TempDir(), "history.jsonl")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, gerr := ReadFile(path)
+		want, werr := Decode(strings.NewReader(text), path)
+		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+			t.Errorf("%s: error %v, Decode gives %v", name, gerr, werr)
+		}
+		if !reflect.DeepEqual(got.Ops, want.Ops) && !(len(got.Ops) == 0 && len(want.Ops) == 0) || got.TruncatedTail != want.TruncatedTail {
+			t.Errorf("%s: %+v, Decode gives %+v", name, got, want)
+		}
 	}
 }
