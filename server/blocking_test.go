@@ -151,7 +151,6 @@ func runBlockingScenario(t *testing.T, addr, proto string, steps []bstep) []byte
 	ctl.do(t, splitTest(t, "FLUSHDB"))
 	ctl.do(t, splitTest(t, "SELECT 1"))
 	ctl.do(t, splitTest(t, "FLUSHDB"))
-	ctl.do(t, splitTest(t, "CONFIG RESETSTAT"))
 	conns := map[int]*rawClient{}
 	ids := map[int]string{}
 	get := func(i int) *rawClient {
@@ -322,5 +321,43 @@ func TestBlockingPropagationLikeRedis(t *testing.T) {
 	want = strings.Join(words, "\n")
 	if got != want {
 		t.Errorf("propagated commands differ:\nref:\n%s\nredis:\n%s", got, want)
+	}
+}
+
+// startExtServer runs a server with replication (and cluster mode when
+// args ask for it), as Main does.
+func startExtServer(t *testing.T, args ...string) *Server {
+	t.Helper()
+	cfg, err := config.ParseArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Options{Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartNode(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestBlockedClientsWhenTurningReplica: REPLICAOF answers every blocked
+// client -UNBLOCKED and closes it, as Redis's disconnectAllBlockedClients.
+func TestBlockedClientsWhenTurningReplica(t *testing.T) {
+	raddr := startRedisServer(t)
+	s := startExtServer(t)
+	dead := fmt.Sprint(freePort(t))
+	steps := []bstep{
+		bSend(1, "BLPOP k 0"), bSend(2, "BZPOPMIN z 0"), waitBlocked(2), bRun(0, "REPLICAOF 127.0.0.1 "+dead),
+		readOn(1), readOn(2), waitBlocked(0), bRun(0, "REPLICAOF NO ONE"),
+	}
+	for _, proto := range []string{"2", "3"} {
+		want := runBlockingScenario(t, raddr, proto, steps)
+		got := runBlockingScenario(t, s.Addr().String(), proto, steps)
+		if !bytes.Equal(got, want) {
+			t.Errorf("RESP%s:\n  ref   %q\n  redis %q", proto, got, want)
+		}
 	}
 }
