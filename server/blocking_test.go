@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redline-dev/redline/server/config"
+	"github.com/redline-dev/redline/server/keyslot"
 )
 
 // A blocking scenario: numbered connections send commands; a step either
@@ -145,12 +148,19 @@ func TestBlockingCompareWithRedis(t *testing.T) {
 // runBlockingScenario returns every reply of the scenario in order.
 func runBlockingScenario(t *testing.T, addr, proto string, steps []bstep) []byte {
 	t.Helper()
+	return runBlockingScenarioFrom(t, addr, proto, steps, true)
+}
+
+func runBlockingScenarioFrom(t *testing.T, addr, proto string, steps []bstep, flush bool) []byte {
+	t.Helper()
 	ctl := dialRaw(t, addr)
-	ctl.do(t, splitTest(t, "FLUSHALL"))
-	ctl.do(t, splitTest(t, "SELECT 2"))
-	ctl.do(t, splitTest(t, "FLUSHDB"))
-	ctl.do(t, splitTest(t, "SELECT 1"))
-	ctl.do(t, splitTest(t, "FLUSHDB"))
+	if flush {
+		ctl.do(t, splitTest(t, "FLUSHALL"))
+		ctl.do(t, splitTest(t, "SELECT 2"))
+		ctl.do(t, splitTest(t, "FLUSHDB"))
+		ctl.do(t, splitTest(t, "SELECT 1"))
+		ctl.do(t, splitTest(t, "FLUSHDB"))
+	}
 	conns := map[int]*rawClient{}
 	ids := map[int]string{}
 	get := func(i int) *rawClient {
@@ -360,4 +370,66 @@ func TestBlockedClientsWhenTurningReplica(t *testing.T) {
 			t.Errorf("RESP%s:\n  ref   %q\n  redis %q", proto, got, want)
 		}
 	}
+}
+
+// startRedisCluster runs redis-server as a one-node cluster serving every
+// slot, with cluster-require-full-coverage no.
+func startRedisCluster(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	cmd := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", dir, "--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf", "--cluster-require-full-coverage", "no")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		if i > 500 {
+			t.Fatal("redis-server did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestBlockedClientsWhenSlotGoesAway: a client blocked on a key whose slot
+// the node stops serving is answered from the cron, as Redis's
+// clusterRedirectBlockedClientIfNeeded: -CLUSTERDOWN for an unassigned
+// slot. Compared with a one-node redis-server cluster.
+func TestBlockedClientsWhenSlotGoesAway(t *testing.T) {
+	raddr := startRedisCluster(t)
+	dir := t.TempDir()
+	s := startExtServer(t, "--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf", "--cluster-require-full-coverage", "no")
+	slot := fmt.Sprint(keyslot.Of("k"))
+	for _, addr := range []string{raddr, s.Addr().String()} {
+		c := dialRaw(t, addr)
+		c.do(t, splitTest(t, "CLUSTER ADDSLOTSRANGE 0 16383"))
+		for i := 0; !bytes.Contains(c.do(t, splitTest(t, "CLUSTER INFO")), []byte("cluster_state:ok")); i++ {
+			if i > 1000 {
+				t.Fatalf("%s: cluster_state never ok", addr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	steps := []bstep{
+		bSend(1, "BLPOP k 0"), waitBlocked(1), bRun(0, "CLUSTER DELSLOTS "+slot), readOn(1), waitBlocked(0),
+		bRun(0, "CLUSTER ADDSLOTS "+slot), bSend(1, "BZPOPMIN k 0"), waitBlocked(1), bRun(0, "ZADD k 1 a"), readOn(1),
+	}
+	want := runClusterScenario(t, raddr, steps)
+	got := runClusterScenario(t, s.Addr().String(), steps)
+	t.Logf("replies: %q", got)
+	if !bytes.Equal(got, want) {
+		t.Errorf("\n  ref   %q\n  redis %q", got, want)
+	}
+}
+
+// runClusterScenario is runBlockingScenario without the FLUSHALL and
+// SELECTs a cluster node refuses.
+func runClusterScenario(t *testing.T, addr string, steps []bstep) []byte {
+	return runBlockingScenarioFrom(t, addr, "2", steps, false)
 }
