@@ -403,9 +403,9 @@ func popName(left bool) []byte {
 
 func sideName(left bool) []byte {
 	if left {
-		return []byte("LEFT")
+		return []byte("left") // as Redis's shared.left
 	}
-	return []byte("RIGHT")
+	return []byte("right")
 }
 
 // zsetPopN removes and returns up to n entries from the low (min) or high

@@ -351,7 +351,7 @@ func TestCommandListFilterMatchesRedis(t *testing.T) {
 		kept := want[:0]
 		for _, n := range want {
 			_, absent := missingCommands[n]
-			if absent {
+			if absent || n == "xread" || n == "xreadgroup" { // streams are not implemented
 				missing = append(missing, n)
 				continue
 			}
