@@ -656,7 +656,11 @@ func cmdClientKill(c *Client, argv [][]byte) {
 		if t == c && skipme {
 			continue
 		}
-		kill(t)
+		if t == c {
+			c.closeNow = true // after this reply, as Redis's CLIENT_CLOSE_AFTER_REPLY
+		} else {
+			kill(t)
+		}
 		n++
 	}
 	c.Int(n)

@@ -339,6 +339,9 @@ func cmdClientTrackingInfo(c *Client) {
 // tracking client read and invalidates the keys a write changed.
 func (s *Server) trackAfter(c *Client, cmd *Command, argv [][]byte, wrote bool) {
 	t := s.trk
+	if c.inScript && s.scripts != nil && s.scripts.caller != nil {
+		c = s.scripts.caller // a script's reads and writes are its caller's
+	}
 	if ct := t.clients[c]; ct != nil {
 		if cmd.Flags&FlagReadonly != 0 && !ct.bcast && cmd.Flags&FlagPubSub == 0 {
 			if !((ct.optin && !ct.caching) || (ct.optout && ct.caching)) {
@@ -365,7 +368,6 @@ func (s *Server) trackAfter(c *Client, cmd *Command, argv [][]byte, wrote bool) 
 			s.trackInvalidate(c, string(argv[i]))
 		}
 	}
-	s.trackFlushBcast()
 }
 
 // trackInvalidate is Redis's trackingInvalidateKey: by is the client that
