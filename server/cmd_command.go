@@ -271,9 +271,30 @@ func cmdCommand(c *Client, argv [][]byte) {
 		for _, i := range idx {
 			c.Bulk(argv[2+i])
 		}
+	case "GETKEYSANDFLAGS":
+		cmdCommandGetKeysAndFlags(c, argv)
 	case "HELP":
-		c.Array(1)
-		c.Simple("COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are: COUNT, INFO, DOCS, LIST, GETKEYS, HELP.")
+		helpReply(c, "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"(no subcommand)",
+			"    Return details about all Redis commands.",
+			"COUNT",
+			"    Return the total number of commands in this Redis server.",
+			"LIST",
+			"    Return a list of all commands in this Redis server.",
+			"INFO [<command-name> ...]",
+			"    Return details about multiple Redis commands.",
+			"    If no command names are given, documentation details for all",
+			"    commands are returned.",
+			"DOCS [<command-name> ...]",
+			"    Return documentation details about multiple Redis commands.",
+			"    If no command names are given, documentation details for all",
+			"    commands are returned.",
+			"GETKEYS <full-command>",
+			"    Return the keys from a full Redis command.",
+			"GETKEYSANDFLAGS <full-command>",
+			"    Return the keys and the access flags from a full Redis command.",
+			"HELP",
+			"    Prints this help.")
 	default:
 		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try COMMAND HELP.")
 	}

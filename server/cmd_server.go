@@ -667,7 +667,11 @@ func cmdClientKill(c *Client, argv [][]byte) {
 		if t == c && skipme {
 			continue
 		}
-		kill(t)
+		if t == c {
+			c.closeNow = true // after this reply, as Redis's CLIENT_CLOSE_AFTER_REPLY
+		} else {
+			kill(t)
+		}
 		n++
 	}
 	if typ == "master" && id == 0 && addr == "" && laddr == "" && s.killMasterLink("") {

@@ -408,6 +408,10 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 		args.RawSetInt(i+1, lua.LString(string(a)))
 	}
 	sc.sandbox.setArgs(keys, args)
+	if t := sc.s.trk; t != nil {
+		t.scriptKeys = argv[3 : 3+numkeys] // tracking: a script's reads track its declared keys
+		defer func() { t.scriptKeys = nil }()
+	}
 	sc.call(c, sha, "user_script", fn, readOnly)
 }
 

@@ -655,6 +655,9 @@ func (c *Client) safeCall(cmd *Command, argv [][]byte) {
 // afterBatch runs after a connection's batch of commands, lock held: the
 // AOF is written (and fsynced with appendfsync always) before replies go out.
 func (s *Server) afterBatch(c *Client) bool {
+	if s.trk != nil {
+		s.trackFlushBcast() // BCAST invalidations go out once per batch, as Redis's beforeSleep
+	}
 	if s.ext != nil {
 		s.ext.afterBatch()
 	}
@@ -845,6 +848,7 @@ func (s *Server) expired(db int, key string) {
 	}
 	if s.trk != nil {
 		s.trackInvalidate(nil, key)
+		s.trackFlushBcast()
 	}
 }
 

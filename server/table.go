@@ -252,5 +252,6 @@ func registerCommands(s *Server) {
 	s.reg("command", -1, "loading stale", 0, 0, 0, cmdCommand, "server").Subcommands = []*Command{
 		sub("count", 2, "loading stale"), sub("info", -2, "loading stale"), sub("docs", -2, "loading stale"),
 		sub("list", -2, "loading stale"), sub("getkeys", -4, "loading stale"), sub("help", 2, "loading stale"),
+		sub("getkeysandflags", -4, "loading stale"),
 	}
 }

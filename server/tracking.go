@@ -76,6 +76,9 @@ type trackingState struct {
 	// bcastPending: keys changed under a prefix, with the client that
 	// changed each last, sent after the command.
 	bcastPending map[string]map[string]*Client
+	// scriptKeys are the declared keys of the running EVAL: a read inside
+	// it tracks them for the caller, as Redis does.
+	scriptKeys [][]byte
 }
 
 func (s *Server) tracking() *trackingState {
@@ -339,11 +342,24 @@ func cmdClientTrackingInfo(c *Client) {
 // tracking client read and invalidates the keys a write changed.
 func (s *Server) trackAfter(c *Client, cmd *Command, argv [][]byte, wrote bool) {
 	t := s.trk
+	inScript := c.inScript && s.scripts != nil && s.scripts.caller != nil
+	if inScript {
+		c = s.scripts.caller // a script's reads and writes are its caller's
+	}
 	if ct := t.clients[c]; ct != nil {
-		if cmd.Flags&FlagReadonly != 0 && !ct.bcast && cmd.Flags&FlagPubSub == 0 {
+		roScript := cmd.Name == "eval_ro" || cmd.Name == "evalsha_ro" || cmd.Name == "fcall_ro" // only what they run counts
+		if cmd.Flags&FlagReadonly != 0 && !roScript && !ct.bcast && cmd.Flags&FlagPubSub == 0 {
 			if !((ct.optin && !ct.caching) || (ct.optout && ct.caching)) {
-				for _, i := range cmd.KeyIndexes(argv) {
-					k := string(argv[i])
+				var read [][]byte
+				if inScript {
+					read = t.scriptKeys
+				} else {
+					for _, i := range cmd.KeyIndexes(argv) {
+						read = append(read, argv[i])
+					}
+				}
+				for _, kb := range read {
+					k := string(kb)
 					m := t.keys[k]
 					if m == nil {
 						m = map[*Client]struct{}{}
@@ -365,7 +381,6 @@ func (s *Server) trackAfter(c *Client, cmd *Command, argv [][]byte, wrote bool) 
 			s.trackInvalidate(c, string(argv[i]))
 		}
 	}
-	s.trackFlushBcast()
 }
 
 // trackInvalidate is Redis's trackingInvalidateKey: by is the client that
