@@ -424,6 +424,7 @@ func cmdFCall(c *Client, argv [][]byte) {
 	s.busy.mu.Lock()
 	s.busy.fn = bf
 	s.busy.mu.Unlock()
+	s.scripts.allowOOM = f.flags&fnAllowOOM != 0
 	s.scripts.call(c, f.name, "user_function", f.fn, ro || f.flags&fnNoWrites != 0, keys, args)
 }
 

@@ -54,5 +54,8 @@ func (e *ext) oomRefusal(c *Client, cmd *Command, argv [][]byte) string {
 	if strings.EqualFold(cmd.Name, "exec") {
 		return ""
 	}
+	if c.inScript && e.s.scripts != nil && e.s.scripts.allowOOM {
+		return ""
+	}
 	return errOOM
 }
