@@ -11,6 +11,8 @@ import (
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/redline-dev/redline/server/resp"
 )
 
 // Redis 7.0 functions: libraries of Lua functions loaded with FUNCTION LOAD
@@ -232,18 +234,21 @@ func parseLibraryCode(code string) (name string, err error) {
 	if !strings.HasPrefix(code, "#!") {
 		return "", errors.New("ERR Missing library metadata")
 	}
-	line := code[2:]
-	if i := strings.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	parts := strings.Fields(line)
-	if len(parts) == 0 {
+	// As Redis's functionExtractLibMetaData: the shebang line up to a
+	// newline, split like redis-cli arguments (name="foo" is foo).
+	nl := strings.IndexByte(code, '\n')
+	if nl < 0 {
 		return "", errors.New("ERR Invalid library metadata")
 	}
-	engine := parts[0]
+	split, ok := resp.SplitArgs([]byte(code[:nl]), nil)
+	if !ok || len(split) == 0 {
+		return "", errors.New("ERR Invalid library metadata")
+	}
+	engine := strings.TrimPrefix(string(split[0]), "#!")
 	seen := false
-	for _, p := range parts[1:] {
-		if !strings.HasPrefix(p, "name=") {
+	for _, b := range split[1:] {
+		p := string(b)
+		if len(p) < 5 || !strings.EqualFold(p[:5], "name=") {
 			return "", fmt.Errorf("ERR Invalid metadata value given: %s", p)
 		}
 		if seen {
