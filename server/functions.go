@@ -290,14 +290,17 @@ func (s *Server) compileLibrary(code string) (*fnLibrary, error) {
 		return nil, fmt.Errorf("ERR Error compiling function: %s", strings.TrimPrefix(lerr.Error(), "@"))
 	}
 	lib := &fnLibrary{name: name, code: code}
-	// The library runs with the load redis table (no redis.call) and
-	// without math (random numbers), as in Redis: loading runs no command
-	// and is deterministic. It must end within 500 ms (Redis's
-	// LOAD_TIMEOUT_MS), or the load fails.
+	// The library runs with one global, the load redis table (no
+	// redis.call, no math, no library at all), as in Redis 7.0: loading
+	// runs no command and is deterministic. It must end within 500 ms
+	// (Redis's LOAD_TIMEOUT_MS), or the load fails.
 	globals := sc.sandbox.globals
-	redis, math := globals.RawGetString("redis"), globals.RawGetString("math")
+	var saved []lua.LValue // key, value, ...
+	globals.ForEach(func(k, v lua.LValue) { saved = append(saved, k, v) })
+	for i := 0; i < len(saved); i += 2 {
+		globals.RawSet(saved[i], lua.LNil)
+	}
 	globals.RawSetString("redis", sc.sandbox.protect(sc.loadRedis))
-	globals.RawSetString("math", lua.LNil)
 	fl.loading = lib
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	sc.L.SetContext(ctx)
@@ -307,8 +310,10 @@ func (s *Server) compileLibrary(code string) (*fnLibrary, error) {
 	cancel()
 	sc.L.RemoveContext()
 	fl.loading = nil
-	globals.RawSetString("redis", redis)
-	globals.RawSetString("math", math)
+	globals.RawSetString("redis", lua.LNil)
+	for i := 0; i < len(saved); i += 2 {
+		globals.RawSet(saved[i], saved[i+1])
+	}
 	sc.sandbox.wipe()
 	if timedOut {
 		sc.L.SetTop(0)
