@@ -25,6 +25,7 @@ import (
 type ext struct {
 	s    *Server
 	repl *replState
+	oom  oomState // maxmemory (maxmemory.go)
 
 	// The cluster node and everything about it belong to the server lock
 	// (s.mu): Step, Tick, CLUSTER commands and the handling of each Ready
@@ -99,6 +100,7 @@ func (s *Server) StartNode() error {
 func (s *Server) startExt() error {
 	e := &ext{s: s, done: make(chan struct{})}
 	e.repl = newReplState(e)
+	e.setMaxmemory()
 	s.ext = e
 	e.registerCommands()
 	s.SetHooks(Hooks{
@@ -350,6 +352,7 @@ func (e *ext) applyEvent(ev cluster.Event) {
 func (e *ext) cron() {
 	e.s.redirectBlocked()
 	e.mig.closeIdle()
+	e.refreshUsedMemory()
 	e.repl.cron()
 	e.asmTick()
 }
@@ -375,6 +378,11 @@ func (e *ext) preExecute(c *Client, cmd *Command, argv [][]byte) string {
 	}
 	if e.s.replLoading {
 		if msg := loadingRefusal(cmd, argv); msg != "" {
+			return msg
+		}
+	}
+	if e.oom.max > 0 {
+		if msg := e.oomRefusal(c, cmd, argv); msg != "" {
 			return msg
 		}
 	}

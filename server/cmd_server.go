@@ -397,6 +397,9 @@ func (s *Server) configChanged(name string) {
 			c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
 		}
 	}
+	if name == "maxmemory" && s.ext != nil {
+		s.ext.setMaxmemory()
+	}
 	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.clusterBus() != nil {
 		s.ext.node.Reconfigure(clusterConfig(s.cfg))
 		s.ext.applyBusConfig()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/redline-dev/redline/server/resp"
 )
 
 // Redis 7.0 functions: libraries of Lua functions loaded with FUNCTION LOAD
@@ -232,18 +234,21 @@ func parseLibraryCode(code string) (name string, err error) {
 	if !strings.HasPrefix(code, "#!") {
 		return "", errors.New("ERR Missing library metadata")
 	}
-	line := code[2:]
-	if i := strings.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	parts := strings.Fields(line)
-	if len(parts) == 0 {
+	// As Redis's functionExtractLibMetaData: the shebang line up to a
+	// newline, split like redis-cli arguments (name="foo" is foo).
+	nl := strings.IndexByte(code, '\n')
+	if nl < 0 {
 		return "", errors.New("ERR Invalid library metadata")
 	}
-	engine := parts[0]
+	split, ok := resp.SplitArgs([]byte(code[:nl]), nil)
+	if !ok || len(split) == 0 {
+		return "", errors.New("ERR Invalid library metadata")
+	}
+	engine := strings.TrimPrefix(string(split[0]), "#!")
 	seen := false
-	for _, p := range parts[1:] {
-		if !strings.HasPrefix(p, "name=") {
+	for _, b := range split[1:] {
+		p := string(b)
+		if len(p) < 5 || !strings.EqualFold(p[:5], "name=") {
 			return "", fmt.Errorf("ERR Invalid metadata value given: %s", p)
 		}
 		if seen {
@@ -285,14 +290,17 @@ func (s *Server) compileLibrary(code string) (*fnLibrary, error) {
 		return nil, fmt.Errorf("ERR Error compiling function: %s", strings.TrimPrefix(lerr.Error(), "@"))
 	}
 	lib := &fnLibrary{name: name, code: code}
-	// The library runs with the load redis table (no redis.call) and
-	// without math (random numbers), as in Redis: loading runs no command
-	// and is deterministic. It must end within 500 ms (Redis's
-	// LOAD_TIMEOUT_MS), or the load fails.
+	// The library runs with one global, the load redis table (no
+	// redis.call, no math, no library at all), as in Redis 7.0: loading
+	// runs no command and is deterministic. It must end within 500 ms
+	// (Redis's LOAD_TIMEOUT_MS), or the load fails.
 	globals := sc.sandbox.globals
-	redis, math := globals.RawGetString("redis"), globals.RawGetString("math")
+	var saved []lua.LValue // key, value, ...
+	globals.ForEach(func(k, v lua.LValue) { saved = append(saved, k, v) })
+	for i := 0; i < len(saved); i += 2 {
+		globals.RawSet(saved[i], lua.LNil)
+	}
 	globals.RawSetString("redis", sc.sandbox.protect(sc.loadRedis))
-	globals.RawSetString("math", lua.LNil)
 	fl.loading = lib
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	sc.L.SetContext(ctx)
@@ -302,8 +310,10 @@ func (s *Server) compileLibrary(code string) (*fnLibrary, error) {
 	cancel()
 	sc.L.RemoveContext()
 	fl.loading = nil
-	globals.RawSetString("redis", redis)
-	globals.RawSetString("math", math)
+	globals.RawSetString("redis", lua.LNil)
+	for i := 0; i < len(saved); i += 2 {
+		globals.RawSet(saved[i], saved[i+1])
+	}
 	sc.sandbox.wipe()
 	if timedOut {
 		sc.L.SetTop(0)
@@ -424,6 +434,7 @@ func cmdFCall(c *Client, argv [][]byte) {
 	s.busy.mu.Lock()
 	s.busy.fn = bf
 	s.busy.mu.Unlock()
+	s.scripts.allowOOM = f.flags&fnAllowOOM != 0
 	s.scripts.call(c, f.name, "user_function", f.fn, ro || f.flags&fnNoWrites != 0, keys, args)
 }
 

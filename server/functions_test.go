@@ -42,6 +42,10 @@ func TestFunctionLifecycle(t *testing.T) {
 	wantErr("attempt to call field 'register_function' (a nil value)", "EVAL", "redis.register_function('x', function() end)", 0)
 	wantErr("ERR Error registering functions: ERR FUNCTION LOAD timeout", "FUNCTION", "LOAD", "#!lua name=spin\nlocal a = 1 while 1 do a = a + 1 end")
 	wantErr("nonexistent global variable 'setresp'", "FUNCTION", "LOAD", "#!lua name=resp\nreturn redis.setresp(3)")
+	wantErr("ERR Engine '' not found", "FUNCTION", "LOAD", "#! name=noengine\nredis.register_function('x', function() end)")
+	wantErr("ERR Invalid library metadata", "FUNCTION", "LOAD", "#!lua name=nonewline")
+	wantErr("nonexistent global variable 'getmetatable'", "FUNCTION", "LOAD", "#!lua name=mt\nmt = getmetatable(_G)")
+	wantErr("nonexistent global variable 'string'", "FUNCTION", "LOAD", "#!lua name=str\nlocal s = string.format('x')")
 	wantErr("nonexistent global variable 'math'", "FUNCTION", "LOAD", "#!lua name=rnd\nlocal r = math.random()\nredis.register_function('rnd', function() return r end)")
 	wantErr("nonexistent global variable 'call'", "FUNCTION", "LOAD", "#!lua name=callsatload\nredis.call('set', 'x', 1)\nredis.register_function('y', function() end)")
 

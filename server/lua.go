@@ -24,14 +24,17 @@ type scripting struct {
 	L *lua.LState
 	// loadRedis is the redis table of FUNCTION LOAD (functions.go).
 	loadRedis *lua.LTable
-	bodies    map[string]string
-	funcs     map[string]*lua.LFunction
-	caller    *Client
-	fake      *Client
-	readOnly  bool
-	sandbox   *luaSandbox
-	fns       *functionLibs    // FUNCTION libraries (functions.go); nil until first used
-	shebangs  map[string]uint8 // flags of the scripts that declare them (shebang.go), by sha
+	// allowOOM: the running script or function has the allow-oom flag
+	// (its commands run over maxmemory, maxmemory.go).
+	allowOOM bool
+	bodies   map[string]string
+	funcs    map[string]*lua.LFunction
+	caller   *Client
+	fake     *Client
+	readOnly bool
+	sandbox  *luaSandbox
+	fns      *functionLibs    // FUNCTION libraries (functions.go); nil until first used
+	shebangs map[string]uint8 // flags of the scripts that declare them (shebang.go), by sha
 }
 
 func newScripting(s *Server) *scripting {
@@ -385,6 +388,7 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 		return
 	}
 	readOnly = readOnly || flags&fnNoWrites != 0
+	sc.allowOOM = flags&fnAllowOOM != 0
 	numkeys, ok := parseInt(argv[2])
 	if !ok {
 		c.Error(ErrNotInt)

@@ -72,3 +72,29 @@ func TestSMoveTouchesOnlyChangedKeys(t *testing.T) {
 		t.Fatalf("SCARD dst = %d, want 2", n)
 	}
 }
+
+// SCAN deletes the expired keys it meets, as Redis does (lazy expiry: with
+// active expiry off, DBSIZE counts them until then).
+func TestScanExpiresLazily(t *testing.T) {
+	s := startServer(t, "--enable-debug-command", "yes")
+	c := newClient(t, s, 2)
+	if err := c.Do(ctx, "debug", "set-active-expire", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.Do(ctx, "set", "foo1", "bar", "px", "1")
+	c.Do(ctx, "set", "foo2", "bar", "px", "1")
+	c.Set(ctx, "live", "x", 0)
+	if err := c.Do(ctx, "debug", "sleep", "0.01").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.DBSize(ctx).Val(); n != 3 {
+		t.Fatalf("DBSIZE before SCAN = %d, want 3 (expired keys not yet deleted)", n)
+	}
+	keys, _, err := c.Scan(ctx, 0, "", 100).Result()
+	if err != nil || len(keys) != 1 || keys[0] != "live" {
+		t.Fatalf("SCAN = %v %v", keys, err)
+	}
+	if n := c.DBSize(ctx).Val(); n != 1 {
+		t.Fatalf("DBSIZE after SCAN = %d, want 1", n)
+	}
+}

@@ -356,7 +356,8 @@ func (db *DB) Flush() int {
 
 // Scan returns up to about count keys starting at cursor and the next cursor
 // (0 when done). Keys present for the whole scan are returned at least once.
-// fn is called for each live key; it may not modify the DB.
+// fn is called for each live key; it may not modify the DB. Expired keys it
+// meets are deleted (lazy expiry).
 func (db *DB) Scan(cursor uint64, count int, fn func(o *Object)) uint64 {
 	// Walk the dense array from the end: removals swap the last element into
 	// the hole, which only moves already-visited elements, and insertions
@@ -373,6 +374,10 @@ func (db *DB) Scan(cursor uint64, count int, fn func(o *Object)) uint64 {
 		o := db.order[p]
 		if !db.expired(o) {
 			fn(o)
+		} else if !db.NoLazyExpire {
+			// Expired lazily as Redis's SCAN does; the hole is filled by
+			// the last element, already visited.
+			db.expire(o)
 		}
 	}
 	return p

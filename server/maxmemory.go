@@ -1,0 +1,61 @@
+package server
+
+import (
+	"runtime/metrics"
+	"strings"
+
+	"github.com/redline-dev/redline/server/config"
+)
+
+// maxmemory with Redis's default policy, noeviction: while the heap holds
+// more than maxmemory, commands flagged denyoom are refused with -OOM (also
+// while queueing in MULTI, so EXEC aborts), as Redis's processCommand does.
+// Nothing is evicted. The heap figure is refreshed by the cron and on
+// CONFIG SET maxmemory; with maxmemory 0 (the default) nothing is measured
+// and the command path only tests one integer.
+type oomState struct {
+	max  int64 // maxmemory in bytes, 0 = none
+	used int64 // heap bytes in use at the last refresh
+}
+
+const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// setMaxmemory reads maxmemory (start, CONFIG SET) and measures the heap.
+func (e *ext) setMaxmemory() {
+	e.oom.max = 0
+	if kv := e.s.cfg.Get("maxmemory", func(p, n string) bool { return p == n }); len(kv) > 0 {
+		e.oom.max, _ = config.ParseMemory(kv[0][1])
+	}
+	e.refreshUsedMemory()
+}
+
+func (e *ext) refreshUsedMemory() {
+	if e.oom.max <= 0 {
+		return
+	}
+	metrics.Read(heapSample)
+	e.oom.used = int64(heapSample[0].Value.Uint64())
+}
+
+// oomRefusal is the -OOM reply for a denyoom command over maxmemory.
+func (e *ext) oomRefusal(c *Client, cmd *Command, argv [][]byte) string {
+	if e.oom.used <= e.oom.max {
+		return ""
+	}
+	f := cmd.Flags
+	if sub := cmd.subcommand(argv); sub != nil {
+		f = sub.Flags
+	}
+	if f&FlagDenyOOM == 0 {
+		return ""
+	}
+	if strings.EqualFold(cmd.Name, "exec") {
+		return ""
+	}
+	if c.inScript && e.s.scripts != nil && e.s.scripts.allowOOM {
+		return ""
+	}
+	return errOOM
+}
