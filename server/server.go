@@ -826,7 +826,7 @@ func (s *Server) closeIdleLoopClients(now time.Time) {
 	s.clientsMu.Lock()
 	defer s.clientsMu.Unlock()
 	for _, c := range s.clients {
-		if c.loop == nil {
+		if c.loop == nil || c.blocked.Load() { // Redis spares blocked clients too
 			continue
 		}
 		last := c.lastActive.Load()
