@@ -364,9 +364,9 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	s.db(c.db).Tick()
 	dirty := s.dirty
 	c.propSet = false
-	var start time.Time
+	var start int64
 	if s.slowStats {
-		start = time.Now()
+		start = nanotime()
 	}
 	s.stats.errSeen = s.stats.errorReplies
 	cmd.Handler(c, argv)
@@ -377,7 +377,7 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	cmd.calls++
 	s.stats.commands++
 	if s.slowStats {
-		d := time.Since(start)
+		d := time.Duration(nanotime() - start)
 		cmd.usec += d.Microseconds()
 		if !c.inScript {
 			s.recordCall(c, cmd, argv, d)
