@@ -561,10 +561,10 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 	if e.cmdClusterRedis8(c, argv, args) {
 		return
 	}
-	db := s.dbs[0]
+	count, get := s.clusterKeysEnv()
 	env := cluster.Env{
-		CountKeysInSlot: db.CountKeysInSlot,
-		GetKeysInSlot:   db.KeysInSlot,
+		CountKeysInSlot: count,
+		GetKeysInSlot:   get,
 		DBEmpty: func() bool {
 			for _, d := range s.dbs {
 				if d.Len() > 0 {
@@ -592,6 +592,9 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 			e.repl.becomeMaster()
 			s.FlushAll()
 		}
+	}
+	if v, ok := r.(cluster.Verbatim); ok && sub == "info" {
+		r = cluster.Verbatim(string(v) + e.asmClusterInfo())
 	}
 	writeClusterReply(c, r)
 }
