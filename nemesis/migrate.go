@@ -120,19 +120,26 @@ func (n *Nemesis) migrate(ctx context.Context, st Step, t *topo, rng *rand.Rand)
 				return n.atomicMoves(ctx, ms)
 			}
 			var done []slotMove
+			var places []slotPlacement
 			var errs []error
 			for _, m := range moves {
 				if ctx.Err() != nil {
 					break
 				}
+				before := n.beforeKeys(ctx, m.src, []int{m.slot})
 				keys, err := n.moveSlot(ctx, m.slot, m.src, m.dst, all)
+				state := "moved"
+				if err != nil {
+					state = "failed"
+				}
+				places = append(places, n.afterKeys(ctx, before, []int{m.slot}, m.src, m.dst, "classic", state, "")...)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("slot %d %s->%s: %w", m.slot, m.src.Node.Name, m.dst.Node.Name, err))
 					continue
 				}
 				done = append(done, slotMove{m.slot, m.src.Node.Name, m.dst.Node.Name, keys})
 			}
-			return map[string]any{"moved": done}, errors.Join(errs...)
+			return map[string]any{"method": "classic", "moved": done, "placement": places}, errors.Join(errs...)
 		}
 	case "abort-stable", "abort-half":
 		m := moves[0]
