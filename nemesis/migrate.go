@@ -158,7 +158,13 @@ func (n *Nemesis) migrate(ctx context.Context, st Step, t *topo, rng *rand.Rand)
 			return map[string]any{"slot": m.slot, "repair": how}, err
 		}
 	default:
-		return nil, fmt.Errorf("unknown mode %q", st.Mode)
+		if _, _, ok := splitHandoffMode(st.Mode); !ok || len(moves) == 0 {
+			return nil, fmt.Errorf("unknown mode %q", st.Mode)
+		}
+		m := moves[0]
+		if err := n.handoffAction(ctx, st, a, m.slot, m.src, m.dst, all, t); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -183,3 +183,105 @@ func asmFlag(t cluster.MigMsgType) byte {
 	}
 	return 0
 }
+
+// noteForeignWrite runs on a replica for each command of its master's
+// stream: a write on a slot another node owns is a CLUSTER MIGRATION
+// import under way on the master (or its trim). Redis 8.4 tells replicas
+// of the task (CLUSTER SYNCSLOTS CONF ASM-TASK) so that a replica promoted
+// mid-import trims what was imported; this is our equivalent: the slots
+// are remembered and trimmed on promotion (trimForeign).
+func (e *ext) noteForeignWrite(argv [][]byte) {
+	if e.node.IsMaster() {
+		return
+	}
+	cmd := e.s.Lookup(argv[0])
+	if cmd == nil || cmd.Flags&FlagWrite == 0 {
+		return
+	}
+	k := cmd.firstKey(argv)
+	if k == nil {
+		return
+	}
+	sl := keyslot.Of(k)
+	if owner := e.node.SlotOwner(sl); owner != "" && owner != e.node.MasterID() {
+		if e.foreign == nil {
+			e.foreign = map[int]bool{}
+		}
+		e.foreign[sl] = true
+	}
+}
+
+// trimForeign, on promotion (the slots of the old master already claimed),
+// deletes the keys of remembered import slots that another node owns: the
+// import never completed for this shard (found by the handoff checker:
+// a destination's replica promoted mid-import kept the keys, so they were
+// on both shards).
+func (e *ext) trimForeign() {
+	if len(e.foreign) == 0 {
+		return
+	}
+	self := e.node.ID()
+	var rs []cluster.SlotSpan
+	for sl := range e.foreign {
+		if o := e.node.SlotOwner(sl); o != "" && o != self {
+			rs = append(rs, cluster.SlotSpan{Start: sl, End: sl})
+		}
+	}
+	e.foreign = nil
+	if len(rs) == 0 {
+		return
+	}
+	db := e.s.dbs[0]
+	n := 0
+	forEachSlot(rs, func(sl int) {
+		for _, k := range db.KeysInSlot(sl, 1<<30) {
+			if db.Delete([]byte(k)) {
+				n++
+				e.s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
+			}
+		}
+	})
+	e.s.Logf('*', "Slot migration: promoted with an unfinished import: trimmed %d keys of %d slots owned by others", n, len(rs))
+}
+
+// trimUnownedOnLoad runs at start, after the data and nodes.conf are
+// loaded: a primary holding keys of slots another node owns, with no
+// classic import open for them, restarted in the middle of a CLUSTER
+// MIGRATION import (tasks live in memory only). Redis 8.4 records the task
+// in the RDB (the cluster-asm-task aux field) and trims its slots on load;
+// we trim every such slot (found by the handoff checker: a destination
+// killed mid-import came back with the imported keys, on both shards).
+// Redis 7 only warns about such keys; nothing else puts them there.
+func (e *ext) trimUnownedOnLoad() {
+	if e.node == nil || !e.node.IsMaster() {
+		return
+	}
+	db := e.s.dbs[0]
+	if db.Len() == 0 {
+		return
+	}
+	self := e.node.ID()
+	view := e.node.View()
+	n, slots := 0, 0
+	for sl := 0; sl < cluster.NumSlots; sl++ {
+		if db.CountKeysInSlot(sl) == 0 {
+			continue
+		}
+		if o := e.node.SlotOwner(sl); o == "" || o == self {
+			continue
+		}
+		if _, importing := view.Importing[sl]; importing {
+			continue
+		}
+		slots++
+		for _, k := range db.KeysInSlot(sl, 1<<30) {
+			if db.Delete([]byte(k)) {
+				n++
+				e.s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
+			}
+		}
+	}
+	if n > 0 {
+		e.s.Logf('#', "Slot migration: trimmed %d keys of %d slots other nodes own (an import unfinished when this node stopped)", n, slots)
+	}
+}

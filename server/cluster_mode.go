@@ -25,6 +25,9 @@ import (
 type ext struct {
 	s    *Server
 	repl *replState
+	// foreign are slots owned by others that the master's stream wrote
+	// (an import under way there), trimmed on promotion (asmhide.go).
+	foreign map[int]bool
 
 	// The cluster node and everything about it belong to the server lock
 	// (s.mu): Step, Tick, CLUSTER commands and the handling of each Ready
@@ -113,6 +116,7 @@ func (s *Server) startExt() error {
 		if err := e.startCluster(); err != nil {
 			return err
 		}
+		e.trimUnownedOnLoad()
 	} else if s.cfg.ReplicaOf != "" {
 		f := strings.Fields(s.cfg.ReplicaOf)
 		if len(f) == 2 {
@@ -313,6 +317,7 @@ func (e *ext) applyEvent(ev cluster.Event) {
 		e.repl.setMaster(ev.IP, ev.Port)
 	case cluster.EventBecomeMaster:
 		e.repl.becomeMaster()
+		e.trimForeign()
 	case cluster.EventPauseWrites:
 		// The master side of a manual failover: pause writes like CLIENT
 		// PAUSE WRITE, then tell the node the offset the replica must reach.
@@ -559,6 +564,10 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 		args[i] = string(a)
 	}
 	if e.cmdClusterRedis8(c, argv, args) {
+		return
+	}
+	if msg := e.asmSetslotConflict(args); msg != "" {
+		c.Error(msg)
 		return
 	}
 	count, get := s.clusterKeysEnv()

@@ -535,6 +535,17 @@ func (m *Migrations) Importing(slot int) bool {
 	return false
 }
 
+// Covers reports whether an active task here (either side, any state but
+// failed) covers slot.
+func (m *Migrations) Covers(slot int) bool {
+	for _, t := range m.tasks {
+		if t.State != MigFailed && t.owns(slot) {
+			return true
+		}
+	}
+	return false
+}
+
 // ImportingRanges are the slots of the tasks Importing reports, in one
 // slice per task (the task's own; the caller must not change them). The
 // server hides their keys; nil when nothing is imported.

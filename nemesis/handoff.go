@@ -1,0 +1,447 @@
+package nemesis
+
+// Handoff compositions: one slot moved from a source to a destination
+// primary, atomically (CLUSTER MIGRATION IMPORT) or the classic way
+// (SETSLOT/MIGRATE), with a fault striking while the move is under way:
+//
+//	<method>-kill-src | kill-dst      SIGKILL the source or destination, held, restarted
+//	<method>-pause-src | pause-dst    freeze it, held, resumed
+//	<method>-partition               cut source and destination from each other, held, healed
+//	<method>-failover-dst            CLUSTER FAILOVER on a replica of the destination
+//	atomic-cancel | atomic-cancel-src CLUSTER MIGRATION CANCEL on the destination (for good)
+//	                                 or on the source only (the destination retries)
+//	atomic-concurrent-classic        a classic move of the same slot at the same time
+//	atomic | classic                 no fault: the baseline of the same move
+//
+// They are migrate modes a random schedule never picks (studyModes): a run
+// names them, e.g. --nemesis migrate:atomic-kill-src,migrate:atomic-cancel.
+// Each step of a composition (import, strike, heal, the task's states) goes
+// into the history as a nemesis "handoff" entry when it happens, and the
+// whole sequence, the task's final STATUS on both sides and the placement
+// records (checker.Handoff) into the start-migrate completion. The fault
+// strikes 0-150 ms (seeded) after the move began, and the history says in
+// which state the task was then: a fast task may be done before the strike.
+// Self-contained on purpose (the faults are being restructured as values):
+// the only wiring is the mode table and one case in migrate.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// handoffStrikes are the faults a composition can strike with.
+var handoffStrikes = []string{"kill-src", "kill-dst", "pause-src", "pause-dst", "partition", "failover-dst",
+	"cancel", "cancel-src", "concurrent-classic"}
+
+// atomicOnly are the strikes only an atomic task has.
+var atomicOnly = map[string]bool{"cancel": true, "cancel-src": true, "concurrent-classic": true}
+
+// handoffModes are the composition modes, in a fixed order.
+func handoffModes() []string {
+	modes := []string{"atomic", "classic"}
+	for _, s := range handoffStrikes {
+		modes = append(modes, "atomic-"+s)
+	}
+	for _, s := range handoffStrikes {
+		if !atomicOnly[s] {
+			modes = append(modes, "classic-"+s)
+		}
+	}
+	return modes
+}
+
+func init() { studyModes["migrate"] = append(studyModes["migrate"], handoffModes()...) }
+
+// splitHandoffMode returns the method and strike of a composition mode
+// (ok false for other modes).
+func splitHandoffMode(mode string) (method, strike string, ok bool) {
+	if !slices.Contains(handoffModes(), mode) {
+		return "", "", false
+	}
+	method, strike, _ = strings.Cut(mode, "-")
+	return method, strike, true
+}
+
+// handoffAction is the migrate action of a composition mode.
+func (n *Nemesis) handoffAction(ctx context.Context, st Step, a *action, slot int, src, dst member, all []member, t *topo) error {
+	method, strike, _ := splitHandoffMode(st.Mode)
+	switch {
+	case method == "atomic" && !n.atomicCapable(ctx, all):
+		return fmt.Errorf("%s needs CLUSTER MIGRATION (Redis 8.4) on every primary", st.Mode)
+	case strings.HasPrefix(strike, "kill") && n.killer == nil:
+		return fmt.Errorf("%s needs to %s", st.Mode, needs["kill"])
+	case strings.HasPrefix(strike, "pause") && n.pauser == nil:
+		return fmt.Errorf("%s needs to %s", st.Mode, needs["pause"])
+	case strike == "partition" && n.parter == nil:
+		return fmt.Errorf("%s needs to %s", st.Mode, needs["partition"])
+	}
+	var replica member
+	if strike == "failover-dst" {
+		for _, m := range t.replicas() {
+			if m.MasterID == dst.ID && m.Reachable {
+				replica = m
+				break
+			}
+		}
+		if replica.ID == "" {
+			return fmt.Errorf("%s: the destination %s has no reachable replica", st.Mode, dst.Node.Name)
+		}
+		a.nodes = append(a.nodes, replica.Node.Name)
+	}
+	a.detail["method"], a.detail["strike"] = method, strike
+	h := &handoffRun{n: n, st: st, method: method, strike: strike, slot: slot, src: src, dst: dst, all: all, replica: replica,
+		shards: shardsOf(t, src, dst), rng: rand.New(rand.NewPCG(st.Seed, 0x68616e646f6666)), began: time.Now(), nodes: a.nodes}
+	a.start = h.run
+	return nil
+}
+
+// handoffRun is one composition under way.
+type handoffRun struct {
+	n              *Nemesis
+	st             Step
+	method, strike string
+	slot           int
+	src, dst       member
+	replica        member // failover-dst's replica
+	all            []member
+	shards         [2][]string // node ids of the source's and the destination's shard
+	rng            *rand.Rand
+	began          time.Time
+	nodes          []string
+	steps          []map[string]any
+}
+
+// note records one step now, in the history and in the final detail.
+func (h *handoffRun) note(step string, detail map[string]any) {
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	detail["step"] = step
+	detail["mode"] = h.st.Mode
+	detail["at_ms"] = time.Since(h.began).Milliseconds()
+	h.steps = append(h.steps, detail)
+	h.n.mu.Lock()
+	rec := h.n.rec
+	h.n.mu.Unlock()
+	h.n.record(rec, history.Info, "handoff", h.nodes, detail)
+}
+
+// hold is how long a kill, pause or partition is held: the step's hold,
+// between 1 s and three node timeouts plus a second (long enough for a
+// replica of a killed primary to be promoted).
+func (h *handoffRun) hold() time.Duration {
+	d := time.Duration(h.st.Hold * float64(h.n.opts.Interval))
+	return min(max(d, time.Second), 3*h.n.opts.NodeTimeout+time.Second)
+}
+
+func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
+	n := h.n
+	res := map[string]any{"method": h.method, "strike": h.strike}
+	before := n.beforeKeys(ctx, h.src, []int{h.slot})
+	var status map[string]any
+	var moveErr error
+	taskID := ""
+	if h.method == "atomic" {
+		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "migrate", Slots: []int{h.slot}, From: h.src.ID, To: h.dst.ID,
+			Note: "atomic " + h.st.Mode})
+		if err != nil {
+			return res, err
+		}
+		v, err := n.admin.do(ctx, h.dst.Node.Addr, 10*time.Second, "cluster", "migration", "import", h.slot, h.slot)
+		if err != nil {
+			n.journal.End(seq, err)
+			h.note("import", map[string]any{"error": err.Error()})
+			res["steps"] = h.steps
+			return res, err
+		}
+		taskID, _ = v.(string)
+		h.note("import", map[string]any{"task": taskID, "slot": h.slot, "from": h.src.Node.Name, "to": h.dst.Node.Name})
+		strikeErr := h.strikeAtomic(ctx, taskID)
+		status, moveErr = h.awaitTask(ctx, taskID)
+		moveErr = errors.Join(strikeErr, moveErr)
+		n.journal.End(seq, moveErr)
+	} else {
+		done := make(chan error, 1)
+		h.note("classic-start", map[string]any{"slot": h.slot, "from": h.src.Node.Name, "to": h.dst.Node.Name})
+		go func() {
+			_, err := n.moveSlot(ctx, h.slot, h.src, h.dst, h.all)
+			done <- err
+		}()
+		strikeErr := h.strike1(ctx, "", func() string { return "classic move under way" })
+		moveErr = errors.Join(strikeErr, <-done)
+		d := map[string]any{}
+		if moveErr != nil {
+			d["error"] = moveErr.Error()
+		}
+		h.note("classic-end", d)
+	}
+	// Placement once the cluster agrees (bounded): read from the current
+	// primaries of the source's and the destination's shards.
+	if err := n.waitConverged(ctx, 15*time.Second); err != nil {
+		h.note("converge", map[string]any{"error": err.Error()})
+	}
+	srcNow, dstNow := h.src, h.dst
+	if t, err := n.topology(ctx); err == nil {
+		srcNow, dstNow = shardPrimary(t, h.shards[0], h.src), shardPrimary(t, h.shards[1], h.dst)
+	}
+	state := "moved"
+	if status != nil {
+		state = fmt.Sprint(status["state"])
+		res["tasks"] = []map[string]any{status}
+	} else if moveErr != nil {
+		state = "failed"
+	}
+	res["placement"] = n.afterKeys(ctx, before, []int{h.slot}, srcNow, dstNow, h.method, state, taskID)
+	if moveErr == nil && (h.method == "classic" || state == "done") {
+		res["moved"] = []slotMove{{Slot: h.slot, From: h.src.Node.Name, To: h.dst.Node.Name, Keys: len(before[h.slot].Before)}}
+		if h.method == "atomic" {
+			n.mu.Lock()
+			n.moved[h.slot] = openSlot{Slot: h.slot, Src: h.src.ID, Dst: h.dst.ID}
+			n.mu.Unlock()
+		}
+	}
+	res["steps"] = h.steps
+	return res, moveErr
+}
+
+// strikeAtomic strikes during task id.
+func (h *handoffRun) strikeAtomic(ctx context.Context, id string) error {
+	n := h.n
+	stateOf := func() string {
+		st, err := n.taskStatus(ctx, h.dst.Node.Addr, id)
+		if err != nil {
+			return "unknown: " + err.Error()
+		}
+		return fmt.Sprint(st["state"])
+	}
+	switch h.strike {
+	case "", "none":
+		return nil
+	case "concurrent-classic":
+		h.note("classic-start", map[string]any{"task_state": stateOf()})
+		_, err := n.moveSlot(ctx, h.slot, h.src, h.dst, h.all)
+		d := map[string]any{"task_state": stateOf()}
+		if err != nil {
+			d["error"] = err.Error()
+		}
+		h.note("classic-end", d)
+		return nil // the classic move's failure is a finding, not the nemesis's
+	case "cancel", "cancel-src":
+		h.wait(ctx)
+		on := h.dst
+		if h.strike == "cancel-src" {
+			on = h.src
+		}
+		state := stateOf()
+		v, err := n.admin.do(ctx, on.Node.Addr, 5*time.Second, "cluster", "migration", "cancel", "id", id)
+		d := map[string]any{"on": on.Node.Name, "task_state": state, "canceled": v}
+		if err != nil {
+			d["error"] = err.Error()
+		}
+		h.note("strike", d)
+		return err
+	}
+	return h.strike1(ctx, id, stateOf)
+}
+
+// wait sleeps the seeded 0-150 ms before the strike.
+func (h *handoffRun) wait(ctx context.Context) {
+	d := time.Duration(h.rng.IntN(150)) * time.Millisecond
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// strike1 strikes with a kill, pause, partition or failover, holds it and
+// heals it, noting each step with the state stateOf reports.
+func (h *handoffRun) strike1(ctx context.Context, id string, stateOf func() string) error {
+	n := h.n
+	if h.strike == "" || h.strike == "none" {
+		return nil
+	}
+	h.wait(ctx)
+	target := h.src
+	if strings.HasSuffix(h.strike, "-dst") {
+		target = h.dst
+	}
+	d := map[string]any{"fault": h.strike, "task_state": stateOf()}
+	var err error
+	var heal func(context.Context) error
+	switch {
+	case strings.HasPrefix(h.strike, "kill"):
+		d["node"] = target.Node.Name
+		n.mark(n.killed, target.Node.Name, true)
+		err = n.killer.Kill(ctx, target.Node.Name)
+		heal = func(ctx context.Context) error {
+			if err := n.killer.Restart(ctx, target.Node.Name); err != nil {
+				return err
+			}
+			n.mark(n.killed, target.Node.Name, false)
+			return nil
+		}
+	case strings.HasPrefix(h.strike, "pause"):
+		d["node"] = target.Node.Name
+		n.mark(n.paused, target.Node.Name, true)
+		err = n.pauser.Pause(ctx, target.Node.Name)
+		heal = func(ctx context.Context) error {
+			if err := n.pauser.Resume(ctx, target.Node.Name); err != nil {
+				return err
+			}
+			n.mark(n.paused, target.Node.Name, false)
+			return nil
+		}
+	case h.strike == "partition":
+		d["nodes"] = []string{h.src.Node.Name, h.dst.Node.Name}
+		n.mu.Lock()
+		n.cut = true
+		n.mu.Unlock()
+		err = errors.Join(n.parter.Cut(ctx, h.src.Node.Name, []string{h.dst.Node.Name}, false),
+			n.parter.Cut(ctx, h.dst.Node.Name, []string{h.src.Node.Name}, false))
+		heal = func(ctx context.Context) error {
+			if err := n.parter.Heal(ctx); err != nil {
+				return err
+			}
+			n.mu.Lock()
+			n.cut = false
+			n.mu.Unlock()
+			return nil
+		}
+	case h.strike == "failover-dst":
+		d["replica"] = h.replica.Node.Name
+		seq, jerr := n.journal.Begin(clusteradmin.Step{Kind: "failover", From: h.dst.ID, To: h.replica.ID,
+			Note: "CLUSTER FAILOVER on the destination's replica during a handoff"})
+		if jerr != nil {
+			return jerr
+		}
+		_, err = n.admin.do(ctx, h.replica.Node.Addr, 3*time.Second, "cluster", "failover")
+		if err == nil {
+			d["promoted"] = n.waitRole(ctx, h.replica.Node.Addr, true, max(10*time.Second, 5*n.opts.NodeTimeout))
+		}
+		n.journal.End(seq, err)
+	}
+	if err != nil {
+		d["error"] = err.Error()
+	} else if heal != nil && h.strike != "partition" {
+		// What the node looks like from here now: no reply when paused,
+		// refused when killed (evidence that the fault took effect).
+		pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		if perr := n.admin.client(target.Node.Addr).Ping(pctx).Err(); perr != nil {
+			d["probe"] = perr.Error()
+		} else {
+			d["probe"] = "PONG"
+		}
+		cancel()
+	}
+	h.note("strike", d)
+	if heal == nil {
+		return err
+	}
+	hold := h.hold()
+	select {
+	case <-ctx.Done():
+	case <-time.After(hold):
+	}
+	// Healing must happen even when the run is ending.
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	herr := heal(hctx)
+	hd := map[string]any{"held_ms": hold.Milliseconds(), "task_state": stateOf()}
+	if herr != nil {
+		hd["error"] = herr.Error()
+	}
+	h.note("heal", hd)
+	return errors.Join(err, herr)
+}
+
+// awaitTask polls the destination (or, after a failover, the current
+// primary of its shard) until task id ends: done or canceled there, or
+// gone (a killed node forgets its tasks). A task still running after
+// atomicTimeout is canceled. It returns the last STATUS with the source's
+// final state and write pause.
+func (h *handoffRun) awaitTask(ctx context.Context, id string) (map[string]any, error) {
+	n := h.n
+	status := map[string]any{"id": id, "from": h.src.Node.Name, "to": h.dst.Node.Name}
+	deadline := time.Now().Add(atomicTimeout)
+	last := ""
+	for {
+		addr := h.dst.Node.Addr
+		st, err := n.taskStatus(ctx, addr, id)
+		state := ""
+		if err != nil {
+			state = "unknown: " + err.Error()
+		} else {
+			for k, v := range st {
+				status[k] = v
+			}
+			state = fmt.Sprint(st["state"])
+		}
+		if state != last {
+			h.note("task", map[string]any{"task": id, "state": state})
+			last = state
+		}
+		switch {
+		case state == "done":
+			status["source_state"] = n.awaitSourceEnd(ctx, h.src, id)
+			if s, err := n.taskStatus(ctx, h.src.Node.Addr, id); err == nil {
+				status["write_pause_ms"] = s["write_pause_ms"]
+			}
+			return status, nil
+		case state == "canceled":
+			status["source_state"] = n.awaitSourceEnd(ctx, h.src, id)
+			if h.strike == "cancel" {
+				return status, nil // what was asked
+			}
+			return status, fmt.Errorf("task %s canceled: %v", id, status["last_error"])
+		case err != nil && (strings.Contains(err.Error(), "no task") || strings.Contains(err.Error(), "primary")):
+			// The destination forgot the task (killed) or is no longer
+			// a primary (failed over): the task is over there.
+			status["state"] = "gone"
+			status["source_state"] = n.awaitSourceEnd(ctx, h.src, id)
+			return status, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			_, cerr := n.admin.do(context.WithoutCancel(ctx), h.dst.Node.Addr, 5*time.Second, "cluster", "migration", "cancel", "id", id)
+			h.note("cancel-timeout", map[string]any{"task": id, "state": state})
+			return status, errors.Join(fmt.Errorf("task %s not done after %s (state %v)", id, atomicTimeout, state), cerr)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// shardsOf lists the node ids of the source's and the destination's shards
+// (the primary and its replicas).
+func shardsOf(t *topo, src, dst member) [2][]string {
+	var out [2][]string
+	for i, p := range []member{src, dst} {
+		out[i] = []string{p.ID}
+		for _, m := range t.Members {
+			if m.MasterID == p.ID {
+				out[i] = append(out[i], m.ID)
+			}
+		}
+	}
+	return out
+}
+
+// shardPrimary is the member of ids that is a primary in t now (def if
+// none is).
+func shardPrimary(t *topo, ids []string, def member) member {
+	for _, id := range ids {
+		if m, ok := t.byID(id); ok && m.Primary && m.Reachable {
+			return m
+		}
+	}
+	return def
+}
