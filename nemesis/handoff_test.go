@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/history"
@@ -36,7 +37,7 @@ func TestHandoffModes(t *testing.T) {
 // tick).
 func quickSeed(t *testing.T) uint64 {
 	for s := uint64(1); s < 10000; s++ {
-		if rand.New(rand.NewPCG(s, 0x68616e646f6666)).IntN(150) < 3 {
+		if strikeDelay(rand.New(rand.NewPCG(s, 0x68616e646f6666))) < 3*time.Millisecond {
 			return s
 		}
 	}
