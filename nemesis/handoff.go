@@ -155,16 +155,29 @@ func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 		if err != nil {
 			return res, err
 		}
+		var heal func(context.Context) error
+		var strikeErr error
+		first := strikeFirst[h.strike]
+		if first {
+			heal, strikeErr = h.strikeBegin(ctx, func() string { return "not started" })
+		}
 		v, err := n.admin.do(ctx, h.dst.Node.Addr, 10*time.Second, "cluster", "migration", "import", h.slot, h.slot)
 		if err != nil {
 			n.journal.End(seq, err)
 			h.note("import", map[string]any{"error": err.Error()})
+			if heal != nil {
+				err = errors.Join(err, h.holdAndHeal(ctx, heal, func() string { return "not started" }))
+			}
 			res["steps"] = h.steps
 			return res, err
 		}
 		taskID, _ = v.(string)
 		h.note("import", map[string]any{"task": taskID, "slot": h.slot, "from": h.src.Node.Name, "to": h.dst.Node.Name})
-		strikeErr := h.strikeAtomic(ctx, taskID)
+		if first {
+			strikeErr = errors.Join(strikeErr, h.holdAndHeal(ctx, heal, func() string { return h.dstState(ctx, taskID) }))
+		} else {
+			strikeErr = h.strikeAtomic(ctx, taskID)
+		}
 		status, moveErr = h.awaitTask(ctx, taskID)
 		moveErr = errors.Join(strikeErr, moveErr)
 		n.journal.End(seq, moveErr)
@@ -239,6 +252,13 @@ func (h *handoffRun) strikeAtomic(ctx context.Context, id string) error {
 		on := h.dst
 		if h.strike == "cancel-src" {
 			on = h.src
+			// The source knows the task once the SYNC arrived: a cancel
+			// before that would find nothing to cancel.
+			for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
+				if _, err := n.taskStatus(ctx, h.src.Node.Addr, id); err == nil {
+					break
+				}
+			}
 		}
 		state := stateOf()
 		v, err := n.admin.do(ctx, on.Node.Addr, 5*time.Second, "cluster", "migration", "cancel", "id", id)
@@ -263,6 +283,15 @@ func strikeDelay(rng *rand.Rand) time.Duration {
 	return time.Duration(rng.IntN(strikeWithin)) * time.Millisecond
 }
 
+// dstState is the task's state on the destination (or why unknown).
+func (h *handoffRun) dstState(ctx context.Context, id string) string {
+	st, err := h.n.taskStatus(ctx, h.dst.Node.Addr, id)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return fmt.Sprint(st["state"])
+}
+
 // wait sleeps the seeded delay before the strike.
 func (h *handoffRun) wait(ctx context.Context) {
 	d := strikeDelay(h.rng)
@@ -275,11 +304,22 @@ func (h *handoffRun) wait(ctx context.Context) {
 // strike1 strikes with a kill, pause, partition or failover, holds it and
 // heals it, noting each step with the state stateOf reports.
 func (h *handoffRun) strike1(ctx context.Context, id string, stateOf func() string) error {
-	n := h.n
 	if h.strike == "" || h.strike == "none" {
 		return nil
 	}
 	h.wait(ctx)
+	heal, err := h.strikeBegin(ctx, stateOf)
+	return errors.Join(err, h.holdAndHeal(ctx, heal, stateOf))
+}
+
+// strikeFirst: faults on the source side and partitions strike before the
+// IMPORT, so the task starts under them (a docker pause or kill takes
+// longer than a quiet slot's whole handoff).
+var strikeFirst = map[string]bool{"kill-src": true, "pause-src": true, "partition": true}
+
+// strikeBegin causes the fault and returns how to heal it (nil: nothing).
+func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (func(context.Context) error, error) {
+	n := h.n
 	target := h.src
 	if strings.HasSuffix(h.strike, "-dst") {
 		target = h.dst
@@ -331,7 +371,7 @@ func (h *handoffRun) strike1(ctx context.Context, id string, stateOf func() stri
 		seq, jerr := n.journal.Begin(clusteradmin.Step{Kind: "failover", From: h.dst.ID, To: h.replica.ID,
 			Note: "CLUSTER FAILOVER on the destination's replica during a handoff"})
 		if jerr != nil {
-			return jerr
+			return nil, jerr
 		}
 		_, err = n.admin.do(ctx, h.replica.Node.Addr, 3*time.Second, "cluster", "failover")
 		if err == nil {
@@ -343,18 +383,34 @@ func (h *handoffRun) strike1(ctx context.Context, id string, stateOf func() stri
 		d["error"] = err.Error()
 	} else if heal != nil && h.strike != "partition" {
 		// What the node looks like from here now: no reply when paused,
-		// refused when killed (evidence that the fault took effect).
-		pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		if perr := n.admin.client(target.Node.Addr).Ping(pctx).Err(); perr != nil {
-			d["probe"] = perr.Error()
-		} else {
-			d["probe"] = "PONG"
+		// refused when killed (evidence that the fault took effect). A
+		// stop signal may take a moment to land on a loaded machine: a
+		// few probes, until one fails.
+		d["probe"] = "PONG"
+		for i := 0; i < 10 && ctx.Err() == nil; i++ {
+			pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			perr := n.admin.client(target.Node.Addr).Ping(pctx).Err()
+			cancel()
+			if perr != nil {
+				d["probe"] = perr.Error()
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		cancel()
+	}
+	if strings.HasSuffix(h.strike, "-dst") && strings.HasPrefix(h.strike, "pause") {
+		d["task_state_after"] = "unknown: the destination is paused"
+	} else {
+		d["task_state_after"] = stateOf()
 	}
 	h.note("strike", d)
+	return heal, err
+}
+
+// holdAndHeal holds a fault for the step's hold, then heals it.
+func (h *handoffRun) holdAndHeal(ctx context.Context, heal func(context.Context) error, stateOf func() string) error {
 	if heal == nil {
-		return err
+		return nil
 	}
 	hold := h.hold()
 	select {
@@ -370,7 +426,7 @@ func (h *handoffRun) strike1(ctx context.Context, id string, stateOf func() stri
 		hd["error"] = herr.Error()
 	}
 	h.note("heal", hd)
-	return errors.Join(err, herr)
+	return herr
 }
 
 // awaitTask polls the destination (or, after a failover, the current
