@@ -198,7 +198,9 @@ func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 	}
 	// Placement once the cluster agrees (bounded): read from the current
 	// primaries of the source's and the destination's shards.
-	if err := n.waitConverged(ctx, 15*time.Second); err != nil {
+	// A failed classic move leaves its slot open for Heal: the wait is
+	// short, so one such step does not eat the next steps' slots.
+	if err := n.waitConverged(ctx, 5*time.Second); err != nil {
 		h.note("converge", map[string]any{"error": err.Error()})
 	}
 	srcNow, dstNow := h.src, h.dst
