@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/redline-dev/redline/harness/history"
 )
@@ -20,7 +22,10 @@ type writePause struct{ o Options }
 // write_pause_ms of atomic tasks, so the vendor's "short pause" claim and
 // the classic ASK window are compared on the same workload. A migration
 // with fewer than two acknowledged writes around it is counted as
-// unmeasured, never as a zero gap. Its verdict is always valid: it
+// unmeasured, never as a zero gap. A gap is measured per atomic task (on
+// the slots of its STATUS slots_range) and per classic slot (its own ASK
+// window), both within the step's window, so a storm step of many tasks
+// or slots gives one figure each. Its verdict is always valid: it
 // measures (as rto).
 func WritePause(opts ...Options) Checker { return writePause{firstOpts(opts)} }
 
@@ -33,6 +38,33 @@ type migration struct {
 	method       string
 	slots        map[int]bool
 	serverPauses []int64 // write_pause_ms of atomic tasks
+	// units are what one gap is measured on: each atomic task (its slots,
+	// from STATUS's slots_range) or each classic slot (its own ASK
+	// window), all within the step's window.
+	units []pauseUnit
+}
+
+type pauseUnit struct {
+	task        string // atomic task id, "" for a classic slot
+	slots       []int
+	serverPause int64 // the source's write_pause_ms, -1 unknown
+}
+
+// parseSlotsRange reads STATUS's slots_range ("0-99 200-200").
+func parseSlotsRange(s string) []int {
+	var out []int
+	for _, f := range strings.Fields(s) {
+		a, b, ok := strings.Cut(f, "-")
+		lo, err1 := strconv.Atoi(a)
+		hi, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || lo > hi || hi-lo > 16384 {
+			return nil
+		}
+		for sl := lo; sl <= hi; sl++ {
+			out = append(out, sl)
+		}
+	}
+	return out
 }
 
 // migrations reads the completed start-migrate pairs with moved slots.
@@ -57,6 +89,8 @@ func migrations(ops []history.Op) []migration {
 				Slot int `json:"slot"`
 			} `json:"moved"`
 			Tasks []struct {
+				ID           string      `json:"id"`
+				SlotsRange   string      `json:"slots_range"`
 				WritePauseMs json.Number `json:"write_pause_ms"`
 			} `json:"tasks"`
 		}
@@ -69,8 +103,32 @@ func migrations(ops []history.Op) []migration {
 			m.slots[mv.Slot] = true
 		}
 		for _, t := range d.Tasks {
+			pause := int64(-1)
 			if v, err := t.WritePauseMs.Int64(); err == nil {
 				m.serverPauses = append(m.serverPauses, v)
+				pause = v
+			}
+			var slots []int
+			for _, sl := range parseSlotsRange(t.SlotsRange) {
+				if m.slots[sl] {
+					slots = append(slots, sl)
+				}
+			}
+			if m.method == "atomic" && len(slots) > 0 {
+				m.units = append(m.units, pauseUnit{task: t.ID, slots: slots, serverPause: pause})
+			}
+		}
+		if len(m.units) == 0 {
+			if m.method == "atomic" {
+				// Tasks without slots_range: the step as one unit.
+				m.units = []pauseUnit{{slots: sortedSlots(m.slots), serverPause: -1}}
+				if len(m.serverPauses) == 1 {
+					m.units[0].serverPause = m.serverPauses[0]
+				}
+			} else {
+				for _, sl := range sortedSlots(m.slots) {
+					m.units = append(m.units, pauseUnit{slots: []int{sl}, serverPause: -1})
+				}
 			}
 		}
 		open = nil
@@ -105,37 +163,44 @@ func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
 	gaps := map[string][]int64{}
 	unmeasured := map[string]int{}
 	var detail []map[string]any
+	var serverPauses []int64 // ns, of the measured atomic units
 	for _, m := range migs {
-		var times []int64
-		for sl := range m.slots {
-			times = append(times, acks[sl]...)
-		}
-		slices.Sort(times)
-		// The acknowledgements that bound the migration: the last before
-		// its start, those during it, the first after its end.
-		lo, hi := -1, -1
-		for i, t := range times {
-			if t < m.start {
-				lo = i
-			} else if t > m.end && hi < 0 {
-				hi = i
+		for _, u := range m.units {
+			var times []int64
+			for _, sl := range u.slots {
+				times = append(times, acks[sl]...)
 			}
-		}
-		if lo < 0 || hi < 0 {
-			unmeasured[m.method]++
-			continue
-		}
-		var longest int64
-		for i := lo; i < hi; i++ {
-			longest = max(longest, times[i+1]-times[i])
-		}
-		gaps[m.method] = append(gaps[m.method], longest)
-		if len(detail) < 50 {
-			e := map[string]any{"index": m.index, "method": m.method, "slots": len(m.slots), "longest_gap_ms": ms(longest)}
-			if len(m.serverPauses) > 0 {
-				e["server_write_pause_ms"] = m.serverPauses
+			slices.Sort(times)
+			// The acknowledgements that bound the migration: the last before
+			// its start, those during it, the first after its end.
+			lo, hi := -1, -1
+			for i, t := range times {
+				if t < m.start {
+					lo = i
+				} else if t > m.end && hi < 0 {
+					hi = i
+				}
 			}
-			detail = append(detail, e)
+			if lo < 0 || hi < 0 {
+				unmeasured[m.method]++
+				continue
+			}
+			var longest int64
+			for i := lo; i < hi; i++ {
+				longest = max(longest, times[i+1]-times[i])
+			}
+			gaps[m.method] = append(gaps[m.method], longest)
+			if len(detail) < 50 {
+				e := map[string]any{"index": m.index, "method": m.method, "slots": len(u.slots), "longest_gap_ms": ms(longest)}
+				if u.task != "" {
+					e["task"] = u.task
+				}
+				if u.serverPause >= 0 {
+					e["server_write_pause_ms"] = u.serverPause
+					serverPauses = append(serverPauses, u.serverPause*int64(1e6))
+				}
+				detail = append(detail, e)
+			}
 		}
 	}
 	fig := map[string]any{"migrations": len(migs)}
@@ -148,10 +213,23 @@ func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
 		if len(g) > 0 {
 			f["longest_gap_ms"] = quantilesMs(g)
 		}
+		f["unit"] = map[string]string{"atomic": "task", "classic": "slot"}[method]
+		if method == "atomic" && len(serverPauses) > 0 {
+			f["server_write_pause_ms"] = quantilesMs(serverPauses)
+		}
 		fig[method] = f
 	}
 	if len(detail) > 0 {
 		fig["per_migration"] = detail
 	}
 	return Result{Valid: Valid, Figures: fig}
+}
+
+func sortedSlots(set map[int]bool) []int {
+	out := make([]int, 0, len(set))
+	for sl := range set {
+		out = append(out, sl)
+	}
+	slices.Sort(out)
+	return out
 }

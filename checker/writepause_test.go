@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/redline-dev/redline/harness/history"
@@ -74,5 +75,56 @@ func TestWritePauseNoMigration(t *testing.T) {
 	r := WritePause().Check(context.Background(), nil)
 	if r.Valid != Valid || r.Figures["migrations"] != 0 || r.Figures["atomic"] != nil {
 		t.Fatalf("%v %v", r.Valid, r.Figures)
+	}
+}
+
+// TestWritePausePerTask: one atomic step with two tasks; writes stop for
+// 300 ms on the first task's slot only. Each task gets its own gap, and
+// each task's server write_pause_ms is reported beside it.
+func TestWritePausePerTask(t *testing.T) {
+	const msec = int64(1e6)
+	k1, k2 := "a1", "b2"
+	s1, s2 := history.Keyslot(k1), history.Keyslot(k2)
+	var ops []history.Op
+	add := func(op history.Op) {
+		op.Index = int64(len(ops))
+		ops = append(ops, op)
+	}
+	write := func(at int64, key string) {
+		add(history.Op{Time: at, Process: 1, Type: history.Invoke, F: "write", Key: key, Value: []byte("1")})
+		add(history.Op{Time: at + msec, Process: 1, Type: history.OK, F: "write", Key: key, Value: []byte("1")})
+	}
+	for tm := int64(0); tm < 2000*msec; tm += 10 * msec {
+		if tm < 1000*msec || tm >= 1300*msec {
+			write(tm, k1)
+		}
+		write(tm+5*msec, k2)
+	}
+	detail, _ := json.Marshal(map[string]any{"method": "atomic",
+		"moved": []map[string]any{{"slot": s1}, {"slot": s2}},
+		"tasks": []map[string]any{
+			{"id": "t1", "slots_range": fmt.Sprintf("%d-%d", s1, s1), "write_pause_ms": 250},
+			{"id": "t2", "slots_range": fmt.Sprintf("%d-%d", s2, s2), "write_pause_ms": 5},
+		}})
+	ops = append(ops, history.Op{Index: int64(len(ops)), Time: 900 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate"},
+		history.Op{Index: int64(len(ops) + 1), Time: 1400 * msec, Process: history.Nemesis, Type: history.OK, F: "start-migrate", Detail: detail})
+	r := WritePause().Check(context.Background(), ops)
+	atomic := r.Figures["atomic"].(map[string]any)
+	if atomic["measured"] != 2 || atomic["unit"] != "task" {
+		t.Fatalf("figures %v: want two tasks measured", r.Figures)
+	}
+	per := r.Figures["per_migration"].([]map[string]any)
+	got := map[any]any{}
+	for _, e := range per {
+		got[e["task"]] = e["longest_gap_ms"]
+		if e["task"] == "t1" && e["server_write_pause_ms"] != int64(250) {
+			t.Fatalf("t1 server pause %v", e)
+		}
+	}
+	if got["t1"] != 310.0 || got["t2"] != 10.0 {
+		t.Fatalf("per-task gaps %v, want t1 310 ms, t2 10 ms", got)
+	}
+	if g := atomic["server_write_pause_ms"].(map[string]any)["max"]; g != 250.0 {
+		t.Fatalf("server pause max %v", g)
 	}
 }

@@ -77,32 +77,36 @@ func (n *slotMover) atomicMoves(ctx context.Context, moves []atomicMove) (map[st
 	}
 	var moved []slotMove
 	var tasks []map[string]any
+	var places []slotPlacement
 	var errs []error
 	for _, p := range order {
 		g := groups[p]
 		src, dst := g[0].src, g[0].dst
 		var slots []int
-		keys := map[int]int{} // before the move: the keys it carries
 		for _, m := range g {
 			slots = append(slots, m.slot)
-			if v, err := n.admin.do(ctx, src.Node.Addr, 5*time.Second, "cluster", "countkeysinslot", m.slot); err == nil {
-				c, _ := v.(int64)
-				keys[m.slot] = int(c)
-			}
 		}
+		before := n.beforeKeys(ctx, src, slots) // the keys each slot carries
 		status, err := n.atomicTask(ctx, slots, src, dst)
 		if status != nil {
 			tasks = append(tasks, status)
+			id, _ := status["id"].(string)
+			if id != "" {
+				status["source_state"] = n.awaitSourceEnd(ctx, src, id)
+			}
+			places = append(places, n.afterKeys(ctx, before, slots, src, dst, "atomic", fmt.Sprint(status["state"]), id)...)
+		} else {
+			places = append(places, n.afterKeys(ctx, before, slots, src, dst, "atomic", "not-started", "")...)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("atomic %s->%s: %w", src.Node.Name, dst.Node.Name, err))
 			continue
 		}
 		for _, m := range g {
-			moved = append(moved, slotMove{Slot: m.slot, From: src.Node.Name, To: dst.Node.Name, Keys: keys[m.slot]})
+			moved = append(moved, slotMove{Slot: m.slot, From: src.Node.Name, To: dst.Node.Name, Keys: len(before[m.slot].Before)})
 		}
 	}
-	return map[string]any{"method": "atomic", "moved": moved, "tasks": tasks}, errors.Join(errs...)
+	return map[string]any{"method": "atomic", "moved": moved, "tasks": tasks, "placement": places}, errors.Join(errs...)
 }
 
 // atomicTask runs one IMPORT on dst and waits for its end; the returned

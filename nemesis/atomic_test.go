@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -69,6 +70,16 @@ func TestMigrateAtomicOnReference(t *testing.T) {
 			if n.Name == mv["from"] {
 				src = n.Addr
 			}
+		}
+		// The placement record: every key of the slot on the destination
+		// only, read after both sides ended the task.
+		pl := d["placement"].([]any)[0].(map[string]any)
+		if pl["method"] != "atomic" || pl["state"] != "done" || pl["error"] != nil || len(pl["src"].([]any)) != 0 ||
+			len(pl["dst"].([]any)) != len(bySlot[slot]) || len(pl["before"].([]any)) != len(bySlot[slot]) {
+			t.Fatalf("seed %d: placement %v, want %d keys before and on the destination only", seed, pl, len(bySlot[slot]))
+		}
+		if r := checker.Handoff().Check(ctx, ops); r.Valid != checker.Valid {
+			t.Fatalf("handoff checker on a clean atomic move: %v %v", r.Valid, r.Figures)
 		}
 		eventually(t, 20*time.Second, func() string {
 			if n := countKeys(t, dst, slot); n != int64(len(bySlot[slot])) {

@@ -45,6 +45,15 @@
 //	           undoes it with SETSLOT STABLE (target first) if the target got no
 //	           keys through ASK, else finishes it. abort-half moves one batch of
 //	           keys and leaves it open; stop finishes it. Any target.
+//	           Study modes (only --nemesis migrate:<mode> picks them): the
+//	           handoff compositions of handoff.go, atomic|classic[-kill-src|
+//	           -kill-dst|-pause-src|-pause-dst|-partition|-failover-dst],
+//	           atomic-cancel, atomic-cancel-src, atomic-concurrent-classic:
+//	           one slot moved with another fault striking during the move,
+//	           using that fault's bound value (its heal undoes what is left).
+//	           Every atomic task and classic move writes placement records
+//	           (placement.go: keys before, on source and destination after)
+//	           for checker.Handoff.
 //	failover   default, force, takeover: CLUSTER FAILOVER [mode] on a random
 //	           replica, then wait until it reports itself primary. Any target.
 //	member     add (Grower.AddNode, CLUSTER MEET, move 1/(m+1) of every

@@ -69,6 +69,14 @@ type env struct {
 	admin   admin
 	journal *clusteradmin.Journal
 	mover   *slotMover
+	// bound is every fault the target can cause, by name (filled by New
+	// in registry order): a composition that strikes with another
+	// fault's means (handoff.go) uses that fault's value, so the fault's
+	// own heal undoes what the composition left.
+	bound map[string]fault
+	// note records an info entry into the history now, for a fault that
+	// records its steps as they happen (handoff.go).
+	note func(f string, nodes []string, detail map[string]any)
 }
 
 // capable returns the cluster's implementation of capability T, or the

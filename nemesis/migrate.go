@@ -11,9 +11,12 @@ import (
 // migrateFault moves slots between primaries as redis-cli does (slot: one,
 // storm: 8..64), through the slot mover, or leaves one open half-way for
 // the stop phase to close (abort-stable undoes it when the target got no
-// keys, abort-half finishes it). Any target can.
+// keys, abort-half finishes it). Any target can. Its study modes are the
+// handoff compositions (handoff.go): one slot moved with another fault
+// striking during the move.
 type migrateFault struct {
 	base
+	*env
 	mover *slotMover
 }
 
@@ -21,8 +24,10 @@ func (*migrateFault) name() string { return "migrate" }
 func (*migrateFault) modes() []string {
 	return []string{"slot", "storm", "abort-stable", "abort-half"}
 }
+func (*migrateFault) studyModes() []string { return handoffModes() }
 
 func (f *migrateFault) bind(e *env, _ *hook, _ bool) error {
+	f.env = e
 	f.mover = e.mover
 	return nil
 }
@@ -118,19 +123,26 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.
 				return n.atomicMoves(ctx, ms)
 			}
 			var done []slotMove
+			var places []slotPlacement
 			var errs []error
 			for _, m := range moves {
 				if ctx.Err() != nil {
 					break
 				}
+				before := n.beforeKeys(ctx, m.src, []int{m.slot})
 				keys, err := n.moveSlot(ctx, m.slot, m.src, m.dst, all)
+				state := "moved"
+				if err != nil {
+					state = "failed"
+				}
+				places = append(places, n.afterKeys(ctx, before, []int{m.slot}, m.src, m.dst, "classic", state, "")...)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("slot %d %s->%s: %w", m.slot, m.src.Node.Name, m.dst.Node.Name, err))
 					continue
 				}
 				done = append(done, slotMove{m.slot, m.src.Node.Name, m.dst.Node.Name, keys})
 			}
-			return map[string]any{"moved": done}, errors.Join(errs...)
+			return map[string]any{"method": "classic", "moved": done, "placement": places}, errors.Join(errs...)
 		}
 	case "abort-stable", "abort-half":
 		m := moves[0]
@@ -150,7 +162,13 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.
 			return map[string]any{"slot": m.slot, "repair": how}, err
 		}
 	default:
-		return nil, fmt.Errorf("unknown mode %q", st.Mode)
+		if _, _, ok := splitHandoffMode(st.Mode); !ok || len(moves) == 0 {
+			return nil, fmt.Errorf("unknown mode %q", st.Mode)
+		}
+		m := moves[0]
+		if err := f.handoffAction(ctx, st, a, m.slot, m.src, m.dst, all, t); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -92,6 +92,12 @@ func TestMigrateMovesSlotAndKeys(t *testing.T) {
 		if int(moved["keys"].(float64)) != len(bySlot[slot]) {
 			t.Fatalf("moved %v keys, slot %d holds %d test keys", moved["keys"], slot, len(bySlot[slot]))
 		}
+		// The placement record of the classic move: the keys on dst only.
+		pl := detailOf(t, done)["placement"].([]any)[0].(map[string]any)
+		if pl["method"] != "classic" || pl["state"] != "moved" || len(pl["src"].([]any)) != 0 ||
+			len(pl["dst"].([]any)) != len(bySlot[slot]) || len(pl["before"].([]any)) != len(bySlot[slot]) {
+			t.Fatalf("placement %v, want %d keys before and on the destination only", pl, len(bySlot[slot]))
+		}
 		// Every node, replicas included, ends up naming dst as the owner.
 		eventually(t, 20*time.Second, func() string {
 			vs, err := views(c)

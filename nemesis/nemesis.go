@@ -41,9 +41,8 @@ type Options struct {
 // what they share (env), the schedule and the fault in force.
 type Nemesis struct {
 	*env
-	faults  []string         // the schedule's faults, in registry order
-	bound   map[string]fault // every fault the target can cause, by name
-	order   []fault          // the same, in registry order
+	faults  []string // the schedule's faults, in registry order
+	order   []fault  // every fault the target can cause (env.bound), in registry order
 	target  string
 	planner *planner
 
@@ -65,7 +64,14 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	}
 	e := &env{c: c, opts: opts, journal: opts.Journal}
 	e.mover = newSlotMover(e)
-	n := &Nemesis{env: e, target: targetName(c), bound: map[string]fault{}}
+	e.bound = map[string]fault{}
+	n := &Nemesis{env: e, target: targetName(c)}
+	e.note = func(f string, nodes []string, detail map[string]any) {
+		n.mu.Lock()
+		rec := n.rec
+		n.mu.Unlock()
+		n.record(rec, history.Info, f, nodes, detail)
+	}
 	if n.journal == nil {
 		n.journal, _ = clusteradmin.OpenJournal("")
 	}

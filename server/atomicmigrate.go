@@ -16,14 +16,15 @@ package server
 //   - A write on a slot whose handoff paused writes is refused with
 //     TRYAGAIN (Redis blocks the client until the pause ends).
 //   - Writes inside MULTI/EXEC are streamed one by one.
-//   - Keys being imported are not hidden from SCAN/DBSIZE/KEYS yet, and
-//     INFO has no cluster_slot_migration_* fields yet.
+//   - Keys being imported are hidden, and the INFO fields and CLIENT LIST
+//     flags are in asmhide.go.
 
 import (
 	"bufio"
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redline-dev/redline/server/cluster"
@@ -40,12 +41,14 @@ type asmRuntime struct {
 	// sourceEpoch is the config epoch the source sent with its last EOF:
 	// the takeover's epoch must exceed it.
 	sourceEpoch uint64
+	stats       asmStats
 }
 
 // asmPeer is the ordered outbound connection to one primary.
 type asmPeer struct {
-	queue chan []byte
-	done  chan struct{}
+	queue  chan []byte
+	done   chan struct{}
+	queued atomic.Int64 // bytes in queue (INFO's output buffer)
 }
 
 func (e *ext) asmState() *asmRuntime {
@@ -126,6 +129,7 @@ func (e *ext) asmOutput(stream []byte) {
 		}
 		e.asmSend(msg, payload)
 	}
+	e.asmRefreshHidden()
 }
 
 func forEachSlot(rs []cluster.SlotSpan, f func(int)) {
@@ -162,10 +166,21 @@ func (e *ext) asmSnapshot(task string) []byte {
 	return b
 }
 
-// asmTrim deletes the keys of slots that are not (or no longer) ours.
+// asmTrim deletes the keys of slots that are not (or no longer) ours. A
+// slot this node owns is never trimmed: a destination whose task fails
+// after the slot became its own another way (a classic SETSLOT/MIGRATE of
+// the same slot meanwhile) would otherwise delete the keys it now serves
+// (found by the handoff checker with migrate:atomic-concurrent-classic).
 func (e *ext) asmTrim(rs []cluster.SlotSpan) {
 	db := e.s.dbs[0]
+	e.asm.stats.trimStarted++
+	defer func() { e.asm.stats.trimCompleted++ }()
+	self := e.node.ID()
 	forEachSlot(rs, func(sl int) {
+		if e.node.SlotOwner(sl) == self {
+			e.s.Logf('#', "Slot migration: not trimming slot %d: this node owns it", sl)
+			return
+		}
 		for _, k := range db.KeysInSlot(sl, 1<<30) {
 			if db.Delete([]byte(k)) {
 				e.s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
@@ -193,8 +208,10 @@ func (e *ext) asmSend(msg cluster.MigMsg, payload []byte) {
 		[]byte(msg.Task), []byte(strconv.FormatInt(msg.Offset, 10)), []byte(strconv.FormatInt(msg.Bytes, 10)),
 		[]byte(cluster.FormatRanges(msg.Ranges)), []byte(msg.Err), payload,
 		[]byte(strconv.FormatUint(e.node.ConfigEpoch(), 10))}
+	b := appendCommand(nil, argv)
 	select {
-	case p.queue <- appendCommand(nil, argv):
+	case p.queue <- b:
+		p.queued.Add(int64(len(b)))
 	default: // the peer cannot keep up: the link is as good as broken
 		e.asmLinkDown(msg.To, p)
 	}
@@ -234,6 +251,7 @@ func (e *ext) asmSender(peer, addr string, p *asmPeer) {
 		case <-p.done:
 			return
 		case b := <-p.queue:
+			p.queued.Add(-int64(len(b)))
 			conn.SetDeadline(time.Now().Add(10 * time.Second))
 			if _, err := conn.Write(b); err != nil {
 				fail()
@@ -280,8 +298,12 @@ func (e *ext) cmdSyncSlots(c *Client, argv [][]byte) {
 	a := e.asmState()
 	msg := cluster.MigMsg{Type: cluster.MigMsgType(typ), From: string(argv[2]), To: e.node.ID(), Task: string(argv[4]),
 		Ranges: ranges, Offset: off, Bytes: n, Err: string(argv[8])}
+	if f := asmFlag(msg.Type); f != 0 {
+		c.asmFlag = f
+	}
 	if (msg.Type == cluster.MigSnapshot || msg.Type == cluster.MigStream) && e.asmImportingTask(msg.Task) {
 		applyCommands(e.s, a.apply, argv[9])
+		a.stats.inputPeak = max(a.stats.inputPeak, int64(len(argv[9])))
 	}
 	a.m.SetTime(time.Now())
 	if msg.Type == cluster.MigEOF {
@@ -299,6 +321,29 @@ func (e *ext) cmdSyncSlots(c *Client, argv [][]byte) {
 	a.m.Step(msg)
 	e.asmOutput(nil)
 	c.OK()
+}
+
+// asmSetslotConflict refuses CLUSTER SETSLOT <slot> IMPORTING | MIGRATING
+// | NODE on a slot an active CLUSTER MIGRATION task here covers. Our
+// choice (Redis 8.4's documentation is silent): a classic move of the same
+// slot at the same time has the source stream its MIGRATE's deletions into
+// the destination, which then loses the keys the MIGRATE gave it (found
+// by the handoff checker with migrate:atomic-concurrent-classic). STABLE
+// stays allowed (it only clears a classic state).
+func (e *ext) asmSetslotConflict(args []string) string {
+	if e.asm == nil || len(args) < 4 || !strings.EqualFold(args[1], "setslot") {
+		return ""
+	}
+	switch strings.ToLower(args[3]) {
+	case "importing", "migrating", "node":
+	default:
+		return ""
+	}
+	sl, err := strconv.Atoi(args[2])
+	if err != nil || sl < 0 || sl >= cluster.NumSlots || !e.asm.m.Covers(sl) {
+		return ""
+	}
+	return "ERR Slot " + args[2] + " is being moved by a CLUSTER MIGRATION task; cancel it first"
 }
 
 // asmHandingOff reports whether this node's source task is in its handoff.

@@ -26,6 +26,9 @@ type ext struct {
 	s    *Server
 	repl *replState
 	oom  oomState // maxmemory (maxmemory.go)
+	// foreign are slots owned by others that the master's stream wrote
+	// (an import under way there), trimmed on promotion (asmhide.go).
+	foreign map[int]bool
 
 	// The cluster node and everything about it belong to the server lock
 	// (s.mu): Step, Tick, CLUSTER commands and the handling of each Ready
@@ -115,6 +118,7 @@ func (s *Server) startExt() error {
 		if err := e.startCluster(); err != nil {
 			return err
 		}
+		e.trimUnownedOnLoad()
 	} else if s.cfg.ReplicaOf != "" {
 		f := strings.Fields(s.cfg.ReplicaOf)
 		if len(f) == 2 {
@@ -324,6 +328,7 @@ func (e *ext) applyEvent(ev cluster.Event) {
 		e.repl.setMaster(ev.IP, ev.Port)
 	case cluster.EventBecomeMaster:
 		e.repl.becomeMaster()
+		e.trimForeign()
 	case cluster.EventPauseWrites:
 		// The master side of a manual failover: pause writes like CLIENT
 		// PAUSE WRITE, then tell the node the offset the replica must reach.
@@ -585,10 +590,14 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 	if e.cmdClusterRedis8(c, argv, args) {
 		return
 	}
-	db := s.dbs[0]
+	if msg := e.asmSetslotConflict(args); msg != "" {
+		c.Error(msg)
+		return
+	}
+	count, get := s.clusterKeysEnv()
 	env := cluster.Env{
-		CountKeysInSlot: db.CountKeysInSlot,
-		GetKeysInSlot:   db.KeysInSlot,
+		CountKeysInSlot: count,
+		GetKeysInSlot:   get,
 		DBEmpty: func() bool {
 			for _, d := range s.dbs {
 				if d.Len() > 0 {
@@ -616,6 +625,9 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 			e.repl.becomeMaster()
 			s.FlushAll()
 		}
+	}
+	if v, ok := r.(cluster.Verbatim); ok && sub == "info" {
+		r = cluster.Verbatim(string(v) + e.asmClusterInfo())
 	}
 	writeClusterReply(c, r)
 }

@@ -250,7 +250,11 @@ func cmdKeys(c *Client, argv [][]byte) {
 	pat := argv[1]
 	var out []string
 	all := len(pat) == 1 && pat[0] == '*'
+	h := c.s.hiding(c.db)
 	c.kv().Each(func(o *store.Object) bool {
+		if h != nil && h.hides(o.Key()) {
+			return true
+		}
 		if all || GlobMatch(pat, []byte(o.Key())) {
 			out = append(out, o.Key())
 		}
@@ -328,7 +332,11 @@ func cmdScan(c *Client, argv [][]byte) {
 		return
 	}
 	var keys []string
+	h := c.s.hiding(c.db)
 	next := c.kv().Scan(cur, count, func(o *store.Object) {
+		if h != nil && h.hides(o.Key()) {
+			return
+		}
 		if pat != nil && !GlobMatch(pat, []byte(o.Key())) {
 			return
 		}
@@ -377,7 +385,7 @@ func cmdRename(c *Client, argv [][]byte)   { renameGeneric(c, argv, false) }
 func cmdRenameNX(c *Client, argv [][]byte) { renameGeneric(c, argv, true) }
 
 func cmdRandomKey(c *Client, argv [][]byte) {
-	o := c.kv().RandomKey()
+	o := c.s.visibleRandomKey(c.db)
 	if o == nil {
 		c.Null()
 		return
@@ -385,7 +393,7 @@ func cmdRandomKey(c *Client, argv [][]byte) {
 	c.BulkString(o.Key())
 }
 
-func cmdDBSize(c *Client, argv [][]byte) { c.Int(int64(c.kv().Len())) }
+func cmdDBSize(c *Client, argv [][]byte) { c.Int(int64(c.s.visibleLen(c.db))) }
 
 func flushArgs(c *Client, argv [][]byte) bool {
 	if len(argv) > 2 || (len(argv) == 2 && !eq(argv[1], "async") && !eq(argv[1], "sync")) {

@@ -423,6 +423,9 @@ func (c *Client) flagsString() string {
 	if c.blk != nil && !c.blk.served {
 		f += "b"
 	}
+	if c.asmFlag != 0 {
+		f += string(c.asmFlag)
+	}
 	if f == "" {
 		f = "N"
 	}
@@ -792,6 +795,10 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "maxmemory", 0)
 		kv(&sb, "maxmemory_human", "0B")
 		kv(&sb, "maxmemory_policy", "noeviction")
+		out, in, peak := s.ext.asmMemoryInfo()
+		kv(&sb, "mem_cluster_slot_migration_output_buffer", out)
+		kv(&sb, "mem_cluster_slot_migration_input_buffer", in)
+		kv(&sb, "mem_cluster_slot_migration_input_buffer_peak", peak)
 		kv(&sb, "mem_allocator", "go")
 		return sb.String()
 	})

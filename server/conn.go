@@ -47,6 +47,9 @@ type Client struct {
 	// cluster-mode state the cluster package may use.
 	Asking   bool
 	ReadOnly bool
+	// asmFlag is the CLIENT LIST flag of a slot migration connection
+	// ('o' importing, 'g' migrating), 0 for others (asmhide.go).
+	asmFlag byte
 	// Data is free for extensions (the cluster package) to attach state.
 	Data any
 

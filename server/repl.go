@@ -967,6 +967,9 @@ func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout tim
 				getack = true
 			} else if len(args) > 0 {
 				s.Exec(mc, args)
+				if s.ext != nil && s.ext.node != nil {
+					s.ext.noteForeignWrite(args)
+				}
 			}
 			r.feed(raw)
 		}

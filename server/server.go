@@ -133,8 +133,11 @@ type Server struct {
 	// ps holds the Pub/Sub subscriptions (pubsub.go); nil until used.
 	ps *pubsubState
 	// ext is cluster mode and replication (cluster_mode.go, repl.go).
-	ext  *ext
-	opts Options // as given to New
+	ext *ext
+	// hidden are the slots whose keys db 0 hides while a CLUSTER
+	// MIGRATION task imports them (asmhide.go); nil when none.
+	hidden *hiddenSlots
+	opts   Options // as given to New
 	// loops serve connections (eventloop_linux.go); none means a
 	// goroutine per connection.
 	loops []*eventLoop

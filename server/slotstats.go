@@ -15,8 +15,13 @@ package server
 //   - Only real client connections are counted: the master's replication
 //     stream and the scripts' fake client are not (their caller is).
 //   - Commands refused by routing (MOVED, ASK, CROSSSLOT) count nowhere.
-//   - memory-bytes is not implemented: the store has no per-key memory
-//     figure; ORDERBY memory-bytes is refused as an unknown metric.
+//   - memory-bytes (Redis 8.2, gated like the others) is an estimate
+//     computed when asked, not an allocator figure: for each key of the
+//     slot, the length of its DUMP payload (the value as serialized) plus
+//     the key's length plus keyOverhead bytes for the dictionary entry and
+//     object header Redis allocates per key. Reading it costs time
+//     proportional to the slot's data (ORDERBY memory-bytes serializes the
+//     shard's whole dataset); nothing is kept on the write path.
 //   - The counters of a slot are not reset when the slot changes owner
 //     (Redis resets them); the figures are since the server started.
 //
@@ -32,6 +37,7 @@ import (
 
 	"github.com/redline-dev/redline/server/cluster"
 	"github.com/redline-dev/redline/server/keyslot"
+	"github.com/redline-dev/redline/server/store"
 )
 
 // slotCounters are the accumulated per-slot figures (server lock held).
@@ -98,6 +104,7 @@ type slotMetric struct {
 var slotMetrics = []slotMetric{
 	{"key-count", false, func(e *ext, slot int) int64 { return int64(e.s.dbs[0].CountKeysInSlot(slot)) }},
 	{"cpu-usec", true, func(e *ext, slot int) int64 { return e.slotCounter(slot, 0) }},
+	{"memory-bytes", true, func(e *ext, slot int) int64 { return e.slotMemory(slot) }},
 	{"network-bytes-in", true, func(e *ext, slot int) int64 { return e.slotCounter(slot, 1) }},
 	{"network-bytes-out", true, func(e *ext, slot int) int64 { return e.slotCounter(slot, 2) }},
 }
@@ -271,4 +278,27 @@ func (e *ext) cmdClusterRedis8(c *Client, argv [][]byte, args []string) bool {
 		return true
 	}
 	return false
+}
+
+// keyOverhead is memory-bytes' per-key allowance: a dictEntry (24), a
+// robj header (16) and the key's sds header and allocator rounding (~16),
+// as Redis 7 on 64-bit.
+const keyOverhead = 56
+
+// slotMemory estimates the bytes the keys of slot take (see memory-bytes
+// above).
+func (e *ext) slotMemory(slot int) int64 {
+	db := e.s.dbs[0]
+	if db.CountKeysInSlot(slot) == 0 {
+		return 0
+	}
+	var n int64
+	for _, k := range db.KeysInSlot(slot, 1<<30) {
+		o := db.Raw(k)
+		if o == nil {
+			continue
+		}
+		n += int64(len(k)) + keyOverhead + int64(len(store.Dump(o)))
+	}
+	return n
 }

@@ -75,8 +75,8 @@ func TestSlotStatsKnownWorkload(t *testing.T) {
 	if slot != int64(hot) || m["key-count"] != 5 || m["network-bytes-in"] != wantIn || m["network-bytes-out"] != wantOut || m["cpu-usec"] < 0 {
 		t.Fatalf("slot %d: %v, want key-count 5, in %d, out %d", slot, m, wantIn, wantOut)
 	}
-	if len(m) != 4 {
-		t.Fatalf("metrics %v: want key-count, cpu-usec, network-bytes-in/out", m)
+	if len(m) != 5 || m["memory-bytes"] <= 0 {
+		t.Fatalf("metrics %v: want key-count, cpu-usec, memory-bytes, network-bytes-in/out", m)
 	}
 
 	// ORDERBY network-bytes-in DESC LIMIT 2: the hot slot, then the cold one.

@@ -114,11 +114,12 @@ func (b *base) checkers(opts checker.Options, own ...checker.Checker) []checker.
 	return append(own, b.Measures(opts)...)
 }
 
-// Measures are the checkers that only measure (perf, rto, write-pause): what a load
-// test (bench) wants of any workload.
+// Measures are the checkers that only measure (perf, rto, write-pause),
+// plus handoff (keys on both or neither side after a slot move, valid
+// when no move happened): what a load test (bench) wants of any workload.
 func (b *base) Measures(opts checker.Options) []checker.Checker {
 	return []checker.Checker{checker.Perf(b.aspect(opts, "perf")), checker.RTO(b.aspect(opts, "rto")),
-		checker.WritePause(b.aspect(opts, "write-pause"))}
+		checker.WritePause(b.aspect(opts, "write-pause")), checker.Handoff(b.aspect(opts, "handoff"))}
 }
 
 // rpo is the RPO checker of a workload whose losses are of kind.

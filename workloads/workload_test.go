@@ -46,10 +46,10 @@ func TestUnknownWorkload(t *testing.T) {
 // "<workload>/<aspect>" when several share a run.
 func TestWorkloadCheckers(t *testing.T) {
 	want := map[string][]string{
-		"register": {"linearizable", "perf", "rto", "write-pause"},
-		"counter":  {"counter", "rpo", "perf", "rto", "write-pause"},
-		"set":      {"set", "rpo", "perf", "rto", "write-pause"},
-		"txn":      {"bank", "list-append", "cross-slot", "rpo", "perf", "rto", "write-pause"},
+		"register": {"linearizable", "perf", "rto", "write-pause", "handoff"},
+		"counter":  {"counter", "rpo", "perf", "rto", "write-pause", "handoff"},
+		"set":      {"set", "rpo", "perf", "rto", "write-pause", "handoff"},
+		"txn":      {"bank", "list-append", "cross-slot", "rpo", "perf", "rto", "write-pause", "handoff"},
 	}
 	for w, names := range want {
 		cs, err := Checkers(w, Config{Prefix: "p:"}, checker.Options{}, false)
@@ -68,7 +68,7 @@ func TestWorkloadCheckers(t *testing.T) {
 	if cs[1].Name() != "set/rpo" {
 		t.Errorf("prefixed name %q", cs[1].Name())
 	}
-	if cs, _ := Checkers("set", Config{}, checker.Options{}, true); len(cs) != 3 || cs[0].Name() != "perf" {
+	if cs, _ := Checkers("set", Config{}, checker.Options{}, true); len(cs) != 4 || cs[0].Name() != "perf" {
 		t.Errorf("measures %v", cs)
 	}
 	if _, err := Checkers("nope", Config{}, checker.Options{}, false); err == nil {

@@ -75,6 +75,14 @@ func TestBenchKVExternal(t *testing.T) {
 	if len(r.Seconds) < 3 || len(r.Shards) != 3 {
 		t.Fatalf("%d seconds, %d shards", len(r.Seconds), len(r.Shards))
 	}
+	// Capacity planning from the client side; Redis 7 has no SLOT-STATS.
+	if r.Load == nil || len(r.Load.Shards) != 3 || r.Load.SlotsTouched == 0 || len(r.Load.TopSlots) == 0 ||
+		r.Load.Server != nil || !strings.Contains(r.Load.ServerNote, "no primary supports CLUSTER SLOT-STATS") {
+		t.Errorf("load report %+v", r.Load)
+	}
+	if !strings.Contains(out.String(), "load per shard") || !strings.Contains(out.String(), "hot slots") {
+		t.Errorf("summary lacks the load tables:\n%s", out.String())
+	}
 	for _, s := range r.Seconds {
 		sum := 0.0
 		for _, v := range s.ShardOKPerS {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -184,8 +185,18 @@ func testName(cfg *harness.Config) string {
 	if cfg.Wait > 0 {
 		name += fmt.Sprintf("-wait%d", cfg.Wait)
 	}
+	// A long list of fault modes would exceed a file name's 255 bytes:
+	// keep the head and make the rest a digest (the full list is in
+	// config.json).
+	if len(name) > maxTestName {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:maxTestName-9] + "-" + hex.EncodeToString(sum[:4])
+	}
 	return name
 }
+
+// maxTestName bounds a test's directory name.
+const maxTestName = 120
 
 func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 	if err := o.validate(targetChanged); err != nil {

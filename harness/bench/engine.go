@@ -187,6 +187,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res.Events = e.events.all()
 	res.finish()
+	res.Load = e.loadReport(time.Duration(res.DurationS * float64(time.Second)))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	res.Load.serverSlotStats(sctx, topo)
+	cancel()
 	return res, nil
 }
 
@@ -340,6 +344,11 @@ func (w *worker) record(batch []pending) {
 				shard := e.slotShard[b.slot]
 				e.gaps.ok(shard, b.done)
 				s.shardOK[shard]++
+				if s.slots == nil {
+					s.slots = &slotCounts{}
+				}
+				s.slots.ops[b.slot]++
+				s.slots.bytes[b.slot] += int64(len(b.key) + b.op.Size)
 			}
 		case outError:
 			s.c.Errors[op]++

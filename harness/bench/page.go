@@ -106,6 +106,9 @@ func Page(title string, runs []Named) string {
 		b.WriteString(shardChart(n))
 	}
 	for _, n := range runs {
+		b.WriteString(n.R.Load.html(n.Name))
+	}
+	for _, n := range runs {
 		if len(n.R.Windows) == 0 {
 			continue
 		}

@@ -40,6 +40,9 @@ type Result struct {
 	Seconds []Second   `json:"seconds"`
 	Events  []Event    `json:"events,omitempty"`
 	Windows []Window   `json:"windows,omitempty"`
+	// Load is the load per slot and per shard (capacity planning), with
+	// the server's CLUSTER SLOT-STATS beside it where supported.
+	Load *LoadReport `json:"load,omitempty"`
 
 	secs []second // with histograms, for the windows
 }
@@ -412,6 +415,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 		}
 		tw.Flush()
 	}
+	r.Load.print(w)
 }
 
 func pctChange(before, after float64) string {

@@ -138,7 +138,8 @@ type workerStats struct {
 	mu      sync.Mutex
 	h       hists
 	c       Counts
-	shardOK []int64 // ok ops per shard (as at the start)
+	shardOK []int64     // ok ops per shard (as at the start)
+	slots   *slotCounts // whole-run ok ops and bytes per slot (slotload.go)
 }
 
 func newWorkerStats(shards int) *workerStats {

@@ -535,6 +535,30 @@ func (m *Migrations) Importing(slot int) bool {
 	return false
 }
 
+// Covers reports whether an active task here (either side, any state but
+// failed) covers slot.
+func (m *Migrations) Covers(slot int) bool {
+	for _, t := range m.tasks {
+		if t.State != MigFailed && t.owns(slot) {
+			return true
+		}
+	}
+	return false
+}
+
+// ImportingRanges are the slots of the tasks Importing reports, in one
+// slice per task (the task's own; the caller must not change them). The
+// server hides their keys; nil when nothing is imported.
+func (m *Migrations) ImportingRanges() [][]SlotSpan {
+	var out [][]SlotSpan
+	for _, t := range m.tasks {
+		if t.Importing && t.State != MigFailed && t.State != MigConnecting {
+			out = append(out, t.Ranges)
+		}
+	}
+	return out
+}
+
 // ActiveTasks and TotalDone are INFO's cluster_slot_migration_task_count
 // and cluster_slot_migration_total_done_tasks.
 func (m *Migrations) ActiveTasks() int { return len(m.tasks) }

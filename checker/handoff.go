@@ -1,0 +1,212 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+type handoff struct{ o Options }
+
+// Handoff checks the placement of keys after each slot handoff the migrate
+// fault made (atomic CLUSTER MIGRATION task or classic SETSLOT/MIGRATE
+// move): once the move has ended, whether done, failed or canceled, every
+// key of a moved slot must be on exactly one of the two primaries. The
+// nemesis records, per moved slot, the keys the source held before the move
+// ("before") and the keys of source and destination after it ("src",
+// "dst", read with CLUSTER GETKEYSINSLOT once both sides have ended the
+// task). A key on both sides is an anomaly ("both": two copies that will
+// diverge); a key that existed before the move (in "before", or written
+// and acknowledged before the move began) and is on neither side is an
+// anomaly ("neither": the data is gone). Keys a client deleted are never
+// counted as gone. A slot whose lists could not be read or were truncated
+// is unmeasured, and a history with no placement record at all is valid
+// with handoffs 0 (no handoff happened to judge).
+func Handoff(opts ...Options) Checker { return handoff{firstOpts(opts)} }
+
+func (h handoff) Name() string { return h.o.name("handoff") }
+
+// placement is the nemesis's record of one moved slot.
+type placement struct {
+	Slot      int      `json:"slot"`
+	From      string   `json:"from"`
+	To        string   `json:"to"`
+	Method    string   `json:"method"`
+	State     string   `json:"state"`
+	Task      string   `json:"task"`
+	Before    []string `json:"before"`
+	Src       []string `json:"src"`
+	Dst       []string `json:"dst"`
+	Error     string   `json:"error"`
+	Truncated bool     `json:"truncated"`
+}
+
+// handoffRecord is one start-migrate completion with placement records.
+type handoffRecord struct {
+	index, start int64 // the invocation's index and time
+	places       []placement
+}
+
+func handoffRecords(ops []history.Op) []handoffRecord {
+	var out []handoffRecord
+	var open *history.Op
+	for i := range ops {
+		op := &ops[i]
+		if op.Process != history.Nemesis || op.F != "start-migrate" {
+			continue
+		}
+		if op.Type == history.Invoke {
+			open = op
+			continue
+		}
+		if open == nil {
+			continue
+		}
+		var d struct {
+			Placement []placement `json:"placement"`
+		}
+		_ = json.Unmarshal(op.Detail, &d)
+		if len(d.Placement) > 0 {
+			out = append(out, handoffRecord{index: open.Index, start: open.Time, places: d.Placement})
+		}
+		open = nil
+	}
+	return out
+}
+
+func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
+	calls, err := h.o.calls(ctx, ops)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	recs := handoffRecords(ops)
+	// Per key: the first acknowledged write's completion time, and
+	// whether a client ever (maybe) deleted it.
+	firstAck := map[string]int64{}
+	deleted := map[string]bool{}
+	for i := range calls {
+		c := &calls[i]
+		k := c.inv.Key
+		if k == "" {
+			continue
+		}
+		if strings.Contains(c.inv.F, "del") && !c.failed() {
+			deleted[k] = true
+		}
+		if c.ok() && isWrite(c.inv.F) {
+			if t, seen := firstAck[k]; !seen || c.end < t {
+				firstAck[k] = c.end
+			}
+		}
+	}
+	bySlot := map[int][]string{}
+	for k := range firstAck {
+		sl := history.Keyslot(k)
+		bySlot[sl] = append(bySlot[sl], k)
+	}
+	mine := func(k string) bool { return h.o.KeyPrefix == "" || strings.HasPrefix(k, h.o.KeyPrefix) }
+
+	type counts struct{ slots, measured, unmeasured, both, neither int }
+	per := map[string]*counts{}
+	var examples []map[string]any
+	first := ""
+	for _, r := range recs {
+		for _, p := range r.places {
+			method := p.Method
+			if method == "" {
+				method = "classic"
+			}
+			c := per[method]
+			if c == nil {
+				c = &counts{}
+				per[method] = c
+			}
+			c.slots++
+			if p.Error != "" || p.Truncated {
+				c.unmeasured++
+				continue
+			}
+			c.measured++
+			src := map[string]bool{}
+			for _, k := range p.Src {
+				src[k] = true
+			}
+			dst := map[string]bool{}
+			for _, k := range p.Dst {
+				dst[k] = true
+			}
+			note := func(kind, k string) {
+				if first == "" {
+					first = fmt.Sprintf("key %s of slot %d is on %s after the %s move %s->%s at op %d (state %q)",
+						k, p.Slot, map[string]string{"both": "both primaries", "neither": "neither primary"}[kind],
+						method, p.From, p.To, r.index, p.State)
+				}
+				if len(examples) < h.o.MaxExamples {
+					examples = append(examples, map[string]any{"kind": kind, "key": k, "slot": p.Slot, "method": method,
+						"from": p.From, "to": p.To, "state": p.State, "task": p.Task, "index": r.index})
+				}
+			}
+			var both []string
+			for k := range src {
+				if dst[k] && mine(k) {
+					both = append(both, k)
+				}
+			}
+			slices.Sort(both)
+			for _, k := range both {
+				c.both++
+				note("both", k)
+			}
+			expected := map[string]bool{}
+			for _, k := range p.Before {
+				if mine(k) {
+					expected[k] = true
+				}
+			}
+			for _, k := range bySlot[p.Slot] {
+				if firstAck[k] < r.start {
+					expected[k] = true
+				}
+			}
+			var gone []string
+			for k := range expected {
+				if !src[k] && !dst[k] && !deleted[k] {
+					gone = append(gone, k)
+				}
+			}
+			slices.Sort(gone)
+			for _, k := range gone {
+				c.neither++
+				note("neither", k)
+			}
+		}
+	}
+	fig := map[string]any{"handoffs": len(recs)}
+	bad := 0
+	for method, c := range per {
+		fig[method] = map[string]any{"slots": c.slots, "measured": c.measured, "unmeasured": c.unmeasured,
+			"both": c.both, "neither": c.neither}
+		bad += c.both + c.neither
+	}
+	fig["anomalous_keys"] = bad
+	if len(examples) > 0 {
+		fig["examples"] = examples
+	}
+	if bad > 0 {
+		fig["first"] = first
+		return Result{Valid: Invalid, Figures: fig}
+	}
+	measured := 0
+	for _, c := range per {
+		measured += c.measured
+	}
+	if len(recs) > 0 && measured == 0 {
+		fig["why"] = "no moved slot's key lists could be read on both primaries after its move"
+		return Result{Valid: Unknown, Figures: fig}
+	}
+	return Result{Valid: Valid, Figures: fig}
+}

@@ -1,0 +1,100 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// handoffHistory writes keys a, b (acknowledged before the move) and
+// c (acknowledged during it) on one slot, then a migrate step whose
+// completion carries placements.
+func handoffHistory(t *testing.T, places []map[string]any) []history.Op {
+	t.Helper()
+	const msec = int64(1e6)
+	var ops []history.Op
+	add := func(op history.Op) {
+		op.Index = int64(len(ops))
+		ops = append(ops, op)
+	}
+	write := func(at int64, p history.Process, key string) {
+		add(history.Op{Time: at, Process: p, Type: history.Invoke, F: "write", Key: key, Value: []byte("1")})
+		add(history.Op{Time: at + msec, Process: p, Type: history.OK, F: "write", Key: key, Value: []byte("1")})
+	}
+	write(0, 1, "{s}a")
+	write(2*msec, 1, "{s}b")
+	b, _ := json.Marshal(map[string]any{"method": "atomic", "placement": places})
+	add(history.Op{Time: 10 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate"})
+	write(12*msec, 2, "{s}c")
+	add(history.Op{Time: 50 * msec, Process: history.Nemesis, Type: history.OK, F: "start-migrate", Detail: b})
+	return ops
+}
+
+func TestHandoffClean(t *testing.T) {
+	sl := history.Keyslot("{s}a")
+	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
+		"before": []string{"{s}a", "{s}b"}, "src": []string{}, "dst": []string{"{s}a", "{s}b", "{s}c"}}})
+	r := Handoff().Check(context.Background(), ops)
+	if r.Valid != Valid || r.Figures["anomalous_keys"] != 0 {
+		t.Fatalf("clean handoff: %v %v", r.Valid, r.Figures)
+	}
+	// A canceled task leaves every key on the source: also clean.
+	ops = handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "canceled",
+		"before": []string{"{s}a", "{s}b"}, "src": []string{"{s}a", "{s}b", "{s}c"}, "dst": []string{}}})
+	if r := Handoff().Check(context.Background(), ops); r.Valid != Valid {
+		t.Fatalf("canceled handoff: %v %v", r.Valid, r.Figures)
+	}
+	// No migrate step: nothing to judge, valid with zero handoffs.
+	if r := Handoff().Check(context.Background(), ops[:4]); r.Valid != Valid || r.Figures["handoffs"] != 0 {
+		t.Fatalf("no handoff: %v %v", r.Valid, r.Figures)
+	}
+}
+
+func TestHandoffBothAndNeither(t *testing.T) {
+	sl := history.Keyslot("{s}a")
+	// a on both sides; b (acknowledged before the move, absent from the
+	// source's "before" list) on neither; c (written during the move) on
+	// neither is not this checker's to judge.
+	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
+		"before": []string{"{s}a"}, "src": []string{"{s}a"}, "dst": []string{"{s}a"}}})
+	r := Handoff().Check(context.Background(), ops)
+	if r.Valid != Invalid {
+		t.Fatalf("verdict %v, want invalid: %v", r.Valid, r.Figures)
+	}
+	a := r.Figures["atomic"].(map[string]any)
+	if a["both"] != 1 || a["neither"] != 1 || r.Figures["anomalous_keys"] != 2 {
+		t.Fatalf("figures %v: want both 1 ({s}a), neither 1 ({s}b)", r.Figures)
+	}
+	if r.Figures["first"] == "" {
+		t.Fatal("no first anomaly named")
+	}
+	// Classic placements are judged the same way, under their own method.
+	ops = handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "state": "moved",
+		"before": []string{"{s}a", "{s}b"}, "src": []string{"{s}b"}, "dst": []string{}}})
+	r = Handoff().Check(context.Background(), ops)
+	if c := r.Figures["classic"].(map[string]any); r.Valid != Invalid || c["neither"] != 1 || c["both"] != 0 {
+		t.Fatalf("classic: %v %v", r.Valid, r.Figures)
+	}
+}
+
+// TestHandoffUnmeasured: a slot whose lists could not be read is not
+// judged, and with nothing measured the verdict is unknown.
+func TestHandoffUnmeasured(t *testing.T) {
+	sl := history.Keyslot("{s}a")
+	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic",
+		"before": []string{"{s}a"}, "error": "n2: connection refused"}})
+	r := Handoff().Check(context.Background(), ops)
+	if r.Valid != Unknown || r.Figures["atomic"].(map[string]any)["unmeasured"] != 1 {
+		t.Fatalf("%v %v", r.Valid, r.Figures)
+	}
+	// A key deleted by a client is not gone.
+	ops = handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic",
+		"before": []string{"{s}a", "{s}b"}, "src": []string{}, "dst": []string{"{s}a"}}})
+	ops = append(ops, history.Op{Index: int64(len(ops)), Time: 60e6, Process: 3, Type: history.Invoke, F: "del", Key: "{s}b"},
+		history.Op{Index: int64(len(ops) + 1), Time: 61e6, Process: 3, Type: history.OK, F: "del", Key: "{s}b"})
+	if r := Handoff().Check(context.Background(), ops); r.Valid != Valid {
+		t.Fatalf("deleted key counted: %v %v", r.Valid, r.Figures)
+	}
+}

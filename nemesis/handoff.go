@@ -1,0 +1,524 @@
+package nemesis
+
+// Handoff compositions: one slot moved from a source to a destination
+// primary, atomically (CLUSTER MIGRATION IMPORT) or the classic way
+// (SETSLOT/MIGRATE), with a fault striking while the move is under way:
+//
+//	<method>-kill-src | kill-dst      SIGKILL the source or destination, held, restarted
+//	<method>-pause-src | pause-dst    freeze it, held, resumed
+//	<method>-partition               cut source and destination from each other, held, healed
+//	<method>-failover-dst            CLUSTER FAILOVER on a replica of the destination
+//	atomic-cancel | atomic-cancel-src CLUSTER MIGRATION CANCEL on the destination (for good)
+//	                                 or on the source only (the destination retries)
+//	atomic-concurrent-classic        a classic move of the same slot at the same time
+//	atomic | classic                 no fault: the baseline of the same move
+//
+// They are study modes of the migrate fault (migrateFault.studyModes): a
+// random schedule never picks them; a run names them, e.g. --nemesis
+// migrate:atomic-kill-src,migrate:atomic-cancel.
+// Each step of a composition (import, strike, heal, the task's states) goes
+// into the history as a nemesis "handoff" entry when it happens, and the
+// whole sequence, the task's final STATUS on both sides and the placement
+// records (checker.Handoff) into the start-migrate completion. The fault
+// strikes 0-40 ms (seeded) after the move began, and the history says in
+// which state the task was then: a fast task may be done before the strike.
+// A strike uses the means and the state of the fault it borrows (the
+// bound kill, pause, partition and failover values, env.bound): a node it
+// killed or paused, or a cut in force, is then that fault's to undo in the
+// end phase, as if that fault had caused it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redline-dev/redline/harness/clusteradmin"
+)
+
+// handoffStrikes are the faults a composition can strike with.
+var handoffStrikes = []string{"kill-src", "kill-dst", "pause-src", "pause-dst", "partition", "failover-dst",
+	"cancel", "cancel-src", "concurrent-classic"}
+
+// atomicOnly are the strikes only an atomic task has.
+var atomicOnly = map[string]bool{"cancel": true, "cancel-src": true, "concurrent-classic": true}
+
+// handoffModes are the composition modes, in a fixed order.
+func handoffModes() []string {
+	modes := []string{"atomic", "classic"}
+	for _, s := range handoffStrikes {
+		modes = append(modes, "atomic-"+s)
+	}
+	for _, s := range handoffStrikes {
+		if !atomicOnly[s] {
+			modes = append(modes, "classic-"+s)
+		}
+	}
+	return modes
+}
+
+// splitHandoffMode returns the method and strike of a composition mode
+// (ok false for other modes).
+func splitHandoffMode(mode string) (method, strike string, ok bool) {
+	if !slices.Contains(handoffModes(), mode) {
+		return "", "", false
+	}
+	method, strike, _ = strings.Cut(mode, "-")
+	return method, strike, true
+}
+
+// handoffAction is the migrate action of a composition mode.
+func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, slot int, src, dst member, all []member, t *topo) error {
+	method, strike, _ := splitHandoffMode(st.Mode)
+	h := &handoffRun{env: f.env, mover: f.mover}
+	h.kill, _ = f.bound["kill"].(*killFault)
+	h.pause, _ = f.bound["pause"].(*pauseFault)
+	h.part, _ = f.bound["partition"].(*partitionFault)
+	h.failover, _ = f.bound["failover"].(*failoverFault)
+	switch {
+	case method == "atomic" && !f.mover.atomicCapable(ctx, all):
+		return fmt.Errorf("%s needs CLUSTER MIGRATION (Redis 8.4) on every primary", st.Mode)
+	case strings.HasPrefix(strike, "kill") && h.kill == nil:
+		return fmt.Errorf("%s needs to %s", st.Mode, lookup("kill").needs())
+	case strings.HasPrefix(strike, "pause") && h.pause == nil:
+		return fmt.Errorf("%s needs to %s", st.Mode, lookup("pause").needs())
+	case strike == "partition" && h.part == nil:
+		return fmt.Errorf("%s needs to %s", st.Mode, lookup("partition").needs())
+	case strike == "failover-dst" && h.failover == nil:
+		return fmt.Errorf("%s needs the failover fault", st.Mode)
+	}
+	var replica member
+	if strike == "failover-dst" {
+		for _, m := range t.replicas() {
+			if m.MasterID == dst.ID && m.Reachable {
+				replica = m
+				break
+			}
+		}
+		if replica.ID == "" {
+			return fmt.Errorf("%s: the destination %s has no reachable replica", st.Mode, dst.Node.Name)
+		}
+		a.nodes = append(a.nodes, replica.Node.Name)
+	}
+	a.detail["method"], a.detail["strike"] = method, strike
+	h.st, h.method, h.strike, h.slot, h.src, h.dst, h.all, h.replica = st, method, strike, slot, src, dst, all, replica
+	h.shards, h.rng, h.began, h.nodes = shardsOf(t, src, dst), rand.New(rand.NewPCG(st.Seed, 0x68616e646f6666)), time.Now(), a.nodes
+	a.start = h.run
+	return nil
+}
+
+// handoffRun is one composition under way.
+type handoffRun struct {
+	*env
+	mover          *slotMover
+	kill           *killFault // the bound faults a strike borrows (nil: the target cannot)
+	pause          *pauseFault
+	part           *partitionFault
+	failover       *failoverFault
+	st             Step
+	method, strike string
+	slot           int
+	src, dst       member
+	replica        member // failover-dst's replica
+	all            []member
+	shards         [2][]string // node ids of the source's and the destination's shard
+	rng            *rand.Rand
+	began          time.Time
+	nodes          []string
+	steps          []map[string]any
+}
+
+// noteStep records one step now, in the history and in the final detail.
+func (h *handoffRun) noteStep(step string, detail map[string]any) {
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	detail["step"] = step
+	detail["mode"] = h.st.Mode
+	detail["at_ms"] = time.Since(h.began).Milliseconds()
+	h.steps = append(h.steps, detail)
+	h.note("handoff", h.nodes, detail)
+}
+
+// hold is how long a kill, pause or partition is held: the step's hold,
+// between 1 s and three node timeouts plus a second (long enough for a
+// replica of a killed primary to be promoted).
+func (h *handoffRun) hold() time.Duration {
+	d := time.Duration(h.st.Hold * float64(h.opts.Interval))
+	return min(max(d, time.Second), 3*h.opts.NodeTimeout+time.Second)
+}
+
+func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
+	n := h.mover
+	res := map[string]any{"method": h.method, "strike": h.strike}
+	before := n.beforeKeys(ctx, h.src, []int{h.slot})
+	var status map[string]any
+	var moveErr error
+	taskID := ""
+	if h.method == "atomic" {
+		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "migrate", Slots: []int{h.slot}, From: h.src.ID, To: h.dst.ID,
+			Note: "atomic " + h.st.Mode})
+		if err != nil {
+			return res, err
+		}
+		var heal func(context.Context) error
+		var strikeErr error
+		first := strikeFirst[h.strike]
+		if first {
+			heal, strikeErr = h.strikeBegin(ctx, func() string { return "not started" })
+		}
+		v, err := n.admin.do(ctx, h.dst.Node.Addr, 10*time.Second, "cluster", "migration", "import", h.slot, h.slot)
+		if err != nil {
+			n.journal.End(seq, err)
+			h.noteStep("import", map[string]any{"error": err.Error()})
+			if heal != nil {
+				err = errors.Join(err, h.holdAndHeal(ctx, heal, func() string { return "not started" }))
+			}
+			res["steps"] = h.steps
+			return res, err
+		}
+		taskID, _ = v.(string)
+		h.noteStep("import", map[string]any{"task": taskID, "slot": h.slot, "from": h.src.Node.Name, "to": h.dst.Node.Name})
+		if first {
+			strikeErr = errors.Join(strikeErr, h.holdAndHeal(ctx, heal, func() string { return h.dstState(ctx, taskID) }))
+		} else {
+			strikeErr = h.strikeAtomic(ctx, taskID)
+		}
+		status, moveErr = h.awaitTask(ctx, taskID)
+		moveErr = errors.Join(strikeErr, moveErr)
+		n.journal.End(seq, moveErr)
+	} else {
+		done := make(chan error, 1)
+		h.noteStep("classic-start", map[string]any{"slot": h.slot, "from": h.src.Node.Name, "to": h.dst.Node.Name})
+		go func() {
+			_, err := n.moveSlot(ctx, h.slot, h.src, h.dst, h.all)
+			done <- err
+		}()
+		strikeErr := h.strike1(ctx, "", func() string { return "classic move under way" })
+		moveErr = errors.Join(strikeErr, <-done)
+		d := map[string]any{}
+		if moveErr != nil {
+			d["error"] = moveErr.Error()
+		}
+		h.noteStep("classic-end", d)
+	}
+	// Placement once the cluster agrees (bounded): read from the current
+	// primaries of the source's and the destination's shards.
+	// A failed classic move leaves its slot open for Heal: the wait is
+	// short, so one such step does not eat the next steps' slots.
+	if err := n.waitConverged(ctx, 5*time.Second); err != nil {
+		h.noteStep("converge", map[string]any{"error": err.Error()})
+	}
+	srcNow, dstNow := h.src, h.dst
+	if t, err := n.topology(ctx); err == nil {
+		srcNow, dstNow = shardPrimary(t, h.shards[0], h.src), shardPrimary(t, h.shards[1], h.dst)
+	}
+	state := "moved"
+	if status != nil {
+		state = fmt.Sprint(status["state"])
+		res["tasks"] = []map[string]any{status}
+	} else if moveErr != nil {
+		state = "failed"
+	}
+	res["placement"] = n.afterKeys(ctx, before, []int{h.slot}, srcNow, dstNow, h.method, state, taskID)
+	if moveErr == nil && (h.method == "classic" || state == "done") {
+		res["moved"] = []slotMove{{Slot: h.slot, From: h.src.Node.Name, To: h.dst.Node.Name, Keys: len(before[h.slot].Before)}}
+		if h.method == "atomic" {
+			n.mu.Lock()
+			n.moved[h.slot] = openSlot{Slot: h.slot, Src: h.src.ID, Dst: h.dst.ID}
+			n.mu.Unlock()
+		}
+	}
+	res["steps"] = h.steps
+	return res, moveErr
+}
+
+// strikeAtomic strikes during task id.
+func (h *handoffRun) strikeAtomic(ctx context.Context, id string) error {
+	n := h.mover
+	stateOf := func() string {
+		st, err := n.taskStatus(ctx, h.dst.Node.Addr, id)
+		if err != nil {
+			return "unknown: " + err.Error()
+		}
+		return fmt.Sprint(st["state"])
+	}
+	switch h.strike {
+	case "", "none":
+		return nil
+	case "concurrent-classic":
+		h.noteStep("classic-start", map[string]any{"task_state": stateOf()})
+		_, err := n.moveSlot(ctx, h.slot, h.src, h.dst, h.all)
+		d := map[string]any{"task_state": stateOf()}
+		if err != nil {
+			d["error"] = err.Error()
+		}
+		h.noteStep("classic-end", d)
+		return nil // the classic move's failure is a finding, not the nemesis's
+	case "cancel", "cancel-src":
+		h.wait(ctx)
+		on := h.dst
+		if h.strike == "cancel-src" {
+			on = h.src
+			// The source knows the task once the SYNC arrived: a cancel
+			// before that would find nothing to cancel.
+			for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
+				if _, err := n.taskStatus(ctx, h.src.Node.Addr, id); err == nil {
+					break
+				}
+			}
+		}
+		state := stateOf()
+		v, err := n.admin.do(ctx, on.Node.Addr, 5*time.Second, "cluster", "migration", "cancel", "id", id)
+		d := map[string]any{"on": on.Node.Name, "task_state": state, "canceled": v}
+		if err != nil {
+			d["error"] = err.Error()
+		}
+		h.noteStep("strike", d)
+		return err
+	}
+	return h.strike1(ctx, id, stateOf)
+}
+
+// strikeWithin bounds the seeded wait before a strike. An atomic task on
+// a quiet slot lasts about one cron tick of the destination (its first ACK
+// starts the handoff), 50-150 ms: a strike within 40 ms mostly finds it
+// connecting or streaming (a 150 ms bound missed 7 of 9 in a docker run).
+const strikeWithin = 40
+
+// strikeDelay is the seeded wait before the strike of a step with seed.
+func strikeDelay(rng *rand.Rand) time.Duration {
+	return time.Duration(rng.IntN(strikeWithin)) * time.Millisecond
+}
+
+// dstState is the task's state on the destination (or why unknown).
+func (h *handoffRun) dstState(ctx context.Context, id string) string {
+	st, err := h.mover.taskStatus(ctx, h.dst.Node.Addr, id)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return fmt.Sprint(st["state"])
+}
+
+// wait sleeps the seeded delay before the strike.
+func (h *handoffRun) wait(ctx context.Context) {
+	d := strikeDelay(h.rng)
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// strike1 strikes with a kill, pause, partition or failover, holds it and
+// heals it, noting each step with the state stateOf reports.
+func (h *handoffRun) strike1(ctx context.Context, id string, stateOf func() string) error {
+	if h.strike == "" || h.strike == "none" {
+		return nil
+	}
+	h.wait(ctx)
+	heal, err := h.strikeBegin(ctx, stateOf)
+	return errors.Join(err, h.holdAndHeal(ctx, heal, stateOf))
+}
+
+// strikeFirst: faults on the source side and partitions strike before the
+// IMPORT, so the task starts under them (a docker pause or kill takes
+// longer than a quiet slot's whole handoff).
+var strikeFirst = map[string]bool{"kill-src": true, "pause-src": true, "partition": true}
+
+// strikeBegin causes the fault and returns how to heal it (nil: nothing).
+func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (func(context.Context) error, error) {
+	n := h.mover
+	target := h.src
+	if strings.HasSuffix(h.strike, "-dst") {
+		target = h.dst
+	}
+	d := map[string]any{"fault": h.strike, "task_state": stateOf()}
+	var err error
+	var heal func(context.Context) error
+	switch {
+	case strings.HasPrefix(h.strike, "kill"):
+		d["node"] = target.Node.Name
+		k := h.kill
+		k.killed.mark(target.Node.Name, true)
+		err = k.killer.Kill(ctx, target.Node.Name)
+		heal = func(ctx context.Context) error {
+			if err := k.killer.Restart(ctx, target.Node.Name); err != nil {
+				return err
+			}
+			k.killed.mark(target.Node.Name, false)
+			return nil
+		}
+	case strings.HasPrefix(h.strike, "pause"):
+		d["node"] = target.Node.Name
+		p := h.pause
+		p.paused.mark(target.Node.Name, true)
+		err = p.pauser.Pause(ctx, target.Node.Name)
+		heal = func(ctx context.Context) error {
+			if err := p.pauser.Resume(ctx, target.Node.Name); err != nil {
+				return err
+			}
+			p.paused.mark(target.Node.Name, false)
+			return nil
+		}
+	case h.strike == "partition":
+		d["nodes"] = []string{h.src.Node.Name, h.dst.Node.Name}
+		p := h.part
+		p.setCut(true)
+		err = errors.Join(p.parter.Cut(ctx, h.src.Node.Name, []string{h.dst.Node.Name}, false),
+			p.parter.Cut(ctx, h.dst.Node.Name, []string{h.src.Node.Name}, false))
+		heal = func(ctx context.Context) error {
+			if err := p.parter.Heal(ctx); err != nil {
+				return err
+			}
+			p.setCut(false)
+			return nil
+		}
+	case h.strike == "failover-dst":
+		d["replica"] = h.replica.Node.Name
+		seq, jerr := n.journal.Begin(clusteradmin.Step{Kind: "failover", From: h.dst.ID, To: h.replica.ID,
+			Note: "CLUSTER FAILOVER on the destination's replica during a handoff"})
+		if jerr != nil {
+			return nil, jerr
+		}
+		_, err = n.admin.do(ctx, h.replica.Node.Addr, 3*time.Second, "cluster", "failover")
+		if err == nil {
+			d["promoted"] = h.failover.waitRole(ctx, h.replica.Node.Addr, true, max(10*time.Second, 5*n.opts.NodeTimeout))
+		}
+		n.journal.End(seq, err)
+	}
+	if err != nil {
+		d["error"] = err.Error()
+	} else if heal != nil && h.strike != "partition" {
+		// What the node looks like from here now: no reply when paused,
+		// refused when killed (evidence that the fault took effect). A
+		// stop signal may take a moment to land on a loaded machine: a
+		// few probes, until one fails.
+		d["probe"] = "PONG"
+		for i := 0; i < 10 && ctx.Err() == nil; i++ {
+			pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			perr := n.admin.client(target.Node.Addr).Ping(pctx).Err()
+			cancel()
+			if perr != nil {
+				d["probe"] = perr.Error()
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if strings.HasSuffix(h.strike, "-dst") && strings.HasPrefix(h.strike, "pause") {
+		d["task_state_after"] = "unknown: the destination is paused"
+	} else {
+		d["task_state_after"] = stateOf()
+	}
+	h.noteStep("strike", d)
+	return heal, err
+}
+
+// holdAndHeal holds a fault for the step's hold, then heals it.
+func (h *handoffRun) holdAndHeal(ctx context.Context, heal func(context.Context) error, stateOf func() string) error {
+	if heal == nil {
+		return nil
+	}
+	hold := h.hold()
+	select {
+	case <-ctx.Done():
+	case <-time.After(hold):
+	}
+	// Healing must happen even when the run is ending.
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	herr := heal(hctx)
+	hd := map[string]any{"held_ms": hold.Milliseconds(), "task_state": stateOf()}
+	if herr != nil {
+		hd["error"] = herr.Error()
+	}
+	h.noteStep("heal", hd)
+	return herr
+}
+
+// awaitTask polls the destination (or, after a failover, the current
+// primary of its shard) until task id ends: done or canceled there, or
+// gone (a killed node forgets its tasks). A task still running after
+// atomicTimeout is canceled. It returns the last STATUS with the source's
+// final state and write pause.
+func (h *handoffRun) awaitTask(ctx context.Context, id string) (map[string]any, error) {
+	n := h.mover
+	status := map[string]any{"id": id, "from": h.src.Node.Name, "to": h.dst.Node.Name}
+	deadline := time.Now().Add(atomicTimeout)
+	last := ""
+	for {
+		addr := h.dst.Node.Addr
+		st, err := n.taskStatus(ctx, addr, id)
+		state := ""
+		if err != nil {
+			state = "unknown: " + err.Error()
+		} else {
+			for k, v := range st {
+				status[k] = v
+			}
+			state = fmt.Sprint(st["state"])
+		}
+		if state != last {
+			h.noteStep("task", map[string]any{"task": id, "state": state})
+			last = state
+		}
+		switch {
+		case state == "done":
+			status["source_state"] = n.awaitSourceEnd(ctx, h.src, id)
+			if s, err := n.taskStatus(ctx, h.src.Node.Addr, id); err == nil {
+				status["write_pause_ms"] = s["write_pause_ms"]
+			}
+			return status, nil
+		case state == "canceled":
+			status["source_state"] = n.awaitSourceEnd(ctx, h.src, id)
+			if h.strike == "cancel" {
+				return status, nil // what was asked
+			}
+			return status, fmt.Errorf("task %s canceled: %v", id, status["last_error"])
+		case err != nil && (strings.Contains(err.Error(), "no task") || strings.Contains(err.Error(), "primary")):
+			// The destination forgot the task (killed) or is no longer
+			// a primary (failed over): the task is over there.
+			status["state"] = "gone"
+			status["source_state"] = n.awaitSourceEnd(ctx, h.src, id)
+			return status, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			_, cerr := n.admin.do(context.WithoutCancel(ctx), h.dst.Node.Addr, 5*time.Second, "cluster", "migration", "cancel", "id", id)
+			h.noteStep("cancel-timeout", map[string]any{"task": id, "state": state})
+			return status, errors.Join(fmt.Errorf("task %s not done after %s (state %v)", id, atomicTimeout, state), cerr)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// shardsOf lists the node ids of the source's and the destination's shards
+// (the primary and its replicas).
+func shardsOf(t *topo, src, dst member) [2][]string {
+	var out [2][]string
+	for i, p := range []member{src, dst} {
+		out[i] = []string{p.ID}
+		for _, m := range t.Members {
+			if m.MasterID == p.ID {
+				out[i] = append(out[i], m.ID)
+			}
+		}
+	}
+	return out
+}
+
+// shardPrimary is the member of ids that is a primary in t now (def if
+// none is).
+func shardPrimary(t *topo, ids []string, def member) member {
+	for _, id := range ids {
+		if m, ok := t.byID(id); ok && m.Primary && m.Reachable {
+			return m
+		}
+	}
+	return def
+}

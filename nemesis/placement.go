@@ -1,0 +1,116 @@
+package nemesis
+
+// Placement records for the handoff checker (checker.Handoff): for every
+// slot a migrate step moved (atomic task or classic move, done or not),
+// the keys its source held before the move and the keys of source and
+// destination after it, read with CLUSTER GETKEYSINSLOT. A key on both or
+// on neither side after the move ends is what the checker flags.
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// slotPlacement is one moved slot's record (field names as the checker
+// reads them).
+type slotPlacement struct {
+	Slot      int      `json:"slot"`
+	From      string   `json:"from"`
+	To        string   `json:"to"`
+	Method    string   `json:"method"`
+	State     string   `json:"state"`
+	Task      string   `json:"task,omitempty"`
+	Before    []string `json:"before"`
+	Src       []string `json:"src"`
+	Dst       []string `json:"dst"`
+	Error     string   `json:"error,omitempty"`
+	Truncated bool     `json:"truncated,omitempty"`
+}
+
+// placementMax bounds one side's key list; a slot with more is recorded as
+// truncated (and not judged).
+const placementMax = 5000
+
+// slotKeys lists the keys of slot on the node at addr.
+func (n *slotMover) slotKeys(ctx context.Context, addr string, slot int) ([]string, bool, error) {
+	v, err := n.admin.do(ctx, addr, 5*time.Second, "cluster", "getkeysinslot", slot, placementMax+1)
+	if err != nil {
+		return nil, false, err
+	}
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		out = append(out, fmt.Sprint(x))
+	}
+	if len(out) > placementMax {
+		return out[:placementMax], true, nil
+	}
+	return out, false, nil
+}
+
+// beforeKeys reads the source's keys of each slot before a move.
+func (n *slotMover) beforeKeys(ctx context.Context, src member, slots []int) map[int]*slotPlacement {
+	out := map[int]*slotPlacement{}
+	for _, sl := range slots {
+		p := &slotPlacement{Slot: sl, Before: []string{}}
+		keys, trunc, err := n.slotKeys(ctx, src.Node.Addr, sl)
+		if err != nil {
+			p.Error = "before: " + err.Error()
+		}
+		p.Before, p.Truncated = keys, trunc
+		out[sl] = p
+	}
+	return out
+}
+
+// afterKeys completes the records once the move has ended on both sides.
+func (n *slotMover) afterKeys(ctx context.Context, recs map[int]*slotPlacement, slots []int, src, dst member,
+	method, state, task string) []slotPlacement {
+	var out []slotPlacement
+	for _, sl := range slots {
+		p := recs[sl]
+		if p == nil {
+			p = &slotPlacement{Slot: sl, Error: "before: not read"}
+		}
+		p.From, p.To, p.Method, p.State, p.Task = src.Node.Name, dst.Node.Name, method, state, task
+		s, t1, err1 := n.slotKeys(ctx, src.Node.Addr, sl)
+		d, t2, err2 := n.slotKeys(ctx, dst.Node.Addr, sl)
+		p.Src, p.Dst = s, d
+		p.Truncated = p.Truncated || t1 || t2
+		for _, err := range []error{err1, err2} {
+			if err != nil && p.Error == "" {
+				p.Error = "after: " + err.Error()
+			}
+		}
+		out = append(out, *p)
+	}
+	return out
+}
+
+// awaitSourceEnd waits (bounded) until the source has ended task id too:
+// the destination reports done before the source has trimmed.
+func (n *slotMover) awaitSourceEnd(ctx context.Context, src member, id string) string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := n.taskStatus(ctx, src.Node.Addr, id)
+		state := ""
+		if err == nil {
+			state = fmt.Sprint(st["state"])
+			switch state {
+			case "done", "failed", "canceled":
+				return state
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if err != nil {
+				return "unknown: " + err.Error()
+			}
+			return state
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
