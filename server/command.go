@@ -355,15 +355,15 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	s.db(c.db).Tick()
 	dirty := s.dirty
 	c.propSet = false
-	var start time.Time
+	var start time.Duration
 	if s.slowStats {
-		start = time.Now()
+		start = monoNow()
 	}
 	cmd.Handler(c, argv)
 	cmd.calls++
 	s.stats.commands++
 	if s.slowStats {
-		d := time.Since(start)
+		d := monoNow() - start
 		cmd.usec += d.Microseconds()
 		if !c.inScript {
 			s.recordCall(c, cmd, argv, d)

@@ -53,6 +53,12 @@ type introState struct {
 	peak, startup int64 // MEMORY STATS: heap figures
 }
 
+// monoBase anchors monoNow, the monotonic clock commands are timed with
+// (one clock read per call, where time.Now reads two clocks).
+var monoBase = time.Now()
+
+func monoNow() time.Duration { return time.Since(monoBase) }
+
 // applyIntrospection reads the slowlog and latency directives.
 func (s *Server) applyIntrospection() {
 	in := &s.intro
@@ -62,7 +68,9 @@ func (s *Server) applyIntrospection() {
 	if len(in.slowlog) > in.slowMax {
 		in.slowlog = in.slowlog[:in.slowMax]
 	}
-	s.slowStats = true // the histograms are always on, as in Redis
+	// Commands are timed for the histograms (latency-tracking, on by
+	// default as in Redis), the slow log and the latency monitor.
+	s.slowStats = s.configValue("latency-tracking") != "no" || in.slowThreshold >= 0 || in.latThreshold > 0
 }
 
 // recordCall is called after each command with its duration.
