@@ -41,11 +41,12 @@ func (c *Client) dropReply(mark int, mode uint8) {
 			c.out = c.out[:mark]
 		}
 	case replySkipNext:
-		// the SKIP command itself ran with mode on; this is the next one
-		if len(c.out) >= mark {
-			c.out = c.out[:mark]
-		}
+		// the SKIP command itself ran with mode on; this is the next one,
+		// unless it was CLIENT REPLY ON, whose OK goes out (as in Redis)
 		if c.replyMode == replySkipNext {
+			if len(c.out) >= mark {
+				c.out = c.out[:mark]
+			}
 			c.replyMode = replyOn
 		}
 	}
