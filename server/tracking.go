@@ -531,3 +531,19 @@ func (c *Client) selfInfoLine(now time.Time, argv [][]byte) string {
 	}
 	return line
 }
+
+// flushNow writes a closing subscriber's pending output from the calling
+// goroutine (the writer may not run again before the connection closes).
+func (ps *subscriber) flushNow() {
+	if ps.conn == nil {
+		return
+	}
+	ps.mu.Lock()
+	b := ps.pending
+	ps.pending = nil
+	ps.mu.Unlock()
+	if len(b) > 0 {
+		ps.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		ps.conn.Write(b)
+	}
+}
