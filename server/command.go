@@ -359,6 +359,10 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	if s.slowStats {
 		start = monoNow()
 	}
+	if s.trk != nil && !c.inScript && s.trk.running == nil {
+		s.trk.running = c // its own invalidations wait for its reply
+		defer s.trackDone(c)
+	}
 	cmd.Handler(c, argv)
 	cmd.calls++
 	s.stats.commands++

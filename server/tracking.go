@@ -80,6 +80,10 @@ type trackingState struct {
 	// scriptKeys are the declared keys of the running EVAL: a read inside
 	// it tracks them for the caller, as Redis does.
 	scriptKeys [][]byte
+	// running is the client whose command runs now: invalidations for it
+	// wait in self until its reply is out (Redis's tracking_pending_keys).
+	running *Client
+	self    [][]string // key lists; nil entry = flush (all keys)
 }
 
 func (s *Server) tracking() *trackingState {
@@ -458,8 +462,34 @@ func (s *Server) trackFlushAll() {
 
 var trackingChannel = []byte("__redis__:invalidate")
 
+// trackDone sends what the command's own client was owed.
+func (s *Server) trackDone(c *Client) {
+	t := s.trk
+	if t == nil || t.running != c {
+		return
+	}
+	t.running = nil
+	if c.multi {
+		return // a queued command: nothing ran
+	}
+	pending := t.self
+	t.self = nil
+	if ct := t.clients[c]; ct != nil {
+		for _, ks := range pending {
+			s.sendInvalidation(c, ct, ks, ks == nil)
+		}
+	}
+}
+
 // sendInvalidation delivers to the tracking client c (or its redirect).
 func (s *Server) sendInvalidation(c *Client, ct *clientTracking, keys []string, all bool) {
+	if t := s.trk; t != nil && c == t.running && ct.redirect == 0 {
+		if all {
+			keys = nil
+		}
+		t.self = append(t.self, keys)
+		return
+	}
 	target := c
 	redirected := false
 	if ct.redirect != 0 {
