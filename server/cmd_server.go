@@ -372,7 +372,7 @@ func (s *Server) configChanged(name string) {
 	switch name {
 	case "maxmemory-policy", "lfu-log-factor", "lfu-decay-time":
 		s.applyAccessPolicy()
-	case "slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold":
+	case "slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking":
 		s.applyIntrospection()
 	case "hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size":

@@ -368,6 +368,10 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	if s.slowStats {
 		start = nanotime()
 	}
+	if s.trk != nil && !c.inScript && s.trk.running == nil {
+		s.trk.running = c // its own invalidations wait for its reply
+		defer s.trackDone(c)
+	}
 	s.stats.errSeen = s.stats.errorReplies
 	cmd.Handler(c, argv)
 	if s.stats.errorReplies != s.stats.errSeen {

@@ -396,6 +396,9 @@ func (s *Server) serveConn(conn net.Conn) {
 func (s *Server) serveOwn(c *Client, conn net.Conn, resumed bool) {
 	defer s.wg.Done()
 	defer func() {
+		if c.ps != nil && c.closeNow {
+			c.ps.flushNow() // QUIT's OK (and what was queued before it) goes out first
+		}
 		conn.Close()
 		s.dropClient(c)
 	}()

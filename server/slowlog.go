@@ -62,7 +62,9 @@ func (s *Server) applyIntrospection() {
 	if len(in.slowlog) > in.slowMax {
 		in.slowlog = in.slowlog[:in.slowMax]
 	}
-	s.slowStats = true // the histograms are always on, as in Redis
+	// Commands are timed for the histograms (latency-tracking, on by
+	// default as in Redis), the slow log and the latency monitor.
+	s.slowStats = s.configValue("latency-tracking") != "no" || in.slowThreshold >= 0 || in.latThreshold > 0
 }
 
 // recordCall is called after each command with its duration.

@@ -41,11 +41,12 @@ func (c *Client) dropReply(mark int, mode uint8) {
 			c.out = c.out[:mark]
 		}
 	case replySkipNext:
-		// the SKIP command itself ran with mode on; this is the next one
-		if len(c.out) >= mark {
-			c.out = c.out[:mark]
-		}
+		// the SKIP command itself ran with mode on; this is the next one,
+		// unless it was CLIENT REPLY ON, whose OK goes out (as in Redis)
 		if c.replyMode == replySkipNext {
+			if len(c.out) >= mark {
+				c.out = c.out[:mark]
+			}
 			c.replyMode = replyOn
 		}
 	}
@@ -79,6 +80,10 @@ type trackingState struct {
 	// scriptKeys are the declared keys of the running EVAL: a read inside
 	// it tracks them for the caller, as Redis does.
 	scriptKeys [][]byte
+	// running is the client whose command runs now: invalidations for it
+	// wait in self until its reply is out (Redis's tracking_pending_keys).
+	running *Client
+	self    [][]string // key lists; nil entry = flush (all keys)
 }
 
 func (s *Server) tracking() *trackingState {
@@ -457,8 +462,34 @@ func (s *Server) trackFlushAll() {
 
 var trackingChannel = []byte("__redis__:invalidate")
 
+// trackDone sends what the command's own client was owed.
+func (s *Server) trackDone(c *Client) {
+	t := s.trk
+	if t == nil || t.running != c {
+		return
+	}
+	t.running = nil
+	if c.multi {
+		return // a queued command: nothing ran
+	}
+	pending := t.self
+	t.self = nil
+	if ct := t.clients[c]; ct != nil {
+		for _, ks := range pending {
+			s.sendInvalidation(c, ct, ks, ks == nil)
+		}
+	}
+}
+
 // sendInvalidation delivers to the tracking client c (or its redirect).
 func (s *Server) sendInvalidation(c *Client, ct *clientTracking, keys []string, all bool) {
+	if t := s.trk; t != nil && c == t.running && ct.redirect == 0 {
+		if all {
+			keys = nil
+		}
+		t.self = append(t.self, keys)
+		return
+	}
 	target := c
 	redirected := false
 	if ct.redirect != 0 {
@@ -529,4 +560,20 @@ func (c *Client) selfInfoLine(now time.Time, argv [][]byte) string {
 		}
 	}
 	return line
+}
+
+// flushNow writes a closing subscriber's pending output from the calling
+// goroutine (the writer may not run again before the connection closes).
+func (ps *subscriber) flushNow() {
+	if ps.conn == nil {
+		return
+	}
+	ps.mu.Lock()
+	b := ps.pending
+	ps.pending = nil
+	ps.mu.Unlock()
+	if len(b) > 0 {
+		ps.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		ps.conn.Write(b)
+	}
 }

@@ -17,7 +17,7 @@ func TestClientReplyMatchesRedis(t *testing.T) {
 		{"CLIENT", "REPLY", "SKIP"}, {"SET", "a", "2"}, {"GET", "a"},
 		{"CLIENT", "REPLY", "SKIP"}, {"NOSUCH"}, {"GET", "a"},
 		{"CLIENT", "REPLY", "OFF"}, {"CLIENT", "REPLY", "SKIP"}, {"GET", "a"}, {"CLIENT", "REPLY", "ON"},
-		{"CLIENT", "REPLY", "MAYBE"}, {"ECHO", "end"},
+		{"CLIENT", "REPLY", "MAYBE"}, {"CLIENT", "REPLY", "SKIP"}, {"CLIENT", "REPLY", "ON"}, {"PING"}, {"ECHO", "end"},
 	}
 	var got [][]byte
 	for _, addr := range []string{s.Addr().String(), raddr} {

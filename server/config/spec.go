@@ -63,6 +63,7 @@ var Effective = map[string]bool{
 	"hash-max-listpack-entries": true, "hash-max-listpack-value": true, "set-max-intset-entries": true,
 	"zset-max-listpack-entries": true, "zset-max-listpack-value": true, "list-max-listpack-size": true,
 	"slowlog-log-slower-than": true, "slowlog-max-len": true, "latency-monitor-threshold": true,
+	"latency-tracking": true,
 }
 
 // normalize validates args for sp and returns the value as CONFIG GET
