@@ -203,3 +203,34 @@ func (db *DB) SetLimits(l *Limits) {
 
 // Limits returns the DB's encoding limits (the server may change them).
 func (db *DB) Limits() *Limits { return db.limits }
+
+// fit applies l to a value built outside any DB (under DefaultLimits) as it
+// is stored: a STORE command's result (ZRANGESTORE, ZUNIONSTORE, SINTERSTORE
+// ...) is sized for the destination server's configuration, as Redis sizes
+// it, so lowered limits give the big encoding at once.
+func (o *Object) fit(l *Limits) {
+	if o.loose || l == nil {
+		return
+	}
+	switch o.Kind {
+	case KindZSet:
+		loose := o.ZSet.Len() > l.ZSetMaxListpackEntries
+		for i := 0; !loose && i < o.ZSet.Len(); i++ {
+			loose = len(o.ZSet.At(i).Member) > l.ZSetMaxListpackValue
+		}
+		o.loose = loose
+	case KindHash:
+		loose := len(o.Hash) > l.HashMaxListpackEntries
+		for f, v := range o.Hash {
+			if loose {
+				break
+			}
+			loose = len(f) > l.HashMaxListpackValue || len(v) > l.HashMaxListpackValue
+		}
+		if loose {
+			o.loose, o.order = true, nil
+		}
+	case KindSet:
+		o.loose = len(o.Set) > l.SetMaxIntsetEntries
+	}
+}

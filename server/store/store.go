@@ -244,6 +244,9 @@ func (db *DB) Add(key []byte, o *Object) {
 }
 
 func (db *DB) insert(o *Object) {
+	if o.lim == nil && db.limits != nil && *db.limits != DefaultLimits {
+		o.fit(db.limits)
+	}
 	o.lim = db.limits
 	if o.atime == 0 {
 		db.initAccess(o)
