@@ -188,22 +188,26 @@ func parseMPop(c *Client, argv [][]byte, at int, head, tail string) (keys [][]by
 // LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count], and
 // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count].
 func cmdLMPop(c *Client, argv [][]byte) {
-	block := c.cmd.Name == "blmpop"
+	if keys, left, count, block, timeout, ok := parseMPopCommand(c, argv, "left", "right"); ok {
+		blockingListPop(c, keys, left, count, block, timeout)
+	}
+}
+
+// parseMPopCommand parses LMPOP/ZMPOP and, for their blocking forms
+// (BLMPOP/BZMPOP: the name starts with b), the timeout before numkeys.
+func parseMPopCommand(c *Client, argv [][]byte, head, tail string) (keys [][]byte, first bool, count int64, block bool, timeout time.Duration, ok bool) {
+	block = c.cmd.Name[0] == 'b'
 	at := 1
 	if block {
 		at = 2
 	}
-	keys, left, count, ok := parseMPop(c, argv, at, "left", "right")
-	if !ok {
+	if keys, first, count, ok = parseMPop(c, argv, at, head, tail); !ok {
 		return
 	}
-	var timeout time.Duration
 	if block {
-		if timeout, ok = c.blockTimeout(argv[1]); !ok {
-			return
-		}
+		timeout, ok = c.blockTimeout(argv[1])
 	}
-	blockingListPop(c, keys, left, count, block, timeout)
+	return
 }
 
 // BZPOPMIN|BZPOPMAX key [key ...] timeout
@@ -218,22 +222,9 @@ func cmdBZPop(c *Client, argv [][]byte) {
 // ZMPOP numkeys key [key ...] MIN|MAX [COUNT count], and
 // BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count].
 func cmdZMPop(c *Client, argv [][]byte) {
-	block := c.cmd.Name == "bzmpop"
-	at := 1
-	if block {
-		at = 2
+	if keys, min, count, block, timeout, ok := parseMPopCommand(c, argv, "min", "max"); ok {
+		blockingZPop(c, keys, min, count, block, timeout)
 	}
-	keys, min, count, ok := parseMPop(c, argv, at, "min", "max")
-	if !ok {
-		return
-	}
-	var timeout time.Duration
-	if block {
-		if timeout, ok = c.blockTimeout(argv[1]); !ok {
-			return
-		}
-	}
-	blockingZPop(c, keys, min, count, block, timeout)
 }
 
 // blockingZPop pops from the first non-empty sorted set of keys, or blocks

@@ -890,6 +890,13 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 // applyCommands runs a RESP command stream with the master client (lock
 // held) and returns how many commands it ran.
 func applyCommands(s *Server, mc *Client, data []byte) int {
+	n, _ := applyCommandsEach(s, mc, data, nil)
+	return n
+}
+
+// applyCommandsEach is applyCommands with after called after each command
+// (nil: none); an error from after stops the stream and is returned.
+func applyCommandsEach(s *Server, mc *Client, data []byte, after func() error) (int, error) {
 	var p resp.Parser
 	p.MaxBulk = 1 << 40
 	var args [][]byte
@@ -902,12 +909,18 @@ func applyCommands(s *Server, mc *Client, data []byte) int {
 			break
 		}
 		data = data[m:]
-		if len(args) > 0 {
-			s.Exec(mc, args)
-			n++
+		if len(args) == 0 {
+			continue
+		}
+		s.Exec(mc, args)
+		n++
+		if after != nil {
+			if err := after(); err != nil {
+				return n, err
+			}
 		}
 	}
-	return n
+	return n, nil
 }
 
 func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout time.Duration) error {

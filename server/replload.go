@@ -3,8 +3,6 @@ package server
 import (
 	"strconv"
 	"time"
-
-	"github.com/redline-dev/redline/server/resp"
 )
 
 // The loading state of a replica during a full sync. Redis loads the
@@ -28,32 +26,16 @@ func (r *replState) loadSync(gen int64, mc *Client, data []byte) (int, error) {
 	}
 	s.replLoading = true
 	defer func() { s.replLoading = false }()
-	var p resp.Parser
-	p.MaxBulk = 1 << 40
-	var args [][]byte
-	n := 0
-	for len(data) > 0 {
-		var m int
-		var err error
-		args, m, _, err = p.Parse(data, args)
-		if err != nil || m == 0 {
-			break
-		}
-		data = data[m:]
-		if len(args) == 0 {
-			continue
-		}
-		s.Exec(mc, args)
-		n++
+	return applyCommandsEach(s, mc, data, func() error {
 		s.mu.Unlock()
 		time.Sleep(time.Duration(delay) * time.Microsecond)
 		s.mu.Lock()
 		delay = keyLoadDelay(s) // CONFIG SET while loading speeds it up, as in Redis
 		if r.gen != gen {
-			return n, errStale
+			return errStale
 		}
-	}
-	return n, nil
+		return nil
+	})
 }
 
 // loadingRefusal is the reply to a client command while the dataset loads:
