@@ -81,7 +81,17 @@ type Result struct {
 	// Files are extra artefacts to store in the run directory, by relative
 	// name (e.g. "linearizable/key-17.html").
 	Files map[string][]byte `json:"-"`
+	// NotApplicable, when set, says why the history gave this checker
+	// nothing to judge or measure (no slot moved, no fault window): Run
+	// leaves such a result out of the verdict and lists it with its reason
+	// under Summary.NotApplicable, so that "valid" is never said of
+	// nothing.
+	NotApplicable string `json:"-"`
 }
+
+// NotApplicable is the result of a checker the history gave nothing to
+// judge or measure; why says what was missing.
+func NotApplicable(why string) Result { return Result{Valid: Valid, NotApplicable: why} }
 
 func (r Result) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(r.Figures)+1)
@@ -127,6 +137,9 @@ const NoCheckerName = "no-checker"
 type Summary struct {
 	Valid    Validity          `json:"valid"`
 	Checkers map[string]Result `json:"checkers"`
+	// NotApplicable names the checkers the history gave nothing to judge
+	// or measure, with the reason; they are not part of the verdict.
+	NotApplicable map[string]string `json:"not_applicable,omitempty"`
 }
 
 // Run runs the checkers in parallel (as many at a time as CPUs) and merges
@@ -175,8 +188,23 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 	}
 	names := make([]string, 0, len(checkers))
 	for i, c := range checkers {
+		if why := results[i].NotApplicable; why != "" {
+			if s.NotApplicable == nil {
+				s.NotApplicable = map[string]string{}
+			}
+			s.NotApplicable[c.Name()] = why
+			continue
+		}
 		s.Checkers[c.Name()] = results[i]
 		names = append(names, c.Name())
+	}
+	if len(names) == 0 {
+		// Every checker found nothing to judge: nothing was judged.
+		s.Valid = Unknown
+		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: map[string]any{
+			"error": "no checker had anything to judge in this history (see not_applicable)",
+		}}
+		return s
 	}
 	sort.Strings(names)
 	for _, n := range names {

@@ -84,6 +84,9 @@ func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
 		return invalidHistory(err)
 	}
 	recs := handoffRecords(ops)
+	if len(recs) == 0 {
+		return NotApplicable("no slot moved during the run (no placement record of a migrate or member fault)")
+	}
 	// Per key: the first acknowledged write's completion time, and
 	// whether a client ever (maybe) deleted it.
 	firstAck := map[string]int64{}

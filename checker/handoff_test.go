@@ -46,9 +46,14 @@ func TestHandoffClean(t *testing.T) {
 	if r := Handoff().Check(context.Background(), ops); r.Valid != Valid {
 		t.Fatalf("canceled handoff: %v %v", r.Valid, r.Figures)
 	}
-	// No migrate step: nothing to judge, valid with zero handoffs.
-	if r := Handoff().Check(context.Background(), ops[:4]); r.Valid != Valid || r.Figures["handoffs"] != 0 {
-		t.Fatalf("no handoff: %v %v", r.Valid, r.Figures)
+	// No migrate step: nothing to judge, so no verdict at all (never
+	// "valid with zero handoffs"), and Run leaves it out of the verdict.
+	if r := Handoff().Check(context.Background(), ops[:4]); r.NotApplicable == "" {
+		t.Fatalf("no handoff: %v %v, want not applicable", r.Valid, r.Figures)
+	}
+	s := Run(context.Background(), ops[:4], []Checker{Handoff()}, nil)
+	if s.Valid != Unknown || s.NotApplicable["handoff"] == "" {
+		t.Fatalf("summary of a run whose only checker had nothing to judge: %+v", s)
 	}
 }
 

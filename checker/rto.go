@@ -20,7 +20,7 @@ type rto struct{ o Options }
 // (keys rotate) would overstate the outage, so the headline is per shard.
 // An outage is charged to the fault that caused it: failures on a slot
 // before that slot recovered from an earlier fault do not count again for
-// a later one. Its verdict is always valid: it measures.
+// a later one. Its verdict is valid (it measures), or not applicable when no fault struck.
 func RTO(opts ...Options) Checker { return rto{firstOpts(opts)} }
 
 func (r rto) Name() string { return r.o.name("rto") }
@@ -38,6 +38,9 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 		return invalidHistory(err)
 	}
 	windows := windowsOf(ctx, ops)
+	if len(windows) == 0 {
+		return NotApplicable("no fault window during the run (no nemesis struck)")
+	}
 	runEnd := runEndOf(ctx, ops)
 	calls = sortedByStart(calls)
 	starts := make([]int64, len(calls))

@@ -148,6 +148,9 @@ func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
 		return invalidHistory(err)
 	}
 	migs := migrations(ops)
+	if len(migs) == 0 {
+		return NotApplicable("no slot migration during the run (no migrate or member fault moved a slot)")
+	}
 	// Acknowledgement times of writes, per slot, sorted.
 	acks := map[int][]int64{}
 	for i := range calls {

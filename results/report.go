@@ -125,6 +125,9 @@ func (d *runData) report() reportData {
 		}
 		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: c.Valid.String(), Headline: HeadlineFigures(c.Figures), Figures: string(fig)})
 	}
+	for _, n := range sortedKeys(d.sum.NotApplicable) {
+		rd.Notes = append(rd.Notes, fmt.Sprintf("%s: not applicable, not part of the verdict (%s).", n, d.sum.NotApplicable[n]))
+	}
 	if d.torn {
 		rd.Notes = append(rd.Notes, "The history's last line was torn (the run crashed while writing it); it is left out.")
 	}

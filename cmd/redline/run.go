@@ -425,6 +425,7 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, r.Valid, results.HeadlineFigures(r.Figures))
 	}
 	tw.Flush()
+	printNotApplicable(w, s)
 	// What made each verdict invalid or unknown, in words (the checker's
 	// "why": first keys and ops with their indexes).
 	for _, n := range names {
@@ -437,6 +438,19 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 		}
 	}
 	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", strings.ToUpper(s.Valid.String()), dir)
+}
+
+// printNotApplicable names the checkers the history gave nothing to judge,
+// so that a person sees they were not part of the verdict and why.
+func printNotApplicable(w io.Writer, s checker.Summary) {
+	names := make([]string, 0, len(s.NotApplicable))
+	for n := range s.NotApplicable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "%s: not applicable (%s)\n", n, s.NotApplicable[n])
+	}
 }
 
 // addRunFlags registers the flags shared by run and bench.
