@@ -24,8 +24,8 @@ type handoff struct{ o Options }
 // and acknowledged before the move began) and is on neither side is an
 // anomaly ("neither": the data is gone). Keys a client deleted are never
 // counted as gone. A slot whose lists could not be read or were truncated
-// is unmeasured, and a history with no placement record at all is valid
-// with handoffs 0 (no handoff happened to judge).
+// is unmeasured, and a history with no placement record at all is not
+// applicable (no handoff happened to judge: never "valid").
 func Handoff(opts ...Options) Checker { return handoff{firstOpts(opts)} }
 
 func (h handoff) Name() string { return h.o.name("handoff") }

@@ -25,8 +25,8 @@ type writePause struct{ o Options }
 // unmeasured, never as a zero gap. A gap is measured per atomic task (on
 // the slots of its STATUS slots_range) and per classic slot (its own ASK
 // window), both within the step's window, so a storm step of many tasks
-// or slots gives one figure each. Its verdict is always valid: it
-// measures (as rto).
+// or slots gives one figure each. Its verdict is valid (it measures, as
+// rto), or not applicable when no slot migrated.
 func WritePause(opts ...Options) Checker { return writePause{firstOpts(opts)} }
 
 func (w writePause) Name() string { return w.o.name("write-pause") }
