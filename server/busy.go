@@ -74,9 +74,11 @@ func (s *Server) lockOrBusy(c *Client, argv [][]byte, inLoop bool) bool {
 	for i := 0; ; i++ {
 		if s.busy.start.Load() == 0 && !inLoop {
 			s.mu.Lock()
+			s.unwatchLater(c)
 			return true
 		}
 		if s.mu.TryLock() {
+			s.unwatchLater(c)
 			return true
 		}
 		started := s.busy.start.Load()
@@ -95,6 +97,9 @@ func (s *Server) lockOrBusy(c *Client, argv [][]byte, inLoop bool) bool {
 				c.closeNow = true
 				return false
 			}
+			if c.busyTransaction(argv) {
+				return false
+			}
 			c.out = append(c.out, "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"...)
 			return false
 		}
@@ -108,5 +113,43 @@ func (s *Server) lockOrBusy(c *Client, argv [][]byte, inLoop bool) bool {
 		default:
 			time.Sleep(50 * time.Microsecond)
 		}
+	}
+}
+
+// busyTransaction handles the transaction side of a command that arrives
+// while a script is busy, without the server lock, as Redis does: MULTI is
+// allowed (it only changes the client's own state); EXEC is refused with
+// EXECABORT and ends the transaction (its WATCHes are dropped when the
+// client next takes the lock); any other command refused inside MULTI
+// fails the transaction. It reports whether it answered the command.
+func (c *Client) busyTransaction(argv [][]byte) bool {
+	name := string(argv[0])
+	switch {
+	case strings.EqualFold(name, "multi") && len(argv) == 1:
+		if c.multi {
+			c.out = append(c.out, "-ERR MULTI calls can not be nested\r\n"...)
+		} else {
+			c.multi, c.queue, c.multiErr = true, nil, false
+			c.out = append(c.out, "+OK\r\n"...)
+		}
+		return true
+	case strings.EqualFold(name, "exec") && c.multi:
+		c.resetMulti()
+		c.unwatchPending = true
+		c.out = append(c.out, "-EXECABORT Transaction discarded because of: BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"...)
+		return true
+	}
+	if c.multi {
+		c.multiErr = true
+	}
+	return false
+}
+
+// unwatchLater drops the WATCHes of a transaction that busyTransaction
+// ended without the lock (lock held).
+func (s *Server) unwatchLater(c *Client) {
+	if c.unwatchPending {
+		c.unwatchPending = false
+		s.unwatchAll(c)
 	}
 }

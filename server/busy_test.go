@@ -97,3 +97,61 @@ func TestShutdownNoSaveWhileBusy(t *testing.T) {
 		t.Fatal("process still running after SHUTDOWN NOSAVE")
 	}
 }
+
+// TestBusyScriptAndTransactions: while a script is busy, MULTI is allowed
+// (it only changes the client's state), a command refused with BUSY fails
+// the transaction, and EXEC is refused with EXECABORT and ends it, as in
+// Redis; the transaction never runs in part.
+func TestBusyScriptAndTransactions(t *testing.T) {
+	s := startServer(t, "--busy-reply-threshold", "50")
+	runner := newClient(t, s, 2)
+	admin := newClient(t, s, 2)
+	tx := newClient(t, s, 1).Conn()
+	defer tx.Close()
+	if err := admin.Set(ctx, "xx", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	busy := func() chan error {
+		done := make(chan error, 1)
+		go func() { done <- runner.Eval(ctx, "while true do end", nil).Err() }()
+		waitBusy(t, s, admin)
+		return done
+	}
+	kill := func(done chan error) {
+		if err := admin.Do(ctx, "script", "kill").Err(); err != nil {
+			t.Fatalf("SCRIPT KILL: %v", err)
+		}
+		<-done
+	}
+
+	// MULTI during the script; a command refused with BUSY; EXEC after.
+	done := busy()
+	if err := tx.Do(ctx, "multi").Err(); err != nil {
+		t.Fatalf("MULTI while busy: %v", err)
+	}
+	if err := tx.Do(ctx, "incr", "xx").Err(); err == nil || !strings.HasPrefix(err.Error(), "BUSY") {
+		t.Fatalf("INCR while busy: %v", err)
+	}
+	kill(done)
+	tx.Do(ctx, "incr", "xx")
+	if err := tx.Do(ctx, "exec").Err(); err == nil || !strings.Contains(err.Error(), "EXECABORT") || !strings.Contains(err.Error(), "previous errors") {
+		t.Fatalf("EXEC of a transaction with a BUSY refusal: %v", err)
+	}
+
+	// MULTI before the script; EXEC during it.
+	if err := tx.Do(ctx, "multi").Err(); err != nil {
+		t.Fatal(err)
+	}
+	tx.Do(ctx, "incr", "xx")
+	done = busy()
+	if err := tx.Do(ctx, "exec").Err(); err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") || !strings.Contains(err.Error(), "BUSY") {
+		t.Fatalf("EXEC while busy: %v", err)
+	}
+	kill(done)
+	if got, err := tx.Do(ctx, "ping", "asdf").Text(); err != nil || got != "asdf" {
+		t.Fatalf("connection still in MULTI after EXECABORT: %q %v", got, err)
+	}
+	if v, _ := admin.Get(ctx, "xx").Result(); v != "1" {
+		t.Fatalf("xx = %s: a refused transaction ran in part", v)
+	}
+}

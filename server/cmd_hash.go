@@ -232,6 +232,12 @@ func cmdHIncrByFloat(c *Client, argv [][]byte) {
 		c.Error(ErrNotFloat)
 		return
 	}
+	if by.IsInf() {
+		// Redis refuses an infinite increment before looking at the key
+		// (the string form only refuses an infinite result).
+		c.Error("ERR value is NaN or Infinity")
+		return
+	}
 	o, ok := c.lookup(argv[1], store.KindHash)
 	if !ok {
 		return

@@ -407,8 +407,8 @@ func cmdFlushDB(c *Client, argv [][]byte) {
 	if !flushArgs(c, argv) {
 		return
 	}
-	c.kv().Flush()
 	c.s.touchAll(c.db)
+	c.kv().Flush()
 	c.s.trackFlushAll()
 	c.s.dirty++
 	c.OK()
@@ -418,10 +418,10 @@ func cmdFlushAll(c *Client, argv [][]byte) {
 	if !flushArgs(c, argv) {
 		return
 	}
+	c.s.touchAll(-1)
 	for _, db := range c.s.dbs {
 		db.Flush()
 	}
-	c.s.touchAll(-1)
 	c.s.trackFlushAll()
 	c.s.dirty++
 	c.OK()

@@ -43,6 +43,9 @@ type Client struct {
 	multiErr bool
 	watched  []watchedKey
 	watchBad bool // a watched key was touched
+	// unwatchPending: a transaction ended while a script was busy; its
+	// WATCHes go when the client next takes the server lock.
+	unwatchPending bool
 
 	// cluster-mode state the cluster package may use.
 	Asking   bool

@@ -50,10 +50,10 @@ func (s *Server) Snapshot(emit func(argv ...[]byte)) {
 // FlushAll empties every database (a replica before a full sync), touching
 // WATCHed keys. The lock must be held.
 func (s *Server) FlushAll() {
+	s.touchAll(-1)
 	for _, db := range s.dbs {
 		db.Flush()
 	}
-	s.touchAll(-1)
 	s.dirty++
 }
 

@@ -170,3 +170,42 @@ func TestClientPause(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBlockPropagation: a transaction or script that writes once
+// propagates that write alone, one that writes more is wrapped in
+// MULTI/EXEC, and one that writes nothing propagates nothing (Redis 7.0).
+func TestBlockPropagation(t *testing.T) {
+	s := startServer(t)
+	var mu sync.Mutex
+	var stream []string
+	s.Lock()
+	s.SetHooks(Hooks{Propagated: func(db int, argv [][]byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		parts := make([]string, len(argv))
+		for i, a := range argv {
+			parts[i] = strings.ToLower(string(a))
+		}
+		stream = append(stream, strings.Join(parts, " "))
+	}})
+	s.Unlock()
+	c := newClient(t, s, 1)
+	conn := c.Conn()
+	defer conn.Close()
+	for _, cmd := range [][]any{{"multi"}, {"set", "one", "1"}, {"get", "one"}, {"exec"},
+		{"multi"}, {"set", "a", "1"}, {"set", "b", "2"}, {"exec"},
+		{"multi"}, {"get", "a"}, {"exec"},
+		{"eval", "redis.call('set', 'e', '1') return redis.call('get', 'e')", "0"},
+		{"set", "last", "1"}} {
+		if err := conn.Do(ctx, cmd...).Err(); err != nil && err.Error() != "redis: nil" {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	mu.Lock()
+	got := strings.Join(stream, "\n")
+	mu.Unlock()
+	want := strings.Join([]string{"select 0", "set one 1", "multi", "set a 1", "set b 2", "exec", "set e 1", "set last 1"}, "\n")
+	if got != want {
+		t.Fatalf("stream:\n%s\nwant:\n%s", got, want)
+	}
+}

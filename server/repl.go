@@ -163,6 +163,7 @@ func (rl *replicaLink) writeLoop() {
 	for {
 		select {
 		case <-rl.done:
+			rl.flushAndClose()
 			return
 		case <-rl.notify:
 		}
@@ -175,6 +176,7 @@ func (rl *replicaLink) writeLoop() {
 			gap.Reset(d)
 			select {
 			case <-rl.done:
+				rl.flushAndClose()
 				return
 			case <-gap.C:
 			}
@@ -202,11 +204,32 @@ func (rl *replicaLink) writeLoop() {
 	}
 }
 
+// close ends the link once what was propagated before it has been written:
+// Redis writes a replica's output in the event-loop turn of the command
+// that produced it, so a replica (or a replication-stream reader) it lets
+// go has everything up to that command. writeLoop writes the rest (within
+// a second) and closes the connection.
 func (rl *replicaLink) close() {
-	rl.once.Do(func() {
-		close(rl.done)
-		rl.conn.Close()
-	})
+	rl.once.Do(func() { close(rl.done) })
+}
+
+// closeNow ends the link at once, dropping what was not written (a replica
+// over its output limit, a broken link).
+func (rl *replicaLink) closeNow() {
+	rl.close()
+	rl.conn.Close()
+}
+
+func (rl *replicaLink) flushAndClose() {
+	rl.mu.Lock()
+	b := rl.buf
+	rl.buf = nil
+	rl.mu.Unlock()
+	if len(b) > 0 {
+		rl.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		writeConn(rl.conn, b)
+	}
+	rl.conn.Close()
 }
 
 func (r *replState) dropReplica(rl *replicaLink) {
@@ -216,7 +239,7 @@ func (r *replState) dropReplica(rl *replicaLink) {
 			break
 		}
 	}
-	rl.close()
+	rl.closeNow()
 	r.s.Logf('*', "Connection with replica %s:%d lost.", rl.ip, rl.port)
 }
 
@@ -261,13 +284,13 @@ func (r *replState) notifyAck() {
 
 func (r *replState) registerCommands() {
 	s := r.s
-	s.Register(&Command{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti, Group: "server", Handler: r.cmdPsync})
-	s.Register(&Command{Name: "sync", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoMulti, Group: "server", Handler: r.cmdPsync})
+	s.Register(&Command{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
+	s.Register(&Command{Name: "sync", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
 	s.Register(&Command{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy, Group: "server", Handler: r.cmdReplconf})
 	s.Register(&Command{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Handler: r.cmdWait})
 	s.Register(&Command{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Handler: r.cmdRole})
 	for _, n := range []string{"replicaof", "slaveof"} {
-		s.Register(&Command{Name: n, Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale, Group: "server", Handler: r.cmdReplicaof})
+		s.Register(&Command{Name: n, Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoAsyncLoading, Group: "server", Handler: r.cmdReplicaof})
 	}
 }
 
@@ -485,29 +508,29 @@ func (r *replState) cmdReplicaof(c *Client, argv [][]byte) {
 }
 
 // checkWrite refuses writes on a read-only replica and below
-// min-replicas-to-write (server lock held).
+// min-replicas-to-write, and, with replica-serve-stale-data no, commands
+// without the stale flag on a replica whose master link is down (server
+// lock held).
 func (r *replState) checkWrite(c *Client, cmd *Command, argv [][]byte) string {
 	write := cmd.Flags&FlagWrite != 0
+	stale := cmd.Flags&FlagStale != 0 // may run on a replica whose link is down
 	if cmd.Name == "exec" && c.multi {
 		for _, q := range c.queue {
-			if qc := r.s.Lookup(q[0]); qc != nil && qc.Flags&FlagWrite != 0 {
-				write = true
-				break
+			if qc := r.s.Lookup(q[0]); qc != nil {
+				write = write || qc.Flags&FlagWrite != 0
+				stale = stale && qc.Flags&FlagStale != 0
 			}
 		}
 	}
-	if !write {
-		return ""
-	}
 	cfg := r.s.cfg
-	if r.isReplica() {
-		if cfg.ReplicaReadOnly {
-			return "READONLY You can't write against a read only replica."
-		}
-		return ""
+	if write && r.isReplica() && cfg.ReplicaReadOnly {
+		return "READONLY You can't write against a read only replica."
 	}
-	if cfg.MinReplicasToWrite > 0 && r.goodReplicas() < cfg.MinReplicasToWrite {
+	if write && !r.isReplica() && cfg.MinReplicasToWrite > 0 && r.goodReplicas() < cfg.MinReplicasToWrite {
 		return "NOREPLICAS Not enough good replicas to write."
+	}
+	if !stale && r.isReplica() && !cfg.ReplicaServeStaleData && !(r.state == "connected" && r.linkUp.Load()) {
+		return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	}
 	return ""
 }

@@ -858,39 +858,79 @@ func (s *Server) expired(db int, key string) {
 	}
 }
 
-// Propagation: writes go to the AOF and the Propagated hook, wrapped in
-// MULTI/EXEC for transactions and scripts, with SELECT when the DB changes.
+// Propagation: writes go to the AOF and the Propagated hook, with SELECT
+// when the DB changes. A transaction or script that writes more than once
+// is wrapped in MULTI/EXEC; one that writes once propagates that write
+// alone, as Redis 7.0 does (propagatePendingCommands).
 type propagator struct {
-	depth   int  // >0 while inside EXEC or a script
-	opened  bool // MULTI already emitted for the current block
+	depth   int // >0 while inside EXEC or a script
+	writes  int // writes propagated by the current block
+	held    heldWrite
 	lastDB  int
 	started bool
+}
+
+// heldWrite is a block's first write, held back until a second write
+// shows the block needs MULTI/EXEC or the block ends with it alone.
+type heldWrite struct {
+	db   int
+	argv [][]byte
 }
 
 func (s *Server) beginBlock() { s.prop.depth++ }
 
 func (s *Server) endBlock() {
 	s.prop.depth--
-	if s.prop.depth == 0 && s.prop.opened {
-		s.prop.opened = false
+	if s.prop.depth > 0 {
+		return
+	}
+	switch {
+	case s.prop.writes == 1:
+		s.emitIn(s.prop.held.db, s.prop.held.argv)
+	case s.prop.writes > 1:
 		s.emit(s.prop.lastDB, [][]byte{[]byte("EXEC")})
 	}
+	s.prop.writes, s.prop.held = 0, heldWrite{}
 }
 
 func (s *Server) propagate(db int, argv [][]byte) {
 	if s.loading {
 		return
 	}
+	if s.prop.depth > 0 {
+		s.prop.writes++
+		switch s.prop.writes {
+		case 1:
+			// Copied: the caller's argv may live in a buffer that is reused
+			// before the block ends.
+			held := make([][]byte, len(argv))
+			for i, a := range argv {
+				held[i] = append([]byte(nil), a...)
+			}
+			s.prop.held = heldWrite{db, held}
+			return
+		case 2:
+			s.selectDB(s.prop.held.db)
+			s.emit(s.prop.held.db, [][]byte{[]byte("MULTI")})
+			s.emitIn(s.prop.held.db, s.prop.held.argv)
+			s.prop.held = heldWrite{}
+		}
+	}
+	s.emitIn(db, argv)
+}
+
+// emitIn emits argv after a SELECT when db is not the stream's current DB.
+func (s *Server) emitIn(db int, argv [][]byte) {
+	s.selectDB(db)
+	s.emit(db, argv)
+}
+
+func (s *Server) selectDB(db int) {
 	if !s.prop.started || s.prop.lastDB != db {
 		s.prop.started = true
 		s.prop.lastDB = db
 		s.emit(db, [][]byte{[]byte("SELECT"), itob(int64(db))})
 	}
-	if s.prop.depth > 0 && !s.prop.opened {
-		s.prop.opened = true
-		s.emit(db, [][]byte{[]byte("MULTI")})
-	}
-	s.emit(db, argv)
 }
 
 func (s *Server) emit(db int, argv [][]byte) {

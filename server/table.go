@@ -208,7 +208,11 @@ func registerCommands(s *Server) {
 		if strings.HasPrefix(n, "evalsha") {
 			h = cmdEvalSHA
 		}
-		cmd := s.reg(n, -3, "noscript stale skip_monitor no_mandatory_keys movablekeys", 0, 0, 0, h, "scripting")
+		flags := "noscript stale skip_monitor no_mandatory_keys movablekeys"
+		if strings.HasSuffix(n, "_ro") {
+			flags += " readonly"
+		}
+		cmd := s.reg(n, -3, flags, 0, 0, 0, h, "scripting")
 		cmd.Keys = evalKeys
 	}
 	s.reg("script", -2, "noscript", 0, 0, 0, cmdScript, "scripting").Subcommands = []*Command{
@@ -216,8 +220,8 @@ func registerCommands(s *Server) {
 		sub("kill", 2, "noscript allow_busy"), sub("help", 2, "loading stale"),
 	}
 	// connection / server
-	s.reg("ping", -1, "fast stale", 0, 0, 0, cmdPing, "connection")
-	s.reg("echo", 2, "fast stale", 0, 0, 0, cmdEcho, "connection")
+	s.reg("ping", -1, "fast", 0, 0, 0, cmdPing, "connection")
+	s.reg("echo", 2, "fast loading stale", 0, 0, 0, cmdEcho, "connection")
 	s.reg("select", 2, "loading stale fast", 0, 0, 0, cmdSelect, "connection")
 	s.reg("quit", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdQuit, "connection")
 	s.reg("reset", 1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdReset, "connection")

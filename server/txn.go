@@ -22,10 +22,13 @@ func (s *Server) touch(db int, key []byte) {
 	}
 }
 
-// touchAll invalidates every watcher of db (FLUSHDB/FLUSHALL); db < 0 = all.
+// touchAll invalidates the watchers of the keys db holds, before FLUSHDB or
+// FLUSHALL empties it (db < 0 = all): as Redis's touchAllWatchedKeysInDb, a
+// watched key that does not exist is not changed by a flush. (A key already
+// expired when it was watched does not exist here: WATCH expires it.)
 func (s *Server) touchAll(db int) {
 	for k, ws := range s.watchers {
-		if db >= 0 && k.db != db {
+		if db >= 0 && k.db != db || !s.dbs[k.db].Has(k.key) {
 			continue
 		}
 		for _, c := range ws {
