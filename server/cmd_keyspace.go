@@ -523,11 +523,11 @@ func cmdRestore(c *Client, argv [][]byte) {
 		db.SetIdle(o, idle)
 	}
 	c.s.dirty++
-	if o.ExpireAt != 0 {
-		args := [][]byte{argv[0], argv[1], itob(o.ExpireAt), argv[3], []byte("ABSTTL")}
-		if replace {
-			args = append(args, []byte("REPLACE"))
-		}
+	if o.ExpireAt != 0 && !absttl {
+		// As Redis: the relative TTL becomes absolute, ABSTTL is appended,
+		// every other argument goes as the client sent it.
+		args := append(append([][]byte(nil), argv...), []byte("ABSTTL"))
+		args[2] = itob(o.ExpireAt)
 		c.Propagate(args...)
 	}
 	c.OK()
