@@ -41,7 +41,7 @@ type Options struct {
 	// loop (0: queueSeconds of the schedule, at least 1024, at most 1M);
 	// ops a full queue refuses are counted as backlog (queue.go).
 	QueueLimit int
-	Log         func(format string, args ...any)
+	Log        func(format string, args ...any)
 	// Started is called when traffic starts, with a function returning
 	// ok/failed counts so far (for a progress display).
 	Started func(counts func() (ok, fail, info int64))
@@ -64,10 +64,10 @@ type engine struct {
 	workers []*worker
 	// lanes are the open loop's per-node workers (queue.go); each shares
 	// the statistics of the worker of its number.
-	lanes   []*worker
-	series  *series
-	hist    *opLog
-	events  *eventLog
+	lanes  []*worker
+	series *series
+	hist   *opLog
+	events *eventLog
 }
 
 // clock is the engine's time: real in a run, simulated in tests.

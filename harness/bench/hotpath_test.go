@@ -38,7 +38,11 @@ func listen(tb testing.TB, serve func(net.Conn)) string {
 	return l.Addr().String()
 }
 
-func serveFake(c net.Conn) {
+func serveFake(c net.Conn) { serveFakeHolding(c, nil) }
+
+// serveFakeHolding is serveFake calling hold (when not nil) before each
+// reply: a node that stalls.
+func serveFakeHolding(c net.Conn, hold func()) {
 	defer c.Close()
 	r := bufio.NewReader(c)
 	w := bufio.NewWriter(c)
@@ -66,6 +70,9 @@ func serveFake(c net.Conn) {
 			if _, err := r.Discard(size + 2); err != nil {
 				return
 			}
+		}
+		if hold != nil {
+			hold()
 		}
 		if isGet {
 			w.WriteString("$3\r\nabc\r\n")

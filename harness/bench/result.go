@@ -28,8 +28,8 @@ type Result struct {
 	// (Options.QueueLimit): the node was stalled for longer than its queue
 	// holds. Per shard in Shards.
 	Backlog int64                 `json:"backlog,omitempty"`
-	Ops    map[string]*OpFigures `json:"ops"` // get, set, total
-	Counts Counts                `json:"counts"`
+	Ops     map[string]*OpFigures `json:"ops"` // get, set, total
+	Counts  Counts                `json:"counts"`
 	// Generator health: how far it fell behind the schedule, how much CPU
 	// it used, and what that means in words.
 	LateOps     int64    `json:"late_ops"`

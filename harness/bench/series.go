@@ -37,13 +37,13 @@ type series struct {
 
 // second is one collection interval.
 type second struct {
-	At      time.Duration // end of the interval, since the start of traffic
-	Len     time.Duration
-	C       Counts
-	H       [numOps][numKinds][]byte // compressed histograms
-	Sum     [numOps][numKinds]Quantiles
-	CPU     float64 // generator CPU in cores over the interval
-	Shard   shardFigs // ok ops, backlog and lag per shard
+	At    time.Duration // end of the interval, since the start of traffic
+	Len   time.Duration
+	C     Counts
+	H     [numOps][numKinds][]byte // compressed histograms
+	Sum   [numOps][numKinds]Quantiles
+	CPU   float64   // generator CPU in cores over the interval
+	Shard shardFigs // ok ops, backlog and lag per shard
 }
 
 func newSeries(ws []*worker, shards int) *series {

@@ -140,13 +140,13 @@ func (c *Counts) Failed() int64 {
 // lock is taken by its worker once per batch and by the collector once a
 // second, so it is never contended in practice.
 type workerStats struct {
-	mu      sync.Mutex
-	h       hists
-	c       Counts
-	shard   shardFigs   // per shard (as at the start), this interval
+	mu    sync.Mutex
+	h     hists
+	c     Counts
+	shard shardFigs // per shard (as at the start), this interval
 	// shardH is each shard's corrected latency, to shardSigFigs digits.
 	shardH []*hdrhistogram.Histogram
-	slots   *slotCounts // whole-run ok ops and bytes per slot (slotload.go)
+	slots  *slotCounts // whole-run ok ops and bytes per slot (slotload.go)
 }
 
 func newWorkerStats(shards int) *workerStats {
