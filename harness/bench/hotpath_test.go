@@ -189,3 +189,21 @@ func BenchmarkSeriesMemory(b *testing.B) {
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "retained-B/s")
 	runtime.KeepAlive(s)
 }
+
+// BenchmarkDispatch is the open loop's own part of an op: the dispatcher
+// generates, routes and queues it, a lane takes it from the queue.
+func BenchmarkDispatch(b *testing.B) {
+	o := Options{KV: testKV(), Concurrency: 1, Rate: 1e9, Duration: time.Hour, OpTimeout: time.Second, Seed: 1}
+	e := newEngine(o, staticRouter("127.0.0.1:1"))
+	var q *nodeQueue
+	d := e.newDispatcher(func(_ uint32, nq *nodeQueue) { q = nq })
+	ctx := context.Background()
+	batch := make([]pending, 16)
+	now := time.Duration(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		now += time.Nanosecond // one op due per iteration at 1e9 ops/s
+		d.pump(now)
+		q.take(ctx, batch, false)
+	}
+}
