@@ -33,6 +33,7 @@ func Save(run *results.Run, r *Result) error {
 		"moved":           r.Counts.Moved,
 		"ask":             r.Counts.Ask,
 		"lag_max_ms":      r.LagMaxMs,
+		"backlog":         r.Backlog,
 		"max_gap_s":       maxGap(r),
 		"generator_cores": r.CPUMaxCores,
 	}}}}
