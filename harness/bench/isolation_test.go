@@ -117,6 +117,14 @@ func TestStalledNodeDoesNotHoldUpOthers(t *testing.T) {
 			t.Errorf("healthy shard %s: corrected max %.1f ms, gap %.2f s: the stall reached it", sh.Shard, sh.Corrected.Max, sh.MaxGapS)
 		}
 	}
+	said := false
+	for _, d := range r.Diagnosis {
+		said = said || strings.Contains(d, "waited in their node's queue") && strings.Contains(d, r.Shards[stalled].Shard) &&
+			!strings.Contains(d, r.Shards[0].Shard) && !strings.Contains(d, r.Shards[2].Shard)
+	}
+	if !said {
+		t.Errorf("the diagnosis does not name the stalled shard's queue alone: %q", r.Diagnosis)
+	}
 	// Every second inside the stall: the healthy shards at their share.
 	inside := 0
 	for _, p := range r.Seconds {

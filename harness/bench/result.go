@@ -300,11 +300,12 @@ func (r *Result) diagnose() {
 				behind++
 			}
 		}
-		// In the open loop each node has its own queue: when only some
-		// shards' ops were late, their nodes were behind, not the generator.
+		// In the open loop each node has its own queue: when the worst lag
+		// was confined to some shards (others stayed below half of it),
+		// their nodes were behind, not the generator.
 		var lateShards []string
 		for _, s := range r.Shards {
-			if s.LagMaxMs >= float64(lagWorth/time.Millisecond) {
+			if s.LagMaxMs >= max(float64(lagWorth/time.Millisecond), r.LagMaxMs/2) {
 				lateShards = append(lateShards, fmt.Sprintf("%s %s ms", s.Shard, trimFloat(s.LagMaxMs)))
 			}
 		}
@@ -314,6 +315,8 @@ func (r *Result) diagnose() {
 		} else if behind > 0 {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("the generator fell behind the schedule by %s ms at worst, in %d of %d seconds (%d ops sent more than 1 ms late); corrected latency includes that wait",
 				trimFloat(r.LagMaxMs), behind, len(r.Seconds), r.LateOps))
+		}
+		if behind > 0 && (len(lateShards) == 0 || len(lateShards) == len(r.Shards)) {
 			// Little's law: ops in flight = rate x time each op takes.
 			inFlight := r.Rate * r.Ops["total"].Raw.Mean / 1000 / float64(max(1, r.Pipeline))
 			if r.CPUMaxCores < 0.9*float64(r.Cores) && inFlight > 0.5*float64(r.Workers) {
@@ -322,7 +325,7 @@ func (r *Result) diagnose() {
 			}
 		}
 		if r.Unsent > r.Backlog {
-			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were never sent: the run ended while the generator was behind; their latency is missing from the figures", r.Unsent-r.Backlog))
+			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were never sent: the run ended while they were still due or queued (the generator or a node was behind); their latency is missing from the figures", r.Unsent-r.Backlog))
 		}
 		if r.Backlog > 0 {
 			var which []string
