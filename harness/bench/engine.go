@@ -2,7 +2,10 @@
 // sent open-loop at a global --rate (every op has an intended send time
 // from one schedule; latency is measured from it, "corrected", and from
 // the actual send, "raw") or closed-loop (--rate 0), over raw RESP
-// connections that follow MOVED/ASK and retry TRYAGAIN themselves.
+// connections that follow MOVED/ASK and retry TRYAGAIN themselves. In the
+// open loop each op is queued for its primary at its intended time and
+// each primary has its own connections (queue.go), so a stalled primary
+// holds up its own ops only.
 //
 // Memory stays bounded: each worker records into its own HDR histograms,
 // drained once a second into one compressed histogram per second and op;
@@ -52,8 +55,6 @@ type engine struct {
 	o      Options
 	clock  clock
 	router *router
-	// tickets hands out schedule positions; ticket i is due at i/rate.
-	tickets atomic.Int64
 	value   []byte // random bytes; a SET of n bytes sends value[:n]
 	// exec sends a batch; tests replace it to simulate a cluster.
 	exec func(w *worker, ctx context.Context, batch []pending, clk clock)

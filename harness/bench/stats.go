@@ -138,7 +138,8 @@ func (c *Counts) Failed() int64 {
 
 // workerStats is what one worker measured since the last collection. The
 // lock is taken by its worker once per batch and by the collector once a
-// second, so it is never contended in practice.
+// second; in the open loop the worker's lanes (one per primary) share it,
+// so at most a few goroutines ever contend for it.
 type workerStats struct {
 	mu    sync.Mutex
 	h     hists
