@@ -55,7 +55,7 @@ type engine struct {
 	o      Options
 	clock  clock
 	router *router
-	value   []byte // random bytes; a SET of n bytes sends value[:n]
+	value  []byte // random bytes; a SET of n bytes sends value[:n]
 	// exec sends a batch; tests replace it to simulate a cluster.
 	exec func(w *worker, ctx context.Context, batch []pending, clk clock)
 
