@@ -27,9 +27,11 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `A load test. It starts (or attaches to) a cluster like 'redline run' and drives
 the kv workload (GETs and SETs with memtier's knobs) for --time-limit.
 
-With --rate N the load is open-loop: one schedule of N ops/s shared by all
-workers; latency is measured from each op's intended send time (corrected:
-a stall shows in full) and from the actual send (raw). --rate 0 is a closed
+With --rate N the load is open-loop: one schedule of N ops/s, each op
+routed at its intended send time to its primary's queue, served by that
+primary's own --concurrency connections (a stalled primary holds up its
+own ops only); latency is measured from each op's intended send time
+(corrected: a stall shows in full) and from the actual send (raw). --rate 0 is a closed
 loop for maximum throughput. MOVED and ASK are followed, TRYAGAIN retried,
 CLUSTERDOWN and reconnects counted per second; nothing ends the run early.
 With --nemesis (migrate, member, failover, pause, ...) every fault gets

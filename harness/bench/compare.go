@@ -51,6 +51,8 @@ var compared = []figure{
 	{"TRYAGAIN", func(r *Result) float64 { return float64(r.Counts.TryAgain) }, true},
 	{"CLUSTERDOWN", func(r *Result) float64 { return float64(r.Counts.ClusterDown) }, true},
 	{"reconnects", func(r *Result) float64 { return float64(r.Counts.Reconnects) }, true},
+	{"unsent ops", func(r *Result) float64 { return float64(r.Unsent) }, true},
+	{"backlog ops (full queue)", func(r *Result) float64 { return float64(r.Backlog) }, true},
 	{"longest shard gap s", maxGap, true},
 	{"generator lag max ms", func(r *Result) float64 { return r.LagMaxMs }, true},
 	{"generator cores max", func(r *Result) float64 { return r.CPUMaxCores }, true},

@@ -2,7 +2,10 @@
 // sent open-loop at a global --rate (every op has an intended send time
 // from one schedule; latency is measured from it, "corrected", and from
 // the actual send, "raw") or closed-loop (--rate 0), over raw RESP
-// connections that follow MOVED/ASK and retry TRYAGAIN themselves.
+// connections that follow MOVED/ASK and retry TRYAGAIN themselves. In the
+// open loop each op is queued for its primary at its intended time and
+// each primary has its own connections (queue.go), so a stalled primary
+// holds up its own ops only.
 //
 // Memory stays bounded: each worker records into its own HDR histograms,
 // drained once a second into one compressed histogram per second and op;
@@ -37,7 +40,11 @@ type Options struct {
 	// HistoryPath, when set, receives a gzip-compressed op log.
 	HistoryPath string
 	Nemesis     harness.Nemesis // nil: no faults
-	Log         func(format string, args ...any)
+	// QueueLimit bounds each node's queue of dispatched ops in the open
+	// loop (0: queueSeconds of the schedule, at least 1024, at most 1M);
+	// ops a full queue refuses are counted as backlog (queue.go).
+	QueueLimit int
+	Log        func(format string, args ...any)
 	// Started is called when traffic starts, with a function returning
 	// ok/failed counts so far (for a progress display).
 	Started func(counts func() (ok, fail, info int64))
@@ -48,9 +55,7 @@ type engine struct {
 	o      Options
 	clock  clock
 	router *router
-	// tickets hands out schedule positions; ticket i is due at i/rate.
-	tickets atomic.Int64
-	value   []byte // random bytes; a SET of n bytes sends value[:n]
+	value  []byte // random bytes; a SET of n bytes sends value[:n]
 	// exec sends a batch; tests replace it to simulate a cluster.
 	exec func(w *worker, ctx context.Context, batch []pending, clk clock)
 
@@ -58,9 +63,12 @@ type engine struct {
 	gaps      *gapTracker
 
 	workers []*worker
-	series  *series
-	hist    *opLog
-	events  *eventLog
+	// lanes are the open loop's per-node workers (queue.go); each shares
+	// the statistics of the worker of its number.
+	lanes  []*worker
+	series *series
+	hist   *opLog
+	events *eventLog
 }
 
 // clock is the engine's time: real in a run, simulated in tests.
@@ -249,12 +257,28 @@ func (e *engine) traffic(ctx context.Context) *Result {
 		o.Started(e.series.counts)
 	}
 	var wg sync.WaitGroup
-	for _, w := range e.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.run(tctx, e.clock)
-		}()
+	if o.Rate > 0 {
+		d := e.newDispatcher(func(_ uint32, q *nodeQueue) {
+			for _, base := range e.workers {
+				l := &worker{id: base.id, e: e, stats: base.stats}
+				e.lanes = append(e.lanes, l)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l.serve(tctx, q, e.clock)
+				}()
+			}
+		})
+		e.series.addStats(d.stats)
+		d.run(tctx, e.clock)
+	} else {
+		for _, w := range e.workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.run(tctx, e.clock)
+			}()
+		}
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -262,7 +286,7 @@ func (e *engine) traffic(ctx context.Context) *Result {
 	<-collectDone
 	nemWG.Wait()
 	e.series.collect(elapsed) // what the workers did after the last tick
-	for _, w := range e.workers {
+	for _, w := range append(e.workers, e.lanes...) {
 		w.closeAll()
 		if e.hist != nil {
 			e.hist.write(w.log)
@@ -274,8 +298,9 @@ func (e *engine) traffic(ctx context.Context) *Result {
 	return e.result(elapsed)
 }
 
-// run is a worker's loop: take the next tickets of the schedule, wait
-// until they are due, send them, record.
+// run is a closed-loop worker's loop (--rate 0): send the next op as
+// soon as the previous one completed, record. The open loop is the
+// dispatcher and the per-node lanes (queue.go).
 func (w *worker) run(ctx context.Context, clk clock) {
 	e := w.e
 	p := e.o.KV.Pipeline
@@ -284,28 +309,15 @@ func (w *worker) run(ctx context.Context, clk clock) {
 	}
 	for ctx.Err() == nil {
 		batch := w.batch[:p]
-		if e.o.Rate > 0 {
-			first := e.tickets.Add(int64(p)) - int64(p)
-			last := e.intended(first + int64(p) - 1)
-			if last >= e.o.Duration || !clk.sleepUntil(ctx, last) {
-				return
-			}
-			for i := range batch {
-				batch[i].intended = e.intended(first + int64(i))
-			}
-		}
 		sent := clk.now()
 		for i := range batch {
 			b := &batch[i]
-			if e.o.Rate <= 0 {
-				b.intended = sent
-			}
 			b.op = w.gen.Next()
-			b.sent = sent
+			b.intended, b.sent = sent, sent
 		}
 		e.exec(w, ctx, batch, clk)
 		w.record(batch)
-		if e.o.Rate <= 0 && batch[0].out >= outTimeout {
+		if batch[0].out >= outTimeout {
 			// Closed loop against a dead node would spin: back off a little.
 			clk.sleepUntil(ctx, clk.now()+10*time.Millisecond)
 		}
@@ -323,9 +335,16 @@ func (w *worker) record(batch []pending) {
 		if b.op.Set {
 			op = opSet
 		}
+		shard := -1
+		if e.gaps != nil {
+			shard = int(e.slotShard[b.slot])
+		}
 		if lag := b.sent - b.intended; lag > lateAfter {
 			s.c.Late++
 			s.c.LagMaxNs = max(s.c.LagMaxNs, int64(lag))
+			if shard >= 0 {
+				s.shard.lagNs[shard] = max(s.shard.lagNs[shard], int64(lag))
+			}
 		}
 		switch b.out {
 		case outOK, outMiss:
@@ -340,10 +359,10 @@ func (w *worker) record(batch []pending) {
 				}
 			}
 			s.c.Bytes += int64(b.op.Size)
-			if e.gaps != nil {
-				shard := e.slotShard[b.slot]
-				e.gaps.ok(shard, b.done)
-				s.shardOK[shard]++
+			if shard >= 0 {
+				e.gaps.ok(uint16(shard), b.done)
+				s.shard.ok[shard]++
+				record(s.shardH[shard], b.done-b.intended)
 				if s.slots == nil {
 					s.slots = &slotCounts{}
 				}

@@ -53,9 +53,38 @@ func simulate(t *testing.T, rate float64, duration, service time.Duration, stall
 		// Closed loop stops on the context: stop once simulated time is up.
 		e.exec = stopAt(e.exec, clk, duration, cancel)
 	}
-	e.workers[0].run(ctx, clk)
+	if rate > 0 {
+		runInline(ctx, e, clk)
+	} else {
+		e.workers[0].run(ctx, clk)
+	}
 	e.series.collect(clk.t)
 	return e.result(clk.t)
+}
+
+// runInline drives the open loop in one goroutine on simulated time: the
+// schedule's due ops are queued (all to node 0: no router), then worker 0,
+// as node 0's one lane, sends what is queued; when nothing is, time jumps
+// to the next op's intended time. Ops are sent until the queue is empty.
+func runInline(ctx context.Context, e *engine, clk *fakeClock) {
+	var q *nodeQueue
+	d := e.newDispatcher(func(_ uint32, nq *nodeQueue) { q = nq })
+	e.series.addStats(d.stats)
+	w := e.workers[0]
+	batch := make([]pending, e.o.KV.Pipeline)
+	for {
+		next, more := d.pump(clk.now())
+		if q != nil {
+			if n := q.take(ctx, batch, false); n > 0 {
+				w.sendQueued(ctx, batch[:n], clk)
+				continue
+			}
+		}
+		if !more {
+			return
+		}
+		clk.sleepUntil(ctx, next)
+	}
 }
 
 func stopAt(exec func(*worker, context.Context, []pending, clock), clk *fakeClock, end time.Duration, stop func()) func(*worker, context.Context, []pending, clock) {

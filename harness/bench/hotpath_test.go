@@ -38,7 +38,11 @@ func listen(tb testing.TB, serve func(net.Conn)) string {
 	return l.Addr().String()
 }
 
-func serveFake(c net.Conn) {
+func serveFake(c net.Conn) { serveFakeHolding(c, nil) }
+
+// serveFakeHolding is serveFake calling hold (when not nil) before each
+// reply: a node that stalls.
+func serveFakeHolding(c net.Conn, hold func()) {
 	defer c.Close()
 	r := bufio.NewReader(c)
 	w := bufio.NewWriter(c)
@@ -66,6 +70,9 @@ func serveFake(c net.Conn) {
 			if _, err := r.Discard(size + 2); err != nil {
 				return
 			}
+		}
+		if hold != nil {
+			hold()
 		}
 		if isGet {
 			w.WriteString("$3\r\nabc\r\n")
@@ -181,4 +188,22 @@ func BenchmarkSeriesMemory(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "retained-B/s")
 	runtime.KeepAlive(s)
+}
+
+// BenchmarkDispatch is the open loop's own part of an op: the dispatcher
+// generates, routes and queues it, a lane takes it from the queue.
+func BenchmarkDispatch(b *testing.B) {
+	o := Options{KV: testKV(), Concurrency: 1, Rate: 1e9, Duration: time.Hour, OpTimeout: time.Second, Seed: 1}
+	e := newEngine(o, staticRouter("127.0.0.1:1"))
+	var q *nodeQueue
+	d := e.newDispatcher(func(_ uint32, nq *nodeQueue) { q = nq })
+	ctx := context.Background()
+	batch := make([]pending, 16)
+	now := time.Duration(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		now += time.Nanosecond // one op due per iteration at 1e9 ops/s
+		d.pump(now)
+		q.take(ctx, batch, false)
+	}
 }

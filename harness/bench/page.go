@@ -33,6 +33,7 @@ func Save(run *results.Run, r *Result) error {
 		"moved":           r.Counts.Moved,
 		"ask":             r.Counts.Ask,
 		"lag_max_ms":      r.LagMaxMs,
+		"backlog":         r.Backlog,
 		"max_gap_s":       maxGap(r),
 		"generator_cores": r.CPUMaxCores,
 	}}}}
@@ -103,7 +104,9 @@ func Page(title string, runs []Named) string {
 		b.WriteString(chart(c.title, lines, shade, c.log))
 	}
 	for _, n := range runs {
-		b.WriteString(shardChart(n))
+		b.WriteString(shardTable(n))
+		b.WriteString(shardChart(n, "ok ops/s per shard", false, func(s Second) []float64 { return s.ShardOKPerS }))
+		b.WriteString(shardChart(n, "longest wait past the intended time, ms, per shard (ops queued for a node that was behind)", true, func(s Second) []float64 { return s.ShardLagMaxMs }))
 	}
 	for _, n := range runs {
 		b.WriteString(n.R.Load.html(n.Name))
@@ -124,9 +127,25 @@ func Page(title string, runs []Named) string {
 	return b.String()
 }
 
-// shardChart plots ok ops/s per shard of one run: a shard that stops
+// shardTable lists each shard's own figures over the run.
+func shardTable(n Named) string {
+	if len(n.R.Shards) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<h2>shards of %s</h2><table><tr><th>shard</th><th>ok/s</th><th>backlog</th><th>lag max ms</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>longest gap s</th></tr>", html.EscapeString(n.Name))
+	for _, sh := range n.R.Shards {
+		c := sh.Corrected
+		fmt.Fprintf(&b, "<tr><td style='text-align:left'>%s</td><td>%.0f</td><td>%d</td><td>%.1f</td><td>%.3g</td><td>%.3g</td><td>%.3g</td><td>%.3g</td><td>%.2f</td></tr>",
+			html.EscapeString(sh.Shard), float64(sh.OK)/max(n.R.DurationS, 1e-9), sh.Backlog, sh.LagMaxMs, c.P50, c.P99, c.P999, c.Max, sh.MaxGapS)
+	}
+	b.WriteString("</table>")
+	return b.String()
+}
+
+// shardChart plots a per-shard figure of one run: a shard that stops
 // serving shows as a line at zero while the others go on.
-func shardChart(n Named) string {
+func shardChart(n Named, title string, logY bool, get func(Second) []float64) string {
 	if len(n.R.Shards) == 0 {
 		return ""
 	}
@@ -135,9 +154,9 @@ func shardChart(n Named) string {
 	for i, sh := range n.R.Shards {
 		l := line{color: palette[i%len(palette)]}
 		for _, s := range n.R.Seconds {
-			if i < len(s.ShardOKPerS) {
+			if v := get(s); i < len(v) {
 				l.x = append(l.x, s.T)
-				l.y = append(l.y, s.ShardOKPerS[i])
+				l.y = append(l.y, v[i])
 			}
 		}
 		lines = append(lines, l)
@@ -147,8 +166,8 @@ func shardChart(n Named) string {
 	for _, w := range n.R.Windows {
 		shade = append(shade, [2]float64{w.StartS, w.EndS})
 	}
-	return "<p>ok ops/s per shard (as at the start) of " + html.EscapeString(n.Name) + ": " + strings.Join(names, ", ") + "</p>" +
-		chart("ok ops/s per shard", lines, shade, false)
+	return "<p>" + html.EscapeString(title) + " (shards as at the start) of " + html.EscapeString(n.Name) + ": " + strings.Join(names, ", ") + "</p>" +
+		chart(title, lines, shade, logY)
 }
 
 type line struct {

@@ -23,9 +23,13 @@ type Result struct {
 	// Unsent counts ops the schedule held that were never sent because the
 	// run ended while the generator was behind: they are not in the
 	// latency figures, which understate the tail by that much.
-	Unsent int64                 `json:"unsent,omitempty"`
-	Ops    map[string]*OpFigures `json:"ops"` // get, set, total
-	Counts Counts                `json:"counts"`
+	Unsent int64 `json:"unsent,omitempty"`
+	// Backlog is the part of Unsent that a node's full queue refused
+	// (Options.QueueLimit): the node was stalled for longer than its queue
+	// holds. Per shard in Shards.
+	Backlog int64                 `json:"backlog,omitempty"`
+	Ops     map[string]*OpFigures `json:"ops"` // get, set, total
+	Counts  Counts                `json:"counts"`
 	// Generator health: how far it fell behind the schedule, how much CPU
 	// it used, and what that means in words.
 	LateOps     int64    `json:"late_ops"`
@@ -69,6 +73,15 @@ type ShardGap struct {
 	// waiting on another shard; the gap may be the generator's, not this
 	// shard's.
 	GeneratorBehind bool `json:"generator_behind,omitempty"`
+	// The shard's own figures over the run: ok ops, ops its node's full
+	// queue refused, the longest an op waited past its intended time
+	// before it was sent (in the open loop, a stalled node's ops wait in
+	// its queue while the other shards' ops are sent on time), and the
+	// corrected latency of its ok ops (2 significant digits).
+	OK        int64     `json:"ok"`
+	Backlog   int64     `json:"backlog,omitempty"`
+	LagMaxMs  float64   `json:"lag_max_ms"`
+	Corrected Quantiles `json:"corrected_ms"`
 }
 
 // Second is one point of the time series.
@@ -92,6 +105,12 @@ type Second struct {
 	CPUCores    float64 `json:"cpu_cores"`
 	// ShardOKPerS is ok ops/s per shard, in the order of Result.Shards.
 	ShardOKPerS []float64 `json:"shard_ok_per_s,omitempty"`
+	// ShardLagMaxMs is per shard the longest an op waited past its
+	// intended time before it was sent (0: none more than 1 ms late).
+	ShardLagMaxMs []float64 `json:"shard_lag_max_ms,omitempty"`
+	// ShardBacklog counts per shard the ops its node's full queue refused
+	// (only when there were any).
+	ShardBacklog []int64 `json:"shard_backlog,omitempty"`
 }
 
 // Window summarises a fault: the same length of time before it, while it
@@ -159,6 +178,7 @@ func (e *engine) result(elapsed time.Duration) *Result {
 		scheduled := int64(math.Ceil(e.o.Rate * e.o.Duration.Seconds()))
 		r.Unsent = max(0, scheduled-s.total.TotalOK()-s.total.Failed())
 	}
+	r.Backlog = s.total.Backlog
 	r.LateOps, r.LagMaxMs = s.total.Late, float64(s.total.LagMaxNs)/1e6
 	for _, sec := range s.seconds {
 		r.Seconds = append(r.Seconds, sec.point())
@@ -172,7 +192,18 @@ func (e *engine) result(elapsed time.Duration) *Result {
 					listed++
 				}
 			}
-			r.Shards = append(r.Shards, ShardGap{Shard: n, MaxGapS: e.gaps.max[i].Seconds(), MaxGapAtS: e.gaps.maxAt[i].Seconds(), GapsListed: listed})
+			sh := ShardGap{Shard: n, MaxGapS: e.gaps.max[i].Seconds(), MaxGapAtS: e.gaps.maxAt[i].Seconds(), GapsListed: listed}
+			for _, sec := range s.seconds {
+				if i < len(sec.Shard.ok) {
+					sh.OK += sec.Shard.ok[i]
+					sh.Backlog += sec.Shard.backlog[i]
+					sh.LagMaxMs = max(sh.LagMaxMs, float64(sec.Shard.lagNs[i])/1e6)
+				}
+			}
+			if i < len(s.shardH) {
+				sh.Corrected = quantiles(s.shardH[i])
+			}
+			r.Shards = append(r.Shards, sh)
 		}
 		r.Gaps = e.gaps.gaps
 	}
@@ -182,7 +213,7 @@ func (e *engine) result(elapsed time.Duration) *Result {
 			lag := 0.0
 			for _, p := range r.Seconds {
 				if p.T > sh.MaxGapAtS && p.T-1 < sh.MaxGapAtS+sh.MaxGapS {
-					lag = max(lag, p.LagMaxMs/1000)
+					lag = max(lag, p.lagElsewhere(i)/1000)
 				}
 			}
 			sh.GeneratorBehind = sh.MaxGapS >= gapWorth.Seconds() && lag >= sh.MaxGapS/2
@@ -190,6 +221,24 @@ func (e *engine) result(elapsed time.Duration) *Result {
 	}
 	r.diagnose()
 	return r
+}
+
+// lagElsewhere is the second's largest lag of ops not to shard i: a gap
+// of shard i is the generator's only if ops elsewhere were late too. When
+// the second's largest lag was an op of shard i itself, the other shards'
+// lags count; otherwise the overall lag (the generator's own, or another
+// shard's) does.
+func (p *Second) lagElsewhere(i int) float64 {
+	if i >= len(p.ShardLagMaxMs) || p.ShardLagMaxMs[i] < p.LagMaxMs {
+		return p.LagMaxMs
+	}
+	l := 0.0
+	for j, v := range p.ShardLagMaxMs {
+		if j != i {
+			l = max(l, v)
+		}
+	}
+	return l
 }
 
 func (sec *second) point() Second {
@@ -203,8 +252,15 @@ func (sec *second) point() Second {
 		TryAgain: c.TryAgain, ClusterDown: c.ClusterDown, Reconnects: c.Reconnects,
 		LagMaxMs: float64(c.LagMaxNs) / 1e6, CPUCores: sec.CPU,
 	}
-	for _, n := range sec.ShardOK {
+	for i, n := range sec.Shard.ok {
 		p.ShardOKPerS = append(p.ShardOKPerS, float64(n)/l)
+		p.ShardLagMaxMs = append(p.ShardLagMaxMs, float64(sec.Shard.lagNs[i])/1e6)
+		if sec.Shard.backlog[i] > 0 && p.ShardBacklog == nil {
+			p.ShardBacklog = make([]int64, len(sec.Shard.ok))
+		}
+	}
+	if p.ShardBacklog != nil {
+		copy(p.ShardBacklog, sec.Shard.backlog)
 	}
 	q, qr := quantiles(h[corrected]), quantiles(h[raw])
 	p.P50Ms, p.P99Ms, p.P999Ms, p.RawP99Ms, p.RawP999Ms = q.P50, q.P99, q.P999, qr.P99, qr.P999
@@ -244,9 +300,23 @@ func (r *Result) diagnose() {
 				behind++
 			}
 		}
-		if behind > 0 {
+		// In the open loop each node has its own queue: when the worst lag
+		// was confined to some shards (others stayed below half of it),
+		// their nodes were behind, not the generator.
+		var lateShards []string
+		for _, s := range r.Shards {
+			if s.LagMaxMs >= max(float64(lagWorth/time.Millisecond), r.LagMaxMs/2) {
+				lateShards = append(lateShards, fmt.Sprintf("%s %s ms", s.Shard, trimFloat(s.LagMaxMs)))
+			}
+		}
+		if behind > 0 && len(lateShards) > 0 && len(lateShards) < len(r.Shards) {
+			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("ops to some shards waited in their node's queue past their intended time, at worst%s, in %d of %d seconds (%d ops sent more than 1 ms late): every connection to that node was waiting for replies; the other shards' ops were sent on time; corrected latency includes that wait",
+				listed(lateShards), behind, len(r.Seconds), r.LateOps))
+		} else if behind > 0 {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("the generator fell behind the schedule by %s ms at worst, in %d of %d seconds (%d ops sent more than 1 ms late); corrected latency includes that wait",
 				trimFloat(r.LagMaxMs), behind, len(r.Seconds), r.LateOps))
+		}
+		if behind > 0 && (len(lateShards) == 0 || len(lateShards) == len(r.Shards)) {
 			// Little's law: ops in flight = rate x time each op takes.
 			inFlight := r.Rate * r.Ops["total"].Raw.Mean / 1000 / float64(max(1, r.Pipeline))
 			if r.CPUMaxCores < 0.9*float64(r.Cores) && inFlight > 0.5*float64(r.Workers) {
@@ -254,8 +324,17 @@ func (r *Result) diagnose() {
 					trimFloat(r.Ops["total"].Raw.Mean), inFlight, r.Workers))
 			}
 		}
-		if r.Unsent > 0 {
-			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were never sent: the run ended while the generator was behind; their latency is missing from the figures", r.Unsent))
+		if r.Unsent > r.Backlog {
+			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were never sent: the run ended while they were still due or queued (the generator or a node was behind); their latency is missing from the figures", r.Unsent-r.Backlog))
+		}
+		if r.Backlog > 0 {
+			var which []string
+			for _, s := range r.Shards {
+				if s.Backlog > 0 {
+					which = append(which, fmt.Sprintf("%s %d", s.Shard, s.Backlog))
+				}
+			}
+			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were not sent because their node's queue was full (backlog: the node was behind by more than its queue holds)%s; they are counted as unsent and their latency, at least the time the queue took to drain, is missing from the figures", r.Backlog, listed(which)))
 		}
 		if got := r.Throughput + float64(r.Counts.Failed())/r.DurationS; got < 0.95*r.Rate {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("delivered %.0f ops/s of the %.0f scheduled: every worker was waiting for replies (raise --concurrency or --pipeline) or the generator was short of CPU", got, r.Rate))
@@ -364,10 +443,12 @@ func (r *Result) PrintSummary(w io.Writer) {
 	}
 	tw.Flush()
 	mode := "closed loop"
+	conns := "workers"
 	if r.Rate > 0 {
 		mode = fmt.Sprintf("open loop at %s ops/s; latency from the intended send time, raw from the actual send", trimFloat(r.Rate))
+		conns = "connections per primary, each with its own queue"
 	}
-	fmt.Fprintf(w, "\n%d workers, pipeline %d, %s, %.1f s\n", r.Workers, r.Pipeline, mode, r.DurationS)
+	fmt.Fprintf(w, "\n%d %s, pipeline %d, %s, %.1f s\n", r.Workers, conns, r.Pipeline, mode, r.DurationS)
 	c := r.Counts
 	fmt.Fprintf(w, "redirects: MOVED %d, ASK %d, TRYAGAIN %d, CLUSTERDOWN %d; reconnects %d; timeouts %d, connection errors %d\n",
 		c.Moved, c.Ask, c.TryAgain, c.ClusterDown, c.Reconnects, c.Timeouts[opGet]+c.Timeouts[opSet], c.ConnErrors)
@@ -387,8 +468,15 @@ func (r *Result) PrintSummary(w io.Writer) {
 		}
 		fmt.Fprintf(w, "longest availability gap per shard: %s\n", strings.Join(parts, ", "))
 		if behind {
-			fmt.Fprintf(w, "  * the generator was behind during that gap: all %d workers may have been waiting on another shard, so part of the gap may be the generator's (raise --concurrency)\n", r.Workers)
+			fmt.Fprintf(w, "  * the generator was behind during that gap: ops to other shards were late too, so part of the gap may be the generator's (raise --concurrency)\n")
 		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nSHARD\tOK/S\tBACKLOG\tLAG MAX MS\tP50 MS\tP99 MS\tP99.9 MS\tMAX MS\tLONGEST GAP S")
+		for _, s := range r.Shards {
+			c := s.Corrected
+			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%s\t%.3g\t%.3g\t%.3g\t%.3g\t%.2f\n", s.Shard, float64(s.OK)/r.DurationS, s.Backlog, trimFloat(s.LagMaxMs), c.P50, c.P99, c.P999, c.Max, s.MaxGapS)
+		}
+		tw.Flush()
 	}
 	if len(r.Windows) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -416,6 +504,13 @@ func (r *Result) PrintSummary(w io.Writer) {
 		tw.Flush()
 	}
 	r.Load.print(w)
+}
+
+func listed(parts []string) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func pctChange(before, after float64) string {

@@ -18,8 +18,8 @@ import (
 // each), so a window of seconds (before/during/after a fault) can be
 // summarised exactly at the end while memory grows by a few KB a second.
 type series struct {
-	workers []*worker
-	shards  int
+	stats  []*workerStats // the workers' (and the dispatcher's)
+	shards int
 
 	mu      sync.Mutex
 	seconds []second
@@ -29,22 +29,39 @@ type series struct {
 	lastCPU time.Duration
 	lastAt  time.Duration
 
+	// shardH is each shard's corrected latency over the run.
+	shardH []*hdrhistogram.Histogram
+
 	ok, fail atomic.Int64
 }
 
 // second is one collection interval.
 type second struct {
-	At      time.Duration // end of the interval, since the start of traffic
-	Len     time.Duration
-	C       Counts
-	H       [numOps][numKinds][]byte // compressed histograms
-	Sum     [numOps][numKinds]Quantiles
-	CPU     float64 // generator CPU in cores over the interval
-	ShardOK []int64 // ok ops per shard
+	At    time.Duration // end of the interval, since the start of traffic
+	Len   time.Duration
+	C     Counts
+	H     [numOps][numKinds][]byte // compressed histograms
+	Sum   [numOps][numKinds]Quantiles
+	CPU   float64   // generator CPU in cores over the interval
+	Shard shardFigs // ok ops, backlog and lag per shard
 }
 
 func newSeries(ws []*worker, shards int) *series {
-	return &series{workers: ws, shards: shards, totalH: newHists(), scratch: newHists(), lastCPU: cpuTime()}
+	s := &series{shards: shards, totalH: newHists(), scratch: newHists(), lastCPU: cpuTime()}
+	for _, w := range ws {
+		s.stats = append(s.stats, w.stats)
+	}
+	for range shards {
+		s.shardH = append(s.shardH, newShardHist())
+	}
+	return s
+}
+
+// addStats adds statistics to collect (the dispatcher's).
+func (s *series) addStats(st *workerStats) {
+	s.mu.Lock()
+	s.stats = append(s.stats, st)
+	s.mu.Unlock()
 }
 
 // run collects every second until ctx ends. The final collection after
@@ -70,15 +87,15 @@ func (s *series) collect(at time.Duration) {
 		return
 	}
 	var c Counts
-	shardOK := make([]int64, s.shards)
+	shard := newShardFigs(s.shards)
 	s.scratch.reset()
-	for _, w := range s.workers {
-		w.stats.drainInto(&s.scratch, &c, shardOK)
+	for _, st := range s.stats {
+		st.drainInto(&s.scratch, &c, &shard, s.shardH)
 	}
 	if c == (Counts{}) && at-s.lastAt < 100*time.Millisecond {
 		return // the final collection right after a tick: nothing new
 	}
-	sec := second{At: at, Len: at - s.lastAt, C: c, ShardOK: shardOK}
+	sec := second{At: at, Len: at - s.lastAt, C: c, Shard: shard}
 	for o := range sec.H {
 		for k := range sec.H[o] {
 			h := s.scratch[o][k]
