@@ -494,7 +494,10 @@ func (s *Server) sendInvalidation(c *Client, ct *clientTracking, keys []string, 
 	redirected := false
 	if ct.redirect != 0 {
 		target = s.clientByID(ct.redirect)
-		if target == nil {
+		// A client that quit or was killed is gone for Redis, which frees it
+		// before serving anyone else; here its connection may not have
+		// closed yet.
+		if target == nil || target.closeNow || target.killed.Load() {
 			ct.broken = true
 			if c.proto == 3 {
 				c.pushHeader(2)
