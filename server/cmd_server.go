@@ -64,6 +64,8 @@ func cmdQuit(c *Client, argv [][]byte) {
 func cmdReset(c *Client, argv [][]byte) {
 	c.resetMulti()
 	c.s.unwatchAll(c)
+	c.s.stopMonitor(c)
+	c.s.unsubscribeAll(c)
 	c.db = 0
 	c.proto = 2
 	c.name = ""
@@ -411,6 +413,9 @@ func (s *Server) configChanged(name string) {
 
 func (c *Client) flagsString() string {
 	f := ""
+	if c.monitor {
+		f += "O"
+	}
 	if c.multi {
 		f += "x"
 	}

@@ -220,7 +220,11 @@ func (c *Client) call(argv [][]byte) { c.callCmd(c.s.Lookup(argv[0]), argv) }
 // callCmd is call with argv[0] already looked up (nil: unknown command).
 func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 	if c.replyMode != replyOn {
-		defer c.dropReply(len(c.out), c.replyMode)
+		mark := len(c.out)
+		if cmd != nil && pushesReply(cmd.Name) {
+			mark = -1 // Pub/Sub notifications go out even so, as Redis's CLIENT_PUSHING
+		}
+		defer c.dropReply(mark, c.replyMode)
 	}
 	s := c.s
 	if cmd == nil {
@@ -342,6 +346,8 @@ func (c *Client) reject(msg string) {
 		c.cmd.rejected++
 	}
 	if c.cmd != nil && c.cmd.Name == "exec" {
+		// Monitors saw MULTI and not the queued commands: EXEC ends it.
+		c.s.feedMonitors(c, c.cmd, [][]byte{[]byte("exec")})
 		c.resetMulti()
 		c.s.unwatchAll(c)
 		c.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
@@ -389,6 +395,9 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 	}
 	if s.trk != nil {
 		s.trackAfter(c, cmd, argv, s.dirty != dirty && cmd.Flags&FlagWrite != 0)
+	}
+	if len(s.monitors) > 0 && monitored(cmd, argv) {
+		s.feedMonitors(c, cmd, argv)
 	}
 	if s.dirty != dirty && cmd.Flags&FlagWrite != 0 {
 		if c.propSet {

@@ -46,6 +46,7 @@ type Client struct {
 	// unwatchPending: a transaction ended while a script was busy; its
 	// WATCHes go when the client next takes the server lock.
 	unwatchPending bool
+	monitor        bool // in MONITOR mode (Server.monitors)
 
 	// cluster-mode state the cluster package may use.
 	Asking   bool

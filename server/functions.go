@@ -391,6 +391,7 @@ func (s *Server) registerFunctionCommands() {
 }
 
 func cmdFCall(c *Client, argv [][]byte) {
+	c.feedScriptCall(argv)
 	s := c.s
 	f := s.functions().funcs[strings.ToLower(string(argv[1]))]
 	if f == nil {

@@ -475,6 +475,7 @@ func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, read
 }
 
 func cmdEval(c *Client, argv [][]byte) {
+	c.feedScriptCall(argv)
 	sc := c.s.scripts
 	sha, fn, err := sc.compile(string(argv[1]))
 	if err != nil {
@@ -485,6 +486,7 @@ func cmdEval(c *Client, argv [][]byte) {
 }
 
 func cmdEvalSHA(c *Client, argv [][]byte) {
+	c.feedScriptCall(argv)
 	sc := c.s.scripts
 	sha := strings.ToLower(string(argv[1]))
 	fn, ok := sc.funcs[sha]

@@ -135,6 +135,16 @@ func (ps *subscriber) writer() {
 
 // dropSubscriber forgets a closing client's subscriptions (lock held).
 func (s *Server) dropSubscriber(c *Client) {
+	if c.ps == nil {
+		return
+	}
+	s.unsubscribeAll(c)
+	close(c.ps.done)
+}
+
+// unsubscribeAll ends every subscription of c, silently (RESET; a closing
+// client). Its writer keeps running: the connection may go on.
+func (s *Server) unsubscribeAll(c *Client) {
 	ps := c.ps
 	if ps == nil {
 		return
@@ -149,7 +159,9 @@ func (s *Server) dropSubscriber(c *Client) {
 	for ch := range ps.shard {
 		unsub(st.shard, ch, c)
 	}
-	close(ps.done)
+	clear(ps.channels)
+	clear(ps.patterns)
+	clear(ps.shard)
 }
 
 func unsub(m map[string]map[*Client]struct{}, name string, c *Client) {

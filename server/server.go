@@ -110,6 +110,7 @@ type Server struct {
 	runID     string
 
 	watchers map[watchedKey][]*Client
+	monitors []*Client // clients in MONITOR mode
 
 	prop      propagator
 	aof       *aofState
@@ -439,6 +440,7 @@ func (s *Server) forgetClient(c *Client) {
 		s.unblock(c)
 	}
 	s.unwatchAll(c)
+	s.stopMonitor(c)
 	s.trackingOff(c)
 	s.dropSubscriber(c)
 	s.clientsMu.Lock()

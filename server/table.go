@@ -224,6 +224,7 @@ func registerCommands(s *Server) {
 	s.reg("echo", 2, "fast loading stale", 0, 0, 0, cmdEcho, "connection")
 	s.reg("select", 2, "loading stale fast", 0, 0, 0, cmdSelect, "connection")
 	s.reg("quit", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdQuit, "connection")
+	s.reg("monitor", 1, "admin noscript loading stale", 0, 0, 0, cmdMonitor, "server")
 	s.reg("reset", 1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdReset, "connection")
 	s.reg("auth", -2, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdAuth, "connection")
 	s.reg("hello", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdHello, "connection")

@@ -32,19 +32,30 @@ func cmdClientReply(c *Client, argv [][]byte) {
 	}
 }
 
+// pushesReply names the commands whose replies are Pub/Sub notifications,
+// which CLIENT REPLY OFF and SKIP do not silence.
+func pushesReply(name string) bool {
+	switch name {
+	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
+		return true
+	}
+	return false
+}
+
 // dropReply runs after a command that started in mode: the replies it
-// produced from mark on are dropped when the mode says so.
+// produced from mark on (none when mark < 0) are dropped when the mode
+// says so.
 func (c *Client) dropReply(mark int, mode uint8) {
 	switch mode {
 	case replyOff:
-		if c.replyMode == replyOff && len(c.out) >= mark {
+		if c.replyMode == replyOff && mark >= 0 && len(c.out) >= mark {
 			c.out = c.out[:mark]
 		}
 	case replySkipNext:
 		// the SKIP command itself ran with mode on; this is the next one,
 		// unless it was CLIENT REPLY ON, whose OK goes out (as in Redis)
 		if c.replyMode == replySkipNext {
-			if len(c.out) >= mark {
+			if mark >= 0 && len(c.out) >= mark {
 				c.out = c.out[:mark]
 			}
 			c.replyMode = replyOn
