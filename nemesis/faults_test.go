@@ -341,10 +341,11 @@ func readFile(t *testing.T, path string) string {
 // interfaces) through a --nemesis-hook that pauses redis-server processes.
 func TestExternalClusterWithPauseHook(t *testing.T) {
 	c := startLocal(t, 3, 0)
-	ext, err := cluster.External(c.addrs())
+	nodes, err := cluster.ExternalNodes(c.addrs())
 	if err != nil {
 		t.Fatal(err)
 	}
+	ext := bare{nodes: nodes}
 	if _, err := New([]string{"pause"}, ext, opts()); !errHas(err, "pause", "external", "--nemesis-hook pause") {
 		t.Fatalf("pause without a hook: %v", err)
 	}

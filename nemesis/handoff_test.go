@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -175,7 +176,7 @@ func handoffComposition(ctx context.Context, t *testing.T, bin, mode string, see
 
 func runID(t *testing.T, addr string) string {
 	t.Helper()
-	c := (&admin{}).client(addr)
+	c := (&clusteradmin.Admin{}).Client(addr)
 	defer c.Close()
 	info, err := c.Info(context.Background(), "server").Result()
 	if err != nil {

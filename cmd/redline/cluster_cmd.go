@@ -155,7 +155,7 @@ cluster redline started in containers on this Docker Engine.`,
 			defer cancel()
 			if addrs != "" {
 				list := splitList(addrs)
-				if _, err := cluster.External(list); err != nil {
+				if _, err := cluster.ExternalNodes(list); err != nil {
 					return badArgs("--addrs: %v", err)
 				}
 				return printStatus(ctx, stdout, list)

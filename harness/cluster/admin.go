@@ -91,8 +91,9 @@ func InfoField(info, name string) (string, bool) {
 	return "", false
 }
 
-// splitAddr checks "host:port" syntax.
-func splitAddr(addr string) (string, int, error) {
+// SplitAddr splits a node address "host:port", checking that the host is
+// not empty and the port is 1-65535.
+func SplitAddr(addr string) (string, int, error) {
 	host, p, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", 0, fmt.Errorf("address %q is not host:port: %v", addr, err)
@@ -107,9 +108,10 @@ func splitAddr(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// External describes an existing cluster at addrs (host:port each). Its
-// Close only forgets it: redline never tears down a cluster it did not create.
-func External(addrs []string) (Cluster, error) {
+// ExternalNodes describes the nodes of an existing cluster at addrs
+// (host:port each), named n1, n2, ... in the order given: the check of
+// --addrs. An address that is not host:port or is given twice is an error.
+func ExternalNodes(addrs []string) ([]Node, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("external cluster: no addresses given (want --addrs host:port,...)")
 	}
@@ -117,7 +119,7 @@ func External(addrs []string) (Cluster, error) {
 	nodes := make([]Node, 0, len(addrs))
 	for i, a := range addrs {
 		a = strings.TrimSpace(a)
-		host, _, err := splitAddr(a)
+		host, _, err := SplitAddr(a)
 		if err != nil {
 			return nil, fmt.Errorf("external cluster: %w", err)
 		}
@@ -127,17 +129,5 @@ func External(addrs []string) (Cluster, error) {
 		seen[a] = true
 		nodes = append(nodes, Node{Name: fmt.Sprintf("n%d", i+1), Addr: a, Host: host})
 	}
-	return &external{nodes: nodes}, nil
-}
-
-type external struct{ nodes []Node }
-
-func (e *external) Nodes() []Node                   { return append([]Node(nil), e.nodes...) }
-func (e *external) Close(ctx context.Context) error { return nil }
-func (e *external) Describe() map[string]string {
-	addrs := make([]string, len(e.nodes))
-	for i, n := range e.nodes {
-		addrs[i] = n.Addr
-	}
-	return map[string]string{"runtime": "external", "addrs": strings.Join(addrs, ",")}
+	return nodes, nil
 }

@@ -17,6 +17,8 @@ package cluster
 import (
 	"context"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -45,6 +47,21 @@ type Node struct {
 	Addr string // ip:port clients dial
 	// Host is the IP as seen by peers (the address partitions filter on).
 	Host string
+}
+
+// CompareNames orders node names "n2" before "n10".
+func CompareNames(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+// SortedNodes returns a copy of ns sorted by name (CompareNames).
+func SortedNodes(ns []Node) []Node {
+	ns = slices.Clone(ns)
+	slices.SortFunc(ns, func(a, b Node) int { return CompareNames(a.Name, b.Name) })
+	return ns
 }
 
 // Cluster is a running cluster.

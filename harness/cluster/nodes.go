@@ -269,3 +269,19 @@ func Self(nodes []NodeInfo) (NodeInfo, bool) {
 	}
 	return NodeInfo{}, false
 }
+
+// OwnerOf returns the id of the first primary in nodes that serves slot
+// ("" when none does): who owns it in this view.
+func OwnerOf(nodes []NodeInfo, slot int) string {
+	for _, n := range nodes {
+		if !n.IsPrimary() {
+			continue
+		}
+		for _, r := range n.Ranges {
+			if slot >= r.Start && slot <= r.End {
+				return n.ID
+			}
+		}
+	}
+	return ""
+}

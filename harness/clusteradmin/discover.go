@@ -220,13 +220,7 @@ func (e *External) Refresh(ctx context.Context) error {
 		host, _, _ := net.SplitHostPort(m.Addr)
 		nodes = append(nodes, cluster.Node{Name: name, Addr: m.Addr, Host: host})
 	}
-	slices.SortFunc(nodes, func(a, b cluster.Node) int {
-		if len(a.Name) != len(b.Name) {
-			return len(a.Name) - len(b.Name)
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	e.nodes = nodes
+	e.nodes = cluster.SortedNodes(nodes)
 	return nil
 }
 
