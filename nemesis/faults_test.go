@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -277,7 +278,7 @@ func TestKillAndPauseLocalProcesses(t *testing.T) {
 		return cl.Ping(pctx).Err()
 	}
 	idOf := func(addr string) string {
-		text, err := cluster.ClusterNodesText(ctx, addr)
+		text, err := clusteradmin.ClusterNodesText(ctx, addr)
 		if err != nil {
 			t.Fatal(err)
 		}

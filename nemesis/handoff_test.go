@@ -182,12 +182,8 @@ func runID(t *testing.T, addr string) string {
 	if err != nil {
 		t.Fatalf("INFO of %s: %v", addr, err)
 	}
-	for _, l := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "run_id:"); ok {
-			return v
-		}
-	}
-	return ""
+	v, _ := clusteradmin.InfoField(info, "run_id")
+	return v
 }
 
 func nodeAddr(c *localCluster, name string) string {

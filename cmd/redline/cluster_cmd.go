@@ -198,7 +198,7 @@ func linkState(connected bool) string {
 
 // printStatus prints one cluster's CLUSTER NODES as a table.
 func printStatus(ctx context.Context, w io.Writer, addrs []string) error {
-	nodes, err := cluster.Topology(ctx, addrs)
+	nodes, err := clusteradmin.ReadNodes(ctx, addrs)
 	if err != nil {
 		return harnessFailed(fmt.Errorf("cannot read CLUSTER NODES from %s: %w", strings.Join(addrs, ","), err))
 	}
