@@ -116,7 +116,7 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *clusteradmin.Top
 	a := &action{nodes: nodes, detail: map[string]any{"moves": planned}}
 	switch st.Mode {
 	case "slot", "storm":
-		atomic := rng.IntN(2) == 0 // used only where every primary supports it (atomic.go)
+		atomic := rng.IntN(2) == 0 // used only where every primary supports it (SlotMover.AtomicCapable)
 		a.start = func(ctx context.Context) (map[string]any, error) {
 			if atomic && n.AtomicCapable(ctx, all) {
 				var ms []clusteradmin.AtomicMove

@@ -6,12 +6,14 @@
 // Faults are optional interfaces: a nemesis type-asserts the Cluster for the
 // capability it needs and says before the run starts when a target lacks it.
 //
-// Beside the interfaces it holds node descriptions (CLUSTER NODES parsed,
-// nodes.go; an external cluster's addresses), how a connection to a node is
-// opened (the send-once options and admin credentials every redline
-// connection starts from) and reading one node's CLUSTER NODES. What is done
-// to a cluster through those connections (forming, converging, discovering,
-// journalling) lives in harness/clusteradmin.
+// Beside the interfaces it holds descriptions only: of nodes (Node, names
+// ordered n2 before n10; CLUSTER NODES parsed into NodeInfo, slot map and
+// owner; an external cluster's addresses checked into Nodes: nodes.go) and
+// of how a connection to a node is opened (the send-once options and admin
+// credentials every redline connection starts from, AdminClient: conn.go,
+// credentials.go). Everything done to a cluster through those connections
+// (reading CLUSTER NODES or INFO, forming, converging, discovering, moving
+// slots, repairing, journalling) lives in harness/clusteradmin.
 package cluster
 
 import (
