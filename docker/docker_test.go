@@ -99,8 +99,8 @@ func clusterInfo(t *testing.T, ctx context.Context, addr string) (state, slots s
 	if err != nil {
 		t.Fatalf("CLUSTER INFO on %s: %v", addr, err)
 	}
-	state, _ = cluster.InfoField(info, "cluster_state")
-	slots, _ = cluster.InfoField(info, "cluster_slots_ok")
+	state, _ = clusteradmin.InfoField(info, "cluster_state")
+	slots, _ = clusteradmin.InfoField(info, "cluster_slots_ok")
 	return state, slots
 }
 
@@ -422,7 +422,7 @@ func TestRedisCluster(t *testing.T) {
 		if n.Name != "n7" || len(cl.Nodes()) != 7 {
 			t.Fatalf("added %+v, nodes %d", n, len(cl.Nodes()))
 		}
-		text, err := cluster.ClusterNodesText(ctx, n.Addr)
+		text, err := clusteradmin.ClusterNodesText(ctx, n.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // TestReferenceCluster starts the reference flavour (the static redline
@@ -74,7 +75,7 @@ func TestReferenceCluster(t *testing.T) {
 			continue
 		}
 		for _, m := range nodes {
-			if host, _ := cluster.InfoField(replInfo(m.Addr), "master_host"); host == n.Host {
+			if host, _ := clusteradmin.InfoField(replInfo(m.Addr), "master_host"); host == n.Host {
 				victim, replica = n, m
 			}
 		}
@@ -86,8 +87,8 @@ func TestReferenceCluster(t *testing.T) {
 		t.Fatal("no primary with a replica")
 	}
 	pollUntil(t, ctx, "replica in sync", func() string {
-		a, _ := cluster.InfoField(replInfo(victim.Addr), "master_repl_offset")
-		b, _ := cluster.InfoField(replInfo(replica.Addr), "master_repl_offset")
+		a, _ := clusteradmin.InfoField(replInfo(victim.Addr), "master_repl_offset")
+		b, _ := clusteradmin.InfoField(replInfo(replica.Addr), "master_repl_offset")
 		if a != b {
 			return "offsets " + a + " vs " + b
 		}
@@ -120,10 +121,10 @@ func TestReferenceCluster(t *testing.T) {
 	}
 	pollUntil(t, ctx, "old primary rejoins as a replica", func() string {
 		info := replInfo(victim.Addr)
-		if r, _ := cluster.InfoField(info, "role"); r != "slave" {
+		if r, _ := clusteradmin.InfoField(info, "role"); r != "slave" {
 			return victim.Name + " role " + r
 		}
-		if s, _ := cluster.InfoField(info, "master_link_status"); s != "up" {
+		if s, _ := clusteradmin.InfoField(info, "master_link_status"); s != "up" {
 			return "link " + s
 		}
 		return ""

@@ -11,13 +11,6 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-func TestSpans(t *testing.T) {
-	got := fmt.Sprint(spans([]int{7, 3, 4, 5, 9, 10}))
-	if got != "[3 5 7 7 9 10]" {
-		t.Fatalf("spans: %s", got)
-	}
-}
-
 // TestMigrateAtomicOnReference: the reference server supports CLUSTER
 // MIGRATION, so slot steps whose seed picks it move the slot atomically:
 // the history carries the task's final STATUS (done, write pause), the
@@ -114,7 +107,7 @@ func TestMigrateAtomicNotAssumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nem.mover.atomicCapable(ctx, tp.primaries()) {
+	if nem.mover.AtomicCapable(ctx, tp.Primaries()) {
 		t.Fatal("redis-server 7 detected as supporting CLUSTER MIGRATION")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // clockFault bumps one node's clock by 1-120 s either way, or strobes it
@@ -36,7 +37,7 @@ func (f *clockFault) bind(e *env, h *hook, requested bool) error {
 		return err
 	}
 	if requested {
-		if nodes := sortedNodes(e.c.Nodes()); len(nodes) > 0 {
+		if nodes := cluster.SortedNodes(e.c.Nodes()); len(nodes) > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err := f.clock.SetClockOffset(ctx, nodes[0].Name, 0)
 			cancel()
@@ -49,7 +50,7 @@ func (f *clockFault) bind(e *env, h *hook, requested bool) error {
 	return nil
 }
 
-func (f *clockFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
+func (f *clockFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
 	target := pickOne(rng, t.Members)
 	name := target.Node.Name
 	a := &action{nodes: []string{name}, detail: map[string]any{"role": role(target)}}
@@ -139,7 +140,7 @@ func (f *clockFault) heal(ctx context.Context, h *healing) {
 func (f *clockFault) serverTime(ctx context.Context, addr string) any {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	tm, err := f.admin.client(addr).Time(ctx).Result()
+	tm, err := f.admin.Client(addr).Time(ctx).Result()
 	if err != nil {
 		return nil
 	}

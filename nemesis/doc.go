@@ -8,10 +8,16 @@
 // nodes it killed, paused, skewed; a cut in force). registry.go lists them
 // once; New, Plan, the hooks and Heal iterate that list, so a new fault is
 // a file and a registry line. What faults share lives in env: the cluster,
-// admin connections, the journal, and the slot mover (slots.go, atomic.go)
-// through which migrate and member move slots and whose open migrations
-// and moves the end phase repairs. It also owns the schedule (plan.go) and
-// target resolution (targets.go, topology.go).
+// the admin connections (clusteradmin.Admin), the journal, and one
+// clusteradmin.SlotMover through which migrate and member move slots and
+// whose open migrations and moves the end phase repairs. It also owns the
+// schedule (plan.go), target resolution (targets.go, against a
+// clusteradmin.Topology snapshot) and the end phase (Heal).
+//
+// What is done to the cluster through admin connections (reading the
+// topology, moving slots the redis-cli way or atomically, repairing,
+// re-asserting, converging, journalling) is harness/clusteradmin's; a fault
+// here decides what to strike and when, calls it, and records the outcome.
 //
 // # Faults and modes
 //
@@ -33,9 +39,9 @@
 //	           KEYS until empty, SETSLOT NODE on source, target, other
 //	           primaries (redis-cli tells the target first; told second, the
 //	           source can take the slot back with a higher epoch and the target
-//	           drops its keys: slots.go). member moves thousands of slots: the
-//	           same commands per slot, pipelined 64 slots at a time. Before
-//	           SETSLOT NODE the target
+//	           drops its keys: clusteradmin.SlotMover). member moves
+//	           thousands of slots: the same commands per slot, pipelined 64
+//	           slots at a time. Before SETSLOT NODE the target
 //	           must know the source's config epoch, else Redis 7.0 can end
 //	           with a slot nobody claims; Heal gives such a slot, if redline
 //	           moved it, back to its journalled target (SETSLOT IMPORTING +
@@ -52,8 +58,8 @@
 //	           one slot moved with another fault striking during the move,
 //	           using that fault's bound value (its heal undoes what is left).
 //	           Every atomic task and classic move writes placement records
-//	           (placement.go: keys before, on source and destination after)
-//	           for checker.Handoff.
+//	           (clusteradmin.Placement: keys before, on source and
+//	           destination after) for checker.Handoff.
 //	failover   default, force, takeover: CLUSTER FAILOVER [mode] on a random
 //	           replica, then wait until it reports itself primary. Any target.
 //	member     add (Grower.AddNode, CLUSTER MEET, move 1/(m+1) of every
@@ -122,6 +128,6 @@
 //
 // A non-zero exit is an error recorded with the fault.
 //
-// Admin commands go over plain go-redis clients to each node's Addr with
-// retries off and short timeouts: a command is sent once.
+// Admin commands go over clusteradmin.Admin: plain go-redis clients to each
+// node's Addr with retries off and short timeouts: a command is sent once.
 package nemesis

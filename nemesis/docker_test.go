@@ -19,7 +19,7 @@ import (
 // fail (never skip) without them.
 
 func nodesOf(ctx context.Context, addr string) ([]cluster.NodeInfo, error) {
-	text, err := cluster.ClusterNodesText(ctx, addr)
+	text, err := clusteradmin.ClusterNodesText(ctx, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -28,9 +28,9 @@ func (f *failoverFault) bind(e *env, _ *hook, _ bool) error {
 	return nil
 }
 
-func (f *failoverFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
-	var reps []member
-	for _, m := range t.replicas() {
+func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	var reps []clusteradmin.NodeState
+	for _, m := range t.Replicas() {
 		if m.Reachable {
 			reps = append(reps, m)
 		}
@@ -39,7 +39,7 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *topo, rng *rand.R
 		return nil, fmt.Errorf("no reachable replica")
 	}
 	r := pickOne(rng, reps)
-	old, ok := t.byID(r.MasterID)
+	old, ok := t.ByID(r.MasterID)
 	nodes := []string{r.Node.Name}
 	detail := map[string]any{"replica": r.Node.Name}
 	if ok {
@@ -53,12 +53,12 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *topo, rng *rand.R
 			args = append(args, st.Mode)
 		}
 		seq, err := f.journal.Begin(clusteradmin.Step{Kind: "failover", From: r.MasterID, To: r.ID,
-			Note: cmdString(args) + " on the replica"})
+			Note: clusteradmin.CommandString(args) + " on the replica"})
 		if err != nil {
 			return nil, err
 		}
 		began := time.Now()
-		if _, err := f.admin.do(ctx, r.Node.Addr, 3*time.Second, args...); err != nil {
+		if _, err := f.admin.Do(ctx, r.Node.Addr, 3*time.Second, args...); err != nil {
 			f.journal.End(seq, err)
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *topo, rng *rand.R
 func (f *failoverFault) waitRole(ctx context.Context, addr string, primary bool, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {
-		if text, err := f.admin.clusterNodes(ctx, addr); err == nil {
+		if text, err := f.admin.ClusterNodes(ctx, addr); err == nil {
 			if ls, err := cluster.ParseNodes(text); err == nil {
 				if self, ok := cluster.Self(ls); ok && self.IsPrimary() == primary {
 					return true
@@ -133,8 +133,8 @@ func (f *failoverFault) restoreRoles(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return back, err
 		}
-		promoted, ok1 := t.byID(s.To)
-		former, ok2 := t.byID(s.From)
+		promoted, ok1 := t.ByID(s.To)
+		former, ok2 := t.ByID(s.From)
 		if !ok1 || !ok2 || !promoted.Primary || former.Primary || former.MasterID != promoted.ID || !former.Reachable {
 			continue
 		}
@@ -157,9 +157,9 @@ func (f *failoverFault) restoreRoles(ctx context.Context) ([]string, error) {
 // most three times: a primary does not vote twice for replicas of the same
 // primary within two node timeouts, so restoring a chain of failovers in
 // one shard needs a second election after the first one times out.
-func (f *failoverFault) failoverBack(ctx context.Context, node member) error {
+func (f *failoverFault) failoverBack(ctx context.Context, node clusteradmin.NodeState) error {
 	for attempt := 0; attempt < 3; attempt++ {
-		if _, err := f.admin.do(ctx, node.Node.Addr, 3*time.Second, "cluster", "failover"); err != nil {
+		if _, err := f.admin.Do(ctx, node.Node.Addr, 3*time.Second, "cluster", "failover"); err != nil {
 			return err
 		}
 		if f.waitRole(ctx, node.Node.Addr, true, max(6*time.Second, 3*f.opts.NodeTimeout)) {

@@ -36,7 +36,7 @@ type fault interface {
 	// error, when the target cannot cause it.
 	bind(e *env, hook *hook, requested bool) error
 	// resolve turns a step into an action on the topology t.
-	resolve(ctx context.Context, st Step, t *topo, rng *rand.Rand) (*action, error)
+	resolve(ctx context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error)
 	// heal undoes what the fault still holds on nodes (partitions, paused,
 	// killed, skewed nodes) and reports it in h.
 	heal(ctx context.Context, h *healing)
@@ -66,9 +66,9 @@ func (base) bind(*env, *hook, bool) error     { return nil }
 type env struct {
 	c       cluster.Cluster
 	opts    Options
-	admin   admin
+	admin   *clusteradmin.Admin
 	journal *clusteradmin.Journal
-	mover   *slotMover
+	mover   *clusteradmin.SlotMover
 	// bound is every fault the target can cause, by name (filled by New
 	// in registry order): a composition that strikes with another
 	// fault's means (handoff.go) uses that fault's value, so the fault's
@@ -189,14 +189,14 @@ func each(names []string, f func(string) error) error {
 	return errors.Join(errs...)
 }
 
-func role(m member) string {
+func role(m clusteradmin.NodeState) string {
 	if m.Primary {
 		return "primary"
 	}
 	return "replica"
 }
 
-func roles(ms []member) map[string]string {
+func roles(ms []clusteradmin.NodeState) map[string]string {
 	out := map[string]string{}
 	for _, m := range ms {
 		out[m.Node.Name] = role(m)

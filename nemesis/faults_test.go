@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -277,7 +278,7 @@ func TestKillAndPauseLocalProcesses(t *testing.T) {
 		return cl.Ping(pctx).Err()
 	}
 	idOf := func(addr string) string {
-		text, err := cluster.ClusterNodesText(ctx, addr)
+		text, err := clusteradmin.ClusterNodesText(ctx, addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,10 +342,11 @@ func readFile(t *testing.T, path string) string {
 // interfaces) through a --nemesis-hook that pauses redis-server processes.
 func TestExternalClusterWithPauseHook(t *testing.T) {
 	c := startLocal(t, 3, 0)
-	ext, err := cluster.External(c.addrs())
+	nodes, err := cluster.ExternalNodes(c.addrs())
 	if err != nil {
 		t.Fatal(err)
 	}
+	ext := bare{nodes: nodes}
 	if _, err := New([]string{"pause"}, ext, opts()); !errHas(err, "pause", "external", "--nemesis-hook pause") {
 		t.Fatalf("pause without a hook: %v", err)
 	}

@@ -71,7 +71,7 @@ func splitHandoffMode(mode string) (method, strike string, ok bool) {
 }
 
 // handoffAction is the migrate action of a composition mode.
-func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, slot int, src, dst member, all []member, t *topo) error {
+func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, slot int, src, dst clusteradmin.NodeState, all []clusteradmin.NodeState, t *clusteradmin.Topology) error {
 	method, strike, _ := splitHandoffMode(st.Mode)
 	h := &handoffRun{env: f.env, mover: f.mover}
 	h.kill, _ = f.bound["kill"].(*killFault)
@@ -79,7 +79,7 @@ func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, sl
 	h.part, _ = f.bound["partition"].(*partitionFault)
 	h.failover, _ = f.bound["failover"].(*failoverFault)
 	switch {
-	case method == "atomic" && !f.mover.atomicCapable(ctx, all):
+	case method == "atomic" && !f.mover.AtomicCapable(ctx, all):
 		return fmt.Errorf("%s needs CLUSTER MIGRATION (Redis 8.4) on every primary", st.Mode)
 	case strings.HasPrefix(strike, "kill") && h.kill == nil:
 		return fmt.Errorf("%s needs to %s", st.Mode, lookup("kill").needs())
@@ -90,9 +90,9 @@ func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, sl
 	case strike == "failover-dst" && h.failover == nil:
 		return fmt.Errorf("%s needs the failover fault", st.Mode)
 	}
-	var replica member
+	var replica clusteradmin.NodeState
 	if strike == "failover-dst" {
-		for _, m := range t.replicas() {
+		for _, m := range t.Replicas() {
 			if m.MasterID == dst.ID && m.Reachable {
 				replica = m
 				break
@@ -113,7 +113,7 @@ func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, sl
 // handoffRun is one composition under way.
 type handoffRun struct {
 	*env
-	mover          *slotMover
+	mover          *clusteradmin.SlotMover
 	kill           *killFault // the bound faults a strike borrows (nil: the target cannot)
 	pause          *pauseFault
 	part           *partitionFault
@@ -121,9 +121,9 @@ type handoffRun struct {
 	st             Step
 	method, strike string
 	slot           int
-	src, dst       member
-	replica        member // failover-dst's replica
-	all            []member
+	src, dst       clusteradmin.NodeState
+	replica        clusteradmin.NodeState // failover-dst's replica
+	all            []clusteradmin.NodeState
 	shards         [2][]string // node ids of the source's and the destination's shard
 	rng            *rand.Rand
 	began          time.Time
@@ -154,12 +154,12 @@ func (h *handoffRun) hold() time.Duration {
 func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 	n := h.mover
 	res := map[string]any{"method": h.method, "strike": h.strike}
-	before := n.beforeKeys(ctx, h.src, []int{h.slot})
+	before := n.BeforeKeys(ctx, h.src, []int{h.slot})
 	var status map[string]any
 	var moveErr error
 	taskID := ""
 	if h.method == "atomic" {
-		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "migrate", Slots: []int{h.slot}, From: h.src.ID, To: h.dst.ID,
+		seq, err := h.journal.Begin(clusteradmin.Step{Kind: "migrate", Slots: []int{h.slot}, From: h.src.ID, To: h.dst.ID,
 			Note: "atomic " + h.st.Mode})
 		if err != nil {
 			return res, err
@@ -170,9 +170,9 @@ func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 		if first {
 			heal, strikeErr = h.strikeBegin(ctx, func() string { return "not started" })
 		}
-		v, err := n.admin.do(ctx, h.dst.Node.Addr, 10*time.Second, "cluster", "migration", "import", h.slot, h.slot)
+		id, err := n.StartImport(ctx, []int{h.slot}, h.dst)
 		if err != nil {
-			n.journal.End(seq, err)
+			h.journal.End(seq, err)
 			h.noteStep("import", map[string]any{"error": err.Error()})
 			if heal != nil {
 				err = errors.Join(err, h.holdAndHeal(ctx, heal, func() string { return "not started" }))
@@ -180,7 +180,7 @@ func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 			res["steps"] = h.steps
 			return res, err
 		}
-		taskID, _ = v.(string)
+		taskID = id
 		h.noteStep("import", map[string]any{"task": taskID, "slot": h.slot, "from": h.src.Node.Name, "to": h.dst.Node.Name})
 		if first {
 			strikeErr = errors.Join(strikeErr, h.holdAndHeal(ctx, heal, func() string { return h.dstState(ctx, taskID) }))
@@ -189,12 +189,12 @@ func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 		}
 		status, moveErr = h.awaitTask(ctx, taskID)
 		moveErr = errors.Join(strikeErr, moveErr)
-		n.journal.End(seq, moveErr)
+		h.journal.End(seq, moveErr)
 	} else {
 		done := make(chan error, 1)
 		h.noteStep("classic-start", map[string]any{"slot": h.slot, "from": h.src.Node.Name, "to": h.dst.Node.Name})
 		go func() {
-			_, err := n.moveSlot(ctx, h.slot, h.src, h.dst, h.all)
+			_, err := n.MoveSlot(ctx, h.slot, h.src, h.dst, h.all)
 			done <- err
 		}()
 		strikeErr := h.strike1(ctx, "", func() string { return "classic move under way" })
@@ -209,11 +209,11 @@ func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 	// primaries of the source's and the destination's shards.
 	// A failed classic move leaves its slot open for Heal: the wait is
 	// short, so one such step does not eat the next steps' slots.
-	if err := n.waitConverged(ctx, 5*time.Second); err != nil {
+	if err := h.waitConverged(ctx, 5*time.Second); err != nil {
 		h.noteStep("converge", map[string]any{"error": err.Error()})
 	}
 	srcNow, dstNow := h.src, h.dst
-	if t, err := n.topology(ctx); err == nil {
+	if t, err := h.topology(ctx); err == nil {
 		srcNow, dstNow = shardPrimary(t, h.shards[0], h.src), shardPrimary(t, h.shards[1], h.dst)
 	}
 	state := "moved"
@@ -223,13 +223,11 @@ func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 	} else if moveErr != nil {
 		state = "failed"
 	}
-	res["placement"] = n.afterKeys(ctx, before, []int{h.slot}, srcNow, dstNow, h.method, state, taskID)
+	res["placement"] = n.AfterKeys(ctx, before, []int{h.slot}, srcNow, dstNow, h.method, state, taskID)
 	if moveErr == nil && (h.method == "classic" || state == "done") {
-		res["moved"] = []slotMove{{Slot: h.slot, From: h.src.Node.Name, To: h.dst.Node.Name, Keys: len(before[h.slot].Before)}}
+		res["moved"] = []clusteradmin.SlotMove{{Slot: h.slot, From: h.src.Node.Name, To: h.dst.Node.Name, Keys: len(before[h.slot].Before)}}
 		if h.method == "atomic" {
-			n.mu.Lock()
-			n.moved[h.slot] = openSlot{Slot: h.slot, Src: h.src.ID, Dst: h.dst.ID}
-			n.mu.Unlock()
+			n.NoteMoved([]int{h.slot}, h.src, h.dst)
 		}
 	}
 	res["steps"] = h.steps
@@ -240,7 +238,7 @@ func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 func (h *handoffRun) strikeAtomic(ctx context.Context, id string) error {
 	n := h.mover
 	stateOf := func() string {
-		st, err := n.taskStatus(ctx, h.dst.Node.Addr, id)
+		st, err := n.TaskStatus(ctx, h.dst.Node.Addr, id)
 		if err != nil {
 			return "unknown: " + err.Error()
 		}
@@ -251,7 +249,7 @@ func (h *handoffRun) strikeAtomic(ctx context.Context, id string) error {
 		return nil
 	case "concurrent-classic":
 		h.noteStep("classic-start", map[string]any{"task_state": stateOf()})
-		_, err := n.moveSlot(ctx, h.slot, h.src, h.dst, h.all)
+		_, err := n.MoveSlot(ctx, h.slot, h.src, h.dst, h.all)
 		d := map[string]any{"task_state": stateOf()}
 		if err != nil {
 			d["error"] = err.Error()
@@ -266,13 +264,13 @@ func (h *handoffRun) strikeAtomic(ctx context.Context, id string) error {
 			// The source knows the task once the SYNC arrived: a cancel
 			// before that would find nothing to cancel.
 			for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
-				if _, err := n.taskStatus(ctx, h.src.Node.Addr, id); err == nil {
+				if _, err := n.TaskStatus(ctx, h.src.Node.Addr, id); err == nil {
 					break
 				}
 			}
 		}
 		state := stateOf()
-		v, err := n.admin.do(ctx, on.Node.Addr, 5*time.Second, "cluster", "migration", "cancel", "id", id)
+		v, err := n.CancelTask(ctx, on, id)
 		d := map[string]any{"on": on.Node.Name, "task_state": state, "canceled": v}
 		if err != nil {
 			d["error"] = err.Error()
@@ -296,7 +294,7 @@ func strikeDelay(rng *rand.Rand) time.Duration {
 
 // dstState is the task's state on the destination (or why unknown).
 func (h *handoffRun) dstState(ctx context.Context, id string) string {
-	st, err := h.mover.taskStatus(ctx, h.dst.Node.Addr, id)
+	st, err := h.mover.TaskStatus(ctx, h.dst.Node.Addr, id)
 	if err != nil {
 		return "unknown: " + err.Error()
 	}
@@ -330,7 +328,6 @@ var strikeFirst = map[string]bool{"kill-src": true, "pause-src": true, "partitio
 
 // strikeBegin causes the fault and returns how to heal it (nil: nothing).
 func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (func(context.Context) error, error) {
-	n := h.mover
 	target := h.src
 	if strings.HasSuffix(h.strike, "-dst") {
 		target = h.dst
@@ -378,16 +375,16 @@ func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (fu
 		}
 	case h.strike == "failover-dst":
 		d["replica"] = h.replica.Node.Name
-		seq, jerr := n.journal.Begin(clusteradmin.Step{Kind: "failover", From: h.dst.ID, To: h.replica.ID,
+		seq, jerr := h.journal.Begin(clusteradmin.Step{Kind: "failover", From: h.dst.ID, To: h.replica.ID,
 			Note: "CLUSTER FAILOVER on the destination's replica during a handoff"})
 		if jerr != nil {
 			return nil, jerr
 		}
-		_, err = n.admin.do(ctx, h.replica.Node.Addr, 3*time.Second, "cluster", "failover")
+		_, err = h.admin.Do(ctx, h.replica.Node.Addr, 3*time.Second, "cluster", "failover")
 		if err == nil {
-			d["promoted"] = h.failover.waitRole(ctx, h.replica.Node.Addr, true, max(10*time.Second, 5*n.opts.NodeTimeout))
+			d["promoted"] = h.failover.waitRole(ctx, h.replica.Node.Addr, true, max(10*time.Second, 5*h.opts.NodeTimeout))
 		}
-		n.journal.End(seq, err)
+		h.journal.End(seq, err)
 	}
 	if err != nil {
 		d["error"] = err.Error()
@@ -399,7 +396,7 @@ func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (fu
 		d["probe"] = "PONG"
 		for i := 0; i < 10 && ctx.Err() == nil; i++ {
 			pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-			perr := n.admin.client(target.Node.Addr).Ping(pctx).Err()
+			perr := h.admin.Client(target.Node.Addr).Ping(pctx).Err()
 			cancel()
 			if perr != nil {
 				d["probe"] = perr.Error()
@@ -442,16 +439,16 @@ func (h *handoffRun) holdAndHeal(ctx context.Context, heal func(context.Context)
 // awaitTask polls the destination (or, after a failover, the current
 // primary of its shard) until task id ends: done or canceled there, or
 // gone (a killed node forgets its tasks). A task still running after
-// atomicTimeout is canceled. It returns the last STATUS with the source's
-// final state and write pause.
+// clusteradmin.AtomicTimeout is canceled. It returns the last STATUS with
+// the source's final state and write pause.
 func (h *handoffRun) awaitTask(ctx context.Context, id string) (map[string]any, error) {
 	n := h.mover
 	status := map[string]any{"id": id, "from": h.src.Node.Name, "to": h.dst.Node.Name}
-	deadline := time.Now().Add(atomicTimeout)
+	deadline := time.Now().Add(clusteradmin.AtomicTimeout)
 	last := ""
 	for {
 		addr := h.dst.Node.Addr
-		st, err := n.taskStatus(ctx, addr, id)
+		st, err := n.TaskStatus(ctx, addr, id)
 		state := ""
 		if err != nil {
 			state = "unknown: " + err.Error()
@@ -467,13 +464,13 @@ func (h *handoffRun) awaitTask(ctx context.Context, id string) (map[string]any, 
 		}
 		switch {
 		case state == "done":
-			status["source_state"] = n.awaitSourceEnd(ctx, h.src, id)
-			if s, err := n.taskStatus(ctx, h.src.Node.Addr, id); err == nil {
+			status["source_state"] = n.AwaitSourceEnd(ctx, h.src, id)
+			if s, err := n.TaskStatus(ctx, h.src.Node.Addr, id); err == nil {
 				status["write_pause_ms"] = s["write_pause_ms"]
 			}
 			return status, nil
 		case state == "canceled":
-			status["source_state"] = n.awaitSourceEnd(ctx, h.src, id)
+			status["source_state"] = n.AwaitSourceEnd(ctx, h.src, id)
 			if h.strike == "cancel" {
 				return status, nil // what was asked
 			}
@@ -482,13 +479,13 @@ func (h *handoffRun) awaitTask(ctx context.Context, id string) (map[string]any, 
 			// The destination forgot the task (killed) or is no longer
 			// a primary (failed over): the task is over there.
 			status["state"] = "gone"
-			status["source_state"] = n.awaitSourceEnd(ctx, h.src, id)
+			status["source_state"] = n.AwaitSourceEnd(ctx, h.src, id)
 			return status, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			_, cerr := n.admin.do(context.WithoutCancel(ctx), h.dst.Node.Addr, 5*time.Second, "cluster", "migration", "cancel", "id", id)
+			_, cerr := n.CancelTask(context.WithoutCancel(ctx), h.dst, id)
 			h.noteStep("cancel-timeout", map[string]any{"task": id, "state": state})
-			return status, errors.Join(fmt.Errorf("task %s not done after %s (state %v)", id, atomicTimeout, state), cerr)
+			return status, errors.Join(fmt.Errorf("task %s not done after %s (state %v)", id, clusteradmin.AtomicTimeout, state), cerr)
 		}
 		select {
 		case <-ctx.Done():
@@ -499,9 +496,9 @@ func (h *handoffRun) awaitTask(ctx context.Context, id string) (map[string]any, 
 
 // shardsOf lists the node ids of the source's and the destination's shards
 // (the primary and its replicas).
-func shardsOf(t *topo, src, dst member) [2][]string {
+func shardsOf(t *clusteradmin.Topology, src, dst clusteradmin.NodeState) [2][]string {
 	var out [2][]string
-	for i, p := range []member{src, dst} {
+	for i, p := range []clusteradmin.NodeState{src, dst} {
 		out[i] = []string{p.ID}
 		for _, m := range t.Members {
 			if m.MasterID == p.ID {
@@ -514,9 +511,9 @@ func shardsOf(t *topo, src, dst member) [2][]string {
 
 // shardPrimary is the member of ids that is a primary in t now (def if
 // none is).
-func shardPrimary(t *topo, ids []string, def member) member {
+func shardPrimary(t *clusteradmin.Topology, ids []string, def clusteradmin.NodeState) clusteradmin.NodeState {
 	for _, id := range ids {
-		if m, ok := t.byID(id); ok && m.Primary && m.Reachable {
+		if m, ok := t.ByID(id); ok && m.Primary && m.Reachable {
 			return m
 		}
 	}

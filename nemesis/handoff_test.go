@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -175,18 +176,14 @@ func handoffComposition(ctx context.Context, t *testing.T, bin, mode string, see
 
 func runID(t *testing.T, addr string) string {
 	t.Helper()
-	c := (&admin{}).client(addr)
+	c := (&clusteradmin.Admin{}).Client(addr)
 	defer c.Close()
 	info, err := c.Info(context.Background(), "server").Result()
 	if err != nil {
 		t.Fatalf("INFO of %s: %v", addr, err)
 	}
-	for _, l := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "run_id:"); ok {
-			return v
-		}
-	}
-	return ""
+	v, _ := clusteradmin.InfoField(info, "run_id")
+	return v
 }
 
 func nodeAddr(c *localCluster, name string) string {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // killFault SIGKILLs its targets (killTargets) and restarts them when
@@ -25,7 +26,7 @@ func (f *killFault) bind(e *env, h *hook, _ bool) (err error) {
 	return err
 }
 
-func (f *killFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
+func (f *killFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
 	targets, err := killTargets(st.Mode, t, rng)
 	if err != nil {
 		return nil, err

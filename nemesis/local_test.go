@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/cluster/localcluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
@@ -294,73 +292,35 @@ func detailOf(t *testing.T, op history.Op) map[string]any {
 	return d
 }
 
-// fillKeys writes count keys "key:i" = "v<i>" through a cluster client.
+// fillKeys writes count keys "key:i" = "v<i>" (localcluster.WriteKeys).
 func fillKeys(t *testing.T, c *localCluster, count int) map[string]string {
 	t.Helper()
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), DisableIdentity: true})
-	defer cc.Close()
-	ctx := context.Background()
-	want := map[string]string{}
-	for i := range count {
-		k, v := fmt.Sprintf("key:%d", i), fmt.Sprintf("v%d", i)
-		if err := cc.Set(ctx, k, v, 0).Err(); err != nil {
-			t.Fatalf("SET %s: %v", k, err)
-		}
-		want[k] = v
-	}
-	// Every key must be on a replica before a fault: a primary killed with
-	// writes its replica has not received loses them when the replica is
-	// promoted (asynchronous replication, as designed). These tests are
-	// about faults taking effect and healing, not about that loss.
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-		n, err := m.Do(ctx, "wait", 1, 10000).Int()
-		if err == nil && n < 1 {
-			err = fmt.Errorf("no replica acknowledged the keys of %s", m.Options().Addr)
-		}
-		return err
-	})
+	want, err := localcluster.WriteKeys(context.Background(), c.addrs(), count)
 	if err != nil {
-		t.Fatalf("waiting for the keys to reach the replicas: %v", err)
+		t.Fatal(err)
 	}
 	return want
 }
 
-// checkKeys reads every key back through a cluster client.
+// checkKeys reads every key back (localcluster.CheckKeys).
 func checkKeys(t *testing.T, c *localCluster, want map[string]string) {
 	t.Helper()
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), DisableIdentity: true})
-	defer cc.Close()
-	ctx := context.Background()
-	for k, v := range want {
-		got, err := cc.Get(ctx, k).Result()
-		if err != nil || got != v {
-			t.Fatalf("GET %s = %q, %v; want %q", k, got, err, v)
-		}
+	if err := localcluster.CheckKeys(context.Background(), c.addrs(), want); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// eventually polls cond until it returns "" or the limit passes, then fails
-// with cond's last reason. It bounds a wait; it does not assert a duration.
+// eventually is localcluster.Eventually.
 func eventually(t *testing.T, limit time.Duration, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still not true after %s: %s", limit, why)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	localcluster.Eventually(t, limit, cond)
 }
 
 // views returns every node's CLUSTER NODES, parsed, by node name.
 func views(c *localCluster) (map[string][]cluster.NodeInfo, error) {
 	out := map[string][]cluster.NodeInfo{}
 	for _, n := range c.Nodes() {
-		text, err := cluster.ClusterNodesText(context.Background(), n.Addr)
+		text, err := clusteradmin.ClusterNodesText(context.Background(), n.Addr)
 		if err != nil {
 			return nil, err
 		}
@@ -371,20 +331,6 @@ func views(c *localCluster) (map[string][]cluster.NodeInfo, error) {
 		out[n.Name] = ls
 	}
 	return out, nil
-}
-
-func ownerIn(ls []cluster.NodeInfo, slot int) string {
-	for _, l := range ls {
-		if !l.IsPrimary() {
-			continue
-		}
-		for _, r := range l.Ranges {
-			if slot >= r.Start && slot <= r.End {
-				return l.ID
-			}
-		}
-	}
-	return ""
 }
 
 func newTestNemesis(t *testing.T, names []string, c cluster.Cluster) *Nemesis {

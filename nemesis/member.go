@@ -40,8 +40,8 @@ func (f *memberFault) bind(e *env, _ *hook, _ bool) error {
 	return nil
 }
 
-func (f *memberFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
-	prim := t.primaries()
+func (f *memberFault) resolve(ctx context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	prim := t.Primaries()
 	mode := st.Mode
 	if mode == "remove" && len(prim) <= 3 {
 		mode = "add"
@@ -76,14 +76,14 @@ func (f *memberFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.R
 	return a, nil
 }
 
-func (f *memberFault) addMember(ctx context.Context, t *topo) (map[string]any, error) {
-	prim := t.primaries()
+func (f *memberFault) addMember(ctx context.Context, t *clusteradmin.Topology) (map[string]any, error) {
+	prim := t.Primaries()
 	nd, err := f.grower.AddNode(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("add node: %w", err)
 	}
 	res := map[string]any{"added": nd.Name, "addr": nd.Addr}
-	host, port, err := splitHostPort(prim[0].Announce)
+	host, port, err := cluster.SplitAddr(prim[0].Announce)
 	if err != nil {
 		return res, err
 	}
@@ -91,7 +91,7 @@ func (f *memberFault) addMember(ctx context.Context, t *topo) (map[string]any, e
 	if err != nil {
 		return res, err
 	}
-	if _, err = f.admin.do(ctx, nd.Addr, 3*time.Second, "cluster", "meet", host, port); err != nil {
+	if _, err = f.admin.Do(ctx, nd.Addr, 3*time.Second, "cluster", "meet", host, port); err != nil {
 		f.journal.End(seq, err)
 		return res, err
 	}
@@ -101,13 +101,13 @@ func (f *memberFault) addMember(ctx context.Context, t *topo) (map[string]any, e
 		return res, err
 	}
 	res["id"] = id
-	fresh := member{Node: nd, ID: id, Announce: announceOf(nd), Primary: true, Reachable: true}
+	fresh := clusteradmin.NodeState{Node: nd, ID: id, Announce: clusteradmin.AnnounceOf(nd), Primary: true, Reachable: true}
 	all := append(slices.Clone(prim), fresh)
 	moved := 0
 	for _, p := range prim {
 		k := len(p.Slots) / (len(prim) + 1)
 		slots := p.Slots[len(p.Slots)-k:]
-		if _, err := f.mover.moveSlots(ctx, slots, p, fresh, all); err != nil {
+		if _, err := f.mover.MoveSlots(ctx, slots, p, fresh, all); err != nil {
 			res["slots_moved"] = moved
 			return res, fmt.Errorf("move slots from %s to %s: %w", p.Node.Name, nd.Name, err)
 		}
@@ -118,7 +118,7 @@ func (f *memberFault) addMember(ctx context.Context, t *topo) (map[string]any, e
 }
 
 // waitJoined waits until the new node and every member know each other.
-func (f *memberFault) waitJoined(ctx context.Context, nd cluster.Node, t *topo, limit time.Duration) (string, error) {
+func (f *memberFault) waitJoined(ctx context.Context, nd cluster.Node, t *clusteradmin.Topology, limit time.Duration) (string, error) {
 	deadline := time.Now().Add(limit)
 	var why string
 	for {
@@ -133,8 +133,8 @@ func (f *memberFault) waitJoined(ctx context.Context, nd cluster.Node, t *topo, 
 	}
 }
 
-func (f *memberFault) joined(ctx context.Context, nd cluster.Node, t *topo) (string, string) {
-	text, err := f.admin.clusterNodes(ctx, nd.Addr)
+func (f *memberFault) joined(ctx context.Context, nd cluster.Node, t *clusteradmin.Topology) (string, string) {
+	text, err := f.admin.ClusterNodes(ctx, nd.Addr)
 	if err != nil {
 		return "", err.Error()
 	}
@@ -158,7 +158,7 @@ func (f *memberFault) joined(ctx context.Context, nd cluster.Node, t *topo) (str
 	}
 	// A fresh primary refuses writes (and so MIGRATE's RESTORE) until its
 	// own cluster state is ok.
-	v, err := f.admin.do(ctx, nd.Addr, 2*time.Second, "cluster", "info")
+	v, err := f.admin.Do(ctx, nd.Addr, 2*time.Second, "cluster", "info")
 	if err != nil {
 		return "", err.Error()
 	}
@@ -169,7 +169,7 @@ func (f *memberFault) joined(ctx context.Context, nd cluster.Node, t *topo) (str
 		if !m.Reachable {
 			continue
 		}
-		text, err := f.admin.clusterNodes(ctx, m.Node.Addr)
+		text, err := f.admin.ClusterNodes(ctx, m.Node.Addr)
 		if err != nil {
 			return "", err.Error()
 		}
@@ -183,9 +183,9 @@ func (f *memberFault) joined(ctx context.Context, nd cluster.Node, t *topo) (str
 // removeMember moves every slot of victim to the other primaries, moves its
 // replicas to the primary with the fewest, makes every node forget it and
 // removes it, as redis-cli reshard + del-node do.
-func (f *memberFault) removeMember(ctx context.Context, t *topo, victim member) (map[string]any, error) {
-	prim := t.primaries()
-	var others []member
+func (f *memberFault) removeMember(ctx context.Context, t *clusteradmin.Topology, victim clusteradmin.NodeState) (map[string]any, error) {
+	prim := t.Primaries()
+	var others []clusteradmin.NodeState
 	for _, m := range prim {
 		if m.ID != victim.ID {
 			others = append(others, m)
@@ -196,7 +196,7 @@ func (f *memberFault) removeMember(ctx context.Context, t *topo, victim member) 
 	chunk := (len(victim.Slots) + len(others) - 1) / len(others)
 	for i, dst := range others {
 		slots := victim.Slots[min(i*chunk, len(victim.Slots)):min((i+1)*chunk, len(victim.Slots))]
-		if _, err := f.mover.moveSlots(ctx, slots, victim, dst, prim); err != nil {
+		if _, err := f.mover.MoveSlots(ctx, slots, victim, dst, prim); err != nil {
 			res["slots_moved"] = moved
 			return res, fmt.Errorf("move slots from %s to %s: %w", victim.Node.Name, dst.Node.Name, err)
 		}
@@ -225,9 +225,9 @@ func (f *memberFault) removeMember(ctx context.Context, t *topo, victim member) 
 		if m.Primary || m.MasterID != victim.ID || !m.Reachable {
 			continue
 		}
-		target := slices.MinFunc(others, func(a, b member) int { return replicasOf[a.ID] - replicasOf[b.ID] })
+		target := slices.MinFunc(others, func(a, b clusteradmin.NodeState) int { return replicasOf[a.ID] - replicasOf[b.ID] })
 		replicasOf[target.ID]++
-		if _, err := f.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "replicate", target.ID); err != nil {
+		if _, err := f.admin.Do(ctx, m.Node.Addr, 3*time.Second, "cluster", "replicate", target.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -235,11 +235,11 @@ func (f *memberFault) removeMember(ctx context.Context, t *topo, victim member) 
 		if m.ID == victim.ID || !m.Reachable {
 			continue
 		}
-		if _, err := f.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "forget", victim.ID); err != nil {
+		if _, err := f.admin.Do(ctx, m.Node.Addr, 3*time.Second, "cluster", "forget", victim.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if _, err := f.admin.do(ctx, victim.Node.Addr, 3*time.Second, "cluster", "reset", "soft"); err != nil {
+	if _, err := f.admin.Do(ctx, victim.Node.Addr, 3*time.Second, "cluster", "reset", "soft"); err != nil {
 		f.opts.Log("nemesis: %v", err)
 	}
 	if err := f.grower.RemoveNode(ctx, victim.Node.Name); err != nil {

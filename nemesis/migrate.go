@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // migrateFault moves slots between primaries as redis-cli does (slot: one,
@@ -17,7 +20,7 @@ import (
 type migrateFault struct {
 	base
 	*env
-	mover *slotMover
+	mover *clusteradmin.SlotMover
 }
 
 func (*migrateFault) name() string { return "migrate" }
@@ -32,10 +35,10 @@ func (f *migrateFault) bind(e *env, _ *hook, _ bool) error {
 	return nil
 }
 
-func (f *migrateFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
+func (f *migrateFault) resolve(ctx context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
 	n := f.mover
-	prim := t.primaries()
-	var reach []member
+	prim := t.Primaries()
+	var reach []clusteradmin.NodeState
 	for _, m := range prim {
 		if m.Reachable {
 			reach = append(reach, m)
@@ -44,7 +47,7 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.
 	if len(reach) < 2 {
 		return nil, fmt.Errorf("migrate needs two reachable primaries with slots, have %d", len(reach))
 	}
-	var all []member
+	var all []clusteradmin.NodeState
 	for _, m := range t.Members {
 		if m.Primary && m.Reachable {
 			all = append(all, m)
@@ -56,7 +59,7 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.
 	}
 	type move struct {
 		slot     int
-		src, dst member
+		src, dst clusteradmin.NodeState
 	}
 	var moves []move
 	// A slot someone has open (the user's own resharding, or one left
@@ -73,7 +76,7 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.
 	withKeys := map[string][]int{}
 	for range count {
 		src := pickOne(rng, reach)
-		var others []member
+		var others []clusteradmin.NodeState
 		for _, m := range all {
 			if m.ID != src.ID {
 				others = append(others, m)
@@ -82,7 +85,7 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.
 		dst := pickOne(rng, others)
 		cands, ok := withKeys[src.ID]
 		if !ok {
-			cands = n.slotsWithKeys(ctx, src)
+			cands = f.slotsWithKeys(ctx, src)
 			withKeys[src.ID] = cands
 		}
 		if len(cands) == 0 {
@@ -103,44 +106,45 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.
 		moves = append(moves, move{slot, src, dst})
 	}
 	var nodes []string
-	var planned []slotMove
+	var planned []clusteradmin.SlotMove
 	for _, m := range moves {
 		nodes = append(nodes, m.src.Node.Name, m.dst.Node.Name)
-		planned = append(planned, slotMove{Slot: m.slot, From: m.src.Node.Name, To: m.dst.Node.Name})
+		planned = append(planned, clusteradmin.SlotMove{Slot: m.slot, From: m.src.Node.Name, To: m.dst.Node.Name})
 	}
-	slices.SortFunc(nodes, compareNames)
+	slices.SortFunc(nodes, cluster.CompareNames)
 	nodes = slices.Compact(nodes)
 	a := &action{nodes: nodes, detail: map[string]any{"moves": planned}}
 	switch st.Mode {
 	case "slot", "storm":
-		atomic := rng.IntN(2) == 0 // used only where every primary supports it (atomic.go)
+		atomic := rng.IntN(2) == 0 // used only where every primary supports it (SlotMover.AtomicCapable)
 		a.start = func(ctx context.Context) (map[string]any, error) {
-			if atomic && n.atomicCapable(ctx, all) {
-				var ms []atomicMove
+			if atomic && n.AtomicCapable(ctx, all) {
+				var ms []clusteradmin.AtomicMove
 				for _, m := range moves {
-					ms = append(ms, atomicMove{m.slot, m.src, m.dst})
+					ms = append(ms, clusteradmin.AtomicMove{Slot: m.slot, Src: m.src, Dst: m.dst})
 				}
-				return n.atomicMoves(ctx, ms)
+				r, err := n.AtomicMoves(ctx, ms)
+				return map[string]any{"method": "atomic", "moved": r.Moved, "tasks": r.Tasks, "placement": r.Placement}, err
 			}
-			var done []slotMove
-			var places []slotPlacement
+			var done []clusteradmin.SlotMove
+			var places []clusteradmin.Placement
 			var errs []error
 			for _, m := range moves {
 				if ctx.Err() != nil {
 					break
 				}
-				before := n.beforeKeys(ctx, m.src, []int{m.slot})
-				keys, err := n.moveSlot(ctx, m.slot, m.src, m.dst, all)
+				before := n.BeforeKeys(ctx, m.src, []int{m.slot})
+				keys, err := n.MoveSlot(ctx, m.slot, m.src, m.dst, all)
 				state := "moved"
 				if err != nil {
 					state = "failed"
 				}
-				places = append(places, n.afterKeys(ctx, before, []int{m.slot}, m.src, m.dst, "classic", state, "")...)
+				places = append(places, n.AfterKeys(ctx, before, []int{m.slot}, m.src, m.dst, "classic", state, "")...)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("slot %d %s->%s: %w", m.slot, m.src.Node.Name, m.dst.Node.Name, err))
 					continue
 				}
-				done = append(done, slotMove{m.slot, m.src.Node.Name, m.dst.Node.Name, keys})
+				done = append(done, clusteradmin.SlotMove{Slot: m.slot, From: m.src.Node.Name, To: m.dst.Node.Name, Keys: keys})
 			}
 			return map[string]any{"method": "classic", "moved": done, "placement": places}, errors.Join(errs...)
 		}
@@ -148,17 +152,17 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *topo, rng *rand.
 		m := moves[0]
 		a.opensSlot = true
 		a.start = func(ctx context.Context) (map[string]any, error) {
-			if err := n.openMigration(ctx, m.slot, m.src, m.dst, st.Mode == "abort-stable"); err != nil {
+			if err := n.OpenMigration(ctx, m.slot, m.src, m.dst, st.Mode == "abort-stable"); err != nil {
 				return nil, err
 			}
 			if st.Mode == "abort-stable" {
 				return map[string]any{"keys": 0}, nil
 			}
-			keys, _, err := n.moveKeys(ctx, m.slot, m.src, m.dst, 1)
+			keys, _, err := n.MoveKeys(ctx, m.slot, m.src, m.dst, 1)
 			return map[string]any{"keys": keys}, err
 		}
 		a.stop = func(ctx context.Context) (map[string]any, error) {
-			how, err := n.repairSlot(ctx, m.slot)
+			how, err := n.RepairSlot(ctx, m.slot)
 			return map[string]any{"slot": m.slot, "repair": how}, err
 		}
 	default:

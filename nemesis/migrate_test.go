@@ -3,12 +3,12 @@ package nemesis
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -73,7 +73,7 @@ func TestMigrateMovesSlotAndKeys(t *testing.T) {
 		moves := detailOf(t, inv)["moves"].([]any)
 		mv := moves[0].(map[string]any)
 		slot := int(mv["slot"].(float64))
-		var src, dst member
+		var src, dst clusteradmin.NodeState
 		for _, m := range before.Members {
 			if m.Node.Name == mv["from"] {
 				src = m
@@ -105,7 +105,7 @@ func TestMigrateMovesSlotAndKeys(t *testing.T) {
 				return err.Error()
 			}
 			for name, ls := range vs {
-				if o := ownerIn(ls, slot); o != dst.ID {
+				if o := cluster.OwnerOf(ls, slot); o != dst.ID {
 					return fmt.Sprintf("%s says slot %d belongs to %s, want %s (%s)", name, slot, o, dst.ID, dst.Node.Name)
 				}
 			}
@@ -145,12 +145,12 @@ func TestMigrateStormAndAbortsAreRepaired(t *testing.T) {
 	if a == nil {
 		t.Fatal("abort-half must leave a migration to repair")
 	}
-	mv := a.detail["moves"].([]slotMove)[0]
+	mv := a.detail["moves"].([]clusteradmin.SlotMove)[0]
 	slot := mv.Slot
 	srcNode, _ := c.node(mv.From)
 	dstNode, _ := c.node(mv.To)
 	tp, _ := nem.topology(ctx)
-	var src, dst member
+	var src, dst clusteradmin.NodeState
 	for _, m := range tp.Members {
 		if m.Node.Name == mv.From {
 			src = m
@@ -170,7 +170,7 @@ func TestMigrateStormAndAbortsAreRepaired(t *testing.T) {
 	// Heal finishes it.
 	if err := nem.Heal(ctx, rec); err != nil {
 		for _, nd := range c.Nodes() {
-			text, _ := cluster.ClusterNodesText(ctx, nd.Addr)
+			text, _ := clusteradmin.ClusterNodesText(ctx, nd.Addr)
 			t.Logf("%s %s:\n%s", nd.Name, nd.Addr, text)
 		}
 		t.Fatalf("heal: %v", err)
@@ -180,7 +180,7 @@ func TestMigrateStormAndAbortsAreRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, ls := range vs {
-		if o := ownerIn(ls, slot); o != dst.ID {
+		if o := cluster.OwnerOf(ls, slot); o != dst.ID {
 			t.Fatalf("after heal %s says slot %d belongs to %s, want %s", name, slot, o, dst.ID)
 		}
 	}
@@ -194,7 +194,7 @@ func TestMigrateStormAndAbortsAreRepaired(t *testing.T) {
 	if a == nil {
 		t.Fatal("abort-stable must leave a migration to repair")
 	}
-	mv = a.detail["moves"].([]slotMove)[0]
+	mv = a.detail["moves"].([]clusteradmin.SlotMove)[0]
 	tp, _ = nem.topology(ctx)
 	for _, m := range tp.Members {
 		if m.Node.Name == mv.From {
@@ -216,7 +216,7 @@ func TestMigrateStormAndAbortsAreRepaired(t *testing.T) {
 	}
 	vs, _ = views(c)
 	for name, ls := range vs {
-		if o := ownerIn(ls, mv.Slot); o != src.ID {
+		if o := cluster.OwnerOf(ls, mv.Slot); o != src.ID {
 			t.Fatalf("after STABLE %s says slot %d belongs to %s, want the source %s", name, mv.Slot, o, src.ID)
 		}
 	}
@@ -238,12 +238,12 @@ func TestHealLeavesSomeoneElsesOpenSlotAlone(t *testing.T) {
 	if a == nil {
 		t.Fatal("abort-half must leave a migration open")
 	}
-	ours := a.detail["moves"].([]slotMove)[0]
+	ours := a.detail["moves"].([]clusteradmin.SlotMove)[0]
 
 	// The user opens a slot of another primary pair by hand.
 	tp, _ := nem.topology(ctx)
-	prim := tp.primaries()
-	var from, to member
+	prim := tp.Primaries()
+	var from, to clusteradmin.NodeState
 	for _, p := range prim {
 		if p.Node.Name != ours.From && p.Node.Name != ours.To {
 			from = p
@@ -302,63 +302,6 @@ func TestHealLeavesSomeoneElsesOpenSlotAlone(t *testing.T) {
 	}
 }
 
-// TestHealReassertsOnlyItsOwnLostSlot builds the end state of the epoch
-// race by hand: redline moved an empty slot from a to b, then b and c
-// route it back to a while a routes it to b, so no primary claims it.
-// The end phase gives it back to b (the journalled destination) the way
-// redis-cli finishes a migration; a slot redline never moved and that is
-// left in the same state is not touched.
-func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
-	c := startLocal(t, 3, 0)
-	nem := newTestNemesis(t, []string{"migrate"}, c)
-	ctx := context.Background()
-	tp, err := nem.topology(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prim := tp.primaries()
-	a, b, other := prim[0], prim[1], prim[2]
-	ours, theirs := a.Slots[0], a.Slots[1]
-	if _, err := nem.mover.moveSlots(ctx, []int{ours}, a, b, prim); err != nil {
-		t.Fatal(err)
-	}
-	if err := nem.waitConverged(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	admin := func(addr string, args ...any) { adminDo(t, addr, args...) }
-	// ours: b and other route it to a, a routes it to b.
-	admin(b.Node.Addr, "cluster", "setslot", ours, "node", a.ID)
-	admin(other.Node.Addr, "cluster", "setslot", ours, "node", a.ID)
-	// theirs (never moved by redline): a gives it to b, nobody else knows.
-	admin(a.Node.Addr, "cluster", "setslot", theirs, "node", b.ID)
-	claimed := func(slot int) string {
-		tp, _ := nem.topology(ctx)
-		for _, m := range tp.Members {
-			if m.Primary && slices.Contains(m.Slots, slot) {
-				return m.ID
-			}
-		}
-		return ""
-	}
-	if claimed(ours) != "" || claimed(theirs) != "" {
-		t.Fatalf("setup: slot %d claimed by %q, slot %d by %q", ours, claimed(ours), theirs, claimed(theirs))
-	}
-	done, err := nem.mover.reassertMoves(ctx)
-	if err != nil || len(done) != 1 || done[0] != ours {
-		t.Fatalf("reasserted %v: %v", done, err)
-	}
-	ownedEverywhere(t, c, ours, b.ID)
-	if claimed(theirs) != "" {
-		t.Fatalf("slot %d, never moved by redline, was claimed by %s", theirs, claimed(theirs))
-	}
-	steps := nem.journal.Steps()
-	if last := steps[len(steps)-1]; last.Kind != "reassert" || last.State != "done" || last.To != b.ID {
-		t.Fatalf("journal ends with %+v", last)
-	}
-	// Put theirs back so that the cluster is whole again for the cleanup.
-	admin(a.Node.Addr, "cluster", "setslot", theirs, "node", a.ID)
-}
-
 // adminDo sends one admin command and fails the test on an error.
 func adminDo(t *testing.T, addr string, args ...any) {
 	t.Helper()
@@ -367,104 +310,4 @@ func adminDo(t *testing.T, addr string, args ...any) {
 	if err := cl.Do(context.Background(), args...).Err(); err != nil {
 		t.Fatalf("%v on %s: %v", args, addr, err)
 	}
-}
-
-// pongFrom waits until the node at addr has received a pong from the node
-// id itself later than after (unix ms, as CLUSTER NODES prints it) and
-// returns its time. A pong carries the sender's slot claims: the receiver
-// has then applied what the sender claimed when it sent it. Gossip about
-// the node also moves pong_recv, but only to whole seconds (Redis sends
-// it in seconds): a time that is not a whole second is a pong of its own.
-func pongFrom(t *testing.T, addr, id string, after int64) int64 {
-	t.Helper()
-	var got int64
-	eventually(t, 20*time.Second, func() string {
-		text, err := cluster.ClusterNodesText(context.Background(), addr)
-		if err != nil {
-			return err.Error()
-		}
-		ls, err := cluster.ParseNodes(text)
-		if err != nil {
-			return err.Error()
-		}
-		for _, l := range ls {
-			if l.ID == id && l.PongRecv > after && l.PongRecv%1000 != 0 {
-				got = l.PongRecv
-				return ""
-			}
-		}
-		return fmt.Sprintf("%s has no pong from %s after %d", addr, id, after)
-	})
-	return got
-}
-
-// TestMoveKeepsKeysWhenTheSourceEpochRises builds the race behind a key
-// lost in CI after slot storms on Redis 7.0 (key:120, slot 12965): while a
-// slot moves, the source's config epoch rises above the target's (an
-// epoch collision with another primary is resolved by bumping, as storms
-// cause). A node that owns the slot and is no longer importing it gives it
-// to any claimer with a higher epoch and deletes its keys as a slot it
-// lost. Were the source told second (redis-cli's order), its pings would
-// still claim the slot after the target took it. betweenNode holds the
-// move between the two SETSLOT NODEs, bumps the source's epoch and waits
-// until the node told second has heard the first.
-func TestMoveKeepsKeysWhenTheSourceEpochRises(t *testing.T) {
-	c := startLocal(t, 6, 1)
-	want := fillKeys(t, c, 2000)
-	nem := newTestNemesis(t, []string{"migrate"}, c)
-	ctx := context.Background()
-	tp, err := nem.topology(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prim := tp.primaries()
-	src, dst := prim[0], prim[1]
-	keysOf := slotKeys(want)
-	x := -1
-	for _, s := range src.Slots {
-		if len(keysOf[s]) > 0 {
-			x = s
-			break
-		}
-	}
-	if x < 0 {
-		t.Fatal("no slot of the first primary holds a test key")
-	}
-	bumped := false
-	nem.mover.betweenNode = func(ctx context.Context, src, dst member) {
-		adminDo(t, src.Node.Addr, "cluster", "bumpepoch")
-		bumped = true
-		pongFrom(t, dst.Node.Addr, src.ID, time.Now().UnixMilli())
-		pongFrom(t, src.Node.Addr, dst.ID, time.Now().UnixMilli())
-	}
-	if _, err := nem.mover.moveSlots(ctx, []int{x}, src, dst, prim); err != nil {
-		t.Fatal(err)
-	}
-	nem.mover.betweenNode = nil
-	if !bumped {
-		t.Fatal("the move never reached its SETSLOT NODEs")
-	}
-	pongFrom(t, dst.Node.Addr, src.ID, time.Now().UnixMilli())
-	ownedEverywhere(t, c, x, dst.ID)
-	if n := countKeys(t, dst.Node.Addr, x); n != int64(len(keysOf[x])) {
-		t.Fatalf("the target holds %d keys of slot %d after the move, want %d", n, x, len(keysOf[x]))
-	}
-	checkKeys(t, c, want)
-}
-
-// ownedEverywhere waits until every node says slot belongs to id.
-func ownedEverywhere(t *testing.T, c *localCluster, slot int, id string) {
-	t.Helper()
-	eventually(t, 20*time.Second, func() string {
-		vs, err := views(c)
-		if err != nil {
-			return err.Error()
-		}
-		for name, ls := range vs {
-			if o := ownerIn(ls, slot); o != id {
-				return fmt.Sprintf("%s says slot %d belongs to %q, want %s", name, slot, o, id)
-			}
-		}
-		return ""
-	})
 }

@@ -62,8 +62,9 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	if opts.NodeTimeout <= 0 {
 		opts.NodeTimeout = 2 * time.Second
 	}
-	e := &env{c: c, opts: opts, journal: opts.Journal}
-	e.mover = newSlotMover(e)
+	// What clusteradmin logs reads as the nemesis' own lines.
+	logf := func(format string, args ...any) { opts.Log("nemesis: "+format, args...) }
+	e := &env{c: c, opts: opts, journal: opts.Journal, admin: &clusteradmin.Admin{Log: logf}}
 	e.bound = map[string]fault{}
 	n := &Nemesis{env: e, target: targetName(c)}
 	e.note = func(f string, nodes []string, detail map[string]any) {
@@ -76,6 +77,7 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 		n.journal, _ = clusteradmin.OpenJournal("")
 	}
 	n.journal.OnEntry(n.recordJournal)
+	e.mover = clusteradmin.NewSlotMover(c, e.admin, n.journal, logf)
 	hooks := hookNames()
 	for k := range opts.Hooks {
 		if !slices.Contains(hooks, k) {
@@ -267,7 +269,7 @@ func (n *Nemesis) fireLate(ctx context.Context, rec history.Recorder, st Step, l
 	n.mu.Lock()
 	n.rec = rec
 	n.mu.Unlock()
-	n.mover.newStep()
+	n.mover.NewStep()
 	t, err := n.topology(ctx)
 	var a *action
 	if err == nil {
@@ -349,7 +351,7 @@ func (n *Nemesis) finish(ctx context.Context, rec history.Recorder, a *action) e
 }
 
 // resolve turns a step into an action on the topology t.
-func (n *Nemesis) resolve(ctx context.Context, st Step, t *topo) (*action, error) {
+func (n *Nemesis) resolve(ctx context.Context, st Step, t *clusteradmin.Topology) (*action, error) {
 	f, ok := n.bound[st.Fault]
 	if !ok {
 		if lookup(st.Fault) != nil {
@@ -370,7 +372,7 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 	if len(n.faults) == 0 {
 		return nil
 	}
-	defer n.admin.close()
+	defer n.admin.Close()
 	n.mu.Lock()
 	n.rec = rec
 	a := n.pending
@@ -383,7 +385,7 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		// Stopping it closes its slot: not while the cluster is in a
 		// state redline cannot account for (checked again below, once
 		// every node answers).
-		if found, _, err := n.mover.unaccounted(ctx); err == nil && len(found) > 0 {
+		if found, _, err := n.mover.Unaccounted(ctx); err == nil && len(found) > 0 {
 			n.mu.Lock()
 			n.pending = nil
 			n.mu.Unlock()
@@ -400,7 +402,7 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		f.heal(ctx, h)
 	}
 	res := h.res
-	found, would, err := n.mover.unaccounted(ctx)
+	found, would, err := n.mover.Unaccounted(ctx)
 	if err != nil {
 		h.fail(fmt.Errorf("reading the topology before repairs: %w", err))
 	} else if len(found) > 0 {
@@ -418,12 +420,12 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		res["unaccounted"], res["would_have"] = found, would
 		h.fail(fmt.Errorf("cluster in a state redline cannot account for (%s); no slot repaired", strings.Join(found, "; ")))
 	} else {
-		repaired, err := n.mover.repairSlots(ctx)
+		repaired, err := n.mover.RepairSlots(ctx)
 		h.fail(err)
 		if len(repaired) > 0 {
 			res["repaired_slots"] = repaired
 		}
-		reasserted, err := n.mover.reassertMoves(ctx)
+		reasserted, err := n.mover.ReassertMoves(ctx)
 		h.fail(err)
 		if len(reasserted) > 0 {
 			res["reasserted_slots"] = reasserted
@@ -451,7 +453,7 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		n.opts.Log("nemesis: heal: %v", err)
 	}
 	touched := h.touched
-	slices.SortFunc(touched, compareNames)
+	slices.SortFunc(touched, cluster.CompareNames)
 	n.record(rec, history.Info, "heal", slices.Compact(touched), res)
 	return err
 }
@@ -502,7 +504,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	for k := range m {
 		ks = append(ks, k)
 	}
-	sort.Slice(ks, func(i, j int) bool { return compareNames(ks[i], ks[j]) < 0 })
+	sort.Slice(ks, func(i, j int) bool { return cluster.CompareNames(ks[i], ks[j]) < 0 })
 	return ks
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // partitionFault cuts node-to-node links as planPartition says; with
@@ -42,7 +43,7 @@ func (f *partitionFault) setCut(on bool) {
 	f.mu.Unlock()
 }
 
-func (f *partitionFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
+func (f *partitionFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
 	plan, err := planPartition(st.Mode, t, rng)
 	if err != nil {
 		return nil, err

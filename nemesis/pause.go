@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // pauseFault freezes its targets (killTargets) and resumes them when
@@ -31,7 +32,7 @@ func (f *pauseFault) bind(e *env, h *hook, _ bool) error {
 	return err
 }
 
-func (f *pauseFault) resolve(_ context.Context, st Step, t *topo, rng *rand.Rand) (*action, error) {
+func (f *pauseFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
 	targets, err := killTargets(st.Mode, t, rng)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -57,10 +58,10 @@ func TestPlanIsAPureFunctionOfFaultsAndSeed(t *testing.T) {
 
 // fakeTopo builds a topology of 3 primaries (n1-n3) and 3 replicas (n4-n6,
 // replica of n(i-3)), listed in the given order.
-func fakeTopo(order []int) *topo {
-	t := &topo{}
+func fakeTopo(order []int) *clusteradmin.Topology {
+	t := &clusteradmin.Topology{}
 	for _, i := range order {
-		m := member{Node: cluster.Node{Name: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("127.0.0.1:%d", 7000+i)},
+		m := clusteradmin.NodeState{Node: cluster.Node{Name: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("127.0.0.1:%d", 7000+i)},
 			ID: fmt.Sprintf("id%d", i), Reachable: true}
 		m.Announce = m.Node.Addr
 		if i <= 3 {
@@ -73,7 +74,7 @@ func fakeTopo(order []int) *topo {
 		}
 		t.Members = append(t.Members, m)
 	}
-	slices.SortFunc(t.Members, func(a, b member) int { return compareNames(a.Node.Name, b.Node.Name) })
+	slices.SortFunc(t.Members, func(a, b clusteradmin.NodeState) int { return cluster.CompareNames(a.Node.Name, b.Node.Name) })
 	return t
 }
 
@@ -106,7 +107,7 @@ func TestTargetsDependOnSeedAndTopologyOnly(t *testing.T) {
 	}
 }
 
-func resolvePure(t *testing.T, st Step, tp *topo) string {
+func resolvePure(t *testing.T, st Step, tp *clusteradmin.Topology) string {
 	t.Helper()
 	rng := stepRand(st)
 	switch st.Fault {
@@ -223,7 +224,7 @@ func TestMemberModeKeepsThreePrimaries(t *testing.T) {
 	}
 	// Two more primaries: add turns into remove.
 	for i := 7; i <= 8; i++ {
-		tp.Members = append(tp.Members, member{Node: cluster.Node{Name: fmt.Sprintf("n%d", i)}, ID: fmt.Sprintf("id%d", i),
+		tp.Members = append(tp.Members, clusteradmin.NodeState{Node: cluster.Node{Name: fmt.Sprintf("n%d", i)}, ID: fmt.Sprintf("id%d", i),
 			Primary: true, Reachable: true, Slots: []int{16000 + i}})
 	}
 	a, err = n.resolve(context.Background(), Step{Fault: "member", Mode: "add"}, tp, stepRand(Step{}))
@@ -301,20 +302,5 @@ func TestTimelineSlotsAreFixed(t *testing.T) {
 	}
 	if l := tl.late(1, t0.Add(17300*time.Millisecond)); l != 2300*time.Millisecond {
 		t.Fatalf("late %s, want 2.3s", l)
-	}
-}
-
-func TestCmdStringHidesPasswords(t *testing.T) {
-	for _, c := range []struct {
-		args []any
-		want string
-	}{
-		{[]any{"migrate", "10.0.0.1", 6379, "", 0, 5000, "replace", "auth2", "alice", "pw1", "keys", "k"}, `MIGRATE 10.0.0.1 6379 "" 0 5000 replace auth2 alice <password> keys k`},
-		{[]any{"migrate", "10.0.0.1", 6379, "", 0, 5000, "auth", "pw2", "keys", "k"}, `MIGRATE 10.0.0.1 6379 "" 0 5000 auth <password> keys k`},
-		{[]any{"cluster", "setslot", 5, "node", "id"}, "CLUSTER SETSLOT 5 node id"},
-	} {
-		if got := cmdString(c.args); got != c.want {
-			t.Errorf("cmdString(%v) = %s, want %s", c.args, got, c.want)
-		}
 	}
 }

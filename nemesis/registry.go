@@ -3,6 +3,8 @@ package nemesis
 import (
 	"slices"
 	"sort"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // registry lists every fault, in the order Names reports them and plans
@@ -75,7 +77,7 @@ func hookNames() []string {
 			out = append(out, f.name())
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return compareNames(out[i], out[j]) < 0 })
+	sort.Slice(out, func(i, j int) bool { return cluster.CompareNames(out[i], out[j]) < 0 })
 	return out
 }
 

@@ -4,29 +4,32 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // Target resolution: pure functions of a member list (sorted by name) and a
 // step's random source. Nothing here talks to a node.
 
 // pickOne returns a random member; ms must not be empty.
-func pickOne(rng *rand.Rand, ms []member) member {
+func pickOne(rng *rand.Rand, ms []clusteradmin.NodeState) clusteradmin.NodeState {
 	return ms[rng.IntN(len(ms))]
 }
 
 // pickN returns k distinct random members, sorted by name.
-func pickN(rng *rand.Rand, ms []member, k int) []member {
+func pickN(rng *rand.Rand, ms []clusteradmin.NodeState, k int) []clusteradmin.NodeState {
 	k = min(k, len(ms))
 	perm := rng.Perm(len(ms))
-	out := make([]member, 0, k)
+	out := make([]clusteradmin.NodeState, 0, k)
 	for _, i := range perm[:k] {
 		out = append(out, ms[i])
 	}
-	slices.SortFunc(out, func(a, b member) int { return compareNames(a.Node.Name, b.Node.Name) })
+	slices.SortFunc(out, func(a, b clusteradmin.NodeState) int { return cluster.CompareNames(a.Node.Name, b.Node.Name) })
 	return out
 }
 
-func memberNames(ms []member) []string {
+func memberNames(ms []clusteradmin.NodeState) []string {
 	var out []string
 	for _, m := range ms {
 		out = append(out, m.Node.Name)
@@ -35,16 +38,16 @@ func memberNames(ms []member) []string {
 }
 
 // killTargets resolves the nodes a kill or pause step hits.
-func killTargets(mode string, t *topo, rng *rand.Rand) ([]member, error) {
-	all, prim := t.Members, t.primaries()
+func killTargets(mode string, t *clusteradmin.Topology, rng *rand.Rand) ([]clusteradmin.NodeState, error) {
+	all, prim := t.Members, t.Primaries()
 	switch mode {
 	case "one":
-		return []member{pickOne(rng, all)}, nil
+		return []clusteradmin.NodeState{pickOne(rng, all)}, nil
 	case "primary", "primary-long":
 		if len(prim) == 0 {
 			return nil, fmt.Errorf("no primary with slots is known")
 		}
-		return []member{pickOne(rng, prim)}, nil
+		return []clusteradmin.NodeState{pickOne(rng, prim)}, nil
 	case "majority-primaries":
 		if len(prim) == 0 {
 			return nil, fmt.Errorf("no primary with slots is known")
@@ -64,37 +67,37 @@ type cutPlan struct {
 }
 
 // planPartition resolves a partition step into cuts. All members take part.
-func planPartition(mode string, t *topo, rng *rand.Rand) (cutPlan, error) {
+func planPartition(mode string, t *clusteradmin.Topology, rng *rand.Rand) (cutPlan, error) {
 	all := t.Members
 	n := len(all)
 	if n < 2 {
 		return cutPlan{}, fmt.Errorf("a partition needs at least 2 nodes, the cluster has %d", n)
 	}
-	perm := func() []member {
-		out := make([]member, n)
+	perm := func() []clusteradmin.NodeState {
+		out := make([]clusteradmin.NodeState, n)
 		for i, j := range rng.Perm(n) {
 			out[i] = all[j]
 		}
 		return out
 	}
-	split := func(side []member) [][]member {
-		var rest []member
+	split := func(side []clusteradmin.NodeState) [][]clusteradmin.NodeState {
+		var rest []clusteradmin.NodeState
 		for _, m := range all {
-			if !slices.ContainsFunc(side, func(s member) bool { return s.Node.Name == m.Node.Name }) {
+			if !slices.ContainsFunc(side, func(s clusteradmin.NodeState) bool { return s.Node.Name == m.Node.Name }) {
 				rest = append(rest, m)
 			}
 		}
-		return [][]member{side, rest}
+		return [][]clusteradmin.NodeState{side, rest}
 	}
 	switch mode {
 	case "isolate-one":
-		return groupsPlan(split([]member{pickOne(rng, all)})), nil
+		return groupsPlan(split([]clusteradmin.NodeState{pickOne(rng, all)})), nil
 	case "isolate-primary":
-		prim := t.primaries()
+		prim := t.Primaries()
 		if len(prim) == 0 {
 			return cutPlan{}, fmt.Errorf("no primary with slots is known")
 		}
-		return groupsPlan(split([]member{pickOne(rng, prim)})), nil
+		return groupsPlan(split([]clusteradmin.NodeState{pickOne(rng, prim)})), nil
 	case "halves":
 		p := perm()
 		return groupsPlan(split(p[:max(1, (n-1)/2)])), nil
@@ -102,12 +105,12 @@ func planPartition(mode string, t *topo, rng *rand.Rand) (cutPlan, error) {
 		// A primary on the minority side without any replica of its
 		// own, filled up with other replicas, so the majority keeps a
 		// majority of primaries and can promote its replica.
-		prim := t.primaries()
+		prim := t.Primaries()
 		if len(prim) == 0 {
 			return cutPlan{}, fmt.Errorf("no primary with slots is known")
 		}
 		p := pickOne(rng, prim)
-		side := []member{p}
+		side := []clusteradmin.NodeState{p}
 		for _, m := range perm() {
 			if len(side) >= max(1, (n-1)/2) {
 				break
@@ -118,14 +121,14 @@ func planPartition(mode string, t *topo, rng *rand.Rand) (cutPlan, error) {
 		}
 		return groupsPlan(split(side)), nil
 	case "primaries-replicas":
-		prim, repl := t.primaries(), t.replicas()
+		prim, repl := t.Primaries(), t.Replicas()
 		if len(prim) == 0 || len(repl) == 0 {
 			return cutPlan{}, fmt.Errorf("needs primaries and replicas, have %d and %d", len(prim), len(repl))
 		}
 		return groupsPlan(split(prim)), nil
 	case "bridge":
 		if n < 3 {
-			return groupsPlan(split([]member{pickOne(rng, all)})), nil
+			return groupsPlan(split([]clusteradmin.NodeState{pickOne(rng, all)})), nil
 		}
 		p := perm()
 		a, b := p[1:1+(n-1)/2], p[1+(n-1)/2:]
@@ -136,7 +139,7 @@ func planPartition(mode string, t *topo, rng *rand.Rand) (cutPlan, error) {
 		return plan, nil
 	case "ring":
 		if n < 4 {
-			return groupsPlan(split([]member{pickOne(rng, all)})), nil
+			return groupsPlan(split([]clusteradmin.NodeState{pickOne(rng, all)})), nil
 		}
 		p := perm()
 		// Each node keeps the nodes within distance h on the ring, which
@@ -155,7 +158,7 @@ func planPartition(mode string, t *topo, rng *rand.Rand) (cutPlan, error) {
 			}
 		}
 		for i := range n {
-			var g []member
+			var g []clusteradmin.NodeState
 			for k := -h; k <= h; k++ {
 				g = append(g, p[((i+k)%n+n)%n])
 			}
@@ -168,7 +171,7 @@ func planPartition(mode string, t *topo, rng *rand.Rand) (cutPlan, error) {
 
 // groupsPlan cuts every link between two groups; the strictly smaller one
 // is the minority.
-func groupsPlan(groups [][]member) cutPlan {
+func groupsPlan(groups [][]clusteradmin.NodeState) cutPlan {
 	plan := cutPlan{Cuts: map[string][]string{}}
 	for i := range groups {
 		plan.Groups = append(plan.Groups, sortedNames(groups[i]))
@@ -186,7 +189,7 @@ func groupsPlan(groups [][]member) cutPlan {
 	return plan
 }
 
-func cutBetween(cuts map[string][]string, a, b []member) {
+func cutBetween(cuts map[string][]string, a, b []clusteradmin.NodeState) {
 	for _, x := range a {
 		for _, y := range b {
 			cuts[x.Node.Name] = insertSorted(cuts[x.Node.Name], y.Node.Name)
@@ -196,15 +199,15 @@ func cutBetween(cuts map[string][]string, a, b []member) {
 }
 
 func insertSorted(s []string, v string) []string {
-	i, found := slices.BinarySearchFunc(s, v, compareNames)
+	i, found := slices.BinarySearchFunc(s, v, cluster.CompareNames)
 	if found {
 		return s
 	}
 	return slices.Insert(s, i, v)
 }
 
-func sortedNames(ms []member) []string {
+func sortedNames(ms []clusteradmin.NodeState) []string {
 	out := memberNames(ms)
-	slices.SortFunc(out, compareNames)
+	slices.SortFunc(out, cluster.CompareNames)
 	return out
 }

@@ -155,7 +155,7 @@ cluster redline started in containers on this Docker Engine.`,
 			defer cancel()
 			if addrs != "" {
 				list := splitList(addrs)
-				if _, err := cluster.External(list); err != nil {
+				if _, err := cluster.ExternalNodes(list); err != nil {
 					return badArgs("--addrs: %v", err)
 				}
 				return printStatus(ctx, stdout, list)
@@ -198,7 +198,7 @@ func linkState(connected bool) string {
 
 // printStatus prints one cluster's CLUSTER NODES as a table.
 func printStatus(ctx context.Context, w io.Writer, addrs []string) error {
-	nodes, err := cluster.Topology(ctx, addrs)
+	nodes, err := clusteradmin.ReadNodes(ctx, addrs)
 	if err != nil {
 		return harnessFailed(fmt.Errorf("cannot read CLUSTER NODES from %s: %w", strings.Join(addrs, ","), err))
 	}

@@ -80,7 +80,7 @@ func (o *runOptions) validate(targetChanged bool) error {
 		for _, a := range strings.Split(o.addrs, ",") {
 			cfg.Addrs = append(cfg.Addrs, strings.TrimSpace(a))
 		}
-		if _, err := cluster.External(cfg.Addrs); err != nil {
+		if _, err := cluster.ExternalNodes(cfg.Addrs); err != nil {
 			return badArgs("--addrs: %v (expected host:port,host:port,...)", err)
 		}
 	}

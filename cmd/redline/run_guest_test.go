@@ -111,7 +111,7 @@ func requireHealthy(t *testing.T, addrs []string) {
 		t.Fatalf("cluster after the run: %v", err)
 	}
 	for _, a := range addrs {
-		text, err := cluster.ClusterNodesText(ctx, a)
+		text, err := clusteradmin.ClusterNodesText(ctx, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func roles(t *testing.T, addrs []string) string {
 	t.Helper()
 	var out []string
 	for _, a := range addrs {
-		text, err := cluster.ClusterNodesText(context.Background(), a)
+		text, err := clusteradmin.ClusterNodesText(context.Background(), a)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,7 +111,7 @@ func snapshotNodes(c cluster.Cluster, log *harness.Log) func(context.Context, *r
 		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		for _, n := range c.Nodes() {
-			text, err := cluster.ClusterNodesText(ctx, n.Addr)
+			text, err := clusteradmin.ClusterNodesText(ctx, n.Addr)
 			if err != nil {
 				text = "error: " + err.Error() + "\n"
 			}

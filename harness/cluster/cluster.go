@@ -6,17 +6,21 @@
 // Faults are optional interfaces: a nemesis type-asserts the Cluster for the
 // capability it needs and says before the run starts when a target lacks it.
 //
-// Beside the interfaces it holds node descriptions (CLUSTER NODES parsed,
-// nodes.go; an external cluster's addresses), how a connection to a node is
-// opened (the send-once options and admin credentials every redline
-// connection starts from) and reading one node's CLUSTER NODES. What is done
-// to a cluster through those connections (forming, converging, discovering,
-// journalling) lives in harness/clusteradmin.
+// Beside the interfaces it holds descriptions only: of nodes (Node, names
+// ordered n2 before n10; CLUSTER NODES parsed into NodeInfo, slot map and
+// owner; an external cluster's addresses checked into Nodes: nodes.go) and
+// of how a connection to a node is opened (the send-once options and admin
+// credentials every redline connection starts from, AdminClient: conn.go,
+// credentials.go). Everything done to a cluster through those connections
+// (reading CLUSTER NODES or INFO, forming, converging, discovering, moving
+// slots, repairing, journalling) lives in harness/clusteradmin.
 package cluster
 
 import (
 	"context"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -45,6 +49,21 @@ type Node struct {
 	Addr string // ip:port clients dial
 	// Host is the IP as seen by peers (the address partitions filter on).
 	Host string
+}
+
+// CompareNames orders node names "n2" before "n10".
+func CompareNames(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+// SortedNodes returns a copy of ns sorted by name (CompareNames).
+func SortedNodes(ns []Node) []Node {
+	ns = slices.Clone(ns)
+	slices.SortFunc(ns, func(a, b Node) int { return CompareNames(a.Name, b.Name) })
+	return ns
 }
 
 // Cluster is a running cluster.

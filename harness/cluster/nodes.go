@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -268,4 +270,61 @@ func Self(nodes []NodeInfo) (NodeInfo, bool) {
 		}
 	}
 	return NodeInfo{}, false
+}
+
+// OwnerOf returns the id of the first primary in nodes that serves slot
+// ("" when none does): who owns it in this view.
+func OwnerOf(nodes []NodeInfo, slot int) string {
+	for _, n := range nodes {
+		if !n.IsPrimary() {
+			continue
+		}
+		for _, r := range n.Ranges {
+			if slot >= r.Start && slot <= r.End {
+				return n.ID
+			}
+		}
+	}
+	return ""
+}
+
+// SplitAddr splits a node address "host:port", checking that the host is
+// not empty and the port is 1-65535.
+func SplitAddr(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("address %q is not host:port: %v", addr, err)
+	}
+	if host == "" {
+		return "", 0, fmt.Errorf("address %q has no host (want host:port, e.g. 10.0.0.5:6379)", addr)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("address %q has a bad port %q (want 1-65535)", addr, p)
+	}
+	return host, port, nil
+}
+
+// ExternalNodes describes the nodes of an existing cluster at addrs
+// (host:port each), named n1, n2, ... in the order given: the check of
+// --addrs. An address that is not host:port or is given twice is an error.
+func ExternalNodes(addrs []string) ([]Node, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("external cluster: no addresses given (want --addrs host:port,...)")
+	}
+	seen := map[string]bool{}
+	nodes := make([]Node, 0, len(addrs))
+	for i, a := range addrs {
+		a = strings.TrimSpace(a)
+		host, _, err := SplitAddr(a)
+		if err != nil {
+			return nil, fmt.Errorf("external cluster: %w", err)
+		}
+		if seen[a] {
+			return nil, fmt.Errorf("external cluster: address %s given twice", a)
+		}
+		seen[a] = true
+		nodes = append(nodes, Node{Name: fmt.Sprintf("n%d", i+1), Addr: a, Host: host})
+	}
+	return nodes, nil
 }

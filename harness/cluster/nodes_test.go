@@ -143,21 +143,17 @@ func TestParseNodesErrors(t *testing.T) {
 	}
 }
 
-func TestExternal(t *testing.T) {
-	c, err := External([]string{"10.0.0.1:6379", " redis-a.example:7000", "[::1]:6380"})
+func TestExternalNodes(t *testing.T) {
+	ns, err := ExternalNodes([]string{"10.0.0.1:6379", " redis-a.example:7000", "[::1]:6380"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := c.Nodes()
 	if len(ns) != 3 || ns[1] != (Node{Name: "n2", Addr: "redis-a.example:7000", Host: "redis-a.example"}) || ns[2].Host != "::1" {
 		t.Fatalf("nodes %+v", ns)
 	}
-	if err := c.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
 	for _, bad := range [][]string{nil, {"10.0.0.1"}, {":6379"}, {"h:0"}, {"h:70000"}, {"h:x"}, {"a:1", "a:1"}} {
-		if _, err := External(bad); err == nil {
-			t.Errorf("External(%q) accepted", bad)
+		if _, err := ExternalNodes(bad); err == nil {
+			t.Errorf("ExternalNodes(%q) accepted", bad)
 		}
 	}
 }

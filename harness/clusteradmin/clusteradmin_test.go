@@ -162,3 +162,25 @@ func TestFromNodesSkipsNodesWithoutAddress(t *testing.T) {
 		t.Fatalf("primaries %v", v.Primaries())
 	}
 }
+
+func TestSpans(t *testing.T) {
+	got := fmt.Sprint(spans([]int{7, 3, 4, 5, 9, 10}))
+	if got != "[3 5 7 7 9 10]" {
+		t.Fatalf("spans: %s", got)
+	}
+}
+
+func TestCmdStringHidesPasswords(t *testing.T) {
+	for _, c := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"migrate", "10.0.0.1", 6379, "", 0, 5000, "replace", "auth2", "alice", "pw1", "keys", "k"}, `MIGRATE 10.0.0.1 6379 "" 0 5000 replace auth2 alice <password> keys k`},
+		{[]any{"migrate", "10.0.0.1", 6379, "", 0, 5000, "auth", "pw2", "keys", "k"}, `MIGRATE 10.0.0.1 6379 "" 0 5000 auth <password> keys k`},
+		{[]any{"cluster", "setslot", 5, "node", "id"}, "CLUSTER SETSLOT 5 node id"},
+	} {
+		if got := CommandString(c.args); got != c.want {
+			t.Errorf("CommandString(%v) = %s, want %s", c.args, got, c.want)
+		}
+	}
+}

@@ -1,9 +1,24 @@
 // Package clusteradmin is what redline does to a cluster through admin
-// connections beyond reading it: forming a cluster of empty nodes and
-// waiting until it converges (form.go), discovering every node from one
-// seed, journalling the topology changes it makes, and auditing the data
-// that is not the run's. Both the runtimes' callers and the nemeses use it;
-// a runtime gets Form handed in (docker.Options.Form).
+// connections (harness/cluster's send-once options and credentials):
+//
+//   - reading it: one node's CLUSTER NODES (ClusterNodesText, ReadNodes),
+//     INFO fields (InfoField), a Topology snapshot of a runtime's cluster
+//     with every node's own state (Admin.Topology), and discovering every
+//     node from one seed (Discover, External: the runtime of an existing
+//     cluster);
+//   - forming a cluster of empty nodes and waiting until it converges
+//     (Form, WaitConverged, WaitClusterConverged);
+//   - moving slots the way redis-cli does or atomically with CLUSTER
+//     MIGRATION, repairing the migrations left open and re-asserting moves
+//     the cluster lost (SlotMover, placement records for checker.Handoff);
+//   - journalling every topology change before it is made (Journal) and
+//     auditing the data that is not the run's (audit.go).
+//
+// Admin holds the per-node clients those operations share. The runtimes'
+// callers use it (a runtime gets Form handed in: docker.Options.Form) and
+// so do the nemeses, whose faults decide what to strike and call it here.
+// It imports harness/cluster only: what it needs of a caller (a log, the
+// journal, a test hook) is handed in.
 package clusteradmin
 
 import (
@@ -220,13 +235,7 @@ func (e *External) Refresh(ctx context.Context) error {
 		host, _, _ := net.SplitHostPort(m.Addr)
 		nodes = append(nodes, cluster.Node{Name: name, Addr: m.Addr, Host: host})
 	}
-	slices.SortFunc(nodes, func(a, b cluster.Node) int {
-		if len(a.Name) != len(b.Name) {
-			return len(a.Name) - len(b.Name)
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	e.nodes = nodes
+	e.nodes = cluster.SortedNodes(nodes)
 	return nil
 }
 

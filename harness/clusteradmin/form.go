@@ -255,7 +255,7 @@ func convergedOnce(ctx context.Context, clients []*redis.Client, addrs []string)
 			continue
 		}
 		reachable++
-		if st, _ := cluster.InfoField(info, "cluster_state"); st != "ok" {
+		if st, _ := InfoField(info, "cluster_state"); st != "ok" {
 			return fmt.Sprintf("%s reports cluster_state:%s", addrs[i], st)
 		}
 		text, err := c.ClusterNodes(ctx).Result()
@@ -288,7 +288,7 @@ func convergedOnce(ctx context.Context, clients []*redis.Client, addrs []string)
 			if err != nil {
 				return fmt.Sprintf("%s: INFO replication: %v", addrs[i], err)
 			}
-			if st, ok := cluster.InfoField(repl, "master_link_status"); ok && st != "up" {
+			if st, ok := InfoField(repl, "master_link_status"); ok && st != "up" {
 				return fmt.Sprintf("%s (replica) has master_link_status:%s", addrs[i], st)
 			}
 		}

@@ -57,13 +57,13 @@ func TestFormLocalCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := cluster.InfoField(info, "cluster_state"); v != "ok" {
+	if v, _ := clusteradmin.InfoField(info, "cluster_state"); v != "ok" {
 		t.Fatalf("cluster_state %q", v)
 	}
-	if v, _ := cluster.InfoField(info, "cluster_slots_ok"); v != "16384" {
+	if v, _ := clusteradmin.InfoField(info, "cluster_slots_ok"); v != "16384" {
 		t.Fatalf("cluster_slots_ok %q", v)
 	}
-	nodes, err := cluster.Topology(ctx, append([]string{"127.0.0.1:1"}, addrs...))
+	nodes, err := clusteradmin.ReadNodes(ctx, append([]string{"127.0.0.1:1"}, addrs...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
-package nemesis
+package clusteradmin
 
 // Placement records for the handoff checker (checker.Handoff): for every
-// slot a migrate step moved (atomic task or classic move, done or not),
+// slot a move moved (atomic task or classic move, done or not),
 // the keys its source held before the move and the keys of source and
 // destination after it, read with CLUSTER GETKEYSINSLOT. A key on both or
 // on neither side after the move ends is what the checker flags.
@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// slotPlacement is one moved slot's record (field names as the checker
-// reads them).
-type slotPlacement struct {
+// Placement is one moved slot's record (field names as the checker reads
+// them).
+type Placement struct {
 	Slot      int      `json:"slot"`
 	From      string   `json:"from"`
 	To        string   `json:"to"`
@@ -32,9 +32,10 @@ type slotPlacement struct {
 // truncated (and not judged).
 const placementMax = 5000
 
-// slotKeys lists the keys of slot on the node at addr.
-func (n *slotMover) slotKeys(ctx context.Context, addr string, slot int) ([]string, bool, error) {
-	v, err := n.admin.do(ctx, addr, 5*time.Second, "cluster", "getkeysinslot", slot, placementMax+1)
+// SlotKeys lists the keys of slot on the node at addr, at most
+// placementMax (truncated true when there were more).
+func (n *SlotMover) SlotKeys(ctx context.Context, addr string, slot int) ([]string, bool, error) {
+	v, err := n.admin.Do(ctx, addr, 5*time.Second, "cluster", "getkeysinslot", slot, placementMax+1)
 	if err != nil {
 		return nil, false, err
 	}
@@ -49,12 +50,12 @@ func (n *slotMover) slotKeys(ctx context.Context, addr string, slot int) ([]stri
 	return out, false, nil
 }
 
-// beforeKeys reads the source's keys of each slot before a move.
-func (n *slotMover) beforeKeys(ctx context.Context, src member, slots []int) map[int]*slotPlacement {
-	out := map[int]*slotPlacement{}
+// BeforeKeys reads the source's keys of each slot before a move.
+func (n *SlotMover) BeforeKeys(ctx context.Context, src NodeState, slots []int) map[int]*Placement {
+	out := map[int]*Placement{}
 	for _, sl := range slots {
-		p := &slotPlacement{Slot: sl, Before: []string{}}
-		keys, trunc, err := n.slotKeys(ctx, src.Node.Addr, sl)
+		p := &Placement{Slot: sl, Before: []string{}}
+		keys, trunc, err := n.SlotKeys(ctx, src.Node.Addr, sl)
 		if err != nil {
 			p.Error = "before: " + err.Error()
 		}
@@ -64,18 +65,18 @@ func (n *slotMover) beforeKeys(ctx context.Context, src member, slots []int) map
 	return out
 }
 
-// afterKeys completes the records once the move has ended on both sides.
-func (n *slotMover) afterKeys(ctx context.Context, recs map[int]*slotPlacement, slots []int, src, dst member,
-	method, state, task string) []slotPlacement {
-	var out []slotPlacement
+// AfterKeys completes the records once the move has ended on both sides.
+func (n *SlotMover) AfterKeys(ctx context.Context, recs map[int]*Placement, slots []int, src, dst NodeState,
+	method, state, task string) []Placement {
+	var out []Placement
 	for _, sl := range slots {
 		p := recs[sl]
 		if p == nil {
-			p = &slotPlacement{Slot: sl, Error: "before: not read"}
+			p = &Placement{Slot: sl, Error: "before: not read"}
 		}
 		p.From, p.To, p.Method, p.State, p.Task = src.Node.Name, dst.Node.Name, method, state, task
-		s, t1, err1 := n.slotKeys(ctx, src.Node.Addr, sl)
-		d, t2, err2 := n.slotKeys(ctx, dst.Node.Addr, sl)
+		s, t1, err1 := n.SlotKeys(ctx, src.Node.Addr, sl)
+		d, t2, err2 := n.SlotKeys(ctx, dst.Node.Addr, sl)
 		p.Src, p.Dst = s, d
 		p.Truncated = p.Truncated || t1 || t2
 		for _, err := range []error{err1, err2} {
@@ -88,12 +89,13 @@ func (n *slotMover) afterKeys(ctx context.Context, recs map[int]*slotPlacement, 
 	return out
 }
 
-// awaitSourceEnd waits (bounded) until the source has ended task id too:
-// the destination reports done before the source has trimmed.
-func (n *slotMover) awaitSourceEnd(ctx context.Context, src member, id string) string {
+// AwaitSourceEnd waits (bounded) until the source has ended task id too
+// (the destination reports done before the source has trimmed) and
+// returns its final state.
+func (n *SlotMover) AwaitSourceEnd(ctx context.Context, src NodeState, id string) string {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		st, err := n.taskStatus(ctx, src.Node.Addr, id)
+		st, err := n.TaskStatus(ctx, src.Node.Addr, id)
 		state := ""
 		if err == nil {
 			state = fmt.Sprint(st["state"])

@@ -1,4 +1,4 @@
-package nemesis
+package clusteradmin
 
 import (
 	"context"
@@ -10,71 +10,82 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
 )
 
-// slotMover moves slots between primaries the way redis-cli does, and
+// SlotMover moves slots between primaries the way redis-cli does, and
 // remembers what it did: the migrations it opened and has not closed, and
-// the slots it moved. Both migrate and member move slots through it; the
-// end phase repairs its open migrations and re-asserts its moves whichever
-// fault made them, and never touches a slot someone else has open.
-type slotMover struct {
-	*env
+// the slots it moved. Whoever moves slots for a run (the nemesis' migrate
+// and member faults) moves them through one mover; its RepairSlots and
+// ReassertMoves then repair its open migrations and re-assert its moves
+// whichever fault made them, and never touch a slot someone else has open
+// (Unaccounted finds those first). Every change is journalled before it is
+// made.
+type SlotMover struct {
+	admin     *Admin
+	journal   *Journal
+	c         cluster.Cluster
+	log       func(format string, args ...any)
 	mu        sync.Mutex
 	open      map[int]openSlot // migrations left open on purpose or by an error
 	moved     map[int]openSlot // slots it moved, by slot: the last move
 	epochPair [2]string        // last source/target pair awaitEpoch checked
-	// betweenNode, when set (tests), runs between the two SETSLOT NODEs of
+	// BetweenNode, when set (tests), runs between the two SETSLOT NODEs of
 	// closeMigrations: the moment a ping of the other node can arrive.
-	betweenNode func(ctx context.Context, src, dst member)
+	BetweenNode func(ctx context.Context, src, dst NodeState)
 }
 
-func newSlotMover(e *env) *slotMover {
-	return &slotMover{env: e, open: map[int]openSlot{}, moved: map[int]openSlot{}}
+// NewSlotMover makes a mover of c's slots that sends its commands through
+// admin and journals every change in j. log (may be nil) receives what a
+// move could not do and went on without.
+func NewSlotMover(c cluster.Cluster, admin *Admin, j *Journal, log func(format string, args ...any)) *SlotMover {
+	if log == nil {
+		log = func(string, ...any) {}
+	}
+	return &SlotMover{admin: admin, journal: j, c: c, log: log, open: map[int]openSlot{}, moved: map[int]openSlot{}}
 }
 
-// newStep forgets the epoch check of the previous step.
-func (n *slotMover) newStep() {
+// NewStep forgets the epoch check of the previous step (awaitEpoch).
+func (n *SlotMover) NewStep() {
 	n.mu.Lock()
 	n.epochPair = [2]string{}
 	n.mu.Unlock()
 }
 
-// openSlot is a migration this nemesis opened and has not closed yet.
+// openSlot is a migration the mover opened and has not closed yet.
 type openSlot struct {
 	Slot     int
 	Src, Dst string // node ids
 	Stable   bool   // repair with SETSLOT STABLE when the target got no keys
 }
 
-type slotMove struct {
+// SlotMove is one slot moved (or planned), as the history records it.
+type SlotMove struct {
 	Slot int    `json:"slot"`
 	From string `json:"from"`
 	To   string `json:"to"`
 	Keys int    `json:"keys"`
 }
 
-// moveSlot moves one slot from src to dst the way redis-cli does and tells
+// MoveSlot moves one slot from src to dst the way redis-cli does and tells
 // every primary in all. It returns the number of keys moved.
-func (n *slotMover) moveSlot(ctx context.Context, slot int, src, dst member, all []member) (int, error) {
-	return n.moveSlots(ctx, []int{slot}, src, dst, all)
+func (n *SlotMover) MoveSlot(ctx context.Context, slot int, src, dst NodeState, all []NodeState) (int, error) {
+	return n.MoveSlots(ctx, []int{slot}, src, dst, all)
 }
 
-// moveBatch is how many slots moveSlots opens and closes per pipeline.
+// moveBatch is how many slots MoveSlots opens and closes per pipeline.
 const moveBatch = 64
 
-// moveSlots moves slots from src to dst with redis-cli's commands, batched:
+// MoveSlots moves slots from src to dst with redis-cli's commands, batched:
 // for each batch of slots, one pipeline of SETSLOT IMPORTING on dst, one of
 // SETSLOT MIGRATING on src, GETKEYSINSLOT/MIGRATE for the slots that hold
 // keys, then pipelines of SETSLOT NODE on dst, src and the other primaries.
 // Each slot gets exactly the commands redis-cli sends; only the round trips
 // are shared. A node that does not answer leaves the batch open for Heal.
-func (n *slotMover) moveSlots(ctx context.Context, slots []int, src, dst member, all []member) (int, error) {
+func (n *SlotMover) MoveSlots(ctx context.Context, slots []int, src, dst NodeState, all []NodeState) (int, error) {
 	keys := 0
 	for i := 0; i < len(slots); i += moveBatch {
 		b := slots[i:min(i+moveBatch, len(slots))]
-		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "migrate", Slots: b, From: src.ID, To: dst.ID})
+		seq, err := n.journal.Begin(Step{Kind: "migrate", Slots: b, From: src.ID, To: dst.ID})
 		if err != nil {
 			return keys, err
 		}
@@ -93,13 +104,13 @@ func (n *slotMover) moveSlots(ctx context.Context, slots []int, src, dst member,
 	return keys, nil
 }
 
-// moveBatch moves the slots of one batch of moveSlots.
-func (n *slotMover) moveBatch(ctx context.Context, b []int, src, dst member, all []member) (int, error) {
+// moveBatch moves the slots of one batch of MoveSlots.
+func (n *SlotMover) moveBatch(ctx context.Context, b []int, src, dst NodeState, all []NodeState) (int, error) {
 	keys := 0
-	if err := n.admin.pipe(ctx, dst.Node.Addr, setslots(b, "importing", src.ID), nil); err != nil {
+	if err := n.admin.Pipe(ctx, dst.Node.Addr, setslots(b, "importing", src.ID), nil); err != nil {
 		return keys, err
 	}
-	if err := n.admin.pipe(ctx, src.Node.Addr, setslots(b, "migrating", dst.ID), nil); err != nil {
+	if err := n.admin.Pipe(ctx, src.Node.Addr, setslots(b, "migrating", dst.ID), nil); err != nil {
 		return keys, err
 	}
 	counts := make([]any, len(b))
@@ -107,14 +118,14 @@ func (n *slotMover) moveBatch(ctx context.Context, b []int, src, dst member, all
 	for _, s := range b {
 		cmds = append(cmds, []any{"cluster", "countkeysinslot", s})
 	}
-	if err := n.admin.pipe(ctx, src.Node.Addr, cmds, counts); err != nil {
+	if err := n.admin.Pipe(ctx, src.Node.Addr, cmds, counts); err != nil {
 		return keys, err
 	}
 	for j, s := range b {
 		if c, _ := counts[j].(int64); c == 0 {
 			continue
 		}
-		k, _, err := n.moveKeys(ctx, s, src, dst, 0)
+		k, _, err := n.MoveKeys(ctx, s, src, dst, 0)
 		keys += k
 		if err != nil {
 			return keys, err
@@ -134,8 +145,8 @@ func setslots(slots []int, how, id string) [][]any {
 	return cmds
 }
 
-func (n *slotMover) openMigration(ctx context.Context, slot int, src, dst member, stable bool) error {
-	seq, err := n.journal.Begin(clusteradmin.Step{Kind: "open", Slots: []int{slot}, From: src.ID, To: dst.ID,
+func (n *SlotMover) OpenMigration(ctx context.Context, slot int, src, dst NodeState, stable bool) error {
+	seq, err := n.journal.Begin(Step{Kind: "open", Slots: []int{slot}, From: src.ID, To: dst.ID,
 		Note: "left open on purpose until the fault stops"})
 	if err != nil {
 		return err
@@ -145,26 +156,26 @@ func (n *slotMover) openMigration(ctx context.Context, slot int, src, dst member
 	return err
 }
 
-func (n *slotMover) openSlotNow(ctx context.Context, slot int, src, dst member, stable bool) error {
+func (n *SlotMover) openSlotNow(ctx context.Context, slot int, src, dst NodeState, stable bool) error {
 	n.mu.Lock()
 	n.open[slot] = openSlot{Slot: slot, Src: src.ID, Dst: dst.ID, Stable: stable}
 	n.mu.Unlock()
-	if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "importing", src.ID); err != nil {
+	if _, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "importing", src.ID); err != nil {
 		return err
 	}
-	_, err := n.admin.do(ctx, src.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "migrating", dst.ID)
+	_, err := n.admin.Do(ctx, src.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "migrating", dst.ID)
 	return err
 }
 
-// moveKeys moves the keys of slot from src to dst in batches of 10 with
+// MoveKeys moves the keys of slot from src to dst in batches of 10 with
 // MIGRATE ... REPLACE KEYS, at most maxBatches batches (0: until empty).
-func (n *slotMover) moveKeys(ctx context.Context, slot int, src, dst member, maxBatches int) (moved int, empty bool, err error) {
-	host, port, err := splitHostPort(dst.Announce)
+func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, maxBatches int) (moved int, empty bool, err error) {
+	host, port, err := cluster.SplitAddr(dst.Announce)
 	if err != nil {
 		return 0, false, fmt.Errorf("address of %s (%q): %w", dst.Node.Name, dst.Announce, err)
 	}
 	for b := 0; maxBatches == 0 || b < maxBatches; b++ {
-		v, err := n.admin.do(ctx, src.Node.Addr, 3*time.Second, "cluster", "getkeysinslot", slot, 10)
+		v, err := n.admin.Do(ctx, src.Node.Addr, 3*time.Second, "cluster", "getkeysinslot", slot, 10)
 		if err != nil {
 			return moved, false, err
 		}
@@ -174,7 +185,7 @@ func (n *slotMover) moveKeys(ctx context.Context, slot int, src, dst member, max
 		}
 		args := []any{"migrate", host, port, "", 0, 5000, "replace"}
 		// The target wants the same credentials redline has (as
-		// redis-cli --cluster reshard passes them); cmdString hides them.
+		// redis-cli --cluster reshard passes them); CommandString hides them.
 		if cr := cluster.AdminCredentials(); cr.Password != "" && cr.User != "" {
 			args = append(args, "auth2", cr.User, cr.Password)
 		} else if cr.Password != "" {
@@ -194,10 +205,10 @@ func (n *slotMover) moveKeys(ctx context.Context, slot int, src, dst member, max
 // (or briefly saw a peer as failing on a loaded machine) may not take
 // writes yet. A refused MIGRATE deletes nothing on the source, and REPLACE
 // makes a repeat harmless.
-func (n *slotMover) migrateBatch(ctx context.Context, addr string, args []any) error {
+func (n *SlotMover) migrateBatch(ctx context.Context, addr string, args []any) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, err := n.admin.do(ctx, addr, 10*time.Second, args...)
+		_, err := n.admin.Do(ctx, addr, 10*time.Second, args...)
 		if err == nil {
 			return nil
 		}
@@ -205,14 +216,14 @@ func (n *slotMover) migrateBatch(ctx context.Context, addr string, args []any) e
 		if !strings.Contains(msg, "CLUSTERDOWN") && !strings.Contains(msg, "TRYAGAIN") || time.Now().After(deadline) {
 			return err
 		}
-		if !sleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
+		if sleepCtx(ctx, 200*time.Millisecond) != nil {
 			return err
 		}
 	}
 }
 
 // closeMigration assigns slot to dst on dst, src and every other primary.
-func (n *slotMover) closeMigration(ctx context.Context, slot int, src, dst member, all []member) error {
+func (n *SlotMover) closeMigration(ctx context.Context, slot int, src, dst NodeState, all []NodeState) error {
 	return n.closeMigrations(ctx, []int{slot}, src, dst, all)
 }
 
@@ -246,16 +257,16 @@ func (n *slotMover) closeMigration(ctx context.Context, slot int, src, dst membe
 // of dst ("Please use SETSLOT only with masters"): that is the expected end
 // of a drain, not an error. If dst does not answer after the source let
 // go, nobody claims the slots until Heal finishes them on dst.
-func (n *slotMover) closeMigrations(ctx context.Context, slots []int, src, dst member, all []member) error {
+func (n *SlotMover) closeMigrations(ctx context.Context, slots []int, src, dst NodeState, all []NodeState) error {
 	n.awaitEpoch(ctx, src, dst)
 	cmds := setslots(slots, "node", dst.ID)
-	if err := n.admin.pipe(ctx, src.Node.Addr, cmds, nil); err != nil && !strings.Contains(err.Error(), "only with masters") {
+	if err := n.admin.Pipe(ctx, src.Node.Addr, cmds, nil); err != nil && !strings.Contains(err.Error(), "only with masters") {
 		return err
 	}
-	if n.betweenNode != nil {
-		n.betweenNode(ctx, src, dst)
+	if n.BetweenNode != nil {
+		n.BetweenNode(ctx, src, dst)
 	}
-	if err := n.admin.pipe(ctx, dst.Node.Addr, cmds, nil); err != nil {
+	if err := n.admin.Pipe(ctx, dst.Node.Addr, cmds, nil); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
@@ -266,8 +277,8 @@ func (n *slotMover) closeMigrations(ctx context.Context, slots []int, src, dst m
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := n.admin.pipe(ctx, m.Node.Addr, cmds, nil); err != nil {
-				n.opts.Log("nemesis: %v (it will learn from gossip)", err)
+			if err := n.admin.Pipe(ctx, m.Node.Addr, cmds, nil); err != nil {
+				n.log("%v (it will learn from gossip)", err)
 			}
 		}()
 	}
@@ -281,17 +292,17 @@ func (n *slotMover) closeMigrations(ctx context.Context, slots []int, src, dst m
 	return nil
 }
 
-// repairSlot closes an open slot from the live topology: the owner (the
+// RepairSlot closes an open slot from the live topology: the owner (the
 // primary that claims the slot) and the destination (the node importing
 // it, or the one recorded when it was opened). A migration opened with
 // Stable and whose destination holds no keys is undone with SETSLOT STABLE
 // on both (target first, so that no ASK lands there afterwards); every other
 // one is finished. It returns what it did.
-func (n *slotMover) repairSlot(ctx context.Context, slot int) (string, error) {
+func (n *SlotMover) RepairSlot(ctx context.Context, slot int) (string, error) {
 	n.mu.Lock()
 	rec := n.open[slot]
 	n.mu.Unlock()
-	seq, err := n.journal.Begin(clusteradmin.Step{Kind: "close", Slots: []int{slot}, From: rec.Src, To: rec.Dst,
+	seq, err := n.journal.Begin(Step{Kind: "close", Slots: []int{slot}, From: rec.Src, To: rec.Dst,
 		Note: "finish (or, when the target got no keys, undo) redline's own open migration"})
 	if err != nil {
 		return "", err
@@ -301,15 +312,15 @@ func (n *slotMover) repairSlot(ctx context.Context, slot int) (string, error) {
 	return how, err
 }
 
-func (n *slotMover) repairSlotNow(ctx context.Context, slot int) (string, error) {
-	t, err := n.topology(ctx)
+func (n *SlotMover) repairSlotNow(ctx context.Context, slot int) (string, error) {
+	t, err := n.admin.Topology(ctx, n.c)
 	if err != nil {
 		return "", err
 	}
 	n.mu.Lock()
 	rec, known := n.open[slot]
 	n.mu.Unlock()
-	var owner, dst *member
+	var owner, dst *NodeState
 	for i := range t.Members {
 		m := &t.Members[i]
 		if m.Primary && m.Reachable && slices.Contains(m.Slots, slot) && owner == nil {
@@ -319,8 +330,8 @@ func (n *slotMover) repairSlotNow(ctx context.Context, slot int) (string, error)
 	if owner == nil && known {
 		// The source let go (closeMigrations tells it first) and the
 		// target, still importing, never heard: finish it there.
-		if d, ok := t.byID(rec.Dst); ok && d.Reachable && d.Primary && d.Importing[slot] != "" {
-			if _, err := n.admin.do(ctx, d.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "node", d.ID); err != nil {
+		if d, ok := t.ByID(rec.Dst); ok && d.Reachable && d.Primary && d.Importing[slot] != "" {
+			if _, err := n.admin.Do(ctx, d.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "node", d.ID); err != nil {
 				return "", err
 			}
 			n.mu.Lock()
@@ -334,7 +345,7 @@ func (n *slotMover) repairSlotNow(ctx context.Context, slot int) (string, error)
 		return "", fmt.Errorf("slot %d: no reachable primary claims it", slot)
 	}
 	if id, ok := owner.Migrating[slot]; ok {
-		if m, ok := t.byID(id); ok {
+		if m, ok := t.ByID(id); ok {
 			dst = &m
 		}
 	}
@@ -347,7 +358,7 @@ func (n *slotMover) repairSlotNow(ctx context.Context, slot int) (string, error)
 		}
 	}
 	if dst == nil && known {
-		if m, ok := t.byID(rec.Dst); ok {
+		if m, ok := t.ByID(rec.Dst); ok {
 			dst = &m
 		}
 	}
@@ -366,11 +377,11 @@ func (n *slotMover) repairSlotNow(ctx context.Context, slot int) (string, error)
 				continue
 			}
 			if imp && m.ID != owner.ID {
-				if _, _, err := n.moveKeys(ctx, slot, m, *owner, 0); err != nil {
+				if _, _, err := n.MoveKeys(ctx, slot, m, *owner, 0); err != nil {
 					return "", err
 				}
 			}
-			if _, err := n.admin.do(ctx, m.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
+			if _, err := n.admin.Do(ctx, m.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
 				return "", err
 			}
 		}
@@ -378,28 +389,28 @@ func (n *slotMover) repairSlotNow(ctx context.Context, slot int) (string, error)
 		return "stable", nil
 	}
 	if known && rec.Stable {
-		if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
+		if _, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
 			return "", err
 		}
-		v, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "countkeysinslot", slot)
+		v, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "countkeysinslot", slot)
 		if err != nil {
 			return "", err
 		}
 		if c, _ := v.(int64); c == 0 {
-			if _, err := n.admin.do(ctx, owner.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
+			if _, err := n.admin.Do(ctx, owner.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
 				return "", err
 			}
 			forget()
 			return "stable", nil
 		}
 	}
-	if _, err := n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "importing", owner.ID); err != nil {
+	if _, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "importing", owner.ID); err != nil {
 		return "", err
 	}
-	if _, err := n.admin.do(ctx, owner.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "migrating", dst.ID); err != nil {
+	if _, err := n.admin.Do(ctx, owner.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "migrating", dst.ID); err != nil {
 		return "", err
 	}
-	if _, _, err := n.moveKeys(ctx, slot, *owner, *dst, 0); err != nil {
+	if _, _, err := n.MoveKeys(ctx, slot, *owner, *dst, 0); err != nil {
 		return "", err
 	}
 	if err := n.closeMigration(ctx, slot, *owner, *dst, t.Members); err != nil {
@@ -408,50 +419,26 @@ func (n *slotMover) repairSlotNow(ctx context.Context, slot int) (string, error)
 	return "finished", nil
 }
 
-// repairSlots repairs every migration this nemesis left open (on purpose,
+// RepairSlots repairs every migration this mover left open (on purpose,
 // or because a node stopped answering half-way). A slot someone else left
-// open is never touched: unaccounted finds those first. It returns the
+// open is never touched: Unaccounted finds those first. It returns the
 // slots it touched.
-func (n *slotMover) repairSlots(ctx context.Context) ([]int, error) {
+func (n *SlotMover) RepairSlots(ctx context.Context) ([]int, error) {
 	n.mu.Lock()
 	slots := sortedSlots(n.open)
 	n.mu.Unlock()
 	var errs []error
 	for _, s := range slots {
-		if _, err := n.repairSlot(ctx, s); err != nil {
+		if _, err := n.RepairSlot(ctx, s); err != nil {
 			errs = append(errs, fmt.Errorf("repair slot %d: %w", s, err))
 		}
 	}
 	return slots, errors.Join(errs...)
 }
 
-// slotsWithKeys returns, sorted, the slots of src that hold some of the keys
-// one SCAN of up to 1000 keys finds there, so that migrations move data
-// even when the workload uses few keys. Empty when the scan fails.
-func (n *slotMover) slotsWithKeys(ctx context.Context, src member) []int {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	keys, _, err := n.admin.client(src.Node.Addr).Scan(ctx, 0, "", 1000).Result()
-	if err != nil {
-		return nil
-	}
-	own := map[int]bool{}
-	for _, s := range src.Slots {
-		own[s] = true
-	}
-	var out []int
-	for _, k := range keys {
-		if s := history.Keyslot(k); own[s] {
-			out = append(out, s)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // epochs returns the config epochs the node at addr knows, by node id.
-func (n *slotMover) epochs(ctx context.Context, addr string) (map[string]uint64, string, error) {
-	text, err := n.admin.clusterNodes(ctx, addr)
+func (n *SlotMover) epochs(ctx context.Context, addr string) (map[string]uint64, string, error) {
+	text, err := n.admin.ClusterNodes(ctx, addr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -475,7 +462,7 @@ func (n *slotMover) epochs(ctx context.Context, addr string) (map[string]uint64,
 // Once dst has taken a slot from src, its epoch is above src's until src
 // imports a slot itself, so later moves of the same pair in the same step
 // skip the check.
-func (n *slotMover) awaitEpoch(ctx context.Context, src, dst member) {
+func (n *SlotMover) awaitEpoch(ctx context.Context, src, dst NodeState) {
 	pair := [2]string{src.ID, dst.ID}
 	n.mu.Lock()
 	if n.epochPair == pair {
@@ -495,14 +482,14 @@ func (n *slotMover) awaitEpoch(ctx context.Context, src, dst member) {
 		if err != nil || de[src.ID] >= want || de[dst.ID] > want {
 			return
 		}
-		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(20*time.Millisecond)) {
-			n.opts.Log("nemesis: %s still does not know epoch %d of %s", dst.Node.Name, want, src.Node.Name)
+		if time.Now().After(deadline) || sleepCtx(ctx, 20*time.Millisecond) != nil {
+			n.log("%s still does not know epoch %d of %s", dst.Node.Name, want, src.Node.Name)
 			return
 		}
 	}
 }
 
-// reassertMoves finishes the last step of this nemesis' own finished moves
+// ReassertMoves finishes the last step of this mover's own finished moves
 // that the cluster has since undone: a slot it handed to dst that no
 // reachable primary claims on its own myself line any more. That happens
 // when dst took the slot without a higher config epoch than the source's
@@ -514,7 +501,7 @@ func (n *slotMover) awaitEpoch(ctx context.Context, src, dst member) {
 // keys are on dst; the source refuses to let go of a slot with keys). A
 // slot some other primary claims is left alone and reported. It returns the
 // slots it re-asserted.
-func (n *slotMover) reassertMoves(ctx context.Context) ([]int, error) {
+func (n *SlotMover) ReassertMoves(ctx context.Context) ([]int, error) {
 	n.mu.Lock()
 	moved := make(map[int]openSlot, len(n.moved))
 	for s, m := range n.moved {
@@ -524,7 +511,7 @@ func (n *slotMover) reassertMoves(ctx context.Context) ([]int, error) {
 	if len(moved) == 0 {
 		return nil, nil
 	}
-	t, err := n.topology(ctx)
+	t, err := n.admin.Topology(ctx, n.c)
 	if err != nil {
 		return nil, err
 	}
@@ -543,22 +530,22 @@ func (n *slotMover) reassertMoves(ctx context.Context) ([]int, error) {
 		c, ok := claimer[s]
 		if ok {
 			if c != mv.Dst {
-				n.opts.Log("nemesis: slot %d, moved by redline to %s, is now claimed by %s: left alone", s, mv.Dst, c)
+				n.log("slot %d, moved by redline to %s, is now claimed by %s: left alone", s, mv.Dst, c)
 			}
 			continue
 		}
-		dst, ok := t.byID(mv.Dst)
+		dst, ok := t.ByID(mv.Dst)
 		if !ok || !dst.Reachable || !dst.Primary {
 			errs = append(errs, fmt.Errorf("slot %d: nobody claims it and its destination %s is not a reachable primary", s, mv.Dst))
 			continue
 		}
-		seq, err := n.journal.Begin(clusteradmin.Step{Kind: "reassert", Slots: []int{s}, From: mv.Src, To: mv.Dst,
+		seq, err := n.journal.Begin(Step{Kind: "reassert", Slots: []int{s}, From: mv.Src, To: mv.Dst,
 			Note: "redline moved this slot to its destination and no primary claims it any more"})
 		if err == nil {
-			_, err = n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "importing", mv.Src)
+			_, err = n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "importing", mv.Src)
 		}
 		if err == nil {
-			_, err = n.admin.do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "node", dst.ID)
+			_, err = n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "node", dst.ID)
 		}
 		n.journal.End(seq, err)
 		if err != nil {
@@ -568,7 +555,7 @@ func (n *slotMover) reassertMoves(ctx context.Context) ([]int, error) {
 		done = append(done, s)
 	}
 	if len(done) > 0 {
-		n.opts.Log("nemesis: re-asserted %d slots redline had moved and the cluster had lost: %v", len(done), done)
+		n.log("re-asserted %d slots redline had moved and the cluster had lost: %v", len(done), done)
 	}
 	return done, errors.Join(errs...)
 }
@@ -582,23 +569,23 @@ func sortedSlots[V any](m map[int]V) []int {
 	return out
 }
 
-// unaccounted compares the live topology with what this nemesis knows it
+// Unaccounted compares the live topology with what this mover knows it
 // did. found lists every open slot that is not one of its own migrations
 // (the user's, or left from before the run); would lists the repairs the
 // end phase would make. An empty found means the repairs may go ahead.
-func (n *slotMover) unaccounted(ctx context.Context) (found, would []string, err error) {
+func (n *SlotMover) Unaccounted(ctx context.Context) (found, would []string, err error) {
 	n.mu.Lock()
 	open := make(map[int]openSlot, len(n.open))
 	for s, o := range n.open {
 		open[s] = o
 	}
 	n.mu.Unlock()
-	t, err := n.topology(ctx)
+	t, err := n.admin.Topology(ctx, n.c)
 	if err != nil {
 		return nil, nil, err
 	}
 	name := func(id string) string {
-		if m, ok := t.byID(id); ok {
+		if m, ok := t.ByID(id); ok {
 			return m.Node.Name + " (" + m.Announce + ")"
 		}
 		return id
