@@ -176,19 +176,7 @@ func TestClientPause(t *testing.T) {
 // MULTI/EXEC, and one that writes nothing propagates nothing (Redis 7.0).
 func TestBlockPropagation(t *testing.T) {
 	s := startServer(t)
-	var mu sync.Mutex
-	var stream []string
-	s.Lock()
-	s.SetHooks(Hooks{Propagated: func(db int, argv [][]byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		parts := make([]string, len(argv))
-		for i, a := range argv {
-			parts[i] = strings.ToLower(string(a))
-		}
-		stream = append(stream, strings.Join(parts, " "))
-	}})
-	s.Unlock()
+	recorded := recordPropagation(s)
 	c := newClient(t, s, 1)
 	conn := c.Conn()
 	defer conn.Close()
@@ -201,9 +189,7 @@ func TestBlockPropagation(t *testing.T) {
 			t.Fatalf("%v: %v", cmd, err)
 		}
 	}
-	mu.Lock()
-	got := strings.Join(stream, "\n")
-	mu.Unlock()
+	got := strings.ToLower(recorded())
 	want := strings.Join([]string{"select 0", "set one 1", "multi", "set a 1", "set b 2", "exec", "set e 1", "set last 1"}, "\n")
 	if got != want {
 		t.Fatalf("stream:\n%s\nwant:\n%s", got, want)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,3 +52,27 @@ var ctx = context.Background()
 func io_ReadFull(r *bufio.Reader, b []byte) (int, error) { return io.ReadFull(r, b) }
 
 func netDial(addr string) (net.Conn, error) { return net.Dial("tcp", addr) }
+
+// recordPropagation makes s's Propagated hook record each write as its
+// space-joined argv; the returned function gives what was recorded so far,
+// one line per write.
+func recordPropagation(s *Server) func() string {
+	var mu sync.Mutex
+	var stream []string
+	s.Lock()
+	s.SetHooks(Hooks{Propagated: func(db int, argv [][]byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		parts := make([]string, len(argv))
+		for i, a := range argv {
+			parts[i] = string(a)
+		}
+		stream = append(stream, strings.Join(parts, " "))
+	}})
+	s.Unlock()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(stream, "\n")
+	}
+}

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strings"
-	"sync"
 	"testing"
 )
 
@@ -14,19 +12,7 @@ import (
 // PFCOUNT that rewrites its cache.
 func TestPropagationOfHLLBitfieldSort(t *testing.T) {
 	s := startServer(t)
-	var mu sync.Mutex
-	var stream []string
-	s.Lock()
-	s.SetHooks(Hooks{Propagated: func(db int, argv [][]byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		parts := make([]string, len(argv))
-		for i, a := range argv {
-			parts[i] = string(a)
-		}
-		stream = append(stream, strings.Join(parts, " "))
-	}})
-	s.Unlock()
+	recorded := recordPropagation(s)
 	c := newClient(t, s, 2)
 	w := newClient(t, s, 2)
 	conn := w.Conn()
@@ -42,9 +28,7 @@ func TestPropagationOfHLLBitfieldSort(t *testing.T) {
 			t.Fatalf("%v: %v", st, err)
 		}
 	}
-	mu.Lock()
-	got := strings.Join(stream, "\n")
-	mu.Unlock()
+	got := recorded()
 	want := "SELECT 0\npfadd h a b\npfcount h\nsetbit b 3 1\nbitfield b set u4 0 2\nrpush l 2 1\nsort l store d"
 	if got != want {
 		t.Fatalf("propagated:\n%s\nwant:\n%s", got, want)
