@@ -240,8 +240,8 @@ func withWindows(ops []history.Op, every, dur int64) []history.Op {
 	}
 	for t := every / 2; t+dur < end; t += every {
 		ops = append(ops,
-			history.Op{Time: t, Process: history.Nemesis, Type: history.Info, F: "start-partition", Nodes: []string{"n1"}},
-			history.Op{Time: t + dur, Process: history.Nemesis, Type: history.Info, F: "stop-partition", Nodes: []string{"n1"}})
+			history.Op{Time: t, Process: history.Nemesis, Type: history.Info, F: "start-partition", Ext: &history.Ext{Nodes: []string{"n1"}}},
+			history.Op{Time: t + dur, Process: history.Nemesis, Type: history.Info, F: "stop-partition", Ext: &history.Ext{Nodes: []string{"n1"}}})
 	}
 	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Time, b.Time) })
 	for i := range ops {

@@ -132,7 +132,7 @@ func (c *call) indeterminate() bool {
 
 func (c *call) wait() *history.Wait {
 	if c.comp != nil {
-		return c.comp.Wait
+		return c.comp.WaitInfo()
 	}
 	return nil
 }
@@ -276,15 +276,15 @@ func Windows(ops []history.Op) []Window {
 		case strings.HasPrefix(op.F, "start-"):
 			fault := strings.TrimPrefix(op.F, "start-")
 			s := get(fault)
-			skipped := skippedDetail(op.Detail)
+			skipped := skippedDetail(op.DetailRaw())
 			if op.Type != history.Invoke && s.startInvOpen >= 0 {
 				w := s.startInvOpen
 				s.startInvOpen = -1
 				if op.Type == history.Fail || skipped {
 					dropped[w] = true
 					s.open = slices.DeleteFunc(s.open, func(x int) bool { return x == w })
-				} else if len(op.Nodes) > 0 {
-					ws[w].Nodes = op.Nodes
+				} else if len(op.NodeList()) > 0 {
+					ws[w].Nodes = op.NodeList()
 				}
 				continue
 			}
@@ -292,7 +292,7 @@ func Windows(ops []history.Op) []Window {
 				continue
 			}
 			bounds = append(bounds, op.Time)
-			ws = append(ws, Window{Fault: fault, Start: op.Time, End: end, Open: true, Nodes: op.Nodes})
+			ws = append(ws, Window{Fault: fault, Start: op.Time, End: end, Open: true, Nodes: op.NodeList()})
 			s.open = append(s.open, len(ws)-1)
 			if op.Type == history.Invoke {
 				s.startInvOpen = len(ws) - 1
@@ -312,7 +312,7 @@ func Windows(ops []history.Op) []Window {
 			// latest one: an older window still open was a one-shot fault.
 			k := len(s.open) - 1
 			for j := len(s.open) - 1; j >= 0; j-- {
-				if slices.Equal(ws[s.open[j]].Nodes, op.Nodes) {
+				if slices.Equal(ws[s.open[j]].Nodes, op.NodeList()) {
 					k = j
 					break
 				}

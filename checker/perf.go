@@ -92,8 +92,8 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 			open[c.inv.F]++
 			continue
 		}
-		redirects[c.inv.F] += c.comp.Redirects
-		totalRedirects += c.comp.Redirects
+		redirects[c.inv.F] += c.comp.RedirectCount()
+		totalRedirects += c.comp.RedirectCount()
 		s := perfSample{bucket: int(c.end / int64(width)), typ: c.comp.Type}
 		if s.typ == history.OK {
 			s.lat = latencyUs(c)

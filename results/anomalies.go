@@ -444,7 +444,7 @@ func (d *runData) describeOp(index int64, checkerName string) (opRow, anomalyMar
 	}
 	m := anomalyMark{t: float64(inv.Time) / 1e9}
 	if comp != nil && comp != inv {
-		r.Outcome, r.Got = string(comp.Type), clip(string(comp.Value), 80)
+		r.Outcome, r.Got = comp.Type.String(), clip(string(comp.Value), 80)
 		if comp.Node != "" {
 			r.Node = d.name(comp.Node)
 		}

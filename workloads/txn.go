@@ -242,7 +242,7 @@ func (w *txn) transfer(ctx context.Context, c Conn, inv history.Op) history.Op {
 	case err == nil:
 		out.Type = history.OK
 		if w.cfg.Wait > 0 {
-			out.Wait = &history.Wait{Want: w.cfg.Wait, Acked: int(waitAcked)}
+			out.SetWait(&history.Wait{Want: w.cfg.Wait, Acked: int(waitAcked)})
 		}
 	case err.Error() == errInsufficient:
 		out.Type, out.Error = history.Fail, errInsufficient
@@ -331,7 +331,7 @@ func (w *txn) listTxn(ctx context.Context, c Conn, inv history.Op) history.Op {
 		}
 	}
 	out.SetValue(done)
-	out.Wait = waitOf(w.cfg.Wait, r)
+	out.SetWait(waitOf(w.cfg.Wait, r))
 	return out
 }
 

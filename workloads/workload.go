@@ -183,10 +183,8 @@ func seeded(seed int64, worker int) *rand.Rand {
 
 // complete fills a completion from a client result.
 func complete(inv history.Op, r client.Result) history.Op {
-	out := history.Op{
-		Node:      r.Node,
-		Redirects: r.Redirects,
-	}
+	out := history.Op{Node: r.Node}
+	out.SetRedirects(r.Redirects)
 	out.Type = r.Outcome
 	if r.Outcome != history.OK {
 		out.Error = client.ErrorString(r.Err)
@@ -226,7 +224,7 @@ func write(ctx context.Context, c Conn, cfg Config, inv history.Op, build func(c
 	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout, Build: build})
 	out := complete(inv, r)
 	out.Value = inv.Value
-	out.Wait = waitOf(cfg.Wait, r)
+	out.SetWait(waitOf(cfg.Wait, r))
 	return out, r
 }
 

@@ -56,7 +56,7 @@ func Decode(r io.Reader, name string) (ReadResult, error) {
 }
 
 // decode reads a history into a slice made for about capHint entries
-// (growing a slice of a million 200-byte entries copies it over and over).
+// (growing a slice of a million 128-byte entries copies it over and over).
 func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 	res := ReadResult{Ops: make([]Op, 0, capHint)}
 	br := bufio.NewReaderSize(r, 1<<20)
@@ -89,9 +89,8 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 		torn := err == io.EOF && !bytes.HasSuffix(full, []byte("\n"))
 		trimmed := bytes.TrimSpace(full)
 		if len(trimmed) > 0 {
-			// Decode in place at the end of the slice: an Op is 190-odd
-			// bytes, and one per entry on the heap was half of the
-			// decoder's allocation.
+			// Decode in place at the end of the slice: one Op per entry
+			// on the heap was half of the decoder's allocation.
 			res.Ops = append(res.Ops, Op{})
 			op := &res.Ops[len(res.Ops)-1]
 			var perr error
@@ -99,6 +98,12 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 				var slow Op
 				perr = json.Unmarshal(trimmed, &slow)
 				*op = slow
+			}
+			var terr *TypeError
+			if errors.As(perr, &terr) {
+				// A whole entry of no known type: not a torn line.
+				res.Ops = res.Ops[:len(res.Ops)-1]
+				return res, &ParseError{name, line, terr}
 			}
 			if perr != nil {
 				res.Ops = res.Ops[:len(res.Ops)-1]
@@ -123,7 +128,7 @@ func (o *Op) validate() error {
 	switch o.Type {
 	case Invoke, OK, Fail, Info:
 	default:
-		return fmt.Errorf("type %q is not invoke, ok, fail or info", o.Type)
+		return &TypeError{o.Type.String()}
 	}
 	if o.F == "" {
 		return errors.New(`missing "f"`)

@@ -14,9 +14,9 @@ func TestRoundTrip(t *testing.T) {
 	ops := []Op{
 		{Index: 0, Time: 10, Process: 3, Type: Invoke, F: "write", Key: "k", Value: []byte("5")},
 		{Index: 1, Time: 20, Process: 3, Type: OK, F: "write", Key: "k", Value: []byte("5"), Node: "10.0.0.2:6379",
-			Wait: &Wait{Want: 1, Acked: 0}, Redirects: 2},
-		{Index: 2, Time: 30, Process: Nemesis, Type: Info, F: "start-partition", Nodes: []string{"n1", "n2"},
-			Detail: []byte(`{"mode":"halves"}`)},
+			Ext: &Ext{Wait: &Wait{Want: 1, Acked: 0}, Redirects: 2}},
+		{Index: 2, Time: 30, Process: Nemesis, Type: Info, F: "start-partition", Ext: &Ext{Nodes: []string{"n1", "n2"},
+			Detail: []byte(`{"mode":"halves"}`)}},
 		{Index: 3, Time: 40, Process: 4, Type: Info, F: "read", Key: "k", Error: "i/o timeout"},
 	}
 	var buf bytes.Buffer
@@ -38,11 +38,11 @@ func TestRoundTrip(t *testing.T) {
 	for i := range ops {
 		a, b := ops[i], res.Ops[i]
 		if a.Index != b.Index || a.Process != b.Process || a.Type != b.Type || a.F != b.F || a.Key != b.Key ||
-			string(a.Value) != string(b.Value) || a.Node != b.Node || a.Redirects != b.Redirects || a.Error != b.Error {
+			string(a.Value) != string(b.Value) || a.Node != b.Node || a.RedirectCount() != b.RedirectCount() || a.Error != b.Error {
 			t.Errorf("op %d: wrote %+v, read %+v", i, a, b)
 		}
 	}
-	if w := res.Ops[1].Wait; w == nil || w.Want != 1 || w.Acked != 0 {
+	if w := res.Ops[1].WaitInfo(); w == nil || w.Want != 1 || w.Acked != 0 {
 		t.Errorf("wait lost: %+v", w)
 	}
 	if n, ok := res.Ops[0].Int(); !ok || n != 5 {

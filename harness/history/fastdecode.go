@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/json"
+	"math"
 )
 
 // lineDecoder decodes the flat entries the recorder writes without
@@ -26,7 +27,7 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipWS(b, i+1) == len(b)
+		return false // no type: encoding/json names the error
 	}
 	for {
 		key, j, ok := plainString(b, i)
@@ -46,7 +47,7 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 		case "redirects":
 			var n int64
 			n, i, ok = integer(b, i)
-			op.Redirects = int(n)
+			op.SetRedirects(int(n))
 		case "process":
 			if i < len(b) && b[i] == '"' {
 				var s []byte
@@ -56,13 +57,15 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 			} else {
 				var n int64
 				n, i, ok = integer(b, i)
-				ok = ok && n >= 0 && n <= 1<<62
+				ok = ok && n >= 0 && n <= math.MaxInt32
 				op.Process = Process(n)
 			}
 		case "type":
-			var s string
-			s, i, ok = d.str(b, i)
-			op.Type = Type(s)
+			var s []byte
+			s, i, ok = plainString(b, i)
+			if ok {
+				op.Type, ok = ParseType(string(s)) // not a type: encoding/json names it
+			}
 		case "f":
 			op.F, i, ok = d.str(b, i)
 		case "key":
@@ -94,7 +97,8 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 		case ',':
 			i = skipWS(b, i+1)
 		case '}':
-			return skipWS(b, i+1) == len(b)
+			// An entry without a type: encoding/json names the error.
+			return skipWS(b, i+1) == len(b) && op.Type != 0
 		default:
 			return false
 		}
