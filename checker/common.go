@@ -175,7 +175,7 @@ func (o Options) callsOf(pairs []history.Pair) []call {
 }
 
 // WaitClass is what a write's WAIT said.
-type WaitClass int
+type WaitClass uint8
 
 const (
 	NoWait WaitClass = iota

@@ -140,7 +140,26 @@ type regOp struct {
 // skipped counts malformed invocations (the harness's own bug); garbage
 // lists the ok reads whose reply is no integer (the server's failure).
 func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage []call) {
-	byKey = map[string][]regOp{}
+	// Each key's slice is made once at (about) its size: grown by append,
+	// a 10M-entry history's register ops took up to twice their room.
+	size := map[string]int{}
+	for i := range calls {
+		switch calls[i].inv.F {
+		case "read", "write", "cas":
+			size[calls[i].inv.Key]++
+		}
+	}
+	byKey = make(map[string][]regOp, len(size))
+	for k, n := range size {
+		byKey[k] = make([]regOp, 0, n)
+	}
+	defer func() {
+		for k, v := range byKey {
+			if len(v) == 0 {
+				delete(byKey, k) // a key of failed ops only, as before
+			}
+		}
+	}()
 	for _, c := range calls {
 		var in regInput
 		var out regOutput

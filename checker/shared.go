@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"unsafe"
+	"weak"
 
 	"github.com/redline-dev/redline/harness/history"
 )
@@ -35,6 +36,60 @@ type shared struct {
 	final       int64
 	endOnce     sync.Once
 	end         int64
+
+	memoMu sync.Mutex
+	memo   map[memoKey]*memoEntry
+}
+
+// memoKey names a derivation that two checkers of a Run make alike (the
+// counter analysis that counter and rpo both judge by).
+type memoKey struct {
+	what        string
+	keyPrefix   string
+	maxExamples int
+}
+
+type memoEntry struct {
+	mu sync.Mutex
+	p  any // weak.Pointer[T]
+}
+
+// memoized returns the value of key made by mk, made once for as long as
+// some checker still holds it: the memo holds it weakly, so a derivation
+// of hundreds of megabytes is shared by the checkers that run at the same
+// time and not kept for the rest of the Run. A later checker makes it
+// again, the same value (mk is a pure function of the history).
+func memoized[T any](s *shared, key memoKey, mk func() *T) *T {
+	s.memoMu.Lock()
+	if s.memo == nil {
+		s.memo = map[memoKey]*memoEntry{}
+	}
+	e := s.memo[key]
+	if e == nil {
+		e = &memoEntry{}
+		s.memo[key] = e
+	}
+	s.memoMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if wp, ok := e.p.(weak.Pointer[T]); ok {
+		if v := wp.Value(); v != nil {
+			return v
+		}
+	}
+	v := mk()
+	e.p = weak.Make(v)
+	return v
+}
+
+// counterAnalysisOf is analyzeCounter of o's calls, shared within a Run by
+// the checkers that run at once: read-only.
+func counterAnalysisOf(ctx context.Context, ops []history.Op, o Options, calls []call) *counterAnalysis {
+	mk := func() *counterAnalysis { return analyzeCounter(calls, finalReadsStartOf(ctx, ops), o.MaxExamples) }
+	if s := sharedFor(ctx, ops); s != nil {
+		return memoized(s, memoKey{"counter", o.KeyPrefix, o.MaxExamples}, mk)
+	}
+	return mk()
 }
 
 type sharedCalls struct {
