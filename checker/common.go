@@ -152,6 +152,30 @@ func (o Options) calls(ctx context.Context, ops []history.Op) ([]call, error) {
 	return o.callsOf(pairs), nil
 }
 
+// callsOfIdx is callsOf of pairs given as positions in ops.
+func (o Options) callsOfIdx(ops []history.Op, pairs []pairIdx) []call {
+	n := 0
+	for _, p := range pairs {
+		if o.keep(&ops[p.inv]) {
+			n++
+		}
+	}
+	out := make([]call, 0, n)
+	for _, p := range pairs {
+		inv := &ops[p.inv]
+		if !o.keep(inv) {
+			continue
+		}
+		c := call{inv: inv, start: inv.Time, end: inf}
+		if p.comp >= 0 {
+			c.comp = &ops[p.comp]
+			c.end = c.comp.Time
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // callsOf keeps the pairs the options accept, as calls.
 func (o Options) callsOf(pairs []history.Pair) []call {
 	n := 0

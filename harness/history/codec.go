@@ -56,7 +56,7 @@ func Decode(r io.Reader, name string) (ReadResult, error) {
 }
 
 // decode reads a history into a slice made for about capHint entries
-// (growing a slice of a million 128-byte entries copies it over and over).
+// (growing a slice of a million 120-byte entries copies it over and over).
 func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 	res := ReadResult{Ops: make([]Op, 0, capHint)}
 	br := bufio.NewReaderSize(r, 1<<20)

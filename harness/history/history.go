@@ -132,7 +132,7 @@ type Wait struct {
 // Op is one line of history.jsonl.
 //
 // A history of millions of entries is held in memory whole, so an Op is
-// kept small (128 bytes): the fields only nemesis events or a few client
+// kept small (120 bytes): the fields only nemesis events or a few client
 // ops carry (the WAIT reply, redirects, a fault's nodes and detail) live
 // behind one pointer, Ext, read with WaitInfo, RedirectCount, NodeList and
 // DetailRaw and written with SetWait, SetRedirects, SetNodes and SetDetail.
