@@ -206,7 +206,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 				// is unknown.
 				garbage = append(garbage, *c)
 				in.kind = regCAS
-				cc := *c // the shared call stays as it is
+				cc := *c                   // the shared call stays as it is
 				cc.comp, cc.end = nil, inf // as if it never completed
 				c = &cc
 			case c.ok():
