@@ -119,7 +119,7 @@ func (c *call) served() bool {
 		return false
 	}
 	for _, p := range servedErrors {
-		if strings.HasPrefix(c.comp.Error, p) {
+		if strings.HasPrefix(c.comp.ErrorText(), p) {
 			return true
 		}
 	}

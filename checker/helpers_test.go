@@ -34,7 +34,7 @@ func (h *hist) call(p int, f, key string, in any, t0 int64, typ history.Type, ou
 
 // withErr / withWait decorate the last completion.
 func (h *hist) withErr(e string) *hist {
-	h.ops[len(h.ops)-1].Error = e
+	h.ops[len(h.ops)-1].SetError(e)
 	return h
 }
 

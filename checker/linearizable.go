@@ -211,7 +211,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 				c = &cc
 			case c.ok():
 				in.kind, out.known = regCAS, true
-			case c.failed() && strings.HasPrefix(c.comp.Error, "cas-mismatch"):
+			case c.failed() && strings.HasPrefix(c.comp.ErrorText(), "cas-mismatch"):
 				in.kind = regCASMismatch
 			case c.failed():
 				continue

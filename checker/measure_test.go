@@ -363,7 +363,7 @@ func TestRTOIgnoresServedFailures(t *testing.T) {
 	ops := h.done()
 	for i := range ops {
 		if ops[i].F == "cas" && ops[i].Type == history.Fail {
-			ops[i].Error = "cas-mismatch"
+			ops[i].SetError("cas-mismatch")
 		}
 	}
 	r := check(t, RTO(), ops)

@@ -440,7 +440,7 @@ func (d *runData) describeOp(index int64, checkerName string) (opRow, anomalyMar
 	comp, _ := d.completion(inv.Index)
 	r := opRow{
 		Index: fmt.Sprint(inv.Index), Process: inv.Process.String(), Time: fmt.Sprintf("%.3f s", float64(inv.Time)/1e9),
-		F: inv.F, Key: inv.Key, Sent: clip(string(inv.Value), 80), Node: d.name(inv.Node), Error: inv.Error,
+		F: inv.F, Key: inv.Key, Sent: clip(string(inv.Value), 80), Node: d.name(inv.Node), Error: inv.ErrorText(),
 	}
 	m := anomalyMark{t: float64(inv.Time) / 1e9}
 	if comp != nil && comp != inv {
@@ -448,8 +448,8 @@ func (d *runData) describeOp(index int64, checkerName string) (opRow, anomalyMar
 		if comp.Node != "" {
 			r.Node = d.name(comp.Node)
 		}
-		if comp.Error != "" {
-			r.Error = comp.Error
+		if comp.ErrorText() != "" {
+			r.Error = comp.ErrorText()
 		}
 		m.latMs = float64(comp.Time-inv.Time) / 1e6
 		r.Latency = fmt.Sprintf("%.1f ms", m.latMs)

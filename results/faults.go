@@ -160,8 +160,8 @@ func (d *runData) completeRow(r *faultRow, op *history.Op, det map[string]any, t
 	if r.Error != "" {
 		errs = append(errs, r.Error)
 	}
-	if op.Error != "" {
-		errs = append(errs, op.Error)
+	if op.ErrorText() != "" {
+		errs = append(errs, op.ErrorText())
 	}
 	if op.Type == history.Fail {
 		errs = append(errs, op.F+" failed")

@@ -187,7 +187,7 @@ func complete(inv history.Op, r client.Result) history.Op {
 	out.SetRedirects(r.Redirects)
 	out.Type = r.Outcome
 	if r.Outcome != history.OK {
-		out.Error = client.ErrorString(r.Err)
+		out.SetError(client.ErrorString(r.Err))
 		out.Value = inv.Value
 	}
 	return out
@@ -261,7 +261,8 @@ func scriptOutcome(out *history.Op, cmd *redis.Cmd, refusal string) {
 	switch n, err := cmd.Int64(); {
 	case err == nil && n == 1:
 	case err == nil && n == 0:
-		out.Type, out.Error = history.Fail, refusal
+		out.Type = history.Fail
+		out.SetError(refusal)
 	default:
 		out.SetValue(fmt.Sprint(cmd.Val()))
 	}
@@ -269,5 +270,5 @@ func scriptOutcome(out *history.Op, cmd *redis.Cmd, refusal string) {
 
 // unknownOp completes an op this workload does not know.
 func unknownOp(inv history.Op, why string) history.Op {
-	return history.Op{Type: history.Fail, Error: why, Value: inv.Value}
+	return history.Op{Type: history.Fail, Value: inv.Value, Ext: history.NewExt(history.Ext{Error: why})}
 }

@@ -17,7 +17,7 @@ func TestRoundTrip(t *testing.T) {
 			Ext: &Ext{Wait: &Wait{Want: 1, Acked: 0}, Redirects: 2}},
 		{Index: 2, Time: 30, Process: Nemesis, Type: Info, F: "start-partition", Ext: &Ext{Nodes: []string{"n1", "n2"},
 			Detail: []byte(`{"mode":"halves"}`)}},
-		{Index: 3, Time: 40, Process: 4, Type: Info, F: "read", Key: "k", Error: "i/o timeout"},
+		{Index: 3, Time: 40, Process: 4, Type: Info, F: "read", Key: "k", Ext: NewExt(Ext{Error: "i/o timeout"})},
 	}
 	var buf bytes.Buffer
 	for i := range ops {
@@ -38,7 +38,7 @@ func TestRoundTrip(t *testing.T) {
 	for i := range ops {
 		a, b := ops[i], res.Ops[i]
 		if a.Index != b.Index || a.Process != b.Process || a.Type != b.Type || a.F != b.F || a.Key != b.Key ||
-			string(a.Value) != string(b.Value) || a.Node != b.Node || a.RedirectCount() != b.RedirectCount() || a.Error != b.Error {
+			string(a.Value) != string(b.Value) || a.Node != b.Node || a.RedirectCount() != b.RedirectCount() || a.ErrorText() != b.ErrorText() {
 			t.Errorf("op %d: wrote %+v, read %+v", i, a, b)
 		}
 	}

@@ -73,7 +73,9 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 		case "node":
 			op.Node, i, ok = d.str(b, i)
 		case "error":
-			op.Error, i, ok = d.str(b, i)
+			var s string
+			s, i, ok = d.str(b, i)
+			op.SetError(s)
 		case "value":
 			var end int
 			end, ok = valueEnd(b, i)

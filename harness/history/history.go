@@ -132,10 +132,11 @@ type Wait struct {
 // Op is one line of history.jsonl.
 //
 // A history of millions of entries is held in memory whole, so an Op is
-// kept small (120 bytes): the fields only nemesis events or a few client
-// ops carry (the WAIT reply, redirects, a fault's nodes and detail) live
-// behind one pointer, Ext, read with WaitInfo, RedirectCount, NodeList and
-// DetailRaw and written with SetWait, SetRedirects, SetNodes and SetDetail.
+// kept small (104 bytes): the fields only nemesis events or some client
+// ops carry (an error, the WAIT reply, redirects, a fault's nodes and
+// detail) live behind one pointer, Ext, read with ErrorText, WaitInfo,
+// RedirectCount, NodeList and DetailRaw and written with SetError,
+// SetWait, SetRedirects, SetNodes and SetDetail.
 // In JSON an Op is the flat object it always was (wireOp).
 type Op struct {
 	Index   int64   // "index"
@@ -149,8 +150,7 @@ type Op struct {
 	// Use SetValue / DecodeValue / Int / Ints to work with it.
 	Value json.RawMessage // "value", omitted when empty
 	// Node is the ip:port that served (or last refused) the operation.
-	Node  string // "node", omitted when empty
-	Error string // "error", omitted when empty
+	Node string // "node", omitted when empty
 	// Ext holds the rare fields; nil when all of them are empty. It may be
 	// shared between copies of an Op: replace it, never write through it
 	// (the setters do so).
@@ -159,6 +159,9 @@ type Op struct {
 
 // Ext is the part of an Op that most entries do not have.
 type Ext struct {
+	// Error is what the client got instead of a result ("error"): the
+	// error of a fail or an info, or a fail's own answer (cas-mismatch).
+	Error string
 	// Wait is the WAIT sent after a write ("wait").
 	Wait *Wait
 	// Redirects counts MOVED/ASK replies the client followed for this op
@@ -181,7 +184,15 @@ func NewExt(e Ext) *Ext {
 }
 
 func (e *Ext) empty() bool {
-	return e.Wait == nil && e.Redirects == 0 && len(e.Nodes) == 0 && len(e.Detail) == 0
+	return e.Error == "" && e.Wait == nil && e.Redirects == 0 && len(e.Nodes) == 0 && len(e.Detail) == 0
+}
+
+// ErrorText is the op's error ("" when none).
+func (o Op) ErrorText() string {
+	if o.Ext == nil {
+		return ""
+	}
+	return o.Ext.Error
 }
 
 // WaitInfo is the WAIT recorded with the op, nil when none was sent.
@@ -231,6 +242,16 @@ func (o *Op) setExt(e *Ext) {
 		e = nil
 	}
 	o.Ext = e
+}
+
+// SetError records the op's error ("": none).
+func (o *Op) SetError(s string) {
+	if s == "" && o.Ext == nil {
+		return
+	}
+	e := o.ext()
+	e.Error = s
+	o.setExt(e)
 }
 
 // SetWait records the WAIT sent with the op (nil: none).
@@ -293,9 +314,9 @@ type wireOp struct {
 
 func (o Op) MarshalJSON() ([]byte, error) {
 	w := wireOp{Index: o.Index, Time: o.Time, Process: o.Process, Type: o.Type.String(), F: o.F,
-		Key: o.Key, Value: o.Value, Node: o.Node, Error: o.Error}
+		Key: o.Key, Value: o.Value, Node: o.Node}
 	if e := o.Ext; e != nil {
-		w.Wait, w.Redirects, w.Nodes, w.Detail = e.Wait, e.Redirects, e.Nodes, e.Detail
+		w.Error, w.Wait, w.Redirects, w.Nodes, w.Detail = e.Error, e.Wait, e.Redirects, e.Nodes, e.Detail
 	}
 	return json.Marshal(&w)
 }
@@ -308,8 +329,8 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*o = Op{Index: w.Index, Time: w.Time, Process: w.Process, F: w.F,
-		Key: w.Key, Value: w.Value, Node: w.Node, Error: w.Error}
-	o.setExt(&Ext{Wait: w.Wait, Redirects: w.Redirects, Nodes: w.Nodes, Detail: w.Detail})
+		Key: w.Key, Value: w.Value, Node: w.Node}
+	o.setExt(&Ext{Error: w.Error, Wait: w.Wait, Redirects: w.Redirects, Nodes: w.Nodes, Detail: w.Detail})
 	t, ok := ParseType(w.Type)
 	if !ok {
 		return &TypeError{w.Type}

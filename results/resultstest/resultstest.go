@@ -227,9 +227,9 @@ func writeHistory(run *results.Run, s Spec, before, after [3]int) (planted, erro
 			comp.Type, comp.Time, comp.Node = out, int64(t+lat), node
 		}
 		if out == history.Fail {
-			comp.Error = "CLUSTERDOWN The cluster is down"
+			comp.SetError("CLUSTERDOWN The cluster is down")
 		} else if out == history.Info {
-			comp.Error = "i/o timeout"
+			comp.SetError("i/o timeout")
 		}
 		if err := emit(inv); err != nil {
 			return p, err
