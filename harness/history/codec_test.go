@@ -2,7 +2,9 @@ package history
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -151,5 +153,30 @@ func TestReadFileMatchesDecode(t *testing.T) {
 		if !reflect.DeepEqual(got.Ops, want.Ops) && !(len(got.Ops) == 0 && len(want.Ops) == 0) || got.TruncatedTail != want.TruncatedTail {
 			t.Errorf("%s: %+v, Decode gives %+v", name, got, want)
 		}
+	}
+}
+
+// Type is a byte in memory and its name everywhere else: in JSON values,
+// as a JSON map key, in text; the zero Type is "".
+func TestTypeKeepsItsNames(t *testing.T) {
+	b, err := json.Marshal(map[Type]Type{OK: Fail, Invoke: Info})
+	if err != nil || string(b) != `{"invoke":"info","ok":"fail"}` {
+		t.Fatalf("marshal: %s, %v", b, err)
+	}
+	var m map[Type]Type
+	if err := json.Unmarshal(b, &m); err != nil || m[OK] != Fail || m[Invoke] != Info {
+		t.Fatalf("unmarshal: %v, %v", m, err)
+	}
+	if s := fmt.Sprintf("%s %v %q", OK, Info, Type(0)); s != `ok info ""` {
+		t.Errorf("text: %s", s)
+	}
+	var typ Type
+	if err := json.Unmarshal([]byte(`"maybe"`), &typ); err == nil || err.Error() != `type "maybe" is not invoke, ok, fail or info` {
+		t.Errorf("unknown type: %v", err)
+	}
+	// An entry of an unknown type is named as such, on any line.
+	_, err = Decode(strings.NewReader(`{"index":0,"time":1,"process":0,"type":"maybe","f":"read"}`), "h")
+	if err == nil || !strings.Contains(err.Error(), `h:1: type "maybe" is not invoke, ok, fail or info`) {
+		t.Errorf("decode: %v", err)
 	}
 }
