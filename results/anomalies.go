@@ -430,7 +430,8 @@ func (d *runData) describeOp(index int64, checkerName string) (opRow, anomalyMar
 	inv := op
 	if op.Type != history.Invoke {
 		// An instance may name a completion; find its invocation.
-		for j := d.byIndex[index] - 1; j >= 0; j-- {
+		at, _ := d.pos(index)
+		for j := at - 1; j >= 0; j-- {
 			if d.ops[j].Process == op.Process && d.ops[j].Type == history.Invoke {
 				inv = &d.ops[j]
 				break
