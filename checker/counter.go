@@ -102,11 +102,19 @@ type counterAnalysis struct {
 
 func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAnalysis {
 	a := &counterAnalysis{an: newAnomalies(maxExamples)}
+	// Each key's adds are made once at (about) their size.
+	nadds := map[string]int{}
+	for i := range calls {
+		switch calls[i].inv.F {
+		case "add", "incr":
+			nadds[calls[i].inv.Key]++
+		}
+	}
 	byKey := map[string]*counterKey{}
 	get := func(k string) *counterKey {
 		ck := byKey[k]
 		if ck == nil {
-			ck = &counterKey{key: k}
+			ck = &counterKey{key: k, adds: make([]counterAdd, 0, nadds[k])}
 			byKey[k] = ck
 		}
 		return ck
