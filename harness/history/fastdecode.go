@@ -14,10 +14,24 @@ import (
 // encoding/json, so the result is always what json.Unmarshal gives.
 type lineDecoder struct {
 	strs map[string]string
-	slab []byte // backing store of raw values
+	errs map[string]*Ext // an Ext of an error alone, shared (an Ext is never written through)
+	slab []byte          // backing store of raw values
 }
 
-func newLineDecoder() *lineDecoder { return &lineDecoder{strs: make(map[string]string)} }
+func newLineDecoder() *lineDecoder {
+	return &lineDecoder{strs: make(map[string]string), errs: make(map[string]*Ext)}
+}
+
+// errExt returns the shared Ext that holds the error s alone: a history's
+// errors are few texts over many entries.
+func (d *lineDecoder) errExt(s string) *Ext {
+	e := d.errs[s]
+	if e == nil {
+		e = &Ext{Error: s}
+		d.errs[s] = e
+	}
+	return e
+}
 
 // decode fills op from one line; false means "use encoding/json".
 func (d *lineDecoder) decode(b []byte, op *Op) bool {
@@ -75,7 +89,11 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 		case "error":
 			var s string
 			s, i, ok = d.str(b, i)
-			op.SetError(s)
+			if ok && op.Ext == nil && s != "" {
+				op.Ext = d.errExt(s)
+			} else {
+				op.SetError(s)
+			}
 		case "value":
 			var end int
 			end, ok = valueEnd(b, i)
@@ -85,8 +103,14 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 				op.Value = d.keep(raw)
 				i = end
 			}
+		case "wait":
+			var w Wait
+			i, ok = waitObject(b, i, &w)
+			if ok {
+				op.SetWait(&w)
+			}
 		default:
-			return false // wait, nodes, detail, or a field this decoder does not know
+			return false // nodes, detail, or a field this decoder does not know
 		}
 		if !ok {
 			return false
@@ -103,6 +127,55 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 			return skipWS(b, i+1) == len(b) && op.Type != 0
 		default:
 			return false
+		}
+	}
+}
+
+// waitObject reads {"want":N,"acked":M} (either order, either left out,
+// as encoding/json would); anything else (null, other keys, other cases)
+// is declined.
+func waitObject(b []byte, i int, w *Wait) (int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return i, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		key, j, ok := plainString(b, i)
+		if !ok {
+			return i, false
+		}
+		i = skipWS(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		i = skipWS(b, i+1)
+		var n int64
+		n, i, ok = integer(b, i)
+		if !ok {
+			return i, false
+		}
+		switch string(key) {
+		case "want":
+			w.Want = int(n)
+		case "acked":
+			w.Acked = int(n)
+		default:
+			return i, false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
 		}
 	}
 }
