@@ -289,10 +289,11 @@ func list(name string, items []any, indexes *[]int64) namedList {
 }
 
 // collectIndexes finds op indexes in an instance: "index", or the index of
-// a nested op reference (reader, writer, txn ...).
+// a nested op reference (reader, writer, txn ...). Keys are visited in
+// name order, so that the rows come in the same order on every rendering.
 func collectIndexes(m map[string]any, indexes *[]int64) {
-	for k, v := range m {
-		switch x := v.(type) {
+	for _, k := range sortedKeys(m) {
+		switch x := m[k].(type) {
 		case float64:
 			if k == "index" || strings.HasSuffix(k, "_index") {
 				*indexes = append(*indexes, int64(x))
