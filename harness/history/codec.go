@@ -99,14 +99,12 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 				perr = json.Unmarshal(trimmed, &slow)
 				*op = slow
 			}
-			var terr *TypeError
-			if errors.As(perr, &terr) {
-				// A whole entry of no known type: not a torn line.
-				res.Ops = res.Ops[:len(res.Ops)-1]
-				return res, &ParseError{name, line, terr}
-			}
 			if perr != nil {
 				res.Ops = res.Ops[:len(res.Ops)-1]
+				if terr := typeError(perr); terr != nil {
+					// A whole entry of no known type: not a torn line.
+					return res, &ParseError{name, line, terr}
+				}
 				if torn {
 					res.TruncatedTail = true
 					return res, nil
@@ -122,6 +120,17 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 			return res, nil
 		}
 	}
+}
+
+// typeError is the *TypeError in err, if any (a function of its own: the
+// variable errors.As fills escapes, and a line that decodes must not pay
+// an allocation for it).
+func typeError(err error) *TypeError {
+	var terr *TypeError
+	if errors.As(err, &terr) {
+		return terr
+	}
+	return nil
 }
 
 func (o *Op) validate() error {
