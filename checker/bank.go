@@ -207,7 +207,7 @@ func (c crossSlot) Check(ctx context.Context, ops []history.Op) Result {
 	var attempted, refused, executed, other, elsewhere int
 	var examples []int64
 	for _, x := range calls {
-		isCross := x.comp != nil && x.comp.Type == history.Fail && strings.HasPrefix(x.comp.Error, "CROSSSLOT")
+		isCross := x.comp != nil && x.comp.Type == history.Fail && strings.HasPrefix(x.comp.ErrorText(), "CROSSSLOT")
 		if x.inv.F != "cross-slot" {
 			if isCross {
 				elsewhere++

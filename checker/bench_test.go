@@ -1,9 +1,11 @@
 package checker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -240,8 +242,8 @@ func withWindows(ops []history.Op, every, dur int64) []history.Op {
 	}
 	for t := every / 2; t+dur < end; t += every {
 		ops = append(ops,
-			history.Op{Time: t, Process: history.Nemesis, Type: history.Info, F: "start-partition", Nodes: []string{"n1"}},
-			history.Op{Time: t + dur, Process: history.Nemesis, Type: history.Info, F: "stop-partition", Nodes: []string{"n1"}})
+			history.Op{Time: t, Process: history.Nemesis, Type: history.Info, F: "start-partition", Ext: &history.Ext{Nodes: []string{"n1"}}},
+			history.Op{Time: t + dur, Process: history.Nemesis, Type: history.Info, F: "stop-partition", Ext: &history.Ext{Nodes: []string{"n1"}}})
 	}
 	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Time, b.Time) })
 	for i := range ops {
@@ -324,5 +326,68 @@ func BenchmarkScaling(b *testing.B) {
 		b.Run(fmt.Sprintf("set-%dk", n), func(b *testing.B) { runBench(b, Set(), genSet(1, n, 1000, 5, 0.01, 0.01)) })
 		b.Run(fmt.Sprintf("register-%dk", n), func(b *testing.B) { runBench(b, Linearizable(), genRegister(1, n, 1000, 5, 0.02)) })
 		b.Run(fmt.Sprintf("list-append-%dk", n), func(b *testing.B) { runBench(b, ListAppend(), genListAppend(1, n*1000, 10)) })
+	}
+}
+
+// BenchmarkDecodeCheck is `redline check` in small: decode a stored
+// history (JSON lines) and Run a workload's checkers on it, as one
+// iteration. Besides the usual figures per iteration (-benchmem) it
+// reports them per history entry (ns, bytes and allocations), and the
+// heap the decoded history holds per entry (live-B/entry), which is what
+// bounds the memory of checking a long history.
+func BenchmarkDecodeCheck(b *testing.B) {
+	day := int64(20 * time.Second)
+	cases := []struct {
+		name     string
+		ops      []history.Op
+		checkers []Checker
+	}{
+		{"counter", withWindows(stretch(genCounter(1, 100, 1000, 5, 0.01), 600), day, day/4),
+			[]Checker{Counter(), RPO(), Perf(), RTO()}},
+		{"register", withWindows(stretch(genRegister(1, 100, 1000, 5, 0.02), 600), day, day/4),
+			[]Checker{Linearizable(), Perf(), RTO()}},
+	}
+	for _, tc := range cases {
+		var buf bytes.Buffer
+		for i := range tc.ops {
+			if err := history.Encode(&buf, &tc.ops[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		raw := buf.Bytes()
+		entries := float64(len(tc.ops))
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			var live uint64
+			b.ResetTimer()
+			for range b.N {
+				res, err := history.Decode(bytes.NewReader(raw), "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if live == 0 {
+					b.StopTimer()
+					var ms runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&ms)
+					live = ms.HeapAlloc - min(ms.HeapAlloc, before.HeapAlloc)
+					b.StartTimer()
+				}
+				s := Run(context.Background(), res.Ops, tc.checkers, nil)
+				if s.Valid == Invalid {
+					b.Fatalf("valid history judged invalid: %v", s.Checkers)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			n := float64(b.N) * entries
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/entry")
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/entry")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/entry")
+			b.ReportMetric(float64(live)/entries, "live-B/entry")
+		})
 	}
 }

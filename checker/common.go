@@ -119,7 +119,7 @@ func (c *call) served() bool {
 		return false
 	}
 	for _, p := range servedErrors {
-		if strings.HasPrefix(c.comp.Error, p) {
+		if strings.HasPrefix(c.comp.ErrorText(), p) {
 			return true
 		}
 	}
@@ -132,7 +132,7 @@ func (c *call) indeterminate() bool {
 
 func (c *call) wait() *history.Wait {
 	if c.comp != nil {
-		return c.comp.Wait
+		return c.comp.WaitInfo()
 	}
 	return nil
 }
@@ -150,6 +150,30 @@ func (o Options) calls(ctx context.Context, ops []history.Op) ([]call, error) {
 		return nil, err
 	}
 	return o.callsOf(pairs), nil
+}
+
+// callsOfIdx is callsOf of pairs given as positions in ops.
+func (o Options) callsOfIdx(ops []history.Op, pairs []pairIdx) []call {
+	n := 0
+	for _, p := range pairs {
+		if o.keep(&ops[p.inv]) {
+			n++
+		}
+	}
+	out := make([]call, 0, n)
+	for _, p := range pairs {
+		inv := &ops[p.inv]
+		if !o.keep(inv) {
+			continue
+		}
+		c := call{inv: inv, start: inv.Time, end: inf}
+		if p.comp >= 0 {
+			c.comp = &ops[p.comp]
+			c.end = c.comp.Time
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // callsOf keeps the pairs the options accept, as calls.
@@ -175,7 +199,7 @@ func (o Options) callsOf(pairs []history.Pair) []call {
 }
 
 // WaitClass is what a write's WAIT said.
-type WaitClass int
+type WaitClass uint8
 
 const (
 	NoWait WaitClass = iota
@@ -276,15 +300,15 @@ func Windows(ops []history.Op) []Window {
 		case strings.HasPrefix(op.F, "start-"):
 			fault := strings.TrimPrefix(op.F, "start-")
 			s := get(fault)
-			skipped := skippedDetail(op.Detail)
+			skipped := skippedDetail(op.DetailRaw())
 			if op.Type != history.Invoke && s.startInvOpen >= 0 {
 				w := s.startInvOpen
 				s.startInvOpen = -1
 				if op.Type == history.Fail || skipped {
 					dropped[w] = true
 					s.open = slices.DeleteFunc(s.open, func(x int) bool { return x == w })
-				} else if len(op.Nodes) > 0 {
-					ws[w].Nodes = op.Nodes
+				} else if len(op.NodeList()) > 0 {
+					ws[w].Nodes = op.NodeList()
 				}
 				continue
 			}
@@ -292,7 +316,7 @@ func Windows(ops []history.Op) []Window {
 				continue
 			}
 			bounds = append(bounds, op.Time)
-			ws = append(ws, Window{Fault: fault, Start: op.Time, End: end, Open: true, Nodes: op.Nodes})
+			ws = append(ws, Window{Fault: fault, Start: op.Time, End: end, Open: true, Nodes: op.NodeList()})
 			s.open = append(s.open, len(ws)-1)
 			if op.Type == history.Invoke {
 				s.startInvOpen = len(ws) - 1
@@ -312,7 +336,7 @@ func Windows(ops []history.Op) []Window {
 			// latest one: an older window still open was a one-shot fault.
 			k := len(s.open) - 1
 			for j := len(s.open) - 1; j >= 0; j-- {
-				if slices.Equal(ws[s.open[j]].Nodes, op.Nodes) {
+				if slices.Equal(ws[s.open[j]].Nodes, op.NodeList()) {
 					k = j
 					break
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/redline-dev/redline/harness/history"
 )
@@ -18,6 +19,8 @@ func Counter(opts ...Options) Checker { return counter{firstOpts(opts)} }
 func (c counter) Name() string { return c.o.name("counter") }
 
 // counterAdd is one add that may have taken effect.
+// counterAdd is 32 bytes: a counter checker holds two of them (plus two
+// prefix sums) per add of a history, millions on a long run.
 type counterAdd struct {
 	start, end int64 // end is inf unless ok
 	delta      int64
@@ -38,10 +41,10 @@ type counterKey struct {
 	reads      []counterRead
 	byInvoke   []counterAdd // adds sorted by invocation
 	okByEnd    []counterAdd // ok adds sorted by completion
-	negInv     []int64      // prefix sums over byInvoke of min(0, d)
+	negInv     []int64      // prefix sums over byInvoke of min(0, d); nil when no d < 0
 	posInv     []int64      // ... of max(0, d)
 	posOk      []int64      // prefix sums over okByEnd of max(0, d)
-	negOk      []int64      // ... of min(0, d)
+	negOk      []int64      // ... of min(0, d); nil when no d < 0
 	acked      int64        // sum of positive ok deltas
 	attempted  int64        // sum of positive ok/indeterminate deltas
 	ackedClass waitSplit    // acked positive deltas per WAIT class
@@ -75,8 +78,11 @@ func pos(d int64) int64 { return max(0, d) }
 func (k *counterKey) bounds(start, end int64) (lo, hi int64) {
 	nInv := sort.Search(len(k.byInvoke), func(i int) bool { return k.byInvoke[i].start > end })
 	nOk := sort.Search(len(k.okByEnd), func(i int) bool { return k.okByEnd[i].end >= start })
-	lo = k.negInv[nInv] + k.posOk[nOk]
-	hi = k.posInv[nInv] + k.negOk[nOk]
+	lo, hi = k.posOk[nOk], k.posInv[nInv]
+	if k.hasNeg {
+		lo += k.negInv[nInv]
+		hi += k.negOk[nOk]
+	}
 	return lo, hi
 }
 
@@ -96,11 +102,19 @@ type counterAnalysis struct {
 
 func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAnalysis {
 	a := &counterAnalysis{an: newAnomalies(maxExamples)}
+	// Each key's adds are made once at (about) their size.
+	nadds := map[string]int{}
+	for i := range calls {
+		switch calls[i].inv.F {
+		case "add", "incr":
+			nadds[calls[i].inv.Key]++
+		}
+	}
 	byKey := map[string]*counterKey{}
 	get := func(k string) *counterKey {
 		ck := byKey[k]
 		if ck == nil {
-			ck = &counterKey{key: k}
+			ck = &counterKey{key: k, adds: make([]counterAdd, 0, nadds[k])}
 			byKey[k] = ck
 		}
 		return ck
@@ -152,6 +166,11 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 	}
 	for _, ck := range byKey {
 		a.keys = append(a.keys, ck)
+	}
+	// Keys in name order, so that the examples named (the first bad reads,
+	// the first anomalies) are the same on every run of the same history.
+	slices.SortFunc(a.keys, func(x, y *counterKey) int { return strings.Compare(x.key, y.key) })
+	for _, ck := range a.keys {
 		// The adds come in invocation order, usually sorted by start
 		// already: then they are byInvoke as they are (adds is not used
 		// apart from it), without a copy of millions of them.
@@ -175,8 +194,11 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			}
 		}
 		slices.SortStableFunc(ck.okByEnd, func(x, y counterAdd) int { return cmpInt(x.end, y.end) })
-		ck.negInv, ck.posInv = prefix(ck.byInvoke, neg), prefix(ck.byInvoke, pos)
-		ck.posOk, ck.negOk = prefix(ck.okByEnd, pos), prefix(ck.okByEnd, neg)
+		ck.posInv, ck.posOk = prefix(ck.byInvoke, pos), prefix(ck.okByEnd, pos)
+		if ck.hasNeg {
+			// Without a negative delta these sums are all 0: not kept.
+			ck.negInv, ck.negOk = prefix(ck.byInvoke, neg), prefix(ck.okByEnd, neg)
+		}
 		for i := range ck.reads {
 			r := &ck.reads[i]
 			lo, hi := ck.bounds(r.c.start, r.c.end)
@@ -219,15 +241,6 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			ck.lostSplit = splitLoss(ck.lost, ck.ackedClass)
 		}
 	}
-	slices.SortFunc(a.keys, func(x, y *counterKey) int {
-		switch {
-		case x.key < y.key:
-			return -1
-		case x.key > y.key:
-			return 1
-		}
-		return 0
-	})
 	return a
 }
 
@@ -236,7 +249,7 @@ func (c counter) Check(ctx context.Context, ops []history.Op) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
-	a := analyzeCounter(calls, finalReadsStartOf(ctx, ops), c.o.MaxExamples)
+	a := counterAnalysisOf(ctx, ops, c.o, calls)
 	var lost, lostMax, unexpected, acked, attempted, unexplained int64
 	var split waitSplit
 	var satMax int64

@@ -35,7 +35,7 @@ func emit(sim []simOp) []history.Op {
 	for _, s := range sim {
 		ops = append(ops, history.Op{Time: s.call, Process: history.Process(s.proc), Type: history.Invoke, F: s.f, Key: s.key, Value: s.in})
 		if s.completion {
-			ops = append(ops, history.Op{Time: s.ret, Process: history.Process(s.proc), Type: s.typ, F: s.f, Key: s.key, Value: s.out, Error: s.err, Wait: s.wait})
+			ops = append(ops, history.Op{Time: s.ret, Process: history.Process(s.proc), Type: s.typ, F: s.f, Key: s.key, Value: s.out, Ext: history.NewExt(history.Ext{Error: s.err, Wait: s.wait})})
 		}
 	}
 	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Time, b.Time) })

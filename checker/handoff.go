@@ -69,7 +69,7 @@ func handoffRecords(ops []history.Op) []handoffRecord {
 		var d struct {
 			Placement []placement `json:"placement"`
 		}
-		_ = json.Unmarshal(op.Detail, &d)
+		_ = json.Unmarshal(op.DetailRaw(), &d)
 		if len(d.Placement) > 0 {
 			out = append(out, handoffRecord{index: open.Index, start: open.Time, places: d.Placement})
 		}

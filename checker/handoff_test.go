@@ -28,7 +28,7 @@ func handoffHistory(t *testing.T, places []map[string]any) []history.Op {
 	b, _ := json.Marshal(map[string]any{"method": "atomic", "placement": places})
 	add(history.Op{Time: 10 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate"})
 	write(12*msec, 2, "{s}c")
-	add(history.Op{Time: 50 * msec, Process: history.Nemesis, Type: history.OK, F: "start-migrate", Detail: b})
+	add(history.Op{Time: 50 * msec, Process: history.Nemesis, Type: history.OK, F: "start-migrate", Ext: history.NewExt(history.Ext{Detail: b})})
 	return ops
 }
 

@@ -18,12 +18,12 @@ type hist struct {
 const msec = int64(time.Millisecond)
 
 // call records a complete operation: invocation at t0 with value in, and a
-// completion of type typ at t1 with value out. typ "" leaves it open.
+// completion of type typ at t1 with value out. typ 0 (no type) leaves it open.
 func (h *hist) call(p int, f, key string, in any, t0 int64, typ history.Type, out any, t1 int64) *history.Op {
 	inv := history.Op{Time: t0 * msec, Process: history.Process(p), Type: history.Invoke, F: f, Key: key}
 	inv.SetValue(in)
 	h.ops = append(h.ops, inv)
-	if typ == "" {
+	if typ == 0 {
 		return nil
 	}
 	c := history.Op{Time: t1 * msec, Process: history.Process(p), Type: typ, F: f, Key: key}
@@ -34,17 +34,17 @@ func (h *hist) call(p int, f, key string, in any, t0 int64, typ history.Type, ou
 
 // withErr / withWait decorate the last completion.
 func (h *hist) withErr(e string) *hist {
-	h.ops[len(h.ops)-1].Error = e
+	h.ops[len(h.ops)-1].SetError(e)
 	return h
 }
 
 func (h *hist) withWait(want, acked int) *hist {
-	h.ops[len(h.ops)-1].Wait = &history.Wait{Want: want, Acked: acked}
+	h.ops[len(h.ops)-1].SetWait(&history.Wait{Want: want, Acked: acked})
 	return h
 }
 
 func (h *hist) nemesis(t int64, f string, nodes ...string) {
-	h.ops = append(h.ops, history.Op{Time: t * msec, Process: history.Nemesis, Type: history.Info, F: f, Nodes: nodes})
+	h.ops = append(h.ops, history.Op{Time: t * msec, Process: history.Nemesis, Type: history.Info, F: f, Ext: history.NewExt(history.Ext{Nodes: nodes})})
 }
 
 // done orders entries by time (stable, so an invocation stays before its

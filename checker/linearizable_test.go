@@ -49,7 +49,7 @@ func TestLinearizableIndeterminate(t *testing.T) {
 	h.call(0, "read", "k", nil, 40, history.OK, 1, 50)
 	h.call(0, "read", "k", nil, 100, history.OK, 5, 110)
 	// A write that never completed (history ended) is indeterminate too.
-	h.call(2, "write", "k", 7, 120, "", nil, 0)
+	h.call(2, "write", "k", 7, 120, 0, nil, 0)
 	h.call(0, "read", "k", nil, 130, history.OK, 7, 140)
 	// An indeterminate cas: took effect (7 -> 8) later.
 	h.call(3, "cas", "k", []int{7, 8}, 150, history.Info, nil, 160)

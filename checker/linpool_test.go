@@ -96,7 +96,7 @@ func TestPooledModelMatchesPlain(t *testing.T) {
 		quick := porcupine.CheckOperations(pooledRegisterModel, buildOps(rops, true, true))
 		if quick && !plain {
 			for _, op := range ops {
-				t.Logf("%d %s %s %s %s %s", op.Time/msec, op.Process, op.Type, op.F, op.Value, op.Error)
+				t.Logf("%d %s %s %s %s %s", op.Time/msec, op.Process, op.Type, op.F, op.Value, op.ErrorText())
 			}
 			t.Fatalf("history %d: the quick form says ok, the plain model illegal", i)
 		}
@@ -108,7 +108,7 @@ func TestPooledModelMatchesPlain(t *testing.T) {
 		}
 		if plain != pooled {
 			for _, op := range ops {
-				t.Logf("%d %s %s %s %s %s", op.Time/msec, op.Process, op.Type, op.F, op.Value, op.Error)
+				t.Logf("%d %s %s %s %s %s", op.Time/msec, op.Process, op.Type, op.F, op.Value, op.ErrorText())
 			}
 			t.Fatalf("history %d: plain model says %v, pooled says %v", i, plain, pooled)
 		}

@@ -294,7 +294,7 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 	an := &anomalyLog{max: l.o.MaxExamples, count: map[string]int{}, examples: map[string][]any{}}
 	txns, malformed := parseListAppend(calls, an)
 	ref := func(t int) map[string]any {
-		return map[string]any{"index": txns[t].c.inv.Index, "process": txns[t].c.inv.Process.String(), "status": string(txns[t].status)}
+		return map[string]any{"index": txns[t].c.inv.Index, "process": txns[t].c.inv.Process.String(), "status": txns[t].status.String()}
 	}
 
 	// Who appended what. final[k][v]: v was the writer's last append to k.

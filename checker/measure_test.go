@@ -11,8 +11,8 @@ import (
 func TestWindows(t *testing.T) {
 	ops := []history.Op{
 		{Time: 1, Process: history.Nemesis, Type: history.Invoke, F: "start-partition"},
-		{Time: 2, Process: history.Nemesis, Type: history.OK, F: "start-partition", Nodes: []string{"a"}},
-		{Time: 3, Process: history.Nemesis, Type: history.Info, F: "start-kill", Nodes: []string{"b"}},
+		{Time: 2, Process: history.Nemesis, Type: history.OK, F: "start-partition", Ext: history.NewExt(history.Ext{Nodes: []string{"a"}})},
+		{Time: 3, Process: history.Nemesis, Type: history.Info, F: "start-kill", Ext: history.NewExt(history.Ext{Nodes: []string{"b"}})},
 		{Time: 5, Process: history.Nemesis, Type: history.Invoke, F: "stop-partition"},
 		{Time: 6, Process: history.Nemesis, Type: history.OK, F: "stop-partition"},
 		{Time: 7, Process: history.Nemesis, Type: history.Invoke, F: "start-pause"},
@@ -35,9 +35,9 @@ func TestWindows(t *testing.T) {
 
 	// A skipped fault opens nothing; a one-shot failover ends at heal.
 	ops = []history.Op{
-		{Time: 1, Process: history.Nemesis, Type: history.Info, F: "start-partition", Detail: []byte(`{"mode":"one","skipped":"no primary"}`)},
-		{Time: 2, Process: history.Nemesis, Type: history.Invoke, F: "start-failover", Nodes: []string{"a"}},
-		{Time: 3, Process: history.Nemesis, Type: history.Info, F: "start-failover", Nodes: []string{"a"}, Detail: []byte(`{"mode":"x"}`)},
+		{Time: 1, Process: history.Nemesis, Type: history.Info, F: "start-partition", Ext: history.NewExt(history.Ext{Detail: []byte(`{"mode":"one","skipped":"no primary"}`)})},
+		{Time: 2, Process: history.Nemesis, Type: history.Invoke, F: "start-failover", Ext: history.NewExt(history.Ext{Nodes: []string{"a"}})},
+		{Time: 3, Process: history.Nemesis, Type: history.Info, F: "start-failover", Ext: history.NewExt(history.Ext{Nodes: []string{"a"}, Detail: []byte(`{"mode":"x"}`)})},
 		{Time: 8, Process: history.Nemesis, Type: history.Invoke, F: "heal"},
 		{Time: 9, Process: history.Nemesis, Type: history.Info, F: "heal"},
 		{Time: 20, Process: 0, Type: history.Invoke, F: "read"},
@@ -50,12 +50,12 @@ func TestWindows(t *testing.T) {
 	// A one-shot migration followed by a stopped one: the stop belongs to
 	// the second (same nodes); the first ends when the second starts.
 	ops = []history.Op{
-		{Time: 1, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate", Nodes: []string{"a", "b", "c"}},
-		{Time: 2, Process: history.Nemesis, Type: history.Info, F: "start-migrate", Nodes: []string{"a", "b", "c"}},
-		{Time: 5, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate", Nodes: []string{"a", "c"}},
-		{Time: 6, Process: history.Nemesis, Type: history.Info, F: "start-migrate", Nodes: []string{"a", "c"}},
-		{Time: 8, Process: history.Nemesis, Type: history.Invoke, F: "stop-migrate", Nodes: []string{"a", "c"}},
-		{Time: 9, Process: history.Nemesis, Type: history.Info, F: "stop-migrate", Nodes: []string{"a", "c"}},
+		{Time: 1, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate", Ext: history.NewExt(history.Ext{Nodes: []string{"a", "b", "c"}})},
+		{Time: 2, Process: history.Nemesis, Type: history.Info, F: "start-migrate", Ext: history.NewExt(history.Ext{Nodes: []string{"a", "b", "c"}})},
+		{Time: 5, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate", Ext: history.NewExt(history.Ext{Nodes: []string{"a", "c"}})},
+		{Time: 6, Process: history.Nemesis, Type: history.Info, F: "start-migrate", Ext: history.NewExt(history.Ext{Nodes: []string{"a", "c"}})},
+		{Time: 8, Process: history.Nemesis, Type: history.Invoke, F: "stop-migrate", Ext: history.NewExt(history.Ext{Nodes: []string{"a", "c"}})},
+		{Time: 9, Process: history.Nemesis, Type: history.Info, F: "stop-migrate", Ext: history.NewExt(history.Ext{Nodes: []string{"a", "c"}})},
 		{Time: 20, Process: 0, Type: history.Invoke, F: "read"},
 	}
 	ws = Windows(ops)
@@ -73,7 +73,7 @@ func TestPerf(t *testing.T) {
 	h.call(0, "read", "k", nil, 200, history.OK, 1, 230)
 	h.call(1, "write", "k", 1, 1000, history.Fail, nil, 1500)
 	h.call(2, "write", "k", 1, 2000, history.Info, nil, 2500)
-	h.call(3, "read", "k", nil, 2600, "", nil, 0)
+	h.call(3, "read", "k", nil, 2600, 0, nil, 0)
 	h.nemesis(1200, "start-kill", "n1")
 	h.nemesis(2200, "stop-kill", "n1")
 	r := check(t, Perf(), h.done())
@@ -127,7 +127,7 @@ func TestBucketWidthAdaptive(t *testing.T) {
 // nodesEvent records the runner's name -> address map.
 func (h *hist) nodesEvent(addrs map[string]string) {
 	d, _ := json.Marshal(map[string]any{"addrs": addrs})
-	h.ops = append(h.ops, history.Op{Time: 0, Process: history.Nemesis, Type: history.Info, F: NodesEvent, Detail: d})
+	h.ops = append(h.ops, history.Op{Time: 0, Process: history.Nemesis, Type: history.Info, F: NodesEvent, Ext: history.NewExt(history.Ext{Detail: d})})
 }
 
 // on sets the node that served the last completion.
@@ -212,10 +212,10 @@ func TestRTOChargesTheCausingFault(t *testing.T) {
 func TestWindowOnlyWhenTheFaultTookEffect(t *testing.T) {
 	var h hist
 	h.ops = append(h.ops,
-		history.Op{Time: 100 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-kill", Nodes: []string{"n1"}},
-		history.Op{Time: 110 * msec, Process: history.Nemesis, Type: history.Info, F: "start-kill", Nodes: []string{"n1"}, Detail: json.RawMessage(`{"error":"container not found"}`)},
-		history.Op{Time: 200 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-pause", Nodes: []string{"n2"}},
-		history.Op{Time: 210 * msec, Process: history.Nemesis, Type: history.Info, F: "start-pause", Nodes: []string{"n2"}, Detail: json.RawMessage(`{"took_ms":3}`)},
+		history.Op{Time: 100 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-kill", Ext: history.NewExt(history.Ext{Nodes: []string{"n1"}})},
+		history.Op{Time: 110 * msec, Process: history.Nemesis, Type: history.Info, F: "start-kill", Ext: history.NewExt(history.Ext{Nodes: []string{"n1"}, Detail: json.RawMessage(`{"error":"container not found"}`)})},
+		history.Op{Time: 200 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-pause", Ext: history.NewExt(history.Ext{Nodes: []string{"n2"}})},
+		history.Op{Time: 210 * msec, Process: history.Nemesis, Type: history.Info, F: "start-pause", Ext: history.NewExt(history.Ext{Nodes: []string{"n2"}, Detail: json.RawMessage(`{"took_ms":3}`)})},
 	)
 	ws := Windows(h.done())
 	if len(ws) != 1 || ws[0].Fault != "pause" {
@@ -340,7 +340,7 @@ func TestPerfCountsRedirects(t *testing.T) {
 	ops := h.done()
 	for i := range ops {
 		if ops[i].Type == history.OK {
-			ops[i].Redirects = 2 // e.g. a MOVED then an ASK
+			ops[i].SetRedirects(2) // e.g. a MOVED then an ASK
 		}
 	}
 	r := check(t, Perf(), ops)
@@ -363,7 +363,7 @@ func TestRTOIgnoresServedFailures(t *testing.T) {
 	ops := h.done()
 	for i := range ops {
 		if ops[i].F == "cas" && ops[i].Type == history.Fail {
-			ops[i].Error = "cas-mismatch"
+			ops[i].SetError("cas-mismatch")
 		}
 	}
 	r := check(t, RTO(), ops)

@@ -62,10 +62,11 @@ func latencyUs(c *call) int64 {
 	return max(1, (c.end-c.start)/int64(time.Microsecond))
 }
 
+// perfSample is 16 bytes: a perf checker holds one per completed op.
 type perfSample struct {
-	bucket int
-	typ    history.Type
 	lat    int64 // µs, ok ops only
+	bucket int32
+	typ    history.Type
 }
 
 func (p perf) Check(ctx context.Context, ops []history.Op) Result {
@@ -80,7 +81,18 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	nb := int(runEnd/int64(width)) + 1
 
-	byF := map[string][]perfSample{}
+	// Each op name's samples are made once at their size (grown by append,
+	// a long history's samples were copied over and over).
+	size := map[string]int{}
+	for i := range calls {
+		if calls[i].comp != nil {
+			size[calls[i].inv.F]++
+		}
+	}
+	byF := make(map[string][]perfSample, len(size))
+	for f, n := range size {
+		byF[f] = make([]perfSample, 0, n)
+	}
 	open := map[string]int{}
 	// MOVED/ASK replies the client followed: how much a migration or a
 	// failover made clients chase slots.
@@ -92,9 +104,9 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 			open[c.inv.F]++
 			continue
 		}
-		redirects[c.inv.F] += c.comp.Redirects
-		totalRedirects += c.comp.Redirects
-		s := perfSample{bucket: int(c.end / int64(width)), typ: c.comp.Type}
+		redirects[c.inv.F] += c.comp.RedirectCount()
+		totalRedirects += c.comp.RedirectCount()
+		s := perfSample{bucket: int32(c.end / int64(width)), typ: c.comp.Type}
 		if s.typ == history.OK {
 			s.lat = latencyUs(c)
 		}
@@ -107,7 +119,7 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 	totals := map[string]any{}
 	seconds := float64(runEnd) / 1e9
 	for f, samples := range byF {
-		slices.SortStableFunc(samples, func(a, b perfSample) int { return a.bucket - b.bucket })
+		slices.SortStableFunc(samples, func(a, b perfSample) int { return int(a.bucket) - int(b.bucket) })
 		t := make([]float64, nb)
 		okN, failN, infoN := make([]int, nb), make([]int, nb), make([]int, nb)
 		p50, p95, p99, pmax := make([]any, nb), make([]any, nb), make([]any, nb), make([]any, nb)

@@ -254,7 +254,7 @@ func TestPropertyRegister(t *testing.T) {
 func dumpOps(ops []history.Op) string {
 	s := ""
 	for _, o := range ops {
-		s += fmt.Sprintf("  %d t=%d p=%v %s %s %s v=%s err=%s\n", o.Index, o.Time/msec, o.Process, o.Type, o.F, o.Key, o.Value, o.Error)
+		s += fmt.Sprintf("  %d t=%d p=%v %s %s %s v=%s err=%s\n", o.Index, o.Time/msec, o.Process, o.Type, o.F, o.Key, o.Value, o.ErrorText())
 	}
 	return s
 }

@@ -177,7 +177,7 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		txns, _ := parseListAppend(calls, an)
 		_, _, lost = lostAppends(txns, an, func(int) map[string]any { return nil })
 	case "counter":
-		a := analyzeCounter(calls, finalReadsStartOf(ctx, ops), r.o.MaxExamples)
+		a := counterAnalysisOf(ctx, ops, r.o, calls)
 		r.chargeCounter(a, windows, buckets, outside, slack)
 	case "":
 		return Result{Valid: Valid, Figures: map[string]any{"lost": 0, "note": "no successful read: nothing to measure"}}

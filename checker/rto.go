@@ -48,6 +48,11 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 		starts[i] = calls[i].start
 	}
 	views := shardViews(calls, windows, nodeAddrsOf(ctx, ops))
+	// servedAt[key]: the positions of the key's served calls, ascending. A
+	// key's outage recovers at its first served call from a position on:
+	// found by a search rather than a scan on to the end of the history
+	// for a key that is never served again (each window did that scan).
+	var servedAt map[string][]int32
 	// busy[slot]: until when a slot was still out from an earlier fault.
 	busy := map[int]int64{}
 	var all, keyAll, keyLow []int64
@@ -85,17 +90,33 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 			failed(shards, shardOf(c), c.start, end)
 			failed(keys, c.inv.Key, c.start, end)
 		}
-		waiting := len(shards) + len(keys)
+		// An outage recovers at the first served call of its shard (or
+		// key) from lo on that was invoked at or after its last failure.
+		waiting := len(shards)
 		for i := lo; i < len(calls) && waiting > 0; i++ {
 			c := &calls[i]
 			if !c.served() {
 				continue
 			}
-			for _, o := range []*outage{shards[shardOf(c)], keys[c.inv.Key]} {
-				if o != nil && o.recovered == inf && c.start >= o.lastBad {
-					o.recovered = c.end
-					waiting--
+			if o := shards[shardOf(c)]; o != nil && o.recovered == inf && c.start >= o.lastBad {
+				o.recovered = c.end
+				waiting--
+			}
+		}
+		if len(keys) > 0 && servedAt == nil {
+			servedAt = map[string][]int32{}
+			for i := range calls {
+				if calls[i].served() {
+					k := calls[i].inv.Key
+					servedAt[k] = append(servedAt[k], int32(i))
 				}
+			}
+		}
+		for k, o := range keys {
+			from := max(lo, sort.Search(len(starts), func(i int) bool { return starts[i] >= o.lastBad }))
+			at := servedAt[k]
+			if j := sort.Search(len(at), func(j int) bool { return int(at[j]) >= from }); j < len(at) {
+				o.recovered = calls[at[j]].end
 			}
 		}
 		var durs []int64

@@ -19,13 +19,13 @@ func nodeAddrs(ops []history.Op) map[string]string {
 	out := map[string]string{}
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || op.F != NodesEvent || len(op.Detail) == 0 {
+		if op.Process != history.Nemesis || op.F != NodesEvent || len(op.DetailRaw()) == 0 {
 			continue
 		}
 		var d struct {
 			Addrs map[string]string `json:"addrs"`
 		}
-		if json.Unmarshal(op.Detail, &d) == nil {
+		if json.Unmarshal(op.DetailRaw(), &d) == nil {
 			for n, a := range d.Addrs {
 				out[n] = a
 			}

@@ -2,9 +2,11 @@ package checker
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"unsafe"
+	"weak"
 
 	"github.com/redline-dev/redline/harness/history"
 )
@@ -21,7 +23,7 @@ type shared struct {
 	ops []history.Op
 
 	pairsOnce sync.Once
-	pairs     []history.Pair
+	pairs     []pairIdx
 	pairsErr  error
 
 	mu    sync.Mutex
@@ -35,6 +37,60 @@ type shared struct {
 	final       int64
 	endOnce     sync.Once
 	end         int64
+
+	memoMu sync.Mutex
+	memo   map[memoKey]*memoEntry
+}
+
+// memoKey names a derivation that two checkers of a Run make alike (the
+// counter analysis that counter and rpo both judge by).
+type memoKey struct {
+	what        string
+	keyPrefix   string
+	maxExamples int
+}
+
+type memoEntry struct {
+	mu sync.Mutex
+	p  any // weak.Pointer[T]
+}
+
+// memoized returns the value of key made by mk, made once for as long as
+// some checker still holds it: the memo holds it weakly, so a derivation
+// of hundreds of megabytes is shared by the checkers that run at the same
+// time and not kept for the rest of the Run. A later checker makes it
+// again, the same value (mk is a pure function of the history).
+func memoized[T any](s *shared, key memoKey, mk func() *T) *T {
+	s.memoMu.Lock()
+	if s.memo == nil {
+		s.memo = map[memoKey]*memoEntry{}
+	}
+	e := s.memo[key]
+	if e == nil {
+		e = &memoEntry{}
+		s.memo[key] = e
+	}
+	s.memoMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if wp, ok := e.p.(weak.Pointer[T]); ok {
+		if v := wp.Value(); v != nil {
+			return v
+		}
+	}
+	v := mk()
+	e.p = weak.Make(v)
+	return v
+}
+
+// counterAnalysisOf is analyzeCounter of o's calls, shared within a Run by
+// the checkers that run at once: read-only.
+func counterAnalysisOf(ctx context.Context, ops []history.Op, o Options, calls []call) *counterAnalysis {
+	mk := func() *counterAnalysis { return analyzeCounter(calls, finalReadsStartOf(ctx, ops), o.MaxExamples) }
+	if s := sharedFor(ctx, ops); s != nil {
+		return memoized(s, memoKey{"counter", o.KeyPrefix, o.MaxExamples}, mk)
+	}
+	return mk()
 }
 
 type sharedCalls struct {
@@ -63,9 +119,49 @@ func sharedFor(ctx context.Context, ops []history.Op) *shared {
 	return s
 }
 
-func (s *shared) pairing() ([]history.Pair, error) {
-	s.pairsOnce.Do(func() { s.pairs, s.pairsErr = history.Pairs(s.ops) })
+// pairIdx is history.Pair as positions in the history (comp -1: the op
+// never completed): 8 bytes a pair where two pointers are 16, for as long
+// as the Run lasts.
+type pairIdx struct{ inv, comp int32 }
+
+func (s *shared) pairing() ([]pairIdx, error) {
+	s.pairsOnce.Do(func() { s.pairs, s.pairsErr = pairIndexes(s.ops) })
 	return s.pairs, s.pairsErr
+}
+
+// pairIndexes is history.Pairs (the same pairs, the same errors) as
+// positions. A history in memory is far below 2^31 entries (at 120 bytes
+// an entry, that would be 250 GB).
+func pairIndexes(ops []history.Op) ([]pairIdx, error) {
+	n := 0
+	for i := range ops {
+		if ops[i].Process != history.Nemesis && ops[i].Type == history.Invoke {
+			n++
+		}
+	}
+	pairs := make([]pairIdx, 0, n)
+	open := make(map[history.Process]int) // process -> index into pairs
+	for i := range ops {
+		op := &ops[i]
+		if op.Process == history.Nemesis {
+			continue
+		}
+		if op.Type == history.Invoke {
+			if j, busy := open[op.Process]; busy {
+				return nil, fmt.Errorf("entry %d: process %d invokes while its op at entry %d is still open", op.Index, op.Process, ops[pairs[j].inv].Index)
+			}
+			open[op.Process] = len(pairs)
+			pairs = append(pairs, pairIdx{int32(i), -1})
+			continue
+		}
+		j, busy := open[op.Process]
+		if !busy {
+			return nil, fmt.Errorf("entry %d: process %d completes an op it never invoked", op.Index, op.Process)
+		}
+		pairs[j].comp = int32(i)
+		delete(open, op.Process)
+	}
+	return pairs, nil
 }
 
 func (s *shared) callsFor(o Options) ([]call, error) {
@@ -82,7 +178,7 @@ func (s *shared) callsFor(o Options) ([]call, error) {
 			e.err = err
 			return
 		}
-		e.calls = o.callsOf(pairs)
+		e.calls = o.callsOfIdx(s.ops, pairs)
 	})
 	return e.calls, e.err
 }

@@ -79,3 +79,39 @@ func TestSortedByStartLeavesSharedCallsAlone(t *testing.T) {
 		t.Fatal("sorted calls were copied")
 	}
 }
+
+// The Run's pairing by positions is history.Pairs: the same pairs, and the
+// same error when the history cannot be paired.
+func TestPairIndexesArePairs(t *testing.T) {
+	op := func(i int64, p history.Process, typ history.Type) history.Op {
+		return history.Op{Index: i, Time: i, Process: p, Type: typ, F: "read"}
+	}
+	cases := map[string][]history.Op{
+		"valid": genRegister(3, 4, 100, 3, 0.1),
+		"open at end": {op(0, 1, history.Invoke), op(1, history.Nemesis, history.Info), op(2, 2, history.Invoke),
+			op(3, 1, history.OK)},
+		"invokes twice":     {op(0, 1, history.Invoke), op(1, 1, history.Invoke)},
+		"completes unasked": {op(0, 1, history.Invoke), op(1, 1, history.OK), op(2, 1, history.Fail)},
+	}
+	for name, ops := range cases {
+		want, wantErr := history.Pairs(ops)
+		got, err := pairIndexes(ops)
+		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+			t.Errorf("%s: error %v, want %v", name, err, wantErr)
+			continue
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d pairs, want %d", name, len(got), len(want))
+			continue
+		}
+		for i, p := range got {
+			comp := (*history.Op)(nil)
+			if p.comp >= 0 {
+				comp = &ops[p.comp]
+			}
+			if &ops[p.inv] != want[i].Invoke || comp != want[i].Completion {
+				t.Errorf("%s: pair %d is (%d, %d), not history.Pairs'", name, i, p.inv, p.comp)
+			}
+		}
+	}
+}

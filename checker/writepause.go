@@ -94,7 +94,7 @@ func migrations(ops []history.Op) []migration {
 				WritePauseMs json.Number `json:"write_pause_ms"`
 			} `json:"tasks"`
 		}
-		_ = json.Unmarshal(op.Detail, &d)
+		_ = json.Unmarshal(op.DetailRaw(), &d)
 		m := migration{index: open.Index, start: open.Time, end: op.Time, method: "classic", slots: map[int]bool{}}
 		if d.Method == "atomic" {
 			m.method = "atomic"

@@ -30,7 +30,7 @@ func TestWritePause(t *testing.T) {
 	nemesis := func(at, end int64, detail map[string]any) {
 		b, _ := json.Marshal(detail)
 		add(history.Op{Time: at, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate"})
-		add(history.Op{Time: end, Process: history.Nemesis, Type: history.Info, F: "start-migrate", Detail: b})
+		add(history.Op{Time: end, Process: history.Nemesis, Type: history.Info, F: "start-migrate", Ext: history.NewExt(history.Ext{Detail: b})})
 	}
 	moved := []map[string]any{{"slot": slot, "from": "n1", "to": "n2", "keys": 1}}
 	tm := int64(0)
@@ -107,7 +107,7 @@ func TestWritePausePerTask(t *testing.T) {
 			{"id": "t2", "slots_range": fmt.Sprintf("%d-%d", s2, s2), "write_pause_ms": 5},
 		}})
 	ops = append(ops, history.Op{Index: int64(len(ops)), Time: 900 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate"},
-		history.Op{Index: int64(len(ops) + 1), Time: 1400 * msec, Process: history.Nemesis, Type: history.OK, F: "start-migrate", Detail: detail})
+		history.Op{Index: int64(len(ops) + 1), Time: 1400 * msec, Process: history.Nemesis, Type: history.OK, F: "start-migrate", Ext: history.NewExt(history.Ext{Detail: detail})})
 	r := WritePause().Check(context.Background(), ops)
 	atomic := r.Figures["atomic"].(map[string]any)
 	if atomic["measured"] != 2 || atomic["unit"] != "task" {

@@ -121,8 +121,8 @@ func TestRecorderLinesMatchEncode(t *testing.T) {
 	}
 	ops := []history.Op{
 		{Process: 3, Type: history.Invoke, F: "write", Key: "k", Value: json.RawMessage("7")},
-		{Process: 3, Type: history.Info, F: "write", Key: "k", Value: json.RawMessage("7"), Node: "10.0.0.2:6379", Error: "i/o timeout", Wait: &history.Wait{Want: 1, Acked: -1}, Redirects: 2},
-		{Process: history.Nemesis, Type: history.Invoke, F: "start-pause", Nodes: []string{"n1"}, Detail: json.RawMessage(`{"mode":"one"}`)},
+		{Process: 3, Type: history.Info, F: "write", Key: "k", Value: json.RawMessage("7"), Node: "10.0.0.2:6379", Ext: history.NewExt(history.Ext{Error: "i/o timeout", Wait: &history.Wait{Want: 1, Acked: -1}, Redirects: 2})},
+		{Process: history.Nemesis, Type: history.Invoke, F: "start-pause", Ext: history.NewExt(history.Ext{Nodes: []string{"n1"}, Detail: json.RawMessage(`{"mode":"one"}`)})},
 	}
 	var want bytes.Buffer
 	for _, op := range ops {

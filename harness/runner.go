@@ -227,7 +227,7 @@ func audit(ctx context.Context, a *clusteradmin.Auditor, rec *Recorder, log *Log
 	}
 	log.Printf("audit: %s", res.Summary)
 	detail, _ := json.Marshal(map[string]any{"clean": res.Clean, "summary": res.Summary})
-	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: "audit", Detail: detail})
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: "audit", Ext: history.NewExt(history.Ext{Detail: detail})})
 	return &res
 }
 
@@ -259,7 +259,7 @@ func recordNodes(c cluster.Cluster, rec history.Recorder) {
 	if err != nil {
 		return
 	}
-	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: checker.NodesEvent, Detail: d})
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: checker.NodesEvent, Ext: history.NewExt(history.Ext{Detail: d})})
 }
 
 func nodeAddrs(c cluster.Cluster) []string {

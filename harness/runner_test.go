@@ -202,7 +202,7 @@ func TestRunnerImperfectCluster(t *testing.T) {
 		}
 		switch done.Type {
 		case history.Fail, history.Info:
-			if done.Error == "" || string(done.Value) != string(inv.Value) {
+			if done.ErrorText() == "" || string(done.Value) != string(inv.Value) {
 				t.Fatalf("%s completion %+v: want the error and the invocation's value %s", done.Type, done, inv.Value)
 			}
 			if done.Type == history.Info {

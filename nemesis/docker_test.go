@@ -163,7 +163,7 @@ func TestDockerPartitionClockAndHeal(t *testing.T) {
 	if heal["converged"] != true {
 		t.Fatalf("heal: %v", heal)
 	}
-	node := rec.Last("start-clock", history.Invoke).Nodes[0]
+	node := rec.Last("start-clock", history.Invoke).NodeList()[0]
 	tm, err := cluster.AdminClient(addr[node]).Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestDockerZombiePrimaryAndKillAll(t *testing.T) {
 	}
 	stop := nem.FireForTest(ctx, rec, nemesis.Step{Fault: "pause", Mode: "primary-long", Seed: 1})
 	inv := rec.Last("start-pause", history.Invoke)
-	paused := inv.Nodes[0]
+	paused := inv.NodeList()[0]
 	hold := time.Duration(nemesis.DetailOf(t, inv)["min_hold_ms"].(float64)) * time.Millisecond
 	if hold < 3*time.Second {
 		t.Fatalf("primary-long holds %s, want at least 3 node timeouts", hold)
@@ -219,7 +219,7 @@ func TestDockerZombiePrimaryAndKillAll(t *testing.T) {
 	})
 
 	stop = nem.FireForTest(ctx, rec, nemesis.Step{Fault: "kill", Mode: "all", Seed: 2})
-	if n := len(rec.Last("start-kill", history.Invoke).Nodes); n != 6 {
+	if n := len(rec.Last("start-kill", history.Invoke).NodeList()); n != 6 {
 		t.Fatalf("kill all hit %d nodes", n)
 	}
 	for name, a := range addr {

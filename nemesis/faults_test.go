@@ -131,9 +131,9 @@ func TestFailoverSwapsRoles(t *testing.T) {
 		}
 		d := detailOf(t, done)
 		if d["promoted"] != true {
-			t.Fatalf("%s: %s", mode, done.Detail)
+			t.Fatalf("%s: %s", mode, done.DetailRaw())
 		}
-		replica, primary := inv.Nodes[0], inv.Nodes[1]
+		replica, primary := inv.NodeList()[0], inv.NodeList()[1]
 		// The replica is a primary and the old primary replicates it, on every node.
 		eventually(t, 20*time.Second, func() string {
 			vs, err := views(c)
@@ -170,7 +170,7 @@ func TestFailoverSwapsRoles(t *testing.T) {
 		t.Fatalf("heal: %v", err)
 	}
 	if back := detailOf(t, rec.Last("heal", history.Info))["promoted_back"]; back == nil {
-		t.Fatalf("heal promoted nobody back: %s", rec.Last("heal", history.Info).Detail)
+		t.Fatalf("heal promoted nobody back: %s", rec.Last("heal", history.Info).DetailRaw())
 	}
 	eventually(t, 20*time.Second, func() string {
 		vs, err := views(c)
@@ -368,7 +368,7 @@ func TestExternalClusterWithPauseHook(t *testing.T) {
 	ctx := context.Background()
 	a := nem.fire(ctx, rec, Step{Fault: "pause", Mode: "one", Seed: 1})
 	if a == nil {
-		t.Fatalf("pause did not start: %s", rec.all()[len(rec.all())-1].Detail)
+		t.Fatalf("pause did not start: %s", rec.all()[len(rec.all())-1].DetailRaw())
 	}
 	var target string
 	for _, n := range ext.Nodes() {

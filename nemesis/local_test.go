@@ -283,10 +283,10 @@ func (r *memRecorder) where(keep func(history.Op) bool) []history.Op {
 func detailOf(t *testing.T, op history.Op) map[string]any {
 	t.Helper()
 	var d map[string]any
-	if len(op.Detail) == 0 {
+	if len(op.DetailRaw()) == 0 {
 		return map[string]any{}
 	}
-	if err := json.Unmarshal(op.Detail, &d); err != nil {
+	if err := json.Unmarshal(op.DetailRaw(), &d); err != nil {
 		t.Fatalf("detail of %+v: %v", op, err)
 	}
 	return d

@@ -209,7 +209,7 @@ func TestMigrateStormAndAbortsAreRepaired(t *testing.T) {
 	}
 	stop := rec.all()[len(rec.all())-1]
 	if stop.F != "stop-migrate" || detailOf(t, stop)["repair"] != "stable" {
-		t.Fatalf("stop recorded %s %s", stop.F, stop.Detail)
+		t.Fatalf("stop recorded %s %s", stop.F, stop.DetailRaw())
 	}
 	if err := nem.waitConverged(ctx, 30*time.Second); err != nil {
 		t.Fatal(err)

@@ -462,13 +462,14 @@ func (n *Nemesis) record(rec history.Recorder, typ history.Type, f string, nodes
 	if rec == nil {
 		return
 	}
-	op := history.Op{Process: history.Nemesis, Type: typ, F: f, Nodes: nodes}
+	op := history.Op{Process: history.Nemesis, Type: typ, F: f}
+	op.SetNodes(nodes)
 	if len(detail) > 0 {
 		b, err := json.Marshal(detail)
 		if err != nil {
 			b, _ = json.Marshal(map[string]string{"error": "detail does not marshal: " + err.Error()})
 		}
-		op.Detail = b
+		op.SetDetail(b)
 	}
 	rec.Record(op)
 }

@@ -181,7 +181,7 @@ func TestRunFollowsThePlanAndHeals(t *testing.T) {
 	}
 	last := ops[len(ops)-1]
 	if last.F != "heal" || detailOf(t, last)["converged"] != true {
-		t.Fatalf("last entry %s %s", last.F, last.Detail)
+		t.Fatalf("last entry %s %s", last.F, last.DetailRaw())
 	}
 	t.Logf("faults fired: %v", fired)
 	checkKeys(t, c, want)

@@ -289,10 +289,11 @@ func list(name string, items []any, indexes *[]int64) namedList {
 }
 
 // collectIndexes finds op indexes in an instance: "index", or the index of
-// a nested op reference (reader, writer, txn ...).
+// a nested op reference (reader, writer, txn ...). Keys are visited in
+// name order, so that the rows come in the same order on every rendering.
 func collectIndexes(m map[string]any, indexes *[]int64) {
-	for k, v := range m {
-		switch x := v.(type) {
+	for _, k := range sortedKeys(m) {
+		switch x := m[k].(type) {
 		case float64:
 			if k == "index" || strings.HasSuffix(k, "_index") {
 				*indexes = append(*indexes, int64(x))
@@ -430,7 +431,8 @@ func (d *runData) describeOp(index int64, checkerName string) (opRow, anomalyMar
 	inv := op
 	if op.Type != history.Invoke {
 		// An instance may name a completion; find its invocation.
-		for j := d.byIndex[index] - 1; j >= 0; j-- {
+		at, _ := d.pos(index)
+		for j := at - 1; j >= 0; j-- {
 			if d.ops[j].Process == op.Process && d.ops[j].Type == history.Invoke {
 				inv = &d.ops[j]
 				break
@@ -440,16 +442,16 @@ func (d *runData) describeOp(index int64, checkerName string) (opRow, anomalyMar
 	comp, _ := d.completion(inv.Index)
 	r := opRow{
 		Index: fmt.Sprint(inv.Index), Process: inv.Process.String(), Time: fmt.Sprintf("%.3f s", float64(inv.Time)/1e9),
-		F: inv.F, Key: inv.Key, Sent: clip(string(inv.Value), 80), Node: d.name(inv.Node), Error: inv.Error,
+		F: inv.F, Key: inv.Key, Sent: clip(string(inv.Value), 80), Node: d.name(inv.Node), Error: inv.ErrorText(),
 	}
 	m := anomalyMark{t: float64(inv.Time) / 1e9}
 	if comp != nil && comp != inv {
-		r.Outcome, r.Got = string(comp.Type), clip(string(comp.Value), 80)
+		r.Outcome, r.Got = comp.Type.String(), clip(string(comp.Value), 80)
 		if comp.Node != "" {
 			r.Node = d.name(comp.Node)
 		}
-		if comp.Error != "" {
-			r.Error = comp.Error
+		if comp.ErrorText() != "" {
+			r.Error = comp.ErrorText()
 		}
 		m.latMs = float64(comp.Time-inv.Time) / 1e6
 		r.Latency = fmt.Sprintf("%.1f ms", m.latMs)

@@ -67,7 +67,7 @@ func (d *runData) faultRows() []faultRow {
 			continue
 		}
 		t := float64(op.Time) / 1e9
-		det := detailMap(op.Detail)
+		det := detailMap(op.DetailRaw())
 		switch {
 		case strings.HasPrefix(op.F, "start-"):
 			fault := strings.TrimPrefix(op.F, "start-")
@@ -76,7 +76,7 @@ func (d *runData) faultRows() []faultRow {
 				lastStart = nil
 				continue
 			}
-			r := &faultRow{Fault: fault, Start: fmt.Sprintf("%.2f s", t), startT: t, Nodes: strings.Join(op.Nodes, ",")}
+			r := &faultRow{Fault: fault, Start: fmt.Sprintf("%.2f s", t), startT: t, Nodes: strings.Join(op.NodeList(), ",")}
 			d.completeRow(r, op, det, t)
 			rows = append(rows, r)
 			open[fault] = append(open[fault], r)
@@ -96,13 +96,13 @@ func (d *runData) faultRows() []faultRow {
 			}
 			rs := open[fault]
 			if len(rs) == 0 {
-				r := &faultRow{Fault: fault, Stop: fmt.Sprintf("%.2f s", t), Nodes: strings.Join(op.Nodes, ","), startT: t, Error: "stop without a recorded start"}
+				r := &faultRow{Fault: fault, Stop: fmt.Sprintf("%.2f s", t), Nodes: strings.Join(op.NodeList(), ","), startT: t, Error: "stop without a recorded start"}
 				rows = append(rows, r)
 				continue
 			}
 			k := len(rs) - 1
 			for j := len(rs) - 1; j >= 0; j-- {
-				if rs[j].Nodes == strings.Join(op.Nodes, ",") {
+				if rs[j].Nodes == strings.Join(op.NodeList(), ",") {
 					k = j
 					break
 				}
@@ -126,7 +126,7 @@ func (d *runData) faultRows() []faultRow {
 				lastOther = nil
 				continue
 			}
-			r := &faultRow{Fault: op.F, Start: fmt.Sprintf("%.2f s", t), startT: t, Nodes: strings.Join(op.Nodes, ",")}
+			r := &faultRow{Fault: op.F, Start: fmt.Sprintf("%.2f s", t), startT: t, Nodes: strings.Join(op.NodeList(), ",")}
 			d.completeRow(r, op, det, t)
 			rows = append(rows, r)
 			lastOther = nil
@@ -153,15 +153,15 @@ func (d *runData) completeRow(r *faultRow, op *history.Op, det map[string]any, t
 	if m, ok := det["mode"].(string); ok && r.Mode == "" {
 		r.Mode = m
 	}
-	if len(op.Nodes) > 0 && r.Nodes == "" {
-		r.Nodes = strings.Join(op.Nodes, ",")
+	if len(op.NodeList()) > 0 && r.Nodes == "" {
+		r.Nodes = strings.Join(op.NodeList(), ",")
 	}
 	var errs []string
 	if r.Error != "" {
 		errs = append(errs, r.Error)
 	}
-	if op.Error != "" {
-		errs = append(errs, op.Error)
+	if op.ErrorText() != "" {
+		errs = append(errs, op.ErrorText())
 	}
 	if op.Type == history.Fail {
 		errs = append(errs, op.F+" failed")

@@ -16,32 +16,67 @@ import (
 // generic JSON so that new parameters show without a change here), its
 // verdicts and its history.
 type runData struct {
-	run      *Run
-	cfg      map[string]any
-	sum      checker.Summary
-	ops      []history.Op
-	torn     bool
-	byIndex  map[int64]int     // op index -> position in ops
+	run  *Run
+	cfg  map[string]any
+	sum  checker.Summary
+	ops  []history.Op
+	torn bool
+	// byIndex maps an op index to its position in ops; nil when every
+	// entry's index is its position (as the recorder writes them): a map
+	// of a 10M-entry history's indexes alone took hundreds of megabytes.
+	byIndex  map[int64]int
 	nodeName map[string]string // "ip:port" and node id -> n1, n2 ...
 }
 
 func loadRun(r *Run) (*runData, error) {
+	return loadRunWith(r, nil)
+}
+
+// loadRunWith is loadRun with the history already read (nil: read it from
+// the run's history.jsonl).
+func loadRunWith(r *Run, h *history.ReadResult) (*runData, error) {
 	d := &runData{run: r, cfg: map[string]any{}}
 	if err := r.ReadJSON("results.json", &d.sum); err != nil {
 		return nil, err
 	}
 	_ = r.ReadJSON("config.json", &d.cfg) // a run without one still gets a report
-	if h, err := history.ReadFile(r.Path("history.jsonl")); err == nil {
-		d.ops, d.torn = h.Ops, h.TruncatedTail
-	} else if !os.IsNotExist(err) {
-		return nil, fmt.Errorf("the report needs a readable history: %w", err)
+	if h == nil {
+		if read, err := history.ReadFile(r.Path("history.jsonl")); err == nil {
+			h = &read
+		} else if !os.IsNotExist(err) {
+			return nil, fmt.Errorf("the report needs a readable history: %w", err)
+		}
 	}
-	d.byIndex = make(map[int64]int, len(d.ops))
+	if h != nil {
+		d.ops, d.torn = h.Ops, h.TruncatedTail
+	}
+	dense := true
 	for i := range d.ops {
-		d.byIndex[d.ops[i].Index] = i
+		if d.ops[i].Index != int64(i) {
+			dense = false
+			break
+		}
+	}
+	if !dense {
+		d.byIndex = make(map[int64]int, len(d.ops))
+		for i := range d.ops {
+			d.byIndex[d.ops[i].Index] = i
+		}
 	}
 	d.nodeName = nodeNames(r)
 	return d, nil
+}
+
+// pos is the position in ops of the entry with the given index.
+func (d *runData) pos(index int64) (int, bool) {
+	if d.byIndex == nil {
+		if index < 0 || index >= int64(len(d.ops)) {
+			return 0, false
+		}
+		return int(index), true
+	}
+	i, ok := d.byIndex[index]
+	return i, ok
 }
 
 // nodeNames maps each node's address and id to its name (n1, n2 ...) from
@@ -123,7 +158,7 @@ func (d *runData) checkerNames() []string {
 
 // op returns the history entry with the given index.
 func (d *runData) op(index int64) (*history.Op, bool) {
-	i, ok := d.byIndex[index]
+	i, ok := d.pos(index)
 	if !ok {
 		return nil, false
 	}
@@ -132,7 +167,7 @@ func (d *runData) op(index int64) (*history.Op, bool) {
 
 // completion returns the completion of the invocation at index, if any.
 func (d *runData) completion(index int64) (*history.Op, bool) {
-	i, ok := d.byIndex[index]
+	i, ok := d.pos(index)
 	if !ok {
 		return nil, false
 	}

@@ -224,7 +224,7 @@ func throughputSVG(bs []qBucket, width, end float64, windows []faultWindow) temp
 		for i, b := range bs {
 			vs[i] = float64(b.counts[o]) / width
 		}
-		p.line(string(o), outcomeColors[string(o)], ts, vs, false)
+		p.line(o.String(), outcomeColors[o.String()], ts, vs, false)
 	}
 	return p.svg()
 }

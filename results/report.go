@@ -102,7 +102,13 @@ type reportChecker struct {
 // page (inline CSS and SVG, no script, no external asset) that reads the
 // same offline or mailed.
 func WriteReport(r *Run) error {
-	d, err := loadRun(r)
+	return WriteReportOf(r, nil)
+}
+
+// WriteReportOf is WriteReport with the run's history already read (as
+// `redline check` has it): not read, nor held, a second time.
+func WriteReportOf(r *Run, h *history.ReadResult) error {
+	d, err := loadRunWith(r, h)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // Browser serves the results store as a small web UI: the runs table
@@ -374,7 +376,7 @@ func overlay(runs []*Run) (template.HTML, template.HTML) {
 	peak, lo, hi := 1.0, math.Inf(1), 0.0
 	for _, s := range all {
 		for _, b := range s.bs {
-			peak = math.Max(peak, float64(b.counts["ok"])/s.width)
+			peak = math.Max(peak, float64(b.counts[history.OK])/s.width)
 			if !math.IsNaN(b.p99) {
 				lo, hi = math.Min(lo, math.Max(b.p50, 1e-3)), math.Max(hi, b.p99)
 			}
@@ -390,7 +392,7 @@ func overlay(runs []*Run) (template.HTML, template.HTML) {
 		}
 		ts, ok, p99 := make([]float64, len(s.bs)), make([]float64, len(s.bs)), make([]float64, len(s.bs))
 		for j, b := range s.bs {
-			ts[j], ok[j], p99[j] = b.t, float64(b.counts["ok"])/s.width, b.p99
+			ts[j], ok[j], p99[j] = b.t, float64(b.counts[history.OK])/s.width, b.p99
 		}
 		color := palette[i%len(palette)]
 		tp.line(names[i], color, ts, ok, false)

@@ -57,8 +57,8 @@ func TestReportRenders(t *testing.T) {
 	for _, op := range []history.Op{
 		{Index: 0, Time: 1e8, Process: 0, Type: history.Invoke, F: "add", Key: "k"},
 		{Index: 1, Time: 2e8, Process: 0, Type: history.OK, F: "add", Key: "k"},
-		{Index: 2, Time: 3e8, Process: history.Nemesis, Type: history.Info, F: "start-partition", Nodes: []string{"n1"}, Detail: []byte(`{"mode":"halves","cluster_nodes_before":"long"}`)},
-		{Index: 3, Time: 2e9, Process: history.Nemesis, Type: history.Info, F: "stop-partition", Nodes: []string{"n1"}},
+		{Index: 2, Time: 3e8, Process: history.Nemesis, Type: history.Info, F: "start-partition", Ext: &history.Ext{Nodes: []string{"n1"}, Detail: []byte(`{"mode":"halves","cluster_nodes_before":"long"}`)}},
+		{Index: 3, Time: 2e9, Process: history.Nemesis, Type: history.Info, F: "stop-partition", Ext: &history.Ext{Nodes: []string{"n1"}}},
 	} {
 		_ = history.Encode(f, &op)
 	}

@@ -73,11 +73,11 @@ func (d *runData) snapshots() []snapshot {
 	}
 	for i := range d.ops {
 		op := &d.ops[i]
-		if !op.NemesisOp() || len(op.Detail) == 0 {
+		if !op.NemesisOp() || len(op.DetailRaw()) == 0 {
 			continue
 		}
 		var det map[string]any
-		if json.Unmarshal(op.Detail, &det) != nil {
+		if json.Unmarshal(op.DetailRaw(), &det) != nil {
 			continue
 		}
 		for _, k := range []string{"cluster_nodes_before", "cluster_nodes_after"} {

@@ -53,7 +53,7 @@ func TestScriptFallbackAfterNoscript(t *testing.T) {
 		t.Fatalf("cas after SCRIPT FLUSH: %+v", out)
 	}
 	cas.SetValue([]int{3, 1})
-	if out := w.Invoke(ctx, c, cas); out.Type != history.Fail || out.Error != CASMismatch {
+	if out := w.Invoke(ctx, c, cas); out.Type != history.Fail || out.ErrorText() != CASMismatch {
 		t.Fatalf("cas with a stale expectation: %+v", out)
 	}
 	read := history.Op{Process: 0, F: "read", Key: "t:register:0:0"}

@@ -242,16 +242,20 @@ func (w *txn) transfer(ctx context.Context, c Conn, inv history.Op) history.Op {
 	case err == nil:
 		out.Type = history.OK
 		if w.cfg.Wait > 0 {
-			out.Wait = &history.Wait{Want: w.cfg.Wait, Acked: int(waitAcked)}
+			out.SetWait(&history.Wait{Want: w.cfg.Wait, Acked: int(waitAcked)})
 		}
 	case err.Error() == errInsufficient:
-		out.Type, out.Error = history.Fail, errInsufficient
+		out.Type = history.Fail
+		out.SetError(errInsufficient)
 	case errors.Is(err, redis.TxFailedErr):
-		out.Type, out.Error = history.Fail, "watch-conflict"
+		out.Type = history.Fail
+		out.SetError("watch-conflict")
 	case !sent || client.Classify(err) == history.Fail:
-		out.Type, out.Error = history.Fail, client.ErrorString(err)
+		out.Type = history.Fail
+		out.SetError(client.ErrorString(err))
 	default:
-		out.Type, out.Error = history.Info, client.ErrorString(err)
+		out.Type = history.Info
+		out.SetError(client.ErrorString(err))
 	}
 	return out
 }
@@ -331,7 +335,7 @@ func (w *txn) listTxn(ctx context.Context, c Conn, inv history.Op) history.Op {
 		}
 	}
 	out.SetValue(done)
-	out.Wait = waitOf(w.cfg.Wait, r)
+	out.SetWait(waitOf(w.cfg.Wait, r))
 	return out
 }
 

@@ -183,13 +183,11 @@ func seeded(seed int64, worker int) *rand.Rand {
 
 // complete fills a completion from a client result.
 func complete(inv history.Op, r client.Result) history.Op {
-	out := history.Op{
-		Node:      r.Node,
-		Redirects: r.Redirects,
-	}
+	out := history.Op{Node: r.Node}
+	out.SetRedirects(r.Redirects)
 	out.Type = r.Outcome
 	if r.Outcome != history.OK {
-		out.Error = client.ErrorString(r.Err)
+		out.SetError(client.ErrorString(r.Err))
 		out.Value = inv.Value
 	}
 	return out
@@ -226,7 +224,7 @@ func write(ctx context.Context, c Conn, cfg Config, inv history.Op, build func(c
 	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout, Build: build})
 	out := complete(inv, r)
 	out.Value = inv.Value
-	out.Wait = waitOf(cfg.Wait, r)
+	out.SetWait(waitOf(cfg.Wait, r))
 	return out, r
 }
 
@@ -263,7 +261,8 @@ func scriptOutcome(out *history.Op, cmd *redis.Cmd, refusal string) {
 	switch n, err := cmd.Int64(); {
 	case err == nil && n == 1:
 	case err == nil && n == 0:
-		out.Type, out.Error = history.Fail, refusal
+		out.Type = history.Fail
+		out.SetError(refusal)
 	default:
 		out.SetValue(fmt.Sprint(cmd.Val()))
 	}
@@ -271,5 +270,5 @@ func scriptOutcome(out *history.Op, cmd *redis.Cmd, refusal string) {
 
 // unknownOp completes an op this workload does not know.
 func unknownOp(inv history.Op, why string) history.Op {
-	return history.Op{Type: history.Fail, Error: why, Value: inv.Value}
+	return history.Op{Type: history.Fail, Value: inv.Value, Ext: history.NewExt(history.Ext{Error: why})}
 }

@@ -71,7 +71,7 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 		// The audit belongs to the run, not to the checkers: keep it.
 		var prev resultsFile
 		_ = run.ReadJSON("results.json", &prev)
-		if err := saveResults(run, cfg, s, prev.Audit); err != nil {
+		if err := saveResults(run, cfg, s, prev.Audit, &hist); err != nil {
 			return harnessFailed(fmt.Errorf("writing results: %w", err))
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 )
@@ -351,7 +352,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	if out.Interrupted {
 		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, run.Dir, run.Dir))
 	}
-	if err := saveResults(run, cfg, out.Summary, out.Audit); err != nil {
+	if err := saveResults(run, cfg, out.Summary, out.Audit, nil); err != nil {
 		return 0, harnessFailed(err)
 	}
 	if cfg.Bench {
@@ -397,7 +398,10 @@ type resultsFile struct {
 }
 
 // saveResults writes results.json, checker artefacts and the report.
-func saveResults(run *results.Run, cfg harness.Config, s checker.Summary, audit *clusteradmin.AuditResult) error {
+// saveResults writes results.json, the checkers' files and report.html;
+// hist, when not nil, is the run's history as read already (the report
+// then does not read it again).
+func saveResults(run *results.Run, cfg harness.Config, s checker.Summary, audit *clusteradmin.AuditResult, hist *history.ReadResult) error {
 	if err := run.WriteJSON("results.json", resultsFile{s, audit}); err != nil {
 		return err
 	}
@@ -408,7 +412,7 @@ func saveResults(run *results.Run, cfg harness.Config, s checker.Summary, audit 
 			}
 		}
 	}
-	return results.WriteReport(run)
+	return results.WriteReportOf(run, hist)
 }
 
 // printVerdict prints the table a person reads first.

@@ -283,7 +283,7 @@ func guestMigrateFailover(t *testing.T, lc *localcluster.Cluster, cc *redis.Clus
 	ran := map[string]int{}
 	for _, op := range h.Ops {
 		if op.Process == history.Nemesis && op.Type == history.Info && strings.HasPrefix(op.F, "start-") &&
-			!strings.Contains(string(op.Detail), "skipped") && !strings.Contains(string(op.Detail), `"error"`) {
+			!strings.Contains(string(op.DetailRaw()), "skipped") && !strings.Contains(string(op.DetailRaw()), `"error"`) {
 			ran[op.F]++
 		}
 		if op.F == "journal" {

@@ -241,7 +241,7 @@ func (l *eventLog) all() []Event {
 	defer l.mu.Unlock()
 	out := make([]Event, 0, len(l.ops))
 	for _, op := range l.ops {
-		out = append(out, Event{AtS: float64(op.Time) / 1e9, Type: string(op.Type), F: op.F, Nodes: op.Nodes, Detail: op.Detail})
+		out = append(out, Event{AtS: float64(op.Time) / 1e9, Type: op.Type.String(), F: op.F, Nodes: op.NodeList(), Detail: op.DetailRaw()})
 	}
 	return out
 }

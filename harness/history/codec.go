@@ -56,7 +56,7 @@ func Decode(r io.Reader, name string) (ReadResult, error) {
 }
 
 // decode reads a history into a slice made for about capHint entries
-// (growing a slice of a million 200-byte entries copies it over and over).
+// (growing a slice of a million 120-byte entries copies it over and over).
 func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 	res := ReadResult{Ops: make([]Op, 0, capHint)}
 	br := bufio.NewReaderSize(r, 1<<20)
@@ -89,9 +89,8 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 		torn := err == io.EOF && !bytes.HasSuffix(full, []byte("\n"))
 		trimmed := bytes.TrimSpace(full)
 		if len(trimmed) > 0 {
-			// Decode in place at the end of the slice: an Op is 190-odd
-			// bytes, and one per entry on the heap was half of the
-			// decoder's allocation.
+			// Decode in place at the end of the slice: one Op per entry
+			// on the heap was half of the decoder's allocation.
 			res.Ops = append(res.Ops, Op{})
 			op := &res.Ops[len(res.Ops)-1]
 			var perr error
@@ -102,6 +101,10 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 			}
 			if perr != nil {
 				res.Ops = res.Ops[:len(res.Ops)-1]
+				if terr := typeError(perr); terr != nil {
+					// A whole entry of no known type: not a torn line.
+					return res, &ParseError{name, line, terr}
+				}
 				if torn {
 					res.TruncatedTail = true
 					return res, nil
@@ -119,11 +122,22 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 	}
 }
 
+// typeError is the *TypeError in err, if any (a function of its own: the
+// variable errors.As fills escapes, and a line that decodes must not pay
+// an allocation for it).
+func typeError(err error) *TypeError {
+	var terr *TypeError
+	if errors.As(err, &terr) {
+		return terr
+	}
+	return nil
+}
+
 func (o *Op) validate() error {
 	switch o.Type {
 	case Invoke, OK, Fail, Info:
 	default:
-		return fmt.Errorf("type %q is not invoke, ok, fail or info", o.Type)
+		return &TypeError{o.Type.String()}
 	}
 	if o.F == "" {
 		return errors.New(`missing "f"`)

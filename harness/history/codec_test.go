@@ -2,7 +2,9 @@ package history
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,10 +16,10 @@ func TestRoundTrip(t *testing.T) {
 	ops := []Op{
 		{Index: 0, Time: 10, Process: 3, Type: Invoke, F: "write", Key: "k", Value: []byte("5")},
 		{Index: 1, Time: 20, Process: 3, Type: OK, F: "write", Key: "k", Value: []byte("5"), Node: "10.0.0.2:6379",
-			Wait: &Wait{Want: 1, Acked: 0}, Redirects: 2},
-		{Index: 2, Time: 30, Process: Nemesis, Type: Info, F: "start-partition", Nodes: []string{"n1", "n2"},
-			Detail: []byte(`{"mode":"halves"}`)},
-		{Index: 3, Time: 40, Process: 4, Type: Info, F: "read", Key: "k", Error: "i/o timeout"},
+			Ext: &Ext{Wait: &Wait{Want: 1, Acked: 0}, Redirects: 2}},
+		{Index: 2, Time: 30, Process: Nemesis, Type: Info, F: "start-partition", Ext: &Ext{Nodes: []string{"n1", "n2"},
+			Detail: []byte(`{"mode":"halves"}`)}},
+		{Index: 3, Time: 40, Process: 4, Type: Info, F: "read", Key: "k", Ext: NewExt(Ext{Error: "i/o timeout"})},
 	}
 	var buf bytes.Buffer
 	for i := range ops {
@@ -38,11 +40,11 @@ func TestRoundTrip(t *testing.T) {
 	for i := range ops {
 		a, b := ops[i], res.Ops[i]
 		if a.Index != b.Index || a.Process != b.Process || a.Type != b.Type || a.F != b.F || a.Key != b.Key ||
-			string(a.Value) != string(b.Value) || a.Node != b.Node || a.Redirects != b.Redirects || a.Error != b.Error {
+			string(a.Value) != string(b.Value) || a.Node != b.Node || a.RedirectCount() != b.RedirectCount() || a.ErrorText() != b.ErrorText() {
 			t.Errorf("op %d: wrote %+v, read %+v", i, a, b)
 		}
 	}
-	if w := res.Ops[1].Wait; w == nil || w.Want != 1 || w.Acked != 0 {
+	if w := res.Ops[1].WaitInfo(); w == nil || w.Want != 1 || w.Acked != 0 {
 		t.Errorf("wait lost: %+v", w)
 	}
 	if n, ok := res.Ops[0].Int(); !ok || n != 5 {
@@ -151,5 +153,30 @@ func TestReadFileMatchesDecode(t *testing.T) {
 		if !reflect.DeepEqual(got.Ops, want.Ops) && !(len(got.Ops) == 0 && len(want.Ops) == 0) || got.TruncatedTail != want.TruncatedTail {
 			t.Errorf("%s: %+v, Decode gives %+v", name, got, want)
 		}
+	}
+}
+
+// Type is a byte in memory and its name everywhere else: in JSON values,
+// as a JSON map key, in text; the zero Type is "".
+func TestTypeKeepsItsNames(t *testing.T) {
+	b, err := json.Marshal(map[Type]Type{OK: Fail, Invoke: Info})
+	if err != nil || string(b) != `{"invoke":"info","ok":"fail"}` {
+		t.Fatalf("marshal: %s, %v", b, err)
+	}
+	var m map[Type]Type
+	if err := json.Unmarshal(b, &m); err != nil || m[OK] != Fail || m[Invoke] != Info {
+		t.Fatalf("unmarshal: %v, %v", m, err)
+	}
+	if s := fmt.Sprintf("%s %v %q", OK, Info, Type(0)); s != `ok info ""` {
+		t.Errorf("text: %s", s)
+	}
+	var typ Type
+	if err := json.Unmarshal([]byte(`"maybe"`), &typ); err == nil || err.Error() != `type "maybe" is not invoke, ok, fail or info` {
+		t.Errorf("unknown type: %v", err)
+	}
+	// An entry of an unknown type is named as such, on any line.
+	_, err = Decode(strings.NewReader(`{"index":0,"time":1,"process":0,"type":"maybe","f":"read"}`), "h")
+	if err == nil || !strings.Contains(err.Error(), `h:1: type "maybe" is not invoke, ok, fail or info`) {
+		t.Errorf("decode: %v", err)
 	}
 }

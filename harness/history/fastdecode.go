@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/json"
+	"math"
 )
 
 // lineDecoder decodes the flat entries the recorder writes without
@@ -13,10 +14,24 @@ import (
 // encoding/json, so the result is always what json.Unmarshal gives.
 type lineDecoder struct {
 	strs map[string]string
-	slab []byte // backing store of raw values
+	errs map[string]*Ext // an Ext of an error alone, shared (an Ext is never written through)
+	slab []byte          // backing store of raw values
 }
 
-func newLineDecoder() *lineDecoder { return &lineDecoder{strs: make(map[string]string)} }
+func newLineDecoder() *lineDecoder {
+	return &lineDecoder{strs: make(map[string]string), errs: make(map[string]*Ext)}
+}
+
+// errExt returns the shared Ext that holds the error s alone: a history's
+// errors are few texts over many entries.
+func (d *lineDecoder) errExt(s string) *Ext {
+	e := d.errs[s]
+	if e == nil {
+		e = &Ext{Error: s}
+		d.errs[s] = e
+	}
+	return e
+}
 
 // decode fills op from one line; false means "use encoding/json".
 func (d *lineDecoder) decode(b []byte, op *Op) bool {
@@ -26,7 +41,7 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipWS(b, i+1) == len(b)
+		return false // no type: encoding/json names the error
 	}
 	for {
 		key, j, ok := plainString(b, i)
@@ -46,7 +61,7 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 		case "redirects":
 			var n int64
 			n, i, ok = integer(b, i)
-			op.Redirects = int(n)
+			op.SetRedirects(int(n))
 		case "process":
 			if i < len(b) && b[i] == '"' {
 				var s []byte
@@ -56,13 +71,15 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 			} else {
 				var n int64
 				n, i, ok = integer(b, i)
-				ok = ok && n >= 0 && n <= 1<<62
+				ok = ok && n >= 0 && n <= math.MaxInt32
 				op.Process = Process(n)
 			}
 		case "type":
-			var s string
-			s, i, ok = d.str(b, i)
-			op.Type = Type(s)
+			var s []byte
+			s, i, ok = plainString(b, i)
+			if ok {
+				op.Type, ok = ParseType(string(s)) // not a type: encoding/json names it
+			}
 		case "f":
 			op.F, i, ok = d.str(b, i)
 		case "key":
@@ -70,7 +87,13 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 		case "node":
 			op.Node, i, ok = d.str(b, i)
 		case "error":
-			op.Error, i, ok = d.str(b, i)
+			var s string
+			s, i, ok = d.str(b, i)
+			if ok && op.Ext == nil && s != "" {
+				op.Ext = d.errExt(s)
+			} else {
+				op.SetError(s)
+			}
 		case "value":
 			var end int
 			end, ok = valueEnd(b, i)
@@ -80,8 +103,14 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 				op.Value = d.keep(raw)
 				i = end
 			}
+		case "wait":
+			var w Wait
+			i, ok = waitObject(b, i, &w)
+			if ok {
+				op.SetWait(&w)
+			}
 		default:
-			return false // wait, nodes, detail, or a field this decoder does not know
+			return false // nodes, detail, or a field this decoder does not know
 		}
 		if !ok {
 			return false
@@ -94,9 +123,59 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 		case ',':
 			i = skipWS(b, i+1)
 		case '}':
-			return skipWS(b, i+1) == len(b)
+			// An entry without a type: encoding/json names the error.
+			return skipWS(b, i+1) == len(b) && op.Type != 0
 		default:
 			return false
+		}
+	}
+}
+
+// waitObject reads {"want":N,"acked":M} (either order, either left out,
+// as encoding/json would); anything else (null, other keys, other cases)
+// is declined.
+func waitObject(b []byte, i int, w *Wait) (int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return i, false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		key, j, ok := plainString(b, i)
+		if !ok {
+			return i, false
+		}
+		i = skipWS(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		i = skipWS(b, i+1)
+		var n int64
+		n, i, ok = integer(b, i)
+		if !ok {
+			return i, false
+		}
+		switch string(key) {
+		case "want":
+			w.Want = int(n)
+		case "acked":
+			w.Acked = int(n)
+		default:
+			return i, false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
 		}
 	}
 }

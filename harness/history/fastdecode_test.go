@@ -23,6 +23,13 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 		`{"index":1,"time":2,"process":3,"type":"ok","f":"read","Key":"upper-case field name"}`,
 		`{"index":1,"time":2,"process":3,"type":"ok","f":"read","key":"a","key":"b"}`,
 		`{"index":1,"time":2,"process":3,"type":"ok","f":"wait","wait":{"want":1,"acked":0}}`,
+		`{"index":1,"time":2,"process":3,"type":"ok","f":"add","wait":{"acked":-1 , "want":2},"redirects":1}`,
+		`{"index":1,"time":2,"process":3,"type":"ok","f":"add","wait":{}}`,
+		`{"index":1,"time":2,"process":3,"type":"ok","f":"add","wait":null}`,
+		`{"index":1,"time":2,"process":3,"type":"ok","f":"add","wait":{"want":1,"Acked":1}}`,
+		`{"index":1,"time":2,"process":3,"type":"ok","f":"add","wait":{"want":1,"other":1}}`,
+		`{"index":1,"time":2,"process":3,"type":"ok","f":"add","wait":{"want":1.5}}`,
+		`{"index":1,"time":2,"process":3,"type":"ok","f":"add","wait":{"want":1,}}`,
 		`{"index":1,"time":2,"process":"nemesis","type":"invoke","f":"start-pause","nodes":["n1"],"detail":{"mode":"one"}}`,
 		`{"index":1,"time":2,"process":3,"type":"ok","f":"read","unknown":[1,2]}`,
 		`{"index":1.5,"time":2,"process":3,"type":"ok","f":"read"}`,
@@ -54,7 +61,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 	// The common lines must take the fast path.
-	for _, l := range lines[:4] {
+	for _, l := range append(lines[:4:4], lines[12], lines[13]) { // and the lines with a WAIT
 		var op Op
 		if !newLineDecoder().decode([]byte(l), &op) {
 			t.Errorf("fast path declined a recorder line: %s", l)

@@ -145,7 +145,7 @@ func writeHistory(run *results.Run, s Spec, before, after [3]int) (planted, erro
 	}
 	nem := func(t time.Duration, typ history.Type, fn string, nodes []string, detail map[string]any) error {
 		b, _ := json.Marshal(detail)
-		return emit(history.Op{Time: int64(t), Process: history.Nemesis, Type: typ, F: fn, Nodes: nodes, Detail: b})
+		return emit(history.Op{Time: int64(t), Process: history.Nemesis, Type: typ, F: fn, Ext: history.NewExt(history.Ext{Nodes: nodes, Detail: b})})
 	}
 	partFrom, partTo := 15*time.Second, 25*time.Second
 	failoverAt := 40 * time.Second
@@ -227,9 +227,9 @@ func writeHistory(run *results.Run, s Spec, before, after [3]int) (planted, erro
 			comp.Type, comp.Time, comp.Node = out, int64(t+lat), node
 		}
 		if out == history.Fail {
-			comp.Error = "CLUSTERDOWN The cluster is down"
+			comp.SetError("CLUSTERDOWN The cluster is down")
 		} else if out == history.Info {
-			comp.Error = "i/o timeout"
+			comp.SetError("i/o timeout")
 		}
 		if err := emit(inv); err != nil {
 			return p, err
