@@ -129,13 +129,11 @@ func (f *failoverFault) restoreRoles(ctx context.Context) ([]string, error) {
 		if err := f.waitConverged(ctx, max(30*time.Second, 15*f.opts.NodeTimeout)); err != nil {
 			return back, err
 		}
-		t, err := f.topology(ctx)
+		promoted, former, ok, err := f.failedOverPair(ctx, s.To, s.From)
 		if err != nil {
 			return back, err
 		}
-		promoted, ok1 := t.ByID(s.To)
-		former, ok2 := t.ByID(s.From)
-		if !ok1 || !ok2 || !promoted.Primary || former.Primary || former.MasterID != promoted.ID || !former.Reachable {
+		if !ok {
 			continue
 		}
 		seq, err := f.journal.Begin(clusteradmin.Step{Kind: "failover", From: promoted.ID, To: former.ID,
@@ -151,6 +149,34 @@ func (f *failoverFault) restoreRoles(ctx context.Context) ([]string, error) {
 		back = append(back, former.Node.Name)
 	}
 	return back, errors.Join(errs...)
+}
+
+// failedOverPair finds the node a failover promoted and its former primary,
+// ok when the promoted node is still a primary and the former one
+// replicates it. A former primary that came back (a kill, a pause) may
+// take a while to be seen replicating its successor by every node, so
+// that is waited for (up to 15 node timeouts, at least 30 s) before the
+// shard is judged changed otherwise and left alone.
+func (f *failoverFault) failedOverPair(ctx context.Context, promotedID, formerID string) (promoted, former clusteradmin.NodeState, ok bool, err error) {
+	deadline := time.Now().Add(max(30*time.Second, 15*f.opts.NodeTimeout))
+	for {
+		t, err := f.topology(ctx)
+		if err != nil {
+			return promoted, former, false, err
+		}
+		var ok1, ok2 bool
+		promoted, ok1 = t.ByID(promotedID)
+		former, ok2 = t.ByID(formerID)
+		if !ok1 || !ok2 || !promoted.Primary {
+			return promoted, former, false, nil
+		}
+		if !former.Primary && former.MasterID == promoted.ID && former.Reachable {
+			return promoted, former, true, nil
+		}
+		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(500*time.Millisecond)) {
+			return promoted, former, false, nil
+		}
+	}
 }
 
 // failoverBack sends CLUSTER FAILOVER to node until it is a primary, at
