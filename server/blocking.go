@@ -47,6 +47,13 @@ type blockedOn struct {
 	count int64
 	timer *time.Timer
 
+	// XREAD/XREADGROUP: the ID each key's entries must follow, the group
+	// and consumer, NOACK (count is COUNT, 1000 when not given).
+	xids      map[string]store.StreamID
+	xgroup    []byte
+	xconsumer []byte
+	xnoack    bool
+
 	// Set when the client is answered (served, timed out, unblocked): the
 	// reply its owner sends, and whether to close after it.
 	served     bool
@@ -291,6 +298,10 @@ func (s *Server) serveReadyKeys() {
 			for _, c := range waiting {
 				b := c.blk
 				if b == nil || b.served || b.kind != o.Kind {
+					continue
+				}
+				if o.Kind == store.KindStream {
+					s.serveBlockedStream(c, b, wk, o)
 					continue
 				}
 				if s.serveBlocked(c, b, wk, o) {

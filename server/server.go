@@ -187,6 +187,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.registerFunctionCommands()
 	s.registerPubSubCommands()
 	s.registerBlockingCommands()
+	s.registerStreams()
 	for _, w := range cfg.Warnings {
 		s.Logf('#', "%s", w)
 	}

@@ -22,6 +22,7 @@ const (
 	KindSet
 	KindZSet
 	KindHash
+	KindStream
 )
 
 // String returns the name TYPE prints.
@@ -37,6 +38,8 @@ func (k Kind) String() string {
 		return "zset"
 	case KindHash:
 		return "hash"
+	case KindStream:
+		return "stream"
 	}
 	return "none"
 }
@@ -49,6 +52,7 @@ type Object struct {
 	Set      map[string]struct{}
 	ZSet     *ZSet
 	Hash     map[string][]byte
+	Stream   *Stream
 	ExpireAt int64 // unix milliseconds; 0 = no expiry
 
 	key string // the key this object is stored under
@@ -88,6 +92,8 @@ func (o *Object) Len() int {
 		return o.ZSet.Len()
 	case KindHash:
 		return len(o.Hash)
+	case KindStream:
+		return o.Stream.Len()
 	}
 	return 0
 }
@@ -104,6 +110,8 @@ func NewObject(k Kind) *Object {
 		o.ZSet = NewZSet()
 	case KindHash:
 		o.Hash = make(map[string][]byte)
+	case KindStream:
+		o.Stream = NewStream()
 	}
 	return o
 }
@@ -504,6 +512,8 @@ func (o *Object) Clone() *Object {
 			n.Hash[f] = append([]byte(nil), v...)
 		}
 		n.order = append([]string(nil), o.order...)
+	case KindStream:
+		n.Stream = o.Stream.Clone()
 	}
 	return n
 }
