@@ -271,8 +271,15 @@ func parseAddTrim(c *Client, argv [][]byte, xadd bool, a *trimArgs) int {
 	return i
 }
 
-// mustObey: the client applies its master's stream or the AOF.
-func (c *Client) mustObey() bool { return c.conn == nil && !c.inScript }
+// mustObey: the client applies its master's stream or the AOF (Redis's
+// mustObeyClient).
+func (c *Client) mustObey() bool {
+	if c.s.loading {
+		return true
+	}
+	ce, ok := c.Data.(*clientExt)
+	return ok && ce.master
+}
 
 func streamTrim(s *store.Stream, a *trimArgs) int64 {
 	if !a.byLen && !a.byID {
@@ -1705,6 +1712,9 @@ func (s *Server) serveBlockedStream(c *Client, b *blockedOn, wk watchedKey, o *s
 	if b.xgroup != nil {
 		if g = st.Group(string(b.xgroup)); g == nil {
 			r.Error("NOGROUP the consumer group this client was blocked on no longer exists")
+			if b.cmd != nil {
+				b.cmd.fails++
+			}
 			s.finishBlocked(c, r.out, false)
 			return
 		}

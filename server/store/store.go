@@ -152,6 +152,10 @@ type Hooks struct {
 	// value replacing a live one), after insertion: the server wakes
 	// clients blocked on it (Redis's signalKeyAsReady in dbAdd).
 	Added func(key string, o *Object)
+	// StreamUnlinked is called when a stream leaves its key (deleted,
+	// overwritten, renamed away): clients blocked in XREADGROUP on it are
+	// answered (Redis's signalKeyAsReady in dbGenericDelete and dbSetValue).
+	StreamUnlinked func(key string)
 }
 
 // DB is one logical database.
@@ -280,6 +284,9 @@ func (db *DB) Set(key []byte, o *Object) {
 			db.SetExpire(o, o.ExpireAt)
 			return
 		}
+		if old.Kind == KindStream && db.hooks.StreamUnlinked != nil {
+			db.hooks.StreamUnlinked(old.key)
+		}
 		// Take over the old slot in place: no churn in order or slots.
 		o.lim = db.limits
 		if o.atime == 0 {
@@ -340,6 +347,9 @@ func (db *DB) remove(o *Object) {
 	db.order = db.order[:last]
 	if db.slots != nil {
 		db.slots.remove(o.key)
+	}
+	if o.Kind == KindStream && db.hooks.StreamUnlinked != nil {
+		db.hooks.StreamUnlinked(o.key)
 	}
 }
 
