@@ -435,11 +435,6 @@ func cmdDump(c *Client, argv [][]byte) {
 		c.Null()
 		return
 	}
-	if o.Kind == store.KindStream {
-		// Not there yet: Redis's RDB_TYPE_STREAM_LISTPACKS_3 encoding.
-		c.Error("ERR DUMP of a stream is not supported by the reference server")
-		return
-	}
 	c.Bulk(store.Dump(o))
 }
 

@@ -33,6 +33,7 @@ func (e *ext) setMaxmemory() {
 
 func (e *ext) refreshUsedMemory() {
 	if e.oom.max <= 0 {
+		e.oom.used = 0 // a later maxmemory compares against a fresh figure
 		return
 	}
 	metrics.Read(heapSample)
