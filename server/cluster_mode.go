@@ -444,7 +444,7 @@ func (e *ext) appendKeys(cmd *Command, argv [][]byte) {
 func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 	s := e.s
 	e.keys = e.keys[:0]
-	write := cmd.Flags&FlagWrite != 0
+	write := cmd.effectiveFlags(argv)&FlagWrite != 0
 	isMigrate := cmd.Name == "migrate"
 	if cmd.Name == "exec" {
 		if !c.multi {
