@@ -1782,25 +1782,47 @@ func (s *Server) registerStreams() {
 	s.reg("xautoclaim", -6, "write fast", 1, 1, 1, cmdXAutoClaim, "stream")
 	xr := s.reg("xread", -4, "readonly blocking movablekeys", 0, 0, 0, cmdXRead, "stream")
 	xr.Keys = xreadKeys
-	xr.Specs = []KeySpec{{Flags: []string{"RO", "access"}, Unknown: true}}
 	xrg := s.reg("xreadgroup", -7, "write blocking movablekeys", 0, 0, 0, cmdXRead, "stream")
 	xrg.Keys = xreadKeys
-	xrg.Specs = []KeySpec{{Flags: []string{"RO", "access"}, Unknown: true}}
 	key2 := func(c *Command) *Command { c.FirstKey, c.LastKey, c.Step = 2, 2, 1; return c }
+	// Subcommands in the order Redis 7.0's COMMAND lists them.
 	xg := s.reg("xgroup", -2, "", 0, 0, 0, cmdXGroup, "stream")
-	xg.Keys = subKey
+	xg.Keys, xg.ACL = subKey, []string{"@slow"}
 	xg.Subcommands = []*Command{
-		key2(sub("create", -5, "write denyoom")), key2(sub("createconsumer", 5, "write denyoom")),
-		key2(sub("delconsumer", 5, "write")), key2(sub("destroy", 4, "write")),
-		sub("help", 2, "loading stale"), key2(sub("setid", -5, "write")),
+		key2(sub("destroy", 4, "write")), key2(sub("createconsumer", 5, "write denyoom")),
+		key2(sub("create", -5, "write denyoom")), key2(sub("delconsumer", 5, "write")),
+		key2(sub("setid", -5, "write")), sub("help", 2, "loading stale"),
 	}
 	xi := s.reg("xinfo", -2, "", 0, 0, 0, cmdXInfo, "stream")
-	xi.Keys = subKey
+	xi.Keys, xi.ACL = subKey, []string{"@slow"}
 	xi.Subcommands = []*Command{
-		key2(sub("consumers", 4, "readonly")), key2(sub("groups", 3, "readonly")),
-		sub("help", 2, "loading stale"), key2(sub("stream", -3, "readonly")),
+		key2(sub("groups", 3, "readonly")), key2(sub("stream", -3, "readonly")),
+		sub("help", 2, "loading stale"), key2(sub("consumers", 4, "readonly")),
 	}
 	for _, c := range append(xg.Subcommands, xi.Subcommands...) {
 		c.Group = "stream"
+		c.Specs = specsFromTable("xgroup|" + c.Name)
+		if c.Specs == nil {
+			c.Specs = specsFromTable("xinfo|" + c.Name)
+		}
 	}
+	for _, n := range []string{"xadd", "xrange", "xrevrange", "xlen", "xdel", "xtrim", "xsetid", "xack", "xpending",
+		"xclaim", "xautoclaim", "xread", "xreadgroup"} {
+		s.commands[n].Specs = specsFromTable(n)
+	}
+	s.commands["xadd"].Specs[0].Notes = "UPDATE instead of INSERT because of the optional trimming feature"
+}
+
+// specsFromTable turns Redis's key specs of a command (keyspecs_gen.go)
+// into COMMAND INFO's KeySpecs; nil when it has none.
+func specsFromTable(name string) []KeySpec {
+	var out []KeySpec
+	for _, ks := range keySpecTable[name] {
+		k := KeySpec{Flags: ks.flags, BeginIndex: ks.begin.index, LastKey: ks.find.lastKey, KeyStep: ks.find.step, Limit: ks.find.limit}
+		if ks.begin.keyword != "" {
+			k.Keyword, k.StartFrom = ks.begin.keyword, ks.begin.startFrom
+		}
+		out = append(out, k)
+	}
+	return out
 }
