@@ -1,5 +1,7 @@
 // Clients blocked on keys (Redis's blocked.c): BLPOP, BRPOP, BRPOPLPUSH,
-// BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP.
+// BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, and XREAD/XREADGROUP BLOCK
+// (cmd_stream.go: a stream is ready when XADD feeds it, and XREADGROUP
+// waiters get -NOGROUP or -UNBLOCKED when the group or the key goes).
 //
 // A command that finds all its keys empty parks its client here instead of
 // replying: the client stays in its event loop (or goroutine), which runs
