@@ -195,6 +195,8 @@ func emitObject(add func(argv ...[]byte), o *store.Object) {
 				args = args[:2]
 			}
 		}
+	case store.KindStream:
+		emitStream(add, key, o.Stream)
 	}
 	if o.ExpireAt != 0 {
 		add([]byte("PEXPIREAT"), key, itob(o.ExpireAt))
@@ -217,4 +219,34 @@ func openAOFWriter(s *Server) (*aofState, error) {
 		return nil, err
 	}
 	return &aofState{s: s, w: w, baseSize: w.Size()}, nil
+}
+
+// emitStream writes the commands that recreate a stream, as Redis's
+// rewriteStreamObject: its entries, its metadata, its groups with their
+// pending entries and consumers.
+func emitStream(add func(argv ...[]byte), key []byte, s *store.Stream) {
+	if s.Len() == 0 {
+		add([]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), streamIDBytes(s.LastID), []byte("x"), []byte("y"))
+	} else {
+		s.Range(store.StreamID{}, store.MaxStreamID, false, func(e *store.StreamEntry) bool {
+			args := append([][]byte{[]byte("XADD"), key, streamIDBytes(e.ID)}, e.Fields...)
+			add(args...)
+			return true
+		})
+	}
+	add([]byte("XSETID"), key, streamIDBytes(s.LastID), []byte("ENTRIESADDED"), itob(s.EntriesAdded),
+		[]byte("MAXDELETEDID"), streamIDBytes(s.MaxDeletedEntryID))
+	for _, g := range s.Groups() {
+		name := []byte(g.Name)
+		add([]byte("XGROUP"), []byte("CREATE"), key, name, streamIDBytes(g.LastID), []byte("ENTRIESREAD"), itob(g.EntriesRead))
+		for _, p := range g.Pending() {
+			add([]byte("XCLAIM"), key, name, []byte(p.Consumer.Name), []byte("0"), streamIDBytes(p.ID),
+				[]byte("TIME"), itob(p.DeliveryTime), []byte("RETRYCOUNT"), itob(p.DeliveryCount), []byte("JUSTID"), []byte("FORCE"))
+		}
+		for _, cons := range g.Consumers() {
+			if len(cons.Pending()) == 0 {
+				add([]byte("XGROUP"), []byte("CREATECONSUMER"), key, name, []byte(cons.Name))
+			}
+		}
+	}
 }

@@ -1,5 +1,7 @@
 // Clients blocked on keys (Redis's blocked.c): BLPOP, BRPOP, BRPOPLPUSH,
-// BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP.
+// BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, and XREAD/XREADGROUP BLOCK
+// (cmd_stream.go: a stream is ready when XADD feeds it, and XREADGROUP
+// waiters get -NOGROUP or -UNBLOCKED when the group or the key goes).
 //
 // A command that finds all its keys empty parks its client here instead of
 // replying: the client stays in its event loop (or goroutine), which runs
@@ -46,6 +48,13 @@ type blockedOn struct {
 	// BLMPOP/BZMPOP's COUNT.
 	count int64
 	timer *time.Timer
+
+	// XREAD/XREADGROUP: the ID each key's entries must follow, the group
+	// and consumer, NOACK (count is COUNT, 1000 when not given).
+	xids      map[string]store.StreamID
+	xgroup    []byte
+	xconsumer []byte
+	xnoack    bool
 
 	// Set when the client is answered (served, timed out, unblocked): the
 	// reply its owner sends, and whether to close after it.
@@ -236,7 +245,7 @@ func wakeTimeout(c *Client, conn net.Conn, err error, deadline time.Time) bool {
 // keyAdded is the store's hook for a new key: a list or sorted set that
 // clients wait for becomes ready.
 func (s *Server) keyAdded(db int, key string, o *store.Object) {
-	if s.blk.n == 0 || (o.Kind != store.KindList && o.Kind != store.KindZSet) {
+	if s.blk.n == 0 || (o.Kind != store.KindList && o.Kind != store.KindZSet && o.Kind != store.KindStream) {
 		return
 	}
 	s.signalReady(watchedKey{db, key})
@@ -263,9 +272,8 @@ func (s *Server) signalSwapped(a, b int) {
 		if wk.db != a && wk.db != b {
 			continue
 		}
-		if o := s.dbs[wk.db].GetString(wk.key); o != nil && (o.Kind == store.KindList || o.Kind == store.KindZSet) {
-			s.signalReady(wk)
-		}
+		// Every key: a stream gone from under XREADGROUP is news too.
+		s.signalReady(wk)
 	}
 }
 
@@ -284,6 +292,9 @@ func (s *Server) serveReadyKeys() {
 			db := s.dbs[wk.db]
 			db.Tick()
 			o := db.GetString(wk.key)
+			if o == nil || o.Kind != store.KindStream {
+				s.unblockDeletedStreamReaders(wk)
+			}
 			if o == nil {
 				continue
 			}
@@ -291,6 +302,10 @@ func (s *Server) serveReadyKeys() {
 			for _, c := range waiting {
 				b := c.blk
 				if b == nil || b.served || b.kind != o.Kind {
+					continue
+				}
+				if o.Kind == store.KindStream {
+					s.serveBlockedStream(c, b, wk, o)
 					continue
 				}
 				if s.serveBlocked(c, b, wk, o) {
@@ -518,6 +533,35 @@ func (s *Server) redirectBlocked() {
 		if msg != "" {
 			s.finishBlocked(c, resp.AppendError(nil, msg), false)
 			s.stats.errorReplies++
+		}
+	}
+}
+
+// unblockDeletedStreamReaders answers the XREADGROUP clients blocked on a
+// key that no longer holds a stream (Redis's
+// unblockDeletedStreamReadgroupClients).
+func (s *Server) unblockDeletedStreamReaders(wk watchedKey) {
+	for _, c := range append([]*Client(nil), s.blk.keys[wk]...) {
+		if b := c.blk; b != nil && !b.served && b.kind == store.KindStream && b.xgroup != nil {
+			s.finishBlocked(c, resp.AppendError(nil, "UNBLOCKED the stream key no longer exists"), false)
+			s.stats.errorReplies++
+			s.countError("UNBLOCKED")
+			if b.cmd != nil {
+				b.cmd.fails++
+			}
+		}
+	}
+}
+
+// signalFlushed marks as ready the keys clients wait for in db (all when
+// db < 0) before a flush empties it.
+func (s *Server) signalFlushed(db int) {
+	if s.blk.n == 0 {
+		return
+	}
+	for wk := range s.blk.keys {
+		if db < 0 || wk.db == db {
+			s.signalReady(wk)
 		}
 	}
 }

@@ -118,6 +118,36 @@ var blockingScenarios = map[string][]bstep{
 		bRun(1, "SELECT 1"), bSend(1, "BLPOP k 0"), waitBlocked(1), bRun(0, "RPUSH k a"), bRun(0, "SWAPDB 0 1"), readOn(1),
 		bRun(0, "SELECT 1"), bRun(0, "EXISTS k"),
 	},
+	"xread served by a later xadd": {
+		bSend(1, "XREAD BLOCK 0 STREAMS s1 s2 0 0"), waitBlocked(1), bRun(0, "XADD s2 1-1 f v"), readOn(1),
+	},
+	"xread count": {
+		bRun(0, "XADD s1 2-1 a 1"), bSend(1, "XREAD COUNT 1 BLOCK 0 STREAMS s1 2-1"), waitBlocked(1),
+		bRun(0, "XADD s1 3-1 b 2"), readOn(1),
+	},
+	"xread served after exec": {
+		bSend(2, "XREAD BLOCK 0 STREAMS s1 0"), waitBlocked(1), bRun(0, "MULTI"), bRun(0, "XADD s1 4-1 c 3"),
+		bRun(0, "XADD s1 5-1 d 4"), bRun(0, "EXEC"), readOn(2),
+	},
+	"xreadgroup blocked": {
+		bRun(0, "XGROUP CREATE g grp 0 MKSTREAM"), bSend(1, "XREADGROUP GROUP grp alice BLOCK 0 STREAMS g >"), waitBlocked(1),
+		bRun(0, "XADD g 1-1 f v"), readOn(1), bRun(0, "XPENDING g grp"), bRun(0, "XINFO GROUPS g"),
+		bSend(1, "XREADGROUP GROUP grp bob NOACK COUNT 5 BLOCK 0 STREAMS g >"), waitBlocked(1), bRun(0, "XADD g 2-1 f v"), readOn(1),
+		bRun(0, "XPENDING g grp"), bRun(0, "XINFO GROUPS g"),
+		bSend(1, "XREADGROUP GROUP grp alice BLOCK 0 STREAMS g >"), waitBlocked(1), bRun(0, "XGROUP DESTROY g grp"), readOn(1),
+		bRun(0, "XGROUP CREATE g grp 2-1"), bSend(1, "XREADGROUP GROUP grp alice BLOCK 0 STREAMS g >"), waitBlocked(1),
+		bRun(0, "DEL g"), readOn(1),
+		bRun(0, "XGROUP CREATE g grp 0 MKSTREAM"), bSend(1, "XREADGROUP GROUP grp alice BLOCK 0 STREAMS g >"), waitBlocked(1),
+		bRun(0, "SET g x"), readOn(1),
+	},
+	"xread timeouts and refusals": {
+		bRun(1, "XREAD BLOCK 10 STREAMS nokey 0"), bRun(0, "XGROUP CREATE g grp 0 MKSTREAM"),
+		bRun(1, "XREADGROUP GROUP grp c BLOCK 10 STREAMS g >"),
+		bRun(0, "MULTI"), bRun(0, "XREAD BLOCK 0 STREAMS nokey 0"), bRun(0, "EXEC"),
+		bRun(0, "EVAL return\\sredis.pcall('xread','block','0','streams','nokey','$') 0"),
+		bSend(1, "XREAD BLOCK 0 STREAMS s 0"), waitBlocked(1), bRun(0, "CLIENT UNBLOCK $1 ERROR"), readOn(1),
+		bSend(1, "XREAD BLOCK 0 STREAMS s 0"), waitBlocked(1), bRun(0, "CLIENT UNBLOCK $1"), readOn(1),
+	},
 	"rename and move create the key": {
 		bSend(1, "BLPOP k 0"), waitBlocked(1), bRun(0, "RPUSH tmp a"), bRun(0, "RENAME tmp k"), readOn(1),
 		bRun(2, "SELECT 2"), bSend(2, "BZPOPMIN z 0"), waitBlocked(1), bRun(0, "ZADD z 1 a"), bRun(0, "MOVE z 2"), readOn(2),
@@ -283,7 +313,10 @@ func TestBlockingPropagationLikeRedis(t *testing.T) {
 		bSend(1, "BZPOPMIN zz 0"), waitBlocked(1), bRun(0, "ZADD zz 3 q 4 r"), readOn(1),
 		bSend(1, "BZMPOP 0 1 z2 MAX COUNT 4"), waitBlocked(1), bRun(0, "ZADD z2 5 s 6 t"), readOn(1),
 		bRun(1, "SELECT 3"), bSend(1, "BLPOP k3 0"), waitBlocked(1), bRun(2, "SELECT 3"), bRun(2, "LPUSH k3 v"), readOn(1),
-		bRun(0, "BLPOP nokey 0.01"), bRun(0, "SET done 1"),
+		bRun(0, "BLPOP nokey 0.01"),
+		bRun(2, "XGROUP CREATE xs grp 0 MKSTREAM"), bSend(1, "XREADGROUP GROUP grp bob NOACK BLOCK 0 STREAMS xs >"), waitBlocked(1),
+		bRun(2, "XADD xs 1-1 f v"), readOn(1), bRun(2, "XADD xs MAXLEN ~ 0 2-1 f v"), bRun(2, "XTRIM xs MAXLEN 0"),
+		bRun(0, "SET done 1"),
 	}
 	stream := func(addr string) string {
 		repl := dialRaw(t, addr)

@@ -444,7 +444,14 @@ func (e *ext) appendKeys(cmd *Command, argv [][]byte) {
 func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 	s := e.s
 	e.keys = e.keys[:0]
-	write := cmd.Flags&FlagWrite != 0
+	write := cmd.effectiveFlags(argv)&FlagWrite != 0
+	if cmd.Name == "eval" && len(argv) > 1 && len(argv[1]) > 1 && argv[1][0] == '#' && argv[1][1] == '!' {
+		// A shebang script that may write is a write (Redis's
+		// evalGetCommandFlags): a replica redirects it.
+		if _, flags, _, err := scriptShebang(string(argv[1])); err == nil && flags&fnNoWrites == 0 {
+			write = true
+		}
+	}
 	isMigrate := cmd.Name == "migrate"
 	if cmd.Name == "exec" {
 		if !c.multi {

@@ -76,6 +76,8 @@ func (s *Server) applyLimits() {
 		ZSetMaxListpackEntries: s.configInt("zset-max-listpack-entries", store.DefaultLimits.ZSetMaxListpackEntries),
 		ZSetMaxListpackValue:   s.configInt("zset-max-listpack-value", store.DefaultLimits.ZSetMaxListpackValue),
 		ListMaxListpackSize:    s.configInt("list-max-listpack-size", store.DefaultLimits.ListMaxListpackSize),
+		StreamNodeMaxEntries:   s.configInt("stream-node-max-entries", store.DefaultLimits.StreamNodeMaxEntries),
+		StreamNodeMaxBytes:     s.configInt("stream-node-max-bytes", store.DefaultLimits.StreamNodeMaxBytes),
 	}
 	if len(s.dbs) > 0 {
 		if cur := s.dbs[0].Limits(); cur != nil {

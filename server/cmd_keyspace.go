@@ -408,6 +408,7 @@ func cmdFlushDB(c *Client, argv [][]byte) {
 		return
 	}
 	c.s.touchAll(c.db)
+	c.s.signalFlushed(c.db)
 	c.kv().Flush()
 	c.s.trackFlushAll()
 	c.s.dirty++
@@ -419,6 +420,7 @@ func cmdFlushAll(c *Client, argv [][]byte) {
 		return
 	}
 	c.s.touchAll(-1)
+	c.s.signalFlushed(-1)
 	for _, db := range c.s.dbs {
 		db.Flush()
 	}

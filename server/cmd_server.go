@@ -377,7 +377,8 @@ func (s *Server) configChanged(name string) {
 	case "slowlog-log-slower-than", "slowlog-max-len", "latency-monitor-threshold", "latency-tracking":
 		s.applyIntrospection()
 	case "hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
-		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size":
+		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size",
+		"stream-node-max-entries", "stream-node-max-bytes":
 		s.applyLimits()
 	case "appendonly":
 		if s.cfg.AppendOnly && s.aof == nil {

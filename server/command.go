@@ -138,6 +138,18 @@ func (cmd *Command) firstKey(argv [][]byte) []byte {
 	return argv[cmd.FirstKey]
 }
 
+// effectiveFlags are the flags of the command argv runs: a container's
+// subcommand's own (XGROUP CREATE is a write, XGROUP is not), as Redis's
+// c->cmd is the subcommand.
+func (cmd *Command) effectiveFlags(argv [][]byte) Flag {
+	if len(cmd.Subcommands) > 0 {
+		if sc := cmd.subcommand(argv); sc != nil {
+			return sc.Flags
+		}
+	}
+	return cmd.Flags
+}
+
 // IsWrite reports whether the command may modify the keyspace.
 func (cmd *Command) IsWrite() bool { return cmd.Flags&FlagWrite != 0 }
 

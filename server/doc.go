@@ -1,8 +1,8 @@
 // Package server is the single-node engine of redline's reference server: a
 // Redis 7.0 compatible RESP server (RESP2/RESP3, pipelining, inline
-// commands) with strings, hashes, sets, lists, sorted sets, expiry, MULTI/
-// EXEC/WATCH, Lua scripting (gopher-lua), DUMP/RESTORE and an append-only
-// file. `redline server` calls Main; tests use New + Start on 127.0.0.1:0.
+// commands) with strings, hashes, sets, lists, sorted sets, streams,
+// expiry, MULTI/EXEC/WATCH, Lua scripting (gopher-lua), DUMP/RESTORE and an
+// append-only file. `redline server` calls Main; tests use New + Start on 127.0.0.1:0.
 //
 // # Concurrency
 //

@@ -12,6 +12,9 @@ type KeySpec struct {
 	// makes find_keys "unknown".
 	LastKey, KeyStep, Limit int
 	Unknown                 bool
+	// Keyword, when set, makes begin_search "keyword" (from StartFrom).
+	Keyword   string
+	StartFrom int
 }
 
 func (c *Client) writeKeySpecs(specs []KeySpec) {
@@ -34,7 +37,15 @@ func (c *Client) writeKeySpecs(specs []KeySpec) {
 		c.BulkString("begin_search")
 		c.Map(2)
 		c.BulkString("type")
-		if ks.BeginIndex == 0 {
+		if ks.Keyword != "" {
+			c.BulkString("keyword")
+			c.BulkString("spec")
+			c.Map(2)
+			c.BulkString("keyword")
+			c.BulkString(ks.Keyword)
+			c.BulkString("startfrom")
+			c.Int(int64(ks.StartFrom))
+		} else if ks.BeginIndex == 0 {
 			c.BulkString("unknown")
 			c.BulkString("spec")
 			c.Map(0)

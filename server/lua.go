@@ -506,8 +506,8 @@ func cmdScript(c *Client, argv [][]byte) {
 			c.Error(err.Error())
 			return
 		}
-		// Redis propagates SCRIPT LOAD so EVALSHA works on replay.
-		c.s.propagate(c.db, [][]byte{[]byte("SCRIPT"), []byte("LOAD"), argv[2]})
+		// Not propagated: Redis 7.0 replicates scripts by their effects,
+		// so neither a replica nor the AOF needs the script itself.
 		c.BulkString(sha)
 	case "EXISTS":
 		c.Array(len(argv) - 2)

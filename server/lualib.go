@@ -169,10 +169,38 @@ var cjsonNull = &lua.LUserData{}
 // (Redis's order is its Lua table's, which a client cannot rely on).
 func newCJSONLib(L *lua.LState) *lua.LTable {
 	t := L.NewTable()
+	cfg := &cjsonConfig{encodeMaxDepth: 1000, decodeMaxDepth: 1000}
+	depthSetter := func(field *int) lua.LGFunction {
+		return func(L *lua.LState) int {
+			if L.GetTop() >= 1 && L.Get(1) != lua.LNil {
+				n := L.CheckInt(1)
+				if n <= 0 {
+					L.ArgError(1, "expected integer between 1 and 2147483647")
+				}
+				*field = n
+			}
+			L.Push(lua.LNumber(*field))
+			return 1
+		}
+	}
 	L.SetFuncs(t, map[string]lua.LGFunction{
+		"encode_max_depth": depthSetter(&cfg.encodeMaxDepth),
+		"decode_max_depth": depthSetter(&cfg.decodeMaxDepth),
+		"encode_invalid_numbers": func(L *lua.LState) int {
+			if L.GetTop() >= 1 {
+				cfg.encodeInvalid = L.ToBool(1)
+			}
+			L.Push(lua.LBool(cfg.encodeInvalid))
+			return 1
+		},
+		// lua-cjson's buffer reuse: nothing to keep here.
+		"encode_keep_buffer": func(L *lua.LState) int {
+			L.Push(lua.LBool(L.GetTop() < 1 || L.ToBool(1)))
+			return 1
+		},
 		"encode": func(L *lua.LState) int {
 			var b bytes.Buffer
-			if err := cjsonEncode(&b, L.CheckAny(1), 0); err != "" {
+			if err := cjsonEncode(&b, L.CheckAny(1), 0, cfg); err != "" {
 				L.RaiseError("%s", err)
 			}
 			L.Push(lua.LString(b.String()))
@@ -180,6 +208,9 @@ func newCJSONLib(L *lua.LState) *lua.LTable {
 		},
 		"decode": func(L *lua.LState) int {
 			s := L.CheckString(1)
+			if d, at := jsonNesting(s, cfg.decodeMaxDepth); d > cfg.decodeMaxDepth {
+				L.RaiseError("Found too many nested data structures (%d) at character %d", d, at)
+			}
 			dec := json.NewDecoder(strings.NewReader(s))
 			dec.UseNumber()
 			var v any
@@ -224,8 +255,8 @@ func cjsonToLua(L *lua.LState, v any) lua.LValue {
 	return lua.LNil
 }
 
-func cjsonEncode(b *bytes.Buffer, v lua.LValue, depth int) string {
-	if depth > 1000 {
+func cjsonEncode(b *bytes.Buffer, v lua.LValue, depth int, cfg *cjsonConfig) string {
+	if depth > cfg.encodeMaxDepth {
 		return fmt.Sprintf("Cannot serialise, excessive nesting (%d)", depth)
 	}
 	switch x := v.(type) {
@@ -240,7 +271,18 @@ func cjsonEncode(b *bytes.Buffer, v lua.LValue, depth int) string {
 	case lua.LNumber:
 		f := float64(x)
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return "Cannot serialise number: must not be NaN or Inf"
+			if !cfg.encodeInvalid {
+				return "Cannot serialise number: must not be NaN or Inf"
+			}
+			switch {
+			case math.IsNaN(f):
+				b.WriteString("nan")
+			case f > 0:
+				b.WriteString("inf")
+			default:
+				b.WriteString("-inf")
+			}
+			return ""
 		}
 		b.WriteString(luaNumberString(f))
 	case lua.LString:
@@ -251,14 +293,14 @@ func cjsonEncode(b *bytes.Buffer, v lua.LValue, depth int) string {
 		}
 		b.WriteString("null")
 	case *lua.LTable:
-		return cjsonTable(b, x, depth+1)
+		return cjsonTable(b, x, depth+1, cfg)
 	default:
 		return "Cannot serialise " + v.Type().String() + ": type not supported"
 	}
 	return ""
 }
 
-func cjsonTable(b *bytes.Buffer, t *lua.LTable, depth int) string {
+func cjsonTable(b *bytes.Buffer, t *lua.LTable, depth int, cfg *cjsonConfig) string {
 	// An array has only positive integer keys and is not too sparse.
 	maxIdx, items, isArray := 0, 0, true
 	t.ForEach(func(k, _ lua.LValue) {
@@ -279,7 +321,7 @@ func cjsonTable(b *bytes.Buffer, t *lua.LTable, depth int) string {
 			if i > 1 {
 				b.WriteByte(',')
 			}
-			if err := cjsonEncode(b, t.RawGetInt(i), depth); err != "" {
+			if err := cjsonEncode(b, t.RawGetInt(i), depth, cfg); err != "" {
 				return err
 			}
 		}
@@ -313,7 +355,7 @@ func cjsonTable(b *bytes.Buffer, t *lua.LTable, depth int) string {
 		}
 		cjsonString(b, p.k)
 		b.WriteByte(':')
-		if err := cjsonEncode(b, p.v, depth); err != "" {
+		if err := cjsonEncode(b, p.v, depth, cfg); err != "" {
 			return err
 		}
 	}
@@ -353,4 +395,39 @@ func cjsonString(b *bytes.Buffer, s string) {
 		}
 	}
 	b.WriteByte('"')
+}
+
+// cjsonConfig is a Lua state's lua-cjson settings.
+type cjsonConfig struct {
+	encodeMaxDepth, decodeMaxDepth int
+	encodeInvalid                  bool
+}
+
+// jsonNesting finds where a JSON text first nests deeper than max: the
+// depth reached and its 1-based position (depth <= max when it never does).
+func jsonNesting(s string, max int) (depth, at int) {
+	inStr, esc := false, false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if ch == '\\' {
+				esc = true
+			} else if ch == '"' {
+				inStr = false
+			}
+		case ch == '"':
+			inStr = true
+		case ch == '{' || ch == '[':
+			depth++
+			if depth > max {
+				return depth, i + 1
+			}
+		case ch == '}' || ch == ']':
+			depth--
+		}
+	}
+	return 0, 0
 }

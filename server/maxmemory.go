@@ -33,6 +33,7 @@ func (e *ext) setMaxmemory() {
 
 func (e *ext) refreshUsedMemory() {
 	if e.oom.max <= 0 {
+		e.oom.used = 0 // a later maxmemory compares against a fresh figure
 		return
 	}
 	metrics.Read(heapSample)
@@ -44,14 +45,19 @@ func (e *ext) oomRefusal(c *Client, cmd *Command, argv [][]byte) string {
 	if e.oom.used <= e.oom.max {
 		return ""
 	}
-	f := cmd.Flags
-	if sub := cmd.subcommand(argv); sub != nil {
-		f = sub.Flags
-	}
-	if f&FlagDenyOOM == 0 {
+	if strings.EqualFold(cmd.Name, "exec") {
+		// A transaction with a command that may use memory is refused
+		// whole (Redis's mstate.cmd_flags & CMD_DENYOOM): EXECABORT.
+		if c.multi {
+			for _, q := range c.queue {
+				if qc := e.s.Lookup(q[0]); qc != nil && qc.effectiveFlags(q)&FlagDenyOOM != 0 {
+					return errOOM
+				}
+			}
+		}
 		return ""
 	}
-	if strings.EqualFold(cmd.Name, "exec") {
+	if cmd.effectiveFlags(argv)&FlagDenyOOM == 0 {
 		return ""
 	}
 	if c.inScript && e.s.scripts != nil && e.s.scripts.allowOOM {

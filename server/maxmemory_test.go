@@ -11,8 +11,24 @@ func TestMaxmemoryRefusesDenyOOM(t *testing.T) {
 	s := startReplNode(t)
 	c := newClient(t, s, 2)
 	c.Set(ctx, "k", "v", 0)
+	// Transactions queued before the limit: one that may use memory is
+	// refused whole at EXEC, a read-only one runs (Redis's processCommand).
+	w, ro := c.Conn(), c.Conn()
+	defer w.Close()
+	defer ro.Close()
+	w.Do(ctx, "multi")
+	w.Do(ctx, "set", "x", "1")
+	w.Do(ctx, "get", "x")
+	ro.Do(ctx, "multi")
+	ro.Do(ctx, "get", "k")
 	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
 		t.Fatal(err)
+	}
+	if err := w.Do(ctx, "exec").Err(); err == nil || err.Error() != "EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'." {
+		t.Fatalf("EXEC of a SET queued before maxmemory: %v, want EXECABORT ... OOM", err)
+	}
+	if err := ro.Do(ctx, "exec").Err(); err != nil {
+		t.Fatalf("EXEC of a read-only transaction over maxmemory: %v", err)
 	}
 	if err := c.Set(ctx, "k2", "v", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM command not allowed when used memory") {
 		t.Fatalf("SET over maxmemory: %v, want OOM", err)

@@ -512,8 +512,9 @@ func (r *replState) cmdReplicaof(c *Client, argv [][]byte) {
 // without the stale flag on a replica whose master link is down (server
 // lock held).
 func (r *replState) checkWrite(c *Client, cmd *Command, argv [][]byte) string {
-	write := cmd.Flags&FlagWrite != 0
-	stale := cmd.Flags&FlagStale != 0 // may run on a replica whose link is down
+	f := cmd.effectiveFlags(argv)
+	write := f&FlagWrite != 0
+	stale := f&FlagStale != 0 // may run on a replica whose link is down
 	if cmd.Name == "exec" && c.multi {
 		for _, q := range c.queue {
 			if qc := r.s.Lookup(q[0]); qc != nil {

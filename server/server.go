@@ -173,7 +173,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.dbs = make([]*store.DB, cfg.Databases)
 	for i := range s.dbs {
 		i := i
-		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) }})
+		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) },
+			StreamUnlinked: func(key string) { s.streamReady(i, []byte(key)) }})
 	}
 	s.applyAccessPolicy()
 	s.applyLimits()
@@ -188,6 +189,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.registerFunctionCommands()
 	s.registerPubSubCommands()
 	s.registerBlockingCommands()
+	s.registerStreams()
 	for _, w := range cfg.Warnings {
 		s.Logf('#', "%s", w)
 	}

@@ -258,3 +258,6 @@ func (r *Reader) OldDouble() float64 {
 	}
 	return f
 }
+
+// Raw reads n bytes as they are (stream IDs and times in a stream value).
+func (r *Reader) Raw(n int) []byte { return r.take(uint64(n)) }

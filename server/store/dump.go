@@ -31,6 +31,8 @@ var ErrBadFormat = errors.New("ERR Bad data format")
 func Dump(o *Object) []byte {
 	var b []byte
 	switch o.Kind {
+	case KindStream:
+		b = dumpStream(b, o.Stream)
 	case KindString:
 		b = append(b, rdb.TypeString)
 		b = rdb.AppendString(b, o.Str, true)
@@ -168,7 +170,7 @@ func restore(p []byte, lim *Limits) (*Object, error) {
 	if err != nil || r.Err != nil {
 		return nil, ErrBadFormat
 	}
-	if o.Kind != KindString && o.Len() == 0 {
+	if o.Kind != KindString && o.Kind != KindStream && o.Len() == 0 {
 		return nil, ErrBadFormat
 	}
 	return o, nil
@@ -179,6 +181,8 @@ var errDup = errors.New("duplicate member")
 func decodeValue(r *rdb.Reader, t byte, lim *Limits) (*Object, error) {
 	newObject := func(k Kind) *Object { o := NewObject(k); o.lim = lim; return o }
 	switch t {
+	case rdb.TypeStreamListpack, rdb.TypeStreamListpack2:
+		return decodeStream(r, t == rdb.TypeStreamListpack2)
 	case rdb.TypeString:
 		o := newObject(KindString)
 		o.Str = r.String()

@@ -25,6 +25,8 @@ type Limits struct {
 	ZSetMaxListpackEntries int
 	ZSetMaxListpackValue   int
 	ListMaxListpackSize    int // list-max-listpack-size: quicklist nodes (DUMP)
+	StreamNodeMaxEntries   int // stream-node-max-entries (0: no limit)
+	StreamNodeMaxBytes     int // stream-node-max-bytes (0: no limit)
 }
 
 // DefaultLimits are Redis 7.0's defaults, used by objects not (yet)
@@ -36,6 +38,8 @@ var DefaultLimits = Limits{
 	ZSetMaxListpackEntries: 128,
 	ZSetMaxListpackValue:   64,
 	ListMaxListpackSize:    -2,
+	StreamNodeMaxEntries:   100,
+	StreamNodeMaxBytes:     4096,
 }
 
 func (o *Object) limits() *Limits {
@@ -188,6 +192,8 @@ func (o *Object) Encoding() string {
 			return "hashtable"
 		}
 		return "listpack"
+	case KindStream:
+		return "stream"
 	}
 	return ""
 }

@@ -22,6 +22,7 @@ const (
 	KindSet
 	KindZSet
 	KindHash
+	KindStream
 )
 
 // String returns the name TYPE prints.
@@ -37,6 +38,8 @@ func (k Kind) String() string {
 		return "zset"
 	case KindHash:
 		return "hash"
+	case KindStream:
+		return "stream"
 	}
 	return "none"
 }
@@ -49,6 +52,7 @@ type Object struct {
 	Set      map[string]struct{}
 	ZSet     *ZSet
 	Hash     map[string][]byte
+	Stream   *Stream
 	ExpireAt int64 // unix milliseconds; 0 = no expiry
 
 	key string // the key this object is stored under
@@ -88,6 +92,8 @@ func (o *Object) Len() int {
 		return o.ZSet.Len()
 	case KindHash:
 		return len(o.Hash)
+	case KindStream:
+		return o.Stream.Len()
 	}
 	return 0
 }
@@ -104,6 +110,8 @@ func NewObject(k Kind) *Object {
 		o.ZSet = NewZSet()
 	case KindHash:
 		o.Hash = make(map[string][]byte)
+	case KindStream:
+		o.Stream = NewStream()
 	}
 	return o
 }
@@ -144,6 +152,10 @@ type Hooks struct {
 	// value replacing a live one), after insertion: the server wakes
 	// clients blocked on it (Redis's signalKeyAsReady in dbAdd).
 	Added func(key string, o *Object)
+	// StreamUnlinked is called when a stream leaves its key (deleted,
+	// overwritten, renamed away): clients blocked in XREADGROUP on it are
+	// answered (Redis's signalKeyAsReady in dbGenericDelete and dbSetValue).
+	StreamUnlinked func(key string)
 }
 
 // DB is one logical database.
@@ -272,6 +284,9 @@ func (db *DB) Set(key []byte, o *Object) {
 			db.SetExpire(o, o.ExpireAt)
 			return
 		}
+		if old.Kind == KindStream && db.hooks.StreamUnlinked != nil {
+			db.hooks.StreamUnlinked(old.key)
+		}
 		// Take over the old slot in place: no churn in order or slots.
 		o.lim = db.limits
 		if o.atime == 0 {
@@ -332,6 +347,9 @@ func (db *DB) remove(o *Object) {
 	db.order = db.order[:last]
 	if db.slots != nil {
 		db.slots.remove(o.key)
+	}
+	if o.Kind == KindStream && db.hooks.StreamUnlinked != nil {
+		db.hooks.StreamUnlinked(o.key)
 	}
 }
 
@@ -504,6 +522,8 @@ func (o *Object) Clone() *Object {
 			n.Hash[f] = append([]byte(nil), v...)
 		}
 		n.order = append([]string(nil), o.order...)
+	case KindStream:
+		n.Stream = o.Stream.Clone()
 	}
 	return n
 }
