@@ -71,6 +71,10 @@ type Config struct {
 	// Bench marks a load test: only throughput, latency and recovery
 	// time are measured, correctness is not checked.
 	Bench bool `json:"bench,omitempty"`
+	// ConnPerWorker: a closed-loop bench gives each worker its own
+	// connection to each node instead of sharing one per node
+	// (--conn-per-worker).
+	ConnPerWorker bool `json:"conn_per_worker,omitempty"`
 
 	// ServerBinary is the redis-server build tested (--server-binary),
 	// with its own `--version` line and the file's SHA-256.

@@ -32,7 +32,9 @@ routed at its intended send time to its primary's queue, served by that
 primary's own --concurrency connections (a stalled primary holds up its
 own ops only); latency is measured from each op's intended send time
 (corrected: a stall shows in full) and from the actual send (raw). --rate 0 is a closed
-loop for maximum throughput. MOVED and ASK are followed, TRYAGAIN retried,
+loop for maximum throughput: --concurrency workers, each sending its next op when the
+previous one completed; the ops bound for a node share one connection to it and are
+written together (auto-pipelining; --conn-per-worker: a connection per worker and node). MOVED and ASK are followed, TRYAGAIN retried,
 CLUSTERDOWN and reconnects counted per second; nothing ends the run early.
 With --nemesis (migrate, member, failover, pause, ...) every fault gets
 before / during / after windows. Memory stays bounded: per-second HDR
@@ -63,6 +65,7 @@ their checkers. The last line printed is "throughput: N ops/s".`,
 	f.IntVar(&o.kv.hashTags, "hash-tags", 0, "kv: put the keys in N hash tags ({0}..{N-1}), i.e. N slots (0 = no tags)")
 	f.BoolVar(&o.kv.populate, "populate", true, "kv: SET every key once before traffic so GETs hit")
 	f.StringVar(&o.kv.preset, "preset", "", "kv: YCSB core workload ycsb-a (50/50), ycsb-b (95/5 reads), ycsb-c (reads); zipfian; overrides --ratio and --key-pattern")
+	f.BoolVar(&o.cfg.ConnPerWorker, "conn-per-worker", false, "closed loop (--rate 0): each worker its own connection to each node, one write and read per batch, instead of the workers' ops sharing one connection per node, written together (auto-pipelining)")
 	f.BoolVar(&o.cfg.History, "history", false, "keep every op in ops.jsonl.gz (off: only per-second histograms are kept)")
 	return c
 }
@@ -127,6 +130,7 @@ func runKV(ctx context.Context, k kvRun) (int, error) {
 	opts := bench.Options{
 		Seeds: seedAddrs(k.cluster), KV: kv, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
 		Duration: cfg.TimeLimit.D(), OpTimeout: cfg.OpTimeout.D(), Seed: cfg.Seed, Log: k.log.Printf,
+		ConnPerWorker: cfg.ConnPerWorker,
 	}
 	if cfg.History {
 		opts.HistoryPath = k.run.Path("ops.jsonl.gz")

@@ -44,7 +44,11 @@ type Options struct {
 	// loop (0: queueSeconds of the schedule, at least 1024, at most 1M);
 	// ops a full queue refuses are counted as backlog (queue.go).
 	QueueLimit int
-	Log        func(format string, args ...any)
+	// ConnPerWorker gives each closed-loop worker its own connection to
+	// each node, as before auto-pipelining (mux.go): a write and a read
+	// per op per worker.
+	ConnPerWorker bool
+	Log           func(format string, args ...any)
 	// Started is called when traffic starts, with a function returning
 	// ok/failed counts so far (for a progress display).
 	Started func(counts func() (ok, fail, info int64))
@@ -69,6 +73,10 @@ type engine struct {
 	series *series
 	hist   *opLog
 	events *eventLog
+
+	// The closed loop's shared connections, by node (mux.go).
+	muxMu    sync.Mutex
+	muxNodes []*muxNode
 }
 
 // clock is the engine's time: real in a run, simulated in tests.
@@ -103,8 +111,9 @@ func (e *engine) intended(i int64) time.Duration {
 	return time.Duration(float64(i) * float64(time.Second) / e.o.Rate)
 }
 
-// worker is one client: its own connection to each node, its own op
-// stream and its own statistics.
+// worker is one client: its own op stream and its own statistics, and
+// its own connection to each node (populate, the open loop's lanes, a
+// closed loop with ConnPerWorker) or the nodes' shared ones (mux.go).
 type worker struct {
 	id    int
 	e     *engine
@@ -114,6 +123,10 @@ type worker struct {
 	stats *workerStats
 	batch []pending
 	log   []byte // op log lines not yet handed to the writer
+	// shared: send over the nodes' shared connections (the closed loop).
+	shared bool
+	muxes  []*muxConn // by node: the shared connection last used
+	req    muxReq
 }
 
 // pending is one op of a batch.
@@ -281,6 +294,7 @@ func (e *engine) traffic(ctx context.Context) *Result {
 		}
 	}
 	wg.Wait()
+	e.closeShared()
 	elapsed := time.Since(start)
 	stop()
 	<-collectDone
@@ -299,14 +313,17 @@ func (e *engine) traffic(ctx context.Context) *Result {
 }
 
 // run is a closed-loop worker's loop (--rate 0): send the next op as
-// soon as the previous one completed, record. The open loop is the
-// dispatcher and the per-node lanes (queue.go).
+// soon as the previous one completed, record. Its ops go over the nodes'
+// shared connections (mux.go) unless Options.ConnPerWorker. The open loop
+// is the dispatcher and the per-node lanes (queue.go).
 func (w *worker) run(ctx context.Context, clk clock) {
 	e := w.e
 	p := e.o.KV.Pipeline
 	if cap(w.batch) < p {
 		w.batch = make([]pending, p)
 	}
+	w.shared = !e.o.ConnPerWorker
+	defer func() { w.shared = false }()
 	for ctx.Err() == nil {
 		batch := w.batch[:p]
 		sent := clk.now()
@@ -434,8 +451,13 @@ func (w *worker) exec(ctx context.Context, batch []pending, clk clock) {
 	}
 }
 
-// send writes ops that share a node and reads their replies.
+// send writes ops that share a node and reads their replies (over the
+// node's shared connection when w.shared).
 func (w *worker) send(ops []pending, clk clock, deadline time.Time) {
+	if w.shared {
+		w.sendShared(ops, clk, deadline)
+		return
+	}
 	e := w.e
 	node := ops[0].node
 	c, err := w.conn(node)

@@ -110,9 +110,19 @@ func benchEngine(tb testing.TB, pipeline int) (*engine, *worker) {
 // BenchmarkOp is one op through the whole hot path: generate, route,
 // encode, write, read and parse the reply, record in the histograms.
 func BenchmarkOp(b *testing.B) {
-	for _, p := range []int{1, 16} {
-		b.Run("pipeline="+strconv.Itoa(p), func(b *testing.B) {
+	for _, c := range []struct {
+		p      int
+		shared bool
+	}{{1, false}, {16, false}, {1, true}, {16, true}} {
+		p := c.p
+		name := "pipeline=" + strconv.Itoa(p)
+		if c.shared {
+			name += "/shared" // over the node's shared connection (mux.go)
+		}
+		b.Run(name, func(b *testing.B) {
 			e, w := benchEngine(b, p)
+			w.shared = c.shared
+			defer e.closeShared()
 			ctx := context.Background()
 			batch := make([]pending, p)
 			b.ReportAllocs()

@@ -60,7 +60,24 @@ func readCommand(r *bufio.Reader) ([]string, error) {
 // is followed and updates the slot, ASK is followed with ASKING and does
 // not, TRYAGAIN is retried, CLUSTERDOWN ends the op as an error; each is
 // counted.
+// Both over a worker's own connection and over the node's shared one.
 func TestRedirectsFollowedAndCounted(t *testing.T) {
+	overBothConns(t, testRedirectsFollowedAndCounted)
+}
+
+// overBothConns runs test over a worker's own connections and over the
+// nodes' shared ones (the closed loop's, mux.go).
+func overBothConns(t *testing.T, test func(t *testing.T, shared bool)) {
+	for _, shared := range []bool{false, true} {
+		name := "own"
+		if shared {
+			name = "shared"
+		}
+		t.Run(name, func(t *testing.T) { test(t, shared) })
+	}
+}
+
+func testRedirectsFollowedAndCounted(t *testing.T, shared bool) {
 	var mu sync.Mutex
 	mode := "moved"
 	tries := 0
@@ -96,6 +113,8 @@ func TestRedirectsFollowedAndCounted(t *testing.T) {
 	e := newEngine(o, rt)
 	e.clock = realClock{start: time.Now()}
 	w := e.workers[0]
+	w.shared = shared
+	defer e.closeShared()
 	one := func() pending {
 		batch := []pending{{op: w.gen.Next()}}
 		batch[0].op.Set, batch[0].op.Size = true, 8
@@ -134,7 +153,12 @@ func TestRedirectsFollowedAndCounted(t *testing.T) {
 }
 
 // A node that dies mid-run costs its ops and a reconnect, never the run.
+// Both over a worker's own connection and over the node's shared one.
 func TestBrokenConnectionIsRedialled(t *testing.T) {
+	overBothConns(t, testBrokenConnectionIsRedialled)
+}
+
+func testBrokenConnectionIsRedialled(t *testing.T, shared bool) {
 	var mu sync.Mutex
 	hangup := false
 	addr := scriptedNode(t, func(cmd []string, _ bool) string {
@@ -152,6 +176,8 @@ func TestBrokenConnectionIsRedialled(t *testing.T) {
 	e := newEngine(o, rt)
 	e.clock = realClock{start: time.Now()}
 	w := e.workers[0]
+	w.shared = shared
+	defer e.closeShared()
 	run := func() outcome {
 		batch := []pending{{op: w.gen.Next()}}
 		e.exec(w, context.Background(), batch, e.clock)
