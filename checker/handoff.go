@@ -85,7 +85,7 @@ func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	recs := handoffRecords(ops)
 	if len(recs) == 0 {
-		return NotApplicable("no slot moved during the run (no placement record of a migrate or member fault)")
+		return NotApplicable("no slot moved during the run: no placement record of a migrate or member fault")
 	}
 	// Per key: the first acknowledged write's completion time, and
 	// whether a client ever (maybe) deleted it.

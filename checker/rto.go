@@ -39,7 +39,7 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	windows := windowsOf(ctx, ops)
 	if len(windows) == 0 {
-		return NotApplicable("no fault window during the run (no nemesis struck)")
+		return NotApplicable("no fault window during the run: no nemesis struck")
 	}
 	runEnd := runEndOf(ctx, ops)
 	calls = sortedByStart(calls)

@@ -149,7 +149,7 @@ func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	migs := migrations(ops)
 	if len(migs) == 0 {
-		return NotApplicable("no slot migration during the run (no migrate or member fault moved a slot)")
+		return NotApplicable("no slot migration during the run: no migrate or member fault moved a slot")
 	}
 	// Acknowledgement times of writes, per slot, sorted.
 	acks := map[int][]int64{}
