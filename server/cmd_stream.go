@@ -482,13 +482,9 @@ func cmdXDel(c *Client, argv [][]byte) {
 		c.Int(0)
 		return
 	}
-	ids := make([]store.StreamID, 0, len(argv)-2)
-	for _, a := range argv[2:] {
-		id, ok := c.streamID(a, 0, true)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := c.streamIDs(argv[2:])
+	if !ok {
+		return
 	}
 	var n int64
 	for _, id := range ids {
@@ -1029,13 +1025,9 @@ func cmdXAck(c *Client, argv [][]byte) {
 		c.Int(0)
 		return
 	}
-	ids := make([]store.StreamID, 0, len(argv)-3)
-	for _, a := range argv[3:] {
-		id, ok := c.streamID(a, 0, true)
-		if !ok {
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := c.streamIDs(argv[3:])
+	if !ok {
+		return
 	}
 	var n int64
 	for _, id := range ids {
@@ -1825,4 +1817,18 @@ func specsFromTable(name string) []KeySpec {
 		out = append(out, k)
 	}
 	return out
+}
+
+// streamIDs parses the strict IDs of XDEL and XACK (every one is checked
+// before anything changes, as Redis does); it replied when ok is false.
+func (c *Client) streamIDs(args [][]byte) ([]store.StreamID, bool) {
+	ids := make([]store.StreamID, 0, len(args))
+	for _, a := range args {
+		id, ok := c.streamID(a, 0, true)
+		if !ok {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
 }
