@@ -152,13 +152,18 @@ func (f *failoverFault) restoreRoles(ctx context.Context) ([]string, error) {
 }
 
 // failedOverPair finds the node a failover promoted and its former primary,
-// ok when the promoted node is still a primary and the former one
-// replicates it. A former primary that came back (a kill, a pause) may
-// take a while to be seen replicating its successor by every node, so
-// that is waited for (up to 15 node timeouts, at least 30 s) before the
-// shard is judged changed otherwise and left alone.
+// ok when the promoted node is a primary and the former one replicates it.
+// Both may take a while to be seen: a failover started just before the
+// run ended may still be electing (waited for up to 4 node timeouts, at
+// least 10 s: Redis's manual failover gives up after 5 s and an election
+// after 2 node timeouts), and a former primary that came back (a kill, a
+// pause) may not yet be seen replicating its successor (up to 15 node
+// timeouts, at least 30 s). After that the shard is judged changed
+// otherwise (or the failover never took) and left alone.
 func (f *failoverFault) failedOverPair(ctx context.Context, promotedID, formerID string) (promoted, former clusteradmin.NodeState, ok bool, err error) {
-	deadline := time.Now().Add(max(30*time.Second, 15*f.opts.NodeTimeout))
+	start := time.Now()
+	electing := start.Add(max(10*time.Second, 4*f.opts.NodeTimeout))
+	deadline := start.Add(max(30*time.Second, 15*f.opts.NodeTimeout))
 	for {
 		t, err := f.topology(ctx)
 		if err != nil {
@@ -167,10 +172,12 @@ func (f *failoverFault) failedOverPair(ctx context.Context, promotedID, formerID
 		var ok1, ok2 bool
 		promoted, ok1 = t.ByID(promotedID)
 		former, ok2 = t.ByID(formerID)
-		if !ok1 || !ok2 || !promoted.Primary {
+		switch {
+		case !ok1 || !ok2:
 			return promoted, former, false, nil
-		}
-		if !former.Primary && former.MasterID == promoted.ID && former.Reachable {
+		case !promoted.Primary && time.Now().After(electing):
+			return promoted, former, false, nil
+		case promoted.Primary && !former.Primary && former.MasterID == promoted.ID && former.Reachable:
 			return promoted, former, true, nil
 		}
 		if time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(500*time.Millisecond)) {
