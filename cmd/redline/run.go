@@ -36,6 +36,7 @@ type runOptions struct {
 	addrs     string
 	hooks     []string
 	yes       bool                // --yes: no question before faults on a cluster redline did not create
+	dryRun    bool                // --dry-run: print the plan, start nothing
 	creds     cluster.Credentials // read from the environment or a file, never stored
 	kv        kvFlags             // bench's kv workload
 	stdout    io.Writer
@@ -200,8 +201,20 @@ func testName(cfg *harness.Config) string {
 const maxTestName = 120
 
 func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
+	if o.nemesis == "list" {
+		printNemesisList(o.stdout)
+		return nil
+	}
 	if err := o.validate(targetChanged); err != nil {
 		return err
+	}
+	if o.dryRun {
+		command := "redline run"
+		if o.cfg.Bench {
+			command = "redline bench"
+		}
+		printRunPlan(o.stdout, o, command)
+		return nil
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -466,7 +479,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.IntVar(&cfg.Nodes, "nodes", 6, "nodes to start (primaries + replicas)")
 	f.IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
 	f.StringVar(&o.workloads, "workload", "register", "workloads, comma separated: "+strings.Join(workloads.Names(), ", "))
-	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated: "+strings.Join(nemesisNames(), ", "))
+	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated, fault:mode for one mode ('--nemesis list' says what each does): "+strings.Join(nemesisNames(), ", "))
 	f.DurationVar((*time.Duration)(&cfg.NemesisInterval), "nemesis-interval", 10*time.Second, "time between fault starts")
 	f.BoolVar(&cfg.PartitionClients, "partition-clients", false, "partitions also cut clients from the minority side")
 	f.StringArrayVar(&o.hooks, "nemesis-hook", nil, "fault=command for external targets, e.g. kill='ssh $REDLINE_NODE_HOST pkill -9 redis'")
@@ -486,5 +499,6 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	addServerFlags(f, cfg)
 	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
 	f.BoolVar(&cfg.RestoreRoles, "restore-roles", false, "at the end, switch the roles of failovers redline caused back (CLUSTER FAILOVER on the former primary)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the run's settings, its fault schedule and the estimated time; start nothing")
 	addCredentialFlags(c, cfg)
 }

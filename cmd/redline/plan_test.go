@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// --dry-run plans and starts nothing: exit 0, no results directory made,
+// every run listed with its own flags and an estimate.
+func TestDryRunPlansWithoutStarting(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "store")
+	var out, errb bytes.Buffer
+	if code := run([]string{"suite", "--preset", "release", "--dry-run", "--results", root}, &out, &errb); code != exitValid {
+		t.Fatalf("suite --dry-run: exit %d: %s", code, errb.String())
+	}
+	txt := out.String()
+	for _, want := range []string{"plan: suite release, 32 runs one after another, about 22m 24s",
+		"every run: redline run --target reference --time-limit 30s",
+		"32  workload=txn nemesis=member", "--workload txn --nemesis member", "nothing was started"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("suite plan lacks %q:\n%s", want, txt)
+		}
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("a dry run made %s (%v)", root, err)
+	}
+
+	out.Reset()
+	if code := run([]string{"run", "--dry-run", "--nemesis", "partition,kill", "--time-limit", "40s", "--seed", "7", "--results", root}, &out, &errb); code != exitValid {
+		t.Fatalf("run --dry-run: exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"plan: 1 test, about 52s", "--nemesis partition,kill", "at 5s", "partition:bridge", "at 35s", "kill:primary"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("run plan lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	out.Reset()
+	if code := run([]string{"rpo", "--dry-run", "--scenarios", "kill-primary", "--results", root}, &out, &errb); code != exitValid {
+		t.Fatalf("rpo --dry-run: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "plan: suite rpo, 4 runs one after another, about 1m 44s") {
+		t.Errorf("rpo plan:\n%s", out.String())
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("a dry run made %s (%v)", root, err)
+	}
+}
+
+// --nemesis list names every fault and mode with what it does.
+func TestNemesisList(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "--nemesis", "list"}, &out, &errb); code != exitValid {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"kill:all", "every node at once", "pause:primary-long", "migrate:atomic-kill-src", "[study]", "member:remove"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--nemesis list lacks %q", want)
+		}
+	}
+}
