@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -237,7 +238,7 @@ func Check(ctx context.Context, ops []history.Op, checkers []checker.Checker, pr
 	for i, c := range checkers {
 		names[i] = c.Name()
 	}
-	log.Printf("checking %d entries with %v", len(ops), names)
+	log.Printf("checking %d entries with %s", len(ops), checkerList(names))
 	tick, end := func(string) {}, func() {}
 	if pr != nil {
 		tick, end = pr.Checking(names)
@@ -245,6 +246,32 @@ func Check(ctx context.Context, ops []history.Op, checkers []checker.Checker, pr
 	s := checker.Run(ctx, ops, checkers, tick)
 	end()
 	return s
+}
+
+// checkerList names checkers short: "17 checkers: counter (counter, rpo,
+// perf), set (set, rpo)" groups workload/checker names by workload.
+func checkerList(names []string) string {
+	var groups []string
+	members := map[string][]string{}
+	for _, n := range names {
+		w, c, ok := strings.Cut(n, "/")
+		if !ok {
+			w, c = "", n
+		}
+		if _, seen := members[w]; !seen {
+			groups = append(groups, w)
+		}
+		members[w] = append(members[w], c)
+	}
+	parts := make([]string, 0, len(groups))
+	for _, w := range groups {
+		if w == "" {
+			parts = append(parts, strings.Join(members[w], ", "))
+			continue
+		}
+		parts = append(parts, w+" ("+strings.Join(members[w], ", ")+")")
+	}
+	return fmt.Sprintf("%d checkers: %s", len(names), strings.Join(parts, ", "))
 }
 
 // recordNodes writes each node's name and address into the history: fault

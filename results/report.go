@@ -26,6 +26,11 @@ func HeadlineFigures(f map[string]any) string {
 		if !ok {
 			continue
 		}
+		if m, ok := v.(map[string]any); ok && strings.HasSuffix(k, "_ms") && m["p99"] != nil {
+			// A duration summary (rto_ms): seconds, to two decimals.
+			parts = append(parts, fmt.Sprintf("%s={n=%v p50=%s p99=%s max=%s}", strings.TrimSuffix(k, "_ms"), m["count"], msSeconds(m["p50"]), msSeconds(m["p99"]), msSeconds(m["max"])))
+			continue
+		}
 		s := shortValue(v)
 		if s == "" {
 			continue
@@ -33,6 +38,27 @@ func HeadlineFigures(f map[string]any) string {
 		parts = append(parts, k+"="+s)
 	}
 	return strings.Join(parts, " ")
+}
+
+// msSeconds renders a figure in milliseconds as seconds ("6.76s").
+func msSeconds(v any) string {
+	f, ok := v.(float64)
+	if !ok {
+		return fmt.Sprint(v)
+	}
+	return seconds(f / 1000)
+}
+
+// seconds renders a duration in seconds with the precision a person reads:
+// two decimals under 10 s, one under 100 s, none above.
+func seconds(s float64) string {
+	switch a := math.Abs(s); {
+	case a < 10:
+		return fmt.Sprintf("%.2fs", s)
+	case a < 100:
+		return fmt.Sprintf("%.1fs", s)
+	}
+	return fmt.Sprintf("%.0fs", s)
 }
 
 func shortValue(v any) string {

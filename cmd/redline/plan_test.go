@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/redline-dev/redline/checker"
 )
 
 // --dry-run plans and starts nothing: exit 0, no results directory made,
@@ -60,5 +62,17 @@ func TestNemesisList(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--nemesis list lacks %q", want)
 		}
+	}
+}
+
+// The not-applicable checkers fold into one line, grouped by reason.
+func TestNotApplicableFoldsIntoOneLine(t *testing.T) {
+	var out bytes.Buffer
+	printNotApplicable(&out, checker.Summary{NotApplicable: map[string]string{
+		"counter/handoff": "no slot moved", "set/handoff": "no slot moved", "set/write-pause": "no migration", "rto": "no fault",
+	}})
+	want := "not applicable, left out of the verdict: handoff of counter, set (no slot moved); rto (no fault); write-pause of set (no migration)\n"
+	if out.String() != want {
+		t.Errorf("got  %q\nwant %q", out.String(), want)
 	}
 }
