@@ -76,3 +76,35 @@ func TestNotApplicableFoldsIntoOneLine(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", out.String(), want)
 	}
 }
+
+// A --results that is a file, or under one, is bad input found before
+// anything starts (254), for run, suite and rpo alike.
+func TestResultsNamingAFileIsBadInput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "--results", file},
+		{"run", "--results", filepath.Join(file, "sub")},
+		{"bench", "--results", file},
+		{"suite", "--preset", "release", "--results", file},
+		{"rpo", "--results", file},
+	} {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		if code != exitBadArgs || !strings.Contains(errb.String(), "is a file") {
+			t.Errorf("%v: exit %d, want 254 naming the file: %s", args, code, errb.String())
+		}
+	}
+}
+
+// An unreachable external cluster is an environment failure (253), not
+// redline's (255).
+func TestUnreachableClusterExits253(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--addrs", "127.0.0.1:1", "--time-limit", "1s", "--results", t.TempDir()}, &out, &errb)
+	if code != exitEnvironment || !strings.Contains(errb.String(), "environment: cannot reach the cluster at 127.0.0.1:1") {
+		t.Errorf("exit %d, want 253: %s", code, errb.String())
+	}
+}

@@ -93,6 +93,9 @@ func runRPO(ctx context.Context, o *rpoOptions) error {
 			o.results = prior.ResultsRoot
 		}
 	} else {
+		if err := checkStoreDir("--results", o.results); err != nil {
+			return err
+		}
 		st := suite.Study{Targets: splitList(o.targets), Scenarios: splitList(o.scenarios), Seeds: o.seeds}
 		for _, w := range splitList(o.waits) {
 			n, err := strconv.Atoi(w)

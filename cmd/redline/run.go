@@ -56,7 +56,9 @@ server in containers, runs the register workload for 60 s, heals, reads the
 final state, checks the history and stores everything under ./results.
 
 Exit codes: 0 all checkers valid, 1 some checker found an anomaly, 2 some
-checker could not decide, 254 bad arguments, 255 redline itself failed.`,
+checker could not decide, 253 the environment failed (the cluster at --addrs
+cannot be reached, the Docker engine does not answer), 254 bad arguments,
+255 redline itself failed.`,
 		Example: `  redline run --workload register --time-limit 30s
   redline run --target redis --workload counter,set --nemesis partition --wait 1
   redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s`,
@@ -115,6 +117,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 		return badArgs("--nemesis: %v", err)
 	}
 	if err := validateServer(cfg, targetChanged); err != nil {
+		return err
+	}
+	if err := checkStoreDir("--results", cfg.ResultsDir); err != nil {
 		return err
 	}
 	if cfg.Target != "external" {

@@ -50,8 +50,9 @@ lists the expanded runs with their flags and the estimated time (each run's
 time limit plus about 12 s) and starts nothing.
 
 Exit code: the worst verdict (1 some run invalid, else 2 some run unknown or
-failed, else 0); 254 for a bad file, naming the line and key; 255 if the suite
-was interrupted (resume it with --resume DIR).`,
+failed, else 0); 254 for a bad file, naming the line and key, or a --results
+that is not a writable directory; 255 if the suite was interrupted (resume it
+with --resume DIR).`,
 		Example: `  redline suite release-check.yaml
   redline suite --preset release --dry-run
   redline suite --preset release --set target=redis --set server-binary=./src/redis-server
@@ -109,6 +110,9 @@ func runSuite(ctx context.Context, o *suiteOptions, args []string) error {
 			}
 		default:
 			return badArgs("give a suite FILE (see 'redline suite --help') or --preset release")
+		}
+		if err := checkStoreDir("--results", o.results); err != nil {
+			return err
 		}
 		overrides, err := parseSets(o.sets)
 		if err != nil {
