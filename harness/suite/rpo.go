@@ -78,7 +78,7 @@ func (st Study) Suite(name string) (*Suite, error) {
 	if len(st.Settings) == 0 {
 		st.Settings = [][]string{nil}
 	}
-	s := &Suite{Name: name}
+	s := &Suite{Name: name, Study: true}
 	for _, target := range st.Targets {
 		for _, scName := range st.Scenarios {
 			sc, ok := scenarioByName(scName)
