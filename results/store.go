@@ -203,4 +203,3 @@ func (e *Entry) describe() {
 		e.Bench = true
 	}
 }
-
