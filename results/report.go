@@ -107,6 +107,7 @@ type reportData struct {
 	RPO              template.HTML
 	RPOTables        []instanceTable
 	RTOTables        []instanceTable
+	Windows          []windowRow // one row per fault window: lost, RPO, RTO per shard
 	Topology         template.HTML
 	TopologyChanges  []string
 	Faults           []faultRow
@@ -182,6 +183,7 @@ func (d *runData) report() reportData {
 		rd.RPO = rpoSVG(ss, bs, width, end, windows, lost, spans)
 	}
 	rd.RPOTables, rd.RTOTables = d.recoveryTables()
+	rd.Windows = d.windowRows(windows)
 	rd.Topology, rd.TopologyChanges = d.topologySVG(windows)
 	rd.Faults = d.faultRows()
 	addImpact(rd.Faults, ss, end)
@@ -221,7 +223,9 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 }
 
 // recoveryTables shows the RPO and RTO checkers' list figures (per window,
-// per shard, whatever they report) as tables.
+// per shard, whatever they report) as tables for people, each checker's
+// scalar figures as a sentence; the per-window table (windowRows) above
+// them says the same per fault at a glance.
 func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 	for _, name := range d.checkerNames() {
 		base := name[strings.LastIndexByte(name, '/')+1:]
@@ -230,27 +234,15 @@ func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 		}
 		f := d.sum.Checkers[name].Figures
 		var ts []instanceTable
-		var scalars []string
 		for _, k := range sortedKeys(f) {
-			switch v := f[k].(type) {
-			case []any:
-				if len(v) == 0 {
-					continue
-				}
-				var ignored []int64
-				if t, ok := table(name+": "+k, v, &ignored); ok {
+			if v, ok := f[k].([]any); ok && len(v) > 0 {
+				if t, ok := humanTable(name+": "+columnWords(k), v); ok {
 					t.Why = ""
 					ts = append(ts, t)
 				}
-			case string:
-				if k != "definition" && k != "note" && k != "kind" {
-					scalars = append(scalars, k+" "+clip(v, 80))
-				}
-			default:
-				scalars = append(scalars, k+" "+clip(words(v), 120))
 			}
 		}
-		summary := instanceTable{Name: name, Why: strings.Join(scalars, " · ")}
+		summary := instanceTable{Name: name, Why: figureWords(f)}
 		if def, ok := f["definition"].(string); ok {
 			summary.Why += ". " + def
 		} else if note, ok := f["note"].(string); ok {
@@ -571,6 +563,7 @@ nav a{margin-right:1em}
 .v-valid{color:#fff;background:#2e7d32}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}.v-measured{color:#fff;background:#1565c0}
 .badge{padding:.15em .5em;border-radius:4px;font-weight:bold}
 table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
+td{max-width:36em;overflow-wrap:anywhere}section{overflow-x:auto}
 th{background:#f3f3f3}
 pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em;font-size:12px;white-space:pre-wrap}
 .headline li{margin:.3em 0}.why{color:#444;font-style:italic}
@@ -607,6 +600,9 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 {{.LatencyQ}}</section>
 <section id="throughput"><h2>Throughput</h2>{{.Throughput}}</section>
 <section id="rpo"><h2>RPO: acknowledged writes and losses</h2>{{.RPO}}
+{{if .Windows}}<h3 id="windows">Per fault window</h3><p class="why">What each fault lost (acknowledged writes, over every workload), the RPO (the span over which the lost writes had been acknowledged; ≤ a bound) and how long each shard, by its primary, took to serve again (RTO).</p>
+<table id="window-table"><tr><th>#</th><th>fault</th><th>mode</th><th>nodes</th><th>in force</th><th>lost</th><th>RPO</th><th>RTO per shard</th><th>keys on touched nodes</th></tr>
+{{range .Windows}}<tr><td>{{.Index}}</td><td>{{.Fault}}</td><td>{{.Mode}}</td><td>{{.Nodes}}</td><td class="nw">{{.When}}</td><td>{{.Lost}}</td><td class="nw">{{.RPO}}</td><td>{{.RTO}}</td><td>{{.Coverage}}</td></tr>{{end}}</table>{{end}}
 {{range .RPOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{end}}</section>
 <section id="rto"><h2>RTO: recovery per fault and shard</h2>
 {{range .RTOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{else}}<p>No RTO checker ran.</p>{{end}}</section>

@@ -73,8 +73,8 @@ func (p *plot) shade(ws []faultWindow) {
 		fmt.Fprintf(&p.b, `<rect class="fault" x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s" opacity="0.25"><title>%s</title></rect>`,
 			x0, p.top, math.Max(1.5, x1-x0), p.h-p.top-p.bot, faultColor(w.Fault), template.HTMLEscapeString(w.title()))
 		// Labels alternate between two rows so that neighbours do not overlap.
-		fmt.Fprintf(&p.b, `<text x="%.1f" y="%.0f" font-size="10" fill="#555">%s</text>`,
-			x0+2, p.top+10+float64(i%2)*11, template.HTMLEscapeString(w.Fault))
+		fmt.Fprintf(&p.b, `<text class="fault-label" x="%.1f" y="%.0f" font-size="10" fill="#555">%s</text>`,
+			x0+2, p.top+10+float64(i%2)*11, template.HTMLEscapeString(w.label()))
 	}
 }
 
