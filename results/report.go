@@ -176,7 +176,7 @@ func (d *runData) report() reportData {
 	bs, width := buckets(ss, end, 120)
 	if len(ss) > 0 {
 		rd.LatencyQ = latencyQuantileSVG(bs, width, end, windows)
-		rd.Throughput = throughputSVG(bs, width, end, windows)
+		rd.Throughput = throughputSVG(ss, bs, width, end, windows)
 	}
 	lost, spans := d.losses()
 	if len(ss) > 0 {
