@@ -139,6 +139,9 @@ func WriteReportOf(r *Run, h *history.ReadResult) error {
 	if err != nil {
 		return err
 	}
+	if err := d.writeTimeline(r); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	if err := reportTmpl.Execute(&buf, d.report()); err != nil {
 		return err
@@ -172,6 +175,14 @@ func (d *runData) report() reportData {
 	ss := d.samples()
 	var marks []anomalyMark
 	rd.Anomalies, marks = d.anomalies()
+	for i := range rd.Anomalies {
+		// Headers in words ("ack (s)"), not the figures' field names.
+		for j := range rd.Anomalies[i].Tables {
+			for k, c := range rd.Anomalies[i].Tables[j].Columns {
+				rd.Anomalies[i].Tables[j].Columns[k] = columnWords(c)
+			}
+		}
+	}
 	rd.LatencyRaw = latencyRawSVG(ss, end, windows, marks)
 	bs, width := buckets(ss, end, 120)
 	if len(ss) > 0 {
@@ -577,7 +588,7 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>redline {{.Test}}: {{.Valid}}</title>
 <style>` + reportCSS + `</style></head><body>
 <h1>{{.Test}} <span class="badge v-{{.Valid}}" id="verdict">{{.Valid}}</span></h1>
-<nav><a href="#anomalies">anomalies</a><a href="#latency">latency</a><a href="#throughput">throughput</a><a href="#rpo">RPO</a><a href="#rto">RTO</a><a href="#topology">topology</a><a href="#faults">faults</a><a href="#checkers">checkers</a><a href="#config">config</a></nav>
+<nav><a href="#anomalies">anomalies</a><a href="#latency">latency</a><a href="#throughput">throughput</a><a href="#rpo">RPO</a><a href="#rto">RTO</a><a href="#topology">topology</a><a href="#faults">faults</a><a href="#checkers">checkers</a><a href="#config">config</a><a id="timeline-link" href="timeline.html">timeline (ops per process)</a></nav>
 <section id="headline"><ul class="headline">{{range .Headline}}<li>{{.}}</li>{{end}}</ul>
 <table>{{range .Facts}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}<tr><th>directory</th><td>{{.Dir}}</td></tr></table>
 {{range .Notes}}<p class="why">{{.}}</p>{{end}}</section>
