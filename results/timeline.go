@@ -125,7 +125,7 @@ func (d *runData) writeTimeline(r *Run) error {
 }
 
 var timelineTmpl = template.Must(template.New("timeline").Funcs(template.FuncMap{
-	"left": func(col, w int) int { return col*w + 50 },
+	"left":  func(col, w int) int { return col*w + 50 },
 	"inner": func(w int) int { return max(w-2, 4) },
 	"px":    func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
 	"inc":   func(i int) int { return i + 1 },
