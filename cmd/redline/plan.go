@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -260,4 +261,37 @@ func printNemesisList(w io.Writer) {
 		}
 		tw.Flush()
 	}
+}
+
+// buildCommit is set by 'make build' (-ldflags -X): this machine builds
+// with GOFLAGS=-buildvcs=false, so the build info has no revision.
+var buildCommit string
+
+// redlineVersion is the commit redline was built from ("e503682ad067",
+// "+dirty" when the tree had changes), from the build info Go embeds; ""
+// when the build has none (go test, -buildvcs=false).
+func redlineVersion() string {
+	if buildCommit != "" {
+		return buildCommit
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" && dirty {
+		rev += "+dirty"
+	}
+	return rev
 }

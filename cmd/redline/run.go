@@ -325,6 +325,12 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	if d, ok := cl.(cluster.Describer); ok {
 		cfg.Versions = d.Describe()
 	}
+	if v := redlineVersion(); v != "" {
+		if cfg.Versions == nil {
+			cfg.Versions = map[string]string{}
+		}
+		cfg.Versions["redline"] = v
+	}
 	if err := run.WriteJSON("config.json", cfg); err != nil {
 		return 0, harnessFailed(err)
 	}
