@@ -113,6 +113,17 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		}
 	}()
 	recordNodes(in.Cluster, rec)
+	// Roles and slots sampled through the run, for the topology timeline;
+	// stopped once the final reads are done.
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	var sampleWG sync.WaitGroup
+	sampleWG.Add(1)
+	go func() {
+		defer sampleWG.Done()
+		sampleTopology(sampleCtx, addrs, start, in.Run.Path(TopologyFile), log)
+	}()
+	stopSampler := func() { stopSampling(); sampleWG.Wait() }
+	defer stopSampler()
 
 	if failed := settledPhase(ctx, cfg, in.Workloads, func(w workloads.Workload) []history.Op { return w.InitOps() }, cl, rec, 1<<20); failed > 0 {
 		return out, fmt.Errorf("%d setup operations (e.g. initial balances) never succeeded", failed)
@@ -184,6 +195,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		log.Printf("%d final reads never succeeded; checkers will say what that leaves unknown", failed)
 	}
 
+	stopSampler()
 	if in.Audit != nil {
 		out.Audit = audit(endCtx, in.Audit, rec, log)
 	}
