@@ -52,6 +52,9 @@ func msSeconds(v any) string {
 // seconds renders a duration in seconds with the precision a person reads:
 // two decimals under 10 s, one under 100 s, none above.
 func seconds(s float64) string {
+	if math.Abs(s) < 0.005 {
+		s = 0 // no "-0.00s"
+	}
 	switch a := math.Abs(s); {
 	case a < 10:
 		return fmt.Sprintf("%.2fs", s)
@@ -613,7 +616,7 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 <section id="rpo"><h2>RPO: acknowledged writes and losses</h2>{{.RPO}}
 {{if .Windows}}<h3 id="windows">Per fault window</h3><p class="why">What each fault lost (acknowledged writes, over every workload), the RPO (the span over which the lost writes had been acknowledged; ≤ a bound) and how long each shard, by its primary, took to serve again (RTO).</p>
 <table id="window-table"><tr><th>#</th><th>fault</th><th>mode</th><th>nodes</th><th>in force</th><th>lost</th><th>RPO</th><th>RTO per shard</th><th>keys on touched nodes</th></tr>
-{{range .Windows}}<tr><td>{{.Index}}</td><td>{{.Fault}}</td><td>{{.Mode}}</td><td>{{.Nodes}}</td><td class="nw">{{.When}}</td><td>{{.Lost}}</td><td class="nw">{{.RPO}}</td><td>{{.RTO}}</td><td>{{.Coverage}}</td></tr>{{end}}</table>{{end}}
+{{range .Windows}}<tr><td>{{.Index}}</td><td>{{.Fault}}</td><td>{{.Mode}}</td><td>{{.Nodes}}</td><td class="nw">{{.When}}</td><td>{{.Lost}}</td><td>{{.RPO}}</td><td>{{.RTO}}</td><td>{{.Coverage}}</td></tr>{{end}}</table>{{end}}
 {{range .RPOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{end}}</section>
 <section id="rto"><h2>RTO: recovery per fault and shard</h2>
 {{range .RTOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{else}}<p>No RTO checker ran.</p>{{end}}</section>

@@ -45,8 +45,7 @@ func (d *runData) windowRows(windows []faultWindow) []windowRow {
 			When: fmt.Sprintf("%.2f–%.2f s", w.Start, w.End)}
 	}
 	lostBy := map[int][]string{}
-	rpo := map[int]float64{}
-	bound := map[int]bool{}
+	rpoBy := map[int][]string{} // per workload: "set 0.01s", "counter ≤ 1.19s"
 	rto := map[int]map[string]float64{} // window -> node -> worst rto ms
 	unrecovered := map[int]map[string]bool{}
 	coverage := map[int][2]float64{}
@@ -65,14 +64,17 @@ func (d *runData) windowRows(windows []faultWindow) []windowRow {
 					label = wl + " " + label
 				}
 				lostBy[r.Index] = append(lostBy[r.Index], label)
-				if v, ok := num(w["rpo_ms"]); ok && v > rpo[r.Index] {
-					rpo[r.Index] = v
-				}
-				if v, ok := num(w["rpo_bound_ms"]); ok && v > 0 {
-					if v > rpo[r.Index] {
-						rpo[r.Index] = v
+				if n > 0 {
+					rs := "-" // lost, but no span known for the window
+					if v, ok := num(w["rpo_ms"]); ok {
+						rs = seconds(v / 1000)
+					} else if v, ok := num(w["rpo_bound_ms"]); ok {
+						rs = "≤ " + seconds(v/1000) // counters know amounts, not which writes
 					}
-					bound[r.Index] = true
+					if wl != "" {
+						rs = wl + " " + rs
+					}
+					rpoBy[r.Index] = append(rpoBy[r.Index], rs)
 				}
 				c := coverage[r.Index]
 				c[0] += figure(w, "keys_on_touched_nodes")
@@ -102,9 +104,9 @@ func (d *runData) windowRows(windows []faultWindow) []windowRow {
 	}
 	out := make([]windowRow, 0, len(rows))
 	for i, r := range rows {
-		if ls := lostBy[i]; len(ls) > 1 {
+		if ls := lostBy[i]; len(ls) > 1 && r.lostTotal > 0 {
 			r.Lost = fmt.Sprintf("%s (%s)", trimFloat(r.lostTotal), strings.Join(ls, ", "))
-		} else if len(ls) == 1 {
+		} else if len(ls) > 0 {
 			r.Lost = trimFloat(r.lostTotal)
 		} else {
 			r.Lost = "-"
@@ -112,10 +114,8 @@ func (d *runData) windowRows(windows []faultWindow) []windowRow {
 		switch {
 		case r.lostTotal == 0 && len(lostBy[i]) > 0:
 			r.RPO = "0"
-		case rpo[i] > 0 && bound[i]:
-			r.RPO = "≤ " + seconds(rpo[i]/1000) // counters know amounts, not which writes
-		case rpo[i] > 0:
-			r.RPO = seconds(rpo[i] / 1000)
+		case len(rpoBy[i]) > 0:
+			r.RPO = strings.Join(rpoBy[i], ", ")
 		default:
 			r.RPO = "-"
 		}
