@@ -45,7 +45,7 @@ func (d *runData) windowRows(windows []faultWindow) []windowRow {
 			When: fmt.Sprintf("%.2f–%.2f s", w.Start, w.End)}
 	}
 	lostBy := map[int][]string{}
-	rpoBy := map[int][]string{} // per workload: "set 0.01s", "counter ≤ 1.19s"
+	rpoBy := map[int][]string{}         // per workload: "set 0.01s", "counter ≤ 1.19s"
 	rto := map[int]map[string]float64{} // window -> node -> worst rto ms
 	unrecovered := map[int]map[string]bool{}
 	coverage := map[int][2]float64{}
