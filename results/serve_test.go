@@ -116,6 +116,17 @@ func TestCompareText(t *testing.T) {
 	if !strings.Contains(b.String(), "set/set.lost") || !strings.Contains(b.String(), "valid") {
 		t.Errorf("comparison:\n%s", b.String())
 	}
+	// Prose figures (definitions, notes) are not lined up: no column is
+	// padded to the width of a paragraph.
+	for _, line := range strings.Split(b.String(), "\n") {
+		if len(line) > 160 {
+			t.Errorf("a %d-character line: %q", len(line), line)
+			break
+		}
+	}
+	if !strings.Contains(b.String(), "config target") || !strings.Contains(b.String(), "(+") {
+		t.Errorf("the comparison lacks the settings that differ or the deltas:\n%s", b.String())
+	}
 	if _, err := results.Compare([]string{runs[0].Dir, "/nonexistent"}); err == nil {
 		t.Error("a missing run must be an error")
 	}

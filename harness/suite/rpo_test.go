@@ -198,3 +198,31 @@ func TestStudyReportNamesBuildsAndShape(t *testing.T) {
 		t.Errorf("builds %q, shape %q: each once", r.Builds, r.Shape)
 	}
 }
+
+// A study's invalid runs are its measurements: its summary says
+// "measured" and exits 0 once every run has a verdict, never INVALID.
+func TestStudySummaryIsMeasuredNotInvalid(t *testing.T) {
+	st := Study{Targets: []string{"reference"}, Scenarios: []string{"kill-primary"}, Waits: []int{0}, NodeTimeouts: []time.Duration{time.Second}, Seeds: 2}
+	s, err := st.Suite("rpo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := &Summary{Name: s.Name, Study: s.Study, Dir: t.TempDir(), Runs: []Result{{Verdict: Invalid}, {Verdict: Valid}}}
+	if sum.ExitCode() != 0 || sum.Verdict() != Measured {
+		t.Errorf("exit %d, verdict %s: want 0, measured", sum.ExitCode(), sum.Verdict())
+	}
+	h, err := sum.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(h), `RPO study: <span class="measured">measured</span>`) || !strings.Contains(string(h), `id="study-note"`) {
+		t.Errorf("summary.html of a study:\n%s", h)
+	}
+	if !sum.Suite().Study {
+		t.Error("a resumed study is no longer a study")
+	}
+	sum.Runs = append(sum.Runs, Result{Verdict: Pending})
+	if sum.ExitCode() != 2 || sum.Verdict() != Unknown {
+		t.Errorf("a study with a run left: exit %d, verdict %s", sum.ExitCode(), sum.Verdict())
+	}
+}
