@@ -18,6 +18,9 @@ type sample struct {
 	latMs   float64
 	f       string
 	outcome history.Type
+	// series is what the plots call the op: its f, or "counter add" when
+	// several workloads share op names.
+	series string
 }
 
 // samples pairs each invocation with its process's next completion. Ops
@@ -25,6 +28,8 @@ type sample struct {
 func (d *runData) samples() []sample {
 	pending := map[history.Process]int{}
 	out := make([]sample, 0, len(d.ops)/2)
+	workloadOf := d.workloadOfKey()
+	names := map[[2]string]string{}
 	for i := range d.ops {
 		op := &d.ops[i]
 		if op.NemesisOp() {
@@ -40,9 +45,39 @@ func (d *runData) samples() []sample {
 		}
 		delete(pending, op.Process)
 		inv := &d.ops[j]
-		out = append(out, sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type})
+		series := inv.F
+		if w := workloadOf(inv.Key); w != "" {
+			k := [2]string{w, inv.F}
+			if series = names[k]; series == "" {
+				series = w + " " + inv.F // once per pair, not per op
+				names[k] = series
+			}
+		}
+		out = append(out, sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type, series: series})
 	}
 	return out
+}
+
+// workloadOfKey names the workload a key belongs to when a run has several
+// (keys are <prefix><workload>:...), "" otherwise: the plots then tell a
+// counter's add from a set's.
+func (d *runData) workloadOfKey() func(key string) string {
+	ws, _ := d.cfg["workloads"].([]any)
+	if len(ws) < 2 {
+		return func(string) string { return "" }
+	}
+	known := map[string]bool{}
+	for _, w := range ws {
+		known[cell(w)] = true
+	}
+	prefix := d.str("key_prefix")
+	return func(key string) string {
+		w, _, _ := strings.Cut(strings.TrimPrefix(key, prefix), ":")
+		if known[w] {
+			return w
+		}
+		return ""
+	}
 }
 
 // scatterBudget bounds the points of the whole latency scatter (about 10
@@ -82,9 +117,9 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 	series := map[key][2][]float64{}
 	var fs []string
 	for _, s := range ss {
-		k := key{s.f, s.outcome}
-		if _, ok := series[k]; !ok && !slices.Contains(fs, s.f) {
-			fs = append(fs, s.f)
+		k := key{s.series, s.outcome}
+		if _, ok := series[k]; !ok && !slices.Contains(fs, s.series) {
+			fs = append(fs, s.series)
 		}
 		v := series[k]
 		v[0], v[1] = append(v[0], s.t), append(v[1], s.latMs)
@@ -228,13 +263,13 @@ func throughputSVG(ss []sample, bs []qBucket, width, end float64, windows []faul
 	rates := map[key][]float64{}
 	var fs []string
 	for _, s := range ss {
-		k := key{s.f, s.outcome}
+		k := key{s.series, s.outcome}
 		r, ok := rates[k]
 		if !ok {
 			r = make([]float64, len(bs))
 			rates[k] = r
-			if !slices.Contains(fs, s.f) {
-				fs = append(fs, s.f)
+			if !slices.Contains(fs, s.series) {
+				fs = append(fs, s.series)
 			}
 		}
 		r[min(len(bs)-1, max(0, int(s.t/width)))]++

@@ -402,8 +402,9 @@ func (b Browser) compare(w http.ResponseWriter, r *http.Request) {
 // (time since each run's start), one colour per run.
 func overlay(runs []*Run) (template.HTML, template.HTML) {
 	type series struct {
-		bs    []qBucket
-		width float64
+		bs      []qBucket
+		width   float64
+		windows []faultWindow
 	}
 	var all []series
 	end := 0.0
@@ -418,7 +419,7 @@ func overlay(runs []*Run) (template.HTML, template.HTML) {
 		e := d.duration()
 		end = math.Max(end, e)
 		bs, width := buckets(d.samples(), e, 120)
-		all = append(all, series{bs, width})
+		all = append(all, series{bs, width, d.windows()})
 		names = append(names, r.Name())
 	}
 	peak, lo, hi := 1.0, math.Inf(1), 0.0
@@ -430,9 +431,13 @@ func overlay(runs []*Run) (template.HTML, template.HTML) {
 			}
 		}
 	}
-	tp := newPlot("compare-throughput", end, 0, peak*1.05, false, "ok ops per second, each run from its start")
-	tp.axes()
+	tp := newPlot("compare-throughput", end, 0, peak*1.05, false, "ok ops per second, each run from its start; each run's faults shaded in its colour")
 	lp := newPlot("compare-latency", end, math.Min(lo, hi), hi, true, "p99 latency of ok ops (ms, log scale)")
+	for i, s := range all {
+		tp.shadeAs(s.windows, palette[i%len(palette)], names[i])
+		lp.shadeAs(s.windows, palette[i%len(palette)], names[i])
+	}
+	tp.axes()
 	lp.axes()
 	for i, s := range all {
 		if len(s.bs) == 0 {

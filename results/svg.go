@@ -99,6 +99,16 @@ func (p *plot) shade(ws []faultWindow) {
 	}
 }
 
+// shadeAs draws one run's fault windows in the run's colour (the compare
+// page overlays several runs), labelled in its tooltip.
+func (p *plot) shadeAs(ws []faultWindow, color, run string) {
+	for _, w := range ws {
+		x0, x1 := p.x(w.Start), p.x(w.End)
+		fmt.Fprintf(&p.b, `<rect class="fault" x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s" opacity="0.12"><title>%s: %s</title></rect>`,
+			x0, p.top, math.Max(1.5, x1-x0), p.h-p.top-p.bot, color, template.HTMLEscapeString(run), template.HTMLEscapeString(w.title()))
+	}
+}
+
 // axes draws the frame, time ticks and y ticks.
 func (p *plot) axes() {
 	fmt.Fprintf(&p.b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#999"/>`,

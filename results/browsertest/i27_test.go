@@ -160,6 +160,9 @@ func TestBrowserReadsWithoutADecoder(t *testing.T) {
 		t.Errorf("no delta is marked worse")
 	}
 	p.wantPlots("compare-throughput", "compare-latency")
+	if n := eval[int](p, `document.querySelectorAll('svg[data-plot="compare-throughput"] rect.fault').length`); n != 2 {
+		t.Errorf("%d fault windows shaded on the compared throughput, want the partitioned run's 2", n)
+	}
 	p.screenshot("browser-compare-after")
 	p.noConsoleErrors()
 }
