@@ -247,9 +247,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 // WriteList prints runs as `redline results list` does.
 func WriteList(w io.Writer, runs []Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tTEST\tVALID\tTARGET\tFAULTS\tKEY FIGURES\tDIR")
+	fmt.Fprintln(tw, "TIME\tTEST\tVERDICT\tTARGET\tFAULTS\tKEY FIGURES\tDIR")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Format("2006-01-02 15:04:05"), r.Test, r.Valid, dash(r.Target), dash(r.Faults), dash(r.KeyFigures), r.Dir)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Format("2006-01-02 15:04:05"), r.Test, r.Verdict(), dash(r.Target), dash(r.Faults), dash(r.KeyFigures), r.Dir)
 	}
 	return tw.Flush()
 }

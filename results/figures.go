@@ -129,10 +129,13 @@ func keyFigures(checkers map[string]map[string]any) string {
 		parts = append(parts, "no anomaly")
 	}
 	for _, k := range figs {
-		if k.Unit == "" || math.IsNaN(k.Value) || (k.Name == "RPO" && k.Value == 0) {
-			continue
+		switch {
+		case math.IsNaN(k.Value) || (k.Bad && k.Unit == "") || (k.Name == "RPO" && k.Value == 0):
+		case k.Name == "ops":
+			parts = append(parts, k.String()+" ops")
+		default:
+			parts = append(parts, k.Name+" "+k.String())
 		}
-		parts = append(parts, k.Name+" "+k.String())
 	}
 	return strings.Join(parts, ", ")
 }

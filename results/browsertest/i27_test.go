@@ -160,8 +160,10 @@ func TestBrowserReadsWithoutADecoder(t *testing.T) {
 		t.Errorf("no delta is marked worse")
 	}
 	p.wantPlots("compare-throughput", "compare-latency")
-	if n := eval[int](p, `document.querySelectorAll('svg[data-plot="compare-throughput"] rect.fault').length`); n != 2 {
-		t.Errorf("%d fault windows shaded on the compared throughput, want the partitioned run's 2", n)
+	// The synthetic runs have two fault windows each: four bands, in two
+	// colours (the runs').
+	if got := eval[[]string](p, `Array.from(document.querySelectorAll('svg[data-plot="compare-throughput"] rect.fault')).map(r => r.getAttribute('fill'))`); len(got) != 4 || got[0] == got[3] {
+		t.Errorf("fault bands on the compared throughput: %q, want 2 per run in the run's colour", got)
 	}
 	p.screenshot("browser-compare-after")
 	p.noConsoleErrors()
