@@ -325,6 +325,9 @@ func (e Entry) spread() (lost, rpo string) {
 	return strings.Join(ls, ", "), strings.Join(rs, ", ")
 }
 
+// LostPerSeed is each seed's lost writes, in seed order (rpo.html).
+func (e Entry) LostPerSeed() string { l, _ := e.spread(); return l }
+
 func naturalSeed(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
@@ -468,9 +471,11 @@ var rpoPage = template.Must(template.New("rpo").Funcs(template.FuncMap{
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
 td:nth-child(-n+5),th{text-align:left}.bad{background:#f8c9c4}</style></head><body>
 <h1>RPO study</h1><p>{{.R.Started}}, {{.R.Seeds}} seed(s) per cell; runs: <a href="summary.html">summary</a>.</p>
-<table><tr><th>target</th><th>scenario</th><th>wait</th><th>node-timeout</th><th>settings</th><th>runs</th><th>acked</th><th>lost</th><th>lost %</th><th>RPO p50 ms</th><th>RPO max ms</th><th>loss window ms</th><th>RTO p50 ms</th><th>RTO max ms</th><th>lost, WAIT satisfied</th><th>ops/s</th></tr>
+{{if .R.Builds}}<p>Tested builds:</p><ul id="builds">{{range .R.Builds}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .R.Shape}}<p>Clusters:</p><ul id="shape">{{range .R.Shape}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<table><tr><th>target</th><th>scenario</th><th>wait</th><th>node-timeout</th><th>settings</th><th>runs</th><th>acked</th><th>lost</th><th>lost per seed</th><th>lost %</th><th>RPO p50 ms</th><th>RPO max ms</th><th>loss window ms</th><th>RTO p50 ms</th><th>RTO max ms</th><th>lost, WAIT satisfied</th><th>ops/s</th></tr>
 {{range .R.Entries}}<tr><td>{{.Target}}</td><td>{{.Scenario}}</td><td>{{.Wait}}</td><td>{{.NodeTimeoutMs}} ms</td><td>{{range .Settings}}{{.}}; {{else}}defaults{{end}}</td>
-<td>{{.Runs}}</td><td>{{.Acked}}</td><td>{{.Lost}}</td><td>{{.LostPct}}</td><td>{{ms .RPOMs.P50}}</td><td>{{ms .RPOMs.Max}}</td>
+<td>{{.Runs}}</td><td>{{.Acked}}</td><td>{{.Lost}}</td><td class="seeds">{{.LostPerSeed}}</td><td>{{.LostPct}}</td><td>{{ms .RPOMs.P50}}</td><td>{{ms .RPOMs.Max}}</td>
 <td>{{with .LossWindowMs}}{{ms .From}} to {{ms .To}}{{else}}none lost{{end}}</td><td>{{with .RTOMs}}{{ms .P50}}{{end}}</td><td>{{with .RTOMs}}{{ms .Max}}{{end}}</td>
 <td{{if .LostWaitSatisfied}} class="bad"{{end}}>{{.LostWaitSatisfied}}</td><td>{{.ThroughputOpsS}}</td></tr>
 {{end}}</table>
