@@ -34,9 +34,7 @@ func (l *Log) Printf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.file != nil {
-		fmt.Fprintf(l.file, "%s %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), msg)
-	}
+	l.toFile(msg)
 	if l.term != nil {
 		fmt.Fprintf(l.term, "%s %s\n", time.Now().Format("15:04:05"), msg)
 	}
@@ -47,9 +45,13 @@ func (l *Log) Filef(format string, args ...any) {
 	if l == nil {
 		return
 	}
-	msg := fmt.Sprintf(format, args...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.toFile(fmt.Sprintf(format, args...))
+}
+
+// toFile writes one timestamped line to the file; l.mu is held.
+func (l *Log) toFile(msg string) {
 	if l.file != nil {
 		fmt.Fprintf(l.file, "%s %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), msg)
 	}

@@ -23,13 +23,11 @@ type sample struct {
 	series string
 }
 
-// samples pairs each invocation with its process's next completion. Ops
-// still open at the end of the history have no latency and are left out.
-func (d *runData) samples() []sample {
+// eachOp calls fn with every completed client op, its invocation paired
+// with its process's next completion. Ops still open at the end of the
+// history are left out.
+func (d *runData) eachOp(fn func(inv, comp *history.Op)) {
 	pending := map[history.Process]int{}
-	out := make([]sample, 0, len(d.ops)/2)
-	workloadOf := d.workloadOfKey()
-	names := map[[2]string]string{}
 	for i := range d.ops {
 		op := &d.ops[i]
 		if op.NemesisOp() {
@@ -44,7 +42,16 @@ func (d *runData) samples() []sample {
 			continue
 		}
 		delete(pending, op.Process)
-		inv := &d.ops[j]
+		fn(&d.ops[j], op)
+	}
+}
+
+// samples are the completed client ops with their latency.
+func (d *runData) samples() []sample {
+	out := make([]sample, 0, len(d.ops)/2)
+	workloadOf := d.workloadOfKey()
+	names := map[[2]string]string{}
+	d.eachOp(func(inv, op *history.Op) {
 		series := inv.F
 		if w := workloadOf(inv.Key); w != "" {
 			k := [2]string{w, inv.F}
@@ -54,7 +61,7 @@ func (d *runData) samples() []sample {
 			}
 		}
 		out = append(out, sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type, series: series})
-	}
+	})
 	return out
 }
 

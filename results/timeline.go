@@ -47,7 +47,6 @@ type timelineTick struct {
 // (ok green, fail red, info orange), the nemesis's faults in a column of
 // their own.
 func (d *runData) writeTimeline(r *Run) error {
-	pending := map[history.Process]*history.Op{}
 	seen := map[history.Process]bool{}
 	var procs []history.Process
 	var boxes []timelineBox
@@ -58,23 +57,10 @@ func (d *runData) writeTimeline(r *Run) error {
 	if end*pxPerS > 30000 { // keep the page scrollable: at most 30000 px tall
 		pxPerS = 30000 / end
 	}
-	for i := range d.ops {
-		op := &d.ops[i]
-		if op.NemesisOp() {
-			continue
-		}
-		if op.Type == history.Invoke {
-			pending[op.Process] = op
-			continue
-		}
-		inv, ok := pending[op.Process]
-		if !ok {
-			continue
-		}
-		delete(pending, op.Process)
+	d.eachOp(func(inv, op *history.Op) {
 		total++
 		if len(boxes) >= timelineMaxOps {
-			continue
+			return
 		}
 		if !seen[op.Process] {
 			seen[op.Process] = true
@@ -91,7 +77,7 @@ func (d *runData) writeTimeline(r *Run) error {
 		}
 		boxes = append(boxes, timelineBox{Top: t0 * pxPerS, Height: max(2, (t1-t0)*pxPerS), Class: op.Type.String(), Title: clip(title, 400), Label: inv.F})
 		boxProc = append(boxProc, op.Process)
-	}
+	})
 	// Columns in process order; column 0 is the nemesis.
 	sort.Slice(procs, func(i, j int) bool { return procs[i] < procs[j] })
 	col := map[history.Process]int{}
