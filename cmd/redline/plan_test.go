@@ -19,7 +19,7 @@ func TestDryRunPlansWithoutStarting(t *testing.T) {
 		t.Fatalf("suite --dry-run: exit %d: %s", code, errb.String())
 	}
 	txt := out.String()
-	for _, want := range []string{"plan: suite release, 32 runs one after another, about 22m 24s",
+	for _, want := range []string{"plan: suite release, 32 runs one after another, about 24m 00s",
 		"every run: redline run --target reference --time-limit 30s",
 		"32  workload=txn nemesis=member", "--workload txn --nemesis member", "nothing was started"} {
 		if !strings.Contains(txt, want) {
@@ -34,7 +34,7 @@ func TestDryRunPlansWithoutStarting(t *testing.T) {
 	if code := run([]string{"run", "--dry-run", "--nemesis", "partition,kill", "--time-limit", "40s", "--seed", "7", "--results", root}, &out, &errb); code != exitValid {
 		t.Fatalf("run --dry-run: exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"plan: 1 test, about 52s", "--nemesis partition,kill", "at 5s", "partition:bridge", "at 35s", "kill:primary"} {
+	for _, want := range []string{"plan: 1 test, about 55s", "--nemesis partition,kill", "at 5s", "partition:bridge", "at 35s", "kill:primary"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("run plan lacks %q:\n%s", want, out.String())
 		}
@@ -44,7 +44,7 @@ func TestDryRunPlansWithoutStarting(t *testing.T) {
 	if code := run([]string{"rpo", "--dry-run", "--scenarios", "kill-primary", "--results", root}, &out, &errb); code != exitValid {
 		t.Fatalf("rpo --dry-run: exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), "plan: suite rpo, 4 runs one after another, about 1m 44s") {
+	if !strings.Contains(out.String(), "plan: suite rpo, 4 runs one after another, about 1m 56s") {
 		t.Errorf("rpo plan:\n%s", out.String())
 	}
 	if _, err := os.Stat(root); !os.IsNotExist(err) {

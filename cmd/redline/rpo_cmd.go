@@ -46,9 +46,9 @@ zombie primary), primary-in-minority (a primary on the minority side).
 
 How long it takes: targets x scenarios x WAIT values x node-timeouts x
 settings (2 with --min-replicas) x seeds runs, one after another; each runs
-1.45 x max(10 s, 5 x node-timeout) of traffic plus about 12 s to start the
+1.45 x max(10 s, 5 x node-timeout) of traffic plus about 15 s to start the
 cluster and check. The defaults are 4 scenarios x 2 WAIT values x 2 seeds =
-16 runs of 14 s + 12 s, about 7 minutes; --dry-run prints the runs and the
+16 runs of 14 s + 15 s, about 8 minutes; --dry-run prints the runs and the
 estimate and starts nothing.
 
 Lost writes are what the study measures, so its runs' checkers are mostly

@@ -47,7 +47,7 @@ Runs go one after another (one cluster at a time), each stored as a normal run.
 The suite writes results/suites/<name>/<timestamp>/ with suite.yaml (expanded),
 summary.json, junit.xml (one testcase per run) and summary.html. --dry-run
 lists the expanded runs with their flags and the estimated time (each run's
-time limit plus about 12 s) and starts nothing.
+time limit plus about 15 s) and starts nothing.
 
 Exit code: the worst verdict (1 some run invalid, else 2 some run unknown or
 failed, else 0); 254 for a bad file, naming the line and key, or a --results
@@ -64,7 +64,7 @@ with --resume DIR).`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.resume, "resume", "", "suite directory of an interrupted suite: run only what has no verdict yet")
-	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, 32 runs, about 22 min; --dry-run lists them)")
+	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, 32 runs, about 24 min; --dry-run lists them)")
 	f.StringArrayVar(&o.sets, "set", nil, "key=value applied to every run over the file (repeatable), e.g. --set target=redis")
 	f.StringVar(&o.results, "results", "results", "directory of the results store (runs, and suites/<name>/<ts>/)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print every run's flags and the estimated total time; start nothing")
