@@ -115,7 +115,7 @@ func (d *runData) sampledSnapshots() []snapshot {
 			continue // a torn last line of a crashed run
 		}
 		if nodes := parseClusterNodes(s.ClusterNodes); len(nodes) > 0 {
-			out = append(out, snapshot{t: float64(s.Time) / 1e9, label: "sampled", nodes: nodes})
+			out = append(out, snapshot{t: float64(s.Time) / 1e9, label: fmt.Sprintf("sampled at %.1f s", float64(s.Time)/1e9), nodes: nodes})
 		}
 	}
 	return out
