@@ -18,9 +18,29 @@ var headline = []string{"lost", "unexpected", "recovered", "stale_reads", "anoma
 	"wait_satisfied", "wait_unsatisfied", "no_wait", "unknown_keys", "anomaly_types", "wrong_total",
 	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "error"}
 
-// HeadlineFigures renders the figures that matter most in one short line.
+// HeadlineFigures renders the figures that matter most in one short line
+// for terminals and CI logs ("lost=3 stale_reads=1").
 func HeadlineFigures(f map[string]any) string {
 	var parts []string
+	for _, kv := range headlineParts(f) {
+		parts = append(parts, kv[0]+"="+kv[1])
+	}
+	return strings.Join(parts, " ")
+}
+
+// headlineWords is HeadlineFigures for the report's readers: "lost 3,
+// stale reads 1, rto n 1 max 6.76s".
+func headlineWords(f map[string]any) string {
+	var parts []string
+	for _, kv := range headlineParts(f) {
+		parts = append(parts, strings.ReplaceAll(kv[0], "_", " ")+" "+strings.Trim(kv[1], "{}"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// headlineParts are the headline figures a checker has, as name and value.
+func headlineParts(f map[string]any) [][2]string {
+	var parts [][2]string
 	for _, k := range headline {
 		v, ok := f[k]
 		if !ok {
@@ -28,16 +48,16 @@ func HeadlineFigures(f map[string]any) string {
 		}
 		if m, ok := v.(map[string]any); ok && strings.HasSuffix(k, "_ms") && m["p99"] != nil {
 			// A duration summary (rto_ms): seconds, to two decimals.
-			parts = append(parts, fmt.Sprintf("%s={n=%v p50=%s p99=%s max=%s}", strings.TrimSuffix(k, "_ms"), m["count"], msSeconds(m["p50"]), msSeconds(m["p99"]), msSeconds(m["max"])))
+			parts = append(parts, [2]string{strings.TrimSuffix(k, "_ms"), fmt.Sprintf("{n=%v p50=%s p99=%s max=%s}", m["count"], msSeconds(m["p50"]), msSeconds(m["p99"]), msSeconds(m["max"]))})
 			continue
 		}
 		s := shortValue(v)
 		if s == "" {
 			continue
 		}
-		parts = append(parts, k+"="+s)
+		parts = append(parts, [2]string{k, s})
 	}
-	return strings.Join(parts, " ")
+	return parts
 }
 
 // msSeconds renders a figure in milliseconds as seconds ("6.76s").
@@ -162,7 +182,7 @@ func (d *runData) report() reportData {
 		if len(fig) > 100_000 {
 			fig = append(fig[:100_000], []byte("\n... (see results.json)")...)
 		}
-		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: c.Valid.String(), Headline: HeadlineFigures(c.Figures), Figures: string(fig)})
+		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: c.Valid.String(), Headline: headlineWords(c.Figures), Figures: string(fig)})
 	}
 	for _, n := range sortedKeys(d.sum.NotApplicable) {
 		rd.Notes = append(rd.Notes, fmt.Sprintf("%s: not applicable, not part of the verdict (%s).", n, d.sum.NotApplicable[n]))
