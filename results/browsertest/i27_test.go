@@ -40,7 +40,7 @@ func TestReportReadsWithoutADecoder(t *testing.T) {
 		t.Errorf("latency legend has %d swatches, want 9 (6 ops, 3 outcomes)", n)
 	}
 	if got := eval[[]string](p, `Array.from(document.querySelectorAll('svg[data-plot="throughput"] .series')).map(s => s.dataset.series)`); len(got) < 6 ||
-		!contains(got, "add ok") || !contains(got, "read fail") {
+		!contains(got, "add ok") || !contains(got, "register read fail") {
 		t.Errorf("throughput series %q: want one per op and outcome", got)
 	}
 	for _, h := range eval[[]string](p, `Array.from(document.querySelectorAll('th')).map(t => t.textContent)`) {
