@@ -218,6 +218,10 @@ func TestStudySummaryIsMeasuredNotInvalid(t *testing.T) {
 	if !strings.Contains(string(h), `RPO study: <span class="measured">measured</span>`) || !strings.Contains(string(h), `id="study-note"`) {
 		t.Errorf("summary.html of a study:\n%s", h)
 	}
+	j, err := sum.JUnit()
+	if err != nil || strings.Contains(string(j), "<failure") {
+		t.Errorf("junit.xml of a study fails its measurements (%v):\n%s", err, j)
+	}
 	if !sum.Suite().Study {
 		t.Error("a resumed study is no longer a study")
 	}
