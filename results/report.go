@@ -341,7 +341,7 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 	add("workloads", d.str("workloads"))
 	faultCount := map[string]int{}
 	for _, w := range windows {
-		faultCount[w.Fault]++
+		faultCount[strings.TrimSpace(w.Fault+" "+w.Mode)]++ // "kill primary" apart from "kill all"
 	}
 	var fc []string
 	for _, f := range sortedKeys(faultCount) {
