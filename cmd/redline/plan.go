@@ -50,12 +50,15 @@ func printRunPlan(w io.Writer, o *runOptions, command string) {
 	fmt.Fprintf(w, "  %s %s\n", command, strings.Join(configFlags(cfg), " "))
 	fmt.Fprintf(w, "  test name %s, stored under %s/%s/<timestamp>/\n", cfg.TestName, cfg.ResultsDir, cfg.TestName)
 	if steps := faultSchedule(cfg); len(steps) > 0 {
-		fmt.Fprintf(w, "  faults (seed %d; targets are picked from the live topology when each fires):\n", cfg.Seed)
+		fmt.Fprintf(w, "  faults (seed %d; targets are picked from the live topology when each fires; some modes hold longer, see --nemesis list):\n", cfg.Seed)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, s := range steps {
 			fmt.Fprintf(tw, "    %s\t%s\tfor about %s\n", s.at, s.what, s.hold)
 		}
 		tw.Flush()
+	}
+	if o.seedPicked {
+		fmt.Fprintf(w, "  the seed was picked for this plan: add --seed %d to run this schedule\n", cfg.Seed)
 	}
 	fmt.Fprintln(w, "nothing was started (--dry-run)")
 }

@@ -30,17 +30,18 @@ import (
 )
 
 type runOptions struct {
-	cfg       harness.Config
-	workloads string
-	nemesis   string
-	addrs     string
-	hooks     []string
-	yes       bool                // --yes: no question before faults on a cluster redline did not create
-	dryRun    bool                // --dry-run: print the plan, start nothing
-	creds     cluster.Credentials // read from the environment or a file, never stored
-	kv        kvFlags             // bench's kv workload
-	stdout    io.Writer
-	stderr    io.Writer
+	cfg        harness.Config
+	workloads  string
+	nemesis    string
+	addrs      string
+	hooks      []string
+	yes        bool                // --yes: no question before faults on a cluster redline did not create
+	dryRun     bool                // --dry-run: print the plan, start nothing
+	seedPicked bool                // the plan's seed was picked, not given
+	creds      cluster.Credentials // read from the environment or a file, never stored
+	kv         kvFlags             // bench's kv workload
+	stdout     io.Writer
+	stderr     io.Writer
 	// runDir, if set, learns each run's directory as soon as it exists
 	// (a suite links its summary to it).
 	runDir func(dir string)
@@ -210,10 +211,12 @@ func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 		printNemesisList(o.stdout)
 		return nil
 	}
+	seedGiven := o.cfg.Seed != 0
 	if err := o.validate(targetChanged); err != nil {
 		return err
 	}
 	if o.dryRun {
+		o.seedPicked = !seedGiven
 		command := "redline run"
 		if o.cfg.Bench {
 			command = "redline bench"
