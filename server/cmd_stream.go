@@ -1805,7 +1805,7 @@ func (s *Server) registerStreams() {
 	s.commands["xadd"].Specs[0].Notes = "UPDATE instead of INSERT because of the optional trimming feature"
 }
 
-// specsFromTable turns Redis's key specs of a command (keyspecs_gen.go)
+// specsFromTable turns Redis's key specs of a command (commands_keyspecs_gen.go)
 // into COMMAND INFO's KeySpecs; nil when it has none.
 func specsFromTable(name string) []KeySpec {
 	var out []KeySpec

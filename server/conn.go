@@ -52,7 +52,7 @@ type Client struct {
 	Asking   bool
 	ReadOnly bool
 	// asmFlag is the CLIENT LIST flag of a slot migration connection
-	// ('o' importing, 'g' migrating), 0 for others (asmhide.go).
+	// ('o' importing, 'g' migrating), 0 for others (cluster_migration_hide.go).
 	asmFlag byte
 	// Data is free for extensions (the cluster package) to attach state.
 	Data any

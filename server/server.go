@@ -129,14 +129,14 @@ type Server struct {
 	// replLoading: a replica is loading its master's full sync (repl.go):
 	// INFO says loading:1 and clients get -LOADING.
 	replLoading bool
-	// debug holds what DEBUG switches (debug.go).
+	// debug holds what DEBUG switches (cmd_debug.go).
 	debug debugState
 	// ps holds the Pub/Sub subscriptions (pubsub.go); nil until used.
 	ps *pubsubState
-	// ext is cluster mode and replication (cluster_mode.go, repl.go).
+	// ext is cluster mode and replication (cluster.go, repl.go).
 	ext *ext
 	// hidden are the slots whose keys db 0 hides while a CLUSTER
-	// MIGRATION task imports them (asmhide.go); nil when none.
+	// MIGRATION task imports them (cluster_migration_hide.go); nil when none.
 	hidden *hiddenSlots
 	opts   Options // as given to New
 	// loops serve connections (eventloop_linux.go); none means a

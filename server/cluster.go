@@ -25,9 +25,9 @@ import (
 type ext struct {
 	s    *Server
 	repl *replState
-	oom  oomState // maxmemory (maxmemory.go)
+	oom  oomState // maxmemory (evict.go)
 	// foreign are slots owned by others that the master's stream wrote
-	// (an import under way there), trimmed on promotion (asmhide.go).
+	// (an import under way there), trimmed on promotion (cluster_migration_hide.go).
 	foreign map[int]bool
 
 	// The cluster node and everything about it belong to the server lock
@@ -49,8 +49,8 @@ type ext struct {
 
 	mig migrateConns
 
-	slotStats *slotCounters // CLUSTER SLOT-STATS counters (slotstats.go)
-	asm       *asmRuntime   // CLUSTER MIGRATION tasks (atomicmigrate.go)
+	slotStats *slotCounters // CLUSTER SLOT-STATS counters (cluster_slotstats.go)
+	asm       *asmRuntime   // CLUSTER MIGRATION tasks (cluster_migration.go)
 }
 
 // afterBatch runs (server lock held) after a connection's batch of commands,

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Redis 7.0's key specifications (keyspecs_gen.go): where a command's keys
+// Redis 7.0's key specifications (commands_keyspecs_gen.go): where a command's keys
 // are and what it does to each (RW/RO/OW/RM, access/update/insert/delete).
 // COMMAND GETKEYSANDFLAGS reports them per key.
 

@@ -22,10 +22,10 @@ import (
 type scripting struct {
 	s *Server
 	L *lua.LState
-	// loadRedis is the redis table of FUNCTION LOAD (functions.go).
+	// loadRedis is the redis table of FUNCTION LOAD (script_functions.go).
 	loadRedis *lua.LTable
 	// allowOOM: the running script or function has the allow-oom flag
-	// (its commands run over maxmemory, maxmemory.go).
+	// (its commands run over maxmemory, evict.go).
 	allowOOM bool
 	bodies   map[string]string
 	funcs    map[string]*lua.LFunction
@@ -33,8 +33,8 @@ type scripting struct {
 	fake     *Client
 	readOnly bool
 	sandbox  *luaSandbox
-	fns      *functionLibs    // FUNCTION libraries (functions.go); nil until first used
-	shebangs map[string]uint8 // flags of the scripts that declare them (shebang.go), by sha
+	fns      *functionLibs    // FUNCTION libraries (script_functions.go); nil until first used
+	shebangs map[string]uint8 // flags of the scripts that declare them (script_shebang.go), by sha
 }
 
 func newScripting(s *Server) *scripting {

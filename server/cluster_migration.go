@@ -17,7 +17,7 @@ package server
 //     TRYAGAIN (Redis blocks the client until the pause ends).
 //   - Writes inside MULTI/EXEC are streamed one by one.
 //   - Keys being imported are hidden, and the INFO fields and CLIENT LIST
-//     flags are in asmhide.go.
+//     flags are in cluster_migration_hide.go.
 
 import (
 	"bufio"
