@@ -30,9 +30,7 @@ package server
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redline-dev/redline/server/cluster"
@@ -144,140 +142,12 @@ func (e *ext) myShardOwns(slot int) bool {
 	return owner == e.node.MasterID()
 }
 
-// cmdSlotStats runs CLUSTER SLOT-STATS; the errors are Redis 8.2's.
-func (e *ext) cmdSlotStats(c *Client, args []string) {
-	metrics := e.activeSlotMetrics()
-	switch {
-	case len(args) == 5 && strings.EqualFold(args[2], "slotsrange"):
-		start, err := parseSlotArg(args[3])
-		if err == nil {
-			var end int
-			if end, err = parseSlotArg(args[4]); err == nil {
-				if start > end {
-					c.Error(fmt.Sprintf("ERR Start slot number %d is greater than end slot number %d", start, end))
-					return
-				}
-				var slots []int
-				for s := start; s <= end; s++ {
-					if e.myShardOwns(s) {
-						slots = append(slots, s)
-					}
-				}
-				e.writeSlotStats(c, slots, metrics)
-				return
-			}
-		}
-		c.Error(err.Error())
-	case len(args) >= 4 && strings.EqualFold(args[2], "orderby"):
-		var by *slotMetric
-		for i := range metrics {
-			if strings.EqualFold(args[3], metrics[i].name) {
-				by = &metrics[i]
-			}
-		}
-		if by == nil {
-			c.Error("ERR Unrecognized sort metric for ORDERBY.")
-			return
-		}
-		limit, desc := cluster.NumSlots, true
-		limits, orders := 0, 0
-		for i := 4; i < len(args); i++ {
-			switch w := strings.ToLower(args[i]); {
-			case w == "limit" && i+1 < len(args):
-				n, err := strconv.ParseInt(args[i+1], 10, 64)
-				if err != nil || n < 1 || n > cluster.NumSlots {
-					c.Error("ERR Limit has to lie in between 1 and 16384 (maximum number of slots).")
-					return
-				}
-				limit = int(n)
-				limits++
-				i++
-			case w == "asc" || w == "desc":
-				desc = w == "desc"
-				orders++
-			default:
-				c.Error("ERR syntax error")
-				return
-			}
-			if limits > 1 || orders > 1 {
-				c.Error("ERR Multiple filters of the same type are disallowed.")
-				return
-			}
-		}
-		type sv struct {
-			slot int
-			v    int64
-		}
-		var all []sv
-		for s := 0; s < cluster.NumSlots; s++ {
-			if e.myShardOwns(s) {
-				all = append(all, sv{s, by.value(e, s)})
-			}
-		}
-		// Ties go to the lower slot number in both directions (documented).
-		sort.SliceStable(all, func(i, j int) bool {
-			if all[i].v != all[j].v {
-				return (all[i].v > all[j].v) == desc
-			}
-			return all[i].slot < all[j].slot
-		})
-		if len(all) > limit {
-			all = all[:limit]
-		}
-		slots := make([]int, len(all))
-		for i, x := range all {
-			slots[i] = x.slot
-		}
-		e.writeSlotStats(c, slots, metrics)
-	default:
-		c.Error("ERR unknown subcommand or wrong number of arguments for '" + trunc([]byte(args[1]), 128) + "'. Try CLUSTER HELP.")
-	}
-}
-
-// writeSlotStats writes one [slot, {metric: value, ...}] pair per slot.
-func (e *ext) writeSlotStats(c *Client, slots []int, metrics []slotMetric) {
-	c.Array(len(slots))
-	for _, s := range slots {
-		c.Array(2)
-		c.Int(int64(s))
-		c.Map(len(metrics))
-		for _, m := range metrics {
-			c.BulkString(m.name)
-			c.Int(m.value(e, s))
-		}
-	}
-}
-
 func parseSlotArg(s string) (int, error) {
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 0 || v >= cluster.NumSlots {
 		return 0, fmt.Errorf("ERR Invalid or out of range slot")
 	}
 	return int(v), nil
-}
-
-// cmdClusterRedis8 runs the CLUSTER subcommands Redis 8 added and reports
-// whether args was one of them; the rest go to cluster.Exec.
-func (e *ext) cmdClusterRedis8(c *Client, argv [][]byte, args []string) bool {
-	if len(args) < 2 {
-		return false
-	}
-	switch strings.ToLower(args[1]) {
-	case "slot-stats":
-		if len(args) < 4 {
-			c.Error("ERR wrong number of arguments for 'cluster|slot-stats' command")
-			return true
-		}
-		e.cmdSlotStats(c, args)
-		return true
-	case "migration":
-		e.cmdMigration(c, args)
-		return true
-	case "syncslots":
-		e.cmdSyncSlots(c, argv)
-		return true
-	}
-	return false
 }
 
 // keyOverhead is memory-bytes' per-key allowance: a dictEntry (24), a

@@ -299,3 +299,34 @@ func cmdCommand(c *Client, argv [][]byte) {
 		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try COMMAND HELP.")
 	}
 }
+
+func cmdCommandGetKeysAndFlags(c *Client, argv [][]byte) {
+	cmd := c.s.Lookup(argv[2])
+	if cmd == nil {
+		c.Error("ERR Invalid command specified")
+		return
+	}
+	args := argv[2:]
+	if !checkArity(cmd.Arity, len(args)) {
+		c.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	idx := cmd.KeyIndexes(args)
+	if sub := cmd.subcommand(args); len(idx) == 0 && sub != nil && sub.FirstKey > 0 && sub.FirstKey < len(args) {
+		idx = []int{sub.FirstKey}
+	}
+	if len(idx) == 0 {
+		c.Error("ERR The command has no key arguments")
+		return
+	}
+	flags := keyFlags(cmd, args, idx)
+	c.Array(len(idx))
+	for k, i := range idx {
+		c.Array(2)
+		c.Bulk(args[i])
+		c.SetHeader(len(flags[k]))
+		for _, f := range flags[k] {
+			c.Simple(f)
+		}
+	}
+}

@@ -3,8 +3,9 @@
 package server
 
 import (
-	"github.com/redline-dev/redline/server/store"
 	"math"
+
+	"github.com/redline-dev/redline/server/store"
 )
 
 func pushGeneric(c *Client, argv [][]byte, front bool) {

@@ -3,14 +3,15 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/redline-dev/redline/server/config"
-	"github.com/redline-dev/redline/server/rdb"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redline-dev/redline/server/config"
+	"github.com/redline-dev/redline/server/rdb"
 
 	"github.com/redis/go-redis/v9"
 )
