@@ -295,9 +295,9 @@ func TestBlockingPropagationLikeRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	var propagated []string
-	s.SetHooks(Hooks{Propagated: func(db int, argv [][]byte) {
+	s.propagationTap = func(db int, argv [][]byte) {
 		propagated = append(propagated, string(bytes.Join(argv, []byte(" "))))
-	}})
+	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestBlockingPropagationLikeRedis(t *testing.T) {
 }
 
 // startExtServer runs a server with replication (and cluster mode when
-// args ask for it), as Main does.
+// args ask for it) over TCP, as Main does.
 func startExtServer(t *testing.T, args ...string) *Server {
 	t.Helper()
 	cfg, err := config.ParseArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()}, args...))
@@ -379,7 +379,7 @@ func startExtServer(t *testing.T, args ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.StartNode(); err != nil {
+	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })

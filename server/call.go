@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net"
 	"sort"
 	"strings"
 	"time"
@@ -150,9 +149,6 @@ func (cmd *Command) effectiveFlags(argv [][]byte) Flag {
 	return cmd.Flags
 }
 
-// IsWrite reports whether the command may modify the keyspace.
-func (cmd *Command) IsWrite() bool { return cmd.Flags&FlagWrite != 0 }
-
 // checkArity reports whether n arguments fit arity.
 func checkArity(arity, n int) bool {
 	if arity > 0 {
@@ -164,7 +160,7 @@ func checkArity(arity, n int) bool {
 // Register adds or replaces a command in the table (cluster mode and
 // replication register theirs: CLUSTER, ASKING, WAIT, PSYNC ...). Call it
 // before Serve.
-func (s *Server) Register(cmd *Command) {
+func (s *Server) addCommand(cmd *Command) {
 	cmd.Name = strings.ToLower(cmd.Name)
 	if cmd.Step == 0 && cmd.FirstKey > 0 {
 		cmd.Step = 1
@@ -198,9 +194,9 @@ func (s *Server) Lookup(name []byte) *Command {
 	return s.commands[string(b)]
 }
 
-// CommandKeys returns the command for argv and the keys it names (nil
+// commandKeys returns the command for argv and the keys it names (nil
 // command if unknown or the arity is wrong).
-func (s *Server) CommandKeys(argv [][]byte) (*Command, [][]byte) {
+func (s *Server) commandKeys(argv [][]byte) (*Command, [][]byte) {
 	if len(argv) == 0 {
 		return nil, nil
 	}
@@ -216,7 +212,7 @@ func (s *Server) CommandKeys(argv [][]byte) (*Command, [][]byte) {
 }
 
 // Commands returns the command table sorted by name.
-func (s *Server) Commands() []*Command {
+func (s *Server) commandList() []*Command {
 	out := make([]*Command, 0, len(s.commands))
 	for _, c := range s.commands {
 		out = append(out, c)
@@ -258,9 +254,7 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 	}
 	c.cmd = cmd
 	c.lastCmd = cmd.Name
-	if s.hooks.PostExecute != nil {
-		defer s.hooks.PostExecute(c, cmd)
-	}
+	defer s.afterCommand(c, cmd)
 	if !checkArity(cmd.Arity, len(argv)) {
 		c.reject(ErrArity(cmd.Name))
 		return
@@ -268,7 +262,7 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 	if sub := cmd.subcommand(argv); sub != nil && !checkArity(sub.Arity, len(argv)) {
 		c.reject("ERR wrong number of arguments for '" + cmd.Name + "|" + sub.Name + "' command")
 		return
-	} else if cmd.Protected && !c.protectedAllowed() {
+	} else if cmd.Protected && !c.s.protectedAllowed(c, "enable-debug-command") {
 		c.reject("ERR " + strings.ToUpper(cmd.Name) + " command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
 		return
 	} else if sub == nil && len(cmd.Subcommands) > 0 && len(argv) > 1 {
@@ -294,11 +288,9 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 		c.reject("ERR Command not allowed inside a transaction")
 		return
 	}
-	if s.hooks.PreExecute != nil {
-		if e := s.hooks.PreExecute(c, cmd, argv); e != "" {
-			c.reject(e)
-			return
-		}
+	if e := s.refusal(c, cmd, argv); e != "" {
+		c.reject(e)
+		return
 	}
 	if c.multi && !isTxControl(cmd.Name) {
 		q := make([][]byte, len(argv))
@@ -310,24 +302,6 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 		return
 	}
 	c.exec(cmd, argv)
-}
-
-// protectedAllowed applies enable-debug-command (Redis 7.0's default "no"
-// refuses DEBUG; "local" allows loopback and internal clients).
-func (c *Client) protectedAllowed() bool {
-	v := "no"
-	if kv := c.s.cfg.Get("enable-debug-command", func(p, n string) bool { return p == n }); len(kv) > 0 {
-		v = kv[0][1]
-	}
-	switch v {
-	case "yes":
-		return true
-	case "local":
-		host, _, err := net.SplitHostPort(c.addr)
-		ip := net.ParseIP(host)
-		return c.addr == "" || err != nil || (ip != nil && ip.IsLoopback())
-	}
-	return false
 }
 
 func (cmd *Command) subcommand(argv [][]byte) *Command {

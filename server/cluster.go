@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redline-dev/redline/server/cluster"
@@ -20,52 +19,40 @@ import (
 	"github.com/redline-dev/redline/server/keyslot"
 )
 
-// ext is the state of cluster mode and replication: the cluster node with
-// its bus (nil without cluster-enabled) and the replication state.
-type ext struct {
-	s    *Server
-	repl *replState
-	oom  oomState // maxmemory (evict.go)
-	// foreign are slots owned by others that the master's stream wrote
-	// (an import under way there), trimmed on promotion (cluster_migration_hide.go).
-	foreign map[int]bool
-
-	// The cluster node and everything about it belong to the server lock
-	// (s.mu): Step, Tick, CLUSTER commands and the handling of each Ready
-	// all run with it held, as Redis runs the bus handlers and clusterCron
-	// on its one thread. The bus only moves bytes.
+// clusterState is this node's part of the cluster (cluster-enabled yes).
+// The node and everything about it belong to the server lock (s.mu): Step,
+// Tick, CLUSTER commands and the handling of each Ready all run with it
+// held, as Redis runs the bus handlers and clusterCron on its one thread.
+// The bus only moves bytes. Without cluster-enabled, bus and node are nil.
+type clusterState struct {
 	node     *cluster.Node
 	bus      *bus.Bus
 	view     *cluster.SlotView // routing snapshot of the last Ready
 	confPath string
 	pending  bool // a CLUSTER command ran; its outputs wait for the batch's end
 
-	done chan struct{}
-	wg   sync.WaitGroup
+	// foreign are slots owned by others that the master's stream wrote
+	// (an import under way there), trimmed on promotion (cluster_migration_hide.go).
+	foreign map[int]bool
 
 	// scratch for routing (server lock held)
 	slots []int
 	keys  [][]byte
-
-	mig migrateConns
-
-	slotStats *slotCounters // CLUSTER SLOT-STATS counters (cluster_slotstats.go)
-	asm       *asmRuntime   // CLUSTER MIGRATION tasks (cluster_migration.go)
 }
 
-// afterBatch runs (server lock held) after a connection's batch of commands,
+// flushClusterOutputs runs (server lock held) after a connection's batch of commands,
 // before the replies are written: it performs the cluster outputs of the
 // batch's CLUSTER commands once, so a pipeline of CLUSTER SETSLOT writes
 // and fsyncs nodes.conf once, as Redis does in beforeSleep.
-func (e *ext) afterBatch() {
-	if e.pending {
-		e.pending = false
-		e.ready()
+func (s *Server) flushClusterOutputs() {
+	if s.cl.pending {
+		s.cl.pending = false
+		s.nodeReady()
 	}
 }
 
-// clientExt is the per-connection state of cluster mode and replication.
-type clientExt struct {
+// clientRepl is a connection's part in replication.
+type clientRepl struct {
 	woff       int64 // master offset after the client's last command (WAIT)
 	replica    *replicaLink
 	master     bool   // the connection applying our master's stream
@@ -73,84 +60,44 @@ type clientExt struct {
 	listenIP   string // REPLCONF ip-address
 }
 
-func cext(c *Client) *clientExt {
-	if ce, ok := c.Data.(*clientExt); ok {
-		return ce
-	}
-	ce := &clientExt{}
-	c.Data = ce
-	return ce
-}
-
-// StartNode listens, starts cluster mode (cluster-enabled yes: the bus on
-// port+10000, nodes.conf) and replication (replicaof), and serves in the
-// background. Close stops everything.
-func (s *Server) StartNode() error {
-	if err := s.Listen(); err != nil {
-		return err
-	}
-	if err := s.startExt(); err != nil {
-		s.closeListeners()
-		return err
-	}
-	s.serveBackground()
-	return nil
-}
-
-// startExt starts cluster mode and replication as configured: it installs
-// the Hooks, registers their commands, and starts the cluster node or the
-// link to a configured master.
-func (s *Server) startExt() error {
-	e := &ext{s: s, done: make(chan struct{})}
-	e.repl = newReplState(e)
-	e.setMaxmemory()
-	s.ext = e
-	e.registerCommands()
-	s.SetHooks(Hooks{
-		PreExecute:   e.preExecute,
-		PostExecute:  e.postExecute,
-		Propagated:   e.propagated,
-		InfoSection:  e.infoSection,
-		Cron:         e.cron,
-		ClientClosed: e.clientClosed,
-	})
+// startNode starts cluster mode (cluster-enabled yes: the bus on
+// port+10000, nodes.conf) or the link to a configured master (replicaof),
+// after Listen and before the connections are served.
+func (s *Server) startNode() error {
 	if s.cfg.ClusterEnabled {
-		if err := e.startCluster(); err != nil {
+		if err := s.startCluster(); err != nil {
 			return err
 		}
-		e.trimUnownedOnLoad()
+		s.trimUnownedOnLoad()
 	} else if s.cfg.ReplicaOf != "" {
 		f := strings.Fields(s.cfg.ReplicaOf)
 		if len(f) == 2 {
 			port, _ := strconv.Atoi(f[1])
 			s.mu.Lock()
-			e.repl.setMaster(f[0], port)
+			s.repl.setMaster(f[0], port)
 			s.mu.Unlock()
 		}
 	}
 	return nil
 }
 
-func (s *Server) stopExt() {
-	e := s.ext
-	if e == nil {
-		return
-	}
+// stopNode stops the cluster node's and replication's goroutines and links.
+func (s *Server) stopNode() {
 	select {
-	case <-e.done:
+	case <-s.clusterDone:
 		return
 	default:
 	}
-	close(e.done)
-	if e.bus != nil {
-		e.bus.Close()
+	close(s.clusterDone)
+	if s.cl.bus != nil {
+		s.cl.bus.Close()
 	}
 	s.mu.Lock()
-	e.repl.stopReplica()
-	e.repl.closeReplicas()
+	s.repl.stopReplica()
+	s.repl.closeReplicas()
 	s.mu.Unlock()
-	e.mig.closeAll()
-	e.wg.Wait()
+	s.mig.closeAll()
+	s.clusterWG.Wait()
 }
 
 // clusterConfig is the node's configuration from the server's (at start,
@@ -178,8 +125,8 @@ func clusterConfig(cfg *config.Config) cluster.Config {
 	return ccfg
 }
 
-func (e *ext) startCluster() error {
-	cfg := e.s.cfg
+func (s *Server) startCluster() error {
+	cfg := s.cfg
 	port := cfg.Port
 	cport := cfg.ClusterPort
 	if cport == 0 {
@@ -203,10 +150,10 @@ func (e *ext) startCluster() error {
 		if err != nil {
 			return fmt.Errorf("Unrecoverable error: corrupted cluster config file \"%s\": %v", path, err)
 		}
-		e.s.Logf('*', "Node configuration loaded, I'm %.40s", n.ID())
+		s.Logf('*', "Node configuration loaded, I'm %.40s", n.ID())
 	} else {
 		n = cluster.NewNode(ccfg, self, time.Now())
-		e.s.Logf('*', "No cluster configuration found, I'm %.40s", n.ID())
+		s.Logf('*', "No cluster configuration found, I'm %.40s", n.ID())
 	}
 	host := "0.0.0.0"
 	if len(cfg.Bind) > 0 {
@@ -215,59 +162,58 @@ func (e *ext) startCluster() error {
 			host = h
 		}
 	}
-	e.confPath = path
+	s.cl.confPath = path
 	if len(n.NodesConf()) > 0 {
 		// Write it now (a fresh node), as Redis does at start.
 		if err := bus.SaveNodesConf(path, n.NodesConf(), true); err != nil {
 			return fmt.Errorf("Unable to save the cluster config file %s: %v", path, err)
 		}
 	}
-	e.node, e.view = n, n.View()
-	e.bus = bus.New(bus.Options{ListenAddr: net.JoinHostPort(host, strconv.Itoa(cport)), Transport: e.s.opts.ClusterTransport})
-	if err := e.bus.Start(); err != nil {
+	s.cl.node, s.cl.view = n, n.View()
+	s.cl.bus = bus.New(bus.Options{ListenAddr: net.JoinHostPort(host, strconv.Itoa(cport)), Transport: s.opts.ClusterTransport})
+	if err := s.cl.bus.Start(); err != nil {
 		return err
 	}
-	e.applyBusConfig()
-	e.s.mu.Lock()
-	e.ready() // the initial Ready
-	e.s.mu.Unlock()
-	e.wg.Add(1)
-	go e.runCluster()
+	s.applyBusConfig()
+	s.mu.Lock()
+	s.nodeReady() // the initial Ready
+	s.mu.Unlock()
+	s.clusterWG.Add(1)
+	go s.runCluster()
 	return nil
 }
 
 // runCluster is the node's clock and mailbox: it feeds what the bus
 // receives to Step and a 100 ms ticker to Tick (clusterCron), each with the
 // server lock held and followed by the handling of the Ready.
-func (e *ext) runCluster() {
-	defer e.wg.Done()
+func (s *Server) runCluster() {
+	defer s.clusterWG.Done()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
-	s := e.s
 	for {
 		select {
-		case <-e.done:
+		case <-s.clusterDone:
 			return
-		case in := <-e.bus.Inputs():
+		case in := <-s.cl.bus.Inputs():
 			s.mu.Lock()
 			switch {
 			case in.Msg != nil:
-				e.node.Step(*in.Msg, time.Now())
+				s.cl.node.Step(*in.Msg, time.Now())
 			case in.InClosed != 0:
-				e.node.InboundClosed(in.InClosed)
+				s.cl.node.InboundClosed(in.InClosed)
 			default:
-				e.node.LinkFailed(in.LinkFailed)
+				s.cl.node.LinkFailed(in.LinkFailed)
 			}
 			if in.OverLimit {
-				e.node.LinkBufferLimitExceeded()
+				s.cl.node.LinkBufferLimitExceeded()
 			}
-			e.ready()
+			s.nodeReady()
 			s.mu.Unlock()
 		case <-t.C:
 			s.mu.Lock()
-			e.feedReplication()
-			e.node.Tick(time.Now())
-			e.ready()
+			s.feedReplication()
+			s.cl.node.Tick(time.Now())
+			s.nodeReady()
 			s.mu.Unlock()
 		}
 	}
@@ -278,27 +224,27 @@ func (e *ext) runCluster() {
 // the events, which may produce outputs of their own (WritesPaused), so it
 // repeats until the node has nothing more to say. No event waits in a queue
 // and none is dropped.
-func (e *ext) ready() {
+func (s *Server) nodeReady() {
 	for {
-		r := e.node.Ready()
+		r := s.cl.node.Ready()
 		if r.Empty() {
 			return
 		}
-		if r.SaveConfig && e.confPath != "" {
-			if err := bus.SaveNodesConf(e.confPath, r.NodesConf, r.Fsync); err != nil {
-				e.s.Logf('#', "Could not save the cluster config file %s: %v", e.confPath, err)
+		if r.SaveConfig && s.cl.confPath != "" {
+			if err := bus.SaveNodesConf(s.cl.confPath, r.NodesConf, r.Fsync); err != nil {
+				s.Logf('#', "Could not save the cluster config file %s: %v", s.cl.confPath, err)
 			}
 		}
 		if r.View != nil {
-			e.view = r.View
-			e.s.dropUnservedShardChannels(r.View)
+			s.cl.view = r.View
+			s.dropUnservedShardChannels(r.View)
 		}
 		for _, l := range r.Logs {
-			e.s.Logf('*', "%s", l)
+			s.Logf('*', "%s", l)
 		}
-		e.bus.Send(&r)
+		s.cl.bus.Send(&r)
 		for _, ev := range r.Events {
-			e.applyEvent(ev)
+			s.applyEvent(ev)
 		}
 	}
 }
@@ -307,8 +253,8 @@ func (e *ext) ready() {
 // Tick (the offset for elections and manual failover, the master link for
 // a replica's data age). The replica link goroutine updates them without
 // the server lock, hence the atomics.
-func (e *ext) feedReplication() {
-	r, n := e.repl, e.node
+func (s *Server) feedReplication() {
+	r, n := s.repl, s.cl.node
 	n.SetReplOffset(r.offsetA.Load())
 	if !n.IsMaster() {
 		if r.linkUp.Load() {
@@ -321,14 +267,13 @@ func (e *ext) feedReplication() {
 
 // applyEvent does what a node event asks of the keyspace and replication
 // (server lock held).
-func (e *ext) applyEvent(ev cluster.Event) {
-	s := e.s
+func (s *Server) applyEvent(ev cluster.Event) {
 	switch ev.Kind {
 	case cluster.EventReplicate:
-		e.repl.setMaster(ev.IP, ev.Port)
+		s.repl.setMaster(ev.IP, ev.Port)
 	case cluster.EventBecomeMaster:
-		e.repl.becomeMaster()
-		e.trimForeign()
+		s.repl.becomeMaster()
+		s.trimForeign()
 	case cluster.EventPauseWrites:
 		// The master side of a manual failover: pause writes like CLIENT
 		// PAUSE WRITE, then tell the node the offset the replica must reach.
@@ -336,7 +281,7 @@ func (e *ext) applyEvent(ev cluster.Event) {
 			s.pauseEnd = ev.Until
 		}
 		s.pauseAll = false
-		e.node.WritesPaused(e.repl.offset)
+		s.cl.node.WritesPaused(s.repl.offset)
 	case cluster.EventUnpauseWrites:
 		if !s.pauseEnd.IsZero() {
 			s.unpause()
@@ -346,7 +291,7 @@ func (e *ext) applyEvent(ev cluster.Event) {
 	case cluster.EventDeleteSlots:
 		n := 0
 		for _, slot := range ev.Slots {
-			n += s.DeleteKeysInSlot(slot)
+			n += s.deleteKeysInSlot(slot)
 		}
 		if n > 0 {
 			s.Logf('*', "Deleted %d keys from slots this node no longer serves", n)
@@ -354,78 +299,86 @@ func (e *ext) applyEvent(ev cluster.Event) {
 	}
 }
 
-func (e *ext) cron() {
-	e.s.redirectBlocked()
-	e.mig.closeIdle()
-	e.refreshUsedMemory()
-	e.repl.cron()
-	e.asmTick()
+// clusterReplCron is the cron of cluster mode, replication and maxmemory
+// (every 100 ms, server lock held).
+func (s *Server) clusterReplCron() {
+	s.redirectBlocked()
+	s.mig.closeIdle()
+	s.refreshUsedMemory()
+	s.repl.cron()
+	s.asmTick()
 }
 
-// propagated feeds replication and the atomic slot migrations' streams.
-func (e *ext) propagated(db int, argv [][]byte) {
-	e.asmPropagated(argv)
-	e.repl.propagated(db, argv)
+// propagatedToReplicas feeds replication and the atomic slot migrations' streams.
+func (s *Server) propagatedToReplicas(db int, argv [][]byte) {
+	s.asmPropagated(argv)
+	s.repl.propagated(db, argv)
 }
 
-func (e *ext) clientClosed(c *Client) {
-	if ce, ok := c.Data.(*clientExt); ok && ce.replica != nil {
-		e.repl.dropReplica(ce.replica)
+// replClientClosed drops the replica link of a closed connection.
+func (s *Server) replClientClosed(c *Client) {
+	if c.repl.replica != nil {
+		s.repl.dropReplica(c.repl.replica)
 	}
 }
 
 // ---- routing ----
 
-func (e *ext) preExecute(c *Client, cmd *Command, argv [][]byte) string {
-	ce, _ := c.Data.(*clientExt)
-	if ce != nil && ce.master {
+// refusal is the error a command gets instead of running, from the node's
+// state: loading a full sync, over maxmemory, another node's slot, a
+// read-only replica, a paused slot migration; "" lets it run. It runs
+// before every command, also while queueing inside MULTI and for each
+// redis.call; a refusal inside MULTI makes EXEC fail with EXECABORT.
+func (s *Server) refusal(c *Client, cmd *Command, argv [][]byte) string {
+	if c.repl.master {
 		return "" // our master's stream is applied as is
 	}
-	if e.s.replLoading {
+	if s.replLoading {
 		if msg := loadingRefusal(cmd, argv); msg != "" {
 			return msg
 		}
 	}
-	if e.oom.max > 0 {
-		if msg := e.oomRefusal(c, cmd, argv); msg != "" {
+	if s.oom.max > 0 {
+		if msg := s.oomRefusal(c, cmd, argv); msg != "" {
 			return msg
 		}
 	}
-	if e.bus != nil {
-		if msg := e.route(c, cmd, argv); msg != "" {
+	if s.cl.bus != nil {
+		if msg := s.route(c, cmd, argv); msg != "" {
 			return msg
 		}
 	}
-	if msg := e.repl.checkWrite(c, cmd, argv); msg != "" {
+	if msg := s.repl.checkWrite(c, cmd, argv); msg != "" {
 		return msg
 	}
-	if msg := e.asmPaused(cmd, argv); msg != "" {
+	if msg := s.asmPaused(cmd, argv); msg != "" {
 		return msg
 	}
-	e.slotStatsBegin(c, cmd, argv)
+	s.slotStatsBegin(c, cmd, argv)
 	return ""
 }
 
-func (e *ext) postExecute(c *Client, cmd *Command) {
-	e.slotStatsEnd(c)
+// afterCommand runs after every command a client sent (executed, queued
+// or refused): it clears a one-shot ASKING and notes the offset for WAIT.
+func (s *Server) afterCommand(c *Client, cmd *Command) {
+	s.slotStatsEnd(c)
 	if c.Asking && !c.multi && cmd.Name != "asking" {
 		c.Asking = false
 	}
 	if c.conn != nil {
-		ce := cext(c)
-		ce.woff = e.repl.offset
+		c.repl.woff = s.repl.offset
 	}
 }
 
-// appendKeys adds the keys of argv (distinct, in order) to e.keys.
-func (e *ext) appendKeys(cmd *Command, argv [][]byte) {
+// appendKeys adds the keys of argv (distinct, in order) to s.cl.keys.
+func (s *Server) appendKeys(cmd *Command, argv [][]byte) {
 	add := func(k []byte) {
-		for _, o := range e.keys {
+		for _, o := range s.cl.keys {
 			if string(o) == string(k) {
 				return
 			}
 		}
-		e.keys = append(e.keys, k)
+		s.cl.keys = append(s.cl.keys, k)
 	}
 	if cmd.Keys != nil {
 		for _, i := range cmd.Keys(argv) {
@@ -441,9 +394,8 @@ func (e *ext) appendKeys(cmd *Command, argv [][]byte) {
 	}
 }
 
-func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
-	s := e.s
-	e.keys = e.keys[:0]
+func (s *Server) route(c *Client, cmd *Command, argv [][]byte) string {
+	s.cl.keys = s.cl.keys[:0]
 	write := cmd.effectiveFlags(argv)&FlagWrite != 0
 	if cmd.Name == "eval" && len(argv) > 1 && len(argv[1]) > 1 && argv[1][0] == '#' && argv[1][1] == '!' {
 		// A shebang script that may write is a write (Redis's
@@ -465,39 +417,39 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 			if qc.Flags&FlagWrite != 0 {
 				write = true
 			}
-			e.appendKeys(qc, q)
+			s.appendKeys(qc, q)
 		}
 	} else {
 		if cmd.FirstKey <= 0 && cmd.Keys == nil {
 			return ""
 		}
-		e.appendKeys(cmd, argv)
+		s.appendKeys(cmd, argv)
 	}
-	if len(e.keys) == 0 {
+	if len(s.cl.keys) == 0 {
 		return ""
 	}
-	e.slots = e.slots[:0]
-	for _, k := range e.keys {
-		e.slots = append(e.slots, keyslot.Of(k))
+	s.cl.slots = s.cl.slots[:0]
+	for _, k := range s.cl.keys {
+		s.cl.slots = append(s.cl.slots, keyslot.Of(k))
 	}
 	// Shard Pub/Sub is served by the slot's replicas too, as in Redis.
 	asking, readOnly := c.Asking || cmd.Flags&FlagAsking != 0, c.ReadOnly || cmd.Flags&FlagPubSub != 0
 	if c.inScript && s.scripts != nil && s.scripts.caller != nil {
 		// redis.call runs with the flags of the client that ran the script.
 		orig := s.scripts.caller
-		if ce, ok := orig.Data.(*clientExt); ok && ce.master {
+		if orig.repl.master {
 			return ""
 		}
 		asking, readOnly = orig.Asking, orig.ReadOnly
 	}
-	e.afterBatch() // a CLUSTER command earlier in the batch: route on its View
-	view := e.view
-	req := cluster.Request{Slots: e.slots, Write: write, Asking: asking, ReadOnly: readOnly, Migrate: isMigrate}
+	s.flushClusterOutputs() // a CLUSTER command earlier in the batch: route on its View
+	view := s.cl.view
+	req := cluster.Request{Slots: s.cl.slots, Write: write, Asking: asking, ReadOnly: readOnly, Migrate: isMigrate}
 	if (len(view.Migrating) > 0 || len(view.Importing) > 0) && cmd.Flags&FlagPubSub == 0 {
 		// (A shard channel is not a key: Redis serves SSUBSCRIBE and
 		// SPUBLISH where the slot's owner is, without ASK.)
 		db := s.dbs[0]
-		req.KeyExists = func(i int) bool { return db.Get(e.keys[i]) != nil }
+		req.KeyExists = func(i int) bool { return db.Get(s.cl.keys[i]) != nil }
 	}
 	d := view.Route(req)
 	if d.Verdict == cluster.Serve {
@@ -515,19 +467,4 @@ func (e *ext) route(c *Client, cmd *Command, argv [][]byte) string {
 		return "ERR Script attempted to access a non local key in a cluster node"
 	}
 	return d.Error()
-}
-
-// ---- INFO ----
-
-func (e *ext) infoSection(section string) (string, bool) {
-	switch section {
-	case "replication":
-		return e.repl.info(), true
-	case "cluster":
-		if e.bus == nil {
-			return "", false
-		}
-		return "", false
-	}
-	return "", false
 }

@@ -51,44 +51,44 @@ type asmPeer struct {
 	queued atomic.Int64 // bytes in queue (INFO's output buffer)
 }
 
-func (e *ext) asmState() *asmRuntime {
-	if e.asm == nil {
-		s := e.s
-		e.asm = &asmRuntime{peers: map[string]*asmPeer{}}
-		e.asm.m = cluster.NewMigrations(e.node.ID(), cluster.DefaultMigrationConfig(), e.node.SlotOwner,
+func (s *Server) asmState() *asmRuntime {
+	if s.asm == nil {
+		s := s
+		s.asm = &asmRuntime{peers: map[string]*asmPeer{}}
+		s.asm.m = cluster.NewMigrations(s.cl.node.ID(), cluster.DefaultMigrationConfig(), s.cl.node.SlotOwner,
 			func() string { return randomHex(40) }, time.Now())
-		e.asm.apply = s.NewInternalClient()
-		cext(e.asm.apply).master = true
+		s.asm.apply = s.newInternalClient()
+		s.asm.apply.repl.master = true
 	}
-	return e.asm
+	return s.asm
 }
 
 // asmTick runs from cron (lock held).
-func (e *ext) asmTick() {
-	if e.asm == nil || e.node == nil {
+func (s *Server) asmTick() {
+	if s.asm == nil || s.cl.node == nil {
 		return
 	}
-	e.asm.m.Tick(time.Now())
-	e.asmOutput(nil)
+	s.asm.m.Tick(time.Now())
+	s.asmOutput(nil)
 }
 
 // asmPaused refuses writes on slots paused by a handoff (preExecute).
-func (e *ext) asmPaused(cmd *Command, argv [][]byte) string {
-	if e.asm == nil || cmd.Flags&FlagWrite == 0 {
+func (s *Server) asmPaused(cmd *Command, argv [][]byte) string {
+	if s.asm == nil || cmd.Flags&FlagWrite == 0 {
 		return ""
 	}
-	if k := cmd.firstKey(argv); k != nil && e.asm.m.Paused(keyslot.Of(k)) {
+	if k := cmd.firstKey(argv); k != nil && s.asm.m.Paused(keyslot.Of(k)) {
 		return "TRYAGAIN Slot is being migrated, writes are paused for the handoff"
 	}
 	return ""
 }
 
 // asmPropagated streams a write applied here to a migration of its slot.
-func (e *ext) asmPropagated(argv [][]byte) {
-	if e.asm == nil || len(argv) == 0 || e.asm.m.ActiveTasks() == 0 {
+func (s *Server) asmPropagated(argv [][]byte) {
+	if s.asm == nil || len(argv) == 0 || s.asm.m.ActiveTasks() == 0 {
 		return
 	}
-	cmd := e.s.Lookup(argv[0])
+	cmd := s.Lookup(argv[0])
 	if cmd == nil {
 		return
 	}
@@ -97,39 +97,39 @@ func (e *ext) asmPropagated(argv [][]byte) {
 		return
 	}
 	payload := appendCommand(nil, argv)
-	e.asm.m.SetTime(time.Now())
-	e.asm.m.Write(keyslot.Of(k), int64(len(payload)))
-	e.asmOutput(payload)
+	s.asm.m.SetTime(time.Now())
+	s.asm.m.Write(keyslot.Of(k), int64(len(payload)))
+	s.asmOutput(payload)
 }
 
 // asmOutput performs the machine's output; stream is the payload of the
 // STREAM messages it holds (the write just applied).
-func (e *ext) asmOutput(stream []byte) {
-	a := e.asm
+func (s *Server) asmOutput(stream []byte) {
+	a := s.asm
 	o := a.m.TakeOutput()
 	for _, l := range o.Log {
-		e.s.Logf('*', "Slot migration: %s", l)
+		s.Logf('*', "Slot migration: %s", l)
 	}
 	for _, rs := range o.Trim {
-		e.asmTrim(rs)
+		s.asmTrim(rs)
 	}
 	if len(o.TakeOver) > 0 {
 		for _, rs := range o.TakeOver {
-			e.node.ClaimSlots(rs, a.sourceEpoch)
+			s.cl.node.ClaimSlots(rs, a.sourceEpoch)
 		}
-		e.ready()
+		s.nodeReady()
 	}
 	for _, msg := range o.Msgs {
 		var payload []byte
 		switch msg.Type {
 		case cluster.MigSnapshot:
-			payload = e.asmSnapshot(msg.Task)
+			payload = s.asmSnapshot(msg.Task)
 		case cluster.MigStream:
 			payload = stream
 		}
-		e.asmSend(msg, payload)
+		s.asmSend(msg, payload)
 	}
-	e.asmRefreshHidden()
+	s.asmRefreshHidden()
 }
 
 func forEachSlot(rs []cluster.SlotSpan, f func(int)) {
@@ -141,9 +141,9 @@ func forEachSlot(rs []cluster.SlotSpan, f func(int)) {
 }
 
 // asmSnapshot is the task's slots as RESTORE commands.
-func (e *ext) asmSnapshot(task string) []byte {
+func (s *Server) asmSnapshot(task string) []byte {
 	var t *cluster.MigrationTask
-	for _, x := range e.asm.m.Status(task) {
+	for _, x := range s.asm.m.Status(task) {
 		if !x.Importing {
 			t = x
 		}
@@ -151,7 +151,7 @@ func (e *ext) asmSnapshot(task string) []byte {
 	if t == nil {
 		return nil
 	}
-	db := e.s.dbs[0]
+	db := s.dbs[0]
 	var b []byte
 	forEachSlot(t.Ranges, func(sl int) {
 		for _, k := range db.KeysInSlot(sl, 1<<30) {
@@ -171,72 +171,72 @@ func (e *ext) asmSnapshot(task string) []byte {
 // after the slot became its own another way (a classic SETSLOT/MIGRATE of
 // the same slot meanwhile) would otherwise delete the keys it now serves
 // (found by the handoff checker with migrate:atomic-concurrent-classic).
-func (e *ext) asmTrim(rs []cluster.SlotSpan) {
-	db := e.s.dbs[0]
-	e.asm.stats.trimStarted++
-	defer func() { e.asm.stats.trimCompleted++ }()
-	self := e.node.ID()
+func (s *Server) asmTrim(rs []cluster.SlotSpan) {
+	db := s.dbs[0]
+	s.asm.stats.trimStarted++
+	defer func() { s.asm.stats.trimCompleted++ }()
+	self := s.cl.node.ID()
 	forEachSlot(rs, func(sl int) {
-		if e.node.SlotOwner(sl) == self {
-			e.s.Logf('#', "Slot migration: not trimming slot %d: this node owns it", sl)
+		if s.cl.node.SlotOwner(sl) == self {
+			s.Logf('#', "Slot migration: not trimming slot %d: this node owns it", sl)
 			return
 		}
 		for _, k := range db.KeysInSlot(sl, 1<<30) {
 			if db.Delete([]byte(k)) {
-				e.s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
+				s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
 			}
 		}
 	})
 }
 
 // asmSend queues msg (and its payload) on the connection to its peer.
-func (e *ext) asmSend(msg cluster.MigMsg, payload []byte) {
-	info, ok := e.node.Lookup(msg.To)
+func (s *Server) asmSend(msg cluster.MigMsg, payload []byte) {
+	info, ok := s.cl.node.Lookup(msg.To)
 	if !ok {
-		e.asm.m.LinkDown(msg.To)
+		s.asm.m.LinkDown(msg.To)
 		return
 	}
-	p := e.asm.peers[msg.To]
+	p := s.asm.peers[msg.To]
 	if p == nil {
 		p = &asmPeer{queue: make(chan []byte, 1<<16), done: make(chan struct{})}
-		e.asm.peers[msg.To] = p
+		s.asm.peers[msg.To] = p
 		addr := net.JoinHostPort(info.IP, strconv.Itoa(info.Port))
-		e.wg.Add(1)
-		go e.asmSender(msg.To, addr, p)
+		s.clusterWG.Add(1)
+		go s.asmSender(msg.To, addr, p)
 	}
 	argv := [][]byte{[]byte("CLUSTER"), []byte("SYNCSLOTS"), []byte(msg.From), []byte(strconv.Itoa(int(msg.Type))),
 		[]byte(msg.Task), []byte(strconv.FormatInt(msg.Offset, 10)), []byte(strconv.FormatInt(msg.Bytes, 10)),
 		[]byte(cluster.FormatRanges(msg.Ranges)), []byte(msg.Err), payload,
-		[]byte(strconv.FormatUint(e.node.ConfigEpoch(), 10))}
+		[]byte(strconv.FormatUint(s.cl.node.ConfigEpoch(), 10))}
 	b := appendCommand(nil, argv)
 	select {
 	case p.queue <- b:
 		p.queued.Add(int64(len(b)))
 	default: // the peer cannot keep up: the link is as good as broken
-		e.asmLinkDown(msg.To, p)
+		s.asmLinkDown(msg.To, p)
 	}
 }
 
 // asmLinkDown drops the connection to peer and fails its tasks (lock held).
-func (e *ext) asmLinkDown(peer string, p *asmPeer) {
-	if e.asm.peers[peer] != p {
+func (s *Server) asmLinkDown(peer string, p *asmPeer) {
+	if s.asm.peers[peer] != p {
 		return
 	}
-	delete(e.asm.peers, peer)
+	delete(s.asm.peers, peer)
 	close(p.done)
-	e.asm.m.LinkDown(peer)
-	e.asmOutput(nil)
+	s.asm.m.LinkDown(peer)
+	s.asmOutput(nil)
 }
 
 // asmSender writes the queued messages to the peer in order, reading (and
 // discarding) the replies; any error breaks the link.
-func (e *ext) asmSender(peer, addr string, p *asmPeer) {
-	defer e.wg.Done()
+func (s *Server) asmSender(peer, addr string, p *asmPeer) {
+	defer s.clusterWG.Done()
 	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	fail := func() {
-		e.s.mu.Lock()
-		e.asmLinkDown(peer, p)
-		e.s.mu.Unlock()
+		s.mu.Lock()
+		s.asmLinkDown(peer, p)
+		s.mu.Unlock()
 	}
 	if err != nil {
 		fail()
@@ -246,7 +246,7 @@ func (e *ext) asmSender(peer, addr string, p *asmPeer) {
 	rd := bufio.NewReader(conn)
 	for {
 		select {
-		case <-e.done:
+		case <-s.clusterDone:
 			return
 		case <-p.done:
 			return
@@ -263,7 +263,7 @@ func (e *ext) asmSender(peer, addr string, p *asmPeer) {
 				return
 			}
 			if strings.HasPrefix(l, "-") {
-				e.s.Logf('#', "Slot migration: %s refused a message: %s", peer, l)
+				s.Logf('#', "Slot migration: %s refused a message: %s", peer, l)
 			}
 		}
 	}
@@ -276,8 +276,8 @@ func (e *ext) asmSender(peer, addr string, p *asmPeer) {
 // the destination, which then loses the keys the MIGRATE gave it (found
 // by the handoff checker with migrate:atomic-concurrent-classic). STABLE
 // stays allowed (it only clears a classic state).
-func (e *ext) asmSetslotConflict(args []string) string {
-	if e.asm == nil || len(args) < 4 || !strings.EqualFold(args[1], "setslot") {
+func (s *Server) asmSetslotConflict(args []string) string {
+	if s.asm == nil || len(args) < 4 || !strings.EqualFold(args[1], "setslot") {
 		return ""
 	}
 	switch strings.ToLower(args[3]) {
@@ -286,15 +286,15 @@ func (e *ext) asmSetslotConflict(args []string) string {
 		return ""
 	}
 	sl, err := strconv.Atoi(args[2])
-	if err != nil || sl < 0 || sl >= cluster.NumSlots || !e.asm.m.Covers(sl) {
+	if err != nil || sl < 0 || sl >= cluster.NumSlots || !s.asm.m.Covers(sl) {
 		return ""
 	}
 	return "ERR Slot " + args[2] + " is being moved by a CLUSTER MIGRATION task; cancel it first"
 }
 
 // asmHandingOff reports whether this node's source task is in its handoff.
-func (e *ext) asmHandingOff(task string) bool {
-	for _, t := range e.asm.m.Status(task) {
+func (s *Server) asmHandingOff(task string) bool {
+	for _, t := range s.asm.m.Status(task) {
 		if !t.Importing && t.State == cluster.MigHandoff {
 			return true
 		}
@@ -304,8 +304,8 @@ func (e *ext) asmHandingOff(task string) bool {
 
 // asmImportingTask reports whether this node imports task right now (a
 // late snapshot or stream of a failed attempt is not applied).
-func (e *ext) asmImportingTask(task string) bool {
-	for _, t := range e.asm.m.Status(task) {
+func (s *Server) asmImportingTask(task string) bool {
+	for _, t := range s.asm.m.Status(task) {
 		if t.Importing && t.State != cluster.MigFailed && t.State != cluster.MigDone && t.State != cluster.MigCanceled {
 			return true
 		}

@@ -51,18 +51,18 @@ type slotCounters struct {
 
 // slotStatsBegin arms a measurement of the command about to run, when the
 // setting is on and the command has a slot.
-func (e *ext) slotStatsBegin(c *Client, cmd *Command, argv [][]byte) {
-	if !e.s.cfg.ClusterSlotStatsEnabled || e.bus == nil || c.conn == nil || c.inScript {
+func (s *Server) slotStatsBegin(c *Client, cmd *Command, argv [][]byte) {
+	if !s.cfg.ClusterSlotStatsEnabled || s.cl.bus == nil || c.conn == nil || c.inScript {
 		return
 	}
 	k := cmd.firstKey(argv)
 	if k == nil {
 		return
 	}
-	if e.slotStats == nil {
-		e.slotStats = &slotCounters{}
+	if s.slotStats == nil {
+		s.slotStats = &slotCounters{}
 	}
-	st := e.slotStats
+	st := s.slotStats
 	st.counting = true
 	st.slot = keyslot.Of(k)
 	st.outLen = len(c.out)
@@ -71,8 +71,8 @@ func (e *ext) slotStatsBegin(c *Client, cmd *Command, argv [][]byte) {
 }
 
 // slotStatsEnd adds the armed measurement's CPU time and reply bytes.
-func (e *ext) slotStatsEnd(c *Client) {
-	st := e.slotStats
+func (s *Server) slotStatsEnd(c *Client) {
+	st := s.slotStats
 	if st == nil || !st.counting {
 		return
 	}
@@ -96,19 +96,19 @@ func respSize(argv [][]byte) int64 {
 type slotMetric struct {
 	name  string
 	gated bool // needs cluster-slot-stats-enabled
-	value func(e *ext, slot int) int64
+	value func(s *Server, slot int) int64
 }
 
 var slotMetrics = []slotMetric{
-	{"key-count", false, func(e *ext, slot int) int64 { return int64(e.s.dbs[0].CountKeysInSlot(slot)) }},
-	{"cpu-usec", true, func(e *ext, slot int) int64 { return e.slotCounter(slot, 0) }},
-	{"memory-bytes", true, func(e *ext, slot int) int64 { return e.slotMemory(slot) }},
-	{"network-bytes-in", true, func(e *ext, slot int) int64 { return e.slotCounter(slot, 1) }},
-	{"network-bytes-out", true, func(e *ext, slot int) int64 { return e.slotCounter(slot, 2) }},
+	{"key-count", false, func(s *Server, slot int) int64 { return int64(s.dbs[0].CountKeysInSlot(slot)) }},
+	{"cpu-usec", true, func(s *Server, slot int) int64 { return s.slotCounter(slot, 0) }},
+	{"memory-bytes", true, func(s *Server, slot int) int64 { return s.slotMemory(slot) }},
+	{"network-bytes-in", true, func(s *Server, slot int) int64 { return s.slotCounter(slot, 1) }},
+	{"network-bytes-out", true, func(s *Server, slot int) int64 { return s.slotCounter(slot, 2) }},
 }
 
-func (e *ext) slotCounter(slot, which int) int64 {
-	st := e.slotStats
+func (s *Server) slotCounter(slot, which int) int64 {
+	st := s.slotStats
 	if st == nil {
 		return 0
 	}
@@ -122,8 +122,8 @@ func (e *ext) slotCounter(slot, which int) int64 {
 }
 
 // activeSlotMetrics are the metrics the reply carries now.
-func (e *ext) activeSlotMetrics() []slotMetric {
-	if e.s.cfg.ClusterSlotStatsEnabled {
+func (s *Server) activeSlotMetrics() []slotMetric {
+	if s.cfg.ClusterSlotStatsEnabled {
 		return slotMetrics
 	}
 	return slotMetrics[:1]
@@ -131,15 +131,15 @@ func (e *ext) activeSlotMetrics() []slotMetric {
 
 // myShardOwns reports whether slot belongs to this node's shard (itself, or
 // its master when it is a replica): SLOT-STATS reports only those slots.
-func (e *ext) myShardOwns(slot int) bool {
-	owner := e.node.SlotOwner(slot)
+func (s *Server) myShardOwns(slot int) bool {
+	owner := s.cl.node.SlotOwner(slot)
 	if owner == "" {
 		return false
 	}
-	if e.node.IsMaster() {
-		return owner == e.node.ID()
+	if s.cl.node.IsMaster() {
+		return owner == s.cl.node.ID()
 	}
-	return owner == e.node.MasterID()
+	return owner == s.cl.node.MasterID()
 }
 
 func parseSlotArg(s string) (int, error) {
@@ -157,8 +157,8 @@ const keyOverhead = 56
 
 // slotMemory estimates the bytes the keys of slot take (see memory-bytes
 // above).
-func (e *ext) slotMemory(slot int) int64 {
-	db := e.s.dbs[0]
+func (s *Server) slotMemory(slot int) int64 {
+	db := s.dbs[0]
 	if db.CountKeysInSlot(slot) == 0 {
 		return 0
 	}

@@ -15,16 +15,15 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-func (e *ext) registerCommands() {
-	s := e.s
-	s.Register(&Command{Name: "cluster", Arity: -2, Group: "cluster", Handler: e.cmdCluster,
+func (s *Server) registerClusterCommands() {
+	s.addCommand(&Command{Name: "cluster", Arity: -2, Group: "cluster", Handler: s.cmdCluster,
 		Subcommands: clusterSubcommands()})
-	s.Register(&Command{Name: "asking", Arity: 1, Flags: FlagFast, Group: "cluster", Handler: e.cmdAsking})
-	s.Register(&Command{Name: "readonly", Arity: 1, Flags: FlagFast | FlagLoading | FlagStale, Group: "cluster", Handler: e.cmdReadonly})
-	s.Register(&Command{Name: "readwrite", Arity: 1, Flags: FlagFast | FlagLoading | FlagStale, Group: "cluster", Handler: e.cmdReadwrite})
-	s.Register(&Command{Name: "migrate", Arity: -6, Flags: FlagWrite, FirstKey: 3, LastKey: 3, Step: 1,
-		Keys: migrateKeys, Group: "generic", Handler: e.cmdMigrate})
-	e.repl.registerCommands()
+	s.addCommand(&Command{Name: "asking", Arity: 1, Flags: FlagFast, Group: "cluster", Handler: s.cmdAsking})
+	s.addCommand(&Command{Name: "readonly", Arity: 1, Flags: FlagFast | FlagLoading | FlagStale, Group: "cluster", Handler: s.cmdReadonly})
+	s.addCommand(&Command{Name: "readwrite", Arity: 1, Flags: FlagFast | FlagLoading | FlagStale, Group: "cluster", Handler: s.cmdReadwrite})
+	s.addCommand(&Command{Name: "migrate", Arity: -6, Flags: FlagWrite, FirstKey: 3, LastKey: 3, Step: 1,
+		Keys: migrateKeys, Group: "generic", Handler: s.cmdMigrate})
+	s.repl.registerCommands()
 }
 
 func clusterSubcommands() []*Command {
@@ -38,8 +37,8 @@ func clusterSubcommands() []*Command {
 	return out
 }
 
-func (e *ext) cmdAsking(c *Client, argv [][]byte) {
-	if e.bus == nil {
+func (s *Server) cmdAsking(c *Client, argv [][]byte) {
+	if s.cl.bus == nil {
 		c.Error("ERR This instance has cluster support disabled")
 		return
 	}
@@ -47,8 +46,8 @@ func (e *ext) cmdAsking(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-func (e *ext) cmdReadonly(c *Client, argv [][]byte) {
-	if e.bus == nil {
+func (s *Server) cmdReadonly(c *Client, argv [][]byte) {
+	if s.cl.bus == nil {
 		c.Error("ERR This instance has cluster support disabled")
 		return
 	}
@@ -56,8 +55,8 @@ func (e *ext) cmdReadonly(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-func (e *ext) cmdReadwrite(c *Client, argv [][]byte) {
-	if e.bus == nil {
+func (s *Server) cmdReadwrite(c *Client, argv [][]byte) {
+	if s.cl.bus == nil {
 		c.Error("ERR This instance has cluster support disabled")
 		return
 	}
@@ -65,20 +64,19 @@ func (e *ext) cmdReadwrite(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-func (e *ext) cmdCluster(c *Client, argv [][]byte) {
-	if e.bus == nil {
+func (s *Server) cmdCluster(c *Client, argv [][]byte) {
+	if s.cl.bus == nil {
 		c.Error("ERR This instance has cluster support disabled")
 		return
 	}
-	s := e.s
 	args := make([]string, len(argv))
 	for i, a := range argv {
 		args[i] = string(a)
 	}
-	if e.cmdClusterRedis8(c, argv, args) {
+	if s.cmdClusterRedis8(c, argv, args) {
 		return
 	}
-	if msg := e.asmSetslotConflict(args); msg != "" {
+	if msg := s.asmSetslotConflict(args); msg != "" {
 		c.Error(msg)
 		return
 	}
@@ -99,23 +97,23 @@ func (e *ext) cmdCluster(c *Client, argv [][]byte) {
 	if len(args) > 1 {
 		sub = strings.ToLower(args[1])
 	}
-	wasReplica := !e.node.IsMaster()
-	r := cluster.Exec(e.node, args, env)
+	wasReplica := !s.cl.node.IsMaster()
+	r := cluster.Exec(s.cl.node, args, env)
 	// The outputs (nodes.conf fsync, messages) are performed once per batch
 	// of pipelined commands, before the replies go out (afterBatch).
-	e.pending = true
+	s.cl.pending = true
 	if c.conn == nil {
-		e.afterBatch()
+		s.flushClusterOutputs()
 	}
 	if sub == "reset" && wasReplica {
 		if _, isErr := r.(error); !isErr {
 			// A replica reset to an empty master forgets its data (Redis).
-			e.repl.becomeMaster()
-			s.FlushAll()
+			s.repl.becomeMaster()
+			s.flushAll()
 		}
 	}
 	if v, ok := r.(cluster.Verbatim); ok && sub == "info" {
-		r = cluster.Verbatim(string(v) + e.asmClusterInfo())
+		r = cluster.Verbatim(string(v) + s.asmClusterInfo())
 	}
 	writeClusterReply(c, r)
 }
@@ -157,8 +155,8 @@ func writeClusterReply(c *Client, v any) {
 }
 
 // cmdSlotStats runs CLUSTER SLOT-STATS; the errors are Redis 8.2's.
-func (e *ext) cmdSlotStats(c *Client, args []string) {
-	metrics := e.activeSlotMetrics()
+func (s *Server) cmdSlotStats(c *Client, args []string) {
+	metrics := s.activeSlotMetrics()
 	switch {
 	case len(args) == 5 && strings.EqualFold(args[2], "slotsrange"):
 		start, err := parseSlotArg(args[3])
@@ -170,12 +168,12 @@ func (e *ext) cmdSlotStats(c *Client, args []string) {
 					return
 				}
 				var slots []int
-				for s := start; s <= end; s++ {
-					if e.myShardOwns(s) {
-						slots = append(slots, s)
+				for slot := start; slot <= end; slot++ {
+					if s.myShardOwns(slot) {
+						slots = append(slots, slot)
 					}
 				}
-				e.writeSlotStats(c, slots, metrics)
+				s.writeSlotStats(c, slots, metrics)
 				return
 			}
 		}
@@ -221,9 +219,9 @@ func (e *ext) cmdSlotStats(c *Client, args []string) {
 			v    int64
 		}
 		var all []sv
-		for s := 0; s < cluster.NumSlots; s++ {
-			if e.myShardOwns(s) {
-				all = append(all, sv{s, by.value(e, s)})
+		for slot := 0; slot < cluster.NumSlots; slot++ {
+			if s.myShardOwns(slot) {
+				all = append(all, sv{slot, by.value(s, slot)})
 			}
 		}
 		// Ties go to the lower slot number in both directions (documented).
@@ -240,29 +238,29 @@ func (e *ext) cmdSlotStats(c *Client, args []string) {
 		for i, x := range all {
 			slots[i] = x.slot
 		}
-		e.writeSlotStats(c, slots, metrics)
+		s.writeSlotStats(c, slots, metrics)
 	default:
 		c.Error("ERR unknown subcommand or wrong number of arguments for '" + trunc([]byte(args[1]), 128) + "'. Try CLUSTER HELP.")
 	}
 }
 
 // writeSlotStats writes one [slot, {metric: value, ...}] pair per slot.
-func (e *ext) writeSlotStats(c *Client, slots []int, metrics []slotMetric) {
+func (s *Server) writeSlotStats(c *Client, slots []int, metrics []slotMetric) {
 	c.Array(len(slots))
-	for _, s := range slots {
+	for _, slot := range slots {
 		c.Array(2)
-		c.Int(int64(s))
+		c.Int(int64(slot))
 		c.Map(len(metrics))
 		for _, m := range metrics {
 			c.BulkString(m.name)
-			c.Int(m.value(e, s))
+			c.Int(m.value(s, slot))
 		}
 	}
 }
 
 // cmdClusterRedis8 runs the CLUSTER subcommands Redis 8 added and reports
 // whether args was one of them; the rest go to cluster.Exec.
-func (e *ext) cmdClusterRedis8(c *Client, argv [][]byte, args []string) bool {
+func (s *Server) cmdClusterRedis8(c *Client, argv [][]byte, args []string) bool {
 	if len(args) < 2 {
 		return false
 	}
@@ -272,20 +270,20 @@ func (e *ext) cmdClusterRedis8(c *Client, argv [][]byte, args []string) bool {
 			c.Error("ERR wrong number of arguments for 'cluster|slot-stats' command")
 			return true
 		}
-		e.cmdSlotStats(c, args)
+		s.cmdSlotStats(c, args)
 		return true
 	case "migration":
-		e.cmdMigration(c, args)
+		s.cmdMigration(c, args)
 		return true
 	case "syncslots":
-		e.cmdSyncSlots(c, argv)
+		s.cmdSyncSlots(c, argv)
 		return true
 	}
 	return false
 }
 
 // cmdSyncSlots receives one migration message from a peer.
-func (e *ext) cmdSyncSlots(c *Client, argv [][]byte) {
+func (s *Server) cmdSyncSlots(c *Client, argv [][]byte) {
 	if len(argv) != 11 {
 		c.Error("ERR wrong number of arguments for 'cluster|syncslots' command")
 		return
@@ -310,47 +308,47 @@ func (e *ext) cmdSyncSlots(c *Client, argv [][]byte) {
 			return
 		}
 	}
-	a := e.asmState()
-	msg := cluster.MigMsg{Type: cluster.MigMsgType(typ), From: string(argv[2]), To: e.node.ID(), Task: string(argv[4]),
+	a := s.asmState()
+	msg := cluster.MigMsg{Type: cluster.MigMsgType(typ), From: string(argv[2]), To: s.cl.node.ID(), Task: string(argv[4]),
 		Ranges: ranges, Offset: off, Bytes: n, Err: string(argv[8])}
 	if f := asmFlag(msg.Type); f != 0 {
 		c.asmFlag = f
 	}
-	if (msg.Type == cluster.MigSnapshot || msg.Type == cluster.MigStream) && e.asmImportingTask(msg.Task) {
-		applyCommands(e.s, a.apply, argv[9])
+	if (msg.Type == cluster.MigSnapshot || msg.Type == cluster.MigStream) && s.asmImportingTask(msg.Task) {
+		applyCommands(s, a.apply, argv[9])
 		a.stats.inputPeak = max(a.stats.inputPeak, int64(len(argv[9])))
 	}
 	a.m.SetTime(time.Now())
 	if msg.Type == cluster.MigEOF {
 		a.sourceEpoch, _ = strconv.ParseUint(string(argv[10]), 10, 64)
 	}
-	if msg.Type == cluster.MigTakenOver && e.asmHandingOff(msg.Task) {
+	if msg.Type == cluster.MigTakenOver && s.asmHandingOff(msg.Task) {
 		// The destination's claim, applied before writes resume here: they
 		// must find the slots gone (MOVED), not write into keys about to be
 		// trimmed. The destination's bumped epoch makes the bus agree.
 		forEachSlot(msg.Ranges, func(sl int) {
-			cluster.Exec(e.node, []string{"CLUSTER", "SETSLOT", strconv.Itoa(sl), "NODE", msg.From}, cluster.Env{})
+			cluster.Exec(s.cl.node, []string{"CLUSTER", "SETSLOT", strconv.Itoa(sl), "NODE", msg.From}, cluster.Env{})
 		})
-		e.ready()
+		s.nodeReady()
 	}
 	a.m.Step(msg)
-	e.asmOutput(nil)
+	s.asmOutput(nil)
 	c.OK()
 }
 
 // cmdMigration runs CLUSTER MIGRATION IMPORT | STATUS | CANCEL (Redis 8.4
 // argument checks and replies).
-func (e *ext) cmdMigration(c *Client, args []string) {
+func (s *Server) cmdMigration(c *Client, args []string) {
 	arity := "ERR wrong number of arguments for 'cluster|migration' command"
 	if len(args) < 4 {
 		c.Error(arity)
 		return
 	}
-	if !e.node.IsMaster() {
+	if !s.cl.node.IsMaster() {
 		c.Error("ERR CLUSTER MIGRATION can only be sent to a primary")
 		return
 	}
-	a := e.asmState()
+	a := s.asmState()
 	switch strings.ToLower(args[2]) {
 	case "import":
 		rs, err := cluster.ParseSlotRanges(args[3:])
@@ -364,7 +362,7 @@ func (e *ext) cmdMigration(c *Client, args []string) {
 			c.Error(err.Error())
 			return
 		}
-		e.asmOutput(nil)
+		s.asmOutput(nil)
 		c.BulkString(id)
 	case "status", "cancel":
 		id := ""
@@ -382,7 +380,7 @@ func (e *ext) cmdMigration(c *Client, args []string) {
 		if strings.EqualFold(args[2], "cancel") {
 			a.m.SetTime(time.Now())
 			n := a.m.Cancel(id)
-			e.asmOutput(nil)
+			s.asmOutput(nil)
 			c.Int(int64(n))
 			return
 		}
@@ -414,8 +412,7 @@ func writeTaskStatus(c *Client, t *cluster.MigrationTask) {
 	}
 }
 
-func (e *ext) cmdMigrate(c *Client, argv [][]byte) {
-	s := e.s
+func (s *Server) cmdMigrate(c *Client, argv [][]byte) {
 	var copyKeys, replace bool
 	var user, pass string
 	auth := false
@@ -490,7 +487,7 @@ func (e *ext) cmdMigrate(c *Client, argv [][]byte) {
 		return
 	}
 	addr := net.JoinHostPort(string(argv[1]), strconv.FormatInt(port, 10))
-	mc, err := e.mig.get(addr, timeout)
+	mc, err := s.mig.get(addr, timeout)
 	if err != nil {
 		c.Error("IOERR error or timeout connecting to the client")
 		return
@@ -530,7 +527,7 @@ func (e *ext) cmdMigrate(c *Client, argv [][]byte) {
 	}
 	mc.conn.SetWriteDeadline(time.Now().Add(timeout))
 	if _, err := mc.conn.Write(b); err != nil {
-		e.mig.drop(addr)
+		s.mig.drop(addr)
 		c.Error("IOERR error or timeout writing to target instance")
 		return
 	}
@@ -538,7 +535,7 @@ func (e *ext) cmdMigrate(c *Client, argv [][]byte) {
 	for i := 0; i < expect; i++ {
 		l, err := readReply(mc.rd)
 		if err != nil {
-			e.mig.drop(addr)
+			s.mig.drop(addr)
 			c.Error("IOERR error or timeout reading to target instance")
 			return
 		}
@@ -547,7 +544,7 @@ func (e *ext) cmdMigrate(c *Client, argv [][]byte) {
 			for j := i + 1; j < expect+len(items); j++ {
 				readReply(mc.rd)
 			}
-			e.mig.drop(addr)
+			s.mig.drop(addr)
 			c.Error("ERR Target instance replied with error: " + l[1:])
 			return
 		}
@@ -560,7 +557,7 @@ func (e *ext) cmdMigrate(c *Client, argv [][]byte) {
 	for _, it := range items {
 		l, err := readReply(mc.rd)
 		if err != nil {
-			e.mig.drop(addr)
+			s.mig.drop(addr)
 			errMsg = "IOERR error or timeout reading to target instance"
 			break
 		}

@@ -167,7 +167,7 @@ func (c *Client) writeCommandDocs(cmd *Command) {
 func cmdCommand(c *Client, argv [][]byte) {
 	s := c.s
 	if len(argv) == 1 {
-		cmds := s.Commands()
+		cmds := s.commandList()
 		c.Array(len(cmds))
 		for _, cmd := range cmds {
 			c.writeCommandInfo(cmd, cmd.Name)
@@ -179,7 +179,7 @@ func cmdCommand(c *Client, argv [][]byte) {
 		c.Int(int64(len(s.commands)))
 	case "INFO":
 		if len(argv) == 2 {
-			cmds := s.Commands()
+			cmds := s.commandList()
 			c.Array(len(cmds))
 			for _, cmd := range cmds {
 				c.writeCommandInfo(cmd, cmd.Name)
@@ -197,7 +197,7 @@ func cmdCommand(c *Client, argv [][]byte) {
 	case "DOCS":
 		var cmds []*Command
 		if len(argv) == 2 {
-			cmds = s.Commands()
+			cmds = s.commandList()
 		} else {
 			for _, n := range argv[2:] {
 				if cmd := s.Lookup(n); cmd != nil {
@@ -235,7 +235,7 @@ func cmdCommand(c *Client, argv [][]byte) {
 			return
 		}
 		var names []string
-		for _, cmd := range s.Commands() {
+		for _, cmd := range s.commandList() {
 			if keep(cmd.Name, cmd) {
 				names = append(names, cmd.Name)
 			}

@@ -58,8 +58,8 @@ func cmdDebug(c *Client, argv [][]byte) {
 			c.Error(ErrNotInt)
 			return
 		}
-		if s.ext != nil && s.ext.node != nil {
-			s.ext.node.DropPackets(int(t))
+		if s.cl.node != nil {
+			s.cl.node.DropPackets(int(t))
 		}
 		c.OK()
 	case "DIGEST":

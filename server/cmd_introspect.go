@@ -44,10 +44,12 @@ func (s *Server) applyAccessPolicy() {
 	}
 }
 
-// protectedAllowed is Redis's allowProtectedAction for
-// enable-protected-configs: yes, or local for a loopback client.
-func (s *Server) protectedAllowed(c *Client) bool {
-	switch s.configValue("enable-protected-configs") {
+// protectedAllowed is Redis's allowProtectedAction: directive
+// (enable-debug-command for DEBUG, enable-protected-configs for CONFIG SET
+// of a protected directive) is yes, or local and c a local client. Redis
+// 7.0's default, no, refuses.
+func (s *Server) protectedAllowed(c *Client, directive string) bool {
+	switch s.configValue(directive) {
 	case "yes":
 		return true
 	case "local":
@@ -56,7 +58,8 @@ func (s *Server) protectedAllowed(c *Client) bool {
 	return false
 }
 
-// isLocal reports a loopback (or unix socket) client.
+// isLocal reports a loopback client, or one without a TCP address (an
+// internal client), as Redis's islocalClient.
 func (c *Client) isLocal() bool {
 	host, _, err := net.SplitHostPort(c.addr)
 	if err != nil {

@@ -93,9 +93,9 @@ func cmdUnsubscribe(c *Client, argv [][]byte) {
 func cmdPublish(c *Client, argv [][]byte) {
 	s := c.s
 	n := s.publishLocal(argv[1], argv[2], false)
-	if e := s.clusterBus(); e != nil {
-		e.node.Publish(argv[1], argv[2])
-		e.pending = true
+	if s.inCluster() {
+		s.cl.node.Publish(argv[1], argv[2])
+		s.cl.pending = true
 	} else {
 		// Outside cluster mode PUBLISH reaches replicas through the
 		// replication stream, as in Redis.
@@ -107,9 +107,9 @@ func cmdPublish(c *Client, argv [][]byte) {
 func cmdSPublish(c *Client, argv [][]byte) {
 	s := c.s
 	n := s.publishLocal(argv[1], argv[2], true)
-	if e := s.clusterBus(); e != nil {
-		e.node.PublishShard(argv[1], argv[2])
-		e.pending = true
+	if s.inCluster() {
+		s.cl.node.PublishShard(argv[1], argv[2])
+		s.cl.pending = true
 	} else {
 		s.propagate(c.db, argv)
 	}

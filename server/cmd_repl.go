@@ -14,13 +14,13 @@ import (
 
 func (r *replState) registerCommands() {
 	s := r.s
-	s.Register(&Command{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
-	s.Register(&Command{Name: "sync", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
-	s.Register(&Command{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy, Group: "server", Handler: r.cmdReplconf})
-	s.Register(&Command{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Handler: r.cmdWait})
-	s.Register(&Command{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Handler: r.cmdRole})
+	s.addCommand(&Command{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
+	s.addCommand(&Command{Name: "sync", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
+	s.addCommand(&Command{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy, Group: "server", Handler: r.cmdReplconf})
+	s.addCommand(&Command{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Handler: r.cmdWait})
+	s.addCommand(&Command{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Handler: r.cmdRole})
 	for _, n := range []string{"replicaof", "slaveof"} {
-		s.Register(&Command{Name: n, Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoAsyncLoading, Group: "server", Handler: r.cmdReplicaof})
+		s.addCommand(&Command{Name: n, Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoAsyncLoading, Group: "server", Handler: r.cmdReplicaof})
 	}
 }
 
@@ -29,7 +29,7 @@ func (r *replState) cmdReplconf(c *Client, argv [][]byte) {
 		c.Error(ErrSyntax)
 		return
 	}
-	ce := cext(c)
+	ce := &c.repl
 	for i := 1; i+1 < len(argv); i += 2 {
 		opt := strings.ToLower(string(argv[i]))
 		val := string(argv[i+1])
@@ -71,7 +71,7 @@ func (r *replState) cmdPsync(c *Client, argv [][]byte) {
 		c.Error("ERR PSYNC from an internal client")
 		return
 	}
-	ce := cext(c)
+	ce := &c.repl
 	if ce.replica != nil {
 		return // already a replica: ignore
 	}
@@ -102,7 +102,7 @@ func (r *replState) cmdPsync(c *Client, argv [][]byte) {
 	}
 	if !partial {
 		var snap []byte
-		s.Snapshot(func(argv ...[]byte) { snap = appendCommand(snap, argv) })
+		s.snapshot(func(argv ...[]byte) { snap = appendCommand(snap, argv) })
 		if s.prop.started {
 			snap = appendCommand(snap, [][]byte{[]byte("SELECT"), itob(int64(s.prop.lastDB))})
 		}
@@ -144,7 +144,7 @@ func (r *replState) cmdWait(c *Client, argv [][]byte) {
 		c.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
 		return
 	}
-	target := cext(c).woff
+	target := c.repl.woff
 	n := r.countAcked(target)
 	if int64(n) >= want || c.multi || s.prop.depth > 0 || c.inScript || c.conn == nil {
 		c.Int(int64(n))

@@ -273,12 +273,6 @@ func cmdRedline(c *Client, argv [][]byte) {
 	}
 }
 
-func cmdWait(c *Client, argv [][]byte) {
-	if _, _, ok := waitArgs(c, argv); ok {
-		c.Int(0)
-	}
-}
-
 // waitArgs parses WAIT numreplicas timeout, answering the error itself.
 func waitArgs(c *Client, argv [][]byte) (want, timeoutMs int64, ok bool) {
 	want, ok = parseInt(argv[1])
@@ -296,13 +290,6 @@ func waitArgs(c *Client, argv [][]byte) (want, timeoutMs int64, ok bool) {
 		return 0, 0, false
 	}
 	return want, timeoutMs, true
-}
-
-func cmdRole(c *Client, argv [][]byte) {
-	c.Array(3)
-	c.BulkString("master")
-	c.Int(0)
-	c.Array(0)
 }
 
 // CONFIG
@@ -335,7 +322,7 @@ func cmdConfig(c *Client, argv [][]byte) {
 		for i := 2; i < len(argv); i += 2 {
 			pairs = append(pairs, [2]string{strings.ToLower(string(argv[i])), string(argv[i+1])})
 		}
-		names, err := cfg.SetMany(pairs, c.s.protectedAllowed(c))
+		names, err := cfg.SetMany(pairs, c.s.protectedAllowed(c, "enable-protected-configs"))
 		if err != nil {
 			c.Error("ERR " + err.Error())
 			return
@@ -400,13 +387,13 @@ func (s *Server) configChanged(name string) {
 			c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
 		}
 	}
-	if name == "maxmemory" && s.ext != nil {
-		s.ext.setMaxmemory()
+	if name == "maxmemory" {
+		s.setMaxmemory()
 	}
-	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.clusterBus() != nil {
-		s.ext.node.Reconfigure(clusterConfig(s.cfg))
-		s.ext.applyBusConfig()
-		s.ext.pending = true
+	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.inCluster() {
+		s.cl.node.Reconfigure(clusterConfig(s.cfg))
+		s.applyBusConfig()
+		s.cl.pending = true
 	}
 }
 
@@ -725,14 +712,6 @@ func (s *Server) info(args [][]byte) string {
 			return
 		}
 		text := body()
-		if s.hooks.InfoSection != nil {
-			extra, replace := s.hooks.InfoSection(name)
-			if replace {
-				text = extra
-			} else {
-				text += extra
-			}
-		}
 		if b.Len() > 0 {
 			b.WriteString("\r\n")
 		}
@@ -801,7 +780,7 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "maxmemory", 0)
 		kv(&sb, "maxmemory_human", "0B")
 		kv(&sb, "maxmemory_policy", "noeviction")
-		out, in, peak := s.ext.asmMemoryInfo()
+		out, in, peak := s.asmMemoryInfo()
 		kv(&sb, "mem_cluster_slot_migration_output_buffer", out)
 		kv(&sb, "mem_cluster_slot_migration_input_buffer", in)
 		kv(&sb, "mem_cluster_slot_migration_input_buffer_peak", peak)
@@ -862,30 +841,12 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "pubsub_channels", channels)
 		kv(&sb, "pubsub_patterns", patterns)
 		kv(&sb, "pubsubshard_channels", shard)
-		migCached := 0
-		if s.ext != nil {
-			migCached = s.ext.mig.cached()
-		}
-		kv(&sb, "migrate_cached_sockets", migCached)
+		kv(&sb, "migrate_cached_sockets", s.mig.cached())
 		kv(&sb, "total_error_replies", s.stats.errorReplies)
 		kv(&sb, "dump_payload_sanitizations", 0)
 		return sb.String()
 	})
-	section("replication", "Replication", func() string {
-		var sb strings.Builder
-		kv(&sb, "role", s.role())
-		kv(&sb, "connected_slaves", 0)
-		kv(&sb, "master_failover_state", "no-failover")
-		kv(&sb, "master_replid", s.runID)
-		kv(&sb, "master_replid2", "0000000000000000000000000000000000000000")
-		kv(&sb, "master_repl_offset", 0)
-		kv(&sb, "second_repl_offset", -1)
-		kv(&sb, "repl_backlog_active", 0)
-		kv(&sb, "repl_backlog_size", s.cfg.ReplBacklogSize)
-		kv(&sb, "repl_backlog_first_byte_offset", 0)
-		kv(&sb, "repl_backlog_histlen", 0)
-		return sb.String()
-	})
+	section("replication", "Replication", s.repl.info)
 	section("cpu", "CPU", func() string {
 		u, sys := cpuTimes()
 		var sb strings.Builder
@@ -897,7 +858,7 @@ func (s *Server) info(args [][]byte) string {
 	section("errorstats", "Errorstats", s.errorstatsInfo)
 	section("commandstats", "Commandstats", func() string {
 		var sb strings.Builder
-		for _, cmd := range s.Commands() {
+		for _, cmd := range s.commandList() {
 			if cmd.calls == 0 && cmd.rejected == 0 && cmd.fails == 0 {
 				continue
 			}

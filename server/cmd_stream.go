@@ -277,8 +277,7 @@ func (c *Client) mustObey() bool {
 	if c.s.loading {
 		return true
 	}
-	ce, ok := c.Data.(*clientExt)
-	return ok && ce.master
+	return c.repl.master
 }
 
 func streamTrim(s *store.Stream, a *trimArgs) int64 {

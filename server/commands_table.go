@@ -18,7 +18,7 @@ func parseFlags(s string) Flag {
 
 func (s *Server) reg(name string, arity int, flags string, first, last, step int, h Handler, group string) *Command {
 	cmd := &Command{Name: name, Arity: arity, Flags: parseFlags(flags), FirstKey: first, LastKey: last, Step: step, Handler: h, Group: group}
-	s.Register(cmd)
+	s.addCommand(cmd)
 	return cmd
 }
 
@@ -236,8 +236,6 @@ func registerCommands(s *Server) {
 	s.reg("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, cmdShutdown, "server")
 	s.reg("debug", -2, "admin noscript loading stale", 0, 0, 0, cmdDebug, "server").Protected = true
 	s.reg("info", -1, "loading stale", 0, 0, 0, cmdInfo, "server")
-	s.reg("wait", 3, "noscript", 0, 0, 0, cmdWait, "generic")
-	s.reg("role", 1, "noscript loading stale fast", 0, 0, 0, cmdRole, "server")
 	s.reg("redline", -2, "admin noscript loading stale", 0, 0, 0, cmdRedline, "server")
 	s.reg("config", -2, "", 0, 0, 0, cmdConfig, "server").Subcommands = []*Command{
 		sub("get", -3, "admin noscript loading stale"), sub("set", -4, "admin noscript loading stale"),

@@ -296,7 +296,7 @@ func TestMigrateBetweenReferenceAndRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.StartNode(); err != nil { // MIGRATE comes with replication and cluster mode
+	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })

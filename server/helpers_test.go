@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/store"
 )
@@ -23,7 +24,9 @@ func startServer(t testing.TB, args ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(cfg, Options{Log: io.Discard, Clock: store.NewClock(nil)})
+	// A cluster-enabled server's bus runs over memory: port+10000 of a
+	// random port may not exist.
+	s, err := New(cfg, Options{Log: io.Discard, Clock: store.NewClock(nil), ClusterTransport: bus.NewMemNetwork()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +56,14 @@ func io_ReadFull(r *bufio.Reader, b []byte) (int, error) { return io.ReadFull(r,
 
 func netDial(addr string) (net.Conn, error) { return net.Dial("tcp", addr) }
 
-// recordPropagation makes s's Propagated hook record each write as its
+// recordPropagation makes s's propagation tap record each write as its
 // space-joined argv; the returned function gives what was recorded so far,
 // one line per write.
 func recordPropagation(s *Server) func() string {
 	var mu sync.Mutex
 	var stream []string
 	s.Lock()
-	s.SetHooks(Hooks{Propagated: func(db int, argv [][]byte) {
+	s.propagationTap = func(db int, argv [][]byte) {
 		mu.Lock()
 		defer mu.Unlock()
 		parts := make([]string, len(argv))
@@ -68,7 +71,7 @@ func recordPropagation(s *Server) func() string {
 			parts[i] = string(a)
 		}
 		stream = append(stream, strings.Join(parts, " "))
-	}})
+	}
 	s.Unlock()
 	return func() string {
 		mu.Lock()

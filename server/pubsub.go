@@ -252,13 +252,9 @@ func (s *Server) publishLocal(channel, payload []byte, shard bool) int {
 	return n
 }
 
-// clusterNode returns the cluster node when this server is in cluster mode.
-func (s *Server) clusterBus() *ext {
-	if s.ext != nil && s.ext.bus != nil && s.ext.node != nil {
-		return s.ext
-	}
-	return nil
-}
+// inCluster reports whether this server runs as a cluster node
+// (cluster-enabled yes and started).
+func (s *Server) inCluster() bool { return s.cl.bus != nil && s.cl.node != nil }
 
 // dropUnservedShardChannels ends the shard subscriptions of channels whose
 // slot this node's shard (itself or its master) no longer serves, telling

@@ -26,7 +26,6 @@ import (
 // on REPLCONF GETACK. Everything but the atomics is guarded by the server
 // lock.
 type replState struct {
-	e *ext
 	s *Server
 
 	replid, replid2 string
@@ -79,8 +78,8 @@ type replicaLink struct {
 	ackTime time.Time
 }
 
-func newReplState(e *ext) *replState {
-	r := &replState{e: e, s: e.s, replid: randomHex(40), replid2: strings.Repeat("0", 40), secondOffset: -1,
+func newReplState(s *Server) *replState {
+	r := &replState{s: s, replid: randomHex(40), replid2: strings.Repeat("0", 40), secondOffset: -1,
 		ackCh: make(chan struct{}), state: "connect"}
 	r.downSinceA.Store(time.Now().UnixMilli())
 	return r
@@ -400,7 +399,7 @@ func (r *replState) setMaster(host string, port int) {
 	wasMaster := !r.isReplica()
 	r.masterHost, r.masterPort = host, port
 	r.s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
-	r.s.SetReplicaMode(true)
+	r.s.setReplicaMode(true)
 	if wasMaster {
 		// Our own history becomes the cached master's: a PSYNC can continue
 		// from it if the new master's history contains it.
@@ -423,7 +422,7 @@ func (r *replState) becomeMaster() {
 	r.stopReplica()
 	r.masterHost, r.masterPort = "", 0
 	r.s.cfg.ReplicaOf = ""
-	r.s.SetReplicaMode(false)
+	r.s.setReplicaMode(false)
 	r.replid2 = r.replid
 	r.secondOffset = r.offset + 1
 	r.replid = randomHex(40)
@@ -624,11 +623,11 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 			s.mu.Unlock()
 			return errStale
 		}
-		s.FlushAll()
+		s.flushAll()
 		// The AOF must forget the old dataset too.
 		s.propagate(0, [][]byte{[]byte("FLUSHALL")})
-		mc := s.NewInternalClient()
-		cext(mc).master = true
+		mc := s.newInternalClient()
+		mc.repl.master = true
 		keys, err := r.loadSync(gen, mc, data[:n])
 		if err != nil {
 			s.mu.Unlock()
@@ -656,8 +655,8 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 			r.replid = f[1]
 		}
 		if r.masterCl == nil {
-			mc := s.NewInternalClient()
-			cext(mc).master = true
+			mc := s.newInternalClient()
+			mc.repl.master = true
 			r.masterCl = mc
 		}
 		s.mu.Unlock()
@@ -720,7 +719,7 @@ func applyCommandsEach(s *Server, mc *Client, data []byte, after func() error) (
 		if len(args) == 0 {
 			continue
 		}
-		s.Exec(mc, args)
+		s.execInternal(mc, args)
 		n++
 		if after != nil {
 			if err := after(); err != nil {
@@ -787,9 +786,9 @@ func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout tim
 			if len(args) >= 2 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "getack") {
 				getack = true
 			} else if len(args) > 0 {
-				s.Exec(mc, args)
-				if s.ext != nil && s.ext.node != nil {
-					s.ext.noteForeignWrite(args)
+				s.execInternal(mc, args)
+				if s.cl.node != nil {
+					s.noteForeignWrite(args)
 				}
 			}
 			r.feed(raw)

@@ -20,7 +20,7 @@ func startReplNode(t *testing.T, extra ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.StartNode(); err != nil {
+	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })

@@ -209,10 +209,8 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	}
 	f := sc.fake
 	f.out = f.out[:0]
-	if s.hooks.PreExecute != nil {
-		if e := s.hooks.PreExecute(f, cmd, argv); e != "" {
-			return fail(e)
-		}
+	if e := s.refusal(f, cmd, argv); e != "" {
+		return fail(e)
 	}
 	f.cmd = cmd
 	if cmd.Flags&FlagWrite != 0 {

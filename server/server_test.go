@@ -4,56 +4,19 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redline-dev/redline/server/keyslot"
 )
 
-func TestHooks(t *testing.T) {
+// TestPropagationStream: writes propagate as the argv that reproduces them
+// (relative TTLs made absolute, INCRBYFLOAT as SET KEEPTTL, scripts wrapped
+// in MULTI/EXEC, expired keys as DEL).
+func TestPropagationStream(t *testing.T) {
 	s := startServer(t)
-	var mu sync.Mutex
-	var stream []string
-	s.Lock()
-	s.SetHooks(Hooks{
-		PreExecute: func(c *Client, cmd *Command, argv [][]byte) string {
-			for _, i := range cmd.KeyIndexes(argv) {
-				if bytes.HasPrefix(argv[i], []byte("remote:")) {
-					return fmt.Sprintf("MOVED %d 127.0.0.1:9999", keyslot.Of(argv[i]))
-				}
-			}
-			return ""
-		},
-		Propagated: func(db int, argv [][]byte) {
-			mu.Lock()
-			defer mu.Unlock()
-			parts := make([]string, len(argv))
-			for i, a := range argv {
-				parts[i] = string(a)
-			}
-			stream = append(stream, strings.Join(parts, " "))
-		},
-	})
-	s.Register(&Command{Name: "ASKING", Arity: 1, Flags: FlagFast, Handler: func(c *Client, argv [][]byte) {
-		c.Asking = true
-		c.OK()
-	}})
-	s.Unlock()
+	recorded := recordPropagation(s)
 	c := newClient(t, s, 2)
-	conn := c.Conn()
-	defer conn.Close()
-	if err := conn.Do(ctx, "asking").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Get(ctx, "remote:x").Err(); err == nil || !strings.HasPrefix(err.Error(), "MOVED ") {
-		t.Fatalf("redirect: %v", err)
-	}
-	conn.Do(ctx, "multi")
-	conn.Do(ctx, "set", "remote:y", "1")
-	if err := conn.Do(ctx, "exec").Err(); err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
-		t.Fatalf("EXEC after redirect while queueing: %v", err)
-	}
 	c.Set(ctx, "a", "1", time.Minute)
 	c.IncrByFloat(ctx, "f", 1.5)
 	c.Get(ctx, "a") // reads are not propagated
@@ -62,9 +25,7 @@ func TestHooks(t *testing.T) {
 	c.PExpire(ctx, "gone", time.Millisecond)
 	time.Sleep(5 * time.Millisecond)
 	c.Get(ctx, "gone")
-	mu.Lock()
-	got := strings.ToUpper(strings.Join(stream, "\n"))
-	mu.Unlock()
+	got := strings.ToUpper(recorded())
 	want := []string{"SELECT 0", "SET a 1 PXAT ", "SET f 1.5 KEEPTTL", "MULTI", "INCR n", "INCR n", "EXEC", "SET gone 1", "PEXPIREAT gone ", "DEL gone"}
 	pos := 0
 	for _, w := range want {
@@ -74,11 +35,11 @@ func TestHooks(t *testing.T) {
 		}
 		pos += i + len(w)
 	}
-	cmd, keys := s.CommandKeys([][]byte{[]byte("MSET"), []byte("a"), []byte("1"), []byte("b"), []byte("2")})
+	cmd, keys := s.commandKeys([][]byte{[]byte("MSET"), []byte("a"), []byte("1"), []byte("b"), []byte("2")})
 	if cmd == nil || len(keys) != 2 || string(keys[1]) != "b" {
-		t.Fatalf("CommandKeys: %v", keys)
+		t.Fatalf("commandKeys: %v", keys)
 	}
-	_, keys = s.CommandKeys([][]byte{[]byte("eval"), []byte("x"), []byte("2"), []byte("k1"), []byte("k2"), []byte("arg")})
+	_, keys = s.commandKeys([][]byte{[]byte("eval"), []byte("x"), []byte("2"), []byte("k1"), []byte("k2"), []byte("arg")})
 	if len(keys) != 2 || string(keys[0]) != "k1" {
 		t.Fatalf("EVAL keys: %q", keys)
 	}
@@ -87,6 +48,26 @@ func TestHooks(t *testing.T) {
 func TestSlotIndex(t *testing.T) {
 	s := startServer(t, "--cluster-enabled", "yes")
 	c := newClient(t, s, 2)
+	// New+Start builds the same node as Main: with no slot served yet,
+	// keyed commands are refused, also while queueing in MULTI, which then
+	// ends in EXECABORT.
+	if err := c.Get(ctx, "k").Err(); err == nil || err.Error() != "CLUSTERDOWN Hash slot not served" {
+		t.Fatalf("GET on a node without slots: %v", err)
+	}
+	conn := c.Conn()
+	defer conn.Close()
+	conn.Do(ctx, "multi")
+	conn.Do(ctx, "set", "k", "1")
+	if err := conn.Do(ctx, "exec").Err(); err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		t.Fatalf("EXEC after a refusal while queueing: %v", err)
+	}
+	if err := c.Do(ctx, "cluster", "addslotsrange", 0, 16383).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "cluster_state:ok", 10*time.Second, func() bool {
+		info, _ := c.Do(ctx, "cluster", "info").Text()
+		return strings.Contains(info, "cluster_state:ok")
+	})
 	for i := 0; i < 100; i++ {
 		c.Set(ctx, fmt.Sprintf("{tag}%d", i), "v", 0)
 	}
@@ -106,8 +87,8 @@ func TestSlotIndex(t *testing.T) {
 	if ks := s.DB(0).KeysInSlot(slot, 3); len(ks) != 3 || ks[0] != "{tag}0" {
 		t.Fatalf("KeysInSlot = %v", ks)
 	}
-	if n := s.DeleteKeysInSlot(slot); n != 99 || s.DB(0).Len() != 0 {
-		t.Fatalf("DeleteKeysInSlot = %d, %d keys left", n, s.DB(0).Len())
+	if n := s.deleteKeysInSlot(slot); n != 99 || s.DB(0).Len() != 0 {
+		t.Fatalf("deleteKeysInSlot = %d, %d keys left", n, s.DB(0).Len())
 	}
 }
 
