@@ -1,228 +1,13 @@
 package server
 
 import (
-	"sort"
 	"strings"
 	"time"
 )
 
-// Flag is a command property, as COMMAND reports it.
-type Flag uint32
-
-// Command flags (names as in Redis's COMMAND output).
-const (
-	FlagWrite Flag = 1 << iota
-	FlagReadonly
-	FlagDenyOOM
-	FlagAdmin
-	FlagPubSub
-	FlagNoScript
-	FlagBlocking
-	FlagLoading
-	FlagStale
-	FlagSkipMonitor
-	FlagFast
-	FlagNoAuth
-	FlagMayReplicate
-	FlagNoMulti
-	FlagMovableKeys
-	FlagAllowBusy
-	FlagNoMandatoryKeys
-	FlagAsking
-	FlagNoAsyncLoading
-	FlagSkipSlowlog
-)
-
-var flagNames = []string{"write", "readonly", "denyoom", "admin", "pubsub", "noscript", "blocking", "loading",
-	"stale", "skip_monitor", "fast", "no_auth", "may_replicate", "no_multi", "movablekeys", "allow_busy",
-	"no_mandatory_keys", "asking", "no_async_loading", "skip_slowlog"}
-
-// Names returns the flag names in COMMAND order.
-func (f Flag) Names() []string {
-	var out []string
-	for i, n := range flagNames {
-		if f&(1<<i) != 0 {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// Handler executes a command. argv[0] is the command name as sent. It runs
-// with the server lock held and writes exactly one reply to c.
-type Handler func(c *Client, argv [][]byte)
-
-// Command is an entry of the command table.
-type Command struct {
-	Name  string // lower case
-	Arity int    // Redis convention: >0 exact, <0 at least -Arity
-	Flags Flag
-	// Key positions: FirstKey (0 = no keys), LastKey (-1 = last argument,
-	// -2 = second to last ...), Step.
-	FirstKey, LastKey, Step int
-	// Keys, when set, extracts key positions for commands whose keys move
-	// (EVAL, ...). It must tolerate any argv that passed the arity check.
-	Keys    func(argv [][]byte) []int
-	Handler Handler
-	// Subcommands (CONFIG GET, CLIENT LIST, ...) for COMMAND output and
-	// per-subcommand arity; the handler still receives the whole argv.
-	Subcommands []*Command
-	Group       string
-	// Protected commands (DEBUG) run only as enable-debug-command allows.
-	Protected bool
-	// Tips are COMMAND's command tips ("request_policy:multi_shard"...);
-	// nil means Redis 7.0's tips for the command's name.
-	Tips    []string
-	Summary string
-	Since   string
-	// ACL, when set, is the command's full list of ACL categories (else
-	// they follow from its flags and group).
-	ACL []string
-	// Specs, when set, are the key specs COMMAND INFO shows (else one
-	// range spec follows from FirstKey, LastKey and Step).
-	Specs []KeySpec
-
-	calls    int64
-	usec     int64
-	fails    int64
-	rejected int64
-}
-
-// KeyIndexes returns the positions of the keys in argv.
-func (cmd *Command) KeyIndexes(argv [][]byte) []int {
-	if cmd.Keys != nil {
-		return cmd.Keys(argv)
-	}
-	first, last, step := cmd.keyRange(len(argv))
-	var out []int
-	for i := first; i <= last; i += step {
-		out = append(out, i)
-	}
-	return out
-}
-
-// keyRange gives the key positions of a command without a Keys function
-// for an argv of n arguments: first, first+step, ... up to last (none when
-// first > last).
-func (cmd *Command) keyRange(n int) (first, last, step int) {
-	if cmd.FirstKey <= 0 {
-		return 1, 0, 1
-	}
-	last = cmd.LastKey
-	if last < 0 {
-		last = n + last
-	}
-	if last >= n {
-		last = n - 1
-	}
-	step = cmd.Step
-	if step <= 0 {
-		step = 1
-	}
-	return cmd.FirstKey, last, step
-}
-
-// firstKey returns the first key of argv without allocating, or nil.
-func (cmd *Command) firstKey(argv [][]byte) []byte {
-	if cmd.Keys != nil {
-		k := cmd.Keys(argv)
-		if len(k) == 0 {
-			return nil
-		}
-		return argv[k[0]]
-	}
-	if cmd.FirstKey <= 0 || cmd.FirstKey >= len(argv) {
-		return nil
-	}
-	return argv[cmd.FirstKey]
-}
-
-// effectiveFlags are the flags of the command argv runs: a container's
-// subcommand's own (XGROUP CREATE is a write, XGROUP is not), as Redis's
-// c->cmd is the subcommand.
-func (cmd *Command) effectiveFlags(argv [][]byte) Flag {
-	if len(cmd.Subcommands) > 0 {
-		if sc := cmd.subcommand(argv); sc != nil {
-			return sc.Flags
-		}
-	}
-	return cmd.Flags
-}
-
-// checkArity reports whether n arguments fit arity.
-func checkArity(arity, n int) bool {
-	if arity > 0 {
-		return n == arity
-	}
-	return n >= -arity
-}
-
-// Register adds or replaces a command in the table (cluster mode and
-// replication register theirs: CLUSTER, ASKING, WAIT, PSYNC ...). Call it
-// before Serve.
-func (s *Server) addCommand(cmd *Command) {
-	cmd.Name = strings.ToLower(cmd.Name)
-	if cmd.Step == 0 && cmd.FirstKey > 0 {
-		cmd.Step = 1
-	}
-	for _, sc := range cmd.Subcommands {
-		sc.Name = strings.ToLower(sc.Name)
-	}
-	s.commands[cmd.Name] = cmd
-	s.upperCmds[strings.ToUpper(cmd.Name)] = cmd
-}
-
-// Lookup finds a command by name (any case).
-func (s *Server) Lookup(name []byte) *Command {
-	if cmd, ok := s.commands[string(name)]; ok {
-		return cmd
-	}
-	if cmd, ok := s.upperCmds[string(name)]; ok {
-		return cmd
-	}
-	if len(name) > 64 {
-		return s.commands[strings.ToLower(string(name))]
-	}
-	var buf [64]byte
-	b := buf[:len(name)]
-	for i, ch := range name {
-		if ch >= 'A' && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		b[i] = ch
-	}
-	return s.commands[string(b)]
-}
-
-// commandKeys returns the command for argv and the keys it names (nil
-// command if unknown or the arity is wrong).
-func (s *Server) commandKeys(argv [][]byte) (*Command, [][]byte) {
-	if len(argv) == 0 {
-		return nil, nil
-	}
-	cmd := s.Lookup(argv[0])
-	if cmd == nil || !checkArity(cmd.Arity, len(argv)) {
-		return nil, nil
-	}
-	var keys [][]byte
-	for _, i := range cmd.KeyIndexes(argv) {
-		keys = append(keys, argv[i])
-	}
-	return cmd, keys
-}
-
-// Commands returns the command table sorted by name.
-func (s *Server) commandList() []*Command {
-	out := make([]*Command, 0, len(s.commands))
-	for _, c := range s.commands {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// call runs one command: lookup, arity, auth, MULTI queueing, the pre-execute
-// hook, the handler, then propagation and WATCH invalidation.
+// call runs one command: lookup, arity (the command's and its
+// subcommand's, from the table), auth, the node's refusals, MULTI
+// queueing, the handler, then propagation and WATCH invalidation.
 func (c *Client) call(argv [][]byte) { c.callCmd(c.s.Lookup(argv[0]), argv) }
 
 // callCmd is call with argv[0] already looked up (nil: unknown command).
@@ -304,18 +89,6 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 	c.exec(cmd, argv)
 }
 
-func (cmd *Command) subcommand(argv [][]byte) *Command {
-	if len(cmd.Subcommands) == 0 || len(argv) < 2 {
-		return nil
-	}
-	for _, sc := range cmd.Subcommands {
-		if strings.EqualFold(sc.Name, string(argv[1])) {
-			return sc
-		}
-	}
-	return nil
-}
-
 func isTxControl(name string) bool {
 	switch name {
 	case "exec", "discard", "multi", "watch", "quit", "reset":
@@ -365,7 +138,7 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 		defer s.trackDone(c)
 	}
 	s.stats.errSeen = s.stats.errorReplies
-	cmd.Handler(c, argv)
+	cmd.handlerFor(argv)(c, argv)
 	if s.stats.errorReplies != s.stats.errSeen {
 		cmd.fails++
 		s.stats.errSeen = s.stats.errorReplies

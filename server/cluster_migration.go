@@ -312,26 +312,3 @@ func (s *Server) asmImportingTask(task string) bool {
 	}
 	return false
 }
-
-// lookupWithSub finds a command or, for "container|sub" (Redis 7's
-// COMMAND INFO form, how clients detect CLUSTER|MIGRATION), a subcommand;
-// it returns the command and its full name.
-func (s *Server) lookupWithSub(name []byte) (*Command, string) {
-	container, sub, ok := strings.Cut(string(name), "|")
-	if !ok {
-		if cmd := s.Lookup(name); cmd != nil {
-			return cmd, cmd.Name
-		}
-		return nil, ""
-	}
-	cmd := s.Lookup([]byte(container))
-	if cmd == nil {
-		return nil, ""
-	}
-	for _, sc := range cmd.Subcommands {
-		if strings.EqualFold(sc.Name, sub) {
-			return sc, cmd.Name + "|" + sc.Name
-		}
-	}
-	return nil, ""
-}

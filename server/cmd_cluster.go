@@ -15,29 +15,8 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-func (s *Server) registerClusterCommands() {
-	s.addCommand(&Command{Name: "cluster", Arity: -2, Group: "cluster", Handler: s.cmdCluster,
-		Subcommands: clusterSubcommands()})
-	s.addCommand(&Command{Name: "asking", Arity: 1, Flags: FlagFast, Group: "cluster", Handler: s.cmdAsking})
-	s.addCommand(&Command{Name: "readonly", Arity: 1, Flags: FlagFast | FlagLoading | FlagStale, Group: "cluster", Handler: s.cmdReadonly})
-	s.addCommand(&Command{Name: "readwrite", Arity: 1, Flags: FlagFast | FlagLoading | FlagStale, Group: "cluster", Handler: s.cmdReadwrite})
-	s.addCommand(&Command{Name: "migrate", Arity: -6, Flags: FlagWrite, FirstKey: 3, LastKey: 3, Step: 1,
-		Keys: migrateKeys, Group: "generic", Handler: s.cmdMigrate})
-	s.repl.registerCommands()
-}
-
-func clusterSubcommands() []*Command {
-	var out []*Command
-	for _, n := range []string{"addslots", "addslotsrange", "bumpepoch", "count-failure-reports", "countkeysinslot",
-		"delslots", "delslotsrange", "failover", "flushslots", "forget", "getkeysinslot", "help", "info", "keyslot",
-		"links", "meet", "myid", "nodes", "replicas", "replicate", "reset", "saveconfig", "set-config-epoch",
-		"setslot", "shards", "slaves", "slots", "slot-stats", "migration", "syncslots"} {
-		out = append(out, &Command{Name: n, Arity: -2, Flags: FlagStale})
-	}
-	return out
-}
-
-func (s *Server) cmdAsking(c *Client, argv [][]byte) {
+func cmdAsking(c *Client, argv [][]byte) {
+	s := c.s
 	if s.cl.bus == nil {
 		c.Error("ERR This instance has cluster support disabled")
 		return
@@ -46,7 +25,8 @@ func (s *Server) cmdAsking(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-func (s *Server) cmdReadonly(c *Client, argv [][]byte) {
+func cmdReadonly(c *Client, argv [][]byte) {
+	s := c.s
 	if s.cl.bus == nil {
 		c.Error("ERR This instance has cluster support disabled")
 		return
@@ -55,7 +35,8 @@ func (s *Server) cmdReadonly(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-func (s *Server) cmdReadwrite(c *Client, argv [][]byte) {
+func cmdReadwrite(c *Client, argv [][]byte) {
+	s := c.s
 	if s.cl.bus == nil {
 		c.Error("ERR This instance has cluster support disabled")
 		return
@@ -64,18 +45,13 @@ func (s *Server) cmdReadwrite(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-func (s *Server) cmdCluster(c *Client, argv [][]byte) {
+func cmdCluster(c *Client, argv [][]byte) {
+	s := c.s
 	if s.cl.bus == nil {
 		c.Error("ERR This instance has cluster support disabled")
 		return
 	}
-	args := make([]string, len(argv))
-	for i, a := range argv {
-		args[i] = string(a)
-	}
-	if s.cmdClusterRedis8(c, argv, args) {
-		return
-	}
+	args := stringArgs(argv)
 	if msg := s.asmSetslotConflict(args); msg != "" {
 		c.Error(msg)
 		return
@@ -258,32 +234,9 @@ func (s *Server) writeSlotStats(c *Client, slots []int, metrics []slotMetric) {
 	}
 }
 
-// cmdClusterRedis8 runs the CLUSTER subcommands Redis 8 added and reports
-// whether args was one of them; the rest go to cluster.Exec.
-func (s *Server) cmdClusterRedis8(c *Client, argv [][]byte, args []string) bool {
-	if len(args) < 2 {
-		return false
-	}
-	switch strings.ToLower(args[1]) {
-	case "slot-stats":
-		if len(args) < 4 {
-			c.Error("ERR wrong number of arguments for 'cluster|slot-stats' command")
-			return true
-		}
-		s.cmdSlotStats(c, args)
-		return true
-	case "migration":
-		s.cmdMigration(c, args)
-		return true
-	case "syncslots":
-		s.cmdSyncSlots(c, argv)
-		return true
-	}
-	return false
-}
-
 // cmdSyncSlots receives one migration message from a peer.
-func (s *Server) cmdSyncSlots(c *Client, argv [][]byte) {
+func cmdSyncSlots(c *Client, argv [][]byte) {
+	s := c.s
 	if len(argv) != 11 {
 		c.Error("ERR wrong number of arguments for 'cluster|syncslots' command")
 		return
@@ -412,7 +365,8 @@ func writeTaskStatus(c *Client, t *cluster.MigrationTask) {
 	}
 }
 
-func (s *Server) cmdMigrate(c *Client, argv [][]byte) {
+func cmdMigrate(c *Client, argv [][]byte) {
+	s := c.s
 	var copyKeys, replace bool
 	var user, pass string
 	auth := false
@@ -585,4 +539,49 @@ func (s *Server) cmdMigrate(c *Client, argv [][]byte) {
 		return
 	}
 	c.OK()
+}
+
+// stringArgs copies argv as strings (the CLUSTER parsers take strings).
+func stringArgs(argv [][]byte) []string {
+	args := make([]string, len(argv))
+	for i, a := range argv {
+		args[i] = string(a)
+	}
+	return args
+}
+
+// clusterOnly runs h only in cluster mode, as every CLUSTER subcommand.
+func clusterOnly(h Handler) Handler {
+	return func(c *Client, argv [][]byte) {
+		if c.s.cl.bus == nil {
+			c.Error("ERR This instance has cluster support disabled")
+			return
+		}
+		h(c, argv)
+	}
+}
+
+// clusterCommands are the cluster commands' specs. CLUSTER's subcommands
+// carry Redis 7.0's arities (and Redis 8's for SLOT-STATS, MIGRATION and
+// the peers' SYNCSLOTS, which have handlers of their own); the others run
+// CLUSTER's handler, cluster.Exec.
+func clusterCommands() []*Command {
+	const st = "stale"
+	return []*Command{
+		newCmd("cluster", -2, "", 0, 0, 0, cmdCluster, "cluster").withSubs(
+			sub("addslots", -3, st), sub("addslotsrange", -4, st), sub("bumpepoch", 2, st),
+			sub("count-failure-reports", 3, st), sub("countkeysinslot", 3, st), sub("delslots", -3, st),
+			sub("delslotsrange", -4, st), sub("failover", -2, st), sub("flushslots", 2, st), sub("forget", 3, st),
+			sub("getkeysinslot", 4, st), sub("help", 2, st), sub("info", 2, st), sub("keyslot", 3, st),
+			sub("links", 2, st), sub("meet", -4, st), sub("myid", 2, st), sub("nodes", 2, st), sub("replicas", 3, st),
+			sub("replicate", 3, st), sub("reset", -2, st), sub("saveconfig", 2, st), sub("set-config-epoch", 3, st),
+			sub("setslot", -4, st), sub("shards", 2, st), sub("slaves", 3, st), sub("slots", 2, st),
+			sub("slot-stats", -4, st).withHandler(clusterOnly(func(c *Client, argv [][]byte) { c.s.cmdSlotStats(c, stringArgs(argv)) })),
+			sub("migration", -4, st).withHandler(clusterOnly(func(c *Client, argv [][]byte) { c.s.cmdMigration(c, stringArgs(argv)) })),
+			sub("syncslots", 11, st).withHandler(clusterOnly(cmdSyncSlots))),
+		newCmd("asking", 1, "fast", 0, 0, 0, cmdAsking, "cluster"),
+		newCmd("readonly", 1, "fast loading stale", 0, 0, 0, cmdReadonly, "cluster"),
+		newCmd("readwrite", 1, "fast loading stale", 0, 0, 0, cmdReadwrite, "cluster"),
+		newCmd("migrate", -6, "write", 3, 3, 1, cmdMigrate, "generic").withKeys(migrateKeys),
+	}
 }

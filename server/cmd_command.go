@@ -66,16 +66,13 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 		c.Simple(a)
 	}
 	tips := cmd.Tips
-	if tips == nil {
-		tips = redisTips[fullName]
-	}
 	c.SetHeader(len(tips))
 	for _, tip := range tips {
 		c.Simple(tip)
 	}
 	// key specs
-	if cmd.Specs != nil {
-		c.writeKeySpecs(cmd.Specs)
+	if cmd.InfoSpecs != nil {
+		c.writeKeySpecs(cmd.InfoSpecs)
 	} else if cmd.FirstKey > 0 {
 		c.Array(1)
 		c.Map(3)
@@ -329,4 +326,58 @@ func cmdCommandGetKeysAndFlags(c *Client, argv [][]byte) {
 			c.Simple(f)
 		}
 	}
+}
+
+// keyFlags returns the key-spec flags of each key position of argv, from
+// Redis's key specs of the command (or of its subcommand).
+func keyFlags(cmd *Command, argv [][]byte, idx []int) [][]string {
+	name, specs := cmd.Name, cmd.RedisSpecs
+	if sub := cmd.subcommand(argv); sub != nil {
+		name, specs = cmd.Name+"|"+sub.Name, sub.RedisSpecs
+	}
+	out := make([][]string, len(idx))
+	for k, i := range idx {
+		for _, ks := range specs {
+			ps, _ := ks.positions(argv)
+			for _, p := range ps {
+				if p == i {
+					out[k] = specFlags(name, ks.Flags, argv)
+					break
+				}
+			}
+			if out[k] != nil {
+				break
+			}
+		}
+		if out[k] == nil {
+			if cmd.Flags&FlagWrite != 0 {
+				out[k] = []string{"RW", "update"}
+			} else {
+				out[k] = []string{"RO", "access"}
+			}
+		}
+	}
+	return out
+}
+
+// specFlags resolves variable_flags as Redis's getkeys procs do.
+func specFlags(name string, flags []string, argv [][]byte) []string {
+	var out []string
+	variable := false
+	for _, f := range flags {
+		if f == "variable_flags" {
+			variable = true
+			continue
+		}
+		out = append(out, f)
+	}
+	if variable && name == "set" {
+		for _, a := range argv[3:] {
+			if strings.EqualFold(string(a), "get") {
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"OW", "update"}
+	}
+	return out
 }

@@ -272,3 +272,10 @@ func (c *Client) boolReply(v bool) {
 		c.Int(0)
 	}
 }
+
+// debugCommands are DEBUG's spec.
+func debugCommands() []*Command {
+	return []*Command{
+		newCmd("debug", -2, "admin noscript loading stale", 0, 0, 0, cmdDebug, "server").protected(),
+	}
+}

@@ -96,27 +96,6 @@ func (s *Server) applyLimits() {
 	}
 }
 
-// registerIntrospection adds SLOWLOG, LATENCY, MEMORY and LOLWUT.
-func (s *Server) registerIntrospection() {
-	s.reg("slowlog", -2, "", 0, 0, 0, cmdSlowlog, "server").Subcommands = []*Command{
-		sub("reset", 2, "admin loading stale"), sub("len", 2, "admin loading stale"),
-		sub("help", 2, "loading stale"), sub("get", -2, "admin loading stale"),
-	}
-	s.reg("latency", -2, "", 0, 0, 0, cmdLatency, "server").Subcommands = []*Command{
-		sub("help", 2, "loading stale"), sub("doctor", 2, "admin noscript loading stale"),
-		sub("reset", -2, "admin noscript loading stale"), sub("histogram", -2, "admin noscript loading stale"),
-		sub("latest", 2, "admin noscript loading stale"), sub("graph", 3, "admin noscript loading stale"),
-		sub("history", 3, "admin noscript loading stale"),
-	}
-	usage := sub("usage", -3, "readonly")
-	usage.FirstKey, usage.LastKey, usage.Step = 2, 2, 1
-	s.reg("memory", -2, "", 0, 0, 0, cmdMemory, "server").Subcommands = []*Command{
-		sub("help", 2, "loading stale"), usage, sub("doctor", 2, ""), sub("malloc-stats", 2, ""),
-		sub("stats", 2, ""), sub("purge", 2, ""),
-	}
-	s.reg("lolwut", -1, "readonly fast", 0, 0, 0, cmdLolwut, "server")
-}
-
 // LOLWUT [VERSION v]: Redis 7.0's own art is its version line; 5 and 6
 // draw in Redis's spirit (random squares and a skyline).
 func cmdLolwut(c *Client, argv [][]byte) {
@@ -510,4 +489,24 @@ func cmdMonitor(c *Client, argv [][]byte) {
 	c.monitor = true
 	c.s.monitors = append(c.s.monitors, c)
 	c.OK()
+}
+
+// introspectionCommands are the specs of SLOWLOG, LATENCY, MEMORY, MONITOR
+// and LOLWUT.
+func introspectionCommands() []*Command {
+	return []*Command{
+		newCmd("slowlog", -2, "", 0, 0, 0, cmdSlowlog, "server").withSubs(
+			sub("reset", 2, "admin loading stale"), sub("len", 2, "admin loading stale"),
+			sub("help", 2, "loading stale"), sub("get", -2, "admin loading stale")),
+		newCmd("latency", -2, "", 0, 0, 0, cmdLatency, "server").withSubs(
+			sub("help", 2, "loading stale"), sub("doctor", 2, "admin noscript loading stale"),
+			sub("reset", -2, "admin noscript loading stale"), sub("histogram", -2, "admin noscript loading stale"),
+			sub("latest", 2, "admin noscript loading stale"), sub("graph", 3, "admin noscript loading stale"),
+			sub("history", 3, "admin noscript loading stale")),
+		newCmd("memory", -2, "", 0, 0, 0, cmdMemory, "server").withSubs(
+			sub("help", 2, "loading stale"), sub("usage", -3, "readonly").withKey(2), sub("doctor", 2, ""),
+			sub("malloc-stats", 2, ""), sub("stats", 2, ""), sub("purge", 2, "")),
+		newCmd("monitor", 1, "admin noscript loading stale", 0, 0, 0, cmdMonitor, "server"),
+		newCmd("lolwut", -1, "readonly fast", 0, 0, 0, cmdLolwut, "server"),
+	}
 }

@@ -92,3 +92,14 @@ func cmdExec(c *Client, argv [][]byte) {
 	}
 	s.endBlock()
 }
+
+// multiCommands are the transaction commands' specs.
+func multiCommands() []*Command {
+	return []*Command{
+		newCmd("multi", 1, "noscript loading stale fast allow_busy", 0, 0, 0, cmdMulti, "transactions"),
+		newCmd("exec", 1, "noscript loading stale skip_slowlog", 0, 0, 0, cmdExec, "transactions"),
+		newCmd("discard", 1, "noscript loading stale fast allow_busy", 0, 0, 0, cmdDiscard, "transactions"),
+		newCmd("watch", -2, "noscript loading stale fast allow_busy", 1, -1, 1, cmdWatch, "transactions"),
+		newCmd("unwatch", 1, "noscript loading stale fast allow_busy", 0, 0, 0, cmdUnwatch, "transactions"),
+	}
+}

@@ -161,19 +161,21 @@ func cmdPubsub(c *Client, argv [][]byte) {
 	}
 }
 
-func (s *Server) registerPubSubCommands() {
+// pubsubCommands are the Pub/Sub family's specs.
+func pubsubCommands() []*Command {
 	const f = "pubsub noscript loading stale"
-	s.reg("subscribe", -2, f, 0, 0, 0, cmdSubscribe, "pubsub")
-	s.reg("psubscribe", -2, f, 0, 0, 0, cmdSubscribe, "pubsub")
-	s.reg("unsubscribe", -1, f, 0, 0, 0, cmdUnsubscribe, "pubsub")
-	s.reg("punsubscribe", -1, f, 0, 0, 0, cmdUnsubscribe, "pubsub")
-	s.reg("ssubscribe", -2, f, 1, -1, 1, cmdSubscribe, "pubsub")
-	s.reg("sunsubscribe", -1, f, 1, -1, 1, cmdUnsubscribe, "pubsub")
-	s.reg("publish", 3, "pubsub loading stale fast may_replicate", 0, 0, 0, cmdPublish, "pubsub")
-	s.reg("spublish", 3, "pubsub loading stale fast may_replicate", 1, 1, 1, cmdSPublish, "pubsub")
-	s.reg("pubsub", -2, "", 0, 0, 0, cmdPubsub, "pubsub").Subcommands = []*Command{
-		sub("channels", -2, "pubsub loading stale"), sub("numpat", 2, "pubsub loading stale"),
-		sub("numsub", -2, "pubsub loading stale"), sub("shardchannels", -2, "pubsub loading stale"),
-		sub("shardnumsub", -2, "pubsub loading stale"), sub("help", 2, "loading stale"),
+	return []*Command{
+		newCmd("subscribe", -2, f, 0, 0, 0, cmdSubscribe, "pubsub"),
+		newCmd("psubscribe", -2, f, 0, 0, 0, cmdSubscribe, "pubsub"),
+		newCmd("unsubscribe", -1, f, 0, 0, 0, cmdUnsubscribe, "pubsub"),
+		newCmd("punsubscribe", -1, f, 0, 0, 0, cmdUnsubscribe, "pubsub"),
+		newCmd("ssubscribe", -2, f, 1, -1, 1, cmdSubscribe, "pubsub"),
+		newCmd("sunsubscribe", -1, f, 1, -1, 1, cmdUnsubscribe, "pubsub"),
+		newCmd("publish", 3, "pubsub loading stale fast may_replicate", 0, 0, 0, cmdPublish, "pubsub"),
+		newCmd("spublish", 3, "pubsub loading stale fast may_replicate", 1, 1, 1, cmdSPublish, "pubsub"),
+		newCmd("pubsub", -2, "", 0, 0, 0, cmdPubsub, "pubsub").withSubs(
+			sub("channels", -2, "pubsub loading stale"), sub("numpat", 2, "pubsub loading stale"),
+			sub("numsub", -2, "pubsub loading stale"), sub("shardchannels", -2, "pubsub loading stale"),
+			sub("shardnumsub", -2, "pubsub loading stale"), sub("help", 2, "loading stale")),
 	}
 }

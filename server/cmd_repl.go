@@ -12,19 +12,8 @@ import (
 	"github.com/redline-dev/redline/server/resp"
 )
 
-func (r *replState) registerCommands() {
-	s := r.s
-	s.addCommand(&Command{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
-	s.addCommand(&Command{Name: "sync", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
-	s.addCommand(&Command{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy, Group: "server", Handler: r.cmdReplconf})
-	s.addCommand(&Command{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Handler: r.cmdWait})
-	s.addCommand(&Command{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Handler: r.cmdRole})
-	for _, n := range []string{"replicaof", "slaveof"} {
-		s.addCommand(&Command{Name: n, Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoAsyncLoading, Group: "server", Handler: r.cmdReplicaof})
-	}
-}
-
-func (r *replState) cmdReplconf(c *Client, argv [][]byte) {
+func cmdReplconf(c *Client, argv [][]byte) {
+	r := c.s.repl
 	if (len(argv)-1)%2 != 0 {
 		c.Error(ErrSyntax)
 		return
@@ -65,7 +54,8 @@ func (r *replState) cmdReplconf(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-func (r *replState) cmdPsync(c *Client, argv [][]byte) {
+func cmdPsync(c *Client, argv [][]byte) {
+	r := c.s.repl
 	s := r.s
 	if c.conn == nil {
 		c.Error("ERR PSYNC from an internal client")
@@ -134,7 +124,8 @@ func (r *replState) cmdPsync(c *Client, argv [][]byte) {
 	go rl.writeLoop()
 }
 
-func (r *replState) cmdWait(c *Client, argv [][]byte) {
+func cmdWait(c *Client, argv [][]byte) {
+	r := c.s.repl
 	s := r.s
 	want, t, ok := waitArgs(c, argv)
 	if !ok {
@@ -178,7 +169,8 @@ func (r *replState) cmdWait(c *Client, argv [][]byte) {
 	c.Int(int64(n))
 }
 
-func (r *replState) cmdRole(c *Client, argv [][]byte) {
+func cmdRole(c *Client, argv [][]byte) {
+	r := c.s.repl
 	if r.isReplica() {
 		c.Array(5)
 		c.BulkString("slave")
@@ -204,7 +196,8 @@ func (r *replState) cmdRole(c *Client, argv [][]byte) {
 	}
 }
 
-func (r *replState) cmdReplicaof(c *Client, argv [][]byte) {
+func cmdReplicaof(c *Client, argv [][]byte) {
+	r := c.s.repl
 	if r.s.cfg.ClusterEnabled {
 		c.Error("ERR REPLICAOF not allowed in cluster mode.")
 		return
@@ -225,4 +218,18 @@ func (r *replState) cmdReplicaof(c *Client, argv [][]byte) {
 	}
 	r.setMaster(string(argv[1]), port)
 	c.OK()
+}
+
+// replCommands are the replication commands' specs.
+func replCommands() []*Command {
+	const admin = "admin noscript no_multi no_async_loading"
+	return []*Command{
+		newCmd("psync", -3, admin, 0, 0, 0, cmdPsync, "server"),
+		newCmd("sync", 1, admin, 0, 0, 0, cmdPsync, "server"),
+		newCmd("replconf", -1, "admin noscript loading stale allow_busy", 0, 0, 0, cmdReplconf, "server"),
+		newCmd("wait", 3, "noscript", 0, 0, 0, cmdWait, "generic"),
+		newCmd("role", 1, "noscript loading stale fast", 0, 0, 0, cmdRole, "server"),
+		newCmd("replicaof", 3, "admin noscript stale no_async_loading", 0, 0, 0, cmdReplicaof, "server"),
+		newCmd("slaveof", 3, "admin noscript stale no_async_loading", 0, 0, 0, cmdReplicaof, "server"),
+	}
 }

@@ -73,24 +73,6 @@ func cmdScript(c *Client, argv [][]byte) {
 	}
 }
 
-func (s *Server) registerFunctionCommands() {
-	s.functions()
-	keys := s.commands["eval"].Keys
-	for _, n := range []string{"fcall", "fcall_ro"} {
-		flags := "noscript stale skip_monitor no_mandatory_keys movablekeys"
-		if n == "fcall_ro" {
-			flags += " readonly"
-		}
-		s.reg(n, -3, flags, 0, 0, 0, cmdFCall, "scripting").Keys = keys
-	}
-	s.reg("function", -2, "", 0, 0, 0, cmdFunction, "scripting").Subcommands = []*Command{
-		sub("load", -3, "write denyoom noscript"), sub("delete", 3, "write noscript"),
-		sub("flush", -2, "write noscript"), sub("list", -2, "noscript"), sub("dump", 2, "noscript"),
-		sub("restore", -3, "write denyoom noscript"), sub("stats", 2, "noscript allow_busy"),
-		sub("kill", 2, "noscript allow_busy"), sub("help", 2, "loading stale"),
-	}
-}
-
 func cmdFCall(c *Client, argv [][]byte) {
 	c.feedScriptCall(argv)
 	s := c.s
@@ -338,4 +320,45 @@ func functionRestore(c *Client, fl *functionLibs, argv [][]byte) {
 	s.dirty++
 	s.propagate(c.db, argv)
 	c.OK()
+}
+
+// evalKeys are the keys of EVAL and FCALL: numkeys at argv[2], the keys
+// after it.
+func evalKeys(argv [][]byte) []int {
+	if len(argv) < 3 {
+		return nil
+	}
+	n, ok := parseInt(argv[2])
+	if !ok || n <= 0 || n > int64(len(argv)-3) {
+		return nil
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 3 + i
+	}
+	return out
+}
+
+// evalFlags are the flags EVAL, EVALSHA and FCALL share (their _RO
+// variants add readonly).
+const evalFlags = "noscript stale skip_monitor no_mandatory_keys movablekeys"
+
+// scriptingCommands are the scripting commands' specs (EVAL, SCRIPT, FCALL, FUNCTION).
+func scriptingCommands() []*Command {
+	return []*Command{
+		newCmd("eval", -3, evalFlags, 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
+		newCmd("evalsha", -3, evalFlags, 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
+		newCmd("eval_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
+		newCmd("evalsha_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
+		newCmd("script", -2, "noscript", 0, 0, 0, cmdScript, "scripting").withSubs(
+			sub("load", 3, "noscript stale"), sub("exists", -3, "noscript stale"), sub("flush", -2, "noscript"),
+			sub("kill", 2, "noscript allow_busy"), sub("help", 2, "loading stale")),
+		newCmd("fcall", -3, evalFlags, 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
+		newCmd("fcall_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
+		newCmd("function", -2, "", 0, 0, 0, cmdFunction, "scripting").withSubs(
+			sub("load", -3, "write denyoom noscript"), sub("delete", 3, "write noscript"),
+			sub("flush", -2, "write noscript"), sub("list", -2, "noscript"), sub("dump", 2, "noscript"),
+			sub("restore", -3, "write denyoom noscript"), sub("stats", 2, "noscript allow_busy"),
+			sub("kill", 2, "noscript allow_busy"), sub("help", 2, "loading stale")),
+	}
 }

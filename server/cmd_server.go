@@ -900,3 +900,42 @@ func humanBytes(n uint64) string {
 	}
 	return fmt.Sprintf("%dB", n)
 }
+
+// serverCommands are the connection and server commands' specs.
+func serverCommands() []*Command {
+	return []*Command{
+		newCmd("ping", -1, "fast", 0, 0, 0, cmdPing, "connection"),
+		newCmd("echo", 2, "fast loading stale", 0, 0, 0, cmdEcho, "connection"),
+		newCmd("select", 2, "loading stale fast", 0, 0, 0, cmdSelect, "connection"),
+		newCmd("quit", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdQuit, "connection"),
+		newCmd("reset", 1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdReset, "connection"),
+		newCmd("auth", -2, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdAuth, "connection"),
+		newCmd("hello", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdHello, "connection"),
+		newCmd("time", 1, "loading stale fast", 0, 0, 0, cmdTime, "server"),
+		newCmd("lastsave", 1, "loading stale fast", 0, 0, 0, cmdLastSave, "server"),
+		newCmd("save", 1, "admin noscript no_async_loading no_multi", 0, 0, 0, cmdSave, "server"),
+		newCmd("bgsave", -1, "admin noscript no_async_loading", 0, 0, 0, cmdBgSave, "server"),
+		newCmd("bgrewriteaof", 1, "admin noscript no_async_loading", 0, 0, 0, cmdBgRewriteAOF, "server"),
+		newCmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, cmdShutdown, "server"),
+		newCmd("info", -1, "loading stale", 0, 0, 0, cmdInfo, "server"),
+		newCmd("redline", -2, "admin noscript loading stale", 0, 0, 0, cmdRedline, "server"),
+		newCmd("config", -2, "", 0, 0, 0, cmdConfig, "server").withSubs(
+			sub("get", -3, "admin noscript loading stale"), sub("set", -4, "admin noscript loading stale"),
+			sub("resetstat", 2, "admin noscript loading stale"), sub("rewrite", 2, "admin noscript loading stale"),
+			sub("help", 2, "loading stale")),
+		newCmd("client", -2, "", 0, 0, 0, cmdClient, "connection").withSubs(
+			sub("id", 2, "noscript loading stale"), sub("setname", 3, "noscript loading stale"),
+			sub("getname", 2, "noscript loading stale"), sub("list", -2, "admin noscript loading stale"),
+			sub("kill", -3, "admin noscript loading stale"), sub("pause", -3, "admin noscript loading stale"),
+			sub("unpause", 2, "admin noscript loading stale"), sub("setinfo", 4, "noscript loading stale"),
+			sub("info", 2, "noscript loading stale"), sub("no-evict", 3, "admin noscript loading stale"),
+			sub("reply", 3, "noscript loading stale"), sub("help", 2, "loading stale"),
+			sub("tracking", -3, "noscript loading stale"), sub("caching", 3, "noscript loading stale"),
+			sub("getredir", 2, "noscript loading stale"), sub("trackinginfo", 2, "noscript loading stale"),
+			sub("unblock", -3, "admin noscript loading stale")),
+		newCmd("command", -1, "loading stale", 0, 0, 0, cmdCommand, "server").withSubs(
+			sub("count", 2, "loading stale"), sub("info", -2, "loading stale"), sub("docs", -2, "loading stale"),
+			sub("list", -2, "loading stale"), sub("getkeys", -4, "loading stale"), sub("help", 2, "loading stale"),
+			sub("getkeysandflags", -4, "loading stale")),
+	}
+}

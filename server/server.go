@@ -149,7 +149,6 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		cfg:         cfg,
 		opts:        opts,
 		clock:       opts.Clock,
-		commands:    make(map[string]*Command),
 		upperCmds:   make(map[string]*Command),
 		log:         opts.Log,
 		clients:     make(map[int64]*Client),
@@ -176,14 +175,12 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		// Cluster mode answers COUNTKEYSINSLOT/GETKEYSINSLOT from an index.
 		s.dbs[0].EnableSlotIndex()
 	}
-	registerCommands(s)
-	s.registerIntrospection()
+	s.commands = newCommandTable()
+	for name, cmd := range s.commands {
+		s.upperCmds[strings.ToUpper(name)] = cmd
+	}
 	s.scripts = newScripting(s)
-	s.registerFunctionCommands()
-	s.registerPubSubCommands()
-	s.registerBlockingCommands()
-	s.registerStreams()
-	s.registerClusterCommands()
+	s.functions()
 	for _, w := range cfg.Warnings {
 		s.Logf('#', "%s", w)
 	}
