@@ -367,25 +367,6 @@ func TestBlockingPropagationLikeRedis(t *testing.T) {
 	}
 }
 
-// startExtServer runs a server with replication (and cluster mode when
-// args ask for it) over TCP, as Main does.
-func startExtServer(t *testing.T, args ...string) *Server {
-	t.Helper()
-	cfg, err := config.ParseArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()}, args...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg, Options{Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // TestBlockedClientsWhenTurningReplica: REPLICAOF answers every blocked
 // client -UNBLOCKED and closes it, as Redis's disconnectAllBlockedClients.
 func TestBlockedClientsWhenTurningReplica(t *testing.T) {

@@ -15,42 +15,28 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
+// cmdAsking lets the next command of c run on a slot being imported (ASK).
 func cmdAsking(c *Client, argv [][]byte) {
-	s := c.s
-	if s.cl.bus == nil {
-		c.Error("ERR This instance has cluster support disabled")
-		return
-	}
 	c.Asking = true
 	c.OK()
 }
 
+// cmdReadonly lets c read from a replica the slots of its master.
 func cmdReadonly(c *Client, argv [][]byte) {
-	s := c.s
-	if s.cl.bus == nil {
-		c.Error("ERR This instance has cluster support disabled")
-		return
-	}
 	c.ReadOnly = true
 	c.OK()
 }
 
+// cmdReadwrite ends READONLY.
 func cmdReadwrite(c *Client, argv [][]byte) {
-	s := c.s
-	if s.cl.bus == nil {
-		c.Error("ERR This instance has cluster support disabled")
-		return
-	}
 	c.ReadOnly = false
 	c.OK()
 }
 
+// cmdCluster runs the CLUSTER subcommands without a handler of their own
+// through cluster.Exec.
 func cmdCluster(c *Client, argv [][]byte) {
 	s := c.s
-	if s.cl.bus == nil {
-		c.Error("ERR This instance has cluster support disabled")
-		return
-	}
 	args := stringArgs(argv)
 	if msg := s.asmSetslotConflict(args); msg != "" {
 		c.Error(msg)
@@ -550,7 +536,8 @@ func stringArgs(argv [][]byte) []string {
 	return args
 }
 
-// clusterOnly runs h only in cluster mode, as every CLUSTER subcommand.
+// clusterOnly runs h only in cluster mode (CLUSTER and its subcommands,
+// ASKING, READONLY, READWRITE).
 func clusterOnly(h Handler) Handler {
 	return func(c *Client, argv [][]byte) {
 		if c.s.cl.bus == nil {
@@ -568,7 +555,7 @@ func clusterOnly(h Handler) Handler {
 func clusterCommands() []*Command {
 	const st = "stale"
 	return []*Command{
-		newCmd("cluster", -2, "", 0, 0, 0, cmdCluster, "cluster").withSubs(
+		newCmd("cluster", -2, "", 0, 0, 0, clusterOnly(cmdCluster), "cluster").withSubs(
 			sub("addslots", -3, st), sub("addslotsrange", -4, st), sub("bumpepoch", 2, st),
 			sub("count-failure-reports", 3, st), sub("countkeysinslot", 3, st), sub("delslots", -3, st),
 			sub("delslotsrange", -4, st), sub("failover", -2, st), sub("flushslots", 2, st), sub("forget", 3, st),
@@ -579,9 +566,9 @@ func clusterCommands() []*Command {
 			sub("slot-stats", -4, st).withHandler(clusterOnly(func(c *Client, argv [][]byte) { c.s.cmdSlotStats(c, stringArgs(argv)) })),
 			sub("migration", -4, st).withHandler(clusterOnly(func(c *Client, argv [][]byte) { c.s.cmdMigration(c, stringArgs(argv)) })),
 			sub("syncslots", 11, st).withHandler(clusterOnly(cmdSyncSlots))),
-		newCmd("asking", 1, "fast", 0, 0, 0, cmdAsking, "cluster"),
-		newCmd("readonly", 1, "fast loading stale", 0, 0, 0, cmdReadonly, "cluster"),
-		newCmd("readwrite", 1, "fast loading stale", 0, 0, 0, cmdReadwrite, "cluster"),
+		newCmd("asking", 1, "fast", 0, 0, 0, clusterOnly(cmdAsking), "cluster"),
+		newCmd("readonly", 1, "fast loading stale", 0, 0, 0, clusterOnly(cmdReadonly), "cluster"),
+		newCmd("readwrite", 1, "fast loading stale", 0, 0, 0, clusterOnly(cmdReadwrite), "cluster"),
 		newCmd("migrate", -6, "write", 3, 3, 1, cmdMigrate, "generic").withKeys(migrateKeys),
 	}
 }

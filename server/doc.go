@@ -10,9 +10,11 @@
 // Files are named by concern, as Redis names its sources: server.go (the
 // Server, start and stop, the connection loop), call.go (one command's
 // path: lookup, arity, refusals, MULTI queueing, the handler, propagation),
-// commands_*.go (the command table's types and Redis's generated metadata),
-// cmd_*.go (every command handler, each family's slice of the table at the
-// end of its file), cluster*.go (cluster mode), repl*.go (replication),
+// commands.go (the one command table: the Command spec, how the families'
+// slices become a server's table with Redis's generated metadata merged
+// in, lookup), commands_*.go (key specs; Redis 7.0's generated key specs
+// and tips), cmd_*.go (every command handler, each family's slice of the
+// table at the end of its file), cluster*.go (cluster mode), repl*.go (replication),
 // script_*.go (Lua, functions, BUSY), aof.go, evict.go (maxmemory),
 // blocking.go, pubsub.go, tracking.go, multi.go, slowlog.go.
 //

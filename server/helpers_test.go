@@ -17,16 +17,30 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-// startServer runs a server on a free loopback port for the test.
+// startServer runs a server on a free loopback port for the test. A
+// cluster-enabled server's bus runs over memory: port+10000 of a random
+// port may not exist.
 func startServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return startServerWith(t, Options{Log: io.Discard, Clock: store.NewClock(nil), ClusterTransport: bus.NewMemNetwork()}, args...)
+}
+
+// startExtServer runs a server whose cluster bus and replica links use
+// TCP, as Main's do.
+func startExtServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return startServerWith(t, Options{Log: io.Discard}, args...)
+}
+
+// startServerWith runs a server with opts on a free loopback port, in a
+// directory of the test's, until the test ends.
+func startServerWith(t testing.TB, opts Options, args ...string) *Server {
 	t.Helper()
 	cfg, err := config.ParseArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A cluster-enabled server's bus runs over memory: port+10000 of a
-	// random port may not exist.
-	s, err := New(cfg, Options{Log: io.Discard, Clock: store.NewClock(nil), ClusterTransport: bus.NewMemNetwork()})
+	s, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
