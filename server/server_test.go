@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redline-dev/redline/server/keyslot"
 )
 
@@ -175,4 +176,59 @@ func TestBlockPropagation(t *testing.T) {
 	if got != want {
 		t.Fatalf("stream:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// TestStartBuildsMainsServer: New+Start and Main build the same server: the
+// same command table (COMMAND's raw reply is byte-identical), one WAIT and
+// one ROLE (replication's), and maxmemory's OOM refusal from the start.
+func TestStartBuildsMainsServer(t *testing.T) {
+	port := freePort(t)
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", t.TempDir(), "--maxmemory", "1"},
+			&syncWriter{w: &out}, &errb)
+	}()
+	mainSrv := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	t.Cleanup(func() {
+		mainSrv.Do(ctx, "shutdown", "nosave")
+		mainSrv.Close()
+		<-done
+	})
+	waitFor(t, "Main serving", 10*time.Second, func() bool { return mainSrv.Ping(ctx).Err() == nil })
+	started := newClient(t, startServer(t, "--maxmemory", "1"), 2)
+	raw := func(c *redis.Client, args ...any) string {
+		v, err := c.Do(ctx, args...).Result()
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprint(v)
+	}
+	for _, cmd := range [][]any{{"command"}, {"command", "count"}, {"command", "docs"}, {"role"}, {"wait", "0", "0"},
+		{"set", "k", "v"}, {"info", "replication"}} {
+		a, b := raw(mainSrv, cmd...), raw(started, cmd...)
+		if cmd[0] == "info" {
+			// The replication ids are random per server.
+			a, b = stripReplIDs(a), stripReplIDs(b)
+		}
+		if a != b {
+			t.Errorf("%v differs:\nMain:      %.300s\nNew+Start: %.300s", cmd, a, b)
+		}
+	}
+	if v := raw(started, "set", "k", "v"); !strings.HasPrefix(v, "error: OOM command not allowed") {
+		t.Errorf("SET over maxmemory on New+Start: %s", v)
+	}
+	if v := raw(started, "role"); !strings.HasPrefix(v, "[master ") {
+		t.Errorf("ROLE on New+Start: %s", v)
+	}
+}
+
+func stripReplIDs(info string) string {
+	var keep []string
+	for _, l := range strings.Split(info, "\n") {
+		if !strings.HasPrefix(l, "master_replid") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
