@@ -1,5 +1,10 @@
 package server
 
+// The dataset as a whole, for replication, the AOF and cluster mode: a
+// snapshot as commands, flushing, deleting a lost slot's keys, and the
+// internal client that applies a stream (Redis's db.c and the replication
+// side of networking.c).
+
 import (
 	"github.com/redline-dev/redline/server/store"
 )
@@ -67,12 +72,6 @@ func (s *Server) clientList() []*Client {
 	}
 	return out
 }
-
-// Close closes the client's connection after the pending replies.
-func (c *Client) Close() { c.closeNow = true }
-
-// Name is the CLIENT SETNAME name.
-func (c *Client) Name() string { return c.name }
 
 // deleteKeysInSlot removes every key of a hash slot from db 0 (a master that
 // lost the slot), propagating a DEL per key and touching WATCHed keys. It
