@@ -14,9 +14,10 @@
 // slices become a server's table with Redis's generated metadata merged
 // in, lookup), commands_*.go (key specs; Redis 7.0's generated key specs
 // and tips), cmd_*.go (every command handler, each family's slice of the
-// table at the end of its file), cluster*.go (cluster mode), repl*.go (replication),
-// script_*.go (Lua, functions, BUSY), aof.go, evict.go (maxmemory),
-// blocking.go, pubsub.go, tracking.go, multi.go, slowlog.go.
+// table at the end of its file), cluster*.go (cluster mode), repl*.go
+// (replication), script_*.go (Lua, functions, BUSY), db.go (the dataset as
+// a whole), aof.go, evict.go (maxmemory), blocking.go, pubsub.go,
+// tracking.go, multi.go, slowlog.go, eventloop_*.go.
 //
 // # Concurrency
 //
@@ -65,14 +66,15 @@
 //     mode's periodic work; a closed connection drops its replica link.
 //
 // The cluster node (package cluster's state machine: Step, Tick, Ready) has
-// one owner, the server lock, as Redis runs its bus handlers and
-// clusterCron on its one thread. The bus (package cluster/bus) only moves
-// bytes: it decodes frames into Inputs and writes what it is given.
-// runCluster (started by Start or Main when cluster-enabled is yes) feeds each Input to Step (or LinkFailed) and a 100 ms ticker to
-// Tick, with the replication offset and master link state set just before
-// (SetReplOffset, SetMasterLinkStatus); CLUSTER runs cluster.Exec. All of
-// it holds the server lock, and each is followed by nodeReady(), which performs
-// the node's Ready in order: nodes.conf rewritten in place and fsynced
+// one owner, the server lock, as Redis runs its bus handlers and clusterCron
+// on its one thread. The bus (package cluster/bus) only moves bytes: it
+// decodes frames into Inputs and writes what it is given. runCluster
+// (started by Start or Main when cluster-enabled is yes) feeds each Input to
+// Step (or LinkFailed) and a 100 ms ticker to Tick, with the replication
+// offset and master link state set just before (SetReplOffset,
+// SetMasterLinkStatus); CLUSTER runs cluster.Exec. All of it holds the
+// server lock, and each is followed by nodeReady(), which performs the
+// node's Ready in order: nodes.conf rewritten in place and fsynced
 // (bus.SaveNodesConf, its one writer; a vote leaves only once lastVoteEpoch
 // is on disk), the messages handed to bus.Send, then the events applied on
 // the spot: EventReplicate and EventBecomeMaster switch replication,
@@ -81,8 +83,8 @@
 // EventDeleteSlots deletes the keys of slots this master lost. No event
 // waits in a queue, so none is lost. The outputs of a pipeline of CLUSTER
 // commands are performed once, after the batch and before its replies
-// (flushClusterOutputs, Redis's beforeSleep), so nodes.conf is fsynced once per
-// batch; a keyed command later in the same batch routes on the new View.
+// (flushClusterOutputs, Redis's beforeSleep), so nodes.conf is fsynced once
+// per batch; a keyed command later in the same batch routes on the new View.
 // A Lua script holds the server lock while it runs, so a long script also
 // holds the node: it neither ticks nor answers its peers until the script
 // ends (Redis keeps answering the bus from inside a script that outlives
@@ -90,12 +92,12 @@
 //
 // Other pieces cluster mode uses: store.DB.EnableSlotIndex (done with
 // cluster-enabled yes) keeps keys per hash slot for COUNTKEYSINSLOT and
-// GETKEYSINSLOT; keyslot.Of is the key-to-slot function; snapshot,
-// flushAll, newInternalClient and execInternal serve a replica's full sync
-// and stream; deleteKeysInSlot empties a lost slot. config.Config carries every
+// GETKEYSINSLOT; keyslot.Of is the key-to-slot function; snapshot, flushAll,
+// newInternalClient and execInternal serve a replica's full sync and stream;
+// deleteKeysInSlot empties a lost slot. config.Config carries every
 // cluster-* and replication directive. Options.ClusterTransport and
-// Options.DialMaster replace the TCP network of the bus and of replica
-// links (tests run whole clusters in one process over a bus.MemNetwork).
+// Options.DialMaster replace the TCP network of the bus and of replica links
+// (tests run whole clusters in one process over a bus.MemNetwork).
 //
 // # Serving connections
 //
