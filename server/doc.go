@@ -103,11 +103,12 @@
 //
 // On Linux, connections are served by one event loop on epoll, as Redis
 // serves them: one read and one write per request (commands run one at a
-// time under the server lock anyway; a second loop only added
-// contention). A connection whose next command blocks its caller (WAIT, a client pause, a Lua script, PSYNC) or whose replies
-// outgrow the socket buffer moves to a goroutine of its own for the rest of
-// its life. REDLINE_EVENT_LOOP=off in the environment gives every
-// connection its own goroutine (to compare, or to rule the loop out).
+// time under the server lock anyway; a second loop only added contention). A
+// connection whose next command blocks its caller (WAIT, a client pause, a
+// Lua script, PSYNC) or whose replies outgrow the socket buffer moves to a
+// goroutine of its own for the rest of its life. REDLINE_EVENT_LOOP=off in
+// the environment gives every connection its own goroutine (to compare, or
+// to rule the loop out).
 //
 // # Profiling
 //
