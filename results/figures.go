@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -154,4 +155,42 @@ func delta(a, b keyFigure) string {
 		s += fmt.Sprintf(" (%+.0f%%)", 100*d/math.Abs(a.Value))
 	}
 	return s
+}
+
+// NotApplicableLine folds the not-applicable checkers into one line,
+// checkers with the same reason together: "handoff of counter, set (no
+// slot moved ...); rto (no fault window ...)".
+func NotApplicableLine(na map[string]string) string {
+	type group struct {
+		base, reason string
+		workloads    []string
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, n := range sortedKeys(na) {
+		wl, base, ok := strings.Cut(n, "/")
+		if !ok {
+			wl, base = "", n
+		}
+		k := base + "\x00" + na[n]
+		g := byKey[k]
+		if g == nil {
+			g = &group{base: base, reason: na[n]}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		if wl != "" {
+			g.workloads = append(g.workloads, wl)
+		}
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].base < groups[j].base })
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		name := g.base
+		if len(g.workloads) > 0 {
+			name += " of " + strings.Join(g.workloads, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", name, g.reason))
+	}
+	return strings.Join(parts, "; ")
 }

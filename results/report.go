@@ -184,8 +184,8 @@ func (d *runData) report() reportData {
 		}
 		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: c.Valid.String(), Headline: headlineWords(c.Figures), Figures: string(fig)})
 	}
-	for _, n := range sortedKeys(d.sum.NotApplicable) {
-		rd.Notes = append(rd.Notes, fmt.Sprintf("%s: not applicable, not part of the verdict (%s).", n, d.sum.NotApplicable[n]))
+	if line := NotApplicableLine(d.sum.NotApplicable); line != "" {
+		rd.Notes = append(rd.Notes, "Not applicable, not part of the verdict: "+line+".")
 	}
 	if d.torn {
 		rd.Notes = append(rd.Notes, "The history's last line was torn (the run crashed while writing it); it is left out.")

@@ -472,54 +472,12 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 }
 
 // printNotApplicable names the checkers the history gave nothing to judge,
-// so that a person sees they were not part of the verdict and why: one
-// line, checkers with the same reason together ("handoff of counter, set
-// (no slot moved ...)").
+// so that a person sees they were not part of the verdict and why, on one
+// line.
 func printNotApplicable(w io.Writer, s checker.Summary) {
-	if len(s.NotApplicable) == 0 {
-		return
+	if line := results.NotApplicableLine(s.NotApplicable); line != "" {
+		fmt.Fprintf(w, "not applicable, left out of the verdict: %s\n", line)
 	}
-	type group struct {
-		base, reason string
-		workloads    []string
-	}
-	var groups []*group
-	byKey := map[string]*group{}
-	for _, n := range sortedNames(s.NotApplicable) {
-		wl, base, ok := strings.Cut(n, "/")
-		if !ok {
-			wl, base = "", n
-		}
-		k := base + "\x00" + s.NotApplicable[n]
-		g := byKey[k]
-		if g == nil {
-			g = &group{base: base, reason: s.NotApplicable[n]}
-			byKey[k] = g
-			groups = append(groups, g)
-		}
-		if wl != "" {
-			g.workloads = append(g.workloads, wl)
-		}
-	}
-	sort.SliceStable(groups, func(i, j int) bool { return groups[i].base < groups[j].base })
-	parts := make([]string, 0, len(groups))
-	for _, g := range groups {
-		name := g.base
-		if len(g.workloads) > 0 {
-			name += " of " + strings.Join(g.workloads, ", ")
-		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", name, g.reason))
-	}
-	fmt.Fprintf(w, "not applicable, left out of the verdict: %s\n", strings.Join(parts, "; "))
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // addRunFlags registers the flags shared by run and bench.
