@@ -441,7 +441,20 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 			fmt.Fprintf(w, "%s is %s: %s\n", n, r.Valid, why)
 		}
 	}
+	printAttribution(w, s)
 	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", strings.ToUpper(s.Valid.String()), dir)
+}
+
+// printAttribution says, per attributed anomaly, whose doing it was
+// (results.json and the report have the evidence).
+func printAttribution(w io.Writer, s checker.Summary) {
+	if len(s.Attribution) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nattribution (what happened to each anomaly; evidence in results.json and report.html):")
+	for _, a := range s.Attribution {
+		fmt.Fprintf(w, "  %s %s key %s (slot %d): %s: %s\n", a.Checker, a.Kind, a.Key, a.Slot, checker.VerdictWords(a.Verdict), a.Why)
+	}
 }
 
 // printNotApplicable names the checkers the history gave nothing to judge,
