@@ -20,9 +20,9 @@ func TestReportShowsAttribution(t *testing.T) {
 	s := checker.Summary{Valid: checker.Invalid, Checkers: map[string]checker.Result{"set": {Valid: checker.Invalid, Figures: map[string]any{"lost": 1}}},
 		Attribution: []checker.Attribution{{
 			Checker: "set", Kind: "lost-write", Key: "s:k1", Slot: 42, Verdict: checker.AdminStranded,
-			Why:  "the key is still on n2 (primary), which does not serve slot 42",
-			Ack:  &checker.AttrOp{Index: 7, F: "add", TimeS: 1.5, Node: "n1 (10.0.0.1:6379)", Value: "7"},
-			Copy: []checker.KeyCopy{{Node: "n2", Role: "primary", Holds: "yes", Value: "set of 1"}},
+			Why:   "the key is still on n2 (primary), which does not serve slot 42",
+			Ack:   &checker.AttrOp{Index: 7, F: "add", TimeS: 1.5, Node: "n1 (10.0.0.1:6379)", Value: "7"},
+			Copy:  []checker.KeyCopy{{Node: "n2", Role: "primary", Holds: "yes", Value: "set of 1"}},
 			Steps: []checker.AttrStep{{Seq: 3, Kind: "migrate", State: "failed", Slots: "42", Touches: true}},
 			Logs:  []string{"n2 1.700s: Failover election won"},
 		}}}
