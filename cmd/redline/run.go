@@ -37,6 +37,7 @@ type runOptions struct {
 	hooks     []string
 	yes       bool                // --yes: no question before faults on a cluster redline did not create
 	creds     cluster.Credentials // read from the environment or a file, never stored
+	replay    string              // --replay DIR: rerun a stored run's config and fault schedule
 	kv        kvFlags             // bench's kv workload
 	stdout    io.Writer
 	stderr    io.Writer
@@ -58,14 +59,21 @@ Exit codes: 0 all checkers valid, 1 some checker found an anomaly, 2 some
 checker could not decide, 254 bad arguments, 255 redline itself failed.`,
 		Example: `  redline run --workload register --time-limit 30s
   redline run --target redis --workload counter,set --nemesis partition --wait 1
-  redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s`,
+  redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s
+  redline run --replay results/latest --server-binary /path/to/valkey-server`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
+			if o.replay != "" {
+				if err := applyReplay(cmd.Flags(), o); err != nil {
+					return err
+				}
+			}
 			return runRun(cmd.Context(), o, cmd.Flags().Changed("target"))
 		},
 	}
 	addRunFlags(c, o)
+	c.Flags().StringVar(&o.replay, "replay", "", "rerun the stored run in DIR: its flags (those given here override them) and its exact fault schedule (each step's fault, mode, seed, timing)")
 	return c
 }
 
