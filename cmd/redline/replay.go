@@ -125,6 +125,7 @@ func applyReplay(f *pflag.FlagSet, o *runOptions) error {
 	}
 	// A target given here replaces the stored one whole: its server
 	// build and its addresses go with it.
+	ownPlan := f.Changed("nemesis") || f.Changed("seed") // before the stored flags count as changed
 	targetGiven := false
 	for _, name := range []string{"target", "addrs", "server-binary", "image"} {
 		targetGiven = targetGiven || f.Changed(name)
@@ -148,7 +149,7 @@ func applyReplay(f *pflag.FlagSet, o *runOptions) error {
 		}
 	}
 	o.cfg.ReplayOf = o.replay
-	if f.Changed("nemesis") || f.Changed("seed") {
+	if ownPlan {
 		fmt.Fprintf(o.stderr, "replay of %s: --nemesis or --seed given, so faults follow their own plan, not the stored schedule\n", o.replay)
 		return nil
 	}
