@@ -415,8 +415,8 @@ func (a *attributor) lastAckBefore(key string, t int64, value string) (history.P
 	return best, found
 }
 
-func (a *attributor) attribute(x suspect) Attribution {
-	at := Attribution{Checker: x.checker, Kind: x.kind, Key: x.key, Slot: history.Keyslot(x.key)}
+func (a *attributor) attribute(x suspect) (at Attribution) {
+	at = Attribution{Checker: x.checker, Kind: x.kind, Key: x.key, Slot: history.Keyslot(x.key)}
 	var ack, miss history.Pair
 	haveAck, haveMiss := false, false
 	if p, ok := a.byIndex[x.index]; ok && x.index >= 0 {
@@ -494,7 +494,33 @@ func (a *attributor) attribute(x suspect) Attribution {
 	if len(at.Steps) > 12 {
 		at.Steps = at.Steps[:12]
 	}
-	at.Logs = a.logLines(at.Slot, from, to)
+	involved := map[string]bool{}
+	involve := func(s string) {
+		if n := a.bareName(s); n != "" {
+			involved[n] = true
+		}
+	}
+	if haveAck {
+		involve(ack.Completion.Node)
+	}
+	if haveMiss && miss.Completion != nil {
+		involve(miss.Completion.Node)
+	}
+	for _, j := range a.steps {
+		if j.begin <= to && (j.end < 0 || j.end >= from) && slices.Contains(j.slots, at.Slot) {
+			involve(j.from)
+			involve(j.to)
+		}
+	}
+	moments := []int64{from, to}
+	for _, j := range a.steps {
+		if j.begin <= to && (j.end < 0 || j.end >= from) && slices.Contains(j.slots, at.Slot) {
+			moments = append(moments, j.begin, j.end)
+		}
+	}
+	moments = slices.DeleteFunc(moments, func(m int64) bool { return m < 0 || m >= 1<<62 })
+	slices.Sort(moments)
+	defer func() { at.Logs = a.logLines(at.Slot, from, to, involved, moments) }()
 
 	if a.census == nil {
 		at.Verdict = AttrUnknown
@@ -506,6 +532,7 @@ func (a *attributor) attribute(x suspect) Attribution {
 	}
 	owner, unanswered := a.ownerOf(at.Slot)
 	at.Owner = a.nodeName(owner)
+	involve(owner)
 	var stranded, onOwner []KeyCopy
 	for _, n := range a.census.Nodes {
 		k, ok := n.Keys[x.key]
@@ -525,6 +552,7 @@ func (a *attributor) attribute(x suspect) Attribution {
 			shard = n.Primary
 		}
 		c.Owner = owner != "" && shard == owner
+		involved[n.Name] = true
 		at.Copy = append(at.Copy, c)
 		if c.Owner {
 			onOwner = append(onOwner, c)
@@ -550,7 +578,11 @@ func (a *attributor) attribute(x suspect) Attribution {
 		for _, c := range stranded {
 			where = append(where, c.Node+" ("+c.Role+")")
 		}
-		at.Why = fmt.Sprintf("the key is still on %s, which does not serve slot %d (served by %s at the end)", strings.Join(where, ", "), at.Slot, orNone(at.Owner))
+		serve := "which does not serve"
+		if len(where) > 1 {
+			serve = "none of which serves"
+		}
+		at.Why = fmt.Sprintf("the key is still on %s, %s slot %d (served by %s at the end)", strings.Join(where, ", "), serve, at.Slot, orNone(at.Owner))
 		if len(touching) > 0 {
 			at.Why += fmt.Sprintf("; journalled step #%d (%s %s) touched the slot in between", touching[0].Seq, touching[0].Kind, touching[0].State)
 		} else {
@@ -667,33 +699,68 @@ func (a *attributor) ownerOf(slot int) (string, []string) {
 var logKeywords = []string{"failover", "election", "fail", "master", "primary", "replica", "slave", "migrat",
 	"import", "epoch", "cluster state", "demot", "promot", "sync", "setslot"}
 
-// logLines picks the servers' lines in [from-2s, to+2s] that mention the
-// slot or a failover, election, FAIL, migration ..., at most 16.
-func (a *attributor) logLines(slot int, from, to int64) []string {
+// maxLogLines bounds the log lines of one attribution.
+const maxLogLines = 24
+
+// logLines picks the servers' lines that tell what happened to a key:
+// those in [from-2s, to+2s] that mention its slot (any node), and, from the
+// nodes involved (nil: every node), those that mention a failover,
+// election, FAIL, migration ... within 2 s of each moment that matters
+// (the ack, the journalled steps on the slot, the read), a few per
+// moment: at most maxLogLines, in time order.
+func (a *attributor) logLines(slot int, from, to int64, involved map[string]bool, moments []int64) []string {
 	const slack = int64(2e9)
 	slotWord := strconv.Itoa(slot)
-	var out []string
+	perMoment := max(4, maxLogLines/max(1, len(moments)))
+	taken := make([]int, len(moments))
+	var picked []LogLine
 	for _, l := range a.logs {
 		if l.Time < 0 || l.Time < from-slack || l.Time > to+slack {
 			continue
 		}
-		low := strings.ToLower(l.Text)
-		hit := containsWord(l.Text, slotWord)
-		for _, k := range logKeywords {
-			if hit {
-				break
-			}
-			hit = strings.Contains(low, k)
-		}
-		if !hit {
+		if containsWord(l.Text, slotWord) {
+			picked = append(picked, l)
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s %.3fs: %s", l.Node, sec(l.Time), l.Text))
-		if len(out) >= 16 {
-			break
+		if involved != nil && !involved[l.Node] {
+			continue
+		}
+		low := strings.ToLower(l.Text)
+		if !slices.ContainsFunc(logKeywords, func(k string) bool { return strings.Contains(low, k) }) {
+			continue
+		}
+		for i, m := range moments {
+			if l.Time >= m-slack && l.Time <= m+slack && taken[i] < perMoment {
+				taken[i]++
+				picked = append(picked, l)
+				break
+			}
 		}
 	}
+	picked = capList(picked, maxLogLines)
+	out := make([]string, 0, len(picked))
+	for _, l := range picked {
+		out = append(out, fmt.Sprintf("%s %.3fs: %s", l.Node, sec(l.Time), l.Text))
+	}
 	return out
+}
+
+// bareName is the node name of an address, id or name ("" when unknown).
+func (a *attributor) bareName(s string) string {
+	if s == "" {
+		return ""
+	}
+	if n := a.names[s]; n != "" {
+		return n
+	}
+	if a.census != nil {
+		for _, n := range a.census.Nodes {
+			if n.ID == s || n.Name == s {
+				return n.Name
+			}
+		}
+	}
+	return ""
 }
 
 // containsWord reports whether w occurs in s not inside a longer number.

@@ -87,9 +87,18 @@ func TestAttributeServerLost(t *testing.T) {
 		{Name: "n2", Addr: addr2, ID: id2, Role: "primary", View: view(id4, addr4, id1, addr1)},
 		{Name: "n4", Addr: addr4, ID: id4, Role: "primary", View: view(id4, addr4, id1, addr1)},
 	}})
-	at := attribute(t, h, Linearizable(Options{KeyPrefix: "r:", NoVisualization: true}))
+	ops := h.done()
+	s := Run(context.Background(), ops, []Checker{Linearizable(Options{KeyPrefix: "r:", NoVisualization: true})}, nil)
+	at := Attribute(ops, s, []LogLine{
+		{Node: "n4", Time: 1500 * msec, Text: "Failover election won: I'm the new master."},
+		{Node: "n3", Time: 1500 * msec, Text: "Failover auth granted to aaaa for epoch 8"}, // not involved
+		{Node: "n4", Time: 1600 * msec, Text: "Background saving started"},             // not relevant
+	})
 	if len(at) != 1 {
 		t.Fatalf("want one attribution, got %+v", at)
+	}
+	if len(at[0].Logs) != 1 || !strings.Contains(at[0].Logs[0], "n4 1.500s: Failover election won") {
+		t.Fatalf("log lines %q: want n4's election only", at[0].Logs)
 	}
 	a := at[0]
 	if a.Verdict != ServerLost {
@@ -201,7 +210,7 @@ func TestAttributeLogLines(t *testing.T) {
 		{Node: "n2", Time: 2e9, Text: "keys of slot 12 deleted"},
 		{Node: "n2", Time: 2e9, Text: "keys of slot 123 deleted"},
 	}}
-	got := a.logLines(12, 0, 5e9)
+	got := a.logLines(12, 0, 5e9, nil, []int64{1e9})
 	if len(got) != 2 || !strings.Contains(got[0], "election") || !strings.Contains(got[1], "slot 12 ") {
 		t.Fatalf("got %q", got)
 	}
