@@ -92,7 +92,7 @@ func TestAttributeServerLost(t *testing.T) {
 	at := Attribute(ops, s, []LogLine{
 		{Node: "n4", Time: 1500 * msec, Text: "Failover election won: I'm the new master."},
 		{Node: "n3", Time: 1500 * msec, Text: "Failover auth granted to aaaa for epoch 8"}, // not involved
-		{Node: "n4", Time: 1600 * msec, Text: "Background saving started"},             // not relevant
+		{Node: "n4", Time: 1600 * msec, Text: "Background saving started"},                 // not relevant
 	})
 	if len(at) != 1 {
 		t.Fatalf("want one attribution, got %+v", at)
