@@ -506,15 +506,13 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 	if haveMiss && miss.Completion != nil {
 		involve(miss.Completion.Node)
 	}
+	// The moments whose log lines matter: the ack, the read, and each
+	// journalled step on the slot in between (its nodes are involved).
+	moments := []int64{from, to}
 	for _, j := range a.steps {
 		if j.begin <= to && (j.end < 0 || j.end >= from) && slices.Contains(j.slots, at.Slot) {
 			involve(j.from)
 			involve(j.to)
-		}
-	}
-	moments := []int64{from, to}
-	for _, j := range a.steps {
-		if j.begin <= to && (j.end < 0 || j.end >= from) && slices.Contains(j.slots, at.Slot) {
 			moments = append(moments, j.begin, j.end)
 		}
 	}
