@@ -215,3 +215,24 @@ func TestAttributeLogLines(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// A node that did not answer the census may hold the key: with the key
+// found nowhere else, the verdict is unknown and names that node.
+func TestAttributeUnknownWhenANodeDidNotAnswer(t *testing.T) {
+	key := keyIn(t, "r:", 0, 5460)
+	h := &hist{}
+	start(h)
+	h.call(0, "write", key, 3, 100, history.OK, nil, 110)
+	h.servedBy(addr1)
+	h.event(4000, history.Info, "final-reads", nil, nil)
+	h.call(1<<21, "read", key, nil, 4100, history.OK, nil, 4110)
+	h.event(4200, history.Info, history.CensusEvent, nil, history.Census{Prefix: "r:", Nodes: []history.CensusNode{
+		{Name: "n1", Addr: addr1, Error: "CLUSTER NODES: i/o timeout"},
+		{Name: "n2", Addr: addr2, ID: id2, Role: "primary", View: view(id1, addr1, id4, addr4)},
+		{Name: "n4", Addr: addr4, ID: id4, Role: "replica", Primary: id1, View: view(id1, addr1, id4, addr4)},
+	}})
+	at := attribute(t, h, Linearizable(Options{KeyPrefix: "r:", NoVisualization: true}))
+	if len(at) != 1 || at[0].Verdict != AttrUnknown || !strings.Contains(at[0].Why, "n1 did not answer") {
+		t.Fatalf("want unknown naming n1, got %+v", at)
+	}
+}
