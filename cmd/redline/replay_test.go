@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +124,33 @@ func TestConfigFlagsRoundTrip(t *testing.T) {
 	b2, _ := json.Marshal(got)
 	if string(b1) != string(b2) {
 		t.Fatalf("round trip:\n%s\n%s", b1, b2)
+	}
+}
+
+// shrink refuses, before rerunning anything, a run that is not invalid and
+// a --checker that was not invalid in it.
+func TestShrinkRefusesWhatItCannotShrink(t *testing.T) {
+	cfg := harness.Config{Target: "reference", Nodes: 6, Replicas: 1, Workloads: []string{"register"}, Nemesis: []string{"kill"},
+		NemesisInterval: harness.Duration(time.Second), TimeLimit: harness.Duration(time.Second), Concurrency: 1, Seed: 1}
+	dir := storedRun(t, cfg, nemesis.Schedule([]string{"kill"}, 1, 1))
+	write := func(v string) {
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"valid":`+v+`,"checkers":{"register/linearizable":{"valid":`+v+`}}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		valid string
+		args  []string
+		want  string
+	}{
+		{"true", nil, "not invalid"},
+		{"false", []string{"--checker", "set/set"}, "not invalid in"},
+		{"false", []string{"--max-runs", "0"}, "--max-runs"},
+	} {
+		write(c.valid)
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"shrink", dir}, c.args...), &out, &errb); code != exitBadArgs || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("shrink %v on a run valid=%s: exit %d, stderr %q; want %d and %q", c.args, c.valid, code, errb.String(), exitBadArgs, c.want)
+		}
 	}
 }
