@@ -132,6 +132,7 @@ func Shrink(ctx context.Context, base harness.Config, baseDir string, run RunFun
 			}
 			if why := stop(); why != "" {
 				res.Stopped = why
+				res.Smallest, res.Schedule = SizeOf(res.Config), res.Config.Schedule
 				return res
 			}
 			tried[key] = true

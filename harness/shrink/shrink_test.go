@@ -121,6 +121,11 @@ func TestShrinkBudget(t *testing.T) {
 	if f.calls != 3 || len(r.Attempts) != 3 || !strings.Contains(r.Stopped, "max-runs") {
 		t.Fatalf("%d calls, %d attempts, stopped %q: want 3 and max-runs", f.calls, len(r.Attempts), r.Stopped)
 	}
+	// Rerun 1 (no fault) fails, 2 (the first half) fails, 3 (the second
+	// half, with the culprit) reproduces: stopped there, it is the smallest.
+	if !r.Attempts[2].Reproduced || len(r.Schedule) != len(b.Schedule)/2 || r.Smallest.Steps != len(r.Schedule) || r.SmallestDir != r.Attempts[2].Dir {
+		t.Fatalf("stopped after a reproducing rerun: schedule %d steps, smallest %+v, dir %s; attempts %+v", len(r.Schedule), r.Smallest, r.SmallestDir, r.Attempts)
+	}
 	f = &fakeRun{culprit: b.Schedule[6].Seed, took: time.Minute}
 	r = Shrink(context.Background(), b, "orig", f.run, Options{Checkers: []string{"linearizable"}, MaxRuns: 100,
 		TimeBudget: 150 * time.Second, Now: func() time.Time { return f.clock }})
