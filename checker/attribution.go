@@ -44,6 +44,69 @@ type Attribution struct {
 	Why     string `json:"why"`
 }
 
+// CensusSummary is what the key census says as a whole: how many copies
+// of the run's keys it found, and which keys sit on a node whose shard
+// does not serve their slot (stranded: unreachable for clients, and a
+// sign of an interrupted migration), whatever the checkers found.
+type CensusSummary struct {
+	Nodes      int      `json:"nodes"`
+	Unanswered []string `json:"unanswered,omitempty"`
+	Copies     int      `json:"copies"`
+	Stranded   int      `json:"stranded"`
+	Examples   []string `json:"stranded_examples,omitempty"` // "key (slot s) on n3, served by n2"
+}
+
+// SummarizeCensus summarizes a census (nil: none taken).
+func SummarizeCensus(c *history.Census) *CensusSummary {
+	if c == nil {
+		return nil
+	}
+	a := &attributor{census: c, names: map[string]string{}}
+	for _, n := range c.Nodes {
+		a.names[n.Addr] = n.Name
+	}
+	out := &CensusSummary{Nodes: len(c.Nodes)}
+	owners := map[int]string{}
+	for _, n := range c.Nodes {
+		if n.Error != "" && len(n.View) == 0 {
+			out.Unanswered = append(out.Unanswered, n.Name)
+		}
+		keys := make([]string, 0, len(n.Keys))
+		for k := range n.Keys {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out.Copies++
+			slot := history.Keyslot(k)
+			owner, ok := owners[slot]
+			if !ok {
+				owner, _ = a.ownerOf(slot)
+				owners[slot] = owner
+			}
+			shard := n.ID
+			if n.Role == "replica" {
+				shard = n.Primary
+			}
+			if owner == "" || shard == owner {
+				continue
+			}
+			out.Stranded++
+			if len(out.Examples) < 10 {
+				out.Examples = append(out.Examples, fmt.Sprintf("%s (slot %d) on %s, served by %s", k, slot, n.Name, a.bareNameOr(owner)))
+			}
+		}
+	}
+	return out
+}
+
+func (a *attributor) bareNameOr(id string) string {
+	if n := a.bareName(id); n != "" {
+		return n
+	}
+	return a.nodeName(id)
+}
+
 // Verdicts of an attribution.
 const (
 	ServerLost    = "server-lost"

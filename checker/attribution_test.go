@@ -141,6 +141,10 @@ func TestAttributeStrandedByAdminStep(t *testing.T) {
 			Keys: map[string]history.CensusKey{key: {Type: "set", Len: 1, Members: []string{"8"}}}},
 	}})
 	at := attribute(t, h, Set(Options{KeyPrefix: "s:"}))
+	cs := SummarizeCensus(history.CensusOf(h.done()))
+	if cs == nil || cs.Copies != 3 || cs.Stranded != 1 || len(cs.Examples) != 1 || !strings.Contains(cs.Examples[0], "on n2, served by n1") {
+		t.Fatalf("census summary %+v: want 3 copies, 1 stranded on n2 (served by n1)", cs)
+	}
 	if len(at) != 1 {
 		t.Fatalf("want one attribution (the lost add of 7), got %+v", at)
 	}

@@ -144,6 +144,8 @@ type Summary struct {
 	// happened to each (attribution.go): set by the caller, which has the
 	// servers' logs, after Run.
 	Attribution []Attribution `json:"attribution,omitempty"`
+	// Census summarizes the end phase's key census (nil: none taken).
+	Census *CensusSummary `json:"census,omitempty"`
 }
 
 // Run runs the checkers in parallel (as many at a time as CPUs) and merges

@@ -13,8 +13,10 @@ import (
 // servers' own logs in the run directory (run nil: none).
 func Attribute(run *results.Run, ops []history.Op, s *checker.Summary) {
 	var wall time.Time
-	if c := history.CensusOf(ops); c != nil {
+	c := history.CensusOf(ops)
+	if c != nil {
 		wall = c.WallStart
 	}
 	s.Attribution = checker.Attribute(ops, *s, results.ServerLogLines(run, wall))
+	s.Census = checker.SummarizeCensus(c)
 }

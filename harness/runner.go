@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -237,6 +238,9 @@ func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
 		}
 	}
 	log.Printf("census: %d copies of the run's keys on %d nodes (%d nodes could not answer in full)", keys, len(c.Nodes), failed)
+	if sum := checker.SummarizeCensus(&c); sum.Stranded > 0 {
+		log.Printf("census: %d copies of the run's keys are on nodes whose shard does not serve their slot, e.g. %s", sum.Stranded, strings.Join(sum.Examples, "; "))
+	}
 	detail, err := json.Marshal(c)
 	if err != nil {
 		log.Printf("census: %v", err)

@@ -83,3 +83,21 @@ func (d *runData) attributions() []attributionView {
 	}
 	return out
 }
+
+// censusSentences says what the key census found as a whole.
+func (d *runData) censusSentences() []string {
+	c := d.sum.Census
+	if c == nil {
+		return nil
+	}
+	out := []string{fmt.Sprintf("Key census at the end: %d copies of the run's keys on %d nodes (primaries and replicas).", c.Copies, c.Nodes)}
+	if len(c.Unanswered) > 0 {
+		out = append(out, fmt.Sprintf("Not answered by %s: what they hold is unknown.", strings.Join(c.Unanswered, ", ")))
+	}
+	if c.Stranded > 0 {
+		out = append(out, fmt.Sprintf("%d copies are on nodes whose shard does not serve their slot (stranded: clients are sent elsewhere), e.g. %s.", c.Stranded, strings.Join(c.Examples, "; ")))
+	} else {
+		out = append(out, "No copy is on a node whose shard does not serve its slot.")
+	}
+	return out
+}

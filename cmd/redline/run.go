@@ -456,6 +456,9 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 // printAttribution says, per attributed anomaly, whose doing it was
 // (results.json and the report have the evidence).
 func printAttribution(w io.Writer, s checker.Summary) {
+	if c := s.Census; c != nil && c.Stranded > 0 {
+		fmt.Fprintf(w, "\ncensus: %d copies of the run's keys are on nodes whose shard does not serve their slot (stranded), e.g. %s\n", c.Stranded, strings.Join(c.Examples[:min(3, len(c.Examples))], "; "))
+	}
 	if len(s.Attribution) == 0 {
 		return
 	}
