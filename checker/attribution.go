@@ -54,6 +54,10 @@ type CensusSummary struct {
 	Copies     int      `json:"copies"`
 	Stranded   int      `json:"stranded"`
 	Examples   []string `json:"stranded_examples,omitempty"` // "key (slot s) on n3, served by n2"
+	// InOpenSlots counts the copies outside their slot's shard on a node
+	// whose shard has that slot MIGRATING or IMPORTING (not in Stranded).
+	InOpenSlots  int      `json:"in_open_slots"`
+	OpenExamples []string `json:"open_slot_examples,omitempty"`
 }
 
 // SummarizeCensus summarizes a census (nil: none taken).
@@ -89,6 +93,13 @@ func SummarizeCensus(c *history.Census) *CensusSummary {
 				shard = n.Primary
 			}
 			if owner == "" || shard == owner {
+				continue
+			}
+			if c.OpenSlot(n, slot) {
+				out.InOpenSlots++
+				if len(out.OpenExamples) < 10 {
+					out.OpenExamples = append(out.OpenExamples, fmt.Sprintf("%s (slot %d) on %s, served by %s", k, slot, n.Name, a.bareNameOr(owner)))
+				}
 				continue
 			}
 			out.Stranded++
@@ -139,6 +150,9 @@ type KeyCopy struct {
 	Node  string `json:"node"`
 	Role  string `json:"role"`
 	Owner bool   `json:"owner"` // the node belongs to the shard serving the slot
+	// Open: the node's shard has the slot MIGRATING or IMPORTING (a
+	// migration left half-way: clients reach the key by ASK, if at all).
+	Open  bool   `json:"open_slot,omitempty"`
 	Holds string `json:"holds"` // "yes", "no" (another value), "unknown" (value unread: why)
 	Value string `json:"value,omitempty"`
 }
@@ -613,6 +627,7 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 			shard = n.Primary
 		}
 		c.Owner = owner != "" && shard == owner
+		c.Open = !c.Owner && a.census.OpenSlot(n, at.Slot)
 		involved[n.Name] = true
 		at.Copy = append(at.Copy, c)
 		if c.Owner {
@@ -637,7 +652,11 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 		at.Verdict = AdminStranded
 		var where []string
 		for _, c := range stranded {
-			where = append(where, c.Node+" ("+c.Role+")")
+			w := c.Node + " (" + c.Role + ")"
+			if c.Open {
+				w = c.Node + " (" + c.Role + ", its shard has the slot MIGRATING/IMPORTING: a migration left half-way)"
+			}
+			where = append(where, w)
 		}
 		serve := "which does not serve"
 		if len(where) > 1 {

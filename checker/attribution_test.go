@@ -240,3 +240,25 @@ func TestAttributeUnknownWhenANodeDidNotAnswer(t *testing.T) {
 		t.Fatalf("want unknown naming n1, got %+v", at)
 	}
 }
+
+// A copy outside its slot's shard on a node that has the slot IMPORTING
+// (or whose primary has: a replicated state) is counted apart from the
+// stranded ones: a migration left half-way.
+func TestCensusSummaryOpenSlots(t *testing.T) {
+	key := keyIn(t, "s:", 0, 5460)
+	slot := history.Keyslot(key)
+	held := map[string]history.CensusKey{key: {Type: "set", Len: 1, Members: []string{"7"}}}
+	c := &history.Census{Nodes: []history.CensusNode{
+		{Name: "n1", Addr: addr1, ID: id1, Role: "primary", View: view(id1, addr1, id4, addr4), Keys: held},
+		{Name: "n2", Addr: addr2, ID: id2, Role: "primary", View: view(id1, addr1, id4, addr4), Keys: held, Importing: []int{slot}},
+		{Name: "n5", Addr: "10.0.0.5:6379", ID: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa5", Role: "replica", Primary: id2, View: view(id1, addr1, id4, addr4), Keys: held},
+	}}
+	s := SummarizeCensus(c)
+	if s.Copies != 3 || s.Stranded != 0 || s.InOpenSlots != 2 {
+		t.Fatalf("summary %+v: want 3 copies, none stranded, 2 in an open slot (n2 importing, n5 its replica)", s)
+	}
+	c.Nodes[1].Importing = nil
+	if s := SummarizeCensus(c); s.Stranded != 2 || s.InOpenSlots != 0 {
+		t.Fatalf("summary %+v: with the slot closed both copies are stranded", s)
+	}
+}

@@ -87,6 +87,9 @@ func censusNode(ctx context.Context, n cluster.Node, prefix string) history.Cens
 			how := "IMPORTING from"
 			if s.Migrating {
 				how = "MIGRATING to"
+				out.Migrating = append(out.Migrating, s.Slot)
+			} else {
+				out.Importing = append(out.Importing, s.Slot)
 			}
 			out.Open = append(out.Open, fmt.Sprintf("slot %d %s %s", s.Slot, how, s.Peer))
 		}

@@ -96,7 +96,11 @@ func (d *runData) censusSentences() []string {
 	}
 	if c.Stranded > 0 {
 		out = append(out, fmt.Sprintf("%d copies are on nodes whose shard does not serve their slot (stranded: clients are sent elsewhere), e.g. %s.", c.Stranded, strings.Join(c.Examples, "; ")))
-	} else {
+	}
+	if c.InOpenSlots > 0 {
+		out = append(out, fmt.Sprintf("%d copies are outside their slot's shard on nodes that have the slot MIGRATING or IMPORTING (a migration left half-way; clients reach them by ASK, if at all), e.g. %s.", c.InOpenSlots, strings.Join(c.OpenExamples, "; ")))
+	}
+	if c.Stranded == 0 && c.InOpenSlots == 0 {
 		out = append(out, "No copy is on a node whose shard does not serve its slot.")
 	}
 	return out

@@ -459,6 +459,9 @@ func printAttribution(w io.Writer, s checker.Summary) {
 	if c := s.Census; c != nil && c.Stranded > 0 {
 		fmt.Fprintf(w, "\ncensus: %d copies of the run's keys are on nodes whose shard does not serve their slot (stranded), e.g. %s\n", c.Stranded, strings.Join(c.Examples[:min(3, len(c.Examples))], "; "))
 	}
+	if c := s.Census; c != nil && c.InOpenSlots > 0 {
+		fmt.Fprintf(w, "census: %d copies of the run's keys are outside their slot's shard in slots left MIGRATING/IMPORTING, e.g. %s\n", c.InOpenSlots, strings.Join(c.OpenExamples[:min(3, len(c.OpenExamples))], "; "))
+	}
 	if len(s.Attribution) == 0 {
 		return
 	}

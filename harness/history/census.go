@@ -44,8 +44,11 @@ type CensusNode struct {
 	Primary string `json:"primary,omitempty"` // a replica's primary (id)
 	// View is the node's CLUSTER NODES: who it thinks serves which slots.
 	View []CensusPeer `json:"view,omitempty"`
-	// Open lists the slots the node has MIGRATING/IMPORTING, in words.
-	Open []string `json:"open,omitempty"`
+	// Open lists the slots the node has MIGRATING/IMPORTING, in words;
+	// Migrating and Importing the same slots as numbers.
+	Open      []string `json:"open,omitempty"`
+	Migrating []int    `json:"migrating,omitempty"`
+	Importing []int    `json:"importing,omitempty"`
 	// Keys are the run's keys the node holds (SCAN MATCH prefix*).
 	Keys  map[string]CensusKey `json:"keys,omitempty"`
 	Error string               `json:"error,omitempty"`
@@ -95,6 +98,20 @@ func (n CensusNode) OwnerOf(slot int) string {
 		}
 	}
 	return ""
+}
+
+// OpenSlot reports whether the node, or for a replica its primary (the
+// states a server replicates), has slot MIGRATING or IMPORTING.
+func (c *Census) OpenSlot(n CensusNode, slot int) bool {
+	if slices.Contains(n.Migrating, slot) || slices.Contains(n.Importing, slot) {
+		return true
+	}
+	if n.Role == "replica" && n.Primary != "" {
+		if p, ok := c.Node(n.Primary); ok && p.ID != n.ID {
+			return slices.Contains(p.Migrating, slot) || slices.Contains(p.Importing, slot)
+		}
+	}
+	return false
 }
 
 // Node returns the census entry of the node with id or address s.
