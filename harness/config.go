@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redline-dev/redline/nemesis"
 	"github.com/redline-dev/redline/workloads"
 )
 
@@ -97,4 +98,10 @@ type Config struct {
 	TLSKey       string `json:"tls_key,omitempty"`
 	// RestoreRoles: the end phase switches failovers redline caused back.
 	RestoreRoles bool `json:"restore_roles,omitempty"`
+	// Schedule is the fault schedule this run followed instead of its
+	// seed's plan (`run --replay`, `shrink`): steps at their slots. A
+	// replay of this run follows it again.
+	Schedule []nemesis.ScheduledStep `json:"schedule,omitempty"`
+	// ReplayOf is the run directory this run replayed (--replay).
+	ReplayOf string `json:"replay_of,omitempty"`
 }

@@ -196,6 +196,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	}
 
 	stopSampler()
+	census(endCtx, in, rec, log)
 	if in.Audit != nil {
 		out.Audit = audit(endCtx, in.Audit, rec, log)
 	}
@@ -214,6 +215,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		return out, nil
 	}
 	out.Summary = Check(ctx, ops, in.Checkers, in.Progress, log)
+	Attribute(in.Run, ops, &out.Summary)
 	return out, nil
 }
 
@@ -229,6 +231,39 @@ func endGuestRun(in Inputs, rec *Recorder, log *Log) *clusteradmin.AuditResult {
 		}
 	}
 	return audit(ctx, in.Audit, rec, log)
+}
+
+// census takes the key census (census.go) after the final reads, stores it
+// in the run directory and records it in the history, where the checkers'
+// attribution (and `redline check` later) reads where each key ended up.
+func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
+	if in.Config.KeyPrefix == "" {
+		return // every key would count as the run's
+	}
+	c := TakeCensus(ctx, in.Cluster.Nodes(), in.Config.KeyPrefix, rec.start)
+	keys, failed := 0, 0
+	for _, n := range c.Nodes {
+		keys += len(n.Keys)
+		if n.Error != "" {
+			failed++
+			log.Printf("census: %s (%s): %s", n.Name, n.Addr, n.Error)
+		}
+	}
+	log.Printf("census: %d copies of the run's keys on %d nodes (%d nodes could not answer in full)", keys, len(c.Nodes), failed)
+	if sum := checker.SummarizeCensus(&c); sum.Stranded > 0 {
+		log.Printf("census: %d copies of the run's keys are on nodes whose shard does not serve their slot, e.g. %s", sum.Stranded, strings.Join(sum.Examples, "; "))
+	}
+	detail, err := json.Marshal(c)
+	if err != nil {
+		log.Printf("census: %v", err)
+		return
+	}
+	if in.Run != nil {
+		if err := in.Run.WriteFile(history.CensusFile, detail); err != nil {
+			log.Printf("census: %v", err)
+		}
+	}
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: history.CensusEvent, Ext: history.NewExt(history.Ext{Detail: detail})})
 }
 
 // audit compares the data that is not the run's with the count from

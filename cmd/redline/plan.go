@@ -47,7 +47,7 @@ func printRunPlan(w io.Writer, o *runOptions, command string) {
 	cfg := o.cfg
 	fmt.Fprintf(w, "plan: 1 test%s, about %s (%s of traffic + about %s per run to start the cluster, heal, check and report)\n",
 		plural(cfg.TestCount, " run %d times"), roughly(estimate(cfg)), cfg.TimeLimit.D(), roughly(runOverhead))
-	fmt.Fprintf(w, "  %s %s\n", command, strings.Join(configFlags(cfg), " "))
+	fmt.Fprintf(w, "  %s %s\n", command, strings.Join(planFlags(cfg), " "))
 	fmt.Fprintf(w, "  test name %s, stored under %s/%s/<timestamp>/\n", cfg.TestName, cfg.ResultsDir, cfg.TestName)
 	if steps := faultSchedule(cfg); len(steps) > 0 {
 		fmt.Fprintf(w, "  faults (seed %d; targets are picked from the live topology when each fires; some modes hold longer, see --nemesis list):\n", cfg.Seed)
@@ -70,8 +70,8 @@ func plural(n int, format string) string {
 	return fmt.Sprintf(format, n)
 }
 
-// configFlags are the run's effective settings as `redline run` flags.
-func configFlags(cfg harness.Config) []string {
+// planFlags are the run's effective settings as `redline run` flags.
+func planFlags(cfg harness.Config) []string {
 	var fs []string
 	add := func(k, v string) { fs = append(fs, "--"+k+" "+v) }
 	add("target", cfg.Target)

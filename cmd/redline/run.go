@@ -39,6 +39,7 @@ type runOptions struct {
 	dryRun     bool                // --dry-run: print the plan, start nothing
 	seedPicked bool                // the plan's seed was picked, not given
 	creds      cluster.Credentials // read from the environment or a file, never stored
+	replay     string              // --replay DIR: rerun a stored run's config and fault schedule
 	kv         kvFlags             // bench's kv workload
 	stdout     io.Writer
 	stderr     io.Writer
@@ -62,14 +63,21 @@ cannot be reached, the Docker engine does not answer), 254 bad arguments,
 255 redline itself failed.`,
 		Example: `  redline run --workload register --time-limit 30s
   redline run --target redis --workload counter,set --nemesis partition --wait 1
-  redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s`,
+  redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s
+  redline run --replay results/latest --server-binary /path/to/valkey-server`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
+			if o.replay != "" {
+				if err := applyReplay(cmd.Flags(), o); err != nil {
+					return err
+				}
+			}
 			return runRun(cmd.Context(), o, cmd.Flags().Changed("target"))
 		},
 	}
 	addRunFlags(c, o)
+	c.Flags().StringVar(&o.replay, "replay", "", "rerun the stored run in DIR: its flags (those given here override them) and its exact fault schedule (each step's fault, mode, seed, timing)")
 	return c
 }
 
@@ -468,7 +476,26 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 			fmt.Fprintf(w, "%s is %s: %s\n", n, r.Valid, why)
 		}
 	}
+	printAttribution(w, s)
 	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", strings.ToUpper(s.Valid.String()), dir)
+}
+
+// printAttribution says, per attributed anomaly, whose doing it was
+// (results.json and the report have the evidence).
+func printAttribution(w io.Writer, s checker.Summary) {
+	if c := s.Census; c != nil && c.Stranded > 0 {
+		fmt.Fprintf(w, "\ncensus: %d copies of the run's keys are on nodes whose shard does not serve their slot (stranded), e.g. %s\n", c.Stranded, strings.Join(c.Examples[:min(3, len(c.Examples))], "; "))
+	}
+	if c := s.Census; c != nil && c.InOpenSlots > 0 {
+		fmt.Fprintf(w, "census: %d copies of the run's keys are outside their slot's shard in slots left MIGRATING/IMPORTING, e.g. %s\n", c.InOpenSlots, strings.Join(c.OpenExamples[:min(3, len(c.OpenExamples))], "; "))
+	}
+	if len(s.Attribution) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nattribution (what happened to each anomaly; evidence in results.json and report.html):")
+	for _, a := range s.Attribution {
+		fmt.Fprintf(w, "  %s %s key %s (slot %d): %s: %s\n", a.Checker, a.Kind, a.Key, a.Slot, checker.VerdictWords(a.Verdict), a.Why)
+	}
 }
 
 // printNotApplicable names the checkers the history gave nothing to judge,

@@ -69,6 +69,7 @@ func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, journal
 		Log:              log.Printf,
 		Journal:          journal,
 		RestoreRoles:     cfg.RestoreRoles,
+		Script:           cfg.Schedule,
 	})
 	if err != nil {
 		return nil, badArgs("--nemesis: %v", err)
