@@ -180,7 +180,12 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		a := counterAnalysisOf(ctx, ops, r.o, calls)
 		r.chargeCounter(a, windows, buckets, outside, slack)
 	case "":
-		return Result{Valid: Valid, Figures: map[string]any{"lost": 0, "note": "no successful read: nothing to measure"}}
+		if len(calls) == 0 {
+			return NotApplicable("no op on the workload's keys: nothing to measure")
+		}
+		// Ops were sent but none read back: an RPO should have been
+		// measured and cannot be.
+		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
 	default:
 		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
 	}
@@ -222,6 +227,14 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		worst = max(worst, outside.bound())
 	} else {
 		worst = max(worst, outside.span())
+	}
+	if total == 0 && noKeys == len(windows) {
+		// Nothing lost and no fault window touched a node holding the
+		// workload's keys: an RPO of 0 here would be a figure about nothing.
+		if len(windows) == 0 {
+			return NotApplicable("no fault window and no acknowledged write lost: no RPO to measure")
+		}
+		return NotApplicable(fmt.Sprintf("no acknowledged write lost and none of the %d fault windows touched a node holding the workload's keys", len(windows)))
 	}
 	fig := map[string]any{
 		"kind":                 kind,

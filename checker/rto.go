@@ -41,6 +41,9 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 	if len(windows) == 0 {
 		return NotApplicable("no fault window during the run: no nemesis struck")
 	}
+	if len(calls) == 0 {
+		return NotApplicable("no client op in the history: no outage to measure")
+	}
 	runEnd := runEndOf(ctx, ops)
 	calls = sortedByStart(calls)
 	starts := make([]int64, len(calls))
