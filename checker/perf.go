@@ -181,12 +181,13 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 		})
 	}
 	return Result{Valid: Valid, Figures: map[string]any{
-		"ops":       len(calls),
-		"redirects": totalRedirects,
-		"run_s":     sec(runEnd),
-		"bucket_s":  time.Duration(width).Seconds(),
-		"by_f":      totals,
-		"series":    series,
-		"faults":    faults,
+		"measurement": true,
+		"ops":         len(calls),
+		"redirects":   totalRedirects,
+		"run_s":       sec(runEnd),
+		"bucket_s":    time.Duration(width).Seconds(),
+		"by_f":        totals,
+		"series":      series,
+		"faults":      faults,
 	}}
 }

@@ -241,6 +241,7 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		return NotApplicable(fmt.Sprintf("no acknowledged write lost and none of the %d fault windows touched a node holding the workload's keys", len(windows)))
 	}
 	fig := map[string]any{
+		"measurement":          true,
 		"kind":                 kind,
 		"lost":                 total,
 		"windows":              len(windows),

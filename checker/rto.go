@@ -179,6 +179,7 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 		}
 	}
 	return Result{Valid: Valid, Figures: map[string]any{
+		"measurement":          true,
 		"windows":              len(windows),
 		"affected":             affectedShards,
 		"affected_keys":        affectedKeys,

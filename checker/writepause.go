@@ -212,7 +212,7 @@ func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
 		// sides of its move: there is no pause to measure.
 		return NotApplicable(fmt.Sprintf("%d migrations, none with acknowledged writes of this workload on its slots before and after the move", len(migs)))
 	}
-	fig := map[string]any{"migrations": len(migs)}
+	fig := map[string]any{"measurement": true, "migrations": len(migs)}
 	for _, method := range []string{"atomic", "classic"} {
 		g := gaps[method]
 		if len(g) == 0 && unmeasured[method] == 0 {

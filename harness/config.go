@@ -97,4 +97,7 @@ type Config struct {
 	TLSKey       string `json:"tls_key,omitempty"`
 	// RestoreRoles: the end phase switches failovers redline caused back.
 	RestoreRoles bool `json:"restore_roles,omitempty"`
+	// RequireCoverage makes a requested fault kind that produced no
+	// evidence an unknown verdict (--require-coverage), for CI.
+	RequireCoverage bool `json:"require_coverage,omitempty"`
 }
