@@ -289,6 +289,10 @@ func (n *Nemesis) fireLate(ctx context.Context, rec history.Recorder, st Step, l
 	}
 	a.step = st
 	a.detail["mode"] = st.Mode
+	if st.Evidence {
+		// The kind's first step: its targets were narrowed to hold keys.
+		a.detail["evidence"] = true
+	}
 	if late > 0 {
 		a.detail["late_ms"] = late.Milliseconds()
 	}
