@@ -105,7 +105,19 @@ func (c coverage) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	calls = sortedByStart(calls)
 	windows := windowsOf(ctx, ops)
-	views := shardViews(calls, windows, nodeAddrsOf(ctx, ops))
+	addrs := nodeAddrsOf(ctx, ops)
+	views := shardViews(calls, windows, addrs)
+	// Primaries are named as the fault events name nodes, where known.
+	nameOf := map[string]string{}
+	for n, a := range addrs {
+		nameOf[a] = n
+	}
+	named := func(addr string) string {
+		if n, ok := nameOf[addr]; ok {
+			return n
+		}
+		return addr
+	}
 	final := finalReadsStartOf(ctx, ops)
 	end := runEndOf(ctx, ops) + 1
 	if final >= 0 {
@@ -158,10 +170,10 @@ func (c coverage) Check(ctx context.Context, ops []history.Op) Result {
 			if s == "" || !v.touched[s] {
 				continue
 			}
-			if held[s] == nil {
-				held[s] = map[string]int{}
+			if held[named(s)] == nil {
+				held[named(s)] = map[string]int{}
 			}
-			held[s][keyWorkload[k]]++
+			held[named(s)][keyWorkload[k]]++
 			struck[k] = true
 		}
 		next := end

@@ -52,7 +52,7 @@ func TestCoverageNamesTheKindsWithoutEvidence(t *testing.T) {
 	}
 	kinds := fig[map[string]any](t, r, "per_kind")
 	kill := kinds["kill"].(map[string]any)
-	if kill["windows_with_evidence"] != 1 || !reflect.DeepEqual(kill["primaries"], []string{n1}) || !reflect.DeepEqual(kill["workloads"], []string{"counter"}) {
+	if kill["windows_with_evidence"] != 1 || !reflect.DeepEqual(kill["primaries"], []string{"n1"}) || !reflect.DeepEqual(kill["workloads"], []string{"counter"}) {
 		t.Fatalf("kill coverage %v", kill)
 	}
 	// 20 acked writes on c:a after the kill (7000..9000), none during.
