@@ -252,9 +252,10 @@ func (c coverage) Check(ctx context.Context, ops []history.Op) Result {
 		}
 	}
 	kindFig := map[string]any{}
-	var none, lines []string
+	var none, lines, short []string
 	for _, k := range kinds {
 		kc := per[k]
+		short = append(short, fmt.Sprintf("%s:%d/%d", k, kc.evidence, kc.windows))
 		f := map[string]any{"windows": kc.windows, "windows_with_evidence": kc.evidence,
 			"not_effective": kc.notEffective, "acked_writes": kc.writes, "ok_reads": kc.reads,
 			"primaries": keysSorted(kc.primaries), "workloads": keysSorted(kc.workloads)}
@@ -270,9 +271,11 @@ func (c coverage) Check(ctx context.Context, ops []history.Op) Result {
 		"requested":   kinds,
 		"per_kind":    kindFig,
 		"no_evidence": nonNil(none),
-		"per_window":  perWindow,
-		"summary":     strings.Join(lines, "; "),
-		"definition":  "a window has evidence when its fault took effect, touched a primary holding keys of the run at its start, and those keys had acknowledged writes or successful reads during it or after it (until the next fault or the final reads); untouched_ok_ratio is the lowest ok rate of a shard the fault did not touch, during the window, over its rate in the span of the same length before it",
+		// evidence is the table's short form: kind:windows with evidence/windows.
+		"evidence":   strings.Join(short, " "),
+		"per_window": perWindow,
+		"summary":    strings.Join(lines, "; "),
+		"definition": "a window has evidence when its fault took effect, touched a primary holding keys of the run at its start, and those keys had acknowledged writes or successful reads during it or after it (until the next fault or the final reads); untouched_ok_ratio is the lowest ok rate of a shard the fault did not touch, during the window, over its rate in the span of the same length before it",
 	}
 	res := Result{Valid: Valid, Figures: fig}
 	if c.o.Require && len(none) > 0 {
