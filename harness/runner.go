@@ -322,9 +322,10 @@ func runWorkersGated(trafficCtx, rootCtx context.Context, cfg Config, ws []workl
 					inv = gen.Next()
 				}
 				inv.Process, inv.Type = process, history.Invoke
-				typ := invoke(rootCtx, w, cl, rec, inv)
+				done := invokeOp(rootCtx, w, cl, rec, inv)
+				typ := done.Type
 				if shard != "" {
-					gate.leave(shard)
+					gate.leave(shard, typ == history.Info || typ == history.Fail && !checker.ServedError(done.ErrorText()))
 				}
 				if typ == history.Info {
 					// Jepsen: a process whose op is indeterminate may still
@@ -349,14 +350,18 @@ type opConn interface {
 // with the invocation here and only here (process, f, and the key unless
 // the workload named one). It returns the completion's type.
 func invoke(ctx context.Context, w workloads.Workload, cl opConn, rec *Recorder, inv history.Op) history.Type {
+	return invokeOp(ctx, w, cl, rec, inv).Type
+}
+
+// invokeOp is invoke returning the completion as recorded.
+func invokeOp(ctx context.Context, w workloads.Workload, cl opConn, rec *Recorder, inv history.Op) history.Op {
 	inv = rec.Record(inv)
 	done := w.Invoke(ctx, cl, inv)
 	done.Process, done.F = inv.Process, inv.F
 	if done.Key == "" {
 		done.Key = inv.Key
 	}
-	rec.Record(done)
-	return done.Type
+	return rec.Record(done)
 }
 
 // settledPhase runs the init or final ops of every workload, outside the

@@ -123,3 +123,70 @@ func TestDeadShardDoesNotStarveTheOthers(t *testing.T) {
 		}
 	}
 }
+
+// refusingCluster: the first primary refuses every op at once (a dead
+// node's connection refused), the others serve.
+type refusingCluster struct {
+	*fakeCluster
+	addrs []string
+
+	mu         sync.Mutex
+	live, dead int
+	stopAt     int
+	stop       context.CancelFunc
+}
+
+func (d *refusingCluster) Primary(slot int) string { return d.addrs[slot*len(d.addrs)/16384] }
+
+func (d *refusingCluster) Do(ctx context.Context, req client.Request) client.Result {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.Primary(req.Slot) == d.addrs[0] {
+		d.dead++
+		return client.Result{Cmds: req.Build(ctx), Outcome: history.Fail, Err: errors.New("dial tcp 10.0.0.1:6379: connect: connection refused")}
+	}
+	d.live++
+	if d.live == d.stopAt {
+		d.stop()
+	}
+	d.mu.Unlock()
+	defer d.mu.Lock()
+	return d.fakeCluster.Do(ctx, req)
+}
+
+// A shard whose ops fail at once rests after each failure instead of
+// taking its workers' every turn: on a clock that never moves, the dead
+// shard gets its first share of ops and then none while the live shards
+// serve 2,000.
+func TestFailingShardRests(t *testing.T) {
+	d := &refusingCluster{fakeCluster: newFakeCluster(always(history.OK)), addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}, stopAt: 2000}
+	cfg := Config{Concurrency: 9, Seed: 5}
+	w, err := workloads.New("counter", workloads.Config{Prefix: "t:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := NewRecorder(filepath.Join(t.TempDir(), "history.jsonl"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	trafficCtx, stop := context.WithCancel(context.Background())
+	d.stop = stop
+	gate := newShardGate(d, cfg.Concurrency)
+	frozen := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	gate.now = func() time.Time { return frozen }
+	runWorkersGated(trafficCtx, context.Background(), cfg, []workloads.Workload{w}, d, rec, gate)
+	if d.dead == 0 || d.dead > gate.share {
+		t.Fatalf("the refusing shard got %d ops while the live ones served %d: want 1 to %d (one share, then rest)", d.dead, d.live, gate.share)
+	}
+	// A failure that is the op's own answer does not rest its shard.
+	g := newShardGate(d, cfg.Concurrency)
+	g.now = func() time.Time { return frozen }
+	if !g.tryEnter(d.addrs[1]) {
+		t.Fatal("no place on a fresh shard")
+	}
+	g.leave(d.addrs[1], false)
+	if !g.tryEnter(d.addrs[1]) {
+		t.Fatal("a served op rested its shard")
+	}
+}
