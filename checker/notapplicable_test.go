@@ -38,34 +38,27 @@ func TestRPOWithoutEvidence(t *testing.T) {
 	if r := check(t, RPO(), unread.done()); r.NotApplicable != "" || r.Valid != Unknown {
 		t.Fatalf("rpo with no successful read: %v (n/a %q), want unknown", r.Valid, r.NotApplicable)
 	}
-	// The only window cut n1, every key lived on n2, nothing lost.
-	var idle hist
-	idle.nodesEvent(map[string]string{"n1": n1, "n2": n2})
-	idle.call(0, "add", "s", 1, 0, history.OK, nil, 10)
-	idle.on(n2)
-	idle.nemesis(100, "start-partition", "n1")
-	idle.call(0, "add", "s", 2, 110, history.OK, nil, 120)
-	idle.on(n2)
-	idle.nemesis(200, "stop-partition", "n1")
-	idle.nemesis(300, "final-reads")
-	idle.call(1, "read", "s", nil, 310, history.OK, []int{1, 2}, 320)
-	idle.on(n2)
-	if r := check(t, RPO(), idle.done()); r.NotApplicable == "" {
+	// A set on n2, one partition of node, nothing lost.
+	partitionOf := func(node string) []history.Op {
+		var h hist
+		h.nodesEvent(map[string]string{"n1": n1, "n2": n2})
+		h.call(0, "add", "s", 1, 0, history.OK, nil, 10)
+		h.on(n2)
+		h.nemesis(100, "start-partition", node)
+		h.call(0, "add", "s", 2, 110, history.OK, nil, 120)
+		h.on(n2)
+		h.nemesis(200, "stop-partition", node)
+		h.nemesis(300, "final-reads")
+		h.call(1, "read", "s", nil, 310, history.OK, []int{1, 2}, 320)
+		h.on(n2)
+		return h.done()
+	}
+	// The only window cut n1, every key lived on n2.
+	if r := check(t, RPO(), partitionOf("n1")); r.NotApplicable == "" {
 		t.Fatalf("rpo whose only window touched no key, nothing lost: %v %v, want not applicable", r.Valid, r.Figures)
 	}
-	// The same with the window on n2: measured, 0 lost.
-	var struck hist
-	struck.nodesEvent(map[string]string{"n1": n1, "n2": n2})
-	struck.call(0, "add", "s", 1, 0, history.OK, nil, 10)
-	struck.on(n2)
-	struck.nemesis(100, "start-partition", "n2")
-	struck.call(0, "add", "s", 2, 110, history.OK, nil, 120)
-	struck.on(n2)
-	struck.nemesis(200, "stop-partition", "n2")
-	struck.nemesis(300, "final-reads")
-	struck.call(1, "read", "s", nil, 310, history.OK, []int{1, 2}, 320)
-	struck.on(n2)
-	r := check(t, RPO(), struck.done())
+	// The window on n2: measured, 0 lost.
+	r := check(t, RPO(), partitionOf("n2"))
 	if r.NotApplicable != "" || fig[int64](t, r, "lost") != 0 {
 		t.Fatalf("rpo of a window on the keys' node: %v (n/a %q)", r.Figures, r.NotApplicable)
 	}
