@@ -59,6 +59,21 @@ type counterKey struct {
 	unexplained int64
 	lostSplit   waitSplit
 	hasNeg      bool // some add had a negative delta
+	// rises are the reads that revealed the loss, each with the amount
+	// it revealed and its share of lostSplit (see riseLoss): the one
+	// attribution the counter and rpo checkers both report.
+	rises []counterRise
+}
+
+// counterRise is one rise of a key's deficit: the read that revealed it,
+// how many increments it showed lost beyond the reads before it, and the
+// WAIT classes of those increments, taken from the key's lostSplit in its
+// order (no_wait, wait_unsatisfied, wait_satisfied), so that the rises of a
+// key add up to exactly the counter checker's split.
+type counterRise struct {
+	read   call
+	amount int64
+	split  waitSplit
 }
 
 func prefix(adds []counterAdd, f func(int64) int64) []int64 {
@@ -239,9 +254,55 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			// confirmed by WAIT, so wait_satisfied is a lower bound. No
 			// class gets more than its own acknowledged increments.
 			ck.lostSplit = splitLoss(ck.lost, ck.ackedClass)
+			ck.riseLoss()
 		}
 	}
 	return a
+}
+
+// riseLoss finds the reads that revealed the key's loss: reads in order of
+// completion, each showing a deficit (the increments acknowledged before it
+// began, less its value) above every earlier one; the rises add up to lost.
+// Each rise takes its WAIT classes from what is left of lostSplit, in the
+// split's own order: figures per rise (per fault window) then sum to the
+// key's split and never contradict it.
+func (ck *counterKey) riseLoss() {
+	if ck.lost == 0 {
+		return
+	}
+	reads := slices.Clone(ck.reads)
+	slices.SortStableFunc(reads, func(x, y counterRead) int { return cmpInt(x.c.end, y.c.end) })
+	left := ck.lostSplit
+	var seen, charged int64
+	for _, rd := range reads {
+		lo, _ := ck.bounds(rd.c.start, rd.c.end)
+		d := lo - rd.value
+		if d <= seen || charged >= ck.lost {
+			continue
+		}
+		rise := counterRise{read: rd.c, amount: min(d-seen, ck.lost-charged)}
+		seen, charged = d, charged+rise.amount
+		n := rise.amount
+		for _, cl := range []WaitClass{NoWait, WaitUnsatisfied, WaitSatisfied} {
+			take := min(n, left[cl])
+			rise.split[cl] += take
+			left[cl] -= take
+			n -= take
+		}
+		ck.rises = append(ck.rises, rise)
+	}
+}
+
+// firstAckIn is the completion of the key's first acknowledged increment
+// in [from, to), or inf.
+func (ck *counterKey) firstAckIn(from, to int64) int64 {
+	i := sort.Search(len(ck.okByEnd), func(i int) bool { return ck.okByEnd[i].end >= from })
+	for ; i < len(ck.okByEnd) && ck.okByEnd[i].end < to; i++ {
+		if ck.okByEnd[i].delta > 0 {
+			return ck.okByEnd[i].end
+		}
+	}
+	return inf
 }
 
 func (c counter) Check(ctx context.Context, ops []history.Op) Result {

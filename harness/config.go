@@ -104,4 +104,7 @@ type Config struct {
 	Schedule []nemesis.ScheduledStep `json:"schedule,omitempty"`
 	// ReplayOf is the run directory this run replayed (--replay).
 	ReplayOf string `json:"replay_of,omitempty"`
+	// RequireCoverage makes a requested fault kind that produced no
+	// evidence an unknown verdict (--require-coverage), for CI.
+	RequireCoverage bool `json:"require_coverage,omitempty"`
 }

@@ -135,8 +135,16 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	if in.Progress != nil {
 		in.Progress.StartRun(cfg.TimeLimit.D(), Status{Counts: rec.Counts, Fault: fault})
 	}
-	log.Printf("traffic: %d workers, %s, workloads %v, nemesis %v", cfg.Concurrency, cfg.TimeLimit.D(), cfg.Workloads, cfg.Nemesis)
-	runWorkers(trafficCtx, ctx, cfg, in.Workloads, cl, rec)
+	gate := newShardGate(cl, cfg.Concurrency)
+	if gate != nil {
+		log.Printf("traffic: %d workers, %s, workloads %v, nemesis %v; at most %d ops in flight per primary", cfg.Concurrency, cfg.TimeLimit.D(), cfg.Workloads, cfg.Nemesis, gate.share)
+	} else {
+		log.Printf("traffic: %d workers, %s, workloads %v, nemesis %v", cfg.Concurrency, cfg.TimeLimit.D(), cfg.Workloads, cfg.Nemesis)
+	}
+	runWorkersGated(trafficCtx, ctx, cfg, in.Workloads, cl, rec, gate)
+	if gate != nil && gate.redrawn.Load() > 0 {
+		log.Printf("traffic: %d ops drawn for a primary that had its share of ops in flight were not sent (drawn again)", gate.redrawn.Load())
+	}
 	nemWG.Wait()
 	if in.Progress != nil {
 		in.Progress.EndRun()
@@ -310,6 +318,11 @@ func nodeAddrs(c cluster.Cluster) []string {
 // flight then complete normally (under rootCtx), so the stop does not
 // manufacture indeterminate results.
 func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl opConn, rec *Recorder) {
+	runWorkersGated(trafficCtx, rootCtx, cfg, ws, cl, rec, newShardGate(cl, cfg.Concurrency))
+}
+
+// runWorkersGated is runWorkers with the shard gate given (nil: none).
+func runWorkersGated(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl opConn, rec *Recorder, gate *shardGate) {
 	var wg sync.WaitGroup
 	var interval time.Duration
 	if cfg.Rate > 0 {
@@ -334,9 +347,23 @@ func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.
 						}
 					}
 				}
-				inv := gen.Next()
+				var inv history.Op
+				shard := ""
+				if gate != nil {
+					var ok bool
+					if inv, shard, ok = gate.next(trafficCtx, gen); !ok {
+						return
+					}
+				} else {
+					inv = gen.Next()
+				}
 				inv.Process, inv.Type = process, history.Invoke
-				if invoke(rootCtx, w, cl, rec, inv) == history.Info {
+				done := invokeOp(rootCtx, w, cl, rec, inv)
+				typ := done.Type
+				if shard != "" {
+					gate.leave(shard, typ == history.Info || typ == history.Fail && !checker.ServedError(done.ErrorText()))
+				}
+				if typ == history.Info {
 					// Jepsen: a process whose op is indeterminate may still
 					// be running it; a fresh process takes its place.
 					process += history.Process(cfg.Concurrency)
@@ -359,14 +386,18 @@ type opConn interface {
 // with the invocation here and only here (process, f, and the key unless
 // the workload named one). It returns the completion's type.
 func invoke(ctx context.Context, w workloads.Workload, cl opConn, rec *Recorder, inv history.Op) history.Type {
+	return invokeOp(ctx, w, cl, rec, inv).Type
+}
+
+// invokeOp is invoke returning the completion as recorded.
+func invokeOp(ctx context.Context, w workloads.Workload, cl opConn, rec *Recorder, inv history.Op) history.Op {
 	inv = rec.Record(inv)
 	done := w.Invoke(ctx, cl, inv)
 	done.Process, done.F = inv.Process, inv.F
 	if done.Key == "" {
 		done.Key = inv.Key
 	}
-	rec.Record(done)
-	return done.Type
+	return rec.Record(done)
 }
 
 // settledPhase runs the init or final ops of every workload, outside the

@@ -16,7 +16,7 @@ import (
 // headline figures, in the order a person wants them.
 var headline = []string{"lost", "unexpected", "recovered", "stale_reads", "anomalous_keys",
 	"wait_satisfied", "wait_unsatisfied", "no_wait", "unknown_keys", "anomaly_types", "wrong_total",
-	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "error"}
+	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "evidence", "error"}
 
 // HeadlineFigures renders the figures that matter most in one short line.
 func HeadlineFigures(f map[string]any) string {
@@ -131,7 +131,7 @@ func (d *runData) report() reportData {
 		if len(fig) > 100_000 {
 			fig = append(fig[:100_000], []byte("\n... (see results.json)")...)
 		}
-		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: c.Valid.String(), Headline: HeadlineFigures(c.Figures), Figures: string(fig)})
+		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: checker.VerdictWord(c), Headline: HeadlineFigures(c.Figures), Figures: string(fig)})
 	}
 	for _, n := range sortedKeys(d.sum.NotApplicable) {
 		rd.Notes = append(rd.Notes, fmt.Sprintf("%s: not applicable, not part of the verdict (%s).", n, d.sum.NotApplicable[n]))
@@ -333,8 +333,22 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		words = append(words, fmt.Sprintf("INVALID: %s found anomalies.", joinWords(bad)))
 	case len(undecided) > 0:
 		words = append(words, fmt.Sprintf("UNKNOWN: %s could not decide.", joinWords(undecided)))
+	case len(d.sum.Caveats()) > 0:
+		words = append(words, fmt.Sprintf("VALID (%s): the checkers found no anomaly, but a requested fault kind exercised nothing they could judge.", strings.Join(d.sum.Caveats(), "; ")))
 	default:
 		words = append(words, "VALID: every checker found evidence and no anomaly.")
+	}
+	// What each requested fault kind exercised (the coverage checker).
+	if c, ok := d.sum.Checkers[checker.CoverageName]; ok {
+		if m, ok := c.Figures["per_kind"].(map[string]any); ok {
+			for _, k := range sortedKeys(m) {
+				if kf, ok := m[k].(map[string]any); ok {
+					if line, ok := kf["summary"].(string); ok {
+						words = append(words, "Coverage: "+line+".")
+					}
+				}
+			}
+		}
 	}
 	for _, n := range d.checkerNames() {
 		f := d.sum.Checkers[n].Figures
@@ -546,7 +560,7 @@ func joinWords(xs []string) string {
 const reportCSS = `
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1280px;padding:0 1em;color:#222}
 nav a{margin-right:1em}
-.v-valid{color:#fff;background:#2e7d32}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
+.v-valid{color:#fff;background:#2e7d32}.v-measured{color:#fff;background:#1565c0}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
 .badge{padding:.15em .5em;border-radius:4px;font-weight:bold}
 table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}

@@ -434,7 +434,7 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 	fmt.Fprintln(tw, "\nCHECKER\tVERDICT\tFIGURES")
 	for _, n := range names {
 		r := s.Checkers[n]
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, r.Valid, results.HeadlineFigures(r.Figures))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, checker.VerdictWord(r), results.HeadlineFigures(r.Figures))
 	}
 	tw.Flush()
 	printNotApplicable(w, s)
@@ -450,7 +450,39 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 		}
 	}
 	printAttribution(w, s)
-	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", strings.ToUpper(s.Valid.String()), dir)
+	printCoverage(w, s)
+	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", verdictLine(s), dir)
+}
+
+// verdictLine is the verdict with its caveats: "VALID (partition: no
+// evidence)" when a requested fault kind exercised nothing.
+func verdictLine(s checker.Summary) string {
+	v := strings.ToUpper(s.Valid.String())
+	if c := s.Caveats(); len(c) > 0 {
+		v += " (" + strings.Join(c, "; ") + ")"
+	}
+	return v
+}
+
+// printCoverage says per requested fault kind what the run exercised.
+func printCoverage(w io.Writer, s checker.Summary) {
+	r, ok := s.Checkers[checker.CoverageName]
+	if !ok {
+		return
+	}
+	kinds, _ := r.Figures["per_kind"].(map[string]any)
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if m, ok := kinds[k].(map[string]any); ok {
+			if line, ok := m["summary"].(string); ok {
+				fmt.Fprintf(w, "coverage: %s\n", line)
+			}
+		}
+	}
 }
 
 // printAttribution says, per attributed anomaly, whose doing it was
@@ -512,6 +544,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract)")
 	addServerFlags(f, cfg)
 	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
+	f.BoolVar(&cfg.RequireCoverage, "require-coverage", false, "a requested fault kind that touched no primary holding keys (no evidence) makes the verdict unknown (exit 2) instead of VALID with a caveat")
 	f.BoolVar(&cfg.RestoreRoles, "restore-roles", false, "at the end, switch the roles of failovers redline caused back (CLUSTER FAILOVER on the former primary)")
 	addCredentialFlags(c, cfg)
 }
