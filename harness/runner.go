@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/client"
+	"github.com/redline-dev/redline/workloads/clientlib"
 )
 
 // Nemesis is the fault schedule of a run, as the runner drives it.
@@ -100,6 +102,15 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		in.NodeSnapshot(ctx, in.Run, "before")
 	}
 
+	// The client under test carries the traffic; setup and the final
+	// reads stay with redline's own client (the judge's reads must not
+	// come from a replica or through the library being judged).
+	lib, closeLib, err := openClient(ctx, &cfg, in, addrs, cl)
+	if err != nil {
+		return out, err
+	}
+	defer func() { _ = closeLib() }()
+
 	start := time.Now()
 	rec, err := NewRecorder(in.Run.Path("history.jsonl"), start)
 	if err != nil {
@@ -135,8 +146,11 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		in.Progress.StartRun(cfg.TimeLimit.D(), Status{Counts: rec.Counts, Fault: fault})
 	}
 	log.Printf("traffic: %d workers, %s, workloads %v, nemesis %v", cfg.Concurrency, cfg.TimeLimit.D(), cfg.Workloads, cfg.Nemesis)
-	runWorkers(trafficCtx, ctx, cfg, in.Workloads, cl, rec)
+	runWorkers(trafficCtx, ctx, cfg, in.Workloads, lib, rec)
 	nemWG.Wait()
+	if err := closeLib(); err != nil {
+		return out, fmt.Errorf("the client under test (%s) broke down, so the history cannot be trusted: %w", cfg.Client, err)
+	}
 	if in.Progress != nil {
 		in.Progress.EndRun()
 	}
@@ -273,7 +287,7 @@ func nodeAddrs(c cluster.Cluster) []string {
 // runWorkers drives the traffic until trafficCtx is done. Ops already in
 // flight then complete normally (under rootCtx), so the stop does not
 // manufacture indeterminate results.
-func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl opConn, rec *Recorder) {
+func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl workloads.Client, rec *Recorder) {
 	var wg sync.WaitGroup
 	var interval time.Duration
 	if cfg.Rate > 0 {
@@ -322,9 +336,9 @@ type opConn interface {
 // invoke records an invocation, runs it and records its completion, paired
 // with the invocation here and only here (process, f, and the key unless
 // the workload named one). It returns the completion's type.
-func invoke(ctx context.Context, w workloads.Workload, cl opConn, rec *Recorder, inv history.Op) history.Type {
+func invoke(ctx context.Context, w workloads.Workload, cl workloads.Client, rec *Recorder, inv history.Op) history.Type {
 	inv = rec.Record(inv)
-	done := w.Invoke(ctx, cl, inv)
+	done := cl.Invoke(ctx, w, inv)
 	done.Process, done.F = inv.Process, inv.F
 	if done.Key == "" {
 		done.Key = inv.Key
@@ -360,7 +374,7 @@ func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsO
 				for attempt := 0; attempt < 15 && ctx.Err() == nil; attempt++ {
 					inv := op
 					inv.Process, inv.Type = nextProcess(), history.Invoke
-					if invoke(ctx, w, cl, rec, inv) == history.OK {
+					if invoke(ctx, w, workloads.Own{Conn: cl}, rec, inv) == history.OK {
 						return
 					}
 					if attempt%5 == 4 {
@@ -379,6 +393,49 @@ func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsO
 	}
 	wg.Wait()
 	return failed
+}
+
+// openClient opens the client library under test (cfg.Client), records
+// its name and version into config.json (an adapter process names its
+// version only in its handshake), and returns it with its close. Without
+// a library it is redline's own client over cl's connections.
+func openClient(ctx context.Context, cfg *Config, in Inputs, addrs []string, cl *client.Client) (workloads.Client, func() error, error) {
+	if cfg.Client == "" || cfg.Client == clientlib.Own {
+		return workloads.Own{Conn: cl}, func() error { return nil }, nil
+	}
+	lib, err := clientlib.Open(ctx, cfg.Client, clientlib.Options{
+		Seeds: addrs, Timeout: cfg.OpTimeout.D(), Concurrency: cfg.Concurrency,
+		Username: in.Credentials.User, Password: in.Credentials.Password, TLSConfig: in.Credentials.TLS,
+		Log: logWriter{in.Log},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the client under test: %w", err)
+	}
+	info := lib.Info()
+	cfg.ClientInfo = &info
+	in.Log.Printf("client under test: %s (%s %s); its retries: %s", info.Name, info.Library, info.Version, info.Retries)
+	if in.Run != nil {
+		if err := in.Run.WriteJSON("config.json", cfg); err != nil {
+			lib.Close()
+			return nil, nil, err
+		}
+	}
+	var once sync.Once
+	var cerr error
+	return lib, func() error {
+		once.Do(func() { cerr = lib.Close() })
+		return cerr
+	}, nil
+}
+
+// logWriter logs each line written (an adapter process's stderr).
+type logWriter struct{ l *Log }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	if w.l != nil {
+		w.l.Printf("%s", strings.TrimRight(string(b), "\n"))
+	}
+	return len(b), nil
 }
 
 // ConfigJSON renders a config for config.json.
