@@ -401,6 +401,13 @@ func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsO
 // a library it is redline's own client over cl's connections.
 func openClient(ctx context.Context, cfg *Config, in Inputs, addrs []string, cl *client.Client) (workloads.Client, func() error, error) {
 	if cfg.Client == "" || cfg.Client == clientlib.Own {
+		info := clientlib.OwnInfo()
+		cfg.ClientInfo = &info
+		if in.Run != nil {
+			if err := in.Run.WriteJSON("config.json", cfg); err != nil {
+				return nil, nil, err
+			}
+		}
 		return workloads.Own{Conn: cl}, func() error { return nil }, nil
 	}
 	lib, err := clientlib.Open(ctx, cfg.Client, clientlib.Options{

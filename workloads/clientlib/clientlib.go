@@ -61,6 +61,14 @@ type Info struct {
 	Sees string `json:"sees,omitempty"`
 }
 
+// OwnInfo describes redline's own client, the default.
+func OwnInfo() Info {
+	return Info{Name: Own, Library: "redline workloads/client over go-redis node connections",
+		Version: "go-redis " + moduleVersion("github.com/redis/go-redis/v9", "v9"),
+		Retries: "none: every command is sent once; MOVED and ASK are followed (they did not run) and counted; a WAIT goes on the write's connection",
+		Sees:    "everything: it is redline's own routing"}
+}
+
 // Client is an open client library.
 type Client interface {
 	workloads.Client
