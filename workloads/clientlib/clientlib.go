@@ -15,7 +15,6 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"time"
 
@@ -256,14 +255,4 @@ func (s *sends) reply(r *workloads.LibReply) {
 func isDial(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
-}
-
-// sortedNames is for error messages.
-func sortedNames(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

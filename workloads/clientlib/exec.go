@@ -97,6 +97,13 @@ type wireCompletion struct {
 	Replica   bool     `json:"replica"`
 }
 
+// reply is the completion as a library's reply (its type checked on arrival).
+func (c wireCompletion) reply() workloads.LibReply {
+	t, _ := history.ParseType(c.Type)
+	return workloads.LibReply{Type: t, Reply: c.Value, Error: c.Error, Node: c.Node,
+		Attempts: c.Attempts, Resent: c.Resent, Replica: c.Replica}
+}
+
 func openRedisPy(ctx context.Context, name string, o Options) (backend, error) {
 	py := "python3"
 	if _, err := os.Stat("/usr/bin/python3"); err == nil {
@@ -333,15 +340,11 @@ func (e *execClient) do(ctx context.Context, op workloads.LibOp, w workloads.Wor
 	defer timer.Stop()
 	select {
 	case c := <-ch:
-		t, _ := history.ParseType(c.Type)
-		return workloads.LibReply{Type: t, Reply: c.Value, Error: c.Error, Node: c.Node,
-			Attempts: c.Attempts, Resent: c.Resent, Replica: c.Replica}
+		return c.reply()
 	case <-e.readDone:
 		select {
 		case c := <-ch: // delivered just before the end
-			t, _ := history.ParseType(c.Type)
-			return workloads.LibReply{Type: t, Reply: c.Value, Error: c.Error, Node: c.Node,
-				Attempts: c.Attempts, Resent: c.Resent, Replica: c.Replica}
+			return c.reply()
 		default:
 		}
 		return abandon("the client process exited with the op in flight")
@@ -395,13 +398,6 @@ func (e *execClient) close() error {
 		}
 	})
 	return e.closeErr
-}
-
-// ProtocolError is the first protocol violation so far (nil: none).
-func (e *execClient) ProtocolError() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.protoErr
 }
 
 // prefixWriter prefixes each line written to w.
