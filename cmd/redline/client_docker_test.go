@@ -29,6 +29,12 @@ func TestClientBadArgs(t *testing.T) {
 		}
 		requireEmpty(t, res)
 	}
+	// bench's kv driver is redline's own; a library benches the history workloads.
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "--client", "go-redis", "--time-limit", "1s", "--results", t.TempDir()}, &out, &errb); code != exitBadArgs ||
+		!strings.Contains(errb.String(), "--workload register, counter or set") {
+		t.Errorf("bench --client go-redis: exit %d (%s)", code, errb.String())
+	}
 }
 
 // The bundled adapters and go-redis drive a counter test under kill on
