@@ -448,3 +448,65 @@ func TestRueidisVersionMatchesGoMod(t *testing.T) {
 		t.Fatalf("go.mod does not require rueidis %s: update rueidisVersion", rueidisVersion)
 	}
 }
+
+// go-redis:readonly serves reads from replicas, and the history marks
+// them (judged as possibly stale); reads of the default go-redis are not.
+func TestReplicaReadsAreMarked(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	// Replicas are listed in CLUSTER SLOTS once attached; the library
+	// reads its slot map once at start.
+	admin := redis.NewClient(cluster.SendOnceOptions(lc.Addrs[0], time.Second, 1))
+	defer admin.Close()
+	localcluster.Eventually(t, 30*time.Second, func() string {
+		ranges, err := admin.ClusterSlots(ctx).Result()
+		if err != nil {
+			return err.Error()
+		}
+		for _, r := range ranges {
+			if len(r.Nodes) < 2 {
+				return "a slot range has no replica yet"
+			}
+		}
+		return ""
+	})
+	counter := workload(t, "counter")
+	for _, tc := range []struct {
+		name    string
+		replica bool
+	}{{"go-redis:readonly", true}, {"go-redis", false}} {
+		c, err := Open(ctx, tc.name, Options{Seeds: lc.Addrs, Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Info().ReplicaReads != tc.replica {
+			t.Errorf("%s: info says replica reads %v", tc.name, c.Info().ReplicaReads)
+		}
+		key := "redline-test:counter:replica"
+		if got := c.Invoke(ctx, counter, op("add", key, 1)); got.Type != history.OK {
+			t.Fatalf("%s add: %s %s", tc.name, got.Type, got.ErrorText())
+		}
+		marked := 0
+		for i := 0; i < 10; i++ {
+			got := c.Invoke(ctx, counter, op("read", key, nil))
+			if got.Type != history.OK {
+				t.Fatalf("%s read: %s %s", tc.name, got.Type, got.ErrorText())
+			}
+			if got.FromReplica() {
+				marked++
+			}
+			if i == 0 {
+				t.Logf("%s: read served by %s, attempts %d, redirects %d", tc.name, got.Node, got.AttemptCount(), got.RedirectCount())
+			}
+		}
+		if tc.replica && marked == 0 || !tc.replica && marked > 0 {
+			t.Errorf("%s: %d of 10 reads marked as replica reads", tc.name, marked)
+		}
+		c.Close()
+	}
+}
