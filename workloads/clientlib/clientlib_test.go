@@ -510,3 +510,25 @@ func TestReplicaReadsAreMarked(t *testing.T) {
 		c.Close()
 	}
 }
+
+// An adapter that dies mid-run: ops in flight end unknown, later ones fail
+// (nothing was sent), and Close reports the exit.
+func TestExecAdapterExit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	script := `read h; echo '{"type":"hello","protocol":1,"library":"dying","version":"1"}'; read op; exit 3`
+	c, err := Open(ctx, ExecPrefix+script, Options{Seeds: []string{"127.0.0.1:1"}, Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := workload(t, "counter")
+	if got := c.Invoke(ctx, counter, op("add", "redline-test:counter:1", 1)); got.Type != history.Info {
+		t.Fatalf("op in flight when the adapter died: %s %s, want info", got.Type, got.ErrorText())
+	}
+	if got := c.Invoke(ctx, counter, op("add", "redline-test:counter:1", 1)); got.Type != history.Fail {
+		t.Fatalf("op after the adapter died: %s %s, want fail", got.Type, got.ErrorText())
+	}
+	if err := c.Close(); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Fatalf("close: %v, want the exit status", err)
+	}
+}

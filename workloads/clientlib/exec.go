@@ -40,6 +40,7 @@ type execClient struct {
 	// patience is how long an op waits for its completion before it is
 	// recorded as info and abandoned (its late completion is dropped).
 	patience time.Duration
+	timeout  time.Duration
 
 	nextID    atomic.Uint64
 	mu        sync.Mutex
@@ -173,7 +174,7 @@ func startExec(ctx context.Context, name string, c *exec.Cmd, o Options) (*execC
 		return nil, fmt.Errorf("starting %v: %w", c.Args, err)
 	}
 	e := &execClient{proc: c, stdin: stdin, pending: map[uint64]chan wireCompletion{}, abandoned: map[uint64]bool{},
-		readDone: make(chan struct{}), patience: max(10*o.Timeout, 30*time.Second)}
+		readDone: make(chan struct{}), patience: max(10*o.Timeout, 30*time.Second), timeout: o.Timeout}
 	lines := bufio.NewReaderSize(stdout, 1<<20)
 
 	hello := wireHello{Type: "hello", Protocol: ProtocolVersion, Seeds: o.Seeds, TimeoutMS: o.Timeout.Milliseconds(),
@@ -317,6 +318,15 @@ func (e *execClient) deliver(line []byte) {
 }
 
 func (e *execClient) do(ctx context.Context, op workloads.LibOp, w workloads.Workload, inv history.Op) workloads.LibReply {
+	select {
+	case <-e.readDone:
+		// Nothing is sent to a dead process: a certain failure. Paced by
+		// the op timeout, so the workers do not spin until the time limit
+		// (the run then fails: Close reports the exit).
+		time.Sleep(e.timeout)
+		return workloads.LibReply{Type: history.Fail, Error: "the client process has exited (its stderr is in run.log)"}
+	default:
+	}
 	id := e.nextID.Add(1)
 	ch := make(chan wireCompletion, 1)
 	e.mu.Lock()
