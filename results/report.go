@@ -391,6 +391,10 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 				parts = append(parts, fmt.Sprintf("%s %s", trimFloat(v), strings.ReplaceAll(k, "_", " ")))
 			}
 		}
+		if v := figure(f, "resent_adds"); v > 0 {
+			parts = append(parts, fmt.Sprintf("the client library sent %s increments again after an attempt of unknown outcome "+
+				"(each may have applied twice: see client retries above)", trimFloat(v)))
+		}
 		if d.sum.Checkers[n].Valid == checker.Unknown {
 			for _, k := range []string{"reason", "reasons", "error"} {
 				if e := sentences(f[k]); len(e) > 0 {
