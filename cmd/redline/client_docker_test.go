@@ -37,6 +37,19 @@ func TestClientBadArgs(t *testing.T) {
 	}
 }
 
+// --client list names every client with what it is.
+func TestClientList(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "--client", "list"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, name := range []string{"redline ", "go-redis-noretry ", "rueidis:cache ", "redis-py ", "node-redis ", "exec:CMD "} {
+		if !strings.Contains(out.String(), name) {
+			t.Errorf("--client list does not name %q:\n%s", name, out.String())
+		}
+	}
+}
+
 // The bundled adapters and go-redis drive a counter test under kill on
 // the reference cluster: the client and its version are recorded, and the
 // history is checked (whatever the verdict: an invalid one is the

@@ -250,6 +250,10 @@ func clientTag(client string) string {
 const maxTestName = 120
 
 func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
+	if o.cfg.Client == "list" {
+		fmt.Fprint(o.stdout, clientlib.Describe())
+		return nil
+	}
 	if err := o.validate(targetChanged); err != nil {
 		return err
 	}
@@ -516,7 +520,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.IntVar(&cfg.Nodes, "nodes", 6, "nodes to start (primaries + replicas)")
 	f.IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
 	f.StringVar(&cfg.Client, "client", clientlib.Own, "client library under test: "+strings.Join(clientlib.Names(), ", ")+
-		" (traffic goes through it; setup and final reads through redline's own client)")
+		" (traffic goes through it; setup and final reads through redline's own client); list: what each is")
 	f.StringVar(&o.workloads, "workload", "register", "workloads, comma separated: "+strings.Join(workloads.Names(), ", "))
 	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated: "+strings.Join(nemesisNames(), ", "))
 	f.DurationVar((*time.Duration)(&cfg.NemesisInterval), "nemesis-interval", 10*time.Second, "time between fault starts")
