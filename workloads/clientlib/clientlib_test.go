@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,8 +89,12 @@ func TestLibrariesOnLocalCluster(t *testing.T) {
 					t.Fatalf("add: %+v %s", got, got.ErrorText())
 				}
 			}
-			if got := c.Invoke(ctx, counter, op("read", ck, nil)); got.Type != history.OK || string(got.Value) != "5" {
+			got := c.Invoke(ctx, counter, op("read", ck, nil))
+			if got.Type != history.OK || string(got.Value) != "5" {
 				t.Fatalf("counter read: %s %s (%s)", got.Type, got.Value, got.ErrorText())
+			}
+			if !strings.HasPrefix(name, "rueidis") && !slices.Contains(lc.Addrs, got.Node) {
+				t.Errorf("read served by %q, not a node of the cluster %v: the node is not attributed", got.Node, lc.Addrs)
 			}
 			if got := c.Invoke(ctx, counter, op("read", ck+":absent", nil)); got.Type != history.OK || string(got.Value) != "null" {
 				t.Fatalf("read of an absent key: %s %s (%s)", got.Type, got.Value, got.ErrorText())

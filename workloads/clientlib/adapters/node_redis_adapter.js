@@ -105,8 +105,10 @@ async function main() {
       clearTimeout(timer);
     }
     try {
+      // A slot's master is {id, client}; the client knows its socket.
       const m = cluster.getSlotMaster(keyslot(op.key));
-      if (m && m.host) done.node = m.host + ':' + m.port;
+      const so = m && m.client && m.client.options && m.client.options.socket;
+      if (so && so.host) done.node = so.host + ':' + so.port;
     } catch (_) { /* no node known */ }
     done.elapsed_ms = Number(process.hrtime.bigint() - start) / 1e6;
     write(done);
