@@ -84,7 +84,7 @@ func TestDeadShardDoesNotStarveTheOthers(t *testing.T) {
 		}
 		done := make(chan struct{})
 		go func() {
-			runWorkersGated(trafficCtx, context.Background(), cfg, []workloads.Workload{w}, d, rec, gate)
+			runWorkersGated(trafficCtx, context.Background(), cfg, []workloads.Workload{w}, workloads.Own{Conn: d}, rec, gate)
 			close(done)
 		}()
 		if !gated {
@@ -175,7 +175,7 @@ func TestFailingShardRests(t *testing.T) {
 	gate := newShardGate(d, cfg.Concurrency)
 	frozen := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	gate.now = func() time.Time { return frozen }
-	runWorkersGated(trafficCtx, context.Background(), cfg, []workloads.Workload{w}, d, rec, gate)
+	runWorkersGated(trafficCtx, context.Background(), cfg, []workloads.Workload{w}, workloads.Own{Conn: d}, rec, gate)
 	if d.dead == 0 || d.dead > gate.share {
 		t.Fatalf("the refusing shard got %d ops while the live ones served %d: want 1 to %d (one share, then rest)", d.dead, d.live, gate.share)
 	}

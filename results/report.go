@@ -267,6 +267,24 @@ func listOfMaps(v any) []map[string]any {
 	return out
 }
 
+// clientFact names the client under test: redline's own unless
+// --client chose a library, then with its library and version.
+func (d *runData) clientFact() string {
+	lib, ok := d.cfg["client_library"].(map[string]any)
+	if !ok {
+		if c := d.str("client"); c != "" {
+			return c
+		}
+		return "redline (its own exactly-once client)"
+	}
+	str := func(k string) string { s, _ := lib[k].(string); return s }
+	out := str("name") + ": " + str("library") + " " + str("version")
+	if o := str("options"); o != "" {
+		out += " (" + o + ")"
+	}
+	return out
+}
+
 // headline says what happened in sentences: the verdict and who found
 // what, losses with the faults they happened in, stale reads, recovery
 // times and what the faults did to latency.
@@ -290,6 +308,12 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		}
 	}
 	add("target", target)
+	add("client", d.clientFact())
+	if lib, ok := d.cfg["client_library"].(map[string]any); ok {
+		if r, _ := lib["retries"].(string); r != "" {
+			add("client retries", r)
+		}
+	}
 	add("workloads", d.str("workloads"))
 	faultCount := map[string]int{}
 	for _, w := range windows {
@@ -384,6 +408,10 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			if v := figure(f, k); v > 0 {
 				parts = append(parts, fmt.Sprintf("%s %s", trimFloat(v), strings.ReplaceAll(k, "_", " ")))
 			}
+		}
+		if v := figure(f, "resent_adds"); v > 0 {
+			parts = append(parts, fmt.Sprintf("the client library sent %s increments again after an attempt of unknown outcome "+
+				"(each may have applied twice: see client retries above)", trimFloat(v)))
 		}
 		if d.sum.Checkers[n].Valid == checker.Unknown {
 			for _, k := range []string{"reason", "reasons", "error"} {

@@ -27,6 +27,7 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/workloads/clientlib"
 )
 
 type runOptions struct {
@@ -117,6 +118,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 			return badArgs("--workload: %v", err)
 		}
 	}
+	if err := validateClient(o, cfg); err != nil {
+		return err
+	}
 	cfg.Nemesis = splitList(o.nemesis)
 	if err := validateNemesis(cfg.Nemesis); err != nil {
 		return badArgs("--nemesis: %v", err)
@@ -178,6 +182,39 @@ func (o *runOptions) validate(targetChanged bool) error {
 	return nil
 }
 
+// validateClient checks --client against what the library path can do:
+// a library runs each op as one command on one key, with no WAIT of its
+// own on the write's connection.
+func validateClient(o *runOptions, cfg *harness.Config) error {
+	if cfg.Client == clientlib.Own {
+		cfg.Client = ""
+	}
+	if err := clientlib.Validate(cfg.Client); err != nil {
+		return badArgs("--client: %v", err)
+	}
+	if cfg.Client == "" {
+		return nil
+	}
+	for _, w := range cfg.Workloads {
+		if w == "kv" {
+			return badArgs("--client %s: bench's kv load driver sends through redline's own pipelined connections; "+
+				"use --workload register, counter or set to bench a client library", cfg.Client)
+		}
+		if !workloads.LibSupports(w) {
+			return badArgs("--client %s: workload %s needs redline's own client (WATCH/MULTI on one connection); "+
+				"client libraries run register, counter and set", cfg.Client, w)
+		}
+	}
+	if cfg.Wait > 0 {
+		return badArgs("--client %s with --wait: a library sends WAIT on any connection, so its count says nothing "+
+			"about the write; drop --wait or use --client redline", cfg.Client)
+	}
+	if cfg.TLS && (strings.HasPrefix(cfg.Client, clientlib.ExecPrefix) || cfg.Client == "redis-py" || cfg.Client == "node-redis") {
+		return badArgs("--client %s: client processes get no TLS settings (protocol 1); use go-redis or rueidis on a TLS cluster", cfg.Client)
+	}
+	return nil
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -194,6 +231,9 @@ func testName(cfg *harness.Config) string {
 	if cfg.Wait > 0 {
 		name += fmt.Sprintf("-wait%d", cfg.Wait)
 	}
+	if cfg.Client != "" {
+		name += "-" + clientTag(cfg.Client)
+	}
 	// A long list of fault modes would exceed a file name's 255 bytes:
 	// keep the head and make the rest a digest (the full list is in
 	// config.json).
@@ -204,10 +244,24 @@ func testName(cfg *harness.Config) string {
 	return name
 }
 
+// clientTag names the client under test in a test's name: an exec
+// command by a digest (it may hold spaces, slashes, anything).
+func clientTag(client string) string {
+	if strings.HasPrefix(client, clientlib.ExecPrefix) {
+		sum := sha256.Sum256([]byte(client))
+		return "exec-" + hex.EncodeToString(sum[:4])
+	}
+	return strings.ReplaceAll(client, ":", "-")
+}
+
 // maxTestName bounds a test's directory name.
 const maxTestName = 120
 
 func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
+	if o.cfg.Client == "list" {
+		fmt.Fprint(o.stdout, clientlib.Describe())
+		return nil
+	}
 	if err := o.validate(targetChanged); err != nil {
 		return err
 	}
@@ -524,6 +578,8 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&o.addrs, "addrs", "", "host:port,... of an existing cluster to test (implies --target external)")
 	f.IntVar(&cfg.Nodes, "nodes", 6, "nodes to start (primaries + replicas)")
 	f.IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
+	f.StringVar(&cfg.Client, "client", clientlib.Own, "client library under test: "+strings.Join(clientlib.Names(), ", ")+
+		" (traffic goes through it; setup and final reads through redline's own client); list: what each is")
 	f.StringVar(&o.workloads, "workload", "register", "workloads, comma separated: "+strings.Join(workloads.Names(), ", "))
 	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated: "+strings.Join(nemesisNames(), ", "))
 	f.DurationVar((*time.Duration)(&cfg.NemesisInterval), "nemesis-interval", 10*time.Second, "time between fault starts")
