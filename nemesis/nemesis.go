@@ -322,6 +322,10 @@ func (n *Nemesis) fireScheduled(ctx context.Context, rec history.Recorder, ss Sc
 		a.detail["replay_nodes_differ"] = map[string]any{"recorded": ss.Nodes, "now": a.nodes}
 		n.opts.Log("nemesis: replayed %s %s strikes %v; the recorded run struck %v (the topology differs at this point)", st.Fault, st.Mode, a.nodes, ss.Nodes)
 	}
+	if st.Evidence {
+		// The kind's first step: its targets were narrowed to hold keys.
+		a.detail["evidence"] = true
+	}
 	if late > 0 {
 		a.detail["late_ms"] = late.Milliseconds()
 	}

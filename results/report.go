@@ -16,7 +16,7 @@ import (
 // headline figures, in the order a person wants them.
 var headline = []string{"lost", "unexpected", "recovered", "stale_reads", "anomalous_keys",
 	"wait_satisfied", "wait_unsatisfied", "no_wait", "unknown_keys", "anomaly_types", "wrong_total",
-	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "error"}
+	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "evidence", "error"}
 
 // HeadlineFigures renders the figures that matter most in one short line
 // for terminals and CI logs ("lost=3 stale_reads=1").
@@ -184,7 +184,7 @@ func (d *runData) report() reportData {
 		if len(fig) > 100_000 {
 			fig = append(fig[:100_000], []byte("\n... (see results.json)")...)
 		}
-		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: c.Valid.String(), Headline: headlineWords(c.Figures), Figures: string(fig)})
+		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: checker.VerdictWord(c), Headline: headlineWords(c.Figures), Figures: string(fig)})
 	}
 	if line := NotApplicableLine(d.sum.NotApplicable); line != "" {
 		rd.Notes = append(rd.Notes, "Not applicable, not part of the verdict: "+line+".")
@@ -319,6 +319,24 @@ func listOfMaps(v any) []map[string]any {
 	return out
 }
 
+// clientFact names the client under test: redline's own unless
+// --client chose a library, then with its library and version.
+func (d *runData) clientFact() string {
+	lib, ok := d.cfg["client_library"].(map[string]any)
+	if !ok {
+		if c := d.str("client"); c != "" {
+			return c
+		}
+		return "redline (its own exactly-once client)"
+	}
+	str := func(k string) string { s, _ := lib[k].(string); return s }
+	out := str("name") + ": " + str("library") + " " + str("version")
+	if o := str("options"); o != "" {
+		out += " (" + o + ")"
+	}
+	return out
+}
+
 // headline says what happened in sentences: the verdict and who found
 // what, losses with the faults they happened in, stale reads, recovery
 // times and what the faults did to latency.
@@ -342,6 +360,12 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		}
 	}
 	add("target", target)
+	add("client", d.clientFact())
+	if lib, ok := d.cfg["client_library"].(map[string]any); ok {
+		if r, _ := lib["retries"].(string); r != "" {
+			add("client retries", r)
+		}
+	}
 	add("workloads", d.str("workloads"))
 	faultCount := map[string]int{}
 	for _, w := range windows {
@@ -385,8 +409,22 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		words = append(words, fmt.Sprintf("INVALID: %s found anomalies.", joinWords(bad)))
 	case len(undecided) > 0:
 		words = append(words, fmt.Sprintf("UNKNOWN: %s could not decide.", joinWords(undecided)))
+	case len(d.sum.Caveats()) > 0:
+		words = append(words, fmt.Sprintf("VALID (%s): the checkers found no anomaly, but a requested fault kind exercised nothing they could judge.", strings.Join(d.sum.Caveats(), "; ")))
 	default:
 		words = append(words, "VALID: every checker found evidence and no anomaly.")
+	}
+	// What each requested fault kind exercised (the coverage checker).
+	if c, ok := d.sum.Checkers[checker.CoverageName]; ok {
+		if m, ok := c.Figures["per_kind"].(map[string]any); ok {
+			for _, k := range sortedKeys(m) {
+				if kf, ok := m[k].(map[string]any); ok {
+					if line, ok := kf["summary"].(string); ok {
+						words = append(words, "Coverage: "+line+".")
+					}
+				}
+			}
+		}
 	}
 	for _, n := range d.checkerNames() {
 		f := d.sum.Checkers[n].Figures
@@ -422,6 +460,10 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			if v := figure(f, k); v > 0 {
 				parts = append(parts, fmt.Sprintf("%s %s", trimFloat(v), strings.ReplaceAll(k, "_", " ")))
 			}
+		}
+		if v := figure(f, "resent_adds"); v > 0 {
+			parts = append(parts, fmt.Sprintf("the client library sent %s increments again after an attempt of unknown outcome "+
+				"(each may have applied twice: see client retries above)", trimFloat(v)))
 		}
 		if d.sum.Checkers[n].Valid == checker.Unknown {
 			for _, k := range []string{"reason", "reasons", "error"} {
@@ -598,7 +640,7 @@ func joinWords(xs []string) string {
 const reportCSS = `
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1280px;padding:0 1em;color:#222}
 nav a{margin-right:1em}
-.v-valid{color:#fff;background:#2e7d32}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}.v-measured{color:#fff;background:#1565c0}
+.v-valid{color:#fff;background:#2e7d32}.v-measured{color:#fff;background:#1565c0}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
 .badge{padding:.15em .5em;border-radius:4px;font-weight:bold}
 table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 td{max-width:36em;overflow-wrap:anywhere}section{overflow-x:auto}

@@ -64,7 +64,7 @@ with --resume DIR).`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.resume, "resume", "", "suite directory of an interrupted suite: run only what has no verdict yet")
-	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, 32 runs, about 24 min; --dry-run lists them)")
+	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, 32 runs, about 24 min), clients (5 client libraries x kill, partition, pause, failover, migrate of a primary on counter, about 25 min); --dry-run lists the runs")
 	f.StringArrayVar(&o.sets, "set", nil, "key=value applied to every run over the file (repeatable), e.g. --set target=redis")
 	f.StringVar(&o.results, "results", "results", "directory of the results store (runs, and suites/<name>/<ts>/)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print every run's flags and the estimated total time; start nothing")
