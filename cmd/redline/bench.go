@@ -67,6 +67,7 @@ their checkers. The last line printed is "throughput: N ops/s".`,
 	f.StringVar(&o.kv.preset, "preset", "", "kv: YCSB core workload ycsb-a (50/50), ycsb-b (95/5 reads), ycsb-c (reads); zipfian; overrides --ratio and --key-pattern")
 	f.BoolVar(&o.cfg.ConnPerWorker, "conn-per-worker", false, "closed loop (--rate 0): each worker its own connection to each node, one write and read per batch, instead of the workers' ops sharing one connection per node, written together (auto-pipelining)")
 	f.BoolVar(&o.cfg.History, "history", false, "keep every op in ops.jsonl.gz (off: only per-second histograms are kept)")
+	addCapacityFlags(c, o)
 	return c
 }
 
@@ -107,7 +108,7 @@ func validateKV(o *runOptions, cfg *harness.Config) error {
 		return badArgs("%v", err)
 	}
 	cfg.KV = kv
-	return nil
+	return validateCapacity(o, cfg)
 }
 
 // kvRun is what runKV needs from runOnce.
@@ -124,34 +125,13 @@ type kvRun struct {
 // runKV drives the kv load workload through harness/bench and stores
 // bench.json, results.json and a report page.
 func runKV(ctx context.Context, k kvRun) (int, error) {
-	cfg := k.cfg
-	kv := *cfg.KV
-	kv.Prefix = cfg.KeyPrefix
-	opts := bench.Options{
-		Seeds: seedAddrs(k.cluster), KV: kv, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
-		Duration: cfg.TimeLimit.D(), OpTimeout: cfg.OpTimeout.D(), Seed: cfg.Seed, Log: k.log.Printf,
-		ConnPerWorker: cfg.ConnPerWorker,
+	if c := k.cfg.Capacity; c != nil && c.SLO != "" {
+		return runCapacity(ctx, k)
 	}
-	if cfg.History {
-		opts.HistoryPath = k.run.Path("ops.jsonl.gz")
-	}
-	fault := func() string { return "" }
-	if k.nemesis != nil {
-		opts.Nemesis = k.nemesis
-		fault = k.nemesis.Current
-	}
-	pr := harness.NewProgress(k.stdout, k.tty, k.log)
-	opts.Started = func(counts func() (int64, int64, int64)) {
-		k.log.Printf("traffic: %d workers, %s, kv %s, rate %g", cfg.Concurrency, cfg.TimeLimit.D(), kvString(kv), cfg.Rate)
-		pr.StartRun(cfg.TimeLimit.D(), harness.Status{Counts: counts, Fault: fault})
-	}
-	res, err := bench.Run(ctx, opts)
-	pr.EndRun()
+	opts := benchOptions(k)
+	res, err := runBenchOnce(ctx, k, opts, true)
 	if err != nil {
-		return 0, harnessFailed(fmt.Errorf("%w (results so far in %s)", err, k.run.Dir))
-	}
-	if ctx.Err() != nil {
-		return 0, harnessFailed(fmt.Errorf("interrupted; results so far in %s", k.run.Dir))
+		return 0, err
 	}
 	snapshotNodes(k.cluster, k.log)(ctx, k.run, "after")
 	if err := bench.Save(k.run, res); err != nil {
@@ -165,6 +145,52 @@ func runKV(ctx context.Context, k kvRun) (int, error) {
 		return exitUnknown, nil
 	}
 	return exitValid, nil
+}
+
+// benchOptions are the engine's options of a kv bench.
+func benchOptions(k kvRun) bench.Options {
+	cfg := k.cfg
+	kv := *cfg.KV
+	kv.Prefix = cfg.KeyPrefix
+	opts := bench.Options{
+		Seeds: seedAddrs(k.cluster), KV: kv, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
+		Duration: cfg.TimeLimit.D(), OpTimeout: cfg.OpTimeout.D(), Seed: cfg.Seed, Log: k.log.Printf,
+		ConnPerWorker: cfg.ConnPerWorker,
+	}
+	if cfg.History {
+		opts.HistoryPath = k.run.Path("ops.jsonl.gz")
+	}
+	if k.nemesis != nil {
+		opts.Nemesis = k.nemesis
+	}
+	return opts
+}
+
+// runBenchOnce runs the engine once, with the progress display when
+// progress is set.
+func runBenchOnce(ctx context.Context, k kvRun, opts bench.Options, progress bool) (*bench.Result, error) {
+	fault := func() string { return "" }
+	if k.nemesis != nil {
+		fault = k.nemesis.Current
+	}
+	pr := harness.NewProgress(k.stdout, k.tty && progress, k.log)
+	opts.Started = func(counts func() (int64, int64, int64)) {
+		k.log.Printf("traffic: %d workers, %s, kv %s, rate %g", opts.Concurrency, opts.Duration, kvString(opts.KV), opts.Rate)
+		if progress {
+			pr.StartRun(opts.Duration, harness.Status{Counts: counts, Fault: fault})
+		}
+	}
+	res, err := bench.Run(ctx, opts)
+	if progress {
+		pr.EndRun()
+	}
+	if err != nil {
+		return nil, harnessFailed(fmt.Errorf("%w (results so far in %s)", err, k.run.Dir))
+	}
+	if ctx.Err() != nil {
+		return nil, harnessFailed(fmt.Errorf("interrupted; results so far in %s", k.run.Dir))
+	}
+	return res, nil
 }
 
 // compareBenchRuns compares two kv bench runs figure by figure and writes

@@ -38,6 +38,7 @@ type runOptions struct {
 	yes       bool                // --yes: no question before faults on a cluster redline did not create
 	creds     cluster.Credentials // read from the environment or a file, never stored
 	kv        kvFlags             // bench's kv workload
+	capacity  capacityFlags       // bench's --slo search and --plan
 	stdout    io.Writer
 	stderr    io.Writer
 	// runDir, if set, learns each run's directory as soon as it exists

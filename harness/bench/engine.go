@@ -33,8 +33,11 @@ type Options struct {
 	Concurrency int
 	// Rate is the total ops/s of the schedule; 0 runs closed-loop (each
 	// worker sends its next op when the previous one completed).
-	Rate      float64
-	Duration  time.Duration
+	Rate     float64
+	Duration time.Duration
+	// Warmup is driven but not measured: the figures start after it
+	// (whole seconds; part of Duration).
+	Warmup    time.Duration
 	OpTimeout time.Duration
 	Seed      int64
 	// HistoryPath, when set, receives a gzip-compressed op log.
@@ -248,6 +251,7 @@ func (e *engine) traffic(ctx context.Context) *Result {
 	e.clock = realClock{start: start}
 	e.events.start = start
 	e.series = newSeries(e.workers, e.shards())
+	e.series.warmup = o.Warmup
 	tctx, stop := context.WithTimeout(ctx, o.Duration)
 	defer stop()
 

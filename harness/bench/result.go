@@ -47,8 +47,19 @@ type Result struct {
 	// Load is the load per slot and per shard (capacity planning), with
 	// the server's CLUSTER SLOT-STATS beside it where supported.
 	Load *LoadReport `json:"load,omitempty"`
+	// Capacity is the capacity search this run was the best step of
+	// (bench --slo), with every step's figures: the curve.
+	Capacity *Capacity `json:"capacity,omitempty"`
 
-	secs []second // with histograms, for the windows
+	// WarmupS is the traffic driven before the measured part (DurationS):
+	// connections, queues and caches settling; no figure includes it.
+	WarmupS float64 `json:"warmup_s,omitempty"`
+	// DispatchLagMaxMs is the longest the open loop's schedule itself ran
+	// late (Counts.DispatchLagNs): the generator's own scheduling delay.
+	DispatchLagMaxMs float64 `json:"dispatch_lag_max_ms,omitempty"`
+
+	secs   []second // with histograms, for the windows
+	totalH hists    // the whole measured part's histograms
 }
 
 // OpFigures summarise one op type (or all) over the run.
@@ -103,6 +114,8 @@ type Second struct {
 	RawP999Ms   float64 `json:"raw_p99_9_ms"`
 	LagMaxMs    float64 `json:"lag_max_ms"`
 	CPUCores    float64 `json:"cpu_cores"`
+	// DispatchLagMaxMs is the schedule's own lateness this second.
+	DispatchLagMaxMs float64 `json:"dispatch_lag_max_ms,omitempty"`
 	// ShardOKPerS is ok ops/s per shard, in the order of Result.Shards.
 	ShardOKPerS []float64 `json:"shard_ok_per_s,omitempty"`
 	// ShardLagMaxMs is per shard the longest an op waited past its
@@ -149,9 +162,11 @@ func (e *engine) result(elapsed time.Duration) *Result {
 	s := e.series
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &Result{DurationS: elapsed.Seconds(), Rate: e.o.Rate, Workers: e.o.Concurrency, Pipeline: e.o.KV.Pipeline,
-		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds}
-	secs := elapsed.Seconds()
+	measured := elapsed - s.warmedAt
+	r := &Result{DurationS: measured.Seconds(), WarmupS: s.warmedAt.Seconds(), Rate: e.o.Rate, Workers: e.o.Concurrency, Pipeline: e.o.KV.Pipeline,
+		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds, totalH: s.totalH,
+		DispatchLagMaxMs: float64(s.total.DispatchLagNs) / 1e6}
+	secs := measured.Seconds()
 	all := newHists()
 	for o := 0; o < numOps; o++ {
 		f := &OpFigures{
@@ -175,7 +190,7 @@ func (e *engine) result(elapsed time.Duration) *Result {
 	}
 	r.Throughput = r.Ops["total"].OKPerS
 	if e.o.Rate > 0 {
-		scheduled := int64(math.Ceil(e.o.Rate * e.o.Duration.Seconds()))
+		scheduled := int64(math.Ceil(e.o.Rate * (e.o.Duration - s.warmedAt).Seconds()))
 		r.Unsent = max(0, scheduled-s.total.TotalOK()-s.total.Failed())
 	}
 	r.Backlog = s.total.Backlog
@@ -250,7 +265,7 @@ func (sec *second) point() Second {
 		GetPerS: float64(c.OK[opGet]) / l, SetPerS: float64(c.OK[opSet]) / l,
 		FailPerS: float64(c.Failed()) / l, MovedPerS: float64(c.Moved) / l, AskPerS: float64(c.Ask) / l,
 		TryAgain: c.TryAgain, ClusterDown: c.ClusterDown, Reconnects: c.Reconnects,
-		LagMaxMs: float64(c.LagMaxNs) / 1e6, CPUCores: sec.CPU,
+		LagMaxMs: float64(c.LagMaxNs) / 1e6, CPUCores: sec.CPU, DispatchLagMaxMs: float64(c.DispatchLagNs) / 1e6,
 	}
 	for i, n := range sec.Shard.ok {
 		p.ShardOKPerS = append(p.ShardOKPerS, float64(n)/l)
@@ -524,4 +539,18 @@ func trimFloat(f float64) string {
 	s := fmt.Sprintf("%.2f", f)
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	return s
+}
+
+// totalHist is the measured part's latency of every op, of one kind
+// (nil for a result read back from bench.json: its histograms are in
+// histograms.json).
+func (r *Result) totalHist(kind int) *hdrhistogram.Histogram {
+	if r.totalH[0][0] == nil {
+		return nil
+	}
+	h := newHist()
+	for o := range r.totalH {
+		h.Merge(r.totalH[o][kind])
+	}
+	return h
 }

@@ -32,6 +32,10 @@ type series struct {
 	// shardH is each shard's corrected latency over the run.
 	shardH []*hdrhistogram.Histogram
 
+	// warmup: collections ending before it are driven, not measured;
+	// warmedAt is where the last of them ended (the measured part starts).
+	warmup, warmedAt time.Duration
+
 	ok, fail atomic.Int64
 }
 
@@ -89,6 +93,15 @@ func (s *series) collect(at time.Duration) {
 	var c Counts
 	shard := newShardFigs(s.shards)
 	s.scratch.reset()
+	if at < s.warmup+warmupSlack {
+		// Warm-up: drained and dropped (connections dialled, queues and
+		// the servers' caches settling), the CPU clock restarted.
+		for _, st := range s.stats {
+			st.drainInto(&s.scratch, &c, &shard, nil)
+		}
+		s.lastCPU, s.lastAt, s.warmedAt = cpuTime(), at, at
+		return
+	}
 	for _, st := range s.stats {
 		st.drainInto(&s.scratch, &c, &shard, s.shardH)
 	}
@@ -114,6 +127,10 @@ func (s *series) collect(at time.Duration) {
 	s.ok.Add(c.TotalOK())
 	s.fail.Add(c.Failed())
 }
+
+// warmupSlack: the collection due at the warm-up's end fires a little
+// after it and still belongs to the warm-up.
+const warmupSlack = 100 * time.Millisecond
 
 func (s *series) counts() (ok, fail, info int64) { return s.ok.Load(), s.fail.Load(), 0 }
 
