@@ -155,7 +155,10 @@ func benchOptions(k kvRun) bench.Options {
 	opts := bench.Options{
 		Seeds: seedAddrs(k.cluster), KV: kv, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
 		Duration: cfg.TimeLimit.D(), OpTimeout: cfg.OpTimeout.D(), Seed: cfg.Seed, Log: k.log.Printf,
-		ConnPerWorker: cfg.ConnPerWorker,
+		ConnPerWorker: cfg.ConnPerWorker, NodeNames: map[string]string{},
+	}
+	for _, n := range k.cluster.Nodes() {
+		opts.NodeNames[n.Addr] = n.Name
 	}
 	if cfg.History {
 		opts.HistoryPath = k.run.Path("ops.jsonl.gz")
@@ -174,10 +177,17 @@ func runBenchOnce(ctx context.Context, k kvRun, opts bench.Options, progress boo
 		fault = k.nemesis.Current
 	}
 	pr := harness.NewProgress(k.stdout, k.tty && progress, k.log)
+	var live func() string
+	opts.Live = func(l func() string) { live = l }
 	opts.Started = func(counts func() (int64, int64, int64)) {
 		k.log.Printf("traffic: %d workers, %s, kv %s, rate %g", opts.Concurrency, opts.Duration, kvString(opts.KV), opts.Rate)
 		if progress {
-			pr.StartRun(opts.Duration, harness.Status{Counts: counts, Fault: fault})
+			pr.StartRun(opts.Duration, harness.Status{Counts: counts, Fault: fault, Live: func() string {
+				if live == nil {
+					return ""
+				}
+				return live()
+			}})
 		}
 	}
 	res, err := bench.Run(ctx, opts)

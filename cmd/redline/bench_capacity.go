@@ -90,7 +90,7 @@ func runCapacity(ctx context.Context, k kvRun) (int, error) {
 		}
 		fmt.Fprintf(k.stdout, " delivered %s ops/s, p99 %s ms, p99.9 %s ms: %s\n", bench.Count(s.OKPerS), bench.Num(s.Latency["p99"]), bench.Num(s.Latency["p99.9"]), verdict)
 	}
-	capacity, err := bench.Search(ctx, bench.SearchOptions{SLO: slo, Start: cc.Start, Measure: measure, Progress: progress})
+	capacity, err := bench.Search(ctx, bench.SearchOptions{SLO: slo, Start: cc.Start, Confirm: true, Measure: measure, Progress: progress})
 	if err != nil {
 		return 0, err
 	}

@@ -134,8 +134,8 @@ type Step struct {
 	// Stable: the measured seconds' two halves agree (ok/s within 10%,
 	// p99 within a factor of 2 or both within the objective).
 	Stable bool `json:"stable"`
-	// Run is the step's run directory or label, where it was stored.
-	Run string `json:"run,omitempty"`
+	// Confirms: this step re-measured a rate the search had settled on.
+	Confirms bool `json:"confirms,omitempty"`
 }
 
 // ShardStep is one shard's share of a step.
@@ -164,6 +164,8 @@ type Capacity struct {
 	Steps     []Step `json:"steps"` // in the order measured: the curve
 	// Best is the step at Rate (nil when none met the objectives).
 	Best *Step `json:"best,omitempty"`
+	// Confirmed: Rate met the objectives twice (SearchOptions.Confirm).
+	Confirmed bool `json:"confirmed"`
 }
 
 // SearchOptions configure a capacity search.
@@ -180,6 +182,8 @@ type SearchOptions struct {
 	MaxSteps  int
 	// Measure runs one step at rate; the search judges it.
 	Measure func(ctx context.Context, rate float64) (Step, error)
+	// Confirm re-measures the answer (and falls back while it misses).
+	Confirm bool
 	// Progress, if set, learns every judged step.
 	Progress func(Step)
 }
@@ -259,11 +263,42 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 			fail = s
 		}
 	}
-	// Steps are values in a growing slice: take copies by rate.
+	// Confirmation: the answer is measured once more; on a noisy host a
+	// lucky step near the knee does not stand alone. A rate that misses
+	// the second time falls back to the next lower rate that met, which
+	// is confirmed in turn.
+	for o.Confirm && pass != nil && len(c.Steps) < o.MaxSteps+2 && ctx.Err() == nil {
+		s, err := step(pass.Rate)
+		if err != nil {
+			return c, err
+		}
+		s.Confirms = true
+		if s.Met {
+			c.Confirmed = true
+			break
+		}
+		fail = s
+		var lower *Step
+		for i := range c.Steps {
+			st := &c.Steps[i]
+			if st.Met && st.Rate < pass.Rate && (lower == nil || st.Rate > lower.Rate) {
+				lower = st
+			}
+		}
+		pass = lower
+	}
+	// The bound is the lowest rate above the answer that missed.
 	if pass != nil {
 		c.Rate = pass.Rate
 		b := *pass
 		c.Best = &b
+	}
+	fail = nil
+	for i := range c.Steps {
+		st := &c.Steps[i]
+		if !st.Met && st.Rate > c.Rate && (fail == nil || st.Rate < fail.Rate) {
+			fail = st
+		}
 	}
 	if fail != nil {
 		c.Bound = fail.Rate
@@ -515,6 +550,13 @@ func (c *Capacity) Print(w interface{ Write([]byte) (int, error) }) {
 	tw.Flush()
 	if c.Bound > 0 && c.Rate > 0 {
 		fmt.Fprintf(w, "the capacity lies between %s (met) and %s ops/s (missed)\n", Count(c.Rate), Count(c.Bound))
+	}
+	if c.Rate > 0 {
+		if c.Confirmed {
+			fmt.Fprintf(w, "confirmed: %s ops/s met the objectives when measured again\n", Count(c.Rate))
+		} else {
+			fmt.Fprintf(w, "not confirmed: %s ops/s was not measured a second time (the step budget ran out)\n", Count(c.Rate))
+		}
 	}
 	fmt.Fprintf(w, "limit: %s\n", c.Limit)
 }

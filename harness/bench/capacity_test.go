@@ -176,3 +176,29 @@ func TestNumbersForPeople(t *testing.T) {
 		}
 	}
 }
+
+// A lucky step: the rate the search settles on misses when measured
+// again, so the answer falls back to the next lower rate that met.
+func TestSearchConfirms(t *testing.T) {
+	f := &fakeCluster{saturation: 60000, slowShard: -1}
+	seen := map[float64]int{}
+	measure := func(ctx context.Context, rate float64) (Step, error) {
+		s, err := f.measure(ctx, rate)
+		seen[rate]++
+		if rate == 32000 && seen[rate] > 1 { // met once, then missed
+			s.Latency["p99"] = 50
+		}
+		return s, err
+	}
+	c, err := Search(context.Background(), SearchOptions{SLO: slo(t, "p99<=2ms"), Start: 1000, MaxRate: 32000, Confirm: true, Measure: measure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rate != 16000 || !c.Confirmed || c.Bound != 32000 {
+		t.Errorf("capacity %v (confirmed %v, bound %v), want 16000 confirmed below the unconfirmed 32000 (rates %v)", c.Rate, c.Confirmed, c.Bound, f.rates)
+	}
+	c, err = Search(context.Background(), SearchOptions{SLO: slo(t, "p99<=2ms"), Start: 1000, Confirm: true, Measure: (&fakeCluster{saturation: 60000, slowShard: -1}).measure})
+	if err != nil || !c.Confirmed || c.Rate < 0.95*45000 || c.Rate > 45000 {
+		t.Errorf("a steady cluster: capacity %v confirmed %v (%v)", c.Rate, c.Confirmed, err)
+	}
+}

@@ -75,7 +75,9 @@ type OpFigures struct {
 
 // ShardGap is one shard's longest availability gap.
 type ShardGap struct {
-	Shard      string  `json:"shard"`
+	Shard string `json:"shard"` // the primary's node name (its address when unnamed)
+	// Addr is the primary's address at the start.
+	Addr       string  `json:"addr,omitempty"`
 	MaxGapS    float64 `json:"max_gap_s"`
 	MaxGapAtS  float64 `json:"max_gap_at_s"`
 	GapsListed int     `json:"gaps"`
@@ -207,7 +209,7 @@ func (e *engine) result(elapsed time.Duration) *Result {
 					listed++
 				}
 			}
-			sh := ShardGap{Shard: n, MaxGapS: e.gaps.max[i].Seconds(), MaxGapAtS: e.gaps.maxAt[i].Seconds(), GapsListed: listed}
+			sh := ShardGap{Shard: n, Addr: e.shardAddrs[i], MaxGapS: e.gaps.max[i].Seconds(), MaxGapAtS: e.gaps.maxAt[i].Seconds(), GapsListed: listed}
 			for _, sec := range s.seconds {
 				if i < len(sec.Shard.ok) {
 					sh.OK += sec.Shard.ok[i]

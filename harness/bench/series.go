@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -131,6 +132,24 @@ func (s *series) collect(at time.Duration) {
 // warmupSlack: the collection due at the warm-up's end fires a little
 // after it and still belongs to the warm-up.
 const warmupSlack = 100 * time.Millisecond
+
+// live describes the last collected second: ok ops/s and corrected p99.
+func (s *series) live() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.seconds) == 0 {
+		if s.warmedAt > 0 || s.warmup > 0 {
+			return "warming up"
+		}
+		return "ops/s -  p99 -"
+	}
+	sec := &s.seconds[len(s.seconds)-1]
+	p99 := 0.0
+	for o := range sec.Sum {
+		p99 = max(p99, sec.Sum[o][corrected].P99)
+	}
+	return fmt.Sprintf("ops/s %s  p99 %s ms", Count(float64(sec.C.TotalOK())/sec.Len.Seconds()), Num(p99))
+}
 
 func (s *series) counts() (ok, fail, info int64) { return s.ok.Load(), s.fail.Load(), 0 }
 
