@@ -491,7 +491,7 @@ func (r *Result) halvesAgree(slo SLO) bool {
 
 // Percentile is the corrected latency (ms) at quantile q of every op.
 func (r *Result) Percentile(q float64) float64 {
-	h := r.totalHist(corrected)
+	h := r.Hist("total", "corrected")
 	if h == nil || h.TotalCount() == 0 {
 		return 0
 	}

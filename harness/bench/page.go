@@ -17,6 +17,9 @@ func Save(run *results.Run, r *Result) error {
 	if err := run.WriteJSON("bench.json", r); err != nil {
 		return err
 	}
+	if err := saveHistograms(run, r); err != nil {
+		return err
+	}
 	valid := checker.Valid
 	if r.Throughput == 0 {
 		valid = checker.Unknown // no op succeeded: nothing was measured

@@ -58,8 +58,12 @@ type Result struct {
 	// late (Counts.DispatchLagNs): the generator's own scheduling delay.
 	DispatchLagMaxMs float64 `json:"dispatch_lag_max_ms,omitempty"`
 
-	secs   []second // with histograms, for the windows
-	totalH hists    // the whole measured part's histograms
+	// Histograms are the measured part's latency histograms by op and
+	// kind ("get.corrected", ...), HdrHistogram's compressed encoding
+	// (histograms.go).
+	Histograms map[string][]byte `json:"histograms,omitempty"`
+
+	secs []second // with histograms, for the windows
 }
 
 // OpFigures summarise one op type (or all) over the run.
@@ -166,9 +170,10 @@ func (e *engine) result(elapsed time.Duration) *Result {
 	defer s.mu.Unlock()
 	measured := elapsed - s.warmedAt
 	r := &Result{DurationS: measured.Seconds(), WarmupS: s.warmedAt.Seconds(), Rate: e.o.Rate, Workers: e.o.Concurrency, Pipeline: e.o.KV.Pipeline,
-		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds, totalH: s.totalH,
+		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds,
 		DispatchLagMaxMs: float64(s.total.DispatchLagNs) / 1e6}
 	secs := measured.Seconds()
+	r.encodeHists(s.totalH)
 	all := newHists()
 	for o := 0; o < numOps; o++ {
 		f := &OpFigures{
@@ -209,7 +214,7 @@ func (e *engine) result(elapsed time.Duration) *Result {
 					listed++
 				}
 			}
-			sh := ShardGap{Shard: n, Addr: e.shardAddrs[i], MaxGapS: e.gaps.max[i].Seconds(), MaxGapAtS: e.gaps.maxAt[i].Seconds(), GapsListed: listed}
+			sh := ShardGap{Shard: n, MaxGapS: e.gaps.max[i].Seconds(), MaxGapAtS: e.gaps.maxAt[i].Seconds(), GapsListed: listed}
 			for _, sec := range s.seconds {
 				if i < len(sec.Shard.ok) {
 					sh.OK += sec.Shard.ok[i]
@@ -219,6 +224,9 @@ func (e *engine) result(elapsed time.Duration) *Result {
 			}
 			if i < len(s.shardH) {
 				sh.Corrected = quantiles(s.shardH[i])
+			}
+			if i < len(e.shardAddrs) && e.shardAddrs[i] != n {
+				sh.Addr = e.shardAddrs[i]
 			}
 			r.Shards = append(r.Shards, sh)
 		}
@@ -311,36 +319,7 @@ func (r *Result) diagnose() {
 	if r.Rate <= 0 {
 		r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("closed loop: %d workers each send the next op when the previous one completed; latency is raw (no schedule to correct against)", r.Workers))
 	} else {
-		behind := 0
-		for _, s := range r.Seconds {
-			if s.LagMaxMs >= float64(lagWorth/time.Millisecond) {
-				behind++
-			}
-		}
-		// In the open loop each node has its own queue: when the worst lag
-		// was confined to some shards (others stayed below half of it),
-		// their nodes were behind, not the generator.
-		var lateShards []string
-		for _, s := range r.Shards {
-			if s.LagMaxMs >= max(float64(lagWorth/time.Millisecond), r.LagMaxMs/2) {
-				lateShards = append(lateShards, fmt.Sprintf("%s %s ms", s.Shard, trimFloat(s.LagMaxMs)))
-			}
-		}
-		if behind > 0 && len(lateShards) > 0 && len(lateShards) < len(r.Shards) {
-			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("ops to some shards waited in their node's queue past their intended time, at worst%s, in %d of %d seconds (%d ops sent more than 1 ms late): every connection to that node was waiting for replies; the other shards' ops were sent on time; corrected latency includes that wait",
-				listed(lateShards), behind, len(r.Seconds), r.LateOps))
-		} else if behind > 0 {
-			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("the generator fell behind the schedule by %s ms at worst, in %d of %d seconds (%d ops sent more than 1 ms late); corrected latency includes that wait",
-				trimFloat(r.LagMaxMs), behind, len(r.Seconds), r.LateOps))
-		}
-		if behind > 0 && (len(lateShards) == 0 || len(lateShards) == len(r.Shards)) {
-			// Little's law: ops in flight = rate x time each op takes.
-			inFlight := r.Rate * r.Ops["total"].Raw.Mean / 1000 / float64(max(1, r.Pipeline))
-			if r.CPUMaxCores < 0.9*float64(r.Cores) && inFlight > 0.5*float64(r.Workers) {
-				r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("cause: replies, not CPU: at %s ms mean raw latency the rate needs about %.0f ops in flight, and %d workers were often all waiting; raise --concurrency (or --pipeline)",
-					trimFloat(r.Ops["total"].Raw.Mean), inFlight, r.Workers))
-			}
-		}
+		r.Diagnosis = append(r.Diagnosis, r.stalls()...)
 		if r.Unsent > r.Backlog {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were never sent: the run ended while they were still due or queued (the generator or a node was behind); their latency is missing from the figures", r.Unsent-r.Backlog))
 		}
@@ -354,12 +333,102 @@ func (r *Result) diagnose() {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were not sent because their node's queue was full (backlog: the node was behind by more than its queue holds)%s; they are counted as unsent and their latency, at least the time the queue took to drain, is missing from the figures", r.Backlog, listed(which)))
 		}
 		if got := r.Throughput + float64(r.Counts.Failed())/r.DurationS; got < 0.95*r.Rate {
-			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("delivered %.0f ops/s of the %.0f scheduled: every worker was waiting for replies (raise --concurrency or --pipeline) or the generator was short of CPU", got, r.Rate))
+			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("delivered %s ops/s of the %s scheduled (see the stalls above for why)", Count(got), Count(r.Rate)))
 		}
 	}
 	if r.CPUMaxCores >= 0.9*float64(r.Cores) {
 		r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("the generator used up to %.2f of %d cores: its own CPU was (or was close to) the limit, figures may understate the cluster", r.CPUMaxCores, r.Cores))
 	}
+}
+
+// stalls explains the seconds in which ops were sent late, telling three
+// causes apart by where the lateness was:
+//   - the schedule itself ran late (the dispatcher woke up late for the
+//     oldest due op, whichever node it was for): the generator did not
+//     get the CPU: its own (it used its cores) or the host's (it used
+//     little, yet was not scheduled: host contention, every shard at once);
+//   - only some shards' ops waited in their node's queue while the others
+//     were sent on time: those shards were slow;
+//   - every shard's ops waited while the schedule ran on time: every
+//     node's connections were busy at once (the cluster as a whole, or
+//     too few connections for the rate: Little's law says which).
+func (r *Result) stalls() []string {
+	type class struct {
+		secs  int
+		worst float64 // ms
+		at    float64
+	}
+	var host, gen, all class
+	shardSecs := map[int]*class{}
+	for _, p := range r.Seconds {
+		if p.LagMaxMs < float64(lagWorth/time.Millisecond) {
+			continue
+		}
+		note := func(c *class, v float64) {
+			c.secs++
+			if v > c.worst {
+				c.worst, c.at = v, p.T
+			}
+		}
+		switch {
+		case p.DispatchLagMaxMs >= p.LagMaxMs/2:
+			if r.Cores > 0 && p.CPUCores >= 0.9*float64(r.Cores) {
+				note(&gen, p.DispatchLagMaxMs)
+			} else {
+				note(&host, p.DispatchLagMaxMs)
+			}
+		default:
+			var late []int
+			for i, v := range p.ShardLagMaxMs {
+				if v >= max(float64(lagWorth/time.Millisecond), p.LagMaxMs/2) {
+					late = append(late, i)
+				}
+			}
+			if len(late) == 0 || len(late) == len(p.ShardLagMaxMs) {
+				note(&all, p.LagMaxMs)
+				continue
+			}
+			for _, i := range late {
+				if shardSecs[i] == nil {
+					shardSecs[i] = &class{}
+				}
+				note(shardSecs[i], p.ShardLagMaxMs[i])
+			}
+		}
+	}
+	var out []string
+	n := len(r.Seconds)
+	if host.secs > 0 {
+		out = append(out, fmt.Sprintf("host contention in %d of %d seconds: the generator's own schedule ran up to %s ms late (worst at %s s) while it used under 90%% of its %d cores, so every shard's ops were sent late at once: the machine's CPU was busy elsewhere (the servers on the same cores, other processes); corrected latency includes that wait, which is not any one shard's",
+			host.secs, n, Num(host.worst), Num(host.at), r.Cores))
+	}
+	if gen.secs > 0 {
+		out = append(out, fmt.Sprintf("the generator was its own limit in %d of %d seconds: it used 90%% or more of its %d cores and its schedule ran up to %s ms late (worst at %s s); the figures may understate the cluster",
+			gen.secs, n, r.Cores, Num(gen.worst), Num(gen.at)))
+	}
+	if len(shardSecs) > 0 {
+		var parts []string
+		for i, sh := range r.Shards {
+			if c := shardSecs[i]; c != nil {
+				parts = append(parts, fmt.Sprintf("%s %s ms in %d s", sh.Shard, Num(c.worst), c.secs))
+			}
+		}
+		out = append(out, fmt.Sprintf("slow shard: ops to some shards waited in their node's queue past their intended time, at worst%s, while the other shards' ops were sent on time: every connection to that node was waiting for replies; corrected latency includes that wait",
+			listed(parts)))
+	}
+	if all.secs > 0 {
+		msg := fmt.Sprintf("every shard at once in %d of %d seconds: ops to every node waited in their queues, up to %s ms (worst at %s s), while the schedule itself ran on time",
+			all.secs, n, Num(all.worst), Num(all.at))
+		// Little's law: ops in flight = rate x time each op takes.
+		inFlight := r.Rate * r.Ops["total"].Raw.Mean / 1000 / float64(max(1, r.Pipeline))
+		if inFlight > 0.5*float64(r.Workers) {
+			msg += fmt.Sprintf("; at %s ms mean raw latency the rate needs about %s ops in flight and there are %d connections per primary: raise --concurrency (or --pipeline)", Num(r.Ops["total"].Raw.Mean), Num(inFlight), r.Workers)
+		} else {
+			msg += fmt.Sprintf("; the connections were enough for the rate (about %s ops in flight for %d per primary): the servers answered slowly together (the cluster as a whole, or the host they share)", Num(inFlight), r.Workers)
+		}
+		out = append(out, msg)
+	}
+	return out
 }
 
 // finish computes the fault windows once the events are known. The
@@ -541,18 +610,4 @@ func trimFloat(f float64) string {
 	s := fmt.Sprintf("%.2f", f)
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	return s
-}
-
-// totalHist is the measured part's latency of every op, of one kind
-// (nil for a result read back from bench.json: its histograms are in
-// histograms.json).
-func (r *Result) totalHist(kind int) *hdrhistogram.Histogram {
-	if r.totalH[0][0] == nil {
-		return nil
-	}
-	h := newHist()
-	for o := range r.totalH {
-		h.Merge(r.totalH[o][kind])
-	}
-	return h
 }
