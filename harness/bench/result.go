@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -141,7 +142,10 @@ type Window struct {
 	EndS   float64 `json:"end_s"`
 	// TookS is how long the fault's action took (a migration or rebalance
 	// from start to done).
-	TookS  float64       `json:"took_s"`
+	TookS float64 `json:"took_s"`
+	// Detail says what the change did, from its record: the node added
+	// or removed, slots and keys moved, an error.
+	Detail string        `json:"detail,omitempty"`
 	Before WindowFigures `json:"before"`
 	During WindowFigures `json:"during"`
 	After  WindowFigures `json:"after"`
@@ -157,10 +161,16 @@ type WindowFigures struct {
 	OKPerS        float64 `json:"ok_per_s"`
 	ErrorsPerS    float64 `json:"errors_per_s"`
 	RedirectsPerS float64 `json:"redirects_per_s"`
-	P50Ms         float64 `json:"p50_ms"`
-	P99Ms         float64 `json:"p99_ms"`
-	P999Ms        float64 `json:"p99_9_ms"`
-	RawP99Ms      float64 `json:"raw_p99_ms"`
+	// The replies that sent ops elsewhere or back during the window: the
+	// ops that hit the change (counted per reply; an op can hit several).
+	Moved       int64   `json:"moved"`
+	Ask         int64   `json:"ask"`
+	TryAgain    int64   `json:"tryagain"`
+	ClusterDown int64   `json:"clusterdown"`
+	P50Ms       float64 `json:"p50_ms"`
+	P99Ms       float64 `json:"p99_ms"`
+	P999Ms      float64 `json:"p99_9_ms"`
+	RawP99Ms    float64 `json:"raw_p99_ms"`
 }
 
 // result turns the collected series into a Result.
@@ -440,6 +450,7 @@ func (r *Result) finish() {
 		fault             string
 		from, to, took    float64
 		started, finished bool
+		detail            string
 	}
 	var spans []span
 	for _, ev := range r.Events {
@@ -450,6 +461,7 @@ func (r *Result) finish() {
 				spans = append(spans, span{fault: fault, from: ev.AtS, to: -1})
 			case cur >= 0 && spans[cur].fault == fault && !spans[cur].started:
 				spans[cur].started, spans[cur].took, spans[cur].to = true, ev.AtS-spans[cur].from, ev.AtS
+				spans[cur].detail = changeDetail(ev.Detail)
 			}
 			continue
 		}
@@ -471,12 +483,31 @@ func (r *Result) finish() {
 			after = max(sp.to, min(after, spans[i+1].from))
 		}
 		r.Windows = append(r.Windows, Window{
-			Fault: sp.fault, StartS: sp.from, EndS: sp.to, TookS: max(sp.took, 0),
+			Fault: sp.fault, StartS: sp.from, EndS: sp.to, TookS: max(sp.took, 0), Detail: sp.detail,
 			Before: r.figures(before, sp.from),
 			During: r.figures(sp.from, sp.to),
 			After:  r.figures(sp.to, after),
 		})
 	}
+}
+
+// changeDetail reads what a fault's completion record says it did.
+func changeDetail(raw json.RawMessage) string {
+	var d map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil {
+		return ""
+	}
+	var parts []string
+	for _, k := range []struct{ key, say string }{{"added", "added %v"}, {"removed", "removed %v"}, {"promoted", "promoted %v"},
+		{"slots_moved", "%v slots moved"}, {"keys_moved", "%v keys moved"}, {"error", "error: %v"}} {
+		if v, ok := d[k.key]; ok {
+			if f, isNum := v.(float64); isNum {
+				v = Count(f)
+			}
+			parts = append(parts, fmt.Sprintf(k.say, v))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // figures merges the seconds that belong to [from, to): those whose
@@ -507,6 +538,7 @@ func (r *Result) figures(from, to float64) WindowFigures {
 	w.OKPerS = float64(c.TotalOK()) / length
 	w.ErrorsPerS = float64(c.Failed()) / length
 	w.RedirectsPerS = float64(c.Moved+c.Ask) / length
+	w.Moved, w.Ask, w.TryAgain, w.ClusterDown = c.Moved, c.Ask, c.TryAgain, c.ClusterDown
 	w.P50Ms, w.P99Ms, w.P999Ms, w.RawP99Ms = q.P50, q.P99, q.P999, qr.P99
 	return w
 }
@@ -560,7 +592,7 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintln(tw, "\nSHARD\tOK/S\tBACKLOG\tLAG MAX MS\tP50 MS\tP99 MS\tP99.9 MS\tMAX MS\tLONGEST GAP S")
 		for _, s := range r.Shards {
 			c := s.Corrected
-			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%s\t%.3g\t%.3g\t%.3g\t%.3g\t%.2f\n", s.Shard, float64(s.OK)/r.DurationS, s.Backlog, trimFloat(s.LagMaxMs), c.P50, c.P99, c.P999, c.Max, s.MaxGapS)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\n", s.Shard, Count(float64(s.OK)/r.DurationS), s.Backlog, trimFloat(s.LagMaxMs), Num(c.P50), Num(c.P99), Num(c.P999), Num(c.Max), s.MaxGapS)
 		}
 		tw.Flush()
 	}
