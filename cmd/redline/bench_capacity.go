@@ -10,6 +10,9 @@ import (
 
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/bench"
+	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/nemesis"
 )
 
 // capacityFlags are bench's --slo search and --plan flags before parsing.
@@ -24,11 +27,42 @@ func addCapacityFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&o.capacity.slo, "slo", "", "capacity search: the objectives a rate must meet, comma-joined: p99<=2ms, p99.9<=10ms, mean<=1ms, max<=50ms, errors<=0.1% (latency corrected, from the intended send time); the rate ramps up from --rate (default 1000) doubling, then bisects around the knee; prints 'capacity: N ops/s at SLO' before the last line")
 	f.DurationVar(&o.capacity.step, "slo-step", bench.DefaultStep, "capacity search: the measured length of each rate's step")
 	f.DurationVar(&o.capacity.warmup, "slo-warmup", bench.DefaultWarmup, "capacity search: traffic at each step's rate before it is measured (whole seconds)")
+	f.StringVar(&o.capacity.plan, "plan", "", "capacity changes while the load runs, at chosen times: 'at=10s scale-out; at=30s reshard 500; at=50s failover; at=70s scale-in' (or @FILE, one step a line); each gets before/during/after windows, the move's duration, keys moved and the MOVED/ASK/TRYAGAIN it caused")
+}
+
+// buildPlan is the nemesis of a --plan: the changes at their times.
+func buildPlan(cfg harness.Config, c cluster.Cluster, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
+	plan, err := nemesis.ParsePlan(cfg.Capacity.Plan)
+	if err != nil {
+		return nil, badArgs("--plan: %v", err)
+	}
+	n, err := nemesis.NewPlan(plan, c, nemesis.Options{Seed: cfg.Seed, NodeTimeout: cfg.NodeTimeout.D(), Log: log.Printf, Journal: journal, RestoreRoles: cfg.RestoreRoles})
+	if err != nil {
+		return nil, badArgs("--plan: %v", err)
+	}
+	return n, nil
 }
 
 // validateCapacity checks --slo and its companions.
 func validateCapacity(o *runOptions, cfg *harness.Config) error {
 	fc := o.capacity
+	if fc.plan != "" {
+		if fc.slo != "" {
+			return badArgs("--plan and --slo are two different tests: search the capacity (--slo) or make changes under a load (--plan --rate N)")
+		}
+		if len(cfg.Nemesis) > 0 && !(len(cfg.Nemesis) == 1 && cfg.Nemesis[0] == "none") {
+			return badArgs("--plan makes its own changes at its own times: drop --nemesis")
+		}
+		plan, err := nemesis.ParsePlan(fc.plan)
+		if err != nil {
+			return badArgs("--plan: %v", err)
+		}
+		if last := plan[len(plan)-1].At; last >= cfg.TimeLimit.D() {
+			return badArgs("--plan: the last change is at %s, but traffic runs for --time-limit %s: raise --time-limit (leave time after it for the 'after' window)", last, cfg.TimeLimit.D())
+		}
+		cfg.Capacity = &harness.CapacityConfig{Plan: fc.plan}
+		return nil
+	}
 	if fc.slo == "" {
 		return nil
 	}

@@ -498,9 +498,12 @@ func changeDetail(raw json.RawMessage) string {
 		return ""
 	}
 	var parts []string
-	for _, k := range []struct{ key, say string }{{"added", "added %v"}, {"removed", "removed %v"}, {"promoted", "promoted %v"},
-		{"slots_moved", "%v slots moved"}, {"keys_moved", "%v keys moved"}, {"error", "error: %v"}} {
+	for _, k := range []struct{ key, say string }{{"added", "added %v"}, {"removed", "removed %v"}, {"promoted", "replica promoted: %v"},
+		{"slots_moved", "%v slots moved"}, {"keys_moved", "%v keys moved"}, {"from", "from %v"}, {"to", "to %v"}, {"error", "error: %v"}} {
 		if v, ok := d[k.key]; ok {
+			if b, isBool := v.(bool); isBool {
+				v = map[bool]string{true: "yes", false: "no"}[b]
+			}
 			if f, isNum := v.(float64); isNum {
 				v = Count(f)
 			}
