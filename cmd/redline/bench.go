@@ -20,7 +20,12 @@ import (
 )
 
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := &runOptions{stdout: stdout, stderr: stderr}
+	return benchCommand(&runOptions{stdout: stdout, stderr: stderr})
+}
+
+// benchCommand is the bench command filling o (a --versus run makes a
+// second one for its B side).
+func benchCommand(o *runOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Load test: open-loop GET/SET traffic, throughput and corrected latency, optionally under faults",
@@ -49,6 +54,9 @@ their checkers. The last line printed is "throughput: N ops/s".`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
 			o.cfg.Bench = true
+			if o.capacity.versus != "" {
+				return runVersus(cmd, o)
+			}
 			return runRun(cmd.Context(), o, cmd.Flags().Changed("target"))
 		},
 	}

@@ -20,6 +20,7 @@ type capacityFlags struct {
 	slo          string
 	step, warmup time.Duration
 	plan         string
+	versus       string
 }
 
 func addCapacityFlags(c *cobra.Command, o *runOptions) {
@@ -27,6 +28,7 @@ func addCapacityFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&o.capacity.slo, "slo", "", "capacity search: the objectives a rate must meet, comma-joined: p99<=2ms, p99.9<=10ms, mean<=1ms, max<=50ms, errors<=0.1% (latency corrected, from the intended send time); the rate ramps up from --rate (default 1000) doubling, then bisects around the knee; prints 'capacity: N ops/s at SLO' before the last line")
 	f.DurationVar(&o.capacity.step, "slo-step", bench.DefaultStep, "capacity search: the measured length of each rate's step")
 	f.DurationVar(&o.capacity.warmup, "slo-warmup", bench.DefaultWarmup, "capacity search: traffic at each step's rate before it is measured (whole seconds)")
+	f.StringVar(&o.capacity.versus, "versus", "", "before/after in one command: run this bench (A), then again with these flags changed (B, e.g. --versus '--nodes 8' or --versus '--server-binary /path/valkey-server'), each on its own cluster with the same seed, and compare: config differences, deltas (capacities with --slo) and the plots overlaid in compare.html")
 	f.StringVar(&o.capacity.plan, "plan", "", "capacity changes while the load runs, at chosen times: 'at=10s scale-out; at=30s reshard 500; at=50s failover; at=70s scale-in' (or @FILE, one step a line); each gets before/during/after windows, the move's duration, keys moved and the MOVED/ASK/TRYAGAIN it caused")
 }
 
