@@ -108,9 +108,10 @@ type CapacityConfig struct {
 	SLO string `json:"slo,omitempty"`
 	// Step is each search step's measured length, Warmup the unmeasured
 	// traffic before it; Start the search's first rate (ops/s).
-	Step   Duration `json:"step,omitempty"`
-	Warmup Duration `json:"warmup,omitempty"`
-	Start  float64  `json:"start,omitempty"`
+	Step    Duration `json:"step,omitempty"`
+	Warmup  Duration `json:"warmup,omitempty"`
+	Start   float64  `json:"start,omitempty"`
+	MaxRate float64  `json:"max_rate,omitempty"` // the search's ceiling (0: none)
 	// Plan is the capacity changes at chosen times, as given.
 	Plan string `json:"plan,omitempty"`
 }

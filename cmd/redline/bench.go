@@ -238,8 +238,10 @@ func compareBenchRuns(w io.Writer, dirs []string) (done bool, err error) {
 	if err := bench.Compare(w, "A "+name(runs[0]), "B "+name(runs[1]), rs[0], rs[1]); err != nil {
 		return true, harnessFailed(err)
 	}
+	cfgA, _ := bench.ReadConfig(runs[0].Dir)
+	cfgB, _ := bench.ReadConfig(runs[1].Dir)
 	page := bench.Page("redline bench: A "+name(runs[0])+" vs B "+name(runs[1]),
-		[]bench.Named{{Name: "A " + runs[0].Dir, R: rs[0]}, {Name: "B " + runs[1].Dir, R: rs[1]}})
+		[]bench.Named{{Name: "A " + name(runs[0]), R: rs[0], Config: cfgA}, {Name: "B " + name(runs[1]), R: rs[1], Config: cfgB}})
 	path := runs[1].Path("compare.html")
 	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		return true, harnessFailed(err)

@@ -19,6 +19,7 @@ import (
 type capacityFlags struct {
 	slo          string
 	step, warmup time.Duration
+	maxRate      float64
 	plan         string
 	versus       string
 }
@@ -28,6 +29,7 @@ func addCapacityFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&o.capacity.slo, "slo", "", "capacity search: the objectives a rate must meet, comma-joined: p99<=2ms, p99.9<=10ms, mean<=1ms, max<=50ms, errors<=0.1% (latency corrected, from the intended send time); the rate ramps up from --rate (default 1000) doubling, then bisects around the knee; prints 'capacity: N ops/s at SLO' before the last line")
 	f.DurationVar(&o.capacity.step, "slo-step", bench.DefaultStep, "capacity search: the measured length of each rate's step")
 	f.DurationVar(&o.capacity.warmup, "slo-warmup", bench.DefaultWarmup, "capacity search: traffic at each step's rate before it is measured (whole seconds)")
+	f.Float64Var(&o.capacity.maxRate, "slo-max-rate", 0, "capacity search: the highest rate to try (0: no ceiling but the generator's); a cluster that meets the objectives there has 'at least' that capacity")
 	f.StringVar(&o.capacity.versus, "versus", "", "before/after in one command: run this bench (A), then again with these flags changed (B, e.g. --versus '--nodes 8' or --versus '--server-binary /path/valkey-server'), each on its own cluster with the same seed, and compare: config differences, deltas (capacities with --slo) and the plots overlaid in compare.html")
 	f.StringVar(&o.capacity.plan, "plan", "", "capacity changes while the load runs, at chosen times: 'at=10s scale-out; at=30s reshard 500; at=50s failover; at=70s scale-in' (or @FILE, one step a line); each gets before/during/after windows, the move's duration, keys moved and the MOVED/ASK/TRYAGAIN it caused")
 }
@@ -83,7 +85,10 @@ func validateCapacity(o *runOptions, cfg *harness.Config) error {
 	if cfg.ConnPerWorker {
 		return badArgs("--slo steps the open-loop rate; --conn-per-worker is for the closed loop (--rate 0): drop it")
 	}
-	cfg.Capacity = &harness.CapacityConfig{SLO: fc.slo, Step: harness.Duration(fc.step), Warmup: harness.Duration(fc.warmup), Start: cfg.Rate}
+	if fc.maxRate < 0 || fc.maxRate > 0 && cfg.Rate > fc.maxRate {
+		return badArgs("--slo-max-rate %g: must be positive and at least the starting --rate %g", fc.maxRate, cfg.Rate)
+	}
+	cfg.Capacity = &harness.CapacityConfig{SLO: fc.slo, Step: harness.Duration(fc.step), Warmup: harness.Duration(fc.warmup), Start: cfg.Rate, MaxRate: fc.maxRate}
 	return nil
 }
 
@@ -126,7 +131,7 @@ func runCapacity(ctx context.Context, k kvRun) (int, error) {
 		}
 		fmt.Fprintf(k.stdout, " delivered %s ops/s, p99 %s ms, p99.9 %s ms: %s\n", bench.Count(s.OKPerS), bench.Num(s.Latency["p99"]), bench.Num(s.Latency["p99.9"]), verdict)
 	}
-	capacity, err := bench.Search(ctx, bench.SearchOptions{SLO: slo, Start: cc.Start, Confirm: true, Measure: measure, Progress: progress})
+	capacity, err := bench.Search(ctx, bench.SearchOptions{SLO: slo, Start: cc.Start, MaxRate: cc.MaxRate, Confirm: true, Measure: measure, Progress: progress})
 	if err != nil {
 		return 0, err
 	}

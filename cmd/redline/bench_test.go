@@ -196,3 +196,94 @@ func TestBenchFailoverAndRebalanceInDocker(t *testing.T) {
 		t.Fatalf("left behind after a bench: %s", l)
 	}
 }
+
+// TestBenchCapacitySearchExternal searches the capacity of six
+// redis-server processes under a generous objective with a low ceiling:
+// the ramp reaches the ceiling, the answer is confirmed, printed before
+// the throughput line and stored with its curve.
+func TestBenchCapacitySearchExternal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--slo", "p99<=2s,errors<=1%", "--rate", "250", "--slo-max-rate", "1000",
+		"--slo-step", "1s", "--slo-warmup", "1s", "--keys", "300", "--results", res, "--seed", "5"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if n := len(lines); n < 2 || lines[n-2] != "capacity: 1000 ops/s at p99<=2s,errors<=1% (at least: the search's ceiling)" || !strings.HasPrefix(lines[n-1], "throughput: ") {
+		t.Fatalf("the last lines are not the capacity and the throughput:\n%s", out.String())
+	}
+	latest := filepath.Join(res, "latest")
+	var c bench.Capacity
+	b, err := os.ReadFile(filepath.Join(latest, "capacity.json"))
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("capacity.json: %v", err)
+	}
+	var rates []float64
+	for _, s := range c.Steps {
+		rates = append(rates, s.Rate)
+		if s.MeasuredS < 0.9 || s.WarmupS < 0.9 || len(s.Shards) != 3 {
+			t.Errorf("step at %v: measured %.2f s after %.2f s warm-up, %d shards", s.Rate, s.MeasuredS, s.WarmupS, len(s.Shards))
+		}
+	}
+	if len(rates) != 4 || rates[0] != 250 || rates[2] != 1000 || rates[3] != 1000 || !c.Confirmed {
+		t.Errorf("steps %v (confirmed %v), want 250, 500, 1000 and 1000 again", rates, c.Confirmed)
+	}
+	page, err := os.ReadFile(filepath.Join(latest, "report.html"))
+	if err != nil || !bytes.Contains(page, []byte(`data-plot="capacity-curve"`)) {
+		t.Errorf("the report lacks the capacity curve (%v)", err)
+	}
+	for _, f := range bench.HistogramFiles() {
+		if _, err := os.Stat(filepath.Join(latest, f)); err != nil {
+			t.Errorf("export %s: %v", f, err)
+		}
+	}
+}
+
+// TestBenchPlanReshardExternal reshards 200 slots at 2 s into a 7 s
+// open-loop bench on six redis-server processes: the change gets its
+// window, its duration, the slots and keys it moved and the redirects.
+func TestBenchPlanReshardExternal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--rate", "500", "--time-limit", "7s", "--plan", "at=2s reshard 200",
+		"--keys", "2000", "--yes", "--results", res, "--seed", "5"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	var r bench.Result
+	b, err := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("bench.json: %v", err)
+	}
+	if len(r.Windows) != 1 {
+		t.Fatalf("windows %+v, want the reshard\n%s", r.Windows, out.String())
+	}
+	w := r.Windows[0]
+	if w.Fault != "reshard" || w.StartS < 1.9 || w.TookS <= 0 || !strings.Contains(w.Detail, "200 slots moved") || !strings.Contains(w.Detail, "keys moved") {
+		t.Errorf("window %+v", w)
+	}
+	if w.Before.Seconds == 0 || w.During.Seconds == 0 && w.TookS >= 1 {
+		t.Errorf("window without before/during figures: %+v", w)
+	}
+	if r.Counts.Moved+r.Counts.Ask == 0 {
+		t.Errorf("no MOVED or ASK while 200 slots moved under load")
+	}
+	if !strings.Contains(out.String(), "reshard (took") {
+		t.Errorf("the summary does not show the reshard's window:\n%s", out.String())
+	}
+}

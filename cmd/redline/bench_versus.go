@@ -18,42 +18,10 @@ import (
 // the ones --versus sets (which replace A's, repeatable ones included)
 // and A's seed, so the two differ only in what --versus names.
 func runVersus(cmd *cobra.Command, o *runOptions) error {
-	extra, err := shlex.Split(o.capacity.versus)
-	if err != nil || len(extra) == 0 {
-		return badArgs("--versus %q: expected the flags that change for B, e.g. --versus '--nodes 8'", o.capacity.versus)
+	bArgs, err := versusArgs(cmd, o.capacity.versus)
+	if err != nil {
+		return err
 	}
-	changed := map[string]bool{}
-	for _, a := range extra {
-		name, ok := strings.CutPrefix(a, "--")
-		if !ok {
-			continue
-		}
-		name, _, _ = strings.Cut(name, "=")
-		if cmd.Flags().Lookup(name) == nil {
-			return badArgs("--versus: bench has no flag --%s", name)
-		}
-		if name == "versus" {
-			return badArgs("--versus cannot contain --versus")
-		}
-		changed[name] = true
-	}
-	if !cmd.Flags().Changed("seed") {
-		_ = cmd.Flags().Set("seed", fmt.Sprint(rand.Int64N(1<<53-1)+1))
-	}
-	var args []string
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if f.Name == "versus" || changed[f.Name] {
-			return
-		}
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			for _, v := range sv.GetSlice() {
-				args = append(args, "--"+f.Name+"="+v)
-			}
-			return
-		}
-		args = append(args, "--"+f.Name+"="+f.Value.String())
-	})
-	bArgs := append(args, extra...)
 	// B's flags are checked before A runs: a typo must not cost a run.
 	check := &runOptions{stdout: o.stdout, stderr: o.stderr}
 	cc := benchCommand(check)
@@ -102,6 +70,48 @@ func runVersus(cmd *cobra.Command, o *runOptions) error {
 		return verdict{code}
 	}
 	return nil
+}
+
+// versusArgs are B's arguments: A's flags (with A's seed, chosen now if
+// A has none) except --versus and those the --versus string sets, then
+// the --versus string's.
+func versusArgs(cmd *cobra.Command, versus string) ([]string, error) {
+	extra, err := shlex.Split(versus)
+	if err != nil || len(extra) == 0 {
+		return nil, badArgs("--versus %q: expected the flags that change for B, e.g. --versus '--nodes 8'", versus)
+	}
+	changed := map[string]bool{}
+	for _, a := range extra {
+		name, ok := strings.CutPrefix(a, "--")
+		if !ok {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "=")
+		if cmd.Flags().Lookup(name) == nil {
+			return nil, badArgs("--versus: bench has no flag --%s", name)
+		}
+		if name == "versus" {
+			return nil, badArgs("--versus cannot contain --versus")
+		}
+		changed[name] = true
+	}
+	if !cmd.Flags().Changed("seed") {
+		_ = cmd.Flags().Set("seed", fmt.Sprint(rand.Int64N(1<<53-1)+1))
+	}
+	var args []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Name == "versus" || changed[f.Name] {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				args = append(args, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		args = append(args, "--"+f.Name+"="+f.Value.String())
+	})
+	return append(args, extra...), nil
 }
 
 // versusCode turns a side's error into its exit code; other errors stop.
