@@ -1,7 +1,6 @@
 package browsertest
 
 import (
-	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -190,5 +189,42 @@ func TestBenchReportInBrowser(t *testing.T) {
 		t.Errorf("broken links: %v", broken)
 	}
 	p.noConsoleErrors()
-	_ = math.Inf
+}
+
+// The page of two benches (a --versus or 'results compare'): the
+// configurations side by side with the differences named and marked,
+// both capacity curves and both runs' lines on every time plot.
+func TestBenchCompareInBrowser(t *testing.T) {
+	a, b := benchResult(t), benchResult(t)
+	b.Capacity.Rate, b.Throughput = 26000, 25950
+	for i := range b.Capacity.Steps {
+		b.Capacity.Steps[i].OKPerS *= 1.3
+	}
+	page := bench.Page("redline bench: A vs B", []bench.Named{
+		{Name: "A 3 primaries", R: a, Config: map[string]string{"target": "redis", "nodes": "6", "seed": "42"}},
+		{Name: "B 4 primaries", R: b, Config: map[string]string{"target": "redis", "nodes": "8", "seed": "42"}},
+	})
+	f := t.TempDir() + "/compare.html"
+	if err := os.WriteFile(f, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newPage(t)
+	p.open("file://" + f)
+	p.wantPlots("capacity-curve", "throughput", "latency", "spectrum")
+	if d := eval[string](p, `document.getElementById('config-differ').innerText`); !strings.Contains(d, "nodes") || strings.Contains(d, "target") || strings.Contains(d, "seed") {
+		t.Errorf("config differences: %q", d)
+	}
+	if n := eval[int](p, `document.querySelectorAll('#config tr.differ').length`); n != 1 {
+		t.Errorf("%d configuration rows marked as differing, want nodes only", n)
+	}
+	for plot, want := range map[string]int{"capacity-curve": 2, "throughput": 2, "latency": 4, "spectrum": 4} {
+		if n := eval[int](p, `document.querySelectorAll('svg[data-plot="`+plot+`"] .series').length`); n != want {
+			t.Errorf("plot %s overlays %d lines, want %d", plot, n, want)
+		}
+	}
+	if h := eval[string](p, `document.getElementById('headline').innerText`); !strings.Contains(h, "A 3 primaries: Capacity 20,000") || !strings.Contains(h, "B 4 primaries: Capacity 26,000") {
+		t.Errorf("headline:\n%s", h)
+	}
+	p.screenshot("bench-compare")
+	p.noConsoleErrors()
 }
