@@ -287,3 +287,45 @@ func TestBenchPlanReshardExternal(t *testing.T) {
 		t.Errorf("the summary does not show the reshard's window:\n%s", out.String())
 	}
 }
+
+// TestBenchPlanScaleOutInDocker adds a primary 5 s into an open-loop
+// bench on the reference cluster in containers: the plan's scale-out
+// finishes under load and gets its window (duration, node added, slots
+// and keys moved, redirects), and the load goes on.
+func TestBenchPlanScaleOutInDocker(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"bench", "--rate", "500", "--time-limit", "45s", "--keys", "500", "--plan", "at=5s scale-out",
+		"--node-timeout", "1s", "--results", res, "--seed", "13"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	var r bench.Result
+	b, err := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("bench.json: %v", err)
+	}
+	if len(r.Windows) != 1 {
+		t.Fatalf("windows %+v, want the scale-out\n%s", r.Windows, out.String())
+	}
+	w := r.Windows[0]
+	if w.Fault != "scale-out" || w.StartS < 4.9 || w.TookS <= 0 || w.EndS >= r.DurationS || !strings.Contains(w.Detail, "added n7") || !strings.Contains(w.Detail, "slots moved") {
+		t.Errorf("the scale-out's window %+v (traffic %.1f s): want it started at 5 s, finished, n7 added with slots", w, r.DurationS)
+	}
+	if w.Before.Seconds == 0 || w.During.Seconds == 0 || w.After.Seconds == 0 {
+		t.Errorf("window without before/during/after figures: %+v", w)
+	}
+	if r.Throughput < 400 || r.Counts.Moved+r.Counts.Ask == 0 {
+		t.Errorf("throughput %.0f, %d MOVED, %d ASK: the load should go on through the scale-out and follow it", r.Throughput, r.Counts.Moved, r.Counts.Ask)
+	}
+	// Only this run's cluster: other benches may share the engine.
+	cfg, _ := os.ReadFile(filepath.Join(res, "latest", "config.json"))
+	name := regexp.MustCompile(`bench-reference-kv-none-[0-9a-f]+`).Find(cfg)
+	if name == nil {
+		t.Fatalf("config.json does not name the cluster:\n%s", cfg)
+	}
+	if l := leftovers(t, string(name)); l != "" {
+		t.Fatalf("left behind after a bench: %s", l)
+	}
+}
