@@ -135,7 +135,7 @@ func (n *Nemesis) runPlan(ctx context.Context, rec history.Recorder) error {
 		if late < 20*time.Millisecond {
 			late = 0
 		}
-		st := Step{Fault: ch.Kind, Mode: ch.Kind, Slots: ch.Slots}
+		st := Step{Fault: ch.Kind, Mode: "at=" + ch.At.String(), Slots: ch.Slots}
 		if a := n.fireLate(ctx, rec, st, late); a != nil && a.stop != nil {
 			n.finish(ctx, rec, a)
 		}
