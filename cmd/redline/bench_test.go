@@ -202,23 +202,12 @@ func TestBenchFailoverAndRebalanceInDocker(t *testing.T) {
 // the ramp reaches the ceiling, the answer is confirmed, printed before
 // the throughput line and stored with its curve.
 func TestBenchCapacitySearchExternal(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Stop()
 	res := t.TempDir()
-	var out, errb bytes.Buffer
-	code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--slo", "p99<=2s,errors<=1%", "--rate", "250", "--slo-max-rate", "1000",
-		"--slo-step", "1s", "--slo-warmup", "1s", "--keys", "300", "--results", res, "--seed", "5"}, &out, &errb)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	out, _ := benchRun(t, res, "bench", "--addrs", localAddrs(t), "--slo", "p99<=2s,errors<=1%", "--rate", "250", "--slo-max-rate", "1000",
+		"--slo-step", "1s", "--slo-warmup", "1s", "--keys", "300", "--seed", "5")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if n := len(lines); n < 2 || lines[n-2] != "capacity: 1000 ops/s at p99<=2s,errors<=1% (at least: the search's ceiling)" || !strings.HasPrefix(lines[n-1], "throughput: ") {
-		t.Fatalf("the last lines are not the capacity and the throughput:\n%s", out.String())
+		t.Fatalf("the last lines are not the capacity and the throughput:\n%s", out)
 	}
 	latest := filepath.Join(res, "latest")
 	var c bench.Capacity
@@ -251,27 +240,10 @@ func TestBenchCapacitySearchExternal(t *testing.T) {
 // open-loop bench on six redis-server processes: the change gets its
 // window, its duration, the slots and keys it moved and the redirects.
 func TestBenchPlanReshardExternal(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Stop()
-	res := t.TempDir()
-	var out, errb bytes.Buffer
-	code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--rate", "500", "--time-limit", "7s", "--plan", "at=2s reshard 200",
-		"--keys", "2000", "--yes", "--results", res, "--seed", "5"}, &out, &errb)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
-	}
-	var r bench.Result
-	b, err := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
-	if err != nil || json.Unmarshal(b, &r) != nil {
-		t.Fatalf("bench.json: %v", err)
-	}
+	out, r := benchRun(t, t.TempDir(), "bench", "--addrs", localAddrs(t), "--rate", "500", "--time-limit", "7s", "--plan", "at=2s reshard 200",
+		"--keys", "2000", "--yes", "--seed", "5")
 	if len(r.Windows) != 1 {
-		t.Fatalf("windows %+v, want the reshard\n%s", r.Windows, out.String())
+		t.Fatalf("windows %+v, want the reshard\n%s", r.Windows, out)
 	}
 	w := r.Windows[0]
 	if w.Fault != "reshard" || w.StartS < 1.9 || w.TookS <= 0 || !strings.Contains(w.Detail, "200 slots moved") || !strings.Contains(w.Detail, "keys moved") {
@@ -283,8 +255,8 @@ func TestBenchPlanReshardExternal(t *testing.T) {
 	if r.Counts.Moved+r.Counts.Ask == 0 {
 		t.Errorf("no MOVED or ASK while 200 slots moved under load")
 	}
-	if !strings.Contains(out.String(), "reshard (took") {
-		t.Errorf("the summary does not show the reshard's window:\n%s", out.String())
+	if !strings.Contains(out, "reshard (took") {
+		t.Errorf("the summary does not show the reshard's window:\n%s", out)
 	}
 }
 
@@ -295,19 +267,10 @@ func TestBenchPlanReshardExternal(t *testing.T) {
 func TestBenchPlanScaleOutInDocker(t *testing.T) {
 	requireDocker(t)
 	res := t.TempDir()
-	var out, errb bytes.Buffer
-	code := run([]string{"bench", "--rate", "500", "--time-limit", "45s", "--keys", "500", "--plan", "at=5s scale-out",
-		"--node-timeout", "1s", "--results", res, "--seed", "13"}, &out, &errb)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
-	}
-	var r bench.Result
-	b, err := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
-	if err != nil || json.Unmarshal(b, &r) != nil {
-		t.Fatalf("bench.json: %v", err)
-	}
+	out, r := benchRun(t, res, "bench", "--rate", "500", "--time-limit", "45s", "--keys", "500", "--plan", "at=5s scale-out",
+		"--node-timeout", "1s", "--seed", "13")
 	if len(r.Windows) != 1 {
-		t.Fatalf("windows %+v, want the scale-out\n%s", r.Windows, out.String())
+		t.Fatalf("windows %+v, want the scale-out\n%s", r.Windows, out)
 	}
 	w := r.Windows[0]
 	if w.Fault != "scale-out" || w.StartS < 4.9 || w.TookS <= 0 || w.EndS >= r.DurationS || !strings.Contains(w.Detail, "added n7") || !strings.Contains(w.Detail, "slots moved") {
@@ -328,4 +291,33 @@ func TestBenchPlanScaleOutInDocker(t *testing.T) {
 	if l := leftovers(t, string(name)); l != "" {
 		t.Fatalf("left behind after a bench: %s", l)
 	}
+}
+
+// benchRun runs `redline` with args, fails the test unless it exits 0,
+// and returns its stdout and the stored bench.json of the latest run.
+func benchRun(t *testing.T, res string, args ...string) (string, bench.Result) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(append(args, "--results", res), &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	var r bench.Result
+	b, err := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("bench.json: %v", err)
+	}
+	return out.String(), r
+}
+
+// localAddrs starts six redis-server processes (3 primaries) on loopback.
+func localAddrs(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lc.Stop)
+	return strings.Join(lc.Addrs, ",")
 }

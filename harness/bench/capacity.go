@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -527,7 +528,7 @@ func (c *Capacity) Curve() []Step {
 }
 
 // Print writes the curve and the answer (not the capacity line itself).
-func (c *Capacity) Print(w interface{ Write([]byte) (int, error) }) {
+func (c *Capacity) Print(w io.Writer) {
 	fmt.Fprintf(w, "\ncapacity search for %s: %d steps\n", c.SLO.Text, len(c.Steps))
 	tw := newTable(w)
 	fmt.Fprintln(tw, "RATE\tDELIVERED\tP50 MS\tP99 MS\tP99.9 MS\tERRORS\tGEN CORES\tSCHED LAG MS\tSTABLE\tMET\tSLOWEST SHARD (P99 MS)\t")

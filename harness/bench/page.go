@@ -169,7 +169,7 @@ func headline(r *Result) string {
 			if c.Confirmed {
 				s.WriteString(" (met twice)")
 			}
-			fmt.Fprintf(&s, "; limited %s. ", strings.TrimPrefix(c.Limit, "at "))
+			fmt.Fprintf(&s, "; what limited it: %s. ", c.Limit)
 		} else {
 			fmt.Fprintf(&s, "No rate tried met %s (lowest %s ops/s): %s. ", c.SLO.Text, Count(c.lowest()), c.Limit)
 		}
@@ -368,12 +368,6 @@ func capacitySection(runs []Named) string {
 				met += " (confirmation)"
 			}
 			slowest := "-"
-			for _, sh := range st.Shards {
-				if slowest == "-" || sh.P99Ms > 0 {
-					slowest = fmt.Sprintf("%s %s", sh.Shard, Num(sh.P99Ms))
-					break
-				}
-			}
 			if len(st.Shards) > 0 {
 				w := st.Shards[0]
 				for _, sh := range st.Shards {
