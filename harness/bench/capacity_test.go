@@ -118,6 +118,7 @@ func TestSearchNamesTheLimit(t *testing.T) {
 	}{
 		{"one shard", fakeCluster{saturation: 60000, slowShard: 1}, "p99<=2ms", "shard", "shard n2"},
 		{"host contention", fakeCluster{saturation: 60000, slowShard: -1, knee: 40000, genCores: 1.2, dispatchMs: 30}, "p99<=2ms", "host", "host contention"},
+		{"one shard on a busy host", fakeCluster{saturation: 60000, slowShard: 1, knee: 40000, genCores: 1.0, dispatchMs: 30}, "p99<=2ms", "host", "shard n2"},
 		{"generator", fakeCluster{saturation: 60000, slowShard: -1, knee: 40000, genCores: 1.95, dispatchMs: 30}, "p99<=2ms", "generator", "its own CPU"},
 		{"errors", fakeCluster{saturation: 1e9, slowShard: -1, knee: 20000, errPct: 2}, "p99<=2ms,errors<=0.5%", "errors", "2% of ops failed"},
 	}
