@@ -62,6 +62,15 @@ func runVersus(cmd *cobra.Command, o *runOptions) error {
 	if errA == nil && errB == nil && ra != nil && rb != nil {
 		if ra.Capacity != nil && rb.Capacity != nil {
 			fmt.Fprintf(o.stdout, "versus: capacity at %s: A %s ops/s, B %s ops/s (%s)\n", ra.Capacity.SLO.Text, bench.Count(ra.Capacity.Rate), bench.Count(rb.Capacity.Rate), pctDelta(ra.Capacity.Rate, rb.Capacity.Rate))
+			for _, side := range []struct {
+				name string
+				c    *bench.Capacity
+			}{{"A", ra.Capacity}, {"B", rb.Capacity}} {
+				if k := side.c.LimitKind; k == "host" || k == "generator" {
+					fmt.Fprintf(o.stdout, "  note: %s's limit was %s, not the cluster: the difference may be the machine's, not the configuration's (repeat it, or run the generator elsewhere)\n",
+						side.name, map[string]string{"host": "host contention", "generator": "the generator's CPU"}[k])
+				}
+			}
 		}
 		fmt.Fprintf(o.stdout, "versus: throughput A %s ops/s, B %s ops/s (%s)\n", bench.Count(ra.Throughput), bench.Count(rb.Throughput), pctDelta(ra.Throughput, rb.Throughput))
 		fmt.Fprintf(o.stdout, "throughput: %.0f ops/s\n", rb.Throughput)

@@ -75,6 +75,10 @@ func ReadConfig(dir string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	flatten(out, "", m)
+	// Names every cluster gets afresh: never a difference of configuration.
+	for _, k := range []string{"versions.cluster", "versions.network", "versions.subnet"} {
+		delete(out, k)
+	}
 	return out, nil
 }
 
@@ -228,7 +232,10 @@ func configBlock(runs []Named) string {
 		}
 	}
 	engine := func(r *Result) map[string]string {
-		return map[string]string{"measured s": Num(r.DurationS), "warm-up s": Num(r.WarmupS), "connections per primary": strconv.Itoa(r.Workers),
+		// Lengths to a tenth of a second: a few ms of timer slack are no
+		// difference between two runs.
+		tenth := func(v float64) string { return Num(math.Round(v*10) / 10) }
+		return map[string]string{"measured s": tenth(r.DurationS), "warm-up s": tenth(r.WarmupS), "connections per primary": strconv.Itoa(r.Workers),
 			"pipeline": strconv.Itoa(r.Pipeline), "scheduled ops/s": Count(r.Rate), "generator cores": strconv.Itoa(r.Cores)}
 	}
 	var order []string
