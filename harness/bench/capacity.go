@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -509,7 +510,15 @@ func (r *Result) Percentile(q float64) float64 {
 
 // CapacityLine is the line printed before `throughput:`.
 func (c *Capacity) CapacityLine() string {
+	var once []string
+	for _, s := range c.Curve() {
+		if s.Met && !slices.Contains(once, Count(s.Rate)) {
+			once = append(once, Count(s.Rate))
+		}
+	}
 	switch {
+	case c.Rate == 0 && len(once) > 0:
+		return fmt.Sprintf("capacity: 0 ops/s at %s (no rate met it twice: %s ops/s met it once and missed when measured again; too noisy to answer)", c.SLO.Text, strings.Join(once, ", "))
 	case c.Rate == 0:
 		return fmt.Sprintf("capacity: 0 ops/s at %s (no rate tried met it; the lowest tried was %s ops/s)", c.SLO.Text, Count(c.lowest()))
 	case c.Bound == 0:

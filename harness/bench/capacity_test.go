@@ -198,6 +198,19 @@ func TestSearchConfirms(t *testing.T) {
 	if c.Rate != 16000 || !c.Confirmed || c.Bound != 32000 {
 		t.Errorf("capacity %v (confirmed %v, bound %v), want 16000 confirmed below the unconfirmed 32000 (rates %v)", c.Rate, c.Confirmed, c.Bound, f.rates)
 	}
+	// Every rate meets once and misses when measured again: no answer,
+	// said as such.
+	flaky := map[float64]int{}
+	c, err = Search(context.Background(), SearchOptions{SLO: slo(t, "p99<=2ms"), Start: 1000, MaxRate: 2000, Confirm: true, Measure: func(ctx context.Context, rate float64) (Step, error) {
+		s, err := f.measure(ctx, rate)
+		if flaky[rate]++; flaky[rate] > 1 {
+			s.Latency["p99"] = 50
+		}
+		return s, err
+	}})
+	if err != nil || c.Rate != 0 || !strings.Contains(c.CapacityLine(), "no rate met it twice: 1,000, 2,000 ops/s met it once") {
+		t.Errorf("flaky: capacity %v, line %q (%v)", c.Rate, c.CapacityLine(), err)
+	}
 	c, err = Search(context.Background(), SearchOptions{SLO: slo(t, "p99<=2ms"), Start: 1000, Confirm: true, Measure: (&fakeCluster{saturation: 60000, slowShard: -1}).measure})
 	if err != nil || !c.Confirmed || c.Rate < 0.95*45000 || c.Rate > 45000 {
 		t.Errorf("a steady cluster: capacity %v confirmed %v (%v)", c.Rate, c.Confirmed, err)

@@ -175,7 +175,7 @@ func headline(r *Result) string {
 			}
 			fmt.Fprintf(&s, "; what limited it: %s. ", c.Limit)
 		} else {
-			fmt.Fprintf(&s, "No rate tried met %s (lowest %s ops/s): %s. ", c.SLO.Text, Count(c.lowest()), c.Limit)
+			fmt.Fprintf(&s, "Capacity %s; %s. ", strings.TrimPrefix(c.CapacityLine(), "capacity: "), c.Limit)
 		}
 		fmt.Fprintf(&s, "The step at %s ops/s: ", Count(r.Rate))
 	}
