@@ -601,15 +601,19 @@ func (r *Result) PrintSummary(w io.Writer) {
 	}
 	if len(r.Windows) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "\nFAULT\tWINDOW\tSECONDS\tOK/S\tERR/S\tREDIR/S\tP50 MS\tP99 MS\tP99.9 MS\tCHANGE P99")
+		fmt.Fprintln(tw, "\nFAULT\tWINDOW\tSECONDS\tOK/S\tERR/S\tMOVED\tASK\tTRYAGAIN\tP50 MS\tP99 MS\tP99.9 MS\tCHANGE P99")
+		var details []string
 		for _, win := range r.Windows {
 			name := win.Fault
 			if win.TookS > 0 {
 				name += fmt.Sprintf(" (took %.1fs)", win.TookS)
 			}
+			if win.Detail != "" {
+				details = append(details, fmt.Sprintf("%s at %s s: %s", win.Fault, Num(win.StartS), win.Detail))
+			}
 			for i, wf := range []WindowFigures{win.Before, win.During, win.After} {
 				if wf.Seconds == 0 {
-					fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\n", name, []string{"before", "during", "after"}[i])
+					fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", name, []string{"before", "during", "after"}[i])
 					name = ""
 					continue
 				}
@@ -617,12 +621,15 @@ func (r *Result) PrintSummary(w io.Writer) {
 				if i > 0 {
 					change = pctChange(win.Before.P99Ms, wf.P99Ms)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%.1f-%.1f\t%.0f\t%.1f\t%.1f\t%.3f\t%.3f\t%.3f\t%s\n", name, []string{"before", "during", "after"}[i],
-					wf.FromS, wf.ToS, wf.OKPerS, wf.ErrorsPerS, wf.RedirectsPerS, wf.P50Ms, wf.P99Ms, wf.P999Ms, change)
+				fmt.Fprintf(tw, "%s\t%s\t%.1f-%.1f\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", name, []string{"before", "during", "after"}[i],
+					wf.FromS, wf.ToS, Count(wf.OKPerS), Num(wf.ErrorsPerS), wf.Moved, wf.Ask, wf.TryAgain, Num(wf.P50Ms), Num(wf.P99Ms), Num(wf.P999Ms), change)
 				name = ""
 			}
 		}
 		tw.Flush()
+		for _, d := range details {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
 	}
 	r.Load.print(w)
 }
