@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSLO(t *testing.T) {
@@ -214,5 +215,35 @@ func TestSearchConfirms(t *testing.T) {
 	c, err = Search(context.Background(), SearchOptions{SLO: slo(t, "p99<=2ms"), Start: 1000, Confirm: true, Measure: (&fakeCluster{saturation: 60000, slowShard: -1}).measure})
 	if err != nil || !c.Confirmed || c.Rate < 0.95*45000 || c.Rate > 45000 {
 		t.Errorf("a steady cluster: capacity %v confirmed %v (%v)", c.Rate, c.Confirmed, err)
+	}
+}
+
+// The warm-up is driven, not measured: two slow seconds before it ends
+// leave no trace in the figures, the rate or the length.
+func TestWarmupIsNotMeasured(t *testing.T) {
+	e := newEngine(Options{KV: testKV(), Concurrency: 1, Duration: 10 * time.Second, OpTimeout: time.Second}, nil)
+	s := newSeries(e.workers, e.shards())
+	s.warmup = 2 * time.Second
+	w := e.workers[0]
+	for sec := 1; sec <= 10; sec++ {
+		n, lat := 1000, time.Millisecond
+		if sec <= 2 {
+			n, lat = 300, 100*time.Millisecond
+		}
+		for i := 0; i < n; i++ {
+			w.record([]pending{{out: outOK, sent: 0, done: lat}})
+		}
+		s.collect(time.Duration(sec)*time.Second + 5*time.Millisecond) // a tick fires a little late
+	}
+	e.series = s
+	r := e.result(10*time.Second + 5*time.Millisecond)
+	if r.WarmupS < 2 || r.WarmupS > 2.01 || r.DurationS < 7.99 || r.DurationS > 8.01 {
+		t.Errorf("warm-up %.3f s, measured %.3f s, want 2 and 8", r.WarmupS, r.DurationS)
+	}
+	if tot := r.Ops["total"]; tot.Corrected.Count != 8000 || tot.Corrected.Max > 1.1 || r.Throughput < 999 || r.Throughput > 1001 {
+		t.Errorf("measured %d ops, max %.3f ms, %.1f ops/s: the warm-up's slow ops leaked in", tot.Corrected.Count, tot.Corrected.Max, r.Throughput)
+	}
+	if len(r.Seconds) != 8 || r.Percentile(99) > 1.1 {
+		t.Errorf("%d seconds, p99 %.3f ms", len(r.Seconds), r.Percentile(99))
 	}
 }

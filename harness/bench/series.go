@@ -94,7 +94,7 @@ func (s *series) collect(at time.Duration) {
 	var c Counts
 	shard := newShardFigs(s.shards)
 	s.scratch.reset()
-	if at < s.warmup+warmupSlack {
+	if s.warmup > 0 && at < s.warmup+warmupSlack {
 		// Warm-up: drained and dropped (connections dialled, queues and
 		// the servers' caches settling), the CPU clock restarted.
 		for _, st := range s.stats {
