@@ -45,11 +45,22 @@ With --nemesis (migrate, member, failover, pause, ...) every fault gets
 before / during / after windows. Memory stays bounded: per-second HDR
 histograms, no per-op history unless --history.
 
+--slo 'p99<=2ms' searches the capacity: open-loop steps of --slo-step after
+--slo-warmup each (--time-limit does not apply), a doubling ramp from --rate,
+then a bisection to 5%, the answer measured twice; it prints the curve and
+"capacity: N ops/s at p99<=2ms" before the last line, and what limited it.
+--plan 'at=10s scale-out; at=30s reshard 500; at=50s failover' makes
+capacity changes at those times under the load, each with its windows.
+--versus '--nodes 8' runs the bench again with those flags changed and
+compares the two (compare.html beside the second).
+
 Other workloads (register, counter, ...) run as in 'redline run', without
 their checkers. The last line printed is "throughput: N ops/s".`,
 		Example: `  redline bench --concurrency 50 --time-limit 30s
   redline bench --target redis --rate 20000 --nemesis pause --ratio 1:1 --value-size 32-512
-  redline bench --addrs 10.0.0.5:6379 --preset ycsb-b --keys 100000 --pipeline 8`,
+  redline bench --addrs 10.0.0.5:6379 --preset ycsb-b --keys 100000 --pipeline 8
+  redline bench --target redis --slo 'p99<=2ms,errors<=0.1%' --versus '--nodes 8'
+  redline bench --target redis --rate 5000 --time-limit 90s --plan 'at=10s scale-out; at=50s reshard 500'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
