@@ -581,16 +581,22 @@ func spectrumSection(runs []Named) string {
 	return b.String()
 }
 
+// anyRun: some run has what has asks for.
+func anyRun(runs []Named, has func(*Result) bool) bool {
+	for _, n := range runs {
+		if has(n.R) {
+			return true
+		}
+	}
+	return false
+}
+
 // shardSection shows each shard by its primary's node name.
 func shardSection(runs []Named) string {
-	var b strings.Builder
-	any := false
-	for _, n := range runs {
-		any = any || len(n.R.Shards) > 0
-	}
-	if !any {
+	if !anyRun(runs, func(r *Result) bool { return len(r.Shards) > 0 }) {
 		return ""
 	}
+	var b strings.Builder
 	b.WriteString(`<section id="shards"><h2>per shard (primaries as at the start)</h2>`)
 	for _, n := range runs {
 		r := n.R
@@ -633,14 +639,10 @@ func shardSection(runs []Named) string {
 // windowSection lists each fault or capacity change with the same length
 // of time before and after it.
 func windowSection(runs []Named) string {
-	var b strings.Builder
-	any := false
-	for _, n := range runs {
-		any = any || len(n.R.Windows) > 0
-	}
-	if !any {
+	if !anyRun(runs, func(r *Result) bool { return len(r.Windows) > 0 }) {
 		return ""
 	}
+	var b strings.Builder
 	b.WriteString(`<section id="windows"><h2>fault and change windows</h2>`)
 	for _, n := range runs {
 		if len(n.R.Windows) == 0 {
