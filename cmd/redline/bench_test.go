@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -320,4 +321,50 @@ func localAddrs(t *testing.T) string {
 	}
 	t.Cleanup(lc.Stop)
 	return strings.Join(lc.Addrs, ",")
+}
+
+// TestBenchVersusExternal compares two client settings on one cluster in
+// one command: A as given, B with --pipeline 4 and A's seed; the page
+// beside B names the difference.
+func TestBenchVersusExternal(t *testing.T) {
+	res := t.TempDir()
+	out, b := benchRun(t, res, "bench", "--addrs", localAddrs(t), "--rate", "300", "--time-limit", "2s", "--keys", "200", "--versus", "--pipeline 4")
+	for _, want := range []string{"=== A: the bench as given", "=== B: --pipeline 4", "=== A vs B", "FIGURE", "versus: throughput A "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); !strings.HasPrefix(lines[len(lines)-1], "throughput: ") {
+		t.Errorf("the last line is not the throughput: %q", lines[len(lines)-1])
+	}
+	if b.Pipeline != 4 {
+		t.Errorf("B ran with pipeline %d, want 4", b.Pipeline)
+	}
+	latest, _ := filepath.EvalSymlinks(filepath.Join(res, "latest"))
+	page, err := os.ReadFile(filepath.Join(latest, "compare.html"))
+	if err != nil || !regexp.MustCompile(`id="config-differ">the runs differ in: [^<]*kv\.pipeline`).Match(page) {
+		t.Errorf("compare.html does not name the pipeline as the difference (%v)", err)
+	}
+	// Both runs with one seed (A's, chosen for both).
+	runs, _ := filepath.Glob(filepath.Join(filepath.Dir(latest), "*", "config.json"))
+	seeds := map[string]bool{}
+	for _, f := range runs {
+		var c struct{ Seed int64 }
+		if err := json.Unmarshal(mustRead(t, f), &c); err != nil || c.Seed == 0 {
+			t.Errorf("%s: seed %d (%v)", f, c.Seed, err)
+		}
+		seeds[fmt.Sprint(c.Seed)] = true
+	}
+	if len(runs) != 2 || len(seeds) != 1 {
+		t.Errorf("%d runs with seeds %v, want A and B with one seed", len(runs), seeds)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
