@@ -262,26 +262,31 @@ func TestBenchPlanReshardExternal(t *testing.T) {
 }
 
 // TestBenchPlanScaleOutInDocker adds a primary 5 s into an open-loop
-// bench on the reference cluster in containers: the plan's scale-out
-// finishes under load and gets its window (duration, node added, slots
-// and keys moved, redirects), and the load goes on.
+// bench on the reference cluster in containers and removes one at 30 s:
+// both changes finish under load and get their windows (duration, node
+// added or removed, slots and keys moved, redirects), and the load goes on.
 func TestBenchPlanScaleOutInDocker(t *testing.T) {
 	requireDocker(t)
 	res := t.TempDir()
-	out, r := benchRun(t, res, "bench", "--rate", "500", "--time-limit", "45s", "--keys", "500", "--plan", "at=5s scale-out",
+	out, r := benchRun(t, res, "bench", "--rate", "500", "--time-limit", "55s", "--keys", "500", "--plan", "at=5s scale-out; at=30s scale-in",
 		"--node-timeout", "1s", "--seed", "13")
-	if len(r.Windows) != 1 {
-		t.Fatalf("windows %+v, want the scale-out\n%s", r.Windows, out)
+	if len(r.Windows) != 2 {
+		t.Fatalf("windows %+v, want the scale-out and the scale-in\n%s", r.Windows, out)
 	}
-	w := r.Windows[0]
-	if w.Fault != "scale-out" || w.StartS < 4.9 || w.TookS <= 0 || w.EndS >= r.DurationS || !strings.Contains(w.Detail, "added n7") || !strings.Contains(w.Detail, "slots moved") {
-		t.Errorf("the scale-out's window %+v (traffic %.1f s): want it started at 5 s, finished, n7 added with slots", w, r.DurationS)
+	for i, want := range []struct{ fault, did string }{{"scale-out", "added n7"}, {"scale-in", "removed n"}} {
+		w := r.Windows[i]
+		if w.Fault != want.fault || w.TookS <= 0 || w.EndS >= r.DurationS || !strings.Contains(w.Detail, want.did) || !strings.Contains(w.Detail, "slots moved") {
+			t.Errorf("window %d %+v (traffic %.1f s): want %s finished, %q with slots moved", i, w, r.DurationS, want.fault, want.did)
+		}
+		if w.Before.Seconds == 0 || w.During.Seconds == 0 || w.After.Seconds == 0 {
+			t.Errorf("window without before/during/after figures: %+v", w)
+		}
 	}
-	if w.Before.Seconds == 0 || w.During.Seconds == 0 || w.After.Seconds == 0 {
-		t.Errorf("window without before/during/after figures: %+v", w)
+	if r.Windows[0].StartS < 4.9 || r.Windows[1].StartS < 29.9 {
+		t.Errorf("changes at %.1f s and %.1f s, planned at 5 s and 30 s", r.Windows[0].StartS, r.Windows[1].StartS)
 	}
 	if r.Throughput < 400 || r.Counts.Moved+r.Counts.Ask == 0 {
-		t.Errorf("throughput %.0f, %d MOVED, %d ASK: the load should go on through the scale-out and follow it", r.Throughput, r.Counts.Moved, r.Counts.Ask)
+		t.Errorf("throughput %.0f, %d MOVED, %d ASK: the load should go on through the changes and follow them", r.Throughput, r.Counts.Moved, r.Counts.Ask)
 	}
 	// Only this run's cluster: other benches may share the engine.
 	cfg, _ := os.ReadFile(filepath.Join(res, "latest", "config.json"))
