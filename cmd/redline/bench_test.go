@@ -144,6 +144,17 @@ func TestBenchBadArguments(t *testing.T) {
 		{"bench", "--preset", "ycsb-z"},
 		{"bench", "--workload", "kv,register"},
 		{"run", "--workload", "kv"},
+		{"bench", "--slo", "p99<2ms"},
+		{"bench", "--slo", "p99<=2ms", "--slo-step", "100ms"},
+		{"bench", "--slo", "p99<=2ms", "--slo-warmup", "1500ms"},
+		{"bench", "--slo", "p99<=2ms", "--nemesis", "pause"},
+		{"bench", "--slo", "p99<=2ms", "--rate", "5000", "--slo-max-rate", "1000"},
+		{"bench", "--plan", "at=10s grow"},
+		{"bench", "--plan", "at=70s scale-out"},
+		{"bench", "--plan", "at=10s scale-out", "--slo", "p99<=2ms"},
+		{"bench", "--plan", "at=10s scale-out", "--nemesis", "kill"},
+		{"bench", "--versus", "--no-such-flag 1"},
+		{"bench", "--versus", "--ratio x"},
 	}
 	for _, args := range cases {
 		var out, errb bytes.Buffer
