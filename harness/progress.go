@@ -109,6 +109,8 @@ func NewProgress(out io.Writer, tty bool, log *Log) *Progress {
 type Status struct {
 	Counts func() (ok, fail, info int64)
 	Fault  func() string
+	// Live, if set, adds figures of the moment (a bench's ops/s and p99).
+	Live func() string
 }
 
 // StartRun shows elapsed time against the limit, op counts and the fault.
@@ -124,7 +126,11 @@ func (pr *Progress) StartRun(limit time.Duration, st Status) {
 		if fault == "" {
 			fault = "none"
 		}
-		return fmt.Sprintf("ok %d  fail %d  info %d  fault: %s", ok, fail, info, fault)
+		live := ""
+		if st.Live != nil {
+			live = st.Live() + "  "
+		}
+		return fmt.Sprintf("%sok %d  fail %d  info %d  fault: %s", live, ok, fail, info, fault)
 	}
 	if !pr.tty {
 		pr.done.Add(1)

@@ -42,6 +42,7 @@ type runOptions struct {
 	creds      cluster.Credentials // read from the environment or a file, never stored
 	replay     string              // --replay DIR: rerun a stored run's config and fault schedule
 	kv         kvFlags             // bench's kv workload
+	capacity   capacityFlags       // bench's --slo search and --plan
 	stdout     io.Writer
 	stderr     io.Writer
 	// runDir, if set, learns each run's directory as soon as it exists
