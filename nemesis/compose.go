@@ -36,10 +36,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
@@ -255,4 +257,298 @@ func errText(err error) any {
 		return nil
 	}
 	return err.Error()
+}
+
+// epochView is every reachable node's own line: its role, config epoch and
+// primary, by node name, plus the config epochs two or more primaries
+// share (a collision Redis resolves by bumping one of them).
+func (e *env) epochView(ctx context.Context) map[string]any {
+	nodes := map[string]any{}
+	byEpoch := map[uint64][]string{}
+	for _, nd := range e.c.Nodes() {
+		text, err := e.admin.ClusterNodes(ctx, nd.Addr)
+		if err != nil {
+			nodes[nd.Name] = map[string]any{"error": err.Error()}
+			continue
+		}
+		ls, err := cluster.ParseNodes(text)
+		if err != nil {
+			nodes[nd.Name] = map[string]any{"error": err.Error()}
+			continue
+		}
+		self, ok := cluster.Self(ls)
+		if !ok {
+			continue
+		}
+		d := map[string]any{"config_epoch": self.ConfigEpoch, "primary": self.IsPrimary()}
+		if self.IsPrimary() {
+			slots := 0
+			for _, r := range self.Ranges {
+				slots += r.End - r.Start + 1
+			}
+			d["slots"] = slots
+			if slots > 0 {
+				byEpoch[self.ConfigEpoch] = append(byEpoch[self.ConfigEpoch], nd.Name)
+			}
+		}
+		nodes[nd.Name] = d
+	}
+	var shared []string
+	for ep, ns := range byEpoch {
+		if len(ns) > 1 {
+			shared = append(shared, fmt.Sprintf("epoch %d: %s", ep, strings.Join(ns, ",")))
+		}
+	}
+	slices.Sort(shared)
+	return map[string]any{"nodes": nodes, "shared_epochs": shared}
+}
+
+// takeoverKilledMode is the takeover composition (see the top of this file).
+const takeoverKilledMode = "takeover-killed"
+
+func (f *failoverFault) studyModes() []string { return []string{takeoverKilledMode} }
+
+// takeoverKilledAction kills a majority of the primaries and takes each
+// one's shard over with CLUSTER FAILOVER TAKEOVER on a replica; stopping
+// restarts the old primaries and records what they became.
+func (f *failoverFault) takeoverKilledAction(st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	k, _ := f.bound["kill"].(*killFault)
+	if k == nil {
+		return nil, fmt.Errorf("%s needs to %s", st.Mode, lookup("kill").needs())
+	}
+	prim := t.Primaries()
+	var withReplica []clusteradmin.NodeState
+	for _, p := range prim {
+		if _, ok := replicaOf(t, p.ID); ok && p.Reachable {
+			withReplica = append(withReplica, p)
+		}
+	}
+	want := len(prim)/2 + 1
+	if len(withReplica) < want {
+		return nil, fmt.Errorf("%s needs %d primaries with a reachable replica (a majority of %d), have %d", st.Mode, want, len(prim), len(withReplica))
+	}
+	victims := pickN(rng, withReplica, want)
+	var replicas []clusteradmin.NodeState
+	var nodes []string
+	for _, v := range victims {
+		r, _ := replicaOf(t, v.ID)
+		replicas = append(replicas, r)
+		nodes = append(nodes, v.Node.Name, r.Node.Name)
+	}
+	a := &action{nodes: nodes, detail: map[string]any{"killed": memberNames(victims), "takeover": memberNames(replicas)}}
+	c := newComposer(f.env, st.Mode, nodes)
+	a.start = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		defer func() { res["steps"] = c.steps }()
+		err := each(memberNames(victims), func(name string) error {
+			k.killed.mark(name, true)
+			return k.killer.Kill(ctx, name)
+		})
+		c.step("kill", map[string]any{"nodes": memberNames(victims), "error": errText(err)})
+		if err != nil {
+			return res, err
+		}
+		// At once, before failure detection: with a majority of the
+		// primaries down no election can win, TAKEOVER needs none.
+		errs := make([]error, len(replicas))
+		each(memberNames(replicas), func(name string) error {
+			for i, r := range replicas {
+				if r.Node.Name == name {
+					var d map[string]any
+					d, errs[i] = c.promote(ctx, r, victims[i], "takeover", "its primary was killed with a majority of the primaries")
+					c.step("takeover", d)
+				}
+			}
+			return nil
+		})
+		res["epochs_after_takeover"] = f.epochView(ctx)
+		return res, errors.Join(errs...)
+	}
+	a.stop = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		err := each(memberNames(victims), func(name string) error {
+			if err := k.killer.Restart(ctx, name); err != nil {
+				return err
+			}
+			k.killed.mark(name, false)
+			return nil
+		})
+		c.step("restart", map[string]any{"nodes": memberNames(victims), "error": errText(err)})
+		cerr := f.waitConverged(ctx, max(10*time.Second, 5*f.opts.NodeTimeout))
+		view := f.epochView(ctx)
+		res["epochs_after_restart"] = view
+		// Who serves each taken-over shard now: the takeover, or the old
+		// primary back (the loss of valkey-io/valkey#974).
+		var back []string
+		if ns, ok := view["nodes"].(map[string]any); ok {
+			for _, v := range victims {
+				if d, ok := ns[v.Node.Name].(map[string]any); ok && d["primary"] == true && d["slots"] != nil && d["slots"] != 0 {
+					back = append(back, v.Node.Name)
+				}
+			}
+		}
+		res["old_primaries_serving"] = back
+		res["steps"] = c.steps
+		c.step("after-restart", map[string]any{"old_primaries_serving": back, "shared_epochs": view["shared_epochs"], "converge_error": errText(cerr)})
+		return res, err
+	}
+	return a, nil
+}
+
+// emptiedReplicaKillMode is the emptied-primary composition (see the top
+// of this file).
+const emptiedReplicaKillMode = "emptied-replica-kill"
+
+// replInfo is a node's INFO replication fields that say where a sync is.
+func (e *env) replInfo(ctx context.Context, addr string) map[string]any {
+	v, err := e.admin.Do(ctx, addr, 2*time.Second, "info", "replication")
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	text, _ := v.(string)
+	out := map[string]any{}
+	for _, k := range []string{"role", "master_host", "master_port", "master_link_status", "master_sync_in_progress",
+		"slave_repl_offset", "master_repl_offset"} {
+		if s, ok := clusteradmin.InfoField(text, k); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// emptiedReplicaKillAction empties a primary E of its slots, the last one
+// going to primary P, so that E becomes P's replica (Redis 7's replica
+// migration of an emptied primary; CLUSTER REPLICATE where the server did
+// not), and kills P while E's full sync is still in progress. Stopping
+// restarts P. The record says who won P's shard: P's own replica or E.
+func (f *memberFault) emptiedReplicaKillAction(st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	k, _ := f.bound["kill"].(*killFault)
+	if k == nil {
+		return nil, fmt.Errorf("%s needs to %s", st.Mode, lookup("kill").needs())
+	}
+	prim := t.Primaries()
+	if len(prim) < 4 {
+		// Only primaries with slots vote: with three, emptying one leaves
+		// two, and with P killed the one left cannot make a majority.
+		return nil, fmt.Errorf("%s needs four primaries with slots (e.g. --nodes 8 --replicas 1), have %d", st.Mode, len(prim))
+	}
+	for _, m := range prim {
+		if !m.Reachable {
+			return nil, fmt.Errorf("primary %s does not answer", m.Node.Name)
+		}
+	}
+	pair := pickN(rng, prim, 2)
+	emptied, target := pair[0], pair[1]
+	rep, ok := replicaOf(t, target.ID)
+	if !ok {
+		return nil, fmt.Errorf("%s: %s has no reachable replica to compete with the emptied %s", st.Mode, target.Node.Name, emptied.Node.Name)
+	}
+	var others []clusteradmin.NodeState
+	for _, m := range prim {
+		if m.ID != emptied.ID && m.ID != target.ID {
+			others = append(others, m)
+		}
+	}
+	nodes := []string{emptied.Node.Name, target.Node.Name, rep.Node.Name}
+	a := &action{nodes: nodes, detail: map[string]any{"emptied": emptied.Node.Name, "killed": target.Node.Name, "replica": rep.Node.Name}}
+	c := newComposer(f.env, st.Mode, nodes)
+	a.start = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		defer func() { res["steps"] = c.steps }()
+		// 1. Empty it: its slots spread over the others, the last one to P.
+		slots := slices.Clone(emptied.Slots)
+		last := slots[len(slots)-1]
+		rest := slots[:len(slots)-1]
+		chunk := (len(rest) + len(others)) / (len(others) + 1)
+		moved := 0
+		var err error
+		for i, dst := range append(slices.Clone(others), target) {
+			part := rest[min(i*chunk, len(rest)):min((i+1)*chunk, len(rest))]
+			if dst.ID == target.ID {
+				part = append(slices.Clone(rest[min(i*chunk, len(rest)):]), last)
+			}
+			if len(part) == 0 {
+				continue
+			}
+			if _, err = f.mover.MoveSlots(ctx, part, emptied, dst, prim); err != nil {
+				break
+			}
+			moved += len(part)
+		}
+		c.step("empty", map[string]any{"slots_moved": moved, "last_slot_to": target.Node.Name, "error": errText(err)})
+		res["slots_moved"] = moved
+		if err != nil {
+			return res, err
+		}
+		// 2. E replicates P: by itself on Redis 7 (it lost its last slot to
+		// P), else told so.
+		info := f.replInfo(ctx, emptied.Node.Addr)
+		for end := time.Now().Add(3 * time.Second); info["role"] != "slave" && time.Now().Before(end); {
+			time.Sleep(50 * time.Millisecond)
+			info = f.replInfo(ctx, emptied.Node.Addr)
+		}
+		how := "by itself (replica migration of an emptied primary)"
+		if info["role"] != "slave" {
+			how = "CLUSTER REPLICATE"
+			seq, jerr := f.journal.Begin(clusteradmin.Step{Kind: "replicate", From: emptied.ID, To: target.ID,
+				Note: "the emptied primary replicates the primary that took its last slot"})
+			if jerr != nil {
+				return res, jerr
+			}
+			_, err = f.admin.Do(ctx, emptied.Node.Addr, 3*time.Second, "cluster", "replicate", target.ID)
+			f.journal.End(seq, err)
+			if err != nil {
+				c.step("replicate", map[string]any{"how": how, "error": err.Error()})
+				return res, err
+			}
+			info = f.replInfo(ctx, emptied.Node.Addr)
+		}
+		c.step("replicate", map[string]any{"how": how, "emptied": info, "replica": f.replInfo(ctx, rep.Node.Addr)})
+		// 3. Kill P before E's full sync is done (Redis and Valkey wait
+		// repl-diskless-sync-delay, 5 s by default, before sending the
+		// snapshot).
+		k.killed.mark(target.Node.Name, true)
+		err = k.killer.Kill(ctx, target.Node.Name)
+		after := f.replInfo(ctx, emptied.Node.Addr)
+		// Not synced yet: the link is not up (still connecting, or the
+		// snapshot still on its way).
+		unsynced := after["role"] == "slave" && after["master_link_status"] != "up"
+		c.step("kill", map[string]any{"node": target.Node.Name, "emptied": after, "unsynced": unsynced, "error": errText(err)})
+		res["unsynced_at_kill"] = unsynced
+		return res, err
+	}
+	a.minHold = 3*f.opts.NodeTimeout + time.Second // long enough for an election in P's shard
+	a.stop = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		// Who won P's shard before P comes back.
+		winner := ""
+		if tt, err := f.topology(ctx); err == nil {
+			for _, m := range tt.Members {
+				if m.Primary && m.Reachable && slices.Contains(m.Slots, emptied.Slots[len(emptied.Slots)-1]) {
+					winner = m.Node.Name
+				}
+			}
+		}
+		res["winner"], res["emptied_won"] = winner, winner == emptied.Node.Name
+		// Keys held by the emptied node and by P's own replica: a winner
+		// with far fewer keys than the replica serves P's slots without
+		// their data.
+		keys := map[string]any{}
+		for _, m := range []clusteradmin.NodeState{emptied, rep} {
+			if v, err := f.admin.Do(ctx, m.Node.Addr, 2*time.Second, "dbsize"); err == nil {
+				keys[m.Node.Name] = v
+			}
+		}
+		res["dbsize"] = keys
+		c.step("election", map[string]any{"winner": winner, "emptied_won": winner == emptied.Node.Name, "dbsize": keys,
+			"emptied": f.replInfo(ctx, emptied.Node.Addr)})
+		err := k.killer.Restart(ctx, target.Node.Name)
+		if err == nil {
+			k.killed.mark(target.Node.Name, false)
+		}
+		c.step("restart", map[string]any{"node": target.Node.Name, "error": errText(err)})
+		res["steps"] = c.steps
+		return res, err
+	}
+	return a, nil
 }
