@@ -128,6 +128,7 @@ func (e *env) slotCensus(ctx context.Context, slot int) map[string]any {
 	open := 0
 	owner := ""
 	var withKeys []string
+	keysOf := map[string]int64{}
 	for _, m := range t.Members {
 		if !m.Reachable {
 			nodes[m.Node.Name] = map[string]any{"reachable": false}
@@ -151,21 +152,31 @@ func (e *env) slotCensus(ctx context.Context, slot int) map[string]any {
 			d["keys"] = n
 			if n > 0 && m.Primary {
 				withKeys = append(withKeys, m.Node.Name)
+				keysOf[m.Node.Name] = n
 			}
 		} else {
 			d["keys_error"] = err.Error()
 		}
 		nodes[m.Node.Name] = d
 	}
-	out := map[string]any{"slot": slot, "owner": owner, "open_states": open, "nodes": nodes, "primaries_with_keys": withKeys}
+	var strays []string
+	for _, name := range withKeys {
+		if name != owner {
+			strays = append(strays, fmt.Sprintf("%s (%d keys)", name, keysOf[name]))
+		}
+	}
+	out := map[string]any{"slot": slot, "owner": owner, "open_states": open, "nodes": nodes, "primaries_with_keys": withKeys,
+		"stray_primaries": len(strays)}
 	switch {
 	case open > 0:
 		out["summary"] = fmt.Sprintf("slot %d is open (%d MIGRATING/IMPORTING states): redis-cli --cluster check reports it", slot, open)
-	case owner != "" && len(withKeys) > 0 && !slices.Contains(withKeys, owner):
-		out["summary"] = fmt.Sprintf("slot %d looks stable on %s, which holds none of its keys; %s hold them without owning the slot: "+
-			"redis-cli --cluster check sees no open slot", slot, owner, strings.Join(withKeys, ", "))
+	case len(strays) > 0:
+		out["summary"] = fmt.Sprintf("slot %d looks stable on %q (%d keys) while %s hold keys of it without owning it: "+
+			"redis-cli --cluster check sees no open slot", slot, owner, keysOf[owner], strings.Join(strays, ", "))
+	case keysOf[owner] == 0:
+		out["summary"] = fmt.Sprintf("slot %d is stable on %q and no primary holds a key of it", slot, owner)
 	default:
-		out["summary"] = fmt.Sprintf("slot %d is stable on %q with its keys", slot, owner)
+		out["summary"] = fmt.Sprintf("slot %d is stable on %q with %d keys, no other primary holds any", slot, owner, keysOf[owner])
 	}
 	return out
 }

@@ -100,9 +100,7 @@ func TestComposeCliAbortFailoverSrc(t *testing.T) {
 				}
 			}
 			if b.name == "redis" {
-				owner, _ := census["owner"].(string)
-				with, _ := census["primaries_with_keys"].([]any)
-				if census["open_states"] != float64(0) || owner == "" || len(with) == 0 || contains(with, owner) {
+				if census["open_states"] != float64(0) || census["owner"] == "" || census["stray_primaries"] != float64(1) {
 					t.Errorf("Redis 7.0: expected the slot stable on a primary without its keys, got %v", census)
 				}
 			}
@@ -130,74 +128,6 @@ func TestComposeCliAbortFailoverSrc(t *testing.T) {
 	}
 }
 
-func contains(xs []any, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// TestComposeTakeoverKilled kills a majority of the primaries, takes their
-// shards over with CLUSTER FAILOVER TAKEOVER and restarts them, on each
-// build: the kills took (the nodes refused connections), every takeover was
-// promoted, the restarted nodes answer again; the epochs and who serves
-// the shards after the restart are logged (the finding's evidence).
-func TestComposeTakeoverKilled(t *testing.T) {
-	for _, b := range composeBuilds(t) {
-		t.Run(b.name, func(t *testing.T) {
-			ctx := context.Background()
-			c := startLocalServer(t, 6, 1, b.argv)
-			fillKeys(t, c, 1000)
-			nem := newTestNemesis(t, []string{"failover"}, procCluster{c})
-			rec := &memRecorder{}
-			a := nem.fire(ctx, rec, Step{Fault: "failover", Mode: takeoverKilledMode, Seed: 5, Hold: 0.5})
-			if a == nil {
-				t.Fatal("takeover-killed left nothing to stop: the killed primaries must be restarted")
-			}
-			d := detailOf(t, rec.Last("start-failover", history.Info))
-			if d["error"] != nil {
-				t.Fatalf("takeover-killed failed: %v (steps %v)", d["error"], d["steps"])
-			}
-			killed := 0
-			for _, s := range d["steps"].([]any) {
-				m := s.(map[string]any)
-				switch m["step"] {
-				case "kill":
-					killed = len(m["nodes"].([]any))
-				case "takeover":
-					if m["promoted"] != true {
-						t.Fatalf("takeover not promoted: %v", m)
-					}
-				}
-			}
-			if killed != 2 {
-				t.Fatalf("killed %d primaries of 3, want a majority (2)", killed)
-			}
-			for _, name := range a.detail["killed"].([]string) {
-				if err := pingNode(nodeAddr(c, name)); err == nil {
-					t.Fatalf("killed primary %s still answers", name)
-				}
-			}
-			nem.finish(ctx, rec, a)
-			stop := detailOf(t, rec.Last("stop-failover", history.Info))
-			if stop["error"] != nil {
-				t.Fatalf("restart: %v", stop["error"])
-			}
-			for _, name := range a.detail["killed"].([]string) {
-				if err := pingNode(nodeAddr(c, name)); err != nil {
-					t.Fatalf("restarted %s does not answer: %v", name, err)
-				}
-			}
-			t.Logf("%s: after takeover %v; after restart %v; old primaries serving %v", b.name,
-				d["epochs_after_takeover"], stop["epochs_after_restart"], stop["old_primaries_serving"])
-			if err := nem.Heal(ctx, rec); err != nil {
-				t.Logf("heal: %v", err)
-			}
-		})
-	}
-}
 
 // TestComposeEmptiedReplicaKill empties a primary of an 8-node cluster
 // (4 primaries), lets it become the replica of the primary that took its
