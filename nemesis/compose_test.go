@@ -128,7 +128,6 @@ func TestComposeCliAbortFailoverSrc(t *testing.T) {
 	}
 }
 
-
 // TestComposeEmptiedReplicaKill empties a primary of an 8-node cluster
 // (4 primaries), lets it become the replica of the primary that took its
 // last slot and kills that primary during the full sync, on each build:
