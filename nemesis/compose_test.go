@@ -191,3 +191,38 @@ func pingNode(addr string) error {
 	defer cancel()
 	return cl.Ping(ctx).Err()
 }
+
+// TestHandoffClassicFailoverSrc strikes a classic move with a failover of
+// the source's shard, on each build: the struck replica is the source's,
+// and it was promoted while the move was under way. What the end phase
+// makes of the move is logged (finishing it on the shard's new primary is
+// issue 22's item 2).
+func TestHandoffClassicFailoverSrc(t *testing.T) {
+	for _, b := range composeBuilds(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := startLocalServer(t, 6, 1, b.argv)
+			fillKeys(t, c, 3000)
+			nem := newTestNemesis(t, []string{"migrate"}, procCluster{c})
+			rec := &memRecorder{}
+			if a := nem.fire(ctx, rec, Step{Fault: "migrate", Mode: "classic-failover-src", Seed: quickSeed(t), Hold: 0.5}); a != nil {
+				t.Fatal("classic-failover-src left something to stop")
+			}
+			d := detailOf(t, rec.Last("start-migrate", history.Info))
+			st := stepsOf(t, d)
+			strike, from := st["strike"], st["classic-start"]["from"]
+			place := d["placement"].([]any)[0].(map[string]any)
+			if strike == nil || strike["promoted"] != true || strike["primary"] != from {
+				t.Fatalf("strike %v, want the source %v's replica promoted", strike, from)
+			}
+			// The placement reads the source's shard at its new primary.
+			if place["from"] != strike["replica"] {
+				t.Fatalf("placement read the source side at %v, want the promoted %v", place["from"], strike["replica"])
+			}
+			t.Logf("%s: strike %v; move error %v; placement %v", b.name, strike, d["error"], place)
+			if err := nem.Heal(ctx, rec); err != nil {
+				t.Logf("%s: heal: %v", b.name, err)
+			}
+		})
+	}
+}
