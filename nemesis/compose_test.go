@@ -164,8 +164,12 @@ func TestComposeEmptiedReplicaKill(t *testing.T) {
 				t.Fatalf("the emptied primary does not replicate: %v", st["replicate"])
 			}
 			t.Logf("%s: replicate %v; kill %v", b.name, st["replicate"], st["kill"])
-			if d["unsynced_at_kill"] != true {
-				t.Errorf("the kill came after the full sync (Redis waits repl-diskless-sync-delay 5 s first): %v", st["kill"])
+			// Redis and Valkey wait repl-diskless-sync-delay (5 s) before a
+			// full sync, so the kill lands before it is done; the reference
+			// server syncs at once and may be done already (then the emptied
+			// node competes with all the data: logged, not a failure).
+			if b.name != "reference" && d["unsynced_at_kill"] != true {
+				t.Errorf("the kill came after the full sync: %v", st["kill"])
 			}
 			if err := pingNode(nodeAddr(c, a.detail["killed"].(string))); err == nil {
 				t.Fatalf("killed primary %v still answers", a.detail["killed"])
