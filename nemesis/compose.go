@@ -531,13 +531,28 @@ func (f *memberFault) emptiedReplicaKillAction(st Step, t *clusteradmin.Topology
 	a.minHold = 3*f.opts.NodeTimeout + time.Second // long enough for an election in P's shard
 	a.stop = func(ctx context.Context) (map[string]any, error) {
 		res := map[string]any{}
-		// Who won P's shard before P comes back.
+		if !slices.Contains(k.killed.sorted(), target.Node.Name) {
+			// The start failed before the kill: nothing was struck.
+			res["struck"] = false
+			c.step("not-struck", nil)
+			res["steps"] = c.steps
+			return res, nil
+		}
+		// Who won P's shard before P comes back: the owner of the last
+		// slot, waited for (an election takes about two node timeouts;
+		// the start may have used up the hold emptying the node).
+		lastSlot := emptied.Slots[len(emptied.Slots)-1]
 		winner := ""
-		if tt, err := f.topology(ctx); err == nil {
-			for _, m := range tt.Members {
-				if m.Primary && m.Reachable && slices.Contains(m.Slots, emptied.Slots[len(emptied.Slots)-1]) {
-					winner = m.Node.Name
+		for end := time.Now().Add(max(10*time.Second, 5*f.opts.NodeTimeout)); winner == "" && time.Now().Before(end); {
+			if tt, err := f.topology(ctx); err == nil {
+				for _, m := range tt.Members {
+					if m.Primary && m.Reachable && slices.Contains(m.Slots, lastSlot) {
+						winner = m.Node.Name
+					}
 				}
+			}
+			if winner == "" && !sleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
+				break
 			}
 		}
 		res["winner"], res["emptied_won"] = winner, winner == emptied.Node.Name
