@@ -193,6 +193,11 @@ const cliAbortMode = "cli-abort-failover-src"
 
 // cliAbortAction makes a the two-step case on slot, moved from src to dst.
 func (f *migrateFault) cliAbortAction(a *action, st Step, slot int, src, dst clusteradmin.NodeState, t *clusteradmin.Topology) error {
+	if _, external := f.c.(*clusteradmin.External); external {
+		// It strands every key of the slot by design, a user's too: a
+		// guest does not do that to a cluster it did not create.
+		return fmt.Errorf("%s strands a slot's keys on purpose: it runs only on clusters redline creates, not on --addrs", st.Mode)
+	}
 	srcRep, ok1 := replicaOf(t, src.ID)
 	dstRep, ok2 := replicaOf(t, dst.ID)
 	if !ok1 || !ok2 {
