@@ -198,9 +198,8 @@ func pingNode(addr string) error {
 
 // TestHandoffClassicFailoverSrc strikes a classic move with a failover of
 // the source's shard, on each build: the struck replica is the source's,
-// and it was promoted while the move was under way. What the end phase
-// makes of the move is logged (finishing it on the shard's new primary is
-// issue 22's item 2).
+// and it was promoted while the move was under way. Finishing the move on
+// the shard's new primary is issue 22's item 2, not tested here.
 func TestHandoffClassicFailoverSrc(t *testing.T) {
 	for _, b := range composeBuilds(t) {
 		t.Run(b.name, func(t *testing.T) {
@@ -223,10 +222,10 @@ func TestHandoffClassicFailoverSrc(t *testing.T) {
 			if place["from"] != strike["replica"] {
 				t.Fatalf("placement read the source side at %v, want the promoted %v", place["from"], strike["replica"])
 			}
+			// No Heal here: on Redis 7.0 and the reference it cannot finish
+			// this move yet and waits ~30 s for a convergence that does not
+			// come (docs/findings/F007); the cluster is thrown away.
 			t.Logf("%s: strike %v; move error %v; placement %v", b.name, strike, d["error"], place)
-			if err := nem.Heal(ctx, rec); err != nil {
-				t.Logf("%s: heal: %v", b.name, err)
-			}
 		})
 	}
 }
