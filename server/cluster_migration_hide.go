@@ -1,0 +1,287 @@
+package server
+
+// What atomic slot migration shows outside its own commands (Redis 8.4):
+//   - The keys of slots a task imports here are hidden from SCAN, KEYS,
+//     DBSIZE, RANDOMKEY, CLUSTER COUNTKEYSINSLOT and CLUSTER GETKEYSINSLOT
+//     until the takeover (the documentation of those commands says "keys
+//     being imported or trimmed will be filtered out"). Our trim deletes a
+//     slot's keys in one step under the server lock, so no trimmed key is
+//     ever visible half-way; only importing keys need hiding. Replicas of
+//     the destination apply the same stream and do not hide (choice: a
+//     replica has no task; a read there on an unowned slot is MOVED).
+//     When no task imports, the cost is one nil test per command.
+//   - CLUSTER INFO's cluster_slot_migration_* lines and INFO memory's
+//     mem_cluster_slot_migration_* lines.
+//   - CLIENT LIST flags: "o" on the connection that streams slots into this
+//     node (the destination side), "g" on the one the source serves its
+//     destination's requests on (the migrating side).
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/redline-dev/redline/server/cluster"
+	"github.com/redline-dev/redline/server/keyslot"
+	"github.com/redline-dev/redline/server/store"
+)
+
+// hiddenSlots are the slots whose keys db 0 hides (a task imports them).
+type hiddenSlots struct {
+	set    [cluster.NumSlots]bool
+	slots  []int
+	ranges [][]cluster.SlotSpan // what set was built from
+}
+
+// hiding returns the hidden slots of db, nil when none (the fast path).
+func (s *Server) hiding(db int) *hiddenSlots {
+	if db != 0 {
+		return nil
+	}
+	return s.hidden
+}
+
+func (h *hiddenSlots) hides(key string) bool { return h.set[keyslot.Of(key)] }
+
+// visibleLen is DBSIZE: the keys of db minus those hidden.
+func (s *Server) visibleLen(db int) int {
+	n := s.dbs[db].Len()
+	if h := s.hiding(db); h != nil {
+		for _, sl := range h.slots {
+			n -= s.dbs[db].CountKeysInSlot(sl)
+		}
+	}
+	return n
+}
+
+// visibleRandomKey is RANDOMKEY skipping hidden keys: random draws first,
+// then (all draws hidden) the first visible key in order.
+func (s *Server) visibleRandomKey(db int) *store.Object {
+	d := s.dbs[db]
+	h := s.hiding(db)
+	if h == nil {
+		return d.RandomKey()
+	}
+	for i := 0; i < 100; i++ {
+		o := d.RandomKey()
+		if o == nil {
+			return nil
+		}
+		if !h.hides(o.Key()) {
+			return o
+		}
+	}
+	var found *store.Object
+	d.Each(func(o *store.Object) bool {
+		if !h.hides(o.Key()) {
+			found = o
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// clusterKeysEnv is CLUSTER COUNTKEYSINSLOT's and GETKEYSINSLOT's view of
+// db 0: hidden slots are empty.
+func (s *Server) clusterKeysEnv() (count func(int) int, get func(int, int) []string) {
+	db := s.dbs[0]
+	h := s.hidden
+	if h == nil {
+		return db.CountKeysInSlot, db.KeysInSlot
+	}
+	return func(sl int) int {
+			if h.set[sl] {
+				return 0
+			}
+			return db.CountKeysInSlot(sl)
+		}, func(sl, n int) []string {
+			if h.set[sl] {
+				return nil
+			}
+			return db.KeysInSlot(sl, n)
+		}
+}
+
+// asmRefreshHidden rebuilds the hidden set when the importing tasks'
+// slots changed (after every machine output; usually a slice compare).
+func (s *Server) asmRefreshHidden() {
+	rs := s.asm.m.ImportingRanges()
+	old := s.hidden
+	if len(rs) == 0 {
+		s.hidden = nil
+		return
+	}
+	if old != nil && slices.EqualFunc(old.ranges, rs, func(a, b []cluster.SlotSpan) bool { return slices.Equal(a, b) }) {
+		return
+	}
+	h := &hiddenSlots{ranges: rs}
+	for _, r := range rs {
+		forEachSlot(r, func(sl int) {
+			if !h.set[sl] {
+				h.set[sl] = true
+				h.slots = append(h.slots, sl)
+			}
+		})
+	}
+	s.hidden = h
+}
+
+// asmStats are the counters CLUSTER INFO and INFO report.
+type asmStats struct {
+	trimStarted, trimCompleted int64
+	inputPeak                  int64 // largest message applied at once
+}
+
+// asmClusterInfo is CLUSTER INFO's atomic slot migration tail (Redis 8.4).
+func (s *Server) asmClusterInfo() string {
+	var active int
+	var st asmStats
+	if s.asm != nil {
+		active = s.asm.m.ActiveTasks()
+		st = s.asm.stats
+	}
+	var b []byte
+	w := func(k string, v int64) {
+		b = append(b, k...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, v, 10)
+		b = append(b, "\r\n"...)
+	}
+	w("cluster_slot_migration_active_tasks", int64(active))
+	// Trims run to completion in one step under the lock: never running.
+	w("cluster_slot_migration_active_trim_running", 0)
+	w("cluster_slot_migration_active_trim_current_job_keys", 0)
+	w("cluster_slot_migration_active_trim_current_job_trimmed", 0)
+	w("cluster_slot_migration_stats_active_trim_started", st.trimStarted)
+	w("cluster_slot_migration_stats_active_trim_completed", st.trimCompleted)
+	w("cluster_slot_migration_stats_active_trim_cancelled", 0)
+	return string(b)
+}
+
+// asmMemoryInfo returns INFO memory's mem_cluster_slot_migration_* figures:
+// the bytes queued to peers and not yet written (output), the input buffer
+// (always 0: a message is applied as it arrives) and its peak (the largest
+// message applied).
+func (s *Server) asmMemoryInfo() (out, in, peak int64) {
+	if s.asm == nil {
+		return 0, 0, 0
+	}
+	for _, p := range s.asm.peers {
+		out += p.queued.Load()
+	}
+	return out, 0, s.asm.stats.inputPeak
+}
+
+// asmFlag is the CLIENT LIST flag of a migration connection: msg arrives
+// on it from the peer.
+func asmFlag(t cluster.MigMsgType) byte {
+	switch t {
+	case cluster.MigSnapshot, cluster.MigStream, cluster.MigEOF:
+		return 'o' // the source streams into this (importing) node
+	case cluster.MigSync, cluster.MigAck, cluster.MigTakenOver:
+		return 'g' // the destination drives this (migrating) node
+	}
+	return 0
+}
+
+// noteForeignWrite runs on a replica for each command of its master's
+// stream: a write on a slot another node owns is a CLUSTER MIGRATION
+// import under way on the master (or its trim). Redis 8.4 tells replicas
+// of the task (CLUSTER SYNCSLOTS CONF ASM-TASK) so that a replica promoted
+// mid-import trims what was imported; this is our equivalent: the slots
+// are remembered and trimmed on promotion (trimForeign).
+func (s *Server) noteForeignWrite(argv [][]byte) {
+	if s.cl.node.IsMaster() {
+		return
+	}
+	cmd := s.Lookup(argv[0])
+	if cmd == nil || cmd.Flags&FlagWrite == 0 {
+		return
+	}
+	k := cmd.firstKey(argv)
+	if k == nil {
+		return
+	}
+	sl := keyslot.Of(k)
+	if owner := s.cl.node.SlotOwner(sl); owner != "" && owner != s.cl.node.MasterID() {
+		if s.cl.foreign == nil {
+			s.cl.foreign = map[int]bool{}
+		}
+		s.cl.foreign[sl] = true
+	}
+}
+
+// trimForeign, on promotion (the slots of the old master already claimed),
+// deletes the keys of remembered import slots that another node owns: the
+// import never completed for this shard (found by the handoff checker:
+// a destination's replica promoted mid-import kept the keys, so they were
+// on both shards).
+func (s *Server) trimForeign() {
+	if len(s.cl.foreign) == 0 {
+		return
+	}
+	self := s.cl.node.ID()
+	var rs []cluster.SlotSpan
+	for sl := range s.cl.foreign {
+		if o := s.cl.node.SlotOwner(sl); o != "" && o != self {
+			rs = append(rs, cluster.SlotSpan{Start: sl, End: sl})
+		}
+	}
+	s.cl.foreign = nil
+	if len(rs) == 0 {
+		return
+	}
+	db := s.dbs[0]
+	n := 0
+	forEachSlot(rs, func(sl int) {
+		for _, k := range db.KeysInSlot(sl, 1<<30) {
+			if db.Delete([]byte(k)) {
+				n++
+				s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
+			}
+		}
+	})
+	s.Logf('*', "Slot migration: promoted with an unfinished import: trimmed %d keys of %d slots owned by others", n, len(rs))
+}
+
+// trimUnownedOnLoad runs at start, after the data and nodes.conf are
+// loaded: a primary holding keys of slots another node owns, with no
+// classic import open for them, restarted in the middle of a CLUSTER
+// MIGRATION import (tasks live in memory only). Redis 8.4 records the task
+// in the RDB (the cluster-asm-task aux field) and trims its slots on load;
+// we trim every such slot (found by the handoff checker: a destination
+// killed mid-import came back with the imported keys, on both shards).
+// Redis 7 only warns about such keys; nothing else puts them there.
+func (s *Server) trimUnownedOnLoad() {
+	if s.cl.node == nil || !s.cl.node.IsMaster() {
+		return
+	}
+	db := s.dbs[0]
+	if db.Len() == 0 {
+		return
+	}
+	self := s.cl.node.ID()
+	view := s.cl.node.View()
+	n, slots := 0, 0
+	for sl := 0; sl < cluster.NumSlots; sl++ {
+		if db.CountKeysInSlot(sl) == 0 {
+			continue
+		}
+		if o := s.cl.node.SlotOwner(sl); o == "" || o == self {
+			continue
+		}
+		if _, importing := view.Importing[sl]; importing {
+			continue
+		}
+		slots++
+		for _, k := range db.KeysInSlot(sl, 1<<30) {
+			if db.Delete([]byte(k)) {
+				n++
+				s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
+			}
+		}
+	}
+	if n > 0 {
+		s.Logf('#', "Slot migration: trimmed %d keys of %d slots other nodes own (an import unfinished when this node stopped)", n, slots)
+	}
+}
