@@ -40,7 +40,12 @@ func (f *memberFault) bind(e *env, _ *hook, _ bool) error {
 	return nil
 }
 
+func (*memberFault) studyModes() []string { return []string{emptiedReplicaKillMode} }
+
 func (f *memberFault) resolve(ctx context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	if st.Mode == emptiedReplicaKillMode {
+		return f.emptiedReplicaKillAction(st, t, rng)
+	}
 	prim := t.Primaries()
 	mode := st.Mode
 	if mode == "remove" && len(prim) <= 3 {

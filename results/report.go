@@ -16,7 +16,8 @@ import (
 // headline figures, in the order a person wants them.
 var headline = []string{"lost", "unexpected", "recovered", "stale_reads", "anomalous_keys",
 	"wait_satisfied", "wait_unsatisfied", "no_wait", "unknown_keys", "anomaly_types", "wrong_total",
-	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "evidence", "error"}
+	"refused_crossslot", "noscript", "noscript_after_failover", "executed", "ops", "redirects", "affected", "rto_ms",
+	"evidence", "error"}
 
 // HeadlineFigures renders the figures that matter most in one short line
 // for terminals and CI logs ("lost=3 stale_reads=1").
