@@ -76,6 +76,12 @@ var modes = map[string]string{
 	"failover:takeover":            "CLUSTER FAILOVER TAKEOVER (no election: the replica bumps the epoch itself)",
 	"member:add":                   "a new node joins (CLUSTER MEET) and gets 1/(m+1) of every primary's slots",
 	"member:remove":                "a primary is drained, its replicas re-homed, then CLUSTER FORGET and removed",
+	"migrate:cli-abort-failover-src": "a move in redis-cli's order interrupted by a failover of the destination (NODE refused), " +
+		"then a failover of the source before any fix (redis/redis#6339); never on a cluster redline did not create",
+	"failover:takeover-killed": "a majority of primaries SIGKILLed, CLUSTER FAILOVER TAKEOVER on a replica of each, " +
+		"the old primaries restarted after the hold (epoch collisions: valkey-io/valkey#974)",
+	"member:emptied-replica-kill": "a primary emptied of its slots replicates another primary, which is SIGKILLed " +
+		"while the full sync runs (stale-offset election: valkey-io/valkey#885); needs 4 primaries",
 }
 
 // strikeWords say what strikes a moving slot in a handoff composition.
@@ -86,6 +92,7 @@ var strikeWords = map[string]string{
 	"pause-dst":          "the destination frozen during the move, held, resumed",
 	"partition":          "source and destination cut from each other during the move, held, healed",
 	"failover-dst":       "CLUSTER FAILOVER on a replica of the destination during the move",
+	"failover-src":       "CLUSTER FAILOVER on a replica of the source during the move",
 	"cancel":             "CLUSTER MIGRATION CANCEL on the destination (for good)",
 	"cancel-src":         "CLUSTER MIGRATION CANCEL on the source only (the destination retries)",
 	"concurrent-classic": "a classic move of the same slot at the same time",
