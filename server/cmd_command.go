@@ -74,7 +74,7 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 	if cmd.InfoSpecs != nil {
 		c.writeKeySpecs(cmd.InfoSpecs)
 	} else if cmd.FirstKey > 0 {
-		c.Array(1)
+		c.SetHeader(1)
 		c.Map(3)
 		c.BulkString("flags")
 		var kf []string
@@ -113,9 +113,15 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 		c.BulkString("limit")
 		c.Int(0)
 	} else {
-		c.Array(0)
+		c.SetHeader(0)
 	}
-	c.Array(len(cmd.Subcommands))
+	// Redis replies key specs as a set, and no subcommands as an empty set
+	// (RESP3), but subcommands as an array.
+	if len(cmd.Subcommands) == 0 {
+		c.SetHeader(0)
+	} else {
+		c.Array(len(cmd.Subcommands))
+	}
 	for _, sc := range cmd.Subcommands {
 		c.writeCommandInfo(sc, cmd.Name+"|"+sc.Name)
 	}

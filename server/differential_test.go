@@ -279,18 +279,8 @@ func TestDifferentialArguments(t *testing.T) {
 // missingCommands are commands whose replies still differ from Redis 7.0's,
 // mostly because the reference server does not implement them (README).
 var missingCommands = map[string]string{
-	"geoadd":               "geo (not implemented)",
-	"geodist":              "geo (not implemented)",
-	"geohash":              "geo (not implemented)",
-	"geopos":               "geo (not implemented)",
-	"georadius":            "geo (not implemented)",
-	"georadius_ro":         "geo (not implemented)",
-	"georadiusbymember":    "geo (not implemented)",
-	"georadiusbymember_ro": "geo (not implemented)",
-	"geosearch":            "geo (not implemented)",
-	"geosearchstore":       "geo (not implemented)",
-	"acl":                  "not implemented",
-	"module":               "not implemented",
+	"acl":    "not implemented",
+	"module": "not implemented",
 }
 
 // allReplies sends argv followed by an ECHO marker and returns every reply
@@ -331,7 +321,7 @@ func TestCommandListFilterMatchesRedis(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	for _, cat := range []string{"string", "hash", "list", "set", "sortedset", "bitmap"} {
+	for _, cat := range []string{"string", "hash", "list", "set", "sortedset", "bitmap", "geo"} {
 		want := names(red, "COMMAND", "LIST", "FILTERBY", "ACLCAT", cat)
 		var missing []string
 		kept := want[:0]
