@@ -158,12 +158,11 @@ func reduce(x float64) (dd, int) {
 	return bigToDD(rb), int(new(big.Int).And(ni, big.NewInt(3)).Int64())
 }
 
-// sinCosReduced evaluates sin(r) and cos(r) for |r| <= about π/4 by their
-// Taylor series to r^29 and r^28.
-func sinCosReduced(r dd) (s, c dd) {
+// sinReduced and cosReduced evaluate sin(r) and cos(r) for |r| <= about
+// π/4 by their Taylor series to r^29 and r^28.
+func sinReduced(r, r2 dd) dd {
 	k := libmConst()
-	r2 := r.mul(r)
-	s = k.invFact[29]
+	s := k.invFact[29]
 	for n := 27; n >= 1; n -= 2 {
 		t := k.invFact[n]
 		if (n/2)%2 == 1 {
@@ -171,8 +170,12 @@ func sinCosReduced(r dd) (s, c dd) {
 		}
 		s = s.mul(r2).add(t)
 	}
-	s = s.mul(r)
-	c = k.invFact[28]
+	return s.mul(r)
+}
+
+func cosReduced(r2 dd) dd {
+	k := libmConst()
+	c := k.invFact[28]
 	for n := 26; n >= 0; n -= 2 {
 		t := k.invFact[n]
 		if (n/2)%2 == 1 {
@@ -180,45 +183,57 @@ func sinCosReduced(r dd) (s, c dd) {
 		}
 		c = c.mul(r2).add(t)
 	}
-	return s, c
+	return c
 }
 
-func sinCosDD(x float64) (dd, dd) {
+// sinDD and cosDD are sin(x) and cos(x) before the final rounding.
+func sinDD(x float64) dd {
 	r, q := reduce(x)
-	s, c := sinCosReduced(r)
+	r2 := r.mul(r)
 	switch q {
 	case 1:
-		return c, s.neg()
+		return cosReduced(r2)
 	case 2:
-		return s.neg(), c.neg()
+		return sinReduced(r, r2).neg()
 	case 3:
-		return c.neg(), s
+		return cosReduced(r2).neg()
 	}
-	return s, c
+	return sinReduced(r, r2)
+}
+
+func cosDD(x float64) dd {
+	r, q := reduce(x)
+	r2 := r.mul(r)
+	switch q {
+	case 1:
+		return sinReduced(r, r2).neg()
+	case 2:
+		return cosReduced(r2).neg()
+	case 3:
+		return sinReduced(r, r2)
+	}
+	return cosReduced(r2)
 }
 
 func sin(x float64) float64 {
 	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
 		return math.Sin(x)
 	}
-	s, _ := sinCosDD(x)
-	return s.round()
+	return sinDD(x).round()
 }
 
 func cos(x float64) float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return math.Cos(x)
 	}
-	_, c := sinCosDD(x)
-	return c.round()
+	return cosDD(x).round()
 }
 
 // asinDD is asin(x) for |x| <= 1/2 by one Newton step on sin from Go's
 // estimate (its error of a few ulps squares away).
 func asinDD(x dd) dd {
 	y0 := math.Asin(x.hi)
-	s, c := sinCosDD(y0)
-	return dd{y0, 0}.add(x.sub(s).div(c))
+	return dd{y0, 0}.add(x.sub(sinDD(y0)).div(cosDD(y0)))
 }
 
 func asin(x float64) float64 {
