@@ -114,7 +114,7 @@ func runCounter(t *testing.T, f *fakeCluster, traffic int) ([]history.Op, worklo
 	f.stop, f.stopAfter = stop, traffic
 	f.mu.Unlock()
 	ws := []workloads.Workload{w}
-	runWorkers(trafficCtx, ctx, cfg, ws, f, rec)
+	runWorkers(trafficCtx, ctx, cfg, ws, workloads.Own{Conn: f}, rec)
 
 	f.mu.Lock()
 	f.outcome = always(history.OK) // the cluster has healed
@@ -249,5 +249,12 @@ func TestSettledPhaseRetries(t *testing.T) {
 	f.stop, f.stopAfter = cancel, 1
 	if failed := settledPhase(ctx, cfg, ws, workloads.Workload.FinalOps, f, rec, 1<<22); failed != final {
 		t.Fatalf("%d ops counted as never succeeded, want all %d", failed, final)
+	}
+}
+
+func TestCheckerListGroupsByWorkload(t *testing.T) {
+	got := checkerList([]string{"counter/counter", "counter/rpo", "set/set", "set/rpo", "perf"})
+	if want := "5 checkers: counter (counter, rpo), set (set, rpo), perf"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
