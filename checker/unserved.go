@@ -86,6 +86,10 @@ func (a *attributor) unserved() []Attribution {
 		return nil
 	}
 	runEnd := runEnd(a.ops)
+	starts := make([]int64, len(calls))
+	for i := range calls {
+		starts[i] = calls[i].start
+	}
 	addrs := nodeAddrs(a.ops)
 	windows := slices.Clone(a.windows)
 	sort.SliceStable(windows, func(i, j int) bool { return windows[i].Start < windows[j].Start })
@@ -136,9 +140,11 @@ func (a *attributor) unserved() []Attribution {
 		}
 		outs := map[string]*shardOutage{}
 		var order []string
-		for i := range calls {
+		lo := sort.Search(len(starts), func(i int) bool { return starts[i] >= s.from })
+		hi := sort.Search(len(starts), func(i int) bool { return starts[i] >= s.to })
+		for i := lo; i < hi; i++ {
 			c := &calls[i]
-			if c.start < s.from || c.start >= s.to || c.served() || c.start < busy[history.Keyslot(c.inv.Key)] {
+			if c.served() || c.start < busy[history.Keyslot(c.inv.Key)] {
 				continue
 			}
 			sh := shardOf(c)
@@ -154,9 +160,10 @@ func (a *attributor) unserved() []Attribution {
 			}
 			o.errors[errorClass(c)]++
 		}
-		for i := range calls {
+		waiting := len(outs)
+		for i := lo; i < len(calls) && waiting > 0; i++ {
 			c := &calls[i]
-			if c.start < s.from || !c.served() {
+			if !c.served() {
 				continue
 			}
 			if o := outs[shardOf(c)]; o != nil && o.recovered == inf && c.start >= o.lastBad {
@@ -164,6 +171,7 @@ func (a *attributor) unserved() []Attribution {
 				if c.comp != nil {
 					o.recoveredBy = c.comp.Node
 				}
+				waiting--
 			}
 		}
 		for slot, node := range v.slotNode {
