@@ -98,6 +98,11 @@ func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 		}
 		out = append(out, cs...)
 	}
+	if len(out) > 0 {
+		// Once per run: the end phase heals the whole cluster, not one
+		// workload's keys.
+		out = append(out, checker.EndPhase(checker.Options{Timeout: cfg.CheckTimeout.D()}))
+	}
 	return out, nil
 }
 
