@@ -192,3 +192,86 @@ func moverDstFailover(t *testing.T, server []string) {
 		t.Fatalf("journal %v: want the failed move and the repair that closed it", kinds)
 	}
 }
+
+// TestEndPhaseFinishesAMoveAfterBothShardsFailedOver is issue 22's two-step
+// hazard, left for the end phase: a move opened and its keys migrated (as
+// an interrupted redis-cli reshard leaves it), then the destination's shard
+// fails over, then the source's. On Redis 7.0 the promoted source claims
+// the slot with no state and no keys, while every key sits on the promoted
+// destination, which does not own the slot: reads return nil and
+// `--cluster check` passes. The end phase must find the keys (the slot
+// goes where its keys are) and finish the move there; before issue 22 it
+// made the slot stable on the source's side and left the keys stranded.
+func TestEndPhaseFinishesAMoveAfterBothShardsFailedOver(t *testing.T) {
+	for name, server := range moverServers(t) {
+		t.Run(name, func(t *testing.T) { endPhaseTwoFailovers(t, server) })
+	}
+}
+
+func endPhaseTwoFailovers(t *testing.T, server []string) {
+	ctx := context.Background()
+	c := startLocalServer(t, 6, 1, server)
+	want := fillKeys(t, c, 3000)
+	adm := &clusteradmin.Admin{Log: t.Logf}
+	t.Cleanup(adm.Close)
+	j, _ := clusteradmin.OpenJournal("")
+	mover := clusteradmin.NewSlotMover(c, adm, j, t.Logf)
+	tp, err := adm.Topology(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prim := tp.Primaries()
+	src, dst := prim[0], prim[1]
+	replicaOf := func(p clusteradmin.NodeState) clusteradmin.NodeState {
+		for _, r := range tp.Replicas() {
+			if r.MasterID == p.ID {
+				return r
+			}
+		}
+		t.Fatalf("%s has no replica", p.Node.Name)
+		return clusteradmin.NodeState{}
+	}
+	srcReplica, dstReplica := replicaOf(src), replicaOf(dst)
+	keysOf := slotKeys(want)
+	slot := -1
+	for _, s := range src.Slots {
+		if len(keysOf[s]) > 0 {
+			slot = s
+			break
+		}
+	}
+	if err := mover.OpenMigration(ctx, slot, src, dst, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mover.MoveKeys(ctx, slot, src, dst, 0); err != nil {
+		t.Fatal(err)
+	}
+	failoverTo(t, adm, dstReplica, dst)
+	failoverTo(t, adm, srcReplica, src)
+	if err := clusteradmin.WaitClusterConverged(ctx, c, 30*time.Second); err != nil {
+		t.Logf("before the end phase: %v", err)
+	}
+	if found, _, err := mover.Unaccounted(ctx); err != nil || len(found) > 0 {
+		t.Fatalf("the end phase would not repair: %v %v", found, err)
+	}
+	rs, err := mover.RepairSlots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].Action != "finished" || rs[0].Keeper != dstReplica.Node.Name {
+		t.Fatalf("repairs %+v: want slot %d finished on %s", rs, slot, dstReplica.Node.Name)
+	}
+	if err := clusteradmin.WaitClusterConverged(ctx, c, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := countKeys(t, dstReplica.Node.Addr, slot); n != int64(len(keysOf[slot])) {
+		t.Fatalf("the promoted destination holds %d keys of slot %d, want %d", n, slot, len(keysOf[slot]))
+	}
+	if open := openStates(t, c, slot); len(open) > 0 {
+		t.Fatalf("slot %d is still open on %v", slot, open)
+	}
+	checkKeys(t, c, want)
+	if _, problems, err := mover.EndCensus(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("end census: %v %v", problems, err)
+	}
+}
