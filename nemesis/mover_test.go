@@ -18,13 +18,21 @@ import (
 )
 
 // moverServers are the servers the mover's tests run on: redis-server
-// (nil: the default) and the reference server (REDLINE_BINARY server).
+// (nil: the default), the reference server (REDLINE_BINARY server) and,
+// when given, Valkey.
 func moverServers(t *testing.T) map[string][]string {
 	bin := os.Getenv("REDLINE_BINARY")
 	if bin == "" {
 		t.Fatal("REDLINE_BINARY is not set: run `make build` and set it to bin/redline (make test does)")
 	}
-	return map[string][]string{"redis-server": nil, "reference": {bin, "server"}}
+	out := map[string][]string{"redis-server": nil, "reference": {bin, "server"}}
+	// A Valkey 8 build replicates SETSLOT to replicas (valkey-io/valkey#445):
+	// set REDLINE_VALKEY_SERVER to its valkey-server to run these on it too
+	// (not in CI: Debian has no Valkey 8).
+	if v := os.Getenv("REDLINE_VALKEY_SERVER"); v != "" {
+		out["valkey"] = []string{v}
+	}
+	return out
 }
 
 // failoverTo runs CLUSTER FAILOVER on replica and waits until it is a
