@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"io"
+
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/resp"
-	"io"
 )
 
 // BenchmarkPipeline measures the server's per-command cost over loopback

@@ -506,11 +506,10 @@ func (s *Server) blockedClients() []*Client {
 // A READONLY client of a replica keeps waiting for a read-only command on
 // its master's slots.
 func (s *Server) redirectBlocked() {
-	e := s.ext
-	if s.blk.n == 0 || e == nil || e.bus == nil || e.view == nil {
+	if s.blk.n == 0 || s.cl.bus == nil || s.cl.view == nil {
 		return
 	}
-	v := e.view
+	v := s.cl.view
 	for _, c := range s.blockedClients() {
 		msg := ""
 		if !v.StateOK {

@@ -295,9 +295,9 @@ func TestBlockingPropagationLikeRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	var propagated []string
-	s.SetHooks(Hooks{Propagated: func(db int, argv [][]byte) {
+	s.propagationTap = func(db int, argv [][]byte) {
 		propagated = append(propagated, string(bytes.Join(argv, []byte(" "))))
-	}})
+	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -365,25 +365,6 @@ func TestBlockingPropagationLikeRedis(t *testing.T) {
 	if got != want {
 		t.Errorf("propagated commands differ:\nref:\n%s\nredis:\n%s", got, want)
 	}
-}
-
-// startExtServer runs a server with replication (and cluster mode when
-// args ask for it), as Main does.
-func startExtServer(t *testing.T, args ...string) *Server {
-	t.Helper()
-	cfg, err := config.ParseArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()}, args...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg, Options{Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.StartNode(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // TestBlockedClientsWhenTurningReplica: REPLICAOF answers every blocked

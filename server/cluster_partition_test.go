@@ -58,10 +58,9 @@ func startMemCluster(t *testing.T, base, count int, nodeTimeoutMs int) *memClust
 			t.Fatal(err)
 		}
 		s.listeners = append(s.listeners, ln)
-		if err := s.startExt(); err != nil {
+		if err := s.serve(); err != nil {
 			t.Fatal(err)
 		}
-		s.serveBackground()
 		t.Cleanup(func() { s.Close() })
 		mc.srv = append(mc.srv, s)
 		mc.nodes = append(mc.nodes, &node{t: t, port: port})

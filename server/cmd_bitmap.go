@@ -323,3 +323,14 @@ func cmdBitOp(c *Client, argv [][]byte) {
 	c.s.dirty++
 	c.Int(int64(maxLen))
 }
+
+// bitmapCommands are the bitmap family's specs (BITFIELD's are in cmd_bitfield.go).
+func bitmapCommands() []*Command {
+	return []*Command{
+		newCmd("setbit", 4, w, 1, 1, 1, cmdSetBit, "bitmap"),
+		newCmd("getbit", 3, rof, 1, 1, 1, cmdGetBit, "bitmap"),
+		newCmd("bitcount", -2, ro, 1, 1, 1, cmdBitCount, "bitmap"),
+		newCmd("bitpos", -3, ro, 1, 1, 1, cmdBitPos, "bitmap"),
+		newCmd("bitop", -4, w, 2, -1, 1, cmdBitOp, "bitmap"),
+	}
+}

@@ -13,23 +13,6 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-func (s *Server) registerBlockingCommands() {
-	const blk = "write noscript blocking"
-	s.reg("blpop", -3, blk, 1, -2, 1, cmdBPop, "list")
-	s.reg("brpop", -3, blk, 1, -2, 1, cmdBPop, "list")
-	s.reg("brpoplpush", 4, "write denyoom noscript blocking", 1, 2, 1, cmdBLMove, "list")
-	s.reg("blmove", 6, "write denyoom noscript blocking", 1, 2, 1, cmdBLMove, "list")
-	s.reg("blmpop", -5, "write blocking movablekeys", 0, 0, 0, cmdLMPop, "list").Keys = numKeysAt(2)
-	s.reg("lmpop", -4, "write movablekeys", 0, 0, 0, cmdLMPop, "list").Keys = numKeysAt(1)
-	s.reg("bzpopmin", -3, blk+" fast", 1, -2, 1, cmdBZPop, "sorted-set")
-	s.reg("bzpopmax", -3, blk+" fast", 1, -2, 1, cmdBZPop, "sorted-set")
-	s.reg("bzmpop", -5, "write blocking movablekeys", 0, 0, 0, cmdZMPop, "sorted-set").Keys = numKeysAt(2)
-	s.reg("zmpop", -4, "write movablekeys", 0, 0, 0, cmdZMPop, "sorted-set").Keys = numKeysAt(1)
-	if cl := s.commands["client"]; cl != nil {
-		cl.Subcommands = append(cl.Subcommands, sub("unblock", -3, "admin noscript loading stale"))
-	}
-}
-
 // BLPOP|BRPOP key [key ...] timeout
 func cmdBPop(c *Client, argv [][]byte) {
 	timeout, ok := c.blockTimeout(argv[len(argv)-1])
@@ -297,5 +280,23 @@ func cmdClientUnblock(c *Client, argv [][]byte) {
 		c.Int(1)
 	} else {
 		c.Int(0)
+	}
+}
+
+// blockingCommands are the blocking list and sorted-set commands' specs,
+// with LMPOP and ZMPOP.
+func blockingCommands() []*Command {
+	const blk = "write noscript blocking"
+	return []*Command{
+		newCmd("blpop", -3, blk, 1, -2, 1, cmdBPop, "list"),
+		newCmd("brpop", -3, blk, 1, -2, 1, cmdBPop, "list"),
+		newCmd("brpoplpush", 4, "write denyoom noscript blocking", 1, 2, 1, cmdBLMove, "list"),
+		newCmd("blmove", 6, "write denyoom noscript blocking", 1, 2, 1, cmdBLMove, "list"),
+		newCmd("blmpop", -5, "write blocking movablekeys", 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(2)),
+		newCmd("lmpop", -4, "write movablekeys", 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(1)),
+		newCmd("bzpopmin", -3, blk+" fast", 1, -2, 1, cmdBZPop, "sorted-set"),
+		newCmd("bzpopmax", -3, blk+" fast", 1, -2, 1, cmdBZPop, "sorted-set"),
+		newCmd("bzmpop", -5, "write blocking movablekeys", 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(2)),
+		newCmd("zmpop", -4, "write movablekeys", 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(1)),
 	}
 }

@@ -66,16 +66,13 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 		c.Simple(a)
 	}
 	tips := cmd.Tips
-	if tips == nil {
-		tips = redisTips[fullName]
-	}
 	c.SetHeader(len(tips))
 	for _, tip := range tips {
 		c.Simple(tip)
 	}
 	// key specs
-	if cmd.Specs != nil {
-		c.writeKeySpecs(cmd.Specs)
+	if cmd.InfoSpecs != nil {
+		c.writeKeySpecs(cmd.InfoSpecs)
 	} else if cmd.FirstKey > 0 {
 		c.Array(1)
 		c.Map(3)
@@ -167,7 +164,7 @@ func (c *Client) writeCommandDocs(cmd *Command) {
 func cmdCommand(c *Client, argv [][]byte) {
 	s := c.s
 	if len(argv) == 1 {
-		cmds := s.Commands()
+		cmds := s.commandList()
 		c.Array(len(cmds))
 		for _, cmd := range cmds {
 			c.writeCommandInfo(cmd, cmd.Name)
@@ -179,7 +176,7 @@ func cmdCommand(c *Client, argv [][]byte) {
 		c.Int(int64(len(s.commands)))
 	case "INFO":
 		if len(argv) == 2 {
-			cmds := s.Commands()
+			cmds := s.commandList()
 			c.Array(len(cmds))
 			for _, cmd := range cmds {
 				c.writeCommandInfo(cmd, cmd.Name)
@@ -197,7 +194,7 @@ func cmdCommand(c *Client, argv [][]byte) {
 	case "DOCS":
 		var cmds []*Command
 		if len(argv) == 2 {
-			cmds = s.Commands()
+			cmds = s.commandList()
 		} else {
 			for _, n := range argv[2:] {
 				if cmd := s.Lookup(n); cmd != nil {
@@ -235,7 +232,7 @@ func cmdCommand(c *Client, argv [][]byte) {
 			return
 		}
 		var names []string
-		for _, cmd := range s.Commands() {
+		for _, cmd := range s.commandList() {
 			if keep(cmd.Name, cmd) {
 				names = append(names, cmd.Name)
 			}
@@ -298,4 +295,89 @@ func cmdCommand(c *Client, argv [][]byte) {
 	default:
 		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try COMMAND HELP.")
 	}
+}
+
+func cmdCommandGetKeysAndFlags(c *Client, argv [][]byte) {
+	cmd := c.s.Lookup(argv[2])
+	if cmd == nil {
+		c.Error("ERR Invalid command specified")
+		return
+	}
+	args := argv[2:]
+	if !checkArity(cmd.Arity, len(args)) {
+		c.Error("ERR Invalid number of arguments specified for command")
+		return
+	}
+	idx := cmd.KeyIndexes(args)
+	if sub := cmd.subcommand(args); len(idx) == 0 && sub != nil && sub.FirstKey > 0 && sub.FirstKey < len(args) {
+		idx = []int{sub.FirstKey}
+	}
+	if len(idx) == 0 {
+		c.Error("ERR The command has no key arguments")
+		return
+	}
+	flags := keyFlags(cmd, args, idx)
+	c.Array(len(idx))
+	for k, i := range idx {
+		c.Array(2)
+		c.Bulk(args[i])
+		c.SetHeader(len(flags[k]))
+		for _, f := range flags[k] {
+			c.Simple(f)
+		}
+	}
+}
+
+// keyFlags returns the key-spec flags of each key position of argv, from
+// Redis's key specs of the command (or of its subcommand).
+func keyFlags(cmd *Command, argv [][]byte, idx []int) [][]string {
+	name, specs := cmd.Name, cmd.RedisSpecs
+	if sub := cmd.subcommand(argv); sub != nil {
+		name, specs = cmd.Name+"|"+sub.Name, sub.RedisSpecs
+	}
+	out := make([][]string, len(idx))
+	for k, i := range idx {
+		for _, ks := range specs {
+			ps, _ := ks.positions(argv)
+			for _, p := range ps {
+				if p == i {
+					out[k] = specFlags(name, ks.Flags, argv)
+					break
+				}
+			}
+			if out[k] != nil {
+				break
+			}
+		}
+		if out[k] == nil {
+			if cmd.Flags&FlagWrite != 0 {
+				out[k] = []string{"RW", "update"}
+			} else {
+				out[k] = []string{"RO", "access"}
+			}
+		}
+	}
+	return out
+}
+
+// specFlags resolves variable_flags as Redis's getkeys procs do.
+func specFlags(name string, flags []string, argv [][]byte) []string {
+	var out []string
+	variable := false
+	for _, f := range flags {
+		if f == "variable_flags" {
+			variable = true
+			continue
+		}
+		out = append(out, f)
+	}
+	if variable && name == "set" {
+		for _, a := range argv[3:] {
+			if strings.EqualFold(string(a), "get") {
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"OW", "update"}
+	}
+	return out
 }

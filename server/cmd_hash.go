@@ -391,3 +391,25 @@ func scanOrder(all []string, width int) []string {
 	}
 	return out
 }
+
+// hashCommands are the hash family's specs.
+func hashCommands() []*Command {
+	return []*Command{
+		newCmd("hset", -4, wf, 1, 1, 1, cmdHSet, "hash"),
+		newCmd("hmset", -4, wf, 1, 1, 1, cmdHSet, "hash"),
+		newCmd("hsetnx", 4, wf, 1, 1, 1, cmdHSetNX, "hash"),
+		newCmd("hget", 3, rof, 1, 1, 1, cmdHGet, "hash"),
+		newCmd("hmget", -3, rof, 1, 1, 1, cmdHMGet, "hash"),
+		newCmd("hgetall", 2, ro, 1, 1, 1, cmdHGetAll, "hash"),
+		newCmd("hdel", -3, wrf, 1, 1, 1, cmdHDel, "hash"),
+		newCmd("hincrby", 4, wf, 1, 1, 1, cmdHIncrBy, "hash"),
+		newCmd("hincrbyfloat", 4, wf, 1, 1, 1, cmdHIncrByFloat, "hash"),
+		newCmd("hlen", 2, rof, 1, 1, 1, cmdHLen, "hash"),
+		newCmd("hstrlen", 3, rof, 1, 1, 1, cmdHStrlen, "hash"),
+		newCmd("hexists", 3, rof, 1, 1, 1, cmdHExists, "hash"),
+		newCmd("hkeys", 2, ro, 1, 1, 1, cmdHKeys, "hash"),
+		newCmd("hvals", 2, ro, 1, 1, 1, cmdHVals, "hash"),
+		newCmd("hrandfield", -2, ro, 1, 1, 1, cmdHRandField, "hash"),
+		newCmd("hscan", -3, ro, 1, 1, 1, cmdHScan, "hash"),
+	}
+}

@@ -824,29 +824,33 @@ func cmdPFSelfTest(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-func registerHLL(s *Server) {
+// hllCommands are the HyperLogLog family's specs.
+func hllCommands() []*Command {
 	spec := func(flags []string, begin, last int) KeySpec {
-		return KeySpec{Flags: flags, BeginIndex: begin, LastKey: last, KeyStep: 1}
+		return KeySpec{Flags: flags, Begin: KeyBegin{Index: begin}, Find: KeyFind{LastKey: last, Step: 1}}
 	}
-	hll := func(name string, arity int, flags string, first, last int, h Handler, summary string, acl []string, specs []KeySpec) {
+	hll := func(name string, arity int, flags string, first, last int, h Handler, summary string, acl []string, specs []KeySpec) *Command {
 		step := 1
 		if first == 0 {
 			step = 0
 		}
-		cmd := s.reg(name, arity, flags, first, last, step, h, "hyperloglog")
-		cmd.Summary, cmd.Since, cmd.ACL, cmd.Specs = summary, "2.8.9", acl, specs
+		cmd := newCmd(name, arity, flags, first, last, step, h, "hyperloglog").withDocs(summary, "2.8.9").withACL(acl...)
+		cmd.InfoSpecs = specs
+		return cmd
 	}
-	hll("pfadd", -2, "write denyoom fast", 1, 1, cmdPFAdd, "Adds the specified elements to the specified HyperLogLog.",
-		[]string{"@write", "@hyperloglog", "@fast"}, []KeySpec{spec([]string{"RW", "insert"}, 1, 0)})
 	pfcount := KeySpec{Notes: "RW because it may change the internal representation of the key, and propagate to replicas",
-		Flags: []string{"RW", "access"}, BeginIndex: 1, LastKey: -1, KeyStep: 1}
-	hll("pfcount", -2, "readonly", 1, -1, cmdPFCount, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
-		[]string{"@read", "@hyperloglog", "@slow"}, []KeySpec{pfcount})
-	hll("pfmerge", -2, "write denyoom", 1, -1, cmdPFMerge, "Merge N different HyperLogLogs into a single one.",
-		[]string{"@write", "@hyperloglog", "@slow"},
-		[]KeySpec{spec([]string{"RW", "access", "insert"}, 1, 0), spec([]string{"RO", "access"}, 2, -1)})
-	hll("pfdebug", 3, "write denyoom admin", 2, 2, cmdPFDebug, "Internal commands for debugging HyperLogLog values",
-		[]string{"@write", "@hyperloglog", "@admin", "@slow", "@dangerous"}, []KeySpec{spec([]string{"RW", "access"}, 2, 0)})
-	hll("pfselftest", 1, "admin", 0, 0, cmdPFSelfTest, "An internal command for testing HyperLogLog values",
-		[]string{"@hyperloglog", "@admin", "@slow", "@dangerous"}, nil)
+		Flags: []string{"RW", "access"}, Begin: KeyBegin{Index: 1}, Find: KeyFind{LastKey: -1, Step: 1}}
+	return []*Command{
+		hll("pfadd", -2, "write denyoom fast", 1, 1, cmdPFAdd, "Adds the specified elements to the specified HyperLogLog.",
+			[]string{"@write", "@hyperloglog", "@fast"}, []KeySpec{spec([]string{"RW", "insert"}, 1, 0)}),
+		hll("pfcount", -2, "readonly", 1, -1, cmdPFCount, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
+			[]string{"@read", "@hyperloglog", "@slow"}, []KeySpec{pfcount}),
+		hll("pfmerge", -2, "write denyoom", 1, -1, cmdPFMerge, "Merge N different HyperLogLogs into a single one.",
+			[]string{"@write", "@hyperloglog", "@slow"},
+			[]KeySpec{spec([]string{"RW", "access", "insert"}, 1, 0), spec([]string{"RO", "access"}, 2, -1)}),
+		hll("pfdebug", 3, "write denyoom admin", 2, 2, cmdPFDebug, "Internal commands for debugging HyperLogLog values",
+			[]string{"@write", "@hyperloglog", "@admin", "@slow", "@dangerous"}, []KeySpec{spec([]string{"RW", "access"}, 2, 0)}),
+		hll("pfselftest", 1, "admin", 0, 0, cmdPFSelfTest, "An internal command for testing HyperLogLog values",
+			[]string{"@hyperloglog", "@admin", "@slow", "@dangerous"}, nil),
+	}
 }

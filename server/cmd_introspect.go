@@ -1,7 +1,6 @@
 package server
 
 import (
-	"github.com/redline-dev/redline/server/config"
 	"math/bits"
 	"math/rand/v2"
 	"net"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redline-dev/redline/server/config"
 
 	"github.com/redline-dev/redline/server/store"
 )
@@ -43,10 +44,12 @@ func (s *Server) applyAccessPolicy() {
 	}
 }
 
-// protectedAllowed is Redis's allowProtectedAction for
-// enable-protected-configs: yes, or local for a loopback client.
-func (s *Server) protectedAllowed(c *Client) bool {
-	switch s.configValue("enable-protected-configs") {
+// protectedAllowed is Redis's allowProtectedAction: directive
+// (enable-debug-command for DEBUG, enable-protected-configs for CONFIG SET
+// of a protected directive) is yes, or local and c a local client. Redis
+// 7.0's default, no, refuses.
+func (s *Server) protectedAllowed(c *Client, directive string) bool {
+	switch s.configValue(directive) {
 	case "yes":
 		return true
 	case "local":
@@ -55,7 +58,8 @@ func (s *Server) protectedAllowed(c *Client) bool {
 	return false
 }
 
-// isLocal reports a loopback (or unix socket) client.
+// isLocal reports a loopback client, or one without a TCP address (an
+// internal client), as Redis's islocalClient.
 func (c *Client) isLocal() bool {
 	host, _, err := net.SplitHostPort(c.addr)
 	if err != nil {
@@ -90,27 +94,6 @@ func (s *Server) applyLimits() {
 			return
 		}
 	}
-}
-
-// registerIntrospection adds SLOWLOG, LATENCY, MEMORY and LOLWUT.
-func (s *Server) registerIntrospection() {
-	s.reg("slowlog", -2, "", 0, 0, 0, cmdSlowlog, "server").Subcommands = []*Command{
-		sub("reset", 2, "admin loading stale"), sub("len", 2, "admin loading stale"),
-		sub("help", 2, "loading stale"), sub("get", -2, "admin loading stale"),
-	}
-	s.reg("latency", -2, "", 0, 0, 0, cmdLatency, "server").Subcommands = []*Command{
-		sub("help", 2, "loading stale"), sub("doctor", 2, "admin noscript loading stale"),
-		sub("reset", -2, "admin noscript loading stale"), sub("histogram", -2, "admin noscript loading stale"),
-		sub("latest", 2, "admin noscript loading stale"), sub("graph", 3, "admin noscript loading stale"),
-		sub("history", 3, "admin noscript loading stale"),
-	}
-	usage := sub("usage", -3, "readonly")
-	usage.FirstKey, usage.LastKey, usage.Step = 2, 2, 1
-	s.reg("memory", -2, "", 0, 0, 0, cmdMemory, "server").Subcommands = []*Command{
-		sub("help", 2, "loading stale"), usage, sub("doctor", 2, ""), sub("malloc-stats", 2, ""),
-		sub("stats", 2, ""), sub("purge", 2, ""),
-	}
-	s.reg("lolwut", -1, "readonly fast", 0, 0, 0, cmdLolwut, "server")
 }
 
 // LOLWUT [VERSION v]: Redis 7.0's own art is its version line; 5 and 6
@@ -364,4 +347,166 @@ func (s *Server) memoryStats(c *Client) {
 	kvi("rss-overhead.bytes", int64(ms.Sys)-rss)
 	kvf("fragmentation", float64(ms.Sys)/float64(max(alloc, 1)))
 	kvi("fragmentation.bytes", int64(ms.Sys)-alloc)
+}
+
+func cmdSlowlog(c *Client, argv [][]byte) {
+	in := &c.s.intro
+	switch strings.ToUpper(string(argv[1])) {
+	case "GET":
+		count := int64(10)
+		if len(argv) == 3 {
+			n, ok := parseInt(argv[2])
+			if !ok || n < -1 {
+				c.Error("ERR count should be greater than or equal to -1")
+				return
+			}
+			count = n
+			if n == -1 {
+				count = int64(len(in.slowlog))
+			}
+		} else if len(argv) > 3 {
+			c.Error("ERR wrong number of arguments for 'slowlog|get' command")
+			return
+		}
+		n := min(int(count), len(in.slowlog))
+		c.Array(n)
+		for _, e := range in.slowlog[:n] {
+			c.Array(6)
+			c.Int(e.id)
+			c.Int(e.at)
+			c.Int(e.usec)
+			c.Array(len(e.argv))
+			for _, a := range e.argv {
+				c.BulkString(a)
+			}
+			c.BulkString(e.addr)
+			c.BulkString(e.name)
+		}
+	case "LEN":
+		c.Int(int64(len(in.slowlog)))
+	case "RESET":
+		in.slowlog = nil
+		c.OK()
+	case "HELP":
+		helpReply(c, "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"GET [<count>]",
+			"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+			"    Entries are made of:",
+			"    id, timestamp, time in microseconds, arguments array, client IP and port,",
+			"    client name",
+			"LEN",
+			"    Return the length of the slowlog.",
+			"RESET",
+			"    Reset the slowlog.",
+			"HELP",
+			"    Prints this help.")
+	}
+}
+
+func cmdLatency(c *Client, argv [][]byte) {
+	s := c.s
+	in := &s.intro
+	switch strings.ToUpper(string(argv[1])) {
+	case "LATEST":
+		names := in.eventNames()
+		c.Array(len(names))
+		for _, n := range names {
+			ev := in.events[n]
+			last := ev.samples[len(ev.samples)-1]
+			c.Array(4)
+			c.BulkString(n)
+			c.Int(last.at)
+			c.Int(last.ms)
+			c.Int(ev.max)
+		}
+	case "HISTORY":
+		ev := in.events[string(argv[2])]
+		if ev == nil {
+			c.Array(0)
+			return
+		}
+		c.Array(len(ev.samples))
+		for _, sm := range ev.samples {
+			c.Array(2)
+			c.Int(sm.at)
+			c.Int(sm.ms)
+		}
+	case "RESET":
+		n := 0
+		if len(argv) == 2 {
+			n = len(in.events)
+			in.events = nil
+		} else {
+			for _, a := range argv[2:] {
+				if _, ok := in.events[string(a)]; ok {
+					delete(in.events, string(a))
+					n++
+				}
+			}
+		}
+		c.Int(int64(n))
+	case "GRAPH":
+		ev := in.events[string(argv[2])]
+		if ev == nil || len(ev.samples) == 0 {
+			c.Error("ERR No samples available for event '" + string(argv[2]) + "'")
+			return
+		}
+		c.Verbatim(latencyGraph(string(argv[2]), ev))
+	case "DOCTOR":
+		c.Verbatim(in.doctor())
+	case "HISTOGRAM":
+		s.latencyHistogram(c, argv[2:])
+	case "HELP":
+		helpReply(c, "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"DOCTOR",
+			"    Return a human readable latency analysis report.",
+			"GRAPH <event>",
+			"    Return an ASCII latency graph for the <event> class.",
+			"HISTORY <event>",
+			"    Return time-latency samples for the <event> class.",
+			"LATEST",
+			"    Return the latest latency samples for all events.",
+			"RESET [<event> ...]",
+			"    Reset latency data of one or more <event> classes.",
+			"    (default: reset all data for all event classes)",
+			"HISTOGRAM [COMMAND ...]",
+			"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+			"    If no commands are specified then all histograms are replied.",
+			"HELP",
+			"    Prints this help.")
+	}
+}
+
+func cmdMonitor(c *Client, argv [][]byte) {
+	if c.denyBlocking() {
+		c.Error("ERR MONITOR isn't allowed for DENY BLOCKING client")
+		return
+	}
+	if c.monitor {
+		return
+	}
+	c.subscriberOf()
+	c.monitor = true
+	c.s.monitors = append(c.s.monitors, c)
+	c.OK()
+}
+
+// introspectionCommands are the specs of SLOWLOG, LATENCY, MEMORY, MONITOR
+// and LOLWUT.
+func introspectionCommands() []*Command {
+	return []*Command{
+		newCmd("slowlog", -2, "", 0, 0, 0, cmdSlowlog, "server").withSubs(
+			sub("reset", 2, "admin loading stale"), sub("len", 2, "admin loading stale"),
+			sub("help", 2, "loading stale"), sub("get", -2, "admin loading stale")),
+		newCmd("latency", -2, "", 0, 0, 0, cmdLatency, "server").withSubs(
+			sub("help", 2, "loading stale"), sub("doctor", 2, "admin noscript loading stale"),
+			sub("reset", -2, "admin noscript loading stale"), sub("histogram", -2, "admin noscript loading stale"),
+			sub("latest", 2, "admin noscript loading stale"), sub("graph", 3, "admin noscript loading stale"),
+			sub("history", 3, "admin noscript loading stale")),
+		newCmd("memory", -2, "", 0, 0, 0, cmdMemory, "server").withSubs(
+			sub("help", 2, "loading stale"), sub("usage", -3, "readonly").withKey(2), sub("doctor", 2, ""),
+			sub("malloc-stats", 2, ""), sub("stats", 2, ""), sub("purge", 2, "")),
+		newCmd("monitor", 1, "admin noscript loading stale", 0, 0, 0, cmdMonitor, "server"),
+		newCmd("lolwut", -1, "readonly fast", 0, 0, 0, cmdLolwut, "server"),
+	}
 }

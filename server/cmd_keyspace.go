@@ -743,3 +743,40 @@ func cmdSwapDB(c *Client, argv [][]byte) {
 	c.s.dirty++
 	c.OK()
 }
+
+// keyspaceCommands are the generic (keyspace) family's specs.
+func keyspaceCommands() []*Command {
+	return []*Command{
+		newCmd("del", -2, wr, 1, -1, 1, cmdDel, "generic"),
+		newCmd("unlink", -2, wrf, 1, -1, 1, cmdDel, "generic"),
+		newCmd("exists", -2, rof, 1, -1, 1, cmdExists, "generic"),
+		newCmd("type", 2, rof, 1, 1, 1, cmdType, "generic"),
+		newCmd("touch", -2, rof, 1, -1, 1, cmdTouch, "generic"),
+		newCmd("expire", -3, wrf, 1, 1, 1, cmdExpire, "generic"),
+		newCmd("pexpire", -3, wrf, 1, 1, 1, cmdPExpire, "generic"),
+		newCmd("expireat", -3, wrf, 1, 1, 1, cmdExpireAt, "generic"),
+		newCmd("pexpireat", -3, wrf, 1, 1, 1, cmdPExpireAt, "generic"),
+		newCmd("expiretime", 2, rof, 1, 1, 1, func(c *Client, a [][]byte) { expireTimeGeneric(c, a, false) }, "generic"),
+		newCmd("pexpiretime", 2, rof, 1, 1, 1, func(c *Client, a [][]byte) { expireTimeGeneric(c, a, true) }, "generic"),
+		newCmd("ttl", 2, rof, 1, 1, 1, cmdTTL, "generic"),
+		newCmd("pttl", 2, rof, 1, 1, 1, cmdPTTL, "generic"),
+		newCmd("persist", 2, wrf, 1, 1, 1, cmdPersist, "generic"),
+		newCmd("keys", 2, ro, 0, 0, 0, cmdKeys, "generic"),
+		newCmd("scan", -2, ro, 0, 0, 0, cmdScan, "generic"),
+		newCmd("rename", 3, wr, 1, 2, 1, cmdRename, "generic"),
+		newCmd("renamenx", 3, wrf, 1, 2, 1, cmdRenameNX, "generic"),
+		newCmd("randomkey", 1, ro, 0, 0, 0, cmdRandomKey, "generic"),
+		newCmd("dbsize", 1, rof, 0, 0, 0, cmdDBSize, "server"),
+		newCmd("flushall", -1, wr, 0, 0, 0, cmdFlushAll, "server"),
+		newCmd("flushdb", -1, wr, 0, 0, 0, cmdFlushDB, "server"),
+		newCmd("dump", 2, ro, 1, 1, 1, cmdDump, "generic"),
+		newCmd("object", -2, ro, 2, 2, 1, cmdObject, "generic").withSubs(
+			sub("help", 2, "loading stale"), sub("freq", 3, ro).withKey(2), sub("idletime", 3, ro).withKey(2),
+			sub("encoding", 3, ro).withKey(2), sub("refcount", 3, ro).withKey(2)),
+		newCmd("restore", -4, w, 1, 1, 1, cmdRestore, "generic"),
+		newCmd("copy", -3, w, 1, 2, 1, cmdCopy, "generic"),
+		newCmd("move", 3, wrf, 1, 1, 1, cmdMove, "generic"),
+		newCmd("swapdb", 3, wrf, 0, 0, 0, cmdSwapDB, "server"),
+		newCmd("restore-asking", -4, w+" asking", 1, 1, 1, cmdRestore, "server"),
+	}
+}

@@ -3,8 +3,9 @@
 package server
 
 import (
-	"github.com/redline-dev/redline/server/store"
 	"math"
+
+	"github.com/redline-dev/redline/server/store"
 )
 
 func pushGeneric(c *Client, argv [][]byte, front bool) {
@@ -461,4 +462,26 @@ func parseSide(b []byte) (left, ok bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// listCommands are the list family's specs (the blocking ones are in cmd_blocking.go).
+func listCommands() []*Command {
+	return []*Command{
+		newCmd("lpush", -3, wf, 1, 1, 1, cmdLPush, "list"),
+		newCmd("rpush", -3, wf, 1, 1, 1, cmdRPush, "list"),
+		newCmd("lpop", -2, wrf, 1, 1, 1, cmdLPop, "list"),
+		newCmd("rpop", -2, wrf, 1, 1, 1, cmdRPop, "list"),
+		newCmd("lrange", 4, ro, 1, 1, 1, cmdLRange, "list"),
+		newCmd("llen", 2, rof, 1, 1, 1, cmdLLen, "list"),
+		newCmd("lindex", 3, ro, 1, 1, 1, cmdLIndex, "list"),
+		newCmd("lpushx", -3, wf, 1, 1, 1, func(c *Client, a [][]byte) { pushxGeneric(c, a, true) }, "list"),
+		newCmd("rpushx", -3, wf, 1, 1, 1, func(c *Client, a [][]byte) { pushxGeneric(c, a, false) }, "list"),
+		newCmd("lset", 4, w, 1, 1, 1, cmdLSet, "list"),
+		newCmd("lrem", 4, wr, 1, 1, 1, cmdLRem, "list"),
+		newCmd("ltrim", 4, wr, 1, 1, 1, cmdLTrim, "list"),
+		newCmd("lpos", -3, ro, 1, 1, 1, cmdLPos, "list"),
+		newCmd("linsert", 5, w, 1, 1, 1, cmdLInsert, "list"),
+		newCmd("lmove", 5, w, 1, 2, 1, cmdLMove, "list"),
+		newCmd("rpoplpush", 3, w, 1, 2, 1, cmdLMove, "list"),
+	}
 }

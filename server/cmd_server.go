@@ -273,12 +273,6 @@ func cmdRedline(c *Client, argv [][]byte) {
 	}
 }
 
-func cmdWait(c *Client, argv [][]byte) {
-	if _, _, ok := waitArgs(c, argv); ok {
-		c.Int(0)
-	}
-}
-
 // waitArgs parses WAIT numreplicas timeout, answering the error itself.
 func waitArgs(c *Client, argv [][]byte) (want, timeoutMs int64, ok bool) {
 	want, ok = parseInt(argv[1])
@@ -296,13 +290,6 @@ func waitArgs(c *Client, argv [][]byte) (want, timeoutMs int64, ok bool) {
 		return 0, 0, false
 	}
 	return want, timeoutMs, true
-}
-
-func cmdRole(c *Client, argv [][]byte) {
-	c.Array(3)
-	c.BulkString("master")
-	c.Int(0)
-	c.Array(0)
 }
 
 // CONFIG
@@ -335,7 +322,7 @@ func cmdConfig(c *Client, argv [][]byte) {
 		for i := 2; i < len(argv); i += 2 {
 			pairs = append(pairs, [2]string{strings.ToLower(string(argv[i])), string(argv[i+1])})
 		}
-		names, err := cfg.SetMany(pairs, c.s.protectedAllowed(c))
+		names, err := cfg.SetMany(pairs, c.s.protectedAllowed(c, "enable-protected-configs"))
 		if err != nil {
 			c.Error("ERR " + err.Error())
 			return
@@ -400,13 +387,13 @@ func (s *Server) configChanged(name string) {
 			c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
 		}
 	}
-	if name == "maxmemory" && s.ext != nil {
-		s.ext.setMaxmemory()
+	if name == "maxmemory" {
+		s.setMaxmemory()
 	}
-	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.clusterBus() != nil {
-		s.ext.node.Reconfigure(clusterConfig(s.cfg))
-		s.ext.applyBusConfig()
-		s.ext.pending = true
+	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.inCluster() {
+		s.cl.node.Reconfigure(clusterConfig(s.cfg))
+		s.applyBusConfig()
+		s.cl.pending = true
 	}
 }
 
@@ -725,14 +712,6 @@ func (s *Server) info(args [][]byte) string {
 			return
 		}
 		text := body()
-		if s.hooks.InfoSection != nil {
-			extra, replace := s.hooks.InfoSection(name)
-			if replace {
-				text = extra
-			} else {
-				text += extra
-			}
-		}
 		if b.Len() > 0 {
 			b.WriteString("\r\n")
 		}
@@ -801,7 +780,7 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "maxmemory", 0)
 		kv(&sb, "maxmemory_human", "0B")
 		kv(&sb, "maxmemory_policy", "noeviction")
-		out, in, peak := s.ext.asmMemoryInfo()
+		out, in, peak := s.asmMemoryInfo()
 		kv(&sb, "mem_cluster_slot_migration_output_buffer", out)
 		kv(&sb, "mem_cluster_slot_migration_input_buffer", in)
 		kv(&sb, "mem_cluster_slot_migration_input_buffer_peak", peak)
@@ -862,30 +841,12 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "pubsub_channels", channels)
 		kv(&sb, "pubsub_patterns", patterns)
 		kv(&sb, "pubsubshard_channels", shard)
-		migCached := 0
-		if s.ext != nil {
-			migCached = s.ext.mig.cached()
-		}
-		kv(&sb, "migrate_cached_sockets", migCached)
+		kv(&sb, "migrate_cached_sockets", s.mig.cached())
 		kv(&sb, "total_error_replies", s.stats.errorReplies)
 		kv(&sb, "dump_payload_sanitizations", 0)
 		return sb.String()
 	})
-	section("replication", "Replication", func() string {
-		var sb strings.Builder
-		kv(&sb, "role", s.role())
-		kv(&sb, "connected_slaves", 0)
-		kv(&sb, "master_failover_state", "no-failover")
-		kv(&sb, "master_replid", s.runID)
-		kv(&sb, "master_replid2", "0000000000000000000000000000000000000000")
-		kv(&sb, "master_repl_offset", 0)
-		kv(&sb, "second_repl_offset", -1)
-		kv(&sb, "repl_backlog_active", 0)
-		kv(&sb, "repl_backlog_size", s.cfg.ReplBacklogSize)
-		kv(&sb, "repl_backlog_first_byte_offset", 0)
-		kv(&sb, "repl_backlog_histlen", 0)
-		return sb.String()
-	})
+	section("replication", "Replication", s.repl.info)
 	section("cpu", "CPU", func() string {
 		u, sys := cpuTimes()
 		var sb strings.Builder
@@ -897,7 +858,7 @@ func (s *Server) info(args [][]byte) string {
 	section("errorstats", "Errorstats", s.errorstatsInfo)
 	section("commandstats", "Commandstats", func() string {
 		var sb strings.Builder
-		for _, cmd := range s.Commands() {
+		for _, cmd := range s.commandList() {
 			if cmd.calls == 0 && cmd.rejected == 0 && cmd.fails == 0 {
 				continue
 			}
@@ -938,4 +899,43 @@ func humanBytes(n uint64) string {
 		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// serverCommands are the connection and server commands' specs.
+func serverCommands() []*Command {
+	return []*Command{
+		newCmd("ping", -1, "fast", 0, 0, 0, cmdPing, "connection"),
+		newCmd("echo", 2, "fast loading stale", 0, 0, 0, cmdEcho, "connection"),
+		newCmd("select", 2, "loading stale fast", 0, 0, 0, cmdSelect, "connection"),
+		newCmd("quit", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdQuit, "connection"),
+		newCmd("reset", 1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdReset, "connection"),
+		newCmd("auth", -2, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdAuth, "connection"),
+		newCmd("hello", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdHello, "connection"),
+		newCmd("time", 1, "loading stale fast", 0, 0, 0, cmdTime, "server"),
+		newCmd("lastsave", 1, "loading stale fast", 0, 0, 0, cmdLastSave, "server"),
+		newCmd("save", 1, "admin noscript no_async_loading no_multi", 0, 0, 0, cmdSave, "server"),
+		newCmd("bgsave", -1, "admin noscript no_async_loading", 0, 0, 0, cmdBgSave, "server"),
+		newCmd("bgrewriteaof", 1, "admin noscript no_async_loading", 0, 0, 0, cmdBgRewriteAOF, "server"),
+		newCmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, cmdShutdown, "server"),
+		newCmd("info", -1, "loading stale", 0, 0, 0, cmdInfo, "server"),
+		newCmd("redline", -2, "admin noscript loading stale", 0, 0, 0, cmdRedline, "server"),
+		newCmd("config", -2, "", 0, 0, 0, cmdConfig, "server").withSubs(
+			sub("get", -3, "admin noscript loading stale"), sub("set", -4, "admin noscript loading stale"),
+			sub("resetstat", 2, "admin noscript loading stale"), sub("rewrite", 2, "admin noscript loading stale"),
+			sub("help", 2, "loading stale")),
+		newCmd("client", -2, "", 0, 0, 0, cmdClient, "connection").withSubs(
+			sub("id", 2, "noscript loading stale"), sub("setname", 3, "noscript loading stale"),
+			sub("getname", 2, "noscript loading stale"), sub("list", -2, "admin noscript loading stale"),
+			sub("kill", -3, "admin noscript loading stale"), sub("pause", -3, "admin noscript loading stale"),
+			sub("unpause", 2, "admin noscript loading stale"), sub("setinfo", 4, "noscript loading stale"),
+			sub("info", 2, "noscript loading stale"), sub("no-evict", 3, "admin noscript loading stale"),
+			sub("reply", 3, "noscript loading stale"), sub("help", 2, "loading stale"),
+			sub("tracking", -3, "noscript loading stale"), sub("caching", 3, "noscript loading stale"),
+			sub("getredir", 2, "noscript loading stale"), sub("trackinginfo", 2, "noscript loading stale"),
+			sub("unblock", -3, "admin noscript loading stale")),
+		newCmd("command", -1, "loading stale", 0, 0, 0, cmdCommand, "server").withSubs(
+			sub("count", 2, "loading stale"), sub("info", -2, "loading stale"), sub("docs", -2, "loading stale"),
+			sub("list", -2, "loading stale"), sub("getkeys", -4, "loading stale"), sub("help", 2, "loading stale"),
+			sub("getkeysandflags", -4, "loading stale")),
+	}
 }

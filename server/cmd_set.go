@@ -508,3 +508,26 @@ func replyRandomSample[T any](c *Client, all []T, count int64, width int, reply 
 func cmdSScan(c *Client, argv [][]byte) {
 	containerScan(c, argv, store.KindSet, (*store.Object).SetMembers)
 }
+
+// setCommands are the set family's specs.
+func setCommands() []*Command {
+	return []*Command{
+		newCmd("sadd", -3, wf, 1, 1, 1, cmdSAdd, "set"),
+		newCmd("srem", -3, wrf, 1, 1, 1, cmdSRem, "set"),
+		newCmd("smembers", 2, ro, 1, 1, 1, cmdSMembers, "set"),
+		newCmd("sismember", 3, rof, 1, 1, 1, cmdSIsMember, "set"),
+		newCmd("smismember", -3, rof, 1, 1, 1, cmdSMIsMember, "set"),
+		newCmd("scard", 2, rof, 1, 1, 1, cmdSCard, "set"),
+		newCmd("spop", -2, wrf, 1, 1, 1, cmdSPop, "set"),
+		newCmd("sinter", -2, ro, 1, -1, 1, cmdSetAlgebra, "set"),
+		newCmd("sunion", -2, ro, 1, -1, 1, cmdSetAlgebra, "set"),
+		newCmd("sdiff", -2, ro, 1, -1, 1, cmdSetAlgebra, "set"),
+		newCmd("sinterstore", -3, w, 1, -1, 1, cmdSetAlgebraStore, "set"),
+		newCmd("sunionstore", -3, w, 1, -1, 1, cmdSetAlgebraStore, "set"),
+		newCmd("sdiffstore", -3, w, 1, -1, 1, cmdSetAlgebraStore, "set"),
+		newCmd("sintercard", -3, ro+" movablekeys", 0, 0, 0, cmdSInterCard, "set").withKeys(numKeysAt(1)),
+		newCmd("smove", 4, wrf, 1, 2, 1, cmdSMove, "set"),
+		newCmd("srandmember", -2, ro, 1, 1, 1, cmdSRandMember, "set"),
+		newCmd("sscan", -3, ro, 1, 1, 1, cmdSScan, "set"),
+	}
+}

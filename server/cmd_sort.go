@@ -384,18 +384,21 @@ func sortGeneric(c *Client, argv [][]byte, readonly bool) {
 	c.Int(outLen)
 }
 
-func registerSort(s *Server) {
+// sortCommands are SORT's and SORT_RO's specs.
+func sortCommands() []*Command {
 	acl := []string{"@write", "@set", "@sortedset", "@list", "@slow", "@dangerous"}
 	byGet := KeySpec{Notes: "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
-		Flags: []string{"RO", "access"}, Unknown: true}
-	srt := s.reg("sort", -2, "write denyoom movablekeys", 1, 1, 1, cmdSort, "generic")
-	srt.Keys, srt.ACL, srt.Summary = sortKeys, acl, "Sort the elements in a list, set or sorted set"
-	srt.Specs = []KeySpec{{Flags: []string{"RO", "access"}, BeginIndex: 1, KeyStep: 1}, byGet,
-		{Notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
-			Flags: []string{"OW", "update"}, Unknown: true}}
-	ro := s.reg("sort_ro", -2, "readonly movablekeys", 1, 1, 1, cmdSortRO, "generic")
-	ro.Keys = func([][]byte) []int { return []int{1} }
-	ro.ACL = append([]string{"@read"}, acl[1:]...)
-	ro.Summary, ro.Since = "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", "7.0.0"
-	ro.Specs = []KeySpec{{Flags: []string{"RO", "access"}, BeginIndex: 1, KeyStep: 1}, byGet}
+		Flags: []string{"RO", "access"}, Find: KeyFind{Unknown: true}}
+	key := KeySpec{Flags: []string{"RO", "access"}, Begin: KeyBegin{Index: 1}, Find: KeyFind{Step: 1}}
+	return []*Command{
+		newCmd("sort", -2, "write denyoom movablekeys", 1, 1, 1, cmdSort, "generic").withKeys(sortKeys).withACL(acl...).
+			withDocs("Sort the elements in a list, set or sorted set", "").
+			withInfoSpecs(key, byGet,
+				KeySpec{Notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
+					Flags: []string{"OW", "update"}, Find: KeyFind{Unknown: true}}),
+		newCmd("sort_ro", -2, "readonly movablekeys", 1, 1, 1, cmdSortRO, "generic").
+			withKeys(func([][]byte) []int { return []int{1} }).withACL(append([]string{"@read"}, acl[1:]...)...).
+			withDocs("Sort the elements in a list, set or sorted set. Read-only variant of SORT.", "7.0.0").
+			withInfoSpecs(key, byGet),
+	}
 }

@@ -277,8 +277,7 @@ func (c *Client) mustObey() bool {
 	if c.s.loading {
 		return true
 	}
-	ce, ok := c.Data.(*clientExt)
-	return ok && ce.master
+	return c.repl.master
 }
 
 func streamTrim(s *store.Stream, a *trimArgs) int64 {
@@ -1758,67 +1757,6 @@ func subKey(argv [][]byte) []int {
 	return []int{2}
 }
 
-// registerStreams adds the stream commands (arity, flags and keys as Redis
-// 7.0's commands/x*.json).
-func (s *Server) registerStreams() {
-	s.reg("xadd", -5, "write denyoom fast", 1, 1, 1, cmdXAdd, "stream")
-	s.reg("xrange", -4, "readonly", 1, 1, 1, cmdXRange, "stream")
-	s.reg("xrevrange", -4, "readonly", 1, 1, 1, cmdXRevRange, "stream")
-	s.reg("xlen", 2, "readonly fast", 1, 1, 1, cmdXLen, "stream")
-	s.reg("xdel", -3, "write fast", 1, 1, 1, cmdXDel, "stream")
-	s.reg("xtrim", -4, "write", 1, 1, 1, cmdXTrim, "stream")
-	s.reg("xsetid", -3, "write denyoom fast", 1, 1, 1, cmdXSetID, "stream")
-	s.reg("xack", -4, "write fast", 1, 1, 1, cmdXAck, "stream")
-	s.reg("xpending", -3, "readonly", 1, 1, 1, cmdXPending, "stream")
-	s.reg("xclaim", -6, "write fast", 1, 1, 1, cmdXClaim, "stream")
-	s.reg("xautoclaim", -6, "write fast", 1, 1, 1, cmdXAutoClaim, "stream")
-	xr := s.reg("xread", -4, "readonly blocking movablekeys", 0, 0, 0, cmdXRead, "stream")
-	xr.Keys = xreadKeys
-	xrg := s.reg("xreadgroup", -7, "write blocking movablekeys", 0, 0, 0, cmdXRead, "stream")
-	xrg.Keys = xreadKeys
-	key2 := func(c *Command) *Command { c.FirstKey, c.LastKey, c.Step = 2, 2, 1; return c }
-	// Subcommands in the order Redis 7.0's COMMAND lists them.
-	xg := s.reg("xgroup", -2, "", 0, 0, 0, cmdXGroup, "stream")
-	xg.Keys, xg.ACL = subKey, []string{"@slow"}
-	xg.Subcommands = []*Command{
-		key2(sub("destroy", 4, "write")), key2(sub("createconsumer", 5, "write denyoom")),
-		key2(sub("create", -5, "write denyoom")), key2(sub("delconsumer", 5, "write")),
-		key2(sub("setid", -5, "write")), sub("help", 2, "loading stale"),
-	}
-	xi := s.reg("xinfo", -2, "", 0, 0, 0, cmdXInfo, "stream")
-	xi.Keys, xi.ACL = subKey, []string{"@slow"}
-	xi.Subcommands = []*Command{
-		key2(sub("groups", 3, "readonly")), key2(sub("stream", -3, "readonly")),
-		sub("help", 2, "loading stale"), key2(sub("consumers", 4, "readonly")),
-	}
-	for _, c := range append(xg.Subcommands, xi.Subcommands...) {
-		c.Group = "stream"
-		c.Specs = specsFromTable("xgroup|" + c.Name)
-		if c.Specs == nil {
-			c.Specs = specsFromTable("xinfo|" + c.Name)
-		}
-	}
-	for _, n := range []string{"xadd", "xrange", "xrevrange", "xlen", "xdel", "xtrim", "xsetid", "xack", "xpending",
-		"xclaim", "xautoclaim", "xread", "xreadgroup"} {
-		s.commands[n].Specs = specsFromTable(n)
-	}
-	s.commands["xadd"].Specs[0].Notes = "UPDATE instead of INSERT because of the optional trimming feature"
-}
-
-// specsFromTable turns Redis's key specs of a command (keyspecs_gen.go)
-// into COMMAND INFO's KeySpecs; nil when it has none.
-func specsFromTable(name string) []KeySpec {
-	var out []KeySpec
-	for _, ks := range keySpecTable[name] {
-		k := KeySpec{Flags: ks.flags, BeginIndex: ks.begin.index, LastKey: ks.find.lastKey, KeyStep: ks.find.step, Limit: ks.find.limit}
-		if ks.begin.keyword != "" {
-			k.Keyword, k.StartFrom = ks.begin.keyword, ks.begin.startFrom
-		}
-		out = append(out, k)
-	}
-	return out
-}
-
 // streamIDs parses the strict IDs of XDEL and XACK (every one is checked
 // before anything changes, as Redis does); it replied when ok is false.
 func (c *Client) streamIDs(args [][]byte) ([]store.StreamID, bool) {
@@ -1831,4 +1769,43 @@ func (c *Client) streamIDs(args [][]byte) ([]store.StreamID, bool) {
 		ids = append(ids, id)
 	}
 	return ids, true
+}
+
+// streamCommands are the stream family's specs (arity, flags and keys as
+// Redis 7.0's commands/x*.json); COMMAND INFO shows Redis's key specs.
+func streamCommands() []*Command {
+	x := func(name string, arity int, flags string, h Handler) *Command {
+		return newCmd(name, arity, flags, 1, 1, 1, h, "stream").withRedisInfoSpecs("")
+	}
+	// Subcommands in the order Redis 7.0's COMMAND lists them; their key
+	// is argv[2] (XGROUP CREATE key ...).
+	xsub := func(name string, arity int, flags string) *Command {
+		sc := sub(name, arity, flags).withKey(2).withRedisInfoSpecs("")
+		sc.Group = "stream"
+		return sc
+	}
+	help := sub("help", 2, "loading stale")
+	help.Group = "stream"
+	help2 := *help
+	return []*Command{
+		x("xadd", -5, "write denyoom fast", cmdXAdd).withRedisInfoSpecs("UPDATE instead of INSERT because of the optional trimming feature"),
+		x("xrange", -4, "readonly", cmdXRange),
+		x("xrevrange", -4, "readonly", cmdXRevRange),
+		x("xlen", 2, "readonly fast", cmdXLen),
+		x("xdel", -3, "write fast", cmdXDel),
+		x("xtrim", -4, "write", cmdXTrim),
+		x("xsetid", -3, "write denyoom fast", cmdXSetID),
+		x("xack", -4, "write fast", cmdXAck),
+		x("xpending", -3, "readonly", cmdXPending),
+		x("xclaim", -6, "write fast", cmdXClaim),
+		x("xautoclaim", -6, "write fast", cmdXAutoClaim),
+		newCmd("xread", -4, "readonly blocking movablekeys", 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
+		newCmd("xreadgroup", -7, "write blocking movablekeys", 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
+		newCmd("xgroup", -2, "", 0, 0, 0, cmdXGroup, "stream").withKeys(subKey).withACL("@slow").withSubs(
+			xsub("destroy", 4, "write"), xsub("createconsumer", 5, "write denyoom"), xsub("create", -5, "write denyoom"),
+			xsub("delconsumer", 5, "write"), xsub("setid", -5, "write"), help),
+		newCmd("xinfo", -2, "", 0, 0, 0, cmdXInfo, "stream").withKeys(subKey).withACL("@slow").withSubs(
+			xsub("groups", 3, "readonly"), xsub("stream", -3, "readonly"), &help2,
+			xsub("consumers", 4, "readonly")),
+	}
 }

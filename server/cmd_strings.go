@@ -691,3 +691,31 @@ func cmdLCS(c *Client, argv [][]byte) {
 	c.BulkString("len")
 	c.Int(int64(total))
 }
+
+// stringCommands are the string family's specs (Redis 7.0's COMMAND: arity, flags, keys).
+func stringCommands() []*Command {
+	return []*Command{
+		newCmd("get", 2, rof, 1, 1, 1, cmdGet, "string"),
+		newCmd("set", -3, w, 1, 1, 1, cmdSet, "string"),
+		newCmd("setnx", 3, wf, 1, 1, 1, cmdSetNX, "string"),
+		newCmd("setex", 4, w, 1, 1, 1, cmdSetEX, "string"),
+		newCmd("psetex", 4, w, 1, 1, 1, cmdPSetEX, "string"),
+		newCmd("getset", 3, wf, 1, 1, 1, cmdGetSet, "string"),
+		newCmd("getdel", 2, wrf, 1, 1, 1, cmdGetDel, "string"),
+		newCmd("mget", -2, rof, 1, -1, 1, cmdMGet, "string"),
+		newCmd("mset", -3, w, 1, -1, 2, cmdMSet, "string"),
+		newCmd("msetnx", -3, w, 1, -1, 2, cmdMSetNX, "string"),
+		newCmd("append", 3, wf, 1, 1, 1, cmdAppend, "string"),
+		newCmd("strlen", 2, rof, 1, 1, 1, cmdStrlen, "string"),
+		newCmd("getex", -2, wrf, 1, 1, 1, cmdGetEx, "string"),
+		newCmd("getrange", 4, ro, 1, 1, 1, cmdGetRange, "string"),
+		newCmd("substr", 4, ro, 1, 1, 1, cmdGetRange, "string"),
+		newCmd("setrange", 4, w, 1, 1, 1, cmdSetRange, "string"),
+		newCmd("incr", 2, wf, 1, 1, 1, cmdIncr, "string"),
+		newCmd("decr", 2, wf, 1, 1, 1, cmdDecr, "string"),
+		newCmd("incrby", 3, wf, 1, 1, 1, cmdIncrBy, "string"),
+		newCmd("decrby", 3, wf, 1, 1, 1, cmdDecrBy, "string"),
+		newCmd("incrbyfloat", 3, wf, 1, 1, 1, cmdIncrByFloat, "string"),
+		newCmd("lcs", -3, ro, 1, 2, 1, cmdLCS, "string"),
+	}
+}

@@ -1037,3 +1037,43 @@ func cmdZScan(c *Client, argv [][]byte) {
 		return out
 	})
 }
+
+// storeAndNumKeys are the keys of Z*STORE: the destination, then numkeys sources.
+func storeAndNumKeys(argv [][]byte) []int { return append([]int{1}, numKeysAt(2)(argv)...) }
+
+// zsetCommands are the sorted-set family's specs (the blocking ones are in cmd_blocking.go).
+func zsetCommands() []*Command {
+	return []*Command{
+		newCmd("zadd", -4, wf, 1, 1, 1, cmdZAdd, "sorted-set"),
+		newCmd("zincrby", 4, wf, 1, 1, 1, cmdZIncrBy, "sorted-set"),
+		newCmd("zscore", 3, rof, 1, 1, 1, cmdZScore, "sorted-set"),
+		newCmd("zcard", 2, rof, 1, 1, 1, cmdZCard, "sorted-set"),
+		newCmd("zcount", 4, rof, 1, 1, 1, cmdZCount, "sorted-set"),
+		newCmd("zrem", -3, wrf, 1, 1, 1, cmdZRem, "sorted-set"),
+		newCmd("zpopmin", -2, wrf, 1, 1, 1, cmdZPop, "sorted-set"),
+		newCmd("zpopmax", -2, wrf, 1, 1, 1, cmdZPop, "sorted-set"),
+		newCmd("zrank", 3, rof, 1, 1, 1, cmdZRank, "sorted-set"),
+		newCmd("zrevrank", 3, rof, 1, 1, 1, cmdZRank, "sorted-set"),
+		newCmd("zrange", -4, ro, 1, 1, 1, cmdZRange, "sorted-set"),
+		newCmd("zrevrange", -4, ro, 1, 1, 1, cmdZRange, "sorted-set"),
+		newCmd("zrangebyscore", -4, ro, 1, 1, 1, cmdZRange, "sorted-set"),
+		newCmd("zrevrangebyscore", -4, ro, 1, 1, 1, cmdZRange, "sorted-set"),
+		newCmd("zrangebylex", -4, ro, 1, 1, 1, cmdZRange, "sorted-set"),
+		newCmd("zrevrangebylex", -4, ro, 1, 1, 1, cmdZRange, "sorted-set"),
+		newCmd("zrangestore", -5, w, 1, 2, 1, cmdZRange, "sorted-set"),
+		newCmd("zlexcount", 4, rof, 1, 1, 1, cmdZLexCount, "sorted-set"),
+		newCmd("zremrangebyrank", 4, wr, 1, 1, 1, cmdZRemRange, "sorted-set"),
+		newCmd("zremrangebyscore", 4, wr, 1, 1, 1, cmdZRemRange, "sorted-set"),
+		newCmd("zremrangebylex", 4, wr, 1, 1, 1, cmdZRemRange, "sorted-set"),
+		newCmd("zmscore", -3, rof, 1, 1, 1, cmdZMScore, "sorted-set"),
+		newCmd("zrandmember", -2, ro, 1, 1, 1, cmdZRandMember, "sorted-set"),
+		newCmd("zunion", -3, ro+" movablekeys", 0, 0, 0, cmdZSetAlgebra, "sorted-set").withKeys(numKeysAt(1)),
+		newCmd("zunionstore", -4, w+" movablekeys", 1, 1, 1, cmdZSetAlgebra, "sorted-set").withKeys(storeAndNumKeys),
+		newCmd("zinter", -3, ro+" movablekeys", 0, 0, 0, cmdZSetAlgebra, "sorted-set").withKeys(numKeysAt(1)),
+		newCmd("zinterstore", -4, w+" movablekeys", 1, 1, 1, cmdZSetAlgebra, "sorted-set").withKeys(storeAndNumKeys),
+		newCmd("zdiff", -3, ro+" movablekeys", 0, 0, 0, cmdZSetAlgebra, "sorted-set").withKeys(numKeysAt(1)),
+		newCmd("zdiffstore", -4, w+" movablekeys", 1, 1, 1, cmdZSetAlgebra, "sorted-set").withKeys(storeAndNumKeys),
+		newCmd("zscan", -3, ro, 1, 1, 1, cmdZScan, "sorted-set"),
+		newCmd("zintercard", -3, ro+" movablekeys", 0, 0, 0, cmdZSetAlgebra, "sorted-set").withKeys(numKeysAt(1)),
+	}
+}

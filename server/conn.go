@@ -52,10 +52,10 @@ type Client struct {
 	Asking   bool
 	ReadOnly bool
 	// asmFlag is the CLIENT LIST flag of a slot migration connection
-	// ('o' importing, 'g' migrating), 0 for others (asmhide.go).
+	// ('o' importing, 'g' migrating), 0 for others (cluster_migration_hide.go).
 	asmFlag byte
-	// Data is free for extensions (the cluster package) to attach state.
-	Data any
+	// repl is the connection's part in replication (cluster.go).
+	repl clientRepl
 
 	addr, laddr string
 	created     time.Time
@@ -94,30 +94,6 @@ type watchedKey struct {
 	db  int
 	key string
 }
-
-// ID is the client id (CLIENT ID).
-func (c *Client) ID() int64 { return c.id }
-
-// DBIndex is the selected database.
-func (c *Client) DBIndex() int { return c.db }
-
-// Proto is the protocol version of the connection (2 or 3).
-func (c *Client) Proto() int { return c.proto }
-
-// Server returns the server the client belongs to.
-func (c *Client) Server() *Server { return c.s }
-
-// InMulti reports whether the client is queueing a transaction.
-func (c *Client) InMulti() bool { return c.multi }
-
-// Queued returns the commands queued in the current MULTI (valid until EXEC).
-func (c *Client) Queued() [][][]byte { return c.queue }
-
-// InScript reports whether the command runs from a Lua script.
-func (c *Client) InScript() bool { return c.inScript }
-
-// RemoteAddr is the peer address "ip:port".
-func (c *Client) RemoteAddr() string { return c.addr }
 
 // Reply writers.
 

@@ -3,14 +3,13 @@ package server
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/redline-dev/redline/server/config"
-	"github.com/redline-dev/redline/server/rdb"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redline-dev/redline/server/rdb"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -287,18 +286,7 @@ func TestRestoreOldEncodingsAndCorruptPayloads(t *testing.T) {
 // between this server and a real redis-server (the payload is Redis's).
 func TestMigrateBetweenReferenceAndRedis(t *testing.T) {
 	raddr := startRedisServer(t)
-	cfg, err := config.ParseArgs([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg, Options{Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.StartNode(); err != nil { // MIGRATE comes with replication and cluster mode
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := startExtServer(t)
 	ref := newClient(t, s, 2)
 	red := redis.NewClient(&redis.Options{Addr: raddr, DisableIdentity: true, MaxRetries: -1, ReadTimeout: 10 * time.Second})
 	t.Cleanup(func() { red.Close() })

@@ -22,9 +22,9 @@ func TestCommandFuzz(t *testing.T) {
 		"ID", "LIST", "KILL", "SETNAME", "PAUSE", "INFO", "DOCS", "GETKEYS", "LOAD", "EXISTS", "FLUSH",
 		"return 1", "return redis.call('get', KEYS[1])", "ASYNC", "SYNC", "ALL", "WRITE", "all", "default",
 		"-0", "0x10", "1e3", "536870912", "4294967296", "-9223372036854775807", "9223372036854775806"}
-	c := s.NewInternalClient()
+	c := s.newInternalClient()
 	seed := [][]string{{"set", "str", "v"}, {"hset", "h", "f", "1"}, {"rpush", "l", "a", "b"}, {"sadd", "s", "m"}, {"zadd", "z", "1", "m"}}
-	cmds := s.Commands()
+	cmds := s.commandList()
 	for iter := 0; iter < 30000; iter++ {
 		if iter%500 == 0 {
 			s.Lock()
@@ -33,7 +33,7 @@ func TestCommandFuzz(t *testing.T) {
 				for i, a := range sd {
 					argv[i] = []byte(a)
 				}
-				s.Exec(c, argv)
+				s.execInternal(c, argv)
 			}
 			s.Unlock()
 		}
@@ -74,9 +74,9 @@ func execChecked(t *testing.T, s *Server, c *Client, argv [][]byte) {
 			t.Fatalf("%q panicked: %v", argv, p)
 		}
 	}()
-	out := append([]byte(nil), s.Exec(c, argv)...)
+	out := append([]byte(nil), s.execInternal(c, argv)...)
 	if c.multi {
-		s.Exec(c, [][]byte{[]byte("DISCARD")})
+		s.execInternal(c, [][]byte{[]byte("DISCARD")})
 	}
 	if subscribeFamily[strings.ToLower(string(argv[0]))] {
 		// One reply per channel (Redis's (un)subscribe confirmations),
@@ -89,7 +89,7 @@ func execChecked(t *testing.T, s *Server, c *Client, argv [][]byte) {
 			rest = rest[n:]
 		}
 		for _, u := range []string{"UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"} {
-			s.Exec(c, [][]byte{[]byte(u)})
+			s.execInternal(c, [][]byte{[]byte(u)})
 		}
 	} else if _, n, err := resp.ReadReply(out); err != nil || n == 0 || n != len(out) {
 		t.Fatalf("%q: reply %q is not exactly one RESP value (%d, %v)", argv, out, n, err)
@@ -105,13 +105,13 @@ func execChecked(t *testing.T, s *Server, c *Client, argv [][]byte) {
 // miss the one combination that overflows (SETRANGE k <max int64> x did).
 func TestCommandEdgeSweep(t *testing.T) {
 	s := startServer(t)
-	c := s.NewInternalClient()
+	c := s.newInternalClient()
 	edges := []string{"9223372036854775807", "-9223372036854775808", "9223372036854775806", "-9223372036854775807",
 		"4294967296", "536870912", "-1", "-0", "0", "", "1e308", "-inf", "nan", "0x10"}
 	calls := 0
 	defer func() { t.Logf("%d calls", calls) }()
 	ordinary := []string{"str", "1", "a", "1", "2", "1", "1"}
-	for _, cmd := range s.Commands() {
+	for _, cmd := range s.commandList() {
 		names := [][]string{{cmd.Name}}
 		for _, sc := range cmd.Subcommands {
 			names = append(names, []string{cmd.Name, sc.Name[strings.IndexByte(sc.Name, '|')+1:]})
@@ -155,7 +155,7 @@ func FuzzCommandLine(f *testing.F) {
 		}
 	}
 	s := startServer(f)
-	c := s.NewInternalClient()
+	c := s.newInternalClient()
 	f.Fuzz(func(t *testing.T, line string) {
 		argv, ok := resp.SplitArgs([]byte(line), nil)
 		if !ok || len(argv) == 0 || len(argv) > 64 {

@@ -12,18 +12,35 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/store"
 )
 
-// startServer runs a server on a free loopback port for the test.
+// startServer runs a server on a free loopback port for the test. A
+// cluster-enabled server's bus runs over memory: port+10000 of a random
+// port may not exist.
 func startServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return startServerWith(t, Options{Log: io.Discard, Clock: store.NewClock(nil), ClusterTransport: bus.NewMemNetwork()}, args...)
+}
+
+// startExtServer runs a server whose cluster bus and replica links use
+// TCP, as Main's do.
+func startExtServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return startServerWith(t, Options{Log: io.Discard}, args...)
+}
+
+// startServerWith runs a server with opts on a free loopback port, in a
+// directory of the test's, until the test ends.
+func startServerWith(t testing.TB, opts Options, args ...string) *Server {
 	t.Helper()
 	cfg, err := config.ParseArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(cfg, Options{Log: io.Discard, Clock: store.NewClock(nil)})
+	s, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +70,14 @@ func io_ReadFull(r *bufio.Reader, b []byte) (int, error) { return io.ReadFull(r,
 
 func netDial(addr string) (net.Conn, error) { return net.Dial("tcp", addr) }
 
-// recordPropagation makes s's Propagated hook record each write as its
+// recordPropagation makes s's propagation tap record each write as its
 // space-joined argv; the returned function gives what was recorded so far,
 // one line per write.
 func recordPropagation(s *Server) func() string {
 	var mu sync.Mutex
 	var stream []string
 	s.Lock()
-	s.SetHooks(Hooks{Propagated: func(db int, argv [][]byte) {
+	s.propagationTap = func(db int, argv [][]byte) {
 		mu.Lock()
 		defer mu.Unlock()
 		parts := make([]string, len(argv))
@@ -68,7 +85,7 @@ func recordPropagation(s *Server) func() string {
 			parts[i] = string(a)
 		}
 		stream = append(stream, strings.Join(parts, " "))
-	}})
+	}
 	s.Unlock()
 	return func() string {
 		mu.Lock()

@@ -14,20 +14,6 @@ import (
 // writer goroutine of its own (as a subscriber's), so lines go out while
 // it sends nothing. With no monitor, the command path tests one length.
 
-func cmdMonitor(c *Client, argv [][]byte) {
-	if c.denyBlocking() {
-		c.Error("ERR MONITOR isn't allowed for DENY BLOCKING client")
-		return
-	}
-	if c.monitor {
-		return
-	}
-	c.subscriberOf()
-	c.monitor = true
-	c.s.monitors = append(c.s.monitors, c)
-	c.OK()
-}
-
 // stopMonitor takes c off the monitors (RESET, a closing connection).
 func (s *Server) stopMonitor(c *Client) {
 	if !c.monitor {

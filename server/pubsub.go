@@ -3,7 +3,6 @@ package server
 import (
 	"net"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/redline-dev/redline/server/cluster"
@@ -193,89 +192,6 @@ func (c *Client) subscribeReply(kind string, name []byte, count int) {
 	c.Int(int64(count))
 }
 
-func cmdSubscribe(c *Client, argv [][]byte) {
-	st := c.s.pubsub()
-	ps := c.subscriberOf()
-	shard := c.cmd.Name == "ssubscribe"
-	pattern := c.cmd.Name == "psubscribe"
-	for _, a := range argv[1:] {
-		name := string(a)
-		var mine map[string]struct{}
-		var all map[string]map[*Client]struct{}
-		switch {
-		case shard:
-			mine, all = ps.shard, st.shard
-		case pattern:
-			mine, all = ps.patterns, st.patterns
-		default:
-			mine, all = ps.channels, st.channels
-		}
-		if _, ok := mine[name]; !ok {
-			mine[name] = struct{}{}
-			if all[name] == nil {
-				all[name] = map[*Client]struct{}{}
-			}
-			all[name][c] = struct{}{}
-		}
-		count := ps.subscriptions()
-		if shard {
-			count = len(ps.shard)
-		}
-		c.subscribeReply(c.cmd.Name, a, count)
-	}
-}
-
-func cmdUnsubscribe(c *Client, argv [][]byte) {
-	kind := c.cmd.Name
-	if c.ps == nil { // never subscribed: nothing to end
-		if len(argv) == 1 {
-			c.subscribeReply(kind, nil, 0)
-		}
-		for _, a := range argv[1:] {
-			c.subscribeReply(kind, a, 0)
-		}
-		return
-	}
-	st := c.s.pubsub()
-	ps := c.ps
-	var mine map[string]struct{}
-	var all map[string]map[*Client]struct{}
-	switch kind {
-	case "sunsubscribe":
-		mine, all = ps.shard, st.shard
-	case "punsubscribe":
-		mine, all = ps.patterns, st.patterns
-	default:
-		mine, all = ps.channels, st.channels
-	}
-	names := argv[1:]
-	if len(names) == 0 {
-		for _, n := range sortedSet(mine) {
-			names = append(names, []byte(n))
-		}
-		if len(names) == 0 {
-			count := ps.subscriptions()
-			if kind == "sunsubscribe" {
-				count = len(ps.shard)
-			}
-			c.subscribeReply(kind, nil, count)
-			return
-		}
-	}
-	for _, a := range names {
-		name := string(a)
-		if _, ok := mine[name]; ok {
-			delete(mine, name)
-			unsub(all, name, c)
-		}
-		count := ps.subscriptions()
-		if kind == "sunsubscribe" {
-			count = len(ps.shard)
-		}
-		c.subscribeReply(kind, a, count)
-	}
-}
-
 func sortedSet(m map[string]struct{}) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -336,39 +252,9 @@ func (s *Server) publishLocal(channel, payload []byte, shard bool) int {
 	return n
 }
 
-// clusterNode returns the cluster node when this server is in cluster mode.
-func (s *Server) clusterBus() *ext {
-	if s.ext != nil && s.ext.bus != nil && s.ext.node != nil {
-		return s.ext
-	}
-	return nil
-}
-
-func cmdPublish(c *Client, argv [][]byte) {
-	s := c.s
-	n := s.publishLocal(argv[1], argv[2], false)
-	if e := s.clusterBus(); e != nil {
-		e.node.Publish(argv[1], argv[2])
-		e.pending = true
-	} else {
-		// Outside cluster mode PUBLISH reaches replicas through the
-		// replication stream, as in Redis.
-		s.propagate(c.db, argv)
-	}
-	c.Int(int64(n))
-}
-
-func cmdSPublish(c *Client, argv [][]byte) {
-	s := c.s
-	n := s.publishLocal(argv[1], argv[2], true)
-	if e := s.clusterBus(); e != nil {
-		e.node.PublishShard(argv[1], argv[2])
-		e.pending = true
-	} else {
-		s.propagate(c.db, argv)
-	}
-	c.Int(int64(n))
-}
+// inCluster reports whether this server runs as a cluster node
+// (cluster-enabled yes and started).
+func (s *Server) inCluster() bool { return s.cl.bus != nil && s.cl.node != nil }
 
 // dropUnservedShardChannels ends the shard subscriptions of channels whose
 // slot this node's shard (itself or its master) no longer serves, telling
@@ -392,51 +278,6 @@ func (s *Server) dropUnservedShardChannels(v *cluster.SlotView) {
 	}
 }
 
-func cmdPubsub(c *Client, argv [][]byte) {
-	st := c.s.pubsub()
-	sub := strings.ToUpper(string(argv[1]))
-	switch {
-	case (sub == "CHANNELS" || sub == "SHARDCHANNELS") && len(argv) <= 3:
-		m := st.channels
-		if sub == "SHARDCHANNELS" {
-			m = st.shard
-		}
-		var out []string
-		for ch := range m {
-			if len(argv) == 3 && !GlobMatch(argv[2], []byte(ch)) {
-				continue
-			}
-			out = append(out, ch)
-		}
-		sort.Strings(out)
-		c.Array(len(out))
-		for _, ch := range out {
-			c.BulkString(ch)
-		}
-	case sub == "NUMSUB" || sub == "SHARDNUMSUB":
-		m := st.channels
-		if sub == "SHARDNUMSUB" {
-			m = st.shard
-		}
-		c.Map(len(argv) - 2)
-		for _, a := range argv[2:] {
-			c.Bulk(a)
-			c.Int(int64(len(m[string(a)])))
-		}
-	case sub == "NUMPAT" && len(argv) == 2:
-		c.Int(int64(len(st.patterns)))
-	case sub == "HELP" && len(argv) == 2:
-		help := []string{"PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-			"CHANNELS [<pattern>]", "NUMPAT", "NUMSUB [<channel> ...]", "SHARDCHANNELS [<pattern>]", "SHARDNUMSUB [<shardchannel> ...]", "HELP"}
-		c.Array(len(help))
-		for _, h := range help {
-			c.Simple(h)
-		}
-	default:
-		c.Error("ERR unknown subcommand or wrong number of arguments for '" + strings.ToLower(string(argv[1])) + "'. Try PUBSUB HELP.")
-	}
-}
-
 // pubsubRefusal is the error for a command a RESP2 client in the
 // subscribed context may not run, or "".
 func pubsubRefusal(c *Client, cmd *Command) string {
@@ -448,21 +289,4 @@ func pubsubRefusal(c *Client, cmd *Command) string {
 		return ""
 	}
 	return "ERR Can't execute '" + cmd.Name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
-}
-
-func (s *Server) registerPubSubCommands() {
-	const f = "pubsub noscript loading stale"
-	s.reg("subscribe", -2, f, 0, 0, 0, cmdSubscribe, "pubsub")
-	s.reg("psubscribe", -2, f, 0, 0, 0, cmdSubscribe, "pubsub")
-	s.reg("unsubscribe", -1, f, 0, 0, 0, cmdUnsubscribe, "pubsub")
-	s.reg("punsubscribe", -1, f, 0, 0, 0, cmdUnsubscribe, "pubsub")
-	s.reg("ssubscribe", -2, f, 1, -1, 1, cmdSubscribe, "pubsub")
-	s.reg("sunsubscribe", -1, f, 1, -1, 1, cmdUnsubscribe, "pubsub")
-	s.reg("publish", 3, "pubsub loading stale fast may_replicate", 0, 0, 0, cmdPublish, "pubsub")
-	s.reg("spublish", 3, "pubsub loading stale fast may_replicate", 1, 1, 1, cmdSPublish, "pubsub")
-	s.reg("pubsub", -2, "", 0, 0, 0, cmdPubsub, "pubsub").Subcommands = []*Command{
-		sub("channels", -2, "pubsub loading stale"), sub("numpat", 2, "pubsub loading stale"),
-		sub("numsub", -2, "pubsub loading stale"), sub("shardchannels", -2, "pubsub loading stale"),
-		sub("shardnumsub", -2, "pubsub loading stale"), sub("help", 2, "loading stale"),
-	}
 }

@@ -26,7 +26,6 @@ import (
 // on REPLCONF GETACK. Everything but the atomics is guarded by the server
 // lock.
 type replState struct {
-	e *ext
 	s *Server
 
 	replid, replid2 string
@@ -79,8 +78,8 @@ type replicaLink struct {
 	ackTime time.Time
 }
 
-func newReplState(e *ext) *replState {
-	r := &replState{e: e, s: e.s, replid: randomHex(40), replid2: strings.Repeat("0", 40), secondOffset: -1,
+func newReplState(s *Server) *replState {
+	r := &replState{s: s, replid: randomHex(40), replid2: strings.Repeat("0", 40), secondOffset: -1,
 		ackCh: make(chan struct{}), state: "connect"}
 	r.downSinceA.Store(time.Now().UnixMilli())
 	return r
@@ -280,130 +279,7 @@ func (r *replState) notifyAck() {
 	r.ackCh = make(chan struct{})
 }
 
-// ---- commands ----
-
-func (r *replState) registerCommands() {
-	s := r.s
-	s.Register(&Command{Name: "psync", Arity: -3, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
-	s.Register(&Command{Name: "sync", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading, Group: "server", Handler: r.cmdPsync})
-	s.Register(&Command{Name: "replconf", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagAllowBusy, Group: "server", Handler: r.cmdReplconf})
-	s.Register(&Command{Name: "wait", Arity: 3, Flags: FlagNoScript, Group: "generic", Handler: r.cmdWait})
-	s.Register(&Command{Name: "role", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast, Group: "server", Handler: r.cmdRole})
-	for _, n := range []string{"replicaof", "slaveof"} {
-		s.Register(&Command{Name: n, Arity: 3, Flags: FlagAdmin | FlagNoScript | FlagStale | FlagNoAsyncLoading, Group: "server", Handler: r.cmdReplicaof})
-	}
-}
-
-func (r *replState) cmdReplconf(c *Client, argv [][]byte) {
-	if (len(argv)-1)%2 != 0 {
-		c.Error(ErrSyntax)
-		return
-	}
-	ce := cext(c)
-	for i := 1; i+1 < len(argv); i += 2 {
-		opt := strings.ToLower(string(argv[i]))
-		val := string(argv[i+1])
-		switch opt {
-		case "listening-port":
-			p, err := strconv.Atoi(val)
-			if err != nil {
-				c.Error(ErrNotInt)
-				return
-			}
-			ce.listenPort = p
-		case "ip-address":
-			ce.listenIP = val
-		case "capa", "rdb-only", "rdb-filter-only":
-		case "ack", "fack":
-			if ce.replica != nil {
-				if off, err := strconv.ParseInt(val, 10, 64); err == nil && off > ce.replica.ackOff {
-					ce.replica.ackOff = off
-				}
-				ce.replica.ackTime = time.Now()
-				r.notifyAck()
-			}
-			return // no reply
-		case "getack":
-			if c.conn == nil && r.isReplica() {
-				return // handled by the stream reader
-			}
-		default:
-			c.Error("ERR Unrecognized REPLCONF option: " + string(argv[i]))
-			return
-		}
-	}
-	c.OK()
-}
-
-func (r *replState) cmdPsync(c *Client, argv [][]byte) {
-	s := r.s
-	if c.conn == nil {
-		c.Error("ERR PSYNC from an internal client")
-		return
-	}
-	ce := cext(c)
-	if ce.replica != nil {
-		return // already a replica: ignore
-	}
-	if r.isReplica() && r.state != "connected" {
-		c.Error("NOMASTERLINK Can't SYNC while not connected with my master")
-		return
-	}
-	host, _, _ := net.SplitHostPort(c.addr)
-	if ce.listenIP != "" {
-		host = ce.listenIP
-	}
-	r.backlogActive = true
-	rl := &replicaLink{r: r, c: c, conn: c.conn, ip: host, port: ce.listenPort,
-		notify: make(chan struct{}, 1), done: make(chan struct{}), ackTime: time.Now()}
-	var head []byte
-	partial := false
-	if len(argv) == 3 {
-		id := string(argv[1])
-		off, err := strconv.ParseInt(string(argv[2]), 10, 64)
-		first := r.offset - int64(len(r.backlog)) + 1
-		if err == nil && (id == r.replid || (id == r.replid2 && off <= r.secondOffset)) && off >= first && off <= r.offset+1 {
-			partial = true
-			head = fmt.Appendf(nil, "+CONTINUE %s\r\n", r.replid)
-			head = append(head, r.backlog[off-first:]...)
-			s.Logf('*', "Partial resynchronization request from %s:%d accepted. Sending %d bytes of backlog starting from offset %d.", host, rl.port, r.offset+1-off, off)
-			rl.ackOff = off - 1
-		}
-	}
-	if !partial {
-		var snap []byte
-		s.Snapshot(func(argv ...[]byte) { snap = appendCommand(snap, argv) })
-		if s.prop.started {
-			snap = appendCommand(snap, [][]byte{[]byte("SELECT"), itob(int64(s.prop.lastDB))})
-		}
-		if len(argv) == 1 {
-			// SYNC (the pre-PSYNC protocol, which Redis's test suite uses
-			// to watch the stream): the bulk without +FULLRESYNC, and the
-			// stream starts with a SELECT as Redis's does for a new replica.
-			s.prop.started = false
-		} else {
-			head = fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", r.replid, r.offset)
-		}
-		head = resp.AppendBulk(head, snap)
-		if len(argv) == 1 {
-			// Redis's SYNC payload (an RDB) has no CRLF after it: the
-			// stream's first command follows the last byte.
-			head = head[:len(head)-2]
-		}
-		s.Logf('*', "Full resync requested by replica %s:%d; sending %d bytes of dataset at offset %d", host, rl.port, len(snap), r.offset)
-	}
-	rl.buf = head
-	if len(r.replicas) == 0 {
-		// Redis pings replicas every repl-ping-replica-period from its
-		// cron, not as soon as one attaches.
-		r.lastPing = time.Now()
-	}
-	ce.replica = rl
-	r.replicas = append(r.replicas, rl)
-	rl.notify <- struct{}{}
-	go rl.writeLoop()
-}
-
+// countAcked is how many replicas acknowledged target (WAIT).
 func (r *replState) countAcked(target int64) int {
 	n := 0
 	for _, rl := range r.replicas {
@@ -412,99 +288,6 @@ func (r *replState) countAcked(target int64) int {
 		}
 	}
 	return n
-}
-
-func (r *replState) cmdWait(c *Client, argv [][]byte) {
-	s := r.s
-	want, t, ok := waitArgs(c, argv)
-	if !ok {
-		return
-	}
-	if r.isReplica() {
-		c.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
-		return
-	}
-	target := cext(c).woff
-	n := r.countAcked(target)
-	if int64(n) >= want || c.multi || s.prop.depth > 0 || c.inScript || c.conn == nil {
-		c.Int(int64(n))
-		return
-	}
-	// Ask the replicas for an ACK now instead of waiting for the next second.
-	r.feed(appendCommand(r.enc[:0], [][]byte{[]byte("REPLCONF"), []byte("GETACK"), []byte("*")}))
-	var deadline <-chan time.Time
-	if t > 0 {
-		tm := time.NewTimer(time.Duration(t) * time.Millisecond)
-		defer tm.Stop()
-		deadline = tm.C
-	}
-	for {
-		ch := r.ackCh
-		s.mu.Unlock()
-		timedOut := false
-		select {
-		case <-ch:
-		case <-deadline:
-			timedOut = true
-		case <-s.shutdown:
-			timedOut = true
-		}
-		s.mu.Lock()
-		n = r.countAcked(target)
-		if int64(n) >= want || timedOut || c.killed.Load() {
-			break
-		}
-	}
-	c.Int(int64(n))
-}
-
-func (r *replState) cmdRole(c *Client, argv [][]byte) {
-	if r.isReplica() {
-		c.Array(5)
-		c.BulkString("slave")
-		c.BulkString(r.masterHost)
-		c.Int(int64(r.masterPort))
-		c.BulkString(r.state)
-		if r.state == "connected" {
-			c.Int(r.offset)
-		} else {
-			c.Int(-1)
-		}
-		return
-	}
-	c.Array(3)
-	c.BulkString("master")
-	c.Int(r.offset)
-	c.Array(len(r.replicas))
-	for _, rl := range r.replicas {
-		c.Array(3)
-		c.BulkString(rl.ip)
-		c.BulkString(strconv.Itoa(rl.port))
-		c.BulkString(strconv.FormatInt(rl.ackOff, 10))
-	}
-}
-
-func (r *replState) cmdReplicaof(c *Client, argv [][]byte) {
-	if r.s.cfg.ClusterEnabled {
-		c.Error("ERR REPLICAOF not allowed in cluster mode.")
-		return
-	}
-	if strings.EqualFold(string(argv[1]), "no") && strings.EqualFold(string(argv[2]), "one") {
-		r.becomeMaster()
-		c.OK()
-		return
-	}
-	port, err := strconv.Atoi(string(argv[2]))
-	if err != nil || port < 0 || port > 65535 {
-		c.Error("ERR Invalid master port")
-		return
-	}
-	if r.isReplica() && r.masterHost == string(argv[1]) && r.masterPort == port {
-		c.Simple("OK Already connected to specified master")
-		return
-	}
-	r.setMaster(string(argv[1]), port)
-	c.OK()
 }
 
 // checkWrite refuses writes on a read-only replica and below
@@ -616,7 +399,7 @@ func (r *replState) setMaster(host string, port int) {
 	wasMaster := !r.isReplica()
 	r.masterHost, r.masterPort = host, port
 	r.s.cfg.ReplicaOf = host + " " + strconv.Itoa(port)
-	r.s.SetReplicaMode(true)
+	r.s.setReplicaMode(true)
 	if wasMaster {
 		// Our own history becomes the cached master's: a PSYNC can continue
 		// from it if the new master's history contains it.
@@ -639,7 +422,7 @@ func (r *replState) becomeMaster() {
 	r.stopReplica()
 	r.masterHost, r.masterPort = "", 0
 	r.s.cfg.ReplicaOf = ""
-	r.s.SetReplicaMode(false)
+	r.s.setReplicaMode(false)
 	r.replid2 = r.replid
 	r.secondOffset = r.offset + 1
 	r.replid = randomHex(40)
@@ -840,11 +623,11 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 			s.mu.Unlock()
 			return errStale
 		}
-		s.FlushAll()
+		s.flushAll()
 		// The AOF must forget the old dataset too.
 		s.propagate(0, [][]byte{[]byte("FLUSHALL")})
-		mc := s.NewInternalClient()
-		cext(mc).master = true
+		mc := s.newInternalClient()
+		mc.repl.master = true
 		keys, err := r.loadSync(gen, mc, data[:n])
 		if err != nil {
 			s.mu.Unlock()
@@ -872,8 +655,8 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 			r.replid = f[1]
 		}
 		if r.masterCl == nil {
-			mc := s.NewInternalClient()
-			cext(mc).master = true
+			mc := s.newInternalClient()
+			mc.repl.master = true
 			r.masterCl = mc
 		}
 		s.mu.Unlock()
@@ -936,7 +719,7 @@ func applyCommandsEach(s *Server, mc *Client, data []byte, after func() error) (
 		if len(args) == 0 {
 			continue
 		}
-		s.Exec(mc, args)
+		s.execInternal(mc, args)
 		n++
 		if after != nil {
 			if err := after(); err != nil {
@@ -1003,9 +786,9 @@ func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout tim
 			if len(args) >= 2 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "getack") {
 				getack = true
 			} else if len(args) > 0 {
-				s.Exec(mc, args)
-				if s.ext != nil && s.ext.node != nil {
-					s.ext.noteForeignWrite(args)
+				s.execInternal(mc, args)
+				if s.cl.node != nil {
+					s.noteForeignWrite(args)
 				}
 			}
 			r.feed(raw)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redline-dev/redline/server/cluster/bus"
@@ -20,32 +22,6 @@ import (
 	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
-
-// Hooks are where the command path calls into cluster mode and
-// replication (doc.go, "Cluster mode and replication").
-type Hooks struct {
-	// PreExecute runs before every command (also while queueing in MULTI)
-	// with the server lock held. A non-empty return is sent as the error
-	// reply instead of running the command ("MOVED 3999 127.0.0.1:7001").
-	PreExecute func(c *Client, cmd *Command, argv [][]byte) string
-	// PostExecute runs after every command a client sent (executed,
-	// queued or refused), e.g. to clear a one-shot ASKING flag.
-	PostExecute func(c *Client, cmd *Command)
-	// Propagated sees every write applied to the dataset, in order, as the
-	// argv that reproduces it (relative TTLs made absolute, scripts and
-	// transactions as their effects wrapped in MULTI/EXEC, expired keys as
-	// DEL, SELECT when the database changes). argv is only valid during the
-	// call. It runs with the server lock held.
-	Propagated func(db int, argv [][]byte)
-	// InfoSections adds text to INFO; called with the section name (lower
-	// case, e.g. "cluster", "replication") and returns extra "k:v\r\n" lines
-	// (replacing the default body of that section when replace is true).
-	InfoSection func(section string) (body string, replace bool)
-	// Cron runs every 100 ms with the server lock held.
-	Cron func()
-	// ClientClosed runs when a connection ends (lock held).
-	ClientClosed func(c *Client)
-}
 
 // Options are the knobs a caller (tests, cluster mode) sets beyond the
 // configuration.
@@ -91,7 +67,6 @@ type Server struct {
 	// upperCmds indexes the same commands by upper-case name: clients
 	// mostly send "SET", and one map hit beats lower-casing first.
 	upperCmds map[string]*Command
-	hooks     Hooks
 	log       io.Writer
 	logMu     sync.Mutex
 
@@ -129,14 +104,29 @@ type Server struct {
 	// replLoading: a replica is loading its master's full sync (repl.go):
 	// INFO says loading:1 and clients get -LOADING.
 	replLoading bool
-	// debug holds what DEBUG switches (debug.go).
+	// debug holds what DEBUG switches (cmd_debug.go).
 	debug debugState
 	// ps holds the Pub/Sub subscriptions (pubsub.go); nil until used.
 	ps *pubsubState
-	// ext is cluster mode and replication (cluster_mode.go, repl.go).
-	ext *ext
+	// Cluster mode, replication and what they own: plain state of this
+	// node, guarded by mu like the rest (doc.go, "Cluster mode and
+	// replication").
+	cl        clusterState  // the cluster node and its bus (cluster.go)
+	repl      *replState    // replication, master and replica side (repl.go)
+	oom       oomState      // maxmemory (evict.go)
+	mig       migrateConns  // MIGRATE's cached connections (cluster_migrate.go)
+	slotStats *slotCounters // CLUSTER SLOT-STATS counters (cluster_slotstats.go)
+	asm       *asmRuntime   // CLUSTER MIGRATION tasks (cluster_migration.go)
+	// clusterDone stops the goroutines of the node and of replication,
+	// clusterWG waits for them (stopNode).
+	clusterDone chan struct{}
+	clusterWG   sync.WaitGroup
+	// propagationTap, when set (tests only), sees every propagated write
+	// after the AOF and replication, as Redis's tests attach to the
+	// replication stream.
+	propagationTap func(db int, argv [][]byte)
 	// hidden are the slots whose keys db 0 hides while a CLUSTER
-	// MIGRATION task imports them (asmhide.go); nil when none.
+	// MIGRATION task imports them (cluster_migration_hide.go); nil when none.
 	hidden *hiddenSlots
 	opts   Options // as given to New
 	// loops serve connections (eventloop_linux.go); none means a
@@ -159,7 +149,6 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		cfg:         cfg,
 		opts:        opts,
 		clock:       opts.Clock,
-		commands:    make(map[string]*Command),
 		upperCmds:   make(map[string]*Command),
 		log:         opts.Log,
 		clients:     make(map[int64]*Client),
@@ -169,7 +158,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		shutdown:    make(chan struct{}),
 		shutdownReq: make(chan struct{}),
 		pauseCh:     make(chan struct{}),
+		clusterDone: make(chan struct{}),
 	}
+	s.repl = newReplState(s)
 	s.dbs = make([]*store.DB, cfg.Databases)
 	for i := range s.dbs {
 		i := i
@@ -179,17 +170,17 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.applyAccessPolicy()
 	s.applyLimits()
 	s.applyIntrospection()
+	s.setMaxmemory()
 	if cfg.ClusterEnabled {
 		// Cluster mode answers COUNTKEYSINSLOT/GETKEYSINSLOT from an index.
 		s.dbs[0].EnableSlotIndex()
 	}
-	registerCommands(s)
-	s.registerIntrospection()
+	s.commands = newCommandTable()
+	for name, cmd := range s.commands {
+		s.upperCmds[strings.ToUpper(name)] = cmd
+	}
 	s.scripts = newScripting(s)
-	s.registerFunctionCommands()
-	s.registerPubSubCommands()
-	s.registerBlockingCommands()
-	s.registerStreams()
+	s.functions()
 	for _, w := range cfg.Warnings {
 		s.Logf('#', "%s", w)
 	}
@@ -199,14 +190,8 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Config returns the live configuration.
-func (s *Server) Config() *config.Config { return s.cfg }
-
 // Clock returns the server clock.
 func (s *Server) Clock() *store.Clock { return s.clock }
-
-// SetHooks installs extension hooks; call before Serve.
-func (s *Server) SetHooks(h Hooks) { s.hooks = h }
 
 // Lock takes the server lock, for code outside a command that reads or
 // changes the keyspace (tests, an embedding program). Never call it from a
@@ -220,12 +205,6 @@ func (s *Server) Unlock() { s.mu.Unlock() }
 func (s *Server) DB(i int) *store.DB { return s.dbs[i] }
 
 func (s *Server) db(i int) *store.DB { return s.dbs[i] }
-
-// Dirty is the number of changes applied since start.
-func (s *Server) Dirty() int64 { return s.dirty }
-
-// AddDirty records n changes to the dataset made by a handler.
-func (s *Server) AddDirty(n int64) { s.dirty += n }
 
 // Logf writes a log line in Redis's format; level is '.', '-', '*' or '#'.
 func (s *Server) Logf(level byte, format string, args ...any) {
@@ -281,9 +260,22 @@ func (s *Server) closeListeners() {
 // Addr is the first listening address.
 func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 
-// Start listens and serves in the background.
+// Start listens, starts cluster mode (cluster-enabled yes) or the link to a
+// configured master (replicaof), and serves in the background, as Main
+// does. Close stops everything.
 func (s *Server) Start() error {
 	if err := s.Listen(); err != nil {
+		return err
+	}
+	return s.serve()
+}
+
+// serve starts the node (cluster mode, or the link to a configured master)
+// and serves the listeners in the background: what Start and Main do
+// after Listen.
+func (s *Server) serve() error {
+	if err := s.startNode(); err != nil {
+		s.closeListeners()
 		return err
 	}
 	s.serveBackground()
@@ -308,7 +300,7 @@ func (s *Server) Done() <-chan struct{} { return s.shutdownReq }
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
-		s.stopExt()
+		s.stopNode()
 		close(s.shutdown)
 		s.closeListeners()
 		for _, l := range s.loops {
@@ -448,9 +440,7 @@ func (s *Server) forgetClient(c *Client) {
 	s.clientsMu.Lock()
 	delete(s.clients, c.id)
 	s.clientsMu.Unlock()
-	if s.hooks.ClientClosed != nil {
-		s.hooks.ClientClosed(c)
-	}
+	s.replClientClosed(c)
 }
 
 // serveStream serves a connection from its own goroutine until it closes.
@@ -668,9 +658,7 @@ func (s *Server) afterBatch(c *Client) bool {
 	if s.trk != nil {
 		s.trackFlushBcast() // BCAST invalidations go out once per batch, as Redis's beforeSleep
 	}
-	if s.ext != nil {
-		s.ext.afterBatch()
-	}
+	s.flushClusterOutputs()
 	if s.aof != nil {
 		return s.aof.flush(s.cfg.AppendFsync == "always")
 	}
@@ -747,12 +735,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			s.Logf('#', "CPU profile: %v", err)
 		}
 	}
-	if err := s.startExt(); err != nil {
+	if err := s.serve(); err != nil {
 		s.Logf('#', "%v", err)
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	s.serveBackground()
 	sig := notifySignals()
 	select {
 	case <-sig:
@@ -817,9 +804,7 @@ func (s *Server) cronLoop() {
 				s.stats.opsSample = s.stats.commands
 				s.stats.sampleTime = now
 			}
-			if s.hooks.Cron != nil {
-				s.hooks.Cron()
-			}
+			s.clusterReplCron()
 			if s.cfg.Timeout > 0 && now.Sub(lastIdleCheck) >= time.Second {
 				s.closeIdleLoopClients(now)
 				lastIdleCheck = now
@@ -941,8 +926,9 @@ func (s *Server) emit(db int, argv [][]byte) {
 	if s.aof != nil {
 		s.aof.append(argv)
 	}
-	if s.hooks.Propagated != nil {
-		s.hooks.Propagated(db, argv)
+	s.propagatedToReplicas(db, argv)
+	if s.propagationTap != nil {
+		s.propagationTap(db, argv)
 	}
 }
 
@@ -980,4 +966,10 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+func notifySignals() <-chan os.Signal {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	return ch
 }

@@ -45,7 +45,9 @@ func (e Env) keys(slot int) int {
 func (e Env) empty() bool { return e.DBEmpty == nil || e.DBEmpty() }
 
 // Arities of the CLUSTER subcommands (Redis 7.0 command table: negative
-// means at least).
+// means at least). The server checks them from its command table before
+// Exec runs (cmd_cluster.go); Exec checks them again because it is also
+// called directly (tests, other owners of a Node) and indexes args by them.
 var clusterArity = map[string]int{
 	"addslots": -3, "addslotsrange": -4, "bumpepoch": 2, "count-failure-reports": 3, "countkeysinslot": 3,
 	"delslots": -3, "delslotsrange": -4, "failover": -2, "flushslots": 2, "forget": 3, "getkeysinslot": 4,

@@ -105,11 +105,11 @@ func (s *Server) clusterKeysEnv() (count func(int) int, get func(int, int) []str
 
 // asmRefreshHidden rebuilds the hidden set when the importing tasks'
 // slots changed (after every machine output; usually a slice compare).
-func (e *ext) asmRefreshHidden() {
-	rs := e.asm.m.ImportingRanges()
-	old := e.s.hidden
+func (s *Server) asmRefreshHidden() {
+	rs := s.asm.m.ImportingRanges()
+	old := s.hidden
 	if len(rs) == 0 {
-		e.s.hidden = nil
+		s.hidden = nil
 		return
 	}
 	if old != nil && slices.EqualFunc(old.ranges, rs, func(a, b []cluster.SlotSpan) bool { return slices.Equal(a, b) }) {
@@ -124,7 +124,7 @@ func (e *ext) asmRefreshHidden() {
 			}
 		})
 	}
-	e.s.hidden = h
+	s.hidden = h
 }
 
 // asmStats are the counters CLUSTER INFO and INFO report.
@@ -134,12 +134,12 @@ type asmStats struct {
 }
 
 // asmClusterInfo is CLUSTER INFO's atomic slot migration tail (Redis 8.4).
-func (e *ext) asmClusterInfo() string {
+func (s *Server) asmClusterInfo() string {
 	var active int
 	var st asmStats
-	if e.asm != nil {
-		active = e.asm.m.ActiveTasks()
-		st = e.asm.stats
+	if s.asm != nil {
+		active = s.asm.m.ActiveTasks()
+		st = s.asm.stats
 	}
 	var b []byte
 	w := func(k string, v int64) {
@@ -163,14 +163,14 @@ func (e *ext) asmClusterInfo() string {
 // the bytes queued to peers and not yet written (output), the input buffer
 // (always 0: a message is applied as it arrives) and its peak (the largest
 // message applied).
-func (e *ext) asmMemoryInfo() (out, in, peak int64) {
-	if e == nil || e.asm == nil {
+func (s *Server) asmMemoryInfo() (out, in, peak int64) {
+	if s.asm == nil {
 		return 0, 0, 0
 	}
-	for _, p := range e.asm.peers {
+	for _, p := range s.asm.peers {
 		out += p.queued.Load()
 	}
-	return out, 0, e.asm.stats.inputPeak
+	return out, 0, s.asm.stats.inputPeak
 }
 
 // asmFlag is the CLIENT LIST flag of a migration connection: msg arrives
@@ -191,11 +191,11 @@ func asmFlag(t cluster.MigMsgType) byte {
 // of the task (CLUSTER SYNCSLOTS CONF ASM-TASK) so that a replica promoted
 // mid-import trims what was imported; this is our equivalent: the slots
 // are remembered and trimmed on promotion (trimForeign).
-func (e *ext) noteForeignWrite(argv [][]byte) {
-	if e.node.IsMaster() {
+func (s *Server) noteForeignWrite(argv [][]byte) {
+	if s.cl.node.IsMaster() {
 		return
 	}
-	cmd := e.s.Lookup(argv[0])
+	cmd := s.Lookup(argv[0])
 	if cmd == nil || cmd.Flags&FlagWrite == 0 {
 		return
 	}
@@ -214,11 +214,11 @@ func (e *ext) noteForeignWrite(argv [][]byte) {
 		return
 	}
 	sl := keyslot.Of(k)
-	if owner := e.node.SlotOwner(sl); owner != "" && owner != e.node.MasterID() {
-		if e.foreign == nil {
-			e.foreign = map[int]bool{}
+	if owner := s.cl.node.SlotOwner(sl); owner != "" && owner != s.cl.node.MasterID() {
+		if s.cl.foreign == nil {
+			s.cl.foreign = map[int]bool{}
 		}
-		e.foreign[sl] = true
+		s.cl.foreign[sl] = true
 	}
 }
 
@@ -227,32 +227,32 @@ func (e *ext) noteForeignWrite(argv [][]byte) {
 // import never completed for this shard (found by the handoff checker:
 // a destination's replica promoted mid-import kept the keys, so they were
 // on both shards).
-func (e *ext) trimForeign() {
-	if len(e.foreign) == 0 {
+func (s *Server) trimForeign() {
+	if len(s.cl.foreign) == 0 {
 		return
 	}
-	self := e.node.ID()
+	self := s.cl.node.ID()
 	var rs []cluster.SlotSpan
-	for sl := range e.foreign {
-		if o := e.node.SlotOwner(sl); o != "" && o != self {
+	for sl := range s.cl.foreign {
+		if o := s.cl.node.SlotOwner(sl); o != "" && o != self {
 			rs = append(rs, cluster.SlotSpan{Start: sl, End: sl})
 		}
 	}
-	e.foreign = nil
+	s.cl.foreign = nil
 	if len(rs) == 0 {
 		return
 	}
-	db := e.s.dbs[0]
+	db := s.dbs[0]
 	n := 0
 	forEachSlot(rs, func(sl int) {
 		for _, k := range db.KeysInSlot(sl, 1<<30) {
 			if db.Delete([]byte(k)) {
 				n++
-				e.s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
+				s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
 			}
 		}
 	})
-	e.s.Logf('*', "Slot migration: promoted with an unfinished import: trimmed %d keys of %d slots owned by others", n, len(rs))
+	s.Logf('*', "Slot migration: promoted with an unfinished import: trimmed %d keys of %d slots owned by others", n, len(rs))
 }
 
 // trimUnownedOnLoad runs at start, after the data and nodes.conf are
@@ -263,22 +263,22 @@ func (e *ext) trimForeign() {
 // we trim every such slot (found by the handoff checker: a destination
 // killed mid-import came back with the imported keys, on both shards).
 // Redis 7 only warns about such keys; nothing else puts them there.
-func (e *ext) trimUnownedOnLoad() {
-	if e.node == nil || !e.node.IsMaster() {
+func (s *Server) trimUnownedOnLoad() {
+	if s.cl.node == nil || !s.cl.node.IsMaster() {
 		return
 	}
-	db := e.s.dbs[0]
+	db := s.dbs[0]
 	if db.Len() == 0 {
 		return
 	}
-	self := e.node.ID()
-	view := e.node.View()
+	self := s.cl.node.ID()
+	view := s.cl.node.View()
 	n, slots := 0, 0
 	for sl := 0; sl < cluster.NumSlots; sl++ {
 		if db.CountKeysInSlot(sl) == 0 {
 			continue
 		}
-		if o := e.node.SlotOwner(sl); o == "" || o == self {
+		if o := s.cl.node.SlotOwner(sl); o == "" || o == self {
 			continue
 		}
 		if _, importing := view.Importing[sl]; importing {
@@ -288,11 +288,11 @@ func (e *ext) trimUnownedOnLoad() {
 		for _, k := range db.KeysInSlot(sl, 1<<30) {
 			if db.Delete([]byte(k)) {
 				n++
-				e.s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
+				s.propagate(0, [][]byte{[]byte("DEL"), []byte(k)})
 			}
 		}
 	}
 	if n > 0 {
-		e.s.Logf('#', "Slot migration: trimmed %d keys of %d slots other nodes own (an import unfinished when this node stopped)", n, slots)
+		s.Logf('#', "Slot migration: trimmed %d keys of %d slots other nodes own (an import unfinished when this node stopped)", n, slots)
 	}
 }

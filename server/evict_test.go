@@ -8,7 +8,7 @@ import (
 // Over maxmemory (noeviction) a denyoom command is refused with -OOM, also
 // while queueing in MULTI (EXEC then aborts); reads still run.
 func TestMaxmemoryRefusesDenyOOM(t *testing.T) {
-	s := startReplNode(t)
+	s := startExtServer(t)
 	c := newClient(t, s, 2)
 	c.Set(ctx, "k", "v", 0)
 	// Transactions queued before the limit: one that may use memory is

@@ -58,8 +58,8 @@ func cmdDebug(c *Client, argv [][]byte) {
 			c.Error(ErrNotInt)
 			return
 		}
-		if s.ext != nil && s.ext.node != nil {
-			s.ext.node.DropPackets(int(t))
+		if s.cl.node != nil {
+			s.cl.node.DropPackets(int(t))
 		}
 		c.OK()
 	case "DIGEST":
@@ -270,5 +270,12 @@ func (c *Client) boolReply(v bool) {
 		c.Int(1)
 	} else {
 		c.Int(0)
+	}
+}
+
+// debugCommands are DEBUG's spec.
+func debugCommands() []*Command {
+	return []*Command{
+		newCmd("debug", -2, "admin noscript loading stale", 0, 0, 0, cmdDebug, "server").protected(),
 	}
 }

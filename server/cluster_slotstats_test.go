@@ -116,7 +116,7 @@ func TestSlotStatsDisabled(t *testing.T) {
 	if _, m := slotStat(t, v[0]); len(m) != 1 || m["key-count"] != 1 {
 		t.Fatalf("metrics %v, want key-count 1 only", m)
 	}
-	if s.ext.slotStats != nil {
+	if s.slotStats != nil {
 		t.Fatal("counters allocated while cluster-slot-stats-enabled is no")
 	}
 	// CONFIG SET turns the counters on at runtime.
@@ -177,7 +177,7 @@ func BenchmarkSlotStatsHotPath(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := s.StartNode(); err != nil {
+			if err := s.Start(); err != nil {
 				b.Skipf("port %d taken: %v", port, err)
 			}
 			defer s.Close()

@@ -8,10 +8,7 @@ import "time"
 // suites cut a replica off its master that way). The replica reconnects as
 // after any link failure. Server lock held.
 func (s *Server) killMasterLink(addr string) bool {
-	if s.ext == nil || s.ext.repl == nil {
-		return false
-	}
-	r := s.ext.repl
+	r := s.repl
 	if r.linkConn == nil || (addr != "" && r.linkConn.RemoteAddr().String() != addr) {
 		return false
 	}
@@ -30,13 +27,11 @@ func (s *Server) killMasterLink(addr string) bool {
 // clientType is CLIENT KILL TYPE's class of a client: master (the link
 // applying our master's stream), replica, pubsub or normal.
 func clientType(t *Client) string {
-	if ce, ok := t.Data.(*clientExt); ok {
-		if ce.master {
-			return "master"
-		}
-		if ce.replica != nil {
-			return "replica"
-		}
+	if t.repl.master {
+		return "master"
+	}
+	if t.repl.replica != nil {
+		return "replica"
 	}
 	if t.ps != nil && (t.ps.subscriptions() > 0 || len(t.ps.shard) > 0) {
 		return "pubsub"
@@ -47,7 +42,7 @@ func clientType(t *Client) string {
 // replicaKilled drops a killed replica's link at once, as Redis frees the
 // client inside CLIENT KILL: connected_slaves no longer counts it.
 func (s *Server) replicaKilled(t *Client) {
-	if ce, ok := t.Data.(*clientExt); ok && ce.replica != nil && s.ext != nil {
-		s.ext.repl.dropReplica(ce.replica)
+	if t.repl.replica != nil {
+		s.repl.dropReplica(t.repl.replica)
 	}
 }

@@ -19,7 +19,7 @@ type busyScript struct {
 	mu     sync.Mutex
 	cancel func()
 	// fn describes a running FCALL for FUNCTION STATS and FUNCTION KILL
-	// (functions.go); nil while an EVAL script runs.
+	// (script_functions.go); nil while an EVAL script runs.
 	fn *busyFunction
 }
 

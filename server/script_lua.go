@@ -22,10 +22,10 @@ import (
 type scripting struct {
 	s *Server
 	L *lua.LState
-	// loadRedis is the redis table of FUNCTION LOAD (functions.go).
+	// loadRedis is the redis table of FUNCTION LOAD (script_functions.go).
 	loadRedis *lua.LTable
 	// allowOOM: the running script or function has the allow-oom flag
-	// (its commands run over maxmemory, maxmemory.go).
+	// (its commands run over maxmemory, evict.go).
 	allowOOM bool
 	bodies   map[string]string
 	funcs    map[string]*lua.LFunction
@@ -33,8 +33,8 @@ type scripting struct {
 	fake     *Client
 	readOnly bool
 	sandbox  *luaSandbox
-	fns      *functionLibs    // FUNCTION libraries (functions.go); nil until first used
-	shebangs map[string]uint8 // flags of the scripts that declare them (shebang.go), by sha
+	fns      *functionLibs    // FUNCTION libraries (script_functions.go); nil until first used
+	shebangs map[string]uint8 // flags of the scripts that declare them (script_shebang.go), by sha
 }
 
 func newScripting(s *Server) *scripting {
@@ -209,10 +209,8 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	}
 	f := sc.fake
 	f.out = f.out[:0]
-	if s.hooks.PreExecute != nil {
-		if e := s.hooks.PreExecute(f, cmd, argv); e != "" {
-			return fail(e)
-		}
+	if e := s.refusal(f, cmd, argv); e != "" {
+		return fail(e)
 	}
 	f.cmd = cmd
 	if cmd.Flags&FlagWrite != 0 {
@@ -472,67 +470,4 @@ func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, read
 	ret := L.Get(-1)
 	L.Pop(1)
 	sc.reply(c, ret, 0)
-}
-
-func cmdEval(c *Client, argv [][]byte) {
-	c.feedScriptCall(argv)
-	sc := c.s.scripts
-	sha, fn, err := sc.compile(string(argv[1]))
-	if err != nil {
-		c.Error(err.Error())
-		return
-	}
-	sc.run(c, sha, fn, argv, strings.HasSuffix(c.cmd.Name, "_ro"))
-}
-
-func cmdEvalSHA(c *Client, argv [][]byte) {
-	c.feedScriptCall(argv)
-	sc := c.s.scripts
-	sha := strings.ToLower(string(argv[1]))
-	fn, ok := sc.funcs[sha]
-	if !ok {
-		c.Error("NOSCRIPT No matching script. Please use EVAL.")
-		return
-	}
-	sc.run(c, sha, fn, argv, strings.HasSuffix(c.cmd.Name, "_ro"))
-}
-
-func cmdScript(c *Client, argv [][]byte) {
-	sc := c.s.scripts
-	switch strings.ToUpper(string(argv[1])) {
-	case "LOAD":
-		sha, _, err := sc.compile(string(argv[2]))
-		if err != nil {
-			c.Error(err.Error())
-			return
-		}
-		// Not propagated: Redis 7.0 replicates scripts by their effects,
-		// so neither a replica nor the AOF needs the script itself.
-		c.BulkString(sha)
-	case "EXISTS":
-		c.Array(len(argv) - 2)
-		for _, a := range argv[2:] {
-			if _, ok := sc.funcs[strings.ToLower(string(a))]; ok {
-				c.Int(1)
-			} else {
-				c.Int(0)
-			}
-		}
-	case "FLUSH":
-		if len(argv) == 3 && !eq(argv[2], "async") && !eq(argv[2], "sync") {
-			c.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
-			return
-		}
-		sc.funcs = map[string]*lua.LFunction{}
-		sc.bodies = map[string]string{}
-		sc.shebangs = nil
-		c.OK()
-	case "KILL":
-		c.Error("NOTBUSY No scripts in execution right now.")
-	case "HELP":
-		c.Array(1)
-		c.Simple("SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: LOAD, EXISTS, FLUSH, KILL, HELP.")
-	default:
-		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try SCRIPT HELP.")
-	}
 }

@@ -128,7 +128,7 @@ func (s *Server) rewriteAOF() error {
 	path := a.w.Path()
 	// Everything buffered is already in the dataset the snapshot captures.
 	a.flush(false)
-	err := aof.Rewrite(path, s.Snapshot)
+	err := aof.Rewrite(path, s.snapshot)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,10 @@
+//go:build unix
+
 package server
 
 import "syscall"
 
+// cpuTimes is the process's user and system CPU seconds (INFO cpu).
 func cpuTimes() (user, sys float64) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {

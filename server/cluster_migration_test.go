@@ -27,7 +27,7 @@ func startClusterNode(t *testing.T, port int, extra ...string) (*Server, *redis.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.StartNode(); err != nil {
+	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })

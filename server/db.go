@@ -1,23 +1,28 @@
 package server
 
+// The dataset as a whole, for replication, the AOF and cluster mode: a
+// snapshot as commands, flushing, deleting a lost slot's keys, and the
+// internal client that applies a stream (Redis's db.c and the replication
+// side of networking.c).
+
 import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-// NewInternalClient returns a client with no connection, already
+// newInternalClient returns a client with no connection, already
 // authenticated, for running commands on behalf of the server: applying a
 // replication stream, MIGRATE's RESTORE, tests. Use it with the lock held.
-func (s *Server) NewInternalClient() *Client {
+func (s *Server) newInternalClient() *Client {
 	c := s.newClient(nil)
 	c.authenticated = true
 	c.parser.Unauthenticated = false
 	return c
 }
 
-// Exec runs argv as if c had sent it (lookup, arity, hooks, MULTI
+// execInternal runs argv as if c had sent it (lookup, arity, hooks, MULTI
 // queueing, propagation) and returns the RESP reply bytes, which are valid
 // until the next call on c. The lock must be held.
-func (s *Server) Exec(c *Client, argv [][]byte) []byte {
+func (s *Server) execInternal(c *Client, argv [][]byte) []byte {
 	c.out = c.out[:0]
 	if len(argv) == 0 {
 		return nil
@@ -29,11 +34,11 @@ func (s *Server) Exec(c *Client, argv [][]byte) []byte {
 	return c.out
 }
 
-// Snapshot emits the commands that rebuild the whole dataset (SELECT per
+// snapshot emits the commands that rebuild the whole dataset (SELECT per
 // non-empty database, then one or more commands per key, PEXPIREAT for
 // TTLs), as the AOF rewrite writes them: a replica's full sync can send
 // them. The lock must be held; argv slices are valid during the call only.
-func (s *Server) Snapshot(emit func(argv ...[]byte)) {
+func (s *Server) snapshot(emit func(argv ...[]byte)) {
 	s.snapshotFunctions(emit)
 	for i, db := range s.dbs {
 		if db.Len() == 0 {
@@ -47,21 +52,14 @@ func (s *Server) Snapshot(emit func(argv ...[]byte)) {
 	}
 }
 
-// FlushAll empties every database (a replica before a full sync), touching
+// flushAll empties every database (a replica before a full sync), touching
 // WATCHed keys. The lock must be held.
-func (s *Server) FlushAll() {
+func (s *Server) flushAll() {
 	s.touchAll(-1)
 	for _, db := range s.dbs {
 		db.Flush()
 	}
 	s.dirty++
-}
-
-// Clients calls fn for each connected client (lock held).
-func (s *Server) Clients(fn func(c *Client)) {
-	for _, c := range s.clientList() {
-		fn(c)
-	}
 }
 
 // clientList snapshots the connected clients.
@@ -75,16 +73,10 @@ func (s *Server) clientList() []*Client {
 	return out
 }
 
-// Close closes the client's connection after the pending replies.
-func (c *Client) Close() { c.closeNow = true }
-
-// Name is the CLIENT SETNAME name.
-func (c *Client) Name() string { return c.name }
-
-// DeleteKeysInSlot removes every key of a hash slot from db 0 (a master that
+// deleteKeysInSlot removes every key of a hash slot from db 0 (a master that
 // lost the slot), propagating a DEL per key and touching WATCHed keys. It
 // needs cluster-enabled (the slot index). The lock must be held.
-func (s *Server) DeleteKeysInSlot(slot int) int {
+func (s *Server) deleteKeysInSlot(slot int) int {
 	db := s.dbs[0]
 	n := 0
 	for {
@@ -105,10 +97,10 @@ func (s *Server) DeleteKeysInSlot(slot int) int {
 	}
 }
 
-// SetReplicaMode makes the keyspace behave like a replica's: keys are not
+// setReplicaMode makes the keyspace behave like a replica's: keys are not
 // expired lazily or actively (the primary's DELs arrive in the stream) but
 // reads of an expired key still return nothing. The lock must be held.
-func (s *Server) SetReplicaMode(on bool) {
+func (s *Server) setReplicaMode(on bool) {
 	for _, db := range s.dbs {
 		db.NoLazyExpire = on
 	}

@@ -1,38 +1,18 @@
 package server
 
 import (
-	"io"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redline-dev/redline/server/config"
 )
-
-func startReplNode(t *testing.T, extra ...string) *Server {
-	t.Helper()
-	cfg, err := config.ParseArgs(append([]string{"--port", "0", "--bind", "127.0.0.1", "--dir", t.TempDir()}, extra...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(cfg, Options{Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.StartNode(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // A replica loading a full sync with key-load-delay is in Redis's loading
 // state: INFO says loading:1, commands without the loading flag get
 // -LOADING, INFO and CONFIG still answer; then the data is all there.
 func TestReplicaLoadingState(t *testing.T) {
-	m := startReplNode(t)
-	r := startReplNode(t)
+	m := startExtServer(t)
+	r := startExtServer(t)
 	mc, rc := newClient(t, m, 2), newClient(t, r, 2)
 	for i := 0; i < 200; i++ {
 		if err := mc.Set(ctx, "k"+strconv.Itoa(i), i, 0).Err(); err != nil {

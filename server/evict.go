@@ -23,26 +23,26 @@ const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
 var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 
 // setMaxmemory reads maxmemory (start, CONFIG SET) and measures the heap.
-func (e *ext) setMaxmemory() {
-	e.oom.max = 0
-	if kv := e.s.cfg.Get("maxmemory", func(p, n string) bool { return p == n }); len(kv) > 0 {
-		e.oom.max, _ = config.ParseMemory(kv[0][1])
+func (s *Server) setMaxmemory() {
+	s.oom.max = 0
+	if kv := s.cfg.Get("maxmemory", func(p, n string) bool { return p == n }); len(kv) > 0 {
+		s.oom.max, _ = config.ParseMemory(kv[0][1])
 	}
-	e.refreshUsedMemory()
+	s.refreshUsedMemory()
 }
 
-func (e *ext) refreshUsedMemory() {
-	if e.oom.max <= 0 {
-		e.oom.used = 0 // a later maxmemory compares against a fresh figure
+func (s *Server) refreshUsedMemory() {
+	if s.oom.max <= 0 {
+		s.oom.used = 0 // a later maxmemory compares against a fresh figure
 		return
 	}
 	metrics.Read(heapSample)
-	e.oom.used = int64(heapSample[0].Value.Uint64())
+	s.oom.used = int64(heapSample[0].Value.Uint64())
 }
 
 // oomRefusal is the -OOM reply for a denyoom command over maxmemory.
-func (e *ext) oomRefusal(c *Client, cmd *Command, argv [][]byte) string {
-	if e.oom.used <= e.oom.max {
+func (s *Server) oomRefusal(c *Client, cmd *Command, argv [][]byte) string {
+	if s.oom.used <= s.oom.max {
 		return ""
 	}
 	if strings.EqualFold(cmd.Name, "exec") {
@@ -50,7 +50,7 @@ func (e *ext) oomRefusal(c *Client, cmd *Command, argv [][]byte) string {
 		// whole (Redis's mstate.cmd_flags & CMD_DENYOOM): EXECABORT.
 		if c.multi {
 			for _, q := range c.queue {
-				if qc := e.s.Lookup(q[0]); qc != nil && qc.effectiveFlags(q)&FlagDenyOOM != 0 {
+				if qc := s.Lookup(q[0]); qc != nil && qc.effectiveFlags(q)&FlagDenyOOM != 0 {
 					return errOOM
 				}
 			}
@@ -60,7 +60,7 @@ func (e *ext) oomRefusal(c *Client, cmd *Command, argv [][]byte) string {
 	if cmd.effectiveFlags(argv)&FlagDenyOOM == 0 {
 		return ""
 	}
-	if c.inScript && e.s.scripts != nil && e.s.scripts.allowOOM {
+	if c.inScript && s.scripts != nil && s.scripts.allowOOM {
 		return ""
 	}
 	return errOOM

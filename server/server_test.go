@@ -4,56 +4,20 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redline-dev/redline/server/keyslot"
 )
 
-func TestHooks(t *testing.T) {
+// TestPropagationStream: writes propagate as the argv that reproduces them
+// (relative TTLs made absolute, INCRBYFLOAT as SET KEEPTTL, scripts wrapped
+// in MULTI/EXEC, expired keys as DEL).
+func TestPropagationStream(t *testing.T) {
 	s := startServer(t)
-	var mu sync.Mutex
-	var stream []string
-	s.Lock()
-	s.SetHooks(Hooks{
-		PreExecute: func(c *Client, cmd *Command, argv [][]byte) string {
-			for _, i := range cmd.KeyIndexes(argv) {
-				if bytes.HasPrefix(argv[i], []byte("remote:")) {
-					return fmt.Sprintf("MOVED %d 127.0.0.1:9999", keyslot.Of(argv[i]))
-				}
-			}
-			return ""
-		},
-		Propagated: func(db int, argv [][]byte) {
-			mu.Lock()
-			defer mu.Unlock()
-			parts := make([]string, len(argv))
-			for i, a := range argv {
-				parts[i] = string(a)
-			}
-			stream = append(stream, strings.Join(parts, " "))
-		},
-	})
-	s.Register(&Command{Name: "ASKING", Arity: 1, Flags: FlagFast, Handler: func(c *Client, argv [][]byte) {
-		c.Asking = true
-		c.OK()
-	}})
-	s.Unlock()
+	recorded := recordPropagation(s)
 	c := newClient(t, s, 2)
-	conn := c.Conn()
-	defer conn.Close()
-	if err := conn.Do(ctx, "asking").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Get(ctx, "remote:x").Err(); err == nil || !strings.HasPrefix(err.Error(), "MOVED ") {
-		t.Fatalf("redirect: %v", err)
-	}
-	conn.Do(ctx, "multi")
-	conn.Do(ctx, "set", "remote:y", "1")
-	if err := conn.Do(ctx, "exec").Err(); err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
-		t.Fatalf("EXEC after redirect while queueing: %v", err)
-	}
 	c.Set(ctx, "a", "1", time.Minute)
 	c.IncrByFloat(ctx, "f", 1.5)
 	c.Get(ctx, "a") // reads are not propagated
@@ -62,9 +26,7 @@ func TestHooks(t *testing.T) {
 	c.PExpire(ctx, "gone", time.Millisecond)
 	time.Sleep(5 * time.Millisecond)
 	c.Get(ctx, "gone")
-	mu.Lock()
-	got := strings.ToUpper(strings.Join(stream, "\n"))
-	mu.Unlock()
+	got := strings.ToUpper(recorded())
 	want := []string{"SELECT 0", "SET a 1 PXAT ", "SET f 1.5 KEEPTTL", "MULTI", "INCR n", "INCR n", "EXEC", "SET gone 1", "PEXPIREAT gone ", "DEL gone"}
 	pos := 0
 	for _, w := range want {
@@ -74,11 +36,11 @@ func TestHooks(t *testing.T) {
 		}
 		pos += i + len(w)
 	}
-	cmd, keys := s.CommandKeys([][]byte{[]byte("MSET"), []byte("a"), []byte("1"), []byte("b"), []byte("2")})
+	cmd, keys := s.commandKeys([][]byte{[]byte("MSET"), []byte("a"), []byte("1"), []byte("b"), []byte("2")})
 	if cmd == nil || len(keys) != 2 || string(keys[1]) != "b" {
-		t.Fatalf("CommandKeys: %v", keys)
+		t.Fatalf("commandKeys: %v", keys)
 	}
-	_, keys = s.CommandKeys([][]byte{[]byte("eval"), []byte("x"), []byte("2"), []byte("k1"), []byte("k2"), []byte("arg")})
+	_, keys = s.commandKeys([][]byte{[]byte("eval"), []byte("x"), []byte("2"), []byte("k1"), []byte("k2"), []byte("arg")})
 	if len(keys) != 2 || string(keys[0]) != "k1" {
 		t.Fatalf("EVAL keys: %q", keys)
 	}
@@ -87,6 +49,26 @@ func TestHooks(t *testing.T) {
 func TestSlotIndex(t *testing.T) {
 	s := startServer(t, "--cluster-enabled", "yes")
 	c := newClient(t, s, 2)
+	// New+Start builds the same node as Main: with no slot served yet,
+	// keyed commands are refused, also while queueing in MULTI, which then
+	// ends in EXECABORT.
+	if err := c.Get(ctx, "k").Err(); err == nil || err.Error() != "CLUSTERDOWN Hash slot not served" {
+		t.Fatalf("GET on a node without slots: %v", err)
+	}
+	conn := c.Conn()
+	defer conn.Close()
+	conn.Do(ctx, "multi")
+	conn.Do(ctx, "set", "k", "1")
+	if err := conn.Do(ctx, "exec").Err(); err == nil || !strings.HasPrefix(err.Error(), "EXECABORT") {
+		t.Fatalf("EXEC after a refusal while queueing: %v", err)
+	}
+	if err := c.Do(ctx, "cluster", "addslotsrange", 0, 16383).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "cluster_state:ok", 10*time.Second, func() bool {
+		info, _ := c.Do(ctx, "cluster", "info").Text()
+		return strings.Contains(info, "cluster_state:ok")
+	})
 	for i := 0; i < 100; i++ {
 		c.Set(ctx, fmt.Sprintf("{tag}%d", i), "v", 0)
 	}
@@ -106,8 +88,8 @@ func TestSlotIndex(t *testing.T) {
 	if ks := s.DB(0).KeysInSlot(slot, 3); len(ks) != 3 || ks[0] != "{tag}0" {
 		t.Fatalf("KeysInSlot = %v", ks)
 	}
-	if n := s.DeleteKeysInSlot(slot); n != 99 || s.DB(0).Len() != 0 {
-		t.Fatalf("DeleteKeysInSlot = %d, %d keys left", n, s.DB(0).Len())
+	if n := s.deleteKeysInSlot(slot); n != 99 || s.DB(0).Len() != 0 {
+		t.Fatalf("deleteKeysInSlot = %d, %d keys left", n, s.DB(0).Len())
 	}
 }
 
@@ -194,4 +176,59 @@ func TestBlockPropagation(t *testing.T) {
 	if got != want {
 		t.Fatalf("stream:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// TestStartBuildsMainsServer: New+Start and Main build the same server: the
+// same command table (COMMAND's raw reply is byte-identical), one WAIT and
+// one ROLE (replication's), and maxmemory's OOM refusal from the start.
+func TestStartBuildsMainsServer(t *testing.T) {
+	port := freePort(t)
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--dir", t.TempDir(), "--maxmemory", "1"},
+			&syncWriter{w: &out}, &errb)
+	}()
+	mainSrv := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	t.Cleanup(func() {
+		mainSrv.Do(ctx, "shutdown", "nosave")
+		mainSrv.Close()
+		<-done
+	})
+	waitFor(t, "Main serving", 10*time.Second, func() bool { return mainSrv.Ping(ctx).Err() == nil })
+	started := newClient(t, startServer(t, "--maxmemory", "1"), 2)
+	raw := func(c *redis.Client, args ...any) string {
+		v, err := c.Do(ctx, args...).Result()
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprint(v)
+	}
+	for _, cmd := range [][]any{{"command"}, {"command", "count"}, {"command", "docs"}, {"role"}, {"wait", "0", "0"},
+		{"set", "k", "v"}, {"info", "replication"}} {
+		a, b := raw(mainSrv, cmd...), raw(started, cmd...)
+		if cmd[0] == "info" {
+			// The replication ids are random per server.
+			a, b = stripReplIDs(a), stripReplIDs(b)
+		}
+		if a != b {
+			t.Errorf("%v differs:\nMain:      %.300s\nNew+Start: %.300s", cmd, a, b)
+		}
+	}
+	if v := raw(started, "set", "k", "v"); !strings.HasPrefix(v, "error: OOM command not allowed") {
+		t.Errorf("SET over maxmemory on New+Start: %s", v)
+	}
+	if v := raw(started, "role"); !strings.HasPrefix(v, "[master ") {
+		t.Errorf("ROLE on New+Start: %s", v)
+	}
+}
+
+func stripReplIDs(info string) string {
+	var keep []string
+	for _, l := range strings.Split(info, "\n") {
+		if !strings.HasPrefix(l, "master_replid") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }

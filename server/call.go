@@ -1,0 +1,187 @@
+package server
+
+import (
+	"strings"
+	"time"
+)
+
+// call runs one command: lookup, arity (the command's and its
+// subcommand's, from the table), auth, the node's refusals, MULTI
+// queueing, the handler, then propagation and WATCH invalidation.
+func (c *Client) call(argv [][]byte) { c.callCmd(c.s.Lookup(argv[0]), argv) }
+
+// callCmd is call with argv[0] already looked up (nil: unknown command).
+func (c *Client) callCmd(cmd *Command, argv [][]byte) {
+	if c.replyMode != replyOn {
+		mark := len(c.out)
+		if cmd != nil && pushesReply(cmd.Name) {
+			mark = -1 // Pub/Sub notifications go out even so, as Redis's CLIENT_PUSHING
+		}
+		defer c.dropReply(mark, c.replyMode)
+	}
+	s := c.s
+	if cmd == nil {
+		c.rejectQueued()
+		var b strings.Builder
+		b.WriteString("ERR unknown command '")
+		b.WriteString(trunc(argv[0], 128))
+		b.WriteString("', with args beginning with: ")
+		for _, a := range argv[1:] {
+			b.WriteString("'")
+			b.WriteString(trunc(a, 128))
+			b.WriteString("' ")
+			if b.Len() > 1024 {
+				break
+			}
+		}
+		c.Error(b.String())
+		return
+	}
+	c.cmd = cmd
+	c.lastCmd = cmd.Name
+	defer s.afterCommand(c, cmd)
+	if !checkArity(cmd.Arity, len(argv)) {
+		c.reject(ErrArity(cmd.Name))
+		return
+	}
+	if sub := cmd.subcommand(argv); sub != nil && !checkArity(sub.Arity, len(argv)) {
+		c.reject("ERR wrong number of arguments for '" + cmd.Name + "|" + sub.Name + "' command")
+		return
+	} else if cmd.Protected && !c.s.protectedAllowed(c, "enable-debug-command") {
+		c.reject("ERR " + strings.ToUpper(cmd.Name) + " command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.")
+		return
+	} else if sub == nil && len(cmd.Subcommands) > 0 && len(argv) > 1 {
+		// Refused before queueing, so MULTI ends in EXECABORT as in Redis.
+		c.reject("ERR unknown subcommand '" + trunc(argv[1], 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
+		return
+	}
+	if !c.authenticated && cmd.Flags&FlagNoAuth == 0 {
+		c.reject(ErrNoAuth)
+		return
+	}
+	if c.ps != nil {
+		if e := pubsubRefusal(c, cmd); e != "" {
+			c.reject(e)
+			return
+		}
+	}
+	if cmd.Flags&FlagWrite != 0 && s.aof != nil && s.aof.lastErr != nil {
+		c.reject("MISCONF Errors writing to the AOF file: " + s.aof.lastErr.Error())
+		return
+	}
+	if c.multi && cmd.Flags&FlagNoMulti != 0 {
+		c.reject("ERR Command not allowed inside a transaction")
+		return
+	}
+	if e := s.refusal(c, cmd, argv); e != "" {
+		c.reject(e)
+		return
+	}
+	if c.multi && !isTxControl(cmd.Name) {
+		q := make([][]byte, len(argv))
+		for i, a := range argv {
+			q[i] = append([]byte(nil), a...)
+		}
+		c.queue = append(c.queue, q)
+		c.Simple("QUEUED")
+		return
+	}
+	c.exec(cmd, argv)
+}
+
+func isTxControl(name string) bool {
+	switch name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+// reject refuses a command before it runs. A refused EXEC discards the
+// transaction with EXECABORT, as Redis's rejectCommand does.
+func (c *Client) reject(msg string) {
+	c.rejectQueued()
+	if c.cmd != nil {
+		c.cmd.rejected++
+	}
+	if c.cmd != nil && c.cmd.Name == "exec" {
+		// Monitors saw MULTI and not the queued commands: EXEC ends it.
+		c.s.feedMonitors(c, c.cmd, [][]byte{[]byte("exec")})
+		c.resetMulti()
+		c.s.unwatchAll(c)
+		c.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		return
+	}
+	c.Error(msg)
+}
+
+// rejectQueued marks the transaction as failed when a command is refused
+// while queueing (EXEC then replies EXECABORT).
+func (c *Client) rejectQueued() {
+	if c.multi {
+		c.multiErr = true
+	}
+}
+
+// exec runs a checked command and propagates it if it changed the dataset.
+func (c *Client) exec(cmd *Command, argv [][]byte) {
+	s := c.s
+	s.db(c.db).Tick()
+	dirty := s.dirty
+	c.propSet = false
+	var start int64
+	if s.slowStats {
+		start = nanotime()
+	}
+	if s.trk != nil && !c.inScript && s.trk.running == nil {
+		s.trk.running = c // its own invalidations wait for its reply
+		defer s.trackDone(c)
+	}
+	s.stats.errSeen = s.stats.errorReplies
+	cmd.handlerFor(argv)(c, argv)
+	if s.stats.errorReplies != s.stats.errSeen {
+		cmd.fails++
+		s.stats.errSeen = s.stats.errorReplies
+	}
+	cmd.calls++
+	s.stats.commands++
+	if s.slowStats {
+		d := time.Duration(nanotime() - start)
+		cmd.usec += d.Microseconds()
+		if !c.inScript {
+			s.recordCall(c, cmd, argv, d)
+		}
+	}
+	if s.trk != nil {
+		s.trackAfter(c, cmd, argv, s.dirty != dirty && cmd.Flags&FlagWrite != 0)
+	}
+	if len(s.monitors) > 0 && monitored(cmd, argv) {
+		s.feedMonitors(c, cmd, argv)
+	}
+	if s.dirty != dirty && cmd.Flags&FlagWrite != 0 {
+		if c.propSet {
+			if len(c.propArgv) > 0 {
+				s.propagate(c.db, c.propArgv)
+			}
+		} else {
+			s.propagate(c.db, argv)
+		}
+		if len(s.watchers) > 0 {
+			for _, i := range cmd.KeyIndexes(argv) {
+				if i != c.untouched {
+					s.touch(c.db, argv[i])
+				}
+			}
+		}
+	}
+	c.propSet = false
+	c.propArgv = nil
+	c.untouched = 0
+}
+
+func trunc(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+)
+
+// KeySpec is one of a command's key specifications, as Redis 7.0 declares
+// them (src/commands/*.json): where the keys are (Begin, Find) and what the
+// command does to each (Flags: RW/RO/OW/RM, access/update/insert/delete).
+// The same type serves COMMAND INFO and GETKEYSANDFLAGS.
+type KeySpec struct {
+	Notes string
+	Flags []string
+	Begin KeyBegin
+	Find  KeyFind
+}
+
+// KeyBegin is begin_search: an index, a keyword searched from StartFrom
+// (negative: from the end, backwards), or unknown.
+type KeyBegin struct {
+	Index     int
+	Keyword   string
+	StartFrom int
+	Unknown   bool
+}
+
+// KeyFind is find_keys: a range (LastKey relative to the first key,
+// negative from the end; Step; Limit), a key count at KeyNumIdx followed
+// by keys from FirstKey, or unknown.
+type KeyFind struct {
+	LastKey, Step, Limit int
+	KeyNum               bool
+	KeyNumIdx, FirstKey  int
+	Unknown              bool
+}
+
+// positions evaluates a spec on argv (argv[0] the command) as Redis's
+// getKeysUsingKeySpecs does; ok is false for arguments the spec cannot
+// make sense of.
+func (ks KeySpec) positions(argv [][]byte) (pos []int, ok bool) {
+	argc := len(argv)
+	first := 0
+	switch {
+	case ks.Begin.Unknown:
+		return nil, true
+	case ks.Begin.Keyword != "":
+		start, end, dir := ks.Begin.StartFrom, argc-1, 1
+		if start < 0 {
+			start, end, dir = argc+start, 0, -1
+		}
+		for i := start; i != end+dir; i += dir {
+			if i >= argc || i < 1 {
+				break
+			}
+			if strings.EqualFold(string(argv[i]), ks.Begin.Keyword) {
+				first = i + 1
+				break
+			}
+		}
+		if first == 0 {
+			return nil, true
+		}
+	default:
+		first = ks.Begin.Index
+	}
+	last, step := 0, 1
+	switch {
+	case ks.Find.Unknown:
+		return nil, true
+	case ks.Find.KeyNum:
+		i := first + ks.Find.KeyNumIdx
+		if i >= argc {
+			return nil, false
+		}
+		n, err := strconv.Atoi(string(argv[i]))
+		if err != nil || n < 0 {
+			return nil, false
+		}
+		first += ks.Find.FirstKey
+		step = ks.Find.Step
+		last = first + (n-1)*step
+	default:
+		step = ks.Find.Step
+		switch {
+		case ks.Find.LastKey >= 0:
+			last = first + ks.Find.LastKey
+		case ks.Find.Limit == 0:
+			last = argc + ks.Find.LastKey
+		default:
+			last = first + ((argc-first)/ks.Find.Limit + ks.Find.LastKey)
+		}
+	}
+	for i := first; i <= last; i += step {
+		if i >= argc || i < first {
+			return pos, false
+		}
+		pos = append(pos, i)
+	}
+	return pos, true
+}
+
+// writeKeySpecs writes specs as COMMAND INFO's key specifications.
+func (c *Client) writeKeySpecs(specs []KeySpec) {
+	c.Array(len(specs))
+	for _, ks := range specs {
+		n := 3
+		if ks.Notes != "" {
+			n++
+			c.Map(n)
+			c.BulkString("notes")
+			c.BulkString(ks.Notes)
+		} else {
+			c.Map(n)
+		}
+		c.BulkString("flags")
+		c.SetHeader(len(ks.Flags))
+		for _, f := range ks.Flags {
+			c.Simple(f)
+		}
+		c.BulkString("begin_search")
+		c.Map(2)
+		c.BulkString("type")
+		if ks.Begin.Keyword != "" {
+			c.BulkString("keyword")
+			c.BulkString("spec")
+			c.Map(2)
+			c.BulkString("keyword")
+			c.BulkString(ks.Begin.Keyword)
+			c.BulkString("startfrom")
+			c.Int(int64(ks.Begin.StartFrom))
+		} else if ks.Begin.Unknown || ks.Begin.Index == 0 {
+			c.BulkString("unknown")
+			c.BulkString("spec")
+			c.Map(0)
+		} else {
+			c.BulkString("index")
+			c.BulkString("spec")
+			c.Map(1)
+			c.BulkString("index")
+			c.Int(int64(ks.Begin.Index))
+		}
+		c.BulkString("find_keys")
+		c.Map(2)
+		c.BulkString("type")
+		if ks.Find.Unknown {
+			c.BulkString("unknown")
+			c.BulkString("spec")
+			c.Map(0)
+			continue
+		}
+		if ks.Find.KeyNum {
+			c.BulkString("keynum")
+			c.BulkString("spec")
+			c.Map(3)
+			c.BulkString("keynumidx")
+			c.Int(int64(ks.Find.KeyNumIdx))
+			c.BulkString("firstkey")
+			c.Int(int64(ks.Find.FirstKey))
+			c.BulkString("keystep")
+			c.Int(int64(ks.Find.Step))
+			continue
+		}
+		c.BulkString("range")
+		c.BulkString("spec")
+		c.Map(3)
+		c.BulkString("lastkey")
+		c.Int(int64(ks.Find.LastKey))
+		c.BulkString("keystep")
+		c.Int(int64(ks.Find.Step))
+		c.BulkString("limit")
+		c.Int(int64(ks.Find.Limit))
+	}
+}
