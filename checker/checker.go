@@ -140,6 +140,12 @@ type Summary struct {
 	// NotApplicable names the checkers the history gave nothing to judge
 	// or measure, with the reason; they are not part of the verdict.
 	NotApplicable map[string]string `json:"not_applicable,omitempty"`
+	// Attribution says, for the first instances of every anomaly, what
+	// happened to each (attribution.go): set by the caller, which has the
+	// servers' logs, after Run.
+	Attribution []Attribution `json:"attribution,omitempty"`
+	// Census summarizes the end phase's key census (nil: none taken).
+	Census *CensusSummary `json:"census,omitempty"`
 }
 
 // Run runs the checkers in parallel (as many at a time as CPUs) and merges

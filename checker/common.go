@@ -118,8 +118,14 @@ func (c *call) served() bool {
 	if !c.failed() || c.comp == nil {
 		return false
 	}
+	return ServedError(c.comp.ErrorText())
+}
+
+// ServedError says a fail's error is the op's own answer (cas-mismatch,
+// insufficient-funds, watch-conflict, CROSSSLOT), not unavailability.
+func ServedError(err string) bool {
 	for _, p := range servedErrors {
-		if strings.HasPrefix(c.comp.ErrorText(), p) {
+		if strings.HasPrefix(err, p) {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/redline-dev/redline/harness/history"
@@ -36,29 +37,49 @@ type counterRead struct {
 
 // counterKey is everything known about one counter key.
 type counterKey struct {
-	key        string
-	adds       []counterAdd // not failed, in history order
-	reads      []counterRead
-	byInvoke   []counterAdd // adds sorted by invocation
-	okByEnd    []counterAdd // ok adds sorted by completion
-	negInv     []int64      // prefix sums over byInvoke of min(0, d); nil when no d < 0
-	posInv     []int64      // ... of max(0, d)
-	posOk      []int64      // prefix sums over okByEnd of max(0, d)
-	negOk      []int64      // ... of min(0, d); nil when no d < 0
-	acked      int64        // sum of positive ok deltas
-	attempted  int64        // sum of positive ok/indeterminate deltas
-	ackedClass waitSplit    // acked positive deltas per WAIT class
-	final      *counterRead
-	lower      int64 // bounds at the final read
-	upper      int64
-	lost       int64 // lower bound of lost acknowledged increments
-	lostMax    int64 // upper bound
-	unexpected int64
+	key   string
+	adds  []counterAdd // not failed, in history order
+	reads []counterRead
+	// replicaReads were served by replicas: counted, judged as stale or
+	// not, never held to the bounds.
+	replicaReads []counterRead
+	// lastAddInvoke is when the traffic phase last invoked an add here.
+	lastAddInvoke int64
+	byInvoke      []counterAdd // adds sorted by invocation
+	okByEnd       []counterAdd // ok adds sorted by completion
+	negInv        []int64      // prefix sums over byInvoke of min(0, d); nil when no d < 0
+	posInv        []int64      // ... of max(0, d)
+	posOk         []int64      // prefix sums over okByEnd of max(0, d)
+	negOk         []int64      // ... of min(0, d); nil when no d < 0
+	acked         int64        // sum of positive ok deltas
+	attempted     int64        // sum of positive ok/indeterminate deltas
+	ackedClass    waitSplit    // acked positive deltas per WAIT class
+	final         *counterRead
+	lower         int64 // bounds at the final read
+	upper         int64
+	lost          int64 // lower bound of lost acknowledged increments
+	lostMax       int64 // upper bound
+	unexpected    int64
 	// unexplained is the deficit beyond every acknowledged increment (a
 	// final value below what even losing all of them explains).
 	unexplained int64
 	lostSplit   waitSplit
 	hasNeg      bool // some add had a negative delta
+	// rises are the reads that revealed the loss, each with the amount
+	// it revealed and its share of lostSplit (see riseLoss): the one
+	// attribution the counter and rpo checkers both report.
+	rises []counterRise
+}
+
+// counterRise is one rise of a key's deficit: the read that revealed it,
+// how many increments it showed lost beyond the reads before it, and the
+// WAIT classes of those increments, taken from the key's lostSplit in its
+// order (no_wait, wait_unsatisfied, wait_satisfied), so that the rises of a
+// key add up to exactly the counter checker's split.
+type counterRise struct {
+	read   call
+	amount int64
+	split  waitSplit
 }
 
 func prefix(adds []counterAdd, f func(int64) int64) []int64 {
@@ -95,6 +116,18 @@ type counterAnalysis struct {
 	malformed int
 	badReads  []map[string]any
 	nbad      int
+	// resent: adds the client library sent again after an attempt of
+	// unknown outcome (history "resent"): each may have applied twice.
+	resent        int
+	resentSamples []int64
+	// replicaReads are reads a replica served (history "replica"): not
+	// held to the bounds, but counted, and stale when below them.
+	replicaReads int
+	staleReads   int
+	staleSamples []map[string]any
+	// gap is the longest time one key went without an acknowledged add
+	// during the traffic phase.
+	gap gapFigure
 	// an holds the garbage replies, backwards reads and unexplained
 	// deficits.
 	an *anomalies
@@ -130,6 +163,11 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 				}
 				d = 1
 			}
+			if finalStart < 0 || c.start < finalStart {
+				if ck := get(c.inv.Key); c.start > ck.lastAddInvoke {
+					ck.lastAddInvoke = c.start // failed or not: a write was wanted then
+				}
+			}
 			switch {
 			case c.failed():
 				a.failAdds++
@@ -138,6 +176,12 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 				a.okAdds++
 			default:
 				a.infoAdds++
+			}
+			if c.comp != nil && c.comp.ResentCount() > 0 {
+				a.resent++
+				if len(a.resentSamples) < maxExamples {
+					a.resentSamples = append(a.resentSamples, c.inv.Index)
+				}
 			}
 			ck := get(c.inv.Key)
 			ad := counterAdd{start: c.start, end: inf, delta: d, ok: c.ok()}
@@ -159,8 +203,15 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 				a.an.garbage(&c, "not an integer within int64")
 				continue
 			}
-			a.reads++
 			ck := get(c.inv.Key)
+			if c.comp.FromReplica() {
+				// A replica read may be stale by design: judged as such
+				// once the bounds are known, never as a lost increment.
+				a.replicaReads++
+				ck.replicaReads = append(ck.replicaReads, counterRead{c: c, value: v})
+				continue
+			}
+			a.reads++
 			ck.reads = append(ck.reads, counterRead{c: c, value: v, final: finalStart >= 0 && c.start >= finalStart})
 		}
 	}
@@ -218,6 +269,17 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			}
 		}
 		a.backwards(ck)
+		for _, r := range ck.replicaReads {
+			if lo, _ := ck.bounds(r.c.start, r.c.end); r.value < lo {
+				a.staleReads++
+				if len(a.staleSamples) < maxExamples {
+					a.staleSamples = append(a.staleSamples, map[string]any{
+						"key": ck.key, "index": r.c.inv.Index, "value": r.value, "lower": lo, "node": r.c.comp.Node,
+					})
+				}
+			}
+		}
+		a.gap.of(ck, finalStart)
 		if ck.final != nil {
 			ck.lower, ck.upper = ck.bounds(ck.final.c.start, ck.final.c.end)
 			// Lost is at most what was acknowledged: a deficit beyond
@@ -239,9 +301,55 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			// confirmed by WAIT, so wait_satisfied is a lower bound. No
 			// class gets more than its own acknowledged increments.
 			ck.lostSplit = splitLoss(ck.lost, ck.ackedClass)
+			ck.riseLoss()
 		}
 	}
 	return a
+}
+
+// riseLoss finds the reads that revealed the key's loss: reads in order of
+// completion, each showing a deficit (the increments acknowledged before it
+// began, less its value) above every earlier one; the rises add up to lost.
+// Each rise takes its WAIT classes from what is left of lostSplit, in the
+// split's own order: figures per rise (per fault window) then sum to the
+// key's split and never contradict it.
+func (ck *counterKey) riseLoss() {
+	if ck.lost == 0 {
+		return
+	}
+	reads := slices.Clone(ck.reads)
+	slices.SortStableFunc(reads, func(x, y counterRead) int { return cmpInt(x.c.end, y.c.end) })
+	left := ck.lostSplit
+	var seen, charged int64
+	for _, rd := range reads {
+		lo, _ := ck.bounds(rd.c.start, rd.c.end)
+		d := lo - rd.value
+		if d <= seen || charged >= ck.lost {
+			continue
+		}
+		rise := counterRise{read: rd.c, amount: min(d-seen, ck.lost-charged)}
+		seen, charged = d, charged+rise.amount
+		n := rise.amount
+		for _, cl := range []WaitClass{NoWait, WaitUnsatisfied, WaitSatisfied} {
+			take := min(n, left[cl])
+			rise.split[cl] += take
+			left[cl] -= take
+			n -= take
+		}
+		ck.rises = append(ck.rises, rise)
+	}
+}
+
+// firstAckIn is the completion of the key's first acknowledged increment
+// in [from, to), or inf.
+func (ck *counterKey) firstAckIn(from, to int64) int64 {
+	i := sort.Search(len(ck.okByEnd), func(i int) bool { return ck.okByEnd[i].end >= from })
+	for ; i < len(ck.okByEnd) && ck.okByEnd[i].end < to; i++ {
+		if ck.okByEnd[i].delta > 0 {
+			return ck.okByEnd[i].end
+		}
+	}
+	return inf
 }
 
 func (c counter) Check(ctx context.Context, ops []history.Op) Result {
@@ -303,6 +411,19 @@ func (c counter) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	split.into(fig)
 	a.an.into(fig)
+	if a.resent > 0 {
+		fig["resent_adds"] = a.resent
+		fig["resent_add_indexes"] = a.resentSamples
+	}
+	if a.replicaReads > 0 {
+		fig["replica_reads"] = a.replicaReads
+		fig["stale_reads"] = a.staleReads
+		fig["stale_read_samples"] = nonNil(a.staleSamples)
+	}
+	if a.gap.ms > 0 {
+		fig["longest_write_gap_ms"] = a.gap.ms
+		fig["longest_write_gap"] = map[string]any{"key": a.gap.key, "from_s": sec(a.gap.from), "to_s": sec(a.gap.to)}
+	}
 	if len(noFinal) > 0 {
 		fig["keys_without_final_read"] = capList(noFinal, c.o.MaxExamples)
 	}
@@ -318,6 +439,11 @@ func (c counter) Check(ctx context.Context, ops []history.Op) Result {
 		}
 		if unexpected > 0 {
 			why(fig, "final values exceed every increment attempted by %d", unexpected)
+			if a.resent > 0 {
+				why(fig, "the client library sent %d increments again after an attempt of unknown outcome (ops %s): "+
+					"each may have applied twice (its retries are named in config.json, client_library.retries)",
+					a.resent, indexList(a.resentSamples))
+			}
 		}
 		if a.nbad > 0 {
 			why(fig, "%d reads outside the possible bounds (%s)", a.nbad, describeExamples(a.badReads))
@@ -340,6 +466,45 @@ func (c counter) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	malformedUnknown(&res, a.malformed)
 	return res
+}
+
+// gapFigure is the longest stretch of a key without an acknowledged add,
+// from one acknowledgement to the next (or to the last add invoked in the
+// traffic phase, when none followed).
+type gapFigure struct {
+	ms       float64
+	key      string
+	from, to int64
+}
+
+func (g *gapFigure) of(ck *counterKey, finalStart int64) {
+	var acks []int64
+	lastInvoke := ck.lastAddInvoke
+	for _, ad := range ck.okByEnd {
+		if finalStart < 0 || ad.end < finalStart {
+			acks = append(acks, ad.end)
+		}
+	}
+	if len(acks) == 0 {
+		return
+	}
+	if lastInvoke > acks[len(acks)-1] {
+		acks = append(acks, lastInvoke)
+	}
+	for i := 1; i < len(acks); i++ {
+		if d := float64(acks[i]-acks[i-1]) / 1e6; d > g.ms {
+			g.ms, g.key, g.from, g.to = d, ck.key, acks[i-1], acks[i]
+		}
+	}
+}
+
+// indexList names op indexes for a why.
+func indexList(ix []int64) string {
+	parts := make([]string, len(ix))
+	for i, n := range ix {
+		parts[i] = "#" + strconv.FormatInt(n, 10)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // splitLoss charges a counter's loss to WAIT classes: no_wait first, then

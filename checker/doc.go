@@ -205,4 +205,12 @@
 //     recovered:false, last_failure_end_ms}}, unrecovered_shards, rto_ms,
 //     key_rto_ms, key_rto_lower_ms, keys_active, keys_on_touched_nodes,
 //     keys_note}], definition.
+//
+// Beside the checkers, results.json's "attribution" (attribution.go) tells
+// what happened to the first instances of the anomalies they name
+// (lost_elements, stale_read_samples, lost_keys, anomalous_keys, the lost
+// and stale anomaly classes): [{checker, kind, key, slot, ack, miss,
+// census, owner, faults, steps, log_lines, verdict, why}], verdict one of
+// "server-lost", "admin-stranded", "unknown". It is a pure function of the
+// history (its "census" and "journal" entries) and the servers' log lines.
 package checker

@@ -116,7 +116,7 @@ func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	mine := func(k string) bool { return h.o.KeyPrefix == "" || strings.HasPrefix(k, h.o.KeyPrefix) }
 
-	type counts struct{ slots, measured, unmeasured, both, neither int }
+	type counts struct{ slots, measured, unmeasured, both, neither, withKeys int }
 	per := map[string]*counts{}
 	var examples []map[string]any
 	first := ""
@@ -137,6 +137,9 @@ func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
 				continue
 			}
 			c.measured++
+			if slotHoldsMine(p, bySlot[p.Slot], firstAck, r.start, mine) {
+				c.withKeys++
+			}
 			src := map[string]bool{}
 			for _, k := range p.Src {
 				src[k] = true
@@ -226,7 +229,7 @@ func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
 	bad := misplaced
 	for method, c := range per {
 		fig[method] = map[string]any{"slots": c.slots, "measured": c.measured, "unmeasured": c.unmeasured,
-			"both": c.both, "neither": c.neither}
+			"both": c.both, "neither": c.neither, "slots_with_keys": c.withKeys}
 		bad += c.both + c.neither
 	}
 	fig["anomalous_keys"] = bad
@@ -237,13 +240,37 @@ func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
 		fig["first"] = first
 		return Result{Valid: Invalid, Figures: fig}
 	}
-	measured := 0
+	measured, withKeys := 0, 0
 	for _, c := range per {
 		measured += c.measured
+		withKeys += c.withKeys
 	}
 	if len(recs) > 0 && measured == 0 {
 		fig["why"] = "no moved slot's key lists could be read on both primaries after its move"
 		return Result{Valid: Unknown, Figures: fig}
 	}
+	if withKeys == 0 {
+		// Every slot that moved was empty of this workload's keys: the
+		// handoff of none of them says anything about its data.
+		return NotApplicable(fmt.Sprintf("%d moved slots read on both primaries, none holding a key of this workload", measured))
+	}
 	return Result{Valid: Valid, Figures: fig}
+}
+
+// slotHoldsMine says a moved slot held a key of the workload: listed on
+// either side before or after the move, or acknowledged before it.
+func slotHoldsMine(p placement, acked []string, firstAck map[string]int64, start int64, mine func(string) bool) bool {
+	for _, ks := range [][]string{p.Before, p.Src, p.Dst} {
+		for _, k := range ks {
+			if mine(k) {
+				return true
+			}
+		}
+	}
+	for _, k := range acked {
+		if firstAck[k] < start {
+			return true
+		}
+	}
+	return false
 }

@@ -500,6 +500,8 @@ func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
 		for _, c := range classes {
 			why(fig, "%d %s (%s)", an.count[c], c, describeLA(an.examples[c]))
 		}
+	case st[0]+st[1]+st[2] == 0 && malformed == 0:
+		return NotApplicable("no list-append transaction attempted")
 	case st[0] == 0:
 		res.Valid = Unknown
 		why(fig, "no committed transaction: nothing to judge")

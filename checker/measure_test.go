@@ -174,6 +174,10 @@ func TestRTOPerShard(t *testing.T) {
 	if w["keys_on_touched_nodes"] != 2 || w["keys_active"] != 3 {
 		t.Fatalf("window %v", w)
 	}
+	// Issue 23: the shard the fault did not stop has evidence too: RTO 0.
+	if other := w["shards"].(map[string]any)[n2].(map[string]any); other["rto_ms"] != 0.0 || other["unaffected"] != true || w["unaffected_shards"] != 1 {
+		t.Fatalf("untouched shard %v (window %v)", other, w)
+	}
 }
 
 // An outage is charged to the fault that caused it: a slot still failing

@@ -14,8 +14,8 @@ import (
 type perf struct{ o Options }
 
 // Perf measures throughput and latency per operation (f) over time buckets,
-// with the fault windows alongside. Its verdict is always valid: it
-// measures, it does not judge.
+// with the fault windows alongside. Its verdict is valid (it measures, it
+// does not judge), or not applicable when the history holds no client op.
 func Perf(opts ...Options) Checker { return perf{firstOpts(opts)} }
 
 func (p perf) Name() string { return p.o.name("perf") }
@@ -73,6 +73,9 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 	calls, err := p.o.calls(ctx, ops)
 	if err != nil {
 		return invalidHistory(err)
+	}
+	if len(calls) == 0 {
+		return NotApplicable("no client op in the history: no throughput or latency to measure")
 	}
 	runEnd := runEndOf(ctx, ops)
 	width := p.o.Bucket
@@ -178,12 +181,13 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 		})
 	}
 	return Result{Valid: Valid, Figures: map[string]any{
-		"ops":       len(calls),
-		"redirects": totalRedirects,
-		"run_s":     sec(runEnd),
-		"bucket_s":  time.Duration(width).Seconds(),
-		"by_f":      totals,
-		"series":    series,
-		"faults":    faults,
+		"measurement": true,
+		"ops":         len(calls),
+		"redirects":   totalRedirects,
+		"run_s":       sec(runEnd),
+		"bucket_s":    time.Duration(width).Seconds(),
+		"by_f":        totals,
+		"series":      series,
+		"faults":      faults,
 	}}
 }

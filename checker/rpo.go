@@ -24,10 +24,12 @@ type rpo struct{ o Options }
 // acknowledgement of the last; 0 only when nothing was lost).
 //
 // Counters only know amounts: each rise of a key's deficit (a read below
-// the increments acknowledged before it) is charged to the window in force
-// when the revealing read began, and the lost increments were acknowledged
-// somewhere between that window's start (less the slack) and the read:
-// rpo_bound_ms is that span, an upper bound, never an exact RPO.
+// the increments acknowledged before it) is charged to the latest window
+// that began before the revealing read and touched the key's node, else
+// reported unattributed (chargeCounter); rpo_bound_ms spans from the first
+// increment that could be lost to the read, an upper bound, never an exact
+// RPO, and never 0 beside a loss. The WAIT classes are the counter
+// checker's own split, so the two never disagree.
 //
 // Each window also says how many of the workload's keys lived on the nodes
 // it touched (see windowKeys). Its verdict is always valid: the set,
@@ -113,7 +115,9 @@ func (b *rpoBucket) figures(counter bool, faultStart int64) map[string]any {
 			m["bound_to_s"] = sec(b.boundTo)
 		}
 		if b.unattributed > 0 {
-			m["wait_unattributed"] = b.unattributed
+			// Only outside_windows has it: lost increments no window
+			// touching their key explains.
+			m["unattributed"] = b.unattributed
 		}
 		return m
 	}
@@ -178,9 +182,14 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		_, _, lost = lostAppends(txns, an, func(int) map[string]any { return nil })
 	case "counter":
 		a := counterAnalysisOf(ctx, ops, r.o, calls)
-		r.chargeCounter(a, windows, buckets, outside, slack)
+		r.chargeCounter(a, windows, shardViews(calls, windows, nodeAddrsOf(ctx, ops)), buckets, outside, slack)
 	case "":
-		return Result{Valid: Valid, Figures: map[string]any{"lost": 0, "note": "no successful read: nothing to measure"}}
+		if len(calls) == 0 {
+			return NotApplicable("no op on the workload's keys: nothing to measure")
+		}
+		// Ops were sent but none read back: an RPO should have been
+		// measured and cannot be.
+		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
 	default:
 		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
 	}
@@ -223,7 +232,16 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 	} else {
 		worst = max(worst, outside.span())
 	}
+	if total == 0 && noKeys == len(windows) {
+		// Nothing lost and no fault window touched a node holding the
+		// workload's keys: an RPO of 0 here would be a figure about nothing.
+		if len(windows) == 0 {
+			return NotApplicable("no fault window and no acknowledged write lost: no RPO to measure")
+		}
+		return NotApplicable(fmt.Sprintf("no acknowledged write lost and none of the %d fault windows touched a node holding the workload's keys", len(windows)))
+	}
 	fig := map[string]any{
+		"measurement":          true,
 		"kind":                 kind,
 		"lost":                 total,
 		"windows":              len(windows),
@@ -234,7 +252,7 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	if counter {
 		fig["rpo_bound_ms"] = ms(worst)
-		fig["note"] = "a counter cannot say which increments were lost: each rise of a key's deficit is charged to the fault window in force when the read revealing it began; rpo_bound_ms spans from that window's start (less the slack) to the read, an upper bound of the span of lost writes, not an exact RPO"
+		fig["note"] = "a counter cannot say which increments were lost: each rise of a key's deficit is charged to the latest fault window that began (less the slack) before the read revealing it and touched the node holding the key, else to outside_windows as unattributed; rpo_bound_ms spans from the first increment that could be lost (from that window's start on) to the read, an upper bound of the span of lost writes, not an exact RPO; the WAIT classes are the counter checker's split (wait_satisfied a lower bound), shared out over the reads that revealed the loss"
 	} else {
 		fig["rpo_ms"] = ms(worst)
 		fig["definition"] = "rpo_ms: the span of time whose acknowledged writes were lost, from the invocation of the first lost write to the acknowledgement of the last (per window by the ack time, slack included; outside_windows for the rest); the headline is the largest"
@@ -253,60 +271,61 @@ func callsBetween(calls []call, from, to int64) (lo, hi int) {
 	return lo, hi
 }
 
-// chargeCounter charges each rise of a key's deficit to the window in force
-// when the read that revealed it began (the latest to start, slack
-// included). The increments lost were acknowledged between that window's
-// start (less the slack) and the read: the bound. The WAIT split charges the
-// rise to the classes of the increments acknowledged in that span, no class
-// more than its own increments; what they cannot hold is unattributed.
-func (r rpo) chargeCounter(a *counterAnalysis, windows []Window, buckets []*rpoBucket, outside *rpoBucket, slack int64) {
-	latest := func(t int64) int {
+// chargeCounter charges each rise of a key's deficit (counterKey.rises) to
+// the latest window that began (less the slack) before the read revealing
+// it and that touched the key: the key lived, at the window's start, on a
+// node the fault touched (or where it lived is unknown: no "nodes" event,
+// no op served on its slot yet). A loss no such window explains is charged
+// to outside_windows, unattributed. The increments lost were acknowledged
+// before the read began, from the window's start (less the slack) on when
+// some were acknowledged then, else from the key's first acknowledgement:
+// the bound spans from there to the read, and is never 0 beside a loss.
+// The WAIT classes are the rise's share of the counter checker's split,
+// so both checkers report the same classes.
+func (r rpo) chargeCounter(a *counterAnalysis, windows []Window, views []shardView, buckets []*rpoBucket, outside *rpoBucket, slack int64) {
+	touches := func(i int, key string) bool {
+		v := &views[i]
+		if !v.mapped {
+			return true
+		}
+		s := v.shardOf(key)
+		return s == "" || v.touched[s]
+	}
+	latest := func(t int64, key string) int {
 		best := -1
 		for i, w := range windows {
-			if w.Start-slack <= t && (best < 0 || w.Start > windows[best].Start) {
+			if w.Start-slack <= t && (best < 0 || w.Start > windows[best].Start) && touches(i, key) {
 				best = i
 			}
 		}
 		return best
 	}
 	for _, ck := range a.keys {
-		if ck.lost == 0 {
-			continue
-		}
-		reads := slices.Clone(ck.reads)
-		slices.SortFunc(reads, func(x, y counterRead) int { return cmpInt(x.c.end, y.c.end) })
-		var seen, charged int64
-		for _, rd := range reads {
-			lo, _ := ck.bounds(rd.c.start, rd.c.end)
-			d := lo - rd.value
-			if d <= seen || charged >= ck.lost {
-				continue
-			}
-			rise := min(d-seen, ck.lost-charged)
-			seen, charged = d, charged+rise
+		var charged int64
+		for _, rise := range ck.rises {
+			rd := rise.read
+			charged += rise.amount
 			b, from := outside, int64(-1<<62)
-			if i := latest(rd.c.start); i >= 0 {
+			if i := latest(rd.start, ck.key); i >= 0 {
 				b, from = buckets[i], windows[i].Start-slack
+			} else {
+				outside.unattributed += rise.amount
 			}
-			b.lost += rise
+			b.lost += rise.amount
 			b.keys[ck.key] = true
-			var acked waitSplit
-			first := inf
-			for _, ad := range ck.okByEnd {
-				if ad.end >= from && ad.end < rd.c.start {
-					first = min(first, ad.end)
-					acked.add(ad.wait, pos(ad.delta))
-				}
+			first := ck.firstAckIn(from, rd.start)
+			if first == inf {
+				// Every increment that could be lost was acknowledged
+				// before the window: the span reaches back to them.
+				first = ck.firstAckIn(-1<<62, rd.start)
 			}
 			if first != inf {
-				b.boundFrom = min(b.boundFrom, max(from, first))
-				b.boundTo = max(b.boundTo, rd.c.start)
+				b.boundFrom = min(b.boundFrom, first)
+				b.boundTo = max(b.boundTo, max(rd.start, first+1))
 			}
-			split := splitLoss(rise, acked)
-			for i := range split {
-				b.split[i] += split[i]
+			for i := range rise.split {
+				b.split[i] += rise.split[i]
 			}
-			b.unattributed += rise - split[0] - split[1] - split[2]
 		}
 		if charged < ck.lost { // cannot happen: the final read shows it
 			outside.lost += ck.lost - charged

@@ -20,7 +20,10 @@ type rto struct{ o Options }
 // (keys rotate) would overstate the outage, so the headline is per shard.
 // An outage is charged to the fault that caused it: failures on a slot
 // before that slot recovered from an earlier fault do not count again for
-// a later one. Its verdict is valid (it measures), or not applicable when no fault struck.
+// a later one. A shard of the window's view that served ops through it with
+// no failure shows rto_ms 0 (unaffected); one with no op in it is
+// unmeasured. Its verdict is valid (it measures), or not applicable when no
+// fault struck or no op ran.
 func RTO(opts ...Options) Checker { return rto{firstOpts(opts)} }
 
 func (r rto) Name() string { return r.o.name("rto") }
@@ -40,6 +43,9 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 	windows := windowsOf(ctx, ops)
 	if len(windows) == 0 {
 		return NotApplicable("no fault window during the run: no nemesis struck")
+	}
+	if len(calls) == 0 {
+		return NotApplicable("no client op in the history: no outage to measure")
 	}
 	runEnd := runEndOf(ctx, ops)
 	calls = sortedByStart(calls)
@@ -133,6 +139,29 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 			}
 			shardFig[s] = m
 		}
+		// The shards the fault did not stop: served through the window
+		// with no failure, their RTO is 0, measured (traffic kept
+		// flowing there); one with no op in the window is unmeasured.
+		served := map[string]int{}
+		for i := lo; i < hi; i++ {
+			if c := &calls[i]; c.served() {
+				served[shardOf(c)]++
+			}
+		}
+		unaffected, unmeasured := 0, []string{}
+		for _, node := range v.slotNode {
+			if _, seen := shardFig[node]; seen || shards[node] != nil {
+				continue
+			}
+			if served[node] == 0 {
+				shardFig[node] = map[string]any{"served": 0, "unmeasured": true}
+				unmeasured = append(unmeasured, node)
+				continue
+			}
+			shardFig[node] = map[string]any{"rto_ms": 0.0, "served": served[node], "unaffected": true}
+			unaffected++
+		}
+		slices.Sort(unmeasured)
 		// Charge the outage to this fault: the slots of an affected
 		// shard are busy until it recovered.
 		for slot, node := range v.slotNode {
@@ -163,6 +192,8 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 			"window": wi, "fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End),
 			"nodes": nonNil(w.Nodes), "affected_shards": len(shards), "affected_keys": len(keys),
 			"shards":             shardFig,
+			"unaffected_shards":  unaffected,
+			"unmeasured_shards":  unmeasured,
 			"unrecovered_shards": nonNil(stuck),
 			"rto_ms":             quantilesMs(durs),
 			"key_rto_ms":         quantilesMs(kdurs),
@@ -176,6 +207,7 @@ func (r rto) Check(ctx context.Context, ops []history.Op) Result {
 		}
 	}
 	return Result{Valid: Valid, Figures: map[string]any{
+		"measurement":          true,
 		"windows":              len(windows),
 		"affected":             affectedShards,
 		"affected_keys":        affectedKeys,

@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -206,7 +207,12 @@ func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
 			}
 		}
 	}
-	fig := map[string]any{"migrations": len(migs)}
+	if len(gaps["atomic"])+len(gaps["classic"]) == 0 {
+		// No migrated slot had this workload's acknowledged writes on both
+		// sides of its move: there is no pause to measure.
+		return NotApplicable(fmt.Sprintf("%d migrations, none with acknowledged writes of this workload on its slots before and after the move", len(migs)))
+	}
+	fig := map[string]any{"measurement": true, "migrations": len(migs)}
 	for _, method := range []string{"atomic", "classic"} {
 		g := gaps[method]
 		if len(g) == 0 && unmeasured[method] == 0 {

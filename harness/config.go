@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redline-dev/redline/nemesis"
 	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/workloads/clientlib"
 )
 
 // Duration is a time.Duration that reads and writes as "10s" in JSON.
@@ -95,6 +97,20 @@ type Config struct {
 	TLSCA        string `json:"tls_ca,omitempty"`
 	TLSCert      string `json:"tls_cert,omitempty"`
 	TLSKey       string `json:"tls_key,omitempty"`
+	// Client is the client library under test (--client; "" or
+	// "redline": redline's own exactly-once client); ClientInfo is what
+	// it said of itself: library, version, its own retries.
+	Client     string          `json:"client,omitempty"`
+	ClientInfo *clientlib.Info `json:"client_library,omitempty"`
 	// RestoreRoles: the end phase switches failovers redline caused back.
 	RestoreRoles bool `json:"restore_roles,omitempty"`
+	// Schedule is the fault schedule this run followed instead of its
+	// seed's plan (`run --replay`, `shrink`): steps at their slots. A
+	// replay of this run follows it again.
+	Schedule []nemesis.ScheduledStep `json:"schedule,omitempty"`
+	// ReplayOf is the run directory this run replayed (--replay).
+	ReplayOf string `json:"replay_of,omitempty"`
+	// RequireCoverage makes a requested fault kind that produced no
+	// evidence an unknown verdict (--require-coverage), for CI.
+	RequireCoverage bool `json:"require_coverage,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/client"
+	"github.com/redline-dev/redline/workloads/clientlib"
 )
 
 // Nemesis is the fault schedule of a run, as the runner drives it.
@@ -100,6 +102,15 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		in.NodeSnapshot(ctx, in.Run, "before")
 	}
 
+	// The client under test carries the traffic; setup and the final
+	// reads stay with redline's own client (the judge's reads must not
+	// come from a replica or through the library being judged).
+	lib, closeLib, err := openClient(ctx, &cfg, in, addrs, cl)
+	if err != nil {
+		return out, err
+	}
+	defer func() { _ = closeLib() }()
+
 	start := time.Now()
 	rec, err := NewRecorder(in.Run.Path("history.jsonl"), start)
 	if err != nil {
@@ -134,9 +145,23 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	if in.Progress != nil {
 		in.Progress.StartRun(cfg.TimeLimit.D(), Status{Counts: rec.Counts, Fault: fault})
 	}
-	log.Printf("traffic: %d workers, %s, workloads %v, nemesis %v", cfg.Concurrency, cfg.TimeLimit.D(), cfg.Workloads, cfg.Nemesis)
-	runWorkers(trafficCtx, ctx, cfg, in.Workloads, cl, rec)
+	// The gate routes by redline's own view of the topology (cl): the
+	// library under test may route differently, but a key's shard is the
+	// cluster's fact, not the library's.
+	gate := newShardGate(cl, cfg.Concurrency)
+	if gate != nil {
+		log.Printf("traffic: %d workers, %s, workloads %v, nemesis %v, client %s; at most %d ops in flight per primary", cfg.Concurrency, cfg.TimeLimit.D(), cfg.Workloads, cfg.Nemesis, cfg.Client, gate.share)
+	} else {
+		log.Printf("traffic: %d workers, %s, workloads %v, nemesis %v, client %s", cfg.Concurrency, cfg.TimeLimit.D(), cfg.Workloads, cfg.Nemesis, cfg.Client)
+	}
+	runWorkersGated(trafficCtx, ctx, cfg, in.Workloads, lib, rec, gate)
+	if gate != nil && gate.redrawn.Load() > 0 {
+		log.Printf("traffic: %d ops drawn for a primary that had its share of ops in flight were not sent (drawn again)", gate.redrawn.Load())
+	}
 	nemWG.Wait()
+	if err := closeLib(); err != nil {
+		return out, fmt.Errorf("the client under test (%s) broke down, so the history cannot be trusted: %w", cfg.Client, err)
+	}
 	if in.Progress != nil {
 		in.Progress.EndRun()
 	}
@@ -183,6 +208,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		log.Printf("%d final reads never succeeded; checkers will say what that leaves unknown", failed)
 	}
 
+	census(endCtx, in, rec, log)
 	if in.Audit != nil {
 		out.Audit = audit(endCtx, in.Audit, rec, log)
 	}
@@ -201,6 +227,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		return out, nil
 	}
 	out.Summary = Check(ctx, ops, in.Checkers, in.Progress, log)
+	Attribute(in.Run, ops, &out.Summary)
 	return out, nil
 }
 
@@ -216,6 +243,39 @@ func endGuestRun(in Inputs, rec *Recorder, log *Log) *clusteradmin.AuditResult {
 		}
 	}
 	return audit(ctx, in.Audit, rec, log)
+}
+
+// census takes the key census (census.go) after the final reads, stores it
+// in the run directory and records it in the history, where the checkers'
+// attribution (and `redline check` later) reads where each key ended up.
+func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
+	if in.Config.KeyPrefix == "" {
+		return // every key would count as the run's
+	}
+	c := TakeCensus(ctx, in.Cluster.Nodes(), in.Config.KeyPrefix, rec.start)
+	keys, failed := 0, 0
+	for _, n := range c.Nodes {
+		keys += len(n.Keys)
+		if n.Error != "" {
+			failed++
+			log.Printf("census: %s (%s): %s", n.Name, n.Addr, n.Error)
+		}
+	}
+	log.Printf("census: %d copies of the run's keys on %d nodes (%d nodes could not answer in full)", keys, len(c.Nodes), failed)
+	if sum := checker.SummarizeCensus(&c); sum.Stranded > 0 {
+		log.Printf("census: %d copies of the run's keys are on nodes whose shard does not serve their slot, e.g. %s", sum.Stranded, strings.Join(sum.Examples, "; "))
+	}
+	detail, err := json.Marshal(c)
+	if err != nil {
+		log.Printf("census: %v", err)
+		return
+	}
+	if in.Run != nil {
+		if err := in.Run.WriteFile(history.CensusFile, detail); err != nil {
+			log.Printf("census: %v", err)
+		}
+	}
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: history.CensusEvent, Ext: history.NewExt(history.Ext{Detail: detail})})
 }
 
 // audit compares the data that is not the run's with the count from
@@ -273,7 +333,16 @@ func nodeAddrs(c cluster.Cluster) []string {
 // runWorkers drives the traffic until trafficCtx is done. Ops already in
 // flight then complete normally (under rootCtx), so the stop does not
 // manufacture indeterminate results.
-func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl opConn, rec *Recorder) {
+func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl workloads.Client, rec *Recorder) {
+	var route any = cl
+	if own, ok := cl.(workloads.Own); ok {
+		route = own.Conn
+	}
+	runWorkersGated(trafficCtx, rootCtx, cfg, ws, cl, rec, newShardGate(route, cfg.Concurrency))
+}
+
+// runWorkersGated is runWorkers with the shard gate given (nil: none).
+func runWorkersGated(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.Workload, cl workloads.Client, rec *Recorder, gate *shardGate) {
 	var wg sync.WaitGroup
 	var interval time.Duration
 	if cfg.Rate > 0 {
@@ -298,9 +367,23 @@ func runWorkers(trafficCtx, rootCtx context.Context, cfg Config, ws []workloads.
 						}
 					}
 				}
-				inv := gen.Next()
+				var inv history.Op
+				shard := ""
+				if gate != nil {
+					var ok bool
+					if inv, shard, ok = gate.next(trafficCtx, gen); !ok {
+						return
+					}
+				} else {
+					inv = gen.Next()
+				}
 				inv.Process, inv.Type = process, history.Invoke
-				if invoke(rootCtx, w, cl, rec, inv) == history.Info {
+				done := invokeOp(rootCtx, w, cl, rec, inv)
+				typ := done.Type
+				if shard != "" {
+					gate.leave(shard, typ == history.Info || typ == history.Fail && !checker.ServedError(done.ErrorText()))
+				}
+				if typ == history.Info {
 					// Jepsen: a process whose op is indeterminate may still
 					// be running it; a fresh process takes its place.
 					process += history.Process(cfg.Concurrency)
@@ -322,15 +405,19 @@ type opConn interface {
 // invoke records an invocation, runs it and records its completion, paired
 // with the invocation here and only here (process, f, and the key unless
 // the workload named one). It returns the completion's type.
-func invoke(ctx context.Context, w workloads.Workload, cl opConn, rec *Recorder, inv history.Op) history.Type {
+func invoke(ctx context.Context, w workloads.Workload, cl workloads.Client, rec *Recorder, inv history.Op) history.Type {
+	return invokeOp(ctx, w, cl, rec, inv).Type
+}
+
+// invokeOp is invoke returning the completion as recorded.
+func invokeOp(ctx context.Context, w workloads.Workload, cl workloads.Client, rec *Recorder, inv history.Op) history.Op {
 	inv = rec.Record(inv)
-	done := w.Invoke(ctx, cl, inv)
+	done := cl.Invoke(ctx, w, inv)
 	done.Process, done.F = inv.Process, inv.F
 	if done.Key == "" {
 		done.Key = inv.Key
 	}
-	rec.Record(done)
-	return done.Type
+	return rec.Record(done)
 }
 
 // settledPhase runs the init or final ops of every workload, outside the
@@ -360,7 +447,7 @@ func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsO
 				for attempt := 0; attempt < 15 && ctx.Err() == nil; attempt++ {
 					inv := op
 					inv.Process, inv.Type = nextProcess(), history.Invoke
-					if invoke(ctx, w, cl, rec, inv) == history.OK {
+					if invoke(ctx, w, workloads.Own{Conn: cl}, rec, inv) == history.OK {
 						return
 					}
 					if attempt%5 == 4 {
@@ -379,6 +466,56 @@ func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsO
 	}
 	wg.Wait()
 	return failed
+}
+
+// openClient opens the client library under test (cfg.Client), records
+// its name and version into config.json (an adapter process names its
+// version only in its handshake), and returns it with its close. Without
+// a library it is redline's own client over cl's connections.
+func openClient(ctx context.Context, cfg *Config, in Inputs, addrs []string, cl *client.Client) (workloads.Client, func() error, error) {
+	if cfg.Client == "" || cfg.Client == clientlib.Own {
+		info := clientlib.OwnInfo()
+		cfg.ClientInfo = &info
+		if in.Run != nil {
+			if err := in.Run.WriteJSON("config.json", cfg); err != nil {
+				return nil, nil, err
+			}
+		}
+		return workloads.Own{Conn: cl}, func() error { return nil }, nil
+	}
+	lib, err := clientlib.Open(ctx, cfg.Client, clientlib.Options{
+		Seeds: addrs, Timeout: cfg.OpTimeout.D(), Concurrency: cfg.Concurrency,
+		Username: in.Credentials.User, Password: in.Credentials.Password, TLSConfig: in.Credentials.TLS,
+		Log: logWriter{in.Log},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the client under test: %w", err)
+	}
+	info := lib.Info()
+	cfg.ClientInfo = &info
+	in.Log.Printf("client under test: %s (%s %s); its retries: %s", info.Name, info.Library, info.Version, info.Retries)
+	if in.Run != nil {
+		if err := in.Run.WriteJSON("config.json", cfg); err != nil {
+			lib.Close()
+			return nil, nil, err
+		}
+	}
+	var once sync.Once
+	var cerr error
+	return lib, func() error {
+		once.Do(func() { cerr = lib.Close() })
+		return cerr
+	}, nil
+}
+
+// logWriter logs each line written (an adapter process's stderr).
+type logWriter struct{ l *Log }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	if w.l != nil {
+		w.l.Printf("%s", strings.TrimRight(string(b), "\n"))
+	}
+	return len(b), nil
 }
 
 // ConfigJSON renders a config for config.json.

@@ -114,7 +114,7 @@ func runCounter(t *testing.T, f *fakeCluster, traffic int) ([]history.Op, worklo
 	f.stop, f.stopAfter = stop, traffic
 	f.mu.Unlock()
 	ws := []workloads.Workload{w}
-	runWorkers(trafficCtx, ctx, cfg, ws, f, rec)
+	runWorkers(trafficCtx, ctx, cfg, ws, workloads.Own{Conn: f}, rec)
 
 	f.mu.Lock()
 	f.outcome = always(history.OK) // the cluster has healed

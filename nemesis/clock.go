@@ -51,7 +51,11 @@ func (f *clockFault) bind(e *env, h *hook, requested bool) error {
 }
 
 func (f *clockFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
-	target := pickOne(rng, t.Members)
+	among := t.Members
+	if prim := t.Primaries(); st.Evidence && len(prim) > 0 {
+		among = prim // a skewed primary can produce evidence, a replica seldom
+	}
+	target := pickOne(rng, among)
 	name := target.Node.Name
 	a := &action{nodes: []string{name}, detail: map[string]any{"role": role(target)}}
 	sign := time.Duration(1)

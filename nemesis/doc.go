@@ -104,6 +104,13 @@
 // resolved (no replica, too few primaries) is a single info "start-<fault>"
 // with "skipped". Heal records the pair "heal".
 //
+// Each start (the invoke, or the skipped info) also records "step": the
+// scheduled step it fired (fault, mode, seed, hold, k: its slot on the
+// timeline). ScheduleOf reads a run's schedule back from them, and
+// Options.Script follows such a schedule instead of the seed's plan (`run
+// --replay`, `shrink`): a scripted step whose targets resolve to other
+// nodes than recorded says so in "replay_nodes_differ" {recorded, now}.
+//
 // Every topology change (slots moved or opened, a migration closed, a slot
 // re-asserted, a failover, a node added or removed) is journalled before it
 // is made (Options.Journal, a file in the run directory) and copied into the

@@ -27,7 +27,7 @@ func (f *killFault) bind(e *env, h *hook, _ bool) (err error) {
 }
 
 func (f *killFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
-	targets, err := killTargets(st.Mode, t, rng)
+	targets, err := killTargets(evidenceMode(st), t, rng)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,12 @@ type Options struct {
 	// RestoreRoles has the end phase switch the roles of failovers it
 	// caused back (--restore-roles).
 	RestoreRoles bool
+	// Script, when not empty, is the schedule to follow instead of the
+	// seed's plan: a stored run's steps at their slots (`run --replay`),
+	// or fewer of them (`shrink`). Each step's targets are resolved as
+	// ever, from its own seed over the live topology; a step that strikes
+	// other nodes than it did when recorded says so (replay_nodes_differ).
+	Script []ScheduledStep
 }
 
 // Nemesis runs a fault schedule against a cluster. The faults are values
@@ -212,18 +218,30 @@ func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
 	n.rec = rec
 	n.mu.Unlock()
 	tl := timeline{t0: time.Now(), interval: n.opts.Interval}
-	for k := 0; ; k++ {
+	for i := 0; ; i++ {
+		ss := ScheduledStep{K: i}
+		if len(n.opts.Script) > 0 {
+			if i >= len(n.opts.Script) {
+				<-ctx.Done() // the script is done: no more faults
+				return nil
+			}
+			ss = n.opts.Script[i]
+		}
+		k := ss.K
 		slot := tl.slot(k)
 		if !sleepUntil(ctx, slot) {
 			return nil
 		}
-		st := n.planner.next()
+		if len(n.opts.Script) == 0 {
+			ss.Step = n.planner.next()
+		}
+		st := ss.Step
 		late := tl.late(k, time.Now())
 		if late > 0 {
 			n.opts.Log("nemesis: %s %s starts %s late (the previous fault took that long to undo)", st.Fault, st.Mode, late.Round(time.Millisecond))
 		}
 		began := time.Now()
-		a := n.fireLate(ctx, rec, st, late)
+		a := n.fireScheduled(ctx, rec, ss, late)
 		if a != nil && a.stop != nil {
 			stopAt := slot.Add(time.Duration(st.Hold * float64(n.opts.Interval)))
 			if minEnd := began.Add(a.minHold); minEnd.After(stopAt) {
@@ -265,7 +283,17 @@ func (n *Nemesis) fire(ctx context.Context, rec history.Recorder, st Step) *acti
 // fireLate is fire for a step that starts late past its slot on the
 // timeline; the lateness goes into the start's record.
 func (n *Nemesis) fireLate(ctx context.Context, rec history.Recorder, st Step, late time.Duration) *action {
+	return n.fireScheduled(ctx, rec, ScheduledStep{Step: st, K: -1}, late)
+}
+
+// fireScheduled is fireLate for a step at its slot on the timeline: its
+// start records the step (fault, mode, seed, hold, slot) so that a replay
+// can follow the same schedule, and, for a scripted step, whether it
+// struck the nodes it struck when recorded.
+func (n *Nemesis) fireScheduled(ctx context.Context, rec history.Recorder, ss ScheduledStep, late time.Duration) *action {
+	st := ss.Step
 	f := "start-" + st.Fault
+	stepDetail := ScheduledStep{Step: st, K: ss.K}
 	n.mu.Lock()
 	n.rec = rec
 	n.mu.Unlock()
@@ -280,7 +308,7 @@ func (n *Nemesis) fireLate(ctx context.Context, rec history.Recorder, st Step, l
 			return nil
 		}
 		n.opts.Log("nemesis: %s %s skipped: %v", st.Fault, st.Mode, err)
-		skip := map[string]any{"mode": st.Mode, "skipped": err.Error()}
+		skip := map[string]any{"mode": st.Mode, "skipped": err.Error(), "step": stepDetail}
 		if late > 0 {
 			skip["late_ms"] = late.Milliseconds()
 		}
@@ -289,6 +317,15 @@ func (n *Nemesis) fireLate(ctx context.Context, rec history.Recorder, st Step, l
 	}
 	a.step = st
 	a.detail["mode"] = st.Mode
+	a.detail["step"] = stepDetail
+	if len(ss.Nodes) > 0 && !slices.Equal(ss.Nodes, a.nodes) {
+		a.detail["replay_nodes_differ"] = map[string]any{"recorded": ss.Nodes, "now": a.nodes}
+		n.opts.Log("nemesis: replayed %s %s strikes %v; the recorded run struck %v (the topology differs at this point)", st.Fault, st.Mode, a.nodes, ss.Nodes)
+	}
+	if st.Evidence {
+		// The kind's first step: its targets were narrowed to hold keys.
+		a.detail["evidence"] = true
+	}
 	if late > 0 {
 		a.detail["late_ms"] = late.Milliseconds()
 	}

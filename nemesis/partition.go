@@ -44,7 +44,7 @@ func (f *partitionFault) setCut(on bool) {
 }
 
 func (f *partitionFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
-	plan, err := planPartition(st.Mode, t, rng)
+	plan, err := planPartition(evidenceMode(st), t, rng)
 	if err != nil {
 		return nil, err
 	}

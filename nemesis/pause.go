@@ -33,7 +33,7 @@ func (f *pauseFault) bind(e *env, h *hook, _ bool) error {
 }
 
 func (f *pauseFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
-	targets, err := killTargets(st.Mode, t, rng)
+	targets, err := killTargets(evidenceMode(st), t, rng)
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,13 @@ func killTargets(mode string, t *clusteradmin.Topology, rng *rand.Rand) ([]clust
 	return nil, fmt.Errorf("unknown mode %q", mode)
 }
 
+// halvesWithPrimary is halves with a primary on the smaller side: what a
+// "halves" step asking for evidence resolves to (evidenceMode). Not a mode
+// a user names.
+const halvesWithPrimary = "halves-with-primary"
+
+func isPrimaryWithSlots(m clusteradmin.NodeState) bool { return m.Primary && len(m.Slots) > 0 }
+
 // cutPlan says, for each node name, which peers it drops.
 type cutPlan struct {
 	Cuts     map[string][]string `json:"cuts"`
@@ -98,9 +105,17 @@ func planPartition(mode string, t *clusteradmin.Topology, rng *rand.Rand) (cutPl
 			return cutPlan{}, fmt.Errorf("no primary with slots is known")
 		}
 		return groupsPlan(split([]clusteradmin.NodeState{pickOne(rng, prim)})), nil
-	case "halves":
+	case "halves", halvesWithPrimary:
 		p := perm()
-		return groupsPlan(split(p[:max(1, (n-1)/2)])), nil
+		k := max(1, (n-1)/2)
+		if mode == halvesWithPrimary && !slices.ContainsFunc(p[:k], isPrimaryWithSlots) {
+			// The smaller side is the one cut off: put the first primary
+			// of the permutation on it.
+			if i := slices.IndexFunc(p, isPrimaryWithSlots); i >= 0 {
+				p[0], p[i] = p[i], p[0]
+			}
+		}
+		return groupsPlan(split(p[:k])), nil
 	case "primary-minority":
 		// A primary on the minority side without any replica of its
 		// own, filled up with other replicas, so the majority keeps a

@@ -16,7 +16,7 @@ import (
 // headline figures, in the order a person wants them.
 var headline = []string{"lost", "unexpected", "recovered", "stale_reads", "anomalous_keys",
 	"wait_satisfied", "wait_unsatisfied", "no_wait", "unknown_keys", "anomaly_types", "wrong_total",
-	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "error"}
+	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "evidence", "error"}
 
 // HeadlineFigures renders the figures that matter most in one short line.
 func HeadlineFigures(f map[string]any) string {
@@ -75,6 +75,8 @@ type reportData struct {
 	Facts            []fact   // target, build, workloads ... as a small table
 	Checkers         []reportChecker
 	Anomalies        []anomalySection
+	Attributions     []attributionView
+	Census           []string // the key census in sentences
 	LatencyRaw       template.HTML
 	LatencyQ         template.HTML
 	Throughput       template.HTML
@@ -129,7 +131,7 @@ func (d *runData) report() reportData {
 		if len(fig) > 100_000 {
 			fig = append(fig[:100_000], []byte("\n... (see results.json)")...)
 		}
-		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: c.Valid.String(), Headline: HeadlineFigures(c.Figures), Figures: string(fig)})
+		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: checker.VerdictWord(c), Headline: HeadlineFigures(c.Figures), Figures: string(fig)})
 	}
 	for _, n := range sortedKeys(d.sum.NotApplicable) {
 		rd.Notes = append(rd.Notes, fmt.Sprintf("%s: not applicable, not part of the verdict (%s).", n, d.sum.NotApplicable[n]))
@@ -145,6 +147,8 @@ func (d *runData) report() reportData {
 	ss := d.samples()
 	var marks []anomalyMark
 	rd.Anomalies, marks = d.anomalies()
+	rd.Attributions = d.attributions()
+	rd.Census = d.censusSentences()
 	rd.LatencyRaw = latencyRawSVG(ss, end, windows, marks)
 	bs, width := buckets(ss, end, 120)
 	if len(ss) > 0 {
@@ -263,6 +267,24 @@ func listOfMaps(v any) []map[string]any {
 	return out
 }
 
+// clientFact names the client under test: redline's own unless
+// --client chose a library, then with its library and version.
+func (d *runData) clientFact() string {
+	lib, ok := d.cfg["client_library"].(map[string]any)
+	if !ok {
+		if c := d.str("client"); c != "" {
+			return c
+		}
+		return "redline (its own exactly-once client)"
+	}
+	str := func(k string) string { s, _ := lib[k].(string); return s }
+	out := str("name") + ": " + str("library") + " " + str("version")
+	if o := str("options"); o != "" {
+		out += " (" + o + ")"
+	}
+	return out
+}
+
 // headline says what happened in sentences: the verdict and who found
 // what, losses with the faults they happened in, stale reads, recovery
 // times and what the faults did to latency.
@@ -286,6 +308,12 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		}
 	}
 	add("target", target)
+	add("client", d.clientFact())
+	if lib, ok := d.cfg["client_library"].(map[string]any); ok {
+		if r, _ := lib["retries"].(string); r != "" {
+			add("client retries", r)
+		}
+	}
 	add("workloads", d.str("workloads"))
 	faultCount := map[string]int{}
 	for _, w := range windows {
@@ -329,8 +357,22 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		words = append(words, fmt.Sprintf("INVALID: %s found anomalies.", joinWords(bad)))
 	case len(undecided) > 0:
 		words = append(words, fmt.Sprintf("UNKNOWN: %s could not decide.", joinWords(undecided)))
+	case len(d.sum.Caveats()) > 0:
+		words = append(words, fmt.Sprintf("VALID (%s): the checkers found no anomaly, but a requested fault kind exercised nothing they could judge.", strings.Join(d.sum.Caveats(), "; ")))
 	default:
 		words = append(words, "VALID: every checker found evidence and no anomaly.")
+	}
+	// What each requested fault kind exercised (the coverage checker).
+	if c, ok := d.sum.Checkers[checker.CoverageName]; ok {
+		if m, ok := c.Figures["per_kind"].(map[string]any); ok {
+			for _, k := range sortedKeys(m) {
+				if kf, ok := m[k].(map[string]any); ok {
+					if line, ok := kf["summary"].(string); ok {
+						words = append(words, "Coverage: "+line+".")
+					}
+				}
+			}
+		}
 	}
 	for _, n := range d.checkerNames() {
 		f := d.sum.Checkers[n].Figures
@@ -366,6 +408,10 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			if v := figure(f, k); v > 0 {
 				parts = append(parts, fmt.Sprintf("%s %s", trimFloat(v), strings.ReplaceAll(k, "_", " ")))
 			}
+		}
+		if v := figure(f, "resent_adds"); v > 0 {
+			parts = append(parts, fmt.Sprintf("the client library sent %s increments again after an attempt of unknown outcome "+
+				"(each may have applied twice: see client retries above)", trimFloat(v)))
 		}
 		if d.sum.Checkers[n].Valid == checker.Unknown {
 			for _, k := range []string{"reason", "reasons", "error"} {
@@ -542,7 +588,7 @@ func joinWords(xs []string) string {
 const reportCSS = `
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1280px;padding:0 1em;color:#222}
 nav a{margin-right:1em}
-.v-valid{color:#fff;background:#2e7d32}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
+.v-valid{color:#fff;background:#2e7d32}.v-measured{color:#fff;background:#1565c0}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
 .badge{padding:.15em .5em;border-radius:4px;font-weight:bold}
 table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
@@ -574,6 +620,13 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 {{if .Ops}}<h4>Ops involved (first instances)</h4><table><tr><th>index</th><th>process</th><th>time</th><th>op</th><th>key</th><th>sent</th><th>outcome</th><th>got</th><th>node</th><th>latency</th><th>error</th></tr>
 {{range .Ops}}<tr><td>{{.Index}}</td><td>{{.Process}}</td><td>{{.Time}}</td><td>{{.F}}</td><td>{{.Key}}</td><td>{{.Sent}}</td><td>{{.Outcome}}</td><td>{{.Got}}</td><td>{{.Node}}</td><td>{{.Latency}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{end}}
 </div>{{end}}</section>
+{{if or .Attributions .Census}}<section id="attribution"><h2>Attribution: what happened to each anomaly</h2>
+{{range .Census}}<p class="census">{{.}}</p>{{end}}
+<p class="why">For each anomaly's first instances: the node that acknowledged the write, the read that missed it, where the key is at the end (a census of every node, primaries and replicas), the faults and journalled admin steps in between, the servers' own log lines of that span, and a verdict: the server lost it, an admin step stranded it, or unknown.</p>
+{{range .Attributions}}<div class="attribution"><h3>{{.Title}}</h3><p><span class="badge v-{{.VerdictClass}}">{{.Verdict}}</span> {{.Why}}</p>
+<table>{{range .Facts}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+{{if .Logs}}<details><summary>server log lines ({{len .Logs}})</summary><pre>{{range .Logs}}{{.}}
+{{end}}</pre></details>{{end}}</div>{{end}}</section>{{end}}
 
 <section id="latency"><h2>Latency</h2>
 <p class="why">Every op at its invocation time (points merged by pixel; anomalous ops circled in black), faults shaded and labelled.</p>

@@ -126,3 +126,36 @@ func TestReportRendersUnknownFiguresGenerically(t *testing.T) {
 		}
 	}
 }
+
+// Issue 23: a requested fault kind without evidence stands beside VALID in
+// the headline, with each kind's coverage line; measuring checkers read
+// "measured" in the table.
+func TestReportSaysCoverage(t *testing.T) {
+	run, err := resultstest.WriteRun(t.TempDir(), resultstest.Spec{Ops: 2000, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := checker.Summary{Valid: checker.Valid, Checkers: map[string]checker.Result{
+		"set/set": {Valid: checker.Valid, Figures: map[string]any{"lost": 0.0}},
+		"set/rpo": {Valid: checker.Valid, Figures: map[string]any{"lost": 0.0, "measurement": true}},
+		checker.CoverageName: {Valid: checker.Valid, Figures: map[string]any{"measurement": true, "no_evidence": []any{"partition"},
+			"per_kind": map[string]any{"partition": map[string]any{"summary": "partition: 1 window, touched no primary holding keys that were served during or after it: no evidence"}}}},
+	}}
+	if err := run.WriteJSON("results.json", s); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteReport(run); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(run.Path("report.html"))
+	html := string(b)
+	for _, want := range []string{"VALID (partition: no evidence)", "Coverage: partition: 1 window, touched no primary holding keys",
+		`<span class="badge v-measured">measured</span>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "every checker found evidence") {
+		t.Error("the report says every checker found evidence beside a kind without any")
+	}
+}

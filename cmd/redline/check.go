@@ -67,6 +67,7 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 		tty = harness.IsTerminal(f)
 	}
 	s := harness.Check(ctx, hist.Ops, checkers, harness.NewProgress(stdout, tty, log), log)
+	harness.Attribute(run, hist.Ops, &s)
 	if write {
 		// The audit belongs to the run, not to the checkers: keep it.
 		var prev resultsFile

@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // `redline check` as a new user runs it on hand-made histories: no
@@ -46,5 +52,40 @@ func TestCheckVerdictsOnHandMadeHistories(t *testing.T) {
 		if !strings.Contains(out.String(), "counter is ") || !strings.Contains(out.String(), tc.why) {
 			t.Errorf("%s: the table does not say why (%q):\n%s", tc.name, tc.why, out.String())
 		}
+	}
+}
+
+// Issue 23: a run with faults gets the coverage checker, and
+// --require-coverage makes a requested kind without evidence unknown.
+func TestCheckersForCoverage(t *testing.T) {
+	cfg := harness.Config{Workloads: []string{"counter"}, Nemesis: []string{"partition", "kill:primary"}, KeyPrefix: "p:", RequireCoverage: true}
+	cs, err := checkersFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cov checker.Checker
+	for _, c := range cs {
+		if c.Name() == checker.CoverageName {
+			cov = c
+		}
+	}
+	if cov == nil {
+		t.Fatal("no coverage checker for a run with faults")
+	}
+	// A history whose only fault window touched nothing the run used.
+	ops := []history.Op{
+		{Index: 0, Time: 1, Process: history.Nemesis, Type: history.Info, F: "start-partition"},
+		{Index: 1, Time: 2, Process: history.Nemesis, Type: history.Info, F: "stop-partition"},
+	}
+	s := checker.Run(context.Background(), ops, []checker.Checker{cov}, nil)
+	if s.Valid != checker.Unknown || exitCode(s.Valid) != exitUnknown {
+		t.Fatalf("--require-coverage with no evidence: %v (exit %d), want unknown (exit 2)", s.Valid, exitCode(s.Valid))
+	}
+	if got := verdictLine(checker.Summary{Valid: checker.Valid, Checkers: s.Checkers}); got != "VALID (kill: no evidence; partition: no evidence)" {
+		t.Fatalf("verdict line %q", got)
+	}
+	cfg.Nemesis = []string{"none"}
+	if cs, _ := checkersFor(cfg); slices.ContainsFunc(cs, func(c checker.Checker) bool { return c.Name() == checker.CoverageName }) {
+		t.Fatal("coverage checker without a fault requested")
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 type rpoOptions struct {
 	targets, scenarios, waits, nodeTimeouts string
+	clients                                 string
 	seeds                                   int
 	minReplicas                             bool
 	maxLag                                  int
@@ -55,6 +56,7 @@ interrupted (continue with --resume DIR).`,
 	f := c.Flags()
 	f.StringVar(&o.targets, "target", "reference", "targets, comma separated (reference,redis runs both side by side)")
 	f.StringVar(&o.scenarios, "scenarios", strings.Join(suite.ScenarioNames(), ","), "scenarios, comma separated")
+	f.StringVar(&o.clients, "client", "", "client libraries to compare, comma separated (a matrix axis; empty: redline's own client), e.g. go-redis,rueidis,redis-py")
 	f.StringVar(&o.waits, "wait", "0,1", "WAIT replica counts after each write, comma separated (0 = no WAIT)")
 	f.StringVar(&o.nodeTimeouts, "node-timeout", "2s", "cluster-node-timeout values, comma separated")
 	f.IntVar(&o.seeds, "seeds", 2, "repetitions of each cell (seeds 1..N)")
@@ -83,7 +85,7 @@ func runRPO(ctx context.Context, o *rpoOptions) error {
 			o.results = prior.ResultsRoot
 		}
 	} else {
-		st := suite.Study{Targets: splitList(o.targets), Scenarios: splitList(o.scenarios), Seeds: o.seeds}
+		st := suite.Study{Targets: splitList(o.targets), Scenarios: splitList(o.scenarios), Seeds: o.seeds, Clients: splitList(o.clients)}
 		for _, w := range splitList(o.waits) {
 			n, err := strconv.Atoi(w)
 			if err != nil || n < 0 {

@@ -27,6 +27,7 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/workloads/clientlib"
 )
 
 type runOptions struct {
@@ -37,6 +38,7 @@ type runOptions struct {
 	hooks     []string
 	yes       bool                // --yes: no question before faults on a cluster redline did not create
 	creds     cluster.Credentials // read from the environment or a file, never stored
+	replay    string              // --replay DIR: rerun a stored run's config and fault schedule
 	kv        kvFlags             // bench's kv workload
 	stdout    io.Writer
 	stderr    io.Writer
@@ -58,14 +60,21 @@ Exit codes: 0 all checkers valid, 1 some checker found an anomaly, 2 some
 checker could not decide, 254 bad arguments, 255 redline itself failed.`,
 		Example: `  redline run --workload register --time-limit 30s
   redline run --target redis --workload counter,set --nemesis partition --wait 1
-  redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s`,
+  redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s
+  redline run --replay results/latest --server-binary /path/to/valkey-server`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
+			if o.replay != "" {
+				if err := applyReplay(cmd.Flags(), o); err != nil {
+					return err
+				}
+			}
 			return runRun(cmd.Context(), o, cmd.Flags().Changed("target"))
 		},
 	}
 	addRunFlags(c, o)
+	c.Flags().StringVar(&o.replay, "replay", "", "rerun the stored run in DIR: its flags (those given here override them) and its exact fault schedule (each step's fault, mode, seed, timing)")
 	return c
 }
 
@@ -108,6 +117,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 		if _, err := workloads.New(w, workloads.Config{}); err != nil {
 			return badArgs("--workload: %v", err)
 		}
+	}
+	if err := validateClient(o, cfg); err != nil {
+		return err
 	}
 	cfg.Nemesis = splitList(o.nemesis)
 	if err := validateNemesis(cfg.Nemesis); err != nil {
@@ -170,6 +182,39 @@ func (o *runOptions) validate(targetChanged bool) error {
 	return nil
 }
 
+// validateClient checks --client against what the library path can do:
+// a library runs each op as one command on one key, with no WAIT of its
+// own on the write's connection.
+func validateClient(o *runOptions, cfg *harness.Config) error {
+	if cfg.Client == clientlib.Own {
+		cfg.Client = ""
+	}
+	if err := clientlib.Validate(cfg.Client); err != nil {
+		return badArgs("--client: %v", err)
+	}
+	if cfg.Client == "" {
+		return nil
+	}
+	for _, w := range cfg.Workloads {
+		if w == "kv" {
+			return badArgs("--client %s: bench's kv load driver sends through redline's own pipelined connections; "+
+				"use --workload register, counter or set to bench a client library", cfg.Client)
+		}
+		if !workloads.LibSupports(w) {
+			return badArgs("--client %s: workload %s needs redline's own client (WATCH/MULTI on one connection); "+
+				"client libraries run register, counter and set", cfg.Client, w)
+		}
+	}
+	if cfg.Wait > 0 {
+		return badArgs("--client %s with --wait: a library sends WAIT on any connection, so its count says nothing "+
+			"about the write; drop --wait or use --client redline", cfg.Client)
+	}
+	if cfg.TLS && (strings.HasPrefix(cfg.Client, clientlib.ExecPrefix) || cfg.Client == "redis-py" || cfg.Client == "node-redis") {
+		return badArgs("--client %s: client processes get no TLS settings (protocol 1); use go-redis or rueidis on a TLS cluster", cfg.Client)
+	}
+	return nil
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -186,6 +231,9 @@ func testName(cfg *harness.Config) string {
 	if cfg.Wait > 0 {
 		name += fmt.Sprintf("-wait%d", cfg.Wait)
 	}
+	if cfg.Client != "" {
+		name += "-" + clientTag(cfg.Client)
+	}
 	// A long list of fault modes would exceed a file name's 255 bytes:
 	// keep the head and make the rest a digest (the full list is in
 	// config.json).
@@ -196,10 +244,24 @@ func testName(cfg *harness.Config) string {
 	return name
 }
 
+// clientTag names the client under test in a test's name: an exec
+// command by a digest (it may hold spaces, slashes, anything).
+func clientTag(client string) string {
+	if strings.HasPrefix(client, clientlib.ExecPrefix) {
+		sum := sha256.Sum256([]byte(client))
+		return "exec-" + hex.EncodeToString(sum[:4])
+	}
+	return strings.ReplaceAll(client, ":", "-")
+}
+
 // maxTestName bounds a test's directory name.
 const maxTestName = 120
 
 func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
+	if o.cfg.Client == "list" {
+		fmt.Fprint(o.stdout, clientlib.Describe())
+		return nil
+	}
 	if err := o.validate(targetChanged); err != nil {
 		return err
 	}
@@ -426,7 +488,7 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 	fmt.Fprintln(tw, "\nCHECKER\tVERDICT\tFIGURES")
 	for _, n := range names {
 		r := s.Checkers[n]
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, r.Valid, results.HeadlineFigures(r.Figures))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, checker.VerdictWord(r), results.HeadlineFigures(r.Figures))
 	}
 	tw.Flush()
 	printNotApplicable(w, s)
@@ -441,7 +503,58 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 			fmt.Fprintf(w, "%s is %s: %s\n", n, r.Valid, why)
 		}
 	}
-	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", strings.ToUpper(s.Valid.String()), dir)
+	printAttribution(w, s)
+	printCoverage(w, s)
+	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", verdictLine(s), dir)
+}
+
+// verdictLine is the verdict with its caveats: "VALID (partition: no
+// evidence)" when a requested fault kind exercised nothing.
+func verdictLine(s checker.Summary) string {
+	v := strings.ToUpper(s.Valid.String())
+	if c := s.Caveats(); len(c) > 0 {
+		v += " (" + strings.Join(c, "; ") + ")"
+	}
+	return v
+}
+
+// printCoverage says per requested fault kind what the run exercised.
+func printCoverage(w io.Writer, s checker.Summary) {
+	r, ok := s.Checkers[checker.CoverageName]
+	if !ok {
+		return
+	}
+	kinds, _ := r.Figures["per_kind"].(map[string]any)
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if m, ok := kinds[k].(map[string]any); ok {
+			if line, ok := m["summary"].(string); ok {
+				fmt.Fprintf(w, "coverage: %s\n", line)
+			}
+		}
+	}
+}
+
+// printAttribution says, per attributed anomaly, whose doing it was
+// (results.json and the report have the evidence).
+func printAttribution(w io.Writer, s checker.Summary) {
+	if c := s.Census; c != nil && c.Stranded > 0 {
+		fmt.Fprintf(w, "\ncensus: %d copies of the run's keys are on nodes whose shard does not serve their slot (stranded), e.g. %s\n", c.Stranded, strings.Join(c.Examples[:min(3, len(c.Examples))], "; "))
+	}
+	if c := s.Census; c != nil && c.InOpenSlots > 0 {
+		fmt.Fprintf(w, "census: %d copies of the run's keys are outside their slot's shard in slots left MIGRATING/IMPORTING, e.g. %s\n", c.InOpenSlots, strings.Join(c.OpenExamples[:min(3, len(c.OpenExamples))], "; "))
+	}
+	if len(s.Attribution) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nattribution (what happened to each anomaly; evidence in results.json and report.html):")
+	for _, a := range s.Attribution {
+		fmt.Fprintf(w, "  %s %s key %s (slot %d): %s: %s\n", a.Checker, a.Kind, a.Key, a.Slot, checker.VerdictWords(a.Verdict), a.Why)
+	}
 }
 
 // printNotApplicable names the checkers the history gave nothing to judge,
@@ -465,6 +578,8 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&o.addrs, "addrs", "", "host:port,... of an existing cluster to test (implies --target external)")
 	f.IntVar(&cfg.Nodes, "nodes", 6, "nodes to start (primaries + replicas)")
 	f.IntVar(&cfg.Replicas, "replicas", 1, "replicas per primary")
+	f.StringVar(&cfg.Client, "client", clientlib.Own, "client library under test: "+strings.Join(clientlib.Names(), ", ")+
+		" (traffic goes through it; setup and final reads through redline's own client); list: what each is")
 	f.StringVar(&o.workloads, "workload", "register", "workloads, comma separated: "+strings.Join(workloads.Names(), ", "))
 	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated: "+strings.Join(nemesisNames(), ", "))
 	f.DurationVar((*time.Duration)(&cfg.NemesisInterval), "nemesis-interval", 10*time.Second, "time between fault starts")
@@ -485,6 +600,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract)")
 	addServerFlags(f, cfg)
 	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
+	f.BoolVar(&cfg.RequireCoverage, "require-coverage", false, "a requested fault kind that touched no primary holding keys (no evidence) makes the verdict unknown (exit 2) instead of VALID with a caveat")
 	f.BoolVar(&cfg.RestoreRoles, "restore-roles", false, "at the end, switch the roles of failovers redline caused back (CLUSTER FAILOVER on the former primary)")
 	addCredentialFlags(c, cfg)
 }

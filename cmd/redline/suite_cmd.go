@@ -59,7 +59,7 @@ was interrupted (resume it with --resume DIR).`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.resume, "resume", "", "suite directory of an interrupted suite: run only what has no verdict yet")
-	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, about 30 min)")
+	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, about 30 min), clients (5 client libraries x kill, partition, pause, failover, migrate of a primary on counter, about 25 min)")
 	f.StringArrayVar(&o.sets, "set", nil, "key=value applied to every run over the file (repeatable), e.g. --set target=redis")
 	f.StringVar(&o.results, "results", "results", "directory of the results store (runs, and suites/<name>/<ts>/)")
 	return c

@@ -69,6 +69,7 @@ func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, journal
 		Log:              log.Printf,
 		Journal:          journal,
 		RestoreRoles:     cfg.RestoreRoles,
+		Script:           cfg.Schedule,
 	})
 	if err != nil {
 		return nil, badArgs("--nemesis: %v", err)
@@ -98,12 +99,31 @@ func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 		}
 		out = append(out, cs...)
 	}
+	if hasFaults(cfg.Nemesis) && len(out) > 0 {
+		prefixes := map[string]string{}
+		for _, w := range cfg.Workloads {
+			if ww, err := workloads.New(w, workloads.Config{Prefix: cfg.KeyPrefix, Keys: cfg.Keys}); err == nil {
+				prefixes[w] = ww.KeyPrefix()
+			}
+		}
+		out = append(out, checker.Coverage(checker.CoverageOptions{Requested: cfg.Nemesis, Workloads: prefixes, Require: cfg.RequireCoverage}))
+	}
 	if len(out) > 0 {
 		// Once per run: the end phase heals the whole cluster, not one
 		// workload's keys.
 		out = append(out, checker.EndPhase(checker.Options{Timeout: cfg.CheckTimeout.D()}))
 	}
 	return out, nil
+}
+
+// hasFaults says the --nemesis list asks for some fault.
+func hasFaults(names []string) bool {
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" && n != "none" {
+			return true
+		}
+	}
+	return false
 }
 
 func convergeFor(cfg harness.Config) func(context.Context, []string) error {

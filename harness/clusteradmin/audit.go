@@ -163,7 +163,7 @@ func ownKeysBySlot(ctx context.Context, c *redis.Client, prefix string) (map[int
 	out := map[int]int64{}
 	var cursor uint64
 	for {
-		keys, next, err := c.Scan(ctx, cursor, escapeGlob(prefix)+"*", 1000).Result()
+		keys, next, err := c.Scan(ctx, cursor, EscapeGlob(prefix)+"*", 1000).Result()
 		if err != nil {
 			return nil, fmt.Errorf("SCAN MATCH %s*: %w", prefix, err)
 		}
@@ -186,8 +186,8 @@ func ownKeysBySlot(ctx context.Context, c *redis.Client, prefix string) (map[int
 	}
 }
 
-// escapeGlob quotes the characters SCAN MATCH treats as a pattern.
-func escapeGlob(s string) string {
+// EscapeGlob quotes the characters SCAN MATCH treats as a pattern.
+func EscapeGlob(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		if strings.ContainsRune(`*?[]\`, r) {

@@ -180,3 +180,33 @@ func TestTypeKeepsItsNames(t *testing.T) {
 		t.Errorf("decode: %v", err)
 	}
 }
+
+// A client library's sends and replica reads survive a round trip, by the
+// fast decoder and by encoding/json alike.
+func TestClientFieldsRoundTrip(t *testing.T) {
+	op := Op{Index: 3, Time: 5, Process: 1, Type: OK, F: "read", Key: "k", Node: "10.0.0.1:6379"}
+	op.SetAttempts(3, 2)
+	op.SetReplica(true)
+	var buf bytes.Buffer
+	if err := Encode(&buf, &op); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"attempts":3,"resent":2,"replica":true`) {
+		t.Fatalf("encoded %s", buf.String())
+	}
+	res, err := Decode(&buf, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Ops[0]
+	if got.AttemptCount() != 3 || got.ResentCount() != 2 || !got.FromReplica() {
+		t.Fatalf("decoded %+v", got.Ext)
+	}
+	var fast Op
+	if !newLineDecoder().decode([]byte(`{"index":1,"time":2,"process":0,"type":"ok","f":"add","key":"k","attempts":2,"resent":1}`), &fast) {
+		t.Fatal("the fast decoder gave up on attempts/resent")
+	}
+	if fast.AttemptCount() != 2 || fast.ResentCount() != 1 {
+		t.Fatalf("fast decoded %+v", fast.Ext)
+	}
+}

@@ -62,6 +62,16 @@ func (d *lineDecoder) decode(b []byte, op *Op) bool {
 			var n int64
 			n, i, ok = integer(b, i)
 			op.SetRedirects(int(n))
+		case "attempts", "resent":
+			// Rare (a client library's own retries): the setter keeps
+			// the other of the pair.
+			var n int64
+			n, i, ok = integer(b, i)
+			if string(key) == "attempts" {
+				op.SetAttempts(int(n), op.ResentCount())
+			} else {
+				op.SetAttempts(op.AttemptCount(), int(n))
+			}
 		case "process":
 			if i < len(b) && b[i] == '"' {
 				var s []byte

@@ -167,6 +167,17 @@ type Ext struct {
 	// Redirects counts MOVED/ASK replies the client followed for this op
 	// ("redirects").
 	Redirects int
+	// Attempts is how many times the client library sent the op's
+	// command, when it sent it more than once and said so ("attempts"):
+	// its own retries, invisible to the caller.
+	Attempts int
+	// Resent counts the sends that followed an attempt whose outcome was
+	// unknown (a timeout, a connection lost after sending) ("resent"):
+	// each may have applied the write once more.
+	Resent int
+	// Replica marks a read the client library served from a replica
+	// ("replica"): it may be stale by design, and is judged as such.
+	Replica bool
 	// Nodes lists the nodes a nemesis event touched ("nodes").
 	Nodes []string
 	// Detail holds free-form data of a nemesis event (fault kind, slots
@@ -184,7 +195,8 @@ func NewExt(e Ext) *Ext {
 }
 
 func (e *Ext) empty() bool {
-	return e.Error == "" && e.Wait == nil && e.Redirects == 0 && len(e.Nodes) == 0 && len(e.Detail) == 0
+	return e.Error == "" && e.Wait == nil && e.Redirects == 0 && e.Attempts == 0 && e.Resent == 0 && !e.Replica &&
+		len(e.Nodes) == 0 && len(e.Detail) == 0
 }
 
 // ErrorText is the op's error ("" when none).
@@ -210,6 +222,26 @@ func (o Op) RedirectCount() int {
 	}
 	return o.Ext.Redirects
 }
+
+// AttemptCount is how many times the client library sent the op (0 or 1:
+// once, as far as anyone knows).
+func (o Op) AttemptCount() int {
+	if o.Ext == nil {
+		return 0
+	}
+	return o.Ext.Attempts
+}
+
+// ResentCount is how many sends followed an attempt of unknown outcome.
+func (o Op) ResentCount() int {
+	if o.Ext == nil {
+		return 0
+	}
+	return o.Ext.Resent
+}
+
+// FromReplica reports whether a replica served the read.
+func (o Op) FromReplica() bool { return o.Ext != nil && o.Ext.Replica }
 
 // NodeList is the nodes a nemesis event touched.
 func (o Op) NodeList() []string {
@@ -274,6 +306,27 @@ func (o *Op) SetRedirects(n int) {
 	o.setExt(e)
 }
 
+// SetAttempts records the client library's sends of the op: how many in
+// all, and how many followed an attempt of unknown outcome.
+func (o *Op) SetAttempts(attempts, resent int) {
+	if attempts == 0 && resent == 0 && o.Ext == nil {
+		return
+	}
+	e := o.ext()
+	e.Attempts, e.Resent = attempts, resent
+	o.setExt(e)
+}
+
+// SetReplica marks a read served by a replica.
+func (o *Op) SetReplica(r bool) {
+	if !r && o.Ext == nil {
+		return
+	}
+	e := o.ext()
+	e.Replica = r
+	o.setExt(e)
+}
+
 // SetNodes records the nodes a nemesis event touched.
 func (o *Op) SetNodes(nodes []string) {
 	if len(nodes) == 0 && o.Ext == nil {
@@ -308,6 +361,9 @@ type wireOp struct {
 	Error     string          `json:"error,omitempty"`
 	Wait      *Wait           `json:"wait,omitempty"`
 	Redirects int             `json:"redirects,omitempty"`
+	Attempts  int             `json:"attempts,omitempty"`
+	Resent    int             `json:"resent,omitempty"`
+	Replica   bool            `json:"replica,omitempty"`
 	Nodes     []string        `json:"nodes,omitempty"`
 	Detail    json.RawMessage `json:"detail,omitempty"`
 }
@@ -317,6 +373,7 @@ func (o Op) MarshalJSON() ([]byte, error) {
 		Key: o.Key, Value: o.Value, Node: o.Node}
 	if e := o.Ext; e != nil {
 		w.Error, w.Wait, w.Redirects, w.Nodes, w.Detail = e.Error, e.Wait, e.Redirects, e.Nodes, e.Detail
+		w.Attempts, w.Resent, w.Replica = e.Attempts, e.Resent, e.Replica
 	}
 	return json.Marshal(&w)
 }
@@ -330,7 +387,8 @@ func (o *Op) UnmarshalJSON(b []byte) error {
 	}
 	*o = Op{Index: w.Index, Time: w.Time, Process: w.Process, F: w.F,
 		Key: w.Key, Value: w.Value, Node: w.Node}
-	o.setExt(&Ext{Error: w.Error, Wait: w.Wait, Redirects: w.Redirects, Nodes: w.Nodes, Detail: w.Detail})
+	o.setExt(&Ext{Error: w.Error, Wait: w.Wait, Redirects: w.Redirects, Attempts: w.Attempts, Resent: w.Resent,
+		Replica: w.Replica, Nodes: w.Nodes, Detail: w.Detail})
 	t, ok := ParseType(w.Type)
 	if !ok {
 		return &TypeError{w.Type}

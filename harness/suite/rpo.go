@@ -57,6 +57,9 @@ type Study struct {
 	Settings [][]string
 	// Base are flags every run gets (concurrency, server-binary ...).
 	Base Params
+	// Clients are the client libraries to compare (--client values);
+	// empty: redline's own client only.
+	Clients []string
 }
 
 // Timing of one run: a single fault that starts half an interval in and is
@@ -79,34 +82,45 @@ func (st Study) Suite(name string) (*Suite, error) {
 		st.Settings = [][]string{nil}
 	}
 	s := &Suite{Name: name}
-	for _, target := range st.Targets {
-		for _, scName := range st.Scenarios {
-			sc, ok := scenarioByName(scName)
-			if !ok {
-				return nil, fmt.Errorf("unknown scenario %q: choose from %s", scName, strings.Join(ScenarioNames(), ", "))
-			}
-			for _, nt := range st.NodeTimeouts {
-				for _, settings := range st.Settings {
-					for _, wait := range st.Waits {
-						for seed := 1; seed <= st.Seeds; seed++ {
-							iv := studyInterval(nt)
-							ps := slices.Clone(st.Base)
-							ps = ps.with("target", []string{target})
-							ps = ps.with("workload", []string{"set"})
-							ps = ps.with("nemesis", []string{sc.Nemesis})
-							ps = ps.with("nemesis-interval", []string{iv.String()})
-							ps = ps.with("time-limit", []string{time.Duration(1.45 * float64(iv)).Truncate(time.Second).String()})
-							ps = ps.with("node-timeout", []string{nt.String()})
-							ps = ps.with("wait", []string{strconv.Itoa(wait)})
-							ps = ps.with("seed", []string{strconv.Itoa(seed)})
-							if len(settings) > 0 {
-								ps = ps.with("server-config", settings)
+	clients := st.Clients
+	if len(clients) == 0 {
+		clients = []string{""}
+	}
+	for _, client := range clients {
+		for _, target := range st.Targets {
+			for _, scName := range st.Scenarios {
+				sc, ok := scenarioByName(scName)
+				if !ok {
+					return nil, fmt.Errorf("unknown scenario %q: choose from %s", scName, strings.Join(ScenarioNames(), ", "))
+				}
+				for _, nt := range st.NodeTimeouts {
+					for _, settings := range st.Settings {
+						for _, wait := range st.Waits {
+							for seed := 1; seed <= st.Seeds; seed++ {
+								iv := studyInterval(nt)
+								ps := slices.Clone(st.Base)
+								ps = ps.with("target", []string{target})
+								ps = ps.with("workload", []string{"set"})
+								ps = ps.with("nemesis", []string{sc.Nemesis})
+								ps = ps.with("nemesis-interval", []string{iv.String()})
+								ps = ps.with("time-limit", []string{time.Duration(1.45 * float64(iv)).Truncate(time.Second).String()})
+								ps = ps.with("node-timeout", []string{nt.String()})
+								ps = ps.with("wait", []string{strconv.Itoa(wait)})
+								ps = ps.with("seed", []string{strconv.Itoa(seed)})
+								if len(settings) > 0 {
+									ps = ps.with("server-config", settings)
+								}
+								if target != "redis" {
+									ps = without(ps, "server-binary", "image")
+								}
+								name := fmt.Sprintf("%s %s wait=%d node-timeout=%s %s seed=%d",
+									target, sc.Name, wait, nt, settingsName(settings), seed)
+								if client != "" {
+									ps = ps.with("client", []string{client})
+									name += " client=" + client
+								}
+								s.Runs = append(s.Runs, Run{Name: name, Params: ps})
 							}
-							if target != "redis" {
-								ps = without(ps, "server-binary", "image")
-							}
-							s.Runs = append(s.Runs, Run{Name: fmt.Sprintf("%s %s wait=%d node-timeout=%s %s seed=%d",
-								target, sc.Name, wait, nt, settingsName(settings), seed), Params: ps})
 						}
 					}
 				}
@@ -166,6 +180,8 @@ type RunFigures struct {
 // Entry is one scenario cell of rpo.json: a target, scenario, wait,
 // node-timeout and settings over all its seeds.
 type Entry struct {
+	// Client is the client library under test ("": redline's own).
+	Client            string       `json:"client,omitempty"`
 	Target            string       `json:"target"`
 	Scenario          string       `json:"scenario"`
 	Wait              int          `json:"wait"`
@@ -185,11 +201,21 @@ type Entry struct {
 	PerRun            []RunFigures `json:"per_run"`
 }
 
+// Label is the entry's target, with the client library when one was
+// under test.
+func (e Entry) Label() string {
+	if e.Client == "" {
+		return e.Target
+	}
+	return e.Target + " / " + e.Client
+}
+
 // Aggregate groups a study's runs into entries, reading each run's figures
 // through the results.json contract (checkers set, rpo, rto, perf); a run
 // whose figures are missing is listed, never counted as lossless.
 func Aggregate(sum *Summary) []Entry {
 	type cellKey struct {
+		client           string
 		target, scenario string
 		wait             int
 		nt               int64
@@ -210,10 +236,10 @@ func Aggregate(sum *Summary) []Entry {
 				settings = p.Values
 			}
 		}
-		k := cellKey{r.Params.Get("target"), sc.Name, wait, nt.Milliseconds(), strings.Join(settings, ";")}
+		k := cellKey{r.Params.Get("client"), r.Params.Get("target"), sc.Name, wait, nt.Milliseconds(), strings.Join(settings, ";")}
 		e := byKey[k]
 		if e == nil {
-			e = &Entry{Target: k.target, Scenario: k.scenario, Wait: wait, NodeTimeoutMs: k.nt, Settings: nonNilStrings(settings)}
+			e = &Entry{Client: k.client, Target: k.target, Scenario: k.scenario, Wait: wait, NodeTimeoutMs: k.nt, Settings: nonNilStrings(settings)}
 			byKey[k] = e
 			order = append(order, k)
 		}

@@ -45,6 +45,7 @@ func NewStudyReport(sum *Summary, seeds int) *StudyReport {
 // follows throughput, and the servers' speeds differ.)
 func compareTargets(es []Entry) ([]string, int) {
 	type key struct {
+		client   string
 		scenario string
 		wait     int
 		nt       int64
@@ -52,7 +53,7 @@ func compareTargets(es []Entry) ([]string, int) {
 	}
 	ref, red := map[key]Entry{}, map[key]Entry{}
 	for _, e := range es {
-		k := key{e.Scenario, e.Wait, e.NodeTimeoutMs, strings.Join(e.Settings, ";")}
+		k := key{e.Client, e.Scenario, e.Wait, e.NodeTimeoutMs, strings.Join(e.Settings, ";")}
 		switch e.Target {
 		case "reference":
 			ref[k] = e
@@ -63,7 +64,7 @@ func compareTargets(es []Entry) ([]string, int) {
 	var out []string
 	compared := 0
 	for _, e := range es {
-		k := key{e.Scenario, e.Wait, e.NodeTimeoutMs, strings.Join(e.Settings, ";")}
+		k := key{e.Client, e.Scenario, e.Wait, e.NodeTimeoutMs, strings.Join(e.Settings, ";")}
 		a, okA := ref[k]
 		b, okB := red[k]
 		if e.Target != "reference" || !okA || !okB || a.Runs == 0 || b.Runs == 0 {
@@ -130,7 +131,7 @@ func (r *StudyReport) Markdown() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# RPO study (%s)\n\n", r.Started)
 	fmt.Fprintf(&b, "%d seed(s) per cell; runs and their reports are listed in %s/summary.html.\n\n", r.Seeds, r.SuiteDir)
-	b.WriteString("| target | scenario | wait | node-timeout | settings | runs | acked | lost | lost % | RPO p50 / max | loss window (from fault start) | RTO p50 / max | lost with WAIT satisfied | ops/s |\n")
+	b.WriteString("| target (/ client) | scenario | wait | node-timeout | settings | runs | acked | lost | lost % | RPO p50 / max | loss window (from fault start) | RTO p50 / max | lost with WAIT satisfied | ops/s |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, e := range r.Entries {
 		win, rto := "none lost", "n/a"
@@ -141,7 +142,7 @@ func (r *StudyReport) Markdown() []byte {
 			rto = secs(e.RTOMs.P50) + " / " + secs(e.RTOMs.Max)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %d ms | %s | %d | %d | %d | %.3f | %s / %s | %s | %s | %d | %.0f |\n",
-			e.Target, e.Scenario, e.Wait, e.NodeTimeoutMs, settingsName(e.Settings), e.Runs, e.Acked, e.Lost, e.LostPct,
+			e.Label(), e.Scenario, e.Wait, e.NodeTimeoutMs, settingsName(e.Settings), e.Runs, e.Acked, e.Lost, e.LostPct,
 			secs(e.RPOMs.P50), secs(e.RPOMs.Max), win, rto, e.LostWaitSatisfied, e.ThroughputOpsS)
 	}
 	b.WriteString("\n## In words\n\n")
@@ -170,7 +171,7 @@ func (r *StudyReport) Markdown() []byte {
 func (e Entry) Paragraph(all []Entry) string {
 	sc, _ := scenarioByName(e.Scenario)
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s, %s, node-timeout %s, WAIT %d, %s.** When %s, ", e.Target, e.Scenario, secs(float64(e.NodeTimeoutMs)), e.Wait, settingsName(e.Settings), sc.Words)
+	fmt.Fprintf(&b, "**%s, %s, node-timeout %s, WAIT %d, %s.** When %s, ", e.Label(), e.Scenario, secs(float64(e.NodeTimeoutMs)), e.Wait, settingsName(e.Settings), sc.Words)
 	switch {
 	case e.Runs == 0:
 		fmt.Fprintf(&b, "no run finished, so nothing can be said (%s).", strings.Join(e.Failed, "; "))
@@ -192,7 +193,7 @@ func (e Entry) Paragraph(all []Entry) string {
 		}
 	}
 	for _, o := range all {
-		if e.Wait > 0 && o.Wait == 0 && o.Target == e.Target && o.Scenario == e.Scenario && o.NodeTimeoutMs == e.NodeTimeoutMs &&
+		if e.Wait > 0 && o.Wait == 0 && o.Target == e.Target && o.Client == e.Client && o.Scenario == e.Scenario && o.NodeTimeoutMs == e.NodeTimeoutMs &&
 			settingsName(o.Settings) == settingsName(e.Settings) && o.ThroughputOpsS > 0 {
 			fmt.Fprintf(&b, " WAIT cost throughput: %.0f ops/s against %.0f without (%.0f%%); without WAIT %d write(s) were lost.",
 				e.ThroughputOpsS, o.ThroughputOpsS, 100*e.ThroughputOpsS/o.ThroughputOpsS, o.Lost)
@@ -308,7 +309,7 @@ func waitCostPlot(es []Entry) string {
 			continue
 		}
 		for _, o := range es {
-			if o.Wait > 0 && o.Target == e.Target && o.Scenario == e.Scenario && o.NodeTimeoutMs == e.NodeTimeoutMs && settingsName(o.Settings) == settingsName(e.Settings) {
+			if o.Wait > 0 && o.Target == e.Target && o.Client == e.Client && o.Scenario == e.Scenario && o.NodeTimeoutMs == e.NodeTimeoutMs && settingsName(o.Settings) == settingsName(e.Settings) {
 				ps = append(ps, pair{fmt.Sprintf("%s %s nt %s", e.Target, e.Scenario, secs(float64(e.NodeTimeoutMs))), e.ThroughputOpsS, o.ThroughputOpsS})
 			}
 		}
@@ -343,7 +344,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;text-
 td:nth-child(-n+5),th{text-align:left}.bad{background:#f8c9c4}</style></head><body>
 <h1>RPO study</h1><p>{{.R.Started}}, {{.R.Seeds}} seed(s) per cell; runs: <a href="summary.html">summary</a>.</p>
 <table><tr><th>target</th><th>scenario</th><th>wait</th><th>node-timeout</th><th>settings</th><th>runs</th><th>acked</th><th>lost</th><th>lost %</th><th>RPO p50 ms</th><th>RPO max ms</th><th>loss window ms</th><th>RTO p50 ms</th><th>RTO max ms</th><th>lost, WAIT satisfied</th><th>ops/s</th></tr>
-{{range .R.Entries}}<tr><td>{{.Target}}</td><td>{{.Scenario}}</td><td>{{.Wait}}</td><td>{{.NodeTimeoutMs}} ms</td><td>{{range .Settings}}{{.}}; {{else}}defaults{{end}}</td>
+{{range .R.Entries}}<tr><td>{{.Label}}</td><td>{{.Scenario}}</td><td>{{.Wait}}</td><td>{{.NodeTimeoutMs}} ms</td><td>{{range .Settings}}{{.}}; {{else}}defaults{{end}}</td>
 <td>{{.Runs}}</td><td>{{.Acked}}</td><td>{{.Lost}}</td><td>{{.LostPct}}</td><td>{{ms .RPOMs.P50}}</td><td>{{ms .RPOMs.Max}}</td>
 <td>{{with .LossWindowMs}}{{ms .From}} to {{ms .To}}{{else}}none lost{{end}}</td><td>{{with .RTOMs}}{{ms .P50}}{{end}}</td><td>{{with .RTOMs}}{{ms .Max}}{{end}}</td>
 <td{{if .LostWaitSatisfied}} class="bad"{{end}}>{{.LostWaitSatisfied}}</td><td>{{.ThroughputOpsS}}</td></tr>

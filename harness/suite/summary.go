@@ -124,6 +124,11 @@ func (s *Summary) Write() error {
 	if err := writeFile(filepath.Join(s.Dir, "junit.xml"), j); err != nil {
 		return err
 	}
+	if rows := s.ClientRows(); rows != nil {
+		if err := writeFile(filepath.Join(s.Dir, "clients.md"), []byte(ClientsMarkdown(s.Name, rows))); err != nil {
+			return err
+		}
+	}
 	h, err := s.HTML()
 	if err != nil {
 		return err
@@ -325,6 +330,7 @@ func (s *Summary) HTML() ([]byte, error) {
 	var buf bytes.Buffer
 	err := summaryPage.Execute(&buf, map[string]any{
 		"S": s, "Cols": cols, "Rows": rows, "Counts": s.Counts(), "Verdict": s.Verdict(), "Grid": grid(cols, rows),
+		"Clients": s.ClientRows(),
 	})
 	return buf.Bytes(), err
 }
@@ -390,6 +396,13 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 <table><tr><th></th>{{range .ColValues}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><th>{{.Value}}</th>{{range .Cells}}{{if .}}<td class="{{.Verdict}}" title="{{.Figures}}">{{if .Report}}<a href="{{.Report}}">{{.Verdict}}</a>{{else}}{{.Verdict}}{{end}}</td>{{else}}<td></td>{{end}}{{end}}</tr>
 {{end}}</table><h2>runs</h2>{{end}}
+{{with .Clients}}<h2>clients</h2>
+<p>lost: acknowledged writes missing at the end; double-applied: the counter's unexpected (a lower bound of increments applied
+more than once); resent: adds the library sent again after an attempt of unknown outcome; stale: replica reads below what was
+acknowledged before them; write gap: the longest time one key went without an acknowledged write while writes were wanted.</p>
+<table><tr><th>client</th><th>library</th><th>fault</th><th>verdict</th><th>lost</th><th>double-applied</th><th>resent</th><th>stale / replica reads</th><th>longest write gap (ms)</th></tr>
+{{range .}}<tr><td>{{.Client}}</td><td>{{.Library}}</td><td>{{.Fault}}</td><td class="{{.Verdict}}">{{.Verdict}}</td><td>{{.Lost}}</td><td>{{.DoubleApplied}}</td><td>{{.Resent}}</td><td>{{.StaleReads}} / {{.ReplicaReads}}</td><td>{{printf "%.0f" .WriteGapMS}}</td></tr>
+{{end}}</table>{{end}}
 <table><tr><th>#</th>{{range .Cols}}<th>{{.}}</th>{{end}}<th>verdict</th><th>what the checkers found</th><th>time</th></tr>
 {{range .Rows}}<tr><td>{{.Index}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}
 <td class="{{.Verdict}}">{{if .Report}}<a href="{{.Report}}">{{.Verdict}}</a>{{else}}{{.Verdict}}{{end}}</td>

@@ -1,0 +1,422 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// CoverageName is the coverage checker's name in results.json.
+const CoverageName = "coverage"
+
+// CoverageOptions say what a run asked for: the fault kinds requested
+// (--nemesis names, "fault:mode" counts as fault; "all" means every kind
+// whose start the history records) and each workload's key prefix.
+type CoverageOptions struct {
+	Requested []string
+	Workloads map[string]string // workload name -> key prefix
+	// Require turns a requested kind without evidence into unknown
+	// (--require-coverage): CI can refuse a VALID that tested nothing.
+	Require bool
+}
+
+type coverage struct{ o CoverageOptions }
+
+// Coverage says, per fault window and per requested fault kind, what the
+// run exercised: which primaries holding which workloads' keys a fault
+// touched, how many acknowledged writes and successful reads those keys
+// had during the window and after it (until the next fault starts, or the
+// final reads), and whether the fault took effect at all (a start that
+// failed or was skipped opens no window). A window has evidence when it
+// took effect, touched a primary holding keys and those keys were served
+// during or after it: only then can the checkers have judged the fault.
+//
+// Each window also compares the ok rate of the shards it did not touch
+// with the span just before it (untouched_ok_ratio): a dead shard that
+// starves the others of workers shows here.
+//
+// It measures; its verdict is valid, or unknown under Require when a
+// requested kind produced no evidence; not applicable when no fault was
+// requested.
+func Coverage(o CoverageOptions) Checker { return coverage{o} }
+
+func (coverage) Name() string { return CoverageName }
+
+// kindCoverage is the summary of one requested fault kind.
+type kindCoverage struct {
+	windows, evidence, notEffective int
+	primaries                       map[string]bool
+	workloads                       map[string]bool
+	writes, reads                   int
+}
+
+func (c coverage) requested(ops []history.Op) []string {
+	var out []string
+	all := false
+	for _, r := range c.o.Requested {
+		f, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(r)), ":")
+		switch f {
+		case "", "none":
+		case "all":
+			all = true
+		default:
+			out = append(out, f)
+		}
+	}
+	if all {
+		for i := range ops {
+			if op := &ops[i]; op.Process == history.Nemesis && strings.HasPrefix(op.F, "start-") {
+				out = append(out, strings.TrimPrefix(op.F, "start-"))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// notEffective counts, per fault kind, the starts that failed or were
+// skipped: faults that were scheduled and did not take effect.
+func notEffective(ops []history.Op) map[string]int {
+	out := map[string]int{}
+	for i := range ops {
+		op := &ops[i]
+		if op.Process != history.Nemesis || !strings.HasPrefix(op.F, "start-") || op.Type == history.Invoke {
+			continue
+		}
+		if op.Type == history.Fail || skippedDetail(op.DetailRaw()) {
+			out[strings.TrimPrefix(op.F, "start-")]++
+		}
+	}
+	return out
+}
+
+func (c coverage) Check(ctx context.Context, ops []history.Op) Result {
+	kinds := c.requested(ops)
+	if len(kinds) == 0 {
+		return NotApplicable("no fault was requested: nothing to cover")
+	}
+	calls, err := Options{}.calls(ctx, ops)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	calls = sortedByStart(calls)
+	windows := windowsOf(ctx, ops)
+	addrs := nodeAddrsOf(ctx, ops)
+	views := shardViews(calls, windows, addrs)
+	// Primaries are named as the fault events name nodes, where known.
+	nameOf := map[string]string{}
+	for n, a := range addrs {
+		nameOf[a] = n
+	}
+	named := func(addr string) string {
+		if n, ok := nameOf[addr]; ok {
+			return n
+		}
+		return addr
+	}
+	final := finalReadsStartOf(ctx, ops)
+	end := runEndOf(ctx, ops) + 1
+	if final >= 0 {
+		end = final
+	}
+	workloadOf := func(key string) string {
+		best := ""
+		for name, p := range c.o.Workloads {
+			if strings.HasPrefix(key, p) && len(p) > len(c.o.Workloads[best]) {
+				best = name
+			}
+		}
+		if best == "" {
+			return "other"
+		}
+		return best
+	}
+	// The distinct keys of the run, with their workload.
+	keyWorkload := map[string]string{}
+	for i := range calls {
+		k := calls[i].inv.Key
+		if _, ok := keyWorkload[k]; !ok && k != "" {
+			keyWorkload[k] = workloadOf(k)
+		}
+	}
+	keys := make([]string, 0, len(keyWorkload))
+	for k := range keyWorkload {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+
+	per := map[string]*kindCoverage{}
+	for _, k := range kinds {
+		per[k] = &kindCoverage{primaries: map[string]bool{}, workloads: map[string]bool{}}
+	}
+	for k, n := range notEffective(ops) {
+		if kc := per[k]; kc != nil {
+			kc.notEffective = n
+		}
+	}
+	perWindow := []map[string]any{}
+	for wi, w := range windows {
+		v := &views[wi]
+		// The primaries the fault touched that held keys at its start,
+		// and which workloads' keys.
+		held := map[string]map[string]int{} // primary address -> workload -> keys
+		struck := map[string]bool{}         // keys on a touched primary
+		for _, k := range keys {
+			s := v.shardOf(k)
+			if s == "" || !v.touched[s] {
+				continue
+			}
+			if held[named(s)] == nil {
+				held[named(s)] = map[string]int{}
+			}
+			held[named(s)][keyWorkload[k]]++
+			struck[k] = true
+		}
+		next := end
+		for _, x := range windows {
+			if x.Start > w.Start && x.Start < next {
+				next = x.Start
+			}
+		}
+		var during, after [2]int // acked writes, ok reads
+		// Ops that began up to a minute before the start and completed
+		// in the window count too (no op timeout is that long).
+		lo := sort.Search(len(calls), func(i int) bool { return calls[i].start >= w.Start-60e9 })
+		for i := lo; i < len(calls) && calls[i].start < max(next, w.End); i++ {
+			cl := &calls[i]
+			if !struck[cl.inv.Key] || !cl.ok() || cl.end < w.Start {
+				continue
+			}
+			var into *[2]int
+			switch {
+			case cl.end <= w.End:
+				into = &during
+			case cl.end < max(next, w.End):
+				into = &after
+			default:
+				continue
+			}
+			if cl.inv.F == "read" {
+				into[1]++
+			} else {
+				into[0]++
+			}
+		}
+		evidence := len(held) > 0 && during[0]+during[1]+after[0]+after[1] > 0
+		prims := keysSorted(held)
+		workloads := map[string]bool{}
+		for _, m := range held {
+			for wl := range m {
+				workloads[wl] = true
+			}
+		}
+		m := map[string]any{
+			"window": wi, "fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End), "nodes": nonNil(w.Nodes),
+			"took_effect":         true,
+			"primaries_with_keys": held,
+			"acked_writes_during": during[0], "ok_reads_during": during[1],
+			"acked_writes_after": after[0], "ok_reads_after": after[1],
+			"evidence": evidence,
+		}
+		if !v.mapped {
+			m["note"] = "the touched nodes' addresses are not in the history (no \"nodes\" event): which keys they held is unknown"
+		}
+		if r, detail := untouchedRatio(calls, windows, wi, v); detail != nil {
+			m["untouched_shards"] = detail
+			if r >= 0 {
+				m["untouched_ok_ratio"] = r
+			}
+		}
+		if len(perWindow) < 200 {
+			perWindow = append(perWindow, m)
+		}
+		kc := per[w.Fault]
+		if kc == nil {
+			continue // a fault not requested (a composition's strike): listed, not summarised
+		}
+		kc.windows++
+		if evidence {
+			kc.evidence++
+			kc.writes += during[0] + after[0]
+			kc.reads += during[1] + after[1]
+			for _, p := range prims {
+				kc.primaries[p] = true
+			}
+			for wl := range workloads {
+				kc.workloads[wl] = true
+			}
+		}
+	}
+	kindFig := map[string]any{}
+	var none, lines, short []string
+	for _, k := range kinds {
+		kc := per[k]
+		short = append(short, fmt.Sprintf("%s:%d/%d", k, kc.evidence, kc.windows))
+		f := map[string]any{"windows": kc.windows, "windows_with_evidence": kc.evidence,
+			"not_effective": kc.notEffective, "acked_writes": kc.writes, "ok_reads": kc.reads,
+			"primaries": keysSorted(kc.primaries), "workloads": keysSorted(kc.workloads)}
+		if kc.evidence == 0 {
+			none = append(none, k)
+		}
+		f["summary"] = kc.describe(k)
+		lines = append(lines, kc.describe(k))
+		kindFig[k] = f
+	}
+	fig := map[string]any{
+		"measurement": true,
+		"requested":   kinds,
+		"per_kind":    kindFig,
+		"no_evidence": nonNil(none),
+		// evidence is the table's short form: kind:windows with evidence/windows.
+		"evidence":   strings.Join(short, " "),
+		"per_window": perWindow,
+		"summary":    strings.Join(lines, "; "),
+		"definition": "a window has evidence when its fault took effect, touched a primary holding keys of the run at its start, and those keys had acknowledged writes or successful reads during it or after it (until the next fault or the final reads); untouched_ok_ratio is the lowest ok rate of a shard the fault did not touch, during the window, over its rate in the span of the same length before it",
+	}
+	res := Result{Valid: Valid, Figures: fig}
+	if c.o.Require && len(none) > 0 {
+		res.Valid = Unknown
+		why(fig, "--require-coverage: %s", strings.Join(noEvidenceWords(none), ", "))
+		fig["error"] = fig["why"]
+	}
+	return res
+}
+
+func (kc *kindCoverage) describe(kind string) string {
+	w := fmt.Sprintf("%d windows", kc.windows)
+	if kc.windows == 1 {
+		w = "1 window"
+	}
+	switch {
+	case kc.windows == 0 && kc.notEffective > 0:
+		return fmt.Sprintf("%s: %d scheduled, none took effect: no evidence", kind, kc.notEffective)
+	case kc.windows == 0:
+		return fmt.Sprintf("%s: no window: no evidence", kind)
+	case kc.evidence == 0:
+		return fmt.Sprintf("%s: %s, touched no primary holding keys that were served during or after it: no evidence", kind, w)
+	}
+	return fmt.Sprintf("%s: %s, %d with evidence (primaries %s holding %s keys; %d acked writes, %d ok reads on them during and after)",
+		kind, w, kc.evidence, strings.Join(keysSorted(kc.primaries), ", "), strings.Join(keysSorted(kc.workloads), ", "), kc.writes, kc.reads)
+}
+
+func noEvidenceWords(kinds []string) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k + ": no evidence"
+	}
+	return out
+}
+
+// untouchedRatio compares each shard the window did not touch (a primary
+// serving keys at its start) by its ok ops per second during the window
+// and in the span of the same length just before it (cut at the end of
+// the previous window). It returns the lowest ratio (-1 when no shard had
+// ops before) and the per-shard detail (nil when there is no such shard).
+func untouchedRatio(calls []call, windows []Window, wi int, v *shardView) (float64, map[string]any) {
+	w := windows[wi]
+	dur := w.End - w.Start
+	if dur <= 0 {
+		return -1, nil
+	}
+	from := w.Start - dur
+	for i, x := range windows {
+		if i != wi && x.End <= w.Start && x.End > from {
+			from = x.End
+		}
+	}
+	before := w.Start - from
+	type counts struct{ before, during int }
+	shards := map[string]*counts{}
+	for s := range v.slotNode {
+		node := v.slotNode[s]
+		if !v.touched[node] && shards[node] == nil {
+			shards[node] = &counts{}
+		}
+	}
+	if len(shards) == 0 {
+		return -1, nil
+	}
+	lo := sort.Search(len(calls), func(i int) bool { return calls[i].start >= from })
+	for i := lo; i < len(calls) && calls[i].start <= w.End; i++ {
+		c := &calls[i]
+		if !c.ok() {
+			continue
+		}
+		sc := shards[v.shardOf(c.inv.Key)]
+		if sc == nil {
+			continue
+		}
+		switch {
+		case c.end < w.Start:
+			sc.before++
+		case c.end <= w.End:
+			sc.during++
+		}
+	}
+	worst := -1.0
+	detail := map[string]any{}
+	for s, sc := range shards {
+		m := map[string]any{"ok_before": sc.before, "ok_during": sc.during}
+		if before > 0 && sc.before > 0 {
+			rb := float64(sc.before) / float64(before)
+			rd := float64(sc.during) / float64(dur)
+			r := float64(int(rd/rb*1000+0.5)) / 1000
+			m["ok_per_s_before"] = float64(int(rb*1e9*10+0.5)) / 10
+			m["ok_per_s_during"] = float64(int(rd*1e9*10+0.5)) / 10
+			m["ratio"] = r
+			if worst < 0 || r < worst {
+				worst = r
+			}
+		}
+		detail[s] = m
+	}
+	return worst, detail
+}
+
+// Caveats are the words a verdict carries beside VALID: each requested
+// fault kind that produced no evidence ("partition: no evidence"), read
+// from the coverage checker's figures (also those of a stored
+// results.json).
+func (s Summary) Caveats() []string {
+	r, ok := s.Checkers[CoverageName]
+	if !ok {
+		return nil
+	}
+	var kinds []string
+	switch v := r.Figures["no_evidence"].(type) {
+	case []string:
+		kinds = v
+	case []any:
+		for _, x := range v {
+			if k, ok := x.(string); ok {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	return noEvidenceWords(kinds)
+}
+
+// VerdictWord is how a checker's verdict reads in a table: "measured" for
+// a checker that measures (figure "measurement": true) and judged nothing
+// wrong, so that a figure such as lost=6 of rpo never reads as a pass.
+func VerdictWord(r Result) string {
+	if r.Valid == Valid {
+		if m, _ := r.Figures["measurement"].(bool); m {
+			return "measured"
+		}
+	}
+	return r.Valid.String()
+}
+
+func keysSorted[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

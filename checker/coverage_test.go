@@ -1,0 +1,106 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// coverageHistory: counter key "c:a" lives on n1, set key "s:b" on n2; a
+// partition cuts only replica n3 (no keys), a kill strikes n1; a pause was
+// scheduled and skipped. Both shards serve an op every 100 ms, n1 none
+// while it is down.
+func coverageHistory() []history.Op {
+	var h hist
+	h.nodesEvent(map[string]string{"n1": n1, "n2": n2, "n3": "10.0.0.3:6379"})
+	p := 0
+	serve := func(from, to int64, key, node string, up func(t int64) bool) {
+		for t := from; t < to; t += 100 {
+			if up(t) {
+				h.call(p, "add", key, 1, t, history.OK, nil, t+5)
+				h.on(node)
+			} else {
+				h.call(p, "add", key, 1, t, history.Fail, nil, t+5)
+				h.withErr("CLUSTERDOWN")
+			}
+			p++
+		}
+	}
+	always := func(int64) bool { return true }
+	serve(0, 9000, "s:b", n2, always)
+	serve(0, 9000, "c:a", n1, func(t int64) bool { return t < 5000 || t >= 7000 })
+	h.nemesis(1000, "start-partition", "n3")
+	h.nemesis(3000, "stop-partition", "n3")
+	h.ops = append(h.ops, history.Op{Time: 4000 * msec, Process: history.Nemesis, Type: history.Info, F: "start-pause",
+		Ext: history.NewExt(history.Ext{Detail: json.RawMessage(`{"skipped":"no primary"}`)})})
+	h.nemesis(5000, "start-kill", "n1")
+	h.nemesis(7000, "stop-kill", "n1")
+	h.nemesis(9000, "final-reads")
+	return h.done()
+}
+
+func TestCoverageNamesTheKindsWithoutEvidence(t *testing.T) {
+	ops := coverageHistory()
+	opts := CoverageOptions{Requested: []string{"partition", "kill:primary", "pause"}, Workloads: map[string]string{"counter": "c:", "set": "s:"}}
+	r := check(t, Coverage(opts), ops)
+	wantValid(t, r, Valid)
+	if got := fig[[]string](t, r, "no_evidence"); !reflect.DeepEqual(got, []string{"partition", "pause"}) {
+		t.Fatalf("no_evidence %v, want partition and pause", got)
+	}
+	kinds := fig[map[string]any](t, r, "per_kind")
+	kill := kinds["kill"].(map[string]any)
+	if kill["windows_with_evidence"] != 1 || !reflect.DeepEqual(kill["primaries"], []string{"n1"}) || !reflect.DeepEqual(kill["workloads"], []string{"counter"}) {
+		t.Fatalf("kill coverage %v", kill)
+	}
+	// 20 acked writes on c:a after the kill (7000..9000), none during.
+	if kill["acked_writes"] != 20 {
+		t.Fatalf("kill acked writes %v, want 20", kill["acked_writes"])
+	}
+	part := kinds["partition"].(map[string]any)
+	if part["windows"] != 1 || part["windows_with_evidence"] != 0 || part["summary"] != "partition: 1 window, touched no primary holding keys that were served during or after it: no evidence" {
+		t.Fatalf("partition coverage %v", part)
+	}
+	if pause := kinds["pause"].(map[string]any); pause["not_effective"] != 1 {
+		t.Fatalf("pause coverage %v", pause)
+	}
+	// The untouched shard n2 kept its rate during the kill.
+	w := fig[[]map[string]any](t, r, "per_window")[1]
+	if w["fault"] != "kill" || w["untouched_ok_ratio"] != 1.0 {
+		t.Fatalf("kill window %v", w)
+	}
+	// The caveats beside the verdict, also from a stored results.json.
+	s := Run(context.Background(), ops, []Checker{Coverage(opts)}, nil)
+	b, _ := json.Marshal(s)
+	var back Summary
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"partition: no evidence", "pause: no evidence"}
+	if !reflect.DeepEqual(s.Caveats(), want) || !reflect.DeepEqual(back.Caveats(), want) {
+		t.Fatalf("caveats %v / %v after a round trip", s.Caveats(), back.Caveats())
+	}
+	if VerdictWord(back.Checkers[CoverageName]) != "measured" {
+		t.Fatalf("coverage reads %q, want measured", VerdictWord(back.Checkers[CoverageName]))
+	}
+	// --require-coverage: we cannot say.
+	opts.Require = true
+	r = check(t, Coverage(opts), ops)
+	wantValid(t, r, Unknown)
+	if fig[string](t, r, "why") != "--require-coverage: partition: no evidence, pause: no evidence" {
+		t.Fatalf("why %q", r.Figures["why"])
+	}
+	// Only the kill asked for: covered, valid even under Require.
+	opts.Requested = []string{"kill"}
+	r = check(t, Coverage(opts), ops)
+	wantValid(t, r, Valid)
+	if len(fig[[]string](t, r, "no_evidence")) != 0 {
+		t.Fatalf("no_evidence %v", r.Figures["no_evidence"])
+	}
+	// No fault asked for: nothing to cover.
+	if r := check(t, Coverage(CoverageOptions{Requested: []string{"none"}}), ops); r.NotApplicable == "" {
+		t.Fatalf("coverage without a fault requested: %v", r.Valid)
+	}
+}

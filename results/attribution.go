@@ -1,0 +1,107 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/redline-dev/redline/checker"
+)
+
+// attributionView is one attributed anomaly as the report shows it.
+type attributionView struct {
+	Title, Verdict, VerdictClass, Why string
+	Facts                             []fact
+	Logs                              []string
+}
+
+// attributions renders results.json's attribution: per anomaly what
+// acknowledged it, what missed it, where the key is at the end and what
+// came in between, and the verdict in words.
+func (d *runData) attributions() []attributionView {
+	var out []attributionView
+	for _, a := range d.sum.Attribution {
+		v := attributionView{
+			Title:   fmt.Sprintf("%s: %s of key %s (slot %d)", a.Checker, a.Kind, a.Key, a.Slot),
+			Verdict: checker.VerdictWords(a.Verdict), Why: a.Why, Logs: a.Logs,
+			VerdictClass: map[string]string{checker.ServerLost: "invalid", checker.AdminStranded: "unknown"}[a.Verdict],
+		}
+		if v.VerdictClass == "" {
+			v.VerdictClass = "unknown"
+		}
+		op := func(o *checker.AttrOp) string {
+			if o == nil {
+				return "none found in the history"
+			}
+			s := fmt.Sprintf("op %d %s at %ss", o.Index, o.F, trimFloat(o.TimeS))
+			if o.Value != "" {
+				s += " value " + o.Value
+			}
+			if o.Node != "" {
+				s += " on " + o.Node
+			}
+			return s
+		}
+		v.Facts = append(v.Facts, fact{"acknowledged", op(a.Ack)}, fact{"missed by", op(a.Miss)})
+		if a.Owner != "" {
+			v.Facts = append(v.Facts, fact{"slot owner at the end", a.Owner})
+		}
+		var copies []string
+		for _, c := range a.Copy {
+			s := fmt.Sprintf("%s (%s", c.Node, c.Role)
+			if !c.Owner {
+				s += ", not the slot's shard"
+			}
+			s += ")"
+			if c.Value != "" {
+				s += " " + c.Value
+			}
+			s += ", holds the write: " + c.Holds
+			copies = append(copies, s)
+		}
+		if len(copies) == 0 {
+			copies = []string{"on no node"}
+		}
+		v.Facts = append(v.Facts, fact{"key census", strings.Join(copies, "; ")})
+		if len(a.Faults) > 0 {
+			v.Facts = append(v.Facts, fact{"faults in between", strings.Join(a.Faults, "; ")})
+		}
+		var steps []string
+		for _, s := range a.Steps {
+			t := fmt.Sprintf("#%d %s %s slots %s %s -> %s at %ss", s.Seq, s.Kind, s.State, s.Slots, s.From, s.To, trimFloat(s.TimeS))
+			if s.Touches {
+				t += " (touches the key's slot)"
+			}
+			if s.Error != "" {
+				t += ": " + s.Error
+			}
+			steps = append(steps, t)
+		}
+		if len(steps) > 0 {
+			v.Facts = append(v.Facts, fact{"journalled admin steps in between", strings.Join(steps, "; ")})
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// censusSentences says what the key census found as a whole.
+func (d *runData) censusSentences() []string {
+	c := d.sum.Census
+	if c == nil {
+		return nil
+	}
+	out := []string{fmt.Sprintf("Key census at the end: %d copies of the run's keys on %d nodes (primaries and replicas).", c.Copies, c.Nodes)}
+	if len(c.Unanswered) > 0 {
+		out = append(out, fmt.Sprintf("Not answered by %s: what they hold is unknown.", strings.Join(c.Unanswered, ", ")))
+	}
+	if c.Stranded > 0 {
+		out = append(out, fmt.Sprintf("%d copies are on nodes whose shard does not serve their slot (stranded: clients are sent elsewhere), e.g. %s.", c.Stranded, strings.Join(c.Examples, "; ")))
+	}
+	if c.InOpenSlots > 0 {
+		out = append(out, fmt.Sprintf("%d copies are outside their slot's shard on nodes that have the slot MIGRATING or IMPORTING (a migration left half-way; clients reach them by ASK, if at all), e.g. %s.", c.InOpenSlots, strings.Join(c.OpenExamples, "; ")))
+	}
+	if c.Stranded == 0 && c.InOpenSlots == 0 {
+		out = append(out, "No copy is on a node whose shard does not serve its slot.")
+	}
+	return out
+}
