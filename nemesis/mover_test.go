@@ -37,13 +37,13 @@ func moverServers(t *testing.T) map[string][]string {
 
 // failoverTo runs CLUSTER FAILOVER on replica and waits until it is a
 // primary and its former primary says on its own line that it is a
-// replica: SETSLOT on it is then refused ("only with masters").
+// replica: SETSLOT on it is then refused ("only with masters"). A manual
+// failover that has not happened after 8 s is asked for again (Redis
+// gives one up after 5 s; seen on the reference server on a loaded
+// machine), three times at most.
 func failoverTo(t *testing.T, adm *clusteradmin.Admin, replica, old clusteradmin.NodeState) {
 	t.Helper()
-	if _, err := adm.Do(context.Background(), replica.Node.Addr, 5*time.Second, "cluster", "failover"); err != nil {
-		t.Fatalf("CLUSTER FAILOVER on %s: %v", replica.Node.Name, err)
-	}
-	eventually(t, 20*time.Second, func() string {
+	switched := func() string {
 		for _, want := range []struct {
 			n       clusteradmin.NodeState
 			primary bool
@@ -62,7 +62,20 @@ func failoverTo(t *testing.T, adm *clusteradmin.Admin, replica, old clusteradmin
 			}
 		}
 		return ""
-	})
+	}
+	why := ""
+	for attempt := 0; attempt < 3; attempt++ {
+		if _, err := adm.Do(context.Background(), replica.Node.Addr, 5*time.Second, "cluster", "failover"); err != nil {
+			t.Fatalf("CLUSTER FAILOVER on %s: %v", replica.Node.Name, err)
+		}
+		for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			if why = switched(); why == "" {
+				return
+			}
+		}
+		t.Logf("CLUSTER FAILOVER on %s, attempt %d: %s", replica.Node.Name, attempt+1, why)
+	}
+	t.Fatalf("CLUSTER FAILOVER on %s: %s after 3 attempts", replica.Node.Name, why)
 }
 
 // openStates lists every node's own MIGRATING/IMPORTING states of slot.
