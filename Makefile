@@ -19,7 +19,7 @@ deps:
 
 # A static binary: the reference server image is built FROM scratch from it.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/redline
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.buildCommit=$$(git rev-parse --short=12 HEAD 2>/dev/null)$$(git diff --quiet HEAD 2>/dev/null || echo +dirty)" -o $(BIN) ./cmd/redline
 
 # The main job: a default test against the bundled reference cluster.
 run: deps build

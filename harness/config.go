@@ -113,4 +113,21 @@ type Config struct {
 	// RequireCoverage makes a requested fault kind that produced no
 	// evidence an unknown verdict (--require-coverage), for CI.
 	RequireCoverage bool `json:"require_coverage,omitempty"`
+	// Capacity is a bench's capacity search (--slo) or capacity-change
+	// plan (--plan).
+	Capacity *CapacityConfig `json:"capacity,omitempty"`
+}
+
+// CapacityConfig is what `bench --slo` and `bench --plan` were given.
+type CapacityConfig struct {
+	// SLO is the objectives as given ('p99<=2ms,errors<=0.1%').
+	SLO string `json:"slo,omitempty"`
+	// Step is each search step's measured length, Warmup the unmeasured
+	// traffic before it; Start the search's first rate (ops/s).
+	Step    Duration `json:"step,omitempty"`
+	Warmup  Duration `json:"warmup,omitempty"`
+	Start   float64  `json:"start,omitempty"`
+	MaxRate float64  `json:"max_rate,omitempty"` // the search's ceiling (0: none)
+	// Plan is the capacity changes at chosen times, as given.
+	Plan string `json:"plan,omitempty"`
 }

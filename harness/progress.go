@@ -34,11 +34,26 @@ func (l *Log) Printf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.file != nil {
-		fmt.Fprintf(l.file, "%s %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), msg)
-	}
+	l.toFile(msg)
 	if l.term != nil {
 		fmt.Fprintf(l.term, "%s %s\n", time.Now().Format("15:04:05"), msg)
+	}
+}
+
+// Filef logs one line to the file only: detail the terminal need not see.
+func (l *Log) Filef(format string, args ...any) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.toFile(fmt.Sprintf(format, args...))
+}
+
+// toFile writes one timestamped line to the file; l.mu is held.
+func (l *Log) toFile(msg string) {
+	if l.file != nil {
+		fmt.Fprintf(l.file, "%s %s\n", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), msg)
 	}
 }
 
@@ -94,6 +109,8 @@ func NewProgress(out io.Writer, tty bool, log *Log) *Progress {
 type Status struct {
 	Counts func() (ok, fail, info int64)
 	Fault  func() string
+	// Live, if set, adds figures of the moment (a bench's ops/s and p99).
+	Live func() string
 }
 
 // StartRun shows elapsed time against the limit, op counts and the fault.
@@ -109,7 +126,11 @@ func (pr *Progress) StartRun(limit time.Duration, st Status) {
 		if fault == "" {
 			fault = "none"
 		}
-		return fmt.Sprintf("ok %d  fail %d  info %d  fault: %s", ok, fail, info, fault)
+		live := ""
+		if st.Live != nil {
+			live = st.Live() + "  "
+		}
+		return fmt.Sprintf("%sok %d  fail %d  info %d  fault: %s", live, ok, fail, info, fault)
 	}
 	if !pr.tty {
 		pr.done.Add(1)
@@ -176,7 +197,12 @@ func (pr *Progress) EndRun() {
 // Checking shows checker progress; call the returned func per finished checker.
 func (pr *Progress) Checking(names []string) (tick func(name string), end func()) {
 	if !pr.tty {
-		return func(name string) { pr.log.Printf("checker %s done", name) }, func() {}
+		// One line per checker goes to run.log (which one hung shows
+		// there); the terminal gets one line when all are done.
+		began := time.Now()
+		return func(name string) { pr.log.Filef("checker %s done", name) }, func() {
+			pr.log.Printf("%d checkers done in %.1f s", len(names), time.Since(began).Seconds())
+		}
 	}
 	p := mpb.New(mpb.WithOutput(pr.out), mpb.WithRefreshRate(150*time.Millisecond))
 	bar := p.AddBar(int64(len(names)),

@@ -123,6 +123,17 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		}
 	}()
 	recordNodes(in.Cluster, rec)
+	// Roles and slots sampled through the run, for the topology timeline;
+	// stopped once the final reads are done.
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	var sampleWG sync.WaitGroup
+	sampleWG.Add(1)
+	go func() {
+		defer sampleWG.Done()
+		sampleTopology(sampleCtx, addrs, start, in.Run.Path(TopologyFile), log)
+	}()
+	stopSampler := func() { stopSampling(); sampleWG.Wait() }
+	defer stopSampler()
 
 	if failed := settledPhase(ctx, cfg, in.Workloads, func(w workloads.Workload) []history.Op { return w.InitOps() }, cl, rec, 1<<20); failed > 0 {
 		return out, fmt.Errorf("%d setup operations (e.g. initial balances) never succeeded", failed)
@@ -208,6 +219,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		log.Printf("%d final reads never succeeded; checkers will say what that leaves unknown", failed)
 	}
 
+	stopSampler()
 	census(endCtx, in, rec, log)
 	if in.Audit != nil {
 		out.Audit = audit(endCtx, in.Audit, rec, log)
@@ -297,7 +309,7 @@ func Check(ctx context.Context, ops []history.Op, checkers []checker.Checker, pr
 	for i, c := range checkers {
 		names[i] = c.Name()
 	}
-	log.Printf("checking %d entries with %v", len(ops), names)
+	log.Printf("checking %d entries with %s", len(ops), checkerList(names))
 	tick, end := func(string) {}, func() {}
 	if pr != nil {
 		tick, end = pr.Checking(names)
@@ -305,6 +317,32 @@ func Check(ctx context.Context, ops []history.Op, checkers []checker.Checker, pr
 	s := checker.Run(ctx, ops, checkers, tick)
 	end()
 	return s
+}
+
+// checkerList names checkers short: "17 checkers: counter (counter, rpo,
+// perf), set (set, rpo)" groups workload/checker names by workload.
+func checkerList(names []string) string {
+	var groups []string
+	members := map[string][]string{}
+	for _, n := range names {
+		w, c, ok := strings.Cut(n, "/")
+		if !ok {
+			w, c = "", n
+		}
+		if _, seen := members[w]; !seen {
+			groups = append(groups, w)
+		}
+		members[w] = append(members[w], c)
+	}
+	parts := make([]string, 0, len(groups))
+	for _, w := range groups {
+		if w == "" {
+			parts = append(parts, strings.Join(members[w], ", "))
+			continue
+		}
+		parts = append(parts, w+" ("+strings.Join(members[w], ", ")+")")
+	}
+	return fmt.Sprintf("%d checkers: %s", len(names), strings.Join(parts, ", "))
 }
 
 // recordNodes writes each node's name and address into the history: fault

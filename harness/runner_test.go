@@ -251,3 +251,10 @@ func TestSettledPhaseRetries(t *testing.T) {
 		t.Fatalf("%d ops counted as never succeeded, want all %d", failed, final)
 	}
 }
+
+func TestCheckerListGroupsByWorkload(t *testing.T) {
+	got := checkerList([]string{"counter/counter", "counter/rpo", "set/set", "set/rpo", "perf"})
+	if want := "5 checkers: counter (counter, rpo), set (set, rpo), perf"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -56,21 +56,28 @@
 //	           keys and leaves it open; stop finishes it. Any target.
 //	           Study modes (only --nemesis migrate:<mode> picks them): the
 //	           handoff compositions of handoff.go, atomic|classic[-kill-src|
-//	           -kill-dst|-pause-src|-pause-dst|-partition|-failover-dst],
-//	           atomic-cancel, atomic-cancel-src, atomic-concurrent-classic:
+//	           -kill-dst|-pause-src|-pause-dst|-partition|-failover-dst|
+//	           -failover-src], atomic-cancel, atomic-cancel-src,
+//	           atomic-concurrent-classic:
 //	           one slot moved with another fault striking during the move,
 //	           using that fault's bound value (its heal undoes what is left).
 //	           Every atomic task and classic move writes placement records
 //	           (clusteradmin.Placement: keys before, on source and
-//	           destination after) for checker.Handoff.
+//	           destination after) for checker.Handoff. cli-abort-failover-src
+//	           is the two-step case of compose.go (a redis-cli-order move
+//	           interrupted by a destination failover, then a source failover).
 //	failover   default, force, takeover: CLUSTER FAILOVER [mode] on a random
 //	           replica, then wait until it reports itself primary. Any target.
+//	           Study mode takeover-killed (compose.go): kill a majority of the
+//	           primaries, TAKEOVER on a replica of each, restart them on stop.
 //	member     add (Grower.AddNode, CLUSTER MEET, move 1/(m+1) of every
 //	           primary's slots onto it), remove (drain a primary's slots to the
 //	           others, re-home its replicas, CLUSTER FORGET on every node, CLUSTER
 //	           RESET SOFT, Grower.RemoveNode). remove becomes add unless three
 //	           primaries keep slots; add becomes remove once the cluster has
-//	           grown by two nodes. Needs cluster.Grower.
+//	           grown by two nodes. Needs cluster.Grower. Study mode
+//	           emptied-replica-kill (compose.go): empty a primary (its last slot
+//	           to P), it replicates P, P is killed before the sync is done.
 //
 // "all" means every fault the target supports. An explicitly named fault the
 // target cannot cause is an error from New naming the fault and the target.

@@ -29,6 +29,9 @@ func (f *failoverFault) bind(e *env, _ *hook, _ bool) error {
 }
 
 func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	if st.Mode == takeoverKilledMode {
+		return f.takeoverKilledAction(st, t, rng)
+	}
 	var reps []clusteradmin.NodeState
 	for _, m := range t.Replicas() {
 		if m.Reachable {

@@ -8,6 +8,7 @@ package nemesis
 //	<method>-pause-src | pause-dst    freeze it, held, resumed
 //	<method>-partition               cut source and destination from each other, held, healed
 //	<method>-failover-dst            CLUSTER FAILOVER on a replica of the destination
+//	<method>-failover-src            CLUSTER FAILOVER on a replica of the source
 //	atomic-cancel | atomic-cancel-src CLUSTER MIGRATION CANCEL on the destination (for good)
 //	                                 or on the source only (the destination retries)
 //	atomic-concurrent-classic        a classic move of the same slot at the same time
@@ -41,7 +42,7 @@ import (
 
 // handoffStrikes are the faults a composition can strike with.
 var handoffStrikes = []string{"kill-src", "kill-dst", "pause-src", "pause-dst", "partition", "failover-dst",
-	"cancel", "cancel-src", "concurrent-classic"}
+	"cancel", "cancel-src", "concurrent-classic", "failover-src"}
 
 // atomicOnly are the strikes only an atomic task has.
 var atomicOnly = map[string]bool{"cancel": true, "cancel-src": true, "concurrent-classic": true}
@@ -87,19 +88,26 @@ func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, sl
 		return fmt.Errorf("%s needs to %s", st.Mode, lookup("pause").needs())
 	case strike == "partition" && h.part == nil:
 		return fmt.Errorf("%s needs to %s", st.Mode, lookup("partition").needs())
-	case strike == "failover-dst" && h.failover == nil:
+	case strings.HasPrefix(strike, "failover") && h.failover == nil:
 		return fmt.Errorf("%s needs the failover fault", st.Mode)
 	}
 	var replica clusteradmin.NodeState
-	if strike == "failover-dst" {
+	if strings.HasPrefix(strike, "failover") {
+		// The struck shard: the destination's for failover-dst, the
+		// source's for failover-src (whose new primary must then finish
+		// or undo the move the old one had open).
+		side, which := dst, "destination"
+		if strike == "failover-src" {
+			side, which = src, "source"
+		}
 		for _, m := range t.Replicas() {
-			if m.MasterID == dst.ID && m.Reachable {
+			if m.MasterID == side.ID && m.Reachable {
 				replica = m
 				break
 			}
 		}
 		if replica.ID == "" {
-			return fmt.Errorf("%s: the destination %s has no reachable replica", st.Mode, dst.Node.Name)
+			return fmt.Errorf("%s: the %s %s has no reachable replica", st.Mode, which, side.Node.Name)
 		}
 		a.nodes = append(a.nodes, replica.Node.Name)
 	}
@@ -122,7 +130,7 @@ type handoffRun struct {
 	method, strike string
 	slot           int
 	src, dst       clusteradmin.NodeState
-	replica        clusteradmin.NodeState // failover-dst's replica
+	replica        clusteradmin.NodeState // the replica failover-dst or failover-src promotes
 	all            []clusteradmin.NodeState
 	shards         [2][]string // node ids of the source's and the destination's shard
 	rng            *rand.Rand
@@ -373,10 +381,15 @@ func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (fu
 			p.setCut(false)
 			return nil
 		}
-	case h.strike == "failover-dst":
+	case strings.HasPrefix(h.strike, "failover"):
 		d["replica"] = h.replica.Node.Name
-		seq, jerr := h.journal.Begin(clusteradmin.Step{Kind: "failover", From: h.dst.ID, To: h.replica.ID,
-			Note: "CLUSTER FAILOVER on the destination's replica during a handoff"})
+		side, which := h.dst, "destination"
+		if h.strike == "failover-src" {
+			side, which = h.src, "source"
+		}
+		d["primary"] = side.Node.Name
+		seq, jerr := h.journal.Begin(clusteradmin.Step{Kind: "failover", From: side.ID, To: h.replica.ID,
+			Note: "CLUSTER FAILOVER on the " + which + "'s replica during a handoff"})
 		if jerr != nil {
 			return nil, jerr
 		}

@@ -40,7 +40,12 @@ func (f *memberFault) bind(e *env, _ *hook, _ bool) error {
 	return nil
 }
 
+func (*memberFault) studyModes() []string { return []string{emptiedReplicaKillMode} }
+
 func (f *memberFault) resolve(ctx context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	if st.Mode == emptiedReplicaKillMode {
+		return f.emptiedReplicaKillAction(st, t, rng)
+	}
 	prim := t.Primaries()
 	mode := st.Mode
 	if mode == "remove" && len(prim) <= 3 {
@@ -103,17 +108,19 @@ func (f *memberFault) addMember(ctx context.Context, t *clusteradmin.Topology) (
 	res["id"] = id
 	fresh := clusteradmin.NodeState{Node: nd, ID: id, Announce: clusteradmin.AnnounceOf(nd), Primary: true, Reachable: true}
 	all := append(slices.Clone(prim), fresh)
-	moved := 0
+	moved, keys := 0, 0
 	for _, p := range prim {
 		k := len(p.Slots) / (len(prim) + 1)
 		slots := p.Slots[len(p.Slots)-k:]
-		if _, err := f.mover.MoveSlots(ctx, slots, p, fresh, all); err != nil {
-			res["slots_moved"] = moved
+		nk, err := f.mover.MoveSlots(ctx, slots, p, fresh, all)
+		keys += nk
+		if err != nil {
+			res["slots_moved"], res["keys_moved"] = moved, keys
 			return res, fmt.Errorf("move slots from %s to %s: %w", p.Node.Name, nd.Name, err)
 		}
 		moved += len(slots)
 	}
-	res["slots_moved"] = moved
+	res["slots_moved"], res["keys_moved"] = moved, keys
 	return res, nil
 }
 
@@ -192,17 +199,19 @@ func (f *memberFault) removeMember(ctx context.Context, t *clusteradmin.Topology
 		}
 	}
 	res := map[string]any{"removed": victim.Node.Name, "id": victim.ID}
-	moved := 0
+	moved, keys := 0, 0
 	chunk := (len(victim.Slots) + len(others) - 1) / len(others)
 	for i, dst := range others {
 		slots := victim.Slots[min(i*chunk, len(victim.Slots)):min((i+1)*chunk, len(victim.Slots))]
-		if _, err := f.mover.MoveSlots(ctx, slots, victim, dst, prim); err != nil {
-			res["slots_moved"] = moved
+		nk, err := f.mover.MoveSlots(ctx, slots, victim, dst, prim)
+		keys += nk
+		if err != nil {
+			res["slots_moved"], res["keys_moved"] = moved, keys
 			return res, fmt.Errorf("move slots from %s to %s: %w", victim.Node.Name, dst.Node.Name, err)
 		}
 		moved += len(slots)
 	}
-	res["slots_moved"] = moved
+	res["slots_moved"], res["keys_moved"] = moved, keys
 	// Replicas of the drained node follow its last slot by replica
 	// migration; any that have not yet are told where to go.
 	if fresh, err := f.topology(ctx); err == nil {

@@ -27,7 +27,7 @@ func (*migrateFault) name() string { return "migrate" }
 func (*migrateFault) modes() []string {
 	return []string{"slot", "storm", "abort-stable", "abort-half"}
 }
-func (*migrateFault) studyModes() []string { return handoffModes() }
+func (*migrateFault) studyModes() []string { return append(handoffModes(), cliAbortMode) }
 
 func (f *migrateFault) bind(e *env, _ *hook, _ bool) error {
 	f.env = e
@@ -164,6 +164,14 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *clusteradmin.Top
 		a.stop = func(ctx context.Context) (map[string]any, error) {
 			how, err := n.RepairSlot(ctx, m.slot)
 			return map[string]any{"slot": m.slot, "repair": how}, err
+		}
+	case cliAbortMode:
+		if len(moves) == 0 {
+			return nil, fmt.Errorf("%s: no slot to move", st.Mode)
+		}
+		m := moves[0]
+		if err := f.cliAbortAction(a, st, m.slot, m.src, m.dst, t); err != nil {
+			return nil, err
 		}
 	default:
 		if _, _, ok := splitHandoffMode(st.Mode); !ok || len(moves) == 0 {

@@ -52,6 +52,10 @@ type Nemesis struct {
 	target  string
 	planner *planner
 
+	// plan, when set, replaces the schedule: changes at chosen times
+	// (changes.go).
+	plan []Change
+
 	mu      sync.Mutex
 	current string
 	pending *action          // started and not yet stopped
@@ -210,6 +214,12 @@ func (a *action) label() string {
 // starts at once, and its start records how late it was (late_ms). A fault
 // still in force when ctx ends is left for Heal.
 func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
+	if n.plan != nil {
+		n.mu.Lock()
+		n.rec = rec
+		n.mu.Unlock()
+		return n.runPlan(ctx, rec)
+	}
 	if len(n.faults) == 0 {
 		<-ctx.Done()
 		return nil
@@ -389,6 +399,9 @@ func (n *Nemesis) finish(ctx context.Context, rec history.Recorder, a *action) e
 
 // resolve turns a step into an action on the topology t.
 func (n *Nemesis) resolve(ctx context.Context, st Step, t *clusteradmin.Topology) (*action, error) {
+	if n.plan != nil {
+		return n.resolveChange(ctx, st, t)
+	}
 	f, ok := n.bound[st.Fault]
 	if !ok {
 		if lookup(st.Fault) != nil {

@@ -17,6 +17,8 @@ type Step struct {
 	Mode  string  `json:"mode"`
 	Seed  uint64  `json:"seed"` // seeds target choice and parameters (slots, offsets) when the step fires
 	Hold  float64 `json:"hold"` // how long the fault is held, as a fraction of the interval, in [0.5, 0.75)
+	// Slots is a planned reshard's slot count (changes.go); 0 otherwise.
+	Slots int `json:"slots,omitempty"`
 	// Evidence asks a mode that may pick any node (kill/pause "one",
 	// partition "isolate-one" and "halves", clock) to hit a primary with
 	// slots, so that the step can produce evidence: a fault on replicas

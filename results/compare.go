@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -17,8 +18,28 @@ type Comparison struct {
 	Runs  []*Run
 	Valid []string  // per run
 	Rows  []CompRow // sorted by name
-	sums  []checker.Summary
+	// Config are the settings (config.json) that differ between the runs.
+	Config []CompRow
+	// Headline are the runs' key figures (keyFiguresOf) with each run's
+	// delta against the first.
+	Headline []HeadlineRow
+	sums     []checker.Summary
 }
+
+// HeadlineRow is one key figure across the runs; Deltas[i] compares run i
+// with the first run ("" for the first), Worse[i] says the change is for
+// the worse.
+type HeadlineRow struct {
+	Name   string
+	Values []string
+	Deltas []string
+	Worse  []bool
+	Better []bool
+}
+
+// ignoredConfig are config.json keys that differ between any two runs and
+// say nothing about how they were set up.
+var ignoredConfig = map[string]bool{"started": true, "key_prefix": true, "command": true, "results_dir": true, "test_index": true}
 
 // CompRow is one figure across the runs; "-" where a run lacks it.
 type CompRow struct {
@@ -55,13 +76,19 @@ func Compare(dirs []string) (*Comparison, error) {
 		for cn, r := range s.Checkers {
 			rows[cn+".valid"] = true
 			for k, v := range r.Figures {
-				switch v.(type) {
-				case float64, bool, string:
+				switch x := v.(type) {
+				case float64, bool:
 					rows[cn+"."+k] = true
+				case string:
+					if len(x) <= 40 { // longer strings are prose (notes, definitions), not figures
+						rows[cn+"."+k] = true
+					}
 				}
 			}
 		}
 	}
+	c.Config = configDiff(c.Runs)
+	c.Headline = headlineRows(c.sums)
 	for _, k := range sortedKeys(rows) {
 		cn, fig, _ := strings.Cut(k, ".")
 		row := CompRow{Name: k}
@@ -91,6 +118,94 @@ func Compare(dirs []string) (*Comparison, error) {
 	return c, nil
 }
 
+// configDiff lists the settings whose values differ between the runs,
+// flattened one level (versions.server becomes versions.server).
+func configDiff(runs []*Run) []CompRow {
+	flat := make([]map[string]string, len(runs))
+	keys := map[string]bool{}
+	for i, r := range runs {
+		var cfg map[string]any
+		_ = r.ReadJSON("config.json", &cfg)
+		flat[i] = map[string]string{}
+		for k, v := range cfg {
+			if ignoredConfig[k] {
+				continue
+			}
+			if m, ok := v.(map[string]any); ok {
+				for k2, v2 := range m {
+					flat[i][k+"."+k2] = clip(cell(v2), 80)
+					keys[k+"."+k2] = true
+				}
+				continue
+			}
+			flat[i][k] = clip(cell(v), 80)
+			keys[k] = true
+		}
+	}
+	var out []CompRow
+	for _, k := range sortedKeys(keys) {
+		row := CompRow{Name: k}
+		for i := range runs {
+			v, ok := flat[i][k]
+			if !ok {
+				v = "-"
+			}
+			row.Values = append(row.Values, v)
+			if v != row.Values[0] {
+				row.Differ = true
+			}
+		}
+		if row.Differ {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// headlineRows are the key figures of every run with deltas against the
+// first; figures no run has are left out.
+func headlineRows(sums []checker.Summary) []HeadlineRow {
+	per := make([][]keyFigure, len(sums))
+	for i, s := range sums {
+		cs := map[string]map[string]any{}
+		for n, r := range s.Checkers {
+			cs[n] = r.Figures
+		}
+		per[i] = keyFiguresOf(cs)
+	}
+	if len(per) == 0 {
+		return nil
+	}
+	var out []HeadlineRow
+	for j := range per[0] {
+		row := HeadlineRow{Name: per[0][j].Name}
+		seen := false
+		for i := range per {
+			k := per[i][j]
+			row.Values = append(row.Values, k.String())
+			if !math.IsNaN(k.Value) {
+				seen = true
+			}
+			d := ""
+			worse, better := false, false
+			if i > 0 {
+				d = delta(per[0][j], k)
+				if d != "" && d != "=" {
+					up := k.Value > per[0][j].Value
+					worse, better = up == k.Bad, up != k.Bad
+				}
+			}
+			row.Deltas = append(row.Deltas, d)
+			row.Worse = append(row.Worse, worse)
+			row.Better = append(row.Better, better)
+		}
+		if seen {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
 // Name is how a run is headed in a comparison: test/HHMMSS.
 func (r *Run) Name() string { return r.Test + "/" + r.Time.Format("150405") }
 
@@ -103,8 +218,28 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	fmt.Fprintf(tw, "valid\t%s\n", strings.Join(c.Valid, "\t"))
+	if len(c.Headline) > 0 {
+		fmt.Fprintln(tw, "\t")
+		for _, h := range c.Headline {
+			cells := make([]string, len(h.Values))
+			for i, v := range h.Values {
+				cells[i] = v
+				if h.Deltas[i] != "" && h.Deltas[i] != "=" {
+					cells[i] += " (" + h.Deltas[i] + ")"
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", h.Name, strings.Join(cells, "\t"))
+		}
+	}
+	if len(c.Config) > 0 {
+		fmt.Fprintln(tw, "\t")
+		for _, row := range c.Config {
+			fmt.Fprintf(tw, "config %s\t%s\n", row.Name, strings.Join(clipAll(row.Values, 30), "\t"))
+		}
+	}
+	fmt.Fprintln(tw, "\t")
 	for _, row := range c.Rows {
-		fmt.Fprintf(tw, "%s\t%s\n", row.Name, strings.Join(row.Values, "\t"))
+		fmt.Fprintf(tw, "%s\t%s\n", row.Name, strings.Join(clipAll(row.Values, 30), "\t"))
 	}
 	return tw.Flush()
 }
@@ -112,11 +247,19 @@ func (c *Comparison) WriteText(w io.Writer) error {
 // WriteList prints runs as `redline results list` does.
 func WriteList(w io.Writer, runs []Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tTEST\tVALID\tTARGET\tFAULTS\tKEY FIGURES\tDIR")
+	fmt.Fprintln(tw, "TIME\tTEST\tVERDICT\tTARGET\tFAULTS\tKEY FIGURES\tDIR")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Format("2006-01-02 15:04:05"), r.Test, r.Valid, dash(r.Target), dash(r.Faults), dash(r.KeyFigures), r.Dir)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Format("2006-01-02 15:04:05"), r.Test, r.Verdict(), dash(r.Target), dash(r.Faults), dash(r.KeyFigures), r.Dir)
 	}
 	return tw.Flush()
+}
+
+func clipAll(vs []string, n int) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = clip(v, n)
+	}
+	return out
 }
 
 func dash(s string) string {

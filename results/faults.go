@@ -13,13 +13,36 @@ import (
 // faultWindow is a fault's time span in seconds, as the plots shade it.
 type faultWindow struct {
 	Fault      string
+	Mode       string // the nemesis start entry's mode ("primary", "halves"), "" when none was recorded
 	Start, End float64
 	Open       bool
 	Nodes      []string
 }
 
+// label is what a plot writes on the window's band: fault, mode and nodes
+// ("kill primary n3"), so that a kill of all nodes reads apart from a
+// kill of one.
+func (w faultWindow) label() string {
+	s := w.Fault
+	if w.Mode != "" {
+		s += " " + w.Mode
+	}
+	if len(w.Nodes) > 0 {
+		s += " " + compactNodes(w.Nodes)
+	}
+	return s
+}
+
+// compactNodes writes n1,n2,n3,n4 as n1-n4 where the names run on.
+func compactNodes(nodes []string) string {
+	if len(nodes) > 3 {
+		return fmt.Sprintf("%s…%s (%d)", nodes[0], nodes[len(nodes)-1], len(nodes))
+	}
+	return strings.Join(nodes, ",")
+}
+
 func (w faultWindow) title() string {
-	s := fmt.Sprintf("%s %s %.1f-%.1f s", w.Fault, strings.Join(w.Nodes, ","), w.Start, w.End)
+	s := fmt.Sprintf("%s %s %.1f-%.1f s", strings.TrimSpace(w.Fault+" "+w.Mode), strings.Join(w.Nodes, ","), w.Start, w.End)
 	if w.Open {
 		s += " (no stop recorded)"
 	}
@@ -31,9 +54,33 @@ func (w faultWindow) title() string {
 func (d *runData) windows() []faultWindow {
 	var out []faultWindow
 	for _, w := range checker.Windows(d.ops) {
-		out = append(out, faultWindow{Fault: w.Fault, Start: float64(w.Start) / 1e9, End: float64(w.End) / 1e9, Open: w.Open, Nodes: w.Nodes})
+		out = append(out, faultWindow{Fault: w.Fault, Mode: d.modeAt(w.Fault, w.Start), Start: float64(w.Start) / 1e9, End: float64(w.End) / 1e9, Open: w.Open, Nodes: w.Nodes})
 	}
 	return out
+}
+
+// modeAt is the mode the nemesis recorded for the start of fault that is
+// nearest to t (ns): the window and its start entries share that time.
+func (d *runData) modeAt(fault string, t int64) string {
+	best, mode := int64(-1), ""
+	for i := range d.ops {
+		op := &d.ops[i]
+		if !op.NemesisOp() || op.F != "start-"+fault {
+			continue
+		}
+		m, ok := detailMap(op.DetailRaw())["mode"].(string)
+		if !ok {
+			continue
+		}
+		dist := op.Time - t
+		if dist < 0 {
+			dist = -dist
+		}
+		if best < 0 || dist < best {
+			best, mode = dist, m
+		}
+	}
+	return mode
 }
 
 // faultRow is one fault in the faults table: its start and stop entries

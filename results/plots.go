@@ -18,13 +18,16 @@ type sample struct {
 	latMs   float64
 	f       string
 	outcome history.Type
+	// series is what the plots call the op: its f, or "counter add" when
+	// several workloads share op names.
+	series string
 }
 
-// samples pairs each invocation with its process's next completion. Ops
-// still open at the end of the history have no latency and are left out.
-func (d *runData) samples() []sample {
+// eachOp calls fn with every completed client op, its invocation paired
+// with its process's next completion. Ops still open at the end of the
+// history are left out.
+func (d *runData) eachOp(fn func(inv, comp *history.Op)) {
 	pending := map[history.Process]int{}
-	out := make([]sample, 0, len(d.ops)/2)
 	for i := range d.ops {
 		op := &d.ops[i]
 		if op.NemesisOp() {
@@ -39,10 +42,49 @@ func (d *runData) samples() []sample {
 			continue
 		}
 		delete(pending, op.Process)
-		inv := &d.ops[j]
-		out = append(out, sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type})
+		fn(&d.ops[j], op)
 	}
+}
+
+// samples are the completed client ops with their latency.
+func (d *runData) samples() []sample {
+	out := make([]sample, 0, len(d.ops)/2)
+	workloadOf := d.workloadOfKey()
+	names := map[[2]string]string{}
+	d.eachOp(func(inv, op *history.Op) {
+		series := inv.F
+		if w := workloadOf(inv.Key); w != "" {
+			k := [2]string{w, inv.F}
+			if series = names[k]; series == "" {
+				series = w + " " + inv.F // once per pair, not per op
+				names[k] = series
+			}
+		}
+		out = append(out, sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type, series: series})
+	})
 	return out
+}
+
+// workloadOfKey names the workload a key belongs to when a run has several
+// (keys are <prefix><workload>:...), "" otherwise: the plots then tell a
+// counter's add from a set's.
+func (d *runData) workloadOfKey() func(key string) string {
+	ws, _ := d.cfg["workloads"].([]any)
+	if len(ws) < 2 {
+		return func(string) string { return "" }
+	}
+	known := map[string]bool{}
+	for _, w := range ws {
+		known[cell(w)] = true
+	}
+	prefix := d.str("key_prefix")
+	return func(key string) string {
+		w, _, _ := strings.Cut(strings.TrimPrefix(key, prefix), ":")
+		if known[w] {
+			return w
+		}
+		return ""
+	}
 }
 
 // scatterBudget bounds the points of the whole latency scatter (about 10
@@ -82,15 +124,16 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 	series := map[key][2][]float64{}
 	var fs []string
 	for _, s := range ss {
-		k := key{s.f, s.outcome}
-		if _, ok := series[k]; !ok && !slices.Contains(fs, s.f) {
-			fs = append(fs, s.f)
+		k := key{s.series, s.outcome}
+		if _, ok := series[k]; !ok && !slices.Contains(fs, s.series) {
+			fs = append(fs, s.series)
 		}
 		v := series[k]
 		v[0], v[1] = append(v[0], s.t), append(v[1], s.latMs)
 		series[k] = v
 	}
 	share := max(minSeriesPoints, scatterBudget/max(1, len(series)))
+	radii := map[history.Type]float64{history.OK: 1.2, history.Fail: 1.8, history.Info: 3}
 	for i, f := range fs {
 		color := palette[i%len(palette)]
 		for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
@@ -98,9 +141,17 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 			if !ok {
 				continue
 			}
-			radius := map[history.Type]float64{history.OK: 1.2, history.Fail: 1.8, history.Info: 3}[o]
-			p.scatter(fmt.Sprintf("%s %s", f, o), color, v[0], v[1], radius, o != history.OK, share)
+			p.scatter(fmt.Sprintf("%s %s", f, o), color, v[0], v[1], radii[o], o != history.OK, share)
 		}
+	}
+	// The legend says colour = op and shape = outcome once each, instead
+	// of one swatch per series.
+	p.legend = p.legend[:0]
+	for i, f := range fs {
+		p.legend = append(p.legend, legendItem{label: f, color: palette[i%len(palette)], radius: 2.5})
+	}
+	for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
+		p.legend = append(p.legend, legendItem{label: o.String(), color: "#777", radius: radii[o], square: o != history.OK})
 	}
 	for _, m := range marks {
 		if m.latMs > 0 {
@@ -205,26 +256,58 @@ func latencyQuantileSVG(bs []qBucket, width, end float64, windows []faultWindow)
 	return p.svg()
 }
 
-func throughputSVG(bs []qBucket, width, end float64, windows []faultWindow) template.HTML {
+// outcomeDash tells outcomes apart by line style in the throughput plot
+// (colour is the op), as Jepsen's rate plot does.
+var outcomeDash = map[history.Type]string{history.OK: "", history.Fail: "2 2", history.Info: "6 3"}
+
+// throughputSVG plots completions per second by op (colour) and outcome
+// (line style): Jepsen's rate plot.
+func throughputSVG(ss []sample, bs []qBucket, width, end float64, windows []faultWindow) template.HTML {
+	type key struct {
+		f       string
+		outcome history.Type
+	}
+	rates := map[key][]float64{}
+	var fs []string
+	for _, s := range ss {
+		k := key{s.series, s.outcome}
+		r, ok := rates[k]
+		if !ok {
+			r = make([]float64, len(bs))
+			rates[k] = r
+			if !slices.Contains(fs, s.series) {
+				fs = append(fs, s.series)
+			}
+		}
+		r[min(len(bs)-1, max(0, int(s.t/width)))]++
+	}
 	peak := 1.0
-	for _, b := range bs {
-		for _, c := range b.counts {
-			peak = math.Max(peak, float64(c)/width)
+	for _, r := range rates {
+		for i := range r {
+			r[i] /= width
+			peak = math.Max(peak, r[i])
 		}
 	}
-	p := newPlot("throughput", end, 0, peak*1.05, false, fmt.Sprintf("completions per second by outcome (per %s s)", trimFloat(width)))
+	p := newPlot("throughput", end, 0, peak*1.05, false, fmt.Sprintf("completions per second by op (colour) and outcome (line: ok solid, fail dotted, info dashed), per %s s", trimFloat(width)))
 	p.shade(windows)
 	p.axes()
 	ts := make([]float64, len(bs))
 	for i, b := range bs {
 		ts[i] = b.t
 	}
-	for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
-		vs := make([]float64, len(bs))
-		for i, b := range bs {
-			vs[i] = float64(b.counts[o]) / width
+	for i, f := range fs {
+		for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
+			if r, ok := rates[key{f, o}]; ok {
+				p.styledLine(f+" "+o.String(), palette[i%len(palette)], ts, r, outcomeDash[o])
+			}
 		}
-		p.line(o.String(), outcomeColors[o.String()], ts, vs, false)
+	}
+	p.legend = p.legend[:0]
+	for i, f := range fs {
+		p.legend = append(p.legend, legendItem{label: f, color: palette[i%len(palette)]})
+	}
+	for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
+		p.legend = append(p.legend, legendItem{label: o.String(), color: "#555", dash: map[string]string{"": "10 0"}[outcomeDash[o]] + outcomeDash[o]})
 	}
 	return p.svg()
 }
@@ -275,8 +358,19 @@ func rpoSVG(ss []sample, bs []qBucket, width, end float64, windows []faultWindow
 			fmt.Fprintf(&p.b, `<text x="%.1f" y="%.0f" fill="#fff" font-size="9">%s</text>`, x0+2, y+8, template.HTMLEscapeString(sp.label))
 		}
 	}
-	for _, l := range lost {
-		x, y := p.x(l.t), p.y(peak*1.05)
+	// Lost writes acknowledged within a few pixels of each other stack
+	// upwards instead of blurring into one mark; each keeps its tooltip.
+	sorted := slices.Clone(lost)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].t < sorted[j].t })
+	lastX, stack := math.Inf(-1), 0
+	for _, l := range sorted {
+		x := p.x(l.t)
+		if x-lastX < 4 {
+			stack++
+		} else {
+			stack, lastX = 0, x
+		}
+		y := p.y(peak*1.05) + 8*float64(min(stack, 4))
 		fmt.Fprintf(&p.b, `<path class="lost" d="M%.1f %.1fl6 6m0 -6l-6 6" stroke="#c62828" stroke-width="2"><title>%s</title></path>`,
 			x-3, y-3, template.HTMLEscapeString(l.title))
 	}

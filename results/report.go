@@ -16,23 +16,73 @@ import (
 // headline figures, in the order a person wants them.
 var headline = []string{"lost", "unexpected", "recovered", "stale_reads", "anomalous_keys",
 	"wait_satisfied", "wait_unsatisfied", "no_wait", "unknown_keys", "anomaly_types", "wrong_total",
-	"refused_crossslot", "executed", "ops", "redirects", "affected", "rto_ms", "evidence", "error"}
+	"refused_crossslot", "noscript", "noscript_after_failover", "executed", "ops", "redirects", "affected", "rto_ms",
+	"evidence", "error"}
 
-// HeadlineFigures renders the figures that matter most in one short line.
+// HeadlineFigures renders the figures that matter most in one short line
+// for terminals and CI logs ("lost=3 stale_reads=1").
 func HeadlineFigures(f map[string]any) string {
 	var parts []string
+	for _, kv := range headlineParts(f) {
+		parts = append(parts, kv[0]+"="+kv[1])
+	}
+	return strings.Join(parts, " ")
+}
+
+// headlineWords is HeadlineFigures for the report's readers: "lost 3,
+// stale reads 1, rto n 1 max 6.76s".
+func headlineWords(f map[string]any) string {
+	var parts []string
+	for _, kv := range headlineParts(f) {
+		parts = append(parts, strings.ReplaceAll(kv[0], "_", " ")+" "+strings.Trim(kv[1], "{}"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// headlineParts are the headline figures a checker has, as name and value.
+func headlineParts(f map[string]any) [][2]string {
+	var parts [][2]string
 	for _, k := range headline {
 		v, ok := f[k]
 		if !ok {
+			continue
+		}
+		if m, ok := v.(map[string]any); ok && strings.HasSuffix(k, "_ms") && m["p99"] != nil {
+			// A duration summary (rto_ms): seconds, to two decimals.
+			parts = append(parts, [2]string{strings.TrimSuffix(k, "_ms"), fmt.Sprintf("{n=%v p50=%s p99=%s max=%s}", m["count"], msSeconds(m["p50"]), msSeconds(m["p99"]), msSeconds(m["max"]))})
 			continue
 		}
 		s := shortValue(v)
 		if s == "" {
 			continue
 		}
-		parts = append(parts, k+"="+s)
+		parts = append(parts, [2]string{k, s})
 	}
-	return strings.Join(parts, " ")
+	return parts
+}
+
+// msSeconds renders a figure in milliseconds as seconds ("6.76s").
+func msSeconds(v any) string {
+	f, ok := v.(float64)
+	if !ok {
+		return fmt.Sprint(v)
+	}
+	return seconds(f / 1000)
+}
+
+// seconds renders a duration in seconds with the precision a person reads:
+// two decimals under 10 s, one under 100 s, none above.
+func seconds(s float64) string {
+	if math.Abs(s) < 0.005 {
+		s = 0 // no "-0.00s"
+	}
+	switch a := math.Abs(s); {
+	case a < 10:
+		return fmt.Sprintf("%.2fs", s)
+	case a < 100:
+		return fmt.Sprintf("%.1fs", s)
+	}
+	return fmt.Sprintf("%.0fs", s)
 }
 
 func shortValue(v any) string {
@@ -83,6 +133,7 @@ type reportData struct {
 	RPO              template.HTML
 	RPOTables        []instanceTable
 	RTOTables        []instanceTable
+	Windows          []windowRow // one row per fault window: lost, RPO, RTO per shard
 	Topology         template.HTML
 	TopologyChanges  []string
 	Faults           []faultRow
@@ -114,6 +165,9 @@ func WriteReportOf(r *Run, h *history.ReadResult) error {
 	if err != nil {
 		return err
 	}
+	if err := d.writeTimeline(r); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	if err := reportTmpl.Execute(&buf, d.report()); err != nil {
 		return err
@@ -131,10 +185,10 @@ func (d *runData) report() reportData {
 		if len(fig) > 100_000 {
 			fig = append(fig[:100_000], []byte("\n... (see results.json)")...)
 		}
-		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: checker.VerdictWord(c), Headline: HeadlineFigures(c.Figures), Figures: string(fig)})
+		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: checker.VerdictWord(c), Headline: headlineWords(c.Figures), Figures: string(fig)})
 	}
-	for _, n := range sortedKeys(d.sum.NotApplicable) {
-		rd.Notes = append(rd.Notes, fmt.Sprintf("%s: not applicable, not part of the verdict (%s).", n, d.sum.NotApplicable[n]))
+	if line := NotApplicableLine(d.sum.NotApplicable); line != "" {
+		rd.Notes = append(rd.Notes, "Not applicable, not part of the verdict: "+line+".")
 	}
 	if d.torn {
 		rd.Notes = append(rd.Notes, "The history's last line was torn (the run crashed while writing it); it is left out.")
@@ -147,19 +201,28 @@ func (d *runData) report() reportData {
 	ss := d.samples()
 	var marks []anomalyMark
 	rd.Anomalies, marks = d.anomalies()
+	for i := range rd.Anomalies {
+		// Headers in words ("ack (s)"), not the figures' field names.
+		for j := range rd.Anomalies[i].Tables {
+			for k, c := range rd.Anomalies[i].Tables[j].Columns {
+				rd.Anomalies[i].Tables[j].Columns[k] = columnWords(c)
+			}
+		}
+	}
 	rd.Attributions = d.attributions()
 	rd.Census = d.censusSentences()
 	rd.LatencyRaw = latencyRawSVG(ss, end, windows, marks)
 	bs, width := buckets(ss, end, 120)
 	if len(ss) > 0 {
 		rd.LatencyQ = latencyQuantileSVG(bs, width, end, windows)
-		rd.Throughput = throughputSVG(bs, width, end, windows)
+		rd.Throughput = throughputSVG(ss, bs, width, end, windows)
 	}
 	lost, spans := d.losses()
 	if len(ss) > 0 {
 		rd.RPO = rpoSVG(ss, bs, width, end, windows, lost, spans)
 	}
 	rd.RPOTables, rd.RTOTables = d.recoveryTables()
+	rd.Windows = d.windowRows(windows)
 	rd.Topology, rd.TopologyChanges = d.topologySVG(windows)
 	rd.Faults = d.faultRows()
 	addImpact(rd.Faults, ss, end)
@@ -199,7 +262,9 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 }
 
 // recoveryTables shows the RPO and RTO checkers' list figures (per window,
-// per shard, whatever they report) as tables.
+// per shard, whatever they report) as tables for people, each checker's
+// scalar figures as a sentence; the per-window table (windowRows) above
+// them says the same per fault at a glance.
 func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 	for _, name := range d.checkerNames() {
 		base := name[strings.LastIndexByte(name, '/')+1:]
@@ -208,27 +273,15 @@ func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 		}
 		f := d.sum.Checkers[name].Figures
 		var ts []instanceTable
-		var scalars []string
 		for _, k := range sortedKeys(f) {
-			switch v := f[k].(type) {
-			case []any:
-				if len(v) == 0 {
-					continue
-				}
-				var ignored []int64
-				if t, ok := table(name+": "+k, v, &ignored); ok {
+			if v, ok := f[k].([]any); ok && len(v) > 0 {
+				if t, ok := humanTable(name+": "+columnWords(k), v); ok {
 					t.Why = ""
 					ts = append(ts, t)
 				}
-			case string:
-				if k != "definition" && k != "note" && k != "kind" {
-					scalars = append(scalars, k+" "+clip(v, 80))
-				}
-			default:
-				scalars = append(scalars, k+" "+clip(words(v), 120))
 			}
 		}
-		summary := instanceTable{Name: name, Why: strings.Join(scalars, " · ")}
+		summary := instanceTable{Name: name, Why: figureWords(f)}
 		if def, ok := f["definition"].(string); ok {
 			summary.Why += ". " + def
 		} else if note, ok := f["note"].(string); ok {
@@ -317,7 +370,7 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 	add("workloads", d.str("workloads"))
 	faultCount := map[string]int{}
 	for _, w := range windows {
-		faultCount[w.Fault]++
+		faultCount[strings.TrimSpace(w.Fault+" "+w.Mode)]++ // "kill primary" apart from "kill all"
 	}
 	var fc []string
 	for _, f := range sortedKeys(faultCount) {
@@ -591,6 +644,7 @@ nav a{margin-right:1em}
 .v-valid{color:#fff;background:#2e7d32}.v-measured{color:#fff;background:#1565c0}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
 .badge{padding:.15em .5em;border-radius:4px;font-weight:bold}
 table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
+td{max-width:36em;overflow-wrap:anywhere}section{overflow-x:auto}
 th{background:#f3f3f3}
 pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em;font-size:12px;white-space:pre-wrap}
 .headline li{margin:.3em 0}.why{color:#444;font-style:italic}
@@ -604,7 +658,7 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>redline {{.Test}}: {{.Valid}}</title>
 <style>` + reportCSS + `</style></head><body>
 <h1>{{.Test}} <span class="badge v-{{.Valid}}" id="verdict">{{.Valid}}</span></h1>
-<nav><a href="#anomalies">anomalies</a><a href="#latency">latency</a><a href="#throughput">throughput</a><a href="#rpo">RPO</a><a href="#rto">RTO</a><a href="#topology">topology</a><a href="#faults">faults</a><a href="#checkers">checkers</a><a href="#config">config</a></nav>
+<nav><a href="#anomalies">anomalies</a><a href="#latency">latency</a><a href="#throughput">throughput</a><a href="#rpo">RPO</a><a href="#rto">RTO</a><a href="#topology">topology</a><a href="#faults">faults</a><a href="#checkers">checkers</a><a href="#config">config</a><a id="timeline-link" href="timeline.html">timeline (ops per process)</a></nav>
 <section id="headline"><ul class="headline">{{range .Headline}}<li>{{.}}</li>{{end}}</ul>
 <table>{{range .Facts}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}<tr><th>directory</th><td>{{.Dir}}</td></tr></table>
 {{range .Notes}}<p class="why">{{.}}</p>{{end}}</section>
@@ -634,6 +688,9 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 {{.LatencyQ}}</section>
 <section id="throughput"><h2>Throughput</h2>{{.Throughput}}</section>
 <section id="rpo"><h2>RPO: acknowledged writes and losses</h2>{{.RPO}}
+{{if .Windows}}<h3 id="windows">Per fault window</h3><p class="why">What each fault lost (acknowledged writes, over every workload), the RPO (the span over which the lost writes had been acknowledged; ≤ a bound) and how long each shard, by its primary, took to serve again (RTO).</p>
+<table id="window-table"><tr><th>#</th><th>fault</th><th>mode</th><th>nodes</th><th>in force</th><th>lost</th><th>RPO</th><th>RTO per shard</th><th>keys on touched nodes</th></tr>
+{{range .Windows}}<tr><td>{{.Index}}</td><td>{{.Fault}}</td><td>{{.Mode}}</td><td>{{.Nodes}}</td><td class="nw">{{.When}}</td><td>{{.Lost}}</td><td>{{.RPO}}</td><td>{{.RTO}}</td><td>{{.Coverage}}</td></tr>{{end}}</table>{{end}}
 {{range .RPOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{end}}</section>
 <section id="rto"><h2>RTO: recovery per fault and shard</h2>
 {{range .RTOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{else}}<p>No RTO checker ran.</p>{{end}}</section>

@@ -33,6 +33,7 @@ func (b Browser) Handler() http.Handler {
 	mux.HandleFunc("GET /runs/{test}/{ts}/{file...}", b.runFile)
 	mux.HandleFunc("GET /suites/{$}", b.suites)
 	mux.HandleFunc("GET /suites/{name}/{ts}/{file...}", b.suiteFile)
+	mux.HandleFunc("GET /rpo/{ts}/{file...}", b.studyFile)
 	mux.HandleFunc("GET /compare", b.compare)
 	return mux
 }
@@ -46,6 +47,15 @@ func verdictWord(v string) string {
 		return "invalid"
 	}
 	return v
+}
+
+// Verdict is the word the UI shows for a run: a load test that measured
+// something is "measured", not "valid" (it checks nothing).
+func (e Entry) Verdict() string {
+	if e.Bench && e.Valid == "true" {
+		return "measured"
+	}
+	return verdictWord(e.Valid)
 }
 
 type runsPage struct {
@@ -68,7 +78,7 @@ func (b Browser) runs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := runsPage{Total: len(all), Verdict: q.Get("verdict"), Target: q.Get("target"), Q: strings.TrimSpace(q.Get("q")),
 		Sort: q.Get("sort"), Desc: q.Get("desc") == "1", Root: b.Store.Root,
-		Verdicts: []string{"valid", "invalid", "unknown", "incomplete"}}
+		Verdicts: []string{"valid", "invalid", "unknown", "incomplete", "measured"}}
 	if p.Sort == "" {
 		p.Sort, p.Desc = "time", true
 	}
@@ -77,7 +87,7 @@ func (b Browser) runs(w http.ResponseWriter, r *http.Request) {
 		if e.Target != "" {
 			targets[e.Target] = true
 		}
-		if p.Verdict != "" && verdictWord(e.Valid) != p.Verdict {
+		if p.Verdict != "" && e.Verdict() != p.Verdict {
 			continue
 		}
 		if p.Target != "" && e.Target != p.Target {
@@ -161,7 +171,7 @@ func (b Browser) runPage(w http.ResponseWriter, r *http.Request) {
 	e := Entry{Test: r.PathValue("test"), Dir: dir, Valid: "incomplete"}
 	e.Time, _ = time.Parse(TimeLayout, r.PathValue("ts"))
 	e.describe()
-	p := runPageData{Entry: e, Link: "/runs/" + e.Test + "/" + r.PathValue("ts") + "/", Verdict: verdictWord(e.Valid), Files: listFiles(dir)}
+	p := runPageData{Entry: e, Link: "/runs/" + e.Test + "/" + r.PathValue("ts") + "/", Verdict: e.Verdict(), Files: listFiles(dir)}
 	_, err := os.Stat(filepath.Join(dir, "report.html"))
 	p.Report = err == nil
 	render(w, "run", p)
@@ -231,6 +241,7 @@ func serveInside(w http.ResponseWriter, r *http.Request, dir, name string) {
 
 type suiteEntry struct {
 	Name, TS, Verdict, Link string
+	Page                    string // the entry's own page: summary.html, rpo.html
 	Files                   []fileEntry
 	Figures                 string
 }
@@ -249,13 +260,45 @@ func (b Browser) suites(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			dir := filepath.Join(base, n.Name(), ts.Name())
-			e := suiteEntry{Name: n.Name(), TS: ts.Name(), Link: "/suites/" + n.Name() + "/" + ts.Name() + "/", Files: listFiles(dir)}
+			e := suiteEntry{Name: n.Name(), TS: ts.Name(), Link: "/suites/" + n.Name() + "/" + ts.Name() + "/", Page: "summary.html", Files: listFiles(dir)}
 			e.Verdict, e.Figures = suiteSummary(filepath.Join(dir, "summary.json"))
 			out = append(out, e)
 		}
 	}
+	// RPO studies are suites too (results/rpo/<ts>/): their page is rpo.html.
+	studies, _ := os.ReadDir(filepath.Join(b.Store.Root, "rpo"))
+	for _, ts := range studies {
+		if !ts.IsDir() {
+			continue
+		}
+		dir := filepath.Join(b.Store.Root, "rpo", ts.Name())
+		e := suiteEntry{Name: "RPO study", TS: ts.Name(), Link: "/rpo/" + ts.Name() + "/", Page: "rpo.html", Files: listFiles(dir)}
+		if _, err := os.Stat(filepath.Join(dir, "rpo.html")); err != nil {
+			e.Page = "summary.html"
+		}
+		e.Verdict, e.Figures = suiteSummary(filepath.Join(dir, "summary.json"))
+		if e.Verdict == "invalid" {
+			// A study written before summaries knew studies: its invalid
+			// runs are its measurements.
+			e.Verdict = "measured"
+		}
+		out = append(out, e)
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].TS > out[j].TS })
 	render(w, "suites", out)
+}
+
+func (b Browser) studyFile(w http.ResponseWriter, r *http.Request) {
+	ts := r.PathValue("ts")
+	if !safeName(ts) {
+		httpError(w, http.StatusNotFound, fmt.Errorf("no RPO study %s", ts))
+		return
+	}
+	file := r.PathValue("file")
+	if file == "" {
+		file = "rpo.html"
+	}
+	serveInside(w, r, filepath.Join(b.Store.Root, "rpo", ts), file)
 }
 
 // suiteSummary reads what it can of a suite's summary.json: its verdict
@@ -276,13 +319,16 @@ func suiteSummary(path string) (verdict, figures string) {
 		}
 	}
 	var parts []string
-	for _, k := range sortedKeys(m) {
-		switch v := m[k].(type) {
-		case float64:
-			parts = append(parts, k+" "+trimFloat(v))
-		case []any:
-			parts = append(parts, fmt.Sprintf("%s %d", k, len(v)))
+	if runs, ok := m["runs"].([]any); ok {
+		parts = append(parts, fmt.Sprintf("%d runs", len(runs)))
+	}
+	if counts, ok := m["counts"].(map[string]any); ok {
+		for _, k := range sortedKeys(counts) {
+			parts = append(parts, k+" "+cell(counts[k]))
 		}
+	}
+	if code, ok := m["exit_code"].(float64); ok {
+		parts = append(parts, "exit "+trimFloat(code))
 	}
 	return verdict, strings.Join(parts, ", ")
 }
@@ -303,6 +349,8 @@ func (b Browser) suiteFile(w http.ResponseWriter, r *http.Request) {
 type comparePage struct {
 	Runs       []compareRun
 	Rows       []CompRow
+	Config     []CompRow
+	Headline   []HeadlineRow
 	OnlyDiffer bool
 	Query      template.URL
 	Throughput template.HTML
@@ -334,7 +382,7 @@ func (b Browser) compare(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err)
 		return
 	}
-	p := comparePage{OnlyDiffer: r.URL.Query().Get("differ") == "1"}
+	p := comparePage{OnlyDiffer: r.URL.Query().Get("differ") == "1", Config: c.Config, Headline: c.Headline}
 	for i, run := range c.Runs {
 		p.Runs = append(p.Runs, compareRun{Name: run.Name(), Link: "/runs/" + run.Test + "/" + filepath.Base(run.Dir) + "/", Verdict: c.Valid[i], Color: palette[i%len(palette)]})
 	}
@@ -354,8 +402,9 @@ func (b Browser) compare(w http.ResponseWriter, r *http.Request) {
 // (time since each run's start), one colour per run.
 func overlay(runs []*Run) (template.HTML, template.HTML) {
 	type series struct {
-		bs    []qBucket
-		width float64
+		bs      []qBucket
+		width   float64
+		windows []faultWindow
 	}
 	var all []series
 	end := 0.0
@@ -370,7 +419,7 @@ func overlay(runs []*Run) (template.HTML, template.HTML) {
 		e := d.duration()
 		end = math.Max(end, e)
 		bs, width := buckets(d.samples(), e, 120)
-		all = append(all, series{bs, width})
+		all = append(all, series{bs, width, d.windows()})
 		names = append(names, r.Name())
 	}
 	peak, lo, hi := 1.0, math.Inf(1), 0.0
@@ -382,9 +431,13 @@ func overlay(runs []*Run) (template.HTML, template.HTML) {
 			}
 		}
 	}
-	tp := newPlot("compare-throughput", end, 0, peak*1.05, false, "ok ops per second, each run from its start")
-	tp.axes()
+	tp := newPlot("compare-throughput", end, 0, peak*1.05, false, "ok ops per second, each run from its start; each run's faults shaded in its colour")
 	lp := newPlot("compare-latency", end, math.Min(lo, hi), hi, true, "p99 latency of ok ops (ms, log scale)")
+	for i, s := range all {
+		tp.shadeAs(s.windows, palette[i%len(palette)], names[i])
+		lp.shadeAs(s.windows, palette[i%len(palette)], names[i])
+	}
+	tp.axes()
 	lp.axes()
 	for i, s := range all {
 		if len(s.bs) == 0 {
@@ -427,7 +480,10 @@ func render(w http.ResponseWriter, name string, data any) {
 
 var pageTmpl = template.Must(template.New("pages").Funcs(template.FuncMap{"verdict": verdictWord, "ts": func(t time.Time) string { return t.Format(TimeLayout) }}).Parse(`
 {{define "head"}}<!doctype html><html lang="en"><head><meta charset="utf-8"><title>redline results: {{.}}</title><style>` + reportCSS + `
-.filter label{margin-right:1em}tr.differ td{background:#fff8e1}</style></head><body>
+.filter label{margin-right:1em}tr.differ td{background:#fff8e1}
+.runpage{display:flex;gap:1em;align-items:flex-start}.runpage aside{flex:0 0 22em;max-width:22em;overflow-wrap:anywhere}
+.runpage aside h1{font-size:1.2em}#report-frame{flex:1;min-width:0;height:calc(100vh - 4em);border:1px solid #ccc}
+td.figures{max-width:28em}.better{color:#2e7d32}.worse{color:#c62828}</style></head><body>
 <nav><a href="/">runs</a><a href="/suites/">suites</a></nav>{{end}}
 
 {{define "error"}}{{template "head" "error"}}<h1>{{.Code}}</h1><p id="error">{{.Err}}</p></body></html>{{end}}
@@ -442,22 +498,28 @@ var pageTmpl = template.Must(template.New("pages").Funcs(template.FuncMap{"verdi
 <p id="shown">{{.Shown}} of {{.Total}} runs</p>
 <form method="get" action="/compare" id="compare-form">
 <table id="runs"><tr><th>compare</th><th><a href="{{.SortLink "time"}}">time</a>{{.SortMark "time"}}</th><th><a href="{{.SortLink "test"}}">test</a>{{.SortMark "test"}}</th><th><a href="{{.SortLink "target"}}">target</a>{{.SortMark "target"}}</th><th><a href="{{.SortLink "workloads"}}">workloads</a>{{.SortMark "workloads"}}</th><th><a href="{{.SortLink "faults"}}">faults</a>{{.SortMark "faults"}}</th><th><a href="{{.SortLink "verdict"}}">verdict</a>{{.SortMark "verdict"}}</th><th><a href="{{.SortLink "figures"}}">key figures</a>{{.SortMark "figures"}}</th><th>report</th></tr>
-{{range .Runs}}{{$link := printf "/runs/%s/%s/" .Test (ts .Time)}}<tr class="run"><td><input type="checkbox" name="run" value="{{.Test}}/{{ts .Time}}"></td><td>{{.Time.Format "2006-01-02 15:04:05"}}</td><td><a class="run-link" href="{{$link}}">{{.Test}}</a></td><td>{{.Target}}</td><td>{{.Workloads}}</td><td>{{.Faults}}</td><td><span class="badge v-{{verdict .Valid}}">{{verdict .Valid}}</span></td><td>{{.KeyFigures}}</td><td><a class="report-link" href="{{$link}}report.html">report</a></td></tr>
+{{range .Runs}}{{$link := printf "/runs/%s/%s/" .Test (ts .Time)}}<tr class="run"><td><input type="checkbox" name="run" value="{{.Test}}/{{ts .Time}}"></td><td>{{.Time.Format "2006-01-02 15:04:05"}}</td><td><a class="run-link" href="{{$link}}">{{.Test}}</a></td><td>{{.Target}}</td><td>{{.Workloads}}</td><td>{{.Faults}}</td><td><span class="badge v-{{.Verdict}}">{{.Verdict}}</span></td><td class="figures">{{.KeyFigures}}</td><td><a class="report-link" href="{{$link}}report.html">report</a></td></tr>
 {{else}}<tr><td colspan="9">no run matches</td></tr>{{end}}</table>
 <button type="submit" id="compare">compare selected</button></form></body></html>{{end}}
 
-{{define "run"}}{{template "head" .Test}}<h1>{{.Test}} <span class="badge v-{{.Verdict}}">{{.Verdict}}</span></h1>
-<table><tr><th>time</th><td>{{.Time.Format "2006-01-02 15:04:05.000"}} UTC</td></tr><tr><th>target</th><td>{{.Target}}</td></tr><tr><th>workloads</th><td>{{.Workloads}}</td></tr><tr><th>faults</th><td>{{.Faults}}</td></tr><tr><th>key figures</th><td>{{.KeyFigures}}</td></tr><tr><th>directory</th><td>{{.Dir}}</td></tr></table>
-{{if .Report}}<p><a id="report" href="{{.Link}}report.html">open the report</a></p>{{else}}<p>No report yet: 'redline check {{.Dir}}' writes one.</p>{{end}}
-<h2>Files</h2><table id="files">{{range .Files}}<tr><td><a href="{{$.Link}}{{.Path}}">{{.Path}}</a></td><td>{{.Size}}</td></tr>{{end}}</table></body></html>{{end}}
+{{define "run"}}{{template "head" .Test}}<div class="runpage"><aside id="side"><h1>{{.Test}} <span class="badge v-{{.Verdict}}">{{.Verdict}}</span></h1>
+<table><tr><th>time</th><td>{{.Time.Format "2006-01-02 15:04:05"}} UTC</td></tr><tr><th>target</th><td>{{.Target}}</td></tr><tr><th>workloads</th><td>{{.Workloads}}</td></tr><tr><th>faults</th><td>{{.Faults}}</td></tr><tr><th>key figures</th><td id="key-figures">{{.KeyFigures}}</td></tr></table>
+{{if .Report}}<p><a id="report" href="{{.Link}}report.html">the report alone</a></p>{{end}}
+<h2>Files</h2><table id="files">{{range .Files}}<tr><td><a href="{{$.Link}}{{.Path}}">{{.Path}}</a></td><td class="nw">{{.Size}}</td></tr>{{end}}</table><p class="why">{{.Dir}}</p></aside>
+{{if .Report}}<iframe id="report-frame" src="{{.Link}}report.html" title="report"></iframe>{{else}}<p>No report yet: 'redline check {{.Dir}}' writes one.</p>{{end}}</div></body></html>{{end}}
 
 {{define "suites"}}{{template "head" "suites"}}<h1>Suites</h1>
 {{if .}}<table id="suites"><tr><th>suite</th><th>time</th><th>verdict</th><th>figures</th><th>files</th></tr>
-{{range .}}{{$link := .Link}}<tr><td><a href="{{.Link}}summary.html">{{.Name}}</a></td><td>{{.TS}}</td><td><span class="badge v-{{.Verdict}}">{{.Verdict}}</span></td><td>{{.Figures}}</td><td>{{range .Files}}<a href="{{$link}}{{.Path}}">{{.Path}}</a> {{end}}</td></tr>{{end}}</table>
+{{range .}}{{$link := .Link}}<tr><td><a href="{{.Link}}{{.Page}}">{{.Name}}</a></td><td>{{.TS}}</td><td><span class="badge v-{{.Verdict}}">{{.Verdict}}</span></td><td>{{.Figures}}</td><td>{{range .Files}}<a href="{{$link}}{{.Path}}">{{.Path}}</a> {{end}}</td></tr>{{end}}</table>
 {{else}}<p>No suite has run yet: 'redline suite FILE' writes them under suites/.</p>{{end}}</body></html>{{end}}
 
 {{define "compare"}}{{template "head" "compare"}}<h1>Compare {{len .Runs}} runs</h1>
 <table><tr><th>run</th><th>verdict</th></tr>{{range .Runs}}<tr><td><span style="color:{{.Color}}">■</span> <a href="{{.Link}}">{{.Name}}</a></td><td><span class="badge v-{{.Verdict}}">{{.Verdict}}</span></td></tr>{{end}}</table>
+<h2>Key figures</h2><p class="why">Each run against the first: green is better, red worse.</p>
+<table id="headline-deltas"><tr><th>figure</th>{{range .Runs}}<th>{{.Name}}</th>{{end}}</tr>
+{{range .Headline}}{{$h := .}}<tr><td>{{.Name}}</td>{{range $i, $v := .Values}}<td class="{{if index $h.Worse $i}}worse{{else if index $h.Better $i}}better{{end}}">{{$v}}{{with index $h.Deltas $i}}{{if ne . "="}} <span class="delta">({{.}})</span>{{end}}{{end}}</td>{{end}}</tr>{{end}}</table>
+<h2>Configuration differences</h2>{{if .Config}}<table id="config-diff"><tr><th>setting</th>{{range .Runs}}<th>{{.Name}}</th>{{end}}</tr>
+{{range .Config}}<tr><td>{{.Name}}</td>{{range .Values}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{else}}<p id="config-diff">The runs were configured alike.</p>{{end}}
 {{.Throughput}}{{.Latency}}
 <h2>Figures</h2><p>{{if .OnlyDiffer}}<a href="/compare?{{.Query}}">show all figures</a>{{else}}<a id="only-differ" href="/compare?{{.Query}}&amp;differ=1">show only figures that differ</a>{{end}}</p>
 <table id="figures"><tr><th>figure</th>{{range .Runs}}<th>{{.Name}}</th>{{end}}</tr>

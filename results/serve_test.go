@@ -92,7 +92,7 @@ func TestBrowserPages(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(suite, "summary.json"), []byte(`{"valid":"unknown","runs":[{},{},{}]}`), 0o644)
 	_ = os.WriteFile(filepath.Join(suite, "summary.html"), []byte(`<p>suite</p>`), 0o644)
 	code, page = get(t, srv, "/suites/")
-	if code != 200 || !strings.Contains(page, "release") || !strings.Contains(page, "runs 3") || !strings.Contains(page, "v-unknown") {
+	if code != 200 || !strings.Contains(page, "release") || !strings.Contains(page, "3 runs") || !strings.Contains(page, "v-unknown") {
 		t.Errorf("suites: %d\n%s", code, page)
 	}
 	if code, page := get(t, srv, "/suites/release/20261130T110000.000/summary.html"); code != 200 || page != "<p>suite</p>" {
@@ -115,6 +115,17 @@ func TestCompareText(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "set/set.lost") || !strings.Contains(b.String(), "valid") {
 		t.Errorf("comparison:\n%s", b.String())
+	}
+	// Prose figures (definitions, notes) are not lined up: no column is
+	// padded to the width of a paragraph.
+	for _, line := range strings.Split(b.String(), "\n") {
+		if len(line) > 160 {
+			t.Errorf("a %d-character line: %q", len(line), line)
+			break
+		}
+	}
+	if !strings.Contains(b.String(), "config target") || !strings.Contains(b.String(), "(+") {
+		t.Errorf("the comparison lacks the settings that differ or the deltas:\n%s", b.String())
 	}
 	if _, err := results.Compare([]string{runs[0].Dir, "/nonexistent"}); err == nil {
 		t.Error("a missing run must be an error")

@@ -128,6 +128,9 @@ type Entry struct {
 	// From config.json and results.json, empty when they are missing.
 	Target, Workloads, Faults string
 	KeyFigures                string // "lost 3, stale reads 2 ..." or ""
+	// Bench marks a load test (redline bench): it measures, its verdict
+	// only says whether anything was measured.
+	Bench bool
 }
 
 // List returns every run, newest first.
@@ -181,6 +184,7 @@ func (e *Entry) describe() {
 	var cfg map[string]any
 	if b, err := os.ReadFile(filepath.Join(e.Dir, "config.json")); err == nil && json.Unmarshal(b, &cfg) == nil {
 		e.Target, e.Workloads, e.Faults = cfgString(cfg, "target"), cfgString(cfg, "workloads"), cfgString(cfg, "nemesis")
+		e.Bench, _ = cfg["bench"].(bool)
 	}
 	b, err := os.ReadFile(filepath.Join(e.Dir, "results.json"))
 	if err != nil {
@@ -195,24 +199,7 @@ func (e *Entry) describe() {
 	}
 	e.Valid = strings.Trim(string(res.Valid), `"`)
 	e.KeyFigures = keyFigures(res.Checkers)
-}
-
-// keyFigures sums the anomaly figures over the checkers (the RPO checkers
-// repeat the losses of their workload's checker and are left out).
-func keyFigures(checkers map[string]map[string]any) string {
-	var parts []string
-	for _, k := range []string{"lost", "stale_reads", "anomalous_keys", "unexpected", "wrong_total", "anomaly_types", "unknown_keys"} {
-		total := 0.0
-		for name, f := range checkers {
-			if strings.HasSuffix(name, "rpo") {
-				continue
-			}
-			v, _ := num(f[k])
-			total += v
-		}
-		if total > 0 {
-			parts = append(parts, strings.ReplaceAll(k, "_", " ")+" "+trimFloat(total))
-		}
+	if _, ok := res.Checkers["bench"]; ok {
+		e.Bench = true
 	}
-	return strings.Join(parts, ", ")
 }

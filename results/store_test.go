@@ -72,7 +72,7 @@ func TestReportRenders(t *testing.T) {
 	}
 	b, _ := os.ReadFile(r.Path("report.html"))
 	html := string(b)
-	for _, want := range []string{"<svg", `<td class="nw">partition</td>`, "<td>halves</td>", "lost=3", "v-invalid", "seed", "3 acknowledged writes lost"} {
+	for _, want := range []string{"<svg", `<td class="nw">partition</td>`, "<td>halves</td>", "<td>lost 3, ", "v-invalid", "seed", "3 acknowledged writes lost"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}

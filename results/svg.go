@@ -36,6 +36,7 @@ type legendItem struct {
 	label, color string
 	radius       float64 // 0: a line
 	square       bool
+	dash         string // a line's stroke-dasharray
 }
 
 func newPlot(id string, t1 float64, y0, y1 float64, logY bool, yLabel string) *plot {
@@ -68,13 +69,43 @@ func (p *plot) y(v float64) float64 {
 
 // shade draws the fault windows as labelled bands behind the data.
 func (p *plot) shade(ws []faultWindow) {
-	for i, w := range ws {
+	var rowEnd []float64 // where the last label of each row ends
+	for _, w := range ws {
 		x0, x1 := p.x(w.Start), p.x(w.End)
 		fmt.Fprintf(&p.b, `<rect class="fault" x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s" opacity="0.25"><title>%s</title></rect>`,
 			x0, p.top, math.Max(1.5, x1-x0), p.h-p.top-p.bot, faultColor(w.Fault), template.HTMLEscapeString(w.title()))
-		// Labels alternate between two rows so that neighbours do not overlap.
-		fmt.Fprintf(&p.b, `<text x="%.1f" y="%.0f" font-size="10" fill="#555">%s</text>`,
-			x0+2, p.top+10+float64(i%2)*11, template.HTMLEscapeString(w.Fault))
+		// Each label goes into the first row where it does not overlap
+		// the previous one (at most 4 rows; a label that finds none is
+		// left to the band's tooltip).
+		label := w.label()
+		width := 5.6*float64(len([]rune(label))) + 6
+		row := -1
+		for r := range rowEnd {
+			if rowEnd[r] <= x0 {
+				row = r
+				break
+			}
+		}
+		if row < 0 && len(rowEnd) < 4 {
+			rowEnd = append(rowEnd, 0)
+			row = len(rowEnd) - 1
+		}
+		if row < 0 {
+			continue
+		}
+		rowEnd[row] = x0 + width
+		fmt.Fprintf(&p.b, `<text class="fault-label" x="%.1f" y="%.0f" font-size="10" fill="#444">%s</text>`,
+			x0+2, p.top+10+float64(row)*11, template.HTMLEscapeString(label))
+	}
+}
+
+// shadeAs draws one run's fault windows in the run's colour (the compare
+// page overlays several runs), labelled in its tooltip.
+func (p *plot) shadeAs(ws []faultWindow, color, run string) {
+	for _, w := range ws {
+		x0, x1 := p.x(w.Start), p.x(w.End)
+		fmt.Fprintf(&p.b, `<rect class="fault" x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="%s" opacity="0.12"><title>%s: %s</title></rect>`,
+			x0, p.top, math.Max(1.5, x1-x0), p.h-p.top-p.bot, color, template.HTMLEscapeString(run), template.HTMLEscapeString(w.title()))
 	}
 }
 
@@ -140,6 +171,15 @@ func (p *plot) pointsCell(label, color string, ts, vs []float64, radius, cell fl
 
 // line draws a polyline through (t, v); NaN values break the line.
 func (p *plot) line(label, color string, ts, vs []float64, dashed bool) {
+	dash := ""
+	if dashed {
+		dash = "4 3"
+	}
+	p.styledLine(label, color, ts, vs, dash)
+}
+
+// styledLine is line with any stroke-dasharray ("" for solid).
+func (p *plot) styledLine(label, color string, ts, vs []float64, dashArray string) {
 	var d strings.Builder
 	n, pen := 0, false
 	for i := range ts {
@@ -160,12 +200,12 @@ func (p *plot) line(label, color string, ts, vs []float64, dashed bool) {
 		return
 	}
 	dash := ""
-	if dashed {
-		dash = ` stroke-dasharray="4 3"`
+	if dashArray != "" {
+		dash = ` stroke-dasharray="` + dashArray + `"`
 	}
 	fmt.Fprintf(&p.b, `<path class="series" data-series="%s" data-points="%d" d="%s" fill="none" stroke="%s" stroke-width="1.5"%s><title>%s</title></path>`,
 		template.HTMLEscapeString(label), n, d.String(), color, dash, template.HTMLEscapeString(label))
-	p.legend = append(p.legend, legendItem{label: label, color: color})
+	p.legend = append(p.legend, legendItem{label: label, color: color, dash: dashArray})
 }
 
 // marker draws one emphasised point with a tooltip (an anomaly, a lost write).
@@ -187,6 +227,8 @@ func (p *plot) svg() template.HTML {
 		}
 		y := 23 + 14*float64(row)
 		switch {
+		case l.radius == 0 && l.dash != "":
+			fmt.Fprintf(&legend, `<line x1="%.0f" x2="%.0f" y1="%.0f" y2="%.0f" stroke="%s" stroke-width="2" stroke-dasharray="%s"/>`, x-2, x+11, y, y, l.color, l.dash)
 		case l.radius == 0:
 			fmt.Fprintf(&legend, `<rect x="%.0f" y="%.0f" width="10" height="4" fill="%s"/>`, x, y-2, l.color)
 		case l.square:
@@ -243,5 +285,7 @@ func faultColor(f string) string {
 // outcomeColors colour ok/fail/info consistently in every plot.
 var outcomeColors = map[string]string{"ok": "#2e7d32", "fail": "#c62828", "info": "#ef6c00"}
 
-// palette colours op types (read, write, ...) in order of appearance.
-var palette = []string{"#1e88e5", "#43a047", "#f4511e", "#8e24aa", "#00acc1", "#fdd835", "#6d4c41", "#d81b60"}
+// palette colours op types (read, write, ...) and compared runs in order
+// of appearance: Tableau 10, a categorical palette whose neighbours differ
+// in hue and lightness (the previous one had near-identical purples).
+var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -88,10 +89,35 @@ func (d *runData) snapshots() []snapshot {
 			}
 		}
 	}
+	out = append(out, d.sampledSnapshots()...)
 	if s, ok := d.fileSnapshot("cluster-nodes-after.txt"); ok {
 		out = append(out, snapshot{t: d.duration(), label: "at the end", nodes: s})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].t < out[j].t })
+	return out
+}
+
+// sampledSnapshots reads topology.jsonl: the roles and slots the runner
+// sampled every 500 ms while they changed (harness.TopologyFile), each
+// node's line as that node saw itself.
+func (d *runData) sampledSnapshots() []snapshot {
+	b, err := os.ReadFile(d.run.Path("topology.jsonl"))
+	if err != nil {
+		return nil
+	}
+	var out []snapshot
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var s struct {
+			Time         int64  `json:"time"`
+			ClusterNodes string `json:"cluster_nodes"`
+		}
+		if len(line) == 0 || json.Unmarshal(line, &s) != nil {
+			continue // a torn last line of a crashed run
+		}
+		if nodes := parseClusterNodes(s.ClusterNodes); len(nodes) > 0 {
+			out = append(out, snapshot{t: float64(s.Time) / 1e9, label: fmt.Sprintf("sampled at %.1f s", float64(s.Time)/1e9), nodes: nodes})
+		}
+	}
 	return out
 }
 

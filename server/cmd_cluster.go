@@ -569,6 +569,7 @@ func clusterCommands() []*Command {
 		newCmd("asking", 1, "fast", 0, 0, 0, clusterOnly(cmdAsking), "cluster"),
 		newCmd("readonly", 1, "fast loading stale", 0, 0, 0, clusterOnly(cmdReadonly), "cluster"),
 		newCmd("readwrite", 1, "fast loading stale", 0, 0, 0, clusterOnly(cmdReadwrite), "cluster"),
-		newCmd("migrate", -6, "write", 3, 3, 1, cmdMigrate, "generic").withKeys(migrateKeys),
+		newCmd("migrate", -6, "write movablekeys", 3, 3, 1, cmdMigrate, "generic").withKeys(migrateKeys).
+			withACL("@keyspace", "@write", "@slow", "@dangerous").withRedisInfoSpecs(""),
 	}
 }

@@ -68,13 +68,13 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 	tips := cmd.Tips
 	c.SetHeader(len(tips))
 	for _, tip := range tips {
-		c.Simple(tip)
+		c.BulkString(tip) // bulk, unlike the flags and categories (addReplyCommandTips)
 	}
 	// key specs
 	if cmd.InfoSpecs != nil {
 		c.writeKeySpecs(cmd.InfoSpecs)
 	} else if cmd.FirstKey > 0 {
-		c.Array(1)
+		c.SetHeader(1)
 		c.Map(3)
 		c.BulkString("flags")
 		var kf []string
@@ -113,9 +113,15 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 		c.BulkString("limit")
 		c.Int(0)
 	} else {
-		c.Array(0)
+		c.SetHeader(0)
 	}
-	c.Array(len(cmd.Subcommands))
+	// Redis replies key specs as a set, and no subcommands as an empty set
+	// (RESP3), but subcommands as an array.
+	if len(cmd.Subcommands) == 0 {
+		c.SetHeader(0)
+	} else {
+		c.Array(len(cmd.Subcommands))
+	}
 	for _, sc := range cmd.Subcommands {
 		c.writeCommandInfo(sc, cmd.Name+"|"+sc.Name)
 	}
@@ -250,23 +256,13 @@ func cmdCommand(c *Client, argv [][]byte) {
 			c.BulkString(n)
 		}
 	case "GETKEYS":
-		cmd := s.Lookup(argv[2])
-		if cmd == nil {
-			c.Error("ERR Invalid command specified")
-			return
-		}
-		if !checkArity(cmd.Arity, len(argv)-2) {
-			c.Error("ERR Invalid number of arguments specified for command")
-			return
-		}
-		idx := cmd.KeyIndexes(argv[2:])
-		if len(idx) == 0 {
-			c.Error("ERR The command has no key arguments")
+		_, args, idx, ok := c.commandGetKeys(argv)
+		if !ok {
 			return
 		}
 		c.Array(len(idx))
 		for _, i := range idx {
-			c.Bulk(argv[2+i])
+			c.Bulk(args[i])
 		}
 	case "GETKEYSANDFLAGS":
 		cmdCommandGetKeysAndFlags(c, argv)
@@ -298,22 +294,8 @@ func cmdCommand(c *Client, argv [][]byte) {
 }
 
 func cmdCommandGetKeysAndFlags(c *Client, argv [][]byte) {
-	cmd := c.s.Lookup(argv[2])
-	if cmd == nil {
-		c.Error("ERR Invalid command specified")
-		return
-	}
-	args := argv[2:]
-	if !checkArity(cmd.Arity, len(args)) {
-		c.Error("ERR Invalid number of arguments specified for command")
-		return
-	}
-	idx := cmd.KeyIndexes(args)
-	if sub := cmd.subcommand(args); len(idx) == 0 && sub != nil && sub.FirstKey > 0 && sub.FirstKey < len(args) {
-		idx = []int{sub.FirstKey}
-	}
-	if len(idx) == 0 {
-		c.Error("ERR The command has no key arguments")
+	cmd, args, idx, ok := c.commandGetKeys(argv)
+	if !ok {
 		return
 	}
 	flags := keyFlags(cmd, args, idx)
@@ -326,6 +308,45 @@ func cmdCommandGetKeysAndFlags(c *Client, argv [][]byte) {
 			c.Simple(f)
 		}
 	}
+}
+
+// commandGetKeys is Redis's getKeysSubcommandImpl up to the keys of
+// COMMAND GETKEYS[ANDFLAGS] argv: the command (its subcommand for a
+// container, none for an unknown one), then whether it has keys at all,
+// then its arity; ok is false once a reply (an error, or the empty array
+// of a command whose keys are optional) is written.
+func (c *Client) commandGetKeys(argv [][]byte) (cmd *Command, args [][]byte, idx []int, ok bool) {
+	args = argv[2:]
+	cmd = c.s.Lookup(args[0])
+	target := cmd
+	if cmd != nil && len(cmd.Subcommands) > 0 && len(args) > 1 {
+		target = cmd.subcommand(args)
+	}
+	if target == nil {
+		c.Error("ERR Invalid command specified")
+		return nil, nil, nil, false
+	}
+	if target.FirstKey <= 0 && target.Keys == nil && len(target.RedisSpecs) == 0 && (target != cmd || cmd.Keys == nil) {
+		c.Error("ERR The command has no key arguments")
+		return nil, nil, nil, false
+	}
+	if !checkArity(target.Arity, len(args)) {
+		c.Error("ERR Invalid number of arguments specified for command")
+		return nil, nil, nil, false
+	}
+	idx = cmd.KeyIndexes(args)
+	if len(idx) == 0 && target != cmd && target.FirstKey > 0 && target.FirstKey < len(args) {
+		idx = []int{target.FirstKey}
+	}
+	if len(idx) == 0 {
+		if target.Flags&FlagNoMandatoryKeys != 0 {
+			c.Array(0)
+		} else {
+			c.Error("ERR Invalid arguments specified for command")
+		}
+		return nil, nil, nil, false
+	}
+	return cmd, args, idx, true
 }
 
 // keyFlags returns the key-spec flags of each key position of argv, from
@@ -348,6 +369,9 @@ func keyFlags(cmd *Command, argv [][]byte, idx []int) [][]string {
 			if out[k] != nil {
 				break
 			}
+		}
+		if out[k] == nil && name == "sort" {
+			out[k] = []string{"OW", "update"} // sortGetKeys's STORE key, which no spec finds
 		}
 		if out[k] == nil {
 			if cmd.Flags&FlagWrite != 0 {

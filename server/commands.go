@@ -184,7 +184,7 @@ const (
 // order they are merged (a later spec may not repeat an earlier name).
 var commandFamilies = []func() []*Command{
 	stringCommands, bitmapCommands, bitfieldCommands, hllCommands, sortCommands, keyspaceCommands,
-	hashCommands, setCommands, listCommands, blockingCommands, zsetCommands, multiCommands, scriptingCommands,
+	hashCommands, setCommands, listCommands, blockingCommands, zsetCommands, geoCommands, multiCommands, scriptingCommands,
 	serverCommands, debugCommands, introspectionCommands, streamCommands, pubsubCommands, clusterCommands,
 	replCommands,
 }

@@ -102,7 +102,7 @@ func (ks KeySpec) positions(argv [][]byte) (pos []int, ok bool) {
 
 // writeKeySpecs writes specs as COMMAND INFO's key specifications.
 func (c *Client) writeKeySpecs(specs []KeySpec) {
-	c.Array(len(specs))
+	c.SetHeader(len(specs))
 	for _, ks := range specs {
 		n := 3
 		if ks.Notes != "" {

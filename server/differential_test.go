@@ -103,7 +103,7 @@ func quoteArgv(argv [][]byte) string {
 // sequenceTemplates are the commands the generator draws from. Placeholders:
 // {k} key, {v} string value, {n} small integer, {i} index, {f} hash field,
 // {m} integer set member, {z} zset member, {s} score, {sb} score bound,
-// {lb} lex bound, {fl} float.
+// {lb} lex bound, {fl} float, {lon} {lat} a position, {rad} a radius or box side in km.
 var sequenceTemplates = []string{
 	"SET {k} {v}", "SET {k} {n} NX", "SET {k} {v} XX GET", "GET {k}", "APPEND {k} {v}", "INCR {k}",
 	"INCRBY {k} {n}", "DECR {k}", "INCRBYFLOAT {k} {fl}", "STRLEN {k}", "GETRANGE {k} {i} {i}",
@@ -139,22 +139,31 @@ var sequenceTemplates = []string{
 	"SORT {k}", "SORT {k} DESC LIMIT {i} {i}", "SORT {k} ALPHA", "SORT {k} BY nosort", "SORT {k} BY nosort DESC LIMIT {i} {i}",
 	"SORT {k} ALPHA STORE {k}", "SORT_RO {k} BY nosort", "SORT {k} BY nosort STORE {k}",
 	"SORT {k} LIMIT {i} {i} GET # GET {k} STORE {k}", "PFDEBUG ENCODING {k}", "PFDEBUG TODENSE {k}",
+	"GEOADD {k} {lon} {lat} {z}", "GEOADD {k} CH {lon} {lat} {z} {lon} {lat} {z}", "GEOADD {k} XX {lon} {lat} {z}",
+	"GEOPOS {k} {z} {z}", "GEOHASH {k} {z}", "GEODIST {k} {z} {z} km",
+	"GEOSEARCH {k} FROMLONLAT {lon} {lat} BYRADIUS {rad} km WITHDIST WITHCOORD WITHHASH",
+	"GEOSEARCH {k} FROMMEMBER {z} BYBOX {rad} {rad} km ASC COUNT 2 WITHDIST",
+	"GEORADIUS {k} {lon} {lat} {rad} km STOREDIST {k}", "GEORADIUSBYMEMBER {k} {z} {rad} km DESC",
+	"GEOSEARCHSTORE {k} {k} FROMLONLAT {lon} {lat} BYRADIUS {rad} km STOREDIST",
 }
 
 func randomSequence(r *rand.Rand, n int) [][][]byte {
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	fill := map[string]func() string{
-		"k":  func() string { return pick("a", "b", "c") },
-		"v":  func() string { return pick("x", "yy", "1", "", "x y") },
-		"n":  func() string { return fmt.Sprint(r.IntN(7) - 2) },
-		"i":  func() string { return fmt.Sprint(r.IntN(9) - 4) },
-		"f":  func() string { return pick("f1", "f2", "f3") },
-		"m":  func() string { return fmt.Sprint(r.IntN(6) - 1) },
-		"z":  func() string { return pick("m1", "m2", "m3", "m4") },
-		"s":  func() string { return pick("0", "1", "2.5", "-1", "inf", "3") },
-		"sb": func() string { return pick("-inf", "+inf", "0", "(1", "2.5", "(3") },
-		"lb": func() string { return pick("-", "+", "[m2", "(m3", "[m1") },
-		"fl": func() string { return pick("0.1", "1.5", "-2", "1e3", "3") },
+		"k":   func() string { return pick("a", "b", "c") },
+		"v":   func() string { return pick("x", "yy", "1", "", "x y") },
+		"n":   func() string { return fmt.Sprint(r.IntN(7) - 2) },
+		"i":   func() string { return fmt.Sprint(r.IntN(9) - 4) },
+		"f":   func() string { return pick("f1", "f2", "f3") },
+		"m":   func() string { return fmt.Sprint(r.IntN(6) - 1) },
+		"z":   func() string { return pick("m1", "m2", "m3", "m4") },
+		"s":   func() string { return pick("0", "1", "2.5", "-1", "inf", "3") },
+		"sb":  func() string { return pick("-inf", "+inf", "0", "(1", "2.5", "(3") },
+		"lb":  func() string { return pick("-", "+", "[m2", "(m3", "[m1") },
+		"fl":  func() string { return pick("0.1", "1.5", "-2", "1e3", "3") },
+		"lon": func() string { return pick("0", "179.9", "-180", "13.36", "15.08", "-0.5") },
+		"lat": func() string { return pick("0", "85.05", "-85.05112878", "38.11", "37.5", "1") },
+		"rad": func() string { return pick("0", "1", "200", "5000", "20000") },
 	}
 	seq := make([][][]byte, n)
 	for i := range seq {
@@ -279,18 +288,8 @@ func TestDifferentialArguments(t *testing.T) {
 // missingCommands are commands whose replies still differ from Redis 7.0's,
 // mostly because the reference server does not implement them (README).
 var missingCommands = map[string]string{
-	"geoadd":               "geo (not implemented)",
-	"geodist":              "geo (not implemented)",
-	"geohash":              "geo (not implemented)",
-	"geopos":               "geo (not implemented)",
-	"georadius":            "geo (not implemented)",
-	"georadius_ro":         "geo (not implemented)",
-	"georadiusbymember":    "geo (not implemented)",
-	"georadiusbymember_ro": "geo (not implemented)",
-	"geosearch":            "geo (not implemented)",
-	"geosearchstore":       "geo (not implemented)",
-	"acl":                  "not implemented",
-	"module":               "not implemented",
+	"acl":    "not implemented",
+	"module": "not implemented",
 }
 
 // allReplies sends argv followed by an ECHO marker and returns every reply
@@ -331,7 +330,7 @@ func TestCommandListFilterMatchesRedis(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	for _, cat := range []string{"string", "hash", "list", "set", "sortedset", "bitmap"} {
+	for _, cat := range []string{"string", "hash", "list", "set", "sortedset", "bitmap", "geo"} {
 		want := names(red, "COMMAND", "LIST", "FILTERBY", "ACLCAT", cat)
 		var missing []string
 		kept := want[:0]

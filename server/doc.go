@@ -1,6 +1,6 @@
 // Package server is redline's reference server: one Redis 7.0 compatible
 // node (RESP2/RESP3, pipelining, inline commands) with strings, hashes,
-// sets, lists, sorted sets, streams, HyperLogLog, bitmaps, expiry,
+// sets, lists, sorted sets, geo, streams, HyperLogLog, bitmaps, expiry,
 // MULTI/EXEC/WATCH, Pub/Sub, client-side caching, Lua scripts and functions
 // (gopher-lua), DUMP/RESTORE, an append-only file, replication and cluster
 // mode. `redline server` calls Main; tests use New + Start on 127.0.0.1:0,

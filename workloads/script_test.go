@@ -2,9 +2,11 @@ package workloads
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/cluster/localcluster"
 	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/workloads/client"
@@ -60,4 +62,92 @@ func TestScriptFallbackAfterNoscript(t *testing.T) {
 	if out := w.Invoke(ctx, c, read); out.Type != history.OK || string(out.Value) != "4" {
 		t.Fatalf("read: %+v", out)
 	}
+}
+
+// TestScriptWorkloadNoscriptAfterFailover runs the script workload on
+// redis-server processes with replicas: SCRIPT LOAD on every primary,
+// EVALSHA works, a CLUSTER FAILOVER promotes the replica of key 0's
+// primary, and the next EVALSHA there fails with NOSCRIPT (Redis 7.0 does
+// not propagate SCRIPT LOAD to replicas); the workload loads the script
+// again, so the one after succeeds. The script checker calls that NOSCRIPT
+// documented (valid) and counts it after the failover.
+func TestScriptWorkloadNoscriptAfterFailover(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	c, err := client.New(ctx, client.Options{Seeds: lc.Addrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w, _ := New("script", Config{Prefix: "t:"})
+	if err := w.Setup(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	var ops []history.Op
+	run := func(inv history.Op) history.Op {
+		inv.Type, inv.Process, inv.Index = history.Invoke, 0, int64(len(ops))
+		ops = append(ops, inv)
+		out := w.Invoke(ctx, c, inv)
+		out.Process, out.F, out.Key, out.Index = 0, inv.F, inv.Key, int64(len(ops))
+		if out.Type == history.Invoke {
+			t.Fatalf("no outcome for %+v", inv)
+		}
+		ops = append(ops, out)
+		return out
+	}
+	for _, inv := range w.InitOps() {
+		if out := run(inv); out.Type != history.OK {
+			t.Fatalf("SCRIPT LOAD: %+v", out)
+		}
+	}
+	key := w.InitOps()[0].Key
+	add := history.Op{F: "add", Key: key}
+	add.SetValue(2)
+	if out := run(add); out.Type != history.OK {
+		t.Fatalf("EVALSHA before the failover: %+v", out)
+	}
+	// Promote the replica of the key's primary.
+	primary := c.Primary(Keyslot(key))
+	var replica string
+	for _, a := range lc.Addrs {
+		info, _ := c.Node(a).Info(ctx, "replication").Result()
+		if strings.Contains(info, "role:slave") && strings.Contains(info, "master_port:"+primary[strings.LastIndex(primary, ":")+1:]) {
+			replica = a
+		}
+	}
+	if replica == "" {
+		t.Fatalf("no replica of %s", primary)
+	}
+	if err := c.Node(replica).Do(ctx, "cluster", "failover").Err(); err != nil {
+		t.Fatal(err)
+	}
+	localcluster.Eventually(t, 20*time.Second, func() string {
+		if info, _ := c.Node(replica).Info(ctx, "replication").Result(); !strings.Contains(info, "role:master") {
+			return replica + " not promoted yet"
+		}
+		return ""
+	})
+	j := history.Op{Process: history.Nemesis, Type: history.Info, F: "journal", Index: int64(len(ops))}
+	j.SetDetail([]byte(`{"seq":1,"state":"done","kind":"failover"}`))
+	ops = append(ops, j)
+	out := run(add)
+	if out.Type != history.Fail || !strings.HasPrefix(out.ErrorText(), "NOSCRIPT") {
+		t.Fatalf("EVALSHA on the promoted replica: %+v, want a NOSCRIPT failure (Redis 7.0 does not replicate SCRIPT LOAD)", out)
+	}
+	if out.Node != replica {
+		t.Fatalf("NOSCRIPT from %s, want the promoted %s", out.Node, replica)
+	}
+	if out := run(add); out.Type != history.OK {
+		t.Fatalf("EVALSHA after the workload loaded the script again: %+v", out)
+	}
+	r := checker.Script().Check(ctx, ops)
+	if r.Valid != checker.Valid || r.Figures["noscript_after_failover"] != 1 {
+		t.Fatalf("script checker: %v %v", r.Valid, r.Figures)
+	}
+	t.Logf("script checker: %v", r.Figures["why"])
 }

@@ -155,6 +155,7 @@ var registry = map[string]factory{
 	"counter":  newCounter,
 	"set":      newSet,
 	"txn":      newTxn,
+	"script":   newScript,
 }
 
 // Names lists the workloads redline knows.

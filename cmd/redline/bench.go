@@ -20,7 +20,12 @@ import (
 )
 
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := &runOptions{stdout: stdout, stderr: stderr}
+	return benchCommand(&runOptions{stdout: stdout, stderr: stderr})
+}
+
+// benchCommand is the bench command filling o (a --versus run makes a
+// second one for its B side).
+func benchCommand(o *runOptions) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "bench",
 		Short: "Load test: open-loop GET/SET traffic, throughput and corrected latency, optionally under faults",
@@ -40,15 +45,29 @@ With --nemesis (migrate, member, failover, pause, ...) every fault gets
 before / during / after windows. Memory stays bounded: per-second HDR
 histograms, no per-op history unless --history.
 
+--slo 'p99<=2ms' searches the capacity: open-loop steps of --slo-step after
+--slo-warmup each (--time-limit does not apply), a doubling ramp from --rate,
+then a bisection to 5%, the answer measured twice; it prints the curve and
+"capacity: N ops/s at p99<=2ms" before the last line, and what limited it.
+--plan 'at=10s scale-out; at=30s reshard 500; at=50s failover' makes
+capacity changes at those times under the load, each with its windows.
+--versus '--nodes 8' runs the bench again with those flags changed and
+compares the two (compare.html beside the second).
+
 Other workloads (register, counter, ...) run as in 'redline run', without
 their checkers. The last line printed is "throughput: N ops/s".`,
 		Example: `  redline bench --concurrency 50 --time-limit 30s
   redline bench --target redis --rate 20000 --nemesis pause --ratio 1:1 --value-size 32-512
-  redline bench --addrs 10.0.0.5:6379 --preset ycsb-b --keys 100000 --pipeline 8`,
+  redline bench --addrs 10.0.0.5:6379 --preset ycsb-b --keys 100000 --pipeline 8
+  redline bench --target redis --slo 'p99<=2ms,errors<=0.1%' --versus '--nodes 8'
+  redline bench --target redis --rate 5000 --time-limit 90s --plan 'at=10s scale-out; at=50s reshard 500'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
 			o.cfg.Bench = true
+			if o.capacity.versus != "" {
+				return runVersus(cmd, o)
+			}
 			return runRun(cmd.Context(), o, cmd.Flags().Changed("target"))
 		},
 	}
@@ -67,6 +86,7 @@ their checkers. The last line printed is "throughput: N ops/s".`,
 	f.StringVar(&o.kv.preset, "preset", "", "kv: YCSB core workload ycsb-a (50/50), ycsb-b (95/5 reads), ycsb-c (reads); zipfian; overrides --ratio and --key-pattern")
 	f.BoolVar(&o.cfg.ConnPerWorker, "conn-per-worker", false, "closed loop (--rate 0): each worker its own connection to each node, one write and read per batch, instead of the workers' ops sharing one connection per node, written together (auto-pipelining)")
 	f.BoolVar(&o.cfg.History, "history", false, "keep every op in ops.jsonl.gz (off: only per-second histograms are kept)")
+	addCapacityFlags(c, o)
 	return c
 }
 
@@ -107,7 +127,7 @@ func validateKV(o *runOptions, cfg *harness.Config) error {
 		return badArgs("%v", err)
 	}
 	cfg.KV = kv
-	return nil
+	return validateCapacity(o, cfg)
 }
 
 // kvRun is what runKV needs from runOnce.
@@ -124,34 +144,13 @@ type kvRun struct {
 // runKV drives the kv load workload through harness/bench and stores
 // bench.json, results.json and a report page.
 func runKV(ctx context.Context, k kvRun) (int, error) {
-	cfg := k.cfg
-	kv := *cfg.KV
-	kv.Prefix = cfg.KeyPrefix
-	opts := bench.Options{
-		Seeds: seedAddrs(k.cluster), KV: kv, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
-		Duration: cfg.TimeLimit.D(), OpTimeout: cfg.OpTimeout.D(), Seed: cfg.Seed, Log: k.log.Printf,
-		ConnPerWorker: cfg.ConnPerWorker,
+	if c := k.cfg.Capacity; c != nil && c.SLO != "" {
+		return runCapacity(ctx, k)
 	}
-	if cfg.History {
-		opts.HistoryPath = k.run.Path("ops.jsonl.gz")
-	}
-	fault := func() string { return "" }
-	if k.nemesis != nil {
-		opts.Nemesis = k.nemesis
-		fault = k.nemesis.Current
-	}
-	pr := harness.NewProgress(k.stdout, k.tty, k.log)
-	opts.Started = func(counts func() (int64, int64, int64)) {
-		k.log.Printf("traffic: %d workers, %s, kv %s, rate %g", cfg.Concurrency, cfg.TimeLimit.D(), kvString(kv), cfg.Rate)
-		pr.StartRun(cfg.TimeLimit.D(), harness.Status{Counts: counts, Fault: fault})
-	}
-	res, err := bench.Run(ctx, opts)
-	pr.EndRun()
+	opts := benchOptions(k)
+	res, err := runBenchOnce(ctx, k, opts, true)
 	if err != nil {
-		return 0, harnessFailed(fmt.Errorf("%w (results so far in %s)", err, k.run.Dir))
-	}
-	if ctx.Err() != nil {
-		return 0, harnessFailed(fmt.Errorf("interrupted; results so far in %s", k.run.Dir))
+		return 0, err
 	}
 	snapshotNodes(k.cluster, k.log)(ctx, k.run, "after")
 	if err := bench.Save(k.run, res); err != nil {
@@ -165,6 +164,62 @@ func runKV(ctx context.Context, k kvRun) (int, error) {
 		return exitUnknown, nil
 	}
 	return exitValid, nil
+}
+
+// benchOptions are the engine's options of a kv bench.
+func benchOptions(k kvRun) bench.Options {
+	cfg := k.cfg
+	kv := *cfg.KV
+	kv.Prefix = cfg.KeyPrefix
+	opts := bench.Options{
+		Seeds: seedAddrs(k.cluster), KV: kv, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
+		Duration: cfg.TimeLimit.D(), OpTimeout: cfg.OpTimeout.D(), Seed: cfg.Seed, Log: k.log.Printf,
+		ConnPerWorker: cfg.ConnPerWorker, NodeNames: map[string]string{},
+	}
+	for _, n := range k.cluster.Nodes() {
+		opts.NodeNames[n.Addr] = n.Name
+	}
+	if cfg.History {
+		opts.HistoryPath = k.run.Path("ops.jsonl.gz")
+	}
+	if k.nemesis != nil {
+		opts.Nemesis = k.nemesis
+	}
+	return opts
+}
+
+// runBenchOnce runs the engine once, with the progress display when
+// progress is set.
+func runBenchOnce(ctx context.Context, k kvRun, opts bench.Options, progress bool) (*bench.Result, error) {
+	fault := func() string { return "" }
+	if k.nemesis != nil {
+		fault = k.nemesis.Current
+	}
+	pr := harness.NewProgress(k.stdout, k.tty && progress, k.log)
+	var live func() string
+	opts.Live = func(l func() string) { live = l }
+	opts.Started = func(counts func() (int64, int64, int64)) {
+		k.log.Printf("traffic: %d workers, %s, kv %s, rate %g", opts.Concurrency, opts.Duration, kvString(opts.KV), opts.Rate)
+		if progress {
+			pr.StartRun(opts.Duration, harness.Status{Counts: counts, Fault: fault, Live: func() string {
+				if live == nil {
+					return ""
+				}
+				return live()
+			}})
+		}
+	}
+	res, err := bench.Run(ctx, opts)
+	if progress {
+		pr.EndRun()
+	}
+	if err != nil {
+		return nil, harnessFailed(fmt.Errorf("%w (results so far in %s)", err, k.run.Dir))
+	}
+	if ctx.Err() != nil {
+		return nil, harnessFailed(fmt.Errorf("interrupted; results so far in %s", k.run.Dir))
+	}
+	return res, nil
 }
 
 // compareBenchRuns compares two kv bench runs figure by figure and writes
@@ -194,8 +249,10 @@ func compareBenchRuns(w io.Writer, dirs []string) (done bool, err error) {
 	if err := bench.Compare(w, "A "+name(runs[0]), "B "+name(runs[1]), rs[0], rs[1]); err != nil {
 		return true, harnessFailed(err)
 	}
+	cfgA, _ := bench.ReadConfig(runs[0].Dir)
+	cfgB, _ := bench.ReadConfig(runs[1].Dir)
 	page := bench.Page("redline bench: A "+name(runs[0])+" vs B "+name(runs[1]),
-		[]bench.Named{{Name: "A " + runs[0].Dir, R: rs[0]}, {Name: "B " + runs[1].Dir, R: rs[1]}})
+		[]bench.Named{{Name: "A " + name(runs[0]), R: rs[0], Config: cfgA}, {Name: "B " + name(runs[1]), R: rs[1], Config: cfgB}})
 	path := runs[1].Path("compare.html")
 	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		return true, harnessFailed(err)

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -143,6 +144,17 @@ func TestBenchBadArguments(t *testing.T) {
 		{"bench", "--preset", "ycsb-z"},
 		{"bench", "--workload", "kv,register"},
 		{"run", "--workload", "kv"},
+		{"bench", "--slo", "p99<2ms"},
+		{"bench", "--slo", "p99<=2ms", "--slo-step", "100ms"},
+		{"bench", "--slo", "p99<=2ms", "--slo-warmup", "1500ms"},
+		{"bench", "--slo", "p99<=2ms", "--nemesis", "pause"},
+		{"bench", "--slo", "p99<=2ms", "--rate", "5000", "--slo-max-rate", "1000"},
+		{"bench", "--plan", "at=10s grow"},
+		{"bench", "--plan", "at=70s scale-out"},
+		{"bench", "--plan", "at=10s scale-out", "--slo", "p99<=2ms"},
+		{"bench", "--plan", "at=10s scale-out", "--nemesis", "kill"},
+		{"bench", "--versus", "--no-such-flag 1"},
+		{"bench", "--versus", "--ratio x"},
 	}
 	for _, args := range cases {
 		var out, errb bytes.Buffer
@@ -195,4 +207,180 @@ func TestBenchFailoverAndRebalanceInDocker(t *testing.T) {
 	if l := leftovers(t, "bench-redis-kv-"); l != "" {
 		t.Fatalf("left behind after a bench: %s", l)
 	}
+}
+
+// TestBenchCapacitySearchExternal searches the capacity of six
+// redis-server processes under a generous objective with a low ceiling:
+// the ramp reaches the ceiling, the answer is confirmed, printed before
+// the throughput line and stored with its curve.
+func TestBenchCapacitySearchExternal(t *testing.T) {
+	res := t.TempDir()
+	out, _ := benchRun(t, res, "bench", "--addrs", localAddrs(t), "--slo", "p99<=2s,errors<=1%", "--rate", "250", "--slo-max-rate", "1000",
+		"--slo-step", "1s", "--slo-warmup", "1s", "--keys", "300", "--seed", "5")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if n := len(lines); n < 2 || lines[n-2] != "capacity: 1000 ops/s at p99<=2s,errors<=1% (at least: the search's ceiling)" || !strings.HasPrefix(lines[n-1], "throughput: ") {
+		t.Fatalf("the last lines are not the capacity and the throughput:\n%s", out)
+	}
+	latest := filepath.Join(res, "latest")
+	var c bench.Capacity
+	b, err := os.ReadFile(filepath.Join(latest, "capacity.json"))
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("capacity.json: %v", err)
+	}
+	var rates []float64
+	for _, s := range c.Steps {
+		rates = append(rates, s.Rate)
+		if s.MeasuredS < 0.9 || s.WarmupS < 0.9 || len(s.Shards) != 3 {
+			t.Errorf("step at %v: measured %.2f s after %.2f s warm-up, %d shards", s.Rate, s.MeasuredS, s.WarmupS, len(s.Shards))
+		}
+	}
+	if len(rates) != 4 || rates[0] != 250 || rates[2] != 1000 || rates[3] != 1000 || !c.Confirmed {
+		t.Errorf("steps %v (confirmed %v), want 250, 500, 1000 and 1000 again", rates, c.Confirmed)
+	}
+	page, err := os.ReadFile(filepath.Join(latest, "report.html"))
+	if err != nil || !bytes.Contains(page, []byte(`data-plot="capacity-curve"`)) {
+		t.Errorf("the report lacks the capacity curve (%v)", err)
+	}
+	for _, f := range bench.HistogramFiles() {
+		if _, err := os.Stat(filepath.Join(latest, f)); err != nil {
+			t.Errorf("export %s: %v", f, err)
+		}
+	}
+}
+
+// TestBenchPlanReshardExternal reshards 200 slots at 2 s into a 7 s
+// open-loop bench on six redis-server processes: the change gets its
+// window, its duration, the slots and keys it moved and the redirects.
+func TestBenchPlanReshardExternal(t *testing.T) {
+	out, r := benchRun(t, t.TempDir(), "bench", "--addrs", localAddrs(t), "--rate", "500", "--time-limit", "7s", "--plan", "at=2s reshard 200",
+		"--keys", "2000", "--yes", "--seed", "5")
+	if len(r.Windows) != 1 {
+		t.Fatalf("windows %+v, want the reshard\n%s", r.Windows, out)
+	}
+	w := r.Windows[0]
+	if w.Fault != "reshard" || w.StartS < 1.9 || w.TookS <= 0 || !strings.Contains(w.Detail, "200 slots moved") || !strings.Contains(w.Detail, "keys moved") {
+		t.Errorf("window %+v", w)
+	}
+	if w.Before.Seconds == 0 || w.During.Seconds == 0 && w.TookS >= 1 {
+		t.Errorf("window without before/during figures: %+v", w)
+	}
+	if r.Counts.Moved+r.Counts.Ask == 0 {
+		t.Errorf("no MOVED or ASK while 200 slots moved under load")
+	}
+	if !strings.Contains(out, "reshard (took") {
+		t.Errorf("the summary does not show the reshard's window:\n%s", out)
+	}
+}
+
+// TestBenchPlanScaleOutInDocker adds a primary 5 s into an open-loop
+// bench on the reference cluster in containers and removes one at 30 s:
+// both changes finish under load and get their windows (duration, node
+// added or removed, slots and keys moved, redirects), and the load goes on.
+func TestBenchPlanScaleOutInDocker(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	out, r := benchRun(t, res, "bench", "--rate", "500", "--time-limit", "55s", "--keys", "500", "--plan", "at=5s scale-out; at=30s scale-in",
+		"--node-timeout", "1s", "--seed", "13")
+	if len(r.Windows) != 2 {
+		t.Fatalf("windows %+v, want the scale-out and the scale-in\n%s", r.Windows, out)
+	}
+	for i, want := range []struct{ fault, did string }{{"scale-out", "added n7"}, {"scale-in", "removed n"}} {
+		w := r.Windows[i]
+		if w.Fault != want.fault || w.TookS <= 0 || w.EndS >= r.DurationS || !strings.Contains(w.Detail, want.did) || !strings.Contains(w.Detail, "slots moved") {
+			t.Errorf("window %d %+v (traffic %.1f s): want %s finished, %q with slots moved", i, w, r.DurationS, want.fault, want.did)
+		}
+		if w.Before.Seconds == 0 || w.During.Seconds == 0 || w.After.Seconds == 0 {
+			t.Errorf("window without before/during/after figures: %+v", w)
+		}
+	}
+	if r.Windows[0].StartS < 4.9 || r.Windows[1].StartS < 29.9 {
+		t.Errorf("changes at %.1f s and %.1f s, planned at 5 s and 30 s", r.Windows[0].StartS, r.Windows[1].StartS)
+	}
+	if r.Throughput < 400 || r.Counts.Moved+r.Counts.Ask == 0 {
+		t.Errorf("throughput %.0f, %d MOVED, %d ASK: the load should go on through the changes and follow them", r.Throughput, r.Counts.Moved, r.Counts.Ask)
+	}
+	// Only this run's cluster: other benches may share the engine.
+	cfg, _ := os.ReadFile(filepath.Join(res, "latest", "config.json"))
+	name := regexp.MustCompile(`bench-reference-kv-none-[0-9a-f]+`).Find(cfg)
+	if name == nil {
+		t.Fatalf("config.json does not name the cluster:\n%s", cfg)
+	}
+	if l := leftovers(t, string(name)); l != "" {
+		t.Fatalf("left behind after a bench: %s", l)
+	}
+}
+
+// benchRun runs `redline` with args, fails the test unless it exits 0,
+// and returns its stdout and the stored bench.json of the latest run.
+func benchRun(t *testing.T, res string, args ...string) (string, bench.Result) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(append(args, "--results", res), &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	var r bench.Result
+	b, err := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("bench.json: %v", err)
+	}
+	return out.String(), r
+}
+
+// localAddrs starts six redis-server processes (3 primaries) on loopback.
+func localAddrs(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lc.Stop)
+	return strings.Join(lc.Addrs, ",")
+}
+
+// TestBenchVersusExternal compares two client settings on one cluster in
+// one command: A as given, B with --pipeline 4 and A's seed; the page
+// beside B names the difference.
+func TestBenchVersusExternal(t *testing.T) {
+	res := t.TempDir()
+	out, b := benchRun(t, res, "bench", "--addrs", localAddrs(t), "--rate", "300", "--time-limit", "2s", "--keys", "200", "--versus", "--pipeline 4")
+	for _, want := range []string{"=== A: the bench as given", "=== B: --pipeline 4", "=== A vs B", "FIGURE", "versus: throughput A "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); !strings.HasPrefix(lines[len(lines)-1], "throughput: ") {
+		t.Errorf("the last line is not the throughput: %q", lines[len(lines)-1])
+	}
+	if b.Pipeline != 4 {
+		t.Errorf("B ran with pipeline %d, want 4", b.Pipeline)
+	}
+	latest, _ := filepath.EvalSymlinks(filepath.Join(res, "latest"))
+	page, err := os.ReadFile(filepath.Join(latest, "compare.html"))
+	if err != nil || !regexp.MustCompile(`id="config-differ">the runs differ in: [^<]*kv\.pipeline`).Match(page) {
+		t.Errorf("compare.html does not name the pipeline as the difference (%v)", err)
+	}
+	// Both runs with one seed (A's, chosen for both).
+	runs, _ := filepath.Glob(filepath.Join(filepath.Dir(latest), "*", "config.json"))
+	seeds := map[string]bool{}
+	for _, f := range runs {
+		var c struct{ Seed int64 }
+		if err := json.Unmarshal(mustRead(t, f), &c); err != nil || c.Seed == 0 {
+			t.Errorf("%s: seed %d (%v)", f, c.Seed, err)
+		}
+		seeds[fmt.Sprint(c.Seed)] = true
+	}
+	if len(runs) != 2 || len(seeds) != 1 {
+		t.Errorf("%d runs with seeds %v, want A and B with one seed", len(runs), seeds)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

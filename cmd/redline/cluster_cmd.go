@@ -36,7 +36,7 @@ func startClusterFor(ctx context.Context, cfg harness.Config, log *harness.Log, 
 		defer cancel()
 		c, err := clusteradmin.OpenExternal(cctx, cfg.Addrs)
 		if err != nil {
-			return nil, fmt.Errorf("cannot reach the cluster at %s: %v; check the addresses and that the nodes run with cluster-enabled yes", strings.Join(cfg.Addrs, ","), err)
+			return nil, environmentFailed(fmt.Errorf("cannot reach the cluster at %s: %v; check the addresses and that the nodes run with cluster-enabled yes", strings.Join(cfg.Addrs, ","), err))
 		}
 		v := c.View()
 		log.Printf("discovered %d nodes (%d primaries with slots) by %s", len(v.Members), len(v.Primaries()), v.From)
@@ -44,7 +44,7 @@ func startClusterFor(ctx context.Context, cfg harness.Config, log *harness.Log, 
 	}
 	rt, err := docker.New(docker.Options{Log: log.Printf, Owned: owned, Form: clusteradmin.Form})
 	if err != nil {
-		return nil, err
+		return nil, environmentFailed(err)
 	}
 	reaped, err := rt.ReapOrphans(ctx)
 	for _, r := range reaped {

@@ -44,7 +44,7 @@ func TestRunWithACLUserKeepsTheSecret(t *testing.T) {
 	// Without the password: a clear error, nothing stored.
 	res := t.TempDir()
 	var out, errb bytes.Buffer
-	if code := run([]string{"run", "--addrs", lc.Addrs[0], "--user", "alice", "--time-limit", "1s", "--results", res}, &out, &errb); code != exitHarness {
+	if code := run([]string{"run", "--addrs", lc.Addrs[0], "--user", "alice", "--time-limit", "1s", "--results", res}, &out, &errb); code != exitEnvironment {
 		t.Fatalf("without a password: exit %d: %s", code, errb.String())
 	}
 	requireEmpty(t, res)

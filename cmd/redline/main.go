@@ -12,13 +12,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes, as Jepsen's.
+// Exit codes, as Jepsen's, plus 253 so that CI can tell a cluster it
+// could not reach (or a Docker engine that is not there) from a bug of
+// redline's own (255).
 const (
-	exitValid   = 0
-	exitInvalid = 1
-	exitUnknown = 2
-	exitBadArgs = 254
-	exitHarness = 255
+	exitValid       = 0
+	exitInvalid     = 1
+	exitUnknown     = 2
+	exitEnvironment = 253
+	exitBadArgs     = 254
+	exitHarness     = 255
 )
 
 // exitError carries an exit code up to main.
@@ -42,6 +45,12 @@ func harnessFailed(err error) error {
 		return err
 	}
 	return &exitError{exitHarness, err}
+}
+
+// environmentFailed marks a failure of what redline runs on: the cluster
+// at --addrs cannot be reached, the Docker engine does not answer.
+func environmentFailed(err error) error {
+	return &exitError{exitEnvironment, fmt.Errorf("environment: %w (exit 253: not a verdict, and not a fault of redline's)", err)}
 }
 
 // verdict is not an error as such: it carries the exit code of a checked run.

@@ -69,6 +69,12 @@ func configFlags(cfg harness.Config) []flagValue {
 	if cfg.RestoreRoles {
 		add("restore-roles", "true")
 	}
+	if cfg.Client != "" {
+		add("client", cfg.Client)
+	}
+	if cfg.RequireCoverage {
+		add("require-coverage", "true")
+	}
 	if cfg.ResultsDir != "" {
 		add("results", cfg.ResultsDir)
 	}

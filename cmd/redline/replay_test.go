@@ -106,7 +106,8 @@ func TestConfigFlagsRoundTrip(t *testing.T) {
 	cfg := harness.Config{Target: "reference", Nodes: 6, Replicas: 1, Workloads: []string{"counter"}, Nemesis: []string{"partition:halves"},
 		NemesisInterval: harness.Duration(5 * time.Second), TimeLimit: harness.Duration(30 * time.Second), Concurrency: 4, Rate: 250.5,
 		Wait: 1, WaitTimeout: harness.Duration(50 * time.Millisecond), Seed: -3, NodeTimeout: harness.Duration(2 * time.Second),
-		OpTimeout: harness.Duration(time.Second), CheckTimeout: harness.Duration(time.Minute), RestoreRoles: true, PartitionClients: true}
+		OpTimeout: harness.Duration(time.Second), CheckTimeout: harness.Duration(time.Minute), RestoreRoles: true, PartitionClients: true,
+		Client: "redline", RequireCoverage: true}
 	o := &runOptions{}
 	c := &cobra.Command{}
 	addRunFlags(c, o)

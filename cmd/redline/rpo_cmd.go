@@ -25,6 +25,7 @@ type rpoOptions struct {
 	maxLag                                  int
 	base                                    []string
 	results, resume                         string
+	dryRun                                  bool
 	stdout, stderr                          io.Writer
 }
 
@@ -44,11 +45,19 @@ Scenarios: isolate-primary (a primary cut off from every peer, clients still
 reach it), kill-primary, pause-primary (frozen longer than node-timeout: the
 zombie primary), primary-in-minority (a primary on the minority side).
 
+How long it takes: targets x scenarios x WAIT values x node-timeouts x
+settings (2 with --min-replicas) x seeds runs, one after another; each runs
+1.45 x max(10 s, 5 x node-timeout) of traffic plus about 15 s to start the
+cluster and check. The defaults are 4 scenarios x 2 WAIT values x 2 seeds =
+16 runs of 14 s + 15 s, about 8 minutes; --dry-run prints the runs and the
+estimate and starts nothing.
+
 Lost writes are what the study measures, so its runs' checkers are mostly
 invalid; the exit code says whether it could measure: 0 when every run gave
 figures, 2 when some did not (listed in rpo.md), 254 bad arguments, 255
 interrupted (continue with --resume DIR).`,
-		Example: `  redline rpo --target redis --scenarios isolate-primary --wait 0,1 --seeds 2
+		Example: `  redline rpo --dry-run
+  redline rpo --target redis --scenarios isolate-primary --wait 0,1 --seeds 2
   redline rpo --target reference,redis --node-timeout 1s,2s,5s --min-replicas`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRPO(cmd.Context(), o) },
@@ -65,6 +74,7 @@ interrupted (continue with --resume DIR).`,
 	f.StringArrayVar(&o.base, "set", nil, "key=value 'redline run' flag for every run, e.g. server-binary=./src/redis-server, concurrency=20")
 	f.StringVar(&o.results, "results", "results", "directory of the results store (runs, and rpo/<ts>/)")
 	f.StringVar(&o.resume, "resume", "", "an interrupted study's directory: run only what has no verdict yet")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print every run's flags and the estimated total time; start nothing")
 	return c
 }
 
@@ -85,6 +95,9 @@ func runRPO(ctx context.Context, o *rpoOptions) error {
 			o.results = prior.ResultsRoot
 		}
 	} else {
+		if err := checkStoreDir("--results", o.results); err != nil {
+			return err
+		}
 		st := suite.Study{Targets: splitList(o.targets), Scenarios: splitList(o.scenarios), Seeds: o.seeds, Clients: splitList(o.clients)}
 		for _, w := range splitList(o.waits) {
 			n, err := strconv.Atoi(w)
@@ -120,6 +133,9 @@ func runRPO(ctx context.Context, o *rpoOptions) error {
 				return badArgs("run %s: %v", r.Name, err)
 			}
 		}
+	}
+	if o.dryRun {
+		return printSuitePlan(o.stdout, s, dir, hasVerdict(prior))
 	}
 	err := executeSuite(ctx, s, dir, prior, o.results, "redline rpo", o.stdout, o.stderr)
 	if _, isVerdict := err.(verdict); err != nil && !isVerdict {

@@ -31,17 +31,20 @@ import (
 )
 
 type runOptions struct {
-	cfg       harness.Config
-	workloads string
-	nemesis   string
-	addrs     string
-	hooks     []string
-	yes       bool                // --yes: no question before faults on a cluster redline did not create
-	creds     cluster.Credentials // read from the environment or a file, never stored
-	replay    string              // --replay DIR: rerun a stored run's config and fault schedule
-	kv        kvFlags             // bench's kv workload
-	stdout    io.Writer
-	stderr    io.Writer
+	cfg        harness.Config
+	workloads  string
+	nemesis    string
+	addrs      string
+	hooks      []string
+	yes        bool                // --yes: no question before faults on a cluster redline did not create
+	dryRun     bool                // --dry-run: print the plan, start nothing
+	seedPicked bool                // the plan's seed was picked, not given
+	creds      cluster.Credentials // read from the environment or a file, never stored
+	replay     string              // --replay DIR: rerun a stored run's config and fault schedule
+	kv         kvFlags             // bench's kv workload
+	capacity   capacityFlags       // bench's --slo search and --plan
+	stdout     io.Writer
+	stderr     io.Writer
 	// runDir, if set, learns each run's directory as soon as it exists
 	// (a suite links its summary to it).
 	runDir func(dir string)
@@ -57,7 +60,9 @@ server in containers, runs the register workload for 60 s, heals, reads the
 final state, checks the history and stores everything under ./results.
 
 Exit codes: 0 all checkers valid, 1 some checker found an anomaly, 2 some
-checker could not decide, 254 bad arguments, 255 redline itself failed.`,
+checker could not decide, 253 the environment failed (the cluster at --addrs
+cannot be reached, the Docker engine does not answer), 254 bad arguments,
+255 redline itself failed.`,
 		Example: `  redline run --workload register --time-limit 30s
   redline run --target redis --workload counter,set --nemesis partition --wait 1
   redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s
@@ -126,6 +131,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 		return badArgs("--nemesis: %v", err)
 	}
 	if err := validateServer(cfg, targetChanged); err != nil {
+		return err
+	}
+	if err := checkStoreDir("--results", cfg.ResultsDir); err != nil {
 		return err
 	}
 	if cfg.Target != "external" {
@@ -258,12 +266,26 @@ func clientTag(client string) string {
 const maxTestName = 120
 
 func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
+	if o.nemesis == "list" {
+		printNemesisList(o.stdout)
+		return nil
+	}
 	if o.cfg.Client == "list" {
 		fmt.Fprint(o.stdout, clientlib.Describe())
 		return nil
 	}
+	seedGiven := o.cfg.Seed != 0
 	if err := o.validate(targetChanged); err != nil {
 		return err
+	}
+	if o.dryRun {
+		o.seedPicked = !seedGiven
+		command := "redline run"
+		if o.cfg.Bench {
+			command = "redline bench"
+		}
+		printRunPlan(o.stdout, o, command)
+		return nil
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -368,6 +390,12 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	log.Printf("results in %s", run.Dir)
 	if d, ok := cl.(cluster.Describer); ok {
 		cfg.Versions = d.Describe()
+	}
+	if v := redlineVersion(); v != "" {
+		if cfg.Versions == nil {
+			cfg.Versions = map[string]string{}
+		}
+		cfg.Versions["redline"] = v
 	}
 	if err := run.WriteJSON("config.json", cfg); err != nil {
 		return 0, harnessFailed(err)
@@ -558,15 +586,11 @@ func printAttribution(w io.Writer, s checker.Summary) {
 }
 
 // printNotApplicable names the checkers the history gave nothing to judge,
-// so that a person sees they were not part of the verdict and why.
+// so that a person sees they were not part of the verdict and why, on one
+// line.
 func printNotApplicable(w io.Writer, s checker.Summary) {
-	names := make([]string, 0, len(s.NotApplicable))
-	for n := range s.NotApplicable {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "%s: not applicable (%s)\n", n, s.NotApplicable[n])
+	if line := results.NotApplicableLine(s.NotApplicable); line != "" {
+		fmt.Fprintf(w, "not applicable, left out of the verdict: %s\n", line)
 	}
 }
 
@@ -581,7 +605,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.StringVar(&cfg.Client, "client", clientlib.Own, "client library under test: "+strings.Join(clientlib.Names(), ", ")+
 		" (traffic goes through it; setup and final reads through redline's own client); list: what each is")
 	f.StringVar(&o.workloads, "workload", "register", "workloads, comma separated: "+strings.Join(workloads.Names(), ", "))
-	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated: "+strings.Join(nemesisNames(), ", "))
+	f.StringVar(&o.nemesis, "nemesis", "none", "faults, comma separated, fault:mode for one mode ('--nemesis list' says what each does): "+strings.Join(nemesisNames(), ", "))
 	f.DurationVar((*time.Duration)(&cfg.NemesisInterval), "nemesis-interval", 10*time.Second, "time between fault starts")
 	f.BoolVar(&cfg.PartitionClients, "partition-clients", false, "partitions also cut clients from the minority side")
 	f.StringArrayVar(&o.hooks, "nemesis-hook", nil, "fault=command for external targets, e.g. kill='ssh $REDLINE_NODE_HOST pkill -9 redis'")
@@ -602,5 +626,6 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
 	f.BoolVar(&cfg.RequireCoverage, "require-coverage", false, "a requested fault kind that touched no primary holding keys (no evidence) makes the verdict unknown (exit 2) instead of VALID with a caveat")
 	f.BoolVar(&cfg.RestoreRoles, "restore-roles", false, "at the end, switch the roles of failovers redline caused back (CLUSTER FAILOVER on the former primary)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the run's settings, its fault schedule and the estimated time; start nothing")
 	addCredentialFlags(c, cfg)
 }

@@ -110,8 +110,8 @@ func TestRunUnreachableCluster(t *testing.T) {
 	res := t.TempDir()
 	// Port 1 on loopback: nothing listens there.
 	code := run([]string{"run", "--addrs", "127.0.0.1:1", "--time-limit", "1s", "--results", res}, &out, &errb)
-	if code != exitHarness {
-		t.Fatalf("exit %d, want %d: %s", code, exitHarness, errb.String())
+	if code != exitEnvironment {
+		t.Fatalf("exit %d, want %d: %s", code, exitEnvironment, errb.String())
 	}
 	requireEmpty(t, res)
 	if !strings.Contains(errb.String(), "cannot reach the cluster") {

@@ -24,6 +24,7 @@ type suiteOptions struct {
 	preset  string
 	sets    []string
 	results string
+	dryRun  bool
 	stdout  io.Writer
 	stderr  io.Writer
 }
@@ -44,12 +45,16 @@ with defaults, a matrix whose lists are crossed, and a list of runs:
 
 Runs go one after another (one cluster at a time), each stored as a normal run.
 The suite writes results/suites/<name>/<timestamp>/ with suite.yaml (expanded),
-summary.json, junit.xml (one testcase per run) and summary.html.
+summary.json, junit.xml (one testcase per run) and summary.html. --dry-run
+lists the expanded runs with their flags and the estimated time (each run's
+time limit plus about 15 s) and starts nothing.
 
 Exit code: the worst verdict (1 some run invalid, else 2 some run unknown or
-failed, else 0); 254 for a bad file, naming the line and key; 255 if the suite
-was interrupted (resume it with --resume DIR).`,
+failed, else 0); 254 for a bad file, naming the line and key, or a --results
+that is not a writable directory; 255 if the suite was interrupted (resume it
+with --resume DIR).`,
 		Example: `  redline suite release-check.yaml
+  redline suite --preset release --dry-run
   redline suite --preset release --set target=redis --set server-binary=./src/redis-server
   redline suite --resume results/suites/release-check/20261130T210000.000`,
 		Args: cobra.MaximumNArgs(1),
@@ -59,9 +64,10 @@ was interrupted (resume it with --resume DIR).`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.resume, "resume", "", "suite directory of an interrupted suite: run only what has no verdict yet")
-	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, about 30 min), clients (5 client libraries x kill, partition, pause, failover, migrate of a primary on counter, about 25 min)")
+	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, 32 runs, about 24 min), clients (5 client libraries x kill, partition, pause, failover, migrate of a primary on counter, about 25 min); --dry-run lists the runs")
 	f.StringArrayVar(&o.sets, "set", nil, "key=value applied to every run over the file (repeatable), e.g. --set target=redis")
 	f.StringVar(&o.results, "results", "results", "directory of the results store (runs, and suites/<name>/<ts>/)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print every run's flags and the estimated total time; start nothing")
 	return c
 }
 
@@ -105,6 +111,9 @@ func runSuite(ctx context.Context, o *suiteOptions, args []string) error {
 		default:
 			return badArgs("give a suite FILE (see 'redline suite --help') or --preset release")
 		}
+		if err := checkStoreDir("--results", o.results); err != nil {
+			return err
+		}
 		overrides, err := parseSets(o.sets)
 		if err != nil {
 			return err
@@ -120,7 +129,28 @@ func runSuite(ctx context.Context, o *suiteOptions, args []string) error {
 		}
 		dir = filepath.Join(o.results, "suites", s.Name, time.Now().UTC().Format(results.TimeLayout))
 	}
+	if o.dryRun {
+		return printSuitePlan(o.stdout, s, dir, hasVerdict(prior))
+	}
 	return executeSuite(ctx, s, dir, prior, o.results, "redline suite", o.stdout, o.stderr)
+}
+
+// hasVerdict says which runs of a resumed suite keep their verdict (nil
+// for a new suite).
+func hasVerdict(prior *suite.Summary) func(int) bool {
+	if prior == nil {
+		return nil
+	}
+	return func(i int) bool {
+		if i >= len(prior.Runs) {
+			return false
+		}
+		switch prior.Runs[i].Verdict {
+		case suite.Valid, suite.Invalid, suite.Unknown:
+			return true
+		}
+		return false
+	}
 }
 
 // executeSuite runs a suite into dir and turns its summary into an exit
@@ -210,6 +240,7 @@ func newRunOptions(stdout, stderr io.Writer) (*runOptions, *cobra.Command) {
 var suiteOnlyKeys = map[string]string{
 	"results":    "the suite stores every run under its own --results",
 	"test-count": "list the run again or vary seed in the matrix instead",
+	"dry-run":    "give --dry-run to the suite command",
 }
 
 // checkRunFlag validates one suite key by setting the `run` flag of that
@@ -245,15 +276,21 @@ func applyParams(c *cobra.Command, ps suite.Params) error {
 // starting anything. In a preset, a fault the target cannot suffer skips
 // the run instead of failing the suite.
 func validateSuiteRun(ps suite.Params, preset bool) error {
-	o, c := newRunOptions(io.Discard, io.Discard)
-	if err := applyParams(c, ps); err != nil {
-		return err
-	}
-	err := o.validate(c.Flags().Changed("target"))
+	_, err := suiteRunOptions(ps)
 	if err != nil && preset && strings.Contains(err.Error(), "--nemesis clock:") {
 		return fmt.Errorf("%w: %v", suite.ErrSkip, err)
 	}
 	return err
+}
+
+// suiteRunOptions are a suite run's options as `redline run` would have
+// them, validated.
+func suiteRunOptions(ps suite.Params) (*runOptions, error) {
+	o, c := newRunOptions(io.Discard, io.Discard)
+	if err := applyParams(c, ps); err != nil {
+		return nil, err
+	}
+	return o, o.validate(c.Flags().Changed("target"))
 }
 
 // parseSets reads --set key=value overrides.

@@ -86,7 +86,7 @@ func TestRunOverTLS(t *testing.T) {
 	args := []string{"run", "--addrs", lc.Addrs[0], "--workload", "register", "--time-limit", "4s", "--concurrency", "3",
 		"--nemesis", "migrate", "--nemesis-interval", "1s", "--yes", "--results", res}
 	// Plain TCP gets nowhere, and says so before anything is stored.
-	if code := run(args, &out, &errb); code != exitHarness || !strings.Contains(errb.String(), "cannot reach the cluster") {
+	if code := run(args, &out, &errb); code != exitEnvironment || !strings.Contains(errb.String(), "cannot reach the cluster") {
 		t.Fatalf("without --tls: exit %d: %s", code, errb.String())
 	}
 	requireEmpty(t, res)

@@ -52,6 +52,9 @@ func validateNemesis(names []string) error {
 
 // buildNemesis returns nil for "none".
 func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
+	if cfg.Capacity != nil && cfg.Capacity.Plan != "" {
+		return buildPlan(cfg, c, journal, log)
+	}
 	if len(cfg.Nemesis) == 1 && cfg.Nemesis[0] == "none" {
 		return nil, nil
 	}

@@ -62,7 +62,17 @@ var compared = []figure{
 func Compare(w io.Writer, nameA, nameB string, a, b *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "FIGURE\t%s\t%s\tCHANGE\t\n", nameA, nameB)
-	for _, f := range compared {
+	figs := compared
+	if a.Capacity != nil || b.Capacity != nil {
+		capOf := func(r *Result) float64 {
+			if r.Capacity == nil {
+				return 0
+			}
+			return r.Capacity.Rate
+		}
+		figs = append([]figure{{"capacity ops/s (--slo)", capOf, false}}, figs...)
+	}
+	for _, f := range figs {
 		va, vb := f.get(a), f.get(b)
 		verdict := ""
 		if va != vb {
@@ -76,6 +86,9 @@ func Compare(w io.Writer, nameA, nameB string, a, b *Result) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if a.Capacity != nil && b.Capacity != nil && a.Capacity.SLO.Text != b.Capacity.SLO.Text {
+		fmt.Fprintf(w, "note: the capacities were searched for different objectives: %s vs %s\n", a.Capacity.SLO.Text, b.Capacity.SLO.Text)
 	}
 	if a.Rate != b.Rate || a.Workers != b.Workers || a.Pipeline != b.Pipeline {
 		fmt.Fprintf(w, "note: the runs differ in load: rate %g vs %g, workers %d vs %d, pipeline %d vs %d\n", a.Rate, b.Rate, a.Workers, b.Workers, a.Pipeline, b.Pipeline)

@@ -33,8 +33,11 @@ type Options struct {
 	Concurrency int
 	// Rate is the total ops/s of the schedule; 0 runs closed-loop (each
 	// worker sends its next op when the previous one completed).
-	Rate      float64
-	Duration  time.Duration
+	Rate     float64
+	Duration time.Duration
+	// Warmup is driven but not measured: the figures start after it
+	// (whole seconds; part of Duration).
+	Warmup    time.Duration
 	OpTimeout time.Duration
 	Seed      int64
 	// HistoryPath, when set, receives a gzip-compressed op log.
@@ -49,6 +52,13 @@ type Options struct {
 	// per op per worker.
 	ConnPerWorker bool
 	Log           func(format string, args ...any)
+	// NodeNames names nodes by address (n1, n2, ...): shards are shown
+	// by their primary's name, the address beside it.
+	NodeNames map[string]string
+	// Live, if set, is called when traffic starts with a function that
+	// describes the last second (ops/s and corrected p99) for a progress
+	// display.
+	Live func(last func() string)
 	// Started is called when traffic starts, with a function returning
 	// ok/failed counts so far (for a progress display).
 	Started func(counts func() (ok, fail, info int64))
@@ -63,8 +73,9 @@ type engine struct {
 	// exec sends a batch; tests replace it to simulate a cluster.
 	exec func(w *worker, ctx context.Context, batch []pending, clk clock)
 
-	slotShard []uint16
-	gaps      *gapTracker
+	slotShard  []uint16
+	shardAddrs []string // by shard: the primary's address at the start
+	gaps       *gapTracker
 
 	workers []*worker
 	// lanes are the open loop's per-node workers (queue.go); each shares
@@ -225,6 +236,12 @@ func newEngine(o Options, rt *router) *engine {
 	if rt != nil {
 		var names []string
 		e.slotShard, names = rt.shardMap()
+		e.shardAddrs = append([]string(nil), names...)
+		for i, a := range names {
+			if n, ok := o.NodeNames[a]; ok {
+				names[i] = n
+			}
+		}
 		e.gaps = newGapTracker(names)
 	}
 	for i := 0; i < o.Concurrency; i++ {
@@ -248,6 +265,7 @@ func (e *engine) traffic(ctx context.Context) *Result {
 	e.clock = realClock{start: start}
 	e.events.start = start
 	e.series = newSeries(e.workers, e.shards())
+	e.series.warmup = o.Warmup
 	tctx, stop := context.WithTimeout(ctx, o.Duration)
 	defer stop()
 
@@ -266,6 +284,9 @@ func (e *engine) traffic(ctx context.Context) *Result {
 		defer close(collectDone)
 		e.series.run(tctx, start)
 	}()
+	if o.Live != nil { // before Started: a display started there reads it
+		o.Live(e.series.live)
+	}
 	if o.Started != nil {
 		o.Started(e.series.counts)
 	}

@@ -1,9 +1,14 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"html"
 	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/redline-dev/redline/checker"
@@ -15,6 +20,9 @@ import (
 // list/show/compare`) and report.html (plots over time).
 func Save(run *results.Run, r *Result) error {
 	if err := run.WriteJSON("bench.json", r); err != nil {
+		return err
+	}
+	if err := saveHistograms(run, r); err != nil {
 		return err
 	}
 	valid := checker.Valid
@@ -40,7 +48,9 @@ func Save(run *results.Run, r *Result) error {
 	if err := run.WriteJSON("results.json", s); err != nil {
 		return err
 	}
-	return run.WriteFile("report.html", []byte(Page("redline bench: "+run.Test+" "+run.Time.Format("2006-01-02 15:04:05"), []Named{{Name: run.Dir, R: r}})))
+	cfg, _ := ReadConfig(run.Dir)
+	return run.WriteFile("report.html", []byte(Page("redline bench: "+run.Test+" "+run.Time.Format("2006-01-02 15:04:05"),
+		[]Named{{Name: run.Test + "/" + run.Time.Format(results.TimeLayout), R: r, Config: cfg, Exports: true}})))
 }
 
 func maxGap(r *Result) float64 {
@@ -51,180 +61,675 @@ func maxGap(r *Result) float64 {
 	return m
 }
 
+// ReadConfig reads a run directory's config.json as a flat map of
+// settings ("target", "nodes", "kv.ratio", ...) for the configuration
+// block; nil when there is none.
+func ReadConfig(dir string) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	flatten(out, "", m)
+	// Names every cluster gets afresh: never a difference of configuration.
+	for _, k := range []string{"versions.cluster", "versions.network", "versions.subnet"} {
+		delete(out, k)
+	}
+	return out, nil
+}
+
+func flatten(out map[string]string, prefix string, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if prefix == "" && hiddenSettings[k] {
+				continue
+			}
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			flatten(out, key, e)
+		}
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, fmt.Sprint(e))
+		}
+		out[prefix] = strings.Join(parts, " ")
+	case float64:
+		out[prefix] = strconv.FormatFloat(x, 'f', -1, 64)
+	case nil:
+	default:
+		out[prefix] = fmt.Sprint(x)
+	}
+}
+
+// hiddenSettings differ between any two runs and say nothing about the
+// configuration.
+var hiddenSettings = map[string]bool{"key_prefix": true, "started": true, "results_dir": true, "test_index": true}
+
+// mainSettings lead the configuration block, in this order.
+var mainSettings = []string{"target", "server_version", "server_binary", "server_config", "client", "nodes", "replicas", "addrs",
+	"workload", "kv.set_ratio", "kv.get_ratio", "kv.keys", "kv.pattern", "kv.value_min", "kv.value_max", "kv.pipeline",
+	"rate", "concurrency", "time_limit", "capacity.slo", "capacity.step", "capacity.warmup", "capacity.plan", "nemesis", "seed", "command"}
+
 // Named is a result with a label, for pages that overlay several runs.
 type Named struct {
 	Name string
 	R    *Result
+	// Config is the run's flattened config.json (ReadConfig), if known.
+	Config map[string]string
+	// Exports: the page sits in the run's directory, beside its .hgrm
+	// and histograms.json, and links them.
+	Exports bool
 }
 
-var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"}
+const pageStyle = `body{font:14px/1.4 sans-serif;margin:2em;max-width:1100px;color:#222}
+h2{margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #e4e4e4}
+th{background:#f6f6f6}td.l,th.l{text-align:left}tr.differ td{background:#fff6d5}
+#headline p{font-size:16px;margin:.3em 0}.note{color:#555}.bad{color:#a33}
+svg.plot{display:block;margin:.8em 0;background:#fff}`
 
-// Page renders the plots of one or more runs overlaid: throughput,
-// corrected and raw latency quantiles, failures and redirects over time,
-// with fault windows shaded.
+// Page renders the report of one or more runs overlaid: the headline in
+// words, the configuration (and how the runs' differ), the capacity curve
+// when there was a search, ops by type, plots over time with fault
+// windows shaded, the percentile spectrum, each shard by node name, the
+// fault windows, the load per slot when keys were skewed, and the notes.
 func Page(title string, runs []Named) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<!doctype html><meta charset=utf-8><title>%s</title><style>body{font:14px sans-serif;margin:2em}svg{display:block;margin:1em 0}table{border-collapse:collapse}td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #ddd}</style><h1>%s</h1>",
-		html.EscapeString(title), html.EscapeString(title))
-	b.WriteString("<table><tr><th>run</th><th>throughput ops/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>raw p99 ms</th><th>raw p99.9 ms</th><th>failed</th></tr>")
+	fmt.Fprintf(&b, "<!doctype html><html lang=en><meta charset=utf-8><title>%s</title><style>%s</style><h1>%s</h1>",
+		html.EscapeString(title), pageStyle, html.EscapeString(title))
+	b.WriteString(`<section id="headline">`)
 	for i, n := range runs {
-		t := n.R.Ops["total"]
-		fmt.Fprintf(&b, "<tr><td style='color:%s;text-align:left'>%s</td><td>%.0f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%d</td></tr>",
-			palette[i%len(palette)], html.EscapeString(n.Name), n.R.Throughput, t.Corrected.P50, t.Corrected.P99, t.Corrected.P999, t.Raw.P99, t.Raw.P999, t.Failed)
+		fmt.Fprintf(&b, `<p><b style="color:%s">%s</b>: %s</p>`, palette[i%len(palette)], html.EscapeString(n.Name), html.EscapeString(headline(n.R)))
+	}
+	b.WriteString(`</section>`)
+	b.WriteString(configBlock(runs))
+	b.WriteString(capacitySection(runs))
+	b.WriteString(opsTable(runs))
+	b.WriteString(timePlots(runs))
+	b.WriteString(spectrumSection(runs))
+	b.WriteString(shardSection(runs))
+	b.WriteString(windowSection(runs))
+	b.WriteString(loadSection(runs))
+	b.WriteString(notesSection(runs))
+	b.WriteString("</html>")
+	return b.String()
+}
+
+// headline says what the run measured in one or two sentences.
+func headline(r *Result) string {
+	tot := r.Ops["total"]
+	var s strings.Builder
+	if c := r.Capacity; c != nil {
+		if c.Rate > 0 {
+			fmt.Fprintf(&s, "Capacity %s ops/s at %s", Count(c.Rate), c.SLO.Text)
+			if c.Confirmed {
+				s.WriteString(" (met twice)")
+			}
+			fmt.Fprintf(&s, "; what limited it: %s. ", c.Limit)
+		} else {
+			fmt.Fprintf(&s, "Capacity %s; %s. ", strings.TrimPrefix(c.CapacityLine(), "capacity: "), c.Limit)
+		}
+		fmt.Fprintf(&s, "The step at %s ops/s: ", Count(r.Rate))
+	}
+	if r.Rate > 0 {
+		fmt.Fprintf(&s, "%s ops/s delivered of %s scheduled for %s s", Count(r.Throughput), Count(r.Rate), Num(r.DurationS))
+	} else {
+		fmt.Fprintf(&s, "%s ops/s, closed loop, %d workers, for %s s", Count(r.Throughput), r.Workers, Num(r.DurationS))
+	}
+	if tot.Corrected.Count > 0 {
+		kind := "corrected"
+		if r.Rate <= 0 {
+			kind = "raw"
+		}
+		fmt.Fprintf(&s, "; p50 %s ms, p99 %s ms, p99.9 %s ms, max %s ms (%s)", Num(tot.Corrected.P50), Num(tot.Corrected.P99), Num(tot.Corrected.P999), Num(tot.Corrected.Max), kind)
+	}
+	if f := tot.Failed; f > 0 {
+		fmt.Fprintf(&s, "; %s ops failed", Count(float64(f)))
+	} else {
+		s.WriteString("; no op failed")
+	}
+	if g := maxGap(r); g >= gapWorth.Seconds() {
+		fmt.Fprintf(&s, "; the longest a shard served nothing: %s s", Num(g))
+	}
+	s.WriteString(".")
+	for _, w := range r.Windows {
+		fmt.Fprintf(&s, " %s from %s s to %s s", w.Fault, Num(w.StartS), Num(w.EndS))
+		if w.TookS > 0 {
+			fmt.Fprintf(&s, " (the change took %s s)", Num(w.TookS))
+		}
+		if w.Before.Seconds > 0 && w.During.Seconds > 0 {
+			fmt.Fprintf(&s, ": p99 %s ms before, %s ms during, %s ms after", Num(w.Before.P99Ms), Num(w.During.P99Ms), Num(w.After.P99Ms))
+		}
+		s.WriteString(".")
+	}
+	if len(r.Diagnosis) > 0 && r.Rate > 0 {
+		first := r.Diagnosis[0]
+		if i := strings.Index(first, ":"); i > 0 && i < 60 {
+			first = first[:i]
+		}
+		fmt.Fprintf(&s, " Note: %s (see the notes).", first)
+	}
+	return s.String()
+}
+
+// configBlock lists the settings; with several runs, the differing
+// ones first and marked.
+func configBlock(runs []Named) string {
+	var b strings.Builder
+	b.WriteString(`<section id="config"><h2>configuration</h2>`)
+	keys := map[string]bool{}
+	for _, n := range runs {
+		for k := range n.Config {
+			keys[k] = true
+		}
+	}
+	engine := func(r *Result) map[string]string {
+		// Lengths to a tenth of a second: a few ms of timer slack are no
+		// difference between two runs.
+		tenth := func(v float64) string { return Num(math.Round(v*10) / 10) }
+		return map[string]string{"measured s": tenth(r.DurationS), "warm-up s": tenth(r.WarmupS), "connections per primary": strconv.Itoa(r.Workers),
+			"pipeline": strconv.Itoa(r.Pipeline), "scheduled ops/s": Count(r.Rate), "generator cores": strconv.Itoa(r.Cores)}
+	}
+	var order []string
+	for _, k := range []string{"scheduled ops/s", "connections per primary", "pipeline", "measured s", "warm-up s", "generator cores"} {
+		order = append(order, k)
+	}
+	for _, k := range mainSettings {
+		if keys[k] {
+			order = append(order, k)
+			delete(keys, k)
+		}
+	}
+	var rest []string
+	for k := range keys {
+		rest = append(rest, k)
+	}
+	sort.Strings(rest)
+	order = append(order, rest...)
+	value := func(n Named, k string) string {
+		if v, ok := engine(n.R)[k]; ok {
+			return v
+		}
+		return n.Config[k]
+	}
+	differ := func(k string) bool {
+		for _, n := range runs[1:] {
+			if value(n, k) != value(runs[0], k) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(runs) > 1 {
+		var d []string
+		for _, k := range order {
+			if differ(k) {
+				d = append(d, k)
+			}
+		}
+		if len(d) == 0 {
+			b.WriteString("<p>the runs' configurations are the same</p>")
+		} else {
+			fmt.Fprintf(&b, `<p id="config-differ">the runs differ in: %s</p>`, html.EscapeString(strings.Join(d, ", ")))
+		}
+	}
+	b.WriteString(`<table><tr><th class=l>setting</th>`)
+	for i, n := range runs {
+		fmt.Fprintf(&b, `<th class=l style="color:%s">%s</th>`, palette[i%len(palette)], html.EscapeString(n.Name))
+	}
+	b.WriteString("</tr>")
+	for _, k := range order {
+		cls := ""
+		if len(runs) > 1 && differ(k) {
+			cls = ` class="differ"`
+		}
+		fmt.Fprintf(&b, `<tr%s><td class=l>%s</td>`, cls, html.EscapeString(k))
+		for _, n := range runs {
+			v := value(n, k)
+			if v == "" {
+				v = "-"
+			}
+			fmt.Fprintf(&b, `<td class=l>%s</td>`, html.EscapeString(v))
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</table></section>")
+	return b.String()
+}
+
+// capacitySection draws the latency-throughput curve of every run that
+// was a capacity search, per shard for a single run, with the SLO's limit.
+func capacitySection(runs []Named) string {
+	var with []Named
+	for _, n := range runs {
+		if n.R.Capacity != nil {
+			with = append(with, n)
+		}
+	}
+	if len(with) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<section id="capacity"><h2>capacity: the latency-throughput curve</h2>`)
+	spec := plotSpec{id: "capacity-curve", title: "corrected latency against the delivered throughput of each step (shards: their p99 at the step's total)", xUnit: "delivered ops/s", yUnit: "p99 ms", logY: true, xMinSet: true}
+	var limit *Objective
+	for i, n := range with {
+		c := n.R.Capacity
+		color := palette[i%len(palette)]
+		name := n.Name + " "
+		if len(with) == 1 {
+			name = ""
+		}
+		tot := plotSeries{name: name + "p99", color: color, dots: true}
+		p999 := plotSeries{name: name + "p99.9", color: color, dash: true, dots: true}
+		for _, st := range c.Curve() {
+			tot.x, tot.y = append(tot.x, st.OKPerS), append(tot.y, st.Latency["p99"])
+			p999.x, p999.y = append(p999.x, st.OKPerS), append(p999.y, st.Latency["p99.9"])
+		}
+		spec.series = append(spec.series, tot)
+		if len(with) == 1 {
+			spec.series = append(spec.series, p999)
+			curve := c.Curve()
+			if len(curve) > 0 {
+				for j, sh := range curve[0].Shards {
+					ps := plotSeries{name: sh.Shard, color: palette[(j+2)%len(palette)], dash: true}
+					for _, st := range curve {
+						if j < len(st.Shards) {
+							ps.x, ps.y = append(ps.x, st.OKPerS), append(ps.y, st.Shards[j].P99Ms)
+						}
+					}
+					ps.name = sh.Shard + " p99"
+					spec.series = append(spec.series, ps)
+				}
+			}
+		}
+		for j, o := range c.SLO.Objectives {
+			if o.Metric != "errors" && limit == nil {
+				limit = &c.SLO.Objectives[j]
+			}
+		}
+	}
+	if limit != nil {
+		spec.hlines = append(spec.hlines, hline{limit.Limit, limit.Text})
+	}
+	spec.height = 300
+	b.WriteString(spec.svg())
+	for _, n := range with {
+		c := n.R.Capacity
+		fmt.Fprintf(&b, `<p><b>%s</b>: %s. %s</p>`, html.EscapeString(n.Name), html.EscapeString(c.CapacityLine()), html.EscapeString("Limit: "+c.Limit))
+		b.WriteString(`<table class="steps"><tr><th>#</th><th>rate ops/s</th><th>delivered</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>errors</th><th>generator cores</th><th>schedule late ms</th><th>stable</th><th class=l>met</th><th class=l>slowest shard p99 ms</th></tr>`)
+		for i, st := range c.Steps {
+			met := "yes"
+			if !st.Met {
+				met = "no: " + strings.Join(st.Missed, "; ")
+			}
+			if st.Confirms {
+				met += " (confirmation)"
+			}
+			slowest := "-"
+			if len(st.Shards) > 0 {
+				w := st.Shards[0]
+				for _, sh := range st.Shards {
+					if sh.P99Ms > w.P99Ms {
+						w = sh
+					}
+				}
+				slowest = fmt.Sprintf("%s %s", w.Shard, Num(w.P99Ms))
+			}
+			fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s%%</td><td>%s</td><td>%s</td><td>%s</td><td class=l>%s</td><td class=l>%s</td></tr>`,
+				i+1, Count(st.Rate), Count(st.OKPerS), Num(st.Latency["p50"]), Num(st.Latency["p99"]), Num(st.Latency["p99.9"]), Num(st.ErrorPct),
+				Num(st.GeneratorCores), Num(st.DispatchLagMaxMs), yesNo(st.Stable), html.EscapeString(met), html.EscapeString(slowest))
+		}
+		b.WriteString("</table>")
+	}
+	b.WriteString("</section>")
+	return b.String()
+}
+
+// opsTable splits the ops by type, as memtier does.
+func opsTable(runs []Named) string {
+	var b strings.Builder
+	b.WriteString(`<section id="ops"><h2>operations by type</h2><table><tr><th class=l>run</th><th class=l>type</th><th>ops/s</th><th>hits/s</th><th>misses/s</th><th>KB/s</th><th>failed</th><th>mean ms</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>raw p50 ms</th><th>raw p99 ms</th><th>raw p99.9 ms</th></tr>`)
+	for i, n := range runs {
+		for _, op := range []string{"get", "set", "total"} {
+			f := n.R.Ops[op]
+			if f == nil {
+				continue
+			}
+			hits, misses := Count(f.HitsPerS), Count(f.MissesPerS)
+			if op == "set" {
+				hits, misses = "-", "-"
+			}
+			c, rw := f.Corrected, f.Raw
+			fmt.Fprintf(&b, `<tr class="op-%s"><td class=l style="color:%s">%s</td><td class=l>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+				op, palette[i%len(palette)], html.EscapeString(n.Name), strings.ToUpper(op), Count(f.OKPerS), hits, misses, Num(f.KBPerS), Count(float64(f.Failed)),
+				qNum(c, c.Mean), qNum(c, c.P50), qNum(c, c.P90), qNum(c, c.P99), qNum(c, c.P999), qNum(c, c.Max), qNum(rw, rw.P50), qNum(rw, rw.P99), qNum(rw, rw.P999))
+		}
+	}
+	b.WriteString("</table></section>")
+	return b.String()
+}
+
+// pct writes a percentile exactly (99.99, not Num's 100).
+func pct(q float64) string { return strconv.FormatFloat(q, 'f', -1, 64) }
+
+// qNum is a latency figure, or "-" when nothing was measured (never 0).
+func qNum(q Quantiles, v float64) string {
+	if q.Count == 0 {
+		return "-"
+	}
+	return Num(v)
+}
+
+func shadeOf(r *Result) []shadeSpan {
+	var out []shadeSpan
+	for _, w := range r.Windows {
+		out = append(out, shadeSpan{w.StartS, w.EndS, w.Fault})
+	}
+	return out
+}
+
+// timePlots are the figures over time, fault windows shaded.
+func timePlots(runs []Named) string {
+	var b strings.Builder
+	b.WriteString(`<section id="plots"><h2>over time</h2>`)
+	if len(runs) > 0 && runs[0].R.WarmupS > 0 {
+		fmt.Fprintf(&b, "<p class=note>the first %s s were warm-up: driven, not measured, not drawn</p>", Num(runs[0].R.WarmupS))
+	}
+	get := func(n Named, name, color string, dash bool, f func(Second) float64) plotSeries {
+		s := plotSeries{name: name, color: color, dash: dash}
+		for _, p := range n.R.Seconds {
+			s.x, s.y = append(s.x, p.T), append(s.y, f(p))
+		}
+		return s
+	}
+	single := len(runs) == 1
+	var shade []shadeSpan
+	if len(runs) > 0 {
+		shade = shadeOf(runs[0].R)
+	}
+	mk := func(id, title, unit string, logY bool, lines func(i int, n Named) []plotSeries) string {
+		spec := plotSpec{id: id, title: title, xUnit: "seconds since traffic started", yUnit: unit, logY: logY, shade: shade}
+		for i, n := range runs {
+			spec.series = append(spec.series, lines(i, n)...)
+		}
+		return spec.svg()
+	}
+	b.WriteString(mk("throughput", "ok ops per second", "ops/s", false, func(i int, n Named) []plotSeries {
+		if single {
+			return []plotSeries{get(n, "total", palette[0], false, func(p Second) float64 { return p.OKPerS }),
+				get(n, "GET", palette[2], false, func(p Second) float64 { return p.GetPerS }),
+				get(n, "SET", palette[4], false, func(p Second) float64 { return p.SetPerS })}
+		}
+		return []plotSeries{get(n, n.Name, palette[i%len(palette)], false, func(p Second) float64 { return p.OKPerS })}
+	}))
+	b.WriteString(mk("latency", "corrected latency per second (from the intended send time)", "ms (log)", true, func(i int, n Named) []plotSeries {
+		if single {
+			return []plotSeries{get(n, "p50", palette[2], false, func(p Second) float64 { return p.P50Ms }),
+				get(n, "p99", palette[0], false, func(p Second) float64 { return p.P99Ms }),
+				get(n, "p99.9", palette[1], false, func(p Second) float64 { return p.P999Ms }),
+				get(n, "raw p99", palette[3], true, func(p Second) float64 { return p.RawP99Ms })}
+		}
+		c := palette[i%len(palette)]
+		return []plotSeries{get(n, n.Name+" p99", c, false, func(p Second) float64 { return p.P99Ms }),
+			get(n, n.Name+" p99.9", c, true, func(p Second) float64 { return p.P999Ms })}
+	}))
+	b.WriteString(mk("errors", "failed ops and redirects per second", "per second", false, func(i int, n Named) []plotSeries {
+		c := palette[i%len(palette)]
+		if single {
+			return []plotSeries{get(n, "failed", palette[1], false, func(p Second) float64 { return p.FailPerS }),
+				get(n, "MOVED", palette[0], false, func(p Second) float64 { return p.MovedPerS }),
+				get(n, "ASK", palette[2], false, func(p Second) float64 { return p.AskPerS }),
+				get(n, "TRYAGAIN", palette[4], false, func(p Second) float64 { return float64(p.TryAgain) })}
+		}
+		return []plotSeries{get(n, n.Name+" failed", c, false, func(p Second) float64 { return p.FailPerS }),
+			get(n, n.Name+" MOVED+ASK", c, true, func(p Second) float64 { return p.MovedPerS + p.AskPerS })}
+	}))
+	b.WriteString(mk("generator", "the generator: how late ops were sent, and how late the schedule itself ran", "ms (log)", true, func(i int, n Named) []plotSeries {
+		c := palette[i%len(palette)]
+		name := ""
+		if !single {
+			name = n.Name + " "
+		}
+		return []plotSeries{get(n, name+"send lag max", c, false, func(p Second) float64 { return p.LagMaxMs }),
+			get(n, name+"schedule lag max", c, true, func(p Second) float64 { return p.DispatchLagMaxMs })}
+	}))
+	b.WriteString("</section>")
+	return b.String()
+}
+
+// spectrumSection draws HdrHistogram's percentile spectrum: latency
+// against 1/(1-percentile), so the tail gets the room it needs.
+func spectrumSection(runs []Named) string {
+	var b strings.Builder
+	b.WriteString(`<section id="spectrum"><h2>percentile spectrum</h2>`)
+	spec := plotSpec{id: "spectrum", title: "latency by percentile (HdrHistogram)", xUnit: "percentile", yUnit: "ms (log)", logY: true, logX: true, xMinSet: true, xMin: 1, height: 300}
+	for _, t := range []float64{0, 90, 99, 99.9, 99.99, 99.999} {
+		spec.xTicks = append(spec.xTicks, tick{1 / (1 - t/100), pct(t) + "%"})
+	}
+	type row struct {
+		name string
+		q    []float64
+	}
+	var rows []row
+	qs := []float64{50, 90, 99, 99.9, 99.99, 100}
+	for i, n := range runs {
+		for _, kind := range kindNames {
+			h := n.R.Hist("total", kind)
+			if h == nil {
+				continue
+			}
+			s := plotSeries{name: kind, color: palette[i%len(palette)], dash: kind == "raw"}
+			if len(runs) > 1 {
+				s.name = n.Name + " " + kind
+			}
+			for _, p := range Spectrum(h) {
+				if p.Percentile >= 100 {
+					continue // 1/(1-1) is infinite: the max is in the table
+				}
+				s.x, s.y = append(s.x, 1/(1-p.Percentile/100)), append(s.y, p.Ms)
+			}
+			spec.series = append(spec.series, s)
+			r := row{name: s.name}
+			for _, q := range qs {
+				r.q = append(r.q, float64(h.ValueAtQuantile(q))/1000)
+			}
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		b.WriteString("<p>no histogram stored (a result from before histograms were kept)</p></section>")
+		return b.String()
+	}
+	spec.xMax = 1 / (1 - 0.99999)
+	b.WriteString(spec.svg())
+	b.WriteString(`<table><tr><th class=l>latency, ms</th>`)
+	for _, q := range qs {
+		fmt.Fprintf(&b, "<th>p%s</th>", pct(q))
+	}
+	b.WriteString("</tr>")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "<tr><td class=l>%s</td>", html.EscapeString(r.name))
+		for _, v := range r.q {
+			fmt.Fprintf(&b, "<td>%s</td>", Num(v))
+		}
+		b.WriteString("</tr>")
 	}
 	b.WriteString("</table>")
-	charts := []struct {
-		title string
-		log   bool
-		get   func(Second) float64
-	}{
-		{"ok ops/s", false, func(s Second) float64 { return s.OKPerS }},
-		{"p99 ms, corrected (from the intended send time)", true, func(s Second) float64 { return s.P99Ms }},
-		{"p99.9 ms, corrected", true, func(s Second) float64 { return s.P999Ms }},
-		{"p99 ms, raw (from the actual send)", true, func(s Second) float64 { return s.RawP99Ms }},
-		{"failed ops/s", false, func(s Second) float64 { return s.FailPerS }},
-		{"MOVED + ASK /s", false, func(s Second) float64 { return s.MovedPerS + s.AskPerS }},
-	}
-	for _, c := range charts {
-		var lines []line
-		for i, n := range runs {
-			l := line{color: palette[i%len(palette)]}
-			for _, s := range n.R.Seconds {
-				l.x = append(l.x, s.T)
-				l.y = append(l.y, c.get(s))
-			}
-			lines = append(lines, l)
-		}
-		var shade [][2]float64
-		if len(runs) > 0 {
-			for _, w := range runs[0].R.Windows {
-				shade = append(shade, [2]float64{w.StartS, w.EndS})
-			}
-		}
-		b.WriteString(chart(c.title, lines, shade, c.log))
-	}
 	for _, n := range runs {
-		b.WriteString(shardTable(n))
-		b.WriteString(shardChart(n, "ok ops/s per shard", false, func(s Second) []float64 { return s.ShardOKPerS }))
-		b.WriteString(shardChart(n, "longest wait past the intended time, ms, per shard (ops queued for a node that was behind)", true, func(s Second) []float64 { return s.ShardLagMaxMs }))
+		if !n.Exports {
+			continue
+		}
+		b.WriteString(`<p id="exports">histograms for HdrHistogram's tools: `)
+		for i, f := range HistogramFiles() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, `<a href="%s">%s</a>`, f, f)
+		}
+		b.WriteString(" (values in ms; histograms.json has each histogram's compressed V2 encoding, base64)</p>")
 	}
+	b.WriteString("</section>")
+	return b.String()
+}
+
+// anyRun: some run has what has asks for.
+func anyRun(runs []Named, has func(*Result) bool) bool {
 	for _, n := range runs {
-		b.WriteString(n.R.Load.html(n.Name))
+		if has(n.R) {
+			return true
+		}
 	}
+	return false
+}
+
+// shardSection shows each shard by its primary's node name.
+func shardSection(runs []Named) string {
+	if !anyRun(runs, func(r *Result) bool { return len(r.Shards) > 0 }) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<section id="shards"><h2>per shard (primaries as at the start)</h2>`)
+	for _, n := range runs {
+		r := n.R
+		if len(r.Shards) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, `<p>%s</p><table class="shards"><tr><th class=l>shard</th><th class=l>address</th><th>ok/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>queue wait max ms</th><th>backlog</th><th>longest gap s</th></tr>`, html.EscapeString(n.Name))
+		for _, sh := range r.Shards {
+			c := sh.Corrected
+			fmt.Fprintf(&b, `<tr><td class=l>%s</td><td class=l>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+				html.EscapeString(sh.Shard), html.EscapeString(sh.Addr), Count(float64(sh.OK)/max(r.DurationS, 1e-9)), qNum(c, c.P50), qNum(c, c.P99), qNum(c, c.P999), qNum(c, c.Max),
+				Num(sh.LagMaxMs), Count(float64(sh.Backlog)), Num(sh.MaxGapS))
+		}
+		b.WriteString("</table>")
+		for _, pl := range []struct {
+			id, title, unit string
+			logY            bool
+			get             func(Second) []float64
+		}{
+			{"shard-throughput", "ok ops per second per shard", "ops/s", false, func(s Second) []float64 { return s.ShardOKPerS }},
+			{"shard-lag", "longest wait in the node's queue per shard (a node that was behind)", "ms (log)", true, func(s Second) []float64 { return s.ShardLagMaxMs }},
+		} {
+			spec := plotSpec{id: pl.id, title: pl.title + ", " + n.Name, xUnit: "seconds since traffic started", yUnit: pl.unit, logY: pl.logY, shade: shadeOf(r)}
+			for i, sh := range r.Shards {
+				s := plotSeries{name: sh.Shard, color: palette[i%len(palette)]}
+				for _, p := range r.Seconds {
+					if v := pl.get(p); i < len(v) {
+						s.x, s.y = append(s.x, p.T), append(s.y, v[i])
+					}
+				}
+				spec.series = append(spec.series, s)
+			}
+			b.WriteString(spec.svg())
+		}
+	}
+	b.WriteString("</section>")
+	return b.String()
+}
+
+// windowSection lists each fault or capacity change with the same length
+// of time before and after it.
+func windowSection(runs []Named) string {
+	if !anyRun(runs, func(r *Result) bool { return len(r.Windows) > 0 }) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<section id="windows"><h2>fault and change windows</h2>`)
 	for _, n := range runs {
 		if len(n.R.Windows) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "<h2>fault windows of %s</h2><table><tr><th>fault</th><th>window</th><th>s</th><th>ok/s</th><th>errors/s</th><th>redirects/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th></tr>", html.EscapeString(n.Name))
+		fmt.Fprintf(&b, `<p>%s</p><table><tr><th class=l>change</th><th class=l>window</th><th>seconds</th><th>ok/s</th><th>errors/s</th><th>MOVED</th><th>ASK</th><th>TRYAGAIN</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>p99 change</th></tr>`, html.EscapeString(n.Name))
 		for _, w := range n.R.Windows {
+			name := w.Fault
+			if w.TookS > 0 {
+				name += fmt.Sprintf(" (took %s s)", Num(w.TookS))
+			}
+			if w.Detail != "" {
+				name += "; " + w.Detail
+			}
 			for i, f := range []WindowFigures{w.Before, w.During, w.After} {
-				fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%.1f-%.1f</td><td>%.0f</td><td>%.1f</td><td>%.1f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td></tr>",
-					html.EscapeString(w.Fault), []string{"before", "during", "after"}[i], f.FromS, f.ToS, f.OKPerS, f.ErrorsPerS, f.RedirectsPerS, f.P50Ms, f.P99Ms, f.P999Ms)
+				label := []string{"before", "during", "after"}[i]
+				if f.Seconds == 0 {
+					fmt.Fprintf(&b, `<tr><td class=l>%s</td><td class=l>%s</td><td colspan=10 class=l>not measured (too short or outside the traffic)</td></tr>`, html.EscapeString(name), label)
+					name = ""
+					continue
+				}
+				change := ""
+				if i > 0 {
+					change = pctChange(w.Before.P99Ms, f.P99Ms)
+				}
+				fmt.Fprintf(&b, `<tr><td class=l>%s</td><td class=l>%s</td><td>%s-%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+					html.EscapeString(name), label, Num(f.FromS), Num(f.ToS), Count(f.OKPerS), Num(f.ErrorsPerS), Count(float64(f.Moved)), Count(float64(f.Ask)), Count(float64(f.TryAgain)),
+					Num(f.P50Ms), Num(f.P99Ms), Num(f.P999Ms), change)
+				name = ""
 			}
 		}
 		b.WriteString("</table>")
 	}
+	b.WriteString("</section>")
 	return b.String()
 }
 
-// shardTable lists each shard's own figures over the run.
-func shardTable(n Named) string {
-	if len(n.R.Shards) == 0 {
-		return ""
+// skewed: the load per slot is worth its tables when the busiest shard
+// carries 25% more than the mean or one slot 5% of all ops; uniform keys
+// spread over thousands of slots show neither, whatever their noise.
+func (l *LoadReport) skewed() bool {
+	if l == nil || len(l.Shards) == 0 {
+		return false
 	}
+	top := 0.0
+	if len(l.TopSlots) > 0 {
+		top = l.TopSlots[0].Share
+	}
+	return l.ShardSkew >= 1.25 || top >= 0.05
+}
+
+func loadSection(runs []Named) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<h2>shards of %s</h2><table><tr><th>shard</th><th>ok/s</th><th>backlog</th><th>lag max ms</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>longest gap s</th></tr>", html.EscapeString(n.Name))
-	for _, sh := range n.R.Shards {
-		c := sh.Corrected
-		fmt.Fprintf(&b, "<tr><td style='text-align:left'>%s</td><td>%.0f</td><td>%d</td><td>%.1f</td><td>%.3g</td><td>%.3g</td><td>%.3g</td><td>%.3g</td><td>%.2f</td></tr>",
-			html.EscapeString(sh.Shard), float64(sh.OK)/max(n.R.DurationS, 1e-9), sh.Backlog, sh.LagMaxMs, c.P50, c.P99, c.P999, c.Max, sh.MaxGapS)
+	for _, n := range runs {
+		l := n.R.Load
+		if l == nil || len(l.Shards) == 0 {
+			continue
+		}
+		if !l.skewed() {
+			top := 0.0
+			if len(l.TopSlots) > 0 {
+				top = l.TopSlots[0].Share
+			}
+			fmt.Fprintf(&b, `<p class="load-even">%s: keys spread evenly (busiest shard %sx the mean, busiest slot %s%% of ops over %s slots touched): no hot-slot table</p>`,
+				html.EscapeString(n.Name), Num(l.ShardSkew), Num(100*top), Count(float64(l.SlotsTouched)))
+			continue
+		}
+		b.WriteString(`<section id="load">`)
+		b.WriteString(l.html(n.Name))
+		b.WriteString(`</section>`)
 	}
-	b.WriteString("</table>")
 	return b.String()
 }
 
-// shardChart plots a per-shard figure of one run: a shard that stops
-// serving shows as a line at zero while the others go on.
-func shardChart(n Named, title string, logY bool, get func(Second) []float64) string {
-	if len(n.R.Shards) == 0 {
-		return ""
-	}
-	var lines []line
-	var names []string
-	for i, sh := range n.R.Shards {
-		l := line{color: palette[i%len(palette)]}
-		for _, s := range n.R.Seconds {
-			if v := get(s); i < len(v) {
-				l.x = append(l.x, s.T)
-				l.y = append(l.y, v[i])
-			}
-		}
-		lines = append(lines, l)
-		names = append(names, fmt.Sprintf("<span style='color:%s'>%s</span>", l.color, html.EscapeString(sh.Shard)))
-	}
-	var shade [][2]float64
-	for _, w := range n.R.Windows {
-		shade = append(shade, [2]float64{w.StartS, w.EndS})
-	}
-	return "<p>" + html.EscapeString(title) + " (shards as at the start) of " + html.EscapeString(n.Name) + ": " + strings.Join(names, ", ") + "</p>" +
-		chart(title, lines, shade, logY)
-}
-
-type line struct {
-	color string
-	x, y  []float64
-}
-
-// chart draws lines on shared axes as inline SVG; log scales the y axis
-// (latency spans orders of magnitude during a fault).
-func chart(title string, lines []line, shade [][2]float64, logY bool) string {
-	const W, H, L, R, T, B = 900.0, 220.0, 60.0, 10.0, 24.0, 24.0
-	xmax, ymax, ymin := 1.0, 0.0, math.Inf(1)
-	for _, l := range lines {
-		for i := range l.x {
-			xmax = max(xmax, l.x[i])
-			ymax = max(ymax, l.y[i])
-			if l.y[i] > 0 {
-				ymin = min(ymin, l.y[i])
-			}
-		}
-	}
-	if ymax <= 0 {
-		ymax = 1
-	}
-	fy := func(v float64) float64 { return H - B - v/ymax*(H-T-B) }
-	if logY {
-		lo := math.Floor(math.Log10(math.Min(ymin, ymax)))
-		if math.IsInf(lo, 0) || math.IsNaN(lo) {
-			lo = -2
-		}
-		hi := math.Ceil(math.Log10(ymax))
-		if hi <= lo {
-			hi = lo + 1
-		}
-		fy = func(v float64) float64 {
-			if v <= 0 {
-				return H - B
-			}
-			return H - B - (math.Log10(v)-lo)/(hi-lo)*(H-T-B)
-		}
-	}
-	fx := func(v float64) float64 { return L + v/xmax*(W-L-R) }
+func notesSection(runs []Named) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg width="%.0f" height="%.0f" xmlns="http://www.w3.org/2000/svg"><text x="%.0f" y="16">%s</text>`, W, H, L, html.EscapeString(title))
-	for _, s := range shade {
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="%.0f" fill="#f3d9d9"/>`, fx(s[0]), T, math.Max(1, fx(s[1])-fx(s[0])), H-T-B)
-	}
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/><line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#999"/>`, L, H-B, W-R, H-B, L, T, L, H-B)
-	fmt.Fprintf(&b, `<text x="2" y="%.0f" font-size="11">%s</text><text x="2" y="%.0f" font-size="11">%s</text>`, T+10, trimFloat(ymax), H-B, map[bool]string{true: "log", false: "0"}[logY])
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-size="11">%.0f s</text>`, W-R-40, H-6, xmax)
-	for _, l := range lines {
-		var pts []string
-		for i := range l.x {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", fx(l.x[i]), fy(l.y[i])))
+	b.WriteString(`<section id="notes"><h2>notes</h2>`)
+	for _, n := range runs {
+		r := n.R
+		fmt.Fprintf(&b, "<p>%s: generator up to %s of %d cores; ops sent up to %s ms late (%s ops more than 1 ms), the schedule itself up to %s ms late; %s scheduled ops unsent; MOVED %s, ASK %s, TRYAGAIN %s, CLUSTERDOWN %s, reconnects %s</p><ul>",
+			html.EscapeString(n.Name), Num(r.CPUMaxCores), r.Cores, Num(r.LagMaxMs), Count(float64(r.LateOps)), Num(r.DispatchLagMaxMs), Count(float64(r.Unsent)),
+			Count(float64(r.Counts.Moved)), Count(float64(r.Counts.Ask)), Count(float64(r.Counts.TryAgain)), Count(float64(r.Counts.ClusterDown)), Count(float64(r.Counts.Reconnects)))
+		for _, d := range r.Diagnosis {
+			fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(d))
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, l.color, strings.Join(pts, " "))
+		b.WriteString("</ul>")
 	}
-	b.WriteString("</svg>")
+	b.WriteString("</section>")
 	return b.String()
 }

@@ -141,6 +141,7 @@ func (e *engine) newDispatcher(onNode func(uint32, *nodeQueue)) *dispatcher {
 // next op, or false when the schedule holds no more ops.
 func (d *dispatcher) pump(now time.Duration) (time.Duration, bool) {
 	e := d.e
+	first := true
 	for {
 		t := e.intended(d.next)
 		if t >= e.o.Duration {
@@ -148,6 +149,16 @@ func (d *dispatcher) pump(now time.Duration) (time.Duration, bool) {
 		}
 		if t > now {
 			return t, true
+		}
+		if first {
+			// The oldest due op says how late the dispatcher itself woke.
+			first = false
+			if lag := int64(now - t); lag > int64(lateAfter) {
+				s := d.stats
+				s.mu.Lock()
+				s.c.DispatchLagNs = max(s.c.DispatchLagNs, lag)
+				s.mu.Unlock()
+			}
 		}
 		d.next++
 		op := d.gen.Next()

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -47,6 +48,21 @@ type Result struct {
 	// Load is the load per slot and per shard (capacity planning), with
 	// the server's CLUSTER SLOT-STATS beside it where supported.
 	Load *LoadReport `json:"load,omitempty"`
+	// Capacity is the capacity search this run was the best step of
+	// (bench --slo), with every step's figures: the curve.
+	Capacity *Capacity `json:"capacity,omitempty"`
+
+	// WarmupS is the traffic driven before the measured part (DurationS):
+	// connections, queues and caches settling; no figure includes it.
+	WarmupS float64 `json:"warmup_s,omitempty"`
+	// DispatchLagMaxMs is the longest the open loop's schedule itself ran
+	// late (Counts.DispatchLagNs): the generator's own scheduling delay.
+	DispatchLagMaxMs float64 `json:"dispatch_lag_max_ms,omitempty"`
+
+	// Histograms are the measured part's latency histograms by op and
+	// kind ("get.corrected", ...), HdrHistogram's compressed encoding
+	// (histograms.go).
+	Histograms map[string][]byte `json:"histograms,omitempty"`
 
 	secs []second // with histograms, for the windows
 }
@@ -64,7 +80,9 @@ type OpFigures struct {
 
 // ShardGap is one shard's longest availability gap.
 type ShardGap struct {
-	Shard      string  `json:"shard"`
+	Shard string `json:"shard"` // the primary's node name (its address when unnamed)
+	// Addr is the primary's address at the start.
+	Addr       string  `json:"addr,omitempty"`
 	MaxGapS    float64 `json:"max_gap_s"`
 	MaxGapAtS  float64 `json:"max_gap_at_s"`
 	GapsListed int     `json:"gaps"`
@@ -103,6 +121,8 @@ type Second struct {
 	RawP999Ms   float64 `json:"raw_p99_9_ms"`
 	LagMaxMs    float64 `json:"lag_max_ms"`
 	CPUCores    float64 `json:"cpu_cores"`
+	// DispatchLagMaxMs is the schedule's own lateness this second.
+	DispatchLagMaxMs float64 `json:"dispatch_lag_max_ms,omitempty"`
 	// ShardOKPerS is ok ops/s per shard, in the order of Result.Shards.
 	ShardOKPerS []float64 `json:"shard_ok_per_s,omitempty"`
 	// ShardLagMaxMs is per shard the longest an op waited past its
@@ -122,7 +142,10 @@ type Window struct {
 	EndS   float64 `json:"end_s"`
 	// TookS is how long the fault's action took (a migration or rebalance
 	// from start to done).
-	TookS  float64       `json:"took_s"`
+	TookS float64 `json:"took_s"`
+	// Detail says what the change did, from its record: the node added
+	// or removed, slots and keys moved, an error.
+	Detail string        `json:"detail,omitempty"`
 	Before WindowFigures `json:"before"`
 	During WindowFigures `json:"during"`
 	After  WindowFigures `json:"after"`
@@ -138,10 +161,16 @@ type WindowFigures struct {
 	OKPerS        float64 `json:"ok_per_s"`
 	ErrorsPerS    float64 `json:"errors_per_s"`
 	RedirectsPerS float64 `json:"redirects_per_s"`
-	P50Ms         float64 `json:"p50_ms"`
-	P99Ms         float64 `json:"p99_ms"`
-	P999Ms        float64 `json:"p99_9_ms"`
-	RawP99Ms      float64 `json:"raw_p99_ms"`
+	// The replies that sent ops elsewhere or back during the window: the
+	// ops that hit the change (counted per reply; an op can hit several).
+	Moved       int64   `json:"moved"`
+	Ask         int64   `json:"ask"`
+	TryAgain    int64   `json:"tryagain"`
+	ClusterDown int64   `json:"clusterdown"`
+	P50Ms       float64 `json:"p50_ms"`
+	P99Ms       float64 `json:"p99_ms"`
+	P999Ms      float64 `json:"p99_9_ms"`
+	RawP99Ms    float64 `json:"raw_p99_ms"`
 }
 
 // result turns the collected series into a Result.
@@ -149,9 +178,12 @@ func (e *engine) result(elapsed time.Duration) *Result {
 	s := e.series
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &Result{DurationS: elapsed.Seconds(), Rate: e.o.Rate, Workers: e.o.Concurrency, Pipeline: e.o.KV.Pipeline,
-		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds}
-	secs := elapsed.Seconds()
+	measured := elapsed - s.warmedAt
+	r := &Result{DurationS: measured.Seconds(), WarmupS: s.warmedAt.Seconds(), Rate: e.o.Rate, Workers: e.o.Concurrency, Pipeline: e.o.KV.Pipeline,
+		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds,
+		DispatchLagMaxMs: float64(s.total.DispatchLagNs) / 1e6}
+	secs := measured.Seconds()
+	r.encodeHists(s.totalH)
 	all := newHists()
 	for o := 0; o < numOps; o++ {
 		f := &OpFigures{
@@ -175,7 +207,7 @@ func (e *engine) result(elapsed time.Duration) *Result {
 	}
 	r.Throughput = r.Ops["total"].OKPerS
 	if e.o.Rate > 0 {
-		scheduled := int64(math.Ceil(e.o.Rate * e.o.Duration.Seconds()))
+		scheduled := int64(math.Ceil(e.o.Rate * (e.o.Duration - s.warmedAt).Seconds()))
 		r.Unsent = max(0, scheduled-s.total.TotalOK()-s.total.Failed())
 	}
 	r.Backlog = s.total.Backlog
@@ -202,6 +234,9 @@ func (e *engine) result(elapsed time.Duration) *Result {
 			}
 			if i < len(s.shardH) {
 				sh.Corrected = quantiles(s.shardH[i])
+			}
+			if i < len(e.shardAddrs) && e.shardAddrs[i] != n {
+				sh.Addr = e.shardAddrs[i]
 			}
 			r.Shards = append(r.Shards, sh)
 		}
@@ -250,7 +285,7 @@ func (sec *second) point() Second {
 		GetPerS: float64(c.OK[opGet]) / l, SetPerS: float64(c.OK[opSet]) / l,
 		FailPerS: float64(c.Failed()) / l, MovedPerS: float64(c.Moved) / l, AskPerS: float64(c.Ask) / l,
 		TryAgain: c.TryAgain, ClusterDown: c.ClusterDown, Reconnects: c.Reconnects,
-		LagMaxMs: float64(c.LagMaxNs) / 1e6, CPUCores: sec.CPU,
+		LagMaxMs: float64(c.LagMaxNs) / 1e6, CPUCores: sec.CPU, DispatchLagMaxMs: float64(c.DispatchLagNs) / 1e6,
 	}
 	for i, n := range sec.Shard.ok {
 		p.ShardOKPerS = append(p.ShardOKPerS, float64(n)/l)
@@ -294,36 +329,7 @@ func (r *Result) diagnose() {
 	if r.Rate <= 0 {
 		r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("closed loop: %d workers each send the next op when the previous one completed; latency is raw (no schedule to correct against)", r.Workers))
 	} else {
-		behind := 0
-		for _, s := range r.Seconds {
-			if s.LagMaxMs >= float64(lagWorth/time.Millisecond) {
-				behind++
-			}
-		}
-		// In the open loop each node has its own queue: when the worst lag
-		// was confined to some shards (others stayed below half of it),
-		// their nodes were behind, not the generator.
-		var lateShards []string
-		for _, s := range r.Shards {
-			if s.LagMaxMs >= max(float64(lagWorth/time.Millisecond), r.LagMaxMs/2) {
-				lateShards = append(lateShards, fmt.Sprintf("%s %s ms", s.Shard, trimFloat(s.LagMaxMs)))
-			}
-		}
-		if behind > 0 && len(lateShards) > 0 && len(lateShards) < len(r.Shards) {
-			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("ops to some shards waited in their node's queue past their intended time, at worst%s, in %d of %d seconds (%d ops sent more than 1 ms late): every connection to that node was waiting for replies; the other shards' ops were sent on time; corrected latency includes that wait",
-				listed(lateShards), behind, len(r.Seconds), r.LateOps))
-		} else if behind > 0 {
-			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("the generator fell behind the schedule by %s ms at worst, in %d of %d seconds (%d ops sent more than 1 ms late); corrected latency includes that wait",
-				trimFloat(r.LagMaxMs), behind, len(r.Seconds), r.LateOps))
-		}
-		if behind > 0 && (len(lateShards) == 0 || len(lateShards) == len(r.Shards)) {
-			// Little's law: ops in flight = rate x time each op takes.
-			inFlight := r.Rate * r.Ops["total"].Raw.Mean / 1000 / float64(max(1, r.Pipeline))
-			if r.CPUMaxCores < 0.9*float64(r.Cores) && inFlight > 0.5*float64(r.Workers) {
-				r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("cause: replies, not CPU: at %s ms mean raw latency the rate needs about %.0f ops in flight, and %d workers were often all waiting; raise --concurrency (or --pipeline)",
-					trimFloat(r.Ops["total"].Raw.Mean), inFlight, r.Workers))
-			}
-		}
+		r.Diagnosis = append(r.Diagnosis, r.stalls()...)
 		if r.Unsent > r.Backlog {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were never sent: the run ended while they were still due or queued (the generator or a node was behind); their latency is missing from the figures", r.Unsent-r.Backlog))
 		}
@@ -337,12 +343,102 @@ func (r *Result) diagnose() {
 			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d scheduled ops were not sent because their node's queue was full (backlog: the node was behind by more than its queue holds)%s; they are counted as unsent and their latency, at least the time the queue took to drain, is missing from the figures", r.Backlog, listed(which)))
 		}
 		if got := r.Throughput + float64(r.Counts.Failed())/r.DurationS; got < 0.95*r.Rate {
-			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("delivered %.0f ops/s of the %.0f scheduled: every worker was waiting for replies (raise --concurrency or --pipeline) or the generator was short of CPU", got, r.Rate))
+			r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("delivered %s ops/s of the %s scheduled (see the stalls above for why)", Count(got), Count(r.Rate)))
 		}
 	}
 	if r.CPUMaxCores >= 0.9*float64(r.Cores) {
 		r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("the generator used up to %.2f of %d cores: its own CPU was (or was close to) the limit, figures may understate the cluster", r.CPUMaxCores, r.Cores))
 	}
+}
+
+// stalls explains the seconds in which ops were sent late, telling three
+// causes apart by where the lateness was:
+//   - the schedule itself ran late (the dispatcher woke up late for the
+//     oldest due op, whichever node it was for): the generator did not
+//     get the CPU: its own (it used its cores) or the host's (it used
+//     little, yet was not scheduled: host contention, every shard at once);
+//   - only some shards' ops waited in their node's queue while the others
+//     were sent on time: those shards were slow;
+//   - every shard's ops waited while the schedule ran on time: every
+//     node's connections were busy at once (the cluster as a whole, or
+//     too few connections for the rate: Little's law says which).
+func (r *Result) stalls() []string {
+	type class struct {
+		secs  int
+		worst float64 // ms
+		at    float64
+	}
+	var host, gen, all class
+	shardSecs := map[int]*class{}
+	for _, p := range r.Seconds {
+		if p.LagMaxMs < float64(lagWorth/time.Millisecond) {
+			continue
+		}
+		note := func(c *class, v float64) {
+			c.secs++
+			if v > c.worst {
+				c.worst, c.at = v, p.T
+			}
+		}
+		switch {
+		case p.DispatchLagMaxMs >= p.LagMaxMs/2:
+			if r.Cores > 0 && p.CPUCores >= 0.9*float64(r.Cores) {
+				note(&gen, p.DispatchLagMaxMs)
+			} else {
+				note(&host, p.DispatchLagMaxMs)
+			}
+		default:
+			var late []int
+			for i, v := range p.ShardLagMaxMs {
+				if v >= max(float64(lagWorth/time.Millisecond), p.LagMaxMs/2) {
+					late = append(late, i)
+				}
+			}
+			if len(late) == 0 || len(late) == len(p.ShardLagMaxMs) {
+				note(&all, p.LagMaxMs)
+				continue
+			}
+			for _, i := range late {
+				if shardSecs[i] == nil {
+					shardSecs[i] = &class{}
+				}
+				note(shardSecs[i], p.ShardLagMaxMs[i])
+			}
+		}
+	}
+	var out []string
+	n := len(r.Seconds)
+	if host.secs > 0 {
+		out = append(out, fmt.Sprintf("host contention in %d of %d seconds: the generator's own schedule ran up to %s ms late (worst at %s s) while it used under 90%% of its %d cores, so every shard's ops were sent late at once: the machine's CPU was busy elsewhere (the servers on the same cores, other processes); corrected latency includes that wait, which is not any one shard's",
+			host.secs, n, Num(host.worst), Num(host.at), r.Cores))
+	}
+	if gen.secs > 0 {
+		out = append(out, fmt.Sprintf("the generator was its own limit in %d of %d seconds: it used 90%% or more of its %d cores and its schedule ran up to %s ms late (worst at %s s); the figures may understate the cluster",
+			gen.secs, n, r.Cores, Num(gen.worst), Num(gen.at)))
+	}
+	if len(shardSecs) > 0 {
+		var parts []string
+		for i, sh := range r.Shards {
+			if c := shardSecs[i]; c != nil {
+				parts = append(parts, fmt.Sprintf("%s %s ms in %d s", sh.Shard, Num(c.worst), c.secs))
+			}
+		}
+		out = append(out, fmt.Sprintf("slow shard: ops to some shards waited in their node's queue past their intended time, at worst%s, while the other shards' ops were sent on time: every connection to that node was waiting for replies; corrected latency includes that wait",
+			listed(parts)))
+	}
+	if all.secs > 0 {
+		msg := fmt.Sprintf("every shard at once in %d of %d seconds: ops to every node waited in their queues, up to %s ms (worst at %s s), while the schedule itself ran on time",
+			all.secs, n, Num(all.worst), Num(all.at))
+		// Little's law: ops in flight = rate x time each op takes.
+		inFlight := r.Rate * r.Ops["total"].Raw.Mean / 1000 / float64(max(1, r.Pipeline))
+		if inFlight > 0.5*float64(r.Workers) {
+			msg += fmt.Sprintf("; at %s ms mean raw latency the rate needs about %s ops in flight and there are %d connections per primary: raise --concurrency (or --pipeline)", Num(r.Ops["total"].Raw.Mean), Num(inFlight), r.Workers)
+		} else {
+			msg += fmt.Sprintf("; the connections were enough for the rate (about %s ops in flight for %d per primary): the servers answered slowly together (the cluster as a whole, or the host they share)", Num(inFlight), r.Workers)
+		}
+		out = append(out, msg)
+	}
+	return out
 }
 
 // finish computes the fault windows once the events are known. The
@@ -354,6 +450,7 @@ func (r *Result) finish() {
 		fault             string
 		from, to, took    float64
 		started, finished bool
+		detail            string
 	}
 	var spans []span
 	for _, ev := range r.Events {
@@ -364,6 +461,7 @@ func (r *Result) finish() {
 				spans = append(spans, span{fault: fault, from: ev.AtS, to: -1})
 			case cur >= 0 && spans[cur].fault == fault && !spans[cur].started:
 				spans[cur].started, spans[cur].took, spans[cur].to = true, ev.AtS-spans[cur].from, ev.AtS
+				spans[cur].detail = changeDetail(ev.Detail)
 			}
 			continue
 		}
@@ -385,12 +483,34 @@ func (r *Result) finish() {
 			after = max(sp.to, min(after, spans[i+1].from))
 		}
 		r.Windows = append(r.Windows, Window{
-			Fault: sp.fault, StartS: sp.from, EndS: sp.to, TookS: max(sp.took, 0),
+			Fault: sp.fault, StartS: sp.from, EndS: sp.to, TookS: max(sp.took, 0), Detail: sp.detail,
 			Before: r.figures(before, sp.from),
 			During: r.figures(sp.from, sp.to),
 			After:  r.figures(sp.to, after),
 		})
 	}
+}
+
+// changeDetail reads what a fault's completion record says it did.
+func changeDetail(raw json.RawMessage) string {
+	var d map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &d) != nil {
+		return ""
+	}
+	var parts []string
+	for _, k := range []struct{ key, say string }{{"added", "added %v"}, {"removed", "removed %v"}, {"promoted", "replica promoted: %v"},
+		{"slots_moved", "%v slots moved"}, {"keys_moved", "%v keys moved"}, {"from", "from %v"}, {"to", "to %v"}, {"error", "error: %v"}} {
+		if v, ok := d[k.key]; ok {
+			if b, isBool := v.(bool); isBool {
+				v = map[bool]string{true: "yes", false: "no"}[b]
+			}
+			if f, isNum := v.(float64); isNum {
+				v = Count(f)
+			}
+			parts = append(parts, fmt.Sprintf(k.say, v))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // figures merges the seconds that belong to [from, to): those whose
@@ -421,6 +541,7 @@ func (r *Result) figures(from, to float64) WindowFigures {
 	w.OKPerS = float64(c.TotalOK()) / length
 	w.ErrorsPerS = float64(c.Failed()) / length
 	w.RedirectsPerS = float64(c.Moved+c.Ask) / length
+	w.Moved, w.Ask, w.TryAgain, w.ClusterDown = c.Moved, c.Ask, c.TryAgain, c.ClusterDown
 	w.P50Ms, w.P99Ms, w.P999Ms, w.RawP99Ms = q.P50, q.P99, q.P999, qr.P99
 	return w
 }
@@ -474,21 +595,25 @@ func (r *Result) PrintSummary(w io.Writer) {
 		fmt.Fprintln(tw, "\nSHARD\tOK/S\tBACKLOG\tLAG MAX MS\tP50 MS\tP99 MS\tP99.9 MS\tMAX MS\tLONGEST GAP S")
 		for _, s := range r.Shards {
 			c := s.Corrected
-			fmt.Fprintf(tw, "%s\t%.0f\t%d\t%s\t%.3g\t%.3g\t%.3g\t%.3g\t%.2f\n", s.Shard, float64(s.OK)/r.DurationS, s.Backlog, trimFloat(s.LagMaxMs), c.P50, c.P99, c.P999, c.Max, s.MaxGapS)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\n", s.Shard, Count(float64(s.OK)/r.DurationS), s.Backlog, trimFloat(s.LagMaxMs), Num(c.P50), Num(c.P99), Num(c.P999), Num(c.Max), s.MaxGapS)
 		}
 		tw.Flush()
 	}
 	if len(r.Windows) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "\nFAULT\tWINDOW\tSECONDS\tOK/S\tERR/S\tREDIR/S\tP50 MS\tP99 MS\tP99.9 MS\tCHANGE P99")
+		fmt.Fprintln(tw, "\nFAULT\tWINDOW\tSECONDS\tOK/S\tERR/S\tMOVED\tASK\tTRYAGAIN\tP50 MS\tP99 MS\tP99.9 MS\tCHANGE P99")
+		var details []string
 		for _, win := range r.Windows {
 			name := win.Fault
 			if win.TookS > 0 {
 				name += fmt.Sprintf(" (took %.1fs)", win.TookS)
 			}
+			if win.Detail != "" {
+				details = append(details, fmt.Sprintf("%s at %s s: %s", win.Fault, Num(win.StartS), win.Detail))
+			}
 			for i, wf := range []WindowFigures{win.Before, win.During, win.After} {
 				if wf.Seconds == 0 {
-					fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\n", name, []string{"before", "during", "after"}[i])
+					fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", name, []string{"before", "during", "after"}[i])
 					name = ""
 					continue
 				}
@@ -496,12 +621,15 @@ func (r *Result) PrintSummary(w io.Writer) {
 				if i > 0 {
 					change = pctChange(win.Before.P99Ms, wf.P99Ms)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%.1f-%.1f\t%.0f\t%.1f\t%.1f\t%.3f\t%.3f\t%.3f\t%s\n", name, []string{"before", "during", "after"}[i],
-					wf.FromS, wf.ToS, wf.OKPerS, wf.ErrorsPerS, wf.RedirectsPerS, wf.P50Ms, wf.P99Ms, wf.P999Ms, change)
+				fmt.Fprintf(tw, "%s\t%s\t%.1f-%.1f\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", name, []string{"before", "during", "after"}[i],
+					wf.FromS, wf.ToS, Count(wf.OKPerS), Num(wf.ErrorsPerS), wf.Moved, wf.Ask, wf.TryAgain, Num(wf.P50Ms), Num(wf.P99Ms), Num(wf.P999Ms), change)
 				name = ""
 			}
 		}
 		tw.Flush()
+		for _, d := range details {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
 	}
 	r.Load.print(w)
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -31,6 +32,10 @@ type series struct {
 
 	// shardH is each shard's corrected latency over the run.
 	shardH []*hdrhistogram.Histogram
+
+	// warmup: collections ending before it are driven, not measured;
+	// warmedAt is where the last of them ended (the measured part starts).
+	warmup, warmedAt time.Duration
 
 	ok, fail atomic.Int64
 }
@@ -89,6 +94,15 @@ func (s *series) collect(at time.Duration) {
 	var c Counts
 	shard := newShardFigs(s.shards)
 	s.scratch.reset()
+	if s.warmup > 0 && at < s.warmup+warmupSlack {
+		// Warm-up: drained and dropped (connections dialled, queues and
+		// the servers' caches settling), the CPU clock restarted.
+		for _, st := range s.stats {
+			st.drainInto(&s.scratch, &c, &shard, nil)
+		}
+		s.lastCPU, s.lastAt, s.warmedAt = cpuTime(), at, at
+		return
+	}
 	for _, st := range s.stats {
 		st.drainInto(&s.scratch, &c, &shard, s.shardH)
 	}
@@ -113,6 +127,28 @@ func (s *series) collect(at time.Duration) {
 	s.seconds = append(s.seconds, sec)
 	s.ok.Add(c.TotalOK())
 	s.fail.Add(c.Failed())
+}
+
+// warmupSlack: the collection due at the warm-up's end fires a little
+// after it and still belongs to the warm-up.
+const warmupSlack = 100 * time.Millisecond
+
+// live describes the last collected second: ok ops/s and corrected p99.
+func (s *series) live() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.seconds) == 0 {
+		if s.warmedAt > 0 || s.warmup > 0 {
+			return "warming up"
+		}
+		return "ops/s -  p99 -"
+	}
+	sec := &s.seconds[len(s.seconds)-1]
+	p99 := 0.0
+	for o := range sec.Sum {
+		p99 = max(p99, sec.Sum[o][corrected].P99)
+	}
+	return fmt.Sprintf("ops/s %s  p99 %s ms", Count(float64(sec.C.TotalOK())/sec.Len.Seconds()), Num(p99))
 }
 
 func (s *series) counts() (ok, fail, info int64) { return s.ok.Load(), s.fail.Load(), 0 }

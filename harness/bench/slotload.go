@@ -341,8 +341,17 @@ func (r *LoadReport) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.1f%%\t%.1f\n", s.Shard, s.Slots, s.SlotsTouched, s.OpsPerS, 100*s.Share, float64(s.Bytes)/1024)
 	}
 	tw.Flush()
+	if !r.skewed() {
+		fmt.Fprintln(w, "keys spread evenly: no hot-slot table (shown when the busiest shard carries 25% over the mean or a slot 5% of the ops)")
+	} else {
+		r.printHot(w)
+	}
+	r.printServer(w)
+}
+
+func (r *LoadReport) printHot(w io.Writer) {
 	fmt.Fprintln(w, "hot slots (client side, beside the server's CLUSTER SLOT-STATS of the slot where reported)")
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SLOT\tSHARD\tOPS/S\tSHARE\tKB\tSRV KEYS\tSRV CPU US\tSRV IN B\tSRV OUT B")
 	for _, s := range r.TopSlots {
 		k, c, in, out := "-", "-", "-", "-"
@@ -352,9 +361,12 @@ func (r *LoadReport) print(w io.Writer) {
 		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.1f%%\t%.1f\t%s\t%s\t%s\t%s\n", s.Slot, s.Shard, s.OpsPerS, 100*s.Share, float64(s.Bytes)/1024, k, c, in, out)
 	}
 	tw.Flush()
+}
+
+func (r *LoadReport) printServer(w io.Writer) {
 	if len(r.Server) > 0 {
 		fmt.Fprintln(w, "server CLUSTER SLOT-STATS per primary (now)")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NODE\tSLOTS\tKEYS\tCPU MS\tIN KB\tOUT KB\tMEM KB")
 		for _, s := range r.Server {
 			if !s.Supported {
@@ -370,7 +382,7 @@ func (r *LoadReport) print(w io.Writer) {
 		}
 		tw.Flush()
 	}
-	if len(r.ServerTop) > 0 {
+	if len(r.ServerTop) > 0 && r.skewed() {
 		var parts []string
 		for _, s := range r.ServerTop {
 			parts = append(parts, fmt.Sprintf("%d (%s)", s.Slot, s.Node))

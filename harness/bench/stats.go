@@ -103,6 +103,11 @@ type Counts struct {
 	// was full (a node stalled for longer than its queue holds); they are
 	// part of Result.Unsent.
 	Backlog int64 `json:"backlog,omitempty"`
+	// DispatchLagNs is the longest the open loop's schedule itself ran
+	// late: an op was queued this long after its intended time because
+	// the dispatcher did not get to run (the generator's own CPU or the
+	// host's scheduling), whichever node it was for.
+	DispatchLagNs int64 `json:"dispatch_lag_ns,omitempty"`
 }
 
 // lateAfter: an op sent this long after its intended time is late.
@@ -126,6 +131,7 @@ func (c *Counts) add(o *Counts) {
 	c.LagMaxNs = max(c.LagMaxNs, o.LagMaxNs)
 	c.Bytes += o.Bytes
 	c.Backlog += o.Backlog
+	c.DispatchLagNs = max(c.DispatchLagNs, o.DispatchLagNs)
 }
 
 // TotalOK is every successful op.
@@ -169,8 +175,10 @@ func (w *workerStats) drainInto(h *hists, c *Counts, sh *shardFigs, shardH []*hd
 	sh.add(&w.shard)
 	w.shard.reset()
 	for i, x := range w.shardH {
-		if i < len(shardH) && x.TotalCount() > 0 {
-			shardH[i].Merge(x)
+		if x.TotalCount() > 0 {
+			if i < len(shardH) {
+				shardH[i].Merge(x)
+			}
 			x.Reset()
 		}
 	}

@@ -70,7 +70,7 @@ func Execute(ctx context.Context, s *Suite, opts Options) (*Summary, error) {
 	if err := os.WriteFile(filepath.Join(opts.Dir, "suite.yaml"), y, 0o644); err != nil {
 		return nil, fmt.Errorf("suite directory: %w", err)
 	}
-	sum := &Summary{Name: s.Name, Dir: opts.Dir, ResultsRoot: opts.ResultsRoot, Started: time.Now().UTC()}
+	sum := &Summary{Name: s.Name, Study: s.Study, Dir: opts.Dir, ResultsRoot: opts.ResultsRoot, Started: time.Now().UTC()}
 	for i, r := range s.Runs {
 		res := Result{Index: i, Name: r.Name, Params: r.Params, Verdict: Pending}
 		if opts.Prior != nil && i < len(opts.Prior.Runs) && opts.Prior.Runs[i].Name == r.Name && done(opts.Prior.Runs[i]) {

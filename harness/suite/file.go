@@ -66,6 +66,9 @@ type Suite struct {
 	Runs []Run
 	// Skipped are runs a validator dropped with ErrSkip, with why.
 	Skipped []string
+	// Study marks an RPO study: its runs' lost writes are what it
+	// measures, so an invalid run is a measurement, not a failure.
+	Study bool
 }
 
 // ErrSkip, wrapped in a RunValidator's error, drops the run instead of

@@ -81,7 +81,7 @@ func (st Study) Suite(name string) (*Suite, error) {
 	if len(st.Settings) == 0 {
 		st.Settings = [][]string{nil}
 	}
-	s := &Suite{Name: name}
+	s := &Suite{Name: name, Study: true}
 	clients := st.Clients
 	if len(clients) == 0 {
 		clients = []string{""}

@@ -2,9 +2,15 @@ package suite
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +23,12 @@ type StudyReport struct {
 	Fidelity []string `json:"fidelity,omitempty"` // where reference and redis differ beyond noise
 	Compared int      `json:"compared_cells"`     // cells run on both reference and redis
 	Notes    []string `json:"notes"`
+	// Builds say what was tested, per target: the server's version line,
+	// image and digests, and the redline build that ran the study.
+	Builds []string `json:"builds,omitempty"`
+	// Shape is the clusters' shape and the load ("6 nodes, 1 replica per
+	// primary, 10 clients"), from the runs' config.json.
+	Shape []string `json:"shape,omitempty"`
 }
 
 // studyNotes say how the figures are made, in rpo.json and rpo.md.
@@ -34,7 +46,84 @@ func NewStudyReport(sum *Summary, seeds int) *StudyReport {
 	r := &StudyReport{Started: sum.Started.Format("2006-01-02 15:04:05 UTC"), SuiteDir: sum.Dir, Seeds: seeds, Notes: studyNotes}
 	r.Entries = Aggregate(sum)
 	r.Fidelity, r.Compared = compareTargets(r.Entries)
+	r.Builds, r.Shape = describeRuns(sum)
 	return r
+}
+
+// describeRuns reads the runs' config.json for what was tested (the
+// builds, per target) and how (the clusters' shape), once per distinct
+// value.
+func describeRuns(sum *Summary) (builds, shape []string) {
+	seen := map[string]bool{}
+	add := func(list *[]string, s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			*list = append(*list, s)
+		}
+	}
+	for _, r := range sum.Runs {
+		if r.Dir == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(r.Dir, "config.json"))
+		if err != nil {
+			continue
+		}
+		var cfg struct {
+			Target        string            `json:"target"`
+			Nodes         int               `json:"nodes"`
+			Replicas      int               `json:"replicas"`
+			Concurrency   int               `json:"concurrency"`
+			Rate          float64           `json:"rate"`
+			ServerVersion string            `json:"server_version"`
+			ServerSHA256  string            `json:"server_sha256"`
+			ServerBinary  string            `json:"server_binary"`
+			Versions      map[string]string `json:"versions"`
+		}
+		if json.Unmarshal(b, &cfg) != nil {
+			continue
+		}
+		var parts []string
+		if cfg.ServerVersion != "" {
+			parts = append(parts, cfg.ServerVersion)
+		}
+		if cfg.ServerBinary != "" {
+			parts = append(parts, "binary "+cfg.ServerBinary)
+		}
+		if cfg.ServerSHA256 != "" {
+			parts = append(parts, "sha256 "+short(cfg.ServerSHA256, 16))
+		}
+		for _, k := range []string{"redis_version", "image", "image_id"} {
+			if v := cfg.Versions[k]; v != "" {
+				if k == "image_id" {
+					v = short(v, 16) // a digest: its head names it
+				}
+				parts = append(parts, strings.ReplaceAll(k, "_", " ")+" "+v)
+			}
+		}
+		if len(parts) > 0 {
+			add(&builds, cfg.Target+": "+strings.Join(parts, ", "))
+		}
+		if v := cfg.Versions["redline"]; v != "" {
+			add(&builds, "redline "+v)
+		}
+		load := fmt.Sprintf("%d clients", cfg.Concurrency)
+		if cfg.Rate > 0 {
+			load += fmt.Sprintf(" at %.0f ops/s", cfg.Rate)
+		}
+		if cfg.Nodes > 0 {
+			add(&shape, fmt.Sprintf("%s: %d nodes, %d primaries with %d replica(s) each, %s", cfg.Target, cfg.Nodes, cfg.Nodes/(cfg.Replicas+1), cfg.Replicas, load))
+		}
+	}
+	return builds, shape
+}
+
+func short(s string, n int) string {
+	s = strings.TrimPrefix(s, "sha256:")
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // compareTargets finds cells where the reference server and Redis differ
@@ -131,8 +220,22 @@ func (r *StudyReport) Markdown() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# RPO study (%s)\n\n", r.Started)
 	fmt.Fprintf(&b, "%d seed(s) per cell; runs and their reports are listed in %s/summary.html.\n\n", r.Seeds, r.SuiteDir)
-	b.WriteString("| target (/ client) | scenario | wait | node-timeout | settings | runs | acked | lost | lost % | RPO p50 / max | loss window (from fault start) | RTO p50 / max | lost with WAIT satisfied | ops/s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	if len(r.Builds) > 0 {
+		b.WriteString("Tested builds:\n\n")
+		for _, s := range r.Builds {
+			b.WriteString("- " + s + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Shape) > 0 {
+		b.WriteString("Clusters:\n\n")
+		for _, s := range r.Shape {
+			b.WriteString("- " + s + "\n")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| target (/ client) | scenario | wait | node-timeout | settings | runs | acked | lost | lost per seed | lost % | RPO p50 / max | RPO per seed | loss window (from fault start) | RTO p50 / max | lost with WAIT satisfied | ops/s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, e := range r.Entries {
 		win, rto := "none lost", "n/a"
 		if e.LossWindowMs != nil {
@@ -141,9 +244,10 @@ func (r *StudyReport) Markdown() []byte {
 		if e.RTOMs != nil {
 			rto = secs(e.RTOMs.P50) + " / " + secs(e.RTOMs.Max)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d ms | %s | %d | %d | %d | %.3f | %s / %s | %s | %s | %d | %.0f |\n",
-			e.Label(), e.Scenario, e.Wait, e.NodeTimeoutMs, settingsName(e.Settings), e.Runs, e.Acked, e.Lost, e.LostPct,
-			secs(e.RPOMs.P50), secs(e.RPOMs.Max), win, rto, e.LostWaitSatisfied, e.ThroughputOpsS)
+		lostSeeds, rpoSeeds := e.spread()
+		fmt.Fprintf(&b, "| %s | %s | %d | %d ms | %s | %d | %d | %d | %s | %.3f | %s / %s | %s | %s | %s | %d | %.0f |\n",
+			e.Label(), e.Scenario, e.Wait, e.NodeTimeoutMs, settingsName(e.Settings), e.Runs, e.Acked, e.Lost, lostSeeds, e.LostPct,
+			secs(e.RPOMs.P50), secs(e.RPOMs.Max), rpoSeeds, win, rto, e.LostWaitSatisfied, e.ThroughputOpsS)
 	}
 	b.WriteString("\n## In words\n\n")
 	for _, e := range r.Entries {
@@ -203,6 +307,31 @@ func (e Entry) Paragraph(all []Entry) string {
 		fmt.Fprintf(&b, " %d run(s) left out for lack of a verdict: %s.", len(e.Failed), strings.Join(e.Failed, "; "))
 	}
 	return b.String()
+}
+
+// spread lists each seed's lost writes and RPO in seed order ("3, 0, 12"
+// and "0.4 s, 0.0 s, 1.2 s"), so the table shows how far runs of one cell
+// differ, not only their sum and median.
+func (e Entry) spread() (lost, rpo string) {
+	runs := slices.Clone(e.PerRun)
+	sort.SliceStable(runs, func(i, j int) bool { return naturalSeed(runs[i].Seed) < naturalSeed(runs[j].Seed) })
+	var ls, rs []string
+	for _, f := range runs {
+		ls = append(ls, strconv.FormatInt(f.Lost, 10))
+		rs = append(rs, secs(f.RPOMs))
+	}
+	if len(ls) == 0 {
+		return "-", "-"
+	}
+	return strings.Join(ls, ", "), strings.Join(rs, ", ")
+}
+
+// LostPerSeed is each seed's lost writes, in seed order (rpo.html).
+func (e Entry) LostPerSeed() string { l, _ := e.spread(); return l }
+
+func naturalSeed(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
 }
 
 func signedSecs(ms float64) string {
@@ -343,9 +472,11 @@ var rpoPage = template.Must(template.New("rpo").Funcs(template.FuncMap{
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
 td:nth-child(-n+5),th{text-align:left}.bad{background:#f8c9c4}</style></head><body>
 <h1>RPO study</h1><p>{{.R.Started}}, {{.R.Seeds}} seed(s) per cell; runs: <a href="summary.html">summary</a>.</p>
-<table><tr><th>target</th><th>scenario</th><th>wait</th><th>node-timeout</th><th>settings</th><th>runs</th><th>acked</th><th>lost</th><th>lost %</th><th>RPO p50 ms</th><th>RPO max ms</th><th>loss window ms</th><th>RTO p50 ms</th><th>RTO max ms</th><th>lost, WAIT satisfied</th><th>ops/s</th></tr>
+{{if .R.Builds}}<p>Tested builds:</p><ul id="builds">{{range .R.Builds}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .R.Shape}}<p>Clusters:</p><ul id="shape">{{range .R.Shape}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<table><tr><th>target</th><th>scenario</th><th>wait</th><th>node-timeout</th><th>settings</th><th>runs</th><th>acked</th><th>lost</th><th>lost per seed</th><th>lost %</th><th>RPO p50 ms</th><th>RPO max ms</th><th>loss window ms</th><th>RTO p50 ms</th><th>RTO max ms</th><th>lost, WAIT satisfied</th><th>ops/s</th></tr>
 {{range .R.Entries}}<tr><td>{{.Label}}</td><td>{{.Scenario}}</td><td>{{.Wait}}</td><td>{{.NodeTimeoutMs}} ms</td><td>{{range .Settings}}{{.}}; {{else}}defaults{{end}}</td>
-<td>{{.Runs}}</td><td>{{.Acked}}</td><td>{{.Lost}}</td><td>{{.LostPct}}</td><td>{{ms .RPOMs.P50}}</td><td>{{ms .RPOMs.Max}}</td>
+<td>{{.Runs}}</td><td>{{.Acked}}</td><td>{{.Lost}}</td><td class="seeds">{{.LostPerSeed}}</td><td>{{.LostPct}}</td><td>{{ms .RPOMs.P50}}</td><td>{{ms .RPOMs.Max}}</td>
 <td>{{with .LossWindowMs}}{{ms .From}} to {{ms .To}}{{else}}none lost{{end}}</td><td>{{with .RTOMs}}{{ms .P50}}{{end}}</td><td>{{with .RTOMs}}{{ms .Max}}{{end}}</td>
 <td{{if .LostWaitSatisfied}} class="bad"{{end}}>{{.LostWaitSatisfied}}</td><td>{{.ThroughputOpsS}}</td></tr>
 {{end}}</table>

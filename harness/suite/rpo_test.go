@@ -137,7 +137,7 @@ func TestAggregateStoredResults(t *testing.T) {
 	}
 	md := string((&StudyReport{Entries: es, Seeds: 2}).Markdown())
 	for _, want := range []string{
-		"| reference | isolate-primary | 0 | 2000 ms | defaults | 2 | 142628 | 14416 | 10.107 |",
+		"| reference | isolate-primary | 0 | 2000 ms | defaults | 2 | 142628 | 14416 | 7208, 7208 | 10.107 | 2.8 s / 3.0 s | 2.7 s, 3.0 s |",
 		"writes acknowledged from +0.0 s to +3.0 s after the fault began were lost",
 		"**3 lost write(s) had WAIT 1 report enough replicas**",
 		"WAIT cost throughput",
@@ -173,5 +173,60 @@ func TestCompareTargetsFlagsOnlyDifferencesBeyondNoise(t *testing.T) {
 	// One run a side shows no noise: nothing can be claimed.
 	if got, n := compareTargets([]Entry{entry("reference", 5200), entry("redis", 2400)}); len(got) != 0 || n != 1 {
 		t.Fatalf("single runs flagged: %v", got)
+	}
+}
+
+// rpo.md says which builds were tested and on what shape of cluster.
+func TestStudyReportNamesBuildsAndShape(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{"target":"redis","nodes":6,"replicas":1,"concurrency":10,"server_version":"Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=abc",
+	  "server_sha256":"0123456789abcdef0123456789abcdef","server_binary":"/usr/bin/redis-server","versions":{"image":"redline/redis-binary:1234","redline":"e503682ad067"}}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := NewStudyReport(&Summary{Runs: []Result{{Dir: dir}, {Dir: dir}}}, 2)
+	md := string(r.Markdown())
+	for _, want := range []string{
+		"- redis: Redis server v=7.0.15 sha=00000000:0", "sha256 0123456789abcdef", "image redline/redis-binary:1234",
+		"- redline e503682ad067", "- redis: 6 nodes, 3 primaries with 1 replica(s) each, 10 clients",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("rpo.md lacks %q:\n%s", want, md)
+		}
+	}
+	if len(r.Builds) != 2 || len(r.Shape) != 1 {
+		t.Errorf("builds %q, shape %q: each once", r.Builds, r.Shape)
+	}
+}
+
+// A study's invalid runs are its measurements: its summary says
+// "measured" and exits 0 once every run has a verdict, never INVALID.
+func TestStudySummaryIsMeasuredNotInvalid(t *testing.T) {
+	st := Study{Targets: []string{"reference"}, Scenarios: []string{"kill-primary"}, Waits: []int{0}, NodeTimeouts: []time.Duration{time.Second}, Seeds: 2}
+	s, err := st.Suite("rpo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := &Summary{Name: s.Name, Study: s.Study, Dir: t.TempDir(), Runs: []Result{{Verdict: Invalid}, {Verdict: Valid}}}
+	if sum.ExitCode() != 0 || sum.Verdict() != Measured {
+		t.Errorf("exit %d, verdict %s: want 0, measured", sum.ExitCode(), sum.Verdict())
+	}
+	h, err := sum.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(h), `RPO study: <span class="measured">measured</span>`) || !strings.Contains(string(h), `id="study-note"`) {
+		t.Errorf("summary.html of a study:\n%s", h)
+	}
+	j, err := sum.JUnit()
+	if err != nil || strings.Contains(string(j), "<failure") {
+		t.Errorf("junit.xml of a study fails its measurements (%v):\n%s", err, j)
+	}
+	if !sum.Suite().Study {
+		t.Error("a resumed study is no longer a study")
+	}
+	sum.Runs = append(sum.Runs, Result{Verdict: Pending})
+	if sum.ExitCode() != 2 || sum.Verdict() != Unknown {
+		t.Errorf("a study with a run left: exit %d, verdict %s", sum.ExitCode(), sum.Verdict())
 	}
 }

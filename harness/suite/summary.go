@@ -40,6 +40,9 @@ type Summary struct {
 	Started     time.Time `json:"started"`
 	Finished    time.Time `json:"finished,omitzero"`
 	Interrupted bool      `json:"interrupted,omitempty"`
+	// Study: an RPO study, whose invalid runs are measurements (lost
+	// writes); its verdict is "measured" once every run has figures.
+	Study bool `json:"study,omitempty"`
 	// Written by Write from the runs, for readers of summary.json.
 	Overall    string         `json:"verdict"`
 	Exit       int            `json:"exit_code"`
@@ -62,6 +65,12 @@ func (s *Summary) Counts() map[string]int {
 // unknown, so an interrupted suite never passes.
 func (s *Summary) ExitCode() int {
 	c := s.Counts()
+	if s.Study {
+		if c[Error] > 0 || c[Pending] > 0 {
+			return 2
+		}
+		return 0
+	}
 	switch {
 	case c[Invalid] > 0:
 		return 1
@@ -73,14 +82,21 @@ func (s *Summary) ExitCode() int {
 
 // Verdict is the suite's verdict in words.
 func (s *Summary) Verdict() string {
-	switch s.ExitCode() {
-	case 0:
+	switch code := s.ExitCode(); {
+	case s.Study && code == 0:
+		return Measured
+	case s.Study:
+		return Unknown
+	case code == 0:
 		return Valid
-	case 1:
+	case code == 1:
 		return Invalid
 	}
 	return Unknown
 }
+
+// Measured is the verdict of a study whose every run gave figures.
+const Measured = "measured"
 
 // Load reads summary.json from a suite directory (for --resume).
 func Load(dir string) (*Summary, error) {
@@ -98,7 +114,7 @@ func Load(dir string) (*Summary, error) {
 
 // Suite returns the runs a summary lists, to resume them.
 func (s *Summary) Suite() *Suite {
-	out := &Suite{Name: s.Name}
+	out := &Suite{Name: s.Name, Study: s.Study}
 	for _, r := range s.Runs {
 		out.Runs = append(out.Runs, Run{Name: r.Name, Params: r.Params})
 	}
@@ -231,6 +247,12 @@ func (s *Summary) JUnit() ([]byte, error) {
 		msg := r.Failures()
 		switch r.Verdict {
 		case Invalid:
+			if s.Study {
+				// Lost writes are what a study measures: a passing case
+				// that says what it measured (the study exits 0).
+				c.SystemOut = strings.TrimSpace(c.SystemOut + "\nmeasured: " + msg)
+				break
+			}
 			c.Failure = &junitProblem{Message: msg, Type: "invalid", Text: msg}
 			js.Failures++
 		case Unknown, Error:
@@ -387,9 +409,11 @@ body{font-family:system-ui,sans-serif;margin:2em}
 table{border-collapse:collapse}
 td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 .valid{background:#d9f2d9}.invalid{background:#f8c9c4}.unknown{background:#fbe7b5}
-.error{background:#f1d0f5}.pending{background:#eee;color:#777}
+.error{background:#f1d0f5}.pending{background:#eee;color:#777}.measured{background:#d6e4f7}
+{{if .S.Study}}.invalid{background:#fbf3d5}{{end}}
 </style></head><body>
-<h1>suite {{.S.Name}}: <span class="{{.Verdict}}">{{.Verdict}}</span></h1>
+<h1>{{if .S.Study}}RPO study{{else}}suite {{.S.Name}}{{end}}: <span class="{{.Verdict}}">{{.Verdict}}</span></h1>
+{{if .S.Study}}<p id="study-note">A study measures what faults lose: a run is "invalid" when acknowledged writes were lost, which is the measurement, not a failure of the study. The figures are in rpo.md and rpo.html beside this page.</p>{{end}}
 <p>started {{.S.Started.Format "2006-01-02 15:04:05 UTC"}}{{if .S.Interrupted}}, interrupted{{end}};
 {{range $v, $n := .Counts}}{{$v}} {{$n}} &nbsp;{{end}}</p>
 {{with .Grid}}<h2>{{.RowKey}} x {{.ColKey}}</h2>

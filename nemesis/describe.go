@@ -1,0 +1,122 @@
+package nemesis
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FaultDoc says what a fault and each of its modes do, for `--nemesis
+// list`; built from the registry, so a fault without words fails
+// TestEveryModeIsDescribed rather than listing blank.
+type FaultDoc struct {
+	Name  string    `json:"name"`
+	What  string    `json:"what"`
+	Needs string    `json:"needs,omitempty"` // what the runtime must offer ("" = any target)
+	Hook  bool      `json:"hook,omitempty"`  // a --nemesis-hook can stand in for the runtime
+	Modes []ModeDoc `json:"modes"`
+}
+
+// ModeDoc is one mode of a fault; Study marks modes a random schedule never
+// picks (only --nemesis fault:mode chooses them).
+type ModeDoc struct {
+	Name  string `json:"name"`
+	What  string `json:"what"`
+	Study bool   `json:"study,omitempty"`
+}
+
+// Describe lists every registered fault in registry order.
+func Describe() []FaultDoc {
+	var out []FaultDoc
+	for _, f := range catalog {
+		d := FaultDoc{Name: f.name(), What: faultWords[f.name()], Needs: f.needs(), Hook: f.hookable()}
+		for _, m := range f.modes() {
+			d.Modes = append(d.Modes, ModeDoc{Name: m, What: modeWords(f.name(), m)})
+		}
+		for _, m := range f.studyModes() {
+			d.Modes = append(d.Modes, ModeDoc{Name: m, What: modeWords(f.name(), m), Study: true})
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+var faultWords = map[string]string{
+	"partition": "cuts node-to-node links by packet filtering inside the nodes' network namespaces; healed on stop",
+	"kill":      "SIGKILLs nodes and restarts them on stop (data kept as the runtime keeps it)",
+	"pause":     "freezes node processes (SIGSTOP) and resumes them on stop",
+	"clock":     "skews one node's clock; reset to 0 on stop",
+	"migrate":   "moves slots between primaries the way redis-cli does (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE)",
+	"failover":  "CLUSTER FAILOVER on a random replica, then waits until it reports itself primary",
+	"member":    "adds a node and moves slots onto it, or drains a primary and removes it",
+}
+
+var modes = map[string]string{
+	"partition:isolate-one":        "one random node cut from every other node",
+	"partition:isolate-primary":    "one primary cut from every other node (clients still reach it)",
+	"partition:halves":             "a random minority and majority, cut from each other",
+	"partition:ring":               "each node keeps a majority of neighbours around a ring",
+	"partition:bridge":             "two halves joined by one node that sees both",
+	"partition:primaries-replicas": "every primary cut from every replica",
+	"partition:primary-minority":   "a primary on the minority side of a split",
+	"kill:one":                     "one random node",
+	"kill:primary":                 "one primary",
+	"kill:majority-primaries":      "a majority of the primaries at once",
+	"kill:all":                     "every node at once",
+	"pause:one":                    "one random node",
+	"pause:primary":                "one primary",
+	"pause:primary-long":           "one primary for at least 3 node timeouts + 1 s: a replica takes over, the old primary comes back a zombie",
+	"clock:bump":                   "one node's clock jumps by 1..120 s either way",
+	"clock:strobe":                 "one node's clock flips between 0 and 1..10 s every 50..300 ms",
+	"migrate:slot":                 "one slot moved",
+	"migrate:storm":                "8..64 slots moved one after another",
+	"migrate:abort-stable":         "one slot left open while held; stop undoes it (SETSLOT STABLE) if no key moved, else finishes it",
+	"migrate:abort-half":           "one batch of a slot's keys moved, the slot left open while held; stop finishes it",
+	"failover:default":             "CLUSTER FAILOVER (the primary agrees and hands over)",
+	"failover:force":               "CLUSTER FAILOVER FORCE (no handshake with the primary)",
+	"failover:takeover":            "CLUSTER FAILOVER TAKEOVER (no election: the replica bumps the epoch itself)",
+	"member:add":                   "a new node joins (CLUSTER MEET) and gets 1/(m+1) of every primary's slots",
+	"member:remove":                "a primary is drained, its replicas re-homed, then CLUSTER FORGET and removed",
+	"migrate:cli-abort-failover-src": "a move in redis-cli's order interrupted by a failover of the destination (NODE refused), " +
+		"then a failover of the source before any fix (redis/redis#6339); never on a cluster redline did not create",
+	"failover:takeover-killed": "a majority of primaries SIGKILLed, CLUSTER FAILOVER TAKEOVER on a replica of each, " +
+		"the old primaries restarted after the hold (epoch collisions: valkey-io/valkey#974)",
+	"member:emptied-replica-kill": "a primary emptied of its slots replicates another primary, which is SIGKILLed " +
+		"while the full sync runs (stale-offset election: valkey-io/valkey#885); needs 4 primaries",
+}
+
+// strikeWords say what strikes a moving slot in a handoff composition.
+var strikeWords = map[string]string{
+	"kill-src":           "the source SIGKILLed during the move, held, restarted",
+	"kill-dst":           "the destination SIGKILLed during the move, held, restarted",
+	"pause-src":          "the source frozen during the move, held, resumed",
+	"pause-dst":          "the destination frozen during the move, held, resumed",
+	"partition":          "source and destination cut from each other during the move, held, healed",
+	"failover-dst":       "CLUSTER FAILOVER on a replica of the destination during the move",
+	"failover-src":       "CLUSTER FAILOVER on a replica of the source during the move",
+	"cancel":             "CLUSTER MIGRATION CANCEL on the destination (for good)",
+	"cancel-src":         "CLUSTER MIGRATION CANCEL on the source only (the destination retries)",
+	"concurrent-classic": "a classic move of the same slot at the same time",
+}
+
+// modeWords describes a mode; handoff compositions are described from
+// their method and strike.
+func modeWords(fault, mode string) string {
+	if s, ok := modes[fault+":"+mode]; ok {
+		return s
+	}
+	if fault != "migrate" {
+		return ""
+	}
+	method, strike, _ := strings.Cut(mode, "-")
+	how := map[string]string{"atomic": "one slot moved atomically (CLUSTER MIGRATION IMPORT)", "classic": "one slot moved the classic way (SETSLOT/MIGRATE)"}[method]
+	if how == "" {
+		return ""
+	}
+	if strike == "" {
+		return how + ", no fault: the baseline"
+	}
+	if w := strikeWords[strike]; w != "" {
+		return fmt.Sprintf("%s; %s", how, w)
+	}
+	return ""
+}

@@ -1,0 +1,196 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// keyFigure is one headline number of a run: what the runs table, the
+// run page and the compare page show of every run kind, valid runs and
+// benches included.
+type keyFigure struct {
+	Name  string  // in words: "lost", "throughput"
+	Value float64 // NaN when the run does not have it
+	Unit  string  // "", "ops/s", "ms", "s"
+	// Bad says a larger value is worse (lost writes, latency); a delta of
+	// such a figure upwards is a regression.
+	Bad bool
+}
+
+// anomalyFigures are summed over the checkers (the RPO checkers repeat
+// their workload checker's losses and are left out).
+var anomalyFigures = []string{"lost", "stale_reads", "anomalous_keys", "unexpected", "wrong_total", "anomaly_types", "unknown_keys"}
+
+// keyFiguresOf computes a run's headline numbers from its checkers'
+// figures, always in the same order: anomalies, then what was measured.
+func keyFiguresOf(checkers map[string]map[string]any) []keyFigure {
+	var out []keyFigure
+	for _, k := range anomalyFigures {
+		total, seen := 0.0, false
+		for name, f := range checkers {
+			if strings.HasSuffix(name, "rpo") {
+				continue
+			}
+			if v, ok := num(f[k]); ok {
+				total, seen = total+v, true
+			}
+		}
+		if !seen {
+			total = math.NaN()
+		}
+		out = append(out, keyFigure{Name: strings.ReplaceAll(k, "_", " "), Value: total, Bad: true})
+	}
+	ops, okPerS, rto, rpo, p99 := math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	add := func(acc *float64, v float64) {
+		if math.IsNaN(*acc) {
+			*acc = 0
+		}
+		*acc += v
+	}
+	maxOf := func(acc *float64, v float64) {
+		if math.IsNaN(*acc) || v > *acc {
+			*acc = v
+		}
+	}
+	for name, f := range checkers {
+		base := name[strings.LastIndexByte(name, '/')+1:]
+		switch base {
+		case "bench": // the kv load driver's summary (harness/bench)
+			if v, ok := num(f["throughput"]); ok {
+				add(&okPerS, v)
+			}
+			if v, ok := num(f["p99_ms"]); ok {
+				maxOf(&p99, v)
+			}
+		case "perf":
+			if v, ok := num(f["ops"]); ok {
+				add(&ops, v)
+			}
+			byF, _ := f["by_f"].(map[string]any)
+			for _, x := range byF {
+				m, _ := x.(map[string]any)
+				if v, ok := num(m["ok_per_s"]); ok {
+					add(&okPerS, v)
+				}
+				lat, _ := m["latency_ms"].(map[string]any)
+				if v, ok := num(lat["p99"]); ok {
+					maxOf(&p99, v) // the worst op type's p99
+				}
+			}
+		case "rto":
+			if m, ok := f["rto_ms"].(map[string]any); ok {
+				if v, ok := num(m["max"]); ok {
+					maxOf(&rto, v/1000)
+				}
+			}
+		case "rpo":
+			for _, k := range []string{"rpo_ms", "rpo_bound_ms"} {
+				if v, ok := num(f[k]); ok {
+					maxOf(&rpo, v/1000)
+				}
+			}
+		}
+	}
+	return append(out,
+		keyFigure{Name: "ops", Value: ops},
+		keyFigure{Name: "throughput", Value: okPerS, Unit: "ops/s"},
+		keyFigure{Name: "p99 latency", Value: p99, Unit: "ms", Bad: true},
+		keyFigure{Name: "RTO max", Value: rto, Unit: "s", Bad: true},
+		keyFigure{Name: "RPO", Value: rpo, Unit: "s", Bad: true})
+}
+
+func (k keyFigure) String() string {
+	if math.IsNaN(k.Value) {
+		return "-"
+	}
+	switch k.Unit {
+	case "s":
+		return seconds(k.Value)
+	case "ms":
+		return fmt.Sprintf("%.3g ms", k.Value)
+	case "ops/s":
+		return fmt.Sprintf("%.0f ops/s", k.Value)
+	}
+	return trimFloat(k.Value)
+}
+
+// keyFigures is the runs table's one line: the anomalies found, else "no
+// anomaly", then throughput and recovery; a bench says its throughput.
+func keyFigures(checkers map[string]map[string]any) string {
+	var parts []string
+	figs := keyFiguresOf(checkers)
+	for _, k := range figs {
+		if k.Bad && k.Unit == "" && k.Value > 0 {
+			parts = append(parts, k.Name+" "+trimFloat(k.Value))
+		}
+	}
+	if _, bench := checkers["bench"]; !bench && len(parts) == 0 && len(checkers) > 0 {
+		parts = append(parts, "no anomaly")
+	}
+	for _, k := range figs {
+		switch {
+		case math.IsNaN(k.Value) || (k.Bad && k.Unit == "") || (k.Name == "RPO" && k.Value == 0):
+		case k.Name == "ops":
+			parts = append(parts, k.String()+" ops")
+		default:
+			parts = append(parts, k.Name+" "+k.String())
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// delta says how b differs from a: "+12 (+5%)", "=" when equal.
+func delta(a, b keyFigure) string {
+	if math.IsNaN(a.Value) || math.IsNaN(b.Value) {
+		return ""
+	}
+	d := b.Value - a.Value
+	if d == 0 {
+		return "="
+	}
+	s := fmt.Sprintf("%+.4g", d)
+	if a.Value != 0 {
+		s += fmt.Sprintf(" (%+.0f%%)", 100*d/math.Abs(a.Value))
+	}
+	return s
+}
+
+// NotApplicableLine folds the not-applicable checkers into one line,
+// checkers with the same reason together: "handoff of counter, set (no
+// slot moved ...); rto (no fault window ...)".
+func NotApplicableLine(na map[string]string) string {
+	type group struct {
+		base, reason string
+		workloads    []string
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, n := range sortedKeys(na) {
+		wl, base, ok := strings.Cut(n, "/")
+		if !ok {
+			wl, base = "", n
+		}
+		k := base + "\x00" + na[n]
+		g := byKey[k]
+		if g == nil {
+			g = &group{base: base, reason: na[n]}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		if wl != "" {
+			g.workloads = append(g.workloads, wl)
+		}
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].base < groups[j].base })
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		name := g.base
+		if len(g.workloads) > 0 {
+			name += " of " + strings.Join(g.workloads, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", name, g.reason))
+	}
+	return strings.Join(parts, "; ")
+}
