@@ -23,7 +23,10 @@ type handoff struct{ o Options }
 // diverge); a key that existed before the move (in "before", or written
 // and acknowledged before the move began) and is on neither side is an
 // anomaly ("neither": the data is gone). Keys a client deleted are never
-// counted as gone. A slot whose lists could not be read or were truncated
+// counted as gone. A moved slot that the end phase's census finds with keys
+// on a primary that does not own it, unowned, claimed twice or left open is
+// an anomaly too ("misplaced": the slot does not end where its keys are).
+// A slot whose lists could not be read or were truncated
 // is unmeasured, and a history with no placement record at all is not
 // applicable (no handoff happened to judge: never "valid").
 func Handoff(opts ...Options) Checker { return handoff{firstOpts(opts)} }
@@ -191,8 +194,39 @@ func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
 			}
 		}
 	}
-	fig := map[string]any{"handoffs": len(recs)}
-	bad := 0
+	// The slot must also end where its keys are: the end phase's census
+	// of every slot redline moved (endPhaseRecord) names the moved slots
+	// left with keys on a primary that does not own them, without an
+	// owner, claimed twice or open.
+	misplaced := 0
+	if er, _, ok := endPhaseRecord(ops); ok {
+		wrong := map[int]EndProblem{}
+		for _, p := range er.Problems {
+			if _, seen := wrong[p.Slot]; p.slotKind() && !seen {
+				wrong[p.Slot] = p
+			}
+		}
+		seen := map[int]bool{}
+		for _, r := range recs {
+			for _, p := range r.places {
+				w, bad := wrong[p.Slot]
+				if !bad || seen[p.Slot] {
+					continue
+				}
+				seen[p.Slot] = true
+				misplaced++
+				if first == "" {
+					first = fmt.Sprintf("slot %d, moved %s->%s at op %d, does not end where its keys are: %s", p.Slot, p.From, p.To, r.index, w.What)
+				}
+				if len(examples) < h.o.MaxExamples {
+					examples = append(examples, map[string]any{"kind": "misplaced", "slot": p.Slot, "from": p.From, "to": p.To,
+						"index": r.index, "what": w.What})
+				}
+			}
+		}
+	}
+	fig := map[string]any{"handoffs": len(recs), "misplaced": misplaced}
+	bad := misplaced
 	for method, c := range per {
 		fig[method] = map[string]any{"slots": c.slots, "measured": c.measured, "unmeasured": c.unmeasured,
 			"both": c.both, "neither": c.neither, "slots_with_keys": c.withKeys}

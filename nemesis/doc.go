@@ -36,10 +36,13 @@
 //	migrate    slot, storm (8..64 slots), abort-stable, abort-half. Slots move
 //	           the way redis-cli moves them: SETSLOT IMPORTING on the target,
 //	           MIGRATING on the source, GETKEYSINSLOT 10 + MIGRATE ... REPLACE
-//	           KEYS until empty, SETSLOT NODE on source, target, other
-//	           primaries (redis-cli tells the target first; told second, the
-//	           source can take the slot back with a higher epoch and the target
-//	           drops its keys: clusteradmin.SlotMover). member moves
+//	           KEYS until empty, SETSLOT NODE on target, source, other
+//	           primaries (redis-cli's order: the target owns the slot before
+//	           anyone lets go of it). A move a role change interrupts (the
+//	           target turned replica, a node killed) is finished on the
+//	           target shard's current primary or undone, where its keys are,
+//	           as redis-cli --cluster fix decides (clusteradmin fix.go); what
+//	           cannot be repaired yet is left to Heal. member moves
 //	           thousands of slots: the same commands per slot, pipelined 64
 //	           slots at a time. Before SETSLOT NODE the target
 //	           must know the source's config epoch, else Redis 7.0 can end
@@ -128,6 +131,14 @@
 // one of its own (the user's resharding) means a state it cannot account
 // for; it then logs what it found and what it would have done, records
 // both in the heal entry ("unaccounted", "would_have") and changes no slot.
+// A state on any node of a move's source or destination shard (journalled
+// when the move began) is its own: Valkey 8 replicates SETSLOT and
+// re-points the states at a promoted primary. Each repair is recorded per
+// slot ("repairs", "reassertions": the keeper, why, the commands sent, the
+// keys moved). Last, every slot redline moved or opened is counted again
+// on every primary: the heal entry's "end_phase" record (healed, the
+// problems: a slot open, unowned, claimed twice, keys on a non-owner; a
+// fault not undone, no convergence) is what checker.EndPhase judges.
 //
 // # Hooks
 //

@@ -470,15 +470,17 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 		res["unaccounted"], res["would_have"] = found, would
 		h.fail(fmt.Errorf("cluster in a state redline cannot account for (%s); no slot repaired", strings.Join(found, "; ")))
 	} else {
+		// Per slot: what was decided (where its keys were), what was
+		// sent, how many keys moved.
 		repaired, err := n.mover.RepairSlots(ctx)
 		h.fail(err)
 		if len(repaired) > 0 {
-			res["repaired_slots"] = repaired
+			res["repaired_slots"], res["repairs"] = fixedSlots(repaired), repaired
 		}
 		reasserted, err := n.mover.ReassertMoves(ctx)
 		h.fail(err)
 		if len(reasserted) > 0 {
-			res["reasserted_slots"] = reasserted
+			res["reasserted_slots"], res["reassertions"] = fixedSlots(reasserted), reasserted
 		}
 		for _, f := range n.order {
 			f.settle(ctx, h)
@@ -493,6 +495,7 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 	} else {
 		res["converged"] = true
 	}
+	res["end_phase"] = n.endPhase(ctx, h, found, res["converged"] == true)
 	if t, terr := n.topology(ctx); terr == nil {
 		res["cluster_nodes_after"] = t.View
 		res["cluster_nodes_of"] = t.ViewOf
@@ -506,6 +509,46 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 	slices.SortFunc(touched, cluster.CompareNames)
 	n.record(rec, history.Info, "heal", slices.Compact(touched), res)
 	return err
+}
+
+// endPhase is the end phase's own verdict on itself (checker.EndPhase
+// reads it from the heal entry): every slot redline moved or opened is
+// counted again on every primary, and each one left open, unowned, claimed
+// twice or with keys on a primary that does not own it is a problem; so
+// is a fault that could not be undone, a cluster that did not converge
+// and a state redline could not account for. healed is true only when
+// there is none.
+func (n *Nemesis) endPhase(ctx context.Context, h *healing, found []string, converged bool) map[string]any {
+	checked, problems, err := n.mover.EndCensus(ctx)
+	if err != nil {
+		problems = append(problems, clusteradmin.SlotProblem{Kind: "uncounted",
+			What: "the slots redline moved could not be counted on every primary: " + err.Error()})
+	}
+	for _, f := range found {
+		problems = append(problems, clusteradmin.SlotProblem{Kind: "unaccounted", What: f + " (left alone)"})
+	}
+	for _, e := range h.errs {
+		problems = append(problems, clusteradmin.SlotProblem{Kind: "heal-error", What: e.Error()})
+	}
+	if !converged {
+		problems = append(problems, clusteradmin.SlotProblem{Kind: "not-converged", What: "the nodes did not agree on one slot map by the end of the end phase"})
+	}
+	for _, p := range problems {
+		n.opts.Log("end phase: not healed: %s", p.What)
+	}
+	if problems == nil {
+		problems = []clusteradmin.SlotProblem{}
+	}
+	return map[string]any{"healed": len(problems) == 0, "slots_checked": checked, "problems": problems}
+}
+
+// fixedSlots lists the slots of repair results.
+func fixedSlots(rs []clusteradmin.FixResult) []int {
+	out := make([]int, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.Slot)
+	}
+	return out
 }
 
 func (n *Nemesis) record(rec history.Recorder, typ history.Type, f string, nodes []string, detail map[string]any) {

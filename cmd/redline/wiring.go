@@ -111,6 +111,11 @@ func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 		}
 		out = append(out, checker.Coverage(checker.CoverageOptions{Requested: cfg.Nemesis, Workloads: prefixes, Require: cfg.RequireCoverage}))
 	}
+	if len(out) > 0 {
+		// Once per run: the end phase heals the whole cluster, not one
+		// workload's keys.
+		out = append(out, checker.EndPhase(checker.Options{Timeout: cfg.CheckTimeout.D()}))
+	}
 	return out, nil
 }
 

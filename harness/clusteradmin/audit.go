@@ -25,6 +25,13 @@ type Snapshot struct {
 	Served      int
 	ForeignKeys int64
 	OwnKeys     int64
+	// Stray counts, per slot and primary (node id), the keys that are not
+	// the run's on a primary that does not own the slot: a copy left
+	// behind by an interrupted migration, which no client can read and
+	// which COUNTKEYSINSLOT on the owner does not see.
+	Stray     map[int]map[string]int64
+	StrayKeys int64
+	OwnStray  int64 // the run's own keys on primaries that do not own their slot
 }
 
 // TakeSnapshot discovers the cluster from addrs and counts, on every
@@ -39,7 +46,7 @@ func TakeSnapshot(ctx context.Context, addrs []string, prefix string) (*Snapshot
 	if err != nil {
 		return nil, err
 	}
-	s := &Snapshot{Taken: time.Now().UTC(), Foreign: map[int]int64{}, ShardOf: map[string]string{}}
+	s := &Snapshot{Taken: time.Now().UTC(), Foreign: map[int]int64{}, ShardOf: map[string]string{}, Stray: map[int]map[string]int64{}}
 	for _, m := range v.Members {
 		if m.Primary {
 			s.ShardOf[m.ID] = m.ID
@@ -87,8 +94,8 @@ func (s *Snapshot) countPrimary(ctx context.Context, addr, prefix string) error 
 	if !self.IsPrimary() {
 		return nil // demoted since discovery: its former slots are counted on the new owner
 	}
-	slots := self.Slots()
-	for _, slot := range slots {
+	owned := self.Slots()
+	for _, slot := range owned {
 		if prev := s.Owner[slot]; prev != "" && prev != self.ID {
 			s.Conflicts = append(s.Conflicts, fmt.Sprintf("slot %d claimed by %s and %s", slot, prev, self.ID))
 			continue
@@ -97,6 +104,16 @@ func (s *Snapshot) countPrimary(ctx context.Context, addr, prefix string) error 
 			s.Served++
 		}
 		s.Owner[slot] = self.ID
+	}
+	// Every slot, not only the owned ones: keys in a slot the node does
+	// not own are a stranded copy (Stray).
+	mine := make(map[int]bool, len(owned))
+	for _, sl := range owned {
+		mine[sl] = true
+	}
+	slots := make([]int, cluster.SlotCount)
+	for i := range slots {
+		slots[i] = i
 	}
 	counts := make(map[int]int64, len(slots))
 	for i := 0; i < len(slots); i += 4096 {
@@ -118,6 +135,20 @@ func (s *Snapshot) countPrimary(ctx context.Context, addr, prefix string) error 
 		return fmt.Errorf("%s: %w", addr, err)
 	}
 	for slot, n := range counts {
+		if n == 0 {
+			continue
+		}
+		if !mine[slot] {
+			s.OwnStray += own[slot]
+			if f := n - own[slot]; f != 0 {
+				if s.Stray[slot] == nil {
+					s.Stray[slot] = map[string]int64{}
+				}
+				s.Stray[slot][self.ID] = f
+				s.StrayKeys += f
+			}
+			continue
+		}
 		s.OwnKeys += own[slot]
 		if f := n - own[slot]; f != 0 {
 			s.Foreign[slot] = f
@@ -174,6 +205,15 @@ type SlotCountChange struct {
 	After  int64 `json:"after"`
 }
 
+// StrayChange is a primary whose count of keys that are not the run's, in
+// a slot it does not own, changed.
+type StrayChange struct {
+	Slot   int    `json:"slot"`
+	Node   string `json:"node"` // node id
+	Before int64  `json:"before"`
+	After  int64  `json:"after"`
+}
+
 // OwnerChange is a slot whose owner changed for no journalled reason.
 type OwnerChange struct {
 	Slot   int    `json:"slot"`
@@ -188,6 +228,10 @@ type AuditResult struct {
 	ForeignKeysBefore   int64             `json:"foreign_keys_before"`
 	ForeignKeysAfter    int64             `json:"foreign_keys_after"`
 	ChangedSlots        []SlotCountChange `json:"changed_slots,omitempty"`
+	StrayKeysBefore     int64             `json:"stray_keys_before"`
+	StrayKeysAfter      int64             `json:"stray_keys_after"`
+	StrayChanges        []StrayChange     `json:"stray_changes,omitempty"`
+	OwnStrayAfter       int64             `json:"own_stray_keys_after,omitempty"`
 	UnservedSlots       []string          `json:"unserved_slots,omitempty"` // ranges "a-b"
 	OpenSlots           []string          `json:"open_slots,omitempty"`
 	Conflicts           []string          `json:"conflicts,omitempty"`
@@ -209,6 +253,26 @@ func Compare(before, after *Snapshot, j *Journal) AuditResult {
 	for slot := range cluster.SlotCount {
 		if b, a := before.Foreign[slot], after.Foreign[slot]; a != b {
 			r.ChangedSlots = append(r.ChangedSlots, SlotCountChange{slot, b, a})
+		}
+	}
+	r.StrayKeysBefore, r.StrayKeysAfter, r.OwnStrayAfter = before.StrayKeys, after.StrayKeys, after.OwnStray
+	for slot := range cluster.SlotCount {
+		nodes := map[string]bool{}
+		for id := range before.Stray[slot] {
+			nodes[id] = true
+		}
+		for id := range after.Stray[slot] {
+			nodes[id] = true
+		}
+		ids := make([]string, 0, len(nodes))
+		for id := range nodes {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			if b, a := before.Stray[slot][id], after.Stray[slot][id]; a != b {
+				r.StrayChanges = append(r.StrayChanges, StrayChange{slot, id, b, a})
+			}
 		}
 	}
 	var unserved []int
@@ -256,7 +320,7 @@ func Compare(before, after *Snapshot, j *Journal) AuditResult {
 			r.UnaccountedOwners = append(r.UnaccountedOwners, OwnerChange{slot, b, a})
 		}
 	}
-	r.Clean = len(r.ChangedSlots) == 0 && len(r.UnservedSlots) == 0 && len(r.OpenSlots) == 0 &&
+	r.Clean = len(r.ChangedSlots) == 0 && len(r.StrayChanges) == 0 && len(r.UnservedSlots) == 0 && len(r.OpenSlots) == 0 &&
 		len(r.Conflicts) == 0 && len(r.UnaccountedOwners) == 0 && len(r.UnfinishedJournal) == 0
 	r.Summary = r.describe()
 	return r
@@ -264,8 +328,8 @@ func Compare(before, after *Snapshot, j *Journal) AuditResult {
 
 func (r AuditResult) describe() string {
 	if r.Clean {
-		return fmt.Sprintf("no foreign data touched: %d keys that are not redline's, same count in every slot; %d slots served, none left open; %d journalled steps, all finished",
-			r.ForeignKeysAfter, r.SlotsServedAfter, r.JournalledSteps)
+		return fmt.Sprintf("no foreign data touched: %d keys that are not redline's, same count in every slot on its owner and %d on primaries that do not own their slot (as before); %d slots served, none left open; %d journalled steps, all finished",
+			r.ForeignKeysAfter, r.StrayKeysAfter, r.SlotsServedAfter, r.JournalledSteps)
 	}
 	var parts []string
 	if n := len(r.ChangedSlots); n > 0 {
@@ -279,6 +343,18 @@ func (r AuditResult) describe() string {
 		}
 		parts = append(parts, fmt.Sprintf("foreign keys changed in %d slots (%d keys before, %d after): %s%s",
 			n, r.ForeignKeysBefore, r.ForeignKeysAfter, strings.Join(ex, ", "), more))
+	}
+	if n := len(r.StrayChanges); n > 0 {
+		var ex []string
+		for _, c := range r.StrayChanges[:min(n, 10)] {
+			ex = append(ex, fmt.Sprintf("slot %d on %s: %d -> %d keys", c.Slot, c.Node, c.Before, c.After))
+		}
+		more := ""
+		if n > 10 {
+			more = fmt.Sprintf(", and %d more", n-10)
+		}
+		parts = append(parts, fmt.Sprintf("keys that are not redline's on primaries that do not own their slot changed (%d before, %d after; a stranded copy no client reads): %s%s",
+			r.StrayKeysBefore, r.StrayKeysAfter, strings.Join(ex, ", "), more))
 	}
 	if len(r.UnservedSlots) > 0 {
 		parts = append(parts, "slots no longer served: "+firstOf(r.UnservedSlots, ","))

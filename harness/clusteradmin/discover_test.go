@@ -82,4 +82,48 @@ func TestDiscoverAndAuditARealCluster(t *testing.T) {
 	if r.Clean || len(r.ChangedSlots) != 1 || r.ChangedSlots[0].Slot != slot || r.ForeignKeysAfter != 299 {
 		t.Fatalf("a deleted foreign key: %+v", r)
 	}
+	cc.Set(ctx, "theirs:7", 7, 0)
+
+	// A second copy of a foreign key on a primary that does not own its
+	// slot (issue 22: an interrupted migration left one behind, and the
+	// audit, counting each slot on its owner only, said "no foreign data
+	// touched"). It is put there the way a migration does: the slot
+	// opened as IMPORTING, the key restored with ASKING, the slot closed.
+	key := "theirs:8"
+	slot = int(cc.ClusterKeySlot(ctx, key).Val())
+	owner, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerID, _ := owner.Do(ctx, "cluster", "myid").Text()
+	var other *redis.Client
+	for _, p := range v.Primaries() {
+		if p.ID != ownerID {
+			other = redis.NewClient(&redis.Options{Addr: p.Addr})
+			break
+		}
+	}
+	defer other.Close()
+	dump, err := owner.Dump(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Do(ctx, "cluster", "setslot", slot, "importing", ownerID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Do(ctx, "restore-asking", key, 0, dump).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Do(ctx, "cluster", "setslot", slot, "stable").Err(); err != nil {
+		t.Fatal(err)
+	}
+	after, err = clusteradmin.TakeSnapshot(ctx, lc.Addrs[:1], prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = clusteradmin.Compare(before, after, nil)
+	if r.Clean || r.ForeignKeysAfter != 300 || r.StrayKeysAfter != 1 || len(r.StrayChanges) != 1 || r.StrayChanges[0].Slot != slot ||
+		!strings.Contains(r.Summary, "do not own their slot") {
+		t.Fatalf("a stranded copy of a foreign key: %+v", r)
+	}
 }

@@ -26,8 +26,15 @@ type Step struct {
 	Slots []int  `json:"slots,omitempty"`
 	From  string `json:"from,omitempty"` // node id
 	To    string `json:"to,omitempty"`   // node id
-	Note  string `json:"note,omitempty"`
-	Error string `json:"error,omitempty"`
+	// FromShard and ToShard are the node ids of From's and To's shards
+	// (the primary and its replicas) when the step began: a failover
+	// inside a shard moves a migration's state to another of its nodes
+	// (Valkey 8 replicates SETSLOT and re-points it at a promoted
+	// primary), and the step is still redline's there.
+	FromShard []string `json:"from_shard,omitempty"`
+	ToShard   []string `json:"to_shard,omitempty"`
+	Note      string   `json:"note,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 // Journal is the append-only record of redline's own topology changes. Each

@@ -29,9 +29,10 @@ type SlotMover struct {
 	open      map[int]openSlot // migrations left open on purpose or by an error
 	moved     map[int]openSlot // slots it moved, by slot: the last move
 	epochPair [2]string        // last source/target pair awaitEpoch checked
-	// BetweenNode, when set (tests), runs between the two SETSLOT NODEs of
-	// closeMigrations: the moment a ping of the other node can arrive.
-	BetweenNode func(ctx context.Context, src, dst NodeState)
+	// BeforeNode, when set (tests), runs in closeMigrations after the keys
+	// moved and before the first SETSLOT NODE: the moment a failover of
+	// the destination's shard turns a move into an orphan.
+	BeforeNode func(ctx context.Context, src, dst NodeState)
 }
 
 // NewSlotMover makes a mover of c's slots that sends its commands through
@@ -55,7 +56,11 @@ func (n *SlotMover) NewStep() {
 type openSlot struct {
 	Slot     int
 	Src, Dst string // node ids
-	Stable   bool   // repair with SETSLOT STABLE when the target got no keys
+	// SrcShard and DstShard are the node ids of the source's and the
+	// destination's shards when the move began: where the move's state and
+	// keys may be after a failover inside either shard.
+	SrcShard, DstShard []string
+	Stable             bool // undo rather than finish when the target got no keys
 }
 
 // SlotMove is one slot moved (or planned), as the history records it.
@@ -75,33 +80,87 @@ func (n *SlotMover) MoveSlot(ctx context.Context, slot int, src, dst NodeState, 
 // moveBatch is how many slots MoveSlots opens and closes per pipeline.
 const moveBatch = 64
 
+// shards returns the node ids of src's and dst's shards (each primary and
+// the replicas the source's view of the cluster gives it; the primary
+// alone when no node answers).
+func (n *SlotMover) shards(ctx context.Context, src, dst NodeState) (srcShard, dstShard []string) {
+	srcShard, dstShard = []string{src.ID}, []string{dst.ID}
+	for _, addr := range []string{src.Node.Addr, dst.Node.Addr} {
+		text, err := n.admin.ClusterNodes(ctx, addr)
+		if err != nil {
+			continue
+		}
+		ls, err := cluster.ParseNodes(text)
+		if err != nil {
+			continue
+		}
+		for _, l := range ls {
+			switch {
+			case l.Master == src.ID && l.ID != src.ID:
+				srcShard = append(srcShard, l.ID)
+			case l.Master == dst.ID && l.ID != dst.ID:
+				dstShard = append(dstShard, l.ID)
+			}
+		}
+		break
+	}
+	return srcShard, dstShard
+}
+
 // MoveSlots moves slots from src to dst with redis-cli's commands, batched:
 // for each batch of slots, one pipeline of SETSLOT IMPORTING on dst, one of
 // SETSLOT MIGRATING on src, GETKEYSINSLOT/MIGRATE for the slots that hold
 // keys, then pipelines of SETSLOT NODE on dst, src and the other primaries.
 // Each slot gets exactly the commands redis-cli sends; only the round trips
-// are shared. A node that does not answer leaves the batch open for Heal.
+// are shared.
+//
+// A batch that fails half-way (a node stopped answering, the destination
+// turned replica because its shard failed over) is repaired at once, slot
+// by slot, as the end phase would (RepairSlot): finished on the current
+// primary of the destination's shard or undone, wherever the keys are. A
+// slot that cannot be repaired yet (a primary does not answer) stays open
+// for Heal.
 func (n *SlotMover) MoveSlots(ctx context.Context, slots []int, src, dst NodeState, all []NodeState) (int, error) {
 	keys := 0
+	srcShard, dstShard := n.shards(ctx, src, dst)
 	for i := 0; i < len(slots); i += moveBatch {
 		b := slots[i:min(i+moveBatch, len(slots))]
-		seq, err := n.journal.Begin(Step{Kind: "migrate", Slots: b, From: src.ID, To: dst.ID})
+		seq, err := n.journal.Begin(Step{Kind: "migrate", Slots: b, From: src.ID, To: dst.ID, FromShard: srcShard, ToShard: dstShard})
 		if err != nil {
 			return keys, err
 		}
 		n.mu.Lock()
 		for _, s := range b {
-			n.open[s] = openSlot{Slot: s, Src: src.ID, Dst: dst.ID}
+			n.open[s] = openSlot{Slot: s, Src: src.ID, Dst: dst.ID, SrcShard: srcShard, DstShard: dstShard}
 		}
 		n.mu.Unlock()
 		k, err := n.moveBatch(ctx, b, src, dst, all)
 		keys += k
 		n.journal.End(seq, err)
 		if err != nil {
-			return keys, err
+			return keys, errors.Join(err, n.repairInterrupted(ctx, b))
 		}
 	}
 	return keys, nil
+}
+
+// repairInterrupted repairs the slots of a failed batch that are still
+// open, and says what it did in the returned error's words (nil when
+// every slot was repaired; the move itself failed either way).
+func (n *SlotMover) repairInterrupted(ctx context.Context, b []int) error {
+	var errs []error
+	for _, s := range b {
+		n.mu.Lock()
+		_, open := n.open[s]
+		n.mu.Unlock()
+		if !open || ctx.Err() != nil {
+			continue
+		}
+		if _, err := n.RepairSlot(ctx, s); err != nil {
+			errs = append(errs, fmt.Errorf("slot %d left open for the end phase: %w", s, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // moveBatch moves the slots of one batch of MoveSlots.
@@ -157,8 +216,9 @@ func (n *SlotMover) OpenMigration(ctx context.Context, slot int, src, dst NodeSt
 }
 
 func (n *SlotMover) openSlotNow(ctx context.Context, slot int, src, dst NodeState, stable bool) error {
+	srcShard, dstShard := n.shards(ctx, src, dst)
 	n.mu.Lock()
-	n.open[slot] = openSlot{Slot: slot, Src: src.ID, Dst: dst.ID, Stable: stable}
+	n.open[slot] = openSlot{Slot: slot, Src: src.ID, Dst: dst.ID, SrcShard: srcShard, DstShard: dstShard, Stable: stable}
 	n.mu.Unlock()
 	if _, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "importing", src.ID); err != nil {
 		return err
@@ -227,46 +287,38 @@ func (n *SlotMover) closeMigration(ctx context.Context, slot int, src, dst NodeS
 	return n.closeMigrations(ctx, []int{slot}, src, dst, all)
 }
 
-// closeMigrations assigns slots to dst with SETSLOT NODE on src, then dst,
-// then every other primary in all. A primary that does not answer learns it
+// closeMigrations assigns slots to dst with SETSLOT NODE on dst, then
+// src, then every other primary in all, in redis-cli's order
+// (clusterManagerMoveSlot, redis/redis#7116): told first, the destination
+// owns the slot before anyone else lets go of it, so whatever happens to
+// it next (a crash, a failover of its shard) the slot is never left
+// without an owner. A destination that refuses (it turned replica: "Please
+// use SETSLOT only with masters") fails the move with the slot still open
+// on the source, where redis-cli leaves it too; MoveSlots then finishes it
+// on the shard's new primary. A primary that does not answer learns it
 // from gossip.
 //
-// The source goes first (redis-cli --cluster tells the target first).
-// A node that owns a slot and no longer imports it gives the slot to any
-// node that claims it with a higher config epoch, and deletes its keys as
-// a slot it lost (Redis 7.0 clusterUpdateSlotsConfigWith). Told second,
-// the source still claims the slot after the target took it; should its
-// epoch rise above the target's in that window (a config epoch collision
-// resolved by bumping, which slot storms cause), its next ping takes the
-// slot back and the target empties it: a key lost in CI after a storm, and
-// the end phase then re-asserted an empty slot. Told first, the source
-// stops claiming the slot while the target still imports it, and an
-// importing node ignores every claim of the slot; by the time the target
-// owns it, nobody else claims it. TestMoveKeepsKeysWhenTheSourceEpochRises
-// holds a move in that window.
-//
-// Before that it waits until dst knows src's current config epoch: SETSLOT
-// NODE on the importing node bumps its epoch only when it does not already
-// hold the highest epoch it knows of. A target that has not yet heard of
-// the source's latest epoch keeps a lower one, and a ping the source sent
-// before it gave the slot away then takes the slot back everywhere but on
-// the source: nobody claims it any more (seen with Redis 7.0 on loopback
-// during slot storms).
+// The source told second still claims the slot for one round trip after
+// the destination took it. A node that owns a slot and no longer imports
+// it gives the slot to any claimer with a higher config epoch and deletes
+// its keys (Redis 7.0 clusterUpdateSlotsConfigWith), so the source's epoch
+// must not rise above the destination's in that window: awaitEpoch first
+// waits until the destination knows the source's epoch and no other
+// primary shares it (a collision the source would resolve by bumping).
 //
 // A source that has just lost its last slot may have turned into a replica
 // of dst ("Please use SETSLOT only with masters"): that is the expected end
-// of a drain, not an error. If dst does not answer after the source let
-// go, nobody claims the slots until Heal finishes them on dst.
+// of a drain, not an error.
 func (n *SlotMover) closeMigrations(ctx context.Context, slots []int, src, dst NodeState, all []NodeState) error {
 	n.awaitEpoch(ctx, src, dst)
+	if n.BeforeNode != nil {
+		n.BeforeNode(ctx, src, dst)
+	}
 	cmds := setslots(slots, "node", dst.ID)
-	if err := n.admin.Pipe(ctx, src.Node.Addr, cmds, nil); err != nil && !strings.Contains(err.Error(), "only with masters") {
+	if err := n.admin.Pipe(ctx, dst.Node.Addr, cmds, nil); err != nil {
 		return err
 	}
-	if n.BetweenNode != nil {
-		n.BetweenNode(ctx, src, dst)
-	}
-	if err := n.admin.Pipe(ctx, dst.Node.Addr, cmds, nil); err != nil {
+	if err := n.admin.Pipe(ctx, src.Node.Addr, cmds, nil); err != nil && !strings.Contains(err.Error(), "only with masters") {
 		return err
 	}
 	var wg sync.WaitGroup
@@ -285,155 +337,54 @@ func (n *SlotMover) closeMigrations(ctx context.Context, slots []int, src, dst N
 	wg.Wait()
 	n.mu.Lock()
 	for _, s := range slots {
+		o := n.open[s]
 		delete(n.open, s)
-		n.moved[s] = openSlot{Slot: s, Src: src.ID, Dst: dst.ID}
+		n.moved[s] = openSlot{Slot: s, Src: src.ID, Dst: dst.ID, SrcShard: o.SrcShard, DstShard: o.DstShard}
 	}
 	n.mu.Unlock()
 	return nil
 }
 
-// RepairSlot closes an open slot from the live topology: the owner (the
-// primary that claims the slot) and the destination (the node importing
-// it, or the one recorded when it was opened). A migration opened with
-// Stable and whose destination holds no keys is undone with SETSLOT STABLE
-// on both (target first, so that no ASK lands there afterwards); every other
-// one is finished. It returns what it did.
+// RepairSlot closes one of this mover's open migrations the way
+// redis-cli --cluster fix decides (fix.go: the slot goes where its keys
+// are): finished on the current primary of the destination's shard, or,
+// when the target got no keys and the migration was opened to be undone
+// (Stable) or never got any key across, undone onto the source's shard.
+// It returns "finished" or "stable" (undone), or how else it closed it.
 func (n *SlotMover) RepairSlot(ctx context.Context, slot int) (string, error) {
-	n.mu.Lock()
-	rec := n.open[slot]
-	n.mu.Unlock()
-	seq, err := n.journal.Begin(Step{Kind: "close", Slots: []int{slot}, From: rec.Src, To: rec.Dst,
-		Note: "finish (or, when the target got no keys, undo) redline's own open migration"})
-	if err != nil {
-		return "", err
-	}
-	how, err := n.repairSlotNow(ctx, slot)
-	n.journal.End(seq, err)
-	return how, err
+	r, err := n.fixSlotNow(ctx, slot, "close")
+	return r.short(), err
 }
 
-func (n *SlotMover) repairSlotNow(ctx context.Context, slot int) (string, error) {
-	t, err := n.admin.Topology(ctx, n.c)
-	if err != nil {
-		return "", err
+// short is the word RepairSlot returns for a result.
+func (r FixResult) short() string {
+	switch r.Action {
+	case "undone":
+		return "stable"
+	case "":
+		return ""
 	}
-	n.mu.Lock()
-	rec, known := n.open[slot]
-	n.mu.Unlock()
-	var owner, dst *NodeState
-	for i := range t.Members {
-		m := &t.Members[i]
-		if m.Primary && m.Reachable && slices.Contains(m.Slots, slot) && owner == nil {
-			owner = m
-		}
-	}
-	if owner == nil && known {
-		// The source let go (closeMigrations tells it first) and the
-		// target, still importing, never heard: finish it there.
-		if d, ok := t.ByID(rec.Dst); ok && d.Reachable && d.Primary && d.Importing[slot] != "" {
-			if _, err := n.admin.Do(ctx, d.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "node", d.ID); err != nil {
-				return "", err
-			}
-			n.mu.Lock()
-			delete(n.open, slot)
-			n.moved[slot] = openSlot{Slot: slot, Src: rec.Src, Dst: rec.Dst}
-			n.mu.Unlock()
-			return "finished", nil
-		}
-	}
-	if owner == nil {
-		return "", fmt.Errorf("slot %d: no reachable primary claims it", slot)
-	}
-	if id, ok := owner.Migrating[slot]; ok {
-		if m, ok := t.ByID(id); ok {
-			dst = &m
-		}
-	}
-	if dst == nil {
-		for i := range t.Members {
-			if _, ok := t.Members[i].Importing[slot]; ok && t.Members[i].ID != owner.ID {
-				dst = &t.Members[i]
-				break
-			}
-		}
-	}
-	if dst == nil && known {
-		if m, ok := t.ByID(rec.Dst); ok {
-			dst = &m
-		}
-	}
-	forget := func() {
-		n.mu.Lock()
-		delete(n.open, slot)
-		n.mu.Unlock()
-	}
-	if dst == nil || dst.ID == owner.ID || !dst.Reachable || !dst.Primary {
-		// Nowhere to move it: make every node that has it open stable,
-		// after handing keys an importer holds back to the owner.
-		for _, m := range t.Members {
-			_, mig := m.Migrating[slot]
-			_, imp := m.Importing[slot]
-			if !(mig || imp) || !m.Reachable {
-				continue
-			}
-			if imp && m.ID != owner.ID {
-				if _, _, err := n.MoveKeys(ctx, slot, m, *owner, 0); err != nil {
-					return "", err
-				}
-			}
-			if _, err := n.admin.Do(ctx, m.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
-				return "", err
-			}
-		}
-		forget()
-		return "stable", nil
-	}
-	if known && rec.Stable {
-		if _, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
-			return "", err
-		}
-		v, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "countkeysinslot", slot)
-		if err != nil {
-			return "", err
-		}
-		if c, _ := v.(int64); c == 0 {
-			if _, err := n.admin.Do(ctx, owner.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "stable"); err != nil {
-				return "", err
-			}
-			forget()
-			return "stable", nil
-		}
-	}
-	if _, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "importing", owner.ID); err != nil {
-		return "", err
-	}
-	if _, err := n.admin.Do(ctx, owner.Node.Addr, 3*time.Second, "cluster", "setslot", slot, "migrating", dst.ID); err != nil {
-		return "", err
-	}
-	if _, _, err := n.MoveKeys(ctx, slot, *owner, *dst, 0); err != nil {
-		return "", err
-	}
-	if err := n.closeMigration(ctx, slot, *owner, *dst, t.Members); err != nil {
-		return "", err
-	}
-	return "finished", nil
+	return r.Action
 }
 
 // RepairSlots repairs every migration this mover left open (on purpose,
 // or because a node stopped answering half-way). A slot someone else left
 // open is never touched: Unaccounted finds those first. It returns the
 // slots it touched.
-func (n *SlotMover) RepairSlots(ctx context.Context) ([]int, error) {
+func (n *SlotMover) RepairSlots(ctx context.Context) ([]FixResult, error) {
 	n.mu.Lock()
 	slots := sortedSlots(n.open)
 	n.mu.Unlock()
 	var errs []error
+	var out []FixResult
 	for _, s := range slots {
-		if _, err := n.RepairSlot(ctx, s); err != nil {
+		r, err := n.fixSlotNow(ctx, s, "close")
+		out = append(out, r)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("repair slot %d: %w", s, err))
 		}
 	}
-	return slots, errors.Join(errs...)
+	return out, errors.Join(errs...)
 }
 
 // epochs returns the config epochs the node at addr knows, by node id.
@@ -449,7 +400,9 @@ func (n *SlotMover) epochs(ctx context.Context, addr string) (map[string]uint64,
 	out := map[string]uint64{}
 	self := ""
 	for _, l := range ls {
-		out[l.ID] = l.ConfigEpoch
+		if l.IsPrimary() {
+			out[l.ID] = l.ConfigEpoch // a replica's line shows its primary's
+		}
 		if l.Myself() {
 			self = l.ID
 		}
@@ -457,8 +410,20 @@ func (n *SlotMover) epochs(ctx context.Context, addr string) (map[string]uint64,
 	return out, self, nil
 }
 
+// sharedEpoch says whether a primary other than id holds epoch in es.
+func sharedEpoch(es map[string]uint64, id string, epoch uint64) bool {
+	for other, e := range es {
+		if other != id && e == epoch {
+			return true
+		}
+	}
+	return false
+}
+
 // awaitEpoch waits (at most 5 s) until dst knows src's config epoch as src
-// reports it, or holds a higher one itself.
+// reports it, or holds a higher one itself, and no other primary shares
+// src's epoch (a collision src would resolve by bumping its own epoch,
+// perhaps above dst's while it still claims the slot: closeMigrations).
 // Once dst has taken a slot from src, its epoch is above src's until src
 // imports a slot itself, so later moves of the same pair in the same step
 // skip the check.
@@ -479,8 +444,14 @@ func (n *SlotMover) awaitEpoch(ctx context.Context, src, dst NodeState) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		de, _, err := n.epochs(ctx, dst.Node.Addr)
-		if err != nil || de[src.ID] >= want || de[dst.ID] > want {
+		if err != nil || (de[src.ID] >= want || de[dst.ID] > want) && !sharedEpoch(se, src.ID, se[src.ID]) {
 			return
+		}
+		if sharedEpoch(se, src.ID, se[src.ID]) {
+			// Wait for the collision to resolve, as src sees it.
+			if fresh, _, err := n.epochs(ctx, src.Node.Addr); err == nil {
+				se, want = fresh, max(want, fresh[src.ID])
+			}
 		}
 		if time.Now().After(deadline) || sleepCtx(ctx, 20*time.Millisecond) != nil {
 			n.log("%s still does not know epoch %d of %s", dst.Node.Name, want, src.Node.Name)
@@ -489,23 +460,24 @@ func (n *SlotMover) awaitEpoch(ctx context.Context, src, dst NodeState) {
 	}
 }
 
-// ReassertMoves finishes the last step of this mover's own finished moves
-// that the cluster has since undone: a slot it handed to dst that no
-// reachable primary claims on its own myself line any more. That happens
-// when dst took the slot without a higher config epoch than the source's
-// (it had not heard of it yet) and a ping the source sent before giving the
-// slot away made the others route it back to the source, which no longer
-// claims it. dst gets the slot the way redis-cli finishes a migration:
-// SETSLOT IMPORTING from the source, then SETSLOT NODE itself, which gives
-// it a fresh epoch when it does not hold the highest. No key moves (the
-// keys are on dst; the source refuses to let go of a slot with keys). A
-// slot some other primary claims is left alone and reported. It returns the
-// slots it re-asserted.
-func (n *SlotMover) ReassertMoves(ctx context.Context) ([]int, error) {
+// ReassertMoves checks every slot this mover moved (finished moves and
+// repairs) and repairs those the cluster has since undone or left in a
+// state that strands keys: no reachable primary claims the slot on its own
+// line (the destination took it without a higher config epoch than the
+// source's and an older ping of the source routed it back), its keys are
+// on a primary that does not own it (a failover of the source's shard gave
+// the slot, empty, to the source's new primary while the keys stayed on
+// the destination), or a state is left open. Each is repaired as
+// redis-cli --cluster fix would (fix.go: the slot goes where its keys
+// are). A slot another primary now claims, with all its keys there and
+// nothing open, is left alone and reported. It returns what it did.
+func (n *SlotMover) ReassertMoves(ctx context.Context) ([]FixResult, error) {
 	n.mu.Lock()
 	moved := make(map[int]openSlot, len(n.moved))
 	for s, m := range n.moved {
-		moved[s] = m
+		if _, open := n.open[s]; !open {
+			moved[s] = m
+		}
 	}
 	n.mu.Unlock()
 	if len(moved) == 0 {
@@ -515,47 +487,34 @@ func (n *SlotMover) ReassertMoves(ctx context.Context) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	claimer := map[int]string{}
-	for _, m := range t.Members {
-		if m.Primary && m.Reachable {
-			for _, s := range m.Slots {
-				claimer[s] = m.ID
-			}
-		}
+	slots := sortedSlots(moved)
+	cs, err := n.census(ctx, t, slots)
+	if err != nil {
+		return nil, err
 	}
-	var done []int
+	var done []FixResult
 	var errs []error
-	for _, s := range sortedSlots(moved) {
-		mv := moved[s]
-		c, ok := claimer[s]
-		if ok {
-			if c != mv.Dst {
-				n.log("slot %d, moved by redline to %s, is now claimed by %s: left alone", s, mv.Dst, c)
+	for _, s := range slots {
+		c, mv := cs[s], moved[s]
+		if len(c.problems(t)) == 0 {
+			if c.Claimers[0].ID != mv.Dst && !slices.Contains(mv.DstShard, c.Claimers[0].ID) {
+				n.log("slot %d, moved by redline to %s, is now claimed by %s with all its keys: left alone", s, mv.Dst, c.Claimers[0].ID)
 			}
 			continue
 		}
-		dst, ok := t.ByID(mv.Dst)
-		if !ok || !dst.Reachable || !dst.Primary {
-			errs = append(errs, fmt.Errorf("slot %d: nobody claims it and its destination %s is not a reachable primary", s, mv.Dst))
-			continue
-		}
-		seq, err := n.journal.Begin(Step{Kind: "reassert", Slots: []int{s}, From: mv.Src, To: mv.Dst,
-			Note: "redline moved this slot to its destination and no primary claims it any more"})
-		if err == nil {
-			_, err = n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "importing", mv.Src)
-		}
-		if err == nil {
-			_, err = n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "setslot", s, "node", dst.ID)
-		}
-		n.journal.End(seq, err)
+		r, err := n.fixSlotNow(ctx, s, "reassert")
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		done = append(done, s)
+		done = append(done, r)
 	}
 	if len(done) > 0 {
-		n.log("re-asserted %d slots redline had moved and the cluster had lost: %v", len(done), done)
+		var ss []int
+		for _, r := range done {
+			ss = append(ss, r.Slot)
+		}
+		n.log("re-asserted %d slots redline had moved and the cluster had lost or stranded: %v", len(done), ss)
 	}
 	return done, errors.Join(errs...)
 }
@@ -579,32 +538,72 @@ func (n *SlotMover) Unaccounted(ctx context.Context) (found, would []string, err
 	for s, o := range n.open {
 		open[s] = o
 	}
+	ours := make(map[int]openSlot, len(n.moved)+len(n.open))
+	for s, o := range n.moved {
+		ours[s] = o
+	}
+	for s, o := range n.open {
+		ours[s] = o
+	}
 	n.mu.Unlock()
 	t, err := n.admin.Topology(ctx, n.c)
 	if err != nil {
 		return nil, nil, err
 	}
+	found = foreignStates(t, ours)
 	name := func(id string) string {
 		if m, ok := t.ByID(id); ok {
 			return m.Node.Name + " (" + m.Announce + ")"
 		}
 		return id
 	}
-	for _, m := range t.Members {
-		for _, s := range sortedSlots(m.Migrating) {
-			if o, ok := open[s]; !ok || o.Src != m.ID && o.Dst != m.ID {
-				found = append(found, fmt.Sprintf("slot %d is MIGRATING on %s to %s, not by redline", s, name(m.ID), name(m.Migrating[s])))
-			}
-		}
-		for _, s := range sortedSlots(m.Importing) {
-			if o, ok := open[s]; !ok || o.Src != m.ID && o.Dst != m.ID {
-				found = append(found, fmt.Sprintf("slot %d is IMPORTING on %s from %s, not by redline", s, name(m.ID), name(m.Importing[s])))
-			}
-		}
-	}
 	for _, s := range sortedSlots(open) {
 		o := open[s]
 		would = append(would, fmt.Sprintf("finish or undo its own migration of slot %d from %s to %s", s, name(o.Src), name(o.Dst)))
 	}
 	return found, would, nil
+}
+
+// foreignStates lists the MIGRATING/IMPORTING states in t, on primaries
+// and replicas alike, that are not redline's: a state is redline's when
+// the slot is one of its moves (ours: open or finished) and both the node
+// showing it and its peer belong to that move's source or destination
+// shard. Valkey 8 replicates SETSLOT to replicas and re-points the states
+// at a promoted primary: those nodes are in the move's shards, so the
+// states are recognised as redline's and repaired. It is pure.
+func foreignStates(t *Topology, ours map[int]openSlot) []string {
+	name := func(id string) string {
+		if m, ok := t.ByID(id); ok {
+			return m.Node.Name + " (" + m.Announce + ")"
+		}
+		return id
+	}
+	mine := func(slot int, node, peer string) bool {
+		o, ok := ours[slot]
+		if !ok {
+			return false
+		}
+		in := func(id string) bool {
+			return id == o.Src || id == o.Dst || slices.Contains(o.SrcShard, id) || slices.Contains(o.DstShard, id)
+		}
+		return in(node) && in(peer)
+	}
+	var found []string
+	for _, m := range t.Members {
+		role := ""
+		if !m.Primary {
+			role = " (a replica)"
+		}
+		for _, s := range sortedSlots(m.Migrating) {
+			if !mine(s, m.ID, m.Migrating[s]) {
+				found = append(found, fmt.Sprintf("slot %d is MIGRATING on %s%s to %s, not by redline", s, name(m.ID), role, name(m.Migrating[s])))
+			}
+		}
+		for _, s := range sortedSlots(m.Importing) {
+			if !mine(s, m.ID, m.Importing[s]) {
+				found = append(found, fmt.Sprintf("slot %d is IMPORTING on %s%s from %s, not by redline", s, name(m.ID), role, name(m.Importing[s])))
+			}
+		}
+	}
+	return found
 }

@@ -119,7 +119,7 @@ func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
 		t.Fatalf("setup: slot %d claimed by %q, slot %d by %q", ours, claimed(ours), theirs, claimed(theirs))
 	}
 	done, err := mover.ReassertMoves(ctx)
-	if err != nil || len(done) != 1 || done[0] != ours {
+	if err != nil || len(done) != 1 || done[0].Slot != ours {
 		t.Fatalf("reasserted %v: %v", done, err)
 	}
 	ownedEverywhere(t, c, ours, b.ID)
@@ -132,93 +132,6 @@ func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
 	}
 	// Put theirs back so that the cluster is whole again for the cleanup.
 	admin(a.Node.Addr, "cluster", "setslot", theirs, "node", a.ID)
-}
-
-// pongFrom waits until the node at addr has received a pong from the node
-// id itself later than after (unix ms, as CLUSTER NODES prints it) and
-// returns its time. A pong carries the sender's slot claims: the receiver
-// has then applied what the sender claimed when it sent it. Gossip about
-// the node also moves pong_recv, but only to whole seconds (Redis sends
-// it in seconds): a time that is not a whole second is a pong of its own.
-func pongFrom(t *testing.T, addr, id string, after int64) int64 {
-	t.Helper()
-	var got int64
-	localcluster.Eventually(t, 20*time.Second, func() string {
-		text, err := clusteradmin.ClusterNodesText(context.Background(), addr)
-		if err != nil {
-			return err.Error()
-		}
-		ls, err := cluster.ParseNodes(text)
-		if err != nil {
-			return err.Error()
-		}
-		for _, l := range ls {
-			if l.ID == id && l.PongRecv > after && l.PongRecv%1000 != 0 {
-				got = l.PongRecv
-				return ""
-			}
-		}
-		return fmt.Sprintf("%s has no pong from %s after %d", addr, id, after)
-	})
-	return got
-}
-
-// TestMoveKeepsKeysWhenTheSourceEpochRises builds the race behind a key
-// lost in CI after slot storms on Redis 7.0 (key:120, slot 12965): while a
-// slot moves, the source's config epoch rises above the target's (an
-// epoch collision with another primary is resolved by bumping, as storms
-// cause). A node that owns the slot and is no longer importing it gives it
-// to any claimer with a higher epoch and deletes its keys as a slot it
-// lost. Were the source told second (redis-cli's order), its pings would
-// still claim the slot after the target took it. betweenNode holds the
-// move between the two SETSLOT NODEs, bumps the source's epoch and waits
-// until the node told second has heard the first.
-func TestMoveKeepsKeysWhenTheSourceEpochRises(t *testing.T) {
-	c, mover, adm, _ := startMover(t, 6, 1)
-	ctx := context.Background()
-	want, err := localcluster.WriteKeys(ctx, c.addrs(), 2000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp, err := adm.Topology(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prim := tp.Primaries()
-	src, dst := prim[0], prim[1]
-	keysOf := slotKeys(want)
-	x := -1
-	for _, s := range src.Slots {
-		if len(keysOf[s]) > 0 {
-			x = s
-			break
-		}
-	}
-	if x < 0 {
-		t.Fatal("no slot of the first primary holds a test key")
-	}
-	bumped := false
-	mover.BetweenNode = func(ctx context.Context, src, dst clusteradmin.NodeState) {
-		mustDo(t, adm, src.Node.Addr, "cluster", "bumpepoch")
-		bumped = true
-		pongFrom(t, dst.Node.Addr, src.ID, time.Now().UnixMilli())
-		pongFrom(t, src.Node.Addr, dst.ID, time.Now().UnixMilli())
-	}
-	if _, err := mover.MoveSlots(ctx, []int{x}, src, dst, prim); err != nil {
-		t.Fatal(err)
-	}
-	mover.BetweenNode = nil
-	if !bumped {
-		t.Fatal("the move never reached its SETSLOT NODEs")
-	}
-	pongFrom(t, dst.Node.Addr, src.ID, time.Now().UnixMilli())
-	ownedEverywhere(t, c, x, dst.ID)
-	if n := countKeys(t, adm, dst.Node.Addr, x); n != int64(len(keysOf[x])) {
-		t.Fatalf("the target holds %d keys of slot %d after the move, want %d", n, x, len(keysOf[x]))
-	}
-	if err := localcluster.CheckKeys(ctx, c.addrs(), want); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // ownedEverywhere waits until every node says slot belongs to id.

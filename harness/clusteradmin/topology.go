@@ -85,7 +85,6 @@ func (a *Admin) Topology(ctx context.Context, c cluster.Cluster) (*Topology, err
 		}
 	}
 	nodes := cluster.SortedNodes(c.Nodes())
-	t := &Topology{}
 	views := make([][]cluster.NodeInfo, len(nodes))
 	texts := make([]string, len(nodes))
 	var wg sync.WaitGroup
@@ -105,6 +104,13 @@ func (a *Admin) Topology(ctx context.Context, c cluster.Cluster) (*Topology, err
 		}()
 	}
 	wg.Wait()
+	return topologyFrom(nodes, views, texts)
+}
+
+// topologyFrom builds a snapshot from each node's parsed CLUSTER NODES
+// (nil: the node did not answer) and its text. It is pure.
+func topologyFrom(nodes []cluster.Node, views [][]cluster.NodeInfo, texts []string) (*Topology, error) {
+	t := &Topology{}
 	var ref []cluster.NodeInfo // first view that answered, for nodes that did not
 	for i := range nodes {
 		if views[i] != nil {

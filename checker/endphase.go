@@ -1,0 +1,113 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+type endPhase struct{ o Options }
+
+// EndPhase judges the end phase itself from the nemesis's "heal" entry:
+// after healing every fault, the nemesis counts again, on every primary,
+// each slot redline moved or opened (its end_phase record). A slot left
+// open, owned by nobody or by two primaries, or with keys on a primary
+// that does not own it is invalid: redline's own steps left the cluster
+// worse than a user's operator would (redis-cli --cluster check would
+// fail). A fault that could not be undone (a node not back), a cluster
+// that did not converge, or a state redline could not account for leaves
+// the run unknown: the checkers' final reads ran on a cluster nobody can
+// vouch for. A run without faults has no end phase (not applicable).
+func EndPhase(opts ...Options) Checker { return endPhase{firstOpts(opts)} }
+
+func (e endPhase) Name() string { return e.o.name("end-phase") }
+
+// EndProblem is one thing the end phase found not healed.
+type EndProblem struct {
+	Slot int    `json:"slot"`
+	Kind string `json:"kind"` // unowned, conflict, stranded, open (slots); uncounted, unaccounted, heal-error, not-converged
+	Node string `json:"node,omitempty"`
+	Keys int64  `json:"keys,omitempty"`
+	What string `json:"what"`
+}
+
+// slotKind says whether a problem is a slot redline left wrong.
+func (p EndProblem) slotKind() bool {
+	switch p.Kind {
+	case "unowned", "conflict", "stranded", "open":
+		return true
+	}
+	return false
+}
+
+// endRecord is the heal entry's end_phase record.
+type endRecord struct {
+	index        int64
+	Healed       bool         `json:"healed"`
+	SlotsChecked int          `json:"slots_checked"`
+	Problems     []EndProblem `json:"problems"`
+}
+
+// endPhaseRecord finds the last heal's record; invoked says a heal began
+// (its completion may be missing: the run crashed in the end phase), ok
+// that the completion carries a record.
+func endPhaseRecord(ops []history.Op) (rec endRecord, invoked, ok bool) {
+	for i := range ops {
+		op := &ops[i]
+		if op.Process != history.Nemesis || op.F != "heal" {
+			continue
+		}
+		if op.Type == history.Invoke {
+			invoked, ok = true, false
+			continue
+		}
+		var d struct {
+			End *endRecord `json:"end_phase"`
+		}
+		if json.Unmarshal(op.DetailRaw(), &d) == nil && d.End != nil {
+			rec, ok = *d.End, true
+			rec.index = op.Index
+		}
+	}
+	return rec, invoked, ok
+}
+
+func (e endPhase) Check(_ context.Context, ops []history.Op) Result {
+	rec, invoked, ok := endPhaseRecord(ops)
+	switch {
+	case !invoked:
+		return NotApplicable("no end phase: the run had no fault to heal")
+	case !ok:
+		return Result{Valid: Unknown, Figures: map[string]any{
+			"why": "the end phase began but its completion carries no end_phase record (the run ended during the end phase, or a redline before this record)"}}
+	}
+	fig := map[string]any{"slots_checked": rec.SlotsChecked, "problems": len(rec.Problems), "index": rec.index}
+	if len(rec.Problems) == 0 {
+		return Result{Valid: Valid, Figures: fig}
+	}
+	v := Unknown
+	slotProblems := 0
+	first := ""
+	for _, p := range rec.Problems {
+		if p.slotKind() {
+			slotProblems++
+			if v != Invalid {
+				first = p.What
+			}
+			v = Invalid
+		} else if first == "" {
+			first = p.What
+		}
+	}
+	fig["slot_problems"] = slotProblems
+	fig["examples"] = capList(rec.Problems, e.o.MaxExamples)
+	if v == Invalid {
+		fig["first"] = fmt.Sprintf("the end phase (op %d) left %d of the %d slots redline moved or opened wrong; first: %s",
+			rec.index, slotProblems, rec.SlotsChecked, first)
+	} else {
+		fig["why"] = fmt.Sprintf("the end phase (op %d) could not heal everything: %s", rec.index, first)
+	}
+	return Result{Valid: v, Figures: fig}
+}
