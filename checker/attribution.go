@@ -42,6 +42,9 @@ type Attribution struct {
 	// decided it, in words.
 	Verdict string `json:"verdict"`
 	Why     string `json:"why"`
+	// Unserved is set for kind "unserved": a shard that went without
+	// serving in a fault window (or outside every window).
+	Unserved *Unserved `json:"unserved,omitempty"`
 }
 
 // CensusSummary is what the key census says as a whole: how many copies
@@ -132,6 +135,10 @@ func VerdictWords(v string) string {
 		return "the server lost it"
 	case AdminStranded:
 		return "an admin step stranded it"
+	case FaultOutage:
+		return "the fault did it"
+	case AdminOutage:
+		return "an admin step did it"
 	}
 	return "unknown"
 }
@@ -190,12 +197,10 @@ type suspect struct {
 
 // Attribute attributes the anomalies of s (their first instances, as the
 // checkers' figures name them) from the history ops and the servers' log
-// lines. It returns nil when no checker named an instance.
+// lines, then every window in which a shard went unserved (kind
+// "unserved"). It returns nil when there is nothing to attribute.
 func Attribute(ops []history.Op, s Summary, logs []LogLine) []Attribution {
 	sus := suspects(s)
-	if len(sus) == 0 {
-		return nil
-	}
 	a := newAttributor(ops, logs)
 	out := make([]Attribution, 0, len(sus))
 	missed := map[string]bool{} // checker, key and missing read already attributed
@@ -209,6 +214,10 @@ func Attribute(ops []history.Op, s Summary, logs []LogLine) []Attribution {
 			missed[id] = true
 		}
 		out = append(out, at)
+	}
+	out = append(out, a.unserved()...)
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -28,6 +28,10 @@ func (d *runData) attributions() []attributionView {
 		if v.VerdictClass == "" {
 			v.VerdictClass = "unknown"
 		}
+		if u := a.Unserved; u != nil {
+			out = append(out, unservedView(v, a, u))
+			continue
+		}
 		op := func(o *checker.AttrOp) string {
 			if o == nil {
 				return "none found in the history"
@@ -104,4 +108,52 @@ func (d *runData) censusSentences() []string {
 		out = append(out, "No copy is on a node whose shard does not serve its slot.")
 	}
 	return out
+}
+
+// unservedView is a shard-window that went unserved as the report shows
+// it: the shard, the span, what clients were told, what came in between.
+func unservedView(v attributionView, a checker.Attribution, u *checker.Unserved) attributionView {
+	v.Title = fmt.Sprintf("unserved: shard of %s", u.Shard)
+	if u.Window >= 0 {
+		v.Title += fmt.Sprintf(" in fault window %d", u.Window)
+	} else {
+		v.Title += " outside every fault window"
+	}
+	v.VerdictClass = map[string]string{checker.FaultOutage: "valid", checker.AdminOutage: "unknown"}[a.Verdict]
+	if v.VerdictClass == "" {
+		v.VerdictClass = "unknown"
+	}
+	span := fmt.Sprintf("%ss (first failed call) to %ss", trimFloat(u.FromS), trimFloat(u.ToS))
+	if u.Recovered {
+		span += " (first served call)"
+	} else {
+		span += " (last failure's end: not served again)"
+	}
+	var errs []string
+	for _, k := range sortedKeys(u.Errors) {
+		errs = append(errs, fmt.Sprintf("%s x%d", k, u.Errors[k]))
+	}
+	v.Facts = append(v.Facts, fact{"span", span}, fact{"first key", fmt.Sprintf("%s (slot %d)", a.Key, a.Slot)},
+		fact{"errors seen", strings.Join(errs, ", ")})
+	if len(u.Topology) > 0 {
+		v.Facts = append(v.Facts, fact{"topology", strings.Join(u.Topology, "; ")})
+	}
+	if len(a.Faults) > 0 {
+		v.Facts = append(v.Facts, fact{"faults overlapping", strings.Join(a.Faults, "; ")})
+	}
+	var steps []string
+	for _, s := range a.Steps {
+		t := fmt.Sprintf("#%d %s %s slots %s %s -> %s at %ss", s.Seq, s.Kind, s.State, s.Slots, s.From, s.To, trimFloat(s.TimeS))
+		if s.Touches {
+			t += " (touches the shard's slots or nodes)"
+		}
+		if s.Error != "" {
+			t += ": " + s.Error
+		}
+		steps = append(steps, t)
+	}
+	if len(steps) > 0 {
+		v.Facts = append(v.Facts, fact{"journalled admin steps overlapping", strings.Join(steps, "; ")})
+	}
+	return v
 }

@@ -43,3 +43,38 @@ func TestReportShowsAttribution(t *testing.T) {
 		}
 	}
 }
+
+// An unserved shard-window shows its shard, span, errors, topology and
+// the overlapping fault, with the verdict in words.
+func TestReportShowsUnservedAttribution(t *testing.T) {
+	r, err := (&results.Store{Root: t.TempDir()}).NewRun("t", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := checker.Summary{Valid: checker.Valid, Checkers: map[string]checker.Result{"rto": {Valid: checker.Valid}},
+		Attribution: []checker.Attribution{{
+			Checker: "rto", Kind: "unserved", Key: "r:k3", Slot: 42, Verdict: checker.FaultOutage,
+			Why:    "2.21s unserved: expected outage: the fault kill struck the shard's primary n1",
+			Faults: []string{"kill 0.2-3s on n1"},
+			Logs:   []string{"n4 2.400s: Failover election won"},
+			Unserved: &checker.Unserved{Shard: "n1 (10.0.0.1:6379)", Window: 0, FromS: 0.3, ToS: 2.51, Recovered: true,
+				Errors: map[string]int{"CLUSTERDOWN": 3, "timeout": 1}, Topology: []string{"the shard's slots were served again by n4 (10.0.0.4:6379)"}},
+		}}}
+	if err := r.WriteJSON("results.json", s); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteReport(r); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(r.Path("report.html"))
+	html := string(b)
+	for _, want := range []string{"unserved: shard of n1 (10.0.0.1:6379) in fault window 0", "the fault did it", "0.3s (first failed call) to 2.51s (first served call)",
+		"CLUSTERDOWN x3, timeout x1", "served again by n4", "kill 0.2-3s on n1", "Failover election won"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "none found in the history") {
+		t.Error("an unserved window shows the ack/miss facts of an anomaly")
+	}
+}

@@ -674,9 +674,9 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
 {{if .Ops}}<h4>Ops involved (first instances)</h4><table><tr><th>index</th><th>process</th><th>time</th><th>op</th><th>key</th><th>sent</th><th>outcome</th><th>got</th><th>node</th><th>latency</th><th>error</th></tr>
 {{range .Ops}}<tr><td>{{.Index}}</td><td>{{.Process}}</td><td>{{.Time}}</td><td>{{.F}}</td><td>{{.Key}}</td><td>{{.Sent}}</td><td>{{.Outcome}}</td><td>{{.Got}}</td><td>{{.Node}}</td><td>{{.Latency}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{end}}
 </div>{{end}}</section>
-{{if or .Attributions .Census}}<section id="attribution"><h2>Attribution: what happened to each anomaly</h2>
+{{if or .Attributions .Census}}<section id="attribution"><h2>Attribution: what happened to each anomaly and unserved shard</h2>
 {{range .Census}}<p class="census">{{.}}</p>{{end}}
-<p class="why">For each anomaly's first instances: the node that acknowledged the write, the read that missed it, where the key is at the end (a census of every node, primaries and replicas), the faults and journalled admin steps in between, the servers' own log lines of that span, and a verdict: the server lost it, an admin step stranded it, or unknown.</p>
+<p class="why">For each anomaly's first instances: the node that acknowledged the write, the read that missed it, where the key is at the end (a census of every node, primaries and replicas), the faults and journalled admin steps in between, the servers' own log lines of that span, and a verdict: the server lost it, an admin step stranded it, or unknown. For each shard that went unserved in a fault window (or outside every window): the span from its first failed call to its first served one, the errors clients saw, who served its slots again, the faults and journalled steps overlapping it, and a verdict: the fault did it (an outage to expect), an admin step did it, or unknown.</p>
 {{range .Attributions}}<div class="attribution"><h3>{{.Title}}</h3><p><span class="badge v-{{.VerdictClass}}">{{.Verdict}}</span> {{.Why}}</p>
 <table>{{range .Facts}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 {{if .Logs}}<details><summary>server log lines ({{len .Logs}})</summary><pre>{{range .Logs}}{{.}}

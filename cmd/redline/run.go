@@ -8,9 +8,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -579,9 +581,28 @@ func printAttribution(w io.Writer, s checker.Summary) {
 	if len(s.Attribution) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nattribution (what happened to each anomaly; evidence in results.json and report.html):")
+	fmt.Fprintln(w, "\nattribution (what happened to each anomaly and unserved shard; evidence in results.json and report.html):")
+	// Unserved windows are expected in every faulted run: the first few
+	// in full, the rest counted by verdict.
+	const maxUnservedLines = 5
+	unserved, more := 0, map[string]int{}
 	for _, a := range s.Attribution {
+		if u := a.Unserved; u != nil {
+			if unserved++; unserved > maxUnservedLines {
+				more[checker.VerdictWords(a.Verdict)]++
+				continue
+			}
+			fmt.Fprintf(w, "  unserved shard %s: %s: %s\n", u.Shard, checker.VerdictWords(a.Verdict), a.Why)
+			continue
+		}
 		fmt.Fprintf(w, "  %s %s key %s (slot %d): %s: %s\n", a.Checker, a.Kind, a.Key, a.Slot, checker.VerdictWords(a.Verdict), a.Why)
+	}
+	if len(more) > 0 {
+		var parts []string
+		for _, v := range slices.Sorted(maps.Keys(more)) {
+			parts = append(parts, fmt.Sprintf("%d %s", more[v], v))
+		}
+		fmt.Fprintf(w, "  ... %d more unserved shard-windows: %s\n", unserved-maxUnservedLines, strings.Join(parts, ", "))
 	}
 }
 

@@ -1,0 +1,340 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// Verdicts of an unserved window.
+const (
+	FaultOutage = "fault-outage" // the fault struck the shard: an outage to expect
+	AdminOutage = "admin-outage" // a journalled admin step on the shard's slots overlapped it
+)
+
+// Unserved is what an "unserved" attribution adds: the shard that went
+// without serving, the span, and what the clients were told.
+type Unserved struct {
+	Shard  string  `json:"shard"`  // the shard's primary at the fault's start, "name (addr)"
+	Window int     `json:"window"` // the fault window (-1: outside every window)
+	FromS  float64 `json:"from_s"` // invocation of the first failed or indeterminate call
+	// ToS is the completion of the first served call on the shard's slots
+	// after its last failure; Recovered false when none came (ToS: the
+	// last failure's end).
+	ToS       float64        `json:"to_s"`
+	Recovered bool           `json:"recovered"`
+	Errors    map[string]int `json:"errors"` // class -> calls: CLUSTERDOWN, MOVED, TRYAGAIN, timeout, indeterminate ...
+	// Topology is what the history says of the shard's serving node(s):
+	// the node that served its slots again, and when.
+	Topology []string `json:"topology,omitempty"`
+}
+
+// errorClass names what an unserved call was told.
+func errorClass(c *call) string {
+	if c.comp == nil {
+		return "no completion"
+	}
+	e := c.comp.ErrorText()
+	up := strings.ToUpper(e)
+	for _, k := range []string{"CLUSTERDOWN", "TRYAGAIN", "MOVED", "ASK", "LOADING", "READONLY", "MASTERDOWN", "NOREPLICAS"} {
+		if strings.HasPrefix(up, k) || strings.Contains(up, " "+k+" ") || strings.HasPrefix(up, "ERR "+k) {
+			return k
+		}
+	}
+	low := strings.ToLower(e)
+	switch {
+	case strings.Contains(low, "timeout"), strings.Contains(low, "deadline"):
+		return "timeout"
+	case strings.Contains(low, "refused"), strings.Contains(low, "reset"), strings.Contains(low, "eof"), strings.Contains(low, "broken pipe"):
+		return "connection"
+	case strings.Contains(low, "redirect"):
+		return "MOVED" // a client gave up following redirections: a MOVED loop
+	case e == "" && c.comp.Type == history.Info:
+		return "indeterminate"
+	case e == "":
+		return "failed"
+	}
+	if f := strings.Fields(e); len(f) > 0 && len(f[0]) <= 24 {
+		return f[0]
+	}
+	return "other"
+}
+
+// shardOutage is one shard's outage in one window, as attribution sees it.
+type shardOutage struct {
+	shard            string
+	first, lastBad   int64
+	lastBadEnd       int64
+	recovered        int64 // inf when no served call came
+	recoveredBy, key string
+	errors           map[string]int
+}
+
+// unserved attributes every shard-window whose outage was > 0 (the RTO
+// checker's windows: a fault's start until the next one's) and the
+// failures before the first fault, the outage found the same way.
+func (a *attributor) unserved() []Attribution {
+	pairs, err := history.Pairs(a.ops)
+	if err != nil {
+		return nil
+	}
+	calls := sortedByStart(Options{}.callsOf(pairs))
+	if len(calls) == 0 {
+		return nil
+	}
+	runEnd := runEnd(a.ops)
+	starts := make([]int64, len(calls))
+	for i := range calls {
+		starts[i] = calls[i].start
+	}
+	addrs := nodeAddrs(a.ops)
+	windows := slices.Clone(a.windows)
+	sort.SliceStable(windows, func(i, j int) bool { return windows[i].Start < windows[j].Start })
+	// The span before the first fault is a window of its own (index -1),
+	// starting at the first failure there.
+	type span struct {
+		w        int
+		from, to int64
+	}
+	var spans []span
+	firstFault := runEnd + 1
+	if len(windows) > 0 {
+		firstFault = windows[0].Start
+	}
+	for i := range calls {
+		if calls[i].start >= firstFault {
+			break
+		}
+		if !calls[i].served() && calls[i].start >= 0 && calls[i].start < a.finalReadsOr(runEnd+1) {
+			spans = append(spans, span{-1, calls[i].start, firstFault})
+			break
+		}
+	}
+	for i, w := range windows {
+		to := runEnd + 1
+		if i+1 < len(windows) {
+			to = windows[i+1].Start
+		}
+		spans = append(spans, span{i, w.Start, to})
+	}
+	vw := make([]Window, len(spans))
+	for i, s := range spans {
+		vw[i] = Window{Start: s.from}
+		if s.w >= 0 {
+			vw[i] = windows[s.w]
+		}
+	}
+	views := shardViews(calls, vw, addrs)
+	busy := map[int]int64{}
+	var out []Attribution
+	for si, s := range spans {
+		v := &views[si]
+		shardOf := func(c *call) string {
+			if n := v.shardOf(c.inv.Key); n != "" {
+				return n
+			}
+			return "unknown"
+		}
+		outs := map[string]*shardOutage{}
+		var order []string
+		lo := sort.Search(len(starts), func(i int) bool { return starts[i] >= s.from })
+		hi := sort.Search(len(starts), func(i int) bool { return starts[i] >= s.to })
+		for i := lo; i < hi; i++ {
+			c := &calls[i]
+			if c.served() || c.start < busy[history.Keyslot(c.inv.Key)] {
+				continue
+			}
+			sh := shardOf(c)
+			o := outs[sh]
+			if o == nil {
+				o = &shardOutage{shard: sh, first: c.start, recovered: inf, key: c.inv.Key, errors: map[string]int{}}
+				outs[sh] = o
+				order = append(order, sh)
+			}
+			o.lastBad, o.lastBadEnd = c.start, c.end
+			if c.end == inf {
+				o.lastBadEnd = c.start
+			}
+			o.errors[errorClass(c)]++
+		}
+		waiting := len(outs)
+		for i := lo; i < len(calls) && waiting > 0; i++ {
+			c := &calls[i]
+			if !c.served() {
+				continue
+			}
+			if o := outs[shardOf(c)]; o != nil && o.recovered == inf && c.start >= o.lastBad {
+				o.recovered = c.end
+				if c.comp != nil {
+					o.recoveredBy = c.comp.Node
+				}
+				waiting--
+			}
+		}
+		for slot, node := range v.slotNode {
+			if o := outs[node]; o != nil {
+				busy[slot] = max(busy[slot], o.recovered)
+			}
+		}
+		for _, sh := range order {
+			if len(out) >= MaxAttributions {
+				return out
+			}
+			out = append(out, a.unservedOne(outs[sh], s.w, windows, v))
+		}
+	}
+	return out
+}
+
+// finalReadsOr is the final reads' start, or def when none.
+func (a *attributor) finalReadsOr(def int64) int64 {
+	if a.finalReads >= 0 {
+		return a.finalReads
+	}
+	return def
+}
+
+func (a *attributor) unservedOne(o *shardOutage, wi int, windows []Window, v *shardView) Attribution {
+	at := Attribution{Checker: "rto", Kind: "unserved", Key: o.key, Slot: history.Keyslot(o.key)}
+	to := o.recovered
+	if to == inf {
+		to = o.lastBadEnd
+	}
+	u := &Unserved{Shard: a.nodeName(o.shard), Window: wi, FromS: sec(o.first), ToS: sec(to), Recovered: o.recovered != inf, Errors: o.errors}
+	if o.shard == "unknown" {
+		u.Shard = "unknown (no op had been served on the slots before)"
+	}
+	at.Unserved = u
+	shardName := a.bareName(o.shard)
+	var slots []int
+	for slot, n := range v.slotNode {
+		if n == o.shard {
+			slots = append(slots, slot)
+		}
+	}
+	if len(slots) == 0 {
+		slots = []int{at.Slot}
+	}
+	slices.Sort(slots)
+	involved := map[string]bool{}
+	if shardName != "" {
+		involved[shardName] = true
+	}
+	// Topology: who served the shard's slots again.
+	promoted := ""
+	if o.recoveredBy != "" {
+		by := a.bareName(o.recoveredBy)
+		if o.recoveredBy != o.shard {
+			promoted = a.nodeName(o.recoveredBy)
+			u.Topology = append(u.Topology, fmt.Sprintf("the shard's slots were served again by %s, not its primary at the fault's start %s, from %ss (a promotion or a slot move)", promoted, a.nodeName(o.shard), trimS(sec(o.recovered))))
+		} else {
+			u.Topology = append(u.Topology, fmt.Sprintf("the shard's slots were served again by the same primary %s from %ss", a.nodeName(o.shard), trimS(sec(o.recovered))))
+		}
+		if by != "" {
+			involved[by] = true
+		}
+	}
+	// The fault windows and the journalled steps overlapping the span.
+	var struck, other []string
+	for i, w := range windows {
+		if w.Start > to || (w.End >= 0 && w.End < o.first && i != wi) {
+			continue
+		}
+		s := fmt.Sprintf("%s %s-%ss", w.Fault, trimS(sec(w.Start)), trimS(sec(w.End)))
+		if len(w.Nodes) > 0 {
+			s += " on " + strings.Join(w.Nodes, ",")
+		}
+		at.Faults = append(at.Faults, s)
+		if shardName != "" && slices.Contains(w.Nodes, shardName) {
+			struck = append(struck, s)
+		} else {
+			other = append(other, s)
+		}
+	}
+	var touching []AttrStep
+	moments := []int64{o.first, to}
+	for _, j := range a.steps {
+		end := j.end
+		if end < 0 {
+			end = 1 << 62
+		}
+		if j.begin > to || end < o.first {
+			continue
+		}
+		onNode := shardName != "" && (a.bareName(j.from) == shardName || a.bareName(j.to) == shardName)
+		onSlots := slices.ContainsFunc(j.slots, func(s int) bool { _, ok := slices.BinarySearch(slots, s); return ok })
+		st := AttrStep{Seq: j.seq, Kind: j.kind, State: j.state, Slots: slotList(j.slots), From: a.nodeName(j.from),
+			To: a.nodeName(j.to), Touches: onSlots || onNode, Error: j.err, TimeS: sec(j.begin)}
+		if st.Touches {
+			touching = append(touching, st)
+			moments = append(moments, j.begin, j.end)
+		}
+		at.Steps = append(at.Steps, st)
+	}
+	if len(at.Steps) > 12 {
+		at.Steps = at.Steps[:12]
+	}
+	moments = slices.DeleteFunc(moments, func(m int64) bool { return m < 0 || m >= 1<<62 })
+	slices.Sort(moments)
+	at.Logs = a.logLines(at.Slot, o.first, to, involved, moments)
+
+	dur := fmt.Sprintf("%ss unserved (%ss-%ss", trimS(sec(to-o.first)), trimS(sec(o.first)), trimS(sec(to)))
+	if !u.Recovered {
+		dur += ", not served again"
+	}
+	dur += "; " + errorsText(o.errors) + ")"
+	switch {
+	case len(touching) > 0:
+		t := touching[0]
+		at.Verdict = AdminOutage
+		at.Why = fmt.Sprintf("%s: journalled step #%d (%s of slots %s, %s -> %s, %s) touched the shard's slots or nodes during the outage", dur, t.Seq, t.Kind, t.Slots, orNone(t.From), orNone(t.To), t.State)
+		if t.Error != "" {
+			at.Why += "; the step failed: " + t.Error
+		}
+		if len(struck) > 0 {
+			at.Why += "; the fault " + struck[0] + " struck the shard too"
+		}
+	case len(struck) > 0:
+		at.Verdict = FaultOutage
+		at.Why = fmt.Sprintf("%s: expected outage: the fault %s struck the shard's primary %s", dur, struck[0], orNone(shardName))
+		if promoted != "" {
+			at.Why += fmt.Sprintf(", until %s (a replica promoted) served its slots at +%ss", promoted, trimS(sec(o.recovered-o.first)))
+		} else if u.Recovered {
+			at.Why += fmt.Sprintf(", until it served again at +%ss", trimS(sec(o.recovered-o.first)))
+		}
+	case len(other) > 0 && o.errors["CLUSTERDOWN"] > 0:
+		at.Verdict = FaultOutage
+		at.Why = fmt.Sprintf("%s: the cluster said CLUSTERDOWN during the fault %s (on other nodes than the shard's primary %s: the cluster as a whole stopped serving)", dur, other[0], orNone(shardName))
+	default:
+		at.Verdict = AttrUnknown
+		at.Why = dur + ": "
+		if len(other) > 0 {
+			at.Why += fmt.Sprintf("the fault %s struck other nodes than the shard's primary %s and no journalled step touched its slots: why this shard stopped serving is unknown", other[0], orNone(shardName))
+		} else {
+			at.Why += "no fault window and no journalled step overlapped the outage: its cause is not in the history"
+		}
+	}
+	return at
+}
+
+// errorsText is a class count in words: "CLUSTERDOWN x3, timeout x1".
+func errorsText(m map[string]int) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		if m[ks[i]] != m[ks[j]] {
+			return m[ks[i]] > m[ks[j]]
+		}
+		return ks[i] < ks[j]
+	})
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
