@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/redline-dev/redline/harness/cluster"
 )
 
@@ -228,7 +229,16 @@ func (n *SlotMover) openSlotNow(ctx context.Context, slot int, src, dst NodeStat
 }
 
 // MoveKeys moves the keys of slot from src to dst in batches of 10 with
-// MIGRATE ... REPLACE KEYS, at most maxBatches batches (0: until empty).
+// MIGRATE ... KEYS, at most maxBatches batches (0: until empty).
+//
+// It never overwrites a different value. A key that already exists on the
+// destination (BUSYKEY) is compared with its copy there (DUMP on both
+// sides): an equal copy (a MIGRATE repeated after a lost reply) is replaced
+// harmlessly; a different one stops the move with ErrConflictingCopies, as
+// `redis-cli --cluster fix` stops without --cluster-replace. After a source
+// failover Redis 7.0 serves writes of already-moved keys on the promoted
+// source, which creates a fresh, partial copy there: REPLACE would have
+// overwritten the destination's full copy with it (findings F007/F004).
 func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, maxBatches int) (moved int, empty bool, err error) {
 	host, port, err := cluster.SplitAddr(dst.Announce)
 	if err != nil {
@@ -243,16 +253,21 @@ func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, 
 		if len(ks) == 0 {
 			return moved, true, nil
 		}
-		args := []any{"migrate", host, port, "", 0, 5000, "replace"}
-		// The target wants the same credentials redline has (as
-		// redis-cli --cluster reshard passes them); CommandString hides them.
-		if cr := cluster.AdminCredentials(); cr.Password != "" && cr.User != "" {
-			args = append(args, "auth2", cr.User, cr.Password)
-		} else if cr.Password != "" {
-			args = append(args, "auth", cr.Password)
+		err = n.migrateBatch(ctx, src.Node.Addr, migrateArgs(host, port, false, ks))
+		if err != nil && strings.Contains(err.Error(), "BUSYKEY") {
+			// Keys of the batch that did move are gone from src; the rest
+			// exist on both sides.
+			var conflicts []string
+			conflicts, err = n.differingCopies(ctx, src, dst, ks)
+			if err == nil && len(conflicts) > 0 {
+				return moved, false, fmt.Errorf("%w: slot %d, %s on %s and %s (redline overwrites neither; compare them and keep one by hand, as redis-cli --cluster fix --cluster-replace would)",
+					ErrConflictingCopies, slot, strings.Join(conflicts, ", "), src.Node.Name, dst.Node.Name)
+			}
+			if err == nil {
+				err = n.migrateBatch(ctx, src.Node.Addr, migrateArgs(host, port, true, ks))
+			}
 		}
-		args = append(append(args, "keys"), ks...)
-		if err := n.migrateBatch(ctx, src.Node.Addr, args); err != nil {
+		if err != nil {
 			return moved, false, err
 		}
 		moved += len(ks)
@@ -260,11 +275,54 @@ func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, 
 	return moved, false, nil
 }
 
+// ErrConflictingCopies: a key exists on two primaries with different
+// values, so moving one over the other would destroy acknowledged data.
+var ErrConflictingCopies = errors.New("a key exists on both primaries with different values")
+
+// migrateArgs is MIGRATE host port "" 0 5000 [REPLACE] [AUTH...] KEYS ks.
+func migrateArgs(host string, port int, replace bool, ks []any) []any {
+	args := []any{"migrate", host, port, "", 0, 5000}
+	if replace {
+		args = append(args, "replace")
+	}
+	// The target wants the same credentials redline has (as
+	// redis-cli --cluster reshard passes them); CommandString hides them.
+	if cr := cluster.AdminCredentials(); cr.Password != "" && cr.User != "" {
+		args = append(args, "auth2", cr.User, cr.Password)
+	} else if cr.Password != "" {
+		args = append(args, "auth", cr.Password)
+	}
+	return append(append(args, "keys"), ks...)
+}
+
+// differingCopies returns the keys of ks that exist on both src and dst
+// with different serialized values (DUMP; ASKING first, since either side
+// may hold the slot open). A key gone from src has moved and is skipped.
+func (n *SlotMover) differingCopies(ctx context.Context, src, dst NodeState, ks []any) ([]string, error) {
+	var out []string
+	for _, k := range ks {
+		a := make([]any, 2)
+		if err := n.admin.Pipe(ctx, src.Node.Addr, [][]any{{"asking"}, {"dump", k}}, a); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		if a[1] == nil {
+			continue
+		}
+		b := make([]any, 2)
+		if err := n.admin.Pipe(ctx, dst.Node.Addr, [][]any{{"asking"}, {"dump", k}}, b); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		if b[1] != nil && fmt.Sprint(a[1]) != fmt.Sprint(b[1]) {
+			out = append(out, fmt.Sprint(k))
+		}
+	}
+	return out, nil
+}
+
 // migrateBatch sends one MIGRATE, retried for a few seconds while the
 // target refuses with CLUSTERDOWN or TRYAGAIN: a node that has just joined
 // (or briefly saw a peer as failing on a loaded machine) may not take
-// writes yet. A refused MIGRATE deletes nothing on the source, and REPLACE
-// makes a repeat harmless.
+// writes yet. A refused MIGRATE deletes nothing on the source.
 func (n *SlotMover) migrateBatch(ctx context.Context, addr string, args []any) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {

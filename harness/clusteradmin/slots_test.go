@@ -5,6 +5,7 @@ package clusteradmin_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -153,4 +154,59 @@ func ownedEverywhere(t *testing.T, c nodes, slot int, id string) {
 		}
 		return ""
 	})
+}
+
+// TestMoveKeysNeverOverwritesADifferentCopy builds what a source failover
+// leaves on Redis 7.0 (findings F007/F004): the destination a holds a key's
+// full copy, and b, another primary, a fresh partial copy of the same key
+// (written there with ASKING into an importing slot). Moving b's keys to a
+// must not replace a's copy: it stops with ErrConflictingCopies and both
+// copies stay. An equal copy (a MIGRATE repeated after a lost reply) is
+// replaced harmlessly and leaves b.
+func TestMoveKeysNeverOverwritesADifferentCopy(t *testing.T) {
+	c, mover, adm, _ := startMover(t, 3, 0)
+	ctx := context.Background()
+	tp, err := adm.Topology(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prim := tp.Primaries()
+	a, b := prim[0], prim[1]
+	slot := a.Slots[0]
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := fmt.Sprintf("conflict:%d", i); history.Keyslot(k) == slot {
+			key = k
+		}
+	}
+	mustDo(t, adm, a.Node.Addr, "sadd", key, "1", "2", "3")
+	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "importing", a.ID)
+	if err := adm.Pipe(ctx, b.Node.Addr, [][]any{{"asking"}, {"sadd", key, "4"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = mover.MoveKeys(ctx, slot, b, a, 0)
+	if !errors.Is(err, clusteradmin.ErrConflictingCopies) {
+		t.Fatalf("MoveKeys of a different copy: %v, want ErrConflictingCopies", err)
+	}
+	if n, _ := mustDo(t, adm, a.Node.Addr, "scard", key).(int64); n != 3 {
+		t.Fatalf("the destination's copy has %d members after the refused move, want its 3", n)
+	}
+	if countKeys(t, adm, b.Node.Addr, slot) != 1 {
+		t.Fatalf("the other copy left b")
+	}
+	// Now an equal copy on b: replaced harmlessly, b emptied.
+	if err := adm.Pipe(ctx, b.Node.Addr, [][]any{{"asking"}, {"del", key}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.Pipe(ctx, b.Node.Addr, [][]any{{"asking"}, {"sadd", key, "1", "2", "3"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	moved, empty, err := mover.MoveKeys(ctx, slot, b, a, 0)
+	if err != nil || moved != 1 || !empty {
+		t.Fatalf("MoveKeys of an equal copy: moved %d empty %v: %v", moved, empty, err)
+	}
+	if n, _ := mustDo(t, adm, a.Node.Addr, "scard", key).(int64); n != 3 || countKeys(t, adm, b.Node.Addr, slot) != 0 {
+		t.Fatalf("after the equal copy's move: a has %d members, b %d keys", n, countKeys(t, adm, b.Node.Addr, slot))
+	}
+	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "stable")
 }
