@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
@@ -49,11 +50,18 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topo
 		nodes = append(nodes, old.Node.Name)
 		detail["primary"] = old.Node.Name
 	}
+	mode := st.Mode
+	if f.opts.Guest && mode != "default" && !slices.Contains(f.named["failover"], mode) {
+		// Options.Guest: on someone else's cluster only a named mode may
+		// skip the replica's catch-up.
+		detail["guest_coordinated"] = fmt.Sprintf("the seed picked %s; a cluster redline did not create gets a coordinated failover (name failover:%s to run it)", mode, mode)
+		mode = "default"
+	}
 	a := &action{nodes: nodes, detail: detail}
 	a.start = func(ctx context.Context) (map[string]any, error) {
 		args := []any{"cluster", "failover"}
-		if st.Mode != "default" {
-			args = append(args, st.Mode)
+		if mode != "default" {
+			args = append(args, mode)
 		}
 		seq, err := f.journal.Begin(clusteradmin.Step{Kind: "failover", From: r.MasterID, To: r.ID,
 			Note: clusteradmin.CommandString(args) + " on the replica"})

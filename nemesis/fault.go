@@ -69,6 +69,8 @@ type env struct {
 	admin   *clusteradmin.Admin
 	journal *clusteradmin.Journal
 	mover   *clusteradmin.SlotMover
+	// named is the modes the user named as fault:mode, by fault.
+	named map[string][]string
 	// bound is every fault the target can cause, by name (filled by New
 	// in registry order): a composition that strikes with another
 	// fault's means (handoff.go) uses that fault's value, so the fault's

@@ -34,6 +34,14 @@ type Options struct {
 	// RestoreRoles has the end phase switch the roles of failovers it
 	// caused back (--restore-roles).
 	RestoreRoles bool
+	// Guest: the cluster is not redline's (--addrs). A failover the seed
+	// picks is then the coordinated kind (CLUSTER FAILOVER, the replica
+	// catches up with its primary first): FORCE and TAKEOVER may drop what
+	// the replica had not yet received, the user's keys a migration just
+	// moved included (TestRunGuestOnExistingCluster lost 40 such keys to a
+	// TAKEOVER one second after a storm). They run only when named
+	// (failover:force, failover:takeover).
+	Guest bool
 	// Script, when not empty, is the schedule to follow instead of the
 	// seed's plan: a stored run's steps at their slots (`run --replay`),
 	// or fewer of them (`shrink`). Each step's targets are resolved as
@@ -165,6 +173,7 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	if n.planner != nil {
 		n.planner.only = only
 	}
+	e.named = only
 	return n, nil
 }
 

@@ -20,7 +20,7 @@ import (
 // redline did not create, and what each does there.
 var topologyFaults = map[string]string{
 	"migrate":  "moves slots between primaries with their keys, as redis-cli --cluster reshard does (MIGRATING/IMPORTING, MIGRATE of every key, SETSLOT NODE), and leaves some half-way until the fault stops; the end phase finishes exactly those",
-	"failover": "sends CLUSTER FAILOVER (or FORCE/TAKEOVER) to a replica, which becomes primary; roles are switched back at the end only with --restore-roles",
+	"failover": "sends a coordinated CLUSTER FAILOVER to a replica, which catches up and becomes primary (FORCE/TAKEOVER only if named: failover:force, failover:takeover); roles are switched back at the end only with --restore-roles",
 }
 
 // askConsent describes what the faults will do to a cluster redline did not

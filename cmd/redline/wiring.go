@@ -73,6 +73,7 @@ func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, journal
 		Journal:          journal,
 		RestoreRoles:     cfg.RestoreRoles,
 		Script:           cfg.Schedule,
+		Guest:            cfg.Target == "external",
 	})
 	if err != nil {
 		return nil, badArgs("--nemesis: %v", err)
