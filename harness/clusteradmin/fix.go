@@ -323,6 +323,14 @@ func (n *SlotMover) closeOn(ctx context.Context, t *Topology, c *slotCensus, k N
 		}
 	}
 	kOwns := claims(k)
+	if kOwns {
+		// An owner still MIGRATING (the move being undone) redirects the
+		// keys coming back with ASK; STABLE makes it take them as their
+		// owner (a no-op on a stable slot).
+		if err := do(k, "cluster", "setslot", slot, "stable"); err != nil {
+			return 0, did, err
+		}
+	}
 	if !kOwns {
 		// The keeper imports from a primary (SETSLOT IMPORTING wants a
 		// master): the claimer, else the move's source, else any.
