@@ -300,11 +300,13 @@ func Windows(ops []history.Op) []Window {
 		if op.Process != history.Nemesis {
 			continue
 		}
+		started, isStart := history.StartedFault(op.F)
+		stopped, isStop := history.StoppedFault(op.F)
 		switch {
-		case op.F == "heal" || op.F == "final-reads":
+		case op.F == history.Heal || op.F == history.FinalReads:
 			bounds = append(bounds, op.Time)
-		case strings.HasPrefix(op.F, "start-"):
-			fault := strings.TrimPrefix(op.F, "start-")
+		case isStart:
+			fault := started
 			s := get(fault)
 			skipped := skippedDetail(op.DetailRaw())
 			if op.Type != history.Invoke && s.startInvOpen >= 0 {
@@ -327,8 +329,8 @@ func Windows(ops []history.Op) []Window {
 			if op.Type == history.Invoke {
 				s.startInvOpen = len(ws) - 1
 			}
-		case strings.HasPrefix(op.F, "stop-"):
-			fault := strings.TrimPrefix(op.F, "stop-")
+		case isStop:
+			fault := stopped
 			s := get(fault)
 			if op.Type != history.Invoke && s.stopInvWin >= 0 {
 				ws[s.stopInvWin].End = op.Time
@@ -397,7 +399,7 @@ func skippedDetail(d json.RawMessage) bool {
 // finalReadsStart is the time of the nemesis "final-reads" marker, or -1.
 func finalReadsStart(ops []history.Op) int64 {
 	for i := range ops {
-		if ops[i].Process == history.Nemesis && ops[i].F == "final-reads" {
+		if ops[i].Process == history.Nemesis && ops[i].F == history.FinalReads {
 			return ops[i].Time
 		}
 	}

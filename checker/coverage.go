@@ -69,8 +69,8 @@ func (c coverage) requested(ops []history.Op) []string {
 	}
 	if all {
 		for i := range ops {
-			if op := &ops[i]; op.Process == history.Nemesis && strings.HasPrefix(op.F, "start-") {
-				out = append(out, strings.TrimPrefix(op.F, "start-"))
+			if fault, ok := history.StartedFault(ops[i].F); ok && ops[i].Process == history.Nemesis {
+				out = append(out, fault)
 			}
 		}
 	}
@@ -84,11 +84,12 @@ func notEffective(ops []history.Op) map[string]int {
 	out := map[string]int{}
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || !strings.HasPrefix(op.F, "start-") || op.Type == history.Invoke {
+		fault, isStart := history.StartedFault(op.F)
+		if op.Process != history.Nemesis || !isStart || op.Type == history.Invoke {
 			continue
 		}
 		if op.Type == history.Fail || skippedDetail(op.DetailRaw()) {
-			out[strings.TrimPrefix(op.F, "start-")]++
+			out[fault]++
 		}
 	}
 	return out

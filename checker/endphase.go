@@ -56,7 +56,7 @@ type endRecord struct {
 func endPhaseRecord(ops []history.Op) (rec endRecord, invoked, ok bool) {
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || op.F != "heal" {
+		if op.Process != history.Nemesis || op.F != history.Heal {
 			continue
 		}
 		if op.Type == history.Invoke {

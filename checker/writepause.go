@@ -74,7 +74,7 @@ func migrations(ops []history.Op) []migration {
 	var open *history.Op
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || op.F != "start-migrate" {
+		if op.Process != history.Nemesis || op.F != history.StartOf("migrate") {
 			continue
 		}
 		if op.Type == history.Invoke {
