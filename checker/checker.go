@@ -36,15 +36,7 @@ func (v Validity) String() string {
 	return "unknown"
 }
 
-func (v Validity) MarshalJSON() ([]byte, error) {
-	switch v {
-	case Valid:
-		return []byte("true"), nil
-	case Invalid:
-		return []byte("false"), nil
-	}
-	return []byte(`"unknown"`), nil
-}
+func (v Validity) MarshalJSON() ([]byte, error) { return json.Marshal(v.JSONValue()) }
 
 func (v *Validity) UnmarshalJSON(b []byte) error {
 	switch string(b) {
@@ -58,6 +50,52 @@ func (v *Validity) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("validity must be true, false or \"unknown\", got %s", b)
 	}
 	return nil
+}
+
+// The exit codes of the verdicts, as Jepsen's: the one mapping between
+// verdicts and exit codes, for every command that ends in a verdict (run,
+// check, suite, rpo, bench). The other exit codes (bad arguments, the
+// harness failed) are no verdict and belong to cmd.
+const (
+	ExitValid   = 0
+	ExitInvalid = 1
+	ExitUnknown = 2
+)
+
+// ExitCode is v's exit code.
+func (v Validity) ExitCode() int {
+	switch v {
+	case Valid:
+		return ExitValid
+	case Invalid:
+		return ExitInvalid
+	}
+	return ExitUnknown
+}
+
+// ValidityOfExit is the verdict an exit code says; ok is false for a code
+// that says none (the run could not finish).
+func ValidityOfExit(code int) (v Validity, ok bool) {
+	switch code {
+	case ExitValid:
+		return Valid, true
+	case ExitInvalid:
+		return Invalid, true
+	case ExitUnknown:
+		return Unknown, true
+	}
+	return Unknown, false
+}
+
+// JSONValue is v as results.json writes it: true, false or "unknown".
+func (v Validity) JSONValue() any {
+	switch v {
+	case Valid:
+		return true
+	case Invalid:
+		return false
+	}
+	return "unknown"
 }
 
 // Merge combines verdicts as Jepsen does: invalid beats unknown beats valid.
