@@ -19,6 +19,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -668,4 +669,57 @@ func debugReload(c *Client, argv [][]byte) {
 	}
 	s.Logf('#', "DB reloaded by DEBUG RELOAD")
 	c.OK()
+}
+
+// pacedSync is a full sync's snapshot written to a replica one key at a
+// time with rdb-key-save-delay between keys: Redis's tests slow a master's
+// transfer with it to watch a replica's loading states.
+type pacedSync struct {
+	data  []byte
+	ends  []int // where each key's commands end in data
+	delay time.Duration
+}
+
+// send writes the snapshot; false when the link ended meanwhile (the
+// connection is then closed).
+func (p *pacedSync) send(rl *replicaLink, timeout time.Duration) bool {
+	at := 0
+	for _, end := range append(p.ends, len(p.data)) {
+		rl.conn.SetWriteDeadline(time.Now().Add(timeout))
+		if err := writeConn(rl.conn, p.data[at:end]); err != nil {
+			rl.conn.Close()
+			return false
+		}
+		at = end
+		select {
+		case <-rl.done:
+			rl.conn.Close()
+			return false
+		case <-time.After(p.delay):
+		}
+	}
+	rl.paced = nil
+	return true
+}
+
+// receiveSync reads a full sync's payload. With repl-diskless-load swapdb
+// the replica is async_loading meanwhile, as Redis 7.0's: it serves its
+// old dataset until the new one is complete, and keeps it when the
+// transfer breaks (the payload is applied only once whole, in
+// syncWithMaster).
+func (s *Server) receiveSync(rd io.Reader, data []byte) error {
+	s.mu.Lock()
+	async := s.cfgValue("repl-diskless-load", "disabled") == "swapdb"
+	s.persist.asyncLoading = async
+	s.mu.Unlock()
+	_, err := io.ReadFull(rd, data)
+	if async {
+		s.mu.Lock()
+		s.persist.asyncLoading = false
+		s.mu.Unlock()
+		if err != nil {
+			s.Logf('#', "Failed trying to load the MASTER synchronization DB from socket, reverting to the old dataset: %v", err)
+		}
+	}
+	return err
 }

@@ -373,3 +373,36 @@ func TestDebugReload(t *testing.T) {
 		t.Fatalf("bad option: %v", err)
 	}
 }
+
+// TestReplicaRestartedFromRDBKeepsExpiredKeys: a replica restarted from
+// its RDB keeps the keys whose time passed while it was down (its master
+// expires them), takes the file's replication ID and offset to continue
+// with a partial resync, and deletes them when its master's DELs arrive,
+// as cluster suite 14-consistency-check checks.
+func TestReplicaRestartedFromRDBKeepsExpiredKeys(t *testing.T) {
+	m := startServer(t, "--enable-debug-command", "yes")
+	mc := newClient(t, m, 2)
+	_, port, _ := net.SplitHostPort(m.Addr().String())
+	dir := t.TempDir()
+	r := startServer(t, "--dir", dir, "--replicaof", "127.0.0.1", port)
+	rc := newClient(t, r, 2)
+	mc.Set(ctx, "p", "1", 0)
+	for i := 0; i < 20; i++ {
+		mc.Set(ctx, fmt.Sprint("k", i), "v", 1500*time.Millisecond)
+	}
+	waitForServer(t, "the replica to sync", func() bool { return rc.DBSize(ctx).Val() == 21 })
+	save(t, r.Addr().String())
+	r.Close()
+	mc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	time.Sleep(1600 * time.Millisecond)
+	r2 := startServer(t, "--dir", dir, "--replicaof", "127.0.0.1", port)
+	rc2 := newClient(t, r2, 2)
+	if n := rc2.DBSize(ctx).Val(); n != 21 {
+		t.Fatalf("replica restarted with %d keys, want 21 (expired ones kept)", n)
+	}
+	waitForServer(t, "the replica's link", func() bool {
+		return infoField(rc2.Info(ctx, "replication").Val(), "master_link_status") == "up"
+	})
+	mc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
+	waitForServer(t, "the master's DELs to reach the replica", func() bool { return rc2.DBSize(ctx).Val() == 1 })
+}
