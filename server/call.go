@@ -69,6 +69,10 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 		c.reject("MISCONF Errors writing to the AOF file: " + s.aof.lastErr.Error())
 		return
 	}
+	if e := s.persistRefusal(cmd); e != "" {
+		c.reject(e)
+		return
+	}
 	if c.multi && cmd.Flags&FlagNoMulti != 0 {
 		c.reject("ERR Command not allowed inside a transaction")
 		return

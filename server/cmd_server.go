@@ -200,22 +200,6 @@ func cmdTime(c *Client, argv [][]byte) {
 	c.BulkString(strconv.FormatInt(us%1e6, 10))
 }
 
-func cmdLastSave(c *Client, argv [][]byte) { c.Int(c.s.started.Unix()) }
-
-func cmdSave(c *Client, argv [][]byte) {
-	if c.s.aof != nil {
-		c.s.aof.flush(true)
-	}
-	c.OK()
-}
-
-func cmdBgSave(c *Client, argv [][]byte) {
-	if c.s.aof != nil {
-		c.s.aof.flush(true)
-	}
-	c.Simple("Background saving started")
-}
-
 func cmdBgRewriteAOF(c *Client, argv [][]byte) {
 	if c.s.aof == nil {
 		// Redis rewrites even with appendonly off; we have nothing to write.
@@ -224,27 +208,6 @@ func cmdBgRewriteAOF(c *Client, argv [][]byte) {
 	}
 	c.s.aof.pending = true
 	c.Simple("Background append only file rewriting started")
-}
-
-func cmdShutdown(c *Client, argv [][]byte) {
-	for _, a := range argv[1:] {
-		switch strings.ToUpper(string(a)) {
-		case "NOSAVE", "SAVE", "NOW", "FORCE":
-		case "ABORT":
-			c.Error("ERR No shutdown in progress.")
-			return
-		default:
-			c.Error(ErrSyntax)
-			return
-		}
-	}
-	if c.s.aof != nil {
-		c.s.aof.flush(true)
-	}
-	c.s.Logf('#', "User requested shutdown...")
-	c.s.requestShutdown()
-	// Like Redis, no reply: the connection closes.
-	c.closeNow = true
 }
 
 // cmdRedline implements admin commands of this server:
@@ -789,12 +752,7 @@ func (s *Server) info(args [][]byte) string {
 	})
 	section("persistence", "Persistence", func() string {
 		var sb strings.Builder
-		kv(&sb, "loading", b2i(s.loading || s.replLoading))
-		kv(&sb, "async_loading", 0)
-		kv(&sb, "rdb_changes_since_last_save", s.dirty)
-		kv(&sb, "rdb_bgsave_in_progress", 0)
-		kv(&sb, "rdb_last_save_time", s.started.Unix())
-		kv(&sb, "rdb_last_bgsave_status", "ok")
+		s.persistInfo(&sb) // persist.go
 		aofOn := 0
 		var size, base, rewrites int64
 		status := "ok"

@@ -89,6 +89,7 @@ type Server struct {
 
 	prop      propagator
 	aof       *aofState
+	persist   persistState // RDB files (persist.go)
 	scripts   *scripting
 	busy      busyScript
 	pauseEnd  time.Time
@@ -187,6 +188,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err := s.openAOF(); err != nil {
 		return nil, err
 	}
+	if err := s.loadRDBAtStart(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -278,6 +282,7 @@ func (s *Server) serve() error {
 		s.closeListeners()
 		return err
 	}
+	s.afterStartLoad()
 	s.serveBackground()
 	return nil
 }
@@ -741,8 +746,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	sig := notifySignals()
+	signaled := false
 	select {
 	case <-sig:
+		signaled = true
 		s.Logf('#', "Received SIGTERM scheduling shutdown...")
 	case <-s.Done():
 	}
@@ -752,6 +759,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		// at once; its unflushed effects are lost, as with Redis.
 		s.Logf('#', "Exiting with a script still running (SHUTDOWN NOSAVE)")
 		return 0
+	}
+	if signaled {
+		// SIGTERM saves when a save point is configured, as Redis's
+		// prepareForShutdown (SHUTDOWN saved in the command). Unlike Redis,
+		// a failed save does not keep the process running.
+		s.mu.Lock()
+		s.shutdownSave(false, false)
+		s.mu.Unlock()
 	}
 	if err := s.Close(); err != nil {
 		s.Logf('#', "Error closing the AOF: %v", err)
@@ -799,6 +814,7 @@ func (s *Server) cronLoop() {
 				}
 				s.maybeRewriteAOF()
 			}
+			s.persistCron(now)
 			if el := now.Sub(s.stats.sampleTime); el >= time.Second {
 				s.stats.opsPerSec = (s.stats.commands - s.stats.opsSample) * int64(time.Second) / int64(el)
 				s.stats.opsSample = s.stats.commands

@@ -559,7 +559,7 @@ func (c *Config) Load(text string) error {
 				return &Error{i + 1, line, err.Error()}
 			}
 			// Accepted, but this server does not do what they ask.
-			if (d.name == "save" && c.Save != "") || (d.name == "daemonize" && c.Daemonize) {
+			if d.name == "daemonize" && c.Daemonize {
 				c.warnOnce(warned, d.name, strings.Join(args, " "))
 			}
 			continue
