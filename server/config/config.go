@@ -81,6 +81,8 @@ type Config struct {
 
 	HLLSparseMaxBytes int64 // hll-sparse-max-bytes
 
+	NotifyKeyspaceEvents int // notify-keyspace-events as Notify* bits (notify.go)
+
 	// File is the absolute path of the config file given on the command
 	// line ("" if none): CONFIG REWRITE writes it.
 	File string
@@ -356,6 +358,7 @@ func (c *Config) fields() map[string]field {
 		get: func() string { return strconv.FormatInt(c.BusyReplyThreshold, 10) },
 	}
 	f["busy-reply-threshold"] = f["lua-time-limit"]
+	f["notify-keyspace-events"] = keyspaceEventsField(&c.NotifyKeyspaceEvents)
 	f["bind"] = field{
 		set: func(a []string) error {
 			if len(a) == 0 || len(a) > 16 {
