@@ -176,6 +176,9 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 		} else {
 			s.propagate(c.db, argv)
 		}
+		if s.oom.accounting {
+			s.rechargeKeys(c.db, cmd, argv)
+		}
 		if len(s.watchers) > 0 {
 			for _, i := range cmd.KeyIndexes(argv) {
 				if i != c.untouched {

@@ -338,7 +338,7 @@ func (s *Server) configChanged(name string) {
 			c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
 		}
 	}
-	if name == "maxmemory" {
+	if strings.HasPrefix(name, "maxmemory") {
 		s.setMaxmemory()
 	}
 	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.inCluster() {
@@ -722,16 +722,7 @@ func (s *Server) info(args [][]byte) string {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		var sb strings.Builder
-		kv(&sb, "used_memory", ms.HeapAlloc)
-		kv(&sb, "used_memory_human", humanBytes(ms.HeapAlloc))
-		kv(&sb, "used_memory_rss", ms.Sys)
-		kv(&sb, "used_memory_rss_human", humanBytes(ms.Sys))
-		kv(&sb, "used_memory_peak", ms.HeapSys)
-		kv(&sb, "used_memory_peak_human", humanBytes(ms.HeapSys))
-		kv(&sb, "used_memory_lua", 0)
-		kv(&sb, "maxmemory", 0)
-		kv(&sb, "maxmemory_human", "0B")
-		kv(&sb, "maxmemory_policy", "noeviction")
+		s.memoryInfo(&sb, &ms)
 		out, in, peak := s.asmMemoryInfo()
 		kv(&sb, "mem_cluster_slot_migration_output_buffer", out)
 		kv(&sb, "mem_cluster_slot_migration_input_buffer", in)
@@ -778,7 +769,7 @@ func (s *Server) info(args [][]byte) string {
 			expired += db.ExpiredKeys
 		}
 		kv(&sb, "expired_keys", expired)
-		kv(&sb, "evicted_keys", 0)
+		kv(&sb, "evicted_keys", s.oom.evicted)
 		kv(&sb, "keyspace_hits", s.stats.keyspaceHits)
 		kv(&sb, "keyspace_misses", s.stats.keyspaceMisses)
 		var channels, patterns, shard int

@@ -168,7 +168,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.dbs = make([]*store.DB, cfg.Databases)
 	for i := range s.dbs {
 		i := i
-		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) },
+		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o); s.notifyIn(i, notifyNew, "new", []byte(key)) },
 			StreamUnlinked: func(key string) { s.streamReady(i, []byte(key)) }})
 	}
 	s.applyAccessPolicy()
@@ -865,6 +865,7 @@ func (s *Server) closeIdleLoopClients(now time.Time) {
 // expired is called by a DB when it drops an expired key.
 func (s *Server) expired(db int, key string) {
 	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
+	s.notifyIn(db, notifyExpired, "expired", []byte(key))
 	if len(s.watchers) > 0 {
 		s.touch(db, []byte(key))
 	}
