@@ -131,6 +131,13 @@ type Result struct {
 // judge or measure; why says what was missing.
 func NotApplicable(why string) Result { return Result{Valid: Valid, NotApplicable: why} }
 
+// Why is the result's "why" figure: in words, what made a verdict that is
+// not valid ("" when there is none).
+func (r Result) Why() string {
+	why, _ := r.Figures["why"].(string)
+	return why
+}
+
 func (r Result) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(r.Figures)+1)
 	for k, v := range r.Figures {

@@ -519,7 +519,7 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 		if r.Valid == checker.Valid {
 			continue
 		}
-		if why, ok := r.Figures["why"].(string); ok && why != "" {
+		if why := r.Why(); why != "" {
 			fmt.Fprintf(w, "%s is %s: %s\n", n, r.Valid, why)
 		}
 	}
