@@ -169,10 +169,12 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Checker checks a whole history.
+// Checker checks a whole history. Its input is explicit: in carries the
+// ops and the derivations the checkers share (History); ctx only bounds
+// the time a checker may take.
 type Checker interface {
 	Name() string
-	Check(ctx context.Context, ops []history.Op) Result
+	Check(ctx context.Context, in *History) Result
 }
 
 // NoCheckerName is the entry results.json carries when no checker ran.
@@ -194,14 +196,14 @@ type Summary struct {
 }
 
 // Run runs the checkers in parallel (as many at a time as CPUs) and merges
-// their verdicts. They share what they derive from the history alike (the
-// pairing, the calls of each key prefix, the fault windows: shared.go),
-// computed once. A checker that panics yields Unknown with the panic as its
+// their verdicts. They all read one History of ops, so what they derive
+// from it alike (the pairing, the calls of each key prefix, the fault
+// windows: shared.go) is computed once. A checker that panics yields Unknown with the panic as its
 // "error" figure. progress, if not nil, is called with each checker's name
 // as it finishes.
 func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress func(name string)) Summary {
 	results := make([]Result, len(checkers))
-	ctx = withShared(ctx, ops)
+	h := NewHistory(ops)
 	// As many checkers at a time as there are CPUs: more only adds their
 	// working sets up (a dozen at once on a 10M-entry history) and takes
 	// CPU from a search that has a time budget (linearizable).
@@ -223,7 +225,7 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 					progress(c.Name())
 				}
 			}()
-			results[i] = c.Check(ctx, ops)
+			results[i] = c.Check(ctx, h)
 		}()
 	}
 	wg.Wait()

@@ -2,7 +2,6 @@ package checker
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -144,19 +143,10 @@ func (c *call) wait() *history.Wait {
 }
 
 // calls pairs the history and keeps the client ops the options accept.
-// Within one Run (ctx from withShared) the pairing and the calls of each key
-// prefix are computed once and shared by the checkers: treat the result as
+// The pairing and the calls of each key prefix are computed once per
+// History and shared by the checkers that read it: treat the result as
 // read-only.
-func (o Options) calls(ctx context.Context, ops []history.Op) ([]call, error) {
-	if s := sharedFor(ctx, ops); s != nil {
-		return s.callsFor(o)
-	}
-	pairs, err := history.Pairs(ops)
-	if err != nil {
-		return nil, err
-	}
-	return o.callsOf(pairs), nil
-}
+func (o Options) calls(h *History) ([]call, error) { return h.callsFor(o) }
 
 // callsOfIdx is callsOf of pairs given as positions in ops.
 func (o Options) callsOfIdx(ops []history.Op, pairs []pairIdx) []call {

@@ -95,18 +95,19 @@ func notEffective(ops []history.Op) map[string]int {
 	return out
 }
 
-func (c coverage) Check(ctx context.Context, ops []history.Op) Result {
+func (c coverage) Check(ctx context.Context, in *History) Result {
+	ops := in.Ops
 	kinds := c.requested(ops)
 	if len(kinds) == 0 {
 		return NotApplicable("no fault was requested: nothing to cover")
 	}
-	calls, err := Options{}.calls(ctx, ops)
+	calls, err := Options{}.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
 	calls = sortedByStart(calls)
-	windows := windowsOf(ctx, ops)
-	addrs := nodeAddrsOf(ctx, ops)
+	windows := in.windowsOf()
+	addrs := in.nodeAddrsOf()
 	views := shardViews(calls, windows, addrs)
 	// Primaries are named as the fault events name nodes, where known.
 	nameOf := map[string]string{}
@@ -119,8 +120,8 @@ func (c coverage) Check(ctx context.Context, ops []history.Op) Result {
 		}
 		return addr
 	}
-	final := finalReadsStartOf(ctx, ops)
-	end := runEndOf(ctx, ops) + 1
+	final := in.finalReadsStartOf()
+	end := in.runEndOf() + 1
 	if final >= 0 {
 		end = final
 	}

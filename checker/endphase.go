@@ -74,7 +74,8 @@ func endPhaseRecord(ops []history.Op) (rec endRecord, invoked, ok bool) {
 	return rec, invoked, ok
 }
 
-func (e endPhase) Check(_ context.Context, ops []history.Op) Result {
+func (e endPhase) Check(_ context.Context, in *History) Result {
+	ops := in.Ops
 	rec, invoked, ok := endPhaseRecord(ops)
 	switch {
 	case !invoked:

@@ -66,8 +66,9 @@ func handoffRecords(ops []history.Op) []handoffRecord {
 	return out
 }
 
-func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := h.o.calls(ctx, ops)
+func (h handoff) Check(ctx context.Context, in *History) Result {
+	ops := in.Ops
+	calls, err := h.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}

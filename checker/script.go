@@ -35,8 +35,9 @@ func Script(opts ...Options) Checker { return scriptCache{firstOpts(opts)} }
 
 func (s scriptCache) Name() string { return s.o.name("script") }
 
-func (s scriptCache) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := s.o.calls(ctx, ops)
+func (s scriptCache) Check(ctx context.Context, in *History) Result {
+	ops := in.Ops
+	calls, err := s.o.calls(in)
 	if err != nil {
 		return Result{Valid: Unknown, Figures: map[string]any{"error": err.Error()}}
 	}

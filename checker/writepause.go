@@ -143,8 +143,9 @@ func migrations(ops []history.Op) []migration {
 // isWrite: every client op but a read changes the dataset.
 func isWrite(f string) bool { return f != "read" }
 
-func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := w.o.calls(ctx, ops)
+func (w writePause) Check(ctx context.Context, in *History) Result {
+	ops := in.Ops
+	calls, err := w.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
