@@ -176,7 +176,7 @@ func expireGeneric(c *Client, argv [][]byte, unit int64, absolute bool) {
 		c.Int(0)
 		return
 	}
-	if v <= now {
+	if c.s.alreadyExpired(v, now) {
 		db.Remove(o)
 		c.s.dirty++
 		c.Propagate([]byte("DEL"), argv[1])
@@ -504,7 +504,7 @@ func cmdRestore(c *Client, argv [][]byte) {
 		if !absttl {
 			ttl += now
 		}
-		if ttl <= now {
+		if c.s.alreadyExpired(ttl, now) {
 			// Already expired: behave as if restored and expired at once.
 			if old != nil {
 				db.Remove(old)

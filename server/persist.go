@@ -723,3 +723,11 @@ func (s *Server) receiveSync(rd io.Reader, data []byte) error {
 	}
 	return err
 }
+
+// alreadyExpired is Redis's checkAlreadyExpired: a write that sets a time
+// in the past deletes the key, except while a file loads (an AOF's SET
+// PXAT of a key that expired while the server was down: a replica must
+// keep it for its master to expire) and on a replica (its master decides).
+func (s *Server) alreadyExpired(when, now int64) bool {
+	return when <= now && !s.loading && !s.repl.isReplica()
+}
