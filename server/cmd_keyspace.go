@@ -426,6 +426,7 @@ func cmdFlushAll(c *Client, argv [][]byte) {
 	}
 	c.s.trackFlushAll()
 	c.s.dirty++
+	c.s.saveAfterFlushAll() // persist.go
 	c.OK()
 }
 

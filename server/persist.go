@@ -731,3 +731,14 @@ func (s *Server) receiveSync(rd io.Reader, data []byte) error {
 func (s *Server) alreadyExpired(when, now int64) bool {
 	return when <= now && !s.loading && !s.repl.isReplica()
 }
+
+// saveAfterFlushAll is FLUSHALL's end in Redis 7.0 (flushAllDataAndResetRDB):
+// a background save in progress is stopped (it would write the old
+// dataset) and, with save points, the empty dataset is saved at once, so a
+// restart does not bring the flushed keys back (lock held).
+func (s *Server) saveAfterFlushAll() {
+	s.killBgsave()
+	if len(s.saveParams()) > 0 {
+		s.saveRDB()
+	}
+}

@@ -406,3 +406,30 @@ func TestReplicaRestartedFromRDBKeepsExpiredKeys(t *testing.T) {
 	mc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
 	waitForServer(t, "the master's DELs to reach the replica", func() bool { return rc2.DBSize(ctx).Val() == 1 })
 }
+
+// TestFlushAllSaves: with save points FLUSHALL saves the empty dataset
+// (a restart does not bring the keys back) and resets the changes
+// counter; without, the counter keeps counting, as unit/other checks.
+func TestFlushAllSaves(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, "--dir", dir, "--save", "")
+	c := newClient(t, s, 2)
+	c.Set(ctx, "k", "v", 0)
+	save(t, s.Addr().String())
+	c.Set(ctx, "k2", "v", 0)
+	c.FlushAll(ctx)
+	if n := infoField(c.Info(ctx, "persistence").Val(), "rdb_changes_since_last_save"); n == "0" {
+		t.Fatal("FLUSHALL without save points reset the changes counter")
+	}
+	c.ConfigSet(ctx, "save", "3600 1")
+	c.Set(ctx, "k", "v", 0)
+	c.FlushAll(ctx)
+	if n := infoField(c.Info(ctx, "persistence").Val(), "rdb_changes_since_last_save"); n != "0" {
+		t.Fatalf("rdb_changes_since_last_save %s after FLUSHALL with save points", n)
+	}
+	s.Close()
+	s2 := startServer(t, "--dir", dir)
+	if n := newClient(t, s2, 2).DBSize(ctx).Val(); n != 0 {
+		t.Fatalf("restarted after FLUSHALL with %d keys", n)
+	}
+}
