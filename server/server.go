@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/resp"
@@ -64,6 +65,8 @@ type Server struct {
 	clock    *store.Clock
 	dbs      []*store.DB
 	commands map[string]*Command
+	// acl is the users and their rules (acl.go).
+	acl *acl.ACL
 	// upperCmds indexes the same commands by upper-case name: clients
 	// mostly send "SET", and one map hit beats lower-casing first.
 	upperCmds map[string]*Command
@@ -165,7 +168,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.dbs = make([]*store.DB, cfg.Databases)
 	for i := range s.dbs {
 		i := i
-		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) },
+		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o); s.notifyIn(i, notifyNew, "new", []byte(key)) },
 			StreamUnlinked: func(key string) { s.streamReady(i, []byte(key)) }})
 	}
 	s.applyAccessPolicy()
@@ -179,6 +182,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.commands = newCommandTable()
 	for name, cmd := range s.commands {
 		s.upperCmds[strings.ToUpper(name)] = cmd
+	}
+	if err := s.newACL(); err != nil {
+		return nil, err
 	}
 	s.scripts = newScripting(s)
 	s.functions()
@@ -371,9 +377,12 @@ func (s *Server) newClient(conn net.Conn) *Client {
 		c.addr = conn.RemoteAddr().String()
 		c.laddr = conn.LocalAddr().String()
 	}
-	c.authenticated = s.cfg.RequirePass == ""
 	c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
-	c.parser.Unauthenticated = !c.authenticated
+	if conn != nil {
+		c.resetAuth()
+	} else {
+		c.authenticated = true // no connection: the server's own client, a superuser (nil user)
+	}
 	return c
 }
 
@@ -724,6 +733,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	s.Logf('#', "redline reference server (Redis %s compatible), pid=%d, port=%d", config.Version, os.Getpid(), cfg.Port)
+	// Redis's logo carries " PID: n": Redis's own test suite waits for it.
+	s.Logf('*', "Port: %d PID: %d", cfg.Port, os.Getpid())
 	if err := s.Listen(); err != nil {
 		s.Logf('#', "%v", err)
 		fmt.Fprintln(stderr, err)
@@ -854,6 +865,7 @@ func (s *Server) closeIdleLoopClients(now time.Time) {
 // expired is called by a DB when it drops an expired key.
 func (s *Server) expired(db int, key string) {
 	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
+	s.notifyIn(db, notifyExpired, "expired", []byte(key))
 	if len(s.watchers) > 0 {
 		s.touch(db, []byte(key))
 	}
