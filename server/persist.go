@@ -656,10 +656,13 @@ func debugReload(c *Client, argv [][]byte) {
 		return
 	}
 	if flush {
+		// As FLUSHALL empties (Redis's emptyData), functions included.
 		s.touchAll(-1)
+		s.signalFlushed(-1)
 		for _, db := range s.dbs {
 			db.Flush()
 		}
+		s.trackFlushAll()
 		s.scripts.fns = nil
 	}
 	if err := s.loadRDB(data, loadOptions{keepExpired: s.repl.isReplica(), allowDup: merge}); err != nil {
