@@ -433,3 +433,60 @@ func TestFlushAllSaves(t *testing.T) {
 		t.Fatalf("restarted after FLUSHALL with %d keys", n)
 	}
 }
+
+// TestBgsaveInProgress: with rdb-key-save-delay a background save is
+// observable: a second BGSAVE and SAVE are refused, BGREWRITEAOF is
+// scheduled, INFO shows it; a save that cannot write makes a master with
+// save points refuse writes (MISCONF) until a save succeeds.
+func TestBgsaveInProgress(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, "--dir", dir, "--save", "3600 1", "--appendonly", "yes", "--enable-protected-configs", "yes")
+	c := newClient(t, s, 2)
+	for i := 0; i < 50; i++ {
+		c.Set(ctx, fmt.Sprint("k", i), "v", 0)
+	}
+	c.ConfigSet(ctx, "rdb-key-save-delay", "20000") // 20 ms a key: a 1 s save
+	if v := c.BgSave(ctx).Val(); v != "Background saving started" {
+		t.Fatalf("BGSAVE: %q", v)
+	}
+	if err := c.BgSave(ctx).Err(); err == nil || !strings.Contains(err.Error(), "already in progress") {
+		t.Fatalf("second BGSAVE: %v", err)
+	}
+	if err := c.Save(ctx).Err(); err == nil || !strings.Contains(err.Error(), "already in progress") {
+		t.Fatalf("SAVE during BGSAVE: %v", err)
+	}
+	if v := c.BgRewriteAOF(ctx).Val(); !strings.Contains(v, "scheduled") {
+		t.Fatalf("BGREWRITEAOF during BGSAVE: %q", v)
+	}
+	if v := infoField(c.Info(ctx, "persistence").Val(), "rdb_bgsave_in_progress"); v != "1" {
+		t.Fatalf("rdb_bgsave_in_progress %s", v)
+	}
+	c.ConfigSet(ctx, "rdb-key-save-delay", "0")
+	waitForServer(t, "the background save", func() bool {
+		return infoField(c.Info(ctx, "persistence").Val(), "rdb_bgsave_in_progress") == "0"
+	})
+
+	gone := filepath.Join(dir, "gone")
+	os.Mkdir(gone, 0o755)
+	if err := c.ConfigSet(ctx, "dir", gone).Err(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(gone)
+	c.BgSave(ctx)
+	waitForServer(t, "the failed background save", func() bool {
+		return infoField(c.Info(ctx, "persistence").Val(), "rdb_last_bgsave_status") == "err"
+	})
+	if err := c.Set(ctx, "x", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "MISCONF") {
+		t.Fatalf("a write after a failed save: %v", err)
+	}
+	if v := c.Get(ctx, "k1").Val(); v != "v" {
+		t.Fatalf("a read after a failed save: %q", v)
+	}
+	c.ConfigSet(ctx, "dir", dir)
+	if err := c.Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "x", "1", 0).Err(); err != nil {
+		t.Fatalf("a write after a good save: %v", err)
+	}
+}
