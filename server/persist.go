@@ -479,6 +479,13 @@ func (s *Server) loadRDBAtStart() error {
 	master := !s.cfg.ClusterEnabled && s.cfg.ReplicaOf == ""
 	err = s.loadRDB(data, loadOptions{keepExpired: !master})
 	s.persist.purgeOnMaster = s.cfg.ClusterEnabled
+	if ri := s.persist.loadedRepl; ri != nil && !s.cfg.ClusterEnabled && s.cfg.ReplicaOf != "" {
+		// A configured replica: take the file's place in the stream now,
+		// before the link's first PSYNC (afterStartLoad does it in
+		// cluster mode, once nodes.conf said which role this node has).
+		s.repl.replid, s.repl.offset = ri.id, ri.offset
+		s.repl.offsetA.Store(ri.offset)
+	}
 	s.mu.Unlock()
 	s.loading = false
 	if err != nil {
