@@ -137,6 +137,10 @@ func (s *Server) encodeRDB(wantKeyEnds bool) (data []byte, keyEnds []int) {
 			b = rdb.AppendFunction(b, []byte(l.code))
 		}
 	}
+	// As rdbSaveKeyValuePair: the idle time under an LRU policy, the
+	// access counter under an LFU one.
+	policy := s.cfgValue("maxmemory-policy", "noeviction")
+	saveLRU, saveLFU := strings.HasSuffix(policy, "-lru"), strings.HasSuffix(policy, "-lfu")
 	var val []byte
 	for i, db := range s.dbs {
 		if db.Len() == 0 {
@@ -147,6 +151,11 @@ func (s *Server) encodeRDB(wantKeyEnds bool) (data []byte, keyEnds []int) {
 		db.EachStored(func(o *store.Object) bool {
 			if o.ExpireAt != 0 {
 				b = rdb.AppendExpireMs(b, o.ExpireAt)
+			}
+			if saveLRU {
+				b = rdb.AppendIdle(b, db.IdleTime(o))
+			} else if saveLFU {
+				b = rdb.AppendFreq(b, db.Freq(o))
 			}
 			val = store.AppendValue(val[:0], o, compress)
 			b = append(b, val[0])

@@ -170,14 +170,14 @@ func compareDatasets(t *testing.T, want, got map[string]string) {
 }
 
 // redisServer runs Debian's redis-server 7.0 in dir until the test ends.
-func redisServer(t *testing.T, dir string) (addr string, stop func()) {
+func redisServer(t *testing.T, dir string, extra ...string) (addr string, stop func()) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server not installed (scripts/install-deps)")
 	}
 	port := freePort(t)
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)...)
 	log := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -488,5 +488,47 @@ func TestBgsaveInProgress(t *testing.T) {
 	}
 	if err := c.Set(ctx, "x", "1", 0).Err(); err != nil {
 		t.Fatalf("a write after a good save: %v", err)
+	}
+}
+
+// TestRDBAccessInfoCrossLoad: under an LRU policy the file carries each
+// key's idle time, under an LFU one its access counter, both ways between
+// redis-server 7.0.15 and the reference server.
+func TestRDBAccessInfoCrossLoad(t *testing.T) {
+	for _, tc := range []struct{ policy, opt, value string }{
+		{"allkeys-lru", "IDLETIME", "1000"}, {"allkeys-lfu", "FREQ", "100"},
+	} {
+		for _, refWrites := range []bool{true, false} {
+			dir := t.TempDir()
+			var addr string
+			var stop func()
+			if refWrites {
+				s := startServer(t, "--dir", dir, "--maxmemory-policy", tc.policy)
+				addr, stop = s.Addr().String(), func() { s.Close() }
+			} else {
+				addr, stop = redisServer(t, dir, "--maxmemory-policy", tc.policy)
+			}
+			c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+			c.Set(ctx, "src", "v", 0)
+			payload := c.Dump(ctx, "src").Val()
+			if err := c.Do(ctx, "RESTORE", "k", "0", payload, tc.opt, tc.value).Err(); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := c.Do(ctx, "OBJECT", tc.opt, "k").Int64()
+			save(t, addr)
+			c.Close()
+			stop()
+			if refWrites {
+				addr, _ = redisServer(t, dir, "--maxmemory-policy", tc.policy)
+			} else {
+				addr = startServer(t, "--dir", dir, "--maxmemory-policy", tc.policy).Addr().String()
+			}
+			c = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+			got, err := c.Do(ctx, "OBJECT", tc.opt, "k").Int64()
+			c.Close()
+			if err != nil || got < want-2 || got > want+2 || want < 50 {
+				t.Errorf("%s, written by the reference %v: OBJECT %s %d after load, %d before (%v)", tc.policy, refWrites, tc.opt, got, want, err)
+			}
+		}
 	}
 }
