@@ -823,7 +823,9 @@ func (s *Server) cronLoop() {
 					s.aof.syncAsync()
 					lastSync = now
 				}
-				s.maybeRewriteAOF()
+				if s.persist.bg == nil { // a rewrite waits for the background save, as in Redis
+					s.maybeRewriteAOF()
+				}
 			}
 			s.persistCron(now)
 			if el := now.Sub(s.stats.sampleTime); el >= time.Second {
