@@ -79,6 +79,10 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 		c.reject("MISCONF Errors writing to the AOF file: " + s.aof.lastErr.Error())
 		return
 	}
+	if e := s.persistRefusal(cmd); e != "" {
+		c.reject(e)
+		return
+	}
 	if e := s.refusal(c, cmd, argv); e != "" {
 		c.reject(e)
 		return
@@ -171,6 +175,9 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 			}
 		} else {
 			s.propagate(c.db, argv)
+		}
+		if s.oom.accounting {
+			s.rechargeKeys(c.db, cmd, argv)
 		}
 		if len(s.watchers) > 0 {
 			for _, i := range cmd.KeyIndexes(argv) {

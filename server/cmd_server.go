@@ -184,22 +184,6 @@ func cmdTime(c *Client, argv [][]byte) {
 	c.BulkString(strconv.FormatInt(us%1e6, 10))
 }
 
-func cmdLastSave(c *Client, argv [][]byte) { c.Int(c.s.started.Unix()) }
-
-func cmdSave(c *Client, argv [][]byte) {
-	if c.s.aof != nil {
-		c.s.aof.flush(true)
-	}
-	c.OK()
-}
-
-func cmdBgSave(c *Client, argv [][]byte) {
-	if c.s.aof != nil {
-		c.s.aof.flush(true)
-	}
-	c.Simple("Background saving started")
-}
-
 func cmdBgRewriteAOF(c *Client, argv [][]byte) {
 	if c.s.aof == nil {
 		// Redis rewrites even with appendonly off; we have nothing to write.
@@ -208,27 +192,6 @@ func cmdBgRewriteAOF(c *Client, argv [][]byte) {
 	}
 	c.s.aof.pending = true
 	c.Simple("Background append only file rewriting started")
-}
-
-func cmdShutdown(c *Client, argv [][]byte) {
-	for _, a := range argv[1:] {
-		switch strings.ToUpper(string(a)) {
-		case "NOSAVE", "SAVE", "NOW", "FORCE":
-		case "ABORT":
-			c.Error("ERR No shutdown in progress.")
-			return
-		default:
-			c.Error(ErrSyntax)
-			return
-		}
-	}
-	if c.s.aof != nil {
-		c.s.aof.flush(true)
-	}
-	c.s.Logf('#', "User requested shutdown...")
-	c.s.requestShutdown()
-	// Like Redis, no reply: the connection closes.
-	c.closeNow = true
 }
 
 // cmdRedline implements admin commands of this server:
@@ -375,7 +338,7 @@ func (s *Server) configChanged(name string) {
 			c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
 		}
 	}
-	if name == "maxmemory" {
+	if strings.HasPrefix(name, "maxmemory") {
 		s.setMaxmemory()
 	}
 	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.inCluster() {
@@ -759,16 +722,7 @@ func (s *Server) info(args [][]byte) string {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		var sb strings.Builder
-		kv(&sb, "used_memory", ms.HeapAlloc)
-		kv(&sb, "used_memory_human", humanBytes(ms.HeapAlloc))
-		kv(&sb, "used_memory_rss", ms.Sys)
-		kv(&sb, "used_memory_rss_human", humanBytes(ms.Sys))
-		kv(&sb, "used_memory_peak", ms.HeapSys)
-		kv(&sb, "used_memory_peak_human", humanBytes(ms.HeapSys))
-		kv(&sb, "used_memory_lua", 0)
-		kv(&sb, "maxmemory", 0)
-		kv(&sb, "maxmemory_human", "0B")
-		kv(&sb, "maxmemory_policy", "noeviction")
+		s.memoryInfo(&sb, &ms)
 		out, in, peak := s.asmMemoryInfo()
 		kv(&sb, "mem_cluster_slot_migration_output_buffer", out)
 		kv(&sb, "mem_cluster_slot_migration_input_buffer", in)
@@ -778,12 +732,7 @@ func (s *Server) info(args [][]byte) string {
 	})
 	section("persistence", "Persistence", func() string {
 		var sb strings.Builder
-		kv(&sb, "loading", b2i(s.loading || s.replLoading))
-		kv(&sb, "async_loading", 0)
-		kv(&sb, "rdb_changes_since_last_save", s.dirty)
-		kv(&sb, "rdb_bgsave_in_progress", 0)
-		kv(&sb, "rdb_last_save_time", s.started.Unix())
-		kv(&sb, "rdb_last_bgsave_status", "ok")
+		s.persistInfo(&sb) // persist.go
 		aofOn := 0
 		var size, base, rewrites int64
 		status := "ok"
@@ -820,7 +769,7 @@ func (s *Server) info(args [][]byte) string {
 			expired += db.ExpiredKeys
 		}
 		kv(&sb, "expired_keys", expired)
-		kv(&sb, "evicted_keys", 0)
+		kv(&sb, "evicted_keys", s.oom.evicted)
 		kv(&sb, "keyspace_hits", s.stats.keyspaceHits)
 		kv(&sb, "keyspace_misses", s.stats.keyspaceMisses)
 		var channels, patterns, shard int

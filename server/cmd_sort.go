@@ -386,8 +386,10 @@ func sortGeneric(c *Client, argv [][]byte, readonly bool) {
 		db.Delete(storekey)
 		db.Add(storekey, res)
 		c.s.dirty += outLen
+		c.notify(notifyList, "sortstore", storekey)
 	} else if db.Delete(storekey) {
 		c.s.dirty++
+		c.notify(notifyGeneric, "del", storekey)
 	}
 	c.Int(outLen)
 }

@@ -92,6 +92,7 @@ type Server struct {
 
 	prop      propagator
 	aof       *aofState
+	persist   persistState // RDB files (persist.go)
 	scripts   *scripting
 	busy      busyScript
 	pauseEnd  time.Time
@@ -167,7 +168,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.dbs = make([]*store.DB, cfg.Databases)
 	for i := range s.dbs {
 		i := i
-		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) },
+		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o); s.notifyIn(i, notifyNew, "new", []byte(key)) },
 			StreamUnlinked: func(key string) { s.streamReady(i, []byte(key)) }})
 	}
 	s.applyAccessPolicy()
@@ -191,6 +192,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		s.Logf('#', "%s", w)
 	}
 	if err := s.openAOF(); err != nil {
+		return nil, err
+	}
+	if err := s.loadRDBAtStart(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -284,6 +288,7 @@ func (s *Server) serve() error {
 		s.closeListeners()
 		return err
 	}
+	s.afterStartLoad()
 	s.serveBackground()
 	return nil
 }
@@ -752,8 +757,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	sig := notifySignals()
+	signaled := false
 	select {
 	case <-sig:
+		signaled = true
 		s.Logf('#', "Received SIGTERM scheduling shutdown...")
 	case <-s.Done():
 	}
@@ -763,6 +770,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		// at once; its unflushed effects are lost, as with Redis.
 		s.Logf('#', "Exiting with a script still running (SHUTDOWN NOSAVE)")
 		return 0
+	}
+	if signaled {
+		// SIGTERM saves when a save point is configured, as Redis's
+		// prepareForShutdown (SHUTDOWN saved in the command). Unlike Redis,
+		// a failed save does not keep the process running.
+		s.mu.Lock()
+		s.shutdownSave(false, false)
+		s.mu.Unlock()
 	}
 	if err := s.Close(); err != nil {
 		s.Logf('#', "Error closing the AOF: %v", err)
@@ -810,6 +825,7 @@ func (s *Server) cronLoop() {
 				}
 				s.maybeRewriteAOF()
 			}
+			s.persistCron(now)
 			if el := now.Sub(s.stats.sampleTime); el >= time.Second {
 				s.stats.opsPerSec = (s.stats.commands - s.stats.opsSample) * int64(time.Second) / int64(el)
 				s.stats.opsSample = s.stats.commands
@@ -849,6 +865,7 @@ func (s *Server) closeIdleLoopClients(now time.Time) {
 // expired is called by a DB when it drops an expired key.
 func (s *Server) expired(db int, key string) {
 	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
+	s.notifyIn(db, notifyExpired, "expired", []byte(key))
 	if len(s.watchers) > 0 {
 		s.touch(db, []byte(key))
 	}

@@ -89,6 +89,8 @@ type Config struct {
 	ACLLogMaxLen     int
 	Users            [][]string
 
+	NotifyKeyspaceEvents int // notify-keyspace-events as Notify* bits (notify.go)
+
 	// File is the absolute path of the config file given on the command
 	// line ("" if none): CONFIG REWRITE writes it.
 	File string
@@ -369,6 +371,7 @@ func (c *Config) fields() map[string]field {
 		get: func() string { return strconv.FormatInt(c.BusyReplyThreshold, 10) },
 	}
 	f["busy-reply-threshold"] = f["lua-time-limit"]
+	f["notify-keyspace-events"] = keyspaceEventsField(&c.NotifyKeyspaceEvents)
 	f["bind"] = field{
 		set: func(a []string) error {
 			if len(a) == 0 || len(a) > 16 {
@@ -578,7 +581,7 @@ func (c *Config) Load(text string) error {
 				return &Error{i + 1, line, err.Error()}
 			}
 			// Accepted, but this server does not do what they ask.
-			if (d.name == "save" && c.Save != "") || (d.name == "daemonize" && c.Daemonize) {
+			if d.name == "daemonize" && c.Daemonize {
 				c.warnOnce(warned, d.name, strings.Join(args, " "))
 			}
 			continue
