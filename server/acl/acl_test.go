@@ -39,7 +39,7 @@ func TestDescribeFindsTheSmallestRules(t *testing.T) {
 		{nil, "off resetchannels -@all"},
 		{[]string{"on", "nopass", "~*", "&*", "+@all"}, "on nopass ~* &* +@all"},
 		{[]string{"+@all", "-@hash"}, "off resetchannels +@all -@hash"},
-		{[]string{"+@read", "-hget"}, "off resetchannels -@all +get"}, // one of two: +get is shorter
+		{[]string{"+@read", "-hget"}, "off resetchannels -@all +get"},                   // one of two: +get is shorter
 		{[]string{"+@read", "+@write", "-hset"}, "off resetchannels -@all +@read +set"}, // @read wins the tie with @string (table order)
 		{[]string{"+config|get", "%R~r:*", "~k", "&ch"}, "off %R~r:* ~k resetchannels &ch -@all +config|get"},
 		{[]string{"reset", "+@all", "-config"}, "off sanitize-payload resetchannels +@all -@admin -config"},
