@@ -45,7 +45,7 @@ func TestRunAsACLUserOnReference(t *testing.T) {
 		if bytes.Contains(b, []byte("MASTER <-> REPLICA sync: Finished with success")) {
 			synced++
 		}
-		if bytes.Contains(b, []byte("AUTH to MASTER failed")) {
+		if bytes.Contains(b, []byte("Unable to AUTH to MASTER")) {
 			t.Errorf("%s: a replica failed to authenticate", p)
 		}
 		return err
