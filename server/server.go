@@ -67,14 +67,15 @@ type Server struct {
 	// upperCmds indexes the same commands by upper-case name: clients
 	// mostly send "SET", and one map hit beats lower-casing first.
 	upperCmds map[string]*Command
+	log       io.Writer
+	logMu     sync.Mutex
+
 	// commandHook, when set, runs before every command after the node's
 	// refusals (Client.checkAndRun), also while queueing in MULTI; a
 	// non-empty reply refuses the command with that error. It is the one
 	// place the fast path leaves for a per-command check (an ACL, a
 	// notification), at the cost of a nil check when unset.
 	commandHook func(c *Client, cmd *Command, argv [][]byte) string
-	log       io.Writer
-	logMu     sync.Mutex
 
 	dirty     int64 // writes since start (changes to the dataset)
 	stats     stats

@@ -50,8 +50,10 @@ type introState struct {
 	slowID        int64
 	events        map[string]*latencyEvent
 	hist          map[string]*cmdHistogram
-	histGen       uint64 // bumped when hist is reset: Command.hist is stale
 	peak, startup int64 // MEMORY STATS: heap figures
+	// histGen is bumped when hist is reset: a Command.hist of an older
+	// generation is stale.
+	histGen uint64
 }
 
 // applyIntrospection reads the slowlog and latency directives.
