@@ -145,7 +145,7 @@ func NewClock(now func() time.Time) *Clock {
 }
 
 // NowMsAt is NowMs for the instant of mono, a reading of the runtime's
-// monotonic clock (nanoseconds) the caller just took: the wall clock is
+// monotonic clock (runtime.nanotime) the caller took: the wall clock is
 // extrapolated from a time.Now at most rebaseEvery old, which saves the
 // wall-clock reading on every command (time.Now reads two clocks). A clock
 // with an injected time source reads it as NowMs does.
@@ -155,7 +155,7 @@ func (c *Clock) NowMsAt(mono int64) int64 {
 	}
 	b := c.base.Load()
 	if b == nil || mono < b.mono || mono-b.mono > rebaseEvery {
-		b = &clockBase{wallNs: time.Now().UnixNano(), mono: mono}
+		b = &clockBase{wallNs: time.Now().UnixNano(), mono: nanotime()}
 		c.base.Store(b)
 	}
 	return (b.wallNs+mono-b.mono)/int64(time.Millisecond) + c.offset.Load()
