@@ -118,14 +118,6 @@ func (c *Client) checkAndRun(cmd *Command, argv [][]byte) {
 		c.reject(e)
 		return
 	}
-	// The place for a per-command check of other parts of the server
-	// (Server.commandHook): one nil check when none is set.
-	if s.commandHook != nil {
-		if e := s.commandHook(c, cmd, argv); e != "" {
-			c.reject(e)
-			return
-		}
-	}
 	if c.multi && !isTxControl(cmd.Name) {
 		q := make([][]byte, len(argv))
 		for i, a := range argv {

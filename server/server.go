@@ -73,13 +73,6 @@ type Server struct {
 	log       io.Writer
 	logMu     sync.Mutex
 
-	// commandHook, when set, runs before every command after the node's
-	// refusals (Client.checkAndRun), also while queueing in MULTI; a
-	// non-empty reply refuses the command with that error. It is the one
-	// place the fast path leaves for a per-command check (an ACL, a
-	// notification), at the cost of a nil check when unset.
-	commandHook func(c *Client, cmd *Command, argv [][]byte) string
-
 	dirty     int64 // writes since start (changes to the dataset)
 	stats     stats
 	slowStats bool
