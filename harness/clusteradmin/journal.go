@@ -29,8 +29,8 @@ type Step struct {
 	// Keys and Aside (set-aside): each key and the name its other copy now has.
 	Keys  []string `json:"keys,omitempty"`
 	Aside []string `json:"aside,omitempty"`
-	From  string `json:"from,omitempty"` // node id
-	To    string `json:"to,omitempty"`   // node id
+	From  string   `json:"from,omitempty"` // node id
+	To    string   `json:"to,omitempty"`   // node id
 	// FromShard and ToShard are the node ids of From's and To's shards
 	// (the primary and its replicas) when the step began: a failover
 	// inside a shard moves a migration's state to another of its nodes
