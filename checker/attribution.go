@@ -125,7 +125,11 @@ func (a *attributor) bareNameOr(id string) string {
 const (
 	ServerLost    = "server-lost"
 	AdminStranded = "admin-stranded"
-	AttrUnknown   = "unknown"
+	// AdminOverwritten: the slot's owner holds another copy of the key
+	// and a journalled step moved the slot's keys in between (a MIGRATE
+	// with REPLACE, or a copy that came back over it); not stranded.
+	AdminOverwritten = "admin-overwritten"
+	AttrUnknown      = "unknown"
 )
 
 // VerdictWords is a verdict as the report says it.
@@ -135,6 +139,8 @@ func VerdictWords(v string) string {
 		return "the server lost it"
 	case AdminStranded:
 		return "an admin step stranded it"
+	case AdminOverwritten:
+		return "an admin step overwrote it"
 	case FaultOutage:
 		return "the fault did it"
 	case AdminOutage:
@@ -656,6 +662,7 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 		}
 	}
 	ownerHolds := slices.ContainsFunc(onOwner, func(c KeyCopy) bool { return c.Holds == "yes" && c.Role == "primary" })
+	ownerOther := slices.IndexFunc(onOwner, func(c KeyCopy) bool { return c.Holds == "no" && c.Role == "primary" })
 	switch {
 	case len(stranded) > 0:
 		at.Verdict = AdminStranded
@@ -676,6 +683,17 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 			at.Why += fmt.Sprintf("; journalled step #%d (%s %s) touched the slot in between", touching[0].Seq, touching[0].Kind, touching[0].State)
 		} else {
 			at.Why += "; no journalled step of redline's touched the slot in between: a migration not by redline, or the server's own doing"
+		}
+	case len(touching) > 0 && ownerOther >= 0:
+		// Nothing stranded: the owner has the key, with another value.
+		at.Verdict = AdminOverwritten
+		t, c := touching[0], onOwner[ownerOther]
+		at.Why = fmt.Sprintf("the slot's owner %s holds another copy of the key at the end (%s), and journalled step #%d (%s of slots %s, %s -> %s, %s) moved slot %d's keys between the acknowledgement and the read: a copy without the write took its place", c.Node, orNone(c.Value), t.Seq, t.Kind, t.Slots, orNone(t.From), orNone(t.To), t.State, at.Slot)
+		for _, st := range touching {
+			if st.Kind == "set-aside" {
+				at.Why += fmt.Sprintf("; step #%d set a different copy aside on %s (kept under another name in the slot)", st.Seq, orNone(st.To))
+				break
+			}
 		}
 	case len(touching) > 0 && !ownerHolds:
 		at.Verdict = AdminStranded
