@@ -104,7 +104,7 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topo
 
 // replicaSync is r's replication state just before a FORCE or TAKEOVER:
 // replica_link (master_link_status, "sync" while a full sync is pending)
-// and, when both answer, replica_lag_bytes (the primary's offset minus
+// and, over a live link, replica_lag_bytes (the primary's offset minus
 // the replica's). replica_in_sync is false when either says it lacks
 // writes.
 func (f *failoverFault) replicaSync(ctx context.Context, r, primary clusteradmin.NodeState, havePrimary bool) map[string]any {
@@ -118,7 +118,9 @@ func (f *failoverFault) replicaSync(ctx context.Context, r, primary clusteradmin
 		out["replica_link"] = link
 	}
 	inSync := link == "up"
-	if havePrimary {
+	if havePrimary && inSync {
+		// Offsets compare only over a live link (a primary restarted
+		// since has a new replication history).
 		pi := f.replInfo(ctx, primary.Node.Addr)
 		po, err1 := strconv.ParseInt(fmt.Sprint(pi["master_repl_offset"]), 10, 64)
 		ro, err2 := strconv.ParseInt(fmt.Sprint(ri["slave_repl_offset"]), 10, 64)
