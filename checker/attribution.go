@@ -206,8 +206,24 @@ type suspect struct {
 // lines, then every window in which a shard went unserved (kind
 // "unserved"). It returns nil when there is nothing to attribute.
 func Attribute(ops []history.Op, s Summary, logs []LogLine) []Attribution {
+	return AttributeWithTopology(ops, s, logs, nil)
+}
+
+// TopologySample is one line of a run's topology.jsonl: ns since the
+// history's start and CLUSTER NODES with each node's own line.
+type TopologySample struct {
+	Time         int64  `json:"time"`
+	ClusterNodes string `json:"cluster_nodes"`
+}
+
+// AttributeWithTopology is Attribute with the topology the runner sampled
+// while the run went on: an unserved window then says who owned the
+// shard's slots before, during and after it, and when that changed (the
+// history alone only shows who served the next op).
+func AttributeWithTopology(ops []history.Op, s Summary, logs []LogLine, topo []TopologySample) []Attribution {
 	sus := suspects(s)
 	a := newAttributor(ops, logs)
+	a.topo = topo
 	out := make([]Attribution, 0, len(sus))
 	missed := map[string]bool{} // checker, key and missing read already attributed
 	for _, x := range sus {
@@ -333,6 +349,7 @@ type attributor struct {
 	names      map[string]string // address -> node name
 	finalReads int64
 	logs       []LogLine
+	topo       []TopologySample
 }
 
 type journalStep struct {
