@@ -347,10 +347,10 @@ func errorsText(m map[string]int) string {
 }
 
 // sampledOwners reads the sampled topology around [from, to]: who owned
-// slot in the last sample before from and each change until the first
-// samples until a second after to, in words ("sampled topology: ..."), and the node that
-// owned it at the end of the span when that is another than at its start
-// (a promotion or a slot move), else "".
+// slot in the last sample before from, and each change in the samples
+// until a second after to, in words ("sampled topology at ...s: ..."),
+// and the node that owned it at the end when that is another than at the
+// start (a promotion or a slot move), else "".
 func (a *attributor) sampledOwners(slot int, from, to int64) ([]string, string) {
 	type state struct {
 		owner string // address
