@@ -372,7 +372,9 @@ func Windows(ops []history.Op) []Window {
 // skipped (it could not be resolved and nothing was done) or that its start
 // failed ("error"): only a fault that took effect opens a window. (A
 // partly applied fault is then not a window; losses it caused are still
-// reported, outside any window.)
+// reported, outside any window.) A start that says "took_effect": true
+// beside its error did strike (a composition whose failover promoted and
+// whose interrupted move then failed, as the composition intends).
 func skippedDetail(d json.RawMessage) bool {
 	if len(d) == 0 || !(bytes.Contains(d, []byte(`"skipped"`)) || bytes.Contains(d, []byte(`"error"`))) {
 		return false
@@ -383,6 +385,9 @@ func skippedDetail(d json.RawMessage) bool {
 	}
 	_, skipped := m["skipped"]
 	_, failed := m["error"]
+	if failed && string(m["took_effect"]) == "true" {
+		failed = false
+	}
 	return skipped || failed
 }
 

@@ -154,6 +154,6 @@
 // (lost_elements, stale_read_samples, lost_keys, anomalous_keys, the lost
 // and stale anomaly classes): [{checker, kind, key, slot, ack, miss,
 // census, owner, faults, steps, log_lines, verdict, why}], verdict one of
-// "server-lost", "admin-stranded", "unknown". It is a pure function of the
+// "server-lost", "admin-stranded", "admin-overwritten", "unknown". It is a pure function of the
 // history (its "census" and "journal" entries) and the servers' log lines.
 package checker

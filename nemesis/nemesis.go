@@ -96,6 +96,12 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	}
 	n.journal.OnEntry(n.recordJournal)
 	e.mover = clusteradmin.NewSlotMover(c, e.admin, n.journal, logf)
+	// On a cluster redline created, two different copies of a key (a
+	// replica promoted before it had the move's DEL, or a promoted source
+	// that served a write of a moved key) are both kept, one beside the
+	// other, so the end phase can close the slot; on a user's, redline
+	// stops and says so.
+	e.mover.SetAsideConflicts = !opts.Guest
 	hooks := hookNames()
 	for k := range opts.Hooks {
 		if !slices.Contains(hooks, k) {
