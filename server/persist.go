@@ -173,8 +173,8 @@ func (s *Server) encodeRDB(wantKeyEnds bool) (data []byte, keyEnds []int) {
 // writeRDBFile writes data to path through a temporary file in the same
 // directory, fsynced and renamed over path, as rdbSave does. With delay
 // (microseconds) it sleeps after each key's record, stopping early (and
-// removing the temporary file) when cancel is closed.
-func writeRDBFile(path string, data []byte, keyEnds []int, delay time.Duration, cancel <-chan struct{}) error {
+// removing the temporary file) when cancel or shutdown is closed.
+func writeRDBFile(path string, data []byte, keyEnds []int, delay time.Duration, cancel, shutdown <-chan struct{}) error {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), time.Now().UnixNano()))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -194,6 +194,8 @@ func writeRDBFile(path string, data []byte, keyEnds []int, delay time.Duration, 
 			at = end
 			select {
 			case <-cancel:
+				return fail(errSaveCanceled)
+			case <-shutdown:
 				return fail(errSaveCanceled)
 			case <-time.After(delay):
 			}
@@ -222,7 +224,7 @@ var errSaveCanceled = errors.New("background save canceled")
 // saveRDB is SAVE: the dataset to disk in the foreground (lock held).
 func (s *Server) saveRDB() error {
 	data, _ := s.encodeRDB(false)
-	if err := writeRDBFile(s.rdbPath(), data, nil, 0, nil); err != nil {
+	if err := writeRDBFile(s.rdbPath(), data, nil, 0, nil, nil); err != nil {
 		s.Logf('#', "%v", err)
 		return err
 	}
@@ -252,7 +254,7 @@ func (s *Server) startBgsave() {
 			return
 		default:
 		}
-		bg.err = writeRDBFile(path, data, keyEnds, delay, bg.cancel)
+		bg.err = writeRDBFile(path, data, keyEnds, delay, bg.cancel, s.shutdown)
 	}()
 }
 
