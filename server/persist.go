@@ -763,3 +763,24 @@ func (s *Server) saveAfterFlushAll() {
 		s.saveRDB()
 	}
 }
+
+// snapshotForSync is snapshot (db.go) for a full sync: it also holds the
+// keys whose time has passed but that are still stored, as the RDB Redis
+// sends a replica does (rdbSaveDb writes every stored key). The replica
+// keeps them until its master's DEL arrives, so its DBSIZE follows its
+// master's (cluster suite 14: a replica restarted from its AOF and fully
+// resynced must still count the keys its master has not expired yet).
+// Lock held; argv slices are valid during the call only.
+func (s *Server) snapshotForSync(emit func(argv ...[]byte)) {
+	s.snapshotFunctions(emit)
+	for i, db := range s.dbs {
+		if db.Len() == 0 {
+			continue
+		}
+		emit([]byte("SELECT"), itob(int64(i)))
+		db.EachStored(func(o *store.Object) bool {
+			emitObject(emit, o)
+			return true
+		})
+	}
+}
