@@ -823,6 +823,7 @@ func (s *Server) info(args [][]byte) string {
 		}
 		kv(&sb, "expired_keys", expired)
 		kv(&sb, "evicted_keys", s.oom.evicted)
+		kv(&sb, "evicted_clients", 0)
 		kv(&sb, "keyspace_hits", s.stats.keyspaceHits)
 		kv(&sb, "keyspace_misses", s.stats.keyspaceMisses)
 		var channels, patterns, shard int

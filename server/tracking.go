@@ -358,3 +358,31 @@ func (ps *subscriber) flushNow() {
 		ps.conn.Write(b)
 	}
 }
+
+// trackServedBlocked invalidates the keys a served blocked client changed
+// (the popped key and an LMOVE's destination). Its own invalidations
+// follow its reply r, as Redis sends them after the unblocked command's
+// response (the client is the one "running" meanwhile).
+func (s *Server) trackServedBlocked(c, r *Client, db int, key, target []byte) {
+	t := s.trk
+	running, self := t.running, t.self
+	t.running, t.self = c, nil
+	_ = db // tracking is keyed by name across databases, as in Redis
+	s.trackInvalidate(c, string(key))
+	if target != nil {
+		s.trackInvalidate(c, string(target))
+	}
+	s.trackFlushBcast()
+	pending := t.self
+	t.running, t.self = running, self
+	ct := t.clients[c]
+	if ct == nil {
+		return
+	}
+	out := c.out
+	c.out = r.out
+	for _, ks := range pending {
+		s.sendInvalidation(c, ct, ks, ks == nil)
+	}
+	r.out, c.out = c.out, out
+}
