@@ -305,6 +305,7 @@ func (s *Server) clusterReplCron() {
 	s.redirectBlocked()
 	s.mig.closeIdle()
 	s.evictionCron()
+	s.trackingLimitKeys()
 	s.repl.cron()
 	s.asmTick()
 }

@@ -386,3 +386,30 @@ func (s *Server) trackServedBlocked(c, r *Client, db int, key, target []byte) {
 	}
 	r.out, c.out = c.out, out
 }
+
+// trackingLimitKeys is Redis's trackingLimitUsedSlots (cron): while the
+// tracking table holds more keys than tracking-table-max-keys (0 = no
+// limit), random keys leave it and their clients get the invalidation,
+// at most a few hundred keys a round as Redis's effort grows.
+func (s *Server) trackingLimitKeys() {
+	t := s.trk
+	if t == nil {
+		return
+	}
+	max := s.configInt("tracking-table-max-keys", 1000000)
+	if max <= 0 {
+		return
+	}
+	for effort := 100 * 10; len(t.keys) > max && effort > 0; effort-- {
+		for key, ids := range t.keys { // map order is random
+			delete(t.keys, key)
+			t.items -= len(ids)
+			for target := range ids {
+				if ct := t.clients[target]; ct != nil && !ct.bcast {
+					s.sendInvalidation(target, ct, []string{key}, false)
+				}
+			}
+			break
+		}
+	}
+}
