@@ -339,6 +339,15 @@ func (db *DB) SetExpire(o *Object, at int64) {
 func (db *DB) Delete(key []byte) bool {
 	o := db.Get(key)
 	if o == nil {
+		// A replica leaves expiry to its primary, whose DEL of a key whose
+		// time has passed must remove it (Redis's expireIfNeeded never
+		// expires a key for the master client); else the key stays until
+		// the next full sync (cluster suite 14: a replica restarted from
+		// its RDB with keys already expired).
+		if raw := db.keys[string(key)]; raw != nil && db.NoLazyExpire {
+			db.remove(raw)
+			return true
+		}
 		return false
 	}
 	db.remove(o)
