@@ -344,6 +344,9 @@ func (s *Server) refusal(c *Client, cmd *Command, argv [][]byte) string {
 			return msg
 		}
 	}
+	if s.trk != nil {
+		s.trackingLimitKeys()
+	}
 	if s.cl.bus != nil {
 		if msg := s.route(c, cmd, argv); msg != "" {
 			return msg

@@ -341,6 +341,9 @@ func (s *Server) configChanged(name string) {
 	if strings.HasPrefix(name, "maxmemory") {
 		s.setMaxmemory()
 	}
+	if name == "tracking-table-max-keys" && s.trk != nil {
+		s.trk.maxKeys = s.configInt(name, 1000000)
+	}
 	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.inCluster() {
 		s.cl.node.Reconfigure(clusterConfig(s.cfg))
 		s.applyBusConfig()
@@ -781,6 +784,10 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "pubsub_patterns", patterns)
 		kv(&sb, "pubsubshard_channels", shard)
 		kv(&sb, "migrate_cached_sockets", s.mig.cached())
+		tk, ti, tp := s.trackingTotals()
+		kv(&sb, "tracking_total_keys", tk)
+		kv(&sb, "tracking_total_items", ti)
+		kv(&sb, "tracking_total_prefixes", tp)
 		kv(&sb, "total_error_replies", s.stats.errorReplies)
 		kv(&sb, "dump_payload_sanitizations", 0)
 		return sb.String()

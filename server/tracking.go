@@ -78,12 +78,15 @@ type trackingState struct {
 	// wait in self until its reply is out (Redis's tracking_pending_keys).
 	running *Client
 	self    [][]string // key lists; nil entry = flush (all keys)
+	// maxKeys is tracking-table-max-keys (0 = no limit).
+	maxKeys int
 }
 
 func (s *Server) tracking() *trackingState {
 	if s.trk == nil {
 		s.trk = &trackingState{clients: map[*Client]*clientTracking{}, keys: map[string]map[*Client]struct{}{},
-			prefixes: map[string]map[*Client]struct{}{}, bcastPending: map[string]map[string]*Client{}}
+			prefixes: map[string]map[*Client]struct{}{}, bcastPending: map[string]map[string]*Client{},
+			maxKeys: s.configInt("tracking-table-max-keys", 1000000)}
 	}
 	return s.trk
 }
@@ -387,7 +390,9 @@ func (s *Server) trackServedBlocked(c, r *Client, db int, key, target []byte) {
 	r.out, c.out = c.out, out
 }
 
-// trackingLimitKeys is Redis's trackingLimitUsedSlots (cron): while the
+// trackingLimitKeys is Redis's trackingLimitUsedSlots (cron and before
+// every command, so a client in MULTI gets the invalidation before its
+// QUEUED): while the
 // tracking table holds more keys than tracking-table-max-keys (0 = no
 // limit), random keys leave it and their clients get the invalidation,
 // at most a few hundred keys a round as Redis's effort grows.
@@ -396,8 +401,8 @@ func (s *Server) trackingLimitKeys() {
 	if t == nil {
 		return
 	}
-	max := s.configInt("tracking-table-max-keys", 1000000)
-	if max <= 0 {
+	max := t.maxKeys
+	if max <= 0 || len(t.keys) <= max {
 		return
 	}
 	for effort := 100 * 10; len(t.keys) > max && effort > 0; effort-- {
@@ -412,4 +417,12 @@ func (s *Server) trackingLimitKeys() {
 			break
 		}
 	}
+}
+
+// trackingTotals are INFO's tracking_total_keys, _items and _prefixes.
+func (s *Server) trackingTotals() (keys, items, prefixes int) {
+	if t := s.trk; t != nil {
+		return len(t.keys), t.items, len(t.prefixes)
+	}
+	return 0, 0, 0
 }
