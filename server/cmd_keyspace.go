@@ -97,6 +97,8 @@ func cmdExists(c *Client, argv [][]byte) {
 	for _, k := range argv[1:] {
 		if c.kv().Peek(k) != nil {
 			n++
+		} else {
+			c.notifyMiss(k)
 		}
 	}
 	c.Int(n)
@@ -105,6 +107,7 @@ func cmdExists(c *Client, argv [][]byte) {
 func cmdType(c *Client, argv [][]byte) {
 	o := c.kv().Peek(argv[1])
 	if o == nil {
+		c.notifyMiss(argv[1])
 		c.Simple("none")
 		return
 	}
@@ -201,6 +204,7 @@ func cmdPExpireAt(c *Client, argv [][]byte) { expireGeneric(c, argv, 1, true) }
 func ttlGeneric(c *Client, argv [][]byte, ms bool) {
 	o := c.kv().Peek(argv[1])
 	if o == nil {
+		c.notifyMiss(argv[1])
 		c.Int(-2)
 		return
 	}
@@ -225,6 +229,7 @@ func cmdPTTL(c *Client, argv [][]byte) { ttlGeneric(c, argv, true) }
 func expireTimeGeneric(c *Client, argv [][]byte, ms bool) {
 	o := c.kv().Peek(argv[1])
 	if o == nil {
+		c.notifyMiss(argv[1])
 		c.Int(-2)
 		return
 	}

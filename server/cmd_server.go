@@ -347,6 +347,9 @@ func (s *Server) configChanged(name string) {
 	if strings.HasPrefix(name, "maxmemory") {
 		s.setMaxmemory()
 	}
+	if name == "tracking-table-max-keys" && s.trk != nil {
+		s.trk.maxKeys = s.configInt(name, 1000000)
+	}
 	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.inCluster() {
 		s.cl.node.Reconfigure(clusterConfig(s.cfg))
 		s.applyBusConfig()
@@ -776,6 +779,7 @@ func (s *Server) info(args [][]byte) string {
 		}
 		kv(&sb, "expired_keys", expired)
 		kv(&sb, "evicted_keys", s.oom.evicted)
+		kv(&sb, "evicted_clients", 0)
 		kv(&sb, "keyspace_hits", s.stats.keyspaceHits)
 		kv(&sb, "keyspace_misses", s.stats.keyspaceMisses)
 		var channels, patterns, shard int
@@ -786,6 +790,10 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "pubsub_patterns", patterns)
 		kv(&sb, "pubsubshard_channels", shard)
 		kv(&sb, "migrate_cached_sockets", s.mig.cached())
+		tk, ti, tp := s.trackingTotals()
+		kv(&sb, "tracking_total_keys", tk)
+		kv(&sb, "tracking_total_items", ti)
+		kv(&sb, "tracking_total_prefixes", tp)
 		kv(&sb, "total_error_replies", s.stats.errorReplies)
 		kv(&sb, "dump_payload_sanitizations", 0)
 		return sb.String()

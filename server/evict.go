@@ -137,6 +137,13 @@ func (s *Server) usedMemory() int64 {
 // rechargeKeys re-estimates the keys a write command named.
 func (s *Server) rechargeKeys(db int, cmd *Command, argv [][]byte) {
 	d := s.dbs[db]
+	if cmd.Keys == nil { // the common case, without KeyIndexes' slice
+		first, last, step := cmd.keyRange(len(argv))
+		for i := first; i <= last; i += step {
+			d.Recharge(argv[i])
+		}
+		return
+	}
 	for _, i := range cmd.KeyIndexes(argv) {
 		d.Recharge(argv[i])
 	}
