@@ -38,7 +38,18 @@ type scripting struct {
 }
 
 func newScripting(s *Server) *scripting {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs: true,
+		// Lua 5.1's C stack holds LUAI_MAXCSTACK (8000) values, so Redis's
+		// scripts may unpack a 7999-element table into one redis.call
+		// (unit/scripting "unpack with massive arguments"); gopher-lua's
+		// fixed 5120-slot registry overflowed there. The registry grows
+		// in steps of 1024 up to 1M slots (16 MB), enough for recursion
+		// as deep as the call stack allows.
+		RegistrySize:     luaRegistrySize,
+		RegistryMaxSize:  luaRegistryMaxSize,
+		RegistryGrowStep: 1024,
+	})
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -82,7 +93,16 @@ func newScripting(s *Server) *scripting {
 			return 1
 		},
 		"sha1hex": func(L *lua.LState) int {
-			L.Push(lua.LString(sha1hex(L.CheckString(1))))
+			// luaRedisSha1hexCommand: one argument, taken as lua_tolstring
+			// does (a number as its text, anything else as nothing).
+			if L.GetTop() != 1 {
+				t := L.NewTable()
+				t.RawSetString("err", lua.LString("ERR wrong number of arguments"))
+				t.RawSetString("__line", lua.LString(luaLine(L.Where(1))))
+				L.Error(t, 1)
+				return 0
+			}
+			L.Push(lua.LString(sha1hex(lua.LVAsString(L.Get(1)))))
 			return 1
 		},
 		"log":                func(L *lua.LState) int { return 0 },
@@ -117,6 +137,11 @@ func newScripting(s *Server) *scripting {
 	return sc
 }
 
+const (
+	luaRegistrySize    = 256 * 20
+	luaRegistryMaxSize = 1 << 20
+)
+
 // luaLine extracts N from "user_script:N: ..." (gopher-lua's Where format).
 func luaLine(where string) string {
 	where = strings.TrimPrefix(where, "@")
@@ -150,6 +175,14 @@ func luaCompileError(msg, body string) string {
 		what = "unexpected symbol"
 	}
 	return "user_script:" + line + ": " + what + " near '" + near + "'"
+}
+
+// luaRuntimeError rewrites gopher-lua's runtime error texts in Lua 5.1's
+// words where they differ. gopher-lua does not say what it tried to call;
+// the value is nil in nearly every script that gets there (a global is
+// refused earlier by the sandbox), so Lua 5.1's text for nil is used.
+func luaRuntimeError(msg string) string {
+	return strings.Replace(msg, "attempt to call a non-function object", "attempt to call a nil value", 1)
 }
 
 // versionNum is Redis's REDIS_VERSION_NUM: 0x00MMmmpp.
@@ -198,13 +231,22 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	if cmd == nil {
 		return fail("ERR Unknown Redis command called from script")
 	}
-	if !checkArity(cmd.Arity, len(argv)) {
+	// As scriptCall: a container's subcommand is the command whose arity
+	// and flags count (CLUSTER RESET is noscript, CLUSTER INFO is not),
+	// and an unknown subcommand is an unknown command.
+	target := cmd
+	if len(cmd.Subcommands) > 0 && n > 1 {
+		if target = cmd.subcommand(argv); target == nil {
+			return fail("ERR Unknown Redis command called from script")
+		}
+	}
+	if !checkArity(target.Arity, len(argv)) {
 		return fail("ERR Wrong number of args calling Redis command from script")
 	}
-	if cmd.Flags&FlagNoScript != 0 {
+	if target.Flags&FlagNoScript != 0 && !s.debug.allowDeniedInScripts {
 		return fail("ERR This Redis command is not allowed from script")
 	}
-	if sc.readOnly && cmd.Flags&FlagWrite != 0 {
+	if sc.readOnly && target.Flags&FlagWrite != 0 {
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
 	f := sc.fake
@@ -213,7 +255,7 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 		return fail(e)
 	}
 	f.cmd = cmd
-	if cmd.Flags&FlagWrite != 0 {
+	if target.Flags&FlagWrite != 0 {
 		sc.s.busy.wrote.Store(true)
 	}
 	f.exec(cmd, argv)
@@ -235,7 +277,19 @@ func (sc *scripting) toLua(v resp.Value) lua.LValue {
 	case resp.KindInt:
 		return lua.LNumber(v.Int)
 	case resp.KindBulk:
+		if v.Format != "" {
+			t := L.NewTable()
+			vt := L.NewTable()
+			vt.RawSetString("string", lua.LString(string(v.Str)))
+			vt.RawSetString("format", lua.LString(v.Format))
+			t.RawSetString("verbatim_string", vt)
+			return t
+		}
 		return lua.LString(string(v.Str))
+	case resp.KindBigNum:
+		t := L.NewTable()
+		t.RawSetString("big_number", lua.LString(string(v.Str)))
+		return t
 	case resp.KindSimple:
 		t := L.NewTable()
 		t.RawSetString("ok", lua.LString(string(v.Str)))
@@ -312,12 +366,27 @@ func (sc *scripting) reply(c *Client, v lua.LValue, depth int) {
 			return
 		}
 		if n, ok := x.RawGetString("big_number").(lua.LString); ok {
+			num := strings.NewReplacer("\r", " ", "\n", " ").Replace(string(n))
 			if c.proto == 3 {
-				c.out = resp.AppendBigNumber(c.out, string(n))
+				c.out = resp.AppendBigNumber(c.out, num)
 			} else {
-				c.BulkString(string(n))
+				c.BulkString(num)
 			}
 			return
+		}
+		if vt, ok := x.RawGetString("verbatim_string").(*lua.LTable); ok {
+			format, okf := vt.RawGetString("format").(lua.LString)
+			str, oks := vt.RawGetString("string").(lua.LString)
+			if okf && oks {
+				if c.proto == 3 {
+					// addReplyVerbatim: the format is three characters,
+					// padded with spaces.
+					c.out = resp.AppendVerbatim(c.out, (string(format) + "   ")[:3], string(str))
+				} else {
+					c.BulkString(string(str))
+				}
+				return
+			}
 		}
 		if m, ok := x.RawGetString("map").(*lua.LTable); ok {
 			var keys, vals []lua.LValue
@@ -460,7 +529,7 @@ func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, read
 					return
 				}
 			}
-			msg := strings.TrimPrefix(ae.Object.String(), "@")
+			msg := luaRuntimeError(strings.TrimPrefix(ae.Object.String(), "@"))
 			c.Error(fmt.Sprintf("ERR %s script: %s, on @%s:%s.", msg, name, chunk, luaLine(msg)))
 			return
 		}

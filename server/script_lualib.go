@@ -79,6 +79,17 @@ func installLuaBasics(L *lua.LState) {
 		}
 		return origToNumber.GFunction(L)
 	}))
+	// string.dump: gopher-lua has no bytecode to dump. Redis's Lua refuses
+	// to load binary chunks (f_parser always runs the text parser), so a
+	// dump is only ever something loadstring rejects: a chunk that starts
+	// with Lua 5.1's signature does exactly that here too.
+	g.RawGetString("string").(*lua.LTable).RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
+		if fn := L.CheckFunction(1); fn.IsG {
+			L.RaiseError("unable to dump given function")
+		}
+		L.Push(lua.LString("\x1bLuaQ\x00"))
+		return 1
+	}))
 	origToString := g.RawGetString("tostring").(*lua.LFunction)
 	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
 		if n, ok := L.Get(1).(lua.LNumber); ok {
