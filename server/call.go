@@ -126,7 +126,9 @@ func (c *Client) rejectQueued() {
 // exec runs a checked command and propagates it if it changed the dataset.
 func (c *Client) exec(cmd *Command, argv [][]byte) {
 	s := c.s
-	s.db(c.db).Tick()
+	if !c.inScript { // a script's commands share the time of its start (scripting.call)
+		s.db(c.db).Tick()
+	}
 	dirty := s.dirty
 	c.propSet = false
 	var start int64

@@ -18,8 +18,10 @@ type docArg struct {
 	Name, Type                    string
 	KeySpecIndex                  int
 	Token, Since, DeprecatedSince string
-	Flags                         []string
-	Args                          []docArg
+	// EmptyToken: the token is there and empty (MIGRATE's "").
+	EmptyToken bool
+	Flags      []string
+	Args       []docArg
 }
 
 // writeCommandDocs writes cmd's COMMAND DOCS entry: Redis 7.0.15's for
@@ -107,7 +109,7 @@ func (c *Client) writeDocArgs(args []docArg) {
 	c.Array(len(args))
 	for _, a := range args {
 		n := 2
-		for _, present := range []bool{a.KeySpecIndex >= 0, a.Token != "", a.Since != "", a.DeprecatedSince != "",
+		for _, present := range []bool{a.KeySpecIndex >= 0, a.Token != "" || a.EmptyToken, a.Since != "", a.DeprecatedSince != "",
 			len(a.Flags) > 0, a.Type == "oneof" || a.Type == "block"} {
 			if present {
 				n++
@@ -122,7 +124,7 @@ func (c *Client) writeDocArgs(args []docArg) {
 			c.BulkString("key_spec_index")
 			c.Int(int64(a.KeySpecIndex))
 		}
-		if a.Token != "" {
+		if a.Token != "" || a.EmptyToken {
 			c.BulkString("token")
 			c.BulkString(a.Token)
 		}

@@ -132,6 +132,7 @@ func newScripting(s *Server) *scripting {
 	L.SetGlobal("cmsgpack", newCMsgpackLib(L))
 	L.SetGlobal("struct", newStructLib(L))
 	installLuaBasics(L)
+	installRedisRandom(L, newRedisRand48())
 	L.G.Global.RawGetString("math").(*lua.LTable).RawSetString("huge", lua.LNumber(math.Inf(1)))
 	sc.sandbox = newLuaSandbox(L)
 	return sc
@@ -181,9 +182,15 @@ func luaCompileError(msg, body string) string {
 // words where they differ. gopher-lua does not say what it tried to call;
 // the value is nil in nearly every script that gets there (a global is
 // refused earlier by the sandbox), so Lua 5.1's text for nil is used.
+//
+// luaL_argerror quotes the function's name ("bad argument #1 to
+// 'random' (...)"); gopher-lua does not.
 func luaRuntimeError(msg string) string {
-	return strings.Replace(msg, "attempt to call a non-function object", "attempt to call a nil value", 1)
+	msg = strings.Replace(msg, "attempt to call a non-function object", "attempt to call a nil value", 1)
+	return gopherArgError.ReplaceAllString(msg, "bad argument #$1 to '$2' (")
 }
+
+var gopherArgError = regexp.MustCompile(`bad argument #(\d+) to ([A-Za-z_][A-Za-z0-9_]*) \(`)
 
 // versionNum is Redis's REDIS_VERSION_NUM: 0x00MMmmpp.
 func versionNum(v string) int {
@@ -347,9 +354,14 @@ func (sc *scripting) reply(c *Client, v lua.LValue, depth int) {
 	case lua.LString:
 		c.BulkString(string(x))
 	case lua.LBool:
-		if x {
+		// luaReplyToRedisReply: a boolean is 1 or nil while the script
+		// speaks RESP2 (redis.setresp), a boolean reply under RESP3.
+		switch {
+		case sc.fake.proto == 3:
+			c.boolReply(bool(x))
+		case bool(x):
 			c.Int(1)
-		} else {
+		default:
 			c.Null()
 		}
 	case *lua.LTable:
@@ -498,6 +510,12 @@ func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, read
 	// not change the caller's (Redis 7).
 	sc.fake.db = c.db
 	sc.s.beginBlock()
+	// Time stands still while a script runs, as Redis's script time
+	// snapshot: a key that expires during the script is there until it
+	// ends (the script's commands do not tick the clock, call.go).
+	for _, db := range sc.s.dbs {
+		db.Tick()
+	}
 	kctx, cancel := context.WithCancel(context.Background())
 	L.SetContext(kctx)
 	sc.s.busy.begin(cancel)
@@ -539,4 +557,16 @@ func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, read
 	ret := L.Get(-1)
 	L.Pop(1)
 	sc.reply(c, ret, 0)
+}
+
+// counts are INFO memory's number_of_cached_scripts, number_of_functions
+// and number_of_libraries.
+func (sc *scripting) counts() (scripts, funcs, libs int) {
+	if sc == nil {
+		return 0, 0, 0
+	}
+	if sc.fns != nil {
+		funcs, libs = len(sc.fns.funcs), len(sc.fns.libs)
+	}
+	return len(sc.bodies), funcs, libs
 }

@@ -442,3 +442,58 @@ func jsonNesting(s string, max int) (depth, at int) {
 	}
 	return 0, 0
 }
+
+// redisRand48 is Redis's rand.c (the drand48 generator) behind
+// math.random and math.randomseed in scripts: scripts seeded alike draw
+// alike on both servers. Redis keeps one generator for the process and
+// never reseeds it on its own.
+type redisRand48 struct{ x uint64 }
+
+func newRedisRand48() *redisRand48 { return &redisRand48{x: 0x1234ABCD330E} }
+
+func (r *redisRand48) seed(v int32) { r.x = uint64(uint32(v))<<16 | 0x330E }
+
+func (r *redisRand48) next() int32 {
+	r.x = (0x5DEECE66D*r.x + 0xB) & (1<<48 - 1)
+	return int32(r.x >> 17)
+}
+
+// luaCheckInt is luaL_checkint: a number or a numeric string, truncated
+// to a C int.
+func luaCheckInt(L *lua.LState, i int) int32 {
+	return int32(int64(L.CheckNumber(i)))
+}
+
+// installRedisRandom replaces math.random and math.randomseed with
+// Redis's (redis_math_random: lmathlib's with rand() replaced by
+// redisLrand48()).
+func installRedisRandom(L *lua.LState, r *redisRand48) {
+	m := L.G.Global.RawGetString("math").(*lua.LTable)
+	m.RawSetString("random", L.NewFunction(func(L *lua.LState) int {
+		const max = math.MaxInt32
+		f := float64(r.next()%max) / max
+		switch L.GetTop() {
+		case 0:
+			L.Push(lua.LNumber(f))
+		case 1:
+			u := luaCheckInt(L, 1)
+			if u < 1 {
+				L.ArgError(1, "interval is empty")
+			}
+			L.Push(lua.LNumber(math.Floor(f*float64(u)) + 1))
+		case 2:
+			l, u := luaCheckInt(L, 1), luaCheckInt(L, 2)
+			if l > u {
+				L.ArgError(2, "interval is empty")
+			}
+			L.Push(lua.LNumber(math.Floor(f*float64(int64(u)-int64(l)+1)) + float64(l)))
+		default:
+			L.RaiseError("wrong number of arguments")
+		}
+		return 1
+	}))
+	m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+		r.seed(luaCheckInt(L, 1))
+		return 0
+	}))
+}

@@ -12,6 +12,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"go/format"
 	"os"
 	"path/filepath"
 	"sort"
@@ -127,7 +128,12 @@ func main() {
 		}
 	}
 	b.WriteString("}\n")
-	os.Stdout.WriteString(b.String())
+	src, err := format.Source([]byte(b.String()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Stdout.Write(src)
 }
 
 func writeArgs(b *strings.Builder, args []arg) {
@@ -142,7 +148,14 @@ func writeArgs(b *strings.Builder, args []arg) {
 		}
 		fmt.Fprintf(b, "{Name: %q, Type: %q, KeySpecIndex: %d", strings.ToLower(a.Name), a.Type, ksi)
 		if a.Token != "" {
-			fmt.Fprintf(b, ", Token: %q", strings.ToUpper(a.Token))
+			// The generator of commands.c pastes the token between quotes
+			// into C, so MIGRATE's token `""` becomes an empty string that
+			// is still there.
+			if tok := strings.ToUpper(strings.ReplaceAll(a.Token, `"`, "")); tok != "" {
+				fmt.Fprintf(b, ", Token: %q", tok)
+			} else {
+				b.WriteString(", EmptyToken: true")
+			}
 		}
 		if a.Since != "" {
 			fmt.Fprintf(b, ", Since: %q", a.Since)
