@@ -247,19 +247,25 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 			return fail("ERR Unknown Redis command called from script")
 		}
 	}
+	// A command the script may not run counts as rejected in its
+	// commandstats (scriptCall's incrCommandStatsOnError).
+	reject := func(msg string) int {
+		cmd.rejected++ // commandstats are the container's here
+		return fail(msg)
+	}
 	if !checkArity(target.Arity, len(argv)) {
-		return fail("ERR Wrong number of args calling Redis command from script")
+		return reject("ERR Wrong number of args calling Redis command from script")
 	}
 	if target.Flags&FlagNoScript != 0 && !s.debug.allowDeniedInScripts {
-		return fail("ERR This Redis command is not allowed from script")
+		return reject("ERR This Redis command is not allowed from script")
 	}
 	if sc.readOnly && target.Flags&FlagWrite != 0 {
-		return fail("ERR Write commands are not allowed from read-only scripts.")
+		return reject("ERR Write commands are not allowed from read-only scripts.")
 	}
 	f := sc.fake
 	f.out = f.out[:0]
 	if e := s.refusal(f, cmd, argv); e != "" {
-		return fail(e)
+		return reject(e)
 	}
 	f.cmd = cmd
 	if target.Flags&FlagWrite != 0 {
