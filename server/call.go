@@ -6,7 +6,7 @@ import (
 )
 
 // call runs one command: lookup, arity (the command's and its
-// subcommand's, from the table), auth, the node's refusals, MULTI
+// subcommand's, from the table), auth, ACL, the node's refusals, MULTI
 // queueing, the handler, then propagation and WATCH invalidation.
 func (c *Client) call(argv [][]byte) { c.callCmd(c.s.Lookup(argv[0]), argv) }
 
@@ -55,9 +55,19 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 		c.reject("ERR unknown subcommand '" + trunc(argv[1], 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
 		return
 	}
-	if !c.authenticated && cmd.Flags&FlagNoAuth == 0 {
+	if !c.authenticated && cmd.Flags&FlagNoAuth == 0 && c.authRequired() {
 		c.reject(ErrNoAuth)
 		return
+	}
+	if c.multi && cmd.Flags&FlagNoMulti != 0 {
+		c.reject("ERR Command not allowed inside a transaction")
+		return
+	}
+	if u := c.user; u != nil && !u.Unrestricted() {
+		if e := c.aclRefusal(cmd, argv); e != "" {
+			c.reject(e)
+			return
+		}
 	}
 	if c.ps != nil {
 		if e := pubsubRefusal(c, cmd); e != "" {
@@ -69,8 +79,8 @@ func (c *Client) callCmd(cmd *Command, argv [][]byte) {
 		c.reject("MISCONF Errors writing to the AOF file: " + s.aof.lastErr.Error())
 		return
 	}
-	if c.multi && cmd.Flags&FlagNoMulti != 0 {
-		c.reject("ERR Command not allowed inside a transaction")
+	if e := s.persistRefusal(cmd); e != "" {
+		c.reject(e)
 		return
 	}
 	if e := s.refusal(c, cmd, argv); e != "" {
@@ -167,6 +177,9 @@ func (c *Client) exec(cmd *Command, argv [][]byte) {
 			}
 		} else {
 			s.propagate(c.db, argv)
+		}
+		if s.oom.accounting {
+			s.rechargeKeys(c.db, cmd, argv)
 		}
 		if len(s.watchers) > 0 {
 			for _, i := range cmd.KeyIndexes(argv) {

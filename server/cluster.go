@@ -304,7 +304,7 @@ func (s *Server) applyEvent(ev cluster.Event) {
 func (s *Server) clusterReplCron() {
 	s.redirectBlocked()
 	s.mig.closeIdle()
-	s.refreshUsedMemory()
+	s.evictionCron()
 	s.repl.cron()
 	s.asmTick()
 }

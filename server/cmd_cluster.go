@@ -511,6 +511,7 @@ func cmdMigrate(c *Client, argv [][]byte) {
 			if o := db.Get(it.key); o != nil {
 				db.Remove(o)
 				s.dirty++
+				c.notify(notifyGeneric, "del", it.key)
 				deleted = append(deleted, it.key)
 			}
 		}

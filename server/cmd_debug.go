@@ -111,7 +111,9 @@ func cmdDebug(c *Client, argv [][]byte) {
 		n, _ := strconv.Atoi(string(argv[2])) // atoi, as Redis
 		s.debug.allowDeniedInScripts = n != 0
 		c.OK()
-	case "JMAP", "RELOAD", "QUICKLIST-PACKED-THRESHOLD", "LISTPACK", "QUICKLIST", "REPLYBUFFER",
+	case "RELOAD":
+		debugReload(c, argv) // persist.go
+	case "JMAP", "QUICKLIST-PACKED-THRESHOLD", "LISTPACK", "QUICKLIST", "REPLYBUFFER",
 		"PAUSE-CRON", "STRINGMATCH-LEN", "CHANGE-REPL-ID", "SET-SKIP-CHECKSUM-VALIDATION",
 		"CONFIG-REWRITE-FORCE-ALL", "LOG":
 		if strings.EqualFold(string(argv[1]), "log") && len(argv) == 3 {

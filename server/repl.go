@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"runtime"
 	"strconv"
@@ -76,6 +75,9 @@ type replicaLink struct {
 
 	ackOff  int64
 	ackTime time.Time
+	// paced is a full sync's snapshot sent slowly (rdb-key-save-delay)
+	// before buf; nil when none (persist.go).
+	paced *pacedSync
 }
 
 func newReplState(s *Server) *replState {
@@ -159,6 +161,9 @@ func (rl *replicaLink) writeLoop() {
 	gap.Stop()
 	defer gap.Stop()
 	var last time.Time
+	if rl.paced != nil && !rl.paced.send(rl, timeout) {
+		return
+	}
 	for {
 		select {
 		case <-rl.done:
@@ -615,7 +620,7 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 		}
 		data := make([]byte, n+2)
 		conn.SetReadDeadline(time.Now().Add(timeout + time.Duration(n/(1<<20))*time.Second))
-		if _, err := io.ReadFull(m.rd, data); err != nil {
+		if err := s.receiveSync(m.rd, data); err != nil {
 			return err
 		}
 		s.mu.Lock()

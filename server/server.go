@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/resp"
@@ -64,6 +65,8 @@ type Server struct {
 	clock    *store.Clock
 	dbs      []*store.DB
 	commands map[string]*Command
+	// acl is the users and their rules (acl.go).
+	acl *acl.ACL
 	// upperCmds indexes the same commands by upper-case name: clients
 	// mostly send "SET", and one map hit beats lower-casing first.
 	upperCmds map[string]*Command
@@ -89,6 +92,7 @@ type Server struct {
 
 	prop      propagator
 	aof       *aofState
+	persist   persistState // RDB files (persist.go)
 	scripts   *scripting
 	busy      busyScript
 	pauseEnd  time.Time
@@ -164,7 +168,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.dbs = make([]*store.DB, cfg.Databases)
 	for i := range s.dbs {
 		i := i
-		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) },
+		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o); s.notifyIn(i, notifyNew, "new", []byte(key)) },
 			StreamUnlinked: func(key string) { s.streamReady(i, []byte(key)) }})
 	}
 	s.applyAccessPolicy()
@@ -179,12 +183,18 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	for name, cmd := range s.commands {
 		s.upperCmds[strings.ToUpper(name)] = cmd
 	}
+	if err := s.newACL(); err != nil {
+		return nil, err
+	}
 	s.scripts = newScripting(s)
 	s.functions()
 	for _, w := range cfg.Warnings {
 		s.Logf('#', "%s", w)
 	}
 	if err := s.openAOF(); err != nil {
+		return nil, err
+	}
+	if err := s.loadRDBAtStart(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -278,6 +288,7 @@ func (s *Server) serve() error {
 		s.closeListeners()
 		return err
 	}
+	s.afterStartLoad()
 	s.serveBackground()
 	return nil
 }
@@ -366,9 +377,12 @@ func (s *Server) newClient(conn net.Conn) *Client {
 		c.addr = conn.RemoteAddr().String()
 		c.laddr = conn.LocalAddr().String()
 	}
-	c.authenticated = s.cfg.RequirePass == ""
 	c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
-	c.parser.Unauthenticated = !c.authenticated
+	if conn != nil {
+		c.resetAuth()
+	} else {
+		c.authenticated = true // no connection: the server's own client, a superuser (nil user)
+	}
 	return c
 }
 
@@ -719,6 +733,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	s.Logf('#', "redline reference server (Redis %s compatible), pid=%d, port=%d", config.Version, os.Getpid(), cfg.Port)
+	// Redis's logo carries " PID: n": Redis's own test suite waits for it.
+	s.Logf('*', "Port: %d PID: %d", cfg.Port, os.Getpid())
 	if err := s.Listen(); err != nil {
 		s.Logf('#', "%v", err)
 		fmt.Fprintln(stderr, err)
@@ -741,8 +757,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	sig := notifySignals()
+	signaled := false
 	select {
 	case <-sig:
+		signaled = true
 		s.Logf('#', "Received SIGTERM scheduling shutdown...")
 	case <-s.Done():
 	}
@@ -752,6 +770,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		// at once; its unflushed effects are lost, as with Redis.
 		s.Logf('#', "Exiting with a script still running (SHUTDOWN NOSAVE)")
 		return 0
+	}
+	if signaled {
+		// SIGTERM saves when a save point is configured, as Redis's
+		// prepareForShutdown (SHUTDOWN saved in the command). Unlike Redis,
+		// a failed save does not keep the process running.
+		s.mu.Lock()
+		s.shutdownSave(false, false)
+		s.mu.Unlock()
 	}
 	if err := s.Close(); err != nil {
 		s.Logf('#', "Error closing the AOF: %v", err)
@@ -799,6 +825,7 @@ func (s *Server) cronLoop() {
 				}
 				s.maybeRewriteAOF()
 			}
+			s.persistCron(now)
 			if el := now.Sub(s.stats.sampleTime); el >= time.Second {
 				s.stats.opsPerSec = (s.stats.commands - s.stats.opsSample) * int64(time.Second) / int64(el)
 				s.stats.opsSample = s.stats.commands
@@ -838,6 +865,7 @@ func (s *Server) closeIdleLoopClients(now time.Time) {
 // expired is called by a DB when it drops an expired key.
 func (s *Server) expired(db int, key string) {
 	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
+	s.notifyIn(db, notifyExpired, "expired", []byte(key))
 	if len(s.watchers) > 0 {
 		s.touch(db, []byte(key))
 	}

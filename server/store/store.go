@@ -74,6 +74,10 @@ type Object struct {
 	lim      *Limits // the encoding limits of the DB holding it (encoding.go)
 	lfuCount uint8
 	lfuTime  uint16
+	// mem is the size estimate charged to the DB; memFull and memLen the
+	// last full measurement and the length it saw (memory.go).
+	mem, memFull int64
+	memLen       int
 }
 
 // Key returns the key the object is stored under.
@@ -177,6 +181,9 @@ type DB struct {
 	NoLazyExpire bool
 	// ExpiredKeys counts keys removed by expiry.
 	ExpiredKeys int64
+	// sizer and used are the memory accounting (memory.go).
+	sizer Sizer
+	used  int64
 }
 
 // New returns an empty DB on clock.
@@ -272,6 +279,10 @@ func (db *DB) insert(o *Object) {
 	if db.slots != nil {
 		db.slots.add(o.key)
 	}
+	if db.sizer != nil {
+		o.mem, o.memLen = 0, -1
+		db.charge(o)
+	}
 	if db.hooks.Added != nil {
 		db.hooks.Added(o.key, o)
 	}
@@ -296,6 +307,11 @@ func (db *DB) Set(key []byte, o *Object) {
 		o.idx = old.idx
 		db.order[o.idx] = o
 		db.keys[o.key] = o
+		if db.sizer != nil {
+			db.uncharge(old)
+			o.mem, o.memLen = 0, -1
+			db.charge(o)
+		}
 		if old.ExpireAt != 0 && o.ExpireAt == 0 {
 			delete(db.volatile, o.key)
 		} else if o.ExpireAt != 0 {
@@ -323,6 +339,15 @@ func (db *DB) SetExpire(o *Object, at int64) {
 func (db *DB) Delete(key []byte) bool {
 	o := db.Get(key)
 	if o == nil {
+		// A replica leaves expiry to its primary, whose DEL of a key whose
+		// time has passed must remove it (Redis's expireIfNeeded never
+		// expires a key for the master client); else the key stays until
+		// the next full sync (cluster suite 14: a replica restarted from
+		// its RDB with keys already expired).
+		if raw := db.keys[string(key)]; raw != nil && db.NoLazyExpire {
+			db.remove(raw)
+			return true
+		}
 		return false
 	}
 	db.remove(o)
@@ -348,6 +373,9 @@ func (db *DB) remove(o *Object) {
 	if db.slots != nil {
 		db.slots.remove(o.key)
 	}
+	if db.sizer != nil {
+		db.uncharge(o)
+	}
 	if o.Kind == KindStream && db.hooks.StreamUnlinked != nil {
 		db.hooks.StreamUnlinked(o.key)
 	}
@@ -372,6 +400,7 @@ func (db *DB) Flush() int {
 	if db.slots != nil {
 		db.slots = newSlotIndex()
 	}
+	db.used = 0
 	return n
 }
 
@@ -535,6 +564,7 @@ func (db *DB) SwapContents(other *DB) {
 	db.order, other.order = other.order, db.order
 	db.volatile, other.volatile = other.volatile, db.volatile
 	db.slots, other.slots = other.slots, db.slots
+	db.used, other.used = other.used, db.used
 }
 
 // Has reports whether key holds a value, expired or not, without expiring
