@@ -13,6 +13,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/resp"
 )
@@ -105,6 +106,7 @@ func newScripting(s *Server) *scripting {
 			L.Push(lua.LString(sha1hex(lua.LVAsString(L.Get(1)))))
 			return 1
 		},
+		"acl_check_cmd":      func(L *lua.LState) int { return sc.aclCheckCmd(L) },
 		"log":                func(L *lua.LState) int { return 0 },
 		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
 		"set_repl":           func(L *lua.LState) int { return 0 },
@@ -579,4 +581,42 @@ func (sc *scripting) counts() (scripts, funcs, libs int) {
 		funcs, libs = len(sc.fns.funcs), len(sc.fns.libs)
 	}
 	return len(sc.bodies), funcs, libs
+}
+
+// aclCheckCmd is redis.acl_check_cmd(cmd, args...): whether the script's
+// caller may run the command with these arguments (its ACL user's command,
+// key and channel rules), without running it.
+func (sc *scripting) aclCheckCmd(L *lua.LState) int {
+	raise := func(msg string) int {
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
+		t.RawSetString("__line", lua.LString(luaLine(L.Where(1))))
+		L.Error(t, 1)
+		return 0
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return raise("ERR Please specify at least one argument for this redis lib call")
+	}
+	argv := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			argv[i-1] = []byte(string(v))
+		case lua.LNumber:
+			argv[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+		default:
+			return raise("ERR Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	cmd := sc.s.Lookup(argv[0])
+	if cmd != nil && len(cmd.Subcommands) > 0 && n > 1 && cmd.subcommand(argv) == nil {
+		cmd = nil
+	}
+	if cmd == nil {
+		return raise("ERR Invalid command passed to redis.acl_check_cmd()")
+	}
+	res, _ := sc.fake.aclCheck(cmd, argv)
+	L.Push(lua.LBool(res == acl.OK))
+	return 1
 }
