@@ -142,6 +142,20 @@ var surfaceCases = []string{
 	"eval \"redis.setresp(2) return redis.call('debug', 'protocol', 'false')\" 0",
 	"debug set-disable-deny-scripts 0",
 	"eval \"redis.call('set', 'k', 'v', 'px', 1) redis.call('debug', 'sleep', 0.01) return redis.call('exists', 'k')\" 0",
+	// Error stats of scripts: an error is counted where it happens (a
+	// refused or failing command inside the script), the script's reply
+	// of it not again; the script's command counts as failed.
+	"config resetstat",
+	"config set maxmemory 1",
+	"eval \"return redis.call('set','x','y')\" 1 x",
+	"eval \"local t = redis.pcall('set','x','y') return 1\" 1 x",
+	"eval \"return redis.pcall('set','x','y')\" 1 x",
+	"eval \"return redis.call('get','x','y')\" 1 x",
+	"config set maxmemory 0",
+	"set x 1",
+	"eval \"return redis.call('hget','x','y')\" 1 x",
+	"eval \"return {err='My error'}\" 0",
+	"info errorstats",
 	// Redis's PRNG (rand.c's drand48) behind math.random, seeded from a
 	// numeric string as luaL_checkint takes it.
 	"eval \"math.randomseed(ARGV[1]) return {tostring(math.random()), math.random(10), math.random(5, 100)}\" 0 10",
@@ -154,6 +168,10 @@ var surfaceCases = []string{
 	"eval \"return tostring(0.1)\" 0",
 	"eval \"return tostring(1/3)\" 0",
 	"eval \"return tostring(-1/0)\" 0",
+	"eval \"return string.format('%q', 'a\\\\0b\\\\n\\\\r\\\\\\\"\\\\\\\\')\" 0",
+	"eval \"return string.format('%q|%s|%d|%5.2f|%x|%%|%-5s|%s', 1/3, 1e15, 3.7, 2.5, 255, 'ab', 2^63)\" 0",
+	"eval \"return string.format('%s %s', 1)\" 0",
+	"eval \"return string.format('%q', {})\" 0",
 }
 
 // commandsNotIn70 are commands and subcommands the reference server has

@@ -135,6 +135,7 @@ func newScripting(s *Server) *scripting {
 	L.SetGlobal("struct", newStructLib(L))
 	installLuaBasics(L)
 	installRedisRandom(L, newRedisRand48())
+	installLuaFormat(L)
 	L.G.Global.RawGetString("math").(*lua.LTable).RawSetString("huge", lua.LNumber(math.Inf(1)))
 	sc.sandbox = newLuaSandbox(L)
 	return sc
@@ -209,16 +210,33 @@ func sha1hex(s string) string {
 // redisCall implements redis.call (raise=true) and redis.pcall.
 func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	n := L.GetTop()
-	fail := func(msg string) int {
+	// failWith raises (redis.call) or returns (redis.pcall) an error
+	// table. counted: the error is in the error stats already, where it
+	// happened (as Redis's scriptCall counts it), and the table says so
+	// (ignore_error_stats_update), so the script's reply is not counted
+	// again.
+	failWith := func(msg string, counted bool) int {
 		t := L.NewTable()
 		t.RawSetString("err", lua.LString(msg))
 		t.RawSetString("__line", lua.LString(luaLine(L.Where(1))))
+		if counted {
+			t.RawSetString("ignore_error_stats_update", lua.LTrue)
+		}
 		if raise {
 			L.Error(t, 1)
 			return 0
 		}
 		L.Push(t)
 		return 1
+	}
+	fail := func(msg string) int { return failWith(msg, false) }
+	// refuse is an error of scriptCall's checks: counted here.
+	refuse := func(msg string) int {
+		st := &sc.s.stats
+		st.errorReplies++
+		st.errSeen = st.errorReplies // the refused command's, not the script's failure (call.go)
+		sc.s.countError(msg)
+		return failWith(msg, true)
 	}
 	if n == 0 {
 		return fail("ERR Please specify at least one argument for this redis lib call")
@@ -238,7 +256,7 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	s := sc.s
 	cmd := s.Lookup(argv[0])
 	if cmd == nil {
-		return fail("ERR Unknown Redis command called from script")
+		return refuse("ERR Unknown Redis command called from script")
 	}
 	// As scriptCall: a container's subcommand is the command whose arity
 	// and flags count (CLUSTER RESET is noscript, CLUSTER INFO is not),
@@ -246,14 +264,14 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	target := cmd
 	if len(cmd.Subcommands) > 0 && n > 1 {
 		if target = cmd.subcommand(argv); target == nil {
-			return fail("ERR Unknown Redis command called from script")
+			return refuse("ERR Unknown Redis command called from script")
 		}
 	}
 	// A command the script may not run counts as rejected in its
 	// commandstats (scriptCall's incrCommandStatsOnError).
 	reject := func(msg string) int {
 		cmd.rejected++ // commandstats are the container's here
-		return fail(msg)
+		return refuse(msg)
 	}
 	if !checkArity(target.Arity, len(argv)) {
 		return reject("ERR Wrong number of args calling Redis command from script")
@@ -282,7 +300,7 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 		return fail("ERR internal reply error")
 	}
 	if v.Kind == resp.KindError {
-		return fail(string(v.Str))
+		return failWith(string(v.Str), true) // the fake client's reply counted it
 	}
 	L.Push(sc.toLua(v))
 	return 1
@@ -377,7 +395,7 @@ func (sc *scripting) reply(c *Client, v lua.LValue, depth int) {
 		}
 	case *lua.LTable:
 		if e := x.RawGetString("err"); e.Type() == lua.LTString {
-			c.Error(string(e.(lua.LString)))
+			scriptError(c, x, string(e.(lua.LString)))
 			return
 		}
 		if ok := x.RawGetString("ok"); ok.Type() == lua.LTString {
@@ -555,7 +573,7 @@ func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, read
 					if l, ok := t.RawGetString("__line").(lua.LString); ok {
 						line = string(l)
 					}
-					c.Error(fmt.Sprintf("%s script: %s, on @%s:%s.", string(e.(lua.LString)), name, chunk, line))
+					scriptError(c, t, fmt.Sprintf("%s script: %s, on @%s:%s.", string(e.(lua.LString)), name, chunk, line))
 					return
 				}
 			}
@@ -619,4 +637,20 @@ func (sc *scripting) aclCheckCmd(L *lua.LState) int {
 	res, _ := sc.fake.aclCheck(cmd, argv)
 	L.Push(lua.LBool(res == acl.OK))
 	return 1
+}
+
+// scriptError replies a script's error table t as msg, counted in the
+// error stats unless t's error was counted where it happened
+// (ignore_error_stats_update, Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE).
+func scriptError(c *Client, t *lua.LTable, msg string) {
+	if t.RawGetString("ignore_error_stats_update") == lua.LTrue {
+		// Not counted again, but the script's command failed
+		// (afterErrorReply's realcmd->failed_calls++).
+		if c.cmd != nil {
+			c.cmd.fails++
+		}
+		c.out = resp.AppendError(c.out, msg)
+		return
+	}
+	c.Error(msg)
 }

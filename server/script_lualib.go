@@ -497,3 +497,86 @@ func installRedisRandom(L *lua.LState, r *redisRand48) {
 		return 0
 	}))
 }
+
+// installLuaFormat wraps string.format so that %q quotes as Lua 5.1's
+// addquoted (\000 for NUL, a backslash before a newline, \r) and a number
+// given to %s or %q is Lua 5.1's text of it (%.14g); every other
+// conversion goes to gopher-lua's format one spec at a time.
+func installLuaFormat(L *lua.LState) {
+	str := L.G.Global.RawGetString("string").(*lua.LTable)
+	orig := str.RawGetString("format").(*lua.LFunction)
+	str.RawSetString("format", L.NewFunction(func(L *lua.LState) int {
+		format := L.CheckString(1)
+		var b strings.Builder
+		arg := 1
+		for i := 0; i < len(format); i++ {
+			ch := format[i]
+			if ch != '%' {
+				b.WriteByte(ch)
+				continue
+			}
+			if i+1 < len(format) && format[i+1] == '%' {
+				b.WriteByte('%')
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(format) && strings.IndexByte("-+ #0", format[j]) >= 0 {
+				j++
+			}
+			for j < len(format) && (format[j] >= '0' && format[j] <= '9' || format[j] == '.') {
+				j++
+			}
+			if j >= len(format) {
+				L.RaiseError("invalid option '%%' to 'format'")
+			}
+			spec, conv := format[i:j+1], format[j]
+			i = j
+			arg++
+			if arg > L.GetTop() {
+				L.ArgError(arg, "no value")
+			}
+			v := L.Get(arg)
+			if n, ok := v.(lua.LNumber); ok && (conv == 's' || conv == 'q') {
+				v = lua.LString(luaNumberString(float64(n)))
+			}
+			if conv == 'q' {
+				s, ok := v.(lua.LString)
+				if !ok {
+					L.ArgError(arg, "string expected, got "+v.Type().String())
+				}
+				b.WriteString(luaQuote(string(s)))
+				continue
+			}
+			L.Push(orig)
+			L.Push(lua.LString(spec))
+			L.Push(v)
+			L.Call(2, 1)
+			b.WriteString(L.ToString(-1))
+			L.Pop(1)
+		}
+		L.Push(lua.LString(b.String()))
+		return 1
+	}))
+}
+
+// luaQuote is Lua 5.1's %q (lstrlib.c addquoted).
+func luaQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\', '\n':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\r':
+			b.WriteString("\\r")
+		case 0:
+			b.WriteString("\\000")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
