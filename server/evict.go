@@ -353,7 +353,7 @@ func (s *Server) oomRefusal(c *Client, cmd *Command, argv [][]byte) string {
 		}
 		return ""
 	}
-	if cmd.effectiveFlags(argv)&FlagDenyOOM == 0 {
+	if s.commandFlags(cmd, argv)&FlagDenyOOM == 0 {
 		return ""
 	}
 	return errOOM
