@@ -63,7 +63,7 @@ func attribute(t *testing.T, h *hist, checkers ...Checker) []Attribution {
 }
 
 func start(h *hist) {
-	h.event(0, history.Info, NodesEvent, nil, map[string]any{"addrs": map[string]string{"n1": addr1, "n2": addr2, "n4": addr4}})
+	h.event(0, history.Info, history.NodesEvent, nil, map[string]any{"addrs": map[string]string{"n1": addr1, "n2": addr2, "n4": addr4}})
 }
 
 // A write acknowledged by n1, then n1 is killed and its replica n4 takes

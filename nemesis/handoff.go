@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // handoffStrikes are the faults a composition can strike with.
@@ -155,7 +156,7 @@ func (h *handoffRun) noteStep(step string, detail map[string]any) {
 	detail["mode"] = h.st.Mode
 	detail["at_ms"] = time.Since(h.began).Milliseconds()
 	h.steps = append(h.steps, detail)
-	h.note("handoff", h.nodes, detail)
+	h.note(history.Handoff, h.nodes, detail)
 }
 
 // hold is how long a kill, pause or partition is held: the step's hold,

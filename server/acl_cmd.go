@@ -238,7 +238,7 @@ func cmdACL(c *Client, argv [][]byte) {
 			"WHOAMI",
 			"    Return the current connection username.",
 			"HELP",
-			"    Print this help.",
+			"    Prints this help.",
 		}
 		c.Array(len(help))
 		for _, h := range help {

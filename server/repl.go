@@ -547,10 +547,15 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 	r.state = "connecting"
 	s.mu.Unlock()
 	m := &masterConn{conn: conn, rd: bufio.NewReaderSize(conn, 64<<10)}
-	if s.cfg.MasterAuth != "" {
+	if s.cfg.MasterAuth != "" && s.cfg.MasterUser != "" {
+		m.send("AUTH", s.cfg.MasterUser, s.cfg.MasterAuth) // an ACL user (masteruser)
+		if l, err := m.line(timeout); err != nil || !strings.HasPrefix(l, "+") {
+			return fmt.Errorf("Unable to AUTH to MASTER: %s %v", l, err)
+		}
+	} else if s.cfg.MasterAuth != "" {
 		m.send("AUTH", s.cfg.MasterAuth)
 		if l, err := m.line(timeout); err != nil || !strings.HasPrefix(l, "+") {
-			return fmt.Errorf("AUTH to MASTER failed: %q %v", l, err)
+			return fmt.Errorf("Unable to AUTH to MASTER: %s %v", l, err)
 		}
 	}
 	m.send("PING")
