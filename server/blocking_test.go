@@ -148,6 +148,19 @@ var blockingScenarios = map[string][]bstep{
 		bSend(1, "XREAD BLOCK 0 STREAMS s 0"), waitBlocked(1), bRun(0, "CLIENT UNBLOCK $1 ERROR"), readOn(1),
 		bSend(1, "XREAD BLOCK 0 STREAMS s 0"), waitBlocked(1), bRun(0, "CLIENT UNBLOCK $1"), readOn(1),
 	},
+	// CLIENT PAUSE WRITE holds what may write or replicate (PFCOUNT,
+	// PUBLISH, EVAL without declared flags, EXEC of a write) and counts it
+	// in blocked_clients (a write queued in MULTI waits too, so conn 5
+	// queues before the pause); reads, read-only scripts, a read-only
+	// transaction and an arity error are answered at once.
+	"client pause write": {
+		bRun(0, "PFADD h a"), bRun(5, "MULTI"), bRun(5, "SET k v"), bRun(0, "CLIENT PAUSE 60000 WRITE"),
+		bRun(1, "SET k"), bRun(1, "EVAL_RO return\\s1 0"), bRun(1, "EVAL_RO return\\sredis.call('publish','ch','m') 0"),
+		bRun(1, "MULTI"), bRun(1, "GET k"), bRun(1, "EXEC"),
+		bSend(2, "PFCOUNT h"), waitBlocked(1), bSend(3, "PUBLISH ch m"), waitBlocked(2), bSend(4, "EVAL return\\s1 0"), waitBlocked(3),
+		bSend(5, "EXEC"), waitBlocked(4),
+		bRun(0, "CLIENT UNPAUSE"), readOn(2), readOn(3), readOn(4), readOn(5), bRun(0, "GET k"),
+	},
 	"rename and move create the key": {
 		bSend(1, "BLPOP k 0"), waitBlocked(1), bRun(0, "RPUSH tmp a"), bRun(0, "RENAME tmp k"), readOn(1),
 		bRun(2, "SELECT 2"), bSend(2, "BZPOPMIN z 0"), waitBlocked(1), bRun(0, "ZADD z 1 a"), bRun(0, "MOVE z 2"), readOn(2),

@@ -845,7 +845,7 @@ func hllCommands() []*Command {
 	return []*Command{
 		hll("pfadd", -2, "write denyoom fast", 1, 1, cmdPFAdd, "Adds the specified elements to the specified HyperLogLog.",
 			[]string{"@write", "@hyperloglog", "@fast"}, []KeySpec{spec([]string{"RW", "insert"}, 1, 0)}),
-		hll("pfcount", -2, "readonly", 1, -1, cmdPFCount, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
+		hll("pfcount", -2, "readonly may_replicate", 1, -1, cmdPFCount, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
 			[]string{"@read", "@hyperloglog", "@slow"}, []KeySpec{pfcount}),
 		hll("pfmerge", -2, "write denyoom", 1, -1, cmdPFMerge, "Merge N different HyperLogLogs into a single one.",
 			[]string{"@write", "@hyperloglog", "@slow"},

@@ -357,20 +357,21 @@ func evalKeys(argv [][]byte) []int {
 }
 
 // evalFlags are the flags EVAL, EVALSHA and FCALL share (their _RO
-// variants add readonly).
+// variants add readonly, the others may_replicate: CLIENT PAUSE WRITE
+// holds them unless the script declares no-writes).
 const evalFlags = "noscript stale skip_monitor no_mandatory_keys movablekeys"
 
 // scriptingCommands are the scripting commands' specs (EVAL, SCRIPT, FCALL, FUNCTION).
 func scriptingCommands() []*Command {
 	return []*Command{
-		newCmd("eval", -3, evalFlags, 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
-		newCmd("evalsha", -3, evalFlags, 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
+		newCmd("eval", -3, evalFlags+" may_replicate", 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
+		newCmd("evalsha", -3, evalFlags+" may_replicate", 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
 		newCmd("eval_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
 		newCmd("evalsha_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
 		newCmd("script", -2, "", 0, 0, 0, cmdScript, "scripting").withSubs(
 			sub("load", 3, "noscript stale"), sub("exists", -3, "noscript"), sub("flush", -2, "noscript"),
 			sub("kill", 2, "noscript allow_busy"), sub("help", 2, "loading stale")),
-		newCmd("fcall", -3, evalFlags, 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
+		newCmd("fcall", -3, evalFlags+" may_replicate", 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
 		newCmd("fcall_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
 		newCmd("function", -2, "", 0, 0, 0, cmdFunction, "scripting").withSubs(
 			sub("load", -3, "write denyoom noscript"), sub("delete", 3, "write noscript"),

@@ -508,6 +508,8 @@ func cmdClient(c *Client, argv [][]byte) {
 			s.pauseEnd = end
 		}
 		s.pauseAll = all
+		s.expirePaused = true
+		s.applyExpireMode()
 		c.OK()
 	case "UNPAUSE":
 		s.unpause()
@@ -723,7 +725,7 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "maxclients", s.cfg.MaxClients)
 		kv(&sb, "client_recent_max_input_buffer", 0)
 		kv(&sb, "client_recent_max_output_buffer", 0)
-		kv(&sb, "blocked_clients", s.blk.n)
+		kv(&sb, "blocked_clients", s.blk.n+s.pausedClients)
 		kv(&sb, "tracking_clients", s.trackingClients())
 		kv(&sb, "clients_in_timeout_table", 0)
 		return sb.String()

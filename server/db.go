@@ -101,7 +101,6 @@ func (s *Server) deleteKeysInSlot(slot int) int {
 // expired lazily or actively (the primary's DELs arrive in the stream) but
 // reads of an expired key still return nothing. The lock must be held.
 func (s *Server) setReplicaMode(on bool) {
-	for _, db := range s.dbs {
-		db.NoLazyExpire = on
-	}
+	s.replicaKeyspace = on
+	s.applyExpireMode()
 }

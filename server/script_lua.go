@@ -283,7 +283,10 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	if e := f.aclScriptRefusal(cmd, argv); e != "" {
 		return reject(e)
 	}
-	if sc.readOnly && target.Flags&FlagWrite != 0 {
+	// A may-replicate command (PUBLISH, PFCOUNT) counts as a write, so a
+	// read-only script can run during CLIENT PAUSE WRITE (Redis's
+	// scriptVerifyWriteCommandAllow).
+	if sc.readOnly && target.Flags&(FlagWrite|FlagMayReplicate) != 0 {
 		return reject("ERR Write commands are not allowed from read-only scripts.")
 	}
 	f.out = f.out[:0]

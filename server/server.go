@@ -90,17 +90,22 @@ type Server struct {
 	watchers map[watchedKey][]*Client
 	monitors []*Client // clients in MONITOR mode
 
-	prop      propagator
-	aof       *aofState
-	persist   persistState // RDB files (persist.go)
-	scripts   *scripting
-	busy      busyScript
-	pauseEnd  time.Time
-	pauseAll  bool
-	pauseCh   chan struct{}
-	shutdown  chan struct{}
-	closeOnce sync.Once
-	wg        sync.WaitGroup
+	prop     propagator
+	aof      *aofState
+	persist  persistState // RDB files (persist.go)
+	scripts  *scripting
+	busy     busyScript
+	pauseEnd time.Time
+	pauseAll bool
+	pauseCh  chan struct{}
+	// pausedClients counts clients waiting for a pause to end;
+	// expirePaused and replicaKeyspace decide store.DB.NoLazyExpire.
+	pausedClients   int
+	expirePaused    bool
+	replicaKeyspace bool
+	shutdown        chan struct{}
+	closeOnce       sync.Once
+	wg              sync.WaitGroup
 	// ShutdownRequested is closed by SHUTDOWN; Main exits when it is.
 	shutdownReq chan struct{}
 	reqOnce     sync.Once
@@ -847,6 +852,9 @@ func (s *Server) cronLoop() {
 			return
 		case now := <-t.C:
 			s.mu.Lock()
+			if s.expirePaused && now.After(s.pauseEnd) {
+				s.endPause() // the pause's time passed: expiry resumes
+			}
 			for _, db := range s.dbs {
 				if db.VolatileLen() > 0 && !s.debug.noActiveExpire {
 					db.ActiveExpire(16)
