@@ -148,6 +148,11 @@ type field struct {
 	get func() string
 	// immutable directives cannot be changed by CONFIG SET.
 	immutable bool
+	// fixed directives are mutable in Redis but set once at start here
+	// (port: the listener is bound then): CONFIG SET accepts only the
+	// value they have, as Redis's test suite's "CONFIG sanity" sets every
+	// directive to its own value.
+	fixed bool
 }
 
 type errArg string
@@ -287,10 +292,12 @@ func hostnameField(p *string) field {
 
 func immutable(f field) field { f.immutable = true; return f }
 
+func fixed(f field) field { f.fixed = true; return f }
+
 // fields returns the implemented directives bound to c.
 func (c *Config) fields() map[string]field {
 	f := map[string]field{
-		"port":                            immutable(intField(&c.Port, 0, 65535)),
+		"port":                            fixed(intField(&c.Port, 0, 65535)),
 		"dir":                             stringField(&c.Dir),
 		"requirepass":                     stringField(&c.RequirePass),
 		"aclfile":                         immutable(stringField(&c.ACLFile)),

@@ -243,7 +243,7 @@ func (c *Config) SetMany(pairs [][2]string, allowProtected bool) ([]string, erro
 		ds[i] = d
 		sp := specs[d.name]
 		fd, hasField := f[d.name]
-		if (sp != nil && sp.flags&immutableFlag != 0) || (hasField && fd.immutable) {
+		if (sp != nil && sp.flags&immutableFlag != 0) || (hasField && fd.immutable) || (hasField && fd.fixed && p[1] != fd.get()) {
 			return nil, &SetError{Name: p[0], Reason: "can't set immutable config"}
 		}
 		if sp != nil && sp.flags&protectedFlag != 0 && !allowProtected {
