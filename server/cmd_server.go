@@ -1,7 +1,9 @@
 package server
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"sort"
@@ -277,7 +279,7 @@ func cmdConfig(c *Client, argv [][]byte) {
 		}
 		names, err := cfg.SetMany(pairs, c.s.protectedAllowed(c, "enable-protected-configs"))
 		if err != nil {
-			c.Error("ERR " + err.Error())
+			c.Error("ERR " + c.s.portSetError(err, pairs).Error())
 			return
 		}
 		for _, name := range names {
@@ -949,4 +951,29 @@ var clientHelp = []string{
 	"    Protect current client connection from eviction.",
 	"HELP",
 	"    Prints this help.",
+}
+
+// portSetError is CONFIG SET's error for a new port: the listener is bound
+// at start here, so a port Redis would move to is refused as immutable;
+// one Redis could not listen on fails as Redis's updatePort does (unit/
+// introspection's "CONFIG SET rollback on apply error" holds it).
+func (s *Server) portSetError(err error, pairs [][2]string) error {
+	var se *config.SetError
+	if !errors.As(err, &se) || se.Name != "port" || se.Unknown || len(s.listeners) == 0 {
+		return err
+	}
+	host := ""
+	if a, ok := s.Addr().(*net.TCPAddr); ok && !a.IP.IsUnspecified() {
+		host = a.IP.String()
+	}
+	for _, p := range pairs {
+		if n, perr := strconv.Atoi(p[1]); p[0] == "port" && perr == nil && n >= 0 && n <= 65535 {
+			l, lerr := net.Listen("tcp", net.JoinHostPort(host, p[1]))
+			if lerr != nil {
+				return &config.SetError{Name: "port", Reason: "Unable to listen on this port. Check server logs."}
+			}
+			l.Close()
+		}
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +232,30 @@ func stripReplIDs(info string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// TestConfigSetPortLikeRedis: CONFIG SET port to a port in use fails as
+// Redis's ("Unable to listen on this port") and leaves the other
+// directives of the call as they were; to its own value it succeeds.
+func TestConfigSetPortLikeRedis(t *testing.T) {
+	used, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer used.Close()
+	usedPort := fmt.Sprint(used.Addr().(*net.TCPAddr).Port)
+	raddr := startRedisServer(t)
+	s := startServer(t)
+	for name, addr := range map[string]string{"redis": raddr, "reference": s.Addr().String()} {
+		c := dialRaw(t, addr)
+		_, port, _ := net.SplitHostPort(addr)
+		got := string(c.do(t, splitTest(t, "CONFIG SET maxmemory 10000001 port "+usedPort))) +
+			string(c.do(t, splitTest(t, "CONFIG GET maxmemory"))) +
+			string(c.do(t, splitTest(t, "CONFIG SET port "+port)))
+		want := "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n" +
+			"*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n+OK\r\n"
+		if got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
 }
