@@ -48,6 +48,11 @@ type blockedOn struct {
 	// BLMPOP/BZMPOP's COUNT.
 	count int64
 	timer *time.Timer
+	// slowArgv and slowUs are the blocking call's arguments and time:
+	// its slowlog entry is written when it is served (Redis's
+	// updateStatsOnUnblock), not when it blocks nor when it times out.
+	slowArgv [][]byte
+	slowUs   int64
 
 	// XREAD/XREADGROUP: the ID each key's entries must follow, the group
 	// and consumer, NOACK (count is COUNT, 1000 when not given).
@@ -305,10 +310,15 @@ func (s *Server) serveReadyKeys() {
 					continue
 				}
 				if o.Kind == store.KindStream {
+					start := nanotime()
 					s.serveBlockedStream(c, b, wk, o)
+					s.slowlogServed(c, b, start)
 					continue
 				}
-				if s.serveBlocked(c, b, wk, o) {
+				start := nanotime()
+				emptied := s.serveBlocked(c, b, wk, o)
+				s.slowlogServed(c, b, start)
+				if emptied {
 					break // the key was emptied and deleted
 				}
 			}

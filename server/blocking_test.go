@@ -460,3 +460,27 @@ func TestBlockedClientsWhenSlotGoesAway(t *testing.T) {
 func runClusterScenario(t *testing.T, addr string, steps []bstep) []byte {
 	return runBlockingScenarioFrom(t, addr, "2", steps, false)
 }
+
+// TestSlowlogServedBlockingCommand: a blocked BLPOP is logged when it is
+// served, with its own arguments (it propagates as LPOP), so an entry
+// survives a SLOWLOG RESET between its block and its serving, as Redis's
+// updateStatsOnUnblock (unit/slowlog's "Rewritten commands are logged as
+// their original command").
+func TestSlowlogServedBlockingCommand(t *testing.T) {
+	s := startServer(t)
+	ctl := dialRaw(t, s.Addr().String())
+	ctl.do(t, splitTest(t, "CONFIG SET slowlog-log-slower-than 0"))
+	rd := dialRaw(t, s.Addr().String())
+	rd.send(t, splitTest(t, "BLPOP l 0"))
+	waitBlockedClients(t, ctl, 1, "BLPOP")
+	ctl.do(t, splitTest(t, "SLOWLOG RESET"))
+	ctl.do(t, splitTest(t, "RPUSH l foo"))
+	if got := string(rd.read(t)); got != "*2\r\n$1\r\nl\r\n$3\r\nfoo\r\n" {
+		t.Fatalf("BLPOP: %q", got)
+	}
+	got := string(ctl.do(t, splitTest(t, "SLOWLOG GET")))
+	want := "*3\r\n$5\r\nBLPOP\r\n$1\r\nl\r\n$1\r\n0\r\n"
+	if !strings.Contains(got, want) {
+		t.Fatalf("SLOWLOG GET has no BLPOP l 0 entry: %q", got)
+	}
+}

@@ -105,9 +105,33 @@ func (s *Server) recordCall(c *Client, cmd *Command, argv [][]byte, d time.Durat
 		}
 		s.latencySample(ev, d.Milliseconds())
 	}
+	if b := c.blk; b != nil && !b.served && b.slowArgv == nil {
+		// It blocked: logged when served (slowlogServed).
+		b.slowUs = us
+		b.slowArgv = make([][]byte, len(argv))
+		for i, a := range argv {
+			b.slowArgv[i] = copyBytes(a)
+		}
+		return
+	}
 	if in.slowThreshold >= 0 && us >= in.slowThreshold && cmd.Flags&FlagSkipSlowlog == 0 {
 		s.slowlogPush(c, name, argv, us)
 	}
+}
+
+// slowlogServed logs a blocked command that was just served with its
+// original arguments (BLPOP, not the LPOP it propagates as), its time the
+// blocking call's and the serving's, as Redis's updateStatsOnUnblock.
+func (s *Server) slowlogServed(c *Client, b *blockedOn, start int64) {
+	in := &s.intro
+	if b.slowArgv == nil || !b.served || b.cmd == nil {
+		return
+	}
+	us := b.slowUs + (nanotime()-start)/1000
+	if in.slowThreshold >= 0 && us >= in.slowThreshold && b.cmd.Flags&FlagSkipSlowlog == 0 {
+		s.slowlogPush(c, b.cmd.Name, b.slowArgv, us)
+	}
+	b.slowArgv = nil
 }
 
 func (s *Server) latencySample(event string, ms int64) {
