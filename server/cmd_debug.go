@@ -113,7 +113,9 @@ func cmdDebug(c *Client, argv [][]byte) {
 		c.OK()
 	case "RELOAD":
 		debugReload(c, argv) // persist.go
-	case "JMAP", "QUICKLIST-PACKED-THRESHOLD", "LISTPACK", "QUICKLIST", "REPLYBUFFER",
+	case "REPLYBUFFER":
+		debugReplyBuffer(c, argv) // replybuf.go
+	case "JMAP", "QUICKLIST-PACKED-THRESHOLD", "LISTPACK", "QUICKLIST",
 		"PAUSE-CRON", "STRINGMATCH-LEN", "CHANGE-REPL-ID", "SET-SKIP-CHECKSUM-VALIDATION",
 		"CONFIG-REWRITE-FORCE-ALL", "LOG":
 		if strings.EqualFold(string(argv[1]), "log") && len(argv) == 3 {

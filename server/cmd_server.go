@@ -400,9 +400,9 @@ func (c *Client) infoLine(now time.Time) string {
 	if la := c.lastActive.Load(); la > 0 {
 		idle = (now.UnixMilli() - la) / 1000
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=8 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=%s redir=-1 resp=%d",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=8 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=%s redir=-1 resp=%d",
 		c.id, c.addr, c.laddr, c.name, int64(now.Sub(c.created).Seconds()), idle, c.flagsString(), c.db, multi,
-		len(c.in), len(c.in)+cap(c.out), cmd, c.userName(), c.proto)
+		c.replyBufSize(), c.rbufPeak.Load(), len(c.in)+cap(c.out), cmd, c.userName(), c.proto)
 }
 
 func cmdClient(c *Client, argv [][]byte) {

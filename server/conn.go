@@ -91,6 +91,11 @@ type Client struct {
 	lastName   []byte
 	lastLookup *Command
 
+	// rbufSize and rbufPeak model Redis's reply buffer (replybuf.go);
+	// rbufPeakReset is when the cron last restarted the peak (unix ms).
+	rbufSize, rbufPeak atomic.Int64
+	rbufPeakReset      int64
+
 	// inScript is set on the fake client that runs redis.call.
 	inScript bool
 	// current command

@@ -81,6 +81,11 @@ type Server struct {
 
 	clients   map[int64]*Client // guarded by clientsMu (taken after mu)
 	clientsMu sync.Mutex
+	// replyBuf drives the reply buffer model (replybuf.go).
+	replyBuf struct {
+		peakResetMs int64
+		resizing    bool
+	}
 	nextID    int64
 	nclients  atomic.Int64
 	listeners []net.Listener
@@ -171,6 +176,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	}
 	s.repl = newReplState(s)
 	s.dbs = make([]*store.DB, cfg.Databases)
+	s.replyBuf.peakResetMs, s.replyBuf.resizing = replyBufPeakResetDefault, true
 	for i := range s.dbs {
 		i := i
 		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o); s.notifyIn(i, notifyNew, "new", []byte(key)) },
@@ -547,6 +553,7 @@ func (c *Client) shrinkIn() {
 
 // resetOut empties the reply buffer, dropping it when it grew large.
 func (c *Client) resetOut() {
+	c.noteReplyFlush(len(c.out))
 	if cap(c.out) > maxOutKeep {
 		c.out = nil
 	} else {
@@ -871,6 +878,7 @@ func (s *Server) cronLoop() {
 				}
 			}
 			s.persistCron(now)
+			s.resizeReplyBuffers(now)
 			if el := now.Sub(s.stats.sampleTime); el >= time.Second {
 				s.stats.opsPerSec = (s.stats.commands - s.stats.opsSample) * int64(time.Second) / int64(el)
 				s.stats.opsSample = s.stats.commands
