@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,9 +39,15 @@ func (c nodes) addrs() []string {
 // slots, the admin connections it sends through and its journal.
 func startMover(t *testing.T, n, replicas int) (nodes, *clusteradmin.SlotMover, *clusteradmin.Admin, *clusteradmin.Journal) {
 	t.Helper()
+	return startMoverOn(t, n, replicas, "")
+}
+
+// startMoverOn is startMover on the server binary given ("": redis-server).
+func startMoverOn(t *testing.T, n, replicas int, binary string) (nodes, *clusteradmin.SlotMover, *clusteradmin.Admin, *clusteradmin.Journal) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	lc, err := localcluster.Start(ctx, t.TempDir(), n, replicas, time.Second, "")
+	lc, err := localcluster.Start(ctx, t.TempDir(), n, replicas, time.Second, binary)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,8 +334,29 @@ func TestMoveKeysSkipsAKeyTheMigratingSourceNoLongerHas(t *testing.T) {
 // DELSLOTS on b forces that map. The repair (keys on both sides: finish on
 // b) must first give the slot its owner back on b, journalled, then move
 // the keys; the old repair retried MIGRATE for 5 s and left it open.
+//
+// It runs on redis-server and, when REDLINE_BINARY is set, on reference
+// server processes (the reference follows Redis 7.0 here).
 func TestRepairGivesTheImportingDestinationAnOwner(t *testing.T) {
-	c, mover, adm, journal := startMover(t, 3, 0)
+	t.Run("redis-server", func(t *testing.T) { repairGivesAnOwner(t, "") })
+	bin := os.Getenv("REDLINE_BINARY")
+	if bin == "" {
+		t.Log("REDLINE_BINARY is not set: not run on the reference server")
+		return
+	}
+	t.Run("reference", func(t *testing.T) {
+		// localcluster starts a redis-server-style binary; the reference
+		// server is the "server" subcommand of redline.
+		wrapper := filepath.Join(t.TempDir(), "reference-server")
+		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec \""+bin+"\" server \"$@\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		repairGivesAnOwner(t, wrapper)
+	})
+}
+
+func repairGivesAnOwner(t *testing.T, binary string) {
+	c, mover, adm, journal := startMoverOn(t, 3, 0, binary)
 	ctx := context.Background()
 	tp, err := adm.Topology(ctx, c)
 	if err != nil {
