@@ -3,7 +3,6 @@ package kube
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redline-dev/redline/harness/cluster"
@@ -75,13 +74,10 @@ func applyManifests(t *testing.T, cs kubernetes.Interface, ns string) {
 			_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, o, metav1.CreateOptions{})
 		case *corev1.PersistentVolumeClaim:
 			_, err = cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *batchv1.Job:
+			_, err = cs.BatchV1().Jobs(ns).Create(ctx, o, metav1.CreateOptions{})
 		default:
-			u, cerr := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-			if cerr != nil {
-				t.Fatal(cerr)
-			}
-			b, _ := json.Marshal(u)
-			_, err = cs.BatchV1().RESTClient().Post().AbsPath("/apis/batch/v1/namespaces/"+ns+"/jobs").Body(b).SetHeader("Content-Type", "application/json").DoRaw(ctx)
+			t.Fatalf("unexpected %T in the manifests", obj)
 		}
 		if err != nil {
 			t.Fatalf("the API server refused %T of the manifests: %v", obj, err)
