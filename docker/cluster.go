@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 
@@ -122,6 +124,27 @@ func serverArgs(spec cluster.Spec, ip netip.Addr) []string {
 		"--appendonly", aof,
 		"--appendfsync", "everysec",
 	}
+}
+
+// runUserArgs creates the run's ACL user on a node from its start, with
+// its password as a SHA-256 (ACL's #hash), never in clear on the command
+// line (docker inspect, ps).
+func runUserArgs(u cluster.Credentials) []string {
+	if u.User == "" {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(u.Password))
+	return []string{"--user", u.User, "on", "#" + hex.EncodeToString(sum[:]), "~*", "&*", "+@all"}
+}
+
+// authorizeReplication makes a node's replica link authenticate as the
+// run's user (CONFIG SET over the admin connection, again after every
+// restart: the setting is not on the command line).
+func authorizeReplication(ctx context.Context, cl *redis.Client, u cluster.Credentials) error {
+	if u.User == "" {
+		return nil
+	}
+	return cl.Do(ctx, "CONFIG", "SET", "masteruser", u.User, "masterauth", u.Password).Err()
 }
 
 var nameChars = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
@@ -362,6 +385,7 @@ func overlapsAny(p netip.Prefix, others []netip.Prefix) bool {
 // startNode creates and starts one container and waits until it answers PING.
 func (c *Cluster) startNode(ctx context.Context, n *node) error {
 	args := append(serverArgs(c.spec, n.ip), c.flav.args...)
+	args = append(args, runUserArgs(c.spec.RunUser)...)
 	args = append(args, cluster.ConfigArgs(c.spec.ServerConfig)...)
 	labels := map[string]string{LabelRedline: "1", LabelCluster: c.name, LabelNode: n.name, LabelTarget: c.spec.Target}
 	c.addOwner(labels)
@@ -413,6 +437,9 @@ func (c *Cluster) waitReady(ctx context.Context, n *node) error {
 	for {
 		pctx, pcancel := context.WithTimeout(ctx, time.Second)
 		err := cl.Ping(pctx).Err()
+		if err == nil {
+			err = authorizeReplication(pctx, cl, c.spec.RunUser)
+		}
 		pcancel()
 		if err == nil {
 			return nil

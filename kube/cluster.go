@@ -60,6 +60,9 @@ func (r *Runtime) StartCluster(ctx context.Context, spec cluster.Spec) (*Cluster
 	if spec.ServerBinary != "" {
 		return nil, errors.New("kube: --server-binary packs a binary into a local image; on Kubernetes push an image and pass --image")
 	}
+	if spec.RunUser.User != "" {
+		return nil, errors.New("kube: a run's ACL user (--user) is not supported on kubernetes yet: drop --user")
+	}
 	if spec.NodeTimeout <= 0 {
 		spec.NodeTimeout = 2 * time.Second
 	}

@@ -339,9 +339,12 @@ func (s *Server) serveBlocked(c *Client, b *blockedOn, wk watchedKey, o *store.O
 			}
 			if b.toLeft {
 				dst.List.PushFront(v)
+				r.notify(notifyList, "lpush", b.target)
 			} else {
 				dst.List.PushBack(v)
+				r.notify(notifyList, "rpush", b.target)
 			}
+			r.notifyPop(key, b.left)
 			if b.cmd != nil && b.cmd.Name == "brpoplpush" {
 				s.propagate(wk.db, [][]byte{[]byte("RPOPLPUSH"), key, b.target})
 			} else {
@@ -354,6 +357,7 @@ func (s *Server) serveBlocked(c *Client, b *blockedOn, wk watchedKey, o *store.O
 			s.propagate(wk.db, [][]byte{popName(b.left), key})
 			v := listPop(o, b.left)
 			s.dirty++
+			r.notifyPop(key, b.left)
 			r.Array(2)
 			r.Bulk(key)
 			r.Bulk(v)
@@ -367,6 +371,7 @@ func (s *Server) serveBlocked(c *Client, b *blockedOn, wk watchedKey, o *store.O
 				r.Bulk(listPop(o, b.left))
 			}
 			s.dirty += int64(n)
+			r.notifyPop(key, b.left)
 		}
 	} else {
 		n := 1
@@ -384,6 +389,7 @@ func (s *Server) serveBlocked(c *Client, b *blockedOn, wk watchedKey, o *store.O
 		}
 		popped := zsetPopN(o, n, b.left)
 		s.dirty += int64(len(popped))
+		r.notifyZPop(key, b.left)
 		if b.count < 0 {
 			r.Array(3)
 			r.Bulk(key)
@@ -396,6 +402,7 @@ func (s *Server) serveBlocked(c *Client, b *blockedOn, wk watchedKey, o *store.O
 	deleted := o.Len() == 0
 	if deleted {
 		db.Remove(o)
+		r.notify(notifyGeneric, "del", key)
 	}
 	s.touch(wk.db, key)
 	s.finishBlocked(c, r.out, false)

@@ -97,7 +97,13 @@ func (m *migrateConns) closeAll() {
 func migrateKeys(argv [][]byte) []int {
 	if len(argv) > 3 && len(argv[3]) == 0 {
 		for i := 6; i < len(argv); i++ {
-			if strings.EqualFold(string(argv[i]), "keys") {
+			// AUTH's password and AUTH2's user and password are never the
+			// KEYS keyword (migrateGetKeys).
+			if strings.EqualFold(string(argv[i]), "auth") {
+				i++
+			} else if strings.EqualFold(string(argv[i]), "auth2") {
+				i += 2
+			} else if strings.EqualFold(string(argv[i]), "keys") {
 				var out []int
 				for j := i + 1; j < len(argv); j++ {
 					out = append(out, j)

@@ -316,6 +316,9 @@ func bitfieldGeneric(c *Client, argv [][]byte, readonly bool) {
 		}
 	}
 	c.s.dirty += changes
+	if changes > 0 {
+		c.notify(notifyString, "setbit", argv[1])
+	}
 }
 
 // bitfieldCommands are BITFIELD's and BITFIELD_RO's specs.

@@ -54,6 +54,7 @@ func cmdSetBit(c *Client, argv [][]byte) {
 	}
 	if grown || old != (on == 1) {
 		c.s.dirty++
+		c.notify(notifyString, "setbit", argv[1])
 	}
 	if old {
 		c.Int(1)
@@ -315,12 +316,14 @@ func cmdBitOp(c *Client, argv [][]byte) {
 	if maxLen == 0 {
 		if db.Delete(argv[2]) {
 			c.s.dirty++
+			c.notify(notifyGeneric, "del", argv[2])
 		}
 		c.Int(0)
 		return
 	}
 	c.setString(argv[2], res, false).SetRaw(true)
 	c.s.dirty++
+	c.notify(notifyString, "set", argv[2])
 	c.Int(int64(maxLen))
 }
 

@@ -44,6 +44,7 @@ func blockingListPop(c *Client, keys [][]byte, left bool, count int64, canBlock 
 		} else {
 			listPopRangeWithKey(c, o, k, left, count)
 		}
+		c.notifyPop(k, left)
 		c.dropIfEmpty(o)
 		return
 	}
@@ -244,6 +245,7 @@ func blockingZPop(c *Client, keys [][]byte, min bool, count int64, canBlock bool
 			c.s.dirty += int64(n)
 			c.Propagate(name, k, itob(int64(n)))
 		}
+		c.notifyZPop(k, min)
 		c.dropIfEmpty(o)
 		return
 	}

@@ -403,5 +403,21 @@ func specFlags(name string, flags []string, argv [][]byte) []string {
 		}
 		return []string{"OW", "update"}
 	}
+	if variable && name == "bitfield" {
+		// bitfieldGetKeys: read-only while every operation is a complete GET
+		// or OVERFLOW.
+		for i := 2; i < len(argv); i++ {
+			rem := len(argv) - i - 1
+			switch {
+			case strings.EqualFold(string(argv[i]), "get") && rem >= 2:
+				i += 2
+			case strings.EqualFold(string(argv[i]), "overflow") && rem >= 1:
+				i++
+			default:
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"RO", "access"}
+	}
 	return out
 }

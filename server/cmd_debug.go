@@ -96,7 +96,9 @@ func cmdDebug(c *Client, argv [][]byte) {
 			s.aof.flush(true)
 		}
 		c.OK()
-	case "JMAP", "RELOAD", "QUICKLIST-PACKED-THRESHOLD", "LISTPACK", "QUICKLIST", "REPLYBUFFER",
+	case "RELOAD":
+		debugReload(c, argv) // persist.go
+	case "JMAP", "QUICKLIST-PACKED-THRESHOLD", "LISTPACK", "QUICKLIST", "REPLYBUFFER",
 		"PAUSE-CRON", "SET-DISABLE-DENY-SCRIPTS", "STRINGMATCH-LEN", "CHANGE-REPL-ID", "SET-SKIP-CHECKSUM-VALIDATION",
 		"CONFIG-REWRITE-FORCE-ALL", "LOG":
 		if strings.EqualFold(string(argv[1]), "log") && len(argv) == 3 {

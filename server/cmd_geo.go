@@ -458,6 +458,7 @@ func geoSearchGeneric(c *Client, argv [][]byte, srcIdx int, flags int) {
 		if storeKey != nil {
 			if c.kv().Delete(storeKey) {
 				c.s.dirty++
+				c.notify(notifyGeneric, "del", storeKey)
 			}
 			c.Int(0)
 		} else {
@@ -496,6 +497,7 @@ func geoSearchGeneric(c *Client, argv [][]byte, srcIdx int, flags int) {
 	if returned == 0 {
 		if c.kv().Delete(storeKey) {
 			c.s.dirty++
+			c.notify(notifyGeneric, "del", storeKey)
 		}
 		c.Int(0)
 		return
@@ -513,6 +515,11 @@ func geoSearchGeneric(c *Client, argv [][]byte, srcIdx int, flags int) {
 	db.Delete(storeKey)
 	db.Add(storeKey, res)
 	c.s.dirty += int64(returned)
+	if c.cmd.Name == "geosearchstore" {
+		c.notify(notifyZSet, "geosearchstore", storeKey)
+	} else {
+		c.notify(notifyZSet, "georadiusstore", storeKey)
+	}
 	c.Int(int64(returned))
 }
 

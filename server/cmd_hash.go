@@ -29,6 +29,7 @@ func cmdHSet(c *Client, argv [][]byte) {
 		}
 	}
 	c.s.dirty += int64(len(argv)-2) / 2
+	c.notify(notifyHash, "hset", argv[1])
 	if c.cmd.Name == "hmset" {
 		c.OK()
 	} else {
@@ -50,6 +51,7 @@ func cmdHSetNX(c *Client, argv [][]byte) {
 	o, _ = c.getOrCreate(argv[1], store.KindHash)
 	o.HashSet(string(argv[2]), copyBytes(argv[3]))
 	c.s.dirty++
+	c.notify(notifyHash, "hset", argv[1])
 	c.Int(1)
 }
 
@@ -149,6 +151,9 @@ func cmdHDel(c *Client, argv [][]byte) {
 				n++
 			}
 		}
+		if n > 0 {
+			c.notify(notifyHash, "hdel", argv[1])
+		}
 		c.dropIfEmpty(o)
 	}
 	c.s.dirty += n
@@ -223,6 +228,7 @@ func cmdHIncrBy(c *Client, argv [][]byte) {
 	o, _ = c.getOrCreate(argv[1], store.KindHash)
 	o.HashSet(string(argv[2]), itob(cur))
 	c.s.dirty++
+	c.notify(notifyHash, "hincrby", argv[1])
 	c.Int(cur)
 }
 
@@ -261,6 +267,7 @@ func cmdHIncrByFloat(c *Client, argv [][]byte) {
 	o, _ = c.getOrCreate(argv[1], store.KindHash)
 	o.HashSet(string(argv[2]), s)
 	c.s.dirty++
+	c.notify(notifyHash, "hincrbyfloat", argv[1])
 	c.Propagate([]byte("HSET"), argv[1], argv[2], s)
 	c.Bulk(s)
 }

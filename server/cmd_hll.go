@@ -573,6 +573,7 @@ func cmdPFAdd(c *Client, argv [][]byte) {
 	}
 	if updated > 0 {
 		c.s.dirty += updated
+		c.notify(notifyString, "pfadd", argv[1])
 		o.Str[15] |= 0x80
 		c.Int(1)
 		return
@@ -677,6 +678,7 @@ func cmdPFMerge(c *Client, argv [][]byte) {
 	}
 	o.Str[15] |= 0x80
 	c.s.dirty++
+	c.notify(notifyString, "pfadd", argv[1]) // PFMERGE's event in Redis 7.0
 	c.OK()
 }
 

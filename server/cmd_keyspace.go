@@ -20,6 +20,7 @@ func (c *Client) lookup(key []byte, want store.Kind) (*store.Object, bool) {
 	o := c.kv().Get(key)
 	if o == nil {
 		c.s.stats.keyspaceMisses++
+		c.notifyMiss(key)
 		return nil, true
 	}
 	c.s.stats.keyspaceHits++
@@ -83,6 +84,7 @@ func cmdDel(c *Client, argv [][]byte) {
 	var n int64
 	for _, k := range argv[1:] {
 		if c.kv().Delete(k) {
+			c.notify(notifyGeneric, "del", k)
 			n++
 		}
 	}
@@ -176,15 +178,17 @@ func expireGeneric(c *Client, argv [][]byte, unit int64, absolute bool) {
 		c.Int(0)
 		return
 	}
-	if v <= now {
+	if c.s.alreadyExpired(v, now) {
 		db.Remove(o)
 		c.s.dirty++
+		c.notify(notifyGeneric, "del", argv[1])
 		c.Propagate([]byte("DEL"), argv[1])
 		c.Int(1)
 		return
 	}
 	db.SetExpire(o, v)
 	c.s.dirty++
+	c.notify(notifyGeneric, "expire", argv[1])
 	c.Propagate([]byte("PEXPIREAT"), argv[1], itob(v))
 	c.Int(1)
 }
@@ -243,6 +247,7 @@ func cmdPersist(c *Client, argv [][]byte) {
 	}
 	c.kv().SetExpire(o, 0)
 	c.s.dirty++
+	c.notify(notifyGeneric, "persist", argv[1])
 	c.Int(1)
 }
 
@@ -374,6 +379,8 @@ func renameGeneric(c *Client, argv [][]byte, nx bool) {
 	}
 	db.Rename(o, argv[2])
 	c.s.dirty++
+	c.notify(notifyGeneric, "rename_from", argv[1])
+	c.notify(notifyGeneric, "rename_to", argv[2])
 	if nx {
 		c.Int(1)
 	} else {
@@ -426,6 +433,7 @@ func cmdFlushAll(c *Client, argv [][]byte) {
 	}
 	c.s.trackFlushAll()
 	c.s.dirty++
+	c.s.saveAfterFlushAll() // persist.go
 	c.OK()
 }
 
@@ -504,11 +512,12 @@ func cmdRestore(c *Client, argv [][]byte) {
 		if !absttl {
 			ttl += now
 		}
-		if ttl <= now {
+		if c.s.alreadyExpired(ttl, now) {
 			// Already expired: behave as if restored and expired at once.
 			if old != nil {
 				db.Remove(old)
 				c.s.dirty++
+				c.notify(notifyGeneric, "del", argv[1])
 				c.Propagate([]byte("DEL"), argv[1])
 			} else {
 				c.Propagate()
@@ -518,7 +527,12 @@ func cmdRestore(c *Client, argv [][]byte) {
 		}
 		o.ExpireAt = ttl
 	}
+	if old != nil {
+		// Redis deletes the old value and adds the new one (dbAdd).
+		c.notify(notifyNew, "new", argv[1])
+	}
 	db.Set(argv[1], o)
+	c.notify(notifyGeneric, "restore", argv[1])
 	if db.Access.LFU && freq >= 0 {
 		db.SetFreq(o, freq)
 	} else if !db.Access.LFU && idle >= 0 {
@@ -599,6 +613,7 @@ func (c *Client) getOrCreate(key []byte, k store.Kind) (*store.Object, bool) {
 func (c *Client) dropIfEmpty(o *store.Object) {
 	if o.Len() == 0 {
 		c.kv().Remove(o)
+		c.notify(notifyGeneric, "del", []byte(o.Key()))
 	}
 }
 
@@ -679,6 +694,7 @@ func cmdCopy(c *Client, argv [][]byte) {
 	}
 	dst.Add(argv[2], o.Clone())
 	c.s.dirty++
+	c.s.notifyIn(dstDB, notifyGeneric, "copy_to", argv[2])
 	if dstDB != c.db && len(c.s.watchers) > 0 {
 		c.s.touch(dstDB, argv[2]) // exec touches keys of the current DB only
 	}
@@ -708,6 +724,8 @@ func cmdMove(c *Client, argv [][]byte) {
 	src.Remove(o)
 	dst.Add(argv[1], o)
 	c.s.dirty++
+	c.notify(notifyGeneric, "move_from", argv[1])
+	c.s.notifyIn(dstDB, notifyGeneric, "move_to", argv[1])
 	if len(c.s.watchers) > 0 {
 		c.s.touch(dstDB, argv[1])
 	}

@@ -21,6 +21,11 @@ func pushGeneric(c *Client, argv [][]byte, front bool) {
 		}
 	}
 	c.s.dirty += int64(len(argv) - 2)
+	if front {
+		c.notify(notifyList, "lpush", argv[1])
+	} else {
+		c.notify(notifyList, "rpush", argv[1])
+	}
 	c.Int(int64(o.List.Len()))
 }
 
@@ -69,7 +74,11 @@ func popGeneric(c *Client, argv [][]byte, front bool) {
 			c.Bulk(pop())
 		}
 		c.s.dirty += int64(n)
+		if n == 0 {
+			return
+		}
 	}
+	c.notifyPop(argv[1], front)
 	c.dropIfEmpty(o)
 }
 
@@ -197,6 +206,7 @@ func cmdLSet(c *Client, argv [][]byte) {
 	}
 	o.List.Set(int(idx), copyBytes(argv[3]))
 	c.s.dirty++
+	c.notify(notifyList, "lset", argv[1])
 	c.OK()
 }
 
@@ -244,6 +254,7 @@ func cmdLRem(c *Client, argv [][]byte) {
 			}
 		}
 		o.List.Reset(out)
+		c.notify(notifyList, "lrem", argv[1])
 		c.dropIfEmpty(o)
 		c.s.dirty += removed
 	}
@@ -273,6 +284,7 @@ func cmdLTrim(c *Client, argv [][]byte) {
 	} else {
 		items = items[s : e+1]
 	}
+	c.notify(notifyList, "ltrim", argv[1]) // also when nothing went
 	if int64(len(items)) != n {
 		o.List.Reset(items)
 		c.dropIfEmpty(o)
@@ -402,6 +414,7 @@ func cmdLInsert(c *Client, argv [][]byte) {
 		items = append(items[:at], append([][]byte{copyBytes(argv[4])}, items[at:]...)...)
 		o.List.Reset(items)
 		c.s.dirty++
+		c.notify(notifyList, "linsert", argv[1])
 		c.Int(int64(o.List.Len()))
 		return
 	}
@@ -446,9 +459,12 @@ func cmdLMove(c *Client, argv [][]byte) {
 	}
 	if toLeft {
 		dst.List.PushFront(v)
+		c.notify(notifyList, "lpush", argv[2])
 	} else {
 		dst.List.PushBack(v)
+		c.notify(notifyList, "rpush", argv[2])
 	}
+	c.notifyPop(argv[1], fromLeft)
 	c.dropIfEmpty(src)
 	c.s.dirty++
 	c.Bulk(v)

@@ -88,6 +88,10 @@ func cmdExec(c *Client, argv [][]byte) {
 			continue
 		}
 		c.cmd = cmd
+		if e := c.aclExecRefusal(cmd, q); e != "" {
+			c.Error(e)
+			continue
+		}
 		c.exec(cmd, q)
 	}
 	s.endBlock()

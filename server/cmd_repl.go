@@ -92,7 +92,16 @@ func cmdPsync(c *Client, argv [][]byte) {
 	}
 	if !partial {
 		var snap []byte
-		s.snapshot(func(argv ...[]byte) { snap = appendCommand(snap, argv) })
+		// rdb-key-save-delay paces the transfer per key, as Redis's
+		// rdbSaveKeyValuePair delays its diskless child (persist.go).
+		delay := time.Duration(s.cfgInt("rdb-key-save-delay")) * time.Microsecond
+		var ends []int
+		s.snapshot(func(argv ...[]byte) {
+			snap = appendCommand(snap, argv)
+			if delay > 0 {
+				ends = append(ends, len(snap))
+			}
+		})
 		if s.prop.started {
 			snap = appendCommand(snap, [][]byte{[]byte("SELECT"), itob(int64(s.prop.lastDB))})
 		}
@@ -111,6 +120,17 @@ func cmdPsync(c *Client, argv [][]byte) {
 			head = head[:len(head)-2]
 		}
 		s.Logf('*', "Full resync requested by replica %s:%d; sending %d bytes of dataset at offset %d", host, rl.port, len(snap), r.offset)
+		if delay > 0 && len(ends) > 0 {
+			shift := len(head) - len(snap) - 2 // the bulk header before snap
+			if len(argv) == 1 {
+				shift += 2
+			}
+			for i := range ends {
+				ends[i] += shift
+			}
+			rl.paced = &pacedSync{data: head, ends: ends, delay: delay}
+			head = nil
+		}
 	}
 	rl.buf = head
 	if len(r.replicas) == 0 {

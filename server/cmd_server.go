@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/config"
 )
 
@@ -70,19 +71,8 @@ func cmdReset(c *Client, argv [][]byte) {
 	c.proto = 2
 	c.name = ""
 	c.Asking, c.ReadOnly = false, false
-	c.authenticated = c.s.cfg.RequirePass == ""
-	c.parser.Unauthenticated = !c.authenticated
+	c.resetAuth()
 	c.Simple("RESET")
-}
-
-func (c *Client) checkPassword(user, pass []byte) bool {
-	if user != nil && string(user) != "default" {
-		return false
-	}
-	if c.s.cfg.RequirePass == "" {
-		return true // the default user has nopass
-	}
-	return string(pass) == c.s.cfg.RequirePass
 }
 
 func cmdAuth(c *Client, argv [][]byte) {
@@ -90,21 +80,17 @@ func cmdAuth(c *Client, argv [][]byte) {
 		c.Error(ErrSyntax)
 		return
 	}
-	var user []byte
-	pass := argv[1]
+	user, pass := "default", argv[1]
 	if len(argv) == 3 {
-		user, pass = argv[1], argv[2]
-	}
-	if c.s.cfg.RequirePass == "" && user == nil {
+		user, pass = string(argv[1]), argv[2]
+	} else if c.s.acl.Default.NoPass() {
 		c.Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
-	if !c.checkPassword(user, pass) {
+	if !c.authenticate(user, pass, argv[0]) {
 		c.Error(ErrWrongPass)
 		return
 	}
-	c.authenticated = true
-	c.parser.Unauthenticated = false
 	c.OK()
 }
 
@@ -129,12 +115,10 @@ func cmdHello(c *Client, argv [][]byte) {
 	for ; i < len(argv); i++ {
 		switch {
 		case eq(argv[i], "auth") && i+2 < len(argv):
-			if !c.checkPassword(argv[i+1], argv[i+2]) {
+			if !c.authenticate(string(argv[i+1]), argv[i+2], argv[0]) {
 				c.Error(ErrWrongPass)
 				return
 			}
-			c.authenticated = true
-			c.parser.Unauthenticated = false
 			i += 2
 		case eq(argv[i], "setname") && i+1 < len(argv):
 			if !validClientName(argv[i+1]) {
@@ -148,7 +132,7 @@ func cmdHello(c *Client, argv [][]byte) {
 			return
 		}
 	}
-	if !c.authenticated {
+	if c.authRequired() {
 		c.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
@@ -200,22 +184,6 @@ func cmdTime(c *Client, argv [][]byte) {
 	c.BulkString(strconv.FormatInt(us%1e6, 10))
 }
 
-func cmdLastSave(c *Client, argv [][]byte) { c.Int(c.s.started.Unix()) }
-
-func cmdSave(c *Client, argv [][]byte) {
-	if c.s.aof != nil {
-		c.s.aof.flush(true)
-	}
-	c.OK()
-}
-
-func cmdBgSave(c *Client, argv [][]byte) {
-	if c.s.aof != nil {
-		c.s.aof.flush(true)
-	}
-	c.Simple("Background saving started")
-}
-
 func cmdBgRewriteAOF(c *Client, argv [][]byte) {
 	if c.s.aof == nil {
 		// Redis rewrites even with appendonly off; we have nothing to write.
@@ -223,28 +191,13 @@ func cmdBgRewriteAOF(c *Client, argv [][]byte) {
 		return
 	}
 	c.s.aof.pending = true
+	if c.s.persist.bg != nil {
+		// As Redis while its RDB child runs: the rewrite waits for it
+		// (the cron rewrites once the background save is collected).
+		c.Simple("Background append only file rewriting scheduled")
+		return
+	}
 	c.Simple("Background append only file rewriting started")
-}
-
-func cmdShutdown(c *Client, argv [][]byte) {
-	for _, a := range argv[1:] {
-		switch strings.ToUpper(string(a)) {
-		case "NOSAVE", "SAVE", "NOW", "FORCE":
-		case "ABORT":
-			c.Error("ERR No shutdown in progress.")
-			return
-		default:
-			c.Error(ErrSyntax)
-			return
-		}
-	}
-	if c.s.aof != nil {
-		c.s.aof.flush(true)
-	}
-	c.s.Logf('#', "User requested shutdown...")
-	c.s.requestShutdown()
-	// Like Redis, no reply: the connection closes.
-	c.closeNow = true
 }
 
 // cmdRedline implements admin commands of this server:
@@ -382,12 +335,16 @@ func (s *Server) configChanged(name string) {
 		} else if !s.cfg.AppendOnly && s.aof != nil {
 			s.closeAOF()
 		}
+	case "requirepass":
+		s.acl.UpdateDefaultPassword(s.cfg.RequirePass)
+	case "acl-pubsub-default", "acllog-max-len":
+		s.applyACLConfig()
 	case "proto-max-bulk-len":
 		for _, c := range s.clientList() {
 			c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
 		}
 	}
-	if name == "maxmemory" {
+	if strings.HasPrefix(name, "maxmemory") {
 		s.setMaxmemory()
 	}
 	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.inCluster() {
@@ -438,9 +395,9 @@ func (c *Client) infoLine(now time.Time) string {
 	if la := c.lastActive.Load(); la > 0 {
 		idle = (now.UnixMilli() - la) / 1000
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=8 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=8 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.addr, c.laddr, c.name, int64(now.Sub(c.created).Seconds()), idle, c.flagsString(), c.db, multi,
-		len(c.in), len(c.in)+cap(c.out), cmd, c.proto, c.libName, c.libVer)
+		len(c.in), len(c.in)+cap(c.out), cmd, c.userName(), c.proto, c.libName, c.libVer)
 }
 
 func cmdClient(c *Client, argv [][]byte) {
@@ -611,6 +568,7 @@ func cmdClientKill(c *Client, argv [][]byte) {
 	}
 	var id int64
 	var addr, laddr, typ string
+	var user *acl.User
 	skipme := true
 	for i := 2; i < len(argv); i += 2 {
 		v := string(argv[i+1])
@@ -648,7 +606,7 @@ func cmdClientKill(c *Client, argv [][]byte) {
 				return
 			}
 		case "USER":
-			if v != "default" {
+			if user = s.acl.User(v); user == nil {
 				c.Error("ERR No such user '" + v + "'")
 				return
 			}
@@ -660,7 +618,7 @@ func cmdClientKill(c *Client, argv [][]byte) {
 	}
 	var n int64
 	for _, t := range s.clientList() {
-		if (id != 0 && t.id != id) || (addr != "" && t.addr != addr) || (laddr != "" && t.laddr != laddr) || (typ != "" && clientType(t) != typ) {
+		if (id != 0 && t.id != id) || (addr != "" && t.addr != addr) || (laddr != "" && t.laddr != laddr) || (typ != "" && clientType(t) != typ) || (user != nil && t.user != user) {
 			continue
 		}
 		if t == c && skipme {
@@ -770,16 +728,7 @@ func (s *Server) info(args [][]byte) string {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		var sb strings.Builder
-		kv(&sb, "used_memory", ms.HeapAlloc)
-		kv(&sb, "used_memory_human", humanBytes(ms.HeapAlloc))
-		kv(&sb, "used_memory_rss", ms.Sys)
-		kv(&sb, "used_memory_rss_human", humanBytes(ms.Sys))
-		kv(&sb, "used_memory_peak", ms.HeapSys)
-		kv(&sb, "used_memory_peak_human", humanBytes(ms.HeapSys))
-		kv(&sb, "used_memory_lua", 0)
-		kv(&sb, "maxmemory", 0)
-		kv(&sb, "maxmemory_human", "0B")
-		kv(&sb, "maxmemory_policy", "noeviction")
+		s.memoryInfo(&sb, &ms)
 		out, in, peak := s.asmMemoryInfo()
 		kv(&sb, "mem_cluster_slot_migration_output_buffer", out)
 		kv(&sb, "mem_cluster_slot_migration_input_buffer", in)
@@ -789,12 +738,7 @@ func (s *Server) info(args [][]byte) string {
 	})
 	section("persistence", "Persistence", func() string {
 		var sb strings.Builder
-		kv(&sb, "loading", b2i(s.loading || s.replLoading))
-		kv(&sb, "async_loading", 0)
-		kv(&sb, "rdb_changes_since_last_save", s.dirty)
-		kv(&sb, "rdb_bgsave_in_progress", 0)
-		kv(&sb, "rdb_last_save_time", s.started.Unix())
-		kv(&sb, "rdb_last_bgsave_status", "ok")
+		s.persistInfo(&sb) // persist.go
 		aofOn := 0
 		var size, base, rewrites int64
 		status := "ok"
@@ -831,7 +775,7 @@ func (s *Server) info(args [][]byte) string {
 			expired += db.ExpiredKeys
 		}
 		kv(&sb, "expired_keys", expired)
-		kv(&sb, "evicted_keys", 0)
+		kv(&sb, "evicted_keys", s.oom.evicted)
 		kv(&sb, "keyspace_hits", s.stats.keyspaceHits)
 		kv(&sb, "keyspace_misses", s.stats.keyspaceMisses)
 		var channels, patterns, shard int

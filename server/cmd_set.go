@@ -22,6 +22,9 @@ func cmdSAdd(c *Client, argv [][]byte) {
 		}
 	}
 	c.s.dirty += n
+	if n > 0 {
+		c.notify(notifySet, "sadd", argv[1])
+	}
 	c.Int(n)
 }
 
@@ -37,6 +40,9 @@ func cmdSRem(c *Client, argv [][]byte) {
 				delete(o.Set, string(m))
 				n++
 			}
+		}
+		if n > 0 {
+			c.notify(notifySet, "srem", argv[1])
 		}
 		c.dropIfEmpty(o)
 	}
@@ -142,6 +148,9 @@ func cmdSPop(c *Client, argv [][]byte) {
 		}
 		popped = append(popped, []byte(m))
 		delete(o.Set, m)
+	}
+	if n > 0 {
+		c.notify(notifySet, "spop", argv[1])
 	}
 	c.dropIfEmpty(o)
 	if count < 0 {
@@ -282,12 +291,20 @@ func (c *Client) storeResult(key []byte, o *store.Object) {
 	if o.Len() == 0 {
 		if db.Delete(key) {
 			c.s.dirty++
+			c.notify(notifyGeneric, "del", key)
 		}
 		return
 	}
 	db.Delete(key)
 	db.Add(key, o)
 	c.s.dirty++
+	// The event is the command's name: sinterstore, zunionstore,
+	// zrangestore... in the class of the stored type.
+	if o.Kind == store.KindSet {
+		c.notify(notifySet, c.cmd.Name, key)
+	} else {
+		c.notify(notifyZSet, c.cmd.Name, key)
+	}
 }
 
 // parseNumKeys parses the numkeys argument of SINTERCARD, ZUNION and the
@@ -378,6 +395,7 @@ func cmdSMove(c *Client, argv [][]byte) {
 		return
 	}
 	delete(src.Set, m)
+	c.notify(notifySet, "srem", argv[1])
 	c.dropIfEmpty(src)
 	if dst == nil {
 		dst = store.NewObject(store.KindSet)
@@ -385,6 +403,8 @@ func cmdSMove(c *Client, argv [][]byte) {
 	}
 	if !dst.SetAdd(m) {
 		c.untouched = 2
+	} else {
+		c.notify(notifySet, "sadd", argv[2])
 	}
 	c.s.dirty++
 	c.Int(1)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/store"
 )
 
@@ -193,11 +194,18 @@ func sortGeneric(c *Client, argv [][]byte, readonly bool) {
 			} else if cluster {
 				c.Error("ERR BY option of SORT denied in Cluster mode.")
 				return
+			} else if !c.fullKeyAccess(argv, acl.PermRead) {
+				c.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
+				return
 			}
 			j++
 		case eq(a, "get") && left >= 1:
 			if cluster {
 				c.Error("ERR GET option of SORT denied in Cluster mode.")
+				return
+			}
+			if !c.fullKeyAccess(argv, acl.PermRead) {
+				c.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
 				return
 			}
 			gets = append(gets, argv[j+1])
@@ -378,8 +386,10 @@ func sortGeneric(c *Client, argv [][]byte, readonly bool) {
 		db.Delete(storekey)
 		db.Add(storekey, res)
 		c.s.dirty += outLen
+		c.notify(notifyList, "sortstore", storekey)
 	} else if db.Delete(storekey) {
 		c.s.dirty++
+		c.notify(notifyGeneric, "del", storekey)
 	}
 	c.Int(outLen)
 }

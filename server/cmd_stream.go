@@ -364,9 +364,12 @@ func cmdXAdd(c *Client, argv [][]byte) {
 	s.Append(id, fields, me, mb)
 	c.streamIDReply(id)
 	c.s.dirty++
+	c.notify(notifyStream, "xadd", argv[1])
 	rewrite := !a.idGiven || !a.seqGiven || a.approx
 	if a.byLen || a.byID {
-		streamTrim(s, &a)
+		if streamTrim(s, &a) > 0 {
+			c.notify(notifyStream, "xtrim", argv[1])
+		}
 	}
 	if rewrite {
 		p := make([][]byte, len(argv))
@@ -492,6 +495,9 @@ func cmdXDel(c *Client, argv [][]byte) {
 		}
 	}
 	c.s.dirty += n
+	if n > 0 {
+		c.notify(notifyStream, "xdel", argv[1])
+	}
 	c.Int(n)
 }
 
@@ -510,6 +516,7 @@ func cmdXTrim(c *Client, argv [][]byte) {
 	}
 	n := streamTrim(o.Stream, &a)
 	if n > 0 {
+		c.notify(notifyStream, "xtrim", argv[1])
 		if a.approx {
 			p := make([][]byte, len(argv))
 			copy(p, argv)
@@ -585,6 +592,7 @@ func cmdXSetID(c *Client, argv [][]byte) {
 	}
 	c.OK()
 	c.s.dirty++
+	c.notify(notifyStream, "xsetid", argv[1])
 }
 
 // ---- XREAD / XREADGROUP ----
@@ -791,6 +799,7 @@ func streamConsumer(c *Client, g *store.StreamCG, key, group []byte, name string
 	}
 	cons := g.CreateConsumer(name, now)
 	c.s.dirty++
+	c.notify(notifyStream, "xgroup-createconsumer", key)
 	if noack {
 		c.s.propagate(c.db, [][]byte{[]byte("XGROUP"), []byte("CREATECONSUMER"), copyBytes(key), copyBytes(group), []byte(name)})
 	}
@@ -960,6 +969,7 @@ func cmdXGroup(c *Client, argv [][]byte) {
 		} else {
 			c.OK()
 			c.s.dirty++
+			c.notify(notifyStream, "xgroup-create", argv[2])
 		}
 	case opt == "SETID" && (len(argv) == 5 || len(argv) == 7):
 		var id store.StreamID
@@ -975,6 +985,7 @@ func cmdXGroup(c *Client, argv [][]byte) {
 		g.EntriesRead = entriesRead
 		c.OK()
 		c.s.dirty++
+		c.notify(notifyStream, "xgroup-setid", argv[2])
 	case opt == "DESTROY" && len(argv) == 4:
 		if g == nil {
 			c.Int(0)
@@ -983,10 +994,12 @@ func cmdXGroup(c *Client, argv [][]byte) {
 		s.DestroyGroup(grp)
 		c.Int(1)
 		c.s.dirty++
+		c.notify(notifyStream, "xgroup-destroy", argv[2])
 		c.s.streamReady(c.db, argv[2])
 	case opt == "CREATECONSUMER" && len(argv) == 5:
 		if g.CreateConsumer(string(argv[4]), c.s.clock.NowMs()) != nil {
 			c.s.dirty++
+			c.notify(notifyStream, "xgroup-createconsumer", argv[2])
 			c.Int(1)
 		} else {
 			c.Int(0)
@@ -997,6 +1010,7 @@ func cmdXGroup(c *Client, argv [][]byte) {
 			pending = int64(len(cons.Pending()))
 			g.DeleteConsumer(cons)
 			c.s.dirty++
+			c.notify(notifyStream, "xgroup-delconsumer", argv[2])
 		}
 		c.Int(pending)
 	default:
@@ -1277,7 +1291,7 @@ func cmdXClaim(c *Client, argv [][]byte) {
 			continue
 		}
 		if cons == nil {
-			cons = streamConsumerNoProp(c, g, string(argv[3]))
+			cons = streamConsumerNoProp(c, g, argv[1], string(argv[3]))
 		}
 		nack.DeliveryTime = delivery
 		if retry >= 0 {
@@ -1312,14 +1326,16 @@ func propagateXClaimRaw(c *Client, key []byte, g *store.StreamCG, group, id []by
 }
 
 // streamConsumerNoProp looks up (refreshing) or creates a consumer.
-func streamConsumerNoProp(c *Client, g *store.StreamCG, name string) *store.StreamConsumer {
+func streamConsumerNoProp(c *Client, g *store.StreamCG, key []byte, name string) *store.StreamConsumer {
 	now := c.s.clock.NowMs()
 	if cons := g.Consumer(name); cons != nil {
 		cons.SeenTime = now
 		return cons
 	}
 	c.s.dirty++
-	return g.CreateConsumer(name, now)
+	cons := g.CreateConsumer(name, now)
+	c.notify(notifyStream, "xgroup-createconsumer", key)
+	return cons
 }
 
 func cmdXAutoClaim(c *Client, argv [][]byte) {
@@ -1410,7 +1426,7 @@ func cmdXAutoClaim(c *Client, argv [][]byte) {
 			count--
 		} else if minIdle == 0 || now-nack.DeliveryTime >= minIdle {
 			if cons == nil {
-				cons = streamConsumerNoProp(c, g, string(argv[3]))
+				cons = streamConsumerNoProp(c, g, argv[1], string(argv[3]))
 			}
 			nack.DeliveryTime = now
 			if !justid {

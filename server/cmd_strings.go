@@ -67,6 +67,7 @@ func cmdSet(c *Client, argv [][]byte) {
 	if len(argv) == 3 {
 		c.setString(argv[1], argv[2], false)
 		c.s.dirty++
+		c.notify(notifyString, "set", argv[1])
 		c.OK()
 		return
 	}
@@ -162,12 +163,15 @@ func cmdSet(c *Client, argv [][]byte) {
 			c.Bulk(old.Str)
 		}
 	}
-	if expArg != nil && exp <= now {
+	if expArg != nil && c.s.alreadyExpired(exp, now) {
 		// Already expired: the key is simply gone (Redis deletes it).
 		if old != nil {
 			db.Remove(old)
 		}
 		c.s.dirty++
+		// Redis 7.0 stores the key and sets the past expiry: its events.
+		c.notify(notifyString, "set", argv[1])
+		c.notify(notifyGeneric, "expire", argv[1])
 		c.Propagate([]byte("DEL"), argv[1])
 		if flags&setGet == 0 {
 			c.OK()
@@ -175,8 +179,10 @@ func cmdSet(c *Client, argv [][]byte) {
 		return
 	}
 	o := c.setString(argv[1], argv[2], flags&setKeepTTL != 0)
+	c.notify(notifyString, "set", argv[1])
 	if expArg != nil {
 		db.SetExpire(o, exp)
+		c.notify(notifyGeneric, "expire", argv[1])
 		c.Propagate([]byte("SET"), argv[1], argv[2], []byte("PXAT"), itob(exp))
 	} else if flags&setKeepTTL != 0 {
 		c.Propagate([]byte("SET"), argv[1], argv[2], []byte("KEEPTTL"))
@@ -196,6 +202,7 @@ func cmdSetNX(c *Client, argv [][]byte) {
 	}
 	c.setString(argv[1], argv[2], false)
 	c.s.dirty++
+	c.notify(notifyString, "set", argv[1])
 	c.Int(1)
 }
 
@@ -214,6 +221,8 @@ func setexGeneric(c *Client, argv [][]byte, unit int64, name string) {
 	exp := now + v*unit
 	c.kv().SetExpire(o, exp)
 	c.s.dirty++
+	c.notify(notifyString, "set", argv[1])
+	c.notify(notifyGeneric, "expire", argv[1])
 	c.Propagate([]byte("SET"), argv[1], argv[3], []byte("PXAT"), itob(exp))
 	c.OK()
 }
@@ -233,6 +242,7 @@ func cmdGetSet(c *Client, argv [][]byte) {
 	}
 	c.setString(argv[1], argv[2], false)
 	c.s.dirty++
+	c.notify(notifyString, "set", argv[1])
 }
 
 func cmdGetDel(c *Client, argv [][]byte) {
@@ -247,6 +257,7 @@ func cmdGetDel(c *Client, argv [][]byte) {
 	c.Bulk(o.Str)
 	c.kv().Remove(o)
 	c.s.dirty++
+	c.notify(notifyGeneric, "del", argv[1])
 	c.Propagate([]byte("DEL"), argv[1])
 }
 
@@ -255,6 +266,9 @@ func cmdMGet(c *Client, argv [][]byte) {
 	db := c.kv()
 	for _, k := range argv[1:] {
 		o := db.Get(k)
+		if o == nil {
+			c.notifyMiss(k)
+		}
 		if o == nil || o.Kind != store.KindString {
 			c.Null()
 		} else {
@@ -270,6 +284,7 @@ func cmdMSet(c *Client, argv [][]byte) {
 	}
 	for i := 1; i < len(argv); i += 2 {
 		c.setString(argv[i], argv[i+1], false)
+		c.notify(notifyString, "set", argv[i])
 	}
 	c.s.dirty += int64(len(argv) / 2)
 	c.OK()
@@ -288,6 +303,7 @@ func cmdMSetNX(c *Client, argv [][]byte) {
 	}
 	for i := 1; i < len(argv); i += 2 {
 		c.setString(argv[i], argv[i+1], false)
+		c.notify(notifyString, "set", argv[i])
 	}
 	c.s.dirty += int64(len(argv) / 2)
 	c.Int(1)
@@ -309,6 +325,7 @@ func cmdAppend(c *Client, argv [][]byte) {
 		o.SetRaw(true)
 	}
 	c.s.dirty++
+	c.notify(notifyString, "append", argv[1])
 	c.Int(int64(len(o.Str)))
 }
 
@@ -346,6 +363,7 @@ func incrGeneric(c *Client, key []byte, by int64) {
 	var tmp [24]byte
 	c.setString(key, strconv.AppendInt(tmp[:0], cur, 10), true)
 	c.s.dirty++
+	c.notify(notifyString, "incrby", key)
 	c.Int(cur)
 }
 
@@ -401,6 +419,7 @@ func cmdIncrByFloat(c *Client, argv [][]byte) {
 	s := []byte(res)
 	c.setString(argv[1], s, true).SetNotInt() // Redis stores the result unencoded
 	c.s.dirty++
+	c.notify(notifyString, "incrbyfloat", argv[1])
 	c.Propagate([]byte("SET"), argv[1], s, []byte("KEEPTTL"))
 	c.Bulk(s)
 }
@@ -462,17 +481,20 @@ func cmdGetEx(c *Client, argv [][]byte) {
 	}
 	c.Bulk(o.Str)
 	switch {
-	case has && exp <= now:
+	case has && c.s.alreadyExpired(exp, now):
 		db.Remove(o)
 		c.s.dirty++
+		c.notify(notifyGeneric, "del", argv[1])
 		c.Propagate([]byte("DEL"), argv[1])
 	case has:
 		db.SetExpire(o, exp)
 		c.s.dirty++
+		c.notify(notifyGeneric, "expire", argv[1])
 		c.Propagate([]byte("PEXPIREAT"), argv[1], itob(exp))
 	case persist && o.ExpireAt != 0:
 		db.SetExpire(o, 0)
 		c.s.dirty++
+		c.notify(notifyGeneric, "persist", argv[1])
 		c.Propagate([]byte("PERSIST"), argv[1])
 	}
 }
@@ -558,6 +580,7 @@ func cmdSetRange(c *Client, argv [][]byte) {
 		copy(o.Str[off:], val)
 		o.SetRaw(true)
 		c.s.dirty++
+		c.notify(notifyString, "setrange", argv[1])
 	}
 	c.Int(int64(len(o.Str)))
 }

@@ -110,6 +110,13 @@ scores:
 			o.ZSet.Add(m, nsc+0)
 		}
 	}
+	if added+changed > 0 {
+		if incr {
+			c.notify(notifyZSet, "zincr", argv[1])
+		} else {
+			c.notify(notifyZSet, "zadd", argv[1])
+		}
+	}
 	c.dropIfEmpty(o)
 	c.s.dirty += added + changed
 	if incr {
@@ -156,6 +163,7 @@ func cmdZIncrBy(c *Client, argv [][]byte) {
 	o.ZSet.Add(string(argv[3]), n+0) // stored as 0, replied as -0, as in Redis
 	o.ZSetNote(string(argv[3]))
 	c.s.dirty++
+	c.notify(notifyZSet, "zincr", argv[1])
 	c.Double(n)
 }
 
@@ -199,6 +207,9 @@ func cmdZRem(c *Client, argv [][]byte) {
 			if o.ZSet.Remove(string(m)) {
 				n++
 			}
+		}
+		if n > 0 {
+			c.notify(notifyZSet, "zrem", argv[1])
 		}
 		c.dropIfEmpty(o)
 	}
@@ -642,6 +653,9 @@ func cmdZRemRange(c *Client, argv [][]byte) {
 	for _, m := range gone {
 		o.ZSet.Remove(m)
 	}
+	if len(gone) > 0 {
+		c.notify(notifyZSet, c.cmd.Name, argv[1]) // zremrangebyrank|score|lex
+	}
 	c.dropIfEmpty(o)
 	c.s.dirty += int64(len(gone))
 	c.Int(int64(len(gone)))
@@ -735,6 +749,9 @@ func cmdZPop(c *Client, argv [][]byte) {
 			e := o.ZSet.At(i)
 			o.ZSet.Remove(e.Member)
 			popped = append(popped, e)
+		}
+		if len(popped) > 0 {
+			c.notifyZPop(argv[1], c.cmd.Name == "zpopmin")
 		}
 		c.dropIfEmpty(o)
 	}

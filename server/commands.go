@@ -3,6 +3,8 @@ package server
 import (
 	"sort"
 	"strings"
+
+	"github.com/redline-dev/redline/server/acl"
 )
 
 // Flag is a command property, as COMMAND reports it.
@@ -96,11 +98,19 @@ type Command struct {
 	// on the first) where no InfoSpecs are given.
 	showRedisSpecs bool
 	infoNotes      string
+	// aclCmd is the command's entry in the ACL catalog (server/acl.go).
+	aclCmd *acl.Command
 
 	calls    int64
 	usec     int64
 	fails    int64
 	rejected int64
+	// holdsCaller: the command may hold its caller (blocking), set by New.
+	holdsCaller bool
+	// hist caches the command's latency histogram while histGen is the
+	// server's (Server.recordCall).
+	hist    *cmdHistogram
+	histGen uint64
 }
 
 // newCmd is a spec in the table's compact notation: flags as COMMAND
@@ -186,7 +196,7 @@ var commandFamilies = []func() []*Command{
 	stringCommands, bitmapCommands, bitfieldCommands, hllCommands, sortCommands, keyspaceCommands,
 	hashCommands, setCommands, listCommands, blockingCommands, zsetCommands, geoCommands, multiCommands, scriptingCommands,
 	serverCommands, debugCommands, introspectionCommands, streamCommands, pubsubCommands, clusterCommands,
-	replCommands,
+	replCommands, aclCommands,
 }
 
 // newCommandTable builds a server's command table from the families (each
@@ -219,6 +229,9 @@ func mergeRedisMetadata(cmd *Command, fullName string) {
 	}
 	if cmd.Tips == nil {
 		cmd.Tips = redisTips[fullName]
+	}
+	if cmd.ACL == nil {
+		cmd.ACL = redisACLCategories[fullName]
 	}
 	if cmd.RedisSpecs == nil {
 		cmd.RedisSpecs = redisKeySpecs[fullName]

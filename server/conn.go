@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/resp"
 )
 
@@ -21,6 +22,9 @@ type Client struct {
 	db    int
 	// authenticated is true once AUTH succeeded (or no password is set).
 	authenticated bool
+	// user is the ACL user the connection acts as: the default user until
+	// AUTH, nil (a superuser) for the server's own clients (acl.go).
+	user *acl.User
 	// replyMode is CLIENT REPLY's state (replyOn when zero; tracking.go).
 	replyMode uint8
 
@@ -83,6 +87,11 @@ type Client struct {
 	blk     *blockedOn
 	blocked atomic.Bool
 	woken   atomic.Bool
+
+	// lastName and lastLookup cache the last command name looked up
+	// (Client.lookupCommand).
+	lastName   []byte
+	lastLookup *Command
 
 	// inScript is set on the fake client that runs redis.call.
 	inScript bool

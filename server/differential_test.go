@@ -288,7 +288,6 @@ func TestDifferentialArguments(t *testing.T) {
 // missingCommands are commands whose replies still differ from Redis 7.0's,
 // mostly because the reference server does not implement them (README).
 var missingCommands = map[string]string{
-	"acl":    "not implemented",
 	"module": "not implemented",
 }
 

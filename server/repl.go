@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"runtime"
 	"strconv"
@@ -76,6 +75,9 @@ type replicaLink struct {
 
 	ackOff  int64
 	ackTime time.Time
+	// paced is a full sync's snapshot sent slowly (rdb-key-save-delay)
+	// before buf; nil when none (persist.go).
+	paced *pacedSync
 }
 
 func newReplState(s *Server) *replState {
@@ -159,6 +161,9 @@ func (rl *replicaLink) writeLoop() {
 	gap.Stop()
 	defer gap.Stop()
 	var last time.Time
+	if rl.paced != nil && !rl.paced.send(rl, timeout) {
+		return
+	}
 	for {
 		select {
 		case <-rl.done:
@@ -542,10 +547,15 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 	r.state = "connecting"
 	s.mu.Unlock()
 	m := &masterConn{conn: conn, rd: bufio.NewReaderSize(conn, 64<<10)}
-	if s.cfg.MasterAuth != "" {
+	if s.cfg.MasterAuth != "" && s.cfg.MasterUser != "" {
+		m.send("AUTH", s.cfg.MasterUser, s.cfg.MasterAuth) // an ACL user (masteruser)
+		if l, err := m.line(timeout); err != nil || !strings.HasPrefix(l, "+") {
+			return fmt.Errorf("Unable to AUTH to MASTER: %s %v", l, err)
+		}
+	} else if s.cfg.MasterAuth != "" {
 		m.send("AUTH", s.cfg.MasterAuth)
 		if l, err := m.line(timeout); err != nil || !strings.HasPrefix(l, "+") {
-			return fmt.Errorf("AUTH to MASTER failed: %q %v", l, err)
+			return fmt.Errorf("Unable to AUTH to MASTER: %s %v", l, err)
 		}
 	}
 	m.send("PING")
@@ -615,7 +625,7 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 		}
 		data := make([]byte, n+2)
 		conn.SetReadDeadline(time.Now().Add(timeout + time.Duration(n/(1<<20))*time.Second))
-		if _, err := io.ReadFull(m.rd, data); err != nil {
+		if err := s.receiveSync(m.rd, data); err != nil {
 			return err
 		}
 		s.mu.Lock()
@@ -785,6 +795,8 @@ func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout tim
 			start += used
 			if len(args) >= 2 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "getack") {
 				getack = true
+			} else if isImportAnnouncement(args) {
+				s.noteImportAnnouncement(args)
 			} else if len(args) > 0 {
 				s.execInternal(mc, args)
 				if s.cl.node != nil {

@@ -204,10 +204,13 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	if cmd.Flags&FlagNoScript != 0 {
 		return fail("ERR This Redis command is not allowed from script")
 	}
+	f := sc.fake
+	if e := f.aclScriptRefusal(cmd, argv); e != "" {
+		return fail(e)
+	}
 	if sc.readOnly && cmd.Flags&FlagWrite != 0 {
 		return fail("ERR Write commands are not allowed from read-only scripts.")
 	}
-	f := sc.fake
 	f.out = f.out[:0]
 	if e := s.refusal(f, cmd, argv); e != "" {
 		return fail(e)
@@ -423,6 +426,7 @@ func (sc *scripting) run(c *Client, sha string, fn *lua.LFunction, argv [][]byte
 func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, readOnly bool, params ...lua.LValue) {
 	L := sc.L
 	sc.caller = c
+	sc.fake.user = c.user // redis.call runs with the caller's permissions
 	sc.readOnly = readOnly
 	sc.fake.proto = 2
 	// The script starts in the caller's database; a SELECT inside it does

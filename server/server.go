@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/resp"
@@ -64,6 +65,8 @@ type Server struct {
 	clock    *store.Clock
 	dbs      []*store.DB
 	commands map[string]*Command
+	// acl is the users and their rules (acl.go).
+	acl *acl.ACL
 	// upperCmds indexes the same commands by upper-case name: clients
 	// mostly send "SET", and one map hit beats lower-casing first.
 	upperCmds map[string]*Command
@@ -89,6 +92,7 @@ type Server struct {
 
 	prop      propagator
 	aof       *aofState
+	persist   persistState // RDB files (persist.go)
 	scripts   *scripting
 	busy      busyScript
 	pauseEnd  time.Time
@@ -164,7 +168,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.dbs = make([]*store.DB, cfg.Databases)
 	for i := range s.dbs {
 		i := i
-		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o) },
+		s.dbs[i] = store.New(s.clock, store.Hooks{Expired: func(key string) { s.expired(i, key) }, Added: func(key string, o *store.Object) { s.keyAdded(i, key, o); s.notifyIn(i, notifyNew, "new", []byte(key)) },
 			StreamUnlinked: func(key string) { s.streamReady(i, []byte(key)) }})
 	}
 	s.applyAccessPolicy()
@@ -178,6 +182,10 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.commands = newCommandTable()
 	for name, cmd := range s.commands {
 		s.upperCmds[strings.ToUpper(name)] = cmd
+		cmd.holdsCaller = blocking(cmd.Name)
+	}
+	if err := s.newACL(); err != nil {
+		return nil, err
 	}
 	s.scripts = newScripting(s)
 	s.functions()
@@ -185,6 +193,9 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		s.Logf('#', "%s", w)
 	}
 	if err := s.openAOF(); err != nil {
+		return nil, err
+	}
+	if err := s.loadRDBAtStart(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -278,6 +289,7 @@ func (s *Server) serve() error {
 		s.closeListeners()
 		return err
 	}
+	s.afterStartLoad()
 	s.serveBackground()
 	return nil
 }
@@ -366,9 +378,12 @@ func (s *Server) newClient(conn net.Conn) *Client {
 		c.addr = conn.RemoteAddr().String()
 		c.laddr = conn.LocalAddr().String()
 	}
-	c.authenticated = s.cfg.RequirePass == ""
 	c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
-	c.parser.Unauthenticated = !c.authenticated
+	if conn != nil {
+		c.resetAuth()
+	} else {
+		c.authenticated = true // no connection: the server's own client, a superuser (nil user)
+	}
 	return c
 }
 
@@ -488,6 +503,15 @@ func (s *Server) serveStream(c *Client, conn net.Conn, resumed bool) {
 	}
 }
 
+// wallClock is the system clock, never offset or injected, for
+// bookkeeping compared with time.Now (a client's last activity).
+var wallClock = store.NewClock(nil)
+
+// unixMs is time.Now().UnixMilli() for bookkeeping that runs once per
+// batch: one monotonic reading, the wall clock extrapolated from it
+// (Clock.NowMsAt).
+func (s *Server) unixMs() int64 { return wallClock.NowMsAt(nanotime()) }
+
 // makeRoom makes sure c.in has free space after c.rend: it compacts, or
 // grows when one request is larger than the buffer.
 func (c *Client) makeRoom() {
@@ -538,8 +562,49 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 	if c.closeNow {
 		return true
 	}
-	locked := false
-	var perr error
+	locked, perr := s.runBatch(c, inLoop)
+	if locked {
+		if !s.afterBatch(c) {
+			// The AOF write failed: the batch's writes are not durable,
+			// so its replies must not go out.
+			s.mu.Unlock()
+			return false
+		}
+		if c.ps != nil {
+			c.ps.enqueue() // a subscriber's replies queue up with its messages
+		}
+		s.mu.Unlock()
+	}
+	if c.rstart == c.rend {
+		c.rstart, c.rend = 0, 0
+	}
+	if perr != nil {
+		c.out = resp.AppendError(c.out, "ERR "+perr.Error())
+		c.closeNow = true
+	}
+	return true
+}
+
+// runBatch runs the complete requests in c's input; locked reports that
+// it returns with the server lock held. A panicking handler is logged and
+// answered with an error and the connection is closed, instead of taking
+// the server down: one deferred recover for the batch, not one per
+// command.
+func (s *Server) runBatch(c *Client, inLoop bool) (locked bool, perr error) {
+	defer func() {
+		if p := recover(); p != nil {
+			name := "?"
+			if c.cmd != nil {
+				name = c.cmd.Name
+			}
+			s.Logf('#', "panic running %q: %v\n%s", name, p, debug.Stack())
+			c.Error("ERR internal error")
+			c.closeNow = true
+			if s.trk != nil && s.trk.running == c {
+				s.trackDone(c)
+			}
+		}
+	}()
 	for c.rstart < c.rend {
 		args, m, need, err := c.parser.Parse(c.in[c.rstart:c.rend], c.argvBuf[:0])
 		c.argvBuf = args
@@ -568,7 +633,7 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			}
 			locked = true
 		}
-		cmd := s.Lookup(args[0])
+		cmd := c.lookupCommand(args[0])
 		if inLoop && s.blocksCaller(c, cmd, args) {
 			c.leaveLoop = true
 			break
@@ -579,7 +644,7 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			s.waitPause(c, args)
 			s.mu.Lock()
 		}
-		c.safeCall(cmd, args)
+		c.callCmd(cmd, args)
 		if len(s.blk.ready) > 0 {
 			s.serveReadyKeys()
 		}
@@ -587,26 +652,23 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			break
 		}
 	}
-	if locked {
-		if !s.afterBatch(c) {
-			// The AOF write failed: the batch's writes are not durable,
-			// so its replies must not go out.
-			s.mu.Unlock()
-			return false
-		}
-		if c.ps != nil {
-			c.ps.enqueue() // a subscriber's replies queue up with its messages
-		}
-		s.mu.Unlock()
+	return locked, perr
+}
+
+// lookupCommand is Server.Lookup with a one-entry cache per client: a
+// pipeline mostly repeats one command, and the name's two map lookups
+// (lower case, then upper case as redis-benchmark sends it) cost more than
+// the GET they find. The table does not change after New.
+func (c *Client) lookupCommand(name []byte) *Command {
+	if c.lastLookup != nil && string(name) == string(c.lastName) {
+		return c.lastLookup
 	}
-	if c.rstart == c.rend {
-		c.rstart, c.rend = 0, 0
+	cmd := c.s.Lookup(name)
+	if cmd != nil && len(name) <= 32 {
+		c.lastName = append(c.lastName[:0], name...)
+		c.lastLookup = cmd
 	}
-	if perr != nil {
-		c.out = resp.AppendError(c.out, "ERR "+perr.Error())
-		c.closeNow = true
-	}
-	return true
+	return cmd
 }
 
 // blocksCaller reports, lock held, whether running argv would block the
@@ -618,7 +680,7 @@ func (s *Server) blocksCaller(c *Client, cmd *Command, argv [][]byte) bool {
 	}
 	// A script queued in MULTI hands the connection over when it is
 	// queued, so EXEC runs it off the loop too.
-	if blocking(cmd.Name) {
+	if cmd.holdsCaller {
 		return true
 	}
 	if cmd.Name == "client" && len(argv) > 2 && strings.EqualFold(string(argv[1]), "tracking") {
@@ -637,19 +699,6 @@ func blocking(name string) bool {
 		return true
 	}
 	return false
-}
-
-// safeCall runs a command; a panicking handler is logged and answered with
-// an error and the connection is closed, instead of taking the server down.
-func (c *Client) safeCall(cmd *Command, argv [][]byte) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.s.Logf('#', "panic running %q: %v\n%s", argv[0], p, debug.Stack())
-			c.Error("ERR internal error")
-			c.closeNow = true
-		}
-	}()
-	c.callCmd(cmd, argv)
 }
 
 // afterBatch runs after a connection's batch of commands, lock held: the
@@ -719,6 +768,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	s.Logf('#', "redline reference server (Redis %s compatible), pid=%d, port=%d", config.Version, os.Getpid(), cfg.Port)
+	// Redis's logo carries " PID: n": Redis's own test suite waits for it.
+	s.Logf('*', "Port: %d PID: %d", cfg.Port, os.Getpid())
 	if err := s.Listen(); err != nil {
 		s.Logf('#', "%v", err)
 		fmt.Fprintln(stderr, err)
@@ -741,8 +792,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	sig := notifySignals()
+	signaled := false
 	select {
 	case <-sig:
+		signaled = true
 		s.Logf('#', "Received SIGTERM scheduling shutdown...")
 	case <-s.Done():
 	}
@@ -752,6 +805,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		// at once; its unflushed effects are lost, as with Redis.
 		s.Logf('#', "Exiting with a script still running (SHUTDOWN NOSAVE)")
 		return 0
+	}
+	if signaled {
+		// SIGTERM saves when a save point is configured, as Redis's
+		// prepareForShutdown (SHUTDOWN saved in the command). Unlike Redis,
+		// a failed save does not keep the process running.
+		s.mu.Lock()
+		s.shutdownSave(false, false)
+		s.mu.Unlock()
 	}
 	if err := s.Close(); err != nil {
 		s.Logf('#', "Error closing the AOF: %v", err)
@@ -797,8 +858,11 @@ func (s *Server) cronLoop() {
 					s.aof.syncAsync()
 					lastSync = now
 				}
-				s.maybeRewriteAOF()
+				if s.persist.bg == nil { // a rewrite waits for the background save, as in Redis
+					s.maybeRewriteAOF()
+				}
 			}
+			s.persistCron(now)
 			if el := now.Sub(s.stats.sampleTime); el >= time.Second {
 				s.stats.opsPerSec = (s.stats.commands - s.stats.opsSample) * int64(time.Second) / int64(el)
 				s.stats.opsSample = s.stats.commands
@@ -838,6 +902,7 @@ func (s *Server) closeIdleLoopClients(now time.Time) {
 // expired is called by a DB when it drops an expired key.
 func (s *Server) expired(db int, key string) {
 	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
+	s.notifyIn(db, notifyExpired, "expired", []byte(key))
 	if len(s.watchers) > 0 {
 		s.touch(db, []byte(key))
 	}

@@ -69,6 +69,7 @@ func startClusterFor(ctx context.Context, cfg harness.Config, log *harness.Log, 
 
 		ServerBinary: cfg.ServerBinary,
 		ServerConfig: cfg.ServerConfig,
+		RunUser:      runUser(cfg),
 	})
 	if err != nil {
 		var rejected *docker.ConfigError
@@ -216,4 +217,14 @@ func printStatus(ctx context.Context, w io.Writer, addrs []string) error {
 	}
 	fmt.Fprintf(tw, "slots covered: %d/16384\n", cluster.Covered(nodes))
 	return tw.Flush()
+}
+
+// runUser is the ACL user a run asks every node it creates to have: --user
+// with the password the run authenticates with (its admin credentials).
+func runUser(cfg harness.Config) cluster.Credentials {
+	if cfg.User == "" {
+		return cluster.Credentials{}
+	}
+	c := cluster.AdminCredentials()
+	return cluster.Credentials{User: cfg.User, Password: c.Password}
 }

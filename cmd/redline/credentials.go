@@ -1,8 +1,10 @@
 package main
 
 import (
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -20,8 +22,8 @@ const passwordEnv = "REDISCLI_AUTH"
 
 func addCredentialFlags(c *cobra.Command, cfg *harness.Config) {
 	f := c.Flags()
-	f.StringVar(&cfg.User, "user", "", "ACL user for an external cluster (password from $"+passwordEnv+" or --password-file)")
-	f.StringVar(&cfg.PasswordFrom, "password-file", "", "file holding the password of an external cluster (instead of $"+passwordEnv+")")
+	f.StringVar(&cfg.User, "user", "", "ACL user to run as (password from $"+passwordEnv+" or --password-file); on a cluster redline creates, every node gets this user (a random password when none is given)")
+	f.StringVar(&cfg.PasswordFrom, "password-file", "", "file holding the password of --user or of an external cluster (instead of $"+passwordEnv+")")
 	f.BoolVar(&cfg.TLS, "tls", false, "connect to an external cluster with TLS")
 	f.StringVar(&cfg.TLSCA, "tls-ca", "", "CA certificate file (PEM) to verify the nodes with (default: the system's)")
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "client certificate file (PEM), with --tls-key")
@@ -44,16 +46,26 @@ func loadCredentials(cfg *harness.Config) (cluster.Credentials, error) {
 		}
 		c.Password = strings.TrimRight(string(b), "\r\n")
 		cfg.PasswordFrom = "file " + path
-	case os.Getenv(passwordEnv) != "" && external:
+	case os.Getenv(passwordEnv) != "" && (external || cfg.User != ""):
 		c.Password = os.Getenv(passwordEnv)
 		cfg.PasswordFrom = "env " + passwordEnv
+	case !external && cfg.User != "":
+		// The run's user on a cluster redline creates needs some password:
+		// a fresh one nobody else knows.
+		b := make([]byte, 16)
+		rand.Read(b)
+		c.Password = hex.EncodeToString(b)
+		cfg.PasswordFrom = "generated"
 	}
 	tlsFiles := cfg.TLSCA != "" || cfg.TLSCert != "" || cfg.TLSKey != ""
 	if tlsFiles && !cfg.TLS {
 		return c, fmt.Errorf("--tls-ca, --tls-cert and --tls-key need --tls")
 	}
-	if !external && (cfg.User != "" || c.Password != "" || cfg.TLS) {
-		return c, fmt.Errorf("--user, --password-file and --tls are for clusters redline did not create (--addrs)")
+	if !external && cfg.User == "" && c.Password != "" {
+		return c, fmt.Errorf("--password-file on a cluster redline creates is the password of --user: name the ACL user to create with --user")
+	}
+	if !external && cfg.TLS {
+		return c, fmt.Errorf("--tls is for clusters redline did not create (--addrs)")
 	}
 	if cfg.TLS {
 		t, err := tlsConfig(cfg.TLSCA, cfg.TLSCert, cfg.TLSKey)

@@ -103,13 +103,19 @@ func TestLoadCredentials(t *testing.T) {
 	if c, err := loadCredentials(&cfg); err != nil || c.Password != "from-env" || cfg.PasswordFrom != "env "+passwordEnv {
 		t.Fatalf("env: %+v %v", c, err)
 	}
+	cfg = harness.Config{Target: "reference", User: "bob"}
+	t.Setenv(passwordEnv, "")
+	if c, err := loadCredentials(&cfg); err != nil || c.User != "bob" || len(c.Password) != 32 || cfg.PasswordFrom != "generated" {
+		t.Fatalf("created cluster, no password: %+v %v %q", c, err, cfg.PasswordFrom)
+	}
 	for _, bad := range []harness.Config{
 		{Target: "external", PasswordFrom: filepath.Join(dir, "missing")},
 		{Target: "external", TLSCA: "ca.pem"},                                 // without --tls
 		{Target: "external", TLS: true, TLSCert: "c.pem"},                     // cert without key
 		{Target: "external", TLS: true, TLSCA: filepath.Join(dir, "missing")}, // unreadable CA
 		{Target: "external", TLS: true, TLSCA: pw},                            // not PEM
-		{Target: "reference", User: "bob"},                                    // not external
+		{Target: "reference", PasswordFrom: pw},                               // a password without --user
+		{Target: "reference", TLS: true},                                      // TLS to a cluster redline creates
 	} {
 		if _, err := loadCredentials(&bad); err == nil {
 			t.Errorf("%+v: no error", bad)

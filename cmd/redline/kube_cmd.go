@@ -91,6 +91,7 @@ func startKube(ctx context.Context, cfg harness.Config, log *harness.Log) (clust
 	c, err := rt.Start(ctx, cluster.Spec{
 		Target: cfg.Target, Nodes: cfg.Nodes, Replicas: cfg.Replicas, NodeTimeout: cfg.NodeTimeout.D(),
 		AppendOnly: true, Image: cfg.Image, Name: cfg.TestName, Log: log.Printf, ServerConfig: cfg.ServerConfig,
+		RunUser: runUser(cfg),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the %s cluster on kubernetes: %w", cfg.Target, err)

@@ -37,6 +37,13 @@ type Spec struct {
 	ServerBinary string
 	// ServerConfig holds "directive value ..." settings every node gets.
 	ServerConfig []string
+	// RunUser, when its User is set, is the run's ACL user: every node has
+	// it from its start (all commands, keys and channels) and replicas
+	// authenticate to their primaries as it (masteruser/masterauth), so a
+	// run works with the default user off. The password never goes on a
+	// command line: only its SHA-256 does, the rest travels over admin
+	// connections.
+	RunUser Credentials
 	// Name is a human label for containers and the network (e.g. test name).
 	Name string
 	// Log receives progress lines ("building image", "forming cluster").

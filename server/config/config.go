@@ -81,6 +81,16 @@ type Config struct {
 
 	HLLSparseMaxBytes int64 // hll-sparse-max-bytes
 
+	// ACL: aclfile, acl-pubsub-default (allchannels | resetchannels),
+	// acllog-max-len, and the "user" directives (name then rules), applied
+	// at start as Redis's ACLLoadUsersAtStartup.
+	ACLFile          string
+	ACLPubsubDefault string
+	ACLLogMaxLen     int
+	Users            [][]string
+
+	NotifyKeyspaceEvents int // notify-keyspace-events as Notify* bits (notify.go)
+
 	// File is the absolute path of the config file given on the command
 	// line ("" if none): CONFIG REWRITE writes it.
 	File string
@@ -126,6 +136,8 @@ func Default() *Config {
 		ReplDisklessSync:             true,
 		MinReplicasMaxLag:            10,
 		ReplicaPriority:              100,
+		ACLPubsubDefault:             "resetchannels",
+		ACLLogMaxLen:                 128,
 		Unsupported:                  map[string]string{},
 	}
 }
@@ -281,6 +293,9 @@ func (c *Config) fields() map[string]field {
 		"port":                            immutable(intField(&c.Port, 0, 65535)),
 		"dir":                             stringField(&c.Dir),
 		"requirepass":                     stringField(&c.RequirePass),
+		"aclfile":                         immutable(stringField(&c.ACLFile)),
+		"acl-pubsub-default":              enumField(&c.ACLPubsubDefault, "allchannels", "resetchannels"),
+		"acllog-max-len":                  intField(&c.ACLLogMaxLen, 0, 1<<63-1),
 		"maxclients":                      intField(&c.MaxClients, 1, 1<<31-1),
 		"proto-max-bulk-len":              memField(&c.ProtoMaxBulkLen, 1024*1024, 1<<62),
 		"databases":                       immutable(intField(&c.Databases, 1, 1<<31-1)),
@@ -356,6 +371,7 @@ func (c *Config) fields() map[string]field {
 		get: func() string { return strconv.FormatInt(c.BusyReplyThreshold, 10) },
 	}
 	f["busy-reply-threshold"] = f["lua-time-limit"]
+	f["notify-keyspace-events"] = keyspaceEventsField(&c.NotifyKeyspaceEvents)
 	f["bind"] = field{
 		set: func(a []string) error {
 			if len(a) == 0 || len(a) > 16 {
@@ -533,7 +549,13 @@ func (c *Config) Load(text string) error {
 					return err
 				}
 				continue
-			case (name == "rename-command" && len(args) == 2) || (name == "user" && len(args) >= 1) || (name == "loadmodule" && len(args) >= 1):
+			case name == "user" && len(args) >= 1:
+				if len(args) == 1 { // --user "name rules..." on the command line
+					args = strings.Fields(args[0])
+				}
+				c.Users = append(c.Users, args)
+				continue
+			case (name == "rename-command" && len(args) == 2) || (name == "loadmodule" && len(args) >= 1):
 				c.warnOnce(warned, name, strings.Join(args, " "))
 				continue
 			case strings.Contains(name, ".") && len(args) >= 1:
@@ -559,7 +581,7 @@ func (c *Config) Load(text string) error {
 				return &Error{i + 1, line, err.Error()}
 			}
 			// Accepted, but this server does not do what they ask.
-			if (d.name == "save" && c.Save != "") || (d.name == "daemonize" && c.Daemonize) {
+			if d.name == "daemonize" && c.Daemonize {
 				c.warnOnce(warned, d.name, strings.Join(args, " "))
 			}
 			continue

@@ -64,6 +64,9 @@ var Effective = map[string]bool{
 	"zset-max-listpack-entries": true, "zset-max-listpack-value": true, "list-max-listpack-size": true,
 	"slowlog-log-slower-than": true, "slowlog-max-len": true, "latency-monitor-threshold": true,
 	"latency-tracking": true,
+	// RDB persistence (server/persist.go)
+	"dbfilename": true, "rdbcompression": true, "rdbchecksum": true, "stop-writes-on-bgsave-error": true,
+	"rdb-key-save-delay": true, "repl-diskless-load": true,
 }
 
 // normalize validates args for sp and returns the value as CONFIG GET

@@ -87,3 +87,18 @@ func (db *DB) Touch(o *Object) { db.touch(o) }
 
 // Peek is Get without touching the object's access time or counter.
 func (db *DB) Peek(key []byte) *Object { return db.lookup(string(key), false) }
+
+// lruClockMax is LRU_CLOCK_MAX: Redis keeps the access time in 24 bits of
+// seconds, so idle times wrap after about 194 days as they do there.
+const lruClockMax = 1<<24 - 1
+
+// LRUIdleMs is estimateObjectIdleTime: milliseconds since the last access
+// on the 24-bit seconds clock (the LRU policies' eviction score).
+func (db *DB) LRUIdleMs(o *Object) int64 {
+	now := (db.clock.NowMs() / 1000) & lruClockMax
+	at := (o.atime / 1000) & lruClockMax
+	if now >= at {
+		return (now - at) * 1000
+	}
+	return (now + (lruClockMax - at)) * 1000
+}

@@ -28,21 +28,25 @@ var ErrBadPayload = errors.New("ERR DUMP payload version or checksum are wrong")
 var ErrBadFormat = errors.New("ERR Bad data format")
 
 // Dump serialises o's value (not its TTL) as Redis's DUMP does.
-func Dump(o *Object) []byte {
-	var b []byte
+func Dump(o *Object) []byte { return rdb.Seal(AppendValue(nil, o, true)) }
+
+// AppendValue appends o's value in its RDB encoding (the type byte, then
+// the value as rdbSaveObject writes it), what both DUMP and an RDB file
+// hold; compress is rdbcompression (LZF for strings over 20 bytes).
+func AppendValue(b []byte, o *Object, compress bool) []byte {
 	switch o.Kind {
 	case KindStream:
-		b = dumpStream(b, o.Stream)
+		b = dumpStream(b, o.Stream, compress)
 	case KindString:
 		b = append(b, rdb.TypeString)
-		b = rdb.AppendString(b, o.Str, true)
+		b = rdb.AppendString(b, o.Str, compress)
 	case KindList:
 		b = append(b, rdb.TypeListQuicklist2)
 		nodes := quicklistNodes(o.List, o.limits().ListMaxListpackSize)
 		b = rdb.AppendLen(b, uint64(len(nodes)))
 		for _, n := range nodes {
 			b = rdb.AppendLen(b, rdb.ContainerPacked)
-			b = rdb.AppendString(b, n.Bytes(), true)
+			b = rdb.AppendString(b, n.Bytes(), compress)
 		}
 	case KindSet:
 		ms := o.SetMembers()
@@ -52,13 +56,13 @@ func Dump(o *Object) []byte {
 				vals[i], _ = intsetValue(m)
 			}
 			b = append(b, rdb.TypeSetIntset)
-			b = rdb.AppendString(b, rdb.Intset(vals, int(o.isetWidth)), true)
+			b = rdb.AppendString(b, rdb.Intset(vals, int(o.isetWidth)), compress)
 			break
 		}
 		b = append(b, rdb.TypeSet)
 		b = rdb.AppendLen(b, uint64(len(ms)))
 		for _, m := range ms {
-			b = rdb.AppendString(b, []byte(m), true)
+			b = rdb.AppendString(b, []byte(m), compress)
 		}
 	case KindZSet:
 		n := o.ZSet.Len()
@@ -70,14 +74,14 @@ func Dump(o *Object) []byte {
 				appendScore(lp, e.Score)
 			}
 			b = append(b, rdb.TypeZSetListpack)
-			b = rdb.AppendString(b, lp.Bytes(), true)
+			b = rdb.AppendString(b, lp.Bytes(), compress)
 			break
 		}
 		b = append(b, rdb.TypeZSet2)
 		b = rdb.AppendLen(b, uint64(n))
 		for i := n - 1; i >= 0; i-- {
 			e := o.ZSet.At(i)
-			b = rdb.AppendString(b, []byte(e.Member), true)
+			b = rdb.AppendString(b, []byte(e.Member), compress)
 			b = rdb.AppendBinaryDouble(b, e.Score)
 		}
 	case KindHash:
@@ -89,17 +93,17 @@ func Dump(o *Object) []byte {
 				lp.Append(o.Hash[f])
 			}
 			b = append(b, rdb.TypeHashListpack)
-			b = rdb.AppendString(b, lp.Bytes(), true)
+			b = rdb.AppendString(b, lp.Bytes(), compress)
 			break
 		}
 		b = append(b, rdb.TypeHash)
 		b = rdb.AppendLen(b, uint64(len(fs)))
 		for _, f := range fs {
-			b = rdb.AppendString(b, []byte(f), true)
-			b = rdb.AppendString(b, o.Hash[f], true)
+			b = rdb.AppendString(b, []byte(f), compress)
+			b = rdb.AppendString(b, o.Hash[f], compress)
 		}
 	}
-	return rdb.Seal(b)
+	return b
 }
 
 // appendScore adds a sorted-set score as Redis's zzlInsertAt does: as an

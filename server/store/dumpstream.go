@@ -27,7 +27,7 @@ func appendRawID(b []byte, id StreamID) []byte {
 	return binary.BigEndian.AppendUint64(b, id.Seq)
 }
 
-func dumpStream(b []byte, s *Stream) []byte {
+func dumpStream(b []byte, s *Stream, compress bool) []byte {
 	b = append(b, rdb.TypeStreamListpack2)
 	b = rdb.AppendLen(b, uint64(len(s.nodes)))
 	for _, n := range s.nodes {
@@ -66,7 +66,7 @@ func dumpStream(b []byte, s *Stream) []byte {
 			}
 			lp.AppendInt(cnt)
 		}
-		b = rdb.AppendString(b, lp.Bytes(), true)
+		b = rdb.AppendString(b, lp.Bytes(), compress)
 	}
 	b = rdb.AppendLen(b, uint64(s.length))
 	b = rdb.AppendLen(b, s.LastID.Ms)
@@ -79,7 +79,7 @@ func dumpStream(b []byte, s *Stream) []byte {
 	gs := s.Groups()
 	b = rdb.AppendLen(b, uint64(len(gs)))
 	for _, g := range gs {
-		b = rdb.AppendString(b, []byte(g.Name), true)
+		b = rdb.AppendString(b, []byte(g.Name), compress)
 		b = rdb.AppendLen(b, g.LastID.Ms)
 		b = rdb.AppendLen(b, g.LastID.Seq)
 		b = rdb.AppendLen(b, uint64(g.EntriesRead))
@@ -92,7 +92,7 @@ func dumpStream(b []byte, s *Stream) []byte {
 		cs := g.Consumers()
 		b = rdb.AppendLen(b, uint64(len(cs)))
 		for _, c := range cs {
-			b = rdb.AppendString(b, []byte(c.Name), true)
+			b = rdb.AppendString(b, []byte(c.Name), compress)
 			b = binary.LittleEndian.AppendUint64(b, uint64(c.SeenTime))
 			b = rdb.AppendLen(b, uint64(len(c.pel.list)))
 			for _, p := range c.pel.list {

@@ -74,6 +74,10 @@ type Object struct {
 	lim      *Limits // the encoding limits of the DB holding it (encoding.go)
 	lfuCount uint8
 	lfuTime  uint16
+	// mem is the size estimate charged to the DB; memFull and memLen the
+	// last full measurement and the length it saw (memory.go).
+	mem, memFull int64
+	memLen       int
 }
 
 // Key returns the key the object is stored under.
@@ -121,14 +125,44 @@ func NewObject(k Kind) *Object {
 type Clock struct {
 	now    func() time.Time
 	offset atomic.Int64 // milliseconds
+	// system: now is time.Now, so NowMsAt may derive the wall clock from
+	// a monotonic reading and base.
+	system bool
+	base   atomic.Pointer[clockBase]
 }
+
+// clockBase pairs a wall-clock reading with the monotonic reading taken
+// with it.
+type clockBase struct{ wallNs, mono int64 }
+
+// rebaseEvery is how long NowMsAt extrapolates the wall clock from one
+// time.Now: a step of the system clock is seen within it, as Redis sees one
+// at its next cached-time update.
+const rebaseEvery = 100 * int64(time.Millisecond)
 
 // NewClock returns a clock reading now (time.Now when nil).
 func NewClock(now func() time.Time) *Clock {
 	if now == nil {
-		now = time.Now
+		return &Clock{now: time.Now, system: true}
 	}
 	return &Clock{now: now}
+}
+
+// NowMsAt is NowMs for the instant of mono, a reading of the runtime's
+// monotonic clock (runtime.nanotime) the caller took: the wall clock is
+// extrapolated from a time.Now at most rebaseEvery old, which saves the
+// wall-clock reading on every command (time.Now reads two clocks). A clock
+// with an injected time source reads it as NowMs does.
+func (c *Clock) NowMsAt(mono int64) int64 {
+	if !c.system {
+		return c.NowMs()
+	}
+	b := c.base.Load()
+	if b == nil || mono < b.mono || mono-b.mono > rebaseEvery {
+		b = &clockBase{wallNs: time.Now().UnixNano(), mono: nanotime()}
+		c.base.Store(b)
+	}
+	return (b.wallNs+mono-b.mono)/int64(time.Millisecond) + c.offset.Load()
 }
 
 // NowMs is the current time in unix milliseconds, offset applied.
@@ -177,6 +211,9 @@ type DB struct {
 	NoLazyExpire bool
 	// ExpiredKeys counts keys removed by expiry.
 	ExpiredKeys int64
+	// sizer and used are the memory accounting (memory.go).
+	sizer Sizer
+	used  int64
 }
 
 // New returns an empty DB on clock.
@@ -200,6 +237,9 @@ func (db *DB) Clock() *Clock { return db.clock }
 // Tick refreshes the cached time used for expiry checks. The server calls it
 // before each command (a script sees one frozen time, as in Redis).
 func (db *DB) Tick() int64 { db.now = db.clock.NowMs(); return db.now }
+
+// TickAt is Tick for a monotonic reading the caller took (Clock.NowMsAt).
+func (db *DB) TickAt(mono int64) int64 { db.now = db.clock.NowMsAt(mono); return db.now }
 
 // Now is the cached time of the current command in unix milliseconds.
 func (db *DB) Now() int64 { return db.now }
@@ -272,6 +312,10 @@ func (db *DB) insert(o *Object) {
 	if db.slots != nil {
 		db.slots.add(o.key)
 	}
+	if db.sizer != nil {
+		o.mem, o.memLen = 0, -1
+		db.charge(o)
+	}
 	if db.hooks.Added != nil {
 		db.hooks.Added(o.key, o)
 	}
@@ -296,6 +340,11 @@ func (db *DB) Set(key []byte, o *Object) {
 		o.idx = old.idx
 		db.order[o.idx] = o
 		db.keys[o.key] = o
+		if db.sizer != nil {
+			db.uncharge(old)
+			o.mem, o.memLen = 0, -1
+			db.charge(o)
+		}
 		if old.ExpireAt != 0 && o.ExpireAt == 0 {
 			delete(db.volatile, o.key)
 		} else if o.ExpireAt != 0 {
@@ -323,6 +372,15 @@ func (db *DB) SetExpire(o *Object, at int64) {
 func (db *DB) Delete(key []byte) bool {
 	o := db.Get(key)
 	if o == nil {
+		// A replica leaves expiry to its primary, whose DEL of a key whose
+		// time has passed must remove it (Redis's expireIfNeeded never
+		// expires a key for the master client); else the key stays until
+		// the next full sync (cluster suite 14: a replica restarted from
+		// its RDB with keys already expired).
+		if raw := db.keys[string(key)]; raw != nil && db.NoLazyExpire {
+			db.remove(raw)
+			return true
+		}
 		return false
 	}
 	db.remove(o)
@@ -348,6 +406,9 @@ func (db *DB) remove(o *Object) {
 	if db.slots != nil {
 		db.slots.remove(o.key)
 	}
+	if db.sizer != nil {
+		db.uncharge(o)
+	}
 	if o.Kind == KindStream && db.hooks.StreamUnlinked != nil {
 		db.hooks.StreamUnlinked(o.key)
 	}
@@ -372,6 +433,7 @@ func (db *DB) Flush() int {
 	if db.slots != nil {
 		db.slots = newSlotIndex()
 	}
+	db.used = 0
 	return n
 }
 
@@ -535,6 +597,7 @@ func (db *DB) SwapContents(other *DB) {
 	db.order, other.order = other.order, db.order
 	db.volatile, other.volatile = other.volatile, db.volatile
 	db.slots, other.slots = other.slots, db.slots
+	db.used, other.used = other.used, db.used
 }
 
 // Has reports whether key holds a value, expired or not, without expiring
