@@ -57,6 +57,9 @@ func validateRuntime(cfg *harness.Config, targetChanged bool) error {
 	if cfg.PartitionClients {
 		return badArgs("--partition-clients is not supported on kubernetes yet: drop it")
 	}
+	if cfg.User != "" && cfg.Selector == "" {
+		return badArgs("--user (the run's ACL user on the nodes redline creates) is not supported on kubernetes yet: drop it")
+	}
 	return nil
 }
 
