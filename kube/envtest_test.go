@@ -98,7 +98,7 @@ func needAPIServer(t *testing.T) *apiServer {
 	if env != nil {
 		return env
 	}
-	msg := fmt.Sprintf("no API server for the kube tests: %v; run `make deps` (scripts/install-kube-tools builds kube-apiserver and etcd, about 10 minutes once)", envErr)
+	msg := fmt.Sprintf("no API server for the kube tests: %v; run `make deps` (scripts/install-kube-tools builds kube-apiserver and etcd, once; it is long)", envErr)
 	if os.Getenv("CI") == "" && os.Getenv("REDLINE_KUBE_REQUIRED") == "" {
 		t.Skip("SKIPPING (not CI): " + msg)
 	}
