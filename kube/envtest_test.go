@@ -165,6 +165,8 @@ func startAPIServer() (*apiServer, error) {
 		// No controller-manager runs to make the default service
 		// account: pods get none.
 		"--disable-admission-plugins", "ServiceAccount",
+		// The kubernetes Service's endpoint may not be loopback.
+		"--endpoint-reconciler-type", "none",
 		"--allow-privileged"); err != nil {
 		return nil, err
 	}
