@@ -125,7 +125,11 @@ func (a *attributor) bareNameOr(id string) string {
 const (
 	ServerLost    = "server-lost"
 	AdminStranded = "admin-stranded"
-	AttrUnknown   = "unknown"
+	// AdminOverwritten: the slot's owner holds another copy of the key
+	// and a journalled step moved the slot's keys in between (a MIGRATE
+	// with REPLACE, or a copy that came back over it); not stranded.
+	AdminOverwritten = "admin-overwritten"
+	AttrUnknown      = "unknown"
 )
 
 // VerdictWords is a verdict as the report says it.
@@ -135,6 +139,8 @@ func VerdictWords(v string) string {
 		return "the server lost it"
 	case AdminStranded:
 		return "an admin step stranded it"
+	case AdminOverwritten:
+		return "an admin step overwrote it"
 	case FaultOutage:
 		return "the fault did it"
 	case AdminOutage:
@@ -200,8 +206,24 @@ type suspect struct {
 // lines, then every window in which a shard went unserved (kind
 // "unserved"). It returns nil when there is nothing to attribute.
 func Attribute(ops []history.Op, s Summary, logs []LogLine) []Attribution {
+	return AttributeWithTopology(ops, s, logs, nil)
+}
+
+// TopologySample is one line of a run's topology.jsonl: ns since the
+// history's start and CLUSTER NODES with each node's own line.
+type TopologySample struct {
+	Time         int64  `json:"time"`
+	ClusterNodes string `json:"cluster_nodes"`
+}
+
+// AttributeWithTopology is Attribute with the topology the runner sampled
+// while the run went on: an unserved window then says who owned the
+// shard's slots before, during and after it, and when that changed (the
+// history alone only shows who served the next op).
+func AttributeWithTopology(ops []history.Op, s Summary, logs []LogLine, topo []TopologySample) []Attribution {
 	sus := suspects(s)
 	a := newAttributor(ops, logs)
+	a.topo = topo
 	out := make([]Attribution, 0, len(sus))
 	missed := map[string]bool{} // checker, key and missing read already attributed
 	for _, x := range sus {
@@ -327,6 +349,7 @@ type attributor struct {
 	names      map[string]string // address -> node name
 	finalReads int64
 	logs       []LogLine
+	topo       []TopologySample
 }
 
 type journalStep struct {
@@ -656,6 +679,7 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 		}
 	}
 	ownerHolds := slices.ContainsFunc(onOwner, func(c KeyCopy) bool { return c.Holds == "yes" && c.Role == "primary" })
+	ownerOther := slices.IndexFunc(onOwner, func(c KeyCopy) bool { return c.Holds == "no" && c.Role == "primary" })
 	switch {
 	case len(stranded) > 0:
 		at.Verdict = AdminStranded
@@ -676,6 +700,17 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 			at.Why += fmt.Sprintf("; journalled step #%d (%s %s) touched the slot in between", touching[0].Seq, touching[0].Kind, touching[0].State)
 		} else {
 			at.Why += "; no journalled step of redline's touched the slot in between: a migration not by redline, or the server's own doing"
+		}
+	case len(touching) > 0 && ownerOther >= 0:
+		// Nothing stranded: the owner has the key, with another value.
+		at.Verdict = AdminOverwritten
+		t, c := touching[0], onOwner[ownerOther]
+		at.Why = fmt.Sprintf("the slot's owner %s holds another copy of the key at the end (%s), and journalled step #%d (%s of slots %s, %s -> %s, %s) moved slot %d's keys between the acknowledgement and the read: a copy without the write took its place", c.Node, orNone(c.Value), t.Seq, t.Kind, t.Slots, orNone(t.From), orNone(t.To), t.State, at.Slot)
+		for _, st := range touching {
+			if st.Kind == "set-aside" {
+				at.Why += fmt.Sprintf("; step #%d set a different copy aside on %s (kept under another name in the slot)", st.Seq, orNone(st.To))
+				break
+			}
 		}
 	case len(touching) > 0 && !ownerHolds:
 		at.Verdict = AdminStranded

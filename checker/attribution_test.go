@@ -63,7 +63,7 @@ func attribute(t *testing.T, h *hist, checkers ...Checker) []Attribution {
 }
 
 func start(h *hist) {
-	h.event(0, history.Info, NodesEvent, nil, map[string]any{"addrs": map[string]string{"n1": addr1, "n2": addr2, "n4": addr4}})
+	h.event(0, history.Info, history.NodesEvent, nil, map[string]any{"addrs": map[string]string{"n1": addr1, "n2": addr2, "n4": addr4}})
 }
 
 // A write acknowledged by n1, then n1 is killed and its replica n4 takes
@@ -132,14 +132,7 @@ func TestAttributeStrandedByAdminStep(t *testing.T) {
 	h.event(4000, history.Info, "final-reads", nil, nil)
 	h.call(1<<21, "read", key, nil, 4100, history.OK, []int{8}, 4110)
 	h.servedBy(addr1)
-	h.event(4200, history.Info, history.CensusEvent, nil, history.Census{Prefix: "s:", Nodes: []history.CensusNode{
-		{Name: "n1", Addr: addr1, ID: id1, Role: "primary", View: view(id1, addr1, id4, addr4),
-			Keys: map[string]history.CensusKey{key: {Type: "set", Len: 1, Members: []string{"8"}}}},
-		{Name: "n2", Addr: addr2, ID: id2, Role: "primary", View: view(id1, addr1, id4, addr4),
-			Keys: map[string]history.CensusKey{key: {Type: "set", Len: 1, Members: []string{"7"}}}},
-		{Name: "n4", Addr: addr4, ID: id4, Role: "replica", Primary: id1, View: view(id1, addr1, id4, addr4),
-			Keys: map[string]history.CensusKey{key: {Type: "set", Len: 1, Members: []string{"8"}}}},
-	}})
+	setCensus(h, 4200, key, map[string][]string{"n1": {"8"}, "n2": {"7"}, "n4": {"8"}})
 	at := attribute(t, h, Set(Options{KeyPrefix: "s:"}))
 	cs := SummarizeCensus(history.CensusOf(h.done()))
 	if cs == nil || cs.Copies != 3 || cs.Stranded != 1 || len(cs.Examples) != 1 || !strings.Contains(cs.Examples[0], "on n2, served by n1") {
@@ -166,6 +159,56 @@ func TestAttributeStrandedByAdminStep(t *testing.T) {
 	}
 	if !stranded {
 		t.Fatalf("census copies %+v: want n2 holding 7 outside the owner's shard", a.Copy)
+	}
+}
+
+// setCensus is the census entry of the set key on n1 (owner of slots
+// 0-5460), n2 and n1's replica n4: members by node name, none for a node
+// without the key.
+func setCensus(h *hist, at int64, key string, members map[string][]string) {
+	nodes := []history.CensusNode{
+		{Name: "n1", Addr: addr1, ID: id1, Role: "primary"},
+		{Name: "n2", Addr: addr2, ID: id2, Role: "primary"},
+		{Name: "n4", Addr: addr4, ID: id4, Role: "replica", Primary: id1},
+	}
+	for i := range nodes {
+		nodes[i].View = view(id1, addr1, id4, addr4)
+		if m, ok := members[nodes[i].Name]; ok {
+			nodes[i].Keys = map[string]history.CensusKey{key: {Type: "set", Len: int64(len(m)), Members: m}}
+		}
+	}
+	h.event(at, history.Info, history.CensusEvent, nil, history.Census{Prefix: "s:", Nodes: nodes})
+}
+
+// Two adds acknowledged by n1; a journalled repair moves the slot's keys
+// back onto n1; at the end n1 (the owner) and its replica hold the set
+// without 7 and no other node has the key: an admin step overwrote it
+// (the old attribution said "stranded", with no copy stranded anywhere).
+func TestAttributeOverwrittenByAdminStep(t *testing.T) {
+	key := keyIn(t, "s:", 0, 5460)
+	slot := history.Keyslot(key)
+	h := &hist{}
+	start(h)
+	h.call(0, "add", key, 7, 100, history.OK, nil, 110)
+	h.servedBy(addr1)
+	h.call(1, "add", key, 8, 120, history.OK, nil, 130)
+	h.servedBy(addr1)
+	h.event(500, history.Info, "journal", nil, map[string]any{"seq": 4, "state": "begin", "kind": "close", "slots": []int{slot}, "from": id2, "to": id1})
+	h.event(900, history.Info, "journal", nil, map[string]any{"seq": 4, "state": "done", "kind": "close", "slots": []int{slot}, "from": id2, "to": id1})
+	h.event(4000, history.Info, "final-reads", nil, nil)
+	h.call(1<<21, "read", key, nil, 4100, history.OK, []int{8}, 4110)
+	h.servedBy(addr1)
+	setCensus(h, 4200, key, map[string][]string{"n1": {"8"}, "n4": {"8"}})
+	at := attribute(t, h, Set(Options{KeyPrefix: "s:"}))
+	if len(at) != 1 {
+		t.Fatalf("want one attribution (the lost add of 7), got %+v", at)
+	}
+	a := at[0]
+	if a.Verdict != AdminOverwritten || VerdictWords(a.Verdict) != "an admin step overwrote it" {
+		t.Fatalf("verdict %s (%s), want %s", a.Verdict, a.Why, AdminOverwritten)
+	}
+	if !strings.Contains(a.Why, "owner n1 holds another copy") || !strings.Contains(a.Why, "#4") || strings.Contains(a.Why, "still on") {
+		t.Fatalf("why must name the owner's other copy and step #4, and no stranded copy: %s", a.Why)
 	}
 }
 

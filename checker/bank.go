@@ -32,8 +32,8 @@ func Bank(total int64, opts ...Options) Checker {
 
 func (b bank) Name() string { return b.o.name("bank") }
 
-func (b bank) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := b.o.calls(ctx, ops)
+func (b bank) Check(ctx context.Context, in *History) Result {
+	calls, err := b.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
@@ -211,8 +211,8 @@ func CrossSlot(opts ...Options) Checker { return crossSlot{firstOpts(opts)} }
 
 func (c crossSlot) Name() string { return c.o.name("cross-slot") }
 
-func (c crossSlot) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := c.o.calls(ctx, ops)
+func (c crossSlot) Check(ctx context.Context, in *History) Result {
+	calls, err := c.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}

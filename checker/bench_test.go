@@ -262,7 +262,7 @@ func TestGeneratedHistoriesAreValid(t *testing.T) {
 		"list-append": {ListAppend(), genListAppend(1, 5000, 5)},
 	}
 	for name, tc := range cases {
-		r := tc.c.Check(context.Background(), tc.ops)
+		r := tc.c.Check(context.Background(), NewHistory(tc.ops))
 		if r.Valid != Valid {
 			t.Errorf("%s: %v %v", name, r.Valid, r.Figures)
 		}
@@ -274,7 +274,7 @@ func runBench(b *testing.B, c Checker, ops []history.Op) {
 	b.ResetTimer()
 	for range b.N {
 		start, cpu := time.Now(), cpuTime()
-		r := c.Check(context.Background(), ops)
+		r := c.Check(context.Background(), NewHistory(ops))
 		b.ReportMetric(time.Since(start).Seconds(), "s/check")
 		b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s/check")
 		if r.Valid == Invalid {

@@ -36,15 +36,7 @@ func (v Validity) String() string {
 	return "unknown"
 }
 
-func (v Validity) MarshalJSON() ([]byte, error) {
-	switch v {
-	case Valid:
-		return []byte("true"), nil
-	case Invalid:
-		return []byte("false"), nil
-	}
-	return []byte(`"unknown"`), nil
-}
+func (v Validity) MarshalJSON() ([]byte, error) { return json.Marshal(v.JSONValue()) }
 
 func (v *Validity) UnmarshalJSON(b []byte) error {
 	switch string(b) {
@@ -58,6 +50,52 @@ func (v *Validity) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("validity must be true, false or \"unknown\", got %s", b)
 	}
 	return nil
+}
+
+// The exit codes of the verdicts, as Jepsen's: the one mapping between
+// verdicts and exit codes, for every command that ends in a verdict (run,
+// check, suite, rpo, bench). The other exit codes (bad arguments, the
+// harness failed) are no verdict and belong to cmd.
+const (
+	ExitValid   = 0
+	ExitInvalid = 1
+	ExitUnknown = 2
+)
+
+// ExitCode is v's exit code.
+func (v Validity) ExitCode() int {
+	switch v {
+	case Valid:
+		return ExitValid
+	case Invalid:
+		return ExitInvalid
+	}
+	return ExitUnknown
+}
+
+// ValidityOfExit is the verdict an exit code says; ok is false for a code
+// that says none (the run could not finish).
+func ValidityOfExit(code int) (v Validity, ok bool) {
+	switch code {
+	case ExitValid:
+		return Valid, true
+	case ExitInvalid:
+		return Invalid, true
+	case ExitUnknown:
+		return Unknown, true
+	}
+	return Unknown, false
+}
+
+// JSONValue is v as results.json writes it: true, false or "unknown".
+func (v Validity) JSONValue() any {
+	switch v {
+	case Valid:
+		return true
+	case Invalid:
+		return false
+	}
+	return "unknown"
 }
 
 // Merge combines verdicts as Jepsen does: invalid beats unknown beats valid.
@@ -93,6 +131,13 @@ type Result struct {
 // judge or measure; why says what was missing.
 func NotApplicable(why string) Result { return Result{Valid: Valid, NotApplicable: why} }
 
+// Why is the result's "why" figure: in words, what made a verdict that is
+// not valid ("" when there is none).
+func (r Result) Why() string {
+	why, _ := r.Figures["why"].(string)
+	return why
+}
+
 func (r Result) MarshalJSON() ([]byte, error) {
 	m := make(map[string]any, len(r.Figures)+1)
 	for k, v := range r.Figures {
@@ -124,10 +169,12 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Checker checks a whole history.
+// Checker checks a whole history. Its input is explicit: in carries the
+// ops and the derivations the checkers share (History); ctx only bounds
+// the time a checker may take.
 type Checker interface {
 	Name() string
-	Check(ctx context.Context, ops []history.Op) Result
+	Check(ctx context.Context, in *History) Result
 }
 
 // NoCheckerName is the entry results.json carries when no checker ran.
@@ -149,14 +196,14 @@ type Summary struct {
 }
 
 // Run runs the checkers in parallel (as many at a time as CPUs) and merges
-// their verdicts. They share what they derive from the history alike (the
-// pairing, the calls of each key prefix, the fault windows: shared.go),
-// computed once. A checker that panics yields Unknown with the panic as its
+// their verdicts. They all read one History of ops, so what they derive
+// from it alike (the pairing, the calls of each key prefix, the fault
+// windows: shared.go) is computed once. A checker that panics yields Unknown with the panic as its
 // "error" figure. progress, if not nil, is called with each checker's name
 // as it finishes.
 func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress func(name string)) Summary {
 	results := make([]Result, len(checkers))
-	ctx = withShared(ctx, ops)
+	h := NewHistory(ops)
 	// As many checkers at a time as there are CPUs: more only adds their
 	// working sets up (a dozen at once on a 10M-entry history) and takes
 	// CPU from a search that has a time budget (linearizable).
@@ -178,7 +225,7 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 					progress(c.Name())
 				}
 			}()
-			results[i] = c.Check(ctx, ops)
+			results[i] = c.Check(ctx, h)
 		}()
 	}
 	wg.Wait()

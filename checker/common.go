@@ -2,7 +2,6 @@ package checker
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -144,19 +143,10 @@ func (c *call) wait() *history.Wait {
 }
 
 // calls pairs the history and keeps the client ops the options accept.
-// Within one Run (ctx from withShared) the pairing and the calls of each key
-// prefix are computed once and shared by the checkers: treat the result as
+// The pairing and the calls of each key prefix are computed once per
+// History and shared by the checkers that read it: treat the result as
 // read-only.
-func (o Options) calls(ctx context.Context, ops []history.Op) ([]call, error) {
-	if s := sharedFor(ctx, ops); s != nil {
-		return s.callsFor(o)
-	}
-	pairs, err := history.Pairs(ops)
-	if err != nil {
-		return nil, err
-	}
-	return o.callsOf(pairs), nil
-}
+func (o Options) calls(h *History) ([]call, error) { return h.callsFor(o) }
 
 // callsOfIdx is callsOf of pairs given as positions in ops.
 func (o Options) callsOfIdx(ops []history.Op, pairs []pairIdx) []call {
@@ -300,11 +290,13 @@ func Windows(ops []history.Op) []Window {
 		if op.Process != history.Nemesis {
 			continue
 		}
+		started, isStart := history.StartedFault(op.F)
+		stopped, isStop := history.StoppedFault(op.F)
 		switch {
-		case op.F == "heal" || op.F == "final-reads":
+		case op.F == history.Heal || op.F == history.FinalReads:
 			bounds = append(bounds, op.Time)
-		case strings.HasPrefix(op.F, "start-"):
-			fault := strings.TrimPrefix(op.F, "start-")
+		case isStart:
+			fault := started
 			s := get(fault)
 			skipped := skippedDetail(op.DetailRaw())
 			if op.Type != history.Invoke && s.startInvOpen >= 0 {
@@ -327,8 +319,8 @@ func Windows(ops []history.Op) []Window {
 			if op.Type == history.Invoke {
 				s.startInvOpen = len(ws) - 1
 			}
-		case strings.HasPrefix(op.F, "stop-"):
-			fault := strings.TrimPrefix(op.F, "stop-")
+		case isStop:
+			fault := stopped
 			s := get(fault)
 			if op.Type != history.Invoke && s.stopInvWin >= 0 {
 				ws[s.stopInvWin].End = op.Time
@@ -380,7 +372,9 @@ func Windows(ops []history.Op) []Window {
 // skipped (it could not be resolved and nothing was done) or that its start
 // failed ("error"): only a fault that took effect opens a window. (A
 // partly applied fault is then not a window; losses it caused are still
-// reported, outside any window.)
+// reported, outside any window.) A start that says "took_effect": true
+// beside its error did strike (a composition whose failover promoted and
+// whose interrupted move then failed, as the composition intends).
 func skippedDetail(d json.RawMessage) bool {
 	if len(d) == 0 || !(bytes.Contains(d, []byte(`"skipped"`)) || bytes.Contains(d, []byte(`"error"`))) {
 		return false
@@ -391,13 +385,16 @@ func skippedDetail(d json.RawMessage) bool {
 	}
 	_, skipped := m["skipped"]
 	_, failed := m["error"]
+	if failed && string(m["took_effect"]) == "true" {
+		failed = false
+	}
 	return skipped || failed
 }
 
 // finalReadsStart is the time of the nemesis "final-reads" marker, or -1.
 func finalReadsStart(ops []history.Op) int64 {
 	for i := range ops {
-		if ops[i].Process == history.Nemesis && ops[i].F == "final-reads" {
+		if ops[i].Process == history.Nemesis && ops[i].F == history.FinalReads {
 			return ops[i].Time
 		}
 	}

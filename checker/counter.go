@@ -352,12 +352,12 @@ func (ck *counterKey) firstAckIn(from, to int64) int64 {
 	return inf
 }
 
-func (c counter) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := c.o.calls(ctx, ops)
+func (c counter) Check(ctx context.Context, in *History) Result {
+	calls, err := c.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
-	a := counterAnalysisOf(ctx, ops, c.o, calls)
+	a := in.counterAnalysisOf(c.o, calls)
 	var lost, lostMax, unexpected, acked, attempted, unexplained int64
 	var split waitSplit
 	var satMax int64

@@ -69,8 +69,8 @@ func (c coverage) requested(ops []history.Op) []string {
 	}
 	if all {
 		for i := range ops {
-			if op := &ops[i]; op.Process == history.Nemesis && strings.HasPrefix(op.F, "start-") {
-				out = append(out, strings.TrimPrefix(op.F, "start-"))
+			if fault, ok := history.StartedFault(ops[i].F); ok && ops[i].Process == history.Nemesis {
+				out = append(out, fault)
 			}
 		}
 	}
@@ -84,28 +84,30 @@ func notEffective(ops []history.Op) map[string]int {
 	out := map[string]int{}
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || !strings.HasPrefix(op.F, "start-") || op.Type == history.Invoke {
+		fault, isStart := history.StartedFault(op.F)
+		if op.Process != history.Nemesis || !isStart || op.Type == history.Invoke {
 			continue
 		}
 		if op.Type == history.Fail || skippedDetail(op.DetailRaw()) {
-			out[strings.TrimPrefix(op.F, "start-")]++
+			out[fault]++
 		}
 	}
 	return out
 }
 
-func (c coverage) Check(ctx context.Context, ops []history.Op) Result {
+func (c coverage) Check(ctx context.Context, in *History) Result {
+	ops := in.Ops
 	kinds := c.requested(ops)
 	if len(kinds) == 0 {
 		return NotApplicable("no fault was requested: nothing to cover")
 	}
-	calls, err := Options{}.calls(ctx, ops)
+	calls, err := Options{}.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
 	calls = sortedByStart(calls)
-	windows := windowsOf(ctx, ops)
-	addrs := nodeAddrsOf(ctx, ops)
+	windows := in.windowsOf()
+	addrs := in.nodeAddrsOf()
 	views := shardViews(calls, windows, addrs)
 	// Primaries are named as the fault events name nodes, where known.
 	nameOf := map[string]string{}
@@ -118,8 +120,8 @@ func (c coverage) Check(ctx context.Context, ops []history.Op) Result {
 		}
 		return addr
 	}
-	final := finalReadsStartOf(ctx, ops)
-	end := runEndOf(ctx, ops) + 1
+	final := in.finalReadsStartOf()
+	end := in.runEndOf() + 1
 	if final >= 0 {
 		end = final
 	}

@@ -104,3 +104,33 @@ func TestCoverageNamesTheKindsWithoutEvidence(t *testing.T) {
 		t.Fatalf("coverage without a fault requested: %v", r.Valid)
 	}
 }
+
+// TestCoverageCountsACompositionThatStruck: a handoff composition's start
+// records the interrupted move's error and took_effect (its failover
+// promoted): a window with evidence. The old checker took every start with
+// an error for one that did nothing ("migrate: 1 scheduled, none took
+// effect": F007's Valkey run, all four failovers promoted).
+func TestCoverageCountsACompositionThatStruck(t *testing.T) {
+	var h hist
+	h.nodesEvent(map[string]string{"n1": n1, "n2": n2})
+	for p, at := 0, int64(0); at < 6000; at, p = at+100, p+1 {
+		h.call(p, "add", "s:b", 1, at, history.OK, nil, at+5)
+		h.on(n1)
+	}
+	detail := func(s string) *history.Ext {
+		return history.NewExt(history.Ext{Nodes: []string{"n1", "n2"}, Detail: json.RawMessage(s)})
+	}
+	h.ops = append(h.ops,
+		history.Op{Time: 1000 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate", Ext: detail(`{"mode":"classic-failover-src"}`)},
+		history.Op{Time: 2000 * msec, Process: history.Nemesis, Type: history.Info, F: "start-migrate",
+			Ext: detail(`{"mode":"classic-failover-src","error":"CLUSTER SETSLOT 7 MIGRATING: ERR Please use SETSLOT only with masters","took_effect":true,"steps":[{"step":"strike","promoted":true}]}`)},
+		history.Op{Time: 3000 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate", Ext: detail(`{"mode":"classic-failover-src"}`)},
+		history.Op{Time: 3500 * msec, Process: history.Nemesis, Type: history.Info, F: "start-migrate",
+			Ext: detail(`{"mode":"classic-failover-src","error":"no reachable replica"}`)})
+	h.nemesis(6000, "final-reads")
+	r := check(t, Coverage(CoverageOptions{Requested: []string{"migrate:classic-failover-src"}, Workloads: map[string]string{"set": "s:"}}), h.done())
+	m := fig[map[string]any](t, r, "per_kind")["migrate"].(map[string]any)
+	if m["windows"] != 1 || m["windows_with_evidence"] != 1 || m["not_effective"] != 1 {
+		t.Fatalf("migrate coverage %v: want the struck start as 1 window with evidence, the failed one not effective", m)
+	}
+}

@@ -1,64 +1,7 @@
-// # History conventions the checkers read
-//
-// Every workload records ops as harness/history describes (invoke, then ok /
-// fail / info; a process retired after info). "key" is the Redis key. A
-// value is JSON; "null" and an absent value are the same. An op that never
-// completed (the history ended) is treated exactly as an info op.
-//
-// Register (Linearizable), per key:
-//   - f "read":  invoke value null; ok value an integer, or null when the key
-//     does not exist.
-//   - f "write": invoke value an integer (SET).
-//   - f "cas":   invoke value [old, new]. ok: it compared equal and swapped.
-//     fail with an error starting "cas-mismatch": it ran and did not swap
-//     (the value was not old) - checked as an observation. Any other fail:
-//     it did not run. info: unknown.
-//
-// Counter (Counter, RPO), per key:
-//   - f "add" (or "incr"): invoke value the delta (INCRBY); "incr" without
-//     a value means 1.
-//   - f "read": ok value an integer; null (no key) is 0.
-//
-// Set (Set, RPO), per key:
-//   - f "add":  invoke value the element, an integer unique within the key
-//     (SADD). A second add of the same element is ignored and counted.
-//   - f "read": ok value the list of integers (SMEMBERS); null is empty.
-//
-// Bank (Bank); key = the account group (the hash tag), ops of one group
-// carry the same key:
-//   - f "init":     ok; value (on the completion, else on the invocation)
-//     {"account": balance, ...}; sets the group's total when Bank gets 0.
-//   - f "transfer": invoke value {"from": k1, "to": k2, "amount": n}.
-//   - f "read-all": ok value {"account": balance, ...} read in one
-//     transaction.
-//
-// List-append (ListAppend), Elle's model; key = the hash tag of the
-// transaction's keys (used only to filter by Options.KeyPrefix):
-//   - f "txn": invoke value [["append","k",v], ["r","k",null], ...]; the ok
-//     completion carries the same micro-ops with each read filled in with
-//     the list of integers read (null = empty). Appended values are unique
-//     per key. fail = aborted (its appends must never be read); info =
-//     unknown.
-//
-// Cross-slot fidelity (CrossSlot):
-//   - f "cross-slot": a transaction over keys in different slots sent on
-//     purpose; expected: fail with an error starting "CROSSSLOT".
-//
-// WAIT: any write's completion may carry "wait":{"want":N,"acked":M}. The
-// WAIT split of lost writes is: no wait recorded -> no_wait; acked >= want
-// -> wait_satisfied; acked < want (or -1, no reply) -> wait_unsatisfied.
-//
-// Nemesis: entries with process "nemesis". f "start-<fault>" and
-// "stop-<fault>" (with "nodes") delimit fault windows, a stop closing the
-// open start of its fault on the same nodes; a fault never stopped (one
-// shot) lasts until the next start, "heal" or "final-reads" (see Windows);
-// a start whose completion failed, or whose detail has "skipped" or "error",
-// took no effect and opens nothing. f "nodes" (recorded by the runner before
-// traffic) maps node names to addresses: {"addrs":{"n1":"ip:port"}}.
-// f "final-reads" marks the start of
-// the final read phase after healing: Counter takes each key's final value
-// from the last read of that phase (or from the last read overall when the
-// marker is missing).
+// The history these checkers read (each workload's ops, the WAIT record,
+// the nemesis events) is specified in harness/history's package
+// documentation; this file says what each checker decides from it and
+// which figures it writes.
 //
 // # What each checker decides
 //
@@ -211,6 +154,6 @@
 // (lost_elements, stale_read_samples, lost_keys, anomalous_keys, the lost
 // and stale anomaly classes): [{checker, kind, key, slot, ack, miss,
 // census, owner, faults, steps, log_lines, verdict, why}], verdict one of
-// "server-lost", "admin-stranded", "unknown". It is a pure function of the
+// "server-lost", "admin-stranded", "admin-overwritten", "unknown". It is a pure function of the
 // history (its "census" and "journal" entries) and the servers' log lines.
 package checker

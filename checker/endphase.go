@@ -56,7 +56,7 @@ type endRecord struct {
 func endPhaseRecord(ops []history.Op) (rec endRecord, invoked, ok bool) {
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || op.F != "heal" {
+		if op.Process != history.Nemesis || op.F != history.Heal {
 			continue
 		}
 		if op.Type == history.Invoke {
@@ -74,7 +74,8 @@ func endPhaseRecord(ops []history.Op) (rec endRecord, invoked, ok bool) {
 	return rec, invoked, ok
 }
 
-func (e endPhase) Check(_ context.Context, ops []history.Op) Result {
+func (e endPhase) Check(_ context.Context, in *History) Result {
+	ops := in.Ops
 	rec, invoked, ok := endPhaseRecord(ops)
 	switch {
 	case !invoked:

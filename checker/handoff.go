@@ -33,25 +33,10 @@ func Handoff(opts ...Options) Checker { return handoff{firstOpts(opts)} }
 
 func (h handoff) Name() string { return h.o.name("handoff") }
 
-// placement is the nemesis's record of one moved slot.
-type placement struct {
-	Slot      int      `json:"slot"`
-	From      string   `json:"from"`
-	To        string   `json:"to"`
-	Method    string   `json:"method"`
-	State     string   `json:"state"`
-	Task      string   `json:"task"`
-	Before    []string `json:"before"`
-	Src       []string `json:"src"`
-	Dst       []string `json:"dst"`
-	Error     string   `json:"error"`
-	Truncated bool     `json:"truncated"`
-}
-
 // handoffRecord is one start-migrate completion with placement records.
 type handoffRecord struct {
 	index, start int64 // the invocation's index and time
-	places       []placement
+	places       []history.Placement
 }
 
 func handoffRecords(ops []history.Op) []handoffRecord {
@@ -59,7 +44,7 @@ func handoffRecords(ops []history.Op) []handoffRecord {
 	var open *history.Op
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || op.F != "start-migrate" {
+		if op.Process != history.Nemesis || op.F != history.StartOf("migrate") {
 			continue
 		}
 		if op.Type == history.Invoke {
@@ -70,7 +55,7 @@ func handoffRecords(ops []history.Op) []handoffRecord {
 			continue
 		}
 		var d struct {
-			Placement []placement `json:"placement"`
+			Placement []history.Placement `json:"placement"`
 		}
 		_ = json.Unmarshal(op.DetailRaw(), &d)
 		if len(d.Placement) > 0 {
@@ -81,8 +66,9 @@ func handoffRecords(ops []history.Op) []handoffRecord {
 	return out
 }
 
-func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := h.o.calls(ctx, ops)
+func (h handoff) Check(ctx context.Context, in *History) Result {
+	ops := in.Ops
+	calls, err := h.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
@@ -259,7 +245,7 @@ func (h handoff) Check(ctx context.Context, ops []history.Op) Result {
 
 // slotHoldsMine says a moved slot held a key of the workload: listed on
 // either side before or after the move, or acknowledged before it.
-func slotHoldsMine(p placement, acked []string, firstAck map[string]int64, start int64, mine func(string) bool) bool {
+func slotHoldsMine(p history.Placement, acked []string, firstAck map[string]int64, start int64, mine func(string) bool) bool {
 	for _, ks := range [][]string{p.Before, p.Src, p.Dst} {
 		for _, k := range ks {
 			if mine(k) {

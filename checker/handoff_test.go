@@ -36,19 +36,19 @@ func TestHandoffClean(t *testing.T) {
 	sl := history.Keyslot("{s}a")
 	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
 		"before": []string{"{s}a", "{s}b"}, "src": []string{}, "dst": []string{"{s}a", "{s}b", "{s}c"}}})
-	r := Handoff().Check(context.Background(), ops)
+	r := Handoff().Check(context.Background(), NewHistory(ops))
 	if r.Valid != Valid || r.Figures["anomalous_keys"] != 0 {
 		t.Fatalf("clean handoff: %v %v", r.Valid, r.Figures)
 	}
 	// A canceled task leaves every key on the source: also clean.
 	ops = handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "canceled",
 		"before": []string{"{s}a", "{s}b"}, "src": []string{"{s}a", "{s}b", "{s}c"}, "dst": []string{}}})
-	if r := Handoff().Check(context.Background(), ops); r.Valid != Valid {
+	if r := Handoff().Check(context.Background(), NewHistory(ops)); r.Valid != Valid {
 		t.Fatalf("canceled handoff: %v %v", r.Valid, r.Figures)
 	}
 	// No migrate step: nothing to judge, so no verdict at all (never
 	// "valid with zero handoffs"), and Run leaves it out of the verdict.
-	if r := Handoff().Check(context.Background(), ops[:4]); r.NotApplicable == "" {
+	if r := Handoff().Check(context.Background(), NewHistory(ops[:4])); r.NotApplicable == "" {
 		t.Fatalf("no handoff: %v %v, want not applicable", r.Valid, r.Figures)
 	}
 	s := Run(context.Background(), ops[:4], []Checker{Handoff()}, nil)
@@ -64,7 +64,7 @@ func TestHandoffBothAndNeither(t *testing.T) {
 	// neither is not this checker's to judge.
 	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
 		"before": []string{"{s}a"}, "src": []string{"{s}a"}, "dst": []string{"{s}a"}}})
-	r := Handoff().Check(context.Background(), ops)
+	r := Handoff().Check(context.Background(), NewHistory(ops))
 	if r.Valid != Invalid {
 		t.Fatalf("verdict %v, want invalid: %v", r.Valid, r.Figures)
 	}
@@ -78,7 +78,7 @@ func TestHandoffBothAndNeither(t *testing.T) {
 	// Classic placements are judged the same way, under their own method.
 	ops = handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "state": "moved",
 		"before": []string{"{s}a", "{s}b"}, "src": []string{"{s}b"}, "dst": []string{}}})
-	r = Handoff().Check(context.Background(), ops)
+	r = Handoff().Check(context.Background(), NewHistory(ops))
 	if c := r.Figures["classic"].(map[string]any); r.Valid != Invalid || c["neither"] != 1 || c["both"] != 0 {
 		t.Fatalf("classic: %v %v", r.Valid, r.Figures)
 	}
@@ -90,7 +90,7 @@ func TestHandoffUnmeasured(t *testing.T) {
 	sl := history.Keyslot("{s}a")
 	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic",
 		"before": []string{"{s}a"}, "error": "n2: connection refused"}})
-	r := Handoff().Check(context.Background(), ops)
+	r := Handoff().Check(context.Background(), NewHistory(ops))
 	if r.Valid != Unknown || r.Figures["atomic"].(map[string]any)["unmeasured"] != 1 {
 		t.Fatalf("%v %v", r.Valid, r.Figures)
 	}
@@ -99,7 +99,7 @@ func TestHandoffUnmeasured(t *testing.T) {
 		"before": []string{"{s}a", "{s}b"}, "src": []string{}, "dst": []string{"{s}a"}}})
 	ops = append(ops, history.Op{Index: int64(len(ops)), Time: 60e6, Process: 3, Type: history.Invoke, F: "del", Key: "{s}b"},
 		history.Op{Index: int64(len(ops) + 1), Time: 61e6, Process: 3, Type: history.OK, F: "del", Key: "{s}b"})
-	if r := Handoff().Check(context.Background(), ops); r.Valid != Valid {
+	if r := Handoff().Check(context.Background(), NewHistory(ops)); r.Valid != Valid {
 		t.Fatalf("deleted key counted: %v %v", r.Valid, r.Figures)
 	}
 }

@@ -60,7 +60,7 @@ func (h *hist) done() []history.Op {
 
 func check(t *testing.T, c Checker, ops []history.Op) Result {
 	t.Helper()
-	return c.Check(context.Background(), ops)
+	return c.Check(context.Background(), NewHistory(ops))
 }
 
 func wantValid(t *testing.T, r Result, want Validity) {

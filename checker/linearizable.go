@@ -316,8 +316,8 @@ func nodeOf(c call) string {
 	return c.inv.Node
 }
 
-func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := l.o.calls(ctx, ops)
+func (l linearizable) Check(ctx context.Context, in *History) Result {
+	calls, err := l.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
@@ -481,7 +481,7 @@ func (l linearizable) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	malformedUnknown(&res, skipped)
 	if len(anomalous) > 0 && !l.o.NoVisualization {
-		res.Files = l.visualize(anomalous, byKey, windowsOf(ctx, ops))
+		res.Files = l.visualize(anomalous, byKey, in.windowsOf())
 	}
 	return res
 }

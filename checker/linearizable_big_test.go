@@ -41,7 +41,7 @@ func BenchmarkLinearizable1M(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start, cpu := time.Now(), cpuTime()
-		r := Linearizable(Options{Timeout: 60 * time.Second}).Check(context.Background(), ops)
+		r := Linearizable(Options{Timeout: 60 * time.Second}).Check(context.Background(), NewHistory(ops))
 		b.ReportMetric(time.Since(start).Seconds(), "s/check")
 		b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s/check")
 		if r.Valid == Invalid {
@@ -66,7 +66,7 @@ func cpuTime() time.Duration {
 func TestLinearizableGeneratedPooled(t *testing.T) {
 	ops := genRegister(9, 5, 300, 5, 0.3)
 
-	calls, _ := Options{}.calls(context.Background(), ops)
+	calls, _ := Options{}.calls(NewHistory(ops))
 	byKey, _, _ := registerOps(calls)
 	if _, m := porcupineOps(byKey["r2"]); fmtState(m) != "pooled" {
 		t.Fatal("key r2 does not use the pooled model")

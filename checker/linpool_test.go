@@ -1,7 +1,6 @@
 package checker
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -85,7 +84,7 @@ func TestPooledModelMatchesPlain(t *testing.T) {
 	var ok, illegal, quickMissed int
 	for i := range 6000 {
 		ops := randomRegister(r, i%2 == 1)
-		calls, err := Options{}.calls(context.Background(), ops)
+		calls, err := Options{}.calls(NewHistory(ops))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +188,7 @@ func TestLinearizableLateObservedIndeterminate(t *testing.T) {
 // checker's path (the pooled model's quick form) on lateObservedCAS(n).
 func BenchmarkLateObservedCAS(b *testing.B) {
 	for _, n := range []int{8, 12, 40} {
-		calls, _ := Options{}.calls(context.Background(), lateObservedCAS(n))
+		calls, _ := Options{}.calls(NewHistory(lateObservedCAS(n)))
 		byKey, _, _ := registerOps(calls)
 		rops := byKey["k"]
 		if n <= 12 {
@@ -216,7 +215,7 @@ func BenchmarkLateObservedCAS(b *testing.B) {
 func BenchmarkLateObserved(b *testing.B) {
 	for _, n := range []int{8, 12, 40} {
 		ops := lateObserved(n, false)
-		calls, _ := Options{}.calls(context.Background(), ops)
+		calls, _ := Options{}.calls(NewHistory(ops))
 		byKey, _, _ := registerOps(calls)
 		for _, pooled := range []bool{false, true} {
 			if !pooled && n > 12 {

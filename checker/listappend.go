@@ -286,8 +286,8 @@ func (a *anomalyLog) add(class string, ex any) {
 	}
 }
 
-func (l listAppend) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := l.o.calls(ctx, ops)
+func (l listAppend) Check(ctx context.Context, in *History) Result {
+	calls, err := l.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}

@@ -127,7 +127,7 @@ func TestBucketWidthAdaptive(t *testing.T) {
 // nodesEvent records the runner's name -> address map.
 func (h *hist) nodesEvent(addrs map[string]string) {
 	d, _ := json.Marshal(map[string]any{"addrs": addrs})
-	h.ops = append(h.ops, history.Op{Time: 0, Process: history.Nemesis, Type: history.Info, F: NodesEvent, Ext: history.NewExt(history.Ext{Detail: d})})
+	h.ops = append(h.ops, history.Op{Time: 0, Process: history.Nemesis, Type: history.Info, F: history.NodesEvent, Ext: history.NewExt(history.Ext{Detail: d})})
 }
 
 // on sets the node that served the last completion.

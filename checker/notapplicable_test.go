@@ -74,7 +74,7 @@ func TestWritePauseWithNothingMeasuredIsNotApplicable(t *testing.T) {
 		history.Op{Time: 100 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate"},
 		history.Op{Time: 200 * msec, Process: history.Nemesis, Type: history.Info, F: "start-migrate", Ext: history.NewExt(history.Ext{Detail: d})})
 	h.call(0, "write", "k1", 1, 300, history.OK, nil, 310)
-	if r := WritePause().Check(context.Background(), h.done()); r.NotApplicable == "" {
+	if r := WritePause().Check(context.Background(), NewHistory(h.done())); r.NotApplicable == "" {
 		t.Fatalf("write-pause with 0 measured: %v %v, want not applicable", r.Valid, r.Figures)
 	}
 }
@@ -85,13 +85,13 @@ func TestHandoffOfAnEmptySlotIsNotApplicable(t *testing.T) {
 	sl := history.Keyslot("{elsewhere}x")
 	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
 		"before": []string{}, "src": []string{}, "dst": []string{}}})
-	if r := Handoff().Check(context.Background(), ops); r.NotApplicable == "" {
+	if r := Handoff().Check(context.Background(), NewHistory(ops)); r.NotApplicable == "" {
 		t.Fatalf("handoff of a slot without keys: %v %v, want not applicable", r.Valid, r.Figures)
 	}
 	// Another prefix's keys on the slot are not this workload's either.
 	ops = handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
 		"before": []string{"other:{elsewhere}x"}, "src": []string{}, "dst": []string{"other:{elsewhere}x"}}})
-	if r := Handoff(Options{KeyPrefix: "{s}"}).Check(context.Background(), ops); r.NotApplicable == "" {
+	if r := Handoff(Options{KeyPrefix: "{s}"}).Check(context.Background(), NewHistory(ops)); r.NotApplicable == "" {
 		t.Fatalf("handoff of a slot with another workload's keys: %v %v, want not applicable", r.Valid, r.Figures)
 	}
 }

@@ -69,15 +69,15 @@ type perfSample struct {
 	typ    history.Type
 }
 
-func (p perf) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := p.o.calls(ctx, ops)
+func (p perf) Check(ctx context.Context, in *History) Result {
+	calls, err := p.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
 	if len(calls) == 0 {
 		return NotApplicable("no client op in the history: no throughput or latency to measure")
 	}
-	runEnd := runEndOf(ctx, ops)
+	runEnd := in.runEndOf()
 	width := p.o.Bucket
 	if width <= 0 {
 		width = BucketWidth(time.Duration(runEnd), p.o.MaxBuckets)
@@ -175,7 +175,7 @@ func (p perf) Check(ctx context.Context, ops []history.Op) Result {
 		}
 	}
 	faults := []map[string]any{}
-	for _, w := range windowsOf(ctx, ops) {
+	for _, w := range in.windowsOf() {
 		faults = append(faults, map[string]any{
 			"fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End), "open": w.Open, "nodes": nonNil(w.Nodes),
 		})

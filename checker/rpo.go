@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/redline-dev/redline/harness/history"
 )
 
 type rpo struct{ o Options }
@@ -133,12 +131,12 @@ func (b *rpoBucket) figures(counter bool, faultStart int64) map[string]any {
 	return m
 }
 
-func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := r.o.calls(ctx, ops)
+func (r rpo) Check(ctx context.Context, in *History) Result {
+	calls, err := r.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
-	windows := windowsOf(ctx, ops)
+	windows := in.windowsOf()
 	kind := r.o.Kind
 	if kind == "" {
 		kind = detectKind(calls)
@@ -181,8 +179,8 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 		txns, _ := parseListAppend(calls, an)
 		_, _, lost = lostAppends(txns, an, func(int) map[string]any { return nil })
 	case "counter":
-		a := counterAnalysisOf(ctx, ops, r.o, calls)
-		r.chargeCounter(a, windows, shardViews(calls, windows, nodeAddrsOf(ctx, ops)), buckets, outside, slack)
+		a := in.counterAnalysisOf(r.o, calls)
+		r.chargeCounter(a, windows, shardViews(calls, windows, in.nodeAddrsOf()), buckets, outside, slack)
 	case "":
 		if len(calls) == 0 {
 			return NotApplicable("no op on the workload's keys: nothing to measure")
@@ -200,7 +198,7 @@ func (r rpo) Check(ctx context.Context, ops []history.Op) Result {
 	}
 	counter := kind == "counter"
 	calls = sortedByStart(calls)
-	views := shardViews(calls, windows, nodeAddrsOf(ctx, ops))
+	views := shardViews(calls, windows, in.nodeAddrsOf())
 	per := []map[string]any{}
 	var worst int64
 	noKeys := 0

@@ -35,25 +35,25 @@ type outage struct {
 	recovered  int64 // completion of the first served op invoked at or after lastBad
 }
 
-func (r rto) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := r.o.calls(ctx, ops)
+func (r rto) Check(ctx context.Context, in *History) Result {
+	calls, err := r.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
-	windows := windowsOf(ctx, ops)
+	windows := in.windowsOf()
 	if len(windows) == 0 {
 		return NotApplicable("no fault window during the run: no nemesis struck")
 	}
 	if len(calls) == 0 {
 		return NotApplicable("no client op in the history: no outage to measure")
 	}
-	runEnd := runEndOf(ctx, ops)
+	runEnd := in.runEndOf()
 	calls = sortedByStart(calls)
 	starts := make([]int64, len(calls))
 	for i := range calls {
 		starts[i] = calls[i].start
 	}
-	views := shardViews(calls, windows, nodeAddrsOf(ctx, ops))
+	views := shardViews(calls, windows, in.nodeAddrsOf())
 	// servedAt[key]: the positions of the key's served calls, ascending. A
 	// key's outage recovers at its first served call from a position on:
 	// found by a search rather than a scan on to the end of the history

@@ -35,8 +35,9 @@ func Script(opts ...Options) Checker { return scriptCache{firstOpts(opts)} }
 
 func (s scriptCache) Name() string { return s.o.name("script") }
 
-func (s scriptCache) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := s.o.calls(ctx, ops)
+func (s scriptCache) Check(ctx context.Context, in *History) Result {
+	ops := in.Ops
+	calls, err := s.o.calls(in)
 	if err != nil {
 		return Result{Valid: Unknown, Figures: map[string]any{"error": err.Error()}}
 	}
@@ -49,15 +50,15 @@ func (s scriptCache) Check(ctx context.Context, ops []history.Op) Result {
 		if op.Process != history.Nemesis {
 			continue
 		}
-		if op.F == "start-kill" && op.Type == history.Invoke {
+		if op.F == history.StartOf("kill") && op.Type == history.Invoke {
 			kills++
 			continue
 		}
 		var d struct{ Kind, State, Step, Fault string }
-		if op.F != "journal" && op.F != "compose" && op.F != "handoff" || json.Unmarshal(op.DetailRaw(), &d) != nil {
+		if op.F != history.Journal && op.F != history.Compose && op.F != history.Handoff || json.Unmarshal(op.DetailRaw(), &d) != nil {
 			continue
 		}
-		if op.F == "journal" && d.Kind == "failover" && d.State == "done" {
+		if op.F == history.Journal && d.Kind == "failover" && d.State == "done" {
 			failovers++
 		}
 		if d.Step == "kill" || d.Step == "strike" && strings.HasPrefix(d.Fault, "kill") {

@@ -264,8 +264,8 @@ func (a *setAnalysis) lostReport(maxN int) []map[string]any {
 	return out
 }
 
-func (s set) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := s.o.calls(ctx, ops)
+func (s set) Check(ctx context.Context, in *History) Result {
+	calls, err := s.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}

@@ -8,23 +8,16 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-// NodesEvent is the nemesis-process entry ("f":"nodes") in which the runner
-// records, before traffic starts, each node's name and address:
-// {"addrs":{"n1":"ip:port",...}}. Fault events name nodes, client ops
-// record addresses; this maps one to the other.
-const NodesEvent = "nodes"
-
-// nodeAddrs reads the name -> address map of the "nodes" events.
+// nodeAddrs reads the name -> address map of the history.NodesEvent
+// entries: fault events name nodes, client ops record addresses.
 func nodeAddrs(ops []history.Op) map[string]string {
 	out := map[string]string{}
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || op.F != NodesEvent || len(op.DetailRaw()) == 0 {
+		if op.Process != history.Nemesis || op.F != history.NodesEvent || len(op.DetailRaw()) == 0 {
 			continue
 		}
-		var d struct {
-			Addrs map[string]string `json:"addrs"`
-		}
+		var d history.NodesDetail
 		if json.Unmarshal(op.DetailRaw(), &d) == nil {
 			for n, a := range d.Addrs {
 				out[n] = a

@@ -1,26 +1,28 @@
 package checker
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
-	"unsafe"
 	"weak"
 
 	"github.com/redline-dev/redline/harness/history"
 )
 
-// shared is what the checkers of one Run derive from the same history: its
-// pairing and, per key prefix, the calls. A run's checkers (a dozen for
-// three workloads) used to pair and copy the whole history each; on a 10M
-// entry history that was most of the memory and much of the time. The
-// results are the same values either way, computed once.
+// History is a checker's input: the ops of one history and what the
+// checkers derive from them alike, made once on first use: its pairing
+// and, per key prefix, the calls; the fault windows, the node addresses,
+// the start of the final reads, the run's end; the counter analysis. A
+// run's checkers (a dozen for three workloads) used to pair and copy the
+// whole history each; on a 10M entry history that was most of the memory
+// and much of the time. Run makes one History and hands the same value to
+// every checker; a checker called alone gets its own (NewHistory). The
+// results are the same values either way.
 //
-// The calls a checker gets from it are shared with the other checkers: read
-// them, never write or reorder them (sortedByStart copies when it must).
-type shared struct {
-	ops []history.Op
+// What a checker gets from it is shared with the other checkers: read it,
+// never write or reorder it (sortedByStart copies when it must).
+type History struct {
+	Ops []history.Op
 
 	pairsOnce sync.Once
 	pairs     []pairIdx
@@ -60,7 +62,7 @@ type memoEntry struct {
 // of hundreds of megabytes is shared by the checkers that run at the same
 // time and not kept for the rest of the Run. A later checker makes it
 // again, the same value (mk is a pure function of the history).
-func memoized[T any](s *shared, key memoKey, mk func() *T) *T {
+func memoized[T any](s *History, key memoKey, mk func() *T) *T {
 	s.memoMu.Lock()
 	if s.memo == nil {
 		s.memo = map[memoKey]*memoEntry{}
@@ -83,14 +85,11 @@ func memoized[T any](s *shared, key memoKey, mk func() *T) *T {
 	return v
 }
 
-// counterAnalysisOf is analyzeCounter of o's calls, shared within a Run by
-// the checkers that run at once: read-only.
-func counterAnalysisOf(ctx context.Context, ops []history.Op, o Options, calls []call) *counterAnalysis {
-	mk := func() *counterAnalysis { return analyzeCounter(calls, finalReadsStartOf(ctx, ops), o.MaxExamples) }
-	if s := sharedFor(ctx, ops); s != nil {
-		return memoized(s, memoKey{"counter", o.KeyPrefix, o.MaxExamples}, mk)
-	}
-	return mk()
+// counterAnalysisOf is analyzeCounter of o's calls, shared by the checkers
+// of a Run that run at once: read-only.
+func (s *History) counterAnalysisOf(o Options, calls []call) *counterAnalysis {
+	mk := func() *counterAnalysis { return analyzeCounter(calls, s.finalReadsStartOf(), o.MaxExamples) }
+	return memoized(s, memoKey{"counter", o.KeyPrefix, o.MaxExamples}, mk)
 }
 
 type sharedCalls struct {
@@ -99,24 +98,9 @@ type sharedCalls struct {
 	err   error
 }
 
-type sharedKey struct{}
-
-// withShared returns a context that carries the shared derivations of ops.
-func withShared(ctx context.Context, ops []history.Op) context.Context {
-	return context.WithValue(ctx, sharedKey{}, &shared{ops: ops, calls: map[string]*sharedCalls{}})
-}
-
-// sharedFor returns the shared derivations of ops carried by ctx, or nil
-// when ctx carries none or carries another history's.
-func sharedFor(ctx context.Context, ops []history.Op) *shared {
-	if ctx == nil {
-		return nil
-	}
-	s, _ := ctx.Value(sharedKey{}).(*shared)
-	if s == nil || len(s.ops) != len(ops) || unsafe.SliceData(s.ops) != unsafe.SliceData(ops) {
-		return nil
-	}
-	return s
+// NewHistory is the checkers' input for ops, nothing derived yet.
+func NewHistory(ops []history.Op) *History {
+	return &History{Ops: ops, calls: map[string]*sharedCalls{}}
 }
 
 // pairIdx is history.Pair as positions in the history (comp -1: the op
@@ -124,8 +108,8 @@ func sharedFor(ctx context.Context, ops []history.Op) *shared {
 // as the Run lasts.
 type pairIdx struct{ inv, comp int32 }
 
-func (s *shared) pairing() ([]pairIdx, error) {
-	s.pairsOnce.Do(func() { s.pairs, s.pairsErr = pairIndexes(s.ops) })
+func (s *History) pairing() ([]pairIdx, error) {
+	s.pairsOnce.Do(func() { s.pairs, s.pairsErr = pairIndexes(s.Ops) })
 	return s.pairs, s.pairsErr
 }
 
@@ -164,7 +148,7 @@ func pairIndexes(ops []history.Op) ([]pairIdx, error) {
 	return pairs, nil
 }
 
-func (s *shared) callsFor(o Options) ([]call, error) {
+func (s *History) callsFor(o Options) ([]call, error) {
 	s.mu.Lock()
 	e := s.calls[o.KeyPrefix]
 	if e == nil {
@@ -178,7 +162,7 @@ func (s *shared) callsFor(o Options) ([]call, error) {
 			e.err = err
 			return
 		}
-		e.calls = o.callsOfIdx(s.ops, pairs)
+		e.calls = o.callsOfIdx(s.Ops, pairs)
 	})
 	return e.calls, e.err
 }
@@ -208,52 +192,25 @@ func sortStableByStart(calls []call) {
 
 // The scans of the whole history for its nemesis events, made once per Run.
 
-func (s *shared) windowsOf() []Window {
-	s.windowsOnce.Do(func() { s.windows = Windows(s.ops) })
+func (s *History) windowsOf() []Window {
+	s.windowsOnce.Do(func() { s.windows = Windows(s.Ops) })
 	return s.windows
 }
 
-func (s *shared) nodeAddrsOf() map[string]string {
-	s.addrsOnce.Do(func() { s.addrs = nodeAddrs(s.ops) })
+func (s *History) nodeAddrsOf() map[string]string {
+	s.addrsOnce.Do(func() { s.addrs = nodeAddrs(s.Ops) })
 	return s.addrs
 }
 
-func (s *shared) finalReadsStartOf() int64 {
-	s.finalOnce.Do(func() { s.final = finalReadsStart(s.ops) })
+func (s *History) finalReadsStartOf() int64 {
+	s.finalOnce.Do(func() { s.final = finalReadsStart(s.Ops) })
 	return s.final
 }
 
-// windowsOf is Windows(ops), shared within a Run: read-only.
-func windowsOf(ctx context.Context, ops []history.Op) []Window {
-	if s := sharedFor(ctx, ops); s != nil {
-		return s.windowsOf()
-	}
-	return Windows(ops)
-}
-
-// nodeAddrsOf is nodeAddrs(ops), shared within a Run: read-only.
-func nodeAddrsOf(ctx context.Context, ops []history.Op) map[string]string {
-	if s := sharedFor(ctx, ops); s != nil {
-		return s.nodeAddrsOf()
-	}
-	return nodeAddrs(ops)
-}
-
-// finalReadsStartOf is finalReadsStart(ops), computed once within a Run.
-func finalReadsStartOf(ctx context.Context, ops []history.Op) int64 {
-	if s := sharedFor(ctx, ops); s != nil {
-		return s.finalReadsStartOf()
-	}
-	return finalReadsStart(ops)
-}
-
 // runEndOf is the latest time in the history (0 when empty).
-func runEndOf(ctx context.Context, ops []history.Op) int64 {
-	if s := sharedFor(ctx, ops); s != nil {
-		s.endOnce.Do(func() { s.end = runEnd(s.ops) })
-		return s.end
-	}
-	return runEnd(ops)
+func (s *History) runEndOf() int64 {
+	s.endOnce.Do(func() { s.end = runEnd(s.Ops) })
+	return s.end
 }
 
 func runEnd(ops []history.Op) int64 {

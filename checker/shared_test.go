@@ -41,7 +41,7 @@ func TestRunSharesWithoutChangingResults(t *testing.T) {
 	}
 	s := Run(context.Background(), ops, checkers, nil)
 	for _, c := range checkers {
-		alone, err := json.Marshal(c.Check(context.Background(), ops))
+		alone, err := json.Marshal(c.Check(context.Background(), NewHistory(ops)))
 		if err != nil {
 			t.Fatal(err)
 		}

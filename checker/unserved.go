@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redline-dev/redline/harness/history"
 )
@@ -237,6 +239,8 @@ func (a *attributor) unservedOne(o *shardOutage, wi int, windows []Window, v *sh
 			involved[by] = true
 		}
 	}
+	sampled, sampledNew := a.sampledOwners(slots[0], o.first, to)
+	u.Topology = append(u.Topology, sampled...)
 	// The fault windows and the journalled steps overlapping the span.
 	var struck, other []string
 	for i, w := range windows {
@@ -317,6 +321,9 @@ func (a *attributor) unservedOne(o *shardOutage, wi int, windows []Window, v *sh
 			at.Why += "no fault window and no journalled step overlapped the outage: its cause is not in the history"
 		}
 	}
+	if promoted == "" && sampledNew != "" {
+		at.Why += fmt.Sprintf("; the sampled topology shows %s owning the shard's slots by the end of the outage (a promotion or a slot move)", sampledNew)
+	}
 	return at
 }
 
@@ -337,4 +344,75 @@ func errorsText(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// sampledOwners reads the sampled topology around [from, to]: who owned
+// slot in the last sample before from, and each change in the samples
+// until a second after to, in words ("sampled topology at ...s: ..."),
+// and the node that owned it at the end when that is another than at the
+// start (a promotion or a slot move), else "".
+func (a *attributor) sampledOwners(slot int, from, to int64) ([]string, string) {
+	type state struct {
+		owner string // address
+		fail  bool
+	}
+	// The last sample at or before from, and those until a second after
+	// to (the runner samples every 500 ms: the picture at the span's end).
+	lo, hi := 0, len(a.topo)
+	for i, smp := range a.topo {
+		if smp.Time <= from {
+			lo = i
+		}
+		if smp.Time > to+int64(time.Second) {
+			hi = i
+			break
+		}
+	}
+	var out []string
+	var first, last state
+	var seen bool
+	for _, smp := range a.topo[lo:hi] {
+		st := state{}
+		for _, line := range strings.Split(smp.ClusterNodes, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 8 || !strings.Contains(f[2], "master") {
+				continue
+			}
+			for _, r := range f[8:] {
+				if strings.HasPrefix(r, "[") {
+					continue
+				}
+				lo, hi, ok := strings.Cut(r, "-")
+				l, err1 := strconv.Atoi(lo)
+				h := l
+				var err2 error
+				if ok {
+					h, err2 = strconv.Atoi(hi)
+				}
+				if err1 == nil && err2 == nil && slot >= l && slot <= h {
+					addr, _, _ := strings.Cut(f[1], "@")
+					st = state{owner: addr, fail: strings.Contains(f[2], "fail") && !strings.Contains(f[2], "fail?")}
+				}
+			}
+		}
+		if seen && st == last {
+			continue
+		}
+		w := "owned by " + orNone(a.nodeName(st.owner))
+		if st.owner == "" {
+			w = "owned by no node"
+		}
+		if st.fail {
+			w += ", marked failed"
+		}
+		out = append(out, fmt.Sprintf("sampled topology at %ss: slot %d %s", trimS(sec(smp.Time)), slot, w))
+		if !seen {
+			first = st
+		}
+		last, seen = st, true
+	}
+	if seen && last.owner != "" && last.owner != first.owner {
+		return out, a.nodeName(last.owner)
+	}
+	return out, ""
 }

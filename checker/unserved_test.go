@@ -8,12 +8,12 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-func unservedOf(t *testing.T, h *hist, logs []LogLine) []Attribution {
+func unservedOf(t *testing.T, h *hist, logs []LogLine, topo ...TopologySample) []Attribution {
 	t.Helper()
 	ops := h.done()
 	s := Run(context.Background(), ops, []Checker{RTO()}, nil)
 	var out []Attribution
-	for _, a := range Attribute(ops, s, logs) {
+	for _, a := range AttributeWithTopology(ops, s, logs, topo) {
 		if a.Kind == "unserved" {
 			if a.Unserved == nil {
 				t.Fatalf("unserved attribution without its figures: %+v", a)
@@ -166,5 +166,64 @@ func TestAttributeUnservedNoneWhenServed(t *testing.T) {
 	h.servedBy(addr1)
 	if un := unservedOf(t, h, nil); len(un) != 0 {
 		t.Fatalf("want no unserved attribution, got %+v", un)
+	}
+}
+
+// The shard of n1 stops serving under a kill and is not served again
+// before the history ends; only the sampled topology (topology.jsonl)
+// shows n1 marked failed and its replica n4 owning the slots: the
+// attribution names both, with their times.
+func TestAttributeUnservedReadsTheSampledTopology(t *testing.T) {
+	k1, k2 := keyIn(t, "r:", 0, 5460), keyIn(t, "r:", 5461, 16383)
+	slot := itoa(history.Keyslot(k1))
+	h := &hist{}
+	start(h)
+	h.call(0, "write", k1, 1, 100, history.OK, nil, 110)
+	h.servedBy(addr1)
+	h.call(1, "write", k2, 1, 100, history.OK, nil, 110)
+	h.servedBy(addr2)
+	h.event(200, history.Invoke, "start-kill", []string{"n1"}, map[string]any{"mode": "primary"})
+	h.event(210, history.Info, "start-kill", []string{"n1"}, map[string]any{"mode": "primary"})
+	h.call(0, "write", k1, 2, 300, history.Fail, nil, 310)
+	h.withErr("CLUSTERDOWN The cluster is down")
+	h.call(2, "write", k1, 3, 2600, history.Fail, nil, 2610)
+	h.withErr("CLUSTERDOWN The cluster is down")
+	h.call(1, "write", k2, 2, 2700, history.OK, nil, 2710)
+	h.servedBy(addr2)
+	// n1's and n4's lines as CLUSTER NODES has them; n2 serves the rest.
+	nodes := func(n1, n4 string) string {
+		return id1 + " " + addr1 + "@16379 " + n1 + "\n" +
+			id2 + " " + addr2 + "@16379 master - 0 0 2 connected 5461-16383\n" +
+			id4 + " " + addr4 + "@16379 " + n4 + "\n"
+	}
+	before := nodes("master - 0 0 1 connected 0-5460", "slave "+id1+" 0 0 1 connected")
+	topo := []TopologySample{
+		{Time: 0, ClusterNodes: before},
+		{Time: 1500 * msec, ClusterNodes: nodes("master,fail - 0 0 1 connected 0-5460", "slave "+id1+" 0 0 1 connected")},
+		{Time: 2000 * msec, ClusterNodes: nodes("master,fail - 0 0 1 connected", "master - 0 0 3 connected 0-5460")},
+		{Time: 2100 * msec, ClusterNodes: nodes("master,fail - 0 0 1 connected", "master - 0 0 3 connected 0-5460")},
+		{Time: 9000 * msec, ClusterNodes: before}, // long after: not read
+	}
+	un := unservedOf(t, h, nil, topo...)
+	if len(un) != 1 {
+		t.Fatalf("want n1's shard unserved, got %+v", un)
+	}
+	a, u := un[0], un[0].Unserved
+	got := strings.Join(u.Topology, " | ")
+	for _, w := range []string{
+		"sampled topology at 0s: slot " + slot + " owned by n1",
+		"sampled topology at 1.5s: slot " + slot + " owned by n1",
+		"marked failed",
+		"sampled topology at 2s: slot " + slot + " owned by n4",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("topology %q lacks %q", got, w)
+		}
+	}
+	if strings.Contains(got, "at 9s") || strings.Contains(got, "at 2.1s") {
+		t.Errorf("a sample after the first one past the outage, or an unchanged one, was read: %q", got)
+	}
+	if !strings.Contains(a.Why, "sampled topology shows n4") {
+		t.Errorf("why does not name n4 from the sampled topology: %s", a.Why)
 	}
 }

@@ -74,7 +74,7 @@ func migrations(ops []history.Op) []migration {
 	var open *history.Op
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || op.F != "start-migrate" {
+		if op.Process != history.Nemesis || op.F != history.StartOf("migrate") {
 			continue
 		}
 		if op.Type == history.Invoke {
@@ -143,8 +143,9 @@ func migrations(ops []history.Op) []migration {
 // isWrite: every client op but a read changes the dataset.
 func isWrite(f string) bool { return f != "read" }
 
-func (w writePause) Check(ctx context.Context, ops []history.Op) Result {
-	calls, err := w.o.calls(ctx, ops)
+func (w writePause) Check(ctx context.Context, in *History) Result {
+	ops := in.Ops
+	calls, err := w.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}

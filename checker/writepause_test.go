@@ -49,7 +49,7 @@ func TestWritePause(t *testing.T) {
 	}
 	nemesis(tm+100*msec, tm+200*msec, map[string]any{"moved": moved})
 
-	r := WritePause().Check(context.Background(), ops)
+	r := WritePause().Check(context.Background(), NewHistory(ops))
 	if r.Valid != Valid {
 		t.Fatalf("verdict %v", r.Valid)
 	}
@@ -72,7 +72,7 @@ func TestWritePause(t *testing.T) {
 
 // TestWritePauseNoMigration: without migrations nothing is measured.
 func TestWritePauseNoMigration(t *testing.T) {
-	r := WritePause().Check(context.Background(), nil)
+	r := WritePause().Check(context.Background(), NewHistory(nil))
 	if r.NotApplicable == "" {
 		t.Fatalf("%v %v, want not applicable", r.Valid, r.Figures)
 	}
@@ -108,7 +108,7 @@ func TestWritePausePerTask(t *testing.T) {
 		}})
 	ops = append(ops, history.Op{Index: int64(len(ops)), Time: 900 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate"},
 		history.Op{Index: int64(len(ops) + 1), Time: 1400 * msec, Process: history.Nemesis, Type: history.OK, F: "start-migrate", Ext: history.NewExt(history.Ext{Detail: detail})})
-	r := WritePause().Check(context.Background(), ops)
+	r := WritePause().Check(context.Background(), NewHistory(ops))
 	atomic := r.Figures["atomic"].(map[string]any)
 	if atomic["measured"] != 2 || atomic["unit"] != "task" {
 		t.Fatalf("figures %v: want two tasks measured", r.Figures)

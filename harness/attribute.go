@@ -1,6 +1,9 @@
 package harness
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"time"
 
 	"github.com/redline-dev/redline/checker"
@@ -17,6 +20,26 @@ func Attribute(run *results.Run, ops []history.Op, s *checker.Summary) {
 	if c != nil {
 		wall = c.WallStart
 	}
-	s.Attribution = checker.Attribute(ops, *s, results.ServerLogLines(run, wall))
+	s.Attribution = checker.AttributeWithTopology(ops, *s, results.ServerLogLines(run, wall), topologySamples(run))
 	s.Census = checker.SummarizeCensus(c)
+}
+
+// topologySamples reads the run's TopologyFile (none: nil; a torn last
+// line of a crashed run is skipped).
+func topologySamples(run *results.Run) []checker.TopologySample {
+	if run == nil {
+		return nil
+	}
+	b, err := os.ReadFile(run.Path(TopologyFile))
+	if err != nil {
+		return nil
+	}
+	var out []checker.TopologySample
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var smp checker.TopologySample
+		if len(line) > 0 && json.Unmarshal(line, &smp) == nil {
+			out = append(out, smp)
+		}
+	}
+	return out
 }

@@ -214,7 +214,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	if err := cl.Refresh(endCtx); err != nil {
 		log.Printf("topology refresh before final reads: %v", err)
 	}
-	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: "final-reads"})
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: history.FinalReads})
 	if failed := settledPhase(endCtx, cfg, in.Workloads, func(w workloads.Workload) []history.Op { return w.FinalOps() }, cl, rec, 1<<21); failed > 0 {
 		log.Printf("%d final reads never succeeded; checkers will say what that leaves unknown", failed)
 	}
@@ -299,7 +299,7 @@ func audit(ctx context.Context, a *clusteradmin.Auditor, rec *Recorder, log *Log
 	}
 	log.Printf("audit: %s", res.Summary)
 	detail, _ := json.Marshal(map[string]any{"clean": res.Clean, "summary": res.Summary})
-	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: "audit", Ext: history.NewExt(history.Ext{Detail: detail})})
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: history.Audit, Ext: history.NewExt(history.Ext{Detail: detail})})
 	return &res
 }
 
@@ -353,11 +353,11 @@ func recordNodes(c cluster.Cluster, rec history.Recorder) {
 	for _, n := range c.Nodes() {
 		addrs[n.Name] = n.Addr
 	}
-	d, err := json.Marshal(map[string]any{"addrs": addrs})
+	d, err := json.Marshal(history.NodesDetail{Addrs: addrs})
 	if err != nil {
 		return
 	}
-	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: checker.NodesEvent, Ext: history.NewExt(history.Ext{Detail: d})})
+	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: history.NodesEvent, Ext: history.NewExt(history.Ext{Detail: d})})
 }
 
 func nodeAddrs(c cluster.Cluster) []string {

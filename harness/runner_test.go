@@ -150,7 +150,7 @@ func countTypes(ops []history.Op) map[history.Type]int {
 func counterVerdict(ctx context.Context, w workloads.Workload, ops []history.Op) checker.Result {
 	for _, c := range w.Checkers(checker.Options{}) {
 		if c.Name() == "counter" {
-			return c.Check(ctx, ops)
+			return c.Check(ctx, checker.NewHistory(ops))
 		}
 	}
 	panic("the counter workload has no counter checker")

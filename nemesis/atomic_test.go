@@ -71,7 +71,7 @@ func TestMigrateAtomicOnReference(t *testing.T) {
 			len(pl["dst"].([]any)) != len(bySlot[slot]) || len(pl["before"].([]any)) != len(bySlot[slot]) {
 			t.Fatalf("seed %d: placement %v, want %d keys before and on the destination only", seed, pl, len(bySlot[slot]))
 		}
-		if r := checker.Handoff().Check(ctx, ops); r.Valid != checker.Valid {
+		if r := checker.Handoff().Check(ctx, checker.NewHistory(ops)); r.Valid != checker.Valid {
 			t.Fatalf("handoff checker on a clean atomic move: %v %v", r.Valid, r.Figures)
 		}
 		eventually(t, 20*time.Second, func() string {

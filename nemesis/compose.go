@@ -43,6 +43,7 @@ import (
 
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // composer records the steps of one composition.
@@ -70,7 +71,7 @@ func (c *composer) step(name string, d map[string]any) {
 	}
 	d["step"], d["mode"], d["at_ms"] = name, c.mode, time.Since(c.began).Milliseconds()
 	c.steps = append(c.steps, d)
-	c.note("compose", c.nodes, d)
+	c.note(history.Compose, c.nodes, d)
 }
 
 // replicaOf is a reachable replica of the primary with id (ok false when

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,6 +70,15 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topo
 		if err != nil {
 			return nil, err
 		}
+		// FORCE and TAKEOVER do not wait for the replica to catch up:
+		// what it lacks now is lost (documented). Its sync state is the
+		// evidence for whoever explains a loss after it (seed 99 of the
+		// nemesis plan: a TAKEOVER of a replica whose full sync had been
+		// pending for 8 s dropped the keys a storm had just moved in).
+		var sync map[string]any
+		if mode != "default" {
+			sync = f.replicaSync(ctx, r, old, ok)
+		}
 		began := time.Now()
 		if _, err := f.admin.Do(ctx, r.Node.Addr, 3*time.Second, args...); err != nil {
 			f.journal.End(seq, err)
@@ -78,6 +88,9 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topo
 		limit := max(10*time.Second, 5*f.opts.NodeTimeout)
 		promoted := f.waitRole(ctx, r.Node.Addr, true, limit)
 		res := map[string]any{"promoted": promoted, "waited_ms": time.Since(began).Milliseconds()}
+		for k, v := range sync {
+			res[k] = v
+		}
 		if !promoted {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("stopped waiting for %s to be promoted: %w", r.Node.Name, ctx.Err())
@@ -87,6 +100,37 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topo
 		return res, nil
 	}
 	return a, nil
+}
+
+// replicaSync is r's replication state just before a FORCE or TAKEOVER:
+// replica_link (master_link_status, "sync" while a full sync is pending)
+// and, over a live link, replica_lag_bytes (the primary's offset minus
+// the replica's). replica_in_sync is false when either says it lacks
+// writes.
+func (f *failoverFault) replicaSync(ctx context.Context, r, primary clusteradmin.NodeState, havePrimary bool) map[string]any {
+	ri := f.replInfo(ctx, r.Node.Addr)
+	out := map[string]any{}
+	link, _ := ri["master_link_status"].(string)
+	if ri["master_sync_in_progress"] == "1" {
+		link = "sync"
+	}
+	if link != "" {
+		out["replica_link"] = link
+	}
+	inSync := link == "up"
+	if havePrimary && inSync {
+		// Offsets compare only over a live link (a primary restarted
+		// since has a new replication history).
+		pi := f.replInfo(ctx, primary.Node.Addr)
+		po, err1 := strconv.ParseInt(fmt.Sprint(pi["master_repl_offset"]), 10, 64)
+		ro, err2 := strconv.ParseInt(fmt.Sprint(ri["slave_repl_offset"]), 10, 64)
+		if err1 == nil && err2 == nil {
+			out["replica_lag_bytes"] = po - ro
+			inSync = inSync && po == ro
+		}
+	}
+	out["replica_in_sync"] = inSync
+	return out
 }
 
 // waitRole polls the node at addr until it reports itself primary (or

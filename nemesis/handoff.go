@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // handoffStrikes are the faults a composition can strike with.
@@ -137,6 +138,13 @@ type handoffRun struct {
 	began          time.Time
 	nodes          []string
 	steps          []map[string]any
+	// struck: the strike took effect (a node killed, paused or cut off, a
+	// replica promoted). The move it interrupts then fails by design, and
+	// the start records took_effect beside the move's error, so the
+	// coverage checker counts the window (it took any error for a start
+	// that did nothing: "migrate: 4 scheduled, none took effect" on a
+	// Valkey run of classic-failover-src whose 4 failovers all promoted).
+	struck bool
 }
 
 // noteStep records one step now, in the history and in the final detail.
@@ -148,7 +156,7 @@ func (h *handoffRun) noteStep(step string, detail map[string]any) {
 	detail["mode"] = h.st.Mode
 	detail["at_ms"] = time.Since(h.began).Milliseconds()
 	h.steps = append(h.steps, detail)
-	h.note("handoff", h.nodes, detail)
+	h.note(history.Handoff, h.nodes, detail)
 }
 
 // hold is how long a kill, pause or partition is held: the step's hold,
@@ -239,6 +247,9 @@ func (h *handoffRun) run(ctx context.Context) (map[string]any, error) {
 		}
 	}
 	res["steps"] = h.steps
+	if h.struck {
+		res["took_effect"] = true
+	}
 	return res, moveErr
 }
 
@@ -398,6 +409,9 @@ func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (fu
 			d["promoted"] = h.failover.waitRole(ctx, h.replica.Node.Addr, true, max(10*time.Second, 5*h.opts.NodeTimeout))
 		}
 		h.journal.End(seq, err)
+	}
+	if err == nil && d["promoted"] != false {
+		h.struck = true
 	}
 	if err != nil {
 		d["error"] = err.Error()

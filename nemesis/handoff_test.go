@@ -179,10 +179,10 @@ func handoffComposition(ctx context.Context, t *testing.T, server []string, mode
 		}
 		// The end phase left every moved slot closed on one owner holding
 		// all its keys (issue 22).
-		if r := checker.EndPhase().Check(ctx, rec.all()); r.Valid != checker.Valid {
+		if r := checker.EndPhase().Check(ctx, checker.NewHistory(rec.all())); r.Valid != checker.Valid {
 			t.Fatalf("%s: end phase %v %v", mode, r.Valid, r.Figures)
 		}
-		r := checker.Handoff().Check(ctx, rec.all())
+		r := checker.Handoff().Check(ctx, checker.NewHistory(rec.all()))
 		t.Logf("%s: handoff checker %v %v", mode, r.Valid, r.Figures)
 		if !strings.HasPrefix(strikeName, "kill") && r.Valid != checker.Valid {
 			// Without a kill (no data lost with a restarted process) every

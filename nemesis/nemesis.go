@@ -96,6 +96,12 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	}
 	n.journal.OnEntry(n.recordJournal)
 	e.mover = clusteradmin.NewSlotMover(c, e.admin, n.journal, logf)
+	// On a cluster redline created, two different copies of a key (a
+	// replica promoted before it had the move's DEL, or a promoted source
+	// that served a write of a moved key) are both kept, one beside the
+	// other, so the end phase can close the slot; on a user's, redline
+	// stops and says so.
+	e.mover.SetAsideConflicts = !opts.Guest
 	hooks := hookNames()
 	for k := range opts.Hooks {
 		if !slices.Contains(hooks, k) {
@@ -311,7 +317,7 @@ func (n *Nemesis) fireLate(ctx context.Context, rec history.Recorder, st Step, l
 // struck the nodes it struck when recorded.
 func (n *Nemesis) fireScheduled(ctx context.Context, rec history.Recorder, ss ScheduledStep, late time.Duration) *action {
 	st := ss.Step
-	f := "start-" + st.Fault
+	f := history.StartOf(st.Fault)
 	stepDetail := ScheduledStep{Step: st, K: ss.K}
 	n.mu.Lock()
 	n.rec = rec
@@ -377,7 +383,7 @@ func (n *Nemesis) fireScheduled(ctx context.Context, rec history.Recorder, ss Sc
 
 // finish stops an action and records it.
 func (n *Nemesis) finish(ctx context.Context, rec history.Recorder, a *action) error {
-	f := "stop-" + a.step.Fault
+	f := history.StopOf(a.step.Fault)
 	n.record(rec, history.Invoke, f, a.nodes, map[string]any{"mode": a.step.Mode})
 	began := time.Now()
 	res, err := a.stop(ctx)
@@ -456,7 +462,7 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 	}
 	n.setCurrent("heal")
 	defer n.setCurrent("")
-	n.record(rec, history.Invoke, "heal", nil, map[string]any{})
+	n.record(rec, history.Invoke, history.Heal, nil, map[string]any{})
 	for _, f := range n.order {
 		f.heal(ctx, h)
 	}
@@ -516,7 +522,7 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 	}
 	touched := h.touched
 	slices.SortFunc(touched, cluster.CompareNames)
-	n.record(rec, history.Info, "heal", slices.Compact(touched), res)
+	n.record(rec, history.Info, history.Heal, slices.Compact(touched), res)
 	return err
 }
 
@@ -584,7 +590,7 @@ func (n *Nemesis) recordJournal(s clusteradmin.Step) {
 	b, _ := json.Marshal(s)
 	var detail map[string]any
 	_ = json.Unmarshal(b, &detail)
-	n.record(rec, history.Info, "journal", nil, detail)
+	n.record(rec, history.Info, history.Journal, nil, detail)
 }
 
 func sleepUntil(ctx context.Context, t time.Time) bool {

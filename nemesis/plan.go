@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/redline-dev/redline/harness/history"
 )
@@ -152,7 +151,7 @@ func ScheduleOf(ops []history.Op) []ScheduledStep {
 	seen := map[int]int{} // slot -> position in out
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis || !strings.HasPrefix(op.F, "start-") || len(op.DetailRaw()) == 0 {
+		if _, isStart := history.StartedFault(op.F); op.Process != history.Nemesis || !isStart || len(op.DetailRaw()) == 0 {
 			continue
 		}
 		var d struct {

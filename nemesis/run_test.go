@@ -2,10 +2,12 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -112,10 +114,8 @@ func TestRunFollowsThePlanAndHeals(t *testing.T) { runFollowsThePlan(t, planSeed
 
 // planSeed is the seed of TestRunFollowsThePlanAndHeals: 99 until the
 // schedule gave each kind its share and each kind's first step a primary
-// (issue 23); with that plan seed 99 kills a migrate storm's destination
-// primary and the end phase refuses to repair the IMPORTING slots its
-// promoted replica then shows ("not by redline"). See
-// TestHealAfterKillOfStormDestination.
+// (issue 23); seed 99's plan now has its own test,
+// TestHealAfterKillOfStormDestination. REDLINE_PLAN_SEED overrides.
 func planSeed() int64 {
 	if s := os.Getenv("REDLINE_PLAN_SEED"); s != "" {
 		n, _ := strconv.ParseInt(s, 10, 64)
@@ -124,16 +124,23 @@ func planSeed() int64 {
 	return 100
 }
 
-// TestHealAfterKillOfStormDestination is the schedule of seed 99 (see
-// planSeed): the slot mover does not account for its own open slots once a
-// failover moved them to the destination's replica. A known gap of the
-// end phase, kept as a test to unskip when it is fixed.
-func TestHealAfterKillOfStormDestination(t *testing.T) {
-	if os.Getenv("REDLINE_KNOWN_GAPS") == "" {
-		t.Skip("known gap (issue 23 report): heal refuses IMPORTING slots left on a storm destination's promoted replica; set REDLINE_KNOWN_GAPS=1 to run")
-	}
-	runFollowsThePlan(t, 99)
-}
+// TestHealAfterKillOfStormDestination is the schedule of seed 99: pause,
+// failover force n5 over n2, storm, kill n5, storm, failover takeover n2
+// over n5, pause, kill of a majority of primaries. Read from its runs'
+// AOFs and logs (issue 22): the FORCE left n2 (the old primary, now a
+// replica) needing a full sync, which redis-server delays 5 s
+// (repl-diskless-sync-delay); the storm moved keys onto n5; the kill of
+// n5 restarted that sync; the TAKEOVER then promoted n2 while it still had
+// nothing of n5's since the FORCE, and n5 full-synced from it: the keys
+// moved onto n5 in between were gone (2-3 of 1,000 in 3 of 3 runs), and
+// n2 held old copies of keys n5 had moved away. The loss is the fault's
+// (TAKEOVER skips the catch-up, as documented): the failover records the
+// replica's sync state (replica_in_sync), and the test accepts a missing
+// key only in a shard that such a failover struck. The old copies met the
+// end phase as conflicting copies (the owner's traffic:1 279, n2's 20):
+// it stopped, slots left IMPORTING (3 of 4 runs), until
+// SetAsideConflicts; the end phase must now heal.
+func TestHealAfterKillOfStormDestination(t *testing.T) { runFollowsThePlan(t, 99) }
 
 func runFollowsThePlan(t *testing.T, seed int64) {
 	c := startLocal(t, 6, 1)
@@ -213,5 +220,68 @@ func runFollowsThePlan(t *testing.T, seed int64) {
 		t.Fatalf("last entry %s %s", last.F, last.DetailRaw())
 	}
 	t.Logf("faults fired: %v", fired)
-	checkKeys(t, c, want)
+	checkKeysLostOnlyToUnsyncedPromotions(t, c, want, ops)
+}
+
+// checkKeysLostOnlyToUnsyncedPromotions reads every key of want back; a
+// key that is missing or different must be served at the end by a node of
+// a shard in which a FORCE or TAKEOVER promoted a replica that was not in
+// sync (the failover's replica_in_sync: false): what such a replica lacked
+// is lost by design. Any other loss fails the test.
+func checkKeysLostOnlyToUnsyncedPromotions(t *testing.T, c *localCluster, want map[string]string, ops []history.Op) {
+	t.Helper()
+	struck := map[string]bool{} // node names of the shards such failovers struck
+	var shards []string
+	for i, op := range ops {
+		if op.F != "start-failover" || op.Type != history.Info || i == 0 {
+			continue
+		}
+		d, inv := detailOf(t, op), detailOf(t, ops[i-1])
+		if d["replica_in_sync"] != false || d["promoted"] != true {
+			continue
+		}
+		for _, k := range []string{"replica", "primary"} {
+			if n, ok := inv[k].(string); ok {
+				struck[n] = true
+			}
+		}
+		shards = append(shards, fmt.Sprintf("%v over %v (link %v, %v bytes behind)", inv["replica"], inv["primary"], d["replica_link"], d["replica_lag_bytes"]))
+	}
+	ctx := context.Background()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs(), DisableIdentity: true, MaxRedirects: 8})
+	defer cc.Close()
+	slots, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, n := range c.Nodes() {
+		names[n.Addr] = n.Name
+	}
+	ownerOf := func(slot int) string {
+		for _, r := range slots {
+			if slot >= int(r.Start) && slot <= int(r.End) && len(r.Nodes) > 0 {
+				return names[r.Nodes[0].Addr]
+			}
+		}
+		return ""
+	}
+	var lost []string
+	for k, v := range want {
+		got, err := cc.Get(ctx, k).Result()
+		if err == nil && got == v {
+			continue
+		}
+		if err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatalf("GET %s: %v", k, err)
+		}
+		owner := ownerOf(history.Keyslot(k))
+		if !struck[owner] {
+			t.Fatalf("GET %s = %q (%v), want %q; its slot's owner %s is in no shard an unsynced FORCE/TAKEOVER struck (%v)", k, got, err, v, owner, shards)
+		}
+		lost = append(lost, k+" on "+owner)
+	}
+	if len(lost) > 0 {
+		t.Logf("%d of %d keys lost to promotions of replicas not in sync (%s): %v", len(lost), len(want), strings.Join(shards, "; "), lost)
+	}
 }

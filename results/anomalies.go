@@ -13,54 +13,11 @@ import (
 )
 
 // The report explains an anomaly from what results.json holds, whatever the
-// checker: sentences it gave (reason, reasons, error), a sentence of ours per
-// figure we know, every list of instances as a table, the cycles of a
-// transactional checker, and the history entries the instances name by op
-// index. A figure this file does not know still shows, as a table or a value.
-
-// why explains the figures a checker reports an anomaly with.
-var why = map[string]string{
-	"lost":                "acknowledged writes are missing from the final read: the cluster answered OK and later forgot them (typically: asynchronous replication had not copied them when a replica was promoted, or a primary cut off in a minority accepted them before it was demoted)",
-	"lost_elements":       "each row is an acknowledged add that no final read contains",
-	"lost_keys":           "keys whose final value is below what the acknowledged increments add up to",
-	"unexpected":          "values appear that no client ever tried to write: corruption, or a write recorded wrongly",
-	"stale_reads":         "reads returned a value older than one a completed write had already replaced (typically: a read served by a node that was no longer the primary)",
-	"anomalous_keys":      "no order of the operations on these keys explains every result, so the register is not linearizable; each key's porcupine page shows the longest order that works and the op that breaks it",
-	"unknown_keys":        "the search for an order ran out of time on these keys: no verdict on them",
-	"bad_reads":           "counter reads outside what the increments acknowledged before and attempted until the read allow",
-	"bad_read_samples":    "each row is a read of a counter below its lower bound (acknowledged increments lost) or above its upper bound (increments never sent)",
-	"wrong_total":         "reads of all accounts whose sum differs from the total: a transfer was applied in part or lost",
-	"wrong_total_reads":   "each row is a read of all accounts whose balances do not add up to the total",
-	"negative_balances":   "account balances went below zero, which no transfer allows",
-	"executed":            "multi-key commands on keys in different slots executed although Redis Cluster must refuse them with CROSSSLOT",
-	"executed_indices":    "op indexes of multi-key commands that executed across slots",
-	"unrecovered":         "keys that never served a successful op again after the fault",
-	"unexpected_elements": "each row is an element read that no add ever wrote",
-}
-
-// cycleWhy explains the classes of the list-append checker (Elle's names).
-var cycleWhy = map[string]string{
-	"G0":                 "write cycle: transactions overwrote each other in an order no serial execution allows (ww edges only)",
-	"G1a":                "aborted read: a transaction read a value written by a transaction that failed",
-	"G1b":                "intermediate read: a transaction read a value its writer later overwrote within the same transaction",
-	"G1c":                "circular information flow: a cycle of write and read dependencies (ww, wr)",
-	"G-single":           "read skew: a cycle with exactly one anti-dependency (rw): one transaction missed a write it should have seen",
-	"G2":                 "anti-dependency cycle: several rw edges, transactions each missed the other's write",
-	"G0-realtime":        "a write cycle once real-time order is added: violates strict serializability",
-	"G1c-realtime":       "a wr/ww cycle once real-time order is added: a transaction observed the past after a later one had completed",
-	"G-single-realtime":  "a cycle with one rw edge once real-time order is added: a read missed a write that had completed before the read began",
-	"G2-realtime":        "a cycle with several rw edges once real-time order is added: reads missed writes completed before they began",
-	"duplicate-appends":  "the same value was appended twice",
-	"duplicate-elements": "a list holds the same element twice: an append was applied twice",
-	"garbage-read":       "a read returned an element no transaction appended",
-	"incompatible-order": "two reads of a list disagree on the order of its elements",
-	"internal":           "a transaction did not see its own earlier writes",
-}
-
-// edgeWhy says what an edge of a cycle means.
-var edgeWhy = map[string]string{
-	"ww": "wrote next after", "wr": "was read by", "rw": "read a state overwritten by", "realtime": "completed before the start of",
-}
+// checker: sentences it gave (reason, reasons, error), the checker package's
+// explanation of each figure it explains (checker.DescribeFigure), every list
+// of instances as a table, the cycles of a transactional checker, and the
+// history entries the instances name by op index. A figure without an
+// explanation still shows, as a table or a value.
 
 // anomalySection is one checker's anomalies, explained.
 type anomalySection struct {
@@ -129,9 +86,9 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 		}
 		for _, k := range keys {
 			v := res.Figures[k]
-			if n, ok := num(v); ok && n > 0 && why[k] != "" {
+			if n, ok := num(v); ok && n > 0 && checker.DescribeFigure(k) != "" {
 				if _, isList := v.([]any); !isList {
-					s.Sentences = append(s.Sentences, fmt.Sprintf("%s = %s: %s.", k, trimFloat(n), why[k]))
+					s.Sentences = append(s.Sentences, fmt.Sprintf("%s = %s: %s.", k, trimFloat(n), checker.DescribeFigure(k)))
 				}
 			}
 		}
@@ -246,7 +203,7 @@ func table(name string, rows []any, indexes *[]int64) (instanceTable, bool) {
 		}
 		collectIndexes(m, indexes)
 	}
-	t := instanceTable{Name: name, Why: why[name]}
+	t := instanceTable{Name: name, Why: checker.DescribeFigure(name)}
 	for _, c := range []string{"window", "fault", "nodes", "start_s", "end_s", "index", "key", "element", "value", "time_s", "ack_s", "node", "wait", "lost"} {
 		if cols[c] {
 			t.Columns = append(t.Columns, c)
@@ -272,7 +229,7 @@ func table(name string, rows []any, indexes *[]int64) (instanceTable, bool) {
 }
 
 func list(name string, items []any, indexes *[]int64) namedList {
-	l := namedList{Name: name, Why: why[name]}
+	l := namedList{Name: name, Why: checker.DescribeFigure(name)}
 	for i, it := range items {
 		if strings.HasSuffix(name, "indices") || strings.HasSuffix(name, "indexes") {
 			if n, ok := it.(float64); ok {
@@ -322,7 +279,7 @@ func collectIndexes(m map[string]any, indexes *[]int64) {
 func cycles(m map[string]any, indexes *[]int64) []cycleView {
 	var out []cycleView
 	for _, class := range sortedKeys(m) {
-		c := cycleView{Class: class, Why: cycleWhy[class]}
+		c := cycleView{Class: class, Why: checker.DescribeClass(class)}
 		entry, _ := m[class].(map[string]any)
 		if entry == nil {
 			c.Steps = []string{cell(m[class])}
@@ -390,7 +347,7 @@ func cycles(m map[string]any, indexes *[]int64) []cycleView {
 }
 
 func edgeName(e string) string {
-	if w, ok := edgeWhy[e]; ok {
+	if w := checker.DescribeEdge(e); w != "" {
 		return w
 	}
 	return e

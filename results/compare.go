@@ -50,12 +50,12 @@ type CompRow struct {
 
 // LoadSummary opens a run directory and reads its results.json.
 func LoadSummary(dir string) (checker.Summary, *Run, error) {
-	var s checker.Summary
 	run, err := Open(dir)
 	if err != nil {
-		return s, nil, err
+		return checker.Summary{}, nil, err
 	}
-	if err := run.ReadJSON("results.json", &s); err != nil {
+	s, err := run.Summary()
+	if err != nil {
 		return s, nil, fmt.Errorf("run %s has no readable results.json (%v); 'redline check %s' can produce it", dir, err, dir)
 	}
 	return s, run, nil

@@ -65,7 +65,7 @@ func (d *runData) modeAt(fault string, t int64) string {
 	best, mode := int64(-1), ""
 	for i := range d.ops {
 		op := &d.ops[i]
-		if !op.NemesisOp() || op.F != "start-"+fault {
+		if !op.NemesisOp() || op.F != history.StartOf(fault) {
 			continue
 		}
 		m, ok := detailMap(op.DetailRaw())["mode"].(string)
@@ -115,9 +115,11 @@ func (d *runData) faultRows() []faultRow {
 		}
 		t := float64(op.Time) / 1e9
 		det := detailMap(op.DetailRaw())
+		started, isStart := history.StartedFault(op.F)
+		stopped, isStop := history.StoppedFault(op.F)
 		switch {
-		case strings.HasPrefix(op.F, "start-"):
-			fault := strings.TrimPrefix(op.F, "start-")
+		case isStart:
+			fault := started
 			if op.Type != history.Invoke && lastStart != nil && lastStart.Fault == fault {
 				d.completeRow(lastStart, op, det, t)
 				lastStart = nil
@@ -131,8 +133,8 @@ func (d *runData) faultRows() []faultRow {
 			if op.Type == history.Invoke {
 				lastStart = r
 			}
-		case strings.HasPrefix(op.F, "stop-"):
-			fault := strings.TrimPrefix(op.F, "stop-")
+		case isStop:
+			fault := stopped
 			if op.Type != history.Invoke && lastStop != nil && lastStop.Fault == fault {
 				lastStop.Stop = fmt.Sprintf("%.2f s", t)
 				lastStop.Duration = fmt.Sprintf("%.2f s", t-lastStop.startT)
@@ -234,7 +236,7 @@ func (d *runData) completeRow(r *faultRow, op *history.Op, det map[string]any, t
 	}
 	sort.Strings(keys)
 	phase := "start"
-	if strings.HasPrefix(op.F, "stop-") {
+	if _, isStop := history.StoppedFault(op.F); isStop {
 		phase = "stop"
 	}
 	for _, k := range keys {

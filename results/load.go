@@ -36,9 +36,11 @@ func loadRun(r *Run) (*runData, error) {
 // the run's history.jsonl).
 func loadRunWith(r *Run, h *history.ReadResult) (*runData, error) {
 	d := &runData{run: r, cfg: map[string]any{}}
-	if err := r.ReadJSON("results.json", &d.sum); err != nil {
+	sum, err := r.Summary()
+	if err != nil {
 		return nil, err
 	}
+	d.sum = sum
 	_ = r.ReadJSON("config.json", &d.cfg) // a run without one still gets a report
 	if h == nil {
 		if read, err := history.ReadFile(r.Path("history.jsonl")); err == nil {

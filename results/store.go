@@ -5,7 +5,9 @@
 //	    nodes/<node>/ (server log, CLUSTER NODES before and after)
 //	<root>/latest -> the newest run
 //
-// It also lists, shows and compares runs and renders the report.
+// It also lists, shows and compares runs and renders the report. It is the
+// one reader of results.json (ReadSummary): the report, the listing,
+// compare, suites and shrink read a run's verdict through it.
 package results
 
 import (
@@ -17,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/redline-dev/redline/checker"
 )
 
 // TimeLayout names a run's directory.
@@ -119,6 +123,27 @@ func (r *Run) ReadJSON(name string, v any) error {
 	return nil
 }
 
+// ReadSummary reads the checkers' summary of the run in dir from its
+// results.json ({"valid":..., "checkers":{"<name>":{"valid":...,
+// <figures>}}, ...}), the one reader of that file.
+func ReadSummary(dir string) (checker.Summary, error) {
+	var s checker.Summary
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return s, fmt.Errorf("no results.json in %s", dir)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("%s/results.json: %w", dir, err)
+	}
+	if s.Checkers == nil {
+		return s, errors.New(dir + "/results.json has no checkers")
+	}
+	return s, nil
+}
+
+// Summary is ReadSummary of the run's directory.
+func (r *Run) Summary() (checker.Summary, error) { return ReadSummary(r.Dir) }
+
 // Entry is one run in a listing.
 type Entry struct {
 	Test  string
@@ -186,20 +211,17 @@ func (e *Entry) describe() {
 		e.Target, e.Workloads, e.Faults = cfgString(cfg, "target"), cfgString(cfg, "workloads"), cfgString(cfg, "nemesis")
 		e.Bench, _ = cfg["bench"].(bool)
 	}
-	b, err := os.ReadFile(filepath.Join(e.Dir, "results.json"))
+	s, err := ReadSummary(e.Dir)
 	if err != nil {
 		return
 	}
-	var res struct {
-		Valid    json.RawMessage           `json:"valid"`
-		Checkers map[string]map[string]any `json:"checkers"`
+	e.Valid = fmt.Sprint(s.Valid.JSONValue())
+	figs := make(map[string]map[string]any, len(s.Checkers))
+	for name, c := range s.Checkers {
+		figs[name] = c.Figures
 	}
-	if json.Unmarshal(b, &res) != nil {
-		return
-	}
-	e.Valid = strings.Trim(string(res.Valid), `"`)
-	e.KeyFigures = keyFigures(res.Checkers)
-	if _, ok := res.Checkers["bench"]; ok {
+	e.KeyFigures = keyFigures(figs)
+	if _, ok := s.Checkers["bench"]; ok {
 		e.Bench = true
 	}
 }

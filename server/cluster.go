@@ -34,6 +34,9 @@ type clusterState struct {
 	// foreign are slots owned by others that the master's stream wrote
 	// (an import under way there), trimmed on promotion (cluster_migration_hide.go).
 	foreign map[int]bool
+	// taskSlots are the slots the master announced it imports with a
+	// CLUSTER MIGRATION task (announceImport); only their writes are foreign.
+	taskSlots map[int]bool
 
 	// scratch for routing (server lock held)
 	slots []int

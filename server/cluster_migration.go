@@ -42,6 +42,9 @@ type asmRuntime struct {
 	// the takeover's epoch must exceed it.
 	sourceEpoch uint64
 	stats       asmStats
+	// announced are the import tasks whose slots the replicas were told
+	// (announceImport).
+	announced map[string]bool
 }
 
 // asmPeer is the ordered outbound connection to one primary.

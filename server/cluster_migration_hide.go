@@ -186,27 +186,27 @@ func asmFlag(t cluster.MigMsgType) byte {
 }
 
 // noteForeignWrite runs on a replica for each command of its master's
-// stream: a write on a slot another node owns is a CLUSTER MIGRATION
+// stream: a write to a slot another node owns belongs to an atomic
 // import under way on the master (or its trim). Redis 8.4 tells replicas
 // of the task (CLUSTER SYNCSLOTS CONF ASM-TASK) so that a replica promoted
-// mid-import trims what was imported; this is our equivalent: the slots
-// are remembered and trimmed on promotion (trimForeign).
+// mid-import trims what was imported; this is our equivalent: the master
+// announces the task's slots (announceImport), their writes are
+// remembered and trimmed on promotion (trimForeign).
+//
+// A write to a slot no task announced is kept: a classic import (SETSLOT
+// IMPORTING on the master, then MIGRATE's RESTORE-ASKING or a client's
+// ASKING write), which Redis 7.0.15 keeps on a promoted replica (it deletes
+// keys only of slots it owned and lost, clusterUpdateSlotsConfigWith's
+// dirty slots), and a mover then finishes the move there. Found twice: the
+// slot mover's test of a failover of the destination between MIGRATE and
+// SETSLOT NODE (RESTORE-ASKING), and a client's ASKING write deleted on
+// the promoted replica (TestPromotedReplicaKeepsAClassicImportsWrites).
 func (s *Server) noteForeignWrite(argv [][]byte) {
-	if s.cl.node.IsMaster() {
+	if s.cl.node.IsMaster() || len(s.cl.taskSlots) == 0 {
 		return
 	}
 	cmd := s.Lookup(argv[0])
 	if cmd == nil || cmd.Flags&FlagWrite == 0 {
-		return
-	}
-	if strings.EqualFold(string(argv[0]), "restore-asking") {
-		// A classic import (MIGRATE into a slot the master imports with
-		// SETSLOT IMPORTING), which no task covers: Redis 7.0 keeps those
-		// keys on a promoted replica, and the mover then finishes the
-		// move there (found by the slot mover's test of a failover of
-		// the destination between MIGRATE and SETSLOT NODE: the promoted
-		// replica trimmed the migrated keys). A task's snapshot arrives
-		// as RESTORE.
 		return
 	}
 	k := cmd.firstKey(argv)
@@ -214,11 +214,68 @@ func (s *Server) noteForeignWrite(argv [][]byte) {
 		return
 	}
 	sl := keyslot.Of(k)
+	if !s.cl.taskSlots[sl] {
+		return
+	}
 	if owner := s.cl.node.SlotOwner(sl); owner != "" && owner != s.cl.node.MasterID() {
 		if s.cl.foreign == nil {
 			s.cl.foreign = map[int]bool{}
 		}
 		s.cl.foreign[sl] = true
+	}
+}
+
+// announceImport tells the replicas, once per task, the slots this
+// primary imports with task, before the task's first keys reach them
+// (CLUSTER SYNCSLOTS CONF ASM-TASK <task> <start-end>..., in the
+// replication stream only: the AOF does not need it, a restarted primary
+// trims unfinished imports itself, trimUnownedOnLoad).
+func (s *Server) announceImport(task string) {
+	a := s.asm
+	if a.announced[task] {
+		return
+	}
+	var ranges []cluster.SlotSpan
+	for _, t := range a.m.Status(task) {
+		if t.Importing {
+			ranges = t.Ranges
+		}
+	}
+	if a.announced == nil {
+		a.announced = map[string]bool{}
+	}
+	a.announced[task] = true
+	argv := [][]byte{[]byte("CLUSTER"), []byte("SYNCSLOTS"), []byte("CONF"), []byte("ASM-TASK"), []byte(task)}
+	for _, r := range ranges {
+		argv = append(argv, []byte(strconv.Itoa(r.Start)+"-"+strconv.Itoa(r.End)))
+	}
+	s.repl.propagated(0, argv)
+}
+
+// isImportAnnouncement: argv is announceImport's line.
+func isImportAnnouncement(argv [][]byte) bool {
+	return len(argv) >= 5 && strings.EqualFold(string(argv[0]), "cluster") && strings.EqualFold(string(argv[1]), "syncslots") &&
+		strings.EqualFold(string(argv[2]), "conf") && strings.EqualFold(string(argv[3]), "asm-task")
+}
+
+// noteImportAnnouncement (replica) remembers the announced task's slots.
+func (s *Server) noteImportAnnouncement(argv [][]byte) {
+	if s.cl.node == nil {
+		return
+	}
+	if s.cl.taskSlots == nil {
+		s.cl.taskSlots = map[int]bool{}
+	}
+	for _, r := range argv[5:] {
+		a, b, _ := strings.Cut(string(r), "-")
+		lo, err1 := strconv.Atoi(a)
+		hi, err2 := strconv.Atoi(b)
+		if err1 != nil || err2 != nil || lo < 0 || hi >= cluster.NumSlots {
+			continue
+		}
+		for sl := lo; sl <= hi; sl++ {
+			s.cl.taskSlots[sl] = true
+		}
 	}
 }
 
@@ -228,6 +285,7 @@ func (s *Server) noteForeignWrite(argv [][]byte) {
 // a destination's replica promoted mid-import kept the keys, so they were
 // on both shards).
 func (s *Server) trimForeign() {
+	s.cl.taskSlots = nil // a primary now: its own tasks are its machine's
 	if len(s.cl.foreign) == 0 {
 		return
 	}

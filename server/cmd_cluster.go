@@ -254,6 +254,7 @@ func cmdSyncSlots(c *Client, argv [][]byte) {
 		c.asmFlag = f
 	}
 	if (msg.Type == cluster.MigSnapshot || msg.Type == cluster.MigStream) && s.asmImportingTask(msg.Task) {
+		s.announceImport(msg.Task)
 		applyCommands(s, a.apply, argv[9])
 		a.stats.inputPeak = max(a.stats.inputPeak, int64(len(argv[9])))
 	}

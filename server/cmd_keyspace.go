@@ -178,7 +178,7 @@ func expireGeneric(c *Client, argv [][]byte, unit int64, absolute bool) {
 		c.Int(0)
 		return
 	}
-	if v <= now {
+	if c.s.alreadyExpired(v, now) {
 		db.Remove(o)
 		c.s.dirty++
 		c.notify(notifyGeneric, "del", argv[1])
@@ -433,6 +433,7 @@ func cmdFlushAll(c *Client, argv [][]byte) {
 	}
 	c.s.trackFlushAll()
 	c.s.dirty++
+	c.s.saveAfterFlushAll() // persist.go
 	c.OK()
 }
 
@@ -511,7 +512,7 @@ func cmdRestore(c *Client, argv [][]byte) {
 		if !absttl {
 			ttl += now
 		}
-		if ttl <= now {
+		if c.s.alreadyExpired(ttl, now) {
 			// Already expired: behave as if restored and expired at once.
 			if old != nil {
 				db.Remove(old)

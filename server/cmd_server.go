@@ -191,6 +191,12 @@ func cmdBgRewriteAOF(c *Client, argv [][]byte) {
 		return
 	}
 	c.s.aof.pending = true
+	if c.s.persist.bg != nil {
+		// As Redis while its RDB child runs: the rewrite waits for it
+		// (the cron rewrites once the background save is collected).
+		c.Simple("Background append only file rewriting scheduled")
+		return
+	}
 	c.Simple("Background append only file rewriting started")
 }
 

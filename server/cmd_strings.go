@@ -163,7 +163,7 @@ func cmdSet(c *Client, argv [][]byte) {
 			c.Bulk(old.Str)
 		}
 	}
-	if expArg != nil && exp <= now {
+	if expArg != nil && c.s.alreadyExpired(exp, now) {
 		// Already expired: the key is simply gone (Redis deletes it).
 		if old != nil {
 			db.Remove(old)
@@ -481,7 +481,7 @@ func cmdGetEx(c *Client, argv [][]byte) {
 	}
 	c.Bulk(o.Str)
 	switch {
-	case has && exp <= now:
+	case has && c.s.alreadyExpired(exp, now):
 		db.Remove(o)
 		c.s.dirty++
 		c.notify(notifyGeneric, "del", argv[1])

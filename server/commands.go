@@ -105,6 +105,12 @@ type Command struct {
 	usec     int64
 	fails    int64
 	rejected int64
+	// holdsCaller: the command may hold its caller (blocking), set by New.
+	holdsCaller bool
+	// hist caches the command's latency histogram while histGen is the
+	// server's (Server.recordCall).
+	hist    *cmdHistogram
+	histGen uint64
 }
 
 // newCmd is a spec in the table's compact notation: flags as COMMAND

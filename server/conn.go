@@ -88,6 +88,11 @@ type Client struct {
 	blocked atomic.Bool
 	woken   atomic.Bool
 
+	// lastName and lastLookup cache the last command name looked up
+	// (Client.lookupCommand).
+	lastName   []byte
+	lastLookup *Command
+
 	// inScript is set on the fake client that runs redis.call.
 	inScript bool
 	// current command

@@ -274,7 +274,7 @@ func (l *eventLoop) process(c *Client) {
 		return
 	}
 	c.shrinkIn()
-	c.lastActive.Store(time.Now().UnixMilli())
+	c.lastActive.Store(s.unixMs())
 }
 
 // wakeLoopClient hands a served blocked client back to its loop (lock

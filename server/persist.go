@@ -137,6 +137,10 @@ func (s *Server) encodeRDB(wantKeyEnds bool) (data []byte, keyEnds []int) {
 			b = rdb.AppendFunction(b, []byte(l.code))
 		}
 	}
+	// As rdbSaveKeyValuePair: the idle time under an LRU policy, the
+	// access counter under an LFU one.
+	policy := s.cfgValue("maxmemory-policy", "noeviction")
+	saveLRU, saveLFU := strings.HasSuffix(policy, "-lru"), strings.HasSuffix(policy, "-lfu")
 	var val []byte
 	for i, db := range s.dbs {
 		if db.Len() == 0 {
@@ -147,6 +151,11 @@ func (s *Server) encodeRDB(wantKeyEnds bool) (data []byte, keyEnds []int) {
 		db.EachStored(func(o *store.Object) bool {
 			if o.ExpireAt != 0 {
 				b = rdb.AppendExpireMs(b, o.ExpireAt)
+			}
+			if saveLRU {
+				b = rdb.AppendIdle(b, db.IdleTime(o))
+			} else if saveLFU {
+				b = rdb.AppendFreq(b, db.Freq(o))
 			}
 			val = store.AppendValue(val[:0], o, compress)
 			b = append(b, val[0])
@@ -479,6 +488,13 @@ func (s *Server) loadRDBAtStart() error {
 	master := !s.cfg.ClusterEnabled && s.cfg.ReplicaOf == ""
 	err = s.loadRDB(data, loadOptions{keepExpired: !master})
 	s.persist.purgeOnMaster = s.cfg.ClusterEnabled
+	if ri := s.persist.loadedRepl; ri != nil && !s.cfg.ClusterEnabled && s.cfg.ReplicaOf != "" {
+		// A configured replica: take the file's place in the stream now,
+		// before the link's first PSYNC (afterStartLoad does it in
+		// cluster mode, once nodes.conf said which role this node has).
+		s.repl.replid, s.repl.offset = ri.id, ri.offset
+		s.repl.offsetA.Store(ri.offset)
+	}
 	s.mu.Unlock()
 	s.loading = false
 	if err != nil {
@@ -656,10 +672,13 @@ func debugReload(c *Client, argv [][]byte) {
 		return
 	}
 	if flush {
+		// As FLUSHALL empties (Redis's emptyData), functions included.
 		s.touchAll(-1)
+		s.signalFlushed(-1)
 		for _, db := range s.dbs {
 			db.Flush()
 		}
+		s.trackFlushAll()
 		s.scripts.fns = nil
 	}
 	if err := s.loadRDB(data, loadOptions{keepExpired: s.repl.isReplica(), allowDup: merge}); err != nil {
@@ -722,4 +741,23 @@ func (s *Server) receiveSync(rd io.Reader, data []byte) error {
 		}
 	}
 	return err
+}
+
+// alreadyExpired is Redis's checkAlreadyExpired: a write that sets a time
+// in the past deletes the key, except while a file loads (an AOF's SET
+// PXAT of a key that expired while the server was down: a replica must
+// keep it for its master to expire) and on a replica (its master decides).
+func (s *Server) alreadyExpired(when, now int64) bool {
+	return when <= now && !s.loading && !s.repl.isReplica()
+}
+
+// saveAfterFlushAll is FLUSHALL's end in Redis 7.0 (flushAllDataAndResetRDB):
+// a background save in progress is stopped (it would write the old
+// dataset) and, with save points, the empty dataset is saved at once, so a
+// restart does not bring the flushed keys back (lock held).
+func (s *Server) saveAfterFlushAll() {
+	s.killBgsave()
+	if len(s.saveParams()) > 0 {
+		s.saveRDB()
+	}
 }

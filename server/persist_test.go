@@ -170,14 +170,14 @@ func compareDatasets(t *testing.T, want, got map[string]string) {
 }
 
 // redisServer runs Debian's redis-server 7.0 in dir until the test ends.
-func redisServer(t *testing.T, dir string) (addr string, stop func()) {
+func redisServer(t *testing.T, dir string, extra ...string) (addr string, stop func()) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Skip("redis-server not installed (scripts/install-deps)")
 	}
 	port := freePort(t)
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)...)
 	log := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -405,4 +405,130 @@ func TestReplicaRestartedFromRDBKeepsExpiredKeys(t *testing.T) {
 	})
 	mc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
 	waitForServer(t, "the master's DELs to reach the replica", func() bool { return rc2.DBSize(ctx).Val() == 1 })
+}
+
+// TestFlushAllSaves: with save points FLUSHALL saves the empty dataset
+// (a restart does not bring the keys back) and resets the changes
+// counter; without, the counter keeps counting, as unit/other checks.
+func TestFlushAllSaves(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, "--dir", dir, "--save", "")
+	c := newClient(t, s, 2)
+	c.Set(ctx, "k", "v", 0)
+	save(t, s.Addr().String())
+	c.Set(ctx, "k2", "v", 0)
+	c.FlushAll(ctx)
+	if n := infoField(c.Info(ctx, "persistence").Val(), "rdb_changes_since_last_save"); n == "0" {
+		t.Fatal("FLUSHALL without save points reset the changes counter")
+	}
+	c.ConfigSet(ctx, "save", "3600 1")
+	c.Set(ctx, "k", "v", 0)
+	c.FlushAll(ctx)
+	if n := infoField(c.Info(ctx, "persistence").Val(), "rdb_changes_since_last_save"); n != "0" {
+		t.Fatalf("rdb_changes_since_last_save %s after FLUSHALL with save points", n)
+	}
+	s.Close()
+	s2 := startServer(t, "--dir", dir)
+	if n := newClient(t, s2, 2).DBSize(ctx).Val(); n != 0 {
+		t.Fatalf("restarted after FLUSHALL with %d keys", n)
+	}
+}
+
+// TestBgsaveInProgress: with rdb-key-save-delay a background save is
+// observable: a second BGSAVE and SAVE are refused, BGREWRITEAOF is
+// scheduled, INFO shows it; a save that cannot write makes a master with
+// save points refuse writes (MISCONF) until a save succeeds.
+func TestBgsaveInProgress(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, "--dir", dir, "--save", "3600 1", "--appendonly", "yes", "--enable-protected-configs", "yes")
+	c := newClient(t, s, 2)
+	for i := 0; i < 50; i++ {
+		c.Set(ctx, fmt.Sprint("k", i), "v", 0)
+	}
+	c.ConfigSet(ctx, "rdb-key-save-delay", "20000") // 20 ms a key: a 1 s save
+	if v := c.BgSave(ctx).Val(); v != "Background saving started" {
+		t.Fatalf("BGSAVE: %q", v)
+	}
+	if err := c.BgSave(ctx).Err(); err == nil || !strings.Contains(err.Error(), "already in progress") {
+		t.Fatalf("second BGSAVE: %v", err)
+	}
+	if err := c.Save(ctx).Err(); err == nil || !strings.Contains(err.Error(), "already in progress") {
+		t.Fatalf("SAVE during BGSAVE: %v", err)
+	}
+	if v := c.BgRewriteAOF(ctx).Val(); !strings.Contains(v, "scheduled") {
+		t.Fatalf("BGREWRITEAOF during BGSAVE: %q", v)
+	}
+	if v := infoField(c.Info(ctx, "persistence").Val(), "rdb_bgsave_in_progress"); v != "1" {
+		t.Fatalf("rdb_bgsave_in_progress %s", v)
+	}
+	c.ConfigSet(ctx, "rdb-key-save-delay", "0")
+	waitForServer(t, "the background save", func() bool {
+		return infoField(c.Info(ctx, "persistence").Val(), "rdb_bgsave_in_progress") == "0"
+	})
+
+	gone := filepath.Join(dir, "gone")
+	os.Mkdir(gone, 0o755)
+	if err := c.ConfigSet(ctx, "dir", gone).Err(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(gone)
+	c.BgSave(ctx)
+	waitForServer(t, "the failed background save", func() bool {
+		return infoField(c.Info(ctx, "persistence").Val(), "rdb_last_bgsave_status") == "err"
+	})
+	if err := c.Set(ctx, "x", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "MISCONF") {
+		t.Fatalf("a write after a failed save: %v", err)
+	}
+	if v := c.Get(ctx, "k1").Val(); v != "v" {
+		t.Fatalf("a read after a failed save: %q", v)
+	}
+	c.ConfigSet(ctx, "dir", dir)
+	if err := c.Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "x", "1", 0).Err(); err != nil {
+		t.Fatalf("a write after a good save: %v", err)
+	}
+}
+
+// TestRDBAccessInfoCrossLoad: under an LRU policy the file carries each
+// key's idle time, under an LFU one its access counter, both ways between
+// redis-server 7.0.15 and the reference server.
+func TestRDBAccessInfoCrossLoad(t *testing.T) {
+	for _, tc := range []struct{ policy, opt, value string }{
+		{"allkeys-lru", "IDLETIME", "1000"}, {"allkeys-lfu", "FREQ", "100"},
+	} {
+		for _, refWrites := range []bool{true, false} {
+			dir := t.TempDir()
+			var addr string
+			var stop func()
+			if refWrites {
+				s := startServer(t, "--dir", dir, "--maxmemory-policy", tc.policy)
+				addr, stop = s.Addr().String(), func() { s.Close() }
+			} else {
+				addr, stop = redisServer(t, dir, "--maxmemory-policy", tc.policy)
+			}
+			c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+			c.Set(ctx, "src", "v", 0)
+			payload := c.Dump(ctx, "src").Val()
+			if err := c.Do(ctx, "RESTORE", "k", "0", payload, tc.opt, tc.value).Err(); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := c.Do(ctx, "OBJECT", tc.opt, "k").Int64()
+			save(t, addr)
+			c.Close()
+			stop()
+			if refWrites {
+				addr, _ = redisServer(t, dir, "--maxmemory-policy", tc.policy)
+			} else {
+				addr = startServer(t, "--dir", dir, "--maxmemory-policy", tc.policy).Addr().String()
+			}
+			c = redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+			got, err := c.Do(ctx, "OBJECT", tc.opt, "k").Int64()
+			c.Close()
+			if err != nil || got < want-2 || got > want+2 || want < 50 {
+				t.Errorf("%s, written by the reference %v: OBJECT %s %d after load, %d before (%v)", tc.policy, refWrites, tc.opt, got, want, err)
+			}
+		}
+	}
 }

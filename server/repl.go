@@ -795,6 +795,8 @@ func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout tim
 			start += used
 			if len(args) >= 2 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "getack") {
 				getack = true
+			} else if isImportAnnouncement(args) {
+				s.noteImportAnnouncement(args)
 			} else if len(args) > 0 {
 				s.execInternal(mc, args)
 				if s.cl.node != nil {

@@ -182,6 +182,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.commands = newCommandTable()
 	for name, cmd := range s.commands {
 		s.upperCmds[strings.ToUpper(name)] = cmd
+		cmd.holdsCaller = blocking(cmd.Name)
 	}
 	if err := s.newACL(); err != nil {
 		return nil, err
@@ -502,6 +503,15 @@ func (s *Server) serveStream(c *Client, conn net.Conn, resumed bool) {
 	}
 }
 
+// wallClock is the system clock, never offset or injected, for
+// bookkeeping compared with time.Now (a client's last activity).
+var wallClock = store.NewClock(nil)
+
+// unixMs is time.Now().UnixMilli() for bookkeeping that runs once per
+// batch: one monotonic reading, the wall clock extrapolated from it
+// (Clock.NowMsAt).
+func (s *Server) unixMs() int64 { return wallClock.NowMsAt(nanotime()) }
+
 // makeRoom makes sure c.in has free space after c.rend: it compacts, or
 // grows when one request is larger than the buffer.
 func (c *Client) makeRoom() {
@@ -552,8 +562,49 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 	if c.closeNow {
 		return true
 	}
-	locked := false
-	var perr error
+	locked, perr := s.runBatch(c, inLoop)
+	if locked {
+		if !s.afterBatch(c) {
+			// The AOF write failed: the batch's writes are not durable,
+			// so its replies must not go out.
+			s.mu.Unlock()
+			return false
+		}
+		if c.ps != nil {
+			c.ps.enqueue() // a subscriber's replies queue up with its messages
+		}
+		s.mu.Unlock()
+	}
+	if c.rstart == c.rend {
+		c.rstart, c.rend = 0, 0
+	}
+	if perr != nil {
+		c.out = resp.AppendError(c.out, "ERR "+perr.Error())
+		c.closeNow = true
+	}
+	return true
+}
+
+// runBatch runs the complete requests in c's input; locked reports that
+// it returns with the server lock held. A panicking handler is logged and
+// answered with an error and the connection is closed, instead of taking
+// the server down: one deferred recover for the batch, not one per
+// command.
+func (s *Server) runBatch(c *Client, inLoop bool) (locked bool, perr error) {
+	defer func() {
+		if p := recover(); p != nil {
+			name := "?"
+			if c.cmd != nil {
+				name = c.cmd.Name
+			}
+			s.Logf('#', "panic running %q: %v\n%s", name, p, debug.Stack())
+			c.Error("ERR internal error")
+			c.closeNow = true
+			if s.trk != nil && s.trk.running == c {
+				s.trackDone(c)
+			}
+		}
+	}()
 	for c.rstart < c.rend {
 		args, m, need, err := c.parser.Parse(c.in[c.rstart:c.rend], c.argvBuf[:0])
 		c.argvBuf = args
@@ -582,7 +633,7 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			}
 			locked = true
 		}
-		cmd := s.Lookup(args[0])
+		cmd := c.lookupCommand(args[0])
 		if inLoop && s.blocksCaller(c, cmd, args) {
 			c.leaveLoop = true
 			break
@@ -593,7 +644,7 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			s.waitPause(c, args)
 			s.mu.Lock()
 		}
-		c.safeCall(cmd, args)
+		c.callCmd(cmd, args)
 		if len(s.blk.ready) > 0 {
 			s.serveReadyKeys()
 		}
@@ -601,26 +652,23 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 			break
 		}
 	}
-	if locked {
-		if !s.afterBatch(c) {
-			// The AOF write failed: the batch's writes are not durable,
-			// so its replies must not go out.
-			s.mu.Unlock()
-			return false
-		}
-		if c.ps != nil {
-			c.ps.enqueue() // a subscriber's replies queue up with its messages
-		}
-		s.mu.Unlock()
+	return locked, perr
+}
+
+// lookupCommand is Server.Lookup with a one-entry cache per client: a
+// pipeline mostly repeats one command, and the name's two map lookups
+// (lower case, then upper case as redis-benchmark sends it) cost more than
+// the GET they find. The table does not change after New.
+func (c *Client) lookupCommand(name []byte) *Command {
+	if c.lastLookup != nil && string(name) == string(c.lastName) {
+		return c.lastLookup
 	}
-	if c.rstart == c.rend {
-		c.rstart, c.rend = 0, 0
+	cmd := c.s.Lookup(name)
+	if cmd != nil && len(name) <= 32 {
+		c.lastName = append(c.lastName[:0], name...)
+		c.lastLookup = cmd
 	}
-	if perr != nil {
-		c.out = resp.AppendError(c.out, "ERR "+perr.Error())
-		c.closeNow = true
-	}
-	return true
+	return cmd
 }
 
 // blocksCaller reports, lock held, whether running argv would block the
@@ -632,7 +680,7 @@ func (s *Server) blocksCaller(c *Client, cmd *Command, argv [][]byte) bool {
 	}
 	// A script queued in MULTI hands the connection over when it is
 	// queued, so EXEC runs it off the loop too.
-	if blocking(cmd.Name) {
+	if cmd.holdsCaller {
 		return true
 	}
 	if cmd.Name == "client" && len(argv) > 2 && strings.EqualFold(string(argv[1]), "tracking") {
@@ -651,19 +699,6 @@ func blocking(name string) bool {
 		return true
 	}
 	return false
-}
-
-// safeCall runs a command; a panicking handler is logged and answered with
-// an error and the connection is closed, instead of taking the server down.
-func (c *Client) safeCall(cmd *Command, argv [][]byte) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.s.Logf('#', "panic running %q: %v\n%s", argv[0], p, debug.Stack())
-			c.Error("ERR internal error")
-			c.closeNow = true
-		}
-	}()
-	c.callCmd(cmd, argv)
 }
 
 // afterBatch runs after a connection's batch of commands, lock held: the
@@ -823,7 +858,9 @@ func (s *Server) cronLoop() {
 					s.aof.syncAsync()
 					lastSync = now
 				}
-				s.maybeRewriteAOF()
+				if s.persist.bg == nil { // a rewrite waits for the background save, as in Redis
+					s.maybeRewriteAOF()
+				}
 			}
 			s.persistCron(now)
 			if el := now.Sub(s.stats.sampleTime); el >= time.Second {

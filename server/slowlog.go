@@ -51,6 +51,9 @@ type introState struct {
 	events        map[string]*latencyEvent
 	hist          map[string]*cmdHistogram
 	peak, startup int64 // MEMORY STATS: heap figures
+	// histGen is bumped when hist is reset: a Command.hist of an older
+	// generation is stale.
+	histGen uint64
 }
 
 // applyIntrospection reads the slowlog and latency directives.
@@ -77,13 +80,21 @@ func (s *Server) recordCall(c *Client, cmd *Command, argv [][]byte, d time.Durat
 			name += "|" + sub.Name
 		}
 	}
-	h := in.hist[name]
-	if h == nil {
-		if in.hist == nil {
-			in.hist = map[string]*cmdHistogram{}
+	var h *cmdHistogram
+	if len(cmd.Subcommands) == 0 && cmd.hist != nil && cmd.histGen == in.histGen {
+		h = cmd.hist // the map lookup by name cost as much as a GET
+	} else {
+		h = in.hist[name]
+		if h == nil {
+			if in.hist == nil {
+				in.hist = map[string]*cmdHistogram{}
+			}
+			h = &cmdHistogram{}
+			in.hist[name] = h
 		}
-		h = &cmdHistogram{}
-		in.hist[name] = h
+		if len(cmd.Subcommands) == 0 {
+			cmd.hist, cmd.histGen = h, in.histGen
+		}
 	}
 	h.calls++
 	h.buckets[bits.Len64(uint64(max(us, 1))-1)]++
@@ -309,4 +320,4 @@ func (s *Server) latencyHistogram(c *Client, names [][]byte) {
 }
 
 // resetIntroStats is CONFIG RESETSTAT's part: the histograms.
-func (s *Server) resetIntroStats() { s.intro.hist = nil }
+func (s *Server) resetIntroStats() { s.intro.hist = nil; s.intro.histGen++ }

@@ -145,7 +145,7 @@ func TestScriptWorkloadNoscriptAfterFailover(t *testing.T) {
 	if out := run(add); out.Type != history.OK {
 		t.Fatalf("EVALSHA after the workload loaded the script again: %+v", out)
 	}
-	r := checker.Script().Check(ctx, ops)
+	r := checker.Script().Check(ctx, checker.NewHistory(ops))
 	if r.Valid != checker.Valid || r.Figures["noscript_after_failover"] != 1 {
 		t.Fatalf("script checker: %v %v", r.Valid, r.Figures)
 	}

@@ -69,7 +69,8 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	s := harness.Check(ctx, hist.Ops, checkers, harness.NewProgress(stdout, tty, log), log)
 	harness.Attribute(run, hist.Ops, &s)
 	if write {
-		// The audit belongs to the run, not to the checkers: keep it.
+		// The audit belongs to the run, not to the checkers: keep it (the
+		// one part of results.json results.ReadSummary does not read).
 		var prev resultsFile
 		_ = run.ReadJSON("results.json", &prev)
 		if err := saveResults(run, cfg, s, prev.Audit, &hist); err != nil {
@@ -77,7 +78,7 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 		}
 	}
 	printVerdict(stdout, s, run.Dir)
-	if code := exitCode(s.Valid); code != exitValid {
+	if code := s.Valid.ExitCode(); code != exitValid {
 		return verdict{code}
 	}
 	return nil

@@ -78,8 +78,8 @@ func TestCheckersForCoverage(t *testing.T) {
 		{Index: 1, Time: 2, Process: history.Nemesis, Type: history.Info, F: "stop-partition"},
 	}
 	s := checker.Run(context.Background(), ops, []checker.Checker{cov}, nil)
-	if s.Valid != checker.Unknown || exitCode(s.Valid) != exitUnknown {
-		t.Fatalf("--require-coverage with no evidence: %v (exit %d), want unknown (exit 2)", s.Valid, exitCode(s.Valid))
+	if s.Valid != checker.Unknown || s.Valid.ExitCode() != exitUnknown {
+		t.Fatalf("--require-coverage with no evidence: %v (exit %d), want unknown (exit 2)", s.Valid, s.Valid.ExitCode())
 	}
 	if got := verdictLine(checker.Summary{Valid: checker.Valid, Checkers: s.Checkers}); got != "VALID (kill: no evidence; partition: no evidence)" {
 		t.Fatalf("verdict line %q", got)

@@ -10,15 +10,17 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/redline-dev/redline/checker"
 )
 
-// Exit codes, as Jepsen's, plus 253 so that CI can tell a cluster it
-// could not reach (or a Docker engine that is not there) from a bug of
-// redline's own (255).
+// Exit codes: the verdicts' as Jepsen's (checker's mapping), plus 253 so
+// that CI can tell a cluster it could not reach (or a Docker engine that
+// is not there) from a bug of redline's own (255).
 const (
-	exitValid       = 0
-	exitInvalid     = 1
-	exitUnknown     = 2
+	exitValid       = checker.ExitValid
+	exitInvalid     = checker.ExitInvalid
+	exitUnknown     = checker.ExitUnknown
 	exitEnvironment = 253
 	exitBadArgs     = 254
 	exitHarness     = 255

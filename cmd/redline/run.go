@@ -463,17 +463,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		return 0, harnessFailed(fmt.Errorf("the audit found data that is not redline's changed during the run "+
 			"(see audit in %s): %s", run.Path("results.json"), out.Audit.Summary))
 	}
-	return exitCode(out.Summary.Valid), nil
-}
-
-func exitCode(v checker.Validity) int {
-	switch v {
-	case checker.Valid:
-		return exitValid
-	case checker.Invalid:
-		return exitInvalid
-	}
-	return exitUnknown
+	return out.Summary.Valid.ExitCode(), nil
 }
 
 func randomID() string {
@@ -529,7 +519,7 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 		if r.Valid == checker.Valid {
 			continue
 		}
-		if why, ok := r.Figures["why"].(string); ok && why != "" {
+		if why := r.Why(); why != "" {
 			fmt.Fprintf(w, "%s is %s: %s\n", n, r.Valid, why)
 		}
 	}

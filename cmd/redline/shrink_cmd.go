@@ -79,8 +79,8 @@ func runShrink(ctx context.Context, dir string, so *shrinkOptions, stdout, stder
 	if err != nil {
 		return badArgs("%v", err)
 	}
-	var prev resultsFile
-	if err := run.ReadJSON("results.json", &prev); err != nil {
+	prev, err := run.Summary()
+	if err != nil {
 		return badArgs("cannot read the run's verdict (results.json): %v; check it first with 'redline check %s'", err, dir)
 	}
 	var invalid []string
@@ -160,8 +160,8 @@ func rerun(so *shrinkOptions, stderr io.Writer) shrink.RunFunc {
 		if err != nil {
 			return tr, err
 		}
-		var res resultsFile
-		if err := run.ReadJSON("results.json", &res); err != nil {
+		res, err := run.Summary()
+		if err != nil {
 			return tr, err
 		}
 		for name, r := range res.Checkers {

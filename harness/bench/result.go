@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // Result is what a load test measured; it is stored as bench.json.
@@ -455,7 +457,7 @@ func (r *Result) finish() {
 	var spans []span
 	for _, ev := range r.Events {
 		cur := len(spans) - 1
-		if fault, ok := strings.CutPrefix(ev.F, "start-"); ok {
+		if fault, ok := history.StartedFault(ev.F); ok {
 			switch {
 			case ev.Type == "invoke":
 				spans = append(spans, span{fault: fault, from: ev.AtS, to: -1})
@@ -465,7 +467,7 @@ func (r *Result) finish() {
 			}
 			continue
 		}
-		if fault, ok := strings.CutPrefix(ev.F, "stop-"); ok && ev.Type != "invoke" && cur >= 0 && spans[cur].fault == fault {
+		if fault, ok := history.StoppedFault(ev.F); ok && ev.Type != "invoke" && cur >= 0 && spans[cur].fault == fault {
 			spans[cur].to, spans[cur].finished = ev.AtS, true
 		}
 	}

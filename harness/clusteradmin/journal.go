@@ -21,11 +21,16 @@ type Step struct {
 	// left half-way on purpose), "close" (finishing or undoing an open one),
 	// "reassert" (dst re-takes a slot it had been given), "failover" (To,
 	// a replica of From, takes over), "add-node" and "remove-node" (on
-	// clusters redline created).
+	// clusters redline created), "set-aside" (Keys had a different copy on
+	// From than on To: To's copy kept, From's restored beside it on To
+	// under Aside's names, on clusters redline created).
 	Kind  string `json:"kind"`
 	Slots []int  `json:"slots,omitempty"`
-	From  string `json:"from,omitempty"` // node id
-	To    string `json:"to,omitempty"`   // node id
+	// Keys and Aside (set-aside): each key and the name its other copy now has.
+	Keys  []string `json:"keys,omitempty"`
+	Aside []string `json:"aside,omitempty"`
+	From  string   `json:"from,omitempty"` // node id
+	To    string   `json:"to,omitempty"`   // node id
 	// FromShard and ToShard are the node ids of From's and To's shards
 	// (the primary and its replicas) when the step began: a failover
 	// inside a shard moves a migration's state to another of its nodes

@@ -10,23 +10,12 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/redline-dev/redline/harness/history"
 )
 
-// Placement is one moved slot's record (field names as the checker reads
-// them).
-type Placement struct {
-	Slot      int      `json:"slot"`
-	From      string   `json:"from"`
-	To        string   `json:"to"`
-	Method    string   `json:"method"`
-	State     string   `json:"state"`
-	Task      string   `json:"task,omitempty"`
-	Before    []string `json:"before"`
-	Src       []string `json:"src"`
-	Dst       []string `json:"dst"`
-	Error     string   `json:"error,omitempty"`
-	Truncated bool     `json:"truncated,omitempty"`
-}
+// Placement is one moved slot's record, a detail type of the history.
+type Placement = history.Placement
 
 // placementMax bounds one side's key list; a slot with more is recorded as
 // truncated (and not judged).

@@ -34,6 +34,14 @@ type SlotMover struct {
 	// moved and before the first SETSLOT NODE: the moment a failover of
 	// the destination's shard turns a move into an orphan.
 	BeforeNode func(ctx context.Context, src, dst NodeState)
+	// SetAsideConflicts (clusters redline created): a key with a different
+	// copy on the source and the destination keeps the destination's copy
+	// under its name and the source's beside it on the destination, under
+	// AsideName, instead of stopping the move with ErrConflictingCopies.
+	// Nothing is overwritten and the slot can close; the journal's
+	// "set-aside" step names both. On a user's cluster (false) redline
+	// stops as redis-cli --cluster fix does without --cluster-replace.
+	SetAsideConflicts bool
 }
 
 // NewSlotMover makes a mover of c's slots that sends its commands through
@@ -259,6 +267,11 @@ func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, 
 			// exist on both sides.
 			var conflicts []string
 			conflicts, err = n.differingCopies(ctx, src, dst, ks)
+			if err == nil && len(conflicts) > 0 && n.SetAsideConflicts {
+				if err = n.setAside(ctx, slot, src, dst, conflicts); err == nil {
+					conflicts = nil
+				}
+			}
 			if err == nil && len(conflicts) > 0 {
 				return moved, false, fmt.Errorf("%w: slot %d, %s on %s and %s (redline overwrites neither; compare them and keep one by hand, as redis-cli --cluster fix --cluster-replace would)",
 					ErrConflictingCopies, slot, strings.Join(conflicts, ", "), src.Node.Name, dst.Node.Name)
@@ -273,6 +286,66 @@ func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, 
 		moved += len(ks)
 	}
 	return moved, false, nil
+}
+
+// setAside keeps dst's copy of each of keys and puts src's copy beside it
+// on dst under AsideName (RESTORE with its TTL, ASKING since dst may be
+// importing), then deletes it on src: both copies survive, in the slot,
+// on the node that will own it. A journalled "set-aside" step names them.
+func (n *SlotMover) setAside(ctx context.Context, slot int, src, dst NodeState, keys []string) error {
+	asides := make([]string, len(keys))
+	for i, k := range keys {
+		asides[i] = AsideName(k, src.Node.Name)
+		if v, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "keyslot", asides[i]); err != nil {
+			return err
+		} else if s, _ := v.(int64); int(s) != slot {
+			return fmt.Errorf("%w: slot %d, %s on %s and %s (no name beside it in the same slot)", ErrConflictingCopies, slot, k, src.Node.Name, dst.Node.Name)
+		}
+	}
+	seq, err := n.journal.Begin(Step{Kind: "set-aside", Slots: []int{slot}, From: src.ID, To: dst.ID, Keys: keys, Aside: asides,
+		Note: fmt.Sprintf("different copies on %s and %s: %s's kept, %s's restored beside it", src.Node.Name, dst.Node.Name, dst.Node.Name, src.Node.Name)})
+	if err != nil {
+		return err
+	}
+	err = n.setAsideNow(ctx, src, dst, keys, asides)
+	n.journal.End(seq, err)
+	return err
+}
+
+func (n *SlotMover) setAsideNow(ctx context.Context, src, dst NodeState, keys, asides []string) error {
+	for i, k := range keys {
+		got := make([]any, 4)
+		if err := n.admin.Pipe(ctx, src.Node.Addr, [][]any{{"asking"}, {"dump", k}, {"asking"}, {"pttl", k}}, got); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		dump, ok := got[1].(string)
+		if !ok {
+			continue // moved or deleted meanwhile
+		}
+		ttl, _ := got[3].(int64)
+		if ttl < 0 {
+			ttl = 0
+		}
+		if err := n.admin.Pipe(ctx, dst.Node.Addr, [][]any{{"asking"}, {"restore", asides[i], ttl, dump, "replace"}}, nil); err != nil {
+			return fmt.Errorf("restoring %s's copy of %s as %s on %s: %w", src.Node.Name, k, asides[i], dst.Node.Name, err)
+		}
+		if err := n.admin.Pipe(ctx, src.Node.Addr, [][]any{{"asking"}, {"del", k}}, nil); err != nil {
+			return fmt.Errorf("deleting %s on %s after setting it aside: %w", k, src.Node.Name, err)
+		}
+	}
+	return nil
+}
+
+// AsideName is the name a set-aside copy of key from node gets: in key's
+// slot (key's hash tag kept, or key itself as the tag) and saying where
+// it came from. A key without a hash tag that contains '}' (or is empty)
+// has no such name: setAside checks the slot with CLUSTER KEYSLOT.
+func AsideName(key, node string) string {
+	suffix := ":redline-conflict-from-" + node
+	if i := strings.IndexByte(key, '{'); i >= 0 && strings.IndexByte(key[i+1:], '}') > 0 {
+		return key + suffix
+	}
+	return "{" + key + "}" + suffix
 }
 
 // ErrConflictingCopies: a key exists on two primaries with different

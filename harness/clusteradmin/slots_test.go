@@ -210,3 +210,75 @@ func TestMoveKeysNeverOverwritesADifferentCopy(t *testing.T) {
 	}
 	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "stable")
 }
+
+// TestMoveKeysSetsAsideADifferentCopy: on a cluster redline created
+// (SetAsideConflicts) a key with different copies on both sides keeps the
+// destination's copy and gets the source's beside it on the destination,
+// in the same slot, with its TTL, journalled; the slot's other keys move.
+// The seed-99 schedule of TestHealAfterKillOfStormDestination needs it: a
+// TAKEOVER promoted a replica that had not resynced with its primary, so
+// it still held traffic keys its primary had already migrated away, with
+// older values; the end phase met them (n2 20, the owner n1 279) and
+// stopped with ErrConflictingCopies, leaving the slot IMPORTING.
+func TestMoveKeysSetsAsideADifferentCopy(t *testing.T) {
+	c, mover, adm, j := startMover(t, 3, 0)
+	mover.SetAsideConflicts = true
+	ctx := context.Background()
+	tp, err := adm.Topology(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prim := tp.Primaries()
+	a, b := prim[0], prim[1]
+	slot := a.Slots[0]
+	var keys []string
+	for i := 0; len(keys) < 2; i++ {
+		if k := fmt.Sprintf("conflict:%d", i); history.Keyslot(k) == slot {
+			keys = append(keys, k)
+		}
+	}
+	key, other := keys[0], keys[1]
+	mustDo(t, adm, a.Node.Addr, "set", key, "279")
+	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "importing", a.ID)
+	if err := adm.Pipe(ctx, b.Node.Addr, [][]any{{"asking"}, {"set", key, "20", "px", 600000}, {"asking"}, {"set", other, "x"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	moved, empty, err := mover.MoveKeys(ctx, slot, b, a, 0)
+	if err != nil || !empty {
+		t.Fatalf("MoveKeys with a different copy set aside: moved %d empty %v: %v", moved, empty, err)
+	}
+	aside := clusteradmin.AsideName(key, b.Node.Name)
+	if history.Keyslot(aside) != slot {
+		t.Fatalf("%s is in slot %d, not %d", aside, history.Keyslot(aside), slot)
+	}
+	if v := mustDo(t, adm, a.Node.Addr, "get", key); v != "279" {
+		t.Fatalf("the destination's copy of %s is %v, want its own 279", key, v)
+	}
+	if v := mustDo(t, adm, a.Node.Addr, "get", aside); v != "20" {
+		t.Fatalf("the source's copy set aside as %s is %v, want 20", aside, v)
+	}
+	if ttl, _ := mustDo(t, adm, a.Node.Addr, "pttl", aside).(int64); ttl <= 0 || ttl > 600000 {
+		t.Fatalf("the set-aside copy's TTL is %d ms, want the source's (<= 600000)", ttl)
+	}
+	if v := mustDo(t, adm, a.Node.Addr, "get", other); v != "x" || countKeys(t, adm, b.Node.Addr, slot) != 0 {
+		t.Fatalf("the slot's other key: %v on the destination, %d keys left on the source", v, countKeys(t, adm, b.Node.Addr, slot))
+	}
+	var step *clusteradmin.Step
+	for _, s := range j.Steps() {
+		if s.Kind == "set-aside" {
+			step = &s
+		}
+	}
+	if step == nil || step.State != "done" || len(step.Keys) != 1 || step.Keys[0] != key || step.Aside[0] != aside {
+		t.Fatalf("journal: set-aside step %+v", step)
+	}
+	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "stable")
+}
+
+func TestAsideNameKeepsTheSlot(t *testing.T) {
+	for _, k := range []string{"traffic:1", "{user1}:cart", "a{b", "{", "set:{42}"} {
+		if got := clusteradmin.AsideName(k, "n2"); history.Keyslot(got) != history.Keyslot(k) {
+			t.Errorf("AsideName(%q) = %q: slot %d, want %d", k, got, history.Keyslot(got), history.Keyslot(k))
+		}
+	}
+}

@@ -6,10 +6,9 @@ import (
 	"time"
 )
 
-// CensusEvent is the f of the nemesis info entry that carries the key
-// census of the end phase (its detail is a Census). The runner takes it
-// after the final reads; `redline check` re-attributes anomalies from it.
-const CensusEvent = "census"
+// The census is the detail of the nemesis info entry CensusEvent. The
+// runner takes it after the final reads; `redline check` re-attributes
+// anomalies from it.
 
 // CensusFile is the census' name in a run directory (the same JSON as the
 // history entry's detail).

@@ -1,20 +1,3 @@
-// Package history defines the operations a run records and their JSON-lines
-// codec. It is a leaf package: the runner writes histories with it, checkers
-// and `redline check` read them back, and nothing here knows about Redis.
-//
-// An operation is recorded twice, as in Jepsen: once when a process invokes it
-// (type "invoke") and once when it completes ("ok", "fail" or "info").
-//   - ok:   the operation certainly happened and its result is in Value.
-//   - fail: the operation certainly did not happen (MOVED, CROSSSLOT,
-//     CLUSTERDOWN before execution, ...).
-//   - info: the outcome is unknown (timeout, connection reset after sending).
-//     The process that saw it is retired and a fresh process id replaces it.
-//
-// These three types are the one vocabulary of outcomes: the workload client
-// classifies its results with them too. The package is also the one home of
-// the building blocks every reader and writer of a history shares: the
-// decoding of integer values (ParseInt, ParseInts) and a key's slot
-// (Keyslot).
 package history
 
 import (

@@ -2,8 +2,6 @@ package suite
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,13 +11,20 @@ import (
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/results"
 )
 
-// Verdicts of a run in a summary.
+// Verdicts of a run in a summary: a checker verdict's name, or one of the
+// two states a run without a verdict is in.
+var (
+	Valid   = checker.Valid.String()
+	Invalid = checker.Invalid.String()
+	Unknown = checker.Unknown.String()
+)
+
 const (
-	Valid   = "valid"
-	Invalid = "invalid"
-	Unknown = "unknown"
 	Error   = "error"   // the run could not finish (redline or its environment failed)
 	Pending = "pending" // not run yet (an interrupted suite)
 )
@@ -132,21 +137,18 @@ func fill(res *Result, out Outcome) {
 			res.Error = err.Error()
 		}
 	}
+	v, isVerdict := checker.ValidityOfExit(out.Code)
 	switch {
-	case out.Code == 1:
-		res.Verdict = Invalid
-	case out.Code == 2:
-		res.Verdict = Unknown
-	case out.Code == 0 && res.Checkers != nil:
-		res.Verdict = Valid
-	case out.Code == 0:
+	case !isVerdict:
+		res.Verdict = Error
+	case v == checker.Valid && res.Checkers == nil:
 		// Exit 0 with no results.json to show for it is no evidence.
 		res.Verdict = Unknown
 		if res.Error == "" {
 			res.Error = "the run reported success but left no results.json"
 		}
 	default:
-		res.Verdict = Error
+		res.Verdict = v.String()
 	}
 }
 
@@ -158,27 +160,17 @@ type CheckerResult struct {
 	Figures map[string]any `json:"figures,omitempty"`
 }
 
-// readResults reads a run's results.json through its contract:
-// {"valid":..., "checkers":{"<name>":{"valid":..., <figures>}}}.
+// readResults reads a run's results.json with the results store's reader.
 func readResults(dir string) (map[string]CheckerResult, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	s, err := results.ReadSummary(dir)
 	if err != nil {
-		return nil, fmt.Errorf("no results.json in %s", dir)
-	}
-	var rj struct {
-		Checkers map[string]map[string]any `json:"checkers"`
-	}
-	if err := json.Unmarshal(b, &rj); err != nil {
-		return nil, fmt.Errorf("%s/results.json: %w", dir, err)
-	}
-	if rj.Checkers == nil {
-		return nil, errors.New(dir + "/results.json has no checkers")
+		return nil, err
 	}
 	out := map[string]CheckerResult{}
-	for name, c := range rj.Checkers {
-		cr := CheckerResult{Valid: c["valid"], Figures: map[string]any{}}
-		figs := c
-		if f, ok := c["figures"].(map[string]any); ok {
+	for name, c := range s.Checkers {
+		cr := CheckerResult{Valid: c.Valid.JSONValue(), Figures: map[string]any{}}
+		figs := c.Figures
+		if f, ok := c.Figures["figures"].(map[string]any); ok {
 			figs = f // a nested figures object, if the checker writes one
 		}
 		for k, v := range figs {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/results"
 )
 
@@ -63,36 +64,34 @@ func (s *Summary) Counts() map[string]int {
 // them: 1 (some run invalid) beats 2 (some run unknown, or could not
 // finish: no verdict is not a pass) beats 0. Runs not yet run count as
 // unknown, so an interrupted suite never passes.
-func (s *Summary) ExitCode() int {
+func (s *Summary) ExitCode() int { return s.validity().ExitCode() }
+
+// validity is the suite's verdict as a checker's (for a study: valid once
+// every run has figures).
+func (s *Summary) validity() checker.Validity {
 	c := s.Counts()
 	if s.Study {
 		if c[Error] > 0 || c[Pending] > 0 {
-			return 2
+			return checker.Unknown
 		}
-		return 0
+		return checker.Valid
 	}
 	switch {
 	case c[Invalid] > 0:
-		return 1
+		return checker.Invalid
 	case c[Unknown] > 0 || c[Error] > 0 || c[Pending] > 0:
-		return 2
+		return checker.Unknown
 	}
-	return 0
+	return checker.Valid
 }
 
 // Verdict is the suite's verdict in words.
 func (s *Summary) Verdict() string {
-	switch code := s.ExitCode(); {
-	case s.Study && code == 0:
+	v := s.validity()
+	if s.Study && v == checker.Valid {
 		return Measured
-	case s.Study:
-		return Unknown
-	case code == 0:
-		return Valid
-	case code == 1:
-		return Invalid
 	}
-	return Unknown
+	return v.String()
 }
 
 // Measured is the verdict of a study whose every run gave figures.

@@ -57,6 +57,16 @@ func AppendExpireMs(b []byte, ms int64) []byte {
 	return binary.LittleEndian.AppendUint64(append(b, OpExpireMs), uint64(ms))
 }
 
+// AppendIdle appends the next key's LRU idle time in seconds.
+func AppendIdle(b []byte, seconds int64) []byte {
+	return AppendLen(append(b, OpIdle), uint64(max(seconds, 0)))
+}
+
+// AppendFreq appends the next key's LFU access counter (0-255).
+func AppendFreq(b []byte, counter int64) []byte {
+	return append(b, OpFreq, byte(min(max(counter, 0), 255)))
+}
+
 // AppendFunction appends one function library (its code, as FUNCTION LOAD
 // takes it).
 func AppendFunction(b []byte, code []byte) []byte {

@@ -185,3 +185,34 @@ func TestParseRandom(t *testing.T) {
 		}
 	}
 }
+
+// The one-pass header number must agree with parseInt wherever it answers:
+// elsewhere Parse takes the general path, so results and errors stay the old
+// ones (leading zeros, signs, 19+ digits, no '\r' yet).
+func TestShortDecimalAgreesWithParseInt(t *testing.T) {
+	cases := []string{"0", "1", "9", "10", "16", "01", "00", "-0", "-1", "+1", "", " 1", "1 ", "3x",
+		"999999999999999999", "1000000000000000000", "9223372036854775807", "9223372036854775808",
+		"18446744073709551616", "123456789012345678901234"}
+	r := newRand(7)
+	for i := 0; i < 20000; i++ {
+		n := r.Intn(22)
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = "0123456789-x"[r.Intn(12)]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		for _, tail := range []string{"\r\n", "\r", ""} {
+			buf := []byte("$" + s + tail)
+			v, cr, ok := shortDecimal(buf, 1)
+			if !ok {
+				continue
+			}
+			want, wok := parseInt([]byte(s))
+			if tail == "" || !wok || v != want || cr != 1+len(s) {
+				t.Fatalf("shortDecimal(%q) = %d, %d, true; parseInt gives %d, %v", buf, v, cr, want, wok)
+			}
+		}
+	}
+}

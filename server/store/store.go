@@ -125,14 +125,44 @@ func NewObject(k Kind) *Object {
 type Clock struct {
 	now    func() time.Time
 	offset atomic.Int64 // milliseconds
+	// system: now is time.Now, so NowMsAt may derive the wall clock from
+	// a monotonic reading and base.
+	system bool
+	base   atomic.Pointer[clockBase]
 }
+
+// clockBase pairs a wall-clock reading with the monotonic reading taken
+// with it.
+type clockBase struct{ wallNs, mono int64 }
+
+// rebaseEvery is how long NowMsAt extrapolates the wall clock from one
+// time.Now: a step of the system clock is seen within it, as Redis sees one
+// at its next cached-time update.
+const rebaseEvery = 100 * int64(time.Millisecond)
 
 // NewClock returns a clock reading now (time.Now when nil).
 func NewClock(now func() time.Time) *Clock {
 	if now == nil {
-		now = time.Now
+		return &Clock{now: time.Now, system: true}
 	}
 	return &Clock{now: now}
+}
+
+// NowMsAt is NowMs for the instant of mono, a reading of the runtime's
+// monotonic clock (runtime.nanotime) the caller took: the wall clock is
+// extrapolated from a time.Now at most rebaseEvery old, which saves the
+// wall-clock reading on every command (time.Now reads two clocks). A clock
+// with an injected time source reads it as NowMs does.
+func (c *Clock) NowMsAt(mono int64) int64 {
+	if !c.system {
+		return c.NowMs()
+	}
+	b := c.base.Load()
+	if b == nil || mono < b.mono || mono-b.mono > rebaseEvery {
+		b = &clockBase{wallNs: time.Now().UnixNano(), mono: nanotime()}
+		c.base.Store(b)
+	}
+	return (b.wallNs+mono-b.mono)/int64(time.Millisecond) + c.offset.Load()
 }
 
 // NowMs is the current time in unix milliseconds, offset applied.
@@ -207,6 +237,9 @@ func (db *DB) Clock() *Clock { return db.clock }
 // Tick refreshes the cached time used for expiry checks. The server calls it
 // before each command (a script sees one frozen time, as in Redis).
 func (db *DB) Tick() int64 { db.now = db.clock.NowMs(); return db.now }
+
+// TickAt is Tick for a monotonic reading the caller took (Clock.NowMsAt).
+func (db *DB) TickAt(mono int64) int64 { db.now = db.clock.NowMsAt(mono); return db.now }
 
 // Now is the cached time of the current command in unix milliseconds.
 func (db *DB) Now() int64 { return db.now }

@@ -1,0 +1,95 @@
+// Package history is the one home of what a run records and what its
+// readers share: the operations and their JSON-lines codec
+// (history.jsonl), the names of the nemesis process's events and the types
+// of their details (events.go, census.go), and the building blocks every
+// reader and writer of a history needs alike: the decoding of integer values
+// (ParseInt, ParseInts) and a key's slot (Keyslot, the one piece of Redis it
+// knows). It is a leaf package: the runner, the nemeses and the cluster
+// admin write histories with it; the checkers, the report, bench's result
+// and `redline check` read them back. This comment is the format's
+// specification.
+//
+// An operation is recorded twice, as in Jepsen: once when a process invokes it
+// (type "invoke") and once when it completes ("ok", "fail" or "info").
+//   - ok:   the operation certainly happened and its result is in Value.
+//   - fail: the operation certainly did not happen (MOVED, CROSSSLOT,
+//     CLUSTERDOWN before execution, ...).
+//   - info: the outcome is unknown (timeout, connection reset after sending).
+//     The process that saw it is retired and a fresh process id replaces it.
+//
+// These three types are the one vocabulary of outcomes: the workload client
+// classifies its results with them too.
+//
+// # Client ops, by workload
+//
+// Every workload records its ops as above (invoke, then ok / fail / info; a
+// process retired after info). "key" is the Redis key. A value is JSON;
+// "null" and an absent value are the same. An op that never completed (the
+// history ended) is treated exactly as an info op.
+//
+// Register (Linearizable), per key:
+//   - f "read":  invoke value null; ok value an integer, or null when the key
+//     does not exist.
+//   - f "write": invoke value an integer (SET).
+//   - f "cas":   invoke value [old, new]. ok: it compared equal and swapped.
+//     fail with an error starting "cas-mismatch": it ran and did not swap
+//     (the value was not old) - checked as an observation. Any other fail:
+//     it did not run. info: unknown.
+//
+// Counter (Counter, RPO), per key:
+//   - f "add" (or "incr"): invoke value the delta (INCRBY); "incr" without
+//     a value means 1.
+//   - f "read": ok value an integer; null (no key) is 0.
+//
+// Set (Set, RPO), per key:
+//   - f "add":  invoke value the element, an integer unique within the key
+//     (SADD). A second add of the same element is ignored and counted.
+//   - f "read": ok value the list of integers (SMEMBERS); null is empty.
+//
+// Bank (Bank); key = the account group (the hash tag), ops of one group
+// carry the same key:
+//   - f "init":     ok; value (on the completion, else on the invocation)
+//     {"account": balance, ...}; sets the group's total when Bank gets 0.
+//   - f "transfer": invoke value {"from": k1, "to": k2, "amount": n}.
+//   - f "read-all": ok value {"account": balance, ...} read in one
+//     transaction.
+//
+// List-append (ListAppend), Elle's model; key = the hash tag of the
+// transaction's keys (used only to filter by Options.KeyPrefix):
+//   - f "txn": invoke value [["append","k",v], ["r","k",null], ...]; the ok
+//     completion carries the same micro-ops with each read filled in with
+//     the list of integers read (null = empty). Appended values are unique
+//     per key. fail = aborted (its appends must never be read); info =
+//     unknown.
+//
+// Cross-slot fidelity (CrossSlot):
+//   - f "cross-slot": a transaction over keys in different slots sent on
+//     purpose; expected: fail with an error starting "CROSSSLOT".
+//
+// WAIT: any write's completion may carry "wait":{"want":N,"acked":M}. The
+// WAIT split of lost writes is: no wait recorded -> no_wait; acked >= want
+// -> wait_satisfied; acked < want (or -1, no reply) -> wait_unsatisfied.
+//
+// # Nemesis events
+//
+// Entries with process "nemesis"; their f names are the constants of
+// events.go. f "start-<fault>" and "stop-<fault>" (StartOf, StopOf, with
+// "nodes") delimit fault windows, a stop closing the open start of its fault
+// on the same nodes; a fault never stopped (one shot) lasts until the next
+// start, "heal" or "final-reads" (see checker.Windows); a start whose
+// completion failed, or whose detail has "skipped" or "error", took no
+// effect and opens nothing. The start of the migrate fault carries, on its
+// completion, {"placement":[Placement...]} for every slot it moved.
+// f "nodes" (NodesEvent, recorded by the runner before traffic) maps node
+// names to addresses: NodesDetail, {"addrs":{"n1":"ip:port"}}. f
+// "final-reads" (FinalReads) marks the start of the final read phase after
+// healing: Counter takes each key's final value from the last read of that
+// phase (or from the last read overall when the marker is missing).
+// f "heal" (Heal) is the nemesis's healing, an invoke/info pair. f
+// "journal" (Journal) copies one step of the topology journal (seq, state
+// begin/done/failed, kind, slots, from, to); "compose" and "handoff" are
+// the steps of fault compositions; "census" (CensusEvent) is the end
+// phase's key census (a Census); "audit" (Audit) the foreign-data audit of
+// a cluster redline did not create. nemesis's package documentation says
+// what each fault's details hold.
+package history
