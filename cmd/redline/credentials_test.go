@@ -20,29 +20,12 @@ import (
 // password, as user alice whose password comes from $REDISCLI_AUTH: the
 // run works end to end (with a migrate fault, so admin connections
 // authenticate too), and the password appears in no file of the run.
-func TestRunWithACLUserKeepsTheSecret(t *testing.T) { runWithACLUserKeepsTheSecret(t, "") }
-
-// TestRunWithACLUserOnReferenceProcesses is the same story on a cluster of
-// reference-server processes (REDLINE_BINARY): requirepass, masterauth and
-// an ACL user made with ACL SETUSER, as an external cluster.
-func TestRunWithACLUserOnReferenceProcesses(t *testing.T) {
-	bin := os.Getenv("REDLINE_BINARY")
-	if bin == "" {
-		t.Fatal("REDLINE_BINARY is not set: run `make build` and set it to bin/redline (make test does)")
-	}
-	wrapper := filepath.Join(t.TempDir(), "redis-server")
-	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec '"+bin+"' server \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	runWithACLUserKeepsTheSecret(t, wrapper)
-}
-
-func runWithACLUserKeepsTheSecret(t *testing.T, binary string) {
+func TestRunWithACLUserKeepsTheSecret(t *testing.T) {
 	const adminPass, alicePass = "default-Pw-4711", "alice-Secret-0815"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cluster.UseAdminCredentials(cluster.Credentials{Password: adminPass})
-	lc, err := localcluster.StartWith(ctx, t.TempDir(), 6, 1, time.Second, binary,
+	lc, err := localcluster.StartWith(ctx, t.TempDir(), 6, 1, time.Second, "",
 		func(int) []string { return []string{"--requirepass", adminPass, "--masterauth", adminPass} })
 	cluster.UseAdminCredentials(cluster.Credentials{})
 	if err != nil {
