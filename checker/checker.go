@@ -1,7 +1,11 @@
 // Package checker holds pure functions from a history to a verdict. Each
-// checker looks at the whole history (client ops and nemesis events) and
-// returns a Result; Run composes several, in parallel, turning a panic into
-// an honest "unknown".
+// checker looks at the whole history (client ops and nemesis events), given
+// as a History value that also carries what the checkers derive from it
+// alike, and returns a Result; Run composes several, in parallel, turning a
+// panic into an honest "unknown". The package owns the verdicts (Validity),
+// their exit codes and their JSON, and the explanations of the figures the
+// checkers write (describe.go). The history format itself is specified in
+// harness/history.
 package checker
 
 import (

@@ -670,7 +670,7 @@ func (r *Runtime) Attach(ctx context.Context, name string) (*Cluster, error) {
 		}
 		c.nodes = append(c.nodes, n)
 	}
-	sort.Slice(c.nodes, func(i, j int) bool { return nodeLess(c.nodes[i].name, c.nodes[j].name) })
+	sort.Slice(c.nodes, func(i, j int) bool { return cluster.CompareNames(c.nodes[i].name, c.nodes[j].name) < 0 })
 	flav, ok := flavours[c.spec.Target]
 	if !ok {
 		return nil, fmt.Errorf("docker: cluster %q has unknown target %q", name, c.spec.Target)

@@ -2,8 +2,9 @@
 // testcontainers-go and implements harness/cluster on them, faults included.
 //
 // Nothing is pulled: images are built FROM scratch out of files on this host
-// (Debian's redis-server with its libraries and libfaketime, or a static
-// redline binary). Each cluster gets its own bridge network with a fixed
+// (Debian's redis-server with its libraries and redline's clock shim, an
+// LD_PRELOAD library built from clockshim/clockshim.c where the design once
+// named libfaketime, or a static redline binary). Each cluster gets its own bridge network with a fixed
 // subnet; every node has a static IP there, announces it to its peers, and the
 // harness dials it directly (published ports are not used). Every container
 // and network carries the label redline=1, so Cleanup finds leftovers.
@@ -253,17 +254,9 @@ func Clusters(ctx context.Context) ([]Running, error) {
 	}
 	out := make([]Running, 0, len(byName))
 	for _, r := range byName {
-		sort.Slice(r.Nodes, func(i, j int) bool { return nodeLess(r.Nodes[i].Name, r.Nodes[j].Name) })
+		sort.Slice(r.Nodes, func(i, j int) bool { return cluster.CompareNames(r.Nodes[i].Name, r.Nodes[j].Name) < 0 })
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// nodeLess orders "n2" before "n10".
-func nodeLess(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
 }

@@ -69,19 +69,8 @@ func (d *runData) attributions() []attributionView {
 		if len(a.Faults) > 0 {
 			v.Facts = append(v.Facts, fact{"faults in between", strings.Join(a.Faults, "; ")})
 		}
-		var steps []string
-		for _, s := range a.Steps {
-			t := fmt.Sprintf("#%d %s %s slots %s %s -> %s at %ss", s.Seq, s.Kind, s.State, s.Slots, s.From, s.To, trimFloat(s.TimeS))
-			if s.Touches {
-				t += " (touches the key's slot)"
-			}
-			if s.Error != "" {
-				t += ": " + s.Error
-			}
-			steps = append(steps, t)
-		}
-		if len(steps) > 0 {
-			v.Facts = append(v.Facts, fact{"journalled admin steps in between", strings.Join(steps, "; ")})
+		if steps := stepsText(a.Steps, "the key's slot"); steps != "" {
+			v.Facts = append(v.Facts, fact{"journalled admin steps in between", steps})
 		}
 		out = append(out, v)
 	}
@@ -141,19 +130,25 @@ func unservedView(v attributionView, a checker.Attribution, u *checker.Unserved)
 	if len(a.Faults) > 0 {
 		v.Facts = append(v.Facts, fact{"faults overlapping", strings.Join(a.Faults, "; ")})
 	}
-	var steps []string
-	for _, s := range a.Steps {
+	if steps := stepsText(a.Steps, "the shard's slots or nodes"); steps != "" {
+		v.Facts = append(v.Facts, fact{"journalled admin steps overlapping", steps})
+	}
+	return v
+}
+
+// stepsText is an attribution's journalled steps in one line, each marked
+// when it touches what the attribution is about (touches says what).
+func stepsText(steps []checker.AttrStep, touches string) string {
+	var out []string
+	for _, s := range steps {
 		t := fmt.Sprintf("#%d %s %s slots %s %s -> %s at %ss", s.Seq, s.Kind, s.State, s.Slots, s.From, s.To, trimFloat(s.TimeS))
 		if s.Touches {
-			t += " (touches the shard's slots or nodes)"
+			t += " (touches " + touches + ")"
 		}
 		if s.Error != "" {
 			t += ": " + s.Error
 		}
-		steps = append(steps, t)
+		out = append(out, t)
 	}
-	if len(steps) > 0 {
-		v.Facts = append(v.Facts, fact{"journalled admin steps overlapping", strings.Join(steps, "; ")})
-	}
-	return v
+	return strings.Join(out, "; ")
 }

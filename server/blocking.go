@@ -405,6 +405,9 @@ func (s *Server) serveBlocked(c *Client, b *blockedOn, wk watchedKey, o *store.O
 		r.notify(notifyGeneric, "del", key)
 	}
 	s.touch(wk.db, key)
+	if s.trk != nil {
+		s.trackServedBlocked(c, r, wk.db, key, b.target)
+	}
 	s.finishBlocked(c, r.out, false)
 	return deleted
 }

@@ -182,7 +182,9 @@ func (c *Client) execCmd(cmd *Command, argv [][]byte) {
 	// time (the DB's cached now, as Redis's updateCachedTime in call) and
 	// the start of its duration; time.Now reads two clocks.
 	start := nanotime()
-	s.db(c.db).TickAt(start)
+	if !c.inScript { // a script's commands share the time of its start (scripting.call)
+		s.db(c.db).TickAt(start)
+	}
 	dirty := s.dirty
 	c.propSet = false
 	s.stats.errSeen = s.stats.errorReplies

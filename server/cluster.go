@@ -308,6 +308,7 @@ func (s *Server) clusterReplCron() {
 	s.redirectBlocked()
 	s.mig.closeIdle()
 	s.evictionCron()
+	s.trackingLimitKeys()
 	s.repl.cron()
 	s.asmTick()
 }
@@ -345,6 +346,9 @@ func (s *Server) refusal(c *Client, cmd *Command, argv [][]byte) string {
 		if msg := s.oomRefusal(c, cmd, argv); msg != "" {
 			return msg
 		}
+	}
+	if s.trk != nil {
+		s.trackingLimitKeys()
 	}
 	if s.cl.bus != nil {
 		if msg := s.route(c, cmd, argv); msg != "" {

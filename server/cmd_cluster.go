@@ -558,13 +558,13 @@ func clusterCommands() []*Command {
 	const st = "stale"
 	return []*Command{
 		newCmd("cluster", -2, "", 0, 0, 0, clusterOnly(cmdCluster), "cluster").withSubs(
-			sub("addslots", -3, st), sub("addslotsrange", -4, st), sub("bumpepoch", 2, st),
-			sub("count-failure-reports", 3, st), sub("countkeysinslot", 3, st), sub("delslots", -3, st),
-			sub("delslotsrange", -4, st), sub("failover", -2, st), sub("flushslots", 2, st), sub("forget", 3, st),
-			sub("getkeysinslot", 4, st), sub("help", 2, st), sub("info", 2, st), sub("keyslot", 3, st),
-			sub("links", 2, st), sub("meet", -4, st), sub("myid", 2, st), sub("nodes", 2, st), sub("replicas", 3, st),
-			sub("replicate", 3, st), sub("reset", -2, st), sub("saveconfig", 2, st), sub("set-config-epoch", 3, st),
-			sub("setslot", -4, st), sub("shards", 2, st), sub("slaves", 3, st), sub("slots", 2, st),
+			sub("addslots", -3, "admin stale no_async_loading"), sub("addslotsrange", -4, "admin stale no_async_loading"), sub("bumpepoch", 2, "admin stale no_async_loading"),
+			sub("count-failure-reports", 3, "admin stale"), sub("countkeysinslot", 3, st), sub("delslots", -3, "admin stale no_async_loading"),
+			sub("delslotsrange", -4, "admin stale no_async_loading"), sub("failover", -2, "admin stale no_async_loading"), sub("flushslots", 2, "admin stale no_async_loading"), sub("forget", 3, "admin stale no_async_loading"),
+			sub("getkeysinslot", 4, st), sub("help", 2, "loading stale"), sub("info", 2, st), sub("keyslot", 3, st),
+			sub("links", 2, st), sub("meet", -4, "admin stale no_async_loading"), sub("myid", 2, st), sub("nodes", 2, st), sub("replicas", 3, "admin stale"),
+			sub("replicate", 3, "admin stale no_async_loading"), sub("reset", -2, "admin noscript stale"), sub("saveconfig", 2, "admin stale no_async_loading"), sub("set-config-epoch", 3, "admin stale no_async_loading"),
+			sub("setslot", -4, "admin stale no_async_loading"), sub("shards", 2, st), sub("slaves", 3, "admin stale"), sub("slots", 2, st),
 			sub("slot-stats", -4, st).withHandler(clusterOnly(func(c *Client, argv [][]byte) { c.s.cmdSlotStats(c, stringArgs(argv)) })),
 			sub("migration", -4, st).withHandler(clusterOnly(func(c *Client, argv [][]byte) { c.s.cmdMigration(c, stringArgs(argv)) })),
 			sub("syncslots", 11, st).withHandler(clusterOnly(cmdSyncSlots))),

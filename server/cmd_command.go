@@ -127,46 +127,6 @@ func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
 	}
 }
 
-func (c *Client) writeCommandDocs(cmd *Command) {
-	n := 3
-	if len(cmd.Subcommands) > 0 {
-		n++
-	}
-	c.Map(n)
-	c.BulkString("summary")
-	sum := cmd.Summary
-	if sum == "" {
-		sum = strings.ToUpper(cmd.Name) + " command"
-	}
-	c.BulkString(sum)
-	c.BulkString("since")
-	since := cmd.Since
-	if since == "" {
-		since = "1.0.0"
-	}
-	c.BulkString(since)
-	c.BulkString("group")
-	g := cmd.Group
-	if g == "" {
-		g = "server"
-	}
-	c.BulkString(g)
-	if len(cmd.Subcommands) > 0 {
-		c.BulkString("subcommands")
-		c.Map(len(cmd.Subcommands))
-		for _, sc := range cmd.Subcommands {
-			c.BulkString(cmd.Name + "|" + sc.Name)
-			c.Map(3)
-			c.BulkString("summary")
-			c.BulkString(strings.ToUpper(cmd.Name + " " + sc.Name))
-			c.BulkString("since")
-			c.BulkString(since)
-			c.BulkString("group")
-			c.BulkString(g)
-		}
-	}
-}
-
 func cmdCommand(c *Client, argv [][]byte) {
 	s := c.s
 	if len(argv) == 1 {
@@ -199,19 +159,23 @@ func cmdCommand(c *Client, argv [][]byte) {
 		}
 	case "DOCS":
 		var cmds []*Command
+		var names []string
 		if len(argv) == 2 {
 			cmds = s.commandList()
+			for _, cmd := range cmds {
+				names = append(names, cmd.Name)
+			}
 		} else {
 			for _, n := range argv[2:] {
-				if cmd := s.Lookup(n); cmd != nil {
-					cmds = append(cmds, cmd)
+				if cmd, full := s.lookupWithSub(n); cmd != nil {
+					cmds, names = append(cmds, cmd), append(names, full)
 				}
 			}
 		}
 		c.Map(len(cmds))
-		for _, cmd := range cmds {
-			c.BulkString(cmd.Name)
-			c.writeCommandDocs(cmd)
+		for i, cmd := range cmds {
+			c.BulkString(names[i])
+			c.writeCommandDocs(cmd, names[i])
 		}
 	case "LIST":
 		// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]

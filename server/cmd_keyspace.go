@@ -97,6 +97,8 @@ func cmdExists(c *Client, argv [][]byte) {
 	for _, k := range argv[1:] {
 		if c.kv().Peek(k) != nil {
 			n++
+		} else {
+			c.notifyMiss(k)
 		}
 	}
 	c.Int(n)
@@ -105,6 +107,7 @@ func cmdExists(c *Client, argv [][]byte) {
 func cmdType(c *Client, argv [][]byte) {
 	o := c.kv().Peek(argv[1])
 	if o == nil {
+		c.notifyMiss(argv[1])
 		c.Simple("none")
 		return
 	}
@@ -201,6 +204,7 @@ func cmdPExpireAt(c *Client, argv [][]byte) { expireGeneric(c, argv, 1, true) }
 func ttlGeneric(c *Client, argv [][]byte, ms bool) {
 	o := c.kv().Peek(argv[1])
 	if o == nil {
+		c.notifyMiss(argv[1])
 		c.Int(-2)
 		return
 	}
@@ -225,6 +229,7 @@ func cmdPTTL(c *Client, argv [][]byte) { ttlGeneric(c, argv, true) }
 func expireTimeGeneric(c *Client, argv [][]byte, ms bool) {
 	o := c.kv().Peek(argv[1])
 	if o == nil {
+		c.notifyMiss(argv[1])
 		c.Int(-2)
 		return
 	}
@@ -551,9 +556,22 @@ func cmdRestore(c *Client, argv [][]byte) {
 
 func cmdObject(c *Client, argv [][]byte) {
 	sub := strings.ToUpper(string(argv[1]))
-	if sub == "HELP" {
-		c.Array(1)
-		c.Simple("OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: ENCODING, FREQ, IDLETIME, REFCOUNT, HELP.")
+	if sub == "HELP" && len(argv) == 2 {
+		helpReply(c, "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"ENCODING <key>",
+			"    Return the kind of internal representation used in order to store the value",
+			"    associated with a <key>.",
+			"FREQ <key>",
+			"    Return the access frequency index of the <key>. The returned integer is",
+			"    proportional to the logarithm of the recent access frequency of the key.",
+			"IDLETIME <key>",
+			"    Return the idle time of the <key>, that is the approximated number of",
+			"    seconds elapsed since the last access to the key.",
+			"REFCOUNT <key>",
+			"    Return the number of references of the value associated with the specified",
+			"    <key>.",
+			"HELP",
+			"    Prints this help.")
 		return
 	}
 	if len(argv) != 3 {
@@ -580,7 +598,7 @@ func cmdObject(c *Client, argv [][]byte) {
 	case "ENCODING":
 		c.BulkString(o.Encoding())
 	case "REFCOUNT":
-		c.Int(1)
+		c.Int(c.s.refCount(o))
 	case "IDLETIME":
 		if c.kv().Access.LFU {
 			c.Error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
@@ -797,4 +815,24 @@ func keyspaceCommands() []*Command {
 		newCmd("swapdb", 3, wrf, 0, 0, 0, cmdSwapDB, "server"),
 		newCmd("restore-asking", -4, w+" asking", 1, 1, 1, cmdRestore, "server"),
 	}
+}
+
+// refCount is OBJECT REFCOUNT as Redis 7.0 answers it: a string holding
+// an integer in [0, 10000) is one of Redis's shared integers (refcount
+// INT_MAX) unless maxmemory is set with an LRU or LFU policy
+// (tryObjectEncoding, MAXMEMORY_FLAG_NO_SHARED_INTEGERS); every other
+// value has the one reference of its key.
+func (s *Server) refCount(o *store.Object) int64 {
+	if o.Kind != store.KindString || o.Encoding() != "int" {
+		return 1
+	}
+	n, err := strconv.ParseInt(string(o.Str), 10, 64)
+	if err != nil || n < 0 || n >= 10000 {
+		return 1
+	}
+	policy := s.configValue("maxmemory-policy")
+	if s.configValue("maxmemory") != "0" && (strings.HasSuffix(policy, "-lru") || strings.HasSuffix(policy, "-lfu")) {
+		return 1
+	}
+	return math.MaxInt32
 }

@@ -96,7 +96,7 @@ func cmdPsync(c *Client, argv [][]byte) {
 		// rdbSaveKeyValuePair delays its diskless child (persist.go).
 		delay := time.Duration(s.cfgInt("rdb-key-save-delay")) * time.Microsecond
 		var ends []int
-		s.snapshot(func(argv ...[]byte) {
+		s.snapshotForSync(func(argv ...[]byte) {
 			snap = appendCommand(snap, argv)
 			if delay > 0 {
 				ends = append(ends, len(snap))

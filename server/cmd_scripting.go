@@ -66,8 +66,25 @@ func cmdScript(c *Client, argv [][]byte) {
 	case "KILL":
 		c.Error("NOTBUSY No scripts in execution right now.")
 	case "HELP":
-		c.Array(1)
-		c.Simple("SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: LOAD, EXISTS, FLUSH, KILL, HELP.")
+		// Redis 7.0.15's text, DEBUG included (SCRIPT DEBUG, the Lua
+		// debugger, is not implemented: an unknown subcommand here).
+		helpReply(c, "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			"DEBUG (YES|SYNC|NO)",
+			"    Set the debug mode for subsequent scripts executed.",
+			"EXISTS <sha1> [<sha1> ...]",
+			"    Return information about the existence of the scripts in the script cache.",
+			"FLUSH [ASYNC|SYNC]",
+			"    Flush the Lua scripts cache. Very dangerous on replicas.",
+			"    When called without the optional mode argument, the behavior is determined by the",
+			"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+			"    * ASYNC: Asynchronously flush the scripts cache.",
+			"    * SYNC: Synchronously flush the scripts cache.",
+			"KILL",
+			"    Kill the currently executing Lua script.",
+			"LOAD <script>",
+			"    Load a script into the scripts cache without executing it.",
+			"HELP",
+			"    Prints this help.")
 	default:
 		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try SCRIPT HELP.")
 	}
@@ -350,8 +367,8 @@ func scriptingCommands() []*Command {
 		newCmd("evalsha", -3, evalFlags, 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
 		newCmd("eval_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
 		newCmd("evalsha_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
-		newCmd("script", -2, "noscript", 0, 0, 0, cmdScript, "scripting").withSubs(
-			sub("load", 3, "noscript stale"), sub("exists", -3, "noscript stale"), sub("flush", -2, "noscript"),
+		newCmd("script", -2, "", 0, 0, 0, cmdScript, "scripting").withSubs(
+			sub("load", 3, "noscript stale"), sub("exists", -3, "noscript"), sub("flush", -2, "noscript"),
 			sub("kill", 2, "noscript allow_busy"), sub("help", 2, "loading stale")),
 		newCmd("fcall", -3, evalFlags, 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
 		newCmd("fcall_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),

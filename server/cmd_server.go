@@ -347,6 +347,9 @@ func (s *Server) configChanged(name string) {
 	if strings.HasPrefix(name, "maxmemory") {
 		s.setMaxmemory()
 	}
+	if name == "tracking-table-max-keys" && s.trk != nil {
+		s.trk.maxKeys = s.configInt(name, 1000000)
+	}
 	if (strings.HasPrefix(name, "cluster-") || strings.HasPrefix(name, "repl-ping-")) && s.inCluster() {
 		s.cl.node.Reconfigure(clusterConfig(s.cfg))
 		s.applyBusConfig()
@@ -395,9 +398,9 @@ func (c *Client) infoLine(now time.Time) string {
 	if la := c.lastActive.Load(); la > 0 {
 		idle = (now.UnixMilli() - la) / 1000
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=8 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=8 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=%s redir=-1 resp=%d",
 		c.id, c.addr, c.laddr, c.name, int64(now.Sub(c.created).Seconds()), idle, c.flagsString(), c.db, multi,
-		len(c.in), len(c.in)+cap(c.out), cmd, c.userName(), c.proto, c.libName, c.libVer)
+		len(c.in), len(c.in)+cap(c.out), cmd, c.userName(), c.proto)
 }
 
 func cmdClient(c *Client, argv [][]byte) {
@@ -423,48 +426,41 @@ func cmdClient(c *Client, argv [][]byte) {
 		} else {
 			c.BulkString(c.name)
 		}
-	case "SETINFO":
-		if len(argv) != 4 {
-			c.Error("ERR wrong number of arguments for 'client|setinfo' command")
-			return
-		}
-		switch strings.ToUpper(string(argv[2])) {
-		case "LIB-NAME":
-			c.libName = string(argv[3])
-		case "LIB-VER":
-			c.libVer = string(argv[3])
-		default:
-			c.Error("ERR Unrecognized option '" + string(argv[2]) + "'")
-			return
-		}
-		c.OK()
 	case "INFO":
 		c.Verbatim(c.selfInfoLine(time.Now(), argv) + "\n")
 	case "LIST":
+		// CLIENT LIST [TYPE type | ID id [id ...]], as Redis 7.0 parses it.
 		var ids map[int64]bool
-		for i := 2; i < len(argv); i++ {
-			switch {
-			case eq(argv[i], "type") && i+1 < len(argv):
-				i++
-			case eq(argv[i], "id") && i+1 < len(argv):
-				ids = map[int64]bool{}
-				for _, a := range argv[i+1:] {
-					n, ok := parseInt(a)
-					if !ok || n <= 0 {
-						c.Error("ERR Invalid client ID")
-						return
-					}
-					ids[n] = true
-				}
-				i = len(argv)
+		typ := ""
+		switch {
+		case len(argv) == 4 && eq(argv[2], "type"):
+			typ = strings.ToLower(string(argv[3]))
+			if typ == "slave" {
+				typ = "replica"
+			}
+			switch typ {
+			case "normal", "master", "replica", "pubsub":
 			default:
-				c.Error(ErrSyntax)
+				c.Error("ERR Unknown client type '" + string(argv[3]) + "'")
 				return
 			}
+		case len(argv) > 3 && eq(argv[2], "id"):
+			ids = map[int64]bool{}
+			for _, a := range argv[3:] {
+				n, ok := parseInt(a)
+				if !ok {
+					c.Error("ERR Invalid client ID")
+					return
+				}
+				ids[n] = true
+			}
+		case len(argv) != 2:
+			c.Error(ErrSyntax)
+			return
 		}
 		var list []*Client
 		for _, t := range s.clientList() {
-			if ids == nil || ids[t.id] {
+			if (ids == nil || ids[t.id]) && (typ == "" || clientType(t) == typ) {
 				list = append(list, t)
 			}
 		}
@@ -518,7 +514,17 @@ func cmdClient(c *Client, argv [][]byte) {
 		c.OK()
 	case "UNBLOCK":
 		cmdClientUnblock(c, argv)
-	case "NO-EVICT", "NO-TOUCH":
+	case "NO-EVICT":
+		// Accepted and kept nowhere: the reference server has no client
+		// eviction (maxmemory-clients).
+		if len(argv) != 3 {
+			c.Error("ERR wrong number of arguments for 'client|no-evict' command")
+			return
+		}
+		if !eq(argv[2], "on") && !eq(argv[2], "off") {
+			c.Error(ErrSyntax)
+			return
+		}
 		c.OK()
 	case "REPLY":
 		cmdClientReply(c, argv)
@@ -531,8 +537,7 @@ func cmdClient(c *Client, argv [][]byte) {
 	case "TRACKINGINFO":
 		cmdClientTrackingInfo(c)
 	case "HELP":
-		c.Array(1)
-		c.Simple("CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are: ID, INFO, KILL, LIST, GETNAME, SETNAME, SETINFO, PAUSE, UNPAUSE, NO-EVICT, HELP.")
+		helpReply(c, clientHelp...)
 	default:
 		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try CLIENT HELP.")
 	}
@@ -610,7 +615,6 @@ func cmdClientKill(c *Client, argv [][]byte) {
 				c.Error("ERR No such user '" + v + "'")
 				return
 			}
-		case "MAXAGE":
 		default:
 			c.Error(ErrSyntax)
 			return
@@ -729,6 +733,10 @@ func (s *Server) info(args [][]byte) string {
 		runtime.ReadMemStats(&ms)
 		var sb strings.Builder
 		s.memoryInfo(&sb, &ms)
+		scripts, funcs, libs := s.scripts.counts()
+		kv(&sb, "number_of_cached_scripts", scripts)
+		kv(&sb, "number_of_functions", funcs)
+		kv(&sb, "number_of_libraries", libs)
 		out, in, peak := s.asmMemoryInfo()
 		kv(&sb, "mem_cluster_slot_migration_output_buffer", out)
 		kv(&sb, "mem_cluster_slot_migration_input_buffer", in)
@@ -776,6 +784,7 @@ func (s *Server) info(args [][]byte) string {
 		}
 		kv(&sb, "expired_keys", expired)
 		kv(&sb, "evicted_keys", s.oom.evicted)
+		kv(&sb, "evicted_clients", 0)
 		kv(&sb, "keyspace_hits", s.stats.keyspaceHits)
 		kv(&sb, "keyspace_misses", s.stats.keyspaceMisses)
 		var channels, patterns, shard int
@@ -786,6 +795,10 @@ func (s *Server) info(args [][]byte) string {
 		kv(&sb, "pubsub_patterns", patterns)
 		kv(&sb, "pubsubshard_channels", shard)
 		kv(&sb, "migrate_cached_sockets", s.mig.cached())
+		tk, ti, tp := s.trackingTotals()
+		kv(&sb, "tracking_total_keys", tk)
+		kv(&sb, "tracking_total_items", ti)
+		kv(&sb, "tracking_total_prefixes", tp)
 		kv(&sb, "total_error_replies", s.stats.errorReplies)
 		kv(&sb, "dump_payload_sanitizations", 0)
 		return sb.String()
@@ -871,7 +884,7 @@ func serverCommands() []*Command {
 			sub("id", 2, "noscript loading stale"), sub("setname", 3, "noscript loading stale"),
 			sub("getname", 2, "noscript loading stale"), sub("list", -2, "admin noscript loading stale"),
 			sub("kill", -3, "admin noscript loading stale"), sub("pause", -3, "admin noscript loading stale"),
-			sub("unpause", 2, "admin noscript loading stale"), sub("setinfo", 4, "noscript loading stale"),
+			sub("unpause", 2, "admin noscript loading stale"),
 			sub("info", 2, "noscript loading stale"), sub("no-evict", 3, "admin noscript loading stale"),
 			sub("reply", 3, "noscript loading stale"), sub("help", 2, "loading stale"),
 			sub("tracking", -3, "noscript loading stale"), sub("caching", 3, "noscript loading stale"),
@@ -882,4 +895,56 @@ func serverCommands() []*Command {
 			sub("list", -2, "loading stale"), sub("getkeys", -4, "loading stale"), sub("help", 2, "loading stale"),
 			sub("getkeysandflags", -4, "loading stale")),
 	}
+}
+
+// clientHelp is CLIENT HELP of Redis 7.0.15.
+var clientHelp = []string{
+	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"CACHING (YES|NO)",
+	"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+	"GETREDIR",
+	"    Return the client ID we are redirecting to when tracking is enabled.",
+	"GETNAME",
+	"    Return the name of the current connection.",
+	"ID",
+	"    Return the ID of the current connection.",
+	"INFO",
+	"    Return information about the current client connection.",
+	"KILL <ip:port>",
+	"    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]",
+	"    Kill connections. Options are:",
+	"    * ADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made from the specified address",
+	"    * LADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made to specified local address",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Kill connections by type.",
+	"    * USER <username>",
+	"      Kill connections authenticated by <username>.",
+	"    * SKIPME (YES|NO)",
+	"      Skip killing current connection (default: yes).",
+	"LIST [options ...]",
+	"    Return information about client connections. Options:",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Return clients of specified type.",
+	"UNPAUSE",
+	"    Stop the current client pause, resuming traffic.",
+	"PAUSE <timeout> [WRITE|ALL]",
+	"    Suspend all, or just write, clients for <timeout> milliseconds.",
+	"REPLY (ON|OFF|SKIP)",
+	"    Control the replies sent to the current connection.",
+	"SETNAME <name>",
+	"    Assign the name <name> to the current connection.",
+	"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+	"    Unblock the specified blocked client.",
+	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+	"         [OPTIN] [OPTOUT] [NOLOOP]",
+	"    Control server assisted client side caching.",
+	"TRACKINGINFO",
+	"    Report tracking status for the current connection.",
+	"NO-EVICT (ON|OFF)",
+	"    Protect current client connection from eviction.",
+	"HELP",
+	"    Prints this help.",
 }

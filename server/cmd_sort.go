@@ -60,6 +60,7 @@ func (c *Client) sortLookup(pattern, subst []byte) []byte {
 	o := c.kv().Get(key)
 	if o == nil {
 		c.s.stats.keyspaceMisses++
+		c.notifyMiss(key)
 		return nil
 	}
 	c.s.stats.keyspaceHits++
@@ -218,6 +219,7 @@ func sortGeneric(c *Client, argv [][]byte, readonly bool) {
 	o := c.kv().Get(argv[1])
 	if o == nil {
 		c.s.stats.keyspaceMisses++
+		c.notifyMiss(argv[1])
 	} else {
 		c.s.stats.keyspaceHits++
 		if o.Kind != store.KindList && o.Kind != store.KindSet && o.Kind != store.KindZSet {

@@ -38,16 +38,21 @@ var flagNames = []string{"write", "readonly", "denyoom", "admin", "pubsub", "nos
 	"stale", "skip_monitor", "fast", "no_auth", "may_replicate", "no_multi", "movablekeys", "allow_busy",
 	"no_mandatory_keys", "asking", "no_async_loading", "skip_slowlog"}
 
-// Names returns the flag names in COMMAND order.
+// Names returns the flag names in COMMAND order (addReplyFlagsForCommand's
+// table: may_replicate is hidden on purpose, as in Redis).
 func (f Flag) Names() []string {
 	var out []string
-	for i, n := range flagNames {
-		if f&(1<<i) != 0 {
+	for _, n := range commandInfoFlagOrder {
+		if f&parseFlags(n) != 0 {
 			out = append(out, n)
 		}
 	}
 	return out
 }
+
+var commandInfoFlagOrder = []string{"write", "readonly", "denyoom", "admin", "pubsub", "noscript", "blocking",
+	"loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth", "no_mandatory_keys",
+	"no_async_loading", "no_multi", "movablekeys", "allow_busy"}
 
 // Handler executes a command. argv[0] is the command name as sent. It runs
 // with the server lock held and writes exactly one reply to c.
@@ -236,9 +241,18 @@ func mergeRedisMetadata(cmd *Command, fullName string) {
 	if cmd.RedisSpecs == nil {
 		cmd.RedisSpecs = redisKeySpecs[fullName]
 	}
-	if cmd.showRedisSpecs && cmd.InfoSpecs == nil && len(cmd.RedisSpecs) > 0 {
+	// COMMAND INFO shows Redis's key specs, with their notes, unless the
+	// spec gives its own.
+	if cmd.InfoSpecs == nil && len(cmd.RedisSpecs) > 0 {
 		cmd.InfoSpecs = append([]KeySpec(nil), cmd.RedisSpecs...)
-		cmd.InfoSpecs[0].Notes = cmd.infoNotes
+		for i, n := range redisKeySpecNotes[fullName] {
+			if i < len(cmd.InfoSpecs) {
+				cmd.InfoSpecs[i].Notes = n
+			}
+		}
+		if cmd.infoNotes != "" {
+			cmd.InfoSpecs[0].Notes = cmd.infoNotes
+		}
 	}
 }
 

@@ -66,8 +66,6 @@ type Client struct {
 	lastCmd     string
 	lastActive  atomic.Int64 // unix ms
 	killed      atomic.Bool
-	libName     string
-	libVer      string
 
 	// propagation override set by a handler (see Client.Propagate).
 	propArgv [][]byte

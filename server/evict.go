@@ -137,6 +137,13 @@ func (s *Server) usedMemory() int64 {
 // rechargeKeys re-estimates the keys a write command named.
 func (s *Server) rechargeKeys(db int, cmd *Command, argv [][]byte) {
 	d := s.dbs[db]
+	if cmd.Keys == nil { // the common case, without KeyIndexes' slice
+		first, last, step := cmd.keyRange(len(argv))
+		for i := first; i <= last; i += step {
+			d.Recharge(argv[i])
+		}
+		return
+	}
 	for _, i := range cmd.KeyIndexes(argv) {
 		d.Recharge(argv[i])
 	}
@@ -346,7 +353,7 @@ func (s *Server) oomRefusal(c *Client, cmd *Command, argv [][]byte) string {
 		}
 		return ""
 	}
-	if cmd.effectiveFlags(argv)&FlagDenyOOM == 0 {
+	if s.commandFlags(cmd, argv)&FlagDenyOOM == 0 {
 		return ""
 	}
 	return errOOM

@@ -88,9 +88,25 @@ func (c *Client) notifyZPop(key []byte, min bool) {
 }
 
 // notifyMiss is the keymiss event of a read that found no key (Redis's
-// lookupKeyRead; lookups of write commands do not count).
+// lookupKeyRead): every read command's, and those of the write commands
+// that read their source keys that way; lookupKeyWrite sends none.
 func (c *Client) notifyMiss(key []byte) {
-	if c.s.cfg.NotifyKeyspaceEvents&notifyKeyMiss != 0 && (c.cmd == nil || c.cmd.Flags&FlagWrite == 0) {
+	if c.s.cfg.NotifyKeyspaceEvents&notifyKeyMiss == 0 || c.cmd == nil {
+		return
+	}
+	// Commands with subcommands (XGROUP, OBJECT, MEMORY) look keys up for
+	// writing or without notification.
+	if len(c.cmd.Subcommands) == 0 && (c.cmd.Flags&FlagWrite == 0 || readLookupWrites[c.cmd.Name]) {
 		c.s.publishKeyspaceEvent(c.db, "keymiss", key)
 	}
+}
+
+// readLookupWrites are the write commands whose lookups are Redis's
+// lookupKeyRead (t_string.c getGenericCommand, the *STORE commands'
+// sources, COPY, PFMERGE, BITOP).
+var readLookupWrites = map[string]bool{
+	"getdel": true, "getex": true, "getset": true, "set": true, "sort": true, "copy": true,
+	"sinterstore": true, "sunionstore": true, "sdiffstore": true,
+	"zunionstore": true, "zinterstore": true, "zdiffstore": true, "zrangestore": true,
+	"pfmerge": true, "bitop": true, "georadius": true, "georadiusbymember": true, "geosearchstore": true,
 }

@@ -173,8 +173,8 @@ func (s *Server) encodeRDB(wantKeyEnds bool) (data []byte, keyEnds []int) {
 // writeRDBFile writes data to path through a temporary file in the same
 // directory, fsynced and renamed over path, as rdbSave does. With delay
 // (microseconds) it sleeps after each key's record, stopping early (and
-// removing the temporary file) when cancel is closed.
-func writeRDBFile(path string, data []byte, keyEnds []int, delay time.Duration, cancel <-chan struct{}) error {
+// removing the temporary file) when cancel or shutdown is closed.
+func writeRDBFile(path string, data []byte, keyEnds []int, delay time.Duration, cancel, shutdown <-chan struct{}) error {
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), time.Now().UnixNano()))
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -194,6 +194,8 @@ func writeRDBFile(path string, data []byte, keyEnds []int, delay time.Duration, 
 			at = end
 			select {
 			case <-cancel:
+				return fail(errSaveCanceled)
+			case <-shutdown:
 				return fail(errSaveCanceled)
 			case <-time.After(delay):
 			}
@@ -222,7 +224,7 @@ var errSaveCanceled = errors.New("background save canceled")
 // saveRDB is SAVE: the dataset to disk in the foreground (lock held).
 func (s *Server) saveRDB() error {
 	data, _ := s.encodeRDB(false)
-	if err := writeRDBFile(s.rdbPath(), data, nil, 0, nil); err != nil {
+	if err := writeRDBFile(s.rdbPath(), data, nil, 0, nil, nil); err != nil {
 		s.Logf('#', "%v", err)
 		return err
 	}
@@ -252,7 +254,7 @@ func (s *Server) startBgsave() {
 			return
 		default:
 		}
-		bg.err = writeRDBFile(path, data, keyEnds, delay, bg.cancel)
+		bg.err = writeRDBFile(path, data, keyEnds, delay, bg.cancel, s.shutdown)
 	}()
 }
 
@@ -759,5 +761,26 @@ func (s *Server) saveAfterFlushAll() {
 	s.killBgsave()
 	if len(s.saveParams()) > 0 {
 		s.saveRDB()
+	}
+}
+
+// snapshotForSync is snapshot (db.go) for a full sync: it also holds the
+// keys whose time has passed but that are still stored, as the RDB Redis
+// sends a replica does (rdbSaveDb writes every stored key). The replica
+// keeps them until its master's DEL arrives, so its DBSIZE follows its
+// master's (cluster suite 14: a replica restarted from its AOF and fully
+// resynced must still count the keys its master has not expired yet).
+// Lock held; argv slices are valid during the call only.
+func (s *Server) snapshotForSync(emit func(argv ...[]byte)) {
+	s.snapshotFunctions(emit)
+	for i, db := range s.dbs {
+		if db.Len() == 0 {
+			continue
+		}
+		emit([]byte("SELECT"), itob(int64(i)))
+		db.EachStored(func(o *store.Object) bool {
+			emitObject(emit, o)
+			return true
+		})
 	}
 }

@@ -313,8 +313,9 @@ func TestRDBCorruptFileStopsStart(t *testing.T) {
 func TestRDBSaveScheduleAndShutdown(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "dump.rdb")
-	s := startServer(t, "--dir", dir, "--save", "1 2")
+	s := startServer(t, "--dir", dir, "--save", "1 2", "--enable-debug-command", "yes")
 	c := newClient(t, s, 2)
+	c.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0") // "gone" stays stored until the save, however slow the machine
 	c.Set(ctx, "a", "1", 0)
 	time.Sleep(1500 * time.Millisecond)
 	if _, err := os.Stat(path); err == nil {
@@ -531,4 +532,29 @@ func TestRDBAccessInfoCrossLoad(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFullSyncCarriesStoredExpiredKeys: a full sync holds the keys whose
+// time has passed but that the master still stores (as Redis's RDB does),
+// so a new replica counts what its master counts until the master's DELs.
+func TestFullSyncCarriesStoredExpiredKeys(t *testing.T) {
+	m := startServer(t, "--enable-debug-command", "yes")
+	mc := newClient(t, m, 2)
+	mc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	mc.Set(ctx, "p", "1", 0)
+	for i := 0; i < 10; i++ {
+		mc.Set(ctx, fmt.Sprint("k", i), "v", 200*time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	_, port, _ := net.SplitHostPort(m.Addr().String())
+	r := startServer(t, "--replicaof", "127.0.0.1", port)
+	rc := newClient(t, r, 2)
+	waitForServer(t, "the replica to sync", func() bool {
+		return infoField(rc.Info(ctx, "replication").Val(), "master_link_status") == "up"
+	})
+	if n, want := rc.DBSize(ctx).Val(), mc.DBSize(ctx).Val(); n != want || n != 11 {
+		t.Fatalf("replica DBSIZE %d after a full sync, master %d (want 11 both)", n, want)
+	}
+	mc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
+	waitForServer(t, "the master's DELs", func() bool { return rc.DBSize(ctx).Val() == 1 })
 }

@@ -300,7 +300,7 @@ func (r *replState) countAcked(target int64) int {
 // without the stale flag on a replica whose master link is down (server
 // lock held).
 func (r *replState) checkWrite(c *Client, cmd *Command, argv [][]byte) string {
-	f := cmd.effectiveFlags(argv)
+	f := r.s.commandFlags(cmd, argv)
 	write := f&FlagWrite != 0
 	stale := f&FlagStale != 0 // may run on a replica whose link is down
 	if cmd.Name == "exec" && c.multi {

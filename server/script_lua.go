@@ -13,6 +13,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/resp"
 )
@@ -38,7 +39,18 @@ type scripting struct {
 }
 
 func newScripting(s *Server) *scripting {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs: true,
+		// Lua 5.1's C stack holds LUAI_MAXCSTACK (8000) values, so Redis's
+		// scripts may unpack a 7999-element table into one redis.call
+		// (unit/scripting "unpack with massive arguments"); gopher-lua's
+		// fixed 5120-slot registry overflowed there. The registry grows
+		// in steps of 1024 up to 1M slots (16 MB), enough for recursion
+		// as deep as the call stack allows.
+		RegistrySize:     luaRegistrySize,
+		RegistryMaxSize:  luaRegistryMaxSize,
+		RegistryGrowStep: 1024,
+	})
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -82,9 +94,19 @@ func newScripting(s *Server) *scripting {
 			return 1
 		},
 		"sha1hex": func(L *lua.LState) int {
-			L.Push(lua.LString(sha1hex(L.CheckString(1))))
+			// luaRedisSha1hexCommand: one argument, taken as lua_tolstring
+			// does (a number as its text, anything else as nothing).
+			if L.GetTop() != 1 {
+				t := L.NewTable()
+				t.RawSetString("err", lua.LString("ERR wrong number of arguments"))
+				t.RawSetString("__line", lua.LString(luaLine(L.Where(1))))
+				L.Error(t, 1)
+				return 0
+			}
+			L.Push(lua.LString(sha1hex(lua.LVAsString(L.Get(1)))))
 			return 1
 		},
+		"acl_check_cmd":      func(L *lua.LState) int { return sc.aclCheckCmd(L) },
 		"log":                func(L *lua.LState) int { return 0 },
 		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
 		"set_repl":           func(L *lua.LState) int { return 0 },
@@ -112,10 +134,17 @@ func newScripting(s *Server) *scripting {
 	L.SetGlobal("cmsgpack", newCMsgpackLib(L))
 	L.SetGlobal("struct", newStructLib(L))
 	installLuaBasics(L)
+	installRedisRandom(L, newRedisRand48())
+	installLuaFormat(L)
 	L.G.Global.RawGetString("math").(*lua.LTable).RawSetString("huge", lua.LNumber(math.Inf(1)))
 	sc.sandbox = newLuaSandbox(L)
 	return sc
 }
+
+const (
+	luaRegistrySize    = 256 * 20
+	luaRegistryMaxSize = 1 << 20
+)
 
 // luaLine extracts N from "user_script:N: ..." (gopher-lua's Where format).
 func luaLine(where string) string {
@@ -152,6 +181,20 @@ func luaCompileError(msg, body string) string {
 	return "user_script:" + line + ": " + what + " near '" + near + "'"
 }
 
+// luaRuntimeError rewrites gopher-lua's runtime error texts in Lua 5.1's
+// words where they differ. gopher-lua does not say what it tried to call;
+// the value is nil in nearly every script that gets there (a global is
+// refused earlier by the sandbox), so Lua 5.1's text for nil is used.
+//
+// luaL_argerror quotes the function's name ("bad argument #1 to
+// 'random' (...)"); gopher-lua does not.
+func luaRuntimeError(msg string) string {
+	msg = strings.Replace(msg, "attempt to call a non-function object", "attempt to call a nil value", 1)
+	return gopherArgError.ReplaceAllString(msg, "bad argument #$1 to '$2' (")
+}
+
+var gopherArgError = regexp.MustCompile(`bad argument #(\d+) to ([A-Za-z_][A-Za-z0-9_]*) \(`)
+
 // versionNum is Redis's REDIS_VERSION_NUM: 0x00MMmmpp.
 func versionNum(v string) int {
 	var major, minor, patch int
@@ -167,16 +210,33 @@ func sha1hex(s string) string {
 // redisCall implements redis.call (raise=true) and redis.pcall.
 func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	n := L.GetTop()
-	fail := func(msg string) int {
+	// failWith raises (redis.call) or returns (redis.pcall) an error
+	// table. counted: the error is in the error stats already, where it
+	// happened (as Redis's scriptCall counts it), and the table says so
+	// (ignore_error_stats_update), so the script's reply is not counted
+	// again.
+	failWith := func(msg string, counted bool) int {
 		t := L.NewTable()
 		t.RawSetString("err", lua.LString(msg))
 		t.RawSetString("__line", lua.LString(luaLine(L.Where(1))))
+		if counted {
+			t.RawSetString("ignore_error_stats_update", lua.LTrue)
+		}
 		if raise {
 			L.Error(t, 1)
 			return 0
 		}
 		L.Push(t)
 		return 1
+	}
+	fail := func(msg string) int { return failWith(msg, false) }
+	// refuse is an error of scriptCall's checks: counted here.
+	refuse := func(msg string) int {
+		st := &sc.s.stats
+		st.errorReplies++
+		st.errSeen = st.errorReplies // the refused command's, not the script's failure (call.go)
+		sc.s.countError(msg)
+		return failWith(msg, true)
 	}
 	if n == 0 {
 		return fail("ERR Please specify at least one argument for this redis lib call")
@@ -196,27 +256,42 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 	s := sc.s
 	cmd := s.Lookup(argv[0])
 	if cmd == nil {
-		return fail("ERR Unknown Redis command called from script")
+		return refuse("ERR Unknown Redis command called from script")
 	}
-	if !checkArity(cmd.Arity, len(argv)) {
-		return fail("ERR Wrong number of args calling Redis command from script")
+	// As scriptCall: a container's subcommand is the command whose arity
+	// and flags count (CLUSTER RESET is noscript, CLUSTER INFO is not),
+	// and an unknown subcommand is an unknown command.
+	target := cmd
+	if len(cmd.Subcommands) > 0 && n > 1 {
+		if target = cmd.subcommand(argv); target == nil {
+			return refuse("ERR Unknown Redis command called from script")
+		}
 	}
-	if cmd.Flags&FlagNoScript != 0 {
-		return fail("ERR This Redis command is not allowed from script")
+	// A command the script may not run counts as rejected in its
+	// commandstats (scriptCall's incrCommandStatsOnError).
+	reject := func(msg string) int {
+		cmd.rejected++ // commandstats are the container's here
+		return refuse(msg)
+	}
+	if !checkArity(target.Arity, len(argv)) {
+		return reject("ERR Wrong number of args calling Redis command from script")
+	}
+	if target.Flags&FlagNoScript != 0 && !s.debug.allowDeniedInScripts {
+		return reject("ERR This Redis command is not allowed from script")
 	}
 	f := sc.fake
 	if e := f.aclScriptRefusal(cmd, argv); e != "" {
-		return fail(e)
+		return reject(e)
 	}
-	if sc.readOnly && cmd.Flags&FlagWrite != 0 {
-		return fail("ERR Write commands are not allowed from read-only scripts.")
+	if sc.readOnly && target.Flags&FlagWrite != 0 {
+		return reject("ERR Write commands are not allowed from read-only scripts.")
 	}
 	f.out = f.out[:0]
 	if e := s.refusal(f, cmd, argv); e != "" {
-		return fail(e)
+		return reject(e)
 	}
 	f.cmd = cmd
-	if cmd.Flags&FlagWrite != 0 {
+	if target.Flags&FlagWrite != 0 {
 		sc.s.busy.wrote.Store(true)
 	}
 	f.exec(cmd, argv)
@@ -225,7 +300,7 @@ func (sc *scripting) redisCall(L *lua.LState, raise bool) int {
 		return fail("ERR internal reply error")
 	}
 	if v.Kind == resp.KindError {
-		return fail(string(v.Str))
+		return failWith(string(v.Str), true) // the fake client's reply counted it
 	}
 	L.Push(sc.toLua(v))
 	return 1
@@ -238,7 +313,19 @@ func (sc *scripting) toLua(v resp.Value) lua.LValue {
 	case resp.KindInt:
 		return lua.LNumber(v.Int)
 	case resp.KindBulk:
+		if v.Format != "" {
+			t := L.NewTable()
+			vt := L.NewTable()
+			vt.RawSetString("string", lua.LString(string(v.Str)))
+			vt.RawSetString("format", lua.LString(v.Format))
+			t.RawSetString("verbatim_string", vt)
+			return t
+		}
 		return lua.LString(string(v.Str))
+	case resp.KindBigNum:
+		t := L.NewTable()
+		t.RawSetString("big_number", lua.LString(string(v.Str)))
+		return t
 	case resp.KindSimple:
 		t := L.NewTable()
 		t.RawSetString("ok", lua.LString(string(v.Str)))
@@ -296,14 +383,19 @@ func (sc *scripting) reply(c *Client, v lua.LValue, depth int) {
 	case lua.LString:
 		c.BulkString(string(x))
 	case lua.LBool:
-		if x {
+		// luaReplyToRedisReply: a boolean is 1 or nil while the script
+		// speaks RESP2 (redis.setresp), a boolean reply under RESP3.
+		switch {
+		case sc.fake.proto == 3:
+			c.boolReply(bool(x))
+		case bool(x):
 			c.Int(1)
-		} else {
+		default:
 			c.Null()
 		}
 	case *lua.LTable:
 		if e := x.RawGetString("err"); e.Type() == lua.LTString {
-			c.Error(string(e.(lua.LString)))
+			scriptError(c, x, string(e.(lua.LString)))
 			return
 		}
 		if ok := x.RawGetString("ok"); ok.Type() == lua.LTString {
@@ -315,12 +407,27 @@ func (sc *scripting) reply(c *Client, v lua.LValue, depth int) {
 			return
 		}
 		if n, ok := x.RawGetString("big_number").(lua.LString); ok {
+			num := strings.NewReplacer("\r", " ", "\n", " ").Replace(string(n))
 			if c.proto == 3 {
-				c.out = resp.AppendBigNumber(c.out, string(n))
+				c.out = resp.AppendBigNumber(c.out, num)
 			} else {
-				c.BulkString(string(n))
+				c.BulkString(num)
 			}
 			return
+		}
+		if vt, ok := x.RawGetString("verbatim_string").(*lua.LTable); ok {
+			format, okf := vt.RawGetString("format").(lua.LString)
+			str, oks := vt.RawGetString("string").(lua.LString)
+			if okf && oks {
+				if c.proto == 3 {
+					// addReplyVerbatim: the format is three characters,
+					// padded with spaces.
+					c.out = resp.AppendVerbatim(c.out, (string(format) + "   ")[:3], string(str))
+				} else {
+					c.BulkString(string(str))
+				}
+				return
+			}
 		}
 		if m, ok := x.RawGetString("map").(*lua.LTable); ok {
 			var keys, vals []lua.LValue
@@ -433,6 +540,12 @@ func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, read
 	// not change the caller's (Redis 7).
 	sc.fake.db = c.db
 	sc.s.beginBlock()
+	// Time stands still while a script runs, as Redis's script time
+	// snapshot: a key that expires during the script is there until it
+	// ends (the script's commands do not tick the clock, call.go).
+	for _, db := range sc.s.dbs {
+		db.Tick()
+	}
 	kctx, cancel := context.WithCancel(context.Background())
 	L.SetContext(kctx)
 	sc.s.busy.begin(cancel)
@@ -460,11 +573,11 @@ func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, read
 					if l, ok := t.RawGetString("__line").(lua.LString); ok {
 						line = string(l)
 					}
-					c.Error(fmt.Sprintf("%s script: %s, on @%s:%s.", string(e.(lua.LString)), name, chunk, line))
+					scriptError(c, t, fmt.Sprintf("%s script: %s, on @%s:%s.", string(e.(lua.LString)), name, chunk, line))
 					return
 				}
 			}
-			msg := strings.TrimPrefix(ae.Object.String(), "@")
+			msg := luaRuntimeError(strings.TrimPrefix(ae.Object.String(), "@"))
 			c.Error(fmt.Sprintf("ERR %s script: %s, on @%s:%s.", msg, name, chunk, luaLine(msg)))
 			return
 		}
@@ -474,4 +587,70 @@ func (sc *scripting) call(c *Client, name, chunk string, fn *lua.LFunction, read
 	ret := L.Get(-1)
 	L.Pop(1)
 	sc.reply(c, ret, 0)
+}
+
+// counts are INFO memory's number_of_cached_scripts, number_of_functions
+// and number_of_libraries.
+func (sc *scripting) counts() (scripts, funcs, libs int) {
+	if sc == nil {
+		return 0, 0, 0
+	}
+	if sc.fns != nil {
+		funcs, libs = len(sc.fns.funcs), len(sc.fns.libs)
+	}
+	return len(sc.bodies), funcs, libs
+}
+
+// aclCheckCmd is redis.acl_check_cmd(cmd, args...): whether the script's
+// caller may run the command with these arguments (its ACL user's command,
+// key and channel rules), without running it.
+func (sc *scripting) aclCheckCmd(L *lua.LState) int {
+	raise := func(msg string) int {
+		t := L.NewTable()
+		t.RawSetString("err", lua.LString(msg))
+		t.RawSetString("__line", lua.LString(luaLine(L.Where(1))))
+		L.Error(t, 1)
+		return 0
+	}
+	n := L.GetTop()
+	if n == 0 {
+		return raise("ERR Please specify at least one argument for this redis lib call")
+	}
+	argv := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			argv[i-1] = []byte(string(v))
+		case lua.LNumber:
+			argv[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+		default:
+			return raise("ERR Lua redis lib command arguments must be strings or integers")
+		}
+	}
+	cmd := sc.s.Lookup(argv[0])
+	if cmd != nil && len(cmd.Subcommands) > 0 && n > 1 && cmd.subcommand(argv) == nil {
+		cmd = nil
+	}
+	if cmd == nil {
+		return raise("ERR Invalid command passed to redis.acl_check_cmd()")
+	}
+	res, _ := sc.fake.aclCheck(cmd, argv)
+	L.Push(lua.LBool(res == acl.OK))
+	return 1
+}
+
+// scriptError replies a script's error table t as msg, counted in the
+// error stats unless t's error was counted where it happened
+// (ignore_error_stats_update, Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE).
+func scriptError(c *Client, t *lua.LTable, msg string) {
+	if t.RawGetString("ignore_error_stats_update") == lua.LTrue {
+		// Not counted again, but the script's command failed
+		// (afterErrorReply's realcmd->failed_calls++).
+		if c.cmd != nil {
+			c.cmd.fails++
+		}
+		c.out = resp.AppendError(c.out, msg)
+		return
+	}
+	c.Error(msg)
 }

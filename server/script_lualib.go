@@ -79,6 +79,17 @@ func installLuaBasics(L *lua.LState) {
 		}
 		return origToNumber.GFunction(L)
 	}))
+	// string.dump: gopher-lua has no bytecode to dump. Redis's Lua refuses
+	// to load binary chunks (f_parser always runs the text parser), so a
+	// dump is only ever something loadstring rejects: a chunk that starts
+	// with Lua 5.1's signature does exactly that here too.
+	g.RawGetString("string").(*lua.LTable).RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
+		if fn := L.CheckFunction(1); fn.IsG {
+			L.RaiseError("unable to dump given function")
+		}
+		L.Push(lua.LString("\x1bLuaQ\x00"))
+		return 1
+	}))
 	origToString := g.RawGetString("tostring").(*lua.LFunction)
 	g.RawSetString("tostring", L.NewFunction(func(L *lua.LState) int {
 		if n, ok := L.Get(1).(lua.LNumber); ok {
@@ -430,4 +441,142 @@ func jsonNesting(s string, max int) (depth, at int) {
 		}
 	}
 	return 0, 0
+}
+
+// redisRand48 is Redis's rand.c (the drand48 generator) behind
+// math.random and math.randomseed in scripts: scripts seeded alike draw
+// alike on both servers. Redis keeps one generator for the process and
+// never reseeds it on its own.
+type redisRand48 struct{ x uint64 }
+
+func newRedisRand48() *redisRand48 { return &redisRand48{x: 0x1234ABCD330E} }
+
+func (r *redisRand48) seed(v int32) { r.x = uint64(uint32(v))<<16 | 0x330E }
+
+func (r *redisRand48) next() int32 {
+	r.x = (0x5DEECE66D*r.x + 0xB) & (1<<48 - 1)
+	return int32(r.x >> 17)
+}
+
+// luaCheckInt is luaL_checkint: a number or a numeric string, truncated
+// to a C int.
+func luaCheckInt(L *lua.LState, i int) int32 {
+	return int32(int64(L.CheckNumber(i)))
+}
+
+// installRedisRandom replaces math.random and math.randomseed with
+// Redis's (redis_math_random: lmathlib's with rand() replaced by
+// redisLrand48()).
+func installRedisRandom(L *lua.LState, r *redisRand48) {
+	m := L.G.Global.RawGetString("math").(*lua.LTable)
+	m.RawSetString("random", L.NewFunction(func(L *lua.LState) int {
+		const max = math.MaxInt32
+		f := float64(r.next()%max) / max
+		switch L.GetTop() {
+		case 0:
+			L.Push(lua.LNumber(f))
+		case 1:
+			u := luaCheckInt(L, 1)
+			if u < 1 {
+				L.ArgError(1, "interval is empty")
+			}
+			L.Push(lua.LNumber(math.Floor(f*float64(u)) + 1))
+		case 2:
+			l, u := luaCheckInt(L, 1), luaCheckInt(L, 2)
+			if l > u {
+				L.ArgError(2, "interval is empty")
+			}
+			L.Push(lua.LNumber(math.Floor(f*float64(int64(u)-int64(l)+1)) + float64(l)))
+		default:
+			L.RaiseError("wrong number of arguments")
+		}
+		return 1
+	}))
+	m.RawSetString("randomseed", L.NewFunction(func(L *lua.LState) int {
+		r.seed(luaCheckInt(L, 1))
+		return 0
+	}))
+}
+
+// installLuaFormat wraps string.format so that %q quotes as Lua 5.1's
+// addquoted (\000 for NUL, a backslash before a newline, \r) and a number
+// given to %s or %q is Lua 5.1's text of it (%.14g); every other
+// conversion goes to gopher-lua's format one spec at a time.
+func installLuaFormat(L *lua.LState) {
+	str := L.G.Global.RawGetString("string").(*lua.LTable)
+	orig := str.RawGetString("format").(*lua.LFunction)
+	str.RawSetString("format", L.NewFunction(func(L *lua.LState) int {
+		format := L.CheckString(1)
+		var b strings.Builder
+		arg := 1
+		for i := 0; i < len(format); i++ {
+			ch := format[i]
+			if ch != '%' {
+				b.WriteByte(ch)
+				continue
+			}
+			if i+1 < len(format) && format[i+1] == '%' {
+				b.WriteByte('%')
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(format) && strings.IndexByte("-+ #0", format[j]) >= 0 {
+				j++
+			}
+			for j < len(format) && (format[j] >= '0' && format[j] <= '9' || format[j] == '.') {
+				j++
+			}
+			if j >= len(format) {
+				L.RaiseError("invalid option '%%' to 'format'")
+			}
+			spec, conv := format[i:j+1], format[j]
+			i = j
+			arg++
+			if arg > L.GetTop() {
+				L.ArgError(arg, "no value")
+			}
+			v := L.Get(arg)
+			if n, ok := v.(lua.LNumber); ok && (conv == 's' || conv == 'q') {
+				v = lua.LString(luaNumberString(float64(n)))
+			}
+			if conv == 'q' {
+				s, ok := v.(lua.LString)
+				if !ok {
+					L.ArgError(arg, "string expected, got "+v.Type().String())
+				}
+				b.WriteString(luaQuote(string(s)))
+				continue
+			}
+			L.Push(orig)
+			L.Push(lua.LString(spec))
+			L.Push(v)
+			L.Call(2, 1)
+			b.WriteString(L.ToString(-1))
+			L.Pop(1)
+		}
+		L.Push(lua.LString(b.String()))
+		return 1
+	}))
+}
+
+// luaQuote is Lua 5.1's %q (lstrlib.c addquoted).
+func luaQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\', '\n':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\r':
+			b.WriteString("\\r")
+		case 0:
+			b.WriteString("\\000")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -78,12 +78,15 @@ type trackingState struct {
 	// wait in self until its reply is out (Redis's tracking_pending_keys).
 	running *Client
 	self    [][]string // key lists; nil entry = flush (all keys)
+	// maxKeys is tracking-table-max-keys (0 = no limit).
+	maxKeys int
 }
 
 func (s *Server) tracking() *trackingState {
 	if s.trk == nil {
 		s.trk = &trackingState{clients: map[*Client]*clientTracking{}, keys: map[string]map[*Client]struct{}{},
-			prefixes: map[string]map[*Client]struct{}{}, bcastPending: map[string]map[string]*Client{}}
+			prefixes: map[string]map[*Client]struct{}{}, bcastPending: map[string]map[string]*Client{},
+			maxKeys: s.configInt("tracking-table-max-keys", 1000000)}
 	}
 	return s.trk
 }
@@ -357,4 +360,69 @@ func (ps *subscriber) flushNow() {
 		ps.conn.SetWriteDeadline(time.Now().Add(time.Second))
 		ps.conn.Write(b)
 	}
+}
+
+// trackServedBlocked invalidates the keys a served blocked client changed
+// (the popped key and an LMOVE's destination). Its own invalidations
+// follow its reply r, as Redis sends them after the unblocked command's
+// response (the client is the one "running" meanwhile).
+func (s *Server) trackServedBlocked(c, r *Client, db int, key, target []byte) {
+	t := s.trk
+	running, self := t.running, t.self
+	t.running, t.self = c, nil
+	_ = db // tracking is keyed by name across databases, as in Redis
+	s.trackInvalidate(c, string(key))
+	if target != nil {
+		s.trackInvalidate(c, string(target))
+	}
+	s.trackFlushBcast()
+	pending := t.self
+	t.running, t.self = running, self
+	ct := t.clients[c]
+	if ct == nil {
+		return
+	}
+	out := c.out
+	c.out = r.out
+	for _, ks := range pending {
+		s.sendInvalidation(c, ct, ks, ks == nil)
+	}
+	r.out, c.out = c.out, out
+}
+
+// trackingLimitKeys is Redis's trackingLimitUsedSlots (cron and before
+// every command, so a client in MULTI gets the invalidation before its
+// QUEUED): while the
+// tracking table holds more keys than tracking-table-max-keys (0 = no
+// limit), random keys leave it and their clients get the invalidation,
+// at most a few hundred keys a round as Redis's effort grows.
+func (s *Server) trackingLimitKeys() {
+	t := s.trk
+	if t == nil {
+		return
+	}
+	max := t.maxKeys
+	if max <= 0 || len(t.keys) <= max {
+		return
+	}
+	for effort := 100 * 10; len(t.keys) > max && effort > 0; effort-- {
+		for key, ids := range t.keys { // map order is random
+			delete(t.keys, key)
+			t.items -= len(ids)
+			for target := range ids {
+				if ct := t.clients[target]; ct != nil && !ct.bcast {
+					s.sendInvalidation(target, ct, []string{key}, false)
+				}
+			}
+			break
+		}
+	}
+}
+
+// trackingTotals are INFO's tracking_total_keys, _items and _prefixes.
+func (s *Server) trackingTotals() (keys, items, prefixes int) {
+	if t := s.trk; t != nil {
+		return len(t.keys), t.items, len(t.prefixes)
+	}
+	return 0, 0, 0
 }

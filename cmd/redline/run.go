@@ -430,7 +430,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		Workloads:    ws,
 		Checkers:     checkers,
 		Nemesis:      nem,
-		Converge:     convergeFor(cfg),
+		Converge:     clusteradmin.WaitConverged,
 		NodeSnapshot: snapshotNodes(cl, log),
 		Run:          run,
 		Log:          log,

@@ -130,10 +130,6 @@ func hasFaults(names []string) bool {
 	return false
 }
 
-func convergeFor(cfg harness.Config) func(context.Context, []string) error {
-	return clusteradmin.WaitConverged
-}
-
 // snapshotNodes stores each node's CLUSTER NODES view and server log.
 func snapshotNodes(c cluster.Cluster, log *harness.Log) func(context.Context, *results.Run, string) {
 	return func(ctx context.Context, run *results.Run, when string) {

@@ -315,7 +315,7 @@ func (n *SlotMover) setAside(ctx context.Context, slot int, src, dst NodeState, 
 func (n *SlotMover) setAsideNow(ctx context.Context, src, dst NodeState, keys, asides []string) error {
 	for i, k := range keys {
 		got := make([]any, 4)
-		if err := n.admin.Pipe(ctx, src.Node.Addr, [][]any{{"asking"}, {"dump", k}, {"asking"}, {"pttl", k}}, got); err != nil && !errors.Is(err, redis.Nil) {
+		if err := n.admin.Pipe(ctx, src.Node.Addr, [][]any{{"asking"}, {"dump", k}, {"asking"}, {"pttl", k}}, got); err != nil && !errors.Is(err, redis.Nil) && !isASK(err) {
 			return err
 		}
 		dump, ok := got[1].(string)
@@ -375,7 +375,7 @@ func (n *SlotMover) differingCopies(ctx context.Context, src, dst NodeState, ks 
 	var out []string
 	for _, k := range ks {
 		a := make([]any, 2)
-		if err := n.admin.Pipe(ctx, src.Node.Addr, [][]any{{"asking"}, {"dump", k}}, a); err != nil && !errors.Is(err, redis.Nil) {
+		if err := n.admin.Pipe(ctx, src.Node.Addr, [][]any{{"asking"}, {"dump", k}}, a); err != nil && !errors.Is(err, redis.Nil) && !isASK(err) {
 			return nil, err
 		}
 		if a[1] == nil {
@@ -391,6 +391,11 @@ func (n *SlotMover) differingCopies(ctx context.Context, src, dst NodeState, ks 
 	}
 	return out, nil
 }
+
+// isASK: a MIGRATING source answers ASK for a key it no longer has (the
+// key moved meanwhile), even after ASKING (F004's rerun: "DUMP ... ASK
+// 12437" stopped a repair).
+func isASK(err error) bool { return err != nil && strings.Contains(err.Error(), ": ASK ") }
 
 // migrateBatch sends one MIGRATE, retried for a few seconds while the
 // target refuses with CLUSTERDOWN or TRYAGAIN: a node that has just joined

@@ -3,6 +3,9 @@
 // runs, each run goes through the normal runner (handed in by the caller),
 // and the suite directory gets suite.yaml, summary.json, junit.xml and
 // summary.html. Presets (the release check, the RPO study) are suites too.
+// A run's verdict is read with the results store's reader and its exit
+// code mapped with checker's (Validity.ExitCode, ValidityOfExit); the suite
+// adds only the states of a run without a verdict (error, pending).
 package suite
 
 import (

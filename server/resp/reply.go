@@ -31,6 +31,9 @@ type Value struct {
 	Str   []byte // simple, error, bulk, verbatim (without the format prefix), double and bignum text
 	Int   int64  // integer, bool (0/1)
 	Elems []Value
+	// Format is a verbatim string's format ("txt"), which comes as
+	// KindBulk; empty for a plain bulk string.
+	Format string
 }
 
 // ReadReply decodes one reply from buf. n == 0 with a nil error means
@@ -82,10 +85,30 @@ func readReply(buf []byte, depth int) (Value, int, error) {
 			return Value{}, 0, nil
 		}
 		s := buf[pos : pos+l]
+		format := ""
 		if k == KindVerb && len(s) >= 4 {
-			s = s[4:]
+			format, s = string(s[:3]), s[4:]
 		}
-		return Value{Kind: KindBulk, Str: s}, pos + l + 2, nil
+		return Value{Kind: KindBulk, Str: s, Format: format}, pos + l + 2, nil
+	case '|':
+		// An attribute map comes before the reply it annotates; a reader
+		// that does not expose attributes (Lua's, as Redis's) skips it.
+		cnt, err := strconv.Atoi(string(line))
+		if err != nil || cnt < 0 {
+			return Value{}, 0, &ProtocolError{"bad attribute length"}
+		}
+		for i := 0; i < 2*cnt; i++ {
+			_, m, err := readReply(buf[pos:], depth+1)
+			if err != nil || m == 0 {
+				return Value{}, 0, err
+			}
+			pos += m
+		}
+		v, m, err := readReply(buf[pos:], depth+1)
+		if err != nil || m == 0 {
+			return Value{}, 0, err
+		}
+		return v, pos + m, nil
 	case KindArray, KindSet, KindPush, KindMap:
 		cnt, err := strconv.Atoi(string(line))
 		if err != nil {

@@ -98,12 +98,8 @@ func (c *Client) Node(addr string) *redis.Client {
 	return n
 }
 
-// NewNodeClient is a plain go-redis client for one node with retries off
+// newNodeClient is a plain go-redis client for one node with retries off
 // and nothing sent on connect beyond what Redis 7.0 understands.
-func NewNodeClient(addr string, timeout time.Duration, pool int, password string) *redis.Client {
-	return newNodeClient(addr, Options{Timeout: timeout, PoolSize: pool, Password: password})
-}
-
 func newNodeClient(addr string, o Options) *redis.Client {
 	ro := cluster.SendOnceOptions(addr, o.Timeout, o.PoolSize)
 	ro.PoolTimeout = o.Timeout
@@ -353,12 +349,6 @@ func ErrorString(err error) string {
 		s = s[:200]
 	}
 	return s
-}
-
-// IsTimeout reports whether err is a timeout.
-func IsTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded)
 }
 
 // ParseInt is a small helper for replies that may be nil.
