@@ -147,23 +147,6 @@ func authorizeReplication(ctx context.Context, cl *redis.Client, u cluster.Crede
 	return cl.Do(ctx, "CONFIG", "SET", "masteruser", u.User, "masterauth", u.Password).Err()
 }
 
-// ConfigArgs turns --server-config settings ("directive value ...") into
-// redis-server arguments ("--directive", "value", ...). They come after
-// redline's own arguments, so a setting also given there wins, as with
-// redis-server's own command line.
-func ConfigArgs(settings []string) []string {
-	var out []string
-	for _, s := range settings {
-		f := strings.Fields(s)
-		if len(f) == 0 {
-			continue
-		}
-		out = append(out, "--"+strings.TrimPrefix(f[0], "--"))
-		out = append(out, f[1:]...)
-	}
-	return out
-}
-
 var nameChars = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 
 // Start builds the image if needed, starts spec.Nodes containers on a new
@@ -403,7 +386,7 @@ func overlapsAny(p netip.Prefix, others []netip.Prefix) bool {
 func (c *Cluster) startNode(ctx context.Context, n *node) error {
 	args := append(serverArgs(c.spec, n.ip), c.flav.args...)
 	args = append(args, runUserArgs(c.spec.RunUser)...)
-	args = append(args, ConfigArgs(c.spec.ServerConfig)...)
+	args = append(args, cluster.ConfigArgs(c.spec.ServerConfig)...)
 	labels := map[string]string{LabelRedline: "1", LabelCluster: c.name, LabelNode: n.name, LabelTarget: c.spec.Target}
 	c.addOwner(labels)
 	netName := c.netName

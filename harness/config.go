@@ -64,6 +64,10 @@ type Config struct {
 	CheckTimeout     Duration          `json:"check_timeout"`
 	KeyPrefix        string            `json:"key_prefix"`
 	Image            string            `json:"image,omitempty"`
+	Runtime          string            `json:"runtime,omitempty"`    // "" or "docker" (this host's containers), "kubernetes"
+	Namespace        string            `json:"namespace,omitempty"`  // kubernetes: where the cluster is
+	Kubeconfig       string            `json:"kubeconfig,omitempty"` // kubernetes: "" in a pod (its service account)
+	Selector         string            `json:"selector,omitempty"`   // kubernetes: existing pods to test as a guest
 	ResultsDir       string            `json:"results_dir"`
 	TestCount        int               `json:"test_count"`
 	TestIndex        int               `json:"test_index,omitempty"`

@@ -29,6 +29,7 @@ func (s *Server) newACL() error {
 		}
 	}
 	s.acl = acl.New(cat, GlobMatch)
+	s.cfg.ACLUsers = s.acl.List
 	s.applyACLConfig()
 	if s.cfg.RequirePass != "" {
 		s.acl.UpdateDefaultPassword(s.cfg.RequirePass)

@@ -30,6 +30,9 @@ func startCluster(ctx context.Context, cfg harness.Config, log *harness.Log) (cl
 // process (a run) or outlives it (cluster up). Either way it first reaps
 // the clusters of redline processes that died without tearing theirs down.
 func startClusterFor(ctx context.Context, cfg harness.Config, log *harness.Log, owned bool) (cluster.Cluster, error) {
+	if cfg.Runtime == "kubernetes" {
+		return startKube(ctx, cfg, log)
+	}
 	if cfg.Target == "external" {
 		// The cluster behind the seeds: every node it announces.
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)

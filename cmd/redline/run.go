@@ -101,10 +101,13 @@ func (o *runOptions) validate(targetChanged bool) error {
 			return badArgs("--addrs: %v (expected host:port,host:port,...)", err)
 		}
 	}
+	if err := validateRuntime(cfg, targetChanged); err != nil {
+		return err
+	}
 	switch cfg.Target {
 	case "reference", "redis":
 	case "external":
-		if len(cfg.Addrs) == 0 {
+		if len(cfg.Addrs) == 0 && cfg.Selector == "" {
 			return badArgs("--target external needs --addrs host:port,... of the cluster to test")
 		}
 	default:
@@ -632,7 +635,8 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.DurationVar((*time.Duration)(&cfg.CheckTimeout), "check-timeout", 60*time.Second, "time the linearizability search may take before it says unknown")
 	f.StringVar(&cfg.ResultsDir, "results", "results", "directory of the results store")
 	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
-	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract)")
+	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract); on kubernetes the image the pods pull")
+	addRuntimeFlags(f, cfg)
 	addServerFlags(f, cfg)
 	f.BoolVarP(&o.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
 	f.BoolVar(&cfg.RequireCoverage, "require-coverage", false, "a requested fault kind that touched no primary holding keys (no evidence) makes the verdict unknown (exit 2) instead of VALID with a caveat")

@@ -50,6 +50,23 @@ type Spec struct {
 	Log func(format string, args ...any)
 }
 
+// ConfigArgs turns --server-config settings ("directive value ...") into
+// redis-server arguments ("--directive", "value", ...), for every runtime
+// that starts nodes. They come after redline's own arguments, so a setting
+// also given there wins, as with redis-server's own command line.
+func ConfigArgs(settings []string) []string {
+	var out []string
+	for _, s := range settings {
+		f := strings.Fields(s)
+		if len(f) == 0 {
+			continue
+		}
+		out = append(out, "--"+strings.TrimPrefix(f[0], "--"))
+		out = append(out, f[1:]...)
+	}
+	return out
+}
+
 // Node is one cluster member as the harness addresses it.
 type Node struct {
 	Name string // stable name: "n1", "n2", ...

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // slotCensus is one slot as every primary reports it.
@@ -354,6 +356,9 @@ func (n *SlotMover) closeOn(ctx context.Context, t *Topology, c *slotCensus, k N
 		if err := do(k, "cluster", "setslot", slot, "importing", from); err != nil {
 			return 0, did, err
 		}
+		if err := n.ownImportedSlots(ctx, t, k, slot, from, &did); err != nil {
+			return 0, did, err
+		}
 	}
 	moved := 0
 	hand := func(m NodeState) error {
@@ -421,6 +426,86 @@ func (n *SlotMover) closeOn(ctx context.Context, t *Topology, c *slotCensus, k N
 		}
 	}
 	return moved, did, errors.Join(errs...)
+}
+
+// ownImportedSlots gives an owner, in k's own slot map, to every slot k
+// is IMPORTING that its map leaves without one (slot among them, owned
+// there by from unless another primary claims it). A failover can leave
+// that state: when a primary turns replica its peers drop its slots
+// (Redis 7.0 cluster.c, clusterDelNodeSlots on a master-to-replica
+// change), and an IMPORTING node takes no owner of that slot from gossip
+// afterwards (clusterUpdateSlotsConfigWith skips importing slots: they
+// are closed by hand). With cluster-require-full-coverage the node is
+// then cluster_state:fail and refuses the repair's RESTORE-ASKING with
+// CLUSTERDOWN (Hash slot not served) for as long as the slot stays
+// open: no wait heals it. CLUSTER SETSLOT NODE <owner> on k restores the
+// owner the others agree on and keeps k's IMPORTING (only NODE <k> ends
+// it), as redis-cli --cluster fix gives an uncovered slot an owner first.
+// Each assignment is journalled ("assign").
+func (n *SlotMover) ownImportedSlots(ctx context.Context, t *Topology, k NodeState, slot int, from string, did *[]string) error {
+	text, err := n.admin.ClusterNodes(ctx, k.Node.Addr)
+	if err != nil {
+		return err
+	}
+	view, err := cluster.ParseNodes(text)
+	if err != nil {
+		return err
+	}
+	owned := map[int]bool{}
+	var imports []int
+	for _, v := range view {
+		for _, s := range v.Slots() {
+			owned[s] = true
+		}
+		if v.Myself() {
+			for _, o := range v.Open {
+				if !o.Migrating {
+					imports = append(imports, o.Slot)
+				}
+			}
+		}
+	}
+	if !slices.Contains(imports, slot) {
+		imports = append(imports, slot)
+	}
+	slices.Sort(imports)
+	var errs []error
+	for _, s := range slices.Compact(imports) {
+		if owned[s] {
+			continue
+		}
+		owner := ""
+		for _, m := range t.Members {
+			if m.Primary && m.Reachable && m.ID != k.ID && slices.Contains(m.Slots, s) {
+				owner = m.ID
+				break
+			}
+		}
+		if owner == "" && s == slot {
+			owner = from
+		}
+		if owner == "" {
+			continue // nobody claims it: not this repair's to assign
+		}
+		name := owner
+		if m, ok := t.ByID(owner); ok {
+			name = m.Node.Name
+		}
+		seq, err := n.journal.Begin(Step{Kind: "assign", Slots: []int{s}, From: owner, To: k.ID,
+			Note: fmt.Sprintf("%s imports slot %d but its slot map has no owner of it (cluster_state:fail, RESTORE-ASKING refused): owner %s set on %s, IMPORTING kept", k.Node.Name, s, name, k.Node.Name)})
+		if err != nil {
+			return err
+		}
+		_, err = n.admin.Do(ctx, k.Node.Addr, 3*time.Second, "cluster", "setslot", s, "node", owner)
+		n.journal.End(seq, err)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("giving slot %d an owner on %s: %w", s, k.Node.Name, err))
+			continue
+		}
+		*did = append(*did, fmt.Sprintf("%s [setslot %d node %s] (no owner in its map)", k.Node.Name, s, owner))
+		n.log("slot %d had no owner in %s's slot map while %s imports it: set to %s (IMPORTING kept)", s, k.Node.Name, k.Node.Name, name)
+	}
+	return errors.Join(errs...)
 }
 
 // awaitClosed waits (at most 10 s) until the slot has one owner holding

@@ -23,7 +23,10 @@ type Step struct {
 	// a replica of From, takes over), "add-node" and "remove-node" (on
 	// clusters redline created), "set-aside" (Keys had a different copy on
 	// From than on To: To's copy kept, From's restored beside it on To
-	// under Aside's names, on clusters redline created).
+	// under Aside's names, on clusters redline created), "assign" (To
+	// imports Slots but its own slot map had no owner of them: From set
+	// as their owner there, To's IMPORTING kept, so that the repair's
+	// RESTORE-ASKING is taken).
 	Kind  string `json:"kind"`
 	Slots []int  `json:"slots,omitempty"`
 	// Keys and Aside (set-aside): each key and the name its other copy now has.

@@ -7,7 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,9 +39,15 @@ func (c nodes) addrs() []string {
 // slots, the admin connections it sends through and its journal.
 func startMover(t *testing.T, n, replicas int) (nodes, *clusteradmin.SlotMover, *clusteradmin.Admin, *clusteradmin.Journal) {
 	t.Helper()
+	return startMoverOn(t, n, replicas, "")
+}
+
+// startMoverOn is startMover on the server binary given ("": redis-server).
+func startMoverOn(t *testing.T, n, replicas int, binary string) (nodes, *clusteradmin.SlotMover, *clusteradmin.Admin, *clusteradmin.Journal) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	lc, err := localcluster.Start(ctx, t.TempDir(), n, replicas, time.Second, "")
+	lc, err := localcluster.Start(ctx, t.TempDir(), n, replicas, time.Second, binary)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,5 +321,88 @@ func TestMoveKeysSkipsAKeyTheMigratingSourceNoLongerHas(t *testing.T) {
 	conflicts, err := clusteradmin.DifferingCopies(mover, ctx, a, b, []any{key})
 	if err != nil || len(conflicts) != 0 {
 		t.Fatalf("a key the migrating source does not have: conflicts %v, %v", conflicts, err)
+	}
+}
+
+// TestRepairGivesTheImportingDestinationAnOwner builds what a failover of
+// the source's shard mid-move leaves on Redis 7.0 (finding F007, end phase
+// not healed): the destination b, IMPORTING the slot, has no owner of it
+// in its own slot map (its peers drop a primary's slots when it turns
+// replica, and an importing node takes no owner of the slot from gossip),
+// so b is cluster_state:fail and refuses RESTORE-ASKING with "CLUSTERDOWN
+// Hash slot not served" for as long as the slot stays open. CLUSTER
+// DELSLOTS on b forces that map. The repair (keys on both sides: finish on
+// b) must first give the slot its owner back on b, journalled, then move
+// the keys; the old repair retried MIGRATE for 5 s and left it open.
+//
+// It runs on redis-server and, when REDLINE_BINARY is set, on reference
+// server processes (the reference follows Redis 7.0 here).
+func TestRepairGivesTheImportingDestinationAnOwner(t *testing.T) {
+	t.Run("redis-server", func(t *testing.T) { repairGivesAnOwner(t, "") })
+	bin := os.Getenv("REDLINE_BINARY")
+	if bin == "" {
+		t.Log("REDLINE_BINARY is not set: not run on the reference server")
+		return
+	}
+	t.Run("reference", func(t *testing.T) {
+		// localcluster starts a redis-server-style binary; the reference
+		// server is the "server" subcommand of redline.
+		wrapper := filepath.Join(t.TempDir(), "reference-server")
+		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec \""+bin+"\" server \"$@\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		repairGivesAnOwner(t, wrapper)
+	})
+}
+
+func repairGivesAnOwner(t *testing.T, binary string) {
+	c, mover, adm, journal := startMoverOn(t, 3, 0, binary)
+	ctx := context.Background()
+	tp, err := adm.Topology(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prim := tp.Primaries()
+	a, b := prim[0], prim[1]
+	slot := a.Slots[0]
+	var keys []string
+	for i := 0; len(keys) < 4; i++ {
+		if k := fmt.Sprintf("orphan:%d", i); history.Keyslot(k) == slot {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys[:3] {
+		mustDo(t, adm, a.Node.Addr, "set", k, "on-a")
+	}
+	if err := mover.OpenMigration(ctx, slot, a, b, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.Pipe(ctx, b.Node.Addr, [][]any{{"asking"}, {"set", keys[3], "on-b"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, adm, b.Node.Addr, "cluster", "delslots", slot)
+	localcluster.Eventually(t, 10*time.Second, func() string {
+		info, _ := mustDo(t, adm, b.Node.Addr, "cluster", "info").(string)
+		if !strings.Contains(info, "cluster_state:fail") {
+			return "setup: b is not cluster_state:fail after losing the slot's owner"
+		}
+		return ""
+	})
+	how, err := mover.RepairSlot(ctx, slot)
+	if err != nil || how != "finished" {
+		t.Fatalf("repair: %q, %v", how, err)
+	}
+	ownedEverywhere(t, c, slot, b.ID)
+	if n := countKeys(t, adm, b.Node.Addr, slot); n != 4 {
+		t.Fatalf("b holds %d keys of slot %d, want 4", n, slot)
+	}
+	assigned := false
+	for _, s := range journal.Steps() {
+		if s.Kind == "assign" && s.State == "done" && s.From == a.ID && s.To == b.ID && slices.Equal(s.Slots, []int{slot}) {
+			assigned = true
+		}
+	}
+	if !assigned {
+		t.Fatalf("no journalled assign step of slot %d to %s on %s: %+v", slot, a.Node.Name, b.Node.Name, journal.Steps())
 	}
 }

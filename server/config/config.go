@@ -88,6 +88,9 @@ type Config struct {
 	ACLPubsubDefault string
 	ACLLogMaxLen     int
 	Users            [][]string
+	// ACLUsers, set by the server, gives the users as "user NAME rules"
+	// lines for CONFIG REWRITE (Redis's rewriteConfigUserOption).
+	ACLUsers func() []string
 
 	NotifyKeyspaceEvents int // notify-keyspace-events as Notify* bits (notify.go)
 

@@ -33,10 +33,24 @@ func (c *Config) Rewrite() error {
 	}
 	done := map[string]bool{}
 	var out []string
+	// The users replace the file's "user" lines where the first one was
+	// (appended otherwise), unless an aclfile holds them: then the lines go.
+	var users []string
+	if c.ACLFile == "" && c.ACLUsers != nil {
+		users = c.ACLUsers()
+	}
+	usersDone := false
 	for _, l := range strings.Split(strings.TrimRight(string(old), "\n"), "\n") {
 		fields := strings.Fields(l)
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			out = append(out, l)
+			continue
+		}
+		if strings.EqualFold(fields[0], "user") {
+			if !usersDone {
+				out = append(out, users...)
+				usersDone = true
+			}
 			continue
 		}
 		d, ok := canonical(fields[0])
@@ -61,6 +75,9 @@ func (c *Config) Rewrite() error {
 		done[d.name] = true
 	}
 	var added []string
+	if !usersDone {
+		added = append(added, users...)
+	}
 	for _, d := range redisDirectives {
 		if done[d.name] {
 			continue

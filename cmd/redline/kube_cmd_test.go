@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// Bad combinations of the kubernetes flags fail before anything starts,
+// each naming the flag to change.
+func TestRunKubernetesBadFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		says string
+	}{
+		{[]string{"run", "--runtime", "kubernetes"}, "--namespace"},
+		{[]string{"run", "--runtime", "k8s", "--namespace", "x"}, "--runtime"},
+		{[]string{"run", "--namespace", "x"}, "--runtime kubernetes"},
+		{[]string{"run", "--selector", "app=redis"}, "--runtime kubernetes"},
+		{[]string{"run", "--runtime", "kubernetes", "--namespace", "x", "--addrs", "127.0.0.1:7000"}, "--selector"},
+		{[]string{"run", "--runtime", "kubernetes", "--namespace", "x", "--selector", "app=redis", "--target", "redis"}, "--target"},
+		{[]string{"run", "--runtime", "kubernetes", "--namespace", "x", "--partition-clients"}, "--partition-clients"},
+		{[]string{"kube", "manifests"}, "--namespace"},
+		{[]string{"kube", "down"}, "--namespace"},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		args := c.args
+		if args[0] == "run" {
+			args = append(args, "--results", t.TempDir())
+		}
+		code := run(args, &out, &errb)
+		if code != exitBadArgs || !strings.Contains(errb.String(), c.says) {
+			t.Errorf("%v: exit %d (%q), want %d naming %s", c.args, code, errb.String(), exitBadArgs, c.says)
+		}
+	}
+}
+
+// The manifests name the namespace everywhere and give the Role nothing
+// beyond pods, services, statefulsets and Chaos Mesh's kinds.
+func TestKubeManifests(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"kube", "manifests", "--namespace", "redis-test", "--", "--nemesis", "kill"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	y := out.String()
+	for _, want := range []string{"kind: ServiceAccount", "kind: Role\n", "kind: RoleBinding", "kind: PersistentVolumeClaim", "kind: Job",
+		"- --runtime\n", "- kubernetes\n", "- redis-test\n", "- --nemesis\n", "namespace: redis-test", "- networkchaos", "- statefulsets"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("manifests lack %q:\n%s", want, y)
+		}
+	}
+	for _, never := range []string{"ClusterRole", "secrets", "pods/exec", "'*'"} {
+		if strings.Contains(y, never) {
+			t.Errorf("manifests hold %q:\n%s", never, y)
+		}
+	}
+}
