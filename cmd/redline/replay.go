@@ -66,6 +66,16 @@ func configFlags(cfg harness.Config) []flagValue {
 	for _, s := range cfg.ServerConfig {
 		add("server-config", s)
 	}
+	if cfg.Runtime == "kubernetes" { // docker is the flag's default
+		add("runtime", cfg.Runtime)
+		add("namespace", cfg.Namespace)
+		if cfg.Kubeconfig != "" {
+			add("kubeconfig", cfg.Kubeconfig)
+		}
+		if cfg.Selector != "" {
+			add("selector", cfg.Selector)
+		}
+	}
 	if cfg.RestoreRoles {
 		add("restore-roles", "true")
 	}

@@ -107,24 +107,28 @@ func TestConfigFlagsRoundTrip(t *testing.T) {
 		NemesisInterval: harness.Duration(5 * time.Second), TimeLimit: harness.Duration(30 * time.Second), Concurrency: 4, Rate: 250.5,
 		Wait: 1, WaitTimeout: harness.Duration(50 * time.Millisecond), Seed: -3, NodeTimeout: harness.Duration(2 * time.Second),
 		OpTimeout: harness.Duration(time.Second), CheckTimeout: harness.Duration(time.Minute), RestoreRoles: true, PartitionClients: true,
-		Client: "redline", RequireCoverage: true}
-	o := &runOptions{}
-	c := &cobra.Command{}
-	addRunFlags(c, o)
-	var args []string
-	for _, f := range configFlags(cfg) {
-		args = append(args, "--"+f.name, f.value)
-	}
-	if err := c.Flags().Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	got := o.cfg
-	got.Workloads, got.Nemesis = splitList(o.workloads), splitList(o.nemesis)
-	got.TestCount, got.ResultsDir = 0, ""
-	b1, _ := json.Marshal(cfg)
-	b2, _ := json.Marshal(got)
-	if string(b1) != string(b2) {
-		t.Fatalf("round trip:\n%s\n%s", b1, b2)
+		Client: "redline", RequireCoverage: true, Runtime: "docker"}
+	kube := cfg
+	kube.Runtime, kube.Namespace, kube.Kubeconfig = "kubernetes", "redline-test", "/etc/kube/config"
+	for _, cfg := range []harness.Config{cfg, kube} {
+		o := &runOptions{}
+		c := &cobra.Command{}
+		addRunFlags(c, o)
+		var args []string
+		for _, f := range configFlags(cfg) {
+			args = append(args, "--"+f.name, f.value)
+		}
+		if err := c.Flags().Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		got := o.cfg
+		got.Workloads, got.Nemesis = splitList(o.workloads), splitList(o.nemesis)
+		got.TestCount, got.ResultsDir = 0, ""
+		b1, _ := json.Marshal(cfg)
+		b2, _ := json.Marshal(got)
+		if string(b1) != string(b2) {
+			t.Fatalf("round trip:\n%s\n%s", b1, b2)
+		}
 	}
 }
 
