@@ -140,18 +140,26 @@ results store is on a PersistentVolumeClaim mounted at /results.`,
 	manifests.Flags().StringVar(&mo.Storage, "storage", "1Gi", "size of the results volume")
 
 	var ns, kubeconfig string
+	// openNamespace connects down and status to the namespace they act on.
+	openNamespace := func(ctx context.Context) (*kube.Runtime, error) {
+		if ns == "" {
+			return nil, badArgs("--namespace is required")
+		}
+		rt, err := kube.New(ctx, kube.Options{Namespace: ns, Kubeconfig: kubeconfig})
+		if err != nil {
+			return nil, environmentFailed(err)
+		}
+		return rt, nil
+	}
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Remove every redline cluster and chaos object in the namespace (after a run that died)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ns == "" {
-				return badArgs("--namespace is required")
-			}
 			ctx := context.Background()
-			rt, err := kube.New(ctx, kube.Options{Namespace: ns, Kubeconfig: kubeconfig})
+			rt, err := openNamespace(ctx)
 			if err != nil {
-				return environmentFailed(err)
+				return err
 			}
 			n, err := rt.Cleanup(ctx, "")
 			fmt.Fprintf(stdout, "removed %d objects\n", n)
@@ -166,13 +174,10 @@ results store is on a PersistentVolumeClaim mounted at /results.`,
 		Short: "List the redline clusters in the namespace",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ns == "" {
-				return badArgs("--namespace is required")
-			}
 			ctx := context.Background()
-			rt, err := kube.New(ctx, kube.Options{Namespace: ns, Kubeconfig: kubeconfig})
+			rt, err := openNamespace(ctx)
 			if err != nil {
-				return environmentFailed(err)
+				return err
 			}
 			cs, err := rt.Clusters(ctx)
 			if err != nil {
