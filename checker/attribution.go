@@ -129,7 +129,13 @@ const (
 	// and a journalled step moved the slot's keys in between (a MIGRATE
 	// with REPLACE, or a copy that came back over it); not stranded.
 	AdminOverwritten = "admin-overwritten"
-	AttrUnknown      = "unknown"
+	// AdminStaleRead: a read returned an older value while a journalled
+	// step had the key's slot in hand, and the slot's owner holds the
+	// write at the end: the step let a node serve the slot without it
+	// for a while (an undo that closed the owner before the keys came
+	// back), nothing was lost.
+	AdminStaleRead = "admin-stale-read"
+	AttrUnknown    = "unknown"
 )
 
 // VerdictWords is a verdict as the report says it.
@@ -141,6 +147,8 @@ func VerdictWords(v string) string {
 		return "an admin step stranded it"
 	case AdminOverwritten:
 		return "an admin step overwrote it"
+	case AdminStaleRead:
+		return "an admin step served it stale"
 	case FaultOutage:
 		return "the fault did it"
 	case AdminOutage:
@@ -722,6 +730,11 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 		if t.Error != "" {
 			at.Why += "; the step failed: " + t.Error
 		}
+	case len(touching) > 0 && ownerHolds && x.kind == "stale-read":
+		at.Verdict = AdminStaleRead
+		t := touching[0]
+		at.Why = fmt.Sprintf("the read was served by %s with an older value while journalled step #%d (%s of slots %s, %s -> %s, %s) had slot %d in hand between the acknowledgement and the read; the slot's owner %s holds the write at the end: the step let a node serve the slot without the write, nothing was lost",
+			orNone(nodeOfMiss(at)), t.Seq, t.Kind, t.Slots, orNone(t.From), orNone(t.To), t.State, at.Slot, orNone(at.Owner))
 	case ownerHolds && x.kind != "stale-read":
 		at.Verdict = AttrUnknown
 		at.Why = fmt.Sprintf("the census finds the value on the slot's owner %s at the end, yet the read missed it: the read was served elsewhere (%s) or the value came back after it", orNone(at.Owner), orNone(nodeOfMiss(at)))

@@ -305,3 +305,53 @@ func TestCensusSummaryOpenSlots(t *testing.T) {
 		t.Fatalf("summary %+v: with the slot closed both copies are stranded", s)
 	}
 }
+
+// A register write of 3 acknowledged by n1; redline's journalled repair
+// of the key's slot is under way when a read on n1 returns the older 1;
+// at the end n1 (the owner) holds 3. The step let n1 serve the slot
+// without the write for a while: an admin step served it stale (the CI
+// run of 2026-12-02 said "the server lost it ... no journalled step
+// touched the slot" for this, while the undo step had the slot in hand).
+func TestAttributeStaleReadDuringAdminStep(t *testing.T) {
+	key := keyIn(t, "r:", 0, 5460)
+	slot := history.Keyslot(key)
+	h := &hist{}
+	start(h)
+	h.call(0, "write", key, 1, 100, history.OK, nil, 110)
+	h.servedBy(addr1)
+	h.call(1, "write", key, 3, 120, history.OK, nil, 130)
+	h.servedBy(addr1)
+	h.event(150, history.Info, "journal", nil, map[string]any{"seq": 5, "state": "begin", "kind": "close", "slots": []int{slot}, "from": id1, "to": id1})
+	h.call(2, "read", key, nil, 200, history.OK, 1, 210)
+	h.servedBy(addr1)
+	h.event(300, history.Info, "journal", nil, map[string]any{"seq": 5, "state": "done", "kind": "close", "slots": []int{slot}, "from": id1, "to": id1})
+	h.event(4000, history.Info, "final-reads", nil, nil)
+	h.call(1<<21, "read", key, nil, 4100, history.OK, 3, 4110)
+	h.servedBy(addr1)
+	three := "3"
+	nodes := []history.CensusNode{
+		{Name: "n1", Addr: addr1, ID: id1, Role: "primary", Keys: map[string]history.CensusKey{key: {Type: "string", Value: &three}}},
+		{Name: "n2", Addr: addr2, ID: id2, Role: "primary"},
+		{Name: "n4", Addr: addr4, ID: id4, Role: "replica", Primary: id1, Keys: map[string]history.CensusKey{key: {Type: "string", Value: &three}}},
+	}
+	for i := range nodes {
+		nodes[i].View = view(id1, addr1, id4, addr4)
+	}
+	h.event(4200, history.Info, history.CensusEvent, nil, history.Census{Prefix: "r:", Nodes: nodes})
+	at := attribute(t, h, Linearizable(Options{KeyPrefix: "r:", NoVisualization: true}))
+	var stale *Attribution
+	for i := range at {
+		if at[i].Kind == "stale-read" {
+			stale = &at[i]
+		}
+	}
+	if stale == nil {
+		t.Fatalf("want a stale-read attribution, got %+v", at)
+	}
+	if stale.Verdict != AdminStaleRead || VerdictWords(stale.Verdict) != "an admin step served it stale" {
+		t.Fatalf("verdict %s (%s), want %s", stale.Verdict, stale.Why, AdminStaleRead)
+	}
+	if !strings.Contains(stale.Why, "#5") || !strings.Contains(stale.Why, "nothing was lost") {
+		t.Fatalf("why must name step #5 and say nothing was lost: %s", stale.Why)
+	}
+}

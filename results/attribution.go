@@ -23,7 +23,7 @@ func (d *runData) attributions() []attributionView {
 		v := attributionView{
 			Title:   fmt.Sprintf("%s: %s of key %s (slot %d)", a.Checker, a.Kind, a.Key, a.Slot),
 			Verdict: checker.VerdictWords(a.Verdict), Why: a.Why, Logs: a.Logs,
-			VerdictClass: map[string]string{checker.ServerLost: "invalid", checker.AdminStranded: "unknown", checker.AdminOverwritten: "unknown"}[a.Verdict],
+			VerdictClass: map[string]string{checker.ServerLost: "invalid", checker.AdminStranded: "unknown", checker.AdminOverwritten: "unknown", checker.AdminStaleRead: "unknown"}[a.Verdict],
 		}
 		if v.VerdictClass == "" {
 			v.VerdictClass = "unknown"

@@ -84,7 +84,7 @@ func TestRunOverTLS(t *testing.T) {
 	res := t.TempDir()
 	var out, errb bytes.Buffer
 	args := []string{"run", "--addrs", lc.Addrs[0], "--workload", "register", "--time-limit", "4s", "--concurrency", "3",
-		"--nemesis", "migrate:slot", "--nemesis-interval", "1s", "--yes", "--results", res}
+		"--nemesis", "migrate", "--nemesis-interval", "1s", "--yes", "--results", res}
 	// Plain TCP gets nowhere, and says so before anything is stored.
 	if code := run(args, &out, &errb); code != exitEnvironment || !strings.Contains(errb.String(), "cannot reach the cluster") {
 		t.Fatalf("without --tls: exit %d: %s", code, errb.String())

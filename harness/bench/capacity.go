@@ -246,30 +246,40 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 			rate /= 2
 		}
 	}
-	// Bisection between the last pass and the first miss.
-	for pass != nil && fail != nil && len(c.Steps) < o.MaxSteps && fail.Rate-pass.Rate > o.Precision*pass.Rate {
-		if ctx.Err() != nil {
-			return c, ctx.Err()
+	// Bisection between the last pass and the first miss, then the
+	// confirmation: the answer is measured once more, so that on a noisy
+	// host a lucky step near the knee does not stand alone. A rate that
+	// misses the second time becomes the bracket's top and the bisection
+	// goes on from the highest rate below it that met (not straight down
+	// to it: with a doubling ramp that is up to half the answer away, and
+	// repeat searches would differ by that much); its answer is confirmed
+	// in turn. Confirmations may take the budget up to MaxSteps+6.
+	bisect := func(limit int) error {
+		for pass != nil && fail != nil && len(c.Steps) < limit && fail.Rate-pass.Rate > o.Precision*pass.Rate {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			mid := roundRate((pass.Rate + fail.Rate) / 2)
+			if mid <= pass.Rate || mid >= fail.Rate {
+				break
+			}
+			s, err := step(mid)
+			if err != nil {
+				return err
+			}
+			if s.Met {
+				pass = s
+			} else {
+				fail = s
+			}
 		}
-		mid := roundRate((pass.Rate + fail.Rate) / 2)
-		if mid <= pass.Rate || mid >= fail.Rate {
-			break
-		}
-		s, err := step(mid)
-		if err != nil {
-			return c, err
-		}
-		if s.Met {
-			pass = s
-		} else {
-			fail = s
-		}
+		return nil
 	}
-	// Confirmation: the answer is measured once more; on a noisy host a
-	// lucky step near the knee does not stand alone. A rate that misses
-	// the second time falls back to the next lower rate that met, which
-	// is confirmed in turn.
-	for o.Confirm && pass != nil && len(c.Steps) < o.MaxSteps+2 && ctx.Err() == nil {
+	if err := bisect(o.MaxSteps); err != nil {
+		return c, err
+	}
+	unconfirmed := map[float64]bool{}
+	for o.Confirm && pass != nil && len(c.Steps) < o.MaxSteps+6 && ctx.Err() == nil {
 		s, err := step(pass.Rate)
 		if err != nil {
 			return c, err
@@ -279,15 +289,19 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 			c.Confirmed = true
 			break
 		}
+		unconfirmed[pass.Rate] = true
 		fail = s
 		var lower *Step
 		for i := range c.Steps {
 			st := &c.Steps[i]
-			if st.Met && st.Rate < pass.Rate && (lower == nil || st.Rate > lower.Rate) {
+			if st.Met && st.Rate < fail.Rate && !unconfirmed[st.Rate] && (lower == nil || st.Rate > lower.Rate) {
 				lower = st
 			}
 		}
 		pass = lower
+		if err := bisect(o.MaxSteps + 5); err != nil {
+			return c, err
+		}
 	}
 	// The bound is the lowest rate above the answer that missed.
 	if pass != nil {

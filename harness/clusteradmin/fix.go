@@ -194,6 +194,21 @@ func decideKeeper(c *slotCensus, t *Topology, rec openSlot, known bool) (NodeSta
 		slices.ContainsFunc(c.Claimers, func(m NodeState) bool { return m.ID == src.ID }) {
 		return *dst, fmt.Sprintf("the move %s -> %s is open on both sides (redis-cli's case 1): finish it", src.Node.Name, dst.Node.Name), nil
 	}
+	// Also redis-cli's case 1, whatever redline meant to do (abort-stable
+	// meant to undo): the owner is still MIGRATING to a primary that holds
+	// keys of the slot (written there by ASK). Undoing it onto the owner is
+	// not safe: a MIGRATING owner answers the keys' RESTORE-ASKING with ASK,
+	// so it would have to turn STABLE before they come back, and in that gap
+	// it serves them as missing (a stale read; a write makes a second copy).
+	// Finishing is the migration protocol itself: no gap.
+	if len(c.Claimers) == 1 {
+		o := c.Claimers[0]
+		if to := o.Migrating[slot]; to != "" && c.Keys[to] > 0 {
+			if d, ok := t.ByID(to); ok && d.Primary && d.Reachable {
+				return d, fmt.Sprintf("the owner %s is MIGRATING to %s, which holds %d of its keys: finish the move (undoing it would leave the owner serving those keys as missing until they came back)", o.Node.Name, d.Node.Name, c.Keys[to]), nil
+			}
+		}
+	}
 	hs := c.holders(t)
 	switch {
 	case len(hs) == 1:
@@ -266,7 +281,7 @@ func (n *SlotMover) fixSlotNow(ctx context.Context, slot int, kind string) (res 
 		if err != nil {
 			return res, err
 		}
-		if round == 0 {
+		if seq == 0 {
 			res.Keeper, res.keeper, res.Why = k.Node.Name, k.ID, why
 			res.Action = "closed"
 			switch {
@@ -287,6 +302,14 @@ func (n *SlotMover) fixSlotNow(ctx context.Context, slot int, kind string) (res 
 		moved, did, err := n.closeOn(ctx, t, c, k, rec)
 		res.Moved += moved
 		steps = append(steps, did...)
+		if errors.Is(err, errKeysArrived) && round < 2 {
+			// The decision's step ends with the reason; the next round
+			// journals its own.
+			n.journal.End(seq, err)
+			seq = 0
+			steps = append(steps, err.Error())
+			continue
+		}
 		if err != nil {
 			res.Steps = strings.Join(steps, "; ")
 			return res, fmt.Errorf("slot %d onto %s: %w", slot, k.Node.Name, err)
@@ -303,6 +326,10 @@ func (n *SlotMover) fixSlotNow(ctx context.Context, slot int, kind string) (res 
 	n.log("slot %d %s on %s (%d keys moved): %s [%s]", slot, res.Action, res.Keeper, res.Moved, res.Why, res.Steps)
 	return res, nil
 }
+
+// errKeysArrived: while an undo closed the importing side, a key was
+// written there (an ASK in flight): the slot is decided again.
+var errKeysArrived = errors.New("keys arrived on the importing side while the undo closed it")
 
 // closeOn is one round of fixSlotNow: it moves every other primary's keys
 // of the slot to k and makes k the slot's only owner, with no state left
@@ -325,10 +352,33 @@ func (n *SlotMover) closeOn(ctx context.Context, t *Topology, c *slotCensus, k N
 		}
 	}
 	kOwns := claims(k)
+	if kOwns && k.Migrating[slot] != "" {
+		// An undo onto an owner still MIGRATING, with no keys elsewhere
+		// (decideKeeper finishes the move when its target holds keys):
+		// the importing sides are closed first, so that no ASK write can
+		// land there once the owner serves the slot alone; a key that
+		// landed in between sends the slot back to be decided again.
+		for _, m := range others {
+			if m.Importing[slot] == "" {
+				continue
+			}
+			if err := do(m, "cluster", "setslot", slot, "stable"); err != nil {
+				return 0, did, err
+			}
+			v, err := n.admin.Do(ctx, m.Node.Addr, 3*time.Second, "cluster", "countkeysinslot", slot)
+			if err != nil {
+				return 0, did, err
+			}
+			if x, _ := v.(int64); x > 0 {
+				return 0, did, fmt.Errorf("%w: %d on %s", errKeysArrived, x, m.Node.Name)
+			}
+		}
+	}
 	if kOwns {
-		// An owner still MIGRATING (the move being undone) redirects the
-		// keys coming back with ASK; STABLE makes it take them as their
-		// owner (a no-op on a stable slot).
+		// An owner still MIGRATING redirects keys coming back with ASK;
+		// STABLE makes it take them as their owner (a no-op on a stable
+		// slot). Keys are elsewhere here only on a primary the owner was
+		// not migrating to (their slot unreachable there in any case).
 		if err := do(k, "cluster", "setslot", slot, "stable"); err != nil {
 			return 0, did, err
 		}

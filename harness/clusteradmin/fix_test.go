@@ -161,3 +161,25 @@ func TestDecideKeeperGoesWhereTheKeysAre(t *testing.T) {
 		t.Fatal("an orphan slot with no record and no keys got a keeper")
 	}
 }
+
+// abort-stable meant to undo, but ASK writes put keys on the importing
+// side: undoing would need the owner STABLE before they come back (a
+// MIGRATING owner answers their RESTORE-ASKING with ASK), and in that gap
+// it serves them as missing; the CI run of 2026-12-02 read a stale value
+// there and a write made a second copy. The move is finished instead,
+// whoever holds more keys; with no keys on the target it is still undone.
+func TestDecideKeeperFinishesAnAbortStableWithKeysOnTheTarget(t *testing.T) {
+	tp := fixTopology(t, map[string]string{"a": fmt.Sprintf("[100->-%s]", fixIDs["c"]), "c": fmt.Sprintf("[100-<-%s]", fixIDs["a"])})
+	a, c := mustByID(t, tp, "a"), mustByID(t, tp, "c")
+	undo := openSlot{Slot: 100, Src: a.ID, Dst: c.ID, SrcShard: []string{a.ID, fixIDs["ra"]}, DstShard: []string{c.ID, fixIDs["rc"]}, Stable: true}
+	for _, known := range []bool{true, false} {
+		k, why, err := decideKeeper(&slotCensus{Slot: 100, Claimers: []NodeState{a}, Keys: map[string]int64{a.ID: 13, c.ID: 11}}, tp, undo, known)
+		if err != nil || k.ID != c.ID || !strings.Contains(why, "MIGRATING to c") {
+			t.Fatalf("known=%v: keeper %q (%s), %v; want c (finish the move)", known, k.Node.Name, why, err)
+		}
+	}
+	k, why, err := decideKeeper(&slotCensus{Slot: 100, Claimers: []NodeState{a}, Keys: map[string]int64{a.ID: 13}}, tp, undo, true)
+	if err != nil || k.ID != a.ID {
+		t.Fatalf("no keys on the target: keeper %q (%s), %v; want a (undone)", k.Node.Name, why, err)
+	}
+}

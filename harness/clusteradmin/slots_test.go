@@ -338,7 +338,13 @@ func TestMoveKeysSkipsAKeyTheMigratingSourceNoLongerHas(t *testing.T) {
 // It runs on redis-server and, when REDLINE_BINARY is set, on reference
 // server processes (the reference follows Redis 7.0 here).
 func TestRepairGivesTheImportingDestinationAnOwner(t *testing.T) {
-	t.Run("redis-server", func(t *testing.T) { repairGivesAnOwner(t, "") })
+	onEachServer(t, repairGivesAnOwner)
+}
+
+// onEachServer runs test on redis-server and, when REDLINE_BINARY is set
+// (make test sets it), on the reference server.
+func onEachServer(t *testing.T, test func(t *testing.T, binary string)) {
+	t.Run("redis-server", func(t *testing.T) { test(t, "") })
 	bin := os.Getenv("REDLINE_BINARY")
 	if bin == "" {
 		t.Log("REDLINE_BINARY is not set: not run on the reference server")
@@ -351,7 +357,7 @@ func TestRepairGivesTheImportingDestinationAnOwner(t *testing.T) {
 		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec \""+bin+"\" server \"$@\"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		repairGivesAnOwner(t, wrapper)
+		test(t, wrapper)
 	})
 }
 
