@@ -46,7 +46,8 @@ type Inputs struct {
 	Run          *results.Run
 	Log          *Log
 	Progress     *Progress
-	// Credentials for the clients (external clusters with AUTH or TLS).
+	// Credentials authenticate every connection the run opens: the
+	// clients, the client under test, census and topology sampling.
 	Credentials cluster.Credentials
 	// Audit (nil: none) counts the data that is not the run's before the
 	// run and after the end phase; its verdict is Outcome.Audit.
@@ -130,7 +131,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	sampleWG.Add(1)
 	go func() {
 		defer sampleWG.Done()
-		sampleTopology(sampleCtx, addrs, start, in.Run.Path(TopologyFile), log)
+		sampleTopology(sampleCtx, in.Credentials, addrs, start, in.Run.Path(TopologyFile), log)
 	}()
 	stopSampler := func() { stopSampling(); sampleWG.Wait() }
 	defer stopSampler()
@@ -264,7 +265,7 @@ func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
 	if in.Config.KeyPrefix == "" {
 		return // every key would count as the run's
 	}
-	c := TakeCensus(ctx, in.Cluster.Nodes(), in.Config.KeyPrefix, rec.start)
+	c := TakeCensus(ctx, in.Credentials, in.Cluster.Nodes(), in.Config.KeyPrefix, rec.start)
 	keys, failed := 0, 0
 	for _, n := range c.Nodes {
 		keys += len(n.Keys)

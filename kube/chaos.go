@@ -275,7 +275,7 @@ func (c *ChaosCluster) Restart(ctx context.Context, node string) error {
 			if p.Status.PodIP != n.Host {
 				return fmt.Errorf("kube: restart %s: pod %s came back at %s, not %s", node, pod, p.Status.PodIP, n.Host)
 			}
-			return waitPing(wctx, n.Addr, c.rt.opts.ChaosTimeout)
+			return waitPing(wctx, c.plan.spec.RunUser, n.Addr, c.rt.opts.ChaosTimeout)
 		}
 		select {
 		case <-wctx.Done():

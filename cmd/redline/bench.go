@@ -134,6 +134,7 @@ func validateKV(o *runOptions, cfg *harness.Config) error {
 type kvRun struct {
 	cfg     harness.Config
 	cluster cluster.Cluster
+	creds   cluster.Credentials
 	run     *results.Run
 	nemesis harness.Nemesis
 	log     *harness.Log
@@ -152,7 +153,7 @@ func runKV(ctx context.Context, k kvRun) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	snapshotNodes(k.cluster, k.log)(ctx, k.run, "after")
+	snapshotNodes(k.cluster, k.creds, k.log)(ctx, k.run, "after")
 	if err := bench.Save(k.run, res); err != nil {
 		return 0, harnessFailed(err)
 	}

@@ -35,12 +35,12 @@ func addCapacityFlags(c *cobra.Command, o *runOptions) {
 }
 
 // buildPlan is the nemesis of a --plan: the changes at their times.
-func buildPlan(cfg harness.Config, c cluster.Cluster, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
+func buildPlan(cfg harness.Config, c cluster.Cluster, creds cluster.Credentials, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
 	plan, err := nemesis.ParsePlan(cfg.Capacity.Plan)
 	if err != nil {
 		return nil, badArgs("--plan: %v", err)
 	}
-	n, err := nemesis.NewPlan(plan, c, nemesis.Options{Seed: cfg.Seed, NodeTimeout: cfg.NodeTimeout.D(), Log: log.Printf, Journal: journal, RestoreRoles: cfg.RestoreRoles})
+	n, err := nemesis.NewPlan(plan, c, nemesis.Options{Seed: cfg.Seed, NodeTimeout: cfg.NodeTimeout.D(), Log: log.Printf, Journal: journal, RestoreRoles: cfg.RestoreRoles, Credentials: creds})
 	if err != nil {
 		return nil, badArgs("--plan: %v", err)
 	}
@@ -153,7 +153,7 @@ func runCapacity(ctx context.Context, k kvRun) (int, error) {
 	}
 	res := results[best]
 	res.Capacity = capacity
-	snapshotNodes(k.cluster, k.log)(ctx, k.run, "after")
+	snapshotNodes(k.cluster, k.creds, k.log)(ctx, k.run, "after")
 	if err := k.run.WriteJSON("capacity.json", capacity); err != nil {
 		return 0, harnessFailed(err)
 	}

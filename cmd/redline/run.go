@@ -297,9 +297,6 @@ func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cluster.UseAdminCredentials(o.creds)
-	defer cluster.UseAdminCredentials(cluster.Credentials{})
-
 	worst := exitValid
 	for i := 0; i < o.cfg.TestCount; i++ {
 		cfg := o.cfg
@@ -358,7 +355,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		return 0, harnessFailed(err)
 	}
 
-	cl, err := startCluster(ctx, cfg, log)
+	cl, err := startCluster(ctx, cfg, o.creds, log)
 	if err != nil {
 		return 0, harnessFailed(err)
 	}
@@ -411,27 +408,29 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		return 0, harnessFailed(err)
 	}
 	defer journal.Close()
-	nem, err := buildNemesis(cfg, cl, o.hooks, journal, log)
+	nem, err := buildNemesis(cfg, cl, o.creds, o.hooks, journal, log)
 	if err != nil {
 		return 0, err
 	}
 	var auditor *clusteradmin.Auditor
 	if cfg.Target == "external" {
 		// Not redline's cluster: count what is not redline's before and after.
-		auditor = &clusteradmin.Auditor{Nodes: cl.Nodes, Prefix: cfg.KeyPrefix, Journal: journal}
+		auditor = &clusteradmin.Auditor{Nodes: cl.Nodes, Prefix: cfg.KeyPrefix, Journal: journal, Creds: o.creds}
 	}
 
 	if cfg.KV != nil {
-		return runKV(ctx, kvRun{cfg: cfg, cluster: cl, run: run, nemesis: nem, log: log, stdout: stdout, tty: tty})
+		return runKV(ctx, kvRun{cfg: cfg, cluster: cl, creds: o.creds, run: run, nemesis: nem, log: log, stdout: stdout, tty: tty})
 	}
 	out, err := harness.Execute(ctx, harness.Inputs{
-		Config:       cfg,
-		Cluster:      cl,
-		Workloads:    ws,
-		Checkers:     checkers,
-		Nemesis:      nem,
-		Converge:     clusteradmin.WaitConverged,
-		NodeSnapshot: snapshotNodes(cl, log),
+		Config:    cfg,
+		Cluster:   cl,
+		Workloads: ws,
+		Checkers:  checkers,
+		Nemesis:   nem,
+		Converge: func(ctx context.Context, addrs []string) error {
+			return clusteradmin.WaitConverged(ctx, o.creds, addrs)
+		},
+		NodeSnapshot: snapshotNodes(cl, o.creds, log),
 		Run:          run,
 		Log:          log,
 		Progress:     harness.NewProgress(stdout, tty, log),

@@ -51,9 +51,9 @@ func validateNemesis(names []string) error {
 }
 
 // buildNemesis returns nil for "none".
-func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
+func buildNemesis(cfg harness.Config, c cluster.Cluster, creds cluster.Credentials, hooks []string, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
 	if cfg.Capacity != nil && cfg.Capacity.Plan != "" {
-		return buildPlan(cfg, c, journal, log)
+		return buildPlan(cfg, c, creds, journal, log)
 	}
 	if len(cfg.Nemesis) == 1 && cfg.Nemesis[0] == "none" {
 		return nil, nil
@@ -71,6 +71,7 @@ func buildNemesis(cfg harness.Config, c cluster.Cluster, hooks []string, journal
 		Hooks:            hookMap,
 		Log:              log.Printf,
 		Journal:          journal,
+		Credentials:      creds,
 		RestoreRoles:     cfg.RestoreRoles,
 		Script:           cfg.Schedule,
 		Guest:            cfg.Target == "external",
@@ -131,12 +132,12 @@ func hasFaults(names []string) bool {
 }
 
 // snapshotNodes stores each node's CLUSTER NODES view and server log.
-func snapshotNodes(c cluster.Cluster, log *harness.Log) func(context.Context, *results.Run, string) {
+func snapshotNodes(c cluster.Cluster, creds cluster.Credentials, log *harness.Log) func(context.Context, *results.Run, string) {
 	return func(ctx context.Context, run *results.Run, when string) {
 		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		for _, n := range c.Nodes() {
-			text, err := clusteradmin.ClusterNodesText(ctx, n.Addr)
+			text, err := clusteradmin.ClusterNodesText(ctx, creds, n.Addr)
 			if err != nil {
 				text = "error: " + err.Error() + "\n"
 			}
