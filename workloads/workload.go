@@ -3,7 +3,12 @@
 // replays the same sequence), executes one against the cluster through
 // workloads/client, and brings the checkers its history wants, as a Jepsen
 // workload brings client, generator and checker together. The registry
-// below is the one list of workloads.
+// below is the one list of workloads, and each entry's Kind says which of
+// a run's two traffic drivers carries it: History workloads (register,
+// counter, set, txn, script) are Workload values driven by the history
+// workers and judged by their checkers; the Load workload kv (kv.go:
+// KVConfig and its generator) is driven by the load driver, harness/bench,
+// and only measured.
 package workloads
 
 import (
@@ -130,8 +135,12 @@ func (b *base) rpo(opts checker.Options, kind string) checker.Checker {
 }
 
 // Checkers builds a workload's checkers from a run's config alone (no
-// cluster), as `redline check` does on a stored run.
+// cluster), as `redline check` does on a stored run. A Load workload has
+// none: the load driver measures it as it runs (bench.json).
 func Checkers(name string, cfg Config, opts checker.Options, measureOnly bool) ([]checker.Checker, error) {
+	if k, err := KindOf(name); err != nil || k == Load {
+		return nil, err
+	}
 	w, err := New(name, cfg)
 	if err != nil {
 		return nil, err
@@ -150,15 +159,57 @@ type Generator interface {
 
 type factory func(cfg Config) Workload
 
-var registry = map[string]factory{
-	"register": newRegister,
-	"counter":  newCounter,
-	"set":      newSet,
-	"txn":      newTxn,
-	"script":   newScript,
+// Kind says which traffic driver carries a workload.
+type Kind int
+
+const (
+	// History: the history driver (harness's workers) runs the workload's
+	// Generator and Invoke, records every op in history.jsonl and the
+	// workload's checkers judge it.
+	History Kind = iota
+	// Load: the load driver (harness/bench) runs it open or closed loop
+	// from its own config and generator, measures it in per-second
+	// histograms, records no history and checks nothing (`redline bench`).
+	Load
+)
+
+func (k Kind) String() string {
+	if k == Load {
+		return "load"
+	}
+	return "history"
 }
 
-// Names lists the workloads redline knows.
+// entry is one registered workload: its kind and, for History, how to
+// build it.
+type entry struct {
+	kind Kind
+	new  factory // nil for Load: the load driver builds its own generator
+}
+
+var registry = map[string]entry{
+	"register": {History, newRegister},
+	"counter":  {History, newCounter},
+	"set":      {History, newSet},
+	"txn":      {History, newTxn},
+	"script":   {History, newScript},
+	"kv":       {Load, nil}, // KVConfig, KVConfig.NewKVGen
+}
+
+// KindOf says which driver carries the named workload.
+func KindOf(name string) (Kind, error) {
+	e, ok := registry[name]
+	if !ok {
+		return 0, unknown(name)
+	}
+	return e.kind, nil
+}
+
+func unknown(name string) error {
+	return fmt.Errorf("unknown workload %q: choose from %s", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the workloads redline knows, of both kinds.
 func Names() []string {
 	names := make([]string, 0, len(registry))
 	for n := range registry {
@@ -168,13 +219,28 @@ func Names() []string {
 	return names
 }
 
-// New builds a workload by name.
-func New(name string, cfg Config) (Workload, error) {
-	f, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown workload %q: choose from %s", name, strings.Join(Names(), ", "))
+// NamesOf lists the workloads of one kind.
+func NamesOf(k Kind) []string {
+	var names []string
+	for _, n := range Names() {
+		if registry[n].kind == k {
+			names = append(names, n)
+		}
 	}
-	return f(cfg), nil
+	return names
+}
+
+// New builds a History workload by name; a Load workload is no Workload
+// value (the load driver builds it from its own config).
+func New(name string, cfg Config) (Workload, error) {
+	e, ok := registry[name]
+	if !ok {
+		return nil, unknown(name)
+	}
+	if e.kind != History {
+		return nil, fmt.Errorf("workload %s is a %s workload: the load driver runs it ('redline bench --workload %s'), not the history workers", name, e.kind, name)
+	}
+	return e.new(cfg), nil
 }
 
 // seeded gives a worker's random source: same seed and worker, same stream.

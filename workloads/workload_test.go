@@ -10,7 +10,7 @@ import (
 
 // Same seed and worker, same ops; another seed, other ops.
 func TestGeneratorsAreSeeded(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range NamesOf(History) {
 		seq := func(seed int64, worker int) string {
 			w, err := New(name, Config{Prefix: "p:"})
 			if err != nil {
@@ -78,5 +78,31 @@ func TestWorkloadCheckers(t *testing.T) {
 	w, _ := New("counter", Config{Prefix: "p:"})
 	if w.KeyPrefix() != "p:counter:" {
 		t.Errorf("key prefix %q", w.KeyPrefix())
+	}
+}
+
+// kv is in the one registry as the Load workload: listed with the others,
+// carried by the load driver (no Workload value, no checkers of a
+// history), and every other workload is a History one.
+func TestKindsInTheRegistry(t *testing.T) {
+	if k, err := KindOf("kv"); err != nil || k != Load {
+		t.Fatalf("kv: kind %v, %v", k, err)
+	}
+	if !slices.Contains(Names(), "kv") || !slices.Equal(NamesOf(Load), []string{"kv"}) {
+		t.Fatalf("names %v, load %v", Names(), NamesOf(Load))
+	}
+	if _, err := New("kv", Config{}); err == nil || !strings.Contains(err.Error(), "redline bench") {
+		t.Fatalf("New(kv): %v", err)
+	}
+	if cs, err := Checkers("kv", Config{}, checker.Options{}, false); err != nil || len(cs) != 0 {
+		t.Fatalf("Checkers(kv): %d, %v", len(cs), err)
+	}
+	for _, n := range NamesOf(History) {
+		if _, err := New(n, Config{}); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	if _, err := KindOf("nosuch"); err == nil {
+		t.Fatal("KindOf(nosuch): no error")
 	}
 }

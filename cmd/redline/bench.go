@@ -97,8 +97,10 @@ type kvFlags struct {
 	populate                          bool
 }
 
-// validateKV builds cfg.KV from the flags; kv runs only under bench.
-func validateKV(o *runOptions, cfg *harness.Config) error {
+// validateLoad checks a run of a Load workload and builds cfg.KV from the
+// kv flags (kv is the one Load workload); the load driver runs only under
+// bench, and alone.
+func validateLoad(o *runOptions, cfg *harness.Config) error {
 	if !cfg.Bench {
 		return badArgs("--workload kv is a load workload without checkers: use 'redline bench --workload kv'")
 	}

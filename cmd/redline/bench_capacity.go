@@ -47,7 +47,7 @@ func buildPlan(cfg harness.Config, c cluster.Cluster, creds cluster.Credentials,
 	return n, nil
 }
 
-// faultsAsked: --nemesis names a fault (validateKV runs before the
+// faultsAsked: --nemesis names a fault (validateLoad runs before the
 // nemesis list is parsed into the config, so the flag is read here).
 func faultsAsked(o *runOptions) bool {
 	for _, f := range splitList(o.nemesis) {

@@ -118,14 +118,14 @@ func (o *runOptions) validate(targetChanged bool) error {
 		return badArgs("--workload is empty: choose from %s", strings.Join(workloads.Names(), ", "))
 	}
 	for _, w := range cfg.Workloads {
-		if w == "kv" {
-			if err := validateKV(o, cfg); err != nil {
+		kind, err := workloads.KindOf(w)
+		if err != nil {
+			return badArgs("--workload: %v", err)
+		}
+		if kind == workloads.Load {
+			if err := validateLoad(o, cfg); err != nil {
 				return err
 			}
-			continue
-		}
-		if _, err := workloads.New(w, workloads.Config{}); err != nil {
-			return badArgs("--workload: %v", err)
 		}
 	}
 	if err := validateClient(o, cfg); err != nil {
@@ -209,7 +209,7 @@ func validateClient(o *runOptions, cfg *harness.Config) error {
 		return nil
 	}
 	for _, w := range cfg.Workloads {
-		if w == "kv" {
+		if k, _ := workloads.KindOf(w); k == workloads.Load {
 			return badArgs("--client %s: bench's kv load driver sends through redline's own pipelined connections; "+
 				"use --workload register, counter or set to bench a client library", cfg.Client)
 		}
@@ -337,10 +337,11 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	log.Printf("test %s, seed %d", cfg.TestName, cfg.Seed)
 	redis.SetLogger(harness.FileOnly{L: log})
 
+	load := driverKind(cfg.Workloads) == workloads.Load
 	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
 	for _, name := range cfg.Workloads {
-		if cfg.KV != nil {
-			break // the kv load workload runs in harness/bench
+		if load {
+			break // the load driver builds its own generator
 		}
 		w, err := workloads.New(name, workloads.Config{
 			Prefix: cfg.KeyPrefix, Keys: cfg.Keys, Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout.D(),
@@ -418,7 +419,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		auditor = &clusteradmin.Auditor{Nodes: cl.Nodes, Prefix: cfg.KeyPrefix, Journal: journal, Creds: o.creds}
 	}
 
-	if cfg.KV != nil {
+	if load {
 		return runKV(ctx, kvRun{cfg: cfg, cluster: cl, creds: o.creds, run: run, nemesis: nem, log: log, stdout: stdout, tty: tty})
 	}
 	out, err := harness.Execute(ctx, harness.Inputs{

@@ -89,11 +89,8 @@ func buildNemesis(cfg harness.Config, c cluster.Cluster, creds cluster.Credentia
 func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 	var out []checker.Checker
 	for _, w := range cfg.Workloads {
-		if w == "kv" {
-			// The kv load workload is measured by harness/bench as it
-			// runs (bench.json); it has no checker of a history.
-			continue
-		}
+		// A Load workload (kv) brings none: the load driver measured it
+		// as it ran (bench.json).
 		opts := checker.Options{Timeout: cfg.CheckTimeout.D()}
 		if len(cfg.Workloads) > 1 {
 			opts.Name = w
@@ -119,6 +116,18 @@ func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 		out = append(out, checker.EndPhase(checker.Options{Timeout: cfg.CheckTimeout.D()}))
 	}
 	return out, nil
+}
+
+// driverKind is the kind of a run's workloads, which picks its traffic
+// driver: Load (kv) the load driver, harness/bench; History the history
+// workers. validate lets no run mix them.
+func driverKind(names []string) workloads.Kind {
+	for _, n := range names {
+		if k, _ := workloads.KindOf(n); k == workloads.Load {
+			return workloads.Load
+		}
+	}
+	return workloads.History
 }
 
 // hasFaults says the --nemesis list asks for some fault.
