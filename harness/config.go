@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/nemesis"
-	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/clientlib"
+	"github.com/redline-dev/redline/workloads/kv"
 )
 
 // Duration is a time.Duration that reads and writes as "10s" in JSON.
@@ -90,8 +90,8 @@ type Config struct {
 	ServerConfig  []string `json:"server_config,omitempty"` // --server-config settings of every node
 	// KV is the kv load workload of a bench (ratio, sizes, key pattern,
 	// pipeline); History keeps bench's compressed op log.
-	KV      *workloads.KVConfig `json:"kv,omitempty"`
-	History bool                `json:"history,omitempty"`
+	KV      *kv.Config `json:"kv,omitempty"`
+	History bool       `json:"history,omitempty"`
 	// How redline authenticates to an external cluster: the ACL user and
 	// where the password came from ("env REDISCLI_AUTH", "file PATH"),
 	// never the password itself; TLS with its CA, cert and key files.

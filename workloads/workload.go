@@ -6,8 +6,8 @@
 // below is the one list of workloads, and each entry's Kind says which of
 // a run's two traffic drivers carries it: History workloads (register,
 // counter, set, txn, script) are Workload values driven by the history
-// workers and judged by their checkers; the Load workload kv (kv.go:
-// KVConfig and its generator) is driven by the load driver, harness/bench,
+// workers and judged by their checkers; the Load workload kv (workloads/kv:
+// its config and generator) is driven by the load driver, harness/bench,
 // and only measured.
 package workloads
 
@@ -193,7 +193,7 @@ var registry = map[string]entry{
 	"set":      {History, newSet},
 	"txn":      {History, newTxn},
 	"script":   {History, newScript},
-	"kv":       {Load, nil}, // KVConfig, KVConfig.NewKVGen
+	"kv":       {Load, nil}, // workloads/kv: kv.Config, kv.Config.NewGen
 }
 
 // KindOf says which driver carries the named workload.

@@ -16,7 +16,7 @@ import (
 	"github.com/redline-dev/redline/harness/bench"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/results"
-	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/workloads/kv"
 )
 
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -79,7 +79,7 @@ their checkers. The last line printed is "throughput: N ops/s".`,
 	f := c.Flags()
 	f.StringVar(&o.kv.ratio, "ratio", "1:10", "kv: SET:GET ratio, as memtier's (1:10 = one SET per ten GETs)")
 	f.StringVar(&o.kv.valueSize, "value-size", "100", "kv: value bytes of a SET, fixed (100) or a range (32-1024)")
-	f.StringVar(&o.kv.pattern, "key-pattern", "uniform", "kv: "+strings.Join(workloads.KVPatterns, ", "))
+	f.StringVar(&o.kv.pattern, "key-pattern", "uniform", "kv: "+strings.Join(kv.Patterns, ", "))
 	f.IntVar(&o.kv.pipeline, "pipeline", 1, "kv: ops a worker sends before reading their replies")
 	f.IntVar(&o.kv.hashTags, "hash-tags", 0, "kv: put the keys in N hash tags ({0}..{N-1}), i.e. N slots (0 = no tags)")
 	f.BoolVar(&o.kv.populate, "populate", true, "kv: SET every key once before traffic so GETs hit")
@@ -107,28 +107,28 @@ func validateLoad(o *runOptions, cfg *harness.Config) error {
 	if len(cfg.Workloads) > 1 {
 		return badArgs("--workload kv cannot be combined with other workloads in one bench")
 	}
-	kv := &workloads.KVConfig{Keys: cfg.Keys, Pattern: o.kv.pattern, Pipeline: o.kv.pipeline, HashTags: o.kv.hashTags, Populate: o.kv.populate}
+	c := &kv.Config{Keys: cfg.Keys, Pattern: o.kv.pattern, Pipeline: o.kv.pipeline, HashTags: o.kv.hashTags, Populate: o.kv.populate}
 	var err error
-	if kv.SetRatio, kv.GetRatio, err = workloads.ParseRatio(o.kv.ratio); err != nil {
+	if c.SetRatio, c.GetRatio, err = kv.ParseRatio(o.kv.ratio); err != nil {
 		return badArgs("--ratio: %v", err)
 	}
-	if kv.ValueMin, kv.ValueMax, err = workloads.ParseValueSize(o.kv.valueSize); err != nil {
+	if c.ValueMin, c.ValueMax, err = kv.ParseValueSize(o.kv.valueSize); err != nil {
 		return badArgs("--value-size: %v", err)
 	}
 	if o.kv.preset != "" {
-		p, ok := workloads.KVPresets[o.kv.preset]
+		p, ok := kv.Presets[o.kv.preset]
 		if !ok {
 			return badArgs("--preset %q: choose ycsb-a, ycsb-b or ycsb-c", o.kv.preset)
 		}
-		p(kv)
+		p(c)
 	}
-	if kv.Keys == 0 {
-		kv.Keys = 10000
+	if c.Keys == 0 {
+		c.Keys = 10000
 	}
-	if err := kv.Validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return badArgs("%v", err)
 	}
-	cfg.KV = kv
+	cfg.KV = c
 	return validateCapacity(o, cfg)
 }
 
@@ -156,7 +156,7 @@ func runKV(ctx context.Context, k kvRun) (int, error) {
 		return 0, err
 	}
 	snapshotNodes(k.cluster, k.creds, k.log)(ctx, k.run, "after")
-	if err := bench.Save(k.run, res); err != nil {
+	if err := harness.SaveLoad(k.run, res); err != nil {
 		return 0, harnessFailed(err)
 	}
 	res.PrintSummary(k.stdout)
@@ -172,10 +172,10 @@ func runKV(ctx context.Context, k kvRun) (int, error) {
 // benchOptions are the engine's options of a kv bench.
 func benchOptions(k kvRun) bench.Options {
 	cfg := k.cfg
-	kv := *cfg.KV
-	kv.Prefix = cfg.KeyPrefix
+	load := *cfg.KV
+	load.Prefix = cfg.KeyPrefix
 	opts := bench.Options{
-		Seeds: seedAddrs(k.cluster), KV: kv, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
+		Seeds: seedAddrs(k.cluster), KV: load, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
 		Duration: cfg.TimeLimit.D(), OpTimeout: cfg.OpTimeout.D(), Seed: cfg.Seed, Log: k.log.Printf,
 		ConnPerWorker: cfg.ConnPerWorker, NodeNames: map[string]string{},
 	}
@@ -272,8 +272,8 @@ func seedAddrs(c cluster.Cluster) []string {
 	return out
 }
 
-func kvString(kv workloads.KVConfig) string {
-	return fmt.Sprintf("ratio %d:%d, value %d-%d B, %d keys %s, pipeline %d", kv.SetRatio, kv.GetRatio, kv.ValueMin, kv.ValueMax, kv.Keys, kv.Pattern, kv.Pipeline)
+func kvString(c kv.Config) string {
+	return fmt.Sprintf("ratio %d:%d, value %d-%d B, %d keys %s, pipeline %d", c.SetRatio, c.GetRatio, c.ValueMin, c.ValueMax, c.Keys, c.Pattern, c.Pipeline)
 }
 
 // benchThroughput sums the ok ops/s of every perf checker's operations.

@@ -157,7 +157,7 @@ func runCapacity(ctx context.Context, k kvRun) (int, error) {
 	if err := k.run.WriteJSON("capacity.json", capacity); err != nil {
 		return 0, harnessFailed(err)
 	}
-	if err := bench.Save(k.run, res); err != nil {
+	if err := harness.SaveLoad(k.run, res); err != nil {
 		return 0, harnessFailed(err)
 	}
 	fmt.Fprintf(k.stdout, "\nthe step at %s ops/s:", bench.Count(best))
