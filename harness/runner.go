@@ -40,12 +40,9 @@ type Inputs struct {
 	// Converge waits until the cluster agrees on one slot map and is ok;
 	// the end phase calls it after healing.
 	Converge func(ctx context.Context, addrs []string) error
-	// NodeSnapshot saves CLUSTER NODES and logs of every node into the run
-	// directory with the given suffix ("before" / "after").
-	NodeSnapshot func(ctx context.Context, run *results.Run, when string)
-	Run          *results.Run
-	Log          *Log
-	Progress     *Progress
+	Run      *results.Run
+	Log      *Log
+	Progress *Progress
 	// Credentials authenticate every connection the run opens: the
 	// clients, the client under test, census and topology sampling.
 	Credentials cluster.Credentials
@@ -99,9 +96,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		}
 	}
 
-	if in.NodeSnapshot != nil {
-		in.NodeSnapshot(ctx, in.Run, "before")
-	}
+	SnapshotNodes(ctx, in.Run, in.Cluster, in.Credentials, "before", log)
 
 	// The client under test carries the traffic; setup and the final
 	// reads stay with redline's own client (the judge's reads must not
@@ -225,9 +220,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	if in.Audit != nil {
 		out.Audit = audit(endCtx, in.Audit, rec, log)
 	}
-	if in.NodeSnapshot != nil {
-		in.NodeSnapshot(ctx, in.Run, "after")
-	}
+	SnapshotNodes(ctx, in.Run, in.Cluster, in.Credentials, "after", log)
 
 	ops := rec.Ops()
 	out.Ops = len(ops)

@@ -155,7 +155,7 @@ func runKV(ctx context.Context, k kvRun) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	snapshotNodes(k.cluster, k.creds, k.log)(ctx, k.run, "after")
+	harness.SnapshotNodes(ctx, k.run, k.cluster, k.creds, "after", k.log)
 	if err := harness.SaveLoad(k.run, res); err != nil {
 		return 0, harnessFailed(err)
 	}

@@ -153,7 +153,7 @@ func runCapacity(ctx context.Context, k kvRun) (int, error) {
 	}
 	res := results[best]
 	res.Capacity = capacity
-	snapshotNodes(k.cluster, k.creds, k.log)(ctx, k.run, "after")
+	harness.SnapshotNodes(ctx, k.run, k.cluster, k.creds, "after", k.log)
 	if err := k.run.WriteJSON("capacity.json", capacity); err != nil {
 		return 0, harnessFailed(err)
 	}

@@ -71,9 +71,9 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	if write {
 		// The audit belongs to the run, not to the checkers: keep it (the
 		// one part of results.json results.ReadSummary does not read).
-		var prev resultsFile
+		var prev harness.ResultsFile
 		_ = run.ReadJSON("results.json", &prev)
-		if err := saveResults(run, cfg, s, prev.Audit, &hist); err != nil {
+		if err := harness.SaveResults(run, s, prev.Audit, &hist); err != nil {
 			return harnessFailed(fmt.Errorf("writing results: %w", err))
 		}
 	}

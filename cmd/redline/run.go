@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -26,7 +25,6 @@ import (
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/clientlib"
@@ -431,12 +429,11 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		Converge: func(ctx context.Context, addrs []string) error {
 			return clusteradmin.WaitConverged(ctx, o.creds, addrs)
 		},
-		NodeSnapshot: snapshotNodes(cl, o.creds, log),
-		Run:          run,
-		Log:          log,
-		Progress:     harness.NewProgress(stdout, tty, log),
-		Audit:        auditor,
-		Credentials:  o.creds,
+		Run:         run,
+		Log:         log,
+		Progress:    harness.NewProgress(stdout, tty, log),
+		Audit:       auditor,
+		Credentials: o.creds,
 	})
 	if err != nil {
 		return 0, harnessFailed(fmt.Errorf("%w (partial history in %s)", err, run.Dir))
@@ -447,7 +444,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 	if out.Interrupted {
 		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, run.Dir, run.Dir))
 	}
-	if err := saveResults(run, cfg, out.Summary, out.Audit, nil); err != nil {
+	if err := harness.SaveResults(run, out.Summary, out.Audit, nil); err != nil {
 		return 0, harnessFailed(err)
 	}
 	if cfg.Bench {
@@ -473,31 +470,6 @@ func randomID() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// resultsFile is results.json: the checkers' summary and, for clusters
-// redline did not create, the foreign-data audit.
-type resultsFile struct {
-	checker.Summary
-	Audit *clusteradmin.AuditResult `json:"audit,omitempty"`
-}
-
-// saveResults writes results.json, checker artefacts and the report.
-// saveResults writes results.json, the checkers' files and report.html;
-// hist, when not nil, is the run's history as read already (the report
-// then does not read it again).
-func saveResults(run *results.Run, cfg harness.Config, s checker.Summary, audit *clusteradmin.AuditResult, hist *history.ReadResult) error {
-	if err := run.WriteJSON("results.json", resultsFile{s, audit}); err != nil {
-		return err
-	}
-	for name, r := range s.Checkers {
-		for file, data := range r.Files {
-			if err := run.WriteFile(filepath.Clean(file), data); err != nil {
-				return fmt.Errorf("checker %s: %w", name, err)
-			}
-		}
-	}
-	return results.WriteReportOf(run, hist)
 }
 
 // printVerdict prints the table a person reads first.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/cluster/localcluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
@@ -146,7 +147,7 @@ func roles(t *testing.T, addrs []string) string {
 
 func readAudit(t *testing.T, dir string) clusteradmin.AuditResult {
 	t.Helper()
-	var r resultsFile
+	var r harness.ResultsFile
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/nemesis"
-	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 )
 
@@ -138,34 +134,4 @@ func hasFaults(names []string) bool {
 		}
 	}
 	return false
-}
-
-// snapshotNodes stores each node's CLUSTER NODES view and server log.
-func snapshotNodes(c cluster.Cluster, creds cluster.Credentials, log *harness.Log) func(context.Context, *results.Run, string) {
-	return func(ctx context.Context, run *results.Run, when string) {
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		for _, n := range c.Nodes() {
-			text, err := clusteradmin.ClusterNodesText(ctx, creds, n.Addr)
-			if err != nil {
-				text = "error: " + err.Error() + "\n"
-			}
-			if err := run.WriteFile("nodes/"+n.Name+"/cluster-nodes-"+when+".txt", []byte(text)); err != nil {
-				log.Printf("saving CLUSTER NODES of %s: %v", n.Name, err)
-			}
-			if when != "after" {
-				continue
-			}
-			if ls, ok := c.(cluster.LogSource); ok {
-				rc, err := ls.Logs(ctx, n.Name)
-				if err != nil {
-					log.Printf("server log of %s: %v", n.Name, err)
-					continue
-				}
-				b, _ := io.ReadAll(io.LimitReader(rc, 64<<20))
-				rc.Close()
-				_ = run.WriteFile("nodes/"+n.Name+"/server.log", b)
-			}
-		}
-	}
 }
