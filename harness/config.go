@@ -1,7 +1,14 @@
-// Package harness runs one test: clients drive workloads against a cluster
+// Package harness runs one test and owns its run directory end to end.
+// Run(ctx, Plan) gets the cluster from the plan's Start (it never picks a
+// runtime itself: the caller starts a harness/cluster value), writes
+// run.log, config.json and the admin journal, and hands the traffic to one
+// of two drivers, picked by the kind of the run's workloads (DriverFor):
+// the history driver (HistoryDriver, Execute: clients drive workloads
 // while a nemesis injects faults, every operation is recorded, and at the
-// end the checkers judge the history. It never starts a cluster itself: the
-// caller hands it a harness/cluster value.
+// end the checkers judge the history) or the load driver (LoadDriver over
+// harness/bench: the kv workload open or closed loop, measured in
+// histograms, not recorded). Either stores nodes/, results.json and the
+// report (rundir.go). The caller reads the Outcome.
 package harness
 
 import (

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/bench"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
@@ -58,6 +59,11 @@ type Outcome struct {
 	Interrupted bool
 	// Audit is the foreign-data audit (nil when Inputs.Audit was nil).
 	Audit *clusteradmin.AuditResult
+	// Dir is the run's directory (Run).
+	Dir string
+	// Load is what the load driver measured (nil: a history run), with
+	// its capacity search in Load.Capacity when it made one.
+	Load *bench.Result
 }
 
 // Execute runs the test: setup, traffic with faults until the time limit,

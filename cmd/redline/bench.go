@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/bench"
-	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads/kv"
 )
@@ -132,99 +130,6 @@ func validateLoad(o *runOptions, cfg *harness.Config) error {
 	return validateCapacity(o, cfg)
 }
 
-// kvRun is what runKV needs from runOnce.
-type kvRun struct {
-	cfg     harness.Config
-	cluster cluster.Cluster
-	creds   cluster.Credentials
-	run     *results.Run
-	nemesis harness.Nemesis
-	log     *harness.Log
-	stdout  io.Writer
-	tty     bool
-}
-
-// runKV drives the kv load workload through harness/bench and stores
-// bench.json, results.json and a report page.
-func runKV(ctx context.Context, k kvRun) (int, error) {
-	if c := k.cfg.Capacity; c != nil && c.SLO != "" {
-		return runCapacity(ctx, k)
-	}
-	opts := benchOptions(k)
-	res, err := runBenchOnce(ctx, k, opts, true)
-	if err != nil {
-		return 0, err
-	}
-	harness.SnapshotNodes(ctx, k.run, k.cluster, k.creds, "after", k.log)
-	if err := harness.SaveLoad(k.run, res); err != nil {
-		return 0, harnessFailed(err)
-	}
-	res.PrintSummary(k.stdout)
-	fmt.Fprintf(k.stdout, "results: %s\n", k.run.Dir)
-	// The last line is for scripts.
-	fmt.Fprintf(k.stdout, "throughput: %.0f ops/s\n", res.Throughput)
-	if res.Throughput == 0 {
-		return exitUnknown, nil
-	}
-	return exitValid, nil
-}
-
-// benchOptions are the engine's options of a kv bench.
-func benchOptions(k kvRun) bench.Options {
-	cfg := k.cfg
-	load := *cfg.KV
-	load.Prefix = cfg.KeyPrefix
-	opts := bench.Options{
-		Seeds: seedAddrs(k.cluster), KV: load, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
-		Duration: cfg.TimeLimit.D(), OpTimeout: cfg.OpTimeout.D(), Seed: cfg.Seed, Log: k.log.Printf,
-		ConnPerWorker: cfg.ConnPerWorker, NodeNames: map[string]string{},
-	}
-	for _, n := range k.cluster.Nodes() {
-		opts.NodeNames[n.Addr] = n.Name
-	}
-	if cfg.History {
-		opts.HistoryPath = k.run.Path("ops.jsonl.gz")
-	}
-	if k.nemesis != nil {
-		opts.Nemesis = k.nemesis
-	}
-	return opts
-}
-
-// runBenchOnce runs the engine once, with the progress display when
-// progress is set.
-func runBenchOnce(ctx context.Context, k kvRun, opts bench.Options, progress bool) (*bench.Result, error) {
-	fault := func() string { return "" }
-	if k.nemesis != nil {
-		fault = k.nemesis.Current
-	}
-	pr := harness.NewProgress(k.stdout, k.tty && progress, k.log)
-	var live func() string
-	opts.Live = func(l func() string) { live = l }
-	opts.Started = func(counts func() (int64, int64, int64)) {
-		k.log.Printf("traffic: %d workers, %s, kv %s, rate %g", opts.Concurrency, opts.Duration, kvString(opts.KV), opts.Rate)
-		if progress {
-			pr.StartRun(opts.Duration, harness.Status{Counts: counts, Fault: fault, Live: func() string {
-				if live == nil {
-					return ""
-				}
-				return live()
-			}})
-		}
-	}
-	res, err := bench.Run(ctx, opts)
-	if progress {
-		pr.EndRun()
-	}
-	if err != nil {
-		return nil, harnessFailed(fmt.Errorf("%w (results so far in %s)", err, k.run.Dir))
-	}
-	if ctx.Err() != nil {
-		return nil, harnessFailed(fmt.Errorf("interrupted; results so far in %s", k.run.Dir))
-	}
-	return res, nil
-}
-
 // compareBenchRuns compares two kv bench runs figure by figure and writes
 // a page with both runs' plots overlaid; done is false when the runs are
 // not two kv benches (the generic comparison then applies).
@@ -264,16 +169,37 @@ func compareBenchRuns(w io.Writer, dirs []string) (done bool, err error) {
 	return true, nil
 }
 
-func seedAddrs(c cluster.Cluster) []string {
-	var out []string
-	for _, n := range c.Nodes() {
-		out = append(out, n.Addr)
+// printLoad prints what the load driver measured and gives the exit code:
+// unknown when nothing was measured (no op succeeded; a capacity search
+// that met the objectives at no rate).
+func printLoad(w io.Writer, cfg harness.Config, out harness.Outcome) int {
+	res := out.Load
+	if c := cfg.Capacity; c != nil && c.SLO != "" && res.Capacity != nil {
+		capacity := res.Capacity
+		best := capacity.Rate
+		if best == 0 {
+			best = capacity.Curve()[0].Rate
+		}
+		fmt.Fprintf(w, "\nthe step at %s ops/s:", bench.Count(best))
+		res.PrintSummary(w)
+		capacity.Print(w)
+		fmt.Fprintf(w, "results: %s\n", out.Dir)
+		fmt.Fprintln(w, capacity.CapacityLine())
+		// The last line is for scripts: the best step's throughput.
+		fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
+		if capacity.Rate == 0 {
+			return exitUnknown
+		}
+		return exitValid
 	}
-	return out
-}
-
-func kvString(c kv.Config) string {
-	return fmt.Sprintf("ratio %d:%d, value %d-%d B, %d keys %s, pipeline %d", c.SetRatio, c.GetRatio, c.ValueMin, c.ValueMax, c.Keys, c.Pattern, c.Pipeline)
+	res.PrintSummary(w)
+	fmt.Fprintf(w, "results: %s\n", out.Dir)
+	// The last line is for scripts.
+	fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
+	if res.Throughput == 0 {
+		return exitUnknown
+	}
+	return exitValid
 }
 
 // benchThroughput sums the ok ops/s of every perf checker's operations.

@@ -58,7 +58,7 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	if hist.TruncatedTail {
 		log.Printf("the last line of the history was torn (the run crashed mid-write); it was left out")
 	}
-	checkers, err := checkersFor(cfg)
+	checkers, err := harness.CheckersFor(cfg)
 	if err != nil {
 		return badArgs("%v", err)
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redline-dev/redline/checker"
@@ -321,136 +319,42 @@ func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 
 func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error) {
 	stdout := o.stdout
-	tty := false
-	if f, ok := stdout.(*os.File); ok {
-		tty = harness.IsTerminal(f)
-	}
-	cfg.Started = time.Now().UTC()
-	cfg.KeyPrefix = "redline:" + randomID() + ":"
-
-	// Log to memory until the run directory exists: a run that cannot even
-	// start its cluster leaves no half-made results behind.
-	var early bytes.Buffer
-	log := harness.NewLog(&early, o.stderr)
-	log.Printf("test %s, seed %d", cfg.TestName, cfg.Seed)
-	redis.SetLogger(harness.FileOnly{L: log})
-
-	load := driverKind(cfg.Workloads) == workloads.Load
-	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
-	for _, name := range cfg.Workloads {
-		if load {
-			break // the load driver builds its own generator
-		}
-		w, err := workloads.New(name, workloads.Config{
-			Prefix: cfg.KeyPrefix, Keys: cfg.Keys, Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout.D(),
-		})
-		if err != nil {
-			return 0, badArgs("%v", err)
-		}
-		ws = append(ws, w)
-	}
-	checkers, err := checkersFor(cfg)
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-
-	cl, err := startCluster(ctx, cfg, o.creds, log)
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-	defer func() {
-		// Tear down even after Ctrl-C: a fresh context, bounded.
-		tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := cl.Close(tctx); err != nil {
-			log.Printf("teardown: %v (run 'redline cluster down' to remove leftovers)", err)
-		}
-	}()
-
-	if cfg.Target == "external" && cfg.TestIndex == 0 { // one answer covers every --test-count run
-		if err := askConsent(ctx, o, cfg, cl); err != nil {
-			return 0, err
-		}
-	}
-
-	store := results.Store{Root: cfg.ResultsDir}
-	run, err := store.NewRun(cfg.TestName, cfg.Started)
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-	if o.runDir != nil {
-		o.runDir(run.Dir)
-	}
-	logFile, err := os.Create(run.Path("run.log"))
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-	defer logFile.Close()
-	_, _ = logFile.Write(early.Bytes())
-	log.SetFile(logFile)
-	log.Printf("results in %s", run.Dir)
-	if d, ok := cl.(cluster.Describer); ok {
-		cfg.Versions = d.Describe()
-	}
-	if v := redlineVersion(); v != "" {
-		if cfg.Versions == nil {
-			cfg.Versions = map[string]string{}
-		}
-		cfg.Versions["redline"] = v
-	}
-	if err := run.WriteJSON("config.json", cfg); err != nil {
-		return 0, harnessFailed(err)
-	}
-
-	journal, err := clusteradmin.OpenJournal(run.Path(clusteradmin.JournalFile))
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-	defer journal.Close()
-	nem, err := buildNemesis(cfg, cl, o.creds, o.hooks, journal, log)
-	if err != nil {
-		return 0, err
-	}
-	var auditor *clusteradmin.Auditor
-	if cfg.Target == "external" {
-		// Not redline's cluster: count what is not redline's before and after.
-		auditor = &clusteradmin.Auditor{Nodes: cl.Nodes, Prefix: cfg.KeyPrefix, Journal: journal, Creds: o.creds}
-	}
-
-	if load {
-		return runKV(ctx, kvRun{cfg: cfg, cluster: cl, creds: o.creds, run: run, nemesis: nem, log: log, stdout: stdout, tty: tty})
-	}
-	out, err := harness.Execute(ctx, harness.Inputs{
-		Config:    cfg,
-		Cluster:   cl,
-		Workloads: ws,
-		Checkers:  checkers,
-		Nemesis:   nem,
-		Converge: func(ctx context.Context, addrs []string) error {
-			return clusteradmin.WaitConverged(ctx, o.creds, addrs)
-		},
-		Run:         run,
-		Log:         log,
-		Progress:    harness.NewProgress(stdout, tty, log),
-		Audit:       auditor,
+	plan := harness.Plan{
+		Config:      cfg,
 		Credentials: o.creds,
-	})
+		Start: func(ctx context.Context, cfg harness.Config, log *harness.Log) (cluster.Cluster, error) {
+			return startCluster(ctx, cfg, o.creds, log)
+		},
+		Faults: func(cfg harness.Config, c cluster.Cluster, j *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
+			return buildNemesis(cfg, c, o.creds, o.hooks, j, log)
+		},
+		Stdout:  stdout,
+		Stderr:  o.stderr,
+		RunDir:  o.runDir,
+		Version: redlineVersion(),
+	}
+	if cfg.Target == "external" && cfg.TestIndex == 0 { // one answer covers every --test-count run
+		plan.Consent = func(ctx context.Context, cfg harness.Config, c cluster.Cluster) error {
+			return askConsent(ctx, o, cfg, c)
+		}
+	}
+	out, err := harness.Run(ctx, plan)
 	if err != nil {
-		return 0, harnessFailed(fmt.Errorf("%w (partial history in %s)", err, run.Dir))
+		return 0, harnessFailed(err)
+	}
+	if out.Load != nil {
+		return printLoad(stdout, cfg, out), nil
 	}
 	if out.Interrupted && out.Audit != nil {
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
 	}
 	if out.Interrupted {
-		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, run.Dir, run.Dir))
-	}
-	if err := harness.SaveResults(run, out.Summary, out.Audit, nil); err != nil {
-		return 0, harnessFailed(err)
+		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, out.Dir, out.Dir))
 	}
 	if cfg.Bench {
 		printBench(stdout, out.Summary)
 	}
-	printVerdict(stdout, out.Summary, run.Dir)
+	printVerdict(stdout, out.Summary, out.Dir)
 	if out.Audit != nil {
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
 	}
@@ -461,15 +365,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		// Never the cluster's anomaly: what changed is redline's (or
 		// someone else's) doing during the run, not a checker verdict.
 		return 0, harnessFailed(fmt.Errorf("the audit found data that is not redline's changed during the run "+
-			"(see audit in %s): %s", run.Path("results.json"), out.Audit.Summary))
+			"(see audit in %s): %s", filepath.Join(out.Dir, "results.json"), out.Audit.Summary))
 	}
 	return out.Summary.Valid.ExitCode(), nil
-}
-
-func randomID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // printVerdict prints the table a person reads first.

@@ -5,12 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/nemesis"
-	"github.com/redline-dev/redline/workloads"
 )
 
 func nemesisNames() []string { return nemesis.Names() }
@@ -76,62 +74,4 @@ func buildNemesis(cfg harness.Config, c cluster.Cluster, creds cluster.Credentia
 		return nil, badArgs("--nemesis: %v", err)
 	}
 	return n, nil
-}
-
-// checkersFor rebuilds the checker list from a config; `redline check`
-// uses it on a stored config.json, so it depends on nothing else. Each
-// workload brings its checkers (workloads.Checkers); a load test only
-// measures.
-func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
-	var out []checker.Checker
-	for _, w := range cfg.Workloads {
-		// A Load workload (kv) brings none: the load driver measured it
-		// as it ran (bench.json).
-		opts := checker.Options{Timeout: cfg.CheckTimeout.D()}
-		if len(cfg.Workloads) > 1 {
-			opts.Name = w
-		}
-		cs, err := workloads.Checkers(w, workloads.Config{Prefix: cfg.KeyPrefix, Keys: cfg.Keys}, opts, cfg.Bench)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, cs...)
-	}
-	if hasFaults(cfg.Nemesis) && len(out) > 0 {
-		prefixes := map[string]string{}
-		for _, w := range cfg.Workloads {
-			if ww, err := workloads.New(w, workloads.Config{Prefix: cfg.KeyPrefix, Keys: cfg.Keys}); err == nil {
-				prefixes[w] = ww.KeyPrefix()
-			}
-		}
-		out = append(out, checker.Coverage(checker.CoverageOptions{Requested: cfg.Nemesis, Workloads: prefixes, Require: cfg.RequireCoverage}))
-	}
-	if len(out) > 0 {
-		// Once per run: the end phase heals the whole cluster, not one
-		// workload's keys.
-		out = append(out, checker.EndPhase(checker.Options{Timeout: cfg.CheckTimeout.D()}))
-	}
-	return out, nil
-}
-
-// driverKind is the kind of a run's workloads, which picks its traffic
-// driver: Load (kv) the load driver, harness/bench; History the history
-// workers. validate lets no run mix them.
-func driverKind(names []string) workloads.Kind {
-	for _, n := range names {
-		if k, _ := workloads.KindOf(n); k == workloads.Load {
-			return workloads.Load
-		}
-	}
-	return workloads.History
-}
-
-// hasFaults says the --nemesis list asks for some fault.
-func hasFaults(names []string) bool {
-	for _, n := range names {
-		if n = strings.TrimSpace(n); n != "" && n != "none" {
-			return true
-		}
-	}
-	return false
 }
