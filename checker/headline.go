@@ -2,7 +2,8 @@ package checker
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // A result's headline figures, typed and explained, for the readers of a
@@ -147,17 +148,7 @@ type OpFigures struct {
 // Ops is the perf checker's totals per operation, by name; nil for a
 // result of another checker.
 func (r Result) Ops() []OpFigures {
-	var byF map[string]OpFigures
-	if !decodeFigure(r.Figures, "by_f", &byF) {
-		return nil
-	}
-	out := make([]OpFigures, 0, len(byF))
-	for f, o := range byF {
-		o.F = f
-		out = append(out, o)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].F < out[j].F })
-	return out
+	return byName(r.Figures, "by_f", func(o *OpFigures, f string) { o.F = f })
 }
 
 // KindCoverage is what one requested fault kind exercised (coverage.go).
@@ -172,16 +163,23 @@ type KindCoverage struct {
 // Coverage is the coverage checker's figures per requested fault kind, by
 // kind; nil for a result of another checker.
 func (r Result) Coverage() []KindCoverage {
-	var per map[string]KindCoverage
-	if !decodeFigure(r.Figures, "per_kind", &per) {
+	return byName(r.Figures, "per_kind", func(c *KindCoverage, k string) { c.Kind = k })
+}
+
+// byName reads the figure name, a map by name, as a list sorted by name,
+// each entry given its name by named; nil when the result has no such
+// figure.
+func byName[T any](fig map[string]any, name string, named func(*T, string)) []T {
+	var m map[string]T
+	if !decodeFigure(fig, name, &m) {
 		return nil
 	}
-	out := make([]KindCoverage, 0, len(per))
-	for k, c := range per {
-		c.Kind = k
-		out = append(out, c)
+	out := make([]T, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		named(&v, k)
+		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out
 }
 
