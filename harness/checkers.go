@@ -16,7 +16,7 @@ func CheckersFor(cfg Config) ([]checker.Checker, error) {
 	for _, w := range cfg.Workloads {
 		// A Load workload (kv) brings none: the load driver measured it
 		// as it ran (bench.json).
-		opts := checker.Options{Timeout: cfg.CheckTimeout.D()}
+		opts := workloads.CheckOptions{Timeout: cfg.CheckTimeout.D()}
 		if len(cfg.Workloads) > 1 {
 			opts.Name = w
 		}
@@ -38,7 +38,7 @@ func CheckersFor(cfg Config) ([]checker.Checker, error) {
 	if len(out) > 0 {
 		// Once per run: the end phase heals the whole cluster, not one
 		// workload's keys.
-		out = append(out, checker.EndPhase(checker.Options{Timeout: cfg.CheckTimeout.D()}))
+		out = append(out, checker.EndPhase())
 	}
 	return out, nil
 }
