@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // SlotMover moves slots between primaries the way redis-cli does, and
@@ -37,7 +38,7 @@ type SlotMover struct {
 	// SetAsideConflicts (clusters redline created): a key with a different
 	// copy on the source and the destination keeps the destination's copy
 	// under its name and the source's beside it on the destination, under
-	// AsideName, instead of stopping the move with ErrConflictingCopies.
+	// history.AsideName, instead of stopping the move with ErrConflictingCopies.
 	// Nothing is overwritten and the slot can close; the journal's
 	// "set-aside" step names both. On a user's cluster (false) redline
 	// stops as redis-cli --cluster fix does without --cluster-replace.
@@ -289,13 +290,13 @@ func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, 
 }
 
 // setAside keeps dst's copy of each of keys and puts src's copy beside it
-// on dst under AsideName (RESTORE with its TTL, ASKING since dst may be
+// on dst under history.AsideName (RESTORE with its TTL, ASKING since dst may be
 // importing), then deletes it on src: both copies survive, in the slot,
 // on the node that will own it. A journalled "set-aside" step names them.
 func (n *SlotMover) setAside(ctx context.Context, slot int, src, dst NodeState, keys []string) error {
 	asides := make([]string, len(keys))
 	for i, k := range keys {
-		asides[i] = AsideName(k, src.Node.Name)
+		asides[i] = history.AsideName(k, src.Node.Name)
 		if v, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "keyslot", asides[i]); err != nil {
 			return err
 		} else if s, _ := v.(int64); int(s) != slot {
@@ -334,18 +335,6 @@ func (n *SlotMover) setAsideNow(ctx context.Context, src, dst NodeState, keys, a
 		}
 	}
 	return nil
-}
-
-// AsideName is the name a set-aside copy of key from node gets: in key's
-// slot (key's hash tag kept, or key itself as the tag) and saying where
-// it came from. A key without a hash tag that contains '}' (or is empty)
-// has no such name: setAside checks the slot with CLUSTER KEYSLOT.
-func AsideName(key, node string) string {
-	suffix := ":redline-conflict-from-" + node
-	if i := strings.IndexByte(key, '{'); i >= 0 && strings.IndexByte(key[i+1:], '}') > 0 {
-		return key + suffix
-	}
-	return "{" + key + "}" + suffix
 }
 
 // ErrConflictingCopies: a key exists on two primaries with different

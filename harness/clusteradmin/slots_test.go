@@ -256,7 +256,7 @@ func TestMoveKeysSetsAsideADifferentCopy(t *testing.T) {
 	if err != nil || !empty {
 		t.Fatalf("MoveKeys with a different copy set aside: moved %d empty %v: %v", moved, empty, err)
 	}
-	aside := clusteradmin.AsideName(key, b.Node.Name)
+	aside := history.AsideName(key, b.Node.Name)
 	if history.Keyslot(aside) != slot {
 		t.Fatalf("%s is in slot %d, not %d", aside, history.Keyslot(aside), slot)
 	}
@@ -282,14 +282,6 @@ func TestMoveKeysSetsAsideADifferentCopy(t *testing.T) {
 		t.Fatalf("journal: set-aside step %+v", step)
 	}
 	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "stable")
-}
-
-func TestAsideNameKeepsTheSlot(t *testing.T) {
-	for _, k := range []string{"traffic:1", "{user1}:cart", "a{b", "{", "set:{42}"} {
-		if got := clusteradmin.AsideName(k, "n2"); history.Keyslot(got) != history.Keyslot(k) {
-			t.Errorf("AsideName(%q) = %q: slot %d, want %d", k, got, history.Keyslot(got), history.Keyslot(k))
-		}
-	}
 }
 
 // TestMoveKeysSkipsAKeyTheMigratingSourceNoLongerHas: comparing copies
