@@ -296,7 +296,26 @@ func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, 
 func (n *SlotMover) setAside(ctx context.Context, slot int, src, dst NodeState, keys []string) error {
 	asides := make([]string, len(keys))
 	for i, k := range keys {
-		asides[i] = history.AsideName(k, src.Node.Name)
+		// A name dst already holds is an earlier set-aside copy of the
+		// same key from the same node (the key forked twice): RESTORE
+		// REPLACE would destroy it, so the copy gets the next free name
+		// ("from-n2-2", ...).
+		for j := 1; asides[i] == ""; j++ {
+			from := src.Node.Name
+			if j > 1 {
+				from = fmt.Sprintf("%s-%d", src.Node.Name, j)
+			}
+			name := history.AsideName(k, from)
+			got := make([]any, 2)
+			if err := n.admin.Pipe(ctx, dst.Node.Addr, [][]any{{"asking"}, {"exists", name}}, got); err != nil {
+				return err
+			}
+			if x, _ := got[1].(int64); x == 0 {
+				asides[i] = name
+			} else if j >= 100 {
+				return fmt.Errorf("%w: slot %d, %s on %s and %s (100 set-aside copies of it already on %s)", ErrConflictingCopies, slot, k, src.Node.Name, dst.Node.Name, dst.Node.Name)
+			}
+		}
 		if v, err := n.admin.Do(ctx, dst.Node.Addr, 3*time.Second, "cluster", "keyslot", asides[i]); err != nil {
 			return err
 		} else if s, _ := v.(int64); int(s) != slot {
