@@ -3,8 +3,8 @@
 //
 // Nothing is pulled: images are built FROM scratch out of files on this host
 // (Debian's redis-server with its libraries and redline's clock shim, an
-// LD_PRELOAD library built from clockshim/clockshim.c where the design once
-// named libfaketime, or a static redline binary). Each cluster gets its own bridge network with a fixed
+// LD_PRELOAD library built from clockshim/clockshim.c in libfaketime's place,
+// or a static redline binary). Each cluster gets its own bridge network with a fixed
 // subnet; every node has a static IP there, announces it to its peers, and the
 // harness dials it directly (published ports are not used). Every container
 // and network carries the label redline=1, so Cleanup finds leftovers.

@@ -58,9 +58,20 @@ type Workload interface {
 	// Checkers judge and measure this workload's part of a history: its
 	// correctness checkers, then perf and rto. opts.Name, when set, names
 	// them "<opts.Name>/<aspect>" (several workloads in one run).
-	Checkers(opts checker.Options) []checker.Checker
+	Checkers(opts CheckOptions) []checker.Checker
 	// Measures are only perf and rto, for load tests.
-	Measures(opts checker.Options) []checker.Checker
+	Measures(opts CheckOptions) []checker.Checker
+}
+
+// CheckOptions are what a run tunes of its workloads' checkers; each
+// workload turns them into the options of the checkers it brings (each
+// checker's own type: checker.Scope, checker.LinearizableOptions ...).
+type CheckOptions struct {
+	// Name, when set, names the checkers "<Name>/<aspect>" (several
+	// workloads in one run).
+	Name string
+	// Timeout bounds the linearizability search [60s].
+	Timeout time.Duration
 }
 
 // Conn is what Invoke needs of the cluster: *client.Client implements it,
@@ -97,41 +108,37 @@ func (b *base) Name() string             { return b.name }
 func (b *base) KeyPrefix() string        { return b.prefix }
 func (b *base) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, b.prefix) }
 
-// aspect gives the options of one checker of the workload: filtered by
-// its key prefix, named after the aspect.
-func (b *base) aspect(opts checker.Options, name string) checker.Options {
-	o := opts
-	o.KeyPrefix = b.prefix
-	o.Name = name
+// aspect gives the scope of one checker of the workload: filtered by its
+// key prefix, named after the aspect.
+func (b *base) aspect(opts CheckOptions, name string) checker.Scope {
+	s := checker.Scope{KeyPrefix: b.prefix, Name: name}
 	if opts.Name != "" {
-		o.Name = opts.Name + "/" + name
+		s.Name = opts.Name + "/" + name
 	}
-	return o
+	return s
 }
 
 // checkers appends perf and rto to a workload's own checkers.
-func (b *base) checkers(opts checker.Options, own ...checker.Checker) []checker.Checker {
+func (b *base) checkers(opts CheckOptions, own ...checker.Checker) []checker.Checker {
 	return append(own, b.Measures(opts)...)
 }
 
 // Measures are the checkers that only measure (perf, rto, write-pause),
 // plus handoff (keys on both or neither side after a slot move, valid
 // when no move happened): what a load test (bench) wants of any workload.
-func (b *base) Measures(opts checker.Options) []checker.Checker {
-	return []checker.Checker{checker.Perf(b.aspect(opts, "perf")), checker.RTO(b.aspect(opts, "rto")),
+func (b *base) Measures(opts CheckOptions) []checker.Checker {
+	return []checker.Checker{checker.Perf(checker.PerfOptions{Scope: b.aspect(opts, "perf")}), checker.RTO(b.aspect(opts, "rto")),
 		checker.WritePause(b.aspect(opts, "write-pause")), checker.Handoff(b.aspect(opts, "handoff"))}
 }
 
 // rpo is the RPO checker of a workload whose losses are of kind.
-func (b *base) rpo(opts checker.Options, kind string) checker.Checker {
-	o := b.aspect(opts, "rpo")
-	o.Kind = kind
-	return checker.RPO(o)
+func (b *base) rpo(opts CheckOptions, kind string) checker.Checker {
+	return checker.RPO(checker.RPOOptions{Scope: b.aspect(opts, "rpo"), Kind: kind})
 }
 
 // Checkers builds a workload's checkers from a run's config alone (no
 // cluster), as `redline check` does on a stored run.
-func Checkers(name string, cfg Config, opts checker.Options, measureOnly bool) ([]checker.Checker, error) {
+func Checkers(name string, cfg Config, opts CheckOptions, measureOnly bool) ([]checker.Checker, error) {
 	w, err := New(name, cfg)
 	if err != nil {
 		return nil, err

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/redline-dev/redline/checker"
 )
 
 // Same seed and worker, same ops; another seed, other ops.
@@ -52,7 +50,7 @@ func TestWorkloadCheckers(t *testing.T) {
 		"txn":      {"bank", "list-append", "cross-slot", "rpo", "perf", "rto", "write-pause", "handoff"},
 	}
 	for w, names := range want {
-		cs, err := Checkers(w, Config{Prefix: "p:"}, checker.Options{}, false)
+		cs, err := Checkers(w, Config{Prefix: "p:"}, CheckOptions{}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,14 +62,14 @@ func TestWorkloadCheckers(t *testing.T) {
 			t.Errorf("%s: %v, want %v", w, got, names)
 		}
 	}
-	cs, _ := Checkers("set", Config{Prefix: "p:"}, checker.Options{Name: "set"}, false)
+	cs, _ := Checkers("set", Config{Prefix: "p:"}, CheckOptions{Name: "set"}, false)
 	if cs[1].Name() != "set/rpo" {
 		t.Errorf("prefixed name %q", cs[1].Name())
 	}
-	if cs, _ := Checkers("set", Config{}, checker.Options{}, true); len(cs) != 4 || cs[0].Name() != "perf" {
+	if cs, _ := Checkers("set", Config{}, CheckOptions{}, true); len(cs) != 4 || cs[0].Name() != "perf" {
 		t.Errorf("measures %v", cs)
 	}
-	if _, err := Checkers("nope", Config{}, checker.Options{}, false); err == nil {
+	if _, err := Checkers("nope", Config{}, CheckOptions{}, false); err == nil {
 		t.Error("unknown workload accepted")
 	}
 	// The checkers see only the workload's keys.

@@ -277,11 +277,9 @@ func kvString(kv workloads.KVConfig) string {
 func benchThroughput(s checker.Summary) float64 {
 	total := 0.0
 	for _, r := range s.Checkers {
-		byF, _ := r.Figures["by_f"].(map[string]any)
-		for _, v := range byF {
-			t, _ := v.(map[string]any)
-			if n, ok := t["ok_per_s"].(float64); ok {
-				total += n
+		for _, op := range r.Ops() {
+			if op.OKPerS != nil {
+				total += *op.OKPerS
 			}
 		}
 	}
@@ -298,21 +296,20 @@ func printBench(w io.Writer, s checker.Summary) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		byF, ok := s.Checkers[n].Figures["by_f"].(map[string]any)
-		if !ok {
-			continue
-		}
-		fs := make([]string, 0, len(byF))
-		for f := range byF {
-			fs = append(fs, f)
-		}
-		sort.Strings(fs)
-		for _, f := range fs {
-			t, _ := byF[f].(map[string]any)
-			lat, _ := t["latency_ms"].(map[string]any)
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\n", n, f, t["ok_per_s"], t["ok"], t["fail"], t["info"],
-				lat["p50"], lat["p95"], lat["p99"], lat["max"])
+		for _, op := range s.Checkers[n].Ops() {
+			lat := op.Latency
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", n, op.F, orDash(op.OKPerS), op.OK, op.Fail, op.Info,
+				orDash(lat.P50), orDash(lat.P95), orDash(lat.P99), orDash(lat.Max))
 		}
 	}
 	tw.Flush()
+}
+
+// orDash prints a figure a result may not have: "-" when it has none (no
+// op of the kind completed ok).
+func orDash(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprint(*v)
 }

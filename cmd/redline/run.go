@@ -543,21 +543,9 @@ func verdictLine(s checker.Summary) string {
 
 // printCoverage says per requested fault kind what the run exercised.
 func printCoverage(w io.Writer, s checker.Summary) {
-	r, ok := s.Checkers[checker.CoverageName]
-	if !ok {
-		return
-	}
-	kinds, _ := r.Figures["per_kind"].(map[string]any)
-	names := make([]string, 0, len(kinds))
-	for k := range kinds {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if m, ok := kinds[k].(map[string]any); ok {
-			if line, ok := m["summary"].(string); ok {
-				fmt.Fprintf(w, "coverage: %s\n", line)
-			}
+	for _, k := range s.Checkers[checker.CoverageName].Coverage() {
+		if k.Summary != "" {
+			fmt.Fprintf(w, "coverage: %s\n", k.Summary)
 		}
 	}
 }

@@ -93,7 +93,7 @@ func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 			// runs (bench.json); it has no checker of a history.
 			continue
 		}
-		opts := checker.Options{Timeout: cfg.CheckTimeout.D()}
+		opts := workloads.CheckOptions{Timeout: cfg.CheckTimeout.D()}
 		if len(cfg.Workloads) > 1 {
 			opts.Name = w
 		}
@@ -115,7 +115,7 @@ func checkersFor(cfg harness.Config) ([]checker.Checker, error) {
 	if len(out) > 0 {
 		// Once per run: the end phase heals the whole cluster, not one
 		// workload's keys.
-		out = append(out, checker.EndPhase(checker.Options{Timeout: cfg.CheckTimeout.D()}))
+		out = append(out, checker.EndPhase())
 	}
 	return out, nil
 }
