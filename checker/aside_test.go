@@ -63,7 +63,7 @@ func TestSetAddKeptOnlyInASetAsideCopyIsSetAsideNotLost(t *testing.T) {
 	}
 	h.event(4200, history.Info, history.CensusEvent, nil, history.Census{Prefix: "s:", Nodes: nodes})
 	ops := h.done()
-	s := Run(context.Background(), ops, []Checker{Set(Options{KeyPrefix: "s:"})}, nil)
+	s := Run(context.Background(), ops, []Checker{Set(Scope{KeyPrefix: "s:"})}, nil)
 	r := s.Checkers["set"]
 	if r.Valid != Invalid {
 		t.Fatalf("set: %v %v: an add missing from its key is an anomaly, set aside or not", r.Valid, r.Figures)
@@ -161,7 +161,7 @@ func TestRegisterWriteKeptInASetAsideCopyIsAttributedSetAside(t *testing.T) {
 		nodes[i].View = view(id1, addr1, id4, addr4)
 	}
 	h.event(4200, history.Info, history.CensusEvent, nil, history.Census{Prefix: "r:", Nodes: nodes})
-	at := attribute(t, h, Linearizable(Options{KeyPrefix: "r:", NoVisualization: true}))
+	at := attribute(t, h, Linearizable(LinearizableOptions{Scope: Scope{KeyPrefix: "r:"}, NoVisualization: true}))
 	if len(at) == 0 {
 		t.Fatal("no attribution")
 	}
