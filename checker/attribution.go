@@ -22,9 +22,10 @@ import (
 type Attribution struct {
 	Checker string `json:"checker"`
 	// Kind: "lost-write" (an acknowledged write no final read holds),
-	// "stale-read", "not-linearizable" (a register key), "lost-increment"
-	// (a counter below its acknowledged increments), or the checker's
-	// class name.
+	// "set-aside" (an acknowledged write missing from its key at the end
+	// and kept in a set-aside copy of it), "stale-read", "not-linearizable"
+	// (a register key), "lost-increment" (a counter below its acknowledged
+	// increments), or the checker's class name.
 	Kind string    `json:"kind"`
 	Key  string    `json:"key"`
 	Slot int       `json:"slot"`
@@ -37,9 +38,11 @@ type Attribution struct {
 	Faults []string   `json:"faults,omitempty"` // fault windows in between, in words
 	Steps  []AttrStep `json:"steps,omitempty"`  // journalled admin steps in between
 	Logs   []string   `json:"log_lines,omitempty"`
-	// Verdict is "server-lost" (the server lost it), "admin-stranded"
-	// (an admin step stranded it) or "unknown"; Why says which evidence
-	// decided it, in words.
+	// Verdict is one of the verdicts below: "server-lost" (the server
+	// lost it), "admin-stranded" (an admin step stranded it),
+	// "admin-set-aside" (an admin step set it aside: kept under another
+	// name, not lost), ... or "unknown"; Why says which evidence decided
+	// it, in words, and where the write is when it is anywhere.
 	Verdict string `json:"verdict"`
 	Why     string `json:"why"`
 	// Unserved is set for kind "unserved": a shard that went without
@@ -61,6 +64,12 @@ type CensusSummary struct {
 	// whose shard has that slot MIGRATING or IMPORTING (not in Stranded).
 	InOpenSlots  int      `json:"in_open_slots"`
 	OpenExamples []string `json:"open_slot_examples,omitempty"`
+	// SetAside counts the set-aside copies of the run's keys (a key with
+	// different copies on both sides of a move: one kept under the key's
+	// name, the other beside it), not in Copies; a set-aside copy on a
+	// node whose shard does not serve its slot is also in Stranded.
+	SetAside        int      `json:"set_aside"`
+	SetAsideExample []string `json:"set_aside_examples,omitempty"` // "NAME (copy of KEY from n2) on n1"
 }
 
 // SummarizeCensus summarizes a census (nil: none taken).
@@ -83,8 +92,20 @@ func SummarizeCensus(c *history.Census) *CensusSummary {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		for _, k := range keys {
-			out.Copies++
+		copies := len(keys)
+		for _, k := range sortedKeysOf(n.Asides) {
+			for _, as := range n.Asides[k] {
+				out.SetAside++
+				if len(out.SetAsideExample) < 10 {
+					out.SetAsideExample = append(out.SetAsideExample, fmt.Sprintf("%s (copy of %s from %s) on %s", as.Name, k, as.From, n.Name))
+				}
+				keys = append(keys, as.Name)
+			}
+		}
+		for i, k := range keys {
+			if i < copies {
+				out.Copies++
+			}
 			slot := history.Keyslot(k)
 			owner, ok := owners[slot]
 			if !ok {
@@ -114,6 +135,15 @@ func SummarizeCensus(c *history.Census) *CensusSummary {
 	return out
 }
 
+func sortedKeysOf[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func (a *attributor) bareNameOr(id string) string {
 	if n := a.bareName(id); n != "" {
 		return n
@@ -135,7 +165,13 @@ const (
 	// for a while (an undo that closed the owner before the keys came
 	// back), nothing was lost.
 	AdminStaleRead = "admin-stale-read"
-	AttrUnknown    = "unknown"
+	// AdminSetAside: the write is missing from its key at the end but a
+	// set-aside copy of the key holds it: a journalled "set-aside" step
+	// found different copies on both sides of a move, kept the
+	// destination's under the key's name and the source's (with the
+	// write) beside it. Not lost; not in the key either.
+	AdminSetAside = "admin-set-aside"
+	AttrUnknown   = "unknown"
 )
 
 // VerdictWords is a verdict as the report says it.
@@ -149,6 +185,8 @@ func VerdictWords(v string) string {
 		return "an admin step overwrote it"
 	case AdminStaleRead:
 		return "an admin step served it stale"
+	case AdminSetAside:
+		return "an admin step set it aside (kept under another name, not lost)"
 	case FaultOutage:
 		return "the fault did it"
 	case AdminOutage:
@@ -176,6 +214,11 @@ type KeyCopy struct {
 	Open  bool   `json:"open_slot,omitempty"`
 	Holds string `json:"holds"` // "yes", "no" (another value), "unknown" (value unread: why)
 	Value string `json:"value,omitempty"`
+	// Aside is the name of a set-aside copy of the key (the census lists
+	// it under the key), From the node its copy came from; "" for the key
+	// under its own name.
+	Aside string `json:"aside,omitempty"`
+	From  string `json:"aside_from,omitempty"`
 }
 
 // AttrStep is one journalled admin step between the ack and the miss.
@@ -300,6 +343,7 @@ func suspects(s Summary) []suspect {
 		}
 		f := r.Figures
 		examples(name, "lost-write", f["lost_elements"], "element")
+		examples(name, "set-aside", f["set_aside_elements"], "element")
 		examples(name, "stale-read", f["stale_read_samples"], "")
 		examples(name, "lost-increment", f["lost_keys"], "")
 		var keys []string
@@ -366,6 +410,7 @@ type journalStep struct {
 	slots             []int
 	from, to, err     string
 	begin, end        int64
+	keys, aside       []string // a set-aside step's keys and their copies' names
 }
 
 func newAttributor(ops []history.Op, logs []LogLine) *attributor {
@@ -391,14 +436,16 @@ func newAttributor(ops []history.Op, logs []LogLine) *attributor {
 		switch op.F {
 		case "journal":
 			var st struct {
-				Seq   int    `json:"seq"`
-				State string `json:"state"`
-				Kind  string `json:"kind"`
-				Slots []int  `json:"slots"`
-				From  string `json:"from"`
-				To    string `json:"to"`
-				Note  string `json:"note"`
-				Error string `json:"error"`
+				Seq   int      `json:"seq"`
+				State string   `json:"state"`
+				Kind  string   `json:"kind"`
+				Slots []int    `json:"slots"`
+				From  string   `json:"from"`
+				To    string   `json:"to"`
+				Note  string   `json:"note"`
+				Error string   `json:"error"`
+				Keys  []string `json:"keys"`
+				Aside []string `json:"aside"`
 			}
 			if json.Unmarshal(op.DetailRaw(), &st) != nil || st.Seq == 0 {
 				continue
@@ -409,6 +456,7 @@ func newAttributor(ops []history.Op, logs []LogLine) *attributor {
 				bySeq[st.Seq] = j
 			}
 			j.kind, j.state, j.slots, j.from, j.to, j.note, j.err = st.Kind, st.State, st.Slots, st.From, st.To, st.Note, st.Error
+			j.keys, j.aside = st.Keys, st.Aside
 			if st.State != "begin" {
 				j.end = op.Time
 			}
@@ -648,24 +696,28 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 	owner, unanswered := a.ownerOf(at.Slot)
 	at.Owner = a.nodeName(owner)
 	involve(owner)
-	var stranded, onOwner []KeyCopy
+	var stranded, onOwner, asideHolds []KeyCopy
 	for _, n := range a.census.Nodes {
+		shard := n.ID
+		if n.Role == "replica" {
+			shard = n.Primary
+		}
+		for _, as := range n.Asides[x.key] {
+			c := KeyCopy{Node: n.Name, Role: n.Role, Holds: holds(as.CensusKey, want), Value: censusValue(as.CensusKey), Aside: as.Name, From: as.From}
+			c.Owner = owner != "" && shard == owner
+			c.Open = !c.Owner && a.census.OpenSlot(n, at.Slot)
+			involved[n.Name] = true
+			at.Copy = append(at.Copy, c)
+			if c.Holds == "yes" {
+				asideHolds = append(asideHolds, c)
+			}
+		}
 		k, ok := n.Keys[x.key]
 		if !ok {
 			continue
 		}
 		c := KeyCopy{Node: n.Name, Role: n.Role, Holds: holds(k, want)}
-		if k.Value != nil {
-			c.Value = *k.Value
-		} else if k.Type == "set" {
-			c.Value = fmt.Sprintf("set of %d", k.Len)
-		} else if k.Error != "" {
-			c.Value = "unread: " + k.Error
-		}
-		shard := n.ID
-		if n.Role == "replica" {
-			shard = n.Primary
-		}
+		c.Value = censusValue(k)
 		c.Owner = owner != "" && shard == owner
 		c.Open = !c.Owner && a.census.OpenSlot(n, at.Slot)
 		involved[n.Name] = true
@@ -688,7 +740,41 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 	}
 	ownerHolds := slices.ContainsFunc(onOwner, func(c KeyCopy) bool { return c.Holds == "yes" && c.Role == "primary" })
 	ownerOther := slices.IndexFunc(onOwner, func(c KeyCopy) bool { return c.Holds == "no" && c.Role == "primary" })
+	// A primary's set-aside copy first, then a replica's.
+	slices.SortStableFunc(asideHolds, func(x, y KeyCopy) int {
+		if (x.Role == "primary") != (y.Role == "primary") {
+			if x.Role == "primary" {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
 	switch {
+	case len(asideHolds) > 0 && !ownerHolds:
+		// Where the write is, is known: kept under another name. That
+		// comes before "stranded" (a copy of the key elsewhere holding
+		// the write unknown): the write itself is found.
+		at.Verdict = AdminSetAside
+		c := asideHolds[0]
+		place := c.Role
+		if c.Owner {
+			place += ", the slot's owner"
+		} else {
+			place += ", not the slot's shard"
+		}
+		at.Why = fmt.Sprintf("the write is kept in the set-aside copy %s on %s (%s), the copy that was on %s", c.Aside, c.Node, place, c.From)
+		if st, ok := a.asideStep(x.key, c.Aside); ok {
+			at.Why += fmt.Sprintf(", which journalled step #%d (set-aside of slot %s, %s -> %s, %s) restored there when both sides of a move held different copies of the key", st.seq, slotList(st.slots), orNone(a.nodeName(st.from)), orNone(a.nodeName(st.to)), st.state)
+		}
+		kept := "no copy"
+		if i := slices.IndexFunc(onOwner, func(c KeyCopy) bool { return c.Role == "primary" }); i >= 0 {
+			kept = "the copy on " + onOwner[i].Node
+			if onOwner[i].Value != "" {
+				kept += " (" + onOwner[i].Value + ")"
+			}
+		}
+		at.Why += fmt.Sprintf("; the key's own name holds %s: not lost, but not in the key until the copies are merged", kept)
 	case len(stranded) > 0:
 		at.Verdict = AdminStranded
 		var where []string
@@ -767,6 +853,36 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 		at.Why += "; " + strings.Join(evidence, "; ")
 	}
 	return at
+}
+
+// asideStep is the journalled set-aside step that put key's copy under
+// the name aside (ok false: the history journals none).
+func (a *attributor) asideStep(key, aside string) (journalStep, bool) {
+	for i := len(a.steps) - 1; i >= 0; i-- {
+		j := a.steps[i]
+		if j.kind != "set-aside" {
+			continue
+		}
+		for k := range j.keys {
+			if j.keys[k] == key && k < len(j.aside) && j.aside[k] == aside {
+				return j, true
+			}
+		}
+	}
+	return journalStep{}, false
+}
+
+// censusValue is a census copy's value as an attribution shows it.
+func censusValue(k history.CensusKey) string {
+	switch {
+	case k.Value != nil:
+		return *k.Value
+	case k.Type == "set":
+		return fmt.Sprintf("set of %d", k.Len)
+	case k.Error != "":
+		return "unread: " + k.Error
+	}
+	return ""
 }
 
 func nodeOfMiss(at Attribution) string {

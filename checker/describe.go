@@ -10,6 +10,8 @@ package checker
 var figureWhy = map[string]string{
 	"lost":                "acknowledged writes are missing from the final read: the cluster answered OK and later forgot them (typically: asynchronous replication had not copied them when a replica was promoted, or a primary cut off in a minority accepted them before it was demoted)",
 	"lost_elements":       "each row is an acknowledged add that no final read contains",
+	"set_aside":           "acknowledged writes missing from their key's final read but kept in a set-aside copy of the key (`{key}:redline-conflict-from-<node>`, same slot): on a cluster redline created, both sides of a move held different copies of the key, the destination's was kept under the key's name and the source's restored beside it; not lost, but not in the key until someone merges the copies",
+	"set_aside_elements":  "each row is an add missing from its key at the end and the set-aside copy that holds it (kept_in: the copy's name and node)",
 	"lost_keys":           "keys whose final value is below what the acknowledged increments add up to",
 	"unexpected":          "values appear that no client ever tried to write: corruption, or a write recorded wrongly",
 	"stale_reads":         "reads returned a value older than one a completed write had already replaced (typically: a read served by a node that was no longer the primary)",

@@ -184,7 +184,7 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 	var lost []lostWrite
 	switch kind {
 	case "set":
-		a := analyzeSet(calls, r.o.MaxExamples)
+		a := analyzeSet(calls, r.o.MaxExamples, asidesOf(in.censusOf()))
 		keyOf := map[*setElem]string{}
 		for _, sk := range a.keys {
 			for _, e := range sk.elems {

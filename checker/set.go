@@ -36,6 +36,9 @@ type setElem struct {
 	staleAbsent  int   // reads after known, before last seen, without it
 	lost         bool
 	neverRead    bool // acked but no read began after it was known
+	// aside: missing from the key's final read but held by a set-aside
+	// copy of the key (where, in words); not lost.
+	aside string
 }
 
 type setRead struct {
@@ -61,17 +64,24 @@ type setAnalysis struct {
 	malformed  int
 	lost       []*setElem // acked and lost, by ack time
 	lostSeen   []*setElem // indeterminate, seen, then lost
-	unexpected int
-	recovered  int
-	stale      int
-	neverRead  int
+	// setAside and setAsideSeen are acked (indeterminate, seen) elements
+	// missing from the key at the end and held by a set-aside copy of it.
+	setAside     []*setElem
+	setAsideSeen []*setElem
+	unexpected   int
+	recovered    int
+	stale        int
+	neverRead    int
 	// neverReadKeys are the keys holding never-read elements.
 	neverReadKeys []string
 	latencies     []int64
 	an            *anomalies // garbage replies
 }
 
-func analyzeSet(calls []call, maxExamples int) *setAnalysis {
+// analyzeSet judges the adds and reads of calls; as are the census'
+// set-aside copies of the keys (nil: none), where an element missing from
+// its key at the end may be kept.
+func analyzeSet(calls []call, maxExamples int, as asides) *setAnalysis {
 	a := &setAnalysis{an: newAnomalies(maxExamples)}
 	byKey := map[string]*setKey{}
 	get := func(k string) *setKey {
@@ -190,6 +200,15 @@ func analyzeSet(calls []call, maxExamples int) *setAnalysis {
 					a.recovered++ // seen, so it landed
 				}
 				continue
+			case !atEnd && as.elemAt(sk.key, e.v) != "":
+				// Missing from the key, kept in a set-aside copy of it.
+				e.aside = as.elemAt(sk.key, e.v)
+				if e.outcome == elemAcked {
+					a.setAside = append(a.setAside, e)
+				} else {
+					a.setAsideSeen = append(a.setAsideSeen, e)
+				}
+				continue
 			case !atEnd:
 				// The latest read began after the element was known and
 				// does not hold it: it was lost.
@@ -233,21 +252,30 @@ func analyzeSet(calls []call, maxExamples int) *setAnalysis {
 	a.neverReadKeys = slices.Compact(a.neverReadKeys)
 	slices.SortFunc(a.lost, byAck)
 	slices.SortFunc(a.lostSeen, byAck)
+	slices.SortFunc(a.setAside, byAck)
+	slices.SortFunc(a.setAsideSeen, byAck)
 	return a
 }
 
-// keyOfElem finds the key of a lost element for reporting.
+// lostReport lists the first lost elements with their keys.
 func (a *setAnalysis) lostReport(maxN int) []map[string]any {
-	keyOf := map[*setElem]string{}
+	return a.elemReport(a.lost, maxN)
+}
+
+// elemReport lists the first of es (lost or set aside) with their keys,
+// and for a set-aside element where it is kept.
+func (a *setAnalysis) elemReport(es []*setElem, maxN int) []map[string]any {
+	es = capList(es, maxN)
+	keyOf := make(map[*setElem]string, len(es))
 	for _, sk := range a.keys {
-		for _, e := range sk.elems {
-			if e.lost {
+		for _, e := range es {
+			if sk.elems[e.v] == e {
 				keyOf[e] = sk.key
 			}
 		}
 	}
 	var out []map[string]any
-	for _, e := range capList(a.lost, maxN) {
+	for _, e := range es {
 		m := map[string]any{
 			"key": keyOf[e], "index": e.add.inv.Index, "element": e.v, "ack_s": sec(e.add.end),
 			"wait": ClassifyWait(e.add.wait()).String(), "node": nodeOf(e.add),
@@ -259,6 +287,9 @@ func (a *setAnalysis) lostReport(maxN int) []map[string]any {
 		if e.lastSeenInv >= 0 {
 			m["last_seen_s"] = sec(e.lastSeenInv)
 		}
+		if e.aside != "" {
+			m["kept_in"] = e.aside
+		}
 		out = append(out, m)
 	}
 	return out
@@ -269,7 +300,7 @@ func (s set) Check(ctx context.Context, in *History) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
-	a := analyzeSet(calls, s.o.MaxExamples)
+	a := analyzeSet(calls, s.o.MaxExamples, asidesOf(in.censusOf()))
 	var split waitSplit
 	for _, e := range a.lost {
 		split.add(ClassifyWait(e.add.wait()), 1)
@@ -299,10 +330,15 @@ func (s set) Check(ctx context.Context, in *History) Result {
 		"stale_reads":           a.stale,
 		"never_read":            a.neverRead,
 		"lost_elements":         nonNil(a.lostReport(s.o.MaxExamples)),
+		"set_aside":             len(a.setAside),
+		"set_aside_unacked":     len(a.setAsideSeen),
 		"unexpected_elements":   nonNil(unexpected),
 		"visibility_latency_ms": quantilesMs(a.latencies),
 	}
 	split.into(fig)
+	if len(a.setAside)+len(a.setAsideSeen) > 0 {
+		fig["set_aside_elements"] = a.elemReport(append(slices.Clone(a.setAside), a.setAsideSeen...), s.o.MaxExamples)
+	}
 	if a.duplicates > 0 {
 		fig["duplicate_adds"] = a.duplicates
 	}
@@ -315,13 +351,19 @@ func (s set) Check(ctx context.Context, in *History) Result {
 	}
 	res := Result{Valid: Valid, Figures: fig}
 	switch {
-	case len(a.lost) > 0 || len(a.lostSeen) > 0 || a.unexpected > 0 || a.an.total() > 0:
+	case len(a.lost) > 0 || len(a.lostSeen) > 0 || len(a.setAside) > 0 || len(a.setAsideSeen) > 0 || a.unexpected > 0 || a.an.total() > 0:
 		res.Valid = Invalid
 		if len(a.lost) > 0 {
 			why(fig, "%d acknowledged adds lost (%s)", len(a.lost), describeExamples(fig["lost_elements"].([]map[string]any)))
 		}
 		if len(a.lostSeen) > 0 {
 			why(fig, "%d indeterminate adds seen and then lost", len(a.lostSeen))
+		}
+		if n := len(a.setAside) + len(a.setAsideSeen); n > 0 {
+			// Not lost, but not in the key either: a client reading the
+			// key does not see them until someone merges the copies.
+			why(fig, "%d adds (%d acknowledged) are missing from their key at the end but kept in set-aside copies of it, not lost (%s)",
+				n, len(a.setAside), describeAsides(fig["set_aside_elements"].([]map[string]any)))
 		}
 		if a.unexpected > 0 {
 			why(fig, "%d elements read that no add wrote (%s)", a.unexpected, describeExamples(unexpected))

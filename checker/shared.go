@@ -39,6 +39,8 @@ type History struct {
 	final       int64
 	endOnce     sync.Once
 	end         int64
+	censusOnce  sync.Once
+	census      *history.Census
 
 	memoMu sync.Mutex
 	memo   map[memoKey]*memoEntry
@@ -205,6 +207,12 @@ func (s *History) nodeAddrsOf() map[string]string {
 func (s *History) finalReadsStartOf() int64 {
 	s.finalOnce.Do(func() { s.final = finalReadsStart(s.Ops) })
 	return s.final
+}
+
+// censusOf is the end phase's key census the history carries (nil: none).
+func (s *History) censusOf() *history.Census {
+	s.censusOnce.Do(func() { s.census = history.CensusOf(s.Ops) })
+	return s.census
 }
 
 // runEndOf is the latest time in the history (0 when empty).

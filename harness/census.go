@@ -43,11 +43,13 @@ func TakeCensus(ctx context.Context, creds cluster.Credentials, nodes []cluster.
 		}()
 	}
 	wg.Wait()
+	// Truncation is judged on what SCAN returned (asides included).
 	for _, n := range c.Nodes {
 		if len(n.Keys) >= history.MaxCensusKeys {
 			c.Truncated = true
 		}
 	}
+	c.AttachAsides()
 	return c
 }
 
@@ -115,24 +117,36 @@ func censusNode(ctx context.Context, creds cluster.Credentials, n cluster.Node, 
 	return out
 }
 
-// scanKeys lists the run's keys on one node, sorted, at most MaxCensusKeys.
+// scanKeys lists the run's keys on one node, sorted, at most
+// MaxCensusKeys, with their set-aside copies: a key without a hash tag has
+// its copy named "{key}:redline-conflict-from-<node>" (history.AsideName),
+// which the prefix alone does not match.
 func scanKeys(ctx context.Context, cl *redis.Client, prefix string) ([]string, error) {
 	seen := map[string]bool{}
-	var cursor uint64
-	for {
-		ks, next, err := cl.Scan(ctx, cursor, clusteradmin.EscapeGlob(prefix)+"*", 1000).Result()
-		if err != nil {
-			return sortedSet(seen), fmt.Errorf("SCAN MATCH %s*: %w", prefix, err)
-		}
-		for _, k := range ks {
-			if len(seen) < history.MaxCensusKeys {
-				seen[k] = true
+	for _, match := range []string{
+		clusteradmin.EscapeGlob(prefix) + "*",
+		"{" + clusteradmin.EscapeGlob(prefix) + "*}" + clusteradmin.EscapeGlob(history.AsideMarker) + "*",
+	} {
+		var cursor uint64
+		for {
+			ks, next, err := cl.Scan(ctx, cursor, match, 1000).Result()
+			if err != nil {
+				return sortedSet(seen), fmt.Errorf("SCAN MATCH %s: %w", match, err)
+			}
+			for _, k := range ks {
+				if len(seen) < history.MaxCensusKeys {
+					seen[k] = true
+				}
+			}
+			if len(seen) >= history.MaxCensusKeys {
+				return sortedSet(seen), nil
+			}
+			if cursor = next; cursor == 0 {
+				break
 			}
 		}
-		if cursor = next; cursor == 0 || len(seen) >= history.MaxCensusKeys {
-			return sortedSet(seen), nil
-		}
 	}
+	return sortedSet(seen), nil
 }
 
 func sortedSet(m map[string]bool) []string {

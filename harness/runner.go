@@ -274,8 +274,12 @@ func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
 		}
 	}
 	log.Printf("census: %d copies of the run's keys on %d nodes (%d nodes could not answer in full)", keys, len(c.Nodes), failed)
-	if sum := checker.SummarizeCensus(&c); sum.Stranded > 0 {
+	sum := checker.SummarizeCensus(&c)
+	if sum.Stranded > 0 {
 		log.Printf("census: %d copies of the run's keys are on nodes whose shard does not serve their slot, e.g. %s", sum.Stranded, strings.Join(sum.Examples, "; "))
+	}
+	if sum.SetAside > 0 {
+		log.Printf("census: %d set-aside copies of the run's keys (different copies on both sides of a move; kept beside the key), e.g. %s", sum.SetAside, strings.Join(sum.SetAsideExample, "; "))
 	}
 	detail, err := json.Marshal(c)
 	if err != nil {

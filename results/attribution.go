@@ -23,7 +23,7 @@ func (d *runData) attributions() []attributionView {
 		v := attributionView{
 			Title:   fmt.Sprintf("%s: %s of key %s (slot %d)", a.Checker, a.Kind, a.Key, a.Slot),
 			Verdict: checker.VerdictWords(a.Verdict), Why: a.Why, Logs: a.Logs,
-			VerdictClass: map[string]string{checker.ServerLost: "invalid", checker.AdminStranded: "unknown", checker.AdminOverwritten: "unknown", checker.AdminStaleRead: "unknown"}[a.Verdict],
+			VerdictClass: map[string]string{checker.ServerLost: "invalid", checker.AdminStranded: "unknown", checker.AdminOverwritten: "unknown", checker.AdminStaleRead: "unknown", checker.AdminSetAside: "unknown"}[a.Verdict],
 		}
 		if v.VerdictClass == "" {
 			v.VerdictClass = "unknown"
@@ -52,6 +52,9 @@ func (d *runData) attributions() []attributionView {
 		var copies []string
 		for _, c := range a.Copy {
 			s := fmt.Sprintf("%s (%s", c.Node, c.Role)
+			if c.Aside != "" {
+				s = fmt.Sprintf("set-aside copy %s (%s's) on %s (%s", c.Aside, c.From, c.Node, c.Role)
+			}
 			if !c.Owner {
 				s += ", not the slot's shard"
 			}
@@ -92,6 +95,9 @@ func (d *runData) censusSentences() []string {
 	}
 	if c.InOpenSlots > 0 {
 		out = append(out, fmt.Sprintf("%d copies are outside their slot's shard on nodes that have the slot MIGRATING or IMPORTING (a migration left half-way; clients reach them by ASK, if at all), e.g. %s.", c.InOpenSlots, strings.Join(c.OpenExamples, "; ")))
+	}
+	if c.SetAside > 0 {
+		out = append(out, fmt.Sprintf("%d set-aside copies of the run's keys (both sides of a move held different copies of the key: the destination's kept under its name, the other beside it, not lost), e.g. %s.", c.SetAside, strings.Join(c.SetAsideExample, "; ")))
 	}
 	if c.Stranded == 0 && c.InOpenSlots == 0 {
 		out = append(out, "No copy is on a node whose shard does not serve its slot.")

@@ -14,7 +14,7 @@ import (
 )
 
 // headline figures, in the order a person wants them.
-var headline = []string{"lost", "unexpected", "recovered", "stale_reads", "anomalous_keys",
+var headline = []string{"lost", "set_aside", "unexpected", "recovered", "stale_reads", "anomalous_keys",
 	"wait_satisfied", "wait_unsatisfied", "no_wait", "unknown_keys", "anomaly_types", "wrong_total",
 	"refused_crossslot", "noscript", "noscript_after_failover", "executed", "ops", "redirects", "affected", "rto_ms",
 	"evidence", "error"}

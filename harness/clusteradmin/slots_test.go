@@ -256,7 +256,7 @@ func TestMoveKeysSetsAsideADifferentCopy(t *testing.T) {
 	if err != nil || !empty {
 		t.Fatalf("MoveKeys with a different copy set aside: moved %d empty %v: %v", moved, empty, err)
 	}
-	aside := clusteradmin.AsideName(key, b.Node.Name)
+	aside := history.AsideName(key, b.Node.Name)
 	if history.Keyslot(aside) != slot {
 		t.Fatalf("%s is in slot %d, not %d", aside, history.Keyslot(aside), slot)
 	}
@@ -281,15 +281,27 @@ func TestMoveKeysSetsAsideADifferentCopy(t *testing.T) {
 	if step == nil || step.State != "done" || len(step.Keys) != 1 || step.Keys[0] != key || step.Aside[0] != aside {
 		t.Fatalf("journal: set-aside step %+v", step)
 	}
-	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "stable")
-}
 
-func TestAsideNameKeepsTheSlot(t *testing.T) {
-	for _, k := range []string{"traffic:1", "{user1}:cart", "a{b", "{", "set:{42}"} {
-		if got := clusteradmin.AsideName(k, "n2"); history.Keyslot(got) != history.Keyslot(k) {
-			t.Errorf("AsideName(%q) = %q: slot %d, want %d", k, got, history.Keyslot(got), history.Keyslot(k))
-		}
+	// The key forks again on the same node: its copy gets the next name,
+	// and the first set-aside copy survives (RESTORE REPLACE under the
+	// same name destroyed it).
+	if err := adm.Pipe(ctx, b.Node.Addr, [][]any{{"asking"}, {"set", key, "21"}}, nil); err != nil {
+		t.Fatal(err)
 	}
+	if moved, empty, err := mover.MoveKeys(ctx, slot, b, a, 0); err != nil || !empty {
+		t.Fatalf("the second set-aside: moved %d empty %v: %v", moved, empty, err)
+	}
+	second := history.AsideName(key, b.Node.Name+"-2")
+	if v := mustDo(t, adm, a.Node.Addr, "get", aside); v != "20" {
+		t.Fatalf("the first set-aside copy %s is %v after the second, want 20", aside, v)
+	}
+	if v := mustDo(t, adm, a.Node.Addr, "get", second); v != "21" {
+		t.Fatalf("the second set-aside copy %s is %v, want 21", second, v)
+	}
+	if k, from, ok := history.AsideOf(second, "conflict:"); !ok || k != key || from != b.Node.Name+"-2" {
+		t.Fatalf("AsideOf(%s) = %q %q %v", second, k, from, ok)
+	}
+	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "stable")
 }
 
 // TestMoveKeysSkipsAKeyTheMigratingSourceNoLongerHas: comparing copies

@@ -3,6 +3,7 @@ package history
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -48,9 +49,22 @@ type CensusNode struct {
 	Open      []string `json:"open,omitempty"`
 	Migrating []int    `json:"migrating,omitempty"`
 	Importing []int    `json:"importing,omitempty"`
-	// Keys are the run's keys the node holds (SCAN MATCH prefix*).
-	Keys  map[string]CensusKey `json:"keys,omitempty"`
-	Error string               `json:"error,omitempty"`
+	// Keys are the run's keys the node holds (SCAN MATCH prefix*),
+	// under their own names; set-aside copies are not among them.
+	Keys map[string]CensusKey `json:"keys,omitempty"`
+	// Asides are the set-aside copies the node holds (AsideName), by the
+	// run's key they are a copy of: a write kept only there is set aside,
+	// not lost.
+	Asides map[string][]CensusAside `json:"asides,omitempty"`
+	Error  string                   `json:"error,omitempty"`
+}
+
+// CensusAside is one set-aside copy of a key on one node: its name, the
+// node its copy came from, and its value as for a key.
+type CensusAside struct {
+	Name string `json:"name"`
+	From string `json:"from"` // node name
+	CensusKey
 }
 
 // CensusPeer is one line of a node's CLUSTER NODES.
@@ -76,6 +90,84 @@ type CensusKey struct {
 	Members []string `json:"members,omitempty"`
 	Len     int64    `json:"len,omitempty"`
 	Error   string   `json:"error,omitempty"`
+}
+
+// AsideMarker is what a set-aside copy's name carries before the name of
+// the node the copy came from.
+const AsideMarker = ":redline-conflict-from-"
+
+// AsideName is the name a set-aside copy of key from node gets. On a
+// cluster redline created, a key with a different copy on each side of a
+// move keeps the destination's copy under its name, and the source's is
+// restored beside it on the destination under this name (clusteradmin's
+// journalled "set-aside" step): in key's slot (key's hash tag kept, or
+// key itself as the tag) and saying where it came from. A key without a
+// hash tag that contains '}' (or is empty) has no such name: the
+// set-aside step checks the slot with CLUSTER KEYSLOT.
+func AsideName(key, node string) string {
+	suffix := AsideMarker + node
+	if i := strings.IndexByte(key, '{'); i >= 0 && strings.IndexByte(key[i+1:], '}') > 0 {
+		return key + suffix
+	}
+	return "{" + key + "}" + suffix
+}
+
+// AsideOf is AsideName's inverse for a run whose keys start with prefix:
+// the key name is a set-aside copy of, and the node the copy came from
+// (ok false: name is not a set-aside name of such a key). A key with a
+// hash tag and "{key}" without one can give the same name ("{a}" and
+// "a"); the one of the run (prefix) is taken.
+func AsideOf(name, prefix string) (key, from string, ok bool) {
+	i := strings.LastIndex(name, AsideMarker)
+	if i < 0 {
+		return "", "", false
+	}
+	s, from := name[:i], name[i+len(AsideMarker):]
+	if from == "" {
+		return "", "", false
+	}
+	cands := []string{s}
+	if len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}' {
+		cands = append(cands, s[1:len(s)-1])
+	}
+	for _, k := range cands {
+		if strings.HasPrefix(k, prefix) && AsideName(k, from) == name {
+			return k, from, true
+		}
+	}
+	return "", "", false
+}
+
+// AttachAsides moves every set-aside copy among the nodes' Keys to
+// Asides, under the key it is a copy of (a copy set aside twice, under
+// the name of a set-aside copy, goes under the first key). A census taken
+// before set-aside copies were told apart (a history of an older run)
+// reads the same once attached; attaching twice changes nothing.
+func (c *Census) AttachAsides() {
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		for name, k := range n.Keys {
+			key, from, ok := AsideOf(name, c.Prefix)
+			if !ok {
+				continue
+			}
+			for {
+				root, _, ok := AsideOf(key, c.Prefix)
+				if !ok {
+					break
+				}
+				key = root
+			}
+			if n.Asides == nil {
+				n.Asides = map[string][]CensusAside{}
+			}
+			n.Asides[key] = append(n.Asides[key], CensusAside{Name: name, From: from, CensusKey: k})
+			delete(n.Keys, name)
+		}
+		for _, as := range n.Asides {
+			slices.SortFunc(as, func(a, b CensusAside) int { return strings.Compare(a.Name, b.Name) })
+		}
+	}
 }
 
 // Serves reports whether p serves slot.
@@ -134,6 +226,7 @@ func CensusOf(ops []Op) *Census {
 		if json.Unmarshal(op.DetailRaw(), &c) != nil {
 			return nil
 		}
+		c.AttachAsides()
 		return &c
 	}
 	return nil

@@ -89,7 +89,8 @@
 // "journal" (Journal) copies one step of the topology journal (seq, state
 // begin/done/failed, kind, slots, from, to); "compose" and "handoff" are
 // the steps of fault compositions; "census" (CensusEvent) is the end
-// phase's key census (a Census); "audit" (Audit) the foreign-data audit of
+// phase's key census (a Census: set-aside copies, AsideName, listed under
+// the key they are a copy of, "asides"); "audit" (Audit) the foreign-data audit of
 // a cluster redline did not create. nemesis's package documentation says
 // what each fault's details hold.
 package history
