@@ -54,7 +54,7 @@ func TestCensusListsSetAsideCopiesUnderTheirKey(t *testing.T) {
 	for i, a := range lc.Addrs {
 		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("n%d", i+1), Addr: a})
 	}
-	c := TakeCensus(ctx, nodes, prefix, time.Now())
+	c := TakeCensus(ctx, cluster.Credentials{}, nodes, prefix, time.Now())
 	keys := map[string]int{}
 	var asides []history.CensusAside
 	asideOf := map[string]string{}
