@@ -1,9 +1,9 @@
 // Package kube runs the Redis Cluster redline tests on Kubernetes and
 // implements harness/cluster on it: the nodes are the pods of a StatefulSet
 // behind a headless Service, each announcing its pod IP, and the faults are
-// Chaos Mesh custom resources (NetworkChaos partitions, PodChaos container
-// kills, TimeChaos clock skew) built as unstructured objects, because Chaos
-// Mesh's Go API module is not versioned for import.
+// Chaos Mesh custom resources (NetworkChaos partitions, delay and loss,
+// PodChaos container kills, TimeChaos clock skew) built as unstructured
+// objects, because Chaos Mesh's Go API module is not versioned for import.
 //
 // redline runs inside the cluster (a Job: `redline kube manifests`), since
 // the nodes announce in-cluster addresses that the harness dials directly.
@@ -14,7 +14,7 @@
 // does not offer and a FROM scratch image cannot do by exec: the kubernetes
 // runtime has no Pauser, and the nemesis lists pause as a fault it cannot
 // cause. Without Chaos Mesh's CRDs in the API server the cluster has no
-// Killer, Partitioner or Clock either, as an external target.
+// Killer, Partitioner, Shaper or Clock either, as an external target.
 package kube
 
 import (

@@ -72,7 +72,7 @@ func startKube(ctx context.Context, cfg harness.Config, log *harness.Log) (clust
 		return nil, environmentFailed(err)
 	}
 	if len(rt.Chaos()) == 0 {
-		log.Printf("kubernetes: Chaos Mesh is not installed in the API server: no kill, partition or clock faults (as for an external target)")
+		log.Printf("kubernetes: Chaos Mesh is not installed in the API server: no kill, partition, delay, loss or clock faults (as for an external target)")
 	} else {
 		log.Printf("kubernetes: Chaos Mesh serves %s", strings.Join(rt.Chaos(), ", "))
 	}
