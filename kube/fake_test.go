@@ -5,7 +5,7 @@ package kube
 // (creates the pods), the garbage collector (removes the pods of a deleted
 // StatefulSet), the kubelet (runs each pod's container as a local process
 // on loopback, sets the pod Running and Ready with its IP, restarts a
-// killed container) and Chaos Mesh's controller and daemon (acts out
+// killed container, serves an exec into a pod: fake_kubelet_test.go) and Chaos Mesh's controller and daemon (acts out
 // NetworkChaos partitions, delays and losses, PodChaos container kills and
 // TimeChaos on those processes, writes the objects' status, holds them with
 // a finalizer until it has recovered their targets).
@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +70,9 @@ type fakeNode struct {
 	events  []string            // what it did, for the test
 	conns   map[*proxyConn]bool
 
+	nodeName string           // the Node the pods are bound to
+	kubelet  *httptest.Server // its kubelet endpoint (fake_kubelet_test.go)
+
 	stop chan struct{}
 	done chan struct{}
 }
@@ -93,6 +97,10 @@ func startFakeNode(t *testing.T, cfg *rest.Config, ns string, binary map[string]
 		pods: map[string]*fakePod{}, blocked: map[[2]string]bool{}, chaos: map[string]bool{}, conns: map[*proxyConn]bool{},
 		shape: map[string]podShape{}, pretend: map[string]bool{},
 		stop: make(chan struct{}), done: make(chan struct{}), nextIP: 10,
+		nodeName: "redline-fake-" + ns,
+	}
+	if err := f.startKubelet(); err != nil {
+		t.Fatal(err)
 	}
 	go f.loop()
 	t.Cleanup(f.close)
@@ -107,6 +115,7 @@ func (f *fakeNode) close() {
 	}
 	close(f.stop)
 	<-f.done
+	f.stopKubelet()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, p := range f.pods {
@@ -214,6 +223,7 @@ func (f *fakeNode) sync(ctx context.Context) error {
 				Spec: *s.Spec.Template.Spec.DeepCopy(),
 			}
 			p.Spec.Hostname, p.Spec.Subdomain = name, s.Spec.ServiceName
+			p.Spec.NodeName = f.nodeName // bound at once: no scheduler runs
 			if _, err := f.cs.CoreV1().Pods(f.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating pod %s: %w", name, err)
 			}
@@ -224,6 +234,26 @@ func (f *fakeNode) sync(ctx context.Context) error {
 		owned := len(p.OwnerReferences) > 0 && p.OwnerReferences[0].Kind == "StatefulSet"
 		if owned && !sets[p.OwnerReferences[0].Name] {
 			_ = f.cs.CoreV1().Pods(f.ns).Delete(ctx, name, metav1.DeleteOptions{})
+			continue
+		}
+		if p.Spec.NodeName != f.nodeName {
+			continue // not bound to this node: another kubelet's (none here)
+		}
+		if p.DeletionTimestamp != nil {
+			// A bound pod's deletion waits for its kubelet: stop the
+			// container, then delete it for good (grace 0), as the
+			// kubelet does once its containers have exited.
+			f.mu.Lock()
+			if fp := f.pods[name]; fp != nil {
+				f.stopPod(fp)
+				delete(f.pods, name)
+				f.events = append(f.events, "stopped pod "+name)
+			}
+			f.mu.Unlock()
+			zero := int64(0)
+			if err := f.cs.CoreV1().Pods(f.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+				f.t.Logf("fake: deleting pod %s: %v", name, err)
+			}
 			continue
 		}
 		f.mu.Lock()

@@ -37,7 +37,7 @@ func TestNodeAndPodNames(t *testing.T) {
 
 // A cluster without Chaos Mesh offers no fault that needs it: the nemesis
 // then says the target cannot kill, partition, delay or skew, as for
-// --addrs.
+// --addrs. A pause is an exec and needs no Chaos Mesh.
 func TestWithoutChaosMeshNoFaults(t *testing.T) {
 	var c cluster.Cluster = &Cluster{}
 	if _, ok := c.(cluster.Killer); ok {
@@ -46,8 +46,8 @@ func TestWithoutChaosMeshNoFaults(t *testing.T) {
 	if _, ok := c.(cluster.Partitioner); ok {
 		t.Error("a Cluster without Chaos Mesh is a Partitioner")
 	}
-	if _, ok := c.(cluster.Pauser); ok {
-		t.Error("the kubernetes runtime has no Pauser")
+	if _, ok := c.(cluster.Pauser); !ok {
+		t.Error("a Cluster without Chaos Mesh cannot pause: a pause needs only an exec")
 	}
 	if _, ok := c.(cluster.Shaper); ok {
 		t.Error("a Cluster without Chaos Mesh is a Shaper")
@@ -106,8 +106,8 @@ func redlineBinary(t *testing.T) string {
 // TestRunOnKubernetes runs `redline run --runtime kubernetes` against the
 // real API server with the fake node: a 6-node reference cluster formed
 // from local processes behind its pods, a NetworkChaos partition, delay and
-// loss and a PodChaos container kill applied, acted out, and removed;
-// nothing of the run is left in the namespace.
+// loss, a PodChaos container kill and a pause (an exec of SIGSTOP) applied,
+// acted out, and removed; nothing of the run is left in the namespace.
 func TestRunOnKubernetes(t *testing.T) {
 	s := needAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(s.admin)
@@ -137,7 +137,7 @@ func TestRunOnKubernetes(t *testing.T) {
 	results := t.TempDir()
 	cmd := exec.Command(bin, "run", "--runtime", "kubernetes", "--namespace", ns, "--kubeconfig", kc,
 		"--nodes", "6", "--replicas", "1", "--workload", "register",
-		"--nemesis", "partition:isolate-one,kill:one,delay:one,loss:one", "--nemesis-interval", "3s", "--time-limit", "12s",
+		"--nemesis", "partition:isolate-one,kill:one,delay:one,loss:one,pause:one", "--nemesis-interval", "3s", "--time-limit", "15s",
 		"--node-timeout", "1s", "--seed", "11", "--results", results)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -157,7 +157,8 @@ func TestRunOnKubernetes(t *testing.T) {
 	}
 	events := strings.Join(fake.Events(), "\n")
 	for _, want := range []string{"injected networkchaos partition", "recovered networkchaos partition", "killed the container of pod", "injected podchaos container-kill",
-		"injected networkchaos delay", "recovered networkchaos delay", "injected networkchaos loss", "recovered networkchaos loss"} {
+		"injected networkchaos delay", "recovered networkchaos delay", "injected networkchaos loss", "recovered networkchaos loss",
+		"(SIGSTOP by exec)", "(SIGCONT by exec)"} {
 		if !strings.Contains(events, want) {
 			t.Errorf("the fake never %q; it did:\n%s", want, events)
 		}
@@ -167,7 +168,7 @@ func TestRunOnKubernetes(t *testing.T) {
 		t.Fatalf("no history in %s", results)
 	}
 	hist, _ := os.ReadFile(matches[0])
-	for _, f := range []string{`"f":"start-partition"`, `"f":"start-kill"`, `"f":"start-delay"`, `"f":"start-loss"`} {
+	for _, f := range []string{`"f":"start-partition"`, `"f":"start-kill"`, `"f":"start-delay"`, `"f":"start-loss"`, `"f":"start-pause"`} {
 		if !bytes.Contains(hist, []byte(f)) {
 			t.Errorf("history has no %s entry", f)
 		}

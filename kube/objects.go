@@ -111,7 +111,7 @@ func (p plan) service() *corev1.Service {
 func (p plan) statefulSet() *appsv1.StatefulSet {
 	replicas := int32(p.spec.Nodes)
 	grace := int64(5)
-	no := false
+	no, yes := false, true
 	podLabels := map[string]string{}
 	for k, v := range p.labels {
 		podLabels[k] = v
@@ -127,8 +127,11 @@ func (p plan) statefulSet() *appsv1.StatefulSet {
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
 					TerminationGracePeriodSeconds: &grace,
-					EnableServiceLinks:            &no,
-					AutomountServiceAccountToken:  &no,
+					// A pause signals the server from an exec in
+					// its pod (pause.go): it must not be PID 1.
+					ShareProcessNamespace:        &yes,
+					EnableServiceLinks:           &no,
+					AutomountServiceAccountToken: &no,
 					Containers: []corev1.Container{{
 						Name:    ContainerName,
 						Image:   p.image,

@@ -113,3 +113,33 @@ func TestDelayAndLossOnKubernetes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A pause is an exec through the API server (pods/exec, upgraded to
+// streams by the fake's kubelet) that stops the server process; the node
+// then answers no PING until the resume. An exec that claims success
+// without stopping anything is caught.
+func TestPauseOnKubernetes(t *testing.T) {
+	c, fake, _ := startTestCluster(t, "redline-pause", 2)
+	ctx := context.Background()
+	n1, _ := c.node("n1")
+	if err := c.Pause(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if !frozen(ctx, n1.Addr) {
+		t.Error("n1 answers PING while paused")
+	}
+	if err := c.Resume(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	events := strings.Join(fake.Events(), "\n")
+	for _, want := range []string{"paused pod " + c.Name() + "-0 (SIGSTOP by exec)", "resumed pod " + c.Name() + "-0 (SIGCONT by exec)"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("the fake never %q; it did:\n%s", want, events)
+		}
+	}
+	fake.Pretend("signal", true)
+	if err := c.Pause(ctx, "n2"); err == nil || !strings.Contains(err.Error(), "still answers PING") {
+		t.Errorf("a pause whose exec stopped nothing: %v, want the PING evidence against it", err)
+	}
+	fake.Pretend("signal", false)
+}

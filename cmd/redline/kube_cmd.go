@@ -117,9 +117,10 @@ func newKubeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Print what runs redline inside a Kubernetes cluster, for kubectl apply -f -.
 redline runs in the cluster because the nodes announce their pod IPs, which
 it dials directly. The Role allows exactly what a run does in the one
-namespace: pods (get, list, delete), services and statefulsets (get, list,
-create, delete) and Chaos Mesh's networkchaos, podchaos and timechaos. The
-results store is on a PersistentVolumeClaim mounted at /results.`,
+namespace: pods (get, list, delete), pods/exec (a pause sends the server
+SIGSTOP from inside its pod), services and statefulsets (get, list, create,
+delete) and Chaos Mesh's networkchaos, podchaos and timechaos. The results
+store is on a PersistentVolumeClaim mounted at /results.`,
 		Example: `  redline kube manifests --namespace redis-test -- --nemesis partition,kill --time-limit 5m | kubectl apply -f -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mo.Namespace == "" {
@@ -197,6 +198,22 @@ results store is on a PersistentVolumeClaim mounted at /results.`,
 		s.Flags().StringVar(&ns, "namespace", "", "the namespace")
 		s.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
 	}
-	c.AddCommand(manifests, down, status)
+	// signal runs inside a node's pod, by exec: a pause on kubernetes
+	// (redline's image is FROM scratch: no kill to exec).
+	signal := &cobra.Command{
+		Use:    "signal STOP|CONT NAME",
+		Short:  "Send SIGSTOP or SIGCONT to the processes named NAME in this process namespace (a pause, run by exec in a node's pod)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := kube.Signal(args[0], args[1])
+			if err != nil {
+				return harnessFailed(err)
+			}
+			fmt.Fprintf(stdout, "sent SIG%s to %d processes named %s\n", strings.ToUpper(args[0]), n, args[1])
+			return nil
+		},
+	}
+	c.AddCommand(manifests, down, status, signal)
 	return c
 }
