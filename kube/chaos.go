@@ -277,7 +277,10 @@ func (c *ChaosCluster) Restart(ctx context.Context, node string) error {
 			if p.Status.PodIP != n.Host {
 				return fmt.Errorf("kube: restart %s: pod %s came back at %s, not %s", node, pod, p.Status.PodIP, n.Host)
 			}
-			return waitPing(wctx, n.Addr, c.rt.opts.ChaosTimeout)
+			if err := waitPing(wctx, n.Addr, c.rt.opts.ChaosTimeout); err != nil {
+				return err
+			}
+			return c.authorizeReplication(wctx, n)
 		}
 		select {
 		case <-wctx.Done():

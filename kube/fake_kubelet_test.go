@@ -1,20 +1,23 @@
 package kube
 
-// The fake node's kubelet endpoint: the API server sends a pod's exec
-// (pods/exec) to the kubelet of the Node the pod is bound to, at the Node's
-// address and kubelet port. The fake registers a Node of its own, binds its
-// pods to it, and serves the exec over HTTPS as the kubelet does: upgraded
-// to SPDY streams (protocol v4.channel.k8s.io: stdout, stderr and an error
-// stream carrying the exit status), and acted out on the pod's local
-// process.
+// The fake node's kubelet endpoint: the API server sends a pod's exec and
+// log requests (pods/exec, pods/log) to the kubelet of the Node the pod is
+// bound to, at the Node's address and kubelet port. The fake registers a
+// Node of its own, binds its pods to it, and serves those two requests
+// over HTTPS as the kubelet does: an exec is upgraded to SPDY streams
+// (protocol v4.channel.k8s.io: stdout, stderr and an error stream carrying
+// the exit status), and acted out on the pod's local process; a log is the
+// pod's server output.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,12 +63,12 @@ func (f *fakeNode) stopKubelet() {
 	_ = f.cs.CoreV1().Nodes().Delete(ctx, f.nodeName, metav1.DeleteOptions{})
 }
 
-// serveKubelet routes /exec/NS/POD/CONTAINER, the path the API server
-// uses here.
+// serveKubelet routes /exec/NS/POD/CONTAINER and
+// /containerLogs/NS/POD/CONTAINER, the two paths the API server uses here.
 func (f *fakeNode) serveKubelet(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if len(parts) != 4 || parts[1] != f.ns {
-		http.Error(w, "the fake kubelet serves /exec of namespace "+f.ns, http.StatusNotFound)
+		http.Error(w, "the fake kubelet serves /exec and /containerLogs of namespace "+f.ns, http.StatusNotFound)
 		return
 	}
 	f.mu.Lock()
@@ -78,9 +81,50 @@ func (f *fakeNode) serveKubelet(w http.ResponseWriter, r *http.Request) {
 	switch parts[0] {
 	case "exec":
 		f.serveExec(w, r, p, r.URL.Query()["command"])
+	case "containerLogs":
+		f.serveLogs(w, r, p)
 	default:
 		http.Error(w, "not served by the fake kubelet: "+parts[0], http.StatusNotFound)
 	}
+}
+
+// serveLogs writes the pod's server output (its previous container's
+// with previous=true), its last tailLines lines when asked.
+func (f *fakeNode) serveLogs(w http.ResponseWriter, r *http.Request, p *fakePod) {
+	f.mu.Lock()
+	n := p.restarts
+	f.mu.Unlock()
+	if r.URL.Query().Get("previous") == "true" {
+		if n == 0 {
+			http.Error(w, fmt.Sprintf("previous terminated container %q in pod %q not found", ContainerName, p.name), http.StatusBadRequest)
+			return
+		}
+		n--
+	}
+	fh, err := os.Open(p.logFile(n))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer fh.Close()
+	tail := -1
+	if s := r.URL.Query().Get("tailLines"); s != "" {
+		tail, _ = strconv.Atoi(s)
+	}
+	var lines []string
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if tail >= 0 && len(lines) > tail {
+			lines = lines[1:]
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	f.logf("served the log of pod %s (%d lines)", p.name, len(lines))
 }
 
 // serveExec upgrades the request to SPDY streams, acts the command out on

@@ -5,7 +5,8 @@ package kube
 // (creates the pods), the garbage collector (removes the pods of a deleted
 // StatefulSet), the kubelet (runs each pod's container as a local process
 // on loopback, sets the pod Running and Ready with its IP, restarts a
-// killed container, serves an exec into a pod: fake_kubelet_test.go) and Chaos Mesh's controller and daemon (acts out
+// killed container, serves an exec into a pod and its log:
+// fake_kubelet_test.go) and Chaos Mesh's controller and daemon (acts out
 // NetworkChaos partitions, delays and losses, PodChaos container kills and
 // TimeChaos on those processes, writes the objects' status, holds them with
 // a finalizer until it has recovered their targets).
@@ -306,6 +307,8 @@ func (f *fakeNode) startPod(ctx context.Context, pod *corev1.Pod) error {
 	for _, e := range c.Env {
 		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP" {
 			env[e.Name] = p.podIP
+		} else if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name" {
+			env[e.Name] = pod.Name
 		} else {
 			env[e.Name] = e.Value
 		}
@@ -344,7 +347,10 @@ func (f *fakeNode) startPod(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (f *fakeNode) run(p *fakePod) error {
-	logf, err := os.OpenFile(filepath.Join(p.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f.mu.Lock()
+	restarts := p.restarts
+	f.mu.Unlock()
+	logf, err := os.OpenFile(p.logFile(restarts), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -422,6 +428,12 @@ func (f *fakeNode) stopPod(p *fakePod) {
 			delete(f.conns, c)
 		}
 	}
+}
+
+// logFile is the output of the pod's container after restarts restarts,
+// one file each, as the kubelet keeps the current and the previous one.
+func (p *fakePod) logFile(restarts int32) string {
+	return filepath.Join(p.dir, fmt.Sprintf("server-%d.log", restarts))
 }
 
 // killContainer is PodChaos container-kill: SIGKILL, then the kubelet

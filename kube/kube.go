@@ -82,6 +82,10 @@ type Options struct {
 	// Owner identifies this process in LabelOwner (default
 	// hostname-pid).
 	Owner string
+	// AnnounceHostname has the nodes announce their DNS names under the
+	// headless Service (cluster-announce-hostname, preferred endpoint
+	// type hostname) instead of only their pod IPs.
+	AnnounceHostname bool
 }
 
 // DefaultImage is the image a target's pods run when --image is not

@@ -107,7 +107,9 @@ func redlineBinary(t *testing.T) string {
 // real API server with the fake node: a 6-node reference cluster formed
 // from local processes behind its pods, a NetworkChaos partition, delay and
 // loss, a PodChaos container kill and a pause (an exec of SIGSTOP) applied,
-// acted out, and removed; nothing of the run is left in the namespace.
+// acted out, and removed; every connection authenticated as the run's ACL
+// user (--user); the servers' logs in the results; nothing of the run is
+// left in the namespace.
 func TestRunOnKubernetes(t *testing.T) {
 	s := needAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(s.admin)
@@ -138,7 +140,7 @@ func TestRunOnKubernetes(t *testing.T) {
 	cmd := exec.Command(bin, "run", "--runtime", "kubernetes", "--namespace", ns, "--kubeconfig", kc,
 		"--nodes", "6", "--replicas", "1", "--workload", "register",
 		"--nemesis", "partition:isolate-one,kill:one,delay:one,loss:one,pause:one", "--nemesis-interval", "3s", "--time-limit", "15s",
-		"--node-timeout", "1s", "--seed", "11", "--results", results)
+		"--node-timeout", "1s", "--seed", "11", "--results", results, "--user", "redline-run")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t0 := time.Now()
@@ -167,7 +169,24 @@ func TestRunOnKubernetes(t *testing.T) {
 	if len(matches) == 0 {
 		t.Fatalf("no history in %s", results)
 	}
+	runDir := filepath.Dir(matches[0])
 	hist, _ := os.ReadFile(matches[0])
+	// Every node's server log came through pods/log; the killed one's
+	// holds its container before the restart too.
+	logs, _ := filepath.Glob(filepath.Join(runDir, "nodes", "*", "server.log"))
+	restarted := 0
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		if len(b) == 0 {
+			t.Errorf("%s is empty", l)
+		}
+		if bytes.Contains(b, []byte("before its restart 1")) {
+			restarted++
+		}
+	}
+	if len(logs) != 6 || restarted == 0 {
+		t.Errorf("%d server logs in %s/nodes, %d with a killed container's log; want 6, 1 or more", len(logs), runDir, restarted)
+	}
 	for _, f := range []string{`"f":"start-partition"`, `"f":"start-kill"`, `"f":"start-delay"`, `"f":"start-loss"`, `"f":"start-pause"`} {
 		if !bytes.Contains(hist, []byte(f)) {
 			t.Errorf("history has no %s entry", f)

@@ -28,8 +28,8 @@ const ResultsDir = "/results"
 
 // Role is exactly what a run needs in its namespace: its StatefulSet,
 // Service and pods (created, watched through get/list, deleted), an exec
-// into its pods (a pause is a SIGSTOP sent from inside the pod: pause.go)
-// and the Chaos Mesh faults. No secrets, nothing cluster-wide.
+// into its pods (a pause is a SIGSTOP sent from inside the pod: pause.go),
+// their logs and the Chaos Mesh faults. No secrets, nothing cluster-wide.
 func Role(namespace, name string) *rbacv1.Role {
 	crud := []string{"get", "list", "create", "delete"}
 	return &rbacv1.Role{
@@ -39,6 +39,8 @@ func Role(namespace, name string) *rbacv1.Role {
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "delete"}},
 			// get for an exec over WebSocket, create for one over SPDY.
 			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"get", "create"}},
+			// The servers' logs for the results store (nodes/<node>/server.log).
+			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: crud},
 			{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: crud},
 			{APIGroups: []string{"chaos-mesh.org"}, Resources: []string{NetworkChaos, PodChaos, TimeChaos}, Verbs: crud},

@@ -143,3 +143,29 @@ func TestPauseOnKubernetes(t *testing.T) {
 	}
 	fake.Pretend("signal", false)
 }
+
+// With AnnounceHostname each node announces its DNS name under the
+// headless Service, and says so in its own CLUSTER NODES line; it still
+// announces its pod IP, which redline's admin connections dial.
+func TestAnnounceHostnameOnKubernetes(t *testing.T) {
+	c, _, _ := startTestCluster(t, "redline-hostname", 1, func(o *Options) { o.AnnounceHostname = true })
+	ctx := context.Background()
+	n1, _ := c.node("n1")
+	cl := cluster.AdminClient(n1.Addr)
+	defer cl.Close()
+	text, err := cl.ClusterNodes(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := n1.Addr + "@16379," + c.Name() + "-0." + c.Name() + ".redline-hostname.svc "
+	if !strings.Contains(text, want) {
+		t.Errorf("CLUSTER NODES of n1 lacks %q:\n%s", want, text)
+	}
+	got, err := cl.ConfigGet(ctx, "cluster-preferred-endpoint-type").Result()
+	if err != nil || got["cluster-preferred-endpoint-type"] != "hostname" {
+		t.Errorf("cluster-preferred-endpoint-type = %v, %v; want hostname", got, err)
+	}
+	if d := c.Describe(); d["announce"] != "hostname" {
+		t.Errorf("Describe says announce %q", d["announce"])
+	}
+}

@@ -22,14 +22,22 @@ func addRuntimeFlags(f *pflag.FlagSet, cfg *harness.Config) {
 	f.StringVar(&cfg.Namespace, "namespace", "", "kubernetes: the namespace of the cluster (and of the chaos objects)")
 	f.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubernetes: kubeconfig file (default: the pod's service account in a cluster, else $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&cfg.Selector, "selector", "", "kubernetes: label selector of an existing cluster's pods (an operator's) to test as a guest, as with --addrs")
+	f.StringVar(&cfg.Announce, "announce", "", "kubernetes: what the nodes announce: ip (their pod IPs, the default) or hostname (cluster-announce-hostname <pod>.<service>.<namespace>.svc and cluster-preferred-endpoint-type hostname: the clients, redline's included, dial the headless Service's DNS names)")
 }
 
 // validateRuntime checks the runtime flags before anything starts.
 func validateRuntime(cfg *harness.Config, targetChanged bool) error {
+	switch cfg.Announce {
+	case "", "ip":
+		cfg.Announce = "" // the default: config.json and a replay say nothing
+	case "hostname":
+	default:
+		return badArgs("unknown --announce %q: choose ip or hostname", cfg.Announce)
+	}
 	switch cfg.Runtime {
 	case "", "docker":
 		cfg.Runtime = ""
-		for flag, v := range map[string]string{"--namespace": cfg.Namespace, "--kubeconfig": cfg.Kubeconfig, "--selector": cfg.Selector} {
+		for flag, v := range map[string]string{"--namespace": cfg.Namespace, "--kubeconfig": cfg.Kubeconfig, "--selector": cfg.Selector, "--announce": cfg.Announce} {
 			if v != "" {
 				return badArgs("%s is a kubernetes setting: add --runtime kubernetes", flag)
 			}
@@ -46,6 +54,9 @@ func validateRuntime(cfg *harness.Config, targetChanged bool) error {
 		return badArgs("--addrs and --runtime kubernetes: to test existing pods give --selector, to test any reachable cluster drop --runtime")
 	}
 	if cfg.Selector != "" {
+		if cfg.Announce != "" {
+			return badArgs("--announce says what the nodes redline creates announce; --selector tests existing pods: drop --announce")
+		}
 		if targetChanged && cfg.Target != "external" {
 			return badArgs("--selector picks an existing cluster, but --target is %q: drop --target", cfg.Target)
 		}
@@ -57,9 +68,6 @@ func validateRuntime(cfg *harness.Config, targetChanged bool) error {
 	if cfg.PartitionClients {
 		return badArgs("--partition-clients is not supported on kubernetes yet: drop it")
 	}
-	if cfg.User != "" && cfg.Selector == "" {
-		return badArgs("--user (the run's ACL user on the nodes redline creates) is not supported on kubernetes yet: drop it")
-	}
 	return nil
 }
 
@@ -67,6 +75,7 @@ func validateRuntime(cfg *harness.Config, targetChanged bool) error {
 func startKube(ctx context.Context, cfg harness.Config, log *harness.Log) (cluster.Cluster, error) {
 	rt, err := kube.New(ctx, kube.Options{
 		Namespace: cfg.Namespace, Kubeconfig: cfg.Kubeconfig, Image: cfg.Image, Log: log.Printf, Form: clusteradmin.Form,
+		AnnounceHostname: cfg.Announce == "hostname",
 	})
 	if err != nil {
 		return nil, environmentFailed(err)
