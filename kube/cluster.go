@@ -78,7 +78,7 @@ func (r *Runtime) StartCluster(ctx context.Context, spec cluster.Spec) (*Cluster
 		image = DefaultImage(spec.Target)
 	}
 	name := clusterName(spec.Name)
-	p := plan{name: name, namespace: r.opts.Namespace, spec: spec, image: image, hostnames: r.opts.AnnounceHostname, labels: map[string]string{
+	p := plan{name: name, namespace: r.opts.Namespace, spec: spec, image: image, hostnames: r.opts.AnnounceHostname, owner: r.ownerAnnotations(), labels: map[string]string{
 		LabelManagedBy: managedBy, LabelCluster: name, LabelOwner: r.opts.Owner, LabelTarget: spec.Target,
 	}}
 	c := &Cluster{rt: r, plan: p, logf: logf}

@@ -102,10 +102,17 @@ func Manifests(o ManifestOptions) []runtime.Object {
 						ServiceAccountName: o.Name,
 						RestartPolicy:      corev1.RestartPolicyNever,
 						Containers: []corev1.Container{{
-							Name:         "redline",
-							Image:        o.Image,
-							Command:      []string{"/redline"},
-							Args:         args,
+							Name:    "redline",
+							Image:   o.Image,
+							Command: []string{"/redline"},
+							Args:    args,
+							// Who redline is, on what it creates: a later
+							// run reaps a cluster whose Job pod is gone.
+							Env: []corev1.EnvVar{
+								{Name: EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+								{Name: EnvPodNamespace, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+								{Name: EnvPodUID, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.uid"}}},
+							},
 							VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: ResultsDir}},
 						}},
 						Volumes: []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{

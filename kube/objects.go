@@ -25,6 +25,7 @@ type plan struct {
 	image     string
 	labels    map[string]string // on every object
 	hostnames bool              // announce DNS names (Options.AnnounceHostname)
+	owner     map[string]string // on the StatefulSet and Service: who made them (reap.go)
 }
 
 // selector picks the cluster's pods.
@@ -98,7 +99,7 @@ func (p plan) serverArgs() []string {
 func (p plan) hostname(pod string) string { return pod + "." + p.name + "." + p.namespace + ".svc" }
 
 func (p plan) meta(name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: p.namespace, Labels: p.labels}
+	return metav1.ObjectMeta{Name: name, Namespace: p.namespace, Labels: p.labels, Annotations: p.owner}
 }
 
 // service is the headless Service that gives the pods stable DNS names

@@ -99,6 +99,15 @@ func startKube(ctx context.Context, cfg harness.Config, log *harness.Log) (clust
 		log.Printf("discovered %d nodes behind the pods %s selects", len(c.View().Members), cfg.Selector)
 		return c, nil
 	}
+	reaped, err := rt.Reap(ctx)
+	for _, r := range reaped {
+		if r.Left == "" {
+			log.Printf("kubernetes: removed %d objects of cluster %s: its run (%s) is gone", r.Removed, r.Cluster, r.Owner)
+		}
+	}
+	if err != nil {
+		log.Printf("kubernetes: reaping the clusters of dead runs: %v (`redline kube down --namespace %s` tries again)", err, cfg.Namespace)
+	}
 	log.Printf("starting a %d-node %s cluster on kubernetes in %s (%d replicas per primary, node-timeout %s)", cfg.Nodes, cfg.Target, cfg.Namespace, cfg.Replicas, cfg.NodeTimeout.D())
 	c, err := rt.Start(ctx, cluster.Spec{
 		Target: cfg.Target, Nodes: cfg.Nodes, Replicas: cfg.Replicas, NodeTimeout: cfg.NodeTimeout.D(),
@@ -150,6 +159,7 @@ store is on a PersistentVolumeClaim mounted at /results.`,
 	manifests.Flags().StringVar(&mo.Storage, "storage", "1Gi", "size of the results volume")
 
 	var ns, kubeconfig string
+	var all bool
 	// openNamespace connects down and status to the namespace they act on.
 	openNamespace := func(ctx context.Context) (*kube.Runtime, error) {
 		if ns == "" {
@@ -163,22 +173,45 @@ store is on a PersistentVolumeClaim mounted at /results.`,
 	}
 	down := &cobra.Command{
 		Use:   "down",
-		Short: "Remove every redline cluster and chaos object in the namespace (after a run that died)",
-		Args:  cobra.NoArgs,
+		Short: "Remove the redline clusters and chaos objects of dead runs in the namespace (--all: of every run)",
+		Long: `Remove what runs that died left in the namespace: each redline cluster whose
+run is gone (its Job pod deleted or ended, or its process no longer on this
+host) with its pods, Service and chaos objects. A run still in use, or one
+that ran on another host, is left and named. --all removes every redline
+object in the namespace, in use or not.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := context.Background()
 			rt, err := openNamespace(ctx)
 			if err != nil {
 				return err
 			}
-			n, err := rt.Cleanup(ctx, "")
-			fmt.Fprintf(stdout, "removed %d objects\n", n)
+			if all {
+				n, err := rt.Cleanup(ctx, "")
+				fmt.Fprintf(stdout, "removed %d objects\n", n)
+				if err != nil {
+					return environmentFailed(err)
+				}
+				return nil
+			}
+			reaped, err := rt.Reap(ctx)
+			removed := 0
+			for _, r := range reaped {
+				if r.Left != "" {
+					fmt.Fprintf(stdout, "left cluster %s: %s (--all removes it)\n", r.Cluster, r.Left)
+					continue
+				}
+				removed += r.Removed
+				fmt.Fprintf(stdout, "removed cluster %s (%d objects): its run, %s, is gone\n", r.Cluster, r.Removed, r.Owner)
+			}
+			fmt.Fprintf(stdout, "removed %d objects\n", removed)
 			if err != nil {
 				return environmentFailed(err)
 			}
 			return nil
 		},
 	}
+	down.Flags().BoolVar(&all, "all", false, "remove every redline cluster and chaos object in the namespace, its run alive or not")
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "List the redline clusters in the namespace",
