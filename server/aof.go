@@ -123,12 +123,15 @@ func (s *Server) maybeRewriteAOF() {
 
 // rewriteAOF replaces the AOF with the commands that rebuild the current
 // dataset. It runs with the lock held.
-func (s *Server) rewriteAOF() error {
+func (s *Server) rewriteAOF() error { return s.rewriteAOFFrom(s.snapshot) }
+
+// rewriteAOFFrom is rewriteAOF with the commands of snap.
+func (s *Server) rewriteAOFFrom(snap func(emit func(argv ...[]byte))) error {
 	a := s.aof
 	path := a.w.Path()
 	// Everything buffered is already in the dataset the snapshot captures.
 	a.flush(false)
-	err := aof.Rewrite(path, s.snapshot)
+	err := aof.Rewrite(path, snap)
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redline-dev/redline/server/resp"
 )
 
 func cmdReplconf(c *Client, argv [][]byte) {
@@ -91,40 +89,27 @@ func cmdPsync(c *Client, argv [][]byte) {
 		}
 	}
 	if !partial {
-		var snap []byte
+		// As Redis, the dataset goes as an RDB: "$<len>\r\n" and the file,
+		// with no CRLF after it (the stream's first byte follows the last
+		// byte of the file), so a redis-server replica can sync from us.
 		// rdb-key-save-delay paces the transfer per key, as Redis's
 		// rdbSaveKeyValuePair delays its diskless child (persist.go).
 		delay := time.Duration(s.cfgInt("rdb-key-save-delay")) * time.Microsecond
-		var ends []int
-		s.snapshotForSync(func(argv ...[]byte) {
-			snap = appendCommand(snap, argv)
-			if delay > 0 {
-				ends = append(ends, len(snap))
-			}
-		})
-		if s.prop.started {
-			snap = appendCommand(snap, [][]byte{[]byte("SELECT"), itob(int64(s.prop.lastDB))})
-		}
-		if len(argv) == 1 {
-			// SYNC (the pre-PSYNC protocol, which Redis's test suite uses
-			// to watch the stream): the bulk without +FULLRESYNC, and the
-			// stream starts with a SELECT as Redis's does for a new replica.
-			s.prop.started = false
-		} else {
+		snap, ends := s.encodeRDB(delay > 0)
+		// The stream after the file starts with a SELECT, as Redis sets
+		// slaveseldb to -1 for a new replica (the file's repl-stream-db
+		// already told it which database the stream was in).
+		s.prop.started = false
+		if len(argv) != 1 {
+			// PSYNC; SYNC (the pre-PSYNC protocol, which Redis's test
+			// suite uses to watch the stream) gets the payload alone.
 			head = fmt.Appendf(nil, "+FULLRESYNC %s %d\r\n", r.replid, r.offset)
 		}
-		head = resp.AppendBulk(head, snap)
-		if len(argv) == 1 {
-			// Redis's SYNC payload (an RDB) has no CRLF after it: the
-			// stream's first command follows the last byte.
-			head = head[:len(head)-2]
-		}
-		s.Logf('*', "Full resync requested by replica %s:%d; sending %d bytes of dataset at offset %d", host, rl.port, len(snap), r.offset)
+		head = fmt.Appendf(head, "$%d\r\n", len(snap))
+		shift := len(head)
+		head = append(head, snap...)
+		s.Logf('*', "Full resync requested by replica %s:%d; sending an RDB of %d bytes at offset %d", host, rl.port, len(snap), r.offset)
 		if delay > 0 && len(ends) > 0 {
-			shift := len(head) - len(snap) - 2 // the bulk header before snap
-			if len(argv) == 1 {
-				shift += 2
-			}
 			for i := range ends {
 				ends[i] += shift
 			}

@@ -1,9 +1,9 @@
 package server
 
 // The dataset as a whole, for replication, the AOF and cluster mode: a
-// snapshot as commands, flushing, deleting a lost slot's keys, and the
-// internal client that applies a stream (Redis's db.c and the replication
-// side of networking.c).
+// snapshot as commands (the AOF rewrite's), flushing, deleting a lost
+// slot's keys, and the internal client that applies a stream (Redis's db.c
+// and the replication side of networking.c).
 
 import (
 	"github.com/redline-dev/redline/server/store"
@@ -36,8 +36,7 @@ func (s *Server) execInternal(c *Client, argv [][]byte) []byte {
 
 // snapshot emits the commands that rebuild the whole dataset (SELECT per
 // non-empty database, then one or more commands per key, PEXPIREAT for
-// TTLs), as the AOF rewrite writes them: a replica's full sync can send
-// them. The lock must be held; argv slices are valid during the call only.
+// TTLs), as the AOF rewrite writes them. The lock must be held; argv slices are valid during the call only.
 func (s *Server) snapshot(emit func(argv ...[]byte)) {
 	s.snapshotFunctions(emit)
 	for i, db := range s.dbs {

@@ -92,8 +92,9 @@
 //
 // Other pieces cluster mode uses: store.DB.EnableSlotIndex (done with
 // cluster-enabled yes) keeps keys per hash slot for COUNTKEYSINSLOT and
-// GETKEYSINSLOT; keyslot.Of is the key-to-slot function; snapshot, flushAll,
-// newInternalClient and execInternal serve a replica's full sync and stream;
+// GETKEYSINSLOT; keyslot.Of is the key-to-slot function; encodeRDB and
+// loadRDB (persist.go) carry a replica's full sync, flushAll,
+// newInternalClient and execInternal its stream;
 // deleteKeysInSlot empties a lost slot. config.Config carries every
 // cluster-* and replication directive. Options.ClusterTransport and
 // Options.DialMaster replace the TCP network of the bus and of replica links

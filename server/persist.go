@@ -19,7 +19,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -52,8 +51,9 @@ type persistState struct {
 }
 
 type replInfo struct {
-	id     string
-	offset int64
+	id       string
+	offset   int64
+	streamDB int // the database the stream was in at offset (repl-stream-db)
 }
 
 // bgSave is a background save in progress.
@@ -126,8 +126,16 @@ func (s *Server) encodeRDB(wantKeyEnds bool) (data []byte, keyEnds []int) {
 	b = rdb.AppendAux(b, "used-mem", strconv.FormatUint(ms.HeapAlloc, 10))
 	// As rdbPopulateSaveInfo: a master with a backlog, or a replica with
 	// a master link, records where its data is in the stream.
+	// repl-stream-db is the database the stream is in at that offset: the
+	// master's last SELECT, a replica's master client's database.
 	if r := s.repl; (!r.isReplica() && r.backlogActive) || (r.isReplica() && r.masterCl != nil) {
-		b = rdb.AppendAux(b, "repl-stream-db", "0")
+		streamDB := 0
+		if r.isReplica() {
+			streamDB = r.masterCl.db
+		} else if s.prop.started {
+			streamDB = s.prop.lastDB
+		}
+		b = rdb.AppendAux(b, "repl-stream-db", strconv.Itoa(streamDB))
 		b = rdb.AppendAux(b, "repl-id", r.replid)
 		b = rdb.AppendAux(b, "repl-offset", strconv.FormatInt(r.offset, 10))
 	}
@@ -382,6 +390,9 @@ type loadOptions struct {
 	// allowDup replaces existing keys and libraries (DEBUG RELOAD MERGE);
 	// otherwise a duplicate fails the load.
 	allowDup bool
+	// afterKey, when set, runs after each key; its error stops the load
+	// (a replica's key-load-delay, repl_load.go).
+	afterKey func() error
 }
 
 // loadRDB loads data into the live databases (lock held). On error the
@@ -403,6 +414,8 @@ func (s *Server) loadRDB(data []byte, opt loadOptions) error {
 				repl.id = v
 			case "repl-offset":
 				repl.offset, _ = strconv.ParseInt(v, 10, 64)
+			case "repl-stream-db":
+				repl.streamDB, _ = strconv.Atoi(v)
 			case "redis-ver":
 				s.Logf('*', "Loading RDB produced by version %s", v)
 			}
@@ -453,6 +466,9 @@ func (s *Server) loadRDB(data []byte, opt loadOptions) error {
 				db.SetIdle(o, e.Idle)
 			}
 			p.loadedKeys++
+			if opt.afterKey != nil {
+				return opt.afterKey()
+			}
 			return nil
 		},
 	})
@@ -692,12 +708,12 @@ func debugReload(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-// pacedSync is a full sync's snapshot written to a replica one key at a
+// pacedSync is a full sync's RDB written to a replica one key at a
 // time with rdb-key-save-delay between keys: Redis's tests slow a master's
 // transfer with it to watch a replica's loading states.
 type pacedSync struct {
 	data  []byte
-	ends  []int // where each key's commands end in data
+	ends  []int // where each key's record ends in data
 	delay time.Duration
 }
 
@@ -723,17 +739,17 @@ func (p *pacedSync) send(rl *replicaLink, timeout time.Duration) bool {
 	return true
 }
 
-// receiveSync reads a full sync's payload. With repl-diskless-load swapdb
-// the replica is async_loading meanwhile, as Redis 7.0's: it serves its
-// old dataset until the new one is complete, and keeps it when the
-// transfer breaks (the payload is applied only once whole, in
-// syncWithMaster).
-func (s *Server) receiveSync(rd io.Reader, data []byte) error {
+// receiveSync reads a full sync's payload with read. With
+// repl-diskless-load swapdb the replica is async_loading meanwhile, as
+// Redis 7.0's: it serves its old dataset until the new one is complete,
+// and keeps it when the transfer breaks (the payload is loaded only once
+// whole, in syncWithMaster).
+func (s *Server) receiveSync(read func() ([]byte, error)) ([]byte, error) {
 	s.mu.Lock()
 	async := s.cfgValue("repl-diskless-load", "disabled") == "swapdb"
 	s.persist.asyncLoading = async
 	s.mu.Unlock()
-	_, err := io.ReadFull(rd, data)
+	data, err := read()
 	if async {
 		s.mu.Lock()
 		s.persist.asyncLoading = false
@@ -742,7 +758,7 @@ func (s *Server) receiveSync(rd io.Reader, data []byte) error {
 			s.Logf('#', "Failed trying to load the MASTER synchronization DB from socket, reverting to the old dataset: %v", err)
 		}
 	}
-	return err
+	return data, err
 }
 
 // alreadyExpired is Redis's checkAlreadyExpired: a write that sets a time
@@ -764,13 +780,13 @@ func (s *Server) saveAfterFlushAll() {
 	}
 }
 
-// snapshotForSync is snapshot (db.go) for a full sync: it also holds the
-// keys whose time has passed but that are still stored, as the RDB Redis
-// sends a replica does (rdbSaveDb writes every stored key). The replica
-// keeps them until its master's DEL arrives, so its DBSIZE follows its
-// master's (cluster suite 14: a replica restarted from its AOF and fully
-// resynced must still count the keys its master has not expired yet).
-// Lock held; argv slices are valid during the call only.
+// snapshotForSync is snapshot (db.go) holding also the keys whose time
+// has passed but that are still stored, as an RDB of Redis does (rdbSaveDb
+// writes every stored key) and as Redis's AOF rewrite after a full sync
+// does: a replica that synced keeps them until its master's DEL arrives,
+// so after a restart from its AOF its DBSIZE still follows its master's
+// (cluster suite 14). Lock held; argv slices are valid during the call
+// only.
 func (s *Server) snapshotForSync(emit func(argv ...[]byte)) {
 	s.snapshotFunctions(emit)
 	for i, db := range s.dbs {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -17,12 +18,13 @@ import (
 
 // Replication, Redis style: a master keeps a backlog of its write stream
 // (the propagated commands as RESP, offsets counted in bytes), serves PSYNC
-// with +CONTINUE from the backlog or +FULLRESYNC with a snapshot (our own
-// format: a bulk string holding the dataset as RESP commands), and streams
-// every later write. Replicas apply the stream with an internal client, copy
-// it verbatim into their own backlog (so siblings can partially resync with
-// a promoted replica through replid2), and ACK their offset every second and
-// on REPLCONF GETACK. Everything but the atomics is guarded by the server
+// with +CONTINUE from the backlog or +FULLRESYNC with an RDB of the
+// dataset (as Redis's, so redis-server replicas and masters interoperate
+// with ours), and streams every later write. Replicas load the RDB, apply
+// the stream with an internal client, copy it verbatim into their own
+// backlog (so siblings can partially resync with a promoted replica
+// through replid2), and ACK their offset every second and on REPLCONF
+// GETACK. Everything but the atomics is guarded by the server
 // lock.
 type replState struct {
 	s *Server
@@ -75,7 +77,7 @@ type replicaLink struct {
 
 	ackOff  int64
 	ackTime time.Time
-	// paced is a full sync's snapshot sent slowly (rdb-key-save-delay)
+	// paced is a full sync's RDB sent slowly (rdb-key-save-delay)
 	// before buf; nil when none (persist.go).
 	paced *pacedSync
 }
@@ -523,6 +525,70 @@ func (m *masterConn) line(timeout time.Duration) (string, error) {
 	return strings.TrimRight(l, "\r\n"), nil
 }
 
+// nonEmptyLine is line after the empty lines a master sends as keepalives.
+func (m *masterConn) nonEmptyLine(timeout time.Duration) (string, error) {
+	for {
+		l, err := m.line(timeout)
+		if err != nil || l != "" {
+			return l, err
+		}
+	}
+}
+
+// eofMarkLen is the length of a diskless transfer's end mark
+// (CONFIG_RUN_ID_SIZE).
+const eofMarkLen = 40
+
+// readSyncPayload reads a full sync's RDB in either of Redis's forms:
+// "$<len>\r\n" and len bytes, or, from a diskless master,
+// "$EOF:<40-byte mark>\r\n", the file, and the mark again. Nothing follows
+// the mark before the replica's first ACK (a diskless master starts the
+// stream on it), so the end is found as Redis's readSyncBulkPayload finds
+// it: the last bytes read are the mark.
+func readSyncPayload(m *masterConn, timeout time.Duration) ([]byte, error) {
+	hdr, err := m.nonEmptyLine(timeout)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case strings.HasPrefix(hdr, "-"):
+		return nil, errors.New("MASTER aborted replication with an error: " + hdr[1:])
+	case !strings.HasPrefix(hdr, "$"):
+		return nil, fmt.Errorf("Bad protocol from MASTER, the first byte is not '$' (we received '%s'), are you sure the host and port are right?", hdr)
+	case strings.HasPrefix(hdr, "$EOF:") && len(hdr) >= 5+eofMarkLen:
+		mark := []byte(hdr[5 : 5+eofMarkLen])
+		var data []byte
+		buf := make([]byte, 64<<10)
+		for {
+			m.conn.SetReadDeadline(time.Now().Add(timeout))
+			n, err := m.rd.Read(buf)
+			data = append(data, buf[:n]...)
+			if n > 0 && bytes.HasSuffix(data, mark) {
+				return data[:len(data)-eofMarkLen], nil
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	n, err := strconv.Atoi(hdr[1:])
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("bad full sync payload header %q", hdr)
+	}
+	data := make([]byte, n)
+	for at := 0; at < n; {
+		// The deadline is per read, as Redis's repl-timeout counts from
+		// the last data received.
+		m.conn.SetReadDeadline(time.Now().Add(timeout))
+		k, err := m.rd.Read(data[at:])
+		at += k
+		if err != nil && at < n {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
 func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan struct{}) error {
 	s := r.s
 	timeout := time.Duration(s.cfg.ReplTimeout) * time.Second
@@ -588,7 +654,10 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 	id, off := r.replid, r.offset+1
 	s.mu.Unlock()
 	m.send("PSYNC", id, strconv.FormatInt(off, 10))
-	l, err := m.line(timeout)
+	// A master may send empty lines to keep the link alive before its
+	// reply, as a diskless redis-server does while it waits for more
+	// replicas (repl-diskless-sync-delay).
+	l, err := m.nonEmptyLine(timeout)
 	if err != nil {
 		return err
 	}
@@ -612,20 +681,8 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 		}
 		s.mu.Unlock()
 		s.Logf('*', "Full resync from master: %s:%d", f[1], moff)
-		hdr, err := m.line(timeout)
+		data, err := s.receiveSync(func() ([]byte, error) { return readSyncPayload(m, timeout) })
 		if err != nil {
-			return err
-		}
-		if !strings.HasPrefix(hdr, "$") {
-			return fmt.Errorf("bad snapshot header %q", hdr)
-		}
-		n, err := strconv.Atoi(hdr[1:])
-		if err != nil || n < 0 {
-			return fmt.Errorf("bad snapshot header %q", hdr)
-		}
-		data := make([]byte, n+2)
-		conn.SetReadDeadline(time.Now().Add(timeout + time.Duration(n/(1<<20))*time.Second))
-		if err := s.receiveSync(m.rd, data); err != nil {
 			return err
 		}
 		s.mu.Lock()
@@ -633,16 +690,27 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 			s.mu.Unlock()
 			return errStale
 		}
+		// As Redis's replicationAttachToNewMaster: sub-replicas cannot
+		// continue a history this node drops, they sync again with us.
+		r.closeReplicas()
+		s.Logf('*', "MASTER <-> REPLICA sync: Flushing old data")
+		// As emptyData: keys, blocked clients' keys, tracking, functions.
 		s.flushAll()
-		// The AOF must forget the old dataset too.
-		s.propagate(0, [][]byte{[]byte("FLUSHALL")})
-		mc := s.newInternalClient()
-		mc.repl.master = true
-		keys, err := r.loadSync(gen, mc, data[:n])
+		s.signalFlushed(-1)
+		s.trackFlushAll()
+		s.scripts.fns = nil
+		s.Logf('*', "MASTER <-> REPLICA sync: Loading DB in memory")
+		streamDB, err := r.loadSync(gen, data)
 		if err != nil {
 			s.mu.Unlock()
-			return err
+			if err == errStale {
+				return err
+			}
+			return fmt.Errorf("Failed trying to load the MASTER synchronization DB: %v", err)
 		}
+		mc := s.newInternalClient()
+		mc.repl.master = true
+		mc.db = streamDB
 		r.masterCl = mc
 		r.replid = f[1]
 		r.replid2 = strings.Repeat("0", 40)
@@ -650,8 +718,19 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 		r.offset = moff
 		r.offsetA.Store(moff)
 		r.backlog = r.backlog[:0]
+		if s.aof != nil {
+			// As restartAOFAfterSYNC: the AOF is rewritten from the new
+			// dataset (the loaded keys never went through propagation).
+			if err := s.rewriteAOFFrom(s.snapshotForSync); err != nil {
+				s.Logf('#', "Failed enabling the AOF after successful master synchronization: %v", err)
+			}
+		}
 		s.mu.Unlock()
-		s.Logf('*', "MASTER <-> REPLICA sync: Finished with success (%d commands loaded)", keys)
+		s.Logf('*', "MASTER <-> REPLICA sync: Finished with success")
+		// The first ACK at once, as Redis's replica after a diskless
+		// transfer: a diskless redis-server master puts a replica online
+		// (starts its stream) only on its first ACK.
+		m.send("REPLCONF", "ACK", strconv.FormatInt(moff, 10))
 	case strings.HasPrefix(l, "+CONTINUE"):
 		f := strings.Fields(l)
 		s.mu.Lock()
@@ -704,16 +783,9 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 	return r.readStream(gen, m, mc, timeout)
 }
 
-// applyCommands runs a RESP command stream with the master client (lock
-// held) and returns how many commands it ran.
+// applyCommands runs a RESP command stream with the client mc (lock held)
+// and returns how many commands it ran.
 func applyCommands(s *Server, mc *Client, data []byte) int {
-	n, _ := applyCommandsEach(s, mc, data, nil)
-	return n
-}
-
-// applyCommandsEach is applyCommands with after called after each command
-// (nil: none); an error from after stops the stream and is returned.
-func applyCommandsEach(s *Server, mc *Client, data []byte, after func() error) (int, error) {
 	var p resp.Parser
 	p.MaxBulk = 1 << 40
 	var args [][]byte
@@ -731,13 +803,8 @@ func applyCommandsEach(s *Server, mc *Client, data []byte, after func() error) (
 		}
 		s.execInternal(mc, args)
 		n++
-		if after != nil {
-			if err := after(); err != nil {
-				return n, err
-			}
-		}
 	}
-	return n, nil
+	return n
 }
 
 func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout time.Duration) error {

@@ -494,10 +494,11 @@ func (db *DB) RandomKey() *Object {
 
 // ActiveExpire samples keys with a TTL and removes expired ones, like Redis's
 // activeExpireCycle: up to 20 samples a round, another round while more than
-// a quarter of the sample had expired, at most maxRounds rounds.
-func (db *DB) ActiveExpire(maxRounds int) int {
+// a quarter of the sample had expired, at most maxRounds rounds. It returns
+// how many keys expired and the sum of their FreeEffort.
+func (db *DB) ActiveExpire(maxRounds int) (expiredKeys, effort int) {
 	if db.NoLazyExpire {
-		return 0
+		return 0, 0
 	}
 	db.Tick()
 	total := 0
@@ -516,6 +517,7 @@ func (db *DB) ActiveExpire(maxRounds int) int {
 			}
 		}
 		for _, o := range victims {
+			effort += o.FreeEffort()
 			db.expire(o)
 		}
 		total += expired
@@ -523,7 +525,31 @@ func (db *DB) ActiveExpire(maxRounds int) int {
 			break
 		}
 	}
-	return total
+	return total, effort
+}
+
+// FreeEffort is Redis's lazyfreeGetFreeEffort: about how many allocations
+// Redis releases when it frees the value (1 for a string or a compact
+// encoding, the elements of a hashtable or skiplist, the nodes of a
+// quicklist or of a stream's radix tree).
+func (o *Object) FreeEffort() int {
+	switch o.Kind {
+	case KindList:
+		// A quicklist node holds up to 8 kB (list-max-listpack-size -2):
+		// about 128 short elements.
+		return o.List.Len()/128 + 1
+	case KindSet, KindHash, KindZSet:
+		if o.loose {
+			return o.Len()
+		}
+	case KindStream:
+		n := len(o.Stream.nodes) + 1
+		for _, g := range o.Stream.groups {
+			n += 1 + len(g.pel.list)
+		}
+		return n
+	}
+	return 1
 }
 
 // AvgTTL is the average remaining TTL in ms over keys with an expiry (0 if none).
