@@ -233,7 +233,7 @@ func (f *fakeNode) sync(ctx context.Context) error {
 	// The garbage collector and the kubelet.
 	for name, p := range have {
 		owned := len(p.OwnerReferences) > 0 && p.OwnerReferences[0].Kind == "StatefulSet"
-		if owned && !sets[p.OwnerReferences[0].Name] {
+		if owned && !sets[p.OwnerReferences[0].Name] && p.DeletionTimestamp == nil {
 			_ = f.cs.CoreV1().Pods(f.ns).Delete(ctx, name, metav1.DeleteOptions{})
 			continue
 		}

@@ -37,7 +37,7 @@ func startTestCluster(t *testing.T, ns string, nodes int, opts ...func(*Options)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := rt.Start(ctx, cluster.Spec{Nodes: nodes, Replicas: 1, NodeTimeout: time.Second, Name: "t"})
+	c, err := rt.Start(ctx, cluster.Spec{Nodes: nodes, Replicas: min(1, nodes-1), NodeTimeout: time.Second, Name: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
