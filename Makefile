@@ -13,7 +13,7 @@ TEST_TIMEOUT ?= 40m
 all: build
 
 # install-deps installs what redline and its tests need from Debian's
-# packages (redis-server, redis-tools, faketime) when missing.
+# packages (redis-server, redis-tools, gcc for the clock shim) when missing.
 deps:
 	@scripts/install-deps
 

@@ -88,7 +88,7 @@ func TestAttributeServerLost(t *testing.T) {
 		{Name: "n4", Addr: addr4, ID: id4, Role: "primary", View: view(id4, addr4, id1, addr1)},
 	}})
 	ops := h.done()
-	s := Run(context.Background(), ops, []Checker{Linearizable(Options{KeyPrefix: "r:", NoVisualization: true})}, nil)
+	s := Run(context.Background(), ops, []Checker{Linearizable(LinearizableOptions{Scope: Scope{KeyPrefix: "r:"}, NoVisualization: true})}, nil)
 	at := Attribute(ops, s, []LogLine{
 		{Node: "n4", Time: 1500 * msec, Text: "Failover election won: I'm the new master."},
 		{Node: "n3", Time: 1500 * msec, Text: "Failover auth granted to aaaa for epoch 8"}, // not involved
@@ -133,7 +133,7 @@ func TestAttributeStrandedByAdminStep(t *testing.T) {
 	h.call(1<<21, "read", key, nil, 4100, history.OK, []int{8}, 4110)
 	h.servedBy(addr1)
 	setCensus(h, 4200, key, map[string][]string{"n1": {"8"}, "n2": {"7"}, "n4": {"8"}})
-	at := attribute(t, h, Set(Options{KeyPrefix: "s:"}))
+	at := attribute(t, h, Set(Scope{KeyPrefix: "s:"}))
 	cs := SummarizeCensus(history.CensusOf(h.done()))
 	if cs == nil || cs.Copies != 3 || cs.Stranded != 1 || len(cs.Examples) != 1 || !strings.Contains(cs.Examples[0], "on n2, served by n1") {
 		t.Fatalf("census summary %+v: want 3 copies, 1 stranded on n2 (served by n1)", cs)
@@ -199,7 +199,7 @@ func TestAttributeOverwrittenByAdminStep(t *testing.T) {
 	h.call(1<<21, "read", key, nil, 4100, history.OK, []int{8}, 4110)
 	h.servedBy(addr1)
 	setCensus(h, 4200, key, map[string][]string{"n1": {"8"}, "n4": {"8"}})
-	at := attribute(t, h, Set(Options{KeyPrefix: "s:"}))
+	at := attribute(t, h, Set(Scope{KeyPrefix: "s:"}))
 	if len(at) != 1 {
 		t.Fatalf("want one attribution (the lost add of 7), got %+v", at)
 	}
@@ -224,7 +224,7 @@ func TestAttributeUnknownWithoutCensus(t *testing.T) {
 	h.event(3010, history.Info, "stop-kill", []string{"n1"}, nil)
 	h.event(4000, history.Info, "final-reads", nil, nil)
 	h.call(1<<21, "read", key, nil, 4100, history.OK, nil, 4110)
-	at := attribute(t, h, Linearizable(Options{KeyPrefix: "r:", NoVisualization: true}))
+	at := attribute(t, h, Linearizable(LinearizableOptions{Scope: Scope{KeyPrefix: "r:"}, NoVisualization: true}))
 	if len(at) != 1 || at[0].Verdict != AttrUnknown || !strings.Contains(at[0].Why, "no key census") {
 		t.Fatalf("want one unknown attribution naming the missing census, got %+v", at)
 	}
@@ -241,7 +241,7 @@ func TestAttributeValidNothing(t *testing.T) {
 	h.event(4000, history.Info, "final-reads", nil, nil)
 	h.call(1<<21, "read", "r:a", nil, 4100, history.OK, 3, 4110)
 	ops := h.done()
-	s := Run(context.Background(), ops, []Checker{Linearizable(Options{KeyPrefix: "r:", NoVisualization: true})}, nil)
+	s := Run(context.Background(), ops, []Checker{Linearizable(LinearizableOptions{Scope: Scope{KeyPrefix: "r:"}, NoVisualization: true})}, nil)
 	if at := Attribute(ops, s, nil); at != nil {
 		t.Fatalf("a valid run: want no attribution, got %+v", at)
 	}
@@ -278,7 +278,7 @@ func TestAttributeUnknownWhenANodeDidNotAnswer(t *testing.T) {
 		{Name: "n2", Addr: addr2, ID: id2, Role: "primary", View: view(id1, addr1, id4, addr4)},
 		{Name: "n4", Addr: addr4, ID: id4, Role: "replica", Primary: id1, View: view(id1, addr1, id4, addr4)},
 	}})
-	at := attribute(t, h, Linearizable(Options{KeyPrefix: "r:", NoVisualization: true}))
+	at := attribute(t, h, Linearizable(LinearizableOptions{Scope: Scope{KeyPrefix: "r:"}, NoVisualization: true}))
 	if len(at) != 1 || at[0].Verdict != AttrUnknown || !strings.Contains(at[0].Why, "n1 did not answer") {
 		t.Fatalf("want unknown naming n1, got %+v", at)
 	}
@@ -338,7 +338,7 @@ func TestAttributeStaleReadDuringAdminStep(t *testing.T) {
 		nodes[i].View = view(id1, addr1, id4, addr4)
 	}
 	h.event(4200, history.Info, history.CensusEvent, nil, history.Census{Prefix: "r:", Nodes: nodes})
-	at := attribute(t, h, Linearizable(Options{KeyPrefix: "r:", NoVisualization: true}))
+	at := attribute(t, h, Linearizable(LinearizableOptions{Scope: Scope{KeyPrefix: "r:"}, NoVisualization: true}))
 	var stale *Attribution
 	for i := range at {
 		if at[i].Kind == "stale-read" {

@@ -13,7 +13,7 @@ import (
 
 type bank struct {
 	total int64
-	o     Options
+	o     Scope
 }
 
 // Bank checks bank transfers: every successful read-all of a group of
@@ -22,12 +22,8 @@ type bank struct {
 // means a partial transfer was seen (or money was created or lost).
 // Every read must name exactly the group's accounts, and no balance may
 // be negative (both transfer paths refuse overdrafts).
-func Bank(total int64, opts ...Options) Checker {
-	o := firstOpts(opts)
-	if total == 0 {
-		total = o.Total
-	}
-	return bank{total: total, o: o}
+func Bank(total int64, opts ...Scope) Checker {
+	return bank{total: total, o: firstScope(opts)}
 }
 
 func (b bank) Name() string { return b.o.name("bank") }
@@ -200,14 +196,14 @@ func sameNames(m map[string]int64, names []string) bool {
 	return slices.Equal(sortedNames(m), names)
 }
 
-type crossSlot struct{ o Options }
+type crossSlot struct{ o Scope }
 
 // CrossSlot is a fidelity check: every "cross-slot" op (a transaction over
 // keys of different slots, sent on purpose) must be refused with CROSSSLOT.
 // One that succeeded means the server ran a cross-slot transaction: invalid.
 // Ops of other kinds refused with CROSSSLOT are counted apart: they point at
 // a workload whose keys were meant to share a slot.
-func CrossSlot(opts ...Options) Checker { return crossSlot{firstOpts(opts)} }
+func CrossSlot(opts ...Scope) Checker { return crossSlot{firstScope(opts)} }
 
 func (c crossSlot) Name() string { return c.o.name("cross-slot") }
 

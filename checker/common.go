@@ -12,68 +12,52 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-// Options tunes the checkers. The zero value is a sensible default for all
-// of them; each checker reads only the fields that concern it.
-type Options struct {
+// Scope is what every checker is given alike: its name in results.json,
+// the keys it judges and how long its lists of examples grow. A checker
+// with knobs of its own takes them in its own options type beside a Scope
+// (LinearizableOptions, RPOOptions, PerfOptions); the others have nothing
+// else to tune and take a Scope alone. The zero value judges every key
+// under the checker's own name and keeps 50 examples a list.
+type Scope struct {
 	// Name overrides the checker's name (its key in results.json).
 	Name string
 	// KeyPrefix keeps only client ops whose key starts with it (each
 	// workload sets its own, see workloads.Workload.Checkers). Nemesis
 	// events are always kept.
 	KeyPrefix string
-	// Timeout bounds the linearizability search as a whole [60s]. Keys not
-	// decided in time are reported as unknown_keys.
-	Timeout time.Duration
-	// NoVisualization turns off the porcupine HTML pages for anomalous keys.
-	NoVisualization bool
 	// MaxExamples caps every list of examples in the figures [50].
 	MaxExamples int
-	// Total is the bank's invariant sum; 0 means "take it from the init op".
-	Total int64
-	// Kind tells RPO which analysis to use: "set", "list-append" or
-	// "counter". Empty means detect it from the ops (txn ops are
-	// list-append; a read of a list is a set, of an integer a counter).
-	Kind string
-	// RPOSlack attributes a lost write acknowledged up to this long before a
-	// fault started to that fault's window [1s]: an asynchronous replica
-	// may not have received it yet when the fault struck.
-	RPOSlack time.Duration
-	// Bucket is the width of a perf time bucket; 0 picks 1 s, or wider so
-	// that a run has at most MaxBuckets buckets.
-	Bucket time.Duration
-	// MaxBuckets caps the number of perf buckets when Bucket is 0 [600].
-	MaxBuckets int
 }
 
-func firstOpts(opts []Options) Options {
-	var o Options
+func (s Scope) withDefaults() Scope {
+	if s.MaxExamples <= 0 {
+		s.MaxExamples = 50
+	}
+	return s
+}
+
+// optional is a constructor's optional options: the first given, else the
+// zero value.
+func optional[T any](opts []T) T {
+	var o T
 	if len(opts) > 0 {
 		o = opts[0]
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 60 * time.Second
-	}
-	if o.MaxExamples <= 0 {
-		o.MaxExamples = 50
-	}
-	if o.RPOSlack <= 0 {
-		o.RPOSlack = time.Second
-	}
-	if o.MaxBuckets <= 0 {
-		o.MaxBuckets = 600
 	}
 	return o
 }
 
-func (o Options) name(def string) string {
-	if o.Name != "" {
-		return o.Name
+// firstScope is the Scope of a checker that has no other knob.
+func firstScope(opts []Scope) Scope { return optional(opts).withDefaults() }
+
+func (s Scope) name(def string) string {
+	if s.Name != "" {
+		return s.Name
 	}
 	return def
 }
 
-func (o Options) keep(op *history.Op) bool {
-	if o.KeyPrefix != "" && !strings.HasPrefix(op.Key, o.KeyPrefix) {
+func (s Scope) keep(op *history.Op) bool {
+	if s.KeyPrefix != "" && !strings.HasPrefix(op.Key, s.KeyPrefix) {
 		return false
 	}
 	return true
@@ -142,14 +126,14 @@ func (c *call) wait() *history.Wait {
 	return nil
 }
 
-// calls pairs the history and keeps the client ops the options accept.
+// calls pairs the history and keeps the client ops of the scope.
 // The pairing and the calls of each key prefix are computed once per
 // History and shared by the checkers that read it: treat the result as
 // read-only.
-func (o Options) calls(h *History) ([]call, error) { return h.callsFor(o) }
+func (o Scope) calls(h *History) ([]call, error) { return h.callsFor(o) }
 
 // callsOfIdx is callsOf of pairs given as positions in ops.
-func (o Options) callsOfIdx(ops []history.Op, pairs []pairIdx) []call {
+func (o Scope) callsOfIdx(ops []history.Op, pairs []pairIdx) []call {
 	n := 0
 	for _, p := range pairs {
 		if o.keep(&ops[p.inv]) {
@@ -172,8 +156,8 @@ func (o Options) callsOfIdx(ops []history.Op, pairs []pairIdx) []call {
 	return out
 }
 
-// callsOf keeps the pairs the options accept, as calls.
-func (o Options) callsOf(pairs []history.Pair) []call {
+// callsOf keeps the pairs of the scope, as calls.
+func (o Scope) callsOf(pairs []history.Pair) []call {
 	n := 0
 	for _, p := range pairs {
 		if o.keep(p.Invoke) {

@@ -10,12 +10,12 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-type counter struct{ o Options }
+type counter struct{ o Scope }
 
 // Counter checks INCRBY counters as Jepsen's counter checker does, plus the
 // final-state figures lost / unexpected and their WAIT split. See the
 // package documentation for the exact rules.
-func Counter(opts ...Options) Checker { return counter{firstOpts(opts)} }
+func Counter(opts ...Scope) Checker { return counter{firstScope(opts)} }
 
 func (c counter) Name() string { return c.o.name("counter") }
 

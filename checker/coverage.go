@@ -101,7 +101,7 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 	if len(kinds) == 0 {
 		return NotApplicable("no fault was requested: nothing to cover")
 	}
-	calls, err := Options{}.calls(in)
+	calls, err := Scope{}.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}

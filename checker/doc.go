@@ -23,7 +23,7 @@
 // ops and indeterminate reads are dropped; indeterminate writes and cas
 // return at "infinity" (later than every other op), so they may take effect
 // at any time after their call, or never (taking effect last is the same as
-// never). One deadline (Options.Timeout, 60 s) covers all keys; keys not
+// never). One deadline (LinearizableOptions.Timeout, 60 s) covers all keys; keys not
 // decided by then are unknown_keys and make the verdict unknown unless some
 // key is anomalous; the keys first get a fair slice each, then the
 // undecided ones share the rest, so a few hard keys cannot starve the
@@ -96,7 +96,7 @@
 //
 // Perf, RTO and RPO measure; they are always valid. Perf: per f, ok / fail /
 // info counts and ok latency quantiles (HdrHistogram) per time bucket
-// (1 s, widened to keep at most Options.MaxBuckets buckets) as columns
+// (1 s, widened to keep at most PerfOptions.MaxBuckets buckets) as columns
 // under "series", totals under "by_f", fault windows under "faults". RTO:
 // per fault window and shard (the primary serving a set of slots at the
 // fault's start), from the fault's start to the first success on those

@@ -8,7 +8,7 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-type endPhase struct{ o Options }
+type endPhase struct{ o Scope }
 
 // EndPhase judges the end phase itself from the nemesis's "heal" entry:
 // after healing every fault, the nemesis counts again, on every primary,
@@ -20,7 +20,7 @@ type endPhase struct{ o Options }
 // that did not converge, or a state redline could not account for leaves
 // the run unknown: the checkers' final reads ran on a cluster nobody can
 // vouch for. A run without faults has no end phase (not applicable).
-func EndPhase(opts ...Options) Checker { return endPhase{firstOpts(opts)} }
+func EndPhase(opts ...Scope) Checker { return endPhase{firstScope(opts)} }
 
 func (e endPhase) Name() string { return e.o.name("end-phase") }
 

@@ -25,7 +25,7 @@ func TestNoEvidenceIsUnknown(t *testing.T) {
 		h.call(1, "read", "k", nil, 30, history.Fail, nil, 40)
 		return h.done()
 	}
-	checkers := []Checker{Counter(), Set(), Linearizable(Options{NoVisualization: true})}
+	checkers := []Checker{Counter(), Set(), Linearizable(LinearizableOptions{NoVisualization: true})}
 	for _, c := range checkers {
 		for name, ops := range map[string][]history.Op{"empty": nil, "only-nemesis": onlyNemesis()} {
 			r := check(t, c, ops)
@@ -41,14 +41,14 @@ func TestNoEvidenceIsUnknown(t *testing.T) {
 		ch Checker
 		f  string
 		in any
-	}{{Counter(), "add", 1}, {Set(), "add", 1}, {Linearizable(Options{NoVisualization: true}), "write", 1}} {
+	}{{Counter(), "add", 1}, {Set(), "add", 1}, {Linearizable(LinearizableOptions{NoVisualization: true}), "write", 1}} {
 		if r := check(t, c.ch, allFailed(c.f, c.in)); r.Valid != Unknown {
 			t.Errorf("%s with every op failed: %v, want unknown", c.ch.Name(), r.Valid)
 		}
 	}
 	// A key prefix that matches nothing leaves nothing to judge.
 	ops := lossHistory(10)
-	if r := check(t, Counter(Options{KeyPrefix: "nomatch:"}), ops); r.Valid != Unknown {
+	if r := check(t, Counter(Scope{KeyPrefix: "nomatch:"}), ops); r.Valid != Unknown {
 		t.Errorf("counter with a prefix matching nothing: %v, want unknown", r.Valid)
 	}
 }
@@ -272,7 +272,7 @@ func TestStaleReadInvalidDespiteTimeout(t *testing.T) {
 	h.call(0, "write", "r", 1, 0, history.OK, nil, 10)
 	h.call(0, "write", "r", 2, 20, history.OK, nil, 30)
 	h.call(1, "read", "r", nil, 40, history.OK, 1, 50)
-	r := check(t, Linearizable(Options{Timeout: time.Nanosecond, NoVisualization: true}), h.done())
+	r := check(t, Linearizable(LinearizableOptions{Timeout: time.Nanosecond, NoVisualization: true}), h.done())
 	wantValid(t, r, Invalid)
 	if w := fig[string](t, r, "why"); !strings.Contains(w, "stale") || !strings.Contains(w, "op 4") {
 		t.Fatalf("why = %q", w)
@@ -283,7 +283,7 @@ func TestRegisterGarbageRead(t *testing.T) {
 	var h hist
 	h.call(0, "write", "r", 1, 0, history.OK, nil, 10)
 	h.rawCall(1, "read", "r", nil, 20, `"one"`, 30)
-	r := check(t, Linearizable(Options{NoVisualization: true}), h.done())
+	r := check(t, Linearizable(LinearizableOptions{NoVisualization: true}), h.done())
 	wantValid(t, r, Invalid)
 }
 
@@ -295,7 +295,7 @@ func TestRPOCounterWaitClassCapped(t *testing.T) {
 	h.nemesis(30, "stop-partition", "n1")
 	h.nemesis(40, "final-reads")
 	h.call(1, "read", "c", nil, 50, history.OK, -5, 60)
-	r := check(t, RPO(Options{Kind: "counter"}), h.done())
+	r := check(t, RPO(RPOOptions{Kind: "counter"}), h.done())
 	w := fig[[]map[string]any](t, r, "per_window")[0]
 	if w["lost"] != int64(1) || w["no_wait"] != int64(1) || w["wait_satisfied"] != int64(0) {
 		t.Fatalf("window %v", w)
@@ -309,7 +309,7 @@ func TestScriptGarbage(t *testing.T) {
 	h.call(0, "write", "r", 1, 0, history.OK, nil, 10)
 	h.rawCall(1, "cas", "r", []int{1, 2}, 20, `"ERR weird"`, 30)
 	h.call(2, "read", "r", nil, 40, history.OK, 1, 50)
-	r := check(t, Linearizable(Options{NoVisualization: true}), h.done())
+	r := check(t, Linearizable(LinearizableOptions{NoVisualization: true}), h.done())
 	wantValid(t, r, Invalid)
 	if w := fig[string](t, r, "why"); !strings.Contains(w, "garbage") || !strings.Contains(w, "op 2") {
 		t.Fatalf("why = %q", w)

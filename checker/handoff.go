@@ -10,7 +10,7 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-type handoff struct{ o Options }
+type handoff struct{ o Scope }
 
 // Handoff checks the placement of keys after each slot handoff the migrate
 // fault made (atomic CLUSTER MIGRATION task or classic SETSLOT/MIGRATE
@@ -29,7 +29,7 @@ type handoff struct{ o Options }
 // A slot whose lists could not be read or were truncated
 // is unmeasured, and a history with no placement record at all is not
 // applicable (no handoff happened to judge: never "valid").
-func Handoff(opts ...Options) Checker { return handoff{firstOpts(opts)} }
+func Handoff(opts ...Scope) Checker { return handoff{firstScope(opts)} }
 
 func (h handoff) Name() string { return h.o.name("handoff") }
 

@@ -81,9 +81,9 @@ func TestSetGeneratedWithLoss(t *testing.T) {
 // checks that results.json round-trips with the documented figure names.
 func TestRunSummaryJSON(t *testing.T) {
 	ops := withWindows(genSet(5, 5, 200, 3, 0.02, 0.05), 20_000_000, 5_000_000)
-	named := func(n string) Options { return Options{Name: n} }
-	cs := []Checker{Set(named("set/set")), RPO(Options{Name: "set/rpo", Kind: "set"}), Perf(named("set/perf")), RTO(named("set/rto")),
-		Linearizable(named("register/linearizable")), Counter(named("counter/counter")), ListAppend(named("txn/list-append"))}
+	named := func(n string) Scope { return Scope{Name: n} }
+	cs := []Checker{Set(named("set/set")), RPO(RPOOptions{Scope: named("set/rpo"), Kind: "set"}), Perf(PerfOptions{Scope: named("set/perf")}), RTO(named("set/rto")),
+		Linearizable(LinearizableOptions{Scope: named("register/linearizable")}), Counter(named("counter/counter")), ListAppend(named("txn/list-append"))}
 	s := Run(context.Background(), ops, cs, nil)
 	b, err := json.Marshal(s)
 	if err != nil {

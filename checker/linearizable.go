@@ -120,11 +120,28 @@ var registerModel = porcupine.Model{
 	DescribeOperationMetadata: describeMeta,
 }
 
-type linearizable struct{ o Options }
+// LinearizableOptions tune the linearizability checker.
+type LinearizableOptions struct {
+	Scope
+	// Timeout bounds the search as a whole [60s]. Keys not decided in time
+	// are reported as unknown_keys.
+	Timeout time.Duration
+	// NoVisualization turns off the porcupine HTML pages for anomalous keys.
+	NoVisualization bool
+}
+
+type linearizable struct{ o LinearizableOptions }
 
 // Linearizable checks register histories (read / write / cas) per key with
 // porcupine. See the package documentation for the history conventions.
-func Linearizable(opts ...Options) Checker { return linearizable{firstOpts(opts)} }
+func Linearizable(opts ...LinearizableOptions) Checker {
+	o := optional(opts)
+	o.Scope = o.Scope.withDefaults()
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	return linearizable{o}
+}
 
 func (l linearizable) Name() string { return l.o.name("linearizable") }
 

@@ -26,7 +26,7 @@ func TestLinearizableGenerated(t *testing.T) {
 			break
 		}
 	}
-	r = check(t, Linearizable(Options{NoVisualization: true}), ops)
+	r = check(t, Linearizable(LinearizableOptions{NoVisualization: true}), ops)
 	wantValid(t, r, Invalid)
 	if got := fig[[]string](t, r, "anomalous_keys"); !slices.Equal(got, []string{"r17"}) {
 		t.Fatalf("anomalous_keys = %v", got)
@@ -41,7 +41,7 @@ func BenchmarkLinearizable1M(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start, cpu := time.Now(), cpuTime()
-		r := Linearizable(Options{Timeout: 60 * time.Second}).Check(context.Background(), NewHistory(ops))
+		r := Linearizable(LinearizableOptions{Timeout: 60 * time.Second}).Check(context.Background(), NewHistory(ops))
 		b.ReportMetric(time.Since(start).Seconds(), "s/check")
 		b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s/check")
 		if r.Valid == Invalid {
@@ -66,7 +66,7 @@ func cpuTime() time.Duration {
 func TestLinearizableGeneratedPooled(t *testing.T) {
 	ops := genRegister(9, 5, 300, 5, 0.3)
 
-	calls, _ := Options{}.calls(NewHistory(ops))
+	calls, _ := Scope{}.calls(NewHistory(ops))
 	byKey, _, _ := registerOps(calls)
 	if _, m := porcupineOps(byKey["r2"]); fmtState(m) != "pooled" {
 		t.Fatal("key r2 does not use the pooled model")
@@ -79,7 +79,7 @@ func TestLinearizableGeneratedPooled(t *testing.T) {
 		}
 	}
 	// A short timeout bounds the (hard) search for the picture.
-	r := check(t, Linearizable(Options{Timeout: 4 * time.Second}), ops)
+	r := check(t, Linearizable(LinearizableOptions{Timeout: 4 * time.Second}), ops)
 	wantValid(t, r, Invalid)
 	if got := fig[[]string](t, r, "anomalous_keys"); !slices.Equal(got, []string{"r2"}) {
 		t.Fatalf("anomalous_keys = %v", got)

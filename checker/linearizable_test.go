@@ -137,7 +137,7 @@ func TestLinearizableStaleReadsFigure(t *testing.T) {
 	h.call(2, "write", "j", 1, 0, history.Info, nil, 10)
 	h.call(2, "write", "j", 2, 20, history.OK, nil, 30)
 	h.call(4, "read", "j", nil, 40, history.OK, 1, 50) // info write of 1 may land late: not stale
-	r := check(t, Linearizable(Options{NoVisualization: true}), h.done())
+	r := check(t, Linearizable(LinearizableOptions{NoVisualization: true}), h.done())
 	wantValid(t, r, Invalid)
 	if got := fig[int](t, r, "stale_reads"); got != 1 {
 		t.Fatalf("stale_reads = %d, want 1", got)
@@ -151,7 +151,7 @@ func TestLinearizableTimeoutIsUnknown(t *testing.T) {
 	var h hist
 	h.call(0, "write", "k", 1, 0, history.OK, nil, 10)
 	h.call(1, "read", "k", nil, 20, history.OK, 1, 30)
-	r := check(t, Linearizable(Options{Timeout: time.Nanosecond}), h.done())
+	r := check(t, Linearizable(LinearizableOptions{Timeout: time.Nanosecond}), h.done())
 	wantValid(t, r, Unknown)
 	if got := fig[[]string](t, r, "unknown_keys"); !slices.Equal(got, []string{"k"}) {
 		t.Fatalf("unknown_keys = %v", got)
@@ -163,7 +163,7 @@ func TestLinearizableKeyPrefix(t *testing.T) {
 	h.call(0, "write", "reg:1", 1, 0, history.OK, nil, 10)
 	h.call(0, "read", "reg:1", nil, 20, history.OK, 1, 30)
 	h.call(1, "read", "ctr:1", nil, 20, history.OK, 99, 30) // another workload's key
-	r := check(t, Linearizable(Options{KeyPrefix: "reg:"}), h.done())
+	r := check(t, Linearizable(LinearizableOptions{Scope: Scope{KeyPrefix: "reg:"}}), h.done())
 	wantValid(t, r, Valid)
 	if fig[int](t, r, "keys") != 1 {
 		t.Fatalf("keys = %v", r.Figures["keys"])

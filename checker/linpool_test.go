@@ -84,7 +84,7 @@ func TestPooledModelMatchesPlain(t *testing.T) {
 	var ok, illegal, quickMissed int
 	for i := range 6000 {
 		ops := randomRegister(r, i%2 == 1)
-		calls, err := Options{}.calls(NewHistory(ops))
+		calls, err := Scope{}.calls(NewHistory(ops))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func lateObservedCAS(n int) []history.Op {
 }
 
 func TestLinearizableLateObservedCAS(t *testing.T) {
-	opts := Options{Timeout: 20 * time.Second, NoVisualization: true}
+	opts := LinearizableOptions{Timeout: 20 * time.Second, NoVisualization: true}
 	wantValid(t, check(t, Linearizable(opts), lateObservedCAS(40)), Valid)
 }
 
@@ -179,7 +179,7 @@ func TestLinearizableLateObservedCAS(t *testing.T) {
 // this history within minutes at n = 20 (measured: unknown after 20 s);
 // the pooled model decides it in about a millisecond, both ways.
 func TestLinearizableLateObservedIndeterminate(t *testing.T) {
-	opts := Options{Timeout: 20 * time.Second, NoVisualization: true}
+	opts := LinearizableOptions{Timeout: 20 * time.Second, NoVisualization: true}
 	wantValid(t, check(t, Linearizable(opts), lateObserved(40, false)), Valid)
 	wantValid(t, check(t, Linearizable(opts), lateObserved(40, true)), Invalid)
 }
@@ -188,7 +188,7 @@ func TestLinearizableLateObservedIndeterminate(t *testing.T) {
 // checker's path (the pooled model's quick form) on lateObservedCAS(n).
 func BenchmarkLateObservedCAS(b *testing.B) {
 	for _, n := range []int{8, 12, 40} {
-		calls, _ := Options{}.calls(NewHistory(lateObservedCAS(n)))
+		calls, _ := Scope{}.calls(NewHistory(lateObservedCAS(n)))
 		byKey, _, _ := registerOps(calls)
 		rops := byKey["k"]
 		if n <= 12 {
@@ -215,7 +215,7 @@ func BenchmarkLateObservedCAS(b *testing.B) {
 func BenchmarkLateObserved(b *testing.B) {
 	for _, n := range []int{8, 12, 40} {
 		ops := lateObserved(n, false)
-		calls, _ := Options{}.calls(NewHistory(ops))
+		calls, _ := Scope{}.calls(NewHistory(ops))
 		byKey, _, _ := registerOps(calls)
 		for _, pooled := range []bool{false, true} {
 			if !pooled && n > 12 {

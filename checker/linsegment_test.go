@@ -33,7 +33,7 @@ func TestSegmentedMatchesWhole(t *testing.T) {
 				ops[reads[r.IntN(len(reads))]].SetValue(r.IntN(10))
 			}
 		}
-		calls, _ := Options{}.calls(NewHistory(ops))
+		calls, _ := Scope{}.calls(NewHistory(ops))
 		byKey, _, _ := registerOps(calls)
 		rops := byKey["r0"]
 		if segs, _ := segments(rops, 10); len(segs) > 0 {
@@ -66,7 +66,7 @@ func TestSegments(t *testing.T) {
 	h.call(1, "write", "k", 3, 40, history.OK, nil, 50)
 	h.call(0, "write", "k", 4, 60, history.Info, nil, 70)
 	h.call(1, "read", "k", nil, 80, history.OK, 4, 90)
-	calls, _ := Options{}.calls(NewHistory(h.done()))
+	calls, _ := Scope{}.calls(NewHistory(h.done()))
 	byKey, _, _ := registerOps(calls)
 	segs, tail := segments(byKey["k"], 1)
 	if len(segs) != 3 || len(segs[0]) != 2 || len(segs[1]) != 1 || len(segs[2]) != 1 || len(tail) != 2 {

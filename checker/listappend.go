@@ -30,13 +30,13 @@ var ListAppendDoesNotDetect = []string{
 	"predicate anomalies (there are no predicate reads in list-append)",
 }
 
-type listAppend struct{ o Options }
+type listAppend struct{ o Scope }
 
 // ListAppend checks list-append transactions (Elle's model) by building the
 // ww / wr / rw dependency graph from the version orders the reads reveal and
 // looking for cycles, plus the non-cyclic anomalies (aborted and
 // intermediate reads, internal inconsistency, incompatible orders).
-func ListAppend(opts ...Options) Checker { return listAppend{firstOpts(opts)} }
+func ListAppend(opts ...Scope) Checker { return listAppend{firstScope(opts)} }
 
 func (l listAppend) Name() string { return l.o.name("list-append") }
 

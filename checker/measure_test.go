@@ -293,7 +293,7 @@ func TestRPOOneLostWriteIsNotZero(t *testing.T) {
 	h.nemesis(2000, "stop-partition", "n1")
 	h.nemesis(3000, "final-reads")
 	h.call(1, "read", "s", nil, 3100, history.OK, []int{2}, 3200)
-	r := check(t, RPO(Options{Kind: "set"}), h.done())
+	r := check(t, RPO(RPOOptions{Kind: "set"}), h.done())
 	if fig[float64](t, r, "rpo_ms") != 50 || fig[int64](t, r, "lost") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}

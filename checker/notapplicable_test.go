@@ -91,7 +91,7 @@ func TestHandoffOfAnEmptySlotIsNotApplicable(t *testing.T) {
 	// Another prefix's keys on the slot are not this workload's either.
 	ops = handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
 		"before": []string{"other:{elsewhere}x"}, "src": []string{}, "dst": []string{"other:{elsewhere}x"}}})
-	if r := Handoff(Options{KeyPrefix: "{s}"}).Check(context.Background(), NewHistory(ops)); r.NotApplicable == "" {
+	if r := Handoff(Scope{KeyPrefix: "{s}"}).Check(context.Background(), NewHistory(ops)); r.NotApplicable == "" {
 		t.Fatalf("handoff of a slot with another workload's keys: %v %v, want not applicable", r.Valid, r.Figures)
 	}
 }

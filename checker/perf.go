@@ -11,12 +11,29 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-type perf struct{ o Options }
+// PerfOptions tune the perf checker's time buckets.
+type PerfOptions struct {
+	Scope
+	// Bucket is the width of a time bucket; 0 picks 1 s, or wider so that
+	// a run has at most MaxBuckets buckets.
+	Bucket time.Duration
+	// MaxBuckets caps the number of buckets when Bucket is 0 [600].
+	MaxBuckets int
+}
+
+type perf struct{ o PerfOptions }
 
 // Perf measures throughput and latency per operation (f) over time buckets,
 // with the fault windows alongside. Its verdict is valid (it measures, it
 // does not judge), or not applicable when the history holds no client op.
-func Perf(opts ...Options) Checker { return perf{firstOpts(opts)} }
+func Perf(opts ...PerfOptions) Checker {
+	o := optional(opts)
+	o.Scope = o.Scope.withDefaults()
+	if o.MaxBuckets <= 0 {
+		o.MaxBuckets = 600
+	}
+	return perf{o}
+}
 
 func (p perf) Name() string { return p.o.name("perf") }
 

@@ -244,7 +244,7 @@ func TestPropertyRegister(t *testing.T) {
 		case okReads == 0 || okWrites == 0:
 			want = Unknown
 		}
-		got := check(t, Linearizable(Options{NoVisualization: true}), h)
+		got := check(t, Linearizable(LinearizableOptions{NoVisualization: true}), h)
 		if got.Valid != want {
 			t.Fatalf("seed %d: checker %v, oracle %v\n%s\nfigures %v", seed, got.Valid, want, dumpOps(h), got.Figures)
 		}

@@ -8,10 +8,23 @@ import (
 	"time"
 )
 
-type rpo struct{ o Options }
+// RPOOptions tune the RPO checker.
+type RPOOptions struct {
+	Scope
+	// Kind says which analysis to use: "set", "list-append" or "counter".
+	// Empty means detect it from the ops (txn ops are list-append; a read
+	// of a list is a set, of an integer a counter).
+	Kind string
+	// Slack attributes a lost write acknowledged up to this long before a
+	// fault started to that fault's window [1s]: an asynchronous replica
+	// may not have received it yet when the fault struck.
+	Slack time.Duration
+}
+
+type rpo struct{ o RPOOptions }
 
 // RPO attributes lost acknowledged writes to the fault window in which they
-// were acknowledged (a window is widened by Options.RPOSlack before its
+// were acknowledged (a window is widened by RPOOptions.Slack before its
 // start); losses acknowledged outside every window are reported apart.
 //
 // For workloads whose writes are unique (set elements, list appends) each
@@ -32,7 +45,14 @@ type rpo struct{ o Options }
 // Each window also says how many of the workload's keys lived on the nodes
 // it touched (see windowKeys). Its verdict is always valid: the set,
 // list-append and counter checkers judge the loss.
-func RPO(opts ...Options) Checker { return rpo{firstOpts(opts)} }
+func RPO(opts ...RPOOptions) Checker {
+	o := optional(opts)
+	o.Scope = o.Scope.withDefaults()
+	if o.Slack <= 0 {
+		o.Slack = time.Second
+	}
+	return rpo{o}
+}
 
 func (r rpo) Name() string { return r.o.name("rpo") }
 
@@ -146,13 +166,13 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		buckets[i] = newRPOBucket()
 	}
 	outside := newRPOBucket()
-	slack := int64(r.o.RPOSlack)
+	slack := int64(r.o.Slack)
 	// windowOf: the latest-starting window whose span (slack included)
 	// holds t.
 	windowOf := func(t int64) (int, *rpoBucket) {
 		best := -1
 		for i, w := range windows {
-			if w.Contains(t, r.o.RPOSlack) && (best < 0 || w.Start > windows[best].Start) {
+			if w.Contains(t, r.o.Slack) && (best < 0 || w.Start > windows[best].Start) {
 				best = i
 			}
 		}
@@ -179,7 +199,7 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		txns, _ := parseListAppend(calls, an)
 		_, _, lost = lostAppends(txns, an, func(int) map[string]any { return nil })
 	case "counter":
-		a := in.counterAnalysisOf(r.o, calls)
+		a := in.counterAnalysisOf(r.o.Scope, calls)
 		r.chargeCounter(a, windows, shardViews(calls, windows, in.nodeAddrsOf()), buckets, outside, slack)
 	case "":
 		if len(calls) == 0 {
@@ -246,7 +266,7 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		"windows_without_keys": noKeys,
 		"per_window":           per,
 		"outside_windows":      outside.figures(counter, -1),
-		"slack_s":              time.Duration(r.o.RPOSlack).Seconds(),
+		"slack_s":              time.Duration(r.o.Slack).Seconds(),
 	}
 	if counter {
 		fig["rpo_bound_ms"] = ms(worst)

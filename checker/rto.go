@@ -8,7 +8,7 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-type rto struct{ o Options }
+type rto struct{ o Scope }
 
 // RTO measures, for each fault window, how long each shard it affected went
 // without serving: a shard is the primary serving a set of slots at the
@@ -24,7 +24,7 @@ type rto struct{ o Options }
 // no failure shows rto_ms 0 (unaffected); one with no op in it is
 // unmeasured. Its verdict is valid (it measures), or not applicable when no
 // fault struck or no op ran.
-func RTO(opts ...Options) Checker { return rto{firstOpts(opts)} }
+func RTO(opts ...Scope) Checker { return rto{firstScope(opts)} }
 
 func (r rto) Name() string { return r.o.name("rto") }
 

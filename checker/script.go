@@ -10,7 +10,7 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-type scriptCache struct{ o Options }
+type scriptCache struct{ o Scope }
 
 // Script judges the NOSCRIPT replies of a workload that calls a Lua script
 // by its SHA only (EVALSHA, as a client that loaded it once with SCRIPT
@@ -31,7 +31,7 @@ type scriptCache struct{ o Options }
 //
 // Valid unless an unexplained cache loss occurred; unknown when no SCRIPT
 // LOAD was acknowledged or no EVALSHA was sent.
-func Script(opts ...Options) Checker { return scriptCache{firstOpts(opts)} }
+func Script(opts ...Scope) Checker { return scriptCache{firstScope(opts)} }
 
 func (s scriptCache) Name() string { return s.o.name("script") }
 

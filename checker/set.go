@@ -9,12 +9,12 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-type set struct{ o Options }
+type set struct{ o Scope }
 
 // Set checks SADD sets as Jepsen's set-full checker does: lost, unexpected,
 // recovered, stale reads, visibility latency, and the WAIT split of the
 // lost elements. See the package documentation for the exact rules.
-func Set(opts ...Options) Checker { return set{firstOpts(opts)} }
+func Set(opts ...Scope) Checker { return set{firstScope(opts)} }
 
 func (s set) Name() string { return s.o.name("set") }
 

@@ -87,7 +87,7 @@ func memoized[T any](s *History, key memoKey, mk func() *T) *T {
 
 // counterAnalysisOf is analyzeCounter of o's calls, shared by the checkers
 // of a Run that run at once: read-only.
-func (s *History) counterAnalysisOf(o Options, calls []call) *counterAnalysis {
+func (s *History) counterAnalysisOf(o Scope, calls []call) *counterAnalysis {
 	mk := func() *counterAnalysis { return analyzeCounter(calls, s.finalReadsStartOf(), o.MaxExamples) }
 	return memoized(s, memoKey{"counter", o.KeyPrefix, o.MaxExamples}, mk)
 }
@@ -148,7 +148,7 @@ func pairIndexes(ops []history.Op) ([]pairIdx, error) {
 	return pairs, nil
 }
 
-func (s *History) callsFor(o Options) ([]call, error) {
+func (s *History) callsFor(o Scope) ([]call, error) {
 	s.mu.Lock()
 	e := s.calls[o.KeyPrefix]
 	if e == nil {

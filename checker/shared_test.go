@@ -28,16 +28,16 @@ func TestRunSharesWithoutChangingResults(t *testing.T) {
 	ops = withWindows(ops, int64(50*time.Microsecond), int64(20*time.Microsecond))
 	var checkers []Checker
 	for _, p := range []string{"c:", "s:", "r:"} {
-		o := func(name string) Options { return Options{KeyPrefix: p, Name: p + name, NoVisualization: true} }
+		o := func(name string) Scope { return Scope{KeyPrefix: p, Name: p + name} }
 		switch p {
 		case "c:":
-			checkers = append(checkers, Counter(o("counter")), RPO(o("rpo")))
+			checkers = append(checkers, Counter(o("counter")), RPO(RPOOptions{Scope: o("rpo")}))
 		case "s:":
-			checkers = append(checkers, Set(o("set")), RPO(o("rpo")))
+			checkers = append(checkers, Set(o("set")), RPO(RPOOptions{Scope: o("rpo")}))
 		case "r:":
-			checkers = append(checkers, Linearizable(o("linearizable")))
+			checkers = append(checkers, Linearizable(LinearizableOptions{Scope: o("linearizable"), NoVisualization: true}))
 		}
-		checkers = append(checkers, Perf(o("perf")), RTO(o("rto")), WritePause(o("write-pause")))
+		checkers = append(checkers, Perf(PerfOptions{Scope: o("perf")}), RTO(o("rto")), WritePause(o("write-pause")))
 	}
 	s := Run(context.Background(), ops, checkers, nil)
 	for _, c := range checkers {

@@ -83,7 +83,7 @@ func (a *attributor) unserved() []Attribution {
 	if err != nil {
 		return nil
 	}
-	calls := sortedByStart(Options{}.callsOf(pairs))
+	calls := sortedByStart(Scope{}.callsOf(pairs))
 	if len(calls) == 0 {
 		return nil
 	}

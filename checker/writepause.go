@@ -11,7 +11,7 @@ import (
 	"github.com/redline-dev/redline/harness/history"
 )
 
-type writePause struct{ o Options }
+type writePause struct{ o Scope }
 
 // WritePause measures, for each slot migration the migrate fault made, the
 // longest gap between successful writes on the migrated slots, seen from
@@ -28,7 +28,7 @@ type writePause struct{ o Options }
 // window), both within the step's window, so a storm step of many tasks
 // or slots gives one figure each. Its verdict is valid (it measures, as
 // rto), or not applicable when no slot migrated.
-func WritePause(opts ...Options) Checker { return writePause{firstOpts(opts)} }
+func WritePause(opts ...Scope) Checker { return writePause{firstScope(opts)} }
 
 func (w writePause) Name() string { return w.o.name("write-pause") }
 

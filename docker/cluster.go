@@ -278,12 +278,12 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second+20*c.spec.NodeTimeout)
 	defer cancel()
-	if err := c.rt.opts.Form(fctx, addrs, c.spec.Replicas, c.logf); err != nil {
+	if err := c.rt.opts.Form(fctx, c.spec.RunUser, addrs, c.spec.Replicas, c.logf); err != nil {
 		return fmt.Errorf("docker: %w", err)
 	}
 	c.logf("cluster %s is up: %s", c.name, strings.Join(addrs, " "))
 	if c.version == "custom" {
-		c.version = serverVersion(ctx, addrs[0])
+		c.version = serverVersion(ctx, c.spec.RunUser, addrs[0])
 	}
 	return nil
 }
@@ -420,7 +420,7 @@ func (c *Cluster) startNode(ctx context.Context, n *node) error {
 func (c *Cluster) waitReady(ctx context.Context, n *node) error {
 	ctx, cancel := context.WithTimeout(ctx, c.rt.opts.StartTimeout)
 	defer cancel()
-	cl := cluster.AdminClient(n.addr())
+	cl := c.spec.RunUser.AdminClient(n.addr())
 	defer cl.Close()
 	for {
 		pctx, pcancel := context.WithTimeout(ctx, time.Second)
@@ -463,8 +463,8 @@ func (e *ConfigError) Error() string {
 
 // serverVersion asks a node which server it is (INFO server), for images
 // redline did not build; Valkey reports its own version beside Redis's.
-func serverVersion(ctx context.Context, addr string) string {
-	cl := cluster.AdminClient(addr)
+func serverVersion(ctx context.Context, creds cluster.Credentials, addr string) string {
+	cl := creds.AdminClient(addr)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -3,8 +3,8 @@
 //
 // Nothing is pulled: images are built FROM scratch out of files on this host
 // (Debian's redis-server with its libraries and redline's clock shim, an
-// LD_PRELOAD library built from clockshim/clockshim.c where the design once
-// named libfaketime, or a static redline binary). Each cluster gets its own bridge network with a fixed
+// LD_PRELOAD library built from clockshim/clockshim.c in libfaketime's place,
+// or a static redline binary). Each cluster gets its own bridge network with a fixed
 // subnet; every node has a static IP there, announces it to its peers, and the
 // harness dials it directly (published ports are not used). Every container
 // and network carries the label redline=1, so Cleanup finds leftovers.
@@ -51,8 +51,10 @@ type Options struct {
 	// Form makes one cluster of the fresh nodes a Start created
 	// (clusteradmin.Form). The runtime's caller supplies it: forming is a
 	// cluster admin operation, and this package depends on harness/cluster
-	// only. Start refuses without it.
-	Form func(ctx context.Context, addrs []string, replicas int, log func(string, ...any)) error
+	// only. Start refuses without it. It connects with the spec's RunUser,
+	// as every admin connection of this runtime does: the credentials the
+	// run holds for the nodes it asked for.
+	Form func(ctx context.Context, creds cluster.Credentials, addrs []string, replicas int, log func(string, ...any)) error
 	// Owned clusters carry this process's identity in their labels, and
 	// ReapOrphans removes them once the process is gone. `redline cluster
 	// up` leaves it false: its cluster outlives the command.

@@ -152,7 +152,7 @@ func TestRedisCluster(t *testing.T) {
 		t.Helper()
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		if err := clusteradmin.WaitConverged(cctx, cl.Addrs()); err != nil {
+		if err := clusteradmin.WaitConverged(cctx, cluster.Credentials{}, cl.Addrs()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -422,7 +422,7 @@ func TestRedisCluster(t *testing.T) {
 		if n.Name != "n7" || len(cl.Nodes()) != 7 {
 			t.Fatalf("added %+v, nodes %d", n, len(cl.Nodes()))
 		}
-		text, err := clusteradmin.ClusterNodesText(ctx, n.Addr)
+		text, err := clusteradmin.ClusterNodesText(ctx, cluster.Credentials{}, n.Addr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -165,7 +165,7 @@ func fileClock(ctx context.Context, c *Cluster, n *node, offset time.Duration) e
 
 // commandClock asks the reference server to offset its clock.
 func commandClock(ctx context.Context, c *Cluster, n *node, offset time.Duration) error {
-	cl := cluster.AdminClient(n.addr())
+	cl := c.spec.RunUser.AdminClient(n.addr())
 	defer cl.Close()
 	if err := cl.Do(ctx, "REDLINE", "CLOCK-OFFSET", strconv.FormatInt(offset.Milliseconds(), 10)).Err(); err != nil {
 		return fmt.Errorf("docker: clock %s: REDLINE CLOCK-OFFSET: %w", n.name, err)

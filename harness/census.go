@@ -31,15 +31,15 @@ const maxCensusMembers = 10000
 // first, so that a replica answers for its primary's slots). A node that
 // does not answer is recorded with its error: the census says what it
 // could not see rather than failing. wallStart is the wall clock at the
-// history's time zero.
-func TakeCensus(ctx context.Context, nodes []cluster.Node, prefix string, wallStart time.Time) history.Census {
+// history's time zero; creds authenticate the connections.
+func TakeCensus(ctx context.Context, creds cluster.Credentials, nodes []cluster.Node, prefix string, wallStart time.Time) history.Census {
 	c := history.Census{Prefix: prefix, WallStart: wallStart.UTC(), Nodes: make([]history.CensusNode, len(nodes))}
 	var wg sync.WaitGroup
 	for i, n := range nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.Nodes[i] = censusNode(ctx, n, prefix)
+			c.Nodes[i] = censusNode(ctx, creds, n, prefix)
 		}()
 	}
 	wg.Wait()
@@ -51,11 +51,11 @@ func TakeCensus(ctx context.Context, nodes []cluster.Node, prefix string, wallSt
 	return c
 }
 
-func censusNode(ctx context.Context, n cluster.Node, prefix string) history.CensusNode {
+func censusNode(ctx context.Context, creds cluster.Credentials, n cluster.Node, prefix string) history.CensusNode {
 	out := history.CensusNode{Name: n.Name, Addr: n.Addr}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	o := cluster.AdminOptions(n.Addr)
+	o := creds.AdminOptions(n.Addr)
 	o.ReadTimeout, o.WriteTimeout = 5*time.Second, 5*time.Second
 	cl := redis.NewClient(o)
 	defer cl.Close()

@@ -1,7 +1,14 @@
-// Package harness runs one test: clients drive workloads against a cluster
+// Package harness runs one test and owns its run directory end to end.
+// Run(ctx, Plan) gets the cluster from the plan's Start (it never picks a
+// runtime itself: the caller starts a harness/cluster value), writes
+// run.log, config.json and the admin journal, and hands the traffic to one
+// of two drivers, picked by the kind of the run's workloads (DriverFor):
+// the history driver (HistoryDriver, Execute: clients drive workloads
 // while a nemesis injects faults, every operation is recorded, and at the
-// end the checkers judge the history. It never starts a cluster itself: the
-// caller hands it a harness/cluster value.
+// end the checkers judge the history) or the load driver (LoadDriver over
+// harness/bench: the kv workload open or closed loop, measured in
+// histograms, not recorded). Either stores nodes/, results.json and the
+// report (rundir.go). The caller reads the Outcome.
 package harness
 
 import (
@@ -10,8 +17,8 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/nemesis"
-	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/clientlib"
+	"github.com/redline-dev/redline/workloads/kv"
 )
 
 // Duration is a time.Duration that reads and writes as "10s" in JSON.
@@ -91,8 +98,8 @@ type Config struct {
 	ServerConfig  []string `json:"server_config,omitempty"` // --server-config settings of every node
 	// KV is the kv load workload of a bench (ratio, sizes, key pattern,
 	// pipeline); History keeps bench's compressed op log.
-	KV      *workloads.KVConfig `json:"kv,omitempty"`
-	History bool                `json:"history,omitempty"`
+	KV      *kv.Config `json:"kv,omitempty"`
+	History bool       `json:"history,omitempty"`
 	// How redline authenticates to an external cluster: the ACL user and
 	// where the password came from ("env REDISCLI_AUTH", "file PATH"),
 	// never the password itself; TLS with its CA, cert and key files.

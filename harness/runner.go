@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/bench"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/harness/history"
@@ -40,13 +41,11 @@ type Inputs struct {
 	// Converge waits until the cluster agrees on one slot map and is ok;
 	// the end phase calls it after healing.
 	Converge func(ctx context.Context, addrs []string) error
-	// NodeSnapshot saves CLUSTER NODES and logs of every node into the run
-	// directory with the given suffix ("before" / "after").
-	NodeSnapshot func(ctx context.Context, run *results.Run, when string)
-	Run          *results.Run
-	Log          *Log
-	Progress     *Progress
-	// Credentials for the clients (external clusters with AUTH or TLS).
+	Run      *results.Run
+	Log      *Log
+	Progress *Progress
+	// Credentials authenticate every connection the run opens: the
+	// clients, the client under test, census and topology sampling.
 	Credentials cluster.Credentials
 	// Audit (nil: none) counts the data that is not the run's before the
 	// run and after the end phase; its verdict is Outcome.Audit.
@@ -60,6 +59,11 @@ type Outcome struct {
 	Interrupted bool
 	// Audit is the foreign-data audit (nil when Inputs.Audit was nil).
 	Audit *clusteradmin.AuditResult
+	// Dir is the run's directory (Run).
+	Dir string
+	// Load is what the load driver measured (nil: a history run), with
+	// its capacity search in Load.Capacity when it made one.
+	Load *bench.Result
 }
 
 // Execute runs the test: setup, traffic with faults until the time limit,
@@ -98,9 +102,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		}
 	}
 
-	if in.NodeSnapshot != nil {
-		in.NodeSnapshot(ctx, in.Run, "before")
-	}
+	SnapshotNodes(ctx, in.Run, in.Cluster, in.Credentials, "before", log)
 
 	// The client under test carries the traffic; setup and the final
 	// reads stay with redline's own client (the judge's reads must not
@@ -130,7 +132,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	sampleWG.Add(1)
 	go func() {
 		defer sampleWG.Done()
-		sampleTopology(sampleCtx, addrs, start, in.Run.Path(TopologyFile), log)
+		sampleTopology(sampleCtx, in.Credentials, addrs, start, in.Run.Path(TopologyFile), log)
 	}()
 	stopSampler := func() { stopSampling(); sampleWG.Wait() }
 	defer stopSampler()
@@ -224,9 +226,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	if in.Audit != nil {
 		out.Audit = audit(endCtx, in.Audit, rec, log)
 	}
-	if in.NodeSnapshot != nil {
-		in.NodeSnapshot(ctx, in.Run, "after")
-	}
+	SnapshotNodes(ctx, in.Run, in.Cluster, in.Credentials, "after", log)
 
 	ops := rec.Ops()
 	out.Ops = len(ops)
@@ -264,7 +264,7 @@ func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
 	if in.Config.KeyPrefix == "" {
 		return // every key would count as the run's
 	}
-	c := TakeCensus(ctx, in.Cluster.Nodes(), in.Config.KeyPrefix, rec.start)
+	c := TakeCensus(ctx, in.Credentials, in.Cluster.Nodes(), in.Config.KeyPrefix, rec.start)
 	keys, failed := 0, 0
 	for _, n := range c.Nodes {
 		keys += len(n.Keys)

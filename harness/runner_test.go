@@ -148,7 +148,7 @@ func countTypes(ops []history.Op) map[history.Type]int {
 }
 
 func counterVerdict(ctx context.Context, w workloads.Workload, ops []history.Op) checker.Result {
-	for _, c := range w.Checkers(checker.Options{}) {
+	for _, c := range w.Checkers(workloads.CheckOptions{}) {
 		if c.Name() == "counter" {
 			return c.Check(ctx, checker.NewHistory(ops))
 		}

@@ -36,8 +36,8 @@ type topologySample struct {
 // ends, and only when the picture changed. Each node's line is the node's
 // own (its "myself" line): a node says best what role it has; a node that
 // does not answer (killed, paused) is described as the first node that
-// answered sees it.
-func sampleTopology(ctx context.Context, addrs []string, start time.Time, path string, log *Log) {
+// answered sees it. creds authenticate the connections.
+func sampleTopology(ctx context.Context, creds cluster.Credentials, addrs []string, start time.Time, path string, log *Log) {
 	f, err := os.Create(path)
 	if err != nil {
 		log.Printf("topology sampling: %v", err)
@@ -46,7 +46,7 @@ func sampleTopology(ctx context.Context, addrs []string, start time.Time, path s
 	defer f.Close()
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
-		clients[i] = cluster.AdminClient(a)
+		clients[i] = creds.AdminClient(a)
 	}
 	defer func() {
 		for _, c := range clients {

@@ -30,7 +30,10 @@ func TestTopologySamplerSeesAFailover(t *testing.T) {
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	start := time.Now()
-	go func() { defer close(done); sampleTopology(sctx, lc.Addrs, start, path, NewLog(nil, nil)) }()
+	go func() {
+		defer close(done)
+		sampleTopology(sctx, cluster.Credentials{}, lc.Addrs, start, path, NewLog(nil, nil))
+	}()
 
 	// A replica of the cluster, by its own CLUSTER NODES line.
 	var replica, replicaID string

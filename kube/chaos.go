@@ -277,7 +277,7 @@ func (c *ChaosCluster) Restart(ctx context.Context, node string) error {
 			if p.Status.PodIP != n.Host {
 				return fmt.Errorf("kube: restart %s: pod %s came back at %s, not %s", node, pod, p.Status.PodIP, n.Host)
 			}
-			if err := waitPing(wctx, n.Addr, c.rt.opts.ChaosTimeout); err != nil {
+			if err := waitPing(wctx, c.plan.spec.RunUser, n.Addr, c.rt.opts.ChaosTimeout); err != nil {
 				return err
 			}
 			return c.authorizeReplication(wctx, n)
@@ -386,7 +386,7 @@ func (c *ChaosCluster) Delay(ctx context.Context, node string, latency, jitter t
 	if err := c.apply(ctx, NetworkChaos, u); err != nil {
 		return err
 	}
-	rtt, err := pingRTT(ctx, n.Addr, latency+jitter+5*time.Second)
+	rtt, err := pingRTT(ctx, c.plan.spec.RunUser, n.Addr, latency+jitter+5*time.Second)
 	if err != nil {
 		return fmt.Errorf("kube: delay %s: NetworkChaos %s injected, but the node does not answer PING: %w", node, u.GetName(), err)
 	}
@@ -438,10 +438,10 @@ func millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(),
 
 // pingRTT is the shortest of three PING round trips to addr, on one
 // connection opened first (a connect is a handshake the delay slows too).
-func pingRTT(ctx context.Context, addr string, timeout time.Duration) (time.Duration, error) {
+func pingRTT(ctx context.Context, creds cluster.Credentials, addr string, timeout time.Duration) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*timeout)
 	defer cancel()
-	o := cluster.AdminOptions(addr)
+	o := creds.AdminOptions(addr)
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout
 	o.PoolSize = 1
 	cl := redis.NewClient(o)

@@ -115,14 +115,14 @@ func (c *Cluster) start(ctx context.Context) error {
 	addrs := make([]string, len(nodes))
 	for i, n := range nodes {
 		addrs[i] = n.Addr
-		if err := waitPing(ctx, n.Addr, 30*time.Second); err != nil {
+		if err := waitPing(ctx, p.spec.RunUser, n.Addr, 30*time.Second); err != nil {
 			return fmt.Errorf("kube: node %s (%s) is Ready but does not answer PING: %w", n.Name, n.Addr, err)
 		}
 		if err := c.authorizeReplication(ctx, n); err != nil {
 			return err
 		}
 	}
-	if err := c.rt.opts.Form(ctx, addrs, p.spec.Replicas, c.logf); err != nil {
+	if err := c.rt.opts.Form(ctx, p.spec.RunUser, addrs, p.spec.Replicas, c.logf); err != nil {
 		return fmt.Errorf("kube: forming the cluster: %w", err)
 	}
 	return nil
@@ -337,7 +337,7 @@ func (c *Cluster) authorizeReplication(ctx context.Context, n cluster.Node) erro
 	if u.User == "" {
 		return nil
 	}
-	cl := cluster.AdminClient(n.Addr)
+	cl := u.AdminClient(n.Addr)
 	defer cl.Close()
 	if err := cl.Do(ctx, "CONFIG", "SET", "masteruser", u.User, "masterauth", u.Password).Err(); err != nil {
 		return fmt.Errorf("kube: node %s: replicas authenticating as %s: %w", n.Name, u.User, err)
@@ -346,11 +346,11 @@ func (c *Cluster) authorizeReplication(ctx context.Context, n cluster.Node) erro
 }
 
 // waitPing waits until the server at addr answers PING.
-func waitPing(ctx context.Context, addr string, timeout time.Duration) error {
+func waitPing(ctx context.Context, creds cluster.Credentials, addr string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
-		cl := cluster.AdminClient(addr)
+		cl := creds.AdminClient(addr)
 		err := cl.Ping(ctx).Err()
 		cl.Close()
 		if err == nil {

@@ -72,7 +72,7 @@ type Options struct {
 	Log func(format string, args ...any)
 	// Form makes one cluster of the fresh nodes (clusteradmin.Form),
 	// supplied by the caller as for the docker runtime.
-	Form func(ctx context.Context, addrs []string, replicas int, log func(string, ...any)) error
+	Form func(ctx context.Context, creds cluster.Credentials, addrs []string, replicas int, log func(string, ...any)) error
 	// ReadyTimeout bounds waiting for the pods to be Ready (default 5m:
 	// a real cluster may pull the image first).
 	ReadyTimeout time.Duration

@@ -50,7 +50,7 @@ func (c *Cluster) Pause(ctx context.Context, node string) error {
 	if out, err := c.exec(ctx, node, signalCommand(c.plan.spec.Target, "STOP")); err != nil {
 		return fmt.Errorf("kube: pause %s: %w%s", node, err, outputTail(out))
 	}
-	if !frozen(ctx, n.Addr) {
+	if !frozen(ctx, c.plan.spec.RunUser, n.Addr) {
 		return fmt.Errorf("kube: pause %s: the exec sent SIGSTOP, but the server still answers PING", node)
 	}
 	return nil
@@ -59,10 +59,10 @@ func (c *Cluster) Pause(ctx context.Context, node string) error {
 // frozen says the server at addr leaves a PING unanswered for 300 ms, in
 // one of five tries 100 ms apart (a stop takes effect a moment after the
 // signal is sent).
-func frozen(ctx context.Context, addr string) bool {
+func frozen(ctx context.Context, creds cluster.Credentials, addr string) bool {
 	for range 5 {
 		pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		cl := cluster.AdminClient(addr)
+		cl := creds.AdminClient(addr)
 		err := cl.Ping(pctx).Err()
 		cl.Close()
 		cancel()
@@ -87,7 +87,7 @@ func (c *Cluster) Resume(ctx context.Context, node string) error {
 	if out, err := c.exec(ctx, node, signalCommand(c.plan.spec.Target, "CONT")); err != nil {
 		return fmt.Errorf("kube: resume %s: %w%s", node, err, outputTail(out))
 	}
-	if err := waitPing(ctx, n.Addr, 30*time.Second); err != nil {
+	if err := waitPing(ctx, c.plan.spec.RunUser, n.Addr, 30*time.Second); err != nil {
 		return fmt.Errorf("kube: resume %s: the exec sent SIGCONT, but the server does not answer PING: %w", node, err)
 	}
 	return nil

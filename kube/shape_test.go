@@ -15,7 +15,9 @@ import (
 
 // noForm leaves the nodes unformed: a test of a runtime's faults on single
 // nodes needs them to answer, not to be one cluster.
-func noForm(context.Context, []string, int, func(string, ...any)) error { return nil }
+func noForm(context.Context, cluster.Credentials, []string, int, func(string, ...any)) error {
+	return nil
+}
 
 // startTestCluster starts nodes reference nodes in a namespace of their
 // own, with Chaos Mesh's CRDs and the fake node behind them.
@@ -70,7 +72,7 @@ func TestDelayAndLossOnKubernetes(t *testing.T) {
 	}
 	// The node's replies come back late: a lower bound, which a slow
 	// machine cannot break.
-	if rtt, err := pingRTT(ctx, n1.Addr, 5*time.Second); err != nil || rtt < 270*time.Millisecond {
+	if rtt, err := pingRTT(ctx, cluster.Credentials{}, n1.Addr, 5*time.Second); err != nil || rtt < 270*time.Millisecond {
 		t.Fatalf("PING n1 under a 300ms delay: %s, %v", rtt, err)
 	}
 	// A second figure replaces the first.
@@ -125,7 +127,7 @@ func TestPauseOnKubernetes(t *testing.T) {
 	if err := c.Pause(ctx, "n1"); err != nil {
 		t.Fatal(err)
 	}
-	if !frozen(ctx, n1.Addr) {
+	if !frozen(ctx, cluster.Credentials{}, n1.Addr) {
 		t.Error("n1 answers PING while paused")
 	}
 	if err := c.Resume(ctx, "n1"); err != nil {

@@ -101,7 +101,7 @@ func (c *composer) promote(ctx context.Context, replica, primary clusteradmin.No
 	began := time.Now()
 	_, err = c.admin.Do(ctx, replica.Node.Addr, 3*time.Second, args...)
 	if err == nil {
-		fo, _ := c.bound["failover"].(*failoverFault)
+		fo, _ := borrow[roleWaiter](c.env, "failover")
 		promoted := fo != nil && fo.waitRole(ctx, replica.Node.Addr, true, max(10*time.Second, 5*c.opts.NodeTimeout))
 		d["promoted"], d["waited_ms"] = promoted, time.Since(began).Milliseconds()
 		if !promoted {
@@ -329,7 +329,7 @@ func (f *failoverFault) studyModes() []string { return []string{takeoverKilledMo
 // one's shard over with CLUSTER FAILOVER TAKEOVER on a replica; stopping
 // restarts the old primaries and records what they became.
 func (f *failoverFault) takeoverKilledAction(st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
-	k, _ := f.bound["kill"].(*killFault)
+	k, _ := borrow[nodeStriker](f.env, "kill")
 	if k == nil {
 		return nil, fmt.Errorf("%s needs to %s", st.Mode, lookup("kill").needs())
 	}
@@ -357,10 +357,7 @@ func (f *failoverFault) takeoverKilledAction(st Step, t *clusteradmin.Topology, 
 	a.start = func(ctx context.Context) (map[string]any, error) {
 		res := map[string]any{}
 		defer func() { res["steps"] = c.steps }()
-		err := each(memberNames(victims), func(name string) error {
-			k.killed.mark(name, true)
-			return k.killer.Kill(ctx, name)
-		})
+		err := each(memberNames(victims), func(name string) error { return k.strikeNode(ctx, name) })
 		c.step("kill", map[string]any{"nodes": memberNames(victims), "error": errText(err)})
 		if err != nil {
 			return res, err
@@ -383,13 +380,7 @@ func (f *failoverFault) takeoverKilledAction(st Step, t *clusteradmin.Topology, 
 	}
 	a.stop = func(ctx context.Context) (map[string]any, error) {
 		res := map[string]any{}
-		err := each(memberNames(victims), func(name string) error {
-			if err := k.killer.Restart(ctx, name); err != nil {
-				return err
-			}
-			k.killed.mark(name, false)
-			return nil
-		})
+		err := each(memberNames(victims), func(name string) error { return k.healNode(ctx, name) })
 		c.step("restart", map[string]any{"nodes": memberNames(victims), "error": errText(err)})
 		cerr := f.waitConverged(ctx, max(10*time.Second, 5*f.opts.NodeTimeout))
 		view := f.epochView(ctx)
@@ -439,7 +430,7 @@ func (e *env) replInfo(ctx context.Context, addr string) map[string]any {
 // not), and kills P while E's full sync is still in progress. Stopping
 // restarts P. The record says who won P's shard: P's own replica or E.
 func (f *memberFault) emptiedReplicaKillAction(st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
-	k, _ := f.bound["kill"].(*killFault)
+	k, _ := borrow[nodeStriker](f.env, "kill")
 	if k == nil {
 		return nil, fmt.Errorf("%s needs to %s", st.Mode, lookup("kill").needs())
 	}
@@ -529,8 +520,7 @@ func (f *memberFault) emptiedReplicaKillAction(st Step, t *clusteradmin.Topology
 		before := f.replInfo(ctx, emptied.Node.Addr)
 		unsynced := before["role"] == "slave" && (before["master_link_status"] != "up" || before["master_sync_in_progress"] == "1")
 		replica := f.replInfo(ctx, rep.Node.Addr)
-		k.killed.mark(target.Node.Name, true)
-		err = k.killer.Kill(ctx, target.Node.Name)
+		err = k.strikeNode(ctx, target.Node.Name)
 		c.step("kill", map[string]any{"node": target.Node.Name, "emptied_before": before, "replica_before": replica,
 			"unsynced": unsynced, "error": errText(err)})
 		res["unsynced_at_kill"] = unsynced
@@ -539,7 +529,7 @@ func (f *memberFault) emptiedReplicaKillAction(st Step, t *clusteradmin.Topology
 	a.minHold = 3*f.opts.NodeTimeout + time.Second // long enough for an election in P's shard
 	a.stop = func(ctx context.Context) (map[string]any, error) {
 		res := map[string]any{}
-		if !slices.Contains(k.killed.sorted(), target.Node.Name) {
+		if !k.holds(target.Node.Name) {
 			// The start failed before the kill: nothing was struck.
 			res["struck"] = false
 			c.step("not-struck", nil)
@@ -576,10 +566,7 @@ func (f *memberFault) emptiedReplicaKillAction(st Step, t *clusteradmin.Topology
 		res["dbsize"] = keys
 		c.step("election", map[string]any{"winner": winner, "emptied_won": winner == emptied.Node.Name, "dbsize": keys,
 			"emptied": f.replInfo(ctx, emptied.Node.Addr)})
-		err := k.killer.Restart(ctx, target.Node.Name)
-		if err == nil {
-			k.killed.mark(target.Node.Name, false)
-		}
+		err := k.healNode(ctx, target.Node.Name)
 		c.step("restart", map[string]any{"node": target.Node.Name, "error": errText(err)})
 		res["steps"] = c.steps
 		return res, err

@@ -19,7 +19,7 @@ import (
 // fail (never skip) without them.
 
 func nodesOf(ctx context.Context, addr string) ([]cluster.NodeInfo, error) {
-	text, err := clusteradmin.ClusterNodesText(ctx, addr)
+	text, err := clusteradmin.ClusterNodesText(ctx, cluster.Credentials{}, addr)
 	if err != nil {
 		return nil, err
 	}

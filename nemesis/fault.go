@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
@@ -73,8 +74,9 @@ type env struct {
 	named map[string][]string
 	// bound is every fault the target can cause, by name (filled by New
 	// in registry order): a composition that strikes with another
-	// fault's means (handoff.go) uses that fault's value, so the fault's
-	// own heal undoes what the composition left.
+	// fault's means (handoff.go, compose.go) borrows that fault's value
+	// as those means (borrow: nodeStriker, pairCutter, roleWaiter), so
+	// the fault's own heal undoes what the composition left.
 	bound map[string]fault
 	// note records an info entry into the history now, for a fault that
 	// records its steps as they happen (handoff.go).
@@ -129,6 +131,13 @@ func (s *nodeSet) mark(name string, on bool) {
 	}
 }
 
+// has says name is in the set.
+func (s *nodeSet) has(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[name]
+}
+
 // sorted returns the names in the set, "n2" before "n10".
 func (s *nodeSet) sorted() []string {
 	s.mu.Lock()
@@ -153,24 +162,65 @@ func (s *nodeSet) undo(ctx context.Context, h *healing, key, verb string, f func
 	h.touched = append(h.touched, names...)
 }
 
-// hold makes a the action of a fault that holds nodes in a state: start
-// puts every node in it (do) and marks it in set, stop takes every node out
-// (undo) and unmarks it, both concurrently over the nodes.
-func hold(a *action, set *nodeSet, do, undo func(context.Context, string) error) {
+// nodeStriker is a fault that strikes nodes one by one and holds them
+// struck until healed (kill, pause). A composition that strikes with such a
+// fault's means (handoff.go, compose.go) borrows the bound one as this
+// value: the node it leaves struck is then that fault's to heal in the end
+// phase, as if the fault had struck it itself.
+type nodeStriker interface {
+	// strikeNode marks node held and strikes it; a node whose strike
+	// failed stays marked, so the end phase still tries to undo it.
+	strikeNode(ctx context.Context, node string) error
+	// healNode undoes the strike, and unmarks the node once it is undone.
+	healNode(ctx context.Context, node string) error
+	// holds says node is held struck now.
+	holds(node string) bool
+}
+
+// pairCutter is a fault that can cut two nodes from each other and heal
+// its cuts (partition), for a composition's partition.
+type pairCutter interface {
+	cutPair(ctx context.Context, a, b string) error
+	healCuts(ctx context.Context) error
+}
+
+// roleWaiter waits for a node to take a role, for a composition's
+// failover (the failover fault's means).
+type roleWaiter interface {
+	waitRole(ctx context.Context, addr string, primary bool, limit time.Duration) bool
+}
+
+// borrow gives the bound fault of that name as the means T a composition
+// strikes with; ok is false when the target cannot cause that fault.
+func borrow[T any](e *env, name string) (T, bool) {
+	v, ok := e.bound[name].(T)
+	return v, ok
+}
+
+// strikeHeld marks node in set and strikes it with do (nodeStriker).
+func strikeHeld(ctx context.Context, set *nodeSet, node string, do func(context.Context, string) error) error {
+	set.mark(node, true)
+	return do(ctx, node)
+}
+
+// healHeld undoes node's strike with undo and unmarks it once undone.
+func healHeld(ctx context.Context, set *nodeSet, node string, undo func(context.Context, string) error) error {
+	if err := undo(ctx, node); err != nil {
+		return err
+	}
+	set.mark(node, false)
+	return nil
+}
+
+// hold makes a the action of a fault that holds nodes struck: start
+// strikes every node, stop heals every node, both concurrently over the
+// nodes.
+func hold(a *action, s nodeStriker) {
 	a.start = func(ctx context.Context) (map[string]any, error) {
-		return nil, each(a.nodes, func(name string) error {
-			set.mark(name, true)
-			return do(ctx, name)
-		})
+		return nil, each(a.nodes, func(name string) error { return s.strikeNode(ctx, name) })
 	}
 	a.stop = func(ctx context.Context) (map[string]any, error) {
-		return nil, each(a.nodes, func(name string) error {
-			if err := undo(ctx, name); err != nil {
-				return err
-			}
-			set.mark(name, false)
-			return nil
-		})
+		return nil, each(a.nodes, func(name string) error { return s.healNode(ctx, name) })
 	}
 }
 

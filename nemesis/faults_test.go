@@ -278,7 +278,7 @@ func TestKillAndPauseLocalProcesses(t *testing.T) {
 		return cl.Ping(pctx).Err()
 	}
 	idOf := func(addr string) string {
-		text, err := clusteradmin.ClusterNodesText(ctx, addr)
+		text, err := clusteradmin.ClusterNodesText(ctx, cluster.Credentials{}, addr)
 		if err != nil {
 			t.Fatal(err)
 		}

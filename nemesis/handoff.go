@@ -76,10 +76,10 @@ func splitHandoffMode(mode string) (method, strike string, ok bool) {
 func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, slot int, src, dst clusteradmin.NodeState, all []clusteradmin.NodeState, t *clusteradmin.Topology) error {
 	method, strike, _ := splitHandoffMode(st.Mode)
 	h := &handoffRun{env: f.env, mover: f.mover}
-	h.kill, _ = f.bound["kill"].(*killFault)
-	h.pause, _ = f.bound["pause"].(*pauseFault)
-	h.part, _ = f.bound["partition"].(*partitionFault)
-	h.failover, _ = f.bound["failover"].(*failoverFault)
+	h.kill, _ = borrow[nodeStriker](f.env, "kill")
+	h.pause, _ = borrow[nodeStriker](f.env, "pause")
+	h.part, _ = borrow[pairCutter](f.env, "partition")
+	h.failover, _ = borrow[roleWaiter](f.env, "failover")
 	switch {
 	case method == "atomic" && !f.mover.AtomicCapable(ctx, all):
 		return fmt.Errorf("%s needs CLUSTER MIGRATION (Redis 8.4) on every primary", st.Mode)
@@ -123,10 +123,10 @@ func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, sl
 type handoffRun struct {
 	*env
 	mover          *clusteradmin.SlotMover
-	kill           *killFault // the bound faults a strike borrows (nil: the target cannot)
-	pause          *pauseFault
-	part           *partitionFault
-	failover       *failoverFault
+	kill           nodeStriker // the bound faults a strike borrows (nil: the target cannot)
+	pause          nodeStriker
+	part           pairCutter
+	failover       roleWaiter
 	st             Step
 	method, strike string
 	slot           int
@@ -355,43 +355,18 @@ func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (fu
 	var err error
 	var heal func(context.Context) error
 	switch {
-	case strings.HasPrefix(h.strike, "kill"):
+	case strings.HasPrefix(h.strike, "kill"), strings.HasPrefix(h.strike, "pause"):
 		d["node"] = target.Node.Name
-		k := h.kill
-		k.killed.mark(target.Node.Name, true)
-		err = k.killer.Kill(ctx, target.Node.Name)
-		heal = func(ctx context.Context) error {
-			if err := k.killer.Restart(ctx, target.Node.Name); err != nil {
-				return err
-			}
-			k.killed.mark(target.Node.Name, false)
-			return nil
+		by := h.kill
+		if strings.HasPrefix(h.strike, "pause") {
+			by = h.pause
 		}
-	case strings.HasPrefix(h.strike, "pause"):
-		d["node"] = target.Node.Name
-		p := h.pause
-		p.paused.mark(target.Node.Name, true)
-		err = p.pauser.Pause(ctx, target.Node.Name)
-		heal = func(ctx context.Context) error {
-			if err := p.pauser.Resume(ctx, target.Node.Name); err != nil {
-				return err
-			}
-			p.paused.mark(target.Node.Name, false)
-			return nil
-		}
+		err = by.strikeNode(ctx, target.Node.Name)
+		heal = func(ctx context.Context) error { return by.healNode(ctx, target.Node.Name) }
 	case h.strike == "partition":
 		d["nodes"] = []string{h.src.Node.Name, h.dst.Node.Name}
-		p := h.part
-		p.setCut(true)
-		err = errors.Join(p.parter.Cut(ctx, h.src.Node.Name, []string{h.dst.Node.Name}, false),
-			p.parter.Cut(ctx, h.dst.Node.Name, []string{h.src.Node.Name}, false))
-		heal = func(ctx context.Context) error {
-			if err := p.parter.Heal(ctx); err != nil {
-				return err
-			}
-			p.setCut(false)
-			return nil
-		}
+		err = h.part.cutPair(ctx, h.src.Node.Name, h.dst.Node.Name)
+		heal = h.part.healCuts
 	case strings.HasPrefix(h.strike, "failover"):
 		d["replica"] = h.replica.Node.Name
 		side, which := h.dst, "destination"

@@ -33,9 +33,19 @@ func (f *killFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology
 	}
 	names := memberNames(targets)
 	a := &action{nodes: names, detail: map[string]any{"roles": roles(targets)}}
-	hold(a, &f.killed, f.killer.Kill, f.killer.Restart)
+	hold(a, f)
 	return a, nil
 }
+
+func (f *killFault) strikeNode(ctx context.Context, node string) error {
+	return strikeHeld(ctx, &f.killed, node, f.killer.Kill)
+}
+
+func (f *killFault) healNode(ctx context.Context, node string) error {
+	return healHeld(ctx, &f.killed, node, f.killer.Restart)
+}
+
+func (f *killFault) holds(node string) bool { return f.killed.has(node) }
 
 func (f *killFault) heal(ctx context.Context, h *healing) {
 	f.killed.undo(ctx, h, "restarted", "restart", f.killer.Restart)

@@ -71,7 +71,7 @@ func startLocalServer(t *testing.T, nodes, replicas int, server []string) *local
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := clusteradmin.Form(ctx, addrs, replicas, t.Logf); err != nil {
+	if err := clusteradmin.Form(ctx, cluster.Credentials{}, addrs, replicas, t.Logf); err != nil {
 		t.Fatalf("forming the local cluster: %v", err)
 	}
 	return c
@@ -320,7 +320,7 @@ func eventually(t *testing.T, limit time.Duration, cond func() string) {
 func views(c *localCluster) (map[string][]cluster.NodeInfo, error) {
 	out := map[string][]cluster.NodeInfo{}
 	for _, n := range c.Nodes() {
-		text, err := clusteradmin.ClusterNodesText(context.Background(), n.Addr)
+		text, err := clusteradmin.ClusterNodesText(context.Background(), cluster.Credentials{}, n.Addr)
 		if err != nil {
 			return nil, err
 		}

@@ -170,7 +170,7 @@ func TestMigrateStormAndAbortsAreRepaired(t *testing.T) {
 	// Heal finishes it.
 	if err := nem.Heal(ctx, rec); err != nil {
 		for _, nd := range c.Nodes() {
-			text, _ := clusteradmin.ClusterNodesText(ctx, nd.Addr)
+			text, _ := clusteradmin.ClusterNodesText(ctx, cluster.Credentials{}, nd.Addr)
 			t.Logf("%s %s:\n%s", nd.Name, nd.Addr, text)
 		}
 		t.Fatalf("heal: %v", err)

@@ -48,7 +48,7 @@ func failoverTo(t *testing.T, adm *clusteradmin.Admin, replica, old clusteradmin
 			n       clusteradmin.NodeState
 			primary bool
 		}{{replica, true}, {old, false}} {
-			text, err := clusteradmin.ClusterNodesText(context.Background(), want.n.Node.Addr)
+			text, err := clusteradmin.ClusterNodesText(context.Background(), cluster.Credentials{}, want.n.Node.Addr)
 			if err != nil {
 				return err.Error()
 			}
@@ -170,7 +170,7 @@ func moverDstFailover(t *testing.T, server []string) {
 	if _, err := mover.ReassertMoves(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := clusteradmin.WaitClusterConverged(ctx, c, 30*time.Second); err != nil {
+	if err := clusteradmin.WaitClusterConverged(ctx, cluster.Credentials{}, c, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, func() string {
@@ -269,7 +269,7 @@ func endPhaseTwoFailovers(t *testing.T, server []string) {
 	}
 	failoverTo(t, adm, dstReplica, dst)
 	failoverTo(t, adm, srcReplica, src)
-	if err := clusteradmin.WaitClusterConverged(ctx, c, 30*time.Second); err != nil {
+	if err := clusteradmin.WaitClusterConverged(ctx, cluster.Credentials{}, c, 30*time.Second); err != nil {
 		t.Logf("before the end phase: %v", err)
 	}
 	if found, _, err := mover.Unaccounted(ctx); err != nil || len(found) > 0 {
@@ -282,7 +282,7 @@ func endPhaseTwoFailovers(t *testing.T, server []string) {
 	if len(rs) != 1 || rs[0].Action != "finished" || rs[0].Keeper != dstReplica.Node.Name {
 		t.Fatalf("repairs %+v: want slot %d finished on %s", rs, slot, dstReplica.Node.Name)
 	}
-	if err := clusteradmin.WaitClusterConverged(ctx, c, 30*time.Second); err != nil {
+	if err := clusteradmin.WaitClusterConverged(ctx, cluster.Credentials{}, c, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if n := countKeys(t, dstReplica.Node.Addr, slot); n != int64(len(keysOf[slot])) {

@@ -27,6 +27,9 @@ type Options struct {
 	// command, run with `sh -c` and the environment described in doc.go.
 	Hooks map[string]string
 	Log   func(format string, args ...any)
+	// Credentials authenticate every admin connection the faults open
+	// (and MIGRATE to the target node): the run's.
+	Credentials cluster.Credentials
 	// Journal records every topology change before it is made (nil: one
 	// in memory). Each entry is also copied into the history as a
 	// nemesis "journal" entry.
@@ -82,7 +85,7 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	}
 	// What clusteradmin logs reads as the nemesis' own lines.
 	logf := func(format string, args ...any) { opts.Log("nemesis: "+format, args...) }
-	e := &env{c: c, opts: opts, journal: opts.Journal, admin: &clusteradmin.Admin{Log: logf}}
+	e := &env{c: c, opts: opts, journal: opts.Journal, admin: &clusteradmin.Admin{Log: logf, Creds: opts.Credentials}}
 	e.bound = map[string]fault{}
 	n := &Nemesis{env: e, target: targetName(c)}
 	e.note = func(f string, nodes []string, detail map[string]any) {

@@ -84,6 +84,21 @@ func (f *partitionFault) resolve(_ context.Context, st Step, t *clusteradmin.Top
 	return a, nil
 }
 
+// cutPair cuts a and b from each other (pairCutter), node traffic only.
+func (f *partitionFault) cutPair(ctx context.Context, a, b string) error {
+	f.setCut(true)
+	return errors.Join(f.parter.Cut(ctx, a, []string{b}, false), f.parter.Cut(ctx, b, []string{a}, false))
+}
+
+// healCuts removes every cut (pairCutter).
+func (f *partitionFault) healCuts(ctx context.Context) error {
+	if err := f.parter.Heal(ctx); err != nil {
+		return err
+	}
+	f.setCut(false)
+	return nil
+}
+
 // heal removes every filter rule when a cut may be in force or the
 // schedule has partitions.
 func (f *partitionFault) heal(ctx context.Context, h *healing) {

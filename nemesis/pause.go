@@ -43,9 +43,19 @@ func (f *pauseFault) resolve(_ context.Context, st Step, t *clusteradmin.Topolog
 		a.minHold = 3*f.opts.NodeTimeout + time.Second
 		a.detail["min_hold_ms"] = a.minHold.Milliseconds()
 	}
-	hold(a, &f.paused, f.pauser.Pause, f.pauser.Resume)
+	hold(a, f)
 	return a, nil
 }
+
+func (f *pauseFault) strikeNode(ctx context.Context, node string) error {
+	return strikeHeld(ctx, &f.paused, node, f.pauser.Pause)
+}
+
+func (f *pauseFault) healNode(ctx context.Context, node string) error {
+	return healHeld(ctx, &f.paused, node, f.pauser.Resume)
+}
+
+func (f *pauseFault) holds(node string) bool { return f.paused.has(node) }
 
 func (f *pauseFault) heal(ctx context.Context, h *healing) {
 	f.paused.undo(ctx, h, "resumed", "resume", f.pauser.Resume)

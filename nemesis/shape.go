@@ -44,9 +44,7 @@ func (f *delayFault) resolve(_ context.Context, st Step, t *clusteradmin.Topolog
 	a := &action{nodes: memberNames(targets), detail: map[string]any{
 		"roles": roles(targets), "latency_ms": latency.Milliseconds(), "jitter_ms": jitter.Milliseconds(),
 	}}
-	hold(a, &f.delayed,
-		func(ctx context.Context, name string) error { return f.shaper.Delay(ctx, name, latency, jitter) },
-		f.undelay)
+	hold(a, shapeStrike{&f.delayed, func(ctx context.Context, name string) error { return f.shaper.Delay(ctx, name, latency, jitter) }, f.undelay})
 	return a, nil
 }
 
@@ -83,9 +81,7 @@ func (f *lossFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology
 	}
 	percent := 5 + rng.IntN(46)
 	a := &action{nodes: memberNames(targets), detail: map[string]any{"roles": roles(targets), "loss_percent": percent}}
-	hold(a, &f.lossy,
-		func(ctx context.Context, name string) error { return f.shaper.Loss(ctx, name, percent) },
-		f.unloss)
+	hold(a, shapeStrike{&f.lossy, func(ctx context.Context, name string) error { return f.shaper.Loss(ctx, name, percent) }, f.unloss})
 	return a, nil
 }
 
@@ -96,3 +92,21 @@ func (f *lossFault) unloss(ctx context.Context, name string) error {
 func (f *lossFault) heal(ctx context.Context, h *healing) {
 	f.lossy.undo(ctx, h, "loss_removed", "remove the packet loss of", f.unloss)
 }
+
+// shapeStrike is one step's strike of delay or loss: its figures are the
+// step's own (drawn when it resolves), so the strike is a value of the
+// step rather than of the fault.
+type shapeStrike struct {
+	set      *nodeSet
+	do, undo func(context.Context, string) error
+}
+
+func (s shapeStrike) strikeNode(ctx context.Context, node string) error {
+	return strikeHeld(ctx, s.set, node, s.do)
+}
+
+func (s shapeStrike) healNode(ctx context.Context, node string) error {
+	return healHeld(ctx, s.set, node, s.undo)
+}
+
+func (s shapeStrike) holds(node string) bool { return s.set.has(node) }

@@ -18,7 +18,7 @@ func (e *env) topology(ctx context.Context) (*clusteradmin.Topology, error) {
 // answers reports cluster_state:ok, no open slots, no failure flags and the
 // same slot map.
 func (e *env) waitConverged(ctx context.Context, timeout time.Duration) error {
-	return clusteradmin.WaitClusterConverged(ctx, e.c, timeout)
+	return clusteradmin.WaitClusterConverged(ctx, e.admin.Creds, e.c, timeout)
 }
 
 // slotsWithKeys returns, sorted, the slots of src that hold some of the keys

@@ -167,11 +167,7 @@ func configDiff(runs []*Run) []CompRow {
 func headlineRows(sums []checker.Summary) []HeadlineRow {
 	per := make([][]keyFigure, len(sums))
 	for i, s := range sums {
-		cs := map[string]map[string]any{}
-		for n, r := range s.Checkers {
-			cs[n] = r.Figures
-		}
-		per[i] = keyFiguresOf(cs)
+		per[i] = keyFiguresOf(s.Checkers)
 	}
 	if len(per) == 0 {
 		return nil

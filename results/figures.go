@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/redline-dev/redline/checker"
 )
 
 // keyFigure is one headline number of a run: what the runs table, the
@@ -24,16 +26,16 @@ type keyFigure struct {
 var anomalyFigures = []string{"lost", "stale_reads", "anomalous_keys", "unexpected", "wrong_total", "anomaly_types", "unknown_keys"}
 
 // keyFiguresOf computes a run's headline numbers from its checkers'
-// figures, always in the same order: anomalies, then what was measured.
-func keyFiguresOf(checkers map[string]map[string]any) []keyFigure {
+// results, always in the same order: anomalies, then what was measured.
+func keyFiguresOf(checkers map[string]checker.Result) []keyFigure {
 	var out []keyFigure
 	for _, k := range anomalyFigures {
 		total, seen := 0.0, false
-		for name, f := range checkers {
+		for name, r := range checkers {
 			if strings.HasSuffix(name, "rpo") {
 				continue
 			}
-			if v, ok := num(f[k]); ok {
+			if v, ok := num(r.Figures[k]); ok {
 				total, seen = total+v, true
 			}
 		}
@@ -54,7 +56,8 @@ func keyFiguresOf(checkers map[string]map[string]any) []keyFigure {
 			*acc = v
 		}
 	}
-	for name, f := range checkers {
+	for name, r := range checkers {
+		f := r.Figures
 		base := name[strings.LastIndexByte(name, '/')+1:]
 		switch base {
 		case "bench": // the kv load driver's summary (harness/bench)
@@ -68,15 +71,12 @@ func keyFiguresOf(checkers map[string]map[string]any) []keyFigure {
 			if v, ok := num(f["ops"]); ok {
 				add(&ops, v)
 			}
-			byF, _ := f["by_f"].(map[string]any)
-			for _, x := range byF {
-				m, _ := x.(map[string]any)
-				if v, ok := num(m["ok_per_s"]); ok {
-					add(&okPerS, v)
+			for _, op := range r.Ops() {
+				if op.OKPerS != nil {
+					add(&okPerS, *op.OKPerS)
 				}
-				lat, _ := m["latency_ms"].(map[string]any)
-				if v, ok := num(lat["p99"]); ok {
-					maxOf(&p99, v) // the worst op type's p99
+				if op.Latency.P99 != nil {
+					maxOf(&p99, *op.Latency.P99) // the worst op type's p99
 				}
 			}
 		case "rto":
@@ -86,9 +86,11 @@ func keyFiguresOf(checkers map[string]map[string]any) []keyFigure {
 				}
 			}
 		case "rpo":
-			for _, k := range []string{"rpo_ms", "rpo_bound_ms"} {
-				if v, ok := num(f[k]); ok {
-					maxOf(&rpo, v/1000)
+			if f, ok := r.RPO(); ok {
+				for _, v := range []*float64{f.RPOMs, f.BoundMs} {
+					if v != nil {
+						maxOf(&rpo, *v/1000)
+					}
 				}
 			}
 		}
@@ -118,7 +120,7 @@ func (k keyFigure) String() string {
 
 // keyFigures is the runs table's one line: the anomalies found, else "no
 // anomaly", then throughput and recovery; a bench says its throughput.
-func keyFigures(checkers map[string]map[string]any) string {
+func keyFigures(checkers map[string]checker.Result) string {
 	var parts []string
 	figs := keyFiguresOf(checkers)
 	for _, k := range figs {

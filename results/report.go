@@ -249,12 +249,12 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 		}
 		// Per-window losses of an RPO checker: all that is known of a
 		// counter's losses, and the extent of a set's beyond its examples.
-		for _, w := range listOfMaps(f["per_window"]) {
-			from, ok1 := w["acked_from_s"].(float64)
-			to, ok2 := w["acked_to_s"].(float64)
-			if n := figure(w, "lost"); n > 0 && ok1 && ok2 {
+		rpo, _ := d.sum.Checkers[name].RPO()
+		for _, w := range rpo.Windows {
+			if n := w.Lost; n > 0 && w.AckedFromS != nil && w.AckedToS != nil {
+				from, to := *w.AckedFromS, *w.AckedToS
 				spans = append(spans, lossSpan{from: from, to: to, row: rpoRow(name, spans), label: fmt.Sprintf("%s: %s lost", name, trimFloat(n)),
-					title: fmt.Sprintf("%s: %s acknowledged writes lost, acknowledged between %.1f and %.1f s (during the %s of %s)", name, trimFloat(n), from, to, words(w["fault"]), words(w["nodes"]))})
+					title: fmt.Sprintf("%s: %s acknowledged writes lost, acknowledged between %.1f and %.1f s (during the %s of %s)", name, trimFloat(n), from, to, w.Fault, strings.Join(w.Nodes, ","))})
 			}
 		}
 	}
@@ -416,15 +416,9 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		words = append(words, "VALID: every checker found evidence and no anomaly.")
 	}
 	// What each requested fault kind exercised (the coverage checker).
-	if c, ok := d.sum.Checkers[checker.CoverageName]; ok {
-		if m, ok := c.Figures["per_kind"].(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
-				if kf, ok := m[k].(map[string]any); ok {
-					if line, ok := kf["summary"].(string); ok {
-						words = append(words, "Coverage: "+line+".")
-					}
-				}
-			}
+	for _, k := range d.sum.Checkers[checker.CoverageName].Coverage() {
+		if k.Summary != "" {
+			words = append(words, "Coverage: "+k.Summary+".")
 		}
 	}
 	for _, n := range d.checkerNames() {
@@ -434,10 +428,11 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			continue
 		}
 		var parts []string
-		if l := figure(f, "lost"); l > 0 {
+		counts := d.sum.Checkers[n].Counts()
+		if l := counts.Lost.N(); l > 0 {
 			s := fmt.Sprintf("%s acknowledged writes lost", trimFloat(l))
 			if w := d.str("wait"); w != "" && w != "0" {
-				sat := figure(f, "wait_satisfied")
+				sat := counts.WaitSatisfied.N()
 				if sat == 0 {
 					s += " (WAIT did not cover any of them)"
 				} else {
@@ -448,10 +443,10 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			}
 			parts = append(parts, s+d.lossWindows(n)+d.lossShards(f))
 		}
-		if v := figure(f, "anomalous_keys"); v > 0 {
+		if v := counts.AnomalousKeys.N(); v > 0 {
 			parts = append(parts, fmt.Sprintf("%s keys not linearizable", trimFloat(v)))
 		}
-		if v := figure(f, "stale_reads"); v > 0 {
+		if v := counts.StaleReads.N(); v > 0 {
 			parts = append(parts, fmt.Sprintf("%s stale reads", trimFloat(v)))
 		}
 		if m, ok := f["anomalies"].(map[string]any); ok && len(m) > 0 {
@@ -494,29 +489,27 @@ func (d *runData) lossWindows(name string) string {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		prefix = name[:i+1]
 	}
-	rpo, ok := d.sum.Checkers[prefix+"rpo"]
+	rpo, ok := d.sum.Checkers[prefix+"rpo"].RPO()
 	if !ok {
 		return ""
 	}
 	var parts []string
-	for _, w := range listOfMaps(rpo.Figures["per_window"]) {
-		if n := figure(w, "lost"); n > 0 {
-			parts = append(parts, fmt.Sprintf("%s during the %s of %s at %.1f-%.1f s", trimFloat(n), words(w["fault"]), words(w["nodes"]), figure(w, "start_s"), figure(w, "end_s")))
+	for _, w := range rpo.Windows {
+		if w.Lost > 0 {
+			parts = append(parts, fmt.Sprintf("%s during the %s of %s at %.1f-%.1f s", trimFloat(w.Lost), w.Fault, strings.Join(w.Nodes, ","), w.StartS, w.EndS))
 		}
 	}
-	if o, ok := rpo.Figures["outside_windows"].(map[string]any); ok {
-		if n := figure(o, "lost"); n > 0 {
-			parts = append(parts, fmt.Sprintf("%s outside any fault window", trimFloat(n)))
-		}
+	if n := rpo.Outside.Lost; n > 0 {
+		parts = append(parts, fmt.Sprintf("%s outside any fault window", trimFloat(n)))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	s := ": " + strings.Join(parts, ", ")
-	if v, ok := rpo.Figures["rpo_ms"].(float64); ok && v > 0 {
-		s += fmt.Sprintf("; RPO %.2f s (the lost writes of one window were acknowledged over that span)", v/1000)
-	} else if v, ok := rpo.Figures["rpo_bound_ms"].(float64); ok && v > 0 {
-		s += fmt.Sprintf("; RPO at most %.2f s (a bound: counters tell amounts, not which writes)", v/1000)
+	if v := rpo.RPOMs; v != nil && *v > 0 {
+		s += fmt.Sprintf("; RPO %.2f s (the lost writes of one window were acknowledged over that span)", *v/1000)
+	} else if v := rpo.BoundMs; v != nil && *v > 0 {
+		s += fmt.Sprintf("; RPO at most %.2f s (a bound: counters tell amounts, not which writes)", *v/1000)
 	}
 	return s
 }

@@ -216,11 +216,7 @@ func (e *Entry) describe() {
 		return
 	}
 	e.Valid = fmt.Sprint(s.Valid.JSONValue())
-	figs := make(map[string]map[string]any, len(s.Checkers))
-	for name, c := range s.Checkers {
-		figs[name] = c.Figures
-	}
-	e.KeyFigures = keyFigures(figs)
+	e.KeyFigures = keyFigures(s.Checkers)
 	if _, ok := s.Checkers["bench"]; ok {
 		e.Bench = true
 	}

@@ -31,7 +31,7 @@ func (w *counter) key(i int) string      { return w.prefix + strconv.Itoa(i) + w
 func (w *counter) InitOps() []history.Op { return nil }
 
 // Checkers: bounds, lost increments and their WAIT split; an RPO bound.
-func (w *counter) Checkers(opts checker.Options) []checker.Checker {
+func (w *counter) Checkers(opts CheckOptions) []checker.Checker {
 	return w.checkers(opts, checker.Counter(w.aspect(opts, "counter")), w.rpo(opts, "counter"))
 }
 

@@ -16,7 +16,7 @@ func TestKeysPlacedOnEveryPrimary(t *testing.T) {
 	if len(prims) != 3 {
 		t.Fatalf("primaries %v", prims)
 	}
-	for _, name := range Names() {
+	for _, name := range NamesOf(History) {
 		w, err := New(name, Config{Prefix: "p:"})
 		if err != nil {
 			t.Fatal(err)

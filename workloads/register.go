@@ -46,8 +46,8 @@ func newRegister(cfg Config) Workload {
 }
 
 // Checkers: linearizability per key.
-func (w *register) Checkers(opts checker.Options) []checker.Checker {
-	return w.checkers(opts, checker.Linearizable(w.aspect(opts, "linearizable")))
+func (w *register) Checkers(opts CheckOptions) []checker.Checker {
+	return w.checkers(opts, checker.Linearizable(checker.LinearizableOptions{Scope: w.aspect(opts, "linearizable"), Timeout: opts.Timeout}))
 }
 
 // key i of a generation carries its tag of that generation: on primary i mod P.

@@ -36,7 +36,7 @@ func newSet(cfg Config) Workload {
 }
 
 // Checkers: Jepsen's set-full and the exact RPO of lost elements.
-func (w *set) Checkers(opts checker.Options) []checker.Checker {
+func (w *set) Checkers(opts CheckOptions) []checker.Checker {
 	return w.checkers(opts, checker.Set(w.aspect(opts, "set")), w.rpo(opts, "set"))
 }
 

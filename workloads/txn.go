@@ -52,7 +52,7 @@ func newTxn(cfg Config) Workload {
 
 // Checkers: bank invariants, Elle-style list-append, the cross-slot
 // fidelity check and the exact RPO of lost appends.
-func (w *txn) Checkers(opts checker.Options) []checker.Checker {
+func (w *txn) Checkers(opts CheckOptions) []checker.Checker {
 	return w.checkers(opts, checker.Bank(0, w.aspect(opts, "bank")), checker.ListAppend(w.aspect(opts, "list-append")),
 		checker.CrossSlot(w.aspect(opts, "cross-slot")), w.rpo(opts, "list-append"))
 }

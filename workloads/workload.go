@@ -3,7 +3,12 @@
 // replays the same sequence), executes one against the cluster through
 // workloads/client, and brings the checkers its history wants, as a Jepsen
 // workload brings client, generator and checker together. The registry
-// below is the one list of workloads.
+// below is the one list of workloads, and each entry's Kind says which of
+// a run's two traffic drivers carries it: History workloads (register,
+// counter, set, txn, script) are Workload values driven by the history
+// workers and judged by their checkers; the Load workload kv (workloads/kv:
+// its config and generator) is driven by the load driver, harness/bench,
+// and only measured.
 package workloads
 
 import (
@@ -58,9 +63,20 @@ type Workload interface {
 	// Checkers judge and measure this workload's part of a history: its
 	// correctness checkers, then perf and rto. opts.Name, when set, names
 	// them "<opts.Name>/<aspect>" (several workloads in one run).
-	Checkers(opts checker.Options) []checker.Checker
+	Checkers(opts CheckOptions) []checker.Checker
 	// Measures are only perf and rto, for load tests.
-	Measures(opts checker.Options) []checker.Checker
+	Measures(opts CheckOptions) []checker.Checker
+}
+
+// CheckOptions are what a run tunes of its workloads' checkers; each
+// workload turns them into the options of the checkers it brings (each
+// checker's own type: checker.Scope, checker.LinearizableOptions ...).
+type CheckOptions struct {
+	// Name, when set, names the checkers "<Name>/<aspect>" (several
+	// workloads in one run).
+	Name string
+	// Timeout bounds the linearizability search [60s].
+	Timeout time.Duration
 }
 
 // Conn is what Invoke needs of the cluster: *client.Client implements it,
@@ -97,41 +113,41 @@ func (b *base) Name() string             { return b.name }
 func (b *base) KeyPrefix() string        { return b.prefix }
 func (b *base) Owns(op *history.Op) bool { return strings.HasPrefix(op.Key, b.prefix) }
 
-// aspect gives the options of one checker of the workload: filtered by
-// its key prefix, named after the aspect.
-func (b *base) aspect(opts checker.Options, name string) checker.Options {
-	o := opts
-	o.KeyPrefix = b.prefix
-	o.Name = name
+// aspect gives the scope of one checker of the workload: filtered by its
+// key prefix, named after the aspect.
+func (b *base) aspect(opts CheckOptions, name string) checker.Scope {
+	s := checker.Scope{KeyPrefix: b.prefix, Name: name}
 	if opts.Name != "" {
-		o.Name = opts.Name + "/" + name
+		s.Name = opts.Name + "/" + name
 	}
-	return o
+	return s
 }
 
 // checkers appends perf and rto to a workload's own checkers.
-func (b *base) checkers(opts checker.Options, own ...checker.Checker) []checker.Checker {
+func (b *base) checkers(opts CheckOptions, own ...checker.Checker) []checker.Checker {
 	return append(own, b.Measures(opts)...)
 }
 
 // Measures are the checkers that only measure (perf, rto, write-pause),
 // plus handoff (keys on both or neither side after a slot move, valid
 // when no move happened): what a load test (bench) wants of any workload.
-func (b *base) Measures(opts checker.Options) []checker.Checker {
-	return []checker.Checker{checker.Perf(b.aspect(opts, "perf")), checker.RTO(b.aspect(opts, "rto")),
+func (b *base) Measures(opts CheckOptions) []checker.Checker {
+	return []checker.Checker{checker.Perf(checker.PerfOptions{Scope: b.aspect(opts, "perf")}), checker.RTO(b.aspect(opts, "rto")),
 		checker.WritePause(b.aspect(opts, "write-pause")), checker.Handoff(b.aspect(opts, "handoff"))}
 }
 
 // rpo is the RPO checker of a workload whose losses are of kind.
-func (b *base) rpo(opts checker.Options, kind string) checker.Checker {
-	o := b.aspect(opts, "rpo")
-	o.Kind = kind
-	return checker.RPO(o)
+func (b *base) rpo(opts CheckOptions, kind string) checker.Checker {
+	return checker.RPO(checker.RPOOptions{Scope: b.aspect(opts, "rpo"), Kind: kind})
 }
 
 // Checkers builds a workload's checkers from a run's config alone (no
-// cluster), as `redline check` does on a stored run.
-func Checkers(name string, cfg Config, opts checker.Options, measureOnly bool) ([]checker.Checker, error) {
+// cluster), as `redline check` does on a stored run. A Load workload has
+// none: the load driver measures it as it runs (bench.json).
+func Checkers(name string, cfg Config, opts CheckOptions, measureOnly bool) ([]checker.Checker, error) {
+	if k, err := KindOf(name); err != nil || k == Load {
+		return nil, err
+	}
 	w, err := New(name, cfg)
 	if err != nil {
 		return nil, err
@@ -150,15 +166,57 @@ type Generator interface {
 
 type factory func(cfg Config) Workload
 
-var registry = map[string]factory{
-	"register": newRegister,
-	"counter":  newCounter,
-	"set":      newSet,
-	"txn":      newTxn,
-	"script":   newScript,
+// Kind says which traffic driver carries a workload.
+type Kind int
+
+const (
+	// History: the history driver (harness's workers) runs the workload's
+	// Generator and Invoke, records every op in history.jsonl and the
+	// workload's checkers judge it.
+	History Kind = iota
+	// Load: the load driver (harness/bench) runs it open or closed loop
+	// from its own config and generator, measures it in per-second
+	// histograms, records no history and checks nothing (`redline bench`).
+	Load
+)
+
+func (k Kind) String() string {
+	if k == Load {
+		return "load"
+	}
+	return "history"
 }
 
-// Names lists the workloads redline knows.
+// entry is one registered workload: its kind and, for History, how to
+// build it.
+type entry struct {
+	kind Kind
+	new  factory // nil for Load: the load driver builds its own generator
+}
+
+var registry = map[string]entry{
+	"register": {History, newRegister},
+	"counter":  {History, newCounter},
+	"set":      {History, newSet},
+	"txn":      {History, newTxn},
+	"script":   {History, newScript},
+	"kv":       {Load, nil}, // workloads/kv: kv.Config, kv.Config.NewGen
+}
+
+// KindOf says which driver carries the named workload.
+func KindOf(name string) (Kind, error) {
+	e, ok := registry[name]
+	if !ok {
+		return 0, unknown(name)
+	}
+	return e.kind, nil
+}
+
+func unknown(name string) error {
+	return fmt.Errorf("unknown workload %q: choose from %s", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the workloads redline knows, of both kinds.
 func Names() []string {
 	names := make([]string, 0, len(registry))
 	for n := range registry {
@@ -168,13 +226,28 @@ func Names() []string {
 	return names
 }
 
-// New builds a workload by name.
-func New(name string, cfg Config) (Workload, error) {
-	f, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown workload %q: choose from %s", name, strings.Join(Names(), ", "))
+// NamesOf lists the workloads of one kind.
+func NamesOf(k Kind) []string {
+	var names []string
+	for _, n := range Names() {
+		if registry[n].kind == k {
+			names = append(names, n)
+		}
 	}
-	return f(cfg), nil
+	return names
+}
+
+// New builds a History workload by name; a Load workload is no Workload
+// value (the load driver builds it from its own config).
+func New(name string, cfg Config) (Workload, error) {
+	e, ok := registry[name]
+	if !ok {
+		return nil, unknown(name)
+	}
+	if e.kind != History {
+		return nil, fmt.Errorf("workload %s is a %s workload: the load driver runs it ('redline bench --workload %s'), not the history workers", name, e.kind, name)
+	}
+	return e.new(cfg), nil
 }
 
 // seeded gives a worker's random source: same seed and worker, same stream.

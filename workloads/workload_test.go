@@ -4,13 +4,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/redline-dev/redline/checker"
 )
 
 // Same seed and worker, same ops; another seed, other ops.
 func TestGeneratorsAreSeeded(t *testing.T) {
-	for _, name := range Names() {
+	for _, name := range NamesOf(History) {
 		seq := func(seed int64, worker int) string {
 			w, err := New(name, Config{Prefix: "p:"})
 			if err != nil {
@@ -52,7 +50,7 @@ func TestWorkloadCheckers(t *testing.T) {
 		"txn":      {"bank", "list-append", "cross-slot", "rpo", "perf", "rto", "write-pause", "handoff"},
 	}
 	for w, names := range want {
-		cs, err := Checkers(w, Config{Prefix: "p:"}, checker.Options{}, false)
+		cs, err := Checkers(w, Config{Prefix: "p:"}, CheckOptions{}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,19 +62,45 @@ func TestWorkloadCheckers(t *testing.T) {
 			t.Errorf("%s: %v, want %v", w, got, names)
 		}
 	}
-	cs, _ := Checkers("set", Config{Prefix: "p:"}, checker.Options{Name: "set"}, false)
+	cs, _ := Checkers("set", Config{Prefix: "p:"}, CheckOptions{Name: "set"}, false)
 	if cs[1].Name() != "set/rpo" {
 		t.Errorf("prefixed name %q", cs[1].Name())
 	}
-	if cs, _ := Checkers("set", Config{}, checker.Options{}, true); len(cs) != 4 || cs[0].Name() != "perf" {
+	if cs, _ := Checkers("set", Config{}, CheckOptions{}, true); len(cs) != 4 || cs[0].Name() != "perf" {
 		t.Errorf("measures %v", cs)
 	}
-	if _, err := Checkers("nope", Config{}, checker.Options{}, false); err == nil {
+	if _, err := Checkers("nope", Config{}, CheckOptions{}, false); err == nil {
 		t.Error("unknown workload accepted")
 	}
 	// The checkers see only the workload's keys.
 	w, _ := New("counter", Config{Prefix: "p:"})
 	if w.KeyPrefix() != "p:counter:" {
 		t.Errorf("key prefix %q", w.KeyPrefix())
+	}
+}
+
+// kv is in the one registry as the Load workload: listed with the others,
+// carried by the load driver (no Workload value, no checkers of a
+// history), and every other workload is a History one.
+func TestKindsInTheRegistry(t *testing.T) {
+	if k, err := KindOf("kv"); err != nil || k != Load {
+		t.Fatalf("kv: kind %v, %v", k, err)
+	}
+	if !slices.Contains(Names(), "kv") || !slices.Equal(NamesOf(Load), []string{"kv"}) {
+		t.Fatalf("names %v, load %v", Names(), NamesOf(Load))
+	}
+	if _, err := New("kv", Config{}); err == nil || !strings.Contains(err.Error(), "redline bench") {
+		t.Fatalf("New(kv): %v", err)
+	}
+	if cs, err := Checkers("kv", Config{}, CheckOptions{}, false); err != nil || len(cs) != 0 {
+		t.Fatalf("Checkers(kv): %d, %v", len(cs), err)
+	}
+	for _, n := range NamesOf(History) {
+		if _, err := New(n, Config{}); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	if _, err := KindOf("nosuch"); err == nil {
+		t.Fatal("KindOf(nosuch): no error")
 	}
 }

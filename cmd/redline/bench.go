@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,9 +13,8 @@ import (
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/bench"
-	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/results"
-	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/workloads/kv"
 )
 
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -79,7 +77,7 @@ their checkers. The last line printed is "throughput: N ops/s".`,
 	f := c.Flags()
 	f.StringVar(&o.kv.ratio, "ratio", "1:10", "kv: SET:GET ratio, as memtier's (1:10 = one SET per ten GETs)")
 	f.StringVar(&o.kv.valueSize, "value-size", "100", "kv: value bytes of a SET, fixed (100) or a range (32-1024)")
-	f.StringVar(&o.kv.pattern, "key-pattern", "uniform", "kv: "+strings.Join(workloads.KVPatterns, ", "))
+	f.StringVar(&o.kv.pattern, "key-pattern", "uniform", "kv: "+strings.Join(kv.Patterns, ", "))
 	f.IntVar(&o.kv.pipeline, "pipeline", 1, "kv: ops a worker sends before reading their replies")
 	f.IntVar(&o.kv.hashTags, "hash-tags", 0, "kv: put the keys in N hash tags ({0}..{N-1}), i.e. N slots (0 = no tags)")
 	f.BoolVar(&o.kv.populate, "populate", true, "kv: SET every key once before traffic so GETs hit")
@@ -97,129 +95,39 @@ type kvFlags struct {
 	populate                          bool
 }
 
-// validateKV builds cfg.KV from the flags; kv runs only under bench.
-func validateKV(o *runOptions, cfg *harness.Config) error {
+// validateLoad checks a run of a Load workload and builds cfg.KV from the
+// kv flags (kv is the one Load workload); the load driver runs only under
+// bench, and alone.
+func validateLoad(o *runOptions, cfg *harness.Config) error {
 	if !cfg.Bench {
 		return badArgs("--workload kv is a load workload without checkers: use 'redline bench --workload kv'")
 	}
 	if len(cfg.Workloads) > 1 {
 		return badArgs("--workload kv cannot be combined with other workloads in one bench")
 	}
-	kv := &workloads.KVConfig{Keys: cfg.Keys, Pattern: o.kv.pattern, Pipeline: o.kv.pipeline, HashTags: o.kv.hashTags, Populate: o.kv.populate}
+	c := &kv.Config{Keys: cfg.Keys, Pattern: o.kv.pattern, Pipeline: o.kv.pipeline, HashTags: o.kv.hashTags, Populate: o.kv.populate}
 	var err error
-	if kv.SetRatio, kv.GetRatio, err = workloads.ParseRatio(o.kv.ratio); err != nil {
+	if c.SetRatio, c.GetRatio, err = kv.ParseRatio(o.kv.ratio); err != nil {
 		return badArgs("--ratio: %v", err)
 	}
-	if kv.ValueMin, kv.ValueMax, err = workloads.ParseValueSize(o.kv.valueSize); err != nil {
+	if c.ValueMin, c.ValueMax, err = kv.ParseValueSize(o.kv.valueSize); err != nil {
 		return badArgs("--value-size: %v", err)
 	}
 	if o.kv.preset != "" {
-		p, ok := workloads.KVPresets[o.kv.preset]
+		p, ok := kv.Presets[o.kv.preset]
 		if !ok {
 			return badArgs("--preset %q: choose ycsb-a, ycsb-b or ycsb-c", o.kv.preset)
 		}
-		p(kv)
+		p(c)
 	}
-	if kv.Keys == 0 {
-		kv.Keys = 10000
+	if c.Keys == 0 {
+		c.Keys = 10000
 	}
-	if err := kv.Validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return badArgs("%v", err)
 	}
-	cfg.KV = kv
+	cfg.KV = c
 	return validateCapacity(o, cfg)
-}
-
-// kvRun is what runKV needs from runOnce.
-type kvRun struct {
-	cfg     harness.Config
-	cluster cluster.Cluster
-	run     *results.Run
-	nemesis harness.Nemesis
-	log     *harness.Log
-	stdout  io.Writer
-	tty     bool
-}
-
-// runKV drives the kv load workload through harness/bench and stores
-// bench.json, results.json and a report page.
-func runKV(ctx context.Context, k kvRun) (int, error) {
-	if c := k.cfg.Capacity; c != nil && c.SLO != "" {
-		return runCapacity(ctx, k)
-	}
-	opts := benchOptions(k)
-	res, err := runBenchOnce(ctx, k, opts, true)
-	if err != nil {
-		return 0, err
-	}
-	snapshotNodes(k.cluster, k.log)(ctx, k.run, "after")
-	if err := bench.Save(k.run, res); err != nil {
-		return 0, harnessFailed(err)
-	}
-	res.PrintSummary(k.stdout)
-	fmt.Fprintf(k.stdout, "results: %s\n", k.run.Dir)
-	// The last line is for scripts.
-	fmt.Fprintf(k.stdout, "throughput: %.0f ops/s\n", res.Throughput)
-	if res.Throughput == 0 {
-		return exitUnknown, nil
-	}
-	return exitValid, nil
-}
-
-// benchOptions are the engine's options of a kv bench.
-func benchOptions(k kvRun) bench.Options {
-	cfg := k.cfg
-	kv := *cfg.KV
-	kv.Prefix = cfg.KeyPrefix
-	opts := bench.Options{
-		Seeds: seedAddrs(k.cluster), KV: kv, Concurrency: cfg.Concurrency, Rate: cfg.Rate,
-		Duration: cfg.TimeLimit.D(), OpTimeout: cfg.OpTimeout.D(), Seed: cfg.Seed, Log: k.log.Printf,
-		ConnPerWorker: cfg.ConnPerWorker, NodeNames: map[string]string{},
-	}
-	for _, n := range k.cluster.Nodes() {
-		opts.NodeNames[n.Addr] = n.Name
-	}
-	if cfg.History {
-		opts.HistoryPath = k.run.Path("ops.jsonl.gz")
-	}
-	if k.nemesis != nil {
-		opts.Nemesis = k.nemesis
-	}
-	return opts
-}
-
-// runBenchOnce runs the engine once, with the progress display when
-// progress is set.
-func runBenchOnce(ctx context.Context, k kvRun, opts bench.Options, progress bool) (*bench.Result, error) {
-	fault := func() string { return "" }
-	if k.nemesis != nil {
-		fault = k.nemesis.Current
-	}
-	pr := harness.NewProgress(k.stdout, k.tty && progress, k.log)
-	var live func() string
-	opts.Live = func(l func() string) { live = l }
-	opts.Started = func(counts func() (int64, int64, int64)) {
-		k.log.Printf("traffic: %d workers, %s, kv %s, rate %g", opts.Concurrency, opts.Duration, kvString(opts.KV), opts.Rate)
-		if progress {
-			pr.StartRun(opts.Duration, harness.Status{Counts: counts, Fault: fault, Live: func() string {
-				if live == nil {
-					return ""
-				}
-				return live()
-			}})
-		}
-	}
-	res, err := bench.Run(ctx, opts)
-	if progress {
-		pr.EndRun()
-	}
-	if err != nil {
-		return nil, harnessFailed(fmt.Errorf("%w (results so far in %s)", err, k.run.Dir))
-	}
-	if ctx.Err() != nil {
-		return nil, harnessFailed(fmt.Errorf("interrupted; results so far in %s", k.run.Dir))
-	}
-	return res, nil
 }
 
 // compareBenchRuns compares two kv bench runs figure by figure and writes
@@ -261,27 +169,46 @@ func compareBenchRuns(w io.Writer, dirs []string) (done bool, err error) {
 	return true, nil
 }
 
-func seedAddrs(c cluster.Cluster) []string {
-	var out []string
-	for _, n := range c.Nodes() {
-		out = append(out, n.Addr)
+// printLoad prints what the load driver measured and gives the exit code:
+// unknown when nothing was measured (no op succeeded; a capacity search
+// that met the objectives at no rate).
+func printLoad(w io.Writer, cfg harness.Config, out harness.Outcome) int {
+	res := out.Load
+	if c := cfg.Capacity; c != nil && c.SLO != "" && res.Capacity != nil {
+		capacity := res.Capacity
+		best := capacity.Rate
+		if best == 0 {
+			best = capacity.Curve()[0].Rate
+		}
+		fmt.Fprintf(w, "\nthe step at %s ops/s:", bench.Count(best))
+		res.PrintSummary(w)
+		capacity.Print(w)
+		fmt.Fprintf(w, "results: %s\n", out.Dir)
+		fmt.Fprintln(w, capacity.CapacityLine())
+		// The last line is for scripts: the best step's throughput.
+		fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
+		if capacity.Rate == 0 {
+			return exitUnknown
+		}
+		return exitValid
 	}
-	return out
-}
-
-func kvString(kv workloads.KVConfig) string {
-	return fmt.Sprintf("ratio %d:%d, value %d-%d B, %d keys %s, pipeline %d", kv.SetRatio, kv.GetRatio, kv.ValueMin, kv.ValueMax, kv.Keys, kv.Pattern, kv.Pipeline)
+	res.PrintSummary(w)
+	fmt.Fprintf(w, "results: %s\n", out.Dir)
+	// The last line is for scripts.
+	fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
+	if res.Throughput == 0 {
+		return exitUnknown
+	}
+	return exitValid
 }
 
 // benchThroughput sums the ok ops/s of every perf checker's operations.
 func benchThroughput(s checker.Summary) float64 {
 	total := 0.0
 	for _, r := range s.Checkers {
-		byF, _ := r.Figures["by_f"].(map[string]any)
-		for _, v := range byF {
-			t, _ := v.(map[string]any)
-			if n, ok := t["ok_per_s"].(float64); ok {
-				total += n
+		for _, op := range r.Ops() {
+			if op.OKPerS != nil {
+				total += *op.OKPerS
 			}
 		}
 	}
@@ -298,21 +225,20 @@ func printBench(w io.Writer, s checker.Summary) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		byF, ok := s.Checkers[n].Figures["by_f"].(map[string]any)
-		if !ok {
-			continue
-		}
-		fs := make([]string, 0, len(byF))
-		for f := range byF {
-			fs = append(fs, f)
-		}
-		sort.Strings(fs)
-		for _, f := range fs {
-			t, _ := byF[f].(map[string]any)
-			lat, _ := t["latency_ms"].(map[string]any)
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%v\t%v\t%v\t%v\t%v\t%v\n", n, f, t["ok_per_s"], t["ok"], t["fail"], t["info"],
-				lat["p50"], lat["p95"], lat["p99"], lat["max"])
+		for _, op := range s.Checkers[n].Ops() {
+			lat := op.Latency
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", n, op.F, orDash(op.OKPerS), op.OK, op.Fail, op.Info,
+				orDash(lat.P50), orDash(lat.P95), orDash(lat.P99), orDash(lat.Max))
 		}
 	}
 	tw.Flush()
+}
+
+// orDash prints a figure a result may not have: "-" when it has none (no
+// op of the kind completed ok).
+func orDash(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprint(*v)
 }

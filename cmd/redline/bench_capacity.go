@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,19 +32,19 @@ func addCapacityFlags(c *cobra.Command, o *runOptions) {
 }
 
 // buildPlan is the nemesis of a --plan: the changes at their times.
-func buildPlan(cfg harness.Config, c cluster.Cluster, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
+func buildPlan(cfg harness.Config, c cluster.Cluster, creds cluster.Credentials, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
 	plan, err := nemesis.ParsePlan(cfg.Capacity.Plan)
 	if err != nil {
 		return nil, badArgs("--plan: %v", err)
 	}
-	n, err := nemesis.NewPlan(plan, c, nemesis.Options{Seed: cfg.Seed, NodeTimeout: cfg.NodeTimeout.D(), Log: log.Printf, Journal: journal, RestoreRoles: cfg.RestoreRoles})
+	n, err := nemesis.NewPlan(plan, c, nemesis.Options{Seed: cfg.Seed, NodeTimeout: cfg.NodeTimeout.D(), Log: log.Printf, Journal: journal, RestoreRoles: cfg.RestoreRoles, Credentials: creds})
 	if err != nil {
 		return nil, badArgs("--plan: %v", err)
 	}
 	return n, nil
 }
 
-// faultsAsked: --nemesis names a fault (validateKV runs before the
+// faultsAsked: --nemesis names a fault (validateLoad runs before the
 // nemesis list is parsed into the config, so the flag is read here).
 func faultsAsked(o *runOptions) bool {
 	for _, f := range splitList(o.nemesis) {
@@ -101,74 +98,4 @@ func validateCapacity(o *runOptions, cfg *harness.Config) error {
 	}
 	cfg.Capacity = &harness.CapacityConfig{SLO: fc.slo, Step: harness.Duration(fc.step), Warmup: harness.Duration(fc.warmup), Start: cfg.Rate, MaxRate: fc.maxRate}
 	return nil
-}
-
-// runCapacity runs a capacity search on the cluster: one open-loop step
-// per rate, the key space populated once. The best step's run is stored
-// as the run's bench.json and report (with the curve); every step's
-// figures go into capacity.json.
-func runCapacity(ctx context.Context, k kvRun) (int, error) {
-	cc := k.cfg.Capacity
-	slo, err := bench.ParseSLO(cc.SLO)
-	if err != nil {
-		return 0, badArgs("--slo: %v", err)
-	}
-	base := benchOptions(k)
-	base.HistoryPath = "" // one op log per step would overwrite the last
-	base.Warmup = cc.Warmup.D()
-	base.Duration = cc.Warmup.D() + cc.Step.D()
-	populate := base.KV.Populate
-	results := map[float64]*bench.Result{}
-	n := 0
-	measure := func(ctx context.Context, rate float64) (bench.Step, error) {
-		o := base
-		o.Rate = rate
-		o.KV.Populate = populate
-		n++
-		fmt.Fprintf(k.stdout, "step %d: %s ops/s for %s (+%s warm-up) ...", n, bench.Count(rate), cc.Step.D(), cc.Warmup.D())
-		res, err := runBenchOnce(ctx, k, o, false)
-		if err != nil {
-			fmt.Fprintln(k.stdout)
-			return bench.Step{}, err
-		}
-		populate = false
-		results[rate] = res
-		return bench.StepOf(res, slo), nil
-	}
-	progress := func(s bench.Step) {
-		verdict := "met"
-		if !s.Met {
-			verdict = "missed: " + strings.Join(s.Missed, "; ")
-		}
-		fmt.Fprintf(k.stdout, " delivered %s ops/s, p99 %s ms, p99.9 %s ms: %s\n", bench.Count(s.OKPerS), bench.Num(s.Latency["p99"]), bench.Num(s.Latency["p99.9"]), verdict)
-	}
-	capacity, err := bench.Search(ctx, bench.SearchOptions{SLO: slo, Start: cc.Start, MaxRate: cc.MaxRate, Confirm: true, Measure: measure, Progress: progress})
-	if err != nil {
-		return 0, err
-	}
-	// The run's bench.json is the best step (or the lowest tried).
-	best := capacity.Rate
-	if best == 0 {
-		best = capacity.Curve()[0].Rate
-	}
-	res := results[best]
-	res.Capacity = capacity
-	snapshotNodes(k.cluster, k.log)(ctx, k.run, "after")
-	if err := k.run.WriteJSON("capacity.json", capacity); err != nil {
-		return 0, harnessFailed(err)
-	}
-	if err := bench.Save(k.run, res); err != nil {
-		return 0, harnessFailed(err)
-	}
-	fmt.Fprintf(k.stdout, "\nthe step at %s ops/s:", bench.Count(best))
-	res.PrintSummary(k.stdout)
-	capacity.Print(k.stdout)
-	fmt.Fprintf(k.stdout, "results: %s\n", k.run.Dir)
-	fmt.Fprintln(k.stdout, capacity.CapacityLine())
-	// The last line is for scripts: the best step's throughput.
-	fmt.Fprintf(k.stdout, "throughput: %.0f ops/s\n", res.Throughput)
-	if capacity.Rate == 0 {
-		return exitUnknown, nil
-	}
-	return exitValid, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/harness/bench"
+	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/cluster/localcluster"
 )
 
@@ -30,7 +31,7 @@ func TestBenchSlotStatsOnReference(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	lc, err := localcluster.StartWith(ctx, dir, 6, 1, time.Second, wrapper,
+	lc, err := localcluster.StartWith(ctx, dir, 6, 1, time.Second, wrapper, cluster.Credentials{},
 		func(int) []string { return []string{"--cluster-slot-stats-enabled", "yes"} })
 	if err != nil {
 		t.Fatal(err)

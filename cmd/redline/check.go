@@ -58,7 +58,7 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	if hist.TruncatedTail {
 		log.Printf("the last line of the history was torn (the run crashed mid-write); it was left out")
 	}
-	checkers, err := checkersFor(cfg)
+	checkers, err := harness.CheckersFor(cfg)
 	if err != nil {
 		return badArgs("%v", err)
 	}
@@ -71,9 +71,9 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	if write {
 		// The audit belongs to the run, not to the checkers: keep it (the
 		// one part of results.json results.ReadSummary does not read).
-		var prev resultsFile
+		var prev harness.ResultsFile
 		_ = run.ReadJSON("results.json", &prev)
-		if err := saveResults(run, cfg, s, prev.Audit, &hist); err != nil {
+		if err := harness.SaveResults(run, s, prev.Audit, &hist); err != nil {
 			return harnessFailed(fmt.Errorf("writing results: %w", err))
 		}
 	}

@@ -59,7 +59,7 @@ func TestCheckVerdictsOnHandMadeHistories(t *testing.T) {
 // --require-coverage makes a requested kind without evidence unknown.
 func TestCheckersForCoverage(t *testing.T) {
 	cfg := harness.Config{Workloads: []string{"counter"}, Nemesis: []string{"partition", "kill:primary"}, KeyPrefix: "p:", RequireCoverage: true}
-	cs, err := checkersFor(cfg)
+	cs, err := harness.CheckersFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestCheckersForCoverage(t *testing.T) {
 		t.Fatalf("verdict line %q", got)
 	}
 	cfg.Nemesis = []string{"none"}
-	if cs, _ := checkersFor(cfg); slices.ContainsFunc(cs, func(c checker.Checker) bool { return c.Name() == checker.CoverageName }) {
+	if cs, _ := harness.CheckersFor(cfg); slices.ContainsFunc(cs, func(c checker.Checker) bool { return c.Name() == checker.CoverageName }) {
 		t.Fatal("coverage checker without a fault requested")
 	}
 }

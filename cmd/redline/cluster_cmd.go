@@ -22,22 +22,24 @@ import (
 
 // startCluster starts (or, for external, attaches to) the cluster of a run:
 // owned by this process, so that if it dies the next redline reaps it.
-func startCluster(ctx context.Context, cfg harness.Config, log *harness.Log) (cluster.Cluster, error) {
-	return startClusterFor(ctx, cfg, log, true)
+// creds are the run's: an external cluster is discovered with them, a
+// created one gets the run's user with their password (runUser).
+func startCluster(ctx context.Context, cfg harness.Config, creds cluster.Credentials, log *harness.Log) (cluster.Cluster, error) {
+	return startClusterFor(ctx, cfg, creds, log, true)
 }
 
 // startClusterFor starts a cluster; owned says whether it belongs to this
 // process (a run) or outlives it (cluster up). Either way it first reaps
 // the clusters of redline processes that died without tearing theirs down.
-func startClusterFor(ctx context.Context, cfg harness.Config, log *harness.Log, owned bool) (cluster.Cluster, error) {
+func startClusterFor(ctx context.Context, cfg harness.Config, creds cluster.Credentials, log *harness.Log, owned bool) (cluster.Cluster, error) {
 	if cfg.Runtime == "kubernetes" {
-		return startKube(ctx, cfg, log)
+		return startKube(ctx, cfg, creds, log)
 	}
 	if cfg.Target == "external" {
 		// The cluster behind the seeds: every node it announces.
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		c, err := clusteradmin.OpenExternal(cctx, cfg.Addrs)
+		c, err := clusteradmin.OpenExternal(cctx, creds, cfg.Addrs)
 		if err != nil {
 			return nil, environmentFailed(fmt.Errorf("cannot reach the cluster at %s: %v; check the addresses and that the nodes run with cluster-enabled yes", strings.Join(cfg.Addrs, ","), err))
 		}
@@ -69,7 +71,7 @@ func startClusterFor(ctx context.Context, cfg harness.Config, log *harness.Log, 
 
 		ServerBinary: cfg.ServerBinary,
 		ServerConfig: cfg.ServerConfig,
-		RunUser:      runUser(cfg),
+		RunUser:      runUser(cfg, creds),
 	})
 	if err != nil {
 		var rejected *docker.ConfigError
@@ -112,7 +114,8 @@ or test it with 'redline run --addrs ...'. Remove it with 'redline cluster down'
 			defer stop()
 			cfg.TestName = "cluster-" + cfg.Target
 			log := harness.NewLog(nil, stderr)
-			cl, err := startClusterFor(ctx, cfg, log, false)
+			// No --user here: nodes without AUTH, reached without credentials.
+			cl, err := startClusterFor(ctx, cfg, cluster.Credentials{}, log, false)
 			if err != nil {
 				return harnessFailed(err)
 			}
@@ -202,7 +205,7 @@ func linkState(connected bool) string {
 
 // printStatus prints one cluster's CLUSTER NODES as a table.
 func printStatus(ctx context.Context, w io.Writer, addrs []string) error {
-	nodes, err := clusteradmin.ReadNodes(ctx, addrs)
+	nodes, err := clusteradmin.ReadNodes(ctx, cluster.Credentials{}, addrs)
 	if err != nil {
 		return harnessFailed(fmt.Errorf("cannot read CLUSTER NODES from %s: %w", strings.Join(addrs, ","), err))
 	}
@@ -220,11 +223,11 @@ func printStatus(ctx context.Context, w io.Writer, addrs []string) error {
 }
 
 // runUser is the ACL user a run asks every node it creates to have: --user
-// with the password the run authenticates with (its admin credentials).
-func runUser(cfg harness.Config) cluster.Credentials {
+// with the password the run authenticates with (creds, from
+// loadCredentials).
+func runUser(cfg harness.Config, creds cluster.Credentials) cluster.Credentials {
 	if cfg.User == "" {
 		return cluster.Credentials{}
 	}
-	c := cluster.AdminCredentials()
-	return cluster.Credentials{User: cfg.User, Password: c.Password}
+	return cluster.Credentials{User: cfg.User, Password: creds.Password}
 }

@@ -48,7 +48,7 @@ func askConsent(ctx context.Context, o *runOptions, cfg harness.Config, c cluste
 		for _, m := range e.View().Members {
 			role := "replica of " + m.MasterID
 			if m.Primary {
-				role = fmt.Sprintf("primary, %d slots, %s keys", m.Slots, dbsize(ctx, m.Addr))
+				role = fmt.Sprintf("primary, %d slots, %s keys", m.Slots, dbsize(ctx, o.creds, m.Addr))
 			}
 			fmt.Fprintf(w, "  %s %s %s\n", m.Addr, m.ID, role)
 		}
@@ -74,10 +74,10 @@ func askConsent(ctx context.Context, o *runOptions, cfg harness.Config, c cluste
 }
 
 // dbsize is a primary's key count in words, for the consent message.
-func dbsize(ctx context.Context, addr string) string {
+func dbsize(ctx context.Context, creds cluster.Credentials, addr string) string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	c := cluster.AdminClient(addr)
+	c := creds.AdminClient(addr)
 	defer c.Close()
 	n, err := c.DBSize(ctx).Result()
 	if err != nil {

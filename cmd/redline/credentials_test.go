@@ -24,10 +24,8 @@ func TestRunWithACLUserKeepsTheSecret(t *testing.T) {
 	const adminPass, alicePass = "default-Pw-4711", "alice-Secret-0815"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cluster.UseAdminCredentials(cluster.Credentials{Password: adminPass})
-	lc, err := localcluster.StartWith(ctx, t.TempDir(), 6, 1, time.Second, "",
+	lc, err := localcluster.StartWith(ctx, t.TempDir(), 6, 1, time.Second, "", cluster.Credentials{Password: adminPass},
 		func(int) []string { return []string{"--requirepass", adminPass, "--masterauth", adminPass} })
-	cluster.UseAdminCredentials(cluster.Credentials{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func validateRuntime(cfg *harness.Config, targetChanged bool) error {
 }
 
 // startKube starts (or, with --selector, finds) the cluster on Kubernetes.
-func startKube(ctx context.Context, cfg harness.Config, log *harness.Log) (cluster.Cluster, error) {
+func startKube(ctx context.Context, cfg harness.Config, creds cluster.Credentials, log *harness.Log) (cluster.Cluster, error) {
 	rt, err := kube.New(ctx, kube.Options{
 		Namespace: cfg.Namespace, Kubeconfig: cfg.Kubeconfig, Image: cfg.Image, Log: log.Printf, Form: clusteradmin.Form,
 		AnnounceHostname: cfg.Announce == "hostname",
@@ -92,7 +92,7 @@ func startKube(ctx context.Context, cfg harness.Config, log *harness.Log) (clust
 		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		c, err := clusteradmin.OpenExternal(cctx, addrs)
+		c, err := clusteradmin.OpenExternal(cctx, creds, addrs)
 		if err != nil {
 			return nil, environmentFailed(fmt.Errorf("cannot reach the pods %s selects (%s): %v", cfg.Selector, strings.Join(addrs, ","), err))
 		}
@@ -112,7 +112,7 @@ func startKube(ctx context.Context, cfg harness.Config, log *harness.Log) (clust
 	c, err := rt.Start(ctx, cluster.Spec{
 		Target: cfg.Target, Nodes: cfg.Nodes, Replicas: cfg.Replicas, NodeTimeout: cfg.NodeTimeout.D(),
 		AppendOnly: true, Image: cfg.Image, Name: cfg.TestName, Log: log.Printf, ServerConfig: cfg.ServerConfig,
-		RunUser: runUser(cfg),
+		RunUser: runUser(cfg, creds),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the %s cluster on kubernetes: %w", cfg.Target, err)

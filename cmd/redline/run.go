@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -19,14 +17,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/clientlib"
@@ -118,14 +114,14 @@ func (o *runOptions) validate(targetChanged bool) error {
 		return badArgs("--workload is empty: choose from %s", strings.Join(workloads.Names(), ", "))
 	}
 	for _, w := range cfg.Workloads {
-		if w == "kv" {
-			if err := validateKV(o, cfg); err != nil {
+		kind, err := workloads.KindOf(w)
+		if err != nil {
+			return badArgs("--workload: %v", err)
+		}
+		if kind == workloads.Load {
+			if err := validateLoad(o, cfg); err != nil {
 				return err
 			}
-			continue
-		}
-		if _, err := workloads.New(w, workloads.Config{}); err != nil {
-			return badArgs("--workload: %v", err)
 		}
 	}
 	if err := validateClient(o, cfg); err != nil {
@@ -209,7 +205,7 @@ func validateClient(o *runOptions, cfg *harness.Config) error {
 		return nil
 	}
 	for _, w := range cfg.Workloads {
-		if w == "kv" {
+		if k, _ := workloads.KindOf(w); k == workloads.Load {
 			return badArgs("--client %s: bench's kv load driver sends through redline's own pipelined connections; "+
 				"use --workload register, counter or set to bench a client library", cfg.Client)
 		}
@@ -297,9 +293,6 @@ func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cluster.UseAdminCredentials(o.creds)
-	defer cluster.UseAdminCredentials(cluster.Credentials{})
-
 	worst := exitValid
 	for i := 0; i < o.cfg.TestCount; i++ {
 		cfg := o.cfg
@@ -326,134 +319,42 @@ func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 
 func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error) {
 	stdout := o.stdout
-	tty := false
-	if f, ok := stdout.(*os.File); ok {
-		tty = harness.IsTerminal(f)
+	plan := harness.Plan{
+		Config:      cfg,
+		Credentials: o.creds,
+		Start: func(ctx context.Context, cfg harness.Config, log *harness.Log) (cluster.Cluster, error) {
+			return startCluster(ctx, cfg, o.creds, log)
+		},
+		Faults: func(cfg harness.Config, c cluster.Cluster, j *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
+			return buildNemesis(cfg, c, o.creds, o.hooks, j, log)
+		},
+		Stdout:  stdout,
+		Stderr:  o.stderr,
+		RunDir:  o.runDir,
+		Version: redlineVersion(),
 	}
-	cfg.Started = time.Now().UTC()
-	cfg.KeyPrefix = "redline:" + randomID() + ":"
-
-	// Log to memory until the run directory exists: a run that cannot even
-	// start its cluster leaves no half-made results behind.
-	var early bytes.Buffer
-	log := harness.NewLog(&early, o.stderr)
-	log.Printf("test %s, seed %d", cfg.TestName, cfg.Seed)
-	redis.SetLogger(harness.FileOnly{L: log})
-
-	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
-	for _, name := range cfg.Workloads {
-		if cfg.KV != nil {
-			break // the kv load workload runs in harness/bench
-		}
-		w, err := workloads.New(name, workloads.Config{
-			Prefix: cfg.KeyPrefix, Keys: cfg.Keys, Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout.D(),
-		})
-		if err != nil {
-			return 0, badArgs("%v", err)
-		}
-		ws = append(ws, w)
-	}
-	checkers, err := checkersFor(cfg)
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-
-	cl, err := startCluster(ctx, cfg, log)
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-	defer func() {
-		// Tear down even after Ctrl-C: a fresh context, bounded.
-		tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := cl.Close(tctx); err != nil {
-			log.Printf("teardown: %v (run 'redline cluster down' to remove leftovers)", err)
-		}
-	}()
-
 	if cfg.Target == "external" && cfg.TestIndex == 0 { // one answer covers every --test-count run
-		if err := askConsent(ctx, o, cfg, cl); err != nil {
-			return 0, err
+		plan.Consent = func(ctx context.Context, cfg harness.Config, c cluster.Cluster) error {
+			return askConsent(ctx, o, cfg, c)
 		}
 	}
-
-	store := results.Store{Root: cfg.ResultsDir}
-	run, err := store.NewRun(cfg.TestName, cfg.Started)
+	out, err := harness.Run(ctx, plan)
 	if err != nil {
 		return 0, harnessFailed(err)
 	}
-	if o.runDir != nil {
-		o.runDir(run.Dir)
-	}
-	logFile, err := os.Create(run.Path("run.log"))
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-	defer logFile.Close()
-	_, _ = logFile.Write(early.Bytes())
-	log.SetFile(logFile)
-	log.Printf("results in %s", run.Dir)
-	if d, ok := cl.(cluster.Describer); ok {
-		cfg.Versions = d.Describe()
-	}
-	if v := redlineVersion(); v != "" {
-		if cfg.Versions == nil {
-			cfg.Versions = map[string]string{}
-		}
-		cfg.Versions["redline"] = v
-	}
-	if err := run.WriteJSON("config.json", cfg); err != nil {
-		return 0, harnessFailed(err)
-	}
-
-	journal, err := clusteradmin.OpenJournal(run.Path(clusteradmin.JournalFile))
-	if err != nil {
-		return 0, harnessFailed(err)
-	}
-	defer journal.Close()
-	nem, err := buildNemesis(cfg, cl, o.hooks, journal, log)
-	if err != nil {
-		return 0, err
-	}
-	var auditor *clusteradmin.Auditor
-	if cfg.Target == "external" {
-		// Not redline's cluster: count what is not redline's before and after.
-		auditor = &clusteradmin.Auditor{Nodes: cl.Nodes, Prefix: cfg.KeyPrefix, Journal: journal}
-	}
-
-	if cfg.KV != nil {
-		return runKV(ctx, kvRun{cfg: cfg, cluster: cl, run: run, nemesis: nem, log: log, stdout: stdout, tty: tty})
-	}
-	out, err := harness.Execute(ctx, harness.Inputs{
-		Config:       cfg,
-		Cluster:      cl,
-		Workloads:    ws,
-		Checkers:     checkers,
-		Nemesis:      nem,
-		Converge:     clusteradmin.WaitConverged,
-		NodeSnapshot: snapshotNodes(cl, log),
-		Run:          run,
-		Log:          log,
-		Progress:     harness.NewProgress(stdout, tty, log),
-		Audit:        auditor,
-		Credentials:  o.creds,
-	})
-	if err != nil {
-		return 0, harnessFailed(fmt.Errorf("%w (partial history in %s)", err, run.Dir))
+	if out.Load != nil {
+		return printLoad(stdout, cfg, out), nil
 	}
 	if out.Interrupted && out.Audit != nil {
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
 	}
 	if out.Interrupted {
-		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, run.Dir, run.Dir))
-	}
-	if err := saveResults(run, cfg, out.Summary, out.Audit, nil); err != nil {
-		return 0, harnessFailed(err)
+		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, out.Dir, out.Dir))
 	}
 	if cfg.Bench {
 		printBench(stdout, out.Summary)
 	}
-	printVerdict(stdout, out.Summary, run.Dir)
+	printVerdict(stdout, out.Summary, out.Dir)
 	if out.Audit != nil {
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
 	}
@@ -464,40 +365,9 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		// Never the cluster's anomaly: what changed is redline's (or
 		// someone else's) doing during the run, not a checker verdict.
 		return 0, harnessFailed(fmt.Errorf("the audit found data that is not redline's changed during the run "+
-			"(see audit in %s): %s", run.Path("results.json"), out.Audit.Summary))
+			"(see audit in %s): %s", filepath.Join(out.Dir, "results.json"), out.Audit.Summary))
 	}
 	return out.Summary.Valid.ExitCode(), nil
-}
-
-func randomID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// resultsFile is results.json: the checkers' summary and, for clusters
-// redline did not create, the foreign-data audit.
-type resultsFile struct {
-	checker.Summary
-	Audit *clusteradmin.AuditResult `json:"audit,omitempty"`
-}
-
-// saveResults writes results.json, checker artefacts and the report.
-// saveResults writes results.json, the checkers' files and report.html;
-// hist, when not nil, is the run's history as read already (the report
-// then does not read it again).
-func saveResults(run *results.Run, cfg harness.Config, s checker.Summary, audit *clusteradmin.AuditResult, hist *history.ReadResult) error {
-	if err := run.WriteJSON("results.json", resultsFile{s, audit}); err != nil {
-		return err
-	}
-	for name, r := range s.Checkers {
-		for file, data := range r.Files {
-			if err := run.WriteFile(filepath.Clean(file), data); err != nil {
-				return fmt.Errorf("checker %s: %w", name, err)
-			}
-		}
-	}
-	return results.WriteReportOf(run, hist)
 }
 
 // printVerdict prints the table a person reads first.
@@ -543,21 +413,9 @@ func verdictLine(s checker.Summary) string {
 
 // printCoverage says per requested fault kind what the run exercised.
 func printCoverage(w io.Writer, s checker.Summary) {
-	r, ok := s.Checkers[checker.CoverageName]
-	if !ok {
-		return
-	}
-	kinds, _ := r.Figures["per_kind"].(map[string]any)
-	names := make([]string, 0, len(kinds))
-	for k := range kinds {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if m, ok := kinds[k].(map[string]any); ok {
-			if line, ok := m["summary"].(string); ok {
-				fmt.Fprintf(w, "coverage: %s\n", line)
-			}
+	for _, k := range s.Checkers[checker.CoverageName].Coverage() {
+		if k.Summary != "" {
+			fmt.Fprintf(w, "coverage: %s\n", k.Summary)
 		}
 	}
 }

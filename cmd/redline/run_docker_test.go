@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/docker"
+	"github.com/redline-dev/redline/harness"
 )
 
 // leftovers lists containers and networks of clusters whose name starts
@@ -186,7 +187,7 @@ func TestKillCoverageOnReference(t *testing.T) {
 	}
 	i := strings.LastIndex(text, "results: ")
 	dir := strings.TrimSpace(text[i+len("results: "):])
-	var r resultsFile
+	var r harness.ResultsFile
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
 		t.Fatal(err)

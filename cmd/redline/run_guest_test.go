@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/cluster/localcluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
@@ -107,11 +108,11 @@ func requireHealthy(t *testing.T, addrs []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := clusteradmin.WaitConverged(ctx, addrs); err != nil {
+	if err := clusteradmin.WaitConverged(ctx, cluster.Credentials{}, addrs); err != nil {
 		t.Fatalf("cluster after the run: %v", err)
 	}
 	for _, a := range addrs {
-		text, err := clusteradmin.ClusterNodesText(ctx, a)
+		text, err := clusteradmin.ClusterNodesText(ctx, cluster.Credentials{}, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func roles(t *testing.T, addrs []string) string {
 	t.Helper()
 	var out []string
 	for _, a := range addrs {
-		text, err := clusteradmin.ClusterNodesText(context.Background(), a)
+		text, err := clusteradmin.ClusterNodesText(context.Background(), cluster.Credentials{}, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +147,7 @@ func roles(t *testing.T, addrs []string) string {
 
 func readAudit(t *testing.T, dir string) clusteradmin.AuditResult {
 	t.Helper()
-	var r resultsFile
+	var r harness.ResultsFile
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
 		t.Fatal(err)

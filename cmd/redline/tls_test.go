@@ -70,12 +70,10 @@ func TestRunOverTLS(t *testing.T) {
 	creds.TLS = cfgTLS
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cluster.UseAdminCredentials(creds)
-	lc, err := localcluster.StartWith(ctx, t.TempDir(), 3, 0, time.Second, "", func(port int) []string {
+	lc, err := localcluster.StartWith(ctx, t.TempDir(), 3, 0, time.Second, "", creds, func(port int) []string {
 		return []string{"--port", "0", "--tls-port", strconv.Itoa(port), "--tls-cluster", "yes", "--tls-replication", "yes",
 			"--tls-cert-file", f("server.crt"), "--tls-key-file", f("server.key"), "--tls-ca-cert-file", f("ca.crt")}
 	})
-	cluster.UseAdminCredentials(cluster.Credentials{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,7 @@
-// Package bench is the load generator of `redline bench`: the kv workload
-// sent open-loop at a global --rate (every op has an intended send time
+// Package bench is the engine of the load driver, one of the two traffic
+// drivers a run can use (the other is the history workers of package
+// harness, which records every op): `redline bench`'s kv workload
+// (workloads/kv) sent open-loop at a global --rate (every op has an intended send time
 // from one schedule; latency is measured from it, "corrected", and from
 // the actual send, "raw") or closed-loop (--rate 0), over raw RESP
 // connections that follow MOVED/ASK and retry TRYAGAIN themselves. In the
@@ -10,6 +12,13 @@
 // Memory stays bounded: each worker records into its own HDR histograms,
 // drained once a second into one compressed histogram per second and op;
 // no op is kept unless --history asks for a compressed op log.
+//
+// It writes its own files (bench.json, histograms, report.html: Save)
+// into a run directory the harness owns; results.json is the harness's
+// (harness.SaveLoad from Headline). It depends on history- and
+// cluster-level packages only: harness/history, workloads/client (the
+// topology and slot map) and the leaf workloads/kv; the faults come in as
+// a Faults value.
 package bench
 
 import (
@@ -21,15 +30,24 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/workloads/client"
+	"github.com/redline-dev/redline/workloads/kv"
 )
+
+// Faults is the fault schedule a load test runs under: the protocol of
+// the history driver's nemesis (harness.Nemesis), so one schedule serves
+// both drivers. Its events go into the bench's event log.
+type Faults interface {
+	Run(ctx context.Context, rec history.Recorder) error
+	Heal(ctx context.Context, rec history.Recorder) error
+	Current() string
+}
 
 // Options configure a load test.
 type Options struct {
 	Seeds       []string // node addresses
-	KV          workloads.KVConfig
+	KV          kv.Config
 	Concurrency int
 	// Rate is the total ops/s of the schedule; 0 runs closed-loop (each
 	// worker sends its next op when the previous one completed).
@@ -42,7 +60,7 @@ type Options struct {
 	Seed      int64
 	// HistoryPath, when set, receives a gzip-compressed op log.
 	HistoryPath string
-	Nemesis     harness.Nemesis // nil: no faults
+	Nemesis     Faults // nil: no faults
 	// QueueLimit bounds each node's queue of dispatched ops in the open
 	// loop (0: queueSeconds of the schedule, at least 1024, at most 1M);
 	// ops a full queue refuses are counted as backlog (queue.go).
@@ -128,7 +146,7 @@ func (e *engine) intended(i int64) time.Duration {
 type worker struct {
 	id    int
 	e     *engine
-	gen   *workloads.KVGen
+	gen   *kv.Gen
 	conns []*conn // by node number
 	dials []bool  // a connection to this node existed before (redial = reconnect)
 	stats *workerStats
@@ -142,7 +160,7 @@ type worker struct {
 
 // pending is one op of a batch.
 type pending struct {
-	op       workloads.KVOp
+	op       kv.Op
 	key      []byte
 	slot     int
 	node     uint32
@@ -245,7 +263,7 @@ func newEngine(o Options, rt *router) *engine {
 		e.gaps = newGapTracker(names)
 	}
 	for i := 0; i < o.Concurrency; i++ {
-		e.workers = append(e.workers, &worker{id: i, e: e, gen: o.KV.NewKVGen(i, o.Concurrency, o.Seed), stats: newWorkerStats(e.shards())})
+		e.workers = append(e.workers, &worker{id: i, e: e, gen: o.KV.NewGen(i, o.Concurrency, o.Seed), stats: newWorkerStats(e.shards())})
 	}
 	return e
 }
@@ -433,7 +451,7 @@ func (w *worker) exec(ctx context.Context, batch []pending, clk clock) {
 	for i := range batch {
 		b := &batch[i]
 		b.key = e.o.KV.AppendKey(b.key[:0], b.op.Key)
-		b.slot = workloads.Keyslot(string(b.key))
+		b.slot = history.Keyslot(string(b.key))
 		b.node = e.router.primary(b.slot)
 		b.needRun, b.asking, b.hops, b.errKind = false, false, 0, ""
 	}
@@ -648,7 +666,7 @@ func (e *engine) populate(ctx context.Context) (int, error) {
 					if e.o.KV.ValueMax > size {
 						size += rng.IntN(e.o.KV.ValueMax - size + 1)
 					}
-					batch[i].op = workloads.KVOp{Set: true, Key: first + i, Size: size}
+					batch[i].op = kv.Op{Set: true, Key: first + i, Size: size}
 				}
 				// A populate op gets a few tries: the cluster may still be settling.
 				for attempt := 0; attempt < 5; attempt++ {

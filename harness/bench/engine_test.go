@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/workloads/kv"
 )
 
 // fakeClock is simulated time for one worker: sleeping jumps ahead, and
@@ -19,8 +19,8 @@ func (c *fakeClock) sleepUntil(ctx context.Context, t time.Duration) bool {
 	return ctx.Err() == nil
 }
 
-func testKV() workloads.KVConfig {
-	return workloads.KVConfig{Prefix: "t:", Keys: 100, SetRatio: 1, GetRatio: 1, ValueMin: 8, ValueMax: 8, Pattern: "uniform", Pipeline: 1}
+func testKV() kv.Config {
+	return kv.Config{Prefix: "t:", Keys: 100, SetRatio: 1, GetRatio: 1, ValueMin: 8, ValueMax: 8, Pattern: "uniform", Pipeline: 1}
 }
 
 // simulate runs one worker against a cluster that answers each op in

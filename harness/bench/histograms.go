@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/redline-dev/redline/results"
 )
 
 // The run's latency histograms are kept whole (HdrHistogram's compressed
@@ -103,7 +101,7 @@ func HistogramFiles() []string {
 }
 
 // saveHistograms writes the .hgrm files and histograms.json.
-func saveHistograms(run *results.Run, r *Result) error {
+func saveHistograms(run Store, r *Result) error {
 	var all []histExport
 	for _, op := range []string{"total", "get", "set"} {
 		for _, k := range kindNames {

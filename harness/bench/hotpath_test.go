@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/workloads/kv"
 )
 
 // fakeNode is a minimal RESP server: +OK to SET, a 3-byte value to GET.
@@ -188,7 +188,7 @@ func BenchmarkSeriesMemory(b *testing.B) {
 		for _, w := range e.workers {
 			for range 400 { // 20k ops/s over 50 workers
 				d := time.Duration(rng.ExpFloat64() * float64(2*time.Millisecond))
-				w.record([]pending{{out: outOK, sent: 0, done: d, op: workloads.KVOp{Set: rng.IntN(2) == 0}}})
+				w.record([]pending{{out: outOK, sent: 0, done: d, op: kv.Op{Set: rng.IntN(2) == 0}}})
 			}
 		}
 		at += time.Second

@@ -10,27 +10,35 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/results"
 )
 
-// Save stores a load test's figures in its run directory: bench.json (the
-// whole Result), results.json (headline figures, readable by `results
-// list/show/compare`) and report.html (plots over time).
-func Save(run *results.Run, r *Result) error {
-	if err := run.WriteJSON("bench.json", r); err != nil {
+// Store is where Save writes: a run directory (results.Run is one).
+type Store interface {
+	WriteFile(name string, data []byte) error
+	WriteJSON(name string, v any) error
+}
+
+// Save stores a load test's own files in its run directory dir through
+// st: bench.json (the whole Result), the histograms (HistogramFiles) and
+// report.html (plots over time) under title, the run named name in it.
+// results.json, which every run has, is the harness's (harness.SaveLoad,
+// from Headline).
+func Save(st Store, dir, title, name string, r *Result) error {
+	if err := st.WriteJSON("bench.json", r); err != nil {
 		return err
 	}
-	if err := saveHistograms(run, r); err != nil {
+	if err := saveHistograms(st, r); err != nil {
 		return err
 	}
-	valid := checker.Valid
-	if r.Throughput == 0 {
-		valid = checker.Unknown // no op succeeded: nothing was measured
-	}
+	cfg, _ := ReadConfig(dir)
+	return st.WriteFile("report.html", []byte(Page(title, []Named{{Name: name, R: r, Config: cfg, Exports: true}})))
+}
+
+// Headline is a load test's figures for results.json, and whether it
+// measured anything (false: no op succeeded).
+func Headline(r *Result) (figures map[string]any, measured bool) {
 	tot := r.Ops["total"]
-	s := checker.Summary{Valid: valid, Checkers: map[string]checker.Result{"bench": {Valid: valid, Figures: map[string]any{
+	return map[string]any{
 		"throughput":      math.Round(r.Throughput),
 		"p50_ms":          tot.Corrected.P50,
 		"p99_ms":          tot.Corrected.P99,
@@ -44,13 +52,7 @@ func Save(run *results.Run, r *Result) error {
 		"backlog":         r.Backlog,
 		"max_gap_s":       maxGap(r),
 		"generator_cores": r.CPUMaxCores,
-	}}}}
-	if err := run.WriteJSON("results.json", s); err != nil {
-		return err
-	}
-	cfg, _ := ReadConfig(run.Dir)
-	return run.WriteFile("report.html", []byte(Page("redline bench: "+run.Test+" "+run.Time.Format("2006-01-02 15:04:05"),
-		[]Named{{Name: run.Test + "/" + run.Time.Format(results.TimeLayout), R: r, Config: cfg, Exports: true}})))
+	}, r.Throughput != 0
 }
 
 func maxGap(r *Result) float64 {

@@ -5,7 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/workloads/kv"
 )
 
 // The open loop (--rate > 0) is a schedule feeding one queue per node.
@@ -36,7 +37,7 @@ import (
 // queued is one dispatched op waiting for a lane of its node.
 type queued struct {
 	intended time.Duration
-	op       workloads.KVOp
+	op       kv.Op
 }
 
 // nodeQueue is one node's queue of dispatched ops: a ring that grows up
@@ -122,7 +123,7 @@ func (o *Options) queueLimit() int {
 // dispatcher walks the schedule and queues each op for its node.
 type dispatcher struct {
 	e      *engine
-	gen    *workloads.KVGen
+	gen    *kv.Gen
 	next   int64 // next ticket: due at e.intended(next)
 	key    []byte
 	queues []*nodeQueue // by node number
@@ -134,7 +135,7 @@ type dispatcher struct {
 }
 
 func (e *engine) newDispatcher(onNode func(uint32, *nodeQueue)) *dispatcher {
-	return &dispatcher{e: e, gen: e.o.KV.NewKVGen(0, 1, e.o.Seed), onNode: onNode, stats: newWorkerStats(e.shards())}
+	return &dispatcher{e: e, gen: e.o.KV.NewGen(0, 1, e.o.Seed), onNode: onNode, stats: newWorkerStats(e.shards())}
 }
 
 // pump queues every op due by now. It returns the intended time of the
@@ -163,7 +164,7 @@ func (d *dispatcher) pump(now time.Duration) (time.Duration, bool) {
 		d.next++
 		op := d.gen.Next()
 		d.key = e.o.KV.AppendKey(d.key[:0], op.Key)
-		slot := workloads.Keyslot(string(d.key))
+		slot := history.Keyslot(string(d.key))
 		var node uint32
 		if e.router != nil {
 			node = e.router.primary(slot)

@@ -9,9 +9,10 @@
 // Beside the interfaces it holds descriptions only: of nodes (Node, names
 // ordered n2 before n10; CLUSTER NODES parsed into NodeInfo, slot map and
 // owner; an external cluster's addresses checked into Nodes: nodes.go) and
-// of how a connection to a node is opened (the send-once options and admin
-// credentials every redline connection starts from, AdminClient: conn.go,
-// credentials.go). Everything done to a cluster through those connections
+// of how a connection to a node is opened (the send-once options every
+// redline connection starts from, and the run's Credentials with their
+// AdminClient: conn.go, credentials.go; no credentials are held in the
+// package: each caller passes its run's). Everything done to a cluster through those connections
 // (reading CLUSTER NODES or INFO, forming, converging, discovering, moving
 // slots, repairing, journalling) lives in harness/clusteradmin.
 package cluster
@@ -42,7 +43,8 @@ type Spec struct {
 	// authenticate to their primaries as it (masteruser/masterauth), so a
 	// run works with the default user off. The password never goes on a
 	// command line: only its SHA-256 does, the rest travels over admin
-	// connections.
+	// connections. The runtime's own admin connections (forming, PING,
+	// clock) authenticate as it too: they are the run's credentials.
 	RunUser Credentials
 	// Name is a human label for containers and the network (e.g. test name).
 	Name string

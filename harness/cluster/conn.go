@@ -8,20 +8,27 @@ import (
 )
 
 // AdminClient opens a plain single-node connection for administrative
-// commands: send-once options (SendOnceOptions) with the admin credentials.
-func AdminClient(addr string) *redis.Client {
-	return redis.NewClient(AdminOptions(addr))
+// commands with these credentials: send-once options (SendOnceOptions).
+func (c Credentials) AdminClient(addr string) *redis.Client {
+	return redis.NewClient(c.AdminOptions(addr))
 }
 
-// AdminOptions are AdminClient's options, with the admin credentials
-// (UseAdminCredentials), for callers that tune pool or timeouts.
-func AdminOptions(addr string) *redis.Options {
+// AdminOptions are AdminClient's options, for callers that tune pool or
+// timeouts.
+func (c Credentials) AdminOptions(addr string) *redis.Options {
 	o := SendOnceOptions(addr, 3*time.Second, 2)
 	o.DialTimeout = 2 * time.Second
 	o.DialerRetries = 1
 	o.ContextTimeoutEnabled = true
-	AdminCredentials().Apply(o)
+	c.Apply(o)
 	return o
+}
+
+// AdminClient is an admin connection without credentials (no AUTH, plain
+// TCP), for nodes that need none: tests' local clusters. Code that serves
+// a run opens its connections with the run's Credentials.AdminClient.
+func AdminClient(addr string) *redis.Client {
+	return Credentials{}.AdminClient(addr)
 }
 
 // SendOnceOptions are the one set of go-redis options every redline

@@ -4,15 +4,17 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Credentials say how redline authenticates to the nodes of a cluster it
-// did not create: ACL user (empty: the default user), password (empty: no
-// AUTH) and TLS (nil: plain TCP). They live in memory only: never in a
-// config, a log or a history.
+// Credentials say how redline authenticates to the nodes of a cluster: ACL
+// user (empty: the default user), password (empty: no AUTH) and TLS (nil:
+// plain TCP). They live in memory only: never in a config, a log or a
+// history. A run reads them once (cmd: $REDISCLI_AUTH or --password-file)
+// and hands the value down to everything that opens a connection for it
+// (runtimes through Spec.RunUser, the runner, nemeses, clusteradmin), so
+// two runs in one process can use two clusters with different secrets.
 type Credentials struct {
 	User     string
 	Password string
@@ -34,25 +36,4 @@ func RunUserArgs(u Credentials) []string {
 	}
 	sum := sha256.Sum256([]byte(u.Password))
 	return []string{"--user", u.User, "on", "#" + hex.EncodeToString(sum[:]), "~*", "&*", "+@all"}
-}
-
-var (
-	adminMu    sync.Mutex
-	adminCreds Credentials
-)
-
-// UseAdminCredentials makes every admin connection opened from now on
-// (AdminClient, AdminOptions) authenticate with c. One process tests one
-// cluster at a time; the zero value goes back to no AUTH and plain TCP.
-func UseAdminCredentials(c Credentials) {
-	adminMu.Lock()
-	adminCreds = c
-	adminMu.Unlock()
-}
-
-// AdminCredentials returns the credentials admin connections use.
-func AdminCredentials() Credentials {
-	adminMu.Lock()
-	defer adminMu.Unlock()
-	return adminCreds
 }

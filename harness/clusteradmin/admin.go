@@ -14,14 +14,16 @@ import (
 )
 
 // Admin holds plain go-redis clients to single nodes, for admin commands,
-// one per address, opened on first use (cluster.AdminOptions: send-once,
-// the admin credentials). Retries are off: an admin command is sent once.
-// The zero value is ready; Close drops the clients (a later command opens
-// them again).
+// one per address, opened on first use (Creds.AdminOptions: send-once,
+// with the run's credentials). Retries are off: an admin command is sent
+// once. The zero value is ready (no AUTH, plain TCP); Close drops the
+// clients (a later command opens them again).
 type Admin struct {
 	// Log receives what an operation could not do and went on without
 	// (nil: dropped).
 	Log func(format string, args ...any)
+	// Creds authenticate every client (and MIGRATE to the target node).
+	Creds cluster.Credentials
 
 	mu      sync.Mutex
 	clients map[string]*redis.Client
@@ -43,7 +45,7 @@ func (a *Admin) Client(addr string) *redis.Client {
 	if a.clients == nil {
 		a.clients = map[string]*redis.Client{}
 	}
-	o := cluster.AdminOptions(addr)
+	o := a.Creds.AdminOptions(addr)
 	o.DialTimeout, o.PoolSize = time.Second, 4
 	c := redis.NewClient(o)
 	a.clients[addr] = c
@@ -142,9 +144,9 @@ func CommandString(args []any) string {
 }
 
 // ClusterNodesText returns the raw CLUSTER NODES reply of one node, over a
-// connection of its own (cluster.AdminClient).
-func ClusterNodesText(ctx context.Context, addr string) (string, error) {
-	c := cluster.AdminClient(addr)
+// connection of its own (creds.AdminClient).
+func ClusterNodesText(ctx context.Context, creds cluster.Credentials, addr string) (string, error) {
+	c := creds.AdminClient(addr)
 	defer c.Close()
 	s, err := c.ClusterNodes(ctx).Result()
 	if err != nil {
@@ -155,10 +157,10 @@ func ClusterNodesText(ctx context.Context, addr string) (string, error) {
 
 // ReadNodes returns the cluster as seen by the first node in addrs that
 // answers CLUSTER NODES, parsed.
-func ReadNodes(ctx context.Context, addrs []string) ([]cluster.NodeInfo, error) {
+func ReadNodes(ctx context.Context, creds cluster.Credentials, addrs []string) ([]cluster.NodeInfo, error) {
 	var errs []error
 	for _, a := range addrs {
-		text, err := ClusterNodesText(ctx, a)
+		text, err := ClusterNodesText(ctx, creds, a)
 		if err != nil {
 			errs = append(errs, err)
 			continue

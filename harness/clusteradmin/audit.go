@@ -38,11 +38,11 @@ type Snapshot struct {
 // primary, the keys of each slot it serves (CLUSTER COUNTKEYSINSLOT) minus
 // the run's own (SCAN MATCH prefix*, slot by CLUSTER KEYSLOT). A primary
 // that does not answer makes it fail: a count with a hole proves nothing.
-func TakeSnapshot(ctx context.Context, addrs []string, prefix string) (*Snapshot, error) {
+func TakeSnapshot(ctx context.Context, creds cluster.Credentials, addrs []string, prefix string) (*Snapshot, error) {
 	if prefix == "" {
 		return nil, errors.New("audit: no key prefix: every key would count as the run's")
 	}
-	v, err := Discover(ctx, addrs)
+	v, err := Discover(ctx, creds, addrs)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func TakeSnapshot(ctx context.Context, addrs []string, prefix string) (*Snapshot
 		if !m.Primary {
 			continue
 		}
-		if err := s.countPrimary(ctx, m.Addr, prefix); err != nil {
+		if err := s.countPrimary(ctx, creds, m.Addr, prefix); err != nil {
 			if m.Slots == 0 && m.Health == "failed" {
 				continue // a failed primary without slots serves nothing to count
 			}
@@ -69,8 +69,8 @@ func TakeSnapshot(ctx context.Context, addrs []string, prefix string) (*Snapshot
 	return s, nil
 }
 
-func (s *Snapshot) countPrimary(ctx context.Context, addr, prefix string) error {
-	c := cluster.AdminClient(addr)
+func (s *Snapshot) countPrimary(ctx context.Context, creds cluster.Credentials, addr, prefix string) error {
+	c := creds.AdminClient(addr)
 	defer c.Close()
 	text, err := c.ClusterNodes(ctx).Result()
 	if err != nil {
@@ -409,12 +409,13 @@ type Auditor struct {
 	Nodes   func() []cluster.Node // the cluster's nodes when asked
 	Prefix  string                // the run's key prefix
 	Journal *Journal
+	Creds   cluster.Credentials // the run's, for every count
 	before  *Snapshot
 }
 
 // Before takes the snapshot the run will be compared against.
 func (a *Auditor) Before(ctx context.Context) error {
-	s, err := TakeSnapshot(ctx, a.addrs(), a.Prefix)
+	s, err := TakeSnapshot(ctx, a.Creds, a.addrs(), a.Prefix)
 	if err != nil {
 		return err
 	}
@@ -427,7 +428,7 @@ func (a *Auditor) After(ctx context.Context) (AuditResult, error) {
 	if a.before == nil {
 		return AuditResult{}, errors.New("audit: no snapshot from before the run")
 	}
-	s, err := TakeSnapshot(ctx, a.addrs(), a.Prefix)
+	s, err := TakeSnapshot(ctx, a.Creds, a.addrs(), a.Prefix)
 	if err != nil {
 		return AuditResult{}, err
 	}

@@ -78,10 +78,10 @@ func (v View) Primaries() []Member {
 // Discover asks the seeds in turn for the whole cluster: CLUSTER SHARDS
 // (Redis 7), or CLUSTER NODES where SHARDS is unknown. Members are sorted
 // by address; nodes without an address (noaddr, handshake) are left out.
-func Discover(ctx context.Context, seeds []string) (View, error) {
+func Discover(ctx context.Context, creds cluster.Credentials, seeds []string) (View, error) {
 	var errs []error
 	for _, seed := range seeds {
-		v, err := discoverFrom(ctx, seed)
+		v, err := discoverFrom(ctx, creds, seed)
 		if err == nil {
 			return v, nil
 		}
@@ -96,12 +96,12 @@ func Discover(ctx context.Context, seeds []string) (View, error) {
 	return View{}, fmt.Errorf("discover: no seed described the cluster: %w", errors.Join(errs...))
 }
 
-func discoverFrom(ctx context.Context, seed string) (View, error) {
-	c := cluster.AdminClient(seed)
+func discoverFrom(ctx context.Context, creds cluster.Credentials, seed string) (View, error) {
+	c := creds.AdminClient(seed)
 	defer c.Close()
 	shards, err := c.ClusterShards(ctx).Result()
 	if err == nil {
-		return fromShards(seed, shards)
+		return fromShards(seed, shards, creds.TLS != nil)
 	}
 	if strings.Contains(err.Error(), "cluster support disabled") {
 		return View{}, fmt.Errorf("%s runs without cluster mode: redline tests Redis Cluster only", seed)
@@ -134,9 +134,10 @@ func fromNodes(seed, text string) (View, error) {
 	return v, nil
 }
 
-func fromShards(seed string, shards []redis.ClusterShard) (View, error) {
+// tlsPorts: redline speaks TLS, so a node's address is its tls-port (a
+// node may listen on both).
+func fromShards(seed string, shards []redis.ClusterShard, tlsPorts bool) (View, error) {
 	v := View{From: "CLUSTER SHARDS on " + seed}
-	tlsPorts := cluster.AdminCredentials().TLS != nil // a node may listen on both
 	for _, sh := range shards {
 		var ranges []cluster.SlotRange
 		n := 0
@@ -188,15 +189,17 @@ func sortMembers(ms []Member) {
 // forgets it: redline never tears down a cluster it did not create.
 type External struct {
 	seeds []string
+	creds cluster.Credentials
 	mu    sync.Mutex
 	view  View
 	names map[string]string // addr -> name, never reused
 	nodes []cluster.Node
 }
 
-// OpenExternal discovers the cluster behind seeds.
-func OpenExternal(ctx context.Context, seeds []string) (*External, error) {
-	e := &External{seeds: slices.Clone(seeds), names: map[string]string{}}
+// OpenExternal discovers the cluster behind seeds, authenticating with
+// creds (also on every Refresh).
+func OpenExternal(ctx context.Context, creds cluster.Credentials, seeds []string) (*External, error) {
+	e := &External{seeds: slices.Clone(seeds), creds: creds, names: map[string]string{}}
 	if err := e.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -218,7 +221,7 @@ func (e *External) Refresh(ctx context.Context) error {
 			ask = append(ask, s)
 		}
 	}
-	v, err := Discover(ctx, ask)
+	v, err := Discover(ctx, e.creds, ask)
 	if err != nil {
 		return err
 	}

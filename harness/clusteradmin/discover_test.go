@@ -24,7 +24,7 @@ func TestDiscoverAndAuditARealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lc.Stop()
-	e, err := clusteradmin.OpenExternal(ctx, lc.Addrs[4:5])
+	e, err := clusteradmin.OpenExternal(ctx, cluster.Credentials{}, lc.Addrs[4:5])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestDiscoverAndAuditARealCluster(t *testing.T) {
 	for i := range 120 {
 		cc.Set(ctx, fmt.Sprint(prefix, i), i, 0)
 	}
-	before, err := clusteradmin.TakeSnapshot(ctx, lc.Addrs[:1], prefix)
+	before, err := clusteradmin.TakeSnapshot(ctx, cluster.Credentials{}, lc.Addrs[:1], prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,12 +71,12 @@ func TestDiscoverAndAuditARealCluster(t *testing.T) {
 	// The run's own keys come and go freely; a foreign one may not.
 	cc.Del(ctx, fmt.Sprint(prefix, 1), fmt.Sprint(prefix, 2))
 	cc.Set(ctx, fmt.Sprint(prefix, "new"), 1, 0)
-	after, _ := clusteradmin.TakeSnapshot(ctx, lc.Addrs[:1], prefix)
+	after, _ := clusteradmin.TakeSnapshot(ctx, cluster.Credentials{}, lc.Addrs[:1], prefix)
 	if r := clusteradmin.Compare(before, after, nil); !r.Clean {
 		t.Fatalf("own keys changed the audit: %s", r.Summary)
 	}
 	cc.Del(ctx, "theirs:7")
-	after, _ = clusteradmin.TakeSnapshot(ctx, lc.Addrs[:1], prefix)
+	after, _ = clusteradmin.TakeSnapshot(ctx, cluster.Credentials{}, lc.Addrs[:1], prefix)
 	r := clusteradmin.Compare(before, after, nil)
 	slot := int(cc.ClusterKeySlot(ctx, "theirs:7").Val())
 	if r.Clean || len(r.ChangedSlots) != 1 || r.ChangedSlots[0].Slot != slot || r.ForeignKeysAfter != 299 {
@@ -117,7 +117,7 @@ func TestDiscoverAndAuditARealCluster(t *testing.T) {
 	if err := other.Do(ctx, "cluster", "setslot", slot, "stable").Err(); err != nil {
 		t.Fatal(err)
 	}
-	after, err = clusteradmin.TakeSnapshot(ctx, lc.Addrs[:1], prefix)
+	after, err = clusteradmin.TakeSnapshot(ctx, cluster.Credentials{}, lc.Addrs[:1], prefix)
 	if err != nil {
 		t.Fatal(err)
 	}

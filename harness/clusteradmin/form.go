@@ -39,8 +39,9 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // does: the first len(addrs)/(replicas+1) nodes become primaries with the
 // 16384 slots split evenly, the others replicate them round-robin. Each node
 // gets a distinct config epoch, all MEET the first, and Form returns once
-// WaitConverged does. log (may be nil) receives progress lines.
-func Form(ctx context.Context, addrs []string, replicas int, log func(string, ...any)) error {
+// WaitConverged does. creds authenticate its connections; log (may be nil)
+// receives progress lines.
+func Form(ctx context.Context, creds cluster.Credentials, addrs []string, replicas int, log func(string, ...any)) error {
 	if log == nil {
 		log = func(string, ...any) {}
 	}
@@ -63,7 +64,7 @@ func Form(ctx context.Context, addrs []string, replicas int, log func(string, ..
 
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
-		clients[i] = cluster.AdminClient(a)
+		clients[i] = creds.AdminClient(a)
 		defer clients[i].Close()
 	}
 	ids := make([]string, len(addrs))
@@ -107,7 +108,7 @@ func Form(ctx context.Context, addrs []string, replicas int, log func(string, ..
 		}
 	}
 	log("waiting for the cluster to converge")
-	return WaitConverged(ctx, addrs)
+	return WaitConverged(ctx, creds, addrs)
 }
 
 // waitEmptyNode waits until the node answers and checks that it knows no
@@ -217,7 +218,7 @@ func replicate(ctx context.Context, c *redis.Client, primaryID string) error {
 // link to its primary is up. Unreachable nodes are skipped, but at least one
 // must answer. Without a deadline on ctx it gives up after
 // DefaultConvergeTimeout, naming the node that disagreed last.
-func WaitConverged(ctx context.Context, addrs []string) error {
+func WaitConverged(ctx context.Context, creds cluster.Credentials, addrs []string) error {
 	if len(addrs) == 0 {
 		return errors.New("wait converged: no node addresses given")
 	}
@@ -226,7 +227,7 @@ func WaitConverged(ctx context.Context, addrs []string) error {
 	start := time.Now()
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
-		clients[i] = cluster.AdminClient(a)
+		clients[i] = creds.AdminClient(a)
 		defer clients[i].Close()
 	}
 	for {

@@ -45,7 +45,7 @@ func TestFormLocalCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	var logged []string
-	if err := clusteradmin.Form(ctx, addrs, 1, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }); err != nil {
+	if err := clusteradmin.Form(ctx, cluster.Credentials{}, addrs, 1, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(logged) == 0 || !strings.Contains(logged[0], "3 primaries") {
@@ -63,7 +63,7 @@ func TestFormLocalCluster(t *testing.T) {
 	if v, _ := clusteradmin.InfoField(info, "cluster_slots_ok"); v != "16384" {
 		t.Fatalf("cluster_slots_ok %q", v)
 	}
-	nodes, err := clusteradmin.ReadNodes(ctx, append([]string{"127.0.0.1:1"}, addrs...))
+	nodes, err := clusteradmin.ReadNodes(ctx, cluster.Credentials{}, append([]string{"127.0.0.1:1"}, addrs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestFormLocalCluster(t *testing.T) {
 	}
 
 	// Forming again must refuse: the nodes are no longer empty.
-	if err := clusteradmin.Form(ctx, addrs, 1, nil); err == nil || !strings.Contains(err.Error(), "not an empty node") {
+	if err := clusteradmin.Form(ctx, cluster.Credentials{}, addrs, 1, nil); err == nil || !strings.Contains(err.Error(), "not an empty node") {
 		t.Fatalf("Form on a formed cluster: %v", err)
 	}
 
@@ -100,7 +100,7 @@ func TestFormLocalCluster(t *testing.T) {
 	vc.Close()
 	short, cancel2 := context.WithTimeout(ctx, 2500*time.Millisecond)
 	defer cancel2()
-	err = clusteradmin.WaitConverged(short, addrs)
+	err = clusteradmin.WaitConverged(short, cluster.Credentials{}, addrs)
 	if err == nil || !strings.Contains(err.Error(), "did not converge") {
 		t.Fatalf("WaitConverged with a dead primary: %v", err)
 	}
@@ -110,14 +110,14 @@ func TestFormLocalCluster(t *testing.T) {
 func TestWaitConvergedNoNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 	defer cancel()
-	err := clusteradmin.WaitConverged(ctx, []string{"127.0.0.1:1"})
+	err := clusteradmin.WaitConverged(ctx, cluster.Credentials{}, []string{"127.0.0.1:1"})
 	if err == nil || !strings.Contains(err.Error(), "no node answered") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestFormRejectsDuplicateAddress(t *testing.T) {
-	err := clusteradmin.Form(t.Context(), []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:1"}, 0, nil)
+	err := clusteradmin.Form(t.Context(), cluster.Credentials{}, []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:1"}, 0, nil)
 	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1 is listed twice") {
 		t.Fatalf("got %v, want a listed-twice error", err)
 	}

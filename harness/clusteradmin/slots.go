@@ -261,7 +261,7 @@ func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, 
 		if len(ks) == 0 {
 			return moved, true, nil
 		}
-		err = n.migrateBatch(ctx, src.Node.Addr, migrateArgs(host, port, false, ks))
+		err = n.migrateBatch(ctx, src.Node.Addr, migrateArgs(n.admin.Creds, host, port, false, ks))
 		if err != nil && strings.Contains(err.Error(), "BUSYKEY") {
 			// Keys of the batch that did move are gone from src; the rest
 			// exist on both sides.
@@ -277,7 +277,7 @@ func (n *SlotMover) MoveKeys(ctx context.Context, slot int, src, dst NodeState, 
 					ErrConflictingCopies, slot, strings.Join(conflicts, ", "), src.Node.Name, dst.Node.Name)
 			}
 			if err == nil {
-				err = n.migrateBatch(ctx, src.Node.Addr, migrateArgs(host, port, true, ks))
+				err = n.migrateBatch(ctx, src.Node.Addr, migrateArgs(n.admin.Creds, host, port, true, ks))
 			}
 		}
 		if err != nil {
@@ -353,14 +353,14 @@ func AsideName(key, node string) string {
 var ErrConflictingCopies = errors.New("a key exists on both primaries with different values")
 
 // migrateArgs is MIGRATE host port "" 0 5000 [REPLACE] [AUTH...] KEYS ks.
-func migrateArgs(host string, port int, replace bool, ks []any) []any {
+func migrateArgs(cr cluster.Credentials, host string, port int, replace bool, ks []any) []any {
 	args := []any{"migrate", host, port, "", 0, 5000}
 	if replace {
 		args = append(args, "replace")
 	}
 	// The target wants the same credentials redline has (as
 	// redis-cli --cluster reshard passes them); CommandString hides them.
-	if cr := cluster.AdminCredentials(); cr.Password != "" && cr.User != "" {
+	if cr.Password != "" && cr.User != "" {
 		args = append(args, "auth2", cr.User, cr.Password)
 	} else if cr.Password != "" {
 		args = append(args, "auth", cr.Password)

@@ -107,7 +107,7 @@ func TestHealReassertsOnlyItsOwnLostSlot(t *testing.T) {
 	if _, err := mover.MoveSlots(ctx, []int{ours}, a, b, prim); err != nil {
 		t.Fatal(err)
 	}
-	if err := clusteradmin.WaitClusterConverged(ctx, c, 30*time.Second); err != nil {
+	if err := clusteradmin.WaitClusterConverged(ctx, cluster.Credentials{}, c, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	admin := func(addr string, args ...any) { mustDo(t, adm, addr, args...) }
@@ -149,7 +149,7 @@ func ownedEverywhere(t *testing.T, c nodes, slot int, id string) {
 	t.Helper()
 	localcluster.Eventually(t, 20*time.Second, func() string {
 		for _, n := range c {
-			text, err := clusteradmin.ClusterNodesText(context.Background(), n.Addr)
+			text, err := clusteradmin.ClusterNodesText(context.Background(), cluster.Credentials{}, n.Addr)
 			if err != nil {
 				return err.Error()
 			}

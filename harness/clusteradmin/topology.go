@@ -169,14 +169,14 @@ func topologyFrom(nodes []cluster.Node, views [][]cluster.NodeInfo, texts []stri
 }
 
 // WaitClusterConverged is WaitConverged over c's nodes, bounded by timeout.
-func WaitClusterConverged(ctx context.Context, c cluster.Cluster, timeout time.Duration) error {
+func WaitClusterConverged(ctx context.Context, creds cluster.Credentials, c cluster.Cluster, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var addrs []string
 	for _, nd := range cluster.SortedNodes(c.Nodes()) {
 		addrs = append(addrs, nd.Addr)
 	}
-	return WaitConverged(ctx, addrs)
+	return WaitConverged(ctx, creds, addrs)
 }
 
 // AnnounceOf guesses the address peers use for a node: Host with Addr's

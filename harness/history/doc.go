@@ -55,7 +55,7 @@
 //     transaction.
 //
 // List-append (ListAppend), Elle's model; key = the hash tag of the
-// transaction's keys (used only to filter by Options.KeyPrefix):
+// transaction's keys (used only to filter by checker.Scope.KeyPrefix):
 //   - f "txn": invoke value [["append","k",v], ["r","k",null], ...]; the ok
 //     completion carries the same micro-ops with each read filled in with
 //     the list of integers read (null = empty). Appended values are unique

@@ -9,6 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/bench"
 	"github.com/redline-dev/redline/results"
 )
@@ -107,7 +108,7 @@ func TestBenchReportInBrowser(t *testing.T) {
 	if err := os.WriteFile(run.Path("config.json"), []byte(`{"target":"reference","nodes":6,"replicas":1,"workload":["kv"],"rate":0,"concurrency":10,"seed":42,"kv":{"set_ratio":1,"get_ratio":10,"keys":10000,"pattern":"uniform","pipeline":1},"capacity":{"slo":"p99<=2ms","step":"5s","warmup":"2s"},"key_prefix":"redline:x:"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := bench.Save(run, benchResult(t)); err != nil {
+	if err := harness.SaveLoad(run, benchResult(t)); err != nil {
 		t.Fatal(err)
 	}
 	p := newPage(t)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
@@ -29,13 +30,14 @@ type Cluster struct {
 // Start runs n redis-server processes in dir and forms a cluster with the
 // given replicas per primary. Binary defaults to redis-server on PATH.
 func Start(ctx context.Context, dir string, n, replicas int, nodeTimeout time.Duration, binary string) (*Cluster, error) {
-	return StartWith(ctx, dir, n, replicas, nodeTimeout, binary, nil)
+	return StartWith(ctx, dir, n, replicas, nodeTimeout, binary, cluster.Credentials{}, nil)
 }
 
 // StartWith is Start with extra server arguments for each node, given its
 // port (e.g. --requirepass, or --port 0 --tls-port <port> and the TLS
-// files); forming uses the admin credentials (cluster.UseAdminCredentials).
-func StartWith(ctx context.Context, dir string, n, replicas int, nodeTimeout time.Duration, binary string, extra func(port int) []string) (*Cluster, error) {
+// files), and the credentials forming connects with (what those arguments
+// ask for).
+func StartWith(ctx context.Context, dir string, n, replicas int, nodeTimeout time.Duration, binary string, creds cluster.Credentials, extra func(port int) []string) (*Cluster, error) {
 	if binary == "" {
 		b, err := exec.LookPath("redis-server")
 		if err != nil {
@@ -80,7 +82,7 @@ func StartWith(ctx context.Context, dir string, n, replicas int, nodeTimeout tim
 		}
 	}
 	c.exited = exited
-	if err := clusteradmin.Form(ctx, c.Addrs, replicas, func(string, ...any) {}); err != nil {
+	if err := clusteradmin.Form(ctx, creds, c.Addrs, replicas, func(string, ...any) {}); err != nil {
 		c.Stop()
 		return nil, err
 	}

@@ -1,12 +1,14 @@
-package workloads
+package kv
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/redline-dev/redline/harness/history"
 )
 
-func kvConfig(pattern string) *KVConfig {
-	c := &KVConfig{Prefix: "p:", Keys: 1000, SetRatio: 1, GetRatio: 3, ValueMin: 10, ValueMax: 20, Pattern: pattern, Pipeline: 1}
+func kvConfig(pattern string) *Config {
+	c := &Config{Prefix: "p:", Keys: 1000, SetRatio: 1, GetRatio: 3, ValueMin: 10, ValueMax: 20, Pattern: pattern, Pipeline: 1}
 	if err := c.Validate(); err != nil {
 		panic(err)
 	}
@@ -14,7 +16,7 @@ func kvConfig(pattern string) *KVConfig {
 }
 
 func TestKVRatioAndSizes(t *testing.T) {
-	g := kvConfig("uniform").NewKVGen(0, 1, 1)
+	g := kvConfig("uniform").NewGen(0, 1, 1)
 	sets := 0
 	for i := 0; i < 40000; i++ {
 		op := g.Next()
@@ -37,7 +39,7 @@ func TestKVRatioAndSizes(t *testing.T) {
 // spreads, sequential walks the key space once per lap across workers.
 func TestKVKeyPatterns(t *testing.T) {
 	top := func(pattern string) float64 {
-		g := kvConfig(pattern).NewKVGen(0, 1, 7)
+		g := kvConfig(pattern).NewGen(0, 1, 7)
 		counts := make([]int, 1000)
 		for i := 0; i < 100000; i++ {
 			counts[g.Next().Key]++
@@ -67,7 +69,7 @@ func TestKVKeyPatterns(t *testing.T) {
 	}
 	c := kvConfig("sequential")
 	seen := map[int]bool{}
-	gens := []*KVGen{c.NewKVGen(0, 2, 1), c.NewKVGen(1, 2, 1)}
+	gens := []*Gen{c.NewGen(0, 2, 1), c.NewGen(1, 2, 1)}
 	for i := 0; i < 500; i++ {
 		for _, g := range gens {
 			seen[g.Next().Key] = true
@@ -90,7 +92,7 @@ func TestKVKeysAndTags(t *testing.T) {
 		if !strings.HasPrefix(k, "p:kv:{") {
 			t.Fatalf("tagged key %q", k)
 		}
-		slots[Keyslot(k)] = true
+		slots[history.Keyslot(k)] = true
 	}
 	if len(slots) != 4 {
 		t.Errorf("4 hash tags gave %d slots", len(slots))
@@ -115,17 +117,17 @@ func TestKVParse(t *testing.T) {
 		}
 	}
 	c := kvConfig("uniform")
-	KVPresets["ycsb-c"](c)
+	Presets["ycsb-c"](c)
 	if c.SetRatio != 0 || c.Pattern != "zipfian" {
 		t.Errorf("ycsb-c: %+v", c)
 	}
 }
 
 func BenchmarkKVGenNext(b *testing.B) {
-	for _, p := range KVPatterns {
+	for _, p := range Patterns {
 		b.Run(p, func(b *testing.B) {
 			c := kvConfig(p)
-			g := c.NewKVGen(0, 1, 1)
+			g := c.NewGen(0, 1, 1)
 			var key []byte
 			b.ReportAllocs()
 			for b.Loop() {

@@ -1,4 +1,9 @@
-package workloads
+// Package kv is the kv load workload of `redline bench`: its config
+// (memtier's knobs, YCSB presets) and its generator of GETs and SETs. It is
+// registered in the one workload registry (workloads, kind Load) and driven
+// by the load driver (harness/bench); a leaf package, so that the load
+// driver needs nothing of the history workloads or their checkers.
+package kv
 
 import (
 	"fmt"
@@ -8,11 +13,11 @@ import (
 	"strings"
 )
 
-// KVConfig is the load workload of `redline bench`: plain GETs and SETs
+// Config is the load workload of `redline bench`: plain GETs and SETs
 // with memtier's knobs (ratio, value size, key space, key pattern,
 // pipeline depth) and YCSB-style presets. It is not a correctness
 // workload: nothing is checked, every op is measured.
-type KVConfig struct {
+type Config struct {
 	// Prefix starts every key (the run's prefix); keys are Prefix + "kv:" +
 	// an optional hash tag + the key's number.
 	Prefix string `json:"prefix"`
@@ -35,15 +40,15 @@ type KVConfig struct {
 	Populate bool `json:"populate"`
 }
 
-// KVPatterns are the key patterns KVConfig.Pattern accepts.
-var KVPatterns = []string{"uniform", "zipfian", "sequential", "hotspot"}
+// Patterns are the key patterns Config.Pattern accepts.
+var Patterns = []string{"uniform", "zipfian", "sequential", "hotspot"}
 
-// KVPresets are YCSB's core workloads that a GET/SET store can express:
+// Presets are YCSB's core workloads that a GET/SET store can express:
 // A update heavy, B read mostly, C read only; all zipfian as in YCSB.
-var KVPresets = map[string]func(*KVConfig){
-	"ycsb-a": func(c *KVConfig) { c.SetRatio, c.GetRatio, c.Pattern = 1, 1, "zipfian" },
-	"ycsb-b": func(c *KVConfig) { c.SetRatio, c.GetRatio, c.Pattern = 1, 19, "zipfian" },
-	"ycsb-c": func(c *KVConfig) { c.SetRatio, c.GetRatio, c.Pattern = 0, 1, "zipfian" },
+var Presets = map[string]func(*Config){
+	"ycsb-a": func(c *Config) { c.SetRatio, c.GetRatio, c.Pattern = 1, 1, "zipfian" },
+	"ycsb-b": func(c *Config) { c.SetRatio, c.GetRatio, c.Pattern = 1, 19, "zipfian" },
+	"ycsb-c": func(c *Config) { c.SetRatio, c.GetRatio, c.Pattern = 0, 1, "zipfian" },
 }
 
 // ParseRatio reads memtier's SET:GET ratio, e.g. "1:10".
@@ -76,7 +81,7 @@ func ParseValueSize(s string) (lo, hi int, err error) {
 }
 
 // Validate checks a config and fills defaults.
-func (c *KVConfig) Validate() error {
+func (c *Config) Validate() error {
 	if c.Keys <= 0 {
 		return fmt.Errorf("kv: --keys must be at least 1")
 	}
@@ -92,16 +97,16 @@ func (c *KVConfig) Validate() error {
 	if c.HashTags < 0 {
 		return fmt.Errorf("kv: --hash-tags must not be negative")
 	}
-	for _, p := range KVPatterns {
+	for _, p := range Patterns {
 		if c.Pattern == p {
 			return nil
 		}
 	}
-	return fmt.Errorf("kv: unknown key pattern %q: choose %s", c.Pattern, strings.Join(KVPatterns, ", "))
+	return fmt.Errorf("kv: unknown key pattern %q: choose %s", c.Pattern, strings.Join(Patterns, ", "))
 }
 
 // AppendKey appends the name of key i to dst (no allocation).
-func (c *KVConfig) AppendKey(dst []byte, i int) []byte {
+func (c *Config) AppendKey(dst []byte, i int) []byte {
 	dst = append(dst, c.Prefix...)
 	dst = append(dst, "kv:"...)
 	if c.HashTags > 0 {
@@ -112,16 +117,16 @@ func (c *KVConfig) AppendKey(dst []byte, i int) []byte {
 	return strconv.AppendInt(dst, int64(i), 10)
 }
 
-// KVOp is one generated op: a GET or a SET of Size bytes on key Key.
-type KVOp struct {
+// Op is one generated op: a GET or a SET of Size bytes on key Key.
+type Op struct {
 	Set  bool
 	Key  int
 	Size int
 }
 
-// KVGen yields the ops of one worker. It allocates nothing per op.
-type KVGen struct {
-	c       *KVConfig
+// Gen yields the ops of one worker. It allocates nothing per op.
+type Gen struct {
+	c       *Config
 	rng     *rand.Rand
 	zipf    *rand.Zipf
 	next    int // sequential: the worker's next key
@@ -141,11 +146,11 @@ const (
 // close to YCSB's 0.99 constant: a few keys take most of the traffic.
 const zipfS = 1.01
 
-// NewKVGen returns worker's op stream; the same seed and worker give the
+// NewGen returns worker's op stream; the same seed and worker give the
 // same stream. Sequential patterns interleave workers so that together
 // they walk the key space once per lap.
-func (c *KVConfig) NewKVGen(worker, workers int, seed int64) *KVGen {
-	g := &KVGen{c: c, rng: seeded(seed, worker), next: worker % max(1, c.Keys), stride: max(1, workers), ratioSu: c.SetRatio + c.GetRatio}
+func (c *Config) NewGen(worker, workers int, seed int64) *Gen {
+	g := &Gen{c: c, rng: seeded(seed, worker), next: worker % max(1, c.Keys), stride: max(1, workers), ratioSu: c.SetRatio + c.GetRatio}
 	if c.Pattern == "zipfian" && c.Keys > 1 {
 		g.zipf = rand.NewZipf(g.rng, zipfS, 1, uint64(c.Keys-1))
 		g.mult = coprimeMultiplier(c.Keys)
@@ -154,9 +159,9 @@ func (c *KVConfig) NewKVGen(worker, workers int, seed int64) *KVGen {
 }
 
 // Next returns the next op.
-func (g *KVGen) Next() KVOp {
+func (g *Gen) Next() Op {
 	c := g.c
-	op := KVOp{Set: g.rng.IntN(g.ratioSu) < c.SetRatio, Key: g.key()}
+	op := Op{Set: g.rng.IntN(g.ratioSu) < c.SetRatio, Key: g.key()}
 	if op.Set {
 		op.Size = c.ValueMin
 		if c.ValueMax > c.ValueMin {
@@ -166,7 +171,7 @@ func (g *KVGen) Next() KVOp {
 	return op
 }
 
-func (g *KVGen) key() int {
+func (g *Gen) key() int {
 	c := g.c
 	switch c.Pattern {
 	case "zipfian":
@@ -205,4 +210,10 @@ func gcd(a, b uint64) uint64 {
 		a, b = b, a%b
 	}
 	return a
+}
+
+// seeded gives a worker's random source, seeded as the history workloads'
+// generators are: same seed and worker, same stream.
+func seeded(seed int64, worker int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), uint64(worker)*0x9E3779B97F4A7C15+1))
 }

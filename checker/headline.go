@@ -1,0 +1,202 @@
+package checker
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+)
+
+// A result's headline figures, typed and explained, for the readers of a
+// result (the report, the CLI, bench): they read these instead of digging
+// into Figures by name and guessing each value's Go type, which differs
+// between a result just computed (int, []map[string]any) and one read back
+// from results.json (float64, []any). Each is read from the result's own
+// figures, so results.json stays as it is and a stored result says the
+// same as a fresh one.
+
+// Figure is one headline count of a result: its name in results.json, its
+// value and what it means (DescribeFigure).
+type Figure struct {
+	Name  string
+	Value float64
+	Why   string
+}
+
+// N is the figure's value, 0 for a figure the result does not have.
+func (f *Figure) N() float64 {
+	if f == nil {
+		return 0
+	}
+	return f.Value
+}
+
+// Counts are a result's headline counts, the figures DESIGN.md names for
+// results.json; nil where the result has no such figure.
+type Counts struct {
+	Lost, Unexpected, Recovered, StaleReads, AnomalousKeys *Figure
+	// The WAIT split of the lost writes.
+	WaitSatisfied, WaitUnsatisfied, NoWait *Figure
+}
+
+// List is the counts the result has, in DESIGN.md's order.
+func (c Counts) List() []Figure {
+	var out []Figure
+	for _, f := range []*Figure{c.Lost, c.Unexpected, c.Recovered, c.StaleReads, c.AnomalousKeys,
+		c.WaitSatisfied, c.WaitUnsatisfied, c.NoWait} {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
+
+// Counts reads the result's headline counts, each with its explanation. A
+// figure that lists its instances (anomalous_keys) counts them.
+func (r Result) Counts() Counts {
+	count := func(name string) *Figure {
+		var raw json.RawMessage
+		if !decodeFigure(r.Figures, name, &raw) {
+			return nil
+		}
+		var v float64
+		var list []json.RawMessage
+		switch {
+		case json.Unmarshal(raw, &v) == nil:
+		case json.Unmarshal(raw, &list) == nil:
+			v = float64(len(list))
+		default:
+			return nil
+		}
+		return &Figure{Name: name, Value: v, Why: DescribeFigure(name)}
+	}
+	return Counts{Lost: count("lost"), Unexpected: count("unexpected"), Recovered: count("recovered"),
+		StaleReads: count("stale_reads"), AnomalousKeys: count("anomalous_keys"),
+		WaitSatisfied: count("wait_satisfied"), WaitUnsatisfied: count("wait_unsatisfied"), NoWait: count("no_wait")}
+}
+
+// RPOFigures are an RPO checker's figures (rpo.go).
+type RPOFigures struct {
+	// Kind is the analysis: "set", "list-append" or "counter".
+	Kind string `json:"kind"`
+	// Lost is every lost acknowledged write, windows and outside.
+	Lost float64 `json:"lost"`
+	// Windows are the fault windows, each with its losses.
+	Windows []RPOWindow `json:"per_window"`
+	// Outside are the losses acknowledged outside every window.
+	Outside RPOWindow `json:"outside_windows"`
+	// RPOMs is the exact RPO (unique writes: sets, list appends), nil for
+	// a counter.
+	RPOMs *float64 `json:"rpo_ms"`
+	// BoundMs is a counter's RPO bound: counters tell amounts, not which
+	// writes; nil for an exact RPO.
+	BoundMs *float64 `json:"rpo_bound_ms"`
+}
+
+// RPOWindow is one fault window's losses (or those outside every window:
+// Fault and Nodes empty).
+type RPOWindow struct {
+	Fault  string   `json:"fault"`
+	Nodes  []string `json:"nodes"`
+	StartS float64  `json:"start_s"`
+	EndS   float64  `json:"end_s"`
+	Lost   float64  `json:"lost"`
+	// AckedFromS and AckedToS span the acknowledgements of the window's
+	// lost writes (nil: none known one by one, as for a counter).
+	AckedFromS *float64 `json:"acked_from_s"`
+	AckedToS   *float64 `json:"acked_to_s"`
+}
+
+// RPO is the result's RPO figures; ok is false for a result of another
+// checker.
+func (r Result) RPO() (f RPOFigures, ok bool) {
+	if _, has := r.Figures["per_window"]; !has {
+		return f, false
+	}
+	if _, has := r.Figures["outside_windows"]; !has {
+		return f, false
+	}
+	part := map[string]any{}
+	for _, k := range []string{"kind", "lost", "per_window", "outside_windows", "rpo_ms", "rpo_bound_ms"} {
+		if v, has := r.Figures[k]; has {
+			part[k] = v
+		}
+	}
+	return f, decodeFigures(part, &f)
+}
+
+// Quantiles are a latency summary in milliseconds; nil quantiles when
+// Count is 0.
+type Quantiles struct {
+	Count int64    `json:"count"`
+	P50   *float64 `json:"p50"`
+	P95   *float64 `json:"p95"`
+	P99   *float64 `json:"p99"`
+	Max   *float64 `json:"max"`
+}
+
+// OpFigures are the perf checker's totals of one operation (by_f).
+type OpFigures struct {
+	F      string   `json:"-"`
+	OK     int64    `json:"ok"`
+	Fail   int64    `json:"fail"`
+	Info   int64    `json:"info"`
+	OKPerS *float64 `json:"ok_per_s"` // nil when no op of F completed
+	// Latency is of the ok ops.
+	Latency Quantiles `json:"latency_ms"`
+}
+
+// Ops is the perf checker's totals per operation, by name; nil for a
+// result of another checker.
+func (r Result) Ops() []OpFigures {
+	return byName(r.Figures, "by_f", func(o *OpFigures, f string) { o.F = f })
+}
+
+// KindCoverage is what one requested fault kind exercised (coverage.go).
+type KindCoverage struct {
+	Kind string `json:"-"`
+	// Summary says it in words.
+	Summary             string  `json:"summary"`
+	Windows             float64 `json:"windows"`
+	WindowsWithEvidence float64 `json:"windows_with_evidence"`
+}
+
+// Coverage is the coverage checker's figures per requested fault kind, by
+// kind; nil for a result of another checker.
+func (r Result) Coverage() []KindCoverage {
+	return byName(r.Figures, "per_kind", func(c *KindCoverage, k string) { c.Kind = k })
+}
+
+// byName reads the figure name, a map by name, as a list sorted by name,
+// each entry given its name by named; nil when the result has no such
+// figure.
+func byName[T any](fig map[string]any, name string, named func(*T, string)) []T {
+	var m map[string]T
+	if !decodeFigure(fig, name, &m) {
+		return nil
+	}
+	out := make([]T, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		named(&v, k)
+		out = append(out, v)
+	}
+	return out
+}
+
+// decodeFigure reads the figure name into v through its JSON, the same
+// for a fresh result and one read back; false when the result has no such
+// figure or it is not of v's shape.
+func decodeFigure(fig map[string]any, name string, v any) bool {
+	x, ok := fig[name]
+	if !ok || x == nil {
+		return false
+	}
+	b, err := json.Marshal(x)
+	return err == nil && json.Unmarshal(b, v) == nil
+}
+
+// decodeFigures reads figures into the fields of v that name them.
+func decodeFigures(fig map[string]any, v any) bool {
+	b, err := json.Marshal(fig)
+	return err == nil && json.Unmarshal(b, v) == nil
+}

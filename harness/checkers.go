@@ -1,0 +1,54 @@
+package harness
+
+import (
+	"strings"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/workloads"
+)
+
+// CheckersFor rebuilds the checker list from a config; `redline check`
+// uses it on a stored config.json, so it depends on nothing else. Each
+// workload brings its checkers (workloads.Checkers); a load test only
+// measures.
+func CheckersFor(cfg Config) ([]checker.Checker, error) {
+	var out []checker.Checker
+	for _, w := range cfg.Workloads {
+		// A Load workload (kv) brings none: the load driver measured it
+		// as it ran (bench.json).
+		opts := workloads.CheckOptions{Timeout: cfg.CheckTimeout.D()}
+		if len(cfg.Workloads) > 1 {
+			opts.Name = w
+		}
+		cs, err := workloads.Checkers(w, workloads.Config{Prefix: cfg.KeyPrefix, Keys: cfg.Keys}, opts, cfg.Bench)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	if hasFaults(cfg.Nemesis) && len(out) > 0 {
+		prefixes := map[string]string{}
+		for _, w := range cfg.Workloads {
+			if ww, err := workloads.New(w, workloads.Config{Prefix: cfg.KeyPrefix, Keys: cfg.Keys}); err == nil {
+				prefixes[w] = ww.KeyPrefix()
+			}
+		}
+		out = append(out, checker.Coverage(checker.CoverageOptions{Requested: cfg.Nemesis, Workloads: prefixes, Require: cfg.RequireCoverage}))
+	}
+	if len(out) > 0 {
+		// Once per run: the end phase heals the whole cluster, not one
+		// workload's keys.
+		out = append(out, checker.EndPhase())
+	}
+	return out, nil
+}
+
+// hasFaults says the --nemesis list asks for some fault.
+func hasFaults(names []string) bool {
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" && n != "none" {
+			return true
+		}
+	}
+	return false
+}
