@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -124,17 +123,6 @@ func serverArgs(spec cluster.Spec, ip netip.Addr) []string {
 		"--appendonly", aof,
 		"--appendfsync", "everysec",
 	}
-}
-
-// runUserArgs creates the run's ACL user on a node from its start, with
-// its password as a SHA-256 (ACL's #hash), never in clear on the command
-// line (docker inspect, ps).
-func runUserArgs(u cluster.Credentials) []string {
-	if u.User == "" {
-		return nil
-	}
-	sum := sha256.Sum256([]byte(u.Password))
-	return []string{"--user", u.User, "on", "#" + hex.EncodeToString(sum[:]), "~*", "&*", "+@all"}
 }
 
 // authorizeReplication makes a node's replica link authenticate as the
@@ -385,7 +373,7 @@ func overlapsAny(p netip.Prefix, others []netip.Prefix) bool {
 // startNode creates and starts one container and waits until it answers PING.
 func (c *Cluster) startNode(ctx context.Context, n *node) error {
 	args := append(serverArgs(c.spec, n.ip), c.flav.args...)
-	args = append(args, runUserArgs(c.spec.RunUser)...)
+	args = append(args, cluster.RunUserArgs(c.spec.RunUser)...)
 	args = append(args, cluster.ConfigArgs(c.spec.ServerConfig)...)
 	labels := map[string]string{LabelRedline: "1", LabelCluster: c.name, LabelNode: n.name, LabelTarget: c.spec.Target}
 	c.addOwner(labels)

@@ -3,11 +3,11 @@ package docker
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 
 	"github.com/moby/moby/client"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // Labels naming the process that owns a cluster, so a later redline can
@@ -22,29 +22,8 @@ const (
 
 // ownerLabels identify this process.
 func ownerLabels() map[string]string {
-	host, _ := os.Hostname()
-	pid := os.Getpid()
-	return map[string]string{labelOwnerPID: strconv.Itoa(pid), labelOwnerHost: host, labelOwnerBoot: processStart(pid)}
-}
-
-// processStart is field 22 of /proc/PID/stat (start time in clock ticks
-// since boot), "" when the process does not exist.
-func processStart(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	// The command name (field 2) may hold spaces; fields resume after ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return ""
-	}
-	return f[19]
+	p := cluster.ThisProcess()
+	return map[string]string{labelOwnerPID: strconv.Itoa(p.PID), labelOwnerHost: p.Host, labelOwnerBoot: p.Start}
 }
 
 // orphaned says whether the owner a cluster's labels name is gone: same
@@ -54,16 +33,12 @@ func orphaned(labels map[string]string) bool {
 	if !ok {
 		return false
 	}
-	host, _ := os.Hostname()
-	if labels[labelOwnerHost] != host {
-		return false // another machine's process: not ours to judge
-	}
 	pid, err := strconv.Atoi(pidText)
 	if err != nil {
 		return false
 	}
-	start := processStart(pid)
-	return start == "" || start != labels[labelOwnerBoot]
+	gone, _ := cluster.Process{Host: labels[labelOwnerHost], PID: pid, Start: labels[labelOwnerBoot]}.Gone()
+	return gone
 }
 
 // ReapOrphans removes the containers, networks and volumes of clusters

@@ -14,14 +14,14 @@ import (
 )
 
 func TestProcessStart(t *testing.T) {
-	if processStart(os.Getpid()) == "" {
+	if cluster.ProcessStart(os.Getpid()) == "" {
 		t.Fatal("no start time for this process")
 	}
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if processStart(cmd.Process.Pid) != "" {
+	if cluster.ProcessStart(cmd.Process.Pid) != "" {
 		t.Fatal("a finished process has a start time")
 	}
 	me := ownerLabels()

@@ -75,6 +75,7 @@ type Config struct {
 	Namespace        string            `json:"namespace,omitempty"`  // kubernetes: where the cluster is
 	Kubeconfig       string            `json:"kubeconfig,omitempty"` // kubernetes: "" in a pod (its service account)
 	Selector         string            `json:"selector,omitempty"`   // kubernetes: existing pods to test as a guest
+	Announce         string            `json:"announce,omitempty"`   // kubernetes: "hostname", or "" for pod IPs
 	ResultsDir       string            `json:"results_dir"`
 	TestCount        int               `json:"test_count"`
 	TestIndex        int               `json:"test_index,omitempty"`

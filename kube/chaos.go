@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -201,7 +203,7 @@ func (r *Runtime) deleteChaos(ctx context.Context, sel string) (int, error) {
 }
 
 // ChaosCluster is a Cluster whose API server serves Chaos Mesh: it
-// implements cluster.Killer, Partitioner and Clock with Chaos Mesh
+// implements cluster.Killer, Partitioner, Shaper and Clock with Chaos Mesh
 // resources, each checked in its status before the fault counts as done.
 type ChaosCluster struct {
 	*Cluster
@@ -275,7 +277,10 @@ func (c *ChaosCluster) Restart(ctx context.Context, node string) error {
 			if p.Status.PodIP != n.Host {
 				return fmt.Errorf("kube: restart %s: pod %s came back at %s, not %s", node, pod, p.Status.PodIP, n.Host)
 			}
-			return waitPing(wctx, c.plan.spec.RunUser, n.Addr, c.rt.opts.ChaosTimeout)
+			if err := waitPing(wctx, c.plan.spec.RunUser, n.Addr, c.rt.opts.ChaosTimeout); err != nil {
+				return err
+			}
+			return c.authorizeReplication(wctx, n)
 		}
 		select {
 		case <-wctx.Done():
@@ -361,7 +366,104 @@ func (c *ChaosCluster) SetClockOffset(ctx context.Context, node string, offset t
 	return c.apply(ctx, TimeChaos, u)
 }
 
+// Delay holds every packet node's pod sends for latency, give or take
+// jitter (NetworkChaos delay, direction to, no target: to peers and to the
+// harness alike); 0 removes the node's delay. Beyond the CR's AllInjected
+// it checks the cluster's own view: the node's PING replies, which travel
+// the delayed way, must come back no sooner than half the latency.
+func (c *ChaosCluster) Delay(ctx context.Context, node string, latency, jitter time.Duration) error {
+	n, err := c.shaped(ctx, node, "delay")
+	if err != nil || latency <= 0 {
+		return err
+	}
+	u := c.chaosObject(NetworkChaos, "delay-"+node, map[string]any{
+		"action":    "delay",
+		"mode":      "all",
+		"direction": "to",
+		"selector":  c.podSelector(node),
+		"delay":     map[string]any{"latency": millis(latency), "jitter": millis(jitter), "correlation": "0"},
+	})
+	if err := c.apply(ctx, NetworkChaos, u); err != nil {
+		return err
+	}
+	rtt, err := pingRTT(ctx, c.plan.spec.RunUser, n.Addr, latency+jitter+5*time.Second)
+	if err != nil {
+		return fmt.Errorf("kube: delay %s: NetworkChaos %s injected, but the node does not answer PING: %w", node, u.GetName(), err)
+	}
+	if rtt < latency/2 {
+		return fmt.Errorf("kube: delay %s: NetworkChaos %s says injected, but PING came back in %s, under half its %s latency", node, u.GetName(), rtt.Round(time.Millisecond), latency)
+	}
+	c.logf("kubernetes: %s delayed by %s (NetworkChaos %s; PING %s)", node, latency, u.GetName(), rtt.Round(time.Millisecond))
+	return nil
+}
+
+// Loss drops percent of the packets node's pod sends (NetworkChaos loss,
+// direction to, no target); 0 removes the node's loss. The CR's status is
+// the evidence: TCP resends what is lost, so no reply tells loss apart
+// from a slow node.
+func (c *ChaosCluster) Loss(ctx context.Context, node string, percent int) error {
+	if _, err := c.shaped(ctx, node, "loss"); err != nil || percent <= 0 {
+		return err
+	}
+	if percent > 100 {
+		return fmt.Errorf("kube: loss %s: %d%% is more than all packets", node, percent)
+	}
+	u := c.chaosObject(NetworkChaos, "loss-"+node, map[string]any{
+		"action":    "loss",
+		"mode":      "all",
+		"direction": "to",
+		"selector":  c.podSelector(node),
+		"loss":      map[string]any{"loss": strconv.Itoa(percent), "correlation": "0"},
+	})
+	return c.apply(ctx, NetworkChaos, u)
+}
+
+// shaped checks that a delay or loss can be set on node and removes the
+// one of that action it has: a new figure replaces the old, as Chaos Mesh
+// would stack two netem objects on one pod.
+func (c *ChaosCluster) shaped(ctx context.Context, node, action string) (cluster.Node, error) {
+	if err := c.serves(NetworkChaos); err != nil {
+		return cluster.Node{}, err
+	}
+	n, err := c.node(node)
+	if err != nil {
+		return n, err
+	}
+	return n, c.remove(ctx, NetworkChaos, c.named(ctx, NetworkChaos, "-"+action+"-"+node+"-"))
+}
+
+// millis is d as Chaos Mesh's duration pattern accepts it
+// (^[0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h)$: "1m30s" is refused).
+func millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+
+// pingRTT is the shortest of three PING round trips to addr, on one
+// connection opened first (a connect is a handshake the delay slows too).
+func pingRTT(ctx context.Context, creds cluster.Credentials, addr string, timeout time.Duration) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*timeout)
+	defer cancel()
+	o := creds.AdminOptions(addr)
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = timeout, timeout, timeout
+	o.PoolSize = 1
+	cl := redis.NewClient(o)
+	defer cl.Close()
+	if err := cl.Ping(ctx).Err(); err != nil {
+		return 0, err
+	}
+	best := time.Duration(0)
+	for range 3 {
+		t0 := time.Now()
+		if err := cl.Ping(ctx).Err(); err != nil {
+			return 0, err
+		}
+		if d := time.Since(t0); best == 0 || d < best {
+			best = d
+		}
+	}
+	return best, nil
+}
+
 var (
+	_ cluster.Shaper      = (*ChaosCluster)(nil)
 	_ cluster.Killer      = (*ChaosCluster)(nil)
 	_ cluster.Partitioner = (*ChaosCluster)(nil)
 	_ cluster.Clock       = (*ChaosCluster)(nil)

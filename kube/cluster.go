@@ -1,14 +1,17 @@
 package kube
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -60,9 +63,6 @@ func (r *Runtime) StartCluster(ctx context.Context, spec cluster.Spec) (*Cluster
 	if spec.ServerBinary != "" {
 		return nil, errors.New("kube: --server-binary packs a binary into a local image; on Kubernetes push an image and pass --image")
 	}
-	if spec.RunUser.User != "" {
-		return nil, errors.New("kube: a run's ACL user (--user) is not supported on kubernetes yet: drop --user")
-	}
 	if spec.NodeTimeout <= 0 {
 		spec.NodeTimeout = 2 * time.Second
 	}
@@ -78,7 +78,7 @@ func (r *Runtime) StartCluster(ctx context.Context, spec cluster.Spec) (*Cluster
 		image = DefaultImage(spec.Target)
 	}
 	name := clusterName(spec.Name)
-	p := plan{name: name, namespace: r.opts.Namespace, spec: spec, image: image, labels: map[string]string{
+	p := plan{name: name, namespace: r.opts.Namespace, spec: spec, image: image, hostnames: r.opts.AnnounceHostname, owner: r.ownerAnnotations(), labels: map[string]string{
 		LabelManagedBy: managedBy, LabelCluster: name, LabelOwner: r.opts.Owner, LabelTarget: spec.Target,
 	}}
 	c := &Cluster{rt: r, plan: p, logf: logf}
@@ -117,6 +117,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		addrs[i] = n.Addr
 		if err := waitPing(ctx, p.spec.RunUser, n.Addr, 30*time.Second); err != nil {
 			return fmt.Errorf("kube: node %s (%s) is Ready but does not answer PING: %w", n.Name, n.Addr, err)
+		}
+		if err := c.authorizeReplication(ctx, n); err != nil {
+			return err
 		}
 	}
 	if err := c.rt.opts.Form(ctx, p.spec.RunUser, addrs, p.spec.Replicas, c.logf); err != nil {
@@ -205,6 +208,7 @@ func (c *Cluster) Describe() map[string]string {
 		"namespace":  c.plan.namespace,
 		"kubernetes": c.plan.name,
 		"chaos-mesh": chaos,
+		"announce":   map[bool]string{false: "ip", true: "hostname"}[c.plan.hostnames],
 	}
 }
 
@@ -324,6 +328,23 @@ func (r *Runtime) waitGone(ctx context.Context, sel string) error {
 	}
 }
 
+// authorizeReplication makes the node's replica link authenticate as the
+// run's user (CONFIG SET over the admin connection, again after every
+// restart: the setting is not on the command line, where the password
+// would be in clear), as the docker runtime does.
+func (c *Cluster) authorizeReplication(ctx context.Context, n cluster.Node) error {
+	u := c.plan.spec.RunUser
+	if u.User == "" {
+		return nil
+	}
+	cl := u.AdminClient(n.Addr)
+	defer cl.Close()
+	if err := cl.Do(ctx, "CONFIG", "SET", "masteruser", u.User, "masterauth", u.Password).Err(); err != nil {
+		return fmt.Errorf("kube: node %s: replicas authenticating as %s: %w", n.Name, u.User, err)
+	}
+	return nil
+}
+
 // waitPing waits until the server at addr answers PING.
 func waitPing(ctx context.Context, creds cluster.Credentials, addr string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -342,3 +363,43 @@ func waitPing(ctx context.Context, creds cluster.Credentials, addr string, timeo
 		}
 	}
 }
+
+// Logs returns the node's server log as the kubelet keeps it (pods/log):
+// after a kill, the log of the container before the restart and then the
+// current one's, each under a line that says which.
+func (c *Cluster) Logs(ctx context.Context, node string) (io.ReadCloser, error) {
+	if _, err := c.node(node); err != nil {
+		return nil, err
+	}
+	pod := podName(c.plan.name, node)
+	p, err := c.rt.cs.CoreV1().Pods(c.plan.namespace).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("kube: logs of %s: %w", node, err)
+	}
+	var b bytes.Buffer
+	if n := restarts(p); n > 0 {
+		fmt.Fprintf(&b, "--- pod %s, container %s before its restart %d (kubectl logs --previous)\n", pod, ContainerName, n)
+		if err := c.podLog(ctx, pod, true, &b); err != nil {
+			fmt.Fprintf(&b, "(not kept: %v)\n", err)
+		}
+		fmt.Fprintf(&b, "--- pod %s, container %s now\n", pod, ContainerName)
+	}
+	if err := c.podLog(ctx, pod, false, &b); err != nil {
+		return nil, fmt.Errorf("kube: logs of %s (pod %s; the Role needs pods/log): %w", node, pod, err)
+	}
+	return io.NopCloser(&b), nil
+}
+
+// podLog appends the server container's log (its previous instance's
+// with previous) to w.
+func (c *Cluster) podLog(ctx context.Context, pod string, previous bool, w io.Writer) error {
+	rc, err := c.rt.cs.CoreV1().Pods(c.plan.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: ContainerName, Previous: previous}).Stream(ctx)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = io.Copy(w, io.LimitReader(rc, 64<<20))
+	return err
+}
+
+var _ cluster.LogSource = (*Cluster)(nil)

@@ -5,23 +5,28 @@ package kube
 // (creates the pods), the garbage collector (removes the pods of a deleted
 // StatefulSet), the kubelet (runs each pod's container as a local process
 // on loopback, sets the pod Running and Ready with its IP, restarts a
-// killed container) and Chaos Mesh's controller and daemon (acts out
-// NetworkChaos partitions, PodChaos container kills and TimeChaos on those
-// processes, writes the objects' status, holds them with a finalizer until
-// it has recovered their targets).
+// killed container, serves an exec into a pod and its log:
+// fake_kubelet_test.go) and Chaos Mesh's controller and daemon (acts out
+// NetworkChaos partitions, delays and losses, PodChaos container kills and
+// TimeChaos on those processes, writes the objects' status, holds them with
+// a finalizer until it has recovered their targets).
 //
 // Each pod's IP is a loopback address of its own, 127.0.N.k. The server
 // listens on a twin address, 127.1.N.k (the one argument the fake adds:
 // --bind), and a proxy on the pod IP forwards the client and bus ports to
 // it. The proxy knows which pod a connection comes from by the socket's
 // owner (/proc), so a partition stops exactly the pod-to-pod traffic it
-// names, as a packet filter in the pod's network namespace would.
+// names, as a packet filter in the pod's network namespace would, and a
+// delay or loss holds what the pod sends (its replies and what it dials
+// out), as netem on the pod's interface would.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,10 +64,15 @@ type fakeNode struct {
 	mu      sync.Mutex
 	pods    map[string]*fakePod // running, by pod name
 	nextIP  int
-	blocked map[[2]string]bool // pod pairs a partition cuts, both orders
-	chaos   map[string]bool    // chaos objects injected ("kind/name")
-	events  []string           // what it did, for the test
+	blocked map[[2]string]bool  // pod pairs a partition cuts, both orders
+	chaos   map[string]bool     // chaos objects injected ("kind/name")
+	shape   map[string]podShape // NetworkChaos delay and loss in force, by pod
+	pretend map[string]bool     // actions reported injected and not acted out (Pretend)
+	events  []string            // what it did, for the test
 	conns   map[*proxyConn]bool
+
+	nodeName string           // the Node the pods are bound to
+	kubelet  *httptest.Server // its kubelet endpoint (fake_kubelet_test.go)
 
 	stop chan struct{}
 	done chan struct{}
@@ -86,7 +96,12 @@ func startFakeNode(t *testing.T, cfg *rest.Config, ns string, binary map[string]
 		t: t, cs: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), ns: ns, binary: binary,
 		subnet: 100 + rand.IntN(150), dir: t.TempDir(),
 		pods: map[string]*fakePod{}, blocked: map[[2]string]bool{}, chaos: map[string]bool{}, conns: map[*proxyConn]bool{},
+		shape: map[string]podShape{}, pretend: map[string]bool{},
 		stop: make(chan struct{}), done: make(chan struct{}), nextIP: 10,
+		nodeName: "redline-fake-" + ns,
+	}
+	if err := f.startKubelet(); err != nil {
+		t.Fatal(err)
 	}
 	go f.loop()
 	t.Cleanup(f.close)
@@ -101,6 +116,7 @@ func (f *fakeNode) close() {
 	}
 	close(f.stop)
 	<-f.done
+	f.stopKubelet()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, p := range f.pods {
@@ -121,6 +137,22 @@ func (f *fakeNode) Events() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.events)
+}
+
+// Pretend makes the fake report a chaos action injected from now on
+// without acting it out (on false: act it out again), as a Chaos Mesh
+// whose daemon failed silently would: what a test of redline's own
+// evidence of a fault needs.
+func (f *fakeNode) Pretend(action string, on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pretend[action] = on
+}
+
+func (f *fakeNode) pretends(action string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pretend[action]
 }
 
 // Running lists the pods whose process runs.
@@ -192,6 +224,7 @@ func (f *fakeNode) sync(ctx context.Context) error {
 				Spec: *s.Spec.Template.Spec.DeepCopy(),
 			}
 			p.Spec.Hostname, p.Spec.Subdomain = name, s.Spec.ServiceName
+			p.Spec.NodeName = f.nodeName // bound at once: no scheduler runs
 			if _, err := f.cs.CoreV1().Pods(f.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating pod %s: %w", name, err)
 			}
@@ -200,8 +233,28 @@ func (f *fakeNode) sync(ctx context.Context) error {
 	// The garbage collector and the kubelet.
 	for name, p := range have {
 		owned := len(p.OwnerReferences) > 0 && p.OwnerReferences[0].Kind == "StatefulSet"
-		if owned && !sets[p.OwnerReferences[0].Name] {
+		if owned && !sets[p.OwnerReferences[0].Name] && p.DeletionTimestamp == nil {
 			_ = f.cs.CoreV1().Pods(f.ns).Delete(ctx, name, metav1.DeleteOptions{})
+			continue
+		}
+		if p.Spec.NodeName != f.nodeName {
+			continue // not bound to this node: another kubelet's (none here)
+		}
+		if p.DeletionTimestamp != nil {
+			// A bound pod's deletion waits for its kubelet: stop the
+			// container, then delete it for good (grace 0), as the
+			// kubelet does once its containers have exited.
+			f.mu.Lock()
+			if fp := f.pods[name]; fp != nil {
+				f.stopPod(fp)
+				delete(f.pods, name)
+				f.events = append(f.events, "stopped pod "+name)
+			}
+			f.mu.Unlock()
+			zero := int64(0)
+			if err := f.cs.CoreV1().Pods(f.ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+				f.t.Logf("fake: deleting pod %s: %v", name, err)
+			}
 			continue
 		}
 		f.mu.Lock()
@@ -254,6 +307,8 @@ func (f *fakeNode) startPod(ctx context.Context, pod *corev1.Pod) error {
 	for _, e := range c.Env {
 		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP" {
 			env[e.Name] = p.podIP
+		} else if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name" {
+			env[e.Name] = pod.Name
 		} else {
 			env[e.Name] = e.Value
 		}
@@ -292,7 +347,10 @@ func (f *fakeNode) startPod(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (f *fakeNode) run(p *fakePod) error {
-	logf, err := os.OpenFile(filepath.Join(p.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f.mu.Lock()
+	restarts := p.restarts
+	f.mu.Unlock()
+	logf, err := os.OpenFile(p.logFile(restarts), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -372,6 +430,12 @@ func (f *fakeNode) stopPod(p *fakePod) {
 	}
 }
 
+// logFile is the output of the pod's container after restarts restarts,
+// one file each, as the kubelet keeps the current and the previous one.
+func (p *fakePod) logFile(restarts int32) string {
+	return filepath.Join(p.dir, fmt.Sprintf("server-%d.log", restarts))
+}
+
 // killContainer is PodChaos container-kill: SIGKILL, then the kubelet
 // starts the container again with its volume.
 func (f *fakeNode) killContainer(name string) error {
@@ -427,8 +491,8 @@ func (f *fakeNode) serveProxy(p *fakePod, ln net.Listener, backend string) {
 			c.cut.Store(from != "" && f.blocked[[2]string{from, p.name}])
 			f.conns[c] = true
 			f.mu.Unlock()
-			go pipe(c, in, out)
-			pipe(c, out, in)
+			go f.pipe(c, in, out, p.name) // the pod's replies
+			f.pipe(c, out, in, from)      // what the dialer sends
 			c.close()
 			f.mu.Lock()
 			delete(f.conns, c)
@@ -437,21 +501,114 @@ func (f *fakeNode) serveProxy(p *fakePod, ln net.Listener, backend string) {
 	}
 }
 
-func pipe(c *proxyConn, dst, src net.Conn) {
+// pipe copies src to dst. What sender's pod sends is held as its
+// NetworkChaos delay and loss say (f.hold): each chunk is queued with the
+// time it is due, so a delay adds latency without cutting throughput, as
+// netem does. Sender "" is the harness, never shaped.
+func (f *fakeNode) pipe(c *proxyConn, dst, src net.Conn, sender string) {
+	type chunk struct {
+		b   []byte
+		due time.Time
+	}
+	q := make(chan chunk, 256)
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		for ch := range q {
+			if d := time.Until(ch.due); d > 0 {
+				time.Sleep(d)
+			}
+			if _, err := dst.Write(ch.b); err != nil {
+				c.close() // the reader ends and closes q; drain it
+			}
+		}
+	}()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 && !c.cut.Load() {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				c.close()
-				return
-			}
+			q <- chunk{b: bytes.Clone(buf[:n]), due: time.Now().Add(f.hold(sender))}
 		}
 		if err != nil { // EOF or reset: the other side goes too
+			close(q)
+			<-wrote
 			c.close()
 			return
 		}
 	}
+}
+
+// podShape is a pod's NetworkChaos delay and loss, as the fake acts them.
+type podShape struct {
+	latency, jitter time.Duration
+	loss            int // percent
+}
+
+// retransmit is what a lost segment costs a TCP stream: Linux's minimum
+// retransmission timeout. The fake cannot drop bytes from a stream it
+// forwards (a dropped packet is resent by the kernel, never lost to the
+// application), so it acts a loss out as that stall.
+const retransmit = 200 * time.Millisecond
+
+// hold is how long a chunk pod sends waits: its latency, jitter drawn
+// uniformly either way, and a retransmission timeout for a lost one.
+func (f *fakeNode) hold(pod string) time.Duration {
+	if pod == "" {
+		return 0
+	}
+	f.mu.Lock()
+	s := f.shape[pod]
+	f.mu.Unlock()
+	d := s.latency
+	if s.jitter > 0 {
+		d += time.Duration(rand.Int64N(int64(2*s.jitter)+1)) - s.jitter
+	}
+	if s.loss > 0 && rand.IntN(100) < s.loss {
+		d += retransmit
+	}
+	return d
+}
+
+// setShape applies (on) or lifts a NetworkChaos delay or loss on pods.
+func (f *fakeNode) setShape(pods []string, action string, u *unstructured.Unstructured, on bool) (string, error) {
+	var latency, jitter time.Duration
+	loss := 0
+	figure := ""
+	if on {
+		var err error
+		switch action {
+		case "delay":
+			l, _, _ := unstructured.NestedString(u.Object, "spec", "delay", "latency")
+			j, _, _ := unstructured.NestedString(u.Object, "spec", "delay", "jitter")
+			if latency, err = time.ParseDuration(l); err != nil {
+				return "", fmt.Errorf("delay latency %q: %v", l, err)
+			}
+			if j != "" {
+				if jitter, err = time.ParseDuration(j); err != nil {
+					return "", fmt.Errorf("delay jitter %q: %v", j, err)
+				}
+			}
+			figure = l + " jitter " + j
+		case "loss":
+			l, _, _ := unstructured.NestedString(u.Object, "spec", "loss", "loss")
+			if loss, err = strconv.Atoi(l); err != nil {
+				return "", fmt.Errorf("loss %q: %v", l, err)
+			}
+			figure = l + "%"
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range pods {
+		s := f.shape[p]
+		if action == "delay" {
+			s.latency, s.jitter = latency, jitter
+		} else {
+			s.loss = loss
+		}
+		f.shape[p] = s
+	}
+	return figure, nil
 }
 
 // podOf names the pod whose process opened the connection's other end
@@ -603,6 +760,21 @@ func (f *fakeNode) act(res string, u *unstructured.Unstructured, on bool) error 
 	}
 	switch res {
 	case NetworkChaos:
+		if action == "delay" || action == "loss" {
+			if on && f.pretends(action) {
+				f.logf("pretends to have injected networkchaos %s on %s", action, strings.Join(pods, ","))
+				return nil
+			}
+			figure, err := f.setShape(pods, action, u, on)
+			if err != nil {
+				return err
+			}
+			if figure != "" {
+				figure += " "
+			}
+			f.logf("%s networkchaos %s %son %s", verb, action, figure, strings.Join(pods, ","))
+			return nil
+		}
 		if action != "partition" {
 			return fmt.Errorf("action %s is not acted out by the fake", action)
 		}

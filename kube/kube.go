@@ -1,20 +1,20 @@
 // Package kube runs the Redis Cluster redline tests on Kubernetes and
 // implements harness/cluster on it: the nodes are the pods of a StatefulSet
 // behind a headless Service, each announcing its pod IP, and the faults are
-// Chaos Mesh custom resources (NetworkChaos partitions, PodChaos container
-// kills, TimeChaos clock skew) built as unstructured objects, because Chaos
-// Mesh's Go API module is not versioned for import.
+// Chaos Mesh custom resources (NetworkChaos partitions, delay and loss,
+// PodChaos container kills, TimeChaos clock skew) built as unstructured
+// objects, because Chaos Mesh's Go API module is not versioned for import.
 //
 // redline runs inside the cluster (a Job: `redline kube manifests`), since
 // the nodes announce in-cluster addresses that the harness dials directly.
 // Everything this package creates carries the labels below; Close removes
 // it, and Cleanup removes what a run that died left behind.
 //
-// Pausing a node needs a signal sent inside its container, which Chaos Mesh
-// does not offer and a FROM scratch image cannot do by exec: the kubernetes
-// runtime has no Pauser, and the nemesis lists pause as a fault it cannot
-// cause. Without Chaos Mesh's CRDs in the API server the cluster has no
-// Killer, Partitioner or Clock either, as an external target.
+// Chaos Mesh has no pause: a node is paused by an exec into its container
+// that sends the server SIGSTOP (pause.go), which needs nothing of Chaos
+// Mesh, only pods/exec. Without Chaos Mesh's CRDs in the API server the
+// cluster has no Killer, Partitioner, Shaper or Clock, as an external
+// target.
 package kube
 
 import (
@@ -82,6 +82,10 @@ type Options struct {
 	// Owner identifies this process in LabelOwner (default
 	// hostname-pid).
 	Owner string
+	// AnnounceHostname has the nodes announce their DNS names under the
+	// headless Service (cluster-announce-hostname, preferred endpoint
+	// type hostname) instead of only their pod IPs.
+	AnnounceHostname bool
 }
 
 // DefaultImage is the image a target's pods run when --image is not
@@ -97,6 +101,7 @@ func DefaultImage(target string) string {
 // Runtime starts clusters as StatefulSets. It implements cluster.Runtime.
 type Runtime struct {
 	opts  Options
+	cfg   *rest.Config // for exec, which streams outside the typed client
 	cs    kubernetes.Interface
 	dyn   dynamic.Interface
 	chaos []string // the Chaos Mesh kinds the API server serves (chaosKinds), by discovery
@@ -157,7 +162,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if opts.Owner == "" {
 		opts.Owner = defaultOwner()
 	}
-	r := &Runtime{opts: opts, cs: cs, dyn: dyn}
+	r := &Runtime{opts: opts, cfg: cfg, cs: cs, dyn: dyn}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if _, err := cs.AppsV1().StatefulSets(opts.Namespace).List(cctx, metav1.ListOptions{Limit: 1}); err != nil {

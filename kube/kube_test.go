@@ -36,7 +36,8 @@ func TestNodeAndPodNames(t *testing.T) {
 }
 
 // A cluster without Chaos Mesh offers no fault that needs it: the nemesis
-// then says the target cannot kill or partition, as for --addrs.
+// then says the target cannot kill, partition, delay or skew, as for
+// --addrs. A pause is an exec and needs no Chaos Mesh.
 func TestWithoutChaosMeshNoFaults(t *testing.T) {
 	var c cluster.Cluster = &Cluster{}
 	if _, ok := c.(cluster.Killer); ok {
@@ -45,11 +46,14 @@ func TestWithoutChaosMeshNoFaults(t *testing.T) {
 	if _, ok := c.(cluster.Partitioner); ok {
 		t.Error("a Cluster without Chaos Mesh is a Partitioner")
 	}
-	if _, ok := c.(cluster.Pauser); ok {
-		t.Error("the kubernetes runtime has no Pauser")
+	if _, ok := c.(cluster.Pauser); !ok {
+		t.Error("a Cluster without Chaos Mesh cannot pause: a pause needs only an exec")
+	}
+	if _, ok := c.(cluster.Shaper); ok {
+		t.Error("a Cluster without Chaos Mesh is a Shaper")
 	}
 	var cc cluster.Cluster = &ChaosCluster{Cluster: &Cluster{}}
-	for _, ok := range []bool{is[cluster.Killer](cc), is[cluster.Partitioner](cc), is[cluster.Clock](cc)} {
+	for _, ok := range []bool{is[cluster.Killer](cc), is[cluster.Partitioner](cc), is[cluster.Shaper](cc), is[cluster.Clock](cc)} {
 		if !ok {
 			t.Error("a ChaosCluster lacks a fault")
 		}
@@ -101,9 +105,11 @@ func redlineBinary(t *testing.T) string {
 
 // TestRunOnKubernetes runs `redline run --runtime kubernetes` against the
 // real API server with the fake node: a 6-node reference cluster formed
-// from local processes behind its pods, a NetworkChaos partition and a
-// PodChaos container kill applied, acted out, and removed; nothing of the
-// run is left in the namespace.
+// from local processes behind its pods, a NetworkChaos partition, delay and
+// loss, a PodChaos container kill and a pause (an exec of SIGSTOP) applied,
+// acted out, and removed; every connection authenticated as the run's ACL
+// user (--user); the servers' logs in the results; nothing of the run is
+// left in the namespace.
 func TestRunOnKubernetes(t *testing.T) {
 	s := needAPIServer(t)
 	admin := kubernetes.NewForConfigOrDie(s.admin)
@@ -133,8 +139,8 @@ func TestRunOnKubernetes(t *testing.T) {
 	results := t.TempDir()
 	cmd := exec.Command(bin, "run", "--runtime", "kubernetes", "--namespace", ns, "--kubeconfig", kc,
 		"--nodes", "6", "--replicas", "1", "--workload", "register",
-		"--nemesis", "partition:isolate-one,kill:one", "--nemesis-interval", "3s", "--time-limit", "9s",
-		"--node-timeout", "1s", "--seed", "11", "--results", results)
+		"--nemesis", "partition:isolate-one,kill:one,delay:one,loss:one,pause:one", "--nemesis-interval", "3s", "--time-limit", "15s",
+		"--node-timeout", "1s", "--seed", "11", "--results", results, "--user", "redline-run")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t0 := time.Now()
@@ -152,20 +158,36 @@ func TestRunOnKubernetes(t *testing.T) {
 		t.Fatalf("redline run exited %d", code)
 	}
 	events := strings.Join(fake.Events(), "\n")
-	for _, want := range []string{"injected networkchaos partition", "recovered networkchaos partition", "killed the container of pod", "injected podchaos container-kill"} {
+	for _, want := range []string{"injected networkchaos partition", "recovered networkchaos partition", "killed the container of pod", "injected podchaos container-kill",
+		"injected networkchaos delay", "recovered networkchaos delay", "injected networkchaos loss", "recovered networkchaos loss",
+		"(SIGSTOP by exec)", "(SIGCONT by exec)"} {
 		if !strings.Contains(events, want) {
 			t.Errorf("the fake never %q; it did:\n%s", want, events)
 		}
 	}
-	hist, err := os.ReadFile(filepath.Join(results, "latest", "history.jsonl"))
-	if err != nil {
-		matches, _ := filepath.Glob(filepath.Join(results, "*", "*", "history.jsonl"))
-		if len(matches) == 0 {
-			t.Fatalf("no history in %s", results)
-		}
-		hist, _ = os.ReadFile(matches[0])
+	matches, _ := filepath.Glob(filepath.Join(results, "*", "*", "history.jsonl"))
+	if len(matches) == 0 {
+		t.Fatalf("no history in %s", results)
 	}
-	for _, f := range []string{`"f":"start-partition"`, `"f":"start-kill"`} {
+	runDir := filepath.Dir(matches[0])
+	hist, _ := os.ReadFile(matches[0])
+	// Every node's server log came through pods/log; the killed one's
+	// holds its container before the restart too.
+	logs, _ := filepath.Glob(filepath.Join(runDir, "nodes", "*", "server.log"))
+	restarted := 0
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		if len(b) == 0 {
+			t.Errorf("%s is empty", l)
+		}
+		if bytes.Contains(b, []byte("before its restart 1")) {
+			restarted++
+		}
+	}
+	if len(logs) != 6 || restarted == 0 {
+		t.Errorf("%d server logs in %s/nodes, %d with a killed container's log; want 6, 1 or more", len(logs), runDir, restarted)
+	}
+	for _, f := range []string{`"f":"start-partition"`, `"f":"start-kill"`, `"f":"start-delay"`, `"f":"start-loss"`, `"f":"start-pause"`} {
 		if !bytes.Contains(hist, []byte(f)) {
 			t.Errorf("history has no %s entry", f)
 		}

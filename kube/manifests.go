@@ -27,8 +27,9 @@ type ManifestOptions struct {
 const ResultsDir = "/results"
 
 // Role is exactly what a run needs in its namespace: its StatefulSet,
-// Service and pods (created, watched through get/list, deleted) and the
-// Chaos Mesh faults. No exec, no secrets, nothing cluster-wide.
+// Service and pods (created, watched through get/list, deleted), an exec
+// into its pods (a pause is a SIGSTOP sent from inside the pod: pause.go),
+// their logs and the Chaos Mesh faults. No secrets, nothing cluster-wide.
 func Role(namespace, name string) *rbacv1.Role {
 	crud := []string{"get", "list", "create", "delete"}
 	return &rbacv1.Role{
@@ -36,6 +37,10 @@ func Role(namespace, name string) *rbacv1.Role {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "delete"}},
+			// get for an exec over WebSocket, create for one over SPDY.
+			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"get", "create"}},
+			// The servers' logs for the results store (nodes/<node>/server.log).
+			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: crud},
 			{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: crud},
 			{APIGroups: []string{"chaos-mesh.org"}, Resources: []string{NetworkChaos, PodChaos, TimeChaos}, Verbs: crud},
@@ -97,10 +102,17 @@ func Manifests(o ManifestOptions) []runtime.Object {
 						ServiceAccountName: o.Name,
 						RestartPolicy:      corev1.RestartPolicyNever,
 						Containers: []corev1.Container{{
-							Name:         "redline",
-							Image:        o.Image,
-							Command:      []string{"/redline"},
-							Args:         args,
+							Name:    "redline",
+							Image:   o.Image,
+							Command: []string{"/redline"},
+							Args:    args,
+							// Who redline is, on what it creates: a later
+							// run reaps a cluster whose Job pod is gone.
+							Env: []corev1.EnvVar{
+								{Name: EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+								{Name: EnvPodNamespace, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+								{Name: EnvPodUID, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.uid"}}},
+							},
 							VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: ResultsDir}},
 						}},
 						Volumes: []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{

@@ -24,6 +24,8 @@ type plan struct {
 	spec      cluster.Spec
 	image     string
 	labels    map[string]string // on every object
+	hostnames bool              // announce DNS names (Options.AnnounceHostname)
+	owner     map[string]string // on the StatefulSet and Service: who made them (reap.go)
 }
 
 // selector picks the cluster's pods.
@@ -60,8 +62,13 @@ func serverCommand(target string) []string {
 // serverArgs are the nodes' redis-server arguments. Each announces its pod
 // IP ($(POD_IP), expanded by the kubelet from the downward API): a pod IP is
 // what every pod and the harness's Job reach directly, as Bitnami's chart
-// does.
-func serverArgs(spec cluster.Spec) []string {
+// does. With hostnames each also announces its name under the headless
+// Service and prefers it as its endpoint (Redis 7's
+// cluster-preferred-endpoint-type hostname): MOVED, CLUSTER SLOTS and
+// CLUSTER SHARDS then name <pod>.<service>.<namespace>.svc, which a pod
+// resolves through its DNS search list whatever the cluster's domain.
+func (p plan) serverArgs() []string {
+	spec := p.spec
 	aof := "no"
 	if spec.AppendOnly {
 		aof = "yes"
@@ -81,11 +88,18 @@ func serverArgs(spec cluster.Spec) []string {
 	if spec.Target == "redis" {
 		args = append(args, "--repl-diskless-sync-delay", "0")
 	}
+	if p.hostnames {
+		args = append(args, "--cluster-announce-hostname", p.hostname("$(POD_NAME)"), "--cluster-preferred-endpoint-type", "hostname")
+	}
+	args = append(args, cluster.RunUserArgs(spec.RunUser)...)
 	return append(args, cluster.ConfigArgs(spec.ServerConfig)...)
 }
 
+// hostname is a pod's DNS name under the headless Service.
+func (p plan) hostname(pod string) string { return pod + "." + p.name + "." + p.namespace + ".svc" }
+
 func (p plan) meta(name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: p.namespace, Labels: p.labels}
+	return metav1.ObjectMeta{Name: name, Namespace: p.namespace, Labels: p.labels, Annotations: p.owner}
 }
 
 // service is the headless Service that gives the pods stable DNS names
@@ -111,7 +125,7 @@ func (p plan) service() *corev1.Service {
 func (p plan) statefulSet() *appsv1.StatefulSet {
 	replicas := int32(p.spec.Nodes)
 	grace := int64(5)
-	no := false
+	no, yes := false, true
 	podLabels := map[string]string{}
 	for k, v := range p.labels {
 		podLabels[k] = v
@@ -127,16 +141,22 @@ func (p plan) statefulSet() *appsv1.StatefulSet {
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
 					TerminationGracePeriodSeconds: &grace,
-					EnableServiceLinks:            &no,
-					AutomountServiceAccountToken:  &no,
+					// A pause signals the server from an exec in
+					// its pod (pause.go): it must not be PID 1.
+					ShareProcessNamespace:        &yes,
+					EnableServiceLinks:           &no,
+					AutomountServiceAccountToken: &no,
 					Containers: []corev1.Container{{
 						Name:    ContainerName,
 						Image:   p.image,
 						Command: serverCommand(p.spec.Target),
-						Args:    serverArgs(p.spec),
+						Args:    p.serverArgs(),
 						Env: []corev1.EnvVar{{
 							Name:      "POD_IP",
 							ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}},
+						}, {
+							Name:      "POD_NAME",
+							ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}},
 						}},
 						Ports: []corev1.ContainerPort{
 							{Name: "redis", ContainerPort: Port},

@@ -48,6 +48,8 @@ var faultWords = map[string]string{
 	"migrate":   "moves slots between primaries the way redis-cli does (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE)",
 	"failover":  "CLUSTER FAILOVER on a random replica, then waits until it reports itself primary",
 	"member":    "adds a node and moves slots onto it, or drains a primary and removes it",
+	"delay":     "slows every packet a node sends (to peers and clients) by 20-400 ms, jitter a tenth of it; removed on stop",
+	"loss":      "drops 5-50% of the packets a node sends (TCP resends them: stalls, not lost bytes); removed on stop",
 }
 
 var modes = map[string]string{
@@ -76,6 +78,10 @@ var modes = map[string]string{
 	"failover:takeover":            "CLUSTER FAILOVER TAKEOVER (no election: the replica bumps the epoch itself)",
 	"member:add":                   "a new node joins (CLUSTER MEET) and gets 1/(m+1) of every primary's slots",
 	"member:remove":                "a primary is drained, its replicas re-homed, then CLUSTER FORGET and removed",
+	"delay:one":                    "one random node",
+	"delay:primary":                "one primary",
+	"loss:one":                     "one random node",
+	"loss:primary":                 "one primary",
 	"migrate:cli-abort-failover-src": "a move in redis-cli's order interrupted by a failover of the destination (NODE refused), " +
 		"then a failover of the source before any fix (redis/redis#6339); never on a cluster redline did not create",
 	"failover:takeover-killed": "a majority of primaries SIGKILLed, CLUSTER FAILOVER TAKEOVER on a replica of each, " +

@@ -2,7 +2,7 @@
 // and records each one in the history.
 //
 // It owns faults as values: each fault (partition.go, kill.go, pause.go,
-// clock.go, migrate.go, failover.go, member.go) implements one interface
+// clock.go, migrate.go, failover.go, member.go, shape.go) implements one interface
 // (fault.go: name, modes, what it needs of the runtime, resolve a step
 // against the live topology, heal, settle) and carries its own state (the
 // nodes it killed, paused, skewed; a cut in force). registry.go lists them
@@ -78,6 +78,11 @@
 //	           grown by two nodes. Needs cluster.Grower. Study mode
 //	           emptied-replica-kill (compose.go): empty a primary (its last slot
 //	           to P), it replicates P, P is killed before the sync is done.
+//	delay      one, primary: every packet the node sends (to peers and
+//	           clients) held 20..400 ms, jitter a tenth; removed on stop.
+//	           Needs cluster.Shaper (the kubernetes runtime with Chaos Mesh).
+//	loss       one, primary: 5..50% of the packets the node sends dropped;
+//	           removed on stop. Needs cluster.Shaper.
 //
 // "all" means every fault the target supports. An explicitly named fault the
 // target cannot cause is an error from New naming the fault and the target.
@@ -102,7 +107,8 @@
 //
 // Every entry has process "nemesis". A fault start is an invoke/info pair
 // with f "start-<fault>" (start-partition, start-kill, start-pause,
-// start-clock, start-migrate, start-failover, start-member): the invoke
+// start-clock, start-migrate, start-failover, start-member, start-delay,
+// start-loss): the invoke
 // carries the targets in nodes and a detail with "mode", the resolved plan
 // (cuts, roles, offsets, moves ...) and "cluster_nodes_before" (the CLUSTER
 // NODES text of "cluster_nodes_of"); the info carries the outcome ("error"

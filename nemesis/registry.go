@@ -18,6 +18,8 @@ var registry = []func() fault{
 	func() fault { return &migrateFault{} },
 	func() fault { return &failoverFault{} },
 	func() fault { return &memberFault{} },
+	func() fault { return &delayFault{} },
+	func() fault { return &lossFault{} },
 }
 
 // catalog holds one value of every registered fault, for names and modes.

@@ -37,7 +37,8 @@ func TestRunKubernetesBadFlags(t *testing.T) {
 }
 
 // The manifests name the namespace everywhere and give the Role nothing
-// beyond pods, services, statefulsets and Chaos Mesh's kinds.
+// beyond pods (and an exec into them, for a pause), services,
+// statefulsets and Chaos Mesh's kinds.
 func TestKubeManifests(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"kube", "manifests", "--namespace", "redis-test", "--", "--nemesis", "kill"}, &out, &errb); code != 0 {
@@ -45,12 +46,12 @@ func TestKubeManifests(t *testing.T) {
 	}
 	y := out.String()
 	for _, want := range []string{"kind: ServiceAccount", "kind: Role\n", "kind: RoleBinding", "kind: PersistentVolumeClaim", "kind: Job",
-		"- --runtime\n", "- kubernetes\n", "- redis-test\n", "- --nemesis\n", "namespace: redis-test", "- networkchaos", "- statefulsets"} {
+		"- --runtime\n", "- kubernetes\n", "- redis-test\n", "- --nemesis\n", "namespace: redis-test", "- networkchaos", "- statefulsets", "- pods/exec"} {
 		if !strings.Contains(y, want) {
 			t.Errorf("manifests lack %q:\n%s", want, y)
 		}
 	}
-	for _, never := range []string{"ClusterRole", "secrets", "pods/exec", "'*'"} {
+	for _, never := range []string{"ClusterRole", "secrets", "pods/attach", "'*'"} {
 		if strings.Contains(y, never) {
 			t.Errorf("manifests hold %q:\n%s", never, y)
 		}

@@ -75,6 +75,9 @@ func configFlags(cfg harness.Config) []flagValue {
 		if cfg.Selector != "" {
 			add("selector", cfg.Selector)
 		}
+		if cfg.Announce != "" {
+			add("announce", cfg.Announce)
+		}
 	}
 	if cfg.RestoreRoles {
 		add("restore-roles", "true")

@@ -109,7 +109,7 @@ func TestConfigFlagsRoundTrip(t *testing.T) {
 		OpTimeout: harness.Duration(time.Second), CheckTimeout: harness.Duration(time.Minute), RestoreRoles: true, PartitionClients: true,
 		Client: "redline", RequireCoverage: true, Runtime: "docker"}
 	kube := cfg
-	kube.Runtime, kube.Namespace, kube.Kubeconfig = "kubernetes", "redline-test", "/etc/kube/config"
+	kube.Runtime, kube.Namespace, kube.Kubeconfig, kube.Announce = "kubernetes", "redline-test", "/etc/kube/config", "hostname"
 	for _, cfg := range []harness.Config{cfg, kube} {
 		o := &runOptions{}
 		c := &cobra.Command{}

@@ -139,6 +139,17 @@ type Clock interface {
 	SetClockOffset(ctx context.Context, node string, offset time.Duration) error
 }
 
+// Shaper degrades the packets a node sends, as a congested or lossy link
+// does (netem; on Kubernetes a Chaos Mesh NetworkChaos delay or loss). It
+// touches every packet the node sends, to peers and to clients alike. A
+// zero latency or percent removes that degradation from the node.
+type Shaper interface {
+	// Delay holds each packet node sends for latency, give or take jitter.
+	Delay(ctx context.Context, node string, latency, jitter time.Duration) error
+	// Loss drops percent (0-100) of the packets node sends.
+	Loss(ctx context.Context, node string, percent int) error
+}
+
 // Grower adds a fresh, empty node (not yet part of the cluster: the caller
 // MEETs it) and removes a node's container for good.
 type Grower interface {

@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -22,4 +24,16 @@ type Credentials struct {
 // Apply sets the credentials on go-redis options.
 func (c Credentials) Apply(o *redis.Options) {
 	o.Username, o.Password, o.TLSConfig = c.User, c.Password, c.TLS
+}
+
+// RunUserArgs are the redis-server arguments that create the run's ACL
+// user (Spec.RunUser) on a node from its start, for every runtime that
+// starts nodes: its password as a SHA-256 (ACL's #hash), never in clear on
+// a command line (docker inspect, ps, a pod's spec).
+func RunUserArgs(u Credentials) []string {
+	if u.User == "" {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(u.Password))
+	return []string{"--user", u.User, "on", "#" + hex.EncodeToString(sum[:]), "~*", "&*", "+@all"}
 }
