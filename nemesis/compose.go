@@ -102,9 +102,20 @@ func (c *composer) promote(ctx context.Context, replica, primary clusteradmin.No
 	_, err = c.admin.Do(ctx, replica.Node.Addr, 3*time.Second, args...)
 	if err == nil {
 		fo, _ := borrow[roleWaiter](c.env, "failover")
-		promoted := fo != nil && fo.waitRole(ctx, replica.Node.Addr, true, max(10*time.Second, 5*c.opts.NodeTimeout))
+		var promoted, retried bool
+		if mode == "" || mode == "default" {
+			promoted, retried, err = awaitPromotion(ctx, fo, func() error {
+				_, err := c.admin.Do(ctx, replica.Node.Addr, 3*time.Second, args...)
+				return err
+			}, replica.Node.Addr, max(6*time.Second, 3*c.opts.NodeTimeout))
+		} else {
+			promoted = fo != nil && fo.waitRole(ctx, replica.Node.Addr, true, max(10*time.Second, 5*c.opts.NodeTimeout))
+		}
 		d["promoted"], d["waited_ms"] = promoted, time.Since(began).Milliseconds()
-		if !promoted {
+		if retried {
+			d["retried"] = "the manual failover ended without a promotion; CLUSTER FAILOVER was sent again"
+		}
+		if !promoted && err == nil {
 			err = fmt.Errorf("%s was not promoted", replica.Node.Name)
 		}
 	}

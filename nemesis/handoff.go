@@ -381,7 +381,15 @@ func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (fu
 		}
 		_, err = h.admin.Do(ctx, h.replica.Node.Addr, 3*time.Second, "cluster", "failover")
 		if err == nil {
-			d["promoted"] = h.failover.waitRole(ctx, h.replica.Node.Addr, true, max(10*time.Second, 5*h.opts.NodeTimeout))
+			var promoted, retried bool
+			promoted, retried, err = awaitPromotion(ctx, h.failover, func() error {
+				_, err := h.admin.Do(ctx, h.replica.Node.Addr, 3*time.Second, "cluster", "failover")
+				return err
+			}, h.replica.Node.Addr, max(6*time.Second, 3*h.opts.NodeTimeout))
+			d["promoted"] = promoted
+			if retried {
+				d["retried"] = "the manual failover ended without a promotion; CLUSTER FAILOVER was sent again"
+			}
 		}
 		h.journal.End(seq, err)
 	}

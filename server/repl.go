@@ -256,6 +256,18 @@ func (r *replState) closeReplicas() {
 	r.replicas = nil
 }
 
+// manualFailoverPaused reports whether writes are paused for a cluster
+// manual failover. As Redis's replicationCron, no PING goes to the replicas
+// then: it would move the offsets past the one the master announced, which
+// the replica must reach exactly (clusterHandleManualFailover compares for
+// equality), and the failover would time out unpromoted.
+func (s *Server) manualFailoverPaused(now time.Time) bool {
+	if s.cl.node == nil || s.cl.node.ManualFailoverDeadline().IsZero() {
+		return false
+	}
+	return !s.pauseEnd.IsZero() && now.Before(s.pauseEnd)
+}
+
 // cron runs every 100 ms with the server lock held.
 func (r *replState) cron() {
 	now := time.Now()
@@ -267,7 +279,7 @@ func (r *replState) cron() {
 			// only the commands it ran (repl-ping-replica-period 3600).
 			r.lastPing = now
 		}
-		if now.Sub(r.lastPing) >= period {
+		if now.Sub(r.lastPing) >= period && !r.s.manualFailoverPaused(now) {
 			r.lastPing = now
 			r.feed(appendCommand(r.enc[:0], [][]byte{[]byte("PING")}))
 		}
