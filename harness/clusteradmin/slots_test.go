@@ -62,6 +62,17 @@ func startMoverOn(t *testing.T, n, replicas int, binary string) (nodes, *cluster
 	return nodes(ns), clusteradmin.NewSlotMover(nodes(ns), adm, j, t.Logf), adm, j
 }
 
+// keysInSlot is the first n keys prefix:0, prefix:1, ... in slot.
+func keysInSlot(prefix string, slot, n int) []string {
+	var keys []string
+	for i := 0; len(keys) < n; i++ {
+		if k := fmt.Sprintf("%s:%d", prefix, i); history.Keyslot(k) == slot {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // mustDo sends one admin command and fails the test on an error.
 func mustDo(t *testing.T, adm *clusteradmin.Admin, addr string, args ...any) any {
 	t.Helper()
@@ -182,12 +193,7 @@ func TestMoveKeysNeverOverwritesADifferentCopy(t *testing.T) {
 	prim := tp.Primaries()
 	a, b := prim[0], prim[1]
 	slot := a.Slots[0]
-	key := ""
-	for i := 0; key == ""; i++ {
-		if k := fmt.Sprintf("conflict:%d", i); history.Keyslot(k) == slot {
-			key = k
-		}
-	}
+	key := keysInSlot("conflict", slot, 1)[0]
 	mustDo(t, adm, a.Node.Addr, "sadd", key, "1", "2", "3")
 	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "importing", a.ID)
 	if err := adm.Pipe(ctx, b.Node.Addr, [][]any{{"asking"}, {"sadd", key, "4"}}, nil); err != nil {
@@ -240,12 +246,7 @@ func TestMoveKeysSetsAsideADifferentCopy(t *testing.T) {
 	prim := tp.Primaries()
 	a, b := prim[0], prim[1]
 	slot := a.Slots[0]
-	var keys []string
-	for i := 0; len(keys) < 2; i++ {
-		if k := fmt.Sprintf("conflict:%d", i); history.Keyslot(k) == slot {
-			keys = append(keys, k)
-		}
-	}
+	keys := keysInSlot("conflict", slot, 2)
 	key, other := keys[0], keys[1]
 	mustDo(t, adm, a.Node.Addr, "set", key, "279")
 	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "importing", a.ID)
@@ -318,12 +319,7 @@ func TestMoveKeysSkipsAKeyTheMigratingSourceNoLongerHas(t *testing.T) {
 	prim := tp.Primaries()
 	a, b := prim[0], prim[1]
 	slot := a.Slots[0]
-	key := ""
-	for i := 0; key == ""; i++ {
-		if k := fmt.Sprintf("gone:%d", i); history.Keyslot(k) == slot {
-			key = k
-		}
-	}
+	key := keysInSlot("gone", slot, 1)[0]
 	mustDo(t, adm, b.Node.Addr, "cluster", "setslot", slot, "importing", a.ID)
 	mustDo(t, adm, a.Node.Addr, "cluster", "setslot", slot, "migrating", b.ID)
 	defer func() {
@@ -383,12 +379,7 @@ func repairGivesAnOwner(t *testing.T, binary string) {
 	prim := tp.Primaries()
 	a, b := prim[0], prim[1]
 	slot := a.Slots[0]
-	var keys []string
-	for i := 0; len(keys) < 4; i++ {
-		if k := fmt.Sprintf("orphan:%d", i); history.Keyslot(k) == slot {
-			keys = append(keys, k)
-		}
-	}
+	keys := keysInSlot("orphan", slot, 4)
 	for _, k := range keys[:3] {
 		mustDo(t, adm, a.Node.Addr, "set", k, "on-a")
 	}

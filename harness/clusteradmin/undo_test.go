@@ -2,15 +2,12 @@ package clusteradmin_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/redline-dev/redline/harness/history"
 )
 
 // An abort-stable move (opened to be undone) whose importing side got
@@ -34,12 +31,7 @@ func abortStableNeverServesMissing(t *testing.T, binary string) {
 	prim := tp.Primaries()
 	a, b := prim[0], prim[1]
 	slot := a.Slots[0]
-	var keys []string
-	for i := 0; len(keys) < 16; i++ {
-		if k := fmt.Sprintf("undo:%d", i); history.Keyslot(k) == slot {
-			keys = append(keys, k)
-		}
-	}
+	keys := keysInSlot("undo", slot, 16)
 	for _, k := range keys[:8] {
 		mustDo(t, adm, a.Node.Addr, "set", k, "on-a")
 	}
