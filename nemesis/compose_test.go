@@ -49,6 +49,32 @@ func stepsOf(t *testing.T, d map[string]any) map[string]map[string]any {
 	return out
 }
 
+// logRetriedFailovers logs every server's lines about manual failovers and
+// elections when one of the steps needed its CLUSTER FAILOVER sent twice
+// (awaitPromotion): the evidence of why the first one ended unpromoted.
+func logRetriedFailovers(t *testing.T, c *localCluster, steps ...map[string]any) {
+	t.Helper()
+	retried := false
+	for _, st := range steps {
+		if st != nil && st["retried"] != nil {
+			retried = true
+		}
+	}
+	if !retried {
+		return
+	}
+	t.Logf("a manual failover was retried; the servers' failover lines:")
+	for _, nd := range c.nodes {
+		log, _ := os.ReadFile(nd.dir + "/redis.log")
+		for _, l := range strings.Split(string(log), "\n") {
+			low := strings.ToLower(l)
+			if strings.Contains(low, "failover") || strings.Contains(low, "election") || strings.Contains(low, "paused") {
+				t.Logf("%s: %s", nd.name, l)
+			}
+		}
+	}
+}
+
 // TestComposeCliAbortFailoverSrc runs the two-step case on a fresh 6-node
 // cluster of each build and checks that every step took effect: keys were
 // migrated, the destination's replica was promoted, the former destination
@@ -85,6 +111,7 @@ func TestComposeCliAbortFailoverSrc(t *testing.T) {
 			if st["setslot-node-dst"]["refused"] != true {
 				t.Fatalf("the former destination (now a replica) took SETSLOT NODE: %v", st["setslot-node-dst"])
 			}
+			logRetriedFailovers(t, c, st["failover-dst"], st["failover-src"])
 			census, _ := d["census"].(map[string]any)
 			t.Logf("%s census: %v\n%v", b.name, census["summary"], census["nodes"])
 			if len(rec.where(func(op history.Op) bool { return op.F == "compose" })) != len(d["steps"].([]any)) {
@@ -222,6 +249,7 @@ func TestHandoffClassicFailoverSrc(t *testing.T) {
 			if place["from"] != strike["replica"] {
 				t.Fatalf("placement read the source side at %v, want the promoted %v", place["from"], strike["replica"])
 			}
+			logRetriedFailovers(t, c, strike)
 			// No Heal here: on Redis 7.0 and the reference it cannot finish
 			// this move yet and waits ~30 s for a convergence that does not
 			// come (docs/findings/F007); the cluster is thrown away.

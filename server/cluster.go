@@ -284,6 +284,12 @@ func (s *Server) applyEvent(ev cluster.Event) {
 			s.pauseEnd = ev.Until
 		}
 		s.pauseAll = false
+		// Keys are neither expired nor evicted during the pause (Redis
+		// pauses with PAUSE_DURING_FAILOVER, which activeExpireCycle,
+		// expireIfNeeded and performEvictions honour): a DEL would move
+		// the offset past the one the replica is told to reach.
+		s.expirePaused = true
+		s.applyExpireMode()
 		s.cl.node.WritesPaused(s.repl.offset)
 	case cluster.EventUnpauseWrites:
 		if !s.pauseEnd.IsZero() {

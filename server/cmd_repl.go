@@ -147,7 +147,7 @@ func cmdWait(c *Client, argv [][]byte) {
 		return
 	}
 	// Ask the replicas for an ACK now instead of waiting for the next second.
-	r.feed(appendCommand(r.enc[:0], [][]byte{[]byte("REPLCONF"), []byte("GETACK"), []byte("*")}))
+	r.requestAck()
 	var deadline <-chan time.Time
 	if t > 0 {
 		tm := time.NewTimer(time.Duration(t) * time.Millisecond)

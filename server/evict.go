@@ -176,6 +176,11 @@ func (s *Server) performEvictions() evictResult {
 	if s.oom.max <= 0 || s.loading || (s.repl.isReplica() && s.configValue("replica-ignore-maxmemory") != "no") {
 		return evictOK
 	}
+	// Redis's isSafeToPerformEvictions: while clients are paused (CLIENT
+	// PAUSE, a manual failover) the dataset stays as it is.
+	if s.clientsPaused(time.Now()) {
+		return evictOK
+	}
 	used := s.usedMemory()
 	if used <= s.oom.max {
 		return evictOK

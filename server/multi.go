@@ -149,6 +149,7 @@ func (s *Server) waitPause(c *Client, argv [][]byte) {
 
 func (s *Server) unpause() {
 	s.endPause()
+	s.repl.sendPendingAck()
 	close(s.pauseCh)
 	s.pauseCh = make(chan struct{})
 }

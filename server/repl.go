@@ -43,6 +43,8 @@ type replState struct {
 	replicas []*replicaLink
 	lastPing time.Time
 	ackCh    chan struct{} // closed and replaced on every ACK
+	// ackPending: a WAIT asked for a GETACK while clients were paused
+	ackPending bool
 
 	// replica side
 	masterHost string
@@ -256,6 +258,12 @@ func (r *replState) closeReplicas() {
 	r.replicas = nil
 }
 
+// clientsPaused is Redis's checkClientPauseTimeoutAndReturnIfPaused: a
+// CLIENT PAUSE or a manual failover's pause is on (server lock held).
+func (s *Server) clientsPaused(now time.Time) bool {
+	return !s.pauseEnd.IsZero() && now.Before(s.pauseEnd)
+}
+
 // manualFailoverPaused reports whether writes are paused for a cluster
 // manual failover. As Redis's replicationCron, no PING goes to the replicas
 // then: it would move the offsets past the one the master announced, which
@@ -265,7 +273,7 @@ func (s *Server) manualFailoverPaused(now time.Time) bool {
 	if s.cl.node == nil || s.cl.node.ManualFailoverDeadline().IsZero() {
 		return false
 	}
-	return !s.pauseEnd.IsZero() && now.Before(s.pauseEnd)
+	return s.clientsPaused(now)
 }
 
 // cron runs every 100 ms with the server lock held.
@@ -284,12 +292,37 @@ func (r *replState) cron() {
 			r.feed(appendCommand(r.enc[:0], [][]byte{[]byte("PING")}))
 		}
 	}
+	r.sendPendingAck()
 	timeout := time.Duration(r.s.cfg.ReplTimeout) * time.Second
 	for _, rl := range append([]*replicaLink(nil), r.replicas...) {
 		if now.Sub(rl.ackTime) > timeout {
 			r.s.Logf('#', "Disconnecting timedout replica: %s:%d", rl.ip, rl.port)
 			r.dropReplica(rl)
 		}
+	}
+}
+
+// requestAck asks the replicas for an ACK (REPLCONF GETACK *, part of the
+// stream, so it moves the replication offset). While clients are paused it
+// waits for the pause's end, as Redis's beforeSleep does: during a manual
+// failover the master has told its replica the offset to reach, and a
+// GETACK fed after that (a WAIT is no write, so it runs during the pause)
+// put the master's offset past it; the replica never saw the offsets equal
+// and the failover timed out.
+func (r *replState) requestAck() {
+	if r.s.clientsPaused(time.Now()) {
+		r.ackPending = true
+		return
+	}
+	r.ackPending = false
+	r.feed(appendCommand(r.enc[:0], [][]byte{[]byte("REPLCONF"), []byte("GETACK"), []byte("*")}))
+}
+
+// sendPendingAck sends the GETACK a WAIT asked for during a pause, once the
+// pause is over and if this node is still a master (server lock held).
+func (r *replState) sendPendingAck() {
+	if r.ackPending && !r.isReplica() && !r.s.clientsPaused(time.Now()) {
+		r.requestAck()
 	}
 }
 

@@ -106,7 +106,14 @@ func (n *Node) Tick(now time.Time) {
 	})
 
 	if n.mfEnd != 0 && n.mfEnd < n.now {
-		n.logf("Manual failover timed out.")
+		// Redis logs the first sentence only; the offsets say whether the
+		// replica never caught up (or overshot) the paused master's offset.
+		if n.self.isSlave() {
+			n.logf("Manual failover timed out. (master offset %d, mine %d, can start %v, election sent %v, votes %d)",
+				n.mfMasterOffset, n.myOffset, n.mfCanStart, n.authSent, n.authCount)
+		} else {
+			n.logf("Manual failover timed out.")
+		}
 		n.resetManualFailover()
 	}
 	if n.self.isSlave() {
