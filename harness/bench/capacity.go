@@ -138,6 +138,9 @@ type Step struct {
 	Stable bool `json:"stable"`
 	// Confirms: this step re-measured a rate the search had settled on.
 	Confirms bool `json:"confirms,omitempty"`
+	// Remeasures: this step measured again a rate whose step had just
+	// missed; the rate's verdict is this step's.
+	Remeasures bool `json:"remeasures,omitempty"`
 }
 
 // ShardStep is one shard's share of a step.
@@ -212,22 +215,42 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 	}
 	c := &Capacity{SLO: o.SLO}
 	var pass, fail *Step
-	step := func(rate float64) (*Step, error) {
+	// verdict is each rate's last word: a re-measure overrides the miss
+	// before it, a confirmation the step it confirms.
+	verdict := map[float64]bool{}
+	judged := 0 // rates judged, re-measures not counted
+	measure := func(rate float64, how func(*Step)) (*Step, error) {
 		s, err := o.Measure(ctx, rate)
 		if err != nil {
 			return nil, err
 		}
 		s.Rate = rate
+		how(&s)
 		Judge(&s, o.SLO)
 		c.Steps = append(c.Steps, s)
+		verdict[rate] = s.Met
 		if o.Progress != nil {
 			o.Progress(s)
 		}
 		return &c.Steps[len(c.Steps)-1], nil
 	}
+	// A step that misses is measured once more before it bounds the
+	// search: on a shared host one stall (another process's burst, the
+	// kernel's own work) can push a 10 s step's p99 past the objective
+	// far below the knee, and a doubling ramp or a bisection that took
+	// that miss at its word would answer up to half the capacity away.
+	// A rate past the knee misses twice, at the cost of one step.
+	step := func(rate float64) (*Step, error) {
+		judged++
+		s, err := measure(rate, func(*Step) {})
+		if err != nil || s.Met {
+			return s, err
+		}
+		return measure(rate, func(s *Step) { s.Remeasures = true })
+	}
 	// The ramp: double until a step misses (or halve until one meets).
 	rate := min(o.Start, o.MaxRate)
-	for len(c.Steps) < o.MaxSteps {
+	for judged < o.MaxSteps {
 		s, err := step(rate)
 		if err != nil {
 			return c, err
@@ -255,7 +278,7 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 	// repeat searches would differ by that much); its answer is confirmed
 	// in turn. Confirmations may take the budget up to MaxSteps+6.
 	bisect := func(limit int) error {
-		for pass != nil && fail != nil && len(c.Steps) < limit && fail.Rate-pass.Rate > o.Precision*pass.Rate {
+		for pass != nil && fail != nil && judged < limit && fail.Rate-pass.Rate > o.Precision*pass.Rate {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -279,12 +302,14 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 		return c, err
 	}
 	unconfirmed := map[float64]bool{}
-	for o.Confirm && pass != nil && len(c.Steps) < o.MaxSteps+6 && ctx.Err() == nil {
-		s, err := step(pass.Rate)
+	for o.Confirm && pass != nil && judged < o.MaxSteps+6 && ctx.Err() == nil {
+		// A confirmation is already the rate's second measurement: a
+		// miss is not measured a third time.
+		judged++
+		s, err := measure(pass.Rate, func(s *Step) { s.Confirms = true })
 		if err != nil {
 			return c, err
 		}
-		s.Confirms = true
 		if s.Met {
 			c.Confirmed = true
 			break
@@ -294,7 +319,7 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 		var lower *Step
 		for i := range c.Steps {
 			st := &c.Steps[i]
-			if st.Met && st.Rate < fail.Rate && !unconfirmed[st.Rate] && (lower == nil || st.Rate > lower.Rate) {
+			if st.Met && verdict[st.Rate] && st.Rate < fail.Rate && !unconfirmed[st.Rate] && (lower == nil || st.Rate > lower.Rate) {
 				lower = st
 			}
 		}
@@ -303,7 +328,9 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 			return c, err
 		}
 	}
-	// The bound is the lowest rate above the answer that missed.
+	// The bound is the lowest rate above the answer whose last word was
+	// a miss (a rate that missed once and met when measured again is no
+	// bound); its last missing step says what limited it.
 	if pass != nil {
 		c.Rate = pass.Rate
 		b := *pass
@@ -312,7 +339,7 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 	fail = nil
 	for i := range c.Steps {
 		st := &c.Steps[i]
-		if !st.Met && st.Rate > c.Rate && (fail == nil || st.Rate < fail.Rate) {
+		if !st.Met && !verdict[st.Rate] && st.Rate > c.Rate && (fail == nil || st.Rate <= fail.Rate) {
 			fail = st
 		}
 	}
@@ -565,6 +592,12 @@ func (c *Capacity) Print(w io.Writer) {
 		met := "yes"
 		if !s.Met {
 			met = "no: " + strings.Join(s.Missed, "; ")
+		}
+		switch {
+		case s.Confirms:
+			met += " (confirmation)"
+		case s.Remeasures:
+			met += " (again)"
 		}
 		slowest := "-"
 		if len(s.Shards) > 0 {

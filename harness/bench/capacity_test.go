@@ -225,6 +225,47 @@ func TestSearchConfirms(t *testing.T) {
 	}
 }
 
+// One stall far below the knee (a step at 8,000 ops/s misses once, as a
+// shared host's burst makes it) does not bound the search: the rate is
+// measured again, meets, and the ramp goes on to the knee at 45,000. A
+// rate past the knee misses twice and bounds it.
+func TestSearchRemeasuresAMiss(t *testing.T) {
+	f := &fakeCluster{saturation: 60000, slowShard: -1}
+	seen := map[float64]int{}
+	measure := func(ctx context.Context, rate float64) (Step, error) {
+		s, err := f.measure(ctx, rate)
+		if seen[rate]++; rate == 8000 && seen[rate] == 1 {
+			s.Latency["p99"] = 40
+		}
+		return s, err
+	}
+	c, err := Search(context.Background(), SearchOptions{SLO: slo(t, "p99<=2ms"), Start: 1000, Confirm: true, Measure: measure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rate > 45000 || c.Rate < 0.95*45000 || !c.Confirmed {
+		t.Errorf("capacity %v (confirmed %v), want within 5%% below the knee at 45000 despite one stall at 8000 (rates %v)", c.Rate, c.Confirmed, f.rates)
+	}
+	if c.Bound <= 45000 {
+		t.Errorf("bound %v: the stalled 8000 met when measured again and is no bound", c.Bound)
+	}
+	if want := []float64{1000, 2000, 4000, 8000, 8000, 16000, 32000, 64000, 64000}; !slices.Equal(f.rates[:len(want)], want) {
+		t.Errorf("rates %v, want the ramp %v (8000 and 64000 measured twice)", f.rates, want)
+	}
+	remeasured := 0
+	for _, st := range c.Steps {
+		if st.Remeasures {
+			remeasured++
+			if st.Rate != 8000 && st.Met {
+				t.Errorf("re-measured %v met: only 8000 was a stall", st.Rate)
+			}
+		}
+	}
+	if remeasured < 2 {
+		t.Errorf("%d steps re-measured a miss, want 8000 and at least 64000", remeasured)
+	}
+}
+
 // The warm-up is driven, not measured: two slow seconds before it ends
 // leave no trace in the figures, the rate or the length.
 func TestWarmupIsNotMeasured(t *testing.T) {

@@ -376,6 +376,9 @@ func capacitySection(runs []Named) string {
 			if st.Confirms {
 				met += " (confirmation)"
 			}
+			if st.Remeasures {
+				met += " (measured again after a miss)"
+			}
 			slowest := "-"
 			if len(st.Shards) > 0 {
 				w := st.Shards[0]
