@@ -127,12 +127,7 @@ func capacitySearch(ctx context.Context, s *Session) (Outcome, error) {
 		if !st.Met {
 			verdict = "missed: " + strings.Join(st.Missed, "; ")
 		}
-		switch {
-		case st.Confirms:
-			verdict += " (confirmation)"
-		case st.Remeasures:
-			verdict += " (measured again after a miss)"
-		}
+		verdict += st.Role()
 		fmt.Fprintf(s.Stdout, " delivered %s ops/s, p99 %s ms, p99.9 %s ms: %s\n", bench.Count(st.OKPerS), bench.Num(st.Latency["p99"]), bench.Num(st.Latency["p99.9"]), verdict)
 	}
 	capacity, err := bench.Search(ctx, bench.SearchOptions{SLO: slo, Start: cc.Start, MaxRate: cc.MaxRate, Confirm: true, Measure: measure, Progress: progress})

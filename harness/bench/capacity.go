@@ -143,6 +143,19 @@ type Step struct {
 	Remeasures bool `json:"remeasures,omitempty"`
 }
 
+// Role says, for the step tables and the progress lines, why a rate was
+// measured more than once: " (confirmation)", " (measured again after a
+// miss)", or "" for a rate's first step.
+func (s Step) Role() string {
+	switch {
+	case s.Confirms:
+		return " (confirmation)"
+	case s.Remeasures:
+		return " (measured again after a miss)"
+	}
+	return ""
+}
+
 // ShardStep is one shard's share of a step.
 type ShardStep struct {
 	Shard    string  `json:"shard"`
@@ -593,12 +606,7 @@ func (c *Capacity) Print(w io.Writer) {
 		if !s.Met {
 			met = "no: " + strings.Join(s.Missed, "; ")
 		}
-		switch {
-		case s.Confirms:
-			met += " (confirmation)"
-		case s.Remeasures:
-			met += " (again)"
-		}
+		met += s.Role()
 		slowest := "-"
 		if len(s.Shards) > 0 {
 			sh := s.Shards[0]

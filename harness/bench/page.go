@@ -373,12 +373,7 @@ func capacitySection(runs []Named) string {
 			if !st.Met {
 				met = "no: " + strings.Join(st.Missed, "; ")
 			}
-			if st.Confirms {
-				met += " (confirmation)"
-			}
-			if st.Remeasures {
-				met += " (measured again after a miss)"
-			}
+			met += st.Role()
 			slowest := "-"
 			if len(st.Shards) > 0 {
 				w := st.Shards[0]
