@@ -77,6 +77,10 @@ type Client struct {
 
 	// ps is the Pub/Sub state of a client that subscribed (pubsub.go).
 	ps *subscriber
+	// inReads counts the reads of a goroutine-served connection that
+	// returned input, inDone the count whose input has run: a PUBLISH
+	// lets a recipient with input pending run it first (pubsub_order.go).
+	inReads, inDone atomic.Uint64
 
 	// blk is the state of a client blocked on keys (BLPOP ...) until its
 	// own goroutine or loop takes the reply (blocking.go); blocked mirrors

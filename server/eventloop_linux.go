@@ -4,6 +4,7 @@ package server
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -456,3 +457,63 @@ func (lc loopConn) RemoteAddr() net.Addr             { return lc.raddr }
 func (lc loopConn) SetDeadline(time.Time) error      { return errLoopConn }
 func (lc loopConn) SetReadDeadline(time.Time) error  { return errLoopConn }
 func (lc loopConn) SetWriteDeadline(time.Time) error { return errLoopConn }
+
+// socketQueued is how many bytes wait unread in conn's socket (0 if it
+// cannot tell).
+func socketQueued(conn net.Conn) int {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	queued := 0
+	raw.Control(func(fd uintptr) { queued, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
+	return queued
+}
+
+// readCounted is conn.Read for a subscriber's goroutine, with a read that
+// returned input counted in c.inReads before the goroutine can lose its
+// processor: the raw read keeps it, where after conn.Read's system call
+// the goroutine may wait for a processor with the input neither in the
+// socket nor counted, and a PUBLISH would not see it pending
+// (pubsub_order.go).
+func readCounted(c *Client, conn net.Conn, p []byte) (int, error) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return readCountedPlain(c, conn, p)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return readCountedPlain(c, conn, p)
+	}
+	n := 0
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		for {
+			m, e := rawRead(int(fd), p)
+			switch e {
+			case 0:
+				if m > 0 {
+					c.inReads.Add(1)
+					n = m
+				} else {
+					rerr = io.EOF
+				}
+				return true
+			case unix.EINTR:
+			case unix.EAGAIN:
+				return false
+			default:
+				rerr = e
+				return true
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, rerr
+}

@@ -26,3 +26,12 @@ func writeConn(conn net.Conn, b []byte) error {
 	_, err := conn.Write(b)
 	return err
 }
+
+// socketQueued is 0 where the socket's queue is not asked (Linux only).
+func socketQueued(net.Conn) int { return 0 }
+
+// readCounted is conn.Read counting a read that returned input in
+// c.inReads (pubsub_order.go).
+func readCounted(c *Client, conn net.Conn, p []byte) (int, error) {
+	return readCountedPlain(c, conn, p)
+}

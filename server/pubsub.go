@@ -69,6 +69,7 @@ func (c *Client) subscriberOf() *subscriber {
 		if _, isLoop := c.conn.(loopConn); c.conn == nil || isLoop {
 			ps.conn = nil
 		} else {
+			c.s.subscribers.Add(1)
 			go ps.writer()
 		}
 	}
@@ -138,6 +139,9 @@ func (s *Server) dropSubscriber(c *Client) {
 		return
 	}
 	s.unsubscribeAll(c)
+	if c.ps.conn != nil {
+		s.subscribers.Add(-1)
+	}
 	close(c.ps.done)
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"fmt"
 	"strings"
 	"testing"
@@ -277,4 +278,41 @@ func TestClusterConfigSetReachesNode(t *testing.T) {
 	waitFor(t, "the nofailover flag in CLUSTER NODES", 5*time.Second, func() bool {
 		return strings.Contains(n.str("cluster", "nodes"), "myself,master,nofailover")
 	})
+}
+
+// TestPublishAfterUnsubscribeUnread is unit/pubsub's "PUBLISH/SUBSCRIBE
+// after UNSUBSCRIBE without arguments": a subscriber writes UNSUBSCRIBE
+// (or PUNSUBSCRIBE) and, without waiting for its reply, another client
+// publishes. On Redis's one event loop the UNSUBSCRIBE, which arrived
+// first, runs first and the PUBLISH reaches no one; here the subscriber
+// has a goroutine of its own, and the PUBLISH waits for the input its
+// recipients already had (pubsub_order.go). Many rounds: without that
+// wait the publisher's loop won most of them on this machine.
+func TestPublishAfterUnsubscribeUnread(t *testing.T) {
+	s := startServer(t)
+	pub := newClient(t, s, 2)
+	for _, kind := range []struct{ sub, unsub, channel, publish string }{
+		{"SUBSCRIBE", "UNSUBSCRIBE", "chan1", "chan1"},
+		{"PSUBSCRIBE", "PUNSUBSCRIBE", "chan1.*", "chan1.hi"},
+	} {
+		for round := 0; round < 100; round++ {
+			conn, err := netDial(s.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn.SetDeadline(time.Now().Add(10 * time.Second))
+			r := bufio.NewReader(conn)
+			fmt.Fprintf(conn, "%s %s\r\n", kind.sub, kind.channel)
+			for i := 0; i < 6; i++ { // *3 $9 subscribe $5 chan1 :1
+				if _, err := r.ReadString('\n'); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fmt.Fprintf(conn, "%s\r\n", kind.unsub)
+			if n, err := pub.Publish(ctx, kind.publish, "hello").Result(); err != nil || n != 0 {
+				t.Fatalf("%s round %d: PUBLISH right after an unread %s reached %d (%v); want 0", kind.sub, round, kind.unsub, n, err)
+			}
+			conn.Close()
+		}
+	}
 }

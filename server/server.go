@@ -86,11 +86,14 @@ type Server struct {
 		peakResetMs int64
 		resizing    bool
 	}
-	nextID    int64
-	nclients  atomic.Int64
-	listeners []net.Listener
-	started   time.Time
-	runID     string
+	nextID   int64
+	nclients atomic.Int64
+	// subscribers counts the connected clients with a Pub/Sub writer
+	// (pubsub.go): a PUBLISH looks for recipients to wait for only then.
+	subscribers atomic.Int64
+	listeners   []net.Listener
+	started     time.Time
+	runID       string
 
 	watchers map[watchedKey][]*Client
 	monitors []*Client // clients in MONITOR mode
@@ -482,7 +485,13 @@ func (s *Server) serveStream(c *Client, conn net.Conn, resumed bool) {
 				conn.SetReadDeadline(deadline)
 			}
 			if !c.woken.Swap(false) { // else a blocked client was served: no read
-				n, err := conn.Read(c.in[c.rend:])
+				var n int
+				var err error
+				if c.ps != nil {
+					n, err = readCounted(c, conn, c.in[c.rend:])
+				} else {
+					n, err = conn.Read(c.in[c.rend:])
+				}
 				if n > 0 {
 					c.rend += n
 					atomic.AddInt64(&s.stats.netIn, int64(n))
@@ -496,7 +505,9 @@ func (s *Server) serveStream(c *Client, conn net.Conn, resumed bool) {
 			}
 		}
 		resumed = false
-		if !s.processInput(c, false) {
+		ok := s.processInput(c, false)
+		c.inDone.Store(c.inReads.Load())
+		if !ok {
 			return
 		}
 		if len(c.out) > 0 {
@@ -639,6 +650,9 @@ func (s *Server) runBatch(c *Client, inLoop bool) (locked bool, perr error) {
 			continue
 		}
 		if !locked {
+			if s.subscribers.Load() > 0 && isPublish(args[0]) {
+				s.letSubscribersCatchUp(c, args)
+			}
 			if !s.lockOrBusy(c, args, inLoop) {
 				c.rstart += m
 				continue // answered BUSY (or SCRIPT KILL) without the lock
