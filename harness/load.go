@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redline-dev/redline/harness/bench"
+	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/workloads/kv"
 )
 
@@ -66,7 +68,11 @@ func benchOnce(ctx context.Context, s *Session, opts bench.Options, progress boo
 	var live func() string
 	opts.Live = func(l func() string) { live = l }
 	opts.Started = func(counts func() (int64, int64, int64)) {
-		s.Log.Printf("traffic: %d workers, %s, kv %s, rate %g", opts.Concurrency, opts.Duration, kvString(opts.KV), opts.Rate)
+		logf := s.Log.Printf
+		if !progress {
+			logf = s.Log.Filef // a capacity step's line on the terminal says the rate already
+		}
+		logf("traffic: %d workers, %s, kv %s, rate %g", opts.Concurrency, opts.Duration, kvString(opts.KV), opts.Rate)
 		if progress {
 			pr.StartRun(opts.Duration, Status{Counts: counts, Fault: fault, Live: func() string {
 				if live == nil {
@@ -102,16 +108,31 @@ func capacitySearch(ctx context.Context, s *Session) (Outcome, error) {
 	}
 	base := benchOptions(s)
 	base.HistoryPath = "" // one op log per step would overwrite the last
+	// The engine's own lines (keys populated, ...) go to run.log only:
+	// on the terminal they would split a step's line in two.
+	base.Log = s.Log.Filef
 	base.Warmup = cc.Warmup.D()
 	base.Duration = cc.Warmup.D() + cc.Step.D()
 	populate := base.KV.Populate
 	steps := map[float64]*bench.Result{}
 	n := 0
+	admin := &clusteradmin.Admin{Creds: s.Credentials}
+	defer admin.Close()
 	measure := func(ctx context.Context, rate float64) (bench.Step, error) {
 		o := base
 		o.Rate = rate
 		o.KV.Populate = populate
 		n++
+		// Every step after the first starts once the cluster has worked
+		// off the one before it (settle.go).
+		var settled time.Duration
+		var settle string
+		if n > 1 {
+			settled, settle = settleReplicas(ctx, admin, s.Cluster.Nodes(), 30*time.Second)
+			if settle != "" {
+				s.Log.Printf("before step %d: %s", n, settle)
+			}
+		}
 		fmt.Fprintf(s.Stdout, "step %d: %s ops/s for %s (+%s warm-up) ...", n, bench.Count(rate), cc.Step.D(), cc.Warmup.D())
 		res, err := benchOnce(ctx, s, o, false)
 		if err != nil {
@@ -120,14 +141,16 @@ func capacitySearch(ctx context.Context, s *Session) (Outcome, error) {
 		}
 		populate = false
 		steps[rate] = res
-		return bench.StepOf(res, slo), nil
+		st := bench.StepOf(res, slo)
+		st.SettleS, st.Settle = settled.Seconds(), settle
+		return st, nil
 	}
 	progress := func(st bench.Step) {
 		verdict := "met"
 		if !st.Met {
 			verdict = "missed: " + strings.Join(st.Missed, "; ")
 		}
-		verdict += st.Role()
+		verdict += st.Remarks()
 		fmt.Fprintf(s.Stdout, " delivered %s ops/s, p99 %s ms, p99.9 %s ms: %s\n", bench.Count(st.OKPerS), bench.Num(st.Latency["p99"]), bench.Num(st.Latency["p99.9"]), verdict)
 	}
 	capacity, err := bench.Search(ctx, bench.SearchOptions{SLO: slo, Start: cc.Start, MaxRate: cc.MaxRate, Confirm: true, Measure: measure, Progress: progress})

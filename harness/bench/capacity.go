@@ -141,6 +141,11 @@ type Step struct {
 	// Remeasures: this step measured again a rate whose step had just
 	// missed; the rate's verdict is this step's.
 	Remeasures bool `json:"remeasures,omitempty"`
+	// SettleS is how long the step waited, before it began, for the
+	// cluster to work off the step before it (replicas catching up), and
+	// Settle says what it waited for ("" when nothing was left over).
+	SettleS float64 `json:"settle_s,omitempty"`
+	Settle  string  `json:"settle,omitempty"`
 }
 
 // Role says, for the step tables and the progress lines, why a rate was
@@ -154,6 +159,16 @@ func (s Step) Role() string {
 		return " (measured again after a miss)"
 	}
 	return ""
+}
+
+// Remarks is Role and, when the step had to wait for the cluster to
+// settle first, what it waited for: the step tables' and progress lines'
+// remark after the verdict.
+func (s Step) Remarks() string {
+	if s.Settle == "" {
+		return s.Role()
+	}
+	return s.Role() + " (before it: " + s.Settle + ")"
 }
 
 // ShardStep is one shard's share of a step.
@@ -606,7 +621,7 @@ func (c *Capacity) Print(w io.Writer) {
 		if !s.Met {
 			met = "no: " + strings.Join(s.Missed, "; ")
 		}
-		met += s.Role()
+		met += s.Remarks()
 		slowest := "-"
 		if len(s.Shards) > 0 {
 			sh := s.Shards[0]

@@ -373,7 +373,7 @@ func capacitySection(runs []Named) string {
 			if !st.Met {
 				met = "no: " + strings.Join(st.Missed, "; ")
 			}
-			met += st.Role()
+			met += st.Remarks()
 			slowest := "-"
 			if len(st.Shards) > 0 {
 				w := st.Shards[0]
