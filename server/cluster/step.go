@@ -89,6 +89,10 @@ func (n *Node) Step(m Message, now time.Time) {
 		}
 	case MsgMFStart:
 		if sender == nil || sender.master != n.self.id || !sender.isSlave() {
+			// Redis ignores it silently; the line is the evidence when a
+			// manual failover times out (the replica's role had not
+			// reached this primary yet).
+			n.logf("Manual failover request from %s ignored: it is not known here as a replica of mine.", m.Sender)
 			break
 		}
 		n.resetManualFailover()
