@@ -199,6 +199,12 @@ type Capacity struct {
 	Best *Step `json:"best,omitempty"`
 	// Confirmed: Rate met the objectives twice (SearchOptions.Confirm).
 	Confirmed bool `json:"confirmed"`
+	// MetAbove is the highest rate above Rate that met the objectives in
+	// some step and missed them in another (0: none): steps at one rate
+	// disagreed, so repeat searches on this host can answer anywhere from
+	// Rate to MetAbove. Noise says so in words ("" when MetAbove is 0).
+	MetAbove float64 `json:"met_above,omitempty"`
+	Noise    string  `json:"noise,omitempty"`
 }
 
 // SearchOptions configure a capacity search.
@@ -371,6 +377,7 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 			fail = st
 		}
 	}
+	c.noise()
 	if fail != nil {
 		c.Bound = fail.Rate
 		c.LimitKind, c.Limit = limitOf(fail, pass, o.SLO)
@@ -379,6 +386,32 @@ func Search(ctx context.Context, o SearchOptions) (*Capacity, error) {
 		c.Limit = fmt.Sprintf("every rate up to the search's ceiling of %s ops/s met the objectives: the capacity is at least that", Count(o.MaxRate))
 	}
 	return c, nil
+}
+
+// noise sets MetAbove and Noise: the highest rate above the answer that
+// met the objectives in one step and missed in another. The answer is the
+// search's honest best, but a rate that went both ways says how far a
+// repeat search may land from it (on 2 shared cores, three searches of
+// one cluster answered 20,000, 20,000 and 25,000 ops/s, with 24,000 and
+// 21,000 met once in the first two).
+func (c *Capacity) noise() {
+	met, missed := map[float64]bool{}, map[float64]bool{}
+	for _, st := range c.Steps {
+		if st.Met {
+			met[st.Rate] = true
+		} else {
+			missed[st.Rate] = true
+		}
+	}
+	for r := range met {
+		if r > c.Rate && missed[r] && r > c.MetAbove {
+			c.MetAbove = r
+		}
+	}
+	if c.MetAbove > 0 && c.Rate > 0 {
+		c.Noise = fmt.Sprintf("%s ops/s met the objectives in one step and missed them in another: steps at one rate disagree here, so a repeat search may answer anywhere from %s to %s ops/s (longer steps, --slo-step, narrow it)",
+			Count(c.MetAbove), Count(c.Rate), Count(c.MetAbove))
+	}
 }
 
 // roundRate keeps two significant digits past the leading one (a rate
@@ -645,6 +678,9 @@ func (c *Capacity) Print(w io.Writer) {
 		} else {
 			fmt.Fprintf(w, "not confirmed: %s ops/s was not measured a second time (the step budget ran out)\n", Count(c.Rate))
 		}
+	}
+	if c.Noise != "" {
+		fmt.Fprintf(w, "noise: %s\n", c.Noise)
 	}
 	fmt.Fprintf(w, "limit: %s\n", c.Limit)
 }

@@ -295,3 +295,42 @@ func TestWarmupIsNotMeasured(t *testing.T) {
 		t.Errorf("%d seconds, p99 %.3f ms", len(r.Seconds), r.Percentile(99))
 	}
 }
+
+// A rate that met once by luck and missed when measured again does not
+// stand as the answer, and the answer says how far from it a repeat
+// search could land: MetAbove is that rate, Noise says so in words. A
+// search whose steps all agree has no noise line.
+func TestSearchNamesARateThatWentBothWays(t *testing.T) {
+	f := &fakeCluster{saturation: 60000, slowShard: -1}
+	lucky := 0.0
+	measure := func(ctx context.Context, rate float64) (Step, error) {
+		s, err := f.measure(ctx, rate)
+		if rate > 45000 && lucky == 0 {
+			lucky = rate
+			s.Latency["p99"] = 1
+		}
+		return s, err
+	}
+	c, err := Search(context.Background(), SearchOptions{SLO: slo(t, "p99<=2ms"), Start: 1000, Confirm: true, Measure: measure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rate > 45000 {
+		t.Fatalf("capacity %v: the lucky step at %v stood as the answer (rates %v)", c.Rate, lucky, f.rates)
+	}
+	if c.MetAbove != lucky || !strings.Contains(c.Noise, Count(lucky)) {
+		t.Errorf("met above %v, noise %q; want %v named", c.MetAbove, c.Noise, lucky)
+	}
+	var out strings.Builder
+	c.Print(&out)
+	if !strings.Contains(out.String(), "noise: ") {
+		t.Errorf("the printed curve has no noise line:\n%s", out.String())
+	}
+	clean, err := Search(context.Background(), SearchOptions{SLO: slo(t, "p99<=2ms"), Start: 1000, Confirm: true, Measure: (&fakeCluster{saturation: 60000, slowShard: -1}).measure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clean.MetAbove != 0 || clean.Noise != "" {
+		t.Errorf("a search whose steps agree: met above %v, noise %q", clean.MetAbove, clean.Noise)
+	}
+}

@@ -176,6 +176,9 @@ func headline(r *Result) string {
 				s.WriteString(" (met twice)")
 			}
 			fmt.Fprintf(&s, "; what limited it: %s. ", c.Limit)
+			if c.Noise != "" {
+				fmt.Fprintf(&s, "Noise: %s. ", c.Noise)
+			}
 		} else {
 			fmt.Fprintf(&s, "Capacity %s; %s. ", strings.TrimPrefix(c.CapacityLine(), "capacity: "), c.Limit)
 		}
