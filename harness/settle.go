@@ -10,6 +10,7 @@ import (
 
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/results"
 )
 
 // Settling between the steps of a capacity search. A step that overloads
@@ -91,7 +92,7 @@ func settleReplicas(ctx context.Context, a *clusteradmin.Admin, nodes []cluster.
 		worst = ""
 		for name, b := range behind {
 			if b > lagging {
-				lagging, worst = b, fmt.Sprintf("%s %s behind its primary", name, byteCount(b))
+				lagging, worst = b, fmt.Sprintf("%s %s behind its primary", name, results.HumanBytes(b))
 			}
 		}
 		switch {
@@ -111,15 +112,4 @@ func settleReplicas(ctx context.Context, a *clusteradmin.Admin, nodes []cluster.
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-// byteCount is n bytes in words (KB, MB: powers of 1024).
-func byteCount(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

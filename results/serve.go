@@ -186,7 +186,7 @@ func listFiles(dir string) []fileEntry {
 		rel, _ := filepath.Rel(dir, p)
 		size := ""
 		if info, err := d.Info(); err == nil {
-			size = humanBytes(info.Size())
+			size = HumanBytes(info.Size())
 		}
 		out = append(out, fileEntry{filepath.ToSlash(rel), size})
 		return nil
@@ -194,7 +194,8 @@ func listFiles(dir string) []fileEntry {
 	return out
 }
 
-func humanBytes(n int64) string {
+// HumanBytes is n bytes in words: B, kB, MB (powers of 1024).
+func HumanBytes(n int64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
