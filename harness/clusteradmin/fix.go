@@ -190,6 +190,14 @@ func decideKeeper(c *slotCensus, t *Topology, rec openSlot, known bool) (NodeSta
 		src, dst = shardPrimaryOf(t, rec.SrcShard, rec.Src), shardPrimaryOf(t, rec.DstShard, rec.Dst)
 	}
 	finishing := known && !rec.Stable && dst != nil && (src == nil || src.ID != dst.ID)
+	if known && rec.KeepOwner && src != nil && slices.ContainsFunc(c.Claimers, func(m NodeState) bool { return m.ID == src.ID }) {
+		why := fmt.Sprintf("no move: the slot's owner is %s", src.Node.Name)
+		if dst != nil && dst.ID != src.ID {
+			why = fmt.Sprintf("%s opened it itself when it started again (it held keys of a slot %s owns), no move: the slot stays with its owner %s and the keys come back to it",
+				dst.Node.Name, src.Node.Name, src.Node.Name)
+		}
+		return *src, why, nil
+	}
 	if finishing && src != nil && src.Migrating[slot] != "" && dst.Importing[slot] != "" &&
 		slices.ContainsFunc(c.Claimers, func(m NodeState) bool { return m.ID == src.ID }) {
 		return *dst, fmt.Sprintf("the move %s -> %s is open on both sides (redis-cli's case 1): finish it", src.Node.Name, dst.Node.Name), nil

@@ -71,6 +71,10 @@ type openSlot struct {
 	// keys may be after a failover inside either shard.
 	SrcShard, DstShard []string
 	Stable             bool // undo rather than finish when the target got no keys
+	// KeepOwner: a state the server opened itself (AdoptRestartImports),
+	// not a move: the slot stays with its owner (Src's shard), and the
+	// keys on Dst go back to it.
+	KeepOwner bool
 }
 
 // SlotMove is one slot moved (or planned), as the history records it.
