@@ -18,13 +18,16 @@ import (
 // ones it lost; the kill of a majority restarted it, and the end phase
 // stopped at hundreds of slots "IMPORTING on n5 from n2, not by redline".
 // The kill fault must adopt exactly those states, and the end phase close
-// them with the owner keeping the slot and both copies of a key kept.
-//
-// redis-server only: the reference server trims such keys at start (it
-// cannot tell them from an unfinished CLUSTER MIGRATION import, whose
-// tasks it keeps in memory), so no state appears there.
+// them with the owner keeping the slot and both copies of a key kept. On
+// redis-server and on the reference server (which does the same check).
 func TestKillAdoptsTheImportsItsRestartOpens(t *testing.T) {
-	c := startLocal(t, 3, 0)
+	for name, server := range moverServers(t) {
+		t.Run(name, func(t *testing.T) { killAdoptsRestartImports(t, server) })
+	}
+}
+
+func killAdoptsRestartImports(t *testing.T, server []string) {
+	c := startLocalServer(t, 3, 0, server)
 	pc := procCluster{c}
 	nem := newTestNemesis(t, []string{"kill"}, pc)
 	ctx := context.Background()

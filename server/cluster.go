@@ -29,7 +29,9 @@ type clusterState struct {
 	bus      *bus.Bus
 	view     *cluster.SlotView // routing snapshot of the last Ready
 	confPath string
-	pending  bool // a CLUSTER command ran; its outputs wait for the batch's end
+	// importMarker is what saveImportMarker last wrote ("": no file).
+	importMarker string
+	pending      bool // a CLUSTER command ran; its outputs wait for the batch's end
 
 	// foreign are slots owned by others that the master's stream wrote
 	// (an import under way there), trimmed on promotion (cluster_migration_hide.go).

@@ -132,6 +132,7 @@ func (s *Server) asmOutput(stream []byte) {
 		}
 		s.asmSend(msg, payload)
 	}
+	s.saveImportMarker()
 	s.asmRefreshHidden()
 }
 

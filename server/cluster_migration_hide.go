@@ -17,6 +17,8 @@ package server
 //     destination's requests on (the migrating side).
 
 import (
+	"errors"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -314,32 +316,51 @@ func (s *Server) trimForeign() {
 }
 
 // trimUnownedOnLoad runs at start, after the data and nodes.conf are
-// loaded: a primary holding keys of slots another node owns, with no
-// classic import open for them, restarted in the middle of a CLUSTER
-// MIGRATION import (tasks live in memory only). Redis 8.4 records the task
-// in the RDB (the cluster-asm-task aux field) and trims its slots on load;
-// we trim every such slot (found by the handoff checker: a destination
-// killed mid-import came back with the imported keys, on both shards).
-// Redis 7 only warns about such keys; nothing else puts them there.
+// loaded, on a primary, and checks its keys against its slot map as Redis
+// does. A slot of an import task that was in progress when the node
+// stopped (CLUSTER MIGRATION; its tasks are kept in the file beside
+// nodes.conf, importMarkerPath) is trimmed: Redis 8.4 records the task in
+// the RDB (the cluster-asm-task aux field) and trims its slots on load
+// (found by the handoff checker: a destination killed mid-import came
+// back with the imported keys, on both shards). Any other slot it holds
+// keys of is Redis 7.0's verifyClusterConfigWithData: an unassigned one it
+// takes, one another node owns it sets IMPORTING from that owner, the
+// keys kept, for an operator (redis-cli --cluster fix) to decide.
 func (s *Server) trimUnownedOnLoad() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.cl.node == nil || !s.cl.node.IsMaster() {
 		return
 	}
 	db := s.dbs[0]
+	tasks := s.loadImportMarker()
 	if db.Len() == 0 {
 		return
 	}
 	self := s.cl.node.ID()
 	view := s.cl.node.View()
 	n, slots := 0, 0
+	changed := false
 	for sl := 0; sl < cluster.NumSlots; sl++ {
 		if db.CountKeysInSlot(sl) == 0 {
 			continue
 		}
-		if o := s.cl.node.SlotOwner(sl); o == "" || o == self {
+		o := s.cl.node.SlotOwner(sl)
+		if o == self {
 			continue
 		}
 		if _, importing := view.Importing[sl]; importing {
+			continue
+		}
+		if !tasks[sl] {
+			if o == "" {
+				s.Logf('#', "I have keys for unassigned slot %d. Taking responsibility for it.", sl)
+				cluster.Exec(s.cl.node, []string{"CLUSTER", "ADDSLOTS", strconv.Itoa(sl)}, cluster.Env{})
+			} else {
+				s.Logf('#', "I have keys for slot %d, but the slot is assigned to another node. Setting it to importing state.", sl)
+				cluster.Exec(s.cl.node, []string{"CLUSTER", "SETSLOT", strconv.Itoa(sl), "IMPORTING", o}, cluster.Env{})
+			}
+			changed = true
 			continue
 		}
 		slots++
@@ -350,7 +371,78 @@ func (s *Server) trimUnownedOnLoad() {
 			}
 		}
 	}
+	if changed {
+		s.nodeReady()
+	}
 	if n > 0 {
 		s.Logf('#', "Slot migration: trimmed %d keys of %d slots other nodes own (an import unfinished when this node stopped)", n, slots)
 	}
+}
+
+// importMarkerPath is the file beside nodes.conf that lists the slots of
+// the import tasks in progress, so that a restart knows what to trim (our
+// choice: Redis 8.4 keeps the tasks in the RDB's cluster-asm-task field).
+func (s *Server) importMarkerPath() string {
+	if s.cl.confPath == "" {
+		return ""
+	}
+	return s.cl.confPath + ".asm-import"
+}
+
+// saveImportMarker writes the import tasks' slots when they changed (lock
+// held; after each step of the migration machine). A failed write is
+// logged: a restart then treats the slots as Redis 7.0 does.
+func (s *Server) saveImportMarker() {
+	path := s.importMarkerPath()
+	if s.asm == nil || path == "" {
+		return
+	}
+	var pairs []string // "lo hi" pairs, as CLUSTER MIGRATION IMPORT takes them
+	for _, r := range s.asm.m.ImportTaskRanges() {
+		pairs = append(pairs, strconv.Itoa(r.Start), strconv.Itoa(r.End))
+	}
+	text := strings.Join(pairs, " ")
+	if text == s.cl.importMarker {
+		return
+	}
+	var err error
+	if text == "" {
+		err = os.Remove(path)
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+	} else {
+		tmp := path + ".tmp"
+		if err = os.WriteFile(tmp, []byte(text+"\n"), 0o644); err == nil {
+			err = os.Rename(tmp, path)
+		}
+	}
+	if err != nil {
+		s.Logf('#', "Slot migration: could not save the import tasks' slots to %s: %v", path, err)
+		return
+	}
+	s.cl.importMarker = text
+}
+
+// loadImportMarker reads the slots of the import tasks in progress when
+// the node stopped (none when there is no file) and removes the file: the
+// tasks are gone with the process.
+func (s *Server) loadImportMarker() map[int]bool {
+	path := s.importMarkerPath()
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	os.Remove(path)
+	out := map[int]bool{}
+	rs, err := cluster.ParseSlotRanges(strings.Fields(string(data)))
+	if err != nil {
+		s.Logf('#', "Slot migration: ignoring %s: %v", path, err)
+		return nil
+	}
+	forEachSlot(rs, func(sl int) { out[sl] = true })
+	return out
 }

@@ -559,6 +559,19 @@ func (m *Migrations) ImportingRanges() [][]SlotSpan {
 	return out
 }
 
+// ImportTaskRanges are the slots of every import task not given up
+// (connecting ones too): what a restart must trim, the tasks living in
+// memory only (the server keeps them in a file beside nodes.conf).
+func (m *Migrations) ImportTaskRanges() []SlotSpan {
+	var out []SlotSpan
+	for _, t := range m.tasks {
+		if t.Importing && t.State != MigFailed {
+			out = append(out, t.Ranges...)
+		}
+	}
+	return out
+}
+
 // ActiveTasks and TotalDone are INFO's cluster_slot_migration_task_count
 // and cluster_slot_migration_total_done_tasks.
 func (m *Migrations) ActiveTasks() int { return len(m.tasks) }
