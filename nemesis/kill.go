@@ -29,6 +29,8 @@ type killFault struct {
 	// before its kill; absent when the node did not answer (its restart's
 	// states are then not adopted: Unaccounted reports them).
 	before map[string]map[int]cluster.OpenSlot
+	// seen is the last resolved step's targets' states, from its topology.
+	seen map[string]map[int]cluster.OpenSlot
 }
 
 // beforeKillWait bounds the read of a node's slot states before its kill,
@@ -58,8 +60,31 @@ func (f *killFault) resolve(_ context.Context, st Step, t *clusteradmin.Topology
 	}
 	names := memberNames(targets)
 	a := &action{nodes: names, detail: map[string]any{"roles": roles(targets)}}
+	// The targets' states as this step's topology saw them: what the kill
+	// compares the restart with when a target does not answer just before
+	// it (paused, cut off).
+	f.mu.Lock()
+	f.seen = map[string]map[int]cluster.OpenSlot{}
+	for _, m := range targets {
+		if m.Reachable {
+			f.seen[m.Node.Name] = statesOf(m)
+		}
+	}
+	f.mu.Unlock()
 	hold(a, f)
 	return a, nil
+}
+
+// statesOf is a member's MIGRATING/IMPORTING states as OpenStates gives them.
+func statesOf(m clusteradmin.NodeState) map[int]cluster.OpenSlot {
+	out := map[int]cluster.OpenSlot{}
+	for s, to := range m.Migrating {
+		out[s] = cluster.OpenSlot{Slot: s, Migrating: true, Peer: to}
+	}
+	for s, from := range m.Importing {
+		out[s] = cluster.OpenSlot{Slot: s, Peer: from}
+	}
+	return out
 }
 
 func (f *killFault) strikeNode(ctx context.Context, node string) error {
@@ -90,15 +115,18 @@ func (f *killFault) noteStates(ctx context.Context, node string) {
 		return
 	}
 	st, err := f.mover.OpenStates(ctx, n.Addr, beforeKillWait)
-	if err != nil {
-		return
-	}
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
+		var ok bool
+		if st, ok = f.seen[node]; !ok {
+			return
+		}
+	}
 	if f.before == nil {
 		f.before = map[string]map[int]cluster.OpenSlot{}
 	}
 	f.before[node] = st
-	f.mu.Unlock()
 }
 
 // adopt hands the mover the IMPORTING states node opened at its restart
