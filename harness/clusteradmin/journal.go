@@ -26,7 +26,10 @@ type Step struct {
 	// under Aside's names, on clusters redline created), "assign" (To
 	// imports Slots but its own slot map had no owner of them: From set
 	// as their owner there, To's IMPORTING kept, so that the repair's
-	// RESTORE-ASKING is taken).
+	// RESTORE-ASKING is taken), "adopt" (To, restarted after redline
+	// killed it, set Slots IMPORTING from their owner From itself, Redis's
+	// start-up check of keys against the slot map: no change made, the
+	// states become redline's to close, the owner keeping the slots).
 	Kind  string `json:"kind"`
 	Slots []int  `json:"slots,omitempty"`
 	// Keys and Aside (set-aside): each key and the name its other copy now has.
