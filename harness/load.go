@@ -48,6 +48,16 @@ func benchOptions(s *Session) bench.Options {
 	for _, n := range s.Cluster.Nodes() {
 		opts.NodeNames[n.Addr] = n.Name
 	}
+	// Nodes a plan adds while the load runs (scale-out) are named at the
+	// end from the cluster as it is then.
+	opts.NameOf = func(addr string) string {
+		for _, n := range s.Cluster.Nodes() {
+			if n.Addr == addr {
+				return n.Name
+			}
+		}
+		return ""
+	}
 	if cfg.History {
 		opts.HistoryPath = s.Run.Path("ops.jsonl.gz")
 	}

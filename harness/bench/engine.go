@@ -73,6 +73,10 @@ type Options struct {
 	// NodeNames names nodes by address (n1, n2, ...): shards are shown
 	// by their primary's name, the address beside it.
 	NodeNames map[string]string
+	// NameOf, if set, names a node by address at the end of the run,
+	// when nodes a plan added (scale-out) are in the cluster too; a name
+	// it does not know ("") falls back to NodeNames, then the address.
+	NameOf func(addr string) string
 	// Live, if set, is called when traffic starts with a function that
 	// describes the last second (ops/s and corrected p99) for a progress
 	// display.
@@ -241,6 +245,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	res.Load.serverSlotStats(sctx, topo)
 	cancel()
+	e.addServed(res.Load, topo)
 	return res, nil
 }
 
@@ -424,6 +429,10 @@ func (w *worker) record(batch []pending) {
 				}
 				s.slots.ops[b.slot]++
 				s.slots.bytes[b.slot] += int64(len(b.key) + b.op.Size)
+				if int(b.node) >= len(s.slots.byNode) {
+					s.slots.byNode = append(s.slots.byNode, make([]int64, int(b.node)+1-len(s.slots.byNode))...)
+				}
+				s.slots.byNode[b.node]++
 			}
 		case outError:
 			s.c.Errors[op]++

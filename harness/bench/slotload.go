@@ -26,6 +26,9 @@ import (
 type slotCounts struct {
 	ops   [numSlots]int64
 	bytes [numSlots]int64
+	// byNode are the ok ops by the node that answered them (after any
+	// redirect), by router node number.
+	byNode []int64
 }
 
 // topSlotsShown is how many hot slots the summary and report list.
@@ -51,6 +54,27 @@ type LoadReport struct {
 	ServerTop []ServerSlot `json:"server_top,omitempty"`
 	// ServerNote says why server figures are missing or partial.
 	ServerNote string `json:"server_note,omitempty"`
+	// SlotsMoved counts the slots whose primary at the end is not their
+	// primary at the start (a plan's scale-out, reshard or failover, a
+	// nemesis); Nodes then says which node answered the ops, since the
+	// shards above are the start's.
+	SlotsMoved int          `json:"slots_moved"`
+	Nodes      []NodeServed `json:"nodes,omitempty"`
+
+	secs float64 // the run's length, for Nodes' rates
+}
+
+// NodeServed is one node's part of a run whose slots changed hands: the
+// ok ops it answered (after any MOVED or ASK), and the slots it owned as
+// primary at the start and at the end.
+type NodeServed struct {
+	Node       string  `json:"node"`
+	Addr       string  `json:"addr"`
+	SlotsStart int     `json:"slots_start"`
+	SlotsEnd   int     `json:"slots_end"`
+	Ops        int64   `json:"ops"`
+	OpsPerS    float64 `json:"ops_per_s"` // over the whole run
+	Share      float64 `json:"share"`     // of all ok ops
 }
 
 // SlotLoad is one slot's client-side load.
@@ -120,9 +144,110 @@ func (e *engine) loadReport(elapsed time.Duration) *LoadReport {
 	return buildLoad(ops[:], bytes[:], e.slotShard, e.gaps.names, elapsed.Seconds())
 }
 
+// addServed adds, when slots changed hands during the run, the ops by
+// the node that answered them and each node's slots at the start and at
+// the end (topo, refreshed by serverSlotStats just before).
+func (e *engine) addServed(r *LoadReport, topo *client.Client) {
+	if r == nil {
+		return
+	}
+	var served []int64
+	for _, w := range e.workers {
+		w.stats.mu.Lock()
+		if sc := w.stats.slots; sc != nil {
+			for n, v := range sc.byNode {
+				if n >= len(served) {
+					served = append(served, make([]int64, n+1-len(served))...)
+				}
+				served[n] += v
+			}
+		}
+		w.stats.mu.Unlock()
+	}
+	start := make([]string, numSlots)
+	end := make([]string, numSlots)
+	for s := 0; s < numSlots; s++ {
+		start[s] = e.shardAddrs[e.slotShard[s]]
+		end[s] = topo.Primary(s)
+	}
+	byAddr := map[string]int64{}
+	for n, v := range served {
+		byAddr[e.router.addr(uint32(n))] += v
+	}
+	r.addServed(start, end, byAddr, e.nameOf, r.secs)
+}
+
+// nameOf names a node by address: the run's name for it (n7 for a node a
+// scale-out added), else its address.
+func (e *engine) nameOf(addr string) string {
+	if e.o.NameOf != nil {
+		if n := e.o.NameOf(addr); n != "" {
+			return n
+		}
+	}
+	if n, ok := e.o.NodeNames[addr]; ok {
+		return n
+	}
+	return addr
+}
+
+// addServed is the pure part: start and end are each slot's primary
+// ("" for none), served the ok ops by the address that answered them.
+func (r *LoadReport) addServed(start, end []string, served map[string]int64, name func(string) string, secs float64) {
+	r.SlotsMoved = 0
+	for s := range start {
+		if start[s] != end[s] {
+			r.SlotsMoved++
+		}
+	}
+	if r.SlotsMoved == 0 {
+		return
+	}
+	nodes := map[string]*NodeServed{}
+	get := func(a string) *NodeServed {
+		if nodes[a] == nil {
+			nodes[a] = &NodeServed{Node: name(a), Addr: a}
+		}
+		return nodes[a]
+	}
+	for s := range start {
+		if start[s] != "" {
+			get(start[s]).SlotsStart++
+		}
+		if end[s] != "" {
+			get(end[s]).SlotsEnd++
+		}
+	}
+	var total int64
+	for a, v := range served {
+		get(a).Ops += v
+		total += v
+	}
+	secs = max(secs, 1e-9)
+	r.Nodes = r.Nodes[:0]
+	for _, n := range nodes {
+		n.OpsPerS = float64(n.Ops) / secs
+		if total > 0 {
+			n.Share = float64(n.Ops) / float64(total)
+		}
+		r.Nodes = append(r.Nodes, *n)
+	}
+	slices.SortFunc(r.Nodes, func(a, b NodeServed) int { return strings.Compare(nodeOrder(a.Node), nodeOrder(b.Node)) })
+}
+
+// nodeOrder sorts n2 before n10, names before addresses.
+func nodeOrder(name string) string {
+	if len(name) > 1 && name[0] == 'n' {
+		if _, err := fmt.Sscanf(name[1:], "%d", new(int)); err == nil {
+			return fmt.Sprintf("n%06s", name[1:])
+		}
+	}
+	return "~" + name
+}
+
 // buildLoad is the pure part of loadReport.
 func buildLoad(ops, bytes []int64, slotShard []uint16, names []string, secs float64) *LoadReport {
-	r := &LoadReport{}
+	r := &LoadReport{secs: secs}
 	secs = max(secs, 1e-9)
 	shards := make([]ShardLoad, len(names))
 	for i, n := range names {
@@ -346,8 +471,26 @@ func (r *LoadReport) print(w io.Writer) {
 	} else {
 		r.printHot(w)
 	}
+	r.printNodes(w)
 	r.printServer(w)
 }
+
+// printNodes writes, when slots changed hands, who answered the ops.
+func (r *LoadReport) printNodes(w io.Writer) {
+	if r.SlotsMoved == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s changed primary during the run (the shards above are the start's): ok ops by the node that answered them\n", slots(r.SlotsMoved))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tADDRESS\tSLOTS AT START\tAT END\tOPS/S (RUN)\tSHARE")
+	for _, n := range r.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\n", n.Node, n.Addr, Count(float64(n.SlotsStart)), Count(float64(n.SlotsEnd)), Count(n.OpsPerS), 100*n.Share)
+	}
+	tw.Flush()
+}
+
+// slots says n slots, for people.
+func slots(n int) string { return Count(float64(n)) + " slot" + plural(n) }
 
 func (r *LoadReport) printHot(w io.Writer) {
 	fmt.Fprintln(w, "hot slots (client side, beside the server's CLUSTER SLOT-STATS of the slot where reported)")
@@ -417,6 +560,15 @@ func (r *LoadReport) html(name string) string {
 			s.Slot, html.EscapeString(s.Shard), s.OpsPerS, 100*s.Share, float64(s.Bytes)/1024, k, c, in, out)
 	}
 	b.WriteString("</table>")
+	if r.SlotsMoved > 0 {
+		fmt.Fprintf(&b, "<p>%s changed primary during the run (the shards above are the start's): ok ops by the node that answered them</p>", slots(r.SlotsMoved))
+		b.WriteString("<table id='nodes-served'><tr><th>node</th><th>address</th><th>slots at start</th><th>at end</th><th>ops/s (run)</th><th>share</th></tr>")
+		for _, n := range r.Nodes {
+			fmt.Fprintf(&b, "<tr><td style='text-align:left'>%s</td><td style='text-align:left'>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.1f%%</td></tr>",
+				html.EscapeString(n.Node), html.EscapeString(n.Addr), Count(float64(n.SlotsStart)), Count(float64(n.SlotsEnd)), Count(n.OpsPerS), 100*n.Share)
+		}
+		b.WriteString("</table>")
+	}
 	if len(r.Server) > 0 {
 		b.WriteString("<table><tr><th>primary (CLUSTER SLOT-STATS)</th><th>slots</th><th>keys</th><th>cpu ms</th><th>in KB</th><th>out KB</th><th>memory KB</th></tr>")
 		for _, s := range r.Server {

@@ -99,7 +99,62 @@ func TestRecordCountsPerSlot(t *testing.T) {
 	}
 	w.record([]pending{{slot: 43, out: outError}})
 	r := e.loadReport(time.Second)
+	if by := w.stats.slots.byNode; len(by) != 1 || by[0] != 3 {
+		t.Fatalf("ok ops by answering node %v, want 3 on node 0", by)
+	}
 	if r.SlotsTouched != 1 || r.TopSlots[0].Slot != slot || r.TopSlots[0].Ops != 3 || r.TopSlots[0].Bytes != int64(3*(keyLen+8)) {
 		t.Fatalf("load %+v", r.TopSlots)
+	}
+}
+
+// TestServedAfterAScaleOut: when a scale-out moved 4,096 slots to a node
+// added during the run, the load names the node that answered each op
+// and every node's slots at the start and at the end, the added node
+// (which was no shard at the start) included; without a move it adds
+// nothing.
+func TestServedAfterAScaleOut(t *testing.T) {
+	start := make([]string, numSlots)
+	end := make([]string, numSlots)
+	for s := range start {
+		start[s], end[s] = "a:1", "a:1"
+		if s >= 8192 {
+			start[s], end[s] = "b:2", "b:2"
+		}
+		if s < 2048 || (s >= 8192 && s < 10240) {
+			end[s] = "c:3"
+		}
+	}
+	names := map[string]string{"a:1": "n1", "b:2": "n2", "c:3": "n10"}
+	name := func(a string) string { return names[a] }
+	r := &LoadReport{Shards: []ShardLoad{{Shard: "n1"}}}
+	r.addServed(start, end, map[string]int64{"a:1": 500, "b:2": 400, "c:3": 100}, name, 10)
+	if r.SlotsMoved != 4096 || len(r.Nodes) != 3 {
+		t.Fatalf("moved %d, nodes %+v", r.SlotsMoved, r.Nodes)
+	}
+	want := []NodeServed{
+		{Node: "n1", Addr: "a:1", SlotsStart: 8192, SlotsEnd: 6144, Ops: 500, OpsPerS: 50, Share: 0.5},
+		{Node: "n2", Addr: "b:2", SlotsStart: 8192, SlotsEnd: 6144, Ops: 400, OpsPerS: 40, Share: 0.4},
+		{Node: "n10", Addr: "c:3", SlotsStart: 0, SlotsEnd: 4096, Ops: 100, OpsPerS: 10, Share: 0.1},
+	}
+	for i, w := range want {
+		if r.Nodes[i] != w {
+			t.Errorf("node %d: %+v, want %+v", i, r.Nodes[i], w)
+		}
+	}
+	var out bytes.Buffer
+	r.print(&out)
+	if !strings.Contains(out.String(), "4,096 slots changed primary") || !strings.Contains(out.String(), "n10   c:3") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+	if h := r.html("A"); !strings.Contains(h, "id='nodes-served'") || !strings.Contains(h, "<td>4,096</td>") {
+		t.Errorf("report:\n%s", h)
+	}
+
+	still := &LoadReport{Shards: []ShardLoad{{Shard: "n1"}}}
+	still.addServed(start, start, map[string]int64{"a:1": 500}, name, 10)
+	out.Reset()
+	still.print(&out)
+	if still.SlotsMoved != 0 || still.Nodes != nil || strings.Contains(out.String(), "changed primary") {
+		t.Errorf("no slot moved, yet: %+v\n%s", still, out.String())
 	}
 }
