@@ -711,11 +711,12 @@ func loadSection(runs []Named) string {
 			}
 			fmt.Fprintf(&b, `<p class="load-even">%s: keys spread evenly (busiest shard %sx the mean, busiest slot %s%% of ops over %s slots touched): no hot-slot table</p>`,
 				html.EscapeString(n.Name), Num(l.ShardSkew), Num(100*top), Count(float64(l.SlotsTouched)))
-			continue
+		} else {
+			b.WriteString(`<section id="load">`)
+			b.WriteString(l.html(n.Name))
+			b.WriteString(`</section>`)
 		}
-		b.WriteString(`<section id="load">`)
-		b.WriteString(l.html(n.Name))
-		b.WriteString(`</section>`)
+		b.WriteString(l.nodesHTML(n.Name))
 	}
 	return b.String()
 }

@@ -537,6 +537,23 @@ func (r *LoadReport) printServer(w io.Writer) {
 	}
 }
 
+// nodesHTML renders, when slots changed primary, who answered the ops
+// (the report shows it whether or not the keys were skewed).
+func (r *LoadReport) nodesHTML(name string) string {
+	if r == nil || r.SlotsMoved == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<section id='nodes-served'><h2>nodes of %s after the change</h2><p>%s changed primary during the run (the shards above are the start's): ok ops by the node that answered them</p>", html.EscapeString(name), slots(r.SlotsMoved))
+	b.WriteString("<table><tr><th>node</th><th>address</th><th>slots at start</th><th>at end</th><th>ops/s (run)</th><th>share</th></tr>")
+	for _, n := range r.Nodes {
+		fmt.Fprintf(&b, "<tr><td style='text-align:left'>%s</td><td style='text-align:left'>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.1f%%</td></tr>",
+			html.EscapeString(n.Node), html.EscapeString(n.Addr), Count(float64(n.SlotsStart)), Count(float64(n.SlotsEnd)), Count(n.OpsPerS), 100*n.Share)
+	}
+	b.WriteString("</table></section>")
+	return b.String()
+}
+
 // html renders the load tables for the report page.
 func (r *LoadReport) html(name string) string {
 	if r == nil || len(r.Shards) == 0 {
@@ -560,15 +577,6 @@ func (r *LoadReport) html(name string) string {
 			s.Slot, html.EscapeString(s.Shard), s.OpsPerS, 100*s.Share, float64(s.Bytes)/1024, k, c, in, out)
 	}
 	b.WriteString("</table>")
-	if r.SlotsMoved > 0 {
-		fmt.Fprintf(&b, "<p>%s changed primary during the run (the shards above are the start's): ok ops by the node that answered them</p>", slots(r.SlotsMoved))
-		b.WriteString("<table id='nodes-served'><tr><th>node</th><th>address</th><th>slots at start</th><th>at end</th><th>ops/s (run)</th><th>share</th></tr>")
-		for _, n := range r.Nodes {
-			fmt.Fprintf(&b, "<tr><td style='text-align:left'>%s</td><td style='text-align:left'>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.1f%%</td></tr>",
-				html.EscapeString(n.Node), html.EscapeString(n.Addr), Count(float64(n.SlotsStart)), Count(float64(n.SlotsEnd)), Count(n.OpsPerS), 100*n.Share)
-		}
-		b.WriteString("</table>")
-	}
 	if len(r.Server) > 0 {
 		b.WriteString("<table><tr><th>primary (CLUSTER SLOT-STATS)</th><th>slots</th><th>keys</th><th>cpu ms</th><th>in KB</th><th>out KB</th><th>memory KB</th></tr>")
 		for _, s := range r.Server {

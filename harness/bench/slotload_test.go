@@ -146,7 +146,7 @@ func TestServedAfterAScaleOut(t *testing.T) {
 	if !strings.Contains(out.String(), "4,096 slots changed primary") || !strings.Contains(out.String(), "n10   c:3") {
 		t.Errorf("summary:\n%s", out.String())
 	}
-	if h := r.html("A"); !strings.Contains(h, "id='nodes-served'") || !strings.Contains(h, "<td>4,096</td>") {
+	if h := r.nodesHTML("A"); !strings.Contains(h, "id='nodes-served'") || !strings.Contains(h, "<td>4,096</td>") {
 		t.Errorf("report:\n%s", h)
 	}
 

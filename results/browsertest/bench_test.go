@@ -45,7 +45,9 @@ func benchResult(t *testing.T) *bench.Result {
 			"total": {OKPerS: 19950, Corrected: bench.Quantiles{Count: 598500, Mean: 0.61, P50: 0.46, P90: 0.9, P99: 2.2, P999: 14, Max: 850}, Raw: bench.Quantiles{Count: 598500, Mean: 0.5, P50: 0.4, P99: 1.5, P999: 4}},
 		},
 		Load: &bench.LoadReport{ShardSkew: 1.02, SlotSkew: 1.9, SlotsTouched: 9000, Shards: []bench.ShardLoad{{Shard: "n1", Share: 0.33}, {Shard: "n2", Share: 0.34}, {Shard: "n3", Share: 0.33}},
-			TopSlots: []bench.SlotLoad{{Slot: 17, Shard: "n1", Share: 0.0004}}},
+			TopSlots:   []bench.SlotLoad{{Slot: 17, Shard: "n1", Share: 0.0004}},
+			SlotsMoved: 4096, Nodes: []bench.NodeServed{{Node: "n1", Addr: "10.0.0.2:6379", SlotsStart: 5461, SlotsEnd: 4096, OpsPerS: 5600, Share: 0.28},
+				{Node: "n7", Addr: "10.0.0.8:6379", SlotsStart: 0, SlotsEnd: 4096, OpsPerS: 3100, Share: 0.155}}},
 	}
 	for i, name := range []string{"n1", "n2", "n3"} {
 		r.Shards = append(r.Shards, bench.ShardGap{Shard: name, Addr: "10.0.0." + string(rune('2'+i)) + ":6379", OK: 199500,
@@ -175,6 +177,10 @@ func TestBenchReportInBrowser(t *testing.T) {
 	}
 	if eval[int](p, `document.querySelectorAll('#load').length`) != 0 || !strings.Contains(text(".load-even"), "keys spread evenly") {
 		t.Errorf("uniform keys got a hot-slot table")
+	}
+	// The scale-out moved slots: who answered the ops, the added node too.
+	if n := text("#nodes-served"); !strings.Contains(n, "n7\t10.0.0.8:6379\t0\t4,096\t3,100") {
+		t.Errorf("nodes served after the scale-out:\n%s", n)
 	}
 	if n := text("#notes"); !strings.Contains(n, "slow shard") {
 		t.Errorf("notes:\n%s", n)
