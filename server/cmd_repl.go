@@ -74,6 +74,7 @@ func cmdPsync(c *Client, argv [][]byte) {
 	r.backlogActive = true
 	rl := &replicaLink{r: r, c: c, conn: c.conn, ip: host, port: ce.listenPort,
 		notify: make(chan struct{}, 1), done: make(chan struct{}), ackTime: time.Now()}
+	rl.raw = loopWritable(c.conn)
 	var head []byte
 	partial := false
 	if len(argv) == 3 {

@@ -38,6 +38,9 @@ type Client struct {
 	// leaveLoop: an event loop must hand the connection to a goroutine
 	// before its next command runs (see Server.blocksCaller).
 	leaveLoop bool
+	// loopHeld: the loop holds its replies until the end of the pass
+	// (eventLoop.process).
+	loopHeld bool
 	// loop is the event loop serving the connection, nil when it has a
 	// goroutine of its own (eventloop_linux.go).
 	loop *loopClient

@@ -58,6 +58,11 @@ type eventLoop struct {
 	// woken are blocked clients whose reply is ready (blocking.go); the
 	// loop sends it and runs their buffered input.
 	woken []*Client
+	// held are the clients of this pass whose replies wait for the
+	// stream to reach the replicas (process); links is finishPass's
+	// scratch list of replica links.
+	held  []*Client
+	links []*replicaLink
 }
 
 // eventLoopsEnabled: REDLINE_EVENT_LOOP=off serves every connection from a
@@ -215,6 +220,7 @@ func (l *eventLoop) run() {
 				l.serve(c)
 			}
 		}
+		l.finishPass()
 	}
 }
 
@@ -236,14 +242,52 @@ func (l *eventLoop) serve(c *Client) {
 	l.process(c)
 }
 
-// process runs what c has buffered and writes the replies.
+// process runs what c has buffered and writes the replies, unless the
+// replication stream holds bytes no replica socket has yet: then the
+// replies wait for the end of the pass (finishPass), which hands the
+// stream to the replicas first. Redis writes the replicas' output and the
+// clients' replies in the same beforeSleep, so a write it acknowledges is
+// in the replica's socket within microseconds; a reply sent before a
+// replica writer's next batch would leave a stopped or partitioned
+// primary's acknowledged writes on no replica for up to replWriteGap.
 func (l *eventLoop) process(c *Client) {
 	s := l.s
-	fd := c.loop.fd
 	if !s.processInput(c, true) {
 		l.close(c)
 		return
 	}
+	if s.repl.unflushed.Load() {
+		if !c.loopHeld {
+			c.loopHeld = true
+			l.held = append(l.held, c)
+		}
+		return
+	}
+	l.reply(c)
+}
+
+// finishPass writes the stream to the replicas, then the replies the
+// pass held back.
+func (l *eventLoop) finishPass() {
+	if len(l.held) == 0 {
+		return
+	}
+	l.s.repl.flushFromLoop(&l.links)
+	for i, c := range l.held {
+		l.held[i] = nil
+		c.loopHeld = false
+		if c.loop == nil || c.loop.closed {
+			continue
+		}
+		l.reply(c)
+	}
+	l.held = l.held[:0]
+}
+
+// reply writes c's pending replies and settles the connection.
+func (l *eventLoop) reply(c *Client) {
+	s := l.s
+	fd := c.loop.fd
 	for written := 0; written < len(c.out); {
 		m, err := rawWrite(fd, c.out[written:])
 		if m > 0 {
@@ -422,6 +466,62 @@ func writeConn(conn net.Conn, b []byte) error {
 		return err
 	}
 	return werr
+}
+
+// tryWrite writes what the socket takes of b now, never waiting: the
+// bytes written, and an error when the link is broken or its write
+// deadline passed (a full socket is no error).
+func tryWrite(rc syscall.RawConn, b []byte) (int, error) {
+	n := 0
+	var werr error
+	err := rc.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			m, e := rawWrite(int(fd), b[n:])
+			if e == unix.EINTR {
+				continue
+			}
+			if e == unix.EAGAIN {
+				break
+			}
+			if e != 0 {
+				werr = e
+				break
+			}
+			n += m
+		}
+		return true
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, werr
+}
+
+// waitWritable waits until the socket takes bytes again (or its write
+// deadline passes: an error).
+func waitWritable(rc syscall.RawConn) error {
+	first := true
+	return rc.Write(func(uintptr) bool {
+		if first {
+			first = false
+			return false
+		}
+		return true
+	})
+}
+
+// loopWritable is conn's descriptor for writes that never wait (nil when
+// it has none, as over TLS).
+func loopWritable(conn net.Conn) syscall.RawConn {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
 }
 
 // epollPoll returns the ready events without waiting (0 on EINTR).

@@ -2,7 +2,10 @@
 
 package server
 
-import "net"
+import (
+	"net"
+	"syscall"
+)
 
 // Event loops use epoll (eventloop_linux.go); elsewhere every connection
 // has a goroutine of its own.
@@ -21,6 +24,12 @@ func (s *Server) loopAccept(net.Conn) bool { return false }
 func (l *eventLoop) wake() {}
 
 func (s *Server) wakeLoopClient(*Client) {}
+
+// Without loops no replica link has a descriptor for loop writes, so
+// these are never called.
+func tryWrite(syscall.RawConn, []byte) (int, error) { return 0, nil }
+func waitWritable(syscall.RawConn) error            { return nil }
+func loopWritable(net.Conn) syscall.RawConn         { return nil }
 
 func writeConn(conn net.Conn, b []byte) error {
 	_, err := conn.Write(b)

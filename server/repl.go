@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redline-dev/redline/server/resp"
@@ -58,7 +59,10 @@ type replState struct {
 	// shared with the replica link goroutine, which reads and writes them
 	// without the server lock (ACKs, last I/O); the cluster node reads them
 	// before each Tick
-	offsetA    atomic.Int64
+	offsetA atomic.Int64
+	// unflushed: feed gave a replica bytes no event loop has written to
+	// its socket yet (eventLoop.process holds the pass's replies).
+	unflushed  atomic.Bool
 	linkUp     atomic.Bool
 	lastIOA    atomic.Int64 // unix ms of the last data from the master
 	downSinceA atomic.Int64
@@ -66,13 +70,25 @@ type replState struct {
 
 // replicaLink is one replica connected to this master.
 type replicaLink struct {
-	r      *replState
-	c      *Client
-	conn   net.Conn
-	ip     string
-	port   int
-	mu     sync.Mutex
-	buf    []byte
+	r    *replState
+	c    *Client
+	conn net.Conn
+	ip   string
+	port int
+	mu   sync.Mutex
+	buf  []byte
+	// wmu is held by whoever takes buf to write it (writeLoop, an event
+	// loop's writeNow), so the stream's bytes reach the socket in order.
+	wmu sync.Mutex
+	// raw is conn's descriptor for an event loop's writes that never wait
+	// (nil over TLS); live is set once writeLoop has sent a paced full
+	// sync, before which no one else may write.
+	raw  syscall.RawConn
+	live atomic.Bool
+	// pbuf[poff:] is what a writer took from buf and the socket has not
+	// taken yet (under wmu): it goes before buf.
+	pbuf   []byte
+	poff   int
 	notify chan struct{}
 	done   chan struct{}
 	once   sync.Once
@@ -131,6 +147,9 @@ func (r *replState) feed(b []byte) {
 	r.offset += int64(len(b))
 	r.offsetA.Store(r.offset)
 	var slow []*replicaLink
+	if len(r.replicas) > 0 {
+		r.unflushed.Store(true)
+	}
 	for _, rl := range r.replicas {
 		rl.mu.Lock()
 		rl.buf = append(rl.buf, b...)
@@ -159,7 +178,6 @@ const replicaOutputLimit = 256 << 20
 const replWriteGap = time.Millisecond
 
 func (rl *replicaLink) writeLoop() {
-	var spare []byte
 	timeout := time.Duration(rl.r.s.cfg.ReplTimeout) * time.Second
 	gap := time.NewTimer(time.Hour)
 	gap.Stop()
@@ -168,6 +186,7 @@ func (rl *replicaLink) writeLoop() {
 	if rl.paced != nil && !rl.paced.send(rl, timeout) {
 		return
 	}
+	rl.live.Store(true)
 	for {
 		select {
 		case <-rl.done:
@@ -179,7 +198,9 @@ func (rl *replicaLink) writeLoop() {
 		// up for replWriteGap after the previous write: one write (and one
 		// read and apply batch on the replica) per burst instead of one per
 		// command, like Redis's once-per-event-loop replica write. An
-		// isolated write goes out at once.
+		// isolated write goes out at once. Writes of clients served by an
+		// event loop do not wait for this: the loop writes them itself
+		// before their replies (flushFromLoop).
 		if d := replWriteGap - time.Since(last); d > 0 {
 			gap.Reset(d)
 			select {
@@ -191,24 +212,53 @@ func (rl *replicaLink) writeLoop() {
 		} else {
 			runtime.Gosched()
 		}
-		rl.mu.Lock()
-		b := rl.buf
-		rl.buf = spare[:0]
-		rl.mu.Unlock()
-		if len(b) == 0 {
-			spare = b
-			continue
-		}
 		rl.conn.SetWriteDeadline(time.Now().Add(timeout))
-		if err := writeConn(rl.conn, b); err != nil {
+		if !rl.drain() {
 			rl.conn.Close()
 			return
 		}
 		last = time.Now()
-		if cap(b) > 4<<20 {
-			b = nil
+	}
+}
+
+// drain writes what was taken and what buf holds until both are empty;
+// false when the link broke or its write deadline passed. It holds wmu
+// only while it takes and writes without waiting, never while it waits
+// for the socket, so an event loop's writeNow never waits on a slow
+// replica.
+func (rl *replicaLink) drain() bool {
+	if rl.raw == nil {
+		// No event loop writes to this link (TLS): plain blocking writes.
+		rl.wmu.Lock()
+		defer rl.wmu.Unlock()
+		rl.mu.Lock()
+		b := rl.buf
+		rl.buf = nil
+		rl.mu.Unlock()
+		return len(b) == 0 || writeConn(rl.conn, b) == nil
+	}
+	for {
+		rl.wmu.Lock()
+		if rl.poff == len(rl.pbuf) {
+			rl.mu.Lock()
+			spare := rl.pbuf[:0]
+			if cap(spare) > 4<<20 {
+				spare = nil
+			}
+			rl.pbuf, rl.buf, rl.poff = rl.buf, spare, 0
+			rl.mu.Unlock()
 		}
-		spare = b
+		if rl.poff == len(rl.pbuf) {
+			rl.wmu.Unlock()
+			return true
+		}
+		n, err := tryWrite(rl.raw, rl.pbuf[rl.poff:])
+		rl.poff += n
+		full := rl.poff < len(rl.pbuf)
+		rl.wmu.Unlock()
+		if err != nil || (full && waitWritable(rl.raw) != nil) {
+			return false
+		}
 	}
 }
 
@@ -229,15 +279,52 @@ func (rl *replicaLink) closeNow() {
 }
 
 func (rl *replicaLink) flushAndClose() {
-	rl.mu.Lock()
-	b := rl.buf
-	rl.buf = nil
-	rl.mu.Unlock()
-	if len(b) > 0 {
-		rl.conn.SetWriteDeadline(time.Now().Add(time.Second))
-		writeConn(rl.conn, b)
-	}
+	rl.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	rl.drain()
 	rl.conn.Close()
+}
+
+// loopWriteMax bounds what an event loop writes to a replica itself: a
+// full sync's file or a replica far behind is writeLoop's to send.
+const loopWriteMax = 256 << 10
+
+// flushFromLoop writes to each replica's socket what the stream holds for
+// it, from an event loop at the end of a pass, before the pass's replies
+// (eventLoop.process). links is the caller's scratch slice.
+func (r *replState) flushFromLoop(links *[]*replicaLink) {
+	r.unflushed.Store(false)
+	r.s.mu.Lock()
+	*links = append((*links)[:0], r.replicas...)
+	r.s.mu.Unlock()
+	for i, rl := range *links {
+		rl.writeNow()
+		(*links)[i] = nil
+	}
+}
+
+// writeNow writes what the socket takes of the link's stream without
+// waiting. A link that has not finished a paced full sync is left to
+// writeLoop, as is what the socket does not take now.
+func (rl *replicaLink) writeNow() {
+	if rl.raw == nil || !rl.live.Load() {
+		return
+	}
+	rl.wmu.Lock()
+	defer rl.wmu.Unlock()
+	if rl.poff < len(rl.pbuf) {
+		n, _ := tryWrite(rl.raw, rl.pbuf[rl.poff:])
+		rl.poff += n
+		if rl.poff < len(rl.pbuf) {
+			return // the socket is full: writeLoop waits for it
+		}
+	}
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if len(rl.buf) == 0 || len(rl.buf) > loopWriteMax {
+		return
+	}
+	n, _ := tryWrite(rl.raw, rl.buf)
+	rl.buf = rl.buf[:copy(rl.buf, rl.buf[n:])]
 }
 
 func (r *replState) dropReplica(rl *replicaLink) {
