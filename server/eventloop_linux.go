@@ -267,9 +267,11 @@ func (l *eventLoop) process(c *Client) {
 }
 
 // finishPass writes the stream to the replicas, then the replies the
-// pass held back.
+// pass held back. It writes whenever the stream has unwritten bytes: the
+// pass's writes woke no replica writer (loopFeed), even those whose
+// client was closed before its reply.
 func (l *eventLoop) finishPass() {
-	if len(l.held) == 0 {
+	if len(l.held) == 0 && !l.s.repl.unflushed.Load() {
 		return
 	}
 	l.s.repl.flushFromLoop(&l.links)

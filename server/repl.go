@@ -62,7 +62,11 @@ type replState struct {
 	offsetA atomic.Int64
 	// unflushed: feed gave a replica bytes no event loop has written to
 	// its socket yet (eventLoop.process holds the pass's replies).
-	unflushed  atomic.Bool
+	unflushed atomic.Bool
+	// loopFeed: the commands running now are an event loop's, which
+	// writes what they feed at the end of its pass (finishPass): the
+	// replica writers need no wakeup for it (under the server lock).
+	loopFeed   bool
 	linkUp     atomic.Bool
 	lastIOA    atomic.Int64 // unix ms of the last data from the master
 	downSinceA atomic.Int64
@@ -158,9 +162,8 @@ func (r *replState) feed(b []byte) {
 		if pending > replicaOutputLimit {
 			slow = append(slow, rl)
 		}
-		select {
-		case rl.notify <- struct{}{}:
-		default:
+		if !r.loopFeed {
+			rl.wake()
 		}
 	}
 	for _, rl := range slow {
@@ -262,6 +265,14 @@ func (rl *replicaLink) drain() bool {
 	}
 }
 
+// wake tells writeLoop there is something to write.
+func (rl *replicaLink) wake() {
+	select {
+	case rl.notify <- struct{}{}:
+	default:
+	}
+}
+
 // close ends the link once what was propagated before it has been written:
 // Redis writes a replica's output in the event-loop turn of the command
 // that produced it, so a replica (or a replication-stream reader) it lets
@@ -307,6 +318,7 @@ func (r *replState) flushFromLoop(links *[]*replicaLink) {
 // writeLoop, as is what the socket does not take now.
 func (rl *replicaLink) writeNow() {
 	if rl.raw == nil || !rl.live.Load() {
+		rl.wake()
 		return
 	}
 	rl.wmu.Lock()
@@ -315,16 +327,22 @@ func (rl *replicaLink) writeNow() {
 		n, _ := tryWrite(rl.raw, rl.pbuf[rl.poff:])
 		rl.poff += n
 		if rl.poff < len(rl.pbuf) {
-			return // the socket is full: writeLoop waits for it
+			rl.wake() // the socket is full: writeLoop waits for it
+			return
 		}
 	}
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
-	if len(rl.buf) == 0 || len(rl.buf) > loopWriteMax {
+	if len(rl.buf) == 0 {
 		return
 	}
-	n, _ := tryWrite(rl.raw, rl.buf)
-	rl.buf = rl.buf[:copy(rl.buf, rl.buf[n:])]
+	if len(rl.buf) <= loopWriteMax {
+		n, _ := tryWrite(rl.raw, rl.buf)
+		rl.buf = rl.buf[:copy(rl.buf, rl.buf[n:])]
+	}
+	if len(rl.buf) > 0 {
+		rl.wake()
+	}
 }
 
 func (r *replState) dropReplica(rl *replicaLink) {

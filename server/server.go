@@ -587,6 +587,7 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 	}
 	locked, perr := s.runBatch(c, inLoop)
 	if locked {
+		s.repl.loopFeed = false
 		if !s.afterBatch(c) {
 			// The AOF write failed: the batch's writes are not durable,
 			// so its replies must not go out.
@@ -658,6 +659,7 @@ func (s *Server) runBatch(c *Client, inLoop bool) (locked bool, perr error) {
 				continue // answered BUSY (or SCRIPT KILL) without the lock
 			}
 			locked = true
+			s.repl.loopFeed = inLoop
 		}
 		cmd := c.lookupCommand(args[0])
 		if inLoop && s.blocksCaller(c, cmd, args) {
