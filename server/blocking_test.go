@@ -332,18 +332,7 @@ func TestBlockingPropagationLikeRedis(t *testing.T) {
 		bRun(0, "SET done 1"),
 	}
 	stream := func(addr string) string {
-		repl := dialRaw(t, addr)
-		repl.send(t, splitTest(t, "SYNC"))
-		// "$<len>\r\n" and the snapshot, with no CRLF after it.
-		line, err := repl.r.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, "$") {
-			t.Fatalf("SYNC: %q %v", line, err)
-		}
-		var n int
-		fmt.Sscan(line[1:], &n)
-		if _, err := io_ReadFull(repl.r, make([]byte, n)); err != nil {
-			t.Fatal(err)
-		}
+		repl := syncAsReplica(t, addr)
 		runBlockingScenario(t, addr, "2", steps)
 		var cmds []string
 		for {

@@ -98,6 +98,25 @@ func dialRaw(t *testing.T, addr string) *rawClient {
 	return &rawClient{c: c, r: bufio.NewReader(c)}
 }
 
+// syncAsReplica connects to addr as a replica by the pre-PSYNC protocol
+// and reads the snapshot ("$<len>\r\n" and the file, with no CRLF after
+// it): what it reads next is the stream.
+func syncAsReplica(t *testing.T, addr string) *rawClient {
+	t.Helper()
+	repl := dialRaw(t, addr)
+	repl.send(t, splitTest(t, "SYNC"))
+	line, err := repl.r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "$") {
+		t.Fatalf("SYNC: %q %v", line, err)
+	}
+	var n int
+	fmt.Sscan(line[1:], &n)
+	if _, err := io_ReadFull(repl.r, make([]byte, n)); err != nil {
+		t.Fatal(err)
+	}
+	return repl
+}
+
 // do sends argv and returns the raw bytes of one reply.
 func (rc *rawClient) do(t *testing.T, argv [][]byte) []byte {
 	t.Helper()

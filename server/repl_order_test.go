@@ -5,7 +5,6 @@ package server
 import (
 	"fmt"
 	"io"
-	"strings"
 	"testing"
 )
 
@@ -20,17 +19,7 @@ import (
 func TestReplicaGetsTheWriteBeforeItsReply(t *testing.T) {
 	s := startExtServer(t)
 	addr := s.Addr().String()
-	repl := dialRaw(t, addr)
-	repl.send(t, splitTest(t, "SYNC"))
-	line, err := repl.r.ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "$") {
-		t.Fatalf("SYNC: %q %v", line, err)
-	}
-	var n int
-	fmt.Sscan(line[1:], &n)
-	if _, err := io_ReadFull(repl.r, make([]byte, n)); err != nil {
-		t.Fatal(err)
-	}
+	repl := syncAsReplica(t, addr)
 	go io.Copy(io.Discard, repl.r) // a replica that keeps up
 
 	s.Lock()
