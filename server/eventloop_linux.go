@@ -437,18 +437,13 @@ func rawWrite(fd int, p []byte) (int, syscall.Errno) {
 // deadline) when it is full. Replica streams use it; a plain conn.Write
 // there woke the sysmon thread on every burst.
 func writeConn(conn net.Conn, b []byte) error {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		_, err := conn.Write(b)
-		return err
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	rc := loopWritable(conn)
+	if rc == nil {
 		_, err := conn.Write(b)
 		return err
 	}
 	var werr error
-	err = rc.Write(func(fd uintptr) bool {
+	err := rc.Write(func(fd uintptr) bool {
 		for len(b) > 0 {
 			n, e := rawWrite(int(fd), b)
 			switch e {

@@ -245,7 +245,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	res.Load.serverSlotStats(sctx, topo)
 	cancel()
-	e.addServed(res.Load, topo)
+	e.addServed(res.Load, topo, res.DurationS)
 	return res, nil
 }
 

@@ -60,8 +60,6 @@ type LoadReport struct {
 	// shards above are the start's.
 	SlotsMoved int          `json:"slots_moved"`
 	Nodes      []NodeServed `json:"nodes,omitempty"`
-
-	secs float64 // the run's length, for Nodes' rates
 }
 
 // NodeServed is one node's part of a run whose slots changed hands: the
@@ -146,8 +144,9 @@ func (e *engine) loadReport(elapsed time.Duration) *LoadReport {
 
 // addServed adds, when slots changed hands during the run, the ops by
 // the node that answered them and each node's slots at the start and at
-// the end (topo, refreshed by serverSlotStats just before).
-func (e *engine) addServed(r *LoadReport, topo *client.Client) {
+// the end (topo, refreshed by serverSlotStats just before), over secs of
+// traffic.
+func (e *engine) addServed(r *LoadReport, topo *client.Client, secs float64) {
 	if r == nil {
 		return
 	}
@@ -174,7 +173,7 @@ func (e *engine) addServed(r *LoadReport, topo *client.Client) {
 	for n, v := range served {
 		byAddr[e.router.addr(uint32(n))] += v
 	}
-	r.addServed(start, end, byAddr, e.nameOf, r.secs)
+	r.addServed(start, end, byAddr, e.nameOf, secs)
 }
 
 // nameOf names a node by address: the run's name for it (n7 for a node a
@@ -247,7 +246,7 @@ func nodeOrder(name string) string {
 
 // buildLoad is the pure part of loadReport.
 func buildLoad(ops, bytes []int64, slotShard []uint16, names []string, secs float64) *LoadReport {
-	r := &LoadReport{secs: secs}
+	r := &LoadReport{}
 	secs = max(secs, 1e-9)
 	shards := make([]ShardLoad, len(names))
 	for i, n := range names {
