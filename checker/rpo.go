@@ -161,6 +161,17 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 	if kind == "" {
 		kind = detectKind(calls)
 	}
+	if kind == "list-append" {
+		// Only the transactions' appends can be judged lost: a workload's
+		// other keys (the txn workload's bank accounts) are no list, and
+		// a window that touched only them is no evidence either way.
+		all := len(calls)
+		var appends int
+		calls, appends = listAppendCalls(calls)
+		if appends == 0 {
+			return NotApplicable(fmt.Sprintf("no list append among the workload's %d ops (its other keys, such as bank accounts, are no lists): no list-append RPO to measure", all))
+		}
+	}
 	buckets := make([]*rpoBucket, len(windows))
 	for i := range buckets {
 		buckets[i] = newRPOBucket()
@@ -276,6 +287,25 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		fig["definition"] = "rpo_ms: the span of time whose acknowledged writes were lost, from the invocation of the first lost write to the acknowledgement of the last (per window by the ack time, slack included; outside_windows for the rest); the headline is the largest"
 	}
 	return Result{Valid: Valid, Figures: fig}
+}
+
+// listAppendCalls keeps the list-append transactions of calls (a new
+// slice: calls is shared) and counts the appends they were sent with.
+func listAppendCalls(calls []call) (out []call, appends int) {
+	for _, c := range calls {
+		if c.inv.F != "txn" {
+			continue
+		}
+		out = append(out, c)
+		if mops, err := parseTxn(c.inv.Value); err == nil {
+			for _, m := range mops {
+				if m.append {
+					appends++
+				}
+			}
+		}
+	}
+	return out, appends
 }
 
 // callsBetween gives the index range of calls (sorted by start) invoked in
