@@ -41,7 +41,8 @@ type counterKey struct {
 	adds  []counterAdd // not failed, in history order
 	reads []counterRead
 	// replicaReads were served by replicas: counted, judged as stale or
-	// not, never held to the bounds.
+	// not, never held to the lower bound; a value the key never could
+	// have held is an impossible-replica-read.
 	replicaReads []counterRead
 	// lastAddInvoke is when the traffic phase last invoked an add here.
 	lastAddInvoke int64
@@ -107,6 +108,16 @@ func (k *counterKey) bounds(start, end int64) (lo, hi int64) {
 	return lo, hi
 }
 
+// floor is the smallest value the key could have held at any time before
+// end: every negative delta invoked by then applied, no positive one.
+func (k *counterKey) floor(end int64) int64 {
+	if !k.hasNeg {
+		return 0
+	}
+	nInv := sort.Search(len(k.byInvoke), func(i int) bool { return k.byInvoke[i].start > end })
+	return k.negInv[nInv]
+}
+
 type counterAnalysis struct {
 	keys      []*counterKey // sorted by name
 	okAdds    int
@@ -121,7 +132,8 @@ type counterAnalysis struct {
 	resent        int
 	resentSamples []int64
 	// replicaReads are reads a replica served (history "replica"): not
-	// held to the bounds, but counted, and stale when below them.
+	// held to the lower bound, but counted, and stale when below it;
+	// outside every value the key could have held they are anomalies.
 	replicaReads int
 	staleReads   int
 	staleSamples []map[string]any
@@ -270,7 +282,19 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 		}
 		a.backwards(ck)
 		for _, r := range ck.replicaReads {
-			if lo, _ := ck.bounds(r.c.start, r.c.end); r.value < lo {
+			// A replica may lag, never invent: its value must be one the
+			// key could have held before the read ended, between the sum
+			// of every negative delta invoked by then (0 without one) and
+			// the upper bound. Outside that it is garbage, not staleness.
+			lo, hi := ck.bounds(r.c.start, r.c.end)
+			if floor := ck.floor(r.c.end); r.value < floor || r.value > hi {
+				a.an.add("impossible-replica-read", map[string]any{
+					"key": ck.key, "index": r.c.inv.Index, "value": r.value, "lowest_possible": floor,
+					"highest_possible": hi, "node": r.c.comp.Node,
+				})
+				continue
+			}
+			if r.value < lo {
 				a.staleReads++
 				if len(a.staleSamples) < maxExamples {
 					a.staleSamples = append(a.staleSamples, map[string]any{

@@ -161,8 +161,22 @@ func analyzeSet(calls []call, maxExamples int, as asides) *setAnalysis {
 		}
 		slices.Sort(sk.unexpect)
 		a.unexpected += len(sk.unexpect)
-		if n := len(sk.reads); n > 0 {
-			sk.last = &sk.reads[n-1]
+		// The final state is the latest read a primary served: a replica
+		// read may be stale (judged so below), never the key's end, so
+		// one that misses an element is no loss and one that holds it no
+		// evidence the element survived. The replica reads after it are
+		// the tail, each held to the final read's elements.
+		var tail []map[int64]bool
+		for i := len(sk.reads) - 1; i >= 0; i-- {
+			if r := &sk.reads[i]; !r.c.comp.FromReplica() {
+				sk.last = r
+				for _, t := range sk.reads[i+1:] {
+					tail = append(tail, setOf(t.vals))
+				}
+				break
+			}
+		}
+		if sk.last != nil {
 			sk.lastSet = make(map[int64]struct{}, len(sk.last.vals))
 			for _, v := range sk.last.vals {
 				sk.lastSet[v] = struct{}{}
@@ -227,7 +241,15 @@ func analyzeSet(calls []call, maxExamples int, as asides) *setAnalysis {
 			// sighting, and did not see it: stale.
 			lo := sort.Search(len(sk.starts), func(i int) bool { return sk.starts[i] > e.known })
 			hi := sort.Search(len(sk.starts), func(i int) bool { return sk.starts[i] >= e.lastSeenInv })
-			if absent := (hi - lo) - present[e.v]; absent > 0 {
+			absent := (hi - lo) - present[e.v]
+			for j, held := range tail {
+				// A replica read after the final read, after the last
+				// sighting, without the element: stale.
+				if r := sk.reads[len(sk.reads)-len(tail)+j]; r.c.start > e.lastSeenInv && !held[e.v] {
+					absent++
+				}
+			}
+			if absent > 0 {
 				e.staleAbsent = absent
 				a.stale++
 			}
@@ -387,6 +409,14 @@ func (s set) Check(ctx context.Context, in *History) Result {
 	}
 	malformedUnknown(&res, a.malformed)
 	return res
+}
+
+func setOf(vals []int64) map[int64]bool {
+	m := make(map[int64]bool, len(vals))
+	for _, v := range vals {
+		m[v] = true
+	}
+	return m
 }
 
 // firstReadOf is the index of the first read (by invocation) that holds v.
