@@ -191,6 +191,8 @@ func VerdictWords(v string) string {
 		return "the fault did it"
 	case AdminOutage:
 		return "an admin step did it"
+	case NotRecovered:
+		return "not recovered: the shard never served again after its fault ended"
 	}
 	return "unknown"
 }

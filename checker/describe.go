@@ -25,6 +25,7 @@ var figureWhy = map[string]string{
 	"executed":            "multi-key commands on keys in different slots executed although Redis Cluster must refuse them with CROSSSLOT",
 	"executed_indices":    "op indexes of multi-key commands that executed across slots",
 	"unrecovered":         "keys that never served a successful op again after the fault",
+	"not_recovered":       "shards that still failed once their fault had ended and no fault was in force, and never served again: the cluster did not recover, the RTO is unbounded (an outage no fault excuses)",
 	"unexpected_elements": "each row is an element read that no add ever wrote",
 }
 

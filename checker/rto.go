@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 
@@ -23,16 +24,24 @@ type rto struct{ o Scope }
 // a later one. A shard of the window's view that served ops through it with
 // no failure shows rto_ms 0 (unaffected); one with no op in it is
 // unmeasured. Its verdict is valid (it measures), or not applicable when no
-// fault struck or no op ran.
+// fault struck or no op ran, or invalid when a shard was not recovered: it
+// still failed after its fault had ended, with no fault in force, and was
+// never served again (its RTO is unbounded: a result, not an outage to
+// expect).
 func RTO(opts ...Scope) Checker { return rto{firstScope(opts)} }
 
 func (r rto) Name() string { return r.o.name("rto") }
 
 // outage is what is known of one shard (or key) in a window.
 type outage struct {
-	lastBad    int64 // invocation of the last failed/indeterminate op
-	lastBadEnd int64 // its completion (its invocation if it never completed)
-	recovered  int64 // completion of the first served op invoked at or after lastBad
+	lastBad int64 // invocation of the last failed/indeterminate op
+	// lastTold, lastToldIdx: invocation time and index of the last
+	// failure that completed (a client was told, rather than an op left
+	// open when the run stopped): the evidence of an outage that outlived
+	// its fault. -1 when none.
+	lastTold, lastToldIdx int64
+	lastBadEnd            int64 // its completion (its invocation if it never completed)
+	recovered             int64 // completion of the first served op invoked at or after lastBad
 }
 
 func (r rto) Check(ctx context.Context, in *History) Result {
@@ -63,6 +72,9 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 	busy := map[int]int64{}
 	var all, keyAll, keyLow []int64
 	unrecovered, affectedShards, affectedKeys, noKeys := 0, 0, 0, 0
+	// notRecovered: shards that failed once no fault was in force any
+	// more (their fault ended) and never served again.
+	notRecovered, first, firstIdx := 0, "", int64(0)
 	perWindow := []map[string]any{}
 	for wi, w := range windows {
 		// A window's failures are looked for until the next fault starts;
@@ -93,8 +105,9 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 			if end == inf {
 				end = c.start
 			}
-			failed(shards, shardOf(c), c.start, end)
-			failed(keys, c.inv.Key, c.start, end)
+			told := c.comp != nil
+			failed(shards, shardOf(c), c.start, end, c.inv.Index, told)
+			failed(keys, c.inv.Key, c.start, end, c.inv.Index, told)
 		}
 		// An outage recovers at the first served call of its shard (or
 		// key) from lo on that was invoked at or after its last failure.
@@ -133,6 +146,18 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 			if o.recovered == inf {
 				stuck = append(stuck, s)
 				m["recovered"] = false
+				if o.lastTold > w.End && !inForce(windows, o.lastTold) {
+					// Not the fault's outage any more: the shard still
+					// failed after the fault ended and never served again.
+					m["not_recovered"] = true
+					m["rto_unbounded"] = true
+					notRecovered++
+					if first == "" || o.lastToldIdx < firstIdx {
+						firstIdx = o.lastToldIdx
+						first = fmt.Sprintf("the shard of %s was not recovered after the %s fault (window %d, %ss-%ss) ended: op %d failed at %ss, no fault in force, and no op on its slots was served again: RTO unbounded",
+							s, w.Fault, wi, trimS(sec(w.Start)), trimS(sec(w.End)), o.lastToldIdx, trimS(sec(o.lastTold)))
+					}
+				}
 			} else {
 				durs = append(durs, o.recovered-w.Start)
 				m["rto_ms"] = ms(o.recovered - w.Start)
@@ -206,7 +231,7 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 			perWindow = append(perWindow, m)
 		}
 	}
-	return Result{Valid: Valid, Figures: map[string]any{
+	fig := map[string]any{
 		"measurement":          true,
 		"windows":              len(windows),
 		"affected":             affectedShards,
@@ -217,16 +242,32 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 		"key_rto_lower_ms":     quantilesMs(keyLow),
 		"windows_without_keys": noKeys,
 		"per_window":           perWindow,
-		"definition":           "per fault window and shard (the primary serving a set of slots at the fault's start; a shard is affected when an op on its slots failed or was indeterminate between the fault's start and the next fault's start, and its slots had recovered from any earlier fault): rto_ms runs from the fault's start to the completion of the first served op on the shard's slots invoked after their last failure. key_rto_ms is the same per key (an envelope: a key used rarely, or no more, recovers late), key_rto_lower_ms only to the end of the key's last failure",
-	}}
+		"not_recovered":        notRecovered,
+		"definition":           "per fault window and shard (the primary serving a set of slots at the fault's start; a shard is affected when an op on its slots failed or was indeterminate between the fault's start and the next fault's start, and its slots had recovered from any earlier fault): rto_ms runs from the fault's start to the completion of the first served op on the shard's slots invoked after their last failure. key_rto_ms is the same per key (an envelope: a key used rarely, or no more, recovers late), key_rto_lower_ms only to the end of the key's last failure. A shard that still failed once its fault had ended and no fault was in force, and was never served again, is not_recovered: its RTO is unbounded and the verdict invalid",
+	}
+	if notRecovered > 0 {
+		fig["rto_unbounded"] = true
+		fig["first"] = first
+		return Result{Valid: Invalid, Figures: fig}
+	}
+	return Result{Valid: Valid, Figures: fig}
 }
 
-// failed notes a failure at [start, end] of shard or key k.
-func failed(m map[string]*outage, k string, start, end int64) {
+// failed notes a failure at [start, end] of shard or key k, invoked as
+// op idx; told says it completed.
+func failed(m map[string]*outage, k string, start, end, idx int64, told bool) {
 	o := m[k]
 	if o == nil {
-		o = &outage{recovered: inf}
+		o = &outage{recovered: inf, lastTold: -1}
 		m[k] = o
 	}
 	o.lastBad, o.lastBadEnd = start, end
+	if told {
+		o.lastTold, o.lastToldIdx = start, idx
+	}
+}
+
+// inForce reports whether some fault window holds t.
+func inForce(windows []Window, t int64) bool {
+	return slices.ContainsFunc(windows, func(w Window) bool { return w.Start <= t && t <= w.End })
 }

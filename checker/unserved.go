@@ -15,6 +15,10 @@ import (
 const (
 	FaultOutage = "fault-outage" // the fault struck the shard: an outage to expect
 	AdminOutage = "admin-outage" // a journalled admin step on the shard's slots overlapped it
+	// NotRecovered: the shard failed after every fault and step that
+	// overlapped its outage had ended, and was never served again: a
+	// result (RTO unbounded), not an outage to expect.
+	NotRecovered = "not-recovered"
 )
 
 // Unserved is what an "unserved" attribution adds: the shard that went
@@ -67,12 +71,15 @@ func errorClass(c *call) string {
 
 // shardOutage is one shard's outage in one window, as attribution sees it.
 type shardOutage struct {
-	shard            string
-	first, lastBad   int64
-	lastBadEnd       int64
-	recovered        int64 // inf when no served call came
-	recoveredBy, key string
-	errors           map[string]int
+	shard          string
+	first, lastBad int64
+	// lastTold, lastToldIdx: the invocation time and index of the last
+	// failure that completed (-1: none did).
+	lastTold, lastToldIdx int64
+	lastBadEnd            int64
+	recovered             int64 // inf when no served call came
+	recoveredBy, key      string
+	errors                map[string]int
 }
 
 // unserved attributes every shard-window whose outage was > 0 (the RTO
@@ -152,11 +159,14 @@ func (a *attributor) unserved() []Attribution {
 			sh := shardOf(c)
 			o := outs[sh]
 			if o == nil {
-				o = &shardOutage{shard: sh, first: c.start, recovered: inf, key: c.inv.Key, errors: map[string]int{}}
+				o = &shardOutage{shard: sh, first: c.start, recovered: inf, key: c.inv.Key, errors: map[string]int{}, lastTold: -1}
 				outs[sh] = o
 				order = append(order, sh)
 			}
 			o.lastBad, o.lastBadEnd = c.start, c.end
+			if c.comp != nil {
+				o.lastTold, o.lastToldIdx = c.start, c.inv.Index
+			}
 			if c.end == inf {
 				o.lastBadEnd = c.start
 			}
@@ -243,6 +253,10 @@ func (a *attributor) unservedOne(o *shardOutage, wi int, windows []Window, v *sh
 	u.Topology = append(u.Topology, sampled...)
 	// The fault windows and the journalled steps overlapping the span.
 	var struck, other []string
+	// causesEnd: when the last fault window and journalled step that
+	// overlapped the outage ended (inf: one had not ended by the last
+	// failure, so the outage may still be its doing).
+	causesEnd, struckEnd := int64(-1), int64(-1)
 	for i, w := range windows {
 		if w.Start > to || (w.End >= 0 && w.End < o.first && i != wi) {
 			continue
@@ -252,8 +266,14 @@ func (a *attributor) unservedOne(o *shardOutage, wi int, windows []Window, v *sh
 			s += " on " + strings.Join(w.Nodes, ",")
 		}
 		at.Faults = append(at.Faults, s)
+		end := w.End
+		if end >= o.lastTold {
+			end = inf
+		}
+		causesEnd = max(causesEnd, end)
 		if shardName != "" && slices.Contains(w.Nodes, shardName) {
 			struck = append(struck, s)
+			struckEnd = max(struckEnd, w.End)
 		} else {
 			other = append(other, s)
 		}
@@ -275,6 +295,11 @@ func (a *attributor) unservedOne(o *shardOutage, wi int, windows []Window, v *sh
 		if st.Touches {
 			touching = append(touching, st)
 			moments = append(moments, j.begin, j.end)
+			if j.end < 0 || j.end >= o.lastTold {
+				causesEnd = inf
+			} else {
+				causesEnd = max(causesEnd, j.end)
+			}
 		}
 		at.Steps = append(at.Steps, st)
 	}
@@ -291,6 +316,22 @@ func (a *attributor) unservedOne(o *shardOutage, wi int, windows []Window, v *sh
 	}
 	dur += "; " + errorsText(o.errors) + ")"
 	switch {
+	case !u.Recovered && causesEnd >= 0 && causesEnd < o.lastTold:
+		// Every fault and step that could explain the outage had ended
+		// when the shard still failed, and it never served again: the
+		// cluster did not recover, which no fault excuses.
+		at.Verdict = NotRecovered
+		cause := "the last fault or journalled step overlapping it"
+		switch {
+		case len(struck) > 0:
+			cause = "the fault " + struck[len(struck)-1]
+		case len(other) > 0:
+			cause = "the fault " + other[len(other)-1]
+		case len(touching) > 0:
+			cause = fmt.Sprintf("journalled step #%d (%s)", touching[0].Seq, touching[0].Kind)
+		}
+		at.Why = fmt.Sprintf("%s: not recovered: %s ended at %ss, yet the shard of %s still failed %ss later (op %d at %ss) and was never served again: RTO unbounded, an outage no fault excuses",
+			dur, cause, trimS(sec(causesEnd)), orNone(shardName), trimS(sec(o.lastTold-causesEnd)), o.lastToldIdx, trimS(sec(o.lastTold)))
 	case len(touching) > 0:
 		t := touching[0]
 		at.Verdict = AdminOutage
@@ -308,6 +349,11 @@ func (a *attributor) unservedOne(o *shardOutage, wi int, windows []Window, v *sh
 			at.Why += fmt.Sprintf(", until %s (a replica promoted) served its slots at +%ss", promoted, trimS(sec(o.recovered-o.first)))
 		} else if u.Recovered {
 			at.Why += fmt.Sprintf(", until it served again at +%ss", trimS(sec(o.recovered-o.first)))
+		}
+		if u.Recovered && struckEnd >= 0 && o.recovered > struckEnd {
+			// Expected while the fault lasted, not beyond: say how long
+			// the shard took once it was over.
+			at.Why += fmt.Sprintf("; the fault ended at %ss and the shard served again only %ss after it", trimS(sec(struckEnd)), trimS(sec(o.recovered-struckEnd)))
 		}
 	case len(other) > 0 && o.errors["CLUSTERDOWN"] > 0:
 		at.Verdict = FaultOutage

@@ -114,7 +114,7 @@ func unservedView(v attributionView, a checker.Attribution, u *checker.Unserved)
 	} else {
 		v.Title += " outside every fault window"
 	}
-	v.VerdictClass = map[string]string{checker.FaultOutage: "valid", checker.AdminOutage: "unknown"}[a.Verdict]
+	v.VerdictClass = map[string]string{checker.FaultOutage: "valid", checker.AdminOutage: "unknown", checker.NotRecovered: "invalid"}[a.Verdict]
 	if v.VerdictClass == "" {
 		v.VerdictClass = "unknown"
 	}
