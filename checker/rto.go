@@ -114,7 +114,7 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 		waiting := len(shards)
 		for i := lo; i < len(calls) && waiting > 0; i++ {
 			c := &calls[i]
-			if !c.served() {
+			if !c.servedByPrimary() {
 				continue
 			}
 			if o := shards[shardOf(c)]; o != nil && o.recovered == inf && c.start >= o.lastBad {
@@ -125,7 +125,7 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 		if len(keys) > 0 && servedAt == nil {
 			servedAt = map[string][]int32{}
 			for i := range calls {
-				if calls[i].served() {
+				if calls[i].servedByPrimary() {
 					k := calls[i].inv.Key
 					servedAt[k] = append(servedAt[k], int32(i))
 				}
@@ -169,7 +169,7 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 		// flowing there); one with no op in the window is unmeasured.
 		served := map[string]int{}
 		for i := lo; i < hi; i++ {
-			if c := &calls[i]; c.served() {
+			if c := &calls[i]; c.servedByPrimary() {
 				served[shardOf(c)]++
 			}
 		}
@@ -243,7 +243,7 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 		"windows_without_keys": noKeys,
 		"per_window":           perWindow,
 		"not_recovered":        notRecovered,
-		"definition":           "per fault window and shard (the primary serving a set of slots at the fault's start; a shard is affected when an op on its slots failed or was indeterminate between the fault's start and the next fault's start, and its slots had recovered from any earlier fault): rto_ms runs from the fault's start to the completion of the first served op on the shard's slots invoked after their last failure. key_rto_ms is the same per key (an envelope: a key used rarely, or no more, recovers late), key_rto_lower_ms only to the end of the key's last failure. A shard that still failed once its fault had ended and no fault was in force, and was never served again, is not_recovered: its RTO is unbounded and the verdict invalid",
+		"definition":           "per fault window and shard (the primary serving a set of slots at the fault's start; a shard is affected when an op on its slots failed or was indeterminate between the fault's start and the next fault's start, and its slots had recovered from any earlier fault): rto_ms runs from the fault's start to the completion of the first op a primary served on the shard's slots (a read a replica served does not end it) invoked after their last failure. key_rto_ms is the same per key (an envelope: a key used rarely, or no more, recovers late), key_rto_lower_ms only to the end of the key's last failure. A shard that still failed once its fault had ended and no fault was in force, and was never served again, is not_recovered: its RTO is unbounded and the verdict invalid",
 	}
 	if notRecovered > 0 {
 		fig["rto_unbounded"] = true

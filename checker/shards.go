@@ -39,13 +39,20 @@ type shardView struct {
 // slot's primary then, or "" when no op had been served on that slot.
 func (v *shardView) shardOf(key string) string { return v.slotNode[history.Keyslot(key)] }
 
+// servedByPrimary reports whether the op was served by its slot's primary:
+// served, and not a read a replica served (history "replica"). A replica
+// neither holds the slot's writes nor falls with its primary: its node is
+// not the shard's, and its answer does not end the shard's outage.
+func (c *call) servedByPrimary() bool { return c.served() && !c.comp.FromReplica() }
+
 // shardViews computes, for each window, the slot -> primary map at its
-// start from the ops served before it (the node recorded on an ok or
-// served completion), and the addresses of the nodes it touched.
+// start from the ops a primary served before it (the node recorded on an
+// ok or served completion, replica reads left out), and the addresses of
+// the nodes it touched.
 func shardViews(calls []call, windows []Window, addrs map[string]string) []shardView {
 	served := make([]*call, 0, len(calls))
 	for i := range calls {
-		if calls[i].served() && calls[i].comp != nil && calls[i].comp.Node != "" {
+		if calls[i].servedByPrimary() && calls[i].comp.Node != "" {
 			served = append(served, &calls[i])
 		}
 	}

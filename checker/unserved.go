@@ -175,7 +175,7 @@ func (a *attributor) unserved() []Attribution {
 		waiting := len(outs)
 		for i := lo; i < len(calls) && waiting > 0; i++ {
 			c := &calls[i]
-			if !c.served() {
+			if !c.servedByPrimary() {
 				continue
 			}
 			if o := outs[shardOf(c)]; o != nil && o.recovered == inf && c.start >= o.lastBad {
