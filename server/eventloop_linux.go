@@ -494,18 +494,43 @@ func tryWrite(rc syscall.RawConn, b []byte) (int, error) {
 	return n, werr
 }
 
-// waitWritable waits until the socket takes bytes again (or its write
-// deadline passes: an error).
-func waitWritable(rc syscall.RawConn) error {
-	first := true
-	return rc.Write(func(uintptr) bool {
-		if first {
-			first = false
-			return false
+// waitWritable waits until the socket takes bytes again; an error when
+// the deadline passes or the connection is closed. It waits in poll(2)
+// through Control, never through Write: syscall.RawConn.Write holds the
+// descriptor's write lock while it waits, so an event loop's tryWrite to
+// the same socket (finishPass, under the link's locks, which feed takes
+// under the server lock) queued behind it and a replica that stopped
+// reading stopped the whole server (TestRepliesFlowWhileAReplicaStopsReading).
+// It wakes every waitWritableStep to see a close or the deadline.
+func waitWritable(rc syscall.RawConn, deadline time.Time) error {
+	for {
+		step := waitWritableStep
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return os.ErrDeadlineExceeded
+			}
+			step = min(step, left)
 		}
-		return true
-	})
+		ready := false
+		err := rc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			n, e := unix.Poll(fds, int((step+time.Millisecond-1)/time.Millisecond))
+			// An error or hang-up is "ready" too: the next write reports it.
+			ready = e == nil && n > 0
+		})
+		if err != nil {
+			return err
+		}
+		if ready {
+			return nil
+		}
+	}
 }
+
+// waitWritableStep is how long waitWritable sleeps in poll(2) at most
+// before it looks at the connection and the deadline again.
+const waitWritableStep = 100 * time.Millisecond
 
 // loopWritable is conn's descriptor for writes that never wait (nil when
 // it has none, as over TLS).

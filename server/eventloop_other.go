@@ -5,6 +5,7 @@ package server
 import (
 	"net"
 	"syscall"
+	"time"
 )
 
 // Event loops use epoll (eventloop_linux.go); elsewhere every connection
@@ -28,7 +29,7 @@ func (s *Server) wakeLoopClient(*Client) {}
 // Without loops no replica link has a descriptor for loop writes, so
 // these are never called.
 func tryWrite(syscall.RawConn, []byte) (int, error) { return 0, nil }
-func waitWritable(syscall.RawConn) error            { return nil }
+func waitWritable(syscall.RawConn, time.Time) error { return nil }
 func loopWritable(net.Conn) syscall.RawConn         { return nil }
 
 func writeConn(conn net.Conn, b []byte) error {

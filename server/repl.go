@@ -215,8 +215,9 @@ func (rl *replicaLink) writeLoop() {
 		} else {
 			runtime.Gosched()
 		}
-		rl.conn.SetWriteDeadline(time.Now().Add(timeout))
-		if !rl.drain() {
+		deadline := time.Now().Add(timeout)
+		rl.conn.SetWriteDeadline(deadline)
+		if !rl.drain(deadline) {
 			rl.conn.Close()
 			return
 		}
@@ -225,11 +226,12 @@ func (rl *replicaLink) writeLoop() {
 }
 
 // drain writes what was taken and what buf holds until both are empty;
-// false when the link broke or its write deadline passed. It holds wmu
-// only while it takes and writes without waiting, never while it waits
-// for the socket, so an event loop's writeNow never waits on a slow
-// replica.
-func (rl *replicaLink) drain() bool {
+// false when the link broke or the deadline passed. It holds wmu only
+// while it takes and writes without waiting, never while it waits for the
+// socket, and it waits outside the descriptor's write lock
+// (waitWritable), so an event loop's writeNow never waits on a slow or
+// cut-off replica.
+func (rl *replicaLink) drain(deadline time.Time) bool {
 	if rl.raw == nil {
 		// No event loop writes to this link (TLS): plain blocking writes.
 		rl.wmu.Lock()
@@ -259,7 +261,7 @@ func (rl *replicaLink) drain() bool {
 		rl.poff += n
 		full := rl.poff < len(rl.pbuf)
 		rl.wmu.Unlock()
-		if err != nil || (full && waitWritable(rl.raw) != nil) {
+		if err != nil || (full && waitWritable(rl.raw, deadline) != nil) {
 			return false
 		}
 	}
@@ -290,8 +292,9 @@ func (rl *replicaLink) closeNow() {
 }
 
 func (rl *replicaLink) flushAndClose() {
-	rl.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	rl.drain()
+	deadline := time.Now().Add(time.Second)
+	rl.conn.SetWriteDeadline(deadline)
+	rl.drain(deadline)
 	rl.conn.Close()
 }
 
