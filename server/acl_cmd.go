@@ -15,6 +15,7 @@ import (
 // ACL (Redis 7.0's aclCommand).
 func cmdACL(c *Client, argv [][]byte) {
 	s := c.s
+	defer s.refreshProtected() // SETUSER default, LOAD may change its nopass
 	a := s.acl
 	sub := strings.ToLower(string(argv[1]))
 	switch {

@@ -3,7 +3,6 @@ package server
 import (
 	"math/bits"
 	"math/rand/v2"
-	"net"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -58,16 +57,9 @@ func (s *Server) protectedAllowed(c *Client, directive string) bool {
 	return false
 }
 
-// isLocal reports a loopback client, or one without a TCP address (an
-// internal client), as Redis's islocalClient.
-func (c *Client) isLocal() bool {
-	host, _, err := net.SplitHostPort(c.addr)
-	if err != nil {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip == nil || ip.IsLoopback()
-}
+// isLocal is Redis's islocalClient: a unix socket or an internal client,
+// or exactly 127.0.0.1 or ::1 (isLocalAddr).
+func (c *Client) isLocal() bool { return isLocalAddr(c.addr) }
 
 // applyLimits hands the *-max-listpack-*, set-max-intset-entries and
 // list-max-listpack-size directives to the keyspaces (one Limits value

@@ -339,6 +339,9 @@ func (s *Server) configChanged(name string) {
 		}
 	case "requirepass":
 		s.acl.UpdateDefaultPassword(s.cfg.RequirePass)
+		s.refreshProtected()
+	case "protected-mode":
+		s.refreshProtected()
 	case "acl-pubsub-default", "acllog-max-len":
 		s.applyACLConfig()
 	case "proto-max-bulk-len":

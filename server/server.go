@@ -88,6 +88,9 @@ type Server struct {
 	}
 	nextID   int64
 	nclients atomic.Int64
+	// protectedDeny is protected mode in force (protected.go), read by
+	// the accept loop without the server lock.
+	protectedDeny atomic.Bool
 	// subscribers counts the connected clients with a Pub/Sub writer
 	// (pubsub.go): a PUBLISH looks for recipients to wait for only then.
 	subscribers atomic.Int64
@@ -201,6 +204,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	if err := s.newACL(); err != nil {
 		return nil, err
 	}
+	s.refreshProtected()
 	s.scripts = newScripting(s)
 	s.functions()
 	for _, w := range cfg.Warnings {
@@ -373,6 +377,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			atomic.AddInt64(&s.stats.rejectedConns, 1)
 			conn.Write([]byte("-ERR max number of clients reached\r\n"))
 			conn.Close()
+			continue
+		}
+		if s.denyProtected(conn) {
 			continue
 		}
 		if tc, ok := conn.(*net.TCPConn); ok {

@@ -440,7 +440,7 @@ func (c *Config) fields() map[string]field {
 // they only tune things this server does differently or not at all, and a
 // warning for each would drown the log of a stock redis.conf.
 var silent = map[string]bool{
-	"protected-mode": true, "tcp-backlog": true, "tcp-keepalive": true, "supervised": true,
+	"tcp-backlog": true, "tcp-keepalive": true, "supervised": true,
 	"always-show-logo": true, "set-proc-title": true, "proc-title-template": true, "syslog-enabled": true,
 	"syslog-ident": true, "syslog-facility": true, "crash-log-enabled": true, "crash-memcheck-enabled": true,
 	"unixsocket": true, "unixsocketperm": true, "locale-collate": true,
