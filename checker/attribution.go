@@ -25,7 +25,8 @@ type Attribution struct {
 	// "set-aside" (an acknowledged write missing from its key at the end
 	// and kept in a set-aside copy of it), "stale-read", "not-linearizable"
 	// (a register key), "lost-increment" (a counter below its acknowledged
-	// increments), or the checker's class name.
+	// increments), "unexpected-increment" (a counter above every increment
+	// sent: an excess, no loss), or the checker's class name.
 	Kind string    `json:"kind"`
 	Key  string    `json:"key"`
 	Slot int       `json:"slot"`
@@ -252,6 +253,36 @@ type suspect struct {
 	checker, kind, key string
 	index              int64 // the op's invocation index, -1 when only the key is named
 	value              string
+	// counter is set for a counter key: what its final read had to hold.
+	counter *counterWant
+}
+
+// counterWant is what a counter's final read had to be within: lower is
+// what the acknowledged increments before it add up to (a copy of the key
+// holding at least that holds every one of them), upper every increment
+// invoked by its end. A counter's census copy is judged against these, not
+// against one increment's delta.
+type counterWant struct {
+	lower, upper int64
+	known        bool // both bounds read from the figures
+}
+
+// holds says whether a counter's census copy holds what the anomaly is
+// about: for a lost increment every acknowledged increment (at least
+// lower), for an unexpected one the excess (above upper).
+func (w *counterWant) holds(k history.CensusKey, kind string) string {
+	if k.Error != "" || k.Value == nil || !w.known {
+		return "unknown"
+	}
+	v, err := strconv.ParseInt(*k.Value, 10, 64)
+	switch {
+	case err != nil:
+		return "no" // no integer: garbage, no counter value at all
+	case kind == "unexpected-increment" && v > w.upper,
+		kind != "unexpected-increment" && v >= w.lower:
+		return "yes"
+	}
+	return "no"
 }
 
 // Attribute attributes the anomalies of s (their first instances, as the
@@ -335,7 +366,7 @@ func suspects(s Summary) []suspect {
 			if valueField != "" && e[valueField] != nil {
 				val = jsonText(e[valueField])
 			}
-			add(suspect{name, kind, k, idx, val})
+			add(suspect{name, kind, k, idx, val, nil})
 		}
 	}
 	for _, name := range names {
@@ -347,11 +378,41 @@ func suspects(s Summary) []suspect {
 		examples(name, "lost-write", f["lost_elements"], "element")
 		examples(name, "set-aside", f["set_aside_elements"], "element")
 		examples(name, "stale-read", f["stale_read_samples"], "")
-		examples(name, "lost-increment", f["lost_keys"], "")
+		var lostKeys []map[string]any
+		if reJSON(f["lost_keys"], &lostKeys) {
+			// A counter key below its acknowledged increments lost some;
+			// one above every increment sent has an excess, no loss.
+			for _, e := range lostKeys {
+				k, _ := e["key"].(string)
+				if k == "" {
+					continue
+				}
+				num := func(n string) (int64, bool) { f, ok := e[n].(float64); return int64(f), ok }
+				idx := int64(-1)
+				if i, ok := num("final_index"); ok {
+					idx = i
+				}
+				lo, okLo := num("lower")
+				if !okLo {
+					lo, okLo = num("acked") // results.json before the bounds were kept
+				}
+				hi, okHi := num("upper")
+				if !okHi {
+					hi, okHi = num("attempted")
+				}
+				kind := "lost-increment"
+				if lost, _ := num("lost"); lost == 0 {
+					if u, _ := num("unexpected"); u > 0 {
+						kind = "unexpected-increment"
+					}
+				}
+				add(suspect{checker: name, kind: kind, key: k, index: idx, counter: &counterWant{lo, hi, okLo && okHi}})
+			}
+		}
 		var keys []string
 		if reJSON(f["anomalous_keys"], &keys) {
 			for _, k := range keys {
-				add(suspect{name, "not-linearizable", k, -1, ""})
+				add(suspect{name, "not-linearizable", k, -1, "", nil})
 			}
 		}
 		var classes map[string]struct {
@@ -612,6 +673,12 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 	if want == "" && haveAck {
 		want = writeValue(ack.Invoke)
 	}
+	hold := func(k history.CensusKey) string { return holds(k, want) }
+	if x.counter != nil {
+		// A counter's copy holds the acknowledged total, not the last
+		// increment's delta.
+		hold = func(k history.CensusKey) string { return x.counter.holds(k, x.kind) }
+	}
 	var evidence []string
 	failover := false
 	for _, w := range a.windows {
@@ -687,6 +754,16 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 	slices.Sort(moments)
 	defer func() { at.Logs = a.logLines(at.Slot, from, to, involved, moments) }()
 
+	if x.kind == "unexpected-increment" {
+		// An excess, not a loss: no write went missing, so none of the
+		// verdicts below (who lost or stranded it) applies.
+		at.Verdict = AttrUnknown
+		at.Why = a.counterExcess(x, miss, haveMiss)
+		if a.census == nil {
+			at.Why += "; no key census in the history: whether the nodes hold the excess too is unknown"
+			return at
+		}
+	}
 	if a.census == nil {
 		at.Verdict = AttrUnknown
 		at.Why = "no key census in the history (the end phase did not take one): where the key is at the end is unknown"
@@ -705,7 +782,7 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 			shard = n.Primary
 		}
 		for _, as := range n.Asides[x.key] {
-			c := KeyCopy{Node: n.Name, Role: n.Role, Holds: holds(as.CensusKey, want), Value: censusValue(as.CensusKey), Aside: as.Name, From: as.From}
+			c := KeyCopy{Node: n.Name, Role: n.Role, Holds: hold(as.CensusKey), Value: censusValue(as.CensusKey), Aside: as.Name, From: as.From}
 			c.Owner = owner != "" && shard == owner
 			c.Open = !c.Owner && a.census.OpenSlot(n, at.Slot)
 			involved[n.Name] = true
@@ -718,7 +795,7 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 		if !ok {
 			continue
 		}
-		c := KeyCopy{Node: n.Name, Role: n.Role, Holds: holds(k, want)}
+		c := KeyCopy{Node: n.Name, Role: n.Role, Holds: hold(k)}
 		c.Value = censusValue(k)
 		c.Owner = owner != "" && shard == owner
 		c.Open = !c.Owner && a.census.OpenSlot(n, at.Slot)
@@ -753,6 +830,18 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 		return 0
 	})
 	switch {
+	case x.kind == "unexpected-increment":
+		// Said above; the census adds what the slot's owner holds.
+		i := slices.IndexFunc(onOwner, func(c KeyCopy) bool { return c.Role == "primary" })
+		switch {
+		case i < 0:
+			at.Why += fmt.Sprintf("; the census finds no copy on the slot's owner %s", orNone(at.Owner))
+		case onOwner[i].Holds == "yes":
+			at.Why += fmt.Sprintf("; the slot's owner %s holds %s at the end: the excess is in the key", onOwner[i].Node, onOwner[i].Value)
+		default:
+			at.Why += fmt.Sprintf("; the slot's owner %s holds %s at the end (%s)", onOwner[i].Node, orNone(onOwner[i].Value), onOwner[i].Holds)
+		}
+		return at
 	case len(asideHolds) > 0 && !ownerHolds:
 		// Where the write is, is known: kept under another name. That
 		// comes before "stranded" (a copy of the key elsewhere holding
@@ -854,7 +943,37 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 	if len(evidence) > 0 {
 		at.Why += "; " + strings.Join(evidence, "; ")
 	}
+	if x.counter != nil && x.counter.known && haveMiss && miss.Completion != nil {
+		at.Why += fmt.Sprintf("; the final read (op %d) returned %s, the acknowledged increments before it add up to %d",
+			miss.Invoke.Index, orNone(rawString(miss.Completion.Value)), x.counter.lower)
+	}
 	return at
+}
+
+// counterExcess says in words what a counter key above every increment
+// sent shows: its final read, the bound it exceeds, and the adds the
+// client library resent (each may have applied twice).
+func (a *attributor) counterExcess(x suspect, miss history.Pair, haveMiss bool) string {
+	w := "a counter value above every increment attempted"
+	if haveMiss && miss.Completion != nil {
+		w = fmt.Sprintf("the final read (op %d) returned %s", miss.Invoke.Index, orNone(rawString(miss.Completion.Value)))
+		if v, ok := history.ParseInt(miss.Completion.Value); ok && x.counter.known {
+			w += fmt.Sprintf(", %d above every increment invoked before it ended (%d in all)", v-x.counter.upper, x.counter.upper)
+		}
+	}
+	w += ": an excess, not a loss: an increment applied more than once, or a value no increment produced"
+	var resent []int64
+	for _, p := range a.byKey[x.key] {
+		if !isRead(p.Invoke.F) && p.Completion != nil && p.Completion.ResentCount() > 0 {
+			resent = append(resent, p.Invoke.Index)
+		}
+	}
+	if len(resent) > 0 {
+		w += fmt.Sprintf("; the client library sent %s again after an attempt of unknown outcome: each may have applied twice", "ops "+indexList(capList(resent, 5)))
+	} else {
+		w += "; no add of the key was resent by the client library"
+	}
+	return w
 }
 
 // asideStep is the journalled set-aside step that put key's copy under

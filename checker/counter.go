@@ -410,7 +410,11 @@ func (c counter) Check(ctx context.Context, in *History) Result {
 				lostKeys = append(lostKeys, map[string]any{
 					"key": ck.key, "acked": ck.acked, "attempted": ck.attempted, "final": ck.final.value,
 					"final_index": ck.final.c.inv.Index,
-					"lost":        ck.lost, "lost_max": ck.lostMax, "unexpected": ck.unexpected,
+					// The bounds the final read had to be within: lower
+					// is what the acknowledged increments before it add
+					// up to, upper every increment invoked by its end.
+					"lower": ck.lower, "upper": ck.upper,
+					"lost": ck.lost, "lost_max": ck.lostMax, "unexpected": ck.unexpected,
 				})
 			}
 		}
