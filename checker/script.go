@@ -2,6 +2,8 @@ package checker
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -24,16 +26,122 @@ type scriptCache struct{ o Scope }
 //     not a loss: the write certainly did not run (fail), and a client must
 //     load the script again (or fall back to EVAL). Counted, and as
 //     noscript_after_failover when the run had a failover.
-//   - lost cache: the node did acknowledge a SCRIPT LOAD earlier. A restart
-//     (a kill) empties the cache, so with a kill in the run it is
-//     explained; without one it is an anomaly: the server forgot a script
-//     it had accepted.
+//   - lost cache: the node did acknowledge a SCRIPT LOAD before the
+//     EVALSHA was sent. A restart (a kill) empties the cache, so a kill of
+//     that very node after it took the load and before the NOSCRIPT
+//     explains it; a kill of another node, or one before the load or after
+//     the NOSCRIPT, does not: the server forgot a script it had accepted,
+//     an anomaly. A kill in between that does not say which nodes it
+//     struck (by name with a known address, or by address) leaves it
+//     unknown.
 //
-// Valid unless an unexplained cache loss occurred; unknown when no SCRIPT
-// LOAD was acknowledged or no EVALSHA was sent.
+// The SHA an acknowledged SCRIPT LOAD answered must be the SHA1 of the
+// script body sent (the load's invocation value; a history without the
+// body recorded a reply only when it was not the script's SHA): anything
+// else is garbage, recorded raw, and a node that answered it is not taken
+// to hold the script.
+//
+// Invalid on garbage or an unexplained cache loss; unknown on a cache loss
+// a kill of unknown nodes may explain, or when no SCRIPT LOAD was
+// acknowledged or no EVALSHA was sent.
 func Script(opts ...Scope) Checker { return scriptCache{firstScope(opts)} }
 
 func (s scriptCache) Name() string { return s.o.name("script") }
+
+// restart is a kill that may have emptied script caches: its window, or
+// the instant of a composition's kill step, and the nodes it struck.
+type restart struct {
+	from, to int64
+	struck   map[string]bool // the names it gives and their addresses
+	// unnamed: some node it struck is not known by address (or it names
+	// none): it may have struck any node.
+	unnamed bool
+	what    string // in words
+}
+
+// restarts are the run's kills: the kill fault's windows and the kill
+// steps of compositions and handoffs, with the nodes they struck.
+func restarts(in *History) []restart {
+	addrs := in.nodeAddrsOf()
+	mk := func(from, to int64, nodes []string, what string) restart {
+		r := restart{from: from, to: to, struck: map[string]bool{}, unnamed: len(nodes) == 0, what: what}
+		for _, n := range nodes {
+			r.struck[n] = true
+			if a, ok := addrs[n]; ok {
+				r.struck[a] = true
+			} else if !looksLikeAddr(n) {
+				r.unnamed = true
+			}
+		}
+		return r
+	}
+	var out []restart
+	for _, w := range in.windowsOf() {
+		if strings.HasPrefix(w.Fault, "kill") {
+			what := fmt.Sprintf("%s %ss-%ss", w.Fault, trimS(sec(w.Start)), trimS(sec(w.End)))
+			if len(w.Nodes) > 0 {
+				what += " on " + strings.Join(w.Nodes, ",")
+			}
+			out = append(out, mk(w.Start, w.End, w.Nodes, what))
+		}
+	}
+	for i := range in.Ops {
+		op := &in.Ops[i]
+		if op.Process != history.Nemesis || op.F != history.Compose && op.F != history.Handoff {
+			continue
+		}
+		// Each field read on its own: one of another shape loses only
+		// itself, never the step.
+		var raw map[string]json.RawMessage
+		if json.Unmarshal(op.DetailRaw(), &raw) != nil {
+			continue
+		}
+		var step, fault, node, stepErr string
+		var nodes []string
+		_ = json.Unmarshal(raw["step"], &step)
+		_ = json.Unmarshal(raw["fault"], &fault)
+		_ = json.Unmarshal(raw["node"], &node)
+		_ = json.Unmarshal(raw["nodes"], &nodes)
+		_ = json.Unmarshal(raw["error"], &stepErr)
+		if step != "kill" && !(step == "strike" && strings.HasPrefix(fault, "kill")) {
+			continue
+		}
+		if node != "" {
+			nodes = append(nodes, node)
+		}
+		if len(nodes) == 0 {
+			nodes = op.NodeList()
+		}
+		r := mk(op.Time, op.Time, nodes, fmt.Sprintf("%s step %s at %ss on %s", op.F, step, trimS(sec(op.Time)), orNone(strings.Join(nodes, ","))))
+		if stepErr != "" {
+			// A kill that reported an error may not have happened: it
+			// can leave a cache loss unknown, never explain it.
+			r.unnamed, r.struck = true, map[string]bool{}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// loadSHA judges the SHA an acknowledged SCRIPT LOAD answered: the SHA1 of
+// the script body sent (the invocation's value). A history without the
+// body (the workload recorded the reply only when it was not the script's
+// SHA) has every recorded reply wrong. ok false: garbage, with the SHA
+// wanted in words; missing: the body was sent and no reply recorded.
+func loadSHA(c *call) (ok, missing bool, want string) {
+	var body string
+	hasBody := c.inv.HasValue() && json.Unmarshal(c.inv.Value, &body) == nil
+	if !hasBody {
+		return !c.comp.HasValue(), false, "no reply recorded (the workload records a reply only when it is not the script's SHA)"
+	}
+	sum := sha1.Sum([]byte(body))
+	want = hex.EncodeToString(sum[:])
+	if !c.comp.HasValue() {
+		return false, true, want
+	}
+	var got string
+	return json.Unmarshal(c.comp.Value, &got) == nil && got == want, false, want
+}
 
 func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	ops := in.Ops
@@ -42,42 +150,51 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 		return Result{Valid: Unknown, Figures: map[string]any{"error": err.Error()}}
 	}
 	// Failovers are counted from the topology journal's copies (every
-	// failover redline causes is journalled, once done); kills from the
-	// kill fault and the compositions that kill.
-	failovers, kills := 0, 0
+	// failover redline causes is journalled, once done).
+	failovers := 0
 	for i := range ops {
 		op := &ops[i]
-		if op.Process != history.Nemesis {
+		var d struct{ Kind, State string }
+		if op.Process != history.Nemesis || op.F != history.Journal || json.Unmarshal(op.DetailRaw(), &d) != nil {
 			continue
 		}
-		if op.F == history.StartOf("kill") && op.Type == history.Invoke {
-			kills++
-			continue
-		}
-		var d struct{ Kind, State, Step, Fault string }
-		if op.F != history.Journal && op.F != history.Compose && op.F != history.Handoff || json.Unmarshal(op.DetailRaw(), &d) != nil {
-			continue
-		}
-		if op.F == history.Journal && d.Kind == "failover" && d.State == "done" {
+		if d.Kind == "failover" && d.State == "done" {
 			failovers++
 		}
-		if d.Step == "kill" || d.Step == "strike" && strings.HasPrefix(d.Fault, "kill") {
-			kills++
-		}
 	}
-	loaded := map[string]int64{} // node -> index of its first acknowledged SCRIPT LOAD
+	kills := restarts(in)
+	// loads[node]: the acknowledged SCRIPT LOADs of each node whose SHA
+	// was the script's, in history order.
+	loads := map[string][]*call{}
 	evalsha, ok := 0, 0
-	notLoaded, lostCache := 0, 0
-	var notLoadedNodes, lostNodes []string
-	var firstNotLoaded, firstLost []int64
+	notLoaded, lostCache, explained, unexplained, unverified := 0, 0, 0, 0, 0
+	var notLoadedNodes, lostNodes, unverifiedNodes []string
+	var firstNotLoaded, firstLost, firstUnverified, firstMissing []int64
+	var badSHA []map[string]any
+	nbad, nmissing := 0, 0
 	for i := range calls {
 		c := &calls[i]
 		switch c.inv.F {
 		case "load":
-			if c.ok() && c.comp.Node != "" {
-				if _, seen := loaded[c.comp.Node]; !seen {
-					loaded[c.comp.Node] = c.comp.Index
+			if !c.ok() {
+				continue
+			}
+			good, missing, want := loadSHA(c)
+			switch {
+			case missing:
+				// Not evidence that the node has the script, nor garbage.
+				nmissing++
+				if len(firstMissing) < s.o.MaxExamples {
+					firstMissing = append(firstMissing, c.inv.Index)
 				}
+			case !good:
+				nbad++
+				if len(badSHA) < s.o.MaxExamples {
+					badSHA = append(badSHA, map[string]any{"index": c.inv.Index, "key": c.inv.Key, "node": c.comp.Node,
+						"value": rawString(c.comp.Value), "want": want})
+				}
+			case c.comp.Node != "":
+				loads[c.comp.Node] = append(loads[c.comp.Node], c)
 			}
 		case "add":
 			evalsha++
@@ -88,30 +205,72 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 				continue
 			}
 			node := c.comp.Node
-			if at, seen := loaded[node]; seen && at < c.comp.Index {
-				lostCache++
+			// The node's latest load acknowledged before the EVALSHA
+			// was sent.
+			var last *call
+			for _, l := range loads[node] {
+				if l.end < c.start {
+					last = l
+				}
+			}
+			if last == nil {
+				notLoaded++
+				if !slices.Contains(notLoadedNodes, node) {
+					notLoadedNodes = append(notLoadedNodes, node)
+				}
+				if len(firstNotLoaded) < s.o.MaxExamples {
+					firstNotLoaded = append(firstNotLoaded, c.inv.Index)
+				}
+				continue
+			}
+			// A restart of that node after it took the load (its
+			// window still open once the load was sent) and begun
+			// before the NOSCRIPT came back explains it; one that may
+			// have struck it (its nodes unknown) leaves it unknown.
+			lostCache++
+			struck, maybe := false, false
+			for _, k := range kills {
+				if k.to < last.start || k.from >= c.end {
+					continue
+				}
+				switch {
+				case k.struck[node]:
+					struck = true
+				case k.unnamed:
+					maybe = true
+				}
+			}
+			switch {
+			case struck:
+				explained++
+			case maybe:
+				unverified++
+				if !slices.Contains(unverifiedNodes, node) {
+					unverifiedNodes = append(unverifiedNodes, node)
+				}
+				if len(firstUnverified) < s.o.MaxExamples {
+					firstUnverified = append(firstUnverified, c.inv.Index)
+				}
+			default:
+				unexplained++
 				if !slices.Contains(lostNodes, node) {
 					lostNodes = append(lostNodes, node)
 				}
 				if len(firstLost) < s.o.MaxExamples {
-					firstLost = append(firstLost, c.comp.Index)
+					firstLost = append(firstLost, c.inv.Index)
 				}
-				continue
-			}
-			notLoaded++
-			if !slices.Contains(notLoadedNodes, node) {
-				notLoadedNodes = append(notLoadedNodes, node)
-			}
-			if len(firstNotLoaded) < s.o.MaxExamples {
-				firstNotLoaded = append(firstNotLoaded, c.comp.Index)
 			}
 		}
 	}
 	slices.Sort(notLoadedNodes)
 	slices.Sort(lostNodes)
-	fig := map[string]any{"evalsha": evalsha, "evalsha_ok": ok, "loaded_nodes": len(loaded),
+	slices.Sort(unverifiedNodes)
+	fig := map[string]any{"evalsha": evalsha, "evalsha_ok": ok, "loaded_nodes": len(loads),
 		"noscript": notLoaded + lostCache, "noscript_not_loaded": notLoaded, "noscript_lost_cache": lostCache,
-		"failovers": failovers, "kills": kills, "noscript_after_failover": 0}
+		"failovers": failovers, "kills": len(kills), "noscript_after_failover": 0}
+	fig["noscript_lost_cache_after_kill"] = explained
+	fig["noscript_lost_cache_unexplained"] = unexplained
+	fig["noscript_lost_cache_unverified"] = unverified
 	if failovers > 0 {
 		fig["noscript_after_failover"] = notLoaded
 	}
@@ -121,17 +280,44 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	if len(lostNodes) > 0 {
 		fig["lost_cache_nodes"], fig["first_lost_cache"] = lostNodes, firstLost
 	}
+	if len(unverifiedNodes) > 0 {
+		fig["unverified_cache_nodes"], fig["first_unverified_cache"] = unverifiedNodes, firstUnverified
+	}
+	if nbad > 0 {
+		fig["bad_load_sha"], fig["bad_load_sha_samples"] = nbad, badSHA
+	}
+	if nmissing > 0 {
+		fig["load_sha_unrecorded"], fig["first_load_sha_unrecorded"] = nmissing, firstMissing
+	}
+	var bad []string
+	if nbad > 0 {
+		b := badSHA[0]
+		bad = append(bad, fmt.Sprintf("%d SCRIPT LOAD acknowledged with a SHA that is not the SHA1 of the script sent (first op %v on %v answered %v, want %v): garbage from the server",
+			nbad, b["index"], orNone(fmt.Sprint(b["node"])), orNone(fmt.Sprint(b["value"])), b["want"]))
+	}
+	if unexplained > 0 {
+		bad = append(bad, fmt.Sprintf("%d EVALSHA refused with NOSCRIPT by %s, which had acknowledged SCRIPT LOAD, with no kill of that node between the load and the NOSCRIPT "+
+			"(first op %d): the server forgot a script it had accepted", unexplained, strings.Join(lostNodes, ", "), firstLost[0]))
+	}
+	if len(bad) > 0 {
+		fig["why"] = strings.Join(bad, "; ")
+		return Result{Valid: Invalid, Figures: fig}
+	}
 	switch {
+	case unverified > 0:
+		fig["why"] = fmt.Sprintf("%d EVALSHA refused with NOSCRIPT by %s, which had acknowledged SCRIPT LOAD, while a kill that does not name the nodes it struck "+
+			"(or names one whose address the history does not give) came in between (first op %d): whether a restart of that node explains it is unknown",
+			unverified, strings.Join(unverifiedNodes, ", "), firstUnverified[0])
+		return Result{Valid: Unknown, Figures: fig}
 	case evalsha == 0:
 		fig["why"] = "no EVALSHA was sent: nothing tells whether the script cache held"
 		return Result{Valid: Unknown, Figures: fig}
-	case len(loaded) == 0:
+	case len(loads) == 0 && nmissing > 0:
+		fig["why"] = fmt.Sprintf("no SCRIPT LOAD's reply was recorded (first op %d): no node is known to have had the script", firstMissing[0])
+		return Result{Valid: Unknown, Figures: fig}
+	case len(loads) == 0:
 		fig["why"] = "no SCRIPT LOAD was acknowledged: no node is known to have had the script"
 		return Result{Valid: Unknown, Figures: fig}
-	case lostCache > 0 && kills == 0:
-		fig["why"] = fmt.Sprintf("%d EVALSHA refused with NOSCRIPT by %s, which had acknowledged SCRIPT LOAD, with no restart in the run "+
-			"(first op %d): the server forgot a script it had accepted", lostCache, strings.Join(lostNodes, ", "), firstLost[0])
-		return Result{Valid: Invalid, Figures: fig}
 	}
 	var why []string
 	if notLoaded > 0 {
@@ -143,12 +329,11 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 		}
 		why = append(why, w)
 	}
-	if lostCache > 0 {
-		why = append(why, fmt.Sprintf("%d NOSCRIPT from %s after a restart (the run killed nodes): the cache does not survive a restart",
-			lostCache, strings.Join(lostNodes, ", ")))
+	if explained > 0 {
+		why = append(why, fmt.Sprintf("%d NOSCRIPT from nodes killed after they loaded the script: the cache does not survive a restart", explained))
 	}
 	if len(why) == 0 {
-		why = append(why, fmt.Sprintf("every EVALSHA found the script (%d nodes loaded it, %d failover steps)", len(loaded), failovers))
+		why = append(why, fmt.Sprintf("every EVALSHA found the script (%d nodes loaded it, %d failover steps)", len(loads), failovers))
 	}
 	fig["why"] = strings.Join(why, "; ")
 	return Result{Valid: Valid, Figures: fig}

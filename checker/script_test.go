@@ -46,9 +46,11 @@ func TestScriptCacheLostWithoutRestartIsAnAnomaly(t *testing.T) {
 	if fig[int](t, r, "noscript_lost_cache") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	// A kill in the run explains it: a restart empties the cache.
+	// A kill of that node in between explains it: a restart empties the
+	// cache (script_cause_test.go: only that node's, only in between).
 	r = check(t, Script(), scriptHistory("A", func(h *hist) {
-		h.ops = append(h.ops, history.Op{Time: 10 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-kill"})
+		h.ops = append(h.ops, history.Op{Time: 10 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-kill",
+			Ext: history.NewExt(history.Ext{Nodes: []string{"A"}})})
 	}))
 	wantValid(t, r, Valid)
 }
