@@ -307,7 +307,7 @@ type TopologySample struct {
 func AttributeWithTopology(ops []history.Op, s Summary, logs []LogLine, topo []TopologySample) []Attribution {
 	sus := suspects(s)
 	a := newAttributor(ops, logs)
-	a.topo = topo
+	a.setTopology(topo)
 	out := make([]Attribution, 0, len(sus))
 	missed := map[string]bool{} // checker, key and missing read already attributed
 	for _, x := range sus {
@@ -464,7 +464,33 @@ type attributor struct {
 	names      map[string]string // address -> node name
 	finalReads int64
 	logs       []LogLine
-	topo       []TopologySample
+	topo       []TopologySample // sorted by time
+	// topoNote says the samples were not in time order in the file ("":
+	// they were); topoContra are the instants whose samples disagree.
+	topoNote   string
+	topoContra map[int64]bool
+	// dupIndex counts the entries of each op index given more than once:
+	// such an index names no one op.
+	dupIndex map[int64]int
+}
+
+// setTopology keeps the samples sorted by time (a copy: the file's order
+// is no evidence of when a sample was taken, its time is), noting a
+// disorder and the instants whose samples contradict each other.
+func (a *attributor) setTopology(topo []TopologySample) {
+	out, contra := topologyDisorder(topo)
+	a.topo = slices.Clone(topo)
+	slices.SortStableFunc(a.topo, func(x, y TopologySample) int { return cmpInt(x.Time, y.Time) })
+	if len(out) > 0 {
+		i := out[0]
+		a.topoNote = fmt.Sprintf("the topology file's samples were out of time order (sample %d at %ss came after one at %ss): read in time order", i+1, trimS(sec(topo[i].Time)), trimS(sec(maxTimeBefore(topo, i))))
+	}
+	for _, c := range contra {
+		if a.topoContra == nil {
+			a.topoContra = map[int64]bool{}
+		}
+		a.topoContra[topo[c[0]].Time] = true
+	}
 }
 
 type journalStep struct {
@@ -487,6 +513,12 @@ func newAttributor(ops []history.Op, logs []LogLine) *attributor {
 	}
 	for n, addr := range nodeAddrs(ops) {
 		a.names[addr] = n
+	}
+	for _, d := range duplicateIndices(ops) {
+		if a.dupIndex == nil {
+			a.dupIndex = map[int64]int{}
+		}
+		a.dupIndex[d.index] = len(d.at)
 	}
 	a.windows = Windows(ops)
 	a.census = history.CensusOf(ops)
@@ -645,6 +677,14 @@ func (a *attributor) lastAckBefore(key string, t int64, value string) (history.P
 
 func (a *attributor) attribute(x suspect) (at Attribution) {
 	at = Attribution{Checker: x.checker, Kind: x.kind, Key: x.key, Slot: history.Keyslot(x.key)}
+	if n := a.dupIndex[x.index]; x.index >= 0 && n > 1 {
+		// The history gives this index to more than one entry: which op
+		// the checker named cannot be said, and picking one would name
+		// an op that may have nothing to do with the anomaly.
+		at.Verdict = AttrUnknown
+		at.Why = fmt.Sprintf("op index %d names %d entries of the history (two ops given one index: the file is garbage there, see the run-files checker): which op the checker meant cannot be said, and none is picked", x.index, n)
+		return at
+	}
 	var ack, miss history.Pair
 	haveAck, haveMiss := false, false
 	if p, ok := a.byIndex[x.index]; ok && x.index >= 0 {

@@ -382,11 +382,13 @@ func untouchedRatio(calls []call, windows []Window, wi int, v *shardView) (float
 // Caveats are the words a verdict carries beside VALID: each requested
 // fault kind that produced no evidence ("partition: no evidence"), read
 // from the coverage checker's figures (also those of a stored
-// results.json).
+// results.json), after what the run-files checker says of the run's
+// files ("history torn at line 3: ...").
 func (s Summary) Caveats() []string {
+	files := runFilesCaveats(s)
 	r, ok := s.Checkers[CoverageName]
 	if !ok {
-		return nil
+		return files
 	}
 	var kinds []string
 	switch v := r.Figures["no_evidence"].(type) {
@@ -399,7 +401,7 @@ func (s Summary) Caveats() []string {
 			}
 		}
 	}
-	return noEvidenceWords(kinds)
+	return append(files, noEvidenceWords(kinds)...)
 }
 
 // VerdictWord is how a checker's verdict reads in a table: "measured" for

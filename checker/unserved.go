@@ -415,9 +415,20 @@ func (a *attributor) sampledOwners(slot int, from, to int64) ([]string, string) 
 		}
 	}
 	var out []string
+	if a.topoNote != "" {
+		out = append(out, a.topoNote)
+	}
 	var first, last state
 	var seen bool
 	for _, smp := range a.topo[lo:hi] {
+		if a.topoContra[smp.Time] {
+			// Samples of one instant that disagree: neither is believed.
+			line := fmt.Sprintf("sampled topology at %ss contradicts itself (samples of that instant differ): not read", trimS(sec(smp.Time)))
+			if !slices.Contains(out, line) {
+				out = append(out, line)
+			}
+			continue
+		}
 		st := state{}
 		for _, line := range strings.Split(smp.ClusterNodes, "\n") {
 			f := strings.Fields(line)

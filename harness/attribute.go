@@ -24,6 +24,16 @@ func Attribute(run *results.Run, ops []history.Op, s *checker.Summary) {
 	s.Census = checker.SummarizeCensus(c)
 }
 
+// RunFiles is the run-files checker of a stored run: hist as read (its
+// torn last line, if any) and the run's topology samples in file order.
+func RunFiles(run *results.Run, hist *history.ReadResult) checker.Checker {
+	o := checker.RunFilesOptions{Topology: topologySamples(run)}
+	if hist != nil && hist.TruncatedTail {
+		o.Torn = &checker.TornLine{Line: hist.TornLine, Text: hist.TornText}
+	}
+	return checker.RunFiles(o)
+}
+
 // topologySamples reads the run's TopologyFile (none: nil; a torn last
 // line of a crashed run is skipped).
 func topologySamples(run *results.Run) []checker.TopologySample {

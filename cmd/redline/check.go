@@ -62,6 +62,13 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	if err != nil {
 		return badArgs("%v", err)
 	}
+	if len(checkers) > 0 {
+		// The files themselves are witnesses too: a torn history (a
+		// prefix was checked), an index given twice, topology samples
+		// out of order make the verdict unknown, in results.json and the
+		// verdict line, not only on stderr.
+		checkers = append(checkers, harness.RunFiles(run, &hist))
+	}
 	tty := false
 	if f, ok := stdout.(*os.File); ok {
 		tty = harness.IsTerminal(f)

@@ -45,9 +45,16 @@ func (e *ParseError) Unwrap() error { return e.Err }
 type ReadResult struct {
 	Ops []Op
 	// TruncatedTail is true when the last line had no newline and did not
-	// parse: the run that wrote it crashed mid-line. That line is dropped.
+	// parse: the run that wrote it crashed mid-line. That line is dropped;
+	// TornLine is its number (1-based) and TornText its bytes (at most
+	// maxTornText), for the reader to report it raw.
 	TruncatedTail bool
+	TornLine      int
+	TornText      string
 }
+
+// maxTornText bounds the torn line's bytes a ReadResult keeps.
+const maxTornText = 1024
 
 // Decode reads a JSON-lines history. name is used in error messages.
 // A corrupt line anywhere but a torn last line is an error naming the line.
@@ -107,6 +114,8 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 				}
 				if torn {
 					res.TruncatedTail = true
+					res.TornLine = line
+					res.TornText = string(trimmed[:min(len(trimmed), maxTornText)])
 					return res, nil
 				}
 				return res, &ParseError{name, line, fmt.Errorf("not a history entry: %v", perr)}

@@ -1,0 +1,193 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// RunFilesName is the run-files checker's name in results.json.
+const RunFilesName = "run-files"
+
+// TornLine is a history line cut mid-write: its line number (1-based) and
+// its bytes as read (capped).
+type TornLine struct {
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// RunFilesOptions are what the reader of a run's files saw of them beside
+// the ops: a torn last line of the history, and the topology samples in
+// the order topology.jsonl has them.
+type RunFilesOptions struct {
+	Torn     *TornLine
+	Topology []TopologySample
+}
+
+type runFiles struct{ o RunFilesOptions }
+
+// RunFiles cross-examines a run's files themselves, the witnesses every
+// other checker believes: a history torn mid-line (the run did not finish
+// writing it: the checkers judged a prefix), two entries sharing one op
+// index (a checker's index then names two ops), topology samples out of
+// time order or contradicting each other at one instant. Each makes the
+// verdict unknown, naming the first instances, with the garbage kept raw.
+// Files that read whole have nothing to flag: not applicable (they are no
+// verdict of their own).
+func RunFiles(o RunFilesOptions) Checker { return runFiles{o} }
+
+func (runFiles) Name() string { return RunFilesName }
+
+// maxRaw bounds the raw text of an entry a figure keeps.
+const maxRaw = 400
+
+func capRaw(s string) string {
+	if len(s) > maxRaw {
+		return s[:maxRaw] + "..."
+	}
+	return s
+}
+
+func (r runFiles) Check(_ context.Context, in *History) Result {
+	fig := map[string]any{}
+	var why, caveats []string
+	if t := r.o.Torn; t != nil {
+		fig["torn"] = true
+		fig["torn_line"] = t.Line
+		fig["torn_text"] = capRaw(t.Text)
+		why = append(why, fmt.Sprintf("the history is torn: line %d was cut mid-write (%q), so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Line, capRaw(t.Text), len(in.Ops)))
+		caveats = append(caveats, fmt.Sprintf("history torn at line %d: only the entries before it were checked", t.Line))
+	}
+	if dups := duplicateIndices(in.Ops); len(dups) > 0 {
+		fig["duplicate_indices"] = len(dups)
+		var ex []map[string]any
+		for _, d := range dups {
+			if len(ex) >= 10 {
+				break
+			}
+			raw := make([]string, len(d.at))
+			for i, p := range d.at {
+				b, _ := json.Marshal(&in.Ops[p])
+				raw[i] = capRaw(string(b))
+			}
+			ex = append(ex, map[string]any{"index": d.index, "entries": plusOne(d.at), "raw": raw})
+		}
+		fig["duplicate_examples"] = ex
+		d := dups[0]
+		why = append(why, fmt.Sprintf("op index %d names %d entries of the history (entries %s: %s): an index a checker names cannot say which op it means; %d indexes are given more than once",
+			d.index, len(d.at), joinInts(plusOne(d.at)), strings.Join(ex[0]["raw"].([]string), " and "), len(dups)))
+		caveats = append(caveats, fmt.Sprintf("%d op indexes given to more than one entry", len(dups)))
+	}
+	if len(r.o.Topology) > 0 {
+		out, contra := topologyDisorder(r.o.Topology)
+		if len(out) > 0 {
+			i := out[0]
+			fig["topology_out_of_order"] = len(out)
+			why = append(why, fmt.Sprintf("topology.jsonl is out of time order: sample %d (at %ss) comes after one at %ss (%d such samples); the attribution reads them sorted by time", i+1, trimS(sec(r.o.Topology[i].Time)), trimS(sec(maxTimeBefore(r.o.Topology, i))), len(out)))
+			caveats = append(caveats, "topology samples out of time order")
+		}
+		if len(contra) > 0 {
+			c := contra[0]
+			fig["topology_contradictions"] = len(contra)
+			why = append(why, fmt.Sprintf("topology.jsonl contradicts itself: samples %d and %d are both at %ss and say different things (%d such pairs)", c[0]+1, c[1]+1, trimS(sec(r.o.Topology[c[0]].Time)), len(contra)))
+			caveats = append(caveats, "topology samples contradict each other")
+		}
+	}
+	if len(why) == 0 {
+		return NotApplicable("the run's files read whole: no torn line, no op index given twice, the topology samples in time order")
+	}
+	fig["why"] = strings.Join(why, "; ")
+	fig["caveat"] = strings.Join(caveats, "; ")
+	return Result{Valid: Unknown, Figures: fig}
+}
+
+type dupIndex struct {
+	index int64
+	at    []int // positions in ops
+}
+
+// duplicateIndices lists the op indexes that more than one entry carries,
+// in the order of their second entry.
+func duplicateIndices(ops []history.Op) []dupIndex {
+	first := make(map[int64]int, len(ops))
+	var out []dupIndex
+	where := map[int64]int{} // index -> position in out
+	for i := range ops {
+		idx := ops[i].Index
+		p, seen := first[idx]
+		if !seen {
+			first[idx] = i
+			continue
+		}
+		if j, ok := where[idx]; ok {
+			out[j].at = append(out[j].at, i)
+			continue
+		}
+		where[idx] = len(out)
+		out = append(out, dupIndex{index: idx, at: []int{p, i}})
+	}
+	return out
+}
+
+// topologyDisorder finds, in file order, the samples earlier than one
+// before them (out of order), and the pairs of samples of one instant that
+// differ (contradictions), as positions.
+func topologyDisorder(topo []TopologySample) (outOfOrder []int, contradictions [][2]int) {
+	byTime := map[int64]int{}
+	for i, s := range topo {
+		if i > 0 && s.Time < maxTimeBefore(topo, i) {
+			outOfOrder = append(outOfOrder, i)
+		}
+		if j, ok := byTime[s.Time]; ok {
+			if topo[j].ClusterNodes != s.ClusterNodes {
+				contradictions = append(contradictions, [2]int{j, i})
+			}
+			continue
+		}
+		byTime[s.Time] = i
+	}
+	return outOfOrder, contradictions
+}
+
+func maxTimeBefore(topo []TopologySample, i int) int64 {
+	m := int64(-1 << 62)
+	for _, s := range topo[:i] {
+		m = max(m, s.Time)
+	}
+	return m
+}
+
+func plusOne(xs []int) []int {
+	out := make([]int, len(xs))
+	for i, x := range xs {
+		out[i] = x + 1
+	}
+	return out
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	if len(parts) == 2 {
+		return parts[0] + " and " + parts[1]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runFilesCaveats is what the run-files checker says of the files, for
+// the verdict line ("history torn at line 3: ...").
+func runFilesCaveats(s Summary) []string {
+	r, ok := s.Checkers[RunFilesName]
+	if !ok || r.Valid == Valid {
+		return nil
+	}
+	if c, _ := r.Figures["caveat"].(string); c != "" {
+		return []string{c}
+	}
+	return []string{"the run's files cannot be trusted"}
+}
