@@ -41,6 +41,12 @@ it --seeds times, and write results/rpo/<timestamp>/ with rpo.json, rpo.md (a
 table and a paragraph per scenario in plain words) and rpo.html (plots), plus
 the suite files of the runs.
 
+The default target is redis-server (Debian's, or any build with --set
+server-binary=PATH): an RPO document is about a real server. --target
+reference measures redline's bundled reference server, a model of Redis
+Cluster, and the document says so in its title with the date of the model's
+last fidelity check against redis-server.
+
 Scenarios: isolate-primary (a primary cut off from every peer, clients still
 reach it), kill-primary, pause-primary (frozen longer than node-timeout: the
 zombie primary), primary-in-minority (a primary on the minority side).
@@ -63,7 +69,10 @@ interrupted (continue with --resume DIR).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRPO(cmd.Context(), o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.targets, "target", "reference", "targets, comma separated (reference,redis runs both side by side)")
+	// An RPO document is about a real server: the default is Debian's
+	// redis-server (or --set server-binary=PATH); the reference server is
+	// redline's model of Redis, which a document made on it says.
+	f.StringVar(&o.targets, "target", "redis", "targets, comma separated: redis (Debian's redis-server, or --set server-binary=PATH), reference (redline's model of Redis); reference,redis runs both side by side")
 	f.StringVar(&o.scenarios, "scenarios", strings.Join(suite.ScenarioNames(), ","), "scenarios, comma separated")
 	f.StringVar(&o.clients, "client", "", "client libraries to compare, comma separated (a matrix axis; empty: redline's own client), e.g. go-redis,rueidis,redis-py")
 	f.StringVar(&o.waits, "wait", "0,1", "WAIT replica counts after each write, comma separated (0 = no WAIT)")

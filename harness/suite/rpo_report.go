@@ -29,6 +29,43 @@ type StudyReport struct {
 	// Shape is the clusters' shape and the load ("6 nodes, 1 replica per
 	// primary, 10 clients"), from the runs' config.json.
 	Shape []string `json:"shape,omitempty"`
+	// Model is set when a target is the reference server: its figures
+	// are redline's model of Redis, not a Redis build's, and the words say
+	// when that model was last checked against redis-server.
+	Model string `json:"model,omitempty"`
+}
+
+// LastFidelityCheck is the date and commit of the last measured RPO
+// comparison of the reference server against redis-server
+// (docs/fidelity.md); CI's TestReferenceRPOMatchesRedis checks it on every
+// change.
+const LastFidelityCheck = "2026-12-05 (docs/fidelity.md)"
+
+// modelWords says what a study's reference figures are.
+func modelWords() string {
+	return "Figures of target reference measure redline's model of Redis Cluster (its bundled reference server), not a Redis build. " +
+		"The model's RPO figures were last measured against redis-server's on " + LastFidelityCheck +
+		", and CI compares them on every change (lost share and loss window within 2x, RTO within 1.5x)."
+}
+
+// title is the study's title: a study of the reference alone is a study of
+// redline's model of Redis, and says so first.
+func (r *StudyReport) title() string {
+	onlyModel, model := len(r.Entries) > 0, false
+	for _, e := range r.Entries {
+		if e.Target == "reference" {
+			model = true
+		} else {
+			onlyModel = false
+		}
+	}
+	switch {
+	case onlyModel:
+		return "RPO study of redline's model of Redis (reference server, not a Redis build)"
+	case model:
+		return "RPO study, with redline's model of Redis beside it"
+	}
+	return "RPO study"
 }
 
 // studyNotes say how the figures are made, in rpo.json and rpo.md.
@@ -46,7 +83,14 @@ func NewStudyReport(sum *Summary, seeds int) *StudyReport {
 	r := &StudyReport{Started: sum.Started.Format("2006-01-02 15:04:05 UTC"), SuiteDir: sum.Dir, Seeds: seeds, Notes: studyNotes}
 	r.Entries = Aggregate(sum)
 	r.Fidelity, r.Compared = compareTargets(r.Entries)
+	r.Fidelity = append(r.Fidelity, FidelityGaps(r.Entries)...)
 	r.Builds, r.Shape = describeRuns(sum)
+	for _, e := range r.Entries {
+		if e.Target == "reference" {
+			r.Model = modelWords()
+			break
+		}
+	}
 	return r
 }
 
@@ -218,7 +262,10 @@ func secs(ms float64) string { return fmt.Sprintf("%.1f s", ms/1000) }
 // Markdown renders rpo.md: a table and a paragraph per scenario cell.
 func (r *StudyReport) Markdown() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# RPO study (%s)\n\n", r.Started)
+	fmt.Fprintf(&b, "# %s (%s)\n\n", r.title(), r.Started)
+	if r.Model != "" {
+		b.WriteString(r.Model + "\n\n")
+	}
 	fmt.Fprintf(&b, "%d seed(s) per cell; runs and their reports are listed in %s/summary.html.\n\n", r.Seeds, r.SuiteDir)
 	if len(r.Builds) > 0 {
 		b.WriteString("Tested builds:\n\n")
@@ -257,7 +304,7 @@ func (r *StudyReport) Markdown() []byte {
 	if r.Compared > 0 {
 		b.WriteString("## Reference server against Redis\n\n")
 		if len(r.Fidelity) == 0 {
-			fmt.Fprintf(&b, "In the %d cell(s) run on both, the end of the loss window and the RTO of the reference server match Redis's within noise (judged only where each side has at least two runs: use --seeds 2 or more).\n", r.Compared)
+			fmt.Fprintf(&b, "In the %d cell(s) run on both, the reference server's lost share and end of the loss window are within 2x of Redis's and its RTO within 1.5x (or both near zero), and the end of the loss window and the RTO match within noise (noise judged only where each side has at least two runs: use --seeds 2 or more).\n", r.Compared)
 		}
 		for _, f := range r.Fidelity {
 			b.WriteString("- " + f + "\n")
@@ -365,7 +412,7 @@ func (r *StudyReport) HTML() ([]byte, error) {
 		plots = append(plots, plot{"WAIT's throughput cost", template.HTML(svg)})
 	}
 	var buf bytes.Buffer
-	err := rpoPage.Execute(&buf, map[string]any{"R": r, "Plots": plots, "Paragraphs": paragraphs(r.Entries)})
+	err := rpoPage.Execute(&buf, map[string]any{"R": r, "Title": r.title(), "Plots": plots, "Paragraphs": paragraphs(r.Entries)})
 	return buf.Bytes(), err
 }
 
@@ -467,11 +514,11 @@ func waitCostPlot(es []Entry) string {
 var rpoPage = template.Must(template.New("rpo").Funcs(template.FuncMap{
 	"ms": func(v float64) string { return fmt.Sprintf("%.0f", v) },
 }).Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><title>RPO study {{.R.Started}}</title>
+<html><head><meta charset="utf-8"><title>{{.Title}} {{.R.Started}}</title>
 <style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}
 td:nth-child(-n+5),th{text-align:left}.bad{background:#f8c9c4}</style></head><body>
-<h1>RPO study</h1><p>{{.R.Started}}, {{.R.Seeds}} seed(s) per cell; runs: <a href="summary.html">summary</a>.</p>
+<h1>{{.Title}}</h1>{{if .R.Model}}<p class="model">{{.R.Model}}</p>{{end}}<p>{{.R.Started}}, {{.R.Seeds}} seed(s) per cell; runs: <a href="summary.html">summary</a>.</p>
 {{if .R.Builds}}<p>Tested builds:</p><ul id="builds">{{range .R.Builds}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .R.Shape}}<p>Clusters:</p><ul id="shape">{{range .R.Shape}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <table><tr><th>target</th><th>scenario</th><th>wait</th><th>node-timeout</th><th>settings</th><th>runs</th><th>acked</th><th>lost</th><th>lost per seed</th><th>lost %</th><th>RPO p50 ms</th><th>RPO max ms</th><th>loss window ms</th><th>RTO p50 ms</th><th>RTO max ms</th><th>lost, WAIT satisfied</th><th>ops/s</th></tr>
@@ -481,7 +528,7 @@ td:nth-child(-n+5),th{text-align:left}.bad{background:#f8c9c4}</style></head><bo
 <td{{if .LostWaitSatisfied}} class="bad"{{end}}>{{.LostWaitSatisfied}}</td><td>{{.ThroughputOpsS}}</td></tr>
 {{end}}</table>
 <h2>In words</h2>{{range .Paragraphs}}<p>{{.}}</p>{{end}}
-{{if .R.Compared}}<h2>Reference server against Redis</h2>{{if not .R.Fidelity}}<p>In the {{.R.Compared}} cell(s) run on both, the end of the loss window and the RTO match Redis's within noise.</p>{{end}}<ul>{{range .R.Fidelity}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .R.Compared}}<h2>Reference server against Redis</h2>{{if not .R.Fidelity}}<p>In the {{.R.Compared}} cell(s) run on both, the reference's lost share and end of the loss window are within 2x of Redis's, its RTO within 1.5x, and both match within noise.</p>{{end}}<ul>{{range .R.Fidelity}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2>Plots</h2>{{range .Plots}}<h3>{{.Title}}</h3>{{.SVG}}{{end}}
 <h2>How the figures are made</h2><ul>{{range .R.Notes}}<li>{{.}}</li>{{end}}</ul>
 </body></html>
