@@ -20,6 +20,12 @@ type endPhase struct{ o Scope }
 // that did not converge, or a state redline could not account for leaves
 // the run unknown: the checkers' final reads ran on a cluster nobody can
 // vouch for. A run without faults has no end phase (not applicable).
+// The record is a witness, not the truth: the key census of the history
+// is read for every slot redline moved or opened (placements, journal),
+// and a slot the census finds claimed twice, unowned, open or with keys
+// outside its owner's shard that the record does not name is invalid
+// (the census contradicts the record); a record that says "not healed"
+// but names no problem contradicts itself (unknown).
 func EndPhase(opts ...Scope) Checker { return endPhase{firstScope(opts)} }
 
 func (e endPhase) Name() string { return e.o.name("end-phase") }
@@ -85,7 +91,27 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 			"why": "the end phase began but its completion carries no end_phase record (the run ended during the end phase, or a redline before this record)"}}
 	}
 	fig := map[string]any{"slots_checked": rec.SlotsChecked, "problems": len(rec.Problems), "index": rec.index}
+	// The record is a witness too: cross-examined against the key
+	// census of the slots redline moved or opened, and against itself.
+	var contra []EndProblem
+	if cen := in.censusOf(); cen != nil {
+		contra = censusContradicts(rec, censusSlotProblems(cen, movedSlots(ops)))
+		fig["census_problems"] = len(contra)
+	} else {
+		fig["census"] = "none in the history: the record is not cross-examined"
+	}
+	if len(contra) > 0 {
+		fig["census_examples"] = capList(contra, e.o.MaxExamples)
+		fig["first"] = fmt.Sprintf("the census contradicts the end phase's record (op %d, healed %v, %d problems): %d problems with the slots redline moved or opened that the record does not name; first: %s",
+			rec.index, rec.Healed, len(rec.Problems), len(contra), contra[0].What)
+		fig["why"] = fig["first"]
+		return Result{Valid: Invalid, Figures: fig}
+	}
 	if len(rec.Problems) == 0 {
+		if !rec.Healed {
+			fig["why"] = fmt.Sprintf("the end phase (op %d) says it did not heal everything but names no problem: the record contradicts itself, and what was left unhealed is unknown", rec.index)
+			return Result{Valid: Unknown, Figures: fig}
+		}
 		return Result{Valid: Valid, Figures: fig}
 	}
 	v := Unknown

@@ -184,12 +184,31 @@ func (h handoff) Check(ctx context.Context, in *History) Result {
 	// of every slot redline moved (endPhaseRecord) names the moved slots
 	// left with keys on a primary that does not own them, without an
 	// owner, claimed twice or open.
+	// The census is read too, not only the record: a moved slot it finds
+	// claimed twice, unowned, open or with keys outside its owner's shard
+	// is misplaced whatever the record says.
 	misplaced := 0
-	if er, _, ok := endPhaseRecord(ops); ok {
+	er, _, haveRec := endPhaseRecord(ops)
+	cen := in.censusOf()
+	if haveRec || cen != nil {
 		wrong := map[int]EndProblem{}
 		for _, p := range er.Problems {
 			if _, seen := wrong[p.Slot]; p.slotKind() && !seen {
 				wrong[p.Slot] = p
+			}
+		}
+		if cen != nil {
+			var slots []int
+			for _, r := range recs {
+				for _, p := range r.places {
+					slots = append(slots, p.Slot)
+				}
+			}
+			for _, p := range censusSlotProblems(cen, slots) {
+				if _, seen := wrong[p.Slot]; !seen {
+					p.What = "the census finds " + p.What
+					wrong[p.Slot] = p
+				}
 			}
 		}
 		seen := map[int]bool{}

@@ -24,6 +24,37 @@ func Attribute(run *results.Run, ops []history.Op, s *checker.Summary) {
 	s.Census = checker.SummarizeCensus(c)
 }
 
+// WithCensusFile gives ops the census of the run's census.json when the
+// history carries none that decodes (its line torn by a crash, or lost):
+// an entry appended after the last one, so that the checkers and the
+// attribution read where the keys are at the end from the file the runner
+// wrote beside the history. from says where the census came from
+// ("history", "census.json" or "" for none).
+func WithCensusFile(run *results.Run, ops []history.Op) (out []history.Op, from string) {
+	if history.CensusOf(ops) != nil {
+		return ops, "history"
+	}
+	if run == nil {
+		return ops, ""
+	}
+	b, err := os.ReadFile(run.Path(history.CensusFile))
+	if err != nil {
+		return ops, ""
+	}
+	var c history.Census
+	if json.Unmarshal(b, &c) != nil {
+		return ops, ""
+	}
+	var idx, t int64
+	for i := range ops {
+		idx = max(idx, ops[i].Index+1)
+		t = max(t, ops[i].Time)
+	}
+	op := history.Op{Index: idx, Time: t, Process: history.Nemesis, Type: history.Info, F: history.CensusEvent,
+		Ext: history.NewExt(history.Ext{Detail: json.RawMessage(b)})}
+	return append(ops, op), history.CensusFile
+}
+
 // RunFiles is the run-files checker of a stored run: hist as read (its
 // torn last line, if any) and the run's topology samples in file order.
 func RunFiles(run *results.Run, hist *history.ReadResult) checker.Checker {

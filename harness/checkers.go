@@ -37,8 +37,8 @@ func CheckersFor(cfg Config) ([]checker.Checker, error) {
 	}
 	if len(out) > 0 {
 		// Once per run: the end phase heals the whole cluster, not one
-		// workload's keys.
-		out = append(out, checker.EndPhase())
+		// workload's keys; the census holds every workload's keys.
+		out = append(out, checker.EndPhase(), checker.Census())
 	}
 	return out, nil
 }

@@ -58,6 +58,10 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	if hist.TruncatedTail {
 		log.Printf("the last line of the history was torn (the run crashed mid-write); it was left out")
 	}
+	var censusFrom string
+	if hist.Ops, censusFrom = harness.WithCensusFile(run, hist.Ops); censusFrom == history.CensusFile {
+		log.Printf("the history carries no census (its line torn or missing): read %s", history.CensusFile)
+	}
 	checkers, err := harness.CheckersFor(cfg)
 	if err != nil {
 		return badArgs("%v", err)
