@@ -26,6 +26,11 @@ func TestFidelityGaps(t *testing.T) {
 	if gaps := FidelityGaps([]Entry{cell("reference", 0, 10000, 0, 3200), cell("redis", 0, 10000, 0, 3500)}); len(gaps) != 0 {
 		t.Errorf("lossless cells have gaps: %q", gaps)
 	}
+	// Six writes of a zombie primary against none: near zero, the loss
+	// window's time is not judged (pause-primary, 1 of 3 reference runs).
+	if gaps := FidelityGaps([]Entry{cell("reference", 6, 38000, 7057, 4300), cell("redis", 0, 70000, 0, 4300)}); len(gaps) != 0 {
+		t.Errorf("a near-zero loss has gaps: %q", gaps)
+	}
 	// RTO 6.8 s against 3.7 s (primary-in-minority, issue 37).
 	if gaps := FidelityGaps([]Entry{cell("reference", 270, 10000, 990, 6800), cell("redis", 810, 10000, 2400, 3700)}); len(gaps) != 3 {
 		t.Errorf("gaps: %q", gaps)

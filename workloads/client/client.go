@@ -260,6 +260,18 @@ func (c *Client) Do(ctx context.Context, req Request) Result {
 			continue
 		}
 		res.Outcome, res.Err = Classify(first), first
+		var reply redis.Error
+		if !errors.As(first, &reply) {
+			// A timeout or a broken connection: the node may be paused,
+			// cut off or dead, and the slots may have a new primary by
+			// now. Reload the slot map, as go-redis's cluster client does
+			// on a bad connection; without it, ops kept going to a frozen
+			// primary until it resumed and answered MOVED, seconds after
+			// its replica had taken over (pause-primary's RTO was 4.3 s or
+			// 7 s by luck), and a write queued to it at the resume was
+			// acknowledged by the zombie and lost.
+			c.refreshSoon()
+		}
 		return res
 	}
 }
