@@ -55,7 +55,9 @@ func censusWrites(calls []call) map[string]*keyWrites {
 		w.first = min(w.first, cl.inv.Index)
 		kind := ""
 		switch f := cl.inv.F; {
-		case isRead(f):
+		case isRead(f) || f == "load":
+			// A SCRIPT LOAD names the key it is for (the script
+			// workload's) but writes nothing to it.
 			continue
 		case f == "write" || f == "cas":
 			kind = "register"
@@ -306,6 +308,30 @@ func movedSlots(ops []history.Op) []int {
 			for _, s := range st.Slots {
 				seen[s] = true
 			}
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// endPhaseSlots are the slots the end phase's census is read for: those
+// redline moved or opened (movedSlots) and every slot holding one of the
+// run's keys on some node. A slot no migration touched can still end
+// claimed twice, open, or with a key off its owner's shard (a failover
+// that left two primaries, a repair gone wrong, or a census that lies):
+// the record's "clean" is believed for none of them.
+func endPhaseSlots(ops []history.Op, c *history.Census) []int {
+	seen := map[int]bool{}
+	for _, s := range movedSlots(ops) {
+		seen[s] = true
+	}
+	for _, n := range c.Nodes {
+		for k := range n.Keys {
+			seen[history.Keyslot(k)] = true
 		}
 	}
 	out := make([]int, 0, len(seen))

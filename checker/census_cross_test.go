@@ -131,3 +131,53 @@ func TestCensusValuesAreCrossExaminedAgainstTheWrites(t *testing.T) {
 		t.Fatalf("no census: %v %v, want not applicable", r.Valid, r.Figures)
 	}
 }
+
+// The script workload records its SCRIPT LOAD under the key the script
+// increments: the load writes nothing, so the key is still a counter the
+// census judges. Found by the adversary (harness/adversary): a census
+// value no increment could produce passed on every script run.
+func TestCensusJudgesScriptCountersDespiteTheirLoad(t *testing.T) {
+	var h hist
+	h.call(0, "load", "c:n", "return redis.call('incrby', KEYS[1], ARGV[1])", 0, history.OK, "65b45e1e1b8b36c8c3e885080b88ae484e64fde6", 5)
+	h.call(0, "add", "c:n", 2, 10, history.OK, nil, 20)
+	ops := h.done()
+	census := func(n string) history.Census {
+		return history.Census{Nodes: []history.CensusNode{{Name: "n1", Addr: addr1, ID: id1, Role: "primary",
+			Keys: map[string]history.CensusKey{"c:n": {Type: "string", Value: str(n)}}}}}
+	}
+	wantValid(t, check(t, Census(), withCensus(ops, census("2"))), Valid)
+	if r := check(t, Census(), withCensus(ops, census("9"))); r.Valid != Invalid || !strings.Contains(r.Why(), "c:n") {
+		t.Fatalf("a script counter's census above every increment: %v %v, want invalid", r.Valid, r.Figures)
+	}
+}
+
+// No slot moved (a kill or partition run): the census is still read for
+// every slot holding the run's keys, so a key off its owner's shard, a
+// slot two primaries claim or a slot left open is invalid although the
+// heal record says clean. Found by the adversary (harness/adversary):
+// only the slots redline moved were read, and these passed on every run
+// without a migration.
+func TestEndPhaseReadsTheCensusOfEverySlotHoldingKeys(t *testing.T) {
+	ctx := context.Background()
+	var h hist
+	h.call(0, "write", "{s}a", 1, 0, history.OK, nil, 10)
+	clean := withHeal(h.done(), map[string]any{"healed": true, "slots_checked": 0, "problems": []any{}})
+	sl := history.Keyslot("{s}a")
+	one := history.CensusKey{Type: "string", Value: str("1")}
+	right := map[string]map[string]history.CensusKey{"n2": {"{s}a": one}}
+	if r := EndPhase().Check(ctx, NewHistory(withCensus(clean, slotCensus(sl, "n2", right)))); r.Valid != Valid {
+		t.Fatalf("a census that agrees with the heal record: %v %v", r.Valid, r.Figures)
+	}
+	stranded := map[string]map[string]history.CensusKey{"n1": {"{s}a": one}}
+	open := slotCensus(sl, "n2", right)
+	open.Nodes[1].Migrating = []int{sl}
+	for name, c := range map[string]history.Census{
+		"stranded": slotCensus(sl, "n2", stranded),
+		"claimed":  slotCensus(sl, "n2", right, "n1"),
+		"open":     open,
+	} {
+		if r := EndPhase().Check(ctx, NewHistory(withCensus(clean, c))); r.Valid != Invalid || !strings.Contains(r.Why(), "census") {
+			t.Errorf("%s, no slot moved, heal record clean: %v %v, want invalid naming the census", name, r.Valid, r.Figures)
+		}
+	}
+}

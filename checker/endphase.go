@@ -92,17 +92,18 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 	}
 	fig := map[string]any{"slots_checked": rec.SlotsChecked, "problems": len(rec.Problems), "index": rec.index}
 	// The record is a witness too: cross-examined against the key
-	// census of the slots redline moved or opened, and against itself.
+	// census of the slots redline moved or opened and of the slots
+	// holding the run's keys, and against itself.
 	var contra []EndProblem
 	if cen := in.censusOf(); cen != nil {
-		contra = censusContradicts(rec, censusSlotProblems(cen, movedSlots(ops)))
+		contra = censusContradicts(rec, censusSlotProblems(cen, endPhaseSlots(ops, cen)))
 		fig["census_problems"] = len(contra)
 	} else {
 		fig["census"] = "none in the history: the record is not cross-examined"
 	}
 	if len(contra) > 0 {
 		fig["census_examples"] = capList(contra, e.o.MaxExamples)
-		fig["first"] = fmt.Sprintf("the census contradicts the end phase's record (op %d, healed %v, %d problems): %d problems with the slots redline moved or opened that the record does not name; first: %s",
+		fig["first"] = fmt.Sprintf("the census contradicts the end phase's record (op %d, healed %v, %d problems): %d problems with the slots redline moved or opened or that hold the run's keys that the record does not name; first: %s",
 			rec.index, rec.Healed, len(rec.Problems), len(contra), contra[0].What)
 		fig["why"] = fig["first"]
 		return Result{Valid: Invalid, Figures: fig}
