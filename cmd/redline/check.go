@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 )
 
@@ -45,46 +44,26 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	if err != nil {
 		return badArgs("%v", err)
 	}
-	var cfg harness.Config
-	if err := run.ReadJSON("config.json", &cfg); err != nil {
-		return badArgs("cannot read the run's config: %v", err)
-	}
-	hist, err := history.ReadFile(run.Path("history.jsonl"))
+	stored, err := harness.ReadStoredRun(run)
 	if err != nil {
 		return badArgs("%v", err)
 	}
 	boundHeap()
 	log := harness.NewLog(nil, stderr)
-	if hist.TruncatedTail {
-		log.Printf("the last line of the history was torn (the run crashed mid-write); it was left out")
-	}
-	var censusFrom string
-	if hist.Ops, censusFrom = harness.WithCensusFile(run, hist.Ops); censusFrom == history.CensusFile {
-		log.Printf("the history carries no census (its line torn or missing): read %s", history.CensusFile)
-	}
-	checkers, err := harness.CheckersFor(cfg)
-	if err != nil {
-		return badArgs("%v", err)
-	}
-	if len(checkers) > 0 {
-		// The files themselves are witnesses too: a torn history (a
-		// prefix was checked), an index given twice, topology samples
-		// out of order make the verdict unknown, in results.json and the
-		// verdict line, not only on stderr.
-		checkers = append(checkers, harness.RunFiles(run, &hist))
-	}
 	tty := false
 	if f, ok := stdout.(*os.File); ok {
 		tty = harness.IsTerminal(f)
 	}
-	s := harness.Check(ctx, hist.Ops, checkers, harness.NewProgress(stdout, tty, log), log)
-	harness.Attribute(run, hist.Ops, &s)
+	s, err := stored.Check(ctx, harness.NewProgress(stdout, tty, log), log)
+	if err != nil {
+		return badArgs("%v", err)
+	}
 	if write {
 		// The audit belongs to the run, not to the checkers: keep it (the
 		// one part of results.json results.ReadSummary does not read).
 		var prev harness.ResultsFile
 		_ = run.ReadJSON("results.json", &prev)
-		if err := harness.SaveResults(run, s, prev.Audit, &hist); err != nil {
+		if err := harness.SaveResults(run, s, prev.Audit, &stored.History); err != nil {
 			return harnessFailed(fmt.Errorf("writing results: %w", err))
 		}
 	}
