@@ -16,6 +16,7 @@ import (
 	"github.com/redline-dev/redline/server/cluster"
 	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
+	"github.com/redline-dev/redline/server/internal/planted"
 	"github.com/redline-dev/redline/server/keyslot"
 )
 
@@ -282,6 +283,10 @@ func (s *Server) applyEvent(ev cluster.Event) {
 	case cluster.EventPauseWrites:
 		// The master side of a manual failover: pause writes like CLIENT
 		// PAUSE WRITE, then tell the node the offset the replica must reach.
+		if planted.On(planted.FailoverNoPause) {
+			s.cl.node.WritesPaused(s.repl.offset) // ...and keeps taking writes
+			break
+		}
 		if s.pauseEnd.IsZero() || s.pauseEnd.Before(ev.Until) {
 			s.pauseEnd = ev.Until
 		}

@@ -1,5 +1,7 @@
 package server
 
+import "github.com/redline-dev/redline/server/internal/planted"
+
 // The transaction commands: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 
 func cmdWatch(c *Client, argv [][]byte) {
@@ -71,7 +73,7 @@ func cmdExec(c *Client, argv [][]byte) {
 	for _, wk := range c.watched {
 		s.dbs[wk.db].GetString(wk.key)
 	}
-	if c.watchBad {
+	if c.watchBad && !planted.On(planted.ExecIgnoresWatch) {
 		c.resetMulti()
 		s.unwatchAll(c)
 		c.NullArray()

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redline-dev/redline/server/internal/planted"
 	"github.com/redline-dev/redline/server/resp"
 )
 
@@ -70,6 +71,11 @@ type replState struct {
 	linkUp     atomic.Bool
 	lastIOA    atomic.Int64 // unix ms of the last data from the master
 	downSinceA atomic.Int64
+
+	// plantedLastLen and plantedHeld serve the planted-bug study's
+	// defects (planted_hooks.go); never set in the shipped build.
+	plantedLastLen int64
+	plantedHeld    [][]byte
 }
 
 // replicaLink is one replica connected to this master.
@@ -123,6 +129,9 @@ func (r *replState) propagated(db int, argv [][]byte) {
 	if !r.backlogActive {
 		return
 	}
+	if planted.On(planted.ReplSkipIncrby) && strings.EqualFold(string(argv[0]), "incrby") {
+		return // applied and acknowledged here, never sent to a replica
+	}
 	r.enc = appendCommand(r.enc[:0], argv)
 	r.feed(r.enc)
 }
@@ -143,6 +152,9 @@ func (r *replState) feed(b []byte) {
 		size = 1 << 20
 	}
 	r.backlog = append(r.backlog, b...)
+	if planted.On(planted.PsyncWrongOffset) {
+		r.plantedLastLen = int64(len(b)) // one command: what a wrong PSYNC offset replays
+	}
 	if len(r.backlog) > 2*size {
 		nb := make([]byte, size, 2*size+len(b))
 		copy(nb, r.backlog[len(r.backlog)-size:])
@@ -443,7 +455,7 @@ func (r *replState) notifyAck() {
 func (r *replState) countAcked(target int64) int {
 	n := 0
 	for _, rl := range r.replicas {
-		if rl.ackOff >= target {
+		if rl.ackOff >= target || planted.On(planted.WaitEarlyAck) {
 			n++
 		}
 	}
@@ -805,6 +817,9 @@ func (r *replState) syncWithMaster(gen int64, host string, port int, stop chan s
 	}
 	s.mu.Lock()
 	id, off := r.replid, r.offset+1
+	if planted.On(planted.PsyncWrongOffset) {
+		off -= r.plantedLastLen // one command early: it is applied twice
+	}
 	s.mu.Unlock()
 	m.send("PSYNC", id, strconv.FormatInt(off, 10))
 	// A master may send empty lines to keep the link alive before its
@@ -1017,6 +1032,8 @@ func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout tim
 				getack = true
 			} else if isImportAnnouncement(args) {
 				s.noteImportAnnouncement(args)
+			} else if planted.On(planted.ReplicaReorder) && r.plantedHold(mc, args) {
+				// held, or run after the command that followed it
 			} else if len(args) > 0 {
 				s.execInternal(mc, args)
 				if s.cl.node != nil {
@@ -1024,6 +1041,9 @@ func (r *replState) readStream(gen int64, m *masterConn, mc *Client, timeout tim
 				}
 			}
 			r.feed(raw)
+		}
+		if planted.On(planted.ReplicaReorder) {
+			r.plantedRelease(mc)
 		}
 		s.mu.Unlock()
 		if start == end {

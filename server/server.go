@@ -20,6 +20,7 @@ import (
 	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
+	"github.com/redline-dev/redline/server/internal/planted"
 	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
@@ -808,6 +809,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "Usage: redline server [/path/to/redis.conf] [options]\n       redline server -v or --version\n\nExamples:\n       redline server /etc/redis/6379.conf\n       redline server --port 7777\n       redline server --port 7777 --replicaof 127.0.0.1 8888\n       redline server /etc/myredis.conf --loglevel verbose --appendonly yes")
 			return 0
 		}
+	}
+	args, err := planted.Args(args) // --planted-bug NAME, only in a -tags plantedbugs build
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 	cfg, err := config.ParseArgs(args)
 	if err != nil {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"fmt"
 	"net"
+
+	"github.com/redline-dev/redline/server/internal/planted"
 )
 
 // The admin operations mirror CLUSTER subcommands. They use the time of the
@@ -163,6 +165,9 @@ func (n *Node) SetSlot(slot int, action SlotAction, id string, keysInSlot int) e
 		if p == n.self && n.importing[slot] != nil {
 			if bumped, _ := n.BumpEpoch(); bumped {
 				n.logf("configEpoch updated after importing slot %d", slot)
+			}
+			if planted.On(planted.SetslotFlushImported) {
+				n.event(Event{Kind: EventDeleteSlots, Slots: []int{slot}})
 			}
 			delete(n.importing, slot)
 			n.broadcast(n.header(MsgPong))

@@ -1,6 +1,10 @@
 package cluster
 
-import "time"
+import (
+	"time"
+
+	"github.com/redline-dev/redline/server/internal/planted"
+)
 
 // rank is clusterGetSlaveRank: siblings that can fail over with a larger offset.
 func (n *Node) rank() int {
@@ -88,7 +92,7 @@ func (n *Node) handleReplicaFailover() {
 	}
 	if n.authCount >= quorum {
 		n.logf("Failover election won: I'm the new master.")
-		if n.self.configEpoch < n.authEpoch {
+		if n.self.configEpoch < n.authEpoch && !planted.On(planted.PromoteNoEpoch) {
 			n.self.configEpoch = n.authEpoch
 			n.logf("configEpoch set to %d after successful failover", n.self.configEpoch)
 		}
@@ -150,8 +154,10 @@ func (n *Node) sendAuthIfNeeded(p *peer, req *Message) {
 		n.logf("Failover auth denied to %s: slot %d epoch (%d) > reqEpoch (%d)", p.id, s, n.slots[s].configEpoch, req.ConfigEpoch)
 		return
 	}
-	n.lastVoteEpoch = n.currentEpoch
-	m.votedTime = n.now
+	if !planted.On(planted.VoteTwice) { // the vote is granted but never recorded
+		n.lastVoteEpoch = n.currentEpoch
+		m.votedTime = n.now
+	}
 	n.save(true)
 	n.sendTo(p, n.header(MsgAuthAck))
 	n.logf("Failover auth granted to %s for epoch %d", p.id, n.currentEpoch)

@@ -3,6 +3,8 @@ package cluster
 import (
 	"net"
 	"time"
+
+	"github.com/redline-dev/redline/server/internal/planted"
 )
 
 // Step processes one message from a peer (clusterProcessPacket). now is the
@@ -415,6 +417,9 @@ func (n *Node) updateSlotsConfigWith(sender *peer, epoch uint64, slots *SlotBitm
 		}
 		if n.importing[s] != nil {
 			continue
+		}
+		if owner == n.self && planted.On(planted.PrimaryIgnoresUpdate) {
+			continue // keeps serving a slot the cluster gave to a newer epoch
 		}
 		if owner == nil || owner.configEpoch < epoch {
 			if owner == n.self {
