@@ -25,7 +25,8 @@ type censusCheck struct{ o Scope }
 // explanation. A key of any other kind (a list, a bank account, a key
 // also deleted), or whose value the census could not read, is not judged.
 // A history without a census, or none of whose keys can be judged, is not
-// applicable.
+// applicable, unless the census was expected (Scope.CensusExpected): its
+// absence is then unknown, named.
 func Census(opts ...Scope) Checker { return censusCheck{firstScope(opts)} }
 
 func (c censusCheck) Name() string { return c.o.name("census") }
@@ -154,6 +155,9 @@ func valueList(m map[string]bool) string {
 func (c censusCheck) Check(_ context.Context, in *History) Result {
 	cen := in.censusOf()
 	if cen == nil {
+		if c.o.CensusExpected != "" {
+			return censusMissing(c.o.CensusExpected, "the keys' final values were not cross-examined against what was written")
+		}
 		return NotApplicable("no key census in the history (the end phase took none): nothing to cross-examine")
 	}
 	calls, err := c.o.calls(in)
@@ -356,4 +360,14 @@ func censusContradicts(rec endRecord, cps []EndProblem) []EndProblem {
 		}
 	}
 	return out
+}
+
+// censusMissing is the verdict of a checker that needs the run's key
+// census when the census, expected (why), is gone: unknown, saying what
+// went unjudged.
+func censusMissing(why, unjudged string) Result {
+	return Result{Valid: Unknown, Figures: map[string]any{
+		"census": "missing",
+		"why":    fmt.Sprintf("the key census is missing (no census entry in the history, no census.json) although the run's recorder takes one at the end of every run (%s): %s", why, unjudged),
+	}}
 }

@@ -27,6 +27,13 @@ type Scope struct {
 	KeyPrefix string
 	// MaxExamples caps every list of examples in the figures [50].
 	MaxExamples int
+	// CensusExpected, when set, says why the run must carry a key census
+	// (its recorder takes one at the end of every run): a checker that
+	// cross-examines the census and finds none says unknown with it,
+	// instead of judging without the witness. Empty: a history without a
+	// census (hand-made, or of a redline before the census) is judged
+	// without it.
+	CensusExpected string
 }
 
 func (s Scope) withDefaults() Scope {

@@ -113,6 +113,10 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 			fig["why"] = fmt.Sprintf("the end phase (op %d) says it did not heal everything but names no problem: the record contradicts itself, and what was left unhealed is unknown", rec.index)
 			return Result{Valid: Unknown, Figures: fig}
 		}
+		if in.censusOf() == nil && e.o.CensusExpected != "" {
+			// A clean record nothing cross-examined is no evidence.
+			return censusMissing(e.o.CensusExpected, fmt.Sprintf("the end phase's record (op %d) says healed, and nothing cross-examined it against where the keys are", rec.index))
+		}
 		return Result{Valid: Valid, Figures: fig}
 	}
 	v := Unknown

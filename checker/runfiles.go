@@ -25,6 +25,15 @@ type TornLine struct {
 type RunFilesOptions struct {
 	Torn     *TornLine
 	Topology []TopologySample
+	// Unfinished is what the history lacks of the entries its recorder
+	// writes at the end of every run (the "heal" of a run with faults,
+	// the "final-reads" marker, the "census"), in the order it writes
+	// them; RecordedBy says what shows that recorder wrote it. A history
+	// cut cleanly at a line boundary carries no other mark of it: without
+	// them the counter takes the last read as final and the register
+	// needs none.
+	Unfinished []string
+	RecordedBy string
 }
 
 type runFiles struct{ o RunFilesOptions }
@@ -32,7 +41,9 @@ type runFiles struct{ o RunFilesOptions }
 // RunFiles cross-examines a run's files themselves, the witnesses every
 // other checker believes: a history torn mid-line (the run did not finish
 // writing it: the checkers judged a prefix), two entries sharing one op
-// index (a checker's index then names two ops), topology samples out of
+// index (a checker's index then names two ops), a history that lacks the
+// entries its recorder writes at the end of every run (it stopped before
+// them), topology samples out of
 // time order or contradicting each other at one instant. Each makes the
 // verdict unknown, naming the first instances, with the garbage kept raw.
 // Files that read whole have nothing to flag: not applicable (they are no
@@ -60,6 +71,13 @@ func (r runFiles) Check(_ context.Context, in *History) Result {
 		fig["torn_text"] = capRaw(t.Text)
 		why = append(why, fmt.Sprintf("the history is torn: line %d was cut mid-write (%q), so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Line, capRaw(t.Text), len(in.Ops)))
 		caveats = append(caveats, fmt.Sprintf("history torn at line %d: only the entries before it were checked", t.Line))
+	}
+	if len(r.o.Unfinished) > 0 {
+		fig["unfinished"] = true
+		fig["missing_entries"] = r.o.Unfinished
+		why = append(why, fmt.Sprintf("the history lacks the %s entries its recorder writes at the end of every run (%s): the run did not finish, and every verdict is about the %d entries written before it stopped",
+			joinWords(r.o.Unfinished), r.o.RecordedBy, len(in.Ops)))
+		caveats = append(caveats, "the run did not finish: no "+joinWords(r.o.Unfinished)+" entry")
 	}
 	if dups := duplicateIndices(in.Ops); len(dups) > 0 {
 		fig["duplicate_indices"] = len(dups)
@@ -166,6 +184,14 @@ func plusOne(xs []int) []int {
 		out[i] = x + 1
 	}
 	return out
+}
+
+// joinWords joins "a", "b" and "c" as "a, b and c".
+func joinWords(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
 func joinInts(xs []int) string {

@@ -55,14 +55,15 @@ func WithCensusFile(run *results.Run, ops []history.Op) (out []history.Op, from 
 	return append(ops, op), history.CensusFile
 }
 
-// RunFiles is the run-files checker of a stored run: hist as read (its
-// torn last line, if any) and the run's topology samples in file order.
-func RunFiles(run *results.Run, hist *history.ReadResult) checker.Checker {
+// RunFilesOf is what the run-files checker reads of a stored run: hist as
+// read (its torn last line, if any) and the run's topology samples in file
+// order.
+func RunFilesOf(run *results.Run, hist *history.ReadResult) checker.RunFilesOptions {
 	o := checker.RunFilesOptions{Topology: topologySamples(run)}
 	if hist != nil && hist.TruncatedTail {
 		o.Torn = &checker.TornLine{Line: hist.TornLine, Text: hist.TornText}
 	}
-	return checker.RunFiles(o)
+	return o
 }
 
 // topologySamples reads the run's TopologyFile (none: nil; a torn last

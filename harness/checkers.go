@@ -38,7 +38,13 @@ func CheckersFor(cfg Config) ([]checker.Checker, error) {
 	if len(out) > 0 {
 		// Once per run: the end phase heals the whole cluster, not one
 		// workload's keys; the census holds every workload's keys.
-		out = append(out, checker.EndPhase(), checker.Census())
+		// A run the runner recorded has a census: without it these two
+		// say unknown, not valid (RecordedByRunner says why it must).
+		var sc checker.Scope
+		if by := RecordedByRunner(cfg); by != "" && cfg.KeyPrefix != "" {
+			sc.CensusExpected = by
+		}
+		out = append(out, checker.EndPhase(sc), checker.Census(sc))
 	}
 	return out, nil
 }

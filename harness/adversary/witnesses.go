@@ -229,8 +229,6 @@ var witnessMutations = []Mutation{
 	{
 		Name: "census-missing", Kind: Lie, Checker: "census",
 		Class: "the census is gone (no history entry, no census.json)",
-		Gap: "a run without a census (an older run, a census that failed) is judged without it: the census and end-phase " +
-			"checkers say it was not cross-examined, but the verdict stays valid",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			i := r.nemesisEntry(history.CensusEvent, history.Info)
 			if i < 0 {
