@@ -398,6 +398,14 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
+	// A replica flag the writes contradict is a lie: the read is judged
+	// as its primary's (replicaflag.go).
+	flagLies := contradictedReplicaFlags(calls)
+	var flagLie string
+	if len(flagLies) > 0 {
+		flagLie = describeContradictedFlag(calls[flagLies[0]])
+		calls = withoutContradictedFlags(calls, flagLies)
+	}
 	byKey, skipped, garbage := registerOps(calls)
 	an := newAnomalies(l.o.MaxExamples)
 	for i := range garbage {
@@ -524,6 +532,10 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 	if n := replicaReads(calls); n > 0 {
 		fig["replica_reads"] = n
 		fig["replica_reads_note"] = "reads a replica served are left out of the linearizability search (stale by design); their staleness is not measured for registers, but a value no write invoked before the read ended could have produced is an impossible-replica-read"
+	}
+	if len(flagLies) > 0 {
+		fig["replica_flag_contradicted"] = len(flagLies)
+		fig["replica_flag_first"] = flagLie
 	}
 	if skipped > 0 {
 		fig["skipped_malformed"] = skipped

@@ -206,10 +206,15 @@ var registerMutations = []Mutation{
 			if !ok {
 				return "", ErrNotApplicable
 			}
+			rep := r.replicaOf(r.Ops[c.comp].Node)
+			if rep == "" {
+				return "", ErrNotApplicable
+			}
 			was := r.describe(c.comp)
 			r.setValue(c.comp, neverWritten)
+			r.Ops[c.comp].Node = rep
 			r.Ops[c.comp].SetReplica(true)
-			return fmt.Sprintf("%s now returns %d, served by a replica", was, neverWritten), nil
+			return fmt.Sprintf("%s now returns %d, served by replica %s", was, neverWritten, rep), nil
 		},
 	},
 	{
@@ -220,17 +225,22 @@ var registerMutations = []Mutation{
 			if !ok {
 				return "", ErrNotApplicable
 			}
+			// From a replica's address: the primary's, flagged, is the
+			// lie register-primary-posing-as-replica.
+			rep := r.replicaOf(r.Ops[ch.read.comp].Node)
+			if rep == "" {
+				return "", ErrNotApplicable
+			}
 			was := r.describe(ch.read.comp)
 			r.setValue(ch.read.comp, ch.value)
+			r.Ops[ch.read.comp].Node = rep
 			r.Ops[ch.read.comp].SetReplica(true)
-			return fmt.Sprintf("%s now returns %d from a replica", was, ch.value), nil
+			return fmt.Sprintf("%s now returns %d from replica %s", was, ch.value, rep), nil
 		},
 	},
 	{
 		Name: "register-primary-posing-as-replica", Kind: Lie, Checker: "linearizable",
 		Class: "a stale read the shard's primary served claims a replica served it",
-		Gap: "a read's replica flag is believed: the node that served it is not checked against the slot's primary at the time " +
-			"(the acks of the key's writes around it, the topology samples)",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			ch, ok := pick(rng, r.staleChoices(false))
 			if !ok {
