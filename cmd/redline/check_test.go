@@ -33,17 +33,7 @@ func TestCheckVerdictsOnHandMadeHistories(t *testing.T) {
 `, exitInvalid, "key p:counter:0 op 3"},
 	}
 	for _, tc := range cases {
-		dir := filepath.Join(t.TempDir(), "t", "20260101T000000.000")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cfg := `{"workloads":["counter"],"key_prefix":"p:","nemesis":["none"]}`
-		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "history.jsonl"), []byte(tc.history), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir := counterRunDir(t, tc.history)
 		var out, errb bytes.Buffer
 		code := run([]string{"check", "--dry-run", dir}, &out, &errb)
 		if code != tc.code {
@@ -88,4 +78,22 @@ func TestCheckersForCoverage(t *testing.T) {
 	if cs, _ := harness.CheckersFor(cfg); slices.ContainsFunc(cs, func(c checker.Checker) bool { return c.Name() == checker.CoverageName }) {
 		t.Fatal("coverage checker without a fault requested")
 	}
+}
+
+// counterRunDir writes a stored run of the counter workload (a hand-made
+// config.json, not a runner's) holding history, and returns its directory.
+func counterRunDir(t *testing.T, history string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "t", "20260101T000000.000")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"workloads":["counter"],"key_prefix":"p:","nemesis":["none"]}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "history.jsonl"), []byte(history), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

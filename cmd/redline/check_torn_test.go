@@ -25,17 +25,7 @@ func TestCheckSaysATornHistory(t *testing.T) {
 		name, history string
 		code          int
 	}{{"whole", whole, exitValid}, {"torn", torn, exitUnknown}} {
-		dir := filepath.Join(t.TempDir(), "t", "20260101T000000.000")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cfg := `{"workloads":["counter"],"key_prefix":"p:","nemesis":["none"]}`
-		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "history.jsonl"), []byte(tc.history), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		dir := counterRunDir(t, tc.history)
 		var out, errb bytes.Buffer
 		code := run([]string{"check", dir}, &out, &errb)
 		if code != tc.code {
