@@ -342,6 +342,8 @@ func (s *Server) configChanged(name string) {
 		s.refreshProtected()
 	case "protected-mode":
 		s.refreshProtected()
+	case "client-query-buffer-limit":
+		s.setQueryBufLimit()
 	case "acl-pubsub-default", "acllog-max-len":
 		s.applyACLConfig()
 	case "proto-max-bulk-len":

@@ -92,6 +92,8 @@ type Server struct {
 	// protectedDeny is protected mode in force (protected.go), read by
 	// the accept loop without the server lock.
 	protectedDeny atomic.Bool
+	// queryBufLimit is client-query-buffer-limit (processInput).
+	queryBufLimit atomic.Int64
 	// subscribers counts the connected clients with a Pub/Sub writer
 	// (pubsub.go): a PUBLISH looks for recipients to wait for only then.
 	subscribers atomic.Int64
@@ -206,6 +208,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.refreshProtected()
+	s.setQueryBufLimit()
 	s.scripts = newScripting(s)
 	s.functions()
 	for _, w := range cfg.Warnings {
@@ -559,6 +562,28 @@ func (c *Client) makeRoom() {
 	c.in = nb
 }
 
+// growFor makes room for an incomplete request whose end the parser
+// knows (need bytes from c.rstart: a declared bulk length), growing with
+// what arrived rather than with what was declared: at most twice the
+// bytes held plus a read chunk, so that "$536870912\r\n" followed by
+// nothing costs kilobytes, not the declared 512 MB (makeRoom doubles the
+// buffer as more arrives). Redis reserves a big argument's declared size
+// up front (sdsMakeRoomForNonGreedy); the reference does not trust it.
+func (c *Client) growFor(need int) {
+	held := c.rend - c.rstart
+	if lim := 2*held + readChunk; need > lim {
+		need = lim
+	}
+	if need <= len(c.in)-c.rstart {
+		return
+	}
+	nb := make([]byte, need)
+	copy(nb, c.in[c.rstart:c.rend])
+	c.rend = held
+	c.rstart = 0
+	c.in = nb
+}
+
 // shrinkIn gives back a large input buffer once the big request is done.
 func (c *Client) shrinkIn() {
 	if len(c.in) > 4*readChunk && c.rend-c.rstart < readChunk {
@@ -583,10 +608,14 @@ func (c *Client) resetOut() {
 // processInput parses every complete request in c.in[c.rstart:c.rend] and
 // runs them under one lock acquisition, leaving the replies in c.out. It
 // returns false when the connection must close without sending them (the
-// AOF write failed). In an event loop (inLoop) it stops before a command
+// AOF write failed, or the unparsed input passed client-query-buffer-limit). In an event loop (inLoop) it stops before a command
 // that blocks its caller (WAIT, a client pause, a script, PSYNC) and sets
 // c.leaveLoop, leaving that command in the buffer.
 func (s *Server) processInput(c *Client, inLoop bool) bool {
+	if int64(c.rend-c.rstart) > s.queryBufLimit.Load() {
+		s.closeOverQueryBuf(c)
+		return false
+	}
 	if c.blocked.Load() && !s.resumeBlocked(c) {
 		return true // still blocked: its input waits in c.in (blocking.go)
 	}
@@ -617,6 +646,30 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 	return true
 }
 
+// closeOverQueryBuf logs, as Redis's readQueryFromClient, a client whose
+// unparsed input passed client-query-buffer-limit (1 GB by default): Redis
+// closes it without a reply.
+func (s *Server) closeOverQueryBuf(c *Client) {
+	s.mu.Lock()
+	info := c.infoLine(time.Now())
+	s.mu.Unlock()
+	head := c.in[c.rstart:c.rend]
+	if len(head) > 64 {
+		head = head[:64]
+	}
+	s.Logf('#', "Closing client that reached max query buffer length: %s (qbuf initial bytes: %s)", info, appendRepr(nil, head))
+}
+
+// setQueryBufLimit reads client-query-buffer-limit (lock held) for
+// processInput, which checks it without the lock.
+func (s *Server) setQueryBufLimit() {
+	n, err := strconv.ParseInt(s.configValue("client-query-buffer-limit"), 10, 64)
+	if err != nil || n <= 0 {
+		n = 1 << 30
+	}
+	s.queryBufLimit.Store(n)
+}
+
 // runBatch runs the complete requests in c's input; locked reports that
 // it returns with the server lock held. A panicking handler is logged and
 // answered with an error and the connection is closed, instead of taking
@@ -645,13 +698,7 @@ func (s *Server) runBatch(c *Client, inLoop bool) (locked bool, perr error) {
 			break
 		}
 		if m == 0 {
-			if need > len(c.in)-c.rstart {
-				nb := make([]byte, need+readChunk)
-				copy(nb, c.in[c.rstart:c.rend])
-				c.rend -= c.rstart
-				c.rstart = 0
-				c.in = nb
-			}
+			c.growFor(need)
 			break
 		}
 		if len(args) == 0 {

@@ -67,7 +67,8 @@ var Effective = map[string]bool{
 	// RDB persistence (server/persist.go)
 	"dbfilename": true, "rdbcompression": true, "rdbchecksum": true, "stop-writes-on-bgsave-error": true,
 	"rdb-key-save-delay": true, "repl-diskless-load": true,
-	"protected-mode": true, // server/protected.go
+	// server/protected.go, Server.processInput
+	"protected-mode": true, "client-query-buffer-limit": true,
 }
 
 // normalize validates args for sp and returns the value as CONFIG GET

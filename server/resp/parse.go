@@ -80,7 +80,7 @@ func (p *Parser) Parse(buf []byte, dst [][]byte) (args [][]byte, n int, needed i
 	}
 	count, nl, ok := shortDecimal(buf, 1)
 	if !ok {
-		nl = bytes.IndexByte(buf, '\r')
+		nl = strchr(buf, '\r')
 		if nl < 0 {
 			if len(buf) > InlineMax {
 				return args, 0, 0, errTooBigMbulk
@@ -106,12 +106,16 @@ func (p *Parser) Parse(buf []byte, dst [][]byte) (args [][]byte, n int, needed i
 		if pos >= len(buf) {
 			return args[:0], 0, 0, nil
 		}
-		if buf[pos] != '$' {
-			return args[:0], 0, 0, &ProtocolError{errExpectedDollarPre + string(buf[pos:pos+1]) + "'"}
+		// As Redis, the header line comes whole (its '\r' and one byte
+		// more) before its first byte must be '$': "*1\r\nx" waits.
+		var blen int64
+		var end int
+		ok := buf[pos] == '$'
+		if ok {
+			blen, end, ok = shortDecimal(buf, pos+1)
 		}
-		blen, end, ok := shortDecimal(buf, pos+1)
 		if !ok {
-			rel := bytes.IndexByte(buf[pos:], '\r')
+			rel := strchr(buf[pos:], '\r')
 			if rel < 0 {
 				if len(buf)-pos > InlineMax {
 					return args[:0], 0, 0, errTooBigBulkCount
@@ -119,9 +123,14 @@ func (p *Parser) Parse(buf []byte, dst [][]byte) (args [][]byte, n int, needed i
 				return args[:0], 0, 0, nil
 			}
 			end = pos + rel
+			if end+1 >= len(buf) {
+				return args[:0], 0, 0, nil
+			}
+			if buf[pos] != '$' {
+				return args[:0], 0, 0, &ProtocolError{errExpectedDollarPre + string(buf[pos:pos+1]) + "'"}
+			}
 			blen, ok = parseInt(buf[pos+1 : end])
-		}
-		if end+1 >= len(buf) {
+		} else if end+1 >= len(buf) {
 			return args[:0], 0, 0, nil
 		}
 		if !ok || blen < 0 || blen > maxBulk {
@@ -143,7 +152,7 @@ func (p *Parser) Parse(buf []byte, dst [][]byte) (args [][]byte, n int, needed i
 }
 
 func (p *Parser) parseInline(buf []byte, args [][]byte) ([][]byte, int, int, error) {
-	nl := bytes.IndexByte(buf, '\n')
+	nl := strchr(buf, '\n')
 	if nl < 0 {
 		if len(buf) > InlineMax {
 			return args, 0, 0, errTooBigInline
@@ -159,6 +168,22 @@ func (p *Parser) parseInline(buf []byte, args [][]byte) ([][]byte, int, int, err
 		return args[:0], 0, 0, errUnbalancedQuotes
 	}
 	return out, nl + 1, 0, nil
+}
+
+// strchr is C's strchr on Redis's query buffer, which is a NUL-terminated
+// string: the index of the first c in b, or -1 when b has none or a NUL
+// byte comes first. Redis finds the end of an inline request and of a
+// multibulk or bulk header line so, so a NUL before it hides it: the
+// request waits for more input until the buffer passes the 64 KB limit
+// ("too big inline request", "too big mbulk count string", "too big bulk
+// count string"), as redis-server 7.0.15 does with "PI\x00NG\r\n" or
+// "*1\x00\r\n". Bulk payloads are read by length and may hold NULs.
+func strchr(b []byte, c byte) int {
+	i := bytes.IndexByte(b, c)
+	if i < 0 || bytes.IndexByte(b[:i], 0) >= 0 {
+		return -1
+	}
+	return i
 }
 
 // SplitArgs splits a line the way Redis's sdssplitargs does: whitespace

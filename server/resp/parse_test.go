@@ -96,6 +96,13 @@ func encodeCommand(args [][]byte) []byte {
 	return b
 }
 
+// FuzzParse checks the parser alone on any input: it never panics nor
+// consumes more than it was given; an error is one of Redis 7.0's
+// protocol errors, word for word; a multibulk request re-encoded parses
+// to the same arguments; and, for inputs within the 64 KB line limit,
+// every prefix of the input is an incomplete request or the same outcome
+// (a request sent in pieces is parsed as if it came whole, as Redis's
+// incremental parser does). Seeds: testdata/fuzz/FuzzParse and below.
 func FuzzParse(f *testing.F) {
 	seeds := []string{
 		"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
@@ -107,6 +114,11 @@ func FuzzParse(f *testing.F) {
 		"\"unbalanced\n",
 		"*1\r\n:1\r\n",
 		"*99999999999999999999\r\n",
+		"PI\x00NG\r\n",
+		"*1\x00\r\n",
+		"*1\r\n$4\x00\r\nPING\r\n",
+		"*1\r\nx",
+		"*1\r\n*1\r\n$4\r\nPING\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -116,9 +128,12 @@ func FuzzParse(f *testing.F) {
 		buf := data
 		for len(buf) > 0 {
 			args, n, need, err := p.Parse(buf, nil)
+			if len(buf) <= InlineMax {
+				checkPrefixes(t, &p, buf, n, err)
+			}
 			if err != nil {
-				if !IsProtocolError(err) {
-					t.Fatalf("non-protocol error %v", err)
+				if !isRedisProtocolError(err) {
+					t.Fatalf("%q: %v is not one of Redis's protocol errors", buf, err)
 				}
 				return
 			}
@@ -147,6 +162,41 @@ func FuzzParse(f *testing.F) {
 			buf = buf[n:]
 		}
 	})
+}
+
+// checkPrefixes: each prefix of buf shorter than the request Parse found
+// (n bytes, or all of buf for an error or an incomplete request) must be
+// incomplete, or fail with the same error; up to 512 prefixes, evenly
+// spread, are tried.
+func checkPrefixes(t *testing.T, p *Parser, buf []byte, n int, err error) {
+	t.Helper()
+	end := n
+	if n == 0 {
+		end = len(buf)
+	}
+	step := 1 + end/512
+	for k := 0; k < end; k += step {
+		_, m, _, e := p.Parse(buf[:k], nil)
+		if m != 0 || (e != nil && (err == nil || e.Error() != err.Error())) {
+			t.Fatalf("%q: the prefix of %d bytes gives (%d, %v), the whole (%d, %v)", buf, k, m, e, n, err)
+		}
+	}
+}
+
+// isRedisProtocolError: Redis 7.0's protocol error messages
+// (networking.c), checked against redis-server 7.0.15 by the server
+// package's TestProtocolErrorsCompare.
+func isRedisProtocolError(err error) bool {
+	switch err.Error() {
+	case "Protocol error: invalid multibulk length", "Protocol error: invalid bulk length",
+		"Protocol error: unbalanced quotes in request", "Protocol error: too big inline request",
+		"Protocol error: too big mbulk count string", "Protocol error: too big bulk count string",
+		"Protocol error: unauthenticated multibulk length", "Protocol error: unauthenticated bulk length":
+		return IsProtocolError(err)
+	}
+	m := err.Error()
+	const pre = "Protocol error: expected '$', got '"
+	return IsProtocolError(err) && len(m) == len(pre)+2 && strings.HasPrefix(m, pre) && m[len(m)-1] == '\''
 }
 
 // TestParseRandom is a short seeded fuzz run that CI executes on every push:
