@@ -195,8 +195,9 @@ func FuzzRequestStream(f *testing.F) {
 		f.Add([]byte(sd), uint16(1), true)
 	}
 	fuzzServers.once.Do(func() {
-		fuzzServers.open = startServer(f)
-		fuzzServers.authd = startServer(f, "--requirepass", "pw")
+		// No save points: FLUSHALL between inputs would write an RDB.
+		fuzzServers.open = startServer(f, "--save", "")
+		fuzzServers.authd = startServer(f, "--save", "", "--requirepass", "pw")
 		for _, s := range []*Server{fuzzServers.open, fuzzServers.authd} {
 			rules := strings.Fields(fuzzACL)
 			if s == fuzzServers.authd {

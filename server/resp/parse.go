@@ -56,7 +56,25 @@ type Parser struct {
 	// Unauthenticated applies Redis's stricter limits for clients that must
 	// still AUTH.
 	Unauthenticated bool
+
+	// The progress in an incomplete multibulk request of more than
+	// resumeMin arguments, so that the next call goes on where this one
+	// stopped instead of parsing every argument again (Redis's parser is
+	// incremental too). Without it a request of n small arguments that
+	// arrives in n/k reads costs O(n²/k): 7.5 MB of MSET in 16 KB reads
+	// took 20 s. rCount is its declared count (0: nothing to resume),
+	// rHdr the length of its count line, rPos where its next bulk header
+	// starts, rOffs the start and end of each argument read so far.
+	rCount     int64
+	rHdr, rPos int
+	rOffs      []int
 }
+
+// resumeMin is the argument count above which Parse remembers its
+// progress in an incomplete request; parsing again up to this many
+// headers costs less than the bookkeeping (payloads are skipped by
+// length, so a re-parse costs per argument, not per byte).
+const resumeMin = 32
 
 // Parse reads one request from buf. It appends the arguments to dst[:0] and
 // returns them with the number of bytes consumed. n == 0 with a nil error means
@@ -66,6 +84,11 @@ type Parser struct {
 // Multibulk arguments alias buf; inline arguments are freshly allocated.
 // needed, when > 0 with an incomplete request, is the total buffer size known
 // to be required to complete it (so the caller can grow its buffer at once).
+//
+// After an incomplete request the next call must pass the same request
+// from its start, with what arrived since (it may have moved in memory),
+// as a connection's reader does; a caller that gives up on it and parses
+// other input calls Reset first.
 func (p *Parser) Parse(buf []byte, dst [][]byte) (args [][]byte, n int, needed int, err error) {
 	args = dst[:0]
 	if len(buf) == 0 {
@@ -102,53 +125,114 @@ func (p *Parser) Parse(buf []byte, dst [][]byte) (args [][]byte, n int, needed i
 	if count <= 0 {
 		return args, pos, 0, nil
 	}
+	if count > resumeMin {
+		return p.parseMany(buf, args, count, pos, maxBulk)
+	}
+	p.rCount = 0
 	for i := int64(0); i < count; i++ {
-		if pos >= len(buf) {
-			return args[:0], 0, 0, nil
-		}
-		// As Redis, the header line comes whole (its '\r' and one byte
-		// more) before its first byte must be '$': "*1\r\nx" waits.
-		var blen int64
-		var end int
-		ok := buf[pos] == '$'
-		if ok {
-			blen, end, ok = shortDecimal(buf, pos+1)
-		}
-		if !ok {
-			rel := strchr(buf[pos:], '\r')
-			if rel < 0 {
-				if len(buf)-pos > InlineMax {
-					return args[:0], 0, 0, errTooBigBulkCount
+		// The common case in line: a short header, the whole payload here.
+		if pos < len(buf) && buf[pos] == '$' {
+			if blen, end, ok := shortDecimal(buf, pos+1); ok && blen <= maxBulk && (!p.Unauthenticated || blen <= unauthBulk) {
+				if stop := end + 2 + int(blen); stop+2 <= len(buf) {
+					args = append(args, buf[end+2:stop:stop])
+					pos = stop + 2
+					continue
 				}
-				return args[:0], 0, 0, nil
 			}
-			end = pos + rel
-			if end+1 >= len(buf) {
-				return args[:0], 0, 0, nil
-			}
-			if buf[pos] != '$' {
-				return args[:0], 0, 0, &ProtocolError{errExpectedDollarPre + string(buf[pos:pos+1]) + "'"}
-			}
-			blen, ok = parseInt(buf[pos+1 : end])
-		} else if end+1 >= len(buf) {
-			return args[:0], 0, 0, nil
 		}
-		if !ok || blen < 0 || blen > maxBulk {
-			return args[:0], 0, 0, errInvalidBulk
+		start, stop, next, needed, err := p.bulk(buf, pos, maxBulk)
+		if next == 0 {
+			return args[:0], 0, needed, err
 		}
-		if p.Unauthenticated && blen > unauthBulk {
-			return args[:0], 0, 0, errUnauthBulk
-		}
-		start := end + 2
-		stop := start + int(blen)
-		if stop+2 > len(buf) {
-			return args[:0], 0, stop + 2, nil
-		}
-		// Redis does not check the trailing CRLF; it skips two bytes.
 		args = append(args, buf[start:stop:stop])
-		pos = stop + 2
+		pos = next
 	}
 	return args, pos, 0, nil
+}
+
+// parseMany is Parse's loop for a request of more than resumeMin
+// arguments: it resumes where the last call on the same request stopped
+// and builds the arguments once, when the request is complete.
+func (p *Parser) parseMany(buf []byte, args [][]byte, count int64, pos int, maxBulk int64) ([][]byte, int, int, error) {
+	if p.rCount != count || p.rHdr != pos || p.rPos > len(buf) {
+		p.rCount, p.rHdr, p.rPos, p.rOffs = count, pos, pos, p.rOffs[:0]
+	}
+	for i := int64(len(p.rOffs) / 2); i < count; i++ {
+		start, stop, next, needed, err := p.bulk(buf, p.rPos, maxBulk)
+		if next == 0 {
+			if err != nil {
+				p.Reset()
+			}
+			return args[:0], 0, needed, err
+		}
+		p.rOffs = append(p.rOffs, start, stop)
+		p.rPos = next
+	}
+	for j := 0; j < len(p.rOffs); j += 2 {
+		args = append(args, buf[p.rOffs[j]:p.rOffs[j+1]:p.rOffs[j+1]])
+	}
+	n := p.rPos
+	p.Reset()
+	return args, n, 0, nil
+}
+
+// Reset forgets the progress in an incomplete request.
+func (p *Parser) Reset() {
+	p.rCount, p.rHdr, p.rPos = 0, 0, 0
+	if cap(p.rOffs) > 1024 {
+		p.rOffs = nil // a huge request's offsets are not kept for the next
+	}
+	p.rOffs = p.rOffs[:0]
+}
+
+// bulk reads the bulk string whose header starts at buf[pos]: its
+// payload is buf[start:stop] and the next header starts at next. next ==
+// 0 means incomplete (needed, when > 0, is the buffer size that would
+// complete it) or, with err, a protocol error.
+func (p *Parser) bulk(buf []byte, pos int, maxBulk int64) (start, stop, next, needed int, err error) {
+	if pos >= len(buf) {
+		return 0, 0, 0, 0, nil
+	}
+	// As Redis, the header line comes whole (its '\r' and one byte
+	// more) before its first byte must be '$': "*1\r\nx" waits.
+	var blen int64
+	var end int
+	ok := buf[pos] == '$'
+	if ok {
+		blen, end, ok = shortDecimal(buf, pos+1)
+	}
+	if !ok {
+		rel := strchr(buf[pos:], '\r')
+		if rel < 0 {
+			if len(buf)-pos > InlineMax {
+				return 0, 0, 0, 0, errTooBigBulkCount
+			}
+			return 0, 0, 0, 0, nil
+		}
+		end = pos + rel
+		if end+1 >= len(buf) {
+			return 0, 0, 0, 0, nil
+		}
+		if buf[pos] != '$' {
+			return 0, 0, 0, 0, &ProtocolError{errExpectedDollarPre + string(buf[pos:pos+1]) + "'"}
+		}
+		blen, ok = parseInt(buf[pos+1 : end])
+	} else if end+1 >= len(buf) {
+		return 0, 0, 0, 0, nil
+	}
+	if !ok || blen < 0 || blen > maxBulk {
+		return 0, 0, 0, 0, errInvalidBulk
+	}
+	if p.Unauthenticated && blen > unauthBulk {
+		return 0, 0, 0, 0, errUnauthBulk
+	}
+	start = end + 2
+	stop = start + int(blen)
+	if stop+2 > len(buf) {
+		return 0, 0, 0, stop + 2, nil
+	}
+	// Redis does not check the trailing CRLF; it skips two bytes.
+	return start, stop, stop + 2, 0, nil
 }
 
 func (p *Parser) parseInline(buf []byte, args [][]byte) ([][]byte, int, int, error) {

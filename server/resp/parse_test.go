@@ -129,7 +129,10 @@ func FuzzParse(f *testing.F) {
 		for len(buf) > 0 {
 			args, n, need, err := p.Parse(buf, nil)
 			if len(buf) <= InlineMax {
-				checkPrefixes(t, &p, buf, n, err)
+				// The prefixes are parsed as the pieces of buf's request
+				// (the parser resumes); the next request starts afresh.
+				q := Parser{MaxBulk: p.MaxBulk}
+				checkPrefixes(t, &q, buf, n, err)
 			}
 			if err != nil {
 				if !isRedisProtocolError(err) {
@@ -264,5 +267,57 @@ func TestShortDecimalAgreesWithParseInt(t *testing.T) {
 				t.Fatalf("shortDecimal(%q) = %d, %d, true; parseInt gives %d, %v", buf, v, cr, want, wok)
 			}
 		}
+	}
+}
+
+// TestParseResumesManyArguments: a request of many arguments that
+// arrives in pieces is parsed on from where the last call stopped (each
+// call's work is what arrived, not the request so far), and gives the
+// arguments it gives whole. Before, 7.5 MB of MSET in 16 KB reads was
+// parsed 460 times over: 20 s.
+func TestParseResumesManyArguments(t *testing.T) {
+	var args [][]byte
+	for i := 0; i < 5000; i++ {
+		args = append(args, []byte(strings.Repeat("k", i%7)))
+	}
+	req := append(encodeCommand(args), "*1\r\n$4\r\nPING\r\n"...)
+	whole := len(encodeCommand(args))
+	var p Parser
+	for k := 1; k < whole; k += 1 + k%13 {
+		got, n, _, err := p.Parse(req[:k], nil)
+		if n != 0 || err != nil || len(got) != 0 {
+			t.Fatalf("prefix %d: %d %v", k, n, err)
+		}
+		// The next bulk header starts within one argument of the end.
+		if p.rPos < k-20 || p.rPos > k {
+			t.Fatalf("prefix %d: resumes at %d", k, p.rPos)
+		}
+	}
+	// Moved in memory, as a growing input buffer does.
+	got, n, _, err := p.Parse(bytes.Clone(req), nil)
+	if err != nil || n != whole || len(got) != len(args) {
+		t.Fatalf("%d %d %v", n, len(got), err)
+	}
+	for i := range args {
+		if !bytes.Equal(got[i], args[i]) {
+			t.Fatalf("arg %d: %q", i, got[i])
+		}
+	}
+	if p.rCount != 0 {
+		t.Fatal("progress kept after the request")
+	}
+	if got, n, _, _ := p.Parse(req[n:], nil); n != 14 || string(got[0]) != "PING" {
+		t.Fatalf("next request: %q %d", got, n)
+	}
+	// An error forgets the progress; Reset does too.
+	p.Parse(req[:whole/2], nil)
+	bad := append(bytes.Clone(req[:p.rPos]), "x\r\n"...)
+	if _, _, _, err := p.Parse(bad, nil); err == nil || err.Error() != "Protocol error: expected '$', got 'x'" || p.rCount != 0 {
+		t.Fatalf("%v, progress %d", err, p.rCount)
+	}
+	p.Parse(req[:whole/2], nil)
+	p.Reset()
+	if p.rCount != 0 || p.rPos != 0 {
+		t.Fatal("Reset")
 	}
 }
