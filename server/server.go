@@ -404,6 +404,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 		c.laddr = conn.LocalAddr().String()
 	}
 	c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
+	c.parser.NulHidesLineEnd = true
 	if conn != nil {
 		c.resetAuth()
 	} else {
