@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -216,6 +217,12 @@ var argumentsTolerated = map[string]string{
 // reference server lacks shows up as "unknown command". Commands in
 // argumentsTolerated are skipped with their reason; the ones still missing
 // or divergent are listed in missingCommands.
+//
+// -differential-rounds N (default 10) draws N argument lists per command
+// and protocol: CI's figure is the default's; a study of the remaining
+// divergences runs more (docs/reply-divergences.md).
+var differentialRounds = flag.Int("differential-rounds", 10, "TestDifferentialArguments: argument lists per command and protocol")
+
 func TestDifferentialArguments(t *testing.T) {
 	raddr := startRedisServer(t)
 	s := startServer(t)
@@ -247,7 +254,7 @@ func TestDifferentialArguments(t *testing.T) {
 		}
 		commands++
 		for _, proto := range []string{"2", "3"} {
-			for round := 0; round < 10; round++ {
+			for round := 0; round < *differentialRounds; round++ {
 				argv := []string{name}
 				for n := r.IntN(6); n > 0; n-- {
 					argv = append(argv, pool[r.IntN(len(pool))])
