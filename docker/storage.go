@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -116,6 +117,21 @@ func (s *storage) checkpoint() {
 	for _, f := range s.fs {
 		f.Checkpoint()
 	}
+}
+
+// StorageFaultsAvailable says why this machine cannot mount the nodes'
+// data directories through faultfs (nil when it can): it needs /dev/fuse,
+// and root or fusermount3 (Debian's fuse3).
+func StorageFaultsAvailable() error {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return fmt.Errorf("no /dev/fuse (%v): the kernel's FUSE module is needed", err)
+	}
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			return errors.New("not root and no fusermount3 (Debian's fuse3: scripts/install-deps)")
+		}
+	}
+	return nil
 }
 
 // StorageFaults says why the power and disk faults cannot be caused on
