@@ -164,24 +164,34 @@ func (c *Cluster) PowerCut(ctx context.Context, names []string, loss cluster.Pow
 		}
 		nodes[i] = n
 	}
+	// The servers' host pids, read before the freeze: inside it a
+	// Docker kill would wait for an exit that a server blocked on its
+	// frozen filesystem cannot make until the freeze ends.
 	var running []*node
+	pids := map[*node]int{}
 	for _, n := range nodes {
-		if st, err := c.state(ctx, n); err != nil {
+		ins, err := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
+		if err != nil {
 			return nil, fmt.Errorf("docker: power cut %s: %w", n.name, err)
-		} else if st.Running {
+		}
+		if st := ins.Container.State; st != nil && st.Running && st.Pid > 0 {
 			running = append(running, n)
+			pids[n] = st.Pid
 		}
 	}
 	reports := make([]faultfs.Report, len(nodes))
 	// Each filesystem is frozen inside the previous one's cut; inside the
-	// last, every one is, and the nodes are SIGKILLed (not waited for: a
-	// node blocked on its frozen filesystem dies once the cuts end).
+	// last, every one is, and the servers are sent SIGKILL (delivered at
+	// once; a server blocked on its frozen filesystem dies when the cuts
+	// end, its blocked operations refused).
 	var cut func(i int) error
 	cut = func(i int) error {
 		if i == len(nodes) {
 			return each(running, func(n *node) error {
-				_, err := c.rt.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: "KILL"})
-				return err
+				if err := syscall.Kill(pids[n], syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+					return fmt.Errorf("SIGKILL to pid %d: %w", pids[n], err)
+				}
+				return nil
 			})
 		}
 		rng := rand.New(rand.NewPCG(loss.Seed, uint64(i)))

@@ -132,7 +132,22 @@ func TestPowerCutLosesWhatWasNotFsynced(t *testing.T) {
 
 	setAll("always")
 	write("always", 300)
+	// Writes in flight when the power fails (every one fsyncs: the
+	// servers are inside the filesystem when it freezes).
+	busy, stopBusy := context.WithCancel(ctx)
+	busyDone := make(chan int)
+	go func() {
+		sent := 0
+		for i := 0; busy.Err() == nil; i++ {
+			cc.Set(busy, fmt.Sprintf("busy:%d", i), i, 0)
+			sent++
+		}
+		busyDone <- sent
+	}()
+	time.Sleep(500 * time.Millisecond)
 	powerCycle()
+	stopBusy()
+	t.Logf("%d writes sent while the power failed", <-busyDone)
 	if kept := count("always", 300); kept != 300 {
 		t.Fatalf("appendfsync always: only %d of 300 acknowledged writes survived the power cut", kept)
 	}
