@@ -732,7 +732,8 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 		at.Faults = append(at.Faults, s)
 		switch {
 		case strings.Contains(w.Fault, "failover"), strings.Contains(w.Fault, "kill"),
-			strings.Contains(w.Fault, "partition"), strings.Contains(w.Fault, "pause"), strings.Contains(w.Fault, "member"):
+			strings.Contains(w.Fault, "partition"), strings.Contains(w.Fault, "pause"), strings.Contains(w.Fault, "member"),
+			strings.Contains(w.Fault, "power"):
 			failover = true
 		}
 	}

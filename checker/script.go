@@ -59,7 +59,7 @@ type restart struct {
 	what    string // in words
 }
 
-// restarts are the run's kills: the kill fault's windows and the kill
+// restarts are the run's kills: the kill and power faults' windows and the kill
 // steps of compositions and handoffs, with the nodes they struck.
 func restarts(in *History) []restart {
 	addrs := in.nodeAddrsOf()
@@ -77,7 +77,7 @@ func restarts(in *History) []restart {
 	}
 	var out []restart
 	for _, w := range in.windowsOf() {
-		if strings.HasPrefix(w.Fault, "kill") {
+		if strings.HasPrefix(w.Fault, "kill") || strings.HasPrefix(w.Fault, "power") {
 			what := fmt.Sprintf("%s %ss-%ss", w.Fault, trimS(sec(w.Start)), trimS(sec(w.End)))
 			if len(w.Nodes) > 0 {
 				what += " on " + strings.Join(w.Nodes, ",")

@@ -43,6 +43,7 @@ type Cluster struct {
 	version string
 	noClock string       // why clock skew is unavailable, "" if it works
 	build   *ServerBuild // the binary in a redis image, nil for --image and reference
+	storage *storage     // the nodes' faulting data directories (Spec.FaultFS), nil without
 	netID   string
 	netName string
 	subnet  netip.Prefix
@@ -239,6 +240,13 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.createNetwork(ctx); err != nil {
 		return err
 	}
+	if c.spec.FaultFS {
+		s, err := newStorage(c.name)
+		if err != nil {
+			return err
+		}
+		c.storage = s
+	}
 	c.logf("starting %d %s nodes on network %s (%s)", c.spec.Nodes, c.spec.Target, c.netName, c.subnet)
 	nodes := make([]*node, c.spec.Nodes)
 	errs := make([]error, c.spec.Nodes)
@@ -280,6 +288,12 @@ func (c *Cluster) start(ctx context.Context) error {
 	defer cancel()
 	if err := c.rt.opts.Form(fctx, c.spec.RunUser, addrs, c.spec.Replicas, c.logf); err != nil {
 		return fmt.Errorf("docker: %w", err)
+	}
+	if c.storage != nil {
+		// What forming wrote (nodes.conf with its peers and slots) is
+		// on disk before any power cut: a cut takes what came after.
+		c.storage.checkpoint()
+		c.logf("data directories through redline's FUSE layer under %s (a power cut loses what was not fsynced, or written back after %s)", c.storage.dir, storageWriteback)
 	}
 	c.logf("cluster %s is up: %s", c.name, strings.Join(addrs, " "))
 	if c.version == "custom" {
@@ -380,13 +394,25 @@ func (c *Cluster) startNode(ctx context.Context, n *node) error {
 	netName := c.netName
 	ip := n.ip
 	custom := c.spec.Image != ""
+	var bind string
+	if c.storage != nil {
+		var err error
+		if bind, err = c.storage.mount(c.name, n.name); err != nil {
+			return err
+		}
+	}
 	req := testcontainers.ContainerRequest{
 		ConfigModifier: func(cfg *container.Config) {
 			// An image of the user's may lack /data (redline passes
 			// --dir /data): an anonymous volume creates it, and
 			// Close removes it with the container.
-			if custom {
+			if custom && bind == "" {
 				cfg.Volumes = map[string]struct{}{dataDir: {}}
+			}
+		},
+		HostConfigModifier: func(hc *container.HostConfig) {
+			if bind != "" {
+				hc.Binds = append(hc.Binds, bind+":"+dataDir)
 			}
 		},
 		Image:    c.image,
@@ -533,6 +559,10 @@ func (c *Cluster) Close(ctx context.Context) error {
 	c.nodes = nil
 	c.mu.Unlock()
 	_, err := cleanupLabel(ctx, c.rt.cli, LabelCluster+"="+c.name)
+	if c.storage != nil {
+		// The containers are gone: nothing uses the mounts any more.
+		err = errors.Join(err, c.storage.close())
+	}
 	return err
 }
 
@@ -554,6 +584,9 @@ func (c *Cluster) Describe() map[string]string {
 		d["server_binary"] = c.build.Path
 		d["server_version"] = c.build.VersionLine
 		d["server_sha256"] = c.build.SHA256
+	}
+	if c.storage != nil {
+		d["data_dirs"] = fmt.Sprintf("faultfs (FUSE; unsynced changes kept apart, written back after %s)", storageWriteback)
 	}
 	if len(c.spec.ServerConfig) > 0 {
 		d["server_config"] = strings.Join(c.spec.ServerConfig, "; ")

@@ -31,17 +31,22 @@ func (c *Cluster) Kill(ctx context.Context, name string) error {
 	if _, err := c.rt.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 		return fmt.Errorf("docker: kill %s: %w", name, err)
 	}
+	return c.waitStopped(ctx, n)
+}
+
+// waitStopped waits until the node's container has stopped.
+func (c *Cluster) waitStopped(ctx context.Context, n *node) error {
 	for {
 		ins, err := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
 		if err != nil {
-			return fmt.Errorf("docker: kill %s: %w", name, err)
+			return fmt.Errorf("docker: kill %s: %w", n.name, err)
 		}
 		if st := ins.Container.State; st == nil || !st.Running {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("docker: kill %s: still running: %w", name, ctx.Err())
+			return fmt.Errorf("docker: kill %s: still running: %w", n.name, ctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -219,6 +224,9 @@ func (c *Cluster) RemoveNode(ctx context.Context, name string) error {
 	delete(c.cuts, name)
 	delete(c.offsets, name)
 	c.mu.Unlock()
+	if c.storage != nil {
+		return c.storage.unmount(name)
+	}
 	return nil
 }
 

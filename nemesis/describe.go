@@ -50,6 +50,10 @@ var faultWords = map[string]string{
 	"member":    "adds a node and moves slots onto it, or drains a primary and removes it",
 	"delay":     "slows every packet a node sends (to peers and clients) by 20-400 ms, jitter a tenth of it; removed on stop",
 	"loss":      "drops 5-50% of the packets a node sends (TCP resends them: stalls, not lost bytes); removed on stop",
+	"power": "cuts nodes' power at one instant: what they had not fsynced is lost (changes older than 30 s count as written back) " +
+		"and they are SIGKILLed; powered on at stop. Needs their data directories through redline's FUSE layer (docker)",
+	"disk": "makes one primary's data directory answer an error on writes, truncates, creates and fsyncs; " +
+		"room again at stop, and the node started if it exited",
 }
 
 var modes = map[string]string{
@@ -82,6 +86,12 @@ var modes = map[string]string{
 	"delay:primary":                "one primary",
 	"loss:one":                     "one random node",
 	"loss:primary":                 "one primary",
+	"power:one":                    "one random node",
+	"power:shard":                  "a primary and its replicas at once",
+	"power:all":                    "every node at once",
+	"power:shard-torn":             "a primary and its replicas at once; each file keeps its unsynced writes but a prefix of its last one (torn)",
+	"disk:full":                    "ENOSPC: the disk is full",
+	"disk:eio":                     "EIO: the disk fails",
 	"migrate:cli-abort-failover-src": "a move in redis-cli's order interrupted by a failover of the destination (NODE refused), " +
 		"then a failover of the source before any fix (redis/redis#6339); never on a cluster redline did not create",
 	"failover:takeover-killed": "a majority of primaries SIGKILLed, CLUSTER FAILOVER TAKEOVER on a replica of each, " +

@@ -83,6 +83,18 @@
 //	           Needs cluster.Shaper (the kubernetes runtime with Chaos Mesh).
 //	loss       one, primary: 5..50% of the packets the node sends dropped;
 //	           removed on stop. Needs cluster.Shaper.
+//	power      one, shard (a primary and its replicas), all, shard-torn: at
+//	           one instant the targets' data directories lose what was not
+//	           fsynced (torn: every file keeps its unsynced writes but a
+//	           prefix of its last) and the nodes are SIGKILLed; powered on
+//	           (Killer.Restart) at stop, restart-opened slots adopted as
+//	           kill does. The start's info carries "lost": per node, the
+//	           files cut short and the bytes lost. Needs cluster.PowerCutter
+//	           (docker with Spec.FaultFS: docker/faultfs).
+//	disk       full (ENOSPC), eio (EIO): one primary's data directory
+//	           answers the error on writes, truncates, creates and fsyncs;
+//	           stop clears it and starts the node if it exited. Needs
+//	           cluster.DiskFaulter (as power).
 //
 // "all" means every fault the target supports. An explicitly named fault the
 // target cannot cause is an error from New naming the fault and the target.
@@ -108,7 +120,7 @@
 // Every entry has process "nemesis". A fault start is an invoke/info pair
 // with f "start-<fault>" (start-partition, start-kill, start-pause,
 // start-clock, start-migrate, start-failover, start-member, start-delay,
-// start-loss): the invoke
+// start-loss, start-power, start-disk): the invoke
 // carries the targets in nodes and a detail with "mode", the resolved plan
 // (cuts, roles, offsets, moves ...) and "cluster_nodes_before" (the CLUSTER
 // NODES text of "cluster_nodes_of"); the info carries the outcome ("error"

@@ -42,6 +42,11 @@ func TestNewChecksNamesAgainstTheTarget(t *testing.T) {
 	if _, err := New([]string{"member"}, newBare(), opts()); !errHas(err, "member", "external") {
 		t.Fatalf("member on an external target: %v", err)
 	}
+	for _, f := range []string{"power", "disk:eio"} {
+		if _, err := New([]string{f}, newBare(), opts()); !errHas(err, strings.Split(f, ":")[0], "external", "FUSE") {
+			t.Fatalf("%s on an external target: %v", f, err)
+		}
+	}
 	if _, err := New([]string{"chaos"}, newBare(), opts()); !errHas(err, "chaos", "partition", "failover") {
 		t.Fatalf("unknown name: %v", err)
 	}

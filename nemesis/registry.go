@@ -20,6 +20,8 @@ var registry = []func() fault{
 	func() fault { return &memberFault{} },
 	func() fault { return &delayFault{} },
 	func() fault { return &lossFault{} },
+	func() fault { return &powerFault{} },
+	func() fault { return &diskFault{} },
 }
 
 // catalog holds one value of every registered fault, for names and modes.

@@ -68,6 +68,9 @@ func startClusterFor(ctx context.Context, cfg harness.Config, creds cluster.Cred
 		Image:       cfg.Image,
 		Name:        cfg.TestName,
 		Log:         log.Printf,
+		// The mounts are served by this process: only a cluster that
+		// ends with it (a run's) gets them.
+		FaultFS: owned && wantsStorageFaults(cfg.Nemesis),
 
 		ServerBinary: cfg.ServerBinary,
 		ServerConfig: cfg.ServerConfig,
@@ -84,6 +87,24 @@ func startClusterFor(ctx context.Context, cfg harness.Config, creds cluster.Cred
 		log.Printf("node %s at %s", n.Name, n.Addr)
 	}
 	return c, nil
+}
+
+// wantsStorageFaults says the run's faults need the nodes' data
+// directories through docker's FUSE layer: power or disk named, or "all"
+// on a machine that can mount it (elsewhere "all" goes without them).
+func wantsStorageFaults(names []string) bool {
+	for _, raw := range names {
+		f, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(raw)), ":")
+		switch f {
+		case "power", "disk":
+			return true
+		case "all":
+			if docker.StorageFaultsAvailable() == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -46,6 +46,12 @@ type Spec struct {
 	// connections. The runtime's own admin connections (forming, PING,
 	// clock) authenticate as it too: they are the run's credentials.
 	RunUser Credentials
+	// FaultFS mounts every node's data directory through a filesystem that
+	// keeps what was not fsynced apart (docker/faultfs), so that the power
+	// and disk faults can be caused (PowerCutter, DiskFaulter). It costs
+	// every write of the data directory a trip through FUSE, and it lives
+	// as long as the process that started the cluster.
+	FaultFS bool
 	// Name is a human label for containers and the network (e.g. test name).
 	Name string
 	// Log receives progress lines ("building image", "forming cluster").
@@ -116,6 +122,54 @@ type Describer interface {
 type Killer interface {
 	Kill(ctx context.Context, node string) error
 	Restart(ctx context.Context, node string) error
+}
+
+// PowerCutter cuts nodes' power: at one instant every file in their data
+// directories loses what was not fsynced (or, torn, keeps a prefix of its
+// last unsynced write) and their processes are SIGKILLed. Killer.Restart
+// powers a node on again.
+type PowerCutter interface {
+	Killer
+	// StorageFaults is nil when the nodes' data directories can take
+	// faults (Spec.FaultFS), else it says why not.
+	StorageFaults() error
+	PowerCut(ctx context.Context, nodes []string, loss PowerLoss) ([]NodeLoss, error)
+}
+
+// PowerLoss says how a power cut treats what was not fsynced.
+type PowerLoss struct {
+	// Torn keeps every unsynced change of a file but its last write, and
+	// a prefix of that write, Seed picking its length.
+	Torn bool
+	Seed uint64
+}
+
+// NodeLoss is what a power cut took from one node's data directory.
+type NodeLoss struct {
+	Node string `json:"node"`
+	// Files are the files that lost unsynced changes, with their sizes
+	// at the cut and after ("appendonly.aof 5120->4096").
+	Files []string `json:"files,omitempty"`
+	// LostBytes is how much shorter they are, summed.
+	LostBytes int64 `json:"lost_bytes"`
+}
+
+// DiskError is the error a faulty disk answers: ENOSPC (full) or EIO
+// (failing); "" is a healthy disk.
+type DiskError string
+
+const (
+	DiskFull    DiskError = "ENOSPC"
+	DiskFailing DiskError = "EIO"
+)
+
+// DiskFaulter makes the storage under nodes' data directories answer an
+// error on writes, truncates, creates and fsyncs until it is set to "".
+type DiskFaulter interface {
+	// StorageFaults is nil when the nodes' data directories can take
+	// faults (Spec.FaultFS), else it says why not.
+	StorageFaults() error
+	SetDiskError(ctx context.Context, node string, err DiskError) error
 }
 
 // Pauser can freeze a node (SIGSTOP / docker pause) and resume it.
