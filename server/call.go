@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"strings"
 	"time"
 )
@@ -232,9 +233,25 @@ func (c *Client) execCmd(cmd *Command, argv [][]byte) {
 	c.untouched = 0
 }
 
+// trunc is Redis's "%.128s" of an argument in an error reply: at most n
+// bytes, and, as C's printf reads a NUL-terminated string, nothing from
+// the first NUL byte on ("unknown subcommand '\x00'" is "unknown
+// subcommand ”" from redis-server 7.0.15).
 func trunc(b []byte, n int) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
 	if len(b) > n {
 		b = b[:n]
+	}
+	return string(b)
+}
+
+// cstr is Redis's "%s" of an argument in an error reply
+// (addReplyErrorFormat): the argument up to its first NUL byte.
+func cstr(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
 	}
 	return string(b)
 }

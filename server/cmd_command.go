@@ -253,7 +253,7 @@ func cmdCommand(c *Client, argv [][]byte) {
 			"HELP",
 			"    Prints this help.")
 	default:
-		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try COMMAND HELP.")
+		c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try COMMAND HELP.")
 	}
 }
 

@@ -138,7 +138,7 @@ func cmdDebug(c *Client, argv [][]byte) {
 			c.Simple(h)
 		}
 	default:
-		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try DEBUG HELP.")
+		c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try DEBUG HELP.")
 	}
 }
 

@@ -440,11 +440,11 @@ func geoSearchGeneric(c *Client, argv [][]byte, srcIdx int, flags int) {
 		return
 	}
 	if flags&geoSearch != 0 && !fromMember && !fromLonLat {
-		c.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + string(argv[0]))
+		c.Error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + cstr(argv[0]))
 		return
 	}
 	if flags&geoSearch != 0 && !byRadius && !byBox {
-		c.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + string(argv[0]))
+		c.Error("ERR exactly one of BYRADIUS and BYBOX can be specified for " + cstr(argv[0]))
 		return
 	}
 	if anyMatch && count == 0 {

@@ -440,7 +440,7 @@ func cmdLatency(c *Client, argv [][]byte) {
 	case "GRAPH":
 		ev := in.events[string(argv[2])]
 		if ev == nil || len(ev.samples) == 0 {
-			c.Error("ERR No samples available for event '" + string(argv[2]) + "'")
+			c.Error("ERR No samples available for event '" + cstr(argv[2]) + "'")
 			return
 		}
 		c.Verbatim(latencyGraph(string(argv[2]), ev))

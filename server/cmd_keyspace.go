@@ -4,6 +4,7 @@
 package server
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -128,7 +129,7 @@ func expireGeneric(c *Client, argv [][]byte, unit int64, absolute bool) {
 		case "LT":
 			lt = true
 		default:
-			c.Error("ERR Unsupported option " + string(a))
+			c.Error("ERR Unsupported option " + cstr(a))
 			return
 		}
 	}
@@ -279,6 +280,11 @@ func cmdKeys(c *Client, argv [][]byte) {
 // parseCursor parses a SCAN cursor as Redis's strtoul does: a sign is
 // allowed and a negative number wraps; empty is 0.
 func parseCursor(b []byte) (uint64, bool) {
+	// Redis reads the cursor with strtoul on a NUL-terminated string:
+	// nothing from a NUL byte on counts ("\x00" is cursor 0).
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
 	neg := false
 	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
 		neg, b = b[0] == '-', b[1:]
@@ -579,7 +585,7 @@ func cmdObject(c *Client, argv [][]byte) {
 		case "ENCODING", "FREQ", "IDLETIME", "REFCOUNT":
 			c.Error("ERR wrong number of arguments for 'object|" + strings.ToLower(sub) + "' command")
 		default:
-			c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try OBJECT HELP.")
+			c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try OBJECT HELP.")
 		}
 		return
 	}
@@ -587,7 +593,7 @@ func cmdObject(c *Client, argv [][]byte) {
 	switch sub {
 	case "ENCODING", "FREQ", "IDLETIME", "REFCOUNT":
 	default:
-		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try OBJECT HELP.")
+		c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try OBJECT HELP.")
 		return
 	}
 	if o == nil {

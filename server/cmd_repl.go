@@ -45,7 +45,7 @@ func cmdReplconf(c *Client, argv [][]byte) {
 				return // handled by the stream reader
 			}
 		default:
-			c.Error("ERR Unrecognized REPLCONF option: " + string(argv[i]))
+			c.Error("ERR Unrecognized REPLCONF option: " + cstr(argv[i]))
 			return
 		}
 	}

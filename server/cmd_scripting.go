@@ -86,7 +86,7 @@ func cmdScript(c *Client, argv [][]byte) {
 			"HELP",
 			"    Prints this help.")
 	default:
-		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try SCRIPT HELP.")
+		c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try SCRIPT HELP.")
 	}
 }
 
@@ -160,7 +160,7 @@ func cmdFunction(c *Client, argv [][]byte) {
 		i := 2
 		for ; i < len(argv)-1; i++ {
 			if !eq(argv[i], "replace") {
-				c.Error("ERR Unknown option given: " + string(argv[i]))
+				c.Error("ERR Unknown option given: " + cstr(argv[i]))
 				return
 			}
 			replace = true
@@ -238,7 +238,7 @@ func functionList(c *Client, fl *functionLibs, opts [][]byte) {
 			i++
 			pattern = string(opts[i])
 		default:
-			c.Error("ERR Unknown argument " + string(opts[i]))
+			c.Error("ERR Unknown argument " + cstr(opts[i]))
 			return
 		}
 	}

@@ -130,7 +130,7 @@ func cmdHello(c *Client, argv [][]byte) {
 			name, setName = argv[i+1], true
 			i++
 		default:
-			c.Error("ERR Syntax error in HELLO option '" + string(argv[i]) + "'")
+			c.Error("ERR Syntax error in HELLO option '" + cstr(argv[i]) + "'")
 			return
 		}
 	}
@@ -224,7 +224,7 @@ func cmdRedline(c *Client, argv [][]byte) {
 		c.s.Logf('*', "Clock offset set to %d ms", ms)
 		c.OK()
 	default:
-		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try REDLINE CLOCK-OFFSET.")
+		c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try REDLINE CLOCK-OFFSET.")
 	}
 }
 
@@ -307,7 +307,7 @@ func cmdConfig(c *Client, argv [][]byte) {
 		c.Array(1)
 		c.Simple("CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are: GET, SET, RESETSTAT, REWRITE, HELP.")
 	default:
-		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try CONFIG HELP.")
+		c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try CONFIG HELP.")
 	}
 }
 
@@ -448,7 +448,7 @@ func cmdClient(c *Client, argv [][]byte) {
 			switch typ {
 			case "normal", "master", "replica", "pubsub":
 			default:
-				c.Error("ERR Unknown client type '" + string(argv[3]) + "'")
+				c.Error("ERR Unknown client type '" + cstr(argv[3]) + "'")
 				return
 			}
 		case len(argv) > 3 && eq(argv[2], "id"):
@@ -548,7 +548,7 @@ func cmdClient(c *Client, argv [][]byte) {
 	case "HELP":
 		helpReply(c, clientHelp...)
 	default:
-		c.Error("ERR unknown subcommand '" + string(argv[1]) + "'. Try CLIENT HELP.")
+		c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try CLIENT HELP.")
 	}
 }
 

@@ -618,7 +618,7 @@ func cmdXRead(c *Client, argv [][]byte) {
 		switch {
 		case eq(o, "BLOCK") && more > 0:
 			if c.inScript {
-				c.Error("ERR " + string(argv[0]) + " command is not allowed with BLOCK option from scripts")
+				c.Error("ERR " + cstr(argv[0]) + " command is not allowed with BLOCK option from scripts")
 				return
 			}
 			i++
@@ -697,7 +697,7 @@ func cmdXRead(c *Client, argv [][]byte) {
 				g = o.Stream.Group(string(a.group))
 			}
 			if g == nil {
-				c.Error("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(a.group) + "' in XREADGROUP with GROUP option")
+				c.Error("NOGROUP No such key '" + cstr(key) + "' or consumer group '" + cstr(a.group) + "' in XREADGROUP with GROUP option")
 				return
 			}
 			groups[i] = g
@@ -923,7 +923,7 @@ func cmdXGroup(c *Client, argv [][]byte) {
 			return
 		}
 		if g = s.Group(grp); g == nil && (opt == "SETID" || opt == "CREATECONSUMER" || opt == "DELCONSUMER") {
-			c.Error("NOGROUP No such consumer group '" + grp + "' for key name '" + string(argv[2]) + "'")
+			c.Error("NOGROUP No such consumer group '" + grp + "' for key name '" + cstr(argv[2]) + "'")
 			return
 		}
 	}
@@ -1114,7 +1114,7 @@ func cmdXPending(c *Client, argv [][]byte) {
 		g = o.Stream.Group(string(argv[2]))
 	}
 	if g == nil {
-		c.Error("NOGROUP No such key '" + string(argv[1]) + "' or consumer group '" + string(argv[2]) + "'")
+		c.Error("NOGROUP No such key '" + cstr(argv[1]) + "' or consumer group '" + cstr(argv[2]) + "'")
 		return
 	}
 	if justInfo {
@@ -1186,7 +1186,7 @@ func cmdXClaim(c *Client, argv [][]byte) {
 		g = o.Stream.Group(string(argv[2]))
 	}
 	if g == nil {
-		c.Error("NOGROUP No such key '" + string(argv[1]) + "' or consumer group '" + string(argv[2]) + "'")
+		c.Error("NOGROUP No such key '" + cstr(argv[1]) + "' or consumer group '" + cstr(argv[2]) + "'")
 		return
 	}
 	minIdle, ok := parseInt(argv[4])
@@ -1246,7 +1246,7 @@ func cmdXClaim(c *Client, argv [][]byte) {
 				return
 			}
 		default:
-			c.Error("ERR Unrecognized XCLAIM option '" + string(opt) + "'")
+			c.Error("ERR Unrecognized XCLAIM option '" + cstr(opt) + "'")
 			return
 		}
 	}
@@ -1384,7 +1384,7 @@ func cmdXAutoClaim(c *Client, argv [][]byte) {
 		g = o.Stream.Group(string(argv[2]))
 	}
 	if g == nil {
-		c.Error("NOGROUP No such key '" + string(argv[1]) + "' or consumer group '" + string(argv[2]) + "'")
+		c.Error("NOGROUP No such key '" + cstr(argv[1]) + "' or consumer group '" + cstr(argv[2]) + "'")
 		return
 	}
 	c.Propagate()
@@ -1495,7 +1495,7 @@ func cmdXInfo(c *Client, argv [][]byte) {
 	case eq(argv[1], "CONSUMERS") && len(argv) == 4:
 		g := s.Group(string(argv[3]))
 		if g == nil {
-			c.Error("NOGROUP No such consumer group '" + string(argv[3]) + "' for key name '" + string(argv[2]) + "'")
+			c.Error("NOGROUP No such consumer group '" + cstr(argv[3]) + "' for key name '" + cstr(argv[2]) + "'")
 			return
 		}
 		now := c.s.clock.NowMs()

@@ -223,6 +223,11 @@ var argumentsTolerated = map[string]string{
 // divergences runs more (docs/reply-divergences.md).
 var differentialRounds = flag.Int("differential-rounds", 10, "TestDifferentialArguments: argument lists per command and protocol")
 
+// -differential-wide draws up to 9 arguments from a wider pool (more option
+// words, numbers in other spellings, binary-looking strings): a study's
+// setting, since every new word can show a divergence CI would then fail on.
+var differentialWide = flag.Bool("differential-wide", false, "TestDifferentialArguments: a wider argument pool and up to 9 arguments")
+
 func TestDifferentialArguments(t *testing.T) {
 	raddr := startRedisServer(t)
 	s := startServer(t)
@@ -244,6 +249,15 @@ func TestDifferentialArguments(t *testing.T) {
 		"9223372036854775807", "-9223372036854775808", "4294967296", "", "x", "(1", "[a", "-", "+",
 		"NX", "XX", "GT", "LT", "CH", "EX", "PX", "KEEPTTL", "GET", "WITHSCORES", "LIMIT", "COUNT", "MATCH",
 		"BYSCORE", "BYLEX", "REV", "LEFT", "RIGHT", "BEFORE", "AFTER", "RANK", "IDX", "LEN", "BIT", "BYTE"}
+	maxArgs := 6
+	if *differentialWide {
+		maxArgs = 10
+		pool = append(pool, "ANY", "ASC", "DESC", "STORE", "IDLE", "ABSTTL", "FREQ", "REPLACE", "EXAT", "PXAT",
+			"PERSIST", "NOW", "ALPHA", "BY", "WITHVALUES", "WITHCOUNT", "MINMATCHLEN", "WITHMATCHLEN", "KEEPREF",
+			"FIELDS", "TYPE", "STRING", "LIST", "HASH", "SET", "ZSET", "AGGREGATE", "SUM", "MIN", "MAX", "WEIGHTS",
+			"1e3", "0x10", "01", "+5", " 5", "5 ", "1.0", "-1.5", "1e400", "18446744073709551616", "0.0", "-0.0",
+			"inf", "-nan", "\x00", "a\x00b", "\xff\xfe", "*", "?", "[", "h*", "k?", "%", "{k}", "l", "s", "z", "h")
+	}
 	fixture := [][]string{{"FLUSHALL"}, {"SET", "k", "v"}, {"HSET", "h", "f", "1"}, {"RPUSH", "l", "a", "b"},
 		{"SADD", "s", "1", "2"}, {"ZADD", "z", "1", "a", "2", "b"}}
 	r := rand.New(rand.NewPCG(15, 15))
@@ -256,7 +270,7 @@ func TestDifferentialArguments(t *testing.T) {
 		for _, proto := range []string{"2", "3"} {
 			for round := 0; round < *differentialRounds; round++ {
 				argv := []string{name}
-				for n := r.IntN(6); n > 0; n-- {
+				for n := r.IntN(maxArgs); n > 0; n-- {
 					argv = append(argv, pool[r.IntN(len(pool))])
 				}
 				for _, c := range []*rawClient{ref, red} { // pipelined
