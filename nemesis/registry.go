@@ -20,6 +20,8 @@ var registry = []func() fault{
 	func() fault { return &memberFault{} },
 	func() fault { return &delayFault{} },
 	func() fault { return &lossFault{} },
+	func() fault { return &slowLinkFault{} },
+	func() fault { return &slowFault{} },
 }
 
 // catalog holds one value of every registered fault, for names and modes.
