@@ -34,6 +34,14 @@ func (*partitionFault) studyModes() []string {
 func (*partitionFault) needs() string  { return "cut node-to-node traffic (cluster.Partitioner)" }
 func (*partitionFault) hookable() bool { return true }
 
+// probe: the one-way modes, when named, need filtering one way.
+func (*partitionFault) probe(named []string) string {
+	if slices.ContainsFunc(named, isOneWay) {
+		return cluster.ProbeOneWay
+	}
+	return ""
+}
+
 func (f *partitionFault) bind(e *env, h *hook, _ bool) error {
 	f.env = e
 	var err error
@@ -55,7 +63,7 @@ func (f *partitionFault) bind(e *env, h *hook, _ bool) error {
 	if p, ok := e.c.(cluster.Prober); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := p.Probe(ctx, cluster.ProbeOneWay); err != nil {
+		if err := p.Probe(ctx, f.probe(e.named[f.name()])); err != nil {
 			return fmt.Errorf("one-way modes: %w", err)
 		}
 	}

@@ -53,8 +53,10 @@ func (*delayFault) name() string    { return "delay" }
 func (*delayFault) modes() []string { return []string{"one", "primary"} }
 func (*delayFault) needs() string   { return delayNeeds }
 
+func (*delayFault) probe([]string) string { return cluster.ProbeDelay }
+
 func (f *delayFault) bind(e *env, _ *hook, requested bool) (err error) {
-	f.shaper, err = bindProbed[cluster.Delayer](e, requested, cluster.ProbeDelay)
+	f.shaper, err = bindProbed[cluster.Delayer](e, requested, f.probe(nil))
 	return err
 }
 
@@ -93,8 +95,10 @@ func (*lossFault) name() string    { return "loss" }
 func (*lossFault) modes() []string { return []string{"one", "primary"} }
 func (*lossFault) needs() string   { return lossNeeds }
 
+func (*lossFault) probe([]string) string { return cluster.ProbeLoss }
+
 func (f *lossFault) bind(e *env, _ *hook, requested bool) (err error) {
-	f.shaper, err = bindProbed[cluster.Dropper](e, requested, cluster.ProbeLoss)
+	f.shaper, err = bindProbed[cluster.Dropper](e, requested, f.probe(nil))
 	return err
 }
 

@@ -30,8 +30,10 @@ func (*slowLinkFault) needs() string {
 	return "cap the rate a node sends at (cluster.Throttler: tbf on docker)"
 }
 
+func (*slowLinkFault) probe([]string) string { return cluster.ProbeThrottle }
+
 func (f *slowLinkFault) bind(e *env, _ *hook, requested bool) (err error) {
-	f.throttler, err = bindProbed[cluster.Throttler](e, requested, cluster.ProbeThrottle)
+	f.throttler, err = bindProbed[cluster.Throttler](e, requested, f.probe(nil))
 	return err
 }
 

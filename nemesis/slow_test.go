@@ -207,3 +207,39 @@ func TestProbedFaultsAreRefusedBeforeTheRun(t *testing.T) {
 		t.Fatalf("slow with a pause hook: %v", err)
 	}
 }
+
+// probeAnswers is a runtime's Prober before any cluster exists.
+type probeAnswers map[string]error
+
+func (p probeAnswers) Probe(_ context.Context, kind string) error { return p[kind] }
+
+// CheckHost answers for a runtime before a cluster starts, from the same
+// registry: what a named fault needs of the host, and nothing for what
+// needs none (or can do without: slow falls back on pausing).
+func TestCheckHostBeforeAnyClusterStarts(t *testing.T) {
+	ctx := context.Background()
+	none := errors.New("this kernel has no sch_netem")
+	bare := probeAnswers{cluster.ProbeDelay: none, cluster.ProbeOneWay: errors.New("no nf_tables"),
+		cluster.ProbeThrottle: errors.New("no sch_tbf"), cluster.ProbeLoss: errors.New("no numgen"), cluster.ProbeCPU: errors.New("no CFS")}
+	for names, want := range map[string]string{
+		"kill,delay":            "sch_netem",
+		"partition:one-way":     "no nf_tables",
+		"slow-link":             "no sch_tbf",
+		"loss:primary":          "no numgen",
+		"partition,slow,kill":   "",
+		"partition:isolate-one": "",
+		"all":                   "",
+		"none":                  "",
+	} {
+		err := CheckHost(ctx, strings.Split(names, ","), bare)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v, want no refusal", names, err)
+		case want != "" && !errHas(err, want, "drop it from --nemesis"):
+			t.Errorf("%s: %v, want a refusal naming %q", names, err, want)
+		}
+	}
+	if err := CheckHost(ctx, []string{"delay", "loss", "slow-link", "partition:one-way-deaf"}, probeAnswers{}); err != nil {
+		t.Errorf("a host that can: %v", err)
+	}
+}
