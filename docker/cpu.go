@@ -47,3 +47,20 @@ func (c *Cluster) LimitCPU(ctx context.Context, name string, cpus float64) error
 	}
 	return nil
 }
+
+// CPUQuota is the CFS quota of node's container as the engine holds it, in
+// µs per 100 ms period (-1 or 0: no cap).
+func (c *Cluster) CPUQuota(ctx context.Context, name string) (int64, error) {
+	n, err := c.node(name)
+	if err != nil {
+		return 0, err
+	}
+	ins, err := c.rt.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return 0, err
+	}
+	if ins.Container.HostConfig == nil {
+		return 0, nil
+	}
+	return ins.Container.HostConfig.CPUQuota, nil
+}

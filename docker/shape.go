@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -166,4 +167,43 @@ func setRootQdisc(h *netlink.Handle, l netlink.Link, sh shaping) error {
 		}
 	}
 	return nil
+}
+
+// RootQdiscs lists the kinds of the root qdiscs on node's interfaces but
+// loopback ("tbf" under a rate cap; "noqueue" or nothing without), as the
+// kernel reports them, sorted; nil when the node is not running.
+func (c *Cluster) RootQdiscs(ctx context.Context, name string) ([]string, error) {
+	n, err := c.node(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = c.netns(ctx, n, "list qdiscs", func(fd int) error {
+		h, err := netlink.NewHandleAt(netns.NsHandle(fd))
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		links, err := h.LinkList()
+		if err != nil {
+			return err
+		}
+		for _, l := range links {
+			if l.Attrs().Name == "lo" {
+				continue
+			}
+			qs, err := h.QdiscList(l)
+			if err != nil {
+				return err
+			}
+			for _, q := range qs {
+				if q.Attrs().Parent == netlink.HANDLE_ROOT {
+					out = append(out, q.Type())
+				}
+			}
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
 }
