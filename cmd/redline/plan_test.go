@@ -63,7 +63,8 @@ func TestNemesisList(t *testing.T) {
 	if code := run([]string{"run", "--nemesis", "list"}, &out, &errb); code != exitValid {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"kill:all", "every node at once", "pause:primary-long", "migrate:atomic-kill-src", "[study]", "member:remove"} {
+	for _, want := range []string{"kill:all", "every node at once", "pause:primary-long", "migrate:atomic-kill-src", "[study]", "member:remove",
+		"partition:one-way-unheard", "partition:one-way-replicas-to-primary", "slow-link:primary", "slow:one", "CFS quota"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--nemesis list lacks %q", want)
 		}
