@@ -52,8 +52,8 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	nodes   []*node
-	next    int             // index of the next node name and IP
-	cuts    map[string]*cut // active partition rules by node name
+	next    int                  // index of the next node name and IP
+	net     map[string]*netState // cuts, loss and shaping in force, by node name
 	offsets map[string]time.Duration
 	closed  bool
 }
@@ -201,7 +201,7 @@ func (r *Runtime) newCluster(ctx context.Context, spec cluster.Spec) (*Cluster, 
 	rand.Read(suffix)
 	c := &Cluster{
 		rt: r, name: base + "-" + hex.EncodeToString(suffix), spec: spec, flav: flav, logf: logf,
-		next: 1, cuts: map[string]*cut{}, offsets: map[string]time.Duration{},
+		next: 1, net: map[string]*netState{}, offsets: map[string]time.Duration{},
 	}
 	if spec.Image != "" && spec.ServerBinary != "" {
 		return nil, fmt.Errorf("docker: --image and --server-binary exclude each other: an image brings its own server")
@@ -659,7 +659,7 @@ func (r *Runtime) Attach(ctx context.Context, name string) (*Cluster, error) {
 		return nil, fmt.Errorf("docker: cluster %q has no containers", name)
 	}
 	c := &Cluster{
-		rt: r, name: name, logf: r.opts.Log, cuts: map[string]*cut{}, offsets: map[string]time.Duration{},
+		rt: r, name: name, logf: r.opts.Log, net: map[string]*netState{}, offsets: map[string]time.Duration{},
 		netID: netw.ID, netName: netw.Name, subnet: netw.IPAM.Config[0].Subnet, gateway: netw.IPAM.Config[0].Gateway,
 		next: 1,
 	}

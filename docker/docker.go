@@ -68,6 +68,9 @@ type Runtime struct {
 	cli      client.APIClient
 	host     string
 	owner    map[string]string // labels of this process (Options.Owned)
+
+	probeMu sync.Mutex
+	probed  map[string]error // Probe's answers by kind: the host does not change
 }
 
 var setupOnce sync.Once

@@ -70,7 +70,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	if _, err := c.rt.cli.ContainerStart(ctx, n.id, client.ContainerStartOptions{}); err != nil {
 		return fmt.Errorf("docker: restart %s: %w", name, err)
 	}
-	if err := c.reapplyCut(ctx, n); err != nil {
+	if err := c.reapplyNet(ctx, n); err != nil {
 		return err
 	}
 	return c.waitReady(ctx, n)
@@ -221,7 +221,7 @@ func (c *Cluster) RemoveNode(ctx context.Context, name string) error {
 			break
 		}
 	}
-	delete(c.cuts, name)
+	delete(c.net, name)
 	delete(c.offsets, name)
 	c.mu.Unlock()
 	if c.storage != nil {
@@ -232,13 +232,19 @@ func (c *Cluster) RemoveNode(ctx context.Context, name string) error {
 
 // Interface checks.
 var (
-	_ cluster.Runtime     = (*Runtime)(nil)
-	_ cluster.Cluster     = (*Cluster)(nil)
-	_ cluster.Killer      = (*Cluster)(nil)
-	_ cluster.Pauser      = (*Cluster)(nil)
-	_ cluster.Partitioner = (*Cluster)(nil)
-	_ cluster.Clock       = (*Cluster)(nil)
-	_ cluster.Grower      = (*Cluster)(nil)
-	_ cluster.LogSource   = (*Cluster)(nil)
-	_ cluster.Describer   = (*Cluster)(nil)
+	_ cluster.Runtime           = (*Runtime)(nil)
+	_ cluster.Cluster           = (*Cluster)(nil)
+	_ cluster.Killer            = (*Cluster)(nil)
+	_ cluster.Pauser            = (*Cluster)(nil)
+	_ cluster.Partitioner       = (*Cluster)(nil)
+	_ cluster.OneWayPartitioner = (*Cluster)(nil)
+	_ cluster.Shaper            = (*Cluster)(nil)
+	_ cluster.Throttler         = (*Cluster)(nil)
+	_ cluster.CPULimiter        = (*Cluster)(nil)
+	_ cluster.Prober            = (*Cluster)(nil)
+	_ cluster.Prober            = (*Runtime)(nil)
+	_ cluster.Clock             = (*Cluster)(nil)
+	_ cluster.Grower            = (*Cluster)(nil)
+	_ cluster.LogSource         = (*Cluster)(nil)
+	_ cluster.Describer         = (*Cluster)(nil)
 )

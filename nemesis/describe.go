@@ -48,12 +48,18 @@ var faultWords = map[string]string{
 	"migrate":   "moves slots between primaries the way redis-cli does (SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE)",
 	"failover":  "CLUSTER FAILOVER on a random replica, then waits until it reports itself primary",
 	"member":    "adds a node and moves slots onto it, or drains a primary and removes it",
-	"delay":     "slows every packet a node sends (to peers and clients) by 20-400 ms, jitter a tenth of it; removed on stop",
-	"loss":      "drops 5-50% of the packets a node sends (TCP resends them: stalls, not lost bytes); removed on stop",
+	"delay": "slows every packet a node sends (to peers and clients) by 20-400 ms, jitter a tenth of it (netem: " +
+		"kubernetes, or docker on a kernel with sch_netem); removed on stop",
+	"loss": "drops 5-50% of the packets a node sends, to peers and clients (docker: an nftables numgen rule in its " +
+		"namespace; kubernetes: Chaos Mesh); TCP resends them: stalls, not lost bytes; removed on stop",
 	"power": "cuts nodes' power at one instant: what they had not fsynced is lost (changes older than 30 s count as written back) " +
 		"and they are SIGKILLed; powered on at stop. Needs their data directories through redline's FUSE layer (docker)",
 	"disk": "makes one primary's data directory answer an error on writes, truncates, creates and fsyncs; " +
 		"room again at stop, and the node started if it exited",
+	"slow-link": "caps the rate a node sends at, to peers and clients, at 128 kbit/s-4 Mbit/s drawn log-uniformly " +
+		"(docker: tbf on its interface; about 200 ms of queue, dropped past it); removed on stop",
+	"slow": "starves a node of CPU: 2-20% of one CPU (docker: the container's CFS quota; elsewhere a pause/resume duty " +
+		"cycle of 250 ms); slow, not dead; lifted on stop",
 }
 
 var modes = map[string]string{
@@ -92,6 +98,17 @@ var modes = map[string]string{
 	"power:shard-torn":             "a primary and its replicas at once; each file keeps its unsynced writes but a prefix of its last one (torn)",
 	"disk:full":                    "ENOSPC: the disk is full",
 	"disk:eio":                     "EIO: the disk fails",
+	"slow-link:one":                "one random node",
+	"slow-link:primary":            "one primary",
+	"slow:one":                     "one random node",
+	"slow:primary":                 "one primary",
+	"partition:one-way":            "one of the four one-way modes below, drawn from the step's seed",
+	"partition:one-way-unheard":    "one node's packets to every peer dropped: it hears its peers, they do not hear it",
+	"partition:one-way-deaf":       "every peer's packets to one node dropped: it is heard, it hears none",
+	"partition:one-way-primary-to-replicas": "a primary's packets to its replicas dropped; theirs to it pass " +
+		"(the replicas stop hearing it and its replication stream)",
+	"partition:one-way-replicas-to-primary": "a primary's replicas' packets to it dropped; its to them pass " +
+		"(it stops hearing their acks: WAIT and the bus see them gone)",
 	"migrate:cli-abort-failover-src": "a move in redis-cli's order interrupted by a failover of the destination (NODE refused), " +
 		"then a failover of the source before any fix (redis/redis#6339); never on a cluster redline did not create",
 	"failover:takeover-killed": "a majority of primaries SIGKILLed, CLUSTER FAILOVER TAKEOVER on a replica of each, " +

@@ -2,7 +2,7 @@
 // and records each one in the history.
 //
 // It owns faults as values: each fault (partition.go, kill.go, pause.go,
-// clock.go, migrate.go, failover.go, member.go, shape.go) implements one interface
+// clock.go, migrate.go, failover.go, member.go, shape.go, slow.go) implements one interface
 // (fault.go: name, modes, what it needs of the runtime, resolve a step
 // against the live topology, heal, settle) and carries its own state (the
 // nodes it killed, paused, skewed; a cut in force). registry.go lists them
@@ -25,7 +25,14 @@
 //	           ring (each node keeps a majority around it), bridge (two halves
 //	           joined by one node), primaries-replicas. Node-to-node links only;
 //	           with Options.PartitionClients the minority side is cut from
-//	           clients too. Needs cluster.Partitioner.
+//	           clients too. Needs cluster.Partitioner. Study modes (oneway.go,
+//	           never drawn by a schedule: appended to its schedule modes they
+//	           would change every old partition seed): one-way-unheard (a
+//	           node's packets to every peer dropped), one-way-deaf (every
+//	           peer's packets to a node dropped), one-way-primary-to-replicas,
+//	           one-way-replicas-to-primary, and one-way, which draws one of
+//	           them per step. They need cluster.OneWayPartitioner, checked
+//	           by New when they are named.
 //	kill       one, primary, majority-primaries, all: SIGKILL, restart on stop
 //	           (data kept by the runtime). Needs cluster.Killer.
 //	pause      one, primary, primary-long (held >= 3 node timeouts + 1 s, so a
@@ -80,9 +87,10 @@
 //	           to P), it replicates P, P is killed before the sync is done.
 //	delay      one, primary: every packet the node sends (to peers and
 //	           clients) held 20..400 ms, jitter a tenth; removed on stop.
-//	           Needs cluster.Shaper (the kubernetes runtime with Chaos Mesh).
+//	           Needs cluster.Delayer: netem (Chaos Mesh on kubernetes, the
+//	           kernel's sch_netem on docker, which this kind of machine lacks).
 //	loss       one, primary: 5..50% of the packets the node sends dropped;
-//	           removed on stop. Needs cluster.Shaper.
+//	           removed on stop. Needs cluster.Dropper (docker: nftables).
 //	power      one, shard (a primary and its replicas), all, shard-torn: at
 //	           one instant the targets' data directories lose what was not
 //	           fsynced (torn: every file keeps its unsynced writes but a
@@ -95,6 +103,18 @@
 //	           answers the error on writes, truncates, creates and fsyncs;
 //	           stop clears it and starts the node if it exited. Needs
 //	           cluster.DiskFaulter (as power).
+//	slow-link  one, primary: the rate the node sends at capped at
+//	           128 kbit/s..4 Mbit/s, log-uniform; removed on stop. Needs
+//	           cluster.Throttler (docker: tbf).
+//	slow       one, primary: the node starved of CPU, 2..20% of one CPU:
+//	           cluster.CPULimiter (docker: the CFS quota), else a pause/resume
+//	           duty cycle of 250 ms with cluster.Pauser or a pause hook.
+//	           Lifted on stop.
+//
+// Where the cluster implements cluster.Prober, a fault that needs what a
+// host may lack (delay, loss, slow-link, slow, one-way modes) is probed
+// when it is asked for: New refuses it before the run with the probe's
+// reason, and "all" leaves it out.
 //
 // "all" means every fault the target supports. An explicitly named fault the
 // target cannot cause is an error from New naming the fault and the target.
@@ -120,7 +140,7 @@
 // Every entry has process "nemesis". A fault start is an invoke/info pair
 // with f "start-<fault>" (start-partition, start-kill, start-pause,
 // start-clock, start-migrate, start-failover, start-member, start-delay,
-// start-loss, start-power, start-disk): the invoke
+// start-loss, start-power, start-disk, start-slow-link, start-slow): the invoke
 // carries the targets in nodes and a detail with "mode", the resolved plan
 // (cuts, roles, offsets, moves ...) and "cluster_nodes_before" (the CLUSTER
 // NODES text of "cluster_nodes_of"); the info carries the outcome ("error"

@@ -31,6 +31,11 @@ type fault interface {
 	needs() string
 	// hookable says a --nemesis-hook can stand in for the runtime.
 	hookable() bool
+	// probe is what the fault, with the modes named of it (nil: all of
+	// them), needs of the host whatever the target implements: a
+	// cluster.Probe* kind a Prober answers for, "" when nothing (or when
+	// the fault can do without it).
+	probe(named []string) string
 	// bind takes what the fault needs from the cluster, or from the hook
 	// for it. requested says the user asked for the fault (a probe that
 	// touches a node runs only then). errUnsupported, or the probe's
@@ -58,6 +63,7 @@ func (base) hookable() bool                   { return false }
 func (base) heal(context.Context, *healing)   {}
 func (base) settle(context.Context, *healing) {}
 func (base) needs() string                    { return "" }
+func (base) probe([]string) string            { return "" }
 func (base) bind(*env, *hook, bool) error     { return nil }
 
 // env is what every fault may use of the run: the cluster, the options,

@@ -139,6 +139,9 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	if slices.Contains(names, "none") && (all || len(want) > 0) {
 		return nil, fmt.Errorf("\"none\" cannot be combined with other faults (got %s)", strings.Join(names, ","))
 	}
+	// A fault's bind may ask what the user named of it (a mode that
+	// needs more of the target than the fault's others).
+	e.named = only
 	why := map[string]error{}
 	for _, mk := range registry {
 		f := mk()
@@ -182,7 +185,6 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	if n.planner != nil {
 		n.planner.only = only
 	}
-	e.named = only
 	return n, nil
 }
 

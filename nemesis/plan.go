@@ -100,7 +100,7 @@ func (p *planner) next() Step {
 
 // evidenceMode is the mode a step resolves with: a step asking for
 // evidence turns a mode that may pick any node into its primary-only twin
-// (kill/pause/delay/loss/power one -> primary, partition isolate-one -> isolate-primary,
+// (kill/pause/delay/loss/power/slow-link/slow one -> primary, partition isolate-one -> isolate-primary,
 // halves -> halves with a primary on the smaller side); other modes already
 // hit primaries, or name their targets themselves.
 func evidenceMode(st Step) string {
@@ -108,7 +108,7 @@ func evidenceMode(st Step) string {
 		return st.Mode
 	}
 	switch st.Fault + ":" + st.Mode {
-	case "kill:one", "pause:one", "delay:one", "loss:one", "power:one":
+	case "kill:one", "pause:one", "delay:one", "loss:one", "power:one", "slow-link:one", "slow:one":
 		return "primary"
 	case "partition:isolate-one":
 		return "isolate-primary"

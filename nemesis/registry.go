@@ -1,8 +1,11 @@
 package nemesis
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/redline-dev/redline/harness/cluster"
 )
@@ -22,6 +25,8 @@ var registry = []func() fault{
 	func() fault { return &lossFault{} },
 	func() fault { return &powerFault{} },
 	func() fault { return &diskFault{} },
+	func() fault { return &slowLinkFault{} },
+	func() fault { return &slowFault{} },
 }
 
 // catalog holds one value of every registered fault, for names and modes.
@@ -94,4 +99,40 @@ func canonical(names []string) []string {
 		}
 	}
 	return fs
+}
+
+// CheckHost asks p (a runtime, before any cluster starts) whether this
+// host can cause the faults names asks for by name (fault or fault:mode)
+// where they need more of the host than an interface (cluster.Prober): a
+// delay needs the kernel's sch_netem, loss nftables' numgen, slow-link
+// tbf, the one-way modes one-way filtering. The error names the fault,
+// what it needs and the host's reason. "all" is not checked: it leaves
+// out what the target cannot cause.
+func CheckHost(ctx context.Context, names []string, p cluster.Prober) error {
+	named := map[string][]string{}
+	var order []string
+	for _, raw := range names {
+		name, mode, _ := strings.Cut(strings.TrimSpace(strings.ToLower(raw)), ":")
+		if lookup(name) == nil {
+			continue // none, all, or a name New refuses with its own words
+		}
+		if _, seen := named[name]; !seen {
+			order = append(order, name)
+			named[name] = nil
+		}
+		if mode != "" {
+			named[name] = append(named[name], mode)
+		}
+	}
+	for _, name := range order {
+		f := lookup(name)
+		kind := f.probe(named[name])
+		if kind == "" {
+			continue
+		}
+		if err := p.Probe(ctx, kind); err != nil {
+			return fmt.Errorf("fault %s: this host cannot %s (%v); drop it from --nemesis", name, f.needs(), err)
+		}
+	}
+	return nil
 }

@@ -9,11 +9,35 @@ import (
 	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
-// shapeNeeds is what delay and loss ask of the runtime: only the
-// kubernetes runtime with Chaos Mesh offers it (NetworkChaos delay and
-// loss); docker's nodes and an external cluster list both as faults the
-// target cannot cause.
-const shapeNeeds = "delay and drop the packets a node sends (cluster.Shaper: Chaos Mesh NetworkChaos on --runtime kubernetes)"
+// What delay and loss ask of the runtime. Delay needs netem: Chaos Mesh
+// on --runtime kubernetes, or the kernel's sch_netem on docker (this kind
+// of machine has none: docker answers so before a run starts). Loss is
+// Chaos Mesh's on kubernetes and an nftables rule on docker.
+const (
+	delayNeeds = "hold the packets a node sends (cluster.Delayer: netem, i.e. Chaos Mesh NetworkChaos on --runtime kubernetes or the kernel's sch_netem on docker)"
+	lossNeeds  = "drop a share of the packets a node sends (cluster.Dropper: nftables on docker, Chaos Mesh NetworkChaos on --runtime kubernetes)"
+)
+
+// bindProbed takes the cluster's implementation of T for a fault and,
+// when the fault is asked for and the cluster can say (cluster.Prober),
+// asks whether this host can cause it: a runtime may implement the
+// interface and still not have what it needs (docker on a kernel without
+// sch_netem).
+func bindProbed[T any](e *env, requested bool, kind string) (T, error) {
+	v, err := capable(e.c, nil, func(hook) T { var none T; return none })
+	if err != nil || !requested {
+		return v, err
+	}
+	if p, ok := e.c.(cluster.Prober); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.Probe(ctx, kind); err != nil {
+			var none T
+			return none, err
+		}
+	}
+	return v, nil
+}
 
 // delayFault slows every packet one node sends (to its peers and its
 // clients) by 20-400 ms, jitter a tenth of that, while it is held: a slow
@@ -21,16 +45,18 @@ const shapeNeeds = "delay and drop the packets a node sends (cluster.Shaper: Cha
 // (the default 2 s), so it tests timeouts and ordering, not failover.
 type delayFault struct {
 	base
-	shaper  cluster.Shaper
+	shaper  cluster.Delayer
 	delayed nodeSet
 }
 
 func (*delayFault) name() string    { return "delay" }
 func (*delayFault) modes() []string { return []string{"one", "primary"} }
-func (*delayFault) needs() string   { return shapeNeeds }
+func (*delayFault) needs() string   { return delayNeeds }
 
-func (f *delayFault) bind(e *env, _ *hook, _ bool) (err error) {
-	f.shaper, err = capable(e.c, nil, func(hook) cluster.Shaper { return nil })
+func (*delayFault) probe([]string) string { return cluster.ProbeDelay }
+
+func (f *delayFault) bind(e *env, _ *hook, requested bool) (err error) {
+	f.shaper, err = bindProbed[cluster.Delayer](e, requested, f.probe(nil))
 	return err
 }
 
@@ -61,16 +87,18 @@ func (f *delayFault) heal(ctx context.Context, h *healing) {
 // a retransmission timeout or more, not missing bytes.
 type lossFault struct {
 	base
-	shaper cluster.Shaper
+	shaper cluster.Dropper
 	lossy  nodeSet
 }
 
 func (*lossFault) name() string    { return "loss" }
 func (*lossFault) modes() []string { return []string{"one", "primary"} }
-func (*lossFault) needs() string   { return shapeNeeds }
+func (*lossFault) needs() string   { return lossNeeds }
 
-func (f *lossFault) bind(e *env, _ *hook, _ bool) (err error) {
-	f.shaper, err = capable(e.c, nil, func(hook) cluster.Shaper { return nil })
+func (*lossFault) probe([]string) string { return cluster.ProbeLoss }
+
+func (f *lossFault) bind(e *env, _ *hook, requested bool) (err error) {
+	f.shaper, err = bindProbed[cluster.Dropper](e, requested, f.probe(nil))
 	return err
 }
 

@@ -274,6 +274,7 @@ var faultColors = map[string]string{
 	"partition": "#e53935", "kill": "#8e24aa", "pause": "#fb8c00", "clock": "#3949ab",
 	"migrate": "#00897b", "failover": "#6d4c41", "member": "#546e7a", "delay": "#fdd835", "loss": "#c0ca33",
 	"power": "#212121", "disk": "#795548",
+	"slow-link": "#f06292", "slow": "#5d4037",
 }
 
 func faultColor(f string) string {

@@ -64,7 +64,8 @@ func TestNemesisList(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"kill:all", "every node at once", "pause:primary-long", "migrate:atomic-kill-src", "[study]", "member:remove",
-		"power:shard-torn", "not fsynced", "disk:full", "ENOSPC"} {
+		"power:shard-torn", "not fsynced", "disk:full", "ENOSPC",
+		"partition:one-way-unheard", "partition:one-way-replicas-to-primary", "slow-link:primary", "slow:one", "CFS quota"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--nemesis list lacks %q", want)
 		}

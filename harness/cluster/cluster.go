@@ -188,21 +188,77 @@ type Partitioner interface {
 	Heal(ctx context.Context) error
 }
 
+// OneWayPartitioner cuts node-to-node traffic in one direction only, as
+// a link that fails to transmit does: packets are filtered one way, so a
+// TCP connection between the two stalls both ways (its ACKs are lost) while
+// what one side sends still arrives.
+type OneWayPartitioner interface {
+	Partitioner
+	// CutOneWay drops every packet node from sends to the peers to (node
+	// names); what they send to from still arrives. Cuts add up until
+	// Partitioner.Heal removes them with every other cut.
+	CutOneWay(ctx context.Context, from string, to []string) error
+}
+
 // Clock offsets a node's clock.
 type Clock interface {
 	SetClockOffset(ctx context.Context, node string, offset time.Duration) error
 }
 
-// Shaper degrades the packets a node sends, as a congested or lossy link
-// does (netem; on Kubernetes a Chaos Mesh NetworkChaos delay or loss). It
-// touches every packet the node sends, to peers and to clients alike. A
-// zero latency or percent removes that degradation from the node.
-type Shaper interface {
+// Delayer holds the packets a node sends, as a congested link does (netem;
+// on Kubernetes a Chaos Mesh NetworkChaos delay). It touches every packet
+// the node sends, to peers and to clients alike. A zero latency removes it.
+type Delayer interface {
 	// Delay holds each packet node sends for latency, give or take jitter.
 	Delay(ctx context.Context, node string, latency, jitter time.Duration) error
+}
+
+// Dropper drops a share of the packets a node sends, as a lossy link does
+// (nftables numgen on docker, Chaos Mesh NetworkChaos loss on Kubernetes),
+// to peers and to clients alike. A zero percent removes it.
+type Dropper interface {
 	// Loss drops percent (0-100) of the packets node sends.
 	Loss(ctx context.Context, node string, percent int) error
 }
+
+// Shaper both delays and drops.
+type Shaper interface {
+	Delayer
+	Dropper
+}
+
+// Throttler caps the rate at which a node sends, as a slow link does (a
+// token bucket on its interface: tbf), to peers and clients alike; what
+// exceeds the rate waits in a short queue and is dropped past it. Zero
+// removes the cap.
+type Throttler interface {
+	Throttle(ctx context.Context, node string, bitsPerSecond int64) error
+}
+
+// CPULimiter caps the CPU time a node's processes get, as a share of one
+// CPU (0.05: 5 ms of every 100 ms), as a slow or overloaded host does; the
+// node is slow, not dead. Zero removes the cap.
+type CPULimiter interface {
+	LimitCPU(ctx context.Context, node string, cpus float64) error
+}
+
+// Prober is an optional interface of a Runtime or a Cluster that
+// implements a fault's interface but may not be able to cause it on this
+// host (a kernel without sch_netem cannot Delay). Probe says why it cannot
+// (nil: it can), without touching any node, so a Runtime answers before a
+// cluster starts. kind is one of the Probe* names.
+type Prober interface {
+	Probe(ctx context.Context, kind string) error
+}
+
+// The kinds a Prober answers for.
+const (
+	ProbeDelay    = "delay"     // Delayer
+	ProbeLoss     = "loss"      // Dropper
+	ProbeThrottle = "throttle"  // Throttler
+	ProbeCPU      = "cpu-limit" // CPULimiter
+	ProbeOneWay   = "one-way"   // OneWayPartitioner
+)
 
 // Grower adds a fresh, empty node (not yet part of the cluster: the caller
 // MEETs it) and removes a node's container for good.
