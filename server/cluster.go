@@ -266,9 +266,19 @@ func (s *Server) feedReplication() {
 		if r.linkUp.Load() {
 			n.SetMasterLinkStatus(true, time.UnixMilli(r.lastIOA.Load()))
 		} else {
-			n.SetMasterLinkStatus(false, time.UnixMilli(r.downSinceA.Load()))
+			n.SetMasterLinkStatus(false, linkDownSince(r.downSinceA.Load()))
 		}
 	}
+}
+
+// linkDownSince is the replica link's down time as the cluster node takes
+// it: 0 (never synced since start or since it was a master, Redis's
+// repl_down_since 0) is the zero time, "since ever".
+func linkDownSince(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }
 
 // applyEvent does what a node event asks of the keyspace and replication

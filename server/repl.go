@@ -113,7 +113,10 @@ type replicaLink struct {
 func newReplState(s *Server) *replState {
 	r := &replState{s: s, replid: randomHex(40), replid2: strings.Repeat("0", 40), secondOffset: -1,
 		ackCh: make(chan struct{}), state: "connect"}
-	r.downSinceA.Store(time.Now().UnixMilli())
+	// downSinceA 0: never synced since start, down "since ever", as Redis's
+	// repl_down_since 0 (INFO's master_link_down_since_seconds -1; the
+	// failover rule's data age unbounded: such a replica never takes over
+	// while cluster-replica-validity-factor is above 0).
 	return r
 }
 
@@ -525,7 +528,11 @@ func (r *replState) info() string {
 		kv("slave_read_repl_offset", r.offset)
 		kv("slave_repl_offset", r.offset)
 		if !up {
-			kv("master_link_down_since_seconds", (now.UnixMilli()-r.downSinceA.Load())/1000)
+			down := int64(-1)
+			if since := r.downSinceA.Load(); since != 0 {
+				down = (now.UnixMilli() - since) / 1000
+			}
+			kv("master_link_down_since_seconds", down)
 		}
 		kv("slave_priority", r.s.cfg.ReplicaPriority)
 		kv("slave_read_only", b2i(r.s.cfg.ReplicaReadOnly))
@@ -599,6 +606,9 @@ func (r *replState) becomeMaster() {
 	r.secondOffset = r.offset + 1
 	r.replid = randomHex(40)
 	r.state = "connect"
+	// As Redis's replicationUnsetMaster: a replica again later is down
+	// since ever until it syncs.
+	r.downSinceA.Store(0)
 	r.gen++
 	// Sub-replicas must learn the new replid.
 	r.closeReplicas()

@@ -649,3 +649,39 @@ func TestReplicaNoFailover(t *testing.T) {
 		t.Fatalf("nofailover replica was promoted")
 	}
 }
+
+// TestRestartedReplicaThatNeverSyncedDoesNotFailOver: a replica that
+// restarted and has not completed a sync with its primary since holds data
+// of unknown age. Redis 7.0.15 counts its link as down "since ever"
+// (repl_down_since 0 at start, and again whenever the node was a master),
+// so with cluster-replica-validity-factor 10 it never starts an election:
+// the shard waits for its primary. The reference server counted the link
+// as down since the restart and promoted such a replica when its primary
+// died right after, losing every write the primary had acknowledged since
+// the replica went down (a redline run with kill:primary twice: the first
+// kill's victim came back as a replica, the second kill struck its new
+// primary 0.4 s later, and the unsynced node took over).
+func TestRestartedReplicaThatNeverSyncedDoesNotFailOver(t *testing.T) {
+	nw := newNetwork(t, 6, 11) // replica 3 of master 0
+	nw.form(3)
+	nw.run(3 * time.Second)
+	if nw.nodes[3].n.IsMaster() || nw.nodes[3].n.MasterID() != nw.nodes[0].n.ID() {
+		t.Fatalf("node 3 should replicate node 0")
+	}
+	// Node 3 goes down and comes back; node 0 dies before node 3 synced.
+	nw.nodes[3].dead = true
+	nw.run(time.Second)
+	nw.nodes[0].dead = true
+	nw.restart(3)
+	nw.run(20 * time.Second)
+	if nw.nodes[3].n.IsMaster() {
+		t.Fatalf("a replica that never synced since its restart was promoted:\n%s", strings.Join(nw.nodes[3].logs, "\n"))
+	}
+	// The control: a replica whose link went down when its primary died
+	// (its data is as fresh as the link) is promoted.
+	nw2 := newNetwork(t, 6, 11)
+	nw2.form(3)
+	nw2.run(3 * time.Second)
+	nw2.nodes[0].dead = true
+	nw2.runUntil("node 3 promoted", 20*time.Second, nw2.nodes[3].n.IsMaster)
+}

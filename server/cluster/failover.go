@@ -38,6 +38,9 @@ func (n *Node) handleReplicaFailover() {
 	if n.masterLinkUp {
 		dataAge = n.now - n.masterLastIO
 	} else {
+		// replDownSince 0 is "since ever" (never synced since start or
+		// since it was a master): Redis's unixtime - 0, an age no
+		// validity factor allows.
 		dataAge = n.now - n.replDownSince
 	}
 	if dataAge > n.nt {

@@ -36,17 +36,21 @@ type connKey struct {
 }
 
 type simNode struct {
-	n          *Node
-	idx        int
-	addr       string
-	port       int
-	dead       bool
-	offset     int64
-	paused     time.Time
-	conf       string
-	events     []Event
-	logs       []string
-	linkUp     bool
+	n      *Node
+	idx    int
+	addr   string
+	port   int
+	dead   bool
+	offset int64
+	paused time.Time
+	conf   string
+	events []Event
+	logs   []string
+	linkUp bool
+	// synced: the replication link was up once since the node started or
+	// last was a master; until then its link is down "since ever", as
+	// Redis's repl_down_since 0 says (SetMasterLinkStatus with a zero time).
+	synced     bool
 	noWrites   bool
 	replCut    bool // replication stream to this replica stopped (bus still up)
 	noPauseAck bool // the engine never confirms a write pause
@@ -93,7 +97,7 @@ func (nw *network) restart(i int) {
 			delete(nw.conns, k)
 		}
 	}
-	s.n, s.dead, s.events, s.linkUp = n, false, nil, false
+	s.n, s.dead, s.events, s.linkUp, s.synced = n, false, nil, false, false
 }
 
 func (nw *network) dropped(from, to int) bool {
@@ -221,6 +225,7 @@ func (nw *network) tick() {
 			continue
 		}
 		if s.n.IsMaster() {
+			s.synced = false
 			if !s.noWrites && !nw.now.Before(s.paused) {
 				s.offset += 10
 			}
@@ -235,9 +240,13 @@ func (nw *network) tick() {
 			s.offset = m.offset
 			s.n.SetReplOffset(s.offset)
 			s.n.SetMasterLinkStatus(true, nw.now)
-			s.linkUp = true
+			s.linkUp, s.synced = true, true
 		} else if s.linkUp || m == nil {
-			s.n.SetMasterLinkStatus(false, nw.now)
+			since := nw.now
+			if !s.synced {
+				since = time.Time{}
+			}
+			s.n.SetMasterLinkStatus(false, since)
 			s.linkUp = false
 		}
 	}

@@ -630,6 +630,10 @@ func (n *Node) WritesPaused(offset int64) {
 
 // SetMasterLinkStatus tells a replica whether its replication link is up; at
 // is the last interaction with the master when up, or when it went down.
+// A zero at with up false is a link that was never up since the node
+// started or last was a master: down "since ever", as Redis's
+// repl_down_since 0, which makes the data's age unbounded for the
+// failover rule (handleReplicaFailover).
 func (n *Node) SetMasterLinkStatus(up bool, at time.Time) {
 	ms := at.UnixMilli()
 	if up {
@@ -637,10 +641,25 @@ func (n *Node) SetMasterLinkStatus(up bool, at time.Time) {
 		n.masterLastIO = ms
 		return
 	}
-	if n.masterLinkUp || n.replDownSince == 0 {
+	if at.IsZero() {
+		n.replDownSince = 0
+	} else if n.masterLinkUp || n.replDownSince == 0 {
 		n.replDownSince = ms
 	}
 	n.masterLinkUp = false
+}
+
+// MasterLinkDownSince is what SetMasterLinkStatus last said of a down
+// link: when it went down, or the zero time for "since ever"; ok is false
+// while the link is up.
+func (n *Node) MasterLinkDownSince() (since time.Time, ok bool) {
+	if n.masterLinkUp {
+		return time.Time{}, false
+	}
+	if n.replDownSince == 0 {
+		return time.Time{}, true
+	}
+	return time.UnixMilli(n.replDownSince), true
 }
 
 // setNoFailoverFlag mirrors cluster-replica-no-failover in myself's flags
