@@ -264,3 +264,55 @@ func TestFullDiskAsRedisServer(t *testing.T) {
 		})
 	}
 }
+
+// countingFile counts fsyncs.
+type countingFile struct {
+	*os.File
+	mu    sync.Mutex
+	syncs int
+}
+
+func (f *countingFile) Sync() error {
+	f.mu.Lock()
+	f.syncs++
+	f.mu.Unlock()
+	return f.File.Sync()
+}
+
+func (f *countingFile) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.syncs
+}
+
+// TestAOFFsyncPolicies: as Redis, always fsyncs before each reply,
+// everysec in the background about once a second while writes come, no
+// never (the OS writes back). A power loss loses what the policy left
+// unsynced, so the RPO study's figures rest on this.
+func TestAOFFsyncPolicies(t *testing.T) {
+	const run = 2500 * time.Millisecond
+	for _, tc := range []struct {
+		fsync    string
+		min, max int
+	}{{"always", 20, 1 << 30}, {"everysec", 1, 4}, {"no", 0, 0}} {
+		t.Run(tc.fsync, func(t *testing.T) {
+			var file *countingFile
+			s := startServerWith(t, Options{Log: io.Discard, Clock: store.NewClock(nil), AOFFile: func(f *os.File) aof.File {
+				file = &countingFile{File: f}
+				return file
+			}}, "--appendonly", "yes", "--appendfsync", tc.fsync)
+			c := newClient(t, s, 2)
+			writes := 0
+			for start := time.Now(); time.Since(start) < run; writes++ {
+				if err := c.Incr(ctx, "n").Err(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(150 * time.Millisecond) // the cron's last pass
+			if n := file.count(); n < tc.min || n > tc.max || tc.fsync == "always" && n < writes {
+				t.Errorf("appendfsync %s: %d fsyncs for %d writes over %s, want %d-%d", tc.fsync, n, writes, run, tc.min, tc.max)
+			}
+		})
+	}
+}
