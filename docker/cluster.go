@@ -446,15 +446,20 @@ func (c *Cluster) startNode(ctx context.Context, n *node) error {
 func (c *Cluster) waitReady(ctx context.Context, n *node) error {
 	ctx, cancel := context.WithTimeout(ctx, c.rt.opts.StartTimeout)
 	defer cancel()
-	cl := c.spec.RunUser.AdminClient(n.addr())
-	defer cl.Close()
 	for {
+		// A client per attempt: go-redis's pool, after as many refused
+		// dials as its size, dials again only once a second, which made
+		// every restart wait up to a second after the server was ready
+		// (restart n1: container started in 2.70s, answered PING 1.08s
+		// later, the server ready 0.43 s after the start).
+		cl := c.spec.RunUser.AdminClient(n.addr())
 		pctx, pcancel := context.WithTimeout(ctx, time.Second)
 		err := cl.Ping(pctx).Err()
 		if err == nil {
 			err = authorizeReplication(pctx, cl, c.spec.RunUser)
 		}
 		pcancel()
+		cl.Close()
 		if err == nil {
 			return nil
 		}

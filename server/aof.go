@@ -5,6 +5,9 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/redline-dev/redline/server/aof"
 	"github.com/redline-dev/redline/server/store"
@@ -16,7 +19,14 @@ type aofState struct {
 	baseSize int64 // size after the last rewrite (or at load)
 	pending  bool  // BGREWRITEAOF requested
 	rewrites int64
-	lastErr  error
+	// writeErr is the last write's error while it lasts (Redis's
+	// aof_last_write_status err): writes are refused with MISCONF until
+	// a retry of the buffer succeeds.
+	writeErr   error
+	lastErrLog time.Time
+	// syncedAt is the written size the last fsync was asked for (Redis's
+	// aof_last_incr_fsync_offset): everysec fsyncs only when it grew.
+	syncedAt int64
 }
 
 func (s *Server) aofPath() string {
@@ -68,43 +78,165 @@ func (s *Server) openAOF() error {
 		}
 		s.Logf('*', "DB loaded from append only file: %d commands", res.Commands)
 	}
-	w, err := aof.Open(path)
+	w, err := s.openAOFFile(path)
 	if err != nil {
 		return err
 	}
-	s.aof = &aofState{s: s, w: w, baseSize: w.Size()}
+	s.aof = &aofState{s: s, w: w, baseSize: w.Size(), syncedAt: w.Size()}
 	s.prop.started = false
 	return nil
+}
+
+func (s *Server) openAOFFile(path string) (*aof.Writer, error) {
+	return aof.OpenWrapped(path, s.opts.AOFFile)
 }
 
 func (s *Server) closeAOF() error {
 	if s.aof == nil {
 		return nil
 	}
-	err := s.aof.w.Close()
+	var err error
+	if s.exited.Load() {
+		err = s.aof.w.Abandon()
+	} else {
+		err = s.aof.w.Close()
+	}
 	s.aof = nil
 	return err
 }
 
 func (a *aofState) append(argv [][]byte) { a.w.Append(argv) }
 
-// flush writes buffered commands (and fsyncs if sync); false on error.
-func (a *aofState) flush(sync bool) bool {
-	if a.lastErr != nil {
-		return false
+// flush writes buffered commands (and fsyncs if sync), as Redis's
+// flushAppendOnlyFile: with appendfsync always a failed write or fsync
+// makes the server exit before any reply goes out (the replies would
+// acknowledge writes that are not on disk); with everysec or no the
+// buffer is kept, writes are refused with MISCONF (diskError), and the
+// next flush tries again (the cron's, every 100 ms) until one succeeds.
+func (a *aofState) flush(sync bool) {
+	s := a.s
+	if !a.w.Pending() && !sync {
+		return
 	}
-	if !a.w.Pending() {
-		return true
+	err := a.w.Flush(sync)
+	var werr *aof.WriteError
+	switch {
+	case err == nil:
+		if a.writeErr != nil {
+			s.Logf('#', "AOF write error looks solved, Redis can write again.")
+			a.writeErr = nil
+		}
+		if sync {
+			a.syncedAt = a.w.Written()
+		}
+	case s.cfg.AppendFsync == "always" && errors.As(err, &werr):
+		a.logWriteError(werr)
+		s.exit("Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...")
+	case s.cfg.AppendFsync == "always":
+		s.exit("Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...", strerror(err))
+	case errors.As(err, &werr):
+		a.logWriteError(werr)
+		a.writeErr = err
+	default:
+		// A fsync asked outside the policy (SAVE, SHUTDOWN): Redis's
+		// redis_fsync there is not checked.
 	}
-	if err := a.w.Flush(sync); err != nil {
-		a.lastErr = err
-		a.s.Logf('#', "Error writing to the AOF file: %v", err)
-		return false
-	}
-	return true
 }
 
-func (a *aofState) syncAsync() { a.w.SyncAsync() }
+// logWriteError logs a failed write at most every 30 s, as Redis's
+// AOF_WRITE_LOG_ERROR_RATE.
+func (a *aofState) logWriteError(werr *aof.WriteError) {
+	now := time.Now()
+	if now.Sub(a.lastErrLog) <= 30*time.Second {
+		return
+	}
+	a.lastErrLog = now
+	if werr.Short {
+		a.s.Logf('#', "Short write while writing to the AOF file: %s", strerror(werr.Err))
+		if werr.Kept {
+			a.s.Logf('#', "Could not remove short write from the append-only file.  Redis may refuse to load the AOF the next time it starts.")
+		}
+		return
+	}
+	a.s.Logf('#', "Error writing to the AOF file: %s", strerror(werr.Err))
+}
+
+// unsynced: something was written since the last fsync was asked.
+func (a *aofState) unsynced() bool { return a.w.Written() != a.syncedAt }
+
+// syncAsync is everysec's background fsync (Redis's bio job).
+func (a *aofState) syncAsync() {
+	a.syncedAt = a.w.Written()
+	a.w.SyncAsync()
+}
+
+// diskError is why writes are refused (Redis's
+// writeCommandsDeniedByDiskError, AOF part): the last write failed, or
+// the last background fsync did; nil when neither.
+func (a *aofState) diskError() error {
+	if a.writeErr != nil {
+		return a.writeErr
+	}
+	return a.w.BackgroundSyncErr()
+}
+
+// aofRefusal refuses a write (or PING, or an EXEC with a write queued)
+// while the AOF cannot be written, after the cluster's redirections, as
+// Redis's processCommand: "MISCONF Errors writing to the AOF file: <the
+// errno>". A replica's master whose write cannot be written makes the
+// replica panic, as Redis's with repl-ignore-disk-write-error no.
+func (s *Server) aofRefusal(c *Client, cmd *Command, argv [][]byte) string {
+	if s.aof == nil {
+		return ""
+	}
+	err := s.aof.diskError()
+	if err == nil {
+		return ""
+	}
+	write := s.commandFlags(cmd, argv)&FlagWrite != 0
+	if cmd.Name == "exec" && c.multi {
+		for _, q := range c.queue {
+			if qc := s.Lookup(q[0]); qc != nil && qc.Flags&FlagWrite != 0 {
+				write = true
+			}
+		}
+	}
+	if !write && cmd.Name != "ping" {
+		return ""
+	}
+	if c.repl.master {
+		if write && !s.cfgYes("repl-ignore-disk-write-error", false) {
+			s.exit("Guru Meditation: Replica was unable to write command to disk.")
+			return "ERR the replica exits"
+		}
+		return ""
+	}
+	return "MISCONF Errors writing to the AOF file: " + strerror(err)
+}
+
+// strerror is err's errno as C's strerror says it ("No space left on
+// device"); an error without one is a short write, which Redis records
+// as ENOSPC.
+func strerror(err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		errno = syscall.ENOSPC
+	}
+	msg := errno.Error()
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
+}
+
+// exit is Redis's exit(1) inside a command's processing: logged, and from
+// here on no reply goes out, no file is written (the AOF's buffer is
+// abandoned) and Main returns 1.
+func (s *Server) exit(format string, args ...any) {
+	s.Logf('#', format, args...)
+	s.exited.Store(true)
+	s.requestShutdown()
+}
 
 // maybeRewriteAOF rewrites when asked or when the file grew past
 // auto-aof-rewrite-percentage of its size after the last rewrite.
@@ -135,14 +267,21 @@ func (s *Server) rewriteAOFFrom(snap func(emit func(argv ...[]byte))) error {
 	if err != nil {
 		return err
 	}
-	a.w.Close()
-	w, err := aof.Open(path)
+	a.w.Abandon() // what it still buffered is in the new file
+	w, err := s.openAOFFile(path)
 	if err != nil {
 		s.aof = nil
 		return err
 	}
 	a.w = w
+	if a.writeErr != nil {
+		// As Redis's aofOpenIfNeededOnServerStart after a rewrite: the
+		// new file starts without the old one's error.
+		s.Logf('#', "AOF reopen, just ignore the last error.")
+		a.writeErr = nil
+	}
 	a.baseSize = w.Size()
+	a.syncedAt = w.Size()
 	a.rewrites++
 	s.prop.started = false
 	s.Logf('*', "Background AOF rewrite finished successfully (%d bytes)", a.baseSize)
@@ -217,11 +356,11 @@ func formatScore(f float64) []byte {
 }
 
 func openAOFWriter(s *Server) (*aofState, error) {
-	w, err := aof.Open(s.aofPath())
+	w, err := s.openAOFFile(s.aofPath())
 	if err != nil {
 		return nil, err
 	}
-	return &aofState{s: s, w: w, baseSize: w.Size()}, nil
+	return &aofState{s: s, w: w, baseSize: w.Size(), syncedAt: w.Size()}, nil
 }
 
 // emitStream writes the commands that recreate a stream, as Redis's

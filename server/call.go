@@ -107,14 +107,6 @@ func (c *Client) checkAndRun(cmd *Command, argv [][]byte) {
 			return
 		}
 	}
-	if cmd.Flags&FlagWrite != 0 && s.aof != nil && s.aof.lastErr != nil {
-		c.reject("MISCONF Errors writing to the AOF file: " + s.aof.lastErr.Error())
-		return
-	}
-	if e := s.persistRefusal(cmd); e != "" {
-		c.reject(e)
-		return
-	}
 	if e := s.refusal(c, cmd, argv); e != "" {
 		c.reject(e)
 		return

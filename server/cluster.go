@@ -358,7 +358,7 @@ func (s *Server) replClientClosed(c *Client) {
 // redis.call; a refusal inside MULTI makes EXEC fail with EXECABORT.
 func (s *Server) refusal(c *Client, cmd *Command, argv [][]byte) string {
 	if c.repl.master {
-		return "" // our master's stream is applied as is
+		return s.aofRefusal(c, cmd, argv) // else our master's stream is applied as is
 	}
 	if s.replLoading {
 		if msg := loadingRefusal(cmd, argv); msg != "" {
@@ -377,6 +377,15 @@ func (s *Server) refusal(c *Client, cmd *Command, argv [][]byte) string {
 		if msg := s.route(c, cmd, argv); msg != "" {
 			return msg
 		}
+	}
+	// The disk's refusals come after the redirections (a key of another
+	// node gets MOVED, not MISCONF), the RDB's first, as Redis's
+	// writeCommandsDeniedByDiskError.
+	if msg := s.persistRefusal(cmd); msg != "" {
+		return msg
+	}
+	if msg := s.aofRefusal(c, cmd, argv); msg != "" {
+		return msg
 	}
 	if msg := s.repl.checkWrite(c, cmd, argv); msg != "" {
 		return msg

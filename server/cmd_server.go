@@ -762,7 +762,7 @@ func (s *Server) info(args [][]byte) string {
 		if s.aof != nil {
 			aofOn = 1
 			size, base, rewrites = s.aof.w.Size(), s.aof.baseSize, s.aof.rewrites
-			if s.aof.lastErr != nil {
+			if s.aof.diskError() != nil {
 				status = "err"
 			}
 		}

@@ -121,7 +121,11 @@
 // With appendonly yes, writes are appended to dir/appenddirname/
 // appendfilename before the reply is sent; appendfsync always fsyncs first,
 // everysec fsyncs in the background once a second, so a killed process loses
-// nothing it acknowledged. At start the file is replayed; a truncated tail
+// nothing it acknowledged; no leaves the fsync to the OS. A failed write
+// is Redis's flushAppendOnlyFile's: with always the server exits before
+// replying, with everysec or no the reply goes out, writes and PING are
+// refused with "MISCONF Errors writing to the AOF file: <errno>" and the
+// buffer is retried until a write succeeds (aof.go). At start the file is replayed; a truncated tail
 // (or a transaction without EXEC) is cut off with a log line. The file is
 // rewritten from the dataset on BGREWRITEAOF and when it grows by
 // auto-aof-rewrite-percentage over auto-aof-rewrite-min-size.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/server/acl"
+	"github.com/redline-dev/redline/server/aof"
 	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/internal/planted"
@@ -39,6 +40,10 @@ type Options struct {
 	// DialMaster opens a replica's link to its master (TCP when nil): the
 	// replication counterpart of ClusterTransport.
 	DialMaster func(addr string) (net.Conn, error)
+	// AOFFile, when set, wraps the append-only file the server writes
+	// through: tests fail its writes and fsyncs as a full or failing disk
+	// does.
+	AOFFile func(*os.File) aof.File
 }
 
 type stats struct {
@@ -123,7 +128,11 @@ type Server struct {
 	// ShutdownRequested is closed by SHUTDOWN; Main exits when it is.
 	shutdownReq chan struct{}
 	reqOnce     sync.Once
-	loading     bool
+	// exited: the server hit what makes Redis exit(1) at once (an AOF it
+	// cannot write with appendfsync always): no reply goes out after it,
+	// no file is written, and Main returns 1 (exit, aof.go).
+	exited  atomic.Bool
+	loading bool
 	// replLoading: a replica is loading its master's full sync (repl.go):
 	// INFO says loading:1 and clients get -LOADING.
 	replLoading bool
@@ -617,10 +626,13 @@ func (c *Client) resetOut() {
 // processInput parses every complete request in c.in[c.rstart:c.rend] and
 // runs them under one lock acquisition, leaving the replies in c.out. It
 // returns false when the connection must close without sending them (the
-// AOF write failed, or the unparsed input passed client-query-buffer-limit). In an event loop (inLoop) it stops before a command
+// server exits on an AOF write error with appendfsync always, or the unparsed input passed client-query-buffer-limit). In an event loop (inLoop) it stops before a command
 // that blocks its caller (WAIT, a client pause, a script, PSYNC) and sets
 // c.leaveLoop, leaving that command in the buffer.
 func (s *Server) processInput(c *Client, inLoop bool) bool {
+	if s.exited.Load() {
+		return false
+	}
 	if int64(c.rend-c.rstart) > s.queryBufLimit.Load() {
 		s.closeOverQueryBuf(c)
 		return false
@@ -635,8 +647,8 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 	if locked {
 		s.repl.loopFeed = false
 		if !s.afterBatch(c) {
-			// The AOF write failed: the batch's writes are not durable,
-			// so its replies must not go out.
+			// The server exits (an AOF write failed with appendfsync
+			// always): the batch's replies must not go out.
 			s.mu.Unlock()
 			return false
 		}
@@ -801,9 +813,9 @@ func (s *Server) afterBatch(c *Client) bool {
 	}
 	s.flushClusterOutputs()
 	if s.aof != nil {
-		return s.aof.flush(s.cfg.AppendFsync == "always")
+		s.aof.flush(s.cfg.AppendFsync == "always")
 	}
-	return true
+	return !s.exited.Load()
 }
 
 // Main runs a server with redis-server style arguments until SHUTDOWN or
@@ -896,6 +908,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		s.Logf('#', "Received SIGTERM scheduling shutdown...")
 	case <-s.Done():
 	}
+	if s.exited.Load() {
+		s.Close() // abandons the AOF's buffer (closeAOF)
+		return 1
+	}
 	s.Logf('#', "User requested shutdown...")
 	if s.busy.start.Load() != 0 {
 		// A script still holds the lock (SHUTDOWN NOSAVE while BUSY): exit
@@ -949,8 +965,10 @@ func (s *Server) cronLoop() {
 			}
 			s.activeExpireCycle()
 			if s.aof != nil {
-				s.aof.flush(false)
-				if s.cfg.AppendFsync == "everysec" && now.Sub(lastSync) >= time.Second {
+				// Also the retry of a failed write (Redis's serverCron
+				// retries once a second, its beforeSleep at every pass).
+				s.aof.flush(s.cfg.AppendFsync == "always")
+				if s.cfg.AppendFsync == "everysec" && now.Sub(lastSync) >= time.Second && s.aof.unsynced() {
 					s.aof.syncAsync()
 					lastSync = now
 				}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 type rpoOptions struct {
 	targets, scenarios, waits, nodeTimeouts string
+	persistence                             string
 	clients                                 string
 	seeds                                   int
 	minReplicas                             bool
@@ -49,7 +51,17 @@ last fidelity check against redis-server.
 
 Scenarios: isolate-primary (a primary cut off from every peer, clients still
 reach it), kill-primary, pause-primary (frozen longer than node-timeout: the
-zombie primary), primary-in-minority (a primary on the minority side).
+zombie primary), primary-in-minority (a primary on the minority side); and,
+not run unless named, power-shard (a primary and its replicas lose power:
+what they had not fsynced is gone) and power-all (every node at once), which
+need FUSE (the nodes' data directories go through redline's power layer).
+
+--persistence always,everysec,no,rdb,none runs every cell with each
+persistence setting (appendfsync always / everysec / no, RDB snapshots only
+at Redis's default save points, none); without it the nodes run appendonly
+yes with appendfsync everysec. With the power scenarios rpo.md then says
+"with appendfsync everysec, a power loss loses up to N ms of acknowledged
+writes".
 
 How long it takes: targets x scenarios x WAIT values x node-timeouts x
 settings (2 with --min-replicas) x seeds runs, one after another; each runs
@@ -64,7 +76,8 @@ figures, 2 when some did not (listed in rpo.md), 254 bad arguments, 255
 interrupted (continue with --resume DIR).`,
 		Example: `  redline rpo --dry-run
   redline rpo --target redis --scenarios isolate-primary --wait 0,1 --seeds 2
-  redline rpo --target reference,redis --node-timeout 1s,2s,5s --min-replicas`,
+  redline rpo --target reference,redis --node-timeout 1s,2s,5s --min-replicas
+  redline rpo --target reference,redis --scenarios power-shard,power-all --persistence always,everysec,no --wait 0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRPO(cmd.Context(), o) },
 	}
@@ -73,7 +86,8 @@ interrupted (continue with --resume DIR).`,
 	// redis-server (or --set server-binary=PATH); the reference server is
 	// redline's model of Redis, which a document made on it says.
 	f.StringVar(&o.targets, "target", "redis", "targets, comma separated: redis (Debian's redis-server, or --set server-binary=PATH), reference (redline's model of Redis); reference,redis runs both side by side")
-	f.StringVar(&o.scenarios, "scenarios", strings.Join(suite.ScenarioNames(), ","), "scenarios, comma separated")
+	f.StringVar(&o.scenarios, "scenarios", strings.Join(suite.DefaultScenarios, ","), "scenarios, comma separated, from "+strings.Join(suite.ScenarioNames(), ", "))
+	f.StringVar(&o.persistence, "persistence", "", "persistence settings to compare, comma separated, from "+strings.Join(suite.PersistenceNames(), ", ")+" (empty: appendonly yes, appendfsync everysec)")
 	f.StringVar(&o.clients, "client", "", "client libraries to compare, comma separated (a matrix axis; empty: redline's own client), e.g. go-redis,rueidis,redis-py")
 	f.StringVar(&o.waits, "wait", "0,1", "WAIT replica counts after each write, comma separated (0 = no WAIT)")
 	f.StringVar(&o.nodeTimeouts, "node-timeout", "2s", "cluster-node-timeout values, comma separated")
@@ -125,9 +139,23 @@ func runRPO(ctx context.Context, o *rpoOptions) error {
 		if len(st.Targets) == 0 || len(st.Scenarios) == 0 || len(st.Waits) == 0 || len(st.NodeTimeouts) == 0 {
 			return badArgs("--target, --scenarios, --wait and --node-timeout need at least one value each")
 		}
-		st.Settings = [][]string{nil}
-		if o.minReplicas {
-			st.Settings = append(st.Settings, []string{"min-replicas-to-write 1", "min-replicas-max-lag " + strconv.Itoa(o.maxLag)})
+		persist := [][]string{nil}
+		if o.persistence != "" {
+			persist = nil
+			for _, name := range splitList(o.persistence) {
+				p, ok := suite.PersistenceByName(name)
+				if !ok {
+					return badArgs("--persistence %q: choose from %s", name, strings.Join(suite.PersistenceNames(), ", "))
+				}
+				persist = append(persist, p.Settings)
+			}
+		}
+		st.Settings = nil
+		for _, p := range persist {
+			st.Settings = append(st.Settings, p)
+			if o.minReplicas {
+				st.Settings = append(st.Settings, append(slices.Clone(p), "min-replicas-to-write 1", "min-replicas-max-lag "+strconv.Itoa(o.maxLag)))
+			}
 		}
 		base, err := parseSets(o.base)
 		if err != nil {

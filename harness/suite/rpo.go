@@ -24,7 +24,19 @@ var Scenarios = []Scenario{
 	{"kill-primary", "kill:primary", "a primary is killed (SIGKILL) and restarted later"},
 	{"pause-primary", "pause:primary-long", "a primary is frozen longer than node-timeout and then resumes (the zombie primary)"},
 	{"primary-in-minority", "partition:primary-minority", "a primary ends up on the minority side of a partition, without its replicas"},
+	// Power loss (issue 41): the nodes' data directories lose what was
+	// not fsynced, so the persistence setting decides what comes back.
+	{"power-shard", "power:shard", "a primary and its replicas lose power at once (what they had not fsynced is gone) and are powered on later"},
+	{"power-all", "power:all", "every node loses power at once (what none had fsynced is gone) and the cluster is powered on later"},
 }
+
+// DefaultScenarios are the scenarios a study runs unless told: those
+// every runtime can cause (the power ones need the FUSE layer under the
+// nodes' data directories).
+var DefaultScenarios = []string{"isolate-primary", "kill-primary", "pause-primary", "primary-in-minority"}
+
+// PowerScenarios are the power-loss scenarios.
+var PowerScenarios = []string{"power-shard", "power-all"}
 
 // ScenarioNames lists the scenario names.
 func ScenarioNames() []string {
@@ -33,6 +45,54 @@ func ScenarioNames() []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+// Persistence is a persistence setting a team chooses between, as the
+// --server-config lines that make it on every node (redline's clusters
+// otherwise run appendonly yes, appendfsync everysec, no save points).
+type Persistence struct {
+	Name     string
+	Settings []string
+	Label    string // in tables and settings names
+	Words    string // in the report's sentences
+}
+
+// Persistences are the settings of the RPO study's --persistence.
+var Persistences = []Persistence{
+	{"always", []string{"appendonly yes", "appendfsync always"}, "appendfsync always", "appendfsync always (an fsync before every reply)"},
+	{"everysec", []string{"appendonly yes", "appendfsync everysec"}, "appendfsync everysec", "appendfsync everysec (a background fsync about once a second)"},
+	{"no", []string{"appendonly yes", "appendfsync no"}, "appendfsync no", "appendfsync no (the OS writes the AOF back; the power layer counts a change 30 s old as written back, as the kernel's dirty_expire_centisecs)"},
+	{"rdb", []string{"appendonly no", "save 3600 1 300 100 60 10000"}, "RDB only", "RDB snapshots only, at Redis's default save points (3600 1 300 100 60 10000)"},
+	{"none", []string{"appendonly no"}, "no persistence", "no persistence (appendonly no, no save points)"},
+}
+
+// PersistenceNames lists the persistence settings' names.
+func PersistenceNames() []string {
+	var out []string
+	for _, p := range Persistences {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// PersistenceByName is the setting called name.
+func PersistenceByName(name string) (Persistence, bool) {
+	for _, p := range Persistences {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Persistence{}, false
+}
+
+// persistenceOf is the persistence setting settings start with.
+func persistenceOf(settings []string) (Persistence, []string, bool) {
+	for _, p := range Persistences {
+		if len(settings) >= len(p.Settings) && slices.Equal(settings[:len(p.Settings)], p.Settings) {
+			return p, settings[len(p.Settings):], true
+		}
+	}
+	return Persistence{}, settings, false
 }
 
 func scenarioOf(nemesis string) (Scenario, bool) {
@@ -143,9 +203,14 @@ func without(ps Params, keys ...string) Params {
 	return slices.DeleteFunc(ps, func(p Param) bool { return slices.Contains(keys, p.Key) })
 }
 
+// settingsName names a settings set: a persistence setting by its label,
+// the rest as given.
 func settingsName(s []string) string {
 	if len(s) == 0 {
 		return "defaults"
+	}
+	if p, rest, ok := persistenceOf(s); ok {
+		return strings.Join(append([]string{p.Label}, rest...), "; ")
 	}
 	return strings.Join(s, "; ")
 }

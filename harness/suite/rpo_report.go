@@ -76,6 +76,7 @@ var studyNotes = []string{
 	"loss_window_ms: ack times of lost writes relative to the fault's start, of the run with the latest loss",
 	"rto_ms: per affected key (i.e. per shard), from the fault's start to the first ok op after its last failure; p50 = median of the runs' p50s, max over runs",
 	"lost_wait_satisfied: lost writes whose WAIT had reported enough replicas; WAIT does not make Redis Cluster strongly consistent",
+	"power-shard, power-all: the nodes' data directories are FUSE mounts that drop what was not fsynced when the power is cut (and count a change 30 s old as written back, as the kernel's flusher); a run's traffic before the cut is about half an interval, so where everything unsynced was lost (appendfsync no, RDB only, none) the RPO is the whole run's span so far: a lower bound of what such a setting loses",
 }
 
 // NewStudyReport aggregates a study's summary and compares targets.
@@ -336,6 +337,9 @@ func (e Entry) Paragraph(all []Entry) string {
 	if e.RTOMs != nil {
 		fmt.Fprintf(&b, " Keys were served again %s after the fault began at the median, %s at worst.", secs(e.RTOMs.P50), secs(e.RTOMs.Max))
 	}
+	if slices.Contains(PowerScenarios, e.Scenario) {
+		b.WriteString(" " + e.powerSentence())
+	}
 	if e.Wait > 0 && e.Lost > 0 {
 		if e.LostWaitSatisfied == 0 {
 			fmt.Fprintf(&b, " With WAIT %d, every lost write was one whose WAIT had reported too few replicas (%d): the client could have known.", e.Wait, e.LostWaitUnsat)
@@ -354,6 +358,26 @@ func (e Entry) Paragraph(all []Entry) string {
 		fmt.Fprintf(&b, " %d run(s) left out for lack of a verdict: %s.", len(e.Failed), strings.Join(e.Failed, "; "))
 	}
 	return b.String()
+}
+
+// powerSentence is the answer a power-loss cell gives: "with everysec we
+// lose up to N ms of acknowledged writes on power loss".
+func (e Entry) powerSentence() string {
+	setting := "the servers' defaults (appendonly yes, appendfsync everysec)"
+	if p, rest, ok := persistenceOf(e.Settings); ok && len(rest) == 0 {
+		setting = p.Words
+	} else if len(e.Settings) > 0 {
+		setting = strings.Join(e.Settings, "; ")
+	}
+	what := "a shard's"
+	if e.Scenario == "power-all" {
+		what = "the whole cluster's"
+	}
+	if e.Lost == 0 {
+		return fmt.Sprintf("So with %s, %s power loss lost no acknowledged write in %d run(s).", setting, what, e.Runs)
+	}
+	return fmt.Sprintf("So with %s, %s power loss loses up to %.0f ms of acknowledged writes (the worst of %d run(s); %.0f ms at the median).",
+		setting, what, e.RPOMs.Max, e.Runs, e.RPOMs.P50)
 }
 
 // spread lists each seed's lost writes and RPO in seed order ("3, 0, 12"

@@ -230,3 +230,58 @@ func TestStudySummaryIsMeasuredNotInvalid(t *testing.T) {
 		t.Errorf("a study with a run left: exit %d, verdict %s", sum.ExitCode(), sum.Verdict())
 	}
 }
+
+// The power-loss scenarios run the power fault with each persistence
+// setting's server configuration, and their cells answer "with X we lose
+// up to N ms of acknowledged writes on power loss" in words.
+func TestPowerScenariosByPersistence(t *testing.T) {
+	var settings [][]string
+	for _, name := range []string{"always", "everysec", "no", "rdb", "none"} {
+		p, ok := PersistenceByName(name)
+		if !ok {
+			t.Fatalf("no persistence setting %q", name)
+		}
+		settings = append(settings, p.Settings)
+	}
+	st := Study{Targets: []string{"reference", "redis"}, Scenarios: PowerScenarios, Waits: []int{0},
+		NodeTimeouts: []time.Duration{2 * time.Second}, Seeds: 1, Settings: settings}
+	s, err := st.Suite("rpo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Runs) != 2*2*5 {
+		t.Fatalf("%d runs, want 20", len(s.Runs))
+	}
+	seen := map[string]bool{}
+	for _, r := range s.Runs {
+		seen[r.Params.Get("nemesis")] = true
+		var cfg []string
+		for _, p := range r.Params {
+			if p.Key == "server-config" {
+				cfg = p.Values
+			}
+		}
+		if len(cfg) == 0 || !strings.HasPrefix(cfg[0], "appendonly ") {
+			t.Fatalf("%s: server-config %q", r.Name, cfg)
+		}
+		if !strings.Contains(r.Name, settingsName(cfg)) {
+			t.Errorf("run name %q does not name its persistence %q", r.Name, settingsName(cfg))
+		}
+	}
+	if !seen["power:shard"] || !seen["power:all"] || len(seen) != 2 {
+		t.Fatalf("nemeses %v", seen)
+	}
+	if n := settingsName([]string{"appendonly yes", "appendfsync everysec", "min-replicas-to-write 1"}); n != "appendfsync everysec; min-replicas-to-write 1" {
+		t.Errorf("settings name %q", n)
+	}
+	every, _ := PersistenceByName("everysec")
+	e := Entry{Target: "redis", Scenario: "power-all", Settings: every.Settings, Runs: 2, Acked: 1000, Lost: 40,
+		RPOMs: Quant{P50: 800, Max: 1100}, LossWindowMs: &Span{From: -1100, To: 0}}
+	if p := e.Paragraph(nil); !strings.Contains(p, "So with appendfsync everysec (a background fsync about once a second), the whole cluster's power loss loses up to 1100 ms of acknowledged writes (the worst of 2 run(s); 800 ms at the median).") {
+		t.Errorf("paragraph: %s", p)
+	}
+	e.Lost, e.Scenario = 0, "power-shard"
+	if p := e.Paragraph(nil); !strings.Contains(p, "a shard's power loss lost no acknowledged write in 2 run(s)") {
+		t.Errorf("paragraph: %s", p)
+	}
+}

@@ -16,21 +16,41 @@ import (
 	"github.com/redline-dev/redline/server/resp"
 )
 
+// File is what a Writer writes through: an *os.File, or a wrapper a
+// test puts around it to fail writes and fsyncs as a full or failing disk
+// does.
+type File interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
 // Writer appends commands to the file. Append only buffers; Flush writes
 // the buffer (and fsyncs when asked). It is not safe for concurrent use
 // except SyncAsync, which may overlap with Append/Flush.
+//
+// A failed write is not sticky, as in Redis's flushAppendOnlyFile: the
+// buffer is kept (what a short write put in the file is cut off again, or
+// when that fails too, left there and dropped from the buffer) and the
+// next Flush tries again.
 type Writer struct {
-	f       *os.File
+	f       File
 	path    string
 	buf     []byte
 	size    atomic.Int64
 	syncing atomic.Bool
 	syncMu  sync.Mutex
-	err     error
+	// bgErr is the outcome of the last background fsync (Redis's
+	// aof_bio_fsync_status and errno): nil once one succeeds.
+	bgErr atomic.Pointer[error]
 }
 
 // Open opens (creating if needed) the file at path for appending.
-func Open(path string) (*Writer, error) {
+func Open(path string) (*Writer, error) { return OpenWrapped(path, nil) }
+
+// OpenWrapped is Open with the file passed through wrap (nil: as is).
+func OpenWrapped(path string, wrap func(*os.File) File) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -44,6 +64,9 @@ func Open(path string) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{f: f, path: path}
+	if wrap != nil {
+		w.f = wrap(f)
+	}
 	w.size.Store(st.Size())
 	return w, nil
 }
@@ -54,6 +77,9 @@ func (w *Writer) Path() string { return w.path }
 // Size is the file size including buffered bytes.
 func (w *Writer) Size() int64 { return w.size.Load() + int64(len(w.buf)) }
 
+// Written is the file size without the buffer: what write(2) accepted.
+func (w *Writer) Written() int64 { return w.size.Load() }
+
 // Append buffers one command.
 func (w *Writer) Append(argv [][]byte) {
 	w.buf = AppendCommand(w.buf, argv)
@@ -62,38 +88,75 @@ func (w *Writer) Append(argv [][]byte) {
 // Pending reports whether there are buffered bytes.
 func (w *Writer) Pending() bool { return len(w.buf) > 0 }
 
-// Flush writes the buffer to the file, then fsyncs if sync is set. A write
-// error is sticky and returned by every later call.
-func (w *Writer) Flush(sync bool) error {
-	if w.err != nil {
-		return w.err
+// WriteError is a failed write of the buffer.
+type WriteError struct {
+	Err error
+	// Short: part of the buffer was written; Kept says whether that part
+	// is still in the file (cutting it off failed too).
+	Short, Kept bool
+}
+
+func (e *WriteError) Error() string {
+	if e.Short {
+		return fmt.Sprintf("short write to the AOF: %v", e.Err)
 	}
+	return fmt.Sprintf("writing the AOF: %v", e.Err)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// SyncError is a failed fsync.
+type SyncError struct{ Err error }
+
+func (e *SyncError) Error() string { return fmt.Sprintf("fsync of the AOF: %v", e.Err) }
+func (e *SyncError) Unwrap() error { return e.Err }
+
+// Flush writes the buffer to the file, then fsyncs if sync is set (also
+// with nothing buffered: what was written since the last fsync). A write
+// error (*WriteError) keeps the unwritten buffer for the next call; a
+// fsync error is a *SyncError.
+func (w *Writer) Flush(sync bool) error {
 	if len(w.buf) > 0 {
+		before := w.size.Load()
 		n, err := w.f.Write(w.buf)
-		w.size.Add(int64(n))
-		if err != nil {
-			w.err = fmt.Errorf("writing the AOF: %w", err)
-			return w.err
+		if err != nil || n < len(w.buf) {
+			if err == nil {
+				err = io.ErrShortWrite
+			}
+			werr := &WriteError{Err: err}
+			if n > 0 {
+				// As Redis: cut a short write off, so the file ends at
+				// a command's end; if that fails too, keep what was
+				// written and drop it from the buffer.
+				werr.Short = true
+				if terr := w.f.Truncate(before); terr != nil {
+					werr.Kept = true
+					w.size.Add(int64(n))
+					w.buf = append(w.buf[:0], w.buf[n:]...)
+				}
+			}
+			return werr
 		}
+		w.size.Add(int64(n))
 		if cap(w.buf) > 1<<20 {
 			w.buf = nil
 		} else {
 			w.buf = w.buf[:0]
 		}
-		if sync {
-			w.syncMu.Lock()
-			err := w.f.Sync()
-			w.syncMu.Unlock()
-			if err != nil {
-				w.err = fmt.Errorf("fsync of the AOF: %w", err)
-				return w.err
-			}
+	}
+	if sync {
+		w.syncMu.Lock()
+		err := w.f.Sync()
+		w.syncMu.Unlock()
+		if err != nil {
+			return &SyncError{Err: err}
 		}
 	}
 	return nil
 }
 
-// SyncAsync fsyncs in the background unless a sync is already running.
+// SyncAsync fsyncs in the background unless a sync is already running;
+// its outcome is BackgroundSyncErr's.
 func (w *Writer) SyncAsync() {
 	if !w.syncing.CompareAndSwap(false, true) {
 		return
@@ -101,23 +164,42 @@ func (w *Writer) SyncAsync() {
 	go func() {
 		defer w.syncing.Store(false)
 		w.syncMu.Lock()
-		w.f.Sync()
+		err := w.f.Sync()
 		w.syncMu.Unlock()
+		if err != nil {
+			err = &SyncError{Err: err}
+			w.bgErr.Store(&err)
+		} else {
+			w.bgErr.Store(nil)
+		}
 	}()
+}
+
+// BackgroundSyncErr is the last background fsync's error, nil when it
+// succeeded (or none ran).
+func (w *Writer) BackgroundSyncErr() error {
+	if p := w.bgErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Close flushes, fsyncs and closes the file.
 func (w *Writer) Close() error {
 	err := w.Flush(true)
-	w.syncMu.Lock()
-	if serr := w.f.Sync(); err == nil && serr != nil {
-		err = serr
-	}
-	w.syncMu.Unlock()
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// Abandon closes the file without writing the buffer, as a process that
+// exits does.
+func (w *Writer) Abandon() error {
+	w.buf = nil
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	return w.f.Close()
 }
 
 // AppendCommand encodes argv as a RESP multibulk.
