@@ -109,6 +109,15 @@
 // workload's keys lived on the nodes the fault touched (a window with none
 // is no evidence).
 //
+// Default-failover judges the same losses (set elements, list appends, a
+// counter's deficit rises) by the mode of the failover that lost them:
+// only CLUSTER FAILOVER's default mode promises no loss (the replica
+// catches up before it switches), so a loss that a default failover alone
+// explains (acknowledged before its switch plus 2 s, revealed after its
+// start, no other fault on the key's shard in between) is invalid, also in
+// a run whose FORCE or TAKEOVER lost writes by design. A run without a
+// default failover is not applicable (see DefaultFailover).
+//
 // # Figures (results.json), by checker
 //
 // Every checker: "valid"; "why" (string) when not valid: what made the
@@ -133,6 +142,10 @@
 //     ListAppendDetects classes), never_read_keys, detects, does_not_detect.
 //   - cross-slot: attempted, refused_crossslot, executed, executed_indices,
 //     other_outcome, crossslot_on_other_ops.
+//   - default-failover: kind, failovers, default_failovers,
+//     lost_by_default_failover, lost_explained_by_others,
+//     lost_explained_by_no_fault, rule; when invalid per_failover [{index,
+//     nodes, start_s, lost}] and examples.
 //   - rpo: kind, lost, windows, windows_without_keys, slack_s, per_window
 //     [{window, fault, start_s, end_s, nodes, lost, keys, the WAIT split,
 //     keys_active, keys_on_touched_nodes (null when node addresses are
