@@ -118,6 +118,16 @@
 // a run whose FORCE or TAKEOVER lost writes by design. A run without a
 // default failover is not applicable (see DefaultFailover).
 //
+// Replica-census holds each replica to its primary's keys at the end: the
+// end phase waits until every replica has its primary's replication id
+// and offset, link up, and the census records each node's replication
+// state before and after it reads the keys; a replica in sync by that
+// record whose copy of a run's key differs from its primary's, or is
+// missing on one side, is a replica-divergence (invalid). A replica the
+// record does not show in sync (the wait gave up, offsets that differ or
+// moved, below 0, a record missing or contradicting the wait's) is
+// unknown, named (see ReplicaCensus).
+//
 // # Figures (results.json), by checker
 //
 // Every checker: "valid"; "why" (string) when not valid: what made the
@@ -146,6 +156,9 @@
 //     lost_by_default_failover, lost_explained_by_others,
 //     lost_explained_by_no_fault, rule; when invalid per_failover [{index,
 //     nodes, start_s, lost}] and examples.
+//   - replica-census: replicas, replicas_judged, keys_compared,
+//     diverged_keys, sync_waited_ms, unjudged (why each replica not judged
+//     was not), anomaly_types and anomalies (replica-divergence).
 //   - rpo: kind, lost, windows, windows_without_keys, slack_s, per_window
 //     [{window, fault, start_s, end_s, nodes, lost, keys, the WAIT split,
 //     keys_active, keys_on_touched_nodes (null when node addresses are
