@@ -128,6 +128,15 @@
 // moved, below 0, a record missing or contradicting the wait's) is
 // unknown, named (see ReplicaCensus).
 //
+// Config-epoch reads the topology sampled through the run (every node's
+// own CLUSTER NODES line, every 500 ms when it changed): a primary that
+// takes a slot over with a configEpoch not above the one its previous
+// owner held it with is a config-epoch-not-raised, invalid (a node
+// reclaiming a slot with the epoch it held it with before, or coming back
+// from failed, is its stale view, not a claim). Samples that are no
+// CLUSTER NODES output, differ at one instant or are out of time order
+// are unknown, named (see ConfigEpochs).
+//
 // # Figures (results.json), by checker
 //
 // Every checker: "valid"; "why" (string) when not valid: what made the
@@ -159,6 +168,8 @@
 //   - replica-census: replicas, replicas_judged, keys_compared,
 //     diverged_keys, sync_waited_ms, unjudged (why each replica not judged
 //     was not), anomaly_types and anomalies (replica-divergence).
+//   - config-epoch: samples, samples_judged, owner_changes, violations,
+//     unjudged, anomaly_types and anomalies (config-epoch-not-raised).
 //   - rpo: kind, lost, windows, windows_without_keys, slack_s, per_window
 //     [{window, fault, start_s, end_s, nodes, lost, keys, the WAIT split,
 //     keys_active, keys_on_touched_nodes (null when node addresses are

@@ -66,6 +66,13 @@ func RunFilesOf(run *results.Run, hist *history.ReadResult) checker.RunFilesOpti
 	return o
 }
 
+// ConfigEpochChecker judges the configEpochs of the run's topology
+// samples (checker.ConfigEpochs); expected says why the run must carry
+// samples ("": a hand-made run need not).
+func ConfigEpochChecker(samples []checker.TopologySample, expected string) checker.Checker {
+	return checker.ConfigEpochs(checker.ConfigEpochOptions{Samples: samples, Expected: expected})
+}
+
 // topologySamples reads the run's TopologyFile (none: nil; a torn last
 // line of a crashed run is skipped).
 func topologySamples(run *results.Run) []checker.TopologySample {

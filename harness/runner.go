@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -238,7 +239,13 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		out.Interrupted = true
 		return out, nil
 	}
-	out.Summary = Check(ctx, ops, in.Checkers, in.Progress, log)
+	checkers := in.Checkers
+	if len(checkers) > 0 {
+		// The topology sampled through the run is a witness as well: the
+		// same checker `redline check` runs on it.
+		checkers = append(slices.Clone(checkers), ConfigEpochChecker(topologySamples(in.Run), "the runner samples the topology through every run"))
+	}
+	out.Summary = Check(ctx, ops, checkers, in.Progress, log)
 	Attribute(in.Run, ops, &out.Summary)
 	return out, nil
 }
