@@ -109,6 +109,34 @@
 // workload's keys lived on the nodes the fault touched (a window with none
 // is no evidence).
 //
+// Default-failover judges the same losses (set elements, list appends, a
+// counter's deficit rises) by the mode of the failover that lost them:
+// only CLUSTER FAILOVER's default mode promises no loss (the replica
+// catches up before it switches), so a loss that a default failover alone
+// explains (acknowledged before its switch plus 2 s, revealed after its
+// start, no other fault on the key's shard in between) is invalid, also in
+// a run whose FORCE or TAKEOVER lost writes by design. A run without a
+// default failover is not applicable (see DefaultFailover).
+//
+// Replica-census holds each replica to its primary's keys at the end: the
+// end phase waits until every replica has its primary's replication id
+// and offset, link up, and the census records each node's replication
+// state before and after it reads the keys; a replica in sync by that
+// record whose copy of a run's key differs from its primary's, or is
+// missing on one side, is a replica-divergence (invalid). A replica the
+// record does not show in sync (the wait gave up, offsets that differ or
+// moved, below 0, a record missing or contradicting the wait's) is
+// unknown, named (see ReplicaCensus).
+//
+// Config-epoch reads the topology sampled through the run (every node's
+// own CLUSTER NODES line, every 500 ms when it changed): a primary that
+// takes a slot over with a configEpoch not above the one its previous
+// owner held it with is a config-epoch-not-raised, invalid (a node
+// reclaiming a slot with the epoch it held it with before, or coming back
+// from failed, is its stale view, not a claim). Samples that are no
+// CLUSTER NODES output, differ at one instant or are out of time order
+// are unknown, named (see ConfigEpochs).
+//
 // # Figures (results.json), by checker
 //
 // Every checker: "valid"; "why" (string) when not valid: what made the
@@ -133,6 +161,15 @@
 //     ListAppendDetects classes), never_read_keys, detects, does_not_detect.
 //   - cross-slot: attempted, refused_crossslot, executed, executed_indices,
 //     other_outcome, crossslot_on_other_ops.
+//   - default-failover: kind, failovers, default_failovers,
+//     lost_by_default_failover, lost_explained_by_others,
+//     lost_explained_by_no_fault, rule; when invalid per_failover [{index,
+//     nodes, start_s, lost}] and examples.
+//   - replica-census: replicas, replicas_judged, keys_compared,
+//     diverged_keys, sync_waited_ms, unjudged (why each replica not judged
+//     was not), anomaly_types and anomalies (replica-divergence).
+//   - config-epoch: samples, samples_judged, owner_changes, violations,
+//     unjudged, anomaly_types and anomalies (config-epoch-not-raised).
 //   - rpo: kind, lost, windows, windows_without_keys, slack_s, per_window
 //     [{window, fault, start_s, end_s, nodes, lost, keys, the WAIT split,
 //     keys_active, keys_on_touched_nodes (null when node addresses are

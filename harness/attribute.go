@@ -66,6 +66,28 @@ func RunFilesOf(run *results.Run, hist *history.ReadResult) checker.RunFilesOpti
 	return o
 }
 
+// ConfigEpochChecker judges the configEpochs of the run's topology
+// samples (checker.ConfigEpochs); expected says why the run must carry
+// samples ("": a hand-made run need not).
+func ConfigEpochChecker(samples []checker.TopologySample, expected string) checker.Checker {
+	return checker.ConfigEpochs(checker.ConfigEpochOptions{Samples: samples, Expected: expected})
+}
+
+// topologyExpected says why run must hold topology samples: a run the
+// runner recorded (recordedBy) whose topology.jsonl exists, since the
+// sampler creates it and writes its first sample at once. A run without
+// the file is of a runner before the sampler (bce9f74 is no ancestor of
+// the client_library record that RecordedByRunner reads): "".
+func topologyExpected(run *results.Run, recordedBy string) string {
+	if run == nil || recordedBy == "" {
+		return ""
+	}
+	if _, err := os.Stat(run.Path(TopologyFile)); err != nil {
+		return ""
+	}
+	return recordedBy + "; its " + TopologyFile + " exists, and the sampler writes its first sample as it creates it"
+}
+
 // topologySamples reads the run's TopologyFile (none: nil; a torn last
 // line of a crashed run is skipped).
 func topologySamples(run *results.Run) []checker.TopologySample {

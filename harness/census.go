@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +63,17 @@ func censusNode(ctx context.Context, creds cluster.Credentials, n cluster.Node, 
 	o.ReadTimeout, o.WriteTimeout = 5*time.Second, 5*time.Second
 	cl := redis.NewClient(o)
 	defer cl.Close()
+	repl := readRepl(ctx, cl)
+	out.Repl = &repl
+	defer func() {
+		// After the keys: a pair whose offsets moved meanwhile was not
+		// in sync while it was read.
+		if after := readRepl(ctx, cl); after.Error == "" {
+			out.Repl.OffsetAfter = after.Offset
+		} else if out.Repl.Error == "" {
+			out.Repl.Error = "after the keys: " + after.Error
+		}
+	}()
 	text, err := cl.ClusterNodes(ctx).Result()
 	if err != nil {
 		out.Error = fmt.Sprintf("CLUSTER NODES: %v", err)
@@ -115,6 +128,125 @@ func censusNode(ctx context.Context, creds cluster.Credentials, n cluster.Node, 
 		}
 	}
 	return out
+}
+
+// readRepl is the node's replication state: its replication id, its
+// offset (a replica's slave_repl_offset, a primary's master_repl_offset)
+// and, of a replica, its link ("sync" while a full sync is in progress).
+func readRepl(ctx context.Context, cl *redis.Client) history.CensusRepl {
+	r, _, _ := readReplRole(ctx, cl)
+	return r
+}
+
+// readReplRole is readRepl with, of a replica, its primary's address
+// (master_host:master_port).
+func readReplRole(ctx context.Context, cl *redis.Client) (r history.CensusRepl, replica bool, primary string) {
+	text, err := cl.Info(ctx, "replication").Result()
+	if err != nil {
+		return history.CensusRepl{Error: fmt.Sprintf("INFO replication: %v", err)}, false, ""
+	}
+	r.Replid, _ = clusteradmin.InfoField(text, "master_replid")
+	role, _ := clusteradmin.InfoField(text, "role")
+	field := "master_repl_offset"
+	if role == "slave" {
+		replica = true
+		host, _ := clusteradmin.InfoField(text, "master_host")
+		port, _ := clusteradmin.InfoField(text, "master_port")
+		primary = net.JoinHostPort(host, port)
+		field = "slave_repl_offset"
+		r.Link, _ = clusteradmin.InfoField(text, "master_link_status")
+		if v, _ := clusteradmin.InfoField(text, "master_sync_in_progress"); v == "1" {
+			r.Link = "sync"
+		}
+	}
+	v, ok := clusteradmin.InfoField(text, field)
+	off, err := strconv.ParseInt(v, 10, 64)
+	if !ok || err != nil {
+		r.Error = fmt.Sprintf("INFO replication: %s is %q, not an offset", field, v)
+	}
+	r.Offset, r.OffsetAfter = off, off
+	return r, replica, primary
+}
+
+// replNode is one node's replication state as the wait for sync reads it.
+type replNode struct {
+	node    cluster.Node
+	replica bool
+	primary string // a replica's primary's address (master_host:master_port)
+	repl    history.CensusRepl
+}
+
+// replicasOutOfSync says which replicas are not in sync with their
+// primary ("" when every replica is): same replication id and offset,
+// link up. A replica whose primary is not among nodes is out of sync.
+func replicasOutOfSync(ns []replNode) string {
+	byAddr := map[string]*replNode{}
+	for i := range ns {
+		byAddr[ns[i].node.Addr] = &ns[i]
+	}
+	var out []string
+	for _, n := range ns {
+		if n.repl.Error != "" {
+			out = append(out, fmt.Sprintf("%s: %s", n.node.Name, n.repl.Error))
+			continue
+		}
+		if !n.replica {
+			continue
+		}
+		p, ok := byAddr[n.primary]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s replicates %s, which is none of the cluster's nodes", n.node.Name, n.primary))
+		case n.repl.Link != "up":
+			out = append(out, fmt.Sprintf("%s's link to %s is %s", n.node.Name, p.node.Name, n.repl.Link))
+		case p.replica:
+			out = append(out, fmt.Sprintf("%s replicates %s, itself a replica", n.node.Name, p.node.Name))
+		case p.repl.Error != "":
+		case n.repl.Replid != p.repl.Replid || n.repl.Offset != p.repl.Offset:
+			out = append(out, fmt.Sprintf("%s is at offset %d of %s, its primary %s at %d of %s", n.node.Name, n.repl.Offset, n.repl.Replid, p.node.Name, p.repl.Offset, p.repl.Replid))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// WaitReplicasInSync polls every node's INFO replication until each
+// replica has its primary's replication id and offset with its link up,
+// for at most limit (every 200 ms). After the final reads nothing writes,
+// so a healthy cluster gets there within a replication round trip (a
+// restarted node within its full sync).
+func WaitReplicasInSync(ctx context.Context, creds cluster.Credentials, nodes []cluster.Node, limit time.Duration) history.ReplicaSync {
+	began := time.Now()
+	deadline := began.Add(limit)
+	clients := make([]*redis.Client, len(nodes))
+	for i, n := range nodes {
+		o := creds.AdminOptions(n.Addr)
+		o.ReadTimeout, o.WriteTimeout = 2*time.Second, 2*time.Second
+		clients[i] = redis.NewClient(o)
+	}
+	defer func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	for {
+		ns := make([]replNode, len(nodes))
+		for i, n := range nodes {
+			ns[i].node = n
+			ns[i].repl, ns[i].replica, ns[i].primary = readReplRole(ctx, clients[i])
+		}
+		why := replicasOutOfSync(ns)
+		waited := time.Since(began).Milliseconds()
+		if why == "" {
+			return history.ReplicaSync{InSync: true, WaitedMS: waited}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return history.ReplicaSync{WaitedMS: waited, Why: fmt.Sprintf("not in sync after %s: %s", limit, why)}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // scanKeys lists the run's keys on one node, sorted, at most

@@ -2,12 +2,14 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/cluster/localcluster"
 	"github.com/redline-dev/redline/harness/history"
@@ -88,6 +90,58 @@ func TestCensusListsSetAsideCopiesUnderTheirKey(t *testing.T) {
 			if a.From != "n3" || a.Type != "set" || len(a.Members) != 2 {
 				t.Fatalf("%s: %+v, want the set {4 5} from n3", a.Name, a)
 			}
+		}
+	}
+}
+
+// The end phase's wait for sync and the replica census on six
+// redis-server processes (three primaries, one replica each): once the
+// wait says in sync, the census carries every node's replication state
+// and the replica census holds each replica to its primary: valid (the
+// divergences and lies are the checker's own tests, on hand-made
+// censuses).
+func TestCensusHoldsReplicasToTheirPrimaries(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatalf("no local cluster of redis-server processes (apt-get install redis-server): %v", err)
+	}
+	defer lc.Stop()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: lc.Addrs, DisableIdentity: true})
+	defer cc.Close()
+	prefix := "redline:rc:"
+	for i := range 50 {
+		if err := cc.Set(ctx, fmt.Sprintf("%sreg:%d", prefix, i), i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cc.SAdd(ctx, fmt.Sprintf("%sset:%d", prefix, i), i, i+1).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var nodes []cluster.Node
+	for i, a := range lc.Addrs {
+		nodes = append(nodes, cluster.Node{Name: fmt.Sprintf("n%d", i+1), Addr: a})
+	}
+	rs := WaitReplicasInSync(ctx, cluster.Credentials{}, nodes, 30*time.Second)
+	if !rs.InSync {
+		t.Fatalf("replicas not in sync: %s", rs.Why)
+	}
+	judge := func() checker.Result {
+		c := TakeCensus(ctx, cluster.Credentials{}, nodes, prefix, time.Now())
+		c.ReplicaSync = &rs
+		b, _ := json.Marshal(c)
+		ops := []history.Op{{Process: history.Nemesis, Type: history.Info, F: history.CensusEvent, Ext: history.NewExt(history.Ext{Detail: b})}}
+		return checker.ReplicaCensus().Check(ctx, checker.NewHistory(ops))
+	}
+	r := judge()
+	if r.Valid != checker.Valid || r.Figures["replicas_judged"] != 3 {
+		t.Fatalf("in sync: %v %v", r.Valid, r.Figures)
+	}
+	for _, n := range nodes {
+		c := TakeCensus(ctx, cluster.Credentials{}, []cluster.Node{n}, prefix, time.Now())
+		if c.Nodes[0].Repl == nil || c.Nodes[0].Repl.Error != "" || c.Nodes[0].Repl.Replid == "" {
+			t.Fatalf("%s: no replication state in the census: %+v", n.Name, c.Nodes[0].Repl)
 		}
 	}
 }

@@ -38,13 +38,13 @@ func CheckersFor(cfg Config) ([]checker.Checker, error) {
 	if len(out) > 0 {
 		// Once per run: the end phase heals the whole cluster, not one
 		// workload's keys; the census holds every workload's keys.
-		// A run the runner recorded has a census: without it these two
+		// A run the runner recorded has a census: without it these
 		// say unknown, not valid (RecordedByRunner says why it must).
 		var sc checker.Scope
 		if by := RecordedByRunner(cfg); by != "" && cfg.KeyPrefix != "" {
 			sc.CensusExpected = by
 		}
-		out = append(out, checker.EndPhase(sc), checker.Census(sc))
+		out = append(out, checker.EndPhase(sc), checker.Census(sc), checker.ReplicaCensus(sc))
 	}
 	return out, nil
 }

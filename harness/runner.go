@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -238,7 +239,13 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		out.Interrupted = true
 		return out, nil
 	}
-	out.Summary = Check(ctx, ops, in.Checkers, in.Progress, log)
+	checkers := in.Checkers
+	if len(checkers) > 0 {
+		// The topology sampled through the run is a witness as well: the
+		// same checker `redline check` runs on it.
+		checkers = append(slices.Clone(checkers), ConfigEpochChecker(topologySamples(in.Run), "the runner samples the topology through every run"))
+	}
+	out.Summary = Check(ctx, ops, checkers, in.Progress, log)
 	Attribute(in.Run, ops, &out.Summary)
 	return out, nil
 }
@@ -264,7 +271,7 @@ func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
 	if in.Config.KeyPrefix == "" {
 		return // every key would count as the run's
 	}
-	c := TakeCensus(ctx, in.Credentials, in.Cluster.Nodes(), in.Config.KeyPrefix, rec.start)
+	c := censusInSync(ctx, in, rec, log)
 	keys, failed := 0, 0
 	for _, n := range c.Nodes {
 		keys += len(n.Keys)
@@ -292,6 +299,36 @@ func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
 		}
 	}
 	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: history.CensusEvent, Ext: history.NewExt(history.Ext{Detail: detail})})
+}
+
+// censusInSync takes the census once every replica is in sync with its
+// primary (WaitReplicasInSync, at most 15 node timeouts, at least 30 s),
+// so that the replica census checker can hold each replica to its
+// primary's keys; when some pair's offsets moved while the census read
+// them (a primary's periodic PING to its replicas), it waits and takes it
+// again, three times at most. The census records the wait, as it ended.
+func censusInSync(ctx context.Context, in Inputs, rec *Recorder, log *Log) history.Census {
+	limit := max(30*time.Second, 15*in.Config.NodeTimeout.D())
+	var c history.Census
+	for attempt := 1; ; attempt++ {
+		rs := WaitReplicasInSync(ctx, in.Credentials, in.Cluster.Nodes(), limit)
+		if !rs.InSync {
+			log.Printf("census: the replicas are %s; the replica census will say unknown", rs.Why)
+		}
+		c = TakeCensus(ctx, in.Credentials, in.Cluster.Nodes(), in.Config.KeyPrefix, rec.start)
+		rs.Attempts = attempt
+		c.ReplicaSync = &rs
+		moved := ""
+		for _, n := range c.Nodes {
+			if n.Repl != nil && n.Repl.Offset != n.Repl.OffsetAfter {
+				moved = n.Name
+			}
+		}
+		if !rs.InSync || moved == "" || attempt == 3 || ctx.Err() != nil {
+			return c
+		}
+		log.Printf("census: the replication offsets of %s moved while the census read its keys: taking it again", moved)
+	}
 }
 
 // audit compares the data that is not the run's with the count from

@@ -32,7 +32,7 @@ func (w *counter) InitOps() []history.Op { return nil }
 
 // Checkers: bounds, lost increments and their WAIT split; an RPO bound.
 func (w *counter) Checkers(opts CheckOptions) []checker.Checker {
-	return w.checkers(opts, checker.Counter(w.aspect(opts, "counter")), w.rpo(opts, "counter"))
+	return w.checkers(opts, checker.Counter(w.aspect(opts, "counter")), w.rpo(opts, "counter"), w.defaultFailover(opts, "counter"))
 }
 
 // Setup places the keys on every primary.

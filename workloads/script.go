@@ -43,7 +43,7 @@ func (w *script) key(i int) string { return w.prefix + strconv.Itoa(i) + w.place
 // Checkers: the counter's bounds and lost increments, RPO, and what the
 // NOSCRIPT replies mean.
 func (w *script) Checkers(opts CheckOptions) []checker.Checker {
-	return w.checkers(opts, checker.Counter(w.aspect(opts, "counter")), w.rpo(opts, "counter"),
+	return w.checkers(opts, checker.Counter(w.aspect(opts, "counter")), w.rpo(opts, "counter"), w.defaultFailover(opts, "counter"),
 		checker.Script(w.aspect(opts, "script")))
 }
 

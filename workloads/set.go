@@ -37,7 +37,7 @@ func newSet(cfg Config) Workload {
 
 // Checkers: Jepsen's set-full and the exact RPO of lost elements.
 func (w *set) Checkers(opts CheckOptions) []checker.Checker {
-	return w.checkers(opts, checker.Set(w.aspect(opts, "set")), w.rpo(opts, "set"))
+	return w.checkers(opts, checker.Set(w.aspect(opts, "set")), w.rpo(opts, "set"), w.defaultFailover(opts, "set"))
 }
 
 // key i of a generation carries its tag of that generation: on primary i mod P.

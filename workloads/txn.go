@@ -54,7 +54,7 @@ func newTxn(cfg Config) Workload {
 // fidelity check and the exact RPO of lost appends.
 func (w *txn) Checkers(opts CheckOptions) []checker.Checker {
 	return w.checkers(opts, checker.Bank(0, w.aspect(opts, "bank")), checker.ListAppend(w.aspect(opts, "list-append")),
-		checker.CrossSlot(w.aspect(opts, "cross-slot")), w.rpo(opts, "list-append"))
+		checker.CrossSlot(w.aspect(opts, "cross-slot")), w.rpo(opts, "list-append"), w.defaultFailover(opts, "list-append"))
 }
 
 // bankKey is the group (history key) of bank group g; accounts hang off it

@@ -141,6 +141,12 @@ func (b *base) rpo(opts CheckOptions, kind string) checker.Checker {
 	return checker.RPO(checker.RPOOptions{Scope: b.aspect(opts, "rpo"), Kind: kind})
 }
 
+// defaultFailover judges a workload's losses of kind by the mode of the
+// failover that lost them: only a default CLUSTER FAILOVER promises none.
+func (b *base) defaultFailover(opts CheckOptions, kind string) checker.Checker {
+	return checker.DefaultFailover(checker.RPOOptions{Scope: b.aspect(opts, "default-failover"), Kind: kind})
+}
+
 // Checkers builds a workload's checkers from a run's config alone (no
 // cluster), as `redline check` does on a stored run. A Load workload has
 // none: the load driver measures it as it runs (bench.json).

@@ -45,9 +45,9 @@ func TestUnknownWorkload(t *testing.T) {
 func TestWorkloadCheckers(t *testing.T) {
 	want := map[string][]string{
 		"register": {"linearizable", "perf", "rto", "write-pause", "handoff"},
-		"counter":  {"counter", "rpo", "perf", "rto", "write-pause", "handoff"},
-		"set":      {"set", "rpo", "perf", "rto", "write-pause", "handoff"},
-		"txn":      {"bank", "list-append", "cross-slot", "rpo", "perf", "rto", "write-pause", "handoff"},
+		"counter":  {"counter", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
+		"set":      {"set", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
+		"txn":      {"bank", "list-append", "cross-slot", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
 	}
 	for w, names := range want {
 		cs, err := Checkers(w, Config{Prefix: "p:"}, CheckOptions{}, false)

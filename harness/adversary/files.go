@@ -146,9 +146,10 @@ var fileMutations = []Mutation{
 	{
 		Name: "topology-samples-missing", Kind: Lie, Checker: "run-files",
 		Class: "topology samples missing (the file lost its middle, or is gone)",
-		Gap: "attribution only, by design: no checker's verdict reads topology.jsonl (checker.AttributeWithTopology uses it to " +
-			"tell a story, run-files only its order), so a lost sample can change an anomaly's story, never a verdict; the " +
-			"file records changes only, so a lost change leaves no trace in it",
+		Gap: "config-epoch reads the samples: a file emptied is unknown (the runner writes a first sample as it creates it), " +
+			"but a file gone looks like a run of a runner before the sampler (not applicable), and a file that lost its middle " +
+			"keeps its first and last samples, between which every change of owner is judged as one (a promotion still shows " +
+			"its higher epoch); the file records changes only, so a lost change leaves no trace in it",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			ls := r.topologyLines()
 			if len(ls) == 0 {

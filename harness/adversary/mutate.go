@@ -56,6 +56,13 @@ type Mutation struct {
 	// where, in words, for a failure message. ErrNotApplicable: r has
 	// nothing to plant it in (no op of that kind).
 	Apply func(r *Run, rng *rand.Rand) (string, error)
+	// Prepares says Apply first brings the run's witnesses to what a
+	// redline of today records (the corpus predates the witness Checker
+	// reads: the replica census' replication record), so that Checker
+	// not applicable in the unmutated run is no reason to skip the run;
+	// an Allowed mutation doing only the preparation shows it changes no
+	// verdict.
+	Prepares bool
 	// Gap, when set, is a known hole: the checkers do not catch this yet,
 	// and Gap says why. The test then asserts the hole is still there (so
 	// that closing it updates the table), never skips it silently.
@@ -154,7 +161,7 @@ func nonZero(v any) bool {
 func Catalogue() []Mutation {
 	var out []Mutation
 	for _, ms := range [][]Mutation{registerMutations, counterMutations, setMutations, txnMutations, scriptMutations,
-		witnessMutations, fileMutations} {
+		witnessMutations, replicaMutations, topologyMutations, fileMutations} {
 		out = append(out, ms...)
 	}
 	return out

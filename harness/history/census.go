@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -28,6 +29,40 @@ type Census struct {
 	// Truncated says some node held more of the run's keys than the
 	// census records (MaxCensusKeys): a key missing from it is unknown.
 	Truncated bool `json:"truncated,omitempty"`
+	// ReplicaSync is the end phase's wait, before the census, for every
+	// replica to be in sync with its primary (nil: a census of a redline
+	// before the replica census, whose nodes carry no Repl either).
+	ReplicaSync *ReplicaSync `json:"replica_sync,omitempty"`
+}
+
+// ReplicaSync is the end phase's wait for every replica to report the
+// same replication history (master_replid) and offset as its primary,
+// its link up, before the census reads their keys: only then must a
+// replica hold exactly its primary's keys.
+type ReplicaSync struct {
+	InSync   bool  `json:"in_sync"`
+	WaitedMS int64 `json:"waited_ms"`
+	// Attempts counts the censuses taken: one more is taken when some
+	// pair's offsets moved while the census read its keys.
+	Attempts int `json:"attempts,omitempty"`
+	// Why says, when not InSync, which replicas were not in sync when the
+	// wait gave up, and how.
+	Why string `json:"why,omitempty"`
+}
+
+// CensusRepl is a node's replication state (INFO replication) before and
+// after the census read its keys. Offset is a primary's
+// master_repl_offset, a replica's slave_repl_offset: a replica whose
+// Replid and offsets (before and after) equal its primary's had applied
+// every write its primary had while both were read.
+type CensusRepl struct {
+	Replid      string `json:"replid,omitempty"`
+	Offset      int64  `json:"offset"`
+	OffsetAfter int64  `json:"offset_after"`
+	// Link is a replica's master_link_status, "sync" while a full sync
+	// is in progress; "" for a primary.
+	Link  string `json:"link,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // MaxCensusKeys bounds the keys recorded per node.
@@ -56,7 +91,10 @@ type CensusNode struct {
 	// run's key they are a copy of: a write kept only there is set aside,
 	// not lost.
 	Asides map[string][]CensusAside `json:"asides,omitempty"`
-	Error  string                   `json:"error,omitempty"`
+	// Repl is the node's replication state around the census (nil: not
+	// read, a census of an older redline).
+	Repl  *CensusRepl `json:"repl,omitempty"`
+	Error string      `json:"error,omitempty"`
 }
 
 // CensusAside is one set-aside copy of a key on one node: its name, the
@@ -230,4 +268,41 @@ func CensusOf(ops []Op) *Census {
 		return &c
 	}
 	return nil
+}
+
+// ReplicaOutOfSync says why the census cannot hold replica n to its
+// primary's keys ("" when it can): its primary (n.Primary) is in the
+// census as a primary, both answered in full, both carry their
+// replication state, and the replica's link was up with the primary's
+// replication id and offset, the same before and after the keys of both
+// were read. An offset below 0 is no offset.
+func (c *Census) ReplicaOutOfSync(n CensusNode) string {
+	p, ok := c.Node(n.Primary)
+	switch {
+	case n.Role != "replica":
+		return fmt.Sprintf("%s is no replica (role %q)", n.Name, n.Role)
+	case n.Primary == "" || !ok:
+		return fmt.Sprintf("%s replicates %q, which the census does not have", n.Name, n.Primary)
+	case p.Role != "primary":
+		return fmt.Sprintf("%s replicates %s, whose role is %q", n.Name, p.Name, p.Role)
+	case n.Error != "":
+		return fmt.Sprintf("%s did not answer the census in full: %s", n.Name, n.Error)
+	case p.Error != "":
+		return fmt.Sprintf("%s's primary %s did not answer the census in full: %s", n.Name, p.Name, p.Error)
+	case n.Repl == nil || p.Repl == nil:
+		return fmt.Sprintf("the census carries no replication state of %s or of its primary %s", n.Name, p.Name)
+	case n.Repl.Error != "" || p.Repl.Error != "":
+		return fmt.Sprintf("the replication state of %s or of %s could not be read: %s", n.Name, p.Name, n.Repl.Error+p.Repl.Error)
+	case n.Repl.Offset < 0 || n.Repl.OffsetAfter < 0 || p.Repl.Offset < 0 || p.Repl.OffsetAfter < 0:
+		return fmt.Sprintf("the census gives %s or its primary %s a negative offset (%d, %d; %d, %d)", n.Name, p.Name, n.Repl.Offset, n.Repl.OffsetAfter, p.Repl.Offset, p.Repl.OffsetAfter)
+	case n.Repl.Link != "up":
+		return fmt.Sprintf("%s's link to %s was %q", n.Name, p.Name, n.Repl.Link)
+	case n.Repl.Replid == "" || n.Repl.Replid != p.Repl.Replid:
+		return fmt.Sprintf("%s follows replication id %q, its primary %s has %q", n.Name, n.Repl.Replid, p.Name, p.Repl.Replid)
+	case n.Repl.Offset != n.Repl.OffsetAfter || p.Repl.Offset != p.Repl.OffsetAfter:
+		return fmt.Sprintf("the offsets moved while the census read the keys (%s %d to %d, %s %d to %d)", n.Name, n.Repl.Offset, n.Repl.OffsetAfter, p.Name, p.Repl.Offset, p.Repl.OffsetAfter)
+	case n.Repl.Offset != p.Repl.Offset:
+		return fmt.Sprintf("%s is at offset %d, its primary %s at %d", n.Name, n.Repl.Offset, p.Name, p.Repl.Offset)
+	}
+	return ""
 }

@@ -1,0 +1,302 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// DefaultFailover judges lost acknowledged writes by the mode of the
+// failover that lost them. The failover nemesis mixes CLUSTER FAILOVER's
+// three modes, and only one promises no loss: in the default mode the
+// primary pauses its clients, the replica catches up to the primary's
+// offset, and only then switches (Redis, and the reference by design);
+// FORCE and TAKEOVER do not wait and may lose what the replica lacked. So
+// a loss that a FORCE or a TAKEOVER explains is the set, counter or
+// list-append checker's figure, expected of those modes, while a loss that
+// only a default failover explains is a broken promise, invalid on its
+// own, even in a run whose other failovers lost writes by design.
+//
+// A loss is charged to a default failover F when the write was
+// acknowledged (or, for a counter, the read before the one revealing the
+// loss began) before F's switch plus a grace (the old primary may answer
+// until it learns of its successor), F started before the read that
+// revealed the loss, F touched the shard holding the key (its primary at
+// F's start), and no other fault touching that shard (a kill, a partition,
+// a FORCE or TAKEOVER failover, any fault that is not a default failover)
+// overlaps the span from the acknowledgement to that read: a FORCE or
+// TAKEOVER counts up to its switch plus the grace, any other fault up to
+// its stop. A key whose shard is unknown is touched by every fault.
+//
+// Kinds as RPOOptions.Kind: set (each lost element), list-append (each
+// lost append), counter (each rise of a key's deficit, by amount). A run
+// with no default failover is not applicable.
+func DefaultFailover(opts ...RPOOptions) Checker {
+	o := optional(opts)
+	o.Scope = o.Scope.withDefaults()
+	return defaultFailover{o}
+}
+
+type defaultFailover struct{ o RPOOptions }
+
+func (d defaultFailover) Name() string { return d.o.name("default-failover") }
+
+// failoverGrace is how long after a failover's switch (its recorded
+// completion, once the replica reports itself primary) the old primary
+// may still acknowledge writes as a primary: until the new configEpoch
+// reaches it, within milliseconds on a healthy bus; 2 s covers a slow
+// one and the nemesis's polling (100 ms).
+const failoverGrace = 2 * time.Second
+
+// failoverEvent is one failover the nemesis recorded: its start's
+// invocation and completion, the mode it ran in.
+type failoverEvent struct {
+	start, switched int64 // invocation; completion (inf: none recorded)
+	mode            string
+	promoted        bool
+	index           int64 // the invocation's op index
+	nodes           []string
+}
+
+// failoverEvents reads the failover nemesis's start entries: each
+// invocation paired with the next completion. A completion of type fail
+// or one that says "skipped" or carries an error is no failover. A guest
+// run's failover the seed picked as FORCE or TAKEOVER ran coordinated
+// ("guest_coordinated"): its mode is default.
+func failoverEvents(ops []history.Op) []failoverEvent {
+	var out []failoverEvent
+	open := -1
+	start := history.StartOf("failover")
+	for i := range ops {
+		op := &ops[i]
+		if op.Process != history.Nemesis || op.F != start {
+			continue
+		}
+		var d struct {
+			Mode     string `json:"mode"`
+			Promoted *bool  `json:"promoted"`
+			Guest    string `json:"guest_coordinated"`
+		}
+		_ = json.Unmarshal(op.DetailRaw(), &d)
+		if op.Type == history.Invoke {
+			out = append(out, failoverEvent{start: op.Time, switched: inf, mode: d.Mode, index: op.Index, nodes: op.NodeList()})
+			open = len(out) - 1
+			continue
+		}
+		if open < 0 {
+			continue
+		}
+		ev := &out[open]
+		open = -1
+		if op.Type == history.Fail || skippedDetail(op.DetailRaw()) {
+			out = out[:len(out)-1]
+			continue
+		}
+		ev.switched = op.Time
+		if d.Mode != "" {
+			ev.mode = d.Mode
+		}
+		if d.Guest != "" {
+			ev.mode = "default"
+		}
+		ev.promoted = d.Promoted == nil || *d.Promoted
+		if len(op.NodeList()) > 0 {
+			ev.nodes = op.NodeList()
+		}
+	}
+	return out
+}
+
+// lossItem is one loss to judge: a lost write's (or a counter deficit's)
+// key, the earliest time the lost writes could still have been held
+// (from), the read revealing the loss (seen), how much, and an op index
+// to name it by.
+type lossItem struct {
+	key         string
+	from, seen  int64
+	amount      int64
+	index       int64
+	description string
+}
+
+func (d defaultFailover) Check(_ context.Context, in *History) Result {
+	calls, err := d.o.calls(in)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	evs := failoverEvents(in.Ops)
+	defaults := 0
+	for _, e := range evs {
+		if e.mode == "default" {
+			defaults++
+		}
+	}
+	if defaults == 0 {
+		return NotApplicable(fmt.Sprintf("no default CLUSTER FAILOVER in the run (%d failovers of other modes): only the default mode promises no loss", len(evs)))
+	}
+	kind := d.o.Kind
+	if kind == "" {
+		kind = detectKind(calls)
+	}
+	if kind == "" {
+		if len(calls) == 0 {
+			return NotApplicable("no op on the workload's keys: no loss to judge")
+		}
+		return Result{Valid: Unknown, Figures: map[string]any{"why": fmt.Sprintf("%d default failovers, but no successful read among %d ops: whether they lost an acknowledged write cannot be said", defaults, len(calls))}}
+	}
+	windows := in.windowsOf()
+	views := shardViews(sortedByStart(calls), windows, in.nodeAddrsOf())
+	items, err := d.losses(in, kind, calls)
+	if err != nil {
+		return Result{Valid: Unknown, Figures: map[string]any{"error": err.Error()}}
+	}
+	// Each window's failover event, by its start.
+	evAt := map[int64]int{}
+	for i, e := range evs {
+		evAt[e.start] = i
+	}
+	touches := func(wi int, key string) bool {
+		v := &views[wi]
+		if len(windows[wi].Nodes) == 0 || !v.mapped {
+			return true
+		}
+		s := v.shardOf(key)
+		return s == "" || v.touched[s]
+	}
+	grace := int64(failoverGrace)
+	var charged, explained, unexplained, amount int64
+	perFailover := map[int]int64{}
+	var examples []map[string]any
+	first := ""
+	for _, it := range items {
+		var culprits []int
+		other := ""
+		for wi, w := range windows {
+			ei, isFailover := evAt[w.Start]
+			isFailover = isFailover && w.Fault == "failover"
+			end := w.End
+			if isFailover && evs[ei].switched != inf {
+				end = min(end, evs[ei].switched+grace)
+			}
+			if w.Start > it.seen || end < it.from || !touches(wi, it.key) {
+				continue
+			}
+			if isFailover && evs[ei].mode == "default" {
+				culprits = append(culprits, ei)
+				continue
+			}
+			if other == "" {
+				mode := ""
+				if isFailover {
+					mode = " " + evs[ei].mode
+				}
+				other = fmt.Sprintf("%s%s at %.3fs", w.Fault, mode, sec(w.Start))
+			}
+		}
+		switch {
+		case other != "":
+			explained += it.amount
+			continue
+		case len(culprits) == 0:
+			unexplained += it.amount
+			continue
+		}
+		charged++
+		amount += it.amount
+		ev := evs[culprits[0]]
+		perFailover[culprits[0]] += it.amount
+		if first == "" {
+			first = fmt.Sprintf("%s on key %s (op %d) was lost across the default CLUSTER FAILOVER of %v at %.3fs (op %d), with no other fault on that shard in between: a default failover waits for the replica to catch up and must lose nothing",
+				it.description, it.key, it.index, ev.nodes, sec(ev.start), ev.index)
+		}
+		if len(examples) < d.o.MaxExamples {
+			examples = append(examples, map[string]any{"key": it.key, "index": it.index, "lost": it.amount, "what": it.description,
+				"failover_index": ev.index, "failover_nodes": ev.nodes, "failover_start_s": sec(ev.start)})
+		}
+	}
+	fig := map[string]any{
+		"kind":                       kind,
+		"failovers":                  len(evs),
+		"default_failovers":          defaults,
+		"lost_by_default_failover":   amount,
+		"lost_explained_by_others":   explained,
+		"lost_explained_by_no_fault": unexplained,
+		"rule":                       fmt.Sprintf("a loss only a default failover explains (the write acknowledged before its switch + %s, revealed after its start, no other fault on the key's shard in between) is invalid: the default mode waits for the replica", failoverGrace),
+	}
+	if charged > 0 {
+		per := []map[string]any{}
+		idx := make([]int, 0, len(perFailover))
+		for i := range perFailover {
+			idx = append(idx, i)
+		}
+		slices.Sort(idx)
+		for _, i := range idx {
+			per = append(per, map[string]any{"index": evs[i].index, "nodes": evs[i].nodes, "start_s": sec(evs[i].start), "lost": perFailover[i]})
+		}
+		fig["per_failover"] = per
+		fig["examples"] = examples
+		fig["why"] = first
+		fig["first"] = first
+		return Result{Valid: Invalid, Figures: fig}
+	}
+	return Result{Valid: Valid, Figures: fig}
+}
+
+// losses lists the losses of the workload's kind, each with the span it
+// happened in.
+func (d defaultFailover) losses(in *History, kind string, calls []call) ([]lossItem, error) {
+	var out []lossItem
+	switch kind {
+	case "set":
+		a := analyzeSet(calls, 1, asidesOf(in.censusOf()))
+		for _, sk := range a.keys {
+			if sk.last == nil {
+				continue
+			}
+			for _, e := range sk.elems {
+				if !e.lost {
+					continue
+				}
+				out = append(out, lossItem{key: sk.key, from: max(e.add.end, e.lastSeenInv), seen: sk.last.c.end, amount: 1,
+					index: e.add.inv.Index, description: fmt.Sprintf("the acknowledged add of %d", e.v)})
+			}
+		}
+	case "list-append":
+		lcalls, _ := listAppendCalls(calls)
+		an := &anomalyLog{max: 1, count: map[string]int{}, examples: map[string][]any{}}
+		txns, _ := parseListAppend(lcalls, an)
+		_, _, lost := lostAppends(txns, an, func(int) map[string]any { return nil })
+		final := in.runEndOf()
+		for _, lw := range lost {
+			out = append(out, lossItem{key: lw.key, from: lw.c.end, seen: final, amount: 1,
+				index: lw.c.inv.Index, description: "an acknowledged append"})
+		}
+	case "counter":
+		a := in.counterAnalysisOf(d.o.Scope, calls)
+		for _, ck := range a.keys {
+			ends := make([]call, 0, len(ck.reads))
+			for _, r := range ck.reads {
+				ends = append(ends, r.c)
+			}
+			slices.SortStableFunc(ends, func(x, y call) int { return cmpInt(x.end, y.end) })
+			for _, rise := range ck.rises {
+				from := int64(-1 << 62)
+				for _, r := range ends {
+					if r.end < rise.read.start {
+						from = r.start
+					}
+				}
+				out = append(out, lossItem{key: ck.key, from: from, seen: rise.read.end, amount: rise.amount,
+					index: rise.read.inv.Index, description: fmt.Sprintf("%d acknowledged increments, revealed by the read", rise.amount)})
+			}
+		}
+	default:
+		return nil, fmt.Errorf("default-failover: unknown kind %q (want set, list-append or counter)", kind)
+	}
+	slices.SortStableFunc(out, func(x, y lossItem) int { return cmpInt(x.index, y.index) })
+	return out, nil
+}
