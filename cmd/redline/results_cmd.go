@@ -19,12 +19,15 @@ func newResultsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "results",
 		Short: "List, show, compare and serve stored runs",
 	}
-	c.PersistentFlags().StringVar(&root, "results", "results", "directory of the results store")
+	c.PersistentFlags().StringVar(&root, "results", defaultStore, "directory of the results store")
 	c.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List stored runs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if err := missingStore(root); err != nil {
+				return err
+			}
 			runs, err := results.Store{Root: root}.List()
 			if err != nil {
 				return harnessFailed(err)
@@ -73,14 +76,40 @@ func newResultsCmd(stdout, stderr io.Writer) *cobra.Command {
 			return c.WriteText(stdout)
 		},
 	})
+	c.AddCommand(newServeCmd(stdout, "serve", "Browse the results store in a web browser (runs, reports, suites, comparisons)", &root))
+	return c
+}
+
+// defaultStore is where runs are stored without --results.
+const defaultStore = "results"
+
+// missingStore is the one answer of every results command to a store that
+// does not exist: bad arguments (254), as the store is an argument
+// (--results, or its default) that names nothing.
+func missingStore(root string) error {
+	if _, err := os.Stat(root); err != nil {
+		return badArgs("no results store at %s: give the store's directory with --results DIR, or run a test first ('redline run' stores its runs under %s)", root, defaultStore)
+	}
+	return nil
+}
+
+// newServeCmd is 'results serve' and its alias 'serve': the same command
+// under two names. root is the --results of 'results'; nil gives the
+// command a --results of its own.
+func newServeCmd(stdout io.Writer, use, short string, store *string) *cobra.Command {
 	var listen string
-	serve := &cobra.Command{
-		Use:   "serve",
-		Short: "Browse the results store in a web browser (runs, reports, suites, comparisons)",
+	own := store == nil
+	if own {
+		store = new(string)
+	}
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			if _, err := os.Stat(root); err != nil {
-				return badArgs("no results store at %s", root)
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root := *store
+			if err := missingStore(root); err != nil {
+				return err
 			}
 			if host, _, err := net.SplitHostPort(listen); err != nil || !isLoopback(host) {
 				return badArgs("--listen %s: the results browser serves on loopback only (127.0.0.1:PORT or [::1]:PORT); reach it from elsewhere through an SSH tunnel", listen)
@@ -93,11 +122,12 @@ func newResultsCmd(stdout, stderr io.Writer) *cobra.Command {
 			return harnessFailed(http.Serve(l, results.Browser{Store: results.Store{Root: root}}.Handler()))
 		},
 	}
-	serve.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on")
-	c.AddCommand(serve)
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on")
+	if own {
+		c.Flags().StringVar(store, "results", defaultStore, "directory of the results store")
+	}
 	return c
 }
-
 func loadSummary(dir string) (checker.Summary, *results.Run, error) {
 	s, run, err := results.LoadSummary(dir)
 	if err != nil {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// 'redline --version' and 'redline version' print the commit, the Go
+// version and the main dependencies' versions, and exit 0.
+func TestVersion(t *testing.T) {
+	defer func(c string) { buildCommit = c }(buildCommit)
+	buildCommit = "0123456789ab"
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != exitValid {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		for _, want := range []string{"redline 0123456789ab\n", "go: " + runtime.Version(), "dependencies:", "github.com/redis/go-redis/v9 v9.", "github.com/spf13/cobra v1."} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v lacks %q:\n%s", args, want, out.String())
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"version", "--all"}, &out, &errb); code != exitValid || !strings.Contains(out.String(), "github.com/HdrHistogram/hdrhistogram-go") {
+		t.Errorf("version --all: exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// A flag error names the command once: 'redline --help', 'redline run
+// --help', never 'redline redline --help'.
+func TestFlagErrorNamesTheCommandOnce(t *testing.T) {
+	for args, want := range map[string]string{
+		"--bogus":                "(see 'redline --help')",
+		"run --bogus":            "(see 'redline run --help')",
+		"results list --bogus 1": "(see 'redline results list --help')",
+	} {
+		var out, errb bytes.Buffer
+		code := run(strings.Fields(args), &out, &errb)
+		if code != exitBadArgs || !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), "redline redline") {
+			t.Errorf("%s: exit %d, want 254 and %q: %s", args, code, want, errb.String())
+		}
+	}
+}
+
+// 'redline serve' is 'redline results serve': same checks, same answers,
+// and never a suggestion to start a database server.
+func TestServeIsResultsServe(t *testing.T) {
+	store := t.TempDir()
+	for _, args := range [][]string{{"serve"}, {"results", "serve"}} {
+		var out, errb bytes.Buffer
+		code := run(append(args, "--results", store, "--listen", "0.0.0.0:0"), &out, &errb)
+		if code != exitBadArgs || !strings.Contains(errb.String(), "loopback only") || strings.Contains(errb.String(), "server") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
+
+// A missing results store is bad arguments (254) for every results
+// command alike, with what to do.
+func TestMissingStoreIsBadArgumentsEverywhere(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	for _, args := range [][]string{
+		{"results", "list", "--results", missing},
+		{"results", "serve", "--results", missing},
+		{"serve", "--results", missing},
+	} {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		if code != exitBadArgs || !strings.Contains(errb.String(), "no results store at "+missing+": give the store's directory with --results DIR") {
+			t.Errorf("%v: exit %d, want 254: %s%s", args, code, out.String(), errb.String())
+		}
+	}
+}
