@@ -26,9 +26,9 @@ func (*partitionFault) name() string { return "partition" }
 func (*partitionFault) modes() []string {
 	return []string{"isolate-one", "isolate-primary", "halves", "ring", "bridge", "primaries-replicas"}
 }
-func (*partitionFault) studyModes() []string { return []string{"primary-minority"} }
-func (*partitionFault) needs() string        { return "cut node-to-node traffic (cluster.Partitioner)" }
-func (*partitionFault) hookable() bool       { return true }
+func (*partitionFault) studyModes() []string      { return []string{"primary-minority"} }
+func (*partitionFault) needs() cluster.Capability { return cluster.CanPartition }
+func (*partitionFault) hookable() bool            { return true }
 
 func (f *partitionFault) bind(e *env, h *hook, _ bool) error {
 	f.env = e

@@ -9,12 +9,6 @@ import (
 	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
-// shapeNeeds is what delay and loss ask of the runtime: only the
-// kubernetes runtime with Chaos Mesh offers it (NetworkChaos delay and
-// loss); docker's nodes and an external cluster list both as faults the
-// target cannot cause.
-const shapeNeeds = "delay and drop the packets a node sends (cluster.Shaper: Chaos Mesh NetworkChaos on --runtime kubernetes)"
-
 // delayFault slows every packet one node sends (to its peers and its
 // clients) by 20-400 ms, jitter a tenth of that, while it is held: a slow
 // link rather than a cut one. It stays below any node timeout redline sets
@@ -25,9 +19,9 @@ type delayFault struct {
 	delayed nodeSet
 }
 
-func (*delayFault) name() string    { return "delay" }
-func (*delayFault) modes() []string { return []string{"one", "primary"} }
-func (*delayFault) needs() string   { return shapeNeeds }
+func (*delayFault) name() string              { return "delay" }
+func (*delayFault) modes() []string           { return []string{"one", "primary"} }
+func (*delayFault) needs() cluster.Capability { return cluster.CanShape }
 
 func (f *delayFault) bind(e *env, _ *hook, _ bool) (err error) {
 	f.shaper, err = capable(e.c, nil, func(hook) cluster.Shaper { return nil })
@@ -65,9 +59,9 @@ type lossFault struct {
 	lossy  nodeSet
 }
 
-func (*lossFault) name() string    { return "loss" }
-func (*lossFault) modes() []string { return []string{"one", "primary"} }
-func (*lossFault) needs() string   { return shapeNeeds }
+func (*lossFault) name() string              { return "loss" }
+func (*lossFault) modes() []string           { return []string{"one", "primary"} }
+func (*lossFault) needs() cluster.Capability { return cluster.CanShape }
 
 func (f *lossFault) bind(e *env, _ *hook, _ bool) (err error) {
 	f.shaper, err = capable(e.c, nil, func(hook) cluster.Shaper { return nil })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -72,6 +73,62 @@ func TestMissingStoreIsBadArgumentsEverywhere(t *testing.T) {
 		code := run(args, &out, &errb)
 		if code != exitBadArgs || !strings.Contains(errb.String(), "no results store at "+missing+": give the store's directory with --results DIR") {
 			t.Errorf("%v: exit %d, want 254: %s%s", args, code, out.String(), errb.String())
+		}
+	}
+}
+
+// A fault the chosen runtime can never cause is refused before anything
+// starts (254), in a dry run too, naming the runtimes that can; a hook
+// stands in for a hookable fault on an existing cluster.
+func TestImpossibleFaultRefusedBeforeAnythingStarts(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--nemesis", "delay"}, "--nemesis delay: the docker runtime cannot delay and drop the packets a node sends; the kubernetes runtime (--runtime kubernetes, with Chaos Mesh installed) can; drop delay from --nemesis"},
+		{[]string{"run", "--nemesis", "partition,loss", "--dry-run"}, "--nemesis loss: the docker runtime cannot delay and drop the packets a node sends"},
+		{[]string{"run", "--nemesis", "kill", "--addrs", "127.0.0.1:1", "--dry-run"}, "an existing cluster (--addrs, --selector) cannot kill and restart nodes; the docker runtime (the default) and the kubernetes runtime (--runtime kubernetes, with Chaos Mesh installed) can; give --nemesis-hook kill='<command>'"},
+		{[]string{"run", "--nemesis", "member", "--runtime", "kubernetes", "--namespace", "x", "--dry-run"}, "the kubernetes runtime cannot add and remove nodes"},
+		{[]string{"bench", "--nemesis", "loss", "--dry-run"}, "--nemesis loss: the docker runtime cannot"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append(c.args, "--results", store), &out, &errb)
+		if code != exitBadArgs || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, want 254 and %q:\n%s%s", c.args, code, c.want, out.String(), errb.String())
+		}
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Errorf("a refused run made %s (%v)", store, err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "--nemesis", "kill,partition,all", "--nemesis-hook", "kill=true", "--nemesis-hook", "partition=true",
+		"--addrs", "127.0.0.1:1", "--dry-run", "--results", store}, &out, &errb); code != exitValid {
+		t.Errorf("hooks stand in for kill and partition: exit %d: %s", code, errb.String())
+	}
+}
+
+// --nemesis list says what each fault needs in words and where it runs,
+// never by a Go type's name.
+func TestNemesisListSaysWhereEachFaultRuns(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "--nemesis", "list"}, &out, &errb); code != exitValid {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	txt := out.String()
+	for _, want := range []string{
+		"needs to kill and restart nodes: the docker runtime (the default); the kubernetes runtime (--runtime kubernetes, with Chaos Mesh installed); an existing cluster with --nemesis-hook kill=COMMAND",
+		"needs to pause and resume nodes: the docker runtime (the default); the kubernetes runtime (--runtime kubernetes);",
+		"needs to delay and drop the packets a node sends: the kubernetes runtime (--runtime kubernetes, with Chaos Mesh installed)\n",
+		"needs to add and remove nodes: the docker runtime (the default)\n",
+	} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("--nemesis list lacks %q:\n%s", want, txt)
+		}
+	}
+	for _, bad := range []string{"cluster.", "Killer", "Shaper", "Partitioner"} {
+		if strings.Contains(txt, bad) {
+			t.Errorf("--nemesis list names a Go type (%q)", bad)
 		}
 	}
 }

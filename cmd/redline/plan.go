@@ -248,13 +248,17 @@ func printNemesisList(w io.Writer) {
 	fmt.Fprintln(w, "fault:mode picks one mode; [study] modes are only picked that way. all = every fault the target can cause.")
 	for _, d := range nemesis.Describe() {
 		fmt.Fprintf(w, "\n%s: %s\n", d.Name, d.What)
-		switch {
-		case d.Needs != "" && d.Hook:
-			fmt.Fprintf(w, "  needs: %s, or --nemesis-hook %s=COMMAND on an external cluster\n", d.Needs, d.Name)
-		case d.Needs != "":
-			fmt.Fprintf(w, "  needs: %s\n", d.Needs)
-		default:
-			fmt.Fprintln(w, "  any target (through admin connections)")
+		if d.Capability == "" {
+			fmt.Fprintln(w, "  runs on any target (through admin connections)")
+		} else {
+			where := runtimesWith(d.Capability)
+			if d.Hook {
+				where = append(where, fmt.Sprintf("an existing cluster with --nemesis-hook %s=COMMAND", d.Name))
+			}
+			if len(where) == 0 {
+				where = []string{"no runtime offers it yet"}
+			}
+			fmt.Fprintf(w, "  needs to %s: %s\n", d.Needs, strings.Join(where, "; "))
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, m := range d.Modes {

@@ -131,6 +131,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 	if err := validateNemesis(cfg.Nemesis); err != nil {
 		return badArgs("--nemesis: %v", err)
 	}
+	if err := checkCapabilities(cfg, o.hooks); err != nil {
+		return err
+	}
 	if err := validateServer(cfg, targetChanged); err != nil {
 		return err
 	}
