@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/google/shlex"
 )
 
 // 'redline --version' and 'redline version' print the commit, the Go
@@ -129,6 +131,66 @@ func TestNemesisListSaysWhereEachFaultRuns(t *testing.T) {
 	for _, bad := range []string{"cluster.", "Killer", "Shaper", "Partitioner"} {
 		if strings.Contains(txt, bad) {
 			t.Errorf("--nemesis list names a Go type (%q)", bad)
+		}
+	}
+}
+
+// planLine is the command line a dry run printed.
+func planLine(t *testing.T, out string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "redline run ") || strings.HasPrefix(l, "redline bench ") {
+			return l
+		}
+	}
+	t.Fatalf("no command in the plan:\n%s", out)
+	return ""
+}
+
+// The dry run prints the exact command it stands for: every flag given,
+// the effective defaults (--client and --results included), the seed it
+// picked; that command, run again, plans the same run.
+func TestDryRunPrintsTheExactCommand(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "my store")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--nemesis", "partition,kill", "--workload", "counter,set", "--partition-clients", "--server-config", "maxmemory 1gb",
+			"--user", "bob", "--password-file", pw, "--test-count", "2", "--op-timeout", "3s"},
+			[]string{"--client redline", "--results '" + store + "'", "--partition-clients --", "--server-config 'maxmemory 1gb'", "--user bob",
+				"--password-file " + pw, "--test-count 2", "--op-timeout 3s", "--seed "}},
+		{[]string{"run", "--client", "go-redis", "--addrs", "127.0.0.1:1,127.0.0.1:2", "--nemesis", "kill", "--nemesis-hook", "kill=echo 'x y'", "--yes"},
+			[]string{"--client go-redis", "--addrs 127.0.0.1:1,127.0.0.1:2", `--nemesis-hook 'kill=echo '\''x y'\'''`, "--yes"}},
+		{[]string{"bench", "--ratio", "1:3", "--value-size", "32-64", "--rate", "500"},
+			[]string{"redline bench ", "--ratio 1:3", "--value-size 32-64", "--rate 500", "--keys 10000", "--workload kv"}},
+	} {
+		var out, errb bytes.Buffer
+		args := append(c.args, "--dry-run", "--results", store)
+		if code := run(args, &out, &errb); code != exitValid {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		line := planLine(t, out.String())
+		for _, w := range c.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("%v: the command lacks %q:\n%s", c.args, w, line)
+			}
+		}
+		words, err := shlex.Split(line)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		out.Reset()
+		if code := run(append(words[1:], "--dry-run"), &out, &errb); code != exitValid {
+			t.Fatalf("the printed command %s: exit %d: %s", line, code, errb.String())
+		}
+		if again := planLine(t, out.String()); again != line {
+			t.Errorf("the printed command plans another run:\n%s\n%s", line, again)
 		}
 	}
 }

@@ -13,8 +13,13 @@ import (
 	"github.com/redline-dev/redline/results"
 )
 
-// flagValue is one flag of `redline run` and its value as text.
-type flagValue struct{ name, value string }
+// flagValue is one flag of `redline run` and its value as text; bool says
+// it is a bool flag ("--name" or "--name=false" on a command line: pflag
+// reads "--name false" as the flag and a stray argument).
+type flagValue struct {
+	name, value string
+	bool        bool
+}
 
 // configFlags are the flags of `redline run` that give a run the config
 // cfg (what --replay applies, and what the shrink report prints). The
@@ -23,7 +28,9 @@ type flagValue struct{ name, value string }
 func configFlags(cfg harness.Config) []flagValue {
 	d := func(x harness.Duration) string { return x.D().String() }
 	var out []flagValue
-	add := func(name, value string) { out = append(out, flagValue{name, value}) }
+	add := func(name, value string) {
+		out = append(out, flagValue{name: name, value: value, bool: value == "true" && boolFlags[name]})
+	}
 	if cfg.Target == "external" {
 		add("addrs", strings.Join(cfg.Addrs, ","))
 	} else {
@@ -94,10 +101,21 @@ func configFlags(cfg harness.Config) []flagValue {
 	return out
 }
 
+// boolFlags are configFlags' bool flags.
+var boolFlags = map[string]bool{"partition-clients": true, "restore-roles": true, "require-coverage": true}
+
 // commandLine renders flags as one shell command line.
 func commandLine(cmd string, flags []flagValue) string {
 	parts := []string{cmd}
 	for _, f := range flags {
+		if f.bool {
+			if f.value == "true" {
+				parts = append(parts, "--"+f.name)
+			} else {
+				parts = append(parts, "--"+f.name+"="+f.value)
+			}
+			continue
+		}
 		v := f.value
 		if v == "" || strings.ContainsAny(v, " \t'\"$;&|<>*?()[]{}\\`") {
 			v = "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"

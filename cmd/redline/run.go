@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
@@ -39,6 +40,7 @@ type runOptions struct {
 	seedPicked bool                // the plan's seed was picked, not given
 	creds      cluster.Credentials // read from the environment or a file, never stored
 	replay     string              // --replay DIR: rerun a stored run's config and fault schedule
+	flags      *pflag.FlagSet      // the command's flags, for the command a dry run prints (nil: none)
 	kv         kvFlags             // bench's kv workload
 	capacity   capacityFlags       // bench's --slo search and --plan
 	stdout     io.Writer
@@ -68,6 +70,7 @@ cannot be reached, the Docker engine does not answer), 254 bad arguments,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
+			o.flags = cmd.Flags()
 			if o.replay != "" {
 				if err := applyReplay(cmd.Flags(), o); err != nil {
 					return err
