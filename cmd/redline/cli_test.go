@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/shlex"
+
+	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/cluster/localcluster"
 )
 
 // 'redline --version' and 'redline version' print the commit, the Go
@@ -192,5 +197,68 @@ func TestDryRunPrintsTheExactCommand(t *testing.T) {
 		if again := planLine(t, out.String()); again != line {
 			t.Errorf("the printed command plans another run:\n%s\n%s", line, again)
 		}
+	}
+}
+
+// The first interrupt ends the command's context; only the second closes
+// the abort that stops the teardown's wait.
+func TestSecondInterruptAbortsTheTeardown(t *testing.T) {
+	sigs := make(chan os.Signal, 2)
+	var errb syncBuffer
+	ctx, cancel := onInterrupts(context.Background(), sigs, &errb)
+	defer cancel()
+	sigs <- os.Interrupt
+	<-ctx.Done()
+	tctx, stop := harness.AfterCancel(ctx, time.Minute)
+	defer stop()
+	select {
+	case <-tctx.Done():
+		t.Fatal("one Ctrl-C ended the teardown's wait")
+	case <-time.After(50 * time.Millisecond):
+	}
+	sigs <- os.Interrupt
+	select {
+	case <-tctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second Ctrl-C did not end the teardown's wait")
+	}
+	if !strings.Contains(errb.String(), "Ctrl-C again to stop waiting") || !strings.Contains(errb.String(), "no longer waiting for the teardown") {
+		t.Errorf("stderr: %q", errb.String())
+	}
+}
+
+// Ctrl-C during a run exits 130 (interrupted by the user), not 255 (a
+// failure of redline's): a run on a local cluster of redis-server
+// processes, cancelled once traffic flows.
+func TestInterruptedRunExits130(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts redis-server processes")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 3, 0, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	rctx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- runContext(rctx, []string{"run", "--addrs", strings.Join(lc.Addrs, ","), "--workload", "register",
+			"--time-limit", "1m", "--concurrency", "2", "--results", t.TempDir()}, &out, &errb)
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(errb.String()+out.String(), "traffic") {
+		if time.Now().After(deadline) {
+			t.Fatalf("traffic never started: %s", errb.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	interrupt()
+	if code := <-done; code != exitInterrupted || !strings.Contains(errb.String(), "interrupted; the history so far") {
+		t.Fatalf("exit %d, want 130:\n%s", code, errb.String())
 	}
 }

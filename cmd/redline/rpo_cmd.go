@@ -60,8 +60,8 @@ estimate and starts nothing.
 
 Lost writes are what the study measures, so its runs' checkers are mostly
 invalid; the exit code says whether it could measure: 0 when every run gave
-figures, 2 when some did not (listed in rpo.md), 254 bad arguments, 255
-interrupted (continue with --resume DIR).`,
+figures, 2 when some did not (listed in rpo.md), 254 bad arguments, 130
+interrupted (continue with --resume DIR), 255 redline itself failed.`,
 		Example: `  redline rpo --dry-run
   redline rpo --target redis --scenarios isolate-primary --wait 0,1 --seeds 2
   redline rpo --target reference,redis --node-timeout 1s,2s,5s --min-replicas`,

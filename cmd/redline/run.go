@@ -8,12 +8,10 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -62,7 +60,8 @@ final state, checks the history and stores everything under ./results.
 Exit codes: 0 all checkers valid, 1 some checker found an anomaly, 2 some
 checker could not decide, 253 the environment failed (the cluster at --addrs
 cannot be reached, the Docker engine does not answer), 254 bad arguments,
-255 redline itself failed.`,
+255 redline itself failed, 130 interrupted (Ctrl-C: traffic stops, faults
+end, the cluster is torn down; a second Ctrl-C stops waiting for that).`,
 		Example: `  redline run --workload register --time-limit 30s
   redline run --target redis --workload counter,set --nemesis partition --wait 1
   redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s
@@ -297,7 +296,7 @@ func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyInterrupts(ctx, o.stderr)
 	defer stop()
 	worst := exitValid
 	for i := 0; i < o.cfg.TestCount; i++ {
@@ -355,7 +354,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
 	}
 	if out.Interrupted {
-		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, out.Dir, out.Dir))
+		return 0, interrupted("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, out.Dir, out.Dir)
 	}
 	if cfg.Bench {
 		printBench(stdout, out.Summary)

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,7 +38,8 @@ reruns it, written to DIR/shrink.json and DIR/shrink.md. Every rerun is a full
 run (cluster, traffic, faults, checks) stored in the results directory.
 
 Exit codes: 0 the search ran (whether or not it shrank anything), 254 bad
-arguments (e.g. DIR is not an invalid run), 255 redline itself failed.`,
+arguments (e.g. DIR is not an invalid run), 130 interrupted (what it found so
+far is written), 255 redline itself failed.`,
 		Example: `  redline shrink results/latest --max-runs 12 --time-budget 30m
   redline shrink results/latest --checker register/linearizable`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -102,7 +101,7 @@ func runShrink(ctx context.Context, dir string, so *shrinkOptions, stdout, stder
 			}
 		}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyInterrupts(ctx, stderr)
 	defer stop()
 	cfg.Schedule, cfg.ReplayOf = sched, dir
 	if len(sched) == 0 && len(cfg.Nemesis) > 0 && cfg.Nemesis[0] != "none" {
@@ -132,6 +131,9 @@ func runShrink(ctx context.Context, dir string, so *shrinkOptions, stdout, stder
 		o.Steps, s.Steps, o.TimeLimit, s.TimeLimit, o.Concurrency, s.Concurrency, o.Keys, s.Keys)
 	fmt.Fprintf(stdout, "stopped: %s\nsmallest run showing the anomaly: %s\nrerun it: %s\nreport: %s, %s\n",
 		res.Stopped, res.SmallestDir, command, run.Path("shrink.md"), run.Path("shrink.json"))
+	if ctx.Err() != nil {
+		return interrupted("interrupted; the smallest run so far is above")
+	}
 	return nil
 }
 

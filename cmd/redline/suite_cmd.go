@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,7 +49,7 @@ time limit plus about 15 s) and starts nothing.
 
 Exit code: the worst verdict (1 some run invalid, else 2 some run unknown or
 failed, else 0); 254 for a bad file, naming the line and key, or a --results
-that is not a writable directory; 255 if the suite was interrupted (resume it
+that is not a writable directory; 130 if the suite was interrupted (resume it
 with --resume DIR).`,
 		Example: `  redline suite release-check.yaml
   redline suite --preset release --dry-run
@@ -157,7 +155,7 @@ func hasVerdict(prior *suite.Summary) func(int) bool {
 // code; the RPO study goes through here too (command names it for the
 // resume hint).
 func executeSuite(ctx context.Context, s *suite.Suite, dir string, prior *suite.Summary, resultsRoot, command string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyInterrupts(ctx, stderr)
 	defer stop()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return harnessFailed(fmt.Errorf("suite directory: %w", err))
@@ -188,7 +186,7 @@ func executeSuite(ctx context.Context, s *suite.Suite, dir string, prior *suite.
 		s.Name, strings.ToUpper(sum.Verdict()), c[suite.Valid], c[suite.Invalid], c[suite.Unknown], c[suite.Error], c[suite.Pending],
 		filepath.Join(dir, "summary.html"), filepath.Join(dir, "junit.xml"))
 	if sum.Interrupted {
-		return harnessFailed(fmt.Errorf("suite interrupted; resume it with '%s --resume %s'", command, dir))
+		return interrupted("suite interrupted; resume it with '%s --resume %s'", command, dir)
 	}
 	if code := sum.ExitCode(); code != exitValid {
 		return verdict{code}
