@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -119,7 +118,7 @@ func newServeCmd(stdout io.Writer, use, short string, store *string) *cobra.Comm
 				return badArgs("cannot listen on %s: %v", listen, err)
 			}
 			fmt.Fprintf(stdout, "serving %s at http://%s/ (Ctrl-C to stop)\n", root, l.Addr())
-			return harnessFailed(http.Serve(l, results.Browser{Store: results.Store{Root: root}}.Handler()))
+			return harnessFailed(results.Browser{Store: results.Store{Root: root}}.Server().Serve(l))
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on")
