@@ -5,6 +5,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -75,6 +79,7 @@ func newResultsCmd(stdout, stderr io.Writer) *cobra.Command {
 			return c.WriteText(stdout)
 		},
 	})
+	c.AddCommand(newPruneCmd(stdout, &root))
 	c.AddCommand(newServeCmd(stdout, "serve", "Browse the results store in a web browser (runs, reports, suites, comparisons)", &root))
 	return c
 }
@@ -141,4 +146,98 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// newPruneCmd is 'results prune': which runs go is said first, and only
+// --yes removes them (as git clean without -f, restic forget with
+// --dry-run): deleting results is not undone.
+func newPruneCmd(stdout io.Writer, store *string) *cobra.Command {
+	var keep int
+	var olderThan string
+	var yes bool
+	c := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove old runs from the store: say which first, remove them with --yes",
+		Long: `Remove stored runs by count and age: --keep N keeps the newest N runs of each
+test, --older-than DUR keeps the runs started within DUR (30d, 12h, 90m);
+with both a run goes only if neither keeps it. The run 'latest' points at
+is always kept, and suites/ and rpo/ are never touched (their summaries
+link to runs: a pruned run's link there goes dead). Without --yes, prune
+only lists what it would remove and how much space that frees.`,
+		Example: `  redline results prune --keep 5
+  redline results prune --older-than 30d --yes
+  redline results prune --keep 3 --older-than 7d --results /data/redline-results`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rule := results.PruneRule{Keep: keep, Now: time.Now()}
+			if cmd.Flags().Changed("keep") && keep < 1 {
+				return badArgs("--keep %d: keep at least 1 run of each test (to remove a whole test, delete its directory)", keep)
+			}
+			if olderThan != "" {
+				d, err := parseAge(olderThan)
+				if err != nil {
+					return badArgs("--older-than %q: %v (e.g. 30d, 12h, 90m)", olderThan, err)
+				}
+				rule.OlderThan = d
+			}
+			if rule.Keep == 0 && rule.OlderThan == 0 {
+				return badArgs("prune needs a rule: --keep N (the newest N runs of each test stay), --older-than DUR (runs started within DUR stay), or both")
+			}
+			if err := missingStore(*store); err != nil {
+				return err
+			}
+			st := results.Store{Root: *store}
+			runs, err := st.Prunable(rule)
+			if err != nil {
+				return harnessFailed(err)
+			}
+			if len(runs) == 0 {
+				fmt.Fprintf(stdout, "nothing to prune in %s\n", *store)
+				return nil
+			}
+			var total int64
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			for _, r := range runs {
+				total += r.Bytes
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r.Time.Format("2006-01-02 15:04:05"), r.Test, r.Verdict(), results.HumanBytes(r.Bytes), r.Dir)
+			}
+			if !yes {
+				fmt.Fprintf(stdout, "would remove %d runs (%s) from %s:\n", len(runs), results.HumanBytes(total), *store)
+				tw.Flush()
+				fmt.Fprintln(stdout, "nothing was removed: add --yes to remove them")
+				return nil
+			}
+			fmt.Fprintf(stdout, "removing %d runs (%s) from %s:\n", len(runs), results.HumanBytes(total), *store)
+			tw.Flush()
+			for _, r := range runs {
+				if err := st.Remove(r); err != nil {
+					return harnessFailed(fmt.Errorf("removing %s: %w", r.Dir, err))
+				}
+			}
+			fmt.Fprintf(stdout, "removed %d runs (%s)\n", len(runs), results.HumanBytes(total))
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&keep, "keep", 0, "keep the newest N runs of each test")
+	f.StringVar(&olderThan, "older-than", "", "remove only runs started more than DUR ago (30d, 12h, 90m)")
+	f.BoolVarP(&yes, "yes", "y", false, "remove the runs (without it, prune only lists them)")
+	return c
+}
+
+// parseAge is a Go duration, or a whole number of days ("30d"), the unit
+// an age of results is thought of in.
+func parseAge(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("not a positive number of days")
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("not a positive duration")
+	}
+	return d, err
 }
