@@ -323,7 +323,7 @@ func (b Browser) suites(w http.ResponseWriter, r *http.Request) {
 			out = append(out, e)
 		}
 	}
-	// RPO studies are suites too (results/rpo/<ts>/): their page is rpo.html.
+	// RPO studies are suites too (<store>/rpo/<ts>/): their page is rpo.html.
 	studies, _ := os.ReadDir(filepath.Join(b.Store.Root, "rpo"))
 	for _, ts := range studies {
 		if !ts.IsDir() {

@@ -62,7 +62,7 @@ func (s Store) pointLatest(r *Run) error {
 	tmp := link + ".tmp"
 	_ = os.Remove(tmp)
 	if err := os.Symlink(rel, tmp); err != nil {
-		return fmt.Errorf("cannot link results/latest: %w", err)
+		return fmt.Errorf("cannot link latest in the results store: %w", err)
 	}
 	return os.Rename(tmp, link)
 }

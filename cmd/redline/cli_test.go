@@ -262,3 +262,35 @@ func TestInterruptedRunExits130(t *testing.T) {
 		t.Fatalf("exit %d, want 130:\n%s", code, errb.String())
 	}
 }
+
+// Runs go to ./redline-results by default, not ./results (the source
+// tree's results package): every command that stores or reads runs.
+func TestDefaultStoreIsRedlineResults(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "--dry-run"}, &out, &errb); code != exitValid {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if line := planLine(t, out.String()); !strings.Contains(line, "--results redline-results") {
+		t.Errorf("the plan's store: %s", line)
+	}
+	root := newRootCmd(&out, &errb)
+	for _, path := range [][]string{{"run"}, {"bench"}, {"suite"}, {"rpo"}, {"serve"}, {"results", "list"}, {"results", "serve"}, {"results", "prune"}, {"shrink"}} {
+		c, _, err := root.Find(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := c.Flags().Lookup("results")
+		if f == nil {
+			f = c.InheritedFlags().Lookup("results")
+		}
+		if path[0] == "shrink" {
+			if f == nil || f.DefValue != "" || !strings.Contains(f.Usage, "[redline-results]") {
+				t.Errorf("shrink --results: %+v", f)
+			}
+			continue
+		}
+		if f == nil || f.DefValue != "redline-results" {
+			t.Errorf("%v --results defaults to %+v", path, f)
+		}
+	}
+}

@@ -84,8 +84,9 @@ func newResultsCmd(stdout, stderr io.Writer) *cobra.Command {
 	return c
 }
 
-// defaultStore is where runs are stored without --results.
-const defaultStore = "results"
+// defaultStore is where runs are stored without --results: beside the
+// source tree when run from a checkout, never in its results/ package.
+const defaultStore = "redline-results"
 
 // missingStore is the one answer of every results command to a store that
 // does not exist: bad arguments (254), as the store is an argument

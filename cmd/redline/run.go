@@ -55,7 +55,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run one test: start a cluster, drive workloads under faults, check the history",
 		Long: `Run one test. By default redline starts a 6-node cluster of the bundled reference
 server in containers, runs the register workload for 60 s, heals, reads the
-final state, checks the history and stores everything under ./results.
+final state, checks the history and stores everything under ./redline-results.
 
 Exit codes: 0 all checkers valid, 1 some checker found an anomaly, 2 some
 checker could not decide, 253 the environment failed (the cluster at --addrs
@@ -65,7 +65,7 @@ end, the cluster is torn down; a second Ctrl-C stops waiting for that).`,
 		Example: `  redline run --workload register --time-limit 30s
   redline run --target redis --workload counter,set --nemesis partition --wait 1
   redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s
-  redline run --replay results/latest --server-binary /path/to/valkey-server`,
+  redline run --replay redline-results/latest --server-binary /path/to/valkey-server`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
@@ -496,7 +496,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.DurationVar((*time.Duration)(&cfg.NodeTimeout), "node-timeout", 2*time.Second, "cluster-node-timeout of clusters redline creates")
 	f.DurationVar((*time.Duration)(&cfg.OpTimeout), "op-timeout", time.Second, "client timeout of one operation (an op that times out is recorded as info)")
 	f.DurationVar((*time.Duration)(&cfg.CheckTimeout), "check-timeout", 60*time.Second, "time the linearizability search may take before it says unknown")
-	f.StringVar(&cfg.ResultsDir, "results", "results", "directory of the results store")
+	f.StringVar(&cfg.ResultsDir, "results", defaultStore, "directory of the results store")
 	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
 	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract); on kubernetes the image the pods pull")
 	addRuntimeFlags(f, cfg)

@@ -91,11 +91,11 @@ run (cluster, traffic, faults, checks) stored in the results directory.
 Exit codes: 0 the search ran (whether or not it shrank anything), 254 bad
 arguments (e.g. DIR is not an invalid run), 130 interrupted (what it found so
 far is written), 255 redline itself failed.`,
-		Example: `  redline shrink results/latest --max-runs 12 --time-budget 30m
-  redline shrink results/latest --checker register/linearizable`,
+		Example: `  redline shrink redline-results/latest --max-runs 12 --time-budget 30m
+  redline shrink redline-results/latest --checker register/linearizable`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return badArgs("shrink needs exactly one run directory, e.g. 'redline shrink results/latest'")
+				return badArgs("shrink needs exactly one run directory, e.g. 'redline shrink redline-results/latest'")
 			}
 			return nil
 		},

@@ -42,7 +42,7 @@ with defaults, a matrix whose lists are crossed, and a list of runs:
     - {workload: counter, nemesis: partition, wait: 1}
 
 Runs go one after another (one cluster at a time), each stored as a normal run.
-The suite writes results/suites/<name>/<timestamp>/ with suite.yaml (expanded),
+The suite writes redline-results/suites/<name>/<timestamp>/ with suite.yaml (expanded),
 summary.json, junit.xml (one testcase per run) and summary.html. --dry-run
 lists the expanded runs with their flags and the estimated time (each run's
 time limit plus about 15 s) and starts nothing.
@@ -54,7 +54,7 @@ with --resume DIR).`,
 		Example: `  redline suite release-check.yaml
   redline suite --preset release --dry-run
   redline suite --preset release --set target=redis --set server-binary=./src/redis-server
-  redline suite --resume results/suites/release-check/20261130T210000.000`,
+  redline suite --resume redline-results/suites/release-check/20261130T210000.000`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSuite(cmd.Context(), o, args)
@@ -64,7 +64,7 @@ with --resume DIR).`,
 	f.StringVar(&o.resume, "resume", "", "suite directory of an interrupted suite: run only what has no verdict yet")
 	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, 32 runs, about 24 min), clients (5 client libraries x kill, partition, pause, failover, migrate of a primary on counter, about 25 min); --dry-run lists the runs")
 	f.StringArrayVar(&o.sets, "set", nil, "key=value applied to every run over the file (repeatable), e.g. --set target=redis")
-	f.StringVar(&o.results, "results", "results", "directory of the results store (runs, and suites/<name>/<ts>/)")
+	f.StringVar(&o.results, "results", defaultStore, "directory of the results store (runs, and suites/<name>/<ts>/)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print every run's flags and the estimated total time; start nothing")
 	return c
 }
