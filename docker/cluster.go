@@ -31,6 +31,12 @@ import (
 // Port is the client port of every node; the bus port is Port+10000.
 const Port = 6379
 
+// Capabilities are the faults this runtime's clusters can cause, read off
+// Cluster's methods: a fault interface Cluster gains is a capability
+// without another list to update (cmd refuses the faults it lacks before
+// anything starts).
+func Capabilities() []cluster.Capability { return cluster.CapabilitiesOf((*Cluster)(nil)) }
+
 // Cluster is a running cluster of containers. It implements cluster.Cluster,
 // Killer, Pauser, Partitioner, Clock, Grower, LogSource and Describer.
 type Cluster struct {

@@ -110,8 +110,9 @@ func Run(ctx context.Context, p Plan) (Outcome, error) {
 		return out, err
 	}
 	defer func() {
-		// Tear down even after Ctrl-C: a fresh context, bounded.
-		tctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		// Tear down even after Ctrl-C: a fresh context, bounded, that a
+		// second Ctrl-C ends (WithAbort).
+		tctx, cancel := AfterCancel(ctx, 2*time.Minute)
 		defer cancel()
 		if err := cl.Close(tctx); err != nil {
 			log.Printf("teardown: %v (run 'redline cluster down' to remove leftovers)", err)

@@ -190,7 +190,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		if in.Audit != nil {
 			// Not redline's cluster: a slot left half-migrated stays so
 			// after Ctrl-C unless redline finishes its own steps now.
-			out.Audit = endGuestRun(in, rec, log)
+			out.Audit = endGuestRun(ctx, in, rec, log)
 		}
 		out.Ops = len(rec.Ops())
 		closed = true
@@ -251,9 +251,10 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 }
 
 // endGuestRun ends the faults of an interrupted run on a cluster redline
-// did not create, and audits, within two minutes of a fresh context.
-func endGuestRun(in Inputs, rec *Recorder, log *Log) *clusteradmin.AuditResult {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+// did not create, and audits, within two minutes of a fresh context (a
+// second Ctrl-C ends it sooner: WithAbort).
+func endGuestRun(runCtx context.Context, in Inputs, rec *Recorder, log *Log) *clusteradmin.AuditResult {
+	ctx, cancel := AfterCancel(runCtx, 2*time.Minute)
 	defer cancel()
 	if in.Nemesis != nil {
 		log.Printf("interrupted: ending redline's own faults on the cluster first (at most 2 minutes)")

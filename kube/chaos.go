@@ -202,6 +202,16 @@ func (r *Runtime) deleteChaos(ctx context.Context, sel string) (int, error) {
 	return n, errors.Join(errs...)
 }
 
+// Capabilities are the faults this runtime's clusters can cause at most,
+// read off ChaosCluster's methods: with Chaos Mesh installed. Without it
+// a cluster is a plain Cluster and can only pause, which the run says
+// when it starts.
+func Capabilities() []cluster.Capability { return cluster.CapabilitiesOf((*ChaosCluster)(nil)) }
+
+// CapabilitiesWithoutChaos are the faults a cluster can suffer where Chaos
+// Mesh is not installed, read off Cluster's methods.
+func CapabilitiesWithoutChaos() []cluster.Capability { return cluster.CapabilitiesOf((*Cluster)(nil)) }
+
 // ChaosCluster is a Cluster whose API server serves Chaos Mesh: it
 // implements cluster.Killer, Partitioner, Shaper and Clock with Chaos Mesh
 // resources, each checked in its status before the fault counts as done.

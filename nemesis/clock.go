@@ -21,10 +21,10 @@ type clockFault struct {
 	skewed nodeSet
 }
 
-func (*clockFault) name() string    { return "clock" }
-func (*clockFault) modes() []string { return []string{"bump", "strobe"} }
-func (*clockFault) needs() string   { return "offset a node's clock (cluster.Clock)" }
-func (*clockFault) hookable() bool  { return true }
+func (*clockFault) name() string              { return "clock" }
+func (*clockFault) modes() []string           { return []string{"bump", "strobe"} }
+func (*clockFault) needs() cluster.Capability { return cluster.CanClock }
+func (*clockFault) hookable() bool            { return true }
 
 // bind probes a runtime's clock when the fault is asked for: a runtime may
 // implement Clock and still not be able to skew (a custom image without

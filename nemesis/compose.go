@@ -342,7 +342,7 @@ func (f *failoverFault) studyModes() []string { return []string{takeoverKilledMo
 func (f *failoverFault) takeoverKilledAction(st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
 	k, _ := borrow[nodeStriker](f.env, "kill")
 	if k == nil {
-		return nil, fmt.Errorf("%s needs to %s", st.Mode, lookup("kill").needs())
+		return nil, fmt.Errorf("%s needs to %s", st.Mode, needsWords(lookup("kill")))
 	}
 	prim := t.Primaries()
 	var withReplica []clusteradmin.NodeState
@@ -443,7 +443,7 @@ func (e *env) replInfo(ctx context.Context, addr string) map[string]any {
 func (f *memberFault) emptiedReplicaKillAction(st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
 	k, _ := borrow[nodeStriker](f.env, "kill")
 	if k == nil {
-		return nil, fmt.Errorf("%s needs to %s", st.Mode, lookup("kill").needs())
+		return nil, fmt.Errorf("%s needs to %s", st.Mode, needsWords(lookup("kill")))
 	}
 	prim := t.Primaries()
 	if len(prim) < 4 {

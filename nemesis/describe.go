@@ -3,17 +3,21 @@ package nemesis
 import (
 	"fmt"
 	"strings"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // FaultDoc says what a fault and each of its modes do, for `--nemesis
 // list`; built from the registry, so a fault without words fails
 // TestEveryModeIsDescribed rather than listing blank.
 type FaultDoc struct {
-	Name  string    `json:"name"`
-	What  string    `json:"what"`
-	Needs string    `json:"needs,omitempty"` // what the runtime must offer ("" = any target)
-	Hook  bool      `json:"hook,omitempty"`  // a --nemesis-hook can stand in for the runtime
-	Modes []ModeDoc `json:"modes"`
+	Name  string `json:"name"`
+	What  string `json:"what"`
+	Needs string `json:"needs,omitempty"` // what the runtime must offer, in words ("" = any target)
+	// Capability is Needs as the runtimes list it (cluster.CapabilitiesOf).
+	Capability cluster.Capability `json:"capability,omitempty"`
+	Hook       bool               `json:"hook,omitempty"` // a --nemesis-hook can stand in for the runtime
+	Modes      []ModeDoc          `json:"modes"`
 }
 
 // ModeDoc is one mode of a fault; Study marks modes a random schedule never
@@ -28,7 +32,7 @@ type ModeDoc struct {
 func Describe() []FaultDoc {
 	var out []FaultDoc
 	for _, f := range catalog {
-		d := FaultDoc{Name: f.name(), What: faultWords[f.name()], Needs: f.needs(), Hook: f.hookable()}
+		d := FaultDoc{Name: f.name(), What: faultWords[f.name()], Needs: needsWords(f), Capability: f.needs(), Hook: f.hookable()}
 		for _, m := range f.modes() {
 			d.Modes = append(d.Modes, ModeDoc{Name: m, What: modeWords(f.name(), m)})
 		}

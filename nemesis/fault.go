@@ -26,9 +26,13 @@ type fault interface {
 	// studyModes are modes only "fault:mode" names reach (never picked by
 	// a schedule, so they change no seed's schedule).
 	studyModes() []string
-	// needs says what the runtime must offer ("" when any target will do),
-	// for the error naming a target that cannot.
-	needs() string
+	// needs is the capability the runtime must offer ("" when any target
+	// will do through admin connections); capabilityWords say it in words.
+	needs() cluster.Capability
+	// borrows names the other faults whose means a mode of this one
+	// strikes with (a study mode that kills during a move borrows kill),
+	// so that a runtime without them refuses the mode before it starts.
+	borrows(mode string) []string
 	// hookable says a --nemesis-hook can stand in for the runtime.
 	hookable() bool
 	// probe is what the fault, with the modes named of it (nil: all of
@@ -62,8 +66,9 @@ func (base) studyModes() []string             { return nil }
 func (base) hookable() bool                   { return false }
 func (base) heal(context.Context, *healing)   {}
 func (base) settle(context.Context, *healing) {}
-func (base) needs() string                    { return "" }
+func (base) needs() cluster.Capability        { return "" }
 func (base) probe([]string) string            { return "" }
+func (base) borrows(string) []string          { return nil }
 func (base) bind(*env, *hook, bool) error     { return nil }
 
 // env is what every fault may use of the run: the cluster, the options,

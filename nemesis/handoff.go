@@ -84,11 +84,11 @@ func (f *migrateFault) handoffAction(ctx context.Context, st Step, a *action, sl
 	case method == "atomic" && !f.mover.AtomicCapable(ctx, all):
 		return fmt.Errorf("%s needs CLUSTER MIGRATION (Redis 8.4) on every primary", st.Mode)
 	case strings.HasPrefix(strike, "kill") && h.kill == nil:
-		return fmt.Errorf("%s needs to %s", st.Mode, lookup("kill").needs())
+		return fmt.Errorf("%s needs to %s", st.Mode, needsWords(lookup("kill")))
 	case strings.HasPrefix(strike, "pause") && h.pause == nil:
-		return fmt.Errorf("%s needs to %s", st.Mode, lookup("pause").needs())
+		return fmt.Errorf("%s needs to %s", st.Mode, needsWords(lookup("pause")))
 	case strike == "partition" && h.part == nil:
-		return fmt.Errorf("%s needs to %s", st.Mode, lookup("partition").needs())
+		return fmt.Errorf("%s needs to %s", st.Mode, needsWords(lookup("partition")))
 	case strings.HasPrefix(strike, "failover") && h.failover == nil:
 		return fmt.Errorf("%s needs the failover fault", st.Mode)
 	}

@@ -42,10 +42,10 @@ const (
 	afterRestartWait = 5 * time.Second
 )
 
-func (*killFault) name() string    { return "kill" }
-func (*killFault) modes() []string { return []string{"one", "primary", "majority-primaries", "all"} }
-func (*killFault) needs() string   { return "kill and restart nodes (cluster.Killer)" }
-func (*killFault) hookable() bool  { return true }
+func (*killFault) name() string              { return "kill" }
+func (*killFault) modes() []string           { return []string{"one", "primary", "majority-primaries", "all"} }
+func (*killFault) needs() cluster.Capability { return cluster.CanKill }
+func (*killFault) hookable() bool            { return true }
 
 func (f *killFault) bind(e *env, h *hook, _ bool) (err error) {
 	f.env = e

@@ -26,9 +26,9 @@ type memberFault struct {
 	origNodes int
 }
 
-func (*memberFault) name() string    { return "member" }
-func (*memberFault) modes() []string { return []string{"add", "remove"} }
-func (*memberFault) needs() string   { return "add and remove nodes (cluster.Grower)" }
+func (*memberFault) name() string              { return "member" }
+func (*memberFault) modes() []string           { return []string{"add", "remove"} }
+func (*memberFault) needs() cluster.Capability { return cluster.CanGrow }
 
 func (f *memberFault) bind(e *env, _ *hook, _ bool) error {
 	f.env = e

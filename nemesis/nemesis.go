@@ -170,7 +170,7 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 		if !errors.Is(err, errUnsupported) {
 			detail = fmt.Sprintf(" (%v)", err)
 		}
-		return nil, fmt.Errorf("fault %s: target %s cannot %s%s; %s", name, n.target, f.needs(), detail, hint)
+		return nil, fmt.Errorf("fault %s: target %s cannot %s%s; %s", name, n.target, needsWords(f), detail, hint)
 	}
 	if all {
 		for _, f := range n.order {

@@ -31,8 +31,8 @@ func (*partitionFault) modes() []string {
 func (*partitionFault) studyModes() []string {
 	return append([]string{"primary-minority", oneWay}, oneWayVariants...)
 }
-func (*partitionFault) needs() string  { return "cut node-to-node traffic (cluster.Partitioner)" }
-func (*partitionFault) hookable() bool { return true }
+func (*partitionFault) needs() cluster.Capability { return cluster.CanPartition }
+func (*partitionFault) hookable() bool            { return true }
 
 // probe: the one-way modes, when named, need filtering one way.
 func (*partitionFault) probe(named []string) string {

@@ -20,10 +20,10 @@ type pauseFault struct {
 	paused nodeSet
 }
 
-func (*pauseFault) name() string    { return "pause" }
-func (*pauseFault) modes() []string { return []string{"one", "primary", "primary-long"} }
-func (*pauseFault) needs() string   { return "pause and resume nodes (cluster.Pauser)" }
-func (*pauseFault) hookable() bool  { return true }
+func (*pauseFault) name() string              { return "pause" }
+func (*pauseFault) modes() []string           { return []string{"one", "primary", "primary-long"} }
+func (*pauseFault) needs() cluster.Capability { return cluster.CanPause }
+func (*pauseFault) hookable() bool            { return true }
 
 func (f *pauseFault) bind(e *env, h *hook, _ bool) error {
 	f.env = e

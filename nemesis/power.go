@@ -9,11 +9,6 @@ import (
 	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
-// storageNeeds is what power and disk ask of the runtime: the nodes' data
-// directories through a filesystem that keeps unsynced writes apart (the
-// docker runtime's FUSE layer, docker/faultfs).
-const storageNeeds = "fault the storage under the nodes' data directories (the docker runtime mounts them through its FUSE layer when power or disk is asked for)"
-
 // powerFault cuts the power of its targets at one instant: what they had
 // not fsynced is lost (or, torn, every unsynced write but a prefix of each
 // file's last is kept) and they are SIGKILLed; stop powers them on again.
@@ -31,7 +26,7 @@ func (*powerFault) name() string { return "power" }
 func (*powerFault) modes() []string {
 	return []string{"one", "shard", "all", "shard-torn"}
 }
-func (*powerFault) needs() string { return storageNeeds }
+func (*powerFault) needs() cluster.Capability { return cluster.CanPowerCut }
 
 func (f *powerFault) bind(e *env, _ *hook, _ bool) (err error) {
 	f.env = e
@@ -119,9 +114,9 @@ type diskFault struct {
 	faulty nodeSet
 }
 
-func (*diskFault) name() string    { return "disk" }
-func (*diskFault) modes() []string { return []string{"full", "eio"} }
-func (*diskFault) needs() string   { return storageNeeds }
+func (*diskFault) name() string              { return "disk" }
+func (*diskFault) modes() []string           { return []string{"full", "eio"} }
+func (*diskFault) needs() cluster.Capability { return cluster.CanDiskFault }
 
 func (f *diskFault) bind(e *env, _ *hook, _ bool) (err error) {
 	f.env = e

@@ -23,10 +23,10 @@ var registry = []func() fault{
 	func() fault { return &memberFault{} },
 	func() fault { return &delayFault{} },
 	func() fault { return &lossFault{} },
-	func() fault { return &powerFault{} },
-	func() fault { return &diskFault{} },
 	func() fault { return &slowLinkFault{} },
 	func() fault { return &slowFault{} },
+	func() fault { return &powerFault{} },
+	func() fault { return &diskFault{} },
 }
 
 // catalog holds one value of every registered fault, for names and modes.
@@ -131,7 +131,7 @@ func CheckHost(ctx context.Context, names []string, p cluster.Prober) error {
 			continue
 		}
 		if err := p.Probe(ctx, kind); err != nil {
-			return fmt.Errorf("fault %s: this host cannot %s (%v); drop it from --nemesis", name, f.needs(), err)
+			return fmt.Errorf("fault %s: this host cannot %s (%v); drop it from --nemesis", name, needsWords(f), err)
 		}
 	}
 	return nil

@@ -9,15 +9,6 @@ import (
 	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
-// What delay and loss ask of the runtime. Delay needs netem: Chaos Mesh
-// on --runtime kubernetes, or the kernel's sch_netem on docker (this kind
-// of machine has none: docker answers so before a run starts). Loss is
-// Chaos Mesh's on kubernetes and an nftables rule on docker.
-const (
-	delayNeeds = "hold the packets a node sends (cluster.Delayer: netem, i.e. Chaos Mesh NetworkChaos on --runtime kubernetes or the kernel's sch_netem on docker)"
-	lossNeeds  = "drop a share of the packets a node sends (cluster.Dropper: nftables on docker, Chaos Mesh NetworkChaos on --runtime kubernetes)"
-)
-
 // bindProbed takes the cluster's implementation of T for a fault and,
 // when the fault is asked for and the cluster can say (cluster.Prober),
 // asks whether this host can cause it: a runtime may implement the
@@ -49,9 +40,9 @@ type delayFault struct {
 	delayed nodeSet
 }
 
-func (*delayFault) name() string    { return "delay" }
-func (*delayFault) modes() []string { return []string{"one", "primary"} }
-func (*delayFault) needs() string   { return delayNeeds }
+func (*delayFault) name() string              { return "delay" }
+func (*delayFault) modes() []string           { return []string{"one", "primary"} }
+func (*delayFault) needs() cluster.Capability { return cluster.CanDelay }
 
 func (*delayFault) probe([]string) string { return cluster.ProbeDelay }
 
@@ -91,9 +82,9 @@ type lossFault struct {
 	lossy  nodeSet
 }
 
-func (*lossFault) name() string    { return "loss" }
-func (*lossFault) modes() []string { return []string{"one", "primary"} }
-func (*lossFault) needs() string   { return lossNeeds }
+func (*lossFault) name() string              { return "loss" }
+func (*lossFault) modes() []string           { return []string{"one", "primary"} }
+func (*lossFault) needs() cluster.Capability { return cluster.CanDrop }
 
 func (*lossFault) probe([]string) string { return cluster.ProbeLoss }
 

@@ -43,10 +43,12 @@ func (s *shaping) took() []string {
 
 // A target without a Shaper (docker's nodes, an external cluster, a
 // kubernetes cluster without Chaos Mesh) cannot delay or drop packets and
-// says what would: asking for either is an error, "all" leaves them out.
+// says what it lacks: asking for either is an error, "all" leaves them
+// out. (Which runtimes can is cmd's to say, from the runtimes' own
+// capabilities, before anything starts.)
 func TestDelayAndLossNeedAShaper(t *testing.T) {
-	for _, f := range []string{"delay", "loss"} {
-		if _, err := New([]string{f}, newBare(), opts()); !errHas(err, f, "external", "Chaos Mesh", "drop it from --nemesis") {
+	for f, words := range map[string]string{"delay": "cannot delay the packets a node sends", "loss": "cannot drop a share of the packets a node sends"} {
+		if _, err := New([]string{f}, newBare(), opts()); !errHas(err, f, "external", words, "drop it from --nemesis") {
 			t.Errorf("%s on a target without a Shaper: %v", f, err)
 		}
 	}

@@ -24,11 +24,9 @@ type slowLinkFault struct {
 	slowed    nodeSet
 }
 
-func (*slowLinkFault) name() string    { return "slow-link" }
-func (*slowLinkFault) modes() []string { return []string{"one", "primary"} }
-func (*slowLinkFault) needs() string {
-	return "cap the rate a node sends at (cluster.Throttler: tbf on docker)"
-}
+func (*slowLinkFault) name() string              { return "slow-link" }
+func (*slowLinkFault) modes() []string           { return []string{"one", "primary"} }
+func (*slowLinkFault) needs() cluster.Capability { return cluster.CanThrottle }
 
 func (*slowLinkFault) probe([]string) string { return cluster.ProbeThrottle }
 
@@ -89,9 +87,10 @@ type slowFault struct {
 
 func (*slowFault) name() string    { return "slow" }
 func (*slowFault) modes() []string { return []string{"one", "primary"} }
-func (*slowFault) needs() string {
-	return "cap a node's CPU (cluster.CPULimiter: docker's CFS quota) or pause and resume it for a duty cycle (cluster.Pauser, or --nemesis-hook pause)"
-}
+
+// needs: pausing is what every runtime that can slow a node has (a
+// CPULimiter, docker's CFS quota, is used where there is one).
+func (*slowFault) needs() cluster.Capability { return cluster.CanPause }
 
 func (f *slowFault) bind(e *env, _ *hook, requested bool) error {
 	if l, err := bindProbed[cluster.CPULimiter](e, requested, cluster.ProbeCPU); err == nil {

@@ -199,7 +199,7 @@ func TestProbedFaultsAreRefusedBeforeTheRun(t *testing.T) {
 	if err != nil || !slices.Equal(n.Faults(), []string{"migrate", "failover", "loss", "slow-link", "slow"}) {
 		t.Fatalf("all where delay cannot be done = %v, %v", n.Faults(), err)
 	}
-	if _, err := New([]string{"slow"}, newBare(), opts()); !errHas(err, "slow", "CPU", "pause") {
+	if _, err := New([]string{"slow"}, newBare(), opts()); !errHas(err, "slow", "cannot pause and resume nodes") {
 		t.Fatalf("slow on a target that can neither cap CPU nor pause: %v", err)
 	}
 	hooked := Options{Interval: time.Second, Hooks: map[string]string{"pause": "true"}}

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io/fs"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,8 +26,45 @@ type Browser struct {
 	Store Store
 }
 
-// Handler returns the UI's routes.
+// Server is the browser as an http.Server, with timeouts that bound what
+// a slow or stuck client can hold (a header, a body, an idle connection)
+// and leave a 184 MB history.jsonl time to download.
+func (b Browser) Server() *http.Server {
+	return &http.Server{
+		Handler:           b.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      10 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
+// Handler returns the UI's routes, behind the Host check.
 func (b Browser) Handler() http.Handler {
+	return loopbackHost(b.routes())
+}
+
+// loopbackHost answers only requests addressed to a loopback name
+// (localhost, 127.0.0.0/8, ::1): the browser serves on loopback only, and a
+// page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) sends
+// its own name as Host, so it cannot read the store.
+func loopbackHost(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hh, _, err := net.SplitHostPort(host); err == nil {
+			host = hh
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		ip := net.ParseIP(host)
+		if !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+			httpError(w, http.StatusMisdirectedRequest, fmt.Errorf("host %q: the results browser answers only to localhost, 127.0.0.1 and [::1]", r.Host))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (b Browser) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", b.runs)
 	mux.HandleFunc("GET /runs/{test}/{ts}/{$}", b.runPage)
@@ -142,7 +180,23 @@ func (b Browser) runDir(r *http.Request) (string, bool) {
 	}
 	dir := filepath.Join(b.Store.Root, test, ts)
 	st, err := os.Stat(dir)
-	return dir, err == nil && st.IsDir()
+	return dir, err == nil && st.IsDir() && b.inside(dir)
+}
+
+// inside says whether dir, its symlinks resolved, lies in the store: a
+// run, suite or study directory that is a link out of the store (to a
+// home directory, to /) is not served, nor read for a page.
+func (b Browser) inside(dir string) bool {
+	root, err := filepath.EvalSymlinks(b.Store.Root)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(root, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 func safeName(s string) bool {
@@ -261,18 +315,24 @@ func (b Browser) suites(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			dir := filepath.Join(base, n.Name(), ts.Name())
+			if !b.inside(dir) {
+				continue
+			}
 			e := suiteEntry{Name: n.Name(), TS: ts.Name(), Link: "/suites/" + n.Name() + "/" + ts.Name() + "/", Page: "summary.html", Files: listFiles(dir)}
 			e.Verdict, e.Figures = suiteSummary(filepath.Join(dir, "summary.json"))
 			out = append(out, e)
 		}
 	}
-	// RPO studies are suites too (results/rpo/<ts>/): their page is rpo.html.
+	// RPO studies are suites too (<store>/rpo/<ts>/): their page is rpo.html.
 	studies, _ := os.ReadDir(filepath.Join(b.Store.Root, "rpo"))
 	for _, ts := range studies {
 		if !ts.IsDir() {
 			continue
 		}
 		dir := filepath.Join(b.Store.Root, "rpo", ts.Name())
+		if !b.inside(dir) {
+			continue
+		}
 		e := suiteEntry{Name: "RPO study", TS: ts.Name(), Link: "/rpo/" + ts.Name() + "/", Page: "rpo.html", Files: listFiles(dir)}
 		if _, err := os.Stat(filepath.Join(dir, "rpo.html")); err != nil {
 			e.Page = "summary.html"
@@ -299,7 +359,12 @@ func (b Browser) studyFile(w http.ResponseWriter, r *http.Request) {
 	if file == "" {
 		file = "rpo.html"
 	}
-	serveInside(w, r, filepath.Join(b.Store.Root, "rpo", ts), file)
+	dir := filepath.Join(b.Store.Root, "rpo", ts)
+	if !b.inside(dir) {
+		httpError(w, http.StatusNotFound, fmt.Errorf("no RPO study %s", ts))
+		return
+	}
+	serveInside(w, r, dir, file)
 }
 
 // suiteSummary reads what it can of a suite's summary.json: its verdict
@@ -344,7 +409,12 @@ func (b Browser) suiteFile(w http.ResponseWriter, r *http.Request) {
 	if file == "" {
 		file = "summary.html"
 	}
-	serveInside(w, r, filepath.Join(b.Store.Root, "suites", name, ts), file)
+	dir := filepath.Join(b.Store.Root, "suites", name, ts)
+	if !b.inside(dir) {
+		httpError(w, http.StatusNotFound, fmt.Errorf("no suite %s/%s", name, ts))
+		return
+	}
+	serveInside(w, r, dir, file)
 }
 
 type comparePage struct {
@@ -372,7 +442,12 @@ func (b Browser) compare(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusBadRequest, fmt.Errorf("run %q is not test/timestamp", ref))
 			return
 		}
-		dirs = append(dirs, filepath.Join(b.Store.Root, test, ts))
+		dir := filepath.Join(b.Store.Root, test, ts)
+		if !b.inside(dir) {
+			httpError(w, http.StatusBadRequest, fmt.Errorf("no run %s in %s", ref, b.Store.Root))
+			return
+		}
+		dirs = append(dirs, dir)
 	}
 	if len(dirs) < 2 {
 		httpError(w, http.StatusBadRequest, fmt.Errorf("pick at least two runs to compare (got %d): tick them in the runs table", len(dirs)))

@@ -131,3 +131,65 @@ func TestCompareText(t *testing.T) {
 		t.Error("a missing run must be an error")
 	}
 }
+
+// A run, suite or study directory that links out of the store is not
+// served: not its page, not its files.
+func TestBrowserRefusesSymlinksOutOfTheStore(t *testing.T) {
+	root, _ := store(t)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("private"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "config.json"), []byte(`{"target":"private"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []string{filepath.Join(root, "evil", "20260101T000000.000"), filepath.Join(root, "suites", "evil", "20260101T000000.000"),
+		filepath.Join(root, "rpo", "20260101T000000.000")} {
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(results.Browser{Store: results.Store{Root: root}}.Handler())
+	defer srv.Close()
+	for _, path := range []string{"/runs/evil/20260101T000000.000/", "/runs/evil/20260101T000000.000/secret.txt",
+		"/suites/evil/20260101T000000.000/secret.txt", "/rpo/20260101T000000.000/secret.txt",
+		"/compare?run=evil/20260101T000000.000&run=evil/20260101T000000.000"} {
+		code, body := get(t, srv, path)
+		if code == 200 || strings.Contains(body, "private") {
+			t.Errorf("%s: %d, served what lies outside the store:\n%s", path, code, body)
+		}
+	}
+	// A link that stays inside the store is still served.
+	if err := os.Symlink(filepath.Join(root, "latest"), filepath.Join(root, "evil", "20260102T000000.000")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := get(t, srv, "/runs/evil/20260102T000000.000/config.json"); code != 200 {
+		t.Errorf("a link inside the store: %d", code)
+	}
+}
+
+// The browser answers only to loopback names (against DNS rebinding), and
+// its server has timeouts.
+func TestBrowserChecksHostAndHasTimeouts(t *testing.T) {
+	root, _ := store(t)
+	b := results.Browser{Store: results.Store{Root: root}}
+	h := b.Handler()
+	for host, want := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "LOCALHOST": 200, "[::1]:8080": 200, "127.0.0.2:9": 200,
+		"evil.example:8080": http.StatusMisdirectedRequest, "10.0.0.1:8080": http.StatusMisdirectedRequest, "": http.StatusMisdirectedRequest,
+		"localhost.evil.example": http.StatusMisdirectedRequest} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %q: %d, want %d", host, rec.Code, want)
+		}
+	}
+	s := b.Server()
+	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 {
+		t.Errorf("timeouts: %+v", s)
+	}
+}

@@ -62,7 +62,7 @@ func (s Store) pointLatest(r *Run) error {
 	tmp := link + ".tmp"
 	_ = os.Remove(tmp)
 	if err := os.Symlink(rel, tmp); err != nil {
-		return fmt.Errorf("cannot link results/latest: %w", err)
+		return fmt.Errorf("cannot link latest in the results store: %w", err)
 	}
 	return os.Rename(tmp, link)
 }
@@ -90,7 +90,11 @@ func (r *Run) Path(parts ...string) string {
 	return filepath.Join(append([]string{r.Dir}, parts...)...)
 }
 
-// WriteFile writes a file inside the run, creating directories.
+// WriteFile writes a file inside the run, creating directories. It
+// replaces the file whole or not at all: 'redline check' rewrites
+// results.json and report.html of a run others may be reading (results
+// serve, a CI step), and a crash or a full disk in the middle of a write
+// in place left a torn file where a good one was.
 func (r *Run) WriteFile(name string, data []byte) error {
 	p := r.Path(name)
 	if !strings.HasPrefix(p, r.Dir+string(filepath.Separator)) {
@@ -99,7 +103,41 @@ func (r *Run) WriteFile(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(p, data, 0o644)
+	return writeAtomic(p, data, 0o644)
+}
+
+// writeAtomic writes data to a temporary file beside path, syncs it,
+// renames it over path and syncs the directory: a reader sees the old
+// file or the new one, never a part of either, even across a crash.
+func writeAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // the rename is durable once the directory is
+		d.Close()
+	}
+	return nil
 }
 
 // WriteJSON writes v indented.

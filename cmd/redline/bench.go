@@ -63,6 +63,7 @@ their checkers. The last line printed is "throughput: N ops/s".`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
 			o.cfg.Bench = true
+			o.flags = cmd.Flags()
 			if o.capacity.versus != "" {
 				return runVersus(cmd, o)
 			}

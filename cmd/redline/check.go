@@ -21,10 +21,10 @@ func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Re-run the checkers on a stored run's history",
 		Long: `Re-run the checkers on the history.jsonl of a stored run, using its config.json,
 and rewrite results.json and report.html (unless --dry-run). DIR is a run
-directory, e.g. results/latest. Exit codes as for 'redline run'.`,
+directory, e.g. redline-results/latest. Exit codes as for 'redline run'.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return badArgs("check needs exactly one run directory, e.g. 'redline check results/latest'")
+				return badArgs("check needs exactly one run directory, e.g. 'redline check redline-results/latest'")
 			}
 			return nil
 		},

@@ -97,3 +97,43 @@ func counterRunDir(t *testing.T, history string) string {
 	}
 	return dir
 }
+
+// `redline check` replaces results.json and report.html whole: a reader
+// that opened the old files goes on reading the old files (in place, they
+// were truncated under it), and no temporary file is left behind.
+func TestCheckRewritesResultsAtomically(t *testing.T) {
+	dir := counterRunDir(t, "")
+	var held []*os.File
+	for _, name := range []string{"results.json", "report.html"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("old "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		held = append(held, f)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"check", dir}, &out, &errb); code != exitUnknown {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for i, name := range []string{"results.json", "report.html"} {
+		old := make([]byte, 64)
+		n, _ := held[i].ReadAt(old, 0)
+		if string(old[:n]) != "old "+name {
+			t.Errorf("a reader of the old %s read %q: rewritten in place", name, old[:n])
+		}
+		now, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || strings.HasPrefix(string(now), "old") {
+			t.Errorf("%s not rewritten (%v)", name, err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}

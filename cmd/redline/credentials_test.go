@@ -120,3 +120,22 @@ func TestLoadCredentials(t *testing.T) {
 		}
 	}
 }
+
+// A password in --server-config is refused before anything starts, with
+// the way redline takes credentials, and never echoed; a replayed
+// config.json holding one is refused the same way.
+func TestServerConfigRefusesPasswords(t *testing.T) {
+	for _, sc := range []string{"requirepass hunter2", "masterauth hunter2", "MASTERAUTH hunter2", "tls-key-file-pass hunter2",
+		"user alice on >hunter2 ~* +@all", "user alice on #2ab96390c7dbe3439de74d0c9b0b1767 ~*"} {
+		var out, errb bytes.Buffer
+		code := run([]string{"run", "--dry-run", "--server-config", sc, "--results", t.TempDir()}, &out, &errb)
+		if code != exitBadArgs || !strings.Contains(errb.String(), "--user and its password in a file (--password-file FILE)") ||
+			strings.Contains(errb.String(), "hunter2") || strings.Contains(errb.String(), "2ab963") {
+			t.Errorf("--server-config %q: exit %d: %s", sc, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "--dry-run", "--server-config", "user alice on nopass ~* +@all", "--results", t.TempDir()}, &out, &errb); code != exitValid {
+		t.Errorf("a user without a password: exit %d: %s", code, errb.String())
+	}
+}

@@ -102,8 +102,11 @@ violations, lost acknowledged writes and what WAIT did or did not save.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// --version as every CLI has it; the text is the version command's.
+	root.Version = "set"
+	root.SetVersionTemplate(versionInfo(false))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badArgs("%v (see 'redline %s --help')", err, c.Name())
+		return badArgs("%v (see '%s --help')", err, c.CommandPath())
 	})
 	root.AddCommand(
 		newRunCmd(stdout, stderr),
@@ -116,6 +119,8 @@ violations, lost acknowledged writes and what WAIT did or did not save.`,
 		newServerCmd(stdout, stderr),
 		newSuiteCmd(stdout, stderr),
 		newRPOCmd(stdout, stderr),
+		newVersionCmd(stdout),
+		newServeCmd(stdout, "serve", "Browse the results store in a web browser (the same as 'redline results serve')", nil),
 	)
 	return root
 }

@@ -8,9 +8,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/suite"
 	"github.com/redline-dev/redline/nemesis"
+	"github.com/redline-dev/redline/workloads/clientlib"
 )
 
 // runOverhead is what a run takes beyond its --time-limit: starting and
@@ -47,7 +50,7 @@ func printRunPlan(w io.Writer, o *runOptions, command string) {
 	cfg := o.cfg
 	fmt.Fprintf(w, "plan: 1 test%s, about %s (%s of traffic + about %s per run to start the cluster, heal, check and report)\n",
 		plural(cfg.TestCount, " run %d times"), roughly(estimate(cfg)), cfg.TimeLimit.D(), roughly(runOverhead))
-	fmt.Fprintf(w, "  %s %s\n", command, strings.Join(planFlags(cfg), " "))
+	fmt.Fprintf(w, "  %s\n", planCommand(o, command))
 	fmt.Fprintf(w, "  test name %s, stored under %s/%s/<timestamp>/\n", cfg.TestName, cfg.ResultsDir, cfg.TestName)
 	if steps := faultSchedule(cfg); len(steps) > 0 {
 		fmt.Fprintf(w, "  faults (seed %d; targets are picked from the live topology when each fires; some modes hold longer, see --nemesis list):\n", cfg.Seed)
@@ -70,46 +73,55 @@ func plural(n int, format string) string {
 	return fmt.Sprintf(format, n)
 }
 
-// planFlags are the run's effective settings as `redline run` flags.
-func planFlags(cfg harness.Config) []string {
-	var fs []string
-	add := func(k, v string) { fs = append(fs, "--"+k+" "+v) }
-	add("target", cfg.Target)
-	if cfg.Target == "external" {
-		add("addrs", strings.Join(cfg.Addrs, ","))
-	} else {
-		add("nodes", fmt.Sprint(cfg.Nodes))
-		add("replicas", fmt.Sprint(cfg.Replicas))
+// configFlagNames are the flags configFlags renders from a config: a
+// dry run takes these from the effective config (a picked seed, --addrs
+// implying --target external), every other flag as it was given.
+var configFlagNames = []string{"target", "addrs", "nodes", "replicas", "workload", "nemesis", "nemesis-interval",
+	"partition-clients", "time-limit", "concurrency", "rate", "keys", "wait", "wait-timeout", "seed", "node-timeout",
+	"op-timeout", "check-timeout", "image", "server-binary", "server-config", "runtime", "namespace", "kubeconfig",
+	"selector", "announce", "restore-roles", "client", "require-coverage", "results"}
+
+// planCommand is the command a dry run stands for, as one shell line that
+// runs exactly this plan: the effective config (configFlags, with --client
+// and --results even at their defaults), then every other flag given
+// (--replay, whose stored schedule no flag carries; bench's; --user, the
+// password and TLS files, never a password; hooks; --test-count; --yes).
+func planCommand(o *runOptions, command string) string {
+	fs := configFlags(o.cfg)
+	if o.cfg.Client == "" {
+		fs = append(fs, flagValue{name: "client", value: clientlib.Own})
 	}
-	add("workload", strings.Join(cfg.Workloads, ","))
-	add("nemesis", strings.Join(cfg.Nemesis, ","))
-	if !isNone(cfg.Nemesis) {
-		add("nemesis-interval", cfg.NemesisInterval.D().String())
+	skip := map[string]bool{"dry-run": true, "help": true}
+	for _, n := range configFlagNames {
+		skip[n] = true
 	}
-	add("time-limit", cfg.TimeLimit.D().String())
-	add("concurrency", fmt.Sprint(cfg.Concurrency))
-	if cfg.Rate > 0 {
-		add("rate", fmt.Sprint(cfg.Rate))
+	if o.flags == nil {
+		return commandLine(command, fs)
 	}
-	if cfg.Keys > 0 {
-		add("keys", fmt.Sprint(cfg.Keys))
-	}
-	if cfg.Wait > 0 {
-		add("wait", fmt.Sprint(cfg.Wait))
-		add("wait-timeout", cfg.WaitTimeout.D().String())
-	}
-	add("node-timeout", cfg.NodeTimeout.D().String())
-	add("seed", fmt.Sprint(cfg.Seed))
-	if cfg.ServerBinary != "" {
-		add("server-binary", cfg.ServerBinary)
-	}
-	for _, c := range cfg.ServerConfig {
-		add("server-config", fmt.Sprintf("%q", c))
-	}
-	if cfg.TestCount > 1 {
-		add("test-count", fmt.Sprint(cfg.TestCount))
-	}
-	return fs
+	o.flags.VisitAll(func(f *pflag.Flag) {
+		if !f.Changed || skip[f.Name] {
+			return
+		}
+		switch {
+		case f.Name == "password-file":
+			// loadCredentials rewrote the value to where the password
+			// came from: only a file is a flag.
+			if path, ok := strings.CutPrefix(o.cfg.PasswordFrom, "file "); ok {
+				fs = append(fs, flagValue{name: f.Name, value: path})
+			}
+		case f.Value.Type() == "bool":
+			fs = append(fs, flagValue{name: f.Name, value: f.Value.String(), bool: true})
+		default:
+			if sv, ok := f.Value.(pflag.SliceValue); ok && f.Value.Type() == "stringArray" {
+				for _, v := range sv.GetSlice() {
+					fs = append(fs, flagValue{name: f.Name, value: v})
+				}
+				return
+			}
+			fs = append(fs, flagValue{name: f.Name, value: f.Value.String()})
+		}
+	})
+	return commandLine(command, fs)
 }
 
 func isNone(n []string) bool { return len(n) == 0 || (len(n) == 1 && n[0] == "none") }
@@ -248,13 +260,17 @@ func printNemesisList(w io.Writer) {
 	fmt.Fprintln(w, "fault:mode picks one mode; [study] modes are only picked that way. all = every fault the target can cause.")
 	for _, d := range nemesis.Describe() {
 		fmt.Fprintf(w, "\n%s: %s\n", d.Name, d.What)
-		switch {
-		case d.Needs != "" && d.Hook:
-			fmt.Fprintf(w, "  needs: %s, or --nemesis-hook %s=COMMAND on an external cluster\n", d.Needs, d.Name)
-		case d.Needs != "":
-			fmt.Fprintf(w, "  needs: %s\n", d.Needs)
-		default:
-			fmt.Fprintln(w, "  any target (through admin connections)")
+		if d.Capability == "" {
+			fmt.Fprintln(w, "  runs on any target (through admin connections)")
+		} else {
+			where := runtimesWith(d.Capability)
+			if d.Hook {
+				where = append(where, fmt.Sprintf("an existing cluster with --nemesis-hook %s=COMMAND", d.Name))
+			}
+			if len(where) == 0 {
+				where = []string{"no runtime offers it yet"}
+			}
+			fmt.Fprintf(w, "  needs to %s: %s\n", d.Needs, strings.Join(where, "; "))
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, m := range d.Modes {

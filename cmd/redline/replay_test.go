@@ -59,8 +59,8 @@ func replayFlags(t *testing.T, args ...string) *runOptions {
 	return o
 }
 
-// --replay takes every flag from the stored config, those given on the
-// command line win, and the fault schedule is the one the run followed
+// --replay takes every flag from the stored config (but the results path:
+// TestReplayWithholds), those given on the command line win, and the fault schedule is the one the run followed
 // (steps, slots and struck nodes as recorded), not a new plan.
 func TestReplayAppliesStoredConfigAndSchedule(t *testing.T) {
 	sched := nemesis.Schedule([]string{"kill", "failover"}, 42, 4)
@@ -78,7 +78,7 @@ func TestReplayAppliesStoredConfigAndSchedule(t *testing.T) {
 	c := o.cfg
 	if c.Target != "redis" || c.Nodes != 9 || c.Replicas != 2 || o.workloads != "register,set" || o.nemesis != "kill,failover" ||
 		c.NemesisInterval.D() != 7*time.Second || c.Concurrency != 6 || c.Keys != 3 || c.Seed != 42 || c.NodeTimeout.D() != time.Second ||
-		!slices.Equal(c.ServerConfig, []string{"appendonly yes"}) || c.ResultsDir != "res" {
+		!slices.Equal(c.ServerConfig, []string{"appendonly yes"}) || c.ResultsDir != defaultStore {
 		t.Fatalf("stored flags not applied: %+v (workloads %q, nemesis %q)", c, o.workloads, o.nemesis)
 	}
 	if c.TimeLimit.D() != 20*time.Second {

@@ -39,7 +39,7 @@ func newRPOCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Measure what a primary's failure costs: for each scenario, target, WAIT setting
 and node-timeout, run the set workload (every write unique, so each lost
 acknowledged write is known with its ack time) under exactly one fault, repeat
-it --seeds times, and write results/rpo/<timestamp>/ with rpo.json, rpo.md (a
+it --seeds times, and write redline-results/rpo/<timestamp>/ with rpo.json, rpo.md (a
 table and a paragraph per scenario in plain words) and rpo.html (plots), plus
 the suite files of the runs.
 
@@ -72,8 +72,8 @@ estimate and starts nothing.
 
 Lost writes are what the study measures, so its runs' checkers are mostly
 invalid; the exit code says whether it could measure: 0 when every run gave
-figures, 2 when some did not (listed in rpo.md), 254 bad arguments, 255
-interrupted (continue with --resume DIR).`,
+figures, 2 when some did not (listed in rpo.md), 254 bad arguments, 130
+interrupted (continue with --resume DIR), 255 redline itself failed.`,
 		Example: `  redline rpo --dry-run
   redline rpo --target redis --scenarios isolate-primary --wait 0,1 --seeds 2
   redline rpo --target reference,redis --node-timeout 1s,2s,5s --min-replicas
@@ -95,7 +95,7 @@ interrupted (continue with --resume DIR).`,
 	f.BoolVar(&o.minReplicas, "min-replicas", false, "also run every cell with min-replicas-to-write 1")
 	f.IntVar(&o.maxLag, "min-replicas-max-lag", 10, "min-replicas-max-lag (seconds) with --min-replicas")
 	f.StringArrayVar(&o.base, "set", nil, "key=value 'redline run' flag for every run, e.g. server-binary=./src/redis-server, concurrency=20")
-	f.StringVar(&o.results, "results", "results", "directory of the results store (runs, and rpo/<ts>/)")
+	f.StringVar(&o.results, "results", defaultStore, "directory of the results store (runs, and rpo/<ts>/)")
 	f.StringVar(&o.resume, "resume", "", "an interrupted study's directory: run only what has no verdict yet")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print every run's flags and the estimated total time; start nothing")
 	return c

@@ -8,16 +8,15 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
@@ -39,6 +38,7 @@ type runOptions struct {
 	seedPicked bool                // the plan's seed was picked, not given
 	creds      cluster.Credentials // read from the environment or a file, never stored
 	replay     string              // --replay DIR: rerun a stored run's config and fault schedule
+	flags      *pflag.FlagSet      // the command's flags, for the command a dry run prints (nil: none)
 	kv         kvFlags             // bench's kv workload
 	capacity   capacityFlags       // bench's --slo search and --plan
 	stdout     io.Writer
@@ -55,19 +55,21 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run one test: start a cluster, drive workloads under faults, check the history",
 		Long: `Run one test. By default redline starts a 6-node cluster of the bundled reference
 server in containers, runs the register workload for 60 s, heals, reads the
-final state, checks the history and stores everything under ./results.
+final state, checks the history and stores everything under ./redline-results.
 
 Exit codes: 0 all checkers valid, 1 some checker found an anomaly, 2 some
 checker could not decide, 253 the environment failed (the cluster at --addrs
 cannot be reached, the Docker engine does not answer), 254 bad arguments,
-255 redline itself failed.`,
+255 redline itself failed, 130 interrupted (Ctrl-C: traffic stops, faults
+end, the cluster is torn down; a second Ctrl-C stops waiting for that).`,
 		Example: `  redline run --workload register --time-limit 30s
   redline run --target redis --workload counter,set --nemesis partition --wait 1
   redline run --addrs 127.0.0.1:7000,127.0.0.1:7001 --workload register --time-limit 10s
-  redline run --replay results/latest --server-binary /path/to/valkey-server`,
+  redline run --replay redline-results/latest --server-binary /path/to/valkey-server`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
+			o.flags = cmd.Flags()
 			if o.replay != "" {
 				if err := applyReplay(cmd.Flags(), o); err != nil {
 					return err
@@ -130,6 +132,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 	cfg.Nemesis = splitList(o.nemesis)
 	if err := validateNemesis(cfg.Nemesis); err != nil {
 		return badArgs("--nemesis: %v", err)
+	}
+	if err := checkCapabilities(cfg, o.hooks); err != nil {
+		return err
 	}
 	if err := validateServer(cfg, targetChanged); err != nil {
 		return err
@@ -291,7 +296,7 @@ func runRun(ctx context.Context, o *runOptions, targetChanged bool) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyInterrupts(ctx, o.stderr)
 	defer stop()
 	worst := exitValid
 	for i := 0; i < o.cfg.TestCount; i++ {
@@ -349,7 +354,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
 	}
 	if out.Interrupted {
-		return 0, harnessFailed(fmt.Errorf("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, out.Dir, out.Dir))
+		return 0, interrupted("interrupted; the history so far (%d entries) is in %s; check it with 'redline check %s'", out.Ops, out.Dir, out.Dir)
 	}
 	if cfg.Bench {
 		printBench(stdout, out.Summary)
@@ -491,7 +496,7 @@ func addRunFlags(c *cobra.Command, o *runOptions) {
 	f.DurationVar((*time.Duration)(&cfg.NodeTimeout), "node-timeout", 2*time.Second, "cluster-node-timeout of clusters redline creates")
 	f.DurationVar((*time.Duration)(&cfg.OpTimeout), "op-timeout", time.Second, "client timeout of one operation (an op that times out is recorded as info)")
 	f.DurationVar((*time.Duration)(&cfg.CheckTimeout), "check-timeout", 60*time.Second, "time the linearizability search may take before it says unknown")
-	f.StringVar(&cfg.ResultsDir, "results", "results", "directory of the results store")
+	f.StringVar(&cfg.ResultsDir, "results", defaultStore, "directory of the results store")
 	f.IntVar(&cfg.TestCount, "test-count", 1, "run the test this many times (stops at the first invalid run)")
 	f.StringVar(&cfg.Image, "image", "", "local container image to use instead of building one (see README: its contract); on kubernetes the image the pods pull")
 	addRuntimeFlags(f, cfg)

@@ -100,7 +100,7 @@ func TestFailedRunLeavesNothing(t *testing.T) {
 	}
 }
 
-// Cancelling mid-run (Ctrl-C) stops traffic, tears down and exits 255.
+// Cancelling mid-run (Ctrl-C) stops traffic, tears down and exits 130.
 func TestInterruptedRunLeavesNothing(t *testing.T) {
 	requireDocker(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -122,7 +122,7 @@ func TestInterruptedRunLeavesNothing(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != exitHarness || !strings.Contains(errb.String(), "interrupted") {
+		if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
 	case <-time.After(2 * time.Minute):

@@ -212,7 +212,7 @@ func TestRunGuestOnExistingCluster(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second)
 		interrupt()
-		if code := <-done; code != exitHarness || !strings.Contains(errb.String(), "interrupted") {
+		if code := <-done; code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}
 		if !strings.Contains(out.String(), "audit: no foreign data touched") {

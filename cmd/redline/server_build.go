@@ -22,6 +22,31 @@ func addServerFlags(f *pflag.FlagSet, cfg *harness.Config) {
 // break the cluster it forms, so --server-config refuses them.
 var managedDirectives = []string{"port", "cluster-enabled", "cluster-config-file", "cluster-announce-ip", "dir", "cluster-node-timeout"}
 
+// secretDirectives carry a password as their value.
+var secretDirectives = []string{"requirepass", "masterauth", "tls-key-file-pass", "tls-client-key-file-pass"}
+
+// refuseSecret refuses a --server-config directive that carries a
+// password: it would land in config.json, the dry run's plan, run.log and
+// the report, where credentials never go (credentials.go: a password
+// comes from a file or the environment, and only where it came from is
+// stored). An ACL user is a secret only with a password ('>pass') or its
+// hash ('#...'). The error names the directive, never its value.
+func refuseSecret(directive string, args []string) error {
+	const how = "give the ACL user with --user and its password in a file (--password-file FILE) or $" + passwordEnv +
+		": every node redline creates gets that user, and its replicas authenticate as it; only where the password came from is stored"
+	if slices.Contains(secretDirectives, directive) {
+		return badArgs("--server-config %s: a password in a flag would be stored in config.json, the plan and the report; %s", directive, how)
+	}
+	if directive == "user" {
+		for _, a := range args[1:] {
+			if strings.HasPrefix(a, ">") || strings.HasPrefix(a, "#") {
+				return badArgs("--server-config user %s: an ACL rule with a password (>...) or its hash (#...) would be stored in config.json, the plan and the report; %s", args[0], how)
+			}
+		}
+	}
+	return nil
+}
+
 // validateServer checks --server-binary, --server-config and --image
 // against the target and the faults before anything is started: a binary
 // that is not a Redis server, or a fault this build cannot suffer, is a bad
@@ -33,6 +58,9 @@ func validateServer(cfg *harness.Config, targetChanged bool) error {
 			return badArgs("--server-config %q: expected 'directive value', e.g. 'min-replicas-to-write 1'", s)
 		}
 		d := strings.ToLower(strings.TrimPrefix(f[0], "--"))
+		if err := refuseSecret(d, f[1:]); err != nil {
+			return err
+		}
 		if slices.Contains(managedDirectives, d) {
 			return badArgs("--server-config %q: redline sets %s itself (use --node-timeout for cluster-node-timeout)", s, d)
 		}

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +23,57 @@ type shrinkOptions struct {
 	timeBudget time.Duration
 	checkers   string
 	yes        bool
+	// again are the settings a replay never takes from config.json
+	// (withholdUnsafe), given again on the command line, by flag name.
+	again map[string]*string
+}
+
+// shrinkAgain are the run flags shrink takes to give again what
+// withholdUnsafe leaves out of the stored config.
+var shrinkAgain = []struct{ name, usage string }{
+	{"client", "the client library under test, if the run's was an exec: command (not taken from config.json)"},
+	{"addrs", "the existing cluster the run tested (not taken from config.json)"},
+	{"selector", "kubernetes: the existing pods the run tested (not taken from config.json)"},
+	{"runtime", "the run's runtime, if it was kubernetes (not taken from config.json)"},
+	{"namespace", "kubernetes: the namespace, with --runtime kubernetes"},
+	{"kubeconfig", "kubernetes: the kubeconfig file (not taken from config.json)"},
+	{"server-binary", "the server binary the run tested (not taken from config.json)"},
+	{"image", "the container image the run tested (not taken from config.json)"},
+	{"results", "directory of the results store the reruns go to (not taken from config.json) [" + defaultStore + "]"},
+}
+
+// applyAgain withholds from cfg what a replay never takes from a stored
+// config, then sets what the command line gave again.
+func (so *shrinkOptions) applyAgain(cfg *harness.Config) []string {
+	given := func(name string) bool { p := so.again[name]; return p != nil && *p != "" }
+	withheld := withholdUnsafe(cfg, given)
+	for _, a := range shrinkAgain {
+		if !given(a.name) {
+			continue
+		}
+		v := *so.again[a.name]
+		switch a.name {
+		case "client":
+			cfg.Client = v
+		case "addrs":
+			cfg.Target, cfg.Addrs = "external", splitList(v)
+		case "selector":
+			cfg.Selector = v
+		case "runtime":
+			cfg.Runtime = v
+		case "namespace":
+			cfg.Namespace = v
+		case "kubeconfig":
+			cfg.Kubeconfig = v
+		case "server-binary":
+			cfg.ServerBinary = v
+		case "image":
+			cfg.Image = v
+		case "results":
+			cfg.ResultsDir = v
+		}
+	}
+	return withheld
 }
 
 func newShrinkCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -40,12 +89,13 @@ reruns it, written to DIR/shrink.json and DIR/shrink.md. Every rerun is a full
 run (cluster, traffic, faults, checks) stored in the results directory.
 
 Exit codes: 0 the search ran (whether or not it shrank anything), 254 bad
-arguments (e.g. DIR is not an invalid run), 255 redline itself failed.`,
-		Example: `  redline shrink results/latest --max-runs 12 --time-budget 30m
-  redline shrink results/latest --checker register/linearizable`,
+arguments (e.g. DIR is not an invalid run), 130 interrupted (what it found so
+far is written), 255 redline itself failed.`,
+		Example: `  redline shrink redline-results/latest --max-runs 12 --time-budget 30m
+  redline shrink redline-results/latest --checker register/linearizable`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return badArgs("shrink needs exactly one run directory, e.g. 'redline shrink results/latest'")
+				return badArgs("shrink needs exactly one run directory, e.g. 'redline shrink redline-results/latest'")
 			}
 			return nil
 		},
@@ -58,6 +108,10 @@ arguments (e.g. DIR is not an invalid run), 255 redline itself failed.`,
 	f.DurationVar(&so.timeBudget, "time-budget", time.Hour, "stop starting reruns when this much time is spent (0 = no bound)")
 	f.StringVar(&so.checkers, "checker", "", "the anomaly to keep: checkers (comma separated) one of which must stay invalid [the run's invalid checkers]")
 	f.BoolVarP(&so.yes, "yes", "y", false, "on a cluster redline did not create, start topology-changing faults without asking")
+	so.again = map[string]*string{}
+	for _, a := range shrinkAgain {
+		so.again[a.name] = f.String(a.name, "", a.usage)
+	}
 	return c
 }
 
@@ -102,7 +156,8 @@ func runShrink(ctx context.Context, dir string, so *shrinkOptions, stdout, stder
 			}
 		}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sayWithheld(stderr, "shrink", dir, so.applyAgain(&cfg))
+	ctx, stop := notifyInterrupts(ctx, stderr)
 	defer stop()
 	cfg.Schedule, cfg.ReplayOf = sched, dir
 	if len(sched) == 0 && len(cfg.Nemesis) > 0 && cfg.Nemesis[0] != "none" {
@@ -132,6 +187,9 @@ func runShrink(ctx context.Context, dir string, so *shrinkOptions, stdout, stder
 		o.Steps, s.Steps, o.TimeLimit, s.TimeLimit, o.Concurrency, s.Concurrency, o.Keys, s.Keys)
 	fmt.Fprintf(stdout, "stopped: %s\nsmallest run showing the anomaly: %s\nrerun it: %s\nreport: %s, %s\n",
 		res.Stopped, res.SmallestDir, command, run.Path("shrink.md"), run.Path("shrink.json"))
+	if ctx.Err() != nil {
+		return interrupted("interrupted; the smallest run so far is above")
+	}
 	return nil
 }
 

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,19 +42,19 @@ with defaults, a matrix whose lists are crossed, and a list of runs:
     - {workload: counter, nemesis: partition, wait: 1}
 
 Runs go one after another (one cluster at a time), each stored as a normal run.
-The suite writes results/suites/<name>/<timestamp>/ with suite.yaml (expanded),
+The suite writes redline-results/suites/<name>/<timestamp>/ with suite.yaml (expanded),
 summary.json, junit.xml (one testcase per run) and summary.html. --dry-run
 lists the expanded runs with their flags and the estimated time (each run's
 time limit plus about 15 s) and starts nothing.
 
 Exit code: the worst verdict (1 some run invalid, else 2 some run unknown or
 failed, else 0); 254 for a bad file, naming the line and key, or a --results
-that is not a writable directory; 255 if the suite was interrupted (resume it
+that is not a writable directory; 130 if the suite was interrupted (resume it
 with --resume DIR).`,
 		Example: `  redline suite release-check.yaml
   redline suite --preset release --dry-run
   redline suite --preset release --set target=redis --set server-binary=./src/redis-server
-  redline suite --resume results/suites/release-check/20261130T210000.000`,
+  redline suite --resume redline-results/suites/release-check/20261130T210000.000`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSuite(cmd.Context(), o, args)
@@ -66,7 +64,7 @@ with --resume DIR).`,
 	f.StringVar(&o.resume, "resume", "", "suite directory of an interrupted suite: run only what has no verdict yet")
 	f.StringVar(&o.preset, "preset", "", "a bundled suite instead of FILE: release (every workload under every fault, 32 runs, about 24 min), clients (5 client libraries x kill, partition, pause, failover, migrate of a primary on counter, about 25 min); --dry-run lists the runs")
 	f.StringArrayVar(&o.sets, "set", nil, "key=value applied to every run over the file (repeatable), e.g. --set target=redis")
-	f.StringVar(&o.results, "results", "results", "directory of the results store (runs, and suites/<name>/<ts>/)")
+	f.StringVar(&o.results, "results", defaultStore, "directory of the results store (runs, and suites/<name>/<ts>/)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print every run's flags and the estimated total time; start nothing")
 	return c
 }
@@ -157,7 +155,7 @@ func hasVerdict(prior *suite.Summary) func(int) bool {
 // code; the RPO study goes through here too (command names it for the
 // resume hint).
 func executeSuite(ctx context.Context, s *suite.Suite, dir string, prior *suite.Summary, resultsRoot, command string, stdout, stderr io.Writer) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyInterrupts(ctx, stderr)
 	defer stop()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return harnessFailed(fmt.Errorf("suite directory: %w", err))
@@ -188,7 +186,7 @@ func executeSuite(ctx context.Context, s *suite.Suite, dir string, prior *suite.
 		s.Name, strings.ToUpper(sum.Verdict()), c[suite.Valid], c[suite.Invalid], c[suite.Unknown], c[suite.Error], c[suite.Pending],
 		filepath.Join(dir, "summary.html"), filepath.Join(dir, "junit.xml"))
 	if sum.Interrupted {
-		return harnessFailed(fmt.Errorf("suite interrupted; resume it with '%s --resume %s'", command, dir))
+		return interrupted("suite interrupted; resume it with '%s --resume %s'", command, dir)
 	}
 	if code := sum.ExitCode(); code != exitValid {
 		return verdict{code}

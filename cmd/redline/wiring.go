@@ -5,16 +5,100 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/redline-dev/redline/docker"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/cluster"
 	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/kube"
 	"github.com/redline-dev/redline/nemesis"
 )
+
+// runtimeCaps is where a run's cluster comes from and the faults it can
+// cause at most, as the runtime itself says (from its cluster type's
+// methods): a runtime that gains a fault needs no change here.
+type runtimeCaps struct {
+	name string // in words, for errors
+	flag string // how to choose it
+	caps []cluster.Capability
+	// plain are the capabilities without the add-on (nil: no add-on).
+	plain []cluster.Capability
+	addOn string
+}
+
+var (
+	dockerRuntime   = runtimeCaps{name: "the docker runtime", flag: "the default", caps: docker.Capabilities()}
+	kubeRuntime     = runtimeCaps{name: "the kubernetes runtime", flag: "--runtime kubernetes", caps: kube.Capabilities(), plain: kube.CapabilitiesWithoutChaos(), addOn: "Chaos Mesh"}
+	externalRuntime = runtimeCaps{name: "an existing cluster (--addrs, --selector)", flag: "--addrs", caps: clusteradmin.ExternalCapabilities()}
+	runtimes        = []runtimeCaps{dockerRuntime, kubeRuntime, externalRuntime}
+)
+
+// runtimeOf is the runtime a validated config's cluster comes from.
+func runtimeOf(cfg *harness.Config) runtimeCaps {
+	switch {
+	case cfg.Target == "external":
+		return externalRuntime
+	case cfg.Runtime == "kubernetes":
+		return kubeRuntime
+	}
+	return dockerRuntime
+}
+
+// runtimesWith names the runtimes that offer c: "the docker runtime (the
+// default), the kubernetes runtime (--runtime kubernetes)".
+func runtimesWith(c cluster.Capability) []string {
+	var out []string
+	for _, rt := range runtimes {
+		switch {
+		case !slices.Contains(rt.caps, c):
+		case rt.addOn != "" && !slices.Contains(rt.plain, c):
+			out = append(out, fmt.Sprintf("%s (%s, with %s installed)", rt.name, rt.flag, rt.addOn))
+		default:
+			out = append(out, fmt.Sprintf("%s (%s)", rt.name, rt.flag))
+		}
+	}
+	return out
+}
+
+// checkCapabilities refuses, before anything starts, a fault the run's
+// runtime can never cause (delay on docker, kill on an existing cluster
+// without a hook): such a run used to fail only once its cluster was up.
+func checkCapabilities(cfg *harness.Config, hooks []string) error {
+	rt := runtimeOf(cfg)
+	var hooked []string
+	for _, h := range hooks {
+		k, _, _ := strings.Cut(h, "=")
+		hooked = append(hooked, strings.TrimSpace(k))
+	}
+	un := nemesis.Unsupported(cfg.Nemesis, rt.caps, hooked)
+	if len(un) == 0 {
+		return nil
+	}
+	u := un[0]
+	msg := fmt.Sprintf("--nemesis %s: %s %s", u.Name, rt.name, u.Words())
+	if where := runtimesWith(u.Capability); len(where) > 0 {
+		msg += "; " + strings.Join(where, " and ") + " can"
+	}
+	if u.Hookable && cfg.Target == "external" {
+		msg += fmt.Sprintf("; give --nemesis-hook %s='<command>' or drop %s from --nemesis", u.Fault, u.Name)
+	} else {
+		msg += fmt.Sprintf("; drop %s from --nemesis", u.Name)
+	}
+	if len(un) > 1 {
+		var rest []string
+		for _, x := range un[1:] {
+			rest = append(rest, x.Name)
+		}
+		msg += fmt.Sprintf(" (%s cannot run here either)", strings.Join(rest, ", "))
+	}
+	return badArgs("%s", msg)
+}
 
 func nemesisNames() []string { return nemesis.Names() }
 
 // validateNemesis checks names before anything is started; whether the
-// target supports them is checked by nemesis.New once the cluster exists.
+// runtime can cause them at all is checkCapabilities', whether the live
+// target can (a probe, Chaos Mesh installed) nemesis.New's once the
+// cluster exists.
 func validateNemesis(names []string) error {
 	if len(names) == 0 {
 		return fmt.Errorf("empty: choose from %s", strings.Join(nemesis.Names(), ", "))

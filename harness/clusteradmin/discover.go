@@ -196,6 +196,12 @@ type External struct {
 	nodes []cluster.Node
 }
 
+// ExternalCapabilities are the faults a cluster redline did not create can
+// suffer without hooks: none of the runtime's (kill, pause, partition,
+// clock, shape, grow), read off External's methods; what any target can do
+// through admin connections (migrate, failover) needs no capability.
+func ExternalCapabilities() []cluster.Capability { return cluster.CapabilitiesOf((*External)(nil)) }
+
 // OpenExternal discovers the cluster behind seeds, authenticating with
 // creds (also on every Refresh).
 func OpenExternal(ctx context.Context, creds cluster.Credentials, seeds []string) (*External, error) {

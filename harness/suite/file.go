@@ -181,7 +181,7 @@ func Parse(data []byte, overrides Params, validate Validator, validateRun RunVal
 		}
 	}
 	if s.Name == "" {
-		return nil, &FileError{Line: 1, Key: "name", Msg: "the suite needs a name (it names results/suites/<name>)"}
+		return nil, &FileError{Line: 1, Key: "name", Msg: "the suite needs a name (it names <results>/suites/<name>)"}
 	}
 	if strings.ContainsAny(s.Name, "/\\") || s.Name == "." || s.Name == ".." {
 		return nil, &FileError{Line: 1, Key: "name", Msg: fmt.Sprintf("%q cannot name a directory", s.Name)}
