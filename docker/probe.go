@@ -132,3 +132,19 @@ func tryKernel(kind string) error {
 	}
 	return fmt.Errorf("no kernel probe %q", kind)
 }
+
+// HostProber answers the kernel probes of Probe before any runtime or
+// cluster exists, so that `redline run` refuses a fault this host cannot
+// cause (a delay without sch_netem) before it starts anything. The CPU
+// quota, which only the engine can tell, is left to the cluster's own
+// probe once it is up.
+func HostProber() cluster.Prober { return hostProber{r: &Runtime{}} }
+
+type hostProber struct{ r *Runtime }
+
+func (h hostProber) Probe(ctx context.Context, kind string) error {
+	if kind == cluster.ProbeCPU {
+		return nil
+	}
+	return h.r.Probe(ctx, kind)
+}

@@ -93,11 +93,14 @@ func TestImpossibleFaultRefusedBeforeAnythingStarts(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--nemesis", "delay"}, "--nemesis delay: the docker runtime cannot delay and drop the packets a node sends; the kubernetes runtime (--runtime kubernetes, with Chaos Mesh installed) can; drop delay from --nemesis"},
-		{[]string{"run", "--nemesis", "partition,loss", "--dry-run"}, "--nemesis loss: the docker runtime cannot delay and drop the packets a node sends"},
+		// The docker runtime can delay packets where the kernel has
+		// sch_netem; this kind of machine has none, and the host says so
+		// before anything starts.
+		{[]string{"run", "--nemesis", "delay"}, "fault delay: this host cannot delay the packets a node sends"},
+		{[]string{"run", "--nemesis", "partition,delay", "--dry-run"}, "fault delay: this host cannot delay the packets a node sends"},
 		{[]string{"run", "--nemesis", "kill", "--addrs", "127.0.0.1:1", "--dry-run"}, "an existing cluster (--addrs, --selector) cannot kill and restart nodes; the docker runtime (the default) and the kubernetes runtime (--runtime kubernetes, with Chaos Mesh installed) can; give --nemesis-hook kill='<command>'"},
 		{[]string{"run", "--nemesis", "member", "--runtime", "kubernetes", "--namespace", "x", "--dry-run"}, "the kubernetes runtime cannot add and remove nodes"},
-		{[]string{"bench", "--nemesis", "loss", "--dry-run"}, "--nemesis loss: the docker runtime cannot"},
+		{[]string{"bench", "--nemesis", "delay", "--dry-run"}, "fault delay: this host cannot"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(append(c.args, "--results", store), &out, &errb)
@@ -126,7 +129,8 @@ func TestNemesisListSaysWhereEachFaultRuns(t *testing.T) {
 	for _, want := range []string{
 		"needs to kill and restart nodes: the docker runtime (the default); the kubernetes runtime (--runtime kubernetes, with Chaos Mesh installed); an existing cluster with --nemesis-hook kill=COMMAND",
 		"needs to pause and resume nodes: the docker runtime (the default); the kubernetes runtime (--runtime kubernetes);",
-		"needs to delay and drop the packets a node sends: the kubernetes runtime (--runtime kubernetes, with Chaos Mesh installed)\n",
+		"needs to delay the packets a node sends (netem: Chaos Mesh on kubernetes, the kernel's sch_netem on docker): the docker runtime (the default); the kubernetes runtime (--runtime kubernetes, with Chaos Mesh installed)\n",
+		"needs to cut nodes' power, losing what they had not fsynced (the docker runtime's FUSE layer under their data): the docker runtime (the default)\n",
 		"needs to add and remove nodes: the docker runtime (the default)\n",
 	} {
 		if !strings.Contains(txt, want) {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redline-dev/redline/docker"
 	"github.com/redline-dev/redline/harness"
@@ -71,7 +73,7 @@ func checkCapabilities(cfg *harness.Config, hooks []string) error {
 	}
 	un := nemesis.Unsupported(cfg.Nemesis, rt.caps, hooked)
 	if len(un) == 0 {
-		return nil
+		return checkHost(cfg)
 	}
 	u := un[0]
 	msg := fmt.Sprintf("--nemesis %s: %s %s", u.Name, rt.name, u.Words())
@@ -91,6 +93,22 @@ func checkCapabilities(cfg *harness.Config, hooks []string) error {
 		msg += fmt.Sprintf(" (%s cannot run here either)", strings.Join(rest, ", "))
 	}
 	return badArgs("%s", msg)
+}
+
+// checkHost asks this host, before anything starts, whether it can cause
+// what the runtime could: the docker runtime's delay needs the kernel's
+// sch_netem, which this kind of machine lacks (a run used to start its
+// cluster and only then be refused).
+func checkHost(cfg *harness.Config) error {
+	if runtimeOf(cfg).name != dockerRuntime.name {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := nemesis.CheckHost(ctx, cfg.Nemesis, docker.HostProber()); err != nil {
+		return badArgs("--nemesis: %v", err)
+	}
+	return nil
 }
 
 func nemesisNames() []string { return nemesis.Names() }
