@@ -20,7 +20,8 @@ func (*killShaper) Loss(context.Context, string, int) error                     
 // typed nil before any cluster exists.
 func TestCapabilitiesOfATypedNil(t *testing.T) {
 	got := CapabilitiesOf((*killShaper)(nil))
-	if want := []Capability{CanKill, CanShape}; !slices.Equal(got, want) {
+	// A Shaper is a Delayer and a Dropper: it offers those two as well.
+	if want := []Capability{CanKill, CanShape, CanDelay, CanDrop}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	if got := CapabilitiesOf(struct{}{}); len(got) != 0 {
