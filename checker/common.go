@@ -483,6 +483,20 @@ func (a *anomalies) into(fig map[string]any) {
 	fig["anomalies"] = m
 }
 
+// invalidOne is the verdict of a checker that flags one class of anomaly:
+// its count and examples under "anomalies", the first in words, and the
+// inputs it could not judge beside them (epochs.go, replicacensus.go).
+func invalidOne(fig map[string]any, class string, count int, examples []map[string]any, first string, unjudged []string) Result {
+	fig["anomalies"] = map[string]any{class: map[string]any{"count": count, "examples": examples}}
+	fig["anomaly_types"] = []string{class}
+	fig["why"] = first
+	fig["first"] = first
+	if len(unjudged) > 0 {
+		fig["unjudged"] = unjudged
+	}
+	return Result{Valid: Invalid, Figures: fig}
+}
+
 // describe says in words what the anomalies are: the first few of each
 // class with their op indexes.
 func (a *anomalies) describe() string {

@@ -251,14 +251,7 @@ func (c configEpoch) Check(_ context.Context, in *History) Result {
 	}
 	fig := map[string]any{"samples": len(c.o.Samples), "samples_judged": judged, "owner_changes": changes, "violations": violations}
 	if violations > 0 {
-		fig["anomalies"] = map[string]any{EpochNotRaised: map[string]any{"count": violations, "examples": examples}}
-		fig["anomaly_types"] = []string{EpochNotRaised}
-		fig["why"] = first
-		fig["first"] = first
-		if len(unknown) > 0 {
-			fig["unjudged"] = unknown
-		}
-		return Result{Valid: Invalid, Figures: fig}
+		return invalidOne(fig, EpochNotRaised, violations, examples, first, unknown)
 	}
 	if len(unknown) > 0 {
 		fig["unjudged"] = unknown

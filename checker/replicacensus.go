@@ -161,14 +161,7 @@ func (c replicaCensus) Check(_ context.Context, in *History) Result {
 		fig["sync_waited_ms"] = cen.ReplicaSync.WaitedMS
 	}
 	if diverged > 0 {
-		fig["anomalies"] = map[string]any{ReplicaDivergence: map[string]any{"count": diverged, "examples": examples}}
-		fig["anomaly_types"] = []string{ReplicaDivergence}
-		fig["why"] = first
-		fig["first"] = first
-		if len(unknown) > 0 {
-			fig["unjudged"] = unknown
-		}
-		return Result{Valid: Invalid, Figures: fig}
+		return invalidOne(fig, ReplicaDivergence, diverged, examples, first, unknown)
 	}
 	if len(unknown) > 0 {
 		fig["unjudged"] = unknown
