@@ -31,6 +31,55 @@ type Nemesis interface {
 	Current() string
 }
 
+// scriptedNemesis is a Nemesis following a stored schedule (a replay,
+// a shrink try): ScriptDone is closed once it has fired every step.
+type scriptedNemesis interface {
+	ScriptDone() <-chan struct{}
+}
+
+// trafficContext ends the traffic phase at the time limit, or, for a
+// nemesis following a stored schedule that has not fired all of it by
+// then, when it has (at most one more time limit later): a replay must
+// replay every recorded step, and a machine slower to restart nodes
+// reaches the last slots later than the recorded run did. The extension
+// is logged; the schedule's steps keep their slots on the timeline.
+func trafficContext(ctx context.Context, cfg Config, nem Nemesis, log *Log) (context.Context, context.CancelFunc) {
+	limit := cfg.TimeLimit.D()
+	var done <-chan struct{}
+	if s, ok := nem.(scriptedNemesis); ok {
+		done = s.ScriptDone()
+	}
+	if done == nil {
+		return context.WithTimeout(ctx, limit)
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		select {
+		case <-tctx.Done():
+			return
+		case <-t.C:
+		}
+		select {
+		case <-done:
+			return
+		default:
+		}
+		log.Printf("traffic: the stored schedule has steps left at the time limit (%s); traffic goes on until they have run, for at most %s more", limit, limit)
+		t.Reset(limit)
+		select {
+		case <-tctx.Done():
+		case <-done:
+			log.Printf("traffic: the last stored step has run; traffic ends")
+		case <-t.C:
+			log.Printf("traffic: the stored schedule still had steps left %s past the time limit; they are not replayed", limit)
+		}
+	}()
+	return tctx, cancel
+}
+
 // Inputs is everything one run needs. The caller owns the cluster: it
 // starts it before and tears it down after.
 type Inputs struct {
@@ -143,7 +192,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	}
 
 	// Traffic phase.
-	trafficCtx, stopTraffic := context.WithTimeout(ctx, cfg.TimeLimit.D())
+	trafficCtx, stopTraffic := trafficContext(ctx, cfg, in.Nemesis, log)
 	defer stopTraffic()
 	var nemErr error
 	var nemWG sync.WaitGroup

@@ -71,6 +71,23 @@ type Nemesis struct {
 	current string
 	pending *action          // started and not yet stopped
 	rec     history.Recorder // where journal entries go (the last Run, fire or Heal)
+
+	// scriptDone is closed once every step of opts.Script has been fired
+	// and, where it had something to undo, stopped; nil without a script.
+	scriptDone chan struct{}
+}
+
+// ScriptDone is closed when a scripted run (a replay, a shrink try) has
+// fired and stopped every step of its script; nil when the nemesis
+// follows the seed's plan. The runner keeps traffic going past the time
+// limit until then: a replay on a slower machine whose restarts took
+// longer would otherwise end before its last recorded steps, and
+// replay fewer faults than it says it replays.
+func (n *Nemesis) ScriptDone() <-chan struct{} {
+	if n == nil || n.scriptDone == nil {
+		return nil
+	}
+	return n.scriptDone
 }
 
 // New checks names against what c can do and prepares a schedule. An
@@ -88,6 +105,9 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	e := &env{c: c, opts: opts, journal: opts.Journal, admin: &clusteradmin.Admin{Log: logf, Creds: opts.Credentials}}
 	e.bound = map[string]fault{}
 	n := &Nemesis{env: e, target: targetName(c)}
+	if len(opts.Script) > 0 {
+		n.scriptDone = make(chan struct{})
+	}
 	e.note = func(f string, nodes []string, detail map[string]any) {
 		n.mu.Lock()
 		rec := n.rec
@@ -252,6 +272,11 @@ func (n *Nemesis) Run(ctx context.Context, rec history.Recorder) error {
 		ss := ScheduledStep{K: i}
 		if len(n.opts.Script) > 0 {
 			if i >= len(n.opts.Script) {
+				select {
+				case <-n.scriptDone: // a second Run of the same script
+				default:
+					close(n.scriptDone)
+				}
 				<-ctx.Done() // the script is done: no more faults
 				return nil
 			}
