@@ -198,6 +198,13 @@ func (s *Server) finishBlocked(c *Client, reply []byte, closeAfter bool) {
 	b.served = true
 	b.reply = reply
 	b.closeAfter = closeAfter
+	s.wakeOwner(c)
+}
+
+// wakeOwner wakes the goroutine that serves c, the event loop's or its
+// own, to take what was left for it: a blocked command's reply, pushes
+// (lock held).
+func (s *Server) wakeOwner(c *Client) {
 	switch {
 	case c.loop != nil:
 		s.wakeLoopClient(c)

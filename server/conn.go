@@ -93,6 +93,13 @@ type Client struct {
 	blocked atomic.Bool
 	woken   atomic.Bool
 
+	// foreign holds pushes other clients' commands produced for this one
+	// while its owner (loop or goroutine) may be writing out; the owner
+	// takes them before its next batch (deliverPush, takeForeign). Server
+	// lock; foreignPending is its lock-free hint.
+	foreign        []byte
+	foreignPending atomic.Bool
+
 	// lastName and lastLookup cache the last command name looked up
 	// (Client.lookupCommand).
 	lastName   []byte

@@ -531,7 +531,11 @@ func (s *Server) serveStream(c *Client, conn net.Conn, resumed bool) {
 		if !ok {
 			return
 		}
-		if len(c.out) > 0 {
+		// A client with a writer (a subscriber, a tracking client) had
+		// its replies moved to the writer under the lock, and other
+		// clients' commands append its messages to out under the lock:
+		// out is not this goroutine's to read.
+		if (c.ps == nil || c.ps.conn == nil) && len(c.out) > 0 {
 			if _, err := conn.Write(c.out); err != nil {
 				return
 			}
@@ -637,6 +641,9 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 		s.closeOverQueryBuf(c)
 		return false
 	}
+	if c.foreignPending.Load() {
+		s.takeForeign(c) // pushes first: they were produced before this batch
+	}
 	if c.blocked.Load() && !s.resumeBlocked(c) {
 		return true // still blocked: its input waits in c.in (blocking.go)
 	}
@@ -661,7 +668,14 @@ func (s *Server) processInput(c *Client, inLoop bool) bool {
 		c.rstart, c.rend = 0, 0
 	}
 	if perr != nil {
-		c.out = resp.AppendError(c.out, "ERR "+perr.Error())
+		if c.ps != nil && c.ps.conn != nil {
+			s.mu.Lock()
+			c.out = resp.AppendError(c.out, "ERR "+perr.Error())
+			c.ps.enqueue()
+			s.mu.Unlock()
+		} else {
+			c.out = resp.AppendError(c.out, "ERR "+perr.Error())
+		}
 		c.closeNow = true
 	}
 	return true

@@ -281,43 +281,88 @@ func (s *Server) sendInvalidation(c *Client, ct *clientTracking, keys []string, 
 		if target == nil || target.closeNow || target.killed.Load() {
 			ct.broken = true
 			if c.proto == 3 {
-				c.pushHeader(2)
-				c.BulkString("tracking-redir-broken")
-				c.Int(ct.redirect)
-				pushOut(c)
+				s.deliverPush(c, func(p *Client) {
+					p.pushHeader(2)
+					p.BulkString("tracking-redir-broken")
+					p.Int(ct.redirect)
+				})
 			}
 			return
 		}
 		redirected = true
 	}
+	var head func(p *Client)
 	switch {
 	case target.proto == 3:
-		target.pushHeader(2)
-		target.BulkString("invalidate")
+		head = func(p *Client) {
+			p.pushHeader(2)
+			p.BulkString("invalidate")
+		}
 	case redirected && target.ps != nil && target.ps.subscriptions() > 0:
-		target.pushHeader(3)
-		target.Bulk(msgMessage)
-		target.Bulk(trackingChannel)
+		head = func(p *Client) {
+			p.pushHeader(3)
+			p.Bulk(msgMessage)
+			p.Bulk(trackingChannel)
+		}
 	default:
 		return
 	}
-	if all {
-		target.Null()
-	} else {
-		target.Array(len(keys))
-		for _, k := range keys {
-			target.BulkString(k)
+	s.deliverPush(target, func(p *Client) {
+		head(p)
+		if all {
+			p.Null()
+		} else {
+			p.Array(len(keys))
+			for _, k := range keys {
+				p.BulkString(k)
+			}
 		}
-	}
-	pushOut(target)
+	})
 }
 
-// pushOut hands what was appended to t's output to its writer, if it has
-// one (otherwise it goes out with t's next replies).
-func pushOut(t *Client) {
-	if t.ps != nil && t.ps.conn != nil {
-		t.ps.enqueue()
+// deliverPush appends a push that build writes to t's output, as Redis
+// appends it to the client's output buffer whichever client's command
+// produced it (server lock held), and sees that it goes out now rather
+// than with t's next reply:
+//   - a client with a writer (a subscriber, a tracking client: they
+//     leave the event loop) gets it through the writer;
+//   - the client whose command runs now, and an internal client, get it
+//     in out;
+//   - any other client (a RESP3 redirect target served by an event loop
+//     or by its own goroutine) is owned by a goroutine that writes its
+//     out without the lock, so the push waits in t.foreign and the owner
+//     is woken as a blocked client's is; it moves the push to out before
+//     its next batch (takeForeign). Before this, a redirect target served
+//     by a loop got the push only with its next reply, and its out was
+//     written by two goroutines at once (Redis's unit/tracking, "Tracking
+//     gets notification on tracking table key eviction" and the RESP3
+//     redirect tests waited for it).
+func (s *Server) deliverPush(t *Client, build func(p *Client)) {
+	owner := t.ps != nil && t.ps.conn != nil
+	running := s.trk != nil && s.trk.running == t
+	internal := t.conn == nil && t.loop == nil
+	if owner || running || internal {
+		build(t)
+		if owner {
+			t.ps.enqueue()
+		}
+		return
 	}
+	scratch := Client{proto: t.proto}
+	build(&scratch)
+	t.foreign = append(t.foreign, scratch.out...)
+	t.foreignPending.Store(true)
+	s.wakeOwner(t)
+}
+
+// takeForeign moves the pushes other clients' commands left for c to its
+// output (the owner's goroutine, before a batch).
+func (s *Server) takeForeign(c *Client) {
+	s.mu.Lock()
+	c.out = append(c.out, c.foreign...)
+	c.foreign = nil
+	c.foreignPending.Store(false)
+	s.mu.Unlock()
 }
 
 // trackingClients is INFO's tracking_clients.

@@ -122,3 +122,43 @@ func TestClientTrackingMatchesRedis(t *testing.T) {
 		}
 	}
 }
+
+// A RESP3 client that another client's tracking redirects to gets the
+// invalidation push at once, without sending a command of its own, both
+// when an event loop serves it and when its own goroutine does (after a
+// BLPOP it left the loop). Before, the push waited in its output for its
+// next reply (Redis's unit/tracking waited for it in vain), and its
+// output was appended by the writer's goroutine while its owner could be
+// writing it (go test -race).
+func TestRedirectTargetGetsInvalidationWithoutAsking(t *testing.T) {
+	for _, owner := range []string{"loop", "goroutine"} {
+		t.Run(owner, func(t *testing.T) {
+			s := startServer(t)
+			addr := s.Addr().String()
+			target := dialRaw(t, addr)
+			target.do(t, splitTest(t, "HELLO 3"))
+			if owner == "goroutine" {
+				// A blocking command hands the connection to a goroutine
+				// of its own, which keeps it.
+				target.do(t, splitTest(t, "BLPOP nolist 0.01"))
+			}
+			id := string(target.do(t, splitTest(t, "CLIENT ID")))
+			id = strings.TrimSpace(strings.TrimPrefix(id, ":"))
+			tracker := dialRaw(t, addr)
+			if r := string(tracker.do(t, splitTest(t, "CLIENT TRACKING on REDIRECT "+id))); r != "+OK\r\n" {
+				t.Fatalf("CLIENT TRACKING: %q", r)
+			}
+			tracker.do(t, splitTest(t, "GET k"))
+			writer := dialRaw(t, addr)
+			writer.do(t, splitTest(t, "SET k v"))
+			got := string(target.read(t)) // no command sent: the push alone
+			if want := ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n"; got != want {
+				t.Fatalf("the redirect target got %q, want %q", got, want)
+			}
+			// And its own replies still follow, in order.
+			if r := string(target.do(t, splitTest(t, "PING"))); r != "+PONG\r\n" {
+				t.Fatalf("PING after the push: %q", r)
+			}
+		})
+	}
+}
