@@ -72,9 +72,15 @@ func TestAtomicMigrationTwoNodes(t *testing.T) {
 	if err := b.Do(ctx, "cluster", "meet", "127.0.0.1", base).Err(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "B sees A's slots", 10*time.Second, func() bool {
-		info, _ := b.Do(ctx, "cluster", "info").Text()
-		return strings.Contains(info, "cluster_state:ok")
+	// Both sides: each master waits out its own rejoin delay (node
+	// timeout, 2 s) from when it last saw no master with slots, A from
+	// ADDSLOTSRANGE and B from learning A's slots, and their 100 ms ticks
+	// can put B's state change before A's (a local run saw A answer
+	// CLUSTERDOWN right after B said ok; Redis behaves the same).
+	waitFor(t, "A and B say the cluster is ok", 10*time.Second, func() bool {
+		ia, _ := a.Do(ctx, "cluster", "info").Text()
+		ib, _ := b.Do(ctx, "cluster", "info").Text()
+		return strings.Contains(ia, "cluster_state:ok") && strings.Contains(ib, "cluster_state:ok")
 	})
 	// Keys in the migrating slots and one outside.
 	var keys []string
