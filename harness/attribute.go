@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/redline-dev/redline/checker"
@@ -64,6 +65,33 @@ func RunFilesOf(run *results.Run, hist *history.ReadResult) checker.RunFilesOpti
 		o.Torn = &checker.TornLine{Line: hist.TornLine, Text: hist.TornText}
 	}
 	return o
+}
+
+// ElectionsChecker judges the elections and votes the servers logged
+// (checker.Elections) from the run's nodes/<node>/server.log. Every node
+// has its nodes/<node>/cluster-nodes-after.txt (SnapshotNodes writes one
+// for each); once one node's log is there, a node without one is named
+// as missing. expected says why the run must carry logs ("": the runtime
+// may keep none, as a guest run's cluster does not).
+func ElectionsChecker(run *results.Run, expected string) checker.Checker {
+	o := checker.ElectionLogOptions{Expected: expected, Logs: map[string][]byte{}}
+	if run != nil {
+		snaps, _ := filepath.Glob(run.Path(filepath.Join("nodes", "*", "cluster-nodes-after.txt")))
+		var without []string
+		for _, f := range snaps {
+			node := filepath.Base(filepath.Dir(f))
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(f), "server.log"))
+			if err != nil {
+				without = append(without, node)
+				continue
+			}
+			o.Logs[node] = b
+		}
+		if len(o.Logs) > 0 || expected != "" {
+			o.Missing = without
+		}
+	}
+	return checker.Elections(o)
 }
 
 // ConfigEpochChecker judges the configEpochs of the run's topology

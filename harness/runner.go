@@ -293,6 +293,12 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		// The topology sampled through the run is a witness as well: the
 		// same checker `redline check` runs on it.
 		checkers = append(slices.Clone(checkers), ConfigEpochChecker(topologySamples(in.Run), "the runner samples the topology through every run"))
+		// So are the servers' own logs, where the runtime keeps them.
+		expected := ""
+		if _, ok := in.Cluster.(cluster.LogSource); ok {
+			expected = "the runtime keeps each node's log (nodes/<node>/server.log)"
+		}
+		checkers = append(checkers, ElectionsChecker(in.Run, expected))
 	}
 	out.Summary = Check(ctx, ops, checkers, in.Progress, log)
 	Attribute(in.Run, ops, &out.Summary)

@@ -1,0 +1,145 @@
+package checker
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+const (
+	candA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	candB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+)
+
+// logOf writes lines as a server process pid logs them.
+func logOf(pid string, msgs ...string) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString(pid + ":M 05 Dec 2026 18:30:00.123 # " + m + "\n")
+	}
+	return b.String()
+}
+
+func electionsOf(t *testing.T, logs map[string]string, expected string) Result {
+	t.Helper()
+	o := ElectionLogOptions{Expected: expected, Logs: map[string][]byte{}}
+	for n, l := range logs {
+		o.Logs[n] = []byte(l)
+	}
+	return Elections(o).Check(context.Background(), &History{})
+}
+
+// A healthy failover, as Redis 7.0.15 and the reference log it: the
+// candidate starts an election, wins and takes its epoch; each voter
+// grants once per epoch.
+func healthyElection() map[string]string {
+	return map[string]string{
+		"n4": logOf("7", "Starting a failover election for epoch 7.", "Failover election won: I'm the new master.", "configEpoch set to 7 after successful failover"),
+		"n2": logOf("9", "Failover auth granted to "+candA+" for epoch 7", "Failover auth granted to "+candB+" for epoch 8"),
+		"n3": logOf("11", "Failover auth granted to "+candA+" for epoch 7", "Failover auth denied to "+candB+": already voted for epoch 7"),
+	}
+}
+
+func TestElectionsValidOnHealthyLogs(t *testing.T) {
+	r := electionsOf(t, healthyElection(), "")
+	if r.Valid != Valid || r.NotApplicable != "" {
+		t.Fatalf("healthy elections: %v %v", r.Valid, r.Figures)
+	}
+	if r.Figures["elections"] != 1 || r.Figures["wins"] != 1 || r.Figures["votes_granted"] != 3 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+}
+
+// The planted vote-twice defect: one voter grants two candidates in one
+// epoch.
+func TestElectionsVoteTwiceIsInvalid(t *testing.T) {
+	logs := healthyElection()
+	logs["n3"] = logOf("11", "Failover auth granted to "+candA+" for epoch 7", "Failover auth granted to "+candB+" for epoch 7")
+	r := electionsOf(t, logs, "")
+	if r.Valid != Invalid || !strings.Contains(r.Why(), "twice") {
+		t.Fatalf("a voter granting twice in epoch 7: %v %v", r.Valid, r.Figures)
+	}
+	// Across a restart the vote is the disk's to keep: not judged.
+	logs["n3"] = logOf("11", "Failover auth granted to "+candA+" for epoch 7") + logOf("12", "Failover auth granted to "+candB+" for epoch 7")
+	if r := electionsOf(t, logs, ""); r.Valid != Valid {
+		t.Fatalf("grants in one epoch by two processes of n3: %v %v", r.Valid, r.Figures)
+	}
+}
+
+// The planted promote-no-epoch defect: the winner keeps its old
+// configEpoch (no configEpoch line), or sets another one.
+func TestElectionsWinnerMustTakeTheEpoch(t *testing.T) {
+	logs := healthyElection()
+	logs["n4"] = logOf("7", "Starting a failover election for epoch 7.", "Failover election won: I'm the new master.", "Cluster state changed: ok",
+		"Starting a failover election for epoch 9.", "Failover election won: I'm the new master.", "configEpoch set to 9 after successful failover")
+	r := electionsOf(t, logs, "")
+	if r.Valid != Invalid || !strings.Contains(r.Why(), "never set its configEpoch") {
+		t.Fatalf("a win without its configEpoch line: %v %v", r.Valid, r.Figures)
+	}
+	// As the planted defect leaves it: the winner logs on (its slots, the
+	// cluster state) and never the configEpoch line.
+	logs["n4"] = logOf("7", "Starting a failover election for epoch 7.", "Failover election won: I'm the new master.", "Cluster state changed: ok")
+	if r := electionsOf(t, logs, ""); r.Valid != Invalid || !strings.Contains(r.Why(), "in the 1 lines it logged after the win") {
+		t.Fatalf("a win the process outlived without its configEpoch line: %v %v", r.Valid, r.Figures)
+	}
+	logs["n4"] = logOf("7", "Starting a failover election for epoch 7.", "Failover election won: I'm the new master.", "configEpoch set to 5 after successful failover")
+	if r := electionsOf(t, logs, ""); r.Valid != Invalid || !strings.Contains(r.Why(), "set its configEpoch to 5") {
+		t.Fatalf("a win that sets another epoch: %v %v", r.Valid, r.Figures)
+	}
+}
+
+// Every lie the logs can tell leads to unknown (or invalid), never valid.
+func TestElectionsLogsThatLieAreNeverValid(t *testing.T) {
+	cases := map[string]func(map[string]string){
+		"garbage epoch": func(l map[string]string) {
+			l["n2"] = logOf("9", "Failover auth granted to "+candA+" for epoch seven")
+		},
+		"torn line": func(l map[string]string) {
+			l["n2"] = logOf("9", "Failover auth granted to "+candA+" for epoch 7") + "9:M 05 Dec 2026 18:30:00.123 # Failover auth granted to bbbb"
+		},
+		"no log format": func(l map[string]string) {
+			l["n2"] = "Failover auth granted to " + candA + " for epoch 7\n"
+		},
+		"won without an election (contradiction)": func(l map[string]string) {
+			l["n4"] = logOf("7", "Failover election won: I'm the new master.", "configEpoch set to 7 after successful failover")
+		},
+		"configEpoch without a win (contradiction)": func(l map[string]string) {
+			l["n4"] = logOf("7", "Starting a failover election for epoch 7.", "configEpoch set to 7 after successful failover")
+		},
+		"out of order (configEpoch before the win)": func(l map[string]string) {
+			l["n4"] = logOf("7", "Starting a failover election for epoch 7.", "configEpoch set to 7 after successful failover", "Failover election won: I'm the new master.")
+		},
+		"cut after the win (missing)": func(l map[string]string) {
+			l["n4"] = logOf("7", "Starting a failover election for epoch 7.", "Failover election won: I'm the new master.")
+		},
+	}
+	for name, lie := range cases {
+		logs := healthyElection()
+		lie(logs)
+		if r := electionsOf(t, logs, ""); r.Valid == Valid {
+			t.Errorf("%s: valid (%v)", name, r.Figures)
+		}
+	}
+	// Missing logs: unknown when the runtime keeps them, else not
+	// applicable; logs without an election: not applicable.
+	if r := electionsOf(t, nil, "the runtime keeps each node's log"); r.Valid != Unknown {
+		t.Errorf("no logs although expected: %v", r.Valid)
+	}
+	if r := electionsOf(t, nil, ""); r.NotApplicable == "" {
+		t.Errorf("no logs: %v %v", r.Valid, r.Figures)
+	}
+	if r := electionsOf(t, map[string]string{"n1": logOf("1", "Ready to accept connections")}, ""); r.NotApplicable == "" {
+		t.Errorf("no election: %v %v", r.Valid, r.Figures)
+	}
+}
+
+// A node whose log is missing hides its votes: never valid.
+func TestElectionsMissingLogIsUnknown(t *testing.T) {
+	o := ElectionLogOptions{Logs: map[string][]byte{}, Missing: []string{"n5"}}
+	for n, l := range healthyElection() {
+		o.Logs[n] = []byte(l)
+	}
+	if r := Elections(o).Check(context.Background(), &History{}); r.Valid != Unknown {
+		t.Fatalf("n5's log missing: %v %v", r.Valid, r.Figures)
+	}
+}
