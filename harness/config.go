@@ -128,6 +128,10 @@ type Config struct {
 	// Capacity is a bench's capacity search (--slo) or capacity-change
 	// plan (--plan).
 	Capacity *CapacityConfig `json:"capacity,omitempty"`
+	// Thresholds are a bench's pass/fail bounds as given
+	// ('p99<=2ms,errors<=0.1%'); the run's figures against them are in
+	// bench.json.
+	Thresholds string `json:"thresholds,omitempty"`
 }
 
 // CapacityConfig is what `bench --slo` and `bench --plan` were given.

@@ -29,6 +29,13 @@ func (LoadDriver) Drive(ctx context.Context, s *Session) (Outcome, error) {
 		return Outcome{}, err
 	}
 	SnapshotNodes(ctx, s.Run, s.Cluster, s.Credentials, "after", s.Log)
+	if t := s.Config.Thresholds; t != "" {
+		ts, err := bench.ParseThresholds(t)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("--threshold: %v", err)
+		}
+		res.Thresholds = bench.EvaluateThresholds(res, ts)
+	}
 	if err := SaveLoad(s.Run, res); err != nil {
 		return Outcome{}, err
 	}

@@ -52,13 +52,24 @@ capacity changes at those times under the load, each with its windows.
 --versus '--nodes 8' runs the bench again with those flags changed and
 compares the two (compare.html beside the second).
 
+--threshold 'p99<=2ms,errors<=0.1%,ops>=5000' makes the bench a CI gate, as
+k6's thresholds: each bound is checked after the run and printed with the
+value measured (before the last line); GET.p99<=1ms bounds one command.
+
 Other workloads (register, counter, ...) run as in 'redline run', without
-their checkers. The last line printed is "throughput: N ops/s".`,
+their checkers. The last line printed is "throughput: N ops/s".
+
+Exit codes: 0 ok ops were measured (and every --threshold passed), 99 a
+--threshold failed, 2 no op succeeded, 253 the environment failed (the
+cluster at --addrs cannot be reached, no Docker engine), 254 bad arguments
+(a malformed --threshold among them: nothing is started), 255 redline itself
+failed, 130 interrupted.`,
 		Example: `  redline bench --concurrency 50 --time-limit 30s
   redline bench --target redis --rate 20000 --nemesis pause --ratio 1:1 --value-size 32-512
   redline bench --addrs 10.0.0.5:6379 --preset ycsb-b --keys 100000 --pipeline 8
   redline bench --target redis --slo 'p99<=2ms,errors<=0.1%' --versus '--nodes 8'
-  redline bench --target redis --rate 5000 --time-limit 90s --plan 'at=10s scale-out; at=50s reshard 500'`,
+  redline bench --target redis --rate 5000 --time-limit 90s --plan 'at=10s scale-out; at=50s reshard 500'
+  redline bench --target redis --rate 5000 --time-limit 30s --threshold 'p99<=2ms,GET.p99.9<=5ms,errors<=0.1%'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
@@ -86,7 +97,13 @@ their checkers. The last line printed is "throughput: N ops/s".`,
 	f.BoolVar(&o.cfg.ConnPerWorker, "conn-per-worker", false, "closed loop (--rate 0): each worker its own connection to each node, one write and read per batch, instead of the workers' ops sharing one connection per node, written together (auto-pipelining)")
 	f.BoolVar(&o.cfg.History, "history", false, "keep every op in ops.jsonl.gz (off: only per-second histograms are kept)")
 	addCapacityFlags(c, o)
+	f.StringVar(&o.ci.threshold, "threshold", "", "pass/fail bounds for CI, comma-joined, as k6's: p50/p90/p99/p99.9/mean/max<=2ms (corrected latency), errors<=0.1% (share) or errors<=10 (count), ops>=5000 (ok ops/s), kb>=100 (KB/s); per command as GET.p99<=1ms, SET.errors<=0; checked after the run, each printed measured vs limit; exit 99 when one fails")
 	return c
+}
+
+// ciFlags are bench's flags for CI before parsing.
+type ciFlags struct {
+	threshold string
 }
 
 // kvFlags are the kv workload's flags before parsing.
@@ -128,6 +145,18 @@ func validateLoad(o *runOptions, cfg *harness.Config) error {
 		return badArgs("%v", err)
 	}
 	cfg.KV = c
+	if o.ci.threshold != "" {
+		if _, err := bench.ParseThresholds(o.ci.threshold); err != nil {
+			return badArgs("--threshold: %v", err)
+		}
+		if o.capacity.slo != "" {
+			return badArgs("--threshold bounds one run's figures; --slo searches for the rate that meets its objectives: use one of them")
+		}
+		if o.capacity.versus != "" {
+			return badArgs("--threshold with --versus: which of the two runs would it bound? Run each bench with its own --threshold")
+		}
+		cfg.Thresholds = o.ci.threshold
+	}
 	return validateCapacity(o, cfg)
 }
 
@@ -171,8 +200,8 @@ func compareBenchRuns(w io.Writer, dirs []string) (done bool, err error) {
 }
 
 // printLoad prints what the load driver measured and gives the exit code:
-// unknown when nothing was measured (no op succeeded; a capacity search
-// that met the objectives at no rate).
+// 99 when a --threshold failed; unknown when nothing was measured (no op
+// succeeded; a capacity search that met the objectives at no rate).
 func printLoad(w io.Writer, cfg harness.Config, out harness.Outcome) int {
 	res := out.Load
 	if c := cfg.Capacity; c != nil && c.SLO != "" && res.Capacity != nil {
@@ -194,9 +223,13 @@ func printLoad(w io.Writer, cfg harness.Config, out harness.Outcome) int {
 		return exitValid
 	}
 	res.PrintSummary(w)
+	bench.PrintThresholds(w, res.Thresholds)
 	fmt.Fprintf(w, "results: %s\n", out.Dir)
 	// The last line is for scripts.
 	fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
+	if !bench.ThresholdsPassed(res.Thresholds) {
+		return exitThreshold
+	}
 	if res.Throughput == 0 {
 		return exitUnknown
 	}

@@ -155,6 +155,13 @@ func TestBenchBadArguments(t *testing.T) {
 		{"bench", "--plan", "at=10s scale-out", "--nemesis", "kill"},
 		{"bench", "--versus", "--no-such-flag 1"},
 		{"bench", "--versus", "--ratio x"},
+		{"bench", "--threshold", "p99<2"},
+		{"bench", "--threshold", "latency<=2ms"},
+		{"bench", "--threshold", "errors<=0.5"},
+		{"bench", "--threshold", ","},
+		{"bench", "--threshold", "p99<=2ms", "--slo", "p99<=2ms"},
+		{"bench", "--threshold", "p99<=2ms", "--versus", "--nodes 8"},
+		{"bench", "--threshold", "p99<=2ms", "--workload", "register"},
 	}
 	for _, args := range cases {
 		var out, errb bytes.Buffer
@@ -383,4 +390,47 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestBenchThresholdExternal runs two short benches against local
+// redis-server processes: one whose thresholds hold (exit 0) and one
+// that asks for a rate no laptop delivers (exit 99), both stored.
+func TestBenchThresholdExternal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 3, 0, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	res := t.TempDir()
+	bench1 := func(threshold string) (int, string, bench.Result) {
+		var out, errb bytes.Buffer
+		code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--rate", "300", "--concurrency", "2",
+			"--time-limit", "2s", "--keys", "100", "--results", res, "--seed", "5", "--threshold", threshold}, &out, &errb)
+		var r bench.Result
+		b, _ := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("bench.json: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+		}
+		return code, out.String(), r
+	}
+	code, out, r := bench1("p99<=10s,errors<=100%,GET.max<=10s")
+	if code != exitValid || !strings.Contains(out, "thresholds: all 3 passed") {
+		t.Errorf("exit %d, want 0:\n%s", code, out)
+	}
+	if len(r.Thresholds) != 3 || !r.Thresholds[2].Pass || r.Thresholds[2].Command != "get" {
+		t.Errorf("stored thresholds %+v", r.Thresholds)
+	}
+	code, out, r = bench1("p99<=10s,ops>=1000000")
+	if code != exitThreshold || !strings.Contains(out, "FAIL  ops>=1000000") || !strings.Contains(out, "thresholds: 1 of 2 FAILED") {
+		t.Errorf("exit %d, want %d:\n%s", code, exitThreshold, out)
+	}
+	if len(r.Thresholds) != 2 || !r.Thresholds[0].Pass || r.Thresholds[1].Pass || r.Thresholds[1].Value <= 0 {
+		t.Errorf("stored thresholds %+v", r.Thresholds)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[len(lines)-1], "throughput: ") {
+		t.Errorf("last line %q is not the throughput", lines[len(lines)-1])
+	}
 }

@@ -41,6 +41,7 @@ type runOptions struct {
 	flags      *pflag.FlagSet      // the command's flags, for the command a dry run prints (nil: none)
 	kv         kvFlags             // bench's kv workload
 	capacity   capacityFlags       // bench's --slo search and --plan
+	ci         ciFlags             // bench's --threshold, --json, --csv
 	stdout     io.Writer
 	stderr     io.Writer
 	// runDir, if set, learns each run's directory as soon as it exists
@@ -125,6 +126,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 				return err
 			}
 		}
+	}
+	if o.ci.threshold != "" && cfg.KV == nil {
+		return badArgs("--threshold bounds the kv load's figures: use it with 'redline bench' and --workload kv (the default)")
 	}
 	if err := validateClient(o, cfg); err != nil {
 		return err

@@ -53,6 +53,9 @@ type Result struct {
 	// Capacity is the capacity search this run was the best step of
 	// (bench --slo), with every step's figures: the curve.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Thresholds are bench --threshold's bounds with what was measured
+	// (threshold.go).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 
 	// WarmupS is the traffic driven before the measured part (DurationS):
 	// connections, queues and caches settling; no figure includes it.
