@@ -75,6 +75,16 @@ failed, 130 interrupted.`,
 			o.cfg.Command = os.Args
 			o.cfg.Bench = true
 			o.flags = cmd.Flags()
+			if o.ci.json || o.ci.csv {
+				if o.ci.json && o.ci.csv {
+					return badArgs("--json and --csv: choose one summary format for stdout")
+				}
+				if o.capacity.versus != "" {
+					return badArgs("--json/--csv print one run's summary; --versus runs two: run each bench with --json")
+				}
+				// The summary alone on stdout; everything for people on stderr.
+				o.ci.machine, o.stdout = o.stdout, o.stderr
+			}
 			if o.capacity.versus != "" {
 				return runVersus(cmd, o)
 			}
@@ -98,12 +108,32 @@ failed, 130 interrupted.`,
 	f.BoolVar(&o.cfg.History, "history", false, "keep every op in ops.jsonl.gz (off: only per-second histograms are kept)")
 	addCapacityFlags(c, o)
 	f.StringVar(&o.ci.threshold, "threshold", "", "pass/fail bounds for CI, comma-joined, as k6's: p50/p90/p99/p99.9/mean/max<=2ms (corrected latency), errors<=0.1% (share) or errors<=10 (count), ops>=5000 (ok ops/s), kb>=100 (KB/s); per command as GET.p99<=1ms, SET.errors<=0; checked after the run, each printed measured vs limit; exit 99 when one fails")
+	f.BoolVar(&o.ci.json, "json", false, "print the result summary on stdout as one line of JSON (schema in docs/load-tests.md; the figures, thresholds and exit code); progress and the table go to stderr")
+	f.BoolVar(&o.ci.csv, "csv", false, "print the result summary on stdout as CSV (a header, then a row each for set, get and total); progress and the table go to stderr")
 	return c
 }
 
-// ciFlags are bench's flags for CI before parsing.
+// ciFlags are bench's flags for CI before parsing, and where the
+// machine-readable summary goes.
 type ciFlags struct {
 	threshold string
+	json, csv bool
+	machine   io.Writer // stdout when --json or --csv, else nil
+	csvHeader bool      // the CSV header was printed (--test-count)
+}
+
+// printMachine prints the summary of --json or --csv.
+func (c *ciFlags) printMachine(res *bench.Result, dir string, code int) {
+	if c.machine == nil {
+		return
+	}
+	s := res.Summarize(dir, code)
+	if c.json {
+		_ = s.WriteJSON(c.machine)
+		return
+	}
+	_ = s.WriteCSV(c.machine, !c.csvHeader)
+	c.csvHeader = true
 }
 
 // kvFlags are the kv workload's flags before parsing.
@@ -201,9 +231,11 @@ func compareBenchRuns(w io.Writer, dirs []string) (done bool, err error) {
 
 // printLoad prints what the load driver measured and gives the exit code:
 // 99 when a --threshold failed; unknown when nothing was measured (no op
-// succeeded; a capacity search that met the objectives at no rate).
-func printLoad(w io.Writer, cfg harness.Config, out harness.Outcome) int {
+// succeeded; a capacity search that met the objectives at no rate). The
+// --json or --csv summary goes to ci.machine.
+func printLoad(w io.Writer, ci *ciFlags, cfg harness.Config, out harness.Outcome) int {
 	res := out.Load
+	code := exitValid
 	if c := cfg.Capacity; c != nil && c.SLO != "" && res.Capacity != nil {
 		capacity := res.Capacity
 		best := capacity.Rate
@@ -218,22 +250,24 @@ func printLoad(w io.Writer, cfg harness.Config, out harness.Outcome) int {
 		// The last line is for scripts: the best step's throughput.
 		fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
 		if capacity.Rate == 0 {
-			return exitUnknown
+			code = exitUnknown
 		}
-		return exitValid
+		ci.printMachine(res, out.Dir, code)
+		return code
 	}
 	res.PrintSummary(w)
 	bench.PrintThresholds(w, res.Thresholds)
 	fmt.Fprintf(w, "results: %s\n", out.Dir)
 	// The last line is for scripts.
 	fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
-	if !bench.ThresholdsPassed(res.Thresholds) {
-		return exitThreshold
+	switch {
+	case !bench.ThresholdsPassed(res.Thresholds):
+		code = exitThreshold
+	case res.Throughput == 0:
+		code = exitUnknown
 	}
-	if res.Throughput == 0 {
-		return exitUnknown
-	}
-	return exitValid
+	ci.printMachine(res, out.Dir, code)
+	return code
 }
 
 // benchThroughput sums the ok ops/s of every perf checker's operations.

@@ -162,6 +162,9 @@ func TestBenchBadArguments(t *testing.T) {
 		{"bench", "--threshold", "p99<=2ms", "--slo", "p99<=2ms"},
 		{"bench", "--threshold", "p99<=2ms", "--versus", "--nodes 8"},
 		{"bench", "--threshold", "p99<=2ms", "--workload", "register"},
+		{"bench", "--json", "--csv"},
+		{"bench", "--json", "--versus", "--nodes 8"},
+		{"bench", "--csv", "--workload", "register"},
 	}
 	for _, args := range cases {
 		var out, errb bytes.Buffer
@@ -393,8 +396,9 @@ func mustRead(t *testing.T, path string) []byte {
 }
 
 // TestBenchThresholdExternal runs two short benches against local
-// redis-server processes: one whose thresholds hold (exit 0) and one
-// that asks for a rate no laptop delivers (exit 99), both stored.
+// redis-server processes: one whose thresholds hold (exit 0, --csv) and
+// one that asks for a rate no laptop delivers (exit 99, --json), both
+// stored; stdout holds the machine summary alone, stderr the rest.
 func TestBenchThresholdExternal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -404,33 +408,45 @@ func TestBenchThresholdExternal(t *testing.T) {
 	}
 	defer lc.Stop()
 	res := t.TempDir()
-	bench1 := func(threshold string) (int, string, bench.Result) {
+	bench1 := func(threshold, format string) (int, string, string, bench.Result) {
 		var out, errb bytes.Buffer
 		code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--rate", "300", "--concurrency", "2",
-			"--time-limit", "2s", "--keys", "100", "--results", res, "--seed", "5", "--threshold", threshold}, &out, &errb)
+			"--time-limit", "2s", "--keys", "100", "--results", res, "--seed", "5", "--threshold", threshold, format}, &out, &errb)
 		var r bench.Result
 		b, _ := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatalf("bench.json: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
 		}
-		return code, out.String(), r
+		return code, out.String(), errb.String(), r
 	}
-	code, out, r := bench1("p99<=10s,errors<=100%,GET.max<=10s")
-	if code != exitValid || !strings.Contains(out, "thresholds: all 3 passed") {
-		t.Errorf("exit %d, want 0:\n%s", code, out)
+	code, out, human, r := bench1("p99<=10s,errors<=100%,GET.max<=10s", "--csv")
+	if code != exitValid || !strings.Contains(human, "thresholds: all 3 passed") {
+		t.Errorf("exit %d, want 0:\n%s", code, human)
 	}
 	if len(r.Thresholds) != 3 || !r.Thresholds[2].Pass || r.Thresholds[2].Command != "get" {
 		t.Errorf("stored thresholds %+v", r.Thresholds)
 	}
-	code, out, r = bench1("p99<=10s,ops>=1000000")
-	if code != exitThreshold || !strings.Contains(out, "FAIL  ops>=1000000") || !strings.Contains(out, "thresholds: 1 of 2 FAILED") {
-		t.Errorf("exit %d, want %d:\n%s", code, exitThreshold, out)
+	rows := strings.Split(strings.TrimSpace(out), "\n")
+	if len(rows) != 4 || !strings.HasPrefix(rows[0], "type,ops_per_s,") || !strings.HasPrefix(rows[3], "total,") {
+		t.Errorf("stdout is not the CSV summary:\n%s", out)
+	}
+
+	code, out, human, r = bench1("p99<=10s,ops>=1000000", "--json")
+	if code != exitThreshold || !strings.Contains(human, "FAIL  ops>=1000000") || !strings.Contains(human, "thresholds: 1 of 2 FAILED") {
+		t.Errorf("exit %d, want %d:\n%s", code, exitThreshold, human)
 	}
 	if len(r.Thresholds) != 2 || !r.Thresholds[0].Pass || r.Thresholds[1].Pass || r.Thresholds[1].Value <= 0 {
 		t.Errorf("stored thresholds %+v", r.Thresholds)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
+	lines := strings.Split(strings.TrimSpace(human), "\n")
 	if !strings.HasPrefix(lines[len(lines)-1], "throughput: ") {
 		t.Errorf("last line %q is not the throughput", lines[len(lines)-1])
+	}
+	var s bench.Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil || strings.Count(out, "\n") != 1 {
+		t.Fatalf("stdout is not one line of JSON (%v):\n%s", err, out)
+	}
+	if s.ExitCode != exitThreshold || s.ThresholdsPassed || s.Ops["total"].OK == 0 || s.Mode != "open-loop" || s.Dir == "" {
+		t.Errorf("JSON summary %+v", s)
 	}
 }

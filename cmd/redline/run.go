@@ -130,6 +130,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 	if o.ci.threshold != "" && cfg.KV == nil {
 		return badArgs("--threshold bounds the kv load's figures: use it with 'redline bench' and --workload kv (the default)")
 	}
+	if o.ci.machine != nil && cfg.KV == nil {
+		return badArgs("--json and --csv print the kv load's summary: use them with --workload kv (the default)")
+	}
 	if err := validateClient(o, cfg); err != nil {
 		return err
 	}
@@ -352,7 +355,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		return 0, harnessFailed(err)
 	}
 	if out.Load != nil {
-		return printLoad(stdout, cfg, out), nil
+		return printLoad(stdout, &o.ci, cfg, out), nil
 	}
 	if out.Interrupted && out.Audit != nil {
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
