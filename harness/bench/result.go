@@ -204,10 +204,14 @@ func (e *engine) result(elapsed time.Duration) *Result {
 		all[0][corrected].Merge(s.totalH[o][corrected])
 		all[0][raw].Merge(s.totalH[o][raw])
 	}
-	r.Ops["set"].KBPerS = float64(s.total.Bytes) / 1024 / secs
+	// KB/sec as memtier's: every byte of request and reply on the wire.
+	for o := 0; o < numOps; o++ {
+		r.Ops[opNames[o]].KBPerS = float64(s.total.Wire[o]) / 1024 / secs
+	}
 	r.Ops["total"] = &OpFigures{
 		OKPerS: float64(s.total.TotalOK()) / secs, Failed: s.total.Failed(),
-		HitsPerS: r.Ops["get"].HitsPerS, MissesPerS: r.Ops["get"].MissesPerS, KBPerS: r.Ops["set"].KBPerS,
+		HitsPerS: r.Ops["get"].HitsPerS, MissesPerS: r.Ops["get"].MissesPerS,
+		KBPerS:    float64(s.total.Wire[opGet]+s.total.Wire[opSet]) / 1024 / secs,
 		Corrected: quantiles(all[0][corrected]), Raw: quantiles(all[0][raw]),
 	}
 	r.Throughput = r.Ops["total"].OKPerS
