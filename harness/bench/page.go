@@ -459,8 +459,18 @@ func timePlots(runs []Named) string {
 	if len(runs) > 0 {
 		shade = shadeOf(runs[0].R)
 	}
+	closed := 0 // closed-loop runs: no schedule, no corrected latency
+	for _, n := range runs {
+		if n.R.Rate <= 0 {
+			closed++
+		}
+	}
+	empty := map[string]string{}
+	if closed == len(runs) {
+		empty["generator"] = "a closed loop has no schedule, so no op is sent late"
+	}
 	mk := func(id, title, unit string, logY bool, lines func(i int, n Named) []plotSeries) string {
-		spec := plotSpec{id: id, title: title, xUnit: "seconds since traffic started", yUnit: unit, logY: logY, shade: shade}
+		spec := plotSpec{id: id, title: title, xUnit: "seconds since traffic started", yUnit: unit, logY: logY, shade: shade, empty: empty[id]}
 		for i, n := range runs {
 			spec.series = append(spec.series, lines(i, n)...)
 		}
@@ -474,7 +484,20 @@ func timePlots(runs []Named) string {
 		}
 		return []plotSeries{get(n, n.Name, palette[i%len(palette)], false, func(p Second) float64 { return p.OKPerS })}
 	}))
-	b.WriteString(mk("latency", "corrected latency per second (from the intended send time)", "ms (log)", true, func(i int, n Named) []plotSeries {
+	latencyTitle := "corrected latency per second (from the intended send time)"
+	switch {
+	case closed == len(runs):
+		latencyTitle = "latency per second, closed loop (from the actual send: no schedule, so no coordinated-omission correction)"
+	case closed > 0:
+		latencyTitle = "latency per second (open loop: corrected, from the intended send time; closed loop: from the actual send, uncorrected)"
+	}
+	b.WriteString(mk("latency", latencyTitle, "ms (log)", true, func(i int, n Named) []plotSeries {
+		if single && n.R.Rate <= 0 {
+			// Raw and "corrected" are the same figure in a closed loop.
+			return []plotSeries{get(n, "p50", palette[2], false, func(p Second) float64 { return p.P50Ms }),
+				get(n, "p99", palette[0], false, func(p Second) float64 { return p.P99Ms }),
+				get(n, "p99.9", palette[1], false, func(p Second) float64 { return p.P999Ms })}
+		}
 		if single {
 			return []plotSeries{get(n, "p50", palette[2], false, func(p Second) float64 { return p.P50Ms }),
 				get(n, "p99", palette[0], false, func(p Second) float64 { return p.P99Ms }),
@@ -526,13 +549,19 @@ func spectrumSection(runs []Named) string {
 	qs := []float64{50, 90, 99, 99.9, 99.99, 100}
 	for i, n := range runs {
 		for _, kind := range kindNames {
+			if n.R.Rate <= 0 && kind != "raw" {
+				continue // a closed loop's "corrected" is its raw latency
+			}
 			h := n.R.Hist("total", kind)
 			if h == nil {
 				continue
 			}
-			s := plotSeries{name: kind, color: palette[i%len(palette)], dash: kind == "raw"}
+			s := plotSeries{name: kind, color: palette[i%len(palette)], dash: kind == "raw" && n.R.Rate > 0}
+			if n.R.Rate <= 0 {
+				s.name = "closed loop, from the send"
+			}
 			if len(runs) > 1 {
-				s.name = n.Name + " " + kind
+				s.name = n.Name + " " + s.name
 			}
 			for _, p := range Spectrum(h) {
 				if p.Percentile >= 100 {
@@ -623,6 +652,9 @@ func shardSection(runs []Named) string {
 			{"shard-lag", "longest wait in the node's queue per shard (a node that was behind)", "ms (log)", true, func(s Second) []float64 { return s.ShardLagMaxMs }},
 		} {
 			spec := plotSpec{id: pl.id, title: pl.title + ", " + n.Name, xUnit: "seconds since traffic started", yUnit: pl.unit, logY: pl.logY, shade: shadeOf(r)}
+			if pl.id == "shard-lag" && r.Rate <= 0 {
+				spec.empty = "a closed loop has no queues: a worker sends its next op when the last one completed"
+			}
 			for i, sh := range r.Shards {
 				s := plotSeries{name: sh.Shard, color: palette[i%len(palette)]}
 				for _, p := range r.Seconds {
