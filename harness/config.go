@@ -132,6 +132,10 @@ type Config struct {
 	// ('p99<=2ms,errors<=0.1%'); the run's figures against them are in
 	// bench.json.
 	Thresholds string `json:"thresholds,omitempty"`
+	// RunCount is how many times a bench runs its load on the cluster,
+	// one run after another (--run-count, as memtier's); bench.json is
+	// their aggregate, with each run's figures (0 or 1: one run).
+	RunCount int `json:"run_count,omitempty"`
 }
 
 // CapacityConfig is what `bench --slo` and `bench --plan` were given.

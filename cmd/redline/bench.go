@@ -52,6 +52,11 @@ capacity changes at those times under the load, each with its windows.
 --versus '--nodes 8' runs the bench again with those flags changed and
 compares the two (compare.html beside the second).
 
+--run-count N runs the load N times, one after another, and prints the best
+run, the worst and the aggregate (latency from the merged histograms), as
+memtier_benchmark. --json or --csv prints the summary on stdout for a
+machine (everything else then goes to stderr).
+
 --threshold 'p99<=2ms,errors<=0.1%,ops>=5000' makes the bench a CI gate, as
 k6's thresholds: each bound is checked after the run and printed with the
 value measured (before the last line); GET.p99<=1ms bounds one command.
@@ -108,6 +113,7 @@ failed, 130 interrupted.`,
 	f.BoolVar(&o.cfg.History, "history", false, "keep every op in ops.jsonl.gz (off: only per-second histograms are kept)")
 	addCapacityFlags(c, o)
 	f.StringVar(&o.ci.threshold, "threshold", "", "pass/fail bounds for CI, comma-joined, as k6's: p50/p90/p99/p99.9/mean/max<=2ms (corrected latency), errors<=0.1% (share) or errors<=10 (count), ops>=5000 (ok ops/s), kb>=100 (KB/s); per command as GET.p99<=1ms, SET.errors<=0; checked after the run, each printed measured vs limit; exit 99 when one fails")
+	f.IntVar(&o.cfg.RunCount, "run-count", 1, "run the load N times on the cluster, one run after another, as memtier's --run-count: prints each run's throughput, the BEST RUN, WORST RUN and AGGREGATED AVERAGE RESULTS (latency from the runs' merged histograms); bench.json and --threshold are the aggregate's")
 	f.BoolVar(&o.ci.json, "json", false, "print the result summary on stdout as one line of JSON (schema in docs/load-tests.md; the figures, thresholds and exit code); progress and the table go to stderr")
 	f.BoolVar(&o.ci.csv, "csv", false, "print the result summary on stdout as CSV (a header, then a row each for set, get and total); progress and the table go to stderr")
 	return c
@@ -175,6 +181,17 @@ func validateLoad(o *runOptions, cfg *harness.Config) error {
 		return badArgs("%v", err)
 	}
 	cfg.KV = c
+	switch n := cfg.RunCount; {
+	case n < 1:
+		return badArgs("--run-count %d: at least 1", n)
+	case n == 1:
+	case o.capacity.slo != "":
+		return badArgs("--run-count with --slo: a capacity search measures each rate twice already; drop --run-count")
+	case o.capacity.plan != "" || faultsAsked(o):
+		return badArgs("--run-count repeats a healthy load; faults and plans have windows within one run: use --test-count for repeated runs with faults")
+	case cfg.History:
+		return badArgs("--history with --run-count: one op log per bench; drop one of them")
+	}
 	if o.ci.threshold != "" {
 		if _, err := bench.ParseThresholds(o.ci.threshold); err != nil {
 			return badArgs("--threshold: %v", err)
@@ -255,6 +272,7 @@ func printLoad(w io.Writer, ci *ciFlags, cfg harness.Config, out harness.Outcome
 		ci.printMachine(res, out.Dir, code)
 		return code
 	}
+	res.PrintRuns(w)
 	res.PrintSummary(w)
 	bench.PrintThresholds(w, res.Thresholds)
 	fmt.Fprintf(w, "results: %s\n", out.Dir)

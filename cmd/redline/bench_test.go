@@ -165,6 +165,11 @@ func TestBenchBadArguments(t *testing.T) {
 		{"bench", "--json", "--csv"},
 		{"bench", "--json", "--versus", "--nodes 8"},
 		{"bench", "--csv", "--workload", "register"},
+		{"bench", "--run-count", "0"},
+		{"bench", "--run-count", "2", "--slo", "p99<=2ms"},
+		{"bench", "--run-count", "2", "--nemesis", "pause"},
+		{"bench", "--run-count", "2", "--history"},
+		{"bench", "--run-count", "2", "--workload", "register"},
 	}
 	for _, args := range cases {
 		var out, errb bytes.Buffer
@@ -408,10 +413,10 @@ func TestBenchThresholdExternal(t *testing.T) {
 	}
 	defer lc.Stop()
 	res := t.TempDir()
-	bench1 := func(threshold, format string) (int, string, string, bench.Result) {
+	bench1 := func(threshold string, more ...string) (int, string, string, bench.Result) {
 		var out, errb bytes.Buffer
-		code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--rate", "300", "--concurrency", "2",
-			"--time-limit", "2s", "--keys", "100", "--results", res, "--seed", "5", "--threshold", threshold, format}, &out, &errb)
+		code := run(append([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--rate", "300", "--concurrency", "2",
+			"--time-limit", "2s", "--keys", "100", "--results", res, "--seed", "5", "--threshold", threshold}, more...), &out, &errb)
 		var r bench.Result
 		b, _ := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
 		if err := json.Unmarshal(b, &r); err != nil {
@@ -431,7 +436,8 @@ func TestBenchThresholdExternal(t *testing.T) {
 		t.Errorf("stdout is not the CSV summary:\n%s", out)
 	}
 
-	code, out, human, r = bench1("p99<=10s,ops>=1000000", "--json")
+	// Two runs: the thresholds and the summary are the aggregate's.
+	code, out, human, r = bench1("p99<=10s,ops>=1000000", "--json", "--run-count", "2")
 	if code != exitThreshold || !strings.Contains(human, "FAIL  ops>=1000000") || !strings.Contains(human, "thresholds: 1 of 2 FAILED") {
 		t.Errorf("exit %d, want %d:\n%s", code, exitThreshold, human)
 	}
@@ -448,5 +454,14 @@ func TestBenchThresholdExternal(t *testing.T) {
 	}
 	if s.ExitCode != exitThreshold || s.ThresholdsPassed || s.Ops["total"].OK == 0 || s.Mode != "open-loop" || s.Dir == "" {
 		t.Errorf("JSON summary %+v", s)
+	}
+	if len(s.Runs) != 2 || len(r.Runs) != 2 || s.BestRun == 0 || s.WorstRun == 0 || r.DurationS < 3 ||
+		s.Ops["total"].OK != int64(r.Runs[0].Ops["total"].Corrected.Count+r.Runs[1].Ops["total"].Corrected.Count) {
+		t.Errorf("--run-count 2: summary runs %+v, stored %+v over %v s", s.Runs, r.Runs, r.DurationS)
+	}
+	for _, want := range []string{"BEST RUN RESULTS", "WORST RUN RESULTS", "AGGREGATED AVERAGE RESULTS (2 runs"} {
+		if !strings.Contains(human, want) {
+			t.Errorf("output lacks %q:\n%s", want, human)
+		}
 	}
 }

@@ -130,6 +130,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 	if o.ci.threshold != "" && cfg.KV == nil {
 		return badArgs("--threshold bounds the kv load's figures: use it with 'redline bench' and --workload kv (the default)")
 	}
+	if cfg.RunCount > 1 && cfg.KV == nil {
+		return badArgs("--run-count repeats the kv load: use it with --workload kv (the default); other workloads repeat with --test-count")
+	}
 	if o.ci.machine != nil && cfg.KV == nil {
 		return badArgs("--json and --csv print the kv load's summary: use them with --workload kv (the default)")
 	}

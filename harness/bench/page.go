@@ -189,6 +189,7 @@ func headline(r *Result) string {
 	} else {
 		fmt.Fprintf(&s, "%s ops/s, closed loop, %d workers, for %s s", Count(r.Throughput), r.Workers, Num(r.DurationS))
 	}
+	s.WriteString(r.runsHeadline())
 	if tot.Corrected.Count > 0 {
 		kind := "corrected"
 		if r.Rate <= 0 {

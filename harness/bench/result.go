@@ -56,6 +56,12 @@ type Result struct {
 	// Thresholds are bench --threshold's bounds with what was measured
 	// (threshold.go).
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Runs are the figures of each run of a --run-count series, whose
+	// aggregate this Result is (runs.go); BestRun and WorstRun (1-based)
+	// had the highest and lowest throughput.
+	Runs     []RunFigures `json:"runs,omitempty"`
+	BestRun  int          `json:"best_run,omitempty"`
+	WorstRun int          `json:"worst_run,omitempty"`
 
 	// WarmupS is the traffic driven before the measured part (DurationS):
 	// connections, queues and caches settling; no figure includes it.
@@ -559,6 +565,12 @@ func (r *Result) figures(from, to float64) WindowFigures {
 // availability gaps and fault windows. The caller ends with
 // "throughput: N ops/s" (Result.Throughput) as the last line.
 func (r *Result) PrintSummary(w io.Writer) {
+	r.printTable(w)
+	r.printRest(w)
+}
+
+// printTable prints the memtier-like table of sets, gets and totals.
+func (r *Result) printTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\nType\tOps/sec\tHits/sec\tMisses/sec\tAvg ms\tp50 ms\tp99 ms\tp99.9 ms\tMax ms\traw p50\traw p99\traw p99.9\tKB/sec\tFailed\t")
 	for _, n := range []string{"set", "get", "total"} {
@@ -572,6 +584,11 @@ func (r *Result) PrintSummary(w io.Writer) {
 			strings.ToUpper(n[:1])+n[1:]+"s", f.OKPerS, hits, misses, c.Mean, c.P50, c.P99, c.P999, c.Max, rw.P50, rw.P99, rw.P999, f.KBPerS, f.Failed)
 	}
 	tw.Flush()
+}
+
+// printRest prints what follows the table: the mode, redirects, the
+// generator's health, shards, fault windows and the load per slot.
+func (r *Result) printRest(w io.Writer) {
 	mode := "closed loop"
 	conns := "workers"
 	if r.Rate > 0 {

@@ -40,6 +40,12 @@ type Summary struct {
 	// ThresholdsPassed is true when there are none.
 	Thresholds       []ThresholdResult `json:"thresholds,omitempty"`
 	ThresholdsPassed bool              `json:"thresholds_passed"`
+	// Runs are each run's figures of a --run-count series (the summary's
+	// own figures are then the aggregate's), BestRun and WorstRun the
+	// 1-based runs with the highest and lowest throughput.
+	Runs     []RunFigures `json:"runs,omitempty"`
+	BestRun  int          `json:"best_run,omitempty"`
+	WorstRun int          `json:"worst_run,omitempty"`
 	// ExitCode is the code redline exits with.
 	ExitCode int `json:"exit_code"`
 }
@@ -64,7 +70,8 @@ func (r *Result) Summarize(dir string, exitCode int) Summary {
 		Workers: r.Workers, Pipeline: r.Pipeline, Throughput: r.Throughput, Ops: map[string]SummaryOp{},
 		Unsent: r.Unsent, Moved: r.Counts.Moved, Ask: r.Counts.Ask, TryAgain: r.Counts.TryAgain,
 		ClusterDown: r.Counts.ClusterDown, Reconnects: r.Counts.Reconnects,
-		Thresholds: r.Thresholds, ThresholdsPassed: ThresholdsPassed(r.Thresholds), ExitCode: exitCode}
+		Thresholds: r.Thresholds, ThresholdsPassed: ThresholdsPassed(r.Thresholds), ExitCode: exitCode,
+		Runs: r.Runs, BestRun: r.BestRun, WorstRun: r.WorstRun}
 	if r.Rate > 0 {
 		s.Mode = "open-loop"
 	}
