@@ -34,10 +34,14 @@ func Aggregate(runs []*Result) *Result {
 		return nil
 	}
 	first := runs[0]
+	// Per-shard latency has no stored histogram to merge: the aggregate
+	// has no shard table, and the load per slot is the last run's.
 	a := &Result{Rate: first.Rate, Workers: first.Workers, Pipeline: first.Pipeline, Cores: first.Cores,
-		WarmupS: first.WarmupS, Load: runs[len(runs)-1].Load, Shards: runs[len(runs)-1].Shards, Ops: map[string]*OpFigures{}}
+		WarmupS: first.WarmupS, Load: runs[len(runs)-1].Load, Ops: map[string]*OpFigures{}}
 	merged := map[string]*hdrhistogram.Histogram{}
 	offset := 0.0
+	var notes []string
+	noteRuns := map[string][]string{}
 	for i, r := range runs {
 		a.DurationS += r.DurationS
 		a.Counts.add(&r.Counts)
@@ -48,7 +52,10 @@ func Aggregate(runs []*Result) *Result {
 		a.CPUMaxCores = max(a.CPUMaxCores, r.CPUMaxCores)
 		a.DispatchLagMaxMs = max(a.DispatchLagMaxMs, r.DispatchLagMaxMs)
 		for _, d := range r.Diagnosis {
-			a.Diagnosis = append(a.Diagnosis, fmt.Sprintf("run %d: %s", i+1, d))
+			if noteRuns[d] == nil {
+				notes = append(notes, d)
+			}
+			noteRuns[d] = append(noteRuns[d], fmt.Sprint(i+1))
 		}
 		for _, p := range r.Seconds {
 			p.T += offset
@@ -72,6 +79,16 @@ func Aggregate(runs []*Result) *Result {
 		if a.WorstRun == 0 || r.Throughput < runs[a.WorstRun-1].Throughput {
 			a.WorstRun = i + 1
 		}
+	}
+	// A note every run had is said once; others name their runs.
+	for _, d := range notes {
+		if len(noteRuns[d]) < len(runs) {
+			d = "run " + strings.Join(noteRuns[d], ", ") + ": " + d
+		}
+		a.Diagnosis = append(a.Diagnosis, d)
+	}
+	if a.Load != nil {
+		a.Diagnosis = append(a.Diagnosis, fmt.Sprintf("the load per shard and slot is run %d's (the last); per-shard latency is not aggregated", len(runs)))
 	}
 	var h hists
 	for o := range h {

@@ -24,7 +24,7 @@ func runOf(t *testing.T, d float64, n int, get, set time.Duration) *Result {
 	c.Hits = int64(n)
 	c.Wire = [numOps]int64{int64(n) * 40, int64(n) * 140}
 	c.Errors[opSet] = 1
-	r := &Result{DurationS: d, Rate: 0, Workers: 2, Pipeline: 1, Counts: c, Throughput: float64(2*n) / d,
+	r := &Result{DurationS: d, Rate: 0, Workers: 2, Pipeline: 1, Counts: c, Throughput: float64(2*n) / d, Diagnosis: []string{"closed loop"},
 		Ops: map[string]*OpFigures{}, Seconds: []Second{{T: 1, OKPerS: float64(2*n) / d}}}
 	for o := range opNames {
 		r.Ops[opNames[o]] = &OpFigures{OKPerS: float64(n) / d, Corrected: quantiles(h[o][corrected]), Raw: quantiles(h[o][raw])}
@@ -69,6 +69,10 @@ func TestAggregateMergesHistograms(t *testing.T) {
 	}
 	if len(a.Seconds) != 3 || a.Seconds[1].T != 3 || a.Seconds[2].T != 5 {
 		t.Errorf("seconds %+v: want the runs back to back", a.Seconds)
+	}
+	runs[1].Diagnosis = append(runs[1].Diagnosis, "slow")
+	if a = Aggregate(runs); strings.Join(a.Diagnosis, "|") != "closed loop|run 2: slow" {
+		t.Errorf("notes %q: want a note of every run once, one of some runs with their numbers", a.Diagnosis)
 	}
 	var out bytes.Buffer
 	a.PrintRuns(&out)
