@@ -173,9 +173,17 @@ func TestBenchBadArguments(t *testing.T) {
 	}
 	for _, args := range cases {
 		var out, errb bytes.Buffer
-		code := run(append(args, "--results", t.TempDir()), &out, &errb)
+		res := t.TempDir()
+		code := run(append(args, "--results", res), &out, &errb)
 		if code != exitBadArgs {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitBadArgs, errb.String())
+		}
+		// Refused before anything started: no run directory.
+		if ents, _ := os.ReadDir(res); len(ents) != 0 {
+			t.Errorf("%v: %d entries in the results directory, want none", args, len(ents))
+		}
+		if args[1] == "--threshold" && !strings.Contains(errb.String(), "--threshold") {
+			t.Errorf("%v: the error %q does not name --threshold", args, errb.String())
 		}
 	}
 }
