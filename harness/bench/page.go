@@ -38,7 +38,7 @@ func Save(st Store, dir, title, name string, r *Result) error {
 // measured anything (false: no op succeeded).
 func Headline(r *Result) (figures map[string]any, measured bool) {
 	tot := r.Ops["total"]
-	return map[string]any{
+	figures = map[string]any{
 		"throughput":      math.Round(r.Throughput),
 		"p50_ms":          tot.Corrected.P50,
 		"p99_ms":          tot.Corrected.P99,
@@ -52,7 +52,17 @@ func Headline(r *Result) (figures map[string]any, measured bool) {
 		"backlog":         r.Backlog,
 		"max_gap_s":       maxGap(r),
 		"generator_cores": r.CPUMaxCores,
-	}, r.Throughput != 0
+	}
+	if len(r.Thresholds) > 0 {
+		failed := 0
+		for _, t := range r.Thresholds {
+			if !t.Pass {
+				failed++
+			}
+		}
+		figures["thresholds"], figures["thresholds_failed"] = len(r.Thresholds), failed
+	}
+	return figures, r.Throughput != 0
 }
 
 func maxGap(r *Result) float64 {
@@ -153,6 +163,7 @@ func Page(title string, runs []Named) string {
 	}
 	b.WriteString(`</section>`)
 	b.WriteString(configBlock(runs))
+	b.WriteString(thresholdSection(runs))
 	b.WriteString(capacitySection(runs))
 	b.WriteString(opsTable(runs))
 	b.WriteString(timePlots(runs))
@@ -768,5 +779,27 @@ func notesSection(runs []Named) string {
 		b.WriteString("</ul>")
 	}
 	b.WriteString("</section>")
+	return b.String()
+}
+
+// thresholdSection lists each run's --threshold bounds: measured, limit,
+// pass or fail.
+func thresholdSection(runs []Named) string {
+	if !anyRun(runs, func(r *Result) bool { return len(r.Thresholds) > 0 }) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<section id="thresholds"><h2>thresholds</h2><table><tr><th class=l>run</th><th class=l>threshold</th><th>measured</th><th>limit</th><th class=l>verdict</th></tr>`)
+	for _, n := range runs {
+		for _, t := range n.R.Thresholds {
+			verdict := "pass"
+			if !t.Pass {
+				verdict = "<b>FAIL</b>"
+			}
+			fmt.Fprintf(&b, "<tr><td class=l>%s</td><td class=l>%s</td><td>%s</td><td>%s %s</td><td class=l>%s</td></tr>",
+				html.EscapeString(n.Name), html.EscapeString(t.Text), html.EscapeString(t.formatValue()), html.EscapeString(t.Cmp), html.EscapeString(t.format(t.Limit)), verdict)
+		}
+	}
+	b.WriteString("</table></section>")
 	return b.String()
 }

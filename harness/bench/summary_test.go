@@ -45,6 +45,14 @@ func TestSummaryJSONAndCSV(t *testing.T) {
 		t.Errorf("thresholds %v", th)
 	}
 
+	page := Page("t", []Named{{Name: "a", R: r}})
+	if !strings.Contains(page, `<section id="thresholds">`) || !strings.Contains(page, "<td class=l>GET.ops&gt;=1000</td><td>900 ops/s</td><td>&gt;= 1,000 ops/s</td><td class=l><b>FAIL</b>") {
+		t.Errorf("the report lacks the thresholds table")
+	}
+	if f, _ := Headline(r); f["thresholds"] != 2 || f["thresholds_failed"] != 1 {
+		t.Errorf("results.json figures %v", f)
+	}
+
 	b.Reset()
 	if err := s.WriteCSV(&b, true); err != nil {
 		t.Fatal(err)
