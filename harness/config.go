@@ -128,6 +128,14 @@ type Config struct {
 	// Capacity is a bench's capacity search (--slo) or capacity-change
 	// plan (--plan).
 	Capacity *CapacityConfig `json:"capacity,omitempty"`
+	// Thresholds are a bench's pass/fail bounds as given
+	// ('p99<=2ms,errors<=0.1%'); the run's figures against them are in
+	// bench.json.
+	Thresholds string `json:"thresholds,omitempty"`
+	// RunCount is how many times a bench runs its load on the cluster,
+	// one run after another (--run-count, as memtier's); bench.json is
+	// their aggregate, with each run's figures (0 or 1: one run).
+	RunCount int `json:"run_count,omitempty"`
 }
 
 // CapacityConfig is what `bench --slo` and `bench --plan` were given.

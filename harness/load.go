@@ -24,15 +24,48 @@ func (LoadDriver) Drive(ctx context.Context, s *Session) (Outcome, error) {
 	if c := s.Config.Capacity; c != nil && c.SLO != "" {
 		return capacitySearch(ctx, s)
 	}
-	res, err := benchOnce(ctx, s, benchOptions(s), true)
+	res, err := benchRuns(ctx, s)
 	if err != nil {
 		return Outcome{}, err
 	}
 	SnapshotNodes(ctx, s.Run, s.Cluster, s.Credentials, "after", s.Log)
+	if t := s.Config.Thresholds; t != "" {
+		ts, err := bench.ParseThresholds(t)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("--threshold: %v", err)
+		}
+		res.Thresholds = bench.EvaluateThresholds(res, ts)
+	}
 	if err := SaveLoad(s.Run, res); err != nil {
 		return Outcome{}, err
 	}
 	return Outcome{Load: res}, nil
+}
+
+// benchRuns runs the load Config.RunCount times on the cluster (the key
+// space populated once) and returns the one result or the aggregate.
+func benchRuns(ctx context.Context, s *Session) (*bench.Result, error) {
+	n := max(s.Config.RunCount, 1)
+	opts := benchOptions(s)
+	var runs []*bench.Result
+	for i := 1; i <= n; i++ {
+		if n > 1 {
+			s.Log.Printf("run %d of %d", i, n)
+		}
+		res, err := benchOnce(ctx, s, opts, true)
+		if err != nil {
+			return nil, err
+		}
+		if n > 1 {
+			s.Log.Printf("run %d of %d: %s ops/s, p99 %s ms", i, n, bench.Count(res.Throughput), bench.Num(res.Ops["total"].Corrected.P99))
+		}
+		runs = append(runs, res)
+		opts.KV.Populate = false
+	}
+	if n == 1 {
+		return runs[0], nil
+	}
+	return bench.Aggregate(runs), nil
 }
 
 // benchOptions are the engine's options of a run's kv load.

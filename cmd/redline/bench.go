@@ -52,18 +52,44 @@ capacity changes at those times under the load, each with its windows.
 --versus '--nodes 8' runs the bench again with those flags changed and
 compares the two (compare.html beside the second).
 
+--run-count N runs the load N times, one after another, and prints the best
+run, the worst and the aggregate (latency from the merged histograms), as
+memtier_benchmark. --json or --csv prints the summary on stdout for a
+machine (everything else then goes to stderr).
+
+--threshold 'p99<=2ms,errors<=0.1%,ops>=5000' makes the bench a CI gate, as
+k6's thresholds: each bound is checked after the run and printed with the
+value measured (before the last line); GET.p99<=1ms bounds one command.
+
 Other workloads (register, counter, ...) run as in 'redline run', without
-their checkers. The last line printed is "throughput: N ops/s".`,
+their checkers. The last line printed is "throughput: N ops/s".
+
+Exit codes: 0 ok ops were measured (and every --threshold passed), 99 a
+--threshold failed, 2 no op succeeded, 253 the environment failed (the
+cluster at --addrs cannot be reached, no Docker engine), 254 bad arguments
+(a malformed --threshold among them: nothing is started), 255 redline itself
+failed, 130 interrupted.`,
 		Example: `  redline bench --concurrency 50 --time-limit 30s
   redline bench --target redis --rate 20000 --nemesis pause --ratio 1:1 --value-size 32-512
   redline bench --addrs 10.0.0.5:6379 --preset ycsb-b --keys 100000 --pipeline 8
   redline bench --target redis --slo 'p99<=2ms,errors<=0.1%' --versus '--nodes 8'
-  redline bench --target redis --rate 5000 --time-limit 90s --plan 'at=10s scale-out; at=50s reshard 500'`,
+  redline bench --target redis --rate 5000 --time-limit 90s --plan 'at=10s scale-out; at=50s reshard 500'
+  redline bench --target redis --rate 5000 --time-limit 30s --threshold 'p99<=2ms,GET.p99.9<=5ms,errors<=0.1%'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.cfg.Command = os.Args
 			o.cfg.Bench = true
 			o.flags = cmd.Flags()
+			if o.ci.json || o.ci.csv {
+				if o.ci.json && o.ci.csv {
+					return badArgs("--json and --csv: choose one summary format for stdout")
+				}
+				if o.capacity.versus != "" {
+					return badArgs("--json/--csv print one run's summary; --versus runs two: run each bench with --json")
+				}
+				// The summary alone on stdout; everything for people on stderr.
+				o.ci.machine, o.stdout = o.stdout, o.stderr
+			}
 			if o.capacity.versus != "" {
 				return runVersus(cmd, o)
 			}
@@ -86,7 +112,34 @@ their checkers. The last line printed is "throughput: N ops/s".`,
 	f.BoolVar(&o.cfg.ConnPerWorker, "conn-per-worker", false, "closed loop (--rate 0): each worker its own connection to each node, one write and read per batch, instead of the workers' ops sharing one connection per node, written together (auto-pipelining)")
 	f.BoolVar(&o.cfg.History, "history", false, "keep every op in ops.jsonl.gz (off: only per-second histograms are kept)")
 	addCapacityFlags(c, o)
+	f.StringVar(&o.ci.threshold, "threshold", "", "pass/fail bounds for CI, comma-joined, as k6's: p50/p90/p99/p99.9/mean/max<=2ms (corrected latency), errors<=0.1% (share) or errors<=10 (count), ops>=5000 (ok ops/s), kb>=100 (KB/s); per command as GET.p99<=1ms, SET.errors<=0; checked after the run, each printed measured vs limit; exit 99 when one fails")
+	f.IntVar(&o.cfg.RunCount, "run-count", 1, "run the load N times on the cluster, one run after another, as memtier's --run-count: prints each run's throughput, the BEST RUN, WORST RUN and AGGREGATED AVERAGE RESULTS (latency from the runs' merged histograms); bench.json and --threshold are the aggregate's")
+	f.BoolVar(&o.ci.json, "json", false, "print the result summary on stdout as one line of JSON (schema in docs/load-tests.md; the figures, thresholds and exit code); progress and the table go to stderr")
+	f.BoolVar(&o.ci.csv, "csv", false, "print the result summary on stdout as CSV (a header, then a row each for set, get and total); progress and the table go to stderr")
 	return c
+}
+
+// ciFlags are bench's flags for CI before parsing, and where the
+// machine-readable summary goes.
+type ciFlags struct {
+	threshold string
+	json, csv bool
+	machine   io.Writer // stdout when --json or --csv, else nil
+	csvHeader bool      // the CSV header was printed (--test-count)
+}
+
+// printMachine prints the summary of --json or --csv.
+func (c *ciFlags) printMachine(res *bench.Result, dir string, code int) {
+	if c.machine == nil {
+		return
+	}
+	s := res.Summarize(dir, code)
+	if c.json {
+		_ = s.WriteJSON(c.machine)
+		return
+	}
+	_ = s.WriteCSV(c.machine, !c.csvHeader)
+	c.csvHeader = true
 }
 
 // kvFlags are the kv workload's flags before parsing.
@@ -128,6 +181,29 @@ func validateLoad(o *runOptions, cfg *harness.Config) error {
 		return badArgs("%v", err)
 	}
 	cfg.KV = c
+	switch n := cfg.RunCount; {
+	case n < 1:
+		return badArgs("--run-count %d: at least 1", n)
+	case n == 1:
+	case o.capacity.slo != "":
+		return badArgs("--run-count with --slo: a capacity search measures each rate twice already; drop --run-count")
+	case o.capacity.plan != "" || faultsAsked(o):
+		return badArgs("--run-count repeats a healthy load; faults and plans have windows within one run: use --test-count for repeated runs with faults")
+	case cfg.History:
+		return badArgs("--history with --run-count: one op log per bench; drop one of them")
+	}
+	if o.ci.threshold != "" {
+		if _, err := bench.ParseThresholds(o.ci.threshold); err != nil {
+			return badArgs("--threshold: %v", err)
+		}
+		if o.capacity.slo != "" {
+			return badArgs("--threshold bounds one run's figures; --slo searches for the rate that meets its objectives: use one of them")
+		}
+		if o.capacity.versus != "" {
+			return badArgs("--threshold with --versus: which of the two runs would it bound? Run each bench with its own --threshold")
+		}
+		cfg.Thresholds = o.ci.threshold
+	}
 	return validateCapacity(o, cfg)
 }
 
@@ -171,10 +247,12 @@ func compareBenchRuns(w io.Writer, dirs []string) (done bool, err error) {
 }
 
 // printLoad prints what the load driver measured and gives the exit code:
-// unknown when nothing was measured (no op succeeded; a capacity search
-// that met the objectives at no rate).
-func printLoad(w io.Writer, cfg harness.Config, out harness.Outcome) int {
+// 99 when a --threshold failed; unknown when nothing was measured (no op
+// succeeded; a capacity search that met the objectives at no rate). The
+// --json or --csv summary goes to ci.machine.
+func printLoad(w io.Writer, ci *ciFlags, cfg harness.Config, out harness.Outcome) int {
 	res := out.Load
+	code := exitValid
 	if c := cfg.Capacity; c != nil && c.SLO != "" && res.Capacity != nil {
 		capacity := res.Capacity
 		best := capacity.Rate
@@ -189,18 +267,25 @@ func printLoad(w io.Writer, cfg harness.Config, out harness.Outcome) int {
 		// The last line is for scripts: the best step's throughput.
 		fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
 		if capacity.Rate == 0 {
-			return exitUnknown
+			code = exitUnknown
 		}
-		return exitValid
+		ci.printMachine(res, out.Dir, code)
+		return code
 	}
+	res.PrintRuns(w)
 	res.PrintSummary(w)
+	bench.PrintThresholds(w, res.Thresholds)
 	fmt.Fprintf(w, "results: %s\n", out.Dir)
 	// The last line is for scripts.
 	fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
-	if res.Throughput == 0 {
-		return exitUnknown
+	switch {
+	case !bench.ThresholdsPassed(res.Thresholds):
+		code = exitThreshold
+	case res.Throughput == 0:
+		code = exitUnknown
 	}
-	return exitValid
+	ci.printMachine(res, out.Dir, code)
+	return code
 }
 
 // benchThroughput sums the ok ops/s of every perf checker's operations.

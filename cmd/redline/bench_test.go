@@ -155,12 +155,35 @@ func TestBenchBadArguments(t *testing.T) {
 		{"bench", "--plan", "at=10s scale-out", "--nemesis", "kill"},
 		{"bench", "--versus", "--no-such-flag 1"},
 		{"bench", "--versus", "--ratio x"},
+		{"bench", "--threshold", "p99<2"},
+		{"bench", "--threshold", "latency<=2ms"},
+		{"bench", "--threshold", "errors<=0.5"},
+		{"bench", "--threshold", ","},
+		{"bench", "--threshold", "p99<=2ms", "--slo", "p99<=2ms"},
+		{"bench", "--threshold", "p99<=2ms", "--versus", "--nodes 8"},
+		{"bench", "--threshold", "p99<=2ms", "--workload", "register"},
+		{"bench", "--json", "--csv"},
+		{"bench", "--json", "--versus", "--nodes 8"},
+		{"bench", "--csv", "--workload", "register"},
+		{"bench", "--run-count", "0"},
+		{"bench", "--run-count", "2", "--slo", "p99<=2ms"},
+		{"bench", "--run-count", "2", "--nemesis", "pause"},
+		{"bench", "--run-count", "2", "--history"},
+		{"bench", "--run-count", "2", "--workload", "register"},
 	}
 	for _, args := range cases {
 		var out, errb bytes.Buffer
-		code := run(append(args, "--results", t.TempDir()), &out, &errb)
+		res := t.TempDir()
+		code := run(append(args, "--results", res), &out, &errb)
 		if code != exitBadArgs {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, exitBadArgs, errb.String())
+		}
+		// Refused before anything started: no run directory.
+		if ents, _ := os.ReadDir(res); len(ents) != 0 {
+			t.Errorf("%v: %d entries in the results directory, want none", args, len(ents))
+		}
+		if args[1] == "--threshold" && !strings.Contains(errb.String(), "--threshold") {
+			t.Errorf("%v: the error %q does not name --threshold", args, errb.String())
 		}
 	}
 }
@@ -383,4 +406,70 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestBenchThresholdExternal runs two short benches against local
+// redis-server processes: one whose thresholds hold (exit 0, --csv) and
+// one that asks for a rate no laptop delivers (exit 99, --json), both
+// stored; stdout holds the machine summary alone, stderr the rest.
+func TestBenchThresholdExternal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 3, 0, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	res := t.TempDir()
+	bench1 := func(threshold string, more ...string) (int, string, string, bench.Result) {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--rate", "300", "--concurrency", "2",
+			"--time-limit", "2s", "--keys", "100", "--results", res, "--seed", "5", "--threshold", threshold}, more...), &out, &errb)
+		var r bench.Result
+		b, _ := os.ReadFile(filepath.Join(res, "latest", "bench.json"))
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("bench.json: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+		}
+		return code, out.String(), errb.String(), r
+	}
+	code, out, human, r := bench1("p99<=10s,errors<=100%,GET.max<=10s", "--csv")
+	if code != exitValid || !strings.Contains(human, "thresholds: all 3 passed") {
+		t.Errorf("exit %d, want 0:\n%s", code, human)
+	}
+	if len(r.Thresholds) != 3 || !r.Thresholds[2].Pass || r.Thresholds[2].Command != "get" {
+		t.Errorf("stored thresholds %+v", r.Thresholds)
+	}
+	rows := strings.Split(strings.TrimSpace(out), "\n")
+	if len(rows) != 4 || !strings.HasPrefix(rows[0], "type,ops_per_s,") || !strings.HasPrefix(rows[3], "total,") {
+		t.Errorf("stdout is not the CSV summary:\n%s", out)
+	}
+
+	// Two runs: the thresholds and the summary are the aggregate's.
+	code, out, human, r = bench1("p99<=10s,ops>=1000000", "--json", "--run-count", "2")
+	if code != exitThreshold || !strings.Contains(human, "FAIL  ops>=1000000") || !strings.Contains(human, "thresholds: 1 of 2 FAILED") {
+		t.Errorf("exit %d, want %d:\n%s", code, exitThreshold, human)
+	}
+	if len(r.Thresholds) != 2 || !r.Thresholds[0].Pass || r.Thresholds[1].Pass || r.Thresholds[1].Value <= 0 {
+		t.Errorf("stored thresholds %+v", r.Thresholds)
+	}
+	lines := strings.Split(strings.TrimSpace(human), "\n")
+	if !strings.HasPrefix(lines[len(lines)-1], "throughput: ") {
+		t.Errorf("last line %q is not the throughput", lines[len(lines)-1])
+	}
+	var s bench.Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil || strings.Count(out, "\n") != 1 {
+		t.Fatalf("stdout is not one line of JSON (%v):\n%s", err, out)
+	}
+	if s.ExitCode != exitThreshold || s.ThresholdsPassed || s.Ops["total"].OK == 0 || s.Mode != "open-loop" || s.Dir == "" {
+		t.Errorf("JSON summary %+v", s)
+	}
+	if len(s.Runs) != 2 || len(r.Runs) != 2 || s.BestRun == 0 || s.WorstRun == 0 || r.DurationS < 3 ||
+		s.Ops["total"].OK != int64(r.Runs[0].Ops["total"].Corrected.Count+r.Runs[1].Ops["total"].Corrected.Count) {
+		t.Errorf("--run-count 2: summary runs %+v, stored %+v over %v s", s.Runs, r.Runs, r.DurationS)
+	}
+	for _, want := range []string{"BEST RUN RESULTS", "WORST RUN RESULTS", "AGGREGATED AVERAGE RESULTS (2 runs"} {
+		if !strings.Contains(human, want) {
+			t.Errorf("output lacks %q:\n%s", want, human)
+		}
+	}
 }

@@ -16,11 +16,13 @@ import (
 
 // Exit codes: the verdicts' as Jepsen's (checker's mapping), plus 253 so
 // that CI can tell a cluster it could not reach (or a Docker engine that
-// is not there) from a bug of redline's own (255).
+// is not there) from a bug of redline's own (255), and 99 (k6's code) for
+// a bench that ran but missed one of its --threshold bounds.
 const (
 	exitValid       = checker.ExitValid
 	exitInvalid     = checker.ExitInvalid
 	exitUnknown     = checker.ExitUnknown
+	exitThreshold   = 99
 	exitEnvironment = 253
 	exitBadArgs     = 254
 	exitHarness     = 255

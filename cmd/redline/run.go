@@ -41,6 +41,7 @@ type runOptions struct {
 	flags      *pflag.FlagSet      // the command's flags, for the command a dry run prints (nil: none)
 	kv         kvFlags             // bench's kv workload
 	capacity   capacityFlags       // bench's --slo search and --plan
+	ci         ciFlags             // bench's --threshold, --json, --csv
 	stdout     io.Writer
 	stderr     io.Writer
 	// runDir, if set, learns each run's directory as soon as it exists
@@ -125,6 +126,15 @@ func (o *runOptions) validate(targetChanged bool) error {
 				return err
 			}
 		}
+	}
+	if o.ci.threshold != "" && cfg.KV == nil {
+		return badArgs("--threshold bounds the kv load's figures: use it with 'redline bench' and --workload kv (the default)")
+	}
+	if cfg.RunCount > 1 && cfg.KV == nil {
+		return badArgs("--run-count repeats the kv load: use it with --workload kv (the default); other workloads repeat with --test-count")
+	}
+	if o.ci.machine != nil && cfg.KV == nil {
+		return badArgs("--json and --csv print the kv load's summary: use them with --workload kv (the default)")
 	}
 	if err := validateClient(o, cfg); err != nil {
 		return err
@@ -348,7 +358,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		return 0, harnessFailed(err)
 	}
 	if out.Load != nil {
-		return printLoad(stdout, cfg, out), nil
+		return printLoad(stdout, &o.ci, cfg, out), nil
 	}
 	if out.Interrupted && out.Audit != nil {
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)

@@ -176,6 +176,9 @@ type pending struct {
 	needRun  bool // redirected or TRYAGAIN: to be re-sent alone
 	asking   bool
 	hops     int
+	// wire is the op's bytes on the wire, requests and replies, ASKING
+	// and re-sends after a redirect included (memtier's KB/sec).
+	wire int64
 }
 
 type outcome uint8
@@ -407,6 +410,7 @@ func (w *worker) record(batch []pending) {
 				s.shard.lagNs[shard] = max(s.shard.lagNs[shard], int64(lag))
 			}
 		}
+		s.c.Wire[op] += b.wire
 		switch b.out {
 		case outOK, outMiss:
 			s.c.OK[op]++
@@ -462,7 +466,7 @@ func (w *worker) exec(ctx context.Context, batch []pending, clk clock) {
 		b.key = e.o.KV.AppendKey(b.key[:0], b.op.Key)
 		b.slot = history.Keyslot(string(b.key))
 		b.node = e.router.primary(b.slot)
-		b.needRun, b.asking, b.hops, b.errKind = false, false, 0, ""
+		b.needRun, b.asking, b.hops, b.errKind, b.wire = false, false, 0, "", 0
 	}
 	deadline := time.Now().Add(e.o.OpTimeout)
 	if len(batch) == 1 {
@@ -515,6 +519,7 @@ func (w *worker) send(ops []pending, clk clock, deadline time.Time) {
 	}
 	for i := range ops {
 		b := &ops[i]
+		n := len(c.out)
 		if b.asking {
 			c.out = appendCmd(c.out, cmdASKING)
 		}
@@ -523,6 +528,7 @@ func (w *worker) send(ops []pending, clk clock, deadline time.Time) {
 		} else {
 			c.out = appendCmd(c.out, cmdGET, b.key)
 		}
+		b.wire += int64(len(c.out) - n)
 	}
 	if err := c.flush(deadline); err != nil {
 		w.drop(node)
@@ -532,15 +538,18 @@ func (w *worker) send(ops []pending, clk clock, deadline time.Time) {
 	for i := range ops {
 		b := &ops[i]
 		if b.asking {
-			if _, err := c.readReply(); err != nil {
+			ask, err := c.readReply()
+			if err != nil {
 				w.drop(node)
 				w.fail(ops[i:], outTimeout, clk)
 				return
 			}
 			b.asking = false
+			b.wire += int64(ask.size)
 		}
 		rp, err := c.readReply()
 		b.done = clk.now()
+		b.wire += int64(rp.size)
 		if err != nil {
 			// A reset, EOF or timeout after the command was written: it
 			// may have run; the outcome is unknown.

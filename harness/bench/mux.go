@@ -75,6 +75,7 @@ func (m *muxConn) submit(r *muxReq) error {
 	out := m.c.out
 	for i := range r.ops {
 		b := &r.ops[i]
+		n := len(out)
 		if b.asking {
 			out = appendCmd(out, cmdASKING)
 		}
@@ -83,6 +84,7 @@ func (m *muxConn) submit(r *muxReq) error {
 		} else {
 			out = appendCmd(out, cmdGET, b.key)
 		}
+		b.wire += int64(len(out) - n)
 	}
 	m.c.out = out
 	if m.n == len(m.ring) { // more batches than workers: cannot happen, but grow
@@ -161,11 +163,13 @@ func (m *muxConn) readLoop() {
 		for i := range r.ops {
 			b := &r.ops[i]
 			if b.asking {
-				if _, err := m.c.readReply(); err != nil {
+				ask, err := m.c.readReply()
+				if err != nil {
 					m.breakAll(i)
 					return
 				}
 				b.asking = false
+				b.wire += int64(ask.size)
 			}
 			rp, err := m.c.readReply()
 			if err != nil {
@@ -174,6 +178,7 @@ func (m *muxConn) readLoop() {
 				m.breakAll(i)
 				return
 			}
+			b.wire += int64(rp.size)
 			b.done = r.clk.now()
 			r.w.classify(b, rp)
 		}

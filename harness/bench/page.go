@@ -38,7 +38,7 @@ func Save(st Store, dir, title, name string, r *Result) error {
 // measured anything (false: no op succeeded).
 func Headline(r *Result) (figures map[string]any, measured bool) {
 	tot := r.Ops["total"]
-	return map[string]any{
+	figures = map[string]any{
 		"throughput":      math.Round(r.Throughput),
 		"p50_ms":          tot.Corrected.P50,
 		"p99_ms":          tot.Corrected.P99,
@@ -52,7 +52,17 @@ func Headline(r *Result) (figures map[string]any, measured bool) {
 		"backlog":         r.Backlog,
 		"max_gap_s":       maxGap(r),
 		"generator_cores": r.CPUMaxCores,
-	}, r.Throughput != 0
+	}
+	if len(r.Thresholds) > 0 {
+		failed := 0
+		for _, t := range r.Thresholds {
+			if !t.Pass {
+				failed++
+			}
+		}
+		figures["thresholds"], figures["thresholds_failed"] = len(r.Thresholds), failed
+	}
+	return figures, r.Throughput != 0
 }
 
 func maxGap(r *Result) float64 {
@@ -153,6 +163,7 @@ func Page(title string, runs []Named) string {
 	}
 	b.WriteString(`</section>`)
 	b.WriteString(configBlock(runs))
+	b.WriteString(thresholdSection(runs))
 	b.WriteString(capacitySection(runs))
 	b.WriteString(opsTable(runs))
 	b.WriteString(timePlots(runs))
@@ -189,6 +200,7 @@ func headline(r *Result) string {
 	} else {
 		fmt.Fprintf(&s, "%s ops/s, closed loop, %d workers, for %s s", Count(r.Throughput), r.Workers, Num(r.DurationS))
 	}
+	s.WriteString(r.runsHeadline())
 	if tot.Corrected.Count > 0 {
 		kind := "corrected"
 		if r.Rate <= 0 {
@@ -459,8 +471,18 @@ func timePlots(runs []Named) string {
 	if len(runs) > 0 {
 		shade = shadeOf(runs[0].R)
 	}
+	closed := 0 // closed-loop runs: no schedule, no corrected latency
+	for _, n := range runs {
+		if n.R.Rate <= 0 {
+			closed++
+		}
+	}
+	empty := map[string]string{}
+	if closed == len(runs) {
+		empty["generator"] = "a closed loop has no schedule, so no op is sent late"
+	}
 	mk := func(id, title, unit string, logY bool, lines func(i int, n Named) []plotSeries) string {
-		spec := plotSpec{id: id, title: title, xUnit: "seconds since traffic started", yUnit: unit, logY: logY, shade: shade}
+		spec := plotSpec{id: id, title: title, xUnit: "seconds since traffic started", yUnit: unit, logY: logY, shade: shade, empty: empty[id]}
 		for i, n := range runs {
 			spec.series = append(spec.series, lines(i, n)...)
 		}
@@ -474,7 +496,20 @@ func timePlots(runs []Named) string {
 		}
 		return []plotSeries{get(n, n.Name, palette[i%len(palette)], false, func(p Second) float64 { return p.OKPerS })}
 	}))
-	b.WriteString(mk("latency", "corrected latency per second (from the intended send time)", "ms (log)", true, func(i int, n Named) []plotSeries {
+	latencyTitle := "corrected latency per second (from the intended send time)"
+	switch {
+	case closed == len(runs):
+		latencyTitle = "latency per second, closed loop (from the actual send: no schedule, so no coordinated-omission correction)"
+	case closed > 0:
+		latencyTitle = "latency per second (open loop: corrected, from the intended send time; closed loop: from the actual send, uncorrected)"
+	}
+	b.WriteString(mk("latency", latencyTitle, "ms (log)", true, func(i int, n Named) []plotSeries {
+		if single && n.R.Rate <= 0 {
+			// Raw and "corrected" are the same figure in a closed loop.
+			return []plotSeries{get(n, "p50", palette[2], false, func(p Second) float64 { return p.P50Ms }),
+				get(n, "p99", palette[0], false, func(p Second) float64 { return p.P99Ms }),
+				get(n, "p99.9", palette[1], false, func(p Second) float64 { return p.P999Ms })}
+		}
 		if single {
 			return []plotSeries{get(n, "p50", palette[2], false, func(p Second) float64 { return p.P50Ms }),
 				get(n, "p99", palette[0], false, func(p Second) float64 { return p.P99Ms }),
@@ -526,13 +561,19 @@ func spectrumSection(runs []Named) string {
 	qs := []float64{50, 90, 99, 99.9, 99.99, 100}
 	for i, n := range runs {
 		for _, kind := range kindNames {
+			if n.R.Rate <= 0 && kind != "raw" {
+				continue // a closed loop's "corrected" is its raw latency
+			}
 			h := n.R.Hist("total", kind)
 			if h == nil {
 				continue
 			}
-			s := plotSeries{name: kind, color: palette[i%len(palette)], dash: kind == "raw"}
+			s := plotSeries{name: kind, color: palette[i%len(palette)], dash: kind == "raw" && n.R.Rate > 0}
+			if n.R.Rate <= 0 {
+				s.name = "closed loop, from the send"
+			}
 			if len(runs) > 1 {
-				s.name = n.Name + " " + kind
+				s.name = n.Name + " " + s.name
 			}
 			for _, p := range Spectrum(h) {
 				if p.Percentile >= 100 {
@@ -623,6 +664,9 @@ func shardSection(runs []Named) string {
 			{"shard-lag", "longest wait in the node's queue per shard (a node that was behind)", "ms (log)", true, func(s Second) []float64 { return s.ShardLagMaxMs }},
 		} {
 			spec := plotSpec{id: pl.id, title: pl.title + ", " + n.Name, xUnit: "seconds since traffic started", yUnit: pl.unit, logY: pl.logY, shade: shadeOf(r)}
+			if pl.id == "shard-lag" && r.Rate <= 0 {
+				spec.empty = "a closed loop has no queues: a worker sends its next op when the last one completed"
+			}
 			for i, sh := range r.Shards {
 				s := plotSeries{name: sh.Shard, color: palette[i%len(palette)]}
 				for _, p := range r.Seconds {
@@ -735,5 +779,27 @@ func notesSection(runs []Named) string {
 		b.WriteString("</ul>")
 	}
 	b.WriteString("</section>")
+	return b.String()
+}
+
+// thresholdSection lists each run's --threshold bounds: measured, limit,
+// pass or fail.
+func thresholdSection(runs []Named) string {
+	if !anyRun(runs, func(r *Result) bool { return len(r.Thresholds) > 0 }) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<section id="thresholds"><h2>thresholds</h2><table><tr><th class=l>run</th><th class=l>threshold</th><th>measured</th><th>limit</th><th class=l>verdict</th></tr>`)
+	for _, n := range runs {
+		for _, t := range n.R.Thresholds {
+			verdict := "pass"
+			if !t.Pass {
+				verdict = "<b>FAIL</b>"
+			}
+			fmt.Fprintf(&b, "<tr><td class=l>%s</td><td class=l>%s</td><td>%s</td><td>%s %s</td><td class=l>%s</td></tr>",
+				html.EscapeString(n.Name), html.EscapeString(t.Text), html.EscapeString(t.formatValue()), html.EscapeString(t.Cmp), html.EscapeString(t.format(t.Limit)), verdict)
+		}
+	}
+	b.WriteString("</table></section>")
 	return b.String()
 }

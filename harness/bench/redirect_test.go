@@ -125,8 +125,15 @@ func testRedirectsFollowedAndCounted(t *testing.T, shared bool) {
 	setMode := func(m string) { mu.Lock(); mode = m; mu.Unlock() }
 
 	setMode("ask")
-	if p := one(); p.out != outOK || w.stats.c.Ask != 1 {
+	p := one()
+	if p.out != outOK || w.stats.c.Ask != 1 {
 		t.Fatalf("ASK: outcome %v, %d ASK counted", p.out, w.stats.c.Ask)
+	}
+	// On the wire: the SET and the ASK reply, then ASKING, +OK, the SET
+	// again and its +OK (KB/sec counts them all).
+	set := len(appendCmd(nil, cmdSET, p.key, e.value[:8]))
+	if want := int64(set + len("-ASK 1 "+b+"\r\n") + len(appendCmd(nil, cmdASKING)) + len("+OK\r\n") + set + len("+OK\r\n")); p.wire != want {
+		t.Errorf("ASK: %d bytes on the wire counted, want %d", p.wire, want)
 	}
 	if got := rt.addr(rt.primary(0)); got != a {
 		t.Errorf("ASK changed the slot map to %s: it is a one-off redirect", got)
@@ -140,7 +147,7 @@ func testRedirectsFollowedAndCounted(t *testing.T, shared bool) {
 		t.Fatalf("CLUSTERDOWN: outcome %v, counts %+v", p.out, w.stats.c)
 	}
 	setMode("moved")
-	p := one()
+	p = one()
 	if p.out != outOK || w.stats.c.Moved != 1 {
 		t.Fatalf("MOVED: outcome %v, %d counted", p.out, w.stats.c.Moved)
 	}

@@ -68,6 +68,8 @@ type reply struct {
 	nil  bool // $-1 or *-1
 	// err is the error line of a '-' reply (valid until the next read).
 	err []byte
+	// size is the reply's bytes on the wire (KB/sec counts them).
+	size int
 }
 
 var errProtocol = errors.New("protocol error: unexpected reply from the server")
@@ -81,7 +83,7 @@ func (c *conn) readReply() (reply, error) {
 		}
 		return reply{}, err
 	}
-	rp := reply{kind: line[0]}
+	rp := reply{kind: line[0], size: len(line) + 2}
 	switch line[0] {
 	case '+', ':':
 	case '-':
@@ -98,6 +100,7 @@ func (c *conn) readReply() (reply, error) {
 		if _, err := c.r.Discard(n + 2); err != nil {
 			return rp, err
 		}
+		rp.size += n + 2
 	case '*':
 		n, err := atoi(line[1:])
 		if err != nil {
@@ -107,9 +110,11 @@ func (c *conn) readReply() (reply, error) {
 			rp.nil = true
 		}
 		for i := 0; i < n; i++ {
-			if _, err := c.readReply(); err != nil {
+			el, err := c.readReply()
+			if err != nil {
 				return rp, err
 			}
+			rp.size += el.size
 		}
 	default:
 		return rp, errProtocol

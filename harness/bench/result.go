@@ -53,6 +53,15 @@ type Result struct {
 	// Capacity is the capacity search this run was the best step of
 	// (bench --slo), with every step's figures: the curve.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Thresholds are bench --threshold's bounds with what was measured
+	// (threshold.go).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Runs are the figures of each run of a --run-count series, whose
+	// aggregate this Result is (runs.go); BestRun and WorstRun (1-based)
+	// had the highest and lowest throughput.
+	Runs     []RunFigures `json:"runs,omitempty"`
+	BestRun  int          `json:"best_run,omitempty"`
+	WorstRun int          `json:"worst_run,omitempty"`
 
 	// WarmupS is the traffic driven before the measured part (DurationS):
 	// connections, queues and caches settling; no figure includes it.
@@ -201,10 +210,14 @@ func (e *engine) result(elapsed time.Duration) *Result {
 		all[0][corrected].Merge(s.totalH[o][corrected])
 		all[0][raw].Merge(s.totalH[o][raw])
 	}
-	r.Ops["set"].KBPerS = float64(s.total.Bytes) / 1024 / secs
+	// KB/sec as memtier's: every byte of request and reply on the wire.
+	for o := 0; o < numOps; o++ {
+		r.Ops[opNames[o]].KBPerS = float64(s.total.Wire[o]) / 1024 / secs
+	}
 	r.Ops["total"] = &OpFigures{
 		OKPerS: float64(s.total.TotalOK()) / secs, Failed: s.total.Failed(),
-		HitsPerS: r.Ops["get"].HitsPerS, MissesPerS: r.Ops["get"].MissesPerS, KBPerS: r.Ops["set"].KBPerS,
+		HitsPerS: r.Ops["get"].HitsPerS, MissesPerS: r.Ops["get"].MissesPerS,
+		KBPerS:    float64(s.total.Wire[opGet]+s.total.Wire[opSet]) / 1024 / secs,
 		Corrected: quantiles(all[0][corrected]), Raw: quantiles(all[0][raw]),
 	}
 	r.Throughput = r.Ops["total"].OKPerS
@@ -552,6 +565,12 @@ func (r *Result) figures(from, to float64) WindowFigures {
 // availability gaps and fault windows. The caller ends with
 // "throughput: N ops/s" (Result.Throughput) as the last line.
 func (r *Result) PrintSummary(w io.Writer) {
+	r.printTable(w)
+	r.printRest(w)
+}
+
+// printTable prints the memtier-like table of sets, gets and totals.
+func (r *Result) printTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\nType\tOps/sec\tHits/sec\tMisses/sec\tAvg ms\tp50 ms\tp99 ms\tp99.9 ms\tMax ms\traw p50\traw p99\traw p99.9\tKB/sec\tFailed\t")
 	for _, n := range []string{"set", "get", "total"} {
@@ -565,6 +584,11 @@ func (r *Result) PrintSummary(w io.Writer) {
 			strings.ToUpper(n[:1])+n[1:]+"s", f.OKPerS, hits, misses, c.Mean, c.P50, c.P99, c.P999, c.Max, rw.P50, rw.P99, rw.P999, f.KBPerS, f.Failed)
 	}
 	tw.Flush()
+}
+
+// printRest prints what follows the table: the mode, redirects, the
+// generator's health, shards, fault windows and the load per slot.
+func (r *Result) printRest(w io.Writer) {
 	mode := "closed loop"
 	conns := "workers"
 	if r.Rate > 0 {

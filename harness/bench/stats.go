@@ -98,7 +98,11 @@ type Counts struct {
 	// the schedule.
 	Late     int64 `json:"late"`
 	LagMaxNs int64 `json:"lag_max_ns"`
-	Bytes    int64 `json:"bytes"` // value bytes written and read
+	Bytes    int64 `json:"bytes"` // value bytes written by ok SETs
+	// Wire is by op the bytes on the wire, requests and replies (ASKING
+	// and redirected re-sends included) of every op that ended: memtier's
+	// KB/sec.
+	Wire [numOps]int64 `json:"wire_bytes"`
 	// Backlog counts scheduled ops never sent because their node's queue
 	// was full (a node stalled for longer than its queue holds); they are
 	// part of Result.Unsent.
@@ -118,6 +122,7 @@ func (c *Counts) add(o *Counts) {
 		c.OK[i] += o.OK[i]
 		c.Errors[i] += o.Errors[i]
 		c.Timeouts[i] += o.Timeouts[i]
+		c.Wire[i] += o.Wire[i]
 	}
 	c.Hits += o.Hits
 	c.Misses += o.Misses

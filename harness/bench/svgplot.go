@@ -37,6 +37,9 @@ type plotSpec struct {
 	xMin, xMax    float64
 	xMinSet       bool
 	width, height float64
+	// empty says why a plot with no data point has none (drawn as a
+	// line of text instead of an empty frame).
+	empty string
 }
 
 type hline struct {
@@ -124,6 +127,15 @@ func (p plotSpec) svg() string {
 	}
 	if p.xMax > 0 {
 		xmax = max(xmax, p.xMax)
+	}
+	if points == 0 && len(p.hlines) == 0 {
+		// An empty frame on a made-up 0-1 axis reads as a plot of
+		// something: say there is nothing to draw instead.
+		why := p.empty
+		if why == "" {
+			why = "nothing to draw (no value above zero)"
+		}
+		return fmt.Sprintf(`<p class="nodata" data-plot-empty="%s"><b>%s</b>: no data, %s</p>`, p.id, html.EscapeString(p.title), html.EscapeString(why))
 	}
 	if points == 0 {
 		xmin, xmax, ymin, ymax = 0, 1, 0, 1
