@@ -249,3 +249,14 @@ func TestLockNoEvidenceIsUnknown(t *testing.T) {
 		t.Fatalf("why %q", r.Why())
 	}
 }
+
+// A refused acquire and a release that found another owner are the
+// lock's own answers, not unavailability (RTO, the shard gate).
+func TestLockRefusalsAreServed(t *testing.T) {
+	if !ServedError(LockHeld) || !ServedError(LockNotOwner) || ServedError(LockNotSent) {
+		t.Fatal("lock-held and not-owner are served; not-sent is not")
+	}
+	if DescribeFigure("double_holds") == "" {
+		t.Fatal("double_holds has no explanation")
+	}
+}
