@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redline-dev/redline/harness/history"
 )
@@ -38,13 +39,20 @@ type LockValue struct {
 
 type lockChecker struct{ o Scope }
 
+// lockExpirySlack widens a lock's expiry both ways: a server counts the
+// ttl from its own clock in whole milliseconds (Redis: mstime() + ttl, up
+// to 1 ms before the exact instant), so a hold is only certain until 5 ms
+// before its invocation plus ttl, and an expiry only certain 5 ms after
+// its completion plus ttl.
+const lockExpirySlack = 5 * time.Millisecond
+
 // Lock judges a history of the lock workload: clients take a lock with
 // SET key token NX PX ttl and a fencing token (INCR of a fence key in the
 // lock's slot, in one script), hold it, and release it by
 // compare-and-delete. The lock service's promise is checked on holds that
 // are certain: an acquire acknowledged (ok) holds the lock from its
 // completion until the earlier of its expiry (its invocation plus the
-// ttl: the server starts the ttl no earlier) and its holder's release
+// ttl, less lockExpirySlack: the server starts the ttl no earlier) and its holder's release
 // (the release's invocation plus its recorded hold, no later than the
 // release's completion). An indeterminate acquire proves no hold.
 //
@@ -60,7 +68,8 @@ type lockChecker struct{ o Scope }
 //   - fence-regression: an acquire that began after another had completed
 //     got a fence not above it, or two acquires got the same fence.
 //   - released-anothers-lock: a release that deleted (returned 1) although
-//     its own lock had certainly expired and another client had certainly
+//     its own lock had certainly expired (its acquire's completion plus
+//     ttl plus lockExpirySlack before the release was invoked) and another client had certainly
 //     acquired the lock since: compare-and-delete must prevent it.
 //   - released-unacquired: a release that deleted although its token's
 //     acquire certainly failed, or no acquire used that token: the server
@@ -159,7 +168,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 				an.garbage(c, fmt.Sprintf("the acquire of token %q was acknowledged for token %q", v.Token, out.Token))
 			default:
 				a.fence, a.certain = fence, true
-				a.from, a.to = c.end, c.start+v.TTLms*1e6
+				a.from, a.to = c.end, c.start+v.TTLms*1e6-int64(lockExpirySlack)
 			}
 		case "release":
 			counts["releases"]++
@@ -315,7 +324,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	for _, r := range releases {
 		v, _ := readValue(r.inv.Value)
 		a := byToken[v.Token]
-		if !r.ok() || a == nil || !a.certain || a.c.inv.Key != r.inv.Key || a.c.start+a.v.TTLms*1e6 >= r.start {
+		if !r.ok() || a == nil || !a.certain || a.c.inv.Key != r.inv.Key || a.c.end+a.v.TTLms*1e6+int64(lockExpirySlack) >= r.start {
 			continue
 		}
 		for _, b := range acqs[r.inv.Key] {

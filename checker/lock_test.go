@@ -260,3 +260,23 @@ func TestLockRefusalsAreServed(t *testing.T) {
 		t.Fatal("double_holds has no explanation")
 	}
 }
+
+// A hold is certain until its ttl less the server's millisecond slack: a
+// second acquire just before the exact expiry is no double-hold, one
+// well before it is.
+func TestLockExpirySlack(t *testing.T) {
+	build := func(b0 int64) []history.Op {
+		h := &lockH{}
+		h.acq(0, "k", "a", 50, 0, history.OK, 1, 1, "A")
+		h.rel(0, "k", "a", 200, 1, history.Fail, 202)
+		h.acq(1, "k", "b", 5000, b0, history.OK, 2, b0+1, "A")
+		h.rel(1, "k", "b", 0, 300, history.OK, 301)
+		return h.done()
+	}
+	wantValid(t, check(t, Lock(), build(47)), Valid)
+	r := check(t, Lock(), build(40))
+	wantValid(t, r, Invalid)
+	if fig[int](t, r, "double_holds") != 1 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+}
