@@ -122,6 +122,8 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	byToken := map[string]*lockAcq{}
 	acqs := map[string][]*lockAcq{} // by key
 	var releases []*call
+	garbageRelease := map[*call]bool{}
+	skippedToken := map[string]bool{} // tokens of acquires that could not be read
 	indexes := map[int64]bool{}
 	for i := range calls {
 		c := &calls[i]
@@ -145,6 +147,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 				continue
 			case v.TTLms <= 0:
 				bad(c, fmt.Sprintf("ttl %d ms is not above 0", v.TTLms))
+				skippedToken[v.Token] = true
 				continue
 			case byToken[v.Token] != nil:
 				bad(c, fmt.Sprintf("token %q was used by op %d too: tokens are unique per acquisition", v.Token, byToken[v.Token].c.inv.Index))
@@ -193,7 +196,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 			if c.ok() {
 				if out, ok := readValue(c.comp.Value); !ok || out.Token != v.Token {
 					an.garbage(c, "a release's reply must be 1 (deleted) or 0 (not the owner)")
-					continue
+					garbageRelease[c] = true // it still ends its hold
 				}
 			}
 			releases = append(releases, c)
@@ -208,6 +211,23 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	for _, r := range releases {
 		v, _ := readValue(r.inv.Value)
 		a := byToken[v.Token]
+		if skippedToken[v.Token] {
+			continue
+		}
+		if a != nil && a.c.inv.Key == r.inv.Key && r.start < a.c.end {
+			// Its worker sends a release only once the acquire has
+			// completed: this history contradicts itself.
+			bad(r, fmt.Sprintf("released before its acquire (op %d) completed", a.c.inv.Index))
+			garbageRelease[r] = true // judged no further
+			continue
+		}
+		if garbageRelease[r] {
+			if a != nil && !a.released && a.c.inv.Key == r.inv.Key {
+				a.released = true
+				a.to = min(a.to, min(r.start+v.HoldMs*1e6, r.end))
+			}
+			continue
+		}
 		if a == nil || a.c.inv.Key != r.inv.Key {
 			if r.ok() {
 				an.add("released-unacquired", map[string]any{"index": r.inv.Index, "key": r.inv.Key, "token": v.Token,
@@ -324,7 +344,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	for _, r := range releases {
 		v, _ := readValue(r.inv.Value)
 		a := byToken[v.Token]
-		if !r.ok() || a == nil || !a.certain || a.c.inv.Key != r.inv.Key || a.c.end+a.v.TTLms*1e6+int64(lockExpirySlack) >= r.start {
+		if !r.ok() || garbageRelease[r] || a == nil || !a.certain || a.c.inv.Key != r.inv.Key || a.c.end+a.v.TTLms*1e6+int64(lockExpirySlack) >= r.start {
 			continue
 		}
 		for _, b := range acqs[r.inv.Key] {

@@ -280,3 +280,16 @@ func TestLockExpirySlack(t *testing.T) {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
+
+// A release invoked before its acquire completed contradicts the
+// workload (one worker, one op at a time): unknown.
+func TestLockReleaseBeforeItsAcquireIsUnknown(t *testing.T) {
+	h := &lockH{}
+	h.acq(0, "k", "a", 5000, 0, history.OK, 1, 10, "A")
+	h.rel(1, "k", "a", 0, 5, history.OK, 6)
+	r := check(t, Lock(), h.done())
+	wantValid(t, r, Unknown)
+	if !strings.Contains(r.Why(), "released before its acquire") {
+		t.Fatalf("why %q", r.Why())
+	}
+}
