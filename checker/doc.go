@@ -107,7 +107,9 @@
 // ("fence-regression"); a release that deleted after its lock certainly
 // expired and another client certainly acquired it is
 // "released-anothers-lock"; one that deleted a token whose acquire failed,
-// or that no acquire used, "released-unacquired". See Lock.
+// or that no acquire used, "released-unacquired". lost_while_held counts
+// holders whose release found their lock gone before its ttl (reported,
+// not judged). See Lock.
 //
 // Perf, RTO and RPO measure; they are always valid. Perf: per f, ok / fail /
 // info counts and ok latency quantiles (HdrHistogram) per time bucket
@@ -179,7 +181,8 @@
 //     double_holds, double_holds_after_failover_loss,
 //     double_holds_unexplained, double_holds_in_fault_window,
 //     double_holds_wait_satisfied, fence_regressions,
-//     released_anothers_lock, faults, skipped_malformed, malformed.
+//     released_anothers_lock, lost_while_held, lost_while_held_after_fault,
+//     lost_while_held_samples, faults, skipped_malformed, malformed.
 //     Anomaly classes: double-hold (examples name both acquires, their
 //     nodes, the overlap and the classification), fence-regression,
 //     released-anothers-lock, released-unacquired, garbage.

@@ -74,6 +74,11 @@ const lockExpirySlack = 5 * time.Millisecond
 //   - released-unacquired: a release that deleted although its token's
 //     acquire certainly failed, or no acquire used that token: the server
 //     deleted a value nobody wrote.
+//   - lost_while_held (a figure, not judged): a holder's release found
+//     another token or none before its lock could have expired: the lock
+//     vanished (a failover, a restart, a clock jump), counted with those
+//     after a fault on the node that granted it; no second holder is
+//     proven, so it is no double-hold.
 //   - garbage: an acknowledged acquire whose fence is no positive integer
 //     or names another token, a release's reply that is neither 1 nor 0.
 //
@@ -357,6 +362,38 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 			}
 		}
 	}
+	// Locks gone while still certainly held: the holder's release found
+	// another token or none before the ttl could have run out (reported,
+	// not judged: no second holder is proven; a double-hold is).
+	lost, lostAfterFault := 0, 0
+	var lostSamples []map[string]any
+	firstRelease := map[string]bool{}
+	for _, r := range releases {
+		v, _ := readValue(r.inv.Value)
+		a := byToken[v.Token]
+		if garbageRelease[r] || a == nil || a.c.inv.Key != r.inv.Key || firstRelease[v.Token] {
+			continue
+		}
+		firstRelease[v.Token] = true
+		if !a.certain || !r.failed() || r.comp.ErrorText() != LockNotOwner || r.end >= a.c.start+a.v.TTLms*1e6-int64(lockExpirySlack) {
+			continue
+		}
+		lost++
+		ex := map[string]any{"index": r.inv.Index, "key": r.inv.Key, "token": v.Token, "acquire": a.c.inv.Index, "node": a.c.comp.Node,
+			"ttl_left_ms": ms(a.c.start + a.v.TTLms*1e6 - r.end)}
+		if f := lockNodeStruck(windows, addrs, a.c.comp.Node, a.from, r.end); f != "" {
+			lostAfterFault++
+			ex["fault"] = f
+		}
+		if len(lostSamples) < l.o.MaxExamples {
+			lostSamples = append(lostSamples, ex)
+		}
+	}
+	fig["lost_while_held"] = lost
+	fig["lost_while_held_after_fault"] = lostAfterFault
+	if lost > 0 {
+		fig["lost_while_held_samples"] = lostSamples
+	}
 	for _, n := range []string{"acquires", "acquires_ok", "acquires_fail", "acquires_info", "releases", "releases_ok",
 		"releases_not_owner", "releases_fail", "releases_info"} {
 		fig[n] = counts[n]
@@ -401,6 +438,10 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 		return Result{Valid: Unknown, Figures: fig}
 	}
 	fig["why"] = fmt.Sprintf("%d certain holds of %d locks, none overlapping; fences rose; no release deleted another's lock", holds, len(keys))
+	if lost > 0 {
+		fig["why"] = fmt.Sprintf("%s; %d locks were gone before their ttl while held (%d after a fault on the node that granted them; reported, not judged: no second holder was seen)",
+			fig["why"], lost, lostAfterFault)
+	}
 	return Result{Valid: Valid, Figures: fig}
 }
 

@@ -293,3 +293,19 @@ func TestLockReleaseBeforeItsAcquireIsUnknown(t *testing.T) {
 		t.Fatalf("why %q", r.Why())
 	}
 }
+
+// A holder's release that finds its lock gone before the ttl: reported
+// (after a fault on the granting node, or not), not judged.
+func TestLockLostWhileHeldIsReported(t *testing.T) {
+	h := &lockH{}
+	h.acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A")
+	h.nemesis(10, "start-kill", "A")
+	h.rel(0, "k", "a", 10, 20, history.Fail, 31)
+	h.acq(1, "k", "b", 5000, 40, history.OK, 2, 41, "B")
+	h.rel(1, "k", "b", 5, 41, history.Fail, 47) // gone too, no fault on B
+	r := check(t, Lock(), h.done())
+	wantValid(t, r, Valid)
+	if fig[int](t, r, "lost_while_held") != 2 || fig[int](t, r, "lost_while_held_after_fault") != 1 || !strings.Contains(r.Why(), "2 locks were gone") {
+		t.Fatalf("figures %v", r.Figures)
+	}
+}
