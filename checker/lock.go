@@ -79,6 +79,8 @@ const lockExpirySlack = 5 * time.Millisecond
 //     vanished (a failover, a restart, a clock jump), counted with those
 //     after a fault on the node that granted it; no second holder is
 //     proven, so it is no double-hold.
+//   - a clear (f "clear", DEL of the lock once traffic has ended) ends
+//     every hold of its lock; a lock op invoked after it is unknown.
 //   - garbage: an acknowledged acquire whose fence is no positive integer
 //     or names another token, a release's reply that is neither 1 nor 0.
 //
@@ -127,6 +129,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	byToken := map[string]*lockAcq{}
 	acqs := map[string][]*lockAcq{} // by key
 	var releases []*call
+	clears := map[string]*call{} // the earliest clear of each lock
 	garbageRelease := map[*call]bool{}
 	skippedToken := map[string]bool{} // tokens of acquires that could not be read
 	indexes := map[int64]bool{}
@@ -143,6 +146,12 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 		indexes[c.inv.Index] = true
 		v, ok := readValue(c.inv.Value)
 		switch c.inv.F {
+		case "clear":
+			counts["clears"]++
+			if k := clears[c.inv.Key]; k == nil || c.start < k.start {
+				clears[c.inv.Key] = c
+			}
+			continue
 		case "acquire":
 			counts["acquires"]++
 			counts["acquires_"+c.outcome().String()]++
@@ -254,6 +263,25 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 		}
 		if a.certain {
 			a.to = min(a.to, end)
+		}
+	}
+	// A clear (DEL of the lock once traffic has ended) ends every hold of
+	// its lock; a lock op invoked after it contradicts the workload (and
+	// an early clear would hide holds): unknown.
+	for k, cl := range clears {
+		for _, a := range acqs[k] {
+			if a.c.start > cl.start {
+				bad(a.c, fmt.Sprintf("acquired after the lock was cleared (op %d) at the end", cl.inv.Index))
+				a.certain = false
+			} else if a.certain {
+				a.to = min(a.to, cl.start)
+			}
+		}
+	}
+	for _, r := range releases {
+		if cl := clears[r.inv.Key]; cl != nil && r.start > cl.start {
+			bad(r, fmt.Sprintf("released after the lock was cleared (op %d) at the end", cl.inv.Index))
+			garbageRelease[r] = true
 		}
 	}
 	windows := in.windowsOf()
@@ -395,7 +423,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 		fig["lost_while_held_samples"] = lostSamples
 	}
 	for _, n := range []string{"acquires", "acquires_ok", "acquires_fail", "acquires_info", "releases", "releases_ok",
-		"releases_not_owner", "releases_fail", "releases_info"} {
+		"releases_not_owner", "releases_fail", "releases_info", "clears"} {
 		fig[n] = counts[n]
 	}
 	fig["locks"] = len(keys)

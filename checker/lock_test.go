@@ -309,3 +309,26 @@ func TestLockLostWhileHeldIsReported(t *testing.T) {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
+
+// The final clear (DEL once traffic has ended) ends the holds of its
+// lock; a lock op after it is a contradiction (an early clear could hide
+// a double-hold): unknown.
+func TestLockClear(t *testing.T) {
+	h := twoHolds(20, 2)
+	h.call(9, "clear", "k", nil, 500, history.OK, nil, 501)
+	r := check(t, Lock(), h.done())
+	wantValid(t, r, Valid)
+	if fig[int](t, r, "clears") != 1 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+	h = twoHolds(4, 2) // a double-hold...
+	h.call(9, "clear", "k", nil, 2, history.OK, nil, 3)
+	if r := check(t, Lock(), h.done()); r.Valid == Valid {
+		t.Fatalf("an early clear hid a double-hold: %v", r.Figures)
+	}
+	h = &lockH{}
+	h.acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A")
+	h.call(9, "clear", "k", nil, 2, history.OK, nil, 3)
+	h.rel(0, "k", "a", 0, 4, history.Fail, 5)
+	wantValid(t, check(t, Lock(), h.done()), Unknown)
+}

@@ -63,13 +63,24 @@ func newLock(cfg Config) Workload {
 }
 
 // key i carries its tag: on primary i mod P; its fence key shares the tag.
-func (w *lock) key(i int) string       { return w.prefix + strconv.Itoa(i) + w.place.tag(0, i) }
-func fenceKey(lockKey string) string   { return lockKey + ":fence" }
-func (w *lock) InitOps() []history.Op  { return nil }
-func (w *lock) FinalOps() []history.Op { return nil }
+func (w *lock) key(i int) string      { return w.prefix + strconv.Itoa(i) + w.place.tag(0, i) }
+func fenceKey(lockKey string) string  { return lockKey + ":fence" }
+func (w *lock) InitOps() []history.Op { return nil }
 func (w *lock) Setup(ctx context.Context, c *client.Client) error {
 	w.keys = keyCount(w.cfg.Keys, lockKeys, len(c.Addrs()))
 	return w.place.place(c, w.keys)
+}
+
+// FinalOps clear every lock once traffic has ended (DEL: no worker holds
+// one any more), so that no lock expires while the end phase compares
+// replicas with their primaries (an expiry between the two reads would
+// look like a divergence). The fence keys stay.
+func (w *lock) FinalOps() []history.Op {
+	ops := make([]history.Op, 0, w.keys)
+	for i := 0; i < w.keys; i++ {
+		ops = append(ops, history.Op{F: "clear", Key: w.key(i)})
+	}
+	return ops
 }
 
 // Checkers: mutual exclusion, fences and releases.
@@ -115,6 +126,12 @@ func (g *lockGen) Next() history.Op {
 }
 
 func (w *lock) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
+	if inv.F == "clear" {
+		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+			return []redis.Cmder{redis.NewIntCmd(ctx, "del", inv.Key)}
+		})
+		return out
+	}
 	var v checker.LockValue
 	if err := inv.DecodeValue(&v); err != nil || v.Token == "" {
 		return unknownOp(inv, "malformed lock op")

@@ -52,6 +52,16 @@ func TestLockScripts(t *testing.T) {
 	if r := rel("a"); r.Type != history.Fail {
 		t.Fatalf("second release of a: %+v", r)
 	}
+	// The final clear deletes the lock (c's), not its fence.
+	if out := w.Invoke(ctx, c, history.Op{F: "clear", Key: k}); out.Type != history.OK {
+		t.Fatalf("clear: %+v", out)
+	}
+	if n := c.Node(c.Primary(Keyslot(k))).Exists(ctx, k, fenceKey(k)).Val(); n != 1 {
+		t.Fatalf("after clear, %d of the lock and its fence exist, want the fence only", n)
+	}
+	if ops := w.FinalOps(); len(ops) != w.keys || ops[0].F != "clear" {
+		t.Fatalf("final ops %v", ops)
+	}
 }
 
 // A few workers on a healthy cluster, recorded as the runner does: the

@@ -75,6 +75,8 @@
 //     the hold begins, sent n ms later; ok (same value): the
 //     compare-and-delete deleted; fail "not-owner": it found another token
 //     or none; fail "not-sent": the run ended during the hold.
+//   - f "clear": DEL of the lock, a final op once traffic has ended; it
+//     ends every hold of the lock, and no lock op may follow it.
 //
 // WAIT: any write's completion may carry "wait":{"want":N,"acked":M}. The
 // WAIT split of lost writes is: no wait recorded -> no_wait; acked >= want
