@@ -95,13 +95,12 @@ func (l lockChecker) Name() string { return l.o.name("lock") }
 
 // lockAcq is an acquire with its hold.
 type lockAcq struct {
-	c          *call
-	v          LockValue
-	fence      int64
-	certain    bool // acknowledged with a readable fence
-	from, to   int64
-	released   bool // a release of its token ends the hold
-	releaseIdx int64
+	c        *call
+	v        LockValue
+	fence    int64
+	certain  bool // acknowledged with a readable fence
+	from, to int64
+	released bool // a release of its token ended the hold
 }
 
 func (l lockChecker) Check(_ context.Context, in *History) Result {
@@ -256,7 +255,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 		if a.released {
 			continue
 		}
-		a.released, a.releaseIdx = true, r.inv.Index
+		a.released = true
 		end := r.start
 		if r.comp == nil || r.comp.ErrorText() != LockNotSent {
 			end = min(r.start+v.HoldMs*1e6, r.end)
@@ -268,7 +267,13 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	// A clear (DEL of the lock once traffic has ended) ends every hold of
 	// its lock; a lock op invoked after it contradicts the workload (and
 	// an early clear would hide holds): unknown.
-	for k, cl := range clears {
+	clearedKeys := make([]string, 0, len(clears))
+	for k := range clears {
+		clearedKeys = append(clearedKeys, k)
+	}
+	slices.Sort(clearedKeys) // malformed lists the same way every time
+	for _, k := range clearedKeys {
+		cl := clears[k]
 		for _, a := range acqs[k] {
 			if a.c.start > cl.start {
 				bad(a.c, fmt.Sprintf("acquired after the lock was cleared (op %d) at the end", cl.inv.Index))
