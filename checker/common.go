@@ -97,7 +97,7 @@ func (c *call) failed() bool { return c.outcome() == history.Fail }
 // servedErrors are fail outcomes that still mean the cluster answered for
 // the key: the op ran (or was judged) and its own condition said no. They
 // are not unavailability.
-var servedErrors = []string{"cas-mismatch", "insufficient-funds", "watch-conflict", "CROSSSLOT"}
+var servedErrors = []string{"cas-mismatch", "insufficient-funds", "watch-conflict", "CROSSSLOT", LockHeld, LockNotOwner}
 
 // served reports whether the cluster served the op: ok, or a fail that is
 // the op's own answer rather than an error of availability.
@@ -112,7 +112,8 @@ func (c *call) served() bool {
 }
 
 // ServedError says a fail's error is the op's own answer (cas-mismatch,
-// insufficient-funds, watch-conflict, CROSSSLOT), not unavailability.
+// insufficient-funds, watch-conflict, CROSSSLOT, lock-held, not-owner),
+// not unavailability.
 func ServedError(err string) bool {
 	for _, p := range servedErrors {
 		if strings.HasPrefix(err, p) {

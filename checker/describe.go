@@ -29,6 +29,10 @@ var figureWhy = map[string]string{
 	"unexpected_elements":      "each row is an element read that no add ever wrote",
 	"lost_by_default_failover": "acknowledged writes lost across a default CLUSTER FAILOVER with no other fault on their shard in between: the default mode pauses the primary until its replica has caught up, so it must lose nothing (a FORCE or TAKEOVER may)",
 	"diverged_keys":            "keys whose copy on a replica differs from its primary's (or exists on one side only) although the replica was in sync with the primary (same replication id and offset) when both were read",
+	"double_holds":             "two clients held one lock at the same time, both acknowledged and neither expired nor released: the lock was handed out twice (after-failover-loss: the first was acknowledged by a primary a fault then struck, without a satisfied WAIT, and the second taken on another node, as Redis Cluster's asynchronous replication allows; unexplained: no such evidence)",
+	"fence_regressions":        "a lock's fencing token did not rise between two acquisitions one after the other, or two acquisitions got the same one: a resource guarded by the fence could not tell the older holder from the newer",
+	"lost_while_held":          "a lock's holder found it gone when it released it, before its ttl could have run out: the lock vanished under its holder (a failover, a restart, a clock jump); reported, not judged, as no second holder was seen",
+	"released_anothers_lock":   "a release deleted a lock after its own had certainly expired and another client had acquired it: compare-and-delete must prevent that",
 	"violations":               "a primary took slots over without a configEpoch above the one their previous owner held them with, in the topology sampled through the run: Redis Cluster's rule for slot ownership broken",
 }
 

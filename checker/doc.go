@@ -94,6 +94,23 @@
 // transaction, and the read lacks it. CrossSlot: no cross-slot transaction
 // may succeed.
 //
+// Lock (the lock workload: SET NX PX with a fence, compare-and-delete
+// release): a hold is certain from an acknowledged acquire's completion to
+// the earlier of its expiry (invocation plus ttl) and its release (the
+// release's invocation plus its recorded hold, no later than its
+// completion); an indeterminate acquire proves no hold. Two certain holds
+// of one lock that overlap are a "double-hold" (invalid), classified
+// after-failover-loss when the first acquire's WAIT was not satisfied, the
+// second was acknowledged by another node and a fault window (not clock)
+// naming the first's node came in between, else unexplained. Fences must
+// rise between acquisitions in real-time order and never repeat
+// ("fence-regression"); a release that deleted after its lock certainly
+// expired and another client certainly acquired it is
+// "released-anothers-lock"; one that deleted a token whose acquire failed,
+// or that no acquire used, "released-unacquired". lost_while_held counts
+// holders whose release found their lock gone before its ttl (reported,
+// not judged). See Lock.
+//
 // Perf, RTO and RPO measure; they are always valid. Perf: per f, ok / fail /
 // info counts and ok latency quantiles (HdrHistogram) per time bucket
 // (1 s, widened to keep at most PerfOptions.MaxBuckets buckets) as columns
@@ -159,6 +176,16 @@
 //     wrong-accounts, negative-balance.
 //   - list-append: txns_ok/fail/info, keys, anomaly_types, anomalies (the
 //     ListAppendDetects classes), never_read_keys, detects, does_not_detect.
+//   - lock: acquires, acquires_ok/fail/info, releases, releases_ok,
+//     releases_not_owner, releases_fail, releases_info, locks, holds,
+//     double_holds, double_holds_after_failover_loss,
+//     double_holds_unexplained, double_holds_in_fault_window,
+//     double_holds_wait_satisfied, fence_regressions,
+//     released_anothers_lock, lost_while_held, lost_while_held_after_fault,
+//     lost_while_held_samples, faults, skipped_malformed, malformed.
+//     Anomaly classes: double-hold (examples name both acquires, their
+//     nodes, the overlap and the classification), fence-regression,
+//     released-anothers-lock, released-unacquired, garbage.
 //   - cross-slot: attempted, refused_crossslot, executed, executed_indices,
 //     other_outcome, crossslot_on_other_ops.
 //   - default-failover: kind, failovers, default_failovers,

@@ -59,7 +59,8 @@ const casLua = casScript
 
 // libWorkloads are the workloads whose every op is one command on one key:
 // what a client library can run without redline's own client. txn needs
-// WATCH/MULTI on one connection and is not among them.
+// WATCH/MULTI on one connection and is not among them; nor is lock, whose
+// release waits out its hold in the workload's own code before it sends.
 var libWorkloads = map[string]bool{"register": true, "counter": true, "set": true}
 
 // LibSupports reports whether a client library can run the workload.

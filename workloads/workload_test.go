@@ -48,6 +48,7 @@ func TestWorkloadCheckers(t *testing.T) {
 		"counter":  {"counter", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
 		"set":      {"set", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
 		"txn":      {"bank", "list-append", "cross-slot", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
+		"lock":     {"lock", "perf", "rto", "write-pause", "handoff"},
 	}
 	for w, names := range want {
 		cs, err := Checkers(w, Config{Prefix: "p:"}, CheckOptions{}, false)

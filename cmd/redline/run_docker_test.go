@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,4 +207,59 @@ func TestKillCoverageOnReference(t *testing.T) {
 		t.Fatalf("kill window coverage %v", cov)
 	}
 	t.Logf("untouched shards' ok rate during the kill over before: %v", cov["untouched_ok_ratio"])
+}
+
+// TestLockUnderKillOnReference: the lock workload on a reference cluster
+// whose primaries are killed completes, and its lock checker gives a
+// verdict: valid, or invalid with each double-hold classified (a lock
+// acknowledged by a killed primary may be lost in the failover, as
+// Redis's asynchronous replication allows).
+func TestLockUnderKillOnReference(t *testing.T) {
+	requireDocker(t)
+	if os.Getenv("REDLINE_BINARY") == "" {
+		t.Fatal("REDLINE_BINARY is not set: run `make build` and set it to bin/redline (make test does)")
+	}
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--workload", "lock", "--nemesis", "kill:primary", "--nemesis-interval", "6s",
+		"--time-limit", "12s", "--seed", "5", "--results", res}, &out, &errb)
+	if code != 0 && code != 1 && code != 2 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	text := out.String()
+	i := strings.LastIndex(text, "results: ")
+	if i < 0 {
+		t.Fatalf("no results line:\n%s", text)
+	}
+	dir := strings.TrimSpace(text[i+len("results: "):])
+	var r harness.ResultsFile
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	lock, ok := r.Checkers["lock"]
+	if !ok {
+		t.Fatalf("no lock checker in results.json:\n%s", text)
+	}
+	f := lock.Figures
+	if f["acquires_ok"].(float64) == 0 {
+		t.Fatalf("no acquire acknowledged: %v", f)
+	}
+	switch lock.Valid.String() {
+	case "valid":
+	case "invalid":
+		dh := f["double_holds"].(float64)
+		if dh != f["double_holds_after_failover_loss"].(float64)+f["double_holds_unexplained"].(float64) {
+			t.Fatalf("double-holds not all classified: %v", f)
+		}
+		if dh > 0 && !strings.Contains(fmt.Sprint(f["why"]), "after-failover-loss") {
+			t.Fatalf("why lacks the classification: %v", f["why"])
+		}
+	default:
+		t.Fatalf("lock checker %v: %v", lock.Valid, f["why"])
+	}
+	t.Logf("lock: %v; %v", lock.Valid, f["why"])
 }

@@ -66,6 +66,18 @@
 //   - f "cross-slot": a transaction over keys in different slots sent on
 //     purpose; expected: fail with an error starting "CROSSSLOT".
 //
+// Lock (Lock), per key (the lock; its fence key is never an op's key):
+//   - f "acquire": invoke value {"token": t, "ttl_ms": n}, the token unique
+//     per acquisition; ok value adds "fence": the fencing token (an
+//     integer above 0); fail with error "lock-held": refused, certainly
+//     not acquired.
+//   - f "release": invoke value {"token": t, "hold_ms": n}: invoked when
+//     the hold begins, sent n ms later; ok (same value): the
+//     compare-and-delete deleted; fail "not-owner": it found another token
+//     or none; fail "not-sent": the run ended during the hold.
+//   - f "clear": DEL of the lock, a final op once traffic has ended; it
+//     ends every hold of the lock, and no lock op may follow it.
+//
 // WAIT: any write's completion may carry "wait":{"want":N,"acked":M}. The
 // WAIT split of lost writes is: no wait recorded -> no_wait; acked >= want
 // -> wait_satisfied; acked < want (or -1, no reply) -> wait_unsatisfied.
