@@ -3,7 +3,7 @@ package harness
 import (
 	"bytes"
 	"encoding/json"
-	"os"
+	"io"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -18,7 +18,7 @@ import (
 // Concurrent records land in the file in index order with non-decreasing
 // times, exactly once each, and the counts match.
 func TestRecorderConcurrent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "history.jsonl")
+	path := filepath.Join(t.TempDir(), history.FileName)
 	rec, err := NewRecorder(path, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestRecorderConcurrent(t *testing.T) {
 
 // The file is written while the run goes, not only at Close.
 func TestRecorderFlushesDuringRun(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "history.jsonl")
+	path := filepath.Join(t.TempDir(), history.FileName)
 	rec, err := NewRecorder(path, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestRecorderFlushesDuringRun(t *testing.T) {
 func BenchmarkRecorder(b *testing.B) {
 	for _, workers := range []int{10, 50} {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
-			rec, err := NewRecorder(filepath.Join(b.TempDir(), "history.jsonl"), time.Now())
+			rec, err := NewRecorder(filepath.Join(b.TempDir(), history.FileName), time.Now())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func BenchmarkRecorder(b *testing.B) {
 // Each line is exactly what history.Encode writes for the recorded entry,
 // whatever fields it carries.
 func TestRecorderLinesMatchEncode(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "history.jsonl")
+	path := filepath.Join(t.TempDir(), history.FileName)
 	rec, err := NewRecorder(path, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -134,9 +134,17 @@ func TestRecorderLinesMatchEncode(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(path)
+	l, err := history.OpenLines(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Format() != history.Framed {
+		t.Fatalf("the recorder wrote format %d, want compressed frames", l.Format())
+	}
+	b, err := io.ReadAll(l)
+	if err != nil || l.Torn() != "" {
+		t.Fatalf("reading the recorded history: %v (torn %q)", err, l.Torn())
 	}
 	if string(b) != want.String() {
 		t.Fatalf("recorded:\n%s\nwant:\n%s", b, want.String())

@@ -19,7 +19,8 @@ func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check DIR",
 		Short: "Re-run the checkers on a stored run's history",
-		Long: `Re-run the checkers on the history.jsonl of a stored run, using its config.json,
+		Long: `Re-run the checkers on the history of a stored run (history.jsonl.zst, or the
+history.jsonl of runs of older versions), using its config.json,
 and rewrite results.json and report.html (unless --dry-run). DIR is a run
 directory, e.g. redline-results/latest. Exit codes as for 'redline run'.`,
 		Args: func(cmd *cobra.Command, args []string) error {

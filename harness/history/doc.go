@@ -1,6 +1,7 @@
 // Package history is the one home of what a run records and what its
 // readers share: the operations and their JSON-lines codec
-// (history.jsonl), the names of the nemesis process's events and the types
+// (history.jsonl.zst, compressed frames of JSON lines, frames.go; runs of
+// older versions wrote plain history.jsonl, still read), the names of the nemesis process's events and the types
 // of their details (events.go, census.go), and the building blocks every
 // reader and writer of a history needs alike: the decoding of integer values
 // (ParseInt, ParseInts) and a key's slot (Keyslot, the one piece of Redis it

@@ -248,7 +248,7 @@ func frameEntries(f io.ReadSeeker) int {
 // what `redline history cat` prints. After Read returns io.EOF, Torn says
 // what the end of the file lacked.
 type Lines struct {
-	f      *os.File
+	c      io.Closer // the file, when Lines opened it
 	r      io.Reader
 	fr     *frameReader
 	zr     *zstd.Decoder
@@ -262,10 +262,22 @@ func OpenLines(path string) (*Lines, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Lines{f: f}
-	br := bufio.NewReaderSize(f, 1<<16)
+	l, err := NewLines(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.c = f
+	return l, nil
+}
+
+// NewLines reads a history in any format from r; Close does not close r.
+func NewLines(r io.Reader) (*Lines, error) {
+	l := &Lines{}
+	br := bufio.NewReaderSize(r, 1<<16)
 	head, _ := br.Peek(4)
 	l.format = sniff(head)
+	var err error
 	switch l.format {
 	case Framed:
 		if l.fr, err = newFrameReader(br); err == nil {
@@ -279,7 +291,6 @@ func OpenLines(path string) (*Lines, error) {
 		l.r = br
 	}
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	return l, nil
@@ -309,7 +320,7 @@ func (l *Lines) Torn() string {
 	return ""
 }
 
-// Close closes the file.
+// Close releases the decoder and closes the file OpenLines opened.
 func (l *Lines) Close() error {
 	if l.fr != nil {
 		l.fr.close()
@@ -317,5 +328,8 @@ func (l *Lines) Close() error {
 	if l.zr != nil {
 		l.zr.Close()
 	}
-	return l.f.Close()
+	if l.c != nil {
+		return l.c.Close()
+	}
+	return nil
 }
