@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 )
 
@@ -46,6 +48,10 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 		return badArgs("%v", err)
 	}
 	stored, err := harness.ReadStoredRun(run)
+	var perr *history.ParseError
+	if errors.As(err, &perr) {
+		return badArgs("%v: the history is corrupt there, so the run cannot be checked ('redline history cat %s' prints what it holds up to there)", err, dir)
+	}
 	if err != nil {
 		return badArgs("%v", err)
 	}

@@ -132,3 +132,36 @@ func TestCheckSaysATornCompressedHistory(t *testing.T) {
 		}
 	}
 }
+
+// A compressed history with a frame that does not decode cannot be
+// checked: exit 254 naming the frame, never a verdict on what came before.
+func TestCheckRefusesACorruptCompressedHistory(t *testing.T) {
+	var buf bytes.Buffer
+	fw, err := history.NewFrameWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lines := range []string{
+		`{"index":0,"time":0,"process":0,"type":"invoke","f":"add","key":"p:counter:0","value":1}` + "\n",
+		`{"index":1,"time":10,"process":0,"type":"ok","f":"add","key":"p:counter:0","value":1}` + "\n",
+		`{"index":2,"time":20,"process":"nemesis","type":"info","f":"final-reads"}` + "\n",
+	} {
+		if err := fw.WriteFrame([]byte(lines), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := buf.Bytes()
+	b[len(b)/2] ^= 0xff
+	dir := counterRunDir(t, "")
+	if err := os.Remove(filepath.Join(dir, history.JSONLinesName)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, history.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"check", dir}, &out, &errb); code != exitBadArgs || !strings.Contains(errb.String(), "frame 2") ||
+		!strings.Contains(errb.String(), "redline history cat") || strings.Contains(out.String(), "verdict:") {
+		t.Fatalf("exit %d, want %d naming frame 2\n%s%s", code, exitBadArgs, out.String(), errb.String())
+	}
+}
