@@ -218,7 +218,11 @@ func ReadFile(path string) (ReadResult, error) {
 	hint := 0
 	switch sniff(head[:n]) {
 	case Framed:
-		hint = frameEntries(f)
+		var size int64
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		hint = frameEntries(f, size)
 	case JSONLines:
 		hint = estimateEntries(f)
 	}

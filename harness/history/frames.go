@@ -136,14 +136,15 @@ func sniff(head []byte) Format {
 // time. At the end it reports a record cut short as torn (its bytes
 // counted) and anything else that is not a record as an error.
 type frameReader struct {
-	r       *bufio.Reader
-	dec     *zstd.Decoder
-	off     int64 // file offset of the next record
-	frame   int   // records read
-	entries int   // entries in the frames read
-	out     []byte
-	pos     int
-	err     error
+	r        *bufio.Reader
+	dec      *zstd.Decoder
+	off      int64 // file offset of the next record
+	frame    int   // records read
+	entries  int   // entries in the frames read
+	out      []byte
+	frameBuf []byte // the compressed frame being read
+	pos      int
+	err      error
 	// torn is the number of bytes after the last whole record when the
 	// file ends inside a record (the recorder was cut mid-write).
 	torn int64
@@ -194,17 +195,22 @@ func (fr *frameReader) next() error {
 	}
 	size := int64(binary.LittleEndian.Uint32(head[8:]))
 	entries := int(binary.LittleEndian.Uint32(head[12:]))
-	frame := make([]byte, size)
-	k, err := io.ReadFull(fr.r, frame)
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
+	// Read what is there rather than allocate what the index says: an
+	// index that lies must not make the reader allocate gigabytes.
+	fr.frameBuf = fr.frameBuf[:0]
+	buf := bytes.NewBuffer(fr.frameBuf)
+	k, err := buf.ReadFrom(io.LimitReader(fr.r, size))
+	frame := buf.Bytes()
+	fr.frameBuf = frame
+	if err != nil {
+		return fr.errorf("%v", err)
+	}
+	if k < size {
 		if k >= 4 && binary.LittleEndian.Uint32(frame) != zstdMagic {
 			return fr.errorf("its index is followed by no zstd frame (bytes %x)", frame[:4])
 		}
-		fr.torn = indexHeaderSize + int64(k)
+		fr.torn = indexHeaderSize + k
 		return io.EOF
-	}
-	if err != nil {
-		return fr.errorf("%v", err)
 	}
 	out, err := fr.dec.DecodeAll(frame, fr.out[:0])
 	if err != nil {
@@ -228,8 +234,15 @@ func (fr *frameReader) errorf(format string, args ...any) error {
 }
 
 // frameEntries sums the entries of a framed history's index frames (to
-// size the entry slice once), reading only the index frames.
-func frameEntries(f io.ReadSeeker) int {
+// size the entry slice once), reading only the index frames. The sum is
+// capped at limit (the file's size: an index that lies must not make the
+// reader allocate more than a JSON-lines file of that size could).
+func frameEntries(f io.ReadSeeker, limit int64) int {
+	n := frameEntriesOf(f)
+	return int(min(int64(n), limit))
+}
+
+func frameEntriesOf(f io.ReadSeeker) int {
 	n := 0
 	var head [indexHeaderSize]byte
 	for {

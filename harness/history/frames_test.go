@@ -213,3 +213,25 @@ func TestEmptyHistory(t *testing.T) {
 		t.Fatalf("a run without a history: %v, want not-exist", err)
 	}
 }
+
+// An index that lies about sizes makes the reader allocate no more than
+// the file holds, and never reads clean: a length past the end of the file
+// reads as torn (all that follows is lost, the verdict cannot be valid),
+// an entry count of billions is an error.
+func TestFramedIndexThatLies(t *testing.T) {
+	ops := readOld(t)
+	b := framed(t, ops, 3)
+	second := indexHeaderSize + int(binary.LittleEndian.Uint32(b[8:]))
+	long := bytes.Clone(b)
+	binary.LittleEndian.PutUint32(long[second+8:], 0xfffffff0)
+	res, err := ReadFile(writeTemp(t, FileName, long))
+	if err != nil || !res.TruncatedTail || len(res.Ops) != 3 || res.TornBytes != int64(len(b)-second) {
+		t.Fatalf("a length past the end: %d ops, torn %v (%d bytes), %v", len(res.Ops), res.TruncatedTail, res.TornBytes, err)
+	}
+	many := bytes.Clone(b)
+	binary.LittleEndian.PutUint32(many[second+12:], 0xfffffff0)
+	res, err = ReadFile(writeTemp(t, FileName, many))
+	if err == nil || cap(res.Ops) > len(many) {
+		t.Fatalf("an entry count of billions: %d ops (cap %d), %v", len(res.Ops), cap(res.Ops), err)
+	}
+}
