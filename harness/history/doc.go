@@ -10,6 +10,18 @@
 // and `redline check` read them back. This comment is the format's
 // specification.
 //
+// # On disk
+//
+// A run's history is FileName (history.jsonl.zst): the JSON lines below,
+// compressed as the run goes in records of a zstd skippable frame (the
+// index: the next frame's length and entry count) and an independent zstd
+// frame of whole lines with a checksum, one record a second (frames.go).
+// A crash keeps every whole record; a record cut short is a torn tail
+// (ReadResult.TornBytes), reported and never read as a shorter history; a
+// record that does not decode is an error naming it. Runs of older
+// versions wrote the lines plain (JSONLinesName, history.jsonl). ReadFile,
+// ReadRun and OpenLines read every format, told by content.
+//
 // An operation is recorded twice, as in Jepsen: once when a process invokes it
 // (type "invoke") and once when it completes ("ok", "fail" or "info").
 //   - ok:   the operation certainly happened and its result is in Value.
