@@ -33,8 +33,9 @@ type Recorder struct {
 	done  chan struct{}
 	wg    sync.WaitGroup
 
-	fw *history.FrameWriter // used by the flusher, then by Close
-	f  *os.File
+	wmu sync.Mutex           // one frame written at a time, in order
+	fw  *history.FrameWriter // under wmu
+	f   *os.File
 
 	ok, fail, info atomic.Int64
 }
@@ -81,9 +82,11 @@ func (r *Recorder) flusher() {
 }
 
 // writeFrame writes the pending entries as one frame, compressing them
-// outside the lock (Record does not wait for it). Only the flusher calls
-// it, and Close after the flusher ended, so frames stay in order.
+// outside mu (Record does not wait for it); wmu keeps frames whole and in
+// order.
 func (r *Recorder) writeFrame() {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
 	r.mu.Lock()
 	if r.err != nil || r.pendN == 0 {
 		r.mu.Unlock()

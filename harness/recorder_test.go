@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -148,5 +149,41 @@ func TestRecorderLinesMatchEncode(t *testing.T) {
 	}
 	if string(b) != want.String() {
 		t.Fatalf("recorded:\n%s\nwant:\n%s", b, want.String())
+	}
+}
+
+// A run killed while the recorder writes a frame leaves every frame
+// before it readable, and the reader reports the cut one: the crash
+// costs at most one frame, never a silent prefix.
+func TestRecorderCrashMidFrame(t *testing.T) {
+	path := filepath.Join(t.TempDir(), history.FileName)
+	rec, err := NewRecorder(path, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 150 {
+		rec.Record(history.Op{Process: 1, Type: history.Invoke, F: "add", Key: "k", Value: json.RawMessage(strconv.Itoa(i))})
+		if i == 99 {
+			rec.writeFrame() // as the flusher does every frameEvery
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := history.ReadFile(path)
+	if err != nil || len(whole.Ops) != 150 || whole.TruncatedTail {
+		t.Fatalf("whole: %d ops, torn %v, %v", len(whole.Ops), whole.TruncatedTail, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), history.FileName)
+	if err := os.WriteFile(cut, b[:len(b)-10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := history.ReadFile(cut)
+	if err != nil || len(res.Ops) != 100 || !res.TruncatedTail || res.TornBytes == 0 || res.TornLine != 101 {
+		t.Fatalf("cut mid-frame: %d ops, torn %v (%d bytes at line %d), %v", len(res.Ops), res.TruncatedTail, res.TornBytes, res.TornLine, err)
 	}
 }
