@@ -15,7 +15,7 @@
 // A run's history is FileName (history.jsonl.zst): the JSON lines below,
 // compressed as the run goes in records of a zstd skippable frame (the
 // index: the next frame's length and entry count) and an independent zstd
-// frame of whole lines with a checksum, one record a second (frames.go).
+// frame of whole lines with a checksum, a record every 200 ms (frames.go).
 // A crash keeps every whole record; a record cut short is a torn tail
 // (ReadResult.TornBytes), reported and never read as a shorter history; a
 // record that does not decode is an error naming it. Runs of older

@@ -10,8 +10,8 @@
 // full work; partitions make some ops fail (CLUSTERDOWN) or time out (info,
 // applied or not), as real runs under partitions do. It is written as it is
 // generated, in constant memory, compressed as the recorder writes it: a
-// frame every -frame-entries entries (the recorder cuts one a second; 40000
-// entries is about a second of a busy run).
+// frame every -frame-entries entries (the recorder cuts one every 200 ms;
+// 8000 entries is about 200 ms of a busy run).
 package main
 
 import (
@@ -35,7 +35,7 @@ func main() {
 	entries := flag.Int("entries", 1_000_000, "history entries to write (client invocations and completions, nemesis events)")
 	out := flag.String("out", "", "run directory to create (config.json, history.jsonl.zst)")
 	format := flag.String("format", "zst", "history format: zst (history.jsonl.zst, as the recorder writes) or jsonl (history.jsonl, as redline wrote before)")
-	perFrame := flag.Int("frame-entries", 40000, "entries a compressed frame holds")
+	perFrame := flag.Int("frame-entries", 8000, "entries a compressed frame holds")
 	clients := flag.Int("concurrency", 10, "concurrent client workers")
 	seed := flag.Uint64("seed", 1, "random seed")
 	flag.Parse()
