@@ -12,11 +12,14 @@ import (
 // RunFilesName is the run-files checker's name in results.json.
 const RunFilesName = "run-files"
 
-// TornLine is a history line cut mid-write: its line number (1-based) and
-// its bytes as read (capped).
+// TornLine is a history cut mid-write: the line number (1-based) of the
+// first entry lost and, for JSON lines, that line's bytes as read
+// (capped); for a compressed history, Bytes is the size of the frame cut
+// short (its entries are lost whole, Text is empty).
 type TornLine struct {
-	Line int    `json:"line"`
-	Text string `json:"text"`
+	Line  int    `json:"line"`
+	Text  string `json:"text"`
+	Bytes int64  `json:"bytes,omitempty"`
 }
 
 // RunFilesOptions are what the reader of a run's files saw of them beside
@@ -69,7 +72,12 @@ func (r runFiles) Check(_ context.Context, in *History) Result {
 		fig["torn"] = true
 		fig["torn_line"] = t.Line
 		fig["torn_text"] = capRaw(t.Text)
-		why = append(why, fmt.Sprintf("the history is torn: line %d was cut mid-write (%q), so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Line, capRaw(t.Text), len(in.Ops)))
+		if t.Bytes > 0 {
+			fig["torn_bytes"] = t.Bytes
+			why = append(why, fmt.Sprintf("the history is torn: its last %d bytes are a compressed frame cut mid-write, holding the entries from line %d on, so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Bytes, t.Line, len(in.Ops)))
+		} else {
+			why = append(why, fmt.Sprintf("the history is torn: line %d was cut mid-write (%q), so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Line, capRaw(t.Text), len(in.Ops)))
+		}
 		caveats = append(caveats, fmt.Sprintf("history torn at line %d: only the entries before it were checked", t.Line))
 	}
 	if len(r.o.Unfinished) > 0 {

@@ -62,7 +62,7 @@ func WithCensusFile(run *results.Run, ops []history.Op) (out []history.Op, from 
 func RunFilesOf(run *results.Run, hist *history.ReadResult) checker.RunFilesOptions {
 	o := checker.RunFilesOptions{Topology: topologySamples(run)}
 	if hist != nil && hist.TruncatedTail {
-		o.Torn = &checker.TornLine{Line: hist.TornLine, Text: hist.TornText}
+		o.Torn = &checker.TornLine{Line: hist.TornLine, Text: hist.TornText, Bytes: hist.TornBytes}
 	}
 	return o
 }

@@ -18,7 +18,8 @@ type StoredRun struct {
 	History history.ReadResult
 }
 
-// ReadStoredRun reads run's config.json and history.jsonl. An error means
+// ReadStoredRun reads run's config.json and history (history.Path: the
+// compressed history.jsonl.zst, or history.jsonl of older runs). An error means
 // the run cannot be checked at all (no config, a history that does not
 // decode): the caller's bad arguments.
 func ReadStoredRun(run *results.Run) (*StoredRun, error) {
@@ -27,7 +28,7 @@ func ReadStoredRun(run *results.Run) (*StoredRun, error) {
 		return nil, fmt.Errorf("cannot read the run's config: %w", err)
 	}
 	var err error
-	if r.History, err = history.ReadFile(run.Path("history.jsonl")); err != nil {
+	if r.History, err = history.ReadRun(run.Dir); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -42,7 +43,10 @@ func ReadStoredRun(run *results.Run) (*StoredRun, error) {
 // names checkers that do not exist (an unknown workload). pr and log may
 // be nil.
 func (r *StoredRun) Check(ctx context.Context, pr *Progress, log *Log) (checker.Summary, error) {
-	if r.History.TruncatedTail {
+	switch h := &r.History; {
+	case h.TruncatedTail && h.TornBytes > 0:
+		log.Printf("the history is torn: its last %d bytes are a frame cut mid-write (the run crashed); the %d entries before it are checked, the verdict cannot be valid", h.TornBytes, len(h.Ops))
+	case h.TruncatedTail:
 		log.Printf("the last line of the history was torn (the run crashed mid-write); it was left out")
 	}
 	// What the history itself lacks of the runner's last entries, before

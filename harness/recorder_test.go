@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,7 +19,7 @@ import (
 // Concurrent records land in the file in index order with non-decreasing
 // times, exactly once each, and the counts match.
 func TestRecorderConcurrent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "history.jsonl")
+	path := filepath.Join(t.TempDir(), history.FileName)
 	rec, err := NewRecorder(path, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestRecorderConcurrent(t *testing.T) {
 
 // The file is written while the run goes, not only at Close.
 func TestRecorderFlushesDuringRun(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "history.jsonl")
+	path := filepath.Join(t.TempDir(), history.FileName)
 	rec, err := NewRecorder(path, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestRecorderFlushesDuringRun(t *testing.T) {
 func BenchmarkRecorder(b *testing.B) {
 	for _, workers := range []int{10, 50} {
 		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
-			rec, err := NewRecorder(filepath.Join(b.TempDir(), "history.jsonl"), time.Now())
+			rec, err := NewRecorder(filepath.Join(b.TempDir(), history.FileName), time.Now())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -114,7 +115,7 @@ func BenchmarkRecorder(b *testing.B) {
 // Each line is exactly what history.Encode writes for the recorded entry,
 // whatever fields it carries.
 func TestRecorderLinesMatchEncode(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "history.jsonl")
+	path := filepath.Join(t.TempDir(), history.FileName)
 	rec, err := NewRecorder(path, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -134,11 +135,55 @@ func TestRecorderLinesMatchEncode(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
+	l, err := history.OpenLines(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Format() != history.Framed {
+		t.Fatalf("the recorder wrote format %d, want compressed frames", l.Format())
+	}
+	b, err := io.ReadAll(l)
+	if err != nil || l.Torn() != "" {
+		t.Fatalf("reading the recorded history: %v (torn %q)", err, l.Torn())
+	}
+	if string(b) != want.String() {
+		t.Fatalf("recorded:\n%s\nwant:\n%s", b, want.String())
+	}
+}
+
+// A run killed while the recorder writes a frame leaves every frame
+// before it readable, and the reader reports the cut one: the crash
+// costs at most one frame, never a silent prefix.
+func TestRecorderCrashMidFrame(t *testing.T) {
+	path := filepath.Join(t.TempDir(), history.FileName)
+	rec, err := NewRecorder(path, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 150 {
+		rec.Record(history.Op{Process: 1, Type: history.Invoke, F: "add", Key: "k", Value: json.RawMessage(strconv.Itoa(i))})
+		if i == 99 {
+			rec.writeFrame() // as the flusher does every frameEvery
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := history.ReadFile(path)
+	if err != nil || len(whole.Ops) != 150 || whole.TruncatedTail {
+		t.Fatalf("whole: %d ops, torn %v, %v", len(whole.Ops), whole.TruncatedTail, err)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(b) != want.String() {
-		t.Fatalf("recorded:\n%s\nwant:\n%s", b, want.String())
+	cut := filepath.Join(t.TempDir(), history.FileName)
+	if err := os.WriteFile(cut, b[:len(b)-10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := history.ReadFile(cut)
+	if err != nil || len(res.Ops) != 100 || !res.TruncatedTail || res.TornBytes == 0 || res.TornLine != 101 {
+		t.Fatalf("cut mid-frame: %d ops, torn %v (%d bytes at line %d), %v", len(res.Ops), res.TruncatedTail, res.TornBytes, res.TornLine, err)
 	}
 }

@@ -180,7 +180,7 @@ func randomID() string {
 }
 
 // HistoryDriver is the history driver: the workloads' workers record
-// every op in history.jsonl under the faults, the end phase heals and
+// every op in the history under the faults, the end phase heals and
 // reads the final state (Execute), and the checkers' verdict is stored as
 // results.json beside the report.
 type HistoryDriver struct{}

@@ -164,7 +164,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	defer func() { _ = closeLib() }()
 
 	start := time.Now()
-	rec, err := NewRecorder(in.Run.Path("history.jsonl"), start)
+	rec, err := NewRecorder(in.Run.Path(history.FileName), start)
 	if err != nil {
 		return out, err
 	}

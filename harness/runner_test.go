@@ -103,7 +103,7 @@ func runCounter(t *testing.T, f *fakeCluster, traffic int) ([]history.Op, worklo
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := NewRecorder(filepath.Join(t.TempDir(), "history.jsonl"), time.Now())
+	rec, err := NewRecorder(filepath.Join(t.TempDir(), history.FileName), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestSettledPhaseRetries(t *testing.T) {
 		return history.OK
 	})
 	w, _ := workloads.New("counter", workloads.Config{Prefix: "t:"})
-	rec, err := NewRecorder(filepath.Join(t.TempDir(), "history.jsonl"), time.Now())
+	rec, err := NewRecorder(filepath.Join(t.TempDir(), history.FileName), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

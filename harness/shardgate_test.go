@@ -69,7 +69,7 @@ func TestDeadShardDoesNotStarveTheOthers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := NewRecorder(filepath.Join(t.TempDir(), "history.jsonl"), time.Now())
+		rec, err := NewRecorder(filepath.Join(t.TempDir(), history.FileName), time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestFailingShardRests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := NewRecorder(filepath.Join(t.TempDir(), "history.jsonl"), time.Now())
+	rec, err := NewRecorder(filepath.Join(t.TempDir(), history.FileName), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

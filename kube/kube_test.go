@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 func TestNodeAndPodNames(t *testing.T) {
@@ -165,12 +167,12 @@ func TestRunOnKubernetes(t *testing.T) {
 			t.Errorf("the fake never %q; it did:\n%s", want, events)
 		}
 	}
-	matches, _ := filepath.Glob(filepath.Join(results, "*", "*", "history.jsonl"))
+	matches, _ := filepath.Glob(filepath.Join(results, "*", "*", history.FileName))
 	if len(matches) == 0 {
 		t.Fatalf("no history in %s", results)
 	}
 	runDir := filepath.Dir(matches[0])
-	hist, _ := os.ReadFile(matches[0])
+	hist := historyText(t, matches[0])
 	// Every node's server log came through pods/log; the killed one's
 	// holds its container before the restart too.
 	logs, _ := filepath.Glob(filepath.Join(runDir, "nodes", "*", "server.log"))
@@ -218,4 +220,19 @@ func TestRunOnKubernetes(t *testing.T) {
 	if r := fake.Running(); len(r) > 0 {
 		t.Errorf("server processes still run for pods %v", r)
 	}
+}
+
+// historyText is the history file at path as JSON lines.
+func historyText(t *testing.T, path string) []byte {
+	t.Helper()
+	l, err := history.OpenLines(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	b, err := io.ReadAll(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

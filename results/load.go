@@ -33,7 +33,7 @@ func loadRun(r *Run) (*runData, error) {
 }
 
 // loadRunWith is loadRun with the history already read (nil: read it from
-// the run's history.jsonl).
+// the run's history file, history.Path).
 func loadRunWith(r *Run, h *history.ReadResult) (*runData, error) {
 	d := &runData{run: r, cfg: map[string]any{}}
 	sum, err := r.Summary()
@@ -43,7 +43,7 @@ func loadRunWith(r *Run, h *history.ReadResult) (*runData, error) {
 	d.sum = sum
 	_ = r.ReadJSON("config.json", &d.cfg) // a run without one still gets a report
 	if h == nil {
-		if read, err := history.ReadFile(r.Path("history.jsonl")); err == nil {
+		if read, err := history.ReadRun(r.Dir); err == nil {
 			h = &read
 		} else if !os.IsNotExist(err) {
 			return nil, fmt.Errorf("the report needs a readable history: %w", err)

@@ -191,7 +191,7 @@ func (d *runData) report() reportData {
 		rd.Notes = append(rd.Notes, "Not applicable, not part of the verdict: "+line+".")
 	}
 	if d.torn {
-		rd.Notes = append(rd.Notes, "The history's last line was torn (the run crashed while writing it); it is left out.")
+		rd.Notes = append(rd.Notes, "The history's end was torn (the run crashed while writing its last line or frame); it is left out.")
 	}
 	if len(d.ops) == 0 {
 		rd.Notes = append(rd.Notes, "No history: the plots are empty.")

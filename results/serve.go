@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"math"
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -28,7 +30,8 @@ type Browser struct {
 
 // Server is the browser as an http.Server, with timeouts that bound what
 // a slow or stuck client can hold (a header, a body, an idle connection)
-// and leave a 184 MB history.jsonl time to download.
+// and leave a big history (184 MB as the JSON lines of older runs) time to
+// download.
 func (b Browser) Server() *http.Server {
 	return &http.Server{
 		Handler:           b.Handler(),
@@ -278,6 +281,12 @@ func serveInside(w http.ResponseWriter, r *http.Request, dir, name string) {
 	}
 	defer root.Close()
 	f, err := root.Open(filepath.FromSlash(name))
+	if err != nil && path.Base(name) == history.JSONLinesName {
+		// A link to the history as JSON lines (reports and bookmarks of
+		// older runs) serves a compressed history decompressed.
+		serveLines(w, root, path.Join(path.Dir(name), history.FileName), name)
+		return
+	}
 	if err != nil {
 		httpError(w, http.StatusNotFound, fmt.Errorf("no file %s", name))
 		return
@@ -291,7 +300,34 @@ func serveInside(w http.ResponseWriter, r *http.Request, dir, name string) {
 	if strings.HasSuffix(name, ".jsonl") || strings.HasSuffix(name, ".log") || strings.HasSuffix(name, ".txt") {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	}
+	if strings.HasSuffix(name, ".zst") {
+		w.Header().Set("Content-Type", "application/zstd")
+	}
 	http.ServeContent(w, r, st.Name(), st.ModTime(), f)
+}
+
+// serveLines serves the history file zst of root as JSON lines (under the
+// name asked for). A history torn or corrupt ends with a line saying so:
+// the status is sent before the end is read.
+func serveLines(w http.ResponseWriter, root *os.Root, zst, asked string) {
+	f, err := root.Open(filepath.FromSlash(zst))
+	if err != nil {
+		httpError(w, http.StatusNotFound, fmt.Errorf("no file %s", asked))
+		return
+	}
+	defer f.Close()
+	l, err := history.NewLines(f)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err)
+		return
+	}
+	defer l.Close()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if _, err := io.Copy(w, l); err != nil {
+		fmt.Fprintf(w, "\nredline: the history stops here: %v\n", err)
+	} else if torn := l.Torn(); torn != "" {
+		fmt.Fprintf(w, "\nredline: the history is torn: %s\n", torn)
+	}
 }
 
 type suiteEntry struct {

@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/results/resultstest"
 )
@@ -191,5 +193,55 @@ func TestBrowserChecksHostAndHasTimeouts(t *testing.T) {
 	s := b.Server()
 	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 {
 		t.Errorf("timeouts: %+v", s)
+	}
+}
+
+// A run's compressed history is offered for download as it is, and a
+// request for history.jsonl (the name older reports and bookmarks link)
+// gets its JSON lines, with a closing line when it is torn.
+func TestBrowserServesTheCompressedHistory(t *testing.T) {
+	root, runs := store(t)
+	srv := httptest.NewServer(results.Browser{Store: results.Store{Root: root}}.Handler())
+	defer srv.Close()
+	r := runs[0]
+	lines, err := os.ReadFile(r.Path(history.JSONLinesName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	fw, err := history.NewFrameWriter(&z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.WriteFrame(lines, bytes.Count(lines, []byte("\n"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.Path(history.FileName), z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(r.Path(history.JSONLinesName)); err != nil {
+		t.Fatal(err)
+	}
+	base := "/runs/" + r.Test + "/" + r.Time.Format(results.TimeLayout) + "/"
+	if code, page := get(t, srv, base); code != 200 || !strings.Contains(page, history.FileName) {
+		t.Fatalf("run page: %d, no %s listed", code, history.FileName)
+	}
+	resp, err := http.Get(srv.URL + base + history.FileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/zstd" || !bytes.Equal(b, z.Bytes()) {
+		t.Fatalf("%s: %d %s, %d bytes of %d", history.FileName, resp.StatusCode, resp.Header.Get("Content-Type"), len(b), z.Len())
+	}
+	if code, body := get(t, srv, base+history.JSONLinesName); code != 200 || body != string(lines) {
+		t.Fatalf("%s from the compressed history: %d, %d bytes of %d", history.JSONLinesName, code, len(body), len(lines))
+	}
+	if err := os.WriteFile(r.Path(history.FileName), z.Bytes()[:z.Len()-5], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(t, srv, base+history.JSONLinesName); code != 200 || !strings.HasSuffix(body, "frame cut mid-write, after 0 whole frames (0 entries)\n") {
+		t.Fatalf("torn history: %d, ends %q", code, body[max(0, len(body)-200):])
 	}
 }

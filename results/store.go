@@ -1,7 +1,8 @@
 // Package results is the on-disk store of runs:
 //
 //	<root>/<test-name>/<YYYYMMDDTHHMMSS.mmm>/
-//	    config.json history.jsonl results.json report.html run.log
+//	    config.json history.jsonl.zst results.json report.html run.log
+//	    (history.jsonl in runs of redline before the compressed history)
 //	    nodes/<node>/ (server log, CLUSTER NODES before and after)
 //	<root>/latest -> the newest run
 //
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // TimeLayout names a run's directory.
@@ -234,7 +236,7 @@ func (s Store) List() ([]Entry, error) {
 // isRunDir tells a run's directory from other timestamped directories of
 // the store: NewRun creates nodes/ and the run writes its config at once.
 func isRunDir(dir string) bool {
-	for _, f := range []string{"config.json", "history.jsonl", "results.json", "nodes"} {
+	for _, f := range []string{"config.json", history.FileName, history.JSONLinesName, "results.json", "nodes"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			return true
 		}

@@ -12,7 +12,7 @@ import (
 
 // timelineMaxOps bounds timeline.html: one element per op, so a 1M-op
 // run would weigh ~250 MB (about 250 bytes an op); past the bound the page shows the first ops
-// and says how many it left out (history.jsonl has them all).
+// and says how many it left out (the history file has them all).
 const timelineMaxOps = 10000
 
 // timelineBox is one op: a box in its process's column from invocation to
@@ -127,7 +127,7 @@ body{font-family:system-ui,sans-serif;margin:1em;color:#222}
 </style></head><body>
 <h1>{{.Test}}: ops per process over time</h1>
 <p>Each box is one op from its invocation to its completion, in the column of its process: <span class="op ok" style="position:static">ok</span> <span class="op fail" style="position:static">fail</span> <span class="op info" style="position:static">info (outcome unknown)</span>; the first column shows the faults. Time runs downwards, {{px .PxPerS}} px per second; hover a box for the op.
-{{if lt .Shown .All}}<strong id="clipped">Showing the first {{.Shown}} of {{.All}} ops; history.jsonl has them all.</strong>{{end}}</p>
+{{if lt .Shown .All}}<strong id="clipped">Showing the first {{.Shown}} of {{.All}} ops; the history file has them all (<code>redline history cat</code> prints it).</strong>{{end}}</p>
 <div class="head"><span style="left:50px;width:{{$.ColWidth}}px">nemesis</span>{{range $i, $p := .Processes}}<span style="left:{{left (inc $i) $.ColWidth}}px;width:{{$.ColWidth}}px">{{$p}}</span>{{end}}</div>
 <div id="ops">{{range .Ticks}}<div class="tick" style="top:{{px .Top}}px">{{.Label}}</div>{{end}}
 {{range .Faults}}<div class="op fault" style="left:{{left .Col $.ColWidth}}px;width:{{inner $.ColWidth}}px;top:{{px .Top}}px;height:{{px .Height}}px" title="{{.Title}}">{{.Label}}</div>{{end}}

@@ -177,7 +177,7 @@ type Kind int
 
 const (
 	// History: the history driver (harness's workers) runs the workload's
-	// Generator and Invoke, records every op in history.jsonl and the
+	// Generator and Invoke, records every op in the history and the
 	// workload's checkers judge it.
 	History Kind = iota
 	// Load: the load driver (harness/bench) runs it open or closed loop

@@ -17,6 +17,7 @@ import (
 
 	"github.com/redline-dev/redline/harness/bench"
 	"github.com/redline-dev/redline/harness/cluster/localcluster"
+	"github.com/redline-dev/redline/harness/history"
 )
 
 // TestBenchKVExternal runs `redline bench` open-loop against six
@@ -55,8 +56,10 @@ func TestBenchKVExternal(t *testing.T) {
 			t.Errorf("missing %s: %v", f, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(latest, "history.jsonl")); err == nil {
-		t.Errorf("bench wrote history.jsonl: the full history is off in bench")
+	for _, name := range []string{history.FileName, history.JSONLinesName} {
+		if _, err := os.Stat(filepath.Join(latest, name)); err == nil {
+			t.Errorf("bench wrote %s: the full history is off in bench", name)
+		}
 	}
 	var r bench.Result
 	b, _ := os.ReadFile(filepath.Join(latest, "bench.json"))

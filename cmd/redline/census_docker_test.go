@@ -59,7 +59,7 @@ func TestRunWritesKeyCensus(t *testing.T) {
 	if roles["primary"] != 3 || roles["replica"] != 3 || keysOn["primary"] == 0 || keysOn["replica"] == 0 {
 		t.Fatalf("roles %v, keys by role %v: want 3+3 nodes and keys on both", roles, keysOn)
 	}
-	h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	h, err := history.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestReplayFollowsTheStoredSchedule(t *testing.T) {
 		t.Fatalf("the replay did not store a run of its own in %s (%v)", res, err)
 	}
 	schedule := func(dir string) ([]nemesis.ScheduledStep, []history.Op) {
-		h, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+		h, err := history.ReadRun(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/results"
 )
 
@@ -19,7 +21,8 @@ func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check DIR",
 		Short: "Re-run the checkers on a stored run's history",
-		Long: `Re-run the checkers on the history.jsonl of a stored run, using its config.json,
+		Long: `Re-run the checkers on the history of a stored run (history.jsonl.zst, or the
+history.jsonl of runs of older versions), using its config.json,
 and rewrite results.json and report.html (unless --dry-run). DIR is a run
 directory, e.g. redline-results/latest. Exit codes as for 'redline run'.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -45,6 +48,10 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 		return badArgs("%v", err)
 	}
 	stored, err := harness.ReadStoredRun(run)
+	var perr *history.ParseError
+	if errors.As(err, &perr) {
+		return badArgs("%v: the history is corrupt there, so the run cannot be checked ('redline history cat %s' prints what it holds up to there)", err, dir)
+	}
 	if err != nil {
 		return badArgs("%v", err)
 	}

@@ -83,7 +83,7 @@ func TestRunClientsInDocker(t *testing.T) {
 			if cfg.Client != client || cfg.ClientInfo == nil || cfg.ClientInfo.Version == "" || cfg.ClientInfo.Retries == "" {
 				t.Fatalf("config.json client %q %+v", cfg.Client, cfg.ClientInfo)
 			}
-			h, err := history.ReadFile(filepath.Join(dirs[0], "history.jsonl"))
+			h, err := history.ReadRun(dirs[0])
 			if err != nil {
 				t.Fatal(err)
 			}

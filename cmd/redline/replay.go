@@ -146,7 +146,7 @@ func loadReplay(dir string) (harness.Config, []nemesis.ScheduledStep, error) {
 	if len(cfg.Schedule) > 0 {
 		return cfg, cfg.Schedule, nil
 	}
-	hist, err := history.ReadFile(run.Path("history.jsonl"))
+	hist, err := history.ReadRun(run.Dir)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("cannot read the run's history for its fault schedule: %w", err)
 	}

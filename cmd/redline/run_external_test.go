@@ -36,12 +36,12 @@ func TestRunExternalRegister(t *testing.T) {
 		t.Fatalf("no verdict line in output:\n%s", out.String())
 	}
 	latest := filepath.Join(res, "latest")
-	for _, f := range []string{"config.json", "history.jsonl", "results.json", "report.html", "run.log"} {
+	for _, f := range []string{"config.json", history.FileName, "results.json", "report.html", "run.log"} {
 		if _, err := os.Stat(filepath.Join(latest, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
 	}
-	h, err := history.ReadFile(filepath.Join(latest, "history.jsonl"))
+	h, err := history.ReadRun(latest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -277,7 +277,7 @@ func guestMigrateFailover(t *testing.T, lc *localcluster.Cluster, cc *redis.Clus
 	if a := readAudit(t, latest); !a.Clean || a.ForeignKeysBefore != 12000 || a.JournalledSteps == 0 {
 		t.Fatalf("audit %+v", a)
 	}
-	h, err := history.ReadFile(filepath.Join(latest, "history.jsonl"))
+	h, err := history.ReadRun(latest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/harness/suite"
 )
 
@@ -114,7 +115,7 @@ func TestSuiteInDocker(t *testing.T) {
 		if r.Verdict != suite.Valid || r.Dir == "" || r.Checkers["perf"].Valid == nil {
 			t.Fatalf("run %s: %+v", r.Name, r)
 		}
-		if _, err := os.Stat(filepath.Join(r.Dir, "history.jsonl")); err != nil {
+		if _, err := os.Stat(filepath.Join(r.Dir, history.FileName)); err != nil {
 			t.Fatalf("run %s not stored as a normal run: %v", r.Name, err)
 		}
 		var cfg struct {

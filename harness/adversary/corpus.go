@@ -28,6 +28,7 @@ import (
 )
 
 // Run is one recorded run: its files by relative name (history.jsonl,
+// whichever format and name it was recorded in,
 // census.json, topology.jsonl, config.json, results.json, nodes/...) and
 // its history decoded. A mutation edits Ops (written back as history.jsonl
 // unless it set Raw) or Files.
@@ -103,9 +104,16 @@ func loadRun(path string) (*Run, error) {
 		}
 		r.Files[filepath.Clean(h.Name)] = b
 	}
+	// A run recorded since the compressed history holds FileName: it is
+	// read (any format reads) and kept as HistoryFile, what WriteDir
+	// writes back.
+	if b, ok := r.Files[history.FileName]; ok {
+		r.Files[HistoryFile] = b
+		delete(r.Files, history.FileName)
+	}
 	for _, need := range []string{HistoryFile, ConfigFile, ResultsFile} {
 		if r.Files[need] == nil {
-			return nil, fmt.Errorf("%s: no %s in the archive", path, need)
+			return nil, fmt.Errorf("%s: no %s (or %s) in the archive", path, need, history.FileName)
 		}
 	}
 	hist, err := history.Decode(bytes.NewReader(r.Files[HistoryFile]), r.Name+"/"+HistoryFile)

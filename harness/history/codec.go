@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // maxLine bounds one history line; a final read of a big set can be long.
@@ -51,15 +53,62 @@ type ReadResult struct {
 	TruncatedTail bool
 	TornLine      int
 	TornText      string
+	// TornBytes, for a compressed history (FileName), is the number of
+	// bytes after its last whole frame when the file ends inside a frame:
+	// TruncatedTail is then true, TornLine is the line the lost entries
+	// began at and TornText is empty (the bytes do not decode alone).
+	TornBytes int64
 }
 
 // maxTornText bounds the torn line's bytes a ReadResult keeps.
 const maxTornText = 1024
 
-// Decode reads a JSON-lines history. name is used in error messages.
-// A corrupt line anywhere but a torn last line is an error naming the line.
+// Decode reads a history in any of its formats (JSON lines, compressed
+// frames, a zstd stream), told by its first bytes. name is used in error
+// messages. A corrupt line anywhere but a torn last line is an error
+// naming the line; in a compressed history, a frame that does not decode
+// is an error naming the frame, and a last frame cut short is reported
+// (TornBytes), its whole predecessors read.
 func Decode(r io.Reader, name string) (ReadResult, error) {
-	return decode(r, name, 0)
+	return decodeAny(r, name, 0)
+}
+
+func decodeAny(r io.Reader, name string, capHint int) (ReadResult, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, _ := br.Peek(4)
+	switch sniff(head) {
+	case Framed:
+		fr, err := newFrameReader(br)
+		if err != nil {
+			return ReadResult{}, err
+		}
+		defer fr.close()
+		res, err := decode(fr, name, capHint)
+		if err != nil {
+			return res, err
+		}
+		if res.TruncatedTail {
+			// A whole frame always ends with a newline: unreachable
+			// unless the reader is wrong, so never tolerated.
+			return res, &ParseError{name, res.TornLine, errors.New("a frame ends in the middle of a line")}
+		}
+		if fr.torn > 0 {
+			res.TruncatedTail = true
+			res.TornLine = len(res.Ops) + 1
+			res.TornBytes = fr.torn
+		}
+		return res, nil
+	case ZstdStream:
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+		if err != nil {
+			return ReadResult{}, err
+		}
+		defer zr.Close()
+		// A plain stream has no index: a stream cut short is an error
+		// of the decoder (never a prefix taken silently).
+		return decode(zr, name, capHint)
+	}
+	return decode(br, name, capHint)
 }
 
 // decode reads a history into a slice made for about capHint entries
@@ -154,14 +203,38 @@ func (o *Op) validate() error {
 	return nil
 }
 
-// ReadFile decodes a history file.
+// ReadFile decodes a history file in any of its formats (see Decode).
 func ReadFile(path string) (ReadResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return ReadResult{}, err
 	}
 	defer f.Close()
-	return decode(f, path, estimateEntries(f))
+	var head [4]byte
+	n, _ := io.ReadFull(f, head[:])
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return ReadResult{}, err
+	}
+	hint := 0
+	switch sniff(head[:n]) {
+	case Framed:
+		var size int64
+		if st, err := f.Stat(); err == nil {
+			size = st.Size()
+		}
+		hint = frameEntries(f, size)
+	case JSONLines:
+		hint = estimateEntries(f)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return ReadResult{}, err
+	}
+	return decodeAny(f, path, hint)
+}
+
+// ReadRun decodes the history of the run directory dir (Path).
+func ReadRun(dir string) (ReadResult, error) {
+	return ReadFile(Path(dir))
 }
 
 // estimateEntries counts the lines of a history file (an entry is a line),

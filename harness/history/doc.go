@@ -1,6 +1,7 @@
 // Package history is the one home of what a run records and what its
 // readers share: the operations and their JSON-lines codec
-// (history.jsonl), the names of the nemesis process's events and the types
+// (history.jsonl.zst, compressed frames of JSON lines, frames.go; runs of
+// older versions wrote plain history.jsonl, still read), the names of the nemesis process's events and the types
 // of their details (events.go, census.go), and the building blocks every
 // reader and writer of a history needs alike: the decoding of integer values
 // (ParseInt, ParseInts) and a key's slot (Keyslot, the one piece of Redis it
@@ -8,6 +9,18 @@
 // admin write histories with it; the checkers, the report, bench's result
 // and `redline check` read them back. This comment is the format's
 // specification.
+//
+// # On disk
+//
+// A run's history is FileName (history.jsonl.zst): the JSON lines below,
+// compressed as the run goes in records of a zstd skippable frame (the
+// index: the next frame's length and entry count) and an independent zstd
+// frame of whole lines with a checksum, a record every 200 ms (frames.go).
+// A crash keeps every whole record; a record cut short is a torn tail
+// (ReadResult.TornBytes), reported and never read as a shorter history; a
+// record that does not decode is an error naming it. Runs of older
+// versions wrote the lines plain (JSONLinesName, history.jsonl). ReadFile,
+// ReadRun and OpenLines read every format, told by content.
 //
 // An operation is recorded twice, as in Jepsen: once when a process invokes it
 // (type "invoke") and once when it completes ("ok", "fail" or "info").

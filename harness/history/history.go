@@ -112,7 +112,7 @@ type Wait struct {
 	Acked int `json:"acked"`
 }
 
-// Op is one line of history.jsonl.
+// Op is one line (one entry) of a history.
 //
 // A history of millions of entries is held in memory whole, so an Op is
 // kept small (104 bytes): the fields only nemesis events or some client
@@ -330,7 +330,7 @@ func (o *Op) SetDetail(d json.RawMessage) {
 	o.setExt(e)
 }
 
-// wireOp is an Op as a line of history.jsonl: the same fields, in the
+// wireOp is an Op as a line of a history: the same fields, in the
 // same order, under the same names as ever.
 type wireOp struct {
 	Index     int64           `json:"index"`

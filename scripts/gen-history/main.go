@@ -1,5 +1,5 @@
 // Command gen-history writes a synthetic stored run (config.json and
-// history.jsonl) of the shape `redline run --workload counter,register,set
+// history.jsonl.zst, or history.jsonl with -format jsonl) of the shape `redline run --workload counter,register,set
 // --nemesis partition` records, of any size, for measuring `redline check`:
 //
 //	go run ./scripts/gen-history -entries 10000000 -out /tmp/run10m
@@ -9,7 +9,9 @@
 // point inside its interval, in one global order), so the checkers do their
 // full work; partitions make some ops fail (CLUSTERDOWN) or time out (info,
 // applied or not), as real runs under partitions do. It is written as it is
-// generated, in constant memory.
+// generated, in constant memory, compressed as the recorder writes it: a
+// frame every -frame-entries entries (the recorder cuts one every 200 ms;
+// 8000 entries is about 200 ms of a busy run).
 package main
 
 import (
@@ -17,18 +19,23 @@ import (
 	"container/heap"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/redline-dev/redline/harness/history"
 )
 
 const prefix = "gen:"
 
 func main() {
 	entries := flag.Int("entries", 1_000_000, "history entries to write (client invocations and completions, nemesis events)")
-	out := flag.String("out", "", "run directory to create (config.json, history.jsonl)")
+	out := flag.String("out", "", "run directory to create (config.json, history.jsonl.zst)")
+	format := flag.String("format", "zst", "history format: zst (history.jsonl.zst, as the recorder writes) or jsonl (history.jsonl, as redline wrote before)")
+	perFrame := flag.Int("frame-entries", 8000, "entries a compressed frame holds")
 	clients := flag.Int("concurrency", 10, "concurrent client workers")
 	seed := flag.Uint64("seed", 1, "random seed")
 	flag.Parse()
@@ -36,7 +43,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gen-history: -out DIR is required")
 		os.Exit(254)
 	}
-	if err := generate(*out, *entries, *clients, *seed); err != nil {
+	if *format != "zst" && *format != "jsonl" || *perFrame < 1 {
+		fmt.Fprintln(os.Stderr, "gen-history: -format is zst or jsonl, -frame-entries at least 1")
+		os.Exit(254)
+	}
+	if err := generate(*out, *entries, *clients, *seed, *format, *perFrame); err != nil {
 		fmt.Fprintln(os.Stderr, "gen-history:", err)
 		os.Exit(255)
 	}
@@ -102,8 +113,34 @@ func (e *events) Pop() any {
 	return x
 }
 
+// framer cuts the lines written to it into compressed frames of per
+// entries (each Write is one whole line, as fmt.Fprintf gives them).
+type framer struct {
+	fw     *history.FrameWriter
+	buf    []byte
+	n, per int
+}
+
+func (f *framer) Write(p []byte) (int, error) {
+	f.buf = append(f.buf, p...)
+	f.n++
+	if f.n >= f.per {
+		return len(p), f.Flush()
+	}
+	return len(p), nil
+}
+
+func (f *framer) Flush() error {
+	err := f.fw.WriteFrame(f.buf, f.n)
+	f.buf, f.n = f.buf[:0], 0
+	return err
+}
+
 type gen struct {
-	w       *bufio.Writer
+	w interface {
+		io.Writer
+		Flush() error
+	}
 	r       *rand.Rand
 	index   int64
 	nextPID int
@@ -119,7 +156,7 @@ type gen struct {
 	partNode   int     // partitioned primary, -1 none
 }
 
-func generate(dir string, entries, clients int, seed uint64) error {
+func generate(dir string, entries, clients int, seed uint64, format string, perFrame int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -127,16 +164,28 @@ func generate(dir string, entries, clients int, seed uint64) error {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(dir, "history.jsonl"))
+	name := history.FileName
+	if format == "jsonl" {
+		name = history.JSONLinesName
+	}
+	f, err := os.Create(filepath.Join(dir, name))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
 	g := &gen{
-		w: bufio.NewWriterSize(f, 1<<20), r: rand.New(rand.NewPCG(seed, 13)),
+		w: bw, r: rand.New(rand.NewPCG(seed, 13)),
 		counters: map[string]int64{}, regs: map[string]*int64{}, sets: map[string][]int64{},
 		setKeys: map[string]bool{}, regKeys: map[string]bool{},
 		workerProc: make([]int, clients), workerN: make([]int64, clients), partNode: -1,
+	}
+	if format == "zst" {
+		fw, err := history.NewFrameWriter(bw)
+		if err != nil {
+			return err
+		}
+		g.w = &framer{fw: fw, per: perFrame}
 	}
 	addrs := "{"
 	for n := range nodes {
@@ -244,7 +293,10 @@ func generate(dir string, entries, clients int, seed uint64) error {
 		now += 1000
 		g.complete(now, o)
 	}
-	return g.w.Flush()
+	if err := g.w.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush() // after the last frame
 }
 
 func counterKey(i int) string {
