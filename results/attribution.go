@@ -14,12 +14,12 @@ type attributionView struct {
 	Logs                              []string
 }
 
-// attributions renders results.json's attribution: per anomaly what
-// acknowledged it, what missed it, where the key is at the end and what
-// came in between, and the verdict in words.
-func (d *runData) attributions() []attributionView {
+// attributionCards renders results.json's attribution as the report's
+// cards: per anomaly what acknowledged it, what missed it, where the key
+// is at the end and what came in between, and the verdict in words.
+func attributionCards(as []checker.Attribution) []attributionView {
 	var out []attributionView
-	for _, a := range d.sum.Attribution {
+	for _, a := range as {
 		v := attributionView{
 			Title:   fmt.Sprintf("%s: %s of key %s (slot %d)", a.Checker, a.Kind, a.Key, a.Slot),
 			Verdict: checker.VerdictWords(a.Verdict), Why: a.Why, Logs: a.Logs,

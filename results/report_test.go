@@ -63,7 +63,7 @@ func TestReportExplainsAnomalies(t *testing.T) {
 	}
 	// One row per fault: the partition with its stop and duration, the
 	// failover with the primaries it changed.
-	if !regexp.MustCompile(`<td class="nw">partition</td><td class="nw">15.00 s</td><td class="nw">25.03 s</td><td class="nw">10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
+	if !regexp.MustCompile(`<td class="nw">partition</td><td class="num">15.00 s</td><td class="num">25.03 s</td><td class="num">10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
 		t.Error("the partition is not one row with start, stop, duration, nodes and mode")
 	}
 	if !regexp.MustCompile(`<td class="impact">\d+ ops, \d+ failed, \d+ unknown; ok p99 [0-9.]+ ms</td>`).MatchString(html) {

@@ -1,0 +1,431 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/history"
+)
+
+// Attributed anomalies grouped by cause: a run that loses hundreds of
+// writes in one partition tells one story, not one card per write. A group
+// is the anomalies of one checker with one cause (the attribution's
+// verdict, or "documented" below), one acknowledging node and one fault
+// window; the report and the terminal show its count and its first three
+// examples.
+
+// Documented is the cause of a loss the server lost the way Redis Cluster
+// documents that it loses writes: acknowledged by a primary cut off by a
+// partition, later demoted, with no WAIT satisfied (asynchronous
+// replication). It is a presentation class over the attribution's
+// "server-lost" verdict, which results.json keeps as it is.
+const Documented = "documented"
+
+// groupExamples is how many examples a group shows in full.
+const groupExamples = 3
+
+// GroupsFile holds the groups as the report computed them (with the
+// history's evidence), for the terminal to print without reading the
+// history again.
+const GroupsFile = "anomaly-groups.json"
+
+// AnomalyGroup is attributed anomalies of one cause.
+type AnomalyGroup struct {
+	Checker string `json:"checker"`
+	Kind    string `json:"kind"`
+	// Cause is the attributions' verdict, or Documented.
+	Cause string `json:"cause"`
+	// Words says the cause in words: the verdict, or for a documented
+	// loss what the evidence shows ("documented asynchronous
+	// replication: the isolated primary n2 acknowledged ...").
+	Words  string `json:"words"`
+	Node   string `json:"node,omitempty"`   // the acknowledging node (unserved: the shard)
+	Window string `json:"window,omitempty"` // the fault window, in words
+	Count  int    `json:"count"`
+	// Examples are the group's first attributions (at most three), More
+	// the rest as one-line references.
+	Examples []checker.Attribution `json:"examples"`
+	More     []string              `json:"more,omitempty"`
+}
+
+// groupEvidence is what the history says about one attributed loss,
+// enough to tell a documented loss from an unexplained one.
+type groupEvidence struct {
+	window     int     // index of the fault window in force at the ack, -1 when none
+	windowText string  // the window in words
+	node       string  // the acknowledging node's name
+	after      float64 // seconds from the window's start to the ack
+	isolated   bool    // the node was cut from every other node
+}
+
+// documented tells whether an attributed loss is Redis Cluster's
+// documented asynchronous-replication loss, from the history's evidence
+// alone: the write acknowledged (ok) by a node whose last CLUSTER NODES
+// view before the ack shows it a primary, in force a partition that cut
+// that node off (isolated, or on the minority side), the node a replica
+// in the end's census (demoted), no contradicting view of it as a primary
+// at the end, and no WAIT satisfied (a run with --wait needs the op's
+// WAIT record). Anything missing or contradicting: false, and the loss
+// stays unexplained.
+func (d *runData) documented(a checker.Attribution, census *history.Census, windows []checker.Window, snaps []snapshot) (groupEvidence, bool) {
+	ev := groupEvidence{window: -1}
+	if a.Verdict != checker.ServerLost || a.Unserved != nil || a.Ack == nil || census == nil {
+		return ev, false
+	}
+	if a.Kind != "lost-write" && a.Kind != "lost-increment" {
+		return ev, false
+	}
+	inv, ok := d.op(a.Ack.Index)
+	if !ok || inv.Type != history.Invoke || inv.NemesisOp() || inv.F != a.Ack.F {
+		return ev, false
+	}
+	comp, ok := d.completion(a.Ack.Index)
+	if !ok || comp == inv || comp.Type != history.OK || comp.Node == "" {
+		return ev, false
+	}
+	// The attribution names the node that acknowledged: it must be the
+	// history's.
+	cn, ok := census.Node(comp.Node)
+	if !ok || cn.Name == "" {
+		return ev, false
+	}
+	if a.Ack.Node != "" && a.Ack.Node != cn.Name && !strings.HasPrefix(a.Ack.Node, cn.Name+" ") {
+		return ev, false
+	}
+	ev.node = cn.Name
+	if cn.Role != "replica" {
+		return ev, false // not demoted (or did not answer the census)
+	}
+	for _, c := range a.Copy {
+		if c.Node == cn.Name && c.Role != "replica" {
+			return ev, false // the attribution's census says otherwise
+		}
+	}
+	// WAIT: none satisfied; with --wait configured, the op must say so.
+	w := comp.WaitInfo()
+	if w == nil {
+		w = inv.WaitInfo()
+	}
+	if w != nil && w.Want > 0 && w.Acked >= w.Want {
+		return ev, false
+	}
+	if w == nil {
+		if s := d.str("wait"); s != "" && s != "0" {
+			return ev, false
+		}
+	}
+	// A primary before the ack, by the last view of it up to then.
+	ackS := float64(comp.Time) / 1e9
+	primary := false
+	seen := false
+	for _, s := range snaps {
+		if s.t > ackS {
+			break
+		}
+		if role := roleIn(s, cn); role != "" {
+			seen, primary = true, role == "primary"
+		}
+	}
+	if !seen || !primary {
+		return ev, false
+	}
+	// No view at the end shows it a primary (the census says replica).
+	if n := len(snaps); n > 0 && snaps[n-1].t > ackS {
+		if roleIn(snaps[n-1], cn) == "primary" {
+			return ev, false
+		}
+	}
+	// A partition in force at the ack that cut the node off.
+	for i, win := range windows {
+		if win.Fault != "partition" || win.Start > comp.Time || (!win.Open && win.End < comp.Time) {
+			continue
+		}
+		isolated, cut := d.cutOff(win, cn.Name)
+		if !cut {
+			continue
+		}
+		ev.window, ev.isolated = i, isolated
+		ev.after = float64(comp.Time-win.Start) / 1e9
+		ev.windowText = windowWords(win)
+		return ev, true
+	}
+	return ev, false
+}
+
+// cutOff says whether the partition window cut node off: the start
+// entries' detail names it the minority (or it is the one node of an
+// isolate mode's entry).
+func (d *runData) cutOff(w checker.Window, node string) (isolated, cut bool) {
+	for i := range d.ops {
+		op := &d.ops[i]
+		if op.Time < w.Start {
+			continue
+		}
+		if op.Time > w.End && !w.Open {
+			break
+		}
+		if !op.NemesisOp() || op.F != history.StartOf("partition") || op.Type == history.Fail {
+			continue
+		}
+		var det struct {
+			Mode     string   `json:"mode"`
+			Minority []string `json:"minority"`
+			Groups   [][]any  `json:"groups"`
+		}
+		if json.Unmarshal(op.DetailRaw(), &det) != nil {
+			continue
+		}
+		nodes := op.NodeList()
+		switch {
+		case slices.Contains(det.Minority, node):
+			return len(det.Minority) == 1, true
+		case (det.Mode == "isolate-one" || det.Mode == "isolate-primary") && len(nodes) == 1 && nodes[0] == node:
+			return true, true
+		}
+		return false, false // the window's first start entry decides
+	}
+	return false, false
+}
+
+// roleIn is the census node's role in a CLUSTER NODES view, matched by
+// address or id ("" when the view does not list it); a primary flagged
+// failed there counts as no primary.
+func roleIn(s snapshot, cn history.CensusNode) string {
+	for _, n := range s.nodes {
+		if (cn.Addr != "" && n.addr == cn.Addr) || (cn.ID != "" && n.id == cn.ID) {
+			if n.primary && !n.failed {
+				return "primary"
+			}
+			return "replica"
+		}
+	}
+	return ""
+}
+
+func windowWords(w checker.Window) string {
+	s := fmt.Sprintf("%s %s–%s s", w.Fault, trimFloat(round2(float64(w.Start)/1e9)), trimFloat(round2(float64(w.End)/1e9)))
+	if len(w.Nodes) > 0 {
+		s += " on " + strings.Join(w.Nodes, ",")
+	}
+	return s
+}
+
+func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
+
+// anomalyGroups groups the run's attributions by checker, cause,
+// acknowledging node and fault window, in the order of their first
+// member.
+func (d *runData) anomalyGroups() []AnomalyGroup {
+	if len(d.sum.Attribution) == 0 {
+		return nil
+	}
+	census := history.CensusOf(d.ops)
+	windows := checker.Windows(d.ops)
+	var snaps []snapshot
+	if d.run != nil {
+		snaps = d.snapshots()
+	}
+	type acc struct {
+		g        AnomalyGroup
+		maxAfter float64
+		isolated bool
+	}
+	var order []string
+	groups := map[string]*acc{}
+	for _, a := range d.sum.Attribution {
+		cause, node, win := a.Verdict, "", ""
+		ev, doc := d.documented(a, census, windows, snaps)
+		switch {
+		case a.Unserved != nil:
+			node = a.Unserved.Shard
+			if a.Unserved.Window >= 0 {
+				win = fmt.Sprintf("fault window %d", a.Unserved.Window)
+			} else {
+				win = "outside every fault window"
+			}
+		case doc:
+			cause, node, win = Documented, ev.node, ev.windowText
+		default:
+			node, win = ackNode(a), d.windowAt(a, windows)
+		}
+		key := strings.Join([]string{a.Checker, a.Kind, cause, node, win}, "\x00")
+		g := groups[key]
+		if g == nil {
+			g = &acc{g: AnomalyGroup{Checker: a.Checker, Kind: a.Kind, Cause: cause, Node: node, Window: win}}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.g.Count++
+		if len(g.g.Examples) < groupExamples {
+			g.g.Examples = append(g.g.Examples, a)
+		} else {
+			g.g.More = append(g.g.More, exampleRef(a))
+		}
+		if doc {
+			g.maxAfter = max(g.maxAfter, ev.after)
+			g.isolated = ev.isolated
+		}
+	}
+	out := make([]AnomalyGroup, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		if g.g.Cause == Documented {
+			who := "the primary " + g.g.Node + ", cut off on the minority side,"
+			if g.isolated {
+				who = "the isolated primary " + g.g.Node
+			}
+			g.g.Words = fmt.Sprintf("documented asynchronous replication: %s acknowledged for ~%s s after the partition began (%s), was demoted after it, and no WAIT covered the writes", who, trimFloat(float64(int64(g.maxAfter*10+0.5))/10), g.g.Window)
+		} else {
+			g.g.Words = checker.VerdictWords(g.g.Cause)
+		}
+		out = append(out, g.g)
+	}
+	return out
+}
+
+// ackNode is the name of the node that acknowledged an attributed write
+// ("n2 (10.0.0.3:6379)" -> "n2").
+func ackNode(a checker.Attribution) string {
+	if a.Ack == nil {
+		return ""
+	}
+	n, _, _ := strings.Cut(a.Ack.Node, " (")
+	return n
+}
+
+// windowAt names the fault window in force when the write was
+// acknowledged, else the first fault the attribution lists in between.
+func (d *runData) windowAt(a checker.Attribution, windows []checker.Window) string {
+	if a.Ack != nil {
+		t := int64(a.Ack.TimeS * 1e9)
+		for _, w := range windows {
+			if w.Start <= t && (w.Open || w.End >= t) {
+				return windowWords(w)
+			}
+		}
+	}
+	if len(a.Faults) > 0 {
+		return "after the ack: " + a.Faults[0]
+	}
+	return ""
+}
+
+// exampleRef is an attribution in one short line: the key, the op and
+// when, never the whole value.
+func exampleRef(a checker.Attribution) string {
+	s := a.Key
+	if a.Ack != nil {
+		s += fmt.Sprintf(" (op %d at %ss", a.Ack.Index, trimFloat(a.Ack.TimeS))
+		if a.Ack.Value != "" {
+			s += ", value " + clip(a.Ack.Value, 24)
+		}
+		s += ")"
+	} else if u := a.Unserved; u != nil {
+		s = fmt.Sprintf("%s %ss to %ss", a.Key, trimFloat(u.FromS), trimFloat(u.ToS))
+	}
+	return s
+}
+
+// GroupLines are the terminal's lines for the anomaly groups: one line per
+// group with its count, cause and up to three examples. dir is the run's
+// directory: the groups the report wrote there (GroupsFile) when it has
+// them, else grouped from s alone (without the history's evidence no loss
+// is said to be documented).
+func GroupLines(dir string, s checker.Summary) []string {
+	var groups []AnomalyGroup
+	if dir != "" {
+		r := &Run{Dir: dir}
+		if err := r.ReadJSON(GroupsFile, &groups); err != nil {
+			groups = nil
+		}
+	}
+	if groups == nil {
+		d := &runData{sum: s, cfg: map[string]any{}}
+		groups = d.anomalyGroups()
+	}
+	var out []string
+	for _, g := range groups {
+		out = append(out, g.line())
+	}
+	return out
+}
+
+// line is the group on one line.
+func (g AnomalyGroup) line() string {
+	s := fmt.Sprintf("%s %s ×%d", g.Checker, g.Kind, g.Count)
+	if g.Node != "" {
+		if g.Kind == "unserved" {
+			s += ", shard of " + g.Node
+		} else {
+			s += ", acknowledged by " + g.Node
+		}
+	}
+	if g.Window != "" {
+		s += ", " + g.Window
+	}
+	s += ": " + g.Words
+	var ex []string
+	for _, a := range g.Examples {
+		ex = append(ex, exampleRef(a))
+	}
+	if len(ex) > 0 {
+		s += "; e.g. " + strings.Join(ex, ", ")
+	}
+	if n := len(g.More); n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s
+}
+
+// groupView is one anomaly group as the report shows it.
+type groupView struct {
+	Title, Class, Words string
+	Cause               string
+	Count               int
+	Cards               []attributionView
+	More                []string
+}
+
+// kindWords names an attribution kind in the plural, for a group's title.
+var kindWords = map[string]string{"lost-write": "lost writes", "lost-increment": "lost increments", "stale-read": "stale reads",
+	"unserved": "unserved shard-windows", "not-linearizable": "non-linearizable keys", "set-aside": "writes set aside",
+	"unexpected-increment": "unexpected increments"}
+
+// groupViews renders the groups: a title with the count, the cause in
+// words with its badge, three example cards and the rest in one line each.
+func groupViews(groups []AnomalyGroup) []groupView {
+	var out []groupView
+	for _, g := range groups {
+		kind := kindWords[g.Kind]
+		if kind == "" {
+			kind = g.Kind
+		}
+		v := groupView{Title: fmt.Sprintf("%s: %d %s", g.Checker, g.Count, kind), Words: g.Words, Cause: g.Cause, Count: g.Count, More: g.More}
+		if g.Node != "" {
+			if g.Kind == "unserved" {
+				v.Title += ", shard of " + g.Node
+			} else {
+				v.Title += ", acknowledged by " + g.Node
+			}
+		}
+		if g.Window != "" {
+			v.Title += ", " + g.Window
+		}
+		v.Cards = attributionCards(g.Examples)
+		v.Class = "unknown"
+		if len(v.Cards) > 0 {
+			v.Class = v.Cards[0].VerdictClass
+		}
+		if g.Cause == Documented {
+			v.Class = Documented
+			for i := range v.Cards {
+				v.Cards[i].Verdict, v.Cards[i].VerdictClass = "documented asynchronous replication", Documented
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
