@@ -195,3 +195,23 @@ func TestDocumentedWithUnsatisfiedWait(t *testing.T) {
 		t.Error("a loss whose WAIT reached no replica is not documented")
 	}
 }
+
+// The faults table says a partition's detail in words, not its field
+// names; failed ops stand out in the latency scatter (red squares).
+func TestFaultsInWordsAndFailedOpsPlotted(t *testing.T) {
+	c := baseDoc()
+	c.ackType = history.Fail
+	b, _ := os.ReadFile(c.write(t) + "/report.html")
+	html := string(b)
+	if !strings.Contains(html, "n2 cut off (the minority side)") {
+		t.Error("the partition's minority is not said in words")
+	}
+	for _, field := range []string{"minority n2", "took_ms", "cluster_nodes"} {
+		if strings.Contains(html, `<td class="effect">`+field) || strings.Contains(html, "; "+field) {
+			t.Errorf("the faults table dumps the field %s", field)
+		}
+	}
+	if !strings.Contains(html, `data-series="add fail" data-points="1"`) || !strings.Contains(html, `stroke="#d50000"`) {
+		t.Error("the failed op is not drawn in red in the latency scatter")
+	}
+}

@@ -208,11 +208,16 @@ func (d *runData) report() reportData {
 	var marks []anomalyMark
 	rd.Anomalies, marks = d.anomalies()
 	for i := range rd.Anomalies {
-		// Headers in words ("ack (s)"), not the figures' field names.
+		// Titles and headers in words ("Bad read samples", "ack (s)"),
+		// not the figures' field names.
 		for j := range rd.Anomalies[i].Tables {
+			rd.Anomalies[i].Tables[j].Name = titleWords(rd.Anomalies[i].Tables[j].Name)
 			for k, c := range rd.Anomalies[i].Tables[j].Columns {
 				rd.Anomalies[i].Tables[j].Columns[k] = columnWords(c)
 			}
+		}
+		for j := range rd.Anomalies[i].Lists {
+			rd.Anomalies[i].Lists[j].Name = titleWords(rd.Anomalies[i].Lists[j].Name)
 		}
 	}
 	rd.Groups = groupViews(d.groups)
@@ -634,6 +639,20 @@ func joinWords(xs []string) string {
 		return strings.Join(xs, "")
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+// titleWords is a figure's name as a title: "bad_read_samples: x" ->
+// "Bad read samples: x".
+func titleWords(name string) string {
+	head, rest, found := strings.Cut(name, ": ")
+	head = columnWords(head)
+	if head != "" {
+		head = strings.ToUpper(head[:1]) + head[1:]
+	}
+	if found {
+		return head + ": " + rest
+	}
+	return head
 }
 
 // numeric tells a cell that reads as a number, a time or a span of them

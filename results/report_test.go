@@ -122,7 +122,7 @@ func TestReportRendersUnknownFiguresGenerically(t *testing.T) {
 	b, _ := os.ReadFile(run.Path("report.html"))
 	html := string(b)
 	for _, want := range []string{"UNKNOWN: kv/new could not decide.", "no final read of 2 keys: nothing to judge them by",
-		"first_instances: missing-final-read", "kv/new: undecided: no final read of 2 keys", "<td>kv:1</td>", "Ops involved", `&#34;mystery&#34;`} {
+		"First instances: missing-final-read", "kv/new: undecided: no final read of 2 keys", "<td>kv:1</td>", "Ops involved", `&#34;mystery&#34;`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
