@@ -269,6 +269,21 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 			g.isolated = ev.isolated
 		}
 	}
+	// Unexplained first, then what an admin step did, then what Redis
+	// Cluster documents and outages to expect; in order of the first
+	// member within each.
+	rank := map[string]int{checker.ServerLost: 0, checker.NotRecovered: 0, checker.AttrUnknown: 1, Documented: 3, checker.FaultOutage: 4}
+	slices.SortStableFunc(order, func(x, y string) int {
+		rx, ok := rank[groups[x].g.Cause]
+		if !ok {
+			rx = 2
+		}
+		ry, ok := rank[groups[y].g.Cause]
+		if !ok {
+			ry = 2
+		}
+		return rx - ry
+	})
 	out := make([]AnomalyGroup, 0, len(order))
 	for _, k := range order {
 		g := groups[k]
