@@ -353,7 +353,7 @@ func GroupLines(dir string, s checker.Summary) []string {
 	var groups []AnomalyGroup
 	if dir != "" {
 		r := &Run{Dir: dir}
-		if err := r.ReadJSON(GroupsFile, &groups); err != nil {
+		if err := r.ReadJSON(GroupsFile, &groups); err != nil || !groupsOf(groups, s) {
 			groups = nil
 		}
 	}
@@ -366,6 +366,34 @@ func GroupLines(dir string, s checker.Summary) []string {
 		out = append(out, g.line())
 	}
 	return out
+}
+
+// groupsOf tells whether groups (read from a run's GroupsFile) group s's
+// attributions: as many in all, each example one of them with the same
+// verdict (a documented one is a server-lost one). A file left by an
+// earlier check of the run is not printed for another summary.
+func groupsOf(groups []AnomalyGroup, s checker.Summary) bool {
+	id := func(a checker.Attribution) string {
+		ix := int64(-1)
+		if a.Ack != nil {
+			ix = a.Ack.Index
+		}
+		return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%d", a.Checker, a.Kind, a.Key, a.Verdict, ix)
+	}
+	have := map[string]bool{}
+	for _, a := range s.Attribution {
+		have[id(a)] = true
+	}
+	n := 0
+	for _, g := range groups {
+		n += g.Count
+		for _, a := range g.Examples {
+			if !have[id(a)] {
+				return false
+			}
+		}
+	}
+	return n == len(s.Attribution)
 }
 
 // line is the group on one line.

@@ -133,7 +133,7 @@ func TestDocumentedLoss(t *testing.T) {
 	if !strings.Contains(html, `data-cause="documented" data-count="6"`) || !strings.Contains(html, "and 3 more") {
 		t.Error("the six losses are not one group of 6 with three examples and 3 more")
 	}
-	lines := results.GroupLines(dir, checker.Summary{})
+	lines := results.GroupLines(dir, summaryOf(t, dir))
 	if len(lines) != 1 || !strings.Contains(lines[0], "set lost-write ×6, acknowledged by n2") || !strings.Contains(lines[0], want) {
 		t.Errorf("terminal lines %q", lines)
 	}
@@ -170,7 +170,7 @@ func TestDocumentedNeedsEvidence(t *testing.T) {
 			if !strings.Contains(html, `data-cause="server-lost"`) || !strings.Contains(html, `class="badge v-invalid">the server lost it`) {
 				t.Error("the loss is not shown as unexplained (the server lost it, red)")
 			}
-			for _, l := range results.GroupLines(dir, checker.Summary{}) {
+			for _, l := range results.GroupLines(dir, summaryOf(t, dir)) {
 				if strings.Contains(l, "documented") {
 					t.Errorf("terminal calls it documented: %s", l)
 				}
@@ -213,5 +213,27 @@ func TestFaultsInWordsAndFailedOpsPlotted(t *testing.T) {
 	}
 	if !strings.Contains(html, `data-series="add fail" data-points="1"`) || !strings.Contains(html, `stroke="#d50000"`) {
 		t.Error("the failed op is not drawn in red in the latency scatter")
+	}
+}
+
+func summaryOf(t *testing.T, dir string) checker.Summary {
+	t.Helper()
+	s, err := (&results.Run{Dir: dir}).Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The terminal prints the report's groups only for the summary they
+// group: another summary (a check not written back) is grouped afresh.
+func TestGroupLinesOfAnotherSummary(t *testing.T) {
+	c := baseDoc()
+	dir := c.write(t)
+	s := summaryOf(t, dir)
+	s.Attribution[0].Key = "s:other"
+	lines := results.GroupLines(dir, s)
+	if len(lines) != 1 || strings.Contains(lines[0], "documented") || !strings.Contains(lines[0], "s:other") {
+		t.Errorf("lines %q, want the other summary's loss, not the file's", lines)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"os"
 	"sort"
 	"strings"
 
@@ -173,6 +174,8 @@ func WriteReportOf(r *Run, h *history.ReadResult) error {
 		if err := r.WriteJSON(GroupsFile, d.groups); err != nil {
 			return err
 		}
+	} else if err := os.Remove(r.Path(GroupsFile)); err != nil && !os.IsNotExist(err) {
+		return err
 	}
 	var buf bytes.Buffer
 	if err := reportTmpl.Execute(&buf, d.report()); err != nil {
