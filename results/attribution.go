@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/redline-dev/redline/checker"
 )
@@ -38,7 +39,7 @@ func attributionCards(as []checker.Attribution) []attributionView {
 			}
 			s := fmt.Sprintf("op %d %s at %ss", o.Index, o.F, trimFloat(o.TimeS))
 			if o.Value != "" {
-				s += " value " + o.Value
+				s += " value " + valueWords(o.Value)
 			}
 			if o.Node != "" {
 				s += " on " + o.Node
@@ -60,7 +61,7 @@ func attributionCards(as []checker.Attribution) []attributionView {
 			}
 			s += ")"
 			if c.Value != "" {
-				s += " " + c.Value
+				s += " " + valueWords(c.Value)
 			}
 			s += ", holds the write: " + c.Holds
 			copies = append(copies, s)
@@ -78,6 +79,21 @@ func attributionCards(as []checker.Attribution) []attributionView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// valueWords is a value as a card shows it: whole when short, else its
+// start and its length (a set's SMEMBERS reply runs to pages; results.json
+// has it whole).
+func valueWords(v string) string {
+	const n = 60
+	if len(v) <= n {
+		return v
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d characters, whole in results.json)", v[:cut], len(v))
 }
 
 // censusSentences says what the key census found as a whole.

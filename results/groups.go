@@ -472,3 +472,49 @@ func groupViews(groups []AnomalyGroup) []groupView {
 	}
 	return out
 }
+
+// groupsWords is the headline's sentence on the attributed anomalies
+// (unserved windows left out: the RTO says those): each group's count and
+// cause, unexplained first.
+func groupsWords(groups []AnomalyGroup) string {
+	var parts []string
+	more := 0
+	for _, g := range groups {
+		if g.Kind == "unserved" {
+			continue
+		}
+		if len(parts) == 4 {
+			more++
+			continue
+		}
+		kind := kindWords[g.Kind]
+		if kind == "" {
+			kind = g.Kind
+		}
+		p := fmt.Sprintf("%d %s of %s: ", g.Count, kind, g.Checker)
+		switch g.Cause {
+		case Documented:
+			p += "documented asynchronous replication"
+		case checker.ServerLost:
+			p += "the server lost them, unexplained"
+		default:
+			p += g.Words
+		}
+		if g.Node != "" {
+			p += " (acknowledged by " + g.Node
+			if g.Window != "" {
+				p += ", " + g.Window
+			}
+			p += ")"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := "Attributed anomalies (the first instances, by cause): " + strings.Join(parts, "; ")
+	if more > 0 {
+		s += fmt.Sprintf("; and %d more groups", more)
+	}
+	return s + "."
+}

@@ -133,6 +133,9 @@ func TestDocumentedLoss(t *testing.T) {
 	if !strings.Contains(html, `data-cause="documented" data-count="6"`) || !strings.Contains(html, "and 3 more") {
 		t.Error("the six losses are not one group of 6 with three examples and 3 more")
 	}
+	if !strings.Contains(html, "<li>Attributed anomalies (the first instances, by cause): 6 lost writes of set: documented asynchronous replication (acknowledged by n2, partition 1–5 s on n2).</li>") {
+		t.Error("the headline does not say the losses are documented")
+	}
 	lines := results.GroupLines(dir, summaryOf(t, dir))
 	if len(lines) != 1 || !strings.Contains(lines[0], "set lost-write ×6, acknowledged by n2") || !strings.Contains(lines[0], want) {
 		t.Errorf("terminal lines %q", lines)

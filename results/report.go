@@ -487,6 +487,9 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			words = append(words, n+": "+strings.Join(parts, "; ")+".")
 		}
 	}
+	if s := groupsWords(d.groups); s != "" {
+		words = append(words, s)
+	}
 	if s := d.rtoWords(); s != "" {
 		words = append(words, s)
 	}
