@@ -155,39 +155,49 @@ func (d *runData) documented(a checker.Attribution, census *history.Census, wind
 	return ev, false
 }
 
-// cutOff says whether the partition window cut node off: the start
-// entries' detail names it the minority (or it is the one node of an
-// isolate mode's entry).
+// cutOff says whether the partition window cut node off: its start
+// entries (the invocation, which carries the plan, and the completion)
+// name it the minority, or the one node of an isolate mode; a start that
+// recorded an error (the cut may not be in force) cuts nobody off.
 func (d *runData) cutOff(w checker.Window, node string) (isolated, cut bool) {
+	seen := 0
 	for i := range d.ops {
 		op := &d.ops[i]
 		if op.Time < w.Start {
 			continue
 		}
-		if op.Time > w.End && !w.Open {
+		if (op.Time > w.End && !w.Open) || seen == 2 {
 			break
 		}
-		if !op.NemesisOp() || op.F != history.StartOf("partition") || op.Type == history.Fail {
+		if !op.NemesisOp() || op.F != history.StartOf("partition") {
 			continue
+		}
+		seen++
+		if op.Type == history.Fail || op.ErrorText() != "" {
+			return false, false
 		}
 		var det struct {
 			Mode     string   `json:"mode"`
 			Minority []string `json:"minority"`
-			Groups   [][]any  `json:"groups"`
+			Error    string   `json:"error"`
 		}
-		if json.Unmarshal(op.DetailRaw(), &det) != nil {
-			continue
+		if json.Unmarshal(op.DetailRaw(), &det) != nil || det.Error != "" {
+			return false, false
 		}
 		nodes := op.NodeList()
 		switch {
 		case slices.Contains(det.Minority, node):
-			return len(det.Minority) == 1, true
+			isolated, cut = len(det.Minority) == 1, true
 		case (det.Mode == "isolate-one" || det.Mode == "isolate-primary") && len(nodes) == 1 && nodes[0] == node:
-			return true, true
+			isolated, cut = true, true
+		case op.Type == history.Invoke:
+			return false, false // the plan cut other nodes off
 		}
-		return false, false // the window's first start entry decides
+		if op.Type != history.Invoke {
+			break // the completion follows its invocation
+		}
 	}
-	return false, false
+	return isolated, cut
 }
 
 // roleIn is the census node's role in a CLUSTER NODES view, matched by

@@ -28,6 +28,7 @@ type docRun struct {
 	verdict     string
 	extraLosses int // more losses of the same cause
 	endViewRole string
+	startErr    string // the start's completion recorded this error
 }
 
 func baseDoc() docRun {
@@ -63,7 +64,13 @@ func (c docRun) write(t *testing.T) string {
 		det["cluster_nodes_before"] = clusterView(c.snapRole)
 	}
 	b, _ := json.Marshal(det)
-	emit(history.Op{Time: int64(time.Second), Process: history.Nemesis, Type: history.Info, F: "start-partition", Ext: history.NewExt(history.Ext{Nodes: c.minority, Detail: b})})
+	emit(history.Op{Time: int64(time.Second), Process: history.Nemesis, Type: history.Invoke, F: "start-partition", Ext: history.NewExt(history.Ext{Nodes: c.minority, Detail: b})})
+	done := map[string]any{"mode": "halves", "took_ms": 20}
+	if c.startErr != "" {
+		done["error"] = c.startErr
+	}
+	b, _ = json.Marshal(done)
+	emit(history.Op{Time: int64(time.Second + 20*time.Millisecond), Process: history.Nemesis, Type: history.Info, F: "start-partition", Ext: history.NewExt(history.Ext{Nodes: c.minority, Detail: b})})
 	var attrs []checker.Attribution
 	for i := 0; i <= c.extraLosses; i++ {
 		at := c.ackAt + time.Duration(i)*time.Millisecond
@@ -160,6 +167,7 @@ func TestDocumentedNeedsEvidence(t *testing.T) {
 		"--wait without a WAIT record":       func(c *docRun) { c.cfgWait = "1" },
 		"another node cut off":               func(c *docRun) { c.minority = []string{"n3"} },
 		"no minority named":                  func(c *docRun) { c.minority = nil },
+		"the cut failed":                     func(c *docRun) { c.startErr = "cut n2 from [n1]: exit status 1" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := baseDoc()
