@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -42,7 +43,7 @@ type AnomalyGroup struct {
 	// loss what the evidence shows ("documented asynchronous
 	// replication: the isolated primary n2 acknowledged ...").
 	Words  string `json:"words"`
-	Node   string `json:"node,omitempty"`   // the acknowledging node (unserved: the shard)
+	Node   string `json:"node,omitempty"`   // the acknowledging node ("" for unserved shards)
 	Window string `json:"window,omitempty"` // the fault window, in words
 	Count  int    `json:"count"`
 	// Examples are the group's first attributions (at most three), More
@@ -234,6 +235,10 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 	}
 	census := history.CensusOf(d.ops)
 	windows := checker.Windows(d.ops)
+	// An unserved window's index is into the windows sorted by start, as
+	// the attributor numbers them.
+	byStart := slices.Clone(windows)
+	slices.SortStableFunc(byStart, func(x, y checker.Window) int { return cmp.Compare(x.Start, y.Start) })
 	var snaps []snapshot
 	if d.run != nil {
 		snaps = d.snapshots()
@@ -250,10 +255,14 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 		ev, doc := d.documented(a, census, windows, snaps)
 		switch {
 		case a.Unserved != nil:
-			node = a.Unserved.Shard
-			if a.Unserved.Window >= 0 {
-				win = fmt.Sprintf("fault window %d", a.Unserved.Window)
-			} else {
+			// No acknowledging node: the shards of one window and cause
+			// are one group (each example names its shard).
+			switch w := a.Unserved.Window; {
+			case w >= 0 && w < len(byStart):
+				win = windowWords(byStart[w])
+			case w >= 0:
+				win = fmt.Sprintf("fault window %d", w)
+			default:
 				win = "outside every fault window"
 			}
 		case doc:
@@ -349,7 +358,7 @@ func exampleRef(a checker.Attribution) string {
 		}
 		s += ")"
 	} else if u := a.Unserved; u != nil {
-		s = fmt.Sprintf("%s %ss to %ss", a.Key, trimFloat(u.FromS), trimFloat(u.ToS))
+		s = fmt.Sprintf("shard of %s %ss to %ss (first key %s)", u.Shard, trimFloat(u.FromS), trimFloat(u.ToS), a.Key)
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -89,7 +90,11 @@ func (d *runData) timelineMoments(windows []faultWindow) []timelineMoment {
 	for _, a := range d.sum.Attribution {
 		switch {
 		case a.Unserved != nil:
-			anomalies = append(anomalies, timelineMoment{a.Unserved.FromS, "shard of " + a.Unserved.Shard + " unserved"})
+			// An outage the fault explains is no anomaly; one that never
+			// recovered or that nothing explains is.
+			if a.Verdict != checker.FaultOutage {
+				anomalies = append(anomalies, timelineMoment{a.Unserved.FromS, "shard of " + a.Unserved.Shard + " unserved"})
+			}
 		case a.Ack != nil:
 			anomalies = append(anomalies, timelineMoment{a.Ack.TimeS, fmt.Sprintf("%s: %s of %s acknowledged (op %d)", a.Checker, a.Kind, a.Key, a.Ack.Index)})
 		case a.Miss != nil:
@@ -283,6 +288,7 @@ var timelineTmpl = template.Must(template.New("timeline").Funcs(template.FuncMap
 	"left":  func(col, w int) int { return col*w + 50 },
 	"inner": func(w int) int { return max(w-2, 4) },
 	"px":    func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+	"sec":   func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) },
 	"inc":   func(i int) int { return i + 1 },
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>timeline {{.Test}}</title><style>
@@ -299,7 +305,7 @@ body{font-family:system-ui,sans-serif;margin:1em;color:#222}
 <h1>{{.Test}}: ops per process over time</h1>
 <p>Each box is one op from its invocation to its completion, in the column of its process: <span class="op ok" style="position:static">ok</span> <span class="op fail" style="position:static">fail</span> <span class="op info" style="position:static">info (outcome unknown)</span>; the first column shows the faults, red lines the moments a span is around. Time runs downwards; hover a box for the op.
 {{if not .Whole}}<strong id="clipped">The run has {{.All}} ops, too many for one page: shown are {{.Shown}}, in {{len .Segments}} spans around each fault's start and stop and the first anomalies, each span with its own scale; history.jsonl has them all.</strong>{{end}}</p>
-{{range $s := .Segments}}<section class="segment" data-from="{{px .From}}" data-to="{{px .To}}">{{if not $.Whole}}<h2>{{.Title}}</h2>{{end}}
+{{range $s := .Segments}}<section class="segment" data-from="{{sec .From}}" data-to="{{sec .To}}">{{if not $.Whole}}<h2>{{.Title}}</h2>{{end}}
 <p class="scale">{{px .PxPerS}} px per second</p>
 <div class="head"><span style="left:50px;width:{{$.ColWidth}}px">nemesis</span>{{range $i, $p := $.Processes}}<span style="left:{{left (inc $i) $.ColWidth}}px;width:{{$.ColWidth}}px">{{$p}}</span>{{end}}</div>
 <div class="ops" style="height:{{px .Height}}px">{{range .Ticks}}<div class="tick" style="top:{{px .Top}}px">{{.Label}}</div>{{end}}

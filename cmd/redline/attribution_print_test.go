@@ -10,8 +10,8 @@ import (
 )
 
 // The terminal prints one line per cause, with its count and at most
-// three examples, however many anomalies share it; unserved windows of
-// one shard and window are one line too.
+// three examples, however many anomalies share it; unserved shards of one
+// window and cause are one line too.
 func TestPrintAttributionGroups(t *testing.T) {
 	var s checker.Summary
 	for i := 0; i < 40; i++ {
@@ -34,7 +34,7 @@ func TestPrintAttributionGroups(t *testing.T) {
 		t.Errorf("%d group lines, want 3 (the losses, the expected outages, the unknown one):\n%s", lines, out)
 	}
 	for _, want := range []string{"set lost-write ×40, acknowledged by n2, after the ack: partition 2-6s on n2: the server lost it; e.g. s:k0 (op 100 at 3s",
-		"and 37 more", "rto unserved ×6, shard of n1 (10.0.0.1:6379), fault window 0: the fault did it", "rto unserved ×1"} {
+		"and 37 more", "rto unserved ×6, fault window 0: the fault did it; e.g. shard of n1 (10.0.0.1:6379)", "rto unserved ×1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("terminal lacks %q:\n%s", want, out)
 		}
