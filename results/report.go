@@ -712,7 +712,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"nu
 {{range .Notes}}<p class="why">{{.}}</p>{{end}}</section>
 
 <section id="latency"><h2>Latency</h2>
-<p class="why">Every op at its invocation time (points merged by pixel; anomalous ops circled in black), faults shaded and labelled.</p>
+<p class="why">Every op at its invocation time (points merged by pixel; failed ops red squares and unknown ones orange over the ok ones; anomalous ops circled in black), faults shaded and labelled.</p>
 {{.LatencyRaw}}
 {{.LatencyQ}}</section>
 <section id="throughput"><h2>Throughput</h2>{{.Throughput}}</section>
