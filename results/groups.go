@@ -64,9 +64,9 @@ type groupEvidence struct {
 
 // documented tells whether an attributed loss is Redis Cluster's
 // documented asynchronous-replication loss, from the history's evidence
-// alone: the write acknowledged (ok) by a node whose last CLUSTER NODES
-// view before the ack shows it a primary, in force a partition that cut
-// that node off (isolated, or on the minority side), the node a replica
+// alone: the write acknowledged (ok) by a node while a partition that cut
+// it off (isolated, or on the minority side) was in force, the last
+// CLUSTER NODES view of it up to the partition's start a primary, the node a replica
 // in the end's census (demoted), no contradicting view of it as a primary
 // at the end, and no WAIT satisfied (a run with --wait needs the op's
 // WAIT record). Anything missing or contradicting: false, and the loss
@@ -118,34 +118,24 @@ func (d *runData) documented(a checker.Attribution, census *history.Census, wind
 			return ev, false
 		}
 	}
-	// A primary before the ack, by the last view of it up to then.
-	ackS := float64(comp.Time) / 1e9
-	primary := false
-	seen := false
-	for _, s := range snaps {
-		if s.t > ackS {
-			break
-		}
-		if role := roleIn(s, cn); role != "" {
-			seen, primary = true, role == "primary"
-		}
-	}
-	if !seen || !primary {
-		return ev, false
-	}
 	// No view at the end shows it a primary (the census says replica).
+	ackS := float64(comp.Time) / 1e9
 	if n := len(snaps); n > 0 && snaps[n-1].t > ackS {
 		if roleIn(snaps[n-1], cn) == "primary" {
 			return ev, false
 		}
 	}
-	// A partition in force at the ack that cut the node off.
+	// A partition in force at the ack that cut the node off, the node a
+	// primary by the last view of it up to the partition's start. A view
+	// between the start and the ack that shows it failed or replaced is
+	// the majority's (the node itself went on acknowledging: that is the
+	// documented behaviour), no contradiction.
 	for i, win := range windows {
 		if win.Fault != "partition" || win.Start > comp.Time || (!win.Open && win.End < comp.Time) {
 			continue
 		}
 		isolated, cut := d.cutOff(win, cn.Name)
-		if !cut {
+		if !cut || !primaryAt(snaps, cn, float64(win.Start)/1e9) {
 			continue
 		}
 		ev.window, ev.isolated = i, isolated
@@ -154,6 +144,21 @@ func (d *runData) documented(a checker.Attribution, census *history.Census, wind
 		return ev, true
 	}
 	return ev, false
+}
+
+// primaryAt tells whether the last view that lists the node at or before
+// t (s) shows it a primary serving (none: false).
+func primaryAt(snaps []snapshot, cn history.CensusNode, t float64) bool {
+	primary := false
+	for _, s := range snaps {
+		if s.t > t {
+			break
+		}
+		if role := roleIn(s, cn); role != "" {
+			primary = role == "primary"
+		}
+	}
+	return primary
 }
 
 // cutOff says whether the partition window cut node off: its start
@@ -241,7 +246,7 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 	slices.SortStableFunc(byStart, func(x, y checker.Window) int { return cmp.Compare(x.Start, y.Start) })
 	var snaps []snapshot
 	if d.run != nil {
-		snaps = d.snapshots()
+		snaps = d.snapshots() // in time order
 	}
 	type acc struct {
 		g        AnomalyGroup
