@@ -66,10 +66,11 @@ type groupEvidence struct {
 // documented asynchronous-replication loss, from the history's evidence
 // alone: the write acknowledged (ok) by a node while a partition that cut
 // it off (isolated, or on the minority side) was in force, the last
-// CLUSTER NODES view of it up to the partition's start a primary, the node a replica
-// in the end's census (demoted), no contradicting view of it as a primary
-// at the end, and no WAIT satisfied (a run with --wait needs the op's
-// WAIT record). Anything missing or contradicting: false, and the loss
+// CLUSTER NODES view of it up to the partition's start a primary, the
+// node demoted after the start (a replica in a later view, or in the end's
+// census; a census saying replica must not meet a last view saying
+// primary), the attribution's census of it the same as the history's, and
+// no WAIT satisfied (a run with --wait needs the op's WAIT record). Anything missing or contradicting: false, and the loss
 // stays unexplained.
 func (d *runData) documented(a checker.Attribution, census *history.Census, windows []checker.Window, snaps []snapshot) (groupEvidence, bool) {
 	ev := groupEvidence{window: -1}
@@ -97,11 +98,11 @@ func (d *runData) documented(a checker.Attribution, census *history.Census, wind
 		return ev, false
 	}
 	ev.node = cn.Name
-	if cn.Role != "replica" {
-		return ev, false // not demoted (or did not answer the census)
+	if cn.Role != "replica" && cn.Role != "primary" {
+		return ev, false // did not answer the census
 	}
 	for _, c := range a.Copy {
-		if c.Node == cn.Name && c.Role != "replica" {
+		if c.Node == cn.Name && c.Role != cn.Role {
 			return ev, false // the attribution's census says otherwise
 		}
 	}
@@ -118,9 +119,10 @@ func (d *runData) documented(a checker.Attribution, census *history.Census, wind
 			return ev, false
 		}
 	}
-	// No view at the end shows it a primary (the census says replica).
+	// A census that says replica while the last view, after the ack,
+	// shows a primary contradicts itself.
 	ackS := float64(comp.Time) / 1e9
-	if n := len(snaps); n > 0 && snaps[n-1].t > ackS {
+	if n := len(snaps); cn.Role == "replica" && n > 0 && snaps[n-1].t > ackS {
 		if roleIn(snaps[n-1], cn) == "primary" {
 			return ev, false
 		}
@@ -136,6 +138,20 @@ func (d *runData) documented(a checker.Attribution, census *history.Census, wind
 		}
 		isolated, cut := d.cutOff(win, cn.Name)
 		if !cut || !primaryAt(snaps, cn, float64(win.Start)/1e9) {
+			continue
+		}
+		// Demoted after the partition began: a replica in the census at
+		// the end, or in a view after the start (a node re-promoted
+		// later, when its new primary failed in turn, had been demoted:
+		// the writes it acknowledged cut off were gone with its data).
+		demoted := cn.Role == "replica"
+		for _, v := range snaps {
+			if v.t > float64(win.Start)/1e9 && roleIn(v, cn) == "replica" {
+				demoted = true
+				break
+			}
+		}
+		if !demoted {
 			continue
 		}
 		ev.window, ev.isolated = i, isolated
@@ -207,13 +223,16 @@ func (d *runData) cutOff(w checker.Window, node string) (isolated, cut bool) {
 }
 
 // roleIn is the census node's role in a CLUSTER NODES view, matched by
-// address or id ("" when the view does not list it); a primary flagged
-// failed there counts as no primary.
+// address or id: "primary", "failed primary" (flagged by its peers),
+// "replica", or "" when the view does not list it.
 func roleIn(s snapshot, cn history.CensusNode) string {
 	for _, n := range s.nodes {
 		if (cn.Addr != "" && n.addr == cn.Addr) || (cn.ID != "" && n.id == cn.ID) {
-			if n.primary && !n.failed {
+			switch {
+			case n.primary && !n.failed:
 				return "primary"
+			case n.primary:
+				return "failed primary" // flagged by its peers, not demoted
 			}
 			return "replica"
 		}
@@ -317,6 +336,11 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 				who = "the isolated primary " + g.g.Node
 			}
 			g.g.Words = fmt.Sprintf("documented asynchronous replication: %s acknowledged for ~%s s after the partition began (%s), was demoted after it, and no WAIT covered the writes", who, trimFloat(float64(int64(g.maxAfter*10+0.5))/10), g.g.Window)
+			// The attribution covers the first instances only: the span is
+			// what they show, not the whole loss.
+			if lost := d.sum.Checkers[g.g.Checker].Counts().Lost.N(); int(lost) > g.g.Count {
+				g.g.Words += fmt.Sprintf(" (as far as these %d attributed show: %s lost %s in all)", g.g.Count, g.g.Checker, trimFloat(lost))
+			}
 		} else {
 			g.g.Words = checker.VerdictWords(g.g.Cause)
 		}

@@ -280,3 +280,22 @@ func TestDocumentedWithTheMajoritysView(t *testing.T) {
 		t.Error("a view of n2 failed or demoted during the partition made the loss unexplained")
 	}
 }
+
+// A primary cut off, demoted (a view after the start shows it a replica)
+// and promoted again later (its new primary cut off in turn) is a primary
+// in the census at the end: its losses of the first partition are still
+// documented. Without the view of it as a replica they are not.
+func TestDocumentedDemotedThenPromotedAgain(t *testing.T) {
+	c := baseDoc()
+	c.censusRole = "primary"
+	c.samples = []sample{{2 * time.Second, "master,fail"}, {4500 * time.Millisecond, "slave"}}
+	b, _ := os.ReadFile(c.write(t) + "/report.html")
+	if !strings.Contains(string(b), `data-cause="documented"`) {
+		t.Error("a primary demoted during the partition and promoted again later: its losses are not documented")
+	}
+	c.samples = c.samples[:1] // failed, never shown a replica
+	b, _ = os.ReadFile(c.write(t) + "/report.html")
+	if strings.Contains(string(b), `data-cause="documented"`) {
+		t.Error("a primary never shown demoted: its losses are called documented")
+	}
+}
