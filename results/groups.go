@@ -524,10 +524,16 @@ func groupViews(groups []AnomalyGroup) []groupView {
 // groupsWords is the headline's sentence on the attributed anomalies
 // (unserved windows left out: the RTO says those): each group's count and
 // cause, unexplained first.
-func groupsWords(groups []AnomalyGroup) string {
+func (d *runData) groupsWords() string {
 	var parts []string
 	more := 0
-	for _, g := range groups {
+	attributed := map[string]int{}
+	for _, g := range d.groups {
+		if g.Kind == "lost-write" || g.Kind == "lost-increment" {
+			attributed[g.Checker] += g.Count
+		}
+	}
+	for _, g := range d.groups {
 		if g.Kind == "unserved" {
 			continue
 		}
@@ -563,6 +569,11 @@ func groupsWords(groups []AnomalyGroup) string {
 	s := "Attributed anomalies (the first instances, by cause): " + strings.Join(parts, "; ")
 	if more > 0 {
 		s += fmt.Sprintf("; and %d more groups", more)
+	}
+	for _, c := range sortedKeys(attributed) {
+		if lost := d.sum.Checkers[c].Counts().Lost.N(); int(lost) > attributed[c] {
+			s += fmt.Sprintf("; %d of the %s writes %s lost are attributed", attributed[c], trimFloat(lost), c)
+		}
 	}
 	return s + "."
 }

@@ -487,7 +487,7 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			words = append(words, n+": "+strings.Join(parts, "; ")+".")
 		}
 	}
-	if s := groupsWords(d.groups); s != "" {
+	if s := d.groupsWords(); s != "" {
 		words = append(words, s)
 	}
 	if s := d.rtoWords(); s != "" {
