@@ -101,9 +101,13 @@ func (d *runData) timelineMoments(windows []faultWindow) []timelineMoment {
 			anomalies = append(anomalies, timelineMoment{a.Miss.TimeS, fmt.Sprintf("%s: %s of %s (op %d)", a.Checker, a.Kind, a.Key, a.Miss.Index)})
 		}
 	}
-	lost, _ := d.losses()
-	for _, l := range lost {
-		anomalies = append(anomalies, timelineMoment{l.t, l.title})
+	if len(anomalies) == 0 {
+		// No attribution (a run from before it): the lost writes the
+		// checkers list one by one.
+		lost, _ := d.losses()
+		for _, l := range lost {
+			anomalies = append(anomalies, timelineMoment{l.t, l.title})
+		}
 	}
 	sort.SliceStable(anomalies, func(i, j int) bool { return anomalies[i].t < anomalies[j].t })
 	out = append(out, anomalies[:min(len(anomalies), timelineFirstAnomalies)]...)
@@ -117,39 +121,34 @@ type span struct {
 	moments  []timelineMoment
 }
 
-// timelineSpans are the windows around the moments, merged where they
-// overlap, each narrowed around its moments until its ops fit its share
-// of timelineMaxOps. t0 and t1 are the ops' invocations and completions.
+// timelineSpans are the windows around the moments, each narrowed around
+// its moment until its ops fit its share of timelineMaxOps, then merged
+// where they overlap: every moment keeps a span.
 func timelineSpans(moments []timelineMoment, t0, t1 []float64, end float64) []span {
-	var spans []span
-	for _, m := range moments {
-		from, to := max(0, m.t-timelineBefore), min(end, m.t+timelineAfter)
-		if n := len(spans); n > 0 && from <= spans[n-1].to {
-			spans[n-1].to = max(spans[n-1].to, to)
-			spans[n-1].moments = append(spans[n-1].moments, m)
-			continue
-		}
-		spans = append(spans, span{from: from, to: to, moments: []timelineMoment{m}})
-	}
-	if len(spans) == 0 {
+	if len(moments) == 0 {
 		return nil
 	}
-	share := timelineMaxOps / len(spans)
-	for i := range spans {
-		sp := &spans[i]
-		for scale := 1.0; count(t0, t1, sp.from, sp.to) > share && scale > 1e-4; scale /= 2 {
-			// Narrow around the span's moments: keep each moment's window,
-			// scaled, and the span from the first to the last of them.
-			first, last := sp.moments[0].t, sp.moments[len(sp.moments)-1].t
-			sp.from, sp.to = max(0, first-timelineBefore*scale/2), min(end, last+timelineAfter*scale/2)
-			if len(sp.moments) > 1 && count(t0, t1, first, last) > share {
-				// Moments too far apart to keep all between them: the
-				// first one's window only.
-				sp.moments = sp.moments[:1]
-			}
+	share := timelineMaxOps / len(moments)
+	spans := make([]span, 0, len(moments))
+	for _, m := range moments {
+		sp := span{from: max(0, m.t-timelineBefore), to: min(end, m.t+timelineAfter), moments: []timelineMoment{m}}
+		for scale := 0.5; count(t0, t1, sp.from, sp.to) > share && scale > 1e-4; scale /= 2 {
+			sp.from, sp.to = max(0, m.t-timelineBefore*scale), min(end, m.t+timelineAfter*scale)
 		}
+		spans = append(spans, sp)
 	}
-	return spans
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].from < spans[j].from })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if sp.from <= last.to {
+			last.to = max(last.to, sp.to)
+			last.moments = append(last.moments, sp.moments...)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
 }
 
 // count is how many ops overlap [from, to].
