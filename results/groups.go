@@ -70,14 +70,19 @@ type groupEvidence struct {
 // node demoted after the start (a replica in a later view, or in the end's
 // census; a census saying replica must not meet a last view saying
 // primary), the attribution's census of it the same as the history's, and
-// no WAIT satisfied (a run with --wait needs the op's WAIT record). Anything missing or contradicting: false, and the loss
-// stays unexplained.
+// no WAIT satisfied (a run with --wait needs the op's WAIT record).
+// Anything missing or contradicting: false, and the loss stays
+// unexplained.
 func (d *runData) documented(a checker.Attribution, census *history.Census, windows []checker.Window, snaps []snapshot) (groupEvidence, bool) {
 	ev := groupEvidence{window: -1}
 	if a.Verdict != checker.ServerLost || a.Unserved != nil || a.Ack == nil || census == nil {
 		return ev, false
 	}
-	if a.Kind != "lost-write" && a.Kind != "lost-increment" {
+	// A lost write names the write; a counter's attribution names the
+	// last acknowledged increment before its final read, not the ones
+	// lost (a counter tells amounts, not which increments): no evidence
+	// of who acknowledged what was lost.
+	if a.Kind != "lost-write" {
 		return ev, false
 	}
 	inv, ok := d.op(a.Ack.Index)

@@ -31,6 +31,7 @@ type docRun struct {
 	startErr    string // the start's completion recorded this error
 	// samples are topology.jsonl's views of n2: time and role.
 	samples []sample
+	kind    string // the attribution's kind ("" lost-write)
 }
 
 type sample struct {
@@ -83,7 +84,11 @@ func (c docRun) write(t *testing.T) string {
 		at := c.ackAt + time.Duration(i)*time.Millisecond
 		inv := history.Op{Time: int64(at - time.Millisecond), Process: history.Process(i), Type: history.Invoke, F: "add", Key: "s:1"}
 		inv.SetValue(5 + i)
-		attrs = append(attrs, checker.Attribution{Checker: "set", Kind: "lost-write", Key: "s:1", Slot: 42, Verdict: c.verdict, Why: "gone",
+		kind := c.kind
+		if kind == "" {
+			kind = "lost-write"
+		}
+		attrs = append(attrs, checker.Attribution{Checker: "set", Kind: kind, Key: "s:1", Slot: 42, Verdict: c.verdict, Why: "gone",
 			Ack: &checker.AttrOp{Index: idx, F: "add", TimeS: at.Seconds(), Node: c.attrAckNode, Value: "5"}})
 		emit(inv)
 		comp := inv
@@ -207,6 +212,13 @@ func TestDocumentedNeedsEvidence(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A counter's lost increment: its attribution names the last
+	// acknowledged increment, not a lost one.
+	c0 := baseDoc()
+	c0.kind = "lost-increment"
+	if b, _ := os.ReadFile(c0.write(t) + "/report.html"); strings.Contains(string(b), `data-cause="documented"`) {
+		t.Error("a counter's lost increment called documented")
 	}
 	// A loss an admin step explains keeps its own verdict.
 	c := baseDoc()
