@@ -88,7 +88,7 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 			v := res.Figures[k]
 			if n, ok := num(v); ok && n > 0 && checker.DescribeFigure(k) != "" {
 				if _, isList := v.([]any); !isList {
-					s.Sentences = append(s.Sentences, fmt.Sprintf("%s = %s: %s.", k, trimFloat(n), checker.DescribeFigure(k)))
+					s.Sentences = append(s.Sentences, fmt.Sprintf("%s %s: %s.", titleWords(k), trimFloat(n), checker.DescribeFigure(k)))
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/redline-dev/redline/checker"
 )
@@ -14,12 +15,12 @@ type attributionView struct {
 	Logs                              []string
 }
 
-// attributions renders results.json's attribution: per anomaly what
-// acknowledged it, what missed it, where the key is at the end and what
-// came in between, and the verdict in words.
-func (d *runData) attributions() []attributionView {
+// attributionCards renders results.json's attribution as the report's
+// cards: per anomaly what acknowledged it, what missed it, where the key
+// is at the end and what came in between, and the verdict in words.
+func attributionCards(as []checker.Attribution) []attributionView {
 	var out []attributionView
-	for _, a := range d.sum.Attribution {
+	for _, a := range as {
 		v := attributionView{
 			Title:   fmt.Sprintf("%s: %s of key %s (slot %d)", a.Checker, a.Kind, a.Key, a.Slot),
 			Verdict: checker.VerdictWords(a.Verdict), Why: a.Why, Logs: a.Logs,
@@ -38,7 +39,7 @@ func (d *runData) attributions() []attributionView {
 			}
 			s := fmt.Sprintf("op %d %s at %ss", o.Index, o.F, trimFloat(o.TimeS))
 			if o.Value != "" {
-				s += " value " + o.Value
+				s += " value " + valueWords(o.Value)
 			}
 			if o.Node != "" {
 				s += " on " + o.Node
@@ -60,7 +61,7 @@ func (d *runData) attributions() []attributionView {
 			}
 			s += ")"
 			if c.Value != "" {
-				s += " " + c.Value
+				s += " " + valueWords(c.Value)
 			}
 			s += ", holds the write: " + c.Holds
 			copies = append(copies, s)
@@ -78,6 +79,21 @@ func (d *runData) attributions() []attributionView {
 		out = append(out, v)
 	}
 	return out
+}
+
+// valueWords is a value as a card shows it: whole when short, else its
+// start and its length (a set's SMEMBERS reply runs to pages; results.json
+// has it whole).
+func valueWords(v string) string {
+	const n = 60
+	if len(v) <= n {
+		return v
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d characters, whole in results.json)", v[:cut], len(v))
 }
 
 // censusSentences says what the key census found as a whole.

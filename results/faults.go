@@ -244,7 +244,9 @@ func (d *runData) completeRow(r *faultRow, op *history.Op, det map[string]any, t
 			eff = append(eff, fmt.Sprintf("%s took %s ms", phase, words(det[k])))
 			continue
 		}
-		eff = append(eff, k+" "+clip(words(det[k]), 80))
+		if w := detailWords(k, det[k]); w != "" {
+			eff = append(eff, w)
+		}
 	}
 	if s, ok := det["cluster_nodes_before"].(string); ok {
 		r.before = parseClusterNodes(s)
@@ -258,6 +260,59 @@ func (d *runData) completeRow(r *faultRow, op *history.Op, det map[string]any, t
 		}
 	}
 	r.Effect = strings.Join(eff, "; ")
+}
+
+// detailWords says one field of a fault entry's detail in words ("n2 cut
+// off (the minority side)"), not as the field's name and raw value; a
+// field it does not know reads as its name in words and its value.
+func detailWords(k string, v any) string {
+	w := clip(words(v), 80)
+	switch k {
+	case "groups":
+		gs, _ := v.([]any)
+		var sides []string
+		for _, g := range gs {
+			sides = append(sides, "{"+words(g)+"}")
+		}
+		return "sides " + strings.Join(sides, " and ")
+	case "minority":
+		if w == "" {
+			return ""
+		}
+		return w + " cut off (the minority side)"
+	case "clients":
+		if b, _ := v.(bool); b {
+			return "clients cut from the minority side too"
+		}
+		return "clients still reach every node"
+	case "roles":
+		return "struck " + w
+	case "effective":
+		return "in effect: " + w
+	case "killed":
+		return "killed " + w
+	case "takeover":
+		return "taking over: " + w
+	case "from", "to":
+		return k + " " + w
+	case "slots", "slots_moved":
+		return "slots " + w
+	case "keys_moved", "keys":
+		return w + " keys moved"
+	case "loss_percent":
+		return "drops " + w + "% of packets"
+	case "rate_kbit":
+		return "links limited to " + w + " kbit/s"
+	case "cpu_share":
+		return "CPU share " + w
+	case "time_before":
+		return "server clock before " + w
+	case "time_after":
+		return "server clock after " + w
+	case "drops":
+		return "one-way drops " + w
+	}
+	return strings.ReplaceAll(k, "_", " ") + " " + w
 }
 
 // primaries lists the slot-serving primaries of a snapshot: "n1 0-5460, n2 ...".

@@ -26,6 +26,7 @@ type runData struct {
 	// of a 10M-entry history's indexes alone took hundreds of megabytes.
 	byIndex  map[int64]int
 	nodeName map[string]string // "ip:port" and node id -> n1, n2 ...
+	groups   []AnomalyGroup    // the attributions grouped by cause (anomalyGroups)
 }
 
 func loadRun(r *Run) (*runData, error) {

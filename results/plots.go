@@ -114,7 +114,7 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 	if math.IsInf(lo, 1) {
 		lo = 0.01
 	}
-	p := newPlot("latency-raw", end, lo, hi, true, "latency (ms, log scale) of each op at its invocation; colour = op, shape = outcome")
+	p := newPlot("latency-raw", end, lo, hi, true, "latency (ms, log scale) of each op at its invocation; ok ops coloured by op, failed ops red squares, unknown ones orange")
 	p.shade(windows)
 	p.axes()
 	type key struct {
@@ -133,26 +133,31 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 		series[k] = v
 	}
 	share := max(minSeriesPoints, scatterBudget/max(1, len(series)))
-	radii := map[history.Type]float64{history.OK: 1.2, history.Fail: 1.8, history.Info: 3}
-	for i, f := range fs {
-		color := palette[i%len(palette)]
-		for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
+	// Ok ops in their op's colour first; failed (red squares) and unknown
+	// (orange squares) ops over them, so that no ok point hides one.
+	radii := map[history.Type]float64{history.OK: 1.2, history.Fail: 2.2, history.Info: 3}
+	outcomeColor := map[history.Type]string{history.Fail: "#d50000", history.Info: "#ff6d00"}
+	for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
+		for i, f := range fs {
 			v, ok := series[key{f, o}]
 			if !ok {
 				continue
 			}
+			color := palette[i%len(palette)]
+			if c, ok := outcomeColor[o]; ok {
+				color = c
+			}
 			p.scatter(fmt.Sprintf("%s %s", f, o), color, v[0], v[1], radii[o], o != history.OK, share)
 		}
 	}
-	// The legend says colour = op and shape = outcome once each, instead
-	// of one swatch per series.
+	// The legend says colour = op for ok ops, and the colour and shape of
+	// failed and unknown ops, once each, instead of one swatch per series.
 	p.legend = p.legend[:0]
 	for i, f := range fs {
 		p.legend = append(p.legend, legendItem{label: f, color: palette[i%len(palette)], radius: 2.5})
 	}
-	for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
-		p.legend = append(p.legend, legendItem{label: o.String(), color: "#777", radius: radii[o], square: o != history.OK})
-	}
+	p.legend = append(p.legend, legendItem{label: "failed", color: outcomeColor[history.Fail], radius: radii[history.Fail], square: true},
+		legendItem{label: "unknown (info)", color: outcomeColor[history.Info], radius: radii[history.Info], square: true})
 	for _, m := range marks {
 		if m.latMs > 0 {
 			p.marker(m.t, m.latMs, "#000", m.title)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"os"
 	"sort"
 	"strings"
 
@@ -125,8 +126,8 @@ type reportData struct {
 	Facts            []fact   // target, build, workloads ... as a small table
 	Checkers         []reportChecker
 	Anomalies        []anomalySection
-	Attributions     []attributionView
-	Census           []string // the key census in sentences
+	Groups           []groupView // the attributions grouped by cause
+	Census           []string    // the key census in sentences
 	LatencyRaw       template.HTML
 	LatencyQ         template.HTML
 	Throughput       template.HTML
@@ -168,6 +169,14 @@ func WriteReportOf(r *Run, h *history.ReadResult) error {
 	if err := d.writeTimeline(r); err != nil {
 		return err
 	}
+	d.groups = d.anomalyGroups()
+	if len(d.groups) > 0 {
+		if err := r.WriteJSON(GroupsFile, d.groups); err != nil {
+			return err
+		}
+	} else if err := os.Remove(r.Path(GroupsFile)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
 	var buf bytes.Buffer
 	if err := reportTmpl.Execute(&buf, d.report()); err != nil {
 		return err
@@ -202,14 +211,19 @@ func (d *runData) report() reportData {
 	var marks []anomalyMark
 	rd.Anomalies, marks = d.anomalies()
 	for i := range rd.Anomalies {
-		// Headers in words ("ack (s)"), not the figures' field names.
+		// Titles and headers in words ("Bad read samples", "ack (s)"),
+		// not the figures' field names.
 		for j := range rd.Anomalies[i].Tables {
+			rd.Anomalies[i].Tables[j].Name = titleWords(rd.Anomalies[i].Tables[j].Name)
 			for k, c := range rd.Anomalies[i].Tables[j].Columns {
 				rd.Anomalies[i].Tables[j].Columns[k] = columnWords(c)
 			}
 		}
+		for j := range rd.Anomalies[i].Lists {
+			rd.Anomalies[i].Lists[j].Name = titleWords(rd.Anomalies[i].Lists[j].Name)
+		}
 	}
-	rd.Attributions = d.attributions()
+	rd.Groups = groupViews(d.groups)
 	rd.Census = d.censusSentences()
 	rd.LatencyRaw = latencyRawSVG(ss, end, windows, marks)
 	bs, width := buckets(ss, end, 120)
@@ -473,6 +487,9 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			words = append(words, n+": "+strings.Join(parts, "; ")+".")
 		}
 	}
+	if s := d.groupsWords(); s != "" {
+		words = append(words, s)
+	}
 	if s := d.rtoWords(); s != "" {
 		words = append(words, s)
 	}
@@ -630,6 +647,41 @@ func joinWords(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
+// titleWords is a figure's name as a title: "bad_read_samples: x" ->
+// "Bad read samples: x".
+func titleWords(name string) string {
+	head, rest, found := strings.Cut(name, ": ")
+	head = columnWords(head)
+	if head != "" {
+		head = strings.ToUpper(head[:1]) + head[1:]
+	}
+	if found {
+		return head + ": " + rest
+	}
+	return head
+}
+
+// numeric tells a cell that reads as a number, a time or a span of them
+// ("12", "0.35 s", "2.03–4.78 s", "≤ 0.40 s", "p99 3 ms"): it must not
+// wrap inside.
+func numeric(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	digits := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case strings.ContainsRune(" .,:-–+≤~%×()", r), r == 's', r == 'm', r == 'µ', r == 'n':
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
 // reportCSS is shared by the report and the results browser's pages.
 const reportCSS = `
 body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1280px;padding:0 1em;color:#222}
@@ -637,66 +689,70 @@ nav a{margin-right:1em}
 .v-valid{color:#fff;background:#2e7d32}.v-measured{color:#fff;background:#1565c0}.v-invalid{color:#fff;background:#c62828}.v-unknown{color:#fff;background:#ef6c00}.v-incomplete{color:#fff;background:#757575}
 .badge{padding:.15em .5em;border-radius:4px;font-weight:bold}
 table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
-td{max-width:36em;overflow-wrap:anywhere}section{overflow-x:auto}
+td{max-width:36em;overflow-wrap:normal;word-break:keep-all}td.num,th{white-space:nowrap}.tw{overflow-x:auto;max-width:100%}section{overflow-x:auto}
 th{background:#f3f3f3}
 pre{background:#f6f6f6;padding:.6em;overflow:auto;max-height:30em;font-size:12px;white-space:pre-wrap}
 .headline li{margin:.3em 0}.why{color:#444;font-style:italic}
 details{margin:.3em 0}section{margin-bottom:2em}
 .anomaly{border-left:4px solid #c62828;padding-left:1em;margin:1em 0}
-.nw{white-space:nowrap}.effect{min-width:22em;max-width:34em;overflow-wrap:anywhere}.impact{min-width:11em}.err{min-width:14em;max-width:24em;overflow-wrap:anywhere}
+.nw{white-space:nowrap}.effect{min-width:22em;max-width:34em}.impact{min-width:11em}.err{min-width:14em;max-width:24em}
+.v-documented{color:#000;background:#ffb300}
+.group{border-left:4px solid #757575;padding-left:1em;margin:1.2em 0}.group[data-cause=documented]{border-color:#ffb300}.group[data-cause=server-lost]{border-color:#c62828}
+.attribution{margin-left:.5em}details.more li{font-size:13px}
 .cycle{white-space:pre-wrap;font-family:monospace;font-size:12px;background:#fff3f3;padding:.4em}
 `
 
-var reportTmpl = template.Must(template.New("report").Parse(`<!doctype html>
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"num": numeric}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>redline {{.Test}}: {{.Valid}}</title>
 <style>` + reportCSS + `</style></head><body>
 <h1>{{.Test}} <span class="badge v-{{.Valid}}" id="verdict">{{.Valid}}</span></h1>
-<nav><a href="#anomalies">anomalies</a><a href="#latency">latency</a><a href="#throughput">throughput</a><a href="#rpo">RPO</a><a href="#rto">RTO</a><a href="#topology">topology</a><a href="#faults">faults</a><a href="#checkers">checkers</a><a href="#config">config</a><a id="timeline-link" href="timeline.html">timeline (ops per process)</a></nav>
+<nav><a href="#latency">latency</a><a href="#throughput">throughput</a><a href="#rpo">RPO</a><a href="#topology">topology</a><a href="#attribution">anomalies by cause</a><a href="#anomalies">anomalies per checker</a><a href="#rto">RTO</a><a href="#faults">faults</a><a href="#checkers">checkers</a><a href="#config">config</a><a id="timeline-link" href="timeline.html">timeline (ops per process)</a></nav>
 <section id="headline"><ul class="headline">{{range .Headline}}<li>{{.}}</li>{{end}}</ul>
-<table>{{range .Facts}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}<tr><th>directory</th><td>{{.Dir}}</td></tr></table>
+<div class="tw"><table>{{range .Facts}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}<tr><th>directory</th><td>{{.Dir}}</td></tr></table></div>
 {{range .Notes}}<p class="why">{{.}}</p>{{end}}</section>
 
-<section id="anomalies"><h2>Anomalies</h2>
-{{if not .Anomalies}}<p>No checker found an anomaly.</p>{{end}}
-{{range .Anomalies}}<div class="anomaly" data-checker="{{.Checker}}"><h3>{{.Checker}} <span class="badge v-{{.Valid}}">{{.Valid}}</span></h3>
-{{range .Sentences}}<p>{{.}}</p>{{end}}
-{{range .Cycles}}<h4>{{.Class}}{{if .Count}} ({{.Count}}){{end}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{range .Steps}}<div class="cycle">{{.}}</div>{{end}}{{end}}
-{{range .Tables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}
-{{range .Lists}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}<p>{{range $i, $e := .Items}}{{if $i}}, {{end}}{{$e}}{{end}}{{if .More}} … and {{.More}} more{{end}}</p>{{end}}
-{{if .Links}}<p>Visualizations (porcupine shows the longest linearizable prefix and the op that cannot follow it):</p><ul>{{range .Links}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
-{{if .Ops}}<h4>Ops involved (first instances)</h4><table><tr><th>index</th><th>process</th><th>time</th><th>op</th><th>key</th><th>sent</th><th>outcome</th><th>got</th><th>node</th><th>latency</th><th>error</th></tr>
-{{range .Ops}}<tr><td>{{.Index}}</td><td>{{.Process}}</td><td>{{.Time}}</td><td>{{.F}}</td><td>{{.Key}}</td><td>{{.Sent}}</td><td>{{.Outcome}}</td><td>{{.Got}}</td><td>{{.Node}}</td><td>{{.Latency}}</td><td>{{.Error}}</td></tr>{{end}}</table>{{end}}
-</div>{{end}}</section>
-{{if or .Attributions .Census}}<section id="attribution"><h2>Attribution: what happened to each anomaly and unserved shard</h2>
-{{range .Census}}<p class="census">{{.}}</p>{{end}}
-<p class="why">For each anomaly's first instances: the node that acknowledged the write, the read that missed it, where the key is at the end (a census of every node, primaries and replicas), the faults and journalled admin steps in between, the servers' own log lines of that span, and a verdict: the server lost it, an admin step stranded it, or unknown. For each shard that went unserved in a fault window (or outside every window): the span from its first failed call to its first served one, the errors clients saw, who served its slots again, the faults and journalled steps overlapping it, and a verdict: the fault did it (an outage to expect), an admin step did it, or unknown.</p>
-{{range .Attributions}}<div class="attribution"><h3>{{.Title}}</h3><p><span class="badge v-{{.VerdictClass}}">{{.Verdict}}</span> {{.Why}}</p>
-<table>{{range .Facts}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
-{{if .Logs}}<details><summary>server log lines ({{len .Logs}})</summary><pre>{{range .Logs}}{{.}}
-{{end}}</pre></details>{{end}}</div>{{end}}</section>{{end}}
-
 <section id="latency"><h2>Latency</h2>
-<p class="why">Every op at its invocation time (points merged by pixel; anomalous ops circled in black), faults shaded and labelled.</p>
+<p class="why">Every op at its invocation time (points merged by pixel; failed ops red squares and unknown ones orange over the ok ones; anomalous ops circled in black), faults shaded and labelled.</p>
 {{.LatencyRaw}}
 {{.LatencyQ}}</section>
 <section id="throughput"><h2>Throughput</h2>{{.Throughput}}</section>
 <section id="rpo"><h2>RPO: acknowledged writes and losses</h2>{{.RPO}}
 {{if .Windows}}<h3 id="windows">Per fault window</h3><p class="why">What each fault lost (acknowledged writes, over every workload), the RPO (the span over which the lost writes had been acknowledged; ≤ a bound) and how long each shard, by its primary, took to serve again (RTO).</p>
-<table id="window-table"><tr><th>#</th><th>fault</th><th>mode</th><th>nodes</th><th>in force</th><th>lost</th><th>RPO</th><th>RTO per shard</th><th>keys on touched nodes</th></tr>
-{{range .Windows}}<tr><td>{{.Index}}</td><td>{{.Fault}}</td><td>{{.Mode}}</td><td>{{.Nodes}}</td><td class="nw">{{.When}}</td><td>{{.Lost}}</td><td>{{.RPO}}</td><td>{{.RTO}}</td><td>{{.Coverage}}</td></tr>{{end}}</table>{{end}}
-{{range .RPOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{end}}</section>
-<section id="rto"><h2>RTO: recovery per fault and shard</h2>
-{{range .RTOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{else}}<p>No RTO checker ran.</p>{{end}}</section>
+<div class="tw"><table id="window-table"><tr><th>#</th><th>fault</th><th>mode</th><th>nodes</th><th>in force</th><th>lost</th><th>RPO</th><th>RTO per shard</th><th>keys on touched nodes</th></tr>
+{{range .Windows}}<tr><td class="num">{{.Index}}</td><td>{{.Fault}}</td><td>{{.Mode}}</td><td>{{.Nodes}}</td><td class="num">{{.When}}</td><td{{if num .Lost}} class="num"{{end}}>{{.Lost}}</td><td{{if num .RPO}} class="num"{{end}}>{{.RPO}}</td><td>{{.RTO}}</td><td>{{.Coverage}}</td></tr>{{end}}</table></div>{{end}}
+{{range .RPOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<div class="tw"><table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td{{if num .}} class="num"{{end}}>{{.}}</td>{{end}}</tr>{{end}}</table></div>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{end}}</section>
 <section id="topology"><h2>Topology</h2>
 {{if .Topology}}{{.Topology}}{{else}}<p>No CLUSTER NODES snapshot was recorded.</p>{{end}}
 {{if .TopologyChanges}}<details open><summary>Changes ({{len .TopologyChanges}})</summary><ul>{{range .TopologyChanges}}<li>{{.}}</li>{{end}}</ul></details>{{end}}</section>
+{{if or .Groups .Census}}<section id="attribution"><h2>Anomalies by cause</h2>
+{{range .Census}}<p class="census">{{.}}</p>{{end}}
+<p class="why">The attributed anomalies grouped by checker, cause, acknowledging node (or shard) and fault window, each group with its count and its first examples in full. A loss is <em>documented asynchronous replication</em> only when the history shows the node that acknowledged it was a primary cut off by a partition, a replica at the end (demoted) and no WAIT satisfied: Redis Cluster documents that it loses such writes. Any other loss the attribution could not pin on an admin step reads "the server lost it". For each example: the node that acknowledged the write, the read that missed it, where the key is at the end (a census of every node, primaries and replicas), the faults and journalled admin steps in between and the servers' own log lines of that span. For each shard that went unserved: the span from its first failed call to its first served one, the errors clients saw, who served its slots again, and a verdict: the fault did it (an outage to expect), an admin step did it, or unknown.</p>
+{{range .Groups}}<div class="group" data-cause="{{.Cause}}" data-count="{{.Count}}"><h3>{{.Title}}</h3><p><span class="badge v-{{.Class}}">{{if eq .Cause "documented"}}documented behaviour{{else}}{{.Words}}{{end}}</span>{{if eq .Cause "documented"}} {{.Words}}{{end}}</p>
+{{range .Cards}}<div class="attribution"><h4>{{.Title}}</h4><p><span class="badge v-{{.VerdictClass}}">{{.Verdict}}</span> {{.Why}}</p>
+<div class="tw"><table>{{range .Facts}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table></div>
+{{if .Logs}}<details><summary>server log lines ({{len .Logs}})</summary><pre>{{range .Logs}}{{.}}
+{{end}}</pre></details>{{end}}</div>{{end}}
+{{if .More}}<details class="more"><summary>and {{len .More}} more</summary><ul>{{range .More}}<li>{{.}}</li>{{end}}</ul></details>{{end}}</div>{{end}}</section>{{end}}
+<section id="anomalies"><h2>Anomalies per checker</h2>
+{{if not .Anomalies}}<p>No checker found an anomaly.</p>{{end}}
+{{range .Anomalies}}<div class="anomaly" data-checker="{{.Checker}}"><h3>{{.Checker}} <span class="badge v-{{.Valid}}">{{.Valid}}</span></h3>
+{{range .Sentences}}<p>{{.}}</p>{{end}}
+{{range .Cycles}}<h4>{{.Class}}{{if .Count}} ({{.Count}}){{end}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{range .Steps}}<div class="cycle">{{.}}</div>{{end}}{{end}}
+{{range .Tables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}<div class="tw"><table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td{{if num .}} class="num"{{end}}>{{.}}</td>{{end}}</tr>{{end}}</table></div>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}
+{{range .Lists}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}<p>{{range $i, $e := .Items}}{{if $i}}, {{end}}{{$e}}{{end}}{{if .More}} … and {{.More}} more{{end}}</p>{{end}}
+{{if .Links}}<p>Visualizations (porcupine shows the longest linearizable prefix and the op that cannot follow it):</p><ul>{{range .Links}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
+{{if .Ops}}<h4>Ops involved (first instances)</h4><div class="tw"><table><tr><th>index</th><th>process</th><th>time</th><th>op</th><th>key</th><th>sent</th><th>outcome</th><th>got</th><th>node</th><th>latency</th><th>error</th></tr>
+{{range .Ops}}<tr><td class="num">{{.Index}}</td><td class="num">{{.Process}}</td><td class="num">{{.Time}}</td><td>{{.F}}</td><td>{{.Key}}</td><td>{{.Sent}}</td><td>{{.Outcome}}</td><td>{{.Got}}</td><td>{{.Node}}</td><td class="num">{{.Latency}}</td><td>{{.Error}}</td></tr>{{end}}</table></div>{{end}}
+</div>{{end}}</section>
+<section id="rto"><h2>RTO: recovery per fault and shard</h2>
+{{range .RTOTables}}<h4>{{.Name}}</h4>{{if .Why}}<p class="why">{{.Why}}</p>{{end}}{{if .Columns}}<div class="tw"><table><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>{{range .Rows}}<tr>{{range .}}<td{{if num .}} class="num"{{end}}>{{.}}</td>{{end}}</tr>{{end}}</table></div>{{if .More}}<p>… and {{.More}} more in results.json</p>{{end}}{{end}}{{else}}<p>No RTO checker ran.</p>{{end}}</section>
 <section id="faults"><h2>Faults</h2>
-{{if .Faults}}<table><tr><th>fault</th><th>start</th><th>stop</th><th>duration</th><th>nodes</th><th>mode</th><th>effect</th><th>clients saw</th><th>error</th></tr>
-{{range .Faults}}<tr><td class="nw">{{.Fault}}</td><td class="nw">{{.Start}}</td><td class="nw">{{.Stop}}</td><td class="nw">{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td class="effect">{{.Effect}}</td><td class="impact">{{.Impact}}</td><td class="err">{{.Error}}</td></tr>{{end}}</table>{{else}}<p>No fault was injected.</p>{{end}}</section>
+{{if .Faults}}<div class="tw"><table><tr><th>fault</th><th>start</th><th>stop</th><th>duration</th><th>nodes</th><th>mode</th><th>effect</th><th>clients saw</th><th>error</th></tr>
+{{range .Faults}}<tr><td class="nw">{{.Fault}}</td><td class="num">{{.Start}}</td><td class="num">{{.Stop}}</td><td class="num">{{.Duration}}</td><td>{{.Nodes}}</td><td>{{.Mode}}</td><td class="effect">{{.Effect}}</td><td class="impact">{{.Impact}}</td><td class="err">{{.Error}}</td></tr>{{end}}</table></div>{{else}}<p>No fault was injected.</p>{{end}}</section>
 <section id="checkers"><h2>Checkers</h2>
-<table><tr><th>checker</th><th>verdict</th><th>figures</th></tr>
+<div class="tw"><table><tr><th>checker</th><th>verdict</th><th>figures</th></tr>
 {{range .Checkers}}<tr><td>{{.Name}}</td><td><span class="badge v-{{.Valid}}">{{.Valid}}</span></td><td>{{.Headline}}</td></tr>
-{{end}}</table>
+{{end}}</table></div>
 {{range .Checkers}}<details><summary>{{.Name}}: all figures</summary><pre>{{.Figures}}</pre></details>{{end}}
 {{if .Files}}<h3>Files</h3><ul>{{range .Files}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}</section>
 <section id="config"><h2>Configuration</h2><pre>{{.Config}}</pre></section>

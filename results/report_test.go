@@ -63,7 +63,7 @@ func TestReportExplainsAnomalies(t *testing.T) {
 	}
 	// One row per fault: the partition with its stop and duration, the
 	// failover with the primaries it changed.
-	if !regexp.MustCompile(`<td class="nw">partition</td><td class="nw">15.00 s</td><td class="nw">25.03 s</td><td class="nw">10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
+	if !regexp.MustCompile(`<td class="nw">partition</td><td class="num">15.00 s</td><td class="num">25.03 s</td><td class="num">10.03 s</td><td>n2</td><td>isolate-primary</td>`).MatchString(html) {
 		t.Error("the partition is not one row with start, stop, duration, nodes and mode")
 	}
 	if !regexp.MustCompile(`<td class="impact">\d+ ops, \d+ failed, \d+ unknown; ok p99 [0-9.]+ ms</td>`).MatchString(html) {
@@ -122,7 +122,7 @@ func TestReportRendersUnknownFiguresGenerically(t *testing.T) {
 	b, _ := os.ReadFile(run.Path("report.html"))
 	html := string(b)
 	for _, want := range []string{"UNKNOWN: kv/new could not decide.", "no final read of 2 keys: nothing to judge them by",
-		"first_instances: missing-final-read", "kv/new: undecided: no final read of 2 keys", "<td>kv:1</td>", "Ops involved", `&#34;mystery&#34;`} {
+		"First instances: missing-final-read", "kv/new: undecided: no final read of 2 keys", "<td>kv:1</td>", "Ops involved", `&#34;mystery&#34;`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}

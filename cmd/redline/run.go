@@ -6,10 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -411,7 +409,7 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 			fmt.Fprintf(w, "%s is %s: %s\n", n, r.Valid, why)
 		}
 	}
-	printAttribution(w, s)
+	printAttribution(w, s, dir)
 	printCoverage(w, s)
 	fmt.Fprintf(w, "\nverdict: %s\nresults: %s\n", verdictLine(s), dir)
 }
@@ -435,9 +433,11 @@ func printCoverage(w io.Writer, s checker.Summary) {
 	}
 }
 
-// printAttribution says, per attributed anomaly, whose doing it was
-// (results.json and the report have the evidence).
-func printAttribution(w io.Writer, s checker.Summary) {
+// printAttribution says, per group of attributed anomalies, whose doing
+// it was (results.json and the report have the evidence); dir is the
+// run's directory, where the report left the groups it made with the
+// history's evidence.
+func printAttribution(w io.Writer, s checker.Summary, dir string) {
 	if c := s.Census; c != nil && c.Stranded > 0 {
 		fmt.Fprintf(w, "\ncensus: %d copies of the run's keys are on nodes whose shard does not serve their slot (stranded), e.g. %s\n", c.Stranded, strings.Join(c.Examples[:min(3, len(c.Examples))], "; "))
 	}
@@ -447,28 +447,12 @@ func printAttribution(w io.Writer, s checker.Summary) {
 	if len(s.Attribution) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nattribution (what happened to each anomaly and unserved shard; evidence in results.json and report.html):")
-	// Unserved windows are expected in every faulted run: the first few
-	// in full, the rest counted by verdict.
-	const maxUnservedLines = 5
-	unserved, more := 0, map[string]int{}
-	for _, a := range s.Attribution {
-		if u := a.Unserved; u != nil {
-			if unserved++; unserved > maxUnservedLines {
-				more[checker.VerdictWords(a.Verdict)]++
-				continue
-			}
-			fmt.Fprintf(w, "  unserved shard %s: %s: %s\n", u.Shard, checker.VerdictWords(a.Verdict), a.Why)
-			continue
-		}
-		fmt.Fprintf(w, "  %s %s key %s (slot %d): %s: %s\n", a.Checker, a.Kind, a.Key, a.Slot, checker.VerdictWords(a.Verdict), a.Why)
-	}
-	if len(more) > 0 {
-		var parts []string
-		for _, v := range slices.Sorted(maps.Keys(more)) {
-			parts = append(parts, fmt.Sprintf("%d %s", more[v], v))
-		}
-		fmt.Fprintf(w, "  ... %d more unserved shard-windows: %s\n", unserved-maxUnservedLines, strings.Join(parts, ", "))
+	// One line per cause (checker, verdict, acknowledging node, fault
+	// window) with its count and three examples: a partition that lost
+	// hundreds of writes is one line, not hundreds.
+	fmt.Fprintln(w, "\nanomalies by cause (evidence in results.json and report.html):")
+	for _, l := range results.GroupLines(dir, s) {
+		fmt.Fprintln(w, "  "+l)
 	}
 }
 

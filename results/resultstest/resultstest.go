@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/redline-dev/redline/checker"
@@ -28,7 +29,14 @@ type Spec struct {
 	// a partition, a non-linearizable register key with its visualization
 	// and a G-single cycle.
 	Invalid bool
-	Seed    uint64
+	// Lost plants that many lost adds acknowledged by the isolated
+	// primary n2 during the partition (demoted by the failover at 40 s:
+	// Redis Cluster's documented loss), two more acknowledged by n1
+	// outside every fault (unexplained), the attribution of the first
+	// ones (at most checker.MaxAttributions, as the attributor does) and
+	// a key census at the end. Implies Invalid.
+	Lost int
+	Seed uint64
 }
 
 const (
@@ -80,6 +88,9 @@ func WriteRun(root string, s Spec) (*results.Run, error) {
 	if s.Target == "" {
 		s.Target = "reference"
 	}
+	if s.Lost > 0 {
+		s.Invalid = true
+	}
 	run, err := results.Store{Root: root}.NewRun(s.Test, s.Started)
 	if err != nil {
 		return nil, err
@@ -121,6 +132,8 @@ func WriteRun(root string, s Spec) (*results.Run, error) {
 // planted are op indexes of the anomalies the history holds.
 type planted struct {
 	lostAdds   []map[string]any
+	strayLost  []map[string]any // lost adds outside every fault window
+	attrs      []checker.Attribution
 	staleRead  int64
 	cycle      []int64
 	partitionS [2]float64
@@ -180,6 +193,9 @@ func writeHistory(run *results.Run, s Spec, before, after [3]int) (planted, erro
 	if s.Invalid {
 		lostWanted = 3
 	}
+	if s.Lost > 0 {
+		lostWanted = s.Lost
+	}
 	for i := 0; i < s.Ops; i++ {
 		t := time.Duration(i/procs)*step + time.Duration(i%procs)*step/procs
 		for ev < len(events) && events[ev].t <= t {
@@ -235,8 +251,18 @@ func writeHistory(run *results.Run, s Spec, before, after [3]int) (planted, erro
 			return p, err
 		}
 		if inv.F == "add" && out == history.OK && inPartition && len(p.lostAdds) < lostWanted && t > partFrom+2*time.Second {
+			if s.Lost > 0 {
+				comp.Node = addr(1) // the isolated primary acknowledged it
+			}
 			p.lostAdds = append(p.lostAdds, map[string]any{"key": inv.Key, "element": i, "ack_s": round3(time.Duration(comp.Time).Seconds()),
 				"node": addr(1), "wait": "no_wait", "index": idx - 1})
+			p.attribute(s, inv, comp, idx-1, "n2 (10.0.0.3:6379)", "partition 15-25.03s on n2")
+		}
+		if s.Lost > 0 && inv.F == "add" && out == history.OK && t > 5*time.Second && t < 10*time.Second && len(p.strayLost) < 2 {
+			comp.Node = addr(0)
+			p.strayLost = append(p.strayLost, map[string]any{"key": inv.Key, "element": i, "ack_s": round3(time.Duration(comp.Time).Seconds()),
+				"node": addr(0), "wait": "no_wait", "index": idx - 1})
+			p.attribute(s, inv, comp, idx-1, "n1 (10.0.0.2:6379)", "")
 		}
 		if s.Invalid && p.staleRead == 0 && inv.F == "read" && out == history.OK && t > partFrom+3*time.Second {
 			p.staleRead = idx - 1
@@ -254,7 +280,37 @@ func writeHistory(run *results.Run, s Spec, before, after [3]int) (planted, erro
 		}
 		ev++
 	}
+	if s.Lost > 0 {
+		// The census at the end: n5 serves n2's slots, n2 is its replica.
+		c := history.Census{Prefix: "", WallStart: s.Started}
+		for i := range nodeCount {
+			role, primary := "replica", nodeID(after[i%3])
+			if slices.Contains(after[:], i) {
+				role, primary = "primary", ""
+			}
+			c.Nodes = append(c.Nodes, history.CensusNode{Name: fmt.Sprintf("n%d", i+1), Addr: addr(i), ID: nodeID(i), Role: role, Primary: primary})
+		}
+		b, _ := json.Marshal(c)
+		if err := emit(history.Op{Time: int64(duration), Process: history.Nemesis, Type: history.Info, F: history.CensusEvent, Ext: history.NewExt(history.Ext{Detail: b})}); err != nil {
+			return p, err
+		}
+	}
 	return p, w.Flush()
+}
+
+// attribute adds the attribution of a planted lost add, as the attributor
+// writes it for a key on no node at the end.
+func (p *planted) attribute(s Spec, inv, comp history.Op, index int64, node, fault string) {
+	if s.Lost == 0 || len(p.attrs) >= checker.MaxAttributions {
+		return
+	}
+	a := checker.Attribution{Checker: "set/set", Kind: "lost-write", Key: inv.Key, Slot: history.Keyslot(inv.Key), Verdict: checker.ServerLost,
+		Ack: &checker.AttrOp{Index: index, F: inv.F, TimeS: round3(time.Duration(comp.Time).Seconds()), Node: node, Value: string(inv.Value)},
+		Why: fmt.Sprintf("the key is on no node at the end and no journalled step touched slot %d in between", history.Keyslot(inv.Key))}
+	if fault != "" {
+		a.Faults = []string{fault}
+	}
+	p.attrs = append(p.attrs, a)
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
@@ -263,10 +319,14 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 func summary(s Spec, p planted) checker.Summary {
 	res := func(v checker.Validity, f map[string]any) checker.Result { return checker.Result{Valid: v, Figures: f} }
 	lost := len(p.lostAdds)
-	lostRows := make([]any, 0, lost)
+	lostRows := make([]any, 0, lost+len(p.strayLost))
+	for _, r := range p.strayLost {
+		lostRows = append(lostRows, r)
+	}
 	for _, r := range p.lostAdds {
 		lostRows = append(lostRows, r)
 	}
+	stray := len(p.strayLost)
 	setValid, linValid, laValid := checker.Valid, checker.Valid, checker.Valid
 	anomalous := []any{}
 	anomalies := map[string]any{}
@@ -293,10 +353,10 @@ func summary(s Spec, p planted) checker.Summary {
 		lin["first_instances"] = []any{map[string]any{"key": "register:7", "index": p.staleRead, "kind": "stale read"}}
 	}
 	return checker.Summary{Valid: checker.Merge(setValid, linValid, laValid), Checkers: map[string]checker.Result{
-		"set/set": res(setValid, map[string]any{"lost": lost, "unexpected": 0, "recovered": 0, "stale_reads": 0,
-			"lost_elements": lostRows, "wait_satisfied": 0, "wait_unsatisfied": 0, "no_wait": lost}),
-		"set/rpo": res(checker.Valid, map[string]any{"kind": "set", "lost": lost, "windows": 2, "per_window": []any{window},
-			"outside_windows": map[string]any{"lost": 0}, "rpo_ms": 120.5}),
+		"set/set": res(setValid, map[string]any{"lost": lost + stray, "unexpected": 0, "recovered": 0, "stale_reads": 0,
+			"lost_elements": lostRows, "wait_satisfied": 0, "wait_unsatisfied": 0, "no_wait": lost + stray}),
+		"set/rpo": res(checker.Valid, map[string]any{"kind": "set", "lost": lost + stray, "windows": 2, "per_window": []any{window},
+			"outside_windows": map[string]any{"lost": stray}, "rpo_ms": 120.5}),
 		"set/rto": res(checker.Valid, map[string]any{"affected": 12, "unrecovered": 0,
 			"rto_ms":     map[string]any{"count": 12, "p50": 10400.0, "p95": 11000.0, "p99": 11020.0, "max": 11020.0},
 			"per_window": []any{map[string]any{"window": 0, "fault": "partition", "nodes": []any{"n2"}, "affected_keys": 12, "rto_ms": map[string]any{"count": 12, "p50": 10400.0, "max": 11020.0}}},
@@ -304,7 +364,7 @@ func summary(s Spec, p planted) checker.Summary {
 		}),
 		"register/linearizable": res(linValid, lin),
 		"txn/list-append":       res(laValid, map[string]any{"anomalies": anomalies, "anomaly_types": len(anomalies)}),
-	}}
+	}, Attribution: p.attrs}
 }
 
 // WriteStore writes a small store of three runs a minute apart: a valid
