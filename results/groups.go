@@ -340,7 +340,13 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 			if g.isolated {
 				who = "the isolated primary " + g.g.Node
 			}
-			g.g.Words = fmt.Sprintf("documented asynchronous replication: %s acknowledged for ~%s s after the partition began (%s), was demoted after it, and no WAIT covered the writes", who, trimFloat(float64(int64(g.maxAfter*10+0.5))/10), g.g.Window)
+			// Tenths of a second; under 0.1 s, milliseconds ("~0 s" read as
+			// nothing acknowledged at all).
+			span := "~" + trimFloat(float64(int64(g.maxAfter*10+0.5))/10) + " s"
+			if g.maxAfter < 0.05 {
+				span = fmt.Sprintf("%d ms", int64(g.maxAfter*1000+0.5))
+			}
+			g.g.Words = fmt.Sprintf("documented asynchronous replication: %s acknowledged for %s after the partition began (%s), was demoted after it, and no WAIT covered the writes", who, span, g.g.Window)
 			// The attribution covers the first instances only: the span is
 			// what they show, not the whole loss.
 			if lost := d.sum.Checkers[g.g.Checker].Counts().Lost.N(); int(lost) > g.g.Count {
