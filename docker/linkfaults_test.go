@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/sys/unix"
 
 	"github.com/redline-dev/redline/harness/cluster"
@@ -319,7 +320,14 @@ func TestLinkAndCPUFaults(t *testing.T) {
 				addr = n.Addr
 			}
 		}
-		rc := cl.spec.RunUser.AdminClient(addr)
+		// At 2% of a CPU the script takes up to 50 times its free time:
+		// with a free time of 0.1-0.2 s, several seconds, past the admin
+		// client's 3 s read timeout (a clean-clone run of 2026-12-05 failed
+		// with an i/o timeout on the capped EVAL; others saw 20-26x and
+		// passed). The reply is what is measured, so it is waited for.
+		opt := cl.spec.RunUser.AdminOptions(addr)
+		opt.ReadTimeout = time.Minute
+		rc := redis.NewClient(opt)
 		defer rc.Close()
 		// A script that keeps the server's CPU busy: its reply time is
 		// CPU time, best of three.
