@@ -265,6 +265,11 @@ type suspect struct {
 type counterWant struct {
 	lower, upper int64
 	known        bool // both bounds read from the figures
+	// revealed is the first read that showed the loss and whole the last
+	// read before it that held every acknowledged increment (-1 when the
+	// figures name none): the loss happened between them, and the faults
+	// of that stretch are the candidates, not those near the final read.
+	revealed, whole int64
 }
 
 // holds says whether a counter's census copy holds what the anomaly is
@@ -406,7 +411,16 @@ func suspects(s Summary) []suspect {
 						kind = "unexpected-increment"
 					}
 				}
-				add(suspect{checker: name, kind: kind, key: k, index: idx, counter: &counterWant{lo, hi, okLo && okHi}})
+				want := &counterWant{lower: lo, upper: hi, known: okLo && okHi, revealed: -1, whole: -1}
+				if kind == "lost-increment" {
+					if r, ok := num("revealed_index"); ok {
+						want.revealed = r
+						if w, ok := num("whole_before_index"); ok {
+							want.whole = w
+						}
+					}
+				}
+				add(suspect{checker: name, kind: kind, key: k, index: idx, counter: want})
 			}
 		}
 		var keys []string
@@ -709,6 +723,25 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 		at.Miss = a.opRef(miss, false)
 		to = miss.Invoke.Time
 	}
+	var reveal history.Pair
+	haveReveal := false
+	if x.counter != nil && x.counter.revealed >= 0 && a.dupIndex[x.counter.revealed] <= 1 {
+		// A counter's loss shows first at the read that named it: the
+		// stretch to judge ends there and begins at the last read that
+		// still held every acknowledged increment (or at the start when
+		// none did), whatever came between it and the final read. An
+		// index that names no read of this key, or more than one entry,
+		// is no evidence: the final read's stretch stays.
+		if p, ok := a.byIndex[x.counter.revealed]; ok && isRead(p.Invoke.F) && p.Invoke.Key == x.key && p.Completion != nil {
+			reveal, haveReveal = p, true
+			to = p.Invoke.Time
+			from = 0
+			if w, ok := a.byIndex[x.counter.whole]; ok && x.counter.whole >= 0 && a.dupIndex[x.counter.whole] <= 1 &&
+				isRead(w.Invoke.F) && w.Invoke.Key == x.key && w.Completion != nil && w.Completion.Time < to {
+				from = w.Completion.Time
+			}
+		}
+	}
 	want := x.value
 	if want == "" && haveAck {
 		want = writeValue(ack.Invoke)
@@ -987,6 +1020,15 @@ func (a *attributor) attribute(x suspect) (at Attribution) {
 	if x.counter != nil && x.counter.known && haveMiss && miss.Completion != nil {
 		at.Why += fmt.Sprintf("; the final read (op %d) returned %s, the acknowledged increments before it add up to %d",
 			miss.Invoke.Index, orNone(rawString(miss.Completion.Value)), x.counter.lower)
+	}
+	if haveReveal {
+		at.Why += fmt.Sprintf("; the loss first showed at op %d (%.3fs, read %s)", reveal.Invoke.Index, float64(reveal.Invoke.Time)/1e9,
+			orNone(rawString(reveal.Completion.Value)))
+		if from > 0 {
+			at.Why += fmt.Sprintf(", after a read that held every acknowledged increment ended at %.3fs: the faults named are those of that stretch", float64(from)/1e9)
+		} else {
+			at.Why += ", and no read before it held every acknowledged increment: the faults named are those before it"
+		}
 	}
 	return at
 }

@@ -364,6 +364,28 @@ func (ck *counterKey) riseLoss() {
 	}
 }
 
+// revealed names the reads that bracket the key's loss: the first read that
+// showed a deficit (its invocation index) and the last read that completed
+// before that one began with no deficit (-1 when there was none). ok is
+// false when the key lost nothing.
+func (ck *counterKey) revealed() (reveal, whole int64, ok bool) {
+	if len(ck.rises) == 0 {
+		return 0, -1, false
+	}
+	first := ck.rises[0].read
+	whole = -1
+	var wholeEnd int64 = -1
+	for _, rd := range ck.reads {
+		if rd.c.end >= first.start || rd.c.end <= wholeEnd {
+			continue
+		}
+		if lo, _ := ck.bounds(rd.c.start, rd.c.end); rd.value >= lo {
+			whole, wholeEnd = rd.c.inv.Index, rd.c.end
+		}
+	}
+	return first.inv.Index, whole, true
+}
+
 // firstAckIn is the completion of the key's first acknowledged increment
 // in [from, to), or inf.
 func (ck *counterKey) firstAckIn(from, to int64) int64 {
@@ -407,7 +429,7 @@ func (c counter) Check(ctx context.Context, in *History) Result {
 		if ck.lost > 0 || ck.unexpected > 0 {
 			lostNames = append(lostNames, ck.key)
 			if len(lostKeys) < c.o.MaxExamples {
-				lostKeys = append(lostKeys, map[string]any{
+				e := map[string]any{
 					"key": ck.key, "acked": ck.acked, "attempted": ck.attempted, "final": ck.final.value,
 					"final_index": ck.final.c.inv.Index,
 					// The bounds the final read had to be within: lower
@@ -415,7 +437,19 @@ func (c counter) Check(ctx context.Context, in *History) Result {
 					// up to, upper every increment invoked by its end.
 					"lower": ck.lower, "upper": ck.upper,
 					"lost": ck.lost, "lost_max": ck.lostMax, "unexpected": ck.unexpected,
-				})
+				}
+				// Where the loss first showed: the first read below its
+				// lower bound, and the last read before it that held
+				// every increment acknowledged before it began. The loss
+				// happened between the two; the final read (often much
+				// later, after more increments) says only that it did.
+				if r, c, ok := ck.revealed(); ok {
+					e["revealed_index"] = r
+					if c >= 0 {
+						e["whole_before_index"] = c
+					}
+				}
+				lostKeys = append(lostKeys, e)
 			}
 		}
 	}

@@ -77,3 +77,60 @@ func TestAttributeCounterUnexpectedIsNoLostIncrement(t *testing.T) {
 		t.Fatalf("an excess must be named by its read and never called a loss: verdict %s, why %s, miss %+v", a.Verdict, a.Why, a.Miss)
 	}
 }
+
+// A counter's loss is judged over the stretch where it first showed, not
+// near the final read: increments lost under a partition at 200-300 ms show
+// at a read at 400 ms; many more increments follow (the last acknowledged
+// just before the final read, well after every fault); a later kill at
+// 2000-2100 ms touched nothing. The attribution names the partition, never
+// the kill, and says where the loss first showed. A figure that names a read
+// that is not there, or an op of another key, leaves the final read's
+// stretch (no invented evidence).
+func TestAttributeCounterJudgesWhereTheLossFirstShowed(t *testing.T) {
+	build := func() *hist {
+		key := keyIn(t, "c:", 0, 5460)
+		h := &hist{}
+		start(h)
+		h.call(0, "add", key, 1, 100, history.OK, nil, 110)
+		h.servedBy(addr1)
+		h.call(1, "read", key, nil, 150, history.OK, 1, 160) // holds the 1 acknowledged
+		h.servedBy(addr1)
+		h.event(200, history.Info, "start-partition", []string{"n1"}, nil)
+		h.call(0, "add", key, 1, 210, history.OK, nil, 220) // acknowledged, then lost
+		h.servedBy(addr1)
+		h.event(300, history.Info, "stop-partition", []string{"n1"}, nil)
+		h.call(1, "read", key, nil, 400, history.OK, 1, 410) // the loss shows: 1 < 2
+		h.servedBy(addr4)
+		for i := int64(0); i < 20; i++ {
+			h.call(0, "add", key, 1, 500+100*i, history.OK, nil, 510+100*i)
+			h.servedBy(addr4)
+		}
+		h.event(2000, history.Info, "start-kill", []string{"n2"}, nil)
+		h.event(2100, history.Info, "stop-kill", []string{"n2"}, nil)
+		h.call(0, "add", key, 1, 3990, history.OK, nil, 3995)
+		h.servedBy(addr4)
+		h.event(4000, history.Info, "final-reads", nil, nil)
+		h.call(1<<21, "read", key, nil, 4100, history.OK, 22, 4110) // 23 acknowledged
+		h.servedBy(addr4)
+		v := "22"
+		h.event(4200, history.Info, history.CensusEvent, nil, history.Census{Prefix: "c:", Nodes: []history.CensusNode{
+			{Name: "n4", Addr: addr4, ID: id4, Role: "primary", View: view(id4, addr4, id1, addr1),
+				Keys: map[string]history.CensusKey{key: {Type: "string", Value: &v}}},
+			{Name: "n2", Addr: addr2, ID: id2, Role: "primary", View: view(id4, addr4, id1, addr1)},
+			{Name: "n1", Addr: addr1, ID: id1, Role: "replica", Primary: id4, View: view(id4, addr4, id1, addr1)},
+		}})
+		return h
+	}
+	at := attribute(t, build(), Counter(Scope{KeyPrefix: "c:"}))
+	if len(at) != 1 || at[0].Kind != "lost-increment" {
+		t.Fatalf("want one lost-increment attribution, got %+v", at)
+	}
+	a := at[0]
+	joined := strings.Join(a.Faults, " | ")
+	if !strings.Contains(joined, "partition") || strings.Contains(joined, "kill") {
+		t.Fatalf("faults %q: want the partition the loss followed, not the later kill (why: %s)", joined, a.Why)
+	}
+	if !strings.Contains(a.Why, "first showed at op") {
+		t.Fatalf("why does not say where the loss first showed: %s", a.Why)
+	}
+}
