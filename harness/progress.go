@@ -111,6 +111,22 @@ type Status struct {
 	Fault  func() string
 	// Live, if set, adds figures of the moment (a bench's ops/s and p99).
 	Live func() string
+	// Faults, if set, is how many faults have started so far.
+	Faults func() int
+	// Verdicts, if set, is the running verdict per checker (liveWatch).
+	Verdicts func() string
+}
+
+// plainEvery is how often a run without a terminal logs its progress
+// line: every 5 s on short runs, less often on long ones (a soak run of an
+// hour logs about 120 lines, not 720), at most every minute.
+func plainEvery(limit time.Duration) time.Duration {
+	return min(max(5*time.Second, (limit/120).Round(time.Second)), time.Minute)
+}
+
+// left is the time left of limit after elapsed, in whole seconds.
+func left(limit, elapsed time.Duration) time.Duration {
+	return max(0, limit-elapsed).Round(time.Second)
 }
 
 // StartRun shows elapsed time against the limit, op counts and the fault.
@@ -130,20 +146,30 @@ func (pr *Progress) StartRun(limit time.Duration, st Status) {
 		if st.Live != nil {
 			live = st.Live() + "  "
 		}
-		return fmt.Sprintf("%sok %d  fail %d  info %d  fault: %s", live, ok, fail, info, fault)
+		line := fmt.Sprintf("%sok %d  fail %d  info %d  fault: %s", live, ok, fail, info, fault)
+		if st.Faults != nil {
+			line += fmt.Sprintf(" (%d so far)", st.Faults())
+		}
+		if st.Verdicts != nil {
+			if v := st.Verdicts(); v != "" {
+				line += "  verdict " + v
+			}
+		}
+		return line
 	}
 	if !pr.tty {
 		pr.done.Add(1)
 		go func() {
 			defer pr.done.Done()
-			t := time.NewTicker(5 * time.Second)
+			t := time.NewTicker(plainEvery(limit))
 			defer t.Stop()
 			for {
 				select {
 				case <-pr.stop:
 					return
 				case <-t.C:
-					pr.log.Printf("%s / %s  %s", time.Since(start).Round(time.Second), limit, line())
+					el := time.Since(start)
+					pr.log.Printf("%s / %s (%s left)  %s", el.Round(time.Second), limit, left(limit, el), line())
 				}
 			}
 		}()
@@ -154,7 +180,7 @@ func (pr *Progress) StartRun(limit time.Duration, st Status) {
 	total := int64(limit / time.Millisecond)
 	pr.bar = pr.p.AddBar(total,
 		mpb.PrependDecorators(decor.Name("running "), decor.NewElapsed(decor.ET_STYLE_MMSS, start), decor.Any(func(decor.Statistics) string {
-			return " / " + limit.String()
+			return " / " + limit.String() + " (" + left(limit, time.Since(start)).String() + " left)"
 		})),
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return "  " + line() })),
 	)

@@ -14,7 +14,9 @@ import (
 )
 
 // Recorder appends every entry to the history file (history.FileName) as
-// the run goes and keeps them in memory for the checkers. The entries are
+// the run goes. It keeps none of them in memory: a soak run of an hour
+// records over a hundred million entries, and the checkers read them back
+// from the file, as `redline check` does (issue 42). The entries are
 // written as compressed frames (history.FrameWriter), one every
 // frameEvery or every maxFrame bytes of JSON, whichever comes first: a
 // crashed run leaves a history that is at most that much short, every
@@ -24,7 +26,9 @@ type Recorder struct {
 	start time.Time
 
 	mu    sync.Mutex
-	ops   []history.Op
+	n     int64 // entries recorded: the next entry's index
+	last  int64 // the last entry's time
+	watch func(*history.Op)
 	pend  []byte // JSON lines of the next frame
 	pendN int    // entries in pend
 	spare []byte // the previous frame's buffer, for reuse
@@ -122,13 +126,18 @@ func (r *Recorder) Record(op history.Op) history.Op {
 	split := encErr == nil && bytes.HasPrefix(body, encodedHead)
 	now := time.Since(r.start).Nanoseconds()
 	r.mu.Lock()
-	op.Index = int64(len(r.ops))
+	op.Index = r.n
 	// Time is taken under the lock so that index order and time order agree.
-	if len(r.ops) > 0 && now < r.ops[len(r.ops)-1].Time {
-		now = r.ops[len(r.ops)-1].Time
+	if r.n > 0 && now < r.last {
+		now = r.last
 	}
-	op.Time = now
-	r.ops = append(r.ops, op)
+	op.Time, r.last = now, now
+	r.n++
+	if r.watch != nil {
+		// Under the lock, so that the watcher sees entries in index order:
+		// an add acknowledged before a read began is seen before the read.
+		r.watch(&op)
+	}
 	switch {
 	case r.err != nil:
 	case !split:
@@ -173,12 +182,19 @@ func (r *Recorder) Counts() (ok, fail, info int64) {
 	return r.ok.Load(), r.fail.Load(), r.info.Load()
 }
 
-// Ops returns the entries recorded so far (a copy of the slice header; the
-// entries are never modified after recording).
-func (r *Recorder) Ops() []history.Op {
+// Len is the number of entries recorded so far.
+func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.ops[:len(r.ops):len(r.ops)]
+	return int(r.n)
+}
+
+// Watch calls f with every entry recorded from now on, in index order,
+// under the recorder's lock: f must be quick and must not record.
+func (r *Recorder) Watch(f func(*history.Op)) {
+	r.mu.Lock()
+	r.watch = f
+	r.mu.Unlock()
 }
 
 // Close writes the last frame and closes the file. It returns the first

@@ -187,3 +187,19 @@ func TestRecorderCrashMidFrame(t *testing.T) {
 		t.Fatalf("cut mid-frame: %d ops, torn %v (%d bytes at line %d), %v", len(res.Ops), res.TruncatedTail, res.TornBytes, res.TornLine, err)
 	}
 }
+
+// recorded reads back what rec has recorded so far from its file (the
+// recorder keeps no entries in memory): the pending entries are written
+// as a frame first.
+func recorded(t testing.TB, rec *Recorder) []history.Op {
+	t.Helper()
+	rec.writeFrame()
+	res, err := history.ReadFile(rec.f.Name())
+	if err != nil {
+		t.Fatalf("reading back the history: %v", err)
+	}
+	if res.TruncatedTail {
+		t.Fatalf("the history reads back torn")
+	}
+	return res.Ops
+}

@@ -205,8 +205,10 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 			nemErr = in.Nemesis.Run(trafficCtx, rec)
 		}()
 	}
+	live := newLiveWatch(in.Workloads)
+	rec.Watch(live.observe)
 	if in.Progress != nil {
-		in.Progress.StartRun(cfg.TimeLimit.D(), Status{Counts: rec.Counts, Fault: fault})
+		in.Progress.StartRun(cfg.TimeLimit.D(), Status{Counts: rec.Counts, Fault: fault, Faults: live.Faults, Verdicts: live.Verdicts})
 	}
 	// The gate routes by redline's own view of the topology (cl): the
 	// library under test may route differently, but a key's shard is the
@@ -229,7 +231,10 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		in.Progress.EndRun()
 	}
 	ok, fail, info := rec.Counts()
-	log.Printf("traffic done: %d ok, %d fail, %d info", ok, fail, info)
+	log.Printf("traffic done: %d ok, %d fail, %d info, %d faults started; live checks: %s", ok, fail, info, live.Faults(), live.Verdicts())
+	for _, a := range live.FirstAnomalies() {
+		log.Printf("live check, first anomaly (the checkers judge the whole history at the end): %s", a)
+	}
 	if nemErr != nil && !errors.Is(nemErr, context.Canceled) && !errors.Is(nemErr, context.DeadlineExceeded) {
 		log.Printf("nemesis stopped with an error: %v", nemErr)
 	}
@@ -241,7 +246,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 			// after Ctrl-C unless redline finishes its own steps now.
 			out.Audit = endGuestRun(ctx, in, rec, log)
 		}
-		out.Ops = len(rec.Ops())
+		out.Ops = rec.Len()
 		closed = true
 		return out, rec.Close()
 	}
@@ -278,8 +283,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	}
 	SnapshotNodes(ctx, in.Run, in.Cluster, in.Credentials, "after", log)
 
-	ops := rec.Ops()
-	out.Ops = len(ops)
+	out.Ops = rec.Len()
 	closed = true
 	if err := rec.Close(); err != nil {
 		return out, fmt.Errorf("writing the history: %w", err)
@@ -288,6 +292,17 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		out.Interrupted = true
 		return out, nil
 	}
+	// The checkers read the history back from its file, as `redline
+	// check` does: the recorder keeps nothing in memory (a soak run's
+	// history outgrows it), and the verdict is about what is on disk.
+	hist, err := history.ReadRun(in.Run.Dir)
+	if err != nil {
+		return out, fmt.Errorf("reading back the history just written: %w", err)
+	}
+	if hist.TruncatedTail || len(hist.Ops) != out.Ops {
+		return out, fmt.Errorf("the history just written reads back as %d of its %d entries (torn: %v): the disk lost some, the run cannot be judged", len(hist.Ops), out.Ops, hist.TruncatedTail)
+	}
+	ops := hist.Ops
 	checkers := in.Checkers
 	if len(checkers) > 0 {
 		// The topology sampled through the run is a witness as well: the

@@ -122,7 +122,7 @@ func runCounter(t *testing.T, f *fakeCluster, traffic int) ([]history.Op, worklo
 	if failed := settledPhase(ctx, cfg, ws, workloads.Workload.FinalOps, f, rec, 1<<21); failed != 0 {
 		t.Fatalf("%d final reads never succeeded against a healed cluster", failed)
 	}
-	ops := rec.Ops()
+	ops := recorded(t, rec)
 	pairs, err := history.Pairs(ops)
 	if err != nil {
 		t.Fatalf("the runner wrote a history that does not pair: %v", err)
@@ -239,7 +239,7 @@ func TestSettledPhaseRetries(t *testing.T) {
 	if failed := settledPhase(context.Background(), cfg, ws, workloads.Workload.FinalOps, f, rec, 1<<21); failed != 0 {
 		t.Fatalf("%d ops never succeeded, want all after a retry", failed)
 	}
-	n := countTypes(rec.Ops())
+	n := countTypes(recorded(t, rec))
 	if n[history.Invoke] != final+2 || n[history.Fail] != 2 || n[history.OK] != final {
 		t.Fatalf("types %v: want %d reads, 2 of them failed and retried as new ops", n, final)
 	}

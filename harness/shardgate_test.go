@@ -118,7 +118,7 @@ func TestDeadShardDoesNotStarveTheOthers(t *testing.T) {
 		if gate.redrawn.Load() == 0 {
 			t.Fatal("no op was drawn again: the dead shard was never full")
 		}
-		if _, err := history.Pairs(rec.Ops()); err != nil {
+		if _, err := history.Pairs(recorded(t, rec)); err != nil {
 			t.Fatalf("the gated history does not pair: %v", err)
 		}
 	}
