@@ -165,7 +165,9 @@ func (lw *liveWatch) Faults() int {
 }
 
 // Verdicts is the running verdict per workload, in a few words:
-// "counter: 2 anomalies so far" or "counter: none so far", then the
+// "counter: 2 reads out of bounds so far" (every later read of a key that
+// lost increments is out of bounds too, so the count grows with the reads,
+// not with the losses) or "counter: none so far", then the
 // workloads judged only when the run ends.
 func (lw *liveWatch) Verdicts() string {
 	lw.mu.Lock()
@@ -175,7 +177,7 @@ func (lw *liveWatch) Verdicts() string {
 		if c.anomalies == 0 {
 			parts = append(parts, c.name+": none so far")
 		} else {
-			parts = append(parts, fmt.Sprintf("%s: %d anomalies so far", c.name, c.anomalies))
+			parts = append(parts, fmt.Sprintf("%s: %d reads out of bounds so far", c.name, c.anomalies))
 		}
 	}
 	if len(lw.others) > 0 {

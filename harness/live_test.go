@@ -67,7 +67,7 @@ func TestLiveWatchCountsFaultsAndJudgesCounterBounds(t *testing.T) {
 			t.Fatalf("%s: read %v not flagged (verdicts %q)", tc.name, tc.out, lw.Verdicts())
 		}
 	}
-	if v := lw.Verdicts(); !strings.Contains(v, "counter: 3 anomalies so far") {
+	if v := lw.Verdicts(); !strings.Contains(v, "counter: 3 reads out of bounds so far") {
 		t.Fatalf("verdicts %q", v)
 	}
 	if a := lw.FirstAnomalies(); len(a) != 1 || !strings.Contains(a[0], "below the 3 acknowledged") {
