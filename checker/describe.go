@@ -33,6 +33,8 @@ var figureWhy = map[string]string{
 	"fence_regressions":        "a lock's fencing token did not rise between two acquisitions one after the other, or two acquisitions got the same one: a resource guarded by the fence could not tell the older holder from the newer",
 	"lost_while_held":          "a lock's holder found it gone when it released it, before its ttl could have run out: the lock vanished under its holder (a failover, a restart, a clock jump); reported, not judged, as no second holder was seen",
 	"released_anothers_lock":   "a release deleted a lock after its own had certainly expired and another client had acquired it: compare-and-delete must prevent that",
+	"wait-overcounted":         "WAIT answered that n replicas had a write, and when read right after (the WAIT probe, on every replica of the node that took it) fewer than n of them showed it: WAIT counted a replica that did not have the write, so a write believed safe on a replica may be on none",
+	"probed_writes":            "writes whose WAIT answered 1 or more and whose replicas were read right after (the WAIT probe)",
 	"violations":               "a primary took slots over without a configEpoch above the one their previous owner held them with, in the topology sampled through the run: Redis Cluster's rule for slot ownership broken",
 }
 

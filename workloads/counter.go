@@ -32,7 +32,8 @@ func (w *counter) InitOps() []history.Op { return nil }
 
 // Checkers: bounds, lost increments and their WAIT split; an RPO bound.
 func (w *counter) Checkers(opts CheckOptions) []checker.Checker {
-	return w.checkers(opts, checker.Counter(w.aspect(opts, "counter")), w.rpo(opts, "counter"), w.defaultFailover(opts, "counter"))
+	return w.checkers(opts, checker.Counter(w.aspect(opts, "counter")), w.rpo(opts, "counter"), w.defaultFailover(opts, "counter"),
+		checker.WaitProbe(checker.ProbeAtLeast, w.aspect(opts, "wait-probe")))
 }
 
 // Setup places the keys on every primary.
@@ -67,9 +68,15 @@ func (w *counter) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op
 		return readInt(ctx, c, inv)
 	case "add":
 		d, _ := inv.Int()
-		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
-			return []redis.Cmder{redis.NewIntCmd(ctx, "incrby", inv.Key, d)}
-		})
+		var incr *redis.IntCmd
+		out, _ := writeProbed(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+			incr = redis.NewIntCmd(ctx, "incrby", inv.Key, d)
+			return []redis.Cmder{incr}
+		}, func(ctx context.Context) redis.Cmder {
+			// A replica that has this increment holds at least its
+			// result (every delta is positive).
+			return redis.NewStringCmd(ctx, "get", inv.Key)
+		}, func() string { return strconv.FormatInt(incr.Val(), 10) })
 		return out
 	}
 	return unknownOp(inv, "unknown op "+inv.F)

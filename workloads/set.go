@@ -37,7 +37,8 @@ func newSet(cfg Config) Workload {
 
 // Checkers: Jepsen's set-full and the exact RPO of lost elements.
 func (w *set) Checkers(opts CheckOptions) []checker.Checker {
-	return w.checkers(opts, checker.Set(w.aspect(opts, "set")), w.rpo(opts, "set"), w.defaultFailover(opts, "set"))
+	return w.checkers(opts, checker.Set(w.aspect(opts, "set")), w.rpo(opts, "set"), w.defaultFailover(opts, "set"),
+		checker.WaitProbe(checker.ProbeMember, w.aspect(opts, "wait-probe")))
 }
 
 // key i of a generation carries its tag of that generation: on primary i mod P.
@@ -95,9 +96,12 @@ func (w *set) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 		return out
 	case "add":
 		e, _ := inv.Int()
-		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+		out, _ := writeProbed(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
 			return []redis.Cmder{redis.NewIntCmd(ctx, "sadd", inv.Key, e)}
-		})
+		}, func(ctx context.Context) redis.Cmder {
+			// A replica that has this add answers 1.
+			return redis.NewIntCmd(ctx, "sismember", inv.Key, e)
+		}, nil)
 		return out
 	}
 	return unknownOp(inv, "unknown op "+inv.F)

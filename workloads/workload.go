@@ -302,11 +302,59 @@ func raiseTo(a *atomic.Int64, v int64) {
 // write runs a write op (the commands Build returns) with the configured
 // WAIT and returns its completion, carrying the invocation's value.
 func write(ctx context.Context, c Conn, cfg Config, inv history.Op, build func(ctx context.Context) []redis.Cmder) (history.Op, client.Result) {
-	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout, Build: build})
+	return writeProbed(ctx, c, cfg, inv, build, nil, nil)
+}
+
+// writeProbed is write with a WAIT probe (client.Request.Probe): when WAIT
+// answers 1 or more, probe's read goes to every replica of the node that
+// took the write, and the replies are recorded with the WAIT, beside the
+// write's own reply (reply, when set) they are judged against.
+func writeProbed(ctx context.Context, c Conn, cfg Config, inv history.Op, build func(ctx context.Context) []redis.Cmder,
+	probe func(ctx context.Context) redis.Cmder, reply func() string) (history.Op, client.Result) {
+	req := client.Request{Slot: Keyslot(inv.Key), Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout, Build: build}
+	if cfg.Wait > 0 {
+		req.Probe = probe
+	}
+	r := c.Do(ctx, req)
 	out := complete(inv, r)
 	out.Value = inv.Value
-	out.SetWait(waitOf(cfg.Wait, r))
+	w := waitOf(cfg.Wait, r)
+	if w != nil && len(r.Probes) > 0 {
+		if reply != nil {
+			w.Reply = reply()
+		}
+		for _, p := range r.Probes {
+			wp := history.WaitProbe{Node: p.Node}
+			switch err := p.Cmd.Err(); {
+			case err == redis.Nil:
+			case err != nil:
+				wp.Error = client.ErrorString(err)
+			default:
+				v := fmt.Sprint(probeReply(p.Cmd))
+				wp.Value = &v
+			}
+			w.Probes = append(w.Probes, wp)
+		}
+	}
+	out.SetWait(w)
 	return out, r
+}
+
+// probeReply is a probe command's reply value.
+func probeReply(cmd redis.Cmder) any {
+	if v, ok := cmd.(interface{ Val() string }); ok {
+		return v.Val()
+	}
+	if v, ok := cmd.(interface{ Val() int64 }); ok {
+		return v.Val()
+	}
+	if v, ok := cmd.(interface{ Val() bool }); ok {
+		if v.Val() {
+			return 1
+		}
+		return 0
+	}
+	return fmt.Sprint(cmd.Args()...)
 }
 
 // evalScript runs a script by its SHA and, on NOSCRIPT (a node that never

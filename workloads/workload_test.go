@@ -45,8 +45,8 @@ func TestUnknownWorkload(t *testing.T) {
 func TestWorkloadCheckers(t *testing.T) {
 	want := map[string][]string{
 		"register": {"linearizable", "perf", "rto", "write-pause", "handoff"},
-		"counter":  {"counter", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
-		"set":      {"set", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
+		"counter":  {"counter", "rpo", "default-failover", "wait-probe", "perf", "rto", "write-pause", "handoff"},
+		"set":      {"set", "rpo", "default-failover", "wait-probe", "perf", "rto", "write-pause", "handoff"},
 		"txn":      {"bank", "list-append", "cross-slot", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
 		"lock":     {"lock", "perf", "rto", "write-pause", "handoff"},
 	}

@@ -110,6 +110,23 @@ func (p Process) String() string {
 type Wait struct {
 	Want  int `json:"want"`
 	Acked int `json:"acked"`
+	// Reply is the write's own reply where a probe judges against it (an
+	// INCRBY's new value: a replica that has the write holds at least
+	// that).
+	Reply string `json:"reply,omitempty"`
+	// Probes are the reads sent to every replica of the node that took
+	// the write right after WAIT answered 1 or more (redline's own client
+	// only): WAIT says Acked replicas have the write, the probes show
+	// whether they do. Absent when no probe was sent.
+	Probes []WaitProbe `json:"probes,omitempty"`
+}
+
+// WaitProbe is one replica's answer to a WAIT probe.
+type WaitProbe struct {
+	Node string `json:"node"`
+	// Value is the reply (nil: a nil reply, or Error is set).
+	Value *string `json:"value,omitempty"`
+	Error string  `json:"error,omitempty"`
 }
 
 // Op is one line (one entry) of a history.

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,9 @@ type Client struct {
 	mu    sync.RWMutex
 	slots [numSlots]string         // slot -> primary address ("" unknown)
 	nodes map[string]*redis.Client // address -> connection pool
+	// replicas are each primary's replicas as the last CLUSTER SLOTS
+	// listed them: the nodes a WAIT probe reads (Request.Probe).
+	replicas map[string][]string
 
 	refreshing sync.Mutex
 }
@@ -142,6 +146,7 @@ func (c *Client) Refresh(ctx context.Context) error {
 			continue
 		}
 		var table [numSlots]string
+		replicas := map[string][]string{}
 		for _, r := range ranges {
 			if len(r.Nodes) == 0 || r.Start < 0 || r.End >= numSlots {
 				continue
@@ -149,9 +154,16 @@ func (c *Client) Refresh(ctx context.Context) error {
 			for s := r.Start; s <= r.End; s++ {
 				table[s] = r.Nodes[0].Addr
 			}
+			p := r.Nodes[0].Addr
+			for _, n := range r.Nodes[1:] {
+				if !slices.Contains(replicas[p], n.Addr) {
+					replicas[p] = append(replicas[p], n.Addr)
+				}
+			}
 		}
 		c.mu.Lock()
 		c.slots = table
+		c.replicas = replicas
 		c.mu.Unlock()
 		return nil
 	}
@@ -216,6 +228,16 @@ type Result struct {
 	// Cmds are the commands of the final attempt (the write first, then
 	// WAIT if one was requested).
 	Cmds []redis.Cmder
+	// Probes are the probe's reads on the replicas of the node that took
+	// the write, when its WAIT said a replica had it (Request.Probe).
+	Probes []Probe
+}
+
+// Probe is one replica's answer to a WAIT probe: Cmd has its reply or
+// error.
+type Probe struct {
+	Node string
+	Cmd  redis.Cmder
 }
 
 // Request is one logical operation: commands for one slot, sent together
@@ -229,6 +251,12 @@ type Request struct {
 	// Wait, when > 0, appends WAIT Wait WaitTimeout after the commands.
 	Wait        int
 	WaitTimeout time.Duration
+	// Probe, when set and WAIT answers 1 or more, builds a read that is
+	// then sent (after READONLY) to every replica of the node that took
+	// the write: WAIT's answer says that many replicas have the write,
+	// and the replies let a checker see whether they do (a WAIT that
+	// counts a replica before it acknowledged, redis/redis#11608's kind).
+	Probe func(ctx context.Context) redis.Cmder
 }
 
 // Do executes a request, following MOVED and ASK. All commands of an
@@ -313,7 +341,33 @@ func (c *Client) attempt(ctx context.Context, addr string, asking bool, req Requ
 	w := redis.NewIntCmd(ctx, "wait", req.Wait, req.WaitTimeout.Milliseconds())
 	_ = conn.Process(ctx, w)
 	res.Cmds = append(res.Cmds, w)
+	if n, err := w.Result(); err == nil && n >= 1 && req.Probe != nil {
+		res.Probes = c.probe(ctx, addr, req.Probe)
+	}
 	return nil
+}
+
+// probe sends the read build makes to every replica of primary, each on a
+// connection of its own after READONLY, within the client's timeout.
+func (c *Client) probe(ctx context.Context, primary string, build func(ctx context.Context) redis.Cmder) []Probe {
+	c.mu.RLock()
+	replicas := slices.Clone(c.replicas[primary])
+	c.mu.RUnlock()
+	out := make([]Probe, 0, len(replicas))
+	for _, r := range replicas {
+		pctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+		conn := c.Node(r).Conn()
+		cmd := build(pctx)
+		if err := conn.Process(pctx, redis.NewStatusCmd(pctx, "readonly")); err != nil {
+			cmd.SetErr(fmt.Errorf("READONLY: %w", err))
+		} else {
+			_ = conn.Process(pctx, cmd)
+		}
+		_ = conn.Close()
+		cancel()
+		out = append(out, Probe{Node: r, Cmd: cmd})
+	}
+	return out
 }
 
 // firstError returns the error that decides the op: the first command's
