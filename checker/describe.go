@@ -33,6 +33,14 @@ var figureWhy = map[string]string{
 	"fence_regressions":        "a lock's fencing token did not rise between two acquisitions one after the other, or two acquisitions got the same one: a resource guarded by the fence could not tell the older holder from the newer",
 	"lost_while_held":          "a lock's holder found it gone when it released it, before its ttl could have run out: the lock vanished under its holder (a failover, a restart, a clock jump); reported, not judged, as no second holder was seen",
 	"released_anothers_lock":   "a release deleted a lock after its own had certainly expired and another client had acquired it: compare-and-delete must prevent that",
+	"lost_after_failover_loss": "acknowledged messages lost where the evidence supports the documented loss: the primary that acknowledged the enqueue was struck by a fault (not a clock fault) afterwards and its WAIT was not satisfied (Redis Cluster replicates asynchronously); still a loss",
+	"lost_unexplained":         "acknowledged messages lost with no fault on the acknowledging node after the ack, or despite a satisfied WAIT: nothing documented explains them",
+	"duplicates":               "messages delivered more than once (a claim of a pending entry, a move lost in a failover, a message still queued at the end that was delivered already): allowed, as a reliable queue delivers at least once",
+	"pending_at_end":           "messages delivered but not acknowledged at the end: in the list queue's processing list or the stream group's pending entries list, where a consumer can recover them",
+	"acks_lost":                "messages whose acknowledgement removed them (LREM or XACK answered 1) but that were pending again at the end: the acknowledgement was lost (a failover); they will be delivered again",
+	"acks_found_nothing":       "acknowledgements that found their message neither in the processing list nor pending (LREM or XACK answered 0): its delivery was lost (a failover) or it was claimed and acknowledged already",
+	"id_regressions":           "stream entries added after another had been acknowledged that got a lower id: the stream's tail was lost in a failover and its ids were handed out again",
+	"recovered":                "messages whose enqueue had an unknown outcome but that were delivered or found at the end: the enqueue did happen",
 	"violations":               "a primary took slots over without a configEpoch above the one their previous owner held them with, in the topology sampled through the run: Redis Cluster's rule for slot ownership broken",
 }
 
