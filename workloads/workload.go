@@ -208,6 +208,7 @@ var registry = map[string]entry{
 	"script":   {History, newScript},
 	"lock":     {History, newLock},
 	"queue":    {History, newQueue},
+	"ttl":      {History, newTTL},
 	"kv":       {Load, nil}, // workloads/kv: kv.Config, kv.Config.NewGen
 }
 
