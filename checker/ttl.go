@@ -437,13 +437,25 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 }
 
 // ttlClassify says what may explain an anomaly between two observations:
-// "clock" when a clock fault window overlaps them, "after-failover" when
-// another fault struck a node that served one of them and they were served
-// by different nodes, else "unexplained".
+// "clock" when a clock fault window overlaps them on a node that served
+// one of them (or names no node, or they name none: it cannot be ruled
+// out), "after-failover" when another fault struck a node that served one
+// of them and they were served by different nodes, else "unexplained".
 func ttlClassify(ws []Window, addrs map[string]string, a, b *call) string {
+	served := func(n string) bool {
+		return n != "" && (n == a.comp.Node || n == b.comp.Node || addrs[n] == a.comp.Node || addrs[n] == b.comp.Node)
+	}
 	for _, w := range ws {
-		if strings.HasPrefix(w.Fault, "clock") && w.Start <= b.end && w.End >= a.start {
+		if !strings.HasPrefix(w.Fault, "clock") || w.Start > b.end || w.End < a.start {
+			continue
+		}
+		if len(w.Nodes) == 0 || a.comp.Node == "" && b.comp.Node == "" {
 			return "clock"
+		}
+		for _, n := range w.Nodes {
+			if served(n) {
+				return "clock"
+			}
 		}
 	}
 	na, nb := a.comp.Node, b.comp.Node

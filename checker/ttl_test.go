@@ -163,6 +163,14 @@ func TestTTLClassification(t *testing.T) {
 		h.read(0, "read", "k", 120, "v1", 10, 121)
 		return check(t, TTL(), h.done())
 	}
+	// A clock fault on a node that served neither observation explains nothing.
+	h := ttlBase()
+	h.nemesis(40, "start-clock", "C")
+	h.nemesis(60, "stop-clock", "C")
+	h.read(0, "read", "k", 120, "v1", 10, 121)
+	if r := check(t, TTL(), h.done()); r.Valid != Invalid || fig[int](t, r, "anomalies_unexplained") != 1 {
+		t.Errorf("clock on another node: %v %v", r.Valid, r.Figures)
+	}
 	for _, c := range []struct {
 		fault, node, figure string
 	}{{"clock", "A", "anomalies_clock"}, {"kill", "B", "anomalies_after_failover"}, {"kill", "A", "anomalies_unexplained"}, {"", "B", "anomalies_unexplained"}} {
