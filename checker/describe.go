@@ -46,6 +46,7 @@ var figureWhy = map[string]string{
 	"anomalies_clock":                "deadlines broken with a clock fault in between: a server measures expiry on its own clock, so a clock moved back keeps a key alive and one moved forward expires it early (documented)",
 	"anomalies_after_failover":       "deadlines broken across a fault on a node that served one observation, the other served by another node: asynchronous replication lost the write that set or removed the expiry, or a promoted replica answered from its copy (documented)",
 	"anomalies_unexplained":          "deadlines broken with no clock fault and no failover in between: nothing documented explains them",
+	"undrained_queues":               "queues with no successful final drain: what they still held at the end, and their pending entries, are not known (an acknowledged message never delivered there makes the verdict unknown)",
 	"violations":                     "a primary took slots over without a configEpoch above the one their previous owner held them with, in the topology sampled through the run: Redis Cluster's rule for slot ownership broken",
 }
 

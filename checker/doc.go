@@ -205,8 +205,8 @@
 //     queues, lost, lost_after_failover_loss, lost_unexplained,
 //     lost_wait_satisfied, unexpected, duplicates, recovered,
 //     pending_at_end, acks_lost, acks_found_nothing, id_regressions,
-//     faults, skipped_malformed, malformed. Anomaly classes: lost,
-//     unexpected, delivered-before-enqueued, id-mismatch,
+//     undrained_queues, faults, skipped_malformed, malformed. Anomaly
+//     classes: lost, unexpected, delivered-before-enqueued, id-mismatch,
 //     pending-never-delivered, garbage.
 //   - ttl: sets, sets_ok/fail/info, pexpires, pexpires_ok, persists,
 //     persists_ok, reads, reads_ok, finals, finals_ok, keys, pairs_judged,

@@ -256,8 +256,12 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 	lost, lostAfterLoss, lostUnexplained, lostWaitSat := 0, 0, 0, 0
 	duplicates, recovered, pendingEnd, acksLost, acksNothing, idRegressions := 0, 0, 0, 0, 0, 0
 	var lostSamples []map[string]any
+	var notDrained []string
 	for _, k := range keys {
 		s := queues[k]
+		if s.drain == nil {
+			notDrained = append(notDrained, k)
+		}
 		// Ops after the drain: the drain would not be the end.
 		if s.drain != nil {
 			for _, c := range s.ops {
@@ -470,6 +474,7 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 	fig["acks_found_nothing"] = acksNothing
 	fig["id_regressions"] = idRegressions
 	fig["faults"] = len(windows)
+	fig["undrained_queues"] = len(notDrained)
 	an.into(fig)
 	if n := an.total(); n > 0 {
 		fig["anomaly_types"] = slices.Clone(an.order)
@@ -504,6 +509,10 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 	}
 	fig["why"] = fmt.Sprintf("every one of %d acknowledged messages on %d queues was delivered or is still queued or pending; nothing was delivered that was not sent; %d delivered more than once (at least once is the promise)",
 		counts["enqueues_ok"], len(keys), duplicates)
+	if len(notDrained) > 0 {
+		fig["why"] = fmt.Sprintf("%s; %d queues had no successful final drain (%s): what they still held at the end, and their pending entries, are not known",
+			fig["why"], len(notDrained), firstKeys(notDrained))
+	}
 	if acksLost > 0 || idRegressions > 0 {
 		fig["why"] = fmt.Sprintf("%s; %d acks were lost (their message is pending again), %d stream ids went backwards (a stream's tail lost in a failover; reported, not judged)",
 			fig["why"], acksLost, idRegressions)

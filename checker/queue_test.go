@@ -370,6 +370,19 @@ func TestQueueBrokenHistoriesAreNeverValid(t *testing.T) {
 
 func drainedList() *queueH { return listOK().drainList("q", 100, []string{"c"}, []string{"b"}) }
 
+// Every acknowledged message delivered, but no drain: valid on the total
+// queue, and the why says the end state is not known.
+func TestQueueWithoutDrainSaysSo(t *testing.T) {
+	h := &queueH{kind: QueueList}
+	h.enq(0, "q", "a", 0, history.OK, "", 1, "A")
+	h.deq(1, "dequeue", "q", "c1", 6, history.OK, 7, "a")
+	r := check(t, Queue(), h.done())
+	wantValid(t, r, Valid)
+	if fig[int](t, r, "undrained_queues") != 1 || !strings.Contains(r.Why(), "no successful final drain") {
+		t.Fatalf("figures %v", r.Figures)
+	}
+}
+
 func TestQueueNoEvidenceIsUnknown(t *testing.T) {
 	wantValid(t, check(t, Queue(), nil), Unknown)
 	if DescribeFigure("duplicates") == "" || DescribeFigure("acks_lost") == "" {

@@ -122,13 +122,12 @@ func (w *queue) Generator(worker int, seed int64) Generator {
 }
 
 func (g *queueGen) Next() history.Op {
-	// First acknowledge what this consumer was given. (An op drawn and
-	// not sent, e.g. redrawn by the shard gate, leaves its message
-	// pending: a reliable queue keeps it, the checker counts it.)
+	// First acknowledge what this consumer was given. The ack leaves the
+	// list when it is sent (Invoke), so an op drawn and not sent (redrawn
+	// by the shard gate) is drawn again.
 	g.w.mu.Lock()
 	if pend := g.w.toAck[g.consumer]; len(pend) > 0 {
 		a := pend[0]
-		g.w.toAck[g.consumer] = pend[1:]
 		g.w.mu.Unlock()
 		op := history.Op{F: "ack", Key: a.key}
 		op.SetValue(checker.QueueValue{Kind: a.kind, Consumer: g.consumer, Msgs: []checker.QueueMsg{a.msg}})
@@ -163,6 +162,19 @@ func (w *queue) given(key, kind, consumer string, ms []checker.QueueMsg) {
 	defer w.mu.Unlock()
 	for _, m := range ms {
 		w.toAck[consumer] = append(w.toAck[consumer], queueAck{key: key, kind: kind, msg: m})
+	}
+}
+
+// sent takes an ack off its consumer's list.
+func (w *queue) sent(consumer string, m checker.QueueMsg) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pend := w.toAck[consumer]
+	for i, a := range pend {
+		if a.msg == m {
+			w.toAck[consumer] = append(pend[:i:i], pend[i+1:]...)
+			return
+		}
 	}
 }
 
@@ -237,6 +249,7 @@ func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 		if len(v.Msgs) != 1 {
 			return unknownOp(inv, "an ack names one message")
 		}
+		w.sent(v.Consumer, v.Msgs[0]) // sent once, whatever its outcome
 		var cmd *redis.IntCmd
 		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
 			if stream {
