@@ -1,12 +1,16 @@
 package workloads
 
 import (
+	"context"
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/cluster/localcluster"
 	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/workloads/client"
 )
 
 func ttlOp(f, key string, v checker.TTLValue) history.Op {
@@ -142,6 +146,75 @@ func TestTTLWorkersOnAHealthyClusterAreValid(t *testing.T) {
 	}
 	if r.Figures["pairs_judged"].(int) < 50 || r.Figures["finals_ok"].(int) != 4*w.keys {
 		t.Fatalf("figures %v", r.Figures)
+	}
+	t.Logf("%v", r.Figures["why"])
+}
+
+// Hash-field expiration on a server that has it (Redis >= 7.4; none is
+// bundled): set REDLINE_HFE_SERVER to its redis-server, e.g. one built by
+// the version matrix. The probe finds HPEXPIRE, HPERSIST and HPTTL, the
+// hash ops answer as the checker reads them, and workers on both keys and
+// fields give a valid history with hash-field ops judged.
+func TestTTLHashFieldsOnAServerThatHasThem(t *testing.T) {
+	bin := os.Getenv("REDLINE_HFE_SERVER")
+	if bin == "" {
+		t.Skip("set REDLINE_HFE_SERVER to a redis-server >= 7.4 (hash-field expiration)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 3, 0, time.Second, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	c, err := client.New(ctx, client.Options{Seeds: lc.Addrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := mustNew(t, "ttl").(*ttl)
+	if err := w.Setup(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	var ops []history.Op
+	pr := w.InitOps()[0]
+	pr.Process, pr.Type = 999, history.Invoke
+	out := w.Invoke(ctx, c, pr)
+	var p checker.TTLValue
+	if out.Type != history.OK || out.DecodeValue(&p) != nil || p.HashFieldExpiry == nil || !*p.HashFieldExpiry {
+		t.Fatalf("probe: %+v %s", out, out.Value)
+	}
+	out.Process, out.F, out.Key, out.Index, out.Time = 999, pr.F, pr.Key, 1, 1
+	ops = append(ops, pr, out)
+	hk := w.key(0, "h", 0)
+	f := checker.TTLValue{Field: ttlField}
+	for _, step := range []struct {
+		f    string
+		v    checker.TTLValue
+		want string
+	}{
+		{"read", f, `{"field":"f","pttl":-2}`},
+		{"set", checker.TTLValue{Field: ttlField, Value: "v1", TTLms: 60000}, `{"field":"f","value":"v1","ttl_ms":60000}`},
+		{"persist", f, `{"field":"f","reply":1}`},
+		{"read", f, `{"field":"f","got":"v1","pttl":-1}`},
+		{"pexpire", checker.TTLValue{Field: ttlField, TTLms: 60000}, `{"field":"f","ttl_ms":60000,"reply":1}`},
+		{"final", f, ``},
+		{"read", f, `{"field":"f","pttl":-2}`},
+	} {
+		got := w.Invoke(ctx, c, ttlOp(step.f, hk, step.v))
+		if got.Type != history.OK || step.want != "" && string(got.Value) != step.want {
+			t.Fatalf("%s: %s %s, want %s", step.f, got.Type, got.Value, step.want)
+		}
+	}
+	rest := runRecorded(t, ctx, c, w, 4, 60, nil)
+	for i := range rest {
+		rest[i].Index += 2
+		rest[i].Time += 2
+	}
+	ops = append(ops, rest...)
+	r := checker.TTL(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
+	if r.Valid != checker.Valid || r.Figures["hash_field_ops"].(int) == 0 || r.Figures["hash_field_expiry"] != "judged" {
+		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
 	t.Logf("%v", r.Figures["why"])
 }
