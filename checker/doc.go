@@ -111,6 +111,20 @@
 // holders whose release found their lock gone before its ttl (reported,
 // not judged). See Lock.
 //
+// Queue (the queue workload: a list with a processing list, a stream with
+// a consumer group) is Jepsen's total queue: every acknowledged enqueue
+// delivered or, at the final drain, still queued or pending ("lost",
+// classified after-failover-loss or unexplained), nothing delivered that
+// was not sent ("unexpected"); duplicates, acks lost and the pending
+// entries at the end are reported, not judged. See Queue.
+//
+// TTL (the ttl workload: keys and hash fields with expiries) compares
+// consecutive observations of a key with no write between them against
+// the acknowledged deadline, within the invoke-completion window and
+// TTLClockSlack: read-after-deadline, expired-early, gone-after-persist,
+// gone-without-expiry, ttl-grew, value-changed, resurrected, each
+// classified clock, after-failover or unexplained. See TTL.
+//
 // Perf, RTO and RPO measure; they are always valid. Perf: per f, ok / fail /
 // info counts and ok latency quantiles (HdrHistogram) per time bucket
 // (1 s, widened to keep at most PerfOptions.MaxBuckets buckets) as columns
@@ -186,6 +200,23 @@
 //     Anomaly classes: double-hold (examples name both acquires, their
 //     nodes, the overlap and the classification), fence-regression,
 //     released-anothers-lock, released-unacquired, garbage.
+//   - queue: enqueues, enqueues_ok/fail/info, dequeues, dequeues_ok,
+//     claims, claims_ok, acks, acks_ok, drains, drains_ok, delivered,
+//     queues, lost, lost_after_failover_loss, lost_unexplained,
+//     lost_wait_satisfied, unexpected, duplicates, recovered,
+//     pending_at_end, acks_lost, acks_found_nothing, id_regressions,
+//     undrained_queues, faults, skipped_malformed, malformed. Anomaly
+//     classes: lost, unexpected, delivered-before-enqueued, id-mismatch,
+//     pending-never-delivered, garbage.
+//   - ttl: sets, sets_ok/fail/info, pexpires, pexpires_ok, persists,
+//     persists_ok, reads, reads_ok, finals, finals_ok, keys, pairs_judged,
+//     pairs_skipped_concurrent_write, anomalies_clock,
+//     anomalies_after_failover, anomalies_unexplained, hash_field_ops,
+//     hash_field_expiry, clock_slack_ms, skipped_malformed, malformed.
+//     Anomaly classes: read-after-deadline, expired-early,
+//     gone-after-persist, gone-without-expiry, ttl-grew, value-changed,
+//     resurrected, unexpected, garbage (examples name both observations,
+//     their nodes and the classification).
 //   - cross-slot: attempted, refused_crossslot, executed, executed_indices,
 //     other_outcome, crossslot_on_other_ops.
 //   - default-failover: kind, failovers, default_failovers,

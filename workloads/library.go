@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness/history"
 )
 
@@ -60,16 +62,50 @@ const casLua = casScript
 // libWorkloads are the workloads whose every op is one command on one key:
 // what a client library can run without redline's own client. txn needs
 // WATCH/MULTI on one connection and is not among them; nor is lock, whose
-// release waits out its hold in the workload's own code before it sends.
-var libWorkloads = map[string]bool{"register": true, "counter": true, "set": true}
+// release waits out its hold in the workload's own code before it sends;
+// nor is queue, whose ack names the message its consumer's dequeue
+// returned (the workload's own code keeps it between the two ops). ttl's
+// ops are one command each (its reads and hash sets one script); its
+// probe and finals run on redline's own client, as every settled op does.
+var libWorkloads = map[string]bool{"register": true, "counter": true, "set": true, "ttl": true}
 
 // LibSupports reports whether a client library can run the workload.
 func LibSupports(workload string) bool { return libWorkloads[workload] }
+
+// libWhyNot says why a workload needs redline's own client.
+var libWhyNot = map[string]string{
+	"txn":    "WATCH/MULTI on one connection",
+	"script": "SCRIPT LOAD on every primary and EVALSHA by SHA only",
+	"lock":   "its release waits out its hold in redline's code before it is sent",
+	"queue":  "its ack names the message its dequeue returned, kept by redline's code between the two ops",
+}
+
+// LibUnsupported says why a client library cannot run the workload, and
+// which workloads it can run; "" when it can.
+func LibUnsupported(workload string) string {
+	if libWorkloads[workload] {
+		return ""
+	}
+	why := libWhyNot[workload]
+	if why == "" {
+		why = "it needs redline's own client"
+	}
+	var names []string
+	for _, n := range Names() {
+		if libWorkloads[n] {
+			names = append(names, n)
+		}
+	}
+	return fmt.Sprintf("workload %s needs redline's own client (%s); client libraries run %s", workload, why, strings.Join(names, ", "))
+}
 
 // LibCommand is the one command of an invocation of w, for a client library.
 func LibCommand(w Workload, inv history.Op) (LibOp, error) {
 	if !libWorkloads[w.Name()] {
 		return LibOp{}, fmt.Errorf("workload %s has no single-command form for a client library", w.Name())
+	}
+	if w.Name() == "ttl" {
+		return ttlCommand(inv)
 	}
 	k := inv.Key
 	switch w.Name() + "/" + inv.F {
@@ -109,6 +145,12 @@ func LibCompletion(w Workload, inv history.Op, r LibReply) history.Op {
 		}
 		out.Value = inv.Value
 		out.SetError(r.Error)
+		return out
+	}
+	if w.Name() == "ttl" {
+		var v checker.TTLValue
+		_ = inv.DecodeValue(&v)
+		setTTLReply(&out, inv.F, v, r.Reply)
 		return out
 	}
 	switch inv.F {

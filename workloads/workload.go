@@ -5,7 +5,7 @@
 // workload brings client, generator and checker together. The registry
 // below is the one list of workloads, and each entry's Kind says which of
 // a run's two traffic drivers carries it: History workloads (register,
-// counter, set, txn, script, lock) are Workload values driven by the history
+// counter, set, txn, script, lock, queue, ttl) are Workload values driven by the history
 // workers and judged by their checkers; the Load workload kv (workloads/kv:
 // its config and generator) is driven by the load driver, harness/bench,
 // and only measured.
@@ -207,6 +207,8 @@ var registry = map[string]entry{
 	"txn":      {History, newTxn},
 	"script":   {History, newScript},
 	"lock":     {History, newLock},
+	"queue":    {History, newQueue},
+	"ttl":      {History, newTTL},
 	"kv":       {Load, nil}, // workloads/kv: kv.Config, kv.Config.NewGen
 }
 

@@ -49,6 +49,8 @@ func TestWorkloadCheckers(t *testing.T) {
 		"set":      {"set", "rpo", "default-failover", "wait-probe", "perf", "rto", "write-pause", "handoff"},
 		"txn":      {"bank", "list-append", "cross-slot", "rpo", "default-failover", "perf", "rto", "write-pause", "handoff"},
 		"lock":     {"lock", "perf", "rto", "write-pause", "handoff"},
+		"queue":    {"queue", "perf", "rto", "write-pause", "handoff"},
+		"ttl":      {"ttl", "perf", "rto", "write-pause", "handoff"},
 	}
 	for w, names := range want {
 		cs, err := Checkers(w, Config{Prefix: "p:"}, CheckOptions{}, false)

@@ -18,6 +18,7 @@ func TestClientBadArgs(t *testing.T) {
 	for _, args := range [][]string{
 		{"--client", "no-such-client"},
 		{"--client", "go-redis", "--workload", "txn"},
+		{"--client", "go-redis", "--workload", "queue"},
 		{"--client", "redis-py", "--wait", "1"},
 		{"--client", "exec:"},
 	} {
@@ -28,6 +29,12 @@ func TestClientBadArgs(t *testing.T) {
 			t.Errorf("%v: exit %d (%s), want %d naming --client", args, code, errb.String(), exitBadArgs)
 		}
 		requireEmpty(t, res)
+	}
+	// The refusal says why, and which workloads a library runs.
+	var qout, qerr bytes.Buffer
+	run([]string{"run", "--client", "go-redis", "--workload", "queue", "--time-limit", "1s", "--results", t.TempDir()}, &qout, &qerr)
+	if !strings.Contains(qerr.String(), "its ack names the message") || !strings.Contains(qerr.String(), "ttl") {
+		t.Errorf("--client go-redis --workload queue: %s", qerr.String())
 	}
 	// bench's kv driver is redline's own; a library benches the history workloads.
 	var out, errb bytes.Buffer

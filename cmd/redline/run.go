@@ -222,9 +222,8 @@ func validateClient(o *runOptions, cfg *harness.Config) error {
 			return badArgs("--client %s: bench's kv load driver sends through redline's own pipelined connections; "+
 				"use --workload register, counter or set to bench a client library", cfg.Client)
 		}
-		if !workloads.LibSupports(w) {
-			return badArgs("--client %s: workload %s needs redline's own client (WATCH/MULTI on one connection); "+
-				"client libraries run register, counter and set", cfg.Client, w)
+		if why := workloads.LibUnsupported(w); why != "" {
+			return badArgs("--client %s: %s", cfg.Client, why)
 		}
 	}
 	if cfg.Wait > 0 {

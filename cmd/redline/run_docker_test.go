@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/docker"
 	"github.com/redline-dev/redline/harness"
 )
@@ -262,4 +263,90 @@ func TestLockUnderKillOnReference(t *testing.T) {
 		t.Fatalf("lock checker %v: %v", lock.Valid, f["why"])
 	}
 	t.Logf("lock: %v; %v", lock.Valid, f["why"])
+}
+
+// runWorkloadOnReference runs one workload on a reference cluster under a
+// nemesis and returns its checker's result from results.json (named as
+// the workload), failing unless the run gave a verdict.
+func runWorkloadOnReference(t *testing.T, workload, nemesis string) checker.Result {
+	t.Helper()
+	requireDocker(t)
+	if os.Getenv("REDLINE_BINARY") == "" {
+		t.Fatal("REDLINE_BINARY is not set: run `make build` and set it to bin/redline (make test does)")
+	}
+	res := t.TempDir()
+	var out, errb bytes.Buffer
+	code := run([]string{"run", "--workload", workload, "--nemesis", nemesis, "--nemesis-interval", "6s",
+		"--time-limit", "12s", "--seed", "5", "--results", res}, &out, &errb)
+	if code != 0 && code != 1 && code != 2 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	text := out.String()
+	i := strings.LastIndex(text, "results: ")
+	if i < 0 {
+		t.Fatalf("no results line:\n%s", text)
+	}
+	dir := strings.TrimSpace(text[i+len("results: "):])
+	var r harness.ResultsFile
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := r.Checkers[workload]
+	if !ok {
+		t.Fatalf("no %s checker in results.json:\n%s", workload, text)
+	}
+	return c
+}
+
+// TestQueueUnderKillOnReference: the queue workload (a list queue and a
+// stream with a consumer group) on a reference cluster whose primaries are
+// killed completes, drains every queue, and its checker gives a verdict:
+// valid, or invalid with every lost message classified (a message
+// acknowledged by a killed primary may be lost in the failover, as
+// asynchronous replication allows).
+func TestQueueUnderKillOnReference(t *testing.T) {
+	q := runWorkloadOnReference(t, "queue", "kill:primary")
+	f := q.Figures
+	if f["enqueues_ok"].(float64) == 0 || f["delivered"].(float64) == 0 || f["drains_ok"].(float64) == 0 {
+		t.Fatalf("no traffic or no drain: %v", f)
+	}
+	switch q.Valid.String() {
+	case "valid":
+	case "invalid":
+		lost := f["lost"].(float64)
+		if lost != f["lost_after_failover_loss"].(float64)+f["lost_unexplained"].(float64) {
+			t.Fatalf("lost messages not all classified: %v", f)
+		}
+	default:
+		t.Fatalf("queue checker %v: %v", q.Valid, f["why"])
+	}
+	t.Logf("queue: %v; %v", q.Valid, f["why"])
+}
+
+// TestTTLUnderKillOnReference: the ttl workload on a reference cluster
+// whose primaries are killed completes, its probe finds no hash-field
+// expiration (the reference follows Redis 7.0) and says so, and its
+// checker gives a verdict: valid, or invalid with every broken deadline
+// classified.
+func TestTTLUnderKillOnReference(t *testing.T) {
+	r := runWorkloadOnReference(t, "ttl", "kill:primary")
+	f := r.Figures
+	if f["pairs_judged"].(float64) == 0 || f["finals_ok"].(float64) == 0 {
+		t.Fatalf("nothing judged or no final: %v", f)
+	}
+	if hf, _ := f["hash_field_expiry"].(string); !strings.HasPrefix(hf, "not applicable") {
+		t.Fatalf("hash-field expiration on the reference: %v", f["hash_field_expiry"])
+	}
+	switch r.Valid.String() {
+	case "valid":
+	case "invalid":
+		t.Logf("anomalies: clock %v, after failover %v, unexplained %v", f["anomalies_clock"], f["anomalies_after_failover"], f["anomalies_unexplained"])
+	default:
+		t.Fatalf("ttl checker %v: %v", r.Valid, f["why"])
+	}
+	t.Logf("ttl: %v; %v", r.Valid, f["why"])
 }

@@ -91,6 +91,34 @@
 //   - f "clear": DEL of the lock, a final op once traffic has ended; it
 //     ends every hold of the lock, and no lock op may follow it.
 //
+// Queue (Queue), per queue (a list, its processing list under the same
+// hash tag; or a stream with one consumer group); every invocation
+// carries "kind": "list" or "stream":
+//   - f "enqueue": invoke {"kind", "msg"}, the message unique per run; ok
+//     adds "id" on a stream (XADD's entry id).
+//   - f "dequeue" (LMOVE/BLMOVE to the processing list; XREADGROUP) and
+//     f "claim" (XAUTOCLAIM, streams): invoke {"kind", "consumer"}; ok
+//     adds "msgs": [{"msg", "id"}...], none when nothing was delivered.
+//   - f "ack" (LREM from the processing list; XACK): invoke {"kind",
+//     "consumer", "msgs": [the one message]}; ok adds "acked": 1 or 0.
+//   - f "drain": a final read of the whole queue, taking nothing; ok
+//     {"kind", "queue", "processing"} (list) or {"kind", "entries",
+//     "last_delivered", "pending": [{"id", "consumer", "deliveries"}]}
+//     (stream). No queue op may follow its queue's drain.
+//
+// TTL (TTL), per key, or per hash field when the value has "field":
+//   - f "set": invoke {"value", "ttl_ms"} (SET PX; ttl 0: no expiry;
+//     HSET then HPEXPIRE or HPERSIST for a field), value unique per key.
+//   - f "pexpire": invoke {"ttl_ms"}; ok adds "reply" (PEXPIRE's 1 or 0,
+//     HPEXPIRE's code for the field).
+//   - f "persist": ok adds "reply" (PERSIST's 1 or 0, HPERSIST's code).
+//   - f "read": ok {"got": value (absent: no key), "pttl": n} read
+//     together (-2 no key, -1 no expiry).
+//   - f "final": a read, then DEL, in one script, once traffic has ended;
+//     retried until one succeeds, and no other op of the key follows it.
+//   - f "probe" (an init op): ok {"hash_field_expiry": bool, "missing":
+//     [commands]}: COMMAND INFO of HPEXPIRE, HPERSIST, HPTTL.
+//
 // WAIT: any write's completion may carry "wait":{"want":N,"acked":M}. The
 // WAIT split of lost writes is: no wait recorded -> no_wait; acked >= want
 // -> wait_satisfied; acked < want (or -1, no reply) -> wait_unsatisfied.

@@ -1,0 +1,561 @@
+package checker
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The queue workload's kinds of queue (workloads/queue.go writes them in
+// every invocation; the checker reads them).
+const (
+	// QueueList: a list (LPUSH to enqueue, LMOVE/BLMOVE to a processing
+	// list to deliver, LREM from it to acknowledge: the reliable-queue
+	// pattern).
+	QueueList = "list"
+	// QueueStream: a stream with one consumer group (XADD, XREADGROUP,
+	// XACK, XAUTOCLAIM).
+	QueueStream = "stream"
+)
+
+// QueueMsg is one message: its body, unique per run, and on a stream the
+// entry id the server gave it.
+type QueueMsg struct {
+	Msg string `json:"msg"`
+	ID  string `json:"id,omitempty"`
+}
+
+// QueuePending is one entry of a stream group's pending entries list
+// (XPENDING): delivered to Consumer Deliveries times, not acknowledged.
+type QueuePending struct {
+	ID         string `json:"id"`
+	Consumer   string `json:"consumer"`
+	Deliveries int64  `json:"deliveries"`
+}
+
+// QueueValue is the value of a queue op (one type for every op; each uses
+// its fields):
+//   - enqueue: invoke {kind, msg}; ok adds id on a stream (XADD's reply).
+//   - dequeue, claim: invoke {kind, consumer}; ok adds msgs, the messages
+//     delivered (none: the queue was empty / nothing to claim).
+//   - ack: invoke {kind, consumer, msgs: [the one message]}; ok adds
+//     acked, LREM's or XACK's count (1 removed from the processing list /
+//     the pending entries, 0 it was not there).
+//   - drain (final, after healing; reads only): ok on a list {queue,
+//     processing} (LRANGE of both), on a stream {entries (XRANGE - +),
+//     last_delivered (the group's last-delivered-id), pending (XPENDING)}.
+type QueueValue struct {
+	Kind     string     `json:"kind"`
+	Msg      string     `json:"msg,omitempty"`
+	ID       string     `json:"id,omitempty"`
+	Consumer string     `json:"consumer,omitempty"`
+	Msgs     []QueueMsg `json:"msgs,omitempty"`
+	Acked    *int64     `json:"acked,omitempty"`
+
+	Queue         []string       `json:"queue,omitempty"`
+	Processing    []string       `json:"processing,omitempty"`
+	Entries       []QueueMsg     `json:"entries,omitempty"`
+	LastDelivered string         `json:"last_delivered,omitempty"`
+	Pending       []QueuePending `json:"pending,omitempty"`
+}
+
+type queueChecker struct{ o Scope }
+
+// Queue judges a history of the queue workload as Jepsen's total-queue
+// checker does, per queue (key), plus what a reliable queue adds: a
+// delivered message is kept (the processing list, the stream group's
+// pending entries) until it is acknowledged, so the final drain (after
+// healing, reads only) shows what is still queued and what is still
+// pending.
+//
+//   - lost: an acknowledged enqueue never delivered (no ok dequeue or
+//     claim returned it) and not in the final drain (neither still queued
+//     nor pending). Classified after-failover-loss when the enqueue's WAIT
+//     was not satisfied and a fault (not a clock fault) struck the node
+//     that acknowledged it after it did (Redis Cluster replicates
+//     asynchronously), else unexplained. Invalid either way: the queue
+//     forgot a message it accepted.
+//   - unexpected: a delivered (or drained) message that no enqueue sent,
+//     whose enqueue certainly failed, or that was enqueued on another
+//     queue: the server made it up.
+//   - delivered-before-enqueued: a dequeue that completed before the
+//     message's enqueue was invoked.
+//   - id-mismatch: a stream delivery whose entry id is not the id the
+//     message's XADD was acknowledged with.
+//   - pending-never-delivered: a message in the processing list or the
+//     pending entries at the end that no dequeue or claim could have
+//     delivered (none was indeterminate on that queue).
+//   - garbage: a reply that cannot be what the workload wrote (a stream
+//     enqueue acknowledged without an id, an ack count other than 0 or 1,
+//     an unreadable delivery or drain).
+//   - duplicates (a figure, not judged: delivery is at least once): a
+//     message delivered more than once (a claim of a pending entry, a
+//     move lost in a failover and delivered again, a message still queued
+//     at the end that was delivered already).
+//   - acks_lost (reported): a message whose ack removed it (acked 1) but
+//     that is pending again at the end: the ack was lost (failover);
+//     acks_found_nothing: an ack that found its message neither in the
+//     processing list nor pending (acked 0); id_regressions: an XADD begun
+//     after another completed that got a lower id (the stream's tail was
+//     lost in a failover, and ids are handed out again).
+//
+// Invalid on any anomaly; unknown when ops cannot be read (no kind, an
+// enqueue without a message or a message enqueued twice, an ack of a
+// message its consumer was never given, an op after its queue's drain,
+// an op completed before it was invoked or an index used twice), when a
+// queue with acknowledged enqueues has no successful drain, or when no
+// enqueue was acknowledged.
+func Queue(opts ...Scope) Checker { return queueChecker{firstScope(opts)} }
+
+func (q queueChecker) Name() string { return q.o.name("queue") }
+
+// queueDelivery is one message handed out (or found at the end).
+type queueDelivery struct {
+	c   *call
+	msg QueueMsg
+}
+
+type queueState struct {
+	kind          string
+	enqueues      []*call
+	deliveries    []queueDelivery
+	indeterminate int // dequeues and claims of unknown outcome
+	drain         *call
+	drainValue    QueueValue
+	acks          []*call
+	ops           []*call // every op but the drains
+}
+
+func (q queueChecker) Check(_ context.Context, in *History) Result {
+	calls, err := q.o.calls(in)
+	if err != nil {
+		return invalidHistory(err)
+	}
+	an := newAnomalies(q.o.MaxExamples)
+	fig := map[string]any{}
+	var malformed []string
+	bad := func(c *call, what string) {
+		if len(malformed) < q.o.MaxExamples {
+			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.inv.Index, c.inv.F, c.inv.Key, what))
+		}
+		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + 1
+	}
+	read := func(raw json.RawMessage) (QueueValue, bool) {
+		var v QueueValue
+		if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+			return v, false
+		}
+		return v, true
+	}
+	counts := map[string]int{}
+	queues := map[string]*queueState{}
+	byMsg := map[string]*call{} // enqueue of each message
+	indexes := map[int64]bool{}
+	for i := range calls {
+		c := &calls[i]
+		if c.end != inf && c.end < c.start {
+			bad(c, "completed before it was invoked")
+			continue
+		}
+		if indexes[c.inv.Index] || c.comp != nil && c.comp.Index <= c.inv.Index {
+			bad(c, "its index is used twice, or its completion's is not after its invocation's")
+			continue
+		}
+		indexes[c.inv.Index] = true
+		v, ok := read(c.inv.Value)
+		if !ok || (v.Kind != QueueList && v.Kind != QueueStream) {
+			bad(c, "no queue kind (list or stream) in its invocation")
+			continue
+		}
+		s := queues[c.inv.Key]
+		if s == nil {
+			s = &queueState{kind: v.Kind}
+			queues[c.inv.Key] = s
+		}
+		if s.kind != v.Kind {
+			bad(c, fmt.Sprintf("a %s op on a %s queue", v.Kind, s.kind))
+			continue
+		}
+		counts[c.inv.F+"s"]++
+		counts[c.inv.F+"s_"+c.outcome().String()]++
+		if c.inv.F != "drain" {
+			s.ops = append(s.ops, c)
+		}
+		switch c.inv.F {
+		case "enqueue":
+			if v.Msg == "" {
+				bad(c, "an enqueue without a message")
+				continue
+			}
+			if e := byMsg[v.Msg]; e != nil {
+				bad(c, fmt.Sprintf("message %q was enqueued by op %d too: messages are unique per run", v.Msg, e.inv.Index))
+				continue
+			}
+			byMsg[v.Msg] = c
+			s.enqueues = append(s.enqueues, c)
+			if c.ok() && s.kind == QueueStream {
+				if out, ok := read(c.comp.Value); !ok || !streamID(out.ID) {
+					an.garbage(c, "an acknowledged XADD must carry the entry id it got")
+				}
+			}
+		case "dequeue", "claim":
+			if c.inv.F == "claim" && s.kind != QueueStream {
+				bad(c, "a claim on a list queue")
+				continue
+			}
+			if c.indeterminate() {
+				s.indeterminate++
+			}
+			if !c.ok() {
+				continue
+			}
+			out, ok := read(c.comp.Value)
+			if !ok || !validMsgs(out.Msgs, s.kind) {
+				an.garbage(c, "a delivery must be a list of messages (with their entry ids on a stream)")
+				s.indeterminate++ // it delivered something unreadable
+				continue
+			}
+			for _, m := range out.Msgs {
+				s.deliveries = append(s.deliveries, queueDelivery{c: c, msg: m})
+			}
+			counts["delivered"] += len(out.Msgs)
+		case "ack":
+			if len(v.Msgs) != 1 || v.Consumer == "" {
+				bad(c, "an ack must name its consumer and one message")
+				continue
+			}
+			s.acks = append(s.acks, c)
+		case "drain":
+			if !c.ok() {
+				continue
+			}
+			out, ok := read(c.comp.Value)
+			if !ok || out.Kind != s.kind || s.kind == QueueStream && (!validMsgs(out.Entries, s.kind) || !streamID(out.LastDelivered)) {
+				an.garbage(c, "a drain must read the whole queue (the lists, or the stream's entries and its group's state)")
+				continue
+			}
+			if s.drain == nil || c.start > s.drain.start {
+				s.drain, s.drainValue = c, out // the last drain
+			}
+		default:
+			bad(c, "not an op of the queue workload")
+		}
+	}
+	windows := in.windowsOf()
+	addrs := in.nodeAddrsOf()
+	keys := make([]string, 0, len(queues))
+	for k := range queues {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var undrained []string
+	lost, lostAfterLoss, lostUnexplained, lostWaitSat := 0, 0, 0, 0
+	duplicates, recovered, pendingEnd, acksLost, acksNothing, idRegressions := 0, 0, 0, 0, 0, 0
+	var lostSamples []map[string]any
+	var notDrained []string
+	for _, k := range keys {
+		s := queues[k]
+		if s.drain == nil {
+			notDrained = append(notDrained, k)
+		}
+		// Ops after the drain: the drain would not be the end.
+		if s.drain != nil {
+			for _, c := range s.ops {
+				if c.start > s.drain.start {
+					bad(c, fmt.Sprintf("invoked after the queue's final drain (op %d)", s.drain.inv.Index))
+				}
+			}
+		}
+		delivered := map[string]int{} // message -> deliveries
+		givenTo := map[string]map[string]bool{}
+		for _, d := range s.deliveries {
+			e := byMsg[d.msg.Msg]
+			ex := map[string]any{"index": d.c.inv.Index, "key": k, "msg": d.msg.Msg}
+			switch {
+			case e == nil:
+				ex["why"] = "no enqueue sent this message"
+				an.add("unexpected", ex)
+				continue
+			case e.inv.Key != k:
+				ex["why"] = fmt.Sprintf("it was enqueued on %s (op %d)", e.inv.Key, e.inv.Index)
+				an.add("unexpected", ex)
+				continue
+			case e.failed():
+				ex["why"] = fmt.Sprintf("its enqueue (op %d) certainly failed", e.inv.Index)
+				an.add("unexpected", ex)
+				continue
+			case d.c.end < e.start:
+				ex["enqueue"] = e.inv.Index
+				an.add("delivered-before-enqueued", ex)
+				continue
+			}
+			if s.kind == QueueStream && e.ok() {
+				if out, ok := read(e.comp.Value); ok && streamID(out.ID) && out.ID != d.msg.ID {
+					ex["enqueued_id"], ex["delivered_id"] = out.ID, d.msg.ID
+					an.add("id-mismatch", ex)
+				}
+			}
+			delivered[d.msg.Msg]++
+			v, _ := read(d.c.inv.Value)
+			if givenTo[d.msg.Msg] == nil {
+				givenTo[d.msg.Msg] = map[string]bool{}
+			}
+			givenTo[d.msg.Msg][v.Consumer] = true
+		}
+		// Acks: of a message given to their consumer before they began.
+		ackedOK := map[string]*call{}
+		for _, a := range s.acks {
+			v, _ := read(a.inv.Value)
+			m := v.Msgs[0].Msg
+			if !givenTo[m][v.Consumer] {
+				bad(a, fmt.Sprintf("acknowledges %q, which was never delivered to consumer %s", m, v.Consumer))
+				continue
+			}
+			if !a.ok() {
+				continue
+			}
+			out, ok := read(a.comp.Value)
+			switch {
+			case !ok || out.Acked == nil || *out.Acked < 0 || *out.Acked > 1:
+				an.garbage(a, "an ack's count must be 1 (removed) or 0 (not there)")
+			case *out.Acked == 1:
+				ackedOK[m] = a
+			default:
+				acksNothing++
+			}
+		}
+		// What the drain found: still queued (to be delivered again) or
+		// pending (delivered, not acknowledged).
+		queued, pending := map[string]int{}, map[string]bool{}
+		if s.drain != nil {
+			dv := s.drainValue
+			found := func(m string, where string) bool {
+				e := byMsg[m]
+				ex := map[string]any{"index": s.drain.inv.Index, "key": k, "msg": m, "found_in": where}
+				switch {
+				case e == nil:
+					ex["why"] = "no enqueue sent this message"
+				case e.inv.Key != k:
+					ex["why"] = fmt.Sprintf("it was enqueued on %s (op %d)", e.inv.Key, e.inv.Index)
+				case e.failed():
+					ex["why"] = fmt.Sprintf("its enqueue (op %d) certainly failed", e.inv.Index)
+				default:
+					return true
+				}
+				an.add("unexpected", ex)
+				return false
+			}
+			if s.kind == QueueList {
+				for _, m := range dv.Queue {
+					if found(m, "queue") {
+						queued[m]++
+					}
+				}
+				for _, m := range dv.Processing {
+					if found(m, "processing") {
+						pending[m] = true
+					}
+				}
+			} else {
+				inPEL := map[string]bool{}
+				for _, p := range dv.Pending {
+					inPEL[p.ID] = true
+				}
+				for _, e := range dv.Entries {
+					if !found(e.Msg, "stream") {
+						continue
+					}
+					switch {
+					case inPEL[e.ID]:
+						pending[e.Msg] = true
+					case streamIDAfter(e.ID, dv.LastDelivered):
+						queued[e.Msg]++
+					}
+				}
+			}
+			for m := range pending {
+				pendingEnd++
+				if a := ackedOK[m]; a != nil {
+					acksLost++
+				}
+				if delivered[m] == 0 && s.indeterminate == 0 {
+					an.add("pending-never-delivered", map[string]any{"index": s.drain.inv.Index, "key": k, "msg": m,
+						"why": "it is pending at the end, but no dequeue or claim on this queue delivered it or was indeterminate"})
+				}
+			}
+		}
+		for m, n := range delivered {
+			if n+queued[m] > 1 {
+				duplicates++
+			}
+		}
+		for m, n := range queued {
+			if n > 1 && delivered[m] == 0 {
+				duplicates++
+			}
+		}
+		// Stream ids rise in real time among acknowledged XADDs.
+		if s.kind == QueueStream {
+			var acked []*call
+			for _, e := range s.enqueues {
+				if e.ok() {
+					acked = append(acked, e)
+				}
+			}
+			slices.SortStableFunc(acked, func(a, b *call) int { return cmp.Compare(a.end, b.end) })
+			var top string
+			p := 0
+			byStart := slices.Clone(acked)
+			slices.SortStableFunc(byStart, func(a, b *call) int { return cmp.Compare(a.start, b.start) })
+			for _, b := range byStart {
+				for p < len(acked) && acked[p].end < b.start {
+					if out, ok := read(acked[p].comp.Value); ok && streamIDAfter(out.ID, top) {
+						top = out.ID
+					}
+					p++
+				}
+				if out, ok := read(b.comp.Value); ok && top != "" && streamID(out.ID) && !streamIDAfter(out.ID, top) {
+					idRegressions++
+				}
+			}
+		}
+		// Total queue: every acknowledged enqueue delivered or still there.
+		for _, e := range s.enqueues {
+			v, _ := read(e.inv.Value)
+			there := delivered[v.Msg] > 0 || queued[v.Msg] > 0 || pending[v.Msg]
+			if there && e.indeterminate() {
+				recovered++
+			}
+			if there || !e.ok() {
+				continue
+			}
+			if s.drain == nil {
+				undrained = append(undrained, k)
+				break
+			}
+			lost++
+			w := ClassifyWait(e.wait())
+			if w == WaitSatisfied {
+				lostWaitSat++
+			}
+			ex := map[string]any{"index": e.inv.Index, "key": k, "msg": v.Msg, "node": e.comp.Node, "wait": w.String()}
+			struck := lockNodeStruck(windows, addrs, e.comp.Node, e.end, s.drain.start)
+			if w != WaitSatisfied && struck != "" {
+				lostAfterLoss++
+				ex["classification"], ex["fault"] = "after-failover-loss", struck
+			} else {
+				lostUnexplained++
+				ex["classification"] = "unexplained"
+			}
+			an.add("lost", ex)
+			if len(lostSamples) < q.o.MaxExamples {
+				lostSamples = append(lostSamples, ex)
+			}
+		}
+	}
+	for _, n := range []string{"enqueues", "enqueues_ok", "enqueues_fail", "enqueues_info", "dequeues", "dequeues_ok",
+		"claims", "claims_ok", "acks", "acks_ok", "drains", "drains_ok", "delivered"} {
+		fig[n] = counts[n]
+	}
+	fig["queues"] = len(keys)
+	fig["lost"] = lost
+	fig["lost_after_failover_loss"] = lostAfterLoss
+	fig["lost_unexplained"] = lostUnexplained
+	fig["lost_wait_satisfied"] = lostWaitSat
+	fig["unexpected"] = an.count["unexpected"]
+	fig["duplicates"] = duplicates
+	fig["recovered"] = recovered
+	fig["pending_at_end"] = pendingEnd
+	fig["acks_lost"] = acksLost
+	fig["acks_found_nothing"] = acksNothing
+	fig["id_regressions"] = idRegressions
+	fig["faults"] = len(windows)
+	fig["undrained_queues"] = len(notDrained)
+	an.into(fig)
+	if n := an.total(); n > 0 {
+		fig["anomaly_types"] = slices.Clone(an.order)
+		w := an.describe()
+		if lost > 0 {
+			w = fmt.Sprintf("the queue lost %d acknowledged messages (%d after-failover-loss: acknowledged by a primary a fault then struck, "+
+				"WAIT not satisfied, as Redis Cluster's asynchronous replication allows; %d unexplained; %d with a satisfied WAIT); ",
+				lost, lostAfterLoss, lostUnexplained, lostWaitSat) + w
+		}
+		if len(malformed) > 0 {
+			fig["malformed"] = malformed
+		}
+		fig["why"] = w
+		return Result{Valid: Invalid, Figures: fig}
+	}
+	if len(malformed) > 0 {
+		fig["malformed"] = malformed
+		w := fmt.Sprintf("%d queue ops cannot be judged (first: %s): what they delivered is unknown", toInt(fig["skipped_malformed"]), malformed[0])
+		fig["why"], fig["error"] = w, w
+		return Result{Valid: Unknown, Figures: fig}
+	}
+	if len(undrained) > 0 {
+		w := fmt.Sprintf("%d queues with acknowledged enqueues that were never delivered have no successful final drain (%s): whether those messages are still there is unknown",
+			len(undrained), firstKeys(undrained))
+		fig["why"], fig["error"] = w, w
+		return Result{Valid: Unknown, Figures: fig}
+	}
+	if counts["enqueues_ok"] == 0 {
+		w := "no enqueue was acknowledged: no message to account for"
+		fig["why"], fig["error"] = w, w
+		return Result{Valid: Unknown, Figures: fig}
+	}
+	fig["why"] = fmt.Sprintf("every one of %d acknowledged messages on %d queues was delivered or is still queued or pending; nothing was delivered that was not sent; %d delivered more than once (at least once is the promise)",
+		counts["enqueues_ok"], len(keys), duplicates)
+	if len(notDrained) > 0 {
+		fig["why"] = fmt.Sprintf("%s; %d queues had no successful final drain (%s): what they still held at the end, and their pending entries, are not known",
+			fig["why"], len(notDrained), firstKeys(notDrained))
+	}
+	if acksLost > 0 || idRegressions > 0 {
+		fig["why"] = fmt.Sprintf("%s; %d acks were lost (their message is pending again), %d stream ids went backwards (a stream's tail lost in a failover; reported, not judged)",
+			fig["why"], acksLost, idRegressions)
+	}
+	return Result{Valid: Valid, Figures: fig}
+}
+
+// validMsgs: every message has a body, and on a stream an entry id.
+func validMsgs(ms []QueueMsg, kind string) bool {
+	for _, m := range ms {
+		if m.Msg == "" || kind == QueueStream && !streamID(m.ID) {
+			return false
+		}
+	}
+	return true
+}
+
+// streamID reports whether s is a stream entry id (ms-seq).
+func streamID(s string) bool {
+	_, _, ok := parseStreamID(s)
+	return ok
+}
+
+func parseStreamID(s string) (ms, seq uint64, ok bool) {
+	a, b, found := strings.Cut(s, "-")
+	if !found {
+		return 0, 0, false
+	}
+	ms, err1 := strconv.ParseUint(a, 10, 64)
+	seq, err2 := strconv.ParseUint(b, 10, 64)
+	return ms, seq, err1 == nil && err2 == nil
+}
+
+// streamIDAfter reports whether id a is above b; any id is above "" (no
+// id yet) and "0-0".
+func streamIDAfter(a, b string) bool {
+	am, as, ok := parseStreamID(a)
+	if !ok {
+		return false
+	}
+	bm, bs, ok := parseStreamID(b)
+	if !ok {
+		return true
+	}
+	return am > bm || am == bm && as > bs
+}

@@ -1,0 +1,149 @@
+package workloads
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/workloads/client"
+)
+
+func queueOp(f, key string, v checker.QueueValue) history.Op {
+	op := history.Op{F: f, Key: key}
+	op.SetValue(v)
+	return op
+}
+
+// The commands on a real (in-process) cluster: a list message moves to
+// the processing list and its ack removes it; a stream entry is delivered
+// to its consumer, stays pending until XACK, and a drain sees both.
+func TestQueueCommands(t *testing.T) {
+	ctx, c := localClient(t)
+	w := mustNew(t, "queue").(*queue)
+	if err := w.Setup(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	value := func(op history.Op) checker.QueueValue {
+		t.Helper()
+		var v checker.QueueValue
+		if op.Type != history.OK || op.DecodeValue(&v) != nil {
+			t.Fatalf("%s: %+v %s", op.F, op, op.Value)
+		}
+		return v
+	}
+	for _, kind := range []string{checker.QueueList, checker.QueueStream} {
+		k := w.key(kind, 0)
+		enq := value(w.Invoke(ctx, c, queueOp("enqueue", k, checker.QueueValue{Kind: kind, Msg: "m1"})))
+		if kind == checker.QueueStream && enq.ID == "" {
+			t.Fatalf("XADD gave no id: %+v", enq)
+		}
+		got := value(w.Invoke(ctx, c, queueOp("dequeue", k, checker.QueueValue{Kind: kind, Consumer: "w0"})))
+		if len(got.Msgs) != 1 || got.Msgs[0].Msg != "m1" || got.Msgs[0].ID != enq.ID {
+			t.Fatalf("%s dequeue: %+v", kind, got)
+		}
+		if empty := value(w.Invoke(ctx, c, queueOp("dequeue", k, checker.QueueValue{Kind: kind, Consumer: "w0"}))); len(empty.Msgs) != 0 {
+			t.Fatalf("%s dequeue of an empty queue: %+v", kind, empty)
+		}
+		d := value(w.Invoke(ctx, c, queueOp("drain", k, checker.QueueValue{Kind: kind})))
+		if kind == checker.QueueList && (len(d.Queue) != 0 || len(d.Processing) != 1) ||
+			kind == checker.QueueStream && (len(d.Entries) != 1 || len(d.Pending) != 1 || d.LastDelivered != enq.ID) {
+			t.Fatalf("%s drain before the ack: %+v", kind, d)
+		}
+		a := value(w.Invoke(ctx, c, queueOp("ack", k, checker.QueueValue{Kind: kind, Consumer: "w0", Msgs: got.Msgs})))
+		if a.Acked == nil || *a.Acked != 1 {
+			t.Fatalf("%s ack: %+v", kind, a)
+		}
+		a = value(w.Invoke(ctx, c, queueOp("ack", k, checker.QueueValue{Kind: kind, Consumer: "w0", Msgs: got.Msgs})))
+		if a.Acked == nil || *a.Acked != 0 {
+			t.Fatalf("%s second ack: %+v", kind, a)
+		}
+		d = value(w.Invoke(ctx, c, queueOp("drain", k, checker.QueueValue{Kind: kind})))
+		if len(d.Processing) != 0 || len(d.Pending) != 0 {
+			t.Fatalf("%s drain after the ack: %+v", kind, d)
+		}
+	}
+	// A claim takes an entry left pending by another consumer once it has
+	// been idle long enough.
+	k := w.key(checker.QueueStream, 1)
+	value(w.Invoke(ctx, c, queueOp("enqueue", k, checker.QueueValue{Kind: checker.QueueStream, Msg: "m2"})))
+	value(w.Invoke(ctx, c, queueOp("dequeue", k, checker.QueueValue{Kind: checker.QueueStream, Consumer: "dead"})))
+	if got := value(w.Invoke(ctx, c, queueOp("claim", k, checker.QueueValue{Kind: checker.QueueStream, Consumer: "w1"}))); len(got.Msgs) != 0 {
+		t.Fatalf("claimed a fresh entry: %+v", got)
+	}
+	time.Sleep(queueClaimIdle + 100*time.Millisecond)
+	if got := value(w.Invoke(ctx, c, queueOp("claim", k, checker.QueueValue{Kind: checker.QueueStream, Consumer: "w1"}))); len(got.Msgs) != 1 || got.Msgs[0].Msg != "m2" {
+		t.Fatalf("claim after the idle time: %+v", got)
+	}
+	if ops := w.FinalOps(); len(ops) != 2*w.keys || ops[0].F != "drain" {
+		t.Fatalf("final ops %v", ops)
+	}
+}
+
+// runRecorded runs workers x n ops of w and then its final ops, recorded
+// as the runner does; adjust may change an invocation before it is sent.
+func runRecorded(t *testing.T, ctx context.Context, c *client.Client, w Workload, workers, n int, adjust func(*history.Op)) []history.Op {
+	t.Helper()
+	var mu sync.Mutex
+	var ops []history.Op
+	t0 := time.Now()
+	record := func(op history.Op) history.Op {
+		mu.Lock()
+		defer mu.Unlock()
+		op.Time = int64(time.Since(t0))
+		op.Index = int64(len(ops))
+		ops = append(ops, op)
+		return op
+	}
+	run := func(process history.Process, inv history.Op) history.Op {
+		inv.Process, inv.Type = process, history.Invoke
+		if adjust != nil {
+			adjust(&inv)
+		}
+		inv = record(inv)
+		out := w.Invoke(context.Background(), c, inv)
+		out.Process, out.F, out.Key = process, inv.F, inv.Key
+		return record(out)
+	}
+	var wg sync.WaitGroup
+	for p := 0; p < workers; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := w.Generator(p, 7)
+			process := history.Process(p)
+			for i := 0; i < n; i++ {
+				if out := run(process, g.Next()); out.Type == history.Info {
+					process += history.Process(workers)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, op := range w.FinalOps() {
+		run(history.Process(1000+i), op)
+	}
+	return ops
+}
+
+// A few consumers on a healthy cluster, drained at the end: the queue
+// checker finds every message accounted for.
+func TestQueueWorkersOnAHealthyClusterAreValid(t *testing.T) {
+	ctx, c := localClient(t)
+	w := mustNew(t, "queue").(*queue)
+	if err := w.Setup(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	ops := runRecorded(t, ctx, c, w, 4, 40, nil)
+	r := checker.Queue(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
+	if r.Valid != checker.Valid {
+		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
+	}
+	if r.Figures["enqueues_ok"].(int) == 0 || r.Figures["delivered"].(int) == 0 || r.Figures["drains_ok"].(int) != 2*w.keys {
+		t.Fatalf("figures %v", r.Figures)
+	}
+	t.Logf("figures: enqueues %v, delivered %v, acks %v, pending at end %v, duplicates %v", r.Figures["enqueues_ok"], r.Figures["delivered"],
+		r.Figures["acks_ok"], r.Figures["pending_at_end"], r.Figures["duplicates"])
+}
