@@ -11,8 +11,10 @@ import (
 // reads, tolerates and refuses exactly as ReadFile does (one scanner
 // serves both): the ReadResult it returns is ReadFile's without Ops (a
 // torn tail reported, Entries counted), and a corrupt entry is the same
-// *ParseError. op and raw are only valid during the call: fn copies what
-// it keeps. An error from fn stops the scan and is returned as it is.
+// *ParseError. op and raw are only valid during the call: fn keeps an
+// entry by copying the Op (*op; what its fields point to is never reused)
+// and raw by copying its bytes. An error from fn stops the scan and is
+// returned as it is.
 func Scan(path string, fn func(op *Op, raw []byte) error) (ReadResult, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -142,23 +142,27 @@ func (p *Partitions) Entries(i int) int { return p.parts[i].entries }
 // order the history had them (a subsequence of it).
 func (p *Partitions) Load(i int) ([]Op, error) {
 	pt := &p.parts[i]
-	res, err := ReadFile(pt.path)
-	if err != nil {
-		return nil, fmt.Errorf("partition %d: %w", i, err)
-	}
-	if res.TruncatedTail || len(res.Ops) != pt.entries {
-		// Spill wrote it whole: anything else is the disk's doing.
-		return nil, fmt.Errorf("partition %d: %s holds %d entries, %d were written", i, pt.path, len(res.Ops), pt.entries)
-	}
-	out := make([]Op, 0, len(res.Ops)+len(p.RunWide))
-	rw, m := 0, 0
-	for j := range res.Ops {
+	// Decoded straight into the result, interleaved as it comes: reading
+	// the file whole first and then merging held the partition twice
+	// (1.5 GB of RSS for a partition of 634 MB, 2026-12-05).
+	out := make([]Op, 0, pt.entries+len(p.RunWide))
+	rw, m, j := 0, 0, 0
+	res, err := Scan(pt.path, func(op *Op, _ []byte) error {
 		if m < len(pt.marks) && pt.marks[m].at == j {
 			out = append(out, p.RunWide[rw:pt.marks[m].runWide]...)
 			rw = pt.marks[m].runWide
 			m++
 		}
-		out = append(out, res.Ops[j])
+		out = append(out, *op)
+		j++
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("partition %d: %w", i, err)
+	}
+	if res.TruncatedTail || j != pt.entries {
+		// Spill wrote it whole: anything else is the disk's doing.
+		return nil, fmt.Errorf("partition %d: %s holds %d entries, %d were written", i, pt.path, j, pt.entries)
 	}
 	return append(out, p.RunWide[rw:]...), nil
 }
