@@ -112,9 +112,20 @@ func TestSpillPartitionsAreSubsequences(t *testing.T) {
 			}
 		}
 	}
+	// Partitions that no key went to give the run-wide entries alone.
+	p, err := Spill(writeTemp(t, FileName, framed(t, ops, 700)), t.TempDir(), 3, func(*Op) int { return 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{1, 2} {
+		got, err := p.Load(i)
+		if err != nil || p.Entries(i) != 0 || !reflect.DeepEqual(got, p.RunWide) || len(got) == 0 {
+			t.Fatalf("empty partition %d: %d entries (%v), want the %d run-wide ones", i, len(got), err, len(p.RunWide))
+		}
+	}
 	// The old run kept as a fixture spills too, whole.
 	old := readOld(t)
-	p, err := Spill(oldFixture, t.TempDir(), 2, func(op *Op) int { return len(op.Key) % 2 })
+	p, err = Spill(oldFixture, t.TempDir(), 2, func(op *Op) int { return len(op.Key) % 2 })
 	if err != nil {
 		t.Fatal(err)
 	}
