@@ -58,6 +58,8 @@ type ReadResult struct {
 	// TruncatedTail is then true, TornLine is the line the lost entries
 	// began at and TornText is empty (the bytes do not decode alone).
 	TornBytes int64
+	// Entries counts the entries read (len(Ops) when they are kept).
+	Entries int
 }
 
 // maxTornText bounds the torn line's bytes a ReadResult keeps.
@@ -74,47 +76,81 @@ func Decode(r io.Reader, name string) (ReadResult, error) {
 }
 
 func decodeAny(r io.Reader, name string, capHint int) (ReadResult, error) {
+	res := ReadResult{Ops: make([]Op, 0, capHint)}
+	err := scanAny(r, name, &res, sliceSink{&res.Ops})
+	return res, err
+}
+
+// scanAny reads a history in any of its formats into sink (see Decode).
+func scanAny(r io.Reader, name string, res *ReadResult, sink opSink) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(4)
 	switch sniff(head) {
 	case Framed:
 		fr, err := newFrameReader(br)
 		if err != nil {
-			return ReadResult{}, err
+			return err
 		}
 		defer fr.close()
-		res, err := decode(fr, name, capHint)
-		if err != nil {
-			return res, err
+		if err := scanLines(fr, name, res, sink); err != nil {
+			return err
 		}
 		if res.TruncatedTail {
 			// A whole frame always ends with a newline: unreachable
 			// unless the reader is wrong, so never tolerated.
-			return res, &ParseError{name, res.TornLine, errors.New("a frame ends in the middle of a line")}
+			return &ParseError{name, res.TornLine, errors.New("a frame ends in the middle of a line")}
 		}
 		if fr.torn > 0 {
 			res.TruncatedTail = true
-			res.TornLine = len(res.Ops) + 1
+			res.TornLine = res.Entries + 1
 			res.TornBytes = fr.torn
 		}
-		return res, nil
+		return nil
 	case ZstdStream:
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
 		if err != nil {
-			return ReadResult{}, err
+			return err
 		}
 		defer zr.Close()
 		// A plain stream has no index: a stream cut short is an error
 		// of the decoder (never a prefix taken silently).
-		return decode(zr, name, capHint)
+		return scanLines(zr, name, res, sink)
 	}
-	return decode(br, name, capHint)
+	return scanLines(br, name, res, sink)
 }
 
 // decode reads a history into a slice made for about capHint entries
 // (growing a slice of a million 120-byte entries copies it over and over).
 func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 	res := ReadResult{Ops: make([]Op, 0, capHint)}
+	err := scanLines(r, name, &res, sliceSink{&res.Ops})
+	return res, err
+}
+
+// opSink is where scanLines puts each entry: slot gives the Op to decode
+// into, then keep takes it (with its raw line) or drop gives it back.
+// One scanner for the decoder that keeps every entry and the one that
+// streams them (Scan), so that both read, tolerate and refuse alike.
+type opSink interface {
+	slot() *Op
+	keep(op *Op, raw []byte) error
+	drop()
+}
+
+// sliceSink decodes in place at the end of a slice: one Op per entry on
+// the heap was half of the decoder's allocation.
+type sliceSink struct{ ops *[]Op }
+
+func (s sliceSink) slot() *Op {
+	*s.ops = append(*s.ops, Op{})
+	return &(*s.ops)[len(*s.ops)-1]
+}
+func (s sliceSink) keep(*Op, []byte) error { return nil }
+func (s sliceSink) drop()                  { *s.ops = (*s.ops)[:len(*s.ops)-1] }
+
+// scanLines reads the JSON lines of r into sink, res recording what was
+// tolerated (a torn last line) and counting the entries kept (Entries).
+func scanLines(r io.Reader, name string, res *ReadResult, sink opSink) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	fast := newLineDecoder()
 	line := 0
@@ -128,7 +164,7 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 				b, err = br.ReadSlice('\n')
 				buf = append(buf, b...)
 				if len(buf) > maxLine {
-					return res, &ParseError{name, line + 1, fmt.Errorf("line longer than %d bytes", maxLine)}
+					return &ParseError{name, line + 1, fmt.Errorf("line longer than %d bytes", maxLine)}
 				}
 			}
 			full = buf
@@ -136,19 +172,16 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 			full = b
 		}
 		if err != nil && err != io.EOF {
-			return res, &ParseError{name, line + 1, err}
+			return &ParseError{name, line + 1, err}
 		}
 		if len(full) == 0 && err == io.EOF {
-			return res, nil
+			return nil
 		}
 		line++
 		torn := err == io.EOF && !bytes.HasSuffix(full, []byte("\n"))
 		trimmed := bytes.TrimSpace(full)
 		if len(trimmed) > 0 {
-			// Decode in place at the end of the slice: one Op per entry
-			// on the heap was half of the decoder's allocation.
-			res.Ops = append(res.Ops, Op{})
-			op := &res.Ops[len(res.Ops)-1]
+			op := sink.slot()
 			var perr error
 			if !fast.decode(trimmed, op) {
 				var slow Op
@@ -156,26 +189,30 @@ func decode(r io.Reader, name string, capHint int) (ReadResult, error) {
 				*op = slow
 			}
 			if perr != nil {
-				res.Ops = res.Ops[:len(res.Ops)-1]
+				sink.drop()
 				if terr := typeError(perr); terr != nil {
 					// A whole entry of no known type: not a torn line.
-					return res, &ParseError{name, line, terr}
+					return &ParseError{name, line, terr}
 				}
 				if torn {
 					res.TruncatedTail = true
 					res.TornLine = line
 					res.TornText = string(trimmed[:min(len(trimmed), maxTornText)])
-					return res, nil
+					return nil
 				}
-				return res, &ParseError{name, line, fmt.Errorf("not a history entry: %v", perr)}
+				return &ParseError{name, line, fmt.Errorf("not a history entry: %v", perr)}
 			}
 			if verr := op.validate(); verr != nil {
-				res.Ops = res.Ops[:len(res.Ops)-1]
-				return res, &ParseError{name, line, verr}
+				sink.drop()
+				return &ParseError{name, line, verr}
+			}
+			res.Entries++
+			if kerr := sink.keep(op, trimmed); kerr != nil {
+				return kerr
 			}
 		}
 		if err == io.EOF {
-			return res, nil
+			return nil
 		}
 	}
 }

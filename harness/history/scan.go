@@ -1,0 +1,45 @@
+package history
+
+import (
+	"io"
+	"os"
+)
+
+// Scan reads the history file at path once, in any of its formats,
+// handing each entry to fn in file order with its raw JSON line, and
+// keeping none: the memory of a scan does not grow with the history. It
+// reads, tolerates and refuses exactly as ReadFile does (one scanner
+// serves both): the ReadResult it returns is ReadFile's without Ops (a
+// torn tail reported, Entries counted), and a corrupt entry is the same
+// *ParseError. op and raw are only valid during the call: fn keeps an
+// entry by copying the Op (*op; what its fields point to is never reused)
+// and raw by copying its bytes. An error from fn stops the scan and is
+// returned as it is.
+func Scan(path string, fn func(op *Op, raw []byte) error) (ReadResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	defer f.Close()
+	return ScanReader(f, path, fn)
+}
+
+// ScanReader is Scan of a history read from r; name is used in errors.
+func ScanReader(r io.Reader, name string, fn func(op *Op, raw []byte) error) (ReadResult, error) {
+	var res ReadResult
+	err := scanAny(r, name, &res, &streamSink{fn: fn})
+	return res, err
+}
+
+// streamSink decodes every entry into the same Op and hands it on.
+type streamSink struct {
+	op Op
+	fn func(*Op, []byte) error
+}
+
+func (s *streamSink) slot() *Op {
+	s.op = Op{}
+	return &s.op
+}
+func (s *streamSink) keep(op *Op, raw []byte) error { return s.fn(op, raw) }
+func (s *streamSink) drop()                         {}

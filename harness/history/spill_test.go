@@ -1,0 +1,226 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// mixedHistory is a history of procs client processes, each invoking
+// and completing ops on keys of its choice (so that one process's ops
+// fall into several partitions), with nemesis events between them, some
+// ops left open (info) at the end. Seeded.
+func mixedHistory(seed uint64, entries, procs, keys int) []Op {
+	r := rand.New(rand.NewPCG(seed, 7))
+	var ops []Op
+	open := map[int]string{}
+	for i := 0; len(ops) < entries; i++ {
+		op := Op{Index: int64(len(ops)), Time: int64(len(ops)) * 1000}
+		if r.IntN(50) == 0 {
+			op.Process, op.Type, op.F = Nemesis, Info, "start-partition"
+			ops = append(ops, op)
+			continue
+		}
+		p := r.IntN(procs)
+		op.Process = Process(p)
+		if k, busy := open[p]; busy {
+			op.Type, op.F, op.Key = []Type{OK, Fail, Info}[r.IntN(3)], "add", k
+			delete(open, p)
+		} else {
+			op.Type, op.F, op.Key = Invoke, "add", fmt.Sprintf("k%d", r.IntN(keys))
+			op.SetValue(r.IntN(9))
+			open[p] = op.Key
+		}
+		ops = append(ops, op)
+	}
+	return ops
+}
+
+func keyPartition(n int) func(op *Op) int {
+	return func(op *Op) int {
+		var k int
+		fmt.Sscanf(op.Key, "k%d", &k)
+		return k % n
+	}
+}
+
+// wantPartition is partition i of ops as Spill must give it: the client
+// ops of its keys (a completion where its invocation went) and every
+// nemesis entry, in the history's order.
+func wantPartition(ops []Op, i int, partOf func(*Op) int) []Op {
+	var out []Op
+	open := map[Process]int{}
+	for j := range ops {
+		op := &ops[j]
+		switch {
+		case op.Process == Nemesis:
+			out = append(out, *op)
+		case op.Type == Invoke:
+			open[op.Process] = partOf(op)
+			if partOf(op) == i {
+				out = append(out, *op)
+			}
+		default:
+			if open[op.Process] == i {
+				out = append(out, *op)
+			}
+			delete(open, op.Process)
+		}
+	}
+	return out
+}
+
+// Every partition loads back as the subsequence of the history it must
+// be, from the compressed format and from the JSON lines of older runs;
+// together they hold every client entry once.
+func TestSpillPartitionsAreSubsequences(t *testing.T) {
+	ops := mixedHistory(1, 5000, 12, 40)
+	for _, format := range []string{FileName, JSONLinesName} {
+		b := encodeAll(t, ops)
+		if format == FileName {
+			b = framed(t, ops, 700)
+		}
+		path := writeTemp(t, format, b)
+		for _, n := range []int{1, 3, 8} {
+			partOf := keyPartition(n)
+			p, err := Spill(path, t.TempDir(), n, partOf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Read.TruncatedTail || p.Read.Entries != len(ops) {
+				t.Fatalf("%s: read %+v, want %d entries, none torn", format, p.Read, len(ops))
+			}
+			client := 0
+			for i := range p.N() {
+				got, err := p.Load(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := wantPartition(ops, i, partOf); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s, %d partitions: partition %d has %d entries, want %d", format, n, i, len(got), len(want))
+				}
+				client += p.Entries(i)
+			}
+			if client+len(p.RunWide) != len(ops) {
+				t.Fatalf("%d client + %d run-wide entries, the history has %d", client, len(p.RunWide), len(ops))
+			}
+			if err := p.Remove(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Partitions that no key went to give the run-wide entries alone.
+	p, err := Spill(writeTemp(t, FileName, framed(t, ops, 700)), t.TempDir(), 3, func(*Op) int { return 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{1, 2} {
+		got, err := p.Load(i)
+		if err != nil || p.Entries(i) != 0 || !reflect.DeepEqual(got, p.RunWide) || len(got) == 0 {
+			t.Fatalf("empty partition %d: %d entries (%v), want the %d run-wide ones", i, len(got), err, len(p.RunWide))
+		}
+	}
+	// The old run kept as a fixture spills too, whole.
+	old := readOld(t)
+	p, err = Spill(oldFixture, t.TempDir(), 2, func(op *Op) int { return len(op.Key) % 2 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(p.RunWide)
+	for i := range p.N() {
+		n += p.Entries(i)
+	}
+	if n != len(old) {
+		t.Fatalf("old run: %d entries spilled, it has %d", n, len(old))
+	}
+}
+
+// A history torn mid-frame (the run crashed) spills the entries of its
+// whole frames and reports the tear exactly as ReadFile does: never a
+// prefix taken silently.
+func TestSpillTornTailIsReported(t *testing.T) {
+	ops := mixedHistory(2, 900, 5, 10)
+	b := framed(t, ops, 100)
+	for _, cut := range []int{len(b) - 1, len(b) - 50, len(b) / 2} {
+		path := writeTemp(t, FileName, b[:cut])
+		want, err := ReadFile(path)
+		if err != nil || !want.TruncatedTail {
+			t.Fatalf("cut at %d: ReadFile %v, torn %v", cut, err, want.TruncatedTail)
+		}
+		p, err := Spill(path, t.TempDir(), 3, keyPartition(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Entries, want.Ops = len(want.Ops), nil
+		if !reflect.DeepEqual(p.Read, want) {
+			t.Fatalf("cut at %d: Spill read %+v, ReadFile %+v", cut, p.Read, want)
+		}
+	}
+	// A torn JSON line at the end: the same.
+	jl := encodeAll(t, ops)
+	path := writeTemp(t, JSONLinesName, jl[:len(jl)-3])
+	want, _ := ReadFile(path)
+	p, err := Spill(path, t.TempDir(), 2, keyPartition(2))
+	if err != nil || !p.Read.TruncatedTail || p.Read.TornLine != want.TornLine || p.Read.TornText != want.TornText {
+		t.Fatalf("torn line: Spill read %+v (%v), ReadFile torn line %d", p.Read, err, want.TornLine)
+	}
+}
+
+// Garbage in the middle is the error ReadFile gives, naming the line; a
+// partition that the disk changed after the spill is an error, not a
+// shorter history.
+func TestSpillRefusesWhatReadFileRefuses(t *testing.T) {
+	ops := mixedHistory(3, 300, 4, 6)
+	b := encodeAll(t, ops)
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[100] = "{\"index\":100,\"garbage\n"
+	path := writeTemp(t, JSONLinesName, []byte(strings.Join(lines, "")))
+	_, want := ReadFile(path)
+	_, err := Spill(path, t.TempDir(), 2, keyPartition(2))
+	var perr *ParseError
+	if !errors.As(err, &perr) || err.Error() != want.Error() {
+		t.Fatalf("Spill: %v, ReadFile: %v", err, want)
+	}
+
+	p, err := Spill(writeTemp(t, FileName, framed(t, ops, 50)), t.TempDir(), 2, keyPartition(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Load(0); err == nil {
+		t.Fatal("a removed partition loaded")
+	}
+	if _, err := Spill(writeTemp(t, FileName, framed(t, ops, 50)), t.TempDir(), 2, func(*Op) int { return 5 }); err == nil {
+		t.Fatal("a partition out of range was taken")
+	}
+}
+
+// Scan hands over every entry ReadFile decodes, equal, with its raw line.
+func TestScanMatchesReadFile(t *testing.T) {
+	ops := mixedHistory(4, 2000, 8, 20)
+	path := writeTemp(t, FileName, framed(t, ops, 300))
+	want, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Op
+	res, err := Scan(path, func(op *Op, raw []byte) error {
+		if !strings.Contains(string(raw), fmt.Sprintf(`"index":%d,`, op.Index)) {
+			return fmt.Errorf("entry %d came with line %s", op.Index, raw)
+		}
+		got = append(got, *op)
+		return nil
+	})
+	if err != nil || !reflect.DeepEqual(got, want.Ops) || res.Entries != len(want.Ops) {
+		t.Fatalf("Scan: %d entries (%v), ReadFile %d", len(got), err, len(want.Ops))
+	}
+	stop := errors.New("stop")
+	if _, err := Scan(path, func(*Op, []byte) error { return stop }); err != stop {
+		t.Fatalf("fn's error: %v", err)
+	}
+}

@@ -1,0 +1,96 @@
+// Command spill-history measures the first pass of checking in bounded
+// memory (issue 42): it reads a stored run's history once and spills its
+// client ops into per-key partitions on disk (history.Spill), then loads
+// the largest partition back as a per-key checker would, and prints what
+// that took:
+//
+//	go run ./scripts/spill-history -run /tmp/run10m -partitions 64
+//	/usr/bin/time -v spill-history -run /tmp/run10m    # peak RSS
+//
+// A key goes to partition fnv32a(key) mod -partitions, so one key's ops are
+// in one partition: the largest partition bounds what a per-key checker
+// loading one at a time holds.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/redline-dev/redline/harness/history"
+)
+
+func main() {
+	run := flag.String("run", "", "run directory whose history to spill")
+	dir := flag.String("dir", "", "directory for the partition files (default: a new one in $TMPDIR)")
+	n := flag.Int("partitions", 64, "partitions to spill into")
+	load := flag.Bool("load", true, "load the largest partition back afterwards")
+	keep := flag.Bool("keep", false, "keep the partition files")
+	flag.Parse()
+	if *run == "" || *n < 1 {
+		fmt.Fprintln(os.Stderr, "spill-history: -run DIR is required, -partitions at least 1")
+		os.Exit(254)
+	}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "spill-")
+		if err != nil {
+			fail(err)
+		}
+		*dir = d
+	}
+	t0 := time.Now()
+	p, err := history.Spill(history.Path(*run), *dir, *n, func(op *history.Op) int {
+		h := fnv.New32a()
+		h.Write([]byte(op.Key))
+		return int(h.Sum32() % uint32(*n))
+	})
+	if err != nil {
+		fail(err)
+	}
+	spilled := time.Since(t0)
+	var disk int64
+	largest := 0
+	for i := range p.N() {
+		if st, err := os.Stat(filepath.Join(*dir, fmt.Sprintf("part-%d.jsonl.zst", i))); err == nil {
+			disk += st.Size()
+		}
+		if p.Entries(i) > p.Entries(largest) {
+			largest = i
+		}
+	}
+	fmt.Printf("spilled %d entries into %d partitions in %.1f s: %d run-wide in memory, largest partition %d entries, %d MB on disk\n",
+		p.Read.Entries, p.N(), spilled.Seconds(), len(p.RunWide), p.Entries(largest), disk>>20)
+	if p.Read.TruncatedTail {
+		fmt.Printf("the history is torn (line %d, %d bytes): the entries before it were spilled\n", p.Read.TornLine, p.Read.TornBytes)
+	}
+	if *load {
+		t1 := time.Now()
+		ops, err := p.Load(largest)
+		if err != nil {
+			fail(err)
+		}
+		// The live heap is the partition's ops (the spill's garbage
+		// collected first), what a per-key checker starts from.
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Printf("loaded the largest partition (%d entries with the run-wide ones) in %.1f s, live heap %d MB\n",
+			len(ops), time.Since(t1).Seconds(), ms.HeapAlloc>>20)
+		runtime.KeepAlive(ops)
+	}
+	if !*keep {
+		if err := p.Remove(); err != nil {
+			fail(err)
+		}
+		os.Remove(*dir)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "spill-history:", err)
+	os.Exit(255)
+}
