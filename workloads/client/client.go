@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,6 +60,9 @@ type Client struct {
 	// replicas are each primary's replicas as the last CLUSTER SLOTS
 	// listed them: the nodes a WAIT probe reads (Request.Probe).
 	replicas map[string][]string
+	// replicaRefresh is when a WAIT probe last asked for the slot map
+	// again (unix ns), to find the replicas it lacked.
+	replicaRefresh atomic.Int64
 
 	refreshing sync.Mutex
 }
@@ -353,6 +357,17 @@ func (c *Client) probe(ctx context.Context, primary string, build func(ctx conte
 	c.mu.RLock()
 	replicas := slices.Clone(c.replicas[primary])
 	c.mu.RUnlock()
+	if len(replicas) == 0 {
+		// WAIT counted a replica the slot map does not list (it was
+		// loaded before the replicas had attached): reload it, at most
+		// once a second, so that the writes after this one are probed.
+		// This one is not: no probe is recorded, and nothing is judged.
+		now := time.Now().UnixNano()
+		if last := c.replicaRefresh.Load(); now-last > int64(time.Second) && c.replicaRefresh.CompareAndSwap(last, now) {
+			c.refreshSoon()
+		}
+		return nil
+	}
 	out := make([]Probe, 0, len(replicas))
 	for _, r := range replicas {
 		pctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
