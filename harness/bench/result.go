@@ -70,12 +70,23 @@ type Result struct {
 	// late (Counts.DispatchLagNs): the generator's own scheduling delay.
 	DispatchLagMaxMs float64 `json:"dispatch_lag_max_ms,omitempty"`
 
+	// Generators are a distributed run's generators (bench --generators,
+	// merge.go): each one's share, figures and fate; GeneratorsFailed
+	// counts those left out of the figures, RequestedRate is the total
+	// rate asked of them all (Rate is the merged generators' part).
+	Generators       []GeneratorFigures `json:"generators,omitempty"`
+	GeneratorsFailed int                `json:"generators_failed,omitempty"`
+	RequestedRate    float64            `json:"requested_rate,omitempty"`
+
 	// Histograms are the measured part's latency histograms by op and
 	// kind ("get.corrected", ...), HdrHistogram's compressed encoding
 	// (histograms.go).
 	Histograms map[string][]byte `json:"histograms,omitempty"`
 
 	secs []second // with histograms, for the windows
+	// shardHists are each shard's corrected latency (a generator's report
+	// carries them to the coordinator).
+	shardHists []*hdrhistogram.Histogram
 }
 
 // OpFigures summarise one op type (or all) over the run.
@@ -191,7 +202,7 @@ func (e *engine) result(elapsed time.Duration) *Result {
 	defer s.mu.Unlock()
 	measured := elapsed - s.warmedAt
 	r := &Result{DurationS: measured.Seconds(), WarmupS: s.warmedAt.Seconds(), Rate: e.o.Rate, Workers: e.o.Concurrency, Pipeline: e.o.KV.Pipeline,
-		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds,
+		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds, shardHists: s.shardH,
 		DispatchLagMaxMs: float64(s.total.DispatchLagNs) / 1e6}
 	secs := measured.Seconds()
 	r.encodeHists(s.totalH)
