@@ -743,3 +743,21 @@ func (e *engine) populate(ctx context.Context) (int, error) {
 func (o outcome) String() string {
 	return [...]string{"ok", "miss", "error", "timeout", "conn-error"}[o]
 }
+
+// Populate writes every key of o.KV once, as Run does before traffic: a
+// distributed run's coordinator does it before its generators start.
+func Populate(ctx context.Context, o Options) (int, error) {
+	if err := o.KV.Validate(); err != nil {
+		return 0, err
+	}
+	topo, err := client.New(ctx, client.Options{Seeds: o.Seeds, Timeout: o.OpTimeout, PoolSize: 2})
+	if err != nil {
+		return 0, fmt.Errorf("cannot reach the cluster at %v: %w", o.Seeds, err)
+	}
+	defer topo.Close()
+	rt, err := newRouter(ctx, topo)
+	if err != nil {
+		return 0, err
+	}
+	return newEngine(o, rt).populate(ctx)
+}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // The coordinator's side of a distributed load run (generator.go): read
@@ -23,22 +25,6 @@ import (
 // not hold together is named in Result.Generators and the diagnosis, its
 // figures left out: the merged figures say whose they are, and the run's
 // verdict is no longer valid (harness.SaveLoad).
-
-// GeneratorOutcome is what the runtime knows of one generator once the
-// run is over: its name there, how it ended and its report (its stdout).
-type GeneratorOutcome struct {
-	Index int
-	// Name is the pod, container or process (pid) that ran it.
-	Name   string
-	Report []byte
-	// Exited: the runtime saw it end, with ExitCode; Reason is the
-	// runtime's word for how (OOMKilled, killed by a signal, deleted).
-	Exited   bool
-	ExitCode int
-	Reason   string
-	// Err: the runtime could not run it or could not fetch its report.
-	Err error
-}
 
 // Generator statuses in GeneratorFigures.Status.
 const (
@@ -302,7 +288,7 @@ func (r *report) checkEnd() error {
 // MergeGenerators checks every generator's report and merges the sound
 // ones into one Result. It fails only when no generator's report can be
 // merged; each one left out is named in Result.Generators.
-func MergeGenerators(cfg MergeConfig, outs []GeneratorOutcome) (*Result, error) {
+func MergeGenerators(cfg MergeConfig, outs []cluster.GeneratorOutcome) (*Result, error) {
 	of := len(outs)
 	var good []*report
 	var figs []GeneratorFigures
@@ -365,7 +351,11 @@ func MergeGenerators(cfg MergeConfig, outs []GeneratorOutcome) (*Result, error) 
 				merged = append(merged, strconv.Itoa(f.Index))
 			}
 		}
-		notes = append(notes, fmt.Sprintf("the figures are generators %s's only: %s of the %s ops/s scheduled; the run is not a valid measurement of the rate asked", strings.Join(merged, ", "), Count(r.Rate), Count(cfg.Rate)))
+		who := "generator " + merged[0]
+		if len(merged) > 1 {
+			who = "generators " + strings.Join(merged[:len(merged)-1], ", ") + " and " + merged[len(merged)-1]
+		}
+		notes = append(notes, fmt.Sprintf("the figures are %s's only: %s of the %s ops/s scheduled; the run is not a valid measurement of the rate asked", who, Count(r.Rate), Count(cfg.Rate)))
 	}
 	skew := 0.0
 	for _, f := range figs {
@@ -373,13 +363,13 @@ func MergeGenerators(cfg MergeConfig, outs []GeneratorOutcome) (*Result, error) 
 			skew = max(skew, f.StartSkewMs)
 		}
 	}
-	notes = append(notes, fmt.Sprintf("%d generators of %s ops/s each, started together (the latest %s ms after the coordinated start, in the cluster's clock); counts summed and latency histograms merged second by second", len(good), Count(cfg.Rate/float64(max(of, 1))), Num(skew)))
 	r.Diagnosis = append(notes, r.Diagnosis...)
+	r.Diagnosis = append(r.Diagnosis, fmt.Sprintf("%d generators of %s ops/s each started together (the latest %s ms after the coordinated start, in the cluster's clock); their counts are summed and their latency histograms merged second by second", len(good), Count(cfg.Rate/float64(max(of, 1))), Num(skew)))
 	return r, nil
 }
 
 // judge reads one generator's report and says whether it can be merged.
-func judge(out GeneratorOutcome, of int) (rep *report, problem, status string) {
+func judge(out cluster.GeneratorOutcome, of int) (rep *report, problem, status string) {
 	exit := ""
 	switch {
 	case out.Exited && out.Reason != "":
@@ -389,7 +379,7 @@ func judge(out GeneratorOutcome, of int) (rep *report, problem, status string) {
 	case out.Reason != "":
 		exit = " (" + out.Reason + ")"
 	}
-	rep, err := parseReport(out.Report, out.Index, of)
+	rep, err := parseReport(out.Output, out.Index, of)
 	switch {
 	case errors.Is(err, errTorn) && rep.hdr.Type == "":
 		if out.Err != nil {
@@ -397,7 +387,7 @@ func judge(out GeneratorOutcome, of int) (rep *report, problem, status string) {
 		}
 		return nil, "it never reported" + exit, GenMissing
 	case errors.Is(err, errTorn):
-		return rep, fmt.Sprintf("its report stops after %d measured seconds, without its end line%s", len(rep.secs), exit), GenDied
+		return rep, fmt.Sprintf("its report stops after %d measured second%s, without its end line%s", len(rep.secs), plural(len(rep.secs)), exit), GenDied
 	case err != nil:
 		return rep, "its report is not sound: " + err.Error() + exit, GenGarbled
 	case rep.end.Error != "":

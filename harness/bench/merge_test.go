@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/redline-dev/redline/harness/cluster"
 )
 
 var testShards = []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}
@@ -78,10 +80,10 @@ func testMergeConfig(of int) MergeConfig {
 	return MergeConfig{Rate: 1000 * float64(of), Duration: 10 * time.Second, Concurrency: 4, Pipeline: 1}
 }
 
-func outcomes(reports ...[]byte) []GeneratorOutcome {
-	var out []GeneratorOutcome
+func outcomes(reports ...[]byte) []cluster.GeneratorOutcome {
+	var out []cluster.GeneratorOutcome
 	for i, r := range reports {
-		out = append(out, GeneratorOutcome{Index: i + 1, Name: fmt.Sprintf("pod-%d", i+1), Report: r, Exited: true})
+		out = append(out, cluster.GeneratorOutcome{Index: i + 1, Name: fmt.Sprintf("pod-%d", i+1), Output: r, Exited: true})
 	}
 	return out
 }
@@ -211,21 +213,21 @@ func TestMergeGeneratorsNamesTheOnesLeftOut(t *testing.T) {
 	lines2 := strings.SplitAfter(string(full2), "\n")
 	cases := []struct {
 		name   string
-		out    GeneratorOutcome
+		out    cluster.GeneratorOutcome
 		status string
 		want   string
 	}{
-		{"died", GeneratorOutcome{Report: []byte(strings.Join(lines2[:5], "")), Exited: true, ExitCode: 137, Reason: "OOMKilled"}, GenDied, "stops after 4 measured seconds"},
-		{"torn mid-line", GeneratorOutcome{Report: full2[:len(full2)/2]}, "", ""},
-		{"never reported", GeneratorOutcome{Report: nil, Exited: true, ExitCode: 1}, GenMissing, "never reported"},
-		{"runtime could not run it", GeneratorOutcome{Err: fmt.Errorf("pod unschedulable")}, GenFailed, "unschedulable"},
-		{"a flipped bit", GeneratorOutcome{Report: flip(full2, len(lines2[0])+len(lines2[1])+200)}, GenGarbled, ""},
-		{"log lines only", GeneratorOutcome{Report: []byte("starting\npopulated\n")}, GenMissing, "never reported"},
-		{"whole but exited 2", GeneratorOutcome{Report: full2, Exited: true, ExitCode: 2}, GenFailed, "exited with an error"},
-		{"report of another generator", GeneratorOutcome{Report: good1}, GenGarbled, "expected 2 of 3"},
-		{"its own error", GeneratorOutcome{Report: []byte(GeneratorMarker + " " + signed(`{"type":"end","error":"cannot reach the cluster"}`))}, GenFailed, "cannot reach the cluster"},
-		{"lines after the end", GeneratorOutcome{Report: append(append([]byte(nil), full2...), []byte(lines2[1])...)}, GenGarbled, "after the end"},
-		{"seconds out of order", GeneratorOutcome{Report: []byte(lines2[0] + lines2[2] + lines2[1] + strings.Join(lines2[3:], ""))}, GenGarbled, ""},
+		{"died", cluster.GeneratorOutcome{Output: []byte(strings.Join(lines2[:5], "")), Exited: true, ExitCode: 137, Reason: "OOMKilled"}, GenDied, "stops after 4 measured seconds"},
+		{"torn mid-line", cluster.GeneratorOutcome{Output: full2[:len(full2)/2]}, "", ""},
+		{"never reported", cluster.GeneratorOutcome{Output: nil, Exited: true, ExitCode: 1}, GenMissing, "never reported"},
+		{"runtime could not run it", cluster.GeneratorOutcome{Err: fmt.Errorf("pod unschedulable")}, GenFailed, "unschedulable"},
+		{"a flipped bit", cluster.GeneratorOutcome{Output: flip(full2, len(lines2[0])+len(lines2[1])+200)}, GenGarbled, ""},
+		{"log lines only", cluster.GeneratorOutcome{Output: []byte("starting\npopulated\n")}, GenMissing, "never reported"},
+		{"whole but exited 2", cluster.GeneratorOutcome{Output: full2, Exited: true, ExitCode: 2}, GenFailed, "exited with an error"},
+		{"report of another generator", cluster.GeneratorOutcome{Output: good1}, GenGarbled, "expected 2 of 3"},
+		{"its own error", cluster.GeneratorOutcome{Output: []byte(GeneratorMarker + " " + signed(`{"type":"end","error":"cannot reach the cluster"}`))}, GenFailed, "cannot reach the cluster"},
+		{"lines after the end", cluster.GeneratorOutcome{Output: append(append([]byte(nil), full2...), []byte(lines2[1])...)}, GenGarbled, "after the end"},
+		{"seconds out of order", cluster.GeneratorOutcome{Output: []byte(lines2[0] + lines2[2] + lines2[1] + strings.Join(lines2[3:], ""))}, GenGarbled, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -62,6 +62,10 @@ func Headline(r *Result) (figures map[string]any, measured bool) {
 		}
 		figures["thresholds"], figures["thresholds_failed"] = len(r.Thresholds), failed
 	}
+	if len(r.Generators) > 0 {
+		figures["generators"], figures["generators_failed"] = len(r.Generators), r.GeneratorsFailed
+		figures["requested_rate"] = r.RequestedRate
+	}
 	return figures, r.Throughput != 0
 }
 

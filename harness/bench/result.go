@@ -668,7 +668,25 @@ func (r *Result) printRest(w io.Writer) {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
 	}
+	r.printGenerators(w)
 	r.Load.print(w)
+}
+
+// printGenerators lists a distributed run's generators, those left out
+// of the figures first in words.
+func (r *Result) printGenerators(w io.Writer) {
+	if len(r.Generators) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nGENERATOR\tNAME\tSTATUS\tRATE\tSECONDS\tOK\tFAILED\tP99 MS\tSTART SKEW MS")
+	for _, g := range r.Generators {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s ± %s\n", g.Index, g.Name, g.Status, Count(g.Rate), g.Seconds, g.OK, g.Failed, Num(g.P99Ms), Num(g.StartSkewMs), Num(g.ClockUncertaintyMs))
+	}
+	tw.Flush()
+	if r.GeneratorsFailed > 0 {
+		fmt.Fprintf(w, "%d of %d generators left out of the figures (see the notes): not a measurement of the %s ops/s asked\n", r.GeneratorsFailed, len(r.Generators), Count(r.RequestedRate))
+	}
 }
 
 func listed(parts []string) string {
