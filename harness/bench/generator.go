@@ -201,7 +201,7 @@ func RunGenerator(ctx context.Context, c GeneratorConfig, out io.Writer, log fun
 	if ctx.Err() != nil {
 		return fail(fmt.Errorf("interrupted"))
 	}
-	end := genEnd{Type: "end", Seconds: len(res.secs), ElapsedNs: int64((res.DurationS + res.WarmupS) * 1e9), WarmedNs: int64(res.WarmupS * 1e9),
+	end := genEnd{Type: "end", Seconds: len(res.secs), ElapsedNs: int64(res.elapsed), WarmedNs: int64(res.warmedAt),
 		Counts: res.Counts, Hist: res.Histograms, Unsent: res.Unsent, Gaps: res.Gaps, GapsCapped: len(res.Gaps) >= maxGapsListed}
 	for _, h := range res.shardHists {
 		enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)

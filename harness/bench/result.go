@@ -87,6 +87,9 @@ type Result struct {
 	// shardHists are each shard's corrected latency (a generator's report
 	// carries them to the coordinator).
 	shardHists []*hdrhistogram.Histogram
+	// elapsed and warmedAt are the traffic's length and the warm-up's end
+	// exactly (DurationS and WarmupS are rounded to float seconds).
+	elapsed, warmedAt time.Duration
 }
 
 // OpFigures summarise one op type (or all) over the run.
@@ -203,6 +206,7 @@ func (e *engine) result(elapsed time.Duration) *Result {
 	measured := elapsed - s.warmedAt
 	r := &Result{DurationS: measured.Seconds(), WarmupS: s.warmedAt.Seconds(), Rate: e.o.Rate, Workers: e.o.Concurrency, Pipeline: e.o.KV.Pipeline,
 		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds, shardHists: s.shardH,
+		elapsed: elapsed, warmedAt: s.warmedAt,
 		DispatchLagMaxMs: float64(s.total.DispatchLagNs) / 1e6}
 	secs := measured.Seconds()
 	r.encodeHists(s.totalH)
