@@ -105,7 +105,7 @@ func (c *Cluster) runGenerator(ctx context.Context, image string, r cluster.Gene
 	req := testcontainers.ContainerRequest{
 		Image:      image,
 		Entrypoint: []string{"/redline"},
-		Cmd:        r.Args,
+		Cmd:        append(append([]string(nil), r.Args...), "--index", strconv.Itoa(r.Index)),
 		Labels:     labels,
 		Name:       out.Name,
 		Networks:   []string{netName},

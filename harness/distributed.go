@@ -70,16 +70,15 @@ func distributedOnce(ctx context.Context, s *Session, opts bench.Options, round 
 	startAt := time.Now().Add(offset + lead)
 	kvc := opts.KV
 	kvc.Populate = false
+	// One config for all; each generator learns its index from the runtime.
+	args := bench.GeneratorArgs(bench.GeneratorConfig{
+		Of: n, Seeds: opts.Seeds, KV: kvc, Rate: opts.Rate / float64(n), Concurrency: opts.Concurrency,
+		DurationNs: int64(opts.Duration), WarmupNs: int64(opts.Warmup), OpTimeoutNs: int64(opts.OpTimeout),
+		Seed: opts.Seed, StartAtNs: startAt.UnixNano(), ClockNode: clockNode,
+	})
 	runs := make([]cluster.GeneratorRun, n)
 	for i := range runs {
-		c := bench.GeneratorConfig{
-			Index: i + 1, Of: n, Seeds: opts.Seeds, KV: kvc, Rate: opts.Rate / float64(n), Concurrency: opts.Concurrency,
-			DurationNs: int64(opts.Duration), WarmupNs: int64(opts.Warmup), OpTimeoutNs: int64(opts.OpTimeout),
-			// Each generator its own op stream.
-			Seed:      opts.Seed + int64(i)*7919,
-			StartAtNs: startAt.UnixNano(), ClockNode: clockNode,
-		}
-		runs[i] = cluster.GeneratorRun{Index: i + 1, Args: bench.GeneratorArgs(c)}
+		runs[i] = cluster.GeneratorRun{Index: i + 1, Args: args}
 	}
 	opts.Log("traffic: %d generators of %s ops/s each, %d connections per primary each, %s, kv %s; start in %s (the cluster's clock is %s ahead of this host's, read to ±%s)",
 		n, bench.Count(opts.Rate/float64(n)), opts.Concurrency, opts.Duration, kvString(opts.KV), lead, offset.Round(time.Microsecond), (rtt / 2).Round(time.Microsecond))

@@ -26,13 +26,24 @@ import (
 // report on stdout (harness/bench/generator.go), its log on stderr.
 func newBenchGeneratorCmd(stdout, stderr io.Writer) *cobra.Command {
 	var config string
+	var index int
 	c := &cobra.Command{
 		Use:    "bench-generator --config JSON",
 		Short:  "One load generator of a distributed bench (started by 'redline bench --generators N')",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := bench.ParseGeneratorConfig(config)
+			if index == 0 {
+				// A pod of an Indexed Job: the controller numbers it from 0.
+				if v, ok := os.LookupEnv("JOB_COMPLETION_INDEX"); ok {
+					i, err := strconv.Atoi(v)
+					if err != nil {
+						return badArgs("JOB_COMPLETION_INDEX %q is not a number", v)
+					}
+					index = i + 1
+				}
+			}
+			cfg, err := bench.ParseGeneratorConfig(config, index)
 			if err != nil {
 				return badArgs("%v", err)
 			}
@@ -47,6 +58,7 @@ func newBenchGeneratorCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().IntVar(&index, "index", 0, "this generator's number, 1..N (default: JOB_COMPLETION_INDEX+1, as a pod of an Indexed Job)")
 	c.Flags().StringVar(&config, "config", "", "the generator's share of the load, as JSON (written by the coordinator)")
 	return c
 }
@@ -115,7 +127,7 @@ func (l localGenerators) RunGenerators(ctx context.Context, runs []cluster.Gener
 
 func (l localGenerators) run(ctx context.Context, bin string, r cluster.GeneratorRun) cluster.GeneratorOutcome {
 	out := cluster.GeneratorOutcome{Index: r.Index, Name: "not started"}
-	cmd := exec.Command(bin, r.Args...)
+	cmd := exec.Command(bin, append(append([]string(nil), r.Args...), "--index", strconv.Itoa(r.Index))...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {

@@ -29,9 +29,9 @@ const killGenerator = "REDLINE_TEST_KILL_GENERATOR"
 func TestMain(m *testing.M) {
 	if os.Getenv(actAsRedline) == "1" {
 		args := os.Args[1:]
-		if idx := os.Getenv(killGenerator); idx != "" && len(args) == 3 && args[0] == "bench-generator" {
+		if idx := os.Getenv(killGenerator); idx != "" && len(args) == 5 && args[0] == "bench-generator" && args[4] == idx {
 			var c bench.GeneratorConfig
-			if json.Unmarshal([]byte(args[2]), &c) == nil && strings.TrimSpace(idx) == strconv.Itoa(c.Index) {
+			if json.Unmarshal([]byte(args[2]), &c) == nil {
 				go func() {
 					time.Sleep(time.Until(time.Unix(0, c.StartAtNs)) + 1500*time.Millisecond)
 					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)

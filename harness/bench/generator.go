@@ -44,7 +44,10 @@ const GeneratorMarker = "redline-generator/1"
 // GeneratorConfig is what one generator runs: its share of the load,
 // passed on its command line as JSON by the coordinator.
 type GeneratorConfig struct {
-	// Index is the generator's number, 1..Of.
+	// Index is the generator's number, 1..Of. The coordinator writes one
+	// config for all (Index 0); each generator learns its own from its
+	// command line (--index) or, as a pod of an Indexed Job, from
+	// JOB_COMPLETION_INDEX.
 	Index int `json:"index"`
 	Of    int `json:"of"`
 	// Seeds are the cluster's node addresses.
@@ -186,7 +189,8 @@ func RunGenerator(ctx context.Context, c GeneratorConfig, out io.Writer, log fun
 	o := Options{
 		Seeds: c.Seeds, KV: c.KV, Concurrency: c.Concurrency, Rate: c.Rate,
 		Duration: time.Duration(c.DurationNs), Warmup: time.Duration(c.WarmupNs), OpTimeout: time.Duration(c.OpTimeoutNs),
-		Seed: c.Seed, Log: log, StartAt: startAt,
+		// Each generator its own op stream.
+		Seed: c.Seed + int64(c.Index-1)*7919, Log: log, StartAt: startAt,
 	}
 	o.beforeTraffic = func(shards []string, started time.Time) {
 		hdr = genHeader{Type: "header", Index: c.Index, Of: c.Of, Host: host, Rate: c.Rate, Cores: runtime.GOMAXPROCS(0),
@@ -260,18 +264,21 @@ func ClusterClockOffset(ctx context.Context, node string, timeout time.Duration)
 	return offset, best, nil
 }
 
-// GeneratorArgs is the command line that runs generator c:
-// `redline bench-generator --config JSON`.
+// GeneratorArgs is the command line every generator of c runs,
+// `redline bench-generator --config JSON`; the runtime adds `--index N`
+// (a pod of an Indexed Job has JOB_COMPLETION_INDEX instead).
 func GeneratorArgs(c GeneratorConfig) []string {
+	c.Index = 0
 	b, _ := json.Marshal(c)
 	return []string{"bench-generator", "--config", string(b)}
 }
 
-// ParseGeneratorConfig reads --config.
-func ParseGeneratorConfig(s string) (GeneratorConfig, error) {
+// ParseGeneratorConfig reads --config for generator index (1-based).
+func ParseGeneratorConfig(s string, index int) (GeneratorConfig, error) {
 	var c GeneratorConfig
 	if err := json.Unmarshal([]byte(s), &c); err != nil {
 		return c, fmt.Errorf("--config is not a generator's JSON config: %v", err)
 	}
+	c.Index = index
 	return c, c.Validate()
 }

@@ -280,7 +280,10 @@ type Refresher interface {
 
 // GeneratorRun is one load generator of a distributed bench (`bench
 // --generators N`): redline's own binary run with Args (`bench-generator
-// --config ...`) beside the cluster, able to reach its nodes.
+// --config ...`) beside the cluster, able to reach its nodes. Args are
+// the same for every generator; the runtime tells each its Index: `--index
+// N` after Args, or, for the pods of an Indexed Job, JOB_COMPLETION_INDEX
+// (Index-1), which the Job controller sets.
 type GeneratorRun struct {
 	// Index is 1..N.
 	Index int
