@@ -29,7 +29,8 @@ const ResultsDir = "/results"
 // Role is exactly what a run needs in its namespace: its StatefulSet,
 // Service and pods (created, watched through get/list, deleted), an exec
 // into its pods (a pause is a SIGSTOP sent from inside the pod: pause.go),
-// their logs and the Chaos Mesh faults. No secrets, nothing cluster-wide.
+// their logs, the Chaos Mesh faults and a distributed bench's generator
+// Jobs. No secrets, nothing cluster-wide.
 func Role(namespace, name string) *rbacv1.Role {
 	crud := []string{"get", "list", "create", "delete"}
 	return &rbacv1.Role{
@@ -43,6 +44,8 @@ func Role(namespace, name string) *rbacv1.Role {
 			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: crud},
 			{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: crud},
+			// A distributed bench's generators: one Indexed Job a round.
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: crud},
 			{APIGroups: []string{"chaos-mesh.org"}, Resources: []string{NetworkChaos, PodChaos, TimeChaos}, Verbs: crud},
 		},
 	}
