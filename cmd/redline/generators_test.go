@@ -234,3 +234,48 @@ func TestDistributedBenchNamesADeadGenerator(t *testing.T) {
 		t.Error("report.html does not name generator 2")
 	}
 }
+
+// A capacity search from three generators: every step is a round of
+// three reports at a third of the step's rate each, and the answer is
+// over the total rate.
+func TestDistributedCapacitySearch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	lc, err := localcluster.Start(ctx, t.TempDir(), 6, 1, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Stop()
+	t.Setenv(actAsRedline, "1")
+	res := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"bench", "--addrs", strings.Join(lc.Addrs, ","), "--generators", "3", "--rate", "300", "--slo", "p99<=500ms",
+		"--slo-max-rate", "600", "--slo-step", "1s", "--slo-warmup", "0s", "--concurrency", "2", "--keys", "300", "--results", res}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "capacity: 600 ops/s at p99<=500ms") {
+		t.Errorf("no capacity line for the total rate:\n%s", stdout.String())
+	}
+	dir, _ := filepath.EvalSymlinks(filepath.Join(res, "latest"))
+	var capacity bench.Capacity
+	b, _ := os.ReadFile(filepath.Join(dir, "capacity.json"))
+	if err := json.Unmarshal(b, &capacity); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range capacity.Steps {
+		for g := 1; g <= 3; g++ {
+			rep, err := os.ReadFile(filepath.Join(dir, "generators", strconv.Itoa(i+1), "generator-"+strconv.Itoa(g)+".out"))
+			if err != nil {
+				t.Fatalf("step %d: %v", i+1, err)
+			}
+			share := `"rate":` + strconv.Itoa(int(st.Rate)/3) + `,`
+			if !strings.Contains(string(rep), share) {
+				t.Errorf("step %d at %v ops/s: generator %d's header lacks its share %s", i+1, st.Rate, g, share)
+			}
+		}
+	}
+	if len(capacity.Steps) < 2 {
+		t.Errorf("%d steps", len(capacity.Steps))
+	}
+}
