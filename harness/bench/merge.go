@@ -94,6 +94,13 @@ var errTorn = errors.New("torn")
 // the report's end with Error set.
 func parseReport(b []byte, index, of int) (*report, error) {
 	r := &report{}
+	// A last line without its newline was cut while being written (the
+	// generator died mid-write, its log was cut): the report is torn
+	// there, not garbled.
+	partial := false
+	if i := bytes.LastIndexByte(b, '\n'); i < len(b)-1 {
+		partial, b = true, b[:i+1]
+	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	state := 0 // 0 before the header, 1 seconds, 2 after the end
@@ -158,6 +165,9 @@ func parseReport(b []byte, index, of int) (*report, error) {
 	}
 	if state != 2 {
 		return r, errTorn
+	}
+	if partial {
+		return r, errors.New("a cut line after the end line")
 	}
 	if r.end.Error != "" {
 		return r, nil

@@ -218,7 +218,7 @@ func TestMergeGeneratorsNamesTheOnesLeftOut(t *testing.T) {
 		want   string
 	}{
 		{"died", cluster.GeneratorOutcome{Output: []byte(strings.Join(lines2[:5], "")), Exited: true, ExitCode: 137, Reason: "OOMKilled"}, GenDied, "stops after 4 measured seconds"},
-		{"torn mid-line", cluster.GeneratorOutcome{Output: full2[:len(full2)/2]}, "", ""},
+		{"torn mid-line", cluster.GeneratorOutcome{Output: full2[:len(full2)/2]}, GenDied, "without its end line"},
 		{"never reported", cluster.GeneratorOutcome{Output: nil, Exited: true, ExitCode: 1}, GenMissing, "never reported"},
 		{"runtime could not run it", cluster.GeneratorOutcome{Err: fmt.Errorf("pod unschedulable")}, GenFailed, "unschedulable"},
 		{"a flipped bit", cluster.GeneratorOutcome{Output: flip(full2, len(lines2[0])+len(lines2[1])+200)}, GenGarbled, ""},
@@ -340,5 +340,25 @@ func TestMergeGeneratorsLateStart(t *testing.T) {
 	}
 	if g := r.Generators[1]; g.Status != GenLate || g.Merged || !strings.Contains(g.Problem, "3,000 ms after") {
 		t.Errorf("late generator: %+v", g)
+	}
+}
+
+// A shard's merged availability gap is a time no generator had a success
+// on it: the intersection of the generators' gaps.
+func TestMergeGapsIntersects(t *testing.T) {
+	a, b := testShards[0], testShards[1]
+	rep := func(gaps ...Gap) *report {
+		return &report{hdr: genHeader{Shards: testShards}, end: genEnd{Gaps: gaps}}
+	}
+	g := mergeGaps([]string{"n1", "n2", "n3"}, testShards, []*report{
+		rep(Gap{Shard: a, StartS: 1, LengthS: 2}, Gap{Shard: b, StartS: 5, LengthS: 1}),
+		rep(Gap{Shard: a, StartS: 2, LengthS: 2}),
+		rep(Gap{Shard: a, StartS: 0, LengthS: 10}, Gap{Shard: b, StartS: 5, LengthS: 1}),
+	})
+	if len(g.gaps) != 1 || g.gaps[0].Shard != "n1" || g.gaps[0].StartS != 2 || g.gaps[0].LengthS != 1 {
+		t.Errorf("gaps %+v, want n1's from 2 s for 1 s only (n2 was served by the second generator)", g.gaps)
+	}
+	if g.max[0] != time.Second || g.max[1] != 0 {
+		t.Errorf("longest gaps %v", g.max)
 	}
 }
