@@ -279,3 +279,27 @@ func TestDistributedCapacitySearch(t *testing.T) {
 		t.Errorf("%d steps", len(capacity.Steps))
 	}
 }
+
+// A generator with a config it cannot run is refused with exit 254 and
+// a reason, before it reads any clock; one that cannot reach the cluster
+// says why in its report's end line.
+func TestBenchGeneratorRefusesBadConfig(t *testing.T) {
+	good := `{"of":3,"seeds":["127.0.0.1:1"],"kv":{"keys":10,"set_ratio":1,"get_ratio":1,"value_min":1,"value_max":1,"pattern":"uniform","pipeline":1},"rate":10,"concurrency":1,"duration_ns":1000000000,"op_timeout_ns":100000000,"start_at_ns":1,"clock_node":"127.0.0.1:1"}`
+	for _, args := range [][]string{
+		{"bench-generator", "--config", "{"},
+		{"bench-generator", "--config", good, "--index", "4"},
+		{"bench-generator", "--config", good},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != exitBadArgs || errb.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q", args[:len(args)-1], code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench-generator", "--config", good, "--index", "2"}, &out, &errb); code != exitHarness {
+		t.Errorf("an unreachable cluster: exit %d, stderr %q", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `"type":"end","error":"reading the cluster's clock`) {
+		t.Errorf("the report does not say why: %q", out.String())
+	}
+}
