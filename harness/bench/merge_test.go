@@ -362,3 +362,20 @@ func TestMergeGapsIntersects(t *testing.T) {
 		t.Errorf("longest gaps %v", g.max)
 	}
 }
+
+// The page of a run with a generator left out says so first, and lists
+// every generator.
+func TestPageNamesGeneratorsLeftOut(t *testing.T) {
+	outs := outcomes(fakeReport(t, 1, 2, 1, 3), nil)
+	outs[1].Exited, outs[1].ExitCode, outs[1].Reason = true, 137, "OOMKilled"
+	r, err := MergeGenerators(testMergeConfig(2), outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := Page("t", []Named{{Name: "run", R: r}})
+	for _, want := range []string{"Not a measurement of the 2,000 ops/s asked: 1 of 2 generators left out (generator 2 missing)", `<section id="generators">`, "OOMKilled", "ok, merged"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
