@@ -18,7 +18,7 @@ import (
 type ManifestOptions struct {
 	Namespace string
 	Image     string   // the Job's image (holds /redline); also the nodes' for the reference target
-	Args      []string // redline's arguments after "run" (the Job adds --runtime, --namespace, --results)
+	Args      []string // redline's arguments after "run" (or "bench" when Args[0] is "bench"; the Job adds --runtime, --namespace, --results)
 	Name      string   // the ServiceAccount, Role, RoleBinding, PVC and Job (default "redline")
 	Storage   string   // the results volume's size (default 1Gi)
 }
@@ -73,7 +73,13 @@ func Manifests(o ManifestOptions) []runtime.Object {
 	jtm, jom := meta("Job", "batch/v1")
 	role := Role(o.Namespace, o.Name)
 	role.Labels = saom.Labels
-	args := append([]string{"run", "--runtime", "kubernetes", "--namespace", o.Namespace, "--results", ResultsDir}, o.Args...)
+	// The Job runs `redline run` unless the arguments name bench (a load
+	// test: `-- bench --generators 8 --rate 200000`).
+	command, rest := "run", o.Args
+	if len(rest) > 0 && (rest[0] == "run" || rest[0] == "bench") {
+		command, rest = rest[0], rest[1:]
+	}
+	args := append([]string{command, "--runtime", "kubernetes", "--namespace", o.Namespace, "--results", ResultsDir}, rest...)
 	if o.Image != DefaultImage("reference") {
 		args = append(args, "--image", o.Image)
 	}

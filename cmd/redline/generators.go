@@ -83,6 +83,8 @@ func validateGenerators(o *runOptions, cfg *harness.Config) error {
 		return badArgs("--generators with --history: the op logs stay in the generators; drop --history")
 	case cfg.ConnPerWorker:
 		return badArgs("--conn-per-worker is for the closed loop; the generators run open loop")
+	case cfg.Runtime == "kubernetes" && cfg.Selector != "":
+		return badArgs("--generators with --selector is not supported yet: the generator Job runs beside a cluster redline starts")
 	case o.capacity.versus != "":
 		return badArgs("--generators with --versus is not supported yet: run the two distributed benches one after another and compare them with 'redline results compare'")
 	}
