@@ -610,6 +610,9 @@ func (r *Result) printRest(w io.Writer) {
 		mode = fmt.Sprintf("open loop at %s ops/s; latency from the intended send time, raw from the actual send", trimFloat(r.Rate))
 		conns = "connections per primary, each with its own queue"
 	}
+	if len(r.Generators) > 0 {
+		conns += fmt.Sprintf(" (in each of %d generators)", len(r.Generators))
+	}
 	fmt.Fprintf(w, "\n%d %s, pipeline %d, %s, %.1f s\n", r.Workers, conns, r.Pipeline, mode, r.DurationS)
 	c := r.Counts
 	fmt.Fprintf(w, "redirects: MOVED %d, ASK %d, TRYAGAIN %d, CLUSTERDOWN %d; reconnects %d; timeouts %d, connection errors %d\n",
