@@ -136,8 +136,20 @@ func (c *Cluster) runGenerator(ctx context.Context, image string, r cluster.Gene
 		out.Err = fmt.Errorf("docker: starting generator %d: %w", r.Index, err)
 		return
 	}
-	wait := c.rt.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{})
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	var due <-chan time.Time
+	if !r.Due.IsZero() {
+		t := time.NewTimer(time.Until(r.Due))
+		defer t.Stop()
+		due = t.C
+	}
+	wait := c.rt.cli.ContainerWait(wctx, id, client.ContainerWaitOptions{})
 	select {
+	case <-due:
+		// Hung: stopped, its output read as far as it got.
+		_, _ = c.rt.cli.ContainerKill(context.WithoutCancel(ctx), id, client.ContainerKillOptions{Signal: "KILL"})
+		out.Reason = "killed: still running at its due time"
 	case <-wait.Result:
 	case werr := <-wait.Error:
 		if ctx.Err() == nil {

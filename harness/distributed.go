@@ -76,9 +76,11 @@ func distributedOnce(ctx context.Context, s *Session, opts bench.Options, round 
 		DurationNs: int64(opts.Duration), WarmupNs: int64(opts.Warmup), OpTimeoutNs: int64(opts.OpTimeout),
 		Seed: opts.Seed, StartAtNs: startAt.UnixNano(), ClockNode: clockNode,
 	})
+	// Due: the start, the traffic, and a minute for the end line.
+	due := time.Now().Add(lead + opts.Duration + time.Minute)
 	runs := make([]cluster.GeneratorRun, n)
 	for i := range runs {
-		runs[i] = cluster.GeneratorRun{Index: i + 1, Args: args}
+		runs[i] = cluster.GeneratorRun{Index: i + 1, Args: args, Due: due}
 	}
 	opts.Log("traffic: %d generators of %s ops/s each, %d connections per primary each, %s, kv %s; start in %s (the cluster's clock is %s ahead of this host's, read to ±%s)",
 		n, bench.Count(opts.Rate/float64(n)), opts.Concurrency, opts.Duration, kvString(opts.KV), lead, offset.Round(time.Microsecond), (rtt / 2).Round(time.Microsecond))

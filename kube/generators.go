@@ -70,7 +70,7 @@ func (c *Cluster) RunGenerators(ctx context.Context, runs []cluster.GeneratorRun
 		return outs
 	}
 	defer c.deleteJob(context.WithoutCancel(ctx), job)
-	pods := c.waitGenerators(ctx, job, len(runs))
+	pods := c.waitGenerators(ctx, job, len(runs), runs[0].Due)
 	for i := range outs {
 		p, ok := pods[i]
 		if !ok {
@@ -114,10 +114,14 @@ func (p plan) generatorJob(name string, n int, args []string) *batchv1.Job {
 // waitGenerators waits until every index's pod has ended (or ctx ends, or
 // the generators outlive their run by generatorsEndTimeout) and returns
 // the last pod seen of each index (0-based).
-func (c *Cluster) waitGenerators(ctx context.Context, job string, n int) map[int]*corev1.Pod {
+func (c *Cluster) waitGenerators(ctx context.Context, job string, n int, due time.Time) map[int]*corev1.Pod {
 	ns := c.plan.namespace
 	seen := map[int]*corev1.Pod{}
 	var deadline time.Time
+	if !due.IsZero() {
+		// A pod never scheduled, or hung, must not hang the run.
+		deadline = due.Add(generatorsEndTimeout)
+	}
 	for {
 		l, err := c.rt.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labelJobName + "=" + job})
 		if err == nil {
@@ -141,11 +145,11 @@ func (c *Cluster) waitGenerators(ctx context.Context, job string, n int) map[int
 		}
 		// Once one generator ended, the others are due within moments:
 		// they ran the same duration from the same start.
-		if ended > 0 && deadline.IsZero() {
-			deadline = time.Now().Add(generatorsEndTimeout)
+		if first := time.Now().Add(generatorsEndTimeout); ended > 0 && (deadline.IsZero() || first.Before(deadline)) {
+			deadline = first
 		}
 		if !deadline.IsZero() && time.Now().After(deadline) {
-			c.logf("kubernetes: %d of %d generator pods of Job %s still running %s after the first ended", n-ended, n, job, generatorsEndTimeout)
+			c.logf("kubernetes: %d of %d generator pods of Job %s have not ended by their due time", n-ended, n, job)
 			return seen
 		}
 		select {

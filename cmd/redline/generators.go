@@ -139,9 +139,20 @@ func (l localGenerators) run(ctx context.Context, bin string, r cluster.Generato
 	out.Name = "pid " + strconv.Itoa(cmd.Process.Pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var due <-chan time.Time
+	if !r.Due.IsZero() {
+		t := time.NewTimer(time.Until(r.Due))
+		defer t.Stop()
+		due = t.C
+	}
 	var err error
 	select {
 	case err = <-done:
+	case <-due:
+		// Hung: stopped, its output read as far as it got.
+		_ = cmd.Process.Kill()
+		err = <-done
+		out.Reason = "killed: still running at its due time"
 	case <-ctx.Done():
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -161,7 +172,9 @@ func (l localGenerators) run(ctx context.Context, bin string, r cluster.Generato
 		out.ExitCode = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			out.ExitCode = 128 + int(ws.Signal())
-			out.Reason = fmt.Sprintf("killed by signal %d", int(ws.Signal()))
+			if out.Reason == "" {
+				out.Reason = fmt.Sprintf("killed by signal %d", int(ws.Signal()))
+			}
 		}
 	default:
 		out.Err = err

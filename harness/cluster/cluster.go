@@ -288,6 +288,10 @@ type GeneratorRun struct {
 	// Index is 1..N.
 	Index int
 	Args  []string
+	// Due is when the generator should have ended (its start, traffic
+	// and a margin): the runtime stops one still running then (a hung
+	// or never-scheduled generator must not hang the run).
+	Due time.Time
 }
 
 // GeneratorOutcome is what the runtime knows of one generator once it
