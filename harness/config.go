@@ -136,6 +136,11 @@ type Config struct {
 	// one run after another (--run-count, as memtier's); bench.json is
 	// their aggregate, with each run's figures (0 or 1: one run).
 	RunCount int `json:"run_count,omitempty"`
+	// Generators > 0 runs a bench's load from that many generators (pods
+	// of a Job, containers, local processes), each at its share of the
+	// rate from one coordinated start, merged into one result
+	// (harness/bench/merge.go).
+	Generators int `json:"generators,omitempty"`
 }
 
 // CapacityConfig is what `bench --slo` and `bench --plan` were given.

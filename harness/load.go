@@ -107,6 +107,10 @@ func benchOnce(ctx context.Context, s *Session, opts bench.Options, progress boo
 	if s.Nemesis != nil {
 		fault = s.Nemesis.Current
 	}
+	if s.Config.Generators > 0 {
+		s.rounds++
+		return distributedOnce(ctx, s, opts, fmt.Sprint(s.rounds))
+	}
 	pr := NewProgress(s.Stdout, s.TTY && progress, s.Log)
 	var live func() string
 	opts.Live = func(l func() string) { live = l }
@@ -183,6 +187,9 @@ func capacitySearch(ctx context.Context, s *Session) (Outcome, error) {
 			return bench.Step{}, err
 		}
 		populate = false
+		if err := leftOut(res); err != nil {
+			return bench.Step{}, err
+		}
 		steps[rate] = res
 		st := bench.StepOf(res, slo)
 		st.SettleS, st.Settle = settled.Seconds(), settle

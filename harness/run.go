@@ -46,6 +46,9 @@ type Plan struct {
 	RunDir func(dir string)
 	// Version is redline's own, recorded in config.json (empty: none).
 	Version string
+	// Generators runs a distributed bench's generators when the cluster's
+	// runtime does not (local processes); nil: the runtime's own.
+	Generators cluster.Generators
 }
 
 // Session is a run in progress as its Driver gets it: the config with its
@@ -61,6 +64,11 @@ type Session struct {
 	Log         *Log
 	Stdout      io.Writer
 	TTY         bool
+	// Generators runs a distributed bench's generators where the cluster
+	// does not (cluster.Generators); nil: the cluster's runtime does.
+	Generators cluster.Generators
+
+	rounds int // a distributed bench's rounds so far (generators/<n>/)
 }
 
 // Driver carries a run's traffic and stores what it measured in the run's
@@ -167,7 +175,7 @@ func Run(ctx context.Context, p Plan) (Outcome, error) {
 	}
 	o, err := DriverFor(cfg).Drive(ctx, &Session{
 		Config: cfg, Credentials: p.Credentials, Cluster: cl, Run: run, Journal: journal,
-		Nemesis: nem, Log: log, Stdout: p.Stdout, TTY: tty,
+		Nemesis: nem, Log: log, Stdout: p.Stdout, TTY: tty, Generators: p.Generators,
 	})
 	o.Dir = run.Dir
 	return o, err

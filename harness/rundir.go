@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/redline-dev/redline/checker"
@@ -26,6 +27,17 @@ func SaveLoad(run *results.Run, r *bench.Result) error {
 	valid := checker.Valid
 	if !measured {
 		valid = checker.Unknown // no op succeeded: nothing was measured
+	}
+	if r.GeneratorsFailed > 0 {
+		// Generators were left out: the figures are not the rate asked.
+		valid = checker.Unknown
+		var why []string
+		for _, g := range r.Generators {
+			if !g.Merged {
+				why = append(why, fmt.Sprintf("generator %d of %d (%s) %s: %s", g.Index, len(r.Generators), g.Name, g.Status, g.Problem))
+			}
+		}
+		figures["why"] = strings.Join(why, "; ") + "; the figures leave them out"
 	}
 	s := checker.Summary{Valid: valid, Checkers: map[string]checker.Result{"bench": {Valid: valid, Figures: figures}}}
 	if err := run.WriteJSON("results.json", s); err != nil {

@@ -266,6 +266,26 @@ func (r *Runtime) removeAll(ctx context.Context, sel string) (int, error) {
 			removed++
 		}
 	}
+	if js, err := r.cs.BatchV1().Jobs(ns).List(ctx, lo); err != nil {
+		errs = append(errs, fmt.Errorf("listing Jobs: %w", err))
+	} else {
+		// A distributed bench's generators (generators.go); their pods
+		// carry LabelGeneratorsOf, deleted below by that label.
+		for _, j := range js.Items {
+			if err := r.cs.BatchV1().Jobs(ns).Delete(ctx, j.Name, del); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting Job %s: %w", j.Name, err))
+				continue
+			}
+			removed++
+		}
+	}
+	if gs, err := r.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: generatorSelector(sel)}); err == nil {
+		for _, p := range gs.Items {
+			if err := r.cs.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{}); err == nil {
+				removed++
+			}
+		}
+	}
 	if ps, err := r.cs.CoreV1().Pods(ns).List(ctx, lo); err != nil {
 		errs = append(errs, fmt.Errorf("listing pods: %w", err))
 	} else {

@@ -74,7 +74,7 @@ func (f *fakeNode) serveKubelet(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	p := f.pods[parts[2]]
 	f.mu.Unlock()
-	if p == nil || parts[3] != ContainerName {
+	if p == nil || parts[3] != ContainerName && (p.container == "" || parts[3] != p.container) {
 		http.Error(w, fmt.Sprintf("no container %s in a running pod %s", parts[3], parts[2]), http.StatusNotFound)
 		return
 	}

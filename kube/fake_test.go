@@ -71,6 +71,8 @@ type fakeNode struct {
 	events  []string            // what it did, for the test
 	conns   map[*proxyConn]bool
 
+	jobPods map[string]bool // Job pods made, by name (fake_job_test.go)
+
 	nodeName string           // the Node the pods are bound to
 	kubelet  *httptest.Server // its kubelet endpoint (fake_kubelet_test.go)
 
@@ -85,9 +87,13 @@ type fakePod struct {
 	argv     []string
 	dir      string
 	restarts int32
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	lns      []net.Listener
+	// env is added to the process's environment; container names a Job
+	// pod's container ("": the server's, ContainerName).
+	env       []string
+	container string
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	lns       []net.Listener
 }
 
 func startFakeNode(t *testing.T, cfg *rest.Config, ns string, binary map[string]string) *fakeNode {
@@ -96,7 +102,7 @@ func startFakeNode(t *testing.T, cfg *rest.Config, ns string, binary map[string]
 		t: t, cs: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), ns: ns, binary: binary,
 		subnet: 100 + rand.IntN(150), dir: t.TempDir(),
 		pods: map[string]*fakePod{}, blocked: map[[2]string]bool{}, chaos: map[string]bool{}, conns: map[*proxyConn]bool{},
-		shape: map[string]podShape{}, pretend: map[string]bool{},
+		shape: map[string]podShape{}, pretend: map[string]bool{}, jobPods: map[string]bool{},
 		stop: make(chan struct{}), done: make(chan struct{}), nextIP: 10,
 		nodeName: "redline-fake-" + ns,
 	}
@@ -230,6 +236,9 @@ func (f *fakeNode) sync(ctx context.Context) error {
 			}
 		}
 	}
+	if err := f.syncJobs(ctx, have); err != nil {
+		return err
+	}
 	// The garbage collector and the kubelet.
 	for name, p := range have {
 		owned := len(p.OwnerReferences) > 0 && p.OwnerReferences[0].Kind == "StatefulSet"
@@ -260,6 +269,12 @@ func (f *fakeNode) sync(ctx context.Context) error {
 		f.mu.Lock()
 		_, running := f.pods[name]
 		f.mu.Unlock()
+		if !running && p.DeletionTimestamp == nil && p.Labels[labelJobName] != "" {
+			if err := f.startJobPod(p); err != nil {
+				f.t.Logf("fake: starting job pod %s: %v", name, err)
+			}
+			continue
+		}
 		if !running && p.DeletionTimestamp == nil {
 			if err := f.startPod(ctx, p); err != nil {
 				f.t.Logf("fake: starting pod %s: %v", name, err)
@@ -356,6 +371,7 @@ func (f *fakeNode) run(p *fakePod) error {
 	}
 	cmd := exec.Command(p.argv[0], p.argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = envOf(p)
 	cmd.Dir = p.dir
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -18,7 +18,7 @@ import (
 type ManifestOptions struct {
 	Namespace string
 	Image     string   // the Job's image (holds /redline); also the nodes' for the reference target
-	Args      []string // redline's arguments after "run" (the Job adds --runtime, --namespace, --results)
+	Args      []string // redline's arguments after "run" (or "bench" when Args[0] is "bench"; the Job adds --runtime, --namespace, --results)
 	Name      string   // the ServiceAccount, Role, RoleBinding, PVC and Job (default "redline")
 	Storage   string   // the results volume's size (default 1Gi)
 }
@@ -29,7 +29,8 @@ const ResultsDir = "/results"
 // Role is exactly what a run needs in its namespace: its StatefulSet,
 // Service and pods (created, watched through get/list, deleted), an exec
 // into its pods (a pause is a SIGSTOP sent from inside the pod: pause.go),
-// their logs and the Chaos Mesh faults. No secrets, nothing cluster-wide.
+// their logs, the Chaos Mesh faults and a distributed bench's generator
+// Jobs. No secrets, nothing cluster-wide.
 func Role(namespace, name string) *rbacv1.Role {
 	crud := []string{"get", "list", "create", "delete"}
 	return &rbacv1.Role{
@@ -43,6 +44,8 @@ func Role(namespace, name string) *rbacv1.Role {
 			{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: crud},
 			{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: crud},
+			// A distributed bench's generators: one Indexed Job a round.
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: crud},
 			{APIGroups: []string{"chaos-mesh.org"}, Resources: []string{NetworkChaos, PodChaos, TimeChaos}, Verbs: crud},
 		},
 	}
@@ -70,7 +73,13 @@ func Manifests(o ManifestOptions) []runtime.Object {
 	jtm, jom := meta("Job", "batch/v1")
 	role := Role(o.Namespace, o.Name)
 	role.Labels = saom.Labels
-	args := append([]string{"run", "--runtime", "kubernetes", "--namespace", o.Namespace, "--results", ResultsDir}, o.Args...)
+	// The Job runs `redline run` unless the arguments name bench (a load
+	// test: `-- bench --generators 8 --rate 200000`).
+	command, rest := "run", o.Args
+	if len(rest) > 0 && (rest[0] == "run" || rest[0] == "bench") {
+		command, rest = rest[0], rest[1:]
+	}
+	args := append([]string{command, "--runtime", "kubernetes", "--namespace", o.Namespace, "--results", ResultsDir}, rest...)
 	if o.Image != DefaultImage("reference") {
 		args = append(args, "--image", o.Image)
 	}

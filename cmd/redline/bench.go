@@ -115,6 +115,7 @@ failed, 130 interrupted.`,
 	f.StringVar(&o.ci.threshold, "threshold", "", "pass/fail bounds for CI, comma-joined, as k6's: p50/p90/p99/p99.9/mean/max<=2ms (corrected latency), errors<=0.1% (share) or errors<=10 (count), ops>=5000 (ok ops/s), kb>=100 (KB/s); per command as GET.p99<=1ms, SET.errors<=0; checked after the run, each printed measured vs limit; exit 99 when one fails")
 	f.IntVar(&o.cfg.RunCount, "run-count", 1, "run the load N times on the cluster, one run after another, as memtier's --run-count: prints each run's throughput, the BEST RUN, WORST RUN and AGGREGATED AVERAGE RESULTS (latency from the runs' merged histograms); bench.json and --threshold are the aggregate's")
 	f.BoolVar(&o.ci.json, "json", false, "print the result summary on stdout as one line of JSON (schema in docs/load-tests.md; the figures, thresholds and exit code); progress and the table go to stderr")
+	f.IntVar(&o.cfg.Generators, "generators", 0, "load past one machine: run the load from N generators (containers on the cluster's network with the docker runtime, a Job's pods with --runtime kubernetes, local processes for a cluster at --addrs), each open loop at its share of --rate (each step's with --slo) from one start in the cluster's clock, with --concurrency connections per primary each; their per-second HDR histograms are merged exactly into one report, and a generator that dies or reports garbage is named, its share left out, the verdict unknown")
 	f.BoolVar(&o.ci.csv, "csv", false, "print the result summary on stdout as CSV (a header, then a row each for set, get and total); progress and the table go to stderr")
 	return c
 }
@@ -204,6 +205,9 @@ func validateLoad(o *runOptions, cfg *harness.Config) error {
 		}
 		cfg.Thresholds = o.ci.threshold
 	}
+	if err := validateGenerators(o, cfg); err != nil {
+		return err
+	}
 	return validateCapacity(o, cfg)
 }
 
@@ -281,7 +285,7 @@ func printLoad(w io.Writer, ci *ciFlags, cfg harness.Config, out harness.Outcome
 	switch {
 	case !bench.ThresholdsPassed(res.Thresholds):
 		code = exitThreshold
-	case res.Throughput == 0:
+	case res.Throughput == 0, res.GeneratorsFailed > 0:
 		code = exitUnknown
 	}
 	ci.printMachine(res, out.Dir, code)

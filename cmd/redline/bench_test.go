@@ -173,6 +173,14 @@ func TestBenchBadArguments(t *testing.T) {
 		{"bench", "--run-count", "2", "--nemesis", "pause"},
 		{"bench", "--run-count", "2", "--history"},
 		{"bench", "--run-count", "2", "--workload", "register"},
+		{"bench", "--generators", "-1", "--rate", "1000"},
+		{"bench", "--generators", "3"},
+		{"bench", "--generators", "3", "--rate", "1000", "--nemesis", "pause"},
+		{"bench", "--generators", "3", "--rate", "1000", "--plan", "at=10s scale-out"},
+		{"bench", "--generators", "3", "--rate", "1000", "--run-count", "2"},
+		{"bench", "--generators", "3", "--rate", "1000", "--history"},
+		{"bench", "--generators", "3", "--rate", "1000", "--versus", "--nodes 8"},
+		{"bench", "--generators", "3", "--rate", "1000", "--workload", "register"},
 	}
 	for _, args := range cases {
 		var out, errb bytes.Buffer

@@ -130,7 +130,7 @@ func newKubeCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	var mo kube.ManifestOptions
 	manifests := &cobra.Command{
-		Use:   "manifests [-- run flags...]",
+		Use:   "manifests [-- [bench] run flags...]",
 		Short: "Print the ServiceAccount, Role, RoleBinding, results volume and Job that run redline in a namespace",
 		Long: `Print what runs redline inside a Kubernetes cluster, for kubectl apply -f -.
 redline runs in the cluster because the nodes announce their pod IPs, which
@@ -138,8 +138,11 @@ it dials directly. The Role allows exactly what a run does in the one
 namespace: pods (get, list, delete), pods/exec (a pause sends the server
 SIGSTOP from inside its pod), services and statefulsets (get, list, create,
 delete) and Chaos Mesh's networkchaos, podchaos and timechaos. The results
-store is on a PersistentVolumeClaim mounted at /results.`,
-		Example: `  redline kube manifests --namespace redis-test -- --nemesis partition,kill --time-limit 5m | kubectl apply -f -`,
+store is on a PersistentVolumeClaim mounted at /results. After -- the Job's
+'redline run' flags, or 'bench' and bench's flags for a load test (its
+--generators run as an Indexed Job's pods: the Role has batch jobs too).`,
+		Example: `  redline kube manifests --namespace redis-test -- --nemesis partition,kill --time-limit 5m | kubectl apply -f -
+  redline kube manifests --namespace redis-test -- bench --generators 8 --rate 200000 --time-limit 5m | kubectl apply -f -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if mo.Namespace == "" {
 				return badArgs("--namespace is required: the namespace the Job, its Role and the cluster live in")

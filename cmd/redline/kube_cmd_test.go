@@ -56,4 +56,12 @@ func TestKubeManifests(t *testing.T) {
 			t.Errorf("manifests hold %q:\n%s", never, y)
 		}
 	}
+	// A load test from generator pods: the Job runs bench, the Role may make Jobs.
+	out.Reset()
+	if code := run([]string{"kube", "manifests", "--namespace", "redis-test", "--", "bench", "--generators", "4", "--rate", "1000"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if y := out.String(); !strings.Contains(y, "- args:\n        - bench\n        - --runtime\n") || !strings.Contains(y, "- jobs\n") || !strings.Contains(y, "- --generators\n") {
+		t.Errorf("bench manifests:\n%s", y)
+	}
 }

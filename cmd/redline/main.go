@@ -113,6 +113,7 @@ violations, lost acknowledged writes and what WAIT did or did not save.`,
 	root.AddCommand(
 		newRunCmd(stdout, stderr),
 		newBenchCmd(stdout, stderr),
+		newBenchGeneratorCmd(stdout, stderr),
 		newCheckCmd(stdout, stderr),
 		newHistoryCmd(stdout, stderr),
 		newShrinkCmd(stdout, stderr),

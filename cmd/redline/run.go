@@ -128,6 +128,9 @@ func (o *runOptions) validate(targetChanged bool) error {
 	if o.ci.threshold != "" && cfg.KV == nil {
 		return badArgs("--threshold bounds the kv load's figures: use it with 'redline bench' and --workload kv (the default)")
 	}
+	if cfg.Generators != 0 && cfg.KV == nil {
+		return badArgs("--generators runs the kv load from several generators: use it with --workload kv (the default)")
+	}
 	if cfg.RunCount > 1 && cfg.KV == nil {
 		return badArgs("--run-count repeats the kv load: use it with --workload kv (the default); other workloads repeat with --test-count")
 	}
@@ -344,6 +347,11 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		Stderr:  o.stderr,
 		RunDir:  o.runDir,
 		Version: redlineVersion(),
+	}
+	if cfg.Generators > 0 && cfg.Target == "external" && cfg.Runtime != "kubernetes" {
+		// Nothing runs beside a cluster redline did not start: the
+		// generators are processes of this machine.
+		plan.Generators = localGenerators{}
 	}
 	if cfg.Target == "external" && cfg.TestIndex == 0 { // one answer covers every --test-count run
 		plan.Consent = func(ctx context.Context, cfg harness.Config, c cluster.Cluster) error {

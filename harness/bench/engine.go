@@ -84,6 +84,15 @@ type Options struct {
 	// Started is called when traffic starts, with a function returning
 	// ok/failed counts so far (for a progress display).
 	Started func(counts func() (ok, fail, info int64))
+	// StartAt, when set, is when traffic starts (a distributed run's
+	// coordinated start, generator.go); the key space is populated before.
+	StartAt time.Time
+
+	// A generator's hooks (generator.go): beforeTraffic learns the shards
+	// (by their primary's address) and the start, onSecond each measured
+	// second as it is collected.
+	beforeTraffic func(shards []string, start time.Time)
+	onSecond      func(*second)
 }
 
 // engine is one load test in progress.
@@ -287,11 +296,23 @@ func (e *engine) shards() int {
 // traffic runs the load phase and collects a Result.
 func (e *engine) traffic(ctx context.Context) *Result {
 	o := e.o
+	if !o.StartAt.IsZero() {
+		t := time.NewTimer(time.Until(o.StartAt))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
 	start := time.Now()
+	if o.beforeTraffic != nil {
+		o.beforeTraffic(e.shardAddrs, start)
+	}
 	e.clock = realClock{start: start}
 	e.events.start = start
 	e.series = newSeries(e.workers, e.shards())
 	e.series.warmup = o.Warmup
+	e.series.onSecond = o.onSecond
 	tctx, stop := context.WithTimeout(ctx, o.Duration)
 	defer stop()
 
@@ -721,4 +742,22 @@ func (e *engine) populate(ctx context.Context) (int, error) {
 
 func (o outcome) String() string {
 	return [...]string{"ok", "miss", "error", "timeout", "conn-error"}[o]
+}
+
+// Populate writes every key of o.KV once, as Run does before traffic: a
+// distributed run's coordinator does it before its generators start.
+func Populate(ctx context.Context, o Options) (int, error) {
+	if err := o.KV.Validate(); err != nil {
+		return 0, err
+	}
+	topo, err := client.New(ctx, client.Options{Seeds: o.Seeds, Timeout: o.OpTimeout, PoolSize: 2})
+	if err != nil {
+		return 0, fmt.Errorf("cannot reach the cluster at %v: %w", o.Seeds, err)
+	}
+	defer topo.Close()
+	rt, err := newRouter(ctx, topo)
+	if err != nil {
+		return 0, err
+	}
+	return newEngine(o, rt).populate(ctx)
 }

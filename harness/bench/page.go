@@ -62,6 +62,10 @@ func Headline(r *Result) (figures map[string]any, measured bool) {
 		}
 		figures["thresholds"], figures["thresholds_failed"] = len(r.Thresholds), failed
 	}
+	if len(r.Generators) > 0 {
+		figures["generators"], figures["generators_failed"] = len(r.Generators), r.GeneratorsFailed
+		figures["requested_rate"] = r.RequestedRate
+	}
 	return figures, r.Throughput != 0
 }
 
@@ -165,6 +169,7 @@ func Page(title string, runs []Named) string {
 	b.WriteString(configBlock(runs))
 	b.WriteString(thresholdSection(runs))
 	b.WriteString(capacitySection(runs))
+	b.WriteString(generatorSection(runs))
 	b.WriteString(opsTable(runs))
 	b.WriteString(timePlots(runs))
 	b.WriteString(spectrumSection(runs))
@@ -180,6 +185,15 @@ func Page(title string, runs []Named) string {
 func headline(r *Result) string {
 	tot := r.Ops["total"]
 	var s strings.Builder
+	if r.GeneratorsFailed > 0 {
+		var who []string
+		for _, g := range r.Generators {
+			if !g.Merged {
+				who = append(who, fmt.Sprintf("generator %d %s", g.Index, g.Status))
+			}
+		}
+		fmt.Fprintf(&s, "Not a measurement of the %s ops/s asked: %d of %d generators left out (%s). ", Count(r.RequestedRate), r.GeneratorsFailed, len(r.Generators), strings.Join(who, ", "))
+	}
 	if c := r.Capacity; c != nil {
 		if c.Rate > 0 {
 			fmt.Fprintf(&s, "Capacity %s ops/s at %s", Count(c.Rate), c.SLO.Text)
@@ -798,6 +812,29 @@ func thresholdSection(runs []Named) string {
 			}
 			fmt.Fprintf(&b, "<tr><td class=l>%s</td><td class=l>%s</td><td>%s</td><td>%s %s</td><td class=l>%s</td></tr>",
 				html.EscapeString(n.Name), html.EscapeString(t.Text), html.EscapeString(t.formatValue()), html.EscapeString(t.Cmp), html.EscapeString(t.format(t.Limit)), verdict)
+		}
+	}
+	b.WriteString("</table></section>")
+	return b.String()
+}
+
+// generatorSection lists a distributed run's generators: each one's
+// share, what it measured, its start and whether it is in the figures.
+func generatorSection(runs []Named) string {
+	if !anyRun(runs, func(r *Result) bool { return len(r.Generators) > 0 }) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<section id="generators"><h2>generators</h2><p>Each generator ran its share of the rate from one start in the cluster's clock; the figures above are the merge (counts summed, histograms merged) of those marked merged.</p><table><tr><th class=l>run</th><th>generator</th><th class=l>name</th><th class=l>status</th><th>rate</th><th>seconds</th><th>ok</th><th>failed</th><th>p99 ms</th><th>start skew ms</th><th class=l>problem</th></tr>`)
+	for _, n := range runs {
+		for _, g := range n.R.Generators {
+			status := g.Status
+			if g.Merged {
+				status += ", merged"
+			}
+			fmt.Fprintf(&b, "<tr><td class=l>%s</td><td>%d</td><td class=l>%s</td><td class=l>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s &plusmn; %s</td><td class=l>%s</td></tr>",
+				html.EscapeString(n.Name), g.Index, html.EscapeString(g.Name), html.EscapeString(status), Count(g.Rate), g.Seconds, Count(float64(g.OK)), Count(float64(g.Failed)),
+				Num(g.P99Ms), Num(g.StartSkewMs), Num(g.ClockUncertaintyMs), html.EscapeString(g.Problem))
 		}
 	}
 	b.WriteString("</table></section>")

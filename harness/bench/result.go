@@ -70,12 +70,26 @@ type Result struct {
 	// late (Counts.DispatchLagNs): the generator's own scheduling delay.
 	DispatchLagMaxMs float64 `json:"dispatch_lag_max_ms,omitempty"`
 
+	// Generators are a distributed run's generators (bench --generators,
+	// merge.go): each one's share, figures and fate; GeneratorsFailed
+	// counts those left out of the figures, RequestedRate is the total
+	// rate asked of them all (Rate is the merged generators' part).
+	Generators       []GeneratorFigures `json:"generators,omitempty"`
+	GeneratorsFailed int                `json:"generators_failed,omitempty"`
+	RequestedRate    float64            `json:"requested_rate,omitempty"`
+
 	// Histograms are the measured part's latency histograms by op and
 	// kind ("get.corrected", ...), HdrHistogram's compressed encoding
 	// (histograms.go).
 	Histograms map[string][]byte `json:"histograms,omitempty"`
 
 	secs []second // with histograms, for the windows
+	// shardHists are each shard's corrected latency (a generator's report
+	// carries them to the coordinator).
+	shardHists []*hdrhistogram.Histogram
+	// elapsed and warmedAt are the traffic's length and the warm-up's end
+	// exactly (DurationS and WarmupS are rounded to float seconds).
+	elapsed, warmedAt time.Duration
 }
 
 // OpFigures summarise one op type (or all) over the run.
@@ -191,7 +205,8 @@ func (e *engine) result(elapsed time.Duration) *Result {
 	defer s.mu.Unlock()
 	measured := elapsed - s.warmedAt
 	r := &Result{DurationS: measured.Seconds(), WarmupS: s.warmedAt.Seconds(), Rate: e.o.Rate, Workers: e.o.Concurrency, Pipeline: e.o.KV.Pipeline,
-		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds,
+		Counts: s.total, Cores: runtime.GOMAXPROCS(0), Ops: map[string]*OpFigures{}, secs: s.seconds, shardHists: s.shardH,
+		elapsed: elapsed, warmedAt: s.warmedAt,
 		DispatchLagMaxMs: float64(s.total.DispatchLagNs) / 1e6}
 	secs := measured.Seconds()
 	r.encodeHists(s.totalH)
@@ -595,6 +610,9 @@ func (r *Result) printRest(w io.Writer) {
 		mode = fmt.Sprintf("open loop at %s ops/s; latency from the intended send time, raw from the actual send", trimFloat(r.Rate))
 		conns = "connections per primary, each with its own queue"
 	}
+	if len(r.Generators) > 0 {
+		conns += fmt.Sprintf(" (in each of %d generators)", len(r.Generators))
+	}
 	fmt.Fprintf(w, "\n%d %s, pipeline %d, %s, %.1f s\n", r.Workers, conns, r.Pipeline, mode, r.DurationS)
 	c := r.Counts
 	fmt.Fprintf(w, "redirects: MOVED %d, ASK %d, TRYAGAIN %d, CLUSTERDOWN %d; reconnects %d; timeouts %d, connection errors %d\n",
@@ -657,7 +675,25 @@ func (r *Result) printRest(w io.Writer) {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
 	}
+	r.printGenerators(w)
 	r.Load.print(w)
+}
+
+// printGenerators lists a distributed run's generators, those left out
+// of the figures first in words.
+func (r *Result) printGenerators(w io.Writer) {
+	if len(r.Generators) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nGENERATOR\tNAME\tSTATUS\tRATE\tSECONDS\tOK\tFAILED\tP99 MS\tSTART SKEW MS")
+	for _, g := range r.Generators {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s ± %s\n", g.Index, g.Name, g.Status, Count(g.Rate), g.Seconds, g.OK, g.Failed, Num(g.P99Ms), Num(g.StartSkewMs), Num(g.ClockUncertaintyMs))
+	}
+	tw.Flush()
+	if r.GeneratorsFailed > 0 {
+		fmt.Fprintf(w, "%d of %d generators left out of the figures (see the notes): not a measurement of the %s ops/s asked\n", r.GeneratorsFailed, len(r.Generators), Count(r.RequestedRate))
+	}
 }
 
 func listed(parts []string) string {

@@ -38,6 +38,9 @@ type series struct {
 	warmup, warmedAt time.Duration
 
 	ok, fail atomic.Int64
+
+	// onSecond, if set, gets each measured second (a generator's report).
+	onSecond func(*second)
 }
 
 // second is one collection interval.
@@ -127,6 +130,9 @@ func (s *series) collect(at time.Duration) {
 	s.seconds = append(s.seconds, sec)
 	s.ok.Add(c.TotalOK())
 	s.fail.Add(c.Failed())
+	if s.onSecond != nil {
+		s.onSecond(&s.seconds[len(s.seconds)-1])
+	}
 }
 
 // warmupSlack: the collection due at the warm-up's end fires a little

@@ -277,3 +277,48 @@ type LogSource interface {
 type Refresher interface {
 	Refresh(ctx context.Context) error
 }
+
+// GeneratorRun is one load generator of a distributed bench (`bench
+// --generators N`): redline's own binary run with Args (`bench-generator
+// --config ...`) beside the cluster, able to reach its nodes. Args are
+// the same for every generator; the runtime tells each its Index: `--index
+// N` after Args, or, for the pods of an Indexed Job, JOB_COMPLETION_INDEX
+// (Index-1), which the Job controller sets.
+type GeneratorRun struct {
+	// Index is 1..N.
+	Index int
+	Args  []string
+	// Due is when the generator should have ended (its start, traffic
+	// and a margin): the runtime stops one still running then (a hung
+	// or never-scheduled generator must not hang the run).
+	Due time.Time
+}
+
+// GeneratorOutcome is what the runtime knows of one generator once it
+// ended: its name there, its standard output (the report; where the
+// runtime mixes in standard error, as a pod's log does, the report's
+// lines are marked) and how it ended.
+type GeneratorOutcome struct {
+	Index int
+	// Name is the pod, container or process that ran it.
+	Name   string
+	Output []byte
+	// Log is its standard error where the runtime keeps it apart.
+	Log []byte
+	// Exited: the runtime saw it end, with ExitCode; Reason is the
+	// runtime's word for how (OOMKilled, a signal, Error, deleted).
+	Exited   bool
+	ExitCode int
+	Reason   string
+	// Err: the runtime could not run it or could not fetch its output.
+	Err error
+}
+
+// Generators is a runtime that runs redline's load generators beside its
+// cluster: containers on the cluster's network, a Kubernetes Job's pods.
+// RunGenerators starts them all, waits until every one ended (or ctx
+// ends: they are stopped), removes them and returns one outcome per run,
+// in order; it never drops one.
+type Generators interface {
+	RunGenerators(ctx context.Context, runs []GeneratorRun) []GeneratorOutcome
+}
