@@ -112,7 +112,7 @@ func cmdBLMove(c *Client, argv [][]byte) {
 	lm := s.commands[name]
 	c.cmd = lm
 	dirty := s.dirty
-	cmdLMove(c, largv)
+	lm.Handler(c, largv) // LMOVE's own handler, through the table
 	c.cmd = own
 	if s.dirty != dirty {
 		p := make([][]byte, len(largv))
@@ -254,35 +254,6 @@ func blockingZPop(c *Client, keys [][]byte, min bool, count int64, canBlock bool
 		return
 	}
 	c.block(&blockedOn{kind: store.KindZSet, left: min, count: count}, keys, timeout)
-}
-
-// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
-func cmdClientUnblock(c *Client, argv [][]byte) {
-	if len(argv) > 4 {
-		c.Error("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.")
-		return
-	}
-	withError := false
-	if len(argv) == 4 {
-		switch {
-		case eq(argv[3], "timeout"):
-		case eq(argv[3], "error"):
-			withError = true
-		default:
-			c.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
-			return
-		}
-	}
-	id, ok := parseInt(argv[2])
-	if !ok {
-		c.Error(ErrNotInt)
-		return
-	}
-	if c.s.unblockClient(id, withError) {
-		c.Int(1)
-	} else {
-		c.Int(0)
-	}
 }
 
 // blockingCommands are the blocking list and sorted-set commands' specs,

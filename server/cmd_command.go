@@ -1,51 +1,8 @@
 package server
 
 import (
-	"sort"
 	"strings"
 )
-
-func (cmd *Command) aclCategories() []string {
-	if cmd.ACL != nil {
-		return cmd.ACL
-	}
-	var out []string
-	switch {
-	case cmd.Flags&FlagWrite != 0:
-		out = append(out, "@write")
-	case cmd.Flags&FlagReadonly != 0:
-		out = append(out, "@read")
-	}
-	if cmd.Group != "" && cmd.Group != "server" && cmd.Group != "generic" {
-		out = append(out, "@"+strings.ReplaceAll(cmd.Group, "-", ""))
-	} else if cmd.Group == "generic" {
-		out = append(out, "@keyspace")
-	}
-	if cmd.Flags&FlagAdmin != 0 {
-		out = append(out, "@admin", "@dangerous")
-	}
-	if cmd.Flags&FlagFast != 0 {
-		out = append(out, "@fast")
-	} else {
-		out = append(out, "@slow")
-	}
-	if cmd.Flags&FlagBlocking != 0 {
-		out = append(out, "@blocking")
-	}
-	// Redis lists them in the order of its category table.
-	sort.SliceStable(out, func(i, j int) bool { return aclOrder[out[i]] < aclOrder[out[j]] })
-	return out
-}
-
-var aclOrder = func() map[string]int {
-	m := map[string]int{}
-	for i, n := range []string{"@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash", "@string",
-		"@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub", "@admin", "@fast", "@slow", "@blocking",
-		"@dangerous", "@connection", "@transaction", "@scripting"} {
-		m[n] = i + 1
-	}
-	return m
-}()
 
 // writeInfo writes one COMMAND entry (Redis 7 layout, 10 fields).
 func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
@@ -313,75 +270,12 @@ func (c *Client) commandGetKeys(argv [][]byte) (cmd *Command, args [][]byte, idx
 	return cmd, args, idx, true
 }
 
-// keyFlags returns the key-spec flags of each key position of argv, from
-// Redis's key specs of the command (or of its subcommand).
-func keyFlags(cmd *Command, argv [][]byte, idx []int) [][]string {
-	name, specs := cmd.Name, cmd.RedisSpecs
-	if sub := cmd.subcommand(argv); sub != nil {
-		name, specs = cmd.Name+"|"+sub.Name, sub.RedisSpecs
+// commandCommands is the COMMAND family's spec.
+func commandCommands() []*Command {
+	return []*Command{
+		newCmd("command", -1, "loading stale", 0, 0, 0, cmdCommand, "server").withSubs(
+			sub("count", 2, "loading stale"), sub("info", -2, "loading stale"), sub("docs", -2, "loading stale"),
+			sub("list", -2, "loading stale"), sub("getkeys", -4, "loading stale"), sub("help", 2, "loading stale"),
+			sub("getkeysandflags", -4, "loading stale")),
 	}
-	out := make([][]string, len(idx))
-	for k, i := range idx {
-		for _, ks := range specs {
-			ps, _ := ks.positions(argv)
-			for _, p := range ps {
-				if p == i {
-					out[k] = specFlags(name, ks.Flags, argv)
-					break
-				}
-			}
-			if out[k] != nil {
-				break
-			}
-		}
-		if out[k] == nil && name == "sort" {
-			out[k] = []string{"OW", "update"} // sortGetKeys's STORE key, which no spec finds
-		}
-		if out[k] == nil {
-			if cmd.Flags&FlagWrite != 0 {
-				out[k] = []string{"RW", "update"}
-			} else {
-				out[k] = []string{"RO", "access"}
-			}
-		}
-	}
-	return out
-}
-
-// specFlags resolves variable_flags as Redis's getkeys procs do.
-func specFlags(name string, flags []string, argv [][]byte) []string {
-	var out []string
-	variable := false
-	for _, f := range flags {
-		if f == "variable_flags" {
-			variable = true
-			continue
-		}
-		out = append(out, f)
-	}
-	if variable && name == "set" {
-		for _, a := range argv[3:] {
-			if strings.EqualFold(string(a), "get") {
-				return []string{"RW", "access", "update"}
-			}
-		}
-		return []string{"OW", "update"}
-	}
-	if variable && name == "bitfield" {
-		// bitfieldGetKeys: read-only while every operation is a complete GET
-		// or OVERFLOW.
-		for i := 2; i < len(argv); i++ {
-			rem := len(argv) - i - 1
-			switch {
-			case strings.EqualFold(string(argv[i]), "get") && rem >= 2:
-				i += 2
-			case strings.EqualFold(string(argv[i]), "overflow") && rem >= 1:
-				i++
-			default:
-				return []string{"RW", "access", "update"}
-			}
-		}
-		return []string{"RO", "access"}
-	}
-	return out
 }

@@ -9,20 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
-
-// debugState is what DEBUG switches at runtime.
-type debugState struct {
-	// noActiveExpire stops the cron's active expiry (DEBUG
-	// SET-ACTIVE-EXPIRE 0): keys then expire only when accessed.
-	noActiveExpire bool
-	// allowDeniedInScripts lets scripts call noscript commands (DEBUG
-	// SET-DISABLE-DENY-SCRIPTS 1), as Redis's tests of DEBUG PROTOCOL
-	// from Lua need.
-	allowDeniedInScripts bool
-}
 
 // cmdDebug implements the DEBUG subcommands Redis's test suites call, with
 // Redis's semantics where they matter to a test, and OK for the knobs of
@@ -276,19 +264,6 @@ func debugProtocol(c *Client, t string) {
 		c.Verbatim("This is a verbatim\nstring")
 	default:
 		c.Error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
-	}
-}
-
-// boolReply is a RESP3 boolean, or 1/0 on RESP2 as Redis answers.
-func (c *Client) boolReply(v bool) {
-	if c.proto == 3 {
-		c.out = resp.AppendBool(c.out, v)
-		return
-	}
-	if v {
-		c.Int(1)
-	} else {
-		c.Int(0)
 	}
 }
 

@@ -185,7 +185,7 @@ options:
 		zargv = append(zargv, strconv.AppendUint(nil, geohash.Align52(h), 10), argv[at+2])
 	}
 	c.Propagate(zargv...)
-	cmdZAdd(c, zargv)
+	c.s.commands["zadd"].Handler(c, zargv) // ZADD's own handler, through the table
 }
 
 // GEODIST key member1 member2 [unit]

@@ -139,17 +139,6 @@ func cmdFCall(c *Client, argv [][]byte) {
 	s.scripts.call(c, f.name, "user_function", f.fn, ro || f.flags&fnNoWrites != 0, keys, args)
 }
 
-func functionEngines(c *Client, libs, funcs int) {
-	c.BulkString("engines")
-	c.Map(1)
-	c.BulkString("LUA")
-	c.Map(2)
-	c.BulkString("libraries_count")
-	c.Int(int64(libs))
-	c.BulkString("functions_count")
-	c.Int(int64(funcs))
-}
-
 func cmdFunction(c *Client, argv [][]byte) {
 	s := c.s
 	fl := s.functions()

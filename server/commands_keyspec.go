@@ -172,3 +172,76 @@ func (c *Client) writeKeySpecs(specs []KeySpec) {
 		c.Int(int64(ks.Find.Limit))
 	}
 }
+
+// keyFlags returns the key-spec flags of each key position of argv, from
+// Redis's key specs of the command (or of its subcommand).
+func keyFlags(cmd *Command, argv [][]byte, idx []int) [][]string {
+	name, specs := cmd.Name, cmd.RedisSpecs
+	if sub := cmd.subcommand(argv); sub != nil {
+		name, specs = cmd.Name+"|"+sub.Name, sub.RedisSpecs
+	}
+	out := make([][]string, len(idx))
+	for k, i := range idx {
+		for _, ks := range specs {
+			ps, _ := ks.positions(argv)
+			for _, p := range ps {
+				if p == i {
+					out[k] = specFlags(name, ks.Flags, argv)
+					break
+				}
+			}
+			if out[k] != nil {
+				break
+			}
+		}
+		if out[k] == nil && name == "sort" {
+			out[k] = []string{"OW", "update"} // sortGetKeys's STORE key, which no spec finds
+		}
+		if out[k] == nil {
+			if cmd.Flags&FlagWrite != 0 {
+				out[k] = []string{"RW", "update"}
+			} else {
+				out[k] = []string{"RO", "access"}
+			}
+		}
+	}
+	return out
+}
+
+// specFlags resolves variable_flags as Redis's getkeys procs do.
+func specFlags(name string, flags []string, argv [][]byte) []string {
+	var out []string
+	variable := false
+	for _, f := range flags {
+		if f == "variable_flags" {
+			variable = true
+			continue
+		}
+		out = append(out, f)
+	}
+	if variable && name == "set" {
+		for _, a := range argv[3:] {
+			if strings.EqualFold(string(a), "get") {
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"OW", "update"}
+	}
+	if variable && name == "bitfield" {
+		// bitfieldGetKeys: read-only while every operation is a complete GET
+		// or OVERFLOW.
+		for i := 2; i < len(argv); i++ {
+			rem := len(argv) - i - 1
+			switch {
+			case strings.EqualFold(string(argv[i]), "get") && rem >= 2:
+				i += 2
+			case strings.EqualFold(string(argv[i]), "overflow") && rem >= 1:
+				i++
+			default:
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"RO", "access"}
+	}
+	return out
+}

@@ -465,3 +465,14 @@ func (s *Server) snapshotFunctions(emit func(argv ...[]byte)) {
 		emit([]byte("FUNCTION"), []byte("LOAD"), []byte("REPLACE"), []byte(l.code))
 	}
 }
+
+func functionEngines(c *Client, libs, funcs int) {
+	c.BulkString("engines")
+	c.Map(1)
+	c.BulkString("LUA")
+	c.Map(2)
+	c.BulkString("libraries_count")
+	c.Int(int64(libs))
+	c.BulkString("functions_count")
+	c.Int(int64(funcs))
+}

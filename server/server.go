@@ -1209,3 +1209,14 @@ func notifySignals() <-chan os.Signal {
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	return ch
 }
+
+// debugState is what DEBUG switches at runtime.
+type debugState struct {
+	// noActiveExpire stops the cron's active expiry (DEBUG
+	// SET-ACTIVE-EXPIRE 0): keys then expire only when accessed.
+	noActiveExpire bool
+	// allowDeniedInScripts lets scripts call noscript commands (DEBUG
+	// SET-DISABLE-DENY-SCRIPTS 1), as Redis's tests of DEBUG PROTOCOL
+	// from Lua need.
+	allowDeniedInScripts bool
+}
