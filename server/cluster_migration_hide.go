@@ -28,13 +28,6 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-// hiddenSlots are the slots whose keys db 0 hides (a task imports them).
-type hiddenSlots struct {
-	set    [cluster.NumSlots]bool
-	slots  []int
-	ranges [][]cluster.SlotSpan // what set was built from
-}
-
 // hiding returns the hidden slots of db, nil when none (the fast path).
 func (s *Server) hiding(db int) *hiddenSlots {
 	if db != 0 {
@@ -127,12 +120,6 @@ func (s *Server) asmRefreshHidden() {
 		})
 	}
 	s.hidden = h
-}
-
-// asmStats are the counters CLUSTER INFO and INFO report.
-type asmStats struct {
-	trimStarted, trimCompleted int64
-	inputPeak                  int64 // largest message applied at once
 }
 
 // asmClusterInfo is CLUSTER INFO's atomic slot migration tail (Redis 8.4).

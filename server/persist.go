@@ -32,42 +32,6 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-// persistState is the RDB side of the server; its zero value is a server
-// that never saved. Guarded by the server lock.
-type persistState struct {
-	lastSave      time.Time // rdb_last_save_time; zero: the start time
-	lastTry       time.Time // of the last background save, for the retry delay
-	dirtyAtSave   int64     // s.dirty when the last successful save snapshotted
-	bgErr         error     // the last background save failed (rdb_last_bgsave_status:err)
-	bgRan         bool
-	bgDuration    time.Duration
-	saves         int64
-	scheduled     bool // BGSAVE SCHEDULE, or a BGSAVE asked inside MULTI
-	bg            *bgSave
-	loadedKeys    int64
-	expiredKeys   int64
-	loadedRepl    *replInfo // replication state of the loaded file, for a replica's PSYNC
-	asyncLoading  bool      // a replica loads a full sync beside its old data (repl-diskless-load swapdb)
-	purgeOnMaster bool      // the file was loaded before the role was known (cluster mode)
-}
-
-type replInfo struct {
-	id       string
-	offset   int64
-	streamDB int // the database the stream was in at offset (repl-stream-db)
-}
-
-// bgSave is a background save in progress.
-type bgSave struct {
-	start   time.Time
-	dirty   int64
-	done    chan struct{}
-	cancel  chan struct{}
-	err     error
-	keys    int
-	stopped bool
-}
-
 func (s *Server) rdbFilename() string { return s.cfgValue("dbfilename", "dump.rdb") }
 
 // rdbPath is dir/dbfilename.
@@ -710,15 +674,6 @@ func debugReload(c *Client, argv [][]byte) {
 	}
 	s.Logf('#', "DB reloaded by DEBUG RELOAD")
 	c.OK()
-}
-
-// pacedSync is a full sync's RDB written to a replica one key at a
-// time with rdb-key-save-delay between keys: Redis's tests slow a master's
-// transfer with it to watch a replica's loading states.
-type pacedSync struct {
-	data  []byte
-	ends  []int // where each key's record ends in data
-	delay time.Duration
 }
 
 // send writes the snapshot; false when the link ended meanwhile (the

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"net"
 	"sort"
-	"sync"
 
 	"github.com/redline-dev/redline/server/cluster"
 	"github.com/redline-dev/redline/server/keyslot"
@@ -29,25 +27,6 @@ import (
 // client-output-buffer-limit pubsub 32mb): one that falls that far behind
 // is disconnected.
 const pubsubOutputLimit = 32 << 20
-
-type pubsubState struct {
-	channels map[string]map[*Client]struct{}
-	patterns map[string]map[*Client]struct{}
-	shard    map[string]map[*Client]struct{}
-}
-
-// subscriber is the Pub/Sub state of one client (Client.ps).
-type subscriber struct {
-	c                         *Client
-	channels, patterns, shard map[string]struct{}
-
-	mu      sync.Mutex
-	pending []byte
-	spare   []byte
-	wake    chan struct{}
-	done    chan struct{}
-	conn    net.Conn
-}
 
 func (s *Server) pubsub() *pubsubState {
 	if s.ps == nil {

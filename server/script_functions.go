@@ -34,29 +34,6 @@ const (
 
 var fnFlagNames = []string{"no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"}
 
-type luaFunction struct {
-	name, desc string
-	flags      uint8
-	fn         *lua.LFunction
-	lib        *fnLibrary
-}
-
-type fnLibrary struct {
-	name, code string
-	funcs      []*luaFunction // in registration order
-}
-
-// functionLibs is the set of loaded libraries; functions are unique across
-// libraries. Both maps are keyed by lower-case name: Redis compares library
-// and function names without case.
-type functionLibs struct {
-	libs  map[string]*fnLibrary
-	funcs map[string]*luaFunction
-	// loading collects the functions registered by the library being loaded;
-	// nil outside FUNCTION LOAD (redis.register_function then errors).
-	loading *fnLibrary
-}
-
 func newFunctionLibs() *functionLibs {
 	return &functionLibs{libs: map[string]*fnLibrary{}, funcs: map[string]*luaFunction{}}
 }
@@ -370,14 +347,6 @@ func (fl *functionLibs) sorted() []*fnLibrary {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
-}
-
-// busyFunction is what FUNCTION STATS reports about a running FCALL while
-// the script holds the server lock.
-type busyFunction struct {
-	name        string
-	argv        []string
-	libs, funcs int
 }
 
 // functionCommand answers FUNCTION STATS and FUNCTION KILL while a script

@@ -17,156 +17,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/redline-dev/redline/server/acl"
-	"github.com/redline-dev/redline/server/aof"
-	"github.com/redline-dev/redline/server/cluster/bus"
 	"github.com/redline-dev/redline/server/config"
 	"github.com/redline-dev/redline/server/internal/planted"
 	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
-
-// Options are the knobs a caller (tests, cluster mode) sets beyond the
-// configuration.
-type Options struct {
-	// Clock is the time source (a new real clock when nil).
-	Clock *store.Clock
-	// Log receives the server log (os.Stdout when nil).
-	Log io.Writer
-	// ClusterTransport carries the cluster bus (TCP when nil). Tests pass a
-	// bus.MemNetwork to run whole clusters in one process and cut links, as
-	// memberlist's Config.Transport.
-	ClusterTransport bus.Transport
-	// DialMaster opens a replica's link to its master (TCP when nil): the
-	// replication counterpart of ClusterTransport.
-	DialMaster func(addr string) (net.Conn, error)
-	// AOFFile, when set, wraps the append-only file the server writes
-	// through: tests fail its writes and fsyncs as a full or failing disk
-	// does.
-	AOFFile func(*os.File) aof.File
-}
-
-type stats struct {
-	commands      int64
-	connections   int64
-	rejectedConns int64
-	errorReplies  int64
-	// errSeen is errorReplies when the last command's accounting ended
-	// (failed_calls, as Redis's incrCommandStatsOnError); errCodes counts
-	// error replies by code (INFO errorstats, errorstats.go).
-	errSeen        int64
-	errCodes       map[string]int64
-	netIn, netOut  int64
-	keyspaceHits   int64
-	keyspaceMisses int64
-	opsSample      int64
-	opsPerSec      int64
-	sampleTime     time.Time
-}
-
-// Server is one reference-server node.
-type Server struct {
-	mu       sync.Mutex
-	cfg      *config.Config
-	clock    *store.Clock
-	dbs      []*store.DB
-	commands map[string]*Command
-	// acl is the users and their rules (acl.go).
-	acl *acl.ACL
-	// upperCmds indexes the same commands by upper-case name: clients
-	// mostly send "SET", and one map hit beats lower-casing first.
-	upperCmds map[string]*Command
-	log       io.Writer
-	logMu     sync.Mutex
-
-	dirty     int64 // writes since start (changes to the dataset)
-	stats     stats
-	slowStats bool
-	intro     introState     // slow log, latency events, histograms (slowlog.go)
-	trk       *trackingState // CLIENT TRACKING (tracking.go), nil until used
-
-	clients   map[int64]*Client // guarded by clientsMu (taken after mu)
-	clientsMu sync.Mutex
-	// replyBuf drives the reply buffer model (replybuf.go).
-	replyBuf struct {
-		peakResetMs int64
-		resizing    bool
-	}
-	nextID   int64
-	nclients atomic.Int64
-	// protectedDeny is protected mode in force (protected.go), read by
-	// the accept loop without the server lock.
-	protectedDeny atomic.Bool
-	// queryBufLimit is client-query-buffer-limit (processInput).
-	queryBufLimit atomic.Int64
-	// subscribers counts the connected clients with a Pub/Sub writer
-	// (pubsub.go): a PUBLISH looks for recipients to wait for only then.
-	subscribers atomic.Int64
-	listeners   []net.Listener
-	started     time.Time
-	runID       string
-
-	watchers map[watchedKey][]*Client
-	monitors []*Client // clients in MONITOR mode
-
-	prop     propagator
-	aof      *aofState
-	persist  persistState // RDB files (persist.go)
-	scripts  *scripting
-	busy     busyScript
-	pauseEnd time.Time
-	pauseAll bool
-	pauseCh  chan struct{}
-	// pausedClients counts clients waiting for a pause to end;
-	// expirePaused and replicaKeyspace decide store.DB.NoLazyExpire.
-	pausedClients   int
-	expirePaused    bool
-	replicaKeyspace bool
-	shutdown        chan struct{}
-	closeOnce       sync.Once
-	wg              sync.WaitGroup
-	// ShutdownRequested is closed by SHUTDOWN; Main exits when it is.
-	shutdownReq chan struct{}
-	reqOnce     sync.Once
-	// exited: the server hit what makes Redis exit(1) at once (an AOF it
-	// cannot write with appendfsync always): no reply goes out after it,
-	// no file is written, and Main returns 1 (exit, aof.go).
-	exited  atomic.Bool
-	loading bool
-	// replLoading: a replica is loading its master's full sync (repl.go):
-	// INFO says loading:1 and clients get -LOADING.
-	replLoading bool
-	// debug holds what DEBUG switches (cmd_debug.go).
-	debug debugState
-	// ps holds the Pub/Sub subscriptions (pubsub.go); nil until used.
-	ps *pubsubState
-	// Cluster mode, replication and what they own: plain state of this
-	// node, guarded by mu like the rest (doc.go, "Cluster mode and
-	// replication").
-	cl        clusterState  // the cluster node and its bus (cluster.go)
-	repl      *replState    // replication, master and replica side (repl.go)
-	oom       oomState      // maxmemory (evict.go)
-	mig       migrateConns  // MIGRATE's cached connections (cluster_migrate.go)
-	slotStats *slotCounters // CLUSTER SLOT-STATS counters (cluster_slotstats.go)
-	asm       *asmRuntime   // CLUSTER MIGRATION tasks (cluster_migration.go)
-	// clusterDone stops the goroutines of the node and of replication,
-	// clusterWG waits for them (stopNode).
-	clusterDone chan struct{}
-	clusterWG   sync.WaitGroup
-	// propagationTap, when set (tests only), sees every propagated write
-	// after the AOF and replication, as Redis's tests attach to the
-	// replication stream.
-	propagationTap func(db int, argv [][]byte)
-	// hidden are the slots whose keys db 0 hides while a CLUSTER
-	// MIGRATION task imports them (cluster_migration_hide.go); nil when none.
-	hidden *hiddenSlots
-	opts   Options // as given to New
-	// loops serve connections (eventloop_linux.go); none means a
-	// goroutine per connection.
-	loops []*eventLoop
-	// blk holds the clients blocked on keys (blocking.go).
-	blk blockingState
-}
 
 // New creates a server from a configuration. It loads the AOF if appendonly
 // is set; call Listen and Serve (or Start) afterwards.
@@ -232,29 +87,6 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Clock returns the server clock.
-func (s *Server) Clock() *store.Clock { return s.clock }
-
-// Lock takes the server lock, for code outside a command that reads or
-// changes the keyspace (tests, an embedding program). Never call it from a
-// handler.
-func (s *Server) Lock() { s.mu.Lock() }
-
-// Unlock releases the server lock.
-func (s *Server) Unlock() { s.mu.Unlock() }
-
-// DB returns database i (lock held).
-func (s *Server) DB(i int) *store.DB { return s.dbs[i] }
-
-func (s *Server) db(i int) *store.DB { return s.dbs[i] }
-
-// Logf writes a log line in Redis's format; level is '.', '-', '*' or '#'.
-func (s *Server) Logf(level byte, format string, args ...any) {
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	fmt.Fprintf(s.log, "%d:M %s %c %s\n", os.Getpid(), time.Now().Format("02 Jan 2006 15:04:05.000"), level, fmt.Sprintf(format, args...))
-}
-
 // Listen binds the configured addresses and port (port 0 picks a free port
 // on the first address).
 func (s *Server) Listen() error {
@@ -299,9 +131,6 @@ func (s *Server) closeListeners() {
 	}
 }
 
-// Addr is the first listening address.
-func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
-
 // Start listens, starts cluster mode (cluster-enabled yes) or the link to a
 // configured master (replicaof), and serves in the background, as Main
 // does. Close stops everything.
@@ -336,9 +165,6 @@ func (s *Server) serveBackground() {
 	s.Logf('*', "Ready to accept connections")
 }
 
-// Done is closed when SHUTDOWN was requested.
-func (s *Server) Done() <-chan struct{} { return s.shutdownReq }
-
 // Close stops listening, closes every connection, flushes and closes the AOF.
 func (s *Server) Close() error {
 	var err error
@@ -360,10 +186,6 @@ func (s *Server) Close() error {
 		s.wg.Wait()
 	})
 	return err
-}
-
-func (s *Server) requestShutdown() {
-	s.reqOnce.Do(func() { close(s.shutdownReq) })
 }
 
 func (s *Server) acceptLoop(ln net.Listener) {
@@ -547,83 +369,6 @@ func (s *Server) serveStream(c *Client, conn net.Conn, resumed bool) {
 		}
 		c.shrinkIn()
 		c.lastActive.Store(time.Now().UnixMilli())
-	}
-}
-
-// wallClock is the system clock, never offset or injected, for
-// bookkeeping compared with time.Now (a client's last activity).
-var wallClock = store.NewClock(nil)
-
-// unixMs is time.Now().UnixMilli() for bookkeeping that runs once per
-// batch: one monotonic reading, the wall clock extrapolated from it
-// (Clock.NowMsAt).
-func (s *Server) unixMs() int64 { return wallClock.NowMsAt(nanotime()) }
-
-// makeRoom makes sure c.in has free space after c.rend: it compacts, or
-// grows when one request is larger than the buffer.
-func (c *Client) makeRoom() {
-	if c.rend < len(c.in) {
-		return
-	}
-	if c.rstart > 0 {
-		copy(c.in, c.in[c.rstart:c.rend])
-		c.rend -= c.rstart
-		c.rstart = 0
-		return
-	}
-	nb := make([]byte, len(c.in)*2)
-	copy(nb, c.in[:c.rend])
-	c.in = nb
-}
-
-// growFor makes room for an incomplete request whose end the parser
-// knows (need bytes from c.rstart: a declared bulk length), growing with
-// what arrived rather than with what was declared: at most twice the
-// bytes held plus two read chunks, so that "$536870912\r\n" followed by
-// nothing costs kilobytes, not the declared 512 MB (makeRoom doubles the
-// buffer as more arrives). Redis reserves a big argument's declared size
-// up front (sdsMakeRoomForNonGreedy); the reference does not trust it.
-//
-// The new buffer always has a read chunk beyond what it must hold: a
-// buffer cut to the few bytes a small request still lacks never grows
-// again while pipelined requests keep arriving (makeRoom compacts it
-// whenever a request was consumed), so the connection went on reading a
-// few dozen bytes a call. On a replica's link that slowed the stream a
-// primary waits for and made a loaded cluster's slot moves 2-3 times
-// slower (TestGrowForKeepsAReadChunk).
-func (c *Client) growFor(need int) {
-	held := c.rend - c.rstart
-	if lim := 2*held + readChunk; need > lim {
-		need = lim
-	}
-	if need <= len(c.in)-c.rstart {
-		return
-	}
-	nb := make([]byte, need+readChunk)
-	copy(nb, c.in[c.rstart:c.rend])
-	c.rend = held
-	c.rstart = 0
-	c.in = nb
-}
-
-// shrinkIn gives back a large input buffer once the big request is done.
-func (c *Client) shrinkIn() {
-	if len(c.in) > 4*readChunk && c.rend-c.rstart < readChunk {
-		nb := make([]byte, readChunk)
-		copy(nb, c.in[c.rstart:c.rend])
-		c.rend -= c.rstart
-		c.rstart = 0
-		c.in = nb
-	}
-}
-
-// resetOut empties the reply buffer, dropping it when it grew large.
-func (c *Client) resetOut() {
-	c.noteReplyFlush(len(c.out))
-	if cap(c.out) > maxOutKeep {
-		c.out = nil
-	} else {
-		c.out = c.out[:0]
 	}
 }
 
@@ -1083,91 +828,6 @@ func (s *Server) expired(db int, key string) {
 	}
 }
 
-// Propagation: writes go to the AOF and the Propagated hook, with SELECT
-// when the DB changes. A transaction or script that writes more than once
-// is wrapped in MULTI/EXEC; one that writes once propagates that write
-// alone, as Redis 7.0 does (propagatePendingCommands).
-type propagator struct {
-	depth   int // >0 while inside EXEC or a script
-	writes  int // writes propagated by the current block
-	held    heldWrite
-	lastDB  int
-	started bool
-}
-
-// heldWrite is a block's first write, held back until a second write
-// shows the block needs MULTI/EXEC or the block ends with it alone.
-type heldWrite struct {
-	db   int
-	argv [][]byte
-}
-
-func (s *Server) beginBlock() { s.prop.depth++ }
-
-func (s *Server) endBlock() {
-	s.prop.depth--
-	if s.prop.depth > 0 {
-		return
-	}
-	switch {
-	case s.prop.writes == 1:
-		s.emitIn(s.prop.held.db, s.prop.held.argv)
-	case s.prop.writes > 1:
-		s.emit(s.prop.lastDB, [][]byte{[]byte("EXEC")})
-	}
-	s.prop.writes, s.prop.held = 0, heldWrite{}
-}
-
-func (s *Server) propagate(db int, argv [][]byte) {
-	if s.loading {
-		return
-	}
-	if s.prop.depth > 0 {
-		s.prop.writes++
-		switch s.prop.writes {
-		case 1:
-			// Copied: the caller's argv may live in a buffer that is reused
-			// before the block ends.
-			held := make([][]byte, len(argv))
-			for i, a := range argv {
-				held[i] = append([]byte(nil), a...)
-			}
-			s.prop.held = heldWrite{db, held}
-			return
-		case 2:
-			s.selectDB(s.prop.held.db)
-			s.emit(s.prop.held.db, [][]byte{[]byte("MULTI")})
-			s.emitIn(s.prop.held.db, s.prop.held.argv)
-			s.prop.held = heldWrite{}
-		}
-	}
-	s.emitIn(db, argv)
-}
-
-// emitIn emits argv after a SELECT when db is not the stream's current DB.
-func (s *Server) emitIn(db int, argv [][]byte) {
-	s.selectDB(db)
-	s.emit(db, argv)
-}
-
-func (s *Server) selectDB(db int) {
-	if !s.prop.started || s.prop.lastDB != db {
-		s.prop.started = true
-		s.prop.lastDB = db
-		s.emit(db, [][]byte{[]byte("SELECT"), itob(int64(db))})
-	}
-}
-
-func (s *Server) emit(db int, argv [][]byte) {
-	if s.aof != nil {
-		s.aof.append(argv)
-	}
-	s.propagatedToReplicas(db, argv)
-	if s.propagationTap != nil {
-		s.propagationTap(db, argv)
-	}
-}
-
 func randomHex(n int) string {
 	const hexd = "0123456789abcdef"
 	b := make([]byte, n)
@@ -1208,15 +868,4 @@ func notifySignals() <-chan os.Signal {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	return ch
-}
-
-// debugState is what DEBUG switches at runtime.
-type debugState struct {
-	// noActiveExpire stops the cron's active expiry (DEBUG
-	// SET-ACTIVE-EXPIRE 0): keys then expire only when accessed.
-	noActiveExpire bool
-	// allowDeniedInScripts lets scripts call noscript commands (DEBUG
-	// SET-DISABLE-DENY-SCRIPTS 1), as Redis's tests of DEBUG PROTOCOL
-	// from Lua need.
-	allowDeniedInScripts bool
 }

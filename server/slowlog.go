@@ -17,45 +17,6 @@ import (
 // is a "command" (or "fast-command") latency event. Figures are this
 // server's own timings, not Redis's.
 
-type slowEntry struct {
-	id   int64
-	at   int64 // unix seconds
-	usec int64
-	argv []string
-	addr string
-	name string
-}
-
-type latencySample struct {
-	at int64 // unix seconds
-	ms int64
-}
-
-type latencyEvent struct {
-	samples []latencySample // at most 160, oldest first
-	max     int64
-}
-
-type cmdHistogram struct {
-	calls   int64
-	buckets [64]int64 // by bit length of the duration in microseconds
-}
-
-// introState is the server's slow log, latency events and histograms.
-type introState struct {
-	slowThreshold int64 // slowlog-log-slower-than, µs (<0 off)
-	slowMax       int
-	latThreshold  int64       // latency-monitor-threshold, ms (0 off)
-	slowlog       []slowEntry // newest first
-	slowID        int64
-	events        map[string]*latencyEvent
-	hist          map[string]*cmdHistogram
-	peak, startup int64 // MEMORY STATS: heap figures
-	// histGen is bumped when hist is reset: a Command.hist of an older
-	// generation is stale.
-	histGen uint64
-}
-
 // applyIntrospection reads the slowlog and latency directives.
 func (s *Server) applyIntrospection() {
 	in := &s.intro
