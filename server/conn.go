@@ -188,3 +188,11 @@ func (c *Client) resetOut() {
 		c.out = c.out[:0]
 	}
 }
+
+const (
+	// initialIn is the first read buffer of a connection; it doubles when a
+	// read fills it (pipelines, large values), so idle connections stay small.
+	initialIn  = 4 * 1024
+	readChunk  = 16 * 1024
+	maxOutKeep = 64 * 1024
+)

@@ -156,3 +156,10 @@ func waitArgs(c *Client, argv [][]byte) (want, timeoutMs int64, ok bool) {
 	}
 	return want, timeoutMs, true
 }
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}

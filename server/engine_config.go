@@ -84,3 +84,11 @@ func (s *Server) applyLimits() {
 		}
 	}
 }
+
+func (s *Server) cfgYes(name string, def bool) bool {
+	d := "no"
+	if def {
+		d = "yes"
+	}
+	return s.cfgValue(name, d) == "yes"
+}

@@ -45,14 +45,6 @@ func (s *Server) cfgValue(name, def string) string {
 	return def
 }
 
-func (s *Server) cfgYes(name string, def bool) bool {
-	d := "no"
-	if def {
-		d = "yes"
-	}
-	return s.cfgValue(name, d) == "yes"
-}
-
 // saveParams parses the save directive ("3600 1 300 100").
 func (s *Server) saveParams() [][2]int64 {
 	f := strings.Fields(s.cfg.Save)

@@ -26,8 +26,6 @@ func newReplState(s *Server) *replState {
 	return r
 }
 
-func (r *replState) isReplica() bool { return r.masterHost != "" }
-
 // ---- the stream (master side) ----
 
 // propagated is the engine's hook: every applied write, in order.
@@ -205,9 +203,9 @@ func (rl *replicaLink) close() {
 	rl.once.Do(func() { close(rl.done) })
 }
 
-// closeNow ends the link at once, dropping what was not written (a replica
+// closeAbruptly ends the link at once, dropping what was not written (a replica
 // over its output limit, a broken link).
-func (rl *replicaLink) closeNow() {
+func (rl *replicaLink) closeAbruptly() {
 	rl.close()
 	rl.conn.Close()
 }
@@ -276,7 +274,7 @@ func (r *replState) dropReplica(rl *replicaLink) {
 			break
 		}
 	}
-	rl.closeNow()
+	rl.closeAbruptly()
 	r.s.Logf('*', "Connection with replica %s:%d lost.", rl.ip, rl.port)
 }
 
@@ -285,12 +283,6 @@ func (r *replState) closeReplicas() {
 		rl.close()
 	}
 	r.replicas = nil
-}
-
-// clientsPaused is Redis's checkClientPauseTimeoutAndReturnIfPaused: a
-// CLIENT PAUSE or a manual failover's pause is on (server lock held).
-func (s *Server) clientsPaused(now time.Time) bool {
-	return !s.pauseEnd.IsZero() && now.Before(s.pauseEnd)
 }
 
 // manualFailoverPaused reports whether writes are paused for a cluster
@@ -463,13 +455,6 @@ func (r *replState) info() string {
 	kv("repl_backlog_first_byte_offset", r.offset-int64(len(r.backlog))+1)
 	kv("repl_backlog_histlen", len(r.backlog))
 	return b.String()
-}
-
-func b2i(v bool) int {
-	if v {
-		return 1
-	}
-	return 0
 }
 
 // ---- role changes (server lock held) ----

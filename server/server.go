@@ -244,14 +244,6 @@ func (s *Server) newClient(conn net.Conn) *Client {
 	return c
 }
 
-const (
-	// initialIn is the first read buffer of a connection; it doubles when a
-	// read fills it (pipelines, large values), so idle connections stay small.
-	initialIn  = 4 * 1024
-	readChunk  = 16 * 1024
-	maxOutKeep = 64 * 1024
-)
-
 func (s *Server) serveConn(conn net.Conn) {
 	c := s.registerClient(conn)
 	c.in = make([]byte, initialIn)

@@ -844,3 +844,11 @@ type subscriber struct {
 	done    chan struct{}
 	conn    net.Conn
 }
+
+func (r *replState) isReplica() bool { return r.masterHost != "" }
+
+// clientsPaused is Redis's checkClientPauseTimeoutAndReturnIfPaused: a
+// CLIENT PAUSE or a manual failover's pause is on (server lock held).
+func (s *Server) clientsPaused(now time.Time) bool {
+	return !s.pauseEnd.IsZero() && now.Before(s.pauseEnd)
+}

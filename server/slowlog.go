@@ -117,49 +117,6 @@ func (s *Server) latencySample(event string, ms int64) {
 	ev.max = max(ev.max, ms)
 }
 
-// redacted gives the argument positions Redis hides in the slow log.
-func redacted(name string, argv [][]byte) map[int]bool {
-	out := map[int]bool{}
-	switch {
-	case name == "auth":
-		for i := 1; i < len(argv); i++ {
-			out[i] = true
-		}
-	case name == "hello":
-		for i := 2; i < len(argv); i++ {
-			if strings.EqualFold(string(argv[i]), "auth") && i+2 < len(argv) {
-				out[i+1], out[i+2] = true, true
-				i += 2
-			}
-		}
-	case name == "acl|setuser":
-		for i := 2; i < len(argv); i++ {
-			out[i] = true
-		}
-	case name == "config|set":
-		for i := 2; i+1 < len(argv); i += 2 {
-			switch strings.ToLower(string(argv[i])) {
-			case "masterauth", "requirepass", "masteruser", "tls-key-file-pass", "tls-client-key-file-pass":
-				out[i+1] = true
-			}
-		}
-	case name == "migrate":
-		for i := 6; i < len(argv); i++ {
-			switch strings.ToLower(string(argv[i])) {
-			case "auth":
-				out[i+1] = true
-				i++
-			case "auth2":
-				out[i+1], out[i+2] = true, true
-				i += 2
-			case "keys":
-				i = len(argv)
-			}
-		}
-	}
-	return out
-}
-
 func (s *Server) slowlogPush(c *Client, name string, argv [][]byte, us int64) {
 	in := &s.intro
 	if in.slowMax <= 0 {
