@@ -549,3 +549,11 @@ func (s *Server) signalFlushed(db int) {
 		}
 	}
 }
+
+// streamReady marks a stream key as ready for the clients blocked on it.
+func (s *Server) streamReady(db int, key []byte) {
+	if s.blk.n == 0 {
+		return
+	}
+	s.signalReady(watchedKey{db, string(key)})
+}

@@ -113,14 +113,6 @@ func (s *Server) asmOutput(stream []byte) {
 	s.asmRefreshHidden()
 }
 
-func forEachSlot(rs []cluster.SlotSpan, f func(int)) {
-	for _, r := range rs {
-		for sl := r.Start; sl <= r.End; sl++ {
-			f(sl)
-		}
-	}
-}
-
 // asmSnapshot is the task's slots as RESTORE commands.
 func (s *Server) asmSnapshot(task string) []byte {
 	var t *cluster.MigrationTask

@@ -433,3 +433,11 @@ func (s *Server) loadImportMarker() map[int]bool {
 	forEachSlot(rs, func(sl int) { out[sl] = true })
 	return out
 }
+
+func forEachSlot(rs []cluster.SlotSpan, f func(int)) {
+	for _, r := range rs {
+		for sl := r.Start; sl <= r.End; sl++ {
+			f(sl)
+		}
+	}
+}

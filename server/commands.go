@@ -400,3 +400,33 @@ var aclOrder = func() map[string]int {
 	}
 	return m
 }()
+
+// KeySpec is one of a command's key specifications, as Redis 7.0 declares
+// them (src/commands/*.json): where the keys are (Begin, Find) and what the
+// command does to each (Flags: RW/RO/OW/RM, access/update/insert/delete).
+// The same type serves COMMAND INFO and GETKEYSANDFLAGS.
+type KeySpec struct {
+	Notes string
+	Flags []string
+	Begin KeyBegin
+	Find  KeyFind
+}
+
+// KeyBegin is begin_search: an index, a keyword searched from StartFrom
+// (negative: from the end, backwards), or unknown.
+type KeyBegin struct {
+	Index     int
+	Keyword   string
+	StartFrom int
+	Unknown   bool
+}
+
+// KeyFind is find_keys: a range (LastKey relative to the first key,
+// negative from the end; Step; Limit), a key count at KeyNumIdx followed
+// by keys from FirstKey, or unknown.
+type KeyFind struct {
+	LastKey, Step, Limit int
+	KeyNum               bool
+	KeyNumIdx, FirstKey  int
+	Unknown              bool
+}

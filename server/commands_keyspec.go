@@ -5,36 +5,6 @@ import (
 	"strings"
 )
 
-// KeySpec is one of a command's key specifications, as Redis 7.0 declares
-// them (src/commands/*.json): where the keys are (Begin, Find) and what the
-// command does to each (Flags: RW/RO/OW/RM, access/update/insert/delete).
-// The same type serves COMMAND INFO and GETKEYSANDFLAGS.
-type KeySpec struct {
-	Notes string
-	Flags []string
-	Begin KeyBegin
-	Find  KeyFind
-}
-
-// KeyBegin is begin_search: an index, a keyword searched from StartFrom
-// (negative: from the end, backwards), or unknown.
-type KeyBegin struct {
-	Index     int
-	Keyword   string
-	StartFrom int
-	Unknown   bool
-}
-
-// KeyFind is find_keys: a range (LastKey relative to the first key,
-// negative from the end; Step; Limit), a key count at KeyNumIdx followed
-// by keys from FirstKey, or unknown.
-type KeyFind struct {
-	LastKey, Step, Limit int
-	KeyNum               bool
-	KeyNumIdx, FirstKey  int
-	Unknown              bool
-}
-
 // positions evaluates a spec on argv (argv[0] the command) as Redis's
 // getKeysUsingKeySpecs does; ok is false for arguments the spec cannot
 // make sense of.

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"net"
 	"strconv"
+	"time"
 
 	"github.com/redline-dev/redline/server/resp"
 )
@@ -196,3 +198,19 @@ const (
 	readChunk  = 16 * 1024
 	maxOutKeep = 64 * 1024
 )
+
+func (s *Server) newClient(conn net.Conn) *Client {
+	c := &Client{s: s, conn: conn, proto: 2, created: time.Now()}
+	if conn != nil {
+		c.addr = conn.RemoteAddr().String()
+		c.laddr = conn.LocalAddr().String()
+	}
+	c.parser.MaxBulk = s.cfg.ProtoMaxBulkLen
+	c.parser.NulHidesLineEnd = true
+	if conn != nil {
+		c.resetAuth()
+	} else {
+		c.authenticated = true // no connection: the server's own client, a superuser (nil user)
+	}
+	return c
+}

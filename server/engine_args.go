@@ -5,11 +5,15 @@
 package server
 
 import (
+	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redline-dev/redline/server/resp"
+	"github.com/redline-dev/redline/server/store"
 )
 
 func parseInt(b []byte) (int64, bool) { return resp.ParseInt(b) }
@@ -163,3 +167,27 @@ func b2i(v bool) int {
 	}
 	return 0
 }
+
+func randomHex(n int) string {
+	const hexd = "0123456789abcdef"
+	b := make([]byte, n)
+	f, err := os.Open("/dev/urandom")
+	if err == nil {
+		io.ReadFull(f, b)
+		f.Close()
+	} else {
+		x := uint64(time.Now().UnixNano())
+		for i := range b {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			b[i] = byte(x)
+		}
+	}
+	for i := range b {
+		b[i] = hexd[b[i]&15]
+	}
+	return string(b)
+}
+
+func streamIDBytes(id store.StreamID) []byte { return id.Append(nil) }

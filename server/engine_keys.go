@@ -99,3 +99,11 @@ func (c *Client) storeResult(key []byte, o *store.Object) {
 		c.notify(notifyZSet, c.cmd.Name, key)
 	}
 }
+
+// alreadyExpired is Redis's checkAlreadyExpired: a write that sets a time
+// in the past deletes the key, except while a file loads (an AOF's SET
+// PXAT of a key that expired while the server was down: a replica must
+// keep it for its master to expire) and on a replica (its master decides).
+func (s *Server) alreadyExpired(when, now int64) bool {
+	return when <= now && !s.loading && !s.repl.isReplica()
+}

@@ -10,8 +10,6 @@ func (c *Client) streamIDReply(id store.StreamID) {
 	c.Bulk(id.Append(buf[:0]))
 }
 
-func streamIDBytes(id store.StreamID) []byte { return id.Append(nil) }
-
 func (c *Client) entryReply(e *store.StreamEntry) {
 	c.Array(2)
 	c.streamIDReply(e.ID)
@@ -120,14 +118,6 @@ func streamConsumerNoProp(c *Client, g *store.StreamCG, key []byte, name string)
 	cons := g.CreateConsumer(name, now)
 	c.notify(notifyStream, "xgroup-createconsumer", key)
 	return cons
-}
-
-// streamReady marks a stream key as ready for the clients blocked on it.
-func (s *Server) streamReady(db int, key []byte) {
-	if s.blk.n == 0 {
-		return
-	}
-	s.signalReady(watchedKey{db, string(key)})
 }
 
 // serveBlockedStream serves one client blocked on the stream o

@@ -712,14 +712,6 @@ func (s *Server) receiveSync(read func() ([]byte, error)) ([]byte, error) {
 	return data, err
 }
 
-// alreadyExpired is Redis's checkAlreadyExpired: a write that sets a time
-// in the past deletes the key, except while a file loads (an AOF's SET
-// PXAT of a key that expired while the server was down: a replica must
-// keep it for its master to expire) and on a replica (its master decides).
-func (s *Server) alreadyExpired(when, now int64) bool {
-	return when <= now && !s.loading && !s.repl.isReplica()
-}
-
 // saveAfterFlushAll is FLUSHALL's end in Redis 7.0 (flushAllDataAndResetRDB):
 // a background save in progress is stopped (it would write the old
 // dataset) and, with save points, the empty dataset is saved at once, so a

@@ -69,3 +69,16 @@ func (s *Server) emit(db int, argv [][]byte) {
 		s.propagationTap(db, argv)
 	}
 }
+
+// expired is called by a DB when it drops an expired key.
+func (s *Server) expired(db int, key string) {
+	s.propagate(db, [][]byte{[]byte("DEL"), []byte(key)})
+	s.notifyIn(db, notifyExpired, "expired", []byte(key))
+	if len(s.watchers) > 0 {
+		s.touch(db, []byte(key))
+	}
+	if s.trk != nil {
+		s.trackInvalidate(nil, key)
+		s.trackFlushBcast()
+	}
+}
