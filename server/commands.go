@@ -64,7 +64,7 @@ type Handler func(c *Client, argv [][]byte)
 // about it anywhere else. Each family declares its specs in a slice at the
 // end of its cmd_*.go file (stringCommands in cmd_strings.go, ...);
 // newCommandTable merges Redis's generated metadata (key specs and tips of
-// Redis 7.0.15, commands_keyspecs_gen.go and commands_tips.go) into them.
+// Redis 7.0.15, commands_redis_gen.go, made by server/internal/gencommands) into them.
 type Command struct {
 	Name  string // lower case
 	Arity int    // Redis convention: >0 exact, <0 at least -Arity
