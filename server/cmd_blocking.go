@@ -259,17 +259,17 @@ func blockingZPop(c *Client, keys [][]byte, min bool, count int64, canBlock bool
 // blockingCommands are the blocking list and sorted-set commands' specs,
 // with LMPOP and ZMPOP.
 func blockingCommands() []*Command {
-	const blk = "write noscript blocking"
+	const blk = FlagWrite | FlagNoScript | FlagBlocking
 	return []*Command{
 		newCmd("blpop", -3, blk, 1, -2, 1, cmdBPop, "list"),
 		newCmd("brpop", -3, blk, 1, -2, 1, cmdBPop, "list"),
-		newCmd("brpoplpush", 4, "write denyoom noscript blocking", 1, 2, 1, cmdBLMove, "list"),
-		newCmd("blmove", 6, "write denyoom noscript blocking", 1, 2, 1, cmdBLMove, "list"),
-		newCmd("blmpop", -5, "write blocking movablekeys", 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(2)),
-		newCmd("lmpop", -4, "write movablekeys", 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(1)),
-		newCmd("bzpopmin", -3, blk+" fast", 1, -2, 1, cmdBZPop, "sorted-set"),
-		newCmd("bzpopmax", -3, blk+" fast", 1, -2, 1, cmdBZPop, "sorted-set"),
-		newCmd("bzmpop", -5, "write blocking movablekeys", 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(2)),
-		newCmd("zmpop", -4, "write movablekeys", 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(1)),
+		newCmd("brpoplpush", 4, FlagWrite|FlagDenyOOM|FlagNoScript|FlagBlocking, 1, 2, 1, cmdBLMove, "list"),
+		newCmd("blmove", 6, FlagWrite|FlagDenyOOM|FlagNoScript|FlagBlocking, 1, 2, 1, cmdBLMove, "list"),
+		newCmd("blmpop", -5, FlagWrite|FlagBlocking|FlagMovableKeys, 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(2)),
+		newCmd("lmpop", -4, FlagWrite|FlagMovableKeys, 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(1)),
+		newCmd("bzpopmin", -3, blk|FlagFast, 1, -2, 1, cmdBZPop, "sorted-set"),
+		newCmd("bzpopmax", -3, blk|FlagFast, 1, -2, 1, cmdBZPop, "sorted-set"),
+		newCmd("bzmpop", -5, FlagWrite|FlagBlocking|FlagMovableKeys, 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(2)),
+		newCmd("zmpop", -4, FlagWrite|FlagMovableKeys, 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(1)),
 	}
 }

@@ -569,15 +569,15 @@ func cmdClientUnblock(c *Client, argv [][]byte) {
 // clientCommands is the CLIENT family's spec.
 func clientCommands() []*Command {
 	return []*Command{
-		newCmd("client", -2, "", 0, 0, 0, cmdClient, "connection").withSubs(
-			sub("id", 2, "noscript loading stale"), sub("setname", 3, "noscript loading stale"),
-			sub("getname", 2, "noscript loading stale"), sub("list", -2, "admin noscript loading stale"),
-			sub("kill", -3, "admin noscript loading stale"), sub("pause", -3, "admin noscript loading stale"),
-			sub("unpause", 2, "admin noscript loading stale"),
-			sub("info", 2, "noscript loading stale"), sub("no-evict", 3, "admin noscript loading stale"),
-			sub("reply", 3, "noscript loading stale"), sub("help", 2, "loading stale"),
-			sub("tracking", -3, "noscript loading stale"), sub("caching", 3, "noscript loading stale"),
-			sub("getredir", 2, "noscript loading stale"), sub("trackinginfo", 2, "noscript loading stale"),
-			sub("unblock", -3, "admin noscript loading stale")),
+		newCmd("client", -2, 0, 0, 0, 0, cmdClient, "connection").withSubs(
+			sub("id", 2, FlagNoScript|FlagLoading|FlagStale), sub("setname", 3, FlagNoScript|FlagLoading|FlagStale),
+			sub("getname", 2, FlagNoScript|FlagLoading|FlagStale), sub("list", -2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("kill", -3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale), sub("pause", -3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("unpause", 2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("info", 2, FlagNoScript|FlagLoading|FlagStale), sub("no-evict", 3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("reply", 3, FlagNoScript|FlagLoading|FlagStale), sub("help", 2, FlagLoading|FlagStale),
+			sub("tracking", -3, FlagNoScript|FlagLoading|FlagStale), sub("caching", 3, FlagNoScript|FlagLoading|FlagStale),
+			sub("getredir", 2, FlagNoScript|FlagLoading|FlagStale), sub("trackinginfo", 2, FlagNoScript|FlagLoading|FlagStale),
+			sub("unblock", -3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale)),
 	}
 }

@@ -273,10 +273,10 @@ func (c *Client) commandGetKeys(argv [][]byte) (cmd *Command, args [][]byte, idx
 // commandCommands is the COMMAND family's spec.
 func commandCommands() []*Command {
 	return []*Command{
-		newCmd("command", -1, "loading stale", 0, 0, 0, cmdCommand, "server").withSubs(
-			sub("count", 2, "loading stale"), sub("info", -2, "loading stale"), sub("docs", -2, "loading stale"),
-			sub("list", -2, "loading stale"), sub("getkeys", -4, "loading stale"), sub("help", 2, "loading stale"),
-			sub("getkeysandflags", -4, "loading stale")),
+		newCmd("command", -1, FlagLoading|FlagStale, 0, 0, 0, cmdCommand, "server").withSubs(
+			sub("count", 2, FlagLoading|FlagStale), sub("info", -2, FlagLoading|FlagStale), sub("docs", -2, FlagLoading|FlagStale),
+			sub("list", -2, FlagLoading|FlagStale), sub("getkeys", -4, FlagLoading|FlagStale), sub("help", 2, FlagLoading|FlagStale),
+			sub("getkeysandflags", -4, FlagLoading|FlagStale)),
 	}
 }
 

@@ -270,6 +270,6 @@ func debugProtocol(c *Client, t string) {
 // debugCommands are DEBUG's spec.
 func debugCommands() []*Command {
 	return []*Command{
-		newCmd("debug", -2, "admin noscript loading stale", 0, 0, 0, cmdDebug, "server").protected(),
+		newCmd("debug", -2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale, 0, 0, 0, cmdDebug, "server").protected(),
 	}
 }

@@ -336,18 +336,18 @@ func cmdMonitor(c *Client, argv [][]byte) {
 // and LOLWUT.
 func introspectionCommands() []*Command {
 	return []*Command{
-		newCmd("slowlog", -2, "", 0, 0, 0, cmdSlowlog, "server").withSubs(
-			sub("reset", 2, "admin loading stale"), sub("len", 2, "admin loading stale"),
-			sub("help", 2, "loading stale"), sub("get", -2, "admin loading stale")),
-		newCmd("latency", -2, "", 0, 0, 0, cmdLatency, "server").withSubs(
-			sub("help", 2, "loading stale"), sub("doctor", 2, "admin noscript loading stale"),
-			sub("reset", -2, "admin noscript loading stale"), sub("histogram", -2, "admin noscript loading stale"),
-			sub("latest", 2, "admin noscript loading stale"), sub("graph", 3, "admin noscript loading stale"),
-			sub("history", 3, "admin noscript loading stale")),
-		newCmd("memory", -2, "", 0, 0, 0, cmdMemory, "server").withSubs(
-			sub("help", 2, "loading stale"), sub("usage", -3, "readonly").withKey(2), sub("doctor", 2, ""),
-			sub("malloc-stats", 2, ""), sub("stats", 2, ""), sub("purge", 2, "")),
-		newCmd("monitor", 1, "admin noscript loading stale", 0, 0, 0, cmdMonitor, "server"),
-		newCmd("lolwut", -1, "readonly fast", 0, 0, 0, cmdLolwut, "server"),
+		newCmd("slowlog", -2, 0, 0, 0, 0, cmdSlowlog, "server").withSubs(
+			sub("reset", 2, FlagAdmin|FlagLoading|FlagStale), sub("len", 2, FlagAdmin|FlagLoading|FlagStale),
+			sub("help", 2, FlagLoading|FlagStale), sub("get", -2, FlagAdmin|FlagLoading|FlagStale)),
+		newCmd("latency", -2, 0, 0, 0, 0, cmdLatency, "server").withSubs(
+			sub("help", 2, FlagLoading|FlagStale), sub("doctor", 2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("reset", -2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale), sub("histogram", -2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("latest", 2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale), sub("graph", 3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("history", 3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale)),
+		newCmd("memory", -2, 0, 0, 0, 0, cmdMemory, "server").withSubs(
+			sub("help", 2, FlagLoading|FlagStale), sub("usage", -3, FlagReadonly).withKey(2), sub("doctor", 2, 0),
+			sub("malloc-stats", 2, 0), sub("stats", 2, 0), sub("purge", 2, 0)),
+		newCmd("monitor", 1, FlagAdmin|FlagNoScript|FlagLoading|FlagStale, 0, 0, 0, cmdMonitor, "server"),
+		newCmd("lolwut", -1, FlagReadonly|FlagFast, 0, 0, 0, cmdLolwut, "server"),
 	}
 }

@@ -663,13 +663,13 @@ func keyspaceCommands() []*Command {
 		newCmd("flushdb", -1, wr, 0, 0, 0, cmdFlushDB, "server"),
 		newCmd("dump", 2, ro, 1, 1, 1, cmdDump, "generic"),
 		newCmd("object", -2, ro, 2, 2, 1, cmdObject, "generic").withSubs(
-			sub("help", 2, "loading stale"), sub("freq", 3, ro).withKey(2), sub("idletime", 3, ro).withKey(2),
+			sub("help", 2, FlagLoading|FlagStale), sub("freq", 3, ro).withKey(2), sub("idletime", 3, ro).withKey(2),
 			sub("encoding", 3, ro).withKey(2), sub("refcount", 3, ro).withKey(2)),
 		newCmd("restore", -4, w, 1, 1, 1, cmdRestore, "generic"),
 		newCmd("copy", -3, w, 1, 2, 1, cmdCopy, "generic"),
 		newCmd("move", 3, wrf, 1, 1, 1, cmdMove, "generic"),
 		newCmd("swapdb", 3, wrf, 0, 0, 0, cmdSwapDB, "server"),
-		newCmd("restore-asking", -4, w+" asking", 1, 1, 1, cmdRestore, "server"),
+		newCmd("restore-asking", -4, w|FlagAsking, 1, 1, 1, cmdRestore, "server"),
 	}
 }
 

@@ -544,25 +544,25 @@ func (s *Server) info(args [][]byte) string {
 // serverCommands are the connection and server commands' specs.
 func serverCommands() []*Command {
 	return []*Command{
-		newCmd("ping", -1, "fast", 0, 0, 0, cmdPing, "connection"),
-		newCmd("echo", 2, "fast loading stale", 0, 0, 0, cmdEcho, "connection"),
-		newCmd("select", 2, "loading stale fast", 0, 0, 0, cmdSelect, "connection"),
-		newCmd("quit", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdQuit, "connection"),
-		newCmd("reset", 1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdReset, "connection"),
-		newCmd("auth", -2, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdAuth, "connection"),
-		newCmd("hello", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdHello, "connection"),
-		newCmd("time", 1, "loading stale fast", 0, 0, 0, cmdTime, "server"),
-		newCmd("lastsave", 1, "loading stale fast", 0, 0, 0, cmdLastSave, "server"),
-		newCmd("save", 1, "admin noscript no_async_loading no_multi", 0, 0, 0, cmdSave, "server"),
-		newCmd("bgsave", -1, "admin noscript no_async_loading", 0, 0, 0, cmdBgSave, "server"),
-		newCmd("bgrewriteaof", 1, "admin noscript no_async_loading", 0, 0, 0, cmdBgRewriteAOF, "server"),
-		newCmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, cmdShutdown, "server"),
-		newCmd("info", -1, "loading stale", 0, 0, 0, cmdInfo, "server"),
-		newCmd("redline", -2, "admin noscript loading stale", 0, 0, 0, cmdRedline, "server"),
-		newCmd("config", -2, "", 0, 0, 0, cmdConfig, "server").withSubs(
-			sub("get", -3, "admin noscript loading stale"), sub("set", -4, "admin noscript loading stale"),
-			sub("resetstat", 2, "admin noscript loading stale"), sub("rewrite", 2, "admin noscript loading stale"),
-			sub("help", 2, "loading stale")),
+		newCmd("ping", -1, FlagFast, 0, 0, 0, cmdPing, "connection"),
+		newCmd("echo", 2, FlagFast|FlagLoading|FlagStale, 0, 0, 0, cmdEcho, "connection"),
+		newCmd("select", 2, FlagLoading|FlagStale|FlagFast, 0, 0, 0, cmdSelect, "connection"),
+		newCmd("quit", -1, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagNoAuth|FlagAllowBusy, 0, 0, 0, cmdQuit, "connection"),
+		newCmd("reset", 1, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagNoAuth|FlagAllowBusy, 0, 0, 0, cmdReset, "connection"),
+		newCmd("auth", -2, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagNoAuth|FlagAllowBusy, 0, 0, 0, cmdAuth, "connection"),
+		newCmd("hello", -1, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagNoAuth|FlagAllowBusy, 0, 0, 0, cmdHello, "connection"),
+		newCmd("time", 1, FlagLoading|FlagStale|FlagFast, 0, 0, 0, cmdTime, "server"),
+		newCmd("lastsave", 1, FlagLoading|FlagStale|FlagFast, 0, 0, 0, cmdLastSave, "server"),
+		newCmd("save", 1, FlagAdmin|FlagNoScript|FlagNoAsyncLoading|FlagNoMulti, 0, 0, 0, cmdSave, "server"),
+		newCmd("bgsave", -1, FlagAdmin|FlagNoScript|FlagNoAsyncLoading, 0, 0, 0, cmdBgSave, "server"),
+		newCmd("bgrewriteaof", 1, FlagAdmin|FlagNoScript|FlagNoAsyncLoading, 0, 0, 0, cmdBgRewriteAOF, "server"),
+		newCmd("shutdown", -1, FlagAdmin|FlagNoScript|FlagLoading|FlagStale|FlagNoMulti|FlagAllowBusy, 0, 0, 0, cmdShutdown, "server"),
+		newCmd("info", -1, FlagLoading|FlagStale, 0, 0, 0, cmdInfo, "server"),
+		newCmd("redline", -2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale, 0, 0, 0, cmdRedline, "server"),
+		newCmd("config", -2, 0, 0, 0, 0, cmdConfig, "server").withSubs(
+			sub("get", -3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale), sub("set", -4, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("resetstat", 2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale), sub("rewrite", 2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("help", 2, FlagLoading|FlagStale)),
 	}
 }
 

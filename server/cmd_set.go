@@ -428,7 +428,7 @@ func setCommands() []*Command {
 		newCmd("sinterstore", -3, w, 1, -1, 1, cmdSetAlgebraStore, "set"),
 		newCmd("sunionstore", -3, w, 1, -1, 1, cmdSetAlgebraStore, "set"),
 		newCmd("sdiffstore", -3, w, 1, -1, 1, cmdSetAlgebraStore, "set"),
-		newCmd("sintercard", -3, ro+" movablekeys", 0, 0, 0, cmdSInterCard, "set").withKeys(numKeysAt(1)),
+		newCmd("sintercard", -3, ro|FlagMovableKeys, 0, 0, 0, cmdSInterCard, "set").withKeys(numKeysAt(1)),
 		newCmd("smove", 4, wrf, 1, 2, 1, cmdSMove, "set"),
 		newCmd("srandmember", -2, ro, 1, 1, 1, cmdSRandMember, "set"),
 		newCmd("sscan", -3, ro, 1, 1, 1, cmdSScan, "set"),

@@ -1624,38 +1624,38 @@ func (c *Client) streamIDs(args [][]byte) ([]store.StreamID, bool) {
 // streamCommands are the stream family's specs (arity, flags and keys as
 // Redis 7.0's commands/x*.json); COMMAND INFO shows Redis's key specs.
 func streamCommands() []*Command {
-	x := func(name string, arity int, flags string, h Handler) *Command {
+	x := func(name string, arity int, flags Flag, h Handler) *Command {
 		return newCmd(name, arity, flags, 1, 1, 1, h, "stream").withRedisInfoSpecs("")
 	}
 	// Subcommands in the order Redis 7.0's COMMAND lists them; their key
 	// is argv[2] (XGROUP CREATE key ...).
-	xsub := func(name string, arity int, flags string) *Command {
+	xsub := func(name string, arity int, flags Flag) *Command {
 		sc := sub(name, arity, flags).withKey(2).withRedisInfoSpecs("")
 		sc.Group = "stream"
 		return sc
 	}
-	help := sub("help", 2, "loading stale")
+	help := sub("help", 2, FlagLoading|FlagStale)
 	help.Group = "stream"
 	help2 := *help
 	return []*Command{
-		x("xadd", -5, "write denyoom fast", cmdXAdd).withRedisInfoSpecs("UPDATE instead of INSERT because of the optional trimming feature"),
-		x("xrange", -4, "readonly", cmdXRange),
-		x("xrevrange", -4, "readonly", cmdXRevRange),
-		x("xlen", 2, "readonly fast", cmdXLen),
-		x("xdel", -3, "write fast", cmdXDel),
-		x("xtrim", -4, "write", cmdXTrim),
-		x("xsetid", -3, "write denyoom fast", cmdXSetID),
-		x("xack", -4, "write fast", cmdXAck),
-		x("xpending", -3, "readonly", cmdXPending),
-		x("xclaim", -6, "write fast", cmdXClaim),
-		x("xautoclaim", -6, "write fast", cmdXAutoClaim),
-		newCmd("xread", -4, "readonly blocking movablekeys", 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
-		newCmd("xreadgroup", -7, "write blocking movablekeys", 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
-		newCmd("xgroup", -2, "", 0, 0, 0, cmdXGroup, "stream").withKeys(subKey).withACL("@slow").withSubs(
-			xsub("destroy", 4, "write"), xsub("createconsumer", 5, "write denyoom"), xsub("create", -5, "write denyoom"),
-			xsub("delconsumer", 5, "write"), xsub("setid", -5, "write"), help),
-		newCmd("xinfo", -2, "", 0, 0, 0, cmdXInfo, "stream").withKeys(subKey).withACL("@slow").withSubs(
-			xsub("groups", 3, "readonly"), xsub("stream", -3, "readonly"), &help2,
-			xsub("consumers", 4, "readonly")),
+		x("xadd", -5, FlagWrite|FlagDenyOOM|FlagFast, cmdXAdd).withRedisInfoSpecs("UPDATE instead of INSERT because of the optional trimming feature"),
+		x("xrange", -4, FlagReadonly, cmdXRange),
+		x("xrevrange", -4, FlagReadonly, cmdXRevRange),
+		x("xlen", 2, FlagReadonly|FlagFast, cmdXLen),
+		x("xdel", -3, FlagWrite|FlagFast, cmdXDel),
+		x("xtrim", -4, FlagWrite, cmdXTrim),
+		x("xsetid", -3, FlagWrite|FlagDenyOOM|FlagFast, cmdXSetID),
+		x("xack", -4, FlagWrite|FlagFast, cmdXAck),
+		x("xpending", -3, FlagReadonly, cmdXPending),
+		x("xclaim", -6, FlagWrite|FlagFast, cmdXClaim),
+		x("xautoclaim", -6, FlagWrite|FlagFast, cmdXAutoClaim),
+		newCmd("xread", -4, FlagReadonly|FlagBlocking|FlagMovableKeys, 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
+		newCmd("xreadgroup", -7, FlagWrite|FlagBlocking|FlagMovableKeys, 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
+		newCmd("xgroup", -2, 0, 0, 0, 0, cmdXGroup, "stream").withKeys(subKey).withACL("@slow").withSubs(
+			xsub("destroy", 4, FlagWrite), xsub("createconsumer", 5, FlagWrite|FlagDenyOOM), xsub("create", -5, FlagWrite|FlagDenyOOM),
+			xsub("delconsumer", 5, FlagWrite), xsub("setid", -5, FlagWrite), help),
+		newCmd("xinfo", -2, 0, 0, 0, 0, cmdXInfo, "stream").withKeys(subKey).withACL("@slow").withSubs(
+			xsub("groups", 3, FlagReadonly), xsub("stream", -3, FlagReadonly), &help2,
+			xsub("consumers", 4, FlagReadonly)),
 	}
 }

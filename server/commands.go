@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,7 +44,7 @@ var flagNames = []string{"write", "readonly", "denyoom", "admin", "pubsub", "nos
 func (f Flag) Names() []string {
 	var out []string
 	for _, n := range commandInfoFlagOrder {
-		if f&parseFlags(n) != 0 {
+		if f&flagNamed(n) != 0 {
 			out = append(out, n)
 		}
 	}
@@ -118,17 +119,18 @@ type Command struct {
 	histGen uint64
 }
 
-// newCmd is a spec in the table's compact notation: flags as COMMAND
-// names them ("write denyoom fast"), the key triple, the handler, the
-// group.
-func newCmd(name string, arity int, flags string, first, last, step int, h Handler, group string) *Command {
-	return &Command{Name: name, Arity: arity, Flags: parseFlags(flags), FirstKey: first, LastKey: last, Step: step,
+// newCmd is a spec in the table's compact notation: the typed flags
+// (FlagWrite|FlagDenyOOM|FlagFast, or a shorthand below), the key triple,
+// the handler, the group. A misspelt flag is a compile error, not a panic
+// at start.
+func newCmd(name string, arity int, flags Flag, first, last, step int, h Handler, group string) *Command {
+	return &Command{Name: name, Arity: arity, Flags: flags, FirstKey: first, LastKey: last, Step: step,
 		Handler: h, Group: group}
 }
 
 // sub is a subcommand's spec: its own arity and flags.
-func sub(name string, arity int, flags string) *Command {
-	return &Command{Name: name, Arity: arity, Flags: parseFlags(flags)}
+func sub(name string, arity int, flags Flag) *Command {
+	return &Command{Name: name, Arity: arity, Flags: flags}
 }
 
 // withKeys sets the key extractor of a command whose keys move.
@@ -168,31 +170,23 @@ func (cmd *Command) withRedisInfoSpecs(notes string) *Command {
 // protected makes a command run only as enable-debug-command allows.
 func (cmd *Command) protected() *Command { cmd.Protected = true; return cmd }
 
-func parseFlags(s string) Flag {
-	var f Flag
-	for _, n := range strings.Fields(s) {
-		found := false
-		for i, fn := range flagNames {
-			if fn == n {
-				f |= 1 << i
-				found = true
-			}
-		}
-		if !found {
-			panic("command table: unknown flag " + n)
-		}
+// flagNamed is the flag COMMAND calls n (a name of flagNames).
+func flagNamed(n string) Flag {
+	i := slices.Index(flagNames, n)
+	if i < 0 {
+		panic("command table: unknown flag " + n)
 	}
-	return f
+	return 1 << i
 }
 
 // Flag shorthands of the family slices.
 const (
-	w   = "write denyoom"
-	wf  = "write denyoom fast"
-	wr  = "write"
-	wrf = "write fast"
-	ro  = "readonly"
-	rof = "readonly fast"
+	w   = FlagWrite | FlagDenyOOM
+	wf  = FlagWrite | FlagDenyOOM | FlagFast
+	wr  = FlagWrite
+	wrf = FlagWrite | FlagFast
+	ro  = FlagReadonly
+	rof = FlagReadonly | FlagFast
 )
 
 // KeyIndexes returns the positions of the keys in argv.
