@@ -342,10 +342,10 @@ func (s *Server) trimUnownedOnLoad() {
 		if !tasks[sl] {
 			if o == "" {
 				s.Logf('#', "I have keys for unassigned slot %d. Taking responsibility for it.", sl)
-				cluster.Exec(s.cl.node, []string{"CLUSTER", "ADDSLOTS", strconv.Itoa(sl)}, cluster.Env{})
+				s.cl.node.AddSlots(sl) // CLUSTER ADDSLOTS, as the node's own typed call
 			} else {
 				s.Logf('#', "I have keys for slot %d, but the slot is assigned to another node. Setting it to importing state.", sl)
-				cluster.Exec(s.cl.node, []string{"CLUSTER", "SETSLOT", strconv.Itoa(sl), "IMPORTING", o}, cluster.Env{})
+				s.cl.node.SetSlot(sl, cluster.SetSlotImporting, o, 0) // CLUSTER SETSLOT IMPORTING
 			}
 			changed = true
 			continue
