@@ -557,3 +557,43 @@ func (s *Server) streamReady(db int, key []byte) {
 	}
 	s.signalReady(watchedKey{db, string(key)})
 }
+
+// serveBlockedStream serves one client blocked on the stream o
+// (serveClientsBlockedOnStreamKey).
+func (s *Server) serveBlockedStream(c *Client, b *blockedOn, wk watchedKey, o *store.Object) {
+	st := o.Stream
+	gt := b.xids[wk.key]
+	r := &Client{s: s, proto: c.proto, db: wk.db, id: c.id}
+	var g *store.StreamCG
+	if b.xgroup != nil {
+		if g = st.Group(string(b.xgroup)); g == nil {
+			r.Error("NOGROUP the consumer group this client was blocked on no longer exists")
+			if b.cmd != nil {
+				b.cmd.fails++
+			}
+			s.finishBlocked(c, r.out, false)
+			return
+		}
+		gt = g.LastID
+	}
+	if st.LastID.Cmp(gt) <= 0 {
+		return
+	}
+	start, _ := gt.Incr()
+	key := []byte(wk.key)
+	s.beginBlock()
+	var cons *store.StreamConsumer
+	if g != nil {
+		cons = streamConsumer(r, g, key, b.xgroup, string(b.xconsumer), b.xnoack)
+	}
+	if r.proto == 2 {
+		r.Array(1)
+		r.Array(2)
+	} else {
+		r.out = resp.AppendMap(r.out, 1)
+	}
+	r.Bulk(key)
+	streamServe(r, r, st, start, b.count, key, g, cons, b.xgroup, b.xnoack, false)
+	s.endBlock()
+	s.finishBlocked(c, r.out, false)
+}

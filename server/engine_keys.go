@@ -8,8 +8,6 @@ package server
 
 import "github.com/redline-dev/redline/server/store"
 
-func (c *Client) kv() *store.DB { return c.s.dbs[c.db] }
-
 // lookup returns the live object at key, or nil; if it exists with another
 // kind than want it replies WRONGTYPE and returns ok=false.
 func (c *Client) lookup(key []byte, want store.Kind) (*store.Object, bool) {

@@ -852,3 +852,6 @@ func (r *replState) isReplica() bool { return r.masterHost != "" }
 func (s *Server) clientsPaused(now time.Time) bool {
 	return !s.pauseEnd.IsZero() && now.Before(s.pauseEnd)
 }
+
+// kv is the keyspace of the client's selected database.
+func (c *Client) kv() *store.DB { return c.s.dbs[c.db] }
