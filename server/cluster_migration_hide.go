@@ -162,9 +162,9 @@ func (s *Server) asmMemoryInfo() (out, in, peak int64) {
 	return out, 0, s.asm.stats.inputPeak
 }
 
-// asmFlag is the CLIENT LIST flag of a migration connection: msg arrives
+// asmMsgFlag is the CLIENT LIST flag of a migration connection: msg arrives
 // on it from the peer.
-func asmFlag(t cluster.MigMsgType) byte {
+func asmMsgFlag(t cluster.MigMsgType) byte {
 	switch t {
 	case cluster.MigSnapshot, cluster.MigStream, cluster.MigEOF:
 		return 'o' // the source streams into this (importing) node

@@ -251,7 +251,7 @@ func cmdSyncSlots(c *Client, argv [][]byte) {
 	a := s.asmState()
 	msg := cluster.MigMsg{Type: cluster.MigMsgType(typ), From: string(argv[2]), To: s.cl.node.ID(), Task: string(argv[4]),
 		Ranges: ranges, Offset: off, Bytes: n, Err: string(argv[8])}
-	if f := asmFlag(msg.Type); f != 0 {
+	if f := asmMsgFlag(msg.Type); f != 0 {
 		c.asmFlag = f
 	}
 	if (msg.Type == cluster.MigSnapshot || msg.Type == cluster.MigStream) && s.asmImportingTask(msg.Task) {

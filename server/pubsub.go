@@ -16,8 +16,8 @@ import (
 // "sunsubscribe".
 //
 // Delivery: a connection that subscribes leaves the event loop for a
-// goroutine of its own (blocking() lists the subscribe commands) and gets a
-// writer goroutine. From then on everything it is sent goes through its
+// goroutine of its own (commandHoldsCaller lists the subscribe commands)
+// and gets a writer goroutine. From then on everything it is sent goes through its
 // pending buffer, in the order the server produced it under the server
 // lock: a batch's replies are moved there before the lock is released, and
 // a message appended for a subscriber first moves that client's unsent

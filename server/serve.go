@@ -317,18 +317,6 @@ func (s *Server) blocksCaller(c *Client, cmd *Command, argv [][]byte) bool {
 	return s.paused(c, argv)
 }
 
-// blocking names the commands that may hold their caller: a handed-over
-// connection's goroutine waits, or runs a script while the server answers
-// others BUSY.
-func blocking(name string) bool {
-	switch name {
-	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "monitor",
-		"subscribe", "psubscribe", "ssubscribe":
-		return true
-	}
-	return false
-}
-
 // afterBatch runs after a connection's batch of commands, lock held: the
 // AOF is written (and fsynced with appendfsync always) before replies go out.
 func (s *Server) afterBatch(c *Client) bool {

@@ -61,7 +61,7 @@ func New(cfg *config.Config, opts Options) (*Server, error) {
 	s.commands = newCommandTable()
 	for name, cmd := range s.commands {
 		s.upperCmds[strings.ToUpper(name)] = cmd
-		cmd.holdsCaller = blocking(cmd.Name)
+		cmd.holdsCaller = commandHoldsCaller(cmd.Name)
 	}
 	if err := s.newACL(); err != nil {
 		return nil, err
@@ -395,4 +395,16 @@ func notifySignals() <-chan os.Signal {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
 	return ch
+}
+
+// commandHoldsCaller names the commands that may hold their caller: a
+// handed-over connection's goroutine waits, or runs a script while the
+// server answers others BUSY.
+func commandHoldsCaller(name string) bool {
+	switch name {
+	case "wait", "psync", "sync", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "monitor",
+		"subscribe", "psubscribe", "ssubscribe":
+		return true
+	}
+	return false
 }
