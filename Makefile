@@ -8,7 +8,7 @@ TARGET    ?= reference
 # one package's cleanup never removes another's containers.
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build deps run test vet bench-server clean
+.PHONY: all build deps run test vet bench-server clean commands
 
 all: build
 
@@ -33,6 +33,16 @@ run: build
 	  0|1|2) echo "make run: redline exited $$rc, its verdict (0 valid, 1 invalid: anomalies found, 2 unknown; see README 'Exit codes'): the run itself worked"; exit 0 ;; \
 	  *) exit $$rc ;; \
 	esac
+
+# commands regenerates the reference server's command metadata (docs, key
+# specs, tips, ACL categories) from Redis 7.0.15's src/commands/*.json, read
+# out of Debian's source tarball of Redis (URL and SHA-256 pinned in
+# server/internal/gencommands/source.go, downloaded once into
+# ${XDG_CACHE_HOME:-~/.cache}/redline/redis-src; offline, set
+# REDLINE_REDIS_SRC to a Redis 7.0.15 source tree or tarball). A test of that
+# package fails in CI when the checked-in file differs from what it makes.
+commands:
+	$(GO) run ./server/internal/gencommands -o server/commands_redis_gen.go
 
 vet:
 	$(GO) vet ./...

@@ -275,12 +275,12 @@ func writeFileAtomic(path string, data []byte) error {
 
 // aclCommands is the ACL container's spec.
 func aclCommands() []*Command {
-	adm := "admin noscript loading stale"
+	adm := FlagAdmin | FlagNoScript | FlagLoading | FlagStale
 	return []*Command{
-		newCmd("acl", -2, "", 0, 0, 0, cmdACL, "server").withDocs("A container for Access List Control commands ", "6.0.0").withSubs(
-			sub("getuser", 3, adm), sub("log", -2, adm), sub("genpass", -2, "noscript loading stale"), sub("save", 2, adm),
-			sub("deluser", -3, adm), sub("whoami", 2, "noscript loading stale"), sub("users", 2, adm), sub("setuser", -3, adm),
-			sub("help", 2, "loading stale"), sub("dryrun", -4, adm), sub("cat", -2, "noscript loading stale"), sub("list", 2, adm),
+		newCmd("acl", -2, 0, 0, 0, 0, cmdACL, "server").withDocs("A container for Access List Control commands ", "6.0.0").withSubs(
+			sub("getuser", 3, adm), sub("log", -2, adm), sub("genpass", -2, FlagNoScript|FlagLoading|FlagStale), sub("save", 2, adm),
+			sub("deluser", -3, adm), sub("whoami", 2, FlagNoScript|FlagLoading|FlagStale), sub("users", 2, adm), sub("setuser", -3, adm),
+			sub("help", 2, FlagLoading|FlagStale), sub("dryrun", -4, adm), sub("cat", -2, FlagNoScript|FlagLoading|FlagStale), sub("list", 2, adm),
 			sub("load", 2, adm)),
 	}
 }

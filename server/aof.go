@@ -13,22 +13,6 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-type aofState struct {
-	s        *Server
-	w        *aof.Writer
-	baseSize int64 // size after the last rewrite (or at load)
-	pending  bool  // BGREWRITEAOF requested
-	rewrites int64
-	// writeErr is the last write's error while it lasts (Redis's
-	// aof_last_write_status err): writes are refused with MISCONF until
-	// a retry of the buffer succeeds.
-	writeErr   error
-	lastErrLog time.Time
-	// syncedAt is the written size the last fsync was asked for (Redis's
-	// aof_last_incr_fsync_offset): everysec fsyncs only when it grew.
-	syncedAt int64
-}
-
 func (s *Server) aofPath() string {
 	return filepath.Join(s.cfg.Dir, s.cfg.AppendDirname, s.cfg.AppendFilename)
 }

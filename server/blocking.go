@@ -35,48 +35,6 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-// blockedOn is what a blocked client waits for.
-type blockedOn struct {
-	db     int
-	keys   []string // distinct, in the order given
-	kind   store.Kind
-	cmd    *Command
-	left   bool   // pop from the head (LEFT, MIN)
-	toLeft bool   // BLMOVE: push to the head
-	target []byte // BLMOVE/BRPOPLPUSH destination
-	// count is -1 for a single element (BLPOP, BZPOPMIN, BLMOVE), else
-	// BLMPOP/BZMPOP's COUNT.
-	count int64
-	timer *time.Timer
-	// slowArgv and slowUs are the blocking call's arguments and time:
-	// its slowlog entry is written when it is served (Redis's
-	// updateStatsOnUnblock), not when it blocks nor when it times out.
-	slowArgv [][]byte
-	slowUs   int64
-
-	// XREAD/XREADGROUP: the ID each key's entries must follow, the group
-	// and consumer, NOACK (count is COUNT, 1000 when not given).
-	xids      map[string]store.StreamID
-	xgroup    []byte
-	xconsumer []byte
-	xnoack    bool
-
-	// Set when the client is answered (served, timed out, unblocked): the
-	// reply its owner sends, and whether to close after it.
-	served     bool
-	reply      []byte
-	closeAfter bool
-}
-
-// blockingState indexes blocked clients by key (Redis's db->blocking_keys)
-// and the keys that became ready (server.ready_keys).
-type blockingState struct {
-	keys     map[watchedKey][]*Client // FIFO per key
-	ready    []watchedKey
-	readySet map[watchedKey]bool
-	n        int // clients blocked on keys (INFO blocked_clients)
-}
-
 // denyBlocking reports whether a blocking command must answer at once as
 // if it timed out: inside MULTI/EXEC and scripts (CLIENT_DENY_BLOCKING).
 func (c *Client) denyBlocking() bool {
@@ -590,4 +548,52 @@ func (s *Server) signalFlushed(db int) {
 			s.signalReady(wk)
 		}
 	}
+}
+
+// streamReady marks a stream key as ready for the clients blocked on it.
+func (s *Server) streamReady(db int, key []byte) {
+	if s.blk.n == 0 {
+		return
+	}
+	s.signalReady(watchedKey{db, string(key)})
+}
+
+// serveBlockedStream serves one client blocked on the stream o
+// (serveClientsBlockedOnStreamKey).
+func (s *Server) serveBlockedStream(c *Client, b *blockedOn, wk watchedKey, o *store.Object) {
+	st := o.Stream
+	gt := b.xids[wk.key]
+	r := &Client{s: s, proto: c.proto, db: wk.db, id: c.id}
+	var g *store.StreamCG
+	if b.xgroup != nil {
+		if g = st.Group(string(b.xgroup)); g == nil {
+			r.Error("NOGROUP the consumer group this client was blocked on no longer exists")
+			if b.cmd != nil {
+				b.cmd.fails++
+			}
+			s.finishBlocked(c, r.out, false)
+			return
+		}
+		gt = g.LastID
+	}
+	if st.LastID.Cmp(gt) <= 0 {
+		return
+	}
+	start, _ := gt.Incr()
+	key := []byte(wk.key)
+	s.beginBlock()
+	var cons *store.StreamConsumer
+	if g != nil {
+		cons = streamConsumer(r, g, key, b.xgroup, string(b.xconsumer), b.xnoack)
+	}
+	if r.proto == 2 {
+		r.Array(1)
+		r.Array(2)
+	} else {
+		r.out = resp.AppendMap(r.out, 1)
+	}
+	r.Bulk(key)
+	streamServe(r, r, st, start, b.count, key, g, cons, b.xgroup, b.xnoack, false)
+	s.endBlock()
+	s.finishBlocked(c, r.out, false)
 }

@@ -20,32 +20,6 @@ import (
 	"github.com/redline-dev/redline/server/keyslot"
 )
 
-// clusterState is this node's part of the cluster (cluster-enabled yes).
-// The node and everything about it belong to the server lock (s.mu): Step,
-// Tick, CLUSTER commands and the handling of each Ready all run with it
-// held, as Redis runs the bus handlers and clusterCron on its one thread.
-// The bus only moves bytes. Without cluster-enabled, bus and node are nil.
-type clusterState struct {
-	node     *cluster.Node
-	bus      *bus.Bus
-	view     *cluster.SlotView // routing snapshot of the last Ready
-	confPath string
-	// importMarker is what saveImportMarker last wrote ("": no file).
-	importMarker string
-	pending      bool // a CLUSTER command ran; its outputs wait for the batch's end
-
-	// foreign are slots owned by others that the master's stream wrote
-	// (an import under way there), trimmed on promotion (cluster_migration_hide.go).
-	foreign map[int]bool
-	// taskSlots are the slots the master announced it imports with a
-	// CLUSTER MIGRATION task (announceImport); only their writes are foreign.
-	taskSlots map[int]bool
-
-	// scratch for routing (server lock held)
-	slots []int
-	keys  [][]byte
-}
-
 // flushClusterOutputs runs (server lock held) after a connection's batch of commands,
 // before the replies are written: it performs the cluster outputs of the
 // batch's CLUSTER commands once, so a pipeline of CLUSTER SETSLOT writes
@@ -55,15 +29,6 @@ func (s *Server) flushClusterOutputs() {
 		s.cl.pending = false
 		s.nodeReady()
 	}
-}
-
-// clientRepl is a connection's part in replication.
-type clientRepl struct {
-	woff       int64 // master offset after the client's last command (WAIT)
-	replica    *replicaLink
-	master     bool   // the connection applying our master's stream
-	listenPort int    // REPLCONF listening-port
-	listenIP   string // REPLCONF ip-address
 }
 
 // startNode starts cluster mode (cluster-enabled yes: the bus on

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redline-dev/redline/server/resp"
@@ -15,18 +14,6 @@ import (
 // mode) or RESTORE over a connection cached per target, keys deleted locally
 // once the target accepted them (unless COPY). Like Redis, it runs with the
 // server lock held: the node blocks for the round trip.
-
-type migConn struct {
-	conn   net.Conn
-	rd     *bufio.Reader
-	db     int64 // last SELECTed db, -1 unknown
-	lastUs time.Time
-}
-
-type migrateConns struct {
-	mu    sync.Mutex
-	conns map[string]*migConn
-}
 
 func (m *migrateConns) get(addr string, timeout time.Duration) (*migConn, error) {
 	m.mu.Lock()

@@ -24,35 +24,12 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redline-dev/redline/server/cluster"
 	"github.com/redline-dev/redline/server/keyslot"
 	"github.com/redline-dev/redline/server/store"
 )
-
-// asmRuntime is a node's migration machine and its peer connections
-// (server lock held for everything but the senders' I/O).
-type asmRuntime struct {
-	m     *cluster.Migrations
-	peers map[string]*asmPeer
-	apply *Client // applies received snapshots and streams
-	// sourceEpoch is the config epoch the source sent with its last EOF:
-	// the takeover's epoch must exceed it.
-	sourceEpoch uint64
-	stats       asmStats
-	// announced are the import tasks whose slots the replicas were told
-	// (announceImport).
-	announced map[string]bool
-}
-
-// asmPeer is the ordered outbound connection to one primary.
-type asmPeer struct {
-	queue  chan []byte
-	done   chan struct{}
-	queued atomic.Int64 // bytes in queue (INFO's output buffer)
-}
 
 func (s *Server) asmState() *asmRuntime {
 	if s.asm == nil {
@@ -134,14 +111,6 @@ func (s *Server) asmOutput(stream []byte) {
 	}
 	s.saveImportMarker()
 	s.asmRefreshHidden()
-}
-
-func forEachSlot(rs []cluster.SlotSpan, f func(int)) {
-	for _, r := range rs {
-		for sl := r.Start; sl <= r.End; sl++ {
-			f(sl)
-		}
-	}
 }
 
 // asmSnapshot is the task's slots as RESTORE commands.

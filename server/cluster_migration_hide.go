@@ -28,13 +28,6 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-// hiddenSlots are the slots whose keys db 0 hides (a task imports them).
-type hiddenSlots struct {
-	set    [cluster.NumSlots]bool
-	slots  []int
-	ranges [][]cluster.SlotSpan // what set was built from
-}
-
 // hiding returns the hidden slots of db, nil when none (the fast path).
 func (s *Server) hiding(db int) *hiddenSlots {
 	if db != 0 {
@@ -129,12 +122,6 @@ func (s *Server) asmRefreshHidden() {
 	s.hidden = h
 }
 
-// asmStats are the counters CLUSTER INFO and INFO report.
-type asmStats struct {
-	trimStarted, trimCompleted int64
-	inputPeak                  int64 // largest message applied at once
-}
-
 // asmClusterInfo is CLUSTER INFO's atomic slot migration tail (Redis 8.4).
 func (s *Server) asmClusterInfo() string {
 	var active int
@@ -175,9 +162,9 @@ func (s *Server) asmMemoryInfo() (out, in, peak int64) {
 	return out, 0, s.asm.stats.inputPeak
 }
 
-// asmFlag is the CLIENT LIST flag of a migration connection: msg arrives
+// asmMsgFlag is the CLIENT LIST flag of a migration connection: msg arrives
 // on it from the peer.
-func asmFlag(t cluster.MigMsgType) byte {
+func asmMsgFlag(t cluster.MigMsgType) byte {
 	switch t {
 	case cluster.MigSnapshot, cluster.MigStream, cluster.MigEOF:
 		return 'o' // the source streams into this (importing) node
@@ -355,10 +342,10 @@ func (s *Server) trimUnownedOnLoad() {
 		if !tasks[sl] {
 			if o == "" {
 				s.Logf('#', "I have keys for unassigned slot %d. Taking responsibility for it.", sl)
-				cluster.Exec(s.cl.node, []string{"CLUSTER", "ADDSLOTS", strconv.Itoa(sl)}, cluster.Env{})
+				s.cl.node.AddSlots(sl) // CLUSTER ADDSLOTS, as the node's own typed call
 			} else {
 				s.Logf('#', "I have keys for slot %d, but the slot is assigned to another node. Setting it to importing state.", sl)
-				cluster.Exec(s.cl.node, []string{"CLUSTER", "SETSLOT", strconv.Itoa(sl), "IMPORTING", o}, cluster.Env{})
+				s.cl.node.SetSlot(sl, cluster.SetSlotImporting, o, 0) // CLUSTER SETSLOT IMPORTING
 			}
 			changed = true
 			continue
@@ -445,4 +432,12 @@ func (s *Server) loadImportMarker() map[int]bool {
 	}
 	forEachSlot(rs, func(sl int) { out[sl] = true })
 	return out
+}
+
+func forEachSlot(rs []cluster.SlotSpan, f func(int)) {
+	for _, r := range rs {
+		for sl := r.Start; sl <= r.End; sl++ {
+			f(sl)
+		}
+	}
 }

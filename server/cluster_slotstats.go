@@ -38,17 +38,6 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-// slotCounters are the accumulated per-slot figures (server lock held).
-type slotCounters struct {
-	cpuNanos [cluster.NumSlots]int64
-	netIn    [cluster.NumSlots]int64
-	netOut   [cluster.NumSlots]int64
-	counting bool // a measurement is armed (slot, start, outLen below)
-	slot     int
-	start    time.Time
-	outLen   int
-}
-
 // slotStatsBegin arms a measurement of the command about to run, when the
 // setting is on and the command has a slot.
 func (s *Server) slotStatsBegin(c *Client, cmd *Command, argv [][]byte) {

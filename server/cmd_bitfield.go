@@ -324,11 +324,11 @@ func bitfieldGeneric(c *Client, argv [][]byte, readonly bool) {
 // bitfieldCommands are BITFIELD's and BITFIELD_RO's specs.
 func bitfieldCommands() []*Command {
 	return []*Command{
-		newCmd("bitfield", -2, "write denyoom", 1, 1, 1, cmdBitfield, "bitmap").
+		newCmd("bitfield", -2, FlagWrite|FlagDenyOOM, 1, 1, 1, cmdBitfield, "bitmap").
 			withDocs("Perform arbitrary bitfield integer operations on strings", "3.2.0").
 			withInfoSpecs(KeySpec{Notes: "This command allows both access and modification of the key",
 				Flags: []string{"RW", "access", "update", "variable_flags"}, Begin: KeyBegin{Index: 1}, Find: KeyFind{Step: 1}}),
-		newCmd("bitfield_ro", -2, "readonly fast", 1, 1, 1, cmdBitfieldRO, "bitmap").
+		newCmd("bitfield_ro", -2, FlagReadonly|FlagFast, 1, 1, 1, cmdBitfieldRO, "bitmap").
 			withDocs("Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", "6.0.0"),
 	}
 }

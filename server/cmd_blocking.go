@@ -112,7 +112,7 @@ func cmdBLMove(c *Client, argv [][]byte) {
 	lm := s.commands[name]
 	c.cmd = lm
 	dirty := s.dirty
-	cmdLMove(c, largv)
+	lm.Handler(c, largv) // LMOVE's own handler, through the table
 	c.cmd = own
 	if s.dirty != dirty {
 		p := make([][]byte, len(largv))
@@ -256,49 +256,20 @@ func blockingZPop(c *Client, keys [][]byte, min bool, count int64, canBlock bool
 	c.block(&blockedOn{kind: store.KindZSet, left: min, count: count}, keys, timeout)
 }
 
-// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
-func cmdClientUnblock(c *Client, argv [][]byte) {
-	if len(argv) > 4 {
-		c.Error("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.")
-		return
-	}
-	withError := false
-	if len(argv) == 4 {
-		switch {
-		case eq(argv[3], "timeout"):
-		case eq(argv[3], "error"):
-			withError = true
-		default:
-			c.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
-			return
-		}
-	}
-	id, ok := parseInt(argv[2])
-	if !ok {
-		c.Error(ErrNotInt)
-		return
-	}
-	if c.s.unblockClient(id, withError) {
-		c.Int(1)
-	} else {
-		c.Int(0)
-	}
-}
-
 // blockingCommands are the blocking list and sorted-set commands' specs,
 // with LMPOP and ZMPOP.
 func blockingCommands() []*Command {
-	const blk = "write noscript blocking"
+	const blk = FlagWrite | FlagNoScript | FlagBlocking
 	return []*Command{
 		newCmd("blpop", -3, blk, 1, -2, 1, cmdBPop, "list"),
 		newCmd("brpop", -3, blk, 1, -2, 1, cmdBPop, "list"),
-		newCmd("brpoplpush", 4, "write denyoom noscript blocking", 1, 2, 1, cmdBLMove, "list"),
-		newCmd("blmove", 6, "write denyoom noscript blocking", 1, 2, 1, cmdBLMove, "list"),
-		newCmd("blmpop", -5, "write blocking movablekeys", 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(2)),
-		newCmd("lmpop", -4, "write movablekeys", 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(1)),
-		newCmd("bzpopmin", -3, blk+" fast", 1, -2, 1, cmdBZPop, "sorted-set"),
-		newCmd("bzpopmax", -3, blk+" fast", 1, -2, 1, cmdBZPop, "sorted-set"),
-		newCmd("bzmpop", -5, "write blocking movablekeys", 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(2)),
-		newCmd("zmpop", -4, "write movablekeys", 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(1)),
+		newCmd("brpoplpush", 4, FlagWrite|FlagDenyOOM|FlagNoScript|FlagBlocking, 1, 2, 1, cmdBLMove, "list"),
+		newCmd("blmove", 6, FlagWrite|FlagDenyOOM|FlagNoScript|FlagBlocking, 1, 2, 1, cmdBLMove, "list"),
+		newCmd("blmpop", -5, FlagWrite|FlagBlocking|FlagMovableKeys, 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(2)),
+		newCmd("lmpop", -4, FlagWrite|FlagMovableKeys, 0, 0, 0, cmdLMPop, "list").withKeys(numKeysAt(1)),
+		newCmd("bzpopmin", -3, blk|FlagFast, 1, -2, 1, cmdBZPop, "sorted-set"),
+		newCmd("bzpopmax", -3, blk|FlagFast, 1, -2, 1, cmdBZPop, "sorted-set"),
+		newCmd("bzmpop", -5, FlagWrite|FlagBlocking|FlagMovableKeys, 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(2)),
+		newCmd("zmpop", -4, FlagWrite|FlagMovableKeys, 0, 0, 0, cmdZMPop, "sorted-set").withKeys(numKeysAt(1)),
 	}
 }

@@ -251,7 +251,7 @@ func cmdSyncSlots(c *Client, argv [][]byte) {
 	a := s.asmState()
 	msg := cluster.MigMsg{Type: cluster.MigMsgType(typ), From: string(argv[2]), To: s.cl.node.ID(), Task: string(argv[4]),
 		Ranges: ranges, Offset: off, Bytes: n, Err: string(argv[8])}
-	if f := asmFlag(msg.Type); f != 0 {
+	if f := asmMsgFlag(msg.Type); f != 0 {
 		c.asmFlag = f
 	}
 	if (msg.Type == cluster.MigSnapshot || msg.Type == cluster.MigStream) && s.asmImportingTask(msg.Task) {
@@ -268,7 +268,7 @@ func cmdSyncSlots(c *Client, argv [][]byte) {
 		// must find the slots gone (MOVED), not write into keys about to be
 		// trimmed. The destination's bumped epoch makes the bus agree.
 		forEachSlot(msg.Ranges, func(sl int) {
-			cluster.Exec(s.cl.node, []string{"CLUSTER", "SETSLOT", strconv.Itoa(sl), "NODE", msg.From}, cluster.Env{})
+			s.cl.node.SetSlot(sl, cluster.SetSlotNode, msg.From, 0) // CLUSTER SETSLOT NODE, with no key count as before
 		})
 		s.nodeReady()
 	}
@@ -560,23 +560,23 @@ func clusterOnly(h Handler) Handler {
 // the peers' SYNCSLOTS, which have handlers of their own); the others run
 // CLUSTER's handler, cluster.Exec.
 func clusterCommands() []*Command {
-	const st = "stale"
+	const st = FlagStale
 	return []*Command{
-		newCmd("cluster", -2, "", 0, 0, 0, clusterOnly(cmdCluster), "cluster").withSubs(
-			sub("addslots", -3, "admin stale no_async_loading"), sub("addslotsrange", -4, "admin stale no_async_loading"), sub("bumpepoch", 2, "admin stale no_async_loading"),
-			sub("count-failure-reports", 3, "admin stale"), sub("countkeysinslot", 3, st), sub("delslots", -3, "admin stale no_async_loading"),
-			sub("delslotsrange", -4, "admin stale no_async_loading"), sub("failover", -2, "admin stale no_async_loading"), sub("flushslots", 2, "admin stale no_async_loading"), sub("forget", 3, "admin stale no_async_loading"),
-			sub("getkeysinslot", 4, st), sub("help", 2, "loading stale"), sub("info", 2, st), sub("keyslot", 3, st),
-			sub("links", 2, st), sub("meet", -4, "admin stale no_async_loading"), sub("myid", 2, st), sub("nodes", 2, st), sub("replicas", 3, "admin stale"),
-			sub("replicate", 3, "admin stale no_async_loading"), sub("reset", -2, "admin noscript stale"), sub("saveconfig", 2, "admin stale no_async_loading"), sub("set-config-epoch", 3, "admin stale no_async_loading"),
-			sub("setslot", -4, "admin stale no_async_loading"), sub("shards", 2, st), sub("slaves", 3, "admin stale"), sub("slots", 2, st),
+		newCmd("cluster", -2, 0, 0, 0, 0, clusterOnly(cmdCluster), "cluster").withSubs(
+			sub("addslots", -3, FlagAdmin|FlagStale|FlagNoAsyncLoading), sub("addslotsrange", -4, FlagAdmin|FlagStale|FlagNoAsyncLoading), sub("bumpepoch", 2, FlagAdmin|FlagStale|FlagNoAsyncLoading),
+			sub("count-failure-reports", 3, FlagAdmin|FlagStale), sub("countkeysinslot", 3, st), sub("delslots", -3, FlagAdmin|FlagStale|FlagNoAsyncLoading),
+			sub("delslotsrange", -4, FlagAdmin|FlagStale|FlagNoAsyncLoading), sub("failover", -2, FlagAdmin|FlagStale|FlagNoAsyncLoading), sub("flushslots", 2, FlagAdmin|FlagStale|FlagNoAsyncLoading), sub("forget", 3, FlagAdmin|FlagStale|FlagNoAsyncLoading),
+			sub("getkeysinslot", 4, st), sub("help", 2, FlagLoading|FlagStale), sub("info", 2, st), sub("keyslot", 3, st),
+			sub("links", 2, st), sub("meet", -4, FlagAdmin|FlagStale|FlagNoAsyncLoading), sub("myid", 2, st), sub("nodes", 2, st), sub("replicas", 3, FlagAdmin|FlagStale),
+			sub("replicate", 3, FlagAdmin|FlagStale|FlagNoAsyncLoading), sub("reset", -2, FlagAdmin|FlagNoScript|FlagStale), sub("saveconfig", 2, FlagAdmin|FlagStale|FlagNoAsyncLoading), sub("set-config-epoch", 3, FlagAdmin|FlagStale|FlagNoAsyncLoading),
+			sub("setslot", -4, FlagAdmin|FlagStale|FlagNoAsyncLoading), sub("shards", 2, st), sub("slaves", 3, FlagAdmin|FlagStale), sub("slots", 2, st),
 			sub("slot-stats", -4, st).withHandler(clusterOnly(func(c *Client, argv [][]byte) { c.s.cmdSlotStats(c, stringArgs(argv)) })),
 			sub("migration", -4, st).withHandler(clusterOnly(func(c *Client, argv [][]byte) { c.s.cmdMigration(c, stringArgs(argv)) })),
 			sub("syncslots", 11, st).withHandler(clusterOnly(cmdSyncSlots))),
-		newCmd("asking", 1, "fast", 0, 0, 0, clusterOnly(cmdAsking), "cluster"),
-		newCmd("readonly", 1, "fast loading stale", 0, 0, 0, clusterOnly(cmdReadonly), "cluster"),
-		newCmd("readwrite", 1, "fast loading stale", 0, 0, 0, clusterOnly(cmdReadwrite), "cluster"),
-		newCmd("migrate", -6, "write movablekeys", 3, 3, 1, cmdMigrate, "generic").withKeys(migrateKeys).
+		newCmd("asking", 1, FlagFast, 0, 0, 0, clusterOnly(cmdAsking), "cluster"),
+		newCmd("readonly", 1, FlagFast|FlagLoading|FlagStale, 0, 0, 0, clusterOnly(cmdReadonly), "cluster"),
+		newCmd("readwrite", 1, FlagFast|FlagLoading|FlagStale, 0, 0, 0, clusterOnly(cmdReadwrite), "cluster"),
+		newCmd("migrate", -6, FlagWrite|FlagMovableKeys, 3, 3, 1, cmdMigrate, "generic").withKeys(migrateKeys).
 			withACL("@keyspace", "@write", "@slow", "@dangerous").withRedisInfoSpecs(""),
 	}
 }

@@ -1,51 +1,8 @@
 package server
 
 import (
-	"sort"
 	"strings"
 )
-
-func (cmd *Command) aclCategories() []string {
-	if cmd.ACL != nil {
-		return cmd.ACL
-	}
-	var out []string
-	switch {
-	case cmd.Flags&FlagWrite != 0:
-		out = append(out, "@write")
-	case cmd.Flags&FlagReadonly != 0:
-		out = append(out, "@read")
-	}
-	if cmd.Group != "" && cmd.Group != "server" && cmd.Group != "generic" {
-		out = append(out, "@"+strings.ReplaceAll(cmd.Group, "-", ""))
-	} else if cmd.Group == "generic" {
-		out = append(out, "@keyspace")
-	}
-	if cmd.Flags&FlagAdmin != 0 {
-		out = append(out, "@admin", "@dangerous")
-	}
-	if cmd.Flags&FlagFast != 0 {
-		out = append(out, "@fast")
-	} else {
-		out = append(out, "@slow")
-	}
-	if cmd.Flags&FlagBlocking != 0 {
-		out = append(out, "@blocking")
-	}
-	// Redis lists them in the order of its category table.
-	sort.SliceStable(out, func(i, j int) bool { return aclOrder[out[i]] < aclOrder[out[j]] })
-	return out
-}
-
-var aclOrder = func() map[string]int {
-	m := map[string]int{}
-	for i, n := range []string{"@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash", "@string",
-		"@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub", "@admin", "@fast", "@slow", "@blocking",
-		"@dangerous", "@connection", "@transaction", "@scripting"} {
-		m[n] = i + 1
-	}
-	return m
-}()
 
 // writeInfo writes one COMMAND entry (Redis 7 layout, 10 fields).
 func (c *Client) writeCommandInfo(cmd *Command, fullName string) {
@@ -313,75 +270,237 @@ func (c *Client) commandGetKeys(argv [][]byte) (cmd *Command, args [][]byte, idx
 	return cmd, args, idx, true
 }
 
-// keyFlags returns the key-spec flags of each key position of argv, from
-// Redis's key specs of the command (or of its subcommand).
-func keyFlags(cmd *Command, argv [][]byte, idx []int) [][]string {
-	name, specs := cmd.Name, cmd.RedisSpecs
-	if sub := cmd.subcommand(argv); sub != nil {
-		name, specs = cmd.Name+"|"+sub.Name, sub.RedisSpecs
+// commandCommands is the COMMAND family's spec.
+func commandCommands() []*Command {
+	return []*Command{
+		newCmd("command", -1, FlagLoading|FlagStale, 0, 0, 0, cmdCommand, "server").withSubs(
+			sub("count", 2, FlagLoading|FlagStale), sub("info", -2, FlagLoading|FlagStale), sub("docs", -2, FlagLoading|FlagStale),
+			sub("list", -2, FlagLoading|FlagStale), sub("getkeys", -4, FlagLoading|FlagStale), sub("help", 2, FlagLoading|FlagStale),
+			sub("getkeysandflags", -4, FlagLoading|FlagStale)),
 	}
-	out := make([][]string, len(idx))
-	for k, i := range idx {
-		for _, ks := range specs {
-			ps, _ := ks.positions(argv)
-			for _, p := range ps {
-				if p == i {
-					out[k] = specFlags(name, ks.Flags, argv)
-					break
-				}
-			}
-			if out[k] != nil {
-				break
-			}
-		}
-		if out[k] == nil && name == "sort" {
-			out[k] = []string{"OW", "update"} // sortGetKeys's STORE key, which no spec finds
-		}
-		if out[k] == nil {
-			if cmd.Flags&FlagWrite != 0 {
-				out[k] = []string{"RW", "update"}
-			} else {
-				out[k] = []string{"RO", "access"}
-			}
-		}
-	}
-	return out
 }
 
-// specFlags resolves variable_flags as Redis's getkeys procs do.
-func specFlags(name string, flags []string, argv [][]byte) []string {
-	var out []string
-	variable := false
-	for _, f := range flags {
-		if f == "variable_flags" {
-			variable = true
+// writeCommandDocs writes cmd's COMMAND DOCS entry: Redis 7.0.15's for
+// the commands Redis has (the fields in addReplyCommandDocs's order, each
+// only when Redis has it), a summary, since and group for the reference
+// server's own (REDLINE, Redis 8's CLUSTER SLOT-STATS and MIGRATION).
+func (c *Client) writeCommandDocs(cmd *Command, fullName string) {
+	d := redisDocs[fullName]
+	if d == nil {
+		c.writeOwnCommandDocs(cmd, fullName)
+		return
+	}
+	n := 1
+	for _, present := range []bool{d.Summary != "", d.Since != "", d.Complexity != "", len(d.DocFlags) > 0,
+		d.DeprecatedSince != "", d.ReplacedBy != "", len(d.History) > 0, len(d.Args) > 0, len(cmd.Subcommands) > 0} {
+		if present {
+			n++
+		}
+	}
+	c.Map(n)
+	if d.Summary != "" {
+		c.BulkString("summary")
+		c.BulkString(d.Summary)
+	}
+	if d.Since != "" {
+		c.BulkString("since")
+		c.BulkString(d.Since)
+	}
+	c.BulkString("group")
+	c.BulkString(d.Group)
+	if d.Complexity != "" {
+		c.BulkString("complexity")
+		c.BulkString(d.Complexity)
+	}
+	if len(d.DocFlags) > 0 {
+		c.BulkString("doc_flags")
+		c.writeStatusSet(d.DocFlags)
+	}
+	if d.DeprecatedSince != "" {
+		c.BulkString("deprecated_since")
+		c.BulkString(d.DeprecatedSince)
+	}
+	if d.ReplacedBy != "" {
+		c.BulkString("replaced_by")
+		c.BulkString(d.ReplacedBy)
+	}
+	if len(d.History) > 0 {
+		c.BulkString("history")
+		c.SetHeader(len(d.History))
+		for _, h := range d.History {
+			c.Array(2)
+			c.BulkString(h[0])
+			c.BulkString(h[1])
+		}
+	}
+	if len(d.Args) > 0 {
+		c.BulkString("arguments")
+		c.writeDocArgs(d.Args)
+	}
+	c.writeSubcommandDocs(cmd, fullName)
+}
+
+func (c *Client) writeSubcommandDocs(cmd *Command, fullName string) {
+	if len(cmd.Subcommands) == 0 {
+		return
+	}
+	c.BulkString("subcommands")
+	c.Map(len(cmd.Subcommands))
+	for _, sc := range cmd.Subcommands {
+		c.BulkString(fullName + "|" + sc.Name)
+		c.writeCommandDocs(sc, fullName+"|"+sc.Name)
+	}
+}
+
+// writeStatusSet writes names as Redis's addReplyCommandFlags does: a set
+// of status replies.
+func (c *Client) writeStatusSet(names []string) {
+	c.SetHeader(len(names))
+	for _, n := range names {
+		c.Simple(n)
+	}
+}
+
+func (c *Client) writeDocArgs(args []docArg) {
+	c.Array(len(args))
+	for _, a := range args {
+		n := 2
+		for _, present := range []bool{a.KeySpecIndex >= 0, a.Token != "" || a.EmptyToken, a.Since != "", a.DeprecatedSince != "",
+			len(a.Flags) > 0, a.Type == "oneof" || a.Type == "block"} {
+			if present {
+				n++
+			}
+		}
+		c.Map(n)
+		c.BulkString("name")
+		c.BulkString(a.Name)
+		c.BulkString("type")
+		c.BulkString(a.Type)
+		if a.KeySpecIndex >= 0 {
+			c.BulkString("key_spec_index")
+			c.Int(int64(a.KeySpecIndex))
+		}
+		if a.Token != "" || a.EmptyToken {
+			c.BulkString("token")
+			c.BulkString(a.Token)
+		}
+		if a.Since != "" {
+			c.BulkString("since")
+			c.BulkString(a.Since)
+		}
+		if a.DeprecatedSince != "" {
+			c.BulkString("deprecated_since")
+			c.BulkString(a.DeprecatedSince)
+		}
+		if len(a.Flags) > 0 {
+			c.BulkString("flags")
+			c.writeStatusSet(a.Flags)
+		}
+		if a.Type == "oneof" || a.Type == "block" {
+			c.BulkString("arguments")
+			c.writeDocArgs(a.Args)
+		}
+	}
+}
+
+// writeOwnCommandDocs is the entry of a command Redis 7.0.15 does not
+// have: its summary and since from the spec, its group.
+func (c *Client) writeOwnCommandDocs(cmd *Command, fullName string) {
+	n := 3
+	if len(cmd.Subcommands) > 0 {
+		n++
+	}
+	c.Map(n)
+	c.BulkString("summary")
+	sum := cmd.Summary
+	if sum == "" {
+		sum = strings.ToUpper(strings.ReplaceAll(fullName, "|", " ")) + " command"
+	}
+	c.BulkString(sum)
+	c.BulkString("since")
+	since := cmd.Since
+	if since == "" {
+		since = "1.0.0"
+	}
+	c.BulkString(since)
+	c.BulkString("group")
+	g := cmd.Group
+	if g == "" {
+		g = "server"
+	}
+	c.BulkString(g)
+	c.writeSubcommandDocs(cmd, fullName)
+}
+
+// writeKeySpecs writes specs as COMMAND INFO's key specifications.
+func (c *Client) writeKeySpecs(specs []KeySpec) {
+	c.SetHeader(len(specs))
+	for _, ks := range specs {
+		n := 3
+		if ks.Notes != "" {
+			n++
+			c.Map(n)
+			c.BulkString("notes")
+			c.BulkString(ks.Notes)
+		} else {
+			c.Map(n)
+		}
+		c.BulkString("flags")
+		c.SetHeader(len(ks.Flags))
+		for _, f := range ks.Flags {
+			c.Simple(f)
+		}
+		c.BulkString("begin_search")
+		c.Map(2)
+		c.BulkString("type")
+		if ks.Begin.Keyword != "" {
+			c.BulkString("keyword")
+			c.BulkString("spec")
+			c.Map(2)
+			c.BulkString("keyword")
+			c.BulkString(ks.Begin.Keyword)
+			c.BulkString("startfrom")
+			c.Int(int64(ks.Begin.StartFrom))
+		} else if ks.Begin.Unknown || ks.Begin.Index == 0 {
+			c.BulkString("unknown")
+			c.BulkString("spec")
+			c.Map(0)
+		} else {
+			c.BulkString("index")
+			c.BulkString("spec")
+			c.Map(1)
+			c.BulkString("index")
+			c.Int(int64(ks.Begin.Index))
+		}
+		c.BulkString("find_keys")
+		c.Map(2)
+		c.BulkString("type")
+		if ks.Find.Unknown {
+			c.BulkString("unknown")
+			c.BulkString("spec")
+			c.Map(0)
 			continue
 		}
-		out = append(out, f)
-	}
-	if variable && name == "set" {
-		for _, a := range argv[3:] {
-			if strings.EqualFold(string(a), "get") {
-				return []string{"RW", "access", "update"}
-			}
+		if ks.Find.KeyNum {
+			c.BulkString("keynum")
+			c.BulkString("spec")
+			c.Map(3)
+			c.BulkString("keynumidx")
+			c.Int(int64(ks.Find.KeyNumIdx))
+			c.BulkString("firstkey")
+			c.Int(int64(ks.Find.FirstKey))
+			c.BulkString("keystep")
+			c.Int(int64(ks.Find.Step))
+			continue
 		}
-		return []string{"OW", "update"}
+		c.BulkString("range")
+		c.BulkString("spec")
+		c.Map(3)
+		c.BulkString("lastkey")
+		c.Int(int64(ks.Find.LastKey))
+		c.BulkString("keystep")
+		c.Int(int64(ks.Find.Step))
+		c.BulkString("limit")
+		c.Int(int64(ks.Find.Limit))
 	}
-	if variable && name == "bitfield" {
-		// bitfieldGetKeys: read-only while every operation is a complete GET
-		// or OVERFLOW.
-		for i := 2; i < len(argv); i++ {
-			rem := len(argv) - i - 1
-			switch {
-			case strings.EqualFold(string(argv[i]), "get") && rem >= 2:
-				i += 2
-			case strings.EqualFold(string(argv[i]), "overflow") && rem >= 1:
-				i++
-			default:
-				return []string{"RW", "access", "update"}
-			}
-		}
-		return []string{"RO", "access"}
-	}
-	return out
 }

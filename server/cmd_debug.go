@@ -9,20 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
-
-// debugState is what DEBUG switches at runtime.
-type debugState struct {
-	// noActiveExpire stops the cron's active expiry (DEBUG
-	// SET-ACTIVE-EXPIRE 0): keys then expire only when accessed.
-	noActiveExpire bool
-	// allowDeniedInScripts lets scripts call noscript commands (DEBUG
-	// SET-DISABLE-DENY-SCRIPTS 1), as Redis's tests of DEBUG PROTOCOL
-	// from Lua need.
-	allowDeniedInScripts bool
-}
 
 // cmdDebug implements the DEBUG subcommands Redis's test suites call, with
 // Redis's semantics where they matter to a test, and OK for the knobs of
@@ -279,22 +267,9 @@ func debugProtocol(c *Client, t string) {
 	}
 }
 
-// boolReply is a RESP3 boolean, or 1/0 on RESP2 as Redis answers.
-func (c *Client) boolReply(v bool) {
-	if c.proto == 3 {
-		c.out = resp.AppendBool(c.out, v)
-		return
-	}
-	if v {
-		c.Int(1)
-	} else {
-		c.Int(0)
-	}
-}
-
 // debugCommands are DEBUG's spec.
 func debugCommands() []*Command {
 	return []*Command{
-		newCmd("debug", -2, "admin noscript loading stale", 0, 0, 0, cmdDebug, "server").protected(),
+		newCmd("debug", -2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale, 0, 0, 0, cmdDebug, "server").protected(),
 	}
 }

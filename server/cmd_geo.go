@@ -185,7 +185,7 @@ options:
 		zargv = append(zargv, strconv.AppendUint(nil, geohash.Align52(h), 10), argv[at+2])
 	}
 	c.Propagate(zargv...)
-	cmdZAdd(c, zargv)
+	c.s.commands["zadd"].Handler(c, zargv) // ZADD's own handler, through the table
 }
 
 // GEODIST key member1 member2 [unit]
@@ -741,7 +741,7 @@ func geoStoreKeys(startFrom int) func(argv [][]byte) []int {
 
 // geoCommands are the geo family's specs.
 func geoCommands() []*Command {
-	geo := func(name string, arity int, flags string, first, last int, h Handler, summary, since string) *Command {
+	geo := func(name string, arity int, flags Flag, first, last int, h Handler, summary, since string) *Command {
 		return newCmd(name, arity, flags, first, last, 1, h, "geo").withDocs(summary, since)
 	}
 	const (
@@ -755,10 +755,10 @@ func geoCommands() []*Command {
 		geo("geodist", -4, ro, 1, 1, cmdGeoDist, "Returns the distance between two members of a geospatial index", "3.2.0"),
 		geo("geohash", -2, ro, 1, 1, cmdGeoHash, "Returns members of a geospatial index as standard geohash strings", "3.2.0"),
 		geo("geopos", -2, ro, 1, 1, cmdGeoPos, "Returns longitude and latitude of members of a geospatial index", "3.2.0"),
-		geo("georadius", -6, w+" movablekeys", 1, 1, cmdGeoRadius, radiusDoc, "3.2.0").
+		geo("georadius", -6, w|FlagMovableKeys, 1, 1, cmdGeoRadius, radiusDoc, "3.2.0").
 			withKeys(geoStoreKeys(6)).withRedisInfoSpecs(""),
 		geo("georadius_ro", -6, ro, 1, 1, cmdGeoRadiusRO, "A read-only variant for GEORADIUS", "3.2.10"),
-		geo("georadiusbymember", -5, w+" movablekeys", 1, 1, cmdGeoRadiusByMember, memberDoc, "3.2.0").
+		geo("georadiusbymember", -5, w|FlagMovableKeys, 1, 1, cmdGeoRadiusByMember, memberDoc, "3.2.0").
 			withKeys(geoStoreKeys(5)).withRedisInfoSpecs(""),
 		geo("georadiusbymember_ro", -5, ro, 1, 1, cmdGeoRadiusByMemberRO, "A read-only variant for GEORADIUSBYMEMBER", "3.2.10"),
 		geo("geosearch", -7, ro, 1, 1, cmdGeoSearch, searchDoc, "6.2.0"),

@@ -831,7 +831,7 @@ func hllCommands() []*Command {
 	spec := func(flags []string, begin, last int) KeySpec {
 		return KeySpec{Flags: flags, Begin: KeyBegin{Index: begin}, Find: KeyFind{LastKey: last, Step: 1}}
 	}
-	hll := func(name string, arity int, flags string, first, last int, h Handler, summary string, acl []string, specs []KeySpec) *Command {
+	hll := func(name string, arity int, flags Flag, first, last int, h Handler, summary string, acl []string, specs []KeySpec) *Command {
 		step := 1
 		if first == 0 {
 			step = 0
@@ -843,16 +843,16 @@ func hllCommands() []*Command {
 	pfcount := KeySpec{Notes: "RW because it may change the internal representation of the key, and propagate to replicas",
 		Flags: []string{"RW", "access"}, Begin: KeyBegin{Index: 1}, Find: KeyFind{LastKey: -1, Step: 1}}
 	return []*Command{
-		hll("pfadd", -2, "write denyoom fast", 1, 1, cmdPFAdd, "Adds the specified elements to the specified HyperLogLog.",
+		hll("pfadd", -2, FlagWrite|FlagDenyOOM|FlagFast, 1, 1, cmdPFAdd, "Adds the specified elements to the specified HyperLogLog.",
 			[]string{"@write", "@hyperloglog", "@fast"}, []KeySpec{spec([]string{"RW", "insert"}, 1, 0)}),
-		hll("pfcount", -2, "readonly may_replicate", 1, -1, cmdPFCount, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
+		hll("pfcount", -2, FlagReadonly|FlagMayReplicate, 1, -1, cmdPFCount, "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
 			[]string{"@read", "@hyperloglog", "@slow"}, []KeySpec{pfcount}),
-		hll("pfmerge", -2, "write denyoom", 1, -1, cmdPFMerge, "Merge N different HyperLogLogs into a single one.",
+		hll("pfmerge", -2, FlagWrite|FlagDenyOOM, 1, -1, cmdPFMerge, "Merge N different HyperLogLogs into a single one.",
 			[]string{"@write", "@hyperloglog", "@slow"},
 			[]KeySpec{spec([]string{"RW", "access", "insert"}, 1, 0), spec([]string{"RO", "access"}, 2, -1)}),
-		hll("pfdebug", 3, "write denyoom admin", 2, 2, cmdPFDebug, "Internal commands for debugging HyperLogLog values",
+		hll("pfdebug", 3, FlagWrite|FlagDenyOOM|FlagAdmin, 2, 2, cmdPFDebug, "Internal commands for debugging HyperLogLog values",
 			[]string{"@write", "@hyperloglog", "@admin", "@slow", "@dangerous"}, []KeySpec{spec([]string{"RW", "access"}, 2, 0)}),
-		hll("pfselftest", 1, "admin", 0, 0, cmdPFSelfTest, "An internal command for testing HyperLogLog values",
+		hll("pfselftest", 1, FlagAdmin, 0, 0, cmdPFSelfTest, "An internal command for testing HyperLogLog values",
 			[]string{"@hyperloglog", "@admin", "@slow", "@dangerous"}, nil),
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -10,83 +9,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/server/config"
-
-	"github.com/redline-dev/redline/server/store"
 )
-
-// configValue is a directive's current value as CONFIG GET shows it.
-func (s *Server) configValue(name string) string {
-	kv := s.cfg.Get(name, func(p, n string) bool { return p == n })
-	if len(kv) == 0 {
-		return ""
-	}
-	return kv[0][1]
-}
-
-func (s *Server) configInt(name string, def int) int {
-	if n, err := strconv.Atoi(s.configValue(name)); err == nil {
-		return n
-	}
-	return def
-}
-
-// applyAccessPolicy hands maxmemory-policy, lfu-log-factor and
-// lfu-decay-time to the keyspaces (OBJECT IDLETIME / FREQ tracking).
-func (s *Server) applyAccessPolicy() {
-	p := store.AccessPolicy{
-		LFU:       strings.HasSuffix(s.configValue("maxmemory-policy"), "-lfu"),
-		LogFactor: s.configInt("lfu-log-factor", 10),
-		DecayTime: s.configInt("lfu-decay-time", 1),
-	}
-	for _, db := range s.dbs {
-		db.Access = p
-	}
-}
-
-// protectedAllowed is Redis's allowProtectedAction: directive
-// (enable-debug-command for DEBUG, enable-protected-configs for CONFIG SET
-// of a protected directive) is yes, or local and c a local client. Redis
-// 7.0's default, no, refuses.
-func (s *Server) protectedAllowed(c *Client, directive string) bool {
-	switch s.configValue(directive) {
-	case "yes":
-		return true
-	case "local":
-		return c.isLocal()
-	}
-	return false
-}
-
-// isLocal is Redis's islocalClient: a unix socket or an internal client,
-// or exactly 127.0.0.1 or ::1 (isLocalAddr).
-func (c *Client) isLocal() bool { return isLocalAddr(c.addr) }
-
-// applyLimits hands the *-max-listpack-*, set-max-intset-entries and
-// list-max-listpack-size directives to the keyspaces (one Limits value
-// shared by all databases of the server).
-func (s *Server) applyLimits() {
-	l := &store.Limits{
-		HashMaxListpackEntries: s.configInt("hash-max-listpack-entries", store.DefaultLimits.HashMaxListpackEntries),
-		HashMaxListpackValue:   s.configInt("hash-max-listpack-value", store.DefaultLimits.HashMaxListpackValue),
-		SetMaxIntsetEntries:    s.configInt("set-max-intset-entries", store.DefaultLimits.SetMaxIntsetEntries),
-		ZSetMaxListpackEntries: s.configInt("zset-max-listpack-entries", store.DefaultLimits.ZSetMaxListpackEntries),
-		ZSetMaxListpackValue:   s.configInt("zset-max-listpack-value", store.DefaultLimits.ZSetMaxListpackValue),
-		ListMaxListpackSize:    s.configInt("list-max-listpack-size", store.DefaultLimits.ListMaxListpackSize),
-		StreamNodeMaxEntries:   s.configInt("stream-node-max-entries", store.DefaultLimits.StreamNodeMaxEntries),
-		StreamNodeMaxBytes:     s.configInt("stream-node-max-bytes", store.DefaultLimits.StreamNodeMaxBytes),
-	}
-	if len(s.dbs) > 0 {
-		if cur := s.dbs[0].Limits(); cur != nil {
-			*cur = *l // objects hold the pointer: update in place
-			for _, db := range s.dbs[1:] {
-				if db.Limits() != cur {
-					db.SetLimits(cur)
-				}
-			}
-			return
-		}
-	}
-}
 
 // LOLWUT [VERSION v]: Redis 7.0's own art is its version line; 5 and 6
 // draw in Redis's spirit (random squares and a skyline).
@@ -124,80 +47,6 @@ func cmdLolwut(c *Client, argv [][]byte) {
 		art = "Redis ver. " + config.Version + "\n"
 	}
 	c.Verbatim(art)
-}
-
-// jemallocClass rounds an allocation up to jemalloc's size classes.
-func jemallocClass(n int) int {
-	if n <= 8 {
-		return 8
-	}
-	if n <= 128 {
-		return (n + 15) &^ 15
-	}
-	// four classes per power of two above 128
-	p := 1 << (bits.Len(uint(n-1)) - 1)
-	step := p / 4
-	return (n + step - 1) / step * step
-}
-
-// objectSize estimates the memory of a value as Redis 7.0 would hold it
-// (robj, sds headers, listpacks, dict entries, jemalloc rounding): an
-// estimate for MEMORY USAGE, not a measurement of this server.
-func objectSize(o *store.Object) int {
-	const robj, dictEntry = 16, 24
-	sds := func(n int) int { return jemallocClass(n + 4) }
-	switch o.Kind {
-	case store.KindString:
-		switch o.Encoding() {
-		case "int":
-			return robj
-		case "embstr":
-			return jemallocClass(robj + 4 + len(o.Str))
-		}
-		return robj + sds(len(o.Str))
-	case store.KindList:
-		n := 0
-		for i := 0; i < o.List.Len(); i++ {
-			n += len(o.List.At(i)) + 2
-		}
-		return robj + 40 + 32*(1+n/8192) + jemallocClass(n+7)
-	case store.KindSet:
-		if o.Encoding() == "intset" {
-			return robj + jemallocClass(8+8*o.Len())
-		}
-		n := robj + 96 + 8*o.Len()
-		for m := range o.Set {
-			n += dictEntry + sds(len(m))
-		}
-		return n
-	case store.KindZSet:
-		if o.Encoding() == "listpack" {
-			n := 7
-			for i := 0; i < o.ZSet.Len(); i++ {
-				n += len(o.ZSet.At(i).Member) + 12
-			}
-			return robj + jemallocClass(n)
-		}
-		n := robj + 96 + 8*o.Len()
-		for i := 0; i < o.ZSet.Len(); i++ {
-			n += dictEntry + sds(len(o.ZSet.At(i).Member)) + 48
-		}
-		return n
-	case store.KindHash:
-		if o.Encoding() == "listpack" {
-			n := 7
-			for f, v := range o.Hash {
-				n += len(f) + len(v) + 4
-			}
-			return robj + jemallocClass(n)
-		}
-		n := robj + 96 + 8*o.Len()
-		for f, v := range o.Hash {
-			n += dictEntry + sds(len(f)) + sds(len(v))
-		}
-		return n
-	}
-	return robj
 }
 
 func cmdMemory(c *Client, argv [][]byte) {
@@ -487,18 +336,18 @@ func cmdMonitor(c *Client, argv [][]byte) {
 // and LOLWUT.
 func introspectionCommands() []*Command {
 	return []*Command{
-		newCmd("slowlog", -2, "", 0, 0, 0, cmdSlowlog, "server").withSubs(
-			sub("reset", 2, "admin loading stale"), sub("len", 2, "admin loading stale"),
-			sub("help", 2, "loading stale"), sub("get", -2, "admin loading stale")),
-		newCmd("latency", -2, "", 0, 0, 0, cmdLatency, "server").withSubs(
-			sub("help", 2, "loading stale"), sub("doctor", 2, "admin noscript loading stale"),
-			sub("reset", -2, "admin noscript loading stale"), sub("histogram", -2, "admin noscript loading stale"),
-			sub("latest", 2, "admin noscript loading stale"), sub("graph", 3, "admin noscript loading stale"),
-			sub("history", 3, "admin noscript loading stale")),
-		newCmd("memory", -2, "", 0, 0, 0, cmdMemory, "server").withSubs(
-			sub("help", 2, "loading stale"), sub("usage", -3, "readonly").withKey(2), sub("doctor", 2, ""),
-			sub("malloc-stats", 2, ""), sub("stats", 2, ""), sub("purge", 2, "")),
-		newCmd("monitor", 1, "admin noscript loading stale", 0, 0, 0, cmdMonitor, "server"),
-		newCmd("lolwut", -1, "readonly fast", 0, 0, 0, cmdLolwut, "server"),
+		newCmd("slowlog", -2, 0, 0, 0, 0, cmdSlowlog, "server").withSubs(
+			sub("reset", 2, FlagAdmin|FlagLoading|FlagStale), sub("len", 2, FlagAdmin|FlagLoading|FlagStale),
+			sub("help", 2, FlagLoading|FlagStale), sub("get", -2, FlagAdmin|FlagLoading|FlagStale)),
+		newCmd("latency", -2, 0, 0, 0, 0, cmdLatency, "server").withSubs(
+			sub("help", 2, FlagLoading|FlagStale), sub("doctor", 2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("reset", -2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale), sub("histogram", -2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("latest", 2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale), sub("graph", 3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("history", 3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale)),
+		newCmd("memory", -2, 0, 0, 0, 0, cmdMemory, "server").withSubs(
+			sub("help", 2, FlagLoading|FlagStale), sub("usage", -3, FlagReadonly).withKey(2), sub("doctor", 2, 0),
+			sub("malloc-stats", 2, 0), sub("stats", 2, 0), sub("purge", 2, 0)),
+		newCmd("monitor", 1, FlagAdmin|FlagNoScript|FlagLoading|FlagStale, 0, 0, 0, cmdMonitor, "server"),
+		newCmd("lolwut", -1, FlagReadonly|FlagFast, 0, 0, 0, cmdLolwut, "server"),
 	}
 }

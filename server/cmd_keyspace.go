@@ -1,85 +1,16 @@
 // Keyspace commands (Redis db.c, expire.c): commands on keys whatever their
-// type, and the key lookup and argument helpers every command family uses.
+// type. The key lookup and argument helpers every family uses are the
+// engine's (engine_*.go).
 
 package server
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 	"strings"
 
-	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
-
-func (c *Client) kv() *store.DB { return c.s.dbs[c.db] }
-
-// lookup returns the live object at key, or nil; if it exists with another
-// kind than want it replies WRONGTYPE and returns ok=false.
-func (c *Client) lookup(key []byte, want store.Kind) (*store.Object, bool) {
-	o := c.kv().Get(key)
-	if o == nil {
-		c.s.stats.keyspaceMisses++
-		c.notifyMiss(key)
-		return nil, true
-	}
-	c.s.stats.keyspaceHits++
-	if o.Kind != want {
-		c.Error(ErrWrongType)
-		return nil, false
-	}
-	return o, true
-}
-
-func parseInt(b []byte) (int64, bool) { return resp.ParseInt(b) }
-
-// parseFloat parses like Redis's getDoubleFromObject (strtod): no leading
-// or trailing spaces, no NaN, no overflow; hex floats allowed.
-func parseFloat(b []byte) (float64, bool) {
-	if len(b) == 0 || len(b) > 5000 || b[0] == ' ' || b[len(b)-1] == ' ' {
-		return 0, false
-	}
-	s, ok := cFloat(string(b))
-	if !ok {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return f, !math.IsInf(f, 0) // underflow to 0 is fine
-		}
-		return 0, false
-	}
-	return f, true
-}
-
-// cFloat rewrites a number in C's strtod syntax into the syntax Go's float
-// parsers take (a hex mantissa needs no exponent in C; "infinity"), and
-// refuses what strtod refuses but Go accepts (digit separators, 0b, 0o).
-func cFloat(s string) (string, bool) {
-	body := strings.TrimLeft(s, "+-")
-	if len(s)-len(body) > 1 || strings.IndexByte(s, '_') >= 0 {
-		return "", false
-	}
-	if len(body) > 1 && body[0] == '0' {
-		switch body[1] {
-		case 'b', 'B', 'o', 'O':
-			return "", false
-		case 'x', 'X':
-			if strings.IndexAny(body, "pP") < 0 {
-				return s + "p0", true
-			}
-		}
-	}
-	if strings.EqualFold(body, "infinity") {
-		return s[:len(s)-len(body)] + "inf", true
-	}
-	return s, true
-}
-
-func eq(a []byte, s string) bool { return strings.EqualFold(string(a), s) }
-func copyBytes(b []byte) []byte  { return append(make([]byte, 0, len(b)), b...) }
 
 func cmdDel(c *Client, argv [][]byte) {
 	var n int64
@@ -275,66 +206,6 @@ func cmdKeys(c *Client, argv [][]byte) {
 	for _, k := range out {
 		c.BulkString(k)
 	}
-}
-
-// parseCursor parses a SCAN cursor as Redis's strtoul does: a sign is
-// allowed and a negative number wraps; empty is 0.
-func parseCursor(b []byte) (uint64, bool) {
-	// Redis reads the cursor with strtoul on a NUL-terminated string:
-	// nothing from a NUL byte on counts ("\x00" is cursor 0).
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	neg := false
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		neg, b = b[0] == '-', b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
-	}
-	if len(b) == 0 {
-		return 0, true
-	}
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
-// parseScanOptions parses [MATCH pattern] [COUNT count] [TYPE type] (TYPE
-// only for SCAN), replying the error itself.
-func parseScanOptions(c *Client, opts [][]byte, allowType bool) (count int, pat []byte, typ string, ok bool) {
-	count = 10
-	for i := 0; i < len(opts); i++ {
-		switch {
-		case eq(opts[i], "count") && i+1 < len(opts):
-			n, ok := parseInt(opts[i+1])
-			if !ok {
-				c.Error(ErrNotInt)
-				return 0, nil, "", false
-			}
-			if n < 1 {
-				c.Error(ErrSyntax)
-				return 0, nil, "", false
-			}
-			count = int(min(n, 1<<20))
-			i++
-		case eq(opts[i], "match") && i+1 < len(opts):
-			pat = opts[i+1]
-			i++
-		case allowType && eq(opts[i], "type") && i+1 < len(opts):
-			typ = strings.ToLower(string(opts[i+1]))
-			i++
-		default:
-			c.Error(ErrSyntax)
-			return 0, nil, "", false
-		}
-	}
-	return count, pat, typ, true
 }
 
 func cmdScan(c *Client, argv [][]byte) {
@@ -620,27 +491,6 @@ func cmdObject(c *Client, argv [][]byte) {
 	}
 }
 
-// getOrCreate returns the object at key of kind k, creating it if missing.
-func (c *Client) getOrCreate(key []byte, k store.Kind) (*store.Object, bool) {
-	o, ok := c.lookup(key, k)
-	if !ok {
-		return nil, false
-	}
-	if o == nil {
-		o = store.NewObject(k)
-		c.kv().Add(key, o)
-	}
-	return o, true
-}
-
-// dropIfEmpty deletes a container that became empty.
-func (c *Client) dropIfEmpty(o *store.Object) {
-	if o.Len() == 0 {
-		c.kv().Remove(o)
-		c.notify(notifyGeneric, "del", []byte(o.Key()))
-	}
-}
-
 func cmdTouch(c *Client, argv [][]byte) {
 	var n int64
 	for _, k := range argv[1:] {
@@ -813,13 +663,13 @@ func keyspaceCommands() []*Command {
 		newCmd("flushdb", -1, wr, 0, 0, 0, cmdFlushDB, "server"),
 		newCmd("dump", 2, ro, 1, 1, 1, cmdDump, "generic"),
 		newCmd("object", -2, ro, 2, 2, 1, cmdObject, "generic").withSubs(
-			sub("help", 2, "loading stale"), sub("freq", 3, ro).withKey(2), sub("idletime", 3, ro).withKey(2),
+			sub("help", 2, FlagLoading|FlagStale), sub("freq", 3, ro).withKey(2), sub("idletime", 3, ro).withKey(2),
 			sub("encoding", 3, ro).withKey(2), sub("refcount", 3, ro).withKey(2)),
 		newCmd("restore", -4, w, 1, 1, 1, cmdRestore, "generic"),
 		newCmd("copy", -3, w, 1, 2, 1, cmdCopy, "generic"),
 		newCmd("move", 3, wrf, 1, 1, 1, cmdMove, "generic"),
 		newCmd("swapdb", 3, wrf, 0, 0, 0, cmdSwapDB, "server"),
-		newCmd("restore-asking", -4, w+" asking", 1, 1, 1, cmdRestore, "server"),
+		newCmd("restore-asking", -4, w|FlagAsking, 1, 1, 1, cmdRestore, "server"),
 	}
 }
 

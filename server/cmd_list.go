@@ -123,26 +123,6 @@ func cmdLIndex(c *Client, argv [][]byte) {
 	c.Bulk(o.List.At(int(idx)))
 }
 
-// rangeIndexes clamps Redis start/stop indexes to [0,n); ok=false if empty.
-func rangeIndexes(start, stop, n int64) (int64, int64, bool) {
-	if start < 0 {
-		start += n
-	}
-	if stop < 0 {
-		stop += n
-	}
-	if start < 0 {
-		start = 0
-	}
-	if start > stop || start >= n {
-		return 0, 0, false
-	}
-	if stop >= n {
-		stop = n - 1
-	}
-	return start, stop, true
-}
-
 func cmdLRange(c *Client, argv [][]byte) {
 	start, ok1 := parseInt(argv[2])
 	stop, ok2 := parseInt(argv[3])
@@ -468,16 +448,6 @@ func cmdLMove(c *Client, argv [][]byte) {
 	c.dropIfEmpty(src)
 	c.s.dirty++
 	c.Bulk(v)
-}
-
-func parseSide(b []byte) (left, ok bool) {
-	switch {
-	case eq(b, "left"):
-		return true, true
-	case eq(b, "right"):
-		return false, true
-	}
-	return false, false
 }
 
 // listCommands are the list family's specs (the blocking ones are in cmd_blocking.go).

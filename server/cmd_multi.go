@@ -102,10 +102,10 @@ func cmdExec(c *Client, argv [][]byte) {
 // multiCommands are the transaction commands' specs.
 func multiCommands() []*Command {
 	return []*Command{
-		newCmd("multi", 1, "noscript loading stale fast allow_busy", 0, 0, 0, cmdMulti, "transactions"),
-		newCmd("exec", 1, "noscript loading stale skip_slowlog", 0, 0, 0, cmdExec, "transactions"),
-		newCmd("discard", 1, "noscript loading stale fast allow_busy", 0, 0, 0, cmdDiscard, "transactions"),
-		newCmd("watch", -2, "noscript loading stale fast allow_busy", 1, -1, 1, cmdWatch, "transactions"),
-		newCmd("unwatch", 1, "noscript loading stale fast allow_busy", 0, 0, 0, cmdUnwatch, "transactions"),
+		newCmd("multi", 1, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagAllowBusy, 0, 0, 0, cmdMulti, "transactions"),
+		newCmd("exec", 1, FlagNoScript|FlagLoading|FlagStale|FlagSkipSlowlog, 0, 0, 0, cmdExec, "transactions"),
+		newCmd("discard", 1, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagAllowBusy, 0, 0, 0, cmdDiscard, "transactions"),
+		newCmd("watch", -2, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagAllowBusy, 1, -1, 1, cmdWatch, "transactions"),
+		newCmd("unwatch", 1, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagAllowBusy, 0, 0, 0, cmdUnwatch, "transactions"),
 	}
 }

@@ -163,7 +163,7 @@ func cmdPubsub(c *Client, argv [][]byte) {
 
 // pubsubCommands are the Pub/Sub family's specs.
 func pubsubCommands() []*Command {
-	const f = "pubsub noscript loading stale"
+	const f = FlagPubSub | FlagNoScript | FlagLoading | FlagStale
 	return []*Command{
 		newCmd("subscribe", -2, f, 0, 0, 0, cmdSubscribe, "pubsub"),
 		newCmd("psubscribe", -2, f, 0, 0, 0, cmdSubscribe, "pubsub"),
@@ -171,11 +171,11 @@ func pubsubCommands() []*Command {
 		newCmd("punsubscribe", -1, f, 0, 0, 0, cmdUnsubscribe, "pubsub"),
 		newCmd("ssubscribe", -2, f, 1, -1, 1, cmdSubscribe, "pubsub"),
 		newCmd("sunsubscribe", -1, f, 1, -1, 1, cmdUnsubscribe, "pubsub"),
-		newCmd("publish", 3, "pubsub loading stale fast may_replicate", 0, 0, 0, cmdPublish, "pubsub"),
-		newCmd("spublish", 3, "pubsub loading stale fast may_replicate", 1, 1, 1, cmdSPublish, "pubsub"),
-		newCmd("pubsub", -2, "", 0, 0, 0, cmdPubsub, "pubsub").withSubs(
-			sub("channels", -2, "pubsub loading stale"), sub("numpat", 2, "pubsub loading stale"),
-			sub("numsub", -2, "pubsub loading stale"), sub("shardchannels", -2, "pubsub loading stale"),
-			sub("shardnumsub", -2, "pubsub loading stale"), sub("help", 2, "loading stale")),
+		newCmd("publish", 3, FlagPubSub|FlagLoading|FlagStale|FlagFast|FlagMayReplicate, 0, 0, 0, cmdPublish, "pubsub"),
+		newCmd("spublish", 3, FlagPubSub|FlagLoading|FlagStale|FlagFast|FlagMayReplicate, 1, 1, 1, cmdSPublish, "pubsub"),
+		newCmd("pubsub", -2, 0, 0, 0, 0, cmdPubsub, "pubsub").withSubs(
+			sub("channels", -2, FlagPubSub|FlagLoading|FlagStale), sub("numpat", 2, FlagPubSub|FlagLoading|FlagStale),
+			sub("numsub", -2, FlagPubSub|FlagLoading|FlagStale), sub("shardchannels", -2, FlagPubSub|FlagLoading|FlagStale),
+			sub("shardnumsub", -2, FlagPubSub|FlagLoading|FlagStale), sub("help", 2, FlagLoading|FlagStale)),
 	}
 }

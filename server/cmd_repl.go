@@ -228,14 +228,14 @@ func cmdReplicaof(c *Client, argv [][]byte) {
 
 // replCommands are the replication commands' specs.
 func replCommands() []*Command {
-	const admin = "admin noscript no_multi no_async_loading"
+	const admin = FlagAdmin | FlagNoScript | FlagNoMulti | FlagNoAsyncLoading
 	return []*Command{
 		newCmd("psync", -3, admin, 0, 0, 0, cmdPsync, "server"),
 		newCmd("sync", 1, admin, 0, 0, 0, cmdPsync, "server"),
-		newCmd("replconf", -1, "admin noscript loading stale allow_busy", 0, 0, 0, cmdReplconf, "server"),
-		newCmd("wait", 3, "noscript", 0, 0, 0, cmdWait, "generic"),
-		newCmd("role", 1, "noscript loading stale fast", 0, 0, 0, cmdRole, "server"),
-		newCmd("replicaof", 3, "admin noscript stale no_async_loading", 0, 0, 0, cmdReplicaof, "server"),
-		newCmd("slaveof", 3, "admin noscript stale no_async_loading", 0, 0, 0, cmdReplicaof, "server"),
+		newCmd("replconf", -1, FlagAdmin|FlagNoScript|FlagLoading|FlagStale|FlagAllowBusy, 0, 0, 0, cmdReplconf, "server"),
+		newCmd("wait", 3, FlagNoScript, 0, 0, 0, cmdWait, "generic"),
+		newCmd("role", 1, FlagNoScript|FlagLoading|FlagStale|FlagFast, 0, 0, 0, cmdRole, "server"),
+		newCmd("replicaof", 3, FlagAdmin|FlagNoScript|FlagStale|FlagNoAsyncLoading, 0, 0, 0, cmdReplicaof, "server"),
+		newCmd("slaveof", 3, FlagAdmin|FlagNoScript|FlagStale|FlagNoAsyncLoading, 0, 0, 0, cmdReplicaof, "server"),
 	}
 }

@@ -139,17 +139,6 @@ func cmdFCall(c *Client, argv [][]byte) {
 	s.scripts.call(c, f.name, "user_function", f.fn, ro || f.flags&fnNoWrites != 0, keys, args)
 }
 
-func functionEngines(c *Client, libs, funcs int) {
-	c.BulkString("engines")
-	c.Map(1)
-	c.BulkString("LUA")
-	c.Map(2)
-	c.BulkString("libraries_count")
-	c.Int(int64(libs))
-	c.BulkString("functions_count")
-	c.Int(int64(funcs))
-}
-
 func cmdFunction(c *Client, argv [][]byte) {
 	s := c.s
 	fl := s.functions()
@@ -359,24 +348,24 @@ func evalKeys(argv [][]byte) []int {
 // evalFlags are the flags EVAL, EVALSHA and FCALL share (their _RO
 // variants add readonly, the others may_replicate: CLIENT PAUSE WRITE
 // holds them unless the script declares no-writes).
-const evalFlags = "noscript stale skip_monitor no_mandatory_keys movablekeys"
+const evalFlags = FlagNoScript | FlagStale | FlagSkipMonitor | FlagNoMandatoryKeys | FlagMovableKeys
 
 // scriptingCommands are the scripting commands' specs (EVAL, SCRIPT, FCALL, FUNCTION).
 func scriptingCommands() []*Command {
 	return []*Command{
-		newCmd("eval", -3, evalFlags+" may_replicate", 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
-		newCmd("evalsha", -3, evalFlags+" may_replicate", 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
-		newCmd("eval_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
-		newCmd("evalsha_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
-		newCmd("script", -2, "", 0, 0, 0, cmdScript, "scripting").withSubs(
-			sub("load", 3, "noscript stale"), sub("exists", -3, "noscript"), sub("flush", -2, "noscript"),
-			sub("kill", 2, "noscript allow_busy"), sub("help", 2, "loading stale")),
-		newCmd("fcall", -3, evalFlags+" may_replicate", 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
-		newCmd("fcall_ro", -3, evalFlags+" readonly", 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
-		newCmd("function", -2, "", 0, 0, 0, cmdFunction, "scripting").withSubs(
-			sub("load", -3, "write denyoom noscript"), sub("delete", 3, "write noscript"),
-			sub("flush", -2, "write noscript"), sub("list", -2, "noscript"), sub("dump", 2, "noscript"),
-			sub("restore", -3, "write denyoom noscript"), sub("stats", 2, "noscript allow_busy"),
-			sub("kill", 2, "noscript allow_busy"), sub("help", 2, "loading stale")),
+		newCmd("eval", -3, evalFlags|FlagMayReplicate, 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
+		newCmd("evalsha", -3, evalFlags|FlagMayReplicate, 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
+		newCmd("eval_ro", -3, evalFlags|FlagReadonly, 0, 0, 0, cmdEval, "scripting").withKeys(evalKeys),
+		newCmd("evalsha_ro", -3, evalFlags|FlagReadonly, 0, 0, 0, cmdEvalSHA, "scripting").withKeys(evalKeys),
+		newCmd("script", -2, 0, 0, 0, 0, cmdScript, "scripting").withSubs(
+			sub("load", 3, FlagNoScript|FlagStale), sub("exists", -3, FlagNoScript), sub("flush", -2, FlagNoScript),
+			sub("kill", 2, FlagNoScript|FlagAllowBusy), sub("help", 2, FlagLoading|FlagStale)),
+		newCmd("fcall", -3, evalFlags|FlagMayReplicate, 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
+		newCmd("fcall_ro", -3, evalFlags|FlagReadonly, 0, 0, 0, cmdFCall, "scripting").withKeys(evalKeys),
+		newCmd("function", -2, 0, 0, 0, 0, cmdFunction, "scripting").withSubs(
+			sub("load", -3, FlagWrite|FlagDenyOOM|FlagNoScript), sub("delete", 3, FlagWrite|FlagNoScript),
+			sub("flush", -2, FlagWrite|FlagNoScript), sub("list", -2, FlagNoScript), sub("dump", 2, FlagNoScript),
+			sub("restore", -3, FlagWrite|FlagDenyOOM|FlagNoScript), sub("stats", 2, FlagNoScript|FlagAllowBusy),
+			sub("kill", 2, FlagNoScript|FlagAllowBusy), sub("help", 2, FlagLoading|FlagStale)),
 	}
 }

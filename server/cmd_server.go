@@ -6,13 +6,11 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/redline-dev/redline/server/acl"
 	"github.com/redline-dev/redline/server/config"
 )
 
@@ -170,15 +168,6 @@ func (s *Server) role() string {
 	return "master"
 }
 
-func validClientName(b []byte) bool {
-	for _, ch := range b {
-		if ch < '!' || ch > '~' {
-			return false
-		}
-	}
-	return true
-}
-
 func cmdTime(c *Client, argv [][]byte) {
 	us := c.s.clock.NowUs()
 	c.Array(2)
@@ -226,25 +215,6 @@ func cmdRedline(c *Client, argv [][]byte) {
 	default:
 		c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try REDLINE CLOCK-OFFSET.")
 	}
-}
-
-// waitArgs parses WAIT numreplicas timeout, answering the error itself.
-func waitArgs(c *Client, argv [][]byte) (want, timeoutMs int64, ok bool) {
-	want, ok = parseInt(argv[1])
-	if !ok {
-		c.Error(ErrNotInt)
-		return 0, 0, false
-	}
-	timeoutMs, ok = parseInt(argv[2])
-	if !ok {
-		c.Error("ERR timeout is not an integer or out of range")
-		return 0, 0, false
-	}
-	if timeoutMs < 0 {
-		c.Error("ERR timeout is negative")
-		return 0, 0, false
-	}
-	return want, timeoutMs, true
 }
 
 // CONFIG
@@ -365,290 +335,6 @@ func (s *Server) configChanged(name string) {
 }
 
 // CLIENT
-
-func (c *Client) flagsString() string {
-	f := ""
-	if c.monitor {
-		f += "O"
-	}
-	if c.multi {
-		f += "x"
-	}
-	if c.ReadOnly {
-		f += "r"
-	}
-	if c.Asking {
-		f += "A"
-	}
-	if c.blk != nil && !c.blk.served {
-		f += "b"
-	}
-	if c.asmFlag != 0 {
-		f += string(c.asmFlag)
-	}
-	if f == "" {
-		f = "N"
-	}
-	return f
-}
-
-func (c *Client) infoLine(now time.Time) string {
-	multi := -1
-	if c.multi {
-		multi = len(c.queue)
-	}
-	cmd := c.lastCmd
-	if cmd == "" {
-		cmd = "NULL"
-	}
-	idle := int64(0)
-	if la := c.lastActive.Load(); la > 0 {
-		idle = (now.UnixMilli() - la) / 1000
-	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=8 name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=%s redir=-1 resp=%d",
-		c.id, c.addr, c.laddr, c.name, int64(now.Sub(c.created).Seconds()), idle, c.flagsString(), c.db, multi,
-		c.replyBufSize(), c.rbufPeak.Load(), len(c.in)+cap(c.out), cmd, c.userName(), c.proto)
-}
-
-func cmdClient(c *Client, argv [][]byte) {
-	s := c.s
-	c.lastCmd = "client|" + strings.ToLower(string(argv[1]))
-	switch strings.ToUpper(string(argv[1])) {
-	case "ID":
-		c.Int(c.id)
-	case "SETNAME":
-		if len(argv) != 3 {
-			c.Error("ERR wrong number of arguments for 'client|setname' command")
-			return
-		}
-		if !validClientName(argv[2]) {
-			c.Error("ERR Client names cannot contain spaces, newlines or special characters.")
-			return
-		}
-		c.name = string(argv[2])
-		c.OK()
-	case "GETNAME":
-		if c.name == "" {
-			c.Null()
-		} else {
-			c.BulkString(c.name)
-		}
-	case "INFO":
-		c.Verbatim(c.selfInfoLine(time.Now(), argv) + "\n")
-	case "LIST":
-		// CLIENT LIST [TYPE type | ID id [id ...]], as Redis 7.0 parses it.
-		var ids map[int64]bool
-		typ := ""
-		switch {
-		case len(argv) == 4 && eq(argv[2], "type"):
-			typ = strings.ToLower(string(argv[3]))
-			if typ == "slave" {
-				typ = "replica"
-			}
-			switch typ {
-			case "normal", "master", "replica", "pubsub":
-			default:
-				c.Error("ERR Unknown client type '" + cstr(argv[3]) + "'")
-				return
-			}
-		case len(argv) > 3 && eq(argv[2], "id"):
-			ids = map[int64]bool{}
-			for _, a := range argv[3:] {
-				n, ok := parseInt(a)
-				if !ok {
-					c.Error("ERR Invalid client ID")
-					return
-				}
-				ids[n] = true
-			}
-		case len(argv) != 2:
-			c.Error(ErrSyntax)
-			return
-		}
-		var list []*Client
-		for _, t := range s.clientList() {
-			if (ids == nil || ids[t.id]) && (typ == "" || clientType(t) == typ) {
-				list = append(list, t)
-			}
-		}
-		sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
-		var b strings.Builder
-		now := time.Now()
-		for _, t := range list {
-			if t == c {
-				b.WriteString(c.selfInfoLine(now, argv))
-			} else {
-				b.WriteString(t.infoLine(now))
-			}
-			b.WriteByte('\n')
-		}
-		c.Verbatim(b.String())
-	case "KILL":
-		cmdClientKill(c, argv)
-	case "PAUSE":
-		if len(argv) != 3 && len(argv) != 4 {
-			c.Error("ERR wrong number of arguments for 'client|pause' command")
-			return
-		}
-		ms, ok := parseInt(argv[2])
-		if !ok {
-			c.Error("ERR timeout is not an integer or out of range")
-			return
-		}
-		if ms < 0 {
-			c.Error("ERR timeout is negative")
-			return
-		}
-		all := true
-		if len(argv) == 4 {
-			switch {
-			case eq(argv[3], "write"):
-				all = false
-			case eq(argv[3], "all"):
-			default:
-				c.Error("ERR CLIENT PAUSE mode must be WRITE or ALL")
-				return
-			}
-		}
-		end := time.Now().Add(time.Duration(ms) * time.Millisecond)
-		if end.After(s.pauseEnd) || s.pauseAll != all {
-			s.pauseEnd = end
-		}
-		s.pauseAll = all
-		s.expirePaused = true
-		s.applyExpireMode()
-		c.OK()
-	case "UNPAUSE":
-		s.unpause()
-		c.OK()
-	case "UNBLOCK":
-		cmdClientUnblock(c, argv)
-	case "NO-EVICT":
-		// Accepted and kept nowhere: the reference server has no client
-		// eviction (maxmemory-clients).
-		if len(argv) != 3 {
-			c.Error("ERR wrong number of arguments for 'client|no-evict' command")
-			return
-		}
-		if !eq(argv[2], "on") && !eq(argv[2], "off") {
-			c.Error(ErrSyntax)
-			return
-		}
-		c.OK()
-	case "REPLY":
-		cmdClientReply(c, argv)
-	case "TRACKING":
-		cmdClientTracking(c, argv)
-	case "CACHING":
-		cmdClientCaching(c, argv)
-	case "GETREDIR":
-		cmdClientGetredir(c)
-	case "TRACKINGINFO":
-		cmdClientTrackingInfo(c)
-	case "HELP":
-		helpReply(c, clientHelp...)
-	default:
-		c.Error("ERR unknown subcommand '\" + trunc(argv[1], 128) + \"'. Try CLIENT HELP.")
-	}
-}
-
-func cmdClientKill(c *Client, argv [][]byte) {
-	s := c.s
-	kill := func(t *Client) {
-		t.killed.Store(true)
-		if t.conn != nil {
-			t.conn.Close()
-		}
-		s.replicaKilled(t)
-	}
-	if len(argv) == 3 {
-		for _, t := range s.clientList() {
-			if t.addr == string(argv[2]) {
-				kill(t)
-				c.OK()
-				return
-			}
-		}
-		if s.killMasterLink(string(argv[2])) {
-			c.OK()
-			return
-		}
-		c.Error("ERR No such client")
-		return
-	}
-	if len(argv)%2 != 0 {
-		c.Error(ErrSyntax)
-		return
-	}
-	var id int64
-	var addr, laddr, typ string
-	var user *acl.User
-	skipme := true
-	for i := 2; i < len(argv); i += 2 {
-		v := string(argv[i+1])
-		switch strings.ToUpper(string(argv[i])) {
-		case "ID":
-			n, ok := parseInt(argv[i+1])
-			if !ok || n <= 0 {
-				c.Error("ERR client-id should be greater than 0")
-				return
-			}
-			id = n
-		case "ADDR":
-			addr = v
-		case "LADDR":
-			laddr = v
-		case "SKIPME":
-			switch strings.ToLower(v) {
-			case "yes":
-				skipme = true
-			case "no":
-				skipme = false
-			default:
-				c.Error(ErrSyntax)
-				return
-			}
-		case "TYPE":
-			typ = strings.ToLower(v)
-			if typ == "slave" {
-				typ = "replica"
-			}
-			switch typ {
-			case "normal", "master", "replica", "pubsub":
-			default:
-				c.Error("ERR Unknown client type '" + v + "'")
-				return
-			}
-		case "USER":
-			if user = s.acl.User(v); user == nil {
-				c.Error("ERR No such user '" + v + "'")
-				return
-			}
-		default:
-			c.Error(ErrSyntax)
-			return
-		}
-	}
-	var n int64
-	for _, t := range s.clientList() {
-		if (id != 0 && t.id != id) || (addr != "" && t.addr != addr) || (laddr != "" && t.laddr != laddr) || (typ != "" && clientType(t) != typ) || (user != nil && t.user != user) {
-			continue
-		}
-		if t == c && skipme {
-			continue
-		}
-		if t == c {
-			c.closeNow = true // after this reply, as Redis's CLIENT_CLOSE_AFTER_REPLY
-		} else {
-			kill(t)
-		}
-		n++
-	}
-	if typ == "master" && id == 0 && addr == "" && laddr == "" && s.killMasterLink("") {
-		n++
-	}
-	c.Int(n)
-}
 
 // INFO
 
@@ -855,107 +541,29 @@ func (s *Server) info(args [][]byte) string {
 	return b.String()
 }
 
-func humanBytes(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2fM", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.2fK", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%dB", n)
-}
-
 // serverCommands are the connection and server commands' specs.
 func serverCommands() []*Command {
 	return []*Command{
-		newCmd("ping", -1, "fast", 0, 0, 0, cmdPing, "connection"),
-		newCmd("echo", 2, "fast loading stale", 0, 0, 0, cmdEcho, "connection"),
-		newCmd("select", 2, "loading stale fast", 0, 0, 0, cmdSelect, "connection"),
-		newCmd("quit", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdQuit, "connection"),
-		newCmd("reset", 1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdReset, "connection"),
-		newCmd("auth", -2, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdAuth, "connection"),
-		newCmd("hello", -1, "noscript loading stale fast no_auth allow_busy", 0, 0, 0, cmdHello, "connection"),
-		newCmd("time", 1, "loading stale fast", 0, 0, 0, cmdTime, "server"),
-		newCmd("lastsave", 1, "loading stale fast", 0, 0, 0, cmdLastSave, "server"),
-		newCmd("save", 1, "admin noscript no_async_loading no_multi", 0, 0, 0, cmdSave, "server"),
-		newCmd("bgsave", -1, "admin noscript no_async_loading", 0, 0, 0, cmdBgSave, "server"),
-		newCmd("bgrewriteaof", 1, "admin noscript no_async_loading", 0, 0, 0, cmdBgRewriteAOF, "server"),
-		newCmd("shutdown", -1, "admin noscript loading stale no_multi allow_busy", 0, 0, 0, cmdShutdown, "server"),
-		newCmd("info", -1, "loading stale", 0, 0, 0, cmdInfo, "server"),
-		newCmd("redline", -2, "admin noscript loading stale", 0, 0, 0, cmdRedline, "server"),
-		newCmd("config", -2, "", 0, 0, 0, cmdConfig, "server").withSubs(
-			sub("get", -3, "admin noscript loading stale"), sub("set", -4, "admin noscript loading stale"),
-			sub("resetstat", 2, "admin noscript loading stale"), sub("rewrite", 2, "admin noscript loading stale"),
-			sub("help", 2, "loading stale")),
-		newCmd("client", -2, "", 0, 0, 0, cmdClient, "connection").withSubs(
-			sub("id", 2, "noscript loading stale"), sub("setname", 3, "noscript loading stale"),
-			sub("getname", 2, "noscript loading stale"), sub("list", -2, "admin noscript loading stale"),
-			sub("kill", -3, "admin noscript loading stale"), sub("pause", -3, "admin noscript loading stale"),
-			sub("unpause", 2, "admin noscript loading stale"),
-			sub("info", 2, "noscript loading stale"), sub("no-evict", 3, "admin noscript loading stale"),
-			sub("reply", 3, "noscript loading stale"), sub("help", 2, "loading stale"),
-			sub("tracking", -3, "noscript loading stale"), sub("caching", 3, "noscript loading stale"),
-			sub("getredir", 2, "noscript loading stale"), sub("trackinginfo", 2, "noscript loading stale"),
-			sub("unblock", -3, "admin noscript loading stale")),
-		newCmd("command", -1, "loading stale", 0, 0, 0, cmdCommand, "server").withSubs(
-			sub("count", 2, "loading stale"), sub("info", -2, "loading stale"), sub("docs", -2, "loading stale"),
-			sub("list", -2, "loading stale"), sub("getkeys", -4, "loading stale"), sub("help", 2, "loading stale"),
-			sub("getkeysandflags", -4, "loading stale")),
+		newCmd("ping", -1, FlagFast, 0, 0, 0, cmdPing, "connection"),
+		newCmd("echo", 2, FlagFast|FlagLoading|FlagStale, 0, 0, 0, cmdEcho, "connection"),
+		newCmd("select", 2, FlagLoading|FlagStale|FlagFast, 0, 0, 0, cmdSelect, "connection"),
+		newCmd("quit", -1, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagNoAuth|FlagAllowBusy, 0, 0, 0, cmdQuit, "connection"),
+		newCmd("reset", 1, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagNoAuth|FlagAllowBusy, 0, 0, 0, cmdReset, "connection"),
+		newCmd("auth", -2, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagNoAuth|FlagAllowBusy, 0, 0, 0, cmdAuth, "connection"),
+		newCmd("hello", -1, FlagNoScript|FlagLoading|FlagStale|FlagFast|FlagNoAuth|FlagAllowBusy, 0, 0, 0, cmdHello, "connection"),
+		newCmd("time", 1, FlagLoading|FlagStale|FlagFast, 0, 0, 0, cmdTime, "server"),
+		newCmd("lastsave", 1, FlagLoading|FlagStale|FlagFast, 0, 0, 0, cmdLastSave, "server"),
+		newCmd("save", 1, FlagAdmin|FlagNoScript|FlagNoAsyncLoading|FlagNoMulti, 0, 0, 0, cmdSave, "server"),
+		newCmd("bgsave", -1, FlagAdmin|FlagNoScript|FlagNoAsyncLoading, 0, 0, 0, cmdBgSave, "server"),
+		newCmd("bgrewriteaof", 1, FlagAdmin|FlagNoScript|FlagNoAsyncLoading, 0, 0, 0, cmdBgRewriteAOF, "server"),
+		newCmd("shutdown", -1, FlagAdmin|FlagNoScript|FlagLoading|FlagStale|FlagNoMulti|FlagAllowBusy, 0, 0, 0, cmdShutdown, "server"),
+		newCmd("info", -1, FlagLoading|FlagStale, 0, 0, 0, cmdInfo, "server"),
+		newCmd("redline", -2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale, 0, 0, 0, cmdRedline, "server"),
+		newCmd("config", -2, 0, 0, 0, 0, cmdConfig, "server").withSubs(
+			sub("get", -3, FlagAdmin|FlagNoScript|FlagLoading|FlagStale), sub("set", -4, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("resetstat", 2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale), sub("rewrite", 2, FlagAdmin|FlagNoScript|FlagLoading|FlagStale),
+			sub("help", 2, FlagLoading|FlagStale)),
 	}
-}
-
-// clientHelp is CLIENT HELP of Redis 7.0.15.
-var clientHelp = []string{
-	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"CACHING (YES|NO)",
-	"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
-	"GETREDIR",
-	"    Return the client ID we are redirecting to when tracking is enabled.",
-	"GETNAME",
-	"    Return the name of the current connection.",
-	"ID",
-	"    Return the ID of the current connection.",
-	"INFO",
-	"    Return information about the current client connection.",
-	"KILL <ip:port>",
-	"    Kill connection made from <ip:port>.",
-	"KILL <option> <value> [<option> <value> [...]]",
-	"    Kill connections. Options are:",
-	"    * ADDR (<ip:port>|<unixsocket>:0)",
-	"      Kill connections made from the specified address",
-	"    * LADDR (<ip:port>|<unixsocket>:0)",
-	"      Kill connections made to specified local address",
-	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-	"      Kill connections by type.",
-	"    * USER <username>",
-	"      Kill connections authenticated by <username>.",
-	"    * SKIPME (YES|NO)",
-	"      Skip killing current connection (default: yes).",
-	"LIST [options ...]",
-	"    Return information about client connections. Options:",
-	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-	"      Return clients of specified type.",
-	"UNPAUSE",
-	"    Stop the current client pause, resuming traffic.",
-	"PAUSE <timeout> [WRITE|ALL]",
-	"    Suspend all, or just write, clients for <timeout> milliseconds.",
-	"REPLY (ON|OFF|SKIP)",
-	"    Control the replies sent to the current connection.",
-	"SETNAME <name>",
-	"    Assign the name <name> to the current connection.",
-	"UNBLOCK <clientid> [TIMEOUT|ERROR]",
-	"    Unblock the specified blocked client.",
-	"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
-	"         [OPTIN] [OPTOUT] [NOLOOP]",
-	"    Control server assisted client side caching.",
-	"TRACKINGINFO",
-	"    Report tracking status for the current connection.",
-	"NO-EVICT (ON|OFF)",
-	"    Protect current client connection from eviction.",
-	"HELP",
-	"    Prints this help.",
 }
 
 // portSetError is CONFIG SET's error for a new port: the listener is bound

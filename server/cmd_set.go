@@ -284,29 +284,6 @@ func cmdSetAlgebraStore(c *Client, argv [][]byte) {
 	c.Int(int64(res.Len()))
 }
 
-// storeResult replaces whatever is at key with o, or deletes key when o is
-// empty, as Redis's *STORE commands do.
-func (c *Client) storeResult(key []byte, o *store.Object) {
-	db := c.kv()
-	if o.Len() == 0 {
-		if db.Delete(key) {
-			c.s.dirty++
-			c.notify(notifyGeneric, "del", key)
-		}
-		return
-	}
-	db.Delete(key)
-	db.Add(key, o)
-	c.s.dirty++
-	// The event is the command's name: sinterstore, zunionstore,
-	// zrangestore... in the class of the stored type.
-	if o.Kind == store.KindSet {
-		c.notify(notifySet, c.cmd.Name, key)
-	} else {
-		c.notify(notifyZSet, c.cmd.Name, key)
-	}
-}
-
 // parseNumKeys parses the numkeys argument of SINTERCARD, ZUNION and the
 // like: at least 1 and no more than the arguments after it.
 func parseNumKeys(c *Client, b []byte, rest int) (int, bool) {
@@ -320,25 +297,6 @@ func parseNumKeys(c *Client, b []byte, rest int) (int, bool) {
 		return 0, false
 	}
 	return int(n), true
-}
-
-// numKeysAt returns the key positions of a command whose numkeys argument
-// is at index at and whose keys follow it.
-func numKeysAt(at int) func(argv [][]byte) []int {
-	return func(argv [][]byte) []int {
-		if len(argv) <= at {
-			return nil
-		}
-		n, ok := parseInt(argv[at])
-		if !ok || n <= 0 || n > int64(len(argv)-at-1) {
-			return nil
-		}
-		out := make([]int, n)
-		for i := range out {
-			out[i] = at + 1 + i
-		}
-		return out
-	}
 }
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
@@ -449,81 +407,6 @@ func cmdSRandMember(c *Client, argv [][]byte) {
 	replyRandomSample(c, ms, count, 1, func(m string) { c.BulkString(m) })
 }
 
-// randomCountArgs parses the [count [WITHVALUES|WITHSCORES]] tail of
-// HRANDFIELD and ZRANDMEMBER (with = the option's name) with Redis's checks.
-func randomCountArgs(c *Client, argv [][]byte, with string) (count int64, withCount, withPairs, ok bool) {
-	if len(argv) > 4 || (len(argv) == 4 && !eq(argv[3], with)) {
-		c.Error(ErrSyntax)
-		return 0, false, false, false
-	}
-	withCount, withPairs = len(argv) >= 3, len(argv) == 4
-	if withCount {
-		n, ok := parseInt(argv[2])
-		if !ok {
-			c.Error(ErrNotInt)
-			return 0, false, false, false
-		}
-		if n == math.MinInt64 {
-			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-			return 0, false, false, false
-		}
-		if withPairs && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
-			c.Error("ERR value is out of range")
-			return 0, false, false, false
-		}
-		count = n
-	}
-	return count, withCount, withPairs, true
-}
-
-// replyRandomPairs replies count random elements with their values
-// (HRANDFIELD WITHVALUES, ZRANDMEMBER WITHSCORES): [element, value] pairs
-// in RESP3, a flat array in RESP2.
-func replyRandomPairs[T any](c *Client, all []T, count int64, reply func(T)) {
-	if c.proto == 3 {
-		replyRandomSample(c, all, count, 1, func(e T) {
-			c.Array(2)
-			reply(e)
-		})
-		return
-	}
-	replyRandomSample(c, all, count, 2, reply)
-}
-
-// maxRandomCount bounds the repetitions a negative count may ask for.
-const maxRandomCount = 1 << 24
-
-// replyRandomSample replies count random elements of all as an array, as
-// SRANDMEMBER, HRANDFIELD and ZRANDMEMBER do: count >= 0 distinct elements
-// (all of them, in order, when count covers them), count < 0 that many
-// with repetitions. reply writes width array items per element.
-func replyRandomSample[T any](c *Client, all []T, count int64, width int, reply func(T)) {
-	if count < -maxRandomCount {
-		// Redis would try to build the reply until memory runs out.
-		c.Error("ERR value is out of range")
-		return
-	}
-	if count < 0 {
-		c.Array(int(-count) * width)
-		for i := int64(0); i < -count; i++ {
-			reply(all[rand.IntN(len(all))])
-		}
-		return
-	}
-	if count >= int64(len(all)) {
-		c.Array(len(all) * width)
-		for _, e := range all {
-			reply(e)
-		}
-		return
-	}
-	idx := rand.Perm(len(all))[:count]
-	c.Array(len(idx) * width)
-	for _, i := range idx {
-		reply(all[i])
-	}
-}
-
 // SSCAN key cursor [MATCH pattern] [COUNT count]
 func cmdSScan(c *Client, argv [][]byte) {
 	containerScan(c, argv, store.KindSet, (*store.Object).SetMembers)
@@ -545,7 +428,7 @@ func setCommands() []*Command {
 		newCmd("sinterstore", -3, w, 1, -1, 1, cmdSetAlgebraStore, "set"),
 		newCmd("sunionstore", -3, w, 1, -1, 1, cmdSetAlgebraStore, "set"),
 		newCmd("sdiffstore", -3, w, 1, -1, 1, cmdSetAlgebraStore, "set"),
-		newCmd("sintercard", -3, ro+" movablekeys", 0, 0, 0, cmdSInterCard, "set").withKeys(numKeysAt(1)),
+		newCmd("sintercard", -3, ro|FlagMovableKeys, 0, 0, 0, cmdSInterCard, "set").withKeys(numKeysAt(1)),
 		newCmd("smove", 4, wrf, 1, 2, 1, cmdSMove, "set"),
 		newCmd("srandmember", -2, ro, 1, 1, 1, cmdSRandMember, "set"),
 		newCmd("sscan", -3, ro, 1, 1, 1, cmdSScan, "set"),

@@ -403,12 +403,12 @@ func sortCommands() []*Command {
 		Flags: []string{"RO", "access"}, Find: KeyFind{Unknown: true}}
 	key := KeySpec{Flags: []string{"RO", "access"}, Begin: KeyBegin{Index: 1}, Find: KeyFind{Step: 1}}
 	return []*Command{
-		newCmd("sort", -2, "write denyoom movablekeys", 1, 1, 1, cmdSort, "generic").withKeys(sortKeys).withACL(acl...).
+		newCmd("sort", -2, FlagWrite|FlagDenyOOM|FlagMovableKeys, 1, 1, 1, cmdSort, "generic").withKeys(sortKeys).withACL(acl...).
 			withDocs("Sort the elements in a list, set or sorted set", "").
 			withInfoSpecs(key, byGet,
 				KeySpec{Notes: "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
 					Flags: []string{"OW", "update"}, Find: KeyFind{Unknown: true}}),
-		newCmd("sort_ro", -2, "readonly movablekeys", 1, 1, 1, cmdSortRO, "generic").
+		newCmd("sort_ro", -2, FlagReadonly|FlagMovableKeys, 1, 1, 1, cmdSortRO, "generic").
 			withKeys(func([][]byte) []int { return []int{1} }).withACL(append([]string{"@read"}, acl[1:]...)...).
 			withDocs("Sort the elements in a list, set or sorted set. Read-only variant of SORT.", "7.0.0").
 			withInfoSpecs(key, byGet),

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/server/resp"
 	"github.com/redline-dev/redline/server/store"
 )
 
@@ -133,22 +132,6 @@ func (c *Client) intervalID(b []byte, missingSeq uint64) (id store.StreamID, exc
 	}
 	id, ok = c.streamID(b, missingSeq, false)
 	return id, false, ok
-}
-
-func (c *Client) streamIDReply(id store.StreamID) {
-	var buf [48]byte
-	c.Bulk(id.Append(buf[:0]))
-}
-
-func streamIDBytes(id store.StreamID) []byte { return id.Append(nil) }
-
-func (c *Client) entryReply(e *store.StreamEntry) {
-	c.Array(2)
-	c.streamIDReply(e.ID)
-	c.Array(len(e.Fields))
-	for _, f := range e.Fields {
-		c.Bulk(f)
-	}
 }
 
 func (c *Client) lookupStream(key []byte) (*store.Object, bool) {
@@ -789,88 +772,6 @@ func cmdXRead(c *Client, argv [][]byte) {
 	c.NullArray()
 }
 
-// streamConsumer looks up (refreshing its seen time) or creates the
-// consumer name of g; a consumer a NOACK read creates is propagated.
-func streamConsumer(c *Client, g *store.StreamCG, key, group []byte, name string, noack bool) *store.StreamConsumer {
-	now := c.s.clock.NowMs()
-	if cons := g.Consumer(name); cons != nil {
-		cons.SeenTime = now
-		return cons
-	}
-	cons := g.CreateConsumer(name, now)
-	c.s.dirty++
-	c.notify(notifyStream, "xgroup-createconsumer", key)
-	if noack {
-		c.s.propagate(c.db, [][]byte{[]byte("XGROUP"), []byte("CREATECONSUMER"), copyBytes(key), copyBytes(group), []byte(name)})
-	}
-	return cons
-}
-
-// streamServe is streamReplyWithRange for XREAD/XREADGROUP: r gets the
-// entries from start on (at most count), g's last ID and PEL follow.
-func streamServe(r, c *Client, s *store.Stream, start store.StreamID, count int64, key []byte, g *store.StreamCG, cons *store.StreamConsumer, group []byte, noack, history bool) {
-	now := c.s.clock.NowMs()
-	if g != nil && history {
-		pend := cons.PendingFrom(start)
-		n := len(pend)
-		if count > 0 && int64(n) > count {
-			n = int(count)
-		}
-		r.Array(n)
-		for _, p := range pend[:n] {
-			if e := s.Get(p.ID); e != nil {
-				r.entryReply(e)
-				p.DeliveryTime = now
-				p.DeliveryCount++
-			} else {
-				r.Array(2)
-				r.streamIDReply(p.ID)
-				r.NullArray()
-			}
-		}
-		return
-	}
-	var ents []*store.StreamEntry
-	s.Range(start, store.MaxStreamID, false, func(e *store.StreamEntry) bool {
-		ents = append(ents, e)
-		return count == 0 || int64(len(ents)) < count
-	})
-	r.Array(len(ents))
-	propLast := false
-	for _, e := range ents {
-		if g != nil && e.ID.Cmp(g.LastID) > 0 {
-			if g.EntriesRead != -1 && !s.HasTombstones(e.ID) {
-				g.EntriesRead++
-			} else if s.EntriesAdded != 0 {
-				g.EntriesRead = s.EstimateDistance(e.ID)
-			}
-			g.LastID = e.ID
-			if noack {
-				propLast = true
-			}
-		}
-		r.entryReply(e)
-		if g != nil && !noack {
-			nack := g.Deliver(e.ID, cons, now)
-			propagateXClaim(c, key, g, group, e.ID, nack)
-		}
-	}
-	if propLast {
-		propagateGroupID(c, key, g, group)
-	}
-}
-
-func propagateXClaim(c *Client, key []byte, g *store.StreamCG, group []byte, id store.StreamID, n *store.StreamNACK) {
-	c.s.propagate(c.db, [][]byte{[]byte("XCLAIM"), copyBytes(key), copyBytes(group), []byte(n.Consumer.Name), []byte("0"),
-		streamIDBytes(id), []byte("TIME"), itob(n.DeliveryTime), []byte("RETRYCOUNT"), itob(n.DeliveryCount),
-		[]byte("FORCE"), []byte("JUSTID"), []byte("LASTID"), streamIDBytes(g.LastID)})
-}
-
-func propagateGroupID(c *Client, key []byte, g *store.StreamCG, group []byte) {
-	c.s.propagate(c.db, [][]byte{[]byte("XGROUP"), []byte("SETID"), copyBytes(key), copyBytes(group),
-		streamIDBytes(g.LastID), []byte("ENTRIESREAD"), itob(g.EntriesRead)})
-}
-
 // ---- consumer groups ----
 
 func subcommandSyntax(c *Client, argv [][]byte, cmd string) {
@@ -1319,25 +1220,6 @@ func cmdXClaim(c *Client, argv [][]byte) {
 	c.Raw(body.out)
 }
 
-func propagateXClaimRaw(c *Client, key []byte, g *store.StreamCG, group, id []byte, n *store.StreamNACK) {
-	c.s.propagate(c.db, [][]byte{[]byte("XCLAIM"), copyBytes(key), copyBytes(group), []byte(n.Consumer.Name), []byte("0"),
-		copyBytes(id), []byte("TIME"), itob(n.DeliveryTime), []byte("RETRYCOUNT"), itob(n.DeliveryCount),
-		[]byte("FORCE"), []byte("JUSTID"), []byte("LASTID"), streamIDBytes(g.LastID)})
-}
-
-// streamConsumerNoProp looks up (refreshing) or creates a consumer.
-func streamConsumerNoProp(c *Client, g *store.StreamCG, key []byte, name string) *store.StreamConsumer {
-	now := c.s.clock.NowMs()
-	if cons := g.Consumer(name); cons != nil {
-		cons.SeenTime = now
-		return cons
-	}
-	c.s.dirty++
-	cons := g.CreateConsumer(name, now)
-	c.notify(notifyStream, "xgroup-createconsumer", key)
-	return cons
-}
-
 func cmdXAutoClaim(c *Client, argv [][]byte) {
 	minIdle, ok := parseInt(argv[4])
 	if !ok {
@@ -1701,54 +1583,6 @@ func (c *Client) blockXRead(a *xreadArgs) {
 	c.block(b, a.keys, time.Duration(a.timeout)*time.Millisecond)
 }
 
-// streamReady marks a stream key as ready for the clients blocked on it.
-func (s *Server) streamReady(db int, key []byte) {
-	if s.blk.n == 0 {
-		return
-	}
-	s.signalReady(watchedKey{db, string(key)})
-}
-
-// serveBlockedStream serves one client blocked on the stream o
-// (serveClientsBlockedOnStreamKey).
-func (s *Server) serveBlockedStream(c *Client, b *blockedOn, wk watchedKey, o *store.Object) {
-	st := o.Stream
-	gt := b.xids[wk.key]
-	r := &Client{s: s, proto: c.proto, db: wk.db, id: c.id}
-	var g *store.StreamCG
-	if b.xgroup != nil {
-		if g = st.Group(string(b.xgroup)); g == nil {
-			r.Error("NOGROUP the consumer group this client was blocked on no longer exists")
-			if b.cmd != nil {
-				b.cmd.fails++
-			}
-			s.finishBlocked(c, r.out, false)
-			return
-		}
-		gt = g.LastID
-	}
-	if st.LastID.Cmp(gt) <= 0 {
-		return
-	}
-	start, _ := gt.Incr()
-	key := []byte(wk.key)
-	s.beginBlock()
-	var cons *store.StreamConsumer
-	if g != nil {
-		cons = streamConsumer(r, g, key, b.xgroup, string(b.xconsumer), b.xnoack)
-	}
-	if r.proto == 2 {
-		r.Array(1)
-		r.Array(2)
-	} else {
-		r.out = resp.AppendMap(r.out, 1)
-	}
-	r.Bulk(key)
-	streamServe(r, r, st, start, b.count, key, g, cons, b.xgroup, b.xnoack, false)
-	s.endBlock()
-	s.finishBlocked(c, r.out, false)
-}
-
 // xreadKeys finds the keys of XREAD/XREADGROUP: the first half of the
 // arguments after STREAMS.
 func xreadKeys(argv [][]byte) []int {
@@ -1790,38 +1624,38 @@ func (c *Client) streamIDs(args [][]byte) ([]store.StreamID, bool) {
 // streamCommands are the stream family's specs (arity, flags and keys as
 // Redis 7.0's commands/x*.json); COMMAND INFO shows Redis's key specs.
 func streamCommands() []*Command {
-	x := func(name string, arity int, flags string, h Handler) *Command {
+	x := func(name string, arity int, flags Flag, h Handler) *Command {
 		return newCmd(name, arity, flags, 1, 1, 1, h, "stream").withRedisInfoSpecs("")
 	}
 	// Subcommands in the order Redis 7.0's COMMAND lists them; their key
 	// is argv[2] (XGROUP CREATE key ...).
-	xsub := func(name string, arity int, flags string) *Command {
+	xsub := func(name string, arity int, flags Flag) *Command {
 		sc := sub(name, arity, flags).withKey(2).withRedisInfoSpecs("")
 		sc.Group = "stream"
 		return sc
 	}
-	help := sub("help", 2, "loading stale")
+	help := sub("help", 2, FlagLoading|FlagStale)
 	help.Group = "stream"
 	help2 := *help
 	return []*Command{
-		x("xadd", -5, "write denyoom fast", cmdXAdd).withRedisInfoSpecs("UPDATE instead of INSERT because of the optional trimming feature"),
-		x("xrange", -4, "readonly", cmdXRange),
-		x("xrevrange", -4, "readonly", cmdXRevRange),
-		x("xlen", 2, "readonly fast", cmdXLen),
-		x("xdel", -3, "write fast", cmdXDel),
-		x("xtrim", -4, "write", cmdXTrim),
-		x("xsetid", -3, "write denyoom fast", cmdXSetID),
-		x("xack", -4, "write fast", cmdXAck),
-		x("xpending", -3, "readonly", cmdXPending),
-		x("xclaim", -6, "write fast", cmdXClaim),
-		x("xautoclaim", -6, "write fast", cmdXAutoClaim),
-		newCmd("xread", -4, "readonly blocking movablekeys", 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
-		newCmd("xreadgroup", -7, "write blocking movablekeys", 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
-		newCmd("xgroup", -2, "", 0, 0, 0, cmdXGroup, "stream").withKeys(subKey).withACL("@slow").withSubs(
-			xsub("destroy", 4, "write"), xsub("createconsumer", 5, "write denyoom"), xsub("create", -5, "write denyoom"),
-			xsub("delconsumer", 5, "write"), xsub("setid", -5, "write"), help),
-		newCmd("xinfo", -2, "", 0, 0, 0, cmdXInfo, "stream").withKeys(subKey).withACL("@slow").withSubs(
-			xsub("groups", 3, "readonly"), xsub("stream", -3, "readonly"), &help2,
-			xsub("consumers", 4, "readonly")),
+		x("xadd", -5, FlagWrite|FlagDenyOOM|FlagFast, cmdXAdd).withRedisInfoSpecs("UPDATE instead of INSERT because of the optional trimming feature"),
+		x("xrange", -4, FlagReadonly, cmdXRange),
+		x("xrevrange", -4, FlagReadonly, cmdXRevRange),
+		x("xlen", 2, FlagReadonly|FlagFast, cmdXLen),
+		x("xdel", -3, FlagWrite|FlagFast, cmdXDel),
+		x("xtrim", -4, FlagWrite, cmdXTrim),
+		x("xsetid", -3, FlagWrite|FlagDenyOOM|FlagFast, cmdXSetID),
+		x("xack", -4, FlagWrite|FlagFast, cmdXAck),
+		x("xpending", -3, FlagReadonly, cmdXPending),
+		x("xclaim", -6, FlagWrite|FlagFast, cmdXClaim),
+		x("xautoclaim", -6, FlagWrite|FlagFast, cmdXAutoClaim),
+		newCmd("xread", -4, FlagReadonly|FlagBlocking|FlagMovableKeys, 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
+		newCmd("xreadgroup", -7, FlagWrite|FlagBlocking|FlagMovableKeys, 0, 0, 0, cmdXRead, "stream").withKeys(xreadKeys).withRedisInfoSpecs(""),
+		newCmd("xgroup", -2, 0, 0, 0, 0, cmdXGroup, "stream").withKeys(subKey).withACL("@slow").withSubs(
+			xsub("destroy", 4, FlagWrite), xsub("createconsumer", 5, FlagWrite|FlagDenyOOM), xsub("create", -5, FlagWrite|FlagDenyOOM),
+			xsub("delconsumer", 5, FlagWrite), xsub("setid", -5, FlagWrite), help),
+		newCmd("xinfo", -2, 0, 0, 0, 0, cmdXInfo, "stream").withKeys(subKey).withACL("@slow").withSubs(
+			xsub("groups", 3, FlagReadonly), xsub("stream", -3, FlagReadonly), &help2,
+			xsub("consumers", 4, FlagReadonly)),
 	}
 }

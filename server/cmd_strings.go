@@ -23,35 +23,6 @@ func cmdGet(c *Client, argv [][]byte) {
 	c.Bulk(o.Str)
 }
 
-// setString stores val at key as a string, reusing an existing string
-// object's buffer. keepTTL keeps the old expiry; otherwise it is cleared.
-func (c *Client) setString(key, val []byte, keepTTL bool) *store.Object {
-	db := c.kv()
-	o := db.Get(key)
-	if o != nil && o.Kind == store.KindString {
-		if cap(o.Str) >= len(val) && cap(o.Str) <= 2*len(val)+64 {
-			o.Str = append(o.Str[:0], val...)
-		} else {
-			o.Str = copyBytes(val)
-		}
-		if !keepTTL && o.ExpireAt != 0 {
-			db.SetExpire(o, 0)
-		}
-		o.SetRaw(false)
-		return o
-	}
-	n := &store.Object{Kind: store.KindString, Str: copyBytes(val)}
-	if o != nil {
-		if keepTTL {
-			n.ExpireAt = o.ExpireAt
-		}
-		db.Set(key, n)
-	} else {
-		db.Add(key, n)
-	}
-	return n
-}
-
 const (
 	setNX = 1 << iota
 	setXX

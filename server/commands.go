@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,7 +44,7 @@ var flagNames = []string{"write", "readonly", "denyoom", "admin", "pubsub", "nos
 func (f Flag) Names() []string {
 	var out []string
 	for _, n := range commandInfoFlagOrder {
-		if f&parseFlags(n) != 0 {
+		if f&flagNamed(n) != 0 {
 			out = append(out, n)
 		}
 	}
@@ -64,7 +65,7 @@ type Handler func(c *Client, argv [][]byte)
 // about it anywhere else. Each family declares its specs in a slice at the
 // end of its cmd_*.go file (stringCommands in cmd_strings.go, ...);
 // newCommandTable merges Redis's generated metadata (key specs and tips of
-// Redis 7.0.15, commands_keyspecs_gen.go and commands_tips.go) into them.
+// Redis 7.0.15, commands_redis_gen.go, made by server/internal/gencommands) into them.
 type Command struct {
 	Name  string // lower case
 	Arity int    // Redis convention: >0 exact, <0 at least -Arity
@@ -118,17 +119,18 @@ type Command struct {
 	histGen uint64
 }
 
-// newCmd is a spec in the table's compact notation: flags as COMMAND
-// names them ("write denyoom fast"), the key triple, the handler, the
-// group.
-func newCmd(name string, arity int, flags string, first, last, step int, h Handler, group string) *Command {
-	return &Command{Name: name, Arity: arity, Flags: parseFlags(flags), FirstKey: first, LastKey: last, Step: step,
+// newCmd is a spec in the table's compact notation: the typed flags
+// (FlagWrite|FlagDenyOOM|FlagFast, or a shorthand below), the key triple,
+// the handler, the group. A misspelt flag is a compile error, not a panic
+// at start.
+func newCmd(name string, arity int, flags Flag, first, last, step int, h Handler, group string) *Command {
+	return &Command{Name: name, Arity: arity, Flags: flags, FirstKey: first, LastKey: last, Step: step,
 		Handler: h, Group: group}
 }
 
 // sub is a subcommand's spec: its own arity and flags.
-func sub(name string, arity int, flags string) *Command {
-	return &Command{Name: name, Arity: arity, Flags: parseFlags(flags)}
+func sub(name string, arity int, flags Flag) *Command {
+	return &Command{Name: name, Arity: arity, Flags: flags}
 }
 
 // withKeys sets the key extractor of a command whose keys move.
@@ -168,93 +170,24 @@ func (cmd *Command) withRedisInfoSpecs(notes string) *Command {
 // protected makes a command run only as enable-debug-command allows.
 func (cmd *Command) protected() *Command { cmd.Protected = true; return cmd }
 
-func parseFlags(s string) Flag {
-	var f Flag
-	for _, n := range strings.Fields(s) {
-		found := false
-		for i, fn := range flagNames {
-			if fn == n {
-				f |= 1 << i
-				found = true
-			}
-		}
-		if !found {
-			panic("command table: unknown flag " + n)
-		}
+// flagNamed is the flag COMMAND calls n (a name of flagNames).
+func flagNamed(n string) Flag {
+	i := slices.Index(flagNames, n)
+	if i < 0 {
+		panic("command table: unknown flag " + n)
 	}
-	return f
+	return 1 << i
 }
 
 // Flag shorthands of the family slices.
 const (
-	w   = "write denyoom"
-	wf  = "write denyoom fast"
-	wr  = "write"
-	wrf = "write fast"
-	ro  = "readonly"
-	rof = "readonly fast"
+	w   = FlagWrite | FlagDenyOOM
+	wf  = FlagWrite | FlagDenyOOM | FlagFast
+	wr  = FlagWrite
+	wrf = FlagWrite | FlagFast
+	ro  = FlagReadonly
+	rof = FlagReadonly | FlagFast
 )
-
-// commandFamilies are the table's slices, one per cmd_*.go family, in the
-// order they are merged (a later spec may not repeat an earlier name).
-var commandFamilies = []func() []*Command{
-	stringCommands, bitmapCommands, bitfieldCommands, hllCommands, sortCommands, keyspaceCommands,
-	hashCommands, setCommands, listCommands, blockingCommands, zsetCommands, geoCommands, multiCommands, scriptingCommands,
-	serverCommands, debugCommands, introspectionCommands, streamCommands, pubsubCommands, clusterCommands,
-	replCommands, aclCommands,
-}
-
-// newCommandTable builds a server's command table from the families (each
-// server has its own: the specs carry the server's call statistics),
-// merging Redis's generated key specs and tips into every spec and
-// subcommand.
-func newCommandTable() map[string]*Command {
-	t := make(map[string]*Command)
-	for _, family := range commandFamilies {
-		for _, cmd := range family() {
-			if _, dup := t[cmd.Name]; dup {
-				panic("command table: " + cmd.Name + " declared twice")
-			}
-			mergeRedisMetadata(cmd, cmd.Name)
-			for _, sc := range cmd.Subcommands {
-				mergeRedisMetadata(sc, cmd.Name+"|"+sc.Name)
-			}
-			t[cmd.Name] = cmd
-		}
-	}
-	return t
-}
-
-// mergeRedisMetadata fills what the spec leaves to Redis's generated
-// tables: its tips, its key specs, and the key specs COMMAND INFO shows
-// where the spec asks for Redis's.
-func mergeRedisMetadata(cmd *Command, fullName string) {
-	if cmd.Step == 0 && cmd.FirstKey > 0 {
-		cmd.Step = 1
-	}
-	if cmd.Tips == nil {
-		cmd.Tips = redisTips[fullName]
-	}
-	if cmd.ACL == nil {
-		cmd.ACL = redisACLCategories[fullName]
-	}
-	if cmd.RedisSpecs == nil {
-		cmd.RedisSpecs = redisKeySpecs[fullName]
-	}
-	// COMMAND INFO shows Redis's key specs, with their notes, unless the
-	// spec gives its own.
-	if cmd.InfoSpecs == nil && len(cmd.RedisSpecs) > 0 {
-		cmd.InfoSpecs = append([]KeySpec(nil), cmd.RedisSpecs...)
-		for i, n := range redisKeySpecNotes[fullName] {
-			if i < len(cmd.InfoSpecs) {
-				cmd.InfoSpecs[i].Notes = n
-			}
-		}
-		if cmd.infoNotes != "" {
-			cmd.InfoSpecs[0].Notes = cmd.infoNotes
-		}
-	}
-}
 
 // KeyIndexes returns the positions of the keys in argv.
 func (cmd *Command) KeyIndexes(argv [][]byte) []int {
@@ -418,4 +351,76 @@ func (s *Server) lookupWithSub(name []byte) (*Command, string) {
 		}
 	}
 	return nil, ""
+}
+
+func (cmd *Command) aclCategories() []string {
+	if cmd.ACL != nil {
+		return cmd.ACL
+	}
+	var out []string
+	switch {
+	case cmd.Flags&FlagWrite != 0:
+		out = append(out, "@write")
+	case cmd.Flags&FlagReadonly != 0:
+		out = append(out, "@read")
+	}
+	if cmd.Group != "" && cmd.Group != "server" && cmd.Group != "generic" {
+		out = append(out, "@"+strings.ReplaceAll(cmd.Group, "-", ""))
+	} else if cmd.Group == "generic" {
+		out = append(out, "@keyspace")
+	}
+	if cmd.Flags&FlagAdmin != 0 {
+		out = append(out, "@admin", "@dangerous")
+	}
+	if cmd.Flags&FlagFast != 0 {
+		out = append(out, "@fast")
+	} else {
+		out = append(out, "@slow")
+	}
+	if cmd.Flags&FlagBlocking != 0 {
+		out = append(out, "@blocking")
+	}
+	// Redis lists them in the order of its category table.
+	sort.SliceStable(out, func(i, j int) bool { return aclOrder[out[i]] < aclOrder[out[j]] })
+	return out
+}
+
+var aclOrder = func() map[string]int {
+	m := map[string]int{}
+	for i, n := range []string{"@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash", "@string",
+		"@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub", "@admin", "@fast", "@slow", "@blocking",
+		"@dangerous", "@connection", "@transaction", "@scripting"} {
+		m[n] = i + 1
+	}
+	return m
+}()
+
+// KeySpec is one of a command's key specifications, as Redis 7.0 declares
+// them (src/commands/*.json): where the keys are (Begin, Find) and what the
+// command does to each (Flags: RW/RO/OW/RM, access/update/insert/delete).
+// The same type serves COMMAND INFO and GETKEYSANDFLAGS.
+type KeySpec struct {
+	Notes string
+	Flags []string
+	Begin KeyBegin
+	Find  KeyFind
+}
+
+// KeyBegin is begin_search: an index, a keyword searched from StartFrom
+// (negative: from the end, backwards), or unknown.
+type KeyBegin struct {
+	Index     int
+	Keyword   string
+	StartFrom int
+	Unknown   bool
+}
+
+// KeyFind is find_keys: a range (LastKey relative to the first key,
+// negative from the end; Step; Limit), a key count at KeyNumIdx followed
+// by keys from FirstKey, or unknown.
+type KeyFind struct {
+	LastKey, Step, Limit int
+	KeyNum               bool
+	KeyNumIdx, FirstKey  int
+	Unknown              bool
 }

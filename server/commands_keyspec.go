@@ -5,36 +5,6 @@ import (
 	"strings"
 )
 
-// KeySpec is one of a command's key specifications, as Redis 7.0 declares
-// them (src/commands/*.json): where the keys are (Begin, Find) and what the
-// command does to each (Flags: RW/RO/OW/RM, access/update/insert/delete).
-// The same type serves COMMAND INFO and GETKEYSANDFLAGS.
-type KeySpec struct {
-	Notes string
-	Flags []string
-	Begin KeyBegin
-	Find  KeyFind
-}
-
-// KeyBegin is begin_search: an index, a keyword searched from StartFrom
-// (negative: from the end, backwards), or unknown.
-type KeyBegin struct {
-	Index     int
-	Keyword   string
-	StartFrom int
-	Unknown   bool
-}
-
-// KeyFind is find_keys: a range (LastKey relative to the first key,
-// negative from the end; Step; Limit), a key count at KeyNumIdx followed
-// by keys from FirstKey, or unknown.
-type KeyFind struct {
-	LastKey, Step, Limit int
-	KeyNum               bool
-	KeyNumIdx, FirstKey  int
-	Unknown              bool
-}
-
 // positions evaluates a spec on argv (argv[0] the command) as Redis's
 // getKeysUsingKeySpecs does; ok is false for arguments the spec cannot
 // make sense of.
@@ -100,75 +70,75 @@ func (ks KeySpec) positions(argv [][]byte) (pos []int, ok bool) {
 	return pos, true
 }
 
-// writeKeySpecs writes specs as COMMAND INFO's key specifications.
-func (c *Client) writeKeySpecs(specs []KeySpec) {
-	c.SetHeader(len(specs))
-	for _, ks := range specs {
-		n := 3
-		if ks.Notes != "" {
-			n++
-			c.Map(n)
-			c.BulkString("notes")
-			c.BulkString(ks.Notes)
-		} else {
-			c.Map(n)
-		}
-		c.BulkString("flags")
-		c.SetHeader(len(ks.Flags))
-		for _, f := range ks.Flags {
-			c.Simple(f)
-		}
-		c.BulkString("begin_search")
-		c.Map(2)
-		c.BulkString("type")
-		if ks.Begin.Keyword != "" {
-			c.BulkString("keyword")
-			c.BulkString("spec")
-			c.Map(2)
-			c.BulkString("keyword")
-			c.BulkString(ks.Begin.Keyword)
-			c.BulkString("startfrom")
-			c.Int(int64(ks.Begin.StartFrom))
-		} else if ks.Begin.Unknown || ks.Begin.Index == 0 {
-			c.BulkString("unknown")
-			c.BulkString("spec")
-			c.Map(0)
-		} else {
-			c.BulkString("index")
-			c.BulkString("spec")
-			c.Map(1)
-			c.BulkString("index")
-			c.Int(int64(ks.Begin.Index))
-		}
-		c.BulkString("find_keys")
-		c.Map(2)
-		c.BulkString("type")
-		if ks.Find.Unknown {
-			c.BulkString("unknown")
-			c.BulkString("spec")
-			c.Map(0)
-			continue
-		}
-		if ks.Find.KeyNum {
-			c.BulkString("keynum")
-			c.BulkString("spec")
-			c.Map(3)
-			c.BulkString("keynumidx")
-			c.Int(int64(ks.Find.KeyNumIdx))
-			c.BulkString("firstkey")
-			c.Int(int64(ks.Find.FirstKey))
-			c.BulkString("keystep")
-			c.Int(int64(ks.Find.Step))
-			continue
-		}
-		c.BulkString("range")
-		c.BulkString("spec")
-		c.Map(3)
-		c.BulkString("lastkey")
-		c.Int(int64(ks.Find.LastKey))
-		c.BulkString("keystep")
-		c.Int(int64(ks.Find.Step))
-		c.BulkString("limit")
-		c.Int(int64(ks.Find.Limit))
+// keyFlags returns the key-spec flags of each key position of argv, from
+// Redis's key specs of the command (or of its subcommand).
+func keyFlags(cmd *Command, argv [][]byte, idx []int) [][]string {
+	name, specs := cmd.Name, cmd.RedisSpecs
+	if sub := cmd.subcommand(argv); sub != nil {
+		name, specs = cmd.Name+"|"+sub.Name, sub.RedisSpecs
 	}
+	out := make([][]string, len(idx))
+	for k, i := range idx {
+		for _, ks := range specs {
+			ps, _ := ks.positions(argv)
+			for _, p := range ps {
+				if p == i {
+					out[k] = specFlags(name, ks.Flags, argv)
+					break
+				}
+			}
+			if out[k] != nil {
+				break
+			}
+		}
+		if out[k] == nil && name == "sort" {
+			out[k] = []string{"OW", "update"} // sortGetKeys's STORE key, which no spec finds
+		}
+		if out[k] == nil {
+			if cmd.Flags&FlagWrite != 0 {
+				out[k] = []string{"RW", "update"}
+			} else {
+				out[k] = []string{"RO", "access"}
+			}
+		}
+	}
+	return out
+}
+
+// specFlags resolves variable_flags as Redis's getkeys procs do.
+func specFlags(name string, flags []string, argv [][]byte) []string {
+	var out []string
+	variable := false
+	for _, f := range flags {
+		if f == "variable_flags" {
+			variable = true
+			continue
+		}
+		out = append(out, f)
+	}
+	if variable && name == "set" {
+		for _, a := range argv[3:] {
+			if strings.EqualFold(string(a), "get") {
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"OW", "update"}
+	}
+	if variable && name == "bitfield" {
+		// bitfieldGetKeys: read-only while every operation is a complete GET
+		// or OVERFLOW.
+		for i := 2; i < len(argv); i++ {
+			rem := len(argv) - i - 1
+			switch {
+			case strings.EqualFold(string(argv[i]), "get") && rem >= 2:
+				i += 2
+			case strings.EqualFold(string(argv[i]), "overflow") && rem >= 1:
+				i++
+			default:
+				return []string{"RW", "access", "update"}
+			}
+		}
+		return []string{"RO", "access"}
+	}
+	return out
 }

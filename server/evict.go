@@ -11,43 +11,6 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-// maxmemory as Redis 7.0 (evict.c). Before each command, while used memory
-// is over maxmemory, keys are evicted by maxmemory-policy; when nothing can
-// be evicted (noeviction, or a volatile policy with no key with a TTL),
-// commands flagged denyoom are refused with -OOM (also while queueing in
-// MULTI, so EXEC aborts), as Redis's processCommand does.
-//
-// Used memory is not Go's heap: garbage stays counted there until a
-// collection, so an eviction would seem to free nothing and the next check
-// would evict again. It is Redis's startup figure plus an estimate of every
-// key as Redis would hold it (store/memory.go, objectSize), kept up to date
-// by the store on insert and delete and by the command path for the keys a
-// write command names. Accounting starts when maxmemory is set or INFO
-// first reports memory; before that nothing is measured.
-//
-// Victims are chosen as evict.c does: the lru, lfu and ttl policies sample
-// maxmemory-samples keys of each database into a pool of the 16 best
-// candidates (approximate LRU on a 24-bit seconds clock, LFU's logarithmic
-// counter with its decay, or the nearest expiry) and evict the best one
-// still present; the random policies take a random key, database after
-// database. One round stops after maxmemory-eviction-tenacity's time limit
-// and the cron finishes the job, as Redis's eviction timer does.
-type oomState struct {
-	max      int64 // maxmemory in bytes, 0 = none
-	policy   evictPolicy
-	samples  int
-	tenacity int
-
-	accounting bool  // the store estimates key sizes (memory.go)
-	evicted    int64 // INFO evicted_keys
-	pool       []evictCandidate
-	nextDB     int   // the random policies' round robin
-	pending    bool  // a round hit its time limit: the cron goes on
-	peak       int64 // used_memory_peak
-}
-
-type evictPolicy uint8
-
 const (
 	noEviction evictPolicy = iota
 	allkeysLRU
@@ -76,12 +39,6 @@ const usedMemoryStartup = 876064
 
 // evictionPoolSize is EVPOOL_SIZE.
 const evictionPoolSize = 16
-
-type evictCandidate struct {
-	idle uint64 // larger is evicted first
-	key  string
-	db   int
-}
 
 // setMaxmemory reads maxmemory and the eviction settings (start, CONFIG
 // SET) and, as Redis's updateMaxmemory, evicts at once when over.

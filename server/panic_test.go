@@ -15,7 +15,7 @@ import (
 func TestPanickingHandlerClosesOnlyItsConnection(t *testing.T) {
 	s := startServer(t)
 	s.mu.Lock()
-	s.commands["boom"] = newCmd("boom", 1, "fast", 0, 0, 0, func(c *Client, argv [][]byte) { panic("boom") }, "server")
+	s.commands["boom"] = newCmd("boom", 1, FlagFast, 0, 0, 0, func(c *Client, argv [][]byte) { panic("boom") }, "server")
 	s.mu.Unlock()
 	rc := dialRaw(t, s.Addr().String())
 	var req []byte

@@ -32,42 +32,6 @@ import (
 	"github.com/redline-dev/redline/server/store"
 )
 
-// persistState is the RDB side of the server; its zero value is a server
-// that never saved. Guarded by the server lock.
-type persistState struct {
-	lastSave      time.Time // rdb_last_save_time; zero: the start time
-	lastTry       time.Time // of the last background save, for the retry delay
-	dirtyAtSave   int64     // s.dirty when the last successful save snapshotted
-	bgErr         error     // the last background save failed (rdb_last_bgsave_status:err)
-	bgRan         bool
-	bgDuration    time.Duration
-	saves         int64
-	scheduled     bool // BGSAVE SCHEDULE, or a BGSAVE asked inside MULTI
-	bg            *bgSave
-	loadedKeys    int64
-	expiredKeys   int64
-	loadedRepl    *replInfo // replication state of the loaded file, for a replica's PSYNC
-	asyncLoading  bool      // a replica loads a full sync beside its old data (repl-diskless-load swapdb)
-	purgeOnMaster bool      // the file was loaded before the role was known (cluster mode)
-}
-
-type replInfo struct {
-	id       string
-	offset   int64
-	streamDB int // the database the stream was in at offset (repl-stream-db)
-}
-
-// bgSave is a background save in progress.
-type bgSave struct {
-	start   time.Time
-	dirty   int64
-	done    chan struct{}
-	cancel  chan struct{}
-	err     error
-	keys    int
-	stopped bool
-}
-
 func (s *Server) rdbFilename() string { return s.cfgValue("dbfilename", "dump.rdb") }
 
 // rdbPath is dir/dbfilename.
@@ -79,14 +43,6 @@ func (s *Server) cfgValue(name, def string) string {
 		return kv[0][1]
 	}
 	return def
-}
-
-func (s *Server) cfgYes(name string, def bool) bool {
-	d := "no"
-	if def {
-		d = "yes"
-	}
-	return s.cfgValue(name, d) == "yes"
 }
 
 // saveParams parses the save directive ("3600 1 300 100").
@@ -712,15 +668,6 @@ func debugReload(c *Client, argv [][]byte) {
 	c.OK()
 }
 
-// pacedSync is a full sync's RDB written to a replica one key at a
-// time with rdb-key-save-delay between keys: Redis's tests slow a master's
-// transfer with it to watch a replica's loading states.
-type pacedSync struct {
-	data  []byte
-	ends  []int // where each key's record ends in data
-	delay time.Duration
-}
-
 // send writes the snapshot; false when the link ended meanwhile (the
 // connection is then closed).
 func (p *pacedSync) send(rl *replicaLink, timeout time.Duration) bool {
@@ -763,14 +710,6 @@ func (s *Server) receiveSync(read func() ([]byte, error)) ([]byte, error) {
 		}
 	}
 	return data, err
-}
-
-// alreadyExpired is Redis's checkAlreadyExpired: a write that sets a time
-// in the past deletes the key, except while a file loads (an AOF's SET
-// PXAT of a key that expired while the server was down: a replica must
-// keep it for its master to expire) and on a replica (its master decides).
-func (s *Server) alreadyExpired(when, now int64) bool {
-	return when <= now && !s.loading && !s.repl.isReplica()
 }
 
 // saveAfterFlushAll is FLUSHALL's end in Redis 7.0 (flushAllDataAndResetRDB):

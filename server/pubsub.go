@@ -1,9 +1,7 @@
 package server
 
 import (
-	"net"
 	"sort"
-	"sync"
 
 	"github.com/redline-dev/redline/server/cluster"
 	"github.com/redline-dev/redline/server/keyslot"
@@ -18,8 +16,8 @@ import (
 // "sunsubscribe".
 //
 // Delivery: a connection that subscribes leaves the event loop for a
-// goroutine of its own (blocking() lists the subscribe commands) and gets a
-// writer goroutine. From then on everything it is sent goes through its
+// goroutine of its own (commandHoldsCaller lists the subscribe commands)
+// and gets a writer goroutine. From then on everything it is sent goes through its
 // pending buffer, in the order the server produced it under the server
 // lock: a batch's replies are moved there before the lock is released, and
 // a message appended for a subscriber first moves that client's unsent
@@ -29,25 +27,6 @@ import (
 // client-output-buffer-limit pubsub 32mb): one that falls that far behind
 // is disconnected.
 const pubsubOutputLimit = 32 << 20
-
-type pubsubState struct {
-	channels map[string]map[*Client]struct{}
-	patterns map[string]map[*Client]struct{}
-	shard    map[string]map[*Client]struct{}
-}
-
-// subscriber is the Pub/Sub state of one client (Client.ps).
-type subscriber struct {
-	c                         *Client
-	channels, patterns, shard map[string]struct{}
-
-	mu      sync.Mutex
-	pending []byte
-	spare   []byte
-	wake    chan struct{}
-	done    chan struct{}
-	conn    net.Conn
-}
 
 func (s *Server) pubsub() *pubsubState {
 	if s.ps == nil {

@@ -10,105 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/redline-dev/redline/server/internal/planted"
 	"github.com/redline-dev/redline/server/resp"
 )
-
-// Replication, Redis style: a master keeps a backlog of its write stream
-// (the propagated commands as RESP, offsets counted in bytes), serves PSYNC
-// with +CONTINUE from the backlog or +FULLRESYNC with an RDB of the
-// dataset (as Redis's, so redis-server replicas and masters interoperate
-// with ours), and streams every later write. Replicas load the RDB, apply
-// the stream with an internal client, copy it verbatim into their own
-// backlog (so siblings can partially resync with a promoted replica
-// through replid2), and ACK their offset every second and on REPLCONF
-// GETACK. Everything but the atomics is guarded by the server
-// lock.
-type replState struct {
-	s *Server
-
-	replid, replid2 string
-	offset          int64 // master_repl_offset (a replica: processed offset)
-	secondOffset    int64
-
-	backlog []byte // stream bytes (offset-len(backlog), offset]
-	// backlogActive: the stream is kept (and the offset moves) only once a
-	// replica has synced from us or we from a master, as Redis creates its
-	// backlog then: a primary that never had a replica saves the encoding.
-	backlogActive bool
-	enc           []byte
-
-	replicas []*replicaLink
-	lastPing time.Time
-	ackCh    chan struct{} // closed and replaced on every ACK
-	// ackPending: a WAIT asked for a GETACK while clients were paused
-	ackPending bool
-
-	// replica side
-	masterHost string
-	masterPort int
-	gen        int64 // bumped whenever the master changes
-	stopCh     chan struct{}
-	linkConn   net.Conn
-	state      string // connect, connecting, sync, connected
-	masterCl   *Client
-
-	// shared with the replica link goroutine, which reads and writes them
-	// without the server lock (ACKs, last I/O); the cluster node reads them
-	// before each Tick
-	offsetA atomic.Int64
-	// unflushed: feed gave a replica bytes no event loop has written to
-	// its socket yet (eventLoop.process holds the pass's replies).
-	unflushed atomic.Bool
-	// loopFeed: the commands running now are an event loop's, which
-	// writes what they feed at the end of its pass (finishPass): the
-	// replica writers need no wakeup for it (under the server lock).
-	loopFeed   bool
-	linkUp     atomic.Bool
-	lastIOA    atomic.Int64 // unix ms of the last data from the master
-	downSinceA atomic.Int64
-
-	// plantedLastLen and plantedHeld serve the planted-bug study's
-	// defects (planted_hooks.go); never set in the shipped build.
-	plantedLastLen int64
-	plantedHeld    [][]byte
-}
-
-// replicaLink is one replica connected to this master.
-type replicaLink struct {
-	r    *replState
-	c    *Client
-	conn net.Conn
-	ip   string
-	port int
-	mu   sync.Mutex
-	buf  []byte
-	// wmu is held by whoever takes buf to write it (writeLoop, an event
-	// loop's writeNow), so the stream's bytes reach the socket in order.
-	wmu sync.Mutex
-	// raw is conn's descriptor for an event loop's writes that never wait
-	// (nil over TLS); live is set once writeLoop has sent a paced full
-	// sync, before which no one else may write.
-	raw  syscall.RawConn
-	live atomic.Bool
-	// pbuf[poff:] is what a writer took from buf and the socket has not
-	// taken yet (under wmu): it goes before buf.
-	pbuf   []byte
-	poff   int
-	notify chan struct{}
-	done   chan struct{}
-	once   sync.Once
-
-	ackOff  int64
-	ackTime time.Time
-	// paced is a full sync's RDB sent slowly (rdb-key-save-delay)
-	// before buf; nil when none (persist.go).
-	paced *pacedSync
-}
 
 func newReplState(s *Server) *replState {
 	r := &replState{s: s, replid: randomHex(40), replid2: strings.Repeat("0", 40), secondOffset: -1,
@@ -119,8 +25,6 @@ func newReplState(s *Server) *replState {
 	// while cluster-replica-validity-factor is above 0).
 	return r
 }
-
-func (r *replState) isReplica() bool { return r.masterHost != "" }
 
 // ---- the stream (master side) ----
 
@@ -299,9 +203,9 @@ func (rl *replicaLink) close() {
 	rl.once.Do(func() { close(rl.done) })
 }
 
-// closeNow ends the link at once, dropping what was not written (a replica
+// closeAbruptly ends the link at once, dropping what was not written (a replica
 // over its output limit, a broken link).
-func (rl *replicaLink) closeNow() {
+func (rl *replicaLink) closeAbruptly() {
 	rl.close()
 	rl.conn.Close()
 }
@@ -370,7 +274,7 @@ func (r *replState) dropReplica(rl *replicaLink) {
 			break
 		}
 	}
-	rl.closeNow()
+	rl.closeAbruptly()
 	r.s.Logf('*', "Connection with replica %s:%d lost.", rl.ip, rl.port)
 }
 
@@ -379,12 +283,6 @@ func (r *replState) closeReplicas() {
 		rl.close()
 	}
 	r.replicas = nil
-}
-
-// clientsPaused is Redis's checkClientPauseTimeoutAndReturnIfPaused: a
-// CLIENT PAUSE or a manual failover's pause is on (server lock held).
-func (s *Server) clientsPaused(now time.Time) bool {
-	return !s.pauseEnd.IsZero() && now.Before(s.pauseEnd)
 }
 
 // manualFailoverPaused reports whether writes are paused for a cluster
@@ -557,13 +455,6 @@ func (r *replState) info() string {
 	kv("repl_backlog_first_byte_offset", r.offset-int64(len(r.backlog))+1)
 	kv("repl_backlog_histlen", len(r.backlog))
 	return b.String()
-}
-
-func b2i(v bool) int {
-	if v {
-		return 1
-	}
-	return 0
 }
 
 // ---- role changes (server lock held) ----

@@ -3,25 +3,8 @@ package server
 import (
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
-
-// busyScript tracks the running Lua script so that, like Redis, clients
-// arriving while a script runs longer than busy-reply-threshold get a BUSY
-// error instead of waiting, and SCRIPT KILL can stop a script that has not
-// written yet. It is read without the server lock.
-type busyScript struct {
-	start  atomic.Int64 // unix ns when the running script started; 0 = none
-	wrote  atomic.Bool
-	killed atomic.Bool
-	mu     sync.Mutex
-	cancel func()
-	// fn describes a running FCALL for FUNCTION STATS and FUNCTION KILL
-	// (script_functions.go); nil while an EVAL script runs.
-	fn *busyFunction
-}
 
 func (b *busyScript) begin(cancel func()) {
 	b.mu.Lock()

@@ -34,29 +34,6 @@ const (
 
 var fnFlagNames = []string{"no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys"}
 
-type luaFunction struct {
-	name, desc string
-	flags      uint8
-	fn         *lua.LFunction
-	lib        *fnLibrary
-}
-
-type fnLibrary struct {
-	name, code string
-	funcs      []*luaFunction // in registration order
-}
-
-// functionLibs is the set of loaded libraries; functions are unique across
-// libraries. Both maps are keyed by lower-case name: Redis compares library
-// and function names without case.
-type functionLibs struct {
-	libs  map[string]*fnLibrary
-	funcs map[string]*luaFunction
-	// loading collects the functions registered by the library being loaded;
-	// nil outside FUNCTION LOAD (redis.register_function then errors).
-	loading *fnLibrary
-}
-
 func newFunctionLibs() *functionLibs {
 	return &functionLibs{libs: map[string]*fnLibrary{}, funcs: map[string]*luaFunction{}}
 }
@@ -372,14 +349,6 @@ func (fl *functionLibs) sorted() []*fnLibrary {
 	return out
 }
 
-// busyFunction is what FUNCTION STATS reports about a running FCALL while
-// the script holds the server lock.
-type busyFunction struct {
-	name        string
-	argv        []string
-	libs, funcs int
-}
-
 // functionCommand answers FUNCTION STATS and FUNCTION KILL while a script
 // runs past busy-reply-threshold (without the server lock); it reports
 // whether it answered.
@@ -464,4 +433,15 @@ func (s *Server) snapshotFunctions(emit func(argv ...[]byte)) {
 	for _, l := range s.scripts.fns.sorted() {
 		emit([]byte("FUNCTION"), []byte("LOAD"), []byte("REPLACE"), []byte(l.code))
 	}
+}
+
+func functionEngines(c *Client, libs, funcs int) {
+	c.BulkString("engines")
+	c.Map(1)
+	c.BulkString("LUA")
+	c.Map(2)
+	c.BulkString("libraries_count")
+	c.Int(int64(libs))
+	c.BulkString("functions_count")
+	c.Int(int64(funcs))
 }

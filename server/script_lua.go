@@ -18,26 +18,6 @@ import (
 	"github.com/redline-dev/redline/server/resp"
 )
 
-// scripting runs EVAL scripts in one gopher-lua state, under the server lock,
-// so a script is atomic like in Redis.
-type scripting struct {
-	s *Server
-	L *lua.LState
-	// loadRedis is the redis table of FUNCTION LOAD (script_functions.go).
-	loadRedis *lua.LTable
-	// allowOOM: the running script or function has the allow-oom flag
-	// (its commands run over maxmemory, evict.go).
-	allowOOM bool
-	bodies   map[string]string
-	funcs    map[string]*lua.LFunction
-	caller   *Client
-	fake     *Client
-	readOnly bool
-	sandbox  *luaSandbox
-	fns      *functionLibs    // FUNCTION libraries (script_functions.go); nil until first used
-	shebangs map[string]uint8 // flags of the scripts that declare them (script_shebang.go), by sha
-}
-
 func newScripting(s *Server) *scripting {
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs: true,

@@ -32,19 +32,6 @@ var luaGlobals = []string{
 	"_VERSION", "load", "error",
 }
 
-type luaSandbox struct {
-	L *lua.LState
-	// globals holds the values behind the _G scripts see; KEYS and ARGV are
-	// stored here for each run.
-	globals *lua.LTable
-	// env is the _G of every script: the read-only proxy of globals.
-	env *lua.LTable
-	// guarded maps each proxy to the table it protects.
-	guarded map[*lua.LTable]*lua.LTable
-	// newindex refuses every write through a proxy.
-	newindex *lua.LFunction
-}
-
 func newLuaSandbox(L *lua.LState) *luaSandbox {
 	sb := &luaSandbox{L: L, guarded: map[*lua.LTable]*lua.LTable{}}
 	sb.newindex = L.NewFunction(func(L *lua.LState) int {

@@ -17,45 +17,6 @@ import (
 // is a "command" (or "fast-command") latency event. Figures are this
 // server's own timings, not Redis's.
 
-type slowEntry struct {
-	id   int64
-	at   int64 // unix seconds
-	usec int64
-	argv []string
-	addr string
-	name string
-}
-
-type latencySample struct {
-	at int64 // unix seconds
-	ms int64
-}
-
-type latencyEvent struct {
-	samples []latencySample // at most 160, oldest first
-	max     int64
-}
-
-type cmdHistogram struct {
-	calls   int64
-	buckets [64]int64 // by bit length of the duration in microseconds
-}
-
-// introState is the server's slow log, latency events and histograms.
-type introState struct {
-	slowThreshold int64 // slowlog-log-slower-than, µs (<0 off)
-	slowMax       int
-	latThreshold  int64       // latency-monitor-threshold, ms (0 off)
-	slowlog       []slowEntry // newest first
-	slowID        int64
-	events        map[string]*latencyEvent
-	hist          map[string]*cmdHistogram
-	peak, startup int64 // MEMORY STATS: heap figures
-	// histGen is bumped when hist is reset: a Command.hist of an older
-	// generation is stale.
-	histGen uint64
-}
-
 // applyIntrospection reads the slowlog and latency directives.
 func (s *Server) applyIntrospection() {
 	in := &s.intro
@@ -154,49 +115,6 @@ func (s *Server) latencySample(event string, ms int64) {
 		}
 	}
 	ev.max = max(ev.max, ms)
-}
-
-// redacted gives the argument positions Redis hides in the slow log.
-func redacted(name string, argv [][]byte) map[int]bool {
-	out := map[int]bool{}
-	switch {
-	case name == "auth":
-		for i := 1; i < len(argv); i++ {
-			out[i] = true
-		}
-	case name == "hello":
-		for i := 2; i < len(argv); i++ {
-			if strings.EqualFold(string(argv[i]), "auth") && i+2 < len(argv) {
-				out[i+1], out[i+2] = true, true
-				i += 2
-			}
-		}
-	case name == "acl|setuser":
-		for i := 2; i < len(argv); i++ {
-			out[i] = true
-		}
-	case name == "config|set":
-		for i := 2; i+1 < len(argv); i += 2 {
-			switch strings.ToLower(string(argv[i])) {
-			case "masterauth", "requirepass", "masteruser", "tls-key-file-pass", "tls-client-key-file-pass":
-				out[i+1] = true
-			}
-		}
-	case name == "migrate":
-		for i := 6; i < len(argv); i++ {
-			switch strings.ToLower(string(argv[i])) {
-			case "auth":
-				out[i+1] = true
-				i++
-			case "auth2":
-				out[i+1], out[i+2] = true, true
-				i += 2
-			case "keys":
-				i = len(argv)
-			}
-		}
-	}
-	return out
 }
 
 func (s *Server) slowlogPush(c *Client, name string, argv [][]byte, us int64) {

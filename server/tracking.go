@@ -55,33 +55,6 @@ func (c *Client) dropReply(mark int, mode uint8) {
 // key under their prefixes. A tracking connection leaves the event loop
 // (as a subscriber does) so that pushes reach it between its commands.
 
-type clientTracking struct {
-	bcast, optin, optout, noloop bool
-	redirect                     int64
-	prefixes                     []string
-	caching                      bool // CLIENT CACHING given for the next command
-	broken                       bool
-}
-
-type trackingState struct {
-	clients  map[*Client]*clientTracking
-	keys     map[string]map[*Client]struct{}
-	items    int
-	prefixes map[string]map[*Client]struct{}
-	// bcastPending: keys changed under a prefix, with the client that
-	// changed each last, sent after the command.
-	bcastPending map[string]map[string]*Client
-	// scriptKeys are the declared keys of the running EVAL: a read inside
-	// it tracks them for the caller, as Redis does.
-	scriptKeys [][]byte
-	// running is the client whose command runs now: invalidations for it
-	// wait in self until its reply is out (Redis's tracking_pending_keys).
-	running *Client
-	self    [][]string // key lists; nil entry = flush (all keys)
-	// maxKeys is tracking-table-max-keys (0 = no limit).
-	maxKeys int
-}
-
 func (s *Server) tracking() *trackingState {
 	if s.trk == nil {
 		s.trk = &trackingState{clients: map[*Client]*clientTracking{}, keys: map[string]map[*Client]struct{}{},
