@@ -161,7 +161,7 @@ func nonZero(v any) bool {
 func Catalogue() []Mutation {
 	var out []Mutation
 	for _, ms := range [][]Mutation{registerMutations, counterMutations, setMutations, txnMutations, scriptMutations,
-		witnessMutations, replicaMutations, topologyMutations, fileMutations} {
+		witnessMutations, replicaMutations, topologyMutations, fileMutations, waitProbeMutations} {
 		out = append(out, ms...)
 	}
 	return out
