@@ -39,6 +39,13 @@ func SaveLoad(run *results.Run, r *bench.Result) error {
 		}
 		figures["why"] = strings.Join(why, "; ") + "; the figures leave them out"
 	}
+	if failed := bench.FailedThresholds(r.Thresholds); len(failed) > 0 && valid == checker.Valid {
+		// The run missed bounds its user set (bench --threshold, exit
+		// 99): results.json must not read as a pass in `results list`.
+		valid = checker.Invalid
+		figures["failed_thresholds"] = failed
+		figures["why"] = "--threshold failed: " + strings.Join(failed, "; ")
+	}
 	s := checker.Summary{Valid: valid, Checkers: map[string]checker.Result{"bench": {Valid: valid, Figures: figures}}}
 	if err := run.WriteJSON("results.json", s); err != nil {
 		return err

@@ -474,6 +474,19 @@ func TestBenchThresholdExternal(t *testing.T) {
 	if s.ExitCode != exitThreshold || s.ThresholdsPassed || s.Ops["total"].OK == 0 || s.Mode != "open-loop" || s.Dir == "" {
 		t.Errorf("JSON summary %+v", s)
 	}
+	// results.json must not read as a pass in `results list` when a
+	// threshold failed: invalid, naming it.
+	var stored struct {
+		Valid    any `json:"valid"`
+		Checkers map[string]struct {
+			Failed []string `json:"failed_thresholds"`
+		} `json:"checkers"`
+	}
+	if b, err := os.ReadFile(filepath.Join(s.Dir, "results.json")); err != nil || json.Unmarshal(b, &stored) != nil {
+		t.Errorf("results.json of the run: %v", err)
+	} else if stored.Valid != false || len(stored.Checkers["bench"].Failed) != 1 || !strings.Contains(stored.Checkers["bench"].Failed[0], "ops>=1000000") {
+		t.Errorf("results.json after a failed threshold: valid %v, bench %+v", stored.Valid, stored.Checkers["bench"])
+	}
 	if len(s.Runs) != 2 || len(r.Runs) != 2 || s.BestRun == 0 || s.WorstRun == 0 || r.DurationS < 3 ||
 		s.Ops["total"].OK != int64(r.Runs[0].Ops["total"].Corrected.Count+r.Runs[1].Ops["total"].Corrected.Count) {
 		t.Errorf("--run-count 2: summary runs %+v, stored %+v over %v s", s.Runs, r.Runs, r.DurationS)

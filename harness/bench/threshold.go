@@ -235,6 +235,18 @@ func (r *Result) thresholdValue(t Threshold) (float64, bool) {
 
 // PrintThresholds prints one line per threshold, the value measured
 // against the limit, and a last line that says whether all passed.
+// FailedThresholds says each failed threshold in words ("p99<=2ms:
+// measured 3.1 ms"), in order; nil when every one passed.
+func FailedThresholds(rs []ThresholdResult) []string {
+	var out []string
+	for _, r := range rs {
+		if !r.Pass {
+			out = append(out, r.Text+": measured "+r.formatValue())
+		}
+	}
+	return out
+}
+
 func PrintThresholds(w io.Writer, rs []ThresholdResult) {
 	if len(rs) == 0 {
 		return
