@@ -73,11 +73,16 @@ const (
 
 var (
 	// serverLogLine is "pid:role DD Mon YYYY HH:MM:SS.mmm level message".
-	serverLogLine  = regexp.MustCompile(`^(\d+):[A-Z] \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2}\.\d{3} [.\-*#] (.*)$`)
-	authGranted    = regexp.MustCompile(`^Failover auth granted to ([0-9a-f]{40}) for epoch (\d+)$`)
+	serverLogLine = regexp.MustCompile(`^(\d+):[A-Z] \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2}\.\d{3} [.\-*#] (.*)$`)
+	// Redis 7.2 and later, and Valkey, name the candidate's human node
+	// name in parentheses after its id ("... to <id> () for epoch 7" when
+	// none is set); 7.0 does not.
+	authGranted    = regexp.MustCompile(`^Failover auth granted to ([0-9a-f]{40})(?: \([^()]*\))? for epoch (\d+)$`)
 	electionStart  = regexp.MustCompile(`^Starting a failover election for epoch (\d+)\.$`)
 	electionEpoch  = regexp.MustCompile(`^configEpoch set to (\d+) after successful failover$`)
 	electionWonMsg = "Failover election won: I'm the new master."
+	// electionWonValkey is Valkey's words for the same line.
+	electionWonValkey = "Failover election won: I'm the new primary."
 )
 
 // electionWords are the fragments that mark a line as speaking of an
@@ -192,7 +197,7 @@ func (c electionLog) Check(_ context.Context, _ *History) Result {
 				}
 				elections++
 				started, hasStarted = e, true
-			case msg == electionWonMsg:
+			case msg == electionWonMsg || msg == electionWonValkey:
 				if !hasStarted {
 					unknown = append(unknown, fmt.Sprintf("line %d of %s's log says an election was won with no election started before it in its process %s", lineNo, node, pid))
 					continue

@@ -143,3 +143,28 @@ func TestElectionsMissingLogIsUnknown(t *testing.T) {
 		t.Fatalf("n5's log missing: %v %v", r.Valid, r.Figures)
 	}
 }
+
+// Redis 7.2 and later name the candidate's human node name in parentheses
+// (empty when none is set), and Valkey says "primary": the same elections,
+// judged the same (a matrix run on Redis 7.4.1 was unknown for every
+// "Failover auth granted to <id> () for epoch N" line). A vote twice in
+// those words is still caught, and a garbled line is still unknown.
+func TestElectionsReadsRedis72AndValkeyWords(t *testing.T) {
+	logs := map[string]string{
+		"n4": logOf("7", "Starting a failover election for epoch 7.", "Failover election won: I'm the new primary.", "configEpoch set to 7 after successful failover"),
+		"n2": logOf("9", "Failover auth granted to "+candA+" () for epoch 7"),
+		"n3": logOf("11", "Failover auth granted to "+candA+" (node-4.example) for epoch 7"),
+	}
+	r := electionsOf(t, logs, "")
+	if r.Valid != Valid || r.Figures["elections"] != 1 || r.Figures["wins"] != 1 || r.Figures["votes_granted"] != 2 {
+		t.Fatalf("7.2/Valkey words: %v %v", r.Valid, r.Figures)
+	}
+	logs["n3"] = logOf("11", "Failover auth granted to "+candA+" () for epoch 7", "Failover auth granted to "+candB+" () for epoch 7")
+	if r := electionsOf(t, logs, ""); r.Valid != Invalid || !strings.Contains(r.Why(), "twice") {
+		t.Fatalf("a vote twice in 7.2's words: %v %v", r.Valid, r.Figures)
+	}
+	logs["n3"] = logOf("11", "Failover auth granted to "+candA+" (a (nested) name) for epoch 7")
+	if r := electionsOf(t, logs, ""); r.Valid == Valid {
+		t.Fatalf("a garbled grant line was believed: %v", r.Figures)
+	}
+}
