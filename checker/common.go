@@ -567,3 +567,28 @@ func firstKeys(keys []string) string {
 	}
 	return strings.Join(keys, ", ")
 }
+
+// decodeJSON decodes an op's raw value as T; ok is false for an empty or
+// undecodable value (the lock and queue checkers' values).
+func decodeJSON[T any](raw json.RawMessage) (T, bool) {
+	var v T
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return v, false
+	}
+	return v, true
+}
+
+// misordered says why call c cannot be believed as ordered ("" when it
+// can): a completion before its invocation, an index given twice, or a
+// completion's index not after its invocation's. It records c's index in
+// indexes.
+func misordered(c *call, indexes map[int64]bool) string {
+	if c.end != inf && c.end < c.start {
+		return "completed before it was invoked"
+	}
+	if indexes[c.inv.Index] || c.comp != nil && c.comp.Index <= c.inv.Index {
+		return "its index is used twice, or its completion's is not after its invocation's"
+	}
+	indexes[c.inv.Index] = true
+	return ""
+}

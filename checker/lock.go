@@ -117,13 +117,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 		}
 		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + 1
 	}
-	readValue := func(raw json.RawMessage) (LockValue, bool) {
-		var v LockValue
-		if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
-			return v, false
-		}
-		return v, true
-	}
+	readValue := decodeJSON[LockValue]
 	counts := map[string]int{}
 	byToken := map[string]*lockAcq{}
 	acqs := map[string][]*lockAcq{} // by key
@@ -134,15 +128,10 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	indexes := map[int64]bool{}
 	for i := range calls {
 		c := &calls[i]
-		if c.end != inf && c.end < c.start {
-			bad(c, "completed before it was invoked")
+		if why := misordered(c, indexes); why != "" {
+			bad(c, why)
 			continue
 		}
-		if indexes[c.inv.Index] || c.comp != nil && c.comp.Index <= c.inv.Index {
-			bad(c, "its index is used twice, or its completion's is not after its invocation's")
-			continue
-		}
-		indexes[c.inv.Index] = true
 		v, ok := readValue(c.inv.Value)
 		switch c.inv.F {
 		case "clear":

@@ -3,7 +3,6 @@ package checker
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -144,28 +143,17 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 		}
 		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + 1
 	}
-	read := func(raw json.RawMessage) (QueueValue, bool) {
-		var v QueueValue
-		if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
-			return v, false
-		}
-		return v, true
-	}
+	read := decodeJSON[QueueValue]
 	counts := map[string]int{}
 	queues := map[string]*queueState{}
 	byMsg := map[string]*call{} // enqueue of each message
 	indexes := map[int64]bool{}
 	for i := range calls {
 		c := &calls[i]
-		if c.end != inf && c.end < c.start {
-			bad(c, "completed before it was invoked")
+		if why := misordered(c, indexes); why != "" {
+			bad(c, why)
 			continue
 		}
-		if indexes[c.inv.Index] || c.comp != nil && c.comp.Index <= c.inv.Index {
-			bad(c, "its index is used twice, or its completion's is not after its invocation's")
-			continue
-		}
-		indexes[c.inv.Index] = true
 		v, ok := read(c.inv.Value)
 		if !ok || (v.Kind != QueueList && v.Kind != QueueStream) {
 			bad(c, "no queue kind (list or stream) in its invocation")

@@ -146,15 +146,10 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 	}
 	for i := range calls {
 		c := &calls[i]
-		if c.end != inf && c.end < c.start {
-			bad(c, "completed before it was invoked")
+		if why := misordered(c, indexes); why != "" {
+			bad(c, why)
 			continue
 		}
-		if indexes[c.inv.Index] || c.comp != nil && c.comp.Index <= c.inv.Index {
-			bad(c, "its index is used twice, or its completion's is not after its invocation's")
-			continue
-		}
-		indexes[c.inv.Index] = true
 		v, ok := read(c.inv.Value)
 		if !ok && c.inv.F != "read" && c.inv.F != "final" && c.inv.F != "persist" && c.inv.F != "probe" {
 			bad(c, "its invocation cannot be read")
