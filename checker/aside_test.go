@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // taggedKeyIn is a key of the run with a hash tag (as the workloads' keys

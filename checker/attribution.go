@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Attribution says what happened to one anomaly the checkers found (a

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Three shards n1..n3 with replicas n4..n6; n1 serves slots 0-5460.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 type bank struct {

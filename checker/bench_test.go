@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // genCounter: nkeys counters, opsPerKey ops each (adds of 1..5 and reads),

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 type censusCheck struct{ o Scope }

@@ -19,7 +19,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Validity is a checker's verdict: valid, invalid or unknown. In JSON it is

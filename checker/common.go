@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Scope is what every checker is given alike: its name in results.json,

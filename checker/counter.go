@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 type counter struct{ o Scope }

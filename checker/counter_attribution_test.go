@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Issue 36, class 4: a counter's attribution judges the census against

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // CoverageName is the coverage checker's name in results.json.

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // coverageHistory: counter key "c:a" lives on n1, set key "s:b" on n2; a

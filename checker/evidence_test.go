@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Issue 10 class 1: no evidence is unknown, for every correctness checker.

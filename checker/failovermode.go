@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // DefaultFailover judges lost acknowledged writes by the mode of the

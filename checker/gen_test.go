@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Generators of large synthetic histories for tests and benchmarks. Each

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 type handoff struct{ o Scope }

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // stored is r as a reader of results.json gets it back: numbers float64,

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // hist builds synthetic histories. Times are in milliseconds for

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // lastRead returns the position of the last ok read of key.

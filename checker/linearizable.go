@@ -15,7 +15,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Register operations as the porcupine model sees them.

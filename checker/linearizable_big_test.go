@@ -9,7 +9,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 func TestLinearizableGenerated(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // ListAppendDetects lists the anomaly classes the list-append checker

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // The lock workload's op values and errors (workloads/lock.go writes

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // The premise of checking in bounded memory (issue 42): a per-key

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Property tests (issue 10, "keep it closed"): seeded random small

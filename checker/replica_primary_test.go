@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Issue 36, class 2: a read a replica served says where a key's replica

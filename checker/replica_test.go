@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Issue 36, class 1: a replica read may be stale, never impossible. A value

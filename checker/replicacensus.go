@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 type replicaCensus struct{ o Scope }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // A read's replica flag is a witness like any other: a client (or a

@@ -3,7 +3,7 @@ package checker
 import (
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // counterLossHistory: key a lives on n2; three increments are acknowledged

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Two entries sharing one op index are garbage (issue 36, class 6): the

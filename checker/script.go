@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 type scriptCache struct{ o Scope }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Issue 36, class 5: a lost script cache is explained only by a kill of

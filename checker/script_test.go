@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // scriptHistory: SCRIPT LOAD acknowledged by A and B, an EVALSHA on A,

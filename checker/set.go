@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 type set struct{ o Scope }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // nodeAddrs reads the name -> address map of the history.NodesEvent

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"weak"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // History is a checker's input: the ops of one history and what the

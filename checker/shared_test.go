@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Run shares the pairing, the calls of each key prefix and the scans of

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // ttlH builds ttl histories: times in ms; every op on node A unless set.

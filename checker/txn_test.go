@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 type mop = []any

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Verdicts of an unserved window.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // ProbeKind says what a replica that has a write shows when probed.

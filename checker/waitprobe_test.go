@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // probeHist is one acknowledged add of key k with a WAIT that counted acked

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 type writePause struct{ o Scope }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // TestWritePause: writes on a migrated slot every 10 ms, with a 200 ms hole

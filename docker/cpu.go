@@ -7,7 +7,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // cfsPeriod is the CFS period a CPU cap is counted in (the kernel's

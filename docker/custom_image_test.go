@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // The --image contract: a server that takes redis-server arguments is

@@ -16,8 +16,8 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 )
 
 // These tests need a local Docker engine and root (partitions open the

@@ -23,7 +23,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // RedisServerPath is where Debian's redis-server lives, on the host and in the image.

@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sys/unix"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // inNetns runs f on an OS thread inside the network namespace of node's

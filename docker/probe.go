@@ -12,7 +12,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // The kernel pieces the faults of this runtime need.

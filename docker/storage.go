@@ -15,8 +15,8 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/redline-dev/redline/cluster"
 	"github.com/redline-dev/redline/docker/faultfs"
-	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // storageWriteback is how old a change in a node's data directory must be

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/results"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
+	"github.com/redline-dev/redline/history"
 )
 
 // The census finds the set-aside copies of the run's keys and lists them

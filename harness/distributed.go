@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redline-dev/redline/cluster"
 	"github.com/redline-dev/redline/harness/bench"
-	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // A distributed bench (Config.Generators > 0): the load comes from N

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/workloads"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redline-dev/redline/clusteradmin"
 	"github.com/redline-dev/redline/harness/bench"
-	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/workloads/kv"
 )
 

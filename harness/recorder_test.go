@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Concurrent records land in the file in index order with non-decreasing

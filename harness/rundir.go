@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 	"github.com/redline-dev/redline/harness/bench"
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/results"
 )
 

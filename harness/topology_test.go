@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
 )
 
 // The sampler sees a failover when it happens: on a real 6-node cluster

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // scripted is a nemesis following a stored schedule that finishes when

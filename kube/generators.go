@@ -14,7 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // A distributed bench's generators (cluster.Generators) are the pods of

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // TestMigrateAtomicOnReference: the reference server supports CLUSTER

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // capabilityWords say what each capability lets a fault do, for errors

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // A runtime that cannot cause a fault is found out before any cluster

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
+	"github.com/redline-dev/redline/history"
 )
 
 // A capacity-change plan (`bench --plan 'at=10s scale-out; at=30s reshard

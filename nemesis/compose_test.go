@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/clusteradmin"
+	"github.com/redline-dev/redline/history"
 )
 
 // composeBuild is one server build a composition test runs on: nil argv is

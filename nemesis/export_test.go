@@ -3,7 +3,7 @@ package nemesis
 import (
 	"context"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // FireForTest fires one step now, as Run would, and returns the function

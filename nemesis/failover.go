@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 )
 
 // failoverFault sends CLUSTER FAILOVER [FORCE|TAKEOVER] to a random replica

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/clusteradmin"
 )
 
 // A node that redline's failover promoted a moment ago is not asked for a

@@ -37,8 +37,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/clusteradmin"
+	"github.com/redline-dev/redline/history"
 )
 
 // handoffStrikes are the faults a composition can strike with.

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/clusteradmin"
+	"github.com/redline-dev/redline/history"
 )
 
 func TestHandoffModes(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // hook runs a user's shell command for one fault action.

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 )
 
 // killFault SIGKILLs its targets (killTargets) and restarts them when

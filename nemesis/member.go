@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 )
 
 // memberFault adds a node and rebalances slots onto it, or drains a

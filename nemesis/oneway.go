@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 )
 
 // One-way partitions are study modes of partition (a schedule never draws

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // Each one-way variant drops in one direction only: no pair of nodes drops

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // registry lists every fault, in the order Names reports them and plans

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/history"
 )
 
 // TestKillAdoptsTheImportsItsRestartOpens: a primary that holds keys of a

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 )
 
 // squeezing is an external-like cluster that caps a node's rate and CPU

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 )
 
 // Target resolution: pure functions of a member list (sorted by name) and a

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/clusteradmin"
+	"github.com/redline-dev/redline/history"
 )
 
 // topology reads a snapshot of the cluster (clusteradmin.Admin.Topology).

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // The report explains an anomaly from what results.json holds, whatever the

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // faultWindow is a fault's time span in seconds, as the plots shade it.

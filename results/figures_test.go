@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // TestKeyFiguresFreshAndStored: the runs table's line reads the perf and

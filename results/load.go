@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // runData is everything a report is drawn from: the run's config (kept as

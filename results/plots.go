@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // sample is one completed client op: when it was invoked, how long it took

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // headline figures, in the order a person wants them.

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Browser serves the results store as a small web UI: the runs table

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/results/resultstest"
 )

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // TimeLayout names a run's directory.

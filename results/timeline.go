@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // timelineMaxOps bounds timeline.html: one element per op, so a 1M-op

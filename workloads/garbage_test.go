@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // A reply that cannot be what the workload wrote is recorded raw on an ok

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Client is the client under test as a worker calls it, one op at a time:

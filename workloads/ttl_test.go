@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/workloads/client"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/redline-dev/redline/checker"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // TestPrintBenchFreshAndStored: the bench table and its throughput read

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
 	"github.com/redline-dev/redline/harness/bench"
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
 )
 
 // TestBenchSlotStatsOnReference: `redline bench` on six reference-server

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
 	"github.com/redline-dev/redline/harness/bench"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // TestBenchKVExternal runs `redline bench` open-loop against six

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/nemesis"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/results"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // `redline check` as a new user runs it on hand-made histories: no

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // A history torn mid-line (the run crashed writing it) is a prefix:

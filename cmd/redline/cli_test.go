@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/shlex"
 
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
 )
 
 // 'redline --version' and 'redline version' print the commit, the Go

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Client libraries the traffic cannot go through are refused before

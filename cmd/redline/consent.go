@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
 )
 
 // topologyFaults are the faults that change who serves what on a cluster

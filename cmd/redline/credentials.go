@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/redline-dev/redline/cluster"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // passwordEnv is where the password comes from without --password-file,

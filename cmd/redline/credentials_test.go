@@ -11,9 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
 )
 
 // TestRunWithACLUserKeepsTheSecret runs against a cluster that requires a

@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/redline-dev/redline/cluster"
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/bench"
-	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // newBenchGeneratorCmd is one generator of a distributed bench (`bench

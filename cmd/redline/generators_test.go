@@ -14,8 +14,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
 	"github.com/redline-dev/redline/harness/bench"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
 )
 
 // actAsRedline makes this test binary act as redline when a test runs it

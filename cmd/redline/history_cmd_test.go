@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // `redline history cat` prints the JSON lines of either format, from a run

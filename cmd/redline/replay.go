@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/nemesis"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads/clientlib"

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
 )
 
 // craftedRun is a stored run as someone else may have written it: an

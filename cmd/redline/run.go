@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/clientlib"

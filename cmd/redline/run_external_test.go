@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
+	"github.com/redline-dev/redline/history"
 )
 
 // TestRunExternalRegister runs `redline run --addrs` against six

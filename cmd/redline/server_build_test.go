@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/cluster"
 	"github.com/redline-dev/redline/docker"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/cluster"
 )
 
 // copyDebianServer puts Debian's redis-server at another path, so the test

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/history"
 	"github.com/redline-dev/redline/harness/suite"
+	"github.com/redline-dev/redline/history"
 )
 
 func TestSuiteBadFileExits254WithLineAndKey(t *testing.T) {

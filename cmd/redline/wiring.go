@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
 	"github.com/redline-dev/redline/docker"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
 	"github.com/redline-dev/redline/kube"
 	"github.com/redline-dev/redline/nemesis"
 )

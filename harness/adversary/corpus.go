@@ -23,7 +23,7 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/harness"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/results"
 )
 

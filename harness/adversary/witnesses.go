@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Lies of the witnesses the checkers believe: the census, the heal

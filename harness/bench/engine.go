@@ -30,7 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/workloads/client"
 	"github.com/redline-dev/redline/workloads/kv"
 )

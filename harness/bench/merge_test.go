@@ -12,7 +12,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 var testShards = []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}

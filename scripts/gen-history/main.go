@@ -26,7 +26,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 const prefix = "gen:"

@@ -21,7 +21,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 func main() {

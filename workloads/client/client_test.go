@@ -12,9 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
+	"github.com/redline-dev/redline/history"
 )
 
 // fakeNode answers CLUSTER SLOTS with itself for every slot and, for any

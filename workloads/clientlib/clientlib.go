@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/workloads"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // NodeState is one node of a runtime's cluster with its state as the node

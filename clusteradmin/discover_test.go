@@ -9,9 +9,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
 )
 
 // TestDiscoverAndAuditARealCluster discovers six redis-server processes

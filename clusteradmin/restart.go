@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // OpenStates returns the MIGRATING/IMPORTING states the node at addr shows

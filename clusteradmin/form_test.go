@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
 )
 
 // startLocalNodes runs n empty cluster-mode redis-server processes on loopback.

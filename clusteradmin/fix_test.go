@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // Six nodes: a (primary, the move's source) with replica ra; b (the

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/history"
 )
 
 // Placement is one moved slot's record, a detail type of the history.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // snap builds a snapshot by hand: three primaries a, b, c (replicas ra,

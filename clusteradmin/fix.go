@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
+	"github.com/redline-dev/redline/cluster"
 )
 
 // slotCensus is one slot as every primary reports it.

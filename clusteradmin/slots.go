@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/history"
 )
 
 // SlotMover moves slots between primaries the way redis-cli does, and

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redline-dev/redline/harness/cluster"
-	"github.com/redline-dev/redline/harness/cluster/localcluster"
-	"github.com/redline-dev/redline/harness/clusteradmin"
-	"github.com/redline-dev/redline/harness/history"
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
+	"github.com/redline-dev/redline/clusteradmin/localcluster"
+	"github.com/redline-dev/redline/history"
 )
 
 // nodes is a cluster known by its nodes (n1, n2, ... in address order),
