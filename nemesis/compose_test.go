@@ -49,21 +49,25 @@ func stepsOf(t *testing.T, d map[string]any) map[string]map[string]any {
 	return out
 }
 
-// logRetriedFailovers logs every server's lines about manual failovers and
-// elections when one of the steps needed its CLUSTER FAILOVER sent twice
-// (awaitPromotion): the evidence of why the first one ended unpromoted.
-func logRetriedFailovers(t *testing.T, c *localCluster, steps ...map[string]any) {
+// logUnpromoted logs every server's lines about manual failovers and
+// elections when one of the steps' CLUSTER FAILOVER ended unpromoted
+// (awaitPromotion's evidence), and what each step waited for before it
+// sent one (manualFailoverReady).
+func logUnpromoted(t *testing.T, c *localCluster, steps ...map[string]any) {
 	t.Helper()
-	retried := false
+	unpromoted := false
 	for _, st := range steps {
-		if st != nil && st["retried"] != nil {
-			retried = true
+		if st != nil && st["waited"] != nil {
+			t.Logf("%v waited before CLUSTER FAILOVER: %v", st["step"], st["waited"])
+		}
+		if st != nil && st["unpromoted_evidence"] != nil {
+			unpromoted = true
 		}
 	}
-	if !retried {
+	if !unpromoted {
 		return
 	}
-	t.Logf("a manual failover was retried; the servers' failover lines:")
+	t.Logf("a manual failover ended unpromoted; the servers' failover lines:")
 	for _, nd := range c.nodes {
 		log, _ := os.ReadFile(nd.dir + "/redis.log")
 		for _, l := range strings.Split(string(log), "\n") {
@@ -103,6 +107,7 @@ func TestComposeCliAbortFailoverSrc(t *testing.T) {
 			if k, _ := d["keys"].(float64); k == 0 {
 				t.Fatalf("no key was migrated: %v", d)
 			}
+			logUnpromoted(t, c, st["failover-dst"], st["failover-src"])
 			for _, s := range []string{"failover-dst", "failover-src"} {
 				if st[s]["promoted"] != true {
 					t.Fatalf("%s: replica not promoted: %v", s, st[s])
@@ -111,7 +116,6 @@ func TestComposeCliAbortFailoverSrc(t *testing.T) {
 			if st["setslot-node-dst"]["refused"] != true {
 				t.Fatalf("the former destination (now a replica) took SETSLOT NODE: %v", st["setslot-node-dst"])
 			}
-			logRetriedFailovers(t, c, st["failover-dst"], st["failover-src"])
 			census, _ := d["census"].(map[string]any)
 			t.Logf("%s census: %v\n%v", b.name, census["summary"], census["nodes"])
 			if len(rec.where(func(op history.Op) bool { return op.F == "compose" })) != len(d["steps"].([]any)) {
@@ -242,6 +246,7 @@ func TestHandoffClassicFailoverSrc(t *testing.T) {
 			st := stepsOf(t, d)
 			strike, from := st["strike"], st["classic-start"]["from"]
 			place := d["placement"].([]any)[0].(map[string]any)
+			logUnpromoted(t, c, strike)
 			if strike == nil || strike["promoted"] != true || strike["primary"] != from {
 				t.Fatalf("strike %v, want the source %v's replica promoted", strike, from)
 			}
@@ -249,7 +254,6 @@ func TestHandoffClassicFailoverSrc(t *testing.T) {
 			if place["from"] != strike["replica"] {
 				t.Fatalf("placement read the source side at %v, want the promoted %v", place["from"], strike["replica"])
 			}
-			logRetriedFailovers(t, c, strike)
 			// No Heal here: on Redis 7.0 and the reference it cannot finish
 			// this move yet and waits ~30 s for a convergence that does not
 			// come (docs/findings/F007); the cluster is thrown away.

@@ -78,6 +78,10 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topo
 		var sync map[string]any
 		if mode != "default" {
 			sync = f.replicaSync(ctx, r, old, ok)
+		} else if ok {
+			if waited := manualFailoverReady(ctx, f, r, old, max(5*time.Second, 3*f.opts.NodeTimeout)); waited != nil {
+				sync = map[string]any{"waited": waited}
+			}
 		}
 		began := time.Now()
 		if _, err := f.admin.Do(ctx, r.Node.Addr, 3*time.Second, args...); err != nil {
@@ -92,6 +96,12 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topo
 			res[k] = v
 		}
 		if !promoted {
+			if mode == "default" && ok {
+				res["unpromoted_evidence"] = map[string]any{
+					"primary_knows_replica": f.knowsReplica(ctx, old.Node.Addr, old.ID, r.ID),
+					"in_election_window":    f.sinceWon(r.ID) > 0,
+				}
+			}
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("stopped waiting for %s to be promoted: %w", r.Node.Name, ctx.Err())
 			}
@@ -287,29 +297,33 @@ func (f *failoverFault) failedOverPair(ctx context.Context, promotedID, formerID
 	}
 }
 
-// failoverBack sends CLUSTER FAILOVER to node until it is a primary, at
-// most three times: a primary does not vote twice for replicas of the same
-// primary within two node timeouts, so restoring a chain of failovers in
-// one shard needs a second election after the first one times out.
+// failoverBack sends one CLUSTER FAILOVER to node, a replica, once Redis
+// would act on it (manualFailoverReady: its last election and its
+// primary's last replacement far enough back, its primary knowing it), and
+// waits until it is a primary. The wait is logged: restoring a chain of
+// failovers in one shard meets both windows.
 func (f *failoverFault) failoverBack(ctx context.Context, node clusteradmin.NodeState) error {
-	if wait := f.sinceWon(node.ID); wait > 0 {
-		f.opts.Log("restore roles: waiting %s before CLUSTER FAILOVER on %s: it won an election just now, and a manual failover this soon would reuse that election's votes and epoch and be undone at once (redis/redis#8752)", wait.Round(time.Millisecond), node.Node.Name)
-		if !sleepUntil(ctx, time.Now().Add(wait)) {
-			return ctx.Err()
-		}
+	t, err := f.topology(ctx)
+	if err != nil {
+		return err
 	}
-	for attempt := 0; attempt < 3; attempt++ {
-		if _, err := f.admin.Do(ctx, node.Node.Addr, 3*time.Second, "cluster", "failover"); err != nil {
-			return err
-		}
-		if f.waitRole(ctx, node.Node.Addr, true, max(6*time.Second, 3*f.opts.NodeTimeout)) {
-			return nil
-		}
-		if !sleepUntil(ctx, time.Now().Add(2*f.opts.NodeTimeout)) {
-			break
-		}
+	primary, ok := t.ByID(node.MasterID)
+	if !ok {
+		return fmt.Errorf("%s's primary %s is not in the cluster's view", node.Node.Name, node.MasterID)
 	}
-	return fmt.Errorf("%s was not promoted back", node.Node.Name)
+	if waited := manualFailoverReady(ctx, f, node, primary, max(5*time.Second, 3*f.opts.NodeTimeout)); waited != nil {
+		f.opts.Log("restore roles: before CLUSTER FAILOVER on %s, waited until Redis would act on it: %v", node.Node.Name, waited)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if _, err := f.admin.Do(ctx, node.Node.Addr, 3*time.Second, "cluster", "failover"); err != nil {
+		return err
+	}
+	if promoted, why := awaitPromotion(ctx, f, node, primary, max(10*time.Second, 5*f.opts.NodeTimeout)); !promoted {
+		return fmt.Errorf("%s was not promoted back (%v)", node.Node.Name, why)
+	}
+	return nil
 }
 
 // sinceWon is how long to wait before a manual failover on node id, which
@@ -340,28 +354,112 @@ func (f *failoverFault) sinceWon(id string) time.Duration {
 	return time.Until(won.Add(window))
 }
 
-// awaitPromotion waits for the replica at addr to report itself primary
-// after a default CLUSTER FAILOVER; when the manual failover ended without
-// a promotion (it times out after 5 s, as Redis's CLUSTER_MF_TIMEOUT), the
-// command is sent once more, as an operator would, and the wait repeats.
-// retried says so, for the journal and the fault's detail. A primary
-// ignores the request (MFSTART) of a replica whose role has not reached
-// it yet: on the reference server that happened to 2 in 10 failovers
-// right after the cluster formed, before formation waited for every node
-// to agree on the roles (clusteradmin.WaitConverged); the primary now logs
-// it, and the retry must not hide it from the record.
-func awaitPromotion(ctx context.Context, w roleWaiter, send func() error, addr string, limit time.Duration) (promoted, retried bool, err error) {
+// sinceVoted is how long to wait before a manual failover of primary id's
+// replica, when redline's own journalled failover replaced id a moment
+// ago: every primary that voted then refuses to vote again about the same
+// primary within two node timeouts (clusterSendFailoverAuthIfNeeded's
+// voted_time: "can't vote about this master before N milliseconds"), so
+// the election fails and the manual failover times out. A chain of
+// failovers in one shard (A to B, back to A, to B again) meets it.
+func (f *failoverFault) sinceVoted(id string) time.Duration {
+	window := 2*f.opts.NodeTimeout + 500*time.Millisecond
+	var voted time.Time
+	for _, s := range f.journal.Steps() {
+		if s.Kind == "failover" && s.State == "done" && s.From == id && s.Time.After(voted) {
+			voted = s.Time
+		}
+	}
+	if voted.IsZero() {
+		return 0
+	}
+	return time.Until(voted.Add(window))
+}
+
+// manualFailoverReady waits, before a default CLUSTER FAILOVER on replica,
+// until Redis would act on it, and returns what it waited for (nil when
+// nothing): the replica's last won election must be older than Redis's
+// election retry window (sinceWon), and the primary must itself list the
+// replica as its replica. Redis's primary drops the replica's MFSTART
+// without a word when it does not (cluster.c: "acceptable only if I'm a
+// master and the sender is one of my slaves"), and the replica's manual
+// failover then times out after 5 s, unpromoted, its data in sync. A node
+// made a replica by a failover a moment ago is told to the new primary
+// only by its next ping: measured 2026-12-06 on local 6-node clusters
+// (node timeout 2 s, host load ~19), 64-983 ms on Redis 7.0.15 and
+// 76-1454 ms on the reference server, 12 failovers each. Both causes
+// were the flake of a default failover that "sometimes ends unpromoted
+// with its replica in sync"; the nemesis once sent the command twice to
+// hide them.
+func manualFailoverReady(ctx context.Context, w roleWaiter, replica, primary clusteradmin.NodeState, limit time.Duration) map[string]any {
 	if w == nil {
-		return false, false, nil
+		return nil
 	}
-	if w.waitRole(ctx, addr, true, limit) {
-		return true, false, nil
+	waited := map[string]any{}
+	if wait := w.sinceWon(replica.ID); wait > 0 {
+		waited["election_window_ms"] = wait.Milliseconds()
+		if !sleepUntil(ctx, time.Now().Add(wait)) {
+			return waited
+		}
 	}
-	if ctx.Err() != nil {
-		return false, false, nil
+	if wait := w.sinceVoted(primary.ID); wait > 0 {
+		waited["vote_window_ms"] = wait.Milliseconds()
+		if !sleepUntil(ctx, time.Now().Add(wait)) {
+			return waited
+		}
 	}
-	if err := send(); err != nil {
-		return false, true, err
+	began := time.Now()
+	for !w.knowsReplica(ctx, primary.Node.Addr, primary.ID, replica.ID) {
+		if time.Since(began) > limit {
+			waited["primary_knows_replica"] = false
+			break
+		}
+		if !sleepUntil(ctx, time.Now().Add(50*time.Millisecond)) {
+			break
+		}
 	}
-	return w.waitRole(ctx, addr, true, limit), true, nil
+	if ms := time.Since(began).Milliseconds(); ms >= 50 {
+		waited["replica_role_propagation_ms"] = ms
+	}
+	if len(waited) == 0 {
+		return nil
+	}
+	return waited
+}
+
+// knowsReplica says whether the node at addr (primaryID) lists replicaID
+// as its own replica in its CLUSTER NODES.
+func (f *failoverFault) knowsReplica(ctx context.Context, addr, primaryID, replicaID string) bool {
+	text, err := f.admin.ClusterNodes(ctx, addr)
+	if err != nil {
+		return false
+	}
+	ls, err := cluster.ParseNodes(text)
+	if err != nil {
+		return false
+	}
+	for _, n := range ls {
+		if n.ID == replicaID {
+			return n.Master == primaryID
+		}
+	}
+	return false
+}
+
+// awaitPromotion waits for the replica at addr to report itself primary
+// after a default CLUSTER FAILOVER sent once, after manualFailoverReady.
+// When it is not promoted, why gives the evidence at that moment: whether
+// the primary knew the replica and how long ago the replica won its last
+// election, for the journal and the fault's detail.
+func awaitPromotion(ctx context.Context, w roleWaiter, replica, primary clusteradmin.NodeState, limit time.Duration) (promoted bool, why map[string]any) {
+	if w == nil {
+		return false, nil
+	}
+	if w.waitRole(ctx, replica.Node.Addr, true, limit) {
+		return true, nil
+	}
+	return false, map[string]any{
+		"primary_knows_replica": w.knowsReplica(ctx, primary.Node.Addr, primary.ID, replica.ID),
+		"in_election_window":    w.sinceWon(replica.ID) > 0,
+		"in_vote_window":        w.sinceVoted(primary.ID) > 0,
+	}
 }

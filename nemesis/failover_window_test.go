@@ -35,3 +35,26 @@ func TestRestoreWaitsOutTheLastElection(t *testing.T) {
 		t.Errorf("with a 5 s node timeout: %s, want about 20.5 s", w)
 	}
 }
+
+// The voters' window (sinceVoted): a primary that redline's failover
+// replaced a moment ago gets no votes for another of its replicas within
+// two node timeouts, so a manual failover of its shard waits that out.
+// A failover of the shard's new primary (the way back) waits for nothing.
+func TestManualFailoverWaitsOutTheVotersWindow(t *testing.T) {
+	j, err := clusteradmin.OpenJournal(filepath.Join(t.TempDir(), "journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := j.Begin(clusteradmin.Step{Kind: "failover", From: "old-primary", To: "promoted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.End(seq, nil)
+	f := &failoverFault{env: &env{journal: j, opts: Options{NodeTimeout: 2 * time.Second}}}
+	if w := f.sinceVoted("old-primary"); w < 4*time.Second || w > 4500*time.Millisecond {
+		t.Errorf("wait before another failover about the replaced primary: %s, want about 4.5 s", w)
+	}
+	if w := f.sinceVoted("promoted"); w != 0 {
+		t.Errorf("wait before failing the new primary back: %s, want none", w)
+	}
+}

@@ -199,6 +199,9 @@ type pairCutter interface {
 // failover (the failover fault's means).
 type roleWaiter interface {
 	waitRole(ctx context.Context, addr string, primary bool, limit time.Duration) bool
+	sinceWon(id string) time.Duration
+	sinceVoted(id string) time.Duration
+	knowsReplica(ctx context.Context, addr, primaryID, replicaID string) bool
 }
 
 // borrow gives the bound fault of that name as the means T a composition

@@ -379,16 +379,15 @@ func (h *handoffRun) strikeBegin(ctx context.Context, stateOf func() string) (fu
 		if jerr != nil {
 			return nil, jerr
 		}
+		if waited := manualFailoverReady(ctx, h.failover, h.replica, side, max(5*time.Second, 3*h.opts.NodeTimeout)); waited != nil {
+			d["waited"] = waited
+		}
 		_, err = h.admin.Do(ctx, h.replica.Node.Addr, 3*time.Second, "cluster", "failover")
 		if err == nil {
-			var promoted, retried bool
-			promoted, retried, err = awaitPromotion(ctx, h.failover, func() error {
-				_, err := h.admin.Do(ctx, h.replica.Node.Addr, 3*time.Second, "cluster", "failover")
-				return err
-			}, h.replica.Node.Addr, max(6*time.Second, 3*h.opts.NodeTimeout))
+			promoted, why := awaitPromotion(ctx, h.failover, h.replica, side, max(10*time.Second, 5*h.opts.NodeTimeout))
 			d["promoted"] = promoted
-			if retried {
-				d["retried"] = "the manual failover ended without a promotion; CLUSTER FAILOVER was sent again"
+			if why != nil {
+				d["unpromoted_evidence"] = why
 			}
 		}
 		h.journal.End(seq, err)
