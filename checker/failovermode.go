@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -123,7 +124,110 @@ type lossItem struct {
 	description string
 }
 
-func (d defaultFailover) Check(_ context.Context, in *History) Result {
+// unpromotedFailover is a default CLUSTER FAILOVER that ended with its
+// replica still a replica, and what the nemesis saw then.
+type unpromotedFailover struct {
+	index, start, end int64
+	nodes             []string
+	// explained names what explains it: a window of Redis's own rules the
+	// nemesis recorded as open, the primary not knowing its replica, or
+	// another fault overlapping; "" when nothing does.
+	explained string
+}
+
+// unpromotedFailovers lists the default failovers whose completion says
+// promoted false with the nemesis's evidence (unpromoted_evidence). Redis
+// drops a coordinated failover only for known reasons (docs/findings/F011:
+// the primary does not list the replica yet, the replica's last election
+// or the voters' last vote about that primary too recent) or when the
+// cluster cannot hold an election (another fault: a partition, a kill, a
+// pause). One with none of those is unexplained: the replica never reached
+// the offset the paused primary announced, or the election failed, which
+// is a server defect or an unknown cause, never a pass. Completions
+// without the evidence (runs before it was recorded) are not judged.
+func unpromotedFailovers(ops []history.Op, windows []Window) []unpromotedFailover {
+	var out []unpromotedFailover
+	start := history.StartOf("failover")
+	var open *history.Op
+	for i := range ops {
+		op := &ops[i]
+		if op.Process != history.Nemesis || op.F != start {
+			continue
+		}
+		if op.Type == history.Invoke {
+			open = op
+			continue
+		}
+		if open == nil {
+			continue
+		}
+		began := *open
+		open = nil
+		var d struct {
+			Mode     string `json:"mode"`
+			Promoted *bool  `json:"promoted"`
+			Evidence *struct {
+				KnowsReplica   *bool `json:"primary_knows_replica"`
+				ElectionWindow bool  `json:"in_election_window"`
+				VoteWindow     bool  `json:"in_vote_window"`
+			} `json:"unpromoted_evidence"`
+		}
+		if json.Unmarshal(op.DetailRaw(), &d) != nil || d.Mode != "default" || d.Promoted == nil || *d.Promoted || d.Evidence == nil {
+			continue
+		}
+		u := unpromotedFailover{index: began.Index, start: began.Time, end: op.Time, nodes: began.NodeList()}
+		switch {
+		case d.Evidence.KnowsReplica == nil || !*d.Evidence.KnowsReplica:
+			u.explained = "its primary did not list the replica as its own (Redis drops the replica's request then)"
+		case d.Evidence.ElectionWindow:
+			u.explained = "the replica's last election was within auth_retry_time"
+		case d.Evidence.VoteWindow:
+			u.explained = "the voters had voted about that primary within two node timeouts"
+		}
+		for _, w := range windows {
+			if u.explained != "" {
+				break
+			}
+			if w.Start == began.Time && w.Fault == "failover" {
+				continue
+			}
+			if w.Start <= u.end && w.End >= u.start {
+				u.explained = fmt.Sprintf("another fault (%s at %.3fs) overlapped it", w.Fault, sec(w.Start))
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+func (d defaultFailover) Check(ctx context.Context, in *History) Result {
+	r := d.check(ctx, in)
+	var unexplained []unpromotedFailover
+	explained := 0
+	for _, u := range unpromotedFailovers(in.Ops, in.windowsOf()) {
+		if u.explained == "" {
+			unexplained = append(unexplained, u)
+		} else {
+			explained++
+		}
+	}
+	if len(unexplained) == 0 || r.Valid == Invalid {
+		return r
+	}
+	u := unexplained[0]
+	why := fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen and nothing explains it: the first, on %v at %.3fs (op %d), ended with the replica still a replica although its primary listed it, no election or vote window of Redis's was open and no other fault overlapped it (a primary that keeps writing after announcing its paused offset, or a failed election: the coordinated failover's promise broken)",
+		len(unexplained), u.nodes, sec(u.start), u.index)
+	fig := map[string]any{}
+	if r.NotApplicable == "" {
+		maps.Copy(fig, r.Figures)
+	}
+	fig["unpromoted_unexplained"] = len(unexplained)
+	fig["unpromoted_explained"] = explained
+	fig["why"] = why
+	return Result{Valid: Unknown, Figures: fig}
+}
+
+func (d defaultFailover) check(_ context.Context, in *History) Result {
 	calls, err := d.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)

@@ -152,3 +152,58 @@ func TestDefaultFailoverCounterDeficit(t *testing.T) {
 		}
 	}
 }
+
+// unpromotedRun: shard a's default failover (n3 over n1, 1000 ms) ends
+// with n3 still a replica and the nemesis's evidence; nothing is lost (the
+// final read holds every add). With kill, n2 is killed over the failover.
+func unpromotedRun(evidence map[string]any, kill bool) []history.Op {
+	var h hist
+	h.nodesEvent(map[string]string{"n1": n1, "n2": n2, "n3": n3, "n4": n4})
+	h.call(0, "add", "a", 1, 90, history.OK, nil, 100)
+	h.on(n1)
+	if kill {
+		h.nemesis(900, "start-kill", "n2")
+		h.nemesis(7000, "stop-kill", "n2")
+	}
+	h.event(1000, history.Invoke, "start-failover", []string{"n3", "n1"}, map[string]any{"mode": "default"})
+	d := map[string]any{"mode": "default", "promoted": false, "error": "n3 was not promoted within 10s"}
+	if evidence != nil {
+		d["unpromoted_evidence"] = evidence
+	}
+	h.event(11000, history.Info, "start-failover", []string{"n3", "n1"}, d)
+	h.nemesis(11900, "final-reads")
+	h.call(2, "read", "a", nil, 12000, history.OK, []int{1}, 12010)
+	h.on(n1)
+	return h.done()
+}
+
+// Gap failover-no-pause, closed with F011's evidence: a coordinated
+// failover that did not happen although the primary knew its replica, no
+// window of Redis's rules was open and no other fault overlapped it is a
+// broken promise the run cannot pass (unknown); one the evidence explains,
+// or one without evidence (older runs), is not judged.
+func TestUnexplainedUnpromotedFailoverIsNeverValid(t *testing.T) {
+	clean := map[string]any{"primary_knows_replica": true, "in_election_window": false, "in_vote_window": false}
+	r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(clean, false))
+	wantValid(t, r, Unknown)
+	if fig[int](t, r, "unpromoted_unexplained") != 1 || !strings.Contains(r.Why(), "did not happen") {
+		t.Fatalf("figures %v", r.Figures)
+	}
+	explained := []map[string]any{
+		{"primary_knows_replica": false, "in_election_window": false, "in_vote_window": false},
+		{"primary_knows_replica": true, "in_election_window": true, "in_vote_window": false},
+		{"primary_knows_replica": true, "in_election_window": false, "in_vote_window": true},
+		{"in_election_window": false}, // the primary's view unknown: not judged as unexplained
+	}
+	for _, ev := range explained {
+		if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(ev, false)); r.Valid == Unknown {
+			t.Errorf("evidence %v explains it; got unknown: %s", ev, r.Why())
+		}
+	}
+	if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(clean, true)); r.Valid == Unknown {
+		t.Errorf("a kill overlapping it explains it; got unknown: %s", r.Why())
+	}
+	if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(nil, false)); r.Valid == Unknown {
+		t.Errorf("no evidence (an older run): not judged; got unknown: %s", r.Why())
+	}
+}
