@@ -5,43 +5,40 @@ import (
 	"testing"
 )
 
-// The stall diagnosis tells host contention (the schedule itself late,
-// every shard at once, little CPU used) from a slow shard (only its ops
-// waited) from the generator's own CPU, from every node busy at once.
-func TestStallDiagnosis(t *testing.T) {
-	shards := []ShardGap{{Shard: "n1"}, {Shard: "n2"}, {Shard: "n3"}}
-	base := func(p Second) *Result {
-		quiet := Second{T: 1, OKPerS: 1000, ShardLagMaxMs: []float64{0, 0, 0}}
-		return &Result{Rate: 1000, Workers: 10, Pipeline: 1, Cores: 2, DurationS: 3, Shards: shards,
-			Ops: map[string]*OpFigures{"total": {Raw: Quantiles{Mean: 0.5}}}, Seconds: []Second{quiet, p, quiet}}
+// The slow-shard diagnosis is relative to the slowest shard: a healthy
+// shard's queue that waited 80 ms in one second of a busy host (alone
+// late that second) is not named slow beside a shard stalled for 2 s; it
+// is named apart as a smaller wait. (TestStalledNodeDoesNotHoldUpOthers
+// failed 3 of 6 runs under load on the old absolute rule.)
+func TestSlowShardIsRelativeToTheSlowest(t *testing.T) {
+	r := &Result{Rate: 1000, Cores: 2, Shards: []ShardGap{{Shard: "n1"}, {Shard: "n2"}, {Shard: "n3"}}}
+	r.Seconds = []Second{
+		{T: 1, LagMaxMs: 80, DispatchLagMaxMs: 1, ShardLagMaxMs: []float64{80, 2, 3}},
+		{T: 2, LagMaxMs: 2000, DispatchLagMaxMs: 1, ShardLagMaxMs: []float64{5, 2000, 4}},
+		{T: 3, LagMaxMs: 1500, DispatchLagMaxMs: 1, ShardLagMaxMs: []float64{3, 1500, 640}},
 	}
-	cases := []struct {
-		name    string
-		p       Second
-		want    string
-		notWant []string
-	}{
-		{"host contention", Second{T: 2, LagMaxMs: 2400, DispatchLagMaxMs: 2400, CPUCores: 0.2, ShardLagMaxMs: []float64{2400, 2390, 2380}},
-			"host contention in 1 of 3 seconds", []string{"raise --concurrency", "slow shard"}},
-		{"generator CPU", Second{T: 2, LagMaxMs: 300, DispatchLagMaxMs: 300, CPUCores: 1.95, ShardLagMaxMs: []float64{300, 300, 300}},
-			"the generator was its own limit", []string{"host contention", "slow shard"}},
-		{"slow shard", Second{T: 2, LagMaxMs: 800, DispatchLagMaxMs: 0.2, CPUCores: 0.2, ShardLagMaxMs: []float64{0.1, 800, 0.3}},
-			"slow shard: ops to some shards waited in their node's queue past their intended time, at worst (n2 800 ms in 1 s)", []string{"host contention", "n1 ", "n3 "}},
-		{"every node busy", Second{T: 2, LagMaxMs: 50, DispatchLagMaxMs: 0.1, CPUCores: 0.2, ShardLagMaxMs: []float64{50, 48, 49}},
-			"every shard at once in 1 of 3 seconds", []string{"host contention", "slow shard", "raise --concurrency"}},
+	var slow, minor string
+	for _, d := range r.stalls() {
+		switch {
+		case strings.HasPrefix(d, "slow shard"):
+			slow = d
+		case strings.HasPrefix(d, "smaller waits"):
+			minor = d
+		}
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := base(tc.p)
-			got := strings.Join(r.stalls(), "\n")
-			if !strings.Contains(got, tc.want) {
-				t.Errorf("diagnosis %q, want %q", got, tc.want)
-			}
-			for _, nw := range tc.notWant {
-				if strings.Contains(got, nw) {
-					t.Errorf("diagnosis %q says %q", got, nw)
-				}
-			}
-		})
+	if !strings.Contains(slow, "n2 2,000 ms in 2 s") || strings.Contains(slow, "n1") || strings.Contains(slow, "n3") {
+		t.Errorf("slow shard line names more or less than the stalled n2: %q", slow)
+	}
+	// n3's 640 ms came in a second where n2 waited 1,500: under half of
+	// that second's worst, not late at all.
+	if !strings.Contains(minor, "n1 80 ms") || strings.Contains(minor, "n3") {
+		t.Errorf("the smaller waits are not named apart: %q", minor)
+	}
+	// Two shards equally slow are both named.
+	r.Seconds[0].ShardLagMaxMs, r.Seconds[0].LagMaxMs = []float64{1800, 2, 3}, 1800
+	for _, d := range r.stalls() {
+		if strings.HasPrefix(d, "slow shard") && !(strings.Contains(d, "n1 1,800 ms") && strings.Contains(d, "n2 2,000 ms")) {
+			t.Errorf("two slow shards, one named: %q", d)
+		}
 	}
 }
