@@ -135,6 +135,11 @@ type unpromotedFailover struct {
 	explained string
 }
 
+// manualFailoverGiveUp: Redis's manual failover times out after 5 s
+// (CLUSTER_MF_TIMEOUT); a replica not promoted 6 s after the command never
+// will be by that request.
+const manualFailoverGiveUp = 6 * time.Second
+
 // unpromotedFailovers lists the default failovers whose completion says
 // promoted false with the nemesis's evidence (unpromoted_evidence). Redis
 // drops a coordinated failover only for known reasons (docs/findings/F011:
@@ -166,6 +171,7 @@ func unpromotedFailovers(ops []history.Op, windows []Window) []unpromotedFailove
 		var d struct {
 			Mode     string `json:"mode"`
 			Promoted *bool  `json:"promoted"`
+			WaitedMs int64  `json:"waited_ms"`
 			Evidence *struct {
 				KnowsReplica   *bool `json:"primary_knows_replica"`
 				ElectionWindow bool  `json:"in_election_window"`
@@ -177,6 +183,8 @@ func unpromotedFailovers(ops []history.Op, windows []Window) []unpromotedFailove
 		}
 		u := unpromotedFailover{index: began.Index, start: began.Time, end: op.Time, nodes: began.NodeList()}
 		switch {
+		case d.WaitedMs < manualFailoverGiveUp.Milliseconds():
+			u.explained = fmt.Sprintf("the wait for the promotion ended after %d ms, before Redis's manual failover gives up (5 s): it may still have happened", d.WaitedMs)
 		case d.Evidence.KnowsReplica == nil || !*d.Evidence.KnowsReplica:
 			u.explained = "its primary did not list the replica as its own (Redis drops the replica's request then)"
 		case d.Evidence.ElectionWindow:

@@ -166,7 +166,7 @@ func unpromotedRun(evidence map[string]any, kill bool) []history.Op {
 		h.nemesis(7000, "stop-kill", "n2")
 	}
 	h.event(1000, history.Invoke, "start-failover", []string{"n3", "n1"}, map[string]any{"mode": "default"})
-	d := map[string]any{"mode": "default", "promoted": false, "error": "n3 was not promoted within 10s"}
+	d := map[string]any{"mode": "default", "promoted": false, "error": "n3 was not promoted within 10s", "waited_ms": 10000}
 	if evidence != nil {
 		d["unpromoted_evidence"] = evidence
 	}
@@ -202,6 +202,15 @@ func TestUnexplainedUnpromotedFailoverIsNeverValid(t *testing.T) {
 	}
 	if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(clean, true)); r.Valid == Unknown {
 		t.Errorf("a kill overlapping it explains it; got unknown: %s", r.Why())
+	}
+	short := unpromotedRun(clean, false)
+	for i := range short {
+		if short[i].Type == history.Info && short[i].F == "start-failover" {
+			short[i].SetDetail([]byte(strings.Replace(string(short[i].DetailRaw()), `"waited_ms":10000`, `"waited_ms":4000`, 1)))
+		}
+	}
+	if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), short); r.Valid == Unknown {
+		t.Errorf("a wait cut short before Redis's 5 s timeout (the run ended): not judged; got unknown: %s", r.Why())
 	}
 	if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(nil, false)); r.Valid == Unknown {
 		t.Errorf("no evidence (an older run): not judged; got unknown: %s", r.Why())

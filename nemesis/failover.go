@@ -97,10 +97,7 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topo
 		}
 		if !promoted {
 			if mode == "default" && ok {
-				res["unpromoted_evidence"] = map[string]any{
-					"primary_knows_replica": f.knowsReplica(ctx, old.Node.Addr, old.ID, r.ID),
-					"in_election_window":    f.sinceWon(r.ID) > 0,
-				}
+				res["unpromoted_evidence"] = unpromotedEvidence(ctx, f, r, old)
 			}
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("stopped waiting for %s to be promoted: %w", r.Node.Name, ctx.Err())
@@ -457,8 +454,19 @@ func awaitPromotion(ctx context.Context, w roleWaiter, replica, primary clustera
 	if w.waitRole(ctx, replica.Node.Addr, true, limit) {
 		return true, nil
 	}
-	return false, map[string]any{
-		"primary_knows_replica": w.knowsReplica(ctx, primary.Node.Addr, primary.ID, replica.ID),
+	return false, unpromotedEvidence(ctx, w, replica, primary)
+}
+
+// unpromotedEvidence is what the nemesis sees when a default failover
+// ended unpromoted: whether the primary lists the replica, whether either
+// of Redis's windows is open. It asks on a context of its own: the run's
+// may have ended (that is often why the wait stopped), and a question
+// that cannot be sent must not read as "the primary does not know it".
+func unpromotedEvidence(ctx context.Context, w roleWaiter, replica, primary clusteradmin.NodeState) map[string]any {
+	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	return map[string]any{
+		"primary_knows_replica": w.knowsReplica(ectx, primary.Node.Addr, primary.ID, replica.ID),
 		"in_election_window":    w.sinceWon(replica.ID) > 0,
 		"in_vote_window":        w.sinceVoted(primary.ID) > 0,
 	}
