@@ -20,6 +20,7 @@ import (
 	"github.com/redline-dev/redline/cluster"
 	"github.com/redline-dev/redline/clusteradmin"
 	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/nemesis"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/clientlib"
@@ -141,7 +142,10 @@ func (o *runOptions) validate(targetChanged bool) error {
 		return err
 	}
 	cfg.Nemesis = splitList(o.nemesis)
-	if err := validateNemesis(cfg.Nemesis); err != nil {
+	// The names now, by nemesis's own parse (New reads them with it
+	// again); whether the runtime can cause them is checkCapabilities',
+	// whether the live target can is nemesis.New's once the cluster exists.
+	if _, err := nemesis.Parse(cfg.Nemesis); err != nil {
 		return badArgs("--nemesis: %v", err)
 	}
 	if err := checkCapabilities(cfg, o.hooks); err != nil {
