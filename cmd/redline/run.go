@@ -24,6 +24,7 @@ import (
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/clientlib"
+	"github.com/redline-dev/redline/workloads/kv"
 )
 
 type runOptions struct {
@@ -38,7 +39,7 @@ type runOptions struct {
 	creds      cluster.Credentials // read from the environment or a file, never stored
 	replay     string              // --replay DIR: rerun a stored run's config and fault schedule
 	flags      *pflag.FlagSet      // the command's flags, for the command a dry run prints (nil: none)
-	kv         kvFlags             // bench's kv workload
+	kv         kv.Flags            // bench's kv workload
 	capacity   capacityFlags       // bench's --slo search and --plan
 	ci         ciFlags             // bench's --threshold, --json, --csv
 	stdout     io.Writer
