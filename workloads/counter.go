@@ -122,3 +122,26 @@ func intOrRaw(s string) any {
 	}
 	return s
 }
+
+// LibCommand: a counter op as one command for a client library.
+func (w *counter) LibCommand(inv history.Op) (LibOp, error) {
+	k := inv.Key
+	switch inv.F {
+	case "read":
+		return LibOp{Args: []string{"GET", k}, Key: k, ReadOnly: true}, nil
+	case "add":
+		d, _ := inv.Int()
+		return LibOp{Args: []string{"INCRBY", k, strconv.FormatInt(d, 10)}, Key: k}, nil
+	}
+	return LibOp{}, libUnknownOp(w, inv)
+}
+
+// LibReply decodes a read as readInt does.
+func (w *counter) LibReply(inv history.Op, r LibReply, out *history.Op) {
+	if inv.F != "read" {
+		out.Value = inv.Value
+		return
+	}
+	out.SetReplica(r.Replica)
+	libIntRead(out, r.Reply)
+}

@@ -83,6 +83,11 @@ func (w *lock) FinalOps() []history.Op {
 	return ops
 }
 
+// OwnClientOnly: a release is sent only after the hold, by the workload's code.
+func (w *lock) OwnClientOnly() string {
+	return "its release waits out its hold in redline's code before it is sent"
+}
+
 // Checkers: mutual exclusion, fences and releases.
 func (w *lock) Checkers(opts CheckOptions) []checker.Checker {
 	return w.checkers(opts, checker.Lock(w.aspect(opts, "lock")))

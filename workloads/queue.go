@@ -104,6 +104,11 @@ func (w *queue) FinalOps() []history.Op {
 	return ops
 }
 
+// OwnClientOnly: an ack carries what the consumer's dequeue returned.
+func (w *queue) OwnClientOnly() string {
+	return "its ack names the message its dequeue returned, kept by redline's code between the two ops"
+}
+
 // Checkers: Jepsen's total queue and the pending entries at the end.
 func (w *queue) Checkers(opts CheckOptions) []checker.Checker {
 	return w.checkers(opts, checker.Queue(w.aspect(opts, "queue")))

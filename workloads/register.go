@@ -134,3 +134,45 @@ func (w *register) FinalOps() []history.Op {
 	}
 	return ops
 }
+
+// LibCommand: a register op as one command for a client library; the cas
+// is one EVAL, so that no node needs the script cached.
+func (w *register) LibCommand(inv history.Op) (LibOp, error) {
+	k := inv.Key
+	switch inv.F {
+	case "read":
+		return LibOp{Args: []string{"GET", k}, Key: k, ReadOnly: true}, nil
+	case "write":
+		v, _ := inv.Int()
+		return LibOp{Args: []string{"SET", k, strconv.FormatInt(v, 10)}, Key: k}, nil
+	case "cas":
+		vs, ok := inv.Ints()
+		if !ok || len(vs) != 2 {
+			return LibOp{}, fmt.Errorf("malformed cas value %s", inv.Value)
+		}
+		return LibOp{Args: []string{"EVAL", casScript, "1", k, strconv.FormatInt(vs[0], 10), strconv.FormatInt(vs[1], 10)}, Key: k}, nil
+	}
+	return LibOp{}, libUnknownOp(w, inv)
+}
+
+// LibReply decodes a read as readInt does and a cas's 1 or 0 as
+// scriptOutcome does.
+func (w *register) LibReply(inv history.Op, r LibReply, out *history.Op) {
+	switch inv.F {
+	case "read":
+		out.SetReplica(r.Replica)
+		libIntRead(out, r.Reply)
+	case "cas":
+		out.Value = inv.Value
+		switch n, ok := replyInt(r.Reply); {
+		case ok && n == 1:
+		case ok && n == 0:
+			out.Type = history.Fail
+			out.SetError(CASMismatch)
+		default:
+			out.SetValue(fmt.Sprint(r.Reply))
+		}
+	default:
+		out.Value = inv.Value
+	}
+}

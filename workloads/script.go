@@ -40,6 +40,11 @@ func newScript(cfg Config) Workload {
 
 func (w *script) key(i int) string { return w.prefix + strconv.Itoa(i) + w.place.tag(0, i) }
 
+// OwnClientOnly: the workload tests the script cache itself.
+func (w *script) OwnClientOnly() string {
+	return "SCRIPT LOAD on every primary and EVALSHA by SHA only"
+}
+
 // Checkers: the counter's bounds and lost increments, RPO, and what the
 // NOSCRIPT replies mean.
 func (w *script) Checkers(opts CheckOptions) []checker.Checker {

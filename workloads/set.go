@@ -141,3 +141,43 @@ func (w *set) FinalOps() []history.Op {
 	}
 	return ops
 }
+
+// LibCommand: a set op as one command for a client library.
+func (w *set) LibCommand(inv history.Op) (LibOp, error) {
+	k := inv.Key
+	switch inv.F {
+	case "read":
+		return LibOp{Args: []string{"SMEMBERS", k}, Key: k, ReadOnly: true}, nil
+	case "add":
+		e, _ := inv.Int()
+		return LibOp{Args: []string{"SADD", k, strconv.FormatInt(e, 10)}, Key: k}, nil
+	}
+	return LibOp{}, libUnknownOp(w, inv)
+}
+
+// LibReply orders a read's members as Invoke does.
+func (w *set) LibReply(inv history.Op, r LibReply, out *history.Op) {
+	if inv.F != "read" {
+		out.Value = inv.Value
+		return
+	}
+	out.SetReplica(r.Replica)
+	out.SetValue(setReply(r.Reply))
+}
+
+// setReply orders a SMEMBERS reply as the set workload does; a reply that
+// is no list is garbage, kept as one raw member.
+func setReply(reply any) []any {
+	list, ok := reply.([]any)
+	if !ok {
+		if reply == nil {
+			return []any{}
+		}
+		return []any{fmt.Sprint(reply)}
+	}
+	members := make([]string, len(list))
+	for i, m := range list {
+		members[i] = fmt.Sprint(m)
+	}
+	return sortedMembers(members)
+}

@@ -162,7 +162,7 @@ func (w *ttl) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 		}
 		return w.send(ctx, c, inv, v, args, true)
 	}
-	lop, err := LibCommand(w, inv)
+	lop, err := w.LibCommand(inv)
 	if err != nil {
 		return unknownOp(inv, err.Error())
 	}
@@ -241,6 +241,13 @@ func setTTLReply(out *history.Op, f string, v checker.TTLValue, reply any) {
 	out.SetValue(fmt.Sprint(reply))
 }
 
+// LibReply decodes a library's reply as send does.
+func (w *ttl) LibReply(inv history.Op, r LibReply, out *history.Op) {
+	var v checker.TTLValue
+	_ = inv.DecodeValue(&v)
+	setTTLReply(out, inv.F, v, r.Reply)
+}
+
 // probe asks the key's primary whether it has hash-field expiration.
 func (w *ttl) probe(ctx context.Context, c Conn, inv history.Op) history.Op {
 	var cmd *redis.SliceCmd
@@ -273,8 +280,10 @@ func (w *ttl) probe(ctx context.Context, c Conn, inv history.Op) history.Op {
 	return out
 }
 
-// ttlCommand is the one command of a ttl op (LibCommand's ttl part).
-func ttlCommand(inv history.Op) (LibOp, error) {
+// LibCommand is the one command of a ttl op, for a client library and for
+// Invoke alike (its reads and hash sets one script each); the probe and
+// the finals run on redline's own client, as every settled op does.
+func (w *ttl) LibCommand(inv history.Op) (LibOp, error) {
 	var v checker.TTLValue
 	if err := inv.DecodeValue(&v); err != nil && inv.F != "read" && inv.F != "persist" {
 		return LibOp{}, fmt.Errorf("malformed ttl op %s", inv.Value)

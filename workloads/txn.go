@@ -50,6 +50,9 @@ func newTxn(cfg Config) Workload {
 		banks: placement{name: "bank-"}, lists: placement{name: "list-"}, transfS: redis.NewScript(transferScript)}
 }
 
+// OwnClientOnly: a transaction is no single command a library can run.
+func (w *txn) OwnClientOnly() string { return "WATCH/MULTI on one connection" }
+
 // Checkers: bank invariants, Elle-style list-append, the cross-slot
 // fidelity check and the exact RPO of lost appends.
 func (w *txn) Checkers(opts CheckOptions) []checker.Checker {
