@@ -166,27 +166,8 @@ func (o *runOptions) validate(targetChanged bool) error {
 			return badArgs("--nodes %d with --replicas %d leaves fewer than 3 primaries", cfg.Nodes, cfg.Replicas)
 		}
 	}
-	switch {
-	case cfg.TimeLimit.D() <= 0:
-		return badArgs("--time-limit must be positive")
-	case cfg.Concurrency <= 0:
-		return badArgs("--concurrency must be at least 1")
-	case cfg.Rate < 0:
-		return badArgs("--rate must not be negative")
-	case cfg.Keys < 0:
-		return badArgs("--keys must not be negative")
-	case cfg.Wait < 0:
-		return badArgs("--wait must not be negative")
-	case cfg.WaitTimeout.D() < 0:
-		return badArgs("--wait-timeout must not be negative")
-	case cfg.NodeTimeout.D() < 100*time.Millisecond:
-		return badArgs("--node-timeout %s is too short (at least 100ms)", cfg.NodeTimeout.D())
-	case cfg.OpTimeout.D() <= 0:
-		return badArgs("--op-timeout must be positive")
-	case cfg.TestCount < 1:
-		return badArgs("--test-count must be at least 1")
-	case cfg.NemesisInterval.D() <= 0:
-		return badArgs("--nemesis-interval must be positive")
+	if err := cfg.Validate(); err != nil {
+		return badArgs("%v", err)
 	}
 	if cfg.Wait > 0 && cfg.OpTimeout.D() <= cfg.WaitTimeout.D() {
 		// The WAIT shares the op's connection and deadline.
