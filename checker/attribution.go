@@ -611,7 +611,7 @@ func (a *attributor) nodeName(s string) string {
 	return s
 }
 
-func isRead(f string) bool { return f == "read" || strings.HasPrefix(f, "read-") }
+func isRead(f string) bool { return f == OpRead || strings.HasPrefix(f, "read-") }
 
 func served(p history.Pair) bool { return p.Completion != nil && p.Completion.Type == history.OK }
 
@@ -619,11 +619,11 @@ func served(p history.Pair) bool { return p.Completion != nil && p.Completion.Ty
 // cas's new value, an add's element.
 func writeValue(op *history.Op) string {
 	switch op.F {
-	case "cas":
+	case OpCAS:
 		if vs, ok := op.Ints(); ok && len(vs) == 2 {
 			return strconv.FormatInt(vs[1], 10)
 		}
-	case "write", "add", "set":
+	case OpWrite, OpAdd, TTLSet:
 		var v any
 		if json.Unmarshal(op.Value, &v) == nil {
 			return jsonText(v)

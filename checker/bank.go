@@ -16,6 +16,17 @@ type bank struct {
 	o     Scope
 }
 
+// The bank ops of the txn workload, by their "f" (workloads/txn.go writes
+// them).
+const (
+	// BankInit sets a group's accounts to their first balances.
+	BankInit = "init"
+	// BankTransfer moves an amount between two accounts of a group.
+	BankTransfer = "transfer"
+	// BankReadAll reads every account of a group in one transaction.
+	BankReadAll = "read-all"
+)
+
 // Bank checks bank transfers: every successful read-all of a group of
 // accounts (one hash tag, the op's key) sums to the group's total. total is
 // the invariant; 0 means "take it from the group's ok init op". A wrong sum
@@ -39,7 +50,7 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 	var transfers [3]int
 	for _, c := range calls {
 		switch c.inv.F {
-		case "init":
+		case BankInit:
 			if !c.ok() {
 				continue
 			}
@@ -60,7 +71,7 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 			slices.Sort(names)
 			totals[c.inv.Key] = sum
 			accounts[c.inv.Key] = names
-		case "transfer":
+		case BankTransfer:
 			switch {
 			case c.ok() && c.comp.HasValue() && !bytes.Equal(bytes.TrimSpace(c.comp.Value), bytes.TrimSpace(c.inv.Value)):
 				// The reply was garbage, recorded in place of the value.
@@ -77,7 +88,7 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 	}
 	readAttempts := 0
 	for i := range calls {
-		if calls[i].inv.F == "read-all" {
+		if calls[i].inv.F == BankReadAll {
 			readAttempts++
 		}
 	}
@@ -94,7 +105,7 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 		an.garbage(&garbageTransfers[i], "a transfer script answers 1 or 0")
 	}
 	for _, c := range calls {
-		if c.inv.F != "read-all" || !c.ok() {
+		if c.inv.F != BankReadAll || !c.ok() {
 			continue
 		}
 		var m map[string]int64
@@ -198,6 +209,10 @@ func sameNames(m map[string]int64, names []string) bool {
 
 type crossSlot struct{ o Scope }
 
+// CrossSlotTxn is the f of a transaction over keys of different slots,
+// sent on purpose (workloads/txn.go).
+const CrossSlotTxn = "cross-slot"
+
 // CrossSlot is a fidelity check: every "cross-slot" op (a transaction over
 // keys of different slots, sent on purpose) must be refused with CROSSSLOT.
 // One that succeeded means the server ran a cross-slot transaction: invalid.
@@ -216,7 +231,7 @@ func (c crossSlot) Check(ctx context.Context, in *History) Result {
 	var examples []int64
 	for _, x := range calls {
 		isCross := x.comp != nil && x.comp.Type == history.Fail && strings.HasPrefix(x.comp.ErrorText(), "CROSSSLOT")
-		if x.inv.F != "cross-slot" {
+		if x.inv.F != CrossSlotTxn {
 			if isCross {
 				elsewhere++
 			}

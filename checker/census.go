@@ -56,13 +56,13 @@ func censusWrites(calls []call) map[string]*keyWrites {
 		w.first = min(w.first, cl.inv.Index)
 		kind := ""
 		switch f := cl.inv.F; {
-		case isRead(f) || f == "load":
+		case isRead(f) || f == ScriptLoad:
 			// A SCRIPT LOAD names the key it is for (the script
 			// workload's) but writes nothing to it.
 			continue
-		case f == "write" || f == "cas":
+		case f == OpWrite || f == OpCAS:
 			kind = "register"
-		case f == "add":
+		case f == OpAdd:
 			kind = "add"
 		default:
 			w.kind = "-" // a kind the census cannot judge

@@ -151,7 +151,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 	nadds := map[string]int{}
 	for i := range calls {
 		switch calls[i].inv.F {
-		case "add", "incr":
+		case OpAdd, OpIncr:
 			nadds[calls[i].inv.Key]++
 		}
 	}
@@ -166,10 +166,10 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 	}
 	for _, c := range calls {
 		switch c.inv.F {
-		case "add", "incr":
+		case OpAdd, OpIncr:
 			d, ok := history.ParseInt(c.inv.Value)
 			if !ok {
-				if c.inv.F != "incr" || c.inv.HasValue() {
+				if c.inv.F != OpIncr || c.inv.HasValue() {
 					a.malformed++
 					continue
 				}
@@ -206,7 +206,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			ck.attempted += pos(d)
 			ck.hasNeg = ck.hasNeg || d < 0
 			ck.adds = append(ck.adds, ad)
-		case "read":
+		case OpRead:
 			if !c.ok() {
 				continue
 			}

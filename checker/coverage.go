@@ -202,7 +202,7 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 			default:
 				continue
 			}
-			if cl.inv.F == "read" {
+			if cl.inv.F == OpRead {
 				into[1]++
 			} else {
 				into[0]++

@@ -160,7 +160,7 @@ type regOp struct {
 func replicaReads(calls []call) int {
 	n := 0
 	for i := range calls {
-		if c := &calls[i]; c.inv.F == "read" && c.ok() && c.comp.FromReplica() {
+		if c := &calls[i]; c.inv.F == OpRead && c.ok() && c.comp.FromReplica() {
 			n++
 		}
 	}
@@ -180,13 +180,13 @@ func impossibleReplicaReads(calls []call, an *anomalies) {
 		c := &calls[i]
 		var v int64
 		switch c.inv.F {
-		case "write":
+		case OpWrite:
 			x, ok := history.ParseInt(c.inv.Value)
 			if !ok || c.failed() {
 				continue
 			}
 			v = x
-		case "cas":
+		case OpCAS:
 			ab, ok := history.ParseInts(c.inv.Value)
 			if !ok || len(ab) != 2 || c.failed() {
 				continue
@@ -206,7 +206,7 @@ func impossibleReplicaReads(calls []call, an *anomalies) {
 	}
 	for i := range calls {
 		c := &calls[i]
-		if c.inv.F != "read" || !c.ok() || !c.comp.FromReplica() {
+		if c.inv.F != OpRead || !c.ok() || !c.comp.FromReplica() {
 			continue
 		}
 		v, ok := history.ParseInt(c.comp.Value)
@@ -238,7 +238,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 	size := map[string]int{}
 	for i := range calls {
 		switch calls[i].inv.F {
-		case "read", "write", "cas":
+		case OpRead, OpWrite, OpCAS:
 			size[calls[i].inv.Key]++
 		}
 	}
@@ -259,7 +259,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 		var out regOutput
 		in.index = c.inv.Index
 		switch c.inv.F {
-		case "read":
+		case OpRead:
 			if !c.ok() || c.comp.FromReplica() {
 				// A replica read may be stale by design: Check counts it,
 				// linearizability does not hold it.
@@ -272,7 +272,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 				garbage = append(garbage, *c)
 				continue
 			}
-		case "write":
+		case OpWrite:
 			if c.failed() {
 				continue
 			}
@@ -282,7 +282,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 				continue
 			}
 			in.kind, in.a = regWrite, v
-		case "cas":
+		case OpCAS:
 			var ab []int64
 			ab, ok := history.ParseInts(c.inv.Value)
 			if !ok || len(ab) != 2 {

@@ -30,6 +30,9 @@ var ListAppendDoesNotDetect = []string{
 	"predicate anomalies (there are no predicate reads in list-append)",
 }
 
+// ListAppendTxn is the f of a list-append transaction (workloads/txn.go).
+const ListAppendTxn = "txn"
+
 type listAppend struct{ o Scope }
 
 // ListAppend checks list-append transactions (Elle's model) by building the
@@ -664,7 +667,7 @@ func fracturedAppends(txns []*laTxn, writers map[int64]laWriter, reader int, k s
 // checkers; garbage replies go to an, malformed invocations are counted.
 func parseListAppend(calls []call, an *anomalyLog) (txns []*laTxn, malformed int) {
 	for _, c := range calls {
-		if c.inv.F != "txn" {
+		if c.inv.F != ListAppendTxn {
 			continue
 		}
 		t := &laTxn{c: c}

@@ -26,6 +26,16 @@ const (
 	LockNotSent = "not-sent"
 )
 
+// The lock workload's ops, by their "f" (workloads/lock.go writes them).
+const (
+	// LockAcquire takes the lock (SET NX PX) with a unique token.
+	LockAcquire = "acquire"
+	// LockRelease deletes the lock if it still holds the token.
+	LockRelease = "release"
+	// LockClear deletes the lock once traffic has ended.
+	LockClear = "clear"
+)
+
 // LockValue is the value of a lock op: an acquire's invocation carries
 // Token and TTLms, its ok completion also Fence; a release's invocation
 // carries Token and HoldMs (the release is sent HoldMs after its
@@ -134,13 +144,13 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 		}
 		v, ok := readValue(c.inv.Value)
 		switch c.inv.F {
-		case "clear":
+		case LockClear:
 			counts["clears"]++
 			if k := clears[c.inv.Key]; k == nil || c.start < k.start {
 				clears[c.inv.Key] = c
 			}
 			continue
-		case "acquire":
+		case LockAcquire:
 			counts["acquires"]++
 			counts["acquires_"+c.outcome().String()]++
 			switch {
@@ -175,7 +185,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 				a.fence, a.certain = fence, true
 				a.from, a.to = c.end, c.start+v.TTLms*1e6-int64(lockExpirySlack)
 			}
-		case "release":
+		case LockRelease:
 			counts["releases"]++
 			switch {
 			case c.ok():

@@ -21,6 +21,20 @@ const (
 	QueueStream = "stream"
 )
 
+// The queue workload's ops, by their "f" (workloads/queue.go writes them).
+const (
+	// QueueEnqueue adds a message unique per run.
+	QueueEnqueue = "enqueue"
+	// QueueDequeue delivers messages to a consumer.
+	QueueDequeue = "dequeue"
+	// QueueClaim takes over messages another consumer left (XAUTOCLAIM).
+	QueueClaim = "claim"
+	// QueueAck acknowledges a delivered message.
+	QueueAck = "ack"
+	// QueueDrain reads the whole queue once traffic has ended.
+	QueueDrain = "drain"
+)
+
 // QueueMsg is one message: its body, unique per run, and on a stream the
 // entry id the server gave it.
 type QueueMsg struct {
@@ -170,11 +184,11 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 		}
 		counts[c.inv.F+"s"]++
 		counts[c.inv.F+"s_"+c.outcome().String()]++
-		if c.inv.F != "drain" {
+		if c.inv.F != QueueDrain {
 			s.ops = append(s.ops, c)
 		}
 		switch c.inv.F {
-		case "enqueue":
+		case QueueEnqueue:
 			if v.Msg == "" {
 				bad(c, "an enqueue without a message")
 				continue
@@ -190,8 +204,8 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 					an.garbage(c, "an acknowledged XADD must carry the entry id it got")
 				}
 			}
-		case "dequeue", "claim":
-			if c.inv.F == "claim" && s.kind != QueueStream {
+		case QueueDequeue, QueueClaim:
+			if c.inv.F == QueueClaim && s.kind != QueueStream {
 				bad(c, "a claim on a list queue")
 				continue
 			}
@@ -211,13 +225,13 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 				s.deliveries = append(s.deliveries, queueDelivery{c: c, msg: m})
 			}
 			counts["delivered"] += len(out.Msgs)
-		case "ack":
+		case QueueAck:
 			if len(v.Msgs) != 1 || v.Consumer == "" {
 				bad(c, "an ack must name its consumer and one message")
 				continue
 			}
 			s.acks = append(s.acks, c)
-		case "drain":
+		case QueueDrain:
 			if !c.ok() {
 				continue
 			}

@@ -39,7 +39,7 @@ type slotWrites struct {
 func contradictedReplicaFlags(calls []call) []int {
 	var flagged []int
 	for i := range calls {
-		if c := &calls[i]; c.inv.F == "read" && c.ok() && c.comp.FromReplica() && nodeOf(*c) != "" {
+		if c := &calls[i]; c.inv.F == OpRead && c.ok() && c.comp.FromReplica() && nodeOf(*c) != "" {
 			flagged = append(flagged, i)
 		}
 	}
@@ -53,7 +53,7 @@ func contradictedReplicaFlags(calls []call) []int {
 			continue
 		}
 		switch c.inv.F {
-		case "write", "cas", "add", "read":
+		case OpWrite, OpCAS, OpAdd, OpRead:
 		default:
 			continue
 		}

@@ -61,10 +61,10 @@ func (r rpo) Name() string { return r.o.name("rpo") }
 func detectKind(calls []call) string {
 	for i := range calls {
 		c := &calls[i]
-		if c.inv.F == "txn" {
+		if c.inv.F == ListAppendTxn {
 			return "list-append"
 		}
-		if c.inv.F == "read" && c.ok() && c.comp.HasValue() {
+		if c.inv.F == OpRead && c.ok() && c.comp.HasValue() {
 			if bytes.HasPrefix(bytes.TrimSpace(c.comp.Value), []byte("[")) {
 				return "set"
 			}
@@ -293,7 +293,7 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 // slice: calls is shared) and counts the appends they were sent with.
 func listAppendCalls(calls []call) (out []call, appends int) {
 	for _, c := range calls {
-		if c.inv.F != "txn" {
+		if c.inv.F != ListAppendTxn {
 			continue
 		}
 		out = append(out, c)

@@ -12,6 +12,10 @@ import (
 	"github.com/redline-dev/redline/history"
 )
 
+// ScriptLoad is the f of a SCRIPT LOAD the script workload records
+// (workloads/script.go).
+const ScriptLoad = "load"
+
 type scriptCache struct{ o Scope }
 
 // Script judges the NOSCRIPT replies of a workload that calls a Lua script
@@ -175,7 +179,7 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	for i := range calls {
 		c := &calls[i]
 		switch c.inv.F {
-		case "load":
+		case ScriptLoad:
 			if !c.ok() {
 				continue
 			}
@@ -196,7 +200,7 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 			case c.comp.Node != "":
 				loads[c.comp.Node] = append(loads[c.comp.Node], c)
 			}
-		case "add":
+		case OpAdd:
 			evalsha++
 			if c.ok() {
 				ok++

@@ -94,7 +94,7 @@ func analyzeSet(calls []call, maxExamples int, as asides) *setAnalysis {
 	}
 	for _, c := range calls {
 		switch c.inv.F {
-		case "add":
+		case OpAdd:
 			v, ok := history.ParseInt(c.inv.Value)
 			if !ok {
 				a.malformed++
@@ -116,7 +116,7 @@ func analyzeSet(calls []call, maxExamples int, as asides) *setAnalysis {
 			}
 			a.adds[e.outcome]++
 			sk.elems[v] = e
-		case "read":
+		case OpRead:
 			if !c.ok() {
 				continue
 			}

@@ -39,6 +39,23 @@ type TTLValue struct {
 	Missing         []string `json:"missing,omitempty"`
 }
 
+// The ttl workload's ops, by their "f" (workloads/ttl.go writes them); its
+// reads are OpRead.
+const (
+	// TTLSet sets a key (or hash field) to a unique value, with or
+	// without an expiry.
+	TTLSet = "set"
+	// TTLPExpire moves an expiry (PEXPIRE, HPEXPIRE).
+	TTLPExpire = "pexpire"
+	// TTLPersist removes an expiry (PERSIST, HPERSIST).
+	TTLPersist = "persist"
+	// TTLFinal reads, then deletes, a key once traffic has ended.
+	TTLFinal = "final"
+	// TTLProbe asks whether the server has hash-field expiration (an
+	// init op).
+	TTLProbe = "probe"
+)
+
 // TTLClockSlack is the stated clock-uncertainty bound of the ttl checker:
 // a server counts a ttl from its own clock in whole milliseconds and the
 // history times its ops on the harness's clock; a deadline is judged
@@ -151,11 +168,11 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			continue
 		}
 		v, ok := read(c.inv.Value)
-		if !ok && c.inv.F != "read" && c.inv.F != "final" && c.inv.F != "persist" && c.inv.F != "probe" {
+		if !ok && c.inv.F != OpRead && c.inv.F != TTLFinal && c.inv.F != TTLPersist && c.inv.F != TTLProbe {
 			bad(c, "its invocation cannot be read")
 			continue
 		}
-		if c.inv.F == "probe" {
+		if c.inv.F == TTLProbe {
 			if c.ok() {
 				if out, ok := read(c.comp.Value); ok && out.HashFieldExpiry != nil {
 					probe = &out
@@ -166,7 +183,7 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			continue
 		}
 		switch c.inv.F {
-		case "set", "pexpire", "persist", "read", "final":
+		case TTLSet, TTLPExpire, TTLPersist, OpRead, TTLFinal:
 		default:
 			bad(c, "not an op of the ttl workload")
 			continue
@@ -179,20 +196,20 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 		counts[c.inv.F+"s_"+c.outcome().String()]++
 		// Finals are retried until one succeeds: a final may follow one
 		// that did not (certainly) succeed; nothing else may follow one.
-		if f := finals[u]; f != nil && c.start > f.start && (c.inv.F != "final" || f.ok()) {
+		if f := finals[u]; f != nil && c.start > f.start && (c.inv.F != TTLFinal || f.ok()) {
 			bad(c, fmt.Sprintf("an op of a key after its final read-and-delete (op %d)", f.inv.Index))
 			continue
 		}
 		var out TTLValue
 		if c.ok() {
 			var ok bool
-			if out, ok = read(c.comp.Value); !ok && c.inv.F != "set" {
+			if out, ok = read(c.comp.Value); !ok && c.inv.F != TTLSet {
 				an.garbage(c, "its reply cannot be read")
 				continue
 			}
 		}
 		switch c.inv.F {
-		case "set":
+		case TTLSet:
 			if v.Value == "" || v.TTLms < 0 {
 				bad(c, "a set needs a value and a ttl not below 0")
 				continue
@@ -216,7 +233,7 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 				}
 				obs[u] = append(obs[u], o)
 			}
-		case "pexpire":
+		case TTLPExpire:
 			if v.TTLms <= 0 {
 				bad(c, fmt.Sprintf("ttl %d ms is not above 0", v.TTLms))
 				continue
@@ -232,7 +249,7 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 					obs[u] = append(obs[u], ttlObs{c: c, present: true, lo: c.start + v.TTLms*1e6, hi: c.end + v.TTLms*1e6})
 				}
 			}
-		case "persist":
+		case TTLPersist:
 			if !c.failed() {
 				writes[u] = append(writes[u], c)
 			}
@@ -244,8 +261,8 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 					obs[u] = append(obs[u], ttlObs{c: c, present: true, lo: inf, hi: inf, persist: true})
 				}
 			}
-		case "read", "final":
-			if c.inv.F == "final" && !c.failed() {
+		case OpRead, TTLFinal:
+			if c.inv.F == TTLFinal && !c.failed() {
 				finals[u] = c
 				writes[u] = append(writes[u], c) // it deletes
 			}
@@ -315,7 +332,7 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			if p < 0 {
 				continue
 			}
-			if f := o2.c.inv.F; f != "read" && f != "final" {
+			if f := o2.c.inv.F; f != OpRead && f != TTLFinal {
 				continue // a write changes what it observes: only reads are held to what came before
 			}
 			o1 := byEnd[p] // the last observation completed before o2 began

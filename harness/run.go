@@ -197,9 +197,7 @@ func (HistoryDriver) Drive(ctx context.Context, s *Session) (Outcome, error) {
 	cfg := s.Config
 	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
 	for _, name := range cfg.Workloads {
-		w, err := workloads.New(name, workloads.Config{
-			Prefix: cfg.KeyPrefix, Keys: cfg.Keys, Wait: cfg.Wait, WaitTimeout: cfg.WaitTimeout.D(),
-		})
+		w, err := workloads.New(name, cfg.Workload())
 		if err != nil {
 			return Outcome{}, err
 		}

@@ -132,33 +132,11 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 		}
 	}
 
-	var want []string
-	all := false
-	only := map[string][]string{}
-	for _, raw := range names {
-		name := strings.TrimSpace(strings.ToLower(raw))
-		if f, mode, ok := strings.Cut(name, ":"); ok {
-			// fault:mode narrows a fault to one of its modes (the
-			// RPO study wants exactly isolate-primary, say).
-			if !slices.Contains(AllModes(f), mode) {
-				return nil, fmt.Errorf("unknown fault mode %q: %s has modes %s", raw, f, strings.Join(AllModes(f), ", "))
-			}
-			only[f] = append(only[f], mode)
-			name = f
-		}
-		switch {
-		case name == "" || name == "none":
-		case name == "all":
-			all = true
-		case slices.Contains(Faults(), name):
-			want = append(want, name)
-		default:
-			return nil, fmt.Errorf("unknown fault %q; valid names are %s", raw, strings.Join(Names(), ", "))
-		}
+	spec, err := Parse(names)
+	if err != nil {
+		return nil, err
 	}
-	if slices.Contains(names, "none") && (all || len(want) > 0) {
-		return nil, fmt.Errorf("\"none\" cannot be combined with other faults (got %s)", strings.Join(names, ","))
-	}
+	want, all, only := spec.Want, spec.All, spec.Only
 	// A fault's bind may ask what the user named of it (a mode that
 	// needs more of the target than the fault's others).
 	e.named = only

@@ -54,9 +54,9 @@ func (w *counter) Generator(worker int, seed int64) Generator {
 func (g *counterGen) Next() history.Op {
 	op := history.Op{Key: g.w.key(g.rng.IntN(g.w.keys))}
 	if g.rng.IntN(10) == 0 {
-		op.F = "read"
+		op.F = checker.OpRead
 	} else {
-		op.F = "add"
+		op.F = checker.OpAdd
 		op.SetValue(1 + g.rng.IntN(5))
 	}
 	return op
@@ -64,9 +64,9 @@ func (g *counterGen) Next() history.Op {
 
 func (w *counter) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	switch inv.F {
-	case "read":
+	case checker.OpRead:
 		return readInt(ctx, c, inv)
-	case "add":
+	case checker.OpAdd:
 		d, _ := inv.Int()
 		var incr *redis.IntCmd
 		out, _ := writeProbed(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
@@ -85,7 +85,7 @@ func (w *counter) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op
 func (w *counter) FinalOps() []history.Op {
 	ops := make([]history.Op, w.keys)
 	for i := range ops {
-		ops[i] = history.Op{F: "read", Key: w.key(i)}
+		ops[i] = history.Op{F: checker.OpRead, Key: w.key(i)}
 	}
 	return ops
 }
@@ -121,4 +121,27 @@ func intOrRaw(s string) any {
 		return n
 	}
 	return s
+}
+
+// LibCommand: a counter op as one command for a client library.
+func (w *counter) LibCommand(inv history.Op) (LibOp, error) {
+	k := inv.Key
+	switch inv.F {
+	case checker.OpRead:
+		return LibOp{Args: []string{"GET", k}, Key: k, ReadOnly: true}, nil
+	case checker.OpAdd:
+		d, _ := inv.Int()
+		return LibOp{Args: []string{"INCRBY", k, strconv.FormatInt(d, 10)}, Key: k}, nil
+	}
+	return LibOp{}, libUnknownOp(w, inv)
+}
+
+// LibReply decodes a read as readInt does.
+func (w *counter) LibReply(inv history.Op, r LibReply, out *history.Op) {
+	if inv.F != checker.OpRead {
+		out.Value = inv.Value
+		return
+	}
+	out.SetReplica(r.Replica)
+	libIntRead(out, r.Reply)
 }

@@ -4,17 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
-	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
 )
 
 // Client is the client under test as a worker calls it, one op at a time:
 // redline's own exactly-once client (Own), or a client library of
-// workloads/clientlib, which runs the op's one command (LibCommand) its own
-// way and reports back what it saw (LibCompletion).
+// workloads/clientlib, which runs the op's one command (LibCommand, from the
+// workload's LibForm) its own way and reports back what it saw
+// (LibCompletion).
 type Client interface {
 	Invoke(ctx context.Context, w Workload, inv history.Op) history.Op
 }
@@ -55,44 +54,57 @@ type LibReply struct {
 	Replica          bool // a replica served the read
 }
 
-// casLua is the register's compare-and-set, as one command a library can
-// send by itself (EVAL, so no script cache is needed on any node).
-const casLua = casScript
+// LibForm is a workload whose every op is one command on one key: what a
+// client library can run without redline's own client. Each such workload
+// brings its own form beside its own code (register, counter, set, ttl);
+// the library path below only asks for it.
+type LibForm interface {
+	// LibCommand is the one command of an invocation.
+	LibCommand(inv history.Op) (LibOp, error)
+	// LibReply decodes a library's reply to an op that succeeded into its
+	// completion out, as the workload's own code decodes its reply: a
+	// reply that cannot be what was written is kept raw for the checkers
+	// to flag.
+	LibReply(inv history.Op, r LibReply, out *history.Op)
+}
 
-// libWorkloads are the workloads whose every op is one command on one key:
-// what a client library can run without redline's own client. txn needs
-// WATCH/MULTI on one connection and is not among them; nor is lock, whose
-// release waits out its hold in the workload's own code before it sends;
-// nor is queue, whose ack names the message its consumer's dequeue
-// returned (the workload's own code keeps it between the two ops). ttl's
-// ops are one command each (its reads and hash sets one script); its
-// probe and finals run on redline's own client, as every settled op does.
-var libWorkloads = map[string]bool{"register": true, "counter": true, "set": true, "ttl": true}
+// OwnClientOnly is a workload that is no LibForm and says why it needs
+// redline's own client (txn: WATCH/MULTI on one connection ...).
+type OwnClientOnly interface {
+	OwnClientOnly() string
+}
+
+// libFormOf is the named workload's library form; ok is false when it has
+// none (or is no History workload).
+func libFormOf(name string) (w Workload, ok bool) {
+	w, err := New(name, Config{})
+	if err != nil {
+		return nil, false
+	}
+	_, ok = w.(LibForm)
+	return w, ok
+}
 
 // LibSupports reports whether a client library can run the workload.
-func LibSupports(workload string) bool { return libWorkloads[workload] }
-
-// libWhyNot says why a workload needs redline's own client.
-var libWhyNot = map[string]string{
-	"txn":    "WATCH/MULTI on one connection",
-	"script": "SCRIPT LOAD on every primary and EVALSHA by SHA only",
-	"lock":   "its release waits out its hold in redline's code before it is sent",
-	"queue":  "its ack names the message its dequeue returned, kept by redline's code between the two ops",
+func LibSupports(workload string) bool {
+	_, ok := libFormOf(workload)
+	return ok
 }
 
 // LibUnsupported says why a client library cannot run the workload, and
 // which workloads it can run; "" when it can.
 func LibUnsupported(workload string) string {
-	if libWorkloads[workload] {
+	w, ok := libFormOf(workload)
+	if ok {
 		return ""
 	}
-	why := libWhyNot[workload]
-	if why == "" {
-		why = "it needs redline's own client"
+	why := "it needs redline's own client"
+	if o, ok := w.(OwnClientOnly); ok {
+		why = o.OwnClientOnly()
 	}
 	var names []string
 	for _, n := range Names() {
-		if libWorkloads[n] {
+		if LibSupports(n) {
 			names = append(names, n)
 		}
 	}
@@ -101,40 +113,15 @@ func LibUnsupported(workload string) string {
 
 // LibCommand is the one command of an invocation of w, for a client library.
 func LibCommand(w Workload, inv history.Op) (LibOp, error) {
-	if !libWorkloads[w.Name()] {
+	f, ok := w.(LibForm)
+	if !ok {
 		return LibOp{}, fmt.Errorf("workload %s has no single-command form for a client library", w.Name())
 	}
-	if w.Name() == "ttl" {
-		return ttlCommand(inv)
-	}
-	k := inv.Key
-	switch w.Name() + "/" + inv.F {
-	case "register/read", "counter/read":
-		return LibOp{Args: []string{"GET", k}, Key: k, ReadOnly: true}, nil
-	case "set/read":
-		return LibOp{Args: []string{"SMEMBERS", k}, Key: k, ReadOnly: true}, nil
-	case "register/write":
-		v, _ := inv.Int()
-		return LibOp{Args: []string{"SET", k, strconv.FormatInt(v, 10)}, Key: k}, nil
-	case "register/cas":
-		vs, ok := inv.Ints()
-		if !ok || len(vs) != 2 {
-			return LibOp{}, fmt.Errorf("malformed cas value %s", inv.Value)
-		}
-		return LibOp{Args: []string{"EVAL", casLua, "1", k, strconv.FormatInt(vs[0], 10), strconv.FormatInt(vs[1], 10)}, Key: k}, nil
-	case "counter/add":
-		d, _ := inv.Int()
-		return LibOp{Args: []string{"INCRBY", k, strconv.FormatInt(d, 10)}, Key: k}, nil
-	case "set/add":
-		e, _ := inv.Int()
-		return LibOp{Args: []string{"SADD", k, strconv.FormatInt(e, 10)}, Key: k}, nil
-	}
-	return LibOp{}, fmt.Errorf("unknown op %s of workload %s", inv.F, w.Name())
+	return f.LibCommand(inv)
 }
 
-// LibCompletion turns a library's reply into the op's completion, decoding
-// the reply as the workload's own code does: a reply that cannot be what
-// was written is kept raw for the checkers to flag.
+// LibCompletion turns a library's reply into the op's completion: what
+// every op shares here, the value as w's LibReply decodes it.
 func LibCompletion(w Workload, inv history.Op, r LibReply) history.Op {
 	out := history.Op{Type: r.Type, Node: r.Node}
 	out.SetRedirects(r.Redirects)
@@ -147,58 +134,31 @@ func LibCompletion(w Workload, inv history.Op, r LibReply) history.Op {
 		out.SetError(r.Error)
 		return out
 	}
-	if w.Name() == "ttl" {
-		var v checker.TTLValue
-		_ = inv.DecodeValue(&v)
-		setTTLReply(&out, inv.F, v, r.Reply)
+	f, ok := w.(LibForm)
+	if !ok {
+		out.Value = inv.Value
 		return out
 	}
-	switch inv.F {
-	case "read":
-		out.SetReplica(r.Replica)
-		if w.Name() == "set" {
-			out.SetValue(setReply(r.Reply))
-			return out
-		}
-		switch v := r.Reply.(type) {
-		case nil:
-			out.Value = []byte("null")
-		case string:
-			out.SetValue(intOrRaw(v))
-		default:
-			out.SetValue(fmt.Sprint(v)) // no string reply: garbage
-		}
-	case "cas":
-		out.Value = inv.Value
-		switch n, ok := replyInt(r.Reply); {
-		case ok && n == 1:
-		case ok && n == 0:
-			out.Type = history.Fail
-			out.SetError(CASMismatch)
-		default:
-			out.SetValue(fmt.Sprint(r.Reply))
-		}
-	default:
-		out.Value = inv.Value
-	}
+	f.LibReply(inv, r, &out)
 	return out
 }
 
-// setReply orders a SMEMBERS reply as the set workload does; a reply that
-// is no list is garbage, kept as one raw member.
-func setReply(reply any) []any {
-	list, ok := reply.([]any)
-	if !ok {
-		if reply == nil {
-			return []any{}
-		}
-		return []any{fmt.Sprint(reply)}
+// libUnknownOp is the error of an op a workload's library form does not know.
+func libUnknownOp(w Workload, inv history.Op) error {
+	return fmt.Errorf("unknown op %s of workload %s", inv.F, w.Name())
+}
+
+// libIntRead decodes a GET's reply as readInt does: a missing key reads as
+// null, a string as an integer or raw, anything else is garbage, kept raw.
+func libIntRead(out *history.Op, reply any) {
+	switch v := reply.(type) {
+	case nil:
+		out.Value = []byte("null")
+	case string:
+		out.SetValue(intOrRaw(v))
+	default:
+		out.SetValue(fmt.Sprint(v)) // no string reply: garbage
 	}
-	members := make([]string, len(list))
-	for i, m := range list {
-		members[i] = fmt.Sprint(m)
-	}
-	return sortedMembers(members)
 }
 
 // replyInt reads an integer reply (int64, or a JSON number from an

@@ -78,9 +78,14 @@ func (w *lock) Setup(ctx context.Context, c *client.Client) error {
 func (w *lock) FinalOps() []history.Op {
 	ops := make([]history.Op, 0, w.keys)
 	for i := 0; i < w.keys; i++ {
-		ops = append(ops, history.Op{F: "clear", Key: w.key(i)})
+		ops = append(ops, history.Op{F: checker.LockClear, Key: w.key(i)})
 	}
 	return ops
+}
+
+// OwnClientOnly: a release is sent only after the hold, by the workload's code.
+func (w *lock) OwnClientOnly() string {
+	return "its release waits out its hold in redline's code before it is sent"
 }
 
 // Checkers: mutual exclusion, fences and releases.
@@ -117,16 +122,16 @@ func (g *lockGen) Next() history.Op {
 	}
 	key := g.w.key(g.rng.IntN(g.w.keys))
 	token := fmt.Sprintf("w%d-%d", g.worker, g.n)
-	acq := history.Op{F: "acquire", Key: key}
+	acq := history.Op{F: checker.LockAcquire, Key: key}
 	acq.SetValue(checker.LockValue{Token: token, TTLms: ttl.Milliseconds()})
-	rel := history.Op{F: "release", Key: key}
+	rel := history.Op{F: checker.LockRelease, Key: key}
 	rel.SetValue(checker.LockValue{Token: token, HoldMs: hold.Milliseconds()})
 	g.next = &rel
 	return acq
 }
 
 func (w *lock) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
-	if inv.F == "clear" {
+	if inv.F == checker.LockClear {
 		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
 			return []redis.Cmder{redis.NewIntCmd(ctx, "del", inv.Key)}
 		})
@@ -138,7 +143,7 @@ func (w *lock) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	}
 	keys := []string{inv.Key, fenceKey(inv.Key)}
 	switch inv.F {
-	case "acquire":
+	case checker.LockAcquire:
 		out, cmd := evalScript(ctx, c, w.cfg, inv, w.acquire, acquireScript, keys, v.Token, v.TTLms)
 		if out.Type == history.Fail {
 			w.refused.Store(v.Token, true) // certainly not acquired
@@ -160,7 +165,7 @@ func (w *lock) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 			out.SetValue(v)
 		}
 		return out
-	case "release":
+	case checker.LockRelease:
 		if _, refused := w.refused.LoadAndDelete(v.Token); !refused {
 			t := time.NewTimer(time.Duration(v.HoldMs) * time.Millisecond)
 			select {

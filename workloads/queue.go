@@ -96,12 +96,17 @@ func (w *queue) FinalOps() []history.Op {
 	var ops []history.Op
 	for i := 0; i < w.keys; i++ {
 		for _, kind := range []string{checker.QueueList, checker.QueueStream} {
-			op := history.Op{F: "drain", Key: w.key(kind, i)}
+			op := history.Op{F: checker.QueueDrain, Key: w.key(kind, i)}
 			op.SetValue(checker.QueueValue{Kind: kind})
 			ops = append(ops, op)
 		}
 	}
 	return ops
+}
+
+// OwnClientOnly: an ack carries what the consumer's dequeue returned.
+func (w *queue) OwnClientOnly() string {
+	return "its ack names the message its dequeue returned, kept by redline's code between the two ops"
 }
 
 // Checkers: Jepsen's total queue and the pending entries at the end.
@@ -129,7 +134,7 @@ func (g *queueGen) Next() history.Op {
 	if pend := g.w.toAck[g.consumer]; len(pend) > 0 {
 		a := pend[0]
 		g.w.mu.Unlock()
-		op := history.Op{F: "ack", Key: a.key}
+		op := history.Op{F: checker.QueueAck, Key: a.key}
 		op.SetValue(checker.QueueValue{Kind: a.kind, Consumer: g.consumer, Msgs: []checker.QueueMsg{a.msg}})
 		return op
 	}
@@ -142,15 +147,15 @@ func (g *queueGen) Next() history.Op {
 	switch r := g.rng.IntN(100); {
 	case r < 50:
 		g.n++
-		op := history.Op{F: "enqueue", Key: key}
+		op := history.Op{F: checker.QueueEnqueue, Key: key}
 		op.SetValue(checker.QueueValue{Kind: kind, Msg: fmt.Sprintf("w%d-%d", g.worker, g.n)})
 		return op
 	case r < 55 && kind == checker.QueueStream:
-		op := history.Op{F: "claim", Key: key}
+		op := history.Op{F: checker.QueueClaim, Key: key}
 		op.SetValue(checker.QueueValue{Kind: kind, Consumer: g.consumer})
 		return op
 	default:
-		op := history.Op{F: "dequeue", Key: key}
+		op := history.Op{F: checker.QueueDequeue, Key: key}
 		op.SetValue(checker.QueueValue{Kind: kind, Consumer: g.consumer})
 		return op
 	}
@@ -185,7 +190,7 @@ func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	}
 	k, stream := inv.Key, v.Kind == checker.QueueStream
 	switch inv.F {
-	case "enqueue":
+	case checker.QueueEnqueue:
 		if !stream {
 			out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
 				return []redis.Cmder{redis.NewIntCmd(ctx, "lpush", k, v.Msg)}
@@ -202,12 +207,12 @@ func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 			out.SetValue(v)
 		}
 		return out
-	case "dequeue", "claim":
+	case checker.QueueDequeue, checker.QueueClaim:
 		var ms []checker.QueueMsg
 		var read func() []checker.QueueMsg
 		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
 			switch {
-			case inv.F == "claim":
+			case inv.F == checker.QueueClaim:
 				cmd := redis.NewXAutoClaimCmd(ctx, "xautoclaim", k, queueGroup, v.Consumer, queueClaimIdle.Milliseconds(), "0-0", "count", 10)
 				read = func() []checker.QueueMsg { msgs, _ := cmd.Val(); return streamMsgs(msgs) }
 				return []redis.Cmder{cmd}
@@ -245,7 +250,7 @@ func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 		out.SetValue(v)
 		w.given(k, v.Kind, v.Consumer, ms)
 		return out
-	case "ack":
+	case checker.QueueAck:
 		if len(v.Msgs) != 1 {
 			return unknownOp(inv, "an ack names one message")
 		}
@@ -265,7 +270,7 @@ func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 			out.SetValue(v)
 		}
 		return out
-	case "drain":
+	case checker.QueueDrain:
 		return w.drain(ctx, c, inv, v)
 	}
 	return unknownOp(inv, "unknown op "+inv.F)

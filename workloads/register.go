@@ -89,12 +89,12 @@ func (g *registerGen) Next() history.Op {
 	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.keys))}
 	switch r := g.rng.IntN(10); {
 	case r < 5:
-		op.F = "read"
+		op.F = checker.OpRead
 	case r < 8:
-		op.F = "write"
+		op.F = checker.OpWrite
 		op.SetValue(g.rng.IntN(5))
 	default:
-		op.F = "cas"
+		op.F = checker.OpCAS
 		op.SetValue([]int{g.rng.IntN(5), g.rng.IntN(5)})
 	}
 	return op
@@ -102,15 +102,15 @@ func (g *registerGen) Next() history.Op {
 
 func (w *register) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	switch inv.F {
-	case "read":
+	case checker.OpRead:
 		return readInt(ctx, c, inv)
-	case "write":
+	case checker.OpWrite:
 		v, _ := inv.Int()
 		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
 			return []redis.Cmder{redis.NewStatusCmd(ctx, "set", inv.Key, v)}
 		})
 		return out
-	case "cas":
+	case checker.OpCAS:
 		vs, _ := inv.Ints()
 		if len(vs) != 2 {
 			return unknownOp(inv, "malformed cas value")
@@ -129,8 +129,50 @@ func (w *register) FinalOps() []history.Op {
 	var ops []history.Op
 	for gen := int64(0); gen <= w.maxGen.Load(); gen++ {
 		for i := 0; i < w.keys; i++ {
-			ops = append(ops, history.Op{F: "read", Key: w.key(gen, i)})
+			ops = append(ops, history.Op{F: checker.OpRead, Key: w.key(gen, i)})
 		}
 	}
 	return ops
+}
+
+// LibCommand: a register op as one command for a client library; the cas
+// is one EVAL, so that no node needs the script cached.
+func (w *register) LibCommand(inv history.Op) (LibOp, error) {
+	k := inv.Key
+	switch inv.F {
+	case checker.OpRead:
+		return LibOp{Args: []string{"GET", k}, Key: k, ReadOnly: true}, nil
+	case checker.OpWrite:
+		v, _ := inv.Int()
+		return LibOp{Args: []string{"SET", k, strconv.FormatInt(v, 10)}, Key: k}, nil
+	case checker.OpCAS:
+		vs, ok := inv.Ints()
+		if !ok || len(vs) != 2 {
+			return LibOp{}, fmt.Errorf("malformed cas value %s", inv.Value)
+		}
+		return LibOp{Args: []string{"EVAL", casScript, "1", k, strconv.FormatInt(vs[0], 10), strconv.FormatInt(vs[1], 10)}, Key: k}, nil
+	}
+	return LibOp{}, libUnknownOp(w, inv)
+}
+
+// LibReply decodes a read as readInt does and a cas's 1 or 0 as
+// scriptOutcome does.
+func (w *register) LibReply(inv history.Op, r LibReply, out *history.Op) {
+	switch inv.F {
+	case checker.OpRead:
+		out.SetReplica(r.Replica)
+		libIntRead(out, r.Reply)
+	case checker.OpCAS:
+		out.Value = inv.Value
+		switch n, ok := replyInt(r.Reply); {
+		case ok && n == 1:
+		case ok && n == 0:
+			out.Type = history.Fail
+			out.SetError(CASMismatch)
+		default:
+			out.SetValue(fmt.Sprint(r.Reply))
+		}
+	default:
+		out.Value = inv.Value
+	}
 }

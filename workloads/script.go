@@ -40,6 +40,11 @@ func newScript(cfg Config) Workload {
 
 func (w *script) key(i int) string { return w.prefix + strconv.Itoa(i) + w.place.tag(0, i) }
 
+// OwnClientOnly: the workload tests the script cache itself.
+func (w *script) OwnClientOnly() string {
+	return "SCRIPT LOAD on every primary and EVALSHA by SHA only"
+}
+
 // Checkers: the counter's bounds and lost increments, RPO, and what the
 // NOSCRIPT replies mean.
 func (w *script) Checkers(opts CheckOptions) []checker.Checker {
@@ -58,7 +63,7 @@ func (w *script) Setup(ctx context.Context, c *client.Client) error {
 func (w *script) InitOps() []history.Op {
 	ops := make([]history.Op, 0, w.keys)
 	for i := 0; i < w.keys; i++ {
-		op := history.Op{F: "load", Key: w.key(i)}
+		op := history.Op{F: checker.ScriptLoad, Key: w.key(i)}
 		op.SetValue(incrScript) // the body sent: checker.Script checks the SHA answered against it
 		ops = append(ops, op)
 	}
@@ -78,9 +83,9 @@ func (g *scriptGen) Next() history.Op {
 	op := history.Op{Key: g.w.key(g.rng.IntN(g.w.keys))}
 	switch r := g.rng.IntN(20); {
 	case r == 0:
-		op.F = "read"
+		op.F = checker.OpRead
 	default:
-		op.F = "add"
+		op.F = checker.OpAdd
 		op.SetValue(1 + g.rng.IntN(5))
 	}
 	return op
@@ -88,11 +93,11 @@ func (g *scriptGen) Next() history.Op {
 
 func (w *script) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	switch inv.F {
-	case "read":
+	case checker.OpRead:
 		return readInt(ctx, c, inv)
-	case "load":
+	case checker.ScriptLoad:
 		return w.load(ctx, c, inv)
-	case "add":
+	case checker.OpAdd:
 		v, _ := inv.Int()
 		out, r := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
 			return []redis.Cmder{redis.NewCmd(ctx, "evalsha", w.script.Hash(), 1, inv.Key, v)}
@@ -101,7 +106,7 @@ func (w *script) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op 
 			// Load it again where it was missing, as a client does; the
 			// load is not an op of the history (the checker sees the
 			// NOSCRIPT, which is what matters).
-			w.load(ctx, c, history.Op{F: "load", Key: inv.Key})
+			w.load(ctx, c, history.Op{F: checker.ScriptLoad, Key: inv.Key})
 			return out
 		}
 		return out
@@ -129,7 +134,7 @@ func (w *script) load(ctx context.Context, c Conn, inv history.Op) history.Op {
 func (w *script) FinalOps() []history.Op {
 	ops := make([]history.Op, 0, w.keys)
 	for i := 0; i < w.keys; i++ {
-		ops = append(ops, history.Op{F: "read", Key: w.key(i)})
+		ops = append(ops, history.Op{F: checker.OpRead, Key: w.key(i)})
 	}
 	return ops
 }

@@ -70,10 +70,10 @@ func (g *setGen) Next() history.Op {
 	g.n++
 	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.keys))}
 	if g.rng.IntN(10) == 0 {
-		op.F = "read"
+		op.F = checker.OpRead
 		return op
 	}
-	op.F = "add"
+	op.F = checker.OpAdd
 	// Unique across workers: the worker number in the high bits.
 	op.SetValue(g.worker<<32 | g.n)
 	return op
@@ -82,7 +82,7 @@ func (g *setGen) Next() history.Op {
 func (w *set) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	slot := Keyslot(inv.Key)
 	switch inv.F {
-	case "read":
+	case checker.OpRead:
 		var cmd *redis.StringSliceCmd
 		r := c.Do(ctx, client.Request{Slot: slot, Build: func(ctx context.Context) []redis.Cmder {
 			cmd = redis.NewStringSliceCmd(ctx, "smembers", inv.Key)
@@ -94,7 +94,7 @@ func (w *set) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 		}
 		out.SetValue(sortedMembers(cmd.Val()))
 		return out
-	case "add":
+	case checker.OpAdd:
 		e, _ := inv.Int()
 		out, _ := writeProbed(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
 			return []redis.Cmder{redis.NewIntCmd(ctx, "sadd", inv.Key, e)}
@@ -136,8 +136,48 @@ func (w *set) FinalOps() []history.Op {
 	var ops []history.Op
 	for gen := int64(0); gen <= w.maxGen.Load(); gen++ {
 		for i := 0; i < w.keys; i++ {
-			ops = append(ops, history.Op{F: "read", Key: w.key(gen, i)})
+			ops = append(ops, history.Op{F: checker.OpRead, Key: w.key(gen, i)})
 		}
 	}
 	return ops
+}
+
+// LibCommand: a set op as one command for a client library.
+func (w *set) LibCommand(inv history.Op) (LibOp, error) {
+	k := inv.Key
+	switch inv.F {
+	case checker.OpRead:
+		return LibOp{Args: []string{"SMEMBERS", k}, Key: k, ReadOnly: true}, nil
+	case checker.OpAdd:
+		e, _ := inv.Int()
+		return LibOp{Args: []string{"SADD", k, strconv.FormatInt(e, 10)}, Key: k}, nil
+	}
+	return LibOp{}, libUnknownOp(w, inv)
+}
+
+// LibReply orders a read's members as Invoke does.
+func (w *set) LibReply(inv history.Op, r LibReply, out *history.Op) {
+	if inv.F != checker.OpRead {
+		out.Value = inv.Value
+		return
+	}
+	out.SetReplica(r.Replica)
+	out.SetValue(setReply(r.Reply))
+}
+
+// setReply orders a SMEMBERS reply as the set workload does; a reply that
+// is no list is garbage, kept as one raw member.
+func setReply(reply any) []any {
+	list, ok := reply.([]any)
+	if !ok {
+		if reply == nil {
+			return []any{}
+		}
+		return []any{fmt.Sprint(reply)}
+	}
+	members := make([]string, len(list))
+	for i, m := range list {
+		members[i] = fmt.Sprint(m)
+	}
+	return sortedMembers(members)
 }

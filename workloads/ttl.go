@@ -77,7 +77,7 @@ func (w *ttl) Setup(ctx context.Context, c *client.Client) error {
 // InitOps: the probe, which finds whether the server has hash-field
 // expiration (COMMAND INFO) and says so in the history.
 func (w *ttl) InitOps() []history.Op {
-	return []history.Op{{F: "probe", Key: w.prefix + "probe" + w.place.tag(0, 0)}}
+	return []history.Op{{F: checker.TTLProbe, Key: w.prefix + "probe" + w.place.tag(0, 0)}}
 }
 
 // FinalOps read and delete every key a worker used.
@@ -91,9 +91,9 @@ func (w *ttl) FinalOps() []history.Op {
 	var ops []history.Op
 	for _, p := range workers {
 		for i := 0; i < w.keys; i++ {
-			ops = append(ops, history.Op{F: "final", Key: w.key(p, "k", i)})
+			ops = append(ops, history.Op{F: checker.TTLFinal, Key: w.key(p, "k", i)})
 			if w.hashFields.Load() {
-				op := history.Op{F: "final", Key: w.key(p, "h", i)}
+				op := history.Op{F: checker.TTLFinal, Key: w.key(p, "h", i)}
 				op.SetValue(checker.TTLValue{Field: ttlField})
 				ops = append(ops, op)
 			}
@@ -134,26 +134,26 @@ func (g *ttlGen) Next() history.Op {
 	switch r := g.rng.IntN(100); {
 	case r < 25:
 		g.n++
-		op.F, v.Value = "set", fmt.Sprintf("w%d-%d", g.worker, g.n)
+		op.F, v.Value = checker.TTLSet, fmt.Sprintf("w%d-%d", g.worker, g.n)
 		if g.rng.IntN(10) > 0 {
 			v.TTLms = g.ttlMs()
 		}
 	case r < 40:
-		op.F, v.TTLms = "pexpire", g.ttlMs()
+		op.F, v.TTLms = checker.TTLPExpire, g.ttlMs()
 	case r < 48:
-		op.F = "persist"
+		op.F = checker.TTLPersist
 	default:
-		op.F = "read"
+		op.F = checker.OpRead
 	}
 	op.SetValue(v)
 	return op
 }
 
 func (w *ttl) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
-	if inv.F == "probe" {
+	if inv.F == checker.TTLProbe {
 		return w.probe(ctx, c, inv)
 	}
-	if inv.F == "final" {
+	if inv.F == checker.TTLFinal {
 		var v checker.TTLValue
 		_ = inv.DecodeValue(&v)
 		args := []any{"eval", ttlFinalScript, 1, inv.Key}
@@ -162,7 +162,7 @@ func (w *ttl) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 		}
 		return w.send(ctx, c, inv, v, args, true)
 	}
-	lop, err := LibCommand(w, inv)
+	lop, err := w.LibCommand(inv)
 	if err != nil {
 		return unknownOp(inv, err.Error())
 	}
@@ -172,7 +172,7 @@ func (w *ttl) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	for i, a := range lop.Args {
 		args[i] = a
 	}
-	return w.send(ctx, c, inv, v, args, inv.F != "read")
+	return w.send(ctx, c, inv, v, args, inv.F != checker.OpRead)
 }
 
 // send runs one command (a write with the run's WAIT) and decodes its
@@ -205,10 +205,10 @@ func (w *ttl) send(ctx context.Context, c Conn, inv history.Op, v checker.TTLVal
 // string) for the checker to flag.
 func setTTLReply(out *history.Op, f string, v checker.TTLValue, reply any) {
 	switch f {
-	case "set":
+	case checker.TTLSet:
 		out.SetValue(v)
 		return
-	case "pexpire", "persist":
+	case checker.TTLPExpire, checker.TTLPersist:
 		// PEXPIRE / PERSIST answer an integer; HPEXPIRE / HPERSIST a
 		// list of one per field.
 		if l, ok := reply.([]any); ok && len(l) == 1 {
@@ -219,7 +219,7 @@ func setTTLReply(out *history.Op, f string, v checker.TTLValue, reply any) {
 			out.SetValue(v)
 			return
 		}
-	case "read", "final":
+	case checker.OpRead, checker.TTLFinal:
 		if l, ok := reply.([]any); ok && len(l) == 2 {
 			n, okN := replyInt(l[1])
 			switch got := l[0].(type) {
@@ -239,6 +239,13 @@ func setTTLReply(out *history.Op, f string, v checker.TTLValue, reply any) {
 		}
 	}
 	out.SetValue(fmt.Sprint(reply))
+}
+
+// LibReply decodes a library's reply as send does.
+func (w *ttl) LibReply(inv history.Op, r LibReply, out *history.Op) {
+	var v checker.TTLValue
+	_ = inv.DecodeValue(&v)
+	setTTLReply(out, inv.F, v, r.Reply)
 }
 
 // probe asks the key's primary whether it has hash-field expiration.
@@ -273,33 +280,35 @@ func (w *ttl) probe(ctx context.Context, c Conn, inv history.Op) history.Op {
 	return out
 }
 
-// ttlCommand is the one command of a ttl op (LibCommand's ttl part).
-func ttlCommand(inv history.Op) (LibOp, error) {
+// LibCommand is the one command of a ttl op, for a client library and for
+// Invoke alike (its reads and hash sets one script each); the probe and
+// the finals run on redline's own client, as every settled op does.
+func (w *ttl) LibCommand(inv history.Op) (LibOp, error) {
 	var v checker.TTLValue
-	if err := inv.DecodeValue(&v); err != nil && inv.F != "read" && inv.F != "persist" {
+	if err := inv.DecodeValue(&v); err != nil && inv.F != checker.OpRead && inv.F != checker.TTLPersist {
 		return LibOp{}, fmt.Errorf("malformed ttl op %s", inv.Value)
 	}
 	k := inv.Key
 	ms := strconv.FormatInt(v.TTLms, 10)
 	hash := v.Field != ""
 	switch {
-	case inv.F == "set" && hash:
+	case inv.F == checker.TTLSet && hash:
 		return LibOp{Args: []string{"EVAL", ttlHashSetScript, "1", k, v.Field, v.Value, ms}, Key: k}, nil
-	case inv.F == "set" && v.TTLms > 0:
+	case inv.F == checker.TTLSet && v.TTLms > 0:
 		return LibOp{Args: []string{"SET", k, v.Value, "PX", ms}, Key: k}, nil
-	case inv.F == "set":
+	case inv.F == checker.TTLSet:
 		return LibOp{Args: []string{"SET", k, v.Value}, Key: k}, nil
-	case inv.F == "pexpire" && hash:
+	case inv.F == checker.TTLPExpire && hash:
 		return LibOp{Args: []string{"HPEXPIRE", k, ms, "FIELDS", "1", v.Field}, Key: k}, nil
-	case inv.F == "pexpire":
+	case inv.F == checker.TTLPExpire:
 		return LibOp{Args: []string{"PEXPIRE", k, ms}, Key: k}, nil
-	case inv.F == "persist" && hash:
+	case inv.F == checker.TTLPersist && hash:
 		return LibOp{Args: []string{"HPERSIST", k, "FIELDS", "1", v.Field}, Key: k}, nil
-	case inv.F == "persist":
+	case inv.F == checker.TTLPersist:
 		return LibOp{Args: []string{"PERSIST", k}, Key: k}, nil
-	case inv.F == "read" && hash:
+	case inv.F == checker.OpRead && hash:
 		return LibOp{Args: []string{"EVAL", ttlHashReadScript, "1", k, v.Field}, Key: k}, nil
-	case inv.F == "read":
+	case inv.F == checker.OpRead:
 		return LibOp{Args: []string{"EVAL", ttlReadScript, "1", k}, Key: k}, nil
 	}
 	return LibOp{}, fmt.Errorf("op %s of workload ttl has no single-command form (it runs on redline's own client)", inv.F)

@@ -50,6 +50,9 @@ func newTxn(cfg Config) Workload {
 		banks: placement{name: "bank-"}, lists: placement{name: "list-"}, transfS: redis.NewScript(transferScript)}
 }
 
+// OwnClientOnly: a transaction is no single command a library can run.
+func (w *txn) OwnClientOnly() string { return "WATCH/MULTI on one connection" }
+
 // Checkers: bank invariants, Elle-style list-append, the cross-slot
 // fidelity check and the exact RPO of lost appends.
 func (w *txn) Checkers(opts CheckOptions) []checker.Checker {
@@ -97,7 +100,7 @@ func (w *txn) InitOps() []history.Op {
 		for a := 0; a < bankAccounts; a++ {
 			bal[account(key, a)] = bankInitial
 		}
-		op := history.Op{F: "init", Key: key}
+		op := history.Op{F: checker.BankInit, Key: key}
 		op.SetValue(bal)
 		ops = append(ops, op)
 	}
@@ -121,18 +124,18 @@ func (g *txnGen) Next() history.Op {
 	switch {
 	case r < 2:
 		// Two keys of different slots (the tags differ).
-		op := history.Op{F: "cross-slot", Key: g.w.prefix + "{cross-a}"}
+		op := history.Op{F: checker.CrossSlotTxn, Key: g.w.prefix + "{cross-a}"}
 		op.SetValue([]string{g.w.prefix + "{cross-a}x", g.w.prefix + "{cross-b}y"})
 		return op
 	case r < 30:
 		key := g.w.bankKey(g.rng.IntN(g.w.groups))
 		from := g.rng.IntN(bankAccounts)
 		to := (from + 1 + g.rng.IntN(bankAccounts-1)) % bankAccounts
-		op := history.Op{F: "transfer", Key: key}
+		op := history.Op{F: checker.BankTransfer, Key: key}
 		op.SetValue(map[string]any{"from": account(key, from), "to": account(key, to), "amount": 1 + g.rng.IntN(10)})
 		return op
 	case r < 45:
-		return history.Op{F: "read-all", Key: g.w.bankKey(g.rng.IntN(g.w.groups))}
+		return history.Op{F: checker.BankReadAll, Key: g.w.bankKey(g.rng.IntN(g.w.groups))}
 	}
 	gen := g.n / listGeneration
 	raiseTo(&g.w.maxGen, gen)
@@ -147,22 +150,22 @@ func (g *txnGen) Next() history.Op {
 			mops = append(mops, []any{"append", k, g.worker<<32 | g.n<<3 | int64(i)})
 		}
 	}
-	op := history.Op{F: "txn", Key: group}
+	op := history.Op{F: checker.ListAppendTxn, Key: group}
 	op.SetValue(mops)
 	return op
 }
 
 func (w *txn) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	switch inv.F {
-	case "init":
+	case checker.BankInit:
 		return w.init(ctx, c, inv)
-	case "transfer":
+	case checker.BankTransfer:
 		return w.transfer(ctx, c, inv)
-	case "read-all":
+	case checker.BankReadAll:
 		return w.readAll(ctx, c, inv)
-	case "txn":
+	case checker.ListAppendTxn:
 		return w.listTxn(ctx, c, inv)
-	case "cross-slot":
+	case checker.CrossSlotTxn:
 		var keys []string
 		_ = inv.DecodeValue(&keys)
 		r := c.Do(ctx, client.Request{Slot: Keyslot(keys[0]), Build: func(ctx context.Context) []redis.Cmder {
@@ -343,7 +346,7 @@ func (w *txn) listTxn(ctx context.Context, c Conn, inv history.Op) history.Op {
 func (w *txn) FinalOps() []history.Op {
 	var ops []history.Op
 	for g := 0; g < w.groups; g++ {
-		ops = append(ops, history.Op{F: "read-all", Key: w.bankKey(g)})
+		ops = append(ops, history.Op{F: checker.BankReadAll, Key: w.bankKey(g)})
 	}
 	for gen := int64(0); gen <= w.maxGen.Load(); gen++ {
 		for g := 0; g < w.groups; g++ {
@@ -352,7 +355,7 @@ func (w *txn) FinalOps() []history.Op {
 			for k := range mops {
 				mops[k] = []any{"r", group + ":l" + strconv.Itoa(k), nil}
 			}
-			op := history.Op{F: "txn", Key: group}
+			op := history.Op{F: checker.ListAppendTxn, Key: group}
 			op.SetValue(mops)
 			ops = append(ops, op)
 		}

@@ -13,6 +13,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -38,6 +39,20 @@ type Config struct {
 	// connection and records the replica count it returned.
 	Wait        int
 	WaitTimeout time.Duration
+}
+
+// Validate checks what every workload is built from; the words name the
+// flags that set it.
+func (c Config) Validate() error {
+	switch {
+	case c.Keys < 0:
+		return errors.New("--keys must not be negative")
+	case c.Wait < 0:
+		return errors.New("--wait must not be negative")
+	case c.WaitTimeout < 0:
+		return errors.New("--wait-timeout must not be negative")
+	}
+	return nil
 }
 
 // Workload is one kind of traffic.

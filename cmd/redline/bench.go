@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -14,7 +13,6 @@ import (
 	"github.com/redline-dev/redline/harness"
 	"github.com/redline-dev/redline/harness/bench"
 	"github.com/redline-dev/redline/results"
-	"github.com/redline-dev/redline/workloads/kv"
 )
 
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -102,13 +100,7 @@ failed, 130 interrupted.`,
 	_ = c.Flags().Set("workload", "kv")
 	c.Flags().Lookup("workload").DefValue = "kv"
 	f := c.Flags()
-	f.StringVar(&o.kv.ratio, "ratio", "1:10", "kv: SET:GET ratio, as memtier's (1:10 = one SET per ten GETs)")
-	f.StringVar(&o.kv.valueSize, "value-size", "100", "kv: value bytes of a SET, fixed (100) or a range (32-1024)")
-	f.StringVar(&o.kv.pattern, "key-pattern", "uniform", "kv: "+strings.Join(kv.Patterns, ", "))
-	f.IntVar(&o.kv.pipeline, "pipeline", 1, "kv: ops a worker sends before reading their replies")
-	f.IntVar(&o.kv.hashTags, "hash-tags", 0, "kv: put the keys in N hash tags ({0}..{N-1}), i.e. N slots (0 = no tags)")
-	f.BoolVar(&o.kv.populate, "populate", true, "kv: SET every key once before traffic so GETs hit")
-	f.StringVar(&o.kv.preset, "preset", "", "kv: YCSB core workload ycsb-a (50/50), ycsb-b (95/5 reads), ycsb-c (reads); zipfian; overrides --ratio and --key-pattern")
+	o.kv.Register(f)
 	f.BoolVar(&o.cfg.ConnPerWorker, "conn-per-worker", false, "closed loop (--rate 0): each worker its own connection to each node, one write and read per batch, instead of the workers' ops sharing one connection per node, written together (auto-pipelining)")
 	f.BoolVar(&o.cfg.History, "history", false, "keep every op in ops.jsonl.gz (off: only per-second histograms are kept)")
 	addCapacityFlags(c, o)
@@ -143,15 +135,8 @@ func (c *ciFlags) printMachine(res *bench.Result, dir string, code int) {
 	c.csvHeader = true
 }
 
-// kvFlags are the kv workload's flags before parsing.
-type kvFlags struct {
-	ratio, valueSize, pattern, preset string
-	pipeline, hashTags                int
-	populate                          bool
-}
-
-// validateLoad checks a run of a Load workload and builds cfg.KV from the
-// kv flags (kv is the one Load workload); the load driver runs only under
+// validateLoad checks a run of a Load workload and has kv build cfg.KV
+// from its flags (kv is the one Load workload); the load driver runs only under
 // bench, and alone.
 func validateLoad(o *runOptions, cfg *harness.Config) error {
 	if !cfg.Bench {
@@ -160,25 +145,8 @@ func validateLoad(o *runOptions, cfg *harness.Config) error {
 	if len(cfg.Workloads) > 1 {
 		return badArgs("--workload kv cannot be combined with other workloads in one bench")
 	}
-	c := &kv.Config{Keys: cfg.Keys, Pattern: o.kv.pattern, Pipeline: o.kv.pipeline, HashTags: o.kv.hashTags, Populate: o.kv.populate}
-	var err error
-	if c.SetRatio, c.GetRatio, err = kv.ParseRatio(o.kv.ratio); err != nil {
-		return badArgs("--ratio: %v", err)
-	}
-	if c.ValueMin, c.ValueMax, err = kv.ParseValueSize(o.kv.valueSize); err != nil {
-		return badArgs("--value-size: %v", err)
-	}
-	if o.kv.preset != "" {
-		p, ok := kv.Presets[o.kv.preset]
-		if !ok {
-			return badArgs("--preset %q: choose ycsb-a, ycsb-b or ycsb-c", o.kv.preset)
-		}
-		p(c)
-	}
-	if c.Keys == 0 {
-		c.Keys = 10000
-	}
-	if err := c.Validate(); err != nil {
+	c, err := o.kv.Config(cfg.Keys)
+	if err != nil {
 		return badArgs("%v", err)
 	}
 	cfg.KV = c

@@ -20,9 +20,11 @@ import (
 	"github.com/redline-dev/redline/cluster"
 	"github.com/redline-dev/redline/clusteradmin"
 	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/nemesis"
 	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/clientlib"
+	"github.com/redline-dev/redline/workloads/kv"
 )
 
 type runOptions struct {
@@ -37,7 +39,7 @@ type runOptions struct {
 	creds      cluster.Credentials // read from the environment or a file, never stored
 	replay     string              // --replay DIR: rerun a stored run's config and fault schedule
 	flags      *pflag.FlagSet      // the command's flags, for the command a dry run prints (nil: none)
-	kv         kvFlags             // bench's kv workload
+	kv         kv.Flags            // bench's kv workload
 	capacity   capacityFlags       // bench's --slo search and --plan
 	ci         ciFlags             // bench's --threshold, --json, --csv
 	stdout     io.Writer
@@ -141,7 +143,10 @@ func (o *runOptions) validate(targetChanged bool) error {
 		return err
 	}
 	cfg.Nemesis = splitList(o.nemesis)
-	if err := validateNemesis(cfg.Nemesis); err != nil {
+	// The names now, by nemesis's own parse (New reads them with it
+	// again); whether the runtime can cause them is checkCapabilities',
+	// whether the live target can is nemesis.New's once the cluster exists.
+	if _, err := nemesis.Parse(cfg.Nemesis); err != nil {
 		return badArgs("--nemesis: %v", err)
 	}
 	if err := checkCapabilities(cfg, o.hooks); err != nil {
@@ -161,27 +166,8 @@ func (o *runOptions) validate(targetChanged bool) error {
 			return badArgs("--nodes %d with --replicas %d leaves fewer than 3 primaries", cfg.Nodes, cfg.Replicas)
 		}
 	}
-	switch {
-	case cfg.TimeLimit.D() <= 0:
-		return badArgs("--time-limit must be positive")
-	case cfg.Concurrency <= 0:
-		return badArgs("--concurrency must be at least 1")
-	case cfg.Rate < 0:
-		return badArgs("--rate must not be negative")
-	case cfg.Keys < 0:
-		return badArgs("--keys must not be negative")
-	case cfg.Wait < 0:
-		return badArgs("--wait must not be negative")
-	case cfg.WaitTimeout.D() < 0:
-		return badArgs("--wait-timeout must not be negative")
-	case cfg.NodeTimeout.D() < 100*time.Millisecond:
-		return badArgs("--node-timeout %s is too short (at least 100ms)", cfg.NodeTimeout.D())
-	case cfg.OpTimeout.D() <= 0:
-		return badArgs("--op-timeout must be positive")
-	case cfg.TestCount < 1:
-		return badArgs("--test-count must be at least 1")
-	case cfg.NemesisInterval.D() <= 0:
-		return badArgs("--nemesis-interval must be positive")
+	if err := cfg.Validate(); err != nil {
+		return badArgs("%v", err)
 	}
 	if cfg.Wait > 0 && cfg.OpTimeout.D() <= cfg.WaitTimeout.D() {
 		// The WAIT shares the op's connection and deadline.

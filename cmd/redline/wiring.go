@@ -113,39 +113,6 @@ func checkHost(cfg *harness.Config) error {
 
 func nemesisNames() []string { return nemesis.Names() }
 
-// validateNemesis checks names before anything is started; whether the
-// runtime can cause them at all is checkCapabilities', whether the live
-// target can (a probe, Chaos Mesh installed) nemesis.New's once the
-// cluster exists.
-func validateNemesis(names []string) error {
-	if len(names) == 0 {
-		return fmt.Errorf("empty: choose from %s", strings.Join(nemesis.Names(), ", "))
-	}
-	known := map[string]bool{}
-	for _, n := range nemesis.Names() {
-		known[n] = true
-	}
-	for _, n := range names {
-		if f, mode, ok := strings.Cut(n, ":"); ok && known[f] {
-			if !slices.Contains(nemesis.AllModes(f), mode) {
-				return fmt.Errorf("unknown mode %q of fault %s: choose from %s", mode, f, strings.Join(nemesis.AllModes(f), ", "))
-			}
-			continue
-		}
-		if !known[n] {
-			return fmt.Errorf("unknown fault %q: choose from %s", n, strings.Join(nemesis.Names(), ", "))
-		}
-	}
-	if len(names) > 1 {
-		for _, n := range names {
-			if n == "none" {
-				return fmt.Errorf("\"none\" cannot be combined with other faults")
-			}
-		}
-	}
-	return nil
-}
-
 // buildNemesis returns nil for "none".
 func buildNemesis(cfg harness.Config, c cluster.Cluster, creds cluster.Credentials, hooks []string, journal *clusteradmin.Journal, log *harness.Log) (harness.Nemesis, error) {
 	if cfg.Capacity != nil && cfg.Capacity.Plan != "" {

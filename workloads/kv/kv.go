@@ -1,4 +1,4 @@
-// Package kv is the kv load workload of `redline bench`: its config
+// Package kv is the kv load workload of `redline bench`: its flags, its config
 // (memtier's knobs, YCSB presets) and its generator of GETs and SETs. It is
 // registered in the one workload registry (workloads, kind Load) and driven
 // by the load driver (harness/bench); a leaf package, so that the load
