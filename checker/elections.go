@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ElectionLogOptions tune the elections checker.
@@ -22,6 +23,10 @@ type ElectionLogOptions struct {
 	// election they took part in is unseen, so the verdict is at best
 	// unknown.
 	Missing []string
+	// NodeTimeout is the cluster's cluster-node-timeout: the voters'
+	// window (two node timeouts) of the double-win rule. Zero: that rule
+	// is not judged.
+	NodeTimeout time.Duration
 }
 
 type electionLog struct{ o ElectionLogOptions }
@@ -47,6 +52,19 @@ type electionLog struct{ o ElectionLogOptions }
 //     collision handling instead of by the election. (Missing means: not
 //     before the process's next election, nor before its log ends while
 //     it went on logging after the win.)
+//   - one winner per primary per two node timeouts: a primary votes about
+//     a failed primary's replicas at most once per two node timeouts
+//     (clusterSendFailoverAuthIfNeeded's voted_time, "can't vote about
+//     this master before N milliseconds"), and every win needs a
+//     majority, so two replicas of one primary cannot both win within
+//     that window. A double-win is a node A that won an election and,
+//     within two node timeouts by its own clock and without a manual
+//     failover asked of it in between, is "Reconfiguring myself as a
+//     replica of B", where B also logged a win and had not become A's
+//     replica before it (B's election was then about A's primary too:
+//     the two were siblings). Invalid: the voters voted about one primary
+//     twice (planted vote-twice, whose second vote is in another epoch
+//     when the siblings' elections do not start in the same one).
 //
 // Grants are judged within one process (a log line's pid): a restart
 // reloads lastVoteEpoch from nodes.conf, and judging across one would
@@ -69,6 +87,7 @@ func (c electionLog) Name() string { return c.o.name("elections") }
 const (
 	VoteTwice             = "vote-twice"
 	ElectionEpochNotTaken = "election-epoch-not-taken"
+	DoubleWin             = "double-win"
 )
 
 var (
@@ -81,6 +100,13 @@ var (
 	electionStart  = regexp.MustCompile(`^Starting a failover election for epoch (\d+)\.$`)
 	electionEpoch  = regexp.MustCompile(`^configEpoch set to (\d+) after successful failover$`)
 	electionWonMsg = "Failover election won: I'm the new master."
+	// reconfigured is a node made the replica of another by a newer
+	// claim on its slots (Valkey adds the human name in parentheses).
+	reconfigured = regexp.MustCompile(`^Configuration change detected\. Reconfiguring myself as a replica of ([0-9a-f]{40})\b`)
+	// selfID is the start-up line that names the node's own id.
+	selfID = regexp.MustCompile(`(?:No cluster configuration found|Node configuration loaded), I'm ([0-9a-f]{40})\b`)
+	// logTime is a log line's wall-clock time ("06 Dec 2026 01:39:25.842").
+	logTime = regexp.MustCompile(`^\d+:[A-Z] (\d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2}\.\d{3}) `)
 	// electionWonValkey is Valkey's words for the same line.
 	electionWonValkey = "Failover election won: I'm the new primary."
 )
@@ -230,6 +256,13 @@ func (c electionLog) Check(_ context.Context, _ *History) Result {
 		}
 		endProcess("its log ends")
 	}
+	if c.o.NodeTimeout > 0 {
+		dw, bad := doubleWins(nodes, c.o.Logs, 2*c.o.NodeTimeout)
+		for _, d := range dw {
+			found = append(found, violation{DoubleWin, d.what, d.ex})
+		}
+		unknown = append(unknown, bad...)
+	}
 	fig := map[string]any{"logs": len(nodes), "elections": elections, "wins": wins, "votes_granted": grants}
 	if len(found) > 0 {
 		counts := map[string]int{}
@@ -275,4 +308,121 @@ func short(id string) string {
 		return id[:8]
 	}
 	return id
+}
+
+// logEvent is one line of a node's log that the double-win rule reads.
+type logEvent struct {
+	at    time.Time
+	line  int
+	kind  string // "start", "win", "reconfigured", "mf-request"
+	id    string // start: the node's own id; reconfigured: its new primary
+	epoch uint64 // win: the election's epoch
+}
+
+type doubleWin struct {
+	what string
+	ex   map[string]any
+}
+
+// doubleWins applies the one-winner-per-primary rule (see Elections) to
+// the logs, window being two node timeouts. It returns the violations and
+// the lines it could not read (a time that is no time).
+func doubleWins(nodes []string, logs map[string][]byte, window time.Duration) ([]doubleWin, []string) {
+	var unknown []string
+	events := map[string][]logEvent{}
+	byID := map[string]string{} // node id -> node name (its log)
+	for _, node := range nodes {
+		var started uint64
+		lineNo := 0
+		for _, raw := range strings.Split(string(logs[node]), "\n") {
+			lineNo++
+			m := serverLogLine.FindStringSubmatch(strings.TrimRight(raw, "\r"))
+			if m == nil {
+				continue
+			}
+			msg := m[2]
+			ev := logEvent{line: lineNo}
+			switch {
+			case selfID.MatchString(msg):
+				ev.kind, ev.id = "start", selfID.FindStringSubmatch(msg)[1]
+				byID[ev.id] = node
+			case electionStart.MatchString(msg):
+				started, _ = strconv.ParseUint(electionStart.FindStringSubmatch(msg)[1], 10, 64)
+				continue
+			case msg == electionWonMsg || msg == electionWonValkey:
+				ev.kind, ev.epoch = "win", started
+			case reconfigured.MatchString(msg):
+				ev.kind, ev.id = "reconfigured", reconfigured.FindStringSubmatch(msg)[1]
+			case strings.HasPrefix(msg, "Manual failover requested by replica"):
+				ev.kind = "mf-request"
+			default:
+				continue
+			}
+			t, err := time.Parse("02 Jan 2006 15:04:05.000", logTime.FindStringSubmatch(raw)[1])
+			if err != nil {
+				unknown = append(unknown, fmt.Sprintf("line %d of %s's log has a time that is no time: %q", lineNo, node, capRaw(raw)))
+				continue
+			}
+			ev.at = t
+			events[node] = append(events[node], ev)
+		}
+	}
+	var out []doubleWin
+	for _, a := range nodes {
+		evs := events[a]
+		for i, w := range evs {
+			if w.kind != "win" {
+				continue
+			}
+			// A's next change of role in the same process, within the
+			// window, with no manual failover asked of it before it.
+			var to *logEvent
+			for _, e := range evs[i+1:] {
+				if e.kind == "start" || e.kind == "mf-request" || e.kind == "win" || e.at.Sub(w.at) > window {
+					break
+				}
+				if e.kind == "reconfigured" {
+					to = &e
+					break
+				}
+			}
+			if to == nil {
+				continue
+			}
+			b, ok := byID[to.id]
+			if !ok || b == a {
+				continue
+			}
+			aID := ""
+			for _, e := range evs[:i] {
+				if e.kind == "start" {
+					aID = e.id
+				}
+			}
+			// B's win near A's (another clock: the window both ways), B
+			// not A's replica before it.
+			for j, bw := range events[b] {
+				if bw.kind != "win" || bw.at.Before(w.at.Add(-window)) || bw.at.After(to.at.Add(window)) {
+					continue
+				}
+				followedA := false
+				for _, e := range events[b][:j] {
+					if e.kind == "start" {
+						followedA = false
+					}
+					if e.kind == "reconfigured" && e.id == aID && aID != "" && !e.at.Before(bw.at.Add(-window)) {
+						followedA = true
+					}
+				}
+				if followedA {
+					continue
+				}
+				what := fmt.Sprintf("%s won the election for epoch %d (line %d) and %s later was made a replica of %s (line %d), which had won the election for epoch %d (its line %d): two replicas of one primary both won within two node timeouts (%s), which voters that vote once per primary per two node timeouts cannot allow",
+					a, w.epoch, w.line, to.at.Sub(w.at).Round(time.Millisecond), b, to.line, bw.epoch, bw.line, window)
+				out = append(out, doubleWin{what, map[string]any{"node": a, "epoch": w.epoch, "line": w.line, "replaced_by": b, "their_epoch": bw.epoch, "their_line": bw.line, "what": what}})
+				break
+			}
+		}
+	}
+	return out, unknown
 }

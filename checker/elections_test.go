@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -166,5 +167,86 @@ func TestElectionsReadsRedis72AndValkeyWords(t *testing.T) {
 	logs["n3"] = logOf("11", "Failover auth granted to "+candA+" (a (nested) name) for epoch 7")
 	if r := electionsOf(t, logs, ""); r.Valid == Valid {
 		t.Fatalf("a garbled grant line was believed: %v", r.Figures)
+	}
+}
+
+// timedLog writes lines as process 1 logs them, each at its own time
+// ("HH:MM:SS.mmm" on 06 Dec 2026).
+func timedLog(lines ...[2]string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("1:M 06 Dec 2026 " + l[0] + " * " + l[1] + "\n")
+	}
+	return b.String()
+}
+
+func electionsTimed(t *testing.T, logs map[string]string, nt time.Duration) Result {
+	t.Helper()
+	o := ElectionLogOptions{Logs: map[string][]byte{}, NodeTimeout: nt}
+	for n, l := range logs {
+		o.Logs[n] = []byte(l)
+	}
+	return Elections(o).Check(context.Background(), &History{})
+}
+
+// The planted vote-twice as it showed on the reference (planted-bug study,
+// 2026-12-06, register x kill:primary, 2 replicas, an idle shard): both
+// replicas of the killed primary ran, in epochs 11 and 12 15 ms apart,
+// and both won; the first was made the second's replica 375 ms later.
+func doubleWinLogs() map[string]string {
+	return map[string]string{
+		"n6": timedLog(
+			[2]string{"01:39:04.309", "No cluster configuration found, I'm " + candA},
+			[2]string{"01:39:25.813", "Starting a failover election for epoch 11."},
+			[2]string{"01:39:25.842", "Failover election won: I'm the new master."},
+			[2]string{"01:39:25.842", "configEpoch set to 11 after successful failover"},
+			[2]string{"01:39:26.217", "Configuration change detected. Reconfiguring myself as a replica of " + candB}),
+		"n3": timedLog(
+			[2]string{"01:39:04.584", "No cluster configuration found, I'm " + candB},
+			[2]string{"01:39:25.828", "Starting a failover election for epoch 12."},
+			[2]string{"01:39:25.852", "Failover election won: I'm the new master."},
+			[2]string{"01:39:25.852", "configEpoch set to 12 after successful failover"}),
+	}
+}
+
+func TestElectionsDoubleWinIsInvalid(t *testing.T) {
+	r := electionsTimed(t, doubleWinLogs(), time.Second)
+	if r.Valid != Invalid || !strings.Contains(r.Why(), "both won") {
+		t.Fatalf("two siblings both won within 2 s: %v %v", r.Valid, r.Figures)
+	}
+	// Without the node timeout the rule is not judged (a hand-made run).
+	if r := electionsTimed(t, doubleWinLogs(), 0); r.Valid != Valid {
+		t.Fatalf("no node timeout: %v %v", r.Valid, r.Figures)
+	}
+}
+
+// What Redis allows: the second winner had become the first's replica
+// before its election (it ran about the first, failed since); a manual
+// failover asked of the first winner; a demotion after the window.
+func TestElectionsDoubleWinAllowedCases(t *testing.T) {
+	followed := doubleWinLogs()
+	followed["n3"] = timedLog(
+		[2]string{"01:39:04.584", "No cluster configuration found, I'm " + candB},
+		[2]string{"01:39:25.845", "Configuration change detected. Reconfiguring myself as a replica of " + candA},
+		[2]string{"01:39:26.100", "Starting a failover election for epoch 12."},
+		[2]string{"01:39:26.150", "Failover election won: I'm the new master."},
+		[2]string{"01:39:26.150", "configEpoch set to 12 after successful failover"})
+	manual := doubleWinLogs()
+	manual["n6"] = strings.Replace(manual["n6"], "01:39:26.217 * Configuration", "01:39:26.100 * Manual failover requested by replica "+candB+".\n1:M 06 Dec 2026 01:39:26.217 * Configuration", 1)
+	late := doubleWinLogs()
+	late["n6"] = strings.Replace(late["n6"], "01:39:26.217", "01:39:28.217", 1)
+	for name, logs := range map[string]map[string]string{"followed": followed, "manual": manual, "late": late} {
+		if r := electionsTimed(t, logs, time.Second); r.Valid != Valid {
+			t.Errorf("%s: %v %s", name, r.Valid, r.Why())
+		}
+	}
+}
+
+// A lie: a time that is no time in a line the rule reads is unknown.
+func TestElectionsDoubleWinBadTimeIsUnknown(t *testing.T) {
+	logs := doubleWinLogs()
+	logs["n3"] = strings.Replace(logs["n3"], "06 Dec 2026 01:39:25.852 * Failover election won", "99 Dec 2026 01:39:25.852 * Failover election won", 1)
+	if r := electionsTimed(t, logs, time.Second); r.Valid != Unknown {
+		t.Fatalf("a win at a time that is no time: %v %v", r.Valid, r.Figures)
 	}
 }

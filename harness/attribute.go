@@ -72,9 +72,11 @@ func RunFilesOf(run *results.Run, hist *history.ReadResult) checker.RunFilesOpti
 // has its nodes/<node>/cluster-nodes-after.txt (SnapshotNodes writes one
 // for each); once one node's log is there, a node without one is named
 // as missing. expected says why the run must carry logs ("": the runtime
-// may keep none, as a guest run's cluster does not).
-func ElectionsChecker(run *results.Run, expected string) checker.Checker {
-	o := checker.ElectionLogOptions{Expected: expected, Logs: map[string][]byte{}}
+// may keep none, as a guest run's cluster does not). nodeTimeout is the
+// cluster's (the config's --node-timeout; for an existing cluster, what
+// the user gave): the voters' window of the double-win rule.
+func ElectionsChecker(run *results.Run, expected string, nodeTimeout time.Duration) checker.Checker {
+	o := checker.ElectionLogOptions{Expected: expected, Logs: map[string][]byte{}, NodeTimeout: nodeTimeout}
 	if run != nil {
 		snaps, _ := filepath.Glob(run.Path(filepath.Join("nodes", "*", "cluster-nodes-after.txt")))
 		var without []string
@@ -92,6 +94,18 @@ func ElectionsChecker(run *results.Run, expected string) checker.Checker {
 		}
 	}
 	return checker.Elections(o)
+}
+
+// electionNodeTimeout is the node timeout the elections checker may hold
+// the servers to: the one redline gave the clusters it created. An
+// existing cluster's own may be shorter than the flag's default, and a
+// window longer than the real one could call a legitimate second win a
+// double-win: not judged there (0).
+func electionNodeTimeout(cfg Config) time.Duration {
+	if cfg.Target == "external" || len(cfg.Addrs) > 0 {
+		return 0
+	}
+	return cfg.NodeTimeout.D()
 }
 
 // ConfigEpochChecker judges the configEpochs of the run's topology

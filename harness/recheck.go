@@ -67,7 +67,7 @@ func (r *StoredRun) Check(ctx context.Context, pr *Progress, log *Log) (checker.
 		// verdict line, not only on stderr.
 		rf := RunFilesOf(r.Run, &r.History)
 		rf.Unfinished, rf.RecordedBy = unfinished, recordedBy
-		checkers = append(checkers, checker.RunFiles(rf), ConfigEpochChecker(rf.Topology, topologyExpected(r.Run, recordedBy)), ElectionsChecker(r.Run, ""))
+		checkers = append(checkers, checker.RunFiles(rf), ConfigEpochChecker(rf.Topology, topologyExpected(r.Run, recordedBy)), ElectionsChecker(r.Run, "", electionNodeTimeout(r.Config)))
 	}
 	s := Check(ctx, r.History.Ops, checkers, pr, log)
 	Attribute(r.Run, r.History.Ops, &s)

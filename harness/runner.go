@@ -313,7 +313,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		if _, ok := in.Cluster.(cluster.LogSource); ok {
 			expected = "the runtime keeps each node's log (nodes/<node>/server.log)"
 		}
-		checkers = append(checkers, ElectionsChecker(in.Run, expected))
+		checkers = append(checkers, ElectionsChecker(in.Run, expected, electionNodeTimeout(in.Config)))
 	}
 	out.Summary = Check(ctx, ops, checkers, in.Progress, log)
 	Attribute(in.Run, ops, &out.Summary)
