@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -152,6 +151,12 @@ const manualFailoverGiveUp = 6 * time.Second
 // without the evidence (runs before it was recorded) are not judged.
 func unpromotedFailovers(ops []history.Op, windows []Window) []unpromotedFailover {
 	var out []unpromotedFailover
+	switched := map[int64]int64{} // a failover's start -> its switch
+	for _, e := range failoverEvents(ops) {
+		if e.switched != inf {
+			switched[e.start] = e.switched
+		}
+	}
 	start := history.StartOf("failover")
 	var open *history.Op
 	for i := range ops {
@@ -199,7 +204,14 @@ func unpromotedFailovers(ops []history.Op, windows []Window) []unpromotedFailove
 			if w.Start == began.Time && w.Fault == "failover" {
 				continue
 			}
-			if w.Start <= u.end && w.End >= u.start {
+			end := w.End
+			if sw, ok := switched[w.Start]; ok && w.Fault == "failover" {
+				// A failover has no stop: its window lasts until its
+				// switch (plus the grace the old primary may still
+				// answer), not to the end of the run.
+				end = min(end, sw+int64(failoverGrace))
+			}
+			if w.Start <= u.end && end >= u.start {
 				u.explained = fmt.Sprintf("another fault (%s at %.3fs) overlapped it", w.Fault, sec(w.Start))
 			}
 		}
@@ -208,34 +220,7 @@ func unpromotedFailovers(ops []history.Op, windows []Window) []unpromotedFailove
 	return out
 }
 
-func (d defaultFailover) Check(ctx context.Context, in *History) Result {
-	r := d.check(ctx, in)
-	var unexplained []unpromotedFailover
-	explained := 0
-	for _, u := range unpromotedFailovers(in.Ops, in.windowsOf()) {
-		if u.explained == "" {
-			unexplained = append(unexplained, u)
-		} else {
-			explained++
-		}
-	}
-	if len(unexplained) == 0 || r.Valid == Invalid {
-		return r
-	}
-	u := unexplained[0]
-	why := fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen and nothing explains it: the first, on %v at %.3fs (op %d), ended with the replica still a replica although its primary listed it, no election or vote window of Redis's was open and no other fault overlapped it (a primary that keeps writing after announcing its paused offset, or a failed election: the coordinated failover's promise broken)",
-		len(unexplained), u.nodes, sec(u.start), u.index)
-	fig := map[string]any{}
-	if r.NotApplicable == "" {
-		maps.Copy(fig, r.Figures)
-	}
-	fig["unpromoted_unexplained"] = len(unexplained)
-	fig["unpromoted_explained"] = explained
-	fig["why"] = why
-	return Result{Valid: Unknown, Figures: fig}
-}
-
-func (d defaultFailover) check(_ context.Context, in *History) Result {
+func (d defaultFailover) Check(_ context.Context, in *History) Result {
 	calls, err := d.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
@@ -411,4 +396,56 @@ func (d defaultFailover) losses(in *History, kind string, calls []call) ([]lossI
 	}
 	slices.SortStableFunc(out, func(x, y lossItem) int { return cmpInt(x.index, y.index) })
 	return out, nil
+}
+
+type failoverPromotion struct{}
+
+// FailoverPromotions judges whether the default CLUSTER FAILOVERs the
+// nemesis sent happened: a coordinated failover that ended with its
+// replica still a replica, after Redis's manual failover gave up, with
+// nothing that explains it (unpromotedFailovers: the primary knew its
+// replica, no election or vote window of Redis's was open, no other
+// fault overlapped it) is a broken promise the run cannot pass: unknown,
+// never valid (planted failover-no-pause: the primary announces its
+// paused offset and keeps writing, the replica never reaches exactly
+// that offset, and the failover times out). Not applicable without a
+// default failover whose completion the nemesis recorded.
+func FailoverPromotions() Checker { return failoverPromotion{} }
+
+func (failoverPromotion) Name() string { return "failover-promotion" }
+
+func (failoverPromotion) Check(_ context.Context, in *History) Result {
+	defaults, promoted := 0, 0
+	for _, e := range failoverEvents(in.Ops) {
+		if e.mode == "default" {
+			defaults++
+			if e.promoted {
+				promoted++
+			}
+		}
+	}
+	var unexplained []unpromotedFailover
+	var explained []string
+	for _, u := range unpromotedFailovers(in.Ops, in.windowsOf()) {
+		defaults++
+		if u.explained == "" {
+			unexplained = append(unexplained, u)
+		} else {
+			explained = append(explained, fmt.Sprintf("op %d: %s", u.index, u.explained))
+		}
+	}
+	if defaults == 0 {
+		return NotApplicable("no default CLUSTER FAILOVER completed in the run: no promotion to judge")
+	}
+	fig := map[string]any{"default_failovers": defaults, "promoted": promoted, "unpromoted_explained": len(explained), "unpromoted_unexplained": len(unexplained)}
+	if len(explained) > 0 {
+		fig["explained"] = explained
+	}
+	if len(unexplained) == 0 {
+		return Result{Valid: Valid, Figures: fig}
+	}
+	u := unexplained[0]
+	fig["why"] = fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen and nothing explains it: the first, on %v at %.3fs (op %d), ended with the replica still a replica although its primary listed it, no election or vote window of Redis's was open and no other fault overlapped it (a primary that keeps writing after announcing its paused offset, or a failed election: the coordinated failover's promise broken)",
+		len(unexplained), u.nodes, sec(u.start), u.index)
+	return Result{Valid: Unknown, Figures: fig}
 }

@@ -184,7 +184,7 @@ func unpromotedRun(evidence map[string]any, kill bool) []history.Op {
 // or one without evidence (older runs), is not judged.
 func TestUnexplainedUnpromotedFailoverIsNeverValid(t *testing.T) {
 	clean := map[string]any{"primary_knows_replica": true, "in_election_window": false, "in_vote_window": false}
-	r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(clean, false))
+	r := check(t, FailoverPromotions(), unpromotedRun(clean, false))
 	wantValid(t, r, Unknown)
 	if fig[int](t, r, "unpromoted_unexplained") != 1 || !strings.Contains(r.Why(), "did not happen") {
 		t.Fatalf("figures %v", r.Figures)
@@ -196,11 +196,11 @@ func TestUnexplainedUnpromotedFailoverIsNeverValid(t *testing.T) {
 		{"in_election_window": false}, // the primary's view unknown: not judged as unexplained
 	}
 	for _, ev := range explained {
-		if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(ev, false)); r.Valid == Unknown {
+		if r := check(t, FailoverPromotions(), unpromotedRun(ev, false)); r.Valid == Unknown {
 			t.Errorf("evidence %v explains it; got unknown: %s", ev, r.Why())
 		}
 	}
-	if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(clean, true)); r.Valid == Unknown {
+	if r := check(t, FailoverPromotions(), unpromotedRun(clean, true)); r.Valid == Unknown {
 		t.Errorf("a kill overlapping it explains it; got unknown: %s", r.Why())
 	}
 	short := unpromotedRun(clean, false)
@@ -209,10 +209,10 @@ func TestUnexplainedUnpromotedFailoverIsNeverValid(t *testing.T) {
 			short[i].SetDetail([]byte(strings.Replace(string(short[i].DetailRaw()), `"waited_ms":10000`, `"waited_ms":4000`, 1)))
 		}
 	}
-	if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), short); r.Valid == Unknown {
+	if r := check(t, FailoverPromotions(), short); r.Valid == Unknown {
 		t.Errorf("a wait cut short before Redis's 5 s timeout (the run ended): not judged; got unknown: %s", r.Why())
 	}
-	if r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), unpromotedRun(nil, false)); r.Valid == Unknown {
+	if r := check(t, FailoverPromotions(), unpromotedRun(nil, false)); r.Valid == Unknown {
 		t.Errorf("no evidence (an older run): not judged; got unknown: %s", r.Why())
 	}
 }

@@ -33,7 +33,8 @@ func CheckersFor(cfg Config) ([]checker.Checker, error) {
 				prefixes[w] = ww.KeyPrefix()
 			}
 		}
-		out = append(out, checker.Coverage(checker.CoverageOptions{Requested: cfg.Nemesis, Workloads: prefixes, Require: cfg.RequireCoverage}))
+		out = append(out, checker.Coverage(checker.CoverageOptions{Requested: cfg.Nemesis, Workloads: prefixes, Require: cfg.RequireCoverage}),
+			checker.FailoverPromotions())
 	}
 	if len(out) > 0 {
 		// Once per run: the end phase heals the whole cluster, not one
