@@ -400,28 +400,7 @@ func capacitySection(runs []Named) string {
 	for _, n := range with {
 		c := n.R.Capacity
 		fmt.Fprintf(&b, `<p><b>%s</b>: %s. %s</p>`, html.EscapeString(n.Name), html.EscapeString(c.CapacityLine()), html.EscapeString("Limit: "+c.Limit))
-		b.WriteString(`<table class="steps"><tr><th>#</th><th>rate ops/s</th><th>delivered</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>errors</th><th>generator cores</th><th>schedule late ms</th><th>stable</th><th class=l>met</th><th class=l>slowest shard p99 ms</th></tr>`)
-		for i, st := range c.Steps {
-			met := "yes"
-			if !st.Met {
-				met = "no: " + strings.Join(st.Missed, "; ")
-			}
-			met += st.Remarks()
-			slowest := "-"
-			if len(st.Shards) > 0 {
-				w := st.Shards[0]
-				for _, sh := range st.Shards {
-					if sh.P99Ms > w.P99Ms {
-						w = sh
-					}
-				}
-				slowest = fmt.Sprintf("%s %s", w.Shard, Num(w.P99Ms))
-			}
-			fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s%%</td><td>%s</td><td>%s</td><td>%s</td><td class=l>%s</td><td class=l>%s</td></tr>`,
-				i+1, Count(st.Rate), Count(st.OKPerS), Num(st.Latency["p50"]), Num(st.Latency["p99"]), Num(st.Latency["p99.9"]), Num(st.ErrorPct),
-				Num(st.GeneratorCores), Num(st.DispatchLagMaxMs), yesNo(st.Stable), html.EscapeString(met), html.EscapeString(slowest))
-		}
-		b.WriteString("</table>")
+		b.WriteString(c.Table().HTML())
 	}
 	b.WriteString("</section>")
 	return b.String()
