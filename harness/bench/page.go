@@ -605,14 +605,8 @@ func shardSection(runs []Named) string {
 		if len(r.Shards) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, `<p>%s</p><table class="shards"><tr><th class=l>shard</th><th class=l>address</th><th>ok/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>queue wait max ms</th><th>backlog</th><th>longest gap s</th></tr>`, html.EscapeString(n.Name))
-		for _, sh := range r.Shards {
-			c := sh.Corrected
-			fmt.Fprintf(&b, `<tr><td class=l>%s</td><td class=l>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-				html.EscapeString(sh.Shard), html.EscapeString(sh.Addr), Count(float64(sh.OK)/max(r.DurationS, 1e-9)), qNum(c, c.P50), qNum(c, c.P99), qNum(c, c.P999), qNum(c, c.Max),
-				Num(sh.LagMaxMs), Count(float64(sh.Backlog)), Num(sh.MaxGapS))
-		}
-		b.WriteString("</table>")
+		fmt.Fprintf(&b, `<p>%s</p>`, html.EscapeString(n.Name))
+		b.WriteString(r.ShardTable().HTML())
 		for _, pl := range []struct {
 			id, title, unit string
 			logY            bool
@@ -653,33 +647,8 @@ func windowSection(runs []Named) string {
 		if len(n.R.Windows) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, `<p>%s</p><table><tr><th class=l>change</th><th class=l>window</th><th>seconds</th><th>ok/s</th><th>errors/s</th><th>MOVED</th><th>ASK</th><th>TRYAGAIN</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>p99 change</th></tr>`, html.EscapeString(n.Name))
-		for _, w := range n.R.Windows {
-			name := w.Fault
-			if w.TookS > 0 {
-				name += fmt.Sprintf(" (took %s s)", Num(w.TookS))
-			}
-			if w.Detail != "" {
-				name += "; " + w.Detail
-			}
-			for i, f := range []WindowFigures{w.Before, w.During, w.After} {
-				label := []string{"before", "during", "after"}[i]
-				if f.Seconds == 0 {
-					fmt.Fprintf(&b, `<tr><td class=l>%s</td><td class=l>%s</td><td colspan=10 class=l>not measured (too short or outside the traffic)</td></tr>`, html.EscapeString(name), label)
-					name = ""
-					continue
-				}
-				change := ""
-				if i > 0 {
-					change = pctChange(w.Before.P99Ms, f.P99Ms)
-				}
-				fmt.Fprintf(&b, `<tr><td class=l>%s</td><td class=l>%s</td><td>%s-%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-					html.EscapeString(name), label, Num(f.FromS), Num(f.ToS), Count(f.OKPerS), Num(f.ErrorsPerS), Count(float64(f.Moved)), Count(float64(f.Ask)), Count(float64(f.TryAgain)),
-					Num(f.P50Ms), Num(f.P99Ms), Num(f.P999Ms), change)
-				name = ""
-			}
-		}
-		b.WriteString("</table>")
+		fmt.Fprintf(&b, `<p>%s</p>`, html.EscapeString(n.Name))
+		b.WriteString(n.R.WindowTable().HTML())
 	}
 	b.WriteString("</section>")
 	return b.String()
