@@ -13,6 +13,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/results/plot"
 )
 
 // Result is what a load test measured; it is stored as bench.json.
@@ -687,11 +688,17 @@ func listed(parts []string) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
+// pctChange is the change from before to after in percent, "-" when
+// there is no percentage of 0; "+0%" when nothing changed.
 func pctChange(before, after float64) string {
-	if before == 0 {
+	switch c := plot.Compare(before, after, true); {
+	case before == 0:
 		return "-"
+	case c.Pct == "":
+		return "+0%"
+	default:
+		return c.Pct
 	}
-	return fmt.Sprintf("%+.0f%%", (after-before)/before*100)
 }
 
 func trimFloat(f float64) string {
