@@ -24,7 +24,7 @@ type Store interface {
 // st: bench.json (the whole Result), the histograms (HistogramFiles) and
 // report.html (plots over time) under title, the run named name in it.
 // results.json, which every run has, is the harness's (harness.SaveLoad,
-// from Outcome).
+// from Headline).
 func Save(st Store, dir, title, name string, r *Result) error {
 	if err := st.WriteJSON("bench.json", r); err != nil {
 		return err
@@ -34,6 +34,49 @@ func Save(st Store, dir, title, name string, r *Result) error {
 	}
 	cfg, _ := ReadConfig(dir)
 	return st.WriteFile("report.html", []byte(Page(title, []Named{{Name: name, R: r, Config: cfg, Exports: true}})))
+}
+
+// Headline is a load test's figures for results.json, and whether it
+// measured anything (false: no op succeeded).
+func Headline(r *Result) (figures map[string]any, measured bool) {
+	tot := r.Ops["total"]
+	figures = map[string]any{
+		"throughput":      math.Round(r.Throughput),
+		"p50_ms":          tot.Corrected.P50,
+		"p99_ms":          tot.Corrected.P99,
+		"p99_9_ms":        tot.Corrected.P999,
+		"raw_p99_ms":      tot.Raw.P99,
+		"raw_p99_9_ms":    tot.Raw.P999,
+		"failed":          tot.Failed,
+		"moved":           r.Counts.Moved,
+		"ask":             r.Counts.Ask,
+		"lag_max_ms":      r.LagMaxMs,
+		"backlog":         r.Backlog,
+		"max_gap_s":       maxGap(r),
+		"generator_cores": r.CPUMaxCores,
+	}
+	if len(r.Thresholds) > 0 {
+		failed := 0
+		for _, t := range r.Thresholds {
+			if !t.Pass {
+				failed++
+			}
+		}
+		figures["thresholds"], figures["thresholds_failed"] = len(r.Thresholds), failed
+	}
+	if len(r.Generators) > 0 {
+		figures["generators"], figures["generators_failed"] = len(r.Generators), r.GeneratorsFailed
+		figures["requested_rate"] = r.RequestedRate
+	}
+	return figures, r.Throughput != 0
+}
+
+func maxGap(r *Result) float64 {
+	m := 0.0
+	for _, s := range r.Shards {
+		m = max(m, s.MaxGapS)
+	}
+	return m
 }
 
 // ReadConfig reads a run directory's config.json as a flat map of

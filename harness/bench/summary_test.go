@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/redline-dev/redline/checker"
 )
 
 func TestSummaryJSONAndCSV(t *testing.T) {
@@ -51,11 +49,8 @@ func TestSummaryJSONAndCSV(t *testing.T) {
 	if !strings.Contains(page, `<section id="thresholds">`) || !strings.Contains(page, "<td class=l>GET.ops&gt;=1000</td><td>900 ops/s</td><td>&gt;= 1,000 ops/s</td><td class=l><b>FAIL</b>") {
 		t.Errorf("the report lacks the thresholds table")
 	}
-	if f, _ := figuresOf(r); f["thresholds"] != 2 || f["thresholds_failed"] != 1 {
+	if f, _ := Headline(r); f["thresholds"] != 2 || f["thresholds_failed"] != 1 {
 		t.Errorf("results.json figures %v", f)
-	}
-	if o := Outcome(r); o.Valid != checker.Invalid || !strings.HasPrefix(o.Why(), "--threshold failed: GET.ops>=1000") {
-		t.Errorf("a run that missed a threshold: %v, why %q", o.Valid, o.Why())
 	}
 
 	b.Reset()
