@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/results/plot"
 )
 
 // Comparison puts the figures of several runs side by side: one row per
@@ -186,10 +187,8 @@ func headlineRows(sums []checker.Summary) []HeadlineRow {
 			worse, better := false, false
 			if i > 0 {
 				d = delta(per[0][j], k)
-				if d != "" && d != "=" {
-					up := k.Value > per[0][j].Value
-					worse, better = up == k.Bad, up != k.Bad
-				}
+				c := plot.Compare(per[0][j].Value, k.Value, k.Bad)
+				worse, better = c.Worse, c.Better
 			}
 			row.Deltas = append(row.Deltas, d)
 			row.Worse = append(row.Worse, worse)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/results/plot"
 )
 
 // sample is one completed client op: when it was invoked, how long it took
@@ -115,8 +116,8 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 		lo = 0.01
 	}
 	p := newPlot("latency-raw", end, lo, hi, true, "latency (ms, log scale) of each op at its invocation; ok ops coloured by op, failed ops red squares, unknown ones orange")
-	p.shade(windows)
-	p.axes()
+	shadeFaults(p, windows)
+	p.Axes()
 	type key struct {
 		f       string
 		outcome history.Type
@@ -143,48 +144,27 @@ func latencyRawSVG(ss []sample, end float64, windows []faultWindow, marks []anom
 			if !ok {
 				continue
 			}
-			color := palette[i%len(palette)]
+			color := plot.Color(i)
 			if c, ok := outcomeColor[o]; ok {
 				color = c
 			}
-			p.scatter(fmt.Sprintf("%s %s", f, o), color, v[0], v[1], radii[o], o != history.OK, share)
+			p.Scatter(fmt.Sprintf("%s %s", f, o), color, v[0], v[1], radii[o], o != history.OK, share)
 		}
 	}
 	// The legend says colour = op for ok ops, and the colour and shape of
 	// failed and unknown ops, once each, instead of one swatch per series.
-	p.legend = p.legend[:0]
+	p.Legend = p.Legend[:0]
 	for i, f := range fs {
-		p.legend = append(p.legend, legendItem{label: f, color: palette[i%len(palette)], radius: 2.5})
+		p.Legend = append(p.Legend, plot.LegendItem{Label: f, Color: plot.Color(i), Radius: 2.5})
 	}
-	p.legend = append(p.legend, legendItem{label: "failed", color: outcomeColor[history.Fail], radius: radii[history.Fail], square: true},
-		legendItem{label: "unknown (info)", color: outcomeColor[history.Info], radius: radii[history.Info], square: true})
+	p.Legend = append(p.Legend, plot.LegendItem{Label: "failed", Color: outcomeColor[history.Fail], Radius: radii[history.Fail], Square: true},
+		plot.LegendItem{Label: "unknown (info)", Color: outcomeColor[history.Info], Radius: radii[history.Info], Square: true})
 	for _, m := range marks {
 		if m.latMs > 0 {
-			p.marker(m.t, m.latMs, "#000", m.title)
+			p.Marker(m.t, m.latMs, "#000", m.title)
 		}
 	}
-	return p.svg()
-}
-
-// scatter draws points, coarsening cells until the series fits its bound.
-func (p *plot) scatter(label, color string, ts, vs []float64, radius float64, square bool, bound int) {
-	cell := 1.0
-	for {
-		n := p.countCells(ts, vs, cell)
-		if n <= bound {
-			break
-		}
-		cell *= 2
-	}
-	p.pointsCell(label, color, ts, vs, radius, cell, square)
-}
-
-func (p *plot) countCells(ts, vs []float64, cell float64) int {
-	seen := map[[2]int32]struct{}{}
-	for i := range ts {
-		seen[[2]int32{int32(p.x(ts[i]) / cell), int32(p.y(vs[i]) / cell)}] = struct{}{}
-	}
-	return len(seen)
+	return p.SVG()
 }
 
 // qBucket is one time bucket: its completions by outcome and the latency
@@ -197,7 +177,7 @@ type qBucket struct {
 
 // buckets cuts the run into about n buckets of a round width (returned).
 func buckets(ss []sample, end float64, n int) ([]qBucket, float64) {
-	width := niceStep(end, n)
+	width := plot.NiceStep(end, n)
 	nb := int(end/width) + 1
 	bs := make([]qBucket, nb)
 	lat := make([][]float64, nb)
@@ -236,8 +216,8 @@ func latencyQuantileSVG(bs []qBucket, width, end float64, windows []faultWindow)
 		return ""
 	}
 	p := newPlot("latency-quantiles", end, lo, hi, true, fmt.Sprintf("latency of ok ops (ms, log scale), quantiles per %s s", trimFloat(width)))
-	p.shade(windows)
-	p.axes()
+	shadeFaults(p, windows)
+	p.Axes()
 	ts := make([]float64, len(bs))
 	for i, b := range bs {
 		ts[i] = b.t
@@ -256,9 +236,9 @@ func latencyQuantileSVG(bs []qBucket, width, end float64, windows []faultWindow)
 		for i, b := range bs {
 			vs[i] = q.get(b)
 		}
-		p.line(q.name, q.color, ts, vs, false)
+		p.Line(q.name, q.color, ts, vs, "", false)
 	}
-	return p.svg()
+	return p.SVG()
 }
 
 // outcomeDash tells outcomes apart by line style in the throughput plot
@@ -294,8 +274,8 @@ func throughputSVG(ss []sample, bs []qBucket, width, end float64, windows []faul
 		}
 	}
 	p := newPlot("throughput", end, 0, peak*1.05, false, fmt.Sprintf("completions per second by op (colour) and outcome (line: ok solid, fail dotted, info dashed), per %s s", trimFloat(width)))
-	p.shade(windows)
-	p.axes()
+	shadeFaults(p, windows)
+	p.Axes()
 	ts := make([]float64, len(bs))
 	for i, b := range bs {
 		ts[i] = b.t
@@ -303,18 +283,18 @@ func throughputSVG(ss []sample, bs []qBucket, width, end float64, windows []faul
 	for i, f := range fs {
 		for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
 			if r, ok := rates[key{f, o}]; ok {
-				p.styledLine(f+" "+o.String(), palette[i%len(palette)], ts, r, outcomeDash[o])
+				p.Line(f+" "+o.String(), plot.Color(i), ts, r, outcomeDash[o], false)
 			}
 		}
 	}
-	p.legend = p.legend[:0]
+	p.Legend = p.Legend[:0]
 	for i, f := range fs {
-		p.legend = append(p.legend, legendItem{label: f, color: palette[i%len(palette)]})
+		p.Legend = append(p.Legend, plot.LegendItem{Label: f, Color: plot.Color(i)})
 	}
 	for _, o := range []history.Type{history.OK, history.Fail, history.Info} {
-		p.legend = append(p.legend, legendItem{label: o.String(), color: "#555", dash: map[string]string{"": "10 0"}[outcomeDash[o]] + outcomeDash[o]})
+		p.Legend = append(p.Legend, plot.LegendItem{Label: o.String(), Color: "#555", Dash: map[string]string{"": "10 0"}[outcomeDash[o]] + outcomeDash[o]})
 	}
-	return p.svg()
+	return p.SVG()
 }
 
 // writeFs are the op names that change state; their ok completions are the
@@ -351,16 +331,16 @@ func rpoSVG(ss []sample, bs []qBucket, width, end float64, windows []faultWindow
 		rows = max(rows, sp.row+1)
 	}
 	p := newPlot("rpo", end, 0, peak*(1.1+0.08*float64(rows)), false, "acknowledged writes per second; red bars: when the writes each RPO checker found lost had been acknowledged; ×: lost writes known one by one")
-	p.shade(windows)
-	p.axes()
-	p.line("acknowledged writes/s", "#2e7d32", ts, counts, false)
+	shadeFaults(p, windows)
+	p.Axes()
+	p.Line("acknowledged writes/s", "#2e7d32", ts, counts, "", false)
 	for _, sp := range spans {
-		x0, x1 := p.x(sp.from), p.x(sp.to)
-		y := p.top + 2 + 12*float64(sp.row)
-		fmt.Fprintf(&p.b, `<rect class="loss-span" x="%.1f" y="%.0f" width="%.1f" height="10" fill="#c62828" opacity="0.85"><title>%s</title></rect>`,
+		x0, x1 := p.XPos(sp.from), p.XPos(sp.to)
+		y := p.Top + 2 + 12*float64(sp.row)
+		fmt.Fprintf(p, `<rect class="loss-span" x="%.1f" y="%.0f" width="%.1f" height="10" fill="#c62828" opacity="0.85"><title>%s</title></rect>`,
 			x0, y, math.Max(2, x1-x0), template.HTMLEscapeString(sp.title))
 		if x1-x0 > 6*float64(len(sp.label)) {
-			fmt.Fprintf(&p.b, `<text x="%.1f" y="%.0f" fill="#fff" font-size="9">%s</text>`, x0+2, y+8, template.HTMLEscapeString(sp.label))
+			fmt.Fprintf(p, `<text x="%.1f" y="%.0f" fill="#fff" font-size="9">%s</text>`, x0+2, y+8, template.HTMLEscapeString(sp.label))
 		}
 	}
 	// Lost writes acknowledged within a few pixels of each other stack
@@ -369,20 +349,20 @@ func rpoSVG(ss []sample, bs []qBucket, width, end float64, windows []faultWindow
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].t < sorted[j].t })
 	lastX, stack := math.Inf(-1), 0
 	for _, l := range sorted {
-		x := p.x(l.t)
+		x := p.XPos(l.t)
 		if x-lastX < 4 {
 			stack++
 		} else {
 			stack, lastX = 0, x
 		}
-		y := p.y(peak*1.05) + 8*float64(min(stack, 4))
-		fmt.Fprintf(&p.b, `<path class="lost" d="M%.1f %.1fl6 6m0 -6l-6 6" stroke="#c62828" stroke-width="2"><title>%s</title></path>`,
+		y := p.YPos(peak*1.05) + 8*float64(min(stack, 4))
+		fmt.Fprintf(p, `<path class="lost" d="M%.1f %.1fl6 6m0 -6l-6 6" stroke="#c62828" stroke-width="2"><title>%s</title></path>`,
 			x-3, y-3, template.HTMLEscapeString(l.title))
 	}
 	if len(lost) > 0 || len(spans) > 0 {
-		p.legend = append(p.legend, legendItem{label: "lost", color: "#c62828"})
+		p.Legend = append(p.Legend, plot.LegendItem{Label: "lost", Color: "#c62828"})
 	}
-	return p.svg()
+	return p.SVG()
 }
 
 // lossSpan is the span of acknowledgements of the writes an RPO checker

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/results/plot"
 )
 
 // Browser serves the results store as a small web UI: the runs table
@@ -496,7 +497,7 @@ func (b Browser) compare(w http.ResponseWriter, r *http.Request) {
 	}
 	p := comparePage{OnlyDiffer: r.URL.Query().Get("differ") == "1", Config: c.Config, Headline: c.Headline}
 	for i, run := range c.Runs {
-		p.Runs = append(p.Runs, compareRun{Name: run.Name(), Link: "/runs/" + run.Test + "/" + filepath.Base(run.Dir) + "/", Verdict: c.Valid[i], Color: palette[i%len(palette)]})
+		p.Runs = append(p.Runs, compareRun{Name: run.Name(), Link: "/runs/" + run.Test + "/" + filepath.Base(run.Dir) + "/", Verdict: c.Valid[i], Color: plot.Color(i)})
 	}
 	for _, row := range c.Rows {
 		if !p.OnlyDiffer || row.Differ {
@@ -546,11 +547,11 @@ func overlay(runs []*Run) (template.HTML, template.HTML) {
 	tp := newPlot("compare-throughput", end, 0, peak*1.05, false, "ok ops per second, each run from its start; each run's faults shaded in its colour")
 	lp := newPlot("compare-latency", end, math.Min(lo, hi), hi, true, "p99 latency of ok ops (ms, log scale)")
 	for i, s := range all {
-		tp.shadeAs(s.windows, palette[i%len(palette)], names[i])
-		lp.shadeAs(s.windows, palette[i%len(palette)], names[i])
+		shadeFaultsAs(tp, s.windows, plot.Color(i), names[i])
+		shadeFaultsAs(lp, s.windows, plot.Color(i), names[i])
 	}
-	tp.axes()
-	lp.axes()
+	tp.Axes()
+	lp.Axes()
 	for i, s := range all {
 		if len(s.bs) == 0 {
 			continue
@@ -559,16 +560,16 @@ func overlay(runs []*Run) (template.HTML, template.HTML) {
 		for j, b := range s.bs {
 			ts[j], ok[j], p99[j] = b.t, float64(b.counts[history.OK])/s.width, b.p99
 		}
-		color := palette[i%len(palette)]
-		tp.line(names[i], color, ts, ok, false)
+		color := plot.Color(i)
+		tp.Line(names[i], color, ts, ok, "", false)
 		if hi > 0 {
-			lp.line(names[i], color, ts, p99, false)
+			lp.Line(names[i], color, ts, p99, "", false)
 		}
 	}
 	if hi == 0 {
-		return tp.svg(), ""
+		return tp.SVG(), ""
 	}
-	return tp.svg(), lp.svg()
+	return tp.SVG(), lp.SVG()
 }
 
 func httpError(w http.ResponseWriter, code int, err error) {

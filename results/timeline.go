@@ -11,6 +11,7 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/results/plot"
 )
 
 // timelineMaxOps bounds timeline.html: one element per op, so a 1M-op
@@ -214,7 +215,7 @@ func (d *runData) writeTimeline(r *Run) error {
 			seg.Title += ": " + strings.Join(around, "; ")
 		}
 		seg.Height = dur*seg.PxPerS + 20
-		step := niceStep(dur, int(dur*seg.PxPerS/150)+1)
+		step := plot.NiceStep(dur, int(dur*seg.PxPerS/150)+1)
 		for t := math.Ceil(sp.from/step) * step; t <= sp.to; t += step {
 			seg.Ticks = append(seg.Ticks, timelineTick{Top: (t - sp.from) * seg.PxPerS, Label: trimFloat(round2(t)) + " s"})
 		}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/redline-dev/redline/results/plot"
 )
 
 // clusterNode is one line of CLUSTER NODES.
@@ -182,12 +184,12 @@ func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
 	sort.Slice(rows, func(i, j int) bool { return naturalLess(rows[i], rows[j]) })
 	end := max(d.duration(), snaps[len(snaps)-1].t)
 	p := newPlot("topology", end, 0, 1, false, "node: role over time (bars = primary with its slots)")
-	p.top = 24
-	p.h = p.top + p.bot + 24*float64(len(rows)) + 8
-	p.shade(windows)
-	rowY := func(i int) float64 { return p.top + 6 + 24*float64(i) }
+	p.Top = 24
+	p.H = p.Top + p.Bottom + 24*float64(len(rows)) + 8
+	shadeFaults(p, windows)
+	rowY := func(i int) float64 { return p.Top + 6 + 24*float64(i) }
 	for i, name := range rows {
-		fmt.Fprintf(&p.b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, p.left-4, rowY(i)+13, template.HTMLEscapeString(name))
+		fmt.Fprintf(p, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`, p.Left-4, rowY(i)+13, template.HTMLEscapeString(name))
 	}
 	var changes []string
 	prev := map[string]string{}
@@ -222,14 +224,14 @@ func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
 					what = slotChange(oldSlots, slots) // a migration
 				}
 				changes = append(changes, fmt.Sprintf("%s %s (%s; seen in the snapshot %s)", name, what, since, s.label))
-				fmt.Fprintf(&p.b, `<line class="change" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#000" stroke-width="2"><title>%s</title></line>`,
-					p.x(s.t), p.x(s.t), rowY(i), rowY(i)+18, template.HTMLEscapeString(changes[len(changes)-1]))
+				fmt.Fprintf(p, `<line class="change" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#000" stroke-width="2"><title>%s</title></line>`,
+					p.XPos(s.t), p.XPos(s.t), rowY(i), rowY(i)+18, template.HTMLEscapeString(changes[len(changes)-1]))
 			}
 			prev[name] = key
 			if role == "" || t1 <= s.t {
 				continue
 			}
-			x0, x1 := p.x(s.t), p.x(t1)
+			x0, x1 := p.XPos(s.t), p.XPos(t1)
 			title := fmt.Sprintf("%s %s (%.1f-%.1f s, from the %s snapshot)", name, describeRole(role, slots, failed), s.t, t1, s.label)
 			color := "#1e88e5"
 			switch {
@@ -239,22 +241,22 @@ func (d *runData) topologySVG(windows []faultWindow) (template.HTML, []string) {
 				color = "#9e9e9e"
 			}
 			if role == "primary" || failed {
-				fmt.Fprintf(&p.b, `<rect class="role" x="%.1f" y="%.1f" width="%.1f" height="18" fill="%s" opacity="0.8"><title>%s</title></rect>`,
+				fmt.Fprintf(p, `<rect class="role" x="%.1f" y="%.1f" width="%.1f" height="18" fill="%s" opacity="0.8"><title>%s</title></rect>`,
 					x0, rowY(i), max(1, x1-x0), color, template.HTMLEscapeString(title))
 				if x1-x0 > 60 && slots != "" {
-					fmt.Fprintf(&p.b, `<text x="%.1f" y="%.1f" fill="#fff" font-size="10">%s</text>`, x0+3, rowY(i)+13, template.HTMLEscapeString(clip(describeSlots(slotBits(slots)), int((x1-x0)/6))))
+					fmt.Fprintf(p, `<text x="%.1f" y="%.1f" fill="#fff" font-size="10">%s</text>`, x0+3, rowY(i)+13, template.HTMLEscapeString(clip(describeSlots(slotBits(slots)), int((x1-x0)/6))))
 				}
 			} else {
-				fmt.Fprintf(&p.b, `<rect class="role" x="%.1f" y="%.1f" width="%.1f" height="4" fill="%s"><title>%s</title></rect>`,
+				fmt.Fprintf(p, `<rect class="role" x="%.1f" y="%.1f" width="%.1f" height="4" fill="%s"><title>%s</title></rect>`,
 					x0, rowY(i)+7, max(1, x1-x0), color, template.HTMLEscapeString(title))
 			}
 		}
 	}
-	step := niceStep(end, 10)
+	step := plot.NiceStep(end, 10)
 	for t := 0.0; t <= end+1e-9; t += step {
-		fmt.Fprintf(&p.b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s s</text>`, p.x(t), p.h-p.bot+14, trimFloat(t))
+		fmt.Fprintf(p, `<text x="%.1f" y="%.0f" text-anchor="middle">%s s</text>`, p.XPos(t), p.H-p.Bottom+14, trimFloat(t))
 	}
-	return p.svg(), changes
+	return p.SVG(), changes
 }
 
 func splitKey(k string) (role, slots string, failed bool) {

@@ -237,7 +237,7 @@ func printLoad(w io.Writer, ci *ciFlags, cfg harness.Config, out harness.Outcome
 		fmt.Fprintf(w, "results: %s\n", out.Dir)
 		fmt.Fprintln(w, capacity.CapacityLine())
 		// The last line is for scripts: the best step's throughput.
-		fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
+		printThroughput(w, res.Throughput)
 		if capacity.Rate == 0 {
 			code = exitUnknown
 		}
@@ -249,7 +249,7 @@ func printLoad(w io.Writer, ci *ciFlags, cfg harness.Config, out harness.Outcome
 	bench.PrintThresholds(w, res.Thresholds)
 	fmt.Fprintf(w, "results: %s\n", out.Dir)
 	// The last line is for scripts.
-	fmt.Fprintf(w, "throughput: %.0f ops/s\n", res.Throughput)
+	printThroughput(w, res.Throughput)
 	switch {
 	case !bench.ThresholdsPassed(res.Thresholds):
 		code = exitThreshold
@@ -258,6 +258,13 @@ func printLoad(w io.Writer, ci *ciFlags, cfg harness.Config, out harness.Outcome
 	}
 	ci.printMachine(res, out.Dir, code)
 	return code
+}
+
+// printThroughput prints the line scripts read, the last of every load
+// test ('run --bench', 'bench', 'bench --versus'): "throughput: N ops/s",
+// N whole, without separators. Its one printer: the format is a contract.
+func printThroughput(w io.Writer, opsPerS float64) {
+	fmt.Fprintf(w, "throughput: %.0f ops/s\n", opsPerS)
 }
 
 // benchThroughput sums the ok ops/s of every perf checker's operations.

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/harness"
+	"github.com/redline-dev/redline/harness/bench"
 	"github.com/redline-dev/redline/history"
 )
 
@@ -53,5 +57,42 @@ func TestPrintBenchFreshAndStored(t *testing.T) {
 	}
 	if tf, ts := benchThroughput(fresh), benchThroughput(stored); tf <= 0 || tf != ts {
 		t.Fatalf("throughput %v fresh, %v stored", tf, ts)
+	}
+}
+
+// The last line of every load test is for scripts: "throughput: N ops/s",
+// N whole (rounded as %.0f rounds, half to even), no separators, from one
+// printer.
+func TestThroughputLineIsPinned(t *testing.T) {
+	for v, want := range map[float64]string{19950.4: "throughput: 19950 ops/s\n", 998.5: "throughput: 998 ops/s\n", 0: "throughput: 0 ops/s\n", 1234567.6: "throughput: 1234568 ops/s\n"} {
+		var b bytes.Buffer
+		printThroughput(&b, v)
+		if b.String() != want {
+			t.Errorf("%v printed %q, want %q", v, b.String(), want)
+		}
+	}
+	r := &bench.Result{DurationS: 10, Rate: 1000, Workers: 4, Pipeline: 1, Throughput: 998.5, Ops: map[string]*bench.OpFigures{
+		"get": {OKPerS: 900}, "set": {OKPerS: 98.5}, "total": {OKPerS: 998.5, Corrected: bench.Quantiles{Count: 9985, P99: 1}}}}
+	var out bytes.Buffer
+	printLoad(&out, &ciFlags{}, harness.Config{}, harness.Outcome{Load: r, Dir: "results/x/1"})
+	if !strings.HasSuffix(out.String(), "\nresults: results/x/1\nthroughput: 998 ops/s\n") {
+		t.Errorf("the load test's output does not end with its results and throughput lines:\n%s", out.String())
+	}
+	// One printer: no other file of the command writes the line.
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(src), `"throughput: %`); n > 0 && f != "bench.go" || n > 1 {
+			t.Errorf("%s writes the throughput line itself (%d times): call printThroughput", f, n)
+		}
 	}
 }

@@ -131,7 +131,7 @@ func TestBenchKVExternal(t *testing.T) {
 		}
 	}
 	page, err := os.ReadFile(filepath.Join(second, "compare.html"))
-	if err != nil || bytes.Count(page, []byte("<polyline")) < 12 {
+	if err != nil || bytes.Count(page, []byte(`class="series"`)) < 12 {
 		t.Errorf("compare.html should overlay both runs in every chart (%v)", err)
 	}
 }

@@ -73,7 +73,7 @@ func runVersus(cmd *cobra.Command, o *runOptions) error {
 			}
 		}
 		fmt.Fprintf(o.stdout, "versus: throughput A %s ops/s, B %s ops/s (%s)\n", bench.Count(ra.Throughput), bench.Count(rb.Throughput), pctDelta(ra.Throughput, rb.Throughput))
-		fmt.Fprintf(o.stdout, "throughput: %.0f ops/s\n", rb.Throughput)
+		printThroughput(o.stdout, rb.Throughput)
 	}
 	if code := max(codeA, codeB); code != exitValid {
 		return verdict{code}

@@ -365,7 +365,7 @@ func runOnce(ctx context.Context, o *runOptions, cfg harness.Config) (int, error
 		fmt.Fprintf(stdout, "audit: %s\n", out.Audit.Summary)
 	}
 	if cfg.Bench {
-		fmt.Fprintf(stdout, "throughput: %.0f ops/s\n", benchThroughput(out.Summary))
+		printThroughput(stdout, benchThroughput(out.Summary))
 	}
 	if out.Audit != nil && !out.Audit.Clean {
 		// Never the cluster's anomaly: what changed is redline's (or

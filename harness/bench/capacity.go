@@ -644,12 +644,19 @@ func (c *Capacity) Curve() []Step {
 	return out
 }
 
-// Print writes the curve and the answer (not the capacity line itself).
-func (c *Capacity) Print(w io.Writer) {
-	fmt.Fprintf(w, "\ncapacity search for %s: %d steps\n", c.SLO.Text, len(c.Steps))
-	tw := newTable(w)
-	fmt.Fprintln(tw, "RATE\tDELIVERED\tP50 MS\tP99 MS\tP99.9 MS\tERRORS\tGEN CORES\tSCHED LAG MS\tSTABLE\tMET\tSLOWEST SHARD (P99 MS)\t")
-	for _, s := range c.Curve() {
+// Table is the search's steps ordered by rate (the curve), each with its
+// place in the search (#): what the report shows and Print prints.
+func (c *Capacity) Table() Table {
+	t := Table{Class: "steps",
+		Head: []string{"#", "rate ops/s", "delivered", "p50 ms", "p99 ms", "p99.9 ms", "errors", "generator cores", "schedule late ms", "stable", "met", "slowest shard p99 ms"},
+		Left: []bool{10: true, 11: true}}
+	order := make([]int, len(c.Steps))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return c.Steps[order[i]].Rate < c.Steps[order[j]].Rate })
+	for _, i := range order {
+		s := c.Steps[i]
 		met := "yes"
 		if !s.Met {
 			met = "no: " + strings.Join(s.Missed, "; ")
@@ -663,12 +670,18 @@ func (c *Capacity) Print(w io.Writer) {
 					sh = x
 				}
 			}
-			slowest = fmt.Sprintf("%s (%s)", sh.Shard, Num(sh.P99Ms))
+			slowest = sh.Shard + " " + Num(sh.P99Ms)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%%\t%s\t%s\t%s\t%s\t%s\t\n", Count(s.Rate), Count(s.OKPerS), Num(s.Latency["p50"]), Num(s.Latency["p99"]),
-			Num(s.Latency["p99.9"]), Num(s.ErrorPct), Num(s.GeneratorCores), Num(s.DispatchLagMaxMs), yesNo(s.Stable), met, slowest)
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), Count(s.Rate), Count(s.OKPerS), Num(s.Latency["p50"]), Num(s.Latency["p99"]), Num(s.Latency["p99.9"]),
+			Num(s.ErrorPct) + "%", Num(s.GeneratorCores), Num(s.DispatchLagMaxMs), yesNo(s.Stable), met, slowest})
 	}
-	tw.Flush()
+	return t
+}
+
+// Print writes the curve and the answer (not the capacity line itself).
+func (c *Capacity) Print(w io.Writer) {
+	fmt.Fprintf(w, "\ncapacity search for %s: %d steps\n", c.SLO.Text, len(c.Steps))
+	c.Table().Print(w)
 	if c.Bound > 0 && c.Rate > 0 {
 		fmt.Fprintf(w, "the capacity lies between %s (met) and %s ops/s (missed)\n", Count(c.Rate), Count(c.Bound))
 	}

@@ -3,7 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"html"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -333,4 +335,49 @@ func TestSearchNamesARateThatWentBothWays(t *testing.T) {
 	if clean.MetAbove != 0 || clean.Noise != "" {
 		t.Errorf("a search whose steps agree: met above %v, noise %q", clean.MetAbove, clean.Noise)
 	}
+}
+
+// The printed curve and the report's are one table: the same rows in the
+// same order (by rate), each with its place in the search, cell for cell.
+func TestCapacityTableIsOneValue(t *testing.T) {
+	c, err := Search(context.Background(), SearchOptions{SLO: slo(t, "p99<=2ms"), Start: 1000, Confirm: true, Measure: (&fakeCluster{saturation: 60000, slowShard: 1}).measure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := c.Table()
+	if len(tab.Rows) != len(c.Steps) || len(tab.Rows) < 3 {
+		t.Fatalf("%d rows for %d steps", len(tab.Rows), len(c.Steps))
+	}
+	var printed strings.Builder
+	c.Print(&printed)
+	page := capacitySection([]Named{{Name: "a", R: &Result{Capacity: c}}})
+	lines := strings.Split(printed.String(), "\n")
+	for i, row := range tab.Rows {
+		if len(row) != len(tab.Head) {
+			t.Fatalf("row %d has %d cells for %d columns", i, len(row), len(tab.Head))
+		}
+		if i > 0 && c.Steps[stepNo(t, row[0])-1].Rate < c.Steps[stepNo(t, tab.Rows[i-1][0])-1].Rate {
+			t.Errorf("row %d is not in rate order", i)
+		}
+		if got := strings.Fields(lines[3+i]); got[0] != row[0] || got[1] != row[1] {
+			t.Errorf("printed row %d %q, table row %q", i, lines[3+i], row)
+		}
+		at := 0
+		for _, v := range row {
+			k := strings.Index(page[at:], ">"+html.EscapeString(v)+"</td>")
+			if k < 0 {
+				t.Fatalf("the report lacks row %q (cell %q)", row, v)
+			}
+			at += k + 1
+		}
+	}
+}
+
+func stepNo(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+
+	"github.com/redline-dev/redline/results/plot"
 )
 
 // Load reads a run directory's bench.json; ok is false when the run is
@@ -75,12 +77,11 @@ func Compare(w io.Writer, nameA, nameB string, a, b *Result) error {
 	for _, f := range figs {
 		va, vb := f.get(a), f.get(b)
 		verdict := ""
-		if va != vb {
-			if (vb < va) == f.lowerIsBetter {
-				verdict = "better"
-			} else {
-				verdict = "worse"
-			}
+		switch c := plot.Compare(va, vb, f.lowerIsBetter); {
+		case c.Better:
+			verdict = "better"
+		case c.Worse:
+			verdict = "worse"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.name, trimFloat(va), trimFloat(vb), pctChange(va, vb), verdict)
 	}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/redline-dev/redline/results/plot"
 )
 
 // Store is where Save writes: a run directory (results.Run is one).
@@ -145,6 +147,9 @@ type Named struct {
 	Exports bool
 }
 
+// trafficSeconds names the x axis of the plots over time.
+const trafficSeconds = "seconds since traffic started"
+
 const pageStyle = `body{font:14px/1.4 sans-serif;margin:2em;max-width:1100px;color:#222}
 h2{margin-top:1.6em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #e4e4e4}
@@ -163,7 +168,7 @@ func Page(title string, runs []Named) string {
 		html.EscapeString(title), pageStyle, html.EscapeString(title))
 	b.WriteString(`<section id="headline">`)
 	for i, n := range runs {
-		fmt.Fprintf(&b, `<p><b style="color:%s">%s</b>: %s</p>`, palette[i%len(palette)], html.EscapeString(n.Name), html.EscapeString(headline(n.R)))
+		fmt.Fprintf(&b, `<p><b style="color:%s">%s</b>: %s</p>`, plot.Color(i), html.EscapeString(n.Name), html.EscapeString(headline(n.R)))
 	}
 	b.WriteString(`</section>`)
 	b.WriteString(configBlock(runs))
@@ -314,7 +319,7 @@ func configBlock(runs []Named) string {
 	}
 	b.WriteString(`<table><tr><th class=l>setting</th>`)
 	for i, n := range runs {
-		fmt.Fprintf(&b, `<th class=l style="color:%s">%s</th>`, palette[i%len(palette)], html.EscapeString(n.Name))
+		fmt.Fprintf(&b, `<th class=l style="color:%s">%s</th>`, plot.Color(i), html.EscapeString(n.Name))
 	}
 	b.WriteString("</tr>")
 	for _, k := range order {
@@ -350,35 +355,35 @@ func capacitySection(runs []Named) string {
 	}
 	var b strings.Builder
 	b.WriteString(`<section id="capacity"><h2>capacity: the latency-throughput curve</h2>`)
-	spec := plotSpec{id: "capacity-curve", title: "corrected latency against the delivered throughput of each step (shards: their p99 at the step's total)", xUnit: "delivered ops/s", yUnit: "p99 ms", logY: true, xMinSet: true}
+	spec := plot.Lines{ID: "capacity-curve", Title: "corrected latency against the delivered throughput of each step (shards: their p99 at the step's total)",
+		X: axis("delivered ops/s", false), Y: axis("p99 ms", true), FixXMin: true, Height: 300}
 	var limit *Objective
 	for i, n := range with {
 		c := n.R.Capacity
-		color := palette[i%len(palette)]
+		color := plot.Color(i)
 		name := n.Name + " "
 		if len(with) == 1 {
 			name = ""
 		}
-		tot := plotSeries{name: name + "p99", color: color, dots: true}
-		p999 := plotSeries{name: name + "p99.9", color: color, dash: true, dots: true}
+		tot := plot.Series{Name: name + "p99", Color: color, Dots: true}
+		p999 := plot.Series{Name: name + "p99.9", Color: color, Dash: true, Dots: true}
 		for _, st := range c.Curve() {
-			tot.x, tot.y = append(tot.x, st.OKPerS), append(tot.y, st.Latency["p99"])
-			p999.x, p999.y = append(p999.x, st.OKPerS), append(p999.y, st.Latency["p99.9"])
+			tot.X, tot.Y = append(tot.X, st.OKPerS), append(tot.Y, st.Latency["p99"])
+			p999.X, p999.Y = append(p999.X, st.OKPerS), append(p999.Y, st.Latency["p99.9"])
 		}
-		spec.series = append(spec.series, tot)
+		spec.Series = append(spec.Series, tot)
 		if len(with) == 1 {
-			spec.series = append(spec.series, p999)
+			spec.Series = append(spec.Series, p999)
 			curve := c.Curve()
 			if len(curve) > 0 {
 				for j, sh := range curve[0].Shards {
-					ps := plotSeries{name: sh.Shard, color: palette[(j+2)%len(palette)], dash: true}
+					ps := plot.Series{Name: sh.Shard + " p99", Color: plot.Color(j + 2), Dash: true}
 					for _, st := range curve {
 						if j < len(st.Shards) {
-							ps.x, ps.y = append(ps.x, st.OKPerS), append(ps.y, st.Shards[j].P99Ms)
+							ps.X, ps.Y = append(ps.X, st.OKPerS), append(ps.Y, st.Shards[j].P99Ms)
 						}
 					}
-					ps.name = sh.Shard + " p99"
-					spec.series = append(spec.series, ps)
+					spec.Series = append(spec.Series, ps)
 				}
 			}
 		}
@@ -389,35 +394,13 @@ func capacitySection(runs []Named) string {
 		}
 	}
 	if limit != nil {
-		spec.hlines = append(spec.hlines, hline{limit.Limit, limit.Text})
+		spec.HLines = append(spec.HLines, plot.HLine{Y: limit.Limit, Label: limit.Text})
 	}
-	spec.height = 300
-	b.WriteString(spec.svg())
+	b.WriteString(string(spec.SVG()))
 	for _, n := range with {
 		c := n.R.Capacity
 		fmt.Fprintf(&b, `<p><b>%s</b>: %s. %s</p>`, html.EscapeString(n.Name), html.EscapeString(c.CapacityLine()), html.EscapeString("Limit: "+c.Limit))
-		b.WriteString(`<table class="steps"><tr><th>#</th><th>rate ops/s</th><th>delivered</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>errors</th><th>generator cores</th><th>schedule late ms</th><th>stable</th><th class=l>met</th><th class=l>slowest shard p99 ms</th></tr>`)
-		for i, st := range c.Steps {
-			met := "yes"
-			if !st.Met {
-				met = "no: " + strings.Join(st.Missed, "; ")
-			}
-			met += st.Remarks()
-			slowest := "-"
-			if len(st.Shards) > 0 {
-				w := st.Shards[0]
-				for _, sh := range st.Shards {
-					if sh.P99Ms > w.P99Ms {
-						w = sh
-					}
-				}
-				slowest = fmt.Sprintf("%s %s", w.Shard, Num(w.P99Ms))
-			}
-			fmt.Fprintf(&b, `<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s%%</td><td>%s</td><td>%s</td><td>%s</td><td class=l>%s</td><td class=l>%s</td></tr>`,
-				i+1, Count(st.Rate), Count(st.OKPerS), Num(st.Latency["p50"]), Num(st.Latency["p99"]), Num(st.Latency["p99.9"]), Num(st.ErrorPct),
-				Num(st.GeneratorCores), Num(st.DispatchLagMaxMs), yesNo(st.Stable), html.EscapeString(met), html.EscapeString(slowest))
-		}
-		b.WriteString("</table>")
+		b.WriteString(c.Table().HTML())
 	}
 	b.WriteString("</section>")
 	return b.String()
@@ -439,7 +422,7 @@ func opsTable(runs []Named) string {
 			}
 			c, rw := f.Corrected, f.Raw
 			fmt.Fprintf(&b, `<tr class="op-%s"><td class=l style="color:%s">%s</td><td class=l>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-				op, palette[i%len(palette)], html.EscapeString(n.Name), strings.ToUpper(op), Count(f.OKPerS), hits, misses, Num(f.KBPerS), Count(float64(f.Failed)),
+				op, plot.Color(i), html.EscapeString(n.Name), strings.ToUpper(op), Count(f.OKPerS), hits, misses, Num(f.KBPerS), Count(float64(f.Failed)),
 				qNum(c, c.Mean), qNum(c, c.P50), qNum(c, c.P90), qNum(c, c.P99), qNum(c, c.P999), qNum(c, c.Max), qNum(rw, rw.P50), qNum(rw, rw.P99), qNum(rw, rw.P999))
 		}
 	}
@@ -458,13 +441,17 @@ func qNum(q Quantiles, v float64) string {
 	return Num(v)
 }
 
-func shadeOf(r *Result) []shadeSpan {
-	var out []shadeSpan
+// shadeOf is a run's fault and change windows as bands of a chart.
+func shadeOf(r *Result) []plot.Band {
+	var out []plot.Band
 	for _, w := range r.Windows {
-		out = append(out, shadeSpan{w.StartS, w.EndS, w.Fault})
+		out = append(out, plot.Band{From: w.StartS, To: w.EndS, Label: w.Fault, Title: w.Fault})
 	}
 	return out
 }
+
+// axis is a chart's axis named name, its ticks numbers for people.
+func axis(name string, log bool) plot.Axis { return plot.Axis{Name: name, Log: log, Format: Num} }
 
 // timePlots are the figures over time, fault windows shaded.
 func timePlots(runs []Named) string {
@@ -473,15 +460,15 @@ func timePlots(runs []Named) string {
 	if len(runs) > 0 && runs[0].R.WarmupS > 0 {
 		fmt.Fprintf(&b, "<p class=note>the first %s s were warm-up: driven, not measured, not drawn</p>", Num(runs[0].R.WarmupS))
 	}
-	get := func(n Named, name, color string, dash bool, f func(Second) float64) plotSeries {
-		s := plotSeries{name: name, color: color, dash: dash}
+	get := func(n Named, name, color string, dash bool, f func(Second) float64) plot.Series {
+		s := plot.Series{Name: name, Color: color, Dash: dash}
 		for _, p := range n.R.Seconds {
-			s.x, s.y = append(s.x, p.T), append(s.y, f(p))
+			s.X, s.Y = append(s.X, p.T), append(s.Y, f(p))
 		}
 		return s
 	}
 	single := len(runs) == 1
-	var shade []shadeSpan
+	var shade []plot.Band
 	if len(runs) > 0 {
 		shade = shadeOf(runs[0].R)
 	}
@@ -495,20 +482,20 @@ func timePlots(runs []Named) string {
 	if closed == len(runs) {
 		empty["generator"] = "a closed loop has no schedule, so no op is sent late"
 	}
-	mk := func(id, title, unit string, logY bool, lines func(i int, n Named) []plotSeries) string {
-		spec := plotSpec{id: id, title: title, xUnit: "seconds since traffic started", yUnit: unit, logY: logY, shade: shade, empty: empty[id]}
+	mk := func(id, title, unit string, logY bool, lines func(i int, n Named) []plot.Series) string {
+		spec := plot.Lines{ID: id, Title: title, X: axis(trafficSeconds, false), Y: axis(unit, logY), Bands: shade, Empty: empty[id]}
 		for i, n := range runs {
-			spec.series = append(spec.series, lines(i, n)...)
+			spec.Series = append(spec.Series, lines(i, n)...)
 		}
-		return spec.svg()
+		return string(spec.SVG())
 	}
-	b.WriteString(mk("throughput", "ok ops per second", "ops/s", false, func(i int, n Named) []plotSeries {
+	b.WriteString(mk("throughput", "ok ops per second", "ops/s", false, func(i int, n Named) []plot.Series {
 		if single {
-			return []plotSeries{get(n, "total", palette[0], false, func(p Second) float64 { return p.OKPerS }),
-				get(n, "GET", palette[2], false, func(p Second) float64 { return p.GetPerS }),
-				get(n, "SET", palette[4], false, func(p Second) float64 { return p.SetPerS })}
+			return []plot.Series{get(n, "total", plot.Color(0), false, func(p Second) float64 { return p.OKPerS }),
+				get(n, "GET", plot.Color(2), false, func(p Second) float64 { return p.GetPerS }),
+				get(n, "SET", plot.Color(4), false, func(p Second) float64 { return p.SetPerS })}
 		}
-		return []plotSeries{get(n, n.Name, palette[i%len(palette)], false, func(p Second) float64 { return p.OKPerS })}
+		return []plot.Series{get(n, n.Name, plot.Color(i), false, func(p Second) float64 { return p.OKPerS })}
 	}))
 	latencyTitle := "corrected latency per second (from the intended send time)"
 	switch {
@@ -517,41 +504,41 @@ func timePlots(runs []Named) string {
 	case closed > 0:
 		latencyTitle = "latency per second (open loop: corrected, from the intended send time; closed loop: from the actual send, uncorrected)"
 	}
-	b.WriteString(mk("latency", latencyTitle, "ms (log)", true, func(i int, n Named) []plotSeries {
+	b.WriteString(mk("latency", latencyTitle, "ms (log)", true, func(i int, n Named) []plot.Series {
 		if single && n.R.Rate <= 0 {
 			// Raw and "corrected" are the same figure in a closed loop.
-			return []plotSeries{get(n, "p50", palette[2], false, func(p Second) float64 { return p.P50Ms }),
-				get(n, "p99", palette[0], false, func(p Second) float64 { return p.P99Ms }),
-				get(n, "p99.9", palette[1], false, func(p Second) float64 { return p.P999Ms })}
+			return []plot.Series{get(n, "p50", plot.Color(2), false, func(p Second) float64 { return p.P50Ms }),
+				get(n, "p99", plot.Color(0), false, func(p Second) float64 { return p.P99Ms }),
+				get(n, "p99.9", plot.Color(1), false, func(p Second) float64 { return p.P999Ms })}
 		}
 		if single {
-			return []plotSeries{get(n, "p50", palette[2], false, func(p Second) float64 { return p.P50Ms }),
-				get(n, "p99", palette[0], false, func(p Second) float64 { return p.P99Ms }),
-				get(n, "p99.9", palette[1], false, func(p Second) float64 { return p.P999Ms }),
-				get(n, "raw p99", palette[3], true, func(p Second) float64 { return p.RawP99Ms })}
+			return []plot.Series{get(n, "p50", plot.Color(2), false, func(p Second) float64 { return p.P50Ms }),
+				get(n, "p99", plot.Color(0), false, func(p Second) float64 { return p.P99Ms }),
+				get(n, "p99.9", plot.Color(1), false, func(p Second) float64 { return p.P999Ms }),
+				get(n, "raw p99", plot.Color(3), true, func(p Second) float64 { return p.RawP99Ms })}
 		}
-		c := palette[i%len(palette)]
-		return []plotSeries{get(n, n.Name+" p99", c, false, func(p Second) float64 { return p.P99Ms }),
+		c := plot.Color(i)
+		return []plot.Series{get(n, n.Name+" p99", c, false, func(p Second) float64 { return p.P99Ms }),
 			get(n, n.Name+" p99.9", c, true, func(p Second) float64 { return p.P999Ms })}
 	}))
-	b.WriteString(mk("errors", "failed ops and redirects per second", "per second", false, func(i int, n Named) []plotSeries {
-		c := palette[i%len(palette)]
+	b.WriteString(mk("errors", "failed ops and redirects per second", "per second", false, func(i int, n Named) []plot.Series {
+		c := plot.Color(i)
 		if single {
-			return []plotSeries{get(n, "failed", palette[1], false, func(p Second) float64 { return p.FailPerS }),
-				get(n, "MOVED", palette[0], false, func(p Second) float64 { return p.MovedPerS }),
-				get(n, "ASK", palette[2], false, func(p Second) float64 { return p.AskPerS }),
-				get(n, "TRYAGAIN", palette[4], false, func(p Second) float64 { return float64(p.TryAgain) })}
+			return []plot.Series{get(n, "failed", plot.Color(1), false, func(p Second) float64 { return p.FailPerS }),
+				get(n, "MOVED", plot.Color(0), false, func(p Second) float64 { return p.MovedPerS }),
+				get(n, "ASK", plot.Color(2), false, func(p Second) float64 { return p.AskPerS }),
+				get(n, "TRYAGAIN", plot.Color(4), false, func(p Second) float64 { return float64(p.TryAgain) })}
 		}
-		return []plotSeries{get(n, n.Name+" failed", c, false, func(p Second) float64 { return p.FailPerS }),
+		return []plot.Series{get(n, n.Name+" failed", c, false, func(p Second) float64 { return p.FailPerS }),
 			get(n, n.Name+" MOVED+ASK", c, true, func(p Second) float64 { return p.MovedPerS + p.AskPerS })}
 	}))
-	b.WriteString(mk("generator", "the generator: how late ops were sent, and how late the schedule itself ran", "ms (log)", true, func(i int, n Named) []plotSeries {
-		c := palette[i%len(palette)]
+	b.WriteString(mk("generator", "the generator: how late ops were sent, and how late the schedule itself ran", "ms (log)", true, func(i int, n Named) []plot.Series {
+		c := plot.Color(i)
 		name := ""
 		if !single {
 			name = n.Name + " "
 		}
-		return []plotSeries{get(n, name+"send lag max", c, false, func(p Second) float64 { return p.LagMaxMs }),
+		return []plot.Series{get(n, name+"send lag max", c, false, func(p Second) float64 { return p.LagMaxMs }),
 			get(n, name+"schedule lag max", c, true, func(p Second) float64 { return p.DispatchLagMaxMs })}
 	}))
 	b.WriteString("</section>")
@@ -563,9 +550,10 @@ func timePlots(runs []Named) string {
 func spectrumSection(runs []Named) string {
 	var b strings.Builder
 	b.WriteString(`<section id="spectrum"><h2>percentile spectrum</h2>`)
-	spec := plotSpec{id: "spectrum", title: "latency by percentile (HdrHistogram)", xUnit: "percentile", yUnit: "ms (log)", logY: true, logX: true, xMinSet: true, xMin: 1, height: 300}
+	spec := plot.Lines{ID: "spectrum", Title: "latency by percentile (HdrHistogram)", X: plot.Axis{Name: "percentile", Log: true, Min: 1, Max: 1 / (1 - 0.99999)},
+		Y: axis("ms (log)", true), FixXMin: true, Height: 300}
 	for _, t := range []float64{0, 90, 99, 99.9, 99.99, 99.999} {
-		spec.xTicks = append(spec.xTicks, tick{1 / (1 - t/100), pct(t) + "%"})
+		spec.X.Ticks = append(spec.X.Ticks, plot.Tick{V: 1 / (1 - t/100), Label: pct(t) + "%"})
 	}
 	type row struct {
 		name string
@@ -582,21 +570,21 @@ func spectrumSection(runs []Named) string {
 			if h == nil {
 				continue
 			}
-			s := plotSeries{name: kind, color: palette[i%len(palette)], dash: kind == "raw" && n.R.Rate > 0}
+			s := plot.Series{Name: kind, Color: plot.Color(i), Dash: kind == "raw" && n.R.Rate > 0}
 			if n.R.Rate <= 0 {
-				s.name = "closed loop, from the send"
+				s.Name = "closed loop, from the send"
 			}
 			if len(runs) > 1 {
-				s.name = n.Name + " " + s.name
+				s.Name = n.Name + " " + s.Name
 			}
 			for _, p := range Spectrum(h) {
 				if p.Percentile >= 100 {
 					continue // 1/(1-1) is infinite: the max is in the table
 				}
-				s.x, s.y = append(s.x, 1/(1-p.Percentile/100)), append(s.y, p.Ms)
+				s.X, s.Y = append(s.X, 1/(1-p.Percentile/100)), append(s.Y, p.Ms)
 			}
-			spec.series = append(spec.series, s)
-			r := row{name: s.name}
+			spec.Series = append(spec.Series, s)
+			r := row{name: s.Name}
 			for _, q := range qs {
 				r.q = append(r.q, float64(h.ValueAtQuantile(q))/1000)
 			}
@@ -607,8 +595,7 @@ func spectrumSection(runs []Named) string {
 		b.WriteString("<p>no histogram stored (a result from before histograms were kept)</p></section>")
 		return b.String()
 	}
-	spec.xMax = 1 / (1 - 0.99999)
-	b.WriteString(spec.svg())
+	b.WriteString(string(spec.SVG()))
 	b.WriteString(`<table><tr><th class=l>latency, ms</th>`)
 	for _, q := range qs {
 		fmt.Fprintf(&b, "<th>p%s</th>", pct(q))
@@ -661,14 +648,8 @@ func shardSection(runs []Named) string {
 		if len(r.Shards) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, `<p>%s</p><table class="shards"><tr><th class=l>shard</th><th class=l>address</th><th>ok/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>queue wait max ms</th><th>backlog</th><th>longest gap s</th></tr>`, html.EscapeString(n.Name))
-		for _, sh := range r.Shards {
-			c := sh.Corrected
-			fmt.Fprintf(&b, `<tr><td class=l>%s</td><td class=l>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-				html.EscapeString(sh.Shard), html.EscapeString(sh.Addr), Count(float64(sh.OK)/max(r.DurationS, 1e-9)), qNum(c, c.P50), qNum(c, c.P99), qNum(c, c.P999), qNum(c, c.Max),
-				Num(sh.LagMaxMs), Count(float64(sh.Backlog)), Num(sh.MaxGapS))
-		}
-		b.WriteString("</table>")
+		fmt.Fprintf(&b, `<p>%s</p>`, html.EscapeString(n.Name))
+		b.WriteString(r.ShardTable().HTML())
 		for _, pl := range []struct {
 			id, title, unit string
 			logY            bool
@@ -677,20 +658,20 @@ func shardSection(runs []Named) string {
 			{"shard-throughput", "ok ops per second per shard", "ops/s", false, func(s Second) []float64 { return s.ShardOKPerS }},
 			{"shard-lag", "longest wait in the node's queue per shard (a node that was behind)", "ms (log)", true, func(s Second) []float64 { return s.ShardLagMaxMs }},
 		} {
-			spec := plotSpec{id: pl.id, title: pl.title + ", " + n.Name, xUnit: "seconds since traffic started", yUnit: pl.unit, logY: pl.logY, shade: shadeOf(r)}
+			spec := plot.Lines{ID: pl.id, Title: pl.title + ", " + n.Name, X: axis(trafficSeconds, false), Y: axis(pl.unit, pl.logY), Bands: shadeOf(r)}
 			if pl.id == "shard-lag" && r.Rate <= 0 {
-				spec.empty = "a closed loop has no queues: a worker sends its next op when the last one completed"
+				spec.Empty = "a closed loop has no queues: a worker sends its next op when the last one completed"
 			}
 			for i, sh := range r.Shards {
-				s := plotSeries{name: sh.Shard, color: palette[i%len(palette)]}
+				s := plot.Series{Name: sh.Shard, Color: plot.Color(i)}
 				for _, p := range r.Seconds {
 					if v := pl.get(p); i < len(v) {
-						s.x, s.y = append(s.x, p.T), append(s.y, v[i])
+						s.X, s.Y = append(s.X, p.T), append(s.Y, v[i])
 					}
 				}
-				spec.series = append(spec.series, s)
+				spec.Series = append(spec.Series, s)
 			}
-			b.WriteString(spec.svg())
+			b.WriteString(string(spec.SVG()))
 		}
 	}
 	b.WriteString("</section>")
@@ -709,33 +690,8 @@ func windowSection(runs []Named) string {
 		if len(n.R.Windows) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, `<p>%s</p><table><tr><th class=l>change</th><th class=l>window</th><th>seconds</th><th>ok/s</th><th>errors/s</th><th>MOVED</th><th>ASK</th><th>TRYAGAIN</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>p99 change</th></tr>`, html.EscapeString(n.Name))
-		for _, w := range n.R.Windows {
-			name := w.Fault
-			if w.TookS > 0 {
-				name += fmt.Sprintf(" (took %s s)", Num(w.TookS))
-			}
-			if w.Detail != "" {
-				name += "; " + w.Detail
-			}
-			for i, f := range []WindowFigures{w.Before, w.During, w.After} {
-				label := []string{"before", "during", "after"}[i]
-				if f.Seconds == 0 {
-					fmt.Fprintf(&b, `<tr><td class=l>%s</td><td class=l>%s</td><td colspan=10 class=l>not measured (too short or outside the traffic)</td></tr>`, html.EscapeString(name), label)
-					name = ""
-					continue
-				}
-				change := ""
-				if i > 0 {
-					change = pctChange(w.Before.P99Ms, f.P99Ms)
-				}
-				fmt.Fprintf(&b, `<tr><td class=l>%s</td><td class=l>%s</td><td>%s-%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-					html.EscapeString(name), label, Num(f.FromS), Num(f.ToS), Count(f.OKPerS), Num(f.ErrorsPerS), Count(float64(f.Moved)), Count(float64(f.Ask)), Count(float64(f.TryAgain)),
-					Num(f.P50Ms), Num(f.P99Ms), Num(f.P999Ms), change)
-				name = ""
-			}
-		}
-		b.WriteString("</table>")
+		fmt.Fprintf(&b, `<p>%s</p>`, html.EscapeString(n.Name))
+		b.WriteString(n.R.WindowTable().HTML())
 	}
 	b.WriteString("</section>")
 	return b.String()

@@ -13,6 +13,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/results/plot"
 )
 
 // Result is what a load test measured; it is stored as bench.json.
@@ -652,45 +653,12 @@ func (r *Result) printRest(w io.Writer) {
 		if behind {
 			fmt.Fprintf(w, "  * the generator was behind during that gap: ops to other shards were late too, so part of the gap may be the generator's (raise --concurrency)\n")
 		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "\nSHARD\tOK/S\tBACKLOG\tLAG MAX MS\tP50 MS\tP99 MS\tP99.9 MS\tMAX MS\tLONGEST GAP S")
-		for _, s := range r.Shards {
-			c := s.Corrected
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\n", s.Shard, Count(float64(s.OK)/r.DurationS), s.Backlog, trimFloat(s.LagMaxMs), Num(c.P50), Num(c.P99), Num(c.P999), Num(c.Max), s.MaxGapS)
-		}
-		tw.Flush()
+		fmt.Fprintln(w)
+		r.ShardTable().Print(w)
 	}
 	if len(r.Windows) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "\nFAULT\tWINDOW\tSECONDS\tOK/S\tERR/S\tMOVED\tASK\tTRYAGAIN\tP50 MS\tP99 MS\tP99.9 MS\tCHANGE P99")
-		var details []string
-		for _, win := range r.Windows {
-			name := win.Fault
-			if win.TookS > 0 {
-				name += fmt.Sprintf(" (took %.1fs)", win.TookS)
-			}
-			if win.Detail != "" {
-				details = append(details, fmt.Sprintf("%s at %s s: %s", win.Fault, Num(win.StartS), win.Detail))
-			}
-			for i, wf := range []WindowFigures{win.Before, win.During, win.After} {
-				if wf.Seconds == 0 {
-					fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", name, []string{"before", "during", "after"}[i])
-					name = ""
-					continue
-				}
-				change := ""
-				if i > 0 {
-					change = pctChange(win.Before.P99Ms, wf.P99Ms)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%.1f-%.1f\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", name, []string{"before", "during", "after"}[i],
-					wf.FromS, wf.ToS, Count(wf.OKPerS), Num(wf.ErrorsPerS), wf.Moved, wf.Ask, wf.TryAgain, Num(wf.P50Ms), Num(wf.P99Ms), Num(wf.P999Ms), change)
-				name = ""
-			}
-		}
-		tw.Flush()
-		for _, d := range details {
-			fmt.Fprintf(w, "  %s\n", d)
-		}
+		fmt.Fprintln(w)
+		r.WindowTable().Print(w)
 	}
 	r.printGenerators(w)
 	r.Load.print(w)
@@ -720,11 +688,17 @@ func listed(parts []string) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
+// pctChange is the change from before to after in percent, "-" when
+// there is no percentage of 0; "+0%" when nothing changed.
 func pctChange(before, after float64) string {
-	if before == 0 {
+	switch c := plot.Compare(before, after, true); {
+	case before == 0:
 		return "-"
+	case c.Pct == "":
+		return "+0%"
+	default:
+		return c.Pct
 	}
-	return fmt.Sprintf("%+.0f%%", (after-before)/before*100)
 }
 
 func trimFloat(f float64) string {
