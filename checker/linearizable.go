@@ -394,30 +394,40 @@ func nodeOf(c call) string {
 }
 
 func (l linearizable) Check(ctx context.Context, in *History) Result {
+	return l.result(l.partial(ctx, in, time.Time{}, l.o.Timeout))
+}
+
+// partial judges the register keys of in: all of a history's, or those of
+// one partition of it (linpartition.go). The search stops at deadline, or
+// budget after it begins when deadline is zero; budget is the time it has
+// for these keys (the first pass gives each key its share of it).
+func (l linearizable) partial(ctx context.Context, in *History, deadline time.Time, budget time.Duration) *regPartial {
+	p := &regPartial{garbage: newAnomalies(l.o.MaxExamples), replica: newAnomalies(l.o.MaxExamples)}
 	calls, err := l.o.calls(in)
 	if err != nil {
-		return invalidHistory(err)
+		p.err = err
+		return p
 	}
 	// A replica flag the writes contradict is a lie: the read is judged
 	// as its primary's (replicaflag.go).
-	flagLies := contradictedReplicaFlags(calls)
-	var flagLie string
-	if len(flagLies) > 0 {
-		flagLie = describeContradictedFlag(calls[flagLies[0]])
+	if flagLies := contradictedReplicaFlags(calls); len(flagLies) > 0 {
+		first := calls[flagLies[0]]
+		p.flagLies, p.flagLieIndex, p.flagLie = len(flagLies), first.inv.Index, describeContradictedFlag(first)
 		calls = withoutContradictedFlags(calls, flagLies)
 	}
 	byKey, skipped, garbage := registerOps(calls)
-	an := newAnomalies(l.o.MaxExamples)
+	p.skipped = skipped
 	for i := range garbage {
-		an.garbage(&garbage[i], "not an integer within int64")
+		p.garbage.garbage(&garbage[i], "not an integer within int64")
 	}
-	impossibleReplicaReads(calls, an)
+	impossibleReplicaReads(calls, p.replica)
+	p.replicaReads = replicaReads(calls)
 	keys := make([]string, 0, len(byKey))
-	nops := 0
 	for k, v := range byKey {
 		keys = append(keys, k)
-		nops += len(v)
+		p.ops += len(v)
 	}
+	p.keys = len(keys)
 	// Biggest keys first, so that the deadline cuts the small tail.
 	sort.Slice(keys, func(i, j int) bool {
 		if len(byKey[keys[i]]) != len(byKey[keys[j]]) {
@@ -426,7 +436,11 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 		return keys[i] < keys[j]
 	})
 
-	deadline := time.Now().Add(l.o.Timeout)
+	began := time.Now()
+	defer func() { p.searched = time.Since(began) }()
+	if deadline.IsZero() {
+		deadline = began.Add(budget)
+	}
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -473,7 +487,7 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 		}
 		all = append(all, i)
 	}
-	first := max(l.o.Timeout*time.Duration(workers)/time.Duration(2*max(1, len(keys))), 100*time.Millisecond)
+	first := max(budget*time.Duration(workers)/time.Duration(2*max(1, len(keys))), 100*time.Millisecond)
 	pass(all, func(left time.Duration, _ int) time.Duration { return min(left, first) })
 	var retry []int
 	for i := range keys {
@@ -488,64 +502,74 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 		return max(left*time.Duration(workers)/time.Duration(waiting), time.Second)
 	})
 
-	var anomalous, unknown []string
 	for i, k := range keys {
 		switch verdict[i] {
 		case porcupine.Illegal:
-			anomalous = append(anomalous, k)
+			p.anomalous = append(p.anomalous, k)
 		case porcupine.Unknown:
-			unknown = append(unknown, k)
+			p.unknown = append(p.unknown, k)
 		}
 	}
-	sort.Strings(anomalous)
-	sort.Strings(unknown)
-	stale, staleEx := staleReads(byKey, l.o.MaxExamples)
-	indeterminate, pooledKeys := 0, 0
-	okReads, okWrites := 0, 0
+	sort.Strings(p.anomalous)
+	sort.Strings(p.unknown)
+	p.stale, p.staleEx = staleReads(byKey, l.o.MaxExamples)
 	for _, k := range keys {
 		for _, op := range byKey[k] {
 			if (op.in.kind == regWrite || op.in.kind == regCAS) && !op.ok() {
-				indeterminate++
+				p.indeterminate++
 			}
 			switch {
 			case op.in.kind == regRead:
-				okReads++
+				p.okReads++
 			case op.ok():
-				okWrites++
+				p.okWrites++
 			}
 		}
 		if usePooled(byKey[k]) {
-			pooledKeys++
+			p.pooledKeys++
 		}
 	}
+	if len(p.anomalous) > 0 && !l.o.NoVisualization {
+		p.files = l.visualize(p.anomalous, byKey, in.windowsOf())
+	}
+	return p
+}
 
+// result is the verdict and figures of what the search found.
+func (l linearizable) result(p *regPartial) Result {
+	if p.err != nil {
+		return invalidHistory(p.err)
+	}
+	staleEx := slices.Clone(p.staleEx)
+	slices.SortFunc(staleEx, func(a, b map[string]any) int { return cmpInt(a["index"].(int64), b["index"].(int64)) })
+	an := p.anomalies()
 	fig := map[string]any{
-		"indeterminate":  indeterminate,
-		"pooled_keys":    pooledKeys,
-		"ops":            nops,
-		"keys":           len(keys),
-		"anomalous_keys": nonNil(anomalous),
-		"unknown_keys":   nonNil(unknown),
-		"stale_reads":    stale,
+		"indeterminate":  p.indeterminate,
+		"pooled_keys":    p.pooledKeys,
+		"ops":            p.ops,
+		"keys":           p.keys,
+		"anomalous_keys": nonNil(p.anomalous),
+		"unknown_keys":   nonNil(p.unknown),
+		"stale_reads":    p.stale,
 		"timeout_s":      l.o.Timeout.Seconds(),
 	}
-	if n := replicaReads(calls); n > 0 {
-		fig["replica_reads"] = n
+	if p.replicaReads > 0 {
+		fig["replica_reads"] = p.replicaReads
 		fig["replica_reads_note"] = "reads a replica served are left out of the linearizability search (stale by design); their staleness is not measured for registers, but a value no write invoked before the read ended could have produced is an impossible-replica-read"
 	}
-	if len(flagLies) > 0 {
-		fig["replica_flag_contradicted"] = len(flagLies)
-		fig["replica_flag_first"] = flagLie
+	if p.flagLies > 0 {
+		fig["replica_flag_contradicted"] = p.flagLies
+		fig["replica_flag_first"] = p.flagLie
 	}
-	if skipped > 0 {
-		fig["skipped_malformed"] = skipped
+	if p.skipped > 0 {
+		fig["skipped_malformed"] = p.skipped
 	}
-	if stale > 0 {
+	if p.stale > 0 {
 		fig["stale_read_samples"] = staleEx
 	}
 	an.into(fig)
 	res := Result{Valid: Valid, Figures: fig}
-	switch {
+	switch anomalous, unknown, stale := p.anomalous, p.unknown, p.stale; {
 	// A stale read is certain (see staleReads): it makes the run invalid
 	// whatever the search says, even when the search timed out.
 	case len(anomalous) > 0 || stale > 0 || an.total() > 0:
@@ -562,19 +586,20 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 	case len(unknown) > 0:
 		res.Valid = Unknown
 		why(fig, "the linearizability search ran out of time on %d keys: %s", len(unknown), firstKeys(unknown))
-	case okReads == 0:
+	case p.okReads == 0:
 		res.Valid = Unknown
 		why(fig, "no successful read: nothing to judge")
-	case okWrites == 0:
+	case p.okWrites == 0:
 		res.Valid = Unknown
 		why(fig, "no acknowledged write: nothing to judge")
 	}
-	malformedUnknown(&res, skipped)
-	if len(anomalous) > 0 && !l.o.NoVisualization {
-		res.Files = l.visualize(anomalous, byKey, in.windowsOf())
-	}
+	malformedUnknown(&res, p.skipped)
+	res.Files = p.files
 	return res
 }
+
+// maxPictures caps the keys visualize draws.
+const maxPictures = 20
 
 // visualize re-runs porcupine in verbose mode on the anomalous keys and
 // renders its HTML page with the fault windows as annotations.
@@ -584,7 +609,6 @@ func (l linearizable) visualize(anomalous []string, byKey map[string][]regOp, wi
 	// known anomaly should not lose its picture to a slow check): a quarter
 	// of the timeout (at least a second) for at most maxPictures keys. A
 	// search cut short still draws the longest partial linearizations.
-	const maxPictures = 20
 	budget := time.Now().Add(max(l.o.Timeout/4, time.Second))
 	for _, k := range capList(anomalous, min(l.o.MaxExamples, maxPictures)) {
 		left := time.Until(budget)
@@ -609,7 +633,7 @@ func (l linearizable) visualize(anomalous []string, byKey map[string][]regOp, wi
 		if err := porcupine.Visualize(model, info, &buf); err != nil {
 			continue
 		}
-		files["linearizable/"+safeFileName(k)+".html"] = buf.Bytes()
+		files[pictureName(k)] = buf.Bytes()
 	}
 	return files
 }
@@ -673,6 +697,9 @@ func safeFileName(k string) string {
 // could have produced the value read had completed (an indeterminate
 // producer never completes). Cheap and sound, not complete: every stale read
 // is also a linearizability violation, not every violation is a stale read.
+// The examples are the first maxExamples in key order (the keys sorted),
+// so that the partials of key partitions merge into the whole's
+// (linpartition.go); the caller sorts them by index.
 func staleReads(byKey map[string][]regOp, maxExamples int) (int, []map[string]any) {
 	total := 0
 	var examples []map[string]any
@@ -741,7 +768,6 @@ func staleReads(byKey map[string][]regOp, maxExamples int) (int, []map[string]an
 			}
 		}
 	}
-	slices.SortFunc(examples, func(a, b map[string]any) int { return cmpInt(a["index"].(int64), b["index"].(int64)) })
 	return total, examples
 }
 

@@ -23,6 +23,13 @@ type Partitions struct {
 	// entries counted), as ReadFile would report it; Read.Ops is nil.
 	Read    ReadResult
 	RunWide []Op
+	// Paired says every completion followed an open invocation of its
+	// process and no process invoked twice: the pairing of each partition
+	// is then the whole history's, restricted to it.
+	Paired bool
+	// IndexesIncrease says every entry's index was above the one before
+	// it: the order of the partitions' entries by index is the history's.
+	IndexesIncrease bool
 	dir     string
 	parts   []partition
 }
@@ -84,7 +91,13 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 		ws[i] = w
 	}
 	open := map[Process]int{} // process -> partition of its open invocation
+	p.Paired, p.IndexesIncrease = true, true
+	first, last := true, int64(0)
 	p.Read, err = Scan(path, func(op *Op, raw []byte) error {
+		if !first && op.Index <= last {
+			p.IndexesIncrease = false
+		}
+		first, last = false, op.Index
 		part := -1
 		switch {
 		case op.Process == Nemesis:
@@ -94,6 +107,7 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 				// first is, so that the pairing there refuses it as
 				// the whole history's would.
 				part = q
+				p.Paired = false
 				break
 			}
 			part = partOf(op)
@@ -105,6 +119,8 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 			if q, busy := open[op.Process]; busy {
 				part = q
 				delete(open, op.Process)
+			} else {
+				p.Paired = false
 			}
 		}
 		if part < 0 {

@@ -224,3 +224,34 @@ func TestScanMatchesReadFile(t *testing.T) {
 		t.Fatalf("fn's error: %v", err)
 	}
 }
+
+// Spill says whether a history pairs and its indexes increase: a checker
+// that judges partitions one at a time needs both to say what it says of
+// the whole history, and a history that lies in either is checked whole.
+func TestSpillSaysWhetherPartitionsStandForTheWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		change          func(ops []Op) []Op
+		paired, ordered bool
+	}{
+		{"as recorded", func(ops []Op) []Op { return ops }, true, true},
+		{"an index given twice", func(ops []Op) []Op { ops[40].Index = ops[39].Index; return ops }, true, false},
+		{"indexes out of order", func(ops []Op) []Op { ops[40].Index, ops[41].Index = ops[41].Index, ops[40].Index; return ops }, true, false},
+		{"a completion of nothing", func(ops []Op) []Op {
+			return append(ops, Op{Index: int64(len(ops)), Process: 999, Type: OK, F: "add", Key: "k1"})
+		}, false, true},
+		{"an invocation while one is open", func(ops []Op) []Op {
+			n := len(ops)
+			return append(ops, Op{Index: int64(n), Process: 999, Type: Invoke, F: "add", Key: "k1"}, Op{Index: int64(n + 1), Process: 999, Type: Invoke, F: "add", Key: "k2"})
+		}, false, true},
+	} {
+		ops := tc.change(mixedHistory(3, 300, 5, 10))
+		p, err := Spill(writeTemp(t, FileName, framed(t, ops, 100)), t.TempDir(), 3, SlotPartition(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Paired != tc.paired || p.IndexesIncrease != tc.ordered {
+			t.Fatalf("%s: paired %v, indexes increase %v; want %v, %v", tc.name, p.Paired, p.IndexesIncrease, tc.paired, tc.ordered)
+		}
+	}
+}
