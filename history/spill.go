@@ -30,8 +30,8 @@ type Partitions struct {
 	// IndexesIncrease says every entry's index was above the one before
 	// it: the order of the partitions' entries by index is the history's.
 	IndexesIncrease bool
-	dir     string
-	parts   []partition
+	dir             string
+	parts           []partition
 }
 
 type partition struct {
