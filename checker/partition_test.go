@@ -209,11 +209,11 @@ func TestPartitionedLinearizableOutOfTime(t *testing.T) {
 
 // The stored histories: a run of an old redline (its JSON lines) and a
 // generated run of counter, register and set under partitions (the shape
-// scripts/gen-history writes, 6000 entries).
+// scripts/gen-history writes, 6000 entries: history/testdata/gen-6k).
 func TestPartitionedLinearizableStoredHistories(t *testing.T) {
 	for _, tc := range []struct{ path, prefix string }{
 		{"../history/testdata/old-run-history.jsonl", "r:register:"},
-		{"testdata/gen-6k.jsonl.zst", "gen:register:"},
+		{"../history/testdata/gen-6k/history.jsonl.zst", "gen:register:"},
 	} {
 		res, err := history.ReadFile(tc.path)
 		if err != nil {

@@ -194,6 +194,12 @@ func (p *Partitions) Remove() error {
 	return errors.Join(errs...)
 }
 
+// RemoveAll deletes the partition files and the directory they are in,
+// with whatever else it holds: for a directory made for the spill alone.
+func (p *Partitions) RemoveAll() error {
+	return os.RemoveAll(p.dir)
+}
+
 // spillWriter writes one partition's raw lines as frames of the
 // compressed history format, so that Load reads them with ReadFile.
 type spillWriter struct {
