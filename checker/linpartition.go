@@ -15,7 +15,8 @@ import (
 // one partition, each partition holding its keys' client ops and every
 // run-wide entry, in the history's order), loading one partition at a
 // time, so that its memory is that of the largest partition and not of
-// the run (issue 42). Its result is the one Check gives on the whole
+// the run (issue 42). load(i, keep) is partition i, keeping the client
+// ops whose invocation keep accepts (history.Partitions.LoadWhere). Its result is the one Check gives on the whole
 // history: the same verdict and figures, provided the history pairs
 // (history.Partitions.Paired) and its indexes increase
 // (history.Partitions.IndexesIncrease), which keep the examples' order
@@ -23,8 +24,12 @@ import (
 // error is a partition that could not be loaded: no verdict.
 type PartitionChecker interface {
 	Checker
-	CheckPartitions(ctx context.Context, n int, load func(i int) ([]history.Op, error)) (Result, error)
+	CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error)
 }
+
+// PartitionLoader loads partition i of a history keeping the client ops
+// whose invocation keep accepts, and every run-wide entry.
+type PartitionLoader func(i int, keep func(inv *history.Op) bool) ([]history.Op, error)
 
 // regPartial is what the linearizability search found on the register
 // keys of a history or of one partition of it: what the result needs,
@@ -73,11 +78,12 @@ func (p *regPartial) anomalies() *anomalies {
 // what the partitions before it left, counted in search time (loading a
 // partition is not searching), so that a long run does not get a timeout
 // per partition and a verdict a whole check could not give.
-func (l linearizable) CheckPartitions(ctx context.Context, n int, load func(i int) ([]history.Op, error)) (Result, error) {
+func (l linearizable) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
 	parts := make([]*regPartial, 0, n)
 	left := l.o.Timeout
 	for i := range n {
-		ops, err := load(i)
+		// Its own keys' ops only: the search reads nothing else.
+		ops, err := load(i, l.o.Scope.keep)
 		if err != nil {
 			return Result{}, err
 		}

@@ -57,7 +57,7 @@ func spillFile(t *testing.T, path string, n int) *history.Partitions {
 func samePartitioned(t *testing.T, what string, c Checker, ops []history.Op, p *history.Partitions) Result {
 	t.Helper()
 	whole := c.Check(context.Background(), NewHistory(ops))
-	parts, err := c.(PartitionChecker).CheckPartitions(context.Background(), p.N(), p.Load)
+	parts, err := c.(PartitionChecker).CheckPartitions(context.Background(), p.N(), p.LoadWhere)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestPartitionedLinearizableOutOfTime(t *testing.T) {
 	ops := genRegister(5, 16, 100, 4, 0.03)
 	c := Linearizable(LinearizableOptions{Timeout: time.Nanosecond, NoVisualization: true})
 	p := spillOps(t, ops, 4)
-	r, err := c.(PartitionChecker).CheckPartitions(context.Background(), p.N(), p.Load)
+	r, err := c.(PartitionChecker).CheckPartitions(context.Background(), p.N(), p.LoadWhere)
 	if err != nil {
 		t.Fatal(err)
 	}

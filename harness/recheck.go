@@ -88,7 +88,7 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 				continue
 			}
 			log.Printf("checking %s on %d key-slot partitions of the history, one at a time", c.Name(), p.N())
-			res, err := pc.CheckPartitions(ctx, p.N(), p.Load)
+			res, err := pc.CheckPartitions(ctx, p.N(), p.LoadWhere)
 			if err != nil {
 				// The disk lost a partition Spill wrote whole: no verdict.
 				msg := fmt.Sprintf("a partition of the history could not be read back: %v", err)

@@ -156,12 +156,24 @@ func (p *Partitions) Entries(i int) int { return p.parts[i].entries }
 
 // Load reads partition i back: its entries and the run-wide ones, in the
 // order the history had them (a subsequence of it).
-func (p *Partitions) Load(i int) ([]Op, error) {
+func (p *Partitions) Load(i int) ([]Op, error) { return p.LoadWhere(i, nil) }
+
+// LoadWhere is Load keeping, of the partition's client ops, only those
+// whose invocation keep accepts (their completions with them; nil keeps
+// all): a checker of one workload's keys then holds its own ops, not the
+// other workloads' that share its partition (a hot counter key beside a
+// few register keys).
+func (p *Partitions) LoadWhere(i int, keep func(inv *Op) bool) ([]Op, error) {
 	pt := &p.parts[i]
 	// Decoded straight into the result, interleaved as it comes: reading
 	// the file whole first and then merging held the partition twice
 	// (1.5 GB of RSS for a partition of 634 MB, 2026-12-05).
-	out := make([]Op, 0, pt.entries+len(p.RunWide))
+	size := pt.entries
+	if keep != nil {
+		size = 0 // unknown: grown as kept
+	}
+	out := make([]Op, 0, size+len(p.RunWide))
+	kept := map[Process]bool{} // process -> its open invocation was kept
 	rw, m, j := 0, 0, 0
 	res, err := Scan(pt.path, func(op *Op, _ []byte) error {
 		if m < len(pt.marks) && pt.marks[m].at == j {
@@ -169,8 +181,17 @@ func (p *Partitions) Load(i int) ([]Op, error) {
 			rw = pt.marks[m].runWide
 			m++
 		}
-		out = append(out, *op)
 		j++
+		if keep != nil {
+			// Spill put every completion after its invocation, here.
+			if op.Type == Invoke {
+				kept[op.Process] = keep(op)
+			}
+			if !kept[op.Process] {
+				return nil
+			}
+		}
+		out = append(out, *op)
 		return nil
 	})
 	if err != nil {

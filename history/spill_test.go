@@ -255,3 +255,37 @@ func TestSpillSaysWhetherPartitionsStandForTheWhole(t *testing.T) {
 		}
 	}
 }
+
+// LoadWhere keeps the client ops whose invocation it is told to, with
+// their completions, and every run-wide entry, in the history's order.
+func TestSpillLoadWhereKeepsOpsWhole(t *testing.T) {
+	ops := mixedHistory(4, 3000, 9, 30)
+	partOf := keyPartition(4)
+	p, err := Spill(writeTemp(t, FileName, framed(t, ops, 300)), t.TempDir(), 4, partOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	even := func(op *Op) bool { return len(op.Key) > 0 && (op.Key[len(op.Key)-1]-'0')%2 == 0 }
+	for i := range p.N() {
+		got, err := p.LoadWhere(i, even)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []Op
+		kept := map[Process]bool{}
+		for _, op := range wantPartition(ops, i, partOf) {
+			if op.Process != Nemesis {
+				if op.Type == Invoke {
+					kept[op.Process] = even(&op)
+				}
+				if !kept[op.Process] {
+					continue
+				}
+			}
+			want = append(want, op)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("partition %d: %d entries kept, want %d", i, len(got), len(want))
+		}
+	}
+}
