@@ -50,55 +50,76 @@ func ReadStoredRun(run *results.Run) (*StoredRun, error) {
 	if err := run.ReadJSON("config.json", &r.Config); err != nil {
 		return nil, fmt.Errorf("cannot read the run's config: %w", err)
 	}
-	path := history.Path(run.Dir)
-	if fi, err := os.Stat(path); err == nil && fi.Size() > PartitionAbove {
-		dir, err := os.MkdirTemp("", "redline-check-")
-		if err != nil {
-			return nil, fmt.Errorf("spilling the history: %w", err)
-		}
-		// The same scan as ReadFile's: a corrupt entry is the same error.
-		if r.parts, err = history.Spill(path, dir, partitions, history.SlotPartition(partitions)); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		r.History = r.parts.Read
+	var err error
+	if r.parts, err = spillBig(run.Dir); err != nil {
+		return nil, err
+	}
+	if r.parts != nil {
+		r.History = r.parts.Read // read whole later, in Check
 		return r, nil
 	}
-	var err error
 	if r.History, err = history.ReadRun(run.Dir); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// checkPartitions runs the checkers that can judge r's partitions one at
-// a time (a history that pairs and whose indexes increase, as any the
-// recorder writes) and returns the checkers, those replaced by their
-// results, for Check to run with the rest on the whole history. Then it
-// reads the history whole and removes the partitions.
+// spillBig spills the history of the run in dir into key-slot partitions
+// in a directory of $TMPDIR when it is bigger than PartitionAbove (nil
+// when it is not). It scans as ReadFile does: a corrupt entry is the same
+// error, a torn tail is in the partitions' Read.
+func spillBig(dir string) (*history.Partitions, error) {
+	path := history.Path(dir)
+	if fi, err := os.Stat(path); err != nil || fi.Size() <= PartitionAbove {
+		return nil, nil // ReadRun says what is wrong with the file
+	}
+	tmp, err := os.MkdirTemp("", "redline-check-")
+	if err != nil {
+		return nil, fmt.Errorf("spilling the history: %w", err)
+	}
+	p, err := history.Spill(path, tmp, partitions, history.SlotPartition(partitions))
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkPartitioned runs the checkers that can judge p's partitions one at
+// a time (of a history that pairs and whose indexes increase, as any the
+// recorder writes) and returns the checkers with those replaced by their
+// results, for Check to run with the rest on the whole history. It
+// removes the partitions.
+func checkPartitioned(ctx context.Context, p *history.Partitions, checkers []checker.Checker, log *Log) []checker.Checker {
+	defer p.RemoveAll()
+	if !p.Paired || !p.IndexesIncrease {
+		log.Printf("the history does not pair or its indexes do not increase: every checker reads it whole")
+		return checkers
+	}
+	checkers = slices.Clone(checkers)
+	for i, c := range checkers {
+		pc, ok := c.(checker.PartitionChecker)
+		if !ok {
+			continue
+		}
+		log.Printf("checking %s on %d key-slot partitions of the history, one at a time", c.Name(), p.N())
+		res, err := pc.CheckPartitions(ctx, p.N(), p.LoadWhere)
+		if err != nil {
+			// The disk lost a partition Spill wrote whole: no verdict.
+			msg := fmt.Sprintf("a partition of the history could not be read back: %v", err)
+			res = checker.Result{Valid: checker.Unknown, Figures: map[string]any{"error": msg, "why": msg}}
+		}
+		checkers[i] = checked{c.Name(), res}
+	}
+	return checkers
+}
+
+// checkPartitions is checkPartitioned of r's partitions; then it reads the
+// history whole for the other checkers.
 func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Checker, log *Log) ([]checker.Checker, error) {
 	p := r.parts
 	r.parts = nil
-	defer p.RemoveAll()
-	if p.Paired && p.IndexesIncrease {
-		checkers = slices.Clone(checkers)
-		for i, c := range checkers {
-			pc, ok := c.(checker.PartitionChecker)
-			if !ok {
-				continue
-			}
-			log.Printf("checking %s on %d key-slot partitions of the history, one at a time", c.Name(), p.N())
-			res, err := pc.CheckPartitions(ctx, p.N(), p.LoadWhere)
-			if err != nil {
-				// The disk lost a partition Spill wrote whole: no verdict.
-				msg := fmt.Sprintf("a partition of the history could not be read back: %v", err)
-				res = checker.Result{Valid: checker.Unknown, Figures: map[string]any{"error": msg, "why": msg}}
-			}
-			checkers[i] = checked{c.Name(), res}
-		}
-	} else {
-		log.Printf("the history does not pair or its indexes do not increase: every checker reads it whole")
-	}
+	checkers = checkPartitioned(ctx, p, checkers, log)
 	whole, err := history.ReadRun(r.Run.Dir)
 	if err != nil {
 		return nil, err
