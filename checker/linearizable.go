@@ -394,14 +394,14 @@ func nodeOf(c call) string {
 }
 
 func (l linearizable) Check(ctx context.Context, in *History) Result {
-	return l.result(l.partial(ctx, in, time.Time{}, l.o.Timeout))
+	return l.result(l.partial(ctx, in, time.Time{}, l.o.Timeout, false))
 }
 
 // partial judges the register keys of in: all of a history's, or those of
 // one partition of it (linpartition.go). The search stops at deadline, or
 // budget after it begins when deadline is zero; budget is the time it has
 // for these keys (the first pass gives each key its share of it).
-func (l linearizable) partial(ctx context.Context, in *History, deadline time.Time, budget time.Duration) *regPartial {
+func (l linearizable) partial(ctx context.Context, in *History, deadline time.Time, budget time.Duration, deferRetry bool) *regPartial {
 	p := &regPartial{garbage: newAnomalies(l.o.MaxExamples), replica: newAnomalies(l.o.MaxExamples)}
 	calls, err := l.o.calls(in)
 	if err != nil {
@@ -445,39 +445,6 @@ func (l linearizable) partial(ctx context.Context, in *History, deadline time.Ti
 		deadline = d
 	}
 	verdict := make([]porcupine.CheckResult, len(keys))
-	workers := runtime.GOMAXPROCS(0)
-	// Two passes so that a few hard keys cannot starve the rest: first
-	// every key gets a fair slice of the timeout, then the keys still
-	// undecided share what is left, each taking its fair share of the time
-	// remaining when it starts.
-	pass := func(todo []int, share func(left time.Duration, waiting int) time.Duration) {
-		var next int
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					mu.Lock()
-					n := next
-					next++
-					mu.Unlock()
-					if n >= len(todo) {
-						return
-					}
-					i := todo[n]
-					left := time.Until(deadline)
-					if left <= 0 || ctx.Err() != nil {
-						verdict[i] = porcupine.Unknown
-						continue
-					}
-					verdict[i] = checkKey(byKey[keys[i]], share(left, len(todo)-n))
-				}
-			}()
-		}
-		wg.Wait()
-	}
 	// A read of a value no write could have produced needs no search.
 	var all []int
 	for i, k := range keys {
@@ -487,20 +454,28 @@ func (l linearizable) partial(ctx context.Context, in *History, deadline time.Ti
 		}
 		all = append(all, i)
 	}
+	// Two passes so that a few hard keys cannot starve the rest: first
+	// every key gets a fair slice of the timeout, then the keys still
+	// undecided share what is left (retryShare). The second pass of a
+	// partition waits for all partitions' first (deferRetry).
+	workers := runtime.GOMAXPROCS(0)
 	first := max(budget*time.Duration(workers)/time.Duration(2*max(1, len(keys))), 100*time.Millisecond)
-	pass(all, func(left time.Duration, _ int) time.Duration { return min(left, first) })
+	searchPass(ctx, deadline, keys, byKey, all, verdict, func(left time.Duration, _ int) time.Duration { return min(left, first) })
 	var retry []int
 	for i := range keys {
 		if verdict[i] == porcupine.Unknown {
 			retry = append(retry, i)
 		}
 	}
-	pass(retry, func(left time.Duration, waiting int) time.Duration {
-		if waiting <= workers {
-			return left
+	if deferRetry {
+		p.undecided = map[string][]regOp{}
+		for _, i := range retry {
+			p.undecided[keys[i]] = detach(byKey[keys[i]])
+			verdict[i] = porcupine.Ok // judged later, with the other partitions' (linpartition.go)
 		}
-		return max(left*time.Duration(workers)/time.Duration(waiting), time.Second)
-	})
+	} else {
+		searchPass(ctx, deadline, keys, byKey, retry, verdict, retryShare)
+	}
 
 	for i, k := range keys {
 		switch verdict[i] {
@@ -533,6 +508,48 @@ func (l linearizable) partial(ctx context.Context, in *History, deadline time.Ti
 		p.files = l.visualize(p.anomalous, byKey, in.windowsOf())
 	}
 	return p
+}
+
+// searchPass decides the keys of todo (indexes into keys) with porcupine,
+// workers at a time, each given share(time left, keys waiting) when it
+// starts, until deadline: a key not decided by then is Unknown.
+func searchPass(ctx context.Context, deadline time.Time, keys []string, byKey map[string][]regOp, todo []int, verdict []porcupine.CheckResult, share func(left time.Duration, waiting int) time.Duration) {
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				n := next
+				next++
+				mu.Unlock()
+				if n >= len(todo) {
+					return
+				}
+				i := todo[n]
+				left := time.Until(deadline)
+				if left <= 0 || ctx.Err() != nil {
+					verdict[i] = porcupine.Unknown
+					continue
+				}
+				verdict[i] = checkKey(byKey[keys[i]], share(left, len(todo)-n))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// retryShare is the time a key still undecided after the first pass gets:
+// its fair share of what is left, all of it for the last few.
+func retryShare(left time.Duration, waiting int) time.Duration {
+	workers := runtime.GOMAXPROCS(0)
+	if waiting <= workers {
+		return left
+	}
+	return max(left*time.Duration(workers)/time.Duration(waiting), time.Second)
 }
 
 // result is the verdict and figures of what the search found.

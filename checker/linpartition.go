@@ -1,11 +1,16 @@
 package checker
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 
 	"github.com/redline-dev/redline/history"
 )
@@ -52,9 +57,36 @@ type regPartial struct {
 	// garbage holds the replies registerOps could not read, replica those
 	// impossibleReplicaReads flags: Check adds them in that order.
 	garbage, replica *anomalies
+	// undecided are the keys the first pass of a partition left
+	// undecided, with their ops (detached from the partition's): the
+	// second pass takes them with every partition's (CheckPartitions).
+	undecided map[string][]regOp
 	// searched is how long the search took, of the budget.
 	searched time.Duration
 	files    map[string][]byte
+}
+
+// detach copies a key's ops out of their partition, so that keeping them
+// does not keep the partition's history: the calls, their entries and
+// what those point to.
+func detach(ops []regOp) []regOp {
+	out := make([]regOp, len(ops))
+	for i, op := range ops {
+		c := *op.call
+		c.inv = detachOp(c.inv)
+		if c.comp != nil {
+			c.comp = detachOp(c.comp)
+		}
+		out[i] = regOp{call: &c, in: op.in, out: op.out}
+	}
+	return out
+}
+
+func detachOp(op *history.Op) *history.Op {
+	c := *op
+	c.Key, c.Node, c.F = strings.Clone(c.Key), strings.Clone(c.Node), strings.Clone(c.F)
+	c.Value = bytes.Clone(c.Value)
+	return &c
 }
 
 // anomalies is the partial's anomalies as Check adds them: the unreadable
@@ -73,27 +105,86 @@ func (p *regPartial) anomalies() *anomalies {
 	return an
 }
 
-// CheckPartitions runs the search partition by partition. The time budget
-// (Timeout) is the run's, shared: each partition gets its fair share of
-// what the partitions before it left, counted in search time (loading a
-// partition is not searching), so that a long run does not get a timeout
-// per partition and a verdict a whole check could not give.
+// CheckPartitions runs the search partition by partition, in the two
+// passes Check makes: the first on each partition as it is loaded, each
+// key given its fair slice of the timeout, then the second on the keys
+// still undecided, of every partition at once, sharing what is left. The
+// time budget (Timeout) is the run's, counted in search time (loading a
+// partition is not searching), so that a long run gets no timeout per
+// partition and no verdict a whole check could not give.
 func (l linearizable) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
 	parts := make([]*regPartial, 0, n)
 	left := l.o.Timeout
+	var windows []Window
 	for i := range n {
 		// Its own keys' ops only: the search reads nothing else.
 		ops, err := load(i, l.o.Scope.keep)
 		if err != nil {
 			return Result{}, err
 		}
-		share := max(left/time.Duration(n-i), 0)
-		// The ops go with the partition; what the result needs stays.
-		p := l.partial(ctx, NewHistory(ops), time.Now().Add(share), share)
+		in := NewHistory(ops)
+		if i == 0 {
+			windows = in.windowsOf() // run-wide: every partition has them
+		}
+		// The first pass's slice of each key is what it is in a whole
+		// check: the timeout over all the run's keys, about n times this
+		// partition's.
+		p := l.partial(ctx, in, time.Now().Add(max(left, 0)), l.o.Timeout/time.Duration(n), true)
 		left -= p.searched
 		parts = append(parts, p)
 	}
-	return l.result(mergeRegPartials(parts, l.o.MaxExamples, l.o.NoVisualization)), nil
+	m := mergeRegPartials(parts, l.o.MaxExamples, l.o.NoVisualization)
+	if m.err == nil {
+		l.retryUndecided(ctx, m, parts, left, windows)
+	}
+	return l.result(m), nil
+}
+
+// retryUndecided is the second pass over the keys the partitions' first
+// passes left undecided, in the order Check takes them (the biggest
+// first): what it decides illegal is anomalous, what it does not decide
+// unknown.
+func (l linearizable) retryUndecided(ctx context.Context, m *regPartial, parts []*regPartial, left time.Duration, windows []Window) {
+	byKey := map[string][]regOp{}
+	for _, p := range parts {
+		maps.Copy(byKey, p.undecided)
+	}
+	if len(byKey) == 0 {
+		return
+	}
+	keys := slices.Collect(maps.Keys(byKey))
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(len(byKey[b]), len(byKey[a])); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	todo := make([]int, len(keys))
+	for i := range todo {
+		todo[i] = i
+	}
+	verdict := make([]porcupine.CheckResult, len(keys))
+	searchPass(ctx, time.Now().Add(max(left, 0)), keys, byKey, todo, verdict, retryShare)
+	var anomalous []string
+	for i, k := range keys {
+		switch verdict[i] {
+		case porcupine.Illegal:
+			anomalous = append(anomalous, k)
+		case porcupine.Unknown:
+			m.unknown = append(m.unknown, k)
+		}
+	}
+	slices.Sort(anomalous)
+	slices.Sort(m.unknown)
+	if len(anomalous) == 0 {
+		return
+	}
+	m.anomalous = append(m.anomalous, anomalous...)
+	slices.Sort(m.anomalous)
+	if !l.o.NoVisualization {
+		retried := &regPartial{files: l.visualize(anomalous, byKey, windows)}
+		m.files = picturesOf(append(parts, retried), m.anomalous, l.o.MaxExamples)
+	}
 }
 
 // mergeRegPartials is the partial of the whole history from those of its

@@ -225,3 +225,38 @@ func TestPartitionedLinearizableStoredHistories(t *testing.T) {
 		}
 	}
 }
+
+// Keys the first pass of their partition leaves undecided (here it has no
+// time at all) are decided by the second pass over every partition's, on
+// their detached ops, to the whole history's verdict and figures.
+func TestPartitionedLinearizableSecondPass(t *testing.T) {
+	for _, pl := range plants[:2] {
+		ops := genRegister(11, 24, 150, 4, 0.03)
+		pl.plant(ops)
+		c := Linearizable(LinearizableOptions{Scope: Scope{MaxExamples: 2}, Timeout: time.Minute})
+		l := c.(linearizable)
+		p := spillOps(t, ops, 5)
+		var parts []*regPartial
+		for i := range p.N() {
+			part, err := p.LoadWhere(i, l.o.Scope.keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, l.partial(context.Background(), NewHistory(part), time.Now().Add(-time.Second), time.Minute, true))
+		}
+		m := mergeRegPartials(parts, l.o.MaxExamples, l.o.NoVisualization)
+		undecided := 0
+		for _, p := range parts {
+			undecided += len(p.undecided)
+		}
+		if len(m.unknown) != 0 || undecided < 16 {
+			t.Fatalf("%s: the first pass with no time left %d keys undecided, %v unknown", pl.name, undecided, m.unknown)
+		}
+		l.retryUndecided(context.Background(), m, parts, time.Minute, nil)
+		got, _ := json.Marshal(l.result(m))
+		whole, _ := json.Marshal(c.Check(context.Background(), NewHistory(ops)))
+		if !bytes.Equal(got, whole) {
+			t.Fatalf("%s:\nwhole       %s\nsecond pass %s", pl.name, whole, got)
+		}
+	}
+}
