@@ -394,30 +394,40 @@ func nodeOf(c call) string {
 }
 
 func (l linearizable) Check(ctx context.Context, in *History) Result {
+	return l.result(l.partial(ctx, in, time.Time{}, l.o.Timeout, false))
+}
+
+// partial judges the register keys of in: all of a history's, or those of
+// one partition of it (linpartition.go). The search stops at deadline, or
+// budget after it begins when deadline is zero; budget is the time it has
+// for these keys (the first pass gives each key its share of it).
+func (l linearizable) partial(ctx context.Context, in *History, deadline time.Time, budget time.Duration, deferRetry bool) *regPartial {
+	p := &regPartial{garbage: newAnomalies(l.o.MaxExamples), replica: newAnomalies(l.o.MaxExamples)}
 	calls, err := l.o.calls(in)
 	if err != nil {
-		return invalidHistory(err)
+		p.err = err
+		return p
 	}
 	// A replica flag the writes contradict is a lie: the read is judged
 	// as its primary's (replicaflag.go).
-	flagLies := contradictedReplicaFlags(calls)
-	var flagLie string
-	if len(flagLies) > 0 {
-		flagLie = describeContradictedFlag(calls[flagLies[0]])
+	if flagLies := contradictedReplicaFlags(calls); len(flagLies) > 0 {
+		first := calls[flagLies[0]]
+		p.flagLies, p.flagLieIndex, p.flagLie = len(flagLies), first.inv.Index, describeContradictedFlag(first)
 		calls = withoutContradictedFlags(calls, flagLies)
 	}
 	byKey, skipped, garbage := registerOps(calls)
-	an := newAnomalies(l.o.MaxExamples)
+	p.skipped = skipped
 	for i := range garbage {
-		an.garbage(&garbage[i], "not an integer within int64")
+		p.garbage.garbage(&garbage[i], "not an integer within int64")
 	}
-	impossibleReplicaReads(calls, an)
+	impossibleReplicaReads(calls, p.replica)
+	p.replicaReads = replicaReads(calls)
 	keys := make([]string, 0, len(byKey))
-	nops := 0
 	for k, v := range byKey {
 		keys = append(keys, k)
-		nops += len(v)
+		p.ops += len(v)
 	}
+	p.keys = len(keys)
 	// Biggest keys first, so that the deadline cuts the small tail.
 	sort.Slice(keys, func(i, j int) bool {
 		if len(byKey[keys[i]]) != len(byKey[keys[j]]) {
@@ -426,44 +436,15 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 		return keys[i] < keys[j]
 	})
 
-	deadline := time.Now().Add(l.o.Timeout)
+	began := time.Now()
+	defer func() { p.searched = time.Since(began) }()
+	if deadline.IsZero() {
+		deadline = began.Add(budget)
+	}
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	verdict := make([]porcupine.CheckResult, len(keys))
-	workers := runtime.GOMAXPROCS(0)
-	// Two passes so that a few hard keys cannot starve the rest: first
-	// every key gets a fair slice of the timeout, then the keys still
-	// undecided share what is left, each taking its fair share of the time
-	// remaining when it starts.
-	pass := func(todo []int, share func(left time.Duration, waiting int) time.Duration) {
-		var next int
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					mu.Lock()
-					n := next
-					next++
-					mu.Unlock()
-					if n >= len(todo) {
-						return
-					}
-					i := todo[n]
-					left := time.Until(deadline)
-					if left <= 0 || ctx.Err() != nil {
-						verdict[i] = porcupine.Unknown
-						continue
-					}
-					verdict[i] = checkKey(byKey[keys[i]], share(left, len(todo)-n))
-				}
-			}()
-		}
-		wg.Wait()
-	}
 	// A read of a value no write could have produced needs no search.
 	var all []int
 	for i, k := range keys {
@@ -473,79 +454,139 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 		}
 		all = append(all, i)
 	}
-	first := max(l.o.Timeout*time.Duration(workers)/time.Duration(2*max(1, len(keys))), 100*time.Millisecond)
-	pass(all, func(left time.Duration, _ int) time.Duration { return min(left, first) })
+	// Two passes so that a few hard keys cannot starve the rest: first
+	// every key gets a fair slice of the timeout, then the keys still
+	// undecided share what is left (retryShare). The second pass of a
+	// partition waits for all partitions' first (deferRetry).
+	workers := runtime.GOMAXPROCS(0)
+	first := max(budget*time.Duration(workers)/time.Duration(2*max(1, len(keys))), 100*time.Millisecond)
+	searchPass(ctx, deadline, keys, byKey, all, verdict, func(left time.Duration, _ int) time.Duration { return min(left, first) })
 	var retry []int
 	for i := range keys {
 		if verdict[i] == porcupine.Unknown {
 			retry = append(retry, i)
 		}
 	}
-	pass(retry, func(left time.Duration, waiting int) time.Duration {
-		if waiting <= workers {
-			return left
+	if deferRetry {
+		p.undecided = map[string][]regOp{}
+		for _, i := range retry {
+			p.undecided[keys[i]] = detach(byKey[keys[i]])
+			verdict[i] = porcupine.Ok // judged later, with the other partitions' (linpartition.go)
 		}
-		return max(left*time.Duration(workers)/time.Duration(waiting), time.Second)
-	})
+	} else {
+		searchPass(ctx, deadline, keys, byKey, retry, verdict, retryShare)
+	}
 
-	var anomalous, unknown []string
 	for i, k := range keys {
 		switch verdict[i] {
 		case porcupine.Illegal:
-			anomalous = append(anomalous, k)
+			p.anomalous = append(p.anomalous, k)
 		case porcupine.Unknown:
-			unknown = append(unknown, k)
+			p.unknown = append(p.unknown, k)
 		}
 	}
-	sort.Strings(anomalous)
-	sort.Strings(unknown)
-	stale, staleEx := staleReads(byKey, l.o.MaxExamples)
-	indeterminate, pooledKeys := 0, 0
-	okReads, okWrites := 0, 0
+	sort.Strings(p.anomalous)
+	sort.Strings(p.unknown)
+	p.stale, p.staleEx = staleReads(byKey, l.o.MaxExamples)
 	for _, k := range keys {
 		for _, op := range byKey[k] {
 			if (op.in.kind == regWrite || op.in.kind == regCAS) && !op.ok() {
-				indeterminate++
+				p.indeterminate++
 			}
 			switch {
 			case op.in.kind == regRead:
-				okReads++
+				p.okReads++
 			case op.ok():
-				okWrites++
+				p.okWrites++
 			}
 		}
 		if usePooled(byKey[k]) {
-			pooledKeys++
+			p.pooledKeys++
 		}
 	}
+	if len(p.anomalous) > 0 && !l.o.NoVisualization {
+		p.files = l.visualize(p.anomalous, byKey, in.windowsOf())
+	}
+	return p
+}
 
+// searchPass decides the keys of todo (indexes into keys) with porcupine,
+// workers at a time, each given share(time left, keys waiting) when it
+// starts, until deadline: a key not decided by then is Unknown.
+func searchPass(ctx context.Context, deadline time.Time, keys []string, byKey map[string][]regOp, todo []int, verdict []porcupine.CheckResult, share func(left time.Duration, waiting int) time.Duration) {
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				n := next
+				next++
+				mu.Unlock()
+				if n >= len(todo) {
+					return
+				}
+				i := todo[n]
+				left := time.Until(deadline)
+				if left <= 0 || ctx.Err() != nil {
+					verdict[i] = porcupine.Unknown
+					continue
+				}
+				verdict[i] = checkKey(byKey[keys[i]], share(left, len(todo)-n))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// retryShare is the time a key still undecided after the first pass gets:
+// its fair share of what is left, all of it for the last few.
+func retryShare(left time.Duration, waiting int) time.Duration {
+	workers := runtime.GOMAXPROCS(0)
+	if waiting <= workers {
+		return left
+	}
+	return max(left*time.Duration(workers)/time.Duration(waiting), time.Second)
+}
+
+// result is the verdict and figures of what the search found.
+func (l linearizable) result(p *regPartial) Result {
+	if p.err != nil {
+		return invalidHistory(p.err)
+	}
+	staleEx := slices.Clone(p.staleEx)
+	slices.SortFunc(staleEx, func(a, b map[string]any) int { return cmpInt(a["index"].(int64), b["index"].(int64)) })
+	an := p.anomalies()
 	fig := map[string]any{
-		"indeterminate":  indeterminate,
-		"pooled_keys":    pooledKeys,
-		"ops":            nops,
-		"keys":           len(keys),
-		"anomalous_keys": nonNil(anomalous),
-		"unknown_keys":   nonNil(unknown),
-		"stale_reads":    stale,
+		"indeterminate":  p.indeterminate,
+		"pooled_keys":    p.pooledKeys,
+		"ops":            p.ops,
+		"keys":           p.keys,
+		"anomalous_keys": nonNil(p.anomalous),
+		"unknown_keys":   nonNil(p.unknown),
+		"stale_reads":    p.stale,
 		"timeout_s":      l.o.Timeout.Seconds(),
 	}
-	if n := replicaReads(calls); n > 0 {
-		fig["replica_reads"] = n
+	if p.replicaReads > 0 {
+		fig["replica_reads"] = p.replicaReads
 		fig["replica_reads_note"] = "reads a replica served are left out of the linearizability search (stale by design); their staleness is not measured for registers, but a value no write invoked before the read ended could have produced is an impossible-replica-read"
 	}
-	if len(flagLies) > 0 {
-		fig["replica_flag_contradicted"] = len(flagLies)
-		fig["replica_flag_first"] = flagLie
+	if p.flagLies > 0 {
+		fig["replica_flag_contradicted"] = p.flagLies
+		fig["replica_flag_first"] = p.flagLie
 	}
-	if skipped > 0 {
-		fig["skipped_malformed"] = skipped
+	if p.skipped > 0 {
+		fig["skipped_malformed"] = p.skipped
 	}
-	if stale > 0 {
+	if p.stale > 0 {
 		fig["stale_read_samples"] = staleEx
 	}
 	an.into(fig)
 	res := Result{Valid: Valid, Figures: fig}
-	switch {
+	switch anomalous, unknown, stale := p.anomalous, p.unknown, p.stale; {
 	// A stale read is certain (see staleReads): it makes the run invalid
 	// whatever the search says, even when the search timed out.
 	case len(anomalous) > 0 || stale > 0 || an.total() > 0:
@@ -562,19 +603,20 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 	case len(unknown) > 0:
 		res.Valid = Unknown
 		why(fig, "the linearizability search ran out of time on %d keys: %s", len(unknown), firstKeys(unknown))
-	case okReads == 0:
+	case p.okReads == 0:
 		res.Valid = Unknown
 		why(fig, "no successful read: nothing to judge")
-	case okWrites == 0:
+	case p.okWrites == 0:
 		res.Valid = Unknown
 		why(fig, "no acknowledged write: nothing to judge")
 	}
-	malformedUnknown(&res, skipped)
-	if len(anomalous) > 0 && !l.o.NoVisualization {
-		res.Files = l.visualize(anomalous, byKey, in.windowsOf())
-	}
+	malformedUnknown(&res, p.skipped)
+	res.Files = p.files
 	return res
 }
+
+// maxPictures caps the keys visualize draws.
+const maxPictures = 20
 
 // visualize re-runs porcupine in verbose mode on the anomalous keys and
 // renders its HTML page with the fault windows as annotations.
@@ -584,7 +626,6 @@ func (l linearizable) visualize(anomalous []string, byKey map[string][]regOp, wi
 	// known anomaly should not lose its picture to a slow check): a quarter
 	// of the timeout (at least a second) for at most maxPictures keys. A
 	// search cut short still draws the longest partial linearizations.
-	const maxPictures = 20
 	budget := time.Now().Add(max(l.o.Timeout/4, time.Second))
 	for _, k := range capList(anomalous, min(l.o.MaxExamples, maxPictures)) {
 		left := time.Until(budget)
@@ -609,7 +650,7 @@ func (l linearizable) visualize(anomalous []string, byKey map[string][]regOp, wi
 		if err := porcupine.Visualize(model, info, &buf); err != nil {
 			continue
 		}
-		files["linearizable/"+safeFileName(k)+".html"] = buf.Bytes()
+		files[pictureName(k)] = buf.Bytes()
 	}
 	return files
 }
@@ -673,6 +714,9 @@ func safeFileName(k string) string {
 // could have produced the value read had completed (an indeterminate
 // producer never completes). Cheap and sound, not complete: every stale read
 // is also a linearizability violation, not every violation is a stale read.
+// The examples are the first maxExamples in key order (the keys sorted),
+// so that the partials of key partitions merge into the whole's
+// (linpartition.go); the caller sorts them by index.
 func staleReads(byKey map[string][]regOp, maxExamples int) (int, []map[string]any) {
 	total := 0
 	var examples []map[string]any
@@ -741,7 +785,6 @@ func staleReads(byKey map[string][]regOp, maxExamples int) (int, []map[string]an
 			}
 		}
 	}
-	slices.SortFunc(examples, func(a, b map[string]any) int { return cmpInt(a["index"].(int64), b["index"].(int64)) })
 	return total, examples
 }
 

@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
@@ -16,23 +18,128 @@ type StoredRun struct {
 	Run     *results.Run
 	Config  Config
 	History history.ReadResult
+	// OnHistoryRead, when set, is called once the whole history is in
+	// memory, before the checkers that read it whole run (`redline check`
+	// caps the heap there).
+	OnHistoryRead func()
+	// parts is a big history spilled by key slot (PartitionAbove): Check
+	// runs the checkers that judge partitions one at a time first, and
+	// reads History whole only after them.
+	parts *history.Partitions
 }
 
+// PartitionAbove is the size of a history file above which `redline
+// check` spills it into key-slot partitions (history.Spill) so that the
+// checkers that can (checker.PartitionChecker) judge it one partition in
+// memory at a time, before the whole history is read for the others
+// (issue 42: a run of hours does not fit in memory whole). 64 MB is about
+// 4M entries. Below it, the spill costs more than it saves.
+var PartitionAbove int64 = 64 << 20
+
+// partitions is how many key-slot partitions a big history is spilled
+// into: the largest holds about 1/partitions of the register traffic.
+const partitions = 64
+
 // ReadStoredRun reads run's config.json and history (history.Path: the
-// compressed history.jsonl.zst, or history.jsonl of older runs). An error means
-// the run cannot be checked at all (no config, a history that does not
-// decode): the caller's bad arguments.
+// compressed history.jsonl.zst, or history.jsonl of older runs); a history
+// bigger than PartitionAbove is read once to spill it, and read whole
+// later (Check). An error means the run cannot be checked at all (no
+// config, a history that does not decode): the caller's bad arguments.
 func ReadStoredRun(run *results.Run) (*StoredRun, error) {
 	r := &StoredRun{Run: run}
 	if err := run.ReadJSON("config.json", &r.Config); err != nil {
 		return nil, fmt.Errorf("cannot read the run's config: %w", err)
 	}
 	var err error
+	if r.parts, err = spillBig(run.Dir); err != nil {
+		return nil, err
+	}
+	if r.parts != nil {
+		r.History = r.parts.Read // read whole later, in Check
+		return r, nil
+	}
 	if r.History, err = history.ReadRun(run.Dir); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
+
+// spillBig spills the history of the run in dir into key-slot partitions
+// in a directory of $TMPDIR when it is bigger than PartitionAbove (nil
+// when it is not). It scans as ReadFile does: a corrupt entry is the same
+// error, a torn tail is in the partitions' Read.
+func spillBig(dir string) (*history.Partitions, error) {
+	path := history.Path(dir)
+	if fi, err := os.Stat(path); err != nil || fi.Size() <= PartitionAbove {
+		return nil, nil // ReadRun says what is wrong with the file
+	}
+	tmp, err := os.MkdirTemp("", "redline-check-")
+	if err != nil {
+		return nil, fmt.Errorf("spilling the history: %w", err)
+	}
+	p, err := history.Spill(path, tmp, partitions, history.SlotPartition(partitions))
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkPartitioned runs the checkers that can judge p's partitions one at
+// a time (of a history that pairs and whose indexes increase, as any the
+// recorder writes) and returns the checkers with those replaced by their
+// results, for Check to run with the rest on the whole history. It
+// removes the partitions.
+func checkPartitioned(ctx context.Context, p *history.Partitions, checkers []checker.Checker, log *Log) []checker.Checker {
+	defer p.RemoveAll()
+	if !p.Paired || !p.IndexesIncrease {
+		log.Printf("the history does not pair or its indexes do not increase: every checker reads it whole")
+		return checkers
+	}
+	checkers = slices.Clone(checkers)
+	for i, c := range checkers {
+		pc, ok := c.(checker.PartitionChecker)
+		if !ok {
+			continue
+		}
+		log.Printf("checking %s on %d key-slot partitions of the history, one at a time", c.Name(), p.N())
+		res, err := pc.CheckPartitions(ctx, p.N(), p.LoadWhere)
+		if err != nil {
+			// The disk lost a partition Spill wrote whole: no verdict.
+			msg := fmt.Sprintf("a partition of the history could not be read back: %v", err)
+			res = checker.Result{Valid: checker.Unknown, Figures: map[string]any{"error": msg, "why": msg}}
+		}
+		checkers[i] = checked{c.Name(), res}
+	}
+	return checkers
+}
+
+// checkPartitions is checkPartitioned of r's partitions; then it reads the
+// history whole for the other checkers.
+func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Checker, log *Log) ([]checker.Checker, error) {
+	p := r.parts
+	r.parts = nil
+	checkers = checkPartitioned(ctx, p, checkers, log)
+	whole, err := history.ReadRun(r.Run.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if whole.Entries != r.History.Entries || whole.TruncatedTail != r.History.TruncatedTail {
+		return nil, fmt.Errorf("the history changed while it was checked: %d entries when spilled, %d read again", r.History.Entries, whole.Entries)
+	}
+	r.History = whole
+	return checkers, nil
+}
+
+// checked is a checker whose result is already known (checkPartitions),
+// so that it takes its place among the others in the summary.
+type checked struct {
+	name string
+	res  checker.Result
+}
+
+func (c checked) Name() string                                           { return c.name }
+func (c checked) Check(context.Context, *checker.History) checker.Result { return c.res }
 
 // Check re-runs the checkers on the stored run, as `redline check` does:
 // its config picks the checkers, census.json stands in for a census line
@@ -43,6 +150,19 @@ func ReadStoredRun(run *results.Run) (*StoredRun, error) {
 // names checkers that do not exist (an unknown workload). pr and log may
 // be nil.
 func (r *StoredRun) Check(ctx context.Context, pr *Progress, log *Log) (checker.Summary, error) {
+	checkers, err := CheckersFor(r.Config)
+	if err != nil {
+		r.removeParts()
+		return checker.Summary{}, err
+	}
+	if r.parts != nil {
+		if checkers, err = r.checkPartitions(ctx, checkers, log); err != nil {
+			return checker.Summary{}, err
+		}
+	}
+	if r.OnHistoryRead != nil {
+		r.OnHistoryRead()
+	}
 	switch h := &r.History; {
 	case h.TruncatedTail && h.TornBytes > 0:
 		log.Printf("the history is torn: its last %d bytes are a frame cut mid-write (the run crashed); the %d entries before it are checked, the verdict cannot be valid", h.TornBytes, len(h.Ops))
@@ -56,10 +176,6 @@ func (r *StoredRun) Check(ctx context.Context, pr *Progress, log *Log) (checker.
 	if r.History.Ops, censusFrom = WithCensusFile(r.Run, r.History.Ops); censusFrom == history.CensusFile {
 		log.Printf("the history carries no census (its line torn or missing): read %s", history.CensusFile)
 	}
-	checkers, err := CheckersFor(r.Config)
-	if err != nil {
-		return checker.Summary{}, err
-	}
 	if len(checkers) > 0 {
 		// The files themselves are witnesses too: a torn history (a
 		// prefix was checked), an index given twice, topology samples
@@ -72,6 +188,14 @@ func (r *StoredRun) Check(ctx context.Context, pr *Progress, log *Log) (checker.
 	s := Check(ctx, r.History.Ops, checkers, pr, log)
 	Attribute(r.Run, r.History.Ops, &s)
 	return s, nil
+}
+
+// removeParts deletes the partitions of a run Check will not check.
+func (r *StoredRun) removeParts() {
+	if r.parts != nil {
+		r.parts.RemoveAll()
+		r.parts = nil
+	}
 }
 
 // RecordedByRunner says what shows that cfg is the config.json of a run

@@ -294,15 +294,17 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	}
 	// The checkers read the history back from its file, as `redline
 	// check` does: the recorder keeps nothing in memory (a soak run's
-	// history outgrows it), and the verdict is about what is on disk.
-	hist, err := history.ReadRun(in.Run.Dir)
+	// history outgrows it), and the verdict is about what is on disk. A
+	// big one is spilled first, for the checkers that judge it partition
+	// by partition (PartitionAbove).
+	parts, err := spillBig(in.Run.Dir)
 	if err != nil {
 		return out, fmt.Errorf("reading back the history just written: %w", err)
 	}
-	if hist.TruncatedTail || len(hist.Ops) != out.Ops {
-		return out, fmt.Errorf("the history just written reads back as %d of its %d entries (torn: %v): the disk lost some, the run cannot be judged", len(hist.Ops), out.Ops, hist.TruncatedTail)
+	if parts != nil && (parts.Read.TruncatedTail || parts.Read.Entries != out.Ops) {
+		parts.RemoveAll()
+		return out, lostEntries(parts.Read.Entries, out.Ops, parts.Read.TruncatedTail)
 	}
-	ops := hist.Ops
 	checkers := in.Checkers
 	if len(checkers) > 0 {
 		// The topology sampled through the run is a witness as well: the
@@ -315,9 +317,26 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		}
 		checkers = append(checkers, ElectionsChecker(in.Run, expected, electionNodeTimeout(in.Config)))
 	}
+	if parts != nil {
+		checkers = checkPartitioned(ctx, parts, checkers, log)
+	}
+	hist, err := history.ReadRun(in.Run.Dir)
+	if err != nil {
+		return out, fmt.Errorf("reading back the history just written: %w", err)
+	}
+	if hist.TruncatedTail || len(hist.Ops) != out.Ops {
+		return out, lostEntries(len(hist.Ops), out.Ops, hist.TruncatedTail)
+	}
+	ops := hist.Ops
 	out.Summary = Check(ctx, ops, checkers, in.Progress, log)
 	Attribute(in.Run, ops, &out.Summary)
 	return out, nil
+}
+
+// lostEntries is the error of a history that reads back short of what
+// was written.
+func lostEntries(read, written int, torn bool) error {
+	return fmt.Errorf("the history just written reads back as %d of its %d entries (torn: %v): the disk lost some, the run cannot be judged", read, written, torn)
 }
 
 // endGuestRun ends the faults of an interrupted run on a cluster redline

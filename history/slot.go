@@ -36,3 +36,11 @@ func crc16(s string) uint16 {
 	}
 	return c
 }
+
+// SlotPartition is a partOf for Spill into n partitions by key slot: the
+// keys of a slot (a hash tag's keys) stay together, as the checkers that
+// judge a slot's keys together need (a replica flag is judged by its
+// slot's primary).
+func SlotPartition(n int) func(op *Op) int {
+	return func(op *Op) int { return Keyslot(op.Key) % n }
+}

@@ -23,8 +23,15 @@ type Partitions struct {
 	// entries counted), as ReadFile would report it; Read.Ops is nil.
 	Read    ReadResult
 	RunWide []Op
-	dir     string
-	parts   []partition
+	// Paired says every completion followed an open invocation of its
+	// process and no process invoked twice: the pairing of each partition
+	// is then the whole history's, restricted to it.
+	Paired bool
+	// IndexesIncrease says every entry's index was above the one before
+	// it: the order of the partitions' entries by index is the history's.
+	IndexesIncrease bool
+	dir             string
+	parts           []partition
 }
 
 type partition struct {
@@ -84,7 +91,13 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 		ws[i] = w
 	}
 	open := map[Process]int{} // process -> partition of its open invocation
+	p.Paired, p.IndexesIncrease = true, true
+	first, last := true, int64(0)
 	p.Read, err = Scan(path, func(op *Op, raw []byte) error {
+		if !first && op.Index <= last {
+			p.IndexesIncrease = false
+		}
+		first, last = false, op.Index
 		part := -1
 		switch {
 		case op.Process == Nemesis:
@@ -94,6 +107,7 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 				// first is, so that the pairing there refuses it as
 				// the whole history's would.
 				part = q
+				p.Paired = false
 				break
 			}
 			part = partOf(op)
@@ -105,6 +119,8 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 			if q, busy := open[op.Process]; busy {
 				part = q
 				delete(open, op.Process)
+			} else {
+				p.Paired = false
 			}
 		}
 		if part < 0 {
@@ -140,12 +156,24 @@ func (p *Partitions) Entries(i int) int { return p.parts[i].entries }
 
 // Load reads partition i back: its entries and the run-wide ones, in the
 // order the history had them (a subsequence of it).
-func (p *Partitions) Load(i int) ([]Op, error) {
+func (p *Partitions) Load(i int) ([]Op, error) { return p.LoadWhere(i, nil) }
+
+// LoadWhere is Load keeping, of the partition's client ops, only those
+// whose invocation keep accepts (their completions with them; nil keeps
+// all): a checker of one workload's keys then holds its own ops, not the
+// other workloads' that share its partition (a hot counter key beside a
+// few register keys).
+func (p *Partitions) LoadWhere(i int, keep func(inv *Op) bool) ([]Op, error) {
 	pt := &p.parts[i]
 	// Decoded straight into the result, interleaved as it comes: reading
 	// the file whole first and then merging held the partition twice
 	// (1.5 GB of RSS for a partition of 634 MB, 2026-12-05).
-	out := make([]Op, 0, pt.entries+len(p.RunWide))
+	size := pt.entries
+	if keep != nil {
+		size = 0 // unknown: grown as kept
+	}
+	out := make([]Op, 0, size+len(p.RunWide))
+	kept := map[Process]bool{} // process -> its open invocation was kept
 	rw, m, j := 0, 0, 0
 	res, err := Scan(pt.path, func(op *Op, _ []byte) error {
 		if m < len(pt.marks) && pt.marks[m].at == j {
@@ -153,8 +181,17 @@ func (p *Partitions) Load(i int) ([]Op, error) {
 			rw = pt.marks[m].runWide
 			m++
 		}
-		out = append(out, *op)
 		j++
+		if keep != nil {
+			// Spill put every completion after its invocation, here.
+			if op.Type == Invoke {
+				kept[op.Process] = keep(op)
+			}
+			if !kept[op.Process] {
+				return nil
+			}
+		}
+		out = append(out, *op)
 		return nil
 	})
 	if err != nil {
@@ -176,6 +213,12 @@ func (p *Partitions) Remove() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// RemoveAll deletes the partition files and the directory they are in,
+// with whatever else it holds: for a directory made for the spill alone.
+func (p *Partitions) RemoveAll() error {
+	return os.RemoveAll(p.dir)
 }
 
 // spillWriter writes one partition's raw lines as frames of the

@@ -224,3 +224,68 @@ func TestScanMatchesReadFile(t *testing.T) {
 		t.Fatalf("fn's error: %v", err)
 	}
 }
+
+// Spill says whether a history pairs and its indexes increase: a checker
+// that judges partitions one at a time needs both to say what it says of
+// the whole history, and a history that lies in either is checked whole.
+func TestSpillSaysWhetherPartitionsStandForTheWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		change          func(ops []Op) []Op
+		paired, ordered bool
+	}{
+		{"as recorded", func(ops []Op) []Op { return ops }, true, true},
+		{"an index given twice", func(ops []Op) []Op { ops[40].Index = ops[39].Index; return ops }, true, false},
+		{"indexes out of order", func(ops []Op) []Op { ops[40].Index, ops[41].Index = ops[41].Index, ops[40].Index; return ops }, true, false},
+		{"a completion of nothing", func(ops []Op) []Op {
+			return append(ops, Op{Index: int64(len(ops)), Process: 999, Type: OK, F: "add", Key: "k1"})
+		}, false, true},
+		{"an invocation while one is open", func(ops []Op) []Op {
+			n := len(ops)
+			return append(ops, Op{Index: int64(n), Process: 999, Type: Invoke, F: "add", Key: "k1"}, Op{Index: int64(n + 1), Process: 999, Type: Invoke, F: "add", Key: "k2"})
+		}, false, true},
+	} {
+		ops := tc.change(mixedHistory(3, 300, 5, 10))
+		p, err := Spill(writeTemp(t, FileName, framed(t, ops, 100)), t.TempDir(), 3, SlotPartition(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Paired != tc.paired || p.IndexesIncrease != tc.ordered {
+			t.Fatalf("%s: paired %v, indexes increase %v; want %v, %v", tc.name, p.Paired, p.IndexesIncrease, tc.paired, tc.ordered)
+		}
+	}
+}
+
+// LoadWhere keeps the client ops whose invocation it is told to, with
+// their completions, and every run-wide entry, in the history's order.
+func TestSpillLoadWhereKeepsOpsWhole(t *testing.T) {
+	ops := mixedHistory(4, 3000, 9, 30)
+	partOf := keyPartition(4)
+	p, err := Spill(writeTemp(t, FileName, framed(t, ops, 300)), t.TempDir(), 4, partOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	even := func(op *Op) bool { return len(op.Key) > 0 && (op.Key[len(op.Key)-1]-'0')%2 == 0 }
+	for i := range p.N() {
+		got, err := p.LoadWhere(i, even)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []Op
+		kept := map[Process]bool{}
+		for _, op := range wantPartition(ops, i, partOf) {
+			if op.Process != Nemesis {
+				if op.Type == Invoke {
+					kept[op.Process] = even(&op)
+				}
+				if !kept[op.Process] {
+					continue
+				}
+			}
+			want = append(want, op)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("partition %d: %d entries kept, want %d", i, len(got), len(want))
+		}
+	}
+}

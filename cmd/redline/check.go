@@ -55,7 +55,10 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	if err != nil {
 		return badArgs("%v", err)
 	}
-	boundHeap()
+	// The heap is capped once the history is in memory whole: after the
+	// read, or after the checkers that judge a big one partition by
+	// partition (harness.PartitionAbove).
+	stored.OnHistoryRead = boundHeap
 	log := harness.NewLog(nil, stderr)
 	tty := false
 	if f, ok := stdout.(*os.File); ok {

@@ -9,10 +9,16 @@
 //
 // A key goes to partition fnv32a(key) mod -partitions, so one key's ops are
 // in one partition: the largest partition bounds what a per-key checker
-// loading one at a time holds.
+// loading one at a time holds. With -linearizable PREFIX it spills by key
+// slot instead (as `redline check` does) and runs the linearizable checker
+// on the register keys of PREFIX partition by partition, as `redline
+// check` does for a big history, printing its verdict:
+//
+//	/usr/bin/time -v spill-history -run /tmp/run10m -load=false -linearizable gen:register:
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -21,6 +27,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
 )
 
@@ -30,6 +37,8 @@ func main() {
 	n := flag.Int("partitions", 64, "partitions to spill into")
 	load := flag.Bool("load", true, "load the largest partition back afterwards")
 	keep := flag.Bool("keep", false, "keep the partition files")
+	linPrefix := flag.String("linearizable", "", "key prefix of register keys to check for linearizability on the partitions (spills by key slot)")
+	timeout := flag.Duration("timeout", time.Minute, "the linearizability search's time budget, for the whole run")
 	flag.Parse()
 	if *run == "" || *n < 1 {
 		fmt.Fprintln(os.Stderr, "spill-history: -run DIR is required, -partitions at least 1")
@@ -42,12 +51,16 @@ func main() {
 		}
 		*dir = d
 	}
-	t0 := time.Now()
-	p, err := history.Spill(history.Path(*run), *dir, *n, func(op *history.Op) int {
+	partOf := func(op *history.Op) int {
 		h := fnv.New32a()
 		h.Write([]byte(op.Key))
 		return int(h.Sum32() % uint32(*n))
-	})
+	}
+	if *linPrefix != "" {
+		partOf = history.SlotPartition(*n)
+	}
+	t0 := time.Now()
+	p, err := history.Spill(history.Path(*run), *dir, *n, partOf)
 	if err != nil {
 		fail(err)
 	}
@@ -81,6 +94,17 @@ func main() {
 		fmt.Printf("loaded the largest partition (%d entries with the run-wide ones) in %.1f s, live heap %d MB\n",
 			len(ops), time.Since(t1).Seconds(), ms.HeapAlloc>>20)
 		runtime.KeepAlive(ops)
+	}
+	if *linPrefix != "" {
+		t1 := time.Now()
+		c := checker.Linearizable(checker.LinearizableOptions{Scope: checker.Scope{KeyPrefix: *linPrefix}, Timeout: *timeout, NoVisualization: true})
+		r, err := c.(checker.PartitionChecker).CheckPartitions(context.Background(), p.N(), p.LoadWhere)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Printf("linearizable on %d partitions (paired %v, indexes increase %v) in %.1f s: %v, %v keys, %v ops, unknown keys %d, anomalous keys %d\n",
+			p.N(), p.Paired, p.IndexesIncrease, time.Since(t1).Seconds(), r.Valid, r.Figures["keys"], r.Figures["ops"],
+			len(r.Figures["unknown_keys"].([]string)), len(r.Figures["anomalous_keys"].([]string)))
 	}
 	if !*keep {
 		if err := p.Remove(); err != nil {
