@@ -161,7 +161,8 @@ func nonZero(v any) bool {
 func Catalogue() []Mutation {
 	var out []Mutation
 	for _, ms := range [][]Mutation{registerMutations, counterMutations, setMutations, txnMutations, scriptMutations,
-		witnessMutations, replicaMutations, topologyMutations, fileMutations, waitProbeMutations} {
+		witnessMutations, replicaMutations, topologyMutations, fileMutations, waitProbeMutations,
+		queueMutations, lockMutations, ttlMutations} {
 		out = append(out, ms...)
 	}
 	return out
