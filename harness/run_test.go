@@ -13,6 +13,7 @@ import (
 
 	"github.com/redline-dev/redline/cluster"
 	"github.com/redline-dev/redline/clusteradmin"
+	"github.com/redline-dev/redline/nemesis"
 )
 
 // describedCluster is a started cluster that is never reached: Run only
@@ -88,3 +89,7 @@ func TestRunWritesConfigOnceComplete(t *testing.T) {
 		t.Errorf("client_library %v: the client under test is not named", cfg["client_library"])
 	}
 }
+
+// The end phase leaves the convergence to the nemesis's Heal when it
+// converges (healConverger): the nemesis must keep saying so.
+var _ healConverger = (*nemesis.Nemesis)(nil)
