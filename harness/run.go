@@ -26,10 +26,11 @@ import (
 type Plan struct {
 	Config      Config
 	Credentials cluster.Credentials
-	// The callbacks get the run's config as Run completed it (key prefix,
-	// start time). Start starts (or attaches to) the cluster. Until it returns the run
-	// logs to memory only: a run that cannot even start its cluster leaves
-	// no half-made directory behind.
+	// The callbacks get the run's config as Run completed it so far (key
+	// prefix, start time; Faults also the versions and the client under
+	// test). Start starts (or attaches to) the cluster. Until it returns
+	// the run logs to memory only: a run that cannot even start its
+	// cluster leaves no half-made directory behind.
 	Start func(ctx context.Context, cfg Config, log *Log) (cluster.Cluster, error)
 	// Consent (nil: none) is asked once the cluster is up and before
 	// anything is written (topology faults on a cluster redline did not
