@@ -1,8 +1,9 @@
 // Package harness runs one test and owns its run directory end to end.
 // Run(ctx, Plan) gets the cluster from the plan's Start (it never picks a
-// runtime itself: the caller starts a harness/cluster value), writes
-// run.log, config.json and the admin journal, and hands the traffic to one
-// of two drivers, picked by the kind of the run's workloads (DriverFor):
+// runtime itself: the caller starts a cluster.Cluster value), carries the
+// run in one Session, writes run.log, config.json (once, complete) and the
+// admin journal, and hands the traffic to one of two drivers, picked by
+// the kind of the run's workloads (DriverFor):
 // the history driver (HistoryDriver, Execute: clients drive workloads
 // while a nemesis injects faults, every operation is recorded, and at the
 // end the checkers judge the history) or the load driver (LoadDriver over

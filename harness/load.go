@@ -20,6 +20,10 @@ import (
 // Outcome.Load.
 type LoadDriver struct{}
 
+// Open has nothing to ready: the engine opens its own connections, and
+// the config is complete as given.
+func (LoadDriver) Open(context.Context, *Session) error { return nil }
+
 func (LoadDriver) Drive(ctx context.Context, s *Session) (Outcome, error) {
 	if c := s.Config.Capacity; c != nil && c.SLO != "" {
 		return capacitySearch(ctx, s)

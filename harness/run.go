@@ -26,10 +26,11 @@ import (
 type Plan struct {
 	Config      Config
 	Credentials cluster.Credentials
-	// The callbacks get the run's config as Run completed it (key prefix,
-	// start time). Start starts (or attaches to) the cluster. Until it returns the run
-	// logs to memory only: a run that cannot even start its cluster leaves
-	// no half-made directory behind.
+	// The callbacks get the run's config as Run completed it so far (key
+	// prefix, start time; Faults also the versions and the client under
+	// test). Start starts (or attaches to) the cluster. Until it returns
+	// the run logs to memory only: a run that cannot even start its
+	// cluster leaves no half-made directory behind.
 	Start func(ctx context.Context, cfg Config, log *Log) (cluster.Cluster, error)
 	// Consent (nil: none) is asked once the cluster is up and before
 	// anything is written (topology faults on a cluster redline did not
@@ -51,24 +52,25 @@ type Plan struct {
 	Generators cluster.Generators
 }
 
-// Session is a run in progress as its Driver gets it: the config with its
-// key prefix and start time, the cluster, the run's directory (run.log,
-// config.json and the journal already there), its faults and its output.
+// Session is one run in progress, the one value a run travels in: the
+// plan it carries out (its Config completed by Run: key prefix, start
+// time, versions, the client under test) and what Run made of it: the
+// cluster, the run's directory (run.log, config.json and the journal
+// already there), its faults, its log and the client under test.
 type Session struct {
-	Config      Config
-	Credentials cluster.Credentials
-	Cluster     cluster.Cluster
-	Run         *results.Run
-	Journal     *clusteradmin.Journal
-	Nemesis     Nemesis // nil: no faults
-	Log         *Log
-	Stdout      io.Writer
-	TTY         bool
-	// Generators runs a distributed bench's generators where the cluster
-	// does not (cluster.Generators); nil: the cluster's runtime does.
-	Generators cluster.Generators
+	Plan
+	Cluster cluster.Cluster
+	Run     *results.Run
+	Journal *clusteradmin.Journal
+	Nemesis Nemesis // nil: no faults
+	Log     *Log
+	TTY     bool
 
-	rounds int // a distributed bench's rounds so far (generators/<n>/)
+	// lib is the client library under test, open before the run's
+	// directory exists (openClient); nil: redline's own client.
+	lib      workloads.Client
+	closeLib func() error
+	rounds   int // a distributed bench's rounds so far (generators/<n>/)
 }
 
 // Driver carries a run's traffic and stores what it measured in the run's
@@ -77,6 +79,11 @@ type Session struct {
 // open or closed loop, per-second histograms, no history). The kind of
 // the run's workloads picks one (DriverFor).
 type Driver interface {
+	// Open readies what the driver needs on the started cluster before
+	// the run's directory exists and completes s.Config with what only
+	// that tells (the client under test's name and version), so that
+	// config.json is written once, complete. Run closes it (closeClient).
+	Open(ctx context.Context, s *Session) error
 	Drive(ctx context.Context, s *Session) (Outcome, error)
 }
 
@@ -94,29 +101,31 @@ func DriverFor(cfg Config) Driver {
 
 // Run carries out one run of a plan, owning its directory end to end:
 // it starts the cluster (Plan.Start) and tears it down at the end, asks
-// for consent, creates the run directory with run.log, config.json and
-// the admin journal, builds the faults, and has the driver fill in the
-// rest (history, nodes/, results.json, report). The Outcome's Dir is the
-// run's directory once it exists.
+// for consent, has the driver ready itself (Driver.Open: the client under
+// test), creates the run directory with run.log, config.json (complete,
+// written once) and the admin journal, builds the faults, and has the
+// driver fill in the rest (history, nodes/, results.json, report). The
+// Outcome's Dir is the run's directory once it exists.
 func Run(ctx context.Context, p Plan) (Outcome, error) {
-	cfg := p.Config
+	s := &Session{Plan: p}
 	var out Outcome
-	tty := false
 	if f, ok := p.Stdout.(*os.File); ok {
-		tty = IsTerminal(f)
+		s.TTY = IsTerminal(f)
 	}
-	cfg.Started = time.Now().UTC()
-	cfg.KeyPrefix = "redline:" + randomID() + ":"
+	s.Config.Started = time.Now().UTC()
+	s.Config.KeyPrefix = "redline:" + randomID() + ":"
 
 	var early bytes.Buffer
-	log := NewLog(&early, p.Stderr)
-	log.Printf("test %s, seed %d", cfg.TestName, cfg.Seed)
+	s.Log = NewLog(&early, p.Stderr)
+	log := s.Log
+	log.Printf("test %s, seed %d", s.Config.TestName, s.Config.Seed)
 	redis.SetLogger(FileOnly{L: log})
 
-	cl, err := p.Start(ctx, cfg, log)
+	cl, err := p.Start(ctx, s.Config, log)
 	if err != nil {
 		return out, err
 	}
+	s.Cluster = cl
 	defer func() {
 		// Tear down even after Ctrl-C: a fresh context, bounded, that a
 		// second Ctrl-C ends (WithAbort).
@@ -127,16 +136,31 @@ func Run(ctx context.Context, p Plan) (Outcome, error) {
 		}
 	}()
 	if p.Consent != nil {
-		if err := p.Consent(ctx, cfg, cl); err != nil {
+		if err := p.Consent(ctx, s.Config, cl); err != nil {
 			return out, err
 		}
 	}
+	drv := DriverFor(s.Config)
+	defer func() { _ = s.closeClient() }()
+	if err := drv.Open(ctx, s); err != nil {
+		return out, err
+	}
+	if d, ok := cl.(cluster.Describer); ok {
+		s.Config.Versions = d.Describe()
+	}
+	if p.Version != "" {
+		if s.Config.Versions == nil {
+			s.Config.Versions = map[string]string{}
+		}
+		s.Config.Versions["redline"] = p.Version
+	}
 
-	store := results.Store{Root: cfg.ResultsDir}
-	run, err := store.NewRun(cfg.TestName, cfg.Started)
+	store := results.Store{Root: s.Config.ResultsDir}
+	run, err := store.NewRun(s.Config.TestName, s.Config.Started)
 	if err != nil {
 		return out, err
 	}
+	s.Run = run
 	out.Dir = run.Dir
 	if p.RunDir != nil {
 		p.RunDir(run.Dir)
@@ -149,34 +173,23 @@ func Run(ctx context.Context, p Plan) (Outcome, error) {
 	_, _ = logFile.Write(early.Bytes())
 	log.SetFile(logFile)
 	log.Printf("results in %s", run.Dir)
-	if d, ok := cl.(cluster.Describer); ok {
-		cfg.Versions = d.Describe()
-	}
-	if p.Version != "" {
-		if cfg.Versions == nil {
-			cfg.Versions = map[string]string{}
-		}
-		cfg.Versions["redline"] = p.Version
-	}
-	if err := run.WriteJSON("config.json", cfg); err != nil {
+	// The config is final: the one write of config.json, with the
+	// directory, so that a run that stops anywhere after this point
+	// still says what it was.
+	if err := run.WriteJSON("config.json", s.Config); err != nil {
 		return out, err
 	}
 
-	journal, err := clusteradmin.OpenJournal(run.Path(clusteradmin.JournalFile))
-	if err != nil {
+	if s.Journal, err = clusteradmin.OpenJournal(run.Path(clusteradmin.JournalFile)); err != nil {
 		return out, err
 	}
-	defer journal.Close()
-	var nem Nemesis
+	defer s.Journal.Close()
 	if p.Faults != nil {
-		if nem, err = p.Faults(cfg, cl, journal, log); err != nil {
+		if s.Nemesis, err = p.Faults(s.Config, cl, s.Journal, log); err != nil {
 			return out, err
 		}
 	}
-	o, err := DriverFor(cfg).Drive(ctx, &Session{
-		Config: cfg, Credentials: p.Credentials, Cluster: cl, Run: run, Journal: journal,
-		Nemesis: nem, Log: log, Stdout: p.Stdout, TTY: tty, Generators: p.Generators,
-	})
+	o, err := drv.Drive(ctx, s)
 	o.Dir = run.Dir
 	return o, err
 }
@@ -193,40 +206,12 @@ func randomID() string {
 // results.json beside the report.
 type HistoryDriver struct{}
 
+// Open opens the client under test (openClient), whose name and version
+// config.json records.
+func (HistoryDriver) Open(ctx context.Context, s *Session) error { return s.openClient(ctx) }
+
 func (HistoryDriver) Drive(ctx context.Context, s *Session) (Outcome, error) {
-	cfg := s.Config
-	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
-	for _, name := range cfg.Workloads {
-		w, err := workloads.New(name, cfg.Workload())
-		if err != nil {
-			return Outcome{}, err
-		}
-		ws = append(ws, w)
-	}
-	checkers, err := CheckersFor(cfg)
-	if err != nil {
-		return Outcome{}, err
-	}
-	var auditor *clusteradmin.Auditor
-	if cfg.Target == "external" {
-		// Not redline's cluster: count what is not redline's before and after.
-		auditor = &clusteradmin.Auditor{Nodes: s.Cluster.Nodes, Prefix: cfg.KeyPrefix, Journal: s.Journal, Creds: s.Credentials}
-	}
-	out, err := Execute(ctx, Inputs{
-		Config:    cfg,
-		Cluster:   s.Cluster,
-		Workloads: ws,
-		Checkers:  checkers,
-		Nemesis:   s.Nemesis,
-		Converge: func(ctx context.Context, addrs []string) error {
-			return clusteradmin.WaitConverged(ctx, s.Credentials, addrs)
-		},
-		Run:         s.Run,
-		Log:         s.Log,
-		Progress:    NewProgress(s.Stdout, s.TTY, s.Log),
-		Audit:       auditor,
-		Credentials: s.Credentials,
-	})
+	out, err := Execute(ctx, s)
 	if err != nil {
 		return out, fmt.Errorf("%w (partial history in %s)", err, s.Run.Dir)
 	}

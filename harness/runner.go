@@ -15,7 +15,6 @@ import (
 	"github.com/redline-dev/redline/clusteradmin"
 	"github.com/redline-dev/redline/harness/bench"
 	"github.com/redline-dev/redline/history"
-	"github.com/redline-dev/redline/results"
 	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/client"
 	"github.com/redline-dev/redline/workloads/clientlib"
@@ -29,6 +28,13 @@ type Nemesis interface {
 	Heal(ctx context.Context, rec history.Recorder) error
 	// Current names the fault in force, for the progress display.
 	Current() string
+}
+
+// healConverger is a Nemesis whose Heal ends by waiting for the cluster to
+// agree on one slot map (nemesis.Nemesis with faults to heal): the end
+// phase then does not wait a second time.
+type healConverger interface {
+	HealConverges() bool
 }
 
 // scriptedNemesis is a Nemesis following a stored schedule (a replay,
@@ -80,34 +86,13 @@ func trafficContext(ctx context.Context, cfg Config, nem Nemesis, log *Log) (con
 	return tctx, cancel
 }
 
-// Inputs is everything one run needs. The caller owns the cluster: it
-// starts it before and tears it down after.
-type Inputs struct {
-	Config    Config
-	Cluster   cluster.Cluster
-	Workloads []workloads.Workload
-	Checkers  []checker.Checker
-	Nemesis   Nemesis // nil: no faults
-	// Converge waits until the cluster agrees on one slot map and is ok;
-	// the end phase calls it after healing.
-	Converge func(ctx context.Context, addrs []string) error
-	Run      *results.Run
-	Log      *Log
-	Progress *Progress
-	// Credentials authenticate every connection the run opens: the
-	// clients, the client under test, census and topology sampling.
-	Credentials cluster.Credentials
-	// Audit (nil: none) counts the data that is not the run's before the
-	// run and after the end phase; its verdict is Outcome.Audit.
-	Audit *clusteradmin.Auditor
-}
-
 // Outcome is what a run produced.
 type Outcome struct {
 	Summary     checker.Summary
 	Ops         int
 	Interrupted bool
-	// Audit is the foreign-data audit (nil when Inputs.Audit was nil).
+	// Audit is the foreign-data audit of a run on a cluster redline did
+	// not create (nil: none).
 	Audit *clusteradmin.AuditResult
 	// Dir is the run's directory (Run).
 	Dir string
@@ -116,55 +101,75 @@ type Outcome struct {
 	Load *bench.Result
 }
 
-// Execute runs the test: setup, traffic with faults until the time limit,
-// the end phase (heal, converge, final reads), then the checkers. A
-// cancelled ctx (Ctrl-C) stops traffic at once, skips the checkers and
-// returns Interrupted; the history written so far stays on disk.
-func Execute(ctx context.Context, in Inputs) (Outcome, error) {
-	cfg := in.Config
-	log := in.Log
+// Execute runs the test of a history run: setup, traffic with faults
+// until the time limit, the end phase (heal, converge, final reads), then
+// the checkers. A cancelled ctx (Ctrl-C) stops traffic at once, skips the
+// checkers and returns Interrupted; the history written so far stays on
+// disk. The caller (Run) owns the cluster: it starts it before and tears
+// it down after.
+func Execute(ctx context.Context, s *Session) (Outcome, error) {
+	cfg := s.Config
+	log := s.Log
 	var out Outcome
+	ws := make([]workloads.Workload, 0, len(cfg.Workloads))
+	for _, name := range cfg.Workloads {
+		w, err := workloads.New(name, cfg.Workload())
+		if err != nil {
+			return out, err
+		}
+		ws = append(ws, w)
+	}
+	checkers, err := CheckersFor(cfg)
+	if err != nil {
+		return out, err
+	}
+	var auditor *clusteradmin.Auditor
+	if cfg.Target == "external" {
+		// Not redline's cluster: count what is not redline's before and after.
+		auditor = &clusteradmin.Auditor{Nodes: s.Cluster.Nodes, Prefix: cfg.KeyPrefix, Journal: s.Journal, Creds: s.Credentials}
+	}
+	progress := NewProgress(s.Stdout, s.TTY, log)
 
-	addrs := nodeAddrs(in.Cluster)
+	addrs := nodeAddrs(s.Cluster)
 	cl, err := client.New(ctx, client.Options{
 		Seeds:     addrs,
 		Timeout:   cfg.OpTimeout.D(),
 		PoolSize:  cfg.Concurrency + 4,
-		Username:  in.Credentials.User,
-		Password:  in.Credentials.Password,
-		TLSConfig: in.Credentials.TLS,
+		Username:  s.Credentials.User,
+		Password:  s.Credentials.Password,
+		TLSConfig: s.Credentials.TLS,
 	})
 	if err != nil {
 		return out, fmt.Errorf("cannot reach the cluster at %v: %w", addrs, err)
 	}
 	defer cl.Close()
 
-	if in.Audit != nil {
+	if auditor != nil {
 		log.Printf("audit: counting the keys that are not this run's, slot by slot")
-		if err := in.Audit.Before(ctx); err != nil {
+		if err := auditor.Before(ctx); err != nil {
 			return out, fmt.Errorf("auditing the data that is not redline's before the run (nothing was changed): %w", err)
 		}
 	}
 
-	for _, w := range in.Workloads {
+	for _, w := range ws {
 		if err := w.Setup(ctx, cl); err != nil {
 			return out, fmt.Errorf("workload %s setup: %w", w.Name(), err)
 		}
 	}
 
-	SnapshotNodes(ctx, in.Run, in.Cluster, in.Credentials, "before", log)
+	SnapshotNodes(ctx, s.Run, s.Cluster, s.Credentials, "before", log)
 
 	// The client under test carries the traffic; setup and the final
 	// reads stay with redline's own client (the judge's reads must not
 	// come from a replica or through the library being judged).
-	lib, closeLib, err := openClient(ctx, &cfg, in, addrs, cl)
-	if err != nil {
-		return out, err
+	// Run opened it before the run's directory existed (openClient).
+	var lib workloads.Client = workloads.Own{Conn: cl}
+	if s.lib != nil {
+		lib = s.lib
 	}
-	defer func() { _ = closeLib() }()
 
 	start := time.Now()
-	rec, err := NewRecorder(in.Run.Path(history.FileName), start)
+	rec, err := NewRecorder(s.Run.Path(history.FileName), start)
 	if err != nil {
 		return out, err
 	}
@@ -174,7 +179,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 			_ = rec.Close()
 		}
 	}()
-	recordNodes(in.Cluster, rec)
+	recordNodes(s.Cluster, rec)
 	// Roles and slots sampled through the run, for the topology timeline;
 	// stopped once the final reads are done.
 	sampleCtx, stopSampling := context.WithCancel(ctx)
@@ -182,33 +187,33 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	sampleWG.Add(1)
 	go func() {
 		defer sampleWG.Done()
-		sampleTopology(sampleCtx, in.Credentials, addrs, start, in.Run.Path(TopologyFile), log)
+		sampleTopology(sampleCtx, s.Credentials, addrs, start, s.Run.Path(TopologyFile), log)
 	}()
 	stopSampler := func() { stopSampling(); sampleWG.Wait() }
 	defer stopSampler()
 
-	if failed := settledPhase(ctx, cfg, in.Workloads, func(w workloads.Workload) []history.Op { return w.InitOps() }, cl, rec, 1<<20); failed > 0 {
+	if failed := settledPhase(ctx, cfg, ws, func(w workloads.Workload) []history.Op { return w.InitOps() }, cl, rec, 1<<20); failed > 0 {
 		return out, fmt.Errorf("%d setup operations (e.g. initial balances) never succeeded", failed)
 	}
 
 	// Traffic phase.
-	trafficCtx, stopTraffic := trafficContext(ctx, cfg, in.Nemesis, log)
+	trafficCtx, stopTraffic := trafficContext(ctx, cfg, s.Nemesis, log)
 	defer stopTraffic()
 	var nemErr error
 	var nemWG sync.WaitGroup
 	fault := func() string { return "" }
-	if in.Nemesis != nil {
-		fault = in.Nemesis.Current
+	if s.Nemesis != nil {
+		fault = s.Nemesis.Current
 		nemWG.Add(1)
 		go func() {
 			defer nemWG.Done()
-			nemErr = in.Nemesis.Run(trafficCtx, rec)
+			nemErr = s.Nemesis.Run(trafficCtx, rec)
 		}()
 	}
-	live := newLiveWatch(in.Workloads)
+	live := newLiveWatch(ws)
 	rec.Watch(live.observe)
-	if in.Progress != nil {
-		in.Progress.StartRun(cfg.TimeLimit.D(), Status{Counts: rec.Counts, Fault: fault, Faults: live.Faults, Verdicts: live.Verdicts})
+	if progress != nil {
+		progress.StartRun(cfg.TimeLimit.D(), Status{Counts: rec.Counts, Fault: fault, Faults: live.Faults, Verdicts: live.Verdicts})
 	}
 	// The gate routes by redline's own view of the topology (cl): the
 	// library under test may route differently, but a key's shard is the
@@ -219,16 +224,16 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	} else {
 		log.Printf("traffic: %d workers, %s, workloads %v, nemesis %v, client %s", cfg.Concurrency, cfg.TimeLimit.D(), cfg.Workloads, cfg.Nemesis, cfg.Client)
 	}
-	runWorkersGated(trafficCtx, ctx, cfg, in.Workloads, lib, rec, gate)
+	runWorkersGated(trafficCtx, ctx, cfg, ws, lib, rec, gate)
 	if gate != nil && gate.redrawn.Load() > 0 {
 		log.Printf("traffic: %d ops drawn for a primary that had its share of ops in flight were not sent (drawn again)", gate.redrawn.Load())
 	}
 	nemWG.Wait()
-	if err := closeLib(); err != nil {
+	if err := s.closeClient(); err != nil {
 		return out, fmt.Errorf("the client under test (%s) broke down, so the history cannot be trusted: %w", cfg.Client, err)
 	}
-	if in.Progress != nil {
-		in.Progress.EndRun()
+	if progress != nil {
+		progress.EndRun()
 	}
 	ok, fail, info := rec.Counts()
 	log.Printf("traffic done: %d ok, %d fail, %d info, %d faults started; live checks: %s", ok, fail, info, live.Faults(), live.Verdicts())
@@ -241,10 +246,10 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 
 	if ctx.Err() != nil {
 		out.Interrupted = true
-		if in.Audit != nil {
+		if auditor != nil {
 			// Not redline's cluster: a slot left half-migrated stays so
 			// after Ctrl-C unless redline finishes its own steps now.
-			out.Audit = endGuestRun(ctx, in, rec, log)
+			out.Audit = endGuestRun(ctx, s, auditor, rec, log)
 		}
 		out.Ops = rec.Len()
 		closed = true
@@ -254,16 +259,20 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	// End phase: heal, converge, final reads.
 	endCtx, cancelEnd := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelEnd()
-	if in.Nemesis != nil {
+	if s.Nemesis != nil {
 		log.Printf("end phase: healing every fault")
-		if err := in.Nemesis.Heal(endCtx, rec); err != nil {
+		if err := s.Nemesis.Heal(endCtx, rec); err != nil {
 			log.Printf("heal reported an error: %v", err)
 		}
 	}
-	if in.Converge != nil {
+	// One convergence: a nemesis that converges as it heals has waited
+	// already (and recorded whether the cluster converged in its heal
+	// entry, which the end-phase checker reads); otherwise the end phase
+	// waits here, before the final reads.
+	if hc, ok := s.Nemesis.(healConverger); !ok || !hc.HealConverges() {
 		log.Printf("end phase: waiting for the cluster to converge")
 		cctx, cancel := context.WithTimeout(endCtx, 90*time.Second)
-		if err := in.Converge(cctx, addrs); err != nil {
+		if err := clusteradmin.WaitConverged(cctx, s.Credentials, addrs); err != nil {
 			log.Printf("cluster did not converge: %v (final reads go ahead; failed reads are retried)", err)
 		}
 		cancel()
@@ -272,16 +281,16 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		log.Printf("topology refresh before final reads: %v", err)
 	}
 	rec.Record(history.Op{Process: history.Nemesis, Type: history.Info, F: history.FinalReads})
-	if failed := settledPhase(endCtx, cfg, in.Workloads, func(w workloads.Workload) []history.Op { return w.FinalOps() }, cl, rec, 1<<21); failed > 0 {
+	if failed := settledPhase(endCtx, cfg, ws, func(w workloads.Workload) []history.Op { return w.FinalOps() }, cl, rec, 1<<21); failed > 0 {
 		log.Printf("%d final reads never succeeded; checkers will say what that leaves unknown", failed)
 	}
 
 	stopSampler()
-	census(endCtx, in, rec, log)
-	if in.Audit != nil {
-		out.Audit = audit(endCtx, in.Audit, rec, log)
+	census(endCtx, s, rec, log)
+	if auditor != nil {
+		out.Audit = audit(endCtx, auditor, rec, log)
 	}
-	SnapshotNodes(ctx, in.Run, in.Cluster, in.Credentials, "after", log)
+	SnapshotNodes(ctx, s.Run, s.Cluster, s.Credentials, "after", log)
 
 	out.Ops = rec.Len()
 	closed = true
@@ -297,7 +306,7 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 	// history outgrows it), and the verdict is about what is on disk. A
 	// big one is spilled first, for the checkers that judge it partition
 	// by partition (PartitionAbove).
-	parts, err := spillBig(in.Run.Dir)
+	parts, err := spillBig(s.Run.Dir)
 	if err != nil {
 		return out, fmt.Errorf("reading back the history just written: %w", err)
 	}
@@ -305,22 +314,21 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		parts.RemoveAll()
 		return out, lostEntries(parts.Read.Entries, out.Ops, parts.Read.TruncatedTail)
 	}
-	checkers := in.Checkers
 	if len(checkers) > 0 {
 		// The topology sampled through the run is a witness as well: the
 		// same checker `redline check` runs on it.
-		checkers = append(slices.Clone(checkers), ConfigEpochChecker(topologySamples(in.Run), "the runner samples the topology through every run"))
+		checkers = append(slices.Clone(checkers), ConfigEpochChecker(topologySamples(s.Run), "the runner samples the topology through every run"))
 		// So are the servers' own logs, where the runtime keeps them.
 		expected := ""
-		if _, ok := in.Cluster.(cluster.LogSource); ok {
+		if _, ok := s.Cluster.(cluster.LogSource); ok {
 			expected = "the runtime keeps each node's log (nodes/<node>/server.log)"
 		}
-		checkers = append(checkers, ElectionsChecker(in.Run, expected, electionNodeTimeout(in.Config)))
+		checkers = append(checkers, ElectionsChecker(s.Run, expected, electionNodeTimeout(s.Config)))
 	}
 	if parts != nil {
 		checkers = checkPartitioned(ctx, parts, checkers, log)
 	}
-	hist, err := history.ReadRun(in.Run.Dir)
+	hist, err := history.ReadRun(s.Run.Dir)
 	if err != nil {
 		return out, fmt.Errorf("reading back the history just written: %w", err)
 	}
@@ -328,8 +336,8 @@ func Execute(ctx context.Context, in Inputs) (Outcome, error) {
 		return out, lostEntries(len(hist.Ops), out.Ops, hist.TruncatedTail)
 	}
 	ops := hist.Ops
-	out.Summary = Check(ctx, ops, checkers, in.Progress, log)
-	Attribute(in.Run, ops, &out.Summary)
+	out.Summary = Check(ctx, ops, checkers, progress, log)
+	Attribute(s.Run, ops, &out.Summary)
 	return out, nil
 }
 
@@ -342,26 +350,26 @@ func lostEntries(read, written int, torn bool) error {
 // endGuestRun ends the faults of an interrupted run on a cluster redline
 // did not create, and audits, within two minutes of a fresh context (a
 // second Ctrl-C ends it sooner: WithAbort).
-func endGuestRun(runCtx context.Context, in Inputs, rec *Recorder, log *Log) *clusteradmin.AuditResult {
+func endGuestRun(runCtx context.Context, s *Session, auditor *clusteradmin.Auditor, rec *Recorder, log *Log) *clusteradmin.AuditResult {
 	ctx, cancel := AfterCancel(runCtx, 2*time.Minute)
 	defer cancel()
-	if in.Nemesis != nil {
+	if s.Nemesis != nil {
 		log.Printf("interrupted: ending redline's own faults on the cluster first (at most 2 minutes)")
-		if err := in.Nemesis.Heal(ctx, rec); err != nil {
+		if err := s.Nemesis.Heal(ctx, rec); err != nil {
 			log.Printf("heal reported an error: %v", err)
 		}
 	}
-	return audit(ctx, in.Audit, rec, log)
+	return audit(ctx, auditor, rec, log)
 }
 
 // census takes the key census (census.go) after the final reads, stores it
 // in the run directory and records it in the history, where the checkers'
 // attribution (and `redline check` later) reads where each key ended up.
-func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
-	if in.Config.KeyPrefix == "" {
+func census(ctx context.Context, s *Session, rec *Recorder, log *Log) {
+	if s.Config.KeyPrefix == "" {
 		return // every key would count as the run's
 	}
-	c := censusInSync(ctx, in, rec, log)
+	c := censusInSync(ctx, s, rec, log)
 	keys, failed := 0, 0
 	for _, n := range c.Nodes {
 		keys += len(n.Keys)
@@ -383,8 +391,8 @@ func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
 		log.Printf("census: %v", err)
 		return
 	}
-	if in.Run != nil {
-		if err := in.Run.WriteFile(history.CensusFile, detail); err != nil {
+	if s.Run != nil {
+		if err := s.Run.WriteFile(history.CensusFile, detail); err != nil {
 			log.Printf("census: %v", err)
 		}
 	}
@@ -397,15 +405,15 @@ func census(ctx context.Context, in Inputs, rec *Recorder, log *Log) {
 // primary's keys; when some pair's offsets moved while the census read
 // them (a primary's periodic PING to its replicas), it waits and takes it
 // again, three times at most. The census records the wait, as it ended.
-func censusInSync(ctx context.Context, in Inputs, rec *Recorder, log *Log) history.Census {
-	limit := max(30*time.Second, 15*in.Config.NodeTimeout.D())
+func censusInSync(ctx context.Context, s *Session, rec *Recorder, log *Log) history.Census {
+	limit := max(30*time.Second, 15*s.Config.NodeTimeout.D())
 	var c history.Census
 	for attempt := 1; ; attempt++ {
-		rs := WaitReplicasInSync(ctx, in.Credentials, in.Cluster.Nodes(), limit)
+		rs := WaitReplicasInSync(ctx, s.Credentials, s.Cluster.Nodes(), limit)
 		if !rs.InSync {
 			log.Printf("census: the replicas are %s; the replica census will say unknown", rs.Why)
 		}
-		c = TakeCensus(ctx, in.Credentials, in.Cluster.Nodes(), in.Config.KeyPrefix, rec.start)
+		c = TakeCensus(ctx, s.Credentials, s.Cluster.Nodes(), s.Config.KeyPrefix, rec.start)
 		rs.Attempts = attempt
 		c.ReplicaSync = &rs
 		moved := ""
@@ -637,44 +645,47 @@ func settledPhase(ctx context.Context, cfg Config, ws []workloads.Workload, opsO
 	return failed
 }
 
-// openClient opens the client library under test (cfg.Client), records
-// its name and version into config.json (an adapter process names its
-// version only in its handshake), and returns it with its close. Without
-// a library it is redline's own client over cl's connections.
-func openClient(ctx context.Context, cfg *Config, in Inputs, addrs []string, cl *client.Client) (workloads.Client, func() error, error) {
+// openClient opens the client library under test (Config.Client) on the
+// started cluster and records its name and version in the config (an
+// adapter process names its version only in its handshake): Run does so
+// before it writes config.json, so that the file is written once and
+// names the client before the first op. Without a library the client
+// under test is redline's own (Execute's connections).
+func (s *Session) openClient(ctx context.Context) error {
+	cfg := &s.Config
+	s.closeLib = func() error { return nil }
 	if cfg.Client == "" || cfg.Client == clientlib.Own {
 		info := clientlib.OwnInfo()
 		cfg.ClientInfo = &info
-		if in.Run != nil {
-			if err := in.Run.WriteJSON("config.json", cfg); err != nil {
-				return nil, nil, err
-			}
-		}
-		return workloads.Own{Conn: cl}, func() error { return nil }, nil
+		return nil
 	}
 	lib, err := clientlib.Open(ctx, cfg.Client, clientlib.Options{
-		Seeds: addrs, Timeout: cfg.OpTimeout.D(), Concurrency: cfg.Concurrency,
-		Username: in.Credentials.User, Password: in.Credentials.Password, TLSConfig: in.Credentials.TLS,
-		Log: logWriter{in.Log},
+		Seeds: nodeAddrs(s.Cluster), Timeout: cfg.OpTimeout.D(), Concurrency: cfg.Concurrency,
+		Username: s.Credentials.User, Password: s.Credentials.Password, TLSConfig: s.Credentials.TLS,
+		Log: logWriter{s.Log},
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening the client under test: %w", err)
+		return fmt.Errorf("opening the client under test: %w", err)
 	}
 	info := lib.Info()
 	cfg.ClientInfo = &info
-	in.Log.Printf("client under test: %s (%s %s); its retries: %s", info.Name, info.Library, info.Version, info.Retries)
-	if in.Run != nil {
-		if err := in.Run.WriteJSON("config.json", cfg); err != nil {
-			lib.Close()
-			return nil, nil, err
-		}
-	}
+	s.Log.Printf("client under test: %s (%s %s); its retries: %s", info.Name, info.Library, info.Version, info.Retries)
 	var once sync.Once
 	var cerr error
-	return lib, func() error {
+	s.lib, s.closeLib = lib, func() error {
 		once.Do(func() { cerr = lib.Close() })
 		return cerr
-	}, nil
+	}
+	return nil
+}
+
+// closeClient closes the client library under test (once; nil: none
+// open) and says whether it broke down.
+func (s *Session) closeClient() error {
+	if s.closeLib == nil {
+		return nil
+	}
+	return s.closeLib()
 }
 
 // logWriter logs each line written (an adapter process's stderr).

@@ -186,6 +186,11 @@ func New(names []string, c cluster.Cluster, opts Options) (*Nemesis, error) {
 	return n, nil
 }
 
+// HealConverges says whether Heal ends by waiting for the cluster to
+// converge (and records whether it did): it does whenever there is a
+// fault to heal. The runner's end phase then does not wait again.
+func (n *Nemesis) HealConverges() bool { return len(n.faults) > 0 }
+
 // Faults returns the faults this nemesis schedules, in canonical order.
 func (n *Nemesis) Faults() []string { return slices.Clone(n.faults) }
 
