@@ -338,17 +338,8 @@ func (f *failoverFault) failoverBack(ctx context.Context, node clusteradmin.Node
 // and the shard's roles stayed swapped). Reported upstream as
 // redis/redis#8752 (open); Valkey resets the election after a win.
 func (f *failoverFault) sinceWon(id string) time.Duration {
-	window := 2*max(2*time.Second, 2*f.opts.NodeTimeout) + 500*time.Millisecond
-	var won time.Time
-	for _, s := range f.journal.Steps() {
-		if s.Kind == "failover" && s.State == "done" && s.To == id && s.Time.After(won) {
-			won = s.Time
-		}
-	}
-	if won.IsZero() {
-		return 0
-	}
-	return time.Until(won.Add(window))
+	return f.untilAfterLastFailover(func(s clusteradmin.Step) bool { return s.To == id },
+		2*max(2*time.Second, 2*f.opts.NodeTimeout)+500*time.Millisecond)
 }
 
 // sinceVoted is how long to wait before a manual failover of primary id's
@@ -359,17 +350,24 @@ func (f *failoverFault) sinceWon(id string) time.Duration {
 // the election fails and the manual failover times out. A chain of
 // failovers in one shard (A to B, back to A, to B again) meets it.
 func (f *failoverFault) sinceVoted(id string) time.Duration {
-	window := 2*f.opts.NodeTimeout + 500*time.Millisecond
-	var voted time.Time
+	return f.untilAfterLastFailover(func(s clusteradmin.Step) bool { return s.From == id },
+		2*f.opts.NodeTimeout+500*time.Millisecond)
+}
+
+// untilAfterLastFailover is how long until window has passed since the
+// latest of redline's finished failovers that match: 0 when it has, or
+// none does.
+func (f *failoverFault) untilAfterLastFailover(match func(clusteradmin.Step) bool, window time.Duration) time.Duration {
+	var last time.Time
 	for _, s := range f.journal.Steps() {
-		if s.Kind == "failover" && s.State == "done" && s.From == id && s.Time.After(voted) {
-			voted = s.Time
+		if s.Kind == "failover" && s.State == "done" && match(s) && s.Time.After(last) {
+			last = s.Time
 		}
 	}
-	if voted.IsZero() {
+	if last.IsZero() {
 		return 0
 	}
-	return time.Until(voted.Add(window))
+	return time.Until(last.Add(window))
 }
 
 // manualFailoverReady waits, before a default CLUSTER FAILOVER on replica,
