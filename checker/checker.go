@@ -7,7 +7,7 @@
 // checkers write (describe.go) and the typed headline figures their readers
 // read (headline.go). Each checker takes its own options: a Scope (name,
 // key prefix, examples), beside its own knobs where it has any. The
-// history format itself is specified in harness/history.
+// history format itself is specified in history/.
 package checker
 
 import (

@@ -1,5 +1,5 @@
 // The history these checkers read (each workload's ops, the WAIT record,
-// the nemesis events) is specified in harness/history's package
+// the nemesis events) is specified in history/'s package
 // documentation; this file says what each checker decides from it and
 // which figures it writes.
 //

@@ -14,7 +14,7 @@
 // AdminClient: conn.go, credentials.go; no credentials are held in the
 // package: each caller passes its run's). Everything done to a cluster through those connections
 // (reading CLUSTER NODES or INFO, forming, converging, discovering, moving
-// slots, repairing, journalling) lives in harness/clusteradmin.
+// slots, repairing, journalling) lives in clusteradmin/.
 package cluster
 
 import (

@@ -1,5 +1,5 @@
 // Package clusteradmin is what redline does to a cluster through admin
-// connections (harness/cluster's send-once options and credentials):
+// connections (cluster/'s send-once options and credentials):
 //
 //   - reading it: one node's CLUSTER NODES (ClusterNodesText, ReadNodes),
 //     INFO fields (InfoField), a Topology snapshot of a runtime's cluster
@@ -17,7 +17,7 @@
 // Admin holds the per-node clients those operations share. The runtimes'
 // callers use it (a runtime gets Form handed in: docker.Options.Form) and
 // so do the nemeses, whose faults decide what to strike and call it here.
-// It imports harness/cluster only: what it needs of a caller (a log, the
+// It imports cluster/ only: what it needs of a caller (a log, the
 // journal, a test hook) is handed in.
 package clusteradmin
 

@@ -1,7 +1,7 @@
 package clusteradmin_test
 
 // The slot mover's own tests, on a cluster of local redis-server processes
-// (harness/cluster/localcluster).
+// (clusteradmin/localcluster).
 
 import (
 	"context"

@@ -1,5 +1,5 @@
 // Package docker runs Redis Cluster nodes in local containers with
-// testcontainers-go and implements harness/cluster on them, faults included.
+// testcontainers-go and implements cluster/ on them, faults included.
 //
 // Nothing is pulled: images are built FROM scratch out of files on this host
 // (Debian's redis-server with its libraries and redline's clock shim, an
@@ -50,7 +50,7 @@ type Options struct {
 	StartTimeout time.Duration
 	// Form makes one cluster of the fresh nodes a Start created
 	// (clusteradmin.Form). The runtime's caller supplies it: forming is a
-	// cluster admin operation, and this package depends on harness/cluster
+	// cluster admin operation, and this package depends on cluster/
 	// only. Start refuses without it. It connects with the spec's RunUser,
 	// as every admin connection of this runtime does: the credentials the
 	// run holds for the nodes it asked for.

@@ -1,5 +1,5 @@
 // Package kube runs the Redis Cluster redline tests on Kubernetes and
-// implements harness/cluster on it: the nodes are the pods of a StatefulSet
+// implements cluster/ on it: the nodes are the pods of a StatefulSet
 // behind a headless Service, each announcing its pod IP, and the faults are
 // Chaos Mesh custom resources (NetworkChaos partitions, delay and loss,
 // PodChaos container kills, TimeChaos clock skew) built as unstructured

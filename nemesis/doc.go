@@ -16,7 +16,7 @@
 //
 // What is done to the cluster through admin connections (reading the
 // topology, moving slots the redis-cli way or atomically, repairing,
-// re-asserting, converging, journalling) is harness/clusteradmin's; a fault
+// re-asserting, converging, journalling) is clusteradmin/'s; a fault
 // here decides what to strike and when, calls it, and records the outcome.
 //
 // # Faults and modes

@@ -16,7 +16,7 @@
 // It writes its own files (bench.json, histograms, report.html: Save)
 // into a run directory the harness owns; results.json is the harness's
 // (harness.SaveLoad from Headline). It depends on history- and
-// cluster-level packages only: harness/history, workloads/client (the
+// cluster-level packages only: history/, workloads/client (the
 // topology and slot map) and the leaf workloads/kv; the faults come in as
 // a Faults value.
 package bench
