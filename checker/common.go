@@ -422,7 +422,7 @@ func sec(ns int64) float64 { return math.Round(float64(ns)/1e6) / 1e3 }
 
 func invalidHistory(err error) Result {
 	msg := "history cannot be paired: " + err.Error()
-	return Result{Valid: Unknown, Figures: map[string]any{"error": msg, "why": msg}}
+	return Result{Valid: Unknown, Figures: Map{"error": msg, "why": msg}}
 }
 
 // capList truncates a list to n entries.
@@ -495,7 +495,7 @@ func invalidOne(fig map[string]any, class string, count int, examples []map[stri
 	if len(unjudged) > 0 {
 		fig["unjudged"] = unjudged
 	}
-	return Result{Valid: Invalid, Figures: fig}
+	return Result{Valid: Invalid, Figures: Map(fig)}
 }
 
 // describe says in words what the anomalies are: the first few of each
@@ -555,9 +555,13 @@ func malformedUnknown(res *Result, n int) {
 	if n == 0 || res.Valid != Valid {
 		return
 	}
+	fig, ok := res.Figures.(Map)
+	if !ok {
+		panic("malformedUnknown: figures of a typed checker")
+	}
 	res.Valid = Unknown
-	why(res.Figures, "%d ops have invocations that cannot be read (skipped_malformed): what they wrote is unknown", n)
-	res.Figures["error"] = res.Figures["why"]
+	why(fig, "%d ops have invocations that cannot be read (skipped_malformed): what they wrote is unknown", n)
+	fig["error"] = fig["why"]
 }
 
 // firstKeys names the first few keys of a list.

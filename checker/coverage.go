@@ -279,7 +279,7 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 		"summary":    strings.Join(lines, "; "),
 		"definition": "a window has evidence when its fault took effect, touched a primary holding keys of the run at its start, and those keys had acknowledged writes or successful reads during it or after it (until the next fault or the final reads); untouched_ok_ratio is the lowest ok rate of a shard the fault did not touch, during the window, over its rate in the span of the same length before it",
 	}
-	res := Result{Valid: Valid, Figures: fig}
+	res := Result{Valid: Valid, Figures: Map(fig)}
 	if c.o.Require && len(none) > 0 {
 		res.Valid = Unknown
 		why(fig, "--require-coverage: %s", strings.Join(noEvidenceWords(none), ", "))
@@ -391,7 +391,7 @@ func (s Summary) Caveats() []string {
 		return files
 	}
 	var kinds []string
-	switch v := r.Figures["no_evidence"].(type) {
+	switch v := r.Values()["no_evidence"].(type) {
 	case []string:
 		kinds = v
 	case []any:
@@ -409,7 +409,7 @@ func (s Summary) Caveats() []string {
 // wrong, so that a figure such as lost=6 of rpo never reads as a pass.
 func VerdictWord(r Result) string {
 	if r.Valid == Valid {
-		if m, _ := r.Figures["measurement"].(bool); m {
+		if m, ok := r.Figures.(Measurer); ok && m.Measures() {
 			return "measured"
 		}
 	}

@@ -90,14 +90,14 @@ func TestCoverageNamesTheKindsWithoutEvidence(t *testing.T) {
 	r = check(t, Coverage(opts), ops)
 	wantValid(t, r, Unknown)
 	if fig[string](t, r, "why") != "--require-coverage: partition: no evidence, pause: no evidence" {
-		t.Fatalf("why %q", r.Figures["why"])
+		t.Fatalf("why %q", r.Values()["why"])
 	}
 	// Only the kill asked for: covered, valid even under Require.
 	opts.Requested = []string{"kill"}
 	r = check(t, Coverage(opts), ops)
 	wantValid(t, r, Valid)
 	if len(fig[[]string](t, r, "no_evidence")) != 0 {
-		t.Fatalf("no_evidence %v", r.Figures["no_evidence"])
+		t.Fatalf("no_evidence %v", r.Values()["no_evidence"])
 	}
 	// No fault asked for: nothing to cover.
 	if r := check(t, Coverage(CoverageOptions{Requested: []string{"none"}}), ops); r.NotApplicable == "" {

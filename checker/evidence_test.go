@@ -32,7 +32,7 @@ func TestNoEvidenceIsUnknown(t *testing.T) {
 			if r.Valid != Unknown {
 				t.Errorf("%s on %s history: %v, want unknown (%v)", c.Name(), name, r.Valid, r.Figures)
 			}
-			if s, _ := r.Figures["why"].(string); s == "" {
+			if s, _ := r.Values()["why"].(string); s == "" {
 				t.Errorf("%s on %s history: no why figure", c.Name(), name)
 			}
 		}

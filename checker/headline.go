@@ -55,7 +55,7 @@ func (c Counts) List() []Figure {
 func (r Result) Counts() Counts {
 	count := func(name string) *Figure {
 		var raw json.RawMessage
-		if !decodeFigure(r.Figures, name, &raw) {
+		if !decodeFigure(r.Values(), name, &raw) {
 			return nil
 		}
 		var v float64
@@ -109,19 +109,19 @@ type RPOWindow struct {
 // RPO is the result's RPO figures; ok is false for a result of another
 // checker.
 func (r Result) RPO() (f RPOFigures, ok bool) {
-	if _, has := r.Figures["per_window"]; !has {
+	if _, has := r.Values()["per_window"]; !has {
 		return f, false
 	}
-	if _, has := r.Figures["outside_windows"]; !has {
+	if _, has := r.Values()["outside_windows"]; !has {
 		return f, false
 	}
 	part := map[string]any{}
 	for _, k := range []string{"kind", "lost", "per_window", "outside_windows", "rpo_ms", "rpo_bound_ms"} {
-		if v, has := r.Figures[k]; has {
+		if v, has := r.Values()[k]; has {
 			part[k] = v
 		}
 	}
-	return f, decodeFigures(part, &f)
+	return f, decodeInto(part, &f)
 }
 
 // Quantiles are a latency summary in milliseconds; nil quantiles when
@@ -148,7 +148,7 @@ type OpFigures struct {
 // Ops is the perf checker's totals per operation, by name; nil for a
 // result of another checker.
 func (r Result) Ops() []OpFigures {
-	return byName(r.Figures, "by_f", func(o *OpFigures, f string) { o.F = f })
+	return byName(r.Values(), "by_f", func(o *OpFigures, f string) { o.F = f })
 }
 
 // KindCoverage is what one requested fault kind exercised (coverage.go).
@@ -163,7 +163,7 @@ type KindCoverage struct {
 // Coverage is the coverage checker's figures per requested fault kind, by
 // kind; nil for a result of another checker.
 func (r Result) Coverage() []KindCoverage {
-	return byName(r.Figures, "per_kind", func(c *KindCoverage, k string) { c.Kind = k })
+	return byName(r.Values(), "per_kind", func(c *KindCoverage, k string) { c.Kind = k })
 }
 
 // byName reads the figure name, a map by name, as a list sorted by name,
@@ -195,8 +195,8 @@ func decodeFigure(fig map[string]any, name string, v any) bool {
 	return err == nil && json.Unmarshal(b, v) == nil
 }
 
-// decodeFigures reads figures into the fields of v that name them.
-func decodeFigures(fig map[string]any, v any) bool {
+// decodeInto reads figures into the fields of v that name them.
+func decodeInto(fig map[string]any, v any) bool {
 	b, err := json.Marshal(fig)
 	return err == nil && json.Unmarshal(b, v) == nil
 }

@@ -72,7 +72,7 @@ func wantValid(t *testing.T, r Result, want Validity) {
 
 func fig[T any](t *testing.T, r Result, name string) T {
 	t.Helper()
-	v, ok := r.Figures[name]
+	v, ok := r.Values()[name]
 	if !ok {
 		t.Fatalf("figure %q missing in %v", name, r.Figures)
 	}

@@ -544,7 +544,7 @@ func (l linearizable) Check(ctx context.Context, in *History) Result {
 		fig["stale_read_samples"] = staleEx
 	}
 	an.into(fig)
-	res := Result{Valid: Valid, Figures: fig}
+	res := Result{Valid: Valid, Figures: Map(fig)}
 	switch {
 	// A stale read is certain (see staleReads): it makes the run invalid
 	// whatever the search says, even when the search timed out.

@@ -79,7 +79,7 @@ func TestPerf(t *testing.T) {
 	r := check(t, Perf(), h.done())
 	wantValid(t, r, Valid)
 	if fig[float64](t, r, "bucket_s") != 1 {
-		t.Fatalf("bucket %v", r.Figures["bucket_s"])
+		t.Fatalf("bucket %v", r.Values()["bucket_s"])
 	}
 	reads := fig[map[string]any](t, r, "series")["read"].(map[string]any)
 	ok := reads["ok"].([]int)
@@ -255,7 +255,7 @@ func TestRPOSet(t *testing.T) {
 		t.Fatalf("outside %v", o)
 	}
 	if fig[float64](t, r, "rpo_ms") != 501 {
-		t.Fatalf("rpo_ms %v", r.Figures["rpo_ms"])
+		t.Fatalf("rpo_ms %v", r.Values()["rpo_ms"])
 	}
 }
 
@@ -278,7 +278,7 @@ func TestRPOCounter(t *testing.T) {
 	if w["lost"] != int64(2) || w["rpo_bound_ms"] != 1900.0 || w["rpo_ms"] != nil {
 		t.Fatalf("window %v", w)
 	}
-	if _, exact := r.Figures["rpo_ms"]; exact || fig[float64](t, r, "rpo_bound_ms") != 1900 {
+	if _, exact := r.Values()["rpo_ms"]; exact || fig[float64](t, r, "rpo_bound_ms") != 1900 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -348,10 +348,10 @@ func TestPerfCountsRedirects(t *testing.T) {
 		}
 	}
 	r := check(t, Perf(), ops)
-	if r.Figures["redirects"] != 4 {
-		t.Fatalf("redirects = %v, want 4", r.Figures["redirects"])
+	if r.Values()["redirects"] != 4 {
+		t.Fatalf("redirects = %v, want 4", r.Values()["redirects"])
 	}
-	byF := r.Figures["by_f"].(map[string]any)
+	byF := r.Values()["by_f"].(map[string]any)
 	if byF["read"].(map[string]any)["redirects"] != 2 {
 		t.Fatalf("read redirects = %v", byF["read"])
 	}
@@ -371,7 +371,7 @@ func TestRTOIgnoresServedFailures(t *testing.T) {
 		}
 	}
 	r := check(t, RTO(), ops)
-	if r.Figures["affected"] != 0 {
+	if r.Values()["affected"] != 0 {
 		t.Fatalf("a cas mismatch counted as an outage: %v", r.Figures)
 	}
 }

@@ -80,7 +80,7 @@ func TestPartitionedLinearizableAgreesWithWhole(t *testing.T) {
 		want := fig[[]string](t, whole, "anomalous_keys")
 		if !slices.Equal(anomalous, want) || keys != fig[int](t, whole, "keys") || nops != fig[int](t, whole, "ops") || verdict != whole.Valid {
 			t.Fatalf("planted %v: partitions found %v on %d keys, %d ops, %v; the whole %v on %v keys, %v ops, %v",
-				plant, anomalous, keys, nops, verdict, want, whole.Figures["keys"], whole.Figures["ops"], whole.Valid)
+				plant, anomalous, keys, nops, verdict, want, whole.Values()["keys"], whole.Values()["ops"], whole.Valid)
 		}
 		if plant != (whole.Valid == Invalid) || plant && len(want) != 2 {
 			t.Fatalf("planted %v: the whole history is %v with anomalous keys %v", plant, whole.Valid, want)

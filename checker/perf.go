@@ -197,7 +197,7 @@ func (p perf) Check(ctx context.Context, in *History) Result {
 			"fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End), "open": w.Open, "nodes": nonNil(w.Nodes),
 		})
 	}
-	return Result{Valid: Valid, Figures: map[string]any{
+	return Result{Valid: Valid, Figures: Map{
 		"measurement": true,
 		"ops":         len(calls),
 		"redirects":   totalRedirects,

@@ -40,7 +40,7 @@ func TestCoverageKillOfAReplicaIsNoEvidence(t *testing.T) {
 	opts := CoverageOptions{Requested: []string{"kill"}, Workloads: map[string]string{"counter": "c:"}}
 	r := check(t, Coverage(opts), replicaCoverageHistory("n3"))
 	if got := fig[[]string](t, r, "no_evidence"); !reflect.DeepEqual(got, []string{"kill"}) {
-		t.Fatalf("a kill of replica n3 counted as evidence: no_evidence %v, per_kind %v", got, r.Figures["per_kind"])
+		t.Fatalf("a kill of replica n3 counted as evidence: no_evidence %v, per_kind %v", got, r.Values()["per_kind"])
 	}
 }
 

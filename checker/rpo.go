@@ -218,9 +218,9 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		}
 		// Ops were sent but none read back: an RPO should have been
 		// measured and cannot be.
-		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
+		return Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
 	default:
-		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
+		return Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
 	}
 	var total int64
 	for _, lw := range lost {
@@ -286,7 +286,7 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		fig["rpo_ms"] = ms(worst)
 		fig["definition"] = "rpo_ms: the span of time whose acknowledged writes were lost, from the invocation of the first lost write to the acknowledgement of the last (per window by the ack time, slack included; outside_windows for the rest); the headline is the largest"
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // listAppendCalls keeps the list-append transactions of calls (a new

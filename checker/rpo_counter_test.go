@@ -69,7 +69,7 @@ func TestCounterRPOChargesTheWindowThatTouchedTheKey(t *testing.T) {
 			t.Fatalf("struck=%v: rpo classes %v disagree with the counter's (1 no_wait, 1 unsatisfied)", struck, split)
 		}
 		if fig[float64](t, r, "rpo_bound_ms") <= 0 {
-			t.Fatalf("struck=%v: headline bound 0 beside lost %v", struck, r.Figures["lost"])
+			t.Fatalf("struck=%v: headline bound 0 beside lost %v", struck, r.Values()["lost"])
 		}
 		if !struck {
 			if out["lost"] != int64(2) || out["unattributed"] != int64(2) {
@@ -126,7 +126,7 @@ func TestCounterAndRPOWaitClassesAgree(t *testing.T) {
 			lossy++
 		}
 		if got != want || lost != fig[int64](t, c, "lost") {
-			t.Fatalf("seed %d (%d reads cut): rpo lost %d classes %v, counter lost %v classes %v", seed, cut, lost, got, c.Figures["lost"], want)
+			t.Fatalf("seed %d (%d reads cut): rpo lost %d classes %v, counter lost %v classes %v", seed, cut, lost, got, c.Values()["lost"], want)
 		}
 	}
 	if lossy < 20 {

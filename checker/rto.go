@@ -248,9 +248,9 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 	if notRecovered > 0 {
 		fig["rto_unbounded"] = true
 		fig["first"] = first
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // failed notes a failure at [start, end] of shard or key k, invoked as

@@ -46,7 +46,7 @@ func SaveLoad(run *results.Run, r *bench.Result) error {
 		figures["failed_thresholds"] = failed
 		figures["why"] = "--threshold failed: " + strings.Join(failed, "; ")
 	}
-	s := checker.Summary{Valid: valid, Checkers: map[string]checker.Result{"bench": {Valid: valid, Figures: figures}}}
+	s := checker.Summary{Valid: valid, Checkers: map[string]checker.Result{"bench": {Valid: valid, Figures: checker.Map(figures)}}}
 	if err := run.WriteJSON("results.json", s); err != nil {
 		return err
 	}

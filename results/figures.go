@@ -35,7 +35,7 @@ func keyFiguresOf(checkers map[string]checker.Result) []keyFigure {
 			if strings.HasSuffix(name, "rpo") {
 				continue
 			}
-			if v, ok := num(r.Figures[k]); ok {
+			if v, ok := num(r.Values()[k]); ok {
 				total, seen = total+v, true
 			}
 		}
@@ -57,7 +57,7 @@ func keyFiguresOf(checkers map[string]checker.Result) []keyFigure {
 		}
 	}
 	for name, r := range checkers {
-		f := r.Figures
+		f := r.Values()
 		base := name[strings.LastIndexByte(name, '/')+1:]
 		switch base {
 		case "bench": // the kv load driver's summary (harness/bench)

@@ -22,9 +22,9 @@ var headline = []string{"lost", "set_aside", "unexpected", "recovered", "stale_r
 
 // HeadlineFigures renders the figures that matter most in one short line
 // for terminals and CI logs ("lost=3 stale_reads=1").
-func HeadlineFigures(f map[string]any) string {
+func HeadlineFigures(r checker.Result) string {
 	var parts []string
-	for _, kv := range headlineParts(f) {
+	for _, kv := range headlineParts(r.Values()) {
 		parts = append(parts, kv[0]+"="+kv[1])
 	}
 	return strings.Join(parts, " ")
@@ -190,11 +190,11 @@ func (d *runData) report() reportData {
 	rd.Config = string(cfg)
 	for _, n := range d.checkerNames() {
 		c := d.sum.Checkers[n]
-		fig, _ := json.MarshalIndent(c.Figures, "", "  ")
+		fig, _ := json.MarshalIndent(c.Values(), "", "  ")
 		if len(fig) > 100_000 {
 			fig = append(fig[:100_000], []byte("\n... (see results.json)")...)
 		}
-		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: checker.VerdictWord(c), Headline: headlineWords(c.Figures), Figures: string(fig)})
+		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: checker.VerdictWord(c), Headline: headlineWords(c.Values()), Figures: string(fig)})
 	}
 	if line := NotApplicableLine(d.sum.NotApplicable); line != "" {
 		rd.Notes = append(rd.Notes, "Not applicable, not part of the verdict: "+line+".")
@@ -252,7 +252,7 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 	var lost []lostMark
 	var spans []lossSpan
 	for _, name := range d.checkerNames() {
-		f := d.sum.Checkers[name].Figures
+		f := d.sum.Checkers[name].Values()
 		if rows, ok := f["lost_elements"].([]any); ok {
 			for _, r := range rows {
 				m, _ := r.(map[string]any)
@@ -285,7 +285,7 @@ func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 		if base != "rpo" && base != "rto" {
 			continue
 		}
-		f := d.sum.Checkers[name].Figures
+		f := d.sum.Checkers[name].Values()
 		var ts []instanceTable
 		for _, k := range sortedKeys(f) {
 			if v, ok := f[k].([]any); ok && len(v) > 0 {
@@ -436,7 +436,7 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		}
 	}
 	for _, n := range d.checkerNames() {
-		f := d.sum.Checkers[n].Figures
+		f := d.sum.Checkers[n].Values()
 		base := n[strings.LastIndexByte(n, '/')+1:]
 		if base == "rpo" || base == "perf" || base == "rto" {
 			continue
@@ -584,7 +584,7 @@ func (d *runData) rtoWords() string {
 		if !strings.HasSuffix(n, "rto") {
 			continue
 		}
-		f := d.sum.Checkers[n].Figures
+		f := d.sum.Checkers[n].Values()
 		if m, ok := f["rto_ms"].(map[string]any); ok {
 			if v := figure(m, "max"); v > worst {
 				worst, who = v, n

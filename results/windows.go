@@ -52,7 +52,7 @@ func (d *runData) windowRows(windows []faultWindow) []windowRow {
 	for _, name := range d.checkerNames() {
 		base := name[strings.LastIndexByte(name, '/')+1:]
 		wl := strings.TrimSuffix(strings.TrimSuffix(name, base), "/")
-		f := d.sum.Checkers[name].Figures
+		f := d.sum.Checkers[name].Values()
 		switch base {
 		case "rpo":
 			for _, w := range listOfMaps(f["per_window"]) {

@@ -317,7 +317,9 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // summary is the results.json the checkers would write for the history.
 func summary(s Spec, p planted) checker.Summary {
-	res := func(v checker.Validity, f map[string]any) checker.Result { return checker.Result{Valid: v, Figures: f} }
+	res := func(v checker.Validity, f map[string]any) checker.Result {
+		return checker.Result{Valid: v, Figures: checker.Map(f)}
+	}
 	lost := len(p.lostAdds)
 	lostRows := make([]any, 0, lost+len(p.strayLost))
 	for _, r := range p.strayLost {
