@@ -74,64 +74,14 @@ func (r Result) Counts() Counts {
 		WaitSatisfied: count("wait_satisfied"), WaitUnsatisfied: count("wait_unsatisfied"), NoWait: count("no_wait")}
 }
 
-// RPOFigures are an RPO checker's figures (rpo.go).
-type RPOFigures struct {
-	// Kind is the analysis: "set", "list-append" or "counter".
-	Kind string `json:"kind"`
-	// Lost is every lost acknowledged write, windows and outside.
-	Lost float64 `json:"lost"`
-	// Windows are the fault windows, each with its losses.
-	Windows []RPOWindow `json:"per_window"`
-	// Outside are the losses acknowledged outside every window.
-	Outside RPOWindow `json:"outside_windows"`
-	// RPOMs is the exact RPO (unique writes: sets, list appends), nil for
-	// a counter.
-	RPOMs *float64 `json:"rpo_ms"`
-	// BoundMs is a counter's RPO bound: counters tell amounts, not which
-	// writes; nil for an exact RPO.
-	BoundMs *float64 `json:"rpo_bound_ms"`
-}
-
-// RPOWindow is one fault window's losses (or those outside every window:
-// Fault and Nodes empty).
-type RPOWindow struct {
-	Fault  string   `json:"fault"`
-	Nodes  []string `json:"nodes"`
-	StartS float64  `json:"start_s"`
-	EndS   float64  `json:"end_s"`
-	Lost   float64  `json:"lost"`
-	// AckedFromS and AckedToS span the acknowledgements of the window's
-	// lost writes (nil: none known one by one, as for a counter).
-	AckedFromS *float64 `json:"acked_from_s"`
-	AckedToS   *float64 `json:"acked_to_s"`
-}
-
-// RPO is the result's RPO figures; ok is false for a result of another
-// checker.
-func (r Result) RPO() (f RPOFigures, ok bool) {
-	if _, has := r.Values()["per_window"]; !has {
-		return f, false
-	}
-	if _, has := r.Values()["outside_windows"]; !has {
-		return f, false
-	}
-	part := map[string]any{}
-	for _, k := range []string{"kind", "lost", "per_window", "outside_windows", "rpo_ms", "rpo_bound_ms"} {
-		if v, has := r.Values()[k]; has {
-			part[k] = v
-		}
-	}
-	return f, decodeInto(part, &f)
-}
-
-// Quantiles are a latency summary in milliseconds; nil quantiles when
-// Count is 0.
+// Quantiles are a latency or duration summary in milliseconds; nil
+// quantiles (not written) when Count is 0.
 type Quantiles struct {
 	Count int64    `json:"count"`
-	P50   *float64 `json:"p50"`
-	P95   *float64 `json:"p95"`
-	P99   *float64 `json:"p99"`
-	Max   *float64 `json:"max"`
+	P50   *float64 `json:"p50,omitempty"`
+	P95   *float64 `json:"p95,omitempty"`
+	P99   *float64 `json:"p99,omitempty"`
+	Max   *float64 `json:"max,omitempty"`
 }
 
 // OpFigures are the perf checker's totals of one operation (by_f).

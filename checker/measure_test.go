@@ -161,22 +161,23 @@ func TestRTOPerShard(t *testing.T) {
 	h.nemesis(1000, "stop-partition", "n1")
 	r := check(t, RTO(), h.done())
 	wantValid(t, r, Valid)
-	if fig[int](t, r, "affected") != 1 || fig[int](t, r, "unrecovered") != 0 || fig[int](t, r, "affected_keys") != 2 {
-		t.Fatalf("figures %v", r.Figures)
+	f := typed[*RTOFigures](t, r)
+	if f.Affected != 1 || f.Unrecovered != 0 || f.AffectedKeys != 2 {
+		t.Fatalf("figures %+v", f)
 	}
-	if q := fig[map[string]any](t, r, "rto_ms"); q["max"] != 800.0 || q["count"] != 1 {
-		t.Fatalf("rto %v", q)
+	if q := f.RTOMs; val(q.Max) != 800.0 || q.Count != 1 {
+		t.Fatalf("rto %+v", q)
 	}
-	if q := fig[map[string]any](t, r, "key_rto_lower_ms"); q["max"] != 600.0 || q["count"] != 2 {
-		t.Fatalf("key rto lower %v", q)
+	if q := f.KeyRTOLowerMs; val(q.Max) != 600.0 || q.Count != 2 {
+		t.Fatalf("key rto lower %+v", q)
 	}
-	w := fig[[]map[string]any](t, r, "per_window")[0]
-	if w["keys_on_touched_nodes"] != 2 || w["keys_active"] != 3 {
-		t.Fatalf("window %v", w)
+	w := f.PerWindow[0]
+	if val(w.KeysOnTouchedNodes) != 2 || w.KeysActive != 3 {
+		t.Fatalf("window %+v", w)
 	}
 	// Issue 23: the shard the fault did not stop has evidence too: RTO 0.
-	if other := w["shards"].(map[string]any)[n2].(map[string]any); other["rto_ms"] != 0.0 || other["unaffected"] != true || w["unaffected_shards"] != 1 {
-		t.Fatalf("untouched shard %v (window %v)", other, w)
+	if other := w.Shards[n2]; val(other.RTOMs) != 0.0 || !other.Unaffected || w.UnaffectedShards != 1 {
+		t.Fatalf("untouched shard %+v (window %+v)", other, w)
 	}
 }
 
@@ -200,15 +201,15 @@ func TestRTOChargesTheCausingFault(t *testing.T) {
 	h.on(n1)
 	h.nemesis(1000, "stop-kill", "n2")
 	r := check(t, RTO(), h.done())
-	ws := fig[[]map[string]any](t, r, "per_window")
-	if ws[0]["affected_shards"] != 1 || ws[1]["affected_shards"] != 0 {
-		t.Fatalf("windows %v", ws)
+	ws := typed[*RTOFigures](t, r).PerWindow
+	if ws[0].AffectedShards != 1 || ws[1].AffectedShards != 0 {
+		t.Fatalf("windows %+v", ws)
 	}
-	if q := ws[0]["rto_ms"].(map[string]any); q["max"] != 800.0 {
-		t.Fatalf("first window %v", ws[0])
+	if val(ws[0].RTOMs.Max) != 800.0 {
+		t.Fatalf("first window %+v", ws[0])
 	}
-	if ws[1]["keys_on_touched_nodes"] != 1 {
-		t.Fatalf("second window %v", ws[1])
+	if val(ws[1].KeysOnTouchedNodes) != 1 {
+		t.Fatalf("second window %+v", ws[1])
 	}
 }
 
@@ -241,21 +242,22 @@ func TestRPOSet(t *testing.T) {
 	h.call(1, "read", "s", nil, 4100, history.OK, []int{1}, 4200)
 	r := check(t, RPO(), h.done())
 	wantValid(t, r, Valid)
-	if fig[string](t, r, "kind") != "set" || fig[int64](t, r, "lost") != 4 {
-		t.Fatalf("figures %v", r.Figures)
+	f := typed[*RPOFigures](t, r)
+	if f.Kind != "set" || f.Lost != 4 {
+		t.Fatalf("figures %+v", f)
 	}
-	w := fig[[]map[string]any](t, r, "per_window")[0]
+	w := f.PerWindow[0]
 	// From the invocation of the first lost write (999) to the ack of the
 	// last (1500); acks relative to the fault's start.
-	if w["lost"] != int64(3) || w["rpo_ms"] != 501.0 || w["wait_unsatisfied"] != int64(1) || w["no_wait"] != int64(2) ||
-		w["first_lost_ack_ms"] != -1.0 || w["last_lost_ack_ms"] != 500.0 {
-		t.Fatalf("window %v", w)
+	if w.Lost != 3 || val(w.RPOMs) != 501.0 || w.WaitUnsatisfied != 1 || w.NoWait != 2 ||
+		val(w.FirstLostAckMs) != -1.0 || val(w.LastLostAckMs) != 500.0 {
+		t.Fatalf("window %+v", w)
 	}
-	if o := fig[map[string]any](t, r, "outside_windows"); o["lost"] != int64(1) || o["rpo_ms"] != 100.0 {
-		t.Fatalf("outside %v", o)
+	if o := f.Outside; o.Lost != 1 || val(o.RPOMs) != 100.0 {
+		t.Fatalf("outside %+v", o)
 	}
-	if fig[float64](t, r, "rpo_ms") != 501 {
-		t.Fatalf("rpo_ms %v", r.Values()["rpo_ms"])
+	if val(f.RPOMs) != 501.0 {
+		t.Fatalf("rpo_ms %v", val(f.RPOMs))
 	}
 }
 
@@ -269,17 +271,18 @@ func TestRPOCounter(t *testing.T) {
 	h.nemesis(3000, "final-reads")
 	h.call(1, "read", "c", nil, 3100, history.OK, 1, 3200)
 	r := check(t, RPO(), h.done())
-	if fig[string](t, r, "kind") != "counter" || fig[int64](t, r, "lost") != 2 {
-		t.Fatalf("figures %v", r.Figures)
+	f := typed[*RPOFigures](t, r)
+	if f.Kind != "counter" || f.Lost != 2 {
+		t.Fatalf("figures %+v", f)
 	}
 	// A counter only bounds RPO: from the first increment acknowledged in
 	// the window (1200) to the read that revealed the loss (3100).
-	w := fig[[]map[string]any](t, r, "per_window")[0]
-	if w["lost"] != int64(2) || w["rpo_bound_ms"] != 1900.0 || w["rpo_ms"] != nil {
-		t.Fatalf("window %v", w)
+	w := f.PerWindow[0]
+	if w.Lost != 2 || val(w.BoundMs) != 1900.0 || w.RPOMs != nil {
+		t.Fatalf("window %+v", w)
 	}
-	if _, exact := r.Values()["rpo_ms"]; exact || fig[float64](t, r, "rpo_bound_ms") != 1900 {
-		t.Fatalf("figures %v", r.Figures)
+	if _, exact := r.Values()["rpo_ms"]; exact || val(f.BoundMs) != 1900.0 {
+		t.Fatalf("figures %+v", f)
 	}
 }
 
@@ -294,8 +297,8 @@ func TestRPOOneLostWriteIsNotZero(t *testing.T) {
 	h.nemesis(3000, "final-reads")
 	h.call(1, "read", "s", nil, 3100, history.OK, []int{2}, 3200)
 	r := check(t, RPO(RPOOptions{Kind: "set"}), h.done())
-	if fig[float64](t, r, "rpo_ms") != 50 || fig[int64](t, r, "lost") != 1 {
-		t.Fatalf("figures %v", r.Figures)
+	if f := typed[*RPOFigures](t, r); val(f.RPOMs) != 50.0 || f.Lost != 1 {
+		t.Fatalf("figures %+v", f)
 	}
 
 	var g hist
@@ -306,12 +309,12 @@ func TestRPOOneLostWriteIsNotZero(t *testing.T) {
 	g.nemesis(3000, "final-reads")
 	g.call(1, "txn", "{g}", [][]any{{"r", "x", nil}}, 3100, history.OK, [][]any{{"r", "x", []int{}}}, 3200)
 	r = check(t, RPO(), g.done())
-	w := fig[[]map[string]any](t, r, "per_window")[0]
-	if fig[string](t, r, "kind") != "list-append" || w["lost"] != int64(1) || w["rpo_ms"] != 30.0 {
-		t.Fatalf("figures %v", r.Figures)
+	f := typed[*RPOFigures](t, r)
+	if w := f.PerWindow[0]; f.Kind != "list-append" || w.Lost != 1 || val(w.RPOMs) != 30.0 {
+		t.Fatalf("figures %+v", f)
 	}
-	if o := fig[map[string]any](t, r, "outside_windows"); o["lost"] != int64(1) || o["rpo_ms"] != 20.0 {
-		t.Fatalf("outside %v", o)
+	if o := f.Outside; o.Lost != 1 || val(o.RPOMs) != 20.0 {
+		t.Fatalf("outside %+v", o)
 	}
 }
 
@@ -331,9 +334,9 @@ func TestRPOCounterTwoWindows(t *testing.T) {
 	h.nemesis(7000, "final-reads")
 	h.call(1, "read", "c", nil, 7100, history.OK, 1, 7200)
 	r := check(t, RPO(), h.done())
-	w := fig[[]map[string]any](t, r, "per_window")
-	if w[0]["lost"] != int64(0) || w[1]["lost"] != int64(2) || w[1]["rpo_bound_ms"] != 300.0 || w[1]["no_wait"] != int64(2) {
-		t.Fatalf("windows %v", w)
+	w := typed[*RPOFigures](t, r).PerWindow
+	if w[0].Lost != 0 || w[1].Lost != 2 || val(w[1].BoundMs) != 300.0 || w[1].NoWait != 2 {
+		t.Fatalf("windows %+v", w)
 	}
 }
 
@@ -371,7 +374,7 @@ func TestRTOIgnoresServedFailures(t *testing.T) {
 		}
 	}
 	r := check(t, RTO(), ops)
-	if r.Values()["affected"] != 0 {
+	if typed[*RTOFigures](t, r).Affected != 0 {
 		t.Fatalf("a cas mismatch counted as an outage: %v", r.Figures)
 	}
 }

@@ -76,10 +76,9 @@ func TestCounterRPOChargesTheKilledPrimaryDespiteReplicaReads(t *testing.T) {
 	if r.NotApplicable != "" {
 		t.Fatalf("rpo n/a: %s", r.NotApplicable)
 	}
-	per := fig[[]map[string]any](t, r, "per_window")
-	out := fig[map[string]any](t, r, "outside_windows")
-	if per[0]["lost"] != int64(2) || out["lost"] != int64(0) {
-		t.Fatalf("the kill of n2 is not charged: window %v, outside %v", per[0], out)
+	f := typed[*RPOFigures](t, r)
+	if f.PerWindow[0].Lost != 2 || f.Outside.Lost != 0 {
+		t.Fatalf("the kill of n2 is not charged: window %+v, outside %+v", f.PerWindow[0], f.Outside)
 	}
 }
 
@@ -145,15 +144,18 @@ func TestRTOIsNotEndedByAReplicaRead(t *testing.T) {
 	h.nemesis(1000, "stop-kill", "n1")
 	r := check(t, RTO(), h.done())
 	wantValid(t, r, Valid)
-	w := fig[[]map[string]any](t, r, "per_window")[0]
-	shards := w["shards"].(map[string]any)
-	if _, ok := shards[n3]; ok || shards[n1] == nil {
-		t.Fatalf("the shard is named by the replica: %v", shards)
+	f := typed[*RTOFigures](t, r)
+	shards := f.PerWindow[0].Shards
+	if _, ok := shards[n3]; ok {
+		t.Fatalf("the shard is named by the replica: %+v", shards)
 	}
-	if q := fig[map[string]any](t, r, "rto_ms"); q["max"] != 710.0 {
-		t.Fatalf("rto %v, want 710 ms (the primary's write at 810 ms), not ended by the replica read", q)
+	if _, ok := shards[n1]; !ok {
+		t.Fatalf("the primary's shard is missing: %+v", shards)
 	}
-	if q := fig[map[string]any](t, r, "key_rto_ms"); q["max"] != 710.0 {
-		t.Fatalf("key rto %v, want 710 ms", q)
+	if q := f.RTOMs; val(q.Max) != 710.0 {
+		t.Fatalf("rto %+v, want 710 ms (the primary's write at 810 ms), not ended by the replica read", q)
+	}
+	if q := f.KeyRTOMs; val(q.Max) != 710.0 {
+		t.Fatalf("key rto %+v, want 710 ms", q)
 	}
 }

@@ -55,10 +55,10 @@ func TestWritePause(t *testing.T) {
 	}
 	atomic := r.Values()["atomic"].(map[string]any)
 	classic := r.Values()["classic"].(map[string]any)
-	if g := atomic["longest_gap_ms"].(map[string]any)["max"]; g != 210.0 {
+	if g := val(atomic["longest_gap_ms"].(Quantiles).Max); g != 210.0 {
 		t.Fatalf("atomic longest gap %v ms, want 210: the last write 10 ms before the hole (%v)", g, r.Figures)
 	}
-	if g := classic["longest_gap_ms"].(map[string]any)["max"]; g != 710.0 {
+	if g := val(classic["longest_gap_ms"].(Quantiles).Max); g != 710.0 {
 		t.Fatalf("classic longest gap %v ms, want 710 (%v)", g, r.Figures)
 	}
 	if classic["unmeasured"] != 1 || atomic["unmeasured"] != 0 {
@@ -124,7 +124,7 @@ func TestWritePausePerTask(t *testing.T) {
 	if got["t1"] != 310.0 || got["t2"] != 10.0 {
 		t.Fatalf("per-task gaps %v, want t1 310 ms, t2 10 ms", got)
 	}
-	if g := atomic["server_write_pause_ms"].(map[string]any)["max"]; g != 250.0 {
+	if g := val(atomic["server_write_pause_ms"].(Quantiles).Max); g != 250.0 {
 		t.Fatalf("server pause max %v", g)
 	}
 }

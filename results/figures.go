@@ -79,18 +79,14 @@ func keyFiguresOf(checkers map[string]checker.Result) []keyFigure {
 					maxOf(&p99, *op.Latency.P99) // the worst op type's p99
 				}
 			}
-		case "rto":
-			if m, ok := f["rto_ms"].(map[string]any); ok {
-				if v, ok := num(m["max"]); ok {
-					maxOf(&rto, v/1000)
-				}
-			}
-		case "rpo":
-			if f, ok := r.RPO(); ok {
-				for _, v := range []*float64{f.RPOMs, f.BoundMs} {
-					if v != nil {
-						maxOf(&rpo, *v/1000)
-					}
+		}
+		if f, ok := checker.FiguresAs[*checker.RTOFigures](r); ok && f.RTOMs.Max != nil {
+			maxOf(&rto, *f.RTOMs.Max/1000)
+		}
+		if f, ok := checker.FiguresAs[*checker.RPOFigures](r); ok {
+			for _, v := range []*float64{f.RPOMs, f.BoundMs} {
+				if v != nil {
+					maxOf(&rpo, *v/1000)
 				}
 			}
 		}

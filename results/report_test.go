@@ -44,7 +44,7 @@ func TestReportExplainsAnomalies(t *testing.T) {
 		"<td>n2</td>", "Ops involved",
 		// plots, RPO/RTO tables and the topology
 		`data-plot="latency-raw"`, `data-plot="latency-quantiles"`, `data-plot="throughput"`, `data-plot="rpo"`, `data-plot="topology"`,
-		`class="lost"`, "set/rto: per shard", "5461-10922",
+		`class="lost"`, "set/rto: per window", "5461-10922",
 		// one row per fault window, in seconds, by node name
 		`id="window-table"`, "<td>partition</td><td>isolate-primary</td><td>n2</td>", "RTO (s)",
 		"n5 became primary of slots 5461-10922 (between 40.0 and 40.8 s, after failover n5 at 40.0 s",
