@@ -86,19 +86,33 @@ type Quantiles struct {
 
 // OpFigures are the perf checker's totals of one operation (by_f).
 type OpFigures struct {
-	F      string   `json:"-"`
-	OK     int64    `json:"ok"`
-	Fail   int64    `json:"fail"`
-	Info   int64    `json:"info"`
-	OKPerS *float64 `json:"ok_per_s"` // nil when no op of F completed
-	// Latency is of the ok ops.
-	Latency Quantiles `json:"latency_ms"`
+	F    string `json:"-"`
+	OK   int64  `json:"ok"`
+	Fail int64  `json:"fail"`
+	Info int64  `json:"info"`
+	// Open counts the ops of F the history left without a completion.
+	Open int `json:"open"`
+	// Redirects, OKPerS and Latency (of the ok ops) are nil for an
+	// operation none of whose ops completed.
+	Redirects *int       `json:"redirects,omitempty"`
+	OKPerS    *float64   `json:"ok_per_s,omitempty"`
+	Latency   *Quantiles `json:"latency_ms,omitempty"`
 }
 
-// Ops is the perf checker's totals per operation, by name; nil for a
-// result of another checker.
+// Ops is the perf checker's totals per operation, sorted by name; nil for
+// a result of another checker.
 func (r Result) Ops() []OpFigures {
-	return byName(r.Values(), "by_f", func(o *OpFigures, f string) { o.F = f })
+	f, ok := FiguresAs[*PerfFigures](r)
+	if !ok {
+		return nil
+	}
+	out := make([]OpFigures, 0, len(f.ByF))
+	for _, name := range slices.Sorted(maps.Keys(f.ByF)) {
+		o := f.ByF[name]
+		o.F = name
+		out = append(out, o)
+	}
+	return out
 }
 
 // KindCoverage is what one requested fault kind exercised (coverage.go).

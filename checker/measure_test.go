@@ -78,31 +78,32 @@ func TestPerf(t *testing.T) {
 	h.nemesis(2200, "stop-kill", "n1")
 	r := check(t, Perf(), h.done())
 	wantValid(t, r, Valid)
-	if fig[float64](t, r, "bucket_s") != 1 {
-		t.Fatalf("bucket %v", r.Values()["bucket_s"])
+	f := typed[*PerfFigures](t, r)
+	if f.BucketS != 1 {
+		t.Fatalf("bucket %v", f.BucketS)
 	}
-	reads := fig[map[string]any](t, r, "series")["read"].(map[string]any)
-	ok := reads["ok"].([]int)
+	reads := f.Series["read"]
+	ok := reads.OK
 	if len(ok) != 3 || ok[0] != 3 || ok[1] != 0 {
 		t.Fatalf("read ok series %v", ok)
 	}
-	p50 := reads["p50_ms"].([]any)
-	if v := p50[0].(float64); v < 19.9 || v > 20.1 || p50[1] != nil {
+	p50 := reads.P50Ms
+	if v := val(p50[0]).(float64); v < 19.9 || v > 20.1 || p50[1] != nil {
 		t.Fatalf("p50 series %v", p50)
 	}
-	writes := fig[map[string]any](t, r, "series")["write"].(map[string]any)
-	if writes["fail"].([]int)[1] != 1 || writes["info"].([]int)[2] != 1 {
-		t.Fatalf("write series %v", writes)
+	writes := f.Series["write"]
+	if writes.Fail[1] != 1 || writes.Info[2] != 1 {
+		t.Fatalf("write series %+v", writes)
 	}
-	tot := fig[map[string]any](t, r, "by_f")["read"].(map[string]any)
-	if tot["ok"] != 3 || tot["open"] != 1 {
-		t.Fatalf("read totals %v", tot)
+	tot := f.ByF["read"]
+	if tot.OK != 3 || tot.Open != 1 {
+		t.Fatalf("read totals %+v", tot)
 	}
-	if lat := tot["latency_ms"].(map[string]any); lat["max"].(float64) < 29.9 || lat["max"].(float64) > 30.1 {
+	if lat := val(tot.Latency.Max).(float64); lat < 29.9 || lat > 30.1 {
 		t.Fatalf("latency %v", lat)
 	}
-	if f := fig[[]map[string]any](t, r, "faults"); len(f) != 1 || f[0]["start_s"] != 1.2 {
-		t.Fatalf("faults %v", f)
+	if fs := f.Faults; len(fs) != 1 || fs[0].StartS != 1.2 {
+		t.Fatalf("faults %+v", fs)
 	}
 	if _, err := json.Marshal(r); err != nil {
 		t.Fatal(err)
@@ -351,12 +352,12 @@ func TestPerfCountsRedirects(t *testing.T) {
 		}
 	}
 	r := check(t, Perf(), ops)
-	if r.Values()["redirects"] != 4 {
-		t.Fatalf("redirects = %v, want 4", r.Values()["redirects"])
+	f := typed[*PerfFigures](t, r)
+	if f.Redirects != 4 {
+		t.Fatalf("redirects = %v, want 4", f.Redirects)
 	}
-	byF := r.Values()["by_f"].(map[string]any)
-	if byF["read"].(map[string]any)["redirects"] != 2 {
-		t.Fatalf("read redirects = %v", byF["read"])
+	if n := val(f.ByF["read"].Redirects); n != 2 {
+		t.Fatalf("read redirects = %v", n)
 	}
 }
 

@@ -56,26 +56,18 @@ func keyFiguresOf(checkers map[string]checker.Result) []keyFigure {
 			*acc = v
 		}
 	}
-	for name, r := range checkers {
-		f := r.Values()
-		base := name[strings.LastIndexByte(name, '/')+1:]
-		switch base {
-		case "bench": // the kv load driver's summary (harness/bench)
-			if v, ok := num(f["throughput"]); ok {
-				add(&okPerS, v)
-			}
-			if v, ok := num(f["p99_ms"]); ok {
-				maxOf(&p99, v)
-			}
-		case "perf":
-			if v, ok := num(f["ops"]); ok {
-				add(&ops, v)
-			}
+	for _, r := range checkers {
+		if f, ok := checker.FiguresAs[*checker.BenchFigures](r); ok { // the kv load driver (harness/bench)
+			add(&okPerS, f.Throughput)
+			maxOf(&p99, f.P99Ms)
+		}
+		if f, ok := checker.FiguresAs[*checker.PerfFigures](r); ok {
+			add(&ops, float64(f.Ops))
 			for _, op := range r.Ops() {
 				if op.OKPerS != nil {
 					add(&okPerS, *op.OKPerS)
 				}
-				if op.Latency.P99 != nil {
+				if op.Latency != nil && op.Latency.P99 != nil {
 					maxOf(&p99, *op.Latency.P99) // the worst op type's p99
 				}
 			}
