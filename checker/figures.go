@@ -109,10 +109,11 @@ func figureObject(f Figures) (map[string]json.RawMessage, error) {
 // checker's name (the part after a workload's "<workload>/" prefix): the
 // one place a stored result's figures are read back into their type.
 var typedFigures = map[string]func() Figures{
-	"rto":     func() Figures { return new(RTOFigures) },
-	"rpo":     func() Figures { return new(RPOFigures) },
-	"perf":    func() Figures { return new(PerfFigures) },
-	BenchName: func() Figures { return new(BenchFigures) },
+	"rto":        func() Figures { return new(RTOFigures) },
+	"rpo":        func() Figures { return new(RPOFigures) },
+	"perf":       func() Figures { return new(PerfFigures) },
+	BenchName:    func() Figures { return new(BenchFigures) },
+	CoverageName: func() Figures { return new(CoverageFigures) },
 }
 
 // decodeFigures reads the stored figures of checker name (without

@@ -115,34 +115,18 @@ func (r Result) Ops() []OpFigures {
 	return out
 }
 
-// KindCoverage is what one requested fault kind exercised (coverage.go).
-type KindCoverage struct {
-	Kind string `json:"-"`
-	// Summary says it in words.
-	Summary             string  `json:"summary"`
-	Windows             float64 `json:"windows"`
-	WindowsWithEvidence float64 `json:"windows_with_evidence"`
-}
-
-// Coverage is the coverage checker's figures per requested fault kind, by
-// kind; nil for a result of another checker.
+// Coverage is the coverage checker's figures per requested fault kind,
+// sorted by kind; nil for a result of another checker.
 func (r Result) Coverage() []KindCoverage {
-	return byName(r.Values(), "per_kind", func(c *KindCoverage, k string) { c.Kind = k })
-}
-
-// byName reads the figure name, a map by name, as a list sorted by name,
-// each entry given its name by named; nil when the result has no such
-// figure.
-func byName[T any](fig map[string]any, name string, named func(*T, string)) []T {
-	var m map[string]T
-	if !decodeFigure(fig, name, &m) {
+	f, ok := FiguresAs[*CoverageFigures](r)
+	if !ok {
 		return nil
 	}
-	out := make([]T, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v := m[k]
-		named(&v, k)
-		out = append(out, v)
+	out := make([]KindCoverage, 0, len(f.PerKind))
+	for _, k := range slices.Sorted(maps.Keys(f.PerKind)) {
+		c := f.PerKind[k]
+		c.Kind = k
+		out = append(out, c)
 	}
 	return out
 }

@@ -39,20 +39,20 @@ func replicaCoverageHistory(victim string) []history.Op {
 func TestCoverageKillOfAReplicaIsNoEvidence(t *testing.T) {
 	opts := CoverageOptions{Requested: []string{"kill"}, Workloads: map[string]string{"counter": "c:"}}
 	r := check(t, Coverage(opts), replicaCoverageHistory("n3"))
-	if got := fig[[]string](t, r, "no_evidence"); !reflect.DeepEqual(got, []string{"kill"}) {
-		t.Fatalf("a kill of replica n3 counted as evidence: no_evidence %v, per_kind %v", got, r.Values()["per_kind"])
+	if f := typed[*CoverageFigures](t, r); !reflect.DeepEqual(f.NoEvidence, []string{"kill"}) {
+		t.Fatalf("a kill of replica n3 counted as evidence: no_evidence %v, per_kind %+v", f.NoEvidence, f.PerKind)
 	}
 }
 
 func TestCoverageKillOfThePrimaryIsEvidenceDespiteReplicaReads(t *testing.T) {
 	opts := CoverageOptions{Requested: []string{"kill"}, Workloads: map[string]string{"counter": "c:"}}
 	r := check(t, Coverage(opts), replicaCoverageHistory("n1"))
-	if got := fig[[]string](t, r, "no_evidence"); len(got) != 0 {
+	f := typed[*CoverageFigures](t, r)
+	if got := f.NoEvidence; len(got) != 0 {
 		t.Fatalf("the kill of primary n1 is missed: no_evidence %v", got)
 	}
-	kill := fig[map[string]any](t, r, "per_kind")["kill"].(map[string]any)
-	if !reflect.DeepEqual(kill["primaries"], []string{"n1"}) {
-		t.Fatalf("kill coverage %v, want primary n1", kill)
+	if kill := f.PerKind["kill"]; !reflect.DeepEqual(kill.Primaries, []string{"n1"}) {
+		t.Fatalf("kill coverage %+v, want primary n1", kill)
 	}
 }
 

@@ -31,8 +31,8 @@ func keyFiguresOf(checkers map[string]checker.Result) []keyFigure {
 	var out []keyFigure
 	for _, k := range anomalyFigures {
 		total, seen := 0.0, false
-		for name, r := range checkers {
-			if strings.HasSuffix(name, "rpo") {
+		for _, r := range checkers {
+			if _, rpo := checker.FiguresAs[*checker.RPOFigures](r); rpo {
 				continue
 			}
 			if v, ok := num(r.Values()[k]); ok {
@@ -116,7 +116,7 @@ func keyFigures(checkers map[string]checker.Result) string {
 			parts = append(parts, k.Name+" "+trimFloat(k.Value))
 		}
 	}
-	if _, bench := checkers["bench"]; !bench && len(parts) == 0 && len(checkers) > 0 {
+	if _, bench := checkers[checker.BenchName]; !bench && len(parts) == 0 && len(checkers) > 0 {
 		parts = append(parts, "no anomaly")
 	}
 	for _, k := range figs {

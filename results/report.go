@@ -435,11 +435,10 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		}
 	}
 	for _, n := range d.checkerNames() {
-		f := d.sum.Checkers[n].Values()
-		base := n[strings.LastIndexByte(n, '/')+1:]
-		if base == "rpo" || base == "perf" || base == "rto" {
-			continue
+		if measuresRecoveryOrLoad(d.sum.Checkers[n]) {
+			continue // their own sections say what they measured
 		}
+		f := d.sum.Checkers[n].Values()
 		var parts []string
 		counts := d.sum.Checkers[n].Counts()
 		if l := counts.Lost.N(); l > 0 {
@@ -755,3 +754,12 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"nu
 <section id="config"><h2>Configuration</h2><pre>{{.Config}}</pre></section>
 </body></html>
 `))
+
+// measuresRecoveryOrLoad says a result's figures are the RPO, RTO or perf
+// checker's, which the report's recovery table and plots show.
+func measuresRecoveryOrLoad(r checker.Result) bool {
+	_, rpo := checker.FiguresAs[*checker.RPOFigures](r)
+	_, rto := checker.FiguresAs[*checker.RTOFigures](r)
+	_, perf := checker.FiguresAs[*checker.PerfFigures](r)
+	return rpo || rto || perf
+}

@@ -140,8 +140,8 @@ func TestReportSaysCoverage(t *testing.T) {
 	s := checker.Summary{Valid: checker.Valid, Checkers: map[string]checker.Result{
 		"set/set": {Valid: checker.Valid, Figures: checker.Map{"lost": 0.0}},
 		"set/rpo": {Valid: checker.Valid, Figures: checker.Map{"lost": 0.0, "measurement": true}},
-		checker.CoverageName: {Valid: checker.Valid, Figures: checker.Map{"measurement": true, "no_evidence": []any{"partition"},
-			"per_kind": map[string]any{"partition": map[string]any{"summary": "partition: 1 window, touched no primary holding keys that were served during or after it: no evidence"}}}},
+		checker.CoverageName: {Valid: checker.Valid, Figures: &checker.CoverageFigures{Measurement: true, Requested: []string{"partition"}, NoEvidence: []string{"partition"},
+			PerKind: map[string]checker.KindCoverage{"partition": {Windows: 1, Summary: "partition: 1 window, touched no primary holding keys that were served during or after it: no evidence"}}}},
 	}}
 	if err := run.WriteJSON("results.json", s); err != nil {
 		t.Fatal(err)
