@@ -3,9 +3,10 @@
 // as a History value that also carries what the checkers derive from it
 // alike, and returns a Result; Run composes several, in parallel, turning a
 // panic into an honest "unknown". The package owns the verdicts (Validity),
-// their exit codes and their JSON, the explanations of the figures the
-// checkers write (describe.go) and the typed headline figures their readers
-// read (headline.go). Each checker takes its own options: a Scope (name,
+// their exit codes and their JSON, the checkers' figures as typed values
+// and the one place stored figures are read back into them (figures.go),
+// the explanations of the figures (describe.go) and the headline counts
+// read alike from every checker (headline.go). Each checker takes its own options: a Scope (name,
 // key prefix, examples), beside its own knobs where it has any. The
 // history format itself is specified in harness/history.
 package checker

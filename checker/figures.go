@@ -106,55 +106,50 @@ func figureObject(f Figures) (map[string]json.RawMessage, error) {
 }
 
 // typedFigures are the checkers whose figures have a type, by the
-// checker's name (the part after a workload's "<workload>/" prefix): the
-// one place a stored result's figures are read back into their type.
-var typedFigures = map[string]func() Figures{
-	"rto":        func() Figures { return new(RTOFigures) },
-	"rpo":        func() Figures { return new(RPOFigures) },
-	"perf":       func() Figures { return new(PerfFigures) },
-	BenchName:    func() Figures { return new(BenchFigures) },
-	CoverageName: func() Figures { return new(CoverageFigures) },
+// checker's name (the part after a workload's "<workload>/" prefix), with
+// the figures a stored result must have to be read as that type: the one
+// place a stored result's figures are read back into their type.
+var typedFigures = map[string]struct {
+	make  func() Figures
+	needs []string
+}{
+	"rto":        {func() Figures { return new(RTOFigures) }, []string{"rto_ms", "per_window"}},
+	"rpo":        {func() Figures { return new(RPOFigures) }, []string{"per_window", "outside_windows"}},
+	"perf":       {func() Figures { return new(PerfFigures) }, []string{"by_f"}},
+	BenchName:    {func() Figures { return new(BenchFigures) }, []string{"throughput"}},
+	CoverageName: {func() Figures { return new(CoverageFigures) }, []string{"per_kind"}},
 }
 
 // decodeFigures reads the stored figures of checker name (without
 // "valid") into the type that checker writes; a Map when it has none or
-// they are not of its shape: the typed value would write a figure the
-// stored ones lack (an error result, a results.json from before the
-// figure), so it would say a figure nobody measured (lost 0). Old runs
-// keep every figure they stored: when the typed value would not write
-// back the very bytes it was read from (a figure it does not know),
-// readers get the typed value and writers the stored figures
-// (storedFigures).
+// they lack a figure the type needs (an error result: reading it as the
+// type would say figures nobody measured, lost 0). Old runs keep every
+// figure they stored: when the typed value would not write back the very
+// bytes it was read from (a results.json from before a figure was added,
+// or with one the type does not know), readers get the typed value and
+// writers the stored figures (storedFigures).
 func decodeFigures(name string, raw []byte) (Figures, error) {
 	var m Map
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
-	base := name[strings.LastIndexByte(name, '/')+1:]
-	mk, ok := typedFigures[base]
+	t, ok := typedFigures[name[strings.LastIndexByte(name, '/')+1:]]
 	if !ok {
 		return m, nil
 	}
-	f := mk()
+	for _, k := range t.needs {
+		if m[k] == nil {
+			return m, nil
+		}
+	}
+	f := t.make()
 	if json.Unmarshal(raw, f) != nil {
 		return m, nil
 	}
 	want, err1 := canonicalJSON(json.RawMessage(raw))
 	got, err2 := canonicalJSON(f)
-	if err1 != nil || err2 != nil {
-		return m, nil
-	}
-	if bytes.Equal(want, got) {
+	if err1 == nil && err2 == nil && bytes.Equal(want, got) {
 		return f, nil
-	}
-	var written map[string]json.RawMessage
-	if json.Unmarshal(got, &written) != nil {
-		return m, nil
-	}
-	for k := range written {
-		if _, ok := m[k]; !ok {
-			return m, nil
-		}
 	}
 	return storedFigures{Figures: f, stored: m}, nil
 }

@@ -6,13 +6,12 @@ import (
 	"slices"
 )
 
-// A result's headline figures, typed and explained, for the readers of a
-// result (the report, the CLI, bench): they read these instead of digging
-// into Figures by name and guessing each value's Go type, which differs
-// between a result just computed (int, []map[string]any) and one read back
-// from results.json (float64, []any). Each is read from the result's own
-// figures, so results.json stays as it is and a stored result says the
-// same as a fresh one.
+// A result's headline counts (lost, stale reads, the WAIT split ...),
+// typed and explained, read alike from every checker that writes them, for
+// the readers of a result (the report, the CLI, bench). The checkers whose
+// figures are typed (figures.go) are read through their fields; the counts
+// are still read by their names from the Values of checkers whose figures
+// are a Map, the last such reading until every checker's figures are typed.
 
 // Figure is one headline count of a result: its name in results.json, its
 // value and what it means (DescribeFigure).
