@@ -68,7 +68,7 @@ func TestSetAddKeptOnlyInASetAsideCopyIsSetAsideNotLost(t *testing.T) {
 	if r.Valid != Invalid {
 		t.Fatalf("set: %v %v: an add missing from its key is an anomaly, set aside or not", r.Valid, r.Figures)
 	}
-	f := r.Figures
+	f := r.Values()
 	if f["lost"] != 1 || f["set_aside"] != 1 || f["set_aside_unacked"] != 0 {
 		t.Fatalf("lost %v, set_aside %v: want 1 (9) and 1 (8)", f["lost"], f["set_aside"])
 	}

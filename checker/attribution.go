@@ -379,7 +379,7 @@ func suspects(s Summary) []suspect {
 		if r.Valid != Invalid {
 			continue
 		}
-		f := r.Figures
+		f := r.Values()
 		examples(name, "lost-write", f["lost_elements"], "element")
 		examples(name, "set-aside", f["set_aside_elements"], "element")
 		examples(name, "stale-read", f["stale_read_samples"], "")

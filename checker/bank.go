@@ -161,7 +161,7 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 		"reads_missing_accts": missing,
 	}
 	an.into(fig)
-	res := Result{Valid: Valid, Figures: fig}
+	res := Result{Valid: Valid, Figures: Map(fig)}
 	switch {
 	case wrong > 0 || an.total() > 0:
 		res.Valid = Invalid
@@ -258,7 +258,7 @@ func (c crossSlot) Check(ctx context.Context, in *History) Result {
 		"other_outcome":          other,
 		"crossslot_on_other_ops": elsewhere,
 	}
-	res := Result{Valid: Valid, Figures: fig}
+	res := Result{Valid: Valid, Figures: Map(fig)}
 	switch {
 	case executed > 0:
 		res.Valid = Invalid

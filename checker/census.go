@@ -210,9 +210,9 @@ func (c censusCheck) Check(_ context.Context, in *History) Result {
 		fig["examples"] = examples
 		fig["why"] = first
 		fig["first"] = first
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // censusSlotProblems is what the census shows wrong with each of slots,
@@ -366,7 +366,7 @@ func censusContradicts(rec endRecord, cps []EndProblem) []EndProblem {
 // census when the census, expected (why), is gone: unknown, saying what
 // went unjudged.
 func censusMissing(why, unjudged string) Result {
-	return Result{Valid: Unknown, Figures: map[string]any{
+	return Result{Valid: Unknown, Figures: Map{
 		"census": "missing",
 		"why":    fmt.Sprintf("the key census is missing (no census entry in the history, no census.json) although the run's recorder takes one at the end of every run (%s): %s", why, unjudged),
 	}}

@@ -61,16 +61,16 @@ func TestEndPhaseAndHandoffCrossExamineTheCensus(t *testing.T) {
 	stranded := map[string]map[string]history.CensusKey{"n1": {"{s}a": one}, "n2": {"{s}b": one, "{s}c": one}}
 	ops := withCensus(clean, slotCensus(sl, "n2", stranded))
 	r := EndPhase().Check(ctx, NewHistory(ops))
-	if r.Valid != Invalid || !strings.Contains(r.Figures["first"].(string), "census") || !strings.Contains(r.Figures["first"].(string), "n1") {
+	if r.Valid != Invalid || !strings.Contains(r.Values()["first"].(string), "census") || !strings.Contains(r.Values()["first"].(string), "n1") {
 		t.Fatalf("a moved slot's key on its old owner, heal record clean: %v %v, want invalid naming the census and n1", r.Valid, r.Figures)
 	}
-	if r := Handoff().Check(ctx, NewHistory(ops)); r.Valid != Invalid || r.Figures["misplaced"] != 1 {
+	if r := Handoff().Check(ctx, NewHistory(ops)); r.Valid != Invalid || r.Values()["misplaced"] != 1 {
 		t.Fatalf("handoff with the key on the old owner by the census: %v %v, want invalid", r.Valid, r.Figures)
 	}
 	// Two primaries claim the slot at the end.
 	ops = withCensus(clean, slotCensus(sl, "n2", right, "n1"))
 	r = EndPhase().Check(ctx, NewHistory(ops))
-	if r.Valid != Invalid || !strings.Contains(r.Figures["first"].(string), "claim") {
+	if r.Valid != Invalid || !strings.Contains(r.Values()["first"].(string), "claim") {
 		t.Fatalf("two primaries claiming the moved slot, heal record clean: %v %v, want invalid", r.Valid, r.Figures)
 	}
 	if r := Handoff().Check(ctx, NewHistory(ops)); r.Valid != Invalid {

@@ -3,9 +3,10 @@
 // as a History value that also carries what the checkers derive from it
 // alike, and returns a Result; Run composes several, in parallel, turning a
 // panic into an honest "unknown". The package owns the verdicts (Validity),
-// their exit codes and their JSON, the explanations of the figures the
-// checkers write (describe.go) and the typed headline figures their readers
-// read (headline.go). Each checker takes its own options: a Scope (name,
+// their exit codes and their JSON, the checkers' figures as typed values
+// and the one place stored figures are read back into them (figures.go),
+// the explanations of the figures (describe.go) and the headline counts
+// read alike from every checker (headline.go). Each checker takes its own options: a Scope (name,
 // key prefix, examples), beside its own knobs where it has any. The
 // history format itself is specified in history/.
 package checker
@@ -115,13 +116,16 @@ func Merge(vs ...Validity) Validity {
 	return out
 }
 
-// Result is one checker's verdict plus its figures. Figures are flattened
-// into the checker's object in results.json next to "valid", so use the
-// names DESIGN.md gives (lost, unexpected, recovered, stale_reads,
-// anomalous_keys, wait_satisfied, wait_unsatisfied, no_wait) where they apply.
+// Result is one checker's verdict plus its figures. Figures are written
+// into the checker's object in results.json next to "valid" (figures.go),
+// so use the names DESIGN.md gives (lost, unexpected, recovered,
+// stale_reads, anomalous_keys, wait_satisfied, wait_unsatisfied, no_wait)
+// where they apply.
 type Result struct {
-	Valid   Validity
-	Figures map[string]any
+	Valid Validity
+	// Figures are the checker's figures, a typed value of its own (or a
+	// Map for a checker not typed yet); nil for none.
+	Figures Figures
 	// Files are extra artefacts to store in the run directory, by relative
 	// name (e.g. "linearizable/key-17.html").
 	Files map[string][]byte `json:"-"`
@@ -140,20 +144,32 @@ func NotApplicable(why string) Result { return Result{Valid: Valid, NotApplicabl
 // Why is the result's "why" figure: in words, what made a verdict that is
 // not valid ("" when there is none).
 func (r Result) Why() string {
-	why, _ := r.Figures["why"].(string)
-	return why
+	if r.Figures == nil {
+		return ""
+	}
+	return r.Figures.Why()
 }
 
 func (r Result) MarshalJSON() ([]byte, error) {
-	m := make(map[string]any, len(r.Figures)+1)
-	for k, v := range r.Figures {
-		m[k] = v
+	m, err := figureObject(r.Figures)
+	if err != nil {
+		return nil, err
 	}
-	m["valid"] = r.Valid
+	valid, err := json.Marshal(r.Valid)
+	if err != nil {
+		return nil, err
+	}
+	m["valid"] = valid
 	return json.Marshal(m)
 }
 
-func (r *Result) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON reads a result whose checker is not known: its figures
+// as a Map. Summary reads each by its checker's name, typed.
+func (r *Result) UnmarshalJSON(b []byte) error { return r.decode("", b) }
+
+// decode reads the result of checker name: its verdict and its figures,
+// typed where the checker's are (decodeFigures).
+func (r *Result) decode(name string, b []byte) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
@@ -164,15 +180,12 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 		}
 		delete(m, "valid")
 	}
-	r.Figures = make(map[string]any, len(m))
-	for k, raw := range m {
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return err
-		}
-		r.Figures[k] = v
+	rest, err := json.Marshal(m)
+	if err != nil {
+		return err
 	}
-	return nil
+	r.Figures, err = decodeFigures(name, rest)
+	return err
 }
 
 // Checker checks a whole history. Its input is explicit: in carries the
@@ -201,6 +214,32 @@ type Summary struct {
 	Census *CensusSummary `json:"census,omitempty"`
 }
 
+// UnmarshalJSON reads results.json: the one place stored figures are read
+// back, each checker's into its type by the checker's name.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	type plain Summary
+	var raw struct {
+		plain
+		Checkers map[string]json.RawMessage `json:"checkers"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*s = Summary(raw.plain)
+	s.Checkers = nil
+	if raw.Checkers != nil {
+		s.Checkers = make(map[string]Result, len(raw.Checkers))
+	}
+	for name, rb := range raw.Checkers {
+		var r Result
+		if err := r.decode(name, rb); err != nil {
+			return fmt.Errorf("checker %s: %w", name, err)
+		}
+		s.Checkers[name] = r
+	}
+	return nil
+}
+
 // Run runs the checkers in parallel (as many at a time as CPUs) and merges
 // their verdicts. They all read one History of ops, so what they derive
 // from it alike (the pairing, the calls of each key prefix, the fault
@@ -223,7 +262,7 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 			defer func() { <-sem }()
 			defer func() {
 				if p := recover(); p != nil {
-					results[i] = Result{Valid: Unknown, Figures: map[string]any{
+					results[i] = Result{Valid: Unknown, Figures: Map{
 						"error": fmt.Sprintf("checker panicked: %v\n%s", p, debug.Stack()),
 					}}
 				}
@@ -240,7 +279,7 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 		// No checker looked at the history: nothing was judged, so the run
 		// cannot be valid (a config naming no workload, say).
 		s.Valid = Unknown
-		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: map[string]any{
+		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: Map{
 			"error": "no checker ran: the run names no workload whose checkers could judge its history",
 		}}
 		return s
@@ -260,7 +299,7 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 	if len(names) == 0 {
 		// Every checker found nothing to judge: nothing was judged.
 		s.Valid = Unknown
-		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: map[string]any{
+		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: Map{
 			"error": "no checker had anything to judge in this history (see not_applicable)",
 		}}
 		return s

@@ -224,6 +224,17 @@ type waitSplit [3]int64
 
 func (s *waitSplit) add(c WaitClass, n int64) { s[c] += n }
 
+// WaitSplit is lost writes split by what their WAIT said.
+type WaitSplit struct {
+	WaitSatisfied   int64 `json:"wait_satisfied"`
+	WaitUnsatisfied int64 `json:"wait_unsatisfied"`
+	NoWait          int64 `json:"no_wait"`
+}
+
+func (s waitSplit) figures() WaitSplit {
+	return WaitSplit{WaitSatisfied: s[WaitSatisfied], WaitUnsatisfied: s[WaitUnsatisfied], NoWait: s[NoWait]}
+}
+
 func (s waitSplit) into(fig map[string]any) {
 	fig["wait_satisfied"] = s[WaitSatisfied]
 	fig["wait_unsatisfied"] = s[WaitUnsatisfied]
@@ -394,9 +405,9 @@ func finalReadsStart(ops []history.Op) int64 {
 }
 
 // quantiles of a sample, in milliseconds, exact (nearest rank).
-func quantilesMs(ns []int64) map[string]any {
+func quantilesMs(ns []int64) Quantiles {
 	if len(ns) == 0 {
-		return map[string]any{"count": 0}
+		return Quantiles{}
 	}
 	s := slices.Clone(ns)
 	slices.Sort(s)
@@ -405,14 +416,11 @@ func quantilesMs(ns []int64) map[string]any {
 		i = max(0, min(i, len(s)-1))
 		return ms(s[i])
 	}
-	return map[string]any{
-		"count": len(s),
-		"p50":   q(0.50),
-		"p95":   q(0.95),
-		"p99":   q(0.99),
-		"max":   ms(s[len(s)-1]),
-	}
+	return Quantiles{Count: int64(len(s)), P50: ptr(q(0.50)), P95: ptr(q(0.95)), P99: ptr(q(0.99)), Max: ptr(ms(s[len(s)-1]))}
 }
+
+// ptr is a figure that may be absent, present.
+func ptr[T any](v T) *T { return &v }
 
 // ms converts nanoseconds to milliseconds with microsecond precision.
 func ms(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
@@ -422,7 +430,7 @@ func sec(ns int64) float64 { return math.Round(float64(ns)/1e6) / 1e3 }
 
 func invalidHistory(err error) Result {
 	msg := "history cannot be paired: " + err.Error()
-	return Result{Valid: Unknown, Figures: map[string]any{"error": msg, "why": msg}}
+	return Result{Valid: Unknown, Figures: Map{"error": msg, "why": msg}}
 }
 
 // capList truncates a list to n entries.
@@ -495,7 +503,7 @@ func invalidOne(fig map[string]any, class string, count int, examples []map[stri
 	if len(unjudged) > 0 {
 		fig["unjudged"] = unjudged
 	}
-	return Result{Valid: Invalid, Figures: fig}
+	return Result{Valid: Invalid, Figures: Map(fig)}
 }
 
 // describe says in words what the anomalies are: the first few of each
@@ -555,9 +563,13 @@ func malformedUnknown(res *Result, n int) {
 	if n == 0 || res.Valid != Valid {
 		return
 	}
+	fig, ok := res.Figures.(Map)
+	if !ok {
+		panic("malformedUnknown: figures of a typed checker")
+	}
 	res.Valid = Unknown
-	why(res.Figures, "%d ops have invocations that cannot be read (skipped_malformed): what they wrote is unknown", n)
-	res.Figures["error"] = res.Figures["why"]
+	why(fig, "%d ops have invocations that cannot be read (skipped_malformed): what they wrote is unknown", n)
+	fig["error"] = fig["why"]
 }
 
 // firstKeys names the first few keys of a list.

@@ -492,7 +492,7 @@ func (c counter) Check(ctx context.Context, in *History) Result {
 	if a.malformed > 0 {
 		fig["skipped_malformed"] = a.malformed
 	}
-	res := Result{Valid: Valid, Figures: fig}
+	res := Result{Valid: Valid, Figures: Map(fig)}
 	switch {
 	case a.nbad > 0 || lost > 0 || unexpected > 0 || a.an.total() > 0:
 		res.Valid = Invalid

@@ -21,7 +21,7 @@ func TestCounterNamesResentAdds(t *testing.T) {
 	if fig[int64](t, r, "unexpected") != 3 || fig[int](t, r, "resent_adds") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	if why, _ := r.Figures["why"].(string); !strings.Contains(why, "sent 1 increments again") || !strings.Contains(why, "ops #0)") {
+	if why, _ := r.Values()["why"].(string); !strings.Contains(why, "sent 1 increments again") || !strings.Contains(why, "ops #0)") {
 		t.Fatalf("why %q does not name the resent add", why)
 	}
 }

@@ -63,7 +63,7 @@ func TestCounterLost(t *testing.T) {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	if fig[int64](t, r, "wait_satisfied_max") != 5 {
-		t.Fatalf("wait_satisfied_max = %v", r.Figures["wait_satisfied_max"])
+		t.Fatalf("wait_satisfied_max = %v", r.Values()["wait_satisfied_max"])
 	}
 }
 

@@ -160,7 +160,7 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 			kc.notEffective = n
 		}
 	}
-	perWindow := []map[string]any{}
+	perWindow := []CoverageWindow{}
 	for wi, w := range windows {
 		v := &views[wi]
 		// The primaries the fault touched that held keys at its start,
@@ -216,21 +216,21 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 				workloads[wl] = true
 			}
 		}
-		m := map[string]any{
-			"window": wi, "fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End), "nodes": nonNil(w.Nodes),
-			"took_effect":         true,
-			"primaries_with_keys": held,
-			"acked_writes_during": during[0], "ok_reads_during": during[1],
-			"acked_writes_after": after[0], "ok_reads_after": after[1],
-			"evidence": evidence,
+		m := CoverageWindow{
+			Window: wi, Fault: w.Fault, StartS: sec(w.Start), EndS: sec(w.End), Nodes: nonNil(w.Nodes),
+			TookEffect:        true,
+			PrimariesWithKeys: held,
+			AckedWritesDuring: during[0], OKReadsDuring: during[1],
+			AckedWritesAfter: after[0], OKReadsAfter: after[1],
+			Evidence: evidence,
 		}
 		if !v.mapped {
-			m["note"] = "the touched nodes' addresses are not in the history (no \"nodes\" event): which keys they held is unknown"
+			m.Note = "the touched nodes' addresses are not in the history (no \"nodes\" event): which keys they held is unknown"
 		}
 		if r, detail := untouchedRatio(calls, windows, wi, v); detail != nil {
-			m["untouched_shards"] = detail
+			m.UntouchedShards = detail
 			if r >= 0 {
-				m["untouched_ok_ratio"] = r
+				m.UntouchedOKRatio = ptr(r)
 			}
 		}
 		if len(perWindow) < 200 {
@@ -253,39 +253,111 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 			}
 		}
 	}
-	kindFig := map[string]any{}
+	kindFig := map[string]KindCoverage{}
 	var none, lines, short []string
 	for _, k := range kinds {
 		kc := per[k]
 		short = append(short, fmt.Sprintf("%s:%d/%d", k, kc.evidence, kc.windows))
-		f := map[string]any{"windows": kc.windows, "windows_with_evidence": kc.evidence,
-			"not_effective": kc.notEffective, "acked_writes": kc.writes, "ok_reads": kc.reads,
-			"primaries": keysSorted(kc.primaries), "workloads": keysSorted(kc.workloads)}
+		f := KindCoverage{Windows: kc.windows, WindowsWithEvidence: kc.evidence,
+			NotEffective: kc.notEffective, AckedWrites: kc.writes, OKReads: kc.reads,
+			Primaries: keysSorted(kc.primaries), Workloads: keysSorted(kc.workloads)}
 		if kc.evidence == 0 {
 			none = append(none, k)
 		}
-		f["summary"] = kc.describe(k)
+		f.Summary = kc.describe(k)
 		lines = append(lines, kc.describe(k))
 		kindFig[k] = f
 	}
-	fig := map[string]any{
-		"measurement": true,
-		"requested":   kinds,
-		"per_kind":    kindFig,
-		"no_evidence": nonNil(none),
-		// evidence is the table's short form: kind:windows with evidence/windows.
-		"evidence":   strings.Join(short, " "),
-		"per_window": perWindow,
-		"summary":    strings.Join(lines, "; "),
-		"definition": "a window has evidence when its fault took effect, touched a primary holding keys of the run at its start, and those keys had acknowledged writes or successful reads during it or after it (until the next fault or the final reads); untouched_ok_ratio is the lowest ok rate of a shard the fault did not touch, during the window, over its rate in the span of the same length before it",
+	fig := &CoverageFigures{
+		Measurement: true,
+		Requested:   kinds,
+		PerKind:     kindFig,
+		NoEvidence:  nonNil(none),
+		Evidence:    strings.Join(short, " "),
+		PerWindow:   perWindow,
+		Summary:     strings.Join(lines, "; "),
+		Definition:  "a window has evidence when its fault took effect, touched a primary holding keys of the run at its start, and those keys had acknowledged writes or successful reads during it or after it (until the next fault or the final reads); untouched_ok_ratio is the lowest ok rate of a shard the fault did not touch, during the window, over its rate in the span of the same length before it",
 	}
 	res := Result{Valid: Valid, Figures: fig}
 	if c.o.Require && len(none) > 0 {
 		res.Valid = Unknown
-		why(fig, "--require-coverage: %s", strings.Join(noEvidenceWords(none), ", "))
-		fig["error"] = fig["why"]
+		fig.Reason = "--require-coverage: " + strings.Join(noEvidenceWords(none), ", ")
+		fig.Error = fig.Reason
 	}
 	return res
+}
+
+// CoverageFigures are the coverage checker's figures: what each requested
+// fault kind exercised, and each fault window's evidence.
+type CoverageFigures struct {
+	Measurement bool     `json:"measurement"`
+	Requested   []string `json:"requested"`
+	// PerKind is each requested kind's coverage, NoEvidence the kinds
+	// that produced none; Evidence is the table's short form
+	// (kind:windows with evidence/windows), Summary the same in words.
+	PerKind    map[string]KindCoverage `json:"per_kind"`
+	NoEvidence []string                `json:"no_evidence"`
+	Evidence   string                  `json:"evidence"`
+	Summary    string                  `json:"summary"`
+	PerWindow  []CoverageWindow        `json:"per_window"`
+	Definition string                  `json:"definition"`
+	// Reason and Error say why the verdict is unknown (--require-coverage
+	// and a kind without evidence).
+	Reason string `json:"why,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Why says why the verdict is unknown.
+func (f *CoverageFigures) Why() string { return f.Reason }
+
+// Measures: the coverage checker measures.
+func (f *CoverageFigures) Measures() bool { return true }
+
+// KindCoverage is what one requested fault kind exercised.
+type KindCoverage struct {
+	Kind string `json:"-"`
+	// Summary says it in words.
+	Summary             string   `json:"summary"`
+	Windows             int      `json:"windows"`
+	WindowsWithEvidence int      `json:"windows_with_evidence"`
+	NotEffective        int      `json:"not_effective"`
+	AckedWrites         int      `json:"acked_writes"`
+	OKReads             int      `json:"ok_reads"`
+	Primaries           []string `json:"primaries"`
+	Workloads           []string `json:"workloads"`
+}
+
+// CoverageWindow is one fault window's evidence: the primaries it touched
+// that held keys (by workload), and the traffic on those keys during and
+// after it.
+type CoverageWindow struct {
+	Window            int                       `json:"window"`
+	Fault             string                    `json:"fault"`
+	StartS            float64                   `json:"start_s"`
+	EndS              float64                   `json:"end_s"`
+	Nodes             []string                  `json:"nodes"`
+	TookEffect        bool                      `json:"took_effect"`
+	PrimariesWithKeys map[string]map[string]int `json:"primaries_with_keys"`
+	AckedWritesDuring int                       `json:"acked_writes_during"`
+	OKReadsDuring     int                       `json:"ok_reads_during"`
+	AckedWritesAfter  int                       `json:"acked_writes_after"`
+	OKReadsAfter      int                       `json:"ok_reads_after"`
+	Evidence          bool                      `json:"evidence"`
+	Note              string                    `json:"note,omitempty"`
+	// UntouchedShards compares the ok rate of each shard the fault did not
+	// touch, during it, to the span before; UntouchedOKRatio is the lowest.
+	UntouchedShards  map[string]UntouchedShard `json:"untouched_shards,omitempty"`
+	UntouchedOKRatio *float64                  `json:"untouched_ok_ratio,omitempty"`
+}
+
+// UntouchedShard is a shard a fault window did not touch: its ok ops
+// before and during the window, and their rates where known.
+type UntouchedShard struct {
+	OKBefore     int      `json:"ok_before"`
+	OKDuring     int      `json:"ok_during"`
+	OKPerSBefore *float64 `json:"ok_per_s_before,omitempty"`
+	OKPerSDuring *float64 `json:"ok_per_s_during,omitempty"`
+	Ratio        *float64 `json:"ratio,omitempty"`
 }
 
 func (kc *kindCoverage) describe(kind string) string {
@@ -318,7 +390,7 @@ func noEvidenceWords(kinds []string) []string {
 // and in the span of the same length just before it (cut at the end of
 // the previous window). It returns the lowest ratio (-1 when no shard had
 // ops before) and the per-shard detail (nil when there is no such shard).
-func untouchedRatio(calls []call, windows []Window, wi int, v *shardView) (float64, map[string]any) {
+func untouchedRatio(calls []call, windows []Window, wi int, v *shardView) (float64, map[string]UntouchedShard) {
 	w := windows[wi]
 	dur := w.End - w.Start
 	if dur <= 0 {
@@ -360,16 +432,16 @@ func untouchedRatio(calls []call, windows []Window, wi int, v *shardView) (float
 		}
 	}
 	worst := -1.0
-	detail := map[string]any{}
+	detail := map[string]UntouchedShard{}
 	for s, sc := range shards {
-		m := map[string]any{"ok_before": sc.before, "ok_during": sc.during}
+		m := UntouchedShard{OKBefore: sc.before, OKDuring: sc.during}
 		if before > 0 && sc.before > 0 {
 			rb := float64(sc.before) / float64(before)
 			rd := float64(sc.during) / float64(dur)
 			r := float64(int(rd/rb*1000+0.5)) / 1000
-			m["ok_per_s_before"] = float64(int(rb*1e9*10+0.5)) / 10
-			m["ok_per_s_during"] = float64(int(rd*1e9*10+0.5)) / 10
-			m["ratio"] = r
+			m.OKPerSBefore = ptr(float64(int(rb*1e9*10+0.5)) / 10)
+			m.OKPerSDuring = ptr(float64(int(rd*1e9*10+0.5)) / 10)
+			m.Ratio = ptr(r)
 			if worst < 0 || r < worst {
 				worst = r
 			}
@@ -390,18 +462,11 @@ func (s Summary) Caveats() []string {
 	if !ok {
 		return files
 	}
-	var kinds []string
-	switch v := r.Figures["no_evidence"].(type) {
-	case []string:
-		kinds = v
-	case []any:
-		for _, x := range v {
-			if k, ok := x.(string); ok {
-				kinds = append(kinds, k)
-			}
-		}
+	f, ok := FiguresAs[*CoverageFigures](r)
+	if !ok {
+		return files
 	}
-	return append(files, noEvidenceWords(kinds)...)
+	return append(files, noEvidenceWords(f.NoEvidence)...)
 }
 
 // VerdictWord is how a checker's verdict reads in a table: "measured" for
@@ -409,7 +474,7 @@ func (s Summary) Caveats() []string {
 // wrong, so that a figure such as lost=6 of rpo never reads as a pass.
 func VerdictWord(r Result) string {
 	if r.Valid == Valid {
-		if m, _ := r.Figures["measurement"].(bool); m {
+		if m, ok := r.Figures.(Measurer); ok && m.Measures() {
 			return "measured"
 		}
 	}

@@ -47,29 +47,30 @@ func TestCoverageNamesTheKindsWithoutEvidence(t *testing.T) {
 	opts := CoverageOptions{Requested: []string{"partition", "kill:primary", "pause"}, Workloads: map[string]string{"counter": "c:", "set": "s:"}}
 	r := check(t, Coverage(opts), ops)
 	wantValid(t, r, Valid)
-	if got := fig[[]string](t, r, "no_evidence"); !reflect.DeepEqual(got, []string{"partition", "pause"}) {
+	f := typed[*CoverageFigures](t, r)
+	if got := f.NoEvidence; !reflect.DeepEqual(got, []string{"partition", "pause"}) {
 		t.Fatalf("no_evidence %v, want partition and pause", got)
 	}
-	kinds := fig[map[string]any](t, r, "per_kind")
-	kill := kinds["kill"].(map[string]any)
-	if kill["windows_with_evidence"] != 1 || !reflect.DeepEqual(kill["primaries"], []string{"n1"}) || !reflect.DeepEqual(kill["workloads"], []string{"counter"}) {
-		t.Fatalf("kill coverage %v", kill)
+	kinds := f.PerKind
+	kill := kinds["kill"]
+	if kill.WindowsWithEvidence != 1 || !reflect.DeepEqual(kill.Primaries, []string{"n1"}) || !reflect.DeepEqual(kill.Workloads, []string{"counter"}) {
+		t.Fatalf("kill coverage %+v", kill)
 	}
 	// 20 acked writes on c:a after the kill (7000..9000), none during.
-	if kill["acked_writes"] != 20 {
-		t.Fatalf("kill acked writes %v, want 20", kill["acked_writes"])
+	if kill.AckedWrites != 20 {
+		t.Fatalf("kill acked writes %v, want 20", kill.AckedWrites)
 	}
-	part := kinds["partition"].(map[string]any)
-	if part["windows"] != 1 || part["windows_with_evidence"] != 0 || part["summary"] != "partition: 1 window, touched no primary holding keys that were served during or after it: no evidence" {
-		t.Fatalf("partition coverage %v", part)
+	part := kinds["partition"]
+	if part.Windows != 1 || part.WindowsWithEvidence != 0 || part.Summary != "partition: 1 window, touched no primary holding keys that were served during or after it: no evidence" {
+		t.Fatalf("partition coverage %+v", part)
 	}
-	if pause := kinds["pause"].(map[string]any); pause["not_effective"] != 1 {
-		t.Fatalf("pause coverage %v", pause)
+	if pause := kinds["pause"]; pause.NotEffective != 1 {
+		t.Fatalf("pause coverage %+v", pause)
 	}
 	// The untouched shard n2 kept its rate during the kill.
-	w := fig[[]map[string]any](t, r, "per_window")[1]
-	if w["fault"] != "kill" || w["untouched_ok_ratio"] != 1.0 {
-		t.Fatalf("kill window %v", w)
+	w := f.PerWindow[1]
+	if w.Fault != "kill" || val(w.UntouchedOKRatio) != 1.0 {
+		t.Fatalf("kill window %+v", w)
 	}
 	// The caveats beside the verdict, also from a stored results.json.
 	s := Run(context.Background(), ops, []Checker{Coverage(opts)}, nil)
@@ -89,15 +90,15 @@ func TestCoverageNamesTheKindsWithoutEvidence(t *testing.T) {
 	opts.Require = true
 	r = check(t, Coverage(opts), ops)
 	wantValid(t, r, Unknown)
-	if fig[string](t, r, "why") != "--require-coverage: partition: no evidence, pause: no evidence" {
-		t.Fatalf("why %q", r.Figures["why"])
+	if r.Why() != "--require-coverage: partition: no evidence, pause: no evidence" {
+		t.Fatalf("why %q", r.Why())
 	}
 	// Only the kill asked for: covered, valid even under Require.
 	opts.Requested = []string{"kill"}
 	r = check(t, Coverage(opts), ops)
 	wantValid(t, r, Valid)
-	if len(fig[[]string](t, r, "no_evidence")) != 0 {
-		t.Fatalf("no_evidence %v", r.Figures["no_evidence"])
+	if f := typed[*CoverageFigures](t, r); len(f.NoEvidence) != 0 {
+		t.Fatalf("no_evidence %v", f.NoEvidence)
 	}
 	// No fault asked for: nothing to cover.
 	if r := check(t, Coverage(CoverageOptions{Requested: []string{"none"}}), ops); r.NotApplicable == "" {
@@ -129,8 +130,8 @@ func TestCoverageCountsACompositionThatStruck(t *testing.T) {
 			Ext: detail(`{"mode":"classic-failover-src","error":"no reachable replica"}`)})
 	h.nemesis(6000, "final-reads")
 	r := check(t, Coverage(CoverageOptions{Requested: []string{"migrate:classic-failover-src"}, Workloads: map[string]string{"set": "s:"}}), h.done())
-	m := fig[map[string]any](t, r, "per_kind")["migrate"].(map[string]any)
-	if m["windows"] != 1 || m["windows_with_evidence"] != 1 || m["not_effective"] != 1 {
-		t.Fatalf("migrate coverage %v: want the struck start as 1 window with evidence, the failed one not effective", m)
+	m := typed[*CoverageFigures](t, r).PerKind["migrate"]
+	if m.Windows != 1 || m.WindowsWithEvidence != 1 || m.NotEffective != 1 {
+		t.Fatalf("migrate coverage %+v: want the struck start as 1 window with evidence, the failed one not effective", m)
 	}
 }

@@ -119,7 +119,7 @@ var electionWords = []string{"Failover auth granted", "Starting a failover elect
 func (c electionLog) Check(_ context.Context, _ *History) Result {
 	if len(c.o.Logs) == 0 {
 		if c.o.Expected != "" {
-			return Result{Valid: Unknown, Figures: map[string]any{"why": fmt.Sprintf("no server log although %s: no election was judged", c.o.Expected)}}
+			return Result{Valid: Unknown, Figures: Map{"why": fmt.Sprintf("no server log although %s: no election was judged", c.o.Expected)}}
 		}
 		return NotApplicable("no server logs (nodes/<node>/server.log): no election to judge")
 	}
@@ -289,17 +289,17 @@ func (c electionLog) Check(_ context.Context, _ *History) Result {
 		if len(unknown) > 0 {
 			fig["unjudged"] = unknown
 		}
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
 	if len(unknown) > 0 {
 		fig["unjudged"] = unknown
 		fig["why"] = "the servers' logs cannot all be believed: " + strings.Join(capList(unknown, 3), "; ")
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	if elections == 0 && grants == 0 {
 		return NotApplicable(fmt.Sprintf("no election and no vote in the %d servers' logs", len(nodes)))
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // short is a node ID's first 8 characters, as redis-cli prints them.

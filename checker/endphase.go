@@ -87,7 +87,7 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 	case !invoked:
 		return NotApplicable("no end phase: the run had no fault to heal")
 	case !ok:
-		return Result{Valid: Unknown, Figures: map[string]any{
+		return Result{Valid: Unknown, Figures: Map{
 			"why": "the end phase began but its completion carries no end_phase record (the run ended during the end phase, or a redline before this record)"}}
 	}
 	fig := map[string]any{"slots_checked": rec.SlotsChecked, "problems": len(rec.Problems), "index": rec.index}
@@ -106,18 +106,18 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 		fig["first"] = fmt.Sprintf("the census contradicts the end phase's record (op %d, healed %v, %d problems): %d problems with the slots redline moved or opened or that hold the run's keys that the record does not name; first: %s",
 			rec.index, rec.Healed, len(rec.Problems), len(contra), contra[0].What)
 		fig["why"] = fig["first"]
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
 	if len(rec.Problems) == 0 {
 		if !rec.Healed {
 			fig["why"] = fmt.Sprintf("the end phase (op %d) says it did not heal everything but names no problem: the record contradicts itself, and what was left unhealed is unknown", rec.index)
-			return Result{Valid: Unknown, Figures: fig}
+			return Result{Valid: Unknown, Figures: Map(fig)}
 		}
 		if in.censusOf() == nil && e.o.CensusExpected != "" {
 			// A clean record nothing cross-examined is no evidence.
 			return censusMissing(e.o.CensusExpected, fmt.Sprintf("the end phase's record (op %d) says healed, and nothing cross-examined it against where the keys are", rec.index))
 		}
-		return Result{Valid: Valid, Figures: fig}
+		return Result{Valid: Valid, Figures: Map(fig)}
 	}
 	v := Unknown
 	slotProblems := 0
@@ -141,5 +141,5 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 	} else {
 		fig["why"] = fmt.Sprintf("the end phase (op %d) could not heal everything: %s", rec.index, first)
 	}
-	return Result{Valid: v, Figures: fig}
+	return Result{Valid: v, Figures: Map(fig)}
 }

@@ -111,7 +111,7 @@ type slotClaim struct {
 func (c configEpoch) Check(_ context.Context, in *History) Result {
 	if len(c.o.Samples) == 0 {
 		if c.o.Expected != "" {
-			return Result{Valid: Unknown, Figures: map[string]any{"why": fmt.Sprintf("no topology sample although the runner samples the topology through every run (%s): no configEpoch was judged", c.o.Expected)}}
+			return Result{Valid: Unknown, Figures: Map{"why": fmt.Sprintf("no topology sample although the runner samples the topology through every run (%s): no configEpoch was judged", c.o.Expected)}}
 		}
 		return NotApplicable("no topology samples (topology.jsonl): no configEpoch to judge")
 	}
@@ -256,12 +256,12 @@ func (c configEpoch) Check(_ context.Context, in *History) Result {
 	if len(unknown) > 0 {
 		fig["unjudged"] = unknown
 		fig["why"] = "the topology samples cannot all be believed: " + strings.Join(unknown, "; ")
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	if changes == 0 {
 		return NotApplicable(fmt.Sprintf("no slot changed owner in the %d topology samples: no configEpoch to judge", len(c.o.Samples)))
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // slotRanges writes sorted slots as ranges: "0-5460, 6000".

@@ -32,7 +32,7 @@ func TestNoEvidenceIsUnknown(t *testing.T) {
 			if r.Valid != Unknown {
 				t.Errorf("%s on %s history: %v, want unknown (%v)", c.Name(), name, r.Valid, r.Figures)
 			}
-			if s, _ := r.Figures["why"].(string); s == "" {
+			if s, _ := r.Values()["why"].(string); s == "" {
 				t.Errorf("%s on %s history: no why figure", c.Name(), name)
 			}
 		}
@@ -296,9 +296,9 @@ func TestRPOCounterWaitClassCapped(t *testing.T) {
 	h.nemesis(40, "final-reads")
 	h.call(1, "read", "c", nil, 50, history.OK, -5, 60)
 	r := check(t, RPO(RPOOptions{Kind: "counter"}), h.done())
-	w := fig[[]map[string]any](t, r, "per_window")[0]
-	if w["lost"] != int64(1) || w["no_wait"] != int64(1) || w["wait_satisfied"] != int64(0) {
-		t.Fatalf("window %v", w)
+	w := typed[*RPOFigures](t, r).PerWindow[0]
+	if w.Lost != 1 || w.NoWait != 1 || w.WaitSatisfied != 0 {
+		t.Fatalf("window %+v", w)
 	}
 }
 

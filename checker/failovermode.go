@@ -243,13 +243,13 @@ func (d defaultFailover) Check(_ context.Context, in *History) Result {
 		if len(calls) == 0 {
 			return NotApplicable("no op on the workload's keys: no loss to judge")
 		}
-		return Result{Valid: Unknown, Figures: map[string]any{"why": fmt.Sprintf("%d default failovers, but no successful read among %d ops: whether they lost an acknowledged write cannot be said", defaults, len(calls))}}
+		return Result{Valid: Unknown, Figures: Map{"why": fmt.Sprintf("%d default failovers, but no successful read among %d ops: whether they lost an acknowledged write cannot be said", defaults, len(calls))}}
 	}
 	windows := in.windowsOf()
 	views := shardViews(sortedByStart(calls), windows, in.nodeAddrsOf())
 	items, err := d.losses(in, kind, calls)
 	if err != nil {
-		return Result{Valid: Unknown, Figures: map[string]any{"error": err.Error()}}
+		return Result{Valid: Unknown, Figures: Map{"error": err.Error()}}
 	}
 	// Each window's failover event, by its start.
 	evAt := map[int64]int{}
@@ -338,9 +338,9 @@ func (d defaultFailover) Check(_ context.Context, in *History) Result {
 		fig["examples"] = examples
 		fig["why"] = first
 		fig["first"] = first
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // losses lists the losses of the workload's kind, each with the span it
@@ -442,10 +442,10 @@ func (failoverPromotion) Check(_ context.Context, in *History) Result {
 		fig["explained"] = explained
 	}
 	if len(unexplained) == 0 {
-		return Result{Valid: Valid, Figures: fig}
+		return Result{Valid: Valid, Figures: Map(fig)}
 	}
 	u := unexplained[0]
 	fig["why"] = fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen and nothing explains it: the first, on %v at %.3fs (op %d), ended with the replica still a replica although its primary listed it, no election or vote window of Redis's was open and no other fault overlapped it (a primary that keeps writing after announcing its paused offset, or a failed election: the coordinated failover's promise broken)",
 		len(unexplained), u.nodes, sec(u.start), u.index)
-	return Result{Valid: Unknown, Figures: fig}
+	return Result{Valid: Unknown, Figures: Map(fig)}
 }

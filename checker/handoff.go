@@ -243,7 +243,7 @@ func (h handoff) Check(ctx context.Context, in *History) Result {
 	}
 	if bad > 0 {
 		fig["first"] = first
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
 	measured, withKeys := 0, 0
 	for _, c := range per {
@@ -252,14 +252,14 @@ func (h handoff) Check(ctx context.Context, in *History) Result {
 	}
 	if len(recs) > 0 && measured == 0 {
 		fig["why"] = "no moved slot's key lists could be read on both primaries after its move"
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	if withKeys == 0 {
 		// Every slot that moved was empty of this workload's keys: the
 		// handoff of none of them says anything about its data.
 		return NotApplicable(fmt.Sprintf("%d moved slots read on both primaries, none holding a key of this workload", measured))
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // slotHoldsMine says a moved slot held a key of the workload: listed on

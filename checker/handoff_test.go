@@ -37,7 +37,7 @@ func TestHandoffClean(t *testing.T) {
 	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
 		"before": []string{"{s}a", "{s}b"}, "src": []string{}, "dst": []string{"{s}a", "{s}b", "{s}c"}}})
 	r := Handoff().Check(context.Background(), NewHistory(ops))
-	if r.Valid != Valid || r.Figures["anomalous_keys"] != 0 {
+	if r.Valid != Valid || r.Values()["anomalous_keys"] != 0 {
 		t.Fatalf("clean handoff: %v %v", r.Valid, r.Figures)
 	}
 	// A canceled task leaves every key on the source: also clean.
@@ -68,18 +68,18 @@ func TestHandoffBothAndNeither(t *testing.T) {
 	if r.Valid != Invalid {
 		t.Fatalf("verdict %v, want invalid: %v", r.Valid, r.Figures)
 	}
-	a := r.Figures["atomic"].(map[string]any)
-	if a["both"] != 1 || a["neither"] != 1 || r.Figures["anomalous_keys"] != 2 {
+	a := r.Values()["atomic"].(map[string]any)
+	if a["both"] != 1 || a["neither"] != 1 || r.Values()["anomalous_keys"] != 2 {
 		t.Fatalf("figures %v: want both 1 ({s}a), neither 1 ({s}b)", r.Figures)
 	}
-	if r.Figures["first"] == "" {
+	if r.Values()["first"] == "" {
 		t.Fatal("no first anomaly named")
 	}
 	// Classic placements are judged the same way, under their own method.
 	ops = handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "state": "moved",
 		"before": []string{"{s}a", "{s}b"}, "src": []string{"{s}b"}, "dst": []string{}}})
 	r = Handoff().Check(context.Background(), NewHistory(ops))
-	if c := r.Figures["classic"].(map[string]any); r.Valid != Invalid || c["neither"] != 1 || c["both"] != 0 {
+	if c := r.Values()["classic"].(map[string]any); r.Valid != Invalid || c["neither"] != 1 || c["both"] != 0 {
 		t.Fatalf("classic: %v %v", r.Valid, r.Figures)
 	}
 }
@@ -91,7 +91,7 @@ func TestHandoffUnmeasured(t *testing.T) {
 	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic",
 		"before": []string{"{s}a"}, "error": "n2: connection refused"}})
 	r := Handoff().Check(context.Background(), NewHistory(ops))
-	if r.Valid != Unknown || r.Figures["atomic"].(map[string]any)["unmeasured"] != 1 {
+	if r.Valid != Unknown || r.Values()["atomic"].(map[string]any)["unmeasured"] != 1 {
 		t.Fatalf("%v %v", r.Valid, r.Figures)
 	}
 	// A key deleted by a client is not gone.

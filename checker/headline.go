@@ -6,13 +6,12 @@ import (
 	"slices"
 )
 
-// A result's headline figures, typed and explained, for the readers of a
-// result (the report, the CLI, bench): they read these instead of digging
-// into Figures by name and guessing each value's Go type, which differs
-// between a result just computed (int, []map[string]any) and one read back
-// from results.json (float64, []any). Each is read from the result's own
-// figures, so results.json stays as it is and a stored result says the
-// same as a fresh one.
+// A result's headline counts (lost, stale reads, the WAIT split ...),
+// typed and explained, read alike from every checker that writes them, for
+// the readers of a result (the report, the CLI, bench). The checkers whose
+// figures are typed (figures.go) are read through their fields; the counts
+// are still read by their names from the Values of checkers whose figures
+// are a Map, the last such reading until every checker's figures are typed.
 
 // Figure is one headline count of a result: its name in results.json, its
 // value and what it means (DescribeFigure).
@@ -55,7 +54,7 @@ func (c Counts) List() []Figure {
 func (r Result) Counts() Counts {
 	count := func(name string) *Figure {
 		var raw json.RawMessage
-		if !decodeFigure(r.Figures, name, &raw) {
+		if !decodeFigure(r.Values(), name, &raw) {
 			return nil
 		}
 		var v float64
@@ -74,111 +73,59 @@ func (r Result) Counts() Counts {
 		WaitSatisfied: count("wait_satisfied"), WaitUnsatisfied: count("wait_unsatisfied"), NoWait: count("no_wait")}
 }
 
-// RPOFigures are an RPO checker's figures (rpo.go).
-type RPOFigures struct {
-	// Kind is the analysis: "set", "list-append" or "counter".
-	Kind string `json:"kind"`
-	// Lost is every lost acknowledged write, windows and outside.
-	Lost float64 `json:"lost"`
-	// Windows are the fault windows, each with its losses.
-	Windows []RPOWindow `json:"per_window"`
-	// Outside are the losses acknowledged outside every window.
-	Outside RPOWindow `json:"outside_windows"`
-	// RPOMs is the exact RPO (unique writes: sets, list appends), nil for
-	// a counter.
-	RPOMs *float64 `json:"rpo_ms"`
-	// BoundMs is a counter's RPO bound: counters tell amounts, not which
-	// writes; nil for an exact RPO.
-	BoundMs *float64 `json:"rpo_bound_ms"`
-}
-
-// RPOWindow is one fault window's losses (or those outside every window:
-// Fault and Nodes empty).
-type RPOWindow struct {
-	Fault  string   `json:"fault"`
-	Nodes  []string `json:"nodes"`
-	StartS float64  `json:"start_s"`
-	EndS   float64  `json:"end_s"`
-	Lost   float64  `json:"lost"`
-	// AckedFromS and AckedToS span the acknowledgements of the window's
-	// lost writes (nil: none known one by one, as for a counter).
-	AckedFromS *float64 `json:"acked_from_s"`
-	AckedToS   *float64 `json:"acked_to_s"`
-}
-
-// RPO is the result's RPO figures; ok is false for a result of another
-// checker.
-func (r Result) RPO() (f RPOFigures, ok bool) {
-	if _, has := r.Figures["per_window"]; !has {
-		return f, false
-	}
-	if _, has := r.Figures["outside_windows"]; !has {
-		return f, false
-	}
-	part := map[string]any{}
-	for _, k := range []string{"kind", "lost", "per_window", "outside_windows", "rpo_ms", "rpo_bound_ms"} {
-		if v, has := r.Figures[k]; has {
-			part[k] = v
-		}
-	}
-	return f, decodeFigures(part, &f)
-}
-
-// Quantiles are a latency summary in milliseconds; nil quantiles when
-// Count is 0.
+// Quantiles are a latency or duration summary in milliseconds; nil
+// quantiles (not written) when Count is 0.
 type Quantiles struct {
 	Count int64    `json:"count"`
-	P50   *float64 `json:"p50"`
-	P95   *float64 `json:"p95"`
-	P99   *float64 `json:"p99"`
-	Max   *float64 `json:"max"`
+	P50   *float64 `json:"p50,omitempty"`
+	P95   *float64 `json:"p95,omitempty"`
+	P99   *float64 `json:"p99,omitempty"`
+	Max   *float64 `json:"max,omitempty"`
 }
 
 // OpFigures are the perf checker's totals of one operation (by_f).
 type OpFigures struct {
-	F      string   `json:"-"`
-	OK     int64    `json:"ok"`
-	Fail   int64    `json:"fail"`
-	Info   int64    `json:"info"`
-	OKPerS *float64 `json:"ok_per_s"` // nil when no op of F completed
-	// Latency is of the ok ops.
-	Latency Quantiles `json:"latency_ms"`
+	F    string `json:"-"`
+	OK   int64  `json:"ok"`
+	Fail int64  `json:"fail"`
+	Info int64  `json:"info"`
+	// Open counts the ops of F the history left without a completion.
+	Open int `json:"open"`
+	// Redirects, OKPerS and Latency (of the ok ops) are nil for an
+	// operation none of whose ops completed.
+	Redirects *int       `json:"redirects,omitempty"`
+	OKPerS    *float64   `json:"ok_per_s,omitempty"`
+	Latency   *Quantiles `json:"latency_ms,omitempty"`
 }
 
-// Ops is the perf checker's totals per operation, by name; nil for a
-// result of another checker.
+// Ops is the perf checker's totals per operation, sorted by name; nil for
+// a result of another checker.
 func (r Result) Ops() []OpFigures {
-	return byName(r.Figures, "by_f", func(o *OpFigures, f string) { o.F = f })
-}
-
-// KindCoverage is what one requested fault kind exercised (coverage.go).
-type KindCoverage struct {
-	Kind string `json:"-"`
-	// Summary says it in words.
-	Summary             string  `json:"summary"`
-	Windows             float64 `json:"windows"`
-	WindowsWithEvidence float64 `json:"windows_with_evidence"`
-}
-
-// Coverage is the coverage checker's figures per requested fault kind, by
-// kind; nil for a result of another checker.
-func (r Result) Coverage() []KindCoverage {
-	return byName(r.Figures, "per_kind", func(c *KindCoverage, k string) { c.Kind = k })
-}
-
-// byName reads the figure name, a map by name, as a list sorted by name,
-// each entry given its name by named; nil when the result has no such
-// figure.
-func byName[T any](fig map[string]any, name string, named func(*T, string)) []T {
-	var m map[string]T
-	if !decodeFigure(fig, name, &m) {
+	f, ok := FiguresAs[*PerfFigures](r)
+	if !ok {
 		return nil
 	}
-	out := make([]T, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v := m[k]
-		named(&v, k)
-		out = append(out, v)
+	out := make([]OpFigures, 0, len(f.ByF))
+	for _, name := range slices.Sorted(maps.Keys(f.ByF)) {
+		o := f.ByF[name]
+		o.F = name
+		out = append(out, o)
+	}
+	return out
+}
+
+// Coverage is the coverage checker's figures per requested fault kind,
+// sorted by kind; nil for a result of another checker.
+func (r Result) Coverage() []KindCoverage {
+	f, ok := FiguresAs[*CoverageFigures](r)
+	if !ok {
+		return nil
+	}
+	out := make([]KindCoverage, 0, len(f.PerKind))
+	for _, k := range slices.Sorted(maps.Keys(f.PerKind)) {
+		c := f.PerKind[k]
+		c.Kind = k
+		out = append(out, c)
 	}
 	return out
 }
@@ -195,8 +142,8 @@ func decodeFigure(fig map[string]any, name string, v any) bool {
 	return err == nil && json.Unmarshal(b, v) == nil
 }
 
-// decodeFigures reads figures into the fields of v that name them.
-func decodeFigures(fig map[string]any, v any) bool {
+// decodeInto reads figures into the fields of v that name them.
+func decodeInto(fig map[string]any, v any) bool {
 	b, err := json.Marshal(fig)
 	return err == nil && json.Unmarshal(b, v) == nil
 }

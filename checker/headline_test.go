@@ -8,19 +8,20 @@ import (
 	"github.com/redline-dev/redline/history"
 )
 
-// stored is r as a reader of results.json gets it back: numbers float64,
-// lists []any.
-func stored(t *testing.T, r Result) Result {
+// stored is r, the result of checker name, as a reader of results.json
+// gets it back: typed figures read back by the checker's name, the others
+// a Map (numbers float64, lists []any).
+func stored(t *testing.T, name string, r Result) Result {
 	t.Helper()
-	b, err := json.Marshal(r)
+	b, err := json.Marshal(Summary{Checkers: map[string]Result{name: r}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Result
+	var back Summary
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	return back
+	return back.Checkers[name]
 }
 
 // TestHeadlineFreshAndStored: a result's typed figures read the same from
@@ -41,12 +42,12 @@ func TestHeadlineFreshAndStored(t *testing.T) {
 	perf := check(t, Perf(), ops)
 	cov := check(t, Coverage(CoverageOptions{Requested: []string{"partition"}}), ops)
 	for name, r := range map[string]Result{"set": set, "rpo": rpo, "perf": perf, "coverage": cov} {
-		back := stored(t, r)
+		back := stored(t, name, r)
 		if !reflect.DeepEqual(r.Counts(), back.Counts()) {
 			t.Errorf("%s: counts %+v, stored %+v", name, r.Counts(), back.Counts())
 		}
-		f1, ok1 := r.RPO()
-		f2, ok2 := back.RPO()
+		f1, ok1 := FiguresAs[*RPOFigures](r)
+		f2, ok2 := FiguresAs[*RPOFigures](back)
 		if ok1 != ok2 || !reflect.DeepEqual(f1, f2) {
 			t.Errorf("%s: rpo %+v %v, stored %+v %v", name, f1, ok1, f2, ok2)
 		}
@@ -69,12 +70,12 @@ func TestHeadlineFreshAndStored(t *testing.T) {
 	if c := perf.Counts(); c.Lost != nil || c.Lost.N() != 0 || len(c.List()) != 0 {
 		t.Fatalf("perf counts %+v", c.List())
 	}
-	f, ok := rpo.RPO()
-	if !ok || f.Kind != "set" || f.Lost != 1 || len(f.Windows) != 1 || f.Windows[0].Lost != 1 || f.Windows[0].Fault != "partition" ||
-		f.RPOMs == nil || *f.RPOMs != 50 || f.BoundMs != nil || f.Windows[0].AckedFromS == nil {
+	f, ok := FiguresAs[*RPOFigures](rpo)
+	if !ok || f.Kind != "set" || f.Lost != 1 || len(f.PerWindow) != 1 || f.PerWindow[0].Lost != 1 || f.PerWindow[0].Fault != "partition" ||
+		f.RPOMs == nil || *f.RPOMs != 50 || f.BoundMs != nil || f.PerWindow[0].AckedFromS == nil {
 		t.Fatalf("rpo %+v (figures %v)", f, rpo.Figures)
 	}
-	if _, ok := set.RPO(); ok {
+	if _, ok := FiguresAs[*RPOFigures](set); ok {
 		t.Fatal("the set checker's result has no RPO figures")
 	}
 	opsOf := perf.Ops()

@@ -72,7 +72,7 @@ func wantValid(t *testing.T, r Result, want Validity) {
 
 func fig[T any](t *testing.T, r Result, name string) T {
 	t.Helper()
-	v, ok := r.Figures[name]
+	v, ok := r.Values()[name]
 	if !ok {
 		t.Fatalf("figure %q missing in %v", name, r.Figures)
 	}
@@ -81,4 +81,22 @@ func fig[T any](t *testing.T, r Result, name string) T {
 		t.Fatalf("figure %q is %T (%v), want %T", name, v, v, x)
 	}
 	return x
+}
+
+// typed is r's figures as the type T its checker writes.
+func typed[T Figures](t *testing.T, r Result) T {
+	t.Helper()
+	f, ok := FiguresAs[T](r)
+	if !ok {
+		t.Fatalf("figures are %T, not %T: %v", r.Figures, f, r.Figures)
+	}
+	return f
+}
+
+// val is an optional figure's value, -1 when absent.
+func val[T int | float64 | bool](p *T) any {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

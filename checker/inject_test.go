@@ -98,7 +98,7 @@ func TestRunSummaryJSON(t *testing.T) {
 		t.Fatalf("set: %v", set)
 	}
 	for _, name := range []string{"lost", "unexpected", "recovered", "stale_reads", "wait_satisfied", "wait_unsatisfied", "no_wait"} {
-		if _, ok := set.Figures[name]; !ok {
+		if _, ok := set.Values()[name]; !ok {
 			t.Errorf("set lacks figure %q", name)
 		}
 	}

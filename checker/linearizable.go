@@ -585,7 +585,7 @@ func (l linearizable) result(p *regPartial) Result {
 		fig["stale_read_samples"] = staleEx
 	}
 	an.into(fig)
-	res := Result{Valid: Valid, Figures: fig}
+	res := Result{Valid: Valid, Figures: Map(fig)}
 	switch anomalous, unknown, stale := p.anomalous, p.unknown, p.stale; {
 	// A stale read is certain (see staleReads): it makes the run invalid
 	// whatever the search says, even when the search timed out.

@@ -17,7 +17,7 @@ func TestLinearizableGenerated(t *testing.T) {
 	r := check(t, Linearizable(), ops)
 	wantValid(t, r, Valid)
 	if fig[int](t, r, "keys") != 50 {
-		t.Fatalf("keys = %v", r.Figures["keys"])
+		t.Fatalf("keys = %v", r.Values()["keys"])
 	}
 	// Break one read of key r17: a value nobody writes.
 	for i := len(ops) - 1; i >= 0; i-- {
@@ -45,9 +45,9 @@ func BenchmarkLinearizable1M(b *testing.B) {
 		b.ReportMetric(time.Since(start).Seconds(), "s/check")
 		b.ReportMetric((cpuTime() - cpu).Seconds(), "cpu-s/check")
 		if r.Valid == Invalid {
-			b.Fatalf("valid history judged invalid: %v", r.Figures["anomalous_keys"])
+			b.Fatalf("valid history judged invalid: %v", r.Values()["anomalous_keys"])
 		}
-		b.ReportMetric(float64(len(r.Figures["unknown_keys"].([]string))), "unknown_keys")
+		b.ReportMetric(float64(len(r.Values()["unknown_keys"].([]string))), "unknown_keys")
 	}
 }
 

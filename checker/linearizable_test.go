@@ -60,7 +60,7 @@ func TestLinearizableIndeterminate(t *testing.T) {
 	r := check(t, Linearizable(), h.done())
 	wantValid(t, r, Valid)
 	if fig[int](t, r, "indeterminate") != 3 {
-		t.Fatalf("indeterminate = %v", r.Figures["indeterminate"])
+		t.Fatalf("indeterminate = %v", r.Values()["indeterminate"])
 	}
 }
 
@@ -166,7 +166,7 @@ func TestLinearizableKeyPrefix(t *testing.T) {
 	r := check(t, Linearizable(LinearizableOptions{Scope: Scope{KeyPrefix: "reg:"}}), h.done())
 	wantValid(t, r, Valid)
 	if fig[int](t, r, "keys") != 1 {
-		t.Fatalf("keys = %v", r.Figures["keys"])
+		t.Fatalf("keys = %v", r.Values()["keys"])
 	}
 }
 

@@ -496,7 +496,7 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 	if len(neverRead) > 0 {
 		fig["never_read_keys"] = capList(neverRead, l.o.MaxExamples)
 	}
-	res := Result{Valid: Valid, Figures: fig}
+	res := Result{Valid: Valid, Figures: Map(fig)}
 	switch {
 	case len(classes) > 0:
 		res.Valid = Invalid

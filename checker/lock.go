@@ -453,13 +453,13 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 			fig["malformed"] = malformed
 		}
 		fig["why"] = w
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
 	if len(malformed) > 0 {
 		fig["malformed"] = malformed
 		w := fmt.Sprintf("%d lock ops cannot be judged (first: %s): what they held is unknown", toInt(fig["skipped_malformed"]), malformed[0])
 		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	if counts["acquires_ok"] == 0 {
 		w := "no acquire was acknowledged: no hold to judge"
@@ -467,14 +467,14 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 			w = "no acquire was sent: no hold to judge"
 		}
 		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	fig["why"] = fmt.Sprintf("%d certain holds of %d locks, none overlapping; fences rose; no release deleted another's lock", holds, len(keys))
 	if lost > 0 {
 		fig["why"] = fmt.Sprintf("%s; %d locks were gone before their ttl while held (%d after a fault on the node that granted them; reported, not judged: no second holder was seen)",
 			fig["why"], lost, lostAfterFault)
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // faultOver names the first fault window overlapping [from, to], "" when

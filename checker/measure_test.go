@@ -78,31 +78,32 @@ func TestPerf(t *testing.T) {
 	h.nemesis(2200, "stop-kill", "n1")
 	r := check(t, Perf(), h.done())
 	wantValid(t, r, Valid)
-	if fig[float64](t, r, "bucket_s") != 1 {
-		t.Fatalf("bucket %v", r.Figures["bucket_s"])
+	f := typed[*PerfFigures](t, r)
+	if f.BucketS != 1 {
+		t.Fatalf("bucket %v", f.BucketS)
 	}
-	reads := fig[map[string]any](t, r, "series")["read"].(map[string]any)
-	ok := reads["ok"].([]int)
+	reads := f.Series["read"]
+	ok := reads.OK
 	if len(ok) != 3 || ok[0] != 3 || ok[1] != 0 {
 		t.Fatalf("read ok series %v", ok)
 	}
-	p50 := reads["p50_ms"].([]any)
-	if v := p50[0].(float64); v < 19.9 || v > 20.1 || p50[1] != nil {
+	p50 := reads.P50Ms
+	if v := val(p50[0]).(float64); v < 19.9 || v > 20.1 || p50[1] != nil {
 		t.Fatalf("p50 series %v", p50)
 	}
-	writes := fig[map[string]any](t, r, "series")["write"].(map[string]any)
-	if writes["fail"].([]int)[1] != 1 || writes["info"].([]int)[2] != 1 {
-		t.Fatalf("write series %v", writes)
+	writes := f.Series["write"]
+	if writes.Fail[1] != 1 || writes.Info[2] != 1 {
+		t.Fatalf("write series %+v", writes)
 	}
-	tot := fig[map[string]any](t, r, "by_f")["read"].(map[string]any)
-	if tot["ok"] != 3 || tot["open"] != 1 {
-		t.Fatalf("read totals %v", tot)
+	tot := f.ByF["read"]
+	if tot.OK != 3 || tot.Open != 1 {
+		t.Fatalf("read totals %+v", tot)
 	}
-	if lat := tot["latency_ms"].(map[string]any); lat["max"].(float64) < 29.9 || lat["max"].(float64) > 30.1 {
+	if lat := val(tot.Latency.Max).(float64); lat < 29.9 || lat > 30.1 {
 		t.Fatalf("latency %v", lat)
 	}
-	if f := fig[[]map[string]any](t, r, "faults"); len(f) != 1 || f[0]["start_s"] != 1.2 {
-		t.Fatalf("faults %v", f)
+	if fs := f.Faults; len(fs) != 1 || fs[0].StartS != 1.2 {
+		t.Fatalf("faults %+v", fs)
 	}
 	if _, err := json.Marshal(r); err != nil {
 		t.Fatal(err)
@@ -161,22 +162,23 @@ func TestRTOPerShard(t *testing.T) {
 	h.nemesis(1000, "stop-partition", "n1")
 	r := check(t, RTO(), h.done())
 	wantValid(t, r, Valid)
-	if fig[int](t, r, "affected") != 1 || fig[int](t, r, "unrecovered") != 0 || fig[int](t, r, "affected_keys") != 2 {
-		t.Fatalf("figures %v", r.Figures)
+	f := typed[*RTOFigures](t, r)
+	if f.Affected != 1 || f.Unrecovered != 0 || f.AffectedKeys != 2 {
+		t.Fatalf("figures %+v", f)
 	}
-	if q := fig[map[string]any](t, r, "rto_ms"); q["max"] != 800.0 || q["count"] != 1 {
-		t.Fatalf("rto %v", q)
+	if q := f.RTOMs; val(q.Max) != 800.0 || q.Count != 1 {
+		t.Fatalf("rto %+v", q)
 	}
-	if q := fig[map[string]any](t, r, "key_rto_lower_ms"); q["max"] != 600.0 || q["count"] != 2 {
-		t.Fatalf("key rto lower %v", q)
+	if q := f.KeyRTOLowerMs; val(q.Max) != 600.0 || q.Count != 2 {
+		t.Fatalf("key rto lower %+v", q)
 	}
-	w := fig[[]map[string]any](t, r, "per_window")[0]
-	if w["keys_on_touched_nodes"] != 2 || w["keys_active"] != 3 {
-		t.Fatalf("window %v", w)
+	w := f.PerWindow[0]
+	if val(w.KeysOnTouchedNodes) != 2 || w.KeysActive != 3 {
+		t.Fatalf("window %+v", w)
 	}
 	// Issue 23: the shard the fault did not stop has evidence too: RTO 0.
-	if other := w["shards"].(map[string]any)[n2].(map[string]any); other["rto_ms"] != 0.0 || other["unaffected"] != true || w["unaffected_shards"] != 1 {
-		t.Fatalf("untouched shard %v (window %v)", other, w)
+	if other := w.Shards[n2]; val(other.RTOMs) != 0.0 || !other.Unaffected || w.UnaffectedShards != 1 {
+		t.Fatalf("untouched shard %+v (window %+v)", other, w)
 	}
 }
 
@@ -200,15 +202,15 @@ func TestRTOChargesTheCausingFault(t *testing.T) {
 	h.on(n1)
 	h.nemesis(1000, "stop-kill", "n2")
 	r := check(t, RTO(), h.done())
-	ws := fig[[]map[string]any](t, r, "per_window")
-	if ws[0]["affected_shards"] != 1 || ws[1]["affected_shards"] != 0 {
-		t.Fatalf("windows %v", ws)
+	ws := typed[*RTOFigures](t, r).PerWindow
+	if ws[0].AffectedShards != 1 || ws[1].AffectedShards != 0 {
+		t.Fatalf("windows %+v", ws)
 	}
-	if q := ws[0]["rto_ms"].(map[string]any); q["max"] != 800.0 {
-		t.Fatalf("first window %v", ws[0])
+	if val(ws[0].RTOMs.Max) != 800.0 {
+		t.Fatalf("first window %+v", ws[0])
 	}
-	if ws[1]["keys_on_touched_nodes"] != 1 {
-		t.Fatalf("second window %v", ws[1])
+	if val(ws[1].KeysOnTouchedNodes) != 1 {
+		t.Fatalf("second window %+v", ws[1])
 	}
 }
 
@@ -241,21 +243,22 @@ func TestRPOSet(t *testing.T) {
 	h.call(1, "read", "s", nil, 4100, history.OK, []int{1}, 4200)
 	r := check(t, RPO(), h.done())
 	wantValid(t, r, Valid)
-	if fig[string](t, r, "kind") != "set" || fig[int64](t, r, "lost") != 4 {
-		t.Fatalf("figures %v", r.Figures)
+	f := typed[*RPOFigures](t, r)
+	if f.Kind != "set" || f.Lost != 4 {
+		t.Fatalf("figures %+v", f)
 	}
-	w := fig[[]map[string]any](t, r, "per_window")[0]
+	w := f.PerWindow[0]
 	// From the invocation of the first lost write (999) to the ack of the
 	// last (1500); acks relative to the fault's start.
-	if w["lost"] != int64(3) || w["rpo_ms"] != 501.0 || w["wait_unsatisfied"] != int64(1) || w["no_wait"] != int64(2) ||
-		w["first_lost_ack_ms"] != -1.0 || w["last_lost_ack_ms"] != 500.0 {
-		t.Fatalf("window %v", w)
+	if w.Lost != 3 || val(w.RPOMs) != 501.0 || w.WaitUnsatisfied != 1 || w.NoWait != 2 ||
+		val(w.FirstLostAckMs) != -1.0 || val(w.LastLostAckMs) != 500.0 {
+		t.Fatalf("window %+v", w)
 	}
-	if o := fig[map[string]any](t, r, "outside_windows"); o["lost"] != int64(1) || o["rpo_ms"] != 100.0 {
-		t.Fatalf("outside %v", o)
+	if o := f.Outside; o.Lost != 1 || val(o.RPOMs) != 100.0 {
+		t.Fatalf("outside %+v", o)
 	}
-	if fig[float64](t, r, "rpo_ms") != 501 {
-		t.Fatalf("rpo_ms %v", r.Figures["rpo_ms"])
+	if val(f.RPOMs) != 501.0 {
+		t.Fatalf("rpo_ms %v", val(f.RPOMs))
 	}
 }
 
@@ -269,17 +272,18 @@ func TestRPOCounter(t *testing.T) {
 	h.nemesis(3000, "final-reads")
 	h.call(1, "read", "c", nil, 3100, history.OK, 1, 3200)
 	r := check(t, RPO(), h.done())
-	if fig[string](t, r, "kind") != "counter" || fig[int64](t, r, "lost") != 2 {
-		t.Fatalf("figures %v", r.Figures)
+	f := typed[*RPOFigures](t, r)
+	if f.Kind != "counter" || f.Lost != 2 {
+		t.Fatalf("figures %+v", f)
 	}
 	// A counter only bounds RPO: from the first increment acknowledged in
 	// the window (1200) to the read that revealed the loss (3100).
-	w := fig[[]map[string]any](t, r, "per_window")[0]
-	if w["lost"] != int64(2) || w["rpo_bound_ms"] != 1900.0 || w["rpo_ms"] != nil {
-		t.Fatalf("window %v", w)
+	w := f.PerWindow[0]
+	if w.Lost != 2 || val(w.BoundMs) != 1900.0 || w.RPOMs != nil {
+		t.Fatalf("window %+v", w)
 	}
-	if _, exact := r.Figures["rpo_ms"]; exact || fig[float64](t, r, "rpo_bound_ms") != 1900 {
-		t.Fatalf("figures %v", r.Figures)
+	if _, exact := r.Values()["rpo_ms"]; exact || val(f.BoundMs) != 1900.0 {
+		t.Fatalf("figures %+v", f)
 	}
 }
 
@@ -294,8 +298,8 @@ func TestRPOOneLostWriteIsNotZero(t *testing.T) {
 	h.nemesis(3000, "final-reads")
 	h.call(1, "read", "s", nil, 3100, history.OK, []int{2}, 3200)
 	r := check(t, RPO(RPOOptions{Kind: "set"}), h.done())
-	if fig[float64](t, r, "rpo_ms") != 50 || fig[int64](t, r, "lost") != 1 {
-		t.Fatalf("figures %v", r.Figures)
+	if f := typed[*RPOFigures](t, r); val(f.RPOMs) != 50.0 || f.Lost != 1 {
+		t.Fatalf("figures %+v", f)
 	}
 
 	var g hist
@@ -306,12 +310,12 @@ func TestRPOOneLostWriteIsNotZero(t *testing.T) {
 	g.nemesis(3000, "final-reads")
 	g.call(1, "txn", "{g}", [][]any{{"r", "x", nil}}, 3100, history.OK, [][]any{{"r", "x", []int{}}}, 3200)
 	r = check(t, RPO(), g.done())
-	w := fig[[]map[string]any](t, r, "per_window")[0]
-	if fig[string](t, r, "kind") != "list-append" || w["lost"] != int64(1) || w["rpo_ms"] != 30.0 {
-		t.Fatalf("figures %v", r.Figures)
+	f := typed[*RPOFigures](t, r)
+	if w := f.PerWindow[0]; f.Kind != "list-append" || w.Lost != 1 || val(w.RPOMs) != 30.0 {
+		t.Fatalf("figures %+v", f)
 	}
-	if o := fig[map[string]any](t, r, "outside_windows"); o["lost"] != int64(1) || o["rpo_ms"] != 20.0 {
-		t.Fatalf("outside %v", o)
+	if o := f.Outside; o.Lost != 1 || val(o.RPOMs) != 20.0 {
+		t.Fatalf("outside %+v", o)
 	}
 }
 
@@ -331,9 +335,9 @@ func TestRPOCounterTwoWindows(t *testing.T) {
 	h.nemesis(7000, "final-reads")
 	h.call(1, "read", "c", nil, 7100, history.OK, 1, 7200)
 	r := check(t, RPO(), h.done())
-	w := fig[[]map[string]any](t, r, "per_window")
-	if w[0]["lost"] != int64(0) || w[1]["lost"] != int64(2) || w[1]["rpo_bound_ms"] != 300.0 || w[1]["no_wait"] != int64(2) {
-		t.Fatalf("windows %v", w)
+	w := typed[*RPOFigures](t, r).PerWindow
+	if w[0].Lost != 0 || w[1].Lost != 2 || val(w[1].BoundMs) != 300.0 || w[1].NoWait != 2 {
+		t.Fatalf("windows %+v", w)
 	}
 }
 
@@ -348,12 +352,12 @@ func TestPerfCountsRedirects(t *testing.T) {
 		}
 	}
 	r := check(t, Perf(), ops)
-	if r.Figures["redirects"] != 4 {
-		t.Fatalf("redirects = %v, want 4", r.Figures["redirects"])
+	f := typed[*PerfFigures](t, r)
+	if f.Redirects != 4 {
+		t.Fatalf("redirects = %v, want 4", f.Redirects)
 	}
-	byF := r.Figures["by_f"].(map[string]any)
-	if byF["read"].(map[string]any)["redirects"] != 2 {
-		t.Fatalf("read redirects = %v", byF["read"])
+	if n := val(f.ByF["read"].Redirects); n != 2 {
+		t.Fatalf("read redirects = %v", n)
 	}
 }
 
@@ -371,7 +375,7 @@ func TestRTOIgnoresServedFailures(t *testing.T) {
 		}
 	}
 	r := check(t, RTO(), ops)
-	if r.Figures["affected"] != 0 {
+	if typed[*RTOFigures](t, r).Affected != 0 {
 		t.Fatalf("a cas mismatch counted as an outage: %v", r.Figures)
 	}
 }

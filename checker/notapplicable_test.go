@@ -59,7 +59,7 @@ func TestRPOWithoutEvidence(t *testing.T) {
 	}
 	// The window on n2: measured, 0 lost.
 	r := check(t, RPO(), partitionOf("n2"))
-	if r.NotApplicable != "" || fig[int64](t, r, "lost") != 0 {
+	if r.NotApplicable != "" || typed[*RPOFigures](t, r).Lost != 0 {
 		t.Fatalf("rpo of a window on the keys' node: %v (n/a %q)", r.Figures, r.NotApplicable)
 	}
 }

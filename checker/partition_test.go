@@ -203,7 +203,7 @@ func TestPartitionedLinearizableOutOfTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Valid != Unknown || len(fig[[]string](t, r, "unknown_keys")) != 16 {
-		t.Fatalf("out of time: %v, unknown keys %v", r.Valid, r.Figures["unknown_keys"])
+		t.Fatalf("out of time: %v, unknown keys %v", r.Valid, r.Values()["unknown_keys"])
 	}
 }
 

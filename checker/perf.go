@@ -61,18 +61,13 @@ func newLatencyHist() *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 }
 
-func histQuantilesMs(h *hdrhistogram.Histogram) map[string]any {
+func histQuantilesMs(h *hdrhistogram.Histogram) Quantiles {
 	if h.TotalCount() == 0 {
-		return map[string]any{"count": 0}
+		return Quantiles{}
 	}
-	us := func(v int64) float64 { return math.Round(float64(v)) / 1e3 }
-	return map[string]any{
-		"count": h.TotalCount(),
-		"p50":   us(h.ValueAtQuantile(50)),
-		"p95":   us(h.ValueAtQuantile(95)),
-		"p99":   us(h.ValueAtQuantile(99)),
-		"max":   us(h.Max()),
-	}
+	us := func(v int64) *float64 { return ptr(math.Round(float64(v)) / 1e3) }
+	return Quantiles{Count: h.TotalCount(), P50: us(h.ValueAtQuantile(50)), P95: us(h.ValueAtQuantile(95)),
+		P99: us(h.ValueAtQuantile(99)), Max: us(h.Max())}
 }
 
 func latencyUs(c *call) int64 {
@@ -135,14 +130,14 @@ func (p perf) Check(ctx context.Context, in *History) Result {
 
 	h := newLatencyHist()
 	overall := newLatencyHist()
-	series := map[string]any{}
-	totals := map[string]any{}
+	series := map[string]PerfSeries{}
+	totals := map[string]OpFigures{}
 	seconds := float64(runEnd) / 1e9
 	for f, samples := range byF {
 		slices.SortStableFunc(samples, func(a, b perfSample) int { return int(a.bucket) - int(b.bucket) })
 		t := make([]float64, nb)
 		okN, failN, infoN := make([]int, nb), make([]int, nb), make([]int, nb)
-		p50, p95, p99, pmax := make([]any, nb), make([]any, nb), make([]any, nb), make([]any, nb)
+		p50, p95, p99, pmax := make([]*float64, nb), make([]*float64, nb), make([]*float64, nb), make([]*float64, nb)
 		for b := range nb {
 			t[b] = sec(int64(b) * int64(width))
 		}
@@ -167,44 +162,81 @@ func (p perf) Check(ctx context.Context, in *History) Result {
 				}
 			}
 			if h.TotalCount() > 0 {
-				p50[b] = float64(h.ValueAtQuantile(50)) / 1e3
-				p95[b] = float64(h.ValueAtQuantile(95)) / 1e3
-				p99[b] = float64(h.ValueAtQuantile(99)) / 1e3
-				pmax[b] = float64(h.Max()) / 1e3
+				p50[b] = ptr(float64(h.ValueAtQuantile(50)) / 1e3)
+				p95[b] = ptr(float64(h.ValueAtQuantile(95)) / 1e3)
+				p99[b] = ptr(float64(h.ValueAtQuantile(99)) / 1e3)
+				pmax[b] = ptr(float64(h.Max()) / 1e3)
 			}
 		}
-		series[f] = map[string]any{
-			"t_s": t, "ok": okN, "fail": failN, "info": infoN,
-			"p50_ms": p50, "p95_ms": p95, "p99_ms": p99, "max_ms": pmax,
-		}
-		tot := map[string]any{
-			"ok": tok, "fail": tfail, "info": tinfo, "open": open[f], "redirects": redirects[f],
-			"latency_ms": histQuantilesMs(overall),
-		}
+		series[f] = PerfSeries{TS: t, OK: okN, Fail: failN, Info: infoN, P50Ms: p50, P95Ms: p95, P99Ms: p99, MaxMs: pmax}
+		tot := OpFigures{OK: int64(tok), Fail: int64(tfail), Info: int64(tinfo), Open: open[f], Redirects: ptr(redirects[f]),
+			Latency: ptr(histQuantilesMs(overall))}
 		if seconds > 0 {
-			tot["ok_per_s"] = math.Round(float64(tok)/seconds*10) / 10
+			tot.OKPerS = ptr(math.Round(float64(tok)/seconds*10) / 10)
 		}
 		totals[f] = tot
 	}
 	for f, n := range open {
 		if _, ok := totals[f]; !ok {
-			totals[f] = map[string]any{"ok": 0, "fail": 0, "info": 0, "open": n}
+			totals[f] = OpFigures{Open: n}
 		}
 	}
-	faults := []map[string]any{}
+	faults := []PerfFault{}
 	for _, w := range in.windowsOf() {
-		faults = append(faults, map[string]any{
-			"fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End), "open": w.Open, "nodes": nonNil(w.Nodes),
-		})
+		faults = append(faults, PerfFault{Fault: w.Fault, StartS: sec(w.Start), EndS: sec(w.End), Open: w.Open, Nodes: nonNil(w.Nodes)})
 	}
-	return Result{Valid: Valid, Figures: map[string]any{
-		"measurement": true,
-		"ops":         len(calls),
-		"redirects":   totalRedirects,
-		"run_s":       sec(runEnd),
-		"bucket_s":    time.Duration(width).Seconds(),
-		"by_f":        totals,
-		"series":      series,
-		"faults":      faults,
+	return Result{Valid: Valid, Figures: &PerfFigures{
+		Measurement: true,
+		Ops:         len(calls),
+		Redirects:   totalRedirects,
+		RunS:        sec(runEnd),
+		BucketS:     time.Duration(width).Seconds(),
+		ByF:         totals,
+		Series:      series,
+		Faults:      faults,
 	}}
+}
+
+// PerfFigures are the perf checker's figures: throughput and latency per
+// operation, in total and per time bucket, with the fault windows.
+type PerfFigures struct {
+	Measurement bool `json:"measurement"`
+	// Ops counts the client ops; Redirects the MOVED/ASK replies they
+	// followed.
+	Ops       int     `json:"ops"`
+	Redirects int     `json:"redirects"`
+	RunS      float64 `json:"run_s"`
+	BucketS   float64 `json:"bucket_s"`
+	// ByF are the totals per operation, Series its buckets, by op name.
+	ByF    map[string]OpFigures  `json:"by_f"`
+	Series map[string]PerfSeries `json:"series"`
+	Faults []PerfFault           `json:"faults"`
+}
+
+// Why: the perf checker measures; it has no verdict to explain.
+func (f *PerfFigures) Why() string { return "" }
+
+// Measures: the perf checker measures.
+func (f *PerfFigures) Measures() bool { return true }
+
+// PerfSeries is one operation's time buckets: completions by outcome and
+// the ok ops' latency quantiles (nil in a bucket with none).
+type PerfSeries struct {
+	TS    []float64  `json:"t_s"`
+	OK    []int      `json:"ok"`
+	Fail  []int      `json:"fail"`
+	Info  []int      `json:"info"`
+	P50Ms []*float64 `json:"p50_ms"`
+	P95Ms []*float64 `json:"p95_ms"`
+	P99Ms []*float64 `json:"p99_ms"`
+	MaxMs []*float64 `json:"max_ms"`
+}
+
+// PerfFault is a fault window as the perf plots draw it.
+type PerfFault struct {
+	Fault  string   `json:"fault"`
+	StartS float64  `json:"start_s"`
+	EndS   float64  `json:"end_s"`
+	Open   bool     `json:"open"`
+	Nodes  []string `json:"nodes"`
 }

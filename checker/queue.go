@@ -490,24 +490,24 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 			fig["malformed"] = malformed
 		}
 		fig["why"] = w
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
 	if len(malformed) > 0 {
 		fig["malformed"] = malformed
 		w := fmt.Sprintf("%d queue ops cannot be judged (first: %s): what they delivered is unknown", toInt(fig["skipped_malformed"]), malformed[0])
 		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	if len(undrained) > 0 {
 		w := fmt.Sprintf("%d queues with acknowledged enqueues that were never delivered have no successful final drain (%s): whether those messages are still there is unknown",
 			len(undrained), firstKeys(undrained))
 		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	if counts["enqueues_ok"] == 0 {
 		w := "no enqueue was acknowledged: no message to account for"
 		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	fig["why"] = fmt.Sprintf("every one of %d acknowledged messages on %d queues was delivered or is still queued or pending; nothing was delivered that was not sent; %d delivered more than once (at least once is the promise)",
 		counts["enqueues_ok"], len(keys), duplicates)
@@ -519,7 +519,7 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 		fig["why"] = fmt.Sprintf("%s; %d acks were lost (their message is pending again), %d stream ids went backwards (a stream's tail lost in a failover; reported, not judged)",
 			fig["why"], acksLost, idRegressions)
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // validMsgs: every message has a body, and on a stream an entry id.

@@ -39,20 +39,20 @@ func replicaCoverageHistory(victim string) []history.Op {
 func TestCoverageKillOfAReplicaIsNoEvidence(t *testing.T) {
 	opts := CoverageOptions{Requested: []string{"kill"}, Workloads: map[string]string{"counter": "c:"}}
 	r := check(t, Coverage(opts), replicaCoverageHistory("n3"))
-	if got := fig[[]string](t, r, "no_evidence"); !reflect.DeepEqual(got, []string{"kill"}) {
-		t.Fatalf("a kill of replica n3 counted as evidence: no_evidence %v, per_kind %v", got, r.Figures["per_kind"])
+	if f := typed[*CoverageFigures](t, r); !reflect.DeepEqual(f.NoEvidence, []string{"kill"}) {
+		t.Fatalf("a kill of replica n3 counted as evidence: no_evidence %v, per_kind %+v", f.NoEvidence, f.PerKind)
 	}
 }
 
 func TestCoverageKillOfThePrimaryIsEvidenceDespiteReplicaReads(t *testing.T) {
 	opts := CoverageOptions{Requested: []string{"kill"}, Workloads: map[string]string{"counter": "c:"}}
 	r := check(t, Coverage(opts), replicaCoverageHistory("n1"))
-	if got := fig[[]string](t, r, "no_evidence"); len(got) != 0 {
+	f := typed[*CoverageFigures](t, r)
+	if got := f.NoEvidence; len(got) != 0 {
 		t.Fatalf("the kill of primary n1 is missed: no_evidence %v", got)
 	}
-	kill := fig[map[string]any](t, r, "per_kind")["kill"].(map[string]any)
-	if !reflect.DeepEqual(kill["primaries"], []string{"n1"}) {
-		t.Fatalf("kill coverage %v, want primary n1", kill)
+	if kill := f.PerKind["kill"]; !reflect.DeepEqual(kill.Primaries, []string{"n1"}) {
+		t.Fatalf("kill coverage %+v, want primary n1", kill)
 	}
 }
 
@@ -76,10 +76,9 @@ func TestCounterRPOChargesTheKilledPrimaryDespiteReplicaReads(t *testing.T) {
 	if r.NotApplicable != "" {
 		t.Fatalf("rpo n/a: %s", r.NotApplicable)
 	}
-	per := fig[[]map[string]any](t, r, "per_window")
-	out := fig[map[string]any](t, r, "outside_windows")
-	if per[0]["lost"] != int64(2) || out["lost"] != int64(0) {
-		t.Fatalf("the kill of n2 is not charged: window %v, outside %v", per[0], out)
+	f := typed[*RPOFigures](t, r)
+	if f.PerWindow[0].Lost != 2 || f.Outside.Lost != 0 {
+		t.Fatalf("the kill of n2 is not charged: window %+v, outside %+v", f.PerWindow[0], f.Outside)
 	}
 }
 
@@ -145,15 +144,18 @@ func TestRTOIsNotEndedByAReplicaRead(t *testing.T) {
 	h.nemesis(1000, "stop-kill", "n1")
 	r := check(t, RTO(), h.done())
 	wantValid(t, r, Valid)
-	w := fig[[]map[string]any](t, r, "per_window")[0]
-	shards := w["shards"].(map[string]any)
-	if _, ok := shards[n3]; ok || shards[n1] == nil {
-		t.Fatalf("the shard is named by the replica: %v", shards)
+	f := typed[*RTOFigures](t, r)
+	shards := f.PerWindow[0].Shards
+	if _, ok := shards[n3]; ok {
+		t.Fatalf("the shard is named by the replica: %+v", shards)
 	}
-	if q := fig[map[string]any](t, r, "rto_ms"); q["max"] != 710.0 {
-		t.Fatalf("rto %v, want 710 ms (the primary's write at 810 ms), not ended by the replica read", q)
+	if _, ok := shards[n1]; !ok {
+		t.Fatalf("the primary's shard is missing: %+v", shards)
 	}
-	if q := fig[map[string]any](t, r, "key_rto_ms"); q["max"] != 710.0 {
-		t.Fatalf("key rto %v, want 710 ms", q)
+	if q := f.RTOMs; val(q.Max) != 710.0 {
+		t.Fatalf("rto %+v, want 710 ms (the primary's write at 810 ms), not ended by the replica read", q)
+	}
+	if q := f.KeyRTOMs; val(q.Max) != 710.0 {
+		t.Fatalf("key rto %+v, want 710 ms", q)
 	}
 }

@@ -98,7 +98,7 @@ func TestSetReplicaReadUnwrittenElementIsInvalid(t *testing.T) {
 // wantWhyNames fails unless the verdict's why holds each of words.
 func wantWhyNames(t *testing.T, r Result, words ...string) {
 	t.Helper()
-	why, _ := r.Figures["why"].(string)
+	why, _ := r.Values()["why"].(string)
 	for _, w := range words {
 		if !strings.Contains(why, w) {
 			t.Fatalf("why %q does not say %q; figures %v", why, w, r.Figures)

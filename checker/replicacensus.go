@@ -91,7 +91,7 @@ func (c replicaCensus) Check(_ context.Context, in *History) Result {
 	}
 	if len(replicas) == 0 {
 		if cen.ReplicaSync == nil {
-			return Result{Valid: Unknown, Figures: map[string]any{"why": "the census carries replication state but no record of the wait for the replicas to sync (replica_sync): the record is incomplete"}}
+			return Result{Valid: Unknown, Figures: Map{"why": "the census carries replication state but no record of the wait for the replicas to sync (replica_sync): the record is incomplete"}}
 		}
 		return NotApplicable("no node of the census is a replica")
 	}
@@ -166,7 +166,7 @@ func (c replicaCensus) Check(_ context.Context, in *History) Result {
 	if len(unknown) > 0 {
 		fig["unjudged"] = unknown
 		fig["why"] = fmt.Sprintf("not every replica could be held to its primary's keys (%d of %d were): %s", judged, len(replicas), strings.Join(unknown, "; "))
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }

@@ -37,15 +37,15 @@ func replicaFlagHistory(from string) []history.Op {
 func TestReplicaFlagOfThePrimaryIsNotBelieved(t *testing.T) {
 	r := check(t, Linearizable(), replicaFlagHistory("10.0.0.1:6379"))
 	wantValid(t, r, Invalid)
-	if n, _ := r.Figures["replica_flag_contradicted"].(int); n != 1 {
-		t.Fatalf("replica_flag_contradicted = %v, want 1", r.Figures["replica_flag_contradicted"])
+	if n, _ := r.Values()["replica_flag_contradicted"].(int); n != 1 {
+		t.Fatalf("replica_flag_contradicted = %v, want 1", r.Values()["replica_flag_contradicted"])
 	}
-	if s, _ := r.Figures["replica_flag_first"].(string); !strings.Contains(s, "10.0.0.1:6379") {
+	if s, _ := r.Values()["replica_flag_first"].(string); !strings.Contains(s, "10.0.0.1:6379") {
 		t.Fatalf("replica_flag_first does not name the primary: %q", s)
 	}
 	r = check(t, Linearizable(), replicaFlagHistory("10.0.0.2:6379"))
 	wantValid(t, r, Valid)
-	if _, ok := r.Figures["replica_flag_contradicted"]; ok {
+	if _, ok := r.Values()["replica_flag_contradicted"]; ok {
 		t.Fatalf("an honest replica read was taken for a lie: %v", r.Figures)
 	}
 }

@@ -123,29 +123,26 @@ func (b *rpoBucket) bound() int64 {
 }
 
 // figures of the bucket; faultStart < 0 for the outside bucket.
-func (b *rpoBucket) figures(counter bool, faultStart int64) map[string]any {
-	m := map[string]any{"lost": b.lost, "keys": len(b.keys)}
-	b.split.into(m)
+func (b *rpoBucket) figures(counter bool, faultStart int64) RPOLosses {
+	m := RPOLosses{Lost: b.lost, Keys: len(b.keys), WaitSplit: b.split.figures()}
 	if counter {
-		m["rpo_bound_ms"] = ms(b.bound())
+		m.BoundMs = ptr(ms(b.bound()))
 		if b.boundTo >= 0 {
-			m["bound_from_s"] = sec(b.boundFrom)
-			m["bound_to_s"] = sec(b.boundTo)
+			m.BoundFromS = ptr(sec(b.boundFrom))
+			m.BoundToS = ptr(sec(b.boundTo))
 		}
-		if b.unattributed > 0 {
-			// Only outside_windows has it: lost increments no window
-			// touching their key explains.
-			m["unattributed"] = b.unattributed
-		}
+		// Only outside_windows has it: lost increments no window touching
+		// their key explains.
+		m.Unattributed = b.unattributed
 		return m
 	}
-	m["rpo_ms"] = ms(b.span())
+	m.RPOMs = ptr(ms(b.span()))
 	if b.lastAck >= 0 {
-		m["acked_from_s"] = sec(b.firstAck)
-		m["acked_to_s"] = sec(b.lastAck)
+		m.AckedFromS = ptr(sec(b.firstAck))
+		m.AckedToS = ptr(sec(b.lastAck))
 		if faultStart >= 0 {
-			m["first_lost_ack_ms"] = ms(b.firstAck - faultStart)
-			m["last_lost_ack_ms"] = ms(b.lastAck - faultStart)
+			m.FirstLostAckMs = ptr(ms(b.firstAck - faultStart))
+			m.LastLostAckMs = ptr(ms(b.lastAck - faultStart))
 		}
 	}
 	return m
@@ -218,9 +215,9 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		}
 		// Ops were sent but none read back: an RPO should have been
 		// measured and cannot be.
-		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
+		return Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
 	default:
-		return Result{Valid: Unknown, Figures: map[string]any{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
+		return Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
 	}
 	var total int64
 	for _, lw := range lost {
@@ -230,20 +227,16 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 	counter := kind == "counter"
 	calls = sortedByStart(calls)
 	views := shardViews(calls, windows, in.nodeAddrsOf())
-	per := []map[string]any{}
+	per := []RPOWindow{}
 	var worst int64
 	noKeys := 0
 	for i, w := range windows {
 		b := buckets[i]
 		total += b.lost
-		m := b.figures(counter, w.Start)
-		m["window"] = i
-		m["fault"] = w.Fault
-		m["start_s"] = sec(w.Start)
-		m["end_s"] = sec(w.End)
-		m["nodes"] = nonNil(w.Nodes)
+		m := RPOWindow{RPOLosses: b.figures(counter, w.Start), Window: i, Fault: w.Fault,
+			StartS: sec(w.Start), EndS: sec(w.End), Nodes: nonNil(w.Nodes)}
 		lo, hi := callsBetween(calls, w.Start, w.End)
-		if windowKeys(calls, lo, hi, &views[i], m) == 0 {
+		if windowKeys(calls, lo, hi, &views[i], &m.WindowKeys) == 0 {
 			noKeys++
 		}
 		if counter {
@@ -269,22 +262,22 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		}
 		return NotApplicable(fmt.Sprintf("no acknowledged write lost and none of the %d fault windows touched a node holding the workload's keys", len(windows)))
 	}
-	fig := map[string]any{
-		"measurement":          true,
-		"kind":                 kind,
-		"lost":                 total,
-		"windows":              len(windows),
-		"windows_without_keys": noKeys,
-		"per_window":           per,
-		"outside_windows":      outside.figures(counter, -1),
-		"slack_s":              time.Duration(r.o.Slack).Seconds(),
+	fig := &RPOFigures{
+		Measurement:        true,
+		Kind:               kind,
+		Lost:               total,
+		Windows:            len(windows),
+		WindowsWithoutKeys: noKeys,
+		PerWindow:          per,
+		Outside:            outside.figures(counter, -1),
+		SlackS:             time.Duration(r.o.Slack).Seconds(),
 	}
 	if counter {
-		fig["rpo_bound_ms"] = ms(worst)
-		fig["note"] = "a counter cannot say which increments were lost: each rise of a key's deficit is charged to the latest fault window that began (less the slack) before the read revealing it and touched the node holding the key, else to outside_windows as unattributed; rpo_bound_ms spans from the first increment that could be lost (from that window's start on) to the read, an upper bound of the span of lost writes, not an exact RPO; the WAIT classes are the counter checker's split (wait_satisfied a lower bound), shared out over the reads that revealed the loss"
+		fig.BoundMs = ptr(ms(worst))
+		fig.Note = "a counter cannot say which increments were lost: each rise of a key's deficit is charged to the latest fault window that began (less the slack) before the read revealing it and touched the node holding the key, else to outside_windows as unattributed; rpo_bound_ms spans from the first increment that could be lost (from that window's start on) to the read, an upper bound of the span of lost writes, not an exact RPO; the WAIT classes are the counter checker's split (wait_satisfied a lower bound), shared out over the reads that revealed the loss"
 	} else {
-		fig["rpo_ms"] = ms(worst)
-		fig["definition"] = "rpo_ms: the span of time whose acknowledged writes were lost, from the invocation of the first lost write to the acknowledgement of the last (per window by the ack time, slack included; outside_windows for the rest); the headline is the largest"
+		fig.RPOMs = ptr(ms(worst))
+		fig.Definition = "rpo_ms: the span of time whose acknowledged writes were lost, from the invocation of the first lost write to the acknowledgement of the last (per window by the ack time, slack included; outside_windows for the rest); the headline is the largest"
 	}
 	return Result{Valid: Valid, Figures: fig}
 }
@@ -381,4 +374,70 @@ func (r rpo) chargeCounter(a *counterAnalysis, windows []Window, views []shardVi
 			outside.keys[ck.key] = true
 		}
 	}
+}
+
+// RPOFigures are an RPO checker's figures: the acknowledged writes lost,
+// by the fault window they were acknowledged in.
+type RPOFigures struct {
+	Measurement bool `json:"measurement"`
+	// Kind is the analysis: "set", "list-append" or "counter".
+	Kind string `json:"kind"`
+	// Lost is every lost acknowledged write, windows and outside.
+	Lost int64 `json:"lost"`
+	// Windows counts the fault windows; PerWindow lists the first of them
+	// (200, or MaxExamples if more), each with its losses.
+	Windows            int         `json:"windows"`
+	WindowsWithoutKeys int         `json:"windows_without_keys"`
+	PerWindow          []RPOWindow `json:"per_window"`
+	// Outside are the losses acknowledged outside every window.
+	Outside RPOLosses `json:"outside_windows"`
+	SlackS  float64   `json:"slack_s"`
+	// RPOMs is the exact RPO (unique writes: sets, list appends), nil for
+	// a counter.
+	RPOMs *float64 `json:"rpo_ms,omitempty"`
+	// BoundMs is a counter's RPO bound: counters tell amounts, not which
+	// writes; nil for an exact RPO.
+	BoundMs *float64 `json:"rpo_bound_ms,omitempty"`
+	// Definition (exact) or Note (a bound) says what the RPO figure is.
+	Definition string `json:"definition,omitempty"`
+	Note       string `json:"note,omitempty"`
+}
+
+// Why: an RPO checker measures; it has no verdict to explain.
+func (f *RPOFigures) Why() string { return "" }
+
+// Measures: an RPO checker measures.
+func (f *RPOFigures) Measures() bool { return true }
+
+// RPOWindow is one fault window's losses.
+type RPOWindow struct {
+	Window int      `json:"window"`
+	Fault  string   `json:"fault"`
+	StartS float64  `json:"start_s"`
+	EndS   float64  `json:"end_s"`
+	Nodes  []string `json:"nodes"`
+	RPOLosses
+	WindowKeys
+}
+
+// RPOLosses are the losses of a fault window (or of outside every window).
+type RPOLosses struct {
+	Lost int64 `json:"lost"`
+	Keys int   `json:"keys"`
+	WaitSplit
+	// RPOMs is the exact span of the lost writes (not a counter's);
+	// AckedFromS and AckedToS span their acknowledgements, FirstLostAckMs
+	// and LastLostAckMs from the fault's start (nil: none lost).
+	RPOMs          *float64 `json:"rpo_ms,omitempty"`
+	AckedFromS     *float64 `json:"acked_from_s,omitempty"`
+	AckedToS       *float64 `json:"acked_to_s,omitempty"`
+	FirstLostAckMs *float64 `json:"first_lost_ack_ms,omitempty"`
+	LastLostAckMs  *float64 `json:"last_lost_ack_ms,omitempty"`
+	// BoundMs is a counter's bound of the span, from BoundFromS to
+	// BoundToS; Unattributed counts the lost increments no window touching
+	// their key explains (outside_windows only).
+	BoundMs      *float64 `json:"rpo_bound_ms,omitempty"`
+	BoundFromS   *float64 `json:"bound_from_s,omitempty"`
+	BoundToS     *float64 `json:"bound_to_s,omitempty"`
+	Unattributed int64    `json:"unattributed,omitempty"`
 }

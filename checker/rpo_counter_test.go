@@ -47,38 +47,38 @@ func TestCounterRPOChargesTheWindowThatTouchedTheKey(t *testing.T) {
 		if r.NotApplicable != "" {
 			t.Fatalf("rpo n/a: %s", r.NotApplicable)
 		}
-		per := fig[[]map[string]any](t, r, "per_window")
-		out := fig[map[string]any](t, r, "outside_windows")
-		if per[0]["lost"] != int64(0) {
-			t.Fatalf("struck=%v: the idle partition of n1 was charged %v", struck, per[0])
+		f := typed[*RPOFigures](t, r)
+		per, out := f.PerWindow, f.Outside
+		if per[0].Lost != 0 {
+			t.Fatalf("struck=%v: the idle partition of n1 was charged %+v", struck, per[0])
 		}
 		var split waitSplit
-		add := func(m map[string]any) {
-			split[WaitSatisfied] += m["wait_satisfied"].(int64)
-			split[WaitUnsatisfied] += m["wait_unsatisfied"].(int64)
-			split[NoWait] += m["no_wait"].(int64)
-			if m["lost"].(int64) > 0 && m["rpo_bound_ms"].(float64) <= 0 {
-				t.Fatalf("struck=%v: a bound of 0 beside a loss: %v", struck, m)
+		add := func(m RPOLosses) {
+			split[WaitSatisfied] += m.WaitSatisfied
+			split[WaitUnsatisfied] += m.WaitUnsatisfied
+			split[NoWait] += m.NoWait
+			if m.Lost > 0 && (m.BoundMs == nil || *m.BoundMs <= 0) {
+				t.Fatalf("struck=%v: a bound of 0 beside a loss: %+v", struck, m)
 			}
 		}
 		for _, m := range per {
-			add(m)
+			add(m.RPOLosses)
 		}
 		add(out)
 		if split[WaitSatisfied] != 0 || split[WaitUnsatisfied] != 1 || split[NoWait] != 1 {
 			t.Fatalf("struck=%v: rpo classes %v disagree with the counter's (1 no_wait, 1 unsatisfied)", struck, split)
 		}
-		if fig[float64](t, r, "rpo_bound_ms") <= 0 {
-			t.Fatalf("struck=%v: headline bound 0 beside lost %v", struck, r.Figures["lost"])
+		if f.BoundMs == nil || *f.BoundMs <= 0 {
+			t.Fatalf("struck=%v: headline bound 0 beside lost %v", struck, f.Lost)
 		}
 		if !struck {
-			if out["lost"] != int64(2) || out["unattributed"] != int64(2) {
-				t.Fatalf("unstruck: outside %v, want 2 lost unattributed", out)
+			if out.Lost != 2 || out.Unattributed != 2 {
+				t.Fatalf("unstruck: outside %+v, want 2 lost unattributed", out)
 			}
 			continue
 		}
-		if per[1]["lost"] != int64(2) || per[1]["rpo_bound_ms"] != 1990.0 || out["lost"] != int64(0) {
-			t.Fatalf("struck: kill window %v (bound from the first ack in it, 3010 ms, to the read at 5000), outside %v", per[1], out)
+		if per[1].Lost != 2 || val(per[1].BoundMs) != 1990.0 || out.Lost != 0 {
+			t.Fatalf("struck: kill window %+v (bound from the first ack in it, 3010 ms, to the read at 5000), outside %+v", per[1], out)
 		}
 	}
 }
@@ -113,20 +113,25 @@ func TestCounterAndRPOWaitClassesAgree(t *testing.T) {
 		want[NoWait] = fig[int64](t, c, "no_wait")
 		var got waitSplit
 		var lost int64
-		for _, m := range append(fig[[]map[string]any](t, r, "per_window"), fig[map[string]any](t, r, "outside_windows")) {
-			got[WaitSatisfied] += m["wait_satisfied"].(int64)
-			got[WaitUnsatisfied] += m["wait_unsatisfied"].(int64)
-			got[NoWait] += m["no_wait"].(int64)
-			lost += m["lost"].(int64)
-			if m["lost"].(int64) > 0 && m["rpo_bound_ms"].(float64) <= 0 {
-				t.Fatalf("seed %d: bound 0 beside a loss: %v", seed, m)
+		f := typed[*RPOFigures](t, r)
+		buckets := []RPOLosses{f.Outside}
+		for _, w := range f.PerWindow {
+			buckets = append(buckets, w.RPOLosses)
+		}
+		for _, m := range buckets {
+			got[WaitSatisfied] += m.WaitSatisfied
+			got[WaitUnsatisfied] += m.WaitUnsatisfied
+			got[NoWait] += m.NoWait
+			lost += m.Lost
+			if m.Lost > 0 && (m.BoundMs == nil || *m.BoundMs <= 0) {
+				t.Fatalf("seed %d: bound 0 beside a loss: %+v", seed, m)
 			}
 		}
 		if lost > 0 {
 			lossy++
 		}
 		if got != want || lost != fig[int64](t, c, "lost") {
-			t.Fatalf("seed %d (%d reads cut): rpo lost %d classes %v, counter lost %v classes %v", seed, cut, lost, got, c.Figures["lost"], want)
+			t.Fatalf("seed %d (%d reads cut): rpo lost %d classes %v, counter lost %v classes %v", seed, cut, lost, got, c.Values()["lost"], want)
 		}
 	}
 	if lossy < 20 {

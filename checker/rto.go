@@ -75,7 +75,7 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 	// notRecovered: shards that failed once no fault was in force any
 	// more (their fault ended) and never served again.
 	notRecovered, first, firstIdx := 0, "", int64(0)
-	perWindow := []map[string]any{}
+	perWindow := []RTOWindow{}
 	for wi, w := range windows {
 		// A window's failures are looked for until the next fault starts;
 		// the first success may come later.
@@ -140,17 +140,17 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 		}
 		var durs []int64
 		var stuck []string
-		shardFig := map[string]any{}
+		shardFig := map[string]RTOShard{}
 		for s, o := range shards {
-			m := map[string]any{"last_failure_end_ms": ms(max(0, o.lastBadEnd-w.Start))}
+			m := RTOShard{LastFailureEndMs: ptr(ms(max(0, o.lastBadEnd-w.Start)))}
 			if o.recovered == inf {
 				stuck = append(stuck, s)
-				m["recovered"] = false
+				m.Recovered = ptr(false)
 				if o.lastTold > w.End && !inForce(windows, o.lastTold) {
 					// Not the fault's outage any more: the shard still
 					// failed after the fault ended and never served again.
-					m["not_recovered"] = true
-					m["rto_unbounded"] = true
+					m.NotRecovered = true
+					m.RTOUnbounded = true
 					notRecovered++
 					if first == "" || o.lastToldIdx < firstIdx {
 						firstIdx = o.lastToldIdx
@@ -160,7 +160,7 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 				}
 			} else {
 				durs = append(durs, o.recovered-w.Start)
-				m["rto_ms"] = ms(o.recovered - w.Start)
+				m.RTOMs = ptr(ms(o.recovered - w.Start))
 			}
 			shardFig[s] = m
 		}
@@ -179,11 +179,11 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 				continue
 			}
 			if served[node] == 0 {
-				shardFig[node] = map[string]any{"served": 0, "unmeasured": true}
+				shardFig[node] = RTOShard{Served: ptr(0), Unmeasured: true}
 				unmeasured = append(unmeasured, node)
 				continue
 			}
-			shardFig[node] = map[string]any{"rto_ms": 0.0, "served": served[node], "unaffected": true}
+			shardFig[node] = RTOShard{RTOMs: ptr(0.0), Served: ptr(served[node]), Unaffected: true}
 			unaffected++
 		}
 		slices.Sort(unmeasured)
@@ -213,44 +213,118 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 		unrecovered += len(stuck)
 		affectedShards += len(shards)
 		affectedKeys += len(keys)
-		m := map[string]any{
-			"window": wi, "fault": w.Fault, "start_s": sec(w.Start), "end_s": sec(w.End),
-			"nodes": nonNil(w.Nodes), "affected_shards": len(shards), "affected_keys": len(keys),
-			"shards":             shardFig,
-			"unaffected_shards":  unaffected,
-			"unmeasured_shards":  unmeasured,
-			"unrecovered_shards": nonNil(stuck),
-			"rto_ms":             quantilesMs(durs),
-			"key_rto_ms":         quantilesMs(kdurs),
-			"key_rto_lower_ms":   quantilesMs(klows),
+		m := RTOWindow{
+			Window: wi, Fault: w.Fault, StartS: sec(w.Start), EndS: sec(w.End),
+			Nodes: nonNil(w.Nodes), AffectedShards: len(shards), AffectedKeys: len(keys),
+			Shards:            shardFig,
+			UnaffectedShards:  unaffected,
+			UnmeasuredShards:  unmeasured,
+			UnrecoveredShards: nonNil(stuck),
+			RTOMs:             quantilesMs(durs),
+			KeyRTOMs:          quantilesMs(kdurs),
+			KeyRTOLowerMs:     quantilesMs(klows),
 		}
-		if windowKeys(calls, lo, hi, v, m) == 0 {
+		if windowKeys(calls, lo, hi, v, &m.WindowKeys) == 0 {
 			noKeys++
 		}
 		if len(perWindow) < max(r.o.MaxExamples, 200) {
 			perWindow = append(perWindow, m)
 		}
 	}
-	fig := map[string]any{
-		"measurement":          true,
-		"windows":              len(windows),
-		"affected":             affectedShards,
-		"affected_keys":        affectedKeys,
-		"unrecovered":          unrecovered,
-		"rto_ms":               quantilesMs(all),
-		"key_rto_ms":           quantilesMs(keyAll),
-		"key_rto_lower_ms":     quantilesMs(keyLow),
-		"windows_without_keys": noKeys,
-		"per_window":           perWindow,
-		"not_recovered":        notRecovered,
-		"definition":           "per fault window and shard (the primary serving a set of slots at the fault's start; a shard is affected when an op on its slots failed or was indeterminate between the fault's start and the next fault's start, and its slots had recovered from any earlier fault): rto_ms runs from the fault's start to the completion of the first op a primary served on the shard's slots (a read a replica served does not end it) invoked after their last failure. key_rto_ms is the same per key (an envelope: a key used rarely, or no more, recovers late), key_rto_lower_ms only to the end of the key's last failure. A shard that still failed once its fault had ended and no fault was in force, and was never served again, is not_recovered: its RTO is unbounded and the verdict invalid",
+	fig := &RTOFigures{
+		Measurement:        true,
+		Windows:            len(windows),
+		Affected:           affectedShards,
+		AffectedKeys:       affectedKeys,
+		Unrecovered:        unrecovered,
+		RTOMs:              quantilesMs(all),
+		KeyRTOMs:           quantilesMs(keyAll),
+		KeyRTOLowerMs:      quantilesMs(keyLow),
+		WindowsWithoutKeys: noKeys,
+		PerWindow:          perWindow,
+		NotRecovered:       notRecovered,
+		Definition:         "per fault window and shard (the primary serving a set of slots at the fault's start; a shard is affected when an op on its slots failed or was indeterminate between the fault's start and the next fault's start, and its slots had recovered from any earlier fault): rto_ms runs from the fault's start to the completion of the first op a primary served on the shard's slots (a read a replica served does not end it) invoked after their last failure. key_rto_ms is the same per key (an envelope: a key used rarely, or no more, recovers late), key_rto_lower_ms only to the end of the key's last failure. A shard that still failed once its fault had ended and no fault was in force, and was never served again, is not_recovered: its RTO is unbounded and the verdict invalid",
 	}
 	if notRecovered > 0 {
-		fig["rto_unbounded"] = true
-		fig["first"] = first
+		fig.RTOUnbounded = true
+		fig.First = first
 		return Result{Valid: Invalid, Figures: fig}
 	}
 	return Result{Valid: Valid, Figures: fig}
+}
+
+// RTOFigures are the RTO checker's figures: how long the shards (and
+// keys) each fault window struck went without serving.
+type RTOFigures struct {
+	Measurement bool `json:"measurement"`
+	// Windows is the fault windows of the run; PerWindow lists the first
+	// of them (200, or MaxExamples if more).
+	Windows   int         `json:"windows"`
+	PerWindow []RTOWindow `json:"per_window"`
+	// Affected counts the shards that stopped serving, over the windows;
+	// Unrecovered those that had not served again by the end of the run,
+	// NotRecovered those of them that still failed once no fault was in
+	// force (their RTO is unbounded: the verdict is invalid).
+	Affected     int `json:"affected"`
+	AffectedKeys int `json:"affected_keys"`
+	Unrecovered  int `json:"unrecovered"`
+	NotRecovered int `json:"not_recovered"`
+	// RTOMs is the shards' recovery times; KeyRTOMs per key (an envelope),
+	// KeyRTOLowerMs per key to the end of its last failure.
+	RTOMs              Quantiles `json:"rto_ms"`
+	KeyRTOMs           Quantiles `json:"key_rto_ms"`
+	KeyRTOLowerMs      Quantiles `json:"key_rto_lower_ms"`
+	WindowsWithoutKeys int       `json:"windows_without_keys"`
+	Definition         string    `json:"definition"`
+	RTOUnbounded       bool      `json:"rto_unbounded,omitempty"`
+	// First names the first shard not recovered, in words.
+	First string `json:"first,omitempty"`
+}
+
+// Why is the first shard not recovered, when there is one.
+func (f *RTOFigures) Why() string { return f.First }
+
+// Measures: the RTO checker measures.
+func (f *RTOFigures) Measures() bool { return true }
+
+// RTOWindow is one fault window's outages.
+type RTOWindow struct {
+	Window int      `json:"window"`
+	Fault  string   `json:"fault"`
+	StartS float64  `json:"start_s"`
+	EndS   float64  `json:"end_s"`
+	Nodes  []string `json:"nodes"`
+	// Shards is every shard of the window's view by its primary's
+	// address: those it stopped and how they recovered, and those it did
+	// not stop (unaffected, or unmeasured: no op there).
+	Shards            map[string]RTOShard `json:"shards"`
+	AffectedShards    int                 `json:"affected_shards"`
+	AffectedKeys      int                 `json:"affected_keys"`
+	UnaffectedShards  int                 `json:"unaffected_shards"`
+	UnmeasuredShards  []string            `json:"unmeasured_shards"`
+	UnrecoveredShards []string            `json:"unrecovered_shards"`
+	RTOMs             Quantiles           `json:"rto_ms"`
+	KeyRTOMs          Quantiles           `json:"key_rto_ms"`
+	KeyRTOLowerMs     Quantiles           `json:"key_rto_lower_ms"`
+	WindowKeys
+}
+
+// RTOShard is one shard in one window: how long it went without serving
+// (RTOMs; nil when it never served again), or that the fault did not stop
+// it.
+type RTOShard struct {
+	RTOMs *float64 `json:"rto_ms,omitempty"`
+	// LastFailureEndMs is when its last failure ended, from the fault's
+	// start; Recovered is false (else absent) when it never served again.
+	LastFailureEndMs *float64 `json:"last_failure_end_ms,omitempty"`
+	Recovered        *bool    `json:"recovered,omitempty"`
+	NotRecovered     bool     `json:"not_recovered,omitempty"`
+	RTOUnbounded     bool     `json:"rto_unbounded,omitempty"`
+	// Served counts the ops a primary served on a shard the fault did not
+	// stop (Unaffected); 0 for one that is Unmeasured.
+	Served     *int `json:"served,omitempty"`
+	Unaffected bool `json:"unaffected,omitempty"`
+	Unmeasured bool `json:"unmeasured,omitempty"`
 }
 
 // failed notes a failure at [start, end] of shard or key k, invoked as

@@ -127,7 +127,7 @@ func (r runFiles) Check(_ context.Context, in *History) Result {
 	}
 	fig["why"] = strings.Join(why, "; ")
 	fig["caveat"] = strings.Join(caveats, "; ")
-	return Result{Valid: Unknown, Figures: fig}
+	return Result{Valid: Unknown, Figures: Map(fig)}
 }
 
 type dupIndex struct {
@@ -220,7 +220,7 @@ func runFilesCaveats(s Summary) []string {
 	if !ok || r.Valid == Valid {
 		return nil
 	}
-	if c, _ := r.Figures["caveat"].(string); c != "" {
+	if c, _ := r.Values()["caveat"].(string); c != "" {
 		return []string{c}
 	}
 	return []string{"the run's files cannot be trusted"}

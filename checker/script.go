@@ -151,7 +151,7 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	ops := in.Ops
 	calls, err := s.o.calls(in)
 	if err != nil {
-		return Result{Valid: Unknown, Figures: map[string]any{"error": err.Error()}}
+		return Result{Valid: Unknown, Figures: Map{"error": err.Error()}}
 	}
 	// Failovers are counted from the topology journal's copies (every
 	// failover redline causes is journalled, once done).
@@ -305,23 +305,23 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	}
 	if len(bad) > 0 {
 		fig["why"] = strings.Join(bad, "; ")
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
 	switch {
 	case unverified > 0:
 		fig["why"] = fmt.Sprintf("%d EVALSHA refused with NOSCRIPT by %s, which had acknowledged SCRIPT LOAD, while a kill that does not name the nodes it struck "+
 			"(or names one whose address the history does not give) came in between (first op %d): whether a restart of that node explains it is unknown",
 			unverified, strings.Join(unverifiedNodes, ", "), firstUnverified[0])
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	case evalsha == 0:
 		fig["why"] = "no EVALSHA was sent: nothing tells whether the script cache held"
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	case len(loads) == 0 && nmissing > 0:
 		fig["why"] = fmt.Sprintf("no SCRIPT LOAD's reply was recorded (first op %d): no node is known to have had the script", firstMissing[0])
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	case len(loads) == 0:
 		fig["why"] = "no SCRIPT LOAD was acknowledged: no node is known to have had the script"
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	var why []string
 	if notLoaded > 0 {
@@ -340,5 +340,5 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 		why = append(why, fmt.Sprintf("every EVALSHA found the script (%d nodes loaded it, %d failover steps)", len(loads), failovers))
 	}
 	fig["why"] = strings.Join(why, "; ")
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }

@@ -371,7 +371,7 @@ func (s set) Check(ctx context.Context, in *History) Result {
 	if len(a.neverReadKeys) > 0 {
 		fig["never_read_keys"] = capList(a.neverReadKeys, s.o.MaxExamples)
 	}
-	res := Result{Valid: Valid, Figures: fig}
+	res := Result{Valid: Valid, Figures: Map(fig)}
 	switch {
 	case len(a.lost) > 0 || len(a.lostSeen) > 0 || len(a.setAside) > 0 || len(a.setAsideSeen) > 0 || a.unexpected > 0 || a.an.total() > 0:
 		res.Valid = Invalid

@@ -22,8 +22,8 @@ func TestSetClean(t *testing.T) {
 	if fig[int](t, r, "lost") != 0 || fig[int](t, r, "recovered") != 1 || fig[int](t, r, "unexpected") != 0 || fig[int](t, r, "stale_reads") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	lat := fig[map[string]any](t, r, "visibility_latency_ms")
-	if lat["count"] != 3 || lat["max"] != 50.0 { // 1: 40-0, 2: 40-20, 3: 70-20
+	lat := fig[Quantiles](t, r, "visibility_latency_ms")
+	if lat.Count != 3 || val(lat.Max) != 50.0 { // 1: 40-0, 2: 40-20, 3: 70-20
 		t.Fatalf("latency %v", lat)
 	}
 }

@@ -99,7 +99,7 @@ func looksLikeAddr(s string) bool {
 // windowKeys reports how many keys in use during a window (an op invoked
 // between its start and until) lived, at its start, on the nodes it
 // touched: a fault that touched none of them is no evidence either way.
-func windowKeys(calls []call, lo, hi int, v *shardView, into map[string]any) (onTouched int) {
+func windowKeys(calls []call, lo, hi int, v *shardView, into *WindowKeys) (onTouched int) {
 	active := map[string]bool{}
 	unplaced := 0
 	for i := lo; i < hi; i++ {
@@ -115,18 +115,27 @@ func windowKeys(calls []call, lo, hi int, v *shardView, into map[string]any) (on
 			onTouched++
 		}
 	}
-	into["keys_active"] = len(active)
+	into.KeysActive = len(active)
 	if !v.mapped {
-		into["keys_on_touched_nodes"] = nil
-		into["keys_note"] = "the touched nodes' addresses are not in the history (no \"nodes\" event): where the keys lived is unknown"
+		into.KeysOnTouchedNodes = nil
+		into.KeysNote = "the touched nodes' addresses are not in the history (no \"nodes\" event): where the keys lived is unknown"
 		return -1
 	}
-	into["keys_on_touched_nodes"] = onTouched
-	if unplaced > 0 {
-		into["keys_unplaced"] = unplaced
-	}
+	into.KeysOnTouchedNodes = ptr(onTouched)
+	into.KeysUnplaced = unplaced
 	if onTouched == 0 {
-		into["keys_note"] = "no key of this workload lived on the nodes this fault touched: the window is no evidence of loss or unavailability"
+		into.KeysNote = "no key of this workload lived on the nodes this fault touched: the window is no evidence of loss or unavailability"
 	}
 	return onTouched
+}
+
+// WindowKeys are a fault window's keys: how many were in use during it and
+// how many of them lived on the nodes it touched (rto, rpo).
+type WindowKeys struct {
+	KeysActive int `json:"keys_active"`
+	// KeysOnTouchedNodes is nil when where the keys lived is unknown (no
+	// "nodes" event).
+	KeysOnTouchedNodes *int   `json:"keys_on_touched_nodes"`
+	KeysUnplaced       int    `json:"keys_unplaced,omitempty"`
+	KeysNote           string `json:"keys_note,omitempty"`
 }

@@ -426,18 +426,18 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			w += "; " + hashNote
 		}
 		fig["why"] = w
-		return Result{Valid: Invalid, Figures: fig}
+		return Result{Valid: Invalid, Figures: Map(fig)}
 	}
 	if len(malformed) > 0 {
 		fig["malformed"] = malformed
 		w := fmt.Sprintf("%d ttl ops cannot be judged (first: %s): what they wrote is unknown", toInt(fig["skipped_malformed"]), malformed[0])
 		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	if judged == 0 {
 		w := "no two observations of a key could be compared (none, or a write that may have run between every pair): no deadline to judge"
 		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: fig}
+		return Result{Valid: Unknown, Figures: Map(fig)}
 	}
 	w := fmt.Sprintf("%d pairs of observations of %d keys kept their acknowledged deadlines (within %d ms of clock slack); %d pairs had a write that may have run between them, not judged",
 		judged, len(units), TTLClockSlack.Milliseconds(), skipped)
@@ -445,7 +445,7 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 		w += "; " + hashNote
 	}
 	fig["why"] = w
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 // ttlClassify says what may explain an anomaly between two observations:

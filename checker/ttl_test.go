@@ -188,7 +188,7 @@ func TestTTLHashFields(t *testing.T) {
 	h.set(0, "h", "v1", 100, 0, history.OK, 1)
 	h.read(0, "read", "h", 120, "v1", 0, 121)
 	r := check(t, TTL(), h.done())
-	if r.Valid != Invalid || r.Figures["anomalies"].(map[string]any)["read-after-deadline"] == nil {
+	if r.Valid != Invalid || r.Values()["anomalies"].(map[string]any)["read-after-deadline"] == nil {
 		t.Fatalf("%v %v", r.Valid, r.Figures)
 	}
 	probe := func(h *ttlH, has bool) *ttlH {
@@ -201,7 +201,7 @@ func TestTTLHashFields(t *testing.T) {
 	}
 	r = check(t, TTL(), probe(ttlBase(), false).done())
 	wantValid(t, r, Valid)
-	if !strings.HasPrefix(r.Figures["hash_field_expiry"].(string), "not applicable") || !strings.Contains(r.Why(), "HPEXPIRE") {
+	if !strings.HasPrefix(r.Values()["hash_field_expiry"].(string), "not applicable") || !strings.Contains(r.Why(), "HPEXPIRE") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// Hash-field ops although the probe found none: a contradiction.

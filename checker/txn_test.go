@@ -47,7 +47,7 @@ func TestListAppendClean(t *testing.T) {
 	})
 	wantValid(t, r, Valid)
 	if len(got) != 0 {
-		t.Fatalf("anomalies %v: %v", got, r.Figures["anomalies"])
+		t.Fatalf("anomalies %v: %v", got, r.Values()["anomalies"])
 	}
 	if !slices.Contains(fig[[]string](t, r, "detects"), "G-single") {
 		t.Fatal("detects does not list G-single")
@@ -114,7 +114,7 @@ func TestListAppendAnomalies(t *testing.T) {
 			got, r := laCheck(t, tc.build)
 			wantValid(t, r, Invalid)
 			if !slices.Contains(got, tc.want) {
-				t.Fatalf("anomalies %v, want %s: %v", got, tc.want, r.Figures["anomalies"])
+				t.Fatalf("anomalies %v, want %s: %v", got, tc.want, r.Values()["anomalies"])
 			}
 			ex := fig[map[string]any](t, r, "anomalies")[tc.want].(map[string]any)["examples"].([]any)
 			if len(ex) == 0 {

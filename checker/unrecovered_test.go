@@ -64,10 +64,11 @@ func TestOutageNotRecoveredAfterTheFaultIsNoExpectedOutage(t *testing.T) {
 	ops := h.done()
 	r := check(t, RTO(), ops)
 	wantValid(t, r, Invalid)
-	if n := fig[int](t, r, "not_recovered"); n != 1 {
+	f := typed[*RTOFigures](t, r)
+	if n := f.NotRecovered; n != 1 {
 		t.Errorf("not_recovered = %d, want 1", n)
 	}
-	first := fig[string](t, r, "first")
+	first := f.First
 	// The failure after the fault's end that shows it: the read of the
 	// final reads, op index of its invocation.
 	var idx int64 = -1

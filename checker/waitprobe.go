@@ -145,7 +145,7 @@ func (w waitProbe) Check(ctx context.Context, in *History) Result {
 	}
 	fig := map[string]any{"probed_writes": probed, "judged": judged, "unjudged": unjudged, "replicas_holding": holders}
 	an.into(fig)
-	res := Result{Valid: Valid, Figures: fig}
+	res := Result{Valid: Valid, Figures: Map(fig)}
 	switch {
 	case an.total() > 0:
 		res.Valid = Invalid

@@ -232,7 +232,7 @@ func (w writePause) Check(ctx context.Context, in *History) Result {
 	if len(detail) > 0 {
 		fig["per_migration"] = detail
 	}
-	return Result{Valid: Valid, Figures: fig}
+	return Result{Valid: Valid, Figures: Map(fig)}
 }
 
 func sortedSlots(set map[int]bool) []int {

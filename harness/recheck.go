@@ -107,7 +107,7 @@ func checkPartitioned(ctx context.Context, p *history.Partitions, checkers []che
 		if err != nil {
 			// The disk lost a partition Spill wrote whole: no verdict.
 			msg := fmt.Sprintf("a partition of the history could not be read back: %v", err)
-			res = checker.Result{Valid: checker.Unknown, Figures: map[string]any{"error": msg, "why": msg}}
+			res = checker.Result{Valid: checker.Unknown, Figures: checker.Map{"error": msg, "why": msg}}
 		}
 		checkers[i] = checked{c.Name(), res}
 	}

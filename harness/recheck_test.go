@@ -56,7 +56,7 @@ func recheck(t *testing.T, files map[string]string) checker.Summary {
 	return s
 }
 
-func why(r checker.Result) string { s, _ := r.Figures["why"].(string); return s }
+func why(r checker.Result) string { s, _ := r.Values()["why"].(string); return s }
 
 // The whole run checks valid; cut cleanly before its final reads (a run
 // that stopped writing, or a history someone shortened) it was valid too:

@@ -37,16 +37,16 @@ func SaveLoad(run *results.Run, r *bench.Result) error {
 				why = append(why, fmt.Sprintf("generator %d of %d (%s) %s: %s", g.Index, len(r.Generators), g.Name, g.Status, g.Problem))
 			}
 		}
-		figures["why"] = strings.Join(why, "; ") + "; the figures leave them out"
+		figures.Reason = strings.Join(why, "; ") + "; the figures leave them out"
 	}
 	if failed := bench.FailedThresholds(r.Thresholds); len(failed) > 0 && valid == checker.Valid {
 		// The run missed bounds its user set (bench --threshold, exit
 		// 99): results.json must not read as a pass in `results list`.
 		valid = checker.Invalid
-		figures["failed_thresholds"] = failed
-		figures["why"] = "--threshold failed: " + strings.Join(failed, "; ")
+		figures.FailedThresholds = failed
+		figures.Reason = "--threshold failed: " + strings.Join(failed, "; ")
 	}
-	s := checker.Summary{Valid: valid, Checkers: map[string]checker.Result{"bench": {Valid: valid, Figures: figures}}}
+	s := checker.Summary{Valid: valid, Checkers: map[string]checker.Result{checker.BenchName: {Valid: valid, Figures: figures}}}
 	if err := run.WriteJSON("results.json", s); err != nil {
 		return err
 	}

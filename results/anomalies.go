@@ -80,12 +80,12 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 		}
 		s := anomalySection{Checker: name, Valid: res.Valid.String()}
 		var indexes []int64
-		keys := sortedKeys(res.Figures)
+		keys := sortedKeys(res.Values())
 		for _, k := range []string{"reason", "reasons", "why", "error", "note"} {
-			s.Sentences = append(s.Sentences, sentences(res.Figures[k])...)
+			s.Sentences = append(s.Sentences, sentences(res.Values()[k])...)
 		}
 		for _, k := range keys {
-			v := res.Figures[k]
+			v := res.Values()[k]
 			if n, ok := num(v); ok && n > 0 && checker.DescribeFigure(k) != "" {
 				if _, isList := v.([]any); !isList {
 					s.Sentences = append(s.Sentences, fmt.Sprintf("%s %s: %s.", titleWords(k), trimFloat(n), checker.DescribeFigure(k)))
@@ -97,7 +97,7 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 			case "reason", "reasons", "why", "error", "note", "detects", "does_not_detect":
 				continue
 			}
-			switch v := res.Figures[k].(type) {
+			switch v := res.Values()[k].(type) {
 			case []any:
 				d.instances(&s, k, v, &indexes)
 			case map[string]any:

@@ -17,7 +17,7 @@ func TestReportShowsAttribution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := checker.Summary{Valid: checker.Invalid, Checkers: map[string]checker.Result{"set": {Valid: checker.Invalid, Figures: map[string]any{"lost": 1}}},
+	s := checker.Summary{Valid: checker.Invalid, Checkers: map[string]checker.Result{"set": {Valid: checker.Invalid, Figures: checker.Map{"lost": 1}}},
 		Attribution: []checker.Attribution{{
 			Checker: "set", Kind: "lost-write", Key: "s:k1", Slot: 42, Verdict: checker.AdminStranded,
 			Why:   "the key is still on n2 (primary), which does not serve slot 42",

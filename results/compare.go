@@ -76,7 +76,7 @@ func Compare(dirs []string) (*Comparison, error) {
 		c.Valid = append(c.Valid, s.Valid.String())
 		for cn, r := range s.Checkers {
 			rows[cn+".valid"] = true
-			for k, v := range r.Figures {
+			for k, v := range r.Values() {
 				switch x := v.(type) {
 				case float64, bool:
 					rows[cn+"."+k] = true
@@ -101,7 +101,7 @@ func Compare(dirs []string) (*Comparison, error) {
 			case fig == "valid":
 				row.Values = append(row.Values, r.Valid.String())
 			default:
-				if v, ok := r.Figures[fig]; ok {
+				if v, ok := r.Values()[fig]; ok {
 					b, _ := json.Marshal(v)
 					row.Values = append(row.Values, string(b))
 				} else {

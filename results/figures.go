@@ -31,11 +31,11 @@ func keyFiguresOf(checkers map[string]checker.Result) []keyFigure {
 	var out []keyFigure
 	for _, k := range anomalyFigures {
 		total, seen := 0.0, false
-		for name, r := range checkers {
-			if strings.HasSuffix(name, "rpo") {
+		for _, r := range checkers {
+			if _, rpo := checker.FiguresAs[*checker.RPOFigures](r); rpo {
 				continue
 			}
-			if v, ok := num(r.Figures[k]); ok {
+			if v, ok := num(r.Values()[k]); ok {
 				total, seen = total+v, true
 			}
 		}
@@ -56,41 +56,29 @@ func keyFiguresOf(checkers map[string]checker.Result) []keyFigure {
 			*acc = v
 		}
 	}
-	for name, r := range checkers {
-		f := r.Figures
-		base := name[strings.LastIndexByte(name, '/')+1:]
-		switch base {
-		case "bench": // the kv load driver's summary (harness/bench)
-			if v, ok := num(f["throughput"]); ok {
-				add(&okPerS, v)
-			}
-			if v, ok := num(f["p99_ms"]); ok {
-				maxOf(&p99, v)
-			}
-		case "perf":
-			if v, ok := num(f["ops"]); ok {
-				add(&ops, v)
-			}
+	for _, r := range checkers {
+		if f, ok := checker.FiguresAs[*checker.BenchFigures](r); ok { // the kv load driver (harness/bench)
+			add(&okPerS, f.Throughput)
+			maxOf(&p99, f.P99Ms)
+		}
+		if f, ok := checker.FiguresAs[*checker.PerfFigures](r); ok {
+			add(&ops, float64(f.Ops))
 			for _, op := range r.Ops() {
 				if op.OKPerS != nil {
 					add(&okPerS, *op.OKPerS)
 				}
-				if op.Latency.P99 != nil {
+				if op.Latency != nil && op.Latency.P99 != nil {
 					maxOf(&p99, *op.Latency.P99) // the worst op type's p99
 				}
 			}
-		case "rto":
-			if m, ok := f["rto_ms"].(map[string]any); ok {
-				if v, ok := num(m["max"]); ok {
-					maxOf(&rto, v/1000)
-				}
-			}
-		case "rpo":
-			if f, ok := r.RPO(); ok {
-				for _, v := range []*float64{f.RPOMs, f.BoundMs} {
-					if v != nil {
-						maxOf(&rpo, *v/1000)
-					}
+		}
+		if f, ok := checker.FiguresAs[*checker.RTOFigures](r); ok && f.RTOMs.Max != nil {
+			maxOf(&rto, *f.RTOMs.Max/1000)
+		}
+		if f, ok := checker.FiguresAs[*checker.RPOFigures](r); ok {
+			for _, v := range []*float64{f.RPOMs, f.BoundMs} {
+				if v != nil {
+					maxOf(&rpo, *v/1000)
 				}
 			}
 		}
@@ -128,7 +116,7 @@ func keyFigures(checkers map[string]checker.Result) string {
 			parts = append(parts, k.Name+" "+trimFloat(k.Value))
 		}
 	}
-	if _, bench := checkers["bench"]; !bench && len(parts) == 0 && len(checkers) > 0 {
+	if _, bench := checkers[checker.BenchName]; !bench && len(parts) == 0 && len(checkers) > 0 {
 		parts = append(parts, "no anomaly")
 	}
 	for _, k := range figs {

@@ -130,7 +130,7 @@ func (c docRun) write(t *testing.T) string {
 	if err := r.WriteJSON("config.json", cfg); err != nil {
 		t.Fatal(err)
 	}
-	s := checker.Summary{Valid: checker.Invalid, Checkers: map[string]checker.Result{"set": {Valid: checker.Invalid, Figures: map[string]any{"lost": 1 + c.extraLosses}}},
+	s := checker.Summary{Valid: checker.Invalid, Checkers: map[string]checker.Result{"set": {Valid: checker.Invalid, Figures: checker.Map{"lost": 1 + c.extraLosses}}},
 		Attribution: attrs}
 	if err := r.WriteJSON("results.json", s); err != nil {
 		t.Fatal(err)

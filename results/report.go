@@ -22,9 +22,9 @@ var headline = []string{"lost", "set_aside", "unexpected", "recovered", "stale_r
 
 // HeadlineFigures renders the figures that matter most in one short line
 // for terminals and CI logs ("lost=3 stale_reads=1").
-func HeadlineFigures(f map[string]any) string {
+func HeadlineFigures(r checker.Result) string {
 	var parts []string
-	for _, kv := range headlineParts(f) {
+	for _, kv := range headlineParts(r.Values()) {
 		parts = append(parts, kv[0]+"="+kv[1])
 	}
 	return strings.Join(parts, " ")
@@ -190,11 +190,11 @@ func (d *runData) report() reportData {
 	rd.Config = string(cfg)
 	for _, n := range d.checkerNames() {
 		c := d.sum.Checkers[n]
-		fig, _ := json.MarshalIndent(c.Figures, "", "  ")
+		fig, _ := json.MarshalIndent(c.Values(), "", "  ")
 		if len(fig) > 100_000 {
 			fig = append(fig[:100_000], []byte("\n... (see results.json)")...)
 		}
-		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: checker.VerdictWord(c), Headline: headlineWords(c.Figures), Figures: string(fig)})
+		rd.Checkers = append(rd.Checkers, reportChecker{Name: n, Valid: checker.VerdictWord(c), Headline: headlineWords(c.Values()), Figures: string(fig)})
 	}
 	if line := NotApplicableLine(d.sum.NotApplicable); line != "" {
 		rd.Notes = append(rd.Notes, "Not applicable, not part of the verdict: "+line+".")
@@ -252,7 +252,7 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 	var lost []lostMark
 	var spans []lossSpan
 	for _, name := range d.checkerNames() {
-		f := d.sum.Checkers[name].Figures
+		f := d.sum.Checkers[name].Values()
 		if rows, ok := f["lost_elements"].([]any); ok {
 			for _, r := range rows {
 				m, _ := r.(map[string]any)
@@ -263,12 +263,15 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 		}
 		// Per-window losses of an RPO checker: all that is known of a
 		// counter's losses, and the extent of a set's beyond its examples.
-		rpo, _ := d.sum.Checkers[name].RPO()
-		for _, w := range rpo.Windows {
+		rpo, ok := checker.FiguresAs[*checker.RPOFigures](d.sum.Checkers[name])
+		if !ok {
+			continue
+		}
+		for _, w := range rpo.PerWindow {
 			if n := w.Lost; n > 0 && w.AckedFromS != nil && w.AckedToS != nil {
 				from, to := *w.AckedFromS, *w.AckedToS
-				spans = append(spans, lossSpan{from: from, to: to, row: rpoRow(name, spans), label: fmt.Sprintf("%s: %s lost", name, trimFloat(n)),
-					title: fmt.Sprintf("%s: %s acknowledged writes lost, acknowledged between %.1f and %.1f s (during the %s of %s)", name, trimFloat(n), from, to, w.Fault, strings.Join(w.Nodes, ","))})
+				spans = append(spans, lossSpan{from: from, to: to, row: rpoRow(name, spans), label: fmt.Sprintf("%s: %d lost", name, n),
+					title: fmt.Sprintf("%s: %d acknowledged writes lost, acknowledged between %.1f and %.1f s (during the %s of %s)", name, n, from, to, w.Fault, strings.Join(w.Nodes, ","))})
 			}
 		}
 	}
@@ -281,11 +284,18 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 // them says the same per fault at a glance.
 func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 	for _, name := range d.checkerNames() {
-		base := name[strings.LastIndexByte(name, '/')+1:]
-		if base != "rpo" && base != "rto" {
+		res := d.sum.Checkers[name]
+		var summary instanceTable
+		var into *[]instanceTable
+		if f, ok := checker.FiguresAs[*checker.RPOFigures](res); ok {
+			summary, into = instanceTable{Name: name, Why: rpoWords(f)}, &rpo
+		} else if f, ok := checker.FiguresAs[*checker.RTOFigures](res); ok {
+			summary, into = instanceTable{Name: name, Why: rtoSentence(f)}, &rto
+		} else {
 			continue
 		}
-		f := d.sum.Checkers[name].Figures
+		// Every list the checker reports becomes a table, whatever it is.
+		f := res.Values()
 		var ts []instanceTable
 		for _, k := range sortedKeys(f) {
 			if v, ok := f[k].([]any); ok && len(v) > 0 {
@@ -295,18 +305,7 @@ func (d *runData) recoveryTables() (rpo, rto []instanceTable) {
 				}
 			}
 		}
-		summary := instanceTable{Name: name, Why: figureWords(f)}
-		if def, ok := f["definition"].(string); ok {
-			summary.Why += ". " + def
-		} else if note, ok := f["note"].(string); ok {
-			summary.Why += ". " + note
-		}
-		ts = append([]instanceTable{summary}, ts...)
-		if base == "rpo" {
-			rpo = append(rpo, ts...)
-		} else {
-			rto = append(rto, ts...)
-		}
+		*into = append(append(*into, summary), ts...)
 	}
 	return rpo, rto
 }
@@ -436,11 +435,10 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		}
 	}
 	for _, n := range d.checkerNames() {
-		f := d.sum.Checkers[n].Figures
-		base := n[strings.LastIndexByte(n, '/')+1:]
-		if base == "rpo" || base == "perf" || base == "rto" {
-			continue
+		if measuresRecoveryOrLoad(d.sum.Checkers[n]) {
+			continue // their own sections say what they measured
 		}
+		f := d.sum.Checkers[n].Values()
 		var parts []string
 		counts := d.sum.Checkers[n].Counts()
 		if l := counts.Lost.N(); l > 0 {
@@ -506,18 +504,18 @@ func (d *runData) lossWindows(name string) string {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		prefix = name[:i+1]
 	}
-	rpo, ok := d.sum.Checkers[prefix+"rpo"].RPO()
+	rpo, ok := checker.FiguresAs[*checker.RPOFigures](d.sum.Checkers[prefix+"rpo"])
 	if !ok {
 		return ""
 	}
 	var parts []string
-	for _, w := range rpo.Windows {
+	for _, w := range rpo.PerWindow {
 		if w.Lost > 0 {
-			parts = append(parts, fmt.Sprintf("%s during the %s of %s at %.1f-%.1f s", trimFloat(w.Lost), w.Fault, strings.Join(w.Nodes, ","), w.StartS, w.EndS))
+			parts = append(parts, fmt.Sprintf("%d during the %s of %s at %.1f-%.1f s", w.Lost, w.Fault, strings.Join(w.Nodes, ","), w.StartS, w.EndS))
 		}
 	}
 	if n := rpo.Outside.Lost; n > 0 {
-		parts = append(parts, fmt.Sprintf("%s outside any fault window", trimFloat(n)))
+		parts = append(parts, fmt.Sprintf("%d outside any fault window", n))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -581,16 +579,14 @@ func (d *runData) rtoWords() string {
 	worst, who := 0.0, ""
 	unrecovered := 0.0
 	for _, n := range d.checkerNames() {
-		if !strings.HasSuffix(n, "rto") {
+		f, ok := checker.FiguresAs[*checker.RTOFigures](d.sum.Checkers[n])
+		if !ok {
 			continue
 		}
-		f := d.sum.Checkers[n].Figures
-		if m, ok := f["rto_ms"].(map[string]any); ok {
-			if v := figure(m, "max"); v > worst {
-				worst, who = v, n
-			}
+		if v := f.RTOMs.Max; v != nil && *v > worst {
+			worst, who = *v, n
 		}
-		unrecovered += figure(f, "unrecovered")
+		unrecovered += float64(f.Unrecovered)
 	}
 	if who == "" {
 		return ""
@@ -758,3 +754,12 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"nu
 <section id="config"><h2>Configuration</h2><pre>{{.Config}}</pre></section>
 </body></html>
 `))
+
+// measuresRecoveryOrLoad says a result's figures are the RPO, RTO or perf
+// checker's, which the report's recovery table and plots show.
+func measuresRecoveryOrLoad(r checker.Result) bool {
+	_, rpo := checker.FiguresAs[*checker.RPOFigures](r)
+	_, rto := checker.FiguresAs[*checker.RTOFigures](r)
+	_, perf := checker.FiguresAs[*checker.PerfFigures](r)
+	return rpo || rto || perf
+}

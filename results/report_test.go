@@ -44,7 +44,7 @@ func TestReportExplainsAnomalies(t *testing.T) {
 		"<td>n2</td>", "Ops involved",
 		// plots, RPO/RTO tables and the topology
 		`data-plot="latency-raw"`, `data-plot="latency-quantiles"`, `data-plot="throughput"`, `data-plot="rpo"`, `data-plot="topology"`,
-		`class="lost"`, "set/rto: per shard", "5461-10922",
+		`class="lost"`, "set/rto: per window", "5461-10922",
 		// one row per fault window, in seconds, by node name
 		`id="window-table"`, "<td>partition</td><td>isolate-primary</td><td>n2</td>", "RTO (s)",
 		"n5 became primary of slots 5461-10922 (between 40.0 and 40.8 s, after failover n5 at 40.0 s",
@@ -108,7 +108,7 @@ func TestReportRendersUnknownFiguresGenerically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := checker.Summary{Valid: checker.Unknown, Checkers: map[string]checker.Result{"kv/new": {Valid: checker.Unknown, Figures: map[string]any{
+	s := checker.Summary{Valid: checker.Unknown, Checkers: map[string]checker.Result{"kv/new": {Valid: checker.Unknown, Figures: checker.Map{
 		"reason":          "no final read of 2 keys: nothing to judge them by",
 		"first_instances": map[string]any{"missing-final-read": []any{map[string]any{"key": "kv:1", "index": 10.0}}},
 		"mystery":         map[string]any{"a": 1.0},
@@ -138,10 +138,10 @@ func TestReportSaysCoverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := checker.Summary{Valid: checker.Valid, Checkers: map[string]checker.Result{
-		"set/set": {Valid: checker.Valid, Figures: map[string]any{"lost": 0.0}},
-		"set/rpo": {Valid: checker.Valid, Figures: map[string]any{"lost": 0.0, "measurement": true}},
-		checker.CoverageName: {Valid: checker.Valid, Figures: map[string]any{"measurement": true, "no_evidence": []any{"partition"},
-			"per_kind": map[string]any{"partition": map[string]any{"summary": "partition: 1 window, touched no primary holding keys that were served during or after it: no evidence"}}}},
+		"set/set": {Valid: checker.Valid, Figures: checker.Map{"lost": 0.0}},
+		"set/rpo": {Valid: checker.Valid, Figures: checker.Map{"lost": 0.0, "measurement": true}},
+		checker.CoverageName: {Valid: checker.Valid, Figures: &checker.CoverageFigures{Measurement: true, Requested: []string{"partition"}, NoEvidence: []string{"partition"},
+			PerKind: map[string]checker.KindCoverage{"partition": {Windows: 1, Summary: "partition: 1 window, touched no primary holding keys that were served during or after it: no evidence"}}}},
 	}}
 	if err := run.WriteJSON("results.json", s); err != nil {
 		t.Fatal(err)

@@ -257,7 +257,7 @@ func (e *Entry) describe() {
 	}
 	e.Valid = fmt.Sprint(s.Valid.JSONValue())
 	e.KeyFigures = keyFigures(s.Checkers)
-	if _, ok := s.Checkers["bench"]; ok {
+	if _, ok := s.Checkers[checker.BenchName]; ok {
 		e.Bench = true
 	}
 }

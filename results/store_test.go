@@ -65,7 +65,7 @@ func TestReportRenders(t *testing.T) {
 	f.Close()
 	_ = r.WriteFile("config.json", []byte(`{"seed":1}`))
 	_ = r.WriteJSON("results.json", checker.Summary{Valid: checker.Invalid, Checkers: map[string]checker.Result{
-		"set": {Valid: checker.Invalid, Figures: map[string]any{"lost": 3, "no_wait": 3}},
+		"set": {Valid: checker.Invalid, Figures: checker.Map{"lost": 3, "no_wait": 3}},
 	}})
 	if err := WriteReport(r); err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestReportWithoutHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = r.WriteJSON("results.json", checker.Summary{Valid: checker.Unknown, Checkers: map[string]checker.Result{
-		"set": {Valid: checker.Unknown, Figures: map[string]any{"error": "history cannot be paired"}},
+		"set": {Valid: checker.Unknown, Figures: checker.Map{"error": "history cannot be paired"}},
 	}})
 	if err := WriteReport(r); err != nil {
 		t.Fatal(err)

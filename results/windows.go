@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/redline-dev/redline/checker"
 )
 
 // windowRow is one fault window of the report's recovery table: what the
@@ -26,12 +28,11 @@ type windowRow struct {
 // windowRows builds the recovery table, one row per window index.
 func (d *runData) windowRows(windows []faultWindow) []windowRow {
 	rows := map[int]*windowRow{}
-	row := func(w map[string]any) *windowRow {
-		i := int(figure(w, "window"))
+	row := func(i int, fault string, nodes []string, startS, endS float64) *windowRow {
 		r := rows[i]
 		if r == nil {
-			r = &windowRow{Index: i, Fault: cell(w["fault"]), Nodes: words(w["nodes"]),
-				When: fmt.Sprintf("%.2f–%.2f s", figure(w, "start_s"), figure(w, "end_s"))}
+			r = &windowRow{Index: i, Fault: fault, Nodes: strings.Join(nodes, ","),
+				When: fmt.Sprintf("%.2f–%.2f s", startS, endS)}
 			if i < len(windows) {
 				r.Mode = windows[i].Mode
 			}
@@ -52,12 +53,11 @@ func (d *runData) windowRows(windows []faultWindow) []windowRow {
 	for _, name := range d.checkerNames() {
 		base := name[strings.LastIndexByte(name, '/')+1:]
 		wl := strings.TrimSuffix(strings.TrimSuffix(name, base), "/")
-		f := d.sum.Checkers[name].Figures
-		switch base {
-		case "rpo":
-			for _, w := range listOfMaps(f["per_window"]) {
-				r := row(w)
-				n := figure(w, "lost")
+		res := d.sum.Checkers[name]
+		if f, ok := checker.FiguresAs[*checker.RPOFigures](res); ok {
+			for _, w := range f.PerWindow {
+				r := row(w.Window, w.Fault, w.Nodes, w.StartS, w.EndS)
+				n := float64(w.Lost)
 				r.lostTotal += n
 				label := trimFloat(n)
 				if wl != "" {
@@ -66,10 +66,10 @@ func (d *runData) windowRows(windows []faultWindow) []windowRow {
 				lostBy[r.Index] = append(lostBy[r.Index], label)
 				if n > 0 {
 					rs := "-" // lost, but no span known for the window
-					if v, ok := num(w["rpo_ms"]); ok {
-						rs = seconds(v / 1000)
-					} else if v, ok := num(w["rpo_bound_ms"]); ok {
-						rs = "≤ " + seconds(v/1000) // counters know amounts, not which writes
+					if v := w.RPOMs; v != nil {
+						rs = seconds(*v / 1000)
+					} else if v := w.BoundMs; v != nil {
+						rs = "≤ " + seconds(*v/1000) // counters know amounts, not which writes
 					}
 					if wl != "" {
 						rs = wl + " " + rs
@@ -77,26 +77,27 @@ func (d *runData) windowRows(windows []faultWindow) []windowRow {
 					rpoBy[r.Index] = append(rpoBy[r.Index], rs)
 				}
 				c := coverage[r.Index]
-				c[0] += figure(w, "keys_on_touched_nodes")
-				c[1] += figure(w, "keys_active")
+				if k := w.KeysOnTouchedNodes; k != nil {
+					c[0] += float64(*k)
+				}
+				c[1] += float64(w.KeysActive)
 				coverage[r.Index] = c
 			}
-		case "rto":
-			for _, w := range listOfMaps(f["per_window"]) {
-				r := row(w)
+		}
+		if f, ok := checker.FiguresAs[*checker.RTOFigures](res); ok {
+			for _, w := range f.PerWindow {
+				r := row(w.Window, w.Fault, w.Nodes, w.StartS, w.EndS)
 				if rto[r.Index] == nil {
 					rto[r.Index] = map[string]float64{}
 					unrecovered[r.Index] = map[string]bool{}
 				}
-				shards, _ := w["shards"].(map[string]any)
-				for addr, v := range shards {
-					m, _ := v.(map[string]any)
+				for addr, s := range w.Shards {
 					node := d.name(addr)
-					if ms, ok := num(m["rto_ms"]); ok && ms > rto[r.Index][node] {
-						rto[r.Index][node] = ms
+					if s.RTOMs != nil && *s.RTOMs > rto[r.Index][node] {
+						rto[r.Index][node] = *s.RTOMs
 					}
 				}
-				for _, a := range listOf(w["unrecovered_shards"]) {
+				for _, a := range w.UnrecoveredShards {
 					unrecovered[r.Index][d.name(a)] = true
 				}
 			}
@@ -149,43 +150,52 @@ func listOf(v any) []string {
 	return out
 }
 
-// figureWords renders a checker's scalar figures as a sentence a person
-// reads ("3 lost, 0 lost outside fault windows, RPO 0.12 s over 2 windows")
-// instead of raw field names.
-func figureWords(f map[string]any) string {
+// rpoWords says an RPO checker's figures as sentences a person reads ("3
+// acknowledged writes lost, 0 of them outside any fault window, RPO 0.12 s
+// over 2 fault windows") instead of raw field names, then what the RPO
+// figure is (its definition, or the note of a bound).
+func rpoWords(f *checker.RPOFigures) string {
+	parts := []string{fmt.Sprintf("%d acknowledged writes lost", f.Lost),
+		fmt.Sprintf("%d of them outside any fault window", f.Outside.Lost)}
+	if v := f.RPOMs; v != nil {
+		parts = append(parts, "RPO "+seconds(*v/1000))
+	}
+	if v := f.BoundMs; v != nil {
+		parts = append(parts, "RPO at most "+seconds(*v/1000)+" (a bound)")
+	}
+	return sentence(append(parts, windowCountWords(f.Windows, f.WindowsWithoutKeys)...), f.Definition+f.Note)
+}
+
+// rtoSentence says an RTO checker's figures as sentences a person reads,
+// then its definition.
+func rtoSentence(f *checker.RTOFigures) string {
 	var parts []string
-	if v, ok := num(f["lost"]); ok {
-		parts = append(parts, trimFloat(v)+" acknowledged writes lost")
+	if q := f.RTOMs; q.Count > 0 && q.Max != nil && q.P50 != nil {
+		parts = append(parts, fmt.Sprintf("RTO %s at worst, %s median over %d shard recoveries", seconds(*q.Max/1000), seconds(*q.P50/1000), q.Count))
 	}
-	if o, ok := f["outside_windows"].(map[string]any); ok {
-		parts = append(parts, trimFloat(figure(o, "lost"))+" of them outside any fault window")
+	parts = append(parts, fmt.Sprintf("%d shards stopped serving", f.Affected))
+	if f.Unrecovered > 0 {
+		parts = append(parts, fmt.Sprintf("%d never recovered", f.Unrecovered))
 	}
-	if v, ok := num(f["rpo_ms"]); ok {
-		parts = append(parts, "RPO "+seconds(v/1000))
+	return sentence(append(parts, windowCountWords(f.Windows, f.WindowsWithoutKeys)...), f.Definition)
+}
+
+func windowCountWords(windows, withoutKeys int) []string {
+	out := []string{fmt.Sprintf("over %d fault windows", windows)}
+	if withoutKeys > 0 {
+		out = append(out, fmt.Sprintf("%d windows touched no key of the workload", withoutKeys))
 	}
-	if v, ok := num(f["rpo_bound_ms"]); ok {
-		parts = append(parts, "RPO at most "+seconds(v/1000)+" (a bound)")
-	}
-	if m, ok := f["rto_ms"].(map[string]any); ok && figure(m, "count") > 0 {
-		parts = append(parts, fmt.Sprintf("RTO %s at worst, %s median over %s shard recoveries", seconds(figure(m, "max")/1000), seconds(figure(m, "p50")/1000), trimFloat(figure(m, "count"))))
-	}
-	if v, ok := num(f["affected"]); ok {
-		parts = append(parts, trimFloat(v)+" shards stopped serving")
-	}
-	if v, ok := num(f["unrecovered"]); ok && v > 0 {
-		parts = append(parts, trimFloat(v)+" never recovered")
-	}
-	if v, ok := num(f["windows"]); ok {
-		parts = append(parts, fmt.Sprintf("over %s fault windows", trimFloat(v)))
-	}
-	if v, ok := num(f["windows_without_keys"]); ok && v > 0 {
-		parts = append(parts, fmt.Sprintf("%s windows touched no key of the workload", trimFloat(v)))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
+	return out
+}
+
+// sentence joins parts into a sentence, then adds the explanation.
+func sentence(parts []string, explanation string) string {
 	s := strings.Join(parts, ", ")
-	return strings.ToUpper(s[:1]) + s[1:]
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if explanation != "" {
+		s += ". " + explanation
+	}
+	return s
 }
 
 // humanTable is table() for people: headers in words with their unit

@@ -111,9 +111,9 @@ func TestLockWorkersOnAHealthyClusterAreValid(t *testing.T) {
 	if r.Valid != checker.Valid {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	if r.Figures["acquires_ok"].(int) == 0 || r.Figures["releases_ok"].(int) == 0 {
+	if r.Values()["acquires_ok"].(int) == 0 || r.Values()["releases_ok"].(int) == 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	t.Logf("figures: acquires %v ok %v fail %v, releases ok %v not-owner %v", r.Figures["acquires"], r.Figures["acquires_ok"],
-		r.Figures["acquires_fail"], r.Figures["releases_ok"], r.Figures["releases_not_owner"])
+	t.Logf("figures: acquires %v ok %v fail %v, releases ok %v not-owner %v", r.Values()["acquires"], r.Values()["acquires_ok"],
+		r.Values()["acquires_fail"], r.Values()["releases_ok"], r.Values()["releases_not_owner"])
 }

@@ -141,9 +141,9 @@ func TestQueueWorkersOnAHealthyClusterAreValid(t *testing.T) {
 	if r.Valid != checker.Valid {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	if r.Figures["enqueues_ok"].(int) == 0 || r.Figures["delivered"].(int) == 0 || r.Figures["drains_ok"].(int) != 2*w.keys {
+	if r.Values()["enqueues_ok"].(int) == 0 || r.Values()["delivered"].(int) == 0 || r.Values()["drains_ok"].(int) != 2*w.keys {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	t.Logf("figures: enqueues %v, delivered %v, acks %v, pending at end %v, duplicates %v", r.Figures["enqueues_ok"], r.Figures["delivered"],
-		r.Figures["acks_ok"], r.Figures["pending_at_end"], r.Figures["duplicates"])
+	t.Logf("figures: enqueues %v, delivered %v, acks %v, pending at end %v, duplicates %v", r.Values()["enqueues_ok"], r.Values()["delivered"],
+		r.Values()["acks_ok"], r.Values()["pending_at_end"], r.Values()["duplicates"])
 }

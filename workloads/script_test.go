@@ -146,8 +146,8 @@ func TestScriptWorkloadNoscriptAfterFailover(t *testing.T) {
 		t.Fatalf("EVALSHA after the workload loaded the script again: %+v", out)
 	}
 	r := checker.Script().Check(ctx, checker.NewHistory(ops))
-	if r.Valid != checker.Valid || r.Figures["noscript_after_failover"] != 1 {
+	if r.Valid != checker.Valid || r.Values()["noscript_after_failover"] != 1 {
 		t.Fatalf("script checker: %v %v", r.Valid, r.Figures)
 	}
-	t.Logf("script checker: %v", r.Figures["why"])
+	t.Logf("script checker: %v", r.Values()["why"])
 }

@@ -144,10 +144,10 @@ func TestTTLWorkersOnAHealthyClusterAreValid(t *testing.T) {
 	if r.Valid != checker.Valid {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	if r.Figures["pairs_judged"].(int) < 50 || r.Figures["finals_ok"].(int) != 4*w.keys {
+	if r.Values()["pairs_judged"].(int) < 50 || r.Values()["finals_ok"].(int) != 4*w.keys {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	t.Logf("%v", r.Figures["why"])
+	t.Logf("%v", r.Values()["why"])
 }
 
 // Hash-field expiration on a server that has it (Redis >= 7.4; none is
@@ -213,8 +213,8 @@ func TestTTLHashFieldsOnAServerThatHasThem(t *testing.T) {
 	}
 	ops = append(ops, rest...)
 	r := checker.TTL(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
-	if r.Valid != checker.Valid || r.Figures["hash_field_ops"].(int) == 0 || r.Figures["hash_field_expiry"] != "judged" {
+	if r.Valid != checker.Valid || r.Values()["hash_field_ops"].(int) == 0 || r.Values()["hash_field_expiry"] != "judged" {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	t.Logf("%v", r.Figures["why"])
+	t.Logf("%v", r.Values()["why"])
 }

@@ -387,7 +387,7 @@ func printVerdict(w io.Writer, s checker.Summary, dir string) {
 	fmt.Fprintln(tw, "\nCHECKER\tVERDICT\tFIGURES")
 	for _, n := range names {
 		r := s.Checkers[n]
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, checker.VerdictWord(r), results.HeadlineFigures(r.Figures))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, checker.VerdictWord(r), results.HeadlineFigures(r))
 	}
 	tw.Flush()
 	printNotApplicable(w, s)

@@ -199,11 +199,11 @@ func TestKillCoverageOnReference(t *testing.T) {
 	}
 	// Every shard has an RTO: the struck one its outage, the others 0 or
 	// the CLUSTERDOWN they saw while the cluster noticed the kill.
-	w := r.Checkers["counter/rto"].Figures["per_window"].([]any)[0].(map[string]any)
+	w := r.Checkers["counter/rto"].Values()["per_window"].([]any)[0].(map[string]any)
 	if shards := w["shards"].(map[string]any); len(shards) < 3 {
 		t.Fatalf("the kill window's rto has %d shards, want all 3 primaries: %v", len(shards), w)
 	}
-	cov := r.Checkers["coverage"].Figures["per_window"].([]any)[0].(map[string]any)
+	cov := r.Checkers["coverage"].Values()["per_window"].([]any)[0].(map[string]any)
 	if cov["evidence"] != true || cov["untouched_shards"] == nil {
 		t.Fatalf("kill window coverage %v", cov)
 	}
@@ -245,7 +245,7 @@ func TestLockUnderKillOnReference(t *testing.T) {
 	if !ok {
 		t.Fatalf("no lock checker in results.json:\n%s", text)
 	}
-	f := lock.Figures
+	f := lock.Values()
 	if f["acquires_ok"].(float64) == 0 {
 		t.Fatalf("no acquire acknowledged: %v", f)
 	}
@@ -310,7 +310,7 @@ func runWorkloadOnReference(t *testing.T, workload, nemesis string) checker.Resu
 // asynchronous replication allows).
 func TestQueueUnderKillOnReference(t *testing.T) {
 	q := runWorkloadOnReference(t, "queue", "kill:primary")
-	f := q.Figures
+	f := q.Values()
 	if f["enqueues_ok"].(float64) == 0 || f["delivered"].(float64) == 0 || f["drains_ok"].(float64) == 0 {
 		t.Fatalf("no traffic or no drain: %v", f)
 	}
@@ -334,7 +334,7 @@ func TestQueueUnderKillOnReference(t *testing.T) {
 // classified.
 func TestTTLUnderKillOnReference(t *testing.T) {
 	r := runWorkloadOnReference(t, "ttl", "kill:primary")
-	f := r.Figures
+	f := r.Values()
 	if f["pairs_judged"].(float64) == 0 || f["finals_ok"].(float64) == 0 {
 		t.Fatalf("nothing judged or no final: %v", f)
 	}

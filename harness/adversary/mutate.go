@@ -86,7 +86,7 @@ func (m Mutation) Judge(recorded, s checker.Summary) (ok bool, why string) {
 		if res.Valid != checker.Invalid {
 			return false, "checker " + m.Checker + " said " + res.Valid.String() + ": " + res.Why()
 		}
-		if m.Figure != "" && !nonZero(figure(res.Figures, m.Figure)) {
+		if m.Figure != "" && !nonZero(figure(res.Values(), m.Figure)) {
 			return false, "checker " + m.Checker + " is invalid but its figure " + m.Figure + " is not set: " + res.Why()
 		}
 		return true, ""

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/results/plot"
 )
 
@@ -38,22 +39,22 @@ func Save(st Store, dir, title, name string, r *Result) error {
 
 // Headline is a load test's figures for results.json, and whether it
 // measured anything (false: no op succeeded).
-func Headline(r *Result) (figures map[string]any, measured bool) {
+func Headline(r *Result) (figures *checker.BenchFigures, measured bool) {
 	tot := r.Ops["total"]
-	figures = map[string]any{
-		"throughput":      math.Round(r.Throughput),
-		"p50_ms":          tot.Corrected.P50,
-		"p99_ms":          tot.Corrected.P99,
-		"p99_9_ms":        tot.Corrected.P999,
-		"raw_p99_ms":      tot.Raw.P99,
-		"raw_p99_9_ms":    tot.Raw.P999,
-		"failed":          tot.Failed,
-		"moved":           r.Counts.Moved,
-		"ask":             r.Counts.Ask,
-		"lag_max_ms":      r.LagMaxMs,
-		"backlog":         r.Backlog,
-		"max_gap_s":       maxGap(r),
-		"generator_cores": r.CPUMaxCores,
+	figures = &checker.BenchFigures{
+		Throughput:     math.Round(r.Throughput),
+		P50Ms:          tot.Corrected.P50,
+		P99Ms:          tot.Corrected.P99,
+		P999Ms:         tot.Corrected.P999,
+		RawP99Ms:       tot.Raw.P99,
+		RawP999Ms:      tot.Raw.P999,
+		Failed:         tot.Failed,
+		Moved:          r.Counts.Moved,
+		Ask:            r.Counts.Ask,
+		LagMaxMs:       r.LagMaxMs,
+		Backlog:        r.Backlog,
+		MaxGapS:        maxGap(r),
+		GeneratorCores: r.CPUMaxCores,
 	}
 	if len(r.Thresholds) > 0 {
 		failed := 0
@@ -62,11 +63,12 @@ func Headline(r *Result) (figures map[string]any, measured bool) {
 				failed++
 			}
 		}
-		figures["thresholds"], figures["thresholds_failed"] = len(r.Thresholds), failed
+		n := len(r.Thresholds)
+		figures.Thresholds, figures.ThresholdsFailed = &n, &failed
 	}
 	if len(r.Generators) > 0 {
-		figures["generators"], figures["generators_failed"] = len(r.Generators), r.GeneratorsFailed
-		figures["requested_rate"] = r.RequestedRate
+		n, failed, rate := len(r.Generators), r.GeneratorsFailed, r.RequestedRate
+		figures.Generators, figures.GeneratorsFailed, figures.RequestedRate = &n, &failed, &rate
 	}
 	return figures, r.Throughput != 0
 }

@@ -49,7 +49,7 @@ func TestSummaryJSONAndCSV(t *testing.T) {
 	if !strings.Contains(page, `<section id="thresholds">`) || !strings.Contains(page, "<td class=l>GET.ops&gt;=1000</td><td>900 ops/s</td><td>&gt;= 1,000 ops/s</td><td class=l><b>FAIL</b>") {
 		t.Errorf("the report lacks the thresholds table")
 	}
-	if f, _ := Headline(r); f["thresholds"] != 2 || f["thresholds_failed"] != 1 {
+	if f, _ := Headline(r); f.Thresholds == nil || *f.Thresholds != 2 || *f.ThresholdsFailed != 1 {
 		t.Errorf("results.json figures %v", f)
 	}
 

@@ -169,8 +169,8 @@ func readResults(dir string) (map[string]CheckerResult, error) {
 	out := map[string]CheckerResult{}
 	for name, c := range s.Checkers {
 		cr := CheckerResult{Valid: c.Valid.JSONValue(), Figures: map[string]any{}}
-		figs := c.Figures
-		if f, ok := c.Figures["figures"].(map[string]any); ok {
+		figs := c.Values()
+		if f, ok := figs["figures"].(map[string]any); ok {
 			figs = f // a nested figures object, if the checker writes one
 		}
 		for k, v := range figs {

@@ -179,7 +179,7 @@ func (r Result) Failures() string {
 			v = "invalid"
 		}
 		p := n + " " + v
-		if f := results.HeadlineFigures(c.Figures); f != "" {
+		if f := results.HeadlineFigures(checker.Result{Figures: checker.Map(c.Figures)}); f != "" {
 			p += ": " + f
 		}
 		if e, ok := c.Figures["error"].(string); ok && e != "" {

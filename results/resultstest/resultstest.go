@@ -317,7 +317,9 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // summary is the results.json the checkers would write for the history.
 func summary(s Spec, p planted) checker.Summary {
-	res := func(v checker.Validity, f map[string]any) checker.Result { return checker.Result{Valid: v, Figures: f} }
+	res := func(v checker.Validity, f map[string]any) checker.Result {
+		return checker.Result{Valid: v, Figures: checker.Map(f)}
+	}
 	lost := len(p.lostAdds)
 	lostRows := make([]any, 0, lost+len(p.strayLost))
 	for _, r := range p.strayLost {
@@ -340,12 +342,13 @@ func summary(s Spec, p planted) checker.Summary {
 			}}}
 		}
 	}
-	window := map[string]any{"window": 0, "fault": "partition", "start_s": p.partitionS[0], "end_s": p.partitionS[1], "nodes": []any{"n2"},
-		"lost": lost, "keys": lost, "no_wait": lost, "wait_satisfied": 0, "wait_unsatisfied": 0}
+	window := checker.RPOWindow{Window: 0, Fault: "partition", StartS: p.partitionS[0], EndS: p.partitionS[1], Nodes: []string{"n2"},
+		RPOLosses: checker.RPOLosses{Lost: int64(lost), Keys: lost, WaitSplit: checker.WaitSplit{NoWait: int64(lost)}}}
 	if lost > 0 {
-		window["acked_from_s"] = p.lostAdds[0]["ack_s"]
-		window["acked_to_s"] = p.lostAdds[lost-1]["ack_s"]
+		window.AckedFromS = ptr(p.lostAdds[0]["ack_s"].(float64))
+		window.AckedToS = ptr(p.lostAdds[lost-1]["ack_s"].(float64))
 	}
+	rto := checker.Quantiles{Count: 12, P50: ptr(10400.0), P95: ptr(11000.0), P99: ptr(11020.0), Max: ptr(11020.0)}
 	lin := map[string]any{"anomalous_keys": anomalous, "unknown_keys": []any{}, "stale_reads": 0, "keys": 20, "ops": s.Ops / 2}
 	if s.Invalid && p.staleRead > 0 {
 		lin["stale_reads"] = 1
@@ -355,13 +358,12 @@ func summary(s Spec, p planted) checker.Summary {
 	return checker.Summary{Valid: checker.Merge(setValid, linValid, laValid), Checkers: map[string]checker.Result{
 		"set/set": res(setValid, map[string]any{"lost": lost + stray, "unexpected": 0, "recovered": 0, "stale_reads": 0,
 			"lost_elements": lostRows, "wait_satisfied": 0, "wait_unsatisfied": 0, "no_wait": lost + stray}),
-		"set/rpo": res(checker.Valid, map[string]any{"kind": "set", "lost": lost + stray, "windows": 2, "per_window": []any{window},
-			"outside_windows": map[string]any{"lost": stray}, "rpo_ms": 120.5}),
-		"set/rto": res(checker.Valid, map[string]any{"affected": 12, "unrecovered": 0,
-			"rto_ms":     map[string]any{"count": 12, "p50": 10400.0, "p95": 11000.0, "p99": 11020.0, "max": 11020.0},
-			"per_window": []any{map[string]any{"window": 0, "fault": "partition", "nodes": []any{"n2"}, "affected_keys": 12, "rto_ms": map[string]any{"count": 12, "p50": 10400.0, "max": 11020.0}}},
-			"per_shard":  []any{map[string]any{"shard": "5461-10922", "primary": "n2", "rto_ms": 11020.0}},
-		}),
+		"set/rpo": {Valid: checker.Valid, Figures: &checker.RPOFigures{Measurement: true, Kind: "set", Lost: int64(lost + stray), Windows: 2,
+			PerWindow: []checker.RPOWindow{window}, Outside: checker.RPOLosses{Lost: int64(stray)}, RPOMs: ptr(120.5)}},
+		"set/rto": {Valid: checker.Valid, Figures: &checker.RTOFigures{Measurement: true, Windows: 2, Affected: 12, AffectedKeys: 12, RTOMs: rto,
+			PerWindow: []checker.RTOWindow{{Window: 0, Fault: "partition", StartS: p.partitionS[0], EndS: p.partitionS[1], Nodes: []string{"n2"},
+				AffectedShards: 1, AffectedKeys: 12, RTOMs: rto, UnmeasuredShards: []string{}, UnrecoveredShards: []string{},
+				Shards: map[string]checker.RTOShard{addr(1): {RTOMs: ptr(11020.0)}}}}}},
 		"register/linearizable": res(linValid, lin),
 		"txn/list-append":       res(laValid, map[string]any{"anomalies": anomalies, "anomaly_types": len(anomalies)}),
 	}, Attribution: p.attrs}
@@ -387,3 +389,5 @@ func WriteStore(root string, ops int) ([]*results.Run, error) {
 	}
 	return runs, nil
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -103,8 +103,8 @@ func main() {
 			fail(err)
 		}
 		fmt.Printf("linearizable on %d partitions (paired %v, indexes increase %v) in %.1f s: %v, %v keys, %v ops, unknown keys %d, anomalous keys %d\n",
-			p.N(), p.Paired, p.IndexesIncrease, time.Since(t1).Seconds(), r.Valid, r.Figures["keys"], r.Figures["ops"],
-			len(r.Figures["unknown_keys"].([]string)), len(r.Figures["anomalous_keys"].([]string)))
+			p.N(), p.Paired, p.IndexesIncrease, time.Since(t1).Seconds(), r.Valid, r.Values()["keys"], r.Values()["ops"],
+			len(r.Values()["unknown_keys"].([]string)), len(r.Values()["anomalous_keys"].([]string)))
 	}
 	if !*keep {
 		if err := p.Remove(); err != nil {
