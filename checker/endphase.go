@@ -33,7 +33,7 @@ func (e endPhase) Name() string { return e.o.name("end-phase") }
 // EndProblem is one thing the end phase found not healed.
 type EndProblem struct {
 	Slot int    `json:"slot"`
-	Kind string `json:"kind"` // unowned, conflict, stranded, open (slots); uncounted, unaccounted, heal-error, not-converged
+	Kind string `json:"kind"` // unowned, conflict, stranded, open (slots); uncounted, unaccounted, heal-error, not-converged, replica-of-replica
 	Node string `json:"node,omitempty"`
 	Keys int64  `json:"keys,omitempty"`
 	What string `json:"what"`

@@ -195,3 +195,37 @@ func AnnounceOf(nd cluster.Node) string {
 func addrMatches(announced string, nd cluster.Node) bool {
 	return announced == nd.Addr || announced == AnnounceOf(nd)
 }
+
+// ReplicasOfReplicas names each reachable replica whose primary, by that
+// primary's own account, is itself a replica: chained replication, which
+// Redis Cluster does not allow (CLUSTER REPLICATE refuses a replica) and
+// which a failover can leave behind (redis/redis#15472: a manual failover
+// in a shard with two replicas left the sibling replicating the demoted
+// primary, now a replica). An unreachable primary is not judged.
+func (t *Topology) ReplicasOfReplicas() []string {
+	var out []string
+	for _, m := range t.Members {
+		if m.Primary || m.MasterID == "" || !m.Reachable {
+			continue
+		}
+		up, ok := t.ByID(m.MasterID)
+		if !ok || !up.Reachable || up.Primary {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s replicates %s, which is itself a replica (of %s): chained replication in a cluster (redis/redis#15472)",
+			m.Node.Name, up.Node.Name, t.nameOf(up.MasterID)))
+	}
+	return out
+}
+
+// nameOf is the name of the member with node id id, or the id's first 8
+// characters when no member has it.
+func (t *Topology) nameOf(id string) string {
+	if m, ok := t.ByID(id); ok {
+		return m.Node.Name
+	}
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

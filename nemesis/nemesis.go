@@ -543,8 +543,9 @@ func (n *Nemesis) Heal(ctx context.Context, rec history.Recorder) error {
 // reads it from the heal entry): every slot redline moved or opened is
 // counted again on every primary, and each one left open, unowned, claimed
 // twice or with keys on a primary that does not own it is a problem; so
-// is a fault that could not be undone, a cluster that did not converge
-// and a state redline could not account for. healed is true only when
+// is a fault that could not be undone, a cluster that did not converge,
+// a replica that replicates a replica once it converged, and a state
+// redline could not account for. healed is true only when
 // there is none.
 func (n *Nemesis) endPhase(ctx context.Context, h *healing, found []string, converged bool) map[string]any {
 	checked, problems, err := n.mover.EndCensus(ctx)
@@ -560,6 +561,11 @@ func (n *Nemesis) endPhase(ctx context.Context, h *healing, found []string, conv
 	}
 	if !converged {
 		problems = append(problems, clusteradmin.SlotProblem{Kind: "not-converged", What: "the nodes did not agree on one slot map by the end of the end phase"})
+	} else if t, err := n.topology(ctx); err == nil {
+		// The roles, once converged: no replica may replicate a replica.
+		for _, what := range t.ReplicasOfReplicas() {
+			problems = append(problems, clusteradmin.SlotProblem{Kind: "replica-of-replica", What: what})
+		}
 	}
 	for _, p := range problems {
 		n.opts.Log("end phase: not healed: %s", p.What)
