@@ -561,9 +561,11 @@ func (n *Nemesis) endPhase(ctx context.Context, h *healing, found []string, conv
 	}
 	if !converged {
 		problems = append(problems, clusteradmin.SlotProblem{Kind: "not-converged", What: "the nodes did not agree on one slot map by the end of the end phase"})
-	} else if t, err := n.topology(ctx); err == nil {
+	} else {
 		// The roles, once converged: no replica may replicate a replica.
-		for _, what := range t.ReplicasOfReplicas() {
+		// A replica follows its demoted primary's successor a moment
+		// after the demotion: only a chain that lasts counts.
+		for _, what := range n.lastingChains(ctx, max(5*time.Second, 3*n.opts.NodeTimeout)) {
 			problems = append(problems, clusteradmin.SlotProblem{Kind: "replica-of-replica", What: what})
 		}
 	}
@@ -574,6 +576,22 @@ func (n *Nemesis) endPhase(ctx context.Context, h *healing, found []string, conv
 		problems = []clusteradmin.SlotProblem{}
 	}
 	return map[string]any{"healed": len(problems) == 0, "slots_checked": checked, "problems": problems}
+}
+
+// lastingChains is the cluster's replicas of replicas that are still
+// there after limit (nil as soon as a look finds none).
+func (n *Nemesis) lastingChains(ctx context.Context, limit time.Duration) []string {
+	deadline := time.Now().Add(limit)
+	for {
+		t, err := n.topology(ctx)
+		if err != nil {
+			return nil
+		}
+		chains := t.ReplicasOfReplicas()
+		if len(chains) == 0 || time.Now().After(deadline) || !sleepUntil(ctx, time.Now().Add(500*time.Millisecond)) {
+			return chains
+		}
+	}
 }
 
 // fixedSlots lists the slots of repair results.
