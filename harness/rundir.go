@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -90,6 +91,25 @@ func SnapshotNodes(ctx context.Context, run *results.Run, c cluster.Cluster, cre
 type ResultsFile struct {
 	checker.Summary
 	Audit *clusteradmin.AuditResult `json:"audit,omitempty"`
+}
+
+// UnmarshalJSON reads both parts. Without it, the embedded Summary's own
+// UnmarshalJSON (the one place stored figures are read back typed) would
+// be promoted and read the whole file, and the audit would be dropped
+// without a word (TestRunGuestOnExistingCluster: "results.json has no
+// audit" although the file had one).
+func (r *ResultsFile) UnmarshalJSON(b []byte) error {
+	if err := r.Summary.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	var a struct {
+		Audit *clusteradmin.AuditResult `json:"audit"`
+	}
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	r.Audit = a.Audit
+	return nil
 }
 
 // SaveResults writes a history run's results.json, the checkers' files and

@@ -87,7 +87,7 @@ func (r *Result) ShardTable() Table {
 // time before and after it; what a change did (slots and keys moved)
 // follows as notes.
 func (r *Result) WindowTable() Table {
-	t := Table{Head: []string{"change", "window", "seconds", "ok/s", "errors/s", "MOVED", "ASK", "TRYAGAIN", "p50 ms", "p99 ms", "p99.9 ms", "p99 change"},
+	t := Table{Head: []string{"fault", "window", "seconds", "ok/s", "errors/s", "MOVED", "ASK", "TRYAGAIN", "p50 ms", "p99 ms", "p99.9 ms", "p99 change"},
 		Left: []bool{true, true}}
 	unmeasured := false
 	for _, w := range r.Windows {
