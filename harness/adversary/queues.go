@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
@@ -12,21 +13,27 @@ import (
 // Queue (queue checker): enqueues, deliveries (dequeue, claim), acks and a
 // final drain per queue.
 
-// queueDeliveries are the ok dequeues and claims that handed out at least
-// one message.
-func (r *Run) queueDeliveries() []call {
+// okCallsWith are the calls of one of the ops fs that completed ok with a
+// value of type T that keep accepts.
+func okCallsWith[T any](r *Run, keep func(T) bool, fs ...string) []call {
 	var out []call
 	for _, c := range r.calls() {
-		inv, comp := r.invOf(c), r.compOf(c)
-		if (inv.F != checker.QueueDequeue && inv.F != checker.QueueClaim) || comp == nil || comp.Type != history.OK {
+		comp := r.compOf(c)
+		if !slices.Contains(fs, r.invOf(c).F) || comp == nil || comp.Type != history.OK {
 			continue
 		}
-		var v checker.QueueValue
-		if comp.DecodeValue(&v) == nil && len(v.Msgs) > 0 {
+		var v T
+		if comp.DecodeValue(&v) == nil && keep(v) {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// queueDeliveries are the ok dequeues and claims that handed out at least
+// one message.
+func (r *Run) queueDeliveries() []call {
+	return okCallsWith(r, func(v checker.QueueValue) bool { return len(v.Msgs) > 0 }, checker.QueueDequeue, checker.QueueClaim)
 }
 
 var queueMutations = []Mutation{
@@ -236,18 +243,7 @@ func (r *Run) releaseOf(key, token string) int64 {
 // TTL (ttl checker): sets with expiries, reads of value and PTTL.
 
 func (r *Run) ttlReads() []call {
-	var out []call
-	for _, c := range r.calls() {
-		comp := r.compOf(c)
-		if r.invOf(c).F != checker.OpRead || comp == nil || comp.Type != history.OK {
-			continue
-		}
-		var v checker.TTLValue
-		if comp.DecodeValue(&v) == nil && v.Got != nil && v.PTTL != nil {
-			out = append(out, c)
-		}
-	}
-	return out
+	return okCallsWith(r, func(v checker.TTLValue) bool { return v.Got != nil && v.PTTL != nil }, checker.OpRead)
 }
 
 var ttlMutations = []Mutation{
