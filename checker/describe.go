@@ -1,5 +1,7 @@
 package checker
 
+import "fmt"
+
 // The explanations of the figures and anomaly classes the checkers write,
 // kept beside the checkers that compute them (as porcupine's models carry
 // their Describe functions): the report, the CLI and anyone reading
@@ -81,6 +83,24 @@ var edgeWhy = map[string]string{
 // DescribeFigure says in words what a checker's figure (or list of
 // instances) of that name means; "" when it has no explanation.
 func DescribeFigure(name string) string { return figureWhy[name] }
+
+// ExplainFigures adds the explanations of a checker's figures, kept in the
+// checker's own file (or a workload's own folder) beside the code that
+// computes them, so that a new checker touches no table here:
+//
+//	var _ = checker.ExplainFigures(map[string]string{"double_holds": "..."})
+//
+// A figure name means one thing wherever it is written: a name explained
+// twice in different words is a programming error, and panics at start.
+func ExplainFigures(why map[string]string) struct{} {
+	for name, text := range why {
+		if old, ok := figureWhy[name]; ok && old != text {
+			panic(fmt.Sprintf("checker: figure %q explained twice, differently:\n%s\n%s", name, old, text))
+		}
+		figureWhy[name] = text
+	}
+	return struct{}{}
+}
 
 // DescribeClass says in words what an anomaly class of the list-append
 // checker (Elle's names) means; "" for a class it does not know.
