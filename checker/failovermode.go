@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -132,6 +133,10 @@ type unpromotedFailover struct {
 	// nemesis recorded as open, the primary not knowing its replica, or
 	// another fault overlapping; "" when nothing does.
 	explained string
+	// unjudged says why an unexplained one could not even be looked at:
+	// its record does not decode, or the nemesis recorded no promotion or
+	// no evidence. No evidence is unknown, never a promotion that happened.
+	unjudged string
 }
 
 // manualFailoverGiveUp: Redis's manual failover times out after 5 s
@@ -149,6 +154,20 @@ const manualFailoverGiveUp = 6 * time.Second
 // the offset the paused primary announced, or the election failed, which
 // is a server defect or an unknown cause, never a pass. Completions
 // without the evidence (runs before it was recorded) are not judged.
+// failoverMode is the mode a failover's invocation names ("default" when
+// a guest run turned the seed's pick into a coordinated one).
+func failoverMode(inv history.Op) string {
+	var d struct {
+		Mode  string `json:"mode"`
+		Guest string `json:"guest_coordinated"`
+	}
+	_ = json.Unmarshal(inv.DetailRaw(), &d)
+	if d.Guest != "" {
+		return "default"
+	}
+	return d.Mode
+}
+
 func unpromotedFailovers(ops []history.Op, windows []Window) []unpromotedFailover {
 	var out []unpromotedFailover
 	switched := map[int64]int64{} // a failover's start -> its switch
@@ -173,8 +192,12 @@ func unpromotedFailovers(ops []history.Op, windows []Window) []unpromotedFailove
 		}
 		began := *open
 		open = nil
+		if op.Type == history.Fail || bytes.Contains(op.DetailRaw(), []byte(`"skipped"`)) {
+			continue // not sent: nothing was promised
+		}
 		var d struct {
 			Mode     string `json:"mode"`
+			Error    string `json:"error"`
 			Promoted *bool  `json:"promoted"`
 			WaitedMs int64  `json:"waited_ms"`
 			Evidence *struct {
@@ -183,13 +206,40 @@ func unpromotedFailovers(ops []history.Op, windows []Window) []unpromotedFailove
 				VoteWindow     bool  `json:"in_vote_window"`
 			} `json:"unpromoted_evidence"`
 		}
-		if json.Unmarshal(op.DetailRaw(), &d) != nil || d.Mode != "default" || d.Promoted == nil || *d.Promoted || d.Evidence == nil {
+		u := unpromotedFailover{index: began.Index, start: began.Time, end: op.Time, nodes: began.NodeList()}
+		if err := json.Unmarshal(op.DetailRaw(), &d); err != nil {
+			// Garbage where a failover's record should be: whether it was a
+			// default one, and whether it promoted, are not known.
+			u.unjudged = fmt.Sprintf("its record does not decode (%v)", err)
+			out = append(out, u)
 			continue
 		}
-		u := unpromotedFailover{index: began.Index, start: began.Time, end: op.Time, nodes: began.NodeList()}
+		if d.Mode == "" {
+			d.Mode = failoverMode(began)
+		}
+		if d.Mode != "default" || (d.Promoted != nil && *d.Promoted) {
+			continue
+		}
 		switch {
+		case d.Promoted == nil && d.Error != "":
+			// The nemesis records the promotion only once CLUSTER
+			// FAILOVER was answered OK: an error there means the replica
+			// may never have received it.
+			u.explained = fmt.Sprintf("CLUSTER FAILOVER got no OK (%s): nothing was promised", d.Error)
+		case d.Promoted == nil:
+			u.unjudged = "the nemesis recorded no promotion for it"
 		case d.WaitedMs < manualFailoverGiveUp.Milliseconds():
 			u.explained = fmt.Sprintf("the wait for the promotion ended after %d ms, before Redis's manual failover gives up (5 s): it may still have happened", d.WaitedMs)
+		case d.Evidence == nil:
+			u.unjudged = "the nemesis recorded no evidence of why it did not happen (its primary was not in the topology, or no role could be asked)"
+		}
+		if u.unjudged != "" {
+			out = append(out, u)
+			continue
+		}
+		switch {
+		case u.explained != "":
+			// The wait ended too early to judge (above).
 		case d.Evidence.KnowsReplica == nil || !*d.Evidence.KnowsReplica:
 			u.explained = "its primary did not list the replica as its own (Redis drops the replica's request then)"
 		case d.Evidence.ElectionWindow:
@@ -445,6 +495,10 @@ func (failoverPromotion) Check(_ context.Context, in *History) Result {
 		return Result{Valid: Valid, Figures: Map(fig)}
 	}
 	u := unexplained[0]
+	if u.unjudged != "" {
+		fig["why"] = fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen or cannot be judged: the first, on %v at %.3fs (op %d): %s", len(unexplained), u.nodes, sec(u.start), u.index, u.unjudged)
+		return Result{Valid: Unknown, Figures: Map(fig)}
+	}
 	fig["why"] = fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen and nothing explains it: the first, on %v at %.3fs (op %d), ended with the replica still a replica although its primary listed it, no election or vote window of Redis's was open and no other fault overlapped it (a primary that keeps writing after announcing its paused offset, or a failed election: the coordinated failover's promise broken)",
 		len(unexplained), u.nodes, sec(u.start), u.index)
 	return Result{Valid: Unknown, Figures: Map(fig)}

@@ -180,8 +180,9 @@ func unpromotedRun(evidence map[string]any, kill bool) []history.Op {
 // Gap failover-no-pause, closed with F011's evidence: a coordinated
 // failover that did not happen although the primary knew its replica, no
 // window of Redis's rules was open and no other fault overlapped it is a
-// broken promise the run cannot pass (unknown); one the evidence explains,
-// or one without evidence (older runs), is not judged.
+// broken promise the run cannot pass (unknown); one the evidence explains
+// is not judged; one without evidence, or with garbage for a record, is
+// unknown.
 func TestUnexplainedUnpromotedFailoverIsNeverValid(t *testing.T) {
 	clean := map[string]any{"primary_knows_replica": true, "in_election_window": false, "in_vote_window": false}
 	r := check(t, FailoverPromotions(), unpromotedRun(clean, false))
@@ -212,7 +213,28 @@ func TestUnexplainedUnpromotedFailoverIsNeverValid(t *testing.T) {
 	if r := check(t, FailoverPromotions(), short); r.Valid == Unknown {
 		t.Errorf("a wait cut short before Redis's 5 s timeout (the run ended): not judged; got unknown: %s", r.Why())
 	}
-	if r := check(t, FailoverPromotions(), unpromotedRun(nil, false)); r.Valid == Unknown {
-		t.Errorf("no evidence (an older run): not judged; got unknown: %s", r.Why())
+	// No evidence is unknown, never a promotion that happened: a record
+	// without the nemesis's evidence, one without its promotion, and
+	// garbage where the record should be.
+	if r := check(t, FailoverPromotions(), unpromotedRun(nil, false)); r.Valid != Unknown || !strings.Contains(r.Why(), "no evidence") {
+		t.Errorf("no evidence: want unknown; got %v: %s", r.Valid, r.Why())
+	}
+	lie := func(detail string) []history.Op {
+		ops := unpromotedRun(clean, false)
+		for i := range ops {
+			if ops[i].Type == history.Info && ops[i].F == "start-failover" {
+				ops[i].SetDetail([]byte(detail))
+			}
+		}
+		return ops
+	}
+	for _, d := range []string{`{"mode":"default","waited_ms":10000}`, `{"waited_ms":10000}`, `{"mode":"default","promoted":"no"}`} {
+		if r := check(t, FailoverPromotions(), lie(d)); r.Valid != Unknown {
+			t.Errorf("record %s: want unknown; got %v: %s", d, r.Valid, r.Why())
+		}
+	}
+	// A CLUSTER FAILOVER that got no OK promised nothing.
+	if r := check(t, FailoverPromotions(), lie(`{"mode":"default","error":"i/o timeout"}`)); r.Valid == Unknown {
+		t.Errorf("an unanswered command: not judged; got unknown: %s", r.Why())
 	}
 }
