@@ -1,0 +1,308 @@
+package checker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/redline-dev/redline/history"
+)
+
+// plant is an anomaly (or a shape of evidence) written into a clean
+// generated history; want is the verdict of the whole history then.
+type plant struct {
+	name  string
+	plant func(ops []history.Op) []history.Op
+	want  Validity
+}
+
+// okOf calls change on the ok completions of f on key for which pick says
+// so (i counts them from 0), returning ops.
+func okOf(ops []history.Op, key, f string, pick func(i int) bool, change func(op *history.Op)) []history.Op {
+	n := 0
+	for i := range ops {
+		if op := &ops[i]; op.Key == key && op.Type == history.OK && op.F == f {
+			if pick(n) {
+				change(op)
+			}
+			n++
+		}
+	}
+	return ops
+}
+
+func lastOf(ops []history.Op, key, f string) *history.Op {
+	for i := len(ops) - 1; i >= 0; i-- {
+		if op := &ops[i]; op.Key == key && op.Type == history.OK && op.F == f {
+			return op
+		}
+	}
+	return nil
+}
+
+// withFaults adds a fault window (a partition of two nodes, then its heal)
+// and the nodes' addresses: run-wide entries every partition carries.
+func withFaults(ops []history.Op) []history.Op {
+	end := ops[len(ops)-1].Time
+	var start history.Op
+	start = history.Op{Time: end / 4, Process: history.Nemesis, Type: history.Info, F: "start-partition"}
+	start.SetNodes([]string{"n1", "n2"})
+	stop := history.Op{Time: end / 2, Process: history.Nemesis, Type: history.Info, F: "stop-partition"}
+	return renumber(append(ops, start, stop))
+}
+
+// renumber orders entries by time (stably) and numbers them again.
+func renumber(ops []history.Op) []history.Op {
+	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Time, b.Time) })
+	for i := range ops {
+		ops[i].Index = int64(i)
+	}
+	return ops
+}
+
+// unanswered drops the completions of every 9th add: their outcome never
+// known, their process's later ops another's (as a client does after an
+// op of unknown outcome).
+func unanswered(ops []history.Op) []history.Op {
+	out := ops[:0]
+	n := 0
+	next := history.Process(100_000)
+	renamed := map[history.Process]history.Process{}
+	for _, op := range ops {
+		if p, ok := renamed[op.Process]; ok {
+			op.Process = p
+		}
+		if op.Type != history.Invoke && op.Process != history.Nemesis && op.F == "add" {
+			if n++; n%9 == 0 {
+				for orig, p := range renamed {
+					if p == op.Process {
+						delete(renamed, orig)
+						op.Process = orig
+					}
+				}
+				renamed[op.Process] = next
+				next++
+				continue
+			}
+		}
+		out = append(out, op)
+	}
+	return renumber(out)
+}
+
+var counterPlants = []plant{
+	{"clean", func(ops []history.Op) []history.Op { return ops }, Valid},
+	{"fault window, unknown outcomes", func(ops []history.Op) []history.Op { return unanswered(withFaults(ops)) }, Valid},
+	{"lost adds", func(ops []history.Op) []history.Op {
+		// Final values short of what was acknowledged, on more keys than
+		// the examples kept; one of them short of every increment (an
+		// unexplained deficit), one of them earlier too (a backwards read).
+		for i, key := range []string{"c7", "c2", "c11", "c5", "c13", "c0"} {
+			lastOf(ops, key, "read").Value = rawInt(int64(i))
+		}
+		okOf(ops, "c9", "read", func(i int) bool { return i == 30 }, func(op *history.Op) { op.Value = rawInt(0) })
+		return ops
+	}, Invalid},
+	{"reads above bound", func(ops []history.Op) []history.Op {
+		for _, key := range []string{"c3", "c12", "c1", "c8"} {
+			okOf(ops, key, "read", func(i int) bool { return i%5 == 2 }, func(op *history.Op) {
+				n, _ := op.Int()
+				op.Value = rawInt(n + 10_000)
+			})
+		}
+		return ops
+	}, Invalid},
+	{"garbage replies", func(ops []history.Op) []history.Op {
+		for _, key := range []string{"c4", "c14", "c6", "c10"} {
+			okOf(ops, key, "read", func(i int) bool { return i%7 == 1 }, func(op *history.Op) { op.Value = json.RawMessage(`"x"`) })
+		}
+		return ops
+	}, Invalid},
+	{"replica reads", func(ops []history.Op) []history.Op {
+		for _, key := range []string{"c1", "c6", "c12", "c3"} {
+			okOf(ops, key, "read", func(i int) bool { return i%3 == 0 }, func(op *history.Op) {
+				op.SetReplica(true)
+				if op.Index%2 == 0 {
+					op.Value = rawInt(0) // stale
+				}
+			})
+		}
+		okOf(ops, "c9", "read", func(i int) bool { return i == 5 }, func(op *history.Op) { op.SetReplica(true); op.Value = rawInt(-3) })
+		return ops
+	}, Invalid},
+	{"resent adds", func(ops []history.Op) []history.Op {
+		for _, key := range []string{"c2", "c13", "c4"} {
+			okOf(ops, key, "add", func(i int) bool { return i%4 == 0 }, func(op *history.Op) { op.SetAttempts(2, 1) })
+			lastOf(ops, key, "read").Value = rawInt(1 << 40)
+		}
+		return ops
+	}, Invalid},
+	{"no final read, malformed adds", func(ops []history.Op) []history.Op {
+		out := ops[:0]
+		for _, op := range ops {
+			if op.Key == "c5" && op.F == "read" {
+				continue
+			}
+			if op.Key == "c8" && op.Type == history.Invoke && op.F == "add" && op.Index%13 == 0 {
+				op.Value = json.RawMessage(`"zz"`)
+			}
+			out = append(out, op)
+		}
+		return renumber(out)
+	}, Invalid}, // the malformed adds' increments are read
+	{"no final read", func(ops []history.Op) []history.Op {
+		out := ops[:0]
+		for _, op := range ops {
+			if op.Key != "c5" || op.F != "read" {
+				out = append(out, op)
+			}
+		}
+		return renumber(out)
+	}, Unknown},
+}
+
+// sameOnPartitions checks c whole and on 1, 3, 7 and 16 slot partitions of
+// ops (samePartitioned: results.json byte for byte).
+func sameOnPartitions(t *testing.T, what string, c Checker, ops []history.Op, want Validity) {
+	t.Helper()
+	for _, n := range []int{1, 3, 7, 16} {
+		whole := samePartitioned(t, what, c, ops, spillOps(t, ops, n))
+		if whole.Valid != want {
+			t.Fatalf("%s: the whole history is %v (%s), want %v", what, whole.Valid, whole.Why(), want)
+		}
+	}
+}
+
+// The counter checker run partition by partition says what it says of the
+// whole history: the same results.json, byte for byte, clean and with each
+// kind of anomaly planted, examples capped or not.
+func TestPartitionedCounterAgreesWithWhole(t *testing.T) {
+	for _, pl := range counterPlants {
+		ops := pl.plant(genCounter(7, 16, 120, 4, 0.05))
+		for _, maxEx := range []int{2, 50} {
+			sameOnPartitions(t, pl.name, Counter(Scope{MaxExamples: maxEx}), ops, pl.want)
+		}
+	}
+}
+
+var setPlants = []plant{
+	{"clean", func(ops []history.Op) []history.Op { return ops }, Valid},
+	{"fault window, unknown outcomes", func(ops []history.Op) []history.Op { return unanswered(withFaults(ops)) }, Valid},
+	{"lost adds", func(ops []history.Op) []history.Op {
+		// Each final read misses its first elements; a middle read misses
+		// one it is known to hold (stale).
+		for _, key := range []string{"s7", "s2", "s11", "s5", "s13", "s0"} {
+			fin := lastOf(ops, key, "read")
+			vals, _ := fin.Ints()
+			fin.SetValue(vals[min(3, len(vals)):])
+		}
+		okOf(ops, "s9", "read", func(i int) bool { return i == 20 }, func(op *history.Op) {
+			vals, _ := op.Ints()
+			op.SetValue(vals[1:])
+		})
+		return ops
+	}, Invalid},
+	{"unexpected elements", func(ops []history.Op) []history.Op {
+		for i, key := range []string{"s3", "s12", "s1", "s8"} {
+			okOf(ops, key, "read", func(k int) bool { return k%5 == 2 }, func(op *history.Op) {
+				vals, _ := op.Ints()
+				op.SetValue(append(vals, int64(1_000_000+i*10+j(op)), 2_000_000))
+			})
+		}
+		return ops
+	}, Invalid},
+	{"garbage replies", func(ops []history.Op) []history.Op {
+		for _, key := range []string{"s4", "s14", "s6", "s10"} {
+			okOf(ops, key, "read", func(i int) bool { return i%7 == 1 }, func(op *history.Op) { op.Value = json.RawMessage(`[1,"x"]`) })
+			okOf(ops, key, "read", func(i int) bool { return i%7 == 3 }, func(op *history.Op) { op.Value = json.RawMessage(`[5,5]`) })
+		}
+		return ops
+	}, Invalid},
+	{"never read, duplicates, malformed", func(ops []history.Op) []history.Op {
+		out := ops[:0]
+		for _, op := range ops {
+			if op.Key == "s5" && op.F == "read" {
+				continue
+			}
+			if op.Key == "s8" && op.Type == history.Invoke && op.F == "add" && op.Index%13 == 0 {
+				op.Value = json.RawMessage(`"zz"`)
+			}
+			out = append(out, op)
+		}
+		// Another add of an element already added on s1.
+		var first *history.Op
+		for i := range out {
+			if op := &out[i]; op.Key == "s1" && op.Type == history.Invoke && op.F == "add" {
+				first = op
+				break
+			}
+		}
+		end := out[len(out)-1].Time
+		out = append(out,
+			history.Op{Time: end + 1, Process: 900, Type: history.Invoke, F: "add", Key: "s1", Value: first.Value},
+			history.Op{Time: end + 2, Process: 900, Type: history.OK, F: "add", Key: "s1", Value: first.Value})
+		return renumber(out)
+	}, Invalid}, // the malformed adds' elements are read
+	{"never read", func(ops []history.Op) []history.Op {
+		out := ops[:0]
+		for _, op := range ops {
+			if op.Key != "s5" || op.F != "read" {
+				out = append(out, op)
+			}
+		}
+		return renumber(out)
+	}, Unknown},
+}
+
+// j is a stable number of an op for the planted elements.
+func j(op *history.Op) int { return int(op.Index % 7) }
+
+// The set checker run partition by partition says what it says of the
+// whole history: the same results.json, byte for byte.
+func TestPartitionedSetAgreesWithWhole(t *testing.T) {
+	for _, pl := range setPlants {
+		ops := pl.plant(genSet(5, 16, 90, 4, 0.05, 0.3))
+		for _, maxEx := range []int{2, 50} {
+			sameOnPartitions(t, pl.name, Set(Scope{MaxExamples: maxEx}), ops, pl.want)
+		}
+	}
+}
+
+// The stored histories: the old run's JSON lines and gen-6k, every one of
+// their counter and set keys.
+func TestPartitionedCounterSetStoredHistories(t *testing.T) {
+	for _, tc := range []struct{ path, counter, set string }{
+		{"../history/testdata/old-run-history.jsonl", "r:counter:", "r:set:"},
+		{"../history/testdata/gen-6k/history.jsonl.zst", "gen:counter:", "gen:set:"},
+	} {
+		res, err := history.ReadFile(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []Checker{Counter(Scope{KeyPrefix: tc.counter}), Set(Scope{KeyPrefix: tc.set}), Counter(Scope{KeyPrefix: tc.counter, MaxExamples: 1})} {
+			for _, n := range []int{1, 4, 16} {
+				samePartitioned(t, tc.path, c, res.Ops, spillFile(t, tc.path, n))
+			}
+		}
+	}
+}
+
+// A partition that cannot be loaded is an error (the caller's unknown),
+// never a verdict on what was loaded.
+func TestPartitionedCounterSetLoadError(t *testing.T) {
+	ops := genCounter(7, 4, 20, 2, 0)
+	p := spillOps(t, ops, 3)
+	broken := func(i int, keep func(*history.Op) bool) ([]history.Op, error) {
+		if i == 2 {
+			return nil, errors.New("gone")
+		}
+		return p.LoadWhere(i, keep)
+	}
+	for _, c := range []Checker{Counter(), Set()} {
+		if _, err := c.(PartitionChecker).CheckPartitions(context.Background(), p.N(), broken); err == nil {
+			t.Fatalf("%s: no error from a partition that cannot be loaded", c.Name())
+		}
+	}
+}
