@@ -141,7 +141,9 @@ func sortedByKey(ex []map[string]any) []map[string]any {
 	return ex
 }
 
-func exampleKeyOrder(a, b map[string]any) int { return cmp.Compare(a["key"].(string), b["key"].(string)) }
+func exampleKeyOrder(a, b map[string]any) int {
+	return cmp.Compare(a["key"].(string), b["key"].(string))
+}
 
 // mergeKeyedAnomalies merges the anomalies of partitions as a check of the
 // whole history adds them when it first scans the calls in index order
