@@ -306,3 +306,68 @@ func TestPartitionedCounterSetLoadError(t *testing.T) {
 		}
 	}
 }
+
+// withProbes gives the acknowledged adds WAIT probes: all holding the
+// write when clean, else with every kind of answer the checker tells
+// apart (a replica lacking it, a failed probe, garbage, fewer probes than
+// WAIT counted, probes beside a WAIT that counted none).
+func withProbes(ops []history.Op, kind ProbeKind, clean bool) []history.Op {
+	holds, lacks := "10", "9"
+	if kind == ProbeMember {
+		holds, lacks = "1", "0"
+	}
+	probe := func(v string) history.WaitProbe { return history.WaitProbe{Node: "10.0.0.9:6379", Value: &v} }
+	n := 0
+	for i := range ops {
+		op := &ops[i]
+		if op.Type != history.OK || op.F != "add" {
+			continue
+		}
+		n++
+		w := &history.Wait{Want: 1, Acked: 1, Reply: "10", Probes: []history.WaitProbe{probe(holds)}}
+		switch {
+		case n%3 == 0:
+			w = nil // no WAIT
+		case clean:
+		case n%11 == 1:
+			w.Probes[0] = probe(lacks)
+		case n%13 == 1:
+			w.Probes[0].Value, w.Probes[0].Error = nil, "i/o timeout"
+		case n%17 == 1:
+			w.Probes[0] = probe("x")
+		case n%19 == 1:
+			w.Acked = 2
+		case n%23 == 1:
+			w.Acked = 0
+		}
+		op.SetWait(w)
+	}
+	return ops
+}
+
+// The WAIT probe checker, for a counter's probes and a set's, run
+// partition by partition says what it says of the whole history.
+func TestPartitionedWaitProbeAgreesWithWhole(t *testing.T) {
+	for _, tc := range []struct {
+		kind ProbeKind
+		ops  func() []history.Op
+	}{
+		{ProbeAtLeast, func() []history.Op { return genCounter(7, 16, 120, 4, 0.05) }},
+		{ProbeMember, func() []history.Op { return genSet(5, 16, 90, 4, 0.05, 0.3) }},
+	} {
+		for _, pl := range []struct {
+			name string
+			ops  []history.Op
+			want Validity
+		}{
+			{"no probes", tc.ops(), NotApplicable("").Valid},
+			{"holding", withProbes(tc.ops(), tc.kind, true), Valid},
+			{"every answer", withProbes(tc.ops(), tc.kind, false), Invalid},
+			{"every answer, fault window, unknown outcomes", unanswered(withFaults(withProbes(tc.ops(), tc.kind, false))), Invalid},
+		} {
+			for _, maxEx := range []int{2, 50} {
+				sameOnPartitions(t, pl.name, WaitProbe(tc.kind, Scope{MaxExamples: maxEx}), pl.ops, pl.want)
+			}
+		}
+	}
+}
