@@ -1,11 +1,13 @@
 package checker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/redline-dev/redline/history"
 )
@@ -95,6 +97,7 @@ func unanswered(ops []history.Op) []history.Op {
 var counterPlants = []plant{
 	{"clean", func(ops []history.Op) []history.Op { return ops }, Valid},
 	{"fault window, unknown outcomes", func(ops []history.Op) []history.Op { return unanswered(withFaults(ops)) }, Valid},
+	{"faults, losses revealed at several times", func(ops []history.Op) []history.Op { return counterLosses(faulted(ops)) }, Invalid},
 	{"lost adds", func(ops []history.Op) []history.Op {
 		// Final values short of what was acknowledged, on more keys than
 		// the examples kept; one of them short of every increment (an
@@ -190,6 +193,7 @@ func TestPartitionedCounterAgreesWithWhole(t *testing.T) {
 var setPlants = []plant{
 	{"clean", func(ops []history.Op) []history.Op { return ops }, Valid},
 	{"fault window, unknown outcomes", func(ops []history.Op) []history.Op { return unanswered(withFaults(ops)) }, Valid},
+	{"faults, losses from several times on", func(ops []history.Op) []history.Op { return setLosses(faulted(ops)) }, Invalid},
 	{"lost adds", func(ops []history.Op) []history.Op {
 		// Each final read misses its first elements; a middle read misses
 		// one it is known to hold (stale).
@@ -367,6 +371,131 @@ func TestPartitionedWaitProbeAgreesWithWhole(t *testing.T) {
 		} {
 			for _, maxEx := range []int{2, 50} {
 				sameOnPartitions(t, pl.name, WaitProbe(tc.kind, Scope{MaxExamples: maxEx}), pl.ops, pl.want)
+			}
+		}
+	}
+}
+
+// faulted stretches ops to seconds (the RPO's slack, the failover's
+// grace), has each op served by its slot's primary of three, and adds the
+// run-wide entries the RPO and default-failover checkers read: the nodes'
+// addresses, a partition, a kill, a default failover and a takeover.
+func faulted(ops []history.Op) []history.Op {
+	addrs := map[string]string{"n1": "10.0.0.2:6379", "n2": "10.0.0.3:6379", "n3": "10.0.0.4:6379"}
+	for i := range ops {
+		op := &ops[i]
+		op.Time *= 1000
+		if op.Process != history.Nemesis && op.Type != history.Invoke {
+			op.Node = addrs[[]string{"n1", "n2", "n3"}[history.Keyslot(op.Key)%3]]
+		}
+	}
+	end := ops[len(ops)-1].Time
+	ev := func(at int64, typ history.Type, f string, nodes []string, detail string) history.Op {
+		op := history.Op{Time: end * at / 100, Process: history.Nemesis, Type: typ, F: f}
+		op.SetNodes(nodes)
+		if detail != "" {
+			op.SetDetail(json.RawMessage(detail))
+		}
+		return op
+	}
+	addrsJSON, _ := json.Marshal(map[string]any{"addrs": addrs})
+	return renumber(append(ops,
+		ev(0, history.Info, history.NodesEvent, nil, string(addrsJSON)),
+		ev(20, history.Info, "start-partition", []string{"n1"}, ""),
+		ev(40, history.Info, "stop-partition", []string{"n1"}, ""),
+		ev(50, history.Info, "start-kill", []string{"n2"}, ""),
+		ev(60, history.Info, "stop-kill", []string{"n2"}, ""),
+		ev(70, history.Invoke, "start-failover", []string{"n3", "n1"}, `{"mode":"default"}`),
+		ev(71, history.Info, "start-failover", []string{"n3", "n1"}, `{"mode":"default","promoted":true}`),
+		ev(80, history.Invoke, "start-failover", []string{"n2", "n3"}, `{"mode":"takeover"}`),
+		ev(81, history.Info, "start-failover", []string{"n2", "n3"}, `{"mode":"takeover","promoted":true}`),
+	))
+}
+
+// counterLosses lowers the reads of many keys from several times on
+// (before the faults, in the partition, after each failover): losses that
+// the final reads show, revealed at those times.
+func counterLosses(ops []history.Op) []history.Op {
+	end := ops[len(ops)-1].Time
+	for i, key := range []string{"c1", "c2", "c3", "c4", "c6", "c8", "c9", "c11", "c12", "c14"} {
+		at := end * int64([]int{10, 30, 55, 75, 85, 99}[i%6]) / 100
+		d := int64(-1) // what is lost: half of what the first read after at holds
+		for j := range ops {
+			if op := &ops[j]; op.Key == key && op.Type == history.OK && op.F == "read" && op.Time >= at {
+				n, _ := op.Int()
+				if d < 0 {
+					d = n/2 + int64(i)
+				}
+				op.Value = rawInt(max(0, n-d))
+			}
+		}
+	}
+	return ops
+}
+
+// setLosses drops elements from many keys' reads from some point on.
+func setLosses(ops []history.Op) []history.Op {
+	end := ops[len(ops)-1].Time
+	for i, key := range []string{"s1", "s2", "s3", "s4", "s6", "s8", "s9", "s11", "s12", "s14"} {
+		at := end * int64([]int{10, 30, 55, 75, 85, 99}[i%6]) / 100
+		var drop map[int64]bool
+		for j := range ops {
+			op := &ops[j]
+			if op.Key != key || op.Type != history.OK || op.F != "read" || op.Time < at {
+				continue
+			}
+			vals, _ := op.Ints()
+			if drop == nil {
+				drop = map[int64]bool{}
+				for _, v := range vals[:min(2+i%3, len(vals))] {
+					drop[v] = true
+				}
+			}
+			op.SetValue(slices.DeleteFunc(vals, func(v int64) bool { return drop[v] }))
+		}
+	}
+	return ops
+}
+
+// The RPO and default-failover checkers of a counter and of a set, run
+// partition by partition, say what they say of the whole history: with
+// and without fault windows, failovers and losses.
+func TestPartitionedRPOAndDefaultFailoverAgreeWithWhole(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		ops  func() []history.Op
+		lose func([]history.Op) []history.Op
+	}{
+		{"counter", func() []history.Op { return genCounter(7, 16, 120, 4, 0.05) }, counterLosses},
+		{"set", func() []history.Op { return genSet(5, 16, 90, 4, 0.05, 0.3) }, setLosses},
+	} {
+		for _, h := range []struct {
+			name     string
+			ops      []history.Op
+			lost     bool
+			defaults bool
+		}{
+			{"no fault", tc.ops(), false, false},
+			{"faults, nothing lost", faulted(tc.ops()), false, true},
+			{"faults, losses", tc.lose(faulted(tc.ops())), true, true},
+			{"faults, losses, unknown outcomes", unanswered(tc.lose(faulted(tc.ops()))), true, true},
+		} {
+			for _, maxEx := range []int{2, 50} {
+				o := RPOOptions{Scope: Scope{MaxExamples: maxEx}, Kind: tc.kind, Slack: 100 * time.Millisecond}
+				for _, c := range []Checker{RPO(o), DefaultFailover(o)} {
+					for _, n := range []int{1, 3, 7, 16} {
+						whole := samePartitioned(t, tc.kind+" "+h.name, c, h.ops, spillOps(t, h.ops, n))
+						b, _ := json.Marshal(whole)
+						switch name := c.Name(); {
+						case name == "rpo" && h.lost && !bytes.Contains(b, []byte(`"lost":`)) || name == "rpo" && h.lost && bytes.Contains(b, []byte(`,"lost":0,"per_window"`)):
+							t.Fatalf("%s %s: %s lost nothing: %s", tc.kind, h.name, name, b)
+						case name == "default-failover" && h.defaults != bytes.Contains(b, []byte(`"default_failovers":1`)):
+							t.Fatalf("%s %s: %s: %s", tc.kind, h.name, name, b)
+						case name == "default-failover" && h.lost && bytes.Contains(b, []byte(`"lost_by_default_failover":0,"lost_explained_by_no_fault":0,"lost_explained_by_others":0`)):
+							t.Fatalf("%s %s: %s judged no loss: %s", tc.kind, h.name, name, b)
+						}
+					}
+				}
 			}
 		}
 	}
