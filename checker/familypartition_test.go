@@ -275,7 +275,8 @@ func TestPartitionedSetAgreesWithWhole(t *testing.T) {
 }
 
 // The stored histories: the old run's JSON lines and gen-6k, every one of
-// their counter and set keys.
+// their counter and set keys, by every checker of the two workloads that
+// judges partitions.
 func TestPartitionedCounterSetStoredHistories(t *testing.T) {
 	for _, tc := range []struct{ path, counter, set string }{
 		{"../history/testdata/old-run-history.jsonl", "r:counter:", "r:set:"},
@@ -285,7 +286,11 @@ func TestPartitionedCounterSetStoredHistories(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []Checker{Counter(Scope{KeyPrefix: tc.counter}), Set(Scope{KeyPrefix: tc.set}), Counter(Scope{KeyPrefix: tc.counter, MaxExamples: 1})} {
+		cs, ss := Scope{KeyPrefix: tc.counter}, Scope{KeyPrefix: tc.set}
+		for _, c := range []Checker{Counter(cs), Set(ss), Counter(Scope{KeyPrefix: tc.counter, MaxExamples: 1}),
+			RPO(RPOOptions{Scope: cs, Kind: "counter"}), RPO(RPOOptions{Scope: ss, Kind: "set"}),
+			DefaultFailover(RPOOptions{Scope: cs, Kind: "counter"}), DefaultFailover(RPOOptions{Scope: ss, Kind: "set"}),
+			WaitProbe(ProbeAtLeast, cs), WaitProbe(ProbeMember, ss)} {
 			for _, n := range []int{1, 4, 16} {
 				samePartitioned(t, tc.path, c, res.Ops, spillFile(t, tc.path, n))
 			}
@@ -294,9 +299,11 @@ func TestPartitionedCounterSetStoredHistories(t *testing.T) {
 }
 
 // A partition that cannot be loaded is an error (the caller's unknown),
-// never a verdict on what was loaded.
+// never a verdict on what was loaded. (The default-failover checker of a
+// run without a default failover says so from the first partition: its
+// run-wide entries are the whole's.)
 func TestPartitionedCounterSetLoadError(t *testing.T) {
-	ops := genCounter(7, 4, 20, 2, 0)
+	ops := faulted(genCounter(7, 4, 20, 2, 0))
 	p := spillOps(t, ops, 3)
 	broken := func(i int, keep func(*history.Op) bool) ([]history.Op, error) {
 		if i == 2 {
@@ -304,7 +311,8 @@ func TestPartitionedCounterSetLoadError(t *testing.T) {
 		}
 		return p.LoadWhere(i, keep)
 	}
-	for _, c := range []Checker{Counter(), Set()} {
+	for _, c := range []Checker{Counter(), Set(), RPO(RPOOptions{Kind: "counter"}), RPO(RPOOptions{Kind: "set"}),
+		DefaultFailover(RPOOptions{Kind: "counter"}), DefaultFailover(RPOOptions{Kind: "set"}), WaitProbe(ProbeAtLeast), WaitProbe(ProbeMember)} {
 		if _, err := c.(PartitionChecker).CheckPartitions(context.Background(), p.N(), broken); err == nil {
 			t.Fatalf("%s: no error from a partition that cannot be loaded", c.Name())
 		}
