@@ -248,7 +248,7 @@ func (d defaultFailover) Check(_ context.Context, in *History) Result {
 		}
 		return Result{Valid: Unknown, Figures: Map{"why": fmt.Sprintf("%d default failovers, but no successful read among %d ops: whether they lost an acknowledged write cannot be said", defaults, len(calls))}}
 	}
-	judged, err := d.judgeLosses(in, kind, calls, evs)
+	judged, err := d.judgeLosses(in, kind, calls, evs, in.windowsOf())
 	if err != nil {
 		return Result{Valid: Unknown, Figures: Map{"error": err.Error()}}
 	}
@@ -269,9 +269,8 @@ const (
 )
 
 // judgeLosses lists the losses of calls, of kind, by index, each with
-// what explains it.
-func (d defaultFailover) judgeLosses(in *History, kind string, calls []call, evs []failoverEvent) ([]judgedLoss, error) {
-	windows := in.windowsOf()
+// what explains it among the fault windows.
+func (d defaultFailover) judgeLosses(in *History, kind string, calls []call, evs []failoverEvent, windows []Window) ([]judgedLoss, error) {
 	views := shardViews(sortedByStart(calls), windows, in.nodeAddrsOf())
 	items, err := d.losses(in, kind, calls)
 	if err != nil {

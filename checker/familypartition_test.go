@@ -313,7 +313,7 @@ func TestPartitionedCounterSetLoadError(t *testing.T) {
 	}
 	for _, c := range []Checker{Counter(), Set(), RPO(RPOOptions{Kind: "counter"}), RPO(RPOOptions{Kind: "set"}),
 		DefaultFailover(RPOOptions{Kind: "counter"}), DefaultFailover(RPOOptions{Kind: "set"}), WaitProbe(ProbeAtLeast), WaitProbe(ProbeMember)} {
-		if _, err := c.(PartitionChecker).CheckPartitions(context.Background(), p.N(), broken); err == nil {
+		if _, err := c.(PartitionChecker).CheckPartitions(WithHistoryEnd(context.Background(), p.End), p.N(), broken); err == nil {
 			t.Fatalf("%s: no error from a partition that cannot be loaded", c.Name())
 		}
 	}
@@ -387,7 +387,8 @@ func TestPartitionedWaitProbeAgreesWithWhole(t *testing.T) {
 // faulted stretches ops to seconds (the RPO's slack, the failover's
 // grace), has each op served by its slot's primary of three, and adds the
 // run-wide entries the RPO and default-failover checkers read: the nodes'
-// addresses, a partition, a kill, a default failover and a takeover.
+// addresses, a partition, a kill, a default failover and a takeover; and
+// a last op of another workload.
 func faulted(ops []history.Op) []history.Op {
 	addrs := map[string]string{"n1": "10.0.0.2:6379", "n2": "10.0.0.3:6379", "n3": "10.0.0.4:6379"}
 	for i := range ops {
@@ -417,6 +418,10 @@ func faulted(ops []history.Op) []history.Op {
 		ev(71, history.Info, "start-failover", []string{"n3", "n1"}, `{"mode":"default","promoted":true}`),
 		ev(80, history.Invoke, "start-failover", []string{"n2", "n3"}, `{"mode":"takeover"}`),
 		ev(81, history.Info, "start-failover", []string{"n2", "n3"}, `{"mode":"takeover","promoted":true}`),
+		// Another workload's op, the history's last entry, in one
+		// partition: the takeover's window, never closed, ends there.
+		history.Op{Time: end + 1e9, Process: 999_999, Type: history.Invoke, F: "write", Key: "x:other", Value: rawInt(1)},
+		history.Op{Time: end + 2e9, Process: 999_999, Type: history.OK, F: "write", Key: "x:other", Value: rawInt(1)},
 	))
 }
 
@@ -505,6 +510,19 @@ func TestPartitionedRPOAndDefaultFailoverAgreeWithWhole(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// The fault windows of a partition end where the whole history's do, which
+// the RPO and default-failover checkers need to be told (WithHistoryEnd):
+// without it, no verdict.
+func TestPartitionedRPONeedsTheHistorysEnd(t *testing.T) {
+	ops := setLosses(faulted(genSet(5, 16, 90, 4, 0.05, 0.3)))
+	p := spillOps(t, ops, 7)
+	for _, c := range []Checker{RPO(RPOOptions{Kind: "set"}), DefaultFailover(RPOOptions{Kind: "set"})} {
+		if _, err := c.(PartitionChecker).CheckPartitions(context.Background(), p.N(), p.LoadWhere); err == nil {
+			t.Fatalf("%s: a verdict without the history's end", c.Name())
 		}
 	}
 }

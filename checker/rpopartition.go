@@ -2,8 +2,11 @@ package checker
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
+
+	"github.com/redline-dev/redline/history"
 )
 
 // partitionedKind says whether the RPO and default-failover checkers of
@@ -12,6 +15,28 @@ import (
 // may have no read to tell it by), nor list-append (a transaction spans
 // keys of several slots).
 func partitionedKind(kind string) bool { return kind == "counter" || kind == "set" }
+
+type historyEndKey struct{}
+
+// WithHistoryEnd is ctx carrying the latest time of a history given as
+// slot partitions (history.Partitions.End), for CheckPartitions: a fault
+// window never closed runs to the end of the history (Windows), and a
+// partition's own latest entry may come before it.
+func WithHistoryEnd(ctx context.Context, end int64) context.Context {
+	return context.WithValue(ctx, historyEndKey{}, end)
+}
+
+// partitionWindows is the fault windows of a partition's ops (their
+// run-wide entries are the whole history's) in the history whose end ctx
+// carries (WithHistoryEnd); without it, an error: no verdict rather than
+// windows that may end early.
+func partitionWindows(ctx context.Context, ops []history.Op) ([]Window, error) {
+	end, ok := ctx.Value(historyEndKey{}).(int64)
+	if !ok {
+		return nil, errors.New("the history's end is not known (WithHistoryEnd): its fault windows cannot be told from a partition")
+	}
+	return windowsUntil(ops, max(end, runEnd(ops))), nil
+}
 
 // rpoParts is the RPO checker of a counter or a set workload, which judges
 // a history given as slot partitions too.
@@ -37,7 +62,9 @@ func (r rpoParts) CheckPartitions(ctx context.Context, n int, load PartitionLoad
 			// partition's word.
 			return invalidHistory(err), nil
 		}
-		windows = in.windowsOf()
+		if windows, err = partitionWindows(ctx, ops); err != nil {
+			return Result{}, err
+		}
 		p, res := r.partial(in, r.o.Kind, calls, windows)
 		if p == nil {
 			return res, nil // not of a counter's or a set's kind
@@ -109,7 +136,11 @@ func (d defaultFailoverParts) CheckPartitions(ctx context.Context, n int, load P
 				return d.Check(ctx, in), nil // not applicable, as the whole says
 			}
 		}
-		j, err := d.judgeLosses(in, d.o.Kind, calls, evs)
+		windows, err := partitionWindows(ctx, ops)
+		if err != nil {
+			return Result{}, err
+		}
+		j, err := d.judgeLosses(in, d.o.Kind, calls, evs, windows)
 		if err != nil {
 			return Result{Valid: Unknown, Figures: Map{"error": err.Error()}}, nil
 		}

@@ -109,7 +109,7 @@ func checkPartitionedFrom(ctx context.Context, p *history.Partitions, load check
 			continue
 		}
 		log.Printf("checking %s on %d key-slot partitions of the history, one at a time", c.Name(), p.N())
-		res, err := pc.CheckPartitions(ctx, p.N(), load)
+		res, err := pc.CheckPartitions(checker.WithHistoryEnd(ctx, p.End), p.N(), load)
 		if err != nil {
 			// The disk lost a partition Spill wrote whole: no verdict.
 			msg := fmt.Sprintf("a partition of the history could not be read back: %v", err)
