@@ -70,6 +70,9 @@ type counterKey struct {
 	// it revealed and its share of lostSplit (see riseLoss): the one
 	// attribution the counter and rpo checkers both report.
 	rises []counterRise
+	// revealedAt is what revealed said of the key before it was trimmed
+	// (a partition's key, counterKey.trimmed), nil when it lost nothing.
+	revealedAt *[2]int64
 }
 
 // counterRise is one rise of a key's deficit: the read that revealed it,
@@ -369,6 +372,9 @@ func (ck *counterKey) riseLoss() {
 // before that one began with no deficit (-1 when there was none). ok is
 // false when the key lost nothing.
 func (ck *counterKey) revealed() (reveal, whole int64, ok bool) {
+	if ck.revealedAt != nil {
+		return ck.revealedAt[0], ck.revealedAt[1], true // a trimmed key's (counterKey.trimmed)
+	}
 	if len(ck.rises) == 0 {
 		return 0, -1, false
 	}
@@ -403,7 +409,12 @@ func (c counter) Check(ctx context.Context, in *History) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
-	a := in.counterAnalysisOf(c.o, calls)
+	return c.judge(in.counterAnalysisOf(c.o, calls))
+}
+
+// judge is the verdict and figures of an analysis: of the whole history
+// (Check), or merged from its partitions' (CheckPartitions).
+func (c counter) judge(a *counterAnalysis) Result {
 	var lost, lostMax, unexpected, acked, attempted, unexplained int64
 	var split waitSplit
 	var satMax int64

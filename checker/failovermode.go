@@ -39,6 +39,9 @@ import (
 func DefaultFailover(opts ...RPOOptions) Checker {
 	o := optional(opts)
 	o.Scope = o.Scope.withDefaults()
+	if partitionedKind(o.Kind) {
+		return defaultFailoverParts{defaultFailover{o}}
+	}
 	return defaultFailover{o}
 }
 
@@ -295,11 +298,33 @@ func (d defaultFailover) Check(_ context.Context, in *History) Result {
 		}
 		return Result{Valid: Unknown, Figures: Map{"why": fmt.Sprintf("%d default failovers, but no successful read among %d ops: whether they lost an acknowledged write cannot be said", defaults, len(calls))}}
 	}
-	windows := in.windowsOf()
+	judged, err := d.judgeLosses(in, kind, calls, evs, in.windowsOf())
+	if err != nil {
+		return Result{Valid: Unknown, Figures: Map{"error": err.Error()}}
+	}
+	return d.result(kind, evs, defaults, judged)
+}
+
+// judgedLoss is a loss and what explains it: culprit is the default
+// failover (its index in the events) charged with it, or lossByOther or
+// lossByNoFault.
+type judgedLoss struct {
+	lossItem
+	culprit int
+}
+
+const (
+	lossByOther   = -1 // another fault touching its shard explains it
+	lossByNoFault = -2 // no fault touching its shard does
+)
+
+// judgeLosses lists the losses of calls, of kind, by index, each with
+// what explains it among the fault windows.
+func (d defaultFailover) judgeLosses(in *History, kind string, calls []call, evs []failoverEvent, windows []Window) ([]judgedLoss, error) {
 	views := shardViews(sortedByStart(calls), windows, in.nodeAddrsOf())
 	items, err := d.losses(in, kind, calls)
 	if err != nil {
-		return Result{Valid: Unknown, Figures: Map{"error": err.Error()}}
+		return nil, err
 	}
 	// Each window's failover event, by its start.
 	evAt := map[int64]int{}
@@ -315,10 +340,7 @@ func (d defaultFailover) Check(_ context.Context, in *History) Result {
 		return s == "" || v.touched[s]
 	}
 	grace := int64(failoverGrace)
-	var charged, explained, unexplained, amount int64
-	perFailover := map[int]int64{}
-	var examples []map[string]any
-	first := ""
+	out := make([]judgedLoss, 0, len(items))
 	for _, it := range items {
 		var culprits []int
 		other := ""
@@ -344,18 +366,38 @@ func (d defaultFailover) Check(_ context.Context, in *History) Result {
 				other = fmt.Sprintf("%s%s at %.3fs", w.Fault, mode, sec(w.Start))
 			}
 		}
+		j := judgedLoss{lossItem: it, culprit: lossByOther}
 		switch {
 		case other != "":
+		case len(culprits) == 0:
+			j.culprit = lossByNoFault
+		default:
+			j.culprit = culprits[0]
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// result is the verdict and figures of the losses judged.
+func (d defaultFailover) result(kind string, evs []failoverEvent, defaults int, judged []judgedLoss) Result {
+	var charged, explained, unexplained, amount int64
+	perFailover := map[int]int64{}
+	var examples []map[string]any
+	first := ""
+	for _, it := range judged {
+		switch it.culprit {
+		case lossByOther:
 			explained += it.amount
 			continue
-		case len(culprits) == 0:
+		case lossByNoFault:
 			unexplained += it.amount
 			continue
 		}
 		charged++
 		amount += it.amount
-		ev := evs[culprits[0]]
-		perFailover[culprits[0]] += it.amount
+		ev := evs[it.culprit]
+		perFailover[it.culprit] += it.amount
 		if first == "" {
 			first = fmt.Sprintf("%s on key %s (op %d) was lost across the default CLUSTER FAILOVER of %v at %.3fs (op %d), with no other fault on that shard in between: a default failover waits for the replica to catch up and must lose nothing",
 				it.description, it.key, it.index, ev.nodes, sec(ev.start), ev.index)

@@ -51,6 +51,9 @@ func RPO(opts ...RPOOptions) Checker {
 	if o.Slack <= 0 {
 		o.Slack = time.Second
 	}
+	if partitionedKind(o.Kind) {
+		return rpoParts{rpo{o}}
+	}
 	return rpo{o}
 }
 
@@ -169,6 +172,25 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 			return NotApplicable(fmt.Sprintf("no list append among the workload's %d ops (its other keys, such as bank accounts, are no lists): no list-append RPO to measure", all))
 		}
 	}
+	p, res := r.partial(in, kind, calls, windows)
+	if p == nil {
+		return res
+	}
+	return r.result(kind, windows, p)
+}
+
+// rpoPartial is what the losses of some calls charge to each window (and
+// outside them) and each window's keys: of the whole history (Check), or
+// merged from its partitions' (CheckPartitions).
+type rpoPartial struct {
+	buckets []*rpoBucket
+	outside *rpoBucket
+	keys    []windowKeyCount
+}
+
+// partial charges the losses of calls, of kind, to windows; without a
+// partial, the result says why.
+func (r rpo) partial(in *History, kind string, calls []call, windows []Window) (*rpoPartial, Result) {
 	buckets := make([]*rpoBucket, len(windows))
 	for i := range buckets {
 		buckets[i] = newRPOBucket()
@@ -211,22 +233,33 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		r.chargeCounter(a, windows, shardViews(calls, windows, in.nodeAddrsOf()), buckets, outside, slack)
 	case "":
 		if len(calls) == 0 {
-			return NotApplicable("no op on the workload's keys: nothing to measure")
+			return nil, NotApplicable("no op on the workload's keys: nothing to measure")
 		}
 		// Ops were sent but none read back: an RPO should have been
 		// measured and cannot be.
-		return Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
+		return nil, Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
 	default:
-		return Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
+		return nil, Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
 	}
-	var total int64
 	for _, lw := range lost {
 		_, b := windowOf(lw.c.end)
 		b.write(lw)
 	}
-	counter := kind == "counter"
 	calls = sortedByStart(calls)
 	views := shardViews(calls, windows, in.nodeAddrsOf())
+	keys := make([]windowKeyCount, len(windows))
+	for i, w := range windows {
+		lo, hi := callsBetween(calls, w.Start, w.End)
+		keys[i] = countWindowKeys(calls, lo, hi, &views[i])
+	}
+	return &rpoPartial{buckets: buckets, outside: outside, keys: keys}, Result{}
+}
+
+// result is the figures of a partial.
+func (r rpo) result(kind string, windows []Window, p *rpoPartial) Result {
+	buckets, outside := p.buckets, p.outside
+	var total int64
+	counter := kind == "counter"
 	per := []RPOWindow{}
 	var worst int64
 	noKeys := 0
@@ -235,8 +268,7 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		total += b.lost
 		m := RPOWindow{RPOLosses: b.figures(counter, w.Start), Window: i, Fault: w.Fault,
 			StartS: sec(w.Start), EndS: sec(w.End), Nodes: nonNil(w.Nodes)}
-		lo, hi := callsBetween(calls, w.Start, w.End)
-		if windowKeys(calls, lo, hi, &views[i], &m.WindowKeys) == 0 {
+		if p.keys[i].into(&m.WindowKeys) == 0 {
 			noKeys++
 		}
 		if counter {

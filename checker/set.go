@@ -322,7 +322,12 @@ func (s set) Check(ctx context.Context, in *History) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
-	a := analyzeSet(calls, s.o.MaxExamples, asidesOf(in.censusOf()))
+	return s.judge(analyzeSet(calls, s.o.MaxExamples, asidesOf(in.censusOf())))
+}
+
+// judge is the verdict and figures of an analysis: of the whole history
+// (Check), or merged from its partitions' (CheckPartitions).
+func (s set) judge(a *setAnalysis) Result {
 	var split waitSplit
 	for _, e := range a.lost {
 		split.add(ClassifyWait(e.add.wait()), 1)

@@ -100,8 +100,20 @@ func looksLikeAddr(s string) bool {
 // between its start and until) lived, at its start, on the nodes it
 // touched: a fault that touched none of them is no evidence either way.
 func windowKeys(calls []call, lo, hi int, v *shardView, into *WindowKeys) (onTouched int) {
+	return countWindowKeys(calls, lo, hi, v).into(into)
+}
+
+// windowKeyCount is what windowKeys counts of a window's keys, apart from
+// the figures, so that the counts of a history's slot partitions (whose
+// keys are apart) add up (add).
+type windowKeyCount struct {
+	active, onTouched, unplaced int
+	mapped                      bool // run-wide: the same in every partition
+}
+
+func countWindowKeys(calls []call, lo, hi int, v *shardView) windowKeyCount {
 	active := map[string]bool{}
-	unplaced := 0
+	n := windowKeyCount{mapped: v.mapped}
 	for i := lo; i < hi; i++ {
 		k := calls[i].inv.Key
 		if active[k] {
@@ -110,19 +122,30 @@ func windowKeys(calls []call, lo, hi int, v *shardView, into *WindowKeys) (onTou
 		active[k] = true
 		switch s := v.shardOf(k); {
 		case s == "":
-			unplaced++
+			n.unplaced++
 		case v.touched[s]:
-			onTouched++
+			n.onTouched++
 		}
 	}
-	into.KeysActive = len(active)
-	if !v.mapped {
+	n.active = len(active)
+	return n
+}
+
+func (n windowKeyCount) add(o windowKeyCount) windowKeyCount {
+	return windowKeyCount{active: n.active + o.active, onTouched: n.onTouched + o.onTouched, unplaced: n.unplaced + o.unplaced, mapped: n.mapped && o.mapped}
+}
+
+// into writes the figures of the count (windowKeys).
+func (n windowKeyCount) into(into *WindowKeys) (onTouched int) {
+	onTouched = n.onTouched
+	into.KeysActive = n.active
+	if !n.mapped {
 		into.KeysOnTouchedNodes = nil
 		into.KeysNote = "the touched nodes' addresses are not in the history (no \"nodes\" event): where the keys lived is unknown"
 		return -1
 	}
 	into.KeysOnTouchedNodes = ptr(onTouched)
-	into.KeysUnplaced = unplaced
+	into.KeysUnplaced = n.unplaced
 	if onTouched == 0 {
 		into.KeysNote = "no key of this workload lived on the nodes this fault touched: the window is no evidence of loss or unavailability"
 	}

@@ -89,6 +89,18 @@ func (w waitProbe) Check(ctx context.Context, in *History) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
+	return w.verdict(w.tally(calls))
+}
+
+// probeTally is what the probes of some calls say: of the whole history
+// (Check), or summed over its partitions (CheckPartitions).
+type probeTally struct {
+	an                                *anomalies
+	probed, judged, unjudged, holders int
+}
+
+// tally reads the probes of calls, in their order.
+func (w waitProbe) tally(calls []call) *probeTally {
 	an := newAnomalies(w.o.MaxExamples)
 	var probed, judged, unjudged, holders int
 	for i := range calls {
@@ -140,6 +152,12 @@ func (w waitProbe) Check(ctx context.Context, in *History) Result {
 			holders += holds
 		}
 	}
+	return &probeTally{an: an, probed: probed, judged: judged, unjudged: unjudged, holders: holders}
+}
+
+// verdict is the verdict and figures of a tally.
+func (w waitProbe) verdict(t *probeTally) Result {
+	an, probed, judged, unjudged, holders := t.an, t.probed, t.judged, t.unjudged, t.holders
 	if probed == 0 {
 		return NotApplicable("no write had a WAIT probe (probes need --wait, a WAIT answered 1 or more, and redline's own client)")
 	}
@@ -156,4 +174,33 @@ func (w waitProbe) Check(ctx context.Context, in *History) Result {
 		fig["error"] = fig["why"]
 	}
 	return res
+}
+
+// CheckPartitions is Check on a history given as slot partitions
+// (PartitionChecker): each add is judged by its own probes, so the
+// partitions' tallies add up, their anomalies merged in index order (the
+// order Check scans the calls in). It holds one partition's ops at a time.
+func (w waitProbe) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
+	parts := make([]*anomalies, 0, n)
+	sum := &probeTally{}
+	for i := range n {
+		ops, err := load(i, w.o.keep)
+		if err != nil {
+			return Result{}, err
+		}
+		calls, err := w.o.calls(NewHistory(ops))
+		if err != nil {
+			// The caller checks such a history whole; if not, the first
+			// partition's word.
+			return invalidHistory(err), nil
+		}
+		t := w.tally(calls)
+		parts = append(parts, t.an)
+		sum.probed += t.probed
+		sum.judged += t.judged
+		sum.unjudged += t.unjudged
+		sum.holders += t.holders
+	}
+	sum.an = mergeAnomalies(parts, w.o.MaxExamples)
+	return w.verdict(sum), nil
 }

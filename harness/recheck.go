@@ -91,6 +91,12 @@ func spillBig(dir string) (*history.Partitions, error) {
 // results, for Check to run with the rest on the whole history. It
 // removes the partitions.
 func checkPartitioned(ctx context.Context, p *history.Partitions, checkers []checker.Checker, log *Log) []checker.Checker {
+	return checkPartitionedFrom(ctx, p, p.LoadWhere, checkers, log)
+}
+
+// checkPartitionedFrom is checkPartitioned loading the partitions with
+// load (p.LoadWhere, or a stored run's: StoredRun.checkPartitions).
+func checkPartitionedFrom(ctx context.Context, p *history.Partitions, load checker.PartitionLoader, checkers []checker.Checker, log *Log) []checker.Checker {
 	defer p.RemoveAll()
 	if !p.Paired || !p.IndexesIncrease {
 		log.Printf("the history does not pair or its indexes do not increase: every checker reads it whole")
@@ -103,7 +109,7 @@ func checkPartitioned(ctx context.Context, p *history.Partitions, checkers []che
 			continue
 		}
 		log.Printf("checking %s on %d key-slot partitions of the history, one at a time", c.Name(), p.N())
-		res, err := pc.CheckPartitions(ctx, p.N(), p.LoadWhere)
+		res, err := pc.CheckPartitions(checker.WithHistoryEnd(ctx, p.End), p.N(), load)
 		if err != nil {
 			// The disk lost a partition Spill wrote whole: no verdict.
 			msg := fmt.Sprintf("a partition of the history could not be read back: %v", err)
@@ -114,12 +120,28 @@ func checkPartitioned(ctx context.Context, p *history.Partitions, checkers []che
 	return checkers
 }
 
-// checkPartitions is checkPartitioned of r's partitions; then it reads the
-// history whole for the other checkers.
+// checkPartitions is checkPartitioned of r's partitions (each with the
+// census of census.json when the history lost its own, as Check gives the
+// whole history: the set checker's set-aside copies); then it reads the
+// history whole for the other checkers, unless none is left to read it
+// (readsWhole).
 func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Checker, log *Log) ([]checker.Checker, error) {
 	p := r.parts
 	r.parts = nil
-	checkers = checkPartitioned(ctx, p, checkers, log)
+	load := func(i int, keep func(inv *history.Op) bool) ([]history.Op, error) {
+		ops, err := p.LoadWhere(i, keep)
+		if err != nil {
+			return nil, err
+		}
+		ops, _ = WithCensusFile(r.Run, ops)
+		return ops, nil
+	}
+	checkers = checkPartitionedFrom(ctx, p, load, checkers, log)
+	if !readsWhole(checkers) {
+		// r.History is the spill's reading: its entries and tear, no ops.
+		log.Printf("every checker was judged on the partitions: the history is not read whole")
+		return checkers, nil
+	}
 	whole, err := history.ReadRun(r.Run.Dir)
 	if err != nil {
 		return nil, err
@@ -129,6 +151,30 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 	}
 	r.History = whole
 	return checkers, nil
+}
+
+// runWideReadsWhole says that the checks Check makes of every stored run
+// beside its config's checkers read the history whole: the run files
+// (RunFiles counts its entries, finds an index given twice), the runner's
+// last entries and the census (UnfinishedEntries, WithCensusFile) and the
+// attribution (Attribute: the first instances of the anomalies). Until
+// they read the partitions or a stream, the history is read whole after
+// the partitioned checkers.
+const runWideReadsWhole = true
+
+// readsWhole says whether a checker of checkers (after checkPartitioned)
+// still reads the history whole: one not judged on the partitions, or the
+// run-wide checks (runWideReadsWhole).
+func readsWhole(checkers []checker.Checker) bool {
+	if runWideReadsWhole {
+		return true
+	}
+	for _, c := range checkers {
+		if _, ok := c.(checked); !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // checked is a checker whose result is already known (checkPartitions),

@@ -30,8 +30,12 @@ type Partitions struct {
 	// IndexesIncrease says every entry's index was above the one before
 	// it: the order of the partitions' entries by index is the history's.
 	IndexesIncrease bool
-	dir             string
-	parts           []partition
+	// End is the latest time of any entry: the end of the history, where
+	// a fault window never closed ends (a partition's own latest time may
+	// be earlier).
+	End   int64
+	dir   string
+	parts []partition
 }
 
 type partition struct {
@@ -98,6 +102,7 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 			p.IndexesIncrease = false
 		}
 		first, last = false, op.Index
+		p.End = max(p.End, op.Time)
 		part := -1
 		switch {
 		case op.Process == Nemesis:

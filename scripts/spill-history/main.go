@@ -15,6 +15,12 @@
 // check` does for a big history, printing its verdict:
 //
 //	/usr/bin/time -v spill-history -run /tmp/run10m -load=false -linearizable gen:register:
+//
+// With -counter-set PREFIX it runs the counter and set workloads' checkers
+// that judge partitions (counter, set, their rpo, default-failover and
+// wait-probe) on the partitions, one after the other:
+//
+//	/usr/bin/time -v spill-history -run /tmp/run10m -load=false -counter-set gen:
 package main
 
 import (
@@ -39,6 +45,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the partition files")
 	linPrefix := flag.String("linearizable", "", "key prefix of register keys to check for linearizability on the partitions (spills by key slot)")
 	timeout := flag.Duration("timeout", time.Minute, "the linearizability search's time budget, for the whole run")
+	family := flag.String("counter-set", "", "run prefix (gen:) whose counter and set keys (PREFIXcounter:, PREFIXset:) the counter and set checkers, their rpo, default-failover and wait-probe judge on the partitions (spills by key slot)")
 	flag.Parse()
 	if *run == "" || *n < 1 {
 		fmt.Fprintln(os.Stderr, "spill-history: -run DIR is required, -partitions at least 1")
@@ -56,7 +63,7 @@ func main() {
 		h.Write([]byte(op.Key))
 		return int(h.Sum32() % uint32(*n))
 	}
-	if *linPrefix != "" {
+	if *linPrefix != "" || *family != "" {
 		partOf = history.SlotPartition(*n)
 	}
 	t0 := time.Now()
@@ -105,6 +112,22 @@ func main() {
 		fmt.Printf("linearizable on %d partitions (paired %v, indexes increase %v) in %.1f s: %v, %v keys, %v ops, unknown keys %d, anomalous keys %d\n",
 			p.N(), p.Paired, p.IndexesIncrease, time.Since(t1).Seconds(), r.Valid, r.Values()["keys"], r.Values()["ops"],
 			len(r.Values()["unknown_keys"].([]string)), len(r.Values()["anomalous_keys"].([]string)))
+	}
+	if *family != "" {
+		cs, ss := checker.Scope{KeyPrefix: *family + "counter:"}, checker.Scope{KeyPrefix: *family + "set:"}
+		for _, c := range []checker.Checker{
+			checker.Counter(cs), checker.RPO(checker.RPOOptions{Scope: cs, Kind: "counter"}),
+			checker.DefaultFailover(checker.RPOOptions{Scope: cs, Kind: "counter"}), checker.WaitProbe(checker.ProbeAtLeast, cs),
+			checker.Set(ss), checker.RPO(checker.RPOOptions{Scope: ss, Kind: "set"}),
+			checker.DefaultFailover(checker.RPOOptions{Scope: ss, Kind: "set"}), checker.WaitProbe(checker.ProbeMember, ss),
+		} {
+			t1 := time.Now()
+			r, err := c.(checker.PartitionChecker).CheckPartitions(checker.WithHistoryEnd(context.Background(), p.End), p.N(), p.LoadWhere)
+			if err != nil {
+				fail(err)
+			}
+			fmt.Printf("%s (%s) on %d partitions in %.1f s: %v %s\n", c.Name(), *family, p.N(), time.Since(t1).Seconds(), r.Valid, r.Why())
+		}
 	}
 	if !*keep {
 		if err := p.Remove(); err != nil {
