@@ -266,11 +266,12 @@ func (w Window) Contains(t int64, slack time.Duration) bool {
 // such as a failover, or a run that ended first) is Open and runs to the
 // next nemesis start, "heal" or "final-reads" entry, else to the end of the
 // history.
-func Windows(ops []history.Op) []Window {
-	var end int64
-	for i := range ops {
-		end = max(end, ops[i].Time)
-	}
+func Windows(ops []history.Op) []Window { return windowsUntil(ops, runEnd(ops)) }
+
+// windowsUntil is Windows of a run that ends at end (its latest time): a
+// window still open at the end lasts until then. The nemesis entries are
+// all it reads, so a streaming pass (stream.go) gives it only those.
+func windowsUntil(ops []history.Op, end int64) []Window {
 	type state struct {
 		open         []int // indices into ws of open windows, FIFO
 		startInvOpen int   // index of a window opened by a start invocation awaiting its completion, -1 if none

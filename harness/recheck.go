@@ -120,6 +120,10 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 	p := r.parts
 	r.parts = nil
 	checkers = checkPartitioned(ctx, p, checkers, log)
+	checkers, err := r.checkStreamed(ctx, checkers, log)
+	if err != nil {
+		return nil, err
+	}
 	whole, err := history.ReadRun(r.Run.Dir)
 	if err != nil {
 		return nil, err
