@@ -177,3 +177,32 @@ func CheckStream(ctx context.Context, c StreamChecker, ops []history.Op) Result 
 	}
 	return p.Results(ctx)[0]
 }
+
+// runWide is the stream of a checker that reads only the history's
+// nemesis entries and its end (a Tail has both), or nothing of it: its
+// state is the Tail, a few hundred entries in a run of hours. Its Check
+// on the Tail is its Check on the whole history.
+type runWide struct{ c Checker }
+
+func (runWide) Call(*call) {}
+
+func (s runWide) End(ctx context.Context, t *Tail) Result { return s.c.Check(ctx, t.History) }
+
+// NewStream: the end phase reads the heal's record, the census and the
+// migrations' placements, all nemesis entries (runWide).
+func (e endPhase) NewStream() Stream { return runWide{e} }
+
+// NewStream: the replica census reads the census alone (runWide).
+func (c replicaCensus) NewStream() Stream { return runWide{c} }
+
+// NewStream: the failovers' promotions are read from the failover
+// entries and the fault windows (runWide).
+func (f failoverPromotion) NewStream() Stream { return runWide{f} }
+
+// NewStream: the configEpochs are judged on the topology samples, the
+// history giving only the node addresses (runWide).
+func (c configEpoch) NewStream() Stream { return runWide{c} }
+
+// NewStream: the elections are read from the servers' logs, not the
+// history (runWide).
+func (c electionLog) NewStream() Stream { return runWide{c} }

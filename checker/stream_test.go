@@ -355,3 +355,29 @@ func TestPerfGrain(t *testing.T) {
 		prev = g
 	}
 }
+
+// The checkers that read only the nemesis entries (the end phase, the
+// replica census, the failovers' promotions, the configEpochs, the
+// elections) give on the Tail of a pass what they give on the whole
+// history, byte for byte, with and without a census expected.
+func TestRunWideStream(t *testing.T) {
+	expected := Scope{CensusExpected: "the runner takes one"}
+	checkers := []Checker{
+		EndPhase(), EndPhase(expected), ReplicaCensus(), ReplicaCensus(expected), FailoverPromotions(),
+		ConfigEpochs(ConfigEpochOptions{Samples: promotion("3")}), ConfigEpochs(ConfigEpochOptions{Samples: promotion("1")}),
+		ConfigEpochs(ConfigEpochOptions{Expected: "sampled"}),
+		Elections(ElectionLogOptions{Expected: "logged"}),
+	}
+	seen := map[Validity]int{}
+	for _, tc := range streamCases(t) {
+		for _, c := range checkers {
+			r := sameStreamed(t, tc.name, c, tc.ops)
+			if r.NotApplicable == "" {
+				seen[r.Valid]++
+			}
+		}
+	}
+	if seen[Valid] == 0 || seen[Unknown] == 0 {
+		t.Fatalf("verdicts %v: the histories judge too little", seen)
+	}
+}
