@@ -91,7 +91,11 @@ func (p perf) Check(ctx context.Context, in *History) Result {
 }
 
 // NewStream: perf streams (StreamChecker).
-func (p perf) NewStream() Stream { return p.newStream() }
+func (p perf) NewStream(t *Tail) Stream {
+	s := p.newStream()
+	s.t = t
+	return s
+}
 
 func (p perf) newStream() *perfStream {
 	s := &perfStream{o: p.o, open: map[string]int{}, redirects: map[string]int{}, byF: map[string]*perfOp{}, grain: int64(p.o.Bucket)}
@@ -110,6 +114,7 @@ func (p perf) newStream() *perfStream {
 // the distinct bins, not with the ops.
 type perfStream struct {
 	o              PerfOptions
+	t              *Tail
 	ops            int
 	totalRedirects int
 	open           map[string]int
@@ -251,11 +256,11 @@ func (s *perfStream) regrain(g time.Duration) {
 	s.grain = int64(g)
 }
 
-func (s *perfStream) End(_ context.Context, t *Tail) Result {
-	if r, bad := t.pairErr(); bad {
+func (s *perfStream) End(context.Context) Result {
+	if r, bad := s.t.pairErr(); bad {
 		return r
 	}
-	return s.result(t.runEndOf(), t.windowsOf())
+	return s.result(s.t.runEndOf(), s.t.windowsOf())
 }
 
 // result is the figures of the calls seen, in a run that ended at runEnd

@@ -18,8 +18,9 @@ import (
 // in results.json, an unpaired or torn one included.
 type StreamChecker interface {
 	Checker
-	// NewStream starts a pass over one history.
-	NewStream() Stream
+	// NewStream starts a pass over one history, whose nemesis entries
+	// and end are known before it (t; t.PairErr is set before End).
+	NewStream(t *Tail) Stream
 }
 
 // Stream is one StreamChecker's pass over one history.
@@ -30,12 +31,14 @@ type Stream interface {
 	// called once the history failed to pair (Tail.PairErr). c and what
 	// it points to are only valid during the call.
 	Call(c *call)
-	// End is the result, given what the pass kept of the whole history.
-	End(ctx context.Context, t *Tail) Result
+	// End is the result.
+	End(ctx context.Context) Result
 }
 
-// Tail is what a streaming pass keeps of the whole history: its nemesis
-// entries, a few hundred in a run of hours, and its latest time.
+// Tail is what a streaming pass knows of the whole history from its
+// start: its nemesis entries, a few hundred in a run of hours, and its
+// latest time (a spill of the history gathers both: history.Partitions'
+// RunWide and Latest); and, at its end, whether the history paired.
 type Tail struct {
 	// History holds the nemesis entries alone, in the history's order,
 	// with the whole history's latest time as its end, so that what the
@@ -71,8 +74,7 @@ type StreamPass struct {
 	open    map[history.Process]openInv
 	invoked int
 	pairErr error
-	nemesis []history.Op
-	end     int64
+	tail    *Tail
 }
 
 type openInv struct {
@@ -80,11 +82,21 @@ type openInv struct {
 	seq int
 }
 
-// NewStreamPass starts a pass of one history through checkers.
-func NewStreamPass(checkers []StreamChecker) *StreamPass {
-	p := &StreamPass{open: map[history.Process]openInv{}, dead: make([]*Result, len(checkers))}
+// NewStreamPass starts a pass of one history through checkers. runWide
+// are (at least) the history's nemesis entries in its order, latest its
+// latest time: every StreamChecker knows them before the first entry.
+func NewStreamPass(checkers []StreamChecker, runWide []history.Op, latest int64) *StreamPass {
+	var nemesis []history.Op
+	for i := range runWide {
+		if runWide[i].Process == history.Nemesis {
+			nemesis = append(nemesis, *detachOp(&runWide[i]))
+		}
+	}
+	t := &Tail{History: NewHistory(nemesis)}
+	t.endOnce.Do(func() { t.end = latest })
+	p := &StreamPass{open: map[history.Process]openInv{}, dead: make([]*Result, len(checkers)), tail: t}
 	for _, c := range checkers {
-		p.streams = append(p.streams, c.NewStream())
+		p.streams = append(p.streams, c.NewStream(t))
 	}
 	return p
 }
@@ -92,10 +104,8 @@ func NewStreamPass(checkers []StreamChecker) *StreamPass {
 // Observe is the history's next entry. op is only read during the call:
 // a scan may reuse it (history.Scan).
 func (p *StreamPass) Observe(op *history.Op) {
-	p.end = max(p.end, op.Time)
 	if op.Process == history.Nemesis {
-		p.nemesis = append(p.nemesis, *detachOp(op))
-		return
+		return // in the Tail already
 	}
 	if p.pairErr != nil {
 		return
@@ -154,12 +164,11 @@ func (p *StreamPass) Results(ctx context.Context) []Result {
 		}
 	}
 	p.open = nil
-	t := &Tail{History: NewHistory(p.nemesis), PairErr: p.pairErr}
-	t.endOnce.Do(func() { t.end = p.end })
+	p.tail.PairErr = p.pairErr
 	out := make([]Result, len(p.streams))
 	for i, s := range p.streams {
 		if p.dead[i] == nil {
-			p.guard(i, func() { out[i] = s.End(ctx, t) })
+			p.guard(i, func() { out[i] = s.End(ctx) })
 		}
 		if p.dead[i] != nil {
 			out[i] = *p.dead[i]
@@ -171,7 +180,7 @@ func (p *StreamPass) Results(ctx context.Context) []Result {
 // CheckStream is c's result on ops given one entry at a time, as a
 // streaming pass over a history file gives them.
 func CheckStream(ctx context.Context, c StreamChecker, ops []history.Op) Result {
-	p := NewStreamPass([]StreamChecker{c})
+	p := NewStreamPass([]StreamChecker{c}, ops, runEnd(ops))
 	for i := range ops {
 		p.Observe(&ops[i])
 	}
@@ -182,27 +191,30 @@ func CheckStream(ctx context.Context, c StreamChecker, ops []history.Op) Result 
 // nemesis entries and its end (a Tail has both), or nothing of it: its
 // state is the Tail, a few hundred entries in a run of hours. Its Check
 // on the Tail is its Check on the whole history.
-type runWide struct{ c Checker }
+type runWide struct {
+	c Checker
+	t *Tail
+}
 
 func (runWide) Call(*call) {}
 
-func (s runWide) End(ctx context.Context, t *Tail) Result { return s.c.Check(ctx, t.History) }
+func (s runWide) End(ctx context.Context) Result { return s.c.Check(ctx, s.t.History) }
 
 // NewStream: the end phase reads the heal's record, the census and the
 // migrations' placements, all nemesis entries (runWide).
-func (e endPhase) NewStream() Stream { return runWide{e} }
+func (e endPhase) NewStream(t *Tail) Stream { return runWide{e, t} }
 
 // NewStream: the replica census reads the census alone (runWide).
-func (c replicaCensus) NewStream() Stream { return runWide{c} }
+func (c replicaCensus) NewStream(t *Tail) Stream { return runWide{c, t} }
 
 // NewStream: the failovers' promotions are read from the failover
 // entries and the fault windows (runWide).
-func (f failoverPromotion) NewStream() Stream { return runWide{f} }
+func (f failoverPromotion) NewStream(t *Tail) Stream { return runWide{f, t} }
 
 // NewStream: the configEpochs are judged on the topology samples, the
 // history giving only the node addresses (runWide).
-func (c configEpoch) NewStream() Stream { return runWide{c} }
+func (c configEpoch) NewStream(t *Tail) Stream { return runWide{c, t} }
 
 // NewStream: the elections are read from the servers' logs, not the
 // history (runWide).
-func (c electionLog) NewStream() Stream { return runWide{c} }
+func (c electionLog) NewStream(t *Tail) Stream { return runWide{c, t} }

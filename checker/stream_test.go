@@ -381,3 +381,21 @@ func TestRunWideStream(t *testing.T) {
 		t.Fatalf("verdicts %v: the histories judge too little", seen)
 	}
 }
+
+// The handoff checker's stream (two figures per key) gives its whole
+// check's result, byte for byte: on the corpus's migrations among the
+// rest, for every key and for one workload's.
+func TestHandoffStream(t *testing.T) {
+	checkers := []Checker{Handoff(), Handoff(Scope{KeyPrefix: "redline:721189da:set:", MaxExamples: 1})}
+	judged := 0
+	for _, tc := range streamCases(t) {
+		for _, c := range checkers {
+			if r := sameStreamed(t, tc.name, c, tc.ops); r.NotApplicable == "" {
+				judged++
+			}
+		}
+	}
+	if judged == 0 {
+		t.Fatal("no history moved a slot")
+	}
+}

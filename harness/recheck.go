@@ -120,7 +120,7 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 	p := r.parts
 	r.parts = nil
 	checkers = checkPartitioned(ctx, p, checkers, log)
-	checkers, err := r.checkStreamed(ctx, checkers, log)
+	checkers, err := r.checkStreamed(ctx, p, checkers, log)
 	if err != nil {
 		return nil, err
 	}

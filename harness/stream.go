@@ -13,13 +13,14 @@ import (
 // (checker.StreamChecker: the measuring and run-wide ones) over r's
 // history file, all of them in the same scan, entry by entry, and
 // returns the checkers with those replaced by their results, as
-// checkPartitioned does, so that a big history need not be in memory for
+// checkPartitioned does; p is the history's spill, which found its
+// nemesis entries and its end, so that a big history need not be in memory for
 // them (issue 42). The pass sees what the whole check's checkers see:
 // the entries ReadRun reads (the scan is its, a torn tail dropped the
 // same way), then census.json's census when the history carries none
 // that decodes (WithCensusFile). The scan must find the entries and the
 // tear the spill found, or the check fails.
-func (r *StoredRun) checkStreamed(ctx context.Context, checkers []checker.Checker, log *Log) ([]checker.Checker, error) {
+func (r *StoredRun) checkStreamed(ctx context.Context, p *history.Partitions, checkers []checker.Checker, log *Log) ([]checker.Checker, error) {
 	var streams []checker.StreamChecker
 	var at []int
 	for i, c := range checkers {
@@ -32,30 +33,26 @@ func (r *StoredRun) checkStreamed(ctx context.Context, checkers []checker.Checke
 		return checkers, nil
 	}
 	log.Printf("checking %d checkers in one pass over the history, entry by entry", len(streams))
-	pass := checker.NewStreamPass(streams)
-	var lastCensus *history.Op
-	var idx, t int64
-	read, err := history.Scan(history.Path(r.Run.Dir), func(op *history.Op, _ []byte) error {
-		idx, t = max(idx, op.Index+1), max(t, op.Time)
-		if op.Process == history.Nemesis && op.F == history.CensusEvent {
-			c := *op
-			lastCensus = &c
+	// What the pass knows before it: the nemesis entries and the run's
+	// end, as the spill found them, with census.json's census when the
+	// history carries none that decodes (history.CensusOf reads the last
+	// census entry), appended after the last entry as WithCensusFile does.
+	runWide := p.RunWide
+	if history.CensusOf(runWide) == nil {
+		if op, ok := censusFileOp(r.Run, p.NextIndex, p.Latest); ok {
+			runWide = append(slices.Clip(runWide), op)
 		}
+	}
+	pass := checker.NewStreamPass(streams, runWide, p.Latest)
+	read, err := history.Scan(history.Path(r.Run.Dir), func(op *history.Op, _ []byte) error {
 		pass.Observe(op)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if read.Entries != r.History.Entries || read.TruncatedTail != r.History.TruncatedTail {
-		return nil, fmt.Errorf("the history changed while it was checked: %d entries when spilled, %d read again", r.History.Entries, read.Entries)
-	}
-	// history.CensusOf reads the last census entry: none, or one that
-	// does not decode, and census.json stands in.
-	if lastCensus == nil || history.CensusOf([]history.Op{*lastCensus}) == nil {
-		if op, ok := censusFileOp(r.Run, idx, t); ok {
-			pass.Observe(&op)
-		}
+	if read.Entries != p.Read.Entries || read.TruncatedTail != p.Read.TruncatedTail {
+		return nil, fmt.Errorf("the history changed while it was checked: %d entries when spilled, %d read again", p.Read.Entries, read.Entries)
 	}
 	checkers = slices.Clone(checkers)
 	for j, res := range pass.Results(ctx) {
