@@ -73,7 +73,7 @@ func (h handoff) Check(ctx context.Context, in *History) Result {
 	}
 	s := h.newStream()
 	for i := range calls {
-		s.Call(&calls[i])
+		s.Call(&calls[i], i)
 	}
 	return h.judge(in, s)
 }
@@ -100,7 +100,7 @@ type handoffStream struct {
 	deleted  map[string]bool
 }
 
-func (s *handoffStream) Call(c *call) {
+func (s *handoffStream) Call(c *call, _ int) {
 	if !s.h.o.keep(c.inv) {
 		return
 	}

@@ -85,7 +85,7 @@ func (p perf) Check(ctx context.Context, in *History) Result {
 	}
 	s := p.newStream()
 	for i := range calls {
-		s.Call(&calls[i])
+		s.Call(&calls[i], i)
 	}
 	return s.result(in.runEndOf(), in.windowsOf())
 }
@@ -184,7 +184,7 @@ func hdrLowest(v int64) int64 {
 	return v >> shift << shift
 }
 
-func (s *perfStream) Call(c *call) {
+func (s *perfStream) Call(c *call, _ int) {
 	s.latest = max(s.latest, c.start)
 	if c.end != inf {
 		s.latest = max(s.latest, c.end)

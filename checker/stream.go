@@ -28,9 +28,11 @@ type Stream interface {
 	// Call is each client op of the history once, every scope's: at its
 	// completion, in the history's order, and the ops that never
 	// completed at the end, in the order of their invocations. It is not
-	// called once the history failed to pair (Tail.PairErr). c and what
-	// it points to are only valid during the call.
-	Call(c *call)
+	// called once the history failed to pair (Tail.PairErr). seq is the
+	// op's place among the history's invocations (the order of the
+	// whole history's calls). c and what it points to are only valid
+	// during the call.
+	Call(c *call, seq int)
 	// End is the result.
 	End(ctx context.Context) Result
 }
@@ -127,13 +129,13 @@ func (p *StreamPass) Observe(op *history.Op) {
 		return
 	}
 	delete(p.open, op.Process)
-	p.call(&call{inv: &o.op, comp: op, start: o.op.Time, end: op.Time})
+	p.call(&call{inv: &o.op, comp: op, start: o.op.Time, end: op.Time}, o.seq)
 }
 
-func (p *StreamPass) call(c *call) {
+func (p *StreamPass) call(c *call, seq int) {
 	for i, s := range p.streams {
 		if p.dead[i] == nil {
-			p.guard(i, func() { s.Call(c) })
+			p.guard(i, func() { s.Call(c, seq) })
 		}
 	}
 }
@@ -160,7 +162,7 @@ func (p *StreamPass) Results(ctx context.Context) []Result {
 		}
 		slices.SortFunc(left, func(a, b openInv) int { return a.seq - b.seq })
 		for i := range left {
-			p.call(&call{inv: &left[i].op, start: left[i].op.Time, end: inf})
+			p.call(&call{inv: &left[i].op, start: left[i].op.Time, end: inf}, left[i].seq)
 		}
 	}
 	p.open = nil
@@ -196,7 +198,7 @@ type runWide struct {
 	t *Tail
 }
 
-func (runWide) Call(*call) {}
+func (runWide) Call(*call, int) {}
 
 func (s runWide) End(ctx context.Context) Result { return s.c.Check(ctx, s.t.History) }
 

@@ -429,3 +429,36 @@ func TestWritePauseStream(t *testing.T) {
 		t.Fatal("no history measured a write pause")
 	}
 }
+
+// The coverage checker's stream (per window and slot, the ok ops it
+// counts; per span between window starts and slot, the last op a
+// primary served) gives its whole check's result and the one it gave
+// before it streamed (coverageReference), byte for byte.
+func TestCoverageStream(t *testing.T) {
+	checkers := []Checker{
+		Coverage(CoverageOptions{Requested: []string{"all"}}),
+		Coverage(CoverageOptions{Requested: []string{"partition", "kill", "failover", "migrate", "pause"}, Require: true,
+			Workloads: map[string]string{"register": "r", "set": "redline:721189da:set:", "gen": "gen:"}}),
+		Coverage(CoverageOptions{Requested: []string{"none"}}),
+	}
+	evidence := 0
+	for _, tc := range streamCases(t) {
+		for _, c := range checkers {
+			whole := sameStreamed(t, tc.name, c, tc.ops)
+			ref := guarded(func() Result { return coverageReference(c.(coverage), NewHistory(tc.ops)) })
+			if resultBytes(t, ref) != resultBytes(t, whole) {
+				t.Fatalf("%s: %s differs from the reference\nref   %s\nwhole %s", tc.name, c.Name(), resultBytes(t, ref), resultBytes(t, whole))
+			}
+			if f, ok := whole.Figures.(*CoverageFigures); ok {
+				for _, w := range f.PerWindow {
+					if w.Evidence && w.UntouchedOKRatio != nil {
+						evidence++
+					}
+				}
+			}
+		}
+	}
+	if evidence == 0 {
+		t.Fatal("no window with evidence and a ratio of an untouched shard")
+	}
+}

@@ -150,7 +150,7 @@ func (w writePause) Check(ctx context.Context, in *History) Result {
 	}
 	s := w.newStream(in)
 	for i := range calls {
-		s.Call(&calls[i])
+		s.Call(&calls[i], i)
 	}
 	return s.result()
 }
@@ -199,7 +199,7 @@ func (w writePause) newStream(in *History) *writePauseStream {
 	return s
 }
 
-func (s *writePauseStream) Call(c *call) {
+func (s *writePauseStream) Call(c *call, _ int) {
 	if len(s.units) == 0 || !s.w.o.keep(c.inv) || !c.ok() || !isWrite(c.inv.F) || c.inv.Key == "" {
 		return
 	}
