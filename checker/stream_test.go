@@ -462,3 +462,21 @@ func TestCoverageStream(t *testing.T) {
 		t.Fatal("no window with evidence and a ratio of an untouched shard")
 	}
 }
+
+// The census checker's stream (what the ops could have left in each key
+// of the census) gives its whole check's result, byte for byte; some of
+// the histories carry a census that judges copies, some none.
+func TestCensusStream(t *testing.T) {
+	checkers := []Checker{Census(), Census(Scope{CensusExpected: "the runner takes one", MaxExamples: 1})}
+	judged := 0
+	for _, tc := range streamCases(t) {
+		for _, c := range checkers {
+			if r := sameStreamed(t, tc.name, c, tc.ops); r.NotApplicable == "" && r.Valid != Unknown {
+				judged++
+			}
+		}
+	}
+	if judged == 0 {
+		t.Fatal("no census judged a copy")
+	}
+}
