@@ -120,7 +120,7 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 	p := r.parts
 	r.parts = nil
 	checkers = checkPartitioned(ctx, p, checkers, log)
-	checkers, err := r.checkStreamed(ctx, p, checkers, log)
+	checkers, err := checkStreamed(ctx, r.Run.Dir, r.Run, p, checkers, log)
 	if err != nil {
 		return nil, err
 	}
