@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -478,5 +479,61 @@ func TestCensusStream(t *testing.T) {
 	}
 	if judged == 0 {
 		t.Fatal("no census judged a copy")
+	}
+}
+
+// A census that holds a value no write produced is invalid on both
+// paths, never valid on the stream's.
+func TestCensusStreamGarbage(t *testing.T) {
+	planted := 0
+	for _, h := range storedHistories(t) {
+		if !strings.Contains(h.name, "register") {
+			continue // a register's census value is judged by its writes
+		}
+		ops := slices.Clone(h.ops)
+		for i := len(ops) - 1; i >= 0; i-- {
+			op := &ops[i]
+			if op.Process != history.Nemesis || op.F != history.CensusEvent {
+				continue
+			}
+			var c map[string]any
+			if json.Unmarshal(op.DetailRaw(), &c) != nil {
+				break
+			}
+			nodes, _ := c["nodes"].([]any)
+			done := false
+			for _, n := range nodes {
+				keys, _ := n.(map[string]any)["keys"].(map[string]any)
+				for _, k := range slices.Sorted(maps.Keys(keys)) {
+					if v, ok := keys[k].(map[string]any); ok && v["value"] != nil && v["type"] == "string" {
+						v["value"] = "garbage-never-written"
+						done = true
+						break
+					}
+				}
+				if done {
+					break
+				}
+			}
+			if !done {
+				break
+			}
+			b, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ext := *op.Ext
+			ext.Detail = b
+			op.Ext = history.NewExt(ext)
+			r := sameStreamed(t, h.name+": garbage in the census", Census(), ops)
+			if r.Valid != Invalid {
+				t.Fatalf("%s: the census holds garbage: %v %s", h.name, r.Valid, resultBytes(t, r))
+			}
+			planted++
+			break
+		}
+	}
+	if planted == 0 {
+		t.Fatal("no census to plant garbage in")
 	}
 }
