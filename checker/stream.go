@@ -64,9 +64,10 @@ func (t *Tail) pairErr() (Result, bool) {
 // StreamPass feeds one history, entry by entry (Observe), to the streams
 // of several StreamCheckers at once. It pairs the client ops as
 // pairIndexes does (the same pairs, the same first error), holding only
-// the open invocation of each process, and keeps the nemesis entries for
-// the Tail. A stream that panics is unknown with the panic as its
-// "error", as Run makes a checker that panics.
+// the open invocation of each process; the nemesis entries it is given
+// before it (the Tail), and skips them in the scan. A stream that panics
+// is unknown with the panic as its "error", as Run makes a checker that
+// panics (the stack differs from the whole check's).
 type StreamPass struct {
 	streams []Stream
 	dead    []*Result
