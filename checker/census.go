@@ -43,56 +43,60 @@ type keyWrites struct {
 func censusWrites(calls []call) map[string]*keyWrites {
 	out := map[string]*keyWrites{}
 	for i := range calls {
-		cl := &calls[i]
-		k := cl.inv.Key
-		if k == "" {
-			continue
-		}
-		w := out[k]
-		if w == nil {
-			w = &keyWrites{values: map[string]bool{}, ints: true, first: cl.inv.Index}
-			out[k] = w
-		}
-		w.first = min(w.first, cl.inv.Index)
-		kind := ""
-		switch f := cl.inv.F; {
-		case isRead(f) || f == ScriptLoad:
-			// A SCRIPT LOAD names the key it is for (the script
-			// workload's) but writes nothing to it.
-			continue
-		case f == OpWrite || f == OpCAS:
-			kind = "register"
-		case f == OpAdd:
-			kind = "add"
-		default:
-			w.kind = "-" // a kind the census cannot judge
-			continue
-		}
-		if w.kind == "" {
-			w.kind = kind
-		} else if w.kind != kind {
-			w.kind = "-"
-		}
-		if cl.failed() {
-			continue
-		}
-		switch kind {
-		case "register":
-			w.values[writeValue(cl.inv)] = true
-		case "add":
-			w.values[writeValue(cl.inv)] = true
-			if d, ok := cl.inv.Int(); ok {
-				if d >= 0 {
-					w.sum += d
-				} else {
-					w.neg += d
-				}
-			} else {
-				w.ints = false
-			}
-		}
+		addCensusWrite(out, &calls[i])
 	}
 	return out
+}
+
+// addCensusWrite adds what cl could have left in its key to out.
+func addCensusWrite(out map[string]*keyWrites, cl *call) {
+	k := cl.inv.Key
+	if k == "" {
+		return
+	}
+	w := out[k]
+	if w == nil {
+		w = &keyWrites{values: map[string]bool{}, ints: true, first: cl.inv.Index}
+		out[strings.Clone(k)] = w
+	}
+	w.first = min(w.first, cl.inv.Index)
+	kind := ""
+	switch f := cl.inv.F; {
+	case isRead(f) || f == ScriptLoad:
+		// A SCRIPT LOAD names the key it is for (the script
+		// workload's) but writes nothing to it.
+		return
+	case f == OpWrite || f == OpCAS:
+		kind = "register"
+	case f == OpAdd:
+		kind = "add"
+	default:
+		w.kind = "-" // a kind the census cannot judge
+		return
+	}
+	if w.kind == "" {
+		w.kind = kind
+	} else if w.kind != kind {
+		w.kind = "-"
+	}
+	if cl.failed() {
+		return
+	}
+	switch kind {
+	case "register":
+		w.values[strings.Clone(writeValue(cl.inv))] = true
+	case "add":
+		w.values[strings.Clone(writeValue(cl.inv))] = true
+		if d, ok := cl.inv.Int(); ok {
+			if d >= 0 {
+				w.sum += d
+			} else {
+				w.neg += d
+			}
+		} else {
+			w.ints = false
+		}
+	}
 }
 
 // censusGarbage says why a census copy cannot be what the writes left
@@ -164,7 +168,61 @@ func (c censusCheck) Check(_ context.Context, in *History) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
-	writes := censusWrites(calls)
+	return c.judge(cen, censusWrites(calls))
+}
+
+// NewStream: the census checker streams (StreamChecker).
+func (c censusCheck) NewStream(t *Tail) Stream {
+	s := &censusStream{c: c, t: t, cen: t.censusOf(), writes: map[string]*keyWrites{}}
+	if s.cen != nil {
+		s.keys = map[string]bool{}
+		for _, n := range s.cen.Nodes {
+			for k := range n.Keys {
+				s.keys[k] = true
+			}
+			for k := range n.Asides {
+				s.keys[k] = true
+			}
+		}
+	}
+	return s
+}
+
+// censusStream is what the census checker needs of the client ops: what
+// they could have left in each key the census found (known before the
+// pass: the census is a nemesis entry, or census.json). Its state grows
+// with the census' keys and the distinct values written to them (a
+// set's members: what the census itself holds), not with the ops.
+type censusStream struct {
+	c      censusCheck
+	t      *Tail
+	cen    *history.Census
+	keys   map[string]bool
+	writes map[string]*keyWrites
+}
+
+func (s *censusStream) Call(cl *call, _ int) {
+	if s.cen != nil && s.c.o.keep(cl.inv) && s.keys[cl.inv.Key] {
+		addCensusWrite(s.writes, cl)
+	}
+}
+
+func (s *censusStream) End(context.Context) Result {
+	if s.cen == nil {
+		if s.c.o.CensusExpected != "" {
+			return censusMissing(s.c.o.CensusExpected, "the keys' final values were not cross-examined against what was written")
+		}
+		return NotApplicable("no key census in the history (the end phase took none): nothing to cross-examine")
+	}
+	if r, bad := s.t.pairErr(); bad {
+		return r
+	}
+	return s.c.judge(s.cen, s.writes)
+}
+
+// judge cross-examines the census cen against what the ops could have
+// left in its keys.
+func (c censusCheck) judge(cen *history.Census, writes map[string]*keyWrites) Result {
 	judged, garbage := 0, 0
 	var examples []map[string]any
 	first := ""

@@ -268,8 +268,9 @@ func (w Window) Contains(t int64, slack time.Duration) bool {
 // history.
 func Windows(ops []history.Op) []Window { return windowsUntil(ops, runEnd(ops)) }
 
-// windowsUntil is Windows of ops that are part of a history ending at end
-// (a slot partition of it: CheckPartitions).
+// windowsUntil is Windows of a run that ends at end (its latest time): a
+// window still open at the end lasts until then. The nemesis entries are
+// all it reads, so a streaming pass (stream.go) gives it only those.
 func windowsUntil(ops []history.Op, end int64) []Window {
 	type state struct {
 		open         []int // indices into ws of open windows, FIFO

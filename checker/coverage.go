@@ -96,19 +96,266 @@ func notEffective(ops []history.Op) map[string]int {
 }
 
 func (c coverage) Check(ctx context.Context, in *History) Result {
-	ops := in.Ops
-	kinds := c.requested(ops)
-	if len(kinds) == 0 {
+	if len(c.requested(in.Ops)) == 0 {
 		return NotApplicable("no fault was requested: nothing to cover")
 	}
 	calls, err := Scope{}.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
-	calls = sortedByStart(calls)
-	windows := in.windowsOf()
+	s := c.newStream(in)
+	for i := range calls {
+		s.Call(&calls[i], i)
+	}
+	return s.result()
+}
+
+// NewStream: the coverage checker streams (StreamChecker).
+func (c coverage) NewStream(t *Tail) Stream {
+	s := c.newStream(t.History)
+	s.t = t
+	return s
+}
+
+// coverageStream is what the coverage checker needs of the client ops,
+// the fault windows being known before the pass (the nemesis entries):
+// the run's keys with their workload; per window, per slot, the ok ops
+// it counts; and, per span between two window starts, per slot, the last
+// op a primary served there (the slot's primary at the start of every
+// later window: shardViews). It grows with the keys, the windows and
+// the slots, not with the run.
+type coverageStream struct {
+	c       coverage
+	t       *Tail
+	in      *History
+	windows []Window
+	// next is, per window, the start of the next one (or the final
+	// reads, or the run's end): the span its evidence is counted in.
+	next        []int64
+	keyWorkload map[string]string
+	// starts are the windows' starts, sorted; served[j] the last op
+	// served by a primary per slot among those that completed before
+	// starts[j] and not before starts[j-1].
+	starts []int64
+	served []map[int]servedAt
+	// cover finds the windows whose spans an op's invocation is in.
+	cover  coverIndex
+	counts []map[int]*slotCounts // per window, per slot
+}
+
+// servedAt is a served op: the last of a slot's (by completion, then
+// invocation, then its place in the history) names its primary.
+type servedAt struct {
+	end, start int64
+	seq        int
+	node       string
+}
+
+func (a servedAt) after(b servedAt) bool {
+	if a.end != b.end {
+		return a.end > b.end
+	}
+	if a.start != b.start {
+		return a.start > b.start
+	}
+	return a.seq > b.seq
+}
+
+// slotCounts are the ok ops of one slot a window counts: acked writes
+// and ok reads during it and after it (until the next fault), and ok ops
+// before and during it (untouchedRatio).
+type slotCounts struct {
+	writesDuring, readsDuring, writesAfter, readsAfter int
+	okBefore, okDuring                                 int
+}
+
+// The spans of a window an op is counted in, by its invocation.
+const (
+	spanEvidence = iota // [start - 1 min, max(next, end)): evidence during and after
+	spanRatio           // [the span before it, end]: untouchedRatio
+)
+
+// coverIndex finds the (window, span) pairs whose spans hold a time: the
+// spans' bounds cut time into segments, each with its list.
+type coverIndex struct {
+	bounds []int64
+	lists  [][][2]int // segment [bounds[i], bounds[i+1]) -> (window, span)
+}
+
+func newCoverIndex(spans [][2]int64, of [][2]int) coverIndex {
+	var ix coverIndex
+	for _, sp := range spans {
+		if sp[0] < sp[1] {
+			ix.bounds = append(ix.bounds, sp[0], sp[1])
+		}
+	}
+	slices.Sort(ix.bounds)
+	ix.bounds = slices.Compact(ix.bounds)
+	ix.lists = make([][][2]int, max(0, len(ix.bounds)-1))
+	for i := range ix.lists {
+		for k, sp := range spans {
+			if sp[0] <= ix.bounds[i] && ix.bounds[i+1] <= sp[1] {
+				ix.lists[i] = append(ix.lists[i], of[k])
+			}
+		}
+	}
+	return ix
+}
+
+func (ix *coverIndex) at(t int64) [][2]int {
+	i := sort.Search(len(ix.bounds), func(i int) bool { return ix.bounds[i] > t }) - 1
+	if i < 0 || i >= len(ix.lists) {
+		return nil
+	}
+	return ix.lists[i]
+}
+
+func (c coverage) newStream(in *History) *coverageStream {
+	s := &coverageStream{c: c, in: in, windows: in.windowsOf(), keyWorkload: map[string]string{}}
+	final := in.finalReadsStartOf()
+	end := in.runEndOf() + 1
+	if final >= 0 {
+		end = final
+	}
+	var spans [][2]int64
+	var of [][2]int
+	for wi, w := range s.windows {
+		next := end
+		for _, x := range s.windows {
+			if x.Start > w.Start && x.Start < next {
+				next = x.Start
+			}
+		}
+		s.next = append(s.next, next)
+		spans = append(spans, [2]int64{w.Start - 60e9, max(next, w.End)})
+		of = append(of, [2]int{wi, spanEvidence})
+		if dur := w.End - w.Start; dur > 0 {
+			spans = append(spans, [2]int64{ratioFrom(s.windows, wi), w.End + 1})
+			of = append(of, [2]int{wi, spanRatio})
+		}
+		s.starts = append(s.starts, w.Start)
+		s.counts = append(s.counts, map[int]*slotCounts{})
+	}
+	s.cover = newCoverIndex(spans, of)
+	slices.Sort(s.starts)
+	s.starts = slices.Compact(s.starts)
+	s.served = make([]map[int]servedAt, len(s.starts))
+	for j := range s.served {
+		s.served[j] = map[int]servedAt{}
+	}
+	return s
+}
+
+func (s *coverageStream) workloadOf(key string) string {
+	best := ""
+	for name, p := range s.c.o.Workloads {
+		if strings.HasPrefix(key, p) && len(p) > len(s.c.o.Workloads[best]) {
+			best = name
+		}
+	}
+	if best == "" {
+		return "other"
+	}
+	return best
+}
+
+func (s *coverageStream) Call(cl *call, seq int) {
+	k := cl.inv.Key
+	if _, ok := s.keyWorkload[k]; !ok && k != "" {
+		s.keyWorkload[strings.Clone(k)] = s.workloadOf(k)
+	}
+	if len(s.windows) == 0 {
+		return
+	}
+	slot := history.Keyslot(k)
+	if cl.servedByPrimary() && cl.comp.Node != "" {
+		// The windows that start after it completed see it.
+		if j := sort.Search(len(s.starts), func(j int) bool { return s.starts[j] > cl.end }); j < len(s.starts) {
+			a := servedAt{end: cl.end, start: cl.start, seq: seq, node: cl.comp.Node}
+			if b, seen := s.served[j][slot]; !seen || a.after(b) {
+				a.node = strings.Clone(a.node)
+				s.served[j][slot] = a
+			}
+		}
+	}
+	if !cl.ok() {
+		return
+	}
+	for _, ws := range s.cover.at(cl.start) {
+		w := &s.windows[ws[0]]
+		sc := s.counts[ws[0]][slot]
+		if sc == nil {
+			sc = &slotCounts{}
+			s.counts[ws[0]][slot] = sc
+		}
+		switch ws[1] {
+		case spanEvidence:
+			if k == "" || cl.end < w.Start {
+				continue
+			}
+			read := cl.inv.F == OpRead
+			switch {
+			case cl.end <= w.End && read:
+				sc.readsDuring++
+			case cl.end <= w.End:
+				sc.writesDuring++
+			case cl.end < max(s.next[ws[0]], w.End) && read:
+				sc.readsAfter++
+			case cl.end < max(s.next[ws[0]], w.End):
+				sc.writesAfter++
+			}
+		case spanRatio:
+			switch {
+			case cl.end < w.Start:
+				sc.okBefore++
+			case cl.end <= w.End:
+				sc.okDuring++
+			}
+		}
+	}
+}
+
+func (s *coverageStream) End(context.Context) Result {
+	if len(s.c.requested(s.in.Ops)) == 0 {
+		return NotApplicable("no fault was requested: nothing to cover")
+	}
+	if r, bad := s.t.pairErr(); bad {
+		return r
+	}
+	return s.result()
+}
+
+// views are shardViews of the calls seen: each window's slot -> primary
+// at its start, and the nodes it touched.
+func (s *coverageStream) views() []shardView {
+	views := shardViews(nil, s.windows, s.in.nodeAddrsOf())
+	cur := map[int]servedAt{}
+	at := map[int64]map[int]string{}
+	for j, start := range s.starts {
+		for slot, a := range s.served[j] {
+			if b, seen := cur[slot]; !seen || a.after(b) {
+				cur[slot] = a
+			}
+		}
+		m := make(map[int]string, len(cur))
+		for slot, a := range cur {
+			m[slot] = a.node
+		}
+		at[start] = m
+	}
+	for wi := range views {
+		views[wi].slotNode = at[s.windows[wi].Start]
+	}
+	return views
+}
+
+func (s *coverageStream) result() Result {
+	c, in := s.c, s.in
+	ops := in.Ops
+	kinds := c.requested(ops)
+	windows := s.windows
 	addrs := in.nodeAddrsOf()
-	views := shardViews(calls, windows, addrs)
+	views := s.views()
 	// Primaries are named as the fault events name nodes, where known.
 	nameOf := map[string]string{}
 	for n, a := range addrs {
@@ -120,31 +367,8 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 		}
 		return addr
 	}
-	final := in.finalReadsStartOf()
-	end := in.runEndOf() + 1
-	if final >= 0 {
-		end = final
-	}
-	workloadOf := func(key string) string {
-		best := ""
-		for name, p := range c.o.Workloads {
-			if strings.HasPrefix(key, p) && len(p) > len(c.o.Workloads[best]) {
-				best = name
-			}
-		}
-		if best == "" {
-			return "other"
-		}
-		return best
-	}
 	// The distinct keys of the run, with their workload.
-	keyWorkload := map[string]string{}
-	for i := range calls {
-		k := calls[i].inv.Key
-		if _, ok := keyWorkload[k]; !ok && k != "" {
-			keyWorkload[k] = workloadOf(k)
-		}
-	}
+	keyWorkload := s.keyWorkload
 	keys := make([]string, 0, len(keyWorkload))
 	for k := range keyWorkload {
 		keys = append(keys, k)
@@ -166,47 +390,28 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 		// The primaries the fault touched that held keys at its start,
 		// and which workloads' keys.
 		held := map[string]map[string]int{} // primary address -> workload -> keys
-		struck := map[string]bool{}         // keys on a touched primary
 		for _, k := range keys {
-			s := v.shardOf(k)
-			if s == "" || !v.touched[s] {
+			sh := v.shardOf(k)
+			if sh == "" || !v.touched[sh] {
 				continue
 			}
-			if held[named(s)] == nil {
-				held[named(s)] = map[string]int{}
+			if held[named(sh)] == nil {
+				held[named(sh)] = map[string]int{}
 			}
-			held[named(s)][keyWorkload[k]]++
-			struck[k] = true
-		}
-		next := end
-		for _, x := range windows {
-			if x.Start > w.Start && x.Start < next {
-				next = x.Start
-			}
+			held[named(sh)][keyWorkload[k]]++
 		}
 		var during, after [2]int // acked writes, ok reads
 		// Ops that began up to a minute before the start and completed
-		// in the window count too (no op timeout is that long).
-		lo := sort.Search(len(calls), func(i int) bool { return calls[i].start >= w.Start-60e9 })
-		for i := lo; i < len(calls) && calls[i].start < max(next, w.End); i++ {
-			cl := &calls[i]
-			if !struck[cl.inv.Key] || !cl.ok() || cl.end < w.Start {
+		// in the window count too (no op timeout is that long), on the
+		// slots of the keys it struck.
+		for slot, sc := range s.counts[wi] {
+			if n := v.slotNode[slot]; n == "" || !v.touched[n] {
 				continue
 			}
-			var into *[2]int
-			switch {
-			case cl.end <= w.End:
-				into = &during
-			case cl.end < max(next, w.End):
-				into = &after
-			default:
-				continue
-			}
-			if cl.inv.F == OpRead {
-				into[1]++
-			} else {
-				into[0]++
-			}
+			during[0] += sc.writesDuring
+			during[1] += sc.readsDuring
+			after[0] += sc.writesAfter
+			after[1] += sc.readsAfter
 		}
 		evidence := len(held) > 0 && during[0]+during[1]+after[0]+after[1] > 0
 		prims := keysSorted(held)
@@ -227,7 +432,7 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 		if !v.mapped {
 			m.Note = "the touched nodes' addresses are not in the history (no \"nodes\" event): which keys they held is unknown"
 		}
-		if r, detail := untouchedRatio(calls, windows, wi, v); detail != nil {
+		if r, detail := untouchedRatio(windows, wi, v, s.counts[wi]); detail != nil {
 			m.UntouchedShards = detail
 			if r >= 0 {
 				m.UntouchedOKRatio = ptr(r)
@@ -390,46 +595,33 @@ func noEvidenceWords(kinds []string) []string {
 // and in the span of the same length just before it (cut at the end of
 // the previous window). It returns the lowest ratio (-1 when no shard had
 // ops before) and the per-shard detail (nil when there is no such shard).
-func untouchedRatio(calls []call, windows []Window, wi int, v *shardView) (float64, map[string]UntouchedShard) {
+func untouchedRatio(windows []Window, wi int, v *shardView, counts map[int]*slotCounts) (float64, map[string]UntouchedShard) {
 	w := windows[wi]
 	dur := w.End - w.Start
 	if dur <= 0 {
 		return -1, nil
 	}
-	from := w.Start - dur
-	for i, x := range windows {
-		if i != wi && x.End <= w.Start && x.End > from {
-			from = x.End
-		}
-	}
+	from := ratioFrom(windows, wi)
 	before := w.Start - from
-	type counts struct{ before, during int }
-	shards := map[string]*counts{}
+	type counts2 struct{ before, during int }
+	shards := map[string]*counts2{}
 	for s := range v.slotNode {
 		node := v.slotNode[s]
 		if !v.touched[node] && shards[node] == nil {
-			shards[node] = &counts{}
+			shards[node] = &counts2{}
 		}
 	}
 	if len(shards) == 0 {
 		return -1, nil
 	}
-	lo := sort.Search(len(calls), func(i int) bool { return calls[i].start >= from })
-	for i := lo; i < len(calls) && calls[i].start <= w.End; i++ {
-		c := &calls[i]
-		if !c.ok() {
-			continue
-		}
-		sc := shards[v.shardOf(c.inv.Key)]
+	// The ok ops invoked from the span before it to its end, per slot.
+	for slot, c := range counts {
+		sc := shards[v.slotNode[slot]]
 		if sc == nil {
 			continue
 		}
-		switch {
-		case c.end < w.Start:
-			sc.before++
-		case c.end <= w.End:
-			sc.during++
-		}
+		sc.before += c.okBefore
+		sc.during += c.okDuring
 	}
 	worst := -1.0
 	detail := map[string]UntouchedShard{}
@@ -449,6 +641,20 @@ func untouchedRatio(calls []call, windows []Window, wi int, v *shardView) (float
 		detail[s] = m
 	}
 	return worst, detail
+}
+
+// ratioFrom is where the span before window wi that untouchedRatio
+// compares it with starts: as long before it as it lasts, cut at the end
+// of an earlier window.
+func ratioFrom(windows []Window, wi int) int64 {
+	w := windows[wi]
+	from := w.Start - (w.End - w.Start)
+	for i, x := range windows {
+		if i != wi && x.End <= w.Start && x.End > from {
+			from = x.End
+		}
+	}
+	return from
 }
 
 // Caveats are the words a verdict carries beside VALID: each requested

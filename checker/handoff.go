@@ -67,34 +67,73 @@ func handoffRecords(ops []history.Op) []handoffRecord {
 }
 
 func (h handoff) Check(ctx context.Context, in *History) Result {
-	ops := in.Ops
 	calls, err := h.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
+	s := h.newStream()
+	for i := range calls {
+		s.Call(&calls[i], i)
+	}
+	return h.judge(in, s)
+}
+
+// NewStream: the handoff checker streams (StreamChecker); its state is
+// two figures per key.
+func (h handoff) NewStream(t *Tail) Stream {
+	s := h.newStream()
+	s.t = t
+	return s
+}
+
+func (h handoff) newStream() *handoffStream {
+	return &handoffStream{h: h, firstAck: map[string]int64{}, deleted: map[string]bool{}}
+}
+
+// handoffStream is what the handoff checker needs of the client ops: per
+// key, the first acknowledged write's completion time, and whether a
+// client ever (maybe) deleted it.
+type handoffStream struct {
+	h        handoff
+	t        *Tail
+	firstAck map[string]int64
+	deleted  map[string]bool
+}
+
+func (s *handoffStream) Call(c *call, _ int) {
+	if !s.h.o.keep(c.inv) {
+		return
+	}
+	k := c.inv.Key
+	if k == "" {
+		return
+	}
+	if strings.Contains(c.inv.F, "del") && !c.failed() {
+		s.deleted[strings.Clone(k)] = true
+	}
+	if c.ok() && isWrite(c.inv.F) {
+		if t, seen := s.firstAck[k]; !seen || c.end < t {
+			s.firstAck[strings.Clone(k)] = c.end
+		}
+	}
+}
+
+func (s *handoffStream) End(context.Context) Result {
+	if r, bad := s.t.pairErr(); bad {
+		return r
+	}
+	return s.h.judge(s.t.History, s)
+}
+
+// judge is the verdict on the keys' figures s and the nemesis entries of
+// in.
+func (h handoff) judge(in *History, s *handoffStream) Result {
+	ops := in.Ops
 	recs := handoffRecords(ops)
 	if len(recs) == 0 {
 		return NotApplicable("no slot moved during the run: no placement record of a migrate or member fault")
 	}
-	// Per key: the first acknowledged write's completion time, and
-	// whether a client ever (maybe) deleted it.
-	firstAck := map[string]int64{}
-	deleted := map[string]bool{}
-	for i := range calls {
-		c := &calls[i]
-		k := c.inv.Key
-		if k == "" {
-			continue
-		}
-		if strings.Contains(c.inv.F, "del") && !c.failed() {
-			deleted[k] = true
-		}
-		if c.ok() && isWrite(c.inv.F) {
-			if t, seen := firstAck[k]; !seen || c.end < t {
-				firstAck[k] = c.end
-			}
-		}
-	}
+	firstAck, deleted := s.firstAck, s.deleted
 	bySlot := map[int][]string{}
 	for k := range firstAck {
 		sl := history.Keyslot(k)

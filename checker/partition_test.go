@@ -57,7 +57,7 @@ func spillFile(t *testing.T, path string, n int) *history.Partitions {
 func samePartitioned(t *testing.T, what string, c Checker, ops []history.Op, p *history.Partitions) Result {
 	t.Helper()
 	whole := c.Check(context.Background(), NewHistory(ops))
-	parts, err := c.(PartitionChecker).CheckPartitions(WithHistoryEnd(context.Background(), p.End), p.N(), p.LoadWhere)
+	parts, err := c.(PartitionChecker).CheckPartitions(WithHistoryEnd(context.Background(), p.Latest), p.N(), p.LoadWhere)
 	if err != nil {
 		t.Fatal(err)
 	}

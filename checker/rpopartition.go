@@ -19,7 +19,7 @@ func partitionedKind(kind string) bool { return kind == "counter" || kind == "se
 type historyEndKey struct{}
 
 // WithHistoryEnd is ctx carrying the latest time of a history given as
-// slot partitions (history.Partitions.End), for CheckPartitions: a fault
+// slot partitions (history.Partitions.Latest), for CheckPartitions: a fault
 // window never closed runs to the end of the history (Windows), and a
 // partition's own latest entry may come before it.
 func WithHistoryEnd(ctx context.Context, end int64) context.Context {

@@ -195,7 +195,7 @@ func sortStableByStart(calls []call) {
 // The scans of the whole history for its nemesis events, made once per Run.
 
 func (s *History) windowsOf() []Window {
-	s.windowsOnce.Do(func() { s.windows = Windows(s.Ops) })
+	s.windowsOnce.Do(func() { s.windows = windowsUntil(s.Ops, s.runEndOf()) })
 	return s.windows
 }
 

@@ -144,55 +144,121 @@ func migrations(ops []history.Op) []migration {
 func isWrite(f string) bool { return f != OpRead }
 
 func (w writePause) Check(ctx context.Context, in *History) Result {
-	ops := in.Ops
 	calls, err := w.o.calls(in)
 	if err != nil {
 		return invalidHistory(err)
 	}
-	migs := migrations(ops)
-	if len(migs) == 0 {
-		return NotApplicable("no slot migration during the run: no migrate or member fault moved a slot")
-	}
-	// Acknowledgement times of writes, per slot, sorted.
-	acks := map[int][]int64{}
+	s := w.newStream(in)
 	for i := range calls {
-		c := &calls[i]
-		if c.ok() && isWrite(c.inv.F) && c.inv.Key != "" {
-			sl := history.Keyslot(c.inv.Key)
-			acks[sl] = append(acks[sl], c.end)
+		s.Call(&calls[i], i)
+	}
+	return s.result()
+}
+
+// NewStream: the write-pause checker streams (StreamChecker).
+func (w writePause) NewStream(t *Tail) Stream {
+	s := w.newStream(t.History)
+	s.t = t
+	return s
+}
+
+// writePauseStream is what the write-pause checker needs of the client
+// ops: per unit of a migration (known before the pass from the nemesis
+// entries), the writes acknowledged on its slots around it. Its state
+// grows with the migrations and the writes acknowledged during them, not
+// with the run.
+type writePauseStream struct {
+	w     writePause
+	t     *Tail
+	migs  []migration
+	units []pauseAcks   // every migration's units, in order
+	unit  map[int][]int // slot -> the units on it
+	mig   []*migration  // unit -> its migration
+}
+
+// pauseAcks are the acknowledgement times of writes on a unit's slots
+// that bound its migration: the last before its start, those during it,
+// the first after its end.
+type pauseAcks struct {
+	before, after       int64
+	hasBefore, hasAfter bool
+	during              []int64
+}
+
+func (w writePause) newStream(in *History) *writePauseStream {
+	s := &writePauseStream{w: w, migs: migrations(in.Ops), unit: map[int][]int{}}
+	for mi := range s.migs {
+		for _, u := range s.migs[mi].units {
+			for _, sl := range u.slots {
+				s.unit[sl] = append(s.unit[sl], len(s.units))
+			}
+			s.units = append(s.units, pauseAcks{})
+			s.mig = append(s.mig, &s.migs[mi])
 		}
 	}
-	for _, a := range acks {
-		slices.Sort(a)
+	return s
+}
+
+func (s *writePauseStream) Call(c *call, _ int) {
+	if len(s.units) == 0 || !s.w.o.keep(c.inv) || !c.ok() || !isWrite(c.inv.F) || c.inv.Key == "" {
+		return
+	}
+	for _, ui := range s.unit[history.Keyslot(c.inv.Key)] {
+		u, m, t := &s.units[ui], s.mig[ui], c.end
+		switch {
+		case t < m.start:
+			if !u.hasBefore || t > u.before {
+				u.before, u.hasBefore = t, true
+			}
+		case t > m.end:
+			if !u.hasAfter || t < u.after {
+				u.after, u.hasAfter = t, true
+			}
+		default:
+			u.during = append(u.during, t)
+		}
+	}
+}
+
+// longestGap is the largest interval between the unit's acknowledgements
+// from the last before its migration to the first after it (ok false:
+// either is missing).
+func (u *pauseAcks) longestGap() (longest int64, ok bool) {
+	if !u.hasBefore || !u.hasAfter {
+		return 0, false
+	}
+	times := append(append([]int64{u.before}, u.during...), u.after)
+	slices.Sort(times)
+	for i := 1; i < len(times); i++ {
+		longest = max(longest, times[i]-times[i-1])
+	}
+	return longest, true
+}
+
+func (s *writePauseStream) End(context.Context) Result {
+	if r, bad := s.t.pairErr(); bad {
+		return r
+	}
+	return s.result()
+}
+
+func (s *writePauseStream) result() Result {
+	migs := s.migs
+	if len(migs) == 0 {
+		return NotApplicable("no slot migration during the run: no migrate or member fault moved a slot")
 	}
 	gaps := map[string][]int64{}
 	unmeasured := map[string]int{}
 	var detail []map[string]any
 	var serverPauses []int64 // ns, of the measured atomic units
+	ui := 0
 	for _, m := range migs {
 		for _, u := range m.units {
-			var times []int64
-			for _, sl := range u.slots {
-				times = append(times, acks[sl]...)
-			}
-			slices.Sort(times)
-			// The acknowledgements that bound the migration: the last before
-			// its start, those during it, the first after its end.
-			lo, hi := -1, -1
-			for i, t := range times {
-				if t < m.start {
-					lo = i
-				} else if t > m.end && hi < 0 {
-					hi = i
-				}
-			}
-			if lo < 0 || hi < 0 {
+			longest, ok := s.units[ui].longestGap()
+			ui++
+			if !ok {
 				unmeasured[m.method]++
 				continue
-			}
-			var longest int64
-			for i := lo; i < hi; i++ {
-				longest = max(longest, times[i+1]-times[i])
 			}
 			gaps[m.method] = append(gaps[m.method], longest)
 			if len(detail) < 50 {

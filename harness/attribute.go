@@ -35,25 +35,33 @@ func WithCensusFile(run *results.Run, ops []history.Op) (out []history.Op, from 
 	if history.CensusOf(ops) != nil {
 		return ops, "history"
 	}
-	if run == nil {
-		return ops, ""
-	}
-	b, err := os.ReadFile(run.Path(history.CensusFile))
-	if err != nil {
-		return ops, ""
-	}
-	var c history.Census
-	if json.Unmarshal(b, &c) != nil {
-		return ops, ""
-	}
 	var idx, t int64
 	for i := range ops {
 		idx = max(idx, ops[i].Index+1)
 		t = max(t, ops[i].Time)
 	}
-	op := history.Op{Index: idx, Time: t, Process: history.Nemesis, Type: history.Info, F: history.CensusEvent,
-		Ext: history.NewExt(history.Ext{Detail: json.RawMessage(b)})}
-	return append(ops, op), history.CensusFile
+	if op, ok := censusFileOp(run, idx, t); ok {
+		return append(ops, op), history.CensusFile
+	}
+	return ops, ""
+}
+
+// censusFileOp is the entry WithCensusFile appends: the census of the
+// run's census.json (ok false: none that decodes) at index idx and time t.
+func censusFileOp(run *results.Run, idx, t int64) (history.Op, bool) {
+	if run == nil {
+		return history.Op{}, false
+	}
+	b, err := os.ReadFile(run.Path(history.CensusFile))
+	if err != nil {
+		return history.Op{}, false
+	}
+	var c history.Census
+	if json.Unmarshal(b, &c) != nil {
+		return history.Op{}, false
+	}
+	return history.Op{Index: idx, Time: t, Process: history.Nemesis, Type: history.Info, F: history.CensusEvent,
+		Ext: history.NewExt(history.Ext{Detail: json.RawMessage(b)})}, true
 }
 
 // RunFilesOf is what the run-files checker reads of a stored run: hist as

@@ -109,7 +109,7 @@ func checkPartitionedFrom(ctx context.Context, p *history.Partitions, load check
 			continue
 		}
 		log.Printf("checking %s on %d key-slot partitions of the history, one at a time", c.Name(), p.N())
-		res, err := pc.CheckPartitions(checker.WithHistoryEnd(ctx, p.End), p.N(), load)
+		res, err := pc.CheckPartitions(checker.WithHistoryEnd(ctx, p.Latest), p.N(), load)
 		if err != nil {
 			// The disk lost a partition Spill wrote whole: no verdict.
 			msg := fmt.Sprintf("a partition of the history could not be read back: %v", err)
@@ -137,9 +137,13 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 		return ops, nil
 	}
 	checkers = checkPartitionedFrom(ctx, p, load, checkers, log)
+	checkers, err := checkStreamed(ctx, r.Run.Dir, r.Run, p, checkers, log)
+	if err != nil {
+		return nil, err
+	}
 	if !readsWhole(checkers) {
 		// r.History is the spill's reading: its entries and tear, no ops.
-		log.Printf("every checker was judged on the partitions: the history is not read whole")
+		log.Printf("every checker was judged on the partitions or in one pass: the history is not read whole")
 		return checkers, nil
 	}
 	whole, err := history.ReadRun(r.Run.Dir)

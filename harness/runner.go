@@ -327,6 +327,9 @@ func Execute(ctx context.Context, s *Session) (Outcome, error) {
 	}
 	if parts != nil {
 		checkers = checkPartitioned(ctx, parts, checkers, log)
+		if checkers, err = checkStreamed(ctx, s.Run.Dir, nil, parts, checkers, log); err != nil {
+			return out, fmt.Errorf("reading back the history just written: %w", err)
+		}
 	}
 	hist, err := history.ReadRun(s.Run.Dir)
 	if err != nil {

@@ -30,12 +30,13 @@ type Partitions struct {
 	// IndexesIncrease says every entry's index was above the one before
 	// it: the order of the partitions' entries by index is the history's.
 	IndexesIncrease bool
-	// End is the latest time of any entry: the end of the history, where
-	// a fault window never closed ends (a partition's own latest time may
-	// be earlier).
-	End   int64
-	dir   string
-	parts []partition
+	// Latest is the latest time of any entry (0 for none or only earlier
+	// ones), NextIndex one above the highest index (0 for none): what a
+	// streaming check needs to know of the whole history before its pass
+	// (the run's end, where an entry added after the last one goes).
+	Latest, NextIndex int64
+	dir               string
+	parts             []partition
 }
 
 type partition struct {
@@ -102,7 +103,7 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 			p.IndexesIncrease = false
 		}
 		first, last = false, op.Index
-		p.End = max(p.End, op.Time)
+		p.Latest, p.NextIndex = max(p.Latest, op.Time), max(p.NextIndex, op.Index+1)
 		part := -1
 		switch {
 		case op.Process == Nemesis:

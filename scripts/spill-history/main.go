@@ -122,7 +122,7 @@ func main() {
 			checker.DefaultFailover(checker.RPOOptions{Scope: ss, Kind: "set"}), checker.WaitProbe(checker.ProbeMember, ss),
 		} {
 			t1 := time.Now()
-			r, err := c.(checker.PartitionChecker).CheckPartitions(checker.WithHistoryEnd(context.Background(), p.End), p.N(), p.LoadWhere)
+			r, err := c.(checker.PartitionChecker).CheckPartitions(checker.WithHistoryEnd(context.Background(), p.Latest), p.N(), p.LoadWhere)
 			if err != nil {
 				fail(err)
 			}
