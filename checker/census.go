@@ -55,8 +55,8 @@ func censusWrites(calls []call) map[string]*keyWrites {
 		}
 		w.first = min(w.first, cl.inv.Index)
 		kind := ""
-		switch f := cl.inv.F; {
-		case isRead(f) || f == ScriptLoad:
+		switch f := cl.inv.Name(); {
+		case isRead(string(f)) || f == ScriptLoad:
 			// A SCRIPT LOAD names the key it is for (the script
 			// workload's) but writes nothing to it.
 			continue

@@ -202,7 +202,7 @@ func (c coverage) Check(ctx context.Context, in *History) Result {
 			default:
 				continue
 			}
-			if cl.inv.F == OpRead {
+			if cl.inv.Name() == OpRead {
 				into[1]++
 			} else {
 				into[0]++

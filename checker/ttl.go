@@ -168,7 +168,7 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			continue
 		}
 		v, ok := read(c.inv.Value)
-		if !ok && c.inv.F != OpRead && c.inv.F != TTLFinal && c.inv.F != TTLPersist && c.inv.F != TTLProbe {
+		if !ok && c.inv.Name() != OpRead && c.inv.F != TTLFinal && c.inv.F != TTLPersist && c.inv.F != TTLProbe {
 			bad(c, "its invocation cannot be read")
 			continue
 		}
@@ -182,7 +182,7 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			}
 			continue
 		}
-		switch c.inv.F {
+		switch c.inv.Name() {
 		case TTLSet, TTLPExpire, TTLPersist, OpRead, TTLFinal:
 		default:
 			bad(c, "not an op of the ttl workload")
@@ -208,7 +208,7 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 				continue
 			}
 		}
-		switch c.inv.F {
+		switch c.inv.Name() {
 		case TTLSet:
 			if v.Value == "" || v.TTLms < 0 {
 				bad(c, "a set needs a value and a ttl not below 0")
@@ -332,7 +332,7 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			if p < 0 {
 				continue
 			}
-			if f := o2.c.inv.F; f != OpRead && f != TTLFinal {
+			if f := o2.c.inv.Name(); f != OpRead && f != TTLFinal {
 				continue // a write changes what it observes: only reads are held to what came before
 			}
 			o1 := byEnd[p] // the last observation completed before o2 began

@@ -143,7 +143,7 @@ func (g *ttlGen) Next() history.Op {
 	case r < 48:
 		op.F = checker.TTLPersist
 	default:
-		op.F = checker.OpRead
+		op.F = string(checker.OpRead)
 	}
 	op.SetValue(v)
 	return op
@@ -172,7 +172,7 @@ func (w *ttl) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	for i, a := range lop.Args {
 		args[i] = a
 	}
-	return w.send(ctx, c, inv, v, args, inv.F != checker.OpRead)
+	return w.send(ctx, c, inv, v, args, inv.Name() != checker.OpRead)
 }
 
 // send runs one command (a write with the run's WAIT) and decodes its
@@ -196,14 +196,14 @@ func (w *ttl) send(ctx context.Context, c Conn, inv history.Op, v checker.TTLVal
 	if cmd.Err() == redis.Nil {
 		val = nil
 	}
-	setTTLReply(&out, inv.F, v, val)
+	setTTLReply(&out, inv.Name(), v, val)
 	return out
 }
 
 // setTTLReply decodes a ttl op's reply into its completion's value; a
 // reply that cannot be what the command answers is kept raw (a JSON
 // string) for the checker to flag.
-func setTTLReply(out *history.Op, f string, v checker.TTLValue, reply any) {
+func setTTLReply(out *history.Op, f history.OpName, v checker.TTLValue, reply any) {
 	switch f {
 	case checker.TTLSet:
 		out.SetValue(v)
@@ -245,7 +245,7 @@ func setTTLReply(out *history.Op, f string, v checker.TTLValue, reply any) {
 func (w *ttl) LibReply(inv history.Op, r LibReply, out *history.Op) {
 	var v checker.TTLValue
 	_ = inv.DecodeValue(&v)
-	setTTLReply(out, inv.F, v, r.Reply)
+	setTTLReply(out, inv.Name(), v, r.Reply)
 }
 
 // probe asks the key's primary whether it has hash-field expiration.
@@ -285,7 +285,7 @@ func (w *ttl) probe(ctx context.Context, c Conn, inv history.Op) history.Op {
 // the finals run on redline's own client, as every settled op does.
 func (w *ttl) LibCommand(inv history.Op) (LibOp, error) {
 	var v checker.TTLValue
-	if err := inv.DecodeValue(&v); err != nil && inv.F != checker.OpRead && inv.F != checker.TTLPersist {
+	if err := inv.DecodeValue(&v); err != nil && inv.Name() != checker.OpRead && inv.Name() != checker.TTLPersist {
 		return LibOp{}, fmt.Errorf("malformed ttl op %s", inv.Value)
 	}
 	k := inv.Key
@@ -306,9 +306,9 @@ func (w *ttl) LibCommand(inv history.Op) (LibOp, error) {
 		return LibOp{Args: []string{"HPERSIST", k, "FIELDS", "1", v.Field}, Key: k}, nil
 	case inv.F == checker.TTLPersist:
 		return LibOp{Args: []string{"PERSIST", k}, Key: k}, nil
-	case inv.F == checker.OpRead && hash:
+	case inv.Name() == checker.OpRead && hash:
 		return LibOp{Args: []string{"EVAL", ttlHashReadScript, "1", k, v.Field}, Key: k}, nil
-	case inv.F == checker.OpRead:
+	case inv.Name() == checker.OpRead:
 		return LibOp{Args: []string{"EVAL", ttlReadScript, "1", k}, Key: k}, nil
 	}
 	return LibOp{}, fmt.Errorf("op %s of workload ttl has no single-command form (it runs on redline's own client)", inv.F)

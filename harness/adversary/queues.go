@@ -15,11 +15,11 @@ import (
 
 // okCallsWith are the calls of one of the ops fs that completed ok with a
 // value of type T that keep accepts.
-func okCallsWith[T any](r *Run, keep func(T) bool, fs ...string) []call {
+func okCallsWith[T any](r *Run, keep func(T) bool, fs ...history.OpName) []call {
 	var out []call
 	for _, c := range r.calls() {
 		comp := r.compOf(c)
-		if !slices.Contains(fs, r.invOf(c).F) || comp == nil || comp.Type != history.OK {
+		if !slices.Contains(fs, r.invOf(c).Name()) || comp == nil || comp.Type != history.OK {
 			continue
 		}
 		var v T
