@@ -623,7 +623,7 @@ func writeValue(op *history.Op) string {
 		if vs, ok := op.Ints(); ok && len(vs) == 2 {
 			return strconv.FormatInt(vs[1], 10)
 		}
-	case OpWrite, OpAdd, TTLSet:
+	case OpWrite, OpAdd, "set": // "set": the ttl workload's (workloads/ttl: ttl.Set)
 		var v any
 		if json.Unmarshal(op.Value, &v) == nil {
 			return jsonText(v)

@@ -1,16 +1,18 @@
-package checker
+package ttl
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/history"
 	"slices"
 	"strings"
 	"time"
 )
 
-// TTLValue is the value of a ttl op (workloads/ttl.go writes them; one
+// Value is the value of a ttl op (the workload writes them; one
 // type for every op). Field is set on the hash-field ops (HSET +
 // HPEXPIRE, HPERSIST, HPTTL: Redis 7.4's hash-field expiration), empty on
 // the key ops (SET ... PX, PEXPIRE, PERSIST, PTTL).
@@ -27,7 +29,7 @@ import (
 //     a primary and its replica); no op of its key may follow it.
 //   - probe (an init op): ok {hash_field_expiry, missing}: whether the
 //     server has HPEXPIRE, HPERSIST and HPTTL (COMMAND INFO).
-type TTLValue struct {
+type Value struct {
 	Field string  `json:"field,omitempty"`
 	Value string  `json:"value,omitempty"`
 	TTLms int64   `json:"ttl_ms,omitempty"`
@@ -39,33 +41,42 @@ type TTLValue struct {
 	Missing         []string `json:"missing,omitempty"`
 }
 
-// The ttl workload's ops, by their "f" (workloads/ttl.go writes them); its
-// reads are OpRead.
+// The ttl workload's ops, by their "f" (the workload writes them); its
+// reads are checker.OpRead.
 const (
-	// TTLSet sets a key (or hash field) to a unique value, with or
+	// Set sets a key (or hash field) to a unique value, with or
 	// without an expiry.
-	TTLSet = "set"
-	// TTLPExpire moves an expiry (PEXPIRE, HPEXPIRE).
-	TTLPExpire = "pexpire"
-	// TTLPersist removes an expiry (PERSIST, HPERSIST).
-	TTLPersist = "persist"
-	// TTLFinal reads, then deletes, a key once traffic has ended.
-	TTLFinal = "final"
-	// TTLProbe asks whether the server has hash-field expiration (an
+	Set history.OpName = "set"
+	// PExpire moves an expiry (PEXPIRE, HPEXPIRE).
+	PExpire history.OpName = "pexpire"
+	// Persist removes an expiry (PERSIST, HPERSIST).
+	Persist history.OpName = "persist"
+	// Final reads, then deletes, a key once traffic has ended.
+	Final history.OpName = "final"
+	// Probe asks whether the server has hash-field expiration (an
 	// init op).
-	TTLProbe = "probe"
+	Probe history.OpName = "probe"
 )
 
-// TTLClockSlack is the stated clock-uncertainty bound of the ttl checker:
+// ClockSlack is the stated clock-uncertainty bound of the ttl checker:
 // a server counts a ttl from its own clock in whole milliseconds and the
 // history times its ops on the harness's clock; a deadline is judged
 // broken only when it is missed by more than this (beyond the window
 // between an op's invocation and its completion, which is always allowed).
-const TTLClockSlack = 5 * time.Millisecond
+const ClockSlack = 5 * time.Millisecond
 
-type ttlChecker struct{ o Scope }
+// The explanations of the ttl checker's figures (checker.DescribeFigure).
+var _ = checker.ExplainFigures(map[string]string{
+	"pairs_judged":                   "pairs of observations of one key (an acknowledged set, PEXPIRE or PERSIST, or a read of its value and PTTL), one completed before the other began, with no write that could have run between them: each must agree with the deadline the first allows",
+	"pairs_skipped_concurrent_write": "pairs of observations with a write between them that may have run (an indeterminate one may land any time after its invocation): not judged",
+	"anomalies_clock":                "deadlines broken with a clock fault in between: a server measures expiry on its own clock, so a clock moved back keeps a key alive and one moved forward expires it early (documented)",
+	"anomalies_after_failover":       "deadlines broken across a fault on a node that served one observation, the other served by another node: asynchronous replication lost the write that set or removed the expiry, or a promoted replica answered from its copy (documented)",
+	"anomalies_unexplained":          "deadlines broken with no clock fault and no failover in between: nothing documented explains them",
+})
 
-// TTL judges a history of the ttl workload against the deadlines the
+type ttlChecker struct{ o checker.Scope }
+
+// Checker judges a history of the ttl workload against the deadlines the
 // server acknowledged. Each key (or hash field) is a sequence of
 // observations: an acknowledged SET (its value, an expiry between its
 // invocation and its completion plus the ttl, or none), an acknowledged
@@ -76,7 +87,7 @@ type ttlChecker struct{ o Scope }
 // of the key that could have run between them (any set, pexpire, persist
 // or final not certainly failed whose span meets theirs; an indeterminate
 // one may land any time after its invocation) must agree, up to
-// TTLClockSlack:
+// ClockSlack:
 //
 //   - read-after-deadline: the second saw the key although it began after
 //     the latest instant the first allows for its expiry.
@@ -107,47 +118,53 @@ type ttlChecker struct{ o Scope }
 // or when no pair of observations could be judged. The hash-field part
 // is not applicable when the probe says the server lacks the commands
 // (Redis < 7.4, the reference server): said in the figures and the why.
-func TTL(opts ...Scope) Checker { return ttlChecker{firstScope(opts)} }
+func Checker(opts ...checker.Scope) checker.Checker {
+	var o checker.Scope
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return ttlChecker{o.WithDefaults()}
+}
 
-func (t ttlChecker) Name() string { return t.o.name("ttl") }
+func (t ttlChecker) Name() string { return t.o.NameOr("ttl") }
 
 // ttlObs is one observation of a key (field).
 type ttlObs struct {
-	c       *call
+	c       *checker.Call
 	present bool
 	value   *string // nil: unknown (a pexpire or persist says only that it exists)
-	lo, hi  int64   // the expiry lies in [lo, hi]; inf, inf: no expiry
+	lo, hi  int64   // the expiry lies in [lo, hi]; checker.Inf, checker.Inf: no expiry
 	persist bool    // a PERSIST removed the expiry
 }
 
-func (t ttlChecker) Check(_ context.Context, in *History) Result {
-	calls, err := t.o.calls(in)
+func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result {
+	calls, err := t.o.Calls(in)
 	if err != nil {
-		return invalidHistory(err)
+		return checker.InvalidHistory(err)
 	}
-	an := newAnomalies(t.o.MaxExamples)
-	fig := map[string]any{"clock_slack_ms": TTLClockSlack.Milliseconds()}
+	an := checker.NewAnomalies(t.o.MaxExamples)
+	fig := map[string]any{"clock_slack_ms": ClockSlack.Milliseconds()}
 	var malformed []string
-	bad := func(c *call, what string) {
+	bad := func(c *checker.Call, what string) {
 		if len(malformed) < t.o.MaxExamples {
-			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.inv.Index, c.inv.F, c.inv.Key, what))
+			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
 		}
 		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + 1
 	}
-	read := func(raw json.RawMessage) (TTLValue, bool) {
-		var v TTLValue
+	read := func(raw json.RawMessage) (Value, bool) {
+		var v Value
 		if len(raw) == 0 || string(raw) == "null" || json.Unmarshal(raw, &v) != nil {
 			return v, false
 		}
 		return v, true
 	}
-	slack := int64(TTLClockSlack)
+	slack := int64(ClockSlack)
 	counts := map[string]int{}
-	writes := map[string][]*call{} // by unit
+	writes := map[string][]*checker.Call{} // by unit
 	obs := map[string][]ttlObs{}
-	finals := map[string]*call{}
-	written := map[string]map[string]*call{} // unit -> value -> its set
-	var probe *TTLValue
+	finals := map[string]*checker.Call{}
+	written := map[string]map[string]*checker.Call{} // unit -> value -> its set
+	var probe *Value
 	type ttlSeen struct {
 		u string
 		o ttlObs
@@ -155,35 +172,35 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 	var seen []ttlSeen
 	hashOps := 0
 	indexes := map[int64]bool{}
-	unitOf := func(c *call, v TTLValue) string {
+	unitOf := func(c *checker.Call, v Value) string {
 		if v.Field != "" {
-			return c.inv.Key + "\x00" + v.Field
+			return c.Inv.Key + "\x00" + v.Field
 		}
-		return c.inv.Key
+		return c.Inv.Key
 	}
 	for i := range calls {
 		c := &calls[i]
-		if why := misordered(c, indexes); why != "" {
+		if why := c.Misordered(indexes); why != "" {
 			bad(c, why)
 			continue
 		}
-		v, ok := read(c.inv.Value)
-		if !ok && c.inv.Name() != OpRead && c.inv.F != TTLFinal && c.inv.F != TTLPersist && c.inv.F != TTLProbe {
+		v, ok := read(c.Inv.Value)
+		if !ok && c.Inv.Name() != checker.OpRead && c.Inv.Name() != Final && c.Inv.Name() != Persist && c.Inv.Name() != Probe {
 			bad(c, "its invocation cannot be read")
 			continue
 		}
-		if c.inv.F == TTLProbe {
-			if c.ok() {
-				if out, ok := read(c.comp.Value); ok && out.HashFieldExpiry != nil {
+		if c.Inv.Name() == Probe {
+			if c.OK() {
+				if out, ok := read(c.Comp.Value); ok && out.HashFieldExpiry != nil {
 					probe = &out
 				} else {
-					an.garbage(c, "a probe must say whether the server has hash-field expiration")
+					an.Garbage(c, "a probe must say whether the server has hash-field expiration")
 				}
 			}
 			continue
 		}
-		switch c.inv.Name() {
-		case TTLSet, TTLPExpire, TTLPersist, OpRead, TTLFinal:
+		switch c.Inv.Name() {
+		case Set, PExpire, Persist, checker.OpRead, Final:
 		default:
 			bad(c, "not an op of the ttl workload")
 			continue
@@ -192,97 +209,97 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 		if v.Field != "" {
 			hashOps++
 		}
-		counts[c.inv.F+"s"]++
-		counts[c.inv.F+"s_"+c.outcome().String()]++
+		counts[c.Inv.F+"s"]++
+		counts[c.Inv.F+"s_"+c.Outcome().String()]++
 		// Finals are retried until one succeeds: a final may follow one
 		// that did not (certainly) succeed; nothing else may follow one.
-		if f := finals[u]; f != nil && c.start > f.start && (c.inv.F != TTLFinal || f.ok()) {
-			bad(c, fmt.Sprintf("an op of a key after its final read-and-delete (op %d)", f.inv.Index))
+		if f := finals[u]; f != nil && c.Start > f.Start && (c.Inv.Name() != Final || f.OK()) {
+			bad(c, fmt.Sprintf("an op of a key after its final read-and-delete (op %d)", f.Inv.Index))
 			continue
 		}
-		var out TTLValue
-		if c.ok() {
+		var out Value
+		if c.OK() {
 			var ok bool
-			if out, ok = read(c.comp.Value); !ok && c.inv.F != TTLSet {
-				an.garbage(c, "its reply cannot be read")
+			if out, ok = read(c.Comp.Value); !ok && c.Inv.Name() != Set {
+				an.Garbage(c, "its reply cannot be read")
 				continue
 			}
 		}
-		switch c.inv.Name() {
-		case TTLSet:
+		switch c.Inv.Name() {
+		case Set:
 			if v.Value == "" || v.TTLms < 0 {
 				bad(c, "a set needs a value and a ttl not below 0")
 				continue
 			}
 			if written[u] == nil {
-				written[u] = map[string]*call{}
+				written[u] = map[string]*checker.Call{}
 			}
 			if written[u][v.Value] != nil {
-				bad(c, fmt.Sprintf("value %q was set by op %d too: values are unique per run", v.Value, written[u][v.Value].inv.Index))
+				bad(c, fmt.Sprintf("value %q was set by op %d too: values are unique per run", v.Value, written[u][v.Value].Inv.Index))
 				continue
 			}
 			written[u][v.Value] = c
-			if !c.failed() {
+			if !c.Failed() {
 				writes[u] = append(writes[u], c)
 			}
-			if c.ok() {
+			if c.OK() {
 				val := v.Value
-				o := ttlObs{c: c, present: true, value: &val, lo: inf, hi: inf}
+				o := ttlObs{c: c, present: true, value: &val, lo: checker.Inf, hi: checker.Inf}
 				if v.TTLms > 0 {
-					o.lo, o.hi = c.start+v.TTLms*1e6, c.end+v.TTLms*1e6
+					o.lo, o.hi = c.Start+v.TTLms*1e6, c.End+v.TTLms*1e6
 				}
 				obs[u] = append(obs[u], o)
 			}
-		case TTLPExpire:
+		case PExpire:
 			if v.TTLms <= 0 {
 				bad(c, fmt.Sprintf("ttl %d ms is not above 0", v.TTLms))
 				continue
 			}
-			if !c.failed() {
+			if !c.Failed() {
 				writes[u] = append(writes[u], c)
 			}
-			if c.ok() {
+			if c.OK() {
 				switch {
 				case out.Reply == nil || *out.Reply != 1 && *out.Reply != 0 && *out.Reply != -2:
-					an.garbage(c, "PEXPIRE answers 1 or 0 (HPEXPIRE 1 or -2 here)")
+					an.Garbage(c, "PEXPIRE answers 1 or 0 (HPEXPIRE 1 or -2 here)")
 				case *out.Reply == 1:
-					obs[u] = append(obs[u], ttlObs{c: c, present: true, lo: c.start + v.TTLms*1e6, hi: c.end + v.TTLms*1e6})
+					obs[u] = append(obs[u], ttlObs{c: c, present: true, lo: c.Start + v.TTLms*1e6, hi: c.End + v.TTLms*1e6})
 				}
 			}
-		case TTLPersist:
-			if !c.failed() {
+		case Persist:
+			if !c.Failed() {
 				writes[u] = append(writes[u], c)
 			}
-			if c.ok() {
+			if c.OK() {
 				switch {
 				case out.Reply == nil || *out.Reply < -2 || *out.Reply > 1:
-					an.garbage(c, "PERSIST answers 1 or 0 (HPERSIST 1, -1 or -2)")
+					an.Garbage(c, "PERSIST answers 1 or 0 (HPERSIST 1, -1 or -2)")
 				case *out.Reply == 1:
-					obs[u] = append(obs[u], ttlObs{c: c, present: true, lo: inf, hi: inf, persist: true})
+					obs[u] = append(obs[u], ttlObs{c: c, present: true, lo: checker.Inf, hi: checker.Inf, persist: true})
 				}
 			}
-		case OpRead, TTLFinal:
-			if c.inv.F == TTLFinal && !c.failed() {
+		case checker.OpRead, Final:
+			if c.Inv.Name() == Final && !c.Failed() {
 				finals[u] = c
 				writes[u] = append(writes[u], c) // it deletes
 			}
-			if !c.ok() {
+			if !c.OK() {
 				continue
 			}
 			switch {
 			case out.PTTL == nil || *out.PTTL < -2:
-				an.garbage(c, "a read must carry the key's PTTL (-2, -1 or the ms left)")
+				an.Garbage(c, "a read must carry the key's PTTL (-2, -1 or the ms left)")
 				continue
 			case *out.PTTL == -2 && out.Got != nil:
-				an.garbage(c, "a value beside a PTTL of -2 (no such key)")
+				an.Garbage(c, "a value beside a PTTL of -2 (no such key)")
 				continue
 			case *out.PTTL != -2 && out.Got == nil:
-				an.garbage(c, "no value beside a PTTL that says the key exists")
+				an.Garbage(c, "no value beside a PTTL that says the key exists")
 				continue
 			}
-			o := ttlObs{c: c, present: *out.PTTL != -2, value: out.Got, lo: inf, hi: inf}
+			o := ttlObs{c: c, present: *out.PTTL != -2, value: out.Got, lo: checker.Inf, hi: checker.Inf}
 			if *out.PTTL >= 0 {
-				o.lo, o.hi = c.start+*out.PTTL*1e6, c.end+*out.PTTL*1e6
+				o.lo, o.hi = c.Start+*out.PTTL*1e6, c.End+*out.PTTL*1e6
 			}
 			if o.present {
 				seen = append(seen, ttlSeen{u, o})
@@ -296,20 +313,20 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 	for _, r := range seen {
 		c := r.o.c
 		s := written[r.u][*r.o.value]
-		if s == nil || s.failed() || s.start > c.end {
+		if s == nil || s.Failed() || s.Start > c.End {
 			why := "no set of this key wrote this value"
-			if s != nil && s.failed() {
-				why = fmt.Sprintf("its set (op %d) certainly failed", s.inv.Index)
+			if s != nil && s.Failed() {
+				why = fmt.Sprintf("its set (op %d) certainly failed", s.Inv.Index)
 			} else if s != nil {
-				why = fmt.Sprintf("its set (op %d) began after the read ended", s.inv.Index)
+				why = fmt.Sprintf("its set (op %d) began after the read ended", s.Inv.Index)
 			}
-			an.add("unexpected", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "value": *r.o.value, "why": why})
+			an.Add("unexpected", map[string]any{"index": c.Inv.Index, "key": c.Inv.Key, "value": *r.o.value, "why": why})
 			continue
 		}
 		obs[r.u] = append(obs[r.u], r.o)
 	}
-	windows := in.windowsOf()
-	addrs := in.nodeAddrsOf()
+	windows := in.Windows()
+	addrs := in.NodeAddrs()
 	units := make([]string, 0, len(obs))
 	for u := range obs {
 		units = append(units, u)
@@ -321,24 +338,24 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 		os := obs[u]
 		ws := writes[u]
 		byEnd := slices.Clone(os)
-		slices.SortStableFunc(byEnd, func(a, b ttlObs) int { return cmp.Compare(a.c.end, b.c.end) })
+		slices.SortStableFunc(byEnd, func(a, b ttlObs) int { return cmp.Compare(a.c.End, b.c.End) })
 		byStart := slices.Clone(os)
-		slices.SortStableFunc(byStart, func(a, b ttlObs) int { return cmp.Compare(a.c.start, b.c.start) })
+		slices.SortStableFunc(byStart, func(a, b ttlObs) int { return cmp.Compare(a.c.Start, b.c.Start) })
 		p := -1
 		for _, o2 := range byStart {
-			for p+1 < len(byEnd) && byEnd[p+1].c.end < o2.c.start {
+			for p+1 < len(byEnd) && byEnd[p+1].c.End < o2.c.Start {
 				p++
 			}
 			if p < 0 {
 				continue
 			}
-			if f := o2.c.inv.Name(); f != OpRead && f != TTLFinal {
+			if f := o2.c.Inv.Name(); f != checker.OpRead && f != Final {
 				continue // a write changes what it observes: only reads are held to what came before
 			}
 			o1 := byEnd[p] // the last observation completed before o2 began
 			interfered := false
 			for _, w := range ws {
-				if w != o1.c && w != o2.c && w.start < o2.c.end && w.end > o1.c.start {
+				if w != o1.c && w != o2.c && w.Start < o2.c.End && w.End > o1.c.Start {
 					interfered = true
 					break
 				}
@@ -350,24 +367,24 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			judged++
 			class, why := "", ""
 			switch {
-			case o1.present && o2.present && o1.hi != inf && o2.c.start > o1.hi+slack:
-				class, why = "read-after-deadline", fmt.Sprintf("seen %s ms after the latest expiry op %d allows", fmtMs(o2.c.start-o1.hi), o1.c.inv.Index)
-			case o1.present && !o2.present && o1.lo == inf && o1.persist:
-				class, why = "gone-after-persist", fmt.Sprintf("gone although op %d removed its expiry", o1.c.inv.Index)
-			case o1.present && !o2.present && o1.lo == inf:
-				class, why = "gone-without-expiry", fmt.Sprintf("gone although op %d saw it without an expiry", o1.c.inv.Index)
-			case o1.present && !o2.present && o2.c.end < o1.lo-slack:
-				class, why = "expired-early", fmt.Sprintf("gone %s ms before the earliest expiry op %d allows", fmtMs(o1.lo-o2.c.end), o1.c.inv.Index)
-			case o1.present && o2.present && o1.hi != inf && o2.lo > o1.hi+slack:
-				if o2.lo == inf {
-					class, why = "ttl-grew", fmt.Sprintf("its expiry (op %d) is gone without a PERSIST", o1.c.inv.Index)
+			case o1.present && o2.present && o1.hi != checker.Inf && o2.c.Start > o1.hi+slack:
+				class, why = "read-after-deadline", fmt.Sprintf("seen %s ms after the latest expiry op %d allows", checker.FormatMs(o2.c.Start-o1.hi), o1.c.Inv.Index)
+			case o1.present && !o2.present && o1.lo == checker.Inf && o1.persist:
+				class, why = "gone-after-persist", fmt.Sprintf("gone although op %d removed its expiry", o1.c.Inv.Index)
+			case o1.present && !o2.present && o1.lo == checker.Inf:
+				class, why = "gone-without-expiry", fmt.Sprintf("gone although op %d saw it without an expiry", o1.c.Inv.Index)
+			case o1.present && !o2.present && o2.c.End < o1.lo-slack:
+				class, why = "expired-early", fmt.Sprintf("gone %s ms before the earliest expiry op %d allows", checker.FormatMs(o1.lo-o2.c.End), o1.c.Inv.Index)
+			case o1.present && o2.present && o1.hi != checker.Inf && o2.lo > o1.hi+slack:
+				if o2.lo == checker.Inf {
+					class, why = "ttl-grew", fmt.Sprintf("its expiry (op %d) is gone without a PERSIST", o1.c.Inv.Index)
 				} else {
-					class, why = "ttl-grew", fmt.Sprintf("its expiry is %s ms later than op %d allows, with no write that set it", fmtMs(o2.lo-o1.hi), o1.c.inv.Index)
+					class, why = "ttl-grew", fmt.Sprintf("its expiry is %s ms later than op %d allows, with no write that set it", checker.FormatMs(o2.lo-o1.hi), o1.c.Inv.Index)
 				}
 			case o1.present && o2.present && o1.value != nil && o2.value != nil && *o1.value != *o2.value:
-				class, why = "value-changed", fmt.Sprintf("value %q where op %d saw %q, with no write in between", *o2.value, o1.c.inv.Index, *o1.value)
+				class, why = "value-changed", fmt.Sprintf("value %q where op %d saw %q, with no write in between", *o2.value, o1.c.Inv.Index, *o1.value)
 			case !o1.present && o2.present:
-				class, why = "resurrected", fmt.Sprintf("back after op %d found it gone, with no write in between", o1.c.inv.Index)
+				class, why = "resurrected", fmt.Sprintf("back after op %d found it gone, with no write in between", o1.c.Inv.Index)
 			}
 			if class == "" {
 				continue
@@ -375,12 +392,12 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			kind := ttlClassify(windows, addrs, o1.c, o2.c)
 			classes[kind]++
 			key, field, _ := strings.Cut(u, "\x00")
-			ex := map[string]any{"index": o2.c.inv.Index, "key": key, "first": o1.c.inv.Index, "second": o2.c.inv.Index,
-				"classification": kind, "why": why, "first_node": o1.c.comp.Node, "second_node": o2.c.comp.Node}
+			ex := map[string]any{"index": o2.c.Inv.Index, "key": key, "first": o1.c.Inv.Index, "second": o2.c.Inv.Index,
+				"classification": kind, "why": why, "first_node": o1.c.Comp.Node, "second_node": o2.c.Comp.Node}
 			if field != "" {
 				ex["field"] = field
 			}
-			an.add(class, ex)
+			an.Add(class, ex)
 		}
 	}
 	for _, n := range []string{"sets", "sets_ok", "sets_fail", "sets_info", "pexpires", "pexpires_ok", "persists", "persists_ok",
@@ -411,10 +428,10 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 	default:
 		fig["hash_field_expiry"] = "judged"
 	}
-	an.into(fig)
-	if n := an.total(); n > 0 {
-		fig["anomaly_types"] = slices.Clone(an.order)
-		w := an.describe()
+	an.Into(fig)
+	if n := an.Total(); n > 0 {
+		fig["anomaly_types"] = slices.Clone(an.Classes())
+		w := an.Describe()
 		if d := classes["clock"] + classes["after-failover"] + classes["unexplained"]; d > 0 {
 			w = fmt.Sprintf("the server did not keep %d acknowledged deadlines or values (%d with a clock fault in between: expiry is measured on each node's clock, as Redis documents; "+
 				"%d after a failover: asynchronous replication; %d unexplained); ", d, classes["clock"], classes["after-failover"], classes["unexplained"]) + w
@@ -426,26 +443,26 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 			w += "; " + hashNote
 		}
 		fig["why"] = w
-		return Result{Valid: Invalid, Figures: Map(fig)}
+		return checker.Result{Valid: checker.Invalid, Figures: checker.Map(fig)}
 	}
 	if len(malformed) > 0 {
 		fig["malformed"] = malformed
 		w := fmt.Sprintf("%d ttl ops cannot be judged (first: %s): what they wrote is unknown", toInt(fig["skipped_malformed"]), malformed[0])
 		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		return checker.Result{Valid: checker.Unknown, Figures: checker.Map(fig)}
 	}
 	if judged == 0 {
 		w := "no two observations of a key could be compared (none, or a write that may have run between every pair): no deadline to judge"
 		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		return checker.Result{Valid: checker.Unknown, Figures: checker.Map(fig)}
 	}
 	w := fmt.Sprintf("%d pairs of observations of %d keys kept their acknowledged deadlines (within %d ms of clock slack); %d pairs had a write that may have run between them, not judged",
-		judged, len(units), TTLClockSlack.Milliseconds(), skipped)
+		judged, len(units), ClockSlack.Milliseconds(), skipped)
 	if hashNote != "" {
 		w += "; " + hashNote
 	}
 	fig["why"] = w
-	return Result{Valid: Valid, Figures: Map(fig)}
+	return checker.Result{Valid: checker.Valid, Figures: checker.Map(fig)}
 }
 
 // ttlClassify says what may explain an anomaly between two observations:
@@ -453,15 +470,15 @@ func (t ttlChecker) Check(_ context.Context, in *History) Result {
 // one of them (or names no node, or they name none: it cannot be ruled
 // out), "after-failover" when another fault struck a node that served one
 // of them and they were served by different nodes, else "unexplained".
-func ttlClassify(ws []Window, addrs map[string]string, a, b *call) string {
+func ttlClassify(ws []checker.Window, addrs map[string]string, a, b *checker.Call) string {
 	served := func(n string) bool {
-		return n != "" && (n == a.comp.Node || n == b.comp.Node || addrs[n] == a.comp.Node || addrs[n] == b.comp.Node)
+		return n != "" && (n == a.Comp.Node || n == b.Comp.Node || addrs[n] == a.Comp.Node || addrs[n] == b.Comp.Node)
 	}
 	for _, w := range ws {
-		if !strings.HasPrefix(w.Fault, "clock") || w.Start > b.end || w.End < a.start {
+		if !strings.HasPrefix(w.Fault, "clock") || w.Start > b.End || w.End < a.Start {
 			continue
 		}
-		if len(w.Nodes) == 0 || a.comp.Node == "" && b.comp.Node == "" {
+		if len(w.Nodes) == 0 || a.Comp.Node == "" && b.Comp.Node == "" {
 			return "clock"
 		}
 		for _, n := range w.Nodes {
@@ -470,13 +487,16 @@ func ttlClassify(ws []Window, addrs map[string]string, a, b *call) string {
 			}
 		}
 	}
-	na, nb := a.comp.Node, b.comp.Node
+	na, nb := a.Comp.Node, b.Comp.Node
 	if na != "" && nb != "" && na != nb {
-		if lockNodeStruck(ws, addrs, na, a.start, b.end) != "" || lockNodeStruck(ws, addrs, nb, a.start, b.end) != "" {
+		if checker.FaultOnNode(ws, addrs, na, a.Start, b.End) != "" || checker.FaultOnNode(ws, addrs, nb, a.Start, b.End) != "" {
 			return "after-failover"
 		}
 	}
 	return "unexplained"
 }
 
-func fmtMs(ns int64) string { return trimS(ms(ns)) }
+func toInt(v any) int {
+	n, _ := v.(int)
+	return n
+}
