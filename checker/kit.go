@@ -140,3 +140,12 @@ func (a Anomalies) Count(class string) int  { return a.a.count[class] }
 func (a Anomalies) Classes() []string       { return a.a.order }
 func (a Anomalies) Describe() string        { return a.a.describe() }
 func (a Anomalies) Into(fig map[string]any) { a.a.into(fig) }
+
+// Figure is the "anomalies" figure ({class: {count, examples}}), nil when
+// there are none: for typed figures (`json:"anomalies,omitempty"`).
+func (a Anomalies) Figure() map[string]any {
+	m := map[string]any{}
+	a.a.into(m)
+	f, _ := m["anomalies"].(map[string]any)
+	return f
+}

@@ -98,13 +98,13 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		return checker.InvalidHistory(err)
 	}
 	an := checker.NewAnomalies(l.o.MaxExamples)
-	fig := map[string]any{}
+	fig := &Figures{}
 	var malformed []string
 	bad := func(c *checker.Call, what string) {
 		if len(malformed) < l.o.MaxExamples {
 			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
 		}
-		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + 1
+		fig.SkippedMalformed++
 	}
 	readValue := checker.DecodeJSON[Value]
 	counts := map[string]int{}
@@ -400,66 +400,52 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 			lostSamples = append(lostSamples, ex)
 		}
 	}
-	fig["lost_while_held"] = lost
-	fig["lost_while_held_after_fault"] = lostAfterFault
+	fig.LostWhileHeld, fig.LostWhileHeldAfterFault = lost, lostAfterFault
 	if lost > 0 {
-		fig["lost_while_held_samples"] = lostSamples
+		fig.LostWhileHeldSamples = lostSamples
 	}
-	for _, n := range []string{"acquires", "acquires_ok", "acquires_fail", "acquires_info", "releases", "releases_ok",
-		"releases_not_owner", "releases_fail", "releases_info", "clears"} {
-		fig[n] = counts[n]
-	}
-	fig["locks"] = len(keys)
-	fig["holds"] = holds
-	fig["double_holds"] = dh
-	fig["double_holds_after_failover_loss"] = afterLoss
-	fig["double_holds_unexplained"] = unexplained
-	fig["double_holds_in_fault_window"] = inFault
-	fig["double_holds_wait_satisfied"] = waitSat
-	fig["fence_regressions"] = regressions
-	fig["released_anothers_lock"] = anothers
-	fig["faults"] = len(windows)
-	an.Into(fig)
+	fig.Acquires, fig.AcquiresOK, fig.AcquiresFail, fig.AcquiresInfo = counts["acquires"], counts["acquires_ok"], counts["acquires_fail"], counts["acquires_info"]
+	fig.Releases, fig.ReleasesOK, fig.ReleasesNotOwner = counts["releases"], counts["releases_ok"], counts["releases_not_owner"]
+	fig.ReleasesFail, fig.ReleasesInfo, fig.Clears = counts["releases_fail"], counts["releases_info"], counts["clears"]
+	fig.Locks, fig.Holds = len(keys), holds
+	fig.DoubleHolds, fig.DoubleHoldsAfterFailoverLoss, fig.DoubleHoldsUnexplained = dh, afterLoss, unexplained
+	fig.DoubleHoldsInFaultWindow, fig.DoubleHoldsWaitSatisfied = inFault, waitSat
+	fig.FenceRegressions, fig.ReleasedAnothersLock = regressions, anothers
+	fig.Faults = len(windows)
+	fig.Anomalies = an.Figure()
 	if n := an.Total(); n > 0 {
-		fig["anomaly_types"] = slices.Clone(an.Classes())
+		fig.AnomalyTypes = slices.Clone(an.Classes())
 		w := an.Describe()
 		if dh > 0 {
 			w = fmt.Sprintf("the lock was handed out twice: %d double-holds (%d after-failover-loss: acknowledged by a primary a fault then struck, "+
 				"WAIT not satisfied, taken again on another node, as Redis Cluster's asynchronous replication allows; %d unexplained; "+
 				"%d within a fault window; %d whose first acquire had a satisfied WAIT); ", dh, afterLoss, unexplained, inFault, waitSat) + w
 		}
-		if len(malformed) > 0 {
-			fig["malformed"] = malformed
-		}
-		fig["why"] = w
-		return checker.Result{Valid: checker.Invalid, Figures: checker.Map(fig)}
+		fig.Malformed = malformed
+		fig.Reason = w
+		return checker.Result{Valid: checker.Invalid, Figures: fig}
 	}
 	if len(malformed) > 0 {
-		fig["malformed"] = malformed
-		w := fmt.Sprintf("%d lock ops cannot be judged (first: %s): what they held is unknown", toInt(fig["skipped_malformed"]), malformed[0])
-		fig["why"], fig["error"] = w, w
-		return checker.Result{Valid: checker.Unknown, Figures: checker.Map(fig)}
+		fig.Malformed = malformed
+		w := fmt.Sprintf("%d lock ops cannot be judged (first: %s): what they held is unknown", fig.SkippedMalformed, malformed[0])
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	if counts["acquires_ok"] == 0 {
 		w := "no acquire was acknowledged: no hold to judge"
 		if counts["acquires"] == 0 {
 			w = "no acquire was sent: no hold to judge"
 		}
-		fig["why"], fig["error"] = w, w
-		return checker.Result{Valid: checker.Unknown, Figures: checker.Map(fig)}
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
-	fig["why"] = fmt.Sprintf("%d certain holds of %d locks, none overlapping; fences rose; no release deleted another's lock", holds, len(keys))
+	fig.Reason = fmt.Sprintf("%d certain holds of %d locks, none overlapping; fences rose; no release deleted another's lock", holds, len(keys))
 	if lost > 0 {
-		fig["why"] = fmt.Sprintf("%s; %d locks were gone before their ttl while held (%d after a fault on the node that granted them; reported, not judged: no second holder was seen)",
-			fig["why"], lost, lostAfterFault)
+		fig.Reason = fmt.Sprintf("%s; %d locks were gone before their ttl while held (%d after a fault on the node that granted them; reported, not judged: no second holder was seen)",
+			fig.Reason, lost, lostAfterFault)
 	}
-	return checker.Result{Valid: checker.Valid, Figures: checker.Map(fig)}
+	return checker.Result{Valid: checker.Valid, Figures: fig}
 }
 
 // strictInt reads a JSON integer (no float, no string).
 func strictInt(raw json.RawMessage) (int64, bool) { return history.ParseInt(raw) }
-
-func toInt(v any) int {
-	n, _ := v.(int)
-	return n
-}

@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -77,8 +78,9 @@ func fig[T any](t *testing.T, r checker.Result, name string) T {
 	if !ok {
 		t.Fatalf("figure %q missing in %v", name, r.Figures)
 	}
-	x, ok := v.(T)
-	if !ok {
+	// As results.json holds it: typed figures read back as JSON numbers.
+	var x T
+	if b, err := json.Marshal(v); err != nil || json.Unmarshal(b, &x) != nil {
 		t.Fatalf("figure %q is %T (%v), want %T", name, v, v, x)
 	}
 	return x

@@ -113,9 +113,9 @@ func TestLockWorkersOnAHealthyClusterAreValid(t *testing.T) {
 	if r.Valid != checker.Valid {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	if r.Values()["acquires_ok"].(int) == 0 || r.Values()["releases_ok"].(int) == 0 {
+	f, ok := checker.FiguresAs[*Figures](r)
+	if !ok || f.AcquiresOK == 0 || f.ReleasesOK == 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	t.Logf("figures: acquires %v ok %v fail %v, releases ok %v not-owner %v", r.Values()["acquires"], r.Values()["acquires_ok"],
-		r.Values()["acquires_fail"], r.Values()["releases_ok"], r.Values()["releases_not_owner"])
+	t.Logf("figures: acquires %v ok %v fail %v, releases ok %v not-owner %v", f.Acquires, f.AcquiresOK, f.AcquiresFail, f.ReleasesOK, f.ReleasesNotOwner)
 }
