@@ -102,13 +102,13 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 		return checker.InvalidHistory(err)
 	}
 	an := checker.NewAnomalies(q.o.MaxExamples)
-	fig := map[string]any{}
+	fig := &Figures{}
 	var malformed []string
 	bad := func(c *checker.Call, what string) {
 		if len(malformed) < q.o.MaxExamples {
 			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
 		}
-		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + 1
+		fig.SkippedMalformed = fig.SkippedMalformed + 1
 	}
 	read := checker.DecodeJSON[Value]
 	counts := map[string]int{}
@@ -412,27 +412,36 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 			}
 		}
 	}
-	for _, n := range []string{"enqueues", "enqueues_ok", "enqueues_fail", "enqueues_info", "dequeues", "dequeues_ok",
-		"claims", "claims_ok", "acks", "acks_ok", "drains", "drains_ok", "delivered"} {
-		fig[n] = counts[n]
-	}
-	fig["queues"] = len(keys)
-	fig["lost"] = lost
-	fig["lost_after_failover_loss"] = lostAfterLoss
-	fig["lost_unexplained"] = lostUnexplained
-	fig["lost_wait_satisfied"] = lostWaitSat
-	fig["unexpected"] = an.Count("unexpected")
-	fig["duplicates"] = duplicates
-	fig["recovered"] = recovered
-	fig["pending_at_end"] = pendingEnd
-	fig["acks_lost"] = acksLost
-	fig["acks_found_nothing"] = acksNothing
-	fig["id_regressions"] = idRegressions
-	fig["faults"] = len(windows)
-	fig["undrained_queues"] = len(notDrained)
-	an.Into(fig)
+	fig.Enqueues = counts["enqueues"]
+	fig.EnqueuesOK = counts["enqueues_ok"]
+	fig.EnqueuesFail = counts["enqueues_fail"]
+	fig.EnqueuesInfo = counts["enqueues_info"]
+	fig.Dequeues = counts["dequeues"]
+	fig.DequeuesOK = counts["dequeues_ok"]
+	fig.Claims = counts["claims"]
+	fig.ClaimsOK = counts["claims_ok"]
+	fig.Acks = counts["acks"]
+	fig.AcksOK = counts["acks_ok"]
+	fig.Drains = counts["drains"]
+	fig.DrainsOK = counts["drains_ok"]
+	fig.Delivered = counts["delivered"]
+	fig.Queues = len(keys)
+	fig.Lost = lost
+	fig.LostAfterFailoverLoss = lostAfterLoss
+	fig.LostUnexplained = lostUnexplained
+	fig.LostWaitSatisfied = lostWaitSat
+	fig.Unexpected = an.Count("unexpected")
+	fig.Duplicates = duplicates
+	fig.Recovered = recovered
+	fig.PendingAtEnd = pendingEnd
+	fig.AcksLost = acksLost
+	fig.AcksFoundNothing = acksNothing
+	fig.IDRegressions = idRegressions
+	fig.Faults = len(windows)
+	fig.UndrainedQueues = len(notDrained)
+	fig.Anomalies = an.Figure()
 	if n := an.Total(); n > 0 {
-		fig["anomaly_types"] = slices.Clone(an.Classes())
+		fig.AnomalyTypes = slices.Clone(an.Classes())
 		w := an.Describe()
 		if lost > 0 {
 			w = fmt.Sprintf("the queue lost %d acknowledged messages (%d after-failover-loss: acknowledged by a primary a fault then struck, "+
@@ -440,39 +449,39 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 				lost, lostAfterLoss, lostUnexplained, lostWaitSat) + w
 		}
 		if len(malformed) > 0 {
-			fig["malformed"] = malformed
+			fig.Malformed = malformed
 		}
-		fig["why"] = w
-		return checker.Result{Valid: checker.Invalid, Figures: checker.Map(fig)}
+		fig.Reason = w
+		return checker.Result{Valid: checker.Invalid, Figures: fig}
 	}
 	if len(malformed) > 0 {
-		fig["malformed"] = malformed
-		w := fmt.Sprintf("%d queue ops cannot be judged (first: %s): what they delivered is unknown", toInt(fig["skipped_malformed"]), malformed[0])
-		fig["why"], fig["error"] = w, w
-		return checker.Result{Valid: checker.Unknown, Figures: checker.Map(fig)}
+		fig.Malformed = malformed
+		w := fmt.Sprintf("%d queue ops cannot be judged (first: %s): what they delivered is unknown", fig.SkippedMalformed, malformed[0])
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	if len(undrained) > 0 {
 		w := fmt.Sprintf("%d queues with acknowledged enqueues that were never delivered have no successful final drain (%s): whether those messages are still there is unknown",
 			len(undrained), checker.FirstKeys(undrained))
-		fig["why"], fig["error"] = w, w
-		return checker.Result{Valid: checker.Unknown, Figures: checker.Map(fig)}
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	if counts["enqueues_ok"] == 0 {
 		w := "no enqueue was acknowledged: no message to account for"
-		fig["why"], fig["error"] = w, w
-		return checker.Result{Valid: checker.Unknown, Figures: checker.Map(fig)}
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
-	fig["why"] = fmt.Sprintf("every one of %d acknowledged messages on %d queues was delivered or is still queued or pending; nothing was delivered that was not sent; %d delivered more than once (at least once is the promise)",
+	fig.Reason = fmt.Sprintf("every one of %d acknowledged messages on %d queues was delivered or is still queued or pending; nothing was delivered that was not sent; %d delivered more than once (at least once is the promise)",
 		counts["enqueues_ok"], len(keys), duplicates)
 	if len(notDrained) > 0 {
-		fig["why"] = fmt.Sprintf("%s; %d queues had no successful final drain (%s): what they still held at the end, and their pending entries, are not known",
-			fig["why"], len(notDrained), checker.FirstKeys(notDrained))
+		fig.Reason = fmt.Sprintf("%s; %d queues had no successful final drain (%s): what they still held at the end, and their pending entries, are not known",
+			fig.Reason, len(notDrained), checker.FirstKeys(notDrained))
 	}
 	if acksLost > 0 || idRegressions > 0 {
-		fig["why"] = fmt.Sprintf("%s; %d acks were lost (their message is pending again), %d stream ids went backwards (a stream's tail lost in a failover; reported, not judged)",
-			fig["why"], acksLost, idRegressions)
+		fig.Reason = fmt.Sprintf("%s; %d acks were lost (their message is pending again), %d stream ids went backwards (a stream's tail lost in a failover; reported, not judged)",
+			fig.Reason, acksLost, idRegressions)
 	}
-	return checker.Result{Valid: checker.Valid, Figures: checker.Map(fig)}
+	return checker.Result{Valid: checker.Valid, Figures: fig}
 }
 
 // validMsgs: every message has a body, and on a stream an entry id.
@@ -513,9 +522,4 @@ func streamIDAfter(a, b string) bool {
 		return true
 	}
 	return am > bm || am == bm && as > bs
-}
-
-func toInt(v any) int {
-	n, _ := v.(int)
-	return n
 }

@@ -143,9 +143,9 @@ func TestQueueWorkersOnAHealthyClusterAreValid(t *testing.T) {
 	if r.Valid != checker.Valid {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	if r.Values()["enqueues_ok"].(int) == 0 || r.Values()["delivered"].(int) == 0 || r.Values()["drains_ok"].(int) != 2*w.keys {
+	f, ok := checker.FiguresAs[*Figures](r)
+	if !ok || f.EnqueuesOK == 0 || f.Delivered == 0 || f.DrainsOK != 2*w.keys {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	t.Logf("figures: enqueues %v, delivered %v, acks %v, pending at end %v, duplicates %v", r.Values()["enqueues_ok"], r.Values()["delivered"],
-		r.Values()["acks_ok"], r.Values()["pending_at_end"], r.Values()["duplicates"])
+	t.Logf("figures: enqueues %v, delivered %v, acks %v, pending at end %v, duplicates %v", f.EnqueuesOK, f.Delivered, f.AcksOK, f.PendingAtEnd, f.Duplicates)
 }

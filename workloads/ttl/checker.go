@@ -96,13 +96,13 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 		return checker.InvalidHistory(err)
 	}
 	an := checker.NewAnomalies(t.o.MaxExamples)
-	fig := map[string]any{"clock_slack_ms": ClockSlack.Milliseconds()}
+	fig := &Figures{ClockSlackMs: ClockSlack.Milliseconds()}
 	var malformed []string
 	bad := func(c *checker.Call, what string) {
 		if len(malformed) < t.o.MaxExamples {
 			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
 		}
-		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + 1
+		fig.SkippedMalformed = fig.SkippedMalformed + 1
 	}
 	read := func(raw json.RawMessage) (Value, bool) {
 		var v Value
@@ -353,69 +353,77 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 			an.Add(class, ex)
 		}
 	}
-	for _, n := range []string{"sets", "sets_ok", "sets_fail", "sets_info", "pexpires", "pexpires_ok", "persists", "persists_ok",
-		"reads", "reads_ok", "finals", "finals_ok"} {
-		fig[n] = counts[n]
-	}
-	fig["keys"] = len(units)
-	fig["pairs_judged"] = judged
-	fig["pairs_skipped_concurrent_write"] = skipped
-	fig["anomalies_clock"] = classes["clock"]
-	fig["anomalies_after_failover"] = classes["after-failover"]
-	fig["anomalies_unexplained"] = classes["unexplained"]
-	fig["hash_field_ops"] = hashOps
+	fig.Sets = counts["sets"]
+	fig.SetsOK = counts["sets_ok"]
+	fig.SetsFail = counts["sets_fail"]
+	fig.SetsInfo = counts["sets_info"]
+	fig.Pexpires = counts["pexpires"]
+	fig.PexpiresOK = counts["pexpires_ok"]
+	fig.Persists = counts["persists"]
+	fig.PersistsOK = counts["persists_ok"]
+	fig.Reads = counts["reads"]
+	fig.ReadsOK = counts["reads_ok"]
+	fig.Finals = counts["finals"]
+	fig.FinalsOK = counts["finals_ok"]
+	fig.Keys = len(units)
+	fig.PairsJudged = judged
+	fig.PairsSkippedConcurrentWrite = skipped
+	fig.AnomaliesClock = classes["clock"]
+	fig.AnomaliesAfterFailover = classes["after-failover"]
+	fig.AnomaliesUnexplained = classes["unexplained"]
+	fig.HashFieldOps = hashOps
 	hashNote := ""
 	switch {
 	case probe != nil && !*probe.HashFieldExpiry && hashOps == 0:
 		hashNote = fmt.Sprintf("hash-field expiration not applicable: the server lacks %s (Redis < 7.4)", strings.Join(probe.Missing, ", "))
-		fig["hash_field_expiry"] = "not applicable: the server lacks " + strings.Join(probe.Missing, ", ")
+		fig.HashFieldExpiry = "not applicable: the server lacks " + strings.Join(probe.Missing, ", ")
 	case probe != nil && !*probe.HashFieldExpiry:
 		// The workload sends none there: the history contradicts itself.
 		malformed = append(malformed, fmt.Sprintf("%d hash-field ops in a run whose probe found no hash-field expiration", hashOps))
-		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + hashOps
+		fig.SkippedMalformed = fig.SkippedMalformed + hashOps
 	case probe != nil:
-		fig["hash_field_expiry"] = "judged"
+		fig.HashFieldExpiry = "judged"
 	case hashOps == 0:
 		hashNote = "hash-field expiration not applicable: no hash-field op in the history (no probe recorded)"
-		fig["hash_field_expiry"] = "not applicable: no hash-field op"
+		fig.HashFieldExpiry = "not applicable: no hash-field op"
 	default:
-		fig["hash_field_expiry"] = "judged"
+		fig.HashFieldExpiry = "judged"
 	}
-	an.Into(fig)
+	fig.Anomalies = an.Figure()
 	if n := an.Total(); n > 0 {
-		fig["anomaly_types"] = slices.Clone(an.Classes())
+		fig.AnomalyTypes = slices.Clone(an.Classes())
 		w := an.Describe()
 		if d := classes["clock"] + classes["after-failover"] + classes["unexplained"]; d > 0 {
 			w = fmt.Sprintf("the server did not keep %d acknowledged deadlines or values (%d with a clock fault in between: expiry is measured on each node's clock, as Redis documents; "+
 				"%d after a failover: asynchronous replication; %d unexplained); ", d, classes["clock"], classes["after-failover"], classes["unexplained"]) + w
 		}
 		if len(malformed) > 0 {
-			fig["malformed"] = malformed
+			fig.Malformed = malformed
 		}
 		if hashNote != "" {
 			w += "; " + hashNote
 		}
-		fig["why"] = w
-		return checker.Result{Valid: checker.Invalid, Figures: checker.Map(fig)}
+		fig.Reason = w
+		return checker.Result{Valid: checker.Invalid, Figures: fig}
 	}
 	if len(malformed) > 0 {
-		fig["malformed"] = malformed
-		w := fmt.Sprintf("%d ttl ops cannot be judged (first: %s): what they wrote is unknown", toInt(fig["skipped_malformed"]), malformed[0])
-		fig["why"], fig["error"] = w, w
-		return checker.Result{Valid: checker.Unknown, Figures: checker.Map(fig)}
+		fig.Malformed = malformed
+		w := fmt.Sprintf("%d ttl ops cannot be judged (first: %s): what they wrote is unknown", fig.SkippedMalformed, malformed[0])
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	if judged == 0 {
 		w := "no two observations of a key could be compared (none, or a write that may have run between every pair): no deadline to judge"
-		fig["why"], fig["error"] = w, w
-		return checker.Result{Valid: checker.Unknown, Figures: checker.Map(fig)}
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	w := fmt.Sprintf("%d pairs of observations of %d keys kept their acknowledged deadlines (within %d ms of clock slack); %d pairs had a write that may have run between them, not judged",
 		judged, len(units), ClockSlack.Milliseconds(), skipped)
 	if hashNote != "" {
 		w += "; " + hashNote
 	}
-	fig["why"] = w
-	return checker.Result{Valid: checker.Valid, Figures: checker.Map(fig)}
+	fig.Reason = w
+	return checker.Result{Valid: checker.Valid, Figures: fig}
 }
 
 // ttlClassify says what may explain an anomaly between two observations:
@@ -447,9 +455,4 @@ func ttlClassify(ws []checker.Window, addrs map[string]string, a, b *checker.Cal
 		}
 	}
 	return "unexplained"
-}
-
-func toInt(v any) int {
-	n, _ := v.(int)
-	return n
 }

@@ -146,7 +146,7 @@ func TestTTLWorkersOnAHealthyClusterAreValid(t *testing.T) {
 	if r.Valid != checker.Valid {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	if r.Values()["pairs_judged"].(int) < 50 || r.Values()["finals_ok"].(int) != 4*w.keys {
+	if f, ok := checker.FiguresAs[*Figures](r); !ok || f.PairsJudged < 50 || f.FinalsOK != 4*w.keys {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	t.Logf("%v", r.Values()["why"])
@@ -215,7 +215,7 @@ func TestTTLHashFieldsOnAServerThatHasThem(t *testing.T) {
 	}
 	ops = append(ops, rest...)
 	r := Checker(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
-	if r.Valid != checker.Valid || r.Values()["hash_field_ops"].(int) == 0 || r.Values()["hash_field_expiry"] != "judged" {
+	if f, ok := checker.FiguresAs[*Figures](r); r.Valid != checker.Valid || !ok || f.HashFieldOps == 0 || f.HashFieldExpiry != "judged" {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
 	t.Logf("%v", r.Values()["why"])
