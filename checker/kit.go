@@ -149,3 +149,13 @@ func (a Anomalies) Figure() map[string]any {
 	f, _ := m["anomalies"].(map[string]any)
 	return f
 }
+
+// ServedErrors adds fail errors that are an op's own answer, not
+// unavailability (see servedErrors): a workload's refusals, registered by
+// the folder that writes them, at init:
+//
+//	var _ = checker.ServedErrors(Held, NotOwner)
+func ServedErrors(errs ...string) struct{} {
+	servedErrors = append(servedErrors, errs...)
+	return struct{}{}
+}

@@ -3,12 +3,13 @@ package lock
 import (
 	"encoding/json"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
 )
 
 // The lock workload's errors: the workload writes them and its checker
-// reads them (lock-held and not-owner are the op's own answer: checker's
-// servedErrors knows them by these words).
+// reads them. Held and NotOwner are the op's own answer, not
+// unavailability (checker.ServedError).
 const (
 	// Held: an acquire refused because the lock was taken (SET NX
 	// answered nil): certainly not acquired.
@@ -20,6 +21,8 @@ const (
 	// hold.
 	NotSent = "not-sent"
 )
+
+var _ = checker.ServedErrors(Held, NotOwner)
 
 // The lock workload's ops, by their "f": the workload writes them and its
 // checker reads them.
