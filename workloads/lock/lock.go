@@ -1,7 +1,8 @@
 // Package lock is the lock workload: the Redlock debate measured on one
 // cluster. It brings everything of its own: the workload (the generator
 // and the client code), its ops' names and values (ops.go), and the
-// checker that judges them with its figures' explanations (checker.go).
+// checker that judges them with its figures and their explanations
+// (checker.go, figures.go).
 package lock
 
 import (

@@ -1,3 +1,8 @@
+// Package queue is the queue workload: two reliable queues per key index
+// (a list with a processing list, a stream with a consumer group),
+// checked as Jepsen's total queue. It brings everything of its own: the
+// workload, its ops' names and values (ops.go), and its checker with its
+// figures and their explanations (checker.go, figures.go).
 package queue
 
 import (

@@ -1,3 +1,8 @@
+// Package ttl is the ttl workload: keys and hash fields with expiries,
+// checked against the deadlines the server acknowledged. It brings
+// everything of its own: the workload and its client-library form, its
+// ops' names and values (ops.go), and its checker with its figures and
+// their explanations (checker.go, figures.go).
 package ttl
 
 import (
