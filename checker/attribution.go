@@ -611,19 +611,19 @@ func (a *attributor) nodeName(s string) string {
 	return s
 }
 
-func isRead(f string) bool { return f == OpRead || strings.HasPrefix(f, "read-") }
+func isRead(f string) bool { return history.OpName(f) == OpRead || strings.HasPrefix(f, "read-") }
 
 func served(p history.Pair) bool { return p.Completion != nil && p.Completion.Type == history.OK }
 
 // writeValue is the value a write leaves in the key: a write's value, a
 // cas's new value, an add's element.
 func writeValue(op *history.Op) string {
-	switch op.F {
+	switch op.Name() {
 	case OpCAS:
 		if vs, ok := op.Ints(); ok && len(vs) == 2 {
 			return strconv.FormatInt(vs[1], 10)
 		}
-	case OpWrite, OpAdd, TTLSet:
+	case OpWrite, OpAdd, "set": // "set": the ttl workload's (workloads/ttl: ttl.Set)
 		var v any
 		if json.Unmarshal(op.Value, &v) == nil {
 			return jsonText(v)

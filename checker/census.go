@@ -61,8 +61,8 @@ func addCensusWrite(out map[string]*keyWrites, cl *call) {
 	}
 	w.first = min(w.first, cl.inv.Index)
 	kind := ""
-	switch f := cl.inv.F; {
-	case isRead(f) || f == ScriptLoad:
+	switch f := cl.inv.Name(); {
+	case isRead(string(f)) || f == ScriptLoad:
 		// A SCRIPT LOAD names the key it is for (the script
 		// workload's) but writes nothing to it.
 		return

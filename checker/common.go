@@ -97,7 +97,9 @@ func (c *call) failed() bool { return c.outcome() == history.Fail }
 // servedErrors are fail outcomes that still mean the cluster answered for
 // the key: the op ran (or was judged) and its own condition said no. They
 // are not unavailability.
-var servedErrors = []string{"cas-mismatch", "insufficient-funds", "watch-conflict", "CROSSSLOT", LockHeld, LockNotOwner}
+// A workload in its own folder adds its own (ServedErrors: lock's
+// lock-held and not-owner).
+var servedErrors = []string{"cas-mismatch", "insufficient-funds", "watch-conflict", "CROSSSLOT"}
 
 // served reports whether the cluster served the op: ok, or a fail that is
 // the op's own answer rather than an error of availability.

@@ -153,7 +153,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 	// Each key's adds are made once at (about) their size.
 	nadds := map[string]int{}
 	for i := range calls {
-		switch calls[i].inv.F {
+		switch calls[i].inv.Name() {
 		case OpAdd, OpIncr:
 			nadds[calls[i].inv.Key]++
 		}
@@ -168,11 +168,11 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 		return ck
 	}
 	for _, c := range calls {
-		switch c.inv.F {
+		switch c.inv.Name() {
 		case OpAdd, OpIncr:
 			d, ok := history.ParseInt(c.inv.Value)
 			if !ok {
-				if c.inv.F != OpIncr || c.inv.HasValue() {
+				if c.inv.Name() != OpIncr || c.inv.HasValue() {
 					a.malformed++
 					continue
 				}

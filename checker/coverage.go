@@ -293,7 +293,7 @@ func (s *coverageStream) Call(cl *call, seq int) {
 			if k == "" || cl.end < w.Start {
 				continue
 			}
-			read := cl.inv.F == OpRead
+			read := cl.inv.Name() == OpRead
 			switch {
 			case cl.end <= w.End && read:
 				sc.readsDuring++

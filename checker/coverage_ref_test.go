@@ -118,7 +118,7 @@ func coverageReference(c coverage, in *History) Result {
 			default:
 				continue
 			}
-			if cl.inv.F == OpRead {
+			if cl.inv.Name() == OpRead {
 				into[1]++
 			} else {
 				into[0]++

@@ -31,29 +31,9 @@ var figureWhy = map[string]string{
 	"unexpected_elements":      "each row is an element read that no add ever wrote",
 	"lost_by_default_failover": "acknowledged writes lost across a default CLUSTER FAILOVER with no other fault on their shard in between: the default mode pauses the primary until its replica has caught up, so it must lose nothing (a FORCE or TAKEOVER may)",
 	"diverged_keys":            "keys whose copy on a replica differs from its primary's (or exists on one side only) although the replica was in sync with the primary (same replication id and offset) when both were read",
-	"double_holds":             "two clients held one lock at the same time, both acknowledged and neither expired nor released: the lock was handed out twice (after-failover-loss: the first was acknowledged by a primary a fault then struck, without a satisfied WAIT, and the second taken on another node, as Redis Cluster's asynchronous replication allows; unexplained: no such evidence)",
-	"fence_regressions":        "a lock's fencing token did not rise between two acquisitions one after the other, or two acquisitions got the same one: a resource guarded by the fence could not tell the older holder from the newer",
-	"lost_while_held":          "a lock's holder found it gone when it released it, before its ttl could have run out: the lock vanished under its holder (a failover, a restart, a clock jump); reported, not judged, as no second holder was seen",
-	"released_anothers_lock":   "a release deleted a lock after its own had certainly expired and another client had acquired it: compare-and-delete must prevent that",
 	"wait-overcounted":         "WAIT answered that n replicas had a write, and when read right after (the WAIT probe, on every replica of the node that took it) fewer than n of them showed it: WAIT counted a replica that did not have the write, so a write believed safe on a replica may be on none",
 	"probed_writes":            "writes whose WAIT answered 1 or more and whose replicas were read right after (the WAIT probe)",
 	"violations":               "a primary took slots over without a configEpoch above the one their previous owner held them with, in the topology sampled through the run: Redis Cluster's rule for slot ownership broken",
-
-	// The queue and ttl checkers (queue.go, ttl.go).
-	"lost_after_failover_loss":       "acknowledged messages lost where the evidence supports the documented loss: the primary that acknowledged the enqueue was struck by a fault (not a clock fault) afterwards and its WAIT was not satisfied (Redis Cluster replicates asynchronously); still a loss",
-	"lost_unexplained":               "acknowledged messages lost with no fault on the acknowledging node after the ack, or despite a satisfied WAIT: nothing documented explains them",
-	"duplicates":                     "messages delivered more than once (a claim of a pending entry, a move lost in a failover, a message still queued at the end that was delivered already): allowed, as a reliable queue delivers at least once",
-	"pending_at_end":                 "messages delivered but not acknowledged at the end: in the list queue's processing list or the stream group's pending entries list, where a consumer can recover them",
-	"acks_lost":                      "messages whose acknowledgement removed them (LREM or XACK answered 1) but that were pending again at the end: the acknowledgement was lost (a failover); they will be delivered again",
-	"acks_found_nothing":             "acknowledgements that found their message neither in the processing list nor pending (LREM or XACK answered 0): its delivery was lost (a failover) or it was claimed and acknowledged already",
-	"id_regressions":                 "stream entries added after another had been acknowledged that got a lower id: the stream's tail was lost in a failover and its ids were handed out again",
-	"recovered":                      "messages whose enqueue had an unknown outcome but that were delivered or found at the end: the enqueue did happen",
-	"undrained_queues":               "queues with no successful final drain: what they still held at the end, and their pending entries, are not known (an acknowledged message never delivered there makes the verdict unknown)",
-	"pairs_judged":                   "pairs of observations of one key (an acknowledged set, PEXPIRE or PERSIST, or a read of its value and PTTL), one completed before the other began, with no write that could have run between them: each must agree with the deadline the first allows",
-	"pairs_skipped_concurrent_write": "pairs of observations with a write between them that may have run (an indeterminate one may land any time after its invocation): not judged",
-	"anomalies_clock":                "deadlines broken with a clock fault in between: a server measures expiry on its own clock, so a clock moved back keeps a key alive and one moved forward expires it early (documented)",
-	"anomalies_after_failover":       "deadlines broken across a fault on a node that served one observation, the other served by another node: asynchronous replication lost the write that set or removed the expiry, or a promoted replica answered from its copy (documented)",
-	"anomalies_unexplained":          "deadlines broken with no clock fault and no failover in between: nothing documented explains them",
 }
 
 // cycleWhy explains the classes of the list-append checker (Elle's names).

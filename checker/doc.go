@@ -109,21 +109,23 @@
 // "released-anothers-lock"; one that deleted a token whose acquire failed,
 // or that no acquire used, "released-unacquired". lost_while_held counts
 // holders whose release found their lock gone before its ttl (reported,
-// not judged). See Lock.
+// not judged). See workloads/lock's Checker.
 //
 // Queue (the queue workload: a list with a processing list, a stream with
 // a consumer group) is Jepsen's total queue: every acknowledged enqueue
 // delivered or, at the final drain, still queued or pending ("lost",
 // classified after-failover-loss or unexplained), nothing delivered that
 // was not sent ("unexpected"); duplicates, acks lost and the pending
-// entries at the end are reported, not judged. See Queue.
+// entries at the end are reported, not judged. See workloads/queue's
+// Checker.
 //
 // TTL (the ttl workload: keys and hash fields with expiries) compares
 // consecutive observations of a key with no write between them against
 // the acknowledged deadline, within the invoke-completion window and
-// TTLClockSlack: read-after-deadline, expired-early, gone-after-persist,
+// ttl.ClockSlack: read-after-deadline, expired-early, gone-after-persist,
 // gone-without-expiry, ttl-grew, value-changed, resurrected, each
-// classified clock, after-failover or unexplained. See TTL.
+// classified clock, after-failover or unexplained. See workloads/ttl's
+// Checker.
 //
 // Perf, RTO and RPO measure; they are always valid. Perf: per f, ok / fail /
 // info counts and ok latency quantiles (HdrHistogram) per time bucket

@@ -160,7 +160,7 @@ type regOp struct {
 func replicaReads(calls []call) int {
 	n := 0
 	for i := range calls {
-		if c := &calls[i]; c.inv.F == OpRead && c.ok() && c.comp.FromReplica() {
+		if c := &calls[i]; c.inv.Name() == OpRead && c.ok() && c.comp.FromReplica() {
 			n++
 		}
 	}
@@ -179,7 +179,7 @@ func impossibleReplicaReads(calls []call, an *anomalies) {
 	for i := range calls {
 		c := &calls[i]
 		var v int64
-		switch c.inv.F {
+		switch c.inv.Name() {
 		case OpWrite:
 			x, ok := history.ParseInt(c.inv.Value)
 			if !ok || c.failed() {
@@ -206,7 +206,7 @@ func impossibleReplicaReads(calls []call, an *anomalies) {
 	}
 	for i := range calls {
 		c := &calls[i]
-		if c.inv.F != OpRead || !c.ok() || !c.comp.FromReplica() {
+		if c.inv.Name() != OpRead || !c.ok() || !c.comp.FromReplica() {
 			continue
 		}
 		v, ok := history.ParseInt(c.comp.Value)
@@ -237,7 +237,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 	// a 10M-entry history's register ops took up to twice their room.
 	size := map[string]int{}
 	for i := range calls {
-		switch calls[i].inv.F {
+		switch calls[i].inv.Name() {
 		case OpRead, OpWrite, OpCAS:
 			size[calls[i].inv.Key]++
 		}
@@ -258,7 +258,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 		var in regInput
 		var out regOutput
 		in.index = c.inv.Index
-		switch c.inv.F {
+		switch c.inv.Name() {
 		case OpRead:
 			if !c.ok() || c.comp.FromReplica() {
 				// A replica read may be stale by design: Check counts it,

@@ -39,7 +39,7 @@ type slotWrites struct {
 func contradictedReplicaFlags(calls []call) []int {
 	var flagged []int
 	for i := range calls {
-		if c := &calls[i]; c.inv.F == OpRead && c.ok() && c.comp.FromReplica() && nodeOf(*c) != "" {
+		if c := &calls[i]; c.inv.Name() == OpRead && c.ok() && c.comp.FromReplica() && nodeOf(*c) != "" {
 			flagged = append(flagged, i)
 		}
 	}
@@ -52,7 +52,7 @@ func contradictedReplicaFlags(calls []call) []int {
 		if !c.ok() || c.comp.FromReplica() || nodeOf(*c) == "" {
 			continue
 		}
-		switch c.inv.F {
+		switch c.inv.Name() {
 		case OpWrite, OpCAS, OpAdd, OpRead:
 		default:
 			continue

@@ -67,7 +67,7 @@ func detectKind(calls []call) string {
 		if c.inv.F == ListAppendTxn {
 			return "list-append"
 		}
-		if c.inv.F == OpRead && c.ok() && c.comp.HasValue() {
+		if c.inv.Name() == OpRead && c.ok() && c.comp.HasValue() {
 			if bytes.HasPrefix(bytes.TrimSpace(c.comp.Value), []byte("[")) {
 				return "set"
 			}

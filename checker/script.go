@@ -178,7 +178,7 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	nbad, nmissing := 0, 0
 	for i := range calls {
 		c := &calls[i]
-		switch c.inv.F {
+		switch c.inv.Name() {
 		case ScriptLoad:
 			if !c.ok() {
 				continue

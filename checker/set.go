@@ -93,7 +93,7 @@ func analyzeSet(calls []call, maxExamples int, as asides) *setAnalysis {
 		return sk
 	}
 	for _, c := range calls {
-		switch c.inv.F {
+		switch c.inv.Name() {
 		case OpAdd:
 			v, ok := history.ParseInt(c.inv.Value)
 			if !ok {

@@ -105,7 +105,7 @@ func (w waitProbe) tally(calls []call) *probeTally {
 	var probed, judged, unjudged, holders int
 	for i := range calls {
 		c := &calls[i]
-		if c.inv.F != OpAdd || c.comp == nil || c.comp.Type != history.OK {
+		if c.inv.Name() != OpAdd || c.comp == nil || c.comp.Type != history.OK {
 			continue
 		}
 		wi := c.comp.WaitInfo()

@@ -141,7 +141,7 @@ func migrations(ops []history.Op) []migration {
 }
 
 // isWrite: every client op but a read changes the dataset.
-func isWrite(f string) bool { return f != OpRead }
+func isWrite(f string) bool { return history.OpName(f) != OpRead }
 
 func (w writePause) Check(ctx context.Context, in *History) Result {
 	calls, err := w.o.calls(in)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/workloads"
+	_ "github.com/redline-dev/redline/workloads/all" // the workloads in their own folders register themselves
 )
 
 // CheckersFor rebuilds the checker list from a config; `redline check`

@@ -54,16 +54,16 @@ func (w *counter) Generator(worker int, seed int64) Generator {
 func (g *counterGen) Next() history.Op {
 	op := history.Op{Key: g.w.key(g.rng.IntN(g.w.keys))}
 	if g.rng.IntN(10) == 0 {
-		op.F = checker.OpRead
+		op.F = string(checker.OpRead)
 	} else {
-		op.F = checker.OpAdd
+		op.F = string(checker.OpAdd)
 		op.SetValue(1 + g.rng.IntN(5))
 	}
 	return op
 }
 
 func (w *counter) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
-	switch inv.F {
+	switch inv.Name() {
 	case checker.OpRead:
 		return readInt(ctx, c, inv)
 	case checker.OpAdd:
@@ -85,7 +85,7 @@ func (w *counter) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op
 func (w *counter) FinalOps() []history.Op {
 	ops := make([]history.Op, w.keys)
 	for i := range ops {
-		ops[i] = history.Op{F: checker.OpRead, Key: w.key(i)}
+		ops[i] = history.Op{F: string(checker.OpRead), Key: w.key(i)}
 	}
 	return ops
 }
@@ -126,7 +126,7 @@ func intOrRaw(s string) any {
 // LibCommand: a counter op as one command for a client library.
 func (w *counter) LibCommand(inv history.Op) (LibOp, error) {
 	k := inv.Key
-	switch inv.F {
+	switch inv.Name() {
 	case checker.OpRead:
 		return LibOp{Args: []string{"GET", k}, Key: k, ReadOnly: true}, nil
 	case checker.OpAdd:
@@ -138,7 +138,7 @@ func (w *counter) LibCommand(inv history.Op) (LibOp, error) {
 
 // LibReply decodes a read as readInt does.
 func (w *counter) LibReply(inv history.Op, r LibReply, out *history.Op) {
-	if inv.F != checker.OpRead {
+	if inv.Name() != checker.OpRead {
 		out.Value = inv.Value
 		return
 	}

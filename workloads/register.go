@@ -89,19 +89,19 @@ func (g *registerGen) Next() history.Op {
 	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.keys))}
 	switch r := g.rng.IntN(10); {
 	case r < 5:
-		op.F = checker.OpRead
+		op.F = string(checker.OpRead)
 	case r < 8:
-		op.F = checker.OpWrite
+		op.F = string(checker.OpWrite)
 		op.SetValue(g.rng.IntN(5))
 	default:
-		op.F = checker.OpCAS
+		op.F = string(checker.OpCAS)
 		op.SetValue([]int{g.rng.IntN(5), g.rng.IntN(5)})
 	}
 	return op
 }
 
 func (w *register) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
-	switch inv.F {
+	switch inv.Name() {
 	case checker.OpRead:
 		return readInt(ctx, c, inv)
 	case checker.OpWrite:
@@ -129,7 +129,7 @@ func (w *register) FinalOps() []history.Op {
 	var ops []history.Op
 	for gen := int64(0); gen <= w.maxGen.Load(); gen++ {
 		for i := 0; i < w.keys; i++ {
-			ops = append(ops, history.Op{F: checker.OpRead, Key: w.key(gen, i)})
+			ops = append(ops, history.Op{F: string(checker.OpRead), Key: w.key(gen, i)})
 		}
 	}
 	return ops
@@ -139,7 +139,7 @@ func (w *register) FinalOps() []history.Op {
 // is one EVAL, so that no node needs the script cached.
 func (w *register) LibCommand(inv history.Op) (LibOp, error) {
 	k := inv.Key
-	switch inv.F {
+	switch inv.Name() {
 	case checker.OpRead:
 		return LibOp{Args: []string{"GET", k}, Key: k, ReadOnly: true}, nil
 	case checker.OpWrite:
@@ -158,7 +158,7 @@ func (w *register) LibCommand(inv history.Op) (LibOp, error) {
 // LibReply decodes a read as readInt does and a cas's 1 or 0 as
 // scriptOutcome does.
 func (w *register) LibReply(inv history.Op, r LibReply, out *history.Op) {
-	switch inv.F {
+	switch inv.Name() {
 	case checker.OpRead:
 		out.SetReplica(r.Replica)
 		libIntRead(out, r.Reply)

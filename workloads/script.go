@@ -83,16 +83,16 @@ func (g *scriptGen) Next() history.Op {
 	op := history.Op{Key: g.w.key(g.rng.IntN(g.w.keys))}
 	switch r := g.rng.IntN(20); {
 	case r == 0:
-		op.F = checker.OpRead
+		op.F = string(checker.OpRead)
 	default:
-		op.F = checker.OpAdd
+		op.F = string(checker.OpAdd)
 		op.SetValue(1 + g.rng.IntN(5))
 	}
 	return op
 }
 
 func (w *script) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
-	switch inv.F {
+	switch inv.Name() {
 	case checker.OpRead:
 		return readInt(ctx, c, inv)
 	case checker.ScriptLoad:
@@ -134,7 +134,7 @@ func (w *script) load(ctx context.Context, c Conn, inv history.Op) history.Op {
 func (w *script) FinalOps() []history.Op {
 	ops := make([]history.Op, 0, w.keys)
 	for i := 0; i < w.keys; i++ {
-		ops = append(ops, history.Op{F: checker.OpRead, Key: w.key(i)})
+		ops = append(ops, history.Op{F: string(checker.OpRead), Key: w.key(i)})
 	}
 	return ops
 }

@@ -70,10 +70,10 @@ func (g *setGen) Next() history.Op {
 	g.n++
 	op := history.Op{Key: g.w.key(gen, g.rng.IntN(g.w.keys))}
 	if g.rng.IntN(10) == 0 {
-		op.F = checker.OpRead
+		op.F = string(checker.OpRead)
 		return op
 	}
-	op.F = checker.OpAdd
+	op.F = string(checker.OpAdd)
 	// Unique across workers: the worker number in the high bits.
 	op.SetValue(g.worker<<32 | g.n)
 	return op
@@ -81,7 +81,7 @@ func (g *setGen) Next() history.Op {
 
 func (w *set) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	slot := Keyslot(inv.Key)
-	switch inv.F {
+	switch inv.Name() {
 	case checker.OpRead:
 		var cmd *redis.StringSliceCmd
 		r := c.Do(ctx, client.Request{Slot: slot, Build: func(ctx context.Context) []redis.Cmder {
@@ -136,7 +136,7 @@ func (w *set) FinalOps() []history.Op {
 	var ops []history.Op
 	for gen := int64(0); gen <= w.maxGen.Load(); gen++ {
 		for i := 0; i < w.keys; i++ {
-			ops = append(ops, history.Op{F: checker.OpRead, Key: w.key(gen, i)})
+			ops = append(ops, history.Op{F: string(checker.OpRead), Key: w.key(gen, i)})
 		}
 	}
 	return ops
@@ -145,7 +145,7 @@ func (w *set) FinalOps() []history.Op {
 // LibCommand: a set op as one command for a client library.
 func (w *set) LibCommand(inv history.Op) (LibOp, error) {
 	k := inv.Key
-	switch inv.F {
+	switch inv.Name() {
 	case checker.OpRead:
 		return LibOp{Args: []string{"SMEMBERS", k}, Key: k, ReadOnly: true}, nil
 	case checker.OpAdd:
@@ -157,7 +157,7 @@ func (w *set) LibCommand(inv history.Op) (LibOp, error) {
 
 // LibReply orders a read's members as Invoke does.
 func (w *set) LibReply(inv history.Op, r LibReply, out *history.Op) {
-	if inv.F != checker.OpRead {
+	if inv.Name() != checker.OpRead {
 		out.Value = inv.Value
 		return
 	}

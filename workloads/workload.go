@@ -5,7 +5,8 @@
 // workload brings client, generator and checker together. The registry
 // below is the one list of workloads, and each entry's Kind says which of
 // a run's two traffic drivers carries it: History workloads (register,
-// counter, set, txn, script, lock, queue, ttl) are Workload values driven by the history
+// counter, set, txn, script here; lock, queue, ttl in their own folders,
+// registered by workloads/all) are Workload values driven by the history
 // workers and judged by their checkers; the Load workload kv (workloads/kv:
 // its config and generator) is driven by the load driver, harness/bench,
 // and only measured.
@@ -215,15 +216,15 @@ type entry struct {
 	new  factory // nil for Load: the load driver builds its own generator
 }
 
+// registry is every workload: those of this package here, and those in
+// their own folder (workloads/lock ...) added by Register when
+// workloads/all imports them.
 var registry = map[string]entry{
 	"register": {History, newRegister},
 	"counter":  {History, newCounter},
 	"set":      {History, newSet},
 	"txn":      {History, newTxn},
 	"script":   {History, newScript},
-	"lock":     {History, newLock},
-	"queue":    {History, newQueue},
-	"ttl":      {History, newTTL},
 	"kv":       {Load, nil}, // workloads/kv: kv.Config, kv.Config.NewGen
 }
 

@@ -8,6 +8,9 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/workloads/lock"
+	"github.com/redline-dev/redline/workloads/queue"
+	"github.com/redline-dev/redline/workloads/ttl"
 )
 
 // Queue (queue checker): enqueues, deliveries (dequeue, claim), acks and a
@@ -15,11 +18,11 @@ import (
 
 // okCallsWith are the calls of one of the ops fs that completed ok with a
 // value of type T that keep accepts.
-func okCallsWith[T any](r *Run, keep func(T) bool, fs ...string) []call {
+func okCallsWith[T any](r *Run, keep func(T) bool, fs ...history.OpName) []call {
 	var out []call
 	for _, c := range r.calls() {
 		comp := r.compOf(c)
-		if !slices.Contains(fs, r.invOf(c).F) || comp == nil || comp.Type != history.OK {
+		if !slices.Contains(fs, r.invOf(c).Name()) || comp == nil || comp.Type != history.OK {
 			continue
 		}
 		var v T
@@ -33,7 +36,7 @@ func okCallsWith[T any](r *Run, keep func(T) bool, fs ...string) []call {
 // queueDeliveries are the ok dequeues and claims that handed out at least
 // one message.
 func (r *Run) queueDeliveries() []call {
-	return okCallsWith(r, func(v checker.QueueValue) bool { return len(v.Msgs) > 0 }, checker.QueueDequeue, checker.QueueClaim)
+	return okCallsWith(r, func(v queue.Value) bool { return len(v.Msgs) > 0 }, queue.Dequeue, queue.Claim)
 }
 
 var queueMutations = []Mutation{
@@ -46,11 +49,11 @@ var queueMutations = []Mutation{
 				return "", ErrNotApplicable
 			}
 			comp := r.compOf(c)
-			var v checker.QueueValue
+			var v queue.Value
 			if err := comp.DecodeValue(&v); err != nil {
 				return "", err
 			}
-			v.Msgs = append(v.Msgs, checker.QueueMsg{Msg: "adversary-phantom", ID: v.Msgs[0].ID})
+			v.Msgs = append(v.Msgs, queue.Msg{Msg: "adversary-phantom", ID: v.Msgs[0].ID})
 			r.setValue(c.comp, v)
 			return "added a message no enqueue sent to " + r.describe(c.comp), nil
 		},
@@ -66,25 +69,25 @@ var queueMutations = []Mutation{
 				end := r.end(c)
 				for _, e := range r.calls() {
 					inv := r.invOf(e)
-					if inv.F != checker.QueueEnqueue || inv.Key != r.invOf(c).Key || inv.Time <= end || r.outcome(e) != history.OK {
+					if inv.Name() != queue.Enqueue || inv.Key != r.invOf(c).Key || inv.Time <= end || r.outcome(e) != history.OK {
 						continue
 					}
-					var ev checker.QueueValue
+					var ev queue.Value
 					if inv.DecodeValue(&ev) != nil || ev.Msg == "" {
 						continue
 					}
-					var v checker.QueueValue
+					var v queue.Value
 					if r.compOf(c).DecodeValue(&v) != nil {
 						continue
 					}
 					id := ""
 					if comp := r.compOf(e); comp != nil {
-						var cv checker.QueueValue
+						var cv queue.Value
 						if comp.DecodeValue(&cv) == nil {
 							id = cv.ID
 						}
 					}
-					v.Msgs = append(v.Msgs, checker.QueueMsg{Msg: ev.Msg, ID: id})
+					v.Msgs = append(v.Msgs, queue.Msg{Msg: ev.Msg, ID: id})
 					r.setValue(c.comp, v)
 					return fmt.Sprintf("%s now delivers %s, enqueued by op %d later", r.describe(c.comp), ev.Msg, inv.Index), nil
 				}
@@ -98,7 +101,7 @@ var queueMutations = []Mutation{
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			var acks []call
 			for _, c := range r.calls() {
-				if r.invOf(c).F == checker.QueueAck && r.outcome(c) == history.OK {
+				if r.invOf(c).Name() == queue.Ack && r.outcome(c) == history.OK {
 					acks = append(acks, c)
 				}
 			}
@@ -106,7 +109,7 @@ var queueMutations = []Mutation{
 			if !ok {
 				return "", ErrNotApplicable
 			}
-			var v checker.QueueValue
+			var v queue.Value
 			if err := r.compOf(c).DecodeValue(&v); err != nil {
 				return "", err
 			}
@@ -125,14 +128,14 @@ var queueMutations = []Mutation{
 // order.
 func (r *Run) lockAcquires() (ok, refused []call) {
 	for _, c := range r.calls() {
-		if r.invOf(c).F != checker.LockAcquire {
+		if r.invOf(c).Name() != lock.Acquire {
 			continue
 		}
 		switch comp := r.compOf(c); {
 		case comp == nil:
 		case comp.Type == history.OK:
 			ok = append(ok, c)
-		case comp.Type == history.Fail && comp.ErrorText() == checker.LockHeld:
+		case comp.Type == history.Fail && comp.ErrorText() == lock.Held:
 			refused = append(refused, c)
 		}
 	}
@@ -140,7 +143,7 @@ func (r *Run) lockAcquires() (ok, refused []call) {
 }
 
 func (r *Run) lockFence(c call) (int64, bool) {
-	var v checker.LockValue
+	var v lock.Value
 	if r.compOf(c).DecodeValue(&v) != nil {
 		return 0, false
 	}
@@ -167,7 +170,7 @@ var lockMutations = []Mutation{
 					if ai.Key != fi.Key || r.end(a) >= fi.Time {
 						continue
 					}
-					var v checker.LockValue
+					var v lock.Value
 					if ai.DecodeValue(&v) != nil || v.TTLms <= 0 {
 						continue
 					}
@@ -188,7 +191,7 @@ var lockMutations = []Mutation{
 					top = fe
 				}
 			}
-			var v checker.LockValue
+			var v lock.Value
 			if err := r.invOf(f).DecodeValue(&v); err != nil {
 				return "", err
 			}
@@ -213,7 +216,7 @@ var lockMutations = []Mutation{
 			if _, ok2 := r.lockFence(oks[i]); !ok1 || !ok2 {
 				return "", ErrNotApplicable
 			}
-			var v checker.LockValue
+			var v lock.Value
 			if err := r.compOf(oks[i]).DecodeValue(&v); err != nil {
 				return "", err
 			}
@@ -229,10 +232,10 @@ var lockMutations = []Mutation{
 func (r *Run) releaseOf(key, token string) int64 {
 	for _, c := range r.calls() {
 		inv := r.invOf(c)
-		if inv.F != checker.LockRelease || inv.Key != key {
+		if inv.Name() != lock.Release || inv.Key != key {
 			continue
 		}
-		var v checker.LockValue
+		var v lock.Value
 		if inv.DecodeValue(&v) == nil && v.Token == token {
 			return inv.Time
 		}
@@ -243,7 +246,7 @@ func (r *Run) releaseOf(key, token string) int64 {
 // TTL (ttl checker): sets with expiries, reads of value and PTTL.
 
 func (r *Run) ttlReads() []call {
-	return okCallsWith(r, func(v checker.TTLValue) bool { return v.Got != nil && v.PTTL != nil }, checker.OpRead)
+	return okCallsWith(r, func(v ttl.Value) bool { return v.Got != nil && v.PTTL != nil }, checker.OpRead)
 }
 
 var ttlMutations = []Mutation{
@@ -255,7 +258,7 @@ var ttlMutations = []Mutation{
 			if !ok {
 				return "", ErrNotApplicable
 			}
-			var v checker.TTLValue
+			var v ttl.Value
 			if err := r.compOf(c).DecodeValue(&v); err != nil {
 				return "", err
 			}
@@ -273,7 +276,7 @@ var ttlMutations = []Mutation{
 			if !ok {
 				return "", ErrNotApplicable
 			}
-			var v checker.TTLValue
+			var v ttl.Value
 			if err := r.compOf(c).DecodeValue(&v); err != nil {
 				return "", err
 			}

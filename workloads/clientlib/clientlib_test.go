@@ -19,11 +19,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/cluster"
 	"github.com/redline-dev/redline/clusteradmin/localcluster"
 	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/workloads"
+	_ "github.com/redline-dev/redline/workloads/all" // workload(t, "ttl") looks it up by name
+	"github.com/redline-dev/redline/workloads/ttl"
 )
 
 // needAdapters fails (never skips) when a bundled adapter's library is
@@ -121,19 +122,19 @@ func TestLibrariesOnLocalCluster(t *testing.T) {
 				t.Fatalf("register read: %s %s (%s)", got.Type, got.Value, got.ErrorText())
 			}
 			// ttl: SET PX, the read script (value and PTTL), PERSIST.
-			ttl, tk := workload(t, "ttl"), "redline-test:ttl:"+tag
-			if got := c.Invoke(ctx, ttl, op("set", tk, map[string]any{"value": "v1", "ttl_ms": 60000})); got.Type != history.OK {
+			tw, tk := workload(t, "ttl"), "redline-test:ttl:"+tag
+			if got := c.Invoke(ctx, tw, op("set", tk, map[string]any{"value": "v1", "ttl_ms": 60000})); got.Type != history.OK {
 				t.Fatalf("ttl set: %+v %s", got, got.ErrorText())
 			}
-			var tv checker.TTLValue
-			if got := c.Invoke(ctx, ttl, op("read", tk, nil)); got.Type != history.OK || got.DecodeValue(&tv) != nil ||
+			var tv ttl.Value
+			if got := c.Invoke(ctx, tw, op("read", tk, nil)); got.Type != history.OK || got.DecodeValue(&tv) != nil ||
 				tv.Got == nil || *tv.Got != "v1" || tv.PTTL == nil || *tv.PTTL <= 0 || *tv.PTTL > 60000 {
 				t.Fatalf("ttl read: %s %s (%s)", got.Type, got.Value, got.ErrorText())
 			}
-			if got := c.Invoke(ctx, ttl, op("persist", tk, nil)); got.Type != history.OK || string(got.Value) != `{"reply":1}` {
+			if got := c.Invoke(ctx, tw, op("persist", tk, nil)); got.Type != history.OK || string(got.Value) != `{"reply":1}` {
 				t.Fatalf("ttl persist: %s %s (%s)", got.Type, got.Value, got.ErrorText())
 			}
-			if got := c.Invoke(ctx, ttl, op("read", tk+":absent", nil)); got.Type != history.OK || string(got.Value) != `{"pttl":-2}` {
+			if got := c.Invoke(ctx, tw, op("read", tk+":absent", nil)); got.Type != history.OK || string(got.Value) != `{"pttl":-2}` {
 				t.Fatalf("ttl read of no key: %s %s (%s)", got.Type, got.Value, got.ErrorText())
 			}
 			if err := c.Close(); err != nil {

@@ -1,4 +1,4 @@
-package checker
+package lock
 
 import (
 	"cmp"
@@ -6,48 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
 )
 
-// The lock workload's op values and errors (workloads/lock.go writes
-// them; the checker reads them).
-const (
-	// LockHeld: an acquire refused because the lock was taken (SET NX
-	// answered nil): certainly not acquired.
-	LockHeld = "lock-held"
-	// LockNotOwner: a release whose compare-and-delete found another
-	// token (or none): certainly deleted nothing.
-	LockNotOwner = "not-owner"
-	// LockNotSent: a release never sent, because the run ended during its
-	// hold.
-	LockNotSent = "not-sent"
-)
+// The explanations of the lock checker's figures (checker.DescribeFigure).
+var _ = checker.ExplainFigures(map[string]string{
+	"double_holds":           "two clients held one lock at the same time, both acknowledged and neither expired nor released: the lock was handed out twice (after-failover-loss: the first was acknowledged by a primary a fault then struck, without a satisfied WAIT, and the second taken on another node, as Redis Cluster's asynchronous replication allows; unexplained: no such evidence)",
+	"fence_regressions":      "a lock's fencing token did not rise between two acquisitions one after the other, or two acquisitions got the same one: a resource guarded by the fence could not tell the older holder from the newer",
+	"lost_while_held":        "a lock's holder found it gone when it released it, before its ttl could have run out: the lock vanished under its holder (a failover, a restart, a clock jump); reported, not judged, as no second holder was seen",
+	"released_anothers_lock": "a release deleted a lock after its own had certainly expired and another client had acquired it: compare-and-delete must prevent that",
+})
 
-// The lock workload's ops, by their "f" (workloads/lock.go writes them).
-const (
-	// LockAcquire takes the lock (SET NX PX) with a unique token.
-	LockAcquire = "acquire"
-	// LockRelease deletes the lock if it still holds the token.
-	LockRelease = "release"
-	// LockClear deletes the lock once traffic has ended.
-	LockClear = "clear"
-)
-
-// LockValue is the value of a lock op: an acquire's invocation carries
-// Token and TTLms, its ok completion also Fence; a release's invocation
-// carries Token and HoldMs (the release is sent HoldMs after its
-// invocation: the hold's end), its ok completion the same value.
-type LockValue struct {
-	Token  string          `json:"token"`
-	TTLms  int64           `json:"ttl_ms,omitempty"`
-	HoldMs int64           `json:"hold_ms,omitempty"`
-	Fence  json.RawMessage `json:"fence,omitempty"`
-}
-
-type lockChecker struct{ o Scope }
+type lockChecker struct{ o checker.Scope }
 
 // lockExpirySlack widens a lock's expiry both ways: a server counts the
 // ttl from its own clock in whole milliseconds (Redis: mstime() + ttl, up
@@ -56,7 +29,7 @@ type lockChecker struct{ o Scope }
 // its completion plus ttl.
 const lockExpirySlack = 5 * time.Millisecond
 
-// Lock judges a history of the lock workload: clients take a lock with
+// Checker judges a history of the lock workload: clients take a lock with
 // SET key token NX PX ttl and a fencing token (INCR of a fence key in the
 // lock's slot, in one script), hold it, and release it by
 // compare-and-delete. The lock service's promise is checked on holds that
@@ -99,60 +72,66 @@ const lockExpirySlack = 5 * time.Millisecond
 // acquires, an op of another kind), when an op completed before it was
 // invoked or its index is used twice, or when no acquire was
 // acknowledged.
-func Lock(opts ...Scope) Checker { return lockChecker{firstScope(opts)} }
+func Checker(opts ...checker.Scope) checker.Checker {
+	var o checker.Scope
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return lockChecker{o.WithDefaults()}
+}
 
-func (l lockChecker) Name() string { return l.o.name("lock") }
+func (l lockChecker) Name() string { return l.o.NameOr("lock") }
 
 // lockAcq is an acquire with its hold.
 type lockAcq struct {
-	c        *call
-	v        LockValue
+	c        *checker.Call
+	v        Value
 	fence    int64
 	certain  bool // acknowledged with a readable fence
 	from, to int64
 	released bool // a release of its token ended the hold
 }
 
-func (l lockChecker) Check(_ context.Context, in *History) Result {
-	calls, err := l.o.calls(in)
+func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Result {
+	calls, err := l.o.Calls(in)
 	if err != nil {
-		return invalidHistory(err)
+		return checker.InvalidHistory(err)
 	}
-	an := newAnomalies(l.o.MaxExamples)
-	fig := map[string]any{}
+	an := checker.NewAnomalies(l.o.MaxExamples)
+	fig := &Figures{}
 	var malformed []string
-	bad := func(c *call, what string) {
+	bad := func(c *checker.Call, what string) {
 		if len(malformed) < l.o.MaxExamples {
-			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.inv.Index, c.inv.F, c.inv.Key, what))
+			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
 		}
-		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + 1
+		fig.SkippedMalformed++
 	}
-	readValue := decodeJSON[LockValue]
+	readValue := checker.DecodeJSON[Value]
 	counts := map[string]int{}
 	byToken := map[string]*lockAcq{}
 	acqs := map[string][]*lockAcq{} // by key
-	var releases []*call
-	clears := map[string]*call{} // the earliest clear of each lock
-	garbageRelease := map[*call]bool{}
+	var releases []*checker.Call
+	clears := map[string]*checker.Call{} // the earliest clear of each lock
+	garbageRelease := map[*checker.Call]bool{}
 	skippedToken := map[string]bool{} // tokens of acquires that could not be read
 	indexes := map[int64]bool{}
 	for i := range calls {
 		c := &calls[i]
-		if why := misordered(c, indexes); why != "" {
+		if why := c.Misordered(indexes); why != "" {
 			bad(c, why)
 			continue
 		}
-		v, ok := readValue(c.inv.Value)
-		switch c.inv.F {
-		case LockClear:
+		v, ok := readValue(c.Inv.Value)
+		switch c.Inv.Name() {
+		case Clear:
 			counts["clears"]++
-			if k := clears[c.inv.Key]; k == nil || c.start < k.start {
-				clears[c.inv.Key] = c
+			if k := clears[c.Inv.Key]; k == nil || c.Start < k.Start {
+				clears[c.Inv.Key] = c
 			}
 			continue
-		case LockAcquire:
+		case Acquire:
 			counts["acquires"]++
-			counts["acquires_"+c.outcome().String()]++
+			counts["acquires_"+c.Outcome().String()]++
 			switch {
 			case !ok || v.Token == "":
 				bad(c, "no token")
@@ -162,37 +141,37 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 				skippedToken[v.Token] = true
 				continue
 			case byToken[v.Token] != nil:
-				bad(c, fmt.Sprintf("token %q was used by op %d too: tokens are unique per acquisition", v.Token, byToken[v.Token].c.inv.Index))
+				bad(c, fmt.Sprintf("token %q was used by op %d too: tokens are unique per acquisition", v.Token, byToken[v.Token].c.Inv.Index))
 				continue
 			}
 			a := &lockAcq{c: c, v: v}
 			byToken[v.Token] = a
-			acqs[c.inv.Key] = append(acqs[c.inv.Key], a)
-			if !c.ok() {
+			acqs[c.Inv.Key] = append(acqs[c.Inv.Key], a)
+			if !c.OK() {
 				continue
 			}
-			out, ok := readValue(c.comp.Value)
+			out, ok := readValue(c.Comp.Value)
 			var fence int64
 			if ok {
 				fence, ok = strictInt(out.Fence)
 			}
 			switch {
 			case !ok || fence < 1:
-				an.garbage(c, "an acknowledged acquire's fence must be an integer above 0")
+				an.Garbage(c, "an acknowledged acquire's fence must be an integer above 0")
 			case out.Token != "" && out.Token != v.Token:
-				an.garbage(c, fmt.Sprintf("the acquire of token %q was acknowledged for token %q", v.Token, out.Token))
+				an.Garbage(c, fmt.Sprintf("the acquire of token %q was acknowledged for token %q", v.Token, out.Token))
 			default:
 				a.fence, a.certain = fence, true
-				a.from, a.to = c.end, c.start+v.TTLms*1e6-int64(lockExpirySlack)
+				a.from, a.to = c.End, c.Start+v.TTLms*1e6-int64(lockExpirySlack)
 			}
-		case LockRelease:
+		case Release:
 			counts["releases"]++
 			switch {
-			case c.ok():
+			case c.OK():
 				counts["releases_ok"]++
-			case c.failed() && c.comp.ErrorText() == LockNotOwner:
+			case c.Failed() && c.Comp.ErrorText() == NotOwner:
 				counts["releases_not_owner"]++
-			case c.failed():
+			case c.Failed():
 				counts["releases_fail"]++
 			default:
 				counts["releases_info"]++
@@ -205,9 +184,9 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 				bad(c, fmt.Sprintf("hold %d ms is below 0", v.HoldMs))
 				continue
 			}
-			if c.ok() {
-				if out, ok := readValue(c.comp.Value); !ok || out.Token != v.Token {
-					an.garbage(c, "a release's reply must be 1 (deleted) or 0 (not the owner)")
+			if c.OK() {
+				if out, ok := readValue(c.Comp.Value); !ok || out.Token != v.Token {
+					an.Garbage(c, "a release's reply must be 1 (deleted) or 0 (not the owner)")
 					garbageRelease[c] = true // it still ends its hold
 				}
 			}
@@ -219,45 +198,45 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	// Releases end their token's hold: sent no earlier than invocation
 	// plus hold (and no later than the completion); a release never sent
 	// ends it at its invocation (the run ended during the hold).
-	slices.SortStableFunc(releases, func(a, b *call) int { return cmp.Compare(a.start, b.start) })
+	slices.SortStableFunc(releases, func(a, b *checker.Call) int { return cmp.Compare(a.Start, b.Start) })
 	for _, r := range releases {
-		v, _ := readValue(r.inv.Value)
+		v, _ := readValue(r.Inv.Value)
 		a := byToken[v.Token]
 		if skippedToken[v.Token] {
 			continue
 		}
-		if a != nil && a.c.inv.Key == r.inv.Key && r.start < a.c.end {
+		if a != nil && a.c.Inv.Key == r.Inv.Key && r.Start < a.c.End {
 			// Its worker sends a release only once the acquire has
 			// completed: this history contradicts itself.
-			bad(r, fmt.Sprintf("released before its acquire (op %d) completed", a.c.inv.Index))
+			bad(r, fmt.Sprintf("released before its acquire (op %d) completed", a.c.Inv.Index))
 			garbageRelease[r] = true // judged no further
 			continue
 		}
 		if garbageRelease[r] {
-			if a != nil && !a.released && a.c.inv.Key == r.inv.Key {
+			if a != nil && !a.released && a.c.Inv.Key == r.Inv.Key {
 				a.released = true
-				a.to = min(a.to, min(r.start+v.HoldMs*1e6, r.end))
+				a.to = min(a.to, min(r.Start+v.HoldMs*1e6, r.End))
 			}
 			continue
 		}
-		if a == nil || a.c.inv.Key != r.inv.Key {
-			if r.ok() {
-				an.add("released-unacquired", map[string]any{"index": r.inv.Index, "key": r.inv.Key, "token": v.Token,
+		if a == nil || a.c.Inv.Key != r.Inv.Key {
+			if r.OK() {
+				an.Add("released-unacquired", map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token,
 					"why": "no acquire of this lock used the token"})
 			}
 			continue
 		}
-		if r.ok() && a.c.failed() {
-			an.add("released-unacquired", map[string]any{"index": r.inv.Index, "key": r.inv.Key, "token": v.Token, "acquire": a.c.inv.Index,
+		if r.OK() && a.c.Failed() {
+			an.Add("released-unacquired", map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token, "acquire": a.c.Inv.Index,
 				"why": "the token's acquire certainly failed"})
 		}
 		if a.released {
 			continue
 		}
 		a.released = true
-		end := r.start
-		if r.comp == nil || r.comp.ErrorText() != LockNotSent {
-			end = min(r.start+v.HoldMs*1e6, r.end)
+		end := r.Start
+		if r.Comp == nil || r.Comp.ErrorText() != NotSent {
+			end = min(r.Start+v.HoldMs*1e6, r.End)
 		}
 		if a.certain {
 			a.to = min(a.to, end)
@@ -274,22 +253,22 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	for _, k := range clearedKeys {
 		cl := clears[k]
 		for _, a := range acqs[k] {
-			if a.c.start > cl.start {
-				bad(a.c, fmt.Sprintf("acquired after the lock was cleared (op %d) at the end", cl.inv.Index))
+			if a.c.Start > cl.Start {
+				bad(a.c, fmt.Sprintf("acquired after the lock was cleared (op %d) at the end", cl.Inv.Index))
 				a.certain = false
 			} else if a.certain {
-				a.to = min(a.to, cl.start)
+				a.to = min(a.to, cl.Start)
 			}
 		}
 	}
 	for _, r := range releases {
-		if cl := clears[r.inv.Key]; cl != nil && r.start > cl.start {
-			bad(r, fmt.Sprintf("released after the lock was cleared (op %d) at the end", cl.inv.Index))
+		if cl := clears[r.Inv.Key]; cl != nil && r.Start > cl.Start {
+			bad(r, fmt.Sprintf("released after the lock was cleared (op %d) at the end", cl.Inv.Index))
 			garbageRelease[r] = true
 		}
 	}
-	windows := in.windowsOf()
-	addrs := in.nodeAddrsOf()
+	windows := in.Windows()
+	addrs := in.NodeAddrs()
 	keys := make([]string, 0, len(acqs))
 	for k := range acqs {
 		keys = append(keys, k)
@@ -316,31 +295,31 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 			for _, a := range active {
 				dh++
 				class := "unexplained"
-				w := ClassifyWait(a.c.wait())
-				if w == WaitSatisfied {
+				w := checker.ClassifyWait(a.c.Wait())
+				if w == checker.WaitSatisfied {
 					waitSat++
 				}
-				fault := faultOver(windows, a.from, min(a.to, b.to))
+				fault := checker.FaultOver(windows, a.from, min(a.to, b.to))
 				if fault != "" {
 					inFault++
 				}
-				demoted := lockNodeStruck(windows, addrs, a.c.comp.Node, a.from, b.c.end)
-				if w != WaitSatisfied && demoted != "" && b.c.comp.Node != "" && b.c.comp.Node != a.c.comp.Node {
+				demoted := checker.FaultOnNode(windows, addrs, a.c.Comp.Node, a.from, b.c.End)
+				if w != checker.WaitSatisfied && demoted != "" && b.c.Comp.Node != "" && b.c.Comp.Node != a.c.Comp.Node {
 					class = "after-failover-loss"
 					afterLoss++
 				} else {
 					unexplained++
 				}
-				ex := map[string]any{"index": b.c.inv.Index, "key": k, "first": a.c.inv.Index, "second": b.c.inv.Index,
-					"first_token": a.v.Token, "second_token": b.v.Token, "first_node": a.c.comp.Node, "second_node": b.c.comp.Node,
-					"overlap_ms": ms(min(a.to, b.to) - b.from), "classification": class, "first_wait": w.String()}
+				ex := map[string]any{"index": b.c.Inv.Index, "key": k, "first": a.c.Inv.Index, "second": b.c.Inv.Index,
+					"first_token": a.v.Token, "second_token": b.v.Token, "first_node": a.c.Comp.Node, "second_node": b.c.Comp.Node,
+					"overlap_ms": checker.Ms(min(a.to, b.to) - b.from), "classification": class, "first_wait": w.String()}
 				if fault != "" {
 					ex["fault"] = fault
 				}
 				if demoted != "" {
 					ex["first_node_fault"] = demoted
 				}
-				an.add("double-hold", ex)
+				an.Add("double-hold", ex)
 			}
 			active = append(active, b)
 		}
@@ -350,20 +329,20 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 		for _, b := range hs {
 			if a := seen[b.fence]; a != nil {
 				regressions++
-				an.add("fence-regression", map[string]any{"index": b.c.inv.Index, "key": k, "first": a.c.inv.Index, "second": b.c.inv.Index,
+				an.Add("fence-regression", map[string]any{"index": b.c.Inv.Index, "key": k, "first": a.c.Inv.Index, "second": b.c.Inv.Index,
 					"first_fence": a.fence, "second_fence": b.fence, "why": "two acquires got the same fence"})
 				continue
 			}
 			seen[b.fence] = b
 		}
 		byEnd := slices.Clone(hs)
-		slices.SortStableFunc(byEnd, func(a, b *lockAcq) int { return cmp.Compare(a.c.end, b.c.end) })
+		slices.SortStableFunc(byEnd, func(a, b *lockAcq) int { return cmp.Compare(a.c.End, b.c.End) })
 		byStart := slices.Clone(hs)
-		slices.SortStableFunc(byStart, func(a, b *lockAcq) int { return cmp.Compare(a.c.start, b.c.start) })
+		slices.SortStableFunc(byStart, func(a, b *lockAcq) int { return cmp.Compare(a.c.Start, b.c.Start) })
 		var top *lockAcq
 		p := 0
 		for _, b := range byStart {
-			for p < len(byEnd) && byEnd[p].c.end < b.c.start {
+			for p < len(byEnd) && byEnd[p].c.End < b.c.Start {
 				if top == nil || byEnd[p].fence > top.fence {
 					top = byEnd[p]
 				}
@@ -371,7 +350,7 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 			}
 			if top != nil && b.fence < top.fence {
 				regressions++
-				an.add("fence-regression", map[string]any{"index": b.c.inv.Index, "key": k, "first": top.c.inv.Index, "second": b.c.inv.Index,
+				an.Add("fence-regression", map[string]any{"index": b.c.Inv.Index, "key": k, "first": top.c.Inv.Index, "second": b.c.Inv.Index,
 					"first_fence": top.fence, "second_fence": b.fence, "why": "an acquire begun after another completed got a lower fence"})
 			}
 		}
@@ -379,16 +358,16 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	// Releases that deleted a lock that was certainly no longer theirs.
 	anothers := 0
 	for _, r := range releases {
-		v, _ := readValue(r.inv.Value)
+		v, _ := readValue(r.Inv.Value)
 		a := byToken[v.Token]
-		if !r.ok() || garbageRelease[r] || a == nil || !a.certain || a.c.inv.Key != r.inv.Key || a.c.end+a.v.TTLms*1e6+int64(lockExpirySlack) >= r.start {
+		if !r.OK() || garbageRelease[r] || a == nil || !a.certain || a.c.Inv.Key != r.Inv.Key || a.c.End+a.v.TTLms*1e6+int64(lockExpirySlack) >= r.Start {
 			continue
 		}
-		for _, b := range acqs[r.inv.Key] {
-			if b != a && b.certain && b.c.start > a.c.end && b.c.end < r.start {
+		for _, b := range acqs[r.Inv.Key] {
+			if b != a && b.certain && b.c.Start > a.c.End && b.c.End < r.Start {
 				anothers++
-				an.add("released-anothers-lock", map[string]any{"index": r.inv.Index, "key": r.inv.Key, "token": v.Token,
-					"acquire": a.c.inv.Index, "other_acquire": b.c.inv.Index,
+				an.Add("released-anothers-lock", map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token,
+					"acquire": a.c.Inv.Index, "other_acquire": b.c.Inv.Index,
 					"why": "the release deleted after its lock had expired and another client had acquired it"})
 				break
 			}
@@ -401,19 +380,19 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 	var lostSamples []map[string]any
 	firstRelease := map[string]bool{}
 	for _, r := range releases {
-		v, _ := readValue(r.inv.Value)
+		v, _ := readValue(r.Inv.Value)
 		a := byToken[v.Token]
-		if garbageRelease[r] || a == nil || a.c.inv.Key != r.inv.Key || firstRelease[v.Token] {
+		if garbageRelease[r] || a == nil || a.c.Inv.Key != r.Inv.Key || firstRelease[v.Token] {
 			continue
 		}
 		firstRelease[v.Token] = true
-		if !a.certain || !r.failed() || r.comp.ErrorText() != LockNotOwner || r.end >= a.c.start+a.v.TTLms*1e6-int64(lockExpirySlack) {
+		if !a.certain || !r.Failed() || r.Comp.ErrorText() != NotOwner || r.End >= a.c.Start+a.v.TTLms*1e6-int64(lockExpirySlack) {
 			continue
 		}
 		lost++
-		ex := map[string]any{"index": r.inv.Index, "key": r.inv.Key, "token": v.Token, "acquire": a.c.inv.Index, "node": a.c.comp.Node,
-			"ttl_left_ms": ms(a.c.start + a.v.TTLms*1e6 - r.end)}
-		if f := lockNodeStruck(windows, addrs, a.c.comp.Node, a.from, r.end); f != "" {
+		ex := map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token, "acquire": a.c.Inv.Index, "node": a.c.Comp.Node,
+			"ttl_left_ms": checker.Ms(a.c.Start + a.v.TTLms*1e6 - r.End)}
+		if f := checker.FaultOnNode(windows, addrs, a.c.Comp.Node, a.from, r.End); f != "" {
 			lostAfterFault++
 			ex["fault"] = f
 		}
@@ -421,98 +400,52 @@ func (l lockChecker) Check(_ context.Context, in *History) Result {
 			lostSamples = append(lostSamples, ex)
 		}
 	}
-	fig["lost_while_held"] = lost
-	fig["lost_while_held_after_fault"] = lostAfterFault
+	fig.LostWhileHeld, fig.LostWhileHeldAfterFault = lost, lostAfterFault
 	if lost > 0 {
-		fig["lost_while_held_samples"] = lostSamples
+		fig.LostWhileHeldSamples = lostSamples
 	}
-	for _, n := range []string{"acquires", "acquires_ok", "acquires_fail", "acquires_info", "releases", "releases_ok",
-		"releases_not_owner", "releases_fail", "releases_info", "clears"} {
-		fig[n] = counts[n]
-	}
-	fig["locks"] = len(keys)
-	fig["holds"] = holds
-	fig["double_holds"] = dh
-	fig["double_holds_after_failover_loss"] = afterLoss
-	fig["double_holds_unexplained"] = unexplained
-	fig["double_holds_in_fault_window"] = inFault
-	fig["double_holds_wait_satisfied"] = waitSat
-	fig["fence_regressions"] = regressions
-	fig["released_anothers_lock"] = anothers
-	fig["faults"] = len(windows)
-	an.into(fig)
-	if n := an.total(); n > 0 {
-		fig["anomaly_types"] = slices.Clone(an.order)
-		w := an.describe()
+	fig.Acquires, fig.AcquiresOK, fig.AcquiresFail, fig.AcquiresInfo = counts["acquires"], counts["acquires_ok"], counts["acquires_fail"], counts["acquires_info"]
+	fig.Releases, fig.ReleasesOK, fig.ReleasesNotOwner = counts["releases"], counts["releases_ok"], counts["releases_not_owner"]
+	fig.ReleasesFail, fig.ReleasesInfo, fig.Clears = counts["releases_fail"], counts["releases_info"], counts["clears"]
+	fig.Locks, fig.Holds = len(keys), holds
+	fig.DoubleHolds, fig.DoubleHoldsAfterFailoverLoss, fig.DoubleHoldsUnexplained = dh, afterLoss, unexplained
+	fig.DoubleHoldsInFaultWindow, fig.DoubleHoldsWaitSatisfied = inFault, waitSat
+	fig.FenceRegressions, fig.ReleasedAnothersLock = regressions, anothers
+	fig.Faults = len(windows)
+	fig.Anomalies = an.Figure()
+	if n := an.Total(); n > 0 {
+		fig.AnomalyTypes = slices.Clone(an.Classes())
+		w := an.Describe()
 		if dh > 0 {
 			w = fmt.Sprintf("the lock was handed out twice: %d double-holds (%d after-failover-loss: acknowledged by a primary a fault then struck, "+
 				"WAIT not satisfied, taken again on another node, as Redis Cluster's asynchronous replication allows; %d unexplained; "+
 				"%d within a fault window; %d whose first acquire had a satisfied WAIT); ", dh, afterLoss, unexplained, inFault, waitSat) + w
 		}
-		if len(malformed) > 0 {
-			fig["malformed"] = malformed
-		}
-		fig["why"] = w
-		return Result{Valid: Invalid, Figures: Map(fig)}
+		fig.Malformed = malformed
+		fig.Reason = w
+		return checker.Result{Valid: checker.Invalid, Figures: fig}
 	}
 	if len(malformed) > 0 {
-		fig["malformed"] = malformed
-		w := fmt.Sprintf("%d lock ops cannot be judged (first: %s): what they held is unknown", toInt(fig["skipped_malformed"]), malformed[0])
-		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Malformed = malformed
+		w := fmt.Sprintf("%d lock ops cannot be judged (first: %s): what they held is unknown", fig.SkippedMalformed, malformed[0])
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	if counts["acquires_ok"] == 0 {
 		w := "no acquire was acknowledged: no hold to judge"
 		if counts["acquires"] == 0 {
 			w = "no acquire was sent: no hold to judge"
 		}
-		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
-	fig["why"] = fmt.Sprintf("%d certain holds of %d locks, none overlapping; fences rose; no release deleted another's lock", holds, len(keys))
+	fig.Reason = fmt.Sprintf("%d certain holds of %d locks, none overlapping; fences rose; no release deleted another's lock", holds, len(keys))
 	if lost > 0 {
-		fig["why"] = fmt.Sprintf("%s; %d locks were gone before their ttl while held (%d after a fault on the node that granted them; reported, not judged: no second holder was seen)",
-			fig["why"], lost, lostAfterFault)
+		fig.Reason = fmt.Sprintf("%s; %d locks were gone before their ttl while held (%d after a fault on the node that granted them; reported, not judged: no second holder was seen)",
+			fig.Reason, lost, lostAfterFault)
 	}
-	return Result{Valid: Valid, Figures: Map(fig)}
-}
-
-// faultOver names the first fault window overlapping [from, to], "" when
-// none does.
-func faultOver(ws []Window, from, to int64) string {
-	for _, w := range ws {
-		if w.Start <= to && w.End >= from {
-			return fmt.Sprintf("%s %ss-%ss", w.Fault, trimS(sec(w.Start)), trimS(sec(w.End)))
-		}
-	}
-	return ""
-}
-
-// lockNodeStruck names the first fault window, not a clock fault, that
-// overlaps [from, to] and names node (by address, or by a name whose
-// address is node): what may have demoted the primary that acknowledged
-// a lock. "" when none does, or node is unknown.
-func lockNodeStruck(ws []Window, addrs map[string]string, node string, from, to int64) string {
-	if node == "" {
-		return ""
-	}
-	for _, w := range ws {
-		if strings.HasPrefix(w.Fault, "clock") || w.Start > to || w.End < from {
-			continue
-		}
-		for _, n := range w.Nodes {
-			if n == node || addrs[n] == node {
-				return fmt.Sprintf("%s %ss-%ss on %s", w.Fault, trimS(sec(w.Start)), trimS(sec(w.End)), n)
-			}
-		}
-	}
-	return ""
+	return checker.Result{Valid: checker.Valid, Figures: fig}
 }
 
 // strictInt reads a JSON integer (no float, no string).
 func strictInt(raw json.RawMessage) (int64, bool) { return history.ParseInt(raw) }
-
-func toInt(v any) int {
-	n, _ := v.(int)
-	return n
-}

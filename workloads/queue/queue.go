@@ -1,4 +1,9 @@
-package workloads
+// Package queue is the queue workload: two reliable queues per key index
+// (a list with a processing list, a stream with a consumer group),
+// checked as Jepsen's total queue. It brings everything of its own: the
+// workload, its ops' names and values (ops.go), and its checker with its
+// figures and their explanations (checker.go, figures.go).
+package queue
 
 import (
 	"context"
@@ -12,6 +17,7 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/client"
 )
 
@@ -30,9 +36,9 @@ import (
 // entries list after a failover is in the history. A queue's keys share
 // its hash tag: one slot, one shard.
 type queue struct {
-	base
+	workloads.Base
 	keys  int
-	place placement
+	place *workloads.Placement
 	// toAck: what each consumer was given and has not acknowledged yet,
 	// written by Invoke and read by that worker's generator (a worker runs
 	// one op at a time).
@@ -42,7 +48,7 @@ type queue struct {
 
 type queueAck struct {
 	key, kind string
-	msg       checker.QueueMsg
+	msg       Msg
 }
 
 const (
@@ -56,13 +62,16 @@ const (
 	queueBlock = 100 * time.Millisecond
 )
 
-func newQueue(cfg Config) Workload {
-	return &queue{base: newBase("queue", cfg), keys: keyCount(cfg.Keys, queueKeys, 0), place: placement{name: "q"}, toAck: map[string][]queueAck{}}
+func init() { workloads.Register("queue", New) }
+
+// New builds the queue workload.
+func New(cfg workloads.Config) workloads.Workload {
+	return &queue{Base: workloads.NewBase("queue", cfg), keys: workloads.KeyCount(cfg.Keys, queueKeys, 0), place: workloads.NewPlacement("q"), toAck: map[string][]queueAck{}}
 }
 
 // key is queue i of a kind: l<i> or s<i>, with the tag of slot i.
 func (w *queue) key(kind string, i int) string {
-	return w.prefix + kind[:1] + strconv.Itoa(i) + w.place.tag(0, i)
+	return w.KeyPrefix() + kind[:1] + strconv.Itoa(i) + w.place.Tag(i)
 }
 
 // processingKey is a list queue's processing list: the same tag, so the
@@ -75,13 +84,13 @@ func (w *queue) InitOps() []history.Op { return nil }
 // "$", with MKSTREAM), before traffic, so that the group is replicated
 // before any fault.
 func (w *queue) Setup(ctx context.Context, c *client.Client) error {
-	w.keys = keyCount(w.cfg.Keys, queueKeys, len(c.Addrs()))
-	if err := w.place.place(c, w.keys); err != nil {
+	w.keys = workloads.KeyCount(w.Config().Keys, queueKeys, len(c.Addrs()))
+	if err := w.place.Place(c, w.keys); err != nil {
 		return err
 	}
 	for i := 0; i < w.keys; i++ {
-		k := w.key(checker.QueueStream, i)
-		r := c.Do(ctx, client.Request{Slot: Keyslot(k), Build: func(ctx context.Context) []redis.Cmder {
+		k := w.key(Stream, i)
+		r := c.Do(ctx, client.Request{Slot: workloads.Keyslot(k), Build: func(ctx context.Context) []redis.Cmder {
 			return []redis.Cmder{redis.NewStatusCmd(ctx, "xgroup", "create", k, queueGroup, "$", "mkstream")}
 		}})
 		if r.Err != nil && !redis.HasErrorPrefix(r.Err, "BUSYGROUP") {
@@ -95,9 +104,9 @@ func (w *queue) Setup(ctx context.Context, c *client.Client) error {
 func (w *queue) FinalOps() []history.Op {
 	var ops []history.Op
 	for i := 0; i < w.keys; i++ {
-		for _, kind := range []string{checker.QueueList, checker.QueueStream} {
-			op := history.Op{F: checker.QueueDrain, Key: w.key(kind, i)}
-			op.SetValue(checker.QueueValue{Kind: kind})
+		for _, kind := range []string{List, Stream} {
+			op := history.Op{F: string(Drain), Key: w.key(kind, i)}
+			op.SetValue(Value{Kind: kind})
 			ops = append(ops, op)
 		}
 	}
@@ -110,8 +119,8 @@ func (w *queue) OwnClientOnly() string {
 }
 
 // Checkers: Jepsen's total queue and the pending entries at the end.
-func (w *queue) Checkers(opts CheckOptions) []checker.Checker {
-	return w.checkers(opts, checker.Queue(w.aspect(opts, "queue")))
+func (w *queue) Checkers(opts workloads.CheckOptions) []checker.Checker {
+	return w.WithMeasures(opts, Checker(w.Scope(opts, "queue")))
 }
 
 type queueGen struct {
@@ -122,8 +131,8 @@ type queueGen struct {
 	n        int
 }
 
-func (w *queue) Generator(worker int, seed int64) Generator {
-	return &queueGen{w: w, rng: seeded(seed, worker), worker: worker, consumer: "w" + strconv.Itoa(worker)}
+func (w *queue) Generator(worker int, seed int64) workloads.Generator {
+	return &queueGen{w: w, rng: workloads.Seeded(seed, worker), worker: worker, consumer: "w" + strconv.Itoa(worker)}
 }
 
 func (g *queueGen) Next() history.Op {
@@ -134,35 +143,35 @@ func (g *queueGen) Next() history.Op {
 	if pend := g.w.toAck[g.consumer]; len(pend) > 0 {
 		a := pend[0]
 		g.w.mu.Unlock()
-		op := history.Op{F: checker.QueueAck, Key: a.key}
-		op.SetValue(checker.QueueValue{Kind: a.kind, Consumer: g.consumer, Msgs: []checker.QueueMsg{a.msg}})
+		op := history.Op{F: string(Ack), Key: a.key}
+		op.SetValue(Value{Kind: a.kind, Consumer: g.consumer, Msgs: []Msg{a.msg}})
 		return op
 	}
 	g.w.mu.Unlock()
-	kind := checker.QueueList
+	kind := List
 	if g.rng.IntN(2) == 0 {
-		kind = checker.QueueStream
+		kind = Stream
 	}
 	key := g.w.key(kind, g.rng.IntN(g.w.keys))
 	switch r := g.rng.IntN(100); {
 	case r < 50:
 		g.n++
-		op := history.Op{F: checker.QueueEnqueue, Key: key}
-		op.SetValue(checker.QueueValue{Kind: kind, Msg: fmt.Sprintf("w%d-%d", g.worker, g.n)})
+		op := history.Op{F: string(Enqueue), Key: key}
+		op.SetValue(Value{Kind: kind, Msg: fmt.Sprintf("w%d-%d", g.worker, g.n)})
 		return op
-	case r < 55 && kind == checker.QueueStream:
-		op := history.Op{F: checker.QueueClaim, Key: key}
-		op.SetValue(checker.QueueValue{Kind: kind, Consumer: g.consumer})
+	case r < 55 && kind == Stream:
+		op := history.Op{F: string(Claim), Key: key}
+		op.SetValue(Value{Kind: kind, Consumer: g.consumer})
 		return op
 	default:
-		op := history.Op{F: checker.QueueDequeue, Key: key}
-		op.SetValue(checker.QueueValue{Kind: kind, Consumer: g.consumer})
+		op := history.Op{F: string(Dequeue), Key: key}
+		op.SetValue(Value{Kind: kind, Consumer: g.consumer})
 		return op
 	}
 }
 
 // given notes messages delivered to a consumer, to be acknowledged next.
-func (w *queue) given(key, kind, consumer string, ms []checker.QueueMsg) {
+func (w *queue) given(key, kind, consumer string, ms []Msg) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, m := range ms {
@@ -171,7 +180,7 @@ func (w *queue) given(key, kind, consumer string, ms []checker.QueueMsg) {
 }
 
 // sent takes an ack off its consumer's list.
-func (w *queue) sent(consumer string, m checker.QueueMsg) {
+func (w *queue) sent(consumer string, m Msg) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	pend := w.toAck[consumer]
@@ -183,22 +192,22 @@ func (w *queue) sent(consumer string, m checker.QueueMsg) {
 	}
 }
 
-func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
-	var v checker.QueueValue
-	if err := inv.DecodeValue(&v); err != nil || v.Kind != checker.QueueList && v.Kind != checker.QueueStream {
-		return unknownOp(inv, "malformed queue op")
+func (w *queue) Invoke(ctx context.Context, c workloads.Conn, inv history.Op) history.Op {
+	var v Value
+	if err := inv.DecodeValue(&v); err != nil || v.Kind != List && v.Kind != Stream {
+		return workloads.UnknownOp(inv, "malformed queue op")
 	}
-	k, stream := inv.Key, v.Kind == checker.QueueStream
-	switch inv.F {
-	case checker.QueueEnqueue:
+	k, stream := inv.Key, v.Kind == Stream
+	switch inv.Name() {
+	case Enqueue:
 		if !stream {
-			out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+			out, _ := workloads.Write(ctx, c, w.Config(), inv, func(ctx context.Context) []redis.Cmder {
 				return []redis.Cmder{redis.NewIntCmd(ctx, "lpush", k, v.Msg)}
 			})
 			return out
 		}
 		var cmd *redis.Cmd
-		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+		out, _ := workloads.Write(ctx, c, w.Config(), inv, func(ctx context.Context) []redis.Cmder {
 			cmd = redis.NewCmd(ctx, "xadd", k, "*", "msg", v.Msg)
 			return []redis.Cmder{cmd}
 		})
@@ -207,19 +216,19 @@ func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 			out.SetValue(v)
 		}
 		return out
-	case checker.QueueDequeue, checker.QueueClaim:
-		var ms []checker.QueueMsg
-		var read func() []checker.QueueMsg
-		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+	case Dequeue, Claim:
+		var ms []Msg
+		var read func() []Msg
+		out, _ := workloads.Write(ctx, c, w.Config(), inv, func(ctx context.Context) []redis.Cmder {
 			switch {
-			case inv.F == checker.QueueClaim:
+			case inv.Name() == Claim:
 				cmd := redis.NewXAutoClaimCmd(ctx, "xautoclaim", k, queueGroup, v.Consumer, queueClaimIdle.Milliseconds(), "0-0", "count", 10)
-				read = func() []checker.QueueMsg { msgs, _ := cmd.Val(); return streamMsgs(msgs) }
+				read = func() []Msg { msgs, _ := cmd.Val(); return streamMsgs(msgs) }
 				return []redis.Cmder{cmd}
 			case stream:
 				cmd := redis.NewXStreamSliceCmd(ctx, "xreadgroup", "group", queueGroup, v.Consumer, "count", 1, "streams", k, ">")
-				read = func() []checker.QueueMsg {
-					var out []checker.QueueMsg
+				read = func() []Msg {
+					var out []Msg
 					for _, s := range cmd.Val() {
 						out = append(out, streamMsgs(s.Messages)...)
 					}
@@ -233,11 +242,11 @@ func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 				} else {
 					cmd = redis.NewStringCmd(ctx, "lmove", k, processingKey(k), "right", "left")
 				}
-				read = func() []checker.QueueMsg {
+				read = func() []Msg {
 					if cmd.Err() == redis.Nil {
 						return nil
 					}
-					return []checker.QueueMsg{{Msg: cmd.Val()}}
+					return []Msg{{Msg: cmd.Val()}}
 				}
 				return []redis.Cmder{cmd}
 			}
@@ -250,13 +259,13 @@ func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 		out.SetValue(v)
 		w.given(k, v.Kind, v.Consumer, ms)
 		return out
-	case checker.QueueAck:
+	case Ack:
 		if len(v.Msgs) != 1 {
-			return unknownOp(inv, "an ack names one message")
+			return workloads.UnknownOp(inv, "an ack names one message")
 		}
 		w.sent(v.Consumer, v.Msgs[0]) // sent once, whatever its outcome
 		var cmd *redis.IntCmd
-		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+		out, _ := workloads.Write(ctx, c, w.Config(), inv, func(ctx context.Context) []redis.Cmder {
 			if stream {
 				cmd = redis.NewIntCmd(ctx, "xack", k, queueGroup, v.Msgs[0].ID)
 			} else {
@@ -270,10 +279,10 @@ func (w *queue) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 			out.SetValue(v)
 		}
 		return out
-	case checker.QueueDrain:
+	case Drain:
 		return w.drain(ctx, c, inv, v)
 	}
-	return unknownOp(inv, "unknown op "+inv.F)
+	return workloads.UnknownOp(inv, "unknown op "+inv.F)
 }
 
 // blocking picks BLMOVE for one list dequeue in four (by the op's
@@ -283,24 +292,24 @@ func (w *queue) blocking(inv history.Op) bool { return inv.Index%4 == 0 }
 // streamMsgs turns stream entries into messages; an entry without a
 // string "msg" field keeps its raw fields as its body (the checker finds
 // no enqueue of it).
-func streamMsgs(xs []redis.XMessage) []checker.QueueMsg {
-	out := make([]checker.QueueMsg, 0, len(xs))
+func streamMsgs(xs []redis.XMessage) []Msg {
+	out := make([]Msg, 0, len(xs))
 	for _, x := range xs {
 		m, ok := x.Values["msg"].(string)
 		if !ok || m == "" {
 			m = fmt.Sprint(x.Values)
 		}
-		out = append(out, checker.QueueMsg{Msg: m, ID: x.ID})
+		out = append(out, Msg{Msg: m, ID: x.ID})
 	}
 	return out
 }
 
 // drain reads a queue whole in one MULTI: nothing is taken.
-func (w *queue) drain(ctx context.Context, c Conn, inv history.Op, v checker.QueueValue) history.Op {
+func (w *queue) drain(ctx context.Context, c workloads.Conn, inv history.Op, v Value) history.Op {
 	k := inv.Key
 	var decode func() error
-	r := c.Do(ctx, client.Request{Slot: Keyslot(k), Tx: true, Build: func(ctx context.Context) []redis.Cmder {
-		if v.Kind == checker.QueueList {
+	r := c.Do(ctx, client.Request{Slot: workloads.Keyslot(k), Tx: true, Build: func(ctx context.Context) []redis.Cmder {
+		if v.Kind == List {
 			q := redis.NewStringSliceCmd(ctx, "lrange", k, 0, -1)
 			p := redis.NewStringSliceCmd(ctx, "lrange", processingKey(k), 0, -1)
 			decode = func() error {
@@ -325,13 +334,13 @@ func (w *queue) drain(ctx context.Context, c Conn, inv history.Op, v checker.Que
 			}
 			v.Pending = nil
 			for _, p := range pending.Val() {
-				v.Pending = append(v.Pending, checker.QueuePending{ID: p.ID, Consumer: p.Consumer, Deliveries: p.RetryCount})
+				v.Pending = append(v.Pending, Pending{ID: p.ID, Consumer: p.Consumer, Deliveries: p.RetryCount})
 			}
 			return nil
 		}
 		return []redis.Cmder{entries, groups, pending}
 	}})
-	out := complete(inv, r)
+	out := workloads.Complete(inv, r)
 	if out.Type != history.OK {
 		return out
 	}

@@ -1,4 +1,4 @@
-package workloads
+package lock
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/workloads"
+	"github.com/redline-dev/redline/workloads/workloadtest"
 )
 
-func lockOp(f, key string, v checker.LockValue) history.Op {
+func lockOp(f, key string, v Value) history.Op {
 	op := history.Op{F: f, Key: key}
 	op.SetValue(v)
 	return op
@@ -19,27 +21,27 @@ func lockOp(f, key string, v checker.LockValue) history.Op {
 // The scripts on a real (in-process) cluster: a taken lock is refused,
 // fences rise, and compare-and-delete deletes only the owner's lock.
 func TestLockScripts(t *testing.T) {
-	ctx, c := localClient(t)
-	w := mustNew(t, "lock").(*lock)
+	ctx, c := workloadtest.LocalClient(t)
+	w := workloadtest.New(t, "lock").(*lock)
 	if err := w.Setup(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	k := w.key(0)
 	acq := func(token string) history.Op {
-		return w.Invoke(ctx, c, lockOp("acquire", k, checker.LockValue{Token: token, TTLms: 5000}))
+		return w.Invoke(ctx, c, lockOp("acquire", k, Value{Token: token, TTLms: 5000}))
 	}
 	rel := func(token string) history.Op {
-		return w.Invoke(ctx, c, lockOp("release", k, checker.LockValue{Token: token}))
+		return w.Invoke(ctx, c, lockOp("release", k, Value{Token: token}))
 	}
 	a := acq("a")
-	var v checker.LockValue
+	var v Value
 	if a.Type != history.OK || a.DecodeValue(&v) != nil || string(v.Fence) != "1" || v.Token != "a" {
 		t.Fatalf("first acquire: %+v %s", a, a.Value)
 	}
-	if b := acq("b"); b.Type != history.Fail || b.ErrorText() != checker.LockHeld {
+	if b := acq("b"); b.Type != history.Fail || b.ErrorText() != Held {
 		t.Fatalf("acquire of a taken lock: %+v", b)
 	}
-	if r := rel("b"); r.Type != history.Fail || r.ErrorText() != checker.LockNotOwner {
+	if r := rel("b"); r.Type != history.Fail || r.ErrorText() != NotOwner {
 		t.Fatalf("release by another token: %+v", r)
 	}
 	if r := rel("a"); r.Type != history.OK {
@@ -56,7 +58,7 @@ func TestLockScripts(t *testing.T) {
 	if out := w.Invoke(ctx, c, history.Op{F: "clear", Key: k}); out.Type != history.OK {
 		t.Fatalf("clear: %+v", out)
 	}
-	if n := c.Node(c.Primary(Keyslot(k))).Exists(ctx, k, fenceKey(k)).Val(); n != 1 {
+	if n := c.Node(c.Primary(workloads.Keyslot(k))).Exists(ctx, k, fenceKey(k)).Val(); n != 1 {
 		t.Fatalf("after clear, %d of the lock and its fence exist, want the fence only", n)
 	}
 	if ops := w.FinalOps(); len(ops) != w.keys || ops[0].F != "clear" {
@@ -67,8 +69,8 @@ func TestLockScripts(t *testing.T) {
 // A few workers on a healthy cluster, recorded as the runner does: the
 // lock checker finds the history valid.
 func TestLockWorkersOnAHealthyClusterAreValid(t *testing.T) {
-	ctx, c := localClient(t)
-	w := mustNew(t, "lock").(*lock)
+	ctx, c := workloadtest.LocalClient(t)
+	w := workloadtest.New(t, "lock").(*lock)
 	if err := w.Setup(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestLockWorkersOnAHealthyClusterAreValid(t *testing.T) {
 			process := history.Process(p)
 			for i := 0; i < 16; i++ {
 				inv := g.Next()
-				if v := (checker.LockValue{}); inv.F == "release" && inv.DecodeValue(&v) == nil && v.HoldMs > 300 {
+				if v := (Value{}); inv.F == "release" && inv.DecodeValue(&v) == nil && v.HoldMs > 300 {
 					v.HoldMs = 300 // keep the test short
 					inv.SetValue(v)
 				}
@@ -107,13 +109,13 @@ func TestLockWorkersOnAHealthyClusterAreValid(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	r := checker.Lock(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
+	r := Checker(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
 	if r.Valid != checker.Valid {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	if r.Values()["acquires_ok"].(int) == 0 || r.Values()["releases_ok"].(int) == 0 {
+	f, ok := checker.FiguresAs[*Figures](r)
+	if !ok || f.AcquiresOK == 0 || f.ReleasesOK == 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	t.Logf("figures: acquires %v ok %v fail %v, releases ok %v not-owner %v", r.Values()["acquires"], r.Values()["acquires_ok"],
-		r.Values()["acquires_fail"], r.Values()["releases_ok"], r.Values()["releases_not_owner"])
+	t.Logf("figures: acquires %v ok %v fail %v, releases ok %v not-owner %v", f.Acquires, f.AcquiresOK, f.AcquiresFail, f.ReleasesOK, f.ReleasesNotOwner)
 }

@@ -1,9 +1,10 @@
-package checker
+package lock
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
 )
 
@@ -21,7 +22,7 @@ func (h *lockH) acq(p int, key, token string, ttl, t0 int64, typ history.Type, f
 	if c := h.call(p, "acquire", key, in, t0, typ, out, t1); c != nil {
 		c.Node = node
 		if typ == history.Fail {
-			c.SetError(LockHeld)
+			c.SetError(Held)
 		}
 	}
 	return h
@@ -31,7 +32,7 @@ func (h *lockH) acq(p int, key, token string, ttl, t0 int64, typ history.Type, f
 func (h *lockH) rel(p int, key, token string, hold, t0 int64, typ history.Type, t1 int64) *lockH {
 	in := map[string]any{"token": token, "hold_ms": hold}
 	if c := h.call(p, "release", key, in, t0, typ, in, t1); c != nil && typ == history.Fail {
-		c.SetError(LockNotOwner)
+		c.SetError(NotOwner)
 	}
 	return h
 }
@@ -51,8 +52,8 @@ func TestLockValidHistory(t *testing.T) {
 	h := twoHolds(20, 2)
 	h.acq(2, "k", "c", 5000, 25, history.Fail, nil, 26, "B") // refused while B holds it
 	h.rel(2, "k", "c", 0, 26, history.Fail, 27)              // and its release deletes nothing
-	r := check(t, Lock(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "holds") != 2 || fig[int](t, r, "double_holds") != 0 || fig[int](t, r, "acquires_fail") != 1 ||
 		fig[int](t, r, "releases_not_owner") != 1 {
 		t.Fatalf("figures %v", r.Figures)
@@ -61,8 +62,8 @@ func TestLockValidHistory(t *testing.T) {
 
 func TestLockDoubleHoldUnexplained(t *testing.T) {
 	// B acquires at 5 ms while A holds until 11 ms: no fault explains it.
-	r := check(t, Lock(), twoHolds(4, 2).done())
-	wantValid(t, r, Invalid)
+	r := check(t, Checker(), twoHolds(4, 2).done())
+	wantValid(t, r, checker.Invalid)
 	if fig[int](t, r, "double_holds") != 1 || fig[int](t, r, "double_holds_unexplained") != 1 || fig[int](t, r, "double_holds_after_failover_loss") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -88,8 +89,8 @@ func TestLockDoubleHoldAfterFailoverLoss(t *testing.T) {
 		h.rel(1, "k", "b", 10, 2501, history.OK, 2520)
 		return h.done()
 	}
-	r := check(t, Lock(), build(false))
-	wantValid(t, r, Invalid)
+	r := check(t, Checker(), build(false))
+	wantValid(t, r, checker.Invalid)
 	if fig[int](t, r, "double_holds_after_failover_loss") != 1 || fig[int](t, r, "double_holds_in_fault_window") != 1 ||
 		fig[int](t, r, "double_holds_wait_satisfied") != 0 {
 		t.Fatalf("figures %v", r.Figures)
@@ -101,8 +102,8 @@ func TestLockDoubleHoldAfterFailoverLoss(t *testing.T) {
 	if fig[int](t, r, "fence_regressions") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	r = check(t, Lock(), build(true))
-	wantValid(t, r, Invalid)
+	r = check(t, Checker(), build(true))
+	wantValid(t, r, checker.Invalid)
 	if fig[int](t, r, "double_holds_unexplained") != 1 || fig[int](t, r, "double_holds_wait_satisfied") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -115,15 +116,15 @@ func TestLockFenceRegression(t *testing.T) {
 		h.rel(0, "k", "a", 1, 1, history.OK, 3)
 		h.acq(1, "k", "b", 5000, 10, history.OK, fb, 11, "A")
 		h.rel(1, "k", "b", 1, 11, history.OK, 13)
-		r := check(t, Lock(), h.done())
-		wantValid(t, r, Invalid)
+		r := check(t, Checker(), h.done())
+		wantValid(t, r, checker.Invalid)
 		if fig[int](t, r, "fence_regressions") != 1 || fig[int](t, r, "double_holds") != 0 {
 			t.Fatalf("figures %v", r.Figures)
 		}
 	}
 	// The same fence twice on sequential holds.
-	r := check(t, Lock(), twoHolds(20, 1).done())
-	wantValid(t, r, Invalid)
+	r := check(t, Checker(), twoHolds(20, 1).done())
+	wantValid(t, r, checker.Invalid)
 	if fig[int](t, r, "fence_regressions") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -135,8 +136,8 @@ func TestLockReleasedAnothersLock(t *testing.T) {
 	h.acq(1, "k", "b", 5000, 20, history.OK, 2, 21, "A")
 	h.rel(0, "k", "a", 0, 30, history.OK, 31) // deleted: B's lock
 	h.rel(1, "k", "b", 0, 40, history.Fail, 41)
-	r := check(t, Lock(), h.done())
-	wantValid(t, r, Invalid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Invalid)
 	if fig[int](t, r, "released_anothers_lock") != 1 || fig[int](t, r, "double_holds") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -150,8 +151,8 @@ func TestLockReleasedUnacquired(t *testing.T) {
 			acq(1, "k", "b", 5000, 0, history.Fail, nil, 1, "A").rel(1, "k", "b", 0, 2, history.OK, 3),
 		"another lock's token": (&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A").rel(0, "k2", "a", 1, 1, history.OK, 3),
 	} {
-		r := check(t, Lock(), h.done())
-		if r.Valid != Invalid || fig[map[string]any](t, r, "anomalies")["released-unacquired"] == nil {
+		r := check(t, Checker(), h.done())
+		if r.Valid != checker.Invalid || fig[map[string]any](t, r, "anomalies")["released-unacquired"] == nil {
 			t.Errorf("%s: %v %v", name, r.Valid, r.Figures)
 		}
 	}
@@ -164,46 +165,46 @@ func TestLockGarbageIsNeverValid(t *testing.T) {
 	base := func() *lockH { return twoHolds(20, 2) }
 	cases := map[string]struct {
 		h    *lockH
-		want Validity
+		want checker.Validity
 	}{
-		"fence not a number": {(&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, "7", 1, "A"), Invalid},
-		"fence a float":      {(&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, 1.5, 1, "A"), Invalid},
-		"no fence":           {(&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, nil, 1, "A"), Invalid},
-		"fence zero":         {(&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, 0, 1, "A"), Invalid},
+		"fence not a number": {(&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, "7", 1, "A"), checker.Invalid},
+		"fence a float":      {(&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, 1.5, 1, "A"), checker.Invalid},
+		"no fence":           {(&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, nil, 1, "A"), checker.Invalid},
+		"fence zero":         {(&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, 0, 1, "A"), checker.Invalid},
 		"no token": {func() *lockH {
 			h := base()
 			h.call(5, "acquire", "k", map[string]any{"ttl_ms": 5}, 30, history.OK, map[string]any{"fence": 9}, 31)
 			return h
-		}(), Unknown},
-		"negative ttl": {base().acq(5, "k", "z", -5, 200, history.OK, 9, 201, "A"), Unknown},
-		"zero ttl":     {base().acq(5, "k", "z", 0, 200, history.OK, 9, 201, "A"), Unknown},
+		}(), checker.Unknown},
+		"negative ttl": {base().acq(5, "k", "z", -5, 200, history.OK, 9, 201, "A"), checker.Unknown},
+		"zero ttl":     {base().acq(5, "k", "z", 0, 200, history.OK, 9, 201, "A"), checker.Unknown},
 		"negative hold": {base().acq(5, "k", "z", 50, 200, history.OK, 9, 201, "A").
-			rel(5, "k", "z", -3, 201, history.OK, 202), Unknown},
-		"token used twice": {base().acq(5, "k", "b", 50, 200, history.OK, 9, 201, "A"), Unknown},
+			rel(5, "k", "z", -3, 201, history.OK, 202), checker.Unknown},
+		"token used twice": {base().acq(5, "k", "b", 50, 200, history.OK, 9, 201, "A"), checker.Unknown},
 		"value not an object": {func() *lockH {
 			h := base()
 			h.call(5, "acquire", "k", "abc", 300, history.OK, 3, 301)
 			return h
-		}(), Unknown},
+		}(), checker.Unknown},
 		"another op": {func() *lockH {
 			h := base()
 			h.call(5, "read", "k", nil, 300, history.OK, 3, 301)
 			return h
-		}(), Unknown},
+		}(), checker.Unknown},
 	}
 	// A release's reply that is neither 1 nor 0: recorded raw.
 	g := base()
 	g.call(5, "release", "k", map[string]any{"token": "b", "hold_ms": 0}, 300, history.OK, "2", 301)
 	cases["release reply 2"] = struct {
 		h    *lockH
-		want Validity
-	}{g, Invalid}
+		want checker.Validity
+	}{g, checker.Invalid}
 	for name, c := range cases {
-		r := check(t, Lock(), c.h.done())
+		r := check(t, Checker(), c.h.done())
 		if r.Valid != c.want {
 			t.Errorf("%s: %v, want %v; %v", name, r.Valid, c.want, r.Figures)
 		}
-		if r.Valid != Valid && r.Why() == "" {
+		if r.Valid != checker.Valid && r.Why() == "" {
 			t.Errorf("%s: no why", name)
 		}
 	}
@@ -214,37 +215,37 @@ func TestLockBrokenHistoriesAreNeverValid(t *testing.T) {
 	// Completed before invoked.
 	bad := append([]history.Op(nil), ops...)
 	bad[1].Time = bad[0].Time - 1
-	if r := check(t, Lock(), bad); r.Valid == Valid {
+	if r := check(t, Checker(), bad); r.Valid == checker.Valid {
 		t.Errorf("completion before invocation: %v", r.Figures)
 	}
 	// Duplicated index.
 	dup := append([]history.Op(nil), ops...)
 	dup[2].Index = dup[0].Index
-	if r := check(t, Lock(), dup); r.Valid == Valid {
+	if r := check(t, Checker(), dup); r.Valid == checker.Valid {
 		t.Errorf("duplicated index: %v", r.Figures)
 	}
 	// A duplicated entry: the completion of an op not open.
 	twice := append(append([]history.Op(nil), ops...), ops[len(ops)-1])
-	if r := check(t, Lock(), twice); r.Valid == Valid {
+	if r := check(t, Checker(), twice); r.Valid == checker.Valid {
 		t.Errorf("duplicated completion: %v", r.Figures)
 	}
 	// Out of order: a completion before its invocation in the file.
 	swapped := append([]history.Op(nil), ops...)
 	swapped[0], swapped[1] = swapped[1], swapped[0]
-	if r := check(t, Lock(), swapped); r.Valid == Valid {
+	if r := check(t, Checker(), swapped); r.Valid == checker.Valid {
 		t.Errorf("swapped: %v", r.Figures)
 	}
 	// Torn: the history ends before any acquire completed.
-	if r := check(t, Lock(), ops[:1]); r.Valid != Unknown {
+	if r := check(t, Checker(), ops[:1]); r.Valid != checker.Unknown {
 		t.Errorf("torn: %v %v", r.Valid, r.Figures)
 	}
 }
 
 func TestLockNoEvidenceIsUnknown(t *testing.T) {
-	wantValid(t, check(t, Lock(), nil), Unknown)
+	wantValid(t, check(t, Checker(), nil), checker.Unknown)
 	h := (&lockH{}).acq(0, "k", "a", 5000, 0, history.Fail, nil, 1, "A").rel(0, "k", "a", 0, 1, history.Fail, 2)
-	r := check(t, Lock(), h.done())
-	wantValid(t, r, Unknown)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Unknown)
 	if !strings.Contains(r.Why(), "no acquire was acknowledged") {
 		t.Fatalf("why %q", r.Why())
 	}
@@ -253,10 +254,10 @@ func TestLockNoEvidenceIsUnknown(t *testing.T) {
 // A refused acquire and a release that found another owner are the
 // lock's own answers, not unavailability (RTO, the shard gate).
 func TestLockRefusalsAreServed(t *testing.T) {
-	if !ServedError(LockHeld) || !ServedError(LockNotOwner) || ServedError(LockNotSent) {
+	if !checker.ServedError(Held) || !checker.ServedError(NotOwner) || checker.ServedError(NotSent) {
 		t.Fatal("lock-held and not-owner are served; not-sent is not")
 	}
-	if DescribeFigure("double_holds") == "" {
+	if checker.DescribeFigure("double_holds") == "" {
 		t.Fatal("double_holds has no explanation")
 	}
 }
@@ -273,9 +274,9 @@ func TestLockExpirySlack(t *testing.T) {
 		h.rel(1, "k", "b", 0, 300, history.OK, 301)
 		return h.done()
 	}
-	wantValid(t, check(t, Lock(), build(47)), Valid)
-	r := check(t, Lock(), build(40))
-	wantValid(t, r, Invalid)
+	wantValid(t, check(t, Checker(), build(47)), checker.Valid)
+	r := check(t, Checker(), build(40))
+	wantValid(t, r, checker.Invalid)
 	if fig[int](t, r, "double_holds") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -287,8 +288,8 @@ func TestLockReleaseBeforeItsAcquireIsUnknown(t *testing.T) {
 	h := &lockH{}
 	h.acq(0, "k", "a", 5000, 0, history.OK, 1, 10, "A")
 	h.rel(1, "k", "a", 0, 5, history.OK, 6)
-	r := check(t, Lock(), h.done())
-	wantValid(t, r, Unknown)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Unknown)
 	if !strings.Contains(r.Why(), "released before its acquire") {
 		t.Fatalf("why %q", r.Why())
 	}
@@ -303,8 +304,8 @@ func TestLockLostWhileHeldIsReported(t *testing.T) {
 	h.rel(0, "k", "a", 10, 20, history.Fail, 31)
 	h.acq(1, "k", "b", 5000, 40, history.OK, 2, 41, "B")
 	h.rel(1, "k", "b", 5, 41, history.Fail, 47) // gone too, no fault on B
-	r := check(t, Lock(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "lost_while_held") != 2 || fig[int](t, r, "lost_while_held_after_fault") != 1 || !strings.Contains(r.Why(), "2 locks were gone") {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -316,19 +317,19 @@ func TestLockLostWhileHeldIsReported(t *testing.T) {
 func TestLockClear(t *testing.T) {
 	h := twoHolds(20, 2)
 	h.call(9, "clear", "k", nil, 500, history.OK, nil, 501)
-	r := check(t, Lock(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "clears") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	h = twoHolds(4, 2) // a double-hold...
 	h.call(9, "clear", "k", nil, 2, history.OK, nil, 3)
-	if r := check(t, Lock(), h.done()); r.Valid == Valid {
+	if r := check(t, Checker(), h.done()); r.Valid == checker.Valid {
 		t.Fatalf("an early clear hid a double-hold: %v", r.Figures)
 	}
 	h = &lockH{}
 	h.acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A")
 	h.call(9, "clear", "k", nil, 2, history.OK, nil, 3)
 	h.rel(0, "k", "a", 0, 4, history.Fail, 5)
-	wantValid(t, check(t, Lock(), h.done()), Unknown)
+	wantValid(t, check(t, Checker(), h.done()), checker.Unknown)
 }

@@ -1,4 +1,9 @@
-package workloads
+// Package ttl is the ttl workload: keys and hash fields with expiries,
+// checked against the deadlines the server acknowledged. It brings
+// everything of its own: the workload and its client-library form, its
+// ops' names and values (ops.go), and its checker with its figures and
+// their explanations (checker.go, figures.go).
+package ttl
 
 import (
 	"context"
@@ -13,6 +18,7 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/client"
 )
 
@@ -32,9 +38,9 @@ import (
 // final), so that no key expires while the end phase compares replicas
 // with their primaries.
 type ttl struct {
-	base
+	workloads.Base
 	keys       int
-	place      placement
+	place      *workloads.Placement
 	hashFields atomic.Bool
 	mu         sync.Mutex
 	workers    map[int]bool // workers that made a generator: their keys get a final
@@ -60,24 +66,27 @@ const (
 // ttlHashCommands are what hash-field expiration needs of a server.
 var ttlHashCommands = []string{"HPEXPIRE", "HPERSIST", "HPTTL"}
 
-func newTTL(cfg Config) Workload {
-	return &ttl{base: newBase("ttl", cfg), keys: keyCount(cfg.Keys, ttlKeys, 0), place: placement{name: "t"}, workers: map[int]bool{}}
+func init() { workloads.Register("ttl", New) }
+
+// New builds the ttl workload.
+func New(cfg workloads.Config) workloads.Workload {
+	return &ttl{Base: workloads.NewBase("ttl", cfg), keys: workloads.KeyCount(cfg.Keys, ttlKeys, 0), place: workloads.NewPlacement("t"), workers: map[int]bool{}}
 }
 
 // key is worker's key i (k: a string, h: a hash), with the tag of slot i.
 func (w *ttl) key(worker int, kind string, i int) string {
-	return fmt.Sprintf("%sw%d:%s%d%s", w.prefix, worker, kind, i, w.place.tag(0, i))
+	return fmt.Sprintf("%sw%d:%s%d%s", w.KeyPrefix(), worker, kind, i, w.place.Tag(i))
 }
 
 func (w *ttl) Setup(ctx context.Context, c *client.Client) error {
-	w.keys = keyCount(w.cfg.Keys, ttlKeys, len(c.Addrs()))
-	return w.place.place(c, w.keys)
+	w.keys = workloads.KeyCount(w.Config().Keys, ttlKeys, len(c.Addrs()))
+	return w.place.Place(c, w.keys)
 }
 
 // InitOps: the probe, which finds whether the server has hash-field
 // expiration (COMMAND INFO) and says so in the history.
 func (w *ttl) InitOps() []history.Op {
-	return []history.Op{{F: checker.TTLProbe, Key: w.prefix + "probe" + w.place.tag(0, 0)}}
+	return []history.Op{{F: string(Probe), Key: w.KeyPrefix() + "probe" + w.place.Tag(0)}}
 }
 
 // FinalOps read and delete every key a worker used.
@@ -91,10 +100,10 @@ func (w *ttl) FinalOps() []history.Op {
 	var ops []history.Op
 	for _, p := range workers {
 		for i := 0; i < w.keys; i++ {
-			ops = append(ops, history.Op{F: checker.TTLFinal, Key: w.key(p, "k", i)})
+			ops = append(ops, history.Op{F: string(Final), Key: w.key(p, "k", i)})
 			if w.hashFields.Load() {
-				op := history.Op{F: checker.TTLFinal, Key: w.key(p, "h", i)}
-				op.SetValue(checker.TTLValue{Field: ttlField})
+				op := history.Op{F: string(Final), Key: w.key(p, "h", i)}
+				op.SetValue(Value{Field: ttlField})
 				ops = append(ops, op)
 			}
 		}
@@ -103,8 +112,8 @@ func (w *ttl) FinalOps() []history.Op {
 }
 
 // Checkers: the deadlines.
-func (w *ttl) Checkers(opts CheckOptions) []checker.Checker {
-	return w.checkers(opts, checker.TTL(w.aspect(opts, "ttl")))
+func (w *ttl) Checkers(opts workloads.CheckOptions) []checker.Checker {
+	return w.WithMeasures(opts, Checker(w.Scope(opts, "ttl")))
 }
 
 type ttlGen struct {
@@ -114,11 +123,11 @@ type ttlGen struct {
 	n      int
 }
 
-func (w *ttl) Generator(worker int, seed int64) Generator {
+func (w *ttl) Generator(worker int, seed int64) workloads.Generator {
 	w.mu.Lock()
 	w.workers[worker] = true
 	w.mu.Unlock()
-	return &ttlGen{w: w, rng: seeded(seed, worker), worker: worker}
+	return &ttlGen{w: w, rng: workloads.Seeded(seed, worker), worker: worker}
 }
 
 // ttlMs draws a ttl: most short enough to expire during the run.
@@ -126,7 +135,7 @@ func (g *ttlGen) ttlMs() int64 { return int64(50 + g.rng.IntN(1451)) }
 
 func (g *ttlGen) Next() history.Op {
 	i := g.rng.IntN(g.w.keys)
-	var v checker.TTLValue
+	var v Value
 	op := history.Op{Key: g.w.key(g.worker, "k", i)}
 	if g.w.hashFields.Load() && g.rng.IntN(2) == 0 {
 		op.Key, v.Field = g.w.key(g.worker, "h", i), ttlField
@@ -134,27 +143,27 @@ func (g *ttlGen) Next() history.Op {
 	switch r := g.rng.IntN(100); {
 	case r < 25:
 		g.n++
-		op.F, v.Value = checker.TTLSet, fmt.Sprintf("w%d-%d", g.worker, g.n)
+		op.F, v.Value = string(Set), fmt.Sprintf("w%d-%d", g.worker, g.n)
 		if g.rng.IntN(10) > 0 {
 			v.TTLms = g.ttlMs()
 		}
 	case r < 40:
-		op.F, v.TTLms = checker.TTLPExpire, g.ttlMs()
+		op.F, v.TTLms = string(PExpire), g.ttlMs()
 	case r < 48:
-		op.F = checker.TTLPersist
+		op.F = string(Persist)
 	default:
-		op.F = checker.OpRead
+		op.F = string(checker.OpRead)
 	}
 	op.SetValue(v)
 	return op
 }
 
-func (w *ttl) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
-	if inv.F == checker.TTLProbe {
+func (w *ttl) Invoke(ctx context.Context, c workloads.Conn, inv history.Op) history.Op {
+	if inv.Name() == Probe {
 		return w.probe(ctx, c, inv)
 	}
-	if inv.F == checker.TTLFinal {
-		var v checker.TTLValue
+	if inv.Name() == Final {
+		var v Value
 		_ = inv.DecodeValue(&v)
 		args := []any{"eval", ttlFinalScript, 1, inv.Key}
 		if v.Field != "" {
@@ -164,20 +173,20 @@ func (w *ttl) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 	}
 	lop, err := w.LibCommand(inv)
 	if err != nil {
-		return unknownOp(inv, err.Error())
+		return workloads.UnknownOp(inv, err.Error())
 	}
-	var v checker.TTLValue
+	var v Value
 	_ = inv.DecodeValue(&v)
 	args := make([]any, len(lop.Args))
 	for i, a := range lop.Args {
 		args[i] = a
 	}
-	return w.send(ctx, c, inv, v, args, inv.F != checker.OpRead)
+	return w.send(ctx, c, inv, v, args, inv.Name() != checker.OpRead)
 }
 
 // send runs one command (a write with the run's WAIT) and decodes its
 // reply as a library's would be.
-func (w *ttl) send(ctx context.Context, c Conn, inv history.Op, v checker.TTLValue, args []any, isWrite bool) history.Op {
+func (w *ttl) send(ctx context.Context, c workloads.Conn, inv history.Op, v Value, args []any, isWrite bool) history.Op {
 	var cmd *redis.Cmd
 	build := func(ctx context.Context) []redis.Cmder {
 		cmd = redis.NewCmd(ctx, args...)
@@ -185,9 +194,9 @@ func (w *ttl) send(ctx context.Context, c Conn, inv history.Op, v checker.TTLVal
 	}
 	var out history.Op
 	if isWrite {
-		out, _ = write(ctx, c, w.cfg, inv, build)
+		out, _ = workloads.Write(ctx, c, w.Config(), inv, build)
 	} else {
-		out = complete(inv, c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Build: build}))
+		out = workloads.Complete(inv, c.Do(ctx, client.Request{Slot: workloads.Keyslot(inv.Key), Build: build}))
 	}
 	if out.Type != history.OK {
 		return out
@@ -196,32 +205,32 @@ func (w *ttl) send(ctx context.Context, c Conn, inv history.Op, v checker.TTLVal
 	if cmd.Err() == redis.Nil {
 		val = nil
 	}
-	setTTLReply(&out, inv.F, v, val)
+	setTTLReply(&out, inv.Name(), v, val)
 	return out
 }
 
 // setTTLReply decodes a ttl op's reply into its completion's value; a
 // reply that cannot be what the command answers is kept raw (a JSON
 // string) for the checker to flag.
-func setTTLReply(out *history.Op, f string, v checker.TTLValue, reply any) {
+func setTTLReply(out *history.Op, f history.OpName, v Value, reply any) {
 	switch f {
-	case checker.TTLSet:
+	case Set:
 		out.SetValue(v)
 		return
-	case checker.TTLPExpire, checker.TTLPersist:
+	case PExpire, Persist:
 		// PEXPIRE / PERSIST answer an integer; HPEXPIRE / HPERSIST a
 		// list of one per field.
 		if l, ok := reply.([]any); ok && len(l) == 1 {
 			reply = l[0]
 		}
-		if n, ok := replyInt(reply); ok {
+		if n, ok := workloads.ReplyInt(reply); ok {
 			v.Reply = &n
 			out.SetValue(v)
 			return
 		}
-	case checker.OpRead, checker.TTLFinal:
+	case checker.OpRead, Final:
 		if l, ok := reply.([]any); ok && len(l) == 2 {
-			n, okN := replyInt(l[1])
+			n, okN := workloads.ReplyInt(l[1])
 			switch got := l[0].(type) {
 			case nil:
 				if okN {
@@ -242,16 +251,16 @@ func setTTLReply(out *history.Op, f string, v checker.TTLValue, reply any) {
 }
 
 // LibReply decodes a library's reply as send does.
-func (w *ttl) LibReply(inv history.Op, r LibReply, out *history.Op) {
-	var v checker.TTLValue
+func (w *ttl) LibReply(inv history.Op, r workloads.LibReply, out *history.Op) {
+	var v Value
 	_ = inv.DecodeValue(&v)
-	setTTLReply(out, inv.F, v, r.Reply)
+	setTTLReply(out, inv.Name(), v, r.Reply)
 }
 
 // probe asks the key's primary whether it has hash-field expiration.
-func (w *ttl) probe(ctx context.Context, c Conn, inv history.Op) history.Op {
+func (w *ttl) probe(ctx context.Context, c workloads.Conn, inv history.Op) history.Op {
 	var cmd *redis.SliceCmd
-	r := c.Do(ctx, client.Request{Slot: Keyslot(inv.Key), Build: func(ctx context.Context) []redis.Cmder {
+	r := c.Do(ctx, client.Request{Slot: workloads.Keyslot(inv.Key), Build: func(ctx context.Context) []redis.Cmder {
 		args := []any{"command", "info"}
 		for _, name := range ttlHashCommands {
 			args = append(args, strings.ToLower(name))
@@ -259,7 +268,7 @@ func (w *ttl) probe(ctx context.Context, c Conn, inv history.Op) history.Op {
 		cmd = redis.NewSliceCmd(ctx, args...)
 		return []redis.Cmder{cmd}
 	}})
-	out := complete(inv, r)
+	out := workloads.Complete(inv, r)
 	if out.Type != history.OK {
 		return out
 	}
@@ -276,40 +285,40 @@ func (w *ttl) probe(ctx context.Context, c Conn, inv history.Op) history.Op {
 	}
 	has := len(missing) == 0
 	w.hashFields.Store(has)
-	out.SetValue(checker.TTLValue{HashFieldExpiry: &has, Missing: missing})
+	out.SetValue(Value{HashFieldExpiry: &has, Missing: missing})
 	return out
 }
 
 // LibCommand is the one command of a ttl op, for a client library and for
 // Invoke alike (its reads and hash sets one script each); the probe and
 // the finals run on redline's own client, as every settled op does.
-func (w *ttl) LibCommand(inv history.Op) (LibOp, error) {
-	var v checker.TTLValue
-	if err := inv.DecodeValue(&v); err != nil && inv.F != checker.OpRead && inv.F != checker.TTLPersist {
-		return LibOp{}, fmt.Errorf("malformed ttl op %s", inv.Value)
+func (w *ttl) LibCommand(inv history.Op) (workloads.LibOp, error) {
+	var v Value
+	if err := inv.DecodeValue(&v); err != nil && inv.Name() != checker.OpRead && inv.Name() != Persist {
+		return workloads.LibOp{}, fmt.Errorf("malformed ttl op %s", inv.Value)
 	}
 	k := inv.Key
 	ms := strconv.FormatInt(v.TTLms, 10)
 	hash := v.Field != ""
 	switch {
-	case inv.F == checker.TTLSet && hash:
-		return LibOp{Args: []string{"EVAL", ttlHashSetScript, "1", k, v.Field, v.Value, ms}, Key: k}, nil
-	case inv.F == checker.TTLSet && v.TTLms > 0:
-		return LibOp{Args: []string{"SET", k, v.Value, "PX", ms}, Key: k}, nil
-	case inv.F == checker.TTLSet:
-		return LibOp{Args: []string{"SET", k, v.Value}, Key: k}, nil
-	case inv.F == checker.TTLPExpire && hash:
-		return LibOp{Args: []string{"HPEXPIRE", k, ms, "FIELDS", "1", v.Field}, Key: k}, nil
-	case inv.F == checker.TTLPExpire:
-		return LibOp{Args: []string{"PEXPIRE", k, ms}, Key: k}, nil
-	case inv.F == checker.TTLPersist && hash:
-		return LibOp{Args: []string{"HPERSIST", k, "FIELDS", "1", v.Field}, Key: k}, nil
-	case inv.F == checker.TTLPersist:
-		return LibOp{Args: []string{"PERSIST", k}, Key: k}, nil
-	case inv.F == checker.OpRead && hash:
-		return LibOp{Args: []string{"EVAL", ttlHashReadScript, "1", k, v.Field}, Key: k}, nil
-	case inv.F == checker.OpRead:
-		return LibOp{Args: []string{"EVAL", ttlReadScript, "1", k}, Key: k}, nil
+	case inv.Name() == Set && hash:
+		return workloads.LibOp{Args: []string{"EVAL", ttlHashSetScript, "1", k, v.Field, v.Value, ms}, Key: k}, nil
+	case inv.Name() == Set && v.TTLms > 0:
+		return workloads.LibOp{Args: []string{"SET", k, v.Value, "PX", ms}, Key: k}, nil
+	case inv.Name() == Set:
+		return workloads.LibOp{Args: []string{"SET", k, v.Value}, Key: k}, nil
+	case inv.Name() == PExpire && hash:
+		return workloads.LibOp{Args: []string{"HPEXPIRE", k, ms, "FIELDS", "1", v.Field}, Key: k}, nil
+	case inv.Name() == PExpire:
+		return workloads.LibOp{Args: []string{"PEXPIRE", k, ms}, Key: k}, nil
+	case inv.Name() == Persist && hash:
+		return workloads.LibOp{Args: []string{"HPERSIST", k, "FIELDS", "1", v.Field}, Key: k}, nil
+	case inv.Name() == Persist:
+		return workloads.LibOp{Args: []string{"PERSIST", k}, Key: k}, nil
+	case inv.Name() == checker.OpRead && hash:
+		return workloads.LibOp{Args: []string{"EVAL", ttlHashReadScript, "1", k, v.Field}, Key: k}, nil
+	case inv.Name() == checker.OpRead:
+		return workloads.LibOp{Args: []string{"EVAL", ttlReadScript, "1", k}, Key: k}, nil
 	}
-	return LibOp{}, fmt.Errorf("op %s of workload ttl has no single-command form (it runs on redline's own client)", inv.F)
+	return workloads.LibOp{}, fmt.Errorf("op %s of workload ttl has no single-command form (it runs on redline's own client)", inv.F)
 }

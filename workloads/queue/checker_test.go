@@ -1,9 +1,10 @@
-package checker
+package queue
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
 )
 
@@ -54,8 +55,8 @@ func (h *queueH) ack(p int, key, consumer, msg string, t0 int64, typ history.Typ
 }
 
 func (h *queueH) drainList(key string, t int64, queue, processing []string) *queueH {
-	h.call(90+len(h.ops), "drain", key, map[string]any{"kind": QueueList}, t, history.OK,
-		map[string]any{"kind": QueueList, "queue": queue, "processing": processing}, t+1)
+	h.call(90+len(h.ops), "drain", key, map[string]any{"kind": List}, t, history.OK,
+		map[string]any{"kind": List, "queue": queue, "processing": processing}, t+1)
 	return h
 }
 
@@ -64,15 +65,15 @@ func (h *queueH) drainStream(key string, t int64, entries []string, last string,
 	for _, id := range pending {
 		pel = append(pel, map[string]any{"id": id, "consumer": "c0", "deliveries": 1})
 	}
-	h.call(90+len(h.ops), "drain", key, map[string]any{"kind": QueueStream}, t, history.OK,
-		map[string]any{"kind": QueueStream, "entries": qmsgs(entries...), "last_delivered": last, "pending": pel}, t+1)
+	h.call(90+len(h.ops), "drain", key, map[string]any{"kind": Stream}, t, history.OK,
+		map[string]any{"kind": Stream, "entries": qmsgs(entries...), "last_delivered": last, "pending": pel}, t+1)
 	return h
 }
 
 // listOK: a, b, c enqueued; a delivered and acked; b delivered, not acked
 // (in processing at the end); c still queued.
 func listOK() *queueH {
-	h := &queueH{kind: QueueList}
+	h := &queueH{kind: List}
 	h.enq(0, "q", "a", 0, history.OK, "", 1, "A")
 	h.enq(0, "q", "b", 2, history.OK, "", 3, "A")
 	h.enq(0, "q", "c", 4, history.OK, "", 5, "A")
@@ -86,8 +87,8 @@ func TestQueueListValid(t *testing.T) {
 	h := listOK()
 	h.deq(2, "dequeue", "q", "c2", 12, history.OK, 13) // empty: nothing to deliver? c is queued: allowed (another view)
 	h.drainList("q", 100, []string{"c"}, []string{"b"})
-	r := check(t, Queue(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "lost") != 0 || fig[int](t, r, "pending_at_end") != 1 || fig[int](t, r, "delivered") != 2 || fig[int](t, r, "duplicates") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -103,13 +104,13 @@ func TestQueueLostIsInvalidAndClassified(t *testing.T) {
 		h.drainList("q", 100, nil, []string{"b"}) // c is gone
 		return h.done()
 	}
-	r := check(t, Queue(), build(false))
-	wantValid(t, r, Invalid)
+	r := check(t, Checker(), build(false))
+	wantValid(t, r, checker.Invalid)
 	if fig[int](t, r, "lost") != 1 || fig[int](t, r, "lost_unexplained") != 1 || !strings.Contains(r.Why(), "lost 1 acknowledged") {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	r = check(t, Queue(), build(true))
-	wantValid(t, r, Invalid)
+	r = check(t, Checker(), build(true))
+	wantValid(t, r, checker.Invalid)
 	if fig[int](t, r, "lost_after_failover_loss") != 1 || !strings.Contains(r.Why(), "1 after-failover-loss") {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -141,8 +142,8 @@ func TestQueueUnexpectedAndEarlyDelivery(t *testing.T) {
 		}(),
 	}
 	for name, h := range cases {
-		r := check(t, Queue(), h.done())
-		if r.Valid != Invalid {
+		r := check(t, Checker(), h.done())
+		if r.Valid != checker.Invalid {
 			t.Errorf("%s: %v %v", name, r.Valid, r.Figures)
 		}
 	}
@@ -153,8 +154,8 @@ func TestQueueDuplicatesAreCounted(t *testing.T) {
 	h := listOK()
 	h.deq(2, "dequeue", "q", "c2", 12, history.OK, 13, "a") // a again (its move lost, say)
 	h.drainList("q", 100, []string{"c", "c"}, []string{"b"})
-	r := check(t, Queue(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "duplicates") != 2 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -164,8 +165,8 @@ func TestQueueDuplicatesAreCounted(t *testing.T) {
 func TestQueueAckLostIsReported(t *testing.T) {
 	h := listOK()
 	h.drainList("q", 100, []string{"c"}, []string{"a", "b"})
-	r := check(t, Queue(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "acks_lost") != 1 || !strings.Contains(r.Why(), "1 acks were lost") {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -174,7 +175,7 @@ func TestQueueAckLostIsReported(t *testing.T) {
 // streamOK: a (1-0), b (2-0), c (3-0); a delivered and acked, b delivered
 // and pending, c never delivered (above last-delivered 2-0).
 func streamOK() *queueH {
-	h := &queueH{kind: QueueStream}
+	h := &queueH{kind: Stream}
 	h.enq(0, "s", "a", 0, history.OK, "1-0", 1, "A")
 	h.enq(0, "s", "b", 2, history.OK, "2-0", 3, "A")
 	h.enq(0, "s", "c", 4, history.OK, "3-0", 5, "A")
@@ -187,8 +188,8 @@ func streamOK() *queueH {
 func TestQueueStream(t *testing.T) {
 	h := streamOK()
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "2-0", "2-0")
-	r := check(t, Queue(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "pending_at_end") != 1 || fig[int](t, r, "duplicates") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -196,8 +197,8 @@ func TestQueueStream(t *testing.T) {
 	h = streamOK()
 	h.deq(2, "claim", "s", "c2", 20, history.OK, 21, "b@2-0")
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "2-0", "2-0")
-	r = check(t, Queue(), h.done())
-	wantValid(t, r, Valid)
+	r = check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "duplicates") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -205,8 +206,8 @@ func TestQueueStream(t *testing.T) {
 	// delivered): lost.
 	h = streamOK()
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "3-0", "2-0")
-	r = check(t, Queue(), h.done())
-	wantValid(t, r, Invalid)
+	r = check(t, Checker(), h.done())
+	wantValid(t, r, checker.Invalid)
 	if fig[int](t, r, "lost") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -214,16 +215,16 @@ func TestQueueStream(t *testing.T) {
 	h = streamOK()
 	h.deq(2, "dequeue", "s", "c2", 20, history.OK, 21, "c@9-0")
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "3-0", "2-0", "3-0")
-	r = check(t, Queue(), h.done())
-	wantValid(t, r, Invalid)
+	r = check(t, Checker(), h.done())
+	wantValid(t, r, checker.Invalid)
 	if fig[map[string]any](t, r, "anomalies")["id-mismatch"] == nil {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// Pending at the end but never delivered, no indeterminate dequeue.
 	h = streamOK()
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "3-0", "2-0", "3-0")
-	r = check(t, Queue(), h.done())
-	wantValid(t, r, Invalid)
+	r = check(t, Checker(), h.done())
+	wantValid(t, r, checker.Invalid)
 	if fig[map[string]any](t, r, "anomalies")["pending-never-delivered"] == nil {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -231,7 +232,7 @@ func TestQueueStream(t *testing.T) {
 	h = streamOK()
 	h.deq(2, "dequeue", "s", "c2", 20, history.Info, 21)
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "3-0", "2-0", "3-0")
-	wantValid(t, check(t, Queue(), h.done()), Valid)
+	wantValid(t, check(t, Checker(), h.done()), checker.Valid)
 }
 
 // Stream ids that go backwards (the tail lost in a failover) are reported.
@@ -241,7 +242,7 @@ func TestQueueStreamIDRegression(t *testing.T) {
 	h.deq(1, "dequeue", "s", "c1", 22, history.OK, 23, "c@3-0")
 	h.deq(1, "dequeue", "s", "c1", 24, history.OK, 25, "d@2-0")
 	h.drainStream("s", 100, []string{"a@1-0", "d@2-0"}, "3-0", "2-0", "3-0")
-	r := check(t, Queue(), h.done())
+	r := check(t, Checker(), h.done())
 	if fig[int](t, r, "id_regressions") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -252,76 +253,76 @@ func TestQueueLiesAreNeverValid(t *testing.T) {
 	drained := func(h *queueH) *queueH { return h.drainList("q", 100, []string{"c"}, []string{"b"}) }
 	cases := map[string]struct {
 		h    func() *queueH
-		want Validity
+		want checker.Validity
 	}{
 		"delivery not a list": {func() *queueH {
 			h := drained(listOK())
 			h.call(5, "dequeue", "q", map[string]any{"kind": "list", "consumer": "c5"}, 30, history.OK, map[string]any{"kind": "list", "msgs": "abc"}, 31)
 			return h
-		}, Invalid},
+		}, checker.Invalid},
 		"delivery without a body": {func() *queueH {
 			h := drained(listOK())
 			h.call(5, "dequeue", "q", map[string]any{"kind": "list", "consumer": "c5"}, 30, history.OK, map[string]any{"kind": "list", "msgs": []any{map[string]any{}}}, 31)
 			return h
-		}, Invalid},
+		}, checker.Invalid},
 		"ack count 7": {func() *queueH {
 			h := listOK()
 			h.ack(1, "q", "c1", "b", 20, history.OK, 7, 21)
 			return drained(h)
-		}, Invalid},
+		}, checker.Invalid},
 		"stream enqueue without id": {func() *queueH {
-			h := &queueH{kind: QueueStream}
+			h := &queueH{kind: Stream}
 			h.enq(0, "s", "a", 0, history.OK, "", 1, "A")
 			return h.drainStream("s", 100, []string{"a@1-0"}, "0-0")
-		}, Invalid},
+		}, checker.Invalid},
 		"stream drain with a garbage last-delivered id": {func() *queueH {
-			h := &queueH{kind: QueueStream}
+			h := &queueH{kind: Stream}
 			h.enq(0, "s", "a", 0, history.OK, "1-0", 1, "A")
 			return h.drainStream("s", 100, []string{"a@1-0"}, "everything")
-		}, Invalid},
+		}, checker.Invalid},
 		"drain unreadable": {func() *queueH {
 			h := listOK()
 			h.call(90, "drain", "q", map[string]any{"kind": "list"}, 100, history.OK, "garbage", 101)
 			return h
-		}, Invalid},
+		}, checker.Invalid},
 		"no kind": {func() *queueH {
 			h := drained(listOK())
 			h.call(5, "enqueue", "q", map[string]any{"msg": "z"}, 30, history.OK, nil, 31)
 			return h
-		}, Unknown},
+		}, checker.Unknown},
 		"message enqueued twice": {func() *queueH {
 			h := listOK()
 			h.enq(5, "q", "a", 30, history.OK, "", 31, "A")
 			return drained(h)
-		}, Unknown},
+		}, checker.Unknown},
 		"ack of a message never delivered to its consumer": {func() *queueH {
 			h := listOK()
 			h.ack(5, "q", "c5", "c", 30, history.OK, 1, 31)
 			return drained(h)
-		}, Unknown},
+		}, checker.Unknown},
 		"an op after the drain": {func() *queueH {
 			h := drained(listOK())
 			h.enq(5, "q", "z", 200, history.Fail, "", 201, "A")
 			return h
-		}, Unknown},
+		}, checker.Unknown},
 		"another op": {func() *queueH {
 			h := drained(listOK())
 			h.call(5, "read", "q", map[string]any{"kind": "list"}, 30, history.OK, nil, 31)
 			return h
-		}, Unknown},
-		"no drain": {func() *queueH { return listOK() }, Unknown},
+		}, checker.Unknown},
+		"no drain": {func() *queueH { return listOK() }, checker.Unknown},
 		"drain failed": {func() *queueH {
 			h := listOK()
 			h.call(90, "drain", "q", map[string]any{"kind": "list"}, 100, history.Info, nil, 101)
 			return h
-		}, Unknown},
+		}, checker.Unknown},
 	}
 	for name, c := range cases {
-		r := check(t, Queue(), c.h().done())
+		r := check(t, Checker(), c.h().done())
 		if r.Valid != c.want {
 			t.Errorf("%s: %v, want %v; %v", name, r.Valid, c.want, r.Figures)
 		}
-		if r.Valid != Valid && r.Why() == "" {
+		if r.Valid != checker.Valid && r.Why() == "" {
 			t.Errorf("%s: no why", name)
 		}
 	}
@@ -329,30 +330,30 @@ func TestQueueLiesAreNeverValid(t *testing.T) {
 
 func TestQueueBrokenHistoriesAreNeverValid(t *testing.T) {
 	ops := drainedList().done()
-	if r := check(t, Queue(), ops); r.Valid != Valid {
+	if r := check(t, Checker(), ops); r.Valid != checker.Valid {
 		t.Fatalf("the base history: %v %v", r.Valid, r.Figures)
 	}
 	bad := append([]history.Op(nil), ops...)
 	bad[1].Time = bad[0].Time - 1
-	if r := check(t, Queue(), bad); r.Valid == Valid {
+	if r := check(t, Checker(), bad); r.Valid == checker.Valid {
 		t.Errorf("completion before invocation: %v", r.Figures)
 	}
 	dup := append([]history.Op(nil), ops...)
 	dup[2].Index = dup[0].Index
-	if r := check(t, Queue(), dup); r.Valid == Valid {
+	if r := check(t, Checker(), dup); r.Valid == checker.Valid {
 		t.Errorf("duplicated index: %v", r.Figures)
 	}
 	twice := append(append([]history.Op(nil), ops...), ops[len(ops)-1])
-	if r := check(t, Queue(), twice); r.Valid == Valid {
+	if r := check(t, Checker(), twice); r.Valid == checker.Valid {
 		t.Errorf("duplicated completion: %v", r.Figures)
 	}
 	swapped := append([]history.Op(nil), ops...)
 	swapped[0], swapped[1] = swapped[1], swapped[0]
-	if r := check(t, Queue(), swapped); r.Valid == Valid {
+	if r := check(t, Checker(), swapped); r.Valid == checker.Valid {
 		t.Errorf("swapped: %v", r.Figures)
 	}
 	// Torn: the history ends before the drain completed.
-	if r := check(t, Queue(), ops[:len(ops)-1]); r.Valid == Valid {
+	if r := check(t, Checker(), ops[:len(ops)-1]); r.Valid == checker.Valid {
 		t.Errorf("torn: %v %v", r.Valid, r.Figures)
 	}
 	// Missing completions: the enqueues' acks gone, so nothing to account for.
@@ -363,7 +364,7 @@ func TestQueueBrokenHistoriesAreNeverValid(t *testing.T) {
 		}
 		noAcks = append(noAcks, op)
 	}
-	if r := check(t, Queue(), noAcks); r.Valid == Valid {
+	if r := check(t, Checker(), noAcks); r.Valid == checker.Valid {
 		t.Errorf("no acknowledged enqueue: %v", r.Figures)
 	}
 }
@@ -373,19 +374,19 @@ func drainedList() *queueH { return listOK().drainList("q", 100, []string{"c"}, 
 // Every acknowledged message delivered, but no drain: valid on the total
 // queue, and the why says the end state is not known.
 func TestQueueWithoutDrainSaysSo(t *testing.T) {
-	h := &queueH{kind: QueueList}
+	h := &queueH{kind: List}
 	h.enq(0, "q", "a", 0, history.OK, "", 1, "A")
 	h.deq(1, "dequeue", "q", "c1", 6, history.OK, 7, "a")
-	r := check(t, Queue(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "undrained_queues") != 1 || !strings.Contains(r.Why(), "no successful final drain") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
 
 func TestQueueNoEvidenceIsUnknown(t *testing.T) {
-	wantValid(t, check(t, Queue(), nil), Unknown)
-	if DescribeFigure("duplicates") == "" || DescribeFigure("acks_lost") == "" {
+	wantValid(t, check(t, Checker(), nil), checker.Unknown)
+	if checker.DescribeFigure("duplicates") == "" || checker.DescribeFigure("acks_lost") == "" {
 		t.Fatal("the queue's figures have no explanation")
 	}
 }

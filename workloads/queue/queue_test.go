@@ -1,4 +1,4 @@
-package workloads
+package queue
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/client"
+	"github.com/redline-dev/redline/workloads/workloadtest"
 )
 
-func queueOp(f, key string, v checker.QueueValue) history.Op {
+func queueOp(f, key string, v Value) history.Op {
 	op := history.Op{F: f, Key: key}
 	op.SetValue(v)
 	return op
@@ -21,60 +23,60 @@ func queueOp(f, key string, v checker.QueueValue) history.Op {
 // the processing list and its ack removes it; a stream entry is delivered
 // to its consumer, stays pending until XACK, and a drain sees both.
 func TestQueueCommands(t *testing.T) {
-	ctx, c := localClient(t)
-	w := mustNew(t, "queue").(*queue)
+	ctx, c := workloadtest.LocalClient(t)
+	w := workloadtest.New(t, "queue").(*queue)
 	if err := w.Setup(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	value := func(op history.Op) checker.QueueValue {
+	value := func(op history.Op) Value {
 		t.Helper()
-		var v checker.QueueValue
+		var v Value
 		if op.Type != history.OK || op.DecodeValue(&v) != nil {
 			t.Fatalf("%s: %+v %s", op.F, op, op.Value)
 		}
 		return v
 	}
-	for _, kind := range []string{checker.QueueList, checker.QueueStream} {
+	for _, kind := range []string{List, Stream} {
 		k := w.key(kind, 0)
-		enq := value(w.Invoke(ctx, c, queueOp("enqueue", k, checker.QueueValue{Kind: kind, Msg: "m1"})))
-		if kind == checker.QueueStream && enq.ID == "" {
+		enq := value(w.Invoke(ctx, c, queueOp("enqueue", k, Value{Kind: kind, Msg: "m1"})))
+		if kind == Stream && enq.ID == "" {
 			t.Fatalf("XADD gave no id: %+v", enq)
 		}
-		got := value(w.Invoke(ctx, c, queueOp("dequeue", k, checker.QueueValue{Kind: kind, Consumer: "w0"})))
+		got := value(w.Invoke(ctx, c, queueOp("dequeue", k, Value{Kind: kind, Consumer: "w0"})))
 		if len(got.Msgs) != 1 || got.Msgs[0].Msg != "m1" || got.Msgs[0].ID != enq.ID {
 			t.Fatalf("%s dequeue: %+v", kind, got)
 		}
-		if empty := value(w.Invoke(ctx, c, queueOp("dequeue", k, checker.QueueValue{Kind: kind, Consumer: "w0"}))); len(empty.Msgs) != 0 {
+		if empty := value(w.Invoke(ctx, c, queueOp("dequeue", k, Value{Kind: kind, Consumer: "w0"}))); len(empty.Msgs) != 0 {
 			t.Fatalf("%s dequeue of an empty queue: %+v", kind, empty)
 		}
-		d := value(w.Invoke(ctx, c, queueOp("drain", k, checker.QueueValue{Kind: kind})))
-		if kind == checker.QueueList && (len(d.Queue) != 0 || len(d.Processing) != 1) ||
-			kind == checker.QueueStream && (len(d.Entries) != 1 || len(d.Pending) != 1 || d.LastDelivered != enq.ID) {
+		d := value(w.Invoke(ctx, c, queueOp("drain", k, Value{Kind: kind})))
+		if kind == List && (len(d.Queue) != 0 || len(d.Processing) != 1) ||
+			kind == Stream && (len(d.Entries) != 1 || len(d.Pending) != 1 || d.LastDelivered != enq.ID) {
 			t.Fatalf("%s drain before the ack: %+v", kind, d)
 		}
-		a := value(w.Invoke(ctx, c, queueOp("ack", k, checker.QueueValue{Kind: kind, Consumer: "w0", Msgs: got.Msgs})))
+		a := value(w.Invoke(ctx, c, queueOp("ack", k, Value{Kind: kind, Consumer: "w0", Msgs: got.Msgs})))
 		if a.Acked == nil || *a.Acked != 1 {
 			t.Fatalf("%s ack: %+v", kind, a)
 		}
-		a = value(w.Invoke(ctx, c, queueOp("ack", k, checker.QueueValue{Kind: kind, Consumer: "w0", Msgs: got.Msgs})))
+		a = value(w.Invoke(ctx, c, queueOp("ack", k, Value{Kind: kind, Consumer: "w0", Msgs: got.Msgs})))
 		if a.Acked == nil || *a.Acked != 0 {
 			t.Fatalf("%s second ack: %+v", kind, a)
 		}
-		d = value(w.Invoke(ctx, c, queueOp("drain", k, checker.QueueValue{Kind: kind})))
+		d = value(w.Invoke(ctx, c, queueOp("drain", k, Value{Kind: kind})))
 		if len(d.Processing) != 0 || len(d.Pending) != 0 {
 			t.Fatalf("%s drain after the ack: %+v", kind, d)
 		}
 	}
 	// A claim takes an entry left pending by another consumer once it has
 	// been idle long enough.
-	k := w.key(checker.QueueStream, 1)
-	value(w.Invoke(ctx, c, queueOp("enqueue", k, checker.QueueValue{Kind: checker.QueueStream, Msg: "m2"})))
-	value(w.Invoke(ctx, c, queueOp("dequeue", k, checker.QueueValue{Kind: checker.QueueStream, Consumer: "dead"})))
-	if got := value(w.Invoke(ctx, c, queueOp("claim", k, checker.QueueValue{Kind: checker.QueueStream, Consumer: "w1"}))); len(got.Msgs) != 0 {
+	k := w.key(Stream, 1)
+	value(w.Invoke(ctx, c, queueOp("enqueue", k, Value{Kind: Stream, Msg: "m2"})))
+	value(w.Invoke(ctx, c, queueOp("dequeue", k, Value{Kind: Stream, Consumer: "dead"})))
+	if got := value(w.Invoke(ctx, c, queueOp("claim", k, Value{Kind: Stream, Consumer: "w1"}))); len(got.Msgs) != 0 {
 		t.Fatalf("claimed a fresh entry: %+v", got)
 	}
 	time.Sleep(queueClaimIdle + 100*time.Millisecond)
-	if got := value(w.Invoke(ctx, c, queueOp("claim", k, checker.QueueValue{Kind: checker.QueueStream, Consumer: "w1"}))); len(got.Msgs) != 1 || got.Msgs[0].Msg != "m2" {
+	if got := value(w.Invoke(ctx, c, queueOp("claim", k, Value{Kind: Stream, Consumer: "w1"}))); len(got.Msgs) != 1 || got.Msgs[0].Msg != "m2" {
 		t.Fatalf("claim after the idle time: %+v", got)
 	}
 	if ops := w.FinalOps(); len(ops) != 2*w.keys || ops[0].F != "drain" {
@@ -84,7 +86,7 @@ func TestQueueCommands(t *testing.T) {
 
 // runRecorded runs workers x n ops of w and then its final ops, recorded
 // as the runner does; adjust may change an invocation before it is sent.
-func runRecorded(t *testing.T, ctx context.Context, c *client.Client, w Workload, workers, n int, adjust func(*history.Op)) []history.Op {
+func runRecorded(t *testing.T, ctx context.Context, c *client.Client, w workloads.Workload, workers, n int, adjust func(*history.Op)) []history.Op {
 	t.Helper()
 	var mu sync.Mutex
 	var ops []history.Op
@@ -131,19 +133,19 @@ func runRecorded(t *testing.T, ctx context.Context, c *client.Client, w Workload
 // A few consumers on a healthy cluster, drained at the end: the queue
 // checker finds every message accounted for.
 func TestQueueWorkersOnAHealthyClusterAreValid(t *testing.T) {
-	ctx, c := localClient(t)
-	w := mustNew(t, "queue").(*queue)
+	ctx, c := workloadtest.LocalClient(t)
+	w := workloadtest.New(t, "queue").(*queue)
 	if err := w.Setup(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	ops := runRecorded(t, ctx, c, w, 4, 40, nil)
-	r := checker.Queue(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
+	ops := workloadtest.RunRecorded(t, ctx, c, w, 4, 40, nil)
+	r := Checker(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
 	if r.Valid != checker.Valid {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	if r.Values()["enqueues_ok"].(int) == 0 || r.Values()["delivered"].(int) == 0 || r.Values()["drains_ok"].(int) != 2*w.keys {
+	f, ok := checker.FiguresAs[*Figures](r)
+	if !ok || f.EnqueuesOK == 0 || f.Delivered == 0 || f.DrainsOK != 2*w.keys {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	t.Logf("figures: enqueues %v, delivered %v, acks %v, pending at end %v, duplicates %v", r.Values()["enqueues_ok"], r.Values()["delivered"],
-		r.Values()["acks_ok"], r.Values()["pending_at_end"], r.Values()["duplicates"])
+	t.Logf("figures: enqueues %v, delivered %v, acks %v, pending at end %v, duplicates %v", f.EnqueuesOK, f.Delivered, f.AcksOK, f.PendingAtEnd, f.Duplicates)
 }

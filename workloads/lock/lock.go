@@ -1,4 +1,9 @@
-package workloads
+// Package lock is the lock workload: the Redlock debate measured on one
+// cluster. It brings everything of its own: the workload (the generator
+// and the client code), its ops' names and values (ops.go), and the
+// checker that judges them with its figures and their explanations
+// (checker.go, figures.go).
+package lock
 
 import (
 	"context"
@@ -12,6 +17,7 @@ import (
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/client"
 )
 
@@ -32,14 +38,14 @@ const releaseScript = `if redis.call('get', KEYS[1]) == ARGV[1] then return redi
 // carries the hold (hold_ms): it is invoked when the hold begins and sent
 // once it has passed, so the history says when the holder stopped
 // holding. An acquire the workload saw refused is released at once (the
-// release still goes out: compare-and-delete must answer 0). checker.Lock
+// release still goes out: compare-and-delete must answer 0). Checker
 // judges mutual exclusion, fences and releases; Redis Cluster replicates
 // asynchronously, so a lock acknowledged by a primary that fails over
 // before its replica has it is lost, and a second client takes it.
 type lock struct {
-	base
+	workloads.Base
 	keys    int
-	place   placement
+	place   *workloads.Placement
 	acquire *redis.Script
 	release *redis.Script
 	// refused: tokens whose acquire certainly failed, so their release
@@ -57,18 +63,21 @@ const (
 	lockShortTTL = time.Second
 )
 
-func newLock(cfg Config) Workload {
-	return &lock{base: newBase("lock", cfg), keys: keyCount(cfg.Keys, lockKeys, 0), place: placement{name: "l"},
+func init() { workloads.Register("lock", New) }
+
+// New builds the lock workload.
+func New(cfg workloads.Config) workloads.Workload {
+	return &lock{Base: workloads.NewBase("lock", cfg), keys: workloads.KeyCount(cfg.Keys, lockKeys, 0), place: workloads.NewPlacement("l"),
 		acquire: redis.NewScript(acquireScript), release: redis.NewScript(releaseScript)}
 }
 
 // key i carries its tag: on primary i mod P; its fence key shares the tag.
-func (w *lock) key(i int) string      { return w.prefix + strconv.Itoa(i) + w.place.tag(0, i) }
+func (w *lock) key(i int) string      { return w.KeyPrefix() + strconv.Itoa(i) + w.place.Tag(i) }
 func fenceKey(lockKey string) string  { return lockKey + ":fence" }
 func (w *lock) InitOps() []history.Op { return nil }
 func (w *lock) Setup(ctx context.Context, c *client.Client) error {
-	w.keys = keyCount(w.cfg.Keys, lockKeys, len(c.Addrs()))
-	return w.place.place(c, w.keys)
+	w.keys = workloads.KeyCount(w.Config().Keys, lockKeys, len(c.Addrs()))
+	return w.place.Place(c, w.keys)
 }
 
 // FinalOps clear every lock once traffic has ended (DEL: no worker holds
@@ -78,7 +87,7 @@ func (w *lock) Setup(ctx context.Context, c *client.Client) error {
 func (w *lock) FinalOps() []history.Op {
 	ops := make([]history.Op, 0, w.keys)
 	for i := 0; i < w.keys; i++ {
-		ops = append(ops, history.Op{F: checker.LockClear, Key: w.key(i)})
+		ops = append(ops, history.Op{F: string(Clear), Key: w.key(i)})
 	}
 	return ops
 }
@@ -89,8 +98,8 @@ func (w *lock) OwnClientOnly() string {
 }
 
 // Checkers: mutual exclusion, fences and releases.
-func (w *lock) Checkers(opts CheckOptions) []checker.Checker {
-	return w.checkers(opts, checker.Lock(w.aspect(opts, "lock")))
+func (w *lock) Checkers(opts workloads.CheckOptions) []checker.Checker {
+	return w.WithMeasures(opts, Checker(w.Scope(opts, "lock")))
 }
 
 type lockGen struct {
@@ -102,8 +111,8 @@ type lockGen struct {
 	next *history.Op
 }
 
-func (w *lock) Generator(worker int, seed int64) Generator {
-	return &lockGen{w: w, rng: seeded(seed, worker), worker: worker}
+func (w *lock) Generator(worker int, seed int64) workloads.Generator {
+	return &lockGen{w: w, rng: workloads.Seeded(seed, worker), worker: worker}
 }
 
 func (g *lockGen) Next() history.Op {
@@ -122,29 +131,29 @@ func (g *lockGen) Next() history.Op {
 	}
 	key := g.w.key(g.rng.IntN(g.w.keys))
 	token := fmt.Sprintf("w%d-%d", g.worker, g.n)
-	acq := history.Op{F: checker.LockAcquire, Key: key}
-	acq.SetValue(checker.LockValue{Token: token, TTLms: ttl.Milliseconds()})
-	rel := history.Op{F: checker.LockRelease, Key: key}
-	rel.SetValue(checker.LockValue{Token: token, HoldMs: hold.Milliseconds()})
+	acq := history.Op{F: string(Acquire), Key: key}
+	acq.SetValue(Value{Token: token, TTLms: ttl.Milliseconds()})
+	rel := history.Op{F: string(Release), Key: key}
+	rel.SetValue(Value{Token: token, HoldMs: hold.Milliseconds()})
 	g.next = &rel
 	return acq
 }
 
-func (w *lock) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
-	if inv.F == checker.LockClear {
-		out, _ := write(ctx, c, w.cfg, inv, func(ctx context.Context) []redis.Cmder {
+func (w *lock) Invoke(ctx context.Context, c workloads.Conn, inv history.Op) history.Op {
+	if inv.Name() == Clear {
+		out, _ := workloads.Write(ctx, c, w.Config(), inv, func(ctx context.Context) []redis.Cmder {
 			return []redis.Cmder{redis.NewIntCmd(ctx, "del", inv.Key)}
 		})
 		return out
 	}
-	var v checker.LockValue
+	var v Value
 	if err := inv.DecodeValue(&v); err != nil || v.Token == "" {
-		return unknownOp(inv, "malformed lock op")
+		return workloads.UnknownOp(inv, "malformed lock op")
 	}
 	keys := []string{inv.Key, fenceKey(inv.Key)}
-	switch inv.F {
-	case checker.LockAcquire:
-		out, cmd := evalScript(ctx, c, w.cfg, inv, w.acquire, acquireScript, keys, v.Token, v.TTLms)
+	switch inv.Name() {
+	case Acquire:
+		out, cmd := workloads.EvalScript(ctx, c, w.Config(), inv, w.acquire, acquireScript, keys, v.Token, v.TTLms)
 		if out.Type == history.Fail {
 			w.refused.Store(v.Token, true) // certainly not acquired
 		}
@@ -154,7 +163,7 @@ func (w *lock) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 		switch n, err := cmd.Int64(); {
 		case err == nil && n == 0:
 			out.Type = history.Fail
-			out.SetError(checker.LockHeld)
+			out.SetError(Held)
 			w.refused.Store(v.Token, true)
 		case err == nil:
 			v.Fence = []byte(strconv.FormatInt(n, 10))
@@ -165,19 +174,19 @@ func (w *lock) Invoke(ctx context.Context, c Conn, inv history.Op) history.Op {
 			out.SetValue(v)
 		}
 		return out
-	case checker.LockRelease:
+	case Release:
 		if _, refused := w.refused.LoadAndDelete(v.Token); !refused {
 			t := time.NewTimer(time.Duration(v.HoldMs) * time.Millisecond)
 			select {
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return history.Op{Type: history.Fail, Value: inv.Value, Ext: history.NewExt(history.Ext{Error: checker.LockNotSent})}
+				return history.Op{Type: history.Fail, Value: inv.Value, Ext: history.NewExt(history.Ext{Error: NotSent})}
 			}
 		}
-		out, cmd := evalScript(ctx, c, w.cfg, inv, w.release, releaseScript, keys, v.Token)
-		scriptOutcome(&out, cmd, checker.LockNotOwner)
+		out, cmd := workloads.EvalScript(ctx, c, w.Config(), inv, w.release, releaseScript, keys, v.Token)
+		workloads.ScriptOutcome(&out, cmd, NotOwner)
 		return out
 	}
-	return unknownOp(inv, "unknown op "+inv.F)
+	return workloads.UnknownOp(inv, "unknown op "+inv.F)
 }

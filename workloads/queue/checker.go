@@ -1,84 +1,31 @@
-package checker
+package queue
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/redline-dev/redline/checker"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// The queue workload's kinds of queue (workloads/queue.go writes them in
-// every invocation; the checker reads them).
-const (
-	// QueueList: a list (LPUSH to enqueue, LMOVE/BLMOVE to a processing
-	// list to deliver, LREM from it to acknowledge: the reliable-queue
-	// pattern).
-	QueueList = "list"
-	// QueueStream: a stream with one consumer group (XADD, XREADGROUP,
-	// XACK, XAUTOCLAIM).
-	QueueStream = "stream"
-)
+// The explanations of the queue checker's figures (checker.DescribeFigure).
+var _ = checker.ExplainFigures(map[string]string{
+	"lost_after_failover_loss": "acknowledged messages lost where the evidence supports the documented loss: the primary that acknowledged the enqueue was struck by a fault (not a clock fault) afterwards and its WAIT was not satisfied (Redis Cluster replicates asynchronously); still a loss",
+	"lost_unexplained":         "acknowledged messages lost with no fault on the acknowledging node after the ack, or despite a satisfied WAIT: nothing documented explains them",
+	"duplicates":               "messages delivered more than once (a claim of a pending entry, a move lost in a failover, a message still queued at the end that was delivered already): allowed, as a reliable queue delivers at least once",
+	"pending_at_end":           "messages delivered but not acknowledged at the end: in the list queue's processing list or the stream group's pending entries list, where a consumer can recover them",
+	"acks_lost":                "messages whose acknowledgement removed them (LREM or XACK answered 1) but that were pending again at the end: the acknowledgement was lost (a failover); they will be delivered again",
+	"acks_found_nothing":       "acknowledgements that found their message neither in the processing list nor pending (LREM or XACK answered 0): its delivery was lost (a failover) or it was claimed and acknowledged already",
+	"id_regressions":           "stream entries added after another had been acknowledged that got a lower id: the stream's tail was lost in a failover and its ids were handed out again",
+	"recovered":                "messages whose enqueue had an unknown outcome but that were delivered or found at the end: the enqueue did happen",
+	"undrained_queues":         "queues with no successful final drain: what they still held at the end, and their pending entries, are not known (an acknowledged message never delivered there makes the verdict unknown)",
+})
 
-// The queue workload's ops, by their "f" (workloads/queue.go writes them).
-const (
-	// QueueEnqueue adds a message unique per run.
-	QueueEnqueue = "enqueue"
-	// QueueDequeue delivers messages to a consumer.
-	QueueDequeue = "dequeue"
-	// QueueClaim takes over messages another consumer left (XAUTOCLAIM).
-	QueueClaim = "claim"
-	// QueueAck acknowledges a delivered message.
-	QueueAck = "ack"
-	// QueueDrain reads the whole queue once traffic has ended.
-	QueueDrain = "drain"
-)
+type queueChecker struct{ o checker.Scope }
 
-// QueueMsg is one message: its body, unique per run, and on a stream the
-// entry id the server gave it.
-type QueueMsg struct {
-	Msg string `json:"msg"`
-	ID  string `json:"id,omitempty"`
-}
-
-// QueuePending is one entry of a stream group's pending entries list
-// (XPENDING): delivered to Consumer Deliveries times, not acknowledged.
-type QueuePending struct {
-	ID         string `json:"id"`
-	Consumer   string `json:"consumer"`
-	Deliveries int64  `json:"deliveries"`
-}
-
-// QueueValue is the value of a queue op (one type for every op; each uses
-// its fields):
-//   - enqueue: invoke {kind, msg}; ok adds id on a stream (XADD's reply).
-//   - dequeue, claim: invoke {kind, consumer}; ok adds msgs, the messages
-//     delivered (none: the queue was empty / nothing to claim).
-//   - ack: invoke {kind, consumer, msgs: [the one message]}; ok adds
-//     acked, LREM's or XACK's count (1 removed from the processing list /
-//     the pending entries, 0 it was not there).
-//   - drain (final, after healing; reads only): ok on a list {queue,
-//     processing} (LRANGE of both), on a stream {entries (XRANGE - +),
-//     last_delivered (the group's last-delivered-id), pending (XPENDING)}.
-type QueueValue struct {
-	Kind     string     `json:"kind"`
-	Msg      string     `json:"msg,omitempty"`
-	ID       string     `json:"id,omitempty"`
-	Consumer string     `json:"consumer,omitempty"`
-	Msgs     []QueueMsg `json:"msgs,omitempty"`
-	Acked    *int64     `json:"acked,omitempty"`
-
-	Queue         []string       `json:"queue,omitempty"`
-	Processing    []string       `json:"processing,omitempty"`
-	Entries       []QueueMsg     `json:"entries,omitempty"`
-	LastDelivered string         `json:"last_delivered,omitempty"`
-	Pending       []QueuePending `json:"pending,omitempty"`
-}
-
-type queueChecker struct{ o Scope }
-
-// Queue judges a history of the queue workload as Jepsen's total-queue
+// Checker judges a history of the queue workload as Jepsen's total-queue
 // checker does, per queue (key), plus what a reliable queue adds: a
 // delivered message is kept (the processing list, the stream group's
 // pending entries) until it is acknowledged, so the final drain (after
@@ -122,102 +69,108 @@ type queueChecker struct{ o Scope }
 // an op completed before it was invoked or an index used twice), when a
 // queue with acknowledged enqueues has no successful drain, or when no
 // enqueue was acknowledged.
-func Queue(opts ...Scope) Checker { return queueChecker{firstScope(opts)} }
+func Checker(opts ...checker.Scope) checker.Checker {
+	var o checker.Scope
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return queueChecker{o.WithDefaults()}
+}
 
-func (q queueChecker) Name() string { return q.o.name("queue") }
+func (q queueChecker) Name() string { return q.o.NameOr("queue") }
 
 // queueDelivery is one message handed out (or found at the end).
 type queueDelivery struct {
-	c   *call
-	msg QueueMsg
+	c   *checker.Call
+	msg Msg
 }
 
 type queueState struct {
 	kind          string
-	enqueues      []*call
+	enqueues      []*checker.Call
 	deliveries    []queueDelivery
 	indeterminate int // dequeues and claims of unknown outcome
-	drain         *call
-	drainValue    QueueValue
-	acks          []*call
-	ops           []*call // every op but the drains
+	drain         *checker.Call
+	drainValue    Value
+	acks          []*checker.Call
+	ops           []*checker.Call // every op but the drains
 }
 
-func (q queueChecker) Check(_ context.Context, in *History) Result {
-	calls, err := q.o.calls(in)
+func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Result {
+	calls, err := q.o.Calls(in)
 	if err != nil {
-		return invalidHistory(err)
+		return checker.InvalidHistory(err)
 	}
-	an := newAnomalies(q.o.MaxExamples)
-	fig := map[string]any{}
+	an := checker.NewAnomalies(q.o.MaxExamples)
+	fig := &Figures{}
 	var malformed []string
-	bad := func(c *call, what string) {
+	bad := func(c *checker.Call, what string) {
 		if len(malformed) < q.o.MaxExamples {
-			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.inv.Index, c.inv.F, c.inv.Key, what))
+			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
 		}
-		fig["skipped_malformed"] = toInt(fig["skipped_malformed"]) + 1
+		fig.SkippedMalformed = fig.SkippedMalformed + 1
 	}
-	read := decodeJSON[QueueValue]
+	read := checker.DecodeJSON[Value]
 	counts := map[string]int{}
 	queues := map[string]*queueState{}
-	byMsg := map[string]*call{} // enqueue of each message
+	byMsg := map[string]*checker.Call{} // enqueue of each message
 	indexes := map[int64]bool{}
 	for i := range calls {
 		c := &calls[i]
-		if why := misordered(c, indexes); why != "" {
+		if why := c.Misordered(indexes); why != "" {
 			bad(c, why)
 			continue
 		}
-		v, ok := read(c.inv.Value)
-		if !ok || (v.Kind != QueueList && v.Kind != QueueStream) {
+		v, ok := read(c.Inv.Value)
+		if !ok || (v.Kind != List && v.Kind != Stream) {
 			bad(c, "no queue kind (list or stream) in its invocation")
 			continue
 		}
-		s := queues[c.inv.Key]
+		s := queues[c.Inv.Key]
 		if s == nil {
 			s = &queueState{kind: v.Kind}
-			queues[c.inv.Key] = s
+			queues[c.Inv.Key] = s
 		}
 		if s.kind != v.Kind {
 			bad(c, fmt.Sprintf("a %s op on a %s queue", v.Kind, s.kind))
 			continue
 		}
-		counts[c.inv.F+"s"]++
-		counts[c.inv.F+"s_"+c.outcome().String()]++
-		if c.inv.F != QueueDrain {
+		counts[c.Inv.F+"s"]++
+		counts[c.Inv.F+"s_"+c.Outcome().String()]++
+		if c.Inv.Name() != Drain {
 			s.ops = append(s.ops, c)
 		}
-		switch c.inv.F {
-		case QueueEnqueue:
+		switch c.Inv.Name() {
+		case Enqueue:
 			if v.Msg == "" {
 				bad(c, "an enqueue without a message")
 				continue
 			}
 			if e := byMsg[v.Msg]; e != nil {
-				bad(c, fmt.Sprintf("message %q was enqueued by op %d too: messages are unique per run", v.Msg, e.inv.Index))
+				bad(c, fmt.Sprintf("message %q was enqueued by op %d too: messages are unique per run", v.Msg, e.Inv.Index))
 				continue
 			}
 			byMsg[v.Msg] = c
 			s.enqueues = append(s.enqueues, c)
-			if c.ok() && s.kind == QueueStream {
-				if out, ok := read(c.comp.Value); !ok || !streamID(out.ID) {
-					an.garbage(c, "an acknowledged XADD must carry the entry id it got")
+			if c.OK() && s.kind == Stream {
+				if out, ok := read(c.Comp.Value); !ok || !streamID(out.ID) {
+					an.Garbage(c, "an acknowledged XADD must carry the entry id it got")
 				}
 			}
-		case QueueDequeue, QueueClaim:
-			if c.inv.F == QueueClaim && s.kind != QueueStream {
+		case Dequeue, Claim:
+			if c.Inv.Name() == Claim && s.kind != Stream {
 				bad(c, "a claim on a list queue")
 				continue
 			}
-			if c.indeterminate() {
+			if c.Indeterminate() {
 				s.indeterminate++
 			}
-			if !c.ok() {
+			if !c.OK() {
 				continue
 			}
-			out, ok := read(c.comp.Value)
+			out, ok := read(c.Comp.Value)
 			if !ok || !validMsgs(out.Msgs, s.kind) {
-				an.garbage(c, "a delivery must be a list of messages (with their entry ids on a stream)")
+				an.Garbage(c, "a delivery must be a list of messages (with their entry ids on a stream)")
 				s.indeterminate++ // it delivered something unreadable
 				continue
 			}
@@ -225,30 +178,30 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 				s.deliveries = append(s.deliveries, queueDelivery{c: c, msg: m})
 			}
 			counts["delivered"] += len(out.Msgs)
-		case QueueAck:
+		case Ack:
 			if len(v.Msgs) != 1 || v.Consumer == "" {
 				bad(c, "an ack must name its consumer and one message")
 				continue
 			}
 			s.acks = append(s.acks, c)
-		case QueueDrain:
-			if !c.ok() {
+		case Drain:
+			if !c.OK() {
 				continue
 			}
-			out, ok := read(c.comp.Value)
-			if !ok || out.Kind != s.kind || s.kind == QueueStream && (!validMsgs(out.Entries, s.kind) || !streamID(out.LastDelivered)) {
-				an.garbage(c, "a drain must read the whole queue (the lists, or the stream's entries and its group's state)")
+			out, ok := read(c.Comp.Value)
+			if !ok || out.Kind != s.kind || s.kind == Stream && (!validMsgs(out.Entries, s.kind) || !streamID(out.LastDelivered)) {
+				an.Garbage(c, "a drain must read the whole queue (the lists, or the stream's entries and its group's state)")
 				continue
 			}
-			if s.drain == nil || c.start > s.drain.start {
+			if s.drain == nil || c.Start > s.drain.Start {
 				s.drain, s.drainValue = c, out // the last drain
 			}
 		default:
 			bad(c, "not an op of the queue workload")
 		}
 	}
-	windows := in.windowsOf()
-	addrs := in.nodeAddrsOf()
+	windows := in.Windows()
+	addrs := in.NodeAddrs()
 	keys := make([]string, 0, len(queues))
 	for k := range queues {
 		keys = append(keys, k)
@@ -267,8 +220,8 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 		// Ops after the drain: the drain would not be the end.
 		if s.drain != nil {
 			for _, c := range s.ops {
-				if c.start > s.drain.start {
-					bad(c, fmt.Sprintf("invoked after the queue's final drain (op %d)", s.drain.inv.Index))
+				if c.Start > s.drain.Start {
+					bad(c, fmt.Sprintf("invoked after the queue's final drain (op %d)", s.drain.Inv.Index))
 				}
 			}
 		}
@@ -276,54 +229,54 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 		givenTo := map[string]map[string]bool{}
 		for _, d := range s.deliveries {
 			e := byMsg[d.msg.Msg]
-			ex := map[string]any{"index": d.c.inv.Index, "key": k, "msg": d.msg.Msg}
+			ex := map[string]any{"index": d.c.Inv.Index, "key": k, "msg": d.msg.Msg}
 			switch {
 			case e == nil:
 				ex["why"] = "no enqueue sent this message"
-				an.add("unexpected", ex)
+				an.Add("unexpected", ex)
 				continue
-			case e.inv.Key != k:
-				ex["why"] = fmt.Sprintf("it was enqueued on %s (op %d)", e.inv.Key, e.inv.Index)
-				an.add("unexpected", ex)
+			case e.Inv.Key != k:
+				ex["why"] = fmt.Sprintf("it was enqueued on %s (op %d)", e.Inv.Key, e.Inv.Index)
+				an.Add("unexpected", ex)
 				continue
-			case e.failed():
-				ex["why"] = fmt.Sprintf("its enqueue (op %d) certainly failed", e.inv.Index)
-				an.add("unexpected", ex)
+			case e.Failed():
+				ex["why"] = fmt.Sprintf("its enqueue (op %d) certainly failed", e.Inv.Index)
+				an.Add("unexpected", ex)
 				continue
-			case d.c.end < e.start:
-				ex["enqueue"] = e.inv.Index
-				an.add("delivered-before-enqueued", ex)
+			case d.c.End < e.Start:
+				ex["enqueue"] = e.Inv.Index
+				an.Add("delivered-before-enqueued", ex)
 				continue
 			}
-			if s.kind == QueueStream && e.ok() {
-				if out, ok := read(e.comp.Value); ok && streamID(out.ID) && out.ID != d.msg.ID {
+			if s.kind == Stream && e.OK() {
+				if out, ok := read(e.Comp.Value); ok && streamID(out.ID) && out.ID != d.msg.ID {
 					ex["enqueued_id"], ex["delivered_id"] = out.ID, d.msg.ID
-					an.add("id-mismatch", ex)
+					an.Add("id-mismatch", ex)
 				}
 			}
 			delivered[d.msg.Msg]++
-			v, _ := read(d.c.inv.Value)
+			v, _ := read(d.c.Inv.Value)
 			if givenTo[d.msg.Msg] == nil {
 				givenTo[d.msg.Msg] = map[string]bool{}
 			}
 			givenTo[d.msg.Msg][v.Consumer] = true
 		}
 		// Acks: of a message given to their consumer before they began.
-		ackedOK := map[string]*call{}
+		ackedOK := map[string]*checker.Call{}
 		for _, a := range s.acks {
-			v, _ := read(a.inv.Value)
+			v, _ := read(a.Inv.Value)
 			m := v.Msgs[0].Msg
 			if !givenTo[m][v.Consumer] {
 				bad(a, fmt.Sprintf("acknowledges %q, which was never delivered to consumer %s", m, v.Consumer))
 				continue
 			}
-			if !a.ok() {
+			if !a.OK() {
 				continue
 			}
-			out, ok := read(a.comp.Value)
+			out, ok := read(a.Comp.Value)
 			switch {
 			case !ok || out.Acked == nil || *out.Acked < 0 || *out.Acked > 1:
-				an.garbage(a, "an ack's count must be 1 (removed) or 0 (not there)")
+				an.Garbage(a, "an ack's count must be 1 (removed) or 0 (not there)")
 			case *out.Acked == 1:
 				ackedOK[m] = a
 			default:
@@ -337,21 +290,21 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 			dv := s.drainValue
 			found := func(m string, where string) bool {
 				e := byMsg[m]
-				ex := map[string]any{"index": s.drain.inv.Index, "key": k, "msg": m, "found_in": where}
+				ex := map[string]any{"index": s.drain.Inv.Index, "key": k, "msg": m, "found_in": where}
 				switch {
 				case e == nil:
 					ex["why"] = "no enqueue sent this message"
-				case e.inv.Key != k:
-					ex["why"] = fmt.Sprintf("it was enqueued on %s (op %d)", e.inv.Key, e.inv.Index)
-				case e.failed():
-					ex["why"] = fmt.Sprintf("its enqueue (op %d) certainly failed", e.inv.Index)
+				case e.Inv.Key != k:
+					ex["why"] = fmt.Sprintf("it was enqueued on %s (op %d)", e.Inv.Key, e.Inv.Index)
+				case e.Failed():
+					ex["why"] = fmt.Sprintf("its enqueue (op %d) certainly failed", e.Inv.Index)
 				default:
 					return true
 				}
-				an.add("unexpected", ex)
+				an.Add("unexpected", ex)
 				return false
 			}
-			if s.kind == QueueList {
+			if s.kind == List {
 				for _, m := range dv.Queue {
 					if found(m, "queue") {
 						queued[m]++
@@ -385,7 +338,7 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 					acksLost++
 				}
 				if delivered[m] == 0 && s.indeterminate == 0 {
-					an.add("pending-never-delivered", map[string]any{"index": s.drain.inv.Index, "key": k, "msg": m,
+					an.Add("pending-never-delivered", map[string]any{"index": s.drain.Inv.Index, "key": k, "msg": m,
 						"why": "it is pending at the end, but no dequeue or claim on this queue delivered it or was indeterminate"})
 				}
 			}
@@ -401,38 +354,38 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 			}
 		}
 		// Stream ids rise in real time among acknowledged XADDs.
-		if s.kind == QueueStream {
-			var acked []*call
+		if s.kind == Stream {
+			var acked []*checker.Call
 			for _, e := range s.enqueues {
-				if e.ok() {
+				if e.OK() {
 					acked = append(acked, e)
 				}
 			}
-			slices.SortStableFunc(acked, func(a, b *call) int { return cmp.Compare(a.end, b.end) })
+			slices.SortStableFunc(acked, func(a, b *checker.Call) int { return cmp.Compare(a.End, b.End) })
 			var top string
 			p := 0
 			byStart := slices.Clone(acked)
-			slices.SortStableFunc(byStart, func(a, b *call) int { return cmp.Compare(a.start, b.start) })
+			slices.SortStableFunc(byStart, func(a, b *checker.Call) int { return cmp.Compare(a.Start, b.Start) })
 			for _, b := range byStart {
-				for p < len(acked) && acked[p].end < b.start {
-					if out, ok := read(acked[p].comp.Value); ok && streamIDAfter(out.ID, top) {
+				for p < len(acked) && acked[p].End < b.Start {
+					if out, ok := read(acked[p].Comp.Value); ok && streamIDAfter(out.ID, top) {
 						top = out.ID
 					}
 					p++
 				}
-				if out, ok := read(b.comp.Value); ok && top != "" && streamID(out.ID) && !streamIDAfter(out.ID, top) {
+				if out, ok := read(b.Comp.Value); ok && top != "" && streamID(out.ID) && !streamIDAfter(out.ID, top) {
 					idRegressions++
 				}
 			}
 		}
 		// Total queue: every acknowledged enqueue delivered or still there.
 		for _, e := range s.enqueues {
-			v, _ := read(e.inv.Value)
+			v, _ := read(e.Inv.Value)
 			there := delivered[v.Msg] > 0 || queued[v.Msg] > 0 || pending[v.Msg]
-			if there && e.indeterminate() {
+			if there && e.Indeterminate() {
 				recovered++
 			}
-			if there || !e.ok() {
+			if there || !e.OK() {
 				continue
 			}
 			if s.drain == nil {
@@ -440,92 +393,101 @@ func (q queueChecker) Check(_ context.Context, in *History) Result {
 				break
 			}
 			lost++
-			w := ClassifyWait(e.wait())
-			if w == WaitSatisfied {
+			w := checker.ClassifyWait(e.Wait())
+			if w == checker.WaitSatisfied {
 				lostWaitSat++
 			}
-			ex := map[string]any{"index": e.inv.Index, "key": k, "msg": v.Msg, "node": e.comp.Node, "wait": w.String()}
-			struck := lockNodeStruck(windows, addrs, e.comp.Node, e.end, s.drain.start)
-			if w != WaitSatisfied && struck != "" {
+			ex := map[string]any{"index": e.Inv.Index, "key": k, "msg": v.Msg, "node": e.Comp.Node, "wait": w.String()}
+			struck := checker.FaultOnNode(windows, addrs, e.Comp.Node, e.End, s.drain.Start)
+			if w != checker.WaitSatisfied && struck != "" {
 				lostAfterLoss++
 				ex["classification"], ex["fault"] = "after-failover-loss", struck
 			} else {
 				lostUnexplained++
 				ex["classification"] = "unexplained"
 			}
-			an.add("lost", ex)
+			an.Add("lost", ex)
 			if len(lostSamples) < q.o.MaxExamples {
 				lostSamples = append(lostSamples, ex)
 			}
 		}
 	}
-	for _, n := range []string{"enqueues", "enqueues_ok", "enqueues_fail", "enqueues_info", "dequeues", "dequeues_ok",
-		"claims", "claims_ok", "acks", "acks_ok", "drains", "drains_ok", "delivered"} {
-		fig[n] = counts[n]
-	}
-	fig["queues"] = len(keys)
-	fig["lost"] = lost
-	fig["lost_after_failover_loss"] = lostAfterLoss
-	fig["lost_unexplained"] = lostUnexplained
-	fig["lost_wait_satisfied"] = lostWaitSat
-	fig["unexpected"] = an.count["unexpected"]
-	fig["duplicates"] = duplicates
-	fig["recovered"] = recovered
-	fig["pending_at_end"] = pendingEnd
-	fig["acks_lost"] = acksLost
-	fig["acks_found_nothing"] = acksNothing
-	fig["id_regressions"] = idRegressions
-	fig["faults"] = len(windows)
-	fig["undrained_queues"] = len(notDrained)
-	an.into(fig)
-	if n := an.total(); n > 0 {
-		fig["anomaly_types"] = slices.Clone(an.order)
-		w := an.describe()
+	fig.Enqueues = counts["enqueues"]
+	fig.EnqueuesOK = counts["enqueues_ok"]
+	fig.EnqueuesFail = counts["enqueues_fail"]
+	fig.EnqueuesInfo = counts["enqueues_info"]
+	fig.Dequeues = counts["dequeues"]
+	fig.DequeuesOK = counts["dequeues_ok"]
+	fig.Claims = counts["claims"]
+	fig.ClaimsOK = counts["claims_ok"]
+	fig.Acks = counts["acks"]
+	fig.AcksOK = counts["acks_ok"]
+	fig.Drains = counts["drains"]
+	fig.DrainsOK = counts["drains_ok"]
+	fig.Delivered = counts["delivered"]
+	fig.Queues = len(keys)
+	fig.Lost = lost
+	fig.LostAfterFailoverLoss = lostAfterLoss
+	fig.LostUnexplained = lostUnexplained
+	fig.LostWaitSatisfied = lostWaitSat
+	fig.Unexpected = an.Count("unexpected")
+	fig.Duplicates = duplicates
+	fig.Recovered = recovered
+	fig.PendingAtEnd = pendingEnd
+	fig.AcksLost = acksLost
+	fig.AcksFoundNothing = acksNothing
+	fig.IDRegressions = idRegressions
+	fig.Faults = len(windows)
+	fig.UndrainedQueues = len(notDrained)
+	fig.Anomalies = an.Figure()
+	if n := an.Total(); n > 0 {
+		fig.AnomalyTypes = slices.Clone(an.Classes())
+		w := an.Describe()
 		if lost > 0 {
 			w = fmt.Sprintf("the queue lost %d acknowledged messages (%d after-failover-loss: acknowledged by a primary a fault then struck, "+
 				"WAIT not satisfied, as Redis Cluster's asynchronous replication allows; %d unexplained; %d with a satisfied WAIT); ",
 				lost, lostAfterLoss, lostUnexplained, lostWaitSat) + w
 		}
 		if len(malformed) > 0 {
-			fig["malformed"] = malformed
+			fig.Malformed = malformed
 		}
-		fig["why"] = w
-		return Result{Valid: Invalid, Figures: Map(fig)}
+		fig.Reason = w
+		return checker.Result{Valid: checker.Invalid, Figures: fig}
 	}
 	if len(malformed) > 0 {
-		fig["malformed"] = malformed
-		w := fmt.Sprintf("%d queue ops cannot be judged (first: %s): what they delivered is unknown", toInt(fig["skipped_malformed"]), malformed[0])
-		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Malformed = malformed
+		w := fmt.Sprintf("%d queue ops cannot be judged (first: %s): what they delivered is unknown", fig.SkippedMalformed, malformed[0])
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	if len(undrained) > 0 {
 		w := fmt.Sprintf("%d queues with acknowledged enqueues that were never delivered have no successful final drain (%s): whether those messages are still there is unknown",
-			len(undrained), firstKeys(undrained))
-		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: Map(fig)}
+			len(undrained), checker.FirstKeys(undrained))
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	if counts["enqueues_ok"] == 0 {
 		w := "no enqueue was acknowledged: no message to account for"
-		fig["why"], fig["error"] = w, w
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Reason, fig.Error = w, w
+		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
-	fig["why"] = fmt.Sprintf("every one of %d acknowledged messages on %d queues was delivered or is still queued or pending; nothing was delivered that was not sent; %d delivered more than once (at least once is the promise)",
+	fig.Reason = fmt.Sprintf("every one of %d acknowledged messages on %d queues was delivered or is still queued or pending; nothing was delivered that was not sent; %d delivered more than once (at least once is the promise)",
 		counts["enqueues_ok"], len(keys), duplicates)
 	if len(notDrained) > 0 {
-		fig["why"] = fmt.Sprintf("%s; %d queues had no successful final drain (%s): what they still held at the end, and their pending entries, are not known",
-			fig["why"], len(notDrained), firstKeys(notDrained))
+		fig.Reason = fmt.Sprintf("%s; %d queues had no successful final drain (%s): what they still held at the end, and their pending entries, are not known",
+			fig.Reason, len(notDrained), checker.FirstKeys(notDrained))
 	}
 	if acksLost > 0 || idRegressions > 0 {
-		fig["why"] = fmt.Sprintf("%s; %d acks were lost (their message is pending again), %d stream ids went backwards (a stream's tail lost in a failover; reported, not judged)",
-			fig["why"], acksLost, idRegressions)
+		fig.Reason = fmt.Sprintf("%s; %d acks were lost (their message is pending again), %d stream ids went backwards (a stream's tail lost in a failover; reported, not judged)",
+			fig.Reason, acksLost, idRegressions)
 	}
-	return Result{Valid: Valid, Figures: Map(fig)}
+	return checker.Result{Valid: checker.Valid, Figures: fig}
 }
 
 // validMsgs: every message has a body, and on a stream an entry id.
-func validMsgs(ms []QueueMsg, kind string) bool {
+func validMsgs(ms []Msg, kind string) bool {
 	for _, m := range ms {
-		if m.Msg == "" || kind == QueueStream && !streamID(m.ID) {
+		if m.Msg == "" || kind == Stream && !streamID(m.ID) {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package workloads
+package ttl
 
 import (
 	"context"
@@ -10,10 +10,12 @@ import (
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/clusteradmin/localcluster"
 	"github.com/redline-dev/redline/history"
+	"github.com/redline-dev/redline/workloads"
 	"github.com/redline-dev/redline/workloads/client"
+	"github.com/redline-dev/redline/workloads/workloadtest"
 )
 
-func ttlOp(f, key string, v checker.TTLValue) history.Op {
+func ttlOp(f, key string, v Value) history.Op {
 	op := history.Op{F: f, Key: key}
 	op.SetValue(v)
 	return op
@@ -23,14 +25,14 @@ func ttlOp(f, key string, v checker.TTLValue) history.Op {
 // no hash-field expiration; SET PX, PEXPIRE, PERSIST and the read and
 // final scripts answer as the checker reads them.
 func TestTTLCommands(t *testing.T) {
-	ctx, c := localClient(t)
-	w := mustNew(t, "ttl").(*ttl)
+	ctx, c := workloadtest.LocalClient(t)
+	w := workloadtest.New(t, "ttl").(*ttl)
 	if err := w.Setup(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	value := func(op history.Op) checker.TTLValue {
+	value := func(op history.Op) Value {
 		t.Helper()
-		var v checker.TTLValue
+		var v Value
 		if op.Type != history.OK || op.DecodeValue(&v) != nil {
 			t.Fatalf("%s: %+v %s", op.F, op, op.Value)
 		}
@@ -42,7 +44,7 @@ func TestTTLCommands(t *testing.T) {
 	}
 	k := w.key(0, "k", 0)
 	read := func() (string, int64) {
-		v := value(w.Invoke(ctx, c, ttlOp("read", k, checker.TTLValue{})))
+		v := value(w.Invoke(ctx, c, ttlOp("read", k, Value{})))
 		got := ""
 		if v.Got != nil {
 			got = *v.Got
@@ -52,27 +54,27 @@ func TestTTLCommands(t *testing.T) {
 	if got, pttl := read(); got != "" || pttl != -2 {
 		t.Fatalf("read of no key: %q %d", got, pttl)
 	}
-	value(w.Invoke(ctx, c, ttlOp("set", k, checker.TTLValue{Value: "v1", TTLms: 60000})))
+	value(w.Invoke(ctx, c, ttlOp("set", k, Value{Value: "v1", TTLms: 60000})))
 	if got, pttl := read(); got != "v1" || pttl <= 0 || pttl > 60000 {
 		t.Fatalf("read after SET PX: %q %d", got, pttl)
 	}
-	if v := value(w.Invoke(ctx, c, ttlOp("persist", k, checker.TTLValue{}))); *v.Reply != 1 {
+	if v := value(w.Invoke(ctx, c, ttlOp("persist", k, Value{}))); *v.Reply != 1 {
 		t.Fatalf("persist: %+v", v)
 	}
 	if got, pttl := read(); got != "v1" || pttl != -1 {
 		t.Fatalf("read after PERSIST: %q %d", got, pttl)
 	}
-	if v := value(w.Invoke(ctx, c, ttlOp("pexpire", k, checker.TTLValue{TTLms: 50}))); *v.Reply != 1 {
+	if v := value(w.Invoke(ctx, c, ttlOp("pexpire", k, Value{TTLms: 50}))); *v.Reply != 1 {
 		t.Fatalf("pexpire: %+v", v)
 	}
 	time.Sleep(80 * time.Millisecond)
 	if got, pttl := read(); got != "" || pttl != -2 {
 		t.Fatalf("read after the expiry: %q %d", got, pttl)
 	}
-	if v := value(w.Invoke(ctx, c, ttlOp("pexpire", k, checker.TTLValue{TTLms: 50}))); *v.Reply != 0 {
+	if v := value(w.Invoke(ctx, c, ttlOp("pexpire", k, Value{TTLms: 50}))); *v.Reply != 0 {
 		t.Fatalf("pexpire of no key: %+v", v)
 	}
-	value(w.Invoke(ctx, c, ttlOp("set", k, checker.TTLValue{Value: "v2"})))
+	value(w.Invoke(ctx, c, ttlOp("set", k, Value{Value: "v2"})))
 	if v := value(w.Invoke(ctx, c, history.Op{F: "final", Key: k})); v.Got == nil || *v.Got != "v2" || *v.PTTL != -1 {
 		t.Fatalf("final: %+v", v)
 	}
@@ -84,37 +86,37 @@ func TestTTLCommands(t *testing.T) {
 // A library's replies decode as redline's own: integers as int64 or JSON
 // numbers, the read script's list, and garbage kept raw.
 func TestTTLLibraryForm(t *testing.T) {
-	w := mustNew(t, "ttl")
-	if !LibSupports("ttl") || LibUnsupported("queue") == "" || LibUnsupported("ttl") != "" {
+	w := workloadtest.New(t, "ttl")
+	if !workloads.LibSupports("ttl") || workloads.LibUnsupported("queue") == "" || workloads.LibUnsupported("ttl") != "" {
 		t.Fatal("ttl runs on libraries, queue does not")
 	}
 	for _, c := range []struct {
 		f     string
-		v     checker.TTLValue
+		v     Value
 		cmd   string
 		reply any
 		want  string
 	}{
-		{"set", checker.TTLValue{Value: "a", TTLms: 100}, "SET", "OK", `{"value":"a","ttl_ms":100}`},
-		{"pexpire", checker.TTLValue{TTLms: 100}, "PEXPIRE", int64(1), `{"ttl_ms":100,"reply":1}`},
-		{"persist", checker.TTLValue{}, "PERSIST", json.Number("0"), `{"reply":0}`},
-		{"persist", checker.TTLValue{Field: "f"}, "HPERSIST", []any{int64(-1)}, `{"field":"f","reply":-1}`},
-		{"read", checker.TTLValue{}, "EVAL", []any{"a", int64(42)}, `{"got":"a","pttl":42}`},
-		{"read", checker.TTLValue{}, "EVAL", []any{nil, int64(-2)}, `{"pttl":-2}`},
-		{"read", checker.TTLValue{}, "EVAL", "garbage", `"garbage"`},
-		{"pexpire", checker.TTLValue{TTLms: 1}, "PEXPIRE", "x", `"x"`},
+		{"set", Value{Value: "a", TTLms: 100}, "SET", "OK", `{"value":"a","ttl_ms":100}`},
+		{"pexpire", Value{TTLms: 100}, "PEXPIRE", int64(1), `{"ttl_ms":100,"reply":1}`},
+		{"persist", Value{}, "PERSIST", json.Number("0"), `{"reply":0}`},
+		{"persist", Value{Field: "f"}, "HPERSIST", []any{int64(-1)}, `{"field":"f","reply":-1}`},
+		{"read", Value{}, "EVAL", []any{"a", int64(42)}, `{"got":"a","pttl":42}`},
+		{"read", Value{}, "EVAL", []any{nil, int64(-2)}, `{"pttl":-2}`},
+		{"read", Value{}, "EVAL", "garbage", `"garbage"`},
+		{"pexpire", Value{TTLms: 1}, "PEXPIRE", "x", `"x"`},
 	} {
 		inv := ttlOp(c.f, "t:ttl:w0:k0{x}", c.v)
-		lop, err := LibCommand(w, inv)
+		lop, err := workloads.LibCommand(w, inv)
 		if err != nil || lop.Args[0] != c.cmd {
 			t.Fatalf("%s: %v %v", c.f, lop, err)
 		}
-		out := LibCompletion(w, inv, LibReply{Type: history.OK, Reply: c.reply})
+		out := workloads.LibCompletion(w, inv, workloads.LibReply{Type: history.OK, Reply: c.reply})
 		if string(out.Value) != c.want {
 			t.Errorf("%s %v: %s, want %s", c.f, c.reply, out.Value, c.want)
 		}
 	}
-	if _, err := LibCommand(w, history.Op{F: "final", Key: "k"}); err == nil {
+	if _, err := workloads.LibCommand(w, history.Op{F: "final", Key: "k"}); err == nil {
 		t.Fatal("the final has no library form")
 	}
 }
@@ -122,8 +124,8 @@ func TestTTLLibraryForm(t *testing.T) {
 // A few workers on a healthy cluster, with a final per key: the ttl
 // checker finds every deadline kept and judges many pairs.
 func TestTTLWorkersOnAHealthyClusterAreValid(t *testing.T) {
-	ctx, c := localClient(t)
-	w := mustNew(t, "ttl").(*ttl)
+	ctx, c := workloadtest.LocalClient(t)
+	w := workloadtest.New(t, "ttl").(*ttl)
 	if err := w.Setup(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -134,17 +136,17 @@ func TestTTLWorkersOnAHealthyClusterAreValid(t *testing.T) {
 	out := w.Invoke(ctx, c, pr)
 	out.Process, out.F, out.Key, out.Index, out.Time = 999, pr.F, pr.Key, 1, 1
 	ops = append(ops, out)
-	rest := runRecorded(t, ctx, c, w, 4, 60, nil)
+	rest := workloadtest.RunRecorded(t, ctx, c, w, 4, 60, nil)
 	for i := range rest {
 		rest[i].Index += 2
 		rest[i].Time += 2
 	}
 	ops = append(ops, rest...)
-	r := checker.TTL(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
+	r := Checker(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
 	if r.Valid != checker.Valid {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
-	if r.Values()["pairs_judged"].(int) < 50 || r.Values()["finals_ok"].(int) != 4*w.keys {
+	if f, ok := checker.FiguresAs[*Figures](r); !ok || f.PairsJudged < 50 || f.FinalsOK != 4*w.keys {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	t.Logf("%v", r.Values()["why"])
@@ -172,7 +174,7 @@ func TestTTLHashFieldsOnAServerThatHasThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	w := mustNew(t, "ttl").(*ttl)
+	w := workloadtest.New(t, "ttl").(*ttl)
 	if err := w.Setup(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -180,24 +182,24 @@ func TestTTLHashFieldsOnAServerThatHasThem(t *testing.T) {
 	pr := w.InitOps()[0]
 	pr.Process, pr.Type = 999, history.Invoke
 	out := w.Invoke(ctx, c, pr)
-	var p checker.TTLValue
+	var p Value
 	if out.Type != history.OK || out.DecodeValue(&p) != nil || p.HashFieldExpiry == nil || !*p.HashFieldExpiry {
 		t.Fatalf("probe: %+v %s", out, out.Value)
 	}
 	out.Process, out.F, out.Key, out.Index, out.Time = 999, pr.F, pr.Key, 1, 1
 	ops = append(ops, pr, out)
 	hk := w.key(0, "h", 0)
-	f := checker.TTLValue{Field: ttlField}
+	f := Value{Field: ttlField}
 	for _, step := range []struct {
 		f    string
-		v    checker.TTLValue
+		v    Value
 		want string
 	}{
 		{"read", f, `{"field":"f","pttl":-2}`},
-		{"set", checker.TTLValue{Field: ttlField, Value: "v1", TTLms: 60000}, `{"field":"f","value":"v1","ttl_ms":60000}`},
+		{"set", Value{Field: ttlField, Value: "v1", TTLms: 60000}, `{"field":"f","value":"v1","ttl_ms":60000}`},
 		{"persist", f, `{"field":"f","reply":1}`},
 		{"read", f, `{"field":"f","got":"v1","pttl":-1}`},
-		{"pexpire", checker.TTLValue{Field: ttlField, TTLms: 60000}, `{"field":"f","ttl_ms":60000,"reply":1}`},
+		{"pexpire", Value{Field: ttlField, TTLms: 60000}, `{"field":"f","ttl_ms":60000,"reply":1}`},
 		{"final", f, ``},
 		{"read", f, `{"field":"f","pttl":-2}`},
 	} {
@@ -206,14 +208,14 @@ func TestTTLHashFieldsOnAServerThatHasThem(t *testing.T) {
 			t.Fatalf("%s: %s %s, want %s", step.f, got.Type, got.Value, step.want)
 		}
 	}
-	rest := runRecorded(t, ctx, c, w, 4, 60, nil)
+	rest := workloadtest.RunRecorded(t, ctx, c, w, 4, 60, nil)
 	for i := range rest {
 		rest[i].Index += 2
 		rest[i].Time += 2
 	}
 	ops = append(ops, rest...)
-	r := checker.TTL(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
-	if r.Valid != checker.Valid || r.Values()["hash_field_ops"].(int) == 0 || r.Values()["hash_field_expiry"] != "judged" {
+	r := Checker(checker.Scope{KeyPrefix: w.KeyPrefix()}).Check(ctx, checker.NewHistory(ops))
+	if f, ok := checker.FiguresAs[*Figures](r); r.Valid != checker.Valid || !ok || f.HashFieldOps == 0 || f.HashFieldExpiry != "judged" {
 		t.Fatalf("valid = %v: %v", r.Valid, r.Figures)
 	}
 	t.Logf("%v", r.Values()["why"])

@@ -1,9 +1,10 @@
-package checker
+package ttl
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
 )
 
@@ -84,8 +85,8 @@ func TestTTLValid(t *testing.T) {
 	h.cmd(0, "persist", "k", 0, 170, history.OK, 1, 171)
 	h.read(0, "read", "k", 500, "v2", -1, 501)
 	h.read(9, "final", "k", 600, "v2", -1, 601)
-	r := check(t, TTL(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "pairs_judged") < 6 || !strings.Contains(r.Why(), "not applicable") {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -106,9 +107,9 @@ func TestTTLAnomalies(t *testing.T) {
 	// ttl-grew: the expiry vanished without a PERSIST.
 	cases["ttl-grew (no expiry)"] = ttlBase().read(0, "read", "k", 20, "v1", -1, 21)
 	for name, h := range cases {
-		r := check(t, TTL(), h.done())
+		r := check(t, Checker(), h.done())
 		class, _, _ := strings.Cut(name, " ")
-		if r.Valid != Invalid || fig[map[string]any](t, r, "anomalies")[class] == nil {
+		if r.Valid != checker.Invalid || fig[map[string]any](t, r, "anomalies")[class] == nil {
 			t.Errorf("%s: %v %v", name, r.Valid, r.Figures)
 		}
 	}
@@ -122,15 +123,15 @@ func TestTTLWindowAndSlack(t *testing.T) {
 	h := &ttlH{}
 	h.set(0, "k", "v1", 100, 0, history.OK, 30) // expiry in [100, 130]
 	h.read(0, "read", "k", 133, "v1", 0, 134)   // 3 ms past 130: within the 5 ms slack
-	wantValid(t, check(t, TTL(), h.done()), Valid)
+	wantValid(t, check(t, Checker(), h.done()), checker.Valid)
 	h = &ttlH{}
 	h.set(0, "k", "v1", 100, 0, history.OK, 30)
 	h.read(0, "read", "k", 137, "v1", 0, 138) // 7 ms past: broken
-	wantValid(t, check(t, TTL(), h.done()), Invalid)
+	wantValid(t, check(t, Checker(), h.done()), checker.Invalid)
 	h = &ttlH{}
 	h.set(0, "k", "v1", 100, 0, history.OK, 30)
 	h.read(0, "read", "k", 60, "", -2, 96) // gone 4 ms before 100: within the slack
-	wantValid(t, check(t, TTL(), h.done()), Valid)
+	wantValid(t, check(t, Checker(), h.done()), checker.Valid)
 }
 
 // A write that may have run between two observations: not judged.
@@ -138,8 +139,8 @@ func TestTTLConcurrentWriteIsNotJudged(t *testing.T) {
 	h := ttlBase()
 	h.cmd(1, "pexpire", "k", 5000, 50, 0, 0, 0) // never completed: may land any time
 	h.read(0, "read", "k", 120, "v1", 4000, 121)
-	r := check(t, TTL(), h.done())
-	wantValid(t, r, Valid)
+	r := check(t, Checker(), h.done())
+	wantValid(t, r, checker.Valid)
 	if fig[int](t, r, "pairs_skipped_concurrent_write") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
@@ -147,13 +148,13 @@ func TestTTLConcurrentWriteIsNotJudged(t *testing.T) {
 	h = &ttlH{}
 	h.set(0, "k", "v1", 100, 0, history.Info, 0)
 	h.read(1, "read", "k", 10, "v1", 90, 11)
-	wantValid(t, check(t, TTL(), h.done()), Unknown)
+	wantValid(t, check(t, Checker(), h.done()), checker.Unknown)
 }
 
 // Classification: a clock fault in between, a failover to another node,
 // or nothing.
 func TestTTLClassification(t *testing.T) {
-	build := func(fault string, node2 string) Result {
+	build := func(fault string, node2 string) checker.Result {
 		h := ttlBase()
 		if fault != "" {
 			h.nemesis(40, "start-"+fault, "A")
@@ -161,21 +162,21 @@ func TestTTLClassification(t *testing.T) {
 		}
 		h.node = node2
 		h.read(0, "read", "k", 120, "v1", 10, 121)
-		return check(t, TTL(), h.done())
+		return check(t, Checker(), h.done())
 	}
 	// A clock fault on a node that served neither observation explains nothing.
 	h := ttlBase()
 	h.nemesis(40, "start-clock", "C")
 	h.nemesis(60, "stop-clock", "C")
 	h.read(0, "read", "k", 120, "v1", 10, 121)
-	if r := check(t, TTL(), h.done()); r.Valid != Invalid || fig[int](t, r, "anomalies_unexplained") != 1 {
+	if r := check(t, Checker(), h.done()); r.Valid != checker.Invalid || fig[int](t, r, "anomalies_unexplained") != 1 {
 		t.Errorf("clock on another node: %v %v", r.Valid, r.Figures)
 	}
 	for _, c := range []struct {
 		fault, node, figure string
 	}{{"clock", "A", "anomalies_clock"}, {"kill", "B", "anomalies_after_failover"}, {"kill", "A", "anomalies_unexplained"}, {"", "B", "anomalies_unexplained"}} {
 		r := build(c.fault, c.node)
-		if r.Valid != Invalid || fig[int](t, r, c.figure) != 1 {
+		if r.Valid != checker.Invalid || fig[int](t, r, c.figure) != 1 {
 			t.Errorf("%+v: %v %v", c, r.Valid, r.Figures)
 		}
 	}
@@ -187,8 +188,8 @@ func TestTTLHashFields(t *testing.T) {
 	h := &ttlH{field: "f"}
 	h.set(0, "h", "v1", 100, 0, history.OK, 1)
 	h.read(0, "read", "h", 120, "v1", 0, 121)
-	r := check(t, TTL(), h.done())
-	if r.Valid != Invalid || r.Values()["anomalies"].(map[string]any)["read-after-deadline"] == nil {
+	r := check(t, Checker(), h.done())
+	if r.Valid != checker.Invalid || r.Values()["anomalies"].(map[string]any)["read-after-deadline"] == nil {
 		t.Fatalf("%v %v", r.Valid, r.Figures)
 	}
 	probe := func(h *ttlH, has bool) *ttlH {
@@ -199,15 +200,15 @@ func TestTTLHashFields(t *testing.T) {
 		h.call(50, "probe", "k", nil, 0, history.OK, out, 0)
 		return h
 	}
-	r = check(t, TTL(), probe(ttlBase(), false).done())
-	wantValid(t, r, Valid)
+	r = check(t, Checker(), probe(ttlBase(), false).done())
+	wantValid(t, r, checker.Valid)
 	if !strings.HasPrefix(r.Values()["hash_field_expiry"].(string), "not applicable") || !strings.Contains(r.Why(), "HPEXPIRE") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// Hash-field ops although the probe found none: a contradiction.
 	h = probe(&ttlH{field: "f"}, false)
 	h.set(0, "h", "v1", 100, 0, history.OK, 1).read(0, "read", "h", 10, "v1", 90, 11)
-	wantValid(t, check(t, TTL(), h.done()), Unknown)
+	wantValid(t, check(t, Checker(), h.done()), checker.Unknown)
 }
 
 // Every lie is invalid or unknown, never valid.
@@ -219,33 +220,33 @@ func TestTTLLiesAreNeverValid(t *testing.T) {
 	}
 	cases := map[string]struct {
 		h    *ttlH
-		want Validity
+		want checker.Validity
 	}{
-		"read without a pttl":           {raw("read", nil, map[string]any{"got": "v1"}), Invalid},
-		"a value beside pttl -2":        {raw("read", nil, map[string]any{"got": "v1", "pttl": -2}), Invalid},
-		"no value beside pttl 50":       {raw("read", nil, map[string]any{"pttl": 50}), Invalid},
-		"pttl -7":                       {raw("read", nil, map[string]any{"pttl": -7}), Invalid},
-		"read reply not an object":      {raw("read", nil, "abc"), Invalid},
-		"pexpire reply 5":               {raw("pexpire", map[string]any{"ttl_ms": 10}, map[string]any{"reply": 5}), Invalid},
-		"persist reply missing":         {raw("persist", nil, map[string]any{}), Invalid},
-		"value of a failed set":         {ttlBase().set(1, "k", "vf", 0, 20, history.Fail, 21).read(0, "read", "k", 30, "vf", -1, 31), Invalid},
-		"value read before its set":     {ttlBase().read(0, "read", "k", 20, "v9", -1, 21).set(1, "k", "v9", 0, 30, history.OK, 31), Invalid},
-		"probe garbage":                 {func() *ttlH { h := ttlBase(); h.call(50, "probe", "k", nil, 0, history.OK, "yes", 0); return h }(), Invalid},
-		"set without a value":           {raw("set", map[string]any{"ttl_ms": 5}, nil), Unknown},
-		"value set twice":               {ttlBase().set(1, "k", "v1", 0, 20, history.OK, 21), Unknown},
-		"pexpire ttl 0":                 {raw("pexpire", map[string]any{"ttl_ms": 0}, map[string]any{"reply": 1}), Unknown},
-		"an op after the final":         {ttlBase().read(9, "final", "k", 40, "v1", 60, 41).read(0, "read", "k", 50, "v1", 50, 51), Unknown},
-		"another op":                    {raw("incr", map[string]any{}, nil), Unknown},
-		"set invocation not an object":  {raw("set", "abc", nil), Unknown},
-		"completion before invocation":  {ttlBase().read(0, "read", "k", 50, "v1", 50, 40), Unknown},
-		"only writes, nothing observed": {(&ttlH{}).set(0, "k", "v1", 100, 0, history.Info, 0), Unknown},
+		"read without a pttl":           {raw("read", nil, map[string]any{"got": "v1"}), checker.Invalid},
+		"a value beside pttl -2":        {raw("read", nil, map[string]any{"got": "v1", "pttl": -2}), checker.Invalid},
+		"no value beside pttl 50":       {raw("read", nil, map[string]any{"pttl": 50}), checker.Invalid},
+		"pttl -7":                       {raw("read", nil, map[string]any{"pttl": -7}), checker.Invalid},
+		"read reply not an object":      {raw("read", nil, "abc"), checker.Invalid},
+		"pexpire reply 5":               {raw("pexpire", map[string]any{"ttl_ms": 10}, map[string]any{"reply": 5}), checker.Invalid},
+		"persist reply missing":         {raw("persist", nil, map[string]any{}), checker.Invalid},
+		"value of a failed set":         {ttlBase().set(1, "k", "vf", 0, 20, history.Fail, 21).read(0, "read", "k", 30, "vf", -1, 31), checker.Invalid},
+		"value read before its set":     {ttlBase().read(0, "read", "k", 20, "v9", -1, 21).set(1, "k", "v9", 0, 30, history.OK, 31), checker.Invalid},
+		"probe garbage":                 {func() *ttlH { h := ttlBase(); h.call(50, "probe", "k", nil, 0, history.OK, "yes", 0); return h }(), checker.Invalid},
+		"set without a value":           {raw("set", map[string]any{"ttl_ms": 5}, nil), checker.Unknown},
+		"value set twice":               {ttlBase().set(1, "k", "v1", 0, 20, history.OK, 21), checker.Unknown},
+		"pexpire ttl 0":                 {raw("pexpire", map[string]any{"ttl_ms": 0}, map[string]any{"reply": 1}), checker.Unknown},
+		"an op after the final":         {ttlBase().read(9, "final", "k", 40, "v1", 60, 41).read(0, "read", "k", 50, "v1", 50, 51), checker.Unknown},
+		"another op":                    {raw("incr", map[string]any{}, nil), checker.Unknown},
+		"set invocation not an object":  {raw("set", "abc", nil), checker.Unknown},
+		"completion before invocation":  {ttlBase().read(0, "read", "k", 50, "v1", 50, 40), checker.Unknown},
+		"only writes, nothing observed": {(&ttlH{}).set(0, "k", "v1", 100, 0, history.Info, 0), checker.Unknown},
 	}
 	for name, c := range cases {
-		r := check(t, TTL(), c.h.done())
+		r := check(t, Checker(), c.h.done())
 		if r.Valid != c.want {
 			t.Errorf("%s: %v, want %v; %v", name, r.Valid, c.want, r.Figures)
 		}
-		if r.Valid != Valid && r.Why() == "" {
+		if r.Valid != checker.Valid && r.Why() == "" {
 			t.Errorf("%s: no why", name)
 		}
 	}
@@ -253,36 +254,36 @@ func TestTTLLiesAreNeverValid(t *testing.T) {
 
 func TestTTLBrokenHistoriesAreNeverValid(t *testing.T) {
 	ops := ttlBase().read(0, "read", "k", 120, "", -2, 121).done()
-	if r := check(t, TTL(), ops); r.Valid != Valid {
+	if r := check(t, Checker(), ops); r.Valid != checker.Valid {
 		t.Fatalf("the base history: %v %v", r.Valid, r.Figures)
 	}
 	dup := append([]history.Op(nil), ops...)
 	dup[2].Index = dup[0].Index
-	if r := check(t, TTL(), dup); r.Valid == Valid {
+	if r := check(t, Checker(), dup); r.Valid == checker.Valid {
 		t.Errorf("duplicated index: %v", r.Figures)
 	}
 	twice := append(append([]history.Op(nil), ops...), ops[len(ops)-1])
-	if r := check(t, TTL(), twice); r.Valid == Valid {
+	if r := check(t, Checker(), twice); r.Valid == checker.Valid {
 		t.Errorf("duplicated completion: %v", r.Figures)
 	}
 	swapped := append([]history.Op(nil), ops...)
 	swapped[0], swapped[1] = swapped[1], swapped[0]
-	if r := check(t, TTL(), swapped); r.Valid == Valid {
+	if r := check(t, Checker(), swapped); r.Valid == checker.Valid {
 		t.Errorf("swapped: %v", r.Figures)
 	}
 	// Torn: only the set and its ack.
-	if r := check(t, TTL(), ops[:2]); r.Valid != Unknown {
+	if r := check(t, Checker(), ops[:2]); r.Valid != checker.Unknown {
 		t.Errorf("torn: %v %v", r.Valid, r.Figures)
 	}
-	if r := check(t, TTL(), nil); r.Valid != Unknown {
+	if r := check(t, Checker(), nil); r.Valid != checker.Unknown {
 		t.Errorf("empty: %v", r.Figures)
 	}
 	// A final retried after one that failed is no contradiction.
 	h := ttlBase()
 	h.call(9, "final", "k", nil, 40, history.Fail, nil, 41)
 	h.read(10, "final", "k", 50, "v1", 50, 51)
-	wantValid(t, check(t, TTL(), h.done()), Valid)
-	if DescribeFigure("anomalies_unexplained") == "" || DescribeFigure("pairs_judged") == "" {
+	wantValid(t, check(t, Checker(), h.done()), checker.Valid)
+	if checker.DescribeFigure("anomalies_unexplained") == "" || checker.DescribeFigure("pairs_judged") == "" {
 		t.Fatal("the ttl checker's figures have no explanation")
 	}
 }
