@@ -614,3 +614,10 @@ func (a *counterAnalysis) backwards(ck *counterKey) {
 		}
 	}
 }
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"lost_keys":        "keys whose final value is below what the acknowledged increments add up to",
+	"bad_reads":        "counter reads outside what the increments acknowledged before and attempted until the read allow",
+	"bad_read_samples": "each row is a read of a counter below its lower bound (acknowledged increments lost) or above its upper bound (increments never sent)",
+})

@@ -199,7 +199,7 @@ func TestBankNamesNegativeAndGarbage(t *testing.T) {
 	h.call(2, "read-all", "g", nil, 40, history.OK, map[string]int{"a": -5, "b": 25}, 50)
 	r = check(t, Bank(0), h.done())
 	wantValid(t, r, Invalid)
-	if fig[int](t, r, "negative_balances") != 1 {
+	if typed[*BankFigures](t, r).NegativeBalances != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 

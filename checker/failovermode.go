@@ -449,3 +449,8 @@ func (failoverPromotion) Check(_ context.Context, in *History) Result {
 		len(unexplained), u.nodes, sec(u.start), u.index)
 	return Result{Valid: Unknown, Figures: Map(fig)}
 }
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"lost_by_default_failover": "acknowledged writes lost across a default CLUSTER FAILOVER with no other fault on their shard in between: the default mode pauses the primary until its replica has caught up, so it must lose nothing (a FORCE or TAKEOVER may)",
+})

@@ -3,6 +3,7 @@ package checker
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -113,11 +114,19 @@ var typedFigures = map[string]struct {
 	make  func() Figures
 	needs []string
 }{
-	"rto":        {func() Figures { return new(RTOFigures) }, []string{"rto_ms", "per_window"}},
-	"rpo":        {func() Figures { return new(RPOFigures) }, []string{"per_window", "outside_windows"}},
-	"perf":       {func() Figures { return new(PerfFigures) }, []string{"by_f"}},
-	BenchName:    {func() Figures { return new(BenchFigures) }, []string{"throughput"}},
-	CoverageName: {func() Figures { return new(CoverageFigures) }, []string{"per_kind"}},
+	"rto":            {func() Figures { return new(RTOFigures) }, []string{"rto_ms", "per_window"}},
+	"rpo":            {func() Figures { return new(RPOFigures) }, []string{"per_window", "outside_windows"}},
+	"perf":           {func() Figures { return new(PerfFigures) }, []string{"by_f"}},
+	BenchName:        {func() Figures { return new(BenchFigures) }, []string{"throughput"}},
+	CoverageName:     {func() Figures { return new(CoverageFigures) }, []string{"per_kind"}},
+	"end-phase":      {func() Figures { return new(EndPhaseFigures) }, []string{"slots_checked"}},
+	"config-epoch":   {func() Figures { return new(EpochFigures) }, []string{"samples"}},
+	"replica-census": {func() Figures { return new(ReplicaCensusFigures) }, []string{"replicas"}},
+	"census":         {func() Figures { return new(CensusFigures) }, []string{"copies_judged"}},
+	"wait-probe":     {func() Figures { return new(WaitProbeFigures) }, []string{"probed_writes"}},
+	"write-pause":    {func() Figures { return new(WritePauseFigures) }, []string{"migrations"}},
+	"bank":           {func() Figures { return new(BankFigures) }, []string{"transfers_ok"}},
+	"cross-slot":     {func() Figures { return new(CrossSlotFigures) }, []string{"attempted"}},
 }
 
 // decodeFigures reads the stored figures of checker name (without
@@ -174,3 +183,67 @@ func FiguresAs[T Figures](r Result) (T, bool) {
 	t, ok := f.(T)
 	return t, ok
 }
+
+// Verdict are the figures that say in words what made a verdict: most
+// checkers' figures embed it, and a result that judged nothing (a panic,
+// a history that cannot be paired) is it alone.
+type Verdict struct {
+	// Reason ("why") says what made a verdict that is not valid, naming
+	// the first keys or ops; Error that the checker could not judge; First
+	// the first anomaly in words.
+	Reason string `json:"why,omitempty"`
+	Error  string `json:"error,omitempty"`
+	First  string `json:"first,omitempty"`
+}
+
+// Why is the "why" figure.
+func (v *Verdict) Why() string { return v.Reason }
+
+// Err is the "error" figure: why the checker could not judge.
+func (v *Verdict) Err() string { return v.Error }
+
+func (v *Verdict) verdict() *Verdict { return v }
+
+// because adds a sentence to the "why" figure.
+func (v *Verdict) because(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	if v.Reason != "" {
+		s = v.Reason + "; " + s
+	}
+	v.Reason = s
+}
+
+// Err is the "error" figure of a Map.
+func (m Map) Err() string {
+	e, _ := m["error"].(string)
+	return e
+}
+
+// Erring is figures that can say their checker could not judge.
+type Erring interface {
+	Err() string
+}
+
+// Err is the result's "error" figure: why its checker could not judge
+// ("" when it could).
+func (r Result) Err() string {
+	f := r.Figures
+	if s, ok := f.(storedFigures); ok {
+		f = s.Figures
+	}
+	if e, ok := f.(Erring); ok {
+		return e.Err()
+	}
+	return ""
+}
+
+// AnomalyClass is one class of anomaly a checker flags: how many, and the
+// first few instances (each with its op "index" and "key" where they
+// apply).
+type AnomalyClass struct {
+	Count    int              `json:"count"`
+	Examples []map[string]any `json:"examples"`
+}
+
+// Anomalies are the instances a checker flags, by class ("anomalies").
+type Anomalies map[string]AnomalyClass

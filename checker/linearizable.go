@@ -804,3 +804,8 @@ func nonNil[T any](xs []T) []T {
 	}
 	return xs
 }
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"unknown_keys": "the search for an order ran out of time on these keys: no verdict on them",
+})

@@ -440,3 +440,11 @@ func firstDuplicate(vals []int64) (int64, bool) {
 	}
 	return 0, false
 }
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"lost_elements":       "each row is an acknowledged add that no final read contains",
+	"set_aside":           "acknowledged writes missing from their key's final read but kept in a set-aside copy of the key (`{key}:redline-conflict-from-<node>`, same slot): on a cluster redline created, both sides of a move held different copies of the key, the destination's was kept under the key's name and the source's restored beside it; not lost, but not in the key until someone merges the copies",
+	"set_aside_elements":  "each row is an add missing from its key at the end and the set-aside copy that holds it (kept_in: the copy's name and node)",
+	"unexpected_elements": "each row is an element read that no add ever wrote",
+})
