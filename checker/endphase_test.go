@@ -33,7 +33,7 @@ func TestEndPhase(t *testing.T) {
 	if r := EndPhase().Check(ctx, NewHistory(clean)); r.Valid != Valid || typed[*EndPhaseFigures](t, r).SlotsChecked != 1 {
 		t.Fatalf("healed end phase: %v %v", r.Valid, r.Figures)
 	}
-	if r := Handoff().Check(ctx, NewHistory(clean)); r.Valid != Valid || r.Values()["misplaced"] != 0 {
+	if r := Handoff().Check(ctx, NewHistory(clean)); r.Valid != Valid || typed[*HandoffFigures](t, r).Misplaced != 0 {
 		t.Fatalf("handoff after a healed end phase: %v %v", r.Valid, r.Figures)
 	}
 	// The issue 22 ending: the keys on the destination's promoted replica,
@@ -43,7 +43,7 @@ func TestEndPhase(t *testing.T) {
 	if r := EndPhase().Check(ctx, NewHistory(stranded)); r.Valid != Invalid || val(typed[*EndPhaseFigures](t, r).SlotProblems) != 1 || typed[*EndPhaseFigures](t, r).First == "" {
 		t.Fatalf("stranded keys: %v %v, want invalid", r.Valid, r.Figures)
 	}
-	if r := Handoff().Check(ctx, NewHistory(stranded)); r.Valid != Invalid || r.Values()["misplaced"] != 1 {
+	if r := Handoff().Check(ctx, NewHistory(stranded)); r.Valid != Invalid || typed[*HandoffFigures](t, r).Misplaced != 1 {
 		t.Fatalf("handoff with the moved slot's keys stranded: %v %v, want invalid", r.Valid, r.Figures)
 	}
 	// A slot left open is redline's doing too.

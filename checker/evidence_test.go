@@ -108,8 +108,7 @@ func TestCounterGarbageIsInvalid(t *testing.T) {
 		ops := h.done()
 		r := check(t, Counter(), ops)
 		wantValid(t, r, Invalid)
-		an := fig[map[string]any](t, r, "anomalies")["garbage"].(map[string]any)
-		ex := an["examples"].([]map[string]any)
+		ex := typed[*CounterFigures](t, r).Anomalies["garbage"].Examples
 		if ex[0]["index"] != int64(3) || ex[0]["value"] != raw {
 			t.Fatalf("%s: garbage examples %v", raw, ex)
 		}
@@ -168,8 +167,8 @@ func TestCounterBackwardsReadIsInvalid(t *testing.T) {
 	h.call(1, "read", "c", nil, 70, history.OK, 1, 80)
 	r := check(t, Counter(), h.done())
 	wantValid(t, r, Invalid)
-	an := fig[map[string]any](t, r, "anomalies")
-	if an["backwards-read"].(map[string]any)["count"] != 2 {
+	an := typed[*CounterFigures](t, r).Anomalies
+	if an["backwards-read"].Count != 2 {
 		t.Fatalf("anomalies %v", an)
 	}
 }

@@ -215,9 +215,9 @@ func (r rpo) Check(ctx context.Context, in *History) Result {
 		}
 		// Ops were sent but none read back: an RPO should have been
 		// measured and cannot be.
-		return Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
+		return Result{Valid: Unknown, Figures: &Verdict{Error: fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
 	default:
-		return Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
+		return Result{Valid: Unknown, Figures: &Verdict{Error: fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
 	}
 	var total int64
 	for _, lw := range lost {
