@@ -217,8 +217,8 @@ func TestListAppendLostAppend(t *testing.T) {
 	h.call(1, "txn", "{g}", [][]any{{"r", "x", nil}, {"r", "y", nil}}, 50, history.OK, [][]any{{"r", "x", []int{1}}, {"r", "y", []int{3}}}, 60)
 	r := check(t, ListAppend(), h.done())
 	wantValid(t, r, Invalid)
-	la := fig[map[string]any](t, r, "anomalies")["lost-append"].(map[string]any)
-	if la["count"] != 1 {
+	la := typed[*ListAppendFigures](t, r).Anomalies["lost-append"]
+	if la.Count != 1 {
 		t.Fatalf("lost-append %v", la)
 	}
 	if w := fig[string](t, r, "why"); !strings.Contains(w, "lost-append") || !strings.Contains(w, "key x op 2") {

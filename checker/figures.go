@@ -135,6 +135,8 @@ var typedFigures = map[string]struct {
 	"run-files":          {func() Figures { return new(RunFilesFigures) }, []string{"caveat"}},
 	"counter":            {func() Figures { return new(CounterFigures) }, []string{"wait_split_note"}},
 	"set":                {func() Figures { return new(SetFigures) }, []string{"lost_elements"}},
+	"linearizable":       {func() Figures { return new(LinearizableFigures) }, []string{"timeout_s"}},
+	"list-append":        {func() Figures { return new(ListAppendFigures) }, []string{"detects"}},
 }
 
 // decodeFigures reads the stored figures of checker name (without

@@ -852,7 +852,7 @@ func TestPropertyListAppend(t *testing.T) {
 		if legal && got.Valid == Unknown {
 			// Only for want of evidence: no commit, no read, or an
 			// acknowledged append no read began after.
-			bad = got.Values()["never_read_keys"] == nil && got.Values()["txns_ok"] != 0 && !noCommittedRead(txns)
+			bad = got.Values()["never_read_keys"] == nil && typed[*ListAppendFigures](t, got).TxnsOK != 0 && !noCommittedRead(txns)
 		}
 		if bad {
 			t.Fatalf("seed %d: checker %v, oracle legal=%v\n%s\nfigures %v", seed, got.Valid, legal, dumpOps(h), got.Figures)
