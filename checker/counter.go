@@ -567,6 +567,20 @@ type CounterFigures struct {
 	Verdict
 }
 
+// LongestWriteGapMs is the counter checker's longest stretch of a key
+// without an acknowledged increment, in milliseconds; 0 for none or a
+// result of another checker.
+func (r Result) LongestWriteGapMs() float64 {
+	if f, ok := FiguresAs[*CounterFigures](r); ok {
+		return f.LongestWriteGapMs
+	}
+	if m, ok := r.Figures.(Map); ok { // stored without the figures the type needs
+		g, _ := m["longest_write_gap_ms"].(float64)
+		return g
+	}
+	return 0
+}
+
 // WriteGap is the longest stretch of a key without an acknowledged write.
 type WriteGap struct {
 	Key   string  `json:"key"`

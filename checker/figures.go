@@ -223,10 +223,30 @@ func (v *Verdict) because(format string, args ...any) {
 	v.Reason = s
 }
 
-// Err is the "error" figure of a Map.
+// Err is what a Map says of why its checker could not judge: its
+// "reason" (or first of "reasons", as a checker of another tool or an
+// older redline writes them), else its "error" figure.
 func (m Map) Err() string {
+	if r, _ := m["reason"].(string); r != "" {
+		return r
+	}
+	if rs, _ := m["reasons"].([]any); len(rs) > 0 {
+		if r, _ := rs[0].(string); r != "" {
+			return r
+		}
+	}
 	e, _ := m["error"].(string)
 	return e
+}
+
+// ReadResult reads one stored result of checker name (its figures with
+// "valid" beside, as results.json holds it), its figures typed where its
+// checker's are: for the readers that keep results in a form of their own
+// (a suite's summary).
+func ReadResult(name string, b []byte) (Result, error) {
+	var r Result
+	err := r.decode(name, b)
+	return r, err
 }
 
 // Erring is figures that can say their checker could not judge.
