@@ -68,18 +68,18 @@ func TestSetAddKeptOnlyInASetAsideCopyIsSetAsideNotLost(t *testing.T) {
 	if r.Valid != Invalid {
 		t.Fatalf("set: %v %v: an add missing from its key is an anomaly, set aside or not", r.Valid, r.Figures)
 	}
-	f := r.Values()
-	if f["lost"] != 1 || f["set_aside"] != 1 || f["set_aside_unacked"] != 0 {
-		t.Fatalf("lost %v, set_aside %v: want 1 (9) and 1 (8)", f["lost"], f["set_aside"])
+	f := typed[*SetFigures](t, r)
+	if f.Lost != 1 || f.SetAside != 1 || f.SetAsideUnacked != 0 {
+		t.Fatalf("lost %v, set_aside %v: want 1 (9) and 1 (8)", f.Lost, f.SetAside)
 	}
-	ex := f["set_aside_elements"].([]map[string]any)
+	ex := *f.SetAsideElements
 	if len(ex) != 1 || ex[0]["element"] != int64(8) || ex[0]["kept_in"] != aside+" on n1 (primary)" {
 		t.Fatalf("set_aside_elements %v: want 8 kept in %s on n1", ex, aside)
 	}
-	if lost := f["lost_elements"].([]map[string]any); len(lost) != 1 || lost[0]["element"] != int64(9) {
+	if lost := f.LostElements; len(lost) != 1 || lost[0]["element"] != int64(9) {
 		t.Fatalf("lost_elements %v: want 9 only", lost)
 	}
-	if why := fmt.Sprint(f["why"]); !strings.Contains(why, "set-aside copies") || !strings.Contains(why, "not lost") || !strings.Contains(why, aside) {
+	if why := f.Why(); !strings.Contains(why, "set-aside copies") || !strings.Contains(why, "not lost") || !strings.Contains(why, aside) {
 		t.Fatalf("why %q must say the add is kept in %s, not lost", why, aside)
 	}
 	if _, ok := figureWhy["set_aside"]; !ok {

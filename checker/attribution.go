@@ -379,12 +379,12 @@ func suspects(s Summary) []suspect {
 		if r.Valid != Invalid {
 			continue
 		}
-		f := r.Values()
-		examples(name, "lost-write", f["lost_elements"], "element")
-		examples(name, "set-aside", f["set_aside_elements"], "element")
-		examples(name, "stale-read", f["stale_read_samples"], "")
+		ev := evidenceOf(r)
+		examples(name, "lost-write", ev.lostElements, "element")
+		examples(name, "set-aside", ev.setAsideElements, "element")
+		examples(name, "stale-read", ev.staleReadSamples, "")
 		var lostKeys []map[string]any
-		if reJSON(f["lost_keys"], &lostKeys) {
+		if reJSON(ev.lostKeys, &lostKeys) {
 			// A counter key below its acknowledged increments lost some;
 			// one above every increment sent has an excess, no loss.
 			for _, e := range lostKeys {
@@ -424,7 +424,7 @@ func suspects(s Summary) []suspect {
 			}
 		}
 		var keys []string
-		if reJSON(f["anomalous_keys"], &keys) {
+		if reJSON(ev.anomalousKeys, &keys) {
 			for _, k := range keys {
 				add(suspect{name, "not-linearizable", k, -1, "", nil})
 			}
@@ -432,7 +432,7 @@ func suspects(s Summary) []suspect {
 		var classes map[string]struct {
 			Examples []map[string]any `json:"examples"`
 		}
-		if reJSON(f["anomalies"], &classes) {
+		if reJSON(ev.anomalies, &classes) {
 			cs := make([]string, 0, len(classes))
 			for c := range classes {
 				cs = append(cs, c)
@@ -446,6 +446,67 @@ func suspects(s Summary) []suspect {
 		}
 	}
 	return out
+}
+
+// evidence are the instances a result names that attribution follows:
+// the lost and set-aside elements, the stale reads, the counter keys
+// out of bounds, the keys no order explains and the anomalies by class
+// (nil: the result has none of that kind).
+type evidence struct {
+	lostElements, setAsideElements, staleReadSamples, lostKeys, anomalousKeys, anomalies any
+}
+
+// evidenceOf reads r's instances from its checker's typed figures (a Map,
+// a checker not typed yet, by their names).
+func evidenceOf(r Result) evidence {
+	f := r.Figures
+	if s, ok := f.(storedFigures); ok {
+		f = s.Figures
+	}
+	orNil := func(ok bool, v any) any {
+		if !ok {
+			return nil
+		}
+		return v
+	}
+	switch f := f.(type) {
+	case *SetFigures:
+		return evidence{lostElements: f.LostElements, setAsideElements: orNil(f.SetAsideElements != nil, f.SetAsideElements),
+			anomalies: orNil(f.Anomalies != nil, f.Anomalies)}
+	case *CounterFigures:
+		return evidence{staleReadSamples: orNil(f.StaleReadSamples != nil, f.StaleReadSamples), lostKeys: f.LostKeys,
+			anomalies: orNil(f.Anomalies != nil, f.Anomalies)}
+	case *LinearizableFigures:
+		return evidence{staleReadSamples: orNil(f.StaleReadSamples != nil, f.StaleReadSamples), anomalousKeys: f.AnomalousKeys,
+			anomalies: orNil(f.Anomalies != nil, f.Anomalies)}
+	case *ListAppendFigures:
+		return evidence{anomalies: f.Anomalies}
+	case *HandoffFigures:
+		return evidence{anomalousKeys: f.AnomalousKeys}
+	case interface{ anomalyClasses() []string }:
+		// The other checkers that flag anomalies by class.
+		var an Anomalies
+		switch f := f.(type) {
+		case *BankFigures:
+			an = f.Anomalies
+		case *WaitProbeFigures:
+			an = f.Anomalies
+		case *EpochFigures:
+			an = f.Anomalies
+		case *ElectionFigures:
+			an = f.Anomalies
+		case *ReplicaCensusFigures:
+			an = f.Anomalies
+		}
+		return evidence{anomalies: orNil(an != nil, an)}
+	case AnomalyFigures:
+		an := f.FlaggedAnomalies()
+		return evidence{anomalies: orNil(an != nil, an)}
+	case Map:
+		return evidence{lostElements: f["lost_elements"], setAsideElements: f["set_aside_elements"], staleReadSamples: f["stale_read_samples"],
+			lostKeys: f["lost_keys"], anomalousKeys: f["anomalous_keys"], anomalies: f["anomalies"]}
+	}
+	return evidence{}
 }
 
 func reJSON(v any, into any) bool {

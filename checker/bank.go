@@ -150,38 +150,52 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 			}
 		}
 	}
-	fig := map[string]any{
-		"reads":               reads,
-		"transfers_ok":        transfers[0],
-		"transfers_fail":      transfers[1],
-		"transfers_info":      transfers[2],
-		"wrong_total":         wrong,
-		"wrong_total_reads":   nonNil(examples),
-		"negative_balances":   negative,
-		"reads_missing_accts": missing,
+	fig := &BankFigures{
+		Reads:             reads,
+		TransfersOK:       transfers[0],
+		TransfersFail:     transfers[1],
+		TransfersInfo:     transfers[2],
+		WrongTotal:        wrong,
+		WrongTotalReads:   nonNil(examples),
+		NegativeBalances:  negative,
+		ReadsMissingAccts: missing,
+		Anomalies:         an.classes(),
 	}
-	an.into(fig)
-	res := Result{Valid: Valid, Figures: Map(fig)}
+	res := Result{Valid: Valid, Figures: fig}
 	switch {
 	case wrong > 0 || an.total() > 0:
 		res.Valid = Invalid
 		if wrong > 0 {
-			why(fig, "%d reads with a wrong total (%s)", wrong, describeExamples(examples))
+			fig.because("%d reads with a wrong total (%s)", wrong, describeExamples(examples))
 		}
 		if an.total() > 0 {
-			why(fig, "%s", an.describe())
+			fig.because("%s", an.describe())
 		}
 	case noTotal > 0:
 		res.Valid = Unknown
-		why(fig, "no total: pass it to Bank or record an ok init op per account group")
+		fig.because("no total: pass it to Bank or record an ok init op per account group")
 	case reads == 0:
 		res.Valid = Unknown
-		why(fig, "no successful read-all: nothing to check")
+		fig.because("no successful read-all: nothing to check")
 	}
 	if res.Valid == Unknown {
-		fig["error"] = fig["why"]
+		fig.Error = fig.Reason
 	}
 	return res
+}
+
+// BankFigures are the bank checker's figures.
+type BankFigures struct {
+	Reads             int              `json:"reads"`
+	TransfersOK       int              `json:"transfers_ok"`
+	TransfersFail     int              `json:"transfers_fail"`
+	TransfersInfo     int              `json:"transfers_info"`
+	WrongTotal        int              `json:"wrong_total"`
+	WrongTotalReads   []map[string]any `json:"wrong_total_reads"`
+	NegativeBalances  int              `json:"negative_balances"`
+	ReadsMissingAccts int              `json:"reads_missing_accts"`
+	Anomalies         Anomalies        `json:"anomalies,omitempty"`
+	Verdict
 }
 
 // strictDecode unmarshals JSON and refuses numbers that do not fit the
@@ -250,26 +264,46 @@ func (c crossSlot) Check(ctx context.Context, in *History) Result {
 			other++
 		}
 	}
-	fig := map[string]any{
-		"attempted":              attempted,
-		"refused_crossslot":      refused,
-		"executed":               executed,
-		"executed_indices":       nonNil(examples),
-		"other_outcome":          other,
-		"crossslot_on_other_ops": elsewhere,
+	fig := &CrossSlotFigures{
+		Attempted:           attempted,
+		RefusedCrossslot:    refused,
+		Executed:            executed,
+		ExecutedIndices:     nonNil(examples),
+		OtherOutcome:        other,
+		CrossslotOnOtherOps: elsewhere,
 	}
-	res := Result{Valid: Valid, Figures: Map(fig)}
+	res := Result{Valid: Valid, Figures: fig}
 	switch {
 	case executed > 0:
 		res.Valid = Invalid
-		why(fig, "%d cross-slot transactions executed (ops %v)", executed, capList(examples, 3))
+		fig.because("%d cross-slot transactions executed (ops %v)", executed, capList(examples, 3))
 	case attempted == 0:
 		// The workload's mix sends cross-slot ops rarely (2%): a short run
 		// may hold none, which is nothing to judge, not a missing answer.
 		return NotApplicable("no cross-slot op in the history: the workload never sent one")
 	case refused == 0:
 		res.Valid = Unknown
-		why(fig, "no cross-slot op was answered (%d attempted): nothing to judge", attempted)
+		fig.because("no cross-slot op was answered (%d attempted): nothing to judge", attempted)
 	}
 	return res
 }
+
+// CrossSlotFigures are the cross-slot checker's figures.
+type CrossSlotFigures struct {
+	Attempted           int     `json:"attempted"`
+	RefusedCrossslot    int     `json:"refused_crossslot"`
+	Executed            int     `json:"executed"`
+	ExecutedIndices     []int64 `json:"executed_indices"`
+	OtherOutcome        int     `json:"other_outcome"`
+	CrossslotOnOtherOps int     `json:"crossslot_on_other_ops"`
+	Verdict
+}
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"wrong_total":       "reads of all accounts whose sum differs from the total: a transfer was applied in part or lost",
+	"wrong_total_reads": "each row is a read of all accounts whose balances do not add up to the total",
+	"negative_balances": "account balances went below zero, which no transfer allows",
+	"executed":          "multi-key commands on keys in different slots executed although Redis Cluster must refuse them with CROSSSLOT",
+	"executed_indices":  "op indexes of multi-key commands that executed across slots",
+})

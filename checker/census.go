@@ -263,14 +263,22 @@ func (c censusCheck) judge(cen *history.Census, writes map[string]*keyWrites) Re
 	if judged == 0 {
 		return NotApplicable("no key of the census was written in a way it can judge (register writes, counter or set adds)")
 	}
-	fig := map[string]any{"copies_judged": judged, "garbage": garbage}
+	fig := &CensusFigures{CopiesJudged: judged, Garbage: garbage}
 	if garbage > 0 {
-		fig["examples"] = examples
-		fig["why"] = first
-		fig["first"] = first
-		return Result{Valid: Invalid, Figures: Map(fig)}
+		fig.Examples = examples
+		fig.Reason, fig.First = first, first
+		return Result{Valid: Invalid, Figures: fig}
 	}
-	return Result{Valid: Valid, Figures: Map(fig)}
+	return Result{Valid: Valid, Figures: fig}
+}
+
+// CensusFigures are the census checker's figures: the key copies it
+// judged and those holding a value no write could have produced.
+type CensusFigures struct {
+	CopiesJudged int              `json:"copies_judged"`
+	Garbage      int              `json:"garbage"`
+	Examples     []map[string]any `json:"examples,omitempty"`
+	Verdict
 }
 
 // censusSlotProblems is what the census shows wrong with each of slots,
@@ -424,8 +432,14 @@ func censusContradicts(rec endRecord, cps []EndProblem) []EndProblem {
 // census when the census, expected (why), is gone: unknown, saying what
 // went unjudged.
 func censusMissing(why, unjudged string) Result {
-	return Result{Valid: Unknown, Figures: Map{
-		"census": "missing",
-		"why":    fmt.Sprintf("the key census is missing (no census entry in the history, no census.json) although the run's recorder takes one at the end of every run (%s): %s", why, unjudged),
-	}}
+	return Result{Valid: Unknown, Figures: &MissingCensus{Census: "missing", Verdict: Verdict{
+		Reason: fmt.Sprintf("the key census is missing (no census entry in the history, no census.json) although the run's recorder takes one at the end of every run (%s): %s", why, unjudged),
+	}}}
+}
+
+// MissingCensus are the figures of a checker that needs the key census
+// when it is missing.
+type MissingCensus struct {
+	Census string `json:"census"`
+	Verdict
 }

@@ -64,7 +64,7 @@ func TestEndPhaseAndHandoffCrossExamineTheCensus(t *testing.T) {
 	if r.Valid != Invalid || !strings.Contains(r.Values()["first"].(string), "census") || !strings.Contains(r.Values()["first"].(string), "n1") {
 		t.Fatalf("a moved slot's key on its old owner, heal record clean: %v %v, want invalid naming the census and n1", r.Valid, r.Figures)
 	}
-	if r := Handoff().Check(ctx, NewHistory(ops)); r.Valid != Invalid || r.Values()["misplaced"] != 1 {
+	if r := Handoff().Check(ctx, NewHistory(ops)); r.Valid != Invalid || typed[*HandoffFigures](t, r).Misplaced != 1 {
 		t.Fatalf("handoff with the key on the old owner by the census: %v %v, want invalid", r.Valid, r.Figures)
 	}
 	// Two primaries claim the slot at the end.

@@ -262,8 +262,8 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 			defer func() { <-sem }()
 			defer func() {
 				if p := recover(); p != nil {
-					results[i] = Result{Valid: Unknown, Figures: Map{
-						"error": fmt.Sprintf("checker panicked: %v\n%s", p, debug.Stack()),
+					results[i] = Result{Valid: Unknown, Figures: &Verdict{
+						Error: fmt.Sprintf("checker panicked: %v\n%s", p, debug.Stack()),
 					}}
 				}
 				if progress != nil {
@@ -279,8 +279,8 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 		// No checker looked at the history: nothing was judged, so the run
 		// cannot be valid (a config naming no workload, say).
 		s.Valid = Unknown
-		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: Map{
-			"error": "no checker ran: the run names no workload whose checkers could judge its history",
+		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: &Verdict{
+			Error: "no checker ran: the run names no workload whose checkers could judge its history",
 		}}
 		return s
 	}
@@ -299,8 +299,8 @@ func Run(ctx context.Context, ops []history.Op, checkers []Checker, progress fun
 	if len(names) == 0 {
 		// Every checker found nothing to judge: nothing was judged.
 		s.Valid = Unknown
-		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: Map{
-			"error": "no checker had anything to judge in this history (see not_applicable)",
+		s.Checkers[NoCheckerName] = Result{Valid: Unknown, Figures: &Verdict{
+			Error: "no checker had anything to judge in this history (see not_applicable)",
 		}}
 		return s
 	}

@@ -433,7 +433,7 @@ func sec(ns int64) float64 { return math.Round(float64(ns)/1e6) / 1e3 }
 
 func invalidHistory(err error) Result {
 	msg := "history cannot be paired: " + err.Error()
-	return Result{Valid: Unknown, Figures: Map{"error": msg, "why": msg}}
+	return Result{Valid: Unknown, Figures: &Verdict{Error: msg, Reason: msg}}
 }
 
 // capList truncates a list to n entries.
@@ -495,18 +495,36 @@ func (a *anomalies) into(fig map[string]any) {
 	fig["anomalies"] = m
 }
 
-// invalidOne is the verdict of a checker that flags one class of anomaly:
-// its count and examples under "anomalies", the first in words, and the
-// inputs it could not judge beside them (epochs.go, replicacensus.go).
-func invalidOne(fig map[string]any, class string, count int, examples []map[string]any, first string, unjudged []string) Result {
-	fig["anomalies"] = map[string]any{class: map[string]any{"count": count, "examples": examples}}
-	fig["anomaly_types"] = []string{class}
-	fig["why"] = first
-	fig["first"] = first
-	if len(unjudged) > 0 {
-		fig["unjudged"] = unjudged
+// classes is the anomalies by class, nil when there are none.
+func (a *anomalies) classes() Anomalies {
+	if len(a.order) == 0 {
+		return nil
 	}
-	return Result{Valid: Invalid, Figures: Map(fig)}
+	m := Anomalies{}
+	for _, c := range a.order {
+		m[c] = AnomalyClass{Count: a.count[c], Examples: a.examples[c]}
+	}
+	return m
+}
+
+// OneClass are the figures of a checker that flags one class of anomaly
+// (epochs.go, replicacensus.go) when it flags some: its count and examples
+// under "anomalies", the first in words (why and first), and the inputs it
+// could not judge beside them.
+type OneClass struct {
+	Anomalies    Anomalies `json:"anomalies,omitempty"`
+	AnomalyTypes []string  `json:"anomaly_types,omitempty"`
+	Unjudged     []string  `json:"unjudged,omitempty"`
+}
+
+// invalidOne sets the one class's figures and v's why and first.
+func invalidOne(o *OneClass, v *Verdict, class string, count int, examples []map[string]any, first string, unjudged []string) {
+	o.Anomalies = Anomalies{class: {Count: count, Examples: examples}}
+	o.AnomalyTypes = []string{class}
+	v.Reason, v.First = first, first
+	if len(unjudged) > 0 {
+		o.Unjudged = unjudged
+	}
 }
 
 // describe says in words what the anomalies are: the first few of each
@@ -566,13 +584,19 @@ func malformedUnknown(res *Result, n int) {
 	if n == 0 || res.Valid != Valid {
 		return
 	}
-	fig, ok := res.Figures.(Map)
-	if !ok {
-		panic("malformedUnknown: figures of a typed checker")
-	}
 	res.Valid = Unknown
-	why(fig, "%d ops have invocations that cannot be read (skipped_malformed): what they wrote is unknown", n)
-	fig["error"] = fig["why"]
+	if fig, ok := res.Figures.(Map); ok { // a checker not typed yet
+		why(fig, "%d ops have invocations that cannot be read (skipped_malformed): what they wrote is unknown", n)
+		fig["error"] = fig["why"]
+		return
+	}
+	f, ok := res.Figures.(interface{ verdict() *Verdict })
+	if !ok {
+		panic("malformedUnknown: figures without a Verdict")
+	}
+	v := f.verdict()
+	v.because("%d ops have invocations that cannot be read (skipped_malformed): what they wrote is unknown", n)
+	v.Error = v.Reason
 }
 
 // firstKeys names the first few keys of a list.

@@ -464,81 +464,139 @@ func (c counter) judge(a *counterAnalysis) Result {
 			}
 		}
 	}
-	fig := map[string]any{
-		"keys":               len(a.keys),
-		"adds_ok":            a.okAdds,
-		"adds_info":          a.infoAdds,
-		"adds_fail":          a.failAdds,
-		"reads":              a.reads,
-		"acked":              acked,
-		"attempted":          attempted,
-		"lost":               lost,
-		"lost_max":           lostMax,
-		"unexpected":         unexpected,
-		"unexplained":        unexplained,
-		"bad_reads":          a.nbad,
-		"bad_read_samples":   nonNil(a.badReads),
-		"lost_keys":          nonNil(lostKeys),
-		"wait_split_note":    "a counter cannot tell which increments were lost: the loss is charged to no_wait, then wait_unsatisfied increments, each at most its own acknowledged increments; wait_satisfied is what remains (a lower bound, at most wait_satisfied_max)",
-		"wait_satisfied_max": satMax,
+	fig := &CounterFigures{
+		Keys:             len(a.keys),
+		AddsOK:           a.okAdds,
+		AddsInfo:         a.infoAdds,
+		AddsFail:         a.failAdds,
+		Reads:            a.reads,
+		Acked:            acked,
+		Attempted:        attempted,
+		Lost:             lost,
+		LostMax:          lostMax,
+		Unexpected:       unexpected,
+		Unexplained:      unexplained,
+		BadReads:         a.nbad,
+		BadReadSamples:   nonNil(a.badReads),
+		LostKeys:         nonNil(lostKeys),
+		WaitSplitNote:    "a counter cannot tell which increments were lost: the loss is charged to no_wait, then wait_unsatisfied increments, each at most its own acknowledged increments; wait_satisfied is what remains (a lower bound, at most wait_satisfied_max)",
+		WaitSatisfiedMax: satMax,
+		WaitSplit:        split.figures(),
+		Anomalies:        a.an.classes(),
 	}
-	split.into(fig)
-	a.an.into(fig)
 	if a.resent > 0 {
-		fig["resent_adds"] = a.resent
-		fig["resent_add_indexes"] = a.resentSamples
+		fig.ResentAdds = a.resent
+		fig.ResentAddIndexes = ptr(a.resentSamples)
 	}
 	if a.replicaReads > 0 {
-		fig["replica_reads"] = a.replicaReads
-		fig["stale_reads"] = a.staleReads
-		fig["stale_read_samples"] = nonNil(a.staleSamples)
+		fig.ReplicaReads = a.replicaReads
+		fig.StaleReads = ptr(a.staleReads)
+		fig.StaleReadSamples = ptr(nonNil(a.staleSamples))
 	}
 	if a.gap.ms > 0 {
-		fig["longest_write_gap_ms"] = a.gap.ms
-		fig["longest_write_gap"] = map[string]any{"key": a.gap.key, "from_s": sec(a.gap.from), "to_s": sec(a.gap.to)}
+		fig.LongestWriteGapMs = a.gap.ms
+		fig.LongestWriteGap = &WriteGap{Key: a.gap.key, FromS: sec(a.gap.from), ToS: sec(a.gap.to)}
 	}
 	if len(noFinal) > 0 {
-		fig["keys_without_final_read"] = capList(noFinal, c.o.MaxExamples)
+		fig.KeysWithoutFinalRead = ptr(capList(noFinal, c.o.MaxExamples))
 	}
 	if a.malformed > 0 {
-		fig["skipped_malformed"] = a.malformed
+		fig.SkippedMalformed = a.malformed
 	}
-	res := Result{Valid: Valid, Figures: Map(fig)}
+	res := Result{Valid: Valid, Figures: fig}
 	switch {
 	case a.nbad > 0 || lost > 0 || unexpected > 0 || a.an.total() > 0:
 		res.Valid = Invalid
 		if lost > 0 {
-			why(fig, "%d acknowledged increments lost on %d keys (%s)", lost, len(lostNames), firstKeys(lostNames))
+			fig.because("%d acknowledged increments lost on %d keys (%s)", lost, len(lostNames), firstKeys(lostNames))
 		}
 		if unexpected > 0 {
-			why(fig, "final values exceed every increment attempted by %d", unexpected)
+			fig.because("final values exceed every increment attempted by %d", unexpected)
 			if a.resent > 0 {
-				why(fig, "the client library sent %d increments again after an attempt of unknown outcome (ops %s): "+
+				fig.because("the client library sent %d increments again after an attempt of unknown outcome (ops %s): "+
 					"each may have applied twice (its retries are named in config.json, client_library.retries)",
 					a.resent, indexList(a.resentSamples))
 			}
 		}
 		if a.nbad > 0 {
-			why(fig, "%d reads outside the possible bounds (%s)", a.nbad, describeExamples(a.badReads))
+			fig.because("%d reads outside the possible bounds (%s)", a.nbad, describeExamples(a.badReads))
 		}
 		if a.an.total() > 0 {
-			why(fig, "%s", a.an.describe())
+			fig.because("%s", a.an.describe())
 		}
 	case a.okAdds == 0:
 		res.Valid = Unknown
-		why(fig, "no acknowledged increment: nothing to judge")
+		fig.because("no acknowledged increment: nothing to judge")
 	case a.reads == 0:
 		res.Valid = Unknown
-		why(fig, "no successful read: nothing to check the increments against")
+		fig.because("no successful read: nothing to check the increments against")
 	case len(noFinal) > 0:
 		res.Valid = Unknown
-		why(fig, "%d keys with acknowledged increments have no final read, so their losses are unknowable: %s", len(noFinal), firstKeys(noFinal))
+		fig.because("%d keys with acknowledged increments have no final read, so their losses are unknowable: %s", len(noFinal), firstKeys(noFinal))
 	}
 	if res.Valid == Unknown {
-		fig["error"] = fig["why"]
+		fig.Error = fig.Reason
 	}
 	malformedUnknown(&res, a.malformed)
 	return res
+}
+
+// CounterFigures are the counter checker's figures: the increments
+// acknowledged and attempted, what the final reads lost or gained beyond
+// them (lost, unexpected) and the reads out of bounds.
+type CounterFigures struct {
+	Keys             int              `json:"keys"`
+	AddsOK           int              `json:"adds_ok"`
+	AddsInfo         int              `json:"adds_info"`
+	AddsFail         int              `json:"adds_fail"`
+	Reads            int              `json:"reads"`
+	Acked            int64            `json:"acked"`
+	Attempted        int64            `json:"attempted"`
+	Lost             int64            `json:"lost"`
+	LostMax          int64            `json:"lost_max"`
+	Unexpected       int64            `json:"unexpected"`
+	Unexplained      int64            `json:"unexplained"`
+	BadReads         int              `json:"bad_reads"`
+	BadReadSamples   []map[string]any `json:"bad_read_samples"`
+	LostKeys         []map[string]any `json:"lost_keys"`
+	WaitSplitNote    string           `json:"wait_split_note"`
+	WaitSatisfiedMax int64            `json:"wait_satisfied_max"`
+	WaitSplit
+	Anomalies Anomalies `json:"anomalies,omitempty"`
+	// ResentAdds counts the increments the client library sent again
+	// after an attempt of unknown outcome.
+	ResentAdds       int      `json:"resent_adds,omitempty"`
+	ResentAddIndexes *[]int64 `json:"resent_add_indexes,omitempty"`
+	// The reads replicas served (nil: none).
+	ReplicaReads         int               `json:"replica_reads,omitempty"`
+	StaleReads           *int              `json:"stale_reads,omitempty"`
+	StaleReadSamples     *[]map[string]any `json:"stale_read_samples,omitempty"`
+	LongestWriteGapMs    float64           `json:"longest_write_gap_ms,omitempty"`
+	LongestWriteGap      *WriteGap         `json:"longest_write_gap,omitempty"`
+	KeysWithoutFinalRead *[]string         `json:"keys_without_final_read,omitempty"`
+	SkippedMalformed     int               `json:"skipped_malformed,omitempty"`
+	Verdict
+}
+
+// LongestWriteGapMs is the counter checker's longest stretch of a key
+// without an acknowledged increment, in milliseconds; 0 for none or a
+// result of another checker.
+func (r Result) LongestWriteGapMs() float64 {
+	if f, ok := FiguresAs[*CounterFigures](r); ok {
+		return f.LongestWriteGapMs
+	}
+	if m, ok := r.Figures.(Map); ok { // stored without the figures the type needs
+		g, _ := m["longest_write_gap_ms"].(float64)
+		return g
+	}
+	return 0
+}
+
+// WriteGap is the longest stretch of a key without an acknowledged write.
+type WriteGap struct {
+	Key   string  `json:"key"`
+	FromS float64 `json:"from_s"`
+	ToS   float64 `json:"to_s"`
 }
 
 // gapFigure is the longest stretch of a key without an acknowledged add,
@@ -625,3 +683,10 @@ func (a *counterAnalysis) backwards(ck *counterKey) {
 		}
 	}
 }
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"lost_keys":        "keys whose final value is below what the acknowledged increments add up to",
+	"bad_reads":        "counter reads outside what the increments acknowledged before and attempted until the read allow",
+	"bad_read_samples": "each row is a read of a counter below its lower bound (acknowledged increments lost) or above its upper bound (increments never sent)",
+})

@@ -515,6 +515,9 @@ type CoverageFigures struct {
 // Why says why the verdict is unknown.
 func (f *CoverageFigures) Why() string { return f.Reason }
 
+// Err says why the coverage checker could not say its verdict.
+func (f *CoverageFigures) Err() string { return f.Error }
+
 // Measures: the coverage checker measures.
 func (f *CoverageFigures) Measures() bool { return true }
 

@@ -8,32 +8,14 @@ import "fmt"
 // results.json explain a figure by asking here instead of keeping a table
 // of their own. A figure or class not listed has no explanation yet ("").
 
-// figureWhy explains the figures a checker reports an anomaly with.
+// figureWhy explains the figures a checker reports an anomaly with: here
+// those several checkers write alike; each checker adds its own
+// (ExplainFigures, in its file).
 var figureWhy = map[string]string{
-	"lost":                     "acknowledged writes are missing from the final read: the cluster answered OK and later forgot them (typically: asynchronous replication had not copied them when a replica was promoted, or a primary cut off in a minority accepted them before it was demoted)",
-	"lost_elements":            "each row is an acknowledged add that no final read contains",
-	"set_aside":                "acknowledged writes missing from their key's final read but kept in a set-aside copy of the key (`{key}:redline-conflict-from-<node>`, same slot): on a cluster redline created, both sides of a move held different copies of the key, the destination's was kept under the key's name and the source's restored beside it; not lost, but not in the key until someone merges the copies",
-	"set_aside_elements":       "each row is an add missing from its key at the end and the set-aside copy that holds it (kept_in: the copy's name and node)",
-	"lost_keys":                "keys whose final value is below what the acknowledged increments add up to",
-	"unexpected":               "values appear that no client ever tried to write: corruption, or a write recorded wrongly",
-	"stale_reads":              "reads returned a value older than one a completed write had already replaced (typically: a read served by a node that was no longer the primary)",
-	"anomalous_keys":           "no order of the operations on these keys explains every result, so the register is not linearizable; each key's porcupine page shows the longest order that works and the op that breaks it",
-	"unknown_keys":             "the search for an order ran out of time on these keys: no verdict on them",
-	"bad_reads":                "counter reads outside what the increments acknowledged before and attempted until the read allow",
-	"bad_read_samples":         "each row is a read of a counter below its lower bound (acknowledged increments lost) or above its upper bound (increments never sent)",
-	"wrong_total":              "reads of all accounts whose sum differs from the total: a transfer was applied in part or lost",
-	"wrong_total_reads":        "each row is a read of all accounts whose balances do not add up to the total",
-	"negative_balances":        "account balances went below zero, which no transfer allows",
-	"executed":                 "multi-key commands on keys in different slots executed although Redis Cluster must refuse them with CROSSSLOT",
-	"executed_indices":         "op indexes of multi-key commands that executed across slots",
-	"unrecovered":              "keys that never served a successful op again after the fault",
-	"not_recovered":            "shards that still failed once their fault had ended and no fault was in force, and never served again: the cluster did not recover, the RTO is unbounded (an outage no fault excuses)",
-	"unexpected_elements":      "each row is an element read that no add ever wrote",
-	"lost_by_default_failover": "acknowledged writes lost across a default CLUSTER FAILOVER with no other fault on their shard in between: the default mode pauses the primary until its replica has caught up, so it must lose nothing (a FORCE or TAKEOVER may)",
-	"diverged_keys":            "keys whose copy on a replica differs from its primary's (or exists on one side only) although the replica was in sync with the primary (same replication id and offset) when both were read",
-	"wait-overcounted":         "WAIT answered that n replicas had a write, and when read right after (the WAIT probe, on every replica of the node that took it) fewer than n of them showed it: WAIT counted a replica that did not have the write, so a write believed safe on a replica may be on none",
-	"probed_writes":            "writes whose WAIT answered 1 or more and whose replicas were read right after (the WAIT probe)",
-	"violations":               "a primary took slots over without a configEpoch above the one their previous owner held them with, in the topology sampled through the run: Redis Cluster's rule for slot ownership broken",
+	"lost":           "acknowledged writes are missing from the final read: the cluster answered OK and later forgot them (typically: asynchronous replication had not copied them when a replica was promoted, or a primary cut off in a minority accepted them before it was demoted)",
+	"unexpected":     "values appear that no client ever tried to write: corruption, or a write recorded wrongly",
+	"stale_reads":    "reads returned a value older than one a completed write had already replaced (typically: a read served by a node that was no longer the primary)",
+	"anomalous_keys": "no order of the operations on these keys explains every result, so the register is not linearizable; each key's porcupine page shows the longest order that works and the op that breaks it",
 }
 
 // cycleWhy explains the classes of the list-append checker (Elle's names).

@@ -119,7 +119,7 @@ var electionWords = []string{"Failover auth granted", "Starting a failover elect
 func (c electionLog) Check(_ context.Context, _ *History) Result {
 	if len(c.o.Logs) == 0 {
 		if c.o.Expected != "" {
-			return Result{Valid: Unknown, Figures: Map{"why": fmt.Sprintf("no server log although %s: no election was judged", c.o.Expected)}}
+			return Result{Valid: Unknown, Figures: &Verdict{Reason: fmt.Sprintf("no server log although %s: no election was judged", c.o.Expected)}}
 		}
 		return NotApplicable("no server logs (nodes/<node>/server.log): no election to judge")
 	}
@@ -263,7 +263,7 @@ func (c electionLog) Check(_ context.Context, _ *History) Result {
 		}
 		unknown = append(unknown, bad...)
 	}
-	fig := map[string]any{"logs": len(nodes), "elections": elections, "wins": wins, "votes_granted": grants}
+	fig := &ElectionFigures{Logs: len(nodes), Elections: elections, Wins: wins, VotesGranted: grants}
 	if len(found) > 0 {
 		counts := map[string]int{}
 		examples := map[string][]map[string]any{}
@@ -277,29 +277,39 @@ func (c electionLog) Check(_ context.Context, _ *History) Result {
 				examples[v.class] = append(examples[v.class], v.ex)
 			}
 		}
-		an := map[string]any{}
+		fig.Anomalies = Anomalies{}
 		for _, t := range types {
-			an[t] = map[string]any{"count": counts[t], "examples": examples[t]}
+			fig.Anomalies[t] = AnomalyClass{Count: counts[t], Examples: examples[t]}
 		}
-		fig["anomalies"] = an
-		fig["anomaly_types"] = types
-		fig["violations"] = len(found)
-		fig["why"] = found[0].what
-		fig["first"] = found[0].what
+		fig.AnomalyTypes = types
+		fig.Violations = ptr(len(found))
+		fig.Reason, fig.First = found[0].what, found[0].what
 		if len(unknown) > 0 {
-			fig["unjudged"] = unknown
+			fig.Unjudged = unknown
 		}
-		return Result{Valid: Invalid, Figures: Map(fig)}
+		return Result{Valid: Invalid, Figures: fig}
 	}
 	if len(unknown) > 0 {
-		fig["unjudged"] = unknown
-		fig["why"] = "the servers' logs cannot all be believed: " + strings.Join(capList(unknown, 3), "; ")
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Unjudged = unknown
+		fig.Reason = "the servers' logs cannot all be believed: " + strings.Join(capList(unknown, 3), "; ")
+		return Result{Valid: Unknown, Figures: fig}
 	}
 	if elections == 0 && grants == 0 {
 		return NotApplicable(fmt.Sprintf("no election and no vote in the %d servers' logs", len(nodes)))
 	}
-	return Result{Valid: Valid, Figures: Map(fig)}
+	return Result{Valid: Valid, Figures: fig}
+}
+
+// ElectionFigures are the elections checker's figures: the elections,
+// wins and votes the servers' logs show, and the protocol broken.
+type ElectionFigures struct {
+	Logs         int  `json:"logs"`
+	Elections    int  `json:"elections"`
+	Wins         int  `json:"wins"`
+	VotesGranted int  `json:"votes_granted"`
+	Violations   *int `json:"violations,omitempty"`
+	OneClass
+	Verdict
 }
 
 // short is a node ID's first 8 characters, as redis-cli prints them.

@@ -46,7 +46,7 @@ func TestElectionsValidOnHealthyLogs(t *testing.T) {
 	if r.Valid != Valid || r.NotApplicable != "" {
 		t.Fatalf("healthy elections: %v %v", r.Valid, r.Figures)
 	}
-	if r.Values()["elections"] != 1 || r.Values()["wins"] != 1 || r.Values()["votes_granted"] != 3 {
+	if typed[*ElectionFigures](t, r).Elections != 1 || typed[*ElectionFigures](t, r).Wins != 1 || typed[*ElectionFigures](t, r).VotesGranted != 3 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -157,7 +157,7 @@ func TestElectionsReadsRedis72AndValkeyWords(t *testing.T) {
 		"n3": logOf("11", "Failover auth granted to "+candA+" (node-4.example) for epoch 7"),
 	}
 	r := electionsOf(t, logs, "")
-	if r.Valid != Valid || r.Values()["elections"] != 1 || r.Values()["wins"] != 1 || r.Values()["votes_granted"] != 2 {
+	if r.Valid != Valid || typed[*ElectionFigures](t, r).Elections != 1 || typed[*ElectionFigures](t, r).Wins != 1 || typed[*ElectionFigures](t, r).VotesGranted != 2 {
 		t.Fatalf("7.2/Valkey words: %v %v", r.Valid, r.Figures)
 	}
 	logs["n3"] = logOf("11", "Failover auth granted to "+candA+" () for epoch 7", "Failover auth granted to "+candB+" () for epoch 7")

@@ -87,37 +87,37 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 	case !invoked:
 		return NotApplicable("no end phase: the run had no fault to heal")
 	case !ok:
-		return Result{Valid: Unknown, Figures: Map{
-			"why": "the end phase began but its completion carries no end_phase record (the run ended during the end phase, or a redline before this record)"}}
+		return Result{Valid: Unknown, Figures: &Verdict{
+			Reason: "the end phase began but its completion carries no end_phase record (the run ended during the end phase, or a redline before this record)"}}
 	}
-	fig := map[string]any{"slots_checked": rec.SlotsChecked, "problems": len(rec.Problems), "index": rec.index}
+	fig := &EndPhaseFigures{SlotsChecked: rec.SlotsChecked, Problems: len(rec.Problems), Index: rec.index}
 	// The record is a witness too: cross-examined against the key
 	// census of the slots redline moved or opened and of the slots
 	// holding the run's keys, and against itself.
 	var contra []EndProblem
 	if cen := in.censusOf(); cen != nil {
 		contra = censusContradicts(rec, censusSlotProblems(cen, endPhaseSlots(ops, cen)))
-		fig["census_problems"] = len(contra)
+		fig.CensusProblems = ptr(len(contra))
 	} else {
-		fig["census"] = "none in the history: the record is not cross-examined"
+		fig.Census = "none in the history: the record is not cross-examined"
 	}
 	if len(contra) > 0 {
-		fig["census_examples"] = capList(contra, e.o.MaxExamples)
-		fig["first"] = fmt.Sprintf("the census contradicts the end phase's record (op %d, healed %v, %d problems): %d problems with the slots redline moved or opened or that hold the run's keys that the record does not name; first: %s",
+		fig.CensusExamples = capList(contra, e.o.MaxExamples)
+		fig.First = fmt.Sprintf("the census contradicts the end phase's record (op %d, healed %v, %d problems): %d problems with the slots redline moved or opened or that hold the run's keys that the record does not name; first: %s",
 			rec.index, rec.Healed, len(rec.Problems), len(contra), contra[0].What)
-		fig["why"] = fig["first"]
-		return Result{Valid: Invalid, Figures: Map(fig)}
+		fig.Reason = fig.First
+		return Result{Valid: Invalid, Figures: fig}
 	}
 	if len(rec.Problems) == 0 {
 		if !rec.Healed {
-			fig["why"] = fmt.Sprintf("the end phase (op %d) says it did not heal everything but names no problem: the record contradicts itself, and what was left unhealed is unknown", rec.index)
-			return Result{Valid: Unknown, Figures: Map(fig)}
+			fig.Reason = fmt.Sprintf("the end phase (op %d) says it did not heal everything but names no problem: the record contradicts itself, and what was left unhealed is unknown", rec.index)
+			return Result{Valid: Unknown, Figures: fig}
 		}
 		if in.censusOf() == nil && e.o.CensusExpected != "" {
 			// A clean record nothing cross-examined is no evidence.
 			return censusMissing(e.o.CensusExpected, fmt.Sprintf("the end phase's record (op %d) says healed, and nothing cross-examined it against where the keys are", rec.index))
 		}
-		return Result{Valid: Valid, Figures: Map(fig)}
+		return Result{Valid: Valid, Figures: fig}
 	}
 	v := Unknown
 	slotProblems := 0
@@ -133,13 +133,29 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 			first = p.What
 		}
 	}
-	fig["slot_problems"] = slotProblems
-	fig["examples"] = capList(rec.Problems, e.o.MaxExamples)
+	fig.SlotProblems = ptr(slotProblems)
+	fig.Examples = capList(rec.Problems, e.o.MaxExamples)
 	if v == Invalid {
-		fig["first"] = fmt.Sprintf("the end phase (op %d) left %d of the %d slots redline moved or opened wrong; first: %s",
+		fig.First = fmt.Sprintf("the end phase (op %d) left %d of the %d slots redline moved or opened wrong; first: %s",
 			rec.index, slotProblems, rec.SlotsChecked, first)
 	} else {
-		fig["why"] = fmt.Sprintf("the end phase (op %d) could not heal everything: %s", rec.index, first)
+		fig.Reason = fmt.Sprintf("the end phase (op %d) could not heal everything: %s", rec.index, first)
 	}
-	return Result{Valid: v, Figures: Map(fig)}
+	return Result{Valid: v, Figures: fig}
+}
+
+// EndPhaseFigures are the end-phase checker's figures: the end phase's
+// record (op Index) and what the census says of it.
+type EndPhaseFigures struct {
+	SlotsChecked int   `json:"slots_checked"`
+	Problems     int   `json:"problems"`
+	Index        int64 `json:"index"`
+	// CensusProblems counts the census' contradictions of the record (nil:
+	// no census in the history, and Census says so).
+	CensusProblems *int         `json:"census_problems,omitempty"`
+	Census         string       `json:"census,omitempty"`
+	CensusExamples []EndProblem `json:"census_examples,omitempty"`
+	SlotProblems   *int         `json:"slot_problems,omitempty"`
+	Examples       []EndProblem `json:"examples,omitempty"`
+	Verdict
 }

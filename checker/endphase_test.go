@@ -30,20 +30,20 @@ func TestEndPhase(t *testing.T) {
 	}
 	// Healed: every slot closed on one owner with its keys.
 	clean := withHeal(base, map[string]any{"healed": true, "slots_checked": 1, "problems": []any{}})
-	if r := EndPhase().Check(ctx, NewHistory(clean)); r.Valid != Valid || r.Values()["slots_checked"] != 1 {
+	if r := EndPhase().Check(ctx, NewHistory(clean)); r.Valid != Valid || typed[*EndPhaseFigures](t, r).SlotsChecked != 1 {
 		t.Fatalf("healed end phase: %v %v", r.Valid, r.Figures)
 	}
-	if r := Handoff().Check(ctx, NewHistory(clean)); r.Valid != Valid || r.Values()["misplaced"] != 0 {
+	if r := Handoff().Check(ctx, NewHistory(clean)); r.Valid != Valid || typed[*HandoffFigures](t, r).Misplaced != 0 {
 		t.Fatalf("handoff after a healed end phase: %v %v", r.Valid, r.Figures)
 	}
 	// The issue 22 ending: the keys on the destination's promoted replica,
 	// the slot owned by the source's side.
 	stranded := withHeal(base, map[string]any{"healed": false, "slots_checked": 1, "problems": []any{
 		map[string]any{"slot": sl, "kind": "stranded", "node": "n5", "keys": 3, "what": "slot: 3 keys on n5, which does not own the slot"}}})
-	if r := EndPhase().Check(ctx, NewHistory(stranded)); r.Valid != Invalid || r.Values()["slot_problems"] != 1 || r.Values()["first"] == nil {
+	if r := EndPhase().Check(ctx, NewHistory(stranded)); r.Valid != Invalid || val(typed[*EndPhaseFigures](t, r).SlotProblems) != 1 || typed[*EndPhaseFigures](t, r).First == "" {
 		t.Fatalf("stranded keys: %v %v, want invalid", r.Valid, r.Figures)
 	}
-	if r := Handoff().Check(ctx, NewHistory(stranded)); r.Valid != Invalid || r.Values()["misplaced"] != 1 {
+	if r := Handoff().Check(ctx, NewHistory(stranded)); r.Valid != Invalid || typed[*HandoffFigures](t, r).Misplaced != 1 {
 		t.Fatalf("handoff with the moved slot's keys stranded: %v %v, want invalid", r.Valid, r.Figures)
 	}
 	// A slot left open is redline's doing too.

@@ -111,7 +111,7 @@ type slotClaim struct {
 func (c configEpoch) Check(_ context.Context, in *History) Result {
 	if len(c.o.Samples) == 0 {
 		if c.o.Expected != "" {
-			return Result{Valid: Unknown, Figures: Map{"why": fmt.Sprintf("no topology sample although the runner samples the topology through every run (%s): no configEpoch was judged", c.o.Expected)}}
+			return Result{Valid: Unknown, Figures: &Verdict{Reason: fmt.Sprintf("no topology sample although the runner samples the topology through every run (%s): no configEpoch was judged", c.o.Expected)}}
 		}
 		return NotApplicable("no topology samples (topology.jsonl): no configEpoch to judge")
 	}
@@ -249,19 +249,30 @@ func (c configEpoch) Check(_ context.Context, in *History) Result {
 		}
 		before = byID
 	}
-	fig := map[string]any{"samples": len(c.o.Samples), "samples_judged": judged, "owner_changes": changes, "violations": violations}
+	fig := &EpochFigures{Samples: len(c.o.Samples), SamplesJudged: judged, OwnerChanges: changes, Violations: violations}
 	if violations > 0 {
-		return invalidOne(fig, EpochNotRaised, violations, examples, first, unknown)
+		invalidOne(&fig.OneClass, &fig.Verdict, EpochNotRaised, violations, examples, first, unknown)
+		return Result{Valid: Invalid, Figures: fig}
 	}
 	if len(unknown) > 0 {
-		fig["unjudged"] = unknown
-		fig["why"] = "the topology samples cannot all be believed: " + strings.Join(unknown, "; ")
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Unjudged = unknown
+		fig.Reason = "the topology samples cannot all be believed: " + strings.Join(unknown, "; ")
+		return Result{Valid: Unknown, Figures: fig}
 	}
 	if changes == 0 {
 		return NotApplicable(fmt.Sprintf("no slot changed owner in the %d topology samples: no configEpoch to judge", len(c.o.Samples)))
 	}
-	return Result{Valid: Valid, Figures: Map(fig)}
+	return Result{Valid: Valid, Figures: fig}
+}
+
+// EpochFigures are the config-epoch checker's figures.
+type EpochFigures struct {
+	Samples       int `json:"samples"`
+	SamplesJudged int `json:"samples_judged"`
+	OwnerChanges  int `json:"owner_changes"`
+	Violations    int `json:"violations"`
+	OneClass
+	Verdict
 }
 
 // slotRanges writes sorted slots as ranges: "0-5460, 6000".
@@ -284,3 +295,8 @@ func slotRanges(slots []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"violations": "a primary took slots over without a configEpoch above the one their previous owner held them with, in the topology sampled through the run: Redis Cluster's rule for slot ownership broken",
+})

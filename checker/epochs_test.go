@@ -36,7 +36,7 @@ func promotion(promoted string) []TopologySample {
 func TestConfigEpochOfAPromotion(t *testing.T) {
 	r := check(t, ConfigEpochs(ConfigEpochOptions{Samples: promotion("3")}), nil)
 	wantValid(t, r, Valid)
-	if fig[int](t, r, "owner_changes") != 8192 {
+	if typed[*EpochFigures](t, r).OwnerChanges != 8192 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	for _, e := range []string{"1", "0"} {

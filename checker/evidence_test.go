@@ -108,8 +108,7 @@ func TestCounterGarbageIsInvalid(t *testing.T) {
 		ops := h.done()
 		r := check(t, Counter(), ops)
 		wantValid(t, r, Invalid)
-		an := fig[map[string]any](t, r, "anomalies")["garbage"].(map[string]any)
-		ex := an["examples"].([]map[string]any)
+		ex := typed[*CounterFigures](t, r).Anomalies["garbage"].Examples
 		if ex[0]["index"] != int64(3) || ex[0]["value"] != raw {
 			t.Fatalf("%s: garbage examples %v", raw, ex)
 		}
@@ -168,8 +167,8 @@ func TestCounterBackwardsReadIsInvalid(t *testing.T) {
 	h.call(1, "read", "c", nil, 70, history.OK, 1, 80)
 	r := check(t, Counter(), h.done())
 	wantValid(t, r, Invalid)
-	an := fig[map[string]any](t, r, "anomalies")
-	if an["backwards-read"].(map[string]any)["count"] != 2 {
+	an := typed[*CounterFigures](t, r).Anomalies
+	if an["backwards-read"].Count != 2 {
 		t.Fatalf("anomalies %v", an)
 	}
 }
@@ -199,7 +198,7 @@ func TestBankNamesNegativeAndGarbage(t *testing.T) {
 	h.call(2, "read-all", "g", nil, 40, history.OK, map[string]int{"a": -5, "b": 25}, 50)
 	r = check(t, Bank(0), h.done())
 	wantValid(t, r, Invalid)
-	if fig[int](t, r, "negative_balances") != 1 {
+	if typed[*BankFigures](t, r).NegativeBalances != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 
@@ -218,8 +217,8 @@ func TestListAppendLostAppend(t *testing.T) {
 	h.call(1, "txn", "{g}", [][]any{{"r", "x", nil}, {"r", "y", nil}}, 50, history.OK, [][]any{{"r", "x", []int{1}}, {"r", "y", []int{3}}}, 60)
 	r := check(t, ListAppend(), h.done())
 	wantValid(t, r, Invalid)
-	la := fig[map[string]any](t, r, "anomalies")["lost-append"].(map[string]any)
-	if la["count"] != 1 {
+	la := typed[*ListAppendFigures](t, r).Anomalies["lost-append"]
+	if la.Count != 1 {
 		t.Fatalf("lost-append %v", la)
 	}
 	if w := fig[string](t, r, "why"); !strings.Contains(w, "lost-append") || !strings.Contains(w, "key x op 2") {

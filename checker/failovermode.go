@@ -296,11 +296,11 @@ func (d defaultFailover) Check(_ context.Context, in *History) Result {
 		if len(calls) == 0 {
 			return NotApplicable("no op on the workload's keys: no loss to judge")
 		}
-		return Result{Valid: Unknown, Figures: Map{"why": fmt.Sprintf("%d default failovers, but no successful read among %d ops: whether they lost an acknowledged write cannot be said", defaults, len(calls))}}
+		return Result{Valid: Unknown, Figures: &Verdict{Reason: fmt.Sprintf("%d default failovers, but no successful read among %d ops: whether they lost an acknowledged write cannot be said", defaults, len(calls))}}
 	}
 	judged, err := d.judgeLosses(in, kind, calls, evs, in.windowsOf())
 	if err != nil {
-		return Result{Valid: Unknown, Figures: Map{"error": err.Error()}}
+		return Result{Valid: Unknown, Figures: &Verdict{Error: err.Error()}}
 	}
 	return d.result(kind, evs, defaults, judged)
 }
@@ -407,14 +407,14 @@ func (d defaultFailover) result(kind string, evs []failoverEvent, defaults int, 
 				"failover_index": ev.index, "failover_nodes": ev.nodes, "failover_start_s": sec(ev.start)})
 		}
 	}
-	fig := map[string]any{
-		"kind":                       kind,
-		"failovers":                  len(evs),
-		"default_failovers":          defaults,
-		"lost_by_default_failover":   amount,
-		"lost_explained_by_others":   explained,
-		"lost_explained_by_no_fault": unexplained,
-		"rule":                       fmt.Sprintf("a loss only a default failover explains (the write acknowledged before its switch + %s, revealed after its start, no other fault on the key's shard in between) is invalid: the default mode waits for the replica", failoverGrace),
+	fig := &DefaultFailoverFigures{
+		Kind:                   kind,
+		Failovers:              len(evs),
+		DefaultFailovers:       defaults,
+		LostByDefaultFailover:  amount,
+		LostExplainedByOthers:  explained,
+		LostExplainedByNoFault: unexplained,
+		Rule:                   fmt.Sprintf("a loss only a default failover explains (the write acknowledged before its switch + %s, revealed after its start, no other fault on the key's shard in between) is invalid: the default mode waits for the replica", failoverGrace),
 	}
 	if charged > 0 {
 		per := []map[string]any{}
@@ -426,13 +426,27 @@ func (d defaultFailover) result(kind string, evs []failoverEvent, defaults int, 
 		for _, i := range idx {
 			per = append(per, map[string]any{"index": evs[i].index, "nodes": evs[i].nodes, "start_s": sec(evs[i].start), "lost": perFailover[i]})
 		}
-		fig["per_failover"] = per
-		fig["examples"] = examples
-		fig["why"] = first
-		fig["first"] = first
-		return Result{Valid: Invalid, Figures: Map(fig)}
+		fig.PerFailover = per
+		fig.Examples = examples
+		fig.Reason, fig.First = first, first
+		return Result{Valid: Invalid, Figures: fig}
 	}
-	return Result{Valid: Valid, Figures: Map(fig)}
+	return Result{Valid: Valid, Figures: fig}
+}
+
+// DefaultFailoverFigures are the default-failover checker's figures: the
+// losses only a default CLUSTER FAILOVER explains.
+type DefaultFailoverFigures struct {
+	Kind                   string           `json:"kind"`
+	Failovers              int              `json:"failovers"`
+	DefaultFailovers       int              `json:"default_failovers"`
+	LostByDefaultFailover  int64            `json:"lost_by_default_failover"`
+	LostExplainedByOthers  int64            `json:"lost_explained_by_others"`
+	LostExplainedByNoFault int64            `json:"lost_explained_by_no_fault"`
+	Rule                   string           `json:"rule"`
+	PerFailover            []map[string]any `json:"per_failover,omitempty"`
+	Examples               []map[string]any `json:"examples,omitempty"`
+	Verdict
 }
 
 // losses lists the losses of the workload's kind, each with the span it
@@ -529,19 +543,34 @@ func (failoverPromotion) Check(_ context.Context, in *History) Result {
 	if defaults == 0 {
 		return NotApplicable("no default CLUSTER FAILOVER completed in the run: no promotion to judge")
 	}
-	fig := map[string]any{"default_failovers": defaults, "promoted": promoted, "unpromoted_explained": len(explained), "unpromoted_unexplained": len(unexplained)}
+	fig := &FailoverPromotionFigures{DefaultFailovers: defaults, Promoted: promoted, UnpromotedExplained: len(explained), UnpromotedUnexplained: len(unexplained)}
 	if len(explained) > 0 {
-		fig["explained"] = explained
+		fig.Explained = explained
 	}
 	if len(unexplained) == 0 {
-		return Result{Valid: Valid, Figures: Map(fig)}
+		return Result{Valid: Valid, Figures: fig}
 	}
 	u := unexplained[0]
 	if u.unjudged != "" {
-		fig["why"] = fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen or cannot be judged: the first, on %v at %.3fs (op %d): %s", len(unexplained), u.nodes, sec(u.start), u.index, u.unjudged)
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Reason = fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen or cannot be judged: the first, on %v at %.3fs (op %d): %s", len(unexplained), u.nodes, sec(u.start), u.index, u.unjudged)
+		return Result{Valid: Unknown, Figures: fig}
 	}
-	fig["why"] = fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen and nothing explains it: the first, on %v at %.3fs (op %d), ended with the replica still a replica although its primary listed it, no election or vote window of Redis's was open and no other fault overlapped it (a primary that keeps writing after announcing its paused offset, or a failed election: the coordinated failover's promise broken)",
+	fig.Reason = fmt.Sprintf("%d default CLUSTER FAILOVER(s) did not happen and nothing explains it: the first, on %v at %.3fs (op %d), ended with the replica still a replica although its primary listed it, no election or vote window of Redis's was open and no other fault overlapped it (a primary that keeps writing after announcing its paused offset, or a failed election: the coordinated failover's promise broken)",
 		len(unexplained), u.nodes, sec(u.start), u.index)
-	return Result{Valid: Unknown, Figures: Map(fig)}
+	return Result{Valid: Unknown, Figures: fig}
 }
+
+// FailoverPromotionFigures are the failover-promotion checker's figures.
+type FailoverPromotionFigures struct {
+	DefaultFailovers      int      `json:"default_failovers"`
+	Promoted              int      `json:"promoted"`
+	UnpromotedExplained   int      `json:"unpromoted_explained"`
+	UnpromotedUnexplained int      `json:"unpromoted_unexplained"`
+	Explained             []string `json:"explained,omitempty"`
+	Verdict
+}
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"lost_by_default_failover": "acknowledged writes lost across a default CLUSTER FAILOVER with no other fault on their shard in between: the default mode pauses the primary until its replica has caught up, so it must lose nothing (a FORCE or TAKEOVER may)",
+})

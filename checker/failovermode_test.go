@@ -63,13 +63,13 @@ func setAcrossFailover(aMode string, takeoverB, killA bool) []history.Op {
 func TestDefaultFailoverLossIsInvalid(t *testing.T) {
 	r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), setAcrossFailover("default", false, false))
 	wantValid(t, r, Invalid)
-	if fig[int64](t, r, "lost_by_default_failover") != 1 || !strings.Contains(r.Why(), "default CLUSTER FAILOVER") || !strings.Contains(r.Why(), "op ") {
+	if typed[*DefaultFailoverFigures](t, r).LostByDefaultFailover != 1 || !strings.Contains(r.Why(), "default CLUSTER FAILOVER") || !strings.Contains(r.Why(), "op ") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 
 	r = check(t, DefaultFailover(RPOOptions{Kind: "set"}), setAcrossFailover("default", true, false))
 	wantValid(t, r, Invalid)
-	if fig[int64](t, r, "lost_by_default_failover") != 1 || fig[int64](t, r, "lost_explained_by_others") != 1 {
+	if typed[*DefaultFailoverFigures](t, r).LostByDefaultFailover != 1 || typed[*DefaultFailoverFigures](t, r).LostExplainedByOthers != 1 {
 		t.Fatalf("beside a takeover elsewhere: figures %v", r.Figures)
 	}
 	// The set checker is invalid either way: it cannot tell them apart.
@@ -83,7 +83,7 @@ func TestDefaultFailoverLossIsInvalid(t *testing.T) {
 	}
 	r = check(t, DefaultFailover(RPOOptions{Kind: "set"}), setAcrossFailover("default", false, true))
 	wantValid(t, r, Valid)
-	if fig[int64](t, r, "lost_explained_by_others") != 1 {
+	if typed[*DefaultFailoverFigures](t, r).LostExplainedByOthers != 1 {
 		t.Fatalf("a kill in between explains the loss: figures %v", r.Figures)
 	}
 }
@@ -114,7 +114,7 @@ func TestDefaultFailoverSeenAfterTheSwitchIsNotItsLoss(t *testing.T) {
 	h.on(n3)
 	r := check(t, DefaultFailover(RPOOptions{Kind: "set"}), h.done())
 	wantValid(t, r, Valid)
-	if fig[int64](t, r, "lost_explained_by_no_fault") != 1 {
+	if typed[*DefaultFailoverFigures](t, r).LostExplainedByNoFault != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -147,7 +147,7 @@ func TestDefaultFailoverCounterDeficit(t *testing.T) {
 			continue
 		}
 		wantValid(t, r, Invalid)
-		if fig[int64](t, r, "lost_by_default_failover") != 2 {
+		if typed[*DefaultFailoverFigures](t, r).LostByDefaultFailover != 2 {
 			t.Fatalf("figures %v", r.Figures)
 		}
 	}
@@ -187,7 +187,7 @@ func TestUnexplainedUnpromotedFailoverIsNeverValid(t *testing.T) {
 	clean := map[string]any{"primary_knows_replica": true, "in_election_window": false, "in_vote_window": false}
 	r := check(t, FailoverPromotions(), unpromotedRun(clean, false))
 	wantValid(t, r, Unknown)
-	if fig[int](t, r, "unpromoted_unexplained") != 1 || !strings.Contains(r.Why(), "did not happen") {
+	if typed[*FailoverPromotionFigures](t, r).UnpromotedUnexplained != 1 || !strings.Contains(r.Why(), "did not happen") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	explained := []map[string]any{

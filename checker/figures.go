@@ -3,6 +3,7 @@ package checker
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -113,11 +114,48 @@ var typedFigures = map[string]struct {
 	make  func() Figures
 	needs []string
 }{
-	"rto":        {func() Figures { return new(RTOFigures) }, []string{"rto_ms", "per_window"}},
-	"rpo":        {func() Figures { return new(RPOFigures) }, []string{"per_window", "outside_windows"}},
-	"perf":       {func() Figures { return new(PerfFigures) }, []string{"by_f"}},
-	BenchName:    {func() Figures { return new(BenchFigures) }, []string{"throughput"}},
-	CoverageName: {func() Figures { return new(CoverageFigures) }, []string{"per_kind"}},
+	"rto":                {func() Figures { return new(RTOFigures) }, []string{"rto_ms", "per_window"}},
+	"rpo":                {func() Figures { return new(RPOFigures) }, []string{"per_window", "outside_windows"}},
+	"perf":               {func() Figures { return new(PerfFigures) }, []string{"by_f"}},
+	BenchName:            {func() Figures { return new(BenchFigures) }, []string{"throughput"}},
+	CoverageName:         {func() Figures { return new(CoverageFigures) }, []string{"per_kind"}},
+	"end-phase":          {func() Figures { return new(EndPhaseFigures) }, []string{"slots_checked"}},
+	"config-epoch":       {func() Figures { return new(EpochFigures) }, []string{"samples"}},
+	"replica-census":     {func() Figures { return new(ReplicaCensusFigures) }, []string{"replicas"}},
+	"census":             {func() Figures { return new(CensusFigures) }, []string{"copies_judged"}},
+	"wait-probe":         {func() Figures { return new(WaitProbeFigures) }, []string{"probed_writes"}},
+	"write-pause":        {func() Figures { return new(WritePauseFigures) }, []string{"migrations"}},
+	"bank":               {func() Figures { return new(BankFigures) }, []string{"transfers_ok"}},
+	"handoff":            {func() Figures { return new(HandoffFigures) }, []string{"handoffs"}},
+	"elections":          {func() Figures { return new(ElectionFigures) }, []string{"logs"}},
+	"default-failover":   {func() Figures { return new(DefaultFailoverFigures) }, []string{"rule"}},
+	"failover-promotion": {func() Figures { return new(FailoverPromotionFigures) }, []string{"promoted"}},
+	"cross-slot":         {func() Figures { return new(CrossSlotFigures) }, []string{"attempted"}},
+	"script":             {func() Figures { return new(ScriptFigures) }, []string{"evalsha"}},
+	"run-files":          {func() Figures { return new(RunFilesFigures) }, []string{"caveat"}},
+	"counter":            {func() Figures { return new(CounterFigures) }, []string{"wait_split_note"}},
+	"set":                {func() Figures { return new(SetFigures) }, []string{"lost_elements"}},
+	"linearizable":       {func() Figures { return new(LinearizableFigures) }, []string{"timeout_s"}},
+	"list-append":        {func() Figures { return new(ListAppendFigures) }, []string{"detects"}},
+}
+
+// RegisterFigures adds a checker outside this package (a workload's own
+// folder, as workloads/lock) to typedFigures, at init, so that a stored
+// result of it reads back as its type:
+//
+//	var _ = checker.RegisterFigures("lock", func() checker.Figures { return new(Figures) }, "acquires")
+//
+// needs are figures every result of that type has. A name registered twice
+// is a programming error, and panics at start.
+func RegisterFigures(name string, make func() Figures, needs ...string) struct{} {
+	if _, ok := typedFigures[name]; ok {
+		panic("checker: figures of " + name + " registered twice")
+	}
+	typedFigures[name] = struct {
+		make  func() Figures
+		needs []string
+	}{make, needs}
+	return struct{}{}
 }
 
 // decodeFigures reads the stored figures of checker name (without
@@ -174,3 +212,87 @@ func FiguresAs[T Figures](r Result) (T, bool) {
 	t, ok := f.(T)
 	return t, ok
 }
+
+// Verdict are the figures that say in words what made a verdict: most
+// checkers' figures embed it, and a result that judged nothing (a panic,
+// a history that cannot be paired) is it alone.
+type Verdict struct {
+	// Reason ("why") says what made a verdict that is not valid, naming
+	// the first keys or ops; Error that the checker could not judge; First
+	// the first anomaly in words.
+	Reason string `json:"why,omitempty"`
+	Error  string `json:"error,omitempty"`
+	First  string `json:"first,omitempty"`
+}
+
+// Why is the "why" figure.
+func (v *Verdict) Why() string { return v.Reason }
+
+// Err is the "error" figure: why the checker could not judge.
+func (v *Verdict) Err() string { return v.Error }
+
+func (v *Verdict) verdict() *Verdict { return v }
+
+// because adds a sentence to the "why" figure.
+func (v *Verdict) because(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	if v.Reason != "" {
+		s = v.Reason + "; " + s
+	}
+	v.Reason = s
+}
+
+// Err is what a Map says of why its checker could not judge: its
+// "reason" (or first of "reasons", as a checker of another tool or an
+// older redline writes them), else its "error" figure.
+func (m Map) Err() string {
+	if r, _ := m["reason"].(string); r != "" {
+		return r
+	}
+	if rs, _ := m["reasons"].([]any); len(rs) > 0 {
+		if r, _ := rs[0].(string); r != "" {
+			return r
+		}
+	}
+	e, _ := m["error"].(string)
+	return e
+}
+
+// ReadResult reads one stored result of checker name (its figures with
+// "valid" beside, as results.json holds it), its figures typed where its
+// checker's are: for the readers that keep results in a form of their own
+// (a suite's summary).
+func ReadResult(name string, b []byte) (Result, error) {
+	var r Result
+	err := r.decode(name, b)
+	return r, err
+}
+
+// Erring is figures that can say their checker could not judge.
+type Erring interface {
+	Err() string
+}
+
+// Err is the result's "error" figure: why its checker could not judge
+// ("" when it could).
+func (r Result) Err() string {
+	f := r.Figures
+	if s, ok := f.(storedFigures); ok {
+		f = s.Figures
+	}
+	if e, ok := f.(Erring); ok {
+		return e.Err()
+	}
+	return ""
+}
+
+// AnomalyClass is one class of anomaly a checker flags: how many, and the
+// first few instances (each with its op "index" and "key" where they
+// apply).
+type AnomalyClass struct {
+	Count    int              `json:"count"`
+	Examples []map[string]any `json:"examples"`
+}
+
+// Anomalies are the instances a checker flags, by class ("anomalies").
+type Anomalies map[string]AnomalyClass

@@ -269,20 +269,20 @@ func (h handoff) judge(in *History, s *handoffStream) Result {
 			}
 		}
 	}
-	fig := map[string]any{"handoffs": len(recs), "misplaced": misplaced}
+	fig := &HandoffFigures{Handoffs: len(recs), Misplaced: misplaced, ByMethod: map[string]HandoffCounts{}}
 	bad := misplaced
 	for method, c := range per {
-		fig[method] = map[string]any{"slots": c.slots, "measured": c.measured, "unmeasured": c.unmeasured,
-			"both": c.both, "neither": c.neither, "slots_with_keys": c.withKeys}
+		fig.ByMethod[method] = HandoffCounts{Slots: c.slots, Measured: c.measured, Unmeasured: c.unmeasured,
+			Both: c.both, Neither: c.neither, SlotsWithKeys: c.withKeys}
 		bad += c.both + c.neither
 	}
-	fig["anomalous_keys"] = bad
+	fig.AnomalousKeys = bad
 	if len(examples) > 0 {
-		fig["examples"] = examples
+		fig.Examples = examples
 	}
 	if bad > 0 {
-		fig["first"] = first
-		return Result{Valid: Invalid, Figures: Map(fig)}
+		fig.First = first
+		return Result{Valid: Invalid, Figures: fig}
 	}
 	measured, withKeys := 0, 0
 	for _, c := range per {
@@ -290,15 +290,82 @@ func (h handoff) judge(in *History, s *handoffStream) Result {
 		withKeys += c.withKeys
 	}
 	if len(recs) > 0 && measured == 0 {
-		fig["why"] = "no moved slot's key lists could be read on both primaries after its move"
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Reason = "no moved slot's key lists could be read on both primaries after its move"
+		return Result{Valid: Unknown, Figures: fig}
 	}
 	if withKeys == 0 {
 		// Every slot that moved was empty of this workload's keys: the
 		// handoff of none of them says anything about its data.
 		return NotApplicable(fmt.Sprintf("%d moved slots read on both primaries, none holding a key of this workload", measured))
 	}
-	return Result{Valid: Valid, Figures: Map(fig)}
+	return Result{Valid: Valid, Figures: fig}
+}
+
+// HandoffFigures are the handoff checker's figures: the moved slots'
+// keys found on both primaries or on neither after the move, by
+// migration method, and the moved slots that do not end where their keys
+// are (misplaced).
+type HandoffFigures struct {
+	Handoffs      int              `json:"handoffs"`
+	Misplaced     int              `json:"misplaced"`
+	AnomalousKeys int              `json:"anomalous_keys"`
+	Examples      []map[string]any `json:"examples,omitempty"`
+	// ByMethod is written as one figure per method ("atomic",
+	// "classic"), beside the others.
+	ByMethod map[string]HandoffCounts `json:"-"`
+	Verdict
+}
+
+// HandoffCounts are the handoffs of one migration method.
+type HandoffCounts struct {
+	Slots         int `json:"slots"`
+	Measured      int `json:"measured"`
+	Unmeasured    int `json:"unmeasured"`
+	Both          int `json:"both"`
+	Neither       int `json:"neither"`
+	SlotsWithKeys int `json:"slots_with_keys"`
+}
+
+// MarshalJSON writes each method's counts as a figure named after it.
+func (f *HandoffFigures) MarshalJSON() ([]byte, error) {
+	type plain HandoffFigures
+	b, err := json.Marshal((*plain)(f))
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for method, c := range f.ByMethod {
+		if m[method], err = json.Marshal(c); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads each object-valued figure as a method's counts.
+func (f *HandoffFigures) UnmarshalJSON(b []byte) error {
+	type plain HandoffFigures
+	if err := json.Unmarshal(b, (*plain)(f)); err != nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	f.ByMethod = map[string]HandoffCounts{}
+	for k, raw := range m {
+		if len(raw) > 0 && raw[0] == '{' {
+			var c HandoffCounts
+			if err := json.Unmarshal(raw, &c); err != nil {
+				return err
+			}
+			f.ByMethod[k] = c
+		}
+	}
+	return nil
 }
 
 // slotHoldsMine says a moved slot held a key of the workload: listed on

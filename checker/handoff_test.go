@@ -37,7 +37,7 @@ func TestHandoffClean(t *testing.T) {
 	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
 		"before": []string{"{s}a", "{s}b"}, "src": []string{}, "dst": []string{"{s}a", "{s}b", "{s}c"}}})
 	r := Handoff().Check(context.Background(), NewHistory(ops))
-	if r.Valid != Valid || r.Values()["anomalous_keys"] != 0 {
+	if r.Valid != Valid || typed[*HandoffFigures](t, r).AnomalousKeys != 0 {
 		t.Fatalf("clean handoff: %v %v", r.Valid, r.Figures)
 	}
 	// A canceled task leaves every key on the source: also clean.
@@ -68,8 +68,8 @@ func TestHandoffBothAndNeither(t *testing.T) {
 	if r.Valid != Invalid {
 		t.Fatalf("verdict %v, want invalid: %v", r.Valid, r.Figures)
 	}
-	a := r.Values()["atomic"].(map[string]any)
-	if a["both"] != 1 || a["neither"] != 1 || r.Values()["anomalous_keys"] != 2 {
+	a := typed[*HandoffFigures](t, r).ByMethod["atomic"]
+	if a.Both != 1 || a.Neither != 1 || typed[*HandoffFigures](t, r).AnomalousKeys != 2 {
 		t.Fatalf("figures %v: want both 1 ({s}a), neither 1 ({s}b)", r.Figures)
 	}
 	if r.Values()["first"] == "" {
@@ -79,7 +79,7 @@ func TestHandoffBothAndNeither(t *testing.T) {
 	ops = handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "state": "moved",
 		"before": []string{"{s}a", "{s}b"}, "src": []string{"{s}b"}, "dst": []string{}}})
 	r = Handoff().Check(context.Background(), NewHistory(ops))
-	if c := r.Values()["classic"].(map[string]any); r.Valid != Invalid || c["neither"] != 1 || c["both"] != 0 {
+	if c := typed[*HandoffFigures](t, r).ByMethod["classic"]; r.Valid != Invalid || c.Neither != 1 || c.Both != 0 {
 		t.Fatalf("classic: %v %v", r.Valid, r.Figures)
 	}
 }
@@ -91,7 +91,7 @@ func TestHandoffUnmeasured(t *testing.T) {
 	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic",
 		"before": []string{"{s}a"}, "error": "n2: connection refused"}})
 	r := Handoff().Check(context.Background(), NewHistory(ops))
-	if r.Valid != Unknown || r.Values()["atomic"].(map[string]any)["unmeasured"] != 1 {
+	if r.Valid != Unknown || typed[*HandoffFigures](t, r).ByMethod["atomic"].Unmeasured != 1 {
 		t.Fatalf("%v %v", r.Valid, r.Figures)
 	}
 	// A key deleted by a client is not gone.

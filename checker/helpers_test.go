@@ -2,7 +2,9 @@ package checker
 
 import (
 	"context"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,9 +80,55 @@ func fig[T any](t *testing.T, r Result, name string) T {
 	}
 	x, ok := v.(T)
 	if !ok {
+		// Typed figures: the field the name is written from, as the
+		// checker holds it (Values is their JSON form).
+		if g, found := typedFigure(r.Figures, name); found {
+			if x, ok = g.(T); ok {
+				return x
+			}
+		}
 		t.Fatalf("figure %q is %T (%v), want %T", name, v, v, x)
 	}
 	return x
+}
+
+// typedFigure is the value of the field of typed figures f that writes
+// the figure name (a pointer's target for an optional one).
+func typedFigure(f any, name string) (any, bool) {
+	v := reflect.ValueOf(f)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return nil, false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil, false
+	}
+	for i := 0; i < v.NumField(); i++ {
+		sf, fv := v.Type().Field(i), v.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		tag, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if sf.Anonymous && tag == "" {
+			if x, ok := typedFigure(fv.Addr().Interface(), name); ok {
+				return x, true
+			}
+			continue
+		}
+		if tag != name {
+			continue
+		}
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				return nil, false
+			}
+			fv = fv.Elem()
+		}
+		return fv.Interface(), true
+	}
+	return nil, false
 }
 
 // typed is r's figures as the type T its checker writes.

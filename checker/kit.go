@@ -118,37 +118,35 @@ func FirstKeys(keys []string) string { return firstKeys(keys) }
 // undecodable value.
 func DecodeJSON[T any](raw json.RawMessage) (T, bool) { return decodeJSON[T](raw) }
 
-// Anomalies gathers the ops a checker flags, by class, each with its op
-// index, so that a verdict can name its first instances in words.
-type Anomalies struct{ a *anomalies }
+// AnomalyRecorder gathers the ops a checker flags, by class, each with its
+// op index, so that a verdict can name its first instances in words; its
+// Figure is the checker's Anomalies.
+type AnomalyRecorder struct{ a *anomalies }
 
-// NewAnomalies keeps up to max examples of each class.
-func NewAnomalies(max int) Anomalies { return Anomalies{newAnomalies(max)} }
+// NewAnomalyRecorder keeps up to max examples of each class.
+func NewAnomalyRecorder(max int) AnomalyRecorder { return AnomalyRecorder{newAnomalies(max)} }
 
 // Add records one instance of class; ex should carry "index" (the op's
 // invocation index) and "key" where they apply.
-func (a Anomalies) Add(class string, ex map[string]any) { a.a.add(class, ex) }
+func (a AnomalyRecorder) Add(class string, ex map[string]any) { a.a.add(class, ex) }
 
 // Garbage flags a completion whose value cannot be what the workload
 // wrote: the raw reply is kept as it was recorded.
-func (a Anomalies) Garbage(c *Call, why string) { a.a.garbage(&call{inv: c.Inv, comp: c.Comp}, why) }
+func (a AnomalyRecorder) Garbage(c *Call, why string) {
+	a.a.garbage(&call{inv: c.Inv, comp: c.Comp}, why)
+}
 
 // Total is the number of anomalies; Count those of one class; Classes the
 // classes in the order first seen.
-func (a Anomalies) Total() int              { return a.a.total() }
-func (a Anomalies) Count(class string) int  { return a.a.count[class] }
-func (a Anomalies) Classes() []string       { return a.a.order }
-func (a Anomalies) Describe() string        { return a.a.describe() }
-func (a Anomalies) Into(fig map[string]any) { a.a.into(fig) }
+func (a AnomalyRecorder) Total() int              { return a.a.total() }
+func (a AnomalyRecorder) Count(class string) int  { return a.a.count[class] }
+func (a AnomalyRecorder) Classes() []string       { return a.a.order }
+func (a AnomalyRecorder) Describe() string        { return a.a.describe() }
+func (a AnomalyRecorder) Into(fig map[string]any) { a.a.into(fig) }
 
 // Figure is the "anomalies" figure ({class: {count, examples}}), nil when
 // there are none: for typed figures (`json:"anomalies,omitempty"`).
-func (a Anomalies) Figure() map[string]any {
-	m := map[string]any{}
-	a.a.into(m)
-	f, _ := m["anomalies"].(map[string]any)
-	return f
-}
+func (a AnomalyRecorder) Figure() Anomalies { return a.a.classes() }
 
 // ServedErrors adds fail errors that are an op's own answer, not
 // unavailability (see servedErrors): a workload's refusals, registered by

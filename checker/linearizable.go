@@ -560,59 +560,82 @@ func (l linearizable) result(p *regPartial) Result {
 	staleEx := slices.Clone(p.staleEx)
 	slices.SortFunc(staleEx, func(a, b map[string]any) int { return cmpInt(a["index"].(int64), b["index"].(int64)) })
 	an := p.anomalies()
-	fig := map[string]any{
-		"indeterminate":  p.indeterminate,
-		"pooled_keys":    p.pooledKeys,
-		"ops":            p.ops,
-		"keys":           p.keys,
-		"anomalous_keys": nonNil(p.anomalous),
-		"unknown_keys":   nonNil(p.unknown),
-		"stale_reads":    p.stale,
-		"timeout_s":      l.o.Timeout.Seconds(),
+	fig := &LinearizableFigures{
+		Indeterminate: p.indeterminate,
+		PooledKeys:    p.pooledKeys,
+		Ops:           p.ops,
+		Keys:          p.keys,
+		AnomalousKeys: nonNil(p.anomalous),
+		UnknownKeys:   nonNil(p.unknown),
+		StaleReads:    p.stale,
+		TimeoutS:      l.o.Timeout.Seconds(),
+		Anomalies:     an.classes(),
 	}
 	if p.replicaReads > 0 {
-		fig["replica_reads"] = p.replicaReads
-		fig["replica_reads_note"] = "reads a replica served are left out of the linearizability search (stale by design); their staleness is not measured for registers, but a value no write invoked before the read ended could have produced is an impossible-replica-read"
+		fig.ReplicaReads = p.replicaReads
+		fig.ReplicaReadsNote = "reads a replica served are left out of the linearizability search (stale by design); their staleness is not measured for registers, but a value no write invoked before the read ended could have produced is an impossible-replica-read"
 	}
 	if p.flagLies > 0 {
-		fig["replica_flag_contradicted"] = p.flagLies
-		fig["replica_flag_first"] = p.flagLie
+		fig.ReplicaFlagContradicted = p.flagLies
+		fig.ReplicaFlagFirst = ptr(p.flagLie)
 	}
 	if p.skipped > 0 {
-		fig["skipped_malformed"] = p.skipped
+		fig.SkippedMalformed = p.skipped
 	}
 	if p.stale > 0 {
-		fig["stale_read_samples"] = staleEx
+		fig.StaleReadSamples = ptr(staleEx)
 	}
-	an.into(fig)
-	res := Result{Valid: Valid, Figures: Map(fig)}
+	res := Result{Valid: Valid, Figures: fig}
 	switch anomalous, unknown, stale := p.anomalous, p.unknown, p.stale; {
 	// A stale read is certain (see staleReads): it makes the run invalid
 	// whatever the search says, even when the search timed out.
 	case len(anomalous) > 0 || stale > 0 || an.total() > 0:
 		res.Valid = Invalid
 		if len(anomalous) > 0 {
-			why(fig, "%d keys not linearizable: %s", len(anomalous), firstKeys(anomalous))
+			fig.because("%d keys not linearizable: %s", len(anomalous), firstKeys(anomalous))
 		}
 		if stale > 0 {
-			why(fig, "%d stale reads (%s)", stale, describeExamples(staleEx))
+			fig.because("%d stale reads (%s)", stale, describeExamples(staleEx))
 		}
 		if an.total() > 0 {
-			why(fig, "%s", an.describe())
+			fig.because("%s", an.describe())
 		}
 	case len(unknown) > 0:
 		res.Valid = Unknown
-		why(fig, "the linearizability search ran out of time on %d keys: %s", len(unknown), firstKeys(unknown))
+		fig.because("the linearizability search ran out of time on %d keys: %s", len(unknown), firstKeys(unknown))
 	case p.okReads == 0:
 		res.Valid = Unknown
-		why(fig, "no successful read: nothing to judge")
+		fig.because("no successful read: nothing to judge")
 	case p.okWrites == 0:
 		res.Valid = Unknown
-		why(fig, "no acknowledged write: nothing to judge")
+		fig.because("no acknowledged write: nothing to judge")
 	}
 	malformedUnknown(&res, p.skipped)
 	res.Files = p.files
 	return res
+}
+
+// LinearizableFigures are the linearizable checker's figures: the keys
+// no order explains (anomalous_keys), those the search ran out of time on
+// (unknown_keys), and the stale reads.
+type LinearizableFigures struct {
+	Indeterminate int      `json:"indeterminate"`
+	PooledKeys    int      `json:"pooled_keys"`
+	Ops           int      `json:"ops"`
+	Keys          int      `json:"keys"`
+	AnomalousKeys []string `json:"anomalous_keys"`
+	UnknownKeys   []string `json:"unknown_keys"`
+	StaleReads    int      `json:"stale_reads"`
+	TimeoutS      float64  `json:"timeout_s"`
+	// The reads replicas served (left out of the search).
+	ReplicaReads            int               `json:"replica_reads,omitempty"`
+	ReplicaReadsNote        string            `json:"replica_reads_note,omitempty"`
+	ReplicaFlagContradicted int               `json:"replica_flag_contradicted,omitempty"`
+	ReplicaFlagFirst        *string           `json:"replica_flag_first,omitempty"`
+	SkippedMalformed        int               `json:"skipped_malformed,omitempty"`
+	StaleReadSamples        *[]map[string]any `json:"stale_read_samples,omitempty"`
+	Anomalies               Anomalies         `json:"anomalies,omitempty"`
+	Verdict
 }
 
 // maxPictures caps the keys visualize draws.
@@ -804,3 +827,8 @@ func nonNil[T any](xs []T) []T {
 	}
 	return xs
 }
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"unknown_keys": "the search for an order ran out of time on these keys: no verdict on them",
+})

@@ -462,11 +462,11 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 	l.cycles(g, an, ref)
 
 	classes := []string{}
-	anomalies := map[string]any{}
+	anomalies := map[string]ListAppendClass{}
 	for _, c := range ListAppendDetects {
 		if n := an.count[c]; n > 0 {
 			classes = append(classes, c)
-			anomalies[c] = map[string]any{"count": n, "examples": an.examples[c]}
+			anomalies[c] = ListAppendClass{Count: n, Examples: an.examples[c]}
 		}
 	}
 	var st [3]int
@@ -480,46 +480,70 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 			st[2]++
 		}
 	}
-	fig := map[string]any{
-		"txns_ok":         st[0],
-		"txns_fail":       st[1],
-		"txns_info":       st[2],
-		"keys":            len(longest),
-		"detects":         ListAppendDetects,
-		"does_not_detect": ListAppendDoesNotDetect,
-		"anomaly_types":   classes,
-		"anomalies":       anomalies,
+	fig := &ListAppendFigures{
+		TxnsOK:        st[0],
+		TxnsFail:      st[1],
+		TxnsInfo:      st[2],
+		Keys:          len(longest),
+		Detects:       ListAppendDetects,
+		DoesNotDetect: ListAppendDoesNotDetect,
+		AnomalyTypes:  classes,
+		Anomalies:     anomalies,
 	}
 	if malformed > 0 {
-		fig["skipped_malformed"] = malformed
+		fig.SkippedMalformed = malformed
 	}
 	if len(neverRead) > 0 {
-		fig["never_read_keys"] = capList(neverRead, l.o.MaxExamples)
+		fig.NeverReadKeys = ptr(capList(neverRead, l.o.MaxExamples))
 	}
-	res := Result{Valid: Valid, Figures: Map(fig)}
+	res := Result{Valid: Valid, Figures: fig}
 	switch {
 	case len(classes) > 0:
 		res.Valid = Invalid
 		for _, c := range classes {
-			why(fig, "%d %s (%s)", an.count[c], c, describeLA(an.examples[c]))
+			fig.because("%d %s (%s)", an.count[c], c, describeLA(an.examples[c]))
 		}
 	case st[0]+st[1]+st[2] == 0 && malformed == 0:
 		return NotApplicable("no list-append transaction attempted")
 	case st[0] == 0:
 		res.Valid = Unknown
-		why(fig, "no committed transaction: nothing to judge")
+		fig.because("no committed transaction: nothing to judge")
 	case reads == 0:
 		res.Valid = Unknown
-		why(fig, "no committed read: nothing to judge")
+		fig.because("no committed read: nothing to judge")
 	case len(neverRead) > 0:
 		res.Valid = Unknown
-		why(fig, "%d keys have acknowledged appends no read began after (no final read), so whether they survived is unknown: %s", len(neverRead), firstKeys(neverRead))
+		fig.because("%d keys have acknowledged appends no read began after (no final read), so whether they survived is unknown: %s", len(neverRead), firstKeys(neverRead))
 	}
 	if res.Valid == Unknown {
-		fig["error"] = fig["why"]
+		fig.Error = fig.Reason
 	}
 	malformedUnknown(&res, malformed)
 	return res
+}
+
+// ListAppendFigures are the list-append checker's figures: the anomaly
+// classes (Elle's names) found, with their instances, and what the
+// checker detects and does not.
+type ListAppendFigures struct {
+	TxnsOK           int                        `json:"txns_ok"`
+	TxnsFail         int                        `json:"txns_fail"`
+	TxnsInfo         int                        `json:"txns_info"`
+	Keys             int                        `json:"keys"`
+	Detects          []string                   `json:"detects"`
+	DoesNotDetect    []string                   `json:"does_not_detect"`
+	AnomalyTypes     []string                   `json:"anomaly_types"`
+	Anomalies        map[string]ListAppendClass `json:"anomalies"`
+	SkippedMalformed int                        `json:"skipped_malformed,omitempty"`
+	NeverReadKeys    *[]string                  `json:"never_read_keys,omitempty"`
+	Verdict
+}
+
+// ListAppendClass is one anomaly class the list-append checker found:
+// how many, and the first instances (cycles with their edges, or ops).
+type ListAppendClass struct {
+	Count    int   `json:"count"`
+	Examples []any `json:"examples"`
 }
 
 // lostAppends compares each key's latest committed read (by invocation) with

@@ -408,7 +408,7 @@ func TestPropertyCounter(t *testing.T) {
 		h := counterHistory(ops)
 		want, lost := counterOracle(ops)
 		got := check(t, Counter(), h)
-		if got.Valid != want || got.Values()["lost"] != lost {
+		if got.Valid != want || typed[*CounterFigures](t, got).Lost != lost {
 			t.Fatalf("seed %d: checker %v lost %v, oracle %v lost %d\n%s\nfigures %v", seed, got.Valid, got.Values()["lost"], want, lost, dumpOps(h), got.Figures)
 		}
 	}
@@ -579,7 +579,7 @@ func TestPropertySet(t *testing.T) {
 		got := check(t, Set(), h)
 		// A read with a duplicate member is garbage and left out, so its
 		// elements' losses are not counted: compare lost only then.
-		if got.Valid != want || (want != Invalid || got.Values()["anomalies"] == nil) && got.Values()["lost"] != lost {
+		if got.Valid != want || (want != Invalid || got.Values()["anomalies"] == nil) && typed[*SetFigures](t, got).Lost != lost {
 			t.Fatalf("seed %d: checker %v lost %v, oracle %v lost %d\n%s\nfigures %v", seed, got.Valid, got.Values()["lost"], want, lost, dumpOps(h), got.Figures)
 		}
 	}
@@ -852,7 +852,7 @@ func TestPropertyListAppend(t *testing.T) {
 		if legal && got.Valid == Unknown {
 			// Only for want of evidence: no commit, no read, or an
 			// acknowledged append no read began after.
-			bad = got.Values()["never_read_keys"] == nil && got.Values()["txns_ok"] != 0 && !noCommittedRead(txns)
+			bad = got.Values()["never_read_keys"] == nil && typed[*ListAppendFigures](t, got).TxnsOK != 0 && !noCommittedRead(txns)
 		}
 		if bad {
 			t.Fatalf("seed %d: checker %v, oracle legal=%v\n%s\nfigures %v", seed, got.Valid, legal, dumpOps(h), got.Figures)

@@ -91,7 +91,7 @@ func (c replicaCensus) Check(_ context.Context, in *History) Result {
 	}
 	if len(replicas) == 0 {
 		if cen.ReplicaSync == nil {
-			return Result{Valid: Unknown, Figures: Map{"why": "the census carries replication state but no record of the wait for the replicas to sync (replica_sync): the record is incomplete"}}
+			return Result{Valid: Unknown, Figures: &Verdict{Reason: "the census carries replication state but no record of the wait for the replicas to sync (replica_sync): the record is incomplete"}}
 		}
 		return NotApplicable("no node of the census is a replica")
 	}
@@ -156,17 +156,36 @@ func (c replicaCensus) Check(_ context.Context, in *History) Result {
 			}
 		}
 	}
-	fig := map[string]any{"replicas": len(replicas), "replicas_judged": judged, "keys_compared": compared, "diverged_keys": diverged}
+	fig := &ReplicaCensusFigures{Replicas: len(replicas), ReplicasJudged: judged, KeysCompared: compared, DivergedKeys: diverged}
 	if cen.ReplicaSync != nil {
-		fig["sync_waited_ms"] = cen.ReplicaSync.WaitedMS
+		fig.SyncWaitedMs = ptr(cen.ReplicaSync.WaitedMS)
 	}
 	if diverged > 0 {
-		return invalidOne(fig, ReplicaDivergence, diverged, examples, first, unknown)
+		invalidOne(&fig.OneClass, &fig.Verdict, ReplicaDivergence, diverged, examples, first, unknown)
+		return Result{Valid: Invalid, Figures: fig}
 	}
 	if len(unknown) > 0 {
-		fig["unjudged"] = unknown
-		fig["why"] = fmt.Sprintf("not every replica could be held to its primary's keys (%d of %d were): %s", judged, len(replicas), strings.Join(unknown, "; "))
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Unjudged = unknown
+		fig.Reason = fmt.Sprintf("not every replica could be held to its primary's keys (%d of %d were): %s", judged, len(replicas), strings.Join(unknown, "; "))
+		return Result{Valid: Unknown, Figures: fig}
 	}
-	return Result{Valid: Valid, Figures: Map(fig)}
+	return Result{Valid: Valid, Figures: fig}
 }
+
+// ReplicaCensusFigures are the replica-census checker's figures.
+type ReplicaCensusFigures struct {
+	Replicas       int `json:"replicas"`
+	ReplicasJudged int `json:"replicas_judged"`
+	KeysCompared   int `json:"keys_compared"`
+	DivergedKeys   int `json:"diverged_keys"`
+	// SyncWaitedMs is how long the census waited for the replicas to
+	// sync; nil without a record of that wait.
+	SyncWaitedMs *int64 `json:"sync_waited_ms,omitempty"`
+	OneClass
+	Verdict
+}
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"diverged_keys": "keys whose copy on a replica differs from its primary's (or exists on one side only) although the replica was in sync with the primary (same replication id and offset) when both were read",
+})

@@ -49,7 +49,7 @@ func TestReplicaCensusFindsADivergentReplica(t *testing.T) {
 	delete(replicaOf(&c).Keys, "c:s") // rdb-drop-sets
 	r := check(t, rc, replicaCensusOps(c))
 	wantValid(t, r, Invalid)
-	if fig[int](t, r, "diverged_keys") != 1 || !strings.Contains(r.Why(), "c:s") || !strings.Contains(r.Why(), "missing on the replica") {
+	if typed[*ReplicaCensusFigures](t, r).DivergedKeys != 1 || !strings.Contains(r.Why(), "c:s") || !strings.Contains(r.Why(), "missing on the replica") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	if _, ok := fig[map[string]any](t, r, "anomalies")[ReplicaDivergence]; !ok {

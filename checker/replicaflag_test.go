@@ -37,7 +37,7 @@ func replicaFlagHistory(from string) []history.Op {
 func TestReplicaFlagOfThePrimaryIsNotBelieved(t *testing.T) {
 	r := check(t, Linearizable(), replicaFlagHistory("10.0.0.1:6379"))
 	wantValid(t, r, Invalid)
-	if n, _ := r.Values()["replica_flag_contradicted"].(int); n != 1 {
+	if n := typed[*LinearizableFigures](t, r).ReplicaFlagContradicted; n != 1 {
 		t.Fatalf("replica_flag_contradicted = %v, want 1", r.Values()["replica_flag_contradicted"])
 	}
 	if s, _ := r.Values()["replica_flag_first"].(string); !strings.Contains(s, "10.0.0.1:6379") {

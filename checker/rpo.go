@@ -237,9 +237,9 @@ func (r rpo) partial(in *History, kind string, calls []call, windows []Window) (
 		}
 		// Ops were sent but none read back: an RPO should have been
 		// measured and cannot be.
-		return nil, Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
+		return nil, Result{Valid: Unknown, Figures: &Verdict{Error: fmt.Sprintf("no successful read among %d ops: whether any acknowledged write was lost cannot be said", len(calls))}}
 	default:
-		return nil, Result{Valid: Unknown, Figures: Map{"error": fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
+		return nil, Result{Valid: Unknown, Figures: &Verdict{Error: fmt.Sprintf("rpo: unknown kind %q (want set, list-append or counter)", kind)}}
 	}
 	for _, lw := range lost {
 		_, b := windowOf(lw.c.end)

@@ -142,7 +142,7 @@ func (d defaultFailoverParts) CheckPartitions(ctx context.Context, n int, load P
 		}
 		j, err := d.judgeLosses(in, d.o.Kind, calls, evs, windows)
 		if err != nil {
-			return Result{Valid: Unknown, Figures: Map{"error": err.Error()}}, nil
+			return Result{Valid: Unknown, Figures: &Verdict{Error: err.Error()}}, nil
 		}
 		judged = append(judged, j...)
 	}

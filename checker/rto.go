@@ -345,3 +345,9 @@ func failed(m map[string]*outage, k string, start, end, idx int64, told bool) {
 func inForce(windows []Window, t int64) bool {
 	return slices.ContainsFunc(windows, func(w Window) bool { return w.Start <= t && t <= w.End })
 }
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"unrecovered":   "keys that never served a successful op again after the fault",
+	"not_recovered": "shards that still failed once their fault had ended and no fault was in force, and never served again: the cluster did not recover, the RTO is unbounded (an outage no fault excuses)",
+})

@@ -66,14 +66,14 @@ func capRaw(s string) string {
 }
 
 func (r runFiles) Check(_ context.Context, in *History) Result {
-	fig := map[string]any{}
+	fig := &RunFilesFigures{}
 	var why, caveats []string
 	if t := r.o.Torn; t != nil {
-		fig["torn"] = true
-		fig["torn_line"] = t.Line
-		fig["torn_text"] = capRaw(t.Text)
+		fig.Torn = true
+		fig.TornLine = ptr(t.Line)
+		fig.TornText = ptr(capRaw(t.Text))
 		if t.Bytes > 0 {
-			fig["torn_bytes"] = t.Bytes
+			fig.TornBytes = t.Bytes
 			why = append(why, fmt.Sprintf("the history is torn: its last %d bytes are a compressed frame cut mid-write, holding the entries from line %d on, so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Bytes, t.Line, len(in.Ops)))
 		} else {
 			why = append(why, fmt.Sprintf("the history is torn: line %d was cut mid-write (%q), so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Line, capRaw(t.Text), len(in.Ops)))
@@ -81,15 +81,15 @@ func (r runFiles) Check(_ context.Context, in *History) Result {
 		caveats = append(caveats, fmt.Sprintf("history torn at line %d: only the entries before it were checked", t.Line))
 	}
 	if len(r.o.Unfinished) > 0 {
-		fig["unfinished"] = true
-		fig["missing_entries"] = r.o.Unfinished
+		fig.Unfinished = true
+		fig.MissingEntries = r.o.Unfinished
 		why = append(why, fmt.Sprintf("the history lacks the %s entries its recorder writes at the end of every run (%s): the run did not finish, and every verdict is about the %d entries written before it stopped",
 			joinWords(r.o.Unfinished), r.o.RecordedBy, len(in.Ops)))
 		caveats = append(caveats, "the run did not finish: no "+joinWords(r.o.Unfinished)+" entry")
 	}
 	if dups := duplicateIndices(in.Ops); len(dups) > 0 {
-		fig["duplicate_indices"] = len(dups)
-		var ex []map[string]any
+		fig.DuplicateIndices = len(dups)
+		var ex []DuplicateIndex
 		for _, d := range dups {
 			if len(ex) >= 10 {
 				break
@@ -99,25 +99,25 @@ func (r runFiles) Check(_ context.Context, in *History) Result {
 				b, _ := json.Marshal(&in.Ops[p])
 				raw[i] = capRaw(string(b))
 			}
-			ex = append(ex, map[string]any{"index": d.index, "entries": plusOne(d.at), "raw": raw})
+			ex = append(ex, DuplicateIndex{Index: d.index, Entries: plusOne(d.at), Raw: raw})
 		}
-		fig["duplicate_examples"] = ex
+		fig.DuplicateExamples = ex
 		d := dups[0]
 		why = append(why, fmt.Sprintf("op index %d names %d entries of the history (entries %s: %s): an index a checker names cannot say which op it means; %d indexes are given more than once",
-			d.index, len(d.at), joinInts(plusOne(d.at)), strings.Join(ex[0]["raw"].([]string), " and "), len(dups)))
+			d.index, len(d.at), joinInts(plusOne(d.at)), strings.Join(ex[0].Raw, " and "), len(dups)))
 		caveats = append(caveats, fmt.Sprintf("%d op indexes given to more than one entry", len(dups)))
 	}
 	if len(r.o.Topology) > 0 {
 		out, contra := topologyDisorder(r.o.Topology)
 		if len(out) > 0 {
 			i := out[0]
-			fig["topology_out_of_order"] = len(out)
+			fig.TopologyOutOfOrder = len(out)
 			why = append(why, fmt.Sprintf("topology.jsonl is out of time order: sample %d (at %ss) comes after one at %ss (%d such samples); the attribution reads them sorted by time", i+1, trimS(sec(r.o.Topology[i].Time)), trimS(sec(maxTimeBefore(r.o.Topology, i))), len(out)))
 			caveats = append(caveats, "topology samples out of time order")
 		}
 		if len(contra) > 0 {
 			c := contra[0]
-			fig["topology_contradictions"] = len(contra)
+			fig.TopologyContradictions = len(contra)
 			why = append(why, fmt.Sprintf("topology.jsonl contradicts itself: samples %d and %d are both at %ss and say different things (%d such pairs)", c[0]+1, c[1]+1, trimS(sec(r.o.Topology[c[0]].Time)), len(contra)))
 			caveats = append(caveats, "topology samples contradict each other")
 		}
@@ -125,9 +125,36 @@ func (r runFiles) Check(_ context.Context, in *History) Result {
 	if len(why) == 0 {
 		return NotApplicable("the run's files read whole: no torn line, no op index given twice, the topology samples in time order")
 	}
-	fig["why"] = strings.Join(why, "; ")
-	fig["caveat"] = strings.Join(caveats, "; ")
-	return Result{Valid: Unknown, Figures: Map(fig)}
+	fig.Reason = strings.Join(why, "; ")
+	fig.Caveat = strings.Join(caveats, "; ")
+	return Result{Valid: Unknown, Figures: fig}
+}
+
+// RunFilesFigures are the run-files checker's figures: what of the run's
+// files cannot be trusted (a torn history, a run that did not finish, op
+// indexes given twice, topology samples out of order or contradicting).
+type RunFilesFigures struct {
+	Torn                   bool             `json:"torn,omitempty"`
+	TornLine               *int             `json:"torn_line,omitempty"`
+	TornText               *string          `json:"torn_text,omitempty"`
+	TornBytes              int64            `json:"torn_bytes,omitempty"`
+	Unfinished             bool             `json:"unfinished,omitempty"`
+	MissingEntries         []string         `json:"missing_entries,omitempty"`
+	DuplicateIndices       int              `json:"duplicate_indices,omitempty"`
+	DuplicateExamples      []DuplicateIndex `json:"duplicate_examples,omitempty"`
+	TopologyOutOfOrder     int              `json:"topology_out_of_order,omitempty"`
+	TopologyContradictions int              `json:"topology_contradictions,omitempty"`
+	// Caveat says it short, for the verdict line.
+	Caveat string `json:"caveat"`
+	Verdict
+}
+
+// DuplicateIndex is an op index several entries of the history carry:
+// their positions (1-based) and their text.
+type DuplicateIndex struct {
+	Index   int64    `json:"index"`
+	Entries []int    `json:"entries"`
+	Raw     []string `json:"raw"`
 }
 
 type dupIndex struct {
@@ -220,8 +247,8 @@ func runFilesCaveats(s Summary) []string {
 	if !ok || r.Valid == Valid {
 		return nil
 	}
-	if c, _ := r.Values()["caveat"].(string); c != "" {
-		return []string{c}
+	if f, ok := FiguresAs[*RunFilesFigures](r); ok && f.Caveat != "" {
+		return []string{f.Caveat}
 	}
 	return []string{"the run's files cannot be trusted"}
 }

@@ -19,7 +19,7 @@ func TestRunFilesFlagsDuplicateIndices(t *testing.T) {
 	ops[2].Index = 0 // process 1's invocation takes process 0's index
 	r := check(t, RunFiles(RunFilesOptions{}), ops)
 	wantValid(t, r, Unknown)
-	if n := fig[int](t, r, "duplicate_indices"); n != 1 {
+	if n := typed[*RunFilesFigures](t, r).DuplicateIndices; n != 1 {
 		t.Fatalf("duplicate_indices = %d, want 1", n)
 	}
 	why := r.Why()
@@ -41,7 +41,7 @@ func TestRunFilesSaysATornHistory(t *testing.T) {
 	ops := h.done()
 	r := check(t, RunFiles(RunFilesOptions{Torn: &TornLine{Line: 3, Text: `{"index":2,"ti`}}), ops)
 	wantValid(t, r, Unknown)
-	if !fig[bool](t, r, "torn") || !strings.Contains(r.Why(), "line 3") || !strings.Contains(r.Why(), "torn") {
+	if !typed[*RunFilesFigures](t, r).Torn || !strings.Contains(r.Why(), "line 3") || !strings.Contains(r.Why(), "torn") {
 		t.Fatalf("figures %v: want torn, naming line 3", r.Figures)
 	}
 	s := Run(context.Background(), ops, []Checker{Set(), RunFiles(RunFilesOptions{Torn: &TornLine{Line: 3}})}, nil)

@@ -151,7 +151,7 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	ops := in.Ops
 	calls, err := s.o.calls(in)
 	if err != nil {
-		return Result{Valid: Unknown, Figures: Map{"error": err.Error()}}
+		return Result{Valid: Unknown, Figures: &Verdict{Error: err.Error()}}
 	}
 	// Failovers are counted from the topology journal's copies (every
 	// failover redline causes is journalled, once done).
@@ -269,29 +269,29 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	slices.Sort(notLoadedNodes)
 	slices.Sort(lostNodes)
 	slices.Sort(unverifiedNodes)
-	fig := map[string]any{"evalsha": evalsha, "evalsha_ok": ok, "loaded_nodes": len(loads),
-		"noscript": notLoaded + lostCache, "noscript_not_loaded": notLoaded, "noscript_lost_cache": lostCache,
-		"failovers": failovers, "kills": len(kills), "noscript_after_failover": 0}
-	fig["noscript_lost_cache_after_kill"] = explained
-	fig["noscript_lost_cache_unexplained"] = unexplained
-	fig["noscript_lost_cache_unverified"] = unverified
+	fig := &ScriptFigures{Evalsha: evalsha, EvalshaOK: ok, LoadedNodes: len(loads),
+		Noscript: notLoaded + lostCache, NoscriptNotLoaded: notLoaded, NoscriptLostCache: lostCache,
+		Failovers: failovers, Kills: len(kills), NoscriptAfterFailover: 0}
+	fig.NoscriptLostCacheAfterKill = explained
+	fig.NoscriptLostCacheUnexplained = unexplained
+	fig.NoscriptLostCacheUnverified = unverified
 	if failovers > 0 {
-		fig["noscript_after_failover"] = notLoaded
+		fig.NoscriptAfterFailover = notLoaded
 	}
 	if len(notLoadedNodes) > 0 {
-		fig["not_loaded_nodes"], fig["first_not_loaded"] = notLoadedNodes, firstNotLoaded
+		fig.NotLoadedNodes, fig.FirstNotLoaded = notLoadedNodes, firstNotLoaded
 	}
 	if len(lostNodes) > 0 {
-		fig["lost_cache_nodes"], fig["first_lost_cache"] = lostNodes, firstLost
+		fig.LostCacheNodes, fig.FirstLostCache = lostNodes, firstLost
 	}
 	if len(unverifiedNodes) > 0 {
-		fig["unverified_cache_nodes"], fig["first_unverified_cache"] = unverifiedNodes, firstUnverified
+		fig.UnverifiedCacheNodes, fig.FirstUnverifiedCache = unverifiedNodes, firstUnverified
 	}
 	if nbad > 0 {
-		fig["bad_load_sha"], fig["bad_load_sha_samples"] = nbad, badSHA
+		fig.BadLoadSHA, fig.BadLoadSHASamples = nbad, badSHA
 	}
 	if nmissing > 0 {
-		fig["load_sha_unrecorded"], fig["first_load_sha_unrecorded"] = nmissing, firstMissing
+		fig.LoadSHAUnrecorded, fig.FirstLoadSHAUnrecorded = nmissing, firstMissing
 	}
 	var bad []string
 	if nbad > 0 {
@@ -304,24 +304,24 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 			"(first op %d): the server forgot a script it had accepted", unexplained, strings.Join(lostNodes, ", "), firstLost[0]))
 	}
 	if len(bad) > 0 {
-		fig["why"] = strings.Join(bad, "; ")
-		return Result{Valid: Invalid, Figures: Map(fig)}
+		fig.Reason = strings.Join(bad, "; ")
+		return Result{Valid: Invalid, Figures: fig}
 	}
 	switch {
 	case unverified > 0:
-		fig["why"] = fmt.Sprintf("%d EVALSHA refused with NOSCRIPT by %s, which had acknowledged SCRIPT LOAD, while a kill that does not name the nodes it struck "+
+		fig.Reason = fmt.Sprintf("%d EVALSHA refused with NOSCRIPT by %s, which had acknowledged SCRIPT LOAD, while a kill that does not name the nodes it struck "+
 			"(or names one whose address the history does not give) came in between (first op %d): whether a restart of that node explains it is unknown",
 			unverified, strings.Join(unverifiedNodes, ", "), firstUnverified[0])
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		return Result{Valid: Unknown, Figures: fig}
 	case evalsha == 0:
-		fig["why"] = "no EVALSHA was sent: nothing tells whether the script cache held"
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Reason = "no EVALSHA was sent: nothing tells whether the script cache held"
+		return Result{Valid: Unknown, Figures: fig}
 	case len(loads) == 0 && nmissing > 0:
-		fig["why"] = fmt.Sprintf("no SCRIPT LOAD's reply was recorded (first op %d): no node is known to have had the script", firstMissing[0])
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Reason = fmt.Sprintf("no SCRIPT LOAD's reply was recorded (first op %d): no node is known to have had the script", firstMissing[0])
+		return Result{Valid: Unknown, Figures: fig}
 	case len(loads) == 0:
-		fig["why"] = "no SCRIPT LOAD was acknowledged: no node is known to have had the script"
-		return Result{Valid: Unknown, Figures: Map(fig)}
+		fig.Reason = "no SCRIPT LOAD was acknowledged: no node is known to have had the script"
+		return Result{Valid: Unknown, Figures: fig}
 	}
 	var why []string
 	if notLoaded > 0 {
@@ -339,6 +339,34 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	if len(why) == 0 {
 		why = append(why, fmt.Sprintf("every EVALSHA found the script (%d nodes loaded it, %d failover steps)", len(loads), failovers))
 	}
-	fig["why"] = strings.Join(why, "; ")
-	return Result{Valid: Valid, Figures: Map(fig)}
+	fig.Reason = strings.Join(why, "; ")
+	return Result{Valid: Valid, Figures: fig}
+}
+
+// ScriptFigures are the script checker's figures: the EVALSHAs refused
+// with NOSCRIPT, by what explains them.
+type ScriptFigures struct {
+	Evalsha                      int              `json:"evalsha"`
+	EvalshaOK                    int              `json:"evalsha_ok"`
+	LoadedNodes                  int              `json:"loaded_nodes"`
+	Noscript                     int              `json:"noscript"`
+	NoscriptNotLoaded            int              `json:"noscript_not_loaded"`
+	NoscriptLostCache            int              `json:"noscript_lost_cache"`
+	Failovers                    int              `json:"failovers"`
+	Kills                        int              `json:"kills"`
+	NoscriptAfterFailover        int              `json:"noscript_after_failover"`
+	NoscriptLostCacheAfterKill   int              `json:"noscript_lost_cache_after_kill"`
+	NoscriptLostCacheUnexplained int              `json:"noscript_lost_cache_unexplained"`
+	NoscriptLostCacheUnverified  int              `json:"noscript_lost_cache_unverified"`
+	NotLoadedNodes               []string         `json:"not_loaded_nodes,omitempty"`
+	FirstNotLoaded               []int64          `json:"first_not_loaded,omitempty"`
+	LostCacheNodes               []string         `json:"lost_cache_nodes,omitempty"`
+	FirstLostCache               []int64          `json:"first_lost_cache,omitempty"`
+	UnverifiedCacheNodes         []string         `json:"unverified_cache_nodes,omitempty"`
+	FirstUnverifiedCache         []int64          `json:"first_unverified_cache,omitempty"`
+	BadLoadSHA                   int              `json:"bad_load_sha,omitempty"`
+	BadLoadSHASamples            []map[string]any `json:"bad_load_sha_samples,omitempty"`
+	LoadSHAUnrecorded            int              `json:"load_sha_unrecorded,omitempty"`
+	FirstLoadSHAUnrecorded       []int64          `json:"first_load_sha_unrecorded,omitempty"`
+	Verdict
 }

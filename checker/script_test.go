@@ -32,10 +32,10 @@ func journalFailover(h *hist, t int64) {
 func TestScriptNoscriptFromPromotedReplicaIsDocumented(t *testing.T) {
 	r := check(t, Script(), scriptHistory("C", func(h *hist) { journalFailover(h, 10) }))
 	wantValid(t, r, Valid)
-	if fig[int](t, r, "noscript_after_failover") != 1 || fig[int](t, r, "noscript_lost_cache") != 0 {
+	if typed[*ScriptFigures](t, r).NoscriptAfterFailover != 1 || typed[*ScriptFigures](t, r).NoscriptLostCache != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	if fig[[]string](t, r, "not_loaded_nodes")[0] != "C" {
+	if typed[*ScriptFigures](t, r).NotLoadedNodes[0] != "C" {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -43,7 +43,7 @@ func TestScriptNoscriptFromPromotedReplicaIsDocumented(t *testing.T) {
 func TestScriptCacheLostWithoutRestartIsAnAnomaly(t *testing.T) {
 	r := check(t, Script(), scriptHistory("A", nil))
 	wantValid(t, r, Invalid)
-	if fig[int](t, r, "noscript_lost_cache") != 1 {
+	if typed[*ScriptFigures](t, r).NoscriptLostCache != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// A kill of that node in between explains it: a restart empties the

@@ -344,76 +344,104 @@ func (s set) judge(a *setAnalysis) Result {
 			}
 		}
 	}
-	fig := map[string]any{
-		"keys":                  len(a.keys),
-		"adds_ok":               a.adds[elemAcked],
-		"adds_info":             a.adds[elemIndeterminate],
-		"adds_fail":             a.adds[elemFailed],
-		"reads":                 a.reads,
-		"lost":                  len(a.lost),
-		"lost_unacked":          len(a.lostSeen),
-		"unexpected":            a.unexpected,
-		"recovered":             a.recovered,
-		"stale_reads":           a.stale,
-		"never_read":            a.neverRead,
-		"lost_elements":         nonNil(a.lostReport(s.o.MaxExamples)),
-		"set_aside":             len(a.setAside),
-		"set_aside_unacked":     len(a.setAsideSeen),
-		"unexpected_elements":   nonNil(unexpected),
-		"visibility_latency_ms": quantilesMs(a.latencies),
+	fig := &SetFigures{
+		Keys:                len(a.keys),
+		AddsOK:              a.adds[elemAcked],
+		AddsInfo:            a.adds[elemIndeterminate],
+		AddsFail:            a.adds[elemFailed],
+		Reads:               a.reads,
+		Lost:                len(a.lost),
+		LostUnacked:         len(a.lostSeen),
+		Unexpected:          a.unexpected,
+		Recovered:           a.recovered,
+		StaleReads:          a.stale,
+		NeverRead:           a.neverRead,
+		LostElements:        nonNil(a.lostReport(s.o.MaxExamples)),
+		SetAside:            len(a.setAside),
+		SetAsideUnacked:     len(a.setAsideSeen),
+		UnexpectedElements:  nonNil(unexpected),
+		VisibilityLatencyMs: quantilesMs(a.latencies),
+		WaitSplit:           split.figures(),
+		Anomalies:           a.an.classes(),
 	}
-	split.into(fig)
 	if len(a.setAside)+len(a.setAsideSeen) > 0 {
-		fig["set_aside_elements"] = a.elemReport(append(slices.Clone(a.setAside), a.setAsideSeen...), s.o.MaxExamples)
+		fig.SetAsideElements = ptr(a.elemReport(append(slices.Clone(a.setAside), a.setAsideSeen...), s.o.MaxExamples))
 	}
 	if a.duplicates > 0 {
-		fig["duplicate_adds"] = a.duplicates
+		fig.DuplicateAdds = a.duplicates
 	}
 	if a.malformed > 0 {
-		fig["skipped_malformed"] = a.malformed
+		fig.SkippedMalformed = a.malformed
 	}
-	a.an.into(fig)
 	if len(a.neverReadKeys) > 0 {
-		fig["never_read_keys"] = capList(a.neverReadKeys, s.o.MaxExamples)
+		fig.NeverReadKeys = ptr(capList(a.neverReadKeys, s.o.MaxExamples))
 	}
-	res := Result{Valid: Valid, Figures: Map(fig)}
+	res := Result{Valid: Valid, Figures: fig}
 	switch {
 	case len(a.lost) > 0 || len(a.lostSeen) > 0 || len(a.setAside) > 0 || len(a.setAsideSeen) > 0 || a.unexpected > 0 || a.an.total() > 0:
 		res.Valid = Invalid
 		if len(a.lost) > 0 {
-			why(fig, "%d acknowledged adds lost (%s)", len(a.lost), describeExamples(fig["lost_elements"].([]map[string]any)))
+			fig.because("%d acknowledged adds lost (%s)", len(a.lost), describeExamples(fig.LostElements))
 		}
 		if len(a.lostSeen) > 0 {
-			why(fig, "%d indeterminate adds seen and then lost", len(a.lostSeen))
+			fig.because("%d indeterminate adds seen and then lost", len(a.lostSeen))
 		}
 		if n := len(a.setAside) + len(a.setAsideSeen); n > 0 {
 			// Not lost, but not in the key either: a client reading the
 			// key does not see them until someone merges the copies.
-			why(fig, "%d adds (%d acknowledged) are missing from their key at the end but kept in set-aside copies of it, not lost (%s)",
-				n, len(a.setAside), describeAsides(fig["set_aside_elements"].([]map[string]any)))
+			fig.because("%d adds (%d acknowledged) are missing from their key at the end but kept in set-aside copies of it, not lost (%s)",
+				n, len(a.setAside), describeAsides(*fig.SetAsideElements))
 		}
 		if a.unexpected > 0 {
-			why(fig, "%d elements read that no add wrote (%s)", a.unexpected, describeExamples(unexpected))
+			fig.because("%d elements read that no add wrote (%s)", a.unexpected, describeExamples(unexpected))
 		}
 		if a.an.total() > 0 {
-			why(fig, "%s", a.an.describe())
+			fig.because("%s", a.an.describe())
 		}
 	case a.adds[elemAcked] == 0:
 		res.Valid = Unknown
-		why(fig, "no acknowledged add: nothing to judge")
+		fig.because("no acknowledged add: nothing to judge")
 	case a.reads == 0:
 		res.Valid = Unknown
-		why(fig, "no successful read: nothing to check the adds against")
+		fig.because("no successful read: nothing to check the adds against")
 	case a.neverRead > 0:
 		res.Valid = Unknown
-		why(fig, "%d acknowledged adds on %d keys were never read after they were acknowledged (no final read), so whether they survived is unknown: %s",
+		fig.because("%d acknowledged adds on %d keys were never read after they were acknowledged (no final read), so whether they survived is unknown: %s",
 			a.neverRead, len(a.neverReadKeys), firstKeys(a.neverReadKeys))
 	}
 	if res.Valid == Unknown {
-		fig["error"] = fig["why"]
+		fig.Error = fig.Reason
 	}
 	malformedUnknown(&res, a.malformed)
 	return res
+}
+
+// SetFigures are the set checker's figures: the adds acknowledged, lost,
+// kept in set-aside copies or read without being written, and the reads.
+type SetFigures struct {
+	Keys                int              `json:"keys"`
+	AddsOK              int              `json:"adds_ok"`
+	AddsInfo            int              `json:"adds_info"`
+	AddsFail            int              `json:"adds_fail"`
+	Reads               int              `json:"reads"`
+	Lost                int              `json:"lost"`
+	LostUnacked         int              `json:"lost_unacked"`
+	Unexpected          int              `json:"unexpected"`
+	Recovered           int              `json:"recovered"`
+	StaleReads          int              `json:"stale_reads"`
+	NeverRead           int              `json:"never_read"`
+	LostElements        []map[string]any `json:"lost_elements"`
+	SetAside            int              `json:"set_aside"`
+	SetAsideUnacked     int              `json:"set_aside_unacked"`
+	UnexpectedElements  []map[string]any `json:"unexpected_elements"`
+	VisibilityLatencyMs Quantiles        `json:"visibility_latency_ms"`
+	WaitSplit
+	SetAsideElements *[]map[string]any `json:"set_aside_elements,omitempty"`
+	DuplicateAdds    int               `json:"duplicate_adds,omitempty"`
+	SkippedMalformed int               `json:"skipped_malformed,omitempty"`
+	Anomalies        Anomalies         `json:"anomalies,omitempty"`
+	NeverReadKeys    *[]string         `json:"never_read_keys,omitempty"`
+	Verdict
 }
 
 func setOf(vals []int64) map[int64]bool {
@@ -445,3 +473,11 @@ func firstDuplicate(vals []int64) (int64, bool) {
 	}
 	return 0, false
 }
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"lost_elements":       "each row is an acknowledged add that no final read contains",
+	"set_aside":           "acknowledged writes missing from their key's final read but kept in a set-aside copy of the key (`{key}:redline-conflict-from-<node>`, same slot): on a cluster redline created, both sides of a move held different copies of the key, the destination's was kept under the key's name and the source's restored beside it; not lost, but not in the key until someone merges the copies",
+	"set_aside_elements":  "each row is an add missing from its key at the end and the set-aside copy that holds it (kept_in: the copy's name and node)",
+	"unexpected_elements": "each row is an element read that no add ever wrote",
+})

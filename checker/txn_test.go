@@ -208,7 +208,7 @@ func TestBank(t *testing.T) {
 	h.call(1, "read-all", "{t}", nil, 90, history.OK, map[string]int{"{t}a": 45, "{t}b": 50}, 95) // half a transfer
 	r := check(t, Bank(0), h.done())
 	wantValid(t, r, Invalid)
-	if fig[int](t, r, "wrong_total") != 1 {
+	if typed[*BankFigures](t, r).WrongTotal != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// No total anywhere: unknown.
@@ -225,7 +225,7 @@ func TestCrossSlot(t *testing.T) {
 	h.withErr("CLUSTERDOWN The cluster is down")
 	r := check(t, CrossSlot(), h.done())
 	wantValid(t, r, Valid)
-	if fig[int](t, r, "refused_crossslot") != 1 || fig[int](t, r, "other_outcome") != 1 {
+	if typed[*CrossSlotFigures](t, r).RefusedCrossslot != 1 || typed[*CrossSlotFigures](t, r).OtherOutcome != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	h.call(0, "cross-slot", "a", nil, 4, history.OK, nil, 5)

@@ -161,17 +161,16 @@ func (w waitProbe) verdict(t *probeTally) Result {
 	if probed == 0 {
 		return NotApplicable("no write had a WAIT probe (probes need --wait, a WAIT answered 1 or more, and redline's own client)")
 	}
-	fig := map[string]any{"probed_writes": probed, "judged": judged, "unjudged": unjudged, "replicas_holding": holders}
-	an.into(fig)
-	res := Result{Valid: Valid, Figures: Map(fig)}
+	fig := &WaitProbeFigures{ProbedWrites: probed, Judged: judged, Unjudged: unjudged, ReplicasHolding: holders, Anomalies: an.classes()}
+	res := Result{Valid: Valid, Figures: fig}
 	switch {
 	case an.total() > 0:
 		res.Valid = Invalid
-		why(fig, "%s", an.describe())
+		fig.because("%s", an.describe())
 	case judged == 0:
 		res.Valid = Unknown
-		why(fig, "none of the %d probed writes could be judged: probes failed or fewer replicas were probed than WAIT counted", probed)
-		fig["error"] = fig["why"]
+		fig.because("none of the %d probed writes could be judged: probes failed or fewer replicas were probed than WAIT counted", probed)
+		fig.Error = fig.Reason
 	}
 	return res
 }
@@ -204,3 +203,19 @@ func (w waitProbe) CheckPartitions(ctx context.Context, n int, load PartitionLoa
 	sum.an = mergeAnomalies(parts, w.o.MaxExamples)
 	return w.verdict(sum), nil
 }
+
+// WaitProbeFigures are the wait-probe checker's figures.
+type WaitProbeFigures struct {
+	ProbedWrites    int       `json:"probed_writes"`
+	Judged          int       `json:"judged"`
+	Unjudged        int       `json:"unjudged"`
+	ReplicasHolding int       `json:"replicas_holding"`
+	Anomalies       Anomalies `json:"anomalies,omitempty"`
+	Verdict
+}
+
+// The figures this checker explains (describe.go).
+var _ = ExplainFigures(map[string]string{
+	"wait-overcounted": "WAIT answered that n replicas had a write, and when read right after (the WAIT probe, on every replica of the node that took it) fewer than n of them showed it: WAIT counted a replica that did not have the write, so a write believed safe on a replica may be on none",
+	"probed_writes":    "writes whose WAIT answered 1 or more and whose replicas were read right after (the WAIT probe)",
+})

@@ -279,26 +279,56 @@ func (s *writePauseStream) result() Result {
 		// sides of its move: there is no pause to measure.
 		return NotApplicable(fmt.Sprintf("%d migrations, none with acknowledged writes of this workload on its slots before and after the move", len(migs)))
 	}
-	fig := map[string]any{"measurement": true, "migrations": len(migs)}
+	fig := &WritePauseFigures{Measurement: true, Migrations: len(migs)}
 	for _, method := range []string{"atomic", "classic"} {
 		g := gaps[method]
 		if len(g) == 0 && unmeasured[method] == 0 {
 			continue
 		}
-		f := map[string]any{"measured": len(g), "unmeasured": unmeasured[method]}
+		f := &MigrationPauses{Measured: len(g), Unmeasured: unmeasured[method]}
 		if len(g) > 0 {
-			f["longest_gap_ms"] = quantilesMs(g)
+			f.LongestGapMs = ptr(quantilesMs(g))
 		}
-		f["unit"] = map[string]string{"atomic": "task", "classic": "slot"}[method]
+		f.Unit = map[string]string{"atomic": "task", "classic": "slot"}[method]
 		if method == "atomic" && len(serverPauses) > 0 {
-			f["server_write_pause_ms"] = quantilesMs(serverPauses)
+			f.ServerWritePauseMs = ptr(quantilesMs(serverPauses))
 		}
-		fig[method] = f
+		if method == "atomic" {
+			fig.Atomic = f
+		} else {
+			fig.Classic = f
+		}
 	}
 	if len(detail) > 0 {
-		fig["per_migration"] = detail
+		fig.PerMigration = detail
 	}
-	return Result{Valid: Valid, Figures: Map(fig)}
+	return Result{Valid: Valid, Figures: fig}
+}
+
+// WritePauseFigures are the write-pause checker's figures: the longest
+// gap between acknowledged writes across each migration, by method.
+type WritePauseFigures struct {
+	Measurement  bool             `json:"measurement"`
+	Migrations   int              `json:"migrations"`
+	Atomic       *MigrationPauses `json:"atomic,omitempty"`
+	Classic      *MigrationPauses `json:"classic,omitempty"`
+	PerMigration []map[string]any `json:"per_migration,omitempty"`
+}
+
+// Why: the write-pause checker measures, and says no verdict in words.
+func (f *WritePauseFigures) Why() string { return "" }
+
+// Measures: the write-pause checker measures.
+func (f *WritePauseFigures) Measures() bool { return true }
+
+// MigrationPauses are the pauses of one migration method's units (a
+// task for atomic, a slot for classic).
+type MigrationPauses struct {
+	Measured           int        `json:"measured"`
+	Unmeasured         int        `json:"unmeasured"`
+	LongestGapMs       *Quantiles `json:"longest_gap_ms,omitempty"`
+	Unit               string     `json:"unit"`
+	ServerWritePauseMs *Quantiles `json:"server_write_pause_ms,omitempty"`
 }
 
 func sortedSlots(set map[int]bool) []int {

@@ -53,18 +53,17 @@ func TestWritePause(t *testing.T) {
 	if r.Valid != Valid {
 		t.Fatalf("verdict %v", r.Valid)
 	}
-	atomic := r.Values()["atomic"].(map[string]any)
-	classic := r.Values()["classic"].(map[string]any)
-	if g := val(atomic["longest_gap_ms"].(Quantiles).Max); g != 210.0 {
+	atomic, classic := typed[*WritePauseFigures](t, r).Atomic, typed[*WritePauseFigures](t, r).Classic
+	if g := val(atomic.LongestGapMs.Max); g != 210.0 {
 		t.Fatalf("atomic longest gap %v ms, want 210: the last write 10 ms before the hole (%v)", g, r.Figures)
 	}
-	if g := val(classic["longest_gap_ms"].(Quantiles).Max); g != 710.0 {
+	if g := val(classic.LongestGapMs.Max); g != 710.0 {
 		t.Fatalf("classic longest gap %v ms, want 710 (%v)", g, r.Figures)
 	}
-	if classic["unmeasured"] != 1 || atomic["unmeasured"] != 0 {
+	if classic.Unmeasured != 1 || atomic.Unmeasured != 0 {
 		t.Fatalf("unmeasured: %v", r.Figures)
 	}
-	per := r.Values()["per_migration"].([]map[string]any)
+	per := typed[*WritePauseFigures](t, r).PerMigration
 	if len(per) != 2 || per[0]["server_write_pause_ms"] == nil {
 		t.Fatalf("per migration: %v", per)
 	}
@@ -109,11 +108,11 @@ func TestWritePausePerTask(t *testing.T) {
 	ops = append(ops, history.Op{Index: int64(len(ops)), Time: 900 * msec, Process: history.Nemesis, Type: history.Invoke, F: "start-migrate"},
 		history.Op{Index: int64(len(ops) + 1), Time: 1400 * msec, Process: history.Nemesis, Type: history.OK, F: "start-migrate", Ext: history.NewExt(history.Ext{Detail: detail})})
 	r := WritePause().Check(context.Background(), NewHistory(ops))
-	atomic := r.Values()["atomic"].(map[string]any)
-	if atomic["measured"] != 2 || atomic["unit"] != "task" {
+	atomic := typed[*WritePauseFigures](t, r).Atomic
+	if atomic.Measured != 2 || atomic.Unit != "task" {
 		t.Fatalf("figures %v: want two tasks measured", r.Figures)
 	}
-	per := r.Values()["per_migration"].([]map[string]any)
+	per := typed[*WritePauseFigures](t, r).PerMigration
 	got := map[any]any{}
 	for _, e := range per {
 		got[e["task"]] = e["longest_gap_ms"]
@@ -124,7 +123,7 @@ func TestWritePausePerTask(t *testing.T) {
 	if got["t1"] != 310.0 || got["t2"] != 10.0 {
 		t.Fatalf("per-task gaps %v, want t1 310 ms, t2 10 ms", got)
 	}
-	if g := val(atomic["server_write_pause_ms"].(Quantiles).Max); g != 250.0 {
+	if g := val(atomic.ServerWritePauseMs.Max); g != 250.0 {
 		t.Fatalf("server pause max %v", g)
 	}
 }

@@ -135,7 +135,7 @@ func TestCensusHoldsReplicasToTheirPrimaries(t *testing.T) {
 		return checker.ReplicaCensus().Check(ctx, checker.NewHistory(ops))
 	}
 	r := judge()
-	if r.Valid != checker.Valid || r.Values()["replicas_judged"] != 3 {
+	if f, ok := checker.FiguresAs[*checker.ReplicaCensusFigures](r); r.Valid != checker.Valid || !ok || f.ReplicasJudged != 3 {
 		t.Fatalf("in sync: %v %v", r.Valid, r.Figures)
 	}
 	for _, n := range nodes {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/redline-dev/redline/checker"
@@ -19,35 +18,12 @@ import (
 
 // SaveLoad stores what the load driver (harness/bench) measured in the
 // run's directory: bench's own files (bench.Save: bench.json, histograms,
-// report.html) and results.json with its headline figures as the "bench"
-// checker, valid when it measured something and unknown when no op
-// succeeded, so that `results list/show/compare` read a load test as any
-// other run.
+// report.html) and results.json with its outcome as the "bench" checker's
+// result (bench.Outcome), so that `results list/show/compare` read a load
+// test as any other run.
 func SaveLoad(run *results.Run, r *bench.Result) error {
-	figures, measured := bench.Headline(r)
-	valid := checker.Valid
-	if !measured {
-		valid = checker.Unknown // no op succeeded: nothing was measured
-	}
-	if r.GeneratorsFailed > 0 {
-		// Generators were left out: the figures are not the rate asked.
-		valid = checker.Unknown
-		var why []string
-		for _, g := range r.Generators {
-			if !g.Merged {
-				why = append(why, fmt.Sprintf("generator %d of %d (%s) %s: %s", g.Index, len(r.Generators), g.Name, g.Status, g.Problem))
-			}
-		}
-		figures.Reason = strings.Join(why, "; ") + "; the figures leave them out"
-	}
-	if failed := bench.FailedThresholds(r.Thresholds); len(failed) > 0 && valid == checker.Valid {
-		// The run missed bounds its user set (bench --threshold, exit
-		// 99): results.json must not read as a pass in `results list`.
-		valid = checker.Invalid
-		figures.FailedThresholds = failed
-		figures.Reason = "--threshold failed: " + strings.Join(failed, "; ")
-	}
-	s := checker.Summary{Valid: valid, Checkers: map[string]checker.Result{checker.BenchName: {Valid: valid, Figures: figures}}}
+	res := bench.Outcome(r)
+	s := checker.Summary{Valid: res.Valid, Checkers: map[string]checker.Result{checker.BenchName: res}}
 	if err := run.WriteJSON("results.json", s); err != nil {
 		return err
 	}

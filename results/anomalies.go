@@ -81,8 +81,14 @@ func (d *runData) anomalies() ([]anomalySection, []anomalyMark) {
 		s := anomalySection{Checker: name, Valid: res.Valid.String()}
 		var indexes []int64
 		keys := sortedKeys(res.Values())
-		for _, k := range []string{"reason", "reasons", "why", "error", "note"} {
-			s.Sentences = append(s.Sentences, sentences(res.Values()[k])...)
+		if m, untyped := res.Figures.(checker.Map); untyped {
+			// Figures of a checker not typed (or of another tool): its
+			// words under any of the names they go by.
+			for _, k := range []string{"reason", "reasons", "why", "error", "note"} {
+				s.Sentences = append(s.Sentences, sentences(m[k])...)
+			}
+		} else {
+			s.Sentences = append(append(s.Sentences, sentences(res.Why())...), sentences(res.Err())...)
 		}
 		for _, k := range keys {
 			v := res.Values()[k]

@@ -22,8 +22,20 @@ type keyFigure struct {
 }
 
 // anomalyFigures are summed over the checkers (the RPO checkers repeat
-// their workload checker's losses and are left out).
-var anomalyFigures = []string{"lost", "stale_reads", "anomalous_keys", "unexpected", "wrong_total", "anomaly_types", "unknown_keys"}
+// their workload checker's losses and are left out), by their names in
+// results.json.
+var anomalyFigures = []struct {
+	name string
+	of   func(checker.Counts) *checker.Figure
+}{
+	{"lost", func(c checker.Counts) *checker.Figure { return c.Lost }},
+	{"stale_reads", func(c checker.Counts) *checker.Figure { return c.StaleReads }},
+	{"anomalous_keys", func(c checker.Counts) *checker.Figure { return c.AnomalousKeys }},
+	{"unexpected", func(c checker.Counts) *checker.Figure { return c.Unexpected }},
+	{"wrong_total", func(c checker.Counts) *checker.Figure { return c.WrongTotal }},
+	{"anomaly_types", func(c checker.Counts) *checker.Figure { return c.AnomalyTypes }},
+	{"unknown_keys", func(c checker.Counts) *checker.Figure { return c.UnknownKeys }},
+}
 
 // keyFiguresOf computes a run's headline numbers from its checkers'
 // results, always in the same order: anomalies, then what was measured.
@@ -35,14 +47,14 @@ func keyFiguresOf(checkers map[string]checker.Result) []keyFigure {
 			if _, rpo := checker.FiguresAs[*checker.RPOFigures](r); rpo {
 				continue
 			}
-			if v, ok := num(r.Values()[k]); ok {
-				total, seen = total+v, true
+			if f := k.of(r.Counts()); f != nil {
+				total, seen = total+f.Value, true
 			}
 		}
 		if !seen {
 			total = math.NaN()
 		}
-		out = append(out, keyFigure{Name: strings.ReplaceAll(k, "_", " "), Value: total, Bad: true})
+		out = append(out, keyFigure{Name: strings.ReplaceAll(k.name, "_", " "), Value: total, Bad: true})
 	}
 	ops, okPerS, rto, rpo, p99 := math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	add := func(acc *float64, v float64) {

@@ -252,10 +252,8 @@ func (d *runData) losses() ([]lostMark, []lossSpan) {
 	var lost []lostMark
 	var spans []lossSpan
 	for _, name := range d.checkerNames() {
-		f := d.sum.Checkers[name].Values()
-		if rows, ok := f["lost_elements"].([]any); ok {
-			for _, r := range rows {
-				m, _ := r.(map[string]any)
+		if rows := d.sum.Checkers[name].LostElements(); rows != nil {
+			for _, m := range rows {
 				if t, ok := m["ack_s"].(float64); ok {
 					lost = append(lost, lostMark{t, fmt.Sprintf("%s: lost %s in %s, acknowledged at %.3f s by %s (%s)", name, cell(m["element"]), cell(m["key"]), t, d.name(cell(m["node"])), cell(m["wait"]))})
 				}
@@ -320,17 +318,6 @@ func rpoRow(name string, spans []lossSpan) int {
 		return r
 	}
 	return len(rows)
-}
-
-func listOfMaps(v any) []map[string]any {
-	xs, _ := v.([]any)
-	var out []map[string]any
-	for _, x := range xs {
-		if m, ok := x.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // clientFact names the client under test: redline's own unless
@@ -438,7 +425,6 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		if measuresRecoveryOrLoad(d.sum.Checkers[n]) {
 			continue // their own sections say what they measured
 		}
-		f := d.sum.Checkers[n].Values()
 		var parts []string
 		counts := d.sum.Checkers[n].Counts()
 		if l := counts.Lost.N(); l > 0 {
@@ -453,7 +439,7 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 			} else {
 				s += " (no WAIT was sent)"
 			}
-			parts = append(parts, s+d.lossWindows(n)+d.lossShards(f))
+			parts = append(parts, s+d.lossWindows(n)+d.lossShards(d.sum.Checkers[n].LostElements(), l))
 		}
 		if v := counts.AnomalousKeys.N(); v > 0 {
 			parts = append(parts, fmt.Sprintf("%s keys not linearizable", trimFloat(v)))
@@ -461,24 +447,21 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 		if v := counts.StaleReads.N(); v > 0 {
 			parts = append(parts, fmt.Sprintf("%s stale reads", trimFloat(v)))
 		}
-		if m, ok := f["anomalies"].(map[string]any); ok && len(m) > 0 {
-			parts = append(parts, fmt.Sprintf("anomalies %s", strings.Join(sortedKeys(m), ", ")))
+		if classes := d.sum.Checkers[n].AnomalyClasses(); len(classes) > 0 {
+			parts = append(parts, fmt.Sprintf("anomalies %s", strings.Join(classes, ", ")))
 		}
-		for _, k := range []string{"unexpected", "wrong_total", "negative_balances", "bad_reads", "executed", "unknown_keys"} {
-			if v := figure(f, k); v > 0 {
-				parts = append(parts, fmt.Sprintf("%s %s", trimFloat(v), strings.ReplaceAll(k, "_", " ")))
+		for _, c := range []*checker.Figure{counts.Unexpected, counts.WrongTotal, counts.NegativeBalances, counts.BadReads, counts.Executed, counts.UnknownKeys} {
+			if v := c.N(); v > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s", trimFloat(v), strings.ReplaceAll(c.Name, "_", " ")))
 			}
 		}
-		if v := figure(f, "resent_adds"); v > 0 {
+		if v := counts.ResentAdds.N(); v > 0 {
 			parts = append(parts, fmt.Sprintf("the client library sent %s increments again after an attempt of unknown outcome "+
 				"(each may have applied twice: see client retries above)", trimFloat(v)))
 		}
 		if d.sum.Checkers[n].Valid == checker.Unknown {
-			for _, k := range []string{"reason", "reasons", "error"} {
-				if e := sentences(f[k]); len(e) > 0 {
-					parts = append(parts, "undecided: "+clip(e[0], 200))
-					break
-				}
+			if e := sentences(d.sum.Checkers[n].Err()); len(e) > 0 {
+				parts = append(parts, "undecided: "+clip(e[0], 200))
 			}
 		}
 		if len(parts) > 0 {
@@ -532,8 +515,7 @@ func (d *runData) lossWindows(name string) string {
 // lossShards says which nodes had acknowledged the lost writes a checker
 // lists one by one, and which slots each served as primary then (from the
 // last CLUSTER NODES snapshot before the acknowledgement).
-func (d *runData) lossShards(f map[string]any) string {
-	rows := listOfMaps(f["lost_elements"])
+func (d *runData) lossShards(rows []map[string]any, lost float64) string {
 	if len(rows) == 0 {
 		return ""
 	}
@@ -568,7 +550,7 @@ func (d *runData) lossShards(f map[string]any) string {
 		parts = append(parts, p)
 	}
 	what := "they were"
-	if total := figure(f, "lost"); int(total) > len(rows) {
+	if int(lost) > len(rows) {
 		what = fmt.Sprintf("the first %d listed were", len(rows))
 	}
 	return "; " + what + " acknowledged by " + strings.Join(parts, ", ")

@@ -146,8 +146,8 @@ func TestScriptWorkloadNoscriptAfterFailover(t *testing.T) {
 		t.Fatalf("EVALSHA after the workload loaded the script again: %+v", out)
 	}
 	r := checker.Script().Check(ctx, checker.NewHistory(ops))
-	if r.Valid != checker.Valid || r.Values()["noscript_after_failover"] != 1 {
+	if f, ok := checker.FiguresAs[*checker.ScriptFigures](r); r.Valid != checker.Valid || !ok || f.NoscriptAfterFailover != 1 {
 		t.Fatalf("script checker: %v %v", r.Valid, r.Figures)
 	}
-	t.Logf("script checker: %v", r.Values()["why"])
+	t.Logf("script checker: %v", r.Why())
 }

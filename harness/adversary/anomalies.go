@@ -163,7 +163,7 @@ func (r *Run) registerReads() []call {
 
 var registerMutations = []Mutation{
 	{
-		Name: "register-phantom-read", Kind: Anomaly, Checker: "linearizable", Figure: "anomalous_keys",
+		Name: "register-phantom-read", Kind: Anomaly, Checker: "linearizable", Figure: anomalousKeysFigure,
 		Class: "a read returns a value no write wrote",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			c, ok := pick(rng, r.registerReads())
@@ -176,17 +176,17 @@ var registerMutations = []Mutation{
 		},
 	},
 	{
-		Name: "register-stale-read", Kind: Anomaly, Checker: "linearizable", Figure: "stale_reads",
+		Name: "register-stale-read", Kind: Anomaly, Checker: "linearizable", Figure: staleReadsFigure,
 		Class: "a read returns a value a completed write had replaced before it began",
 		Apply: plantStale(false),
 	},
 	{
-		Name: "register-lost-write", Kind: Anomaly, Checker: "linearizable", Figure: "stale_reads",
+		Name: "register-lost-write", Kind: Anomaly, Checker: "linearizable", Figure: staleReadsFigure,
 		Class: "a final read misses an acknowledged write (returns the value it replaced)",
 		Apply: plantStale(true),
 	},
 	{
-		Name: "register-future-read", Kind: Anomaly, Checker: "linearizable", Figure: "anomalous_keys",
+		Name: "register-future-read", Kind: Anomaly, Checker: "linearizable", Figure: anomalousKeysFigure,
 		Class: "a read returns a value first written after it ended",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			ch, ok := pick(rng, r.futureChoices())
@@ -199,7 +199,7 @@ var registerMutations = []Mutation{
 		},
 	},
 	{
-		Name: "register-replica-phantom", Kind: Anomaly, Checker: "linearizable", Figure: "anomalies/impossible-replica-read",
+		Name: "register-replica-phantom", Kind: Anomaly, Checker: "linearizable", Figure: class("impossible-replica-read"),
 		Class: "a replica's read returns a value no write wrote",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			c, ok := pick(rng, r.registerReads())

@@ -99,37 +99,37 @@ func plantCounter(keep func(counterRead) bool, value func(counterRead) int64, re
 
 var counterMutations = []Mutation{
 	{
-		Name: "counter-lost-ack", Kind: Anomaly, Checker: "counter", Figure: "lost",
+		Name: "counter-lost-ack", Kind: Anomaly, Checker: "counter", Figure: lostFigure,
 		Class: "the final read lacks an acknowledged increment",
 		Apply: plantCounter(func(cr counterRead) bool { return cr.final && cr.lastAck > 0 },
 			func(cr counterRead) int64 { return cr.lower - cr.lastAck }, false, "one acknowledged add lost"),
 	},
 	{
-		Name: "counter-double-apply", Kind: Anomaly, Checker: "counter", Figure: "unexpected",
+		Name: "counter-double-apply", Kind: Anomaly, Checker: "counter", Figure: unexpectedFigure,
 		Class: "the final read counts an increment twice (above every add sent)",
 		Apply: plantCounter(func(cr counterRead) bool { return cr.final && cr.lastAck > 0 },
 			func(cr counterRead) int64 { return cr.upper + cr.lastAck }, false, "one add applied twice"),
 	},
 	{
-		Name: "counter-stale-read", Kind: Anomaly, Checker: "counter", Figure: "bad_reads",
+		Name: "counter-stale-read", Kind: Anomaly, Checker: "counter", Figure: badReadsFigure,
 		Class: "a read below the increments acknowledged before it began",
 		Apply: plantCounter(func(cr counterRead) bool { return !cr.final && cr.lower > 0 },
 			func(cr counterRead) int64 { return cr.lower - 1 }, false, "below its lower bound"),
 	},
 	{
-		Name: "counter-future-read", Kind: Anomaly, Checker: "counter", Figure: "bad_reads",
+		Name: "counter-future-read", Kind: Anomaly, Checker: "counter", Figure: badReadsFigure,
 		Class: "a read above every increment sent before it ended",
 		Apply: plantCounter(func(cr counterRead) bool { return !cr.final },
 			func(cr counterRead) int64 { return cr.upper + 1 }, false, "above its upper bound"),
 	},
 	{
-		Name: "counter-replica-future-read", Kind: Anomaly, Checker: "counter", Figure: "anomalies/impossible-replica-read",
+		Name: "counter-replica-future-read", Kind: Anomaly, Checker: "counter", Figure: class("impossible-replica-read"),
 		Class: "a replica's read above every increment sent before it ended",
 		Apply: plantCounter(func(cr counterRead) bool { return !cr.final },
 			func(cr counterRead) int64 { return cr.upper + 1 }, true, "above its upper bound, from a replica"),
 	},
 	{
-		Name: "counter-garbage-read", Kind: Anomaly, Checker: "counter", Figure: "anomalies/garbage",
+		Name: "counter-garbage-read", Kind: Anomaly, Checker: "counter", Figure: class("garbage"),
 		Class: "a read's reply is no integer",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			cr, ok := counterPick(r, rng, func(counterRead) bool { return true })

@@ -3,8 +3,7 @@ package adversary
 import (
 	"errors"
 	"math/rand/v2"
-	"reflect"
-	"strings"
+	"slices"
 
 	"github.com/redline-dev/redline/checker"
 )
@@ -47,9 +46,9 @@ type Mutation struct {
 	// Lie: the one expected to catch it, informative only).
 	Checker string
 	// Figure, when set, is a figure of Checker that must be present and
-	// not zero or false once the anomaly is planted (its class); a path
-	// "anomalies/garbage" looks inside a figure that is a map.
-	Figure string
+	// not zero once the anomaly is planted (a count, or its class among
+	// the checker's anomalies).
+	Figure Figure
 	// Class says in words what is planted, for the table.
 	Class string
 	// Apply plants it into r (a clone: edit freely) with rng, and says
@@ -86,8 +85,8 @@ func (m Mutation) Judge(recorded, s checker.Summary) (ok bool, why string) {
 		if res.Valid != checker.Invalid {
 			return false, "checker " + m.Checker + " said " + res.Valid.String() + ": " + res.Why()
 		}
-		if m.Figure != "" && !nonZero(figure(res.Values(), m.Figure)) {
-			return false, "checker " + m.Checker + " is invalid but its figure " + m.Figure + " is not set: " + res.Why()
+		if m.Figure.Set != nil && !m.Figure.Set(res) {
+			return false, "checker " + m.Checker + " is invalid but its figure " + m.Figure.Name + " is not set: " + res.Why()
 		}
 		return true, ""
 	case Lie:
@@ -128,35 +127,6 @@ func firstWhy(s checker.Summary) string {
 	return ""
 }
 
-// figure is the figure at path ("a/b": key b of the map a).
-func figure(figs map[string]any, path string) any {
-	var v any = figs
-	for _, part := range strings.Split(path, "/") {
-		rv := reflect.ValueOf(v)
-		if rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {
-			return nil
-		}
-		e := rv.MapIndex(reflect.ValueOf(part).Convert(rv.Type().Key()))
-		if !e.IsValid() {
-			return nil
-		}
-		v = e.Interface()
-	}
-	return v
-}
-
-func nonZero(v any) bool {
-	if v == nil {
-		return false
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Slice, reflect.Map, reflect.Array, reflect.String:
-		return rv.Len() > 0
-	}
-	return !rv.IsZero()
-}
-
 // Catalogue is every mutation, in the table's order.
 func Catalogue() []Mutation {
 	var out []Mutation
@@ -167,3 +137,35 @@ func Catalogue() []Mutation {
 	}
 	return out
 }
+
+// Figure is a figure a planted anomaly must set: its name in
+// results.json, for the message, and how it is read, typed.
+type Figure struct {
+	Name string
+	Set  func(checker.Result) bool
+}
+
+// count is a headline count that must not be zero.
+func count(name string, of func(checker.Counts) *checker.Figure) Figure {
+	return Figure{name, func(r checker.Result) bool { return of(r.Counts()).N() > 0 }}
+}
+
+// class is an anomaly class the checker must report.
+func class(c string) Figure {
+	return Figure{"anomalies/" + c, func(r checker.Result) bool { return slices.Contains(r.AnomalyClasses(), c) }}
+}
+
+// The figures the planted anomalies set.
+var (
+	lostFigure             = count("lost", func(c checker.Counts) *checker.Figure { return c.Lost })
+	unexpectedFigure       = count("unexpected", func(c checker.Counts) *checker.Figure { return c.Unexpected })
+	staleReadsFigure       = count("stale_reads", func(c checker.Counts) *checker.Figure { return c.StaleReads })
+	anomalousKeysFigure    = count("anomalous_keys", func(c checker.Counts) *checker.Figure { return c.AnomalousKeys })
+	badReadsFigure         = count("bad_reads", func(c checker.Counts) *checker.Figure { return c.BadReads })
+	wrongTotalFigure       = count("wrong_total", func(c checker.Counts) *checker.Figure { return c.WrongTotal })
+	negativeBalancesFigure = count("negative_balances", func(c checker.Counts) *checker.Figure { return c.NegativeBalances })
+	badLoadSHAFigure       = Figure{"bad_load_sha", func(r checker.Result) bool {
+		f, ok := checker.FiguresAs[*checker.ScriptFigures](r)
+		return ok && f.BadLoadSHA > 0
+	}}
+)

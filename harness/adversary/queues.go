@@ -41,7 +41,7 @@ func (r *Run) queueDeliveries() []call {
 
 var queueMutations = []Mutation{
 	{
-		Name: "queue-phantom-delivery", Kind: Anomaly, Checker: "queue", Figure: "unexpected",
+		Name: "queue-phantom-delivery", Kind: Anomaly, Checker: "queue", Figure: unexpectedFigure,
 		Class: "a dequeue hands out a message nobody enqueued",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			c, ok := pick(rng, r.queueDeliveries())
@@ -59,7 +59,7 @@ var queueMutations = []Mutation{
 		},
 	},
 	{
-		Name: "queue-delivered-before-enqueued", Kind: Anomaly, Checker: "queue", Figure: "anomalies/delivered-before-enqueued",
+		Name: "queue-delivered-before-enqueued", Kind: Anomaly, Checker: "queue", Figure: class("delivered-before-enqueued"),
 		Class: "a dequeue completed before its message's enqueue was invoked",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			// A delivery of a message enqueued later: the first delivery in
@@ -96,7 +96,7 @@ var queueMutations = []Mutation{
 		},
 	},
 	{
-		Name: "queue-garbage-ack", Kind: Anomaly, Checker: "queue", Figure: "anomalies/garbage",
+		Name: "queue-garbage-ack", Kind: Anomaly, Checker: "queue", Figure: class("garbage"),
 		Class: "an ack's count is neither 0 nor 1",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			var acks []call
@@ -156,7 +156,7 @@ func (r *Run) lockFence(c call) (int64, bool) {
 
 var lockMutations = []Mutation{
 	{
-		Name: "lock-granted-while-held", Kind: Anomaly, Checker: "lock", Figure: "double_holds",
+		Name: "lock-granted-while-held", Kind: Anomaly, Checker: "lock", Figure: lockFigure("double_holds", func(f *lock.Figures) int { return f.DoubleHolds }),
 		Class: "an acquire the server refused while another client held the lock is acknowledged instead (two holders)",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			oks, refused := r.lockAcquires()
@@ -204,7 +204,7 @@ var lockMutations = []Mutation{
 		},
 	},
 	{
-		Name: "lock-fence-repeated", Kind: Anomaly, Checker: "lock", Figure: "fence_regressions",
+		Name: "lock-fence-repeated", Kind: Anomaly, Checker: "lock", Figure: lockFigure("fence_regressions", func(f *lock.Figures) int { return f.FenceRegressions }),
 		Class: "two acquires get the same fencing token",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			oks, _ := r.lockAcquires()
@@ -251,7 +251,7 @@ func (r *Run) ttlReads() []call {
 
 var ttlMutations = []Mutation{
 	{
-		Name: "ttl-phantom-value", Kind: Anomaly, Checker: "ttl", Figure: "anomalies/unexpected",
+		Name: "ttl-phantom-value", Kind: Anomaly, Checker: "ttl", Figure: class("unexpected"),
 		Class: "a read returns a value no set wrote",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			c, ok := pick(rng, r.ttlReads())
@@ -269,7 +269,7 @@ var ttlMutations = []Mutation{
 		},
 	},
 	{
-		Name: "ttl-garbage-pttl", Kind: Anomaly, Checker: "ttl", Figure: "anomalies/garbage",
+		Name: "ttl-garbage-pttl", Kind: Anomaly, Checker: "ttl", Figure: class("garbage"),
 		Class: "a read returns a value beside PTTL -2 (no such key)",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			c, ok := pick(rng, r.ttlReads())
@@ -286,4 +286,12 @@ var ttlMutations = []Mutation{
 			return "gave " + r.describe(c.comp) + " PTTL -2 beside its value", nil
 		},
 	},
+}
+
+// lockFigure is a count of the lock checker's figures (workloads/lock).
+func lockFigure(name string, of func(*lock.Figures) int) Figure {
+	return Figure{name, func(r checker.Result) bool {
+		f, ok := checker.FiguresAs[*lock.Figures](r)
+		return ok && of(f) > 0
+	}}
 }

@@ -94,7 +94,7 @@ var replicaMutations = []Mutation{
 		},
 	},
 	{
-		Name: "replica-lacks-key", Kind: Anomaly, Checker: "replica-census", Figure: "anomalies/replica-divergence", Prepares: true,
+		Name: "replica-lacks-key", Kind: Anomaly, Checker: "replica-census", Figure: class("replica-divergence"), Prepares: true,
 		Class: "a replica in sync with its primary lacks one of its keys (an RDB load that dropped a type)",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			c, replicas, err := r.syncedCensus()
@@ -113,7 +113,7 @@ var replicaMutations = []Mutation{
 		},
 	},
 	{
-		Name: "replica-value-differs", Kind: Anomaly, Checker: "replica-census", Figure: "anomalies/replica-divergence", Prepares: true,
+		Name: "replica-value-differs", Kind: Anomaly, Checker: "replica-census", Figure: class("replica-divergence"), Prepares: true,
 		Class: "a replica in sync with its primary holds another value of a key (a command applied twice)",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			c, replicas, err := r.syncedCensus()

@@ -68,7 +68,7 @@ func (r *Run) isSetRun() bool {
 
 var setMutations = []Mutation{
 	{
-		Name: "set-lost-ack", Kind: Anomaly, Checker: "set", Figure: "lost",
+		Name: "set-lost-ack", Kind: Anomaly, Checker: "set", Figure: lostFigure,
 		Class: "the key's latest read lacks an element whose add was acknowledged before it began",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			adds := r.setAdds()
@@ -96,7 +96,7 @@ var setMutations = []Mutation{
 		},
 	},
 	{
-		Name: "set-phantom-element", Kind: Anomaly, Checker: "set", Figure: "unexpected",
+		Name: "set-phantom-element", Kind: Anomaly, Checker: "set", Figure: unexpectedFigure,
 		Class: "a read returns an element nobody added",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			if !r.isSetRun() {
@@ -113,7 +113,7 @@ var setMutations = []Mutation{
 		},
 	},
 	{
-		Name: "set-failed-add-read", Kind: Anomaly, Checker: "set", Figure: "unexpected",
+		Name: "set-failed-add-read", Kind: Anomaly, Checker: "set", Figure: unexpectedFigure,
 		Class: "a read returns an element whose add certainly failed",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			if !r.isSetRun() {

@@ -78,7 +78,7 @@ func promotions(ss []topologySample) (out [][2]int, formerEpoch []string) {
 
 var topologyMutations = []Mutation{
 	{
-		Name: "promotion-keeps-epoch", Kind: Anomaly, Checker: "config-epoch", Figure: "anomalies/config-epoch-not-raised",
+		Name: "promotion-keeps-epoch", Kind: Anomaly, Checker: "config-epoch", Figure: class("config-epoch-not-raised"),
 		Class: "a promoted replica serves its primary's slots with its primary's configEpoch, not a higher one",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			ss := r.topologySamples()

@@ -128,7 +128,7 @@ func plantBank(edit func(m map[string]int64, accts []string, rng *rand.Rand) str
 
 var txnMutations = []Mutation{
 	{
-		Name: "bank-partial-transfer-seen", Kind: Anomaly, Checker: "bank", Figure: "wrong_total",
+		Name: "bank-partial-transfer-seen", Kind: Anomaly, Checker: "bank", Figure: wrongTotalFigure,
 		Class: "a read of every balance sees half a transfer (the total changed)",
 		Apply: plantBank(func(m map[string]int64, accts []string, rng *rand.Rand) string {
 			a := accts[rng.IntN(len(accts))]
@@ -137,7 +137,7 @@ var txnMutations = []Mutation{
 		}),
 	},
 	{
-		Name: "bank-negative-balance", Kind: Anomaly, Checker: "bank", Figure: "negative_balances",
+		Name: "bank-negative-balance", Kind: Anomaly, Checker: "bank", Figure: negativeBalancesFigure,
 		Class: "a balance below zero (the total kept)",
 		Apply: plantBank(func(m map[string]int64, accts []string, rng *rand.Rand) string {
 			i := rng.IntN(len(accts))
@@ -149,7 +149,7 @@ var txnMutations = []Mutation{
 		}),
 	},
 	{
-		Name: "list-lost-append", Kind: Anomaly, Checker: "list-append", Figure: "anomalies/lost-append",
+		Name: "list-lost-append", Kind: Anomaly, Checker: "list-append", Figure: class("lost-append"),
 		Class: "a list's latest read lacks an append acknowledged before it began",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			calls, mops := r.txnCalls()
@@ -196,7 +196,7 @@ var txnMutations = []Mutation{
 		},
 	},
 	{
-		Name: "list-g-single", Kind: Anomaly, Checker: "list-append", Figure: "anomalies/G-single",
+		Name: "list-g-single", Kind: Anomaly, Checker: "list-append", Figure: class("G-single"),
 		Class: "a transaction sees one of another's appends but not the other, which the version order puts after its read (G-single: one anti-dependency cycle)",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			calls, mops := r.txnCalls()
@@ -257,7 +257,7 @@ var txnMutations = []Mutation{
 
 var scriptMutations = []Mutation{
 	{
-		Name: "script-wrong-sha", Kind: Anomaly, Checker: "script", Figure: "bad_load_sha",
+		Name: "script-wrong-sha", Kind: Anomaly, Checker: "script", Figure: badLoadSHAFigure,
 		Class: "SCRIPT LOAD answers a SHA that is not the script's",
 		Apply: func(r *Run, rng *rand.Rand) (string, error) {
 			var loads []call

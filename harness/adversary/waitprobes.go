@@ -55,7 +55,7 @@ func probeOf(v string) history.WaitProbe { return history.WaitProbe{Node: "10.0.
 
 var waitProbeMutations = []Mutation{
 	{
-		Name: "wait-probe-overcounted", Kind: Anomaly, Checker: "wait-probe", Figure: "anomalies/wait-overcounted", Prepares: true,
+		Name: "wait-probe-overcounted", Kind: Anomaly, Checker: "wait-probe", Figure: class("wait-overcounted"), Prepares: true,
 		Class: "WAIT counted a replica whose probe, right after, lacks the write",
 		Apply: plantProbe(1, func(kind string) (string, []history.WaitProbe) {
 			if kind == "counter" {

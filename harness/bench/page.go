@@ -37,6 +37,37 @@ func Save(st Store, dir, title, name string, r *Result) error {
 	return st.WriteFile("report.html", []byte(Page(title, []Named{{Name: name, R: r, Config: cfg, Exports: true}})))
 }
 
+// Outcome is a load test's outcome as the "bench" checker's result: its
+// headline figures, valid when it measured something, unknown when no op
+// succeeded or generators were left out, invalid when it missed a bound
+// its user set (--threshold).
+func Outcome(r *Result) checker.Result {
+	figures, measured := Headline(r)
+	valid := checker.Valid
+	if !measured {
+		valid = checker.Unknown // no op succeeded: nothing was measured
+	}
+	if r.GeneratorsFailed > 0 {
+		// Generators were left out: the figures are not the rate asked.
+		valid = checker.Unknown
+		var why []string
+		for _, g := range r.Generators {
+			if !g.Merged {
+				why = append(why, fmt.Sprintf("generator %d of %d (%s) %s: %s", g.Index, len(r.Generators), g.Name, g.Status, g.Problem))
+			}
+		}
+		figures.Reason = strings.Join(why, "; ") + "; the figures leave them out"
+	}
+	if failed := FailedThresholds(r.Thresholds); len(failed) > 0 && valid == checker.Valid {
+		// The run missed bounds its user set (bench --threshold, exit
+		// 99): results.json must not read as a pass in `results list`.
+		valid = checker.Invalid
+		figures.FailedThresholds = failed
+		figures.Reason = "--threshold failed: " + strings.Join(failed, "; ")
+	}
+	return checker.Result{Valid: valid, Figures: figures}
+}
+
 // Headline is a load test's figures for results.json, and whether it
 // measured anything (false: no op succeeded).
 func Headline(r *Result) (figures *checker.BenchFigures, measured bool) {

@@ -53,37 +53,27 @@ func (s *Summary) ClientRows() []ClientRow {
 		row.Library = libraryOf(r.Dir)
 		for name, c := range r.Checkers {
 			base := name[strings.LastIndex(name, "/")+1:]
+			res := c.Result(name)
+			counts := res.Counts()
 			switch base {
 			case "counter", "set":
-				row.Lost += intFig(c.Figures, "lost")
+				row.Lost += int64(counts.Lost.N())
 			}
 			if base == "counter" {
-				row.DoubleApplied += intFig(c.Figures, "unexpected")
-				row.Resent += intFig(c.Figures, "resent_adds")
-				if g, ok := c.Figures["longest_write_gap_ms"].(float64); ok && g > row.WriteGapMS {
+				row.DoubleApplied += int64(counts.Unexpected.N())
+				row.Resent += int64(counts.ResentAdds.N())
+				if g := res.LongestWriteGapMs(); g > row.WriteGapMS {
 					row.WriteGapMS = g
 				}
 			}
 			if base == "counter" || base == "linearizable" {
-				row.StaleReads += intFig(c.Figures, "stale_reads")
-				row.ReplicaReads += intFig(c.Figures, "replica_reads")
+				row.StaleReads += int64(counts.StaleReads.N())
+				row.ReplicaReads += int64(counts.ReplicaReads.N())
 			}
 		}
 		rows = append(rows, row)
 	}
 	return rows
-}
-
-func intFig(f map[string]any, k string) int64 {
-	switch v := f[k].(type) {
-	case float64:
-		return int64(v)
-	case int64:
-		return v
-	case int:
-		return int64(v)
-	}
-	return 0
 }
 
 // libraryOf reads the client library and version a run recorded.

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -158,6 +159,24 @@ func fill(res *Result, out Outcome) {
 type CheckerResult struct {
 	Valid   any            `json:"valid"`
 	Figures map[string]any `json:"figures,omitempty"`
+}
+
+// Result is the checker result c keeps, of checker name: its figures
+// typed where its checker's are and the record holds what the type needs
+// (the summary keeps key figures only), else by name (checker.Map).
+func (c CheckerResult) Result(name string) checker.Result {
+	m := map[string]any{"valid": c.Valid}
+	for k, v := range c.Figures {
+		if k != "valid" {
+			m[k] = v
+		}
+	}
+	if b, err := json.Marshal(m); err == nil {
+		if r, err := checker.ReadResult(name, b); err == nil {
+			return r
+		}
+	}
+	return checker.Result{Valid: checker.Unknown, Figures: checker.Map(c.Figures)}
 }
 
 // readResults reads a run's results.json with the results store's reader.

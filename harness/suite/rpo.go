@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/results"
 )
 
 // Scenario is one fault of the RPO study, as the nemesis fault:mode that
@@ -314,10 +317,14 @@ func Aggregate(sum *Summary) []Entry {
 		}
 		// The summary keeps key figures only: read the run's own
 		// results.json for the per-window ones.
-		if full, err := readResults(r.Dir); err == nil {
-			r.Checkers = full
+		checkers := map[string]checker.Result{}
+		for n, c := range r.Checkers {
+			checkers[n] = c.Result(n)
 		}
-		e.PerRun = append(e.PerRun, runFigures(r))
+		if full, err := results.ReadSummary(r.Dir); err == nil {
+			checkers = full.Checkers
+		}
+		e.PerRun = append(e.PerRun, runFigures(r, checkers))
 	}
 	var out []Entry
 	for _, k := range order {
@@ -374,89 +381,75 @@ func (e *Entry) finish() {
 	}
 }
 
-// runFigures reads one run's RPO figures from its checkers.
-func runFigures(r Result) RunFigures {
+// runFigures reads one run's RPO figures from its checkers' results.
+func runFigures(r Result, checkers map[string]checker.Result) RunFigures {
 	f := RunFigures{Dir: r.Dir, Seed: r.Params.Get("seed")}
-	need := func(name string) map[string]any {
-		for n, c := range r.Checkers {
+	need := func(name string) (checker.Result, bool) {
+		for n, c := range checkers {
 			if n == name || strings.HasSuffix(n, "/"+name) {
-				return c.Figures
+				return c, true
 			}
 		}
 		f.Missing = append(f.Missing, name)
-		return nil
+		return checker.Result{}, false
 	}
-	if set := need("set"); set != nil {
-		f.Acked = int64(num(set, "adds_ok"))
-		f.Lost = int64(num(set, "lost"))
+	if res, ok := need("set"); ok {
+		if set, ok := checker.FiguresAs[*checker.SetFigures](res); ok {
+			f.Acked = int64(set.AddsOK)
+			f.Lost = int64(set.Lost)
+		}
 	}
-	if rpo := need("rpo"); rpo != nil {
-		f.RPOMs = num(rpo, "rpo_ms")
-		for _, w := range list(rpo, "per_window") {
-			f.LostWaitSatisfied += int64(num(w, "wait_satisfied"))
-			f.LostWaitUnsat += int64(num(w, "wait_unsatisfied"))
-			if num(w, "lost") > 0 {
-				from := 1000 * (num(w, "acked_from_s") - num(w, "start_s"))
-				to := 1000 * (num(w, "acked_to_s") - num(w, "start_s"))
-				if f.LossWindowMs == nil {
-					f.LossWindowMs = &Span{From: round(from, 0), To: round(to, 0)}
-				} else {
-					f.LossWindowMs.From = min(f.LossWindowMs.From, round(from, 0))
-					f.LossWindowMs.To = max(f.LossWindowMs.To, round(to, 0))
+	if res, ok := need("rpo"); ok {
+		if rpo, ok := checker.FiguresAs[*checker.RPOFigures](res); ok {
+			f.RPOMs = orZero(rpo.RPOMs)
+			for _, w := range rpo.PerWindow {
+				f.LostWaitSatisfied += w.WaitSatisfied
+				f.LostWaitUnsat += w.WaitUnsatisfied
+				if w.Lost > 0 {
+					from := 1000 * (orZero(w.AckedFromS) - w.StartS)
+					to := 1000 * (orZero(w.AckedToS) - w.StartS)
+					if f.LossWindowMs == nil {
+						f.LossWindowMs = &Span{From: round(from, 0), To: round(to, 0)}
+					} else {
+						f.LossWindowMs.From = min(f.LossWindowMs.From, round(from, 0))
+						f.LossWindowMs.To = max(f.LossWindowMs.To, round(to, 0))
+					}
+				}
+			}
+			f.LostWaitSatisfied += rpo.Outside.WaitSatisfied
+			f.LostWaitUnsat += rpo.Outside.WaitUnsatisfied
+		}
+	}
+	if res, ok := need("rto"); ok {
+		if rto, ok := checker.FiguresAs[*checker.RTOFigures](res); ok {
+			for _, w := range rto.PerWindow {
+				if q := w.RTOMs; q.Count > 0 {
+					f.RTOMs = &Quant{P50: orZero(q.P50), Max: orZero(q.Max)}
+					break
 				}
 			}
 		}
-		if out, ok := rpo["outside_windows"].(map[string]any); ok {
-			f.LostWaitSatisfied += int64(num(out, "wait_satisfied"))
-			f.LostWaitUnsat += int64(num(out, "wait_unsatisfied"))
-		}
 	}
-	if rto := need("rto"); rto != nil {
-		for _, w := range list(rto, "per_window") {
-			if q, ok := w["rto_ms"].(map[string]any); ok && num(q, "count") > 0 {
-				f.RTOMs = &Quant{P50: num(q, "p50"), Max: num(q, "max")}
-				break
+	if res, ok := need("perf"); ok {
+		if perf, ok := checker.FiguresAs[*checker.PerfFigures](res); ok {
+			var okOps float64
+			for _, op := range perf.ByF {
+				okOps += float64(op.OK)
 			}
-		}
-	}
-	if perf := need("perf"); perf != nil {
-		var ok float64
-		if byF, isMap := perf["by_f"].(map[string]any); isMap {
-			for _, v := range byF {
-				if m, isMap := v.(map[string]any); isMap {
-					ok += num(m, "ok")
-				}
+			if perf.RunS > 0 {
+				f.ThroughputOpsS = round(okOps/perf.RunS, 1)
 			}
-		}
-		if s := num(perf, "run_s"); s > 0 {
-			f.ThroughputOpsS = round(ok/s, 1)
 		}
 	}
 	return f
 }
 
-func num(m map[string]any, key string) float64 {
-	switch v := m[key].(type) {
-	case float64:
-		return v
-	case int:
-		return float64(v)
-	case int64:
-		return float64(v)
+// orZero is an optional figure's value, 0 when absent.
+func orZero(v *float64) float64 {
+	if v == nil {
+		return 0
 	}
-	return 0
-}
-
-func list(m map[string]any, key string) []map[string]any {
-	var out []map[string]any
-	if l, ok := m[key].([]any); ok {
-		for _, x := range l {
-			if w, ok := x.(map[string]any); ok {
-				out = append(out, w)
-			}
-		}
-	}
-	return out
+	return *v
 }
 
 func median(xs []float64) float64 {

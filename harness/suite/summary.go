@@ -179,10 +179,11 @@ func (r Result) Failures() string {
 			v = "invalid"
 		}
 		p := n + " " + v
-		if f := results.HeadlineFigures(checker.Result{Figures: checker.Map(c.Figures)}); f != "" {
+		res := c.Result(n)
+		if f := results.HeadlineFigures(res); f != "" {
 			p += ": " + f
 		}
-		if e, ok := c.Figures["error"].(string); ok && e != "" {
+		if e := res.Err(); e != "" {
 			p += " (" + e + ")"
 		}
 		parts = append(parts, p)

@@ -109,9 +109,13 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
+		f, ok := checker.FiguresAs[*checker.LinearizableFigures](r)
+		if !ok {
+			fail(fmt.Errorf("linearizable: %v: %s", r.Valid, r.Why()))
+		}
 		fmt.Printf("linearizable on %d partitions (paired %v, indexes increase %v) in %.1f s: %v, %v keys, %v ops, unknown keys %d, anomalous keys %d\n",
-			p.N(), p.Paired, p.IndexesIncrease, time.Since(t1).Seconds(), r.Valid, r.Values()["keys"], r.Values()["ops"],
-			len(r.Values()["unknown_keys"].([]string)), len(r.Values()["anomalous_keys"].([]string)))
+			p.N(), p.Paired, p.IndexesIncrease, time.Since(t1).Seconds(), r.Valid, f.Keys, f.Ops,
+			len(f.UnknownKeys), len(f.AnomalousKeys))
 	}
 	if *family != "" {
 		cs, ss := checker.Scope{KeyPrefix: *family + "counter:"}, checker.Scope{KeyPrefix: *family + "set:"}

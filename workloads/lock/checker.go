@@ -97,7 +97,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 	if err != nil {
 		return checker.InvalidHistory(err)
 	}
-	an := checker.NewAnomalies(l.o.MaxExamples)
+	an := checker.NewAnomalyRecorder(l.o.MaxExamples)
 	fig := &Figures{}
 	var malformed []string
 	bad := func(c *checker.Call, what string) {

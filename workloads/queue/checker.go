@@ -101,7 +101,7 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 	if err != nil {
 		return checker.InvalidHistory(err)
 	}
-	an := checker.NewAnomalies(q.o.MaxExamples)
+	an := checker.NewAnomalyRecorder(q.o.MaxExamples)
 	fig := &Figures{}
 	var malformed []string
 	bad := func(c *checker.Call, what string) {

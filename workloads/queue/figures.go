@@ -1,5 +1,7 @@
 package queue
 
+import "github.com/redline-dev/redline/checker"
+
 // Figures are the queue checker's figures, by their names in results.json
 // (written as the map they replaced wrote them: the conditional ones
 // omitted when empty).
@@ -40,8 +42,8 @@ type Figures struct {
 	Malformed        []string `json:"malformed,omitempty"`
 	// Anomalies by class ({count, examples}), AnomalyTypes in the order
 	// first seen.
-	Anomalies    map[string]any `json:"anomalies,omitempty"`
-	AnomalyTypes []string       `json:"anomaly_types,omitempty"`
+	Anomalies    checker.Anomalies `json:"anomalies,omitempty"`
+	AnomalyTypes []string          `json:"anomaly_types,omitempty"`
 	// Reason is the verdict in words (the "why" figure); Error says why
 	// there is none (unknown).
 	Reason string `json:"why"`
@@ -50,3 +52,9 @@ type Figures struct {
 
 // Why is the verdict in words.
 func (f *Figures) Why() string { return f.Reason }
+
+// A stored queue result reads back as Figures.
+var _ = checker.RegisterFigures("queue", func() checker.Figures { return new(Figures) }, "enqueues")
+
+// FlaggedAnomalies are the anomalies by class (checker.AnomalyFigures).
+func (f *Figures) FlaggedAnomalies() checker.Anomalies { return f.Anomalies }

@@ -95,7 +95,7 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 	if err != nil {
 		return checker.InvalidHistory(err)
 	}
-	an := checker.NewAnomalies(t.o.MaxExamples)
+	an := checker.NewAnomalyRecorder(t.o.MaxExamples)
 	fig := &Figures{ClockSlackMs: ClockSlack.Milliseconds()}
 	var malformed []string
 	bad := func(c *checker.Call, what string) {
