@@ -92,6 +92,26 @@ func FaultOnNode(ws []Window, addrs map[string]string, node string, from, to int
 	return ""
 }
 
+// ClockFaultOnNode names the first clock fault window overlapping [from,
+// to] that struck one of nodes (a node's name or address), "" when none
+// did: a server measures expiry on its own clock, so a clock moved forward
+// expires a key early (documented).
+func ClockFaultOnNode(ws []Window, addrs map[string]string, from, to int64, nodes ...string) string {
+	for _, w := range ws {
+		if !strings.HasPrefix(w.Fault, "clock") || w.Start > to || w.End < from {
+			continue
+		}
+		for _, n := range w.Nodes {
+			for _, node := range nodes {
+				if node != "" && (n == node || addrs[n] == node) {
+					return fmt.Sprintf("%s %ss-%ss on %s", w.Fault, trimS(sec(w.Start)), trimS(sec(w.End)), n)
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // FaultOver names the first fault window overlapping [from, to], "" when
 // none does.
 func FaultOver(ws []Window, from, to int64) string {

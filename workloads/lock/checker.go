@@ -14,7 +14,7 @@ import (
 
 // The explanations of the lock checker's figures (checker.DescribeFigure).
 var _ = checker.ExplainFigures(map[string]string{
-	"double_holds":           "two clients held one lock at the same time, both acknowledged and neither expired nor released: the lock was handed out twice (after-failover-loss: the first was acknowledged by a primary a fault then struck, without a satisfied WAIT, and the second taken on another node, as Redis Cluster's asynchronous replication allows; unexplained: no such evidence)",
+	"double_holds":           "two clients held one lock at the same time, both acknowledged and neither expired nor released: the lock was handed out twice (after-failover-loss: the first was acknowledged by a primary a fault then struck, without a satisfied WAIT, and the second taken on another node, as Redis Cluster's asynchronous replication allows; after-clock-fault: a clock fault struck a node that granted them, whose clock the ttl runs on; unexplained: no such evidence)",
 	"fence_regressions":      "a lock's fencing token did not rise between two acquisitions one after the other, or two acquisitions got the same one: a resource guarded by the fence could not tell the older holder from the newer",
 	"lost_while_held":        "a lock's holder found it gone when it released it, before its ttl could have run out: the lock vanished under its holder (a failover, a restart, a clock jump); reported, not judged, as no second holder was seen",
 	"released_anothers_lock": "a release deleted a lock after its own had certainly expired and another client had acquired it: compare-and-delete must prevent that",
@@ -46,7 +46,11 @@ const lockExpirySlack = 5 * time.Millisecond
 //     replica takes over): the first acquire's WAIT was not satisfied, the
 //     second was acknowledged by another node, and a fault window (not a
 //     clock fault) that names the first acquire's node overlaps the span
-//     from the first acquisition to the second. Otherwise unexplained.
+//     from the first acquisition to the second. Classified
+//     after-clock-fault when a clock fault struck a node that granted
+//     either acquire in that span: the ttl runs on the node's clock, and a
+//     clock moved forward expires the lock early (documented; the Redlock
+//     debate's point). Otherwise unexplained.
 //     Both are invalid: the lock was handed out twice.
 //   - fence-regression: an acquire that began after another had completed
 //     got a fence not above it, or two acquires got the same fence.
@@ -274,7 +278,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	holds, dh, afterLoss, unexplained, inFault, waitSat := 0, 0, 0, 0, 0, 0
+	holds, dh, afterLoss, afterClock, unexplained, inFault, waitSat := 0, 0, 0, 0, 0, 0, 0
 	regressions := 0
 	for _, k := range keys {
 		var hs []*lockAcq
@@ -304,10 +308,17 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 					inFault++
 				}
 				demoted := checker.FaultOnNode(windows, addrs, a.c.Comp.Node, a.from, b.c.End)
-				if w != checker.WaitSatisfied && demoted != "" && b.c.Comp.Node != "" && b.c.Comp.Node != a.c.Comp.Node {
+				clock := checker.ClockFaultOnNode(windows, addrs, a.from, b.c.End, a.c.Comp.Node, b.c.Comp.Node)
+				switch {
+				case w != checker.WaitSatisfied && demoted != "" && b.c.Comp.Node != "" && b.c.Comp.Node != a.c.Comp.Node:
 					class = "after-failover-loss"
 					afterLoss++
-				} else {
+				case clock != "":
+					// The lock's ttl runs on the clock of the node that
+					// holds it: moved forward, it expires the lock early.
+					class = "after-clock-fault"
+					afterClock++
+				default:
 					unexplained++
 				}
 				ex := map[string]any{"index": b.c.Inv.Index, "key": k, "first": a.c.Inv.Index, "second": b.c.Inv.Index,
@@ -318,6 +329,9 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 				}
 				if demoted != "" {
 					ex["first_node_fault"] = demoted
+				}
+				if clock != "" {
+					ex["clock_fault"] = clock
 				}
 				an.Add("double-hold", ex)
 			}
@@ -409,6 +423,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 	fig.ReleasesFail, fig.ReleasesInfo, fig.Clears = counts["releases_fail"], counts["releases_info"], counts["clears"]
 	fig.Locks, fig.Holds = len(keys), holds
 	fig.DoubleHolds, fig.DoubleHoldsAfterFailoverLoss, fig.DoubleHoldsUnexplained = dh, afterLoss, unexplained
+	fig.DoubleHoldsAfterClockFault = afterClock
 	fig.DoubleHoldsInFaultWindow, fig.DoubleHoldsWaitSatisfied = inFault, waitSat
 	fig.FenceRegressions, fig.ReleasedAnothersLock = regressions, anothers
 	fig.Faults = len(windows)
@@ -418,8 +433,8 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		w := an.Describe()
 		if dh > 0 {
 			w = fmt.Sprintf("the lock was handed out twice: %d double-holds (%d after-failover-loss: acknowledged by a primary a fault then struck, "+
-				"WAIT not satisfied, taken again on another node, as Redis Cluster's asynchronous replication allows; %d unexplained; "+
-				"%d within a fault window; %d whose first acquire had a satisfied WAIT); ", dh, afterLoss, unexplained, inFault, waitSat) + w
+				"WAIT not satisfied, taken again on another node, as Redis Cluster's asynchronous replication allows; %s%d unexplained; "+
+				"%d within a fault window; %d whose first acquire had a satisfied WAIT); ", dh, afterLoss, clockWords(afterClock), unexplained, inFault, waitSat) + w
 		}
 		fig.Malformed = malformed
 		fig.Reason = w
@@ -449,3 +464,12 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 
 // strictInt reads a JSON integer (no float, no string).
 func strictInt(raw json.RawMessage) (int64, bool) { return history.ParseInt(raw) }
+
+// clockWords says how many double holds a clock fault explains, "" for
+// none (the words of runs without one stay as they were).
+func clockWords(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d after-clock-fault: a clock fault struck the node that held the lock, whose ttl runs on that node's clock (documented); ", n)
+}

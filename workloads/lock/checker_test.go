@@ -109,6 +109,36 @@ func TestLockDoubleHoldAfterFailoverLoss(t *testing.T) {
 	}
 }
 
+// A clock fault on the node that holds the lock, then another client
+// takes it on the same node: the ttl ran on that node's clock, moved
+// forward (documented). Still invalid; a clock fault elsewhere explains
+// nothing.
+func TestLockDoubleHoldAfterClockFault(t *testing.T) {
+	build := func(struck string) []history.Op {
+		h := &lockH{}
+		h.acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A")
+		h.rel(0, "k", "a", 3000, 1, history.Info, 3100)
+		h.nemesis(100, "start-clock", struck)
+		h.nemesis(2600, "stop-clock", struck)
+		h.acq(1, "k", "b", 5000, 2500, history.OK, 2, 2501, "A")
+		h.rel(1, "k", "b", 10, 2501, history.OK, 2520)
+		return h.done()
+	}
+	r := check(t, Checker(), build("A"))
+	wantValid(t, r, checker.Invalid)
+	if fig[int](t, r, "double_holds_after_clock_fault") != 1 || fig[int](t, r, "double_holds_unexplained") != 0 {
+		t.Fatalf("figures %v", r.Figures)
+	}
+	if !strings.Contains(r.Why(), "1 after-clock-fault") {
+		t.Fatalf("why %q", r.Why())
+	}
+	r = check(t, Checker(), build("C"))
+	wantValid(t, r, checker.Invalid)
+	if fig[int](t, r, "double_holds_unexplained") != 1 {
+		t.Fatalf("a clock fault on another node explains nothing: figures %v", r.Figures)
+	}
+}
+
 func TestLockFenceRegression(t *testing.T) {
 	for _, fb := range []any{1, 2} { // lower, then the same
 		h := &lockH{}

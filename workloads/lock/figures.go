@@ -24,10 +24,13 @@ type Figures struct {
 	DoubleHolds                  int `json:"double_holds"`
 	DoubleHoldsAfterFailoverLoss int `json:"double_holds_after_failover_loss"`
 	DoubleHoldsUnexplained       int `json:"double_holds_unexplained"`
-	DoubleHoldsInFaultWindow     int `json:"double_holds_in_fault_window"`
-	DoubleHoldsWaitSatisfied     int `json:"double_holds_wait_satisfied"`
-	FenceRegressions             int `json:"fence_regressions"`
-	ReleasedAnothersLock         int `json:"released_anothers_lock"`
+	// DoubleHoldsAfterClockFault: the two holds overlapped across a clock
+	// fault on a node that granted them (omitted when none).
+	DoubleHoldsAfterClockFault int `json:"double_holds_after_clock_fault,omitempty"`
+	DoubleHoldsInFaultWindow   int `json:"double_holds_in_fault_window"`
+	DoubleHoldsWaitSatisfied   int `json:"double_holds_wait_satisfied"`
+	FenceRegressions           int `json:"fence_regressions"`
+	ReleasedAnothersLock       int `json:"released_anothers_lock"`
 	// LostWhileHeld: reported, not judged.
 	LostWhileHeld           int              `json:"lost_while_held"`
 	LostWhileHeldAfterFault int              `json:"lost_while_held_after_fault"`
