@@ -52,7 +52,8 @@ func (*failoverFault) borrows(mode string) []string {
 }
 
 func (*memberFault) borrows(mode string) []string {
-	if mode == emptiedReplicaKillMode {
+	switch mode {
+	case emptiedReplicaKillMode, orphanMigrationKillMode:
 		return []string{"kill"}
 	}
 	return nil

@@ -119,6 +119,9 @@ var modes = map[string]string{
 		"the old primaries restarted after the hold (epoch collisions: valkey-io/valkey#974)",
 	"member:emptied-replica-kill": "a primary emptied of its slots replicates another primary, which is SIGKILLed " +
 		"while the full sync runs (stale-offset election: valkey-io/valkey#885); needs 4 primaries",
+	"member:orphan-migration-kill": "a primary's replicas SIGKILLed and kept down until Redis migrates a replica of a " +
+		"two-replica shard to it, then the primary SIGKILLed during that first full sync; all restarted after the hold " +
+		"(F005 without an admin step: valkey-io/valkey#885); needs a shard with two replicas (e.g. --nodes 7 --replicas 1)",
 }
 
 // strikeWords say what strikes a moving slot in a handoff composition.

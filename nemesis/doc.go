@@ -85,6 +85,10 @@
 //	           grown by two nodes. Needs cluster.Grower. Study mode
 //	           emptied-replica-kill (compose.go): empty a primary (its last slot
 //	           to P), it replicates P, P is killed before the sync is done.
+//	           orphan-migration-kill (compose_upstream.go): a primary's replicas
+//	           killed and kept down until Redis migrates a replica of a
+//	           two-replica shard to it, then the primary killed during that
+//	           first sync; restarted on stop.
 //	delay      one, primary: every packet the node sends (to peers and
 //	           clients) held 20..400 ms, jitter a tenth; removed on stop.
 //	           Needs cluster.Delayer: netem (Chaos Mesh on kubernetes, the

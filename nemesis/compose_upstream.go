@@ -1,0 +1,318 @@
+package nemesis
+
+// Compositions from upstream reports, part 3 of issue 40 (study modes of
+// the member fault, beside those of compose.go):
+//
+//	member:orphan-migration-kill  F005's path without any admin step: the
+//	    replicas of a primary O are SIGKILLed and kept down, so that O is
+//	    orphaned and Redis's own replica migration
+//	    (cluster-allow-replica-migration yes, cluster-migration-barrier 1)
+//	    moves a replica M of a primary with two replicas to O; O is SIGKILLed
+//	    while M's first full sync is still in progress, held, and restarted
+//	    with its replicas. M is O's shard's only candidate: the record says
+//	    whether it won with the offset of its old primary's history (F005's
+//	    defect: valkey-io/valkey#885, redis/redis#15680) and what the slot's
+//	    owner holds after.
+//	member:kill-after-reconfigure  a replica X is told CLUSTER REPLICATE
+//	    another primary B and SIGKILLed as soon as it answers, before (or as)
+//	    its nodes.conf is rewritten; restarted after the hold. The record says
+//	    whether X came back with its old or its new primary, whether its
+//	    shard-id (CLUSTER MYSHARDID, Redis 7.2+) is its primary's
+//	    (redis/redis#12761: a replica whose shard-id differs from its
+//	    primary's fails to load nodes.conf at its next start), and whether
+//	    the cluster converged. Stopping puts X back under its old primary.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redline-dev/redline/cluster"
+	"github.com/redline-dev/redline/clusteradmin"
+)
+
+const (
+	orphanMigrationKillMode   = "orphan-migration-kill"
+	migrationSettingsSentence = "cluster-allow-replica-migration yes and a cluster-migration-barrier below the donor's replicas"
+)
+
+// selfLine is a node's own line of its CLUSTER NODES.
+func (e *env) selfLine(ctx context.Context, addr string) (cluster.NodeInfo, error) {
+	text, err := e.admin.ClusterNodes(ctx, addr)
+	if err != nil {
+		return cluster.NodeInfo{}, err
+	}
+	ls, err := cluster.ParseNodes(text)
+	if err != nil {
+		return cluster.NodeInfo{}, err
+	}
+	self, ok := cluster.Self(ls)
+	if !ok {
+		return cluster.NodeInfo{}, fmt.Errorf("%s: no myself line in CLUSTER NODES", addr)
+	}
+	return self, nil
+}
+
+// configValue is one CONFIG GET value ("" and an error when the build
+// does not answer it).
+func (e *env) configValue(ctx context.Context, addr, name string) (string, error) {
+	v, err := e.admin.Do(ctx, addr, 2*time.Second, "config", "get", name)
+	if err != nil {
+		return "", err
+	}
+	if kv, ok := v.([]any); ok && len(kv) == 2 {
+		s, _ := kv[1].(string)
+		return s, nil
+	}
+	return "", fmt.Errorf("CONFIG GET %s: no value (%v)", name, v)
+}
+
+// shardID is a node's CLUSTER MYSHARDID; ok false when the build has no
+// shard ids (Redis before 7.2, the reference server).
+func (e *env) shardID(ctx context.Context, addr string) (string, bool, error) {
+	v, err := e.admin.Do(ctx, addr, 2*time.Second, "cluster", "myshardid")
+	if err != nil {
+		if low := strings.ToLower(err.Error()); strings.Contains(low, "unknown subcommand") || strings.Contains(low, "unknown command") {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	s, _ := v.(string)
+	return s, true, nil
+}
+
+// dbsize is a node's DBSIZE (-1 when it did not answer).
+func (e *env) dbsize(ctx context.Context, addr string) int64 {
+	v, err := e.admin.Do(ctx, addr, 2*time.Second, "dbsize")
+	if err != nil {
+		return -1
+	}
+	n, _ := v.(int64)
+	return n
+}
+
+// slotWinner waits until a reachable primary other than lost serves slot
+// (an election in lost's shard) and returns it ("" when none within limit).
+func (e *env) slotWinner(ctx context.Context, slot int, lost string, limit time.Duration) string {
+	for end := time.Now().Add(limit); ; {
+		if t, err := e.topology(ctx); err == nil {
+			for _, m := range t.Members {
+				if m.Primary && m.Reachable && m.ID != lost && slices.Contains(m.Slots, slot) {
+					return m.Node.Name
+				}
+			}
+		}
+		if time.Now().After(end) || !sleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
+			return ""
+		}
+	}
+}
+
+// orphanMigrationKillAction orphans a primary O (its replicas SIGKILLed
+// and kept down), waits for Redis to migrate a replica M of a primary with
+// two replicas to O, and SIGKILLs O while M's first sync with it runs.
+// Stopping waits for the election in O's shard, restarts O and its
+// replicas, and records who serves O's slots and with how many keys.
+func (f *memberFault) orphanMigrationKillAction(st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	k, _ := borrow[nodeStriker](f.env, "kill")
+	if k == nil {
+		return nil, fmt.Errorf("%s needs to %s", st.Mode, needsWords(lookup("kill")))
+	}
+	prim := t.Primaries()
+	if len(prim) < 3 {
+		// With two, the one left cannot make a majority to elect M.
+		return nil, fmt.Errorf("%s needs three primaries with slots, have %d", st.Mode, len(prim))
+	}
+	replicasOf := map[string][]clusteradmin.NodeState{}
+	for _, m := range t.Replicas() {
+		if m.Reachable {
+			replicasOf[m.MasterID] = append(replicasOf[m.MasterID], m)
+		}
+	}
+	counts := map[string]int{}
+	fewest := 0
+	for _, p := range prim {
+		if !p.Reachable {
+			return nil, fmt.Errorf("primary %s does not answer", p.Node.Name)
+		}
+		n := len(replicasOf[p.ID])
+		counts[p.Node.Name] = n
+		if n > 0 && (fewest == 0 || n < fewest) {
+			fewest = n
+		}
+	}
+	// O: a primary with the fewest replicas (one, when the topology has
+	// such a shard), so that the fewest nodes are kept down; a donor: any
+	// other primary with two replicas or more (the barrier of 1 lets one go).
+	var orphans []clusteradmin.NodeState
+	for _, p := range prim {
+		if fewest > 0 && len(replicasOf[p.ID]) == fewest {
+			orphans = append(orphans, p)
+		}
+	}
+	orphans = slices.DeleteFunc(orphans, func(o clusteradmin.NodeState) bool {
+		for _, p := range prim {
+			if p.ID != o.ID && len(replicasOf[p.ID]) >= 2 {
+				return false
+			}
+		}
+		return true
+	})
+	if len(orphans) == 0 {
+		return nil, fmt.Errorf("%s needs a shard with two reachable replicas besides the one it orphans "+
+			"(e.g. --nodes 7 --replicas 1 gives one primary two, or --nodes 9 --replicas 2); replicas per primary: %v", st.Mode, counts)
+	}
+	orphan := pickOne(rng, orphans)
+	kept := replicasOf[orphan.ID]
+	var donors, candidates []clusteradmin.NodeState
+	for _, p := range prim {
+		if p.ID != orphan.ID && len(replicasOf[p.ID]) >= 2 {
+			donors = append(donors, p)
+			candidates = append(candidates, replicasOf[p.ID]...)
+		}
+	}
+	nodes := append([]string{orphan.Node.Name}, memberNames(kept)...)
+	a := &action{nodes: nodes, detail: map[string]any{"orphaned": orphan.Node.Name, "kept_down": memberNames(kept),
+		"donors": memberNames(donors), "replicas_per_primary": counts}}
+	c := newComposer(f.env, st.Mode, nodes)
+	slot := orphan.Slots[0]
+	migrant := clusteradmin.NodeState{}
+	unsyncedAtKill := false
+	a.start = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		defer func() { res["steps"] = c.steps }()
+		// 1. The settings replica migration needs, on the candidates.
+		settings := map[string]any{}
+		for _, m := range candidates {
+			allow, err1 := f.configValue(ctx, m.Node.Addr, "cluster-allow-replica-migration")
+			barrier, err2 := f.configValue(ctx, m.Node.Addr, "cluster-migration-barrier")
+			settings[m.Node.Name] = map[string]any{"allow_replica_migration": allow, "migration_barrier": barrier,
+				"error": errText(errors.Join(err1, err2))}
+			if b, err := strconv.Atoi(barrier); allow == "no" || err == nil && b >= len(replicasOf[m.MasterID]) {
+				c.step("settings", map[string]any{"replicas": settings})
+				return res, fmt.Errorf("%s: %s does not migrate (cluster-allow-replica-migration %s, cluster-migration-barrier %s, "+
+					"its primary has %d replicas): it needs %s", st.Mode, m.Node.Name, allow, barrier, len(replicasOf[m.MasterID]), migrationSettingsSentence)
+			}
+		}
+		c.step("settings", map[string]any{"replicas": settings})
+		// The slot the census follows: one the orphan holds keys of, so
+		// that the census after the restart says where they went.
+		if ks := f.slotsWithKeys(ctx, orphan); len(ks) > 0 {
+			slot = ks[0]
+		}
+		res["census_slot"] = slot
+		// 2. Orphan O: its replicas killed, kept down until the stop.
+		err := each(memberNames(kept), func(name string) error { return k.strikeNode(ctx, name) })
+		c.step("orphan", map[string]any{"primary": orphan.Node.Name, "killed": memberNames(kept), "error": errText(err)})
+		if err != nil {
+			return res, err
+		}
+		// 3. Redis's own replica migration: a replica of a donor names O
+		// as its primary once O has been orphaned for 5 s
+		// (CLUSTER_SLAVE_MIGRATION_DELAY) after its replicas are marked
+		// failing.
+		began := time.Now()
+		limit := max(30*time.Second, 20*f.opts.NodeTimeout)
+		var from string
+		for end := began.Add(limit); migrant.ID == ""; {
+			for _, m := range candidates {
+				if self, err := f.selfLine(ctx, m.Node.Addr); err == nil && self.Master == orphan.ID {
+					migrant, from = m, nameOf(t, m.MasterID)
+					break
+				}
+			}
+			if migrant.ID != "" || time.Now().After(end) || !sleepUntil(ctx, time.Now().Add(50*time.Millisecond)) {
+				break
+			}
+		}
+		if migrant.ID == "" {
+			err := fmt.Errorf("no replica migrated to the orphaned %s within %s", orphan.Node.Name, limit)
+			c.step("migrated", map[string]any{"error": err.Error(), "waited_ms": time.Since(began).Milliseconds()})
+			return res, err
+		}
+		a.nodes = append(a.nodes, migrant.Node.Name)
+		res["migrant"], res["migrant_from"] = migrant.Node.Name, from
+		c.step("migrated", map[string]any{"migrant": migrant.Node.Name, "from": from, "waited_ms": time.Since(began).Milliseconds()})
+		// 4. Kill O before M's first sync is done (Redis waits
+		// repl-diskless-sync-delay, 5 s by default, before it sends the
+		// snapshot). M's state read just before the kill: its offset is
+		// still its old primary's history while it is unsynced.
+		before := f.replInfo(ctx, migrant.Node.Addr)
+		unsynced := before["role"] == "slave" && (before["master_link_status"] != "up" || before["master_sync_in_progress"] == "1")
+		orphanInfo := f.replInfo(ctx, orphan.Node.Addr)
+		keys, orphanKeys := f.dbsize(ctx, migrant.Node.Addr), f.dbsize(ctx, orphan.Node.Addr)
+		err = k.strikeNode(ctx, orphan.Node.Name)
+		unsyncedAtKill = unsynced && err == nil
+		c.step("kill", map[string]any{"node": orphan.Node.Name, "migrant_before": before, "orphan_before": orphanInfo,
+			"migrant_dbsize_before": keys, "orphan_dbsize_before": orphanKeys, "unsynced": unsynced, "error": errText(err)})
+		res["unsynced_at_kill"] = unsynced
+		res["migrant_offset_at_kill"], res["orphan_offset_at_kill"] = before["slave_repl_offset"], orphanInfo["master_repl_offset"]
+		return res, err
+	}
+	a.minHold = 3*f.opts.NodeTimeout + time.Second // long enough for an election in O's shard
+	a.stop = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		defer func() { res["steps"] = c.steps }()
+		var errs []error
+		if k.holds(orphan.Node.Name) {
+			// Who won O's shard while O is down: M is its only candidate.
+			winner := f.slotWinner(ctx, slot, orphan.ID, max(10*time.Second, 5*f.opts.NodeTimeout))
+			d := map[string]any{"winner": winner, "migrant_won": winner != "" && winner == migrant.Node.Name,
+				"migrant": f.replInfo(ctx, migrant.Node.Addr), "slot": slot}
+			if winner != "" {
+				if n, ok := f.nodeAddr(winner); ok {
+					d["winner_dbsize"] = f.dbsize(ctx, n)
+					if v, err := f.admin.Do(ctx, n, 2*time.Second, "cluster", "countkeysinslot", slot); err == nil {
+						d["winner_keys_in_slot"] = v
+					}
+				}
+			} else {
+				d["shard_down"] = "no primary served the orphan's slots while it was down"
+			}
+			res["winner"], res["migrant_won"] = winner, d["migrant_won"]
+			if d["migrant_won"] == true && unsyncedAtKill {
+				// F005's defect: the shard is now served from the history of
+				// the migrant's former primary; the orphan's keys are gone
+				// unless the census after the restart finds them.
+				res["stale_history_won"] = true
+				d["explains"] = "the migrant won the orphan's shard before its first sync completed: it serves the slots " +
+					"with its former primary's replication history, not the orphan's data (valkey-io/valkey#885, redis/redis#15680)"
+			}
+			c.step("election", d)
+		} else {
+			res["struck"] = false
+			c.step("not-struck", nil)
+		}
+		// Restart O and the replicas kept down (whichever are held).
+		var held []string
+		for _, name := range nodes {
+			if k.holds(name) {
+				held = append(held, name)
+			}
+		}
+		err := each(held, func(name string) error { return k.healNode(ctx, name) })
+		c.step("restart", map[string]any{"nodes": held, "error": errText(err)})
+		errs = append(errs, err)
+		cerr := f.waitConverged(ctx, max(10*time.Second, 5*f.opts.NodeTimeout))
+		census := f.slotCensus(ctx, slot)
+		res["census"] = census
+		c.step("after-restart", map[string]any{"summary": census["summary"], "converge_error": errText(cerr)})
+		return res, errors.Join(errs...)
+	}
+	return a, nil
+}
+
+// nodeAddr is the address of the member called name.
+func (e *env) nodeAddr(name string) (string, bool) {
+	for _, n := range e.c.Nodes() {
+		if n.Name == name {
+			return n.Addr, true
+		}
+	}
+	return "", false
+}
