@@ -53,7 +53,7 @@ func (*failoverFault) borrows(mode string) []string {
 
 func (*memberFault) borrows(mode string) []string {
 	switch mode {
-	case emptiedReplicaKillMode, orphanMigrationKillMode:
+	case emptiedReplicaKillMode, orphanMigrationKillMode, killAfterReconfigureMode:
 		return []string{"kill"}
 	}
 	return nil

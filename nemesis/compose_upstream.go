@@ -38,6 +38,7 @@ import (
 
 const (
 	orphanMigrationKillMode   = "orphan-migration-kill"
+	killAfterReconfigureMode  = "kill-after-reconfigure"
 	migrationSettingsSentence = "cluster-allow-replica-migration yes and a cluster-migration-barrier below the donor's replicas"
 )
 
@@ -315,4 +316,185 @@ func (e *env) nodeAddr(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// killAfterReconfigureAction tells a replica X of A to replicate another
+// primary B and SIGKILLs it as soon as it answers; stopping restarts it,
+// records what it came back as, and puts it back under A (journalled).
+func (f *memberFault) killAfterReconfigureAction(st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	k, _ := borrow[nodeStriker](f.env, "kill")
+	if k == nil {
+		return nil, fmt.Errorf("%s needs to %s", st.Mode, needsWords(lookup("kill")))
+	}
+	prim := t.Primaries()
+	for _, p := range prim {
+		if !p.Reachable {
+			return nil, fmt.Errorf("primary %s does not answer", p.Node.Name)
+		}
+	}
+	if len(prim) < 2 {
+		return nil, fmt.Errorf("%s needs two primaries, have %d", st.Mode, len(prim))
+	}
+	replicasOf := map[string][]clusteradmin.NodeState{}
+	for _, m := range t.Replicas() {
+		if m.Reachable {
+			replicasOf[m.MasterID] = append(replicasOf[m.MasterID], m)
+		}
+	}
+	// X from a shard that keeps a replica without it, when there is one:
+	// otherwise its old primary is orphaned and Redis's replica migration
+	// moves nodes too while X is down (recorded as orphans_old_primary).
+	var pool, all []clusteradmin.NodeState
+	for _, p := range prim {
+		all = append(all, replicasOf[p.ID]...)
+		if len(replicasOf[p.ID]) >= 2 {
+			pool = append(pool, replicasOf[p.ID]...)
+		}
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("%s needs a reachable replica", st.Mode)
+	}
+	orphans := len(pool) == 0
+	if orphans {
+		pool = all
+	}
+	x := pickOne(rng, pool)
+	old, _ := t.ByID(x.MasterID)
+	var others []clusteradmin.NodeState
+	for _, p := range prim {
+		if p.ID != old.ID {
+			others = append(others, p)
+		}
+	}
+	next := pickOne(rng, others)
+	nodes := []string{x.Node.Name, old.Node.Name, next.Node.Name}
+	a := &action{nodes: nodes, detail: map[string]any{"node": x.Node.Name, "old_primary": old.Node.Name,
+		"new_primary": next.Node.Name, "orphans_old_primary": orphans}}
+	c := newComposer(f.env, st.Mode, nodes)
+	// shardIDs is X's shard id and its primary's (by id), and whether the
+	// build has shard ids at all.
+	shardIDs := func(ctx context.Context, primaryID string) map[string]any {
+		d := map[string]any{}
+		xs, ok, err := f.shardID(ctx, x.Node.Addr)
+		if err != nil {
+			d["error"] = err.Error()
+			return d
+		}
+		d["supported"] = ok
+		if !ok {
+			return d
+		}
+		d["node"] = xs
+		if p, found := t.ByID(primaryID); found {
+			ps, _, err := f.shardID(ctx, p.Node.Addr)
+			d["primary"], d["primary_error"] = ps, errText(err)
+			if err == nil {
+				d["consistent"] = xs == ps
+			}
+		}
+		return d
+	}
+	a.start = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		defer func() { res["steps"] = c.steps }()
+		before := shardIDs(ctx, old.ID)
+		seq, err := f.journal.Begin(clusteradmin.Step{Kind: "replicate", From: x.ID, To: next.ID,
+			Note: "kill-after-reconfigure: CLUSTER REPLICATE to another primary, SIGKILLed as soon as it answers (redis/redis#12761)"})
+		if err != nil {
+			return res, err
+		}
+		sent := time.Now()
+		_, err = f.admin.Do(ctx, x.Node.Addr, 3*time.Second, "cluster", "replicate", next.ID)
+		replied := time.Now()
+		f.journal.End(seq, err)
+		if err != nil {
+			c.step("reconfigure", map[string]any{"node": x.Node.Name, "to": next.Node.Name, "error": err.Error()})
+			return res, err
+		}
+		err = k.strikeNode(ctx, x.Node.Name)
+		c.step("reconfigure-kill", map[string]any{"node": x.Node.Name, "from": old.Node.Name, "to": next.Node.Name,
+			"reply_ms": replied.Sub(sent).Milliseconds(), "kill_after_reply_ms": time.Since(replied).Milliseconds(),
+			"shard_ids_before": before, "error": errText(err)})
+		return res, err
+	}
+	a.minHold = 2*f.opts.NodeTimeout + time.Second // the others mark it failing
+	a.stop = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		defer func() { res["steps"] = c.steps }()
+		if !k.holds(x.Node.Name) {
+			res["struck"] = false
+			c.step("not-struck", nil)
+			return res, nil
+		}
+		err := k.healNode(ctx, x.Node.Name)
+		if err != nil {
+			// A node that cannot load its nodes.conf exits at once
+			// ("corrupted cluster config file": redis/redis#12761's symptom).
+			res["restart_failed"] = err.Error()
+			c.step("restart", map[string]any{"node": x.Node.Name, "error": err.Error()})
+			return res, err
+		}
+		// What it came back as, read at once: nodes.conf as loaded (before
+		// much gossip can have changed it).
+		d := map[string]any{"node": x.Node.Name}
+		self, serr := f.selfLine(ctx, x.Node.Addr)
+		came := ""
+		switch {
+		case serr != nil:
+			d["error"] = serr.Error()
+		case self.Master == next.ID:
+			came = "new"
+		case self.Master == old.ID:
+			came = "old"
+		case self.Master == "":
+			came = "primary"
+		default:
+			came = "other: " + nameOf(t, self.Master)
+		}
+		d["came_back_with"], d["shard_ids"] = came, shardIDs(ctx, self.Master)
+		res["came_back_with"] = came
+		c.step("restart", d)
+		// Whether the cluster converges with it, and its shard id then.
+		cerr := f.waitConverged(ctx, max(10*time.Second, 5*f.opts.NodeTimeout))
+		res["converged"] = cerr == nil
+		after := map[string]any{"converge_error": errText(cerr)}
+		if self, err := f.selfLine(ctx, x.Node.Addr); err == nil {
+			after["primary"] = nameOf(t, self.Master)
+			ids := shardIDs(ctx, self.Master)
+			after["shard_ids"] = ids
+			if ids["consistent"] == false {
+				res["shard_id_mismatch"] = true
+				after["evidence_for_end_phase"] = fmt.Sprintf("%s came back with shard-id %v, its primary %s has %v: "+
+					"it fails to load its nodes.conf at its next start (redis/redis#12761)", x.Node.Name, ids["node"], after["primary"], ids["primary"])
+			}
+		}
+		c.step("converge", after)
+		// Undo the reconfiguration: X back under its old primary, when it
+		// replicates the new one and the old one still serves its slots.
+		var rerr error
+		if tt, err := f.topology(ctx); err == nil {
+			xs, _ := tt.ByID(x.ID)
+			o, _ := tt.ByID(old.ID)
+			if !xs.Primary && xs.MasterID == next.ID && o.Primary && o.Reachable && len(o.Slots) > 0 {
+				seq, jerr := f.journal.Begin(clusteradmin.Step{Kind: "replicate", From: x.ID, To: old.ID,
+					Note: "undo kill-after-reconfigure: back under its old primary"})
+				if jerr != nil {
+					return res, jerr
+				}
+				_, rerr = f.admin.Do(ctx, x.Node.Addr, 3*time.Second, "cluster", "replicate", old.ID)
+				f.journal.End(seq, rerr)
+				if rerr == nil {
+					rerr = f.waitConverged(ctx, max(10*time.Second, 5*f.opts.NodeTimeout))
+				}
+			}
+		}
+		now := ""
+		if self, err := f.selfLine(ctx, x.Node.Addr); err == nil {
+			now = nameOf(t, self.Master)
+		}
+		res["primary_after_undo"] = now
+		c.step("undo", map[string]any{"node": x.Node.Name, "replicates": now, "error": errText(rerr)})
+		return res, rerr
+	}
+	return a, nil
 }

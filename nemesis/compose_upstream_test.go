@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,71 @@ func TestComposeOrphanMigrationKill(t *testing.T) {
 			}
 			if n := len(rec.where(func(op history.Op) bool { return op.F == "compose" })); n != len(stop["steps"].([]any)) {
 				t.Fatalf("%d compose entries for %d steps: the steps were not all recorded as they happened", n, len(stop["steps"].([]any)))
+			}
+			if err := nem.Heal(ctx, rec); err != nil {
+				t.Logf("heal: %v", err)
+			}
+		})
+	}
+}
+
+// TestComposeKillAfterReconfigure tells a replica of a two-replica shard
+// (7 nodes) to replicate another primary and kills it as soon as it
+// answers, on each build: the reconfiguration was journalled and answered,
+// the node was killed and came back as a replica of its old or its new
+// primary, its shard ids were read (or the build has none), and the undo
+// put it back under its old primary. Which primary it came back with is
+// logged (the study's evidence).
+func TestComposeKillAfterReconfigure(t *testing.T) {
+	for _, b := range composeBuilds(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := startLocalServer(t, 7, 1, b.argv)
+			fillKeys(t, c, 500)
+			nem := newTestNemesis(t, []string{"member"}, procCluster{c})
+			rec := &memRecorder{}
+			a := nem.fire(ctx, rec, Step{Fault: "member", Mode: killAfterReconfigureMode, Seed: 1, Hold: 0.5})
+			if a == nil {
+				t.Fatal("kill-after-reconfigure left nothing to stop: the killed replica must be restarted")
+			}
+			d := detailOf(t, rec.Last("start-member", history.Info))
+			if d["error"] != nil {
+				t.Fatalf("kill-after-reconfigure failed: %v (steps %v)", d["error"], d["steps"])
+			}
+			x, old := a.detail["node"].(string), a.detail["old_primary"].(string)
+			if a.detail["orphans_old_primary"] != false {
+				t.Fatalf("picked a replica whose primary has no other (the topology has a two-replica shard): %v", a.detail)
+			}
+			st := stepsOf(t, d)
+			if st["reconfigure-kill"] == nil || st["reconfigure-kill"]["error"] != nil {
+				t.Fatalf("reconfigure-kill: %v", d["steps"])
+			}
+			replicate := 0
+			for _, op := range rec.journal() {
+				if strings.Contains(string(op.DetailRaw()), `"replicate"`) {
+					replicate++
+				}
+			}
+			if replicate == 0 {
+				t.Fatalf("the reconfiguration is not in the journal: %v", rec.journal())
+			}
+			if err := pingNode(nodeAddr(c, x)); err == nil {
+				t.Fatalf("killed %s still answers", x)
+			}
+			time.Sleep(a.minHold) // the hold the schedule would give it
+			nem.finish(ctx, rec, a)
+			stop := detailOf(t, rec.Last("stop-member", history.Info))
+			sst := stepsOf(t, stop)
+			t.Logf("%s: %v; restart %v; converge %v; undo %v", b.name, st["reconfigure-kill"], sst["restart"], sst["converge"], sst["undo"])
+			if came := stop["came_back_with"]; came != "new" && came != "old" {
+				t.Fatalf("%s came back with %v, want its old or its new primary", x, came)
+			}
+			ids, _ := sst["restart"]["shard_ids"].(map[string]any)
+			if ids == nil || ids["supported"] == nil {
+				t.Fatalf("the restart did not record the shard ids: %v", sst["restart"])
+			}
+			if stop["primary_after_undo"] != old || sst["undo"]["error"] != nil {
+				t.Fatalf("undo: %s replicates %v, want its old primary %s (%v)", x, stop["primary_after_undo"], old, sst["undo"])
 			}
 			if err := nem.Heal(ctx, rec); err != nil {
 				t.Logf("heal: %v", err)

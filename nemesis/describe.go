@@ -122,6 +122,8 @@ var modes = map[string]string{
 	"member:orphan-migration-kill": "a primary's replicas SIGKILLed and kept down until Redis migrates a replica of a " +
 		"two-replica shard to it, then the primary SIGKILLed during that first full sync; all restarted after the hold " +
 		"(F005 without an admin step: valkey-io/valkey#885); needs a shard with two replicas (e.g. --nodes 7 --replicas 1)",
+	"member:kill-after-reconfigure": "a replica told CLUSTER REPLICATE another primary and SIGKILLed as soon as it answers, " +
+		"restarted after the hold: records the primary and shard-id it came back with (redis/redis#12761); put back on stop",
 }
 
 // strikeWords say what strikes a moving slot in a handoff composition.

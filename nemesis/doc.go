@@ -89,6 +89,10 @@
 //	           killed and kept down until Redis migrates a replica of a
 //	           two-replica shard to it, then the primary killed during that
 //	           first sync; restarted on stop.
+//	           kill-after-reconfigure (compose_upstream.go): a replica told
+//	           CLUSTER REPLICATE another primary and killed as soon as it
+//	           answers; restarted on stop, its primary and shard-id recorded,
+//	           then put back under its old primary (journalled).
 //	delay      one, primary: every packet the node sends (to peers and
 //	           clients) held 20..400 ms, jitter a tenth; removed on stop.
 //	           Needs cluster.Delayer: netem (Chaos Mesh on kubernetes, the

@@ -41,7 +41,7 @@ func (f *memberFault) bind(e *env, _ *hook, _ bool) error {
 }
 
 func (*memberFault) studyModes() []string {
-	return []string{emptiedReplicaKillMode, orphanMigrationKillMode}
+	return []string{emptiedReplicaKillMode, orphanMigrationKillMode, killAfterReconfigureMode}
 }
 
 func (f *memberFault) resolve(ctx context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
@@ -50,6 +50,9 @@ func (f *memberFault) resolve(ctx context.Context, st Step, t *clusteradmin.Topo
 	}
 	if st.Mode == orphanMigrationKillMode {
 		return f.orphanMigrationKillAction(st, t, rng)
+	}
+	if st.Mode == killAfterReconfigureMode {
+		return f.killAfterReconfigureAction(st, t, rng)
 	}
 	prim := t.Primaries()
 	mode := st.Mode
