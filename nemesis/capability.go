@@ -45,7 +45,7 @@ func (*migrateFault) borrows(mode string) []string {
 }
 
 func (*failoverFault) borrows(mode string) []string {
-	if mode == takeoverKilledMode {
+	if mode == takeoverKilledMode || mode == epochBumpUnheardMode {
 		return []string{"kill"}
 	}
 	return nil

@@ -498,3 +498,180 @@ func (f *memberFault) killAfterReconfigureAction(st Step, t *clusteradmin.Topolo
 	}
 	return a, nil
 }
+
+// epochBumpUnheardMode: a primary P bumps its config epoch while its
+// replica R cannot hear it, P dies, and R is asked to fail over with the
+// epoch it last heard (redis/redis#9548, an open PR: the voters refuse a
+// replica whose request carries a config epoch older than the one they
+// know for its slots). R is unheard by being SIGKILLed and restarted, not
+// paused or cut off: a paused node reads, once resumed, what its primary
+// sent into its socket while it was stopped (the bumped epoch among it),
+// and local processes cannot be partitioned.
+const epochBumpUnheardMode = "epoch-bump-unheard"
+
+func (f *failoverFault) studyModes() []string {
+	return []string{takeoverKilledMode, epochBumpUnheardMode}
+}
+
+// epochOf is the config epoch node id has in the CLUSTER NODES of addr
+// (ok false when addr does not answer or does not know id).
+func (e *env) epochOf(ctx context.Context, addr, id string) (uint64, bool) {
+	text, err := e.admin.ClusterNodes(ctx, addr)
+	if err != nil {
+		return 0, false
+	}
+	ls, err := cluster.ParseNodes(text)
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range ls {
+		if l.ID == id {
+			return l.ConfigEpoch, true
+		}
+	}
+	return 0, false
+}
+
+// epochBumpUnheardAction: R killed, BUMPEPOCH on P, the other primaries
+// wait to learn P's new epoch, P killed, R restarted (with the epoch its
+// nodes.conf kept) and told CLUSTER FAILOVER FORCE. Stopping restarts P.
+func (f *failoverFault) epochBumpUnheardAction(st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
+	k, _ := borrow[nodeStriker](f.env, "kill")
+	if k == nil {
+		return nil, fmt.Errorf("%s needs to %s", st.Mode, needsWords(lookup("kill")))
+	}
+	prim := t.Primaries()
+	if len(prim) < 3 {
+		return nil, fmt.Errorf("%s needs three primaries (two to vote while one is down), have %d", st.Mode, len(prim))
+	}
+	// P must not hold the largest config epoch already: BUMPEPOCH then
+	// answers STILL and changes nothing.
+	epochs := map[string]uint64{}
+	var top uint64
+	if ls, err := cluster.ParseNodes(t.View); err == nil {
+		for _, l := range ls {
+			if l.IsPrimary() {
+				epochs[l.ID] = l.ConfigEpoch
+				top = max(top, l.ConfigEpoch)
+			}
+		}
+	}
+	var cands []clusteradmin.NodeState
+	for _, p := range prim {
+		if !p.Reachable {
+			return nil, fmt.Errorf("primary %s does not answer", p.Node.Name)
+		}
+		if _, ok := replicaOf(t, p.ID); ok && epochs[p.ID] < top {
+			cands = append(cands, p)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, fmt.Errorf("%s needs a primary with a reachable replica and a config epoch below the largest (%d)", st.Mode, top)
+	}
+	p := pickOne(rng, cands)
+	r, _ := replicaOf(t, p.ID)
+	var voters []clusteradmin.NodeState
+	for _, m := range prim {
+		if m.ID != p.ID {
+			voters = append(voters, m)
+		}
+	}
+	nodes := []string{p.Node.Name, r.Node.Name}
+	a := &action{nodes: nodes, detail: map[string]any{"primary": p.Node.Name, "replica": r.Node.Name, "epoch_before": epochs[p.ID]}}
+	c := newComposer(f.env, st.Mode, nodes)
+	a.start = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		defer func() { res["steps"] = c.steps }()
+		// 1. R can no longer hear P.
+		err := k.strikeNode(ctx, r.Node.Name)
+		c.step("silence-replica", map[string]any{"node": r.Node.Name, "how": "SIGKILL", "error": errText(err)})
+		if err != nil {
+			return res, err
+		}
+		// 2. P bumps its config epoch; the voters learn it from P.
+		v, err := f.admin.Do(ctx, p.Node.Addr, 3*time.Second, "cluster", "bumpepoch")
+		reply, _ := v.(string)
+		bumped, _ := f.epochOf(ctx, p.Node.Addr, p.ID)
+		heard := map[string]any{}
+		if err == nil {
+			for _, m := range voters {
+				var e uint64
+				for end := time.Now().Add(max(5*time.Second, 3*f.opts.NodeTimeout)); ; {
+					e, _ = f.epochOf(ctx, m.Node.Addr, p.ID)
+					if e >= bumped || time.Now().After(end) || !sleepUntil(ctx, time.Now().Add(50*time.Millisecond)) {
+						break
+					}
+				}
+				heard[m.Node.Name] = e
+			}
+		}
+		c.step("bumpepoch", map[string]any{"node": p.Node.Name, "reply": reply, "epoch": bumped, "voters_know": heard, "error": errText(err)})
+		res["bumped_epoch"], res["bump_reply"] = bumped, reply
+		if err != nil {
+			return res, err
+		}
+		// 3. P dies; R comes back with the epoch its nodes.conf kept.
+		err = k.strikeNode(ctx, p.Node.Name)
+		c.step("kill-primary", map[string]any{"node": p.Node.Name, "error": errText(err)})
+		if err != nil {
+			return res, err
+		}
+		err = k.healNode(ctx, r.Node.Name)
+		seen, _ := f.epochOf(ctx, r.Node.Addr, p.ID)
+		c.step("restart-replica", map[string]any{"node": r.Node.Name, "primary_epoch_seen": seen, "error": errText(err)})
+		res["replica_sees_epoch"] = seen
+		if err != nil {
+			return res, err
+		}
+		// 4. R is asked to fail over (FORCE: its primary cannot agree).
+		d, perr := c.promote(ctx, r, p, "force", "its primary died after a config epoch bump it did not hear")
+		seenAfter, _ := f.epochOf(ctx, r.Node.Addr, p.ID)
+		d["primary_epoch_seen_after"] = seenAfter
+		refused := d["promoted"] != true
+		res["refused"], res["promoted"] = refused, d["promoted"] == true
+		switch {
+		case refused && seen < bumped:
+			res["why"] = fmt.Sprintf("stale config epoch: %s asked for votes with %s's epoch %d, the voters know %d "+
+				"(redis/redis#9548)", r.Node.Name, p.Node.Name, seen, bumped)
+		case refused:
+			res["why"] = "not promoted; the replica had heard the bumped epoch, so not #9548's refusal"
+		case seen < bumped:
+			res["why"] = "promoted although the replica had not heard the bumped epoch"
+		}
+		c.step("failover", d)
+		if refused {
+			perr = nil // the refusal is the observation, not a failure of the step
+		}
+		return res, perr
+	}
+	a.minHold = 3*f.opts.NodeTimeout + time.Second
+	a.stop = func(ctx context.Context) (map[string]any, error) {
+		res := map[string]any{}
+		defer func() { res["steps"] = c.steps }()
+		var held []string
+		for _, name := range nodes {
+			if k.holds(name) {
+				held = append(held, name)
+			}
+		}
+		// Who serves P's slots before P comes back: R, or nobody.
+		winner := ""
+		if len(p.Slots) > 0 && k.holds(p.Node.Name) {
+			if tt, err := f.topology(ctx); err == nil {
+				for _, m := range tt.Members {
+					if m.Primary && m.Reachable && m.ID != p.ID && slices.Contains(m.Slots, p.Slots[0]) {
+						winner = m.Node.Name
+					}
+				}
+			}
+			res["served_while_down_by"] = winner
+		}
+		err := each(held, func(name string) error { return k.healNode(ctx, name) })
+		cerr := f.waitConverged(ctx, max(10*time.Second, 5*f.opts.NodeTimeout))
+		res["converged"] = cerr == nil
+		c.step("restart", map[string]any{"nodes": held, "served_while_down_by": winner, "error": errText(err),
+			"converge_error": errText(cerr), "epochs": f.epochView(ctx)["shared_epochs"]})
+		return res, err
+	}
+	return a, nil
+}

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -142,6 +143,78 @@ func TestComposeKillAfterReconfigure(t *testing.T) {
 			}
 			if stop["primary_after_undo"] != old || sst["undo"]["error"] != nil {
 				t.Fatalf("undo: %s replicates %v, want its old primary %s (%v)", x, stop["primary_after_undo"], old, sst["undo"])
+			}
+			if err := nem.Heal(ctx, rec); err != nil {
+				t.Logf("heal: %v", err)
+			}
+		})
+	}
+}
+
+// TestComposeEpochBumpUnheard kills a replica, bumps its primary's config
+// epoch, kills the primary, restarts the replica and asks it to fail over,
+// on each build: the bump was heard by every other primary, the replica
+// came back with the epoch before the bump, and whether the failover was
+// refused is recorded with its reason; on Redis 7.0.15 it checks that a
+// voter logged the denial for the stale epoch (redis/redis#9548). Every
+// killed node comes back on stop.
+func TestComposeEpochBumpUnheard(t *testing.T) {
+	for _, b := range composeBuilds(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := startLocalServer(t, 6, 1, b.argv)
+			fillKeys(t, c, 500)
+			nem := newTestNemesis(t, []string{"failover"}, procCluster{c})
+			rec := &memRecorder{}
+			a := nem.fire(ctx, rec, Step{Fault: "failover", Mode: epochBumpUnheardMode, Seed: 1, Hold: 0.5})
+			if a == nil {
+				t.Fatal("epoch-bump-unheard left nothing to stop: the killed primary must be restarted")
+			}
+			d := detailOf(t, rec.Last("start-failover", history.Info))
+			if d["error"] != nil {
+				t.Fatalf("epoch-bump-unheard failed: %v (steps %v)", d["error"], d["steps"])
+			}
+			st := stepsOf(t, d)
+			t.Logf("%s: bump %v; restart-replica %v; failover %v; refused %v: %v", b.name, st["bumpepoch"], st["restart-replica"],
+				st["failover"], d["refused"], d["why"])
+			bumped := d["bumped_epoch"].(float64)
+			for name, e := range st["bumpepoch"]["voters_know"].(map[string]any) {
+				if e.(float64) < bumped {
+					t.Fatalf("%s did not learn the bumped epoch %v: %v", name, bumped, e)
+				}
+			}
+			if seen := d["replica_sees_epoch"].(float64); seen >= bumped {
+				t.Fatalf("the restarted replica already knows epoch %v (bumped %v): nothing unheard", seen, bumped)
+			}
+			if d["refused"] == nil || (d["refused"] == true && d["why"] == nil) {
+				t.Fatalf("the failover's outcome or its reason is not recorded: %v", d)
+			}
+			if b.name == "redis" {
+				if d["refused"] != true {
+					t.Errorf("Redis 7.0.15 promoted a replica with a stale config epoch: %v", st["failover"])
+				}
+				denied := false
+				for _, nd := range c.nodes {
+					log, _ := os.ReadFile(nd.dir + "/redis.log")
+					for _, l := range strings.Split(string(log), "\n") {
+						if strings.Contains(l, "Failover auth denied") && strings.Contains(l, "epoch") {
+							denied = true
+							t.Logf("%s: %s", nd.name, l)
+						}
+					}
+				}
+				if !denied {
+					t.Errorf("no voter logged a denial for the stale epoch")
+				}
+			}
+			time.Sleep(a.minHold) // the hold the schedule would give it
+			nem.finish(ctx, rec, a)
+			stop := detailOf(t, rec.Last("stop-failover", history.Info))
+			t.Logf("%s: stop %v", b.name, stepsOf(t, stop)["restart"])
+			for _, name := range []string{a.detail["primary"].(string), a.detail["replica"].(string)} {
+				if err := pingNode(nodeAddr(c, name)); err != nil {
+					t.Fatalf("%s does not answer after the stop: %v", name, err)
+				}
 			}
 			if err := nem.Heal(ctx, rec); err != nil {
 				t.Logf("heal: %v", err)

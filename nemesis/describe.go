@@ -117,6 +117,8 @@ var modes = map[string]string{
 		"then a failover of the source before any fix (redis/redis#6339); never on a cluster redline did not create",
 	"failover:takeover-killed": "a majority of primaries SIGKILLed, CLUSTER FAILOVER TAKEOVER on a replica of each, " +
 		"the old primaries restarted after the hold (epoch collisions: valkey-io/valkey#974)",
+	"failover:epoch-bump-unheard": "a replica SIGKILLed, CLUSTER BUMPEPOCH on its primary, the primary SIGKILLed, the replica " +
+		"restarted with the old epoch and told CLUSTER FAILOVER FORCE: records whether the voters refuse it (redis/redis#9548)",
 	"member:emptied-replica-kill": "a primary emptied of its slots replicates another primary, which is SIGKILLed " +
 		"while the full sync runs (stale-offset election: valkey-io/valkey#885); needs 4 primaries",
 	"member:orphan-migration-kill": "a primary's replicas SIGKILLed and kept down until Redis migrates a replica of a " +

@@ -77,6 +77,9 @@
 //	           replica, then wait until it reports itself primary. Any target.
 //	           Study mode takeover-killed (compose.go): kill a majority of the
 //	           primaries, TAKEOVER on a replica of each, restart them on stop.
+//	           epoch-bump-unheard (compose_upstream.go): a replica killed,
+//	           BUMPEPOCH on its primary, the primary killed, the replica
+//	           restarted and told FAILOVER FORCE; the primary restarted on stop.
 //	member     add (Grower.AddNode, CLUSTER MEET, move 1/(m+1) of every
 //	           primary's slots onto it), remove (drain a primary's slots to the
 //	           others, re-home its replicas, CLUSTER FORGET on every node, CLUSTER
