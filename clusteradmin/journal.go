@@ -29,7 +29,9 @@ type Step struct {
 	// RESTORE-ASKING is taken), "adopt" (To, restarted after redline
 	// killed it, set Slots IMPORTING from their owner From itself, Redis's
 	// start-up check of keys against the slot map: no change made, the
-	// states become redline's to close, the owner keeping the slots).
+	// states become redline's to close, the owner keeping the slots),
+	// "replicate" (From, a replica or an emptied primary, told CLUSTER
+	// REPLICATE To by one of the nemesis' compositions).
 	Kind  string `json:"kind"`
 	Slots []int  `json:"slots,omitempty"`
 	// Keys and Aside (set-aside): each key and the name its other copy now has.

@@ -45,14 +45,15 @@ func (*migrateFault) borrows(mode string) []string {
 }
 
 func (*failoverFault) borrows(mode string) []string {
-	if mode == takeoverKilledMode {
+	if mode == takeoverKilledMode || mode == epochBumpUnheardMode {
 		return []string{"kill"}
 	}
 	return nil
 }
 
 func (*memberFault) borrows(mode string) []string {
-	if mode == emptiedReplicaKillMode {
+	switch mode {
+	case emptiedReplicaKillMode, orphanMigrationKillMode, killAfterReconfigureMode:
 		return []string{"kill"}
 	}
 	return nil

@@ -347,8 +347,6 @@ func (e *env) epochView(ctx context.Context) map[string]any {
 // takeoverKilledMode is the takeover composition (see the top of this file).
 const takeoverKilledMode = "takeover-killed"
 
-func (f *failoverFault) studyModes() []string { return []string{takeoverKilledMode} }
-
 // takeoverKilledAction kills a majority of the primaries and takes each
 // one's shard over with CLUSTER FAILOVER TAKEOVER on a replica; stopping
 // restarts the old primaries and records what they became.

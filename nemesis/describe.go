@@ -117,8 +117,15 @@ var modes = map[string]string{
 		"then a failover of the source before any fix (redis/redis#6339); never on a cluster redline did not create",
 	"failover:takeover-killed": "a majority of primaries SIGKILLed, CLUSTER FAILOVER TAKEOVER on a replica of each, " +
 		"the old primaries restarted after the hold (epoch collisions: valkey-io/valkey#974)",
+	"failover:epoch-bump-unheard": "a replica SIGKILLed, CLUSTER BUMPEPOCH on its primary, the primary SIGKILLed, the replica " +
+		"restarted with the old epoch and told CLUSTER FAILOVER FORCE: records whether the voters refuse it (redis/redis#9548)",
 	"member:emptied-replica-kill": "a primary emptied of its slots replicates another primary, which is SIGKILLed " +
 		"while the full sync runs (stale-offset election: valkey-io/valkey#885); needs 4 primaries",
+	"member:orphan-migration-kill": "a primary's replicas SIGKILLed and kept down until Redis migrates a replica of a " +
+		"two-replica shard to it, then the primary SIGKILLed during that first full sync; all restarted after the hold " +
+		"(F005 without an admin step: valkey-io/valkey#885); needs a shard with two replicas (e.g. --nodes 7 --replicas 1)",
+	"member:kill-after-reconfigure": "a replica told CLUSTER REPLICATE another primary and SIGKILLed as soon as it answers, " +
+		"restarted after the hold: records the primary and shard-id it came back with (redis/redis#12761); put back on stop",
 }
 
 // strikeWords say what strikes a moving slot in a handoff composition.

@@ -77,6 +77,9 @@
 //	           replica, then wait until it reports itself primary. Any target.
 //	           Study mode takeover-killed (compose.go): kill a majority of the
 //	           primaries, TAKEOVER on a replica of each, restart them on stop.
+//	           epoch-bump-unheard (compose_upstream.go): a replica killed,
+//	           BUMPEPOCH on its primary, the primary killed, the replica
+//	           restarted and told FAILOVER FORCE; the primary restarted on stop.
 //	member     add (Grower.AddNode, CLUSTER MEET, move 1/(m+1) of every
 //	           primary's slots onto it), remove (drain a primary's slots to the
 //	           others, re-home its replicas, CLUSTER FORGET on every node, CLUSTER
@@ -85,6 +88,14 @@
 //	           grown by two nodes. Needs cluster.Grower. Study mode
 //	           emptied-replica-kill (compose.go): empty a primary (its last slot
 //	           to P), it replicates P, P is killed before the sync is done.
+//	           orphan-migration-kill (compose_upstream.go): a primary's replicas
+//	           killed and kept down until Redis migrates a replica of a
+//	           two-replica shard to it, then the primary killed during that
+//	           first sync; restarted on stop.
+//	           kill-after-reconfigure (compose_upstream.go): a replica told
+//	           CLUSTER REPLICATE another primary and killed as soon as it
+//	           answers; restarted on stop, its primary and shard-id recorded,
+//	           then put back under its old primary (journalled).
 //	delay      one, primary: every packet the node sends (to peers and
 //	           clients) held 20..400 ms, jitter a tenth; removed on stop.
 //	           Needs cluster.Delayer: netem (Chaos Mesh on kubernetes, the

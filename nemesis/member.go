@@ -40,11 +40,19 @@ func (f *memberFault) bind(e *env, _ *hook, _ bool) error {
 	return nil
 }
 
-func (*memberFault) studyModes() []string { return []string{emptiedReplicaKillMode} }
+func (*memberFault) studyModes() []string {
+	return []string{emptiedReplicaKillMode, orphanMigrationKillMode, killAfterReconfigureMode}
+}
 
 func (f *memberFault) resolve(ctx context.Context, st Step, t *clusteradmin.Topology, rng *rand.Rand) (*action, error) {
 	if st.Mode == emptiedReplicaKillMode {
 		return f.emptiedReplicaKillAction(st, t, rng)
+	}
+	if st.Mode == orphanMigrationKillMode {
+		return f.orphanMigrationKillAction(st, t, rng)
+	}
+	if st.Mode == killAfterReconfigureMode {
+		return f.killAfterReconfigureAction(st, t, rng)
 	}
 	prim := t.Primaries()
 	mode := st.Mode
