@@ -103,3 +103,36 @@ func TestHandoffUnmeasured(t *testing.T) {
 		t.Fatalf("deleted key counted: %v %v", r.Valid, r.Figures)
 	}
 }
+
+// TestHandoffSkipsReadOnlyOps: a key only a registered read-only op named
+// (a workload's probe of the server) was never written, so finding it on
+// neither side is no loss; the same op name unregistered is a write.
+func TestHandoffSkipsReadOnlyOps(t *testing.T) {
+	sl := history.Keyslot("{s}a")
+	ops := handoffHistory(t, []map[string]any{{"slot": sl, "from": "n1", "to": "n2", "method": "atomic", "state": "done",
+		"before": []string{"{s}a", "{s}b"}, "src": []string{}, "dst": []string{"{s}a", "{s}b", "{s}c"}}})
+	probe := func(name string) []history.Op {
+		out := append([]history.Op(nil), ops...)
+		n := int64(len(out))
+		out = append(out, history.Op{Index: n, Time: 60e6, Process: 3, Type: history.Invoke, F: name, Key: "{s}probe"},
+			history.Op{Index: n + 1, Time: 61e6, Process: 3, Type: history.OK, F: name, Key: "{s}probe"})
+		// The probe runs before the move in a real run: put it first.
+		return append(out[n:], out[:n]...)
+	}
+	reindex := func(ops []history.Op) []history.Op {
+		for i := range ops {
+			ops[i].Index = int64(i)
+			if i < 2 {
+				ops[i].Time = int64(i) * 1e5
+			}
+		}
+		return ops
+	}
+	if r := Handoff().Check(context.Background(), NewHistory(reindex(probe("test-unregistered-probe")))); r.Valid != Invalid {
+		t.Fatalf("an unregistered op is a write: want invalid, got %v %v", r.Valid, r.Figures)
+	}
+	_ = ReadOnlyOps("test-read-only-probe")
+	if r := Handoff().Check(context.Background(), NewHistory(reindex(probe("test-read-only-probe")))); r.Valid != Valid {
+		t.Fatalf("a read-only op writes nothing: want valid, got %v %v", r.Valid, r.Figures)
+	}
+}

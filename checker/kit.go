@@ -97,8 +97,21 @@ func FaultOnNode(ws []Window, addrs map[string]string, node string, from, to int
 // did: a server measures expiry on its own clock, so a clock moved forward
 // expires a key early (documented).
 func ClockFaultOnNode(ws []Window, addrs map[string]string, from, to int64, nodes ...string) string {
+	return FaultKindOnNode(ws, addrs, "clock", from, to, nodes...)
+}
+
+// PowerFaultOnNode is ClockFaultOnNode for power faults: a node whose power
+// was cut restarts without what it had not fsynced (appendfsync everysec
+// loses up to a second of acknowledged writes, documented).
+func PowerFaultOnNode(ws []Window, addrs map[string]string, from, to int64, nodes ...string) string {
+	return FaultKindOnNode(ws, addrs, "power", from, to, nodes...)
+}
+
+// FaultKindOnNode names the first window of a fault of kind (its name's
+// prefix) overlapping [from, to] that struck one of nodes, "" when none did.
+func FaultKindOnNode(ws []Window, addrs map[string]string, kind string, from, to int64, nodes ...string) string {
 	for _, w := range ws {
-		if !strings.HasPrefix(w.Fault, "clock") || w.Start > to || w.End < from {
+		if !strings.HasPrefix(w.Fault, kind) || w.Start > to || w.End < from {
 			continue
 		}
 		for _, n := range w.Nodes {

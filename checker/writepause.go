@@ -141,7 +141,26 @@ func migrations(ops []history.Op) []migration {
 }
 
 // isWrite: every client op but a read changes the dataset.
-func isWrite(f string) bool { return history.OpName(f) != OpRead }
+func isWrite(f string) bool {
+	n := history.OpName(f)
+	return n != OpRead && !writesNothing[n]
+}
+
+// writesNothing are ops besides reads that write nothing to their key (a
+// workload's probe of the server), registered by the workload that sends
+// them (ReadOnlyOps): a write-pause or a handoff judged on them would
+// look for data that was never there.
+var writesNothing = map[history.OpName]bool{}
+
+// ReadOnlyOps registers ops that write nothing to their key, at init:
+//
+//	var _ = checker.ReadOnlyOps(Probe)
+func ReadOnlyOps(ops ...history.OpName) struct{} {
+	for _, op := range ops {
+		writesNothing[op] = true
+	}
+	return struct{}{}
+}
 
 func (w writePause) Check(ctx context.Context, in *History) Result {
 	calls, err := w.o.calls(in)

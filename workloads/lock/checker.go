@@ -278,7 +278,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	holds, dh, afterLoss, afterClock, unexplained, inFault, waitSat := 0, 0, 0, 0, 0, 0, 0
+	holds, dh, afterLoss, afterClock, afterPower, unexplained, inFault, waitSat := 0, 0, 0, 0, 0, 0, 0, 0
 	regressions := 0
 	for _, k := range keys {
 		var hs []*lockAcq
@@ -309,10 +309,16 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 				}
 				demoted := checker.FaultOnNode(windows, addrs, a.c.Comp.Node, a.from, b.c.End)
 				clock := checker.ClockFaultOnNode(windows, addrs, a.from, b.c.End, a.c.Comp.Node, b.c.Comp.Node)
+				power := checker.PowerFaultOnNode(windows, addrs, a.from, b.c.End, a.c.Comp.Node)
 				switch {
 				case w != checker.WaitSatisfied && demoted != "" && b.c.Comp.Node != "" && b.c.Comp.Node != a.c.Comp.Node:
 					class = "after-failover-loss"
 					afterLoss++
+				case power != "":
+					// The node that granted the first lost it on restart:
+					// it had not fsynced it (documented).
+					class = "after-power-loss"
+					afterPower++
 				case clock != "":
 					// The lock's ttl runs on the clock of the node that
 					// holds it: moved forward, it expires the lock early.
@@ -423,7 +429,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 	fig.ReleasesFail, fig.ReleasesInfo, fig.Clears = counts["releases_fail"], counts["releases_info"], counts["clears"]
 	fig.Locks, fig.Holds = len(keys), holds
 	fig.DoubleHolds, fig.DoubleHoldsAfterFailoverLoss, fig.DoubleHoldsUnexplained = dh, afterLoss, unexplained
-	fig.DoubleHoldsAfterClockFault = afterClock
+	fig.DoubleHoldsAfterClockFault, fig.DoubleHoldsAfterPowerLoss = afterClock, afterPower
 	fig.DoubleHoldsInFaultWindow, fig.DoubleHoldsWaitSatisfied = inFault, waitSat
 	fig.FenceRegressions, fig.ReleasedAnothersLock = regressions, anothers
 	fig.Faults = len(windows)
@@ -434,7 +440,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		if dh > 0 {
 			w = fmt.Sprintf("the lock was handed out twice: %d double-holds (%d after-failover-loss: acknowledged by a primary a fault then struck, "+
 				"WAIT not satisfied, taken again on another node, as Redis Cluster's asynchronous replication allows; %s%d unexplained; "+
-				"%d within a fault window; %d whose first acquire had a satisfied WAIT); ", dh, afterLoss, clockWords(afterClock), unexplained, inFault, waitSat) + w
+				"%d within a fault window; %d whose first acquire had a satisfied WAIT); ", dh, afterLoss, clockWords(afterClock)+powerWords(afterPower), unexplained, inFault, waitSat) + w
 		}
 		fig.Malformed = malformed
 		fig.Reason = w
@@ -472,4 +478,12 @@ func clockWords(n int) string {
 		return ""
 	}
 	return fmt.Sprintf("%d after-clock-fault: a clock fault struck the node that held the lock, whose ttl runs on that node's clock (documented); ", n)
+}
+
+// powerWords says how many double holds a power cut explains, "" for none.
+func powerWords(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d after-power-loss: the node that granted the first lost the lock when its power was cut, as it had not fsynced it (documented); ", n)
 }

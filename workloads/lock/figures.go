@@ -27,10 +27,13 @@ type Figures struct {
 	// DoubleHoldsAfterClockFault: the two holds overlapped across a clock
 	// fault on a node that granted them (omitted when none).
 	DoubleHoldsAfterClockFault int `json:"double_holds_after_clock_fault,omitempty"`
-	DoubleHoldsInFaultWindow   int `json:"double_holds_in_fault_window"`
-	DoubleHoldsWaitSatisfied   int `json:"double_holds_wait_satisfied"`
-	FenceRegressions           int `json:"fence_regressions"`
-	ReleasedAnothersLock       int `json:"released_anothers_lock"`
+	// DoubleHoldsAfterPowerLoss: the node that granted the first had its
+	// power cut in between (omitted when none).
+	DoubleHoldsAfterPowerLoss int `json:"double_holds_after_power_loss,omitempty"`
+	DoubleHoldsInFaultWindow  int `json:"double_holds_in_fault_window"`
+	DoubleHoldsWaitSatisfied  int `json:"double_holds_wait_satisfied"`
+	FenceRegressions          int `json:"fence_regressions"`
+	ReleasedAnothersLock      int `json:"released_anothers_lock"`
 	// LostWhileHeld: reported, not judged.
 	LostWhileHeld           int              `json:"lost_while_held"`
 	LostWhileHeldAfterFault int              `json:"lost_while_held_after_fault"`

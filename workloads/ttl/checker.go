@@ -24,6 +24,7 @@ var _ = checker.ExplainFigures(map[string]string{
 	"pairs_skipped_concurrent_write": "pairs of observations with a write between them that may have run (an indeterminate one may land any time after its invocation): not judged",
 	"anomalies_clock":                "deadlines broken with a clock fault in between: a server measures expiry on its own clock, so a clock moved back keeps a key alive and one moved forward expires it early (documented)",
 	"anomalies_after_failover":       "deadlines broken across a fault on a node that served one observation, the other served by another node: asynchronous replication lost the write that set or removed the expiry, or a promoted replica answered from its copy (documented)",
+	"anomalies_after_power_loss":     "deadlines broken across a power cut of a node that served one observation: it restarted without what it had not fsynced (appendfsync everysec loses up to a second of acknowledged writes, documented), so the write that set or removed the expiry may be gone",
 	"anomalies_unexplained":          "deadlines broken with no clock fault and no failover in between: nothing documented explains them",
 })
 
@@ -370,6 +371,7 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 	fig.PairsSkippedConcurrentWrite = skipped
 	fig.AnomaliesClock = classes["clock"]
 	fig.AnomaliesAfterFailover = classes["after-failover"]
+	fig.AnomaliesAfterPowerLoss = classes["after-power-loss"]
 	fig.AnomaliesUnexplained = classes["unexplained"]
 	fig.HashFieldOps = hashOps
 	hashNote := ""
@@ -393,9 +395,13 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 	if n := an.Total(); n > 0 {
 		fig.AnomalyTypes = slices.Clone(an.Classes())
 		w := an.Describe()
-		if d := classes["clock"] + classes["after-failover"] + classes["unexplained"]; d > 0 {
+		if d := classes["clock"] + classes["after-failover"] + classes["after-power-loss"] + classes["unexplained"]; d > 0 {
+			power := ""
+			if n := classes["after-power-loss"]; n > 0 {
+				power = fmt.Sprintf("%d after a power cut of a node that served them: it lost what it had not fsynced; ", n)
+			}
 			w = fmt.Sprintf("the server did not keep %d acknowledged deadlines or values (%d with a clock fault in between: expiry is measured on each node's clock, as Redis documents; "+
-				"%d after a failover: asynchronous replication; %d unexplained); ", d, classes["clock"], classes["after-failover"], classes["unexplained"]) + w
+				"%d after a failover: asynchronous replication; %s%d unexplained); ", d, classes["clock"], classes["after-failover"], power, classes["unexplained"]) + w
 		}
 		if len(malformed) > 0 {
 			fig.Malformed = malformed
@@ -430,7 +436,9 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 // "clock" when a clock fault window overlaps them on a node that served
 // one of them (or names no node, or they name none: it cannot be ruled
 // out), "after-failover" when another fault struck a node that served one
-// of them and they were served by different nodes, else "unexplained".
+// of them and they were served by different nodes, "after-power-loss" when
+// a power fault struck a node that served one of them (it restarts without
+// what it had not fsynced), else "unexplained".
 func ttlClassify(ws []checker.Window, addrs map[string]string, a, b *checker.Call) string {
 	served := func(n string) bool {
 		return n != "" && (n == a.Comp.Node || n == b.Comp.Node || addrs[n] == a.Comp.Node || addrs[n] == b.Comp.Node)
@@ -453,6 +461,11 @@ func ttlClassify(ws []checker.Window, addrs map[string]string, a, b *checker.Cal
 		if checker.FaultOnNode(ws, addrs, na, a.Start, b.End) != "" || checker.FaultOnNode(ws, addrs, nb, a.Start, b.End) != "" {
 			return "after-failover"
 		}
+	}
+	if checker.PowerFaultOnNode(ws, addrs, a.Start, b.End, na, nb) != "" {
+		// The node lost what it had not fsynced: the write that set or
+		// removed the expiry may be gone (documented).
+		return "after-power-loss"
 	}
 	return "unexplained"
 }

@@ -152,7 +152,7 @@ func TestTTLConcurrentWriteIsNotJudged(t *testing.T) {
 }
 
 // Classification: a clock fault in between, a failover to another node,
-// or nothing.
+// a power cut of a node that served them, or nothing.
 func TestTTLClassification(t *testing.T) {
 	build := func(fault string, node2 string) checker.Result {
 		h := ttlBase()
@@ -174,7 +174,10 @@ func TestTTLClassification(t *testing.T) {
 	}
 	for _, c := range []struct {
 		fault, node, figure string
-	}{{"clock", "A", "anomalies_clock"}, {"kill", "B", "anomalies_after_failover"}, {"kill", "A", "anomalies_unexplained"}, {"", "B", "anomalies_unexplained"}} {
+	}{{"clock", "A", "anomalies_clock"}, {"kill", "B", "anomalies_after_failover"}, {"kill", "A", "anomalies_unexplained"}, {"", "B", "anomalies_unexplained"},
+		// A power cut of the node that served both: it lost what it had
+		// not fsynced (documented); a kill of it loses nothing.
+		{"power", "A", "anomalies_after_power_loss"}} {
 		r := build(c.fault, c.node)
 		if r.Valid != checker.Invalid || fig[int](t, r, c.figure) != 1 {
 			t.Errorf("%+v: %v %v", c, r.Valid, r.Figures)

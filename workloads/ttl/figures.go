@@ -27,7 +27,10 @@ type Figures struct {
 	PairsSkippedConcurrentWrite int `json:"pairs_skipped_concurrent_write"`
 	AnomaliesClock              int `json:"anomalies_clock"`
 	AnomaliesAfterFailover      int `json:"anomalies_after_failover"`
-	AnomaliesUnexplained        int `json:"anomalies_unexplained"`
+	// AnomaliesAfterPowerLoss: across a power cut of a node that served
+	// one observation (omitted when none).
+	AnomaliesAfterPowerLoss int `json:"anomalies_after_power_loss,omitempty"`
+	AnomaliesUnexplained    int `json:"anomalies_unexplained"`
 	// HashFieldOps counts the ops on hash fields; HashFieldExpiry says whether that part was judged.
 	HashFieldOps    int    `json:"hash_field_ops"`
 	HashFieldExpiry string `json:"hash_field_expiry,omitempty"`

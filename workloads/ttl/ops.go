@@ -1,6 +1,9 @@
 package ttl
 
-import "github.com/redline-dev/redline/history"
+import (
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/history"
+)
 
 // Value is the value of a ttl op (the workload writes them; one
 // type for every op). Field is set on the hash-field ops (HSET +
@@ -47,3 +50,8 @@ const (
 	// init op).
 	Probe history.OpName = "probe"
 )
+
+// The probe only asks COMMAND INFO: it writes nothing to its key, so a
+// slot move finds that key on neither side by design (the handoff and
+// write-pause checkers skip it).
+var _ = checker.ReadOnlyOps(Probe)
