@@ -279,6 +279,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 	}
 	slices.Sort(keys)
 	holds, dh, afterLoss, afterClock, afterPower, unexplained, inFault, waitSat := 0, 0, 0, 0, 0, 0, 0, 0
+	fenceClasses := map[string]int{}
 	regressions := 0
 	for _, k := range keys {
 		var hs []*lockAcq
@@ -344,13 +345,29 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 			active = append(active, b)
 		}
 		// Fencing: in acquisition order (one completed before the other
-		// began) fences rise; no two acquires share one.
+		// began) fences rise; no two acquires share one. A regression is
+		// classified as a double hold is: the fence's INCR lost with the
+		// node that acknowledged the first (a failover without a satisfied
+		// WAIT, to another node; or a power cut of it), else unexplained.
+		fenceClass := func(ex map[string]any, a, b *lockAcq) map[string]any {
+			class := "unexplained"
+			demoted := checker.FaultOnNode(windows, addrs, a.c.Comp.Node, a.c.End, b.c.End)
+			switch {
+			case checker.ClassifyWait(a.c.Wait()) != checker.WaitSatisfied && demoted != "" && b.c.Comp.Node != "" && b.c.Comp.Node != a.c.Comp.Node:
+				class = "after-failover-loss"
+			case checker.PowerFaultOnNode(windows, addrs, a.c.End, b.c.End, a.c.Comp.Node) != "":
+				class = "after-power-loss"
+			}
+			fenceClasses[class]++
+			ex["classification"] = class
+			return ex
+		}
 		seen := map[int64]*lockAcq{}
 		for _, b := range hs {
 			if a := seen[b.fence]; a != nil {
 				regressions++
-				an.Add("fence-regression", map[string]any{"index": b.c.Inv.Index, "key": k, "first": a.c.Inv.Index, "second": b.c.Inv.Index,
-					"first_fence": a.fence, "second_fence": b.fence, "why": "two acquires got the same fence"})
+				an.Add("fence-regression", fenceClass(map[string]any{"index": b.c.Inv.Index, "key": k, "first": a.c.Inv.Index, "second": b.c.Inv.Index,
+					"first_fence": a.fence, "second_fence": b.fence, "why": "two acquires got the same fence"}, a, b))
 				continue
 			}
 			seen[b.fence] = b
@@ -370,8 +387,8 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 			}
 			if top != nil && b.fence < top.fence {
 				regressions++
-				an.Add("fence-regression", map[string]any{"index": b.c.Inv.Index, "key": k, "first": top.c.Inv.Index, "second": b.c.Inv.Index,
-					"first_fence": top.fence, "second_fence": b.fence, "why": "an acquire begun after another completed got a lower fence"})
+				an.Add("fence-regression", fenceClass(map[string]any{"index": b.c.Inv.Index, "key": k, "first": top.c.Inv.Index, "second": b.c.Inv.Index,
+					"first_fence": top.fence, "second_fence": b.fence, "why": "an acquire begun after another completed got a lower fence"}, top, b))
 			}
 		}
 	}
@@ -432,6 +449,9 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 	fig.DoubleHoldsAfterClockFault, fig.DoubleHoldsAfterPowerLoss = afterClock, afterPower
 	fig.DoubleHoldsInFaultWindow, fig.DoubleHoldsWaitSatisfied = inFault, waitSat
 	fig.FenceRegressions, fig.ReleasedAnothersLock = regressions, anothers
+	fig.FenceRegressionsAfterFailoverLoss = fenceClasses["after-failover-loss"]
+	fig.FenceRegressionsAfterPowerLoss = fenceClasses["after-power-loss"]
+	fig.FenceRegressionsUnexplained = fenceClasses["unexplained"]
 	fig.Faults = len(windows)
 	fig.Anomalies = an.Figure()
 	if n := an.Total(); n > 0 {

@@ -33,7 +33,12 @@ type Figures struct {
 	DoubleHoldsInFaultWindow  int `json:"double_holds_in_fault_window"`
 	DoubleHoldsWaitSatisfied  int `json:"double_holds_wait_satisfied"`
 	FenceRegressions          int `json:"fence_regressions"`
-	ReleasedAnothersLock      int `json:"released_anothers_lock"`
+	// The fence regressions classified as the double holds are (omitted
+	// when none).
+	FenceRegressionsAfterFailoverLoss int `json:"fence_regressions_after_failover_loss,omitempty"`
+	FenceRegressionsAfterPowerLoss    int `json:"fence_regressions_after_power_loss,omitempty"`
+	FenceRegressionsUnexplained       int `json:"fence_regressions_unexplained,omitempty"`
+	ReleasedAnothersLock              int `json:"released_anothers_lock"`
 	// LostWhileHeld: reported, not judged.
 	LostWhileHeld           int              `json:"lost_while_held"`
 	LostWhileHeldAfterFault int              `json:"lost_while_held_after_fault"`
