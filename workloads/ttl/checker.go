@@ -23,7 +23,7 @@ var _ = checker.ExplainFigures(map[string]string{
 	"pairs_judged":                   "pairs of observations of one key (an acknowledged set, PEXPIRE or PERSIST, or a read of its value and PTTL), one completed before the other began, with no write that could have run between them: each must agree with the deadline the first allows",
 	"pairs_skipped_concurrent_write": "pairs of observations with a write between them that may have run (an indeterminate one may land any time after its invocation): not judged",
 	"anomalies_clock":                "deadlines broken with a clock fault in between: a server measures expiry on its own clock, so a clock moved back keeps a key alive and one moved forward expires it early (documented)",
-	"anomalies_after_failover":       "deadlines broken across a fault on a node that served one observation, the other served by another node: asynchronous replication lost the write that set or removed the expiry, or a promoted replica answered from its copy (documented)",
+	"anomalies_after_failover":       "deadlines broken across a fault on a node that served one observation, the other served by another node or by the same one after it was struck (a replaced primary rejoins with its replacement's data): asynchronous replication lost the write that set or removed the expiry, or a promoted replica answered from its copy (documented)",
 	"anomalies_after_power_loss":     "deadlines broken across a power cut of a node that served one observation: it restarted without what it had not fsynced (appendfsync everysec loses up to a second of acknowledged writes, documented), so the write that set or removed the expiry may be gone",
 	"anomalies_unexplained":          "deadlines broken with no clock fault and no failover in between: nothing documented explains them",
 })
@@ -435,10 +435,12 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 // ttlClassify says what may explain an anomaly between two observations:
 // "clock" when a clock fault window overlaps them on a node that served
 // one of them (or names no node, or they name none: it cannot be ruled
-// out), "after-failover" when another fault struck a node that served one
-// of them and they were served by different nodes, "after-power-loss" when
-// a power fault struck a node that served one of them (it restarts without
-// what it had not fsynced), else "unexplained".
+// out), "after-power-loss" when a power cut struck a node that served one
+// of them (it restarts without what it had not fsynced), "after-failover"
+// when another fault struck a node that served one of them and they were
+// served by different nodes, or struck the one node that served both (a
+// replaced primary rejoins with its replacement's data), else
+// "unexplained".
 func ttlClassify(ws []checker.Window, addrs map[string]string, a, b *checker.Call) string {
 	served := func(n string) bool {
 		return n != "" && (n == a.Comp.Node || n == b.Comp.Node || addrs[n] == a.Comp.Node || addrs[n] == b.Comp.Node)
@@ -457,15 +459,23 @@ func ttlClassify(ws []checker.Window, addrs map[string]string, a, b *checker.Cal
 		}
 	}
 	na, nb := a.Comp.Node, b.Comp.Node
+	if checker.PowerFaultOnNode(ws, addrs, a.Start, b.End, na, nb) != "" {
+		// The node lost what it had not fsynced: the write that set or
+		// removed the expiry may be gone (documented).
+		return "after-power-loss"
+	}
 	if na != "" && nb != "" && na != nb {
 		if checker.FaultOnNode(ws, addrs, na, a.Start, b.End) != "" || checker.FaultOnNode(ws, addrs, nb, a.Start, b.End) != "" {
 			return "after-failover"
 		}
 	}
-	if checker.PowerFaultOnNode(ws, addrs, a.Start, b.End, na, nb) != "" {
-		// The node lost what it had not fsynced: the write that set or
-		// removed the expiry may be gone (documented).
-		return "after-power-loss"
+	if na != "" && na == nb && checker.FaultOnNode(ws, addrs, na, a.Start, b.End) != "" {
+		// One node served both, and a fault struck it in between: a
+		// primary cut off, paused or killed is replaced, and rejoins as
+		// its replacement's replica with its replacement's data, so the
+		// same address answers from another history (asynchronous
+		// replication, documented).
+		return "after-failover"
 	}
 	return "unexplained"
 }

@@ -174,7 +174,7 @@ func TestTTLClassification(t *testing.T) {
 	}
 	for _, c := range []struct {
 		fault, node, figure string
-	}{{"clock", "A", "anomalies_clock"}, {"kill", "B", "anomalies_after_failover"}, {"kill", "A", "anomalies_unexplained"}, {"", "B", "anomalies_unexplained"},
+	}{{"clock", "A", "anomalies_clock"}, {"kill", "B", "anomalies_after_failover"}, {"kill", "A", "anomalies_after_failover"}, {"", "B", "anomalies_unexplained"},
 		// A power cut of the node that served both: it lost what it had
 		// not fsynced (documented); a kill of it loses nothing.
 		{"power", "A", "anomalies_after_power_loss"}} {
