@@ -684,13 +684,36 @@ func writeValue(op *history.Op) string {
 		if vs, ok := op.Ints(); ok && len(vs) == 2 {
 			return strconv.FormatInt(vs[1], 10)
 		}
-	case OpWrite, OpAdd, "set": // "set": the ttl workload's (workloads/ttl: ttl.Set)
+	case OpWrite, OpAdd:
 		var v any
 		if json.Unmarshal(op.Value, &v) == nil {
 			return jsonText(v)
 		}
+	default:
+		if valueWrites[op.Name()] {
+			var v any
+			if json.Unmarshal(op.Value, &v) == nil {
+				return jsonText(v)
+			}
+		}
 	}
 	return ""
+}
+
+// valueWrites are a workload's own ops that leave their value in the key,
+// as a write does (workloads/ttl's set), registered by the workload that
+// sends them (ValueWrites).
+var valueWrites = map[history.OpName]bool{}
+
+// ValueWrites registers ops that leave their value in their key, at init,
+// so that the attribution can tell which write a read saw:
+//
+//	var _ = checker.ValueWrites(Set)
+func ValueWrites(ops ...history.OpName) struct{} {
+	for _, op := range ops {
+		valueWrites[op] = true
+	}
+	return struct{}{}
 }
 
 func (a *attributor) opRef(p history.Pair, done bool) *AttrOp {

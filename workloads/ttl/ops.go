@@ -55,3 +55,7 @@ const (
 // slot move finds that key on neither side by design (the handoff and
 // write-pause checkers skip it).
 var _ = checker.ReadOnlyOps(Probe)
+
+// A set leaves its value in the key, as a register's write does: the
+// attribution tells which write a read saw by it.
+var _ = checker.ValueWrites(Set)
