@@ -22,6 +22,9 @@ const (
 type waitProbe struct {
 	o    Scope
 	kind ProbeKind
+	// replicas is how many replicas each primary had when the run made
+	// the cluster (0: not known, an existing cluster).
+	replicas int
 }
 
 // WaitProbe judges WAIT's answers themselves, without waiting for a loss:
@@ -35,7 +38,16 @@ type waitProbe struct {
 // counted as unjudged, never as holding; a reply no write could produce is
 // garbage. Only add ops with WAIT and probes are judged: with a client
 // library under test, or without --wait, the checker is not applicable.
-func WaitProbe(kind ProbeKind, opts ...Scope) Checker { return waitProbe{firstScope(opts), kind} }
+func WaitProbe(kind ProbeKind, opts ...Scope) Checker { return WaitProbeOf(kind, 0, opts...) }
+
+// WaitProbeOf is WaitProbe on a cluster whose primaries each had replicas
+// replicas (0: not known). A write whose probes missed one of them is not
+// judged over-counted: the replica not probed may be the one WAIT counted
+// (with two replicas and WAIT 1, the client may know one replica of the
+// node at that moment).
+func WaitProbeOf(kind ProbeKind, replicas int, opts ...Scope) Checker {
+	return waitProbe{firstScope(opts), kind, replicas}
+}
 
 func (w waitProbe) Name() string { return w.o.name("wait-probe") }
 
@@ -142,6 +154,10 @@ func (w waitProbe) tally(calls []call) *probeTally {
 			// Fewer replicas probed than WAIT counted: the client's list
 			// was short (a replica had just joined), and the one not
 			// probed may be the one that has it.
+			unjudged++
+		case holds+unknown < wi.Acked && len(wi.Probes) < w.replicas:
+			// A replica was not probed: it may hold the write WAIT
+			// counted.
 			unjudged++
 		case holds+unknown < wi.Acked:
 			an.add("wait-overcounted", ex())

@@ -54,11 +54,20 @@ func TestWaitProbe(t *testing.T) {
 		{"set replica lacks the element", ProbeMember, 1, "", []history.WaitProbe{with(sp("0"), "")}, "invalid", "wait-overcounted"},
 		{"set replica answers nil", ProbeMember, 1, "", []history.WaitProbe{with(nil, "")}, "invalid", "garbage"},
 		{"set replica answers 2", ProbeMember, 1, "", []history.WaitProbe{with(sp("2"), "")}, "invalid", "garbage"},
+		// Two replicas per primary (replicas 2 below): WAIT's one may be
+		// the replica not probed.
+		{"two replicas, WAIT 1, the one probed lacks it", ProbeMember, 1, "", []history.WaitProbe{with(sp("0"), "")}, "unknown", ""},
+		{"two replicas, WAIT 1, both probed, none holds", ProbeMember, 1, "", []history.WaitProbe{with(sp("0"), ""), with(sp("0"), "")}, "invalid", "wait-overcounted"},
+		{"two replicas, WAIT 1, the one probed holds", ProbeMember, 1, "", []history.WaitProbe{with(sp("1"), "")}, "valid", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := keyIn(t, "c:", 0, 5460)
 			ops := probeHist(t, key, tc.acked, tc.reply, tc.probes...)
-			res := WaitProbe(tc.kind, Scope{KeyPrefix: "c:"}).Check(context.Background(), NewHistory(ops))
+			replicas := 0
+			if strings.HasPrefix(tc.name, "two replicas") {
+				replicas = 2
+			}
+			res := WaitProbeOf(tc.kind, replicas, Scope{KeyPrefix: "c:"}).Check(context.Background(), NewHistory(ops))
 			got := res.Valid.String()
 			if res.NotApplicable != "" {
 				got = "n/a"

@@ -18,6 +18,10 @@ func CheckersFor(cfg Config) ([]checker.Checker, error) {
 		// A Load workload (kv) brings none: the load driver measured it
 		// as it ran (bench.json).
 		opts := workloads.CheckOptions{Timeout: cfg.CheckTimeout.D()}
+		if cfg.Target != "external" && len(cfg.Addrs) == 0 {
+			// The run made the cluster: each primary has cfg.Replicas.
+			opts.Replicas = cfg.Replicas
+		}
 		if len(cfg.Workloads) > 1 {
 			opts.Name = w
 		}

@@ -33,7 +33,7 @@ func (w *counter) InitOps() []history.Op { return nil }
 // Checkers: bounds, lost increments and their WAIT split; an RPO bound.
 func (w *counter) Checkers(opts CheckOptions) []checker.Checker {
 	return w.checkers(opts, checker.Counter(w.aspect(opts, "counter")), w.rpo(opts, "counter"), w.defaultFailover(opts, "counter"),
-		checker.WaitProbe(checker.ProbeAtLeast, w.aspect(opts, "wait-probe")))
+		checker.WaitProbeOf(checker.ProbeAtLeast, opts.Replicas, w.aspect(opts, "wait-probe")))
 }
 
 // Setup places the keys on every primary.

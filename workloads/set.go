@@ -38,7 +38,7 @@ func newSet(cfg Config) Workload {
 // Checkers: Jepsen's set-full and the exact RPO of lost elements.
 func (w *set) Checkers(opts CheckOptions) []checker.Checker {
 	return w.checkers(opts, checker.Set(w.aspect(opts, "set")), w.rpo(opts, "set"), w.defaultFailover(opts, "set"),
-		checker.WaitProbe(checker.ProbeMember, w.aspect(opts, "wait-probe")))
+		checker.WaitProbeOf(checker.ProbeMember, opts.Replicas, w.aspect(opts, "wait-probe")))
 }
 
 // key i of a generation carries its tag of that generation: on primary i mod P.

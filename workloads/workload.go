@@ -93,6 +93,10 @@ type CheckOptions struct {
 	Name string
 	// Timeout bounds the linearizability search [60s].
 	Timeout time.Duration
+	// Replicas is how many replicas each primary had when the run made
+	// the cluster (0: not known, an existing cluster): the WAIT probe
+	// judges a write only when it probed all of them.
+	Replicas int
 }
 
 // Conn is what Invoke needs of the cluster: *client.Client implements it,
