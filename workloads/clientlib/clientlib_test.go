@@ -483,21 +483,26 @@ func TestReplicaReadsAreMarked(t *testing.T) {
 	}
 	defer lc.Stop()
 	// Replicas are listed in CLUSTER SLOTS once attached; the library
-	// reads its slot map once at start.
-	admin := redis.NewClient(cluster.SendOnceOptions(lc.Addrs[0], time.Second, 1))
-	defer admin.Close()
-	localcluster.Eventually(t, 30*time.Second, func() string {
-		ranges, err := admin.ClusterSlots(ctx).Result()
-		if err != nil {
-			return err.Error()
-		}
-		for _, r := range ranges {
-			if len(r.Nodes) < 2 {
-				return "a slot range has no replica yet"
+	// reads its slot map once at start, from whichever seed answers first,
+	// so every node's map must list them (one node's is not enough: on a
+	// loaded machine another node learned of a replica later, the library
+	// read its map there, and sent every "replica" read to the primary).
+	for _, addr := range lc.Addrs {
+		admin := redis.NewClient(cluster.SendOnceOptions(addr, time.Second, 1))
+		localcluster.Eventually(t, 30*time.Second, func() string {
+			ranges, err := admin.ClusterSlots(ctx).Result()
+			if err != nil {
+				return err.Error()
 			}
-		}
-		return ""
-	})
+			for _, r := range ranges {
+				if len(r.Nodes) < 2 {
+					return addr + ": a slot range has no replica yet"
+				}
+			}
+			return ""
+		})
+		admin.Close()
+	}
 	counter := workload(t, "counter")
 	for _, tc := range []struct {
 		name    string
