@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"github.com/redline-dev/redline/checker/checkertest"
 	"strings"
 	"testing"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // lockH builds lock histories: times in ms.
-type lockH struct{ hist }
+type lockH struct{ checkertest.Hist }
 
 // acq records an acquire of key by token with ttl ms; fence is the
 // completion's fence (any JSON value, nil: none) on ok.
@@ -19,7 +20,7 @@ func (h *lockH) acq(p int, key, token string, ttl, t0 int64, typ history.Type, f
 	if typ == history.OK {
 		out = map[string]any{"token": token, "ttl_ms": ttl, "fence": fence}
 	}
-	if c := h.call(p, "acquire", key, in, t0, typ, out, t1); c != nil {
+	if c := h.Call(p, "acquire", key, in, t0, typ, out, t1); c != nil {
 		c.Node = node
 		if typ == history.Fail {
 			c.SetError(Held)
@@ -31,7 +32,7 @@ func (h *lockH) acq(p int, key, token string, ttl, t0 int64, typ history.Type, f
 // rel records a release of token sent hold ms after t0.
 func (h *lockH) rel(p int, key, token string, hold, t0 int64, typ history.Type, t1 int64) *lockH {
 	in := map[string]any{"token": token, "hold_ms": hold}
-	if c := h.call(p, "release", key, in, t0, typ, in, t1); c != nil && typ == history.Fail {
+	if c := h.Call(p, "release", key, in, t0, typ, in, t1); c != nil && typ == history.Fail {
 		c.SetError(NotOwner)
 	}
 	return h
@@ -52,19 +53,19 @@ func TestLockValidHistory(t *testing.T) {
 	h := twoHolds(20, 2)
 	h.acq(2, "k", "c", 5000, 25, history.Fail, nil, 26, "B") // refused while B holds it
 	h.rel(2, "k", "c", 0, 26, history.Fail, 27)              // and its release deletes nothing
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Valid)
-	if fig[int](t, r, "holds") != 2 || fig[int](t, r, "double_holds") != 0 || fig[int](t, r, "acquires_fail") != 1 ||
-		fig[int](t, r, "releases_not_owner") != 1 {
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Valid)
+	if checkertest.Fig[int](t, r, "holds") != 2 || checkertest.Fig[int](t, r, "double_holds") != 0 || checkertest.Fig[int](t, r, "acquires_fail") != 1 ||
+		checkertest.Fig[int](t, r, "releases_not_owner") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
 
 func TestLockDoubleHoldUnexplained(t *testing.T) {
 	// B acquires at 5 ms while A holds until 11 ms: no fault explains it.
-	r := check(t, Checker(), twoHolds(4, 2).done())
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "double_holds") != 1 || fig[int](t, r, "double_holds_unexplained") != 1 || fig[int](t, r, "double_holds_after_failover_loss") != 0 {
+	r := checkertest.Check(t, Checker(), twoHolds(4, 2).Done())
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "double_holds") != 1 || checkertest.Fig[int](t, r, "double_holds_unexplained") != 1 || checkertest.Fig[int](t, r, "double_holds_after_failover_loss") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	if w := r.Why(); !strings.Contains(w, "double-hold") || !strings.Contains(w, "1 unexplained") || !strings.Contains(w, "op ") {
@@ -80,19 +81,19 @@ func TestLockDoubleHoldAfterFailoverLoss(t *testing.T) {
 		h := &lockH{}
 		h.acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A")
 		if wait {
-			h.withWait(1, 1)
+			h.WithWait(1, 1)
 		}
 		h.rel(0, "k", "a", 3000, 1, history.Info, 3100)
-		h.nemesis(100, "start-kill", "A")
-		h.nemesis(200, "stop-kill", "A")
+		h.Nemesis(100, "start-kill", "A")
+		h.Nemesis(200, "stop-kill", "A")
 		h.acq(1, "k", "b", 5000, 2500, history.OK, 1, 2501, "B")
 		h.rel(1, "k", "b", 10, 2501, history.OK, 2520)
-		return h.done()
+		return h.Done()
 	}
-	r := check(t, Checker(), build(false))
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "double_holds_after_failover_loss") != 1 || fig[int](t, r, "double_holds_in_fault_window") != 1 ||
-		fig[int](t, r, "double_holds_wait_satisfied") != 0 {
+	r := checkertest.Check(t, Checker(), build(false))
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "double_holds_after_failover_loss") != 1 || checkertest.Fig[int](t, r, "double_holds_in_fault_window") != 1 ||
+		checkertest.Fig[int](t, r, "double_holds_wait_satisfied") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	if !strings.Contains(r.Why(), "1 after-failover-loss") {
@@ -100,12 +101,12 @@ func TestLockDoubleHoldAfterFailoverLoss(t *testing.T) {
 	}
 	// The same fence twice: the fence key was lost with the lock, so the
 	// regression is classified as the double hold is.
-	if fig[int](t, r, "fence_regressions") != 1 || fig[int](t, r, "fence_regressions_after_failover_loss") != 1 {
+	if checkertest.Fig[int](t, r, "fence_regressions") != 1 || checkertest.Fig[int](t, r, "fence_regressions_after_failover_loss") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	r = check(t, Checker(), build(true))
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "double_holds_unexplained") != 1 || fig[int](t, r, "double_holds_wait_satisfied") != 1 {
+	r = checkertest.Check(t, Checker(), build(true))
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "double_holds_unexplained") != 1 || checkertest.Fig[int](t, r, "double_holds_wait_satisfied") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -119,23 +120,23 @@ func TestLockDoubleHoldAfterClockFault(t *testing.T) {
 		h := &lockH{}
 		h.acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A")
 		h.rel(0, "k", "a", 3000, 1, history.Info, 3100)
-		h.nemesis(100, "start-clock", struck)
-		h.nemesis(2600, "stop-clock", struck)
+		h.Nemesis(100, "start-clock", struck)
+		h.Nemesis(2600, "stop-clock", struck)
 		h.acq(1, "k", "b", 5000, 2500, history.OK, 2, 2501, "A")
 		h.rel(1, "k", "b", 10, 2501, history.OK, 2520)
-		return h.done()
+		return h.Done()
 	}
-	r := check(t, Checker(), build("A"))
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "double_holds_after_clock_fault") != 1 || fig[int](t, r, "double_holds_unexplained") != 0 {
+	r := checkertest.Check(t, Checker(), build("A"))
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "double_holds_after_clock_fault") != 1 || checkertest.Fig[int](t, r, "double_holds_unexplained") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	if !strings.Contains(r.Why(), "1 after-clock-fault") {
 		t.Fatalf("why %q", r.Why())
 	}
-	r = check(t, Checker(), build("C"))
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "double_holds_unexplained") != 1 {
+	r = checkertest.Check(t, Checker(), build("C"))
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "double_holds_unexplained") != 1 {
 		t.Fatalf("a clock fault on another node explains nothing: figures %v", r.Figures)
 	}
 }
@@ -147,16 +148,16 @@ func TestLockFenceRegression(t *testing.T) {
 		h.rel(0, "k", "a", 1, 1, history.OK, 3)
 		h.acq(1, "k", "b", 5000, 10, history.OK, fb, 11, "A")
 		h.rel(1, "k", "b", 1, 11, history.OK, 13)
-		r := check(t, Checker(), h.done())
-		wantValid(t, r, checker.Invalid)
-		if fig[int](t, r, "fence_regressions") != 1 || fig[int](t, r, "double_holds") != 0 {
+		r := checkertest.Check(t, Checker(), h.Done())
+		checkertest.WantValid(t, r, checker.Invalid)
+		if checkertest.Fig[int](t, r, "fence_regressions") != 1 || checkertest.Fig[int](t, r, "double_holds") != 0 {
 			t.Fatalf("figures %v", r.Figures)
 		}
 	}
 	// The same fence twice on sequential holds.
-	r := check(t, Checker(), twoHolds(20, 1).done())
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "fence_regressions") != 1 {
+	r := checkertest.Check(t, Checker(), twoHolds(20, 1).Done())
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "fence_regressions") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -167,9 +168,9 @@ func TestLockReleasedAnothersLock(t *testing.T) {
 	h.acq(1, "k", "b", 5000, 20, history.OK, 2, 21, "A")
 	h.rel(0, "k", "a", 0, 30, history.OK, 31) // deleted: B's lock
 	h.rel(1, "k", "b", 0, 40, history.Fail, 41)
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "released_anothers_lock") != 1 || fig[int](t, r, "double_holds") != 0 {
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "released_anothers_lock") != 1 || checkertest.Fig[int](t, r, "double_holds") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -182,8 +183,8 @@ func TestLockReleasedUnacquired(t *testing.T) {
 			acq(1, "k", "b", 5000, 0, history.Fail, nil, 1, "A").rel(1, "k", "b", 0, 2, history.OK, 3),
 		"another lock's token": (&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A").rel(0, "k2", "a", 1, 1, history.OK, 3),
 	} {
-		r := check(t, Checker(), h.done())
-		if r.Valid != checker.Invalid || fig[map[string]any](t, r, "anomalies")["released-unacquired"] == nil {
+		r := checkertest.Check(t, Checker(), h.Done())
+		if r.Valid != checker.Invalid || checkertest.Fig[map[string]any](t, r, "anomalies")["released-unacquired"] == nil {
 			t.Errorf("%s: %v %v", name, r.Valid, r.Figures)
 		}
 	}
@@ -204,7 +205,7 @@ func TestLockGarbageIsNeverValid(t *testing.T) {
 		"fence zero":         {(&lockH{}).acq(0, "k", "a", 5000, 0, history.OK, 0, 1, "A"), checker.Invalid},
 		"no token": {func() *lockH {
 			h := base()
-			h.call(5, "acquire", "k", map[string]any{"ttl_ms": 5}, 30, history.OK, map[string]any{"fence": 9}, 31)
+			h.Call(5, "acquire", "k", map[string]any{"ttl_ms": 5}, 30, history.OK, map[string]any{"fence": 9}, 31)
 			return h
 		}(), checker.Unknown},
 		"negative ttl": {base().acq(5, "k", "z", -5, 200, history.OK, 9, 201, "A"), checker.Unknown},
@@ -214,24 +215,24 @@ func TestLockGarbageIsNeverValid(t *testing.T) {
 		"token used twice": {base().acq(5, "k", "b", 50, 200, history.OK, 9, 201, "A"), checker.Unknown},
 		"value not an object": {func() *lockH {
 			h := base()
-			h.call(5, "acquire", "k", "abc", 300, history.OK, 3, 301)
+			h.Call(5, "acquire", "k", "abc", 300, history.OK, 3, 301)
 			return h
 		}(), checker.Unknown},
 		"another op": {func() *lockH {
 			h := base()
-			h.call(5, "read", "k", nil, 300, history.OK, 3, 301)
+			h.Call(5, "read", "k", nil, 300, history.OK, 3, 301)
 			return h
 		}(), checker.Unknown},
 	}
 	// A release's reply that is neither 1 nor 0: recorded raw.
 	g := base()
-	g.call(5, "release", "k", map[string]any{"token": "b", "hold_ms": 0}, 300, history.OK, "2", 301)
+	g.Call(5, "release", "k", map[string]any{"token": "b", "hold_ms": 0}, 300, history.OK, "2", 301)
 	cases["release reply 2"] = struct {
 		h    *lockH
 		want checker.Validity
 	}{g, checker.Invalid}
 	for name, c := range cases {
-		r := check(t, Checker(), c.h.done())
+		r := checkertest.Check(t, Checker(), c.h.Done())
 		if r.Valid != c.want {
 			t.Errorf("%s: %v, want %v; %v", name, r.Valid, c.want, r.Figures)
 		}
@@ -242,41 +243,41 @@ func TestLockGarbageIsNeverValid(t *testing.T) {
 }
 
 func TestLockBrokenHistoriesAreNeverValid(t *testing.T) {
-	ops := twoHolds(20, 2).done()
+	ops := twoHolds(20, 2).Done()
 	// Completed before invoked.
 	bad := append([]history.Op(nil), ops...)
 	bad[1].Time = bad[0].Time - 1
-	if r := check(t, Checker(), bad); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), bad); r.Valid == checker.Valid {
 		t.Errorf("completion before invocation: %v", r.Figures)
 	}
 	// Duplicated index.
 	dup := append([]history.Op(nil), ops...)
 	dup[2].Index = dup[0].Index
-	if r := check(t, Checker(), dup); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), dup); r.Valid == checker.Valid {
 		t.Errorf("duplicated index: %v", r.Figures)
 	}
 	// A duplicated entry: the completion of an op not open.
 	twice := append(append([]history.Op(nil), ops...), ops[len(ops)-1])
-	if r := check(t, Checker(), twice); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), twice); r.Valid == checker.Valid {
 		t.Errorf("duplicated completion: %v", r.Figures)
 	}
 	// Out of order: a completion before its invocation in the file.
 	swapped := append([]history.Op(nil), ops...)
 	swapped[0], swapped[1] = swapped[1], swapped[0]
-	if r := check(t, Checker(), swapped); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), swapped); r.Valid == checker.Valid {
 		t.Errorf("swapped: %v", r.Figures)
 	}
 	// Torn: the history ends before any acquire completed.
-	if r := check(t, Checker(), ops[:1]); r.Valid != checker.Unknown {
+	if r := checkertest.Check(t, Checker(), ops[:1]); r.Valid != checker.Unknown {
 		t.Errorf("torn: %v %v", r.Valid, r.Figures)
 	}
 }
 
 func TestLockNoEvidenceIsUnknown(t *testing.T) {
-	wantValid(t, check(t, Checker(), nil), checker.Unknown)
+	checkertest.WantValid(t, checkertest.Check(t, Checker(), nil), checker.Unknown)
 	h := (&lockH{}).acq(0, "k", "a", 5000, 0, history.Fail, nil, 1, "A").rel(0, "k", "a", 0, 1, history.Fail, 2)
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Unknown)
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Unknown)
 	if !strings.Contains(r.Why(), "no acquire was acknowledged") {
 		t.Fatalf("why %q", r.Why())
 	}
@@ -303,12 +304,12 @@ func TestLockExpirySlack(t *testing.T) {
 		h.rel(0, "k", "a", 200, 1, history.Fail, 202)
 		h.acq(1, "k", "b", 5000, b0, history.OK, 2, b0+1, "A")
 		h.rel(1, "k", "b", 0, 300, history.OK, 301)
-		return h.done()
+		return h.Done()
 	}
-	wantValid(t, check(t, Checker(), build(47)), checker.Valid)
-	r := check(t, Checker(), build(40))
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "double_holds") != 1 {
+	checkertest.WantValid(t, checkertest.Check(t, Checker(), build(47)), checker.Valid)
+	r := checkertest.Check(t, Checker(), build(40))
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "double_holds") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -319,8 +320,8 @@ func TestLockReleaseBeforeItsAcquireIsUnknown(t *testing.T) {
 	h := &lockH{}
 	h.acq(0, "k", "a", 5000, 0, history.OK, 1, 10, "A")
 	h.rel(1, "k", "a", 0, 5, history.OK, 6)
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Unknown)
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Unknown)
 	if !strings.Contains(r.Why(), "released before its acquire") {
 		t.Fatalf("why %q", r.Why())
 	}
@@ -331,13 +332,13 @@ func TestLockReleaseBeforeItsAcquireIsUnknown(t *testing.T) {
 func TestLockLostWhileHeldIsReported(t *testing.T) {
 	h := &lockH{}
 	h.acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A")
-	h.nemesis(10, "start-kill", "A")
+	h.Nemesis(10, "start-kill", "A")
 	h.rel(0, "k", "a", 10, 20, history.Fail, 31)
 	h.acq(1, "k", "b", 5000, 40, history.OK, 2, 41, "B")
 	h.rel(1, "k", "b", 5, 41, history.Fail, 47) // gone too, no fault on B
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Valid)
-	if fig[int](t, r, "lost_while_held") != 2 || fig[int](t, r, "lost_while_held_after_fault") != 1 || !strings.Contains(r.Why(), "2 locks were gone") {
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Valid)
+	if checkertest.Fig[int](t, r, "lost_while_held") != 2 || checkertest.Fig[int](t, r, "lost_while_held_after_fault") != 1 || !strings.Contains(r.Why(), "2 locks were gone") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -347,20 +348,20 @@ func TestLockLostWhileHeldIsReported(t *testing.T) {
 // a double-hold): unknown.
 func TestLockClear(t *testing.T) {
 	h := twoHolds(20, 2)
-	h.call(9, "clear", "k", nil, 500, history.OK, nil, 501)
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Valid)
-	if fig[int](t, r, "clears") != 1 {
+	h.Call(9, "clear", "k", nil, 500, history.OK, nil, 501)
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Valid)
+	if checkertest.Fig[int](t, r, "clears") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	h = twoHolds(4, 2) // a double-hold...
-	h.call(9, "clear", "k", nil, 2, history.OK, nil, 3)
-	if r := check(t, Checker(), h.done()); r.Valid == checker.Valid {
+	h.Call(9, "clear", "k", nil, 2, history.OK, nil, 3)
+	if r := checkertest.Check(t, Checker(), h.Done()); r.Valid == checker.Valid {
 		t.Fatalf("an early clear hid a double-hold: %v", r.Figures)
 	}
 	h = &lockH{}
 	h.acq(0, "k", "a", 5000, 0, history.OK, 1, 1, "A")
-	h.call(9, "clear", "k", nil, 2, history.OK, nil, 3)
+	h.Call(9, "clear", "k", nil, 2, history.OK, nil, 3)
 	h.rel(0, "k", "a", 0, 4, history.Fail, 5)
-	wantValid(t, check(t, Checker(), h.done()), checker.Unknown)
+	checkertest.WantValid(t, checkertest.Check(t, Checker(), h.Done()), checker.Unknown)
 }

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"github.com/redline-dev/redline/checker/checkertest"
 	"strings"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 
 // queueH builds queue histories: times in ms.
 type queueH struct {
-	hist
+	checkertest.Hist
 	kind string
 }
 
@@ -20,7 +21,7 @@ func (h *queueH) enq(p int, key, msg string, t0 int64, typ history.Type, id stri
 	if id != "" {
 		out["id"] = id
 	}
-	if c := h.call(p, "enqueue", key, in, t0, typ, out, t1); c != nil {
+	if c := h.Call(p, "enqueue", key, in, t0, typ, out, t1); c != nil {
 		c.Node = node
 	}
 	return h
@@ -43,19 +44,19 @@ func qmsgs(ms ...string) []map[string]any {
 func (h *queueH) deq(p int, f, key, consumer string, t0 int64, typ history.Type, t1 int64, ms ...string) *queueH {
 	in := map[string]any{"kind": h.kind, "consumer": consumer}
 	out := map[string]any{"kind": h.kind, "consumer": consumer, "msgs": qmsgs(ms...)}
-	h.call(p, f, key, in, t0, typ, out, t1)
+	h.Call(p, f, key, in, t0, typ, out, t1)
 	return h
 }
 
 func (h *queueH) ack(p int, key, consumer, msg string, t0 int64, typ history.Type, acked int, t1 int64) *queueH {
 	in := map[string]any{"kind": h.kind, "consumer": consumer, "msgs": qmsgs(msg)}
 	out := map[string]any{"kind": h.kind, "consumer": consumer, "msgs": qmsgs(msg), "acked": acked}
-	h.call(p, "ack", key, in, t0, typ, out, t1)
+	h.Call(p, "ack", key, in, t0, typ, out, t1)
 	return h
 }
 
 func (h *queueH) drainList(key string, t int64, queue, processing []string) *queueH {
-	h.call(90+len(h.ops), "drain", key, map[string]any{"kind": List}, t, history.OK,
+	h.Call(90+len(h.Ops), "drain", key, map[string]any{"kind": List}, t, history.OK,
 		map[string]any{"kind": List, "queue": queue, "processing": processing}, t+1)
 	return h
 }
@@ -65,7 +66,7 @@ func (h *queueH) drainStream(key string, t int64, entries []string, last string,
 	for _, id := range pending {
 		pel = append(pel, map[string]any{"id": id, "consumer": "c0", "deliveries": 1})
 	}
-	h.call(90+len(h.ops), "drain", key, map[string]any{"kind": Stream}, t, history.OK,
+	h.Call(90+len(h.Ops), "drain", key, map[string]any{"kind": Stream}, t, history.OK,
 		map[string]any{"kind": Stream, "entries": qmsgs(entries...), "last_delivered": last, "pending": pel}, t+1)
 	return h
 }
@@ -87,9 +88,9 @@ func TestQueueListValid(t *testing.T) {
 	h := listOK()
 	h.deq(2, "dequeue", "q", "c2", 12, history.OK, 13) // empty: nothing to deliver? c is queued: allowed (another view)
 	h.drainList("q", 100, []string{"c"}, []string{"b"})
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Valid)
-	if fig[int](t, r, "lost") != 0 || fig[int](t, r, "pending_at_end") != 1 || fig[int](t, r, "delivered") != 2 || fig[int](t, r, "duplicates") != 0 {
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Valid)
+	if checkertest.Fig[int](t, r, "lost") != 0 || checkertest.Fig[int](t, r, "pending_at_end") != 1 || checkertest.Fig[int](t, r, "delivered") != 2 || checkertest.Fig[int](t, r, "duplicates") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -98,20 +99,20 @@ func TestQueueLostIsInvalidAndClassified(t *testing.T) {
 	build := func(kill bool) []history.Op {
 		h := listOK()
 		if kill {
-			h.nemesis(50, "start-kill", "A")
-			h.nemesis(60, "stop-kill", "A")
+			h.Nemesis(50, "start-kill", "A")
+			h.Nemesis(60, "stop-kill", "A")
 		}
 		h.drainList("q", 100, nil, []string{"b"}) // c is gone
-		return h.done()
+		return h.Done()
 	}
-	r := check(t, Checker(), build(false))
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "lost") != 1 || fig[int](t, r, "lost_unexplained") != 1 || !strings.Contains(r.Why(), "lost 1 acknowledged") {
+	r := checkertest.Check(t, Checker(), build(false))
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "lost") != 1 || checkertest.Fig[int](t, r, "lost_unexplained") != 1 || !strings.Contains(r.Why(), "lost 1 acknowledged") {
 		t.Fatalf("figures %v", r.Figures)
 	}
-	r = check(t, Checker(), build(true))
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "lost_after_failover_loss") != 1 || !strings.Contains(r.Why(), "1 after-failover-loss") {
+	r = checkertest.Check(t, Checker(), build(true))
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "lost_after_failover_loss") != 1 || !strings.Contains(r.Why(), "1 after-failover-loss") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -142,7 +143,7 @@ func TestQueueUnexpectedAndEarlyDelivery(t *testing.T) {
 		}(),
 	}
 	for name, h := range cases {
-		r := check(t, Checker(), h.done())
+		r := checkertest.Check(t, Checker(), h.Done())
 		if r.Valid != checker.Invalid {
 			t.Errorf("%s: %v %v", name, r.Valid, r.Figures)
 		}
@@ -154,9 +155,9 @@ func TestQueueDuplicatesAreCounted(t *testing.T) {
 	h := listOK()
 	h.deq(2, "dequeue", "q", "c2", 12, history.OK, 13, "a") // a again (its move lost, say)
 	h.drainList("q", 100, []string{"c", "c"}, []string{"b"})
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Valid)
-	if fig[int](t, r, "duplicates") != 2 {
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Valid)
+	if checkertest.Fig[int](t, r, "duplicates") != 2 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -165,9 +166,9 @@ func TestQueueDuplicatesAreCounted(t *testing.T) {
 func TestQueueAckLostIsReported(t *testing.T) {
 	h := listOK()
 	h.drainList("q", 100, []string{"c"}, []string{"a", "b"})
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Valid)
-	if fig[int](t, r, "acks_lost") != 1 || !strings.Contains(r.Why(), "1 acks were lost") {
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Valid)
+	if checkertest.Fig[int](t, r, "acks_lost") != 1 || !strings.Contains(r.Why(), "1 acks were lost") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -188,51 +189,51 @@ func streamOK() *queueH {
 func TestQueueStream(t *testing.T) {
 	h := streamOK()
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "2-0", "2-0")
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Valid)
-	if fig[int](t, r, "pending_at_end") != 1 || fig[int](t, r, "duplicates") != 0 {
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Valid)
+	if checkertest.Fig[int](t, r, "pending_at_end") != 1 || checkertest.Fig[int](t, r, "duplicates") != 0 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// A claim redelivers b: a duplicate, still valid.
 	h = streamOK()
 	h.deq(2, "claim", "s", "c2", 20, history.OK, 21, "b@2-0")
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "2-0", "2-0")
-	r = check(t, Checker(), h.done())
-	wantValid(t, r, checker.Valid)
-	if fig[int](t, r, "duplicates") != 1 {
+	r = checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Valid)
+	if checkertest.Fig[int](t, r, "duplicates") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// c skipped by the group (below last-delivered, not pending, never
 	// delivered): lost.
 	h = streamOK()
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "3-0", "2-0")
-	r = check(t, Checker(), h.done())
-	wantValid(t, r, checker.Invalid)
-	if fig[int](t, r, "lost") != 1 {
+	r = checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[int](t, r, "lost") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// A delivery with another id than its XADD got.
 	h = streamOK()
 	h.deq(2, "dequeue", "s", "c2", 20, history.OK, 21, "c@9-0")
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "3-0", "2-0", "3-0")
-	r = check(t, Checker(), h.done())
-	wantValid(t, r, checker.Invalid)
-	if fig[map[string]any](t, r, "anomalies")["id-mismatch"] == nil {
+	r = checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[map[string]any](t, r, "anomalies")["id-mismatch"] == nil {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// Pending at the end but never delivered, no indeterminate dequeue.
 	h = streamOK()
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "3-0", "2-0", "3-0")
-	r = check(t, Checker(), h.done())
-	wantValid(t, r, checker.Invalid)
-	if fig[map[string]any](t, r, "anomalies")["pending-never-delivered"] == nil {
+	r = checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Invalid)
+	if checkertest.Fig[map[string]any](t, r, "anomalies")["pending-never-delivered"] == nil {
 		t.Fatalf("figures %v", r.Figures)
 	}
 	// ... explained by an indeterminate dequeue.
 	h = streamOK()
 	h.deq(2, "dequeue", "s", "c2", 20, history.Info, 21)
 	h.drainStream("s", 100, []string{"a@1-0", "b@2-0", "c@3-0"}, "3-0", "2-0", "3-0")
-	wantValid(t, check(t, Checker(), h.done()), checker.Valid)
+	checkertest.WantValid(t, checkertest.Check(t, Checker(), h.Done()), checker.Valid)
 }
 
 // Stream ids that go backwards (the tail lost in a failover) are reported.
@@ -242,8 +243,8 @@ func TestQueueStreamIDRegression(t *testing.T) {
 	h.deq(1, "dequeue", "s", "c1", 22, history.OK, 23, "c@3-0")
 	h.deq(1, "dequeue", "s", "c1", 24, history.OK, 25, "d@2-0")
 	h.drainStream("s", 100, []string{"a@1-0", "d@2-0"}, "3-0", "2-0", "3-0")
-	r := check(t, Checker(), h.done())
-	if fig[int](t, r, "id_regressions") != 1 {
+	r := checkertest.Check(t, Checker(), h.Done())
+	if checkertest.Fig[int](t, r, "id_regressions") != 1 {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
@@ -257,12 +258,12 @@ func TestQueueLiesAreNeverValid(t *testing.T) {
 	}{
 		"delivery not a list": {func() *queueH {
 			h := drained(listOK())
-			h.call(5, "dequeue", "q", map[string]any{"kind": "list", "consumer": "c5"}, 30, history.OK, map[string]any{"kind": "list", "msgs": "abc"}, 31)
+			h.Call(5, "dequeue", "q", map[string]any{"kind": "list", "consumer": "c5"}, 30, history.OK, map[string]any{"kind": "list", "msgs": "abc"}, 31)
 			return h
 		}, checker.Invalid},
 		"delivery without a body": {func() *queueH {
 			h := drained(listOK())
-			h.call(5, "dequeue", "q", map[string]any{"kind": "list", "consumer": "c5"}, 30, history.OK, map[string]any{"kind": "list", "msgs": []any{map[string]any{}}}, 31)
+			h.Call(5, "dequeue", "q", map[string]any{"kind": "list", "consumer": "c5"}, 30, history.OK, map[string]any{"kind": "list", "msgs": []any{map[string]any{}}}, 31)
 			return h
 		}, checker.Invalid},
 		"ack count 7": {func() *queueH {
@@ -282,12 +283,12 @@ func TestQueueLiesAreNeverValid(t *testing.T) {
 		}, checker.Invalid},
 		"drain unreadable": {func() *queueH {
 			h := listOK()
-			h.call(90, "drain", "q", map[string]any{"kind": "list"}, 100, history.OK, "garbage", 101)
+			h.Call(90, "drain", "q", map[string]any{"kind": "list"}, 100, history.OK, "garbage", 101)
 			return h
 		}, checker.Invalid},
 		"no kind": {func() *queueH {
 			h := drained(listOK())
-			h.call(5, "enqueue", "q", map[string]any{"msg": "z"}, 30, history.OK, nil, 31)
+			h.Call(5, "enqueue", "q", map[string]any{"msg": "z"}, 30, history.OK, nil, 31)
 			return h
 		}, checker.Unknown},
 		"message enqueued twice": {func() *queueH {
@@ -307,18 +308,18 @@ func TestQueueLiesAreNeverValid(t *testing.T) {
 		}, checker.Unknown},
 		"another op": {func() *queueH {
 			h := drained(listOK())
-			h.call(5, "read", "q", map[string]any{"kind": "list"}, 30, history.OK, nil, 31)
+			h.Call(5, "read", "q", map[string]any{"kind": "list"}, 30, history.OK, nil, 31)
 			return h
 		}, checker.Unknown},
 		"no drain": {func() *queueH { return listOK() }, checker.Unknown},
 		"drain failed": {func() *queueH {
 			h := listOK()
-			h.call(90, "drain", "q", map[string]any{"kind": "list"}, 100, history.Info, nil, 101)
+			h.Call(90, "drain", "q", map[string]any{"kind": "list"}, 100, history.Info, nil, 101)
 			return h
 		}, checker.Unknown},
 	}
 	for name, c := range cases {
-		r := check(t, Checker(), c.h().done())
+		r := checkertest.Check(t, Checker(), c.h().Done())
 		if r.Valid != c.want {
 			t.Errorf("%s: %v, want %v; %v", name, r.Valid, c.want, r.Figures)
 		}
@@ -329,31 +330,31 @@ func TestQueueLiesAreNeverValid(t *testing.T) {
 }
 
 func TestQueueBrokenHistoriesAreNeverValid(t *testing.T) {
-	ops := drainedList().done()
-	if r := check(t, Checker(), ops); r.Valid != checker.Valid {
+	ops := drainedList().Done()
+	if r := checkertest.Check(t, Checker(), ops); r.Valid != checker.Valid {
 		t.Fatalf("the base history: %v %v", r.Valid, r.Figures)
 	}
 	bad := append([]history.Op(nil), ops...)
 	bad[1].Time = bad[0].Time - 1
-	if r := check(t, Checker(), bad); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), bad); r.Valid == checker.Valid {
 		t.Errorf("completion before invocation: %v", r.Figures)
 	}
 	dup := append([]history.Op(nil), ops...)
 	dup[2].Index = dup[0].Index
-	if r := check(t, Checker(), dup); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), dup); r.Valid == checker.Valid {
 		t.Errorf("duplicated index: %v", r.Figures)
 	}
 	twice := append(append([]history.Op(nil), ops...), ops[len(ops)-1])
-	if r := check(t, Checker(), twice); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), twice); r.Valid == checker.Valid {
 		t.Errorf("duplicated completion: %v", r.Figures)
 	}
 	swapped := append([]history.Op(nil), ops...)
 	swapped[0], swapped[1] = swapped[1], swapped[0]
-	if r := check(t, Checker(), swapped); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), swapped); r.Valid == checker.Valid {
 		t.Errorf("swapped: %v", r.Figures)
 	}
 	// Torn: the history ends before the drain completed.
-	if r := check(t, Checker(), ops[:len(ops)-1]); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), ops[:len(ops)-1]); r.Valid == checker.Valid {
 		t.Errorf("torn: %v %v", r.Valid, r.Figures)
 	}
 	// Missing completions: the enqueues' acks gone, so nothing to account for.
@@ -364,7 +365,7 @@ func TestQueueBrokenHistoriesAreNeverValid(t *testing.T) {
 		}
 		noAcks = append(noAcks, op)
 	}
-	if r := check(t, Checker(), noAcks); r.Valid == checker.Valid {
+	if r := checkertest.Check(t, Checker(), noAcks); r.Valid == checker.Valid {
 		t.Errorf("no acknowledged enqueue: %v", r.Figures)
 	}
 }
@@ -377,15 +378,15 @@ func TestQueueWithoutDrainSaysSo(t *testing.T) {
 	h := &queueH{kind: List}
 	h.enq(0, "q", "a", 0, history.OK, "", 1, "A")
 	h.deq(1, "dequeue", "q", "c1", 6, history.OK, 7, "a")
-	r := check(t, Checker(), h.done())
-	wantValid(t, r, checker.Valid)
-	if fig[int](t, r, "undrained_queues") != 1 || !strings.Contains(r.Why(), "no successful final drain") {
+	r := checkertest.Check(t, Checker(), h.Done())
+	checkertest.WantValid(t, r, checker.Valid)
+	if checkertest.Fig[int](t, r, "undrained_queues") != 1 || !strings.Contains(r.Why(), "no successful final drain") {
 		t.Fatalf("figures %v", r.Figures)
 	}
 }
 
 func TestQueueNoEvidenceIsUnknown(t *testing.T) {
-	wantValid(t, check(t, Checker(), nil), checker.Unknown)
+	checkertest.WantValid(t, checkertest.Check(t, Checker(), nil), checker.Unknown)
 	if checker.DescribeFigure("duplicates") == "" || checker.DescribeFigure("acks_lost") == "" {
 		t.Fatal("the queue's figures have no explanation")
 	}
