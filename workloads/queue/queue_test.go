@@ -1,15 +1,11 @@
 package queue
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
-	"github.com/redline-dev/redline/workloads"
-	"github.com/redline-dev/redline/workloads/client"
 	"github.com/redline-dev/redline/workloads/workloadtest"
 )
 
@@ -82,52 +78,6 @@ func TestQueueCommands(t *testing.T) {
 	if ops := w.FinalOps(); len(ops) != 2*w.keys || ops[0].F != "drain" {
 		t.Fatalf("final ops %v", ops)
 	}
-}
-
-// runRecorded runs workers x n ops of w and then its final ops, recorded
-// as the runner does; adjust may change an invocation before it is sent.
-func runRecorded(t *testing.T, ctx context.Context, c *client.Client, w workloads.Workload, workers, n int, adjust func(*history.Op)) []history.Op {
-	t.Helper()
-	var mu sync.Mutex
-	var ops []history.Op
-	t0 := time.Now()
-	record := func(op history.Op) history.Op {
-		mu.Lock()
-		defer mu.Unlock()
-		op.Time = int64(time.Since(t0))
-		op.Index = int64(len(ops))
-		ops = append(ops, op)
-		return op
-	}
-	run := func(process history.Process, inv history.Op) history.Op {
-		inv.Process, inv.Type = process, history.Invoke
-		if adjust != nil {
-			adjust(&inv)
-		}
-		inv = record(inv)
-		out := w.Invoke(context.Background(), c, inv)
-		out.Process, out.F, out.Key = process, inv.F, inv.Key
-		return record(out)
-	}
-	var wg sync.WaitGroup
-	for p := 0; p < workers; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			g := w.Generator(p, 7)
-			process := history.Process(p)
-			for i := 0; i < n; i++ {
-				if out := run(process, g.Next()); out.Type == history.Info {
-					process += history.Process(workers)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i, op := range w.FinalOps() {
-		run(history.Process(1000+i), op)
-	}
-	return ops
 }
 
 // A few consumers on a healthy cluster, drained at the end: the queue
