@@ -294,6 +294,23 @@ func (h *handoffRun) strikeAtomic(ctx context.Context, id string) error {
 		if err != nil {
 			d["error"] = err.Error()
 		}
+		canceled, _ := v.(int64)
+		switch {
+		case canceled > 0:
+			// The cancel ended the task: the move's "canceled" error is
+			// the strike's doing, and the window took effect (without
+			// this the coverage checker counted it as a start that did
+			// nothing).
+			h.struck = true
+		case err == nil && (state == "done" || state == "canceled" || state == "failed"):
+			// The seeded wait is shorter than most tasks, not than all:
+			// a task on a quiet slot can end within milliseconds (the
+			// reference's did in 5 ms once), and the cancel then finds
+			// nothing to cancel. Said so, not left to be read from
+			// canceled 0.
+			d["reached"] = false
+			d["why"] = "the task had ended (" + state + ") before the cancel arrived"
+		}
 		h.noteStep("strike", d)
 		return err
 	}
