@@ -310,9 +310,13 @@ type TopologySample struct {
 // shard's slots before, during and after it, and when that changed (the
 // history alone only shows who served the next op).
 func AttributeWithTopology(ops []history.Op, s Summary, logs []LogLine, topo []TopologySample) []Attribution {
-	sus := suspects(s)
 	a := newAttributor(ops, logs)
 	a.setTopology(topo)
+	return a.attributeAll(suspects(s), a.unserved)
+}
+
+// attributeAll attributes the suspects, then the unserved windows.
+func (a *attributor) attributeAll(sus []suspect, unserved func() []Attribution) []Attribution {
 	out := make([]Attribution, 0, len(sus))
 	missed := map[string]bool{} // checker, key and missing read already attributed
 	for _, x := range sus {
@@ -326,7 +330,7 @@ func AttributeWithTopology(ops []history.Op, s Summary, logs []LogLine, topo []T
 		}
 		out = append(out, at)
 	}
-	out = append(out, a.unserved()...)
+	out = append(out, unserved()...)
 	if len(out) == 0 {
 		return nil
 	}
@@ -535,6 +539,7 @@ type attributor struct {
 	byIndex    map[int64]history.Pair
 	census     *history.Census
 	windows    []Window
+	addrs      map[string]string // node name -> address (the nodes entries)
 	steps      []journalStep
 	names      map[string]string // address -> node name
 	finalReads int64
@@ -578,6 +583,13 @@ type journalStep struct {
 }
 
 func newAttributor(ops []history.Op, logs []LogLine) *attributor {
+	return newAttributorUntil(ops, logs, runEnd(ops))
+}
+
+// newAttributorUntil is newAttributor of a run that ends at end (its
+// latest time): ops may then be only a part of the history, its nemesis
+// entries and the client ops the attributions name (AttributeScanned).
+func newAttributorUntil(ops []history.Op, logs []LogLine, end int64) *attributor {
 	a := &attributor{ops: ops, byKey: map[string][]history.Pair{}, byIndex: map[int64]history.Pair{},
 		names: map[string]string{}, finalReads: finalReadsStart(ops), logs: logs}
 	if pairs, err := history.Pairs(ops); err == nil {
@@ -586,7 +598,8 @@ func newAttributor(ops []history.Op, logs []LogLine) *attributor {
 			a.byIndex[p.Invoke.Index] = p
 		}
 	}
-	for n, addr := range nodeAddrs(ops) {
+	a.addrs = nodeAddrs(ops)
+	for n, addr := range a.addrs {
 		a.names[addr] = n
 	}
 	for _, d := range duplicateIndices(ops) {
@@ -595,7 +608,7 @@ func newAttributor(ops []history.Op, logs []LogLine) *attributor {
 		}
 		a.dupIndex[d.index] = len(d.at)
 	}
-	a.windows = Windows(ops)
+	a.windows = windowsUntil(ops, end)
 	a.census = history.CensusOf(ops)
 	bySeq := map[int]*journalStep{}
 	for i := range ops {

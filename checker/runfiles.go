@@ -37,6 +37,17 @@ type RunFilesOptions struct {
 	// needs none.
 	Unfinished []string
 	RecordedBy string
+	// Scanned, when set, is what the scans of a history too big for
+	// memory found of it: Check then reads none of its ops.
+	Scanned *ScannedHistory
+}
+
+// ScannedHistory is what a spill of the history found of it (history.
+// Partitions) that the run-files checker reads: its entries (with a
+// census appended from census.json, as the whole check's ops), and that
+// each index was above the one before, so none is given twice.
+type ScannedHistory struct {
+	Entries int
 }
 
 type runFiles struct{ o RunFilesOptions }
@@ -66,6 +77,10 @@ func capRaw(s string) string {
 }
 
 func (r runFiles) Check(_ context.Context, in *History) Result {
+	entries, ops := len(in.Ops), in.Ops
+	if r.o.Scanned != nil {
+		entries, ops = r.o.Scanned.Entries, nil
+	}
 	fig := &RunFilesFigures{}
 	var why, caveats []string
 	if t := r.o.Torn; t != nil {
@@ -74,9 +89,9 @@ func (r runFiles) Check(_ context.Context, in *History) Result {
 		fig.TornText = ptr(capRaw(t.Text))
 		if t.Bytes > 0 {
 			fig.TornBytes = t.Bytes
-			why = append(why, fmt.Sprintf("the history is torn: its last %d bytes are a compressed frame cut mid-write, holding the entries from line %d on, so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Bytes, t.Line, len(in.Ops)))
+			why = append(why, fmt.Sprintf("the history is torn: its last %d bytes are a compressed frame cut mid-write, holding the entries from line %d on, so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Bytes, t.Line, entries))
 		} else {
-			why = append(why, fmt.Sprintf("the history is torn: line %d was cut mid-write (%q), so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Line, capRaw(t.Text), len(in.Ops)))
+			why = append(why, fmt.Sprintf("the history is torn: line %d was cut mid-write (%q), so the run did not finish writing it and every verdict is about the %d entries before it; what came after is missing", t.Line, capRaw(t.Text), entries))
 		}
 		caveats = append(caveats, fmt.Sprintf("history torn at line %d: only the entries before it were checked", t.Line))
 	}
@@ -84,10 +99,10 @@ func (r runFiles) Check(_ context.Context, in *History) Result {
 		fig.Unfinished = true
 		fig.MissingEntries = r.o.Unfinished
 		why = append(why, fmt.Sprintf("the history lacks the %s entries its recorder writes at the end of every run (%s): the run did not finish, and every verdict is about the %d entries written before it stopped",
-			joinWords(r.o.Unfinished), r.o.RecordedBy, len(in.Ops)))
+			joinWords(r.o.Unfinished), r.o.RecordedBy, entries))
 		caveats = append(caveats, "the run did not finish: no "+joinWords(r.o.Unfinished)+" entry")
 	}
-	if dups := duplicateIndices(in.Ops); len(dups) > 0 {
+	if dups := duplicateIndices(ops); len(dups) > 0 {
 		fig.DuplicateIndices = len(dups)
 		var ex []DuplicateIndex
 		for _, d := range dups {
@@ -96,7 +111,7 @@ func (r runFiles) Check(_ context.Context, in *History) Result {
 			}
 			raw := make([]string, len(d.at))
 			for i, p := range d.at {
-				b, _ := json.Marshal(&in.Ops[p])
+				b, _ := json.Marshal(&ops[p])
 				raw[i] = capRaw(string(b))
 			}
 			ex = append(ex, DuplicateIndex{Index: d.index, Entries: plusOne(d.at), Raw: raw})

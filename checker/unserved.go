@@ -94,12 +94,46 @@ func (a *attributor) unserved() []Attribution {
 	if len(calls) == 0 {
 		return nil
 	}
-	runEnd := runEnd(a.ops)
-	starts := make([]int64, len(calls))
-	for i := range calls {
-		starts[i] = calls[i].start
-	}
-	addrs := nodeAddrs(a.ops)
+	return a.unservedOf(&wholeOutages{calls: calls}, runEnd(a.ops))
+}
+
+// outageSource is what unservedOf reads of a history's calls: the whole
+// history's (wholeOutages), or what passes over a history file kept of
+// them (scannedOutages). Each answers as a scan of the calls sorted by
+// invocation time would.
+type outageSource interface {
+	// preFault is the invocation of the first call (by invocation) before
+	// firstFault that was not served, invoked at or after 0 and before
+	// limit (ok false: none).
+	preFault(firstFault, limit int64) (int64, bool)
+	// views are shardViews of the calls at the windows' starts.
+	views(windows []Window, addrs map[string]string) []shardView
+	// prepare is told the spans ([from, to)) and their views before the
+	// first failed or recover.
+	prepare(spans [][2]int64, views []shardView)
+	// failed calls each call not served invoked in [from, to), in order.
+	failed(from, to int64, each func(c *failure))
+	// recover sets, for each outage of span si, the first call (by
+	// invocation) a primary served on its shard's slots (shardOf)
+	// invoked at or after its last failure.
+	recover(si int, from int64, outs map[string]*shardOutage, shardOf func(key string) string)
+}
+
+// failure is a call not served, as the unserved attribution counts it.
+type failure struct {
+	start, end, index int64
+	key, class        string
+	told              bool // it completed (a fail or an info), not left open
+}
+
+func failureOf(c *call) failure {
+	return failure{start: c.start, end: c.end, index: c.inv.Index, key: c.inv.Key, class: errorClass(c), told: c.comp != nil}
+}
+
+// unservedOf is unserved of the calls src reads, in a run ending at
+// runEnd.
+func (a *attributor) unservedOf(src outageSource, runEnd int64) []Attribution {
+	addrs := a.addrs
 	windows := slices.Clone(a.windows)
 	sort.SliceStable(windows, func(i, j int) bool { return windows[i].Start < windows[j].Start })
 	// The span before the first fault is a window of its own (index -1),
@@ -113,14 +147,8 @@ func (a *attributor) unserved() []Attribution {
 	if len(windows) > 0 {
 		firstFault = windows[0].Start
 	}
-	for i := range calls {
-		if calls[i].start >= firstFault {
-			break
-		}
-		if !calls[i].served() && calls[i].start >= 0 && calls[i].start < a.finalReadsOr(runEnd+1) {
-			spans = append(spans, span{-1, calls[i].start, firstFault})
-			break
-		}
+	if from, ok := src.preFault(firstFault, a.finalReadsOr(runEnd+1)); ok {
+		spans = append(spans, span{-1, from, firstFault})
 	}
 	for i, w := range windows {
 		to := runEnd + 1
@@ -136,55 +164,46 @@ func (a *attributor) unserved() []Attribution {
 			vw[i] = windows[s.w]
 		}
 	}
-	views := shardViews(calls, vw, addrs)
+	views := src.views(vw, addrs)
+	bounds := make([][2]int64, len(spans))
+	for i, s := range spans {
+		bounds[i] = [2]int64{s.from, s.to}
+	}
+	src.prepare(bounds, views)
 	busy := map[int]int64{}
 	var out []Attribution
 	for si, s := range spans {
 		v := &views[si]
-		shardOf := func(c *call) string {
-			if n := v.shardOf(c.inv.Key); n != "" {
+		shardOf := func(key string) string {
+			if n := v.shardOf(key); n != "" {
 				return n
 			}
 			return "unknown"
 		}
 		outs := map[string]*shardOutage{}
 		var order []string
-		lo := sort.Search(len(starts), func(i int) bool { return starts[i] >= s.from })
-		hi := sort.Search(len(starts), func(i int) bool { return starts[i] >= s.to })
-		for i := lo; i < hi; i++ {
-			c := &calls[i]
-			if c.served() || c.start < busy[history.Keyslot(c.inv.Key)] {
-				continue
+		src.failed(s.from, s.to, func(c *failure) {
+			if c.start < busy[history.Keyslot(c.key)] {
+				return
 			}
-			sh := shardOf(c)
+			sh := shardOf(c.key)
 			o := outs[sh]
 			if o == nil {
-				o = &shardOutage{shard: sh, first: c.start, recovered: inf, key: c.inv.Key, errors: map[string]int{}, lastTold: -1}
+				o = &shardOutage{shard: sh, first: c.start, recovered: inf, key: c.key, errors: map[string]int{}, lastTold: -1}
 				outs[sh] = o
 				order = append(order, sh)
 			}
 			o.lastBad, o.lastBadEnd = c.start, c.end
-			if c.comp != nil {
-				o.lastTold, o.lastToldIdx = c.start, c.inv.Index
+			if c.told {
+				o.lastTold, o.lastToldIdx = c.start, c.index
 			}
 			if c.end == inf {
 				o.lastBadEnd = c.start
 			}
-			o.errors[errorClass(c)]++
-		}
-		waiting := len(outs)
-		for i := lo; i < len(calls) && waiting > 0; i++ {
-			c := &calls[i]
-			if !c.servedByPrimary() {
-				continue
-			}
-			if o := outs[shardOf(c)]; o != nil && o.recovered == inf && c.start >= o.lastBad {
-				o.recovered = c.end
-				if c.comp != nil {
-					o.recoveredBy = c.comp.Node
-				}
-				waiting--
-			}
+			o.errors[c.class]++
+		})
+		if len(outs) > 0 {
+			src.recover(si, s.from, outs, shardOf)
 		}
 		for slot, node := range v.slotNode {
 			if o := outs[node]; o != nil {
@@ -199,6 +218,59 @@ func (a *attributor) unserved() []Attribution {
 		}
 	}
 	return out
+}
+
+// wholeOutages is an outageSource of the calls in memory, sorted by
+// invocation.
+type wholeOutages struct{ calls []call }
+
+func (w *wholeOutages) preFault(firstFault, limit int64) (int64, bool) {
+	for i := range w.calls {
+		c := &w.calls[i]
+		if c.start >= firstFault {
+			break
+		}
+		if !c.served() && c.start >= 0 && c.start < limit {
+			return c.start, true
+		}
+	}
+	return 0, false
+}
+
+func (w *wholeOutages) views(windows []Window, addrs map[string]string) []shardView {
+	return shardViews(w.calls, windows, addrs)
+}
+
+func (w *wholeOutages) prepare([][2]int64, []shardView) {}
+
+func (w *wholeOutages) lo(from int64) int {
+	return sort.Search(len(w.calls), func(i int) bool { return w.calls[i].start >= from })
+}
+
+func (w *wholeOutages) failed(from, to int64, each func(c *failure)) {
+	for i := w.lo(from); i < len(w.calls) && w.calls[i].start < to; i++ {
+		if c := &w.calls[i]; !c.served() {
+			f := failureOf(c)
+			each(&f)
+		}
+	}
+}
+
+func (w *wholeOutages) recover(_ int, from int64, outs map[string]*shardOutage, shardOf func(string) string) {
+	waiting := len(outs)
+	for i := w.lo(from); i < len(w.calls) && waiting > 0; i++ {
+		c := &w.calls[i]
+		if !c.servedByPrimary() {
+			continue
+		}
+		if o := outs[shardOf(c.inv.Key)]; o != nil && o.recovered == inf && c.start >= o.lastBad {
+			o.recovered = c.end
+			if c.comp != nil {
+				o.recoveredBy = c.comp.Node
+			}
+			waiting--
+		}
+	}
 }
 
 // finalReadsOr is the final reads' start, or def when none.

@@ -3,8 +3,10 @@ package harness
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/redline-dev/redline/checker"
@@ -32,18 +34,58 @@ func Attribute(run *results.Run, ops []history.Op, s *checker.Summary) {
 // wrote beside the history. from says where the census came from
 // ("history", "census.json" or "" for none).
 func WithCensusFile(run *results.Run, ops []history.Op) (out []history.Op, from string) {
-	if history.CensusOf(ops) != nil {
-		return ops, "history"
-	}
 	var idx, t int64
 	for i := range ops {
 		idx = max(idx, ops[i].Index+1)
 		t = max(t, ops[i].Time)
 	}
-	if op, ok := censusFileOp(run, idx, t); ok {
-		return append(ops, op), history.CensusFile
+	return withCensusFileAt(run, ops, idx, t)
+}
+
+// withCensusFileAt is WithCensusFile of a history whose ops may be only a
+// part (a spill's run-wide entries): next is one above its highest index,
+// latest its latest time, where the census entry goes.
+func withCensusFileAt(run *results.Run, ops []history.Op, next, latest int64) ([]history.Op, string) {
+	if history.CensusOf(ops) != nil {
+		return ops, "history"
+	}
+	if op, ok := censusFileOp(run, next, latest); ok {
+		return append(slices.Clip(ops), op), history.CensusFile
 	}
 	return ops, ""
+}
+
+// attributeScanned is Attribute of a history not in memory, whose spill p
+// found its run-wide entries (runWide: with census.json's census, as
+// WithCensusFile gives the whole history) and its end: the attribution
+// scans the history file (checker.AttributeScanned), and each scan must
+// find the entries and the tear the spill found.
+func attributeScanned(run *results.Run, p *history.Partitions, runWide []history.Op, s *checker.Summary) error {
+	var wall time.Time
+	c := history.CensusOf(runWide)
+	if c != nil {
+		wall = c.WallStart
+	}
+	scan := func(observe func(*history.Op)) error {
+		read, err := history.Scan(history.Path(run.Dir), func(op *history.Op, _ []byte) error {
+			observe(op)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if read.Entries != p.Read.Entries || read.TruncatedTail != p.Read.TruncatedTail {
+			return fmt.Errorf("the history changed while it was checked: %d entries when spilled, %d read again", p.Read.Entries, read.Entries)
+		}
+		return nil
+	}
+	at, err := checker.AttributeScanned(scan, runWide, p.Latest, *s, results.ServerLogLines(run, wall), topologySamples(run))
+	if err != nil {
+		return err
+	}
+	s.Attribution = at
+	s.Census = checker.SummarizeCensus(c)
+	return nil
 }
 
 // censusFileOp is the entry WithCensusFile appends: the census of the

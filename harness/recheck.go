@@ -26,6 +26,16 @@ type StoredRun struct {
 	// runs the checkers that judge partitions one at a time first, and
 	// reads History whole only after them.
 	parts *history.Partitions
+	// scanned is that spill once every checker was judged on its
+	// partitions or in one pass (readsWhole false): the run-wide steps
+	// of Check then read its RunWide entries and scan the history file,
+	// and History holds no ops.
+	scanned *history.Partitions
+	// checkersFor picks the config's checkers (nil: CheckersFor); a test
+	// keeps those judged on partitions or in a pass.
+	checkersFor func(Config) ([]checker.Checker, error)
+	// wholeReads counts the history's reads whole in Check.
+	wholeReads int
 }
 
 // PartitionAbove is the size of a history file above which `redline
@@ -141,11 +151,13 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 	if err != nil {
 		return nil, err
 	}
-	if !readsWhole(checkers) {
+	if p.Paired && p.IndexesIncrease && !readsWhole(checkers) {
 		// r.History is the spill's reading: its entries and tear, no ops.
 		log.Printf("every checker was judged on the partitions or in one pass: the history is not read whole")
+		r.scanned = p
 		return checkers, nil
 	}
+	r.wholeReads++
 	whole, err := history.ReadRun(r.Run.Dir)
 	if err != nil {
 		return nil, err
@@ -157,22 +169,12 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 	return checkers, nil
 }
 
-// runWideReadsWhole says that the checks Check makes of every stored run
-// beside its config's checkers read the history whole: the run files
-// (RunFiles counts its entries, finds an index given twice), the runner's
-// last entries and the census (UnfinishedEntries, WithCensusFile) and the
-// attribution (Attribute: the first instances of the anomalies). Until
-// they read the partitions or a stream, the history is read whole after
-// the partitioned checkers.
-const runWideReadsWhole = true
-
-// readsWhole says whether a checker of checkers (after checkPartitioned)
-// still reads the history whole: one not judged on the partitions, or the
-// run-wide checks (runWideReadsWhole).
+// readsWhole says whether a checker of checkers (after checkPartitioned
+// and checkStreamed) still reads the history whole: one judged neither on
+// the partitions nor in the pass. The run-wide checks Check makes of
+// every stored run do not: they read the spill's run-wide entries and
+// scan the history file (checkScanned).
 func readsWhole(checkers []checker.Checker) bool {
-	if runWideReadsWhole {
-		return true
-	}
 	for _, c := range checkers {
 		if _, ok := c.(checked); !ok {
 			return true
@@ -200,7 +202,11 @@ func (c checked) Check(context.Context, *checker.History) checker.Result { retur
 // names checkers that do not exist (an unknown workload). pr and log may
 // be nil.
 func (r *StoredRun) Check(ctx context.Context, pr *Progress, log *Log) (checker.Summary, error) {
-	checkers, err := CheckersFor(r.Config)
+	pick := CheckersFor
+	if r.checkersFor != nil {
+		pick = r.checkersFor
+	}
+	checkers, err := pick(r.Config)
 	if err != nil {
 		r.removeParts()
 		return checker.Summary{}, err
@@ -210,15 +216,13 @@ func (r *StoredRun) Check(ctx context.Context, pr *Progress, log *Log) (checker.
 			return checker.Summary{}, err
 		}
 	}
+	if r.scanned != nil {
+		return r.checkScanned(ctx, checkers, pr, log)
+	}
 	if r.OnHistoryRead != nil {
 		r.OnHistoryRead()
 	}
-	switch h := &r.History; {
-	case h.TruncatedTail && h.TornBytes > 0:
-		log.Printf("the history is torn: its last %d bytes are a frame cut mid-write (the run crashed); the %d entries before it are checked, the verdict cannot be valid", h.TornBytes, len(h.Ops))
-	case h.TruncatedTail:
-		log.Printf("the last line of the history was torn (the run crashed mid-write); it was left out")
-	}
+	r.logTear(len(r.History.Ops), log)
 	// What the history itself lacks of the runner's last entries, before
 	// census.json stands in for a census line it lost.
 	unfinished, recordedBy := UnfinishedEntries(r.Config, r.History.Ops)
@@ -231,13 +235,83 @@ func (r *StoredRun) Check(ctx context.Context, pr *Progress, log *Log) (checker.
 		// prefix was checked), an index given twice, topology samples
 		// out of order make the verdict unknown, in results.json and the
 		// verdict line, not only on stderr.
-		rf := RunFilesOf(r.Run, &r.History)
-		rf.Unfinished, rf.RecordedBy = unfinished, recordedBy
-		checkers = append(checkers, checker.RunFiles(rf), ConfigEpochChecker(rf.Topology, topologyExpected(r.Run, recordedBy)), ElectionsChecker(r.Run, "", electionNodeTimeout(r.Config)))
+		checkers = append(checkers, r.runWideCheckers(nil, unfinished, recordedBy)...)
 	}
 	s := Check(ctx, r.History.Ops, checkers, pr, log)
 	Attribute(r.Run, r.History.Ops, &s)
 	return s, nil
+}
+
+// runWideCheckers are the checkers Check adds to every stored run's: the
+// run files (scanned: what a spill found of a history not read whole),
+// the configEpochs of its topology samples and the servers' elections.
+func (r *StoredRun) runWideCheckers(scanned *checker.ScannedHistory, unfinished []string, recordedBy string) []checker.Checker {
+	rf := RunFilesOf(r.Run, &r.History)
+	rf.Unfinished, rf.RecordedBy, rf.Scanned = unfinished, recordedBy, scanned
+	return []checker.Checker{checker.RunFiles(rf), ConfigEpochChecker(rf.Topology, topologyExpected(r.Run, recordedBy)), ElectionsChecker(r.Run, "", electionNodeTimeout(r.Config))}
+}
+
+// checkScanned is the rest of Check when every checker was judged on the
+// partitions or in the pass (r.scanned): the steps Check makes of every
+// stored run read the spill's run-wide entries (the runner's last
+// entries, the census) and what it counted (the entries, the tear), and
+// the attribution scans the history file (checker.AttributeScanned), so
+// that the history is never in memory whole. The results are Check's on
+// the whole history, byte for byte.
+func (r *StoredRun) checkScanned(ctx context.Context, checkers []checker.Checker, pr *Progress, log *Log) (checker.Summary, error) {
+	p := r.scanned
+	r.scanned = nil
+	entries := r.History.Entries
+	r.logTear(entries, log)
+	unfinished, recordedBy := UnfinishedEntries(r.Config, p.RunWide)
+	runWide, censusFrom := withCensusFileAt(r.Run, p.RunWide, p.NextIndex, p.Latest)
+	if censusFrom == history.CensusFile {
+		log.Printf("the history carries no census (its line torn or missing): read %s", history.CensusFile)
+		entries++
+	}
+	if len(checkers) > 0 {
+		// The run-wide checkers read the nemesis entries and the run's
+		// end alone (the run files what the spill counted): one pass of
+		// no client op judges them.
+		extra := r.runWideCheckers(&checker.ScannedHistory{Entries: entries}, unfinished, recordedBy)
+		checkers = append(slices.Clip(checkers), checkRunWide(ctx, extra, runWide, p.Latest)...)
+	}
+	s := CheckJudged(ctx, entries, checkers, pr, log)
+	if err := attributeScanned(r.Run, p, runWide, &s); err != nil {
+		return checker.Summary{}, err
+	}
+	return s, nil
+}
+
+// checkRunWide judges checkers that read only the nemesis entries and the
+// run's end (runWide, latest): the stream checkers among them in a pass of
+// no client op, the others (the run files of a spill) on no op at all.
+func checkRunWide(ctx context.Context, checkers []checker.Checker, runWide []history.Op, latest int64) []checker.Checker {
+	var streams []checker.StreamChecker
+	var at []int
+	out := make([]checker.Checker, len(checkers))
+	for i, c := range checkers {
+		if sc, ok := c.(checker.StreamChecker); ok {
+			streams = append(streams, sc)
+			at = append(at, i)
+			continue
+		}
+		out[i] = checked{c.Name(), c.Check(ctx, checker.NewHistory(nil))}
+	}
+	for j, res := range checker.NewStreamPass(streams, runWide, latest).Results(ctx) {
+		out[at[j]] = checked{checkers[at[j]].Name(), res}
+	}
+	return out
+}
+
+// logTear says that the history is torn, with the entries before the tear.
+func (r *StoredRun) logTear(entries int, log *Log) {
+	switch h := &r.History; {
+	case h.TruncatedTail && h.TornBytes > 0:
+		log.Printf("the history is torn: its last %d bytes are a frame cut mid-write (the run crashed); the %d entries before it are checked, the verdict cannot be valid", h.TornBytes, entries)
+	case h.TruncatedTail:
+		log.Printf("the last line of the history was torn (the run crashed mid-write); it was left out")
+	}
 }
 
 // removeParts deletes the partitions of a run Check will not check.

@@ -57,7 +57,8 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	}
 	// The heap is capped once the history is in memory whole: after the
 	// read, or after the checkers that judge a big one partition by
-	// partition (harness.PartitionAbove).
+	// partition (harness.PartitionAbove); never when every checker was
+	// judged without reading it whole.
 	stored.OnHistoryRead = boundHeap
 	log := harness.NewLog(nil, stderr)
 	tty := false
@@ -73,7 +74,13 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 		// one part of results.json results.ReadSummary does not read).
 		var prev harness.ResultsFile
 		_ = run.ReadJSON("results.json", &prev)
-		if err := harness.SaveResults(run, s, prev.Audit, &stored.History); err != nil {
+		hist := &stored.History
+		if hist.Ops == nil && hist.Entries > 0 {
+			// Judged without reading it whole (a big history spilled):
+			// the report reads it itself.
+			hist = nil
+		}
+		if err := harness.SaveResults(run, s, prev.Audit, hist); err != nil {
 			return harnessFailed(fmt.Errorf("writing results: %w", err))
 		}
 	}
