@@ -18,10 +18,20 @@ import (
 // slot partitions, as a bounded-memory check does (issue 42).
 func spillOps(t *testing.T, ops []history.Op, n int) *history.Partitions {
 	t.Helper()
+	path, err := writeHistory(t, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spillFile(t, path, n)
+}
+
+// writeHistory writes ops as a compressed history file, its path.
+func writeHistory(t *testing.T, ops []history.Op) (string, error) {
+	t.Helper()
 	var lines bytes.Buffer
 	for i := range ops {
 		if err := history.Encode(&lines, &ops[i]); err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 	}
 	var buf bytes.Buffer
@@ -36,7 +46,7 @@ func spillOps(t *testing.T, ops []history.Op, n int) *history.Partitions {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return spillFile(t, path, n)
+	return path, nil
 }
 
 func spillFile(t *testing.T, path string, n int) *history.Partitions {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
-
-	"github.com/redline-dev/redline/history"
 )
 
 type rto struct{ o Scope }
@@ -32,18 +29,6 @@ func RTO(opts ...Scope) Checker { return rto{firstScope(opts)} }
 
 func (r rto) Name() string { return r.o.name("rto") }
 
-// outage is what is known of one shard (or key) in a window.
-type outage struct {
-	lastBad int64 // invocation of the last failed/indeterminate op
-	// lastTold, lastToldIdx: invocation time and index of the last
-	// failure that completed (a client was told, rather than an op left
-	// open when the run stopped): the evidence of an outage that outlived
-	// its fault. -1 when none.
-	lastTold, lastToldIdx int64
-	lastBadEnd            int64 // its completion (its invocation if it never completed)
-	recovered             int64 // completion of the first served op invoked at or after lastBad
-}
-
 func (r rto) Check(ctx context.Context, in *History) Result {
 	calls, err := r.o.calls(in)
 	if err != nil {
@@ -51,23 +36,36 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 	}
 	windows := in.windowsOf()
 	if len(windows) == 0 {
-		return NotApplicable("no fault window during the run: no nemesis struck")
+		return r.noWindow()
 	}
 	if len(calls) == 0 {
-		return NotApplicable("no client op in the history: no outage to measure")
+		return r.noCall()
 	}
-	runEnd := in.runEndOf()
+	// The whole history is one partition of itself, its calls ranked by
+	// their place in start order (the order the outages are read in).
 	calls = sortedByStart(calls)
-	starts := make([]int64, len(calls))
-	for i := range calls {
-		starts[i] = calls[i].start
-	}
-	views := shardViews(calls, windows, in.nodeAddrsOf())
-	// servedAt[key]: the positions of the key's served calls, ascending. A
-	// key's outage recovers at its first served call from a position on:
-	// found by a search rather than a scan on to the end of the history
-	// for a key that is never served again (each window did that scan).
-	var servedAt map[string][]int32
+	byPlace := func(i int) int64 { return int64(i) }
+	p := scanRTO(calls, byPlace, windows, in.runEndOf(), in.nodeAddrsOf())
+	rec := p.recoveries()
+	rec.scan(calls, byPlace, p)
+	return r.judge(windows, p, rec)
+}
+
+func (rto) noWindow() Result {
+	return NotApplicable("no fault window during the run: no nemesis struck")
+}
+
+func (rto) noCall() Result {
+	return NotApplicable("no client op in the history: no outage to measure")
+}
+
+// judge makes the result of what the calls said of each window (p, the
+// whole history's or its partitions' merged) and when each shard served
+// again after each of its slots' last failure (rec): window by window, in
+// the windows' order, it decides which failures count (a slot's failures
+// before it recovered from an earlier fault do not: busy) and so each
+// shard's and key's outage.
+func (r rto) judge(windows []Window, p *rtoPartial, rec *rtoRecoveries) Result {
 	// busy[slot]: until when a slot was still out from an earlier fault.
 	busy := map[int]int64{}
 	var all, keyAll, keyLow []int64
@@ -77,85 +75,56 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 	notRecovered, first, firstIdx := 0, "", int64(0)
 	perWindow := []RTOWindow{}
 	for wi, w := range windows {
-		// A window's failures are looked for until the next fault starts;
-		// the first success may come later.
-		until := runEnd + 1
-		for _, x := range windows {
-			if x.Start > w.Start && x.Start < until {
-				until = x.Start
-			}
-		}
-		lo := sort.Search(len(starts), func(i int) bool { return starts[i] >= w.Start })
-		hi := sort.Search(len(starts), func(i int) bool { return starts[i] >= until })
-		v := &views[wi]
-		shardOf := func(c *call) string {
-			if s := v.shardOf(c.inv.Key); s != "" {
-				return s
-			}
-			return "unknown"
-		}
-		shards := map[string]*outage{}
-		keys := map[string]*outage{}
-		for i := lo; i < hi; i++ {
-			c := &calls[i]
-			if c.served() || c.start < busy[history.Keyslot(c.inv.Key)] {
+		pw := &p.windows[wi]
+		v := &pw.view
+		// A slot's failures all count or none does: the last of them is
+		// invoked last (start order), so it counts when any does, and
+		// then it is its slot's last failure; the same of the last told.
+		shards := map[string]*rtoOutage{}
+		for slot, f := range pw.fails {
+			b := busy[slot]
+			if f.last.start < b {
 				continue
 			}
-			end := c.end
-			if end == inf {
-				end = c.start
+			s := v.shardName(slot)
+			o := shards[s]
+			if o == nil {
+				o = &rtoOutage{last: f.last, told: rtoAt{start: -1}}
+				shards[s] = o
+			} else if f.last.after(o.last) {
+				o.last = f.last
 			}
-			told := c.comp != nil
-			failed(shards, shardOf(c), c.start, end, c.inv.Index, told)
-			failed(keys, c.inv.Key, c.start, end, c.inv.Index, told)
-		}
-		// An outage recovers at the first served call of its shard (or
-		// key) from lo on that was invoked at or after its last failure.
-		waiting := len(shards)
-		for i := lo; i < len(calls) && waiting > 0; i++ {
-			c := &calls[i]
-			if !c.servedByPrimary() {
-				continue
-			}
-			if o := shards[shardOf(c)]; o != nil && o.recovered == inf && c.start >= o.lastBad {
-				o.recovered = c.end
-				waiting--
+			if f.hasTold && f.told.start >= b && (!o.hasTold || f.told.after(o.told)) {
+				o.told, o.hasTold = f.told, true
 			}
 		}
-		if len(keys) > 0 && servedAt == nil {
-			servedAt = map[string][]int32{}
-			for i := range calls {
-				if calls[i].servedByPrimary() {
-					k := calls[i].inv.Key
-					servedAt[k] = append(servedAt[k], int32(i))
-				}
-			}
+		for s, o := range shards {
+			o.recovered = rec.recovered(wi, s, o.last.start)
 		}
-		for k, o := range keys {
-			from := max(lo, sort.Search(len(starts), func(i int) bool { return starts[i] >= o.lastBad }))
-			at := servedAt[k]
-			if j := sort.Search(len(at), func(j int) bool { return int(at[j]) >= from }); j < len(at) {
-				o.recovered = calls[at[j]].end
+		var keys []*rtoKeyFail
+		for i := range pw.keys {
+			if k := &pw.keys[i]; k.last.start >= busy[k.slot] {
+				keys = append(keys, k)
 			}
 		}
 		var durs []int64
 		var stuck []string
 		shardFig := map[string]RTOShard{}
 		for s, o := range shards {
-			m := RTOShard{LastFailureEndMs: ptr(ms(max(0, o.lastBadEnd-w.Start)))}
+			m := RTOShard{LastFailureEndMs: ptr(ms(max(0, o.last.end-w.Start)))}
 			if o.recovered == inf {
 				stuck = append(stuck, s)
 				m.Recovered = ptr(false)
-				if o.lastTold > w.End && !inForce(windows, o.lastTold) {
+				if o.told.start > w.End && !inForce(windows, o.told.start) {
 					// Not the fault's outage any more: the shard still
 					// failed after the fault ended and never served again.
 					m.NotRecovered = true
 					m.RTOUnbounded = true
 					notRecovered++
-					if first == "" || o.lastToldIdx < firstIdx {
-						firstIdx = o.lastToldIdx
+					if first == "" || o.told.idx < firstIdx {
+						firstIdx = o.told.idx
 						first = fmt.Sprintf("the shard of %s was not recovered after the %s fault (window %d, %ss-%ss) ended: op %d failed at %ss, no fault in force, and no op on its slots was served again: RTO unbounded",
-							s, w.Fault, wi, trimS(sec(w.Start)), trimS(sec(w.End)), o.lastToldIdx, trimS(sec(o.lastTold)))
+							s, w.Fault, wi, trimS(sec(w.Start)), trimS(sec(w.End)), o.told.idx, trimS(sec(o.told.start)))
 					}
 				}
 			} else {
@@ -167,23 +136,17 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 		// The shards the fault did not stop: served through the window
 		// with no failure, their RTO is 0, measured (traffic kept
 		// flowing there); one with no op in the window is unmeasured.
-		served := map[string]int{}
-		for i := lo; i < hi; i++ {
-			if c := &calls[i]; c.servedByPrimary() {
-				served[shardOf(c)]++
-			}
-		}
 		unaffected, unmeasured := 0, []string{}
 		for _, node := range v.slotNode {
 			if _, seen := shardFig[node]; seen || shards[node] != nil {
 				continue
 			}
-			if served[node] == 0 {
+			if pw.served[node] == 0 {
 				shardFig[node] = RTOShard{Served: ptr(0), Unmeasured: true}
 				unmeasured = append(unmeasured, node)
 				continue
 			}
-			shardFig[node] = RTOShard{RTOMs: ptr(0.0), Served: ptr(served[node]), Unaffected: true}
+			shardFig[node] = RTOShard{RTOMs: ptr(0.0), Served: ptr(pw.served[node]), Unaffected: true}
 			unaffected++
 		}
 		slices.Sort(unmeasured)
@@ -194,16 +157,16 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 				busy[slot] = max(busy[slot], o.recovered)
 			}
 		}
-		for k, o := range keys {
-			if v.shardOf(k) == "" {
-				busy[history.Keyslot(k)] = max(busy[history.Keyslot(k)], o.recovered)
+		for _, k := range keys {
+			if _, placed := v.slotNode[k.slot]; !placed {
+				busy[k.slot] = max(busy[k.slot], k.recovered)
 			}
 		}
 		var kdurs, klows []int64
-		for _, o := range keys {
-			klows = append(klows, max(0, o.lastBadEnd-w.Start))
-			if o.recovered != inf {
-				kdurs = append(kdurs, o.recovered-w.Start)
+		for _, k := range keys {
+			klows = append(klows, max(0, k.last.end-w.Start))
+			if k.recovered != inf {
+				kdurs = append(kdurs, k.recovered-w.Start)
 			}
 		}
 		slices.Sort(stuck)
@@ -224,7 +187,7 @@ func (r rto) Check(ctx context.Context, in *History) Result {
 			KeyRTOMs:          quantilesMs(kdurs),
 			KeyRTOLowerMs:     quantilesMs(klows),
 		}
-		if windowKeys(calls, lo, hi, v, &m.WindowKeys) == 0 {
+		if pw.keyCount.into(&m.WindowKeys) == 0 {
 			noKeys++
 		}
 		if len(perWindow) < max(r.o.MaxExamples, 200) {
@@ -325,20 +288,6 @@ type RTOShard struct {
 	Served     *int `json:"served,omitempty"`
 	Unaffected bool `json:"unaffected,omitempty"`
 	Unmeasured bool `json:"unmeasured,omitempty"`
-}
-
-// failed notes a failure at [start, end] of shard or key k, invoked as
-// op idx; told says it completed.
-func failed(m map[string]*outage, k string, start, end, idx int64, told bool) {
-	o := m[k]
-	if o == nil {
-		o = &outage{recovered: inf, lastTold: -1}
-		m[k] = o
-	}
-	o.lastBad, o.lastBadEnd = start, end
-	if told {
-		o.lastTold, o.lastToldIdx = start, idx
-	}
 }
 
 // inForce reports whether some fault window holds t.

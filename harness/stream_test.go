@@ -193,8 +193,9 @@ func checkTreeOrErr(t *testing.T, files map[string][]byte, above int64) (out str
 	return string(b)
 }
 
-// The partitioned path gives the streaming checkers to the pass and
-// none of them to the whole read.
+// The partitioned path gives the streaming checkers to the pass and the
+// partition checkers (the RTO checker of each workload among them) to the
+// partitions, and none of them to the whole read.
 func TestStreamedCheckersLeaveTheWholeRead(t *testing.T) {
 	const gen = "../history/testdata/gen-6k/"
 	defer func(was int64) { PartitionAbove = was }(PartitionAbove)
@@ -221,16 +222,21 @@ func TestStreamedCheckersLeaveTheWholeRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamed := 0
+	streamed, rtos := 0, 0
 	for i, c := range checkers {
-		if _, ok := c.(checker.StreamChecker); ok {
+		_, streams := c.(checker.StreamChecker)
+		_, parts := c.(checker.PartitionChecker)
+		if _, done := left[i].(checked); (streams || parts) && !done {
+			t.Fatalf("%s: a streaming or partition checker left to the whole read", c.Name())
+		}
+		if streams {
 			streamed++
-			if _, done := left[i].(checked); !done {
-				t.Fatalf("%s: a streaming checker left to the whole read", c.Name())
-			}
+		}
+		if parts && strings.HasSuffix(c.Name(), "rto") {
+			rtos++
 		}
 	}
-	if streamed == 0 {
-		t.Fatal("no streaming checker among the run's")
+	if streamed == 0 || rtos == 0 {
+		t.Fatalf("%d streaming checkers, %d rto checkers on the partitions among the run's", streamed, rtos)
 	}
 }

@@ -21,10 +21,18 @@
 // wait-probe) on the partitions, one after the other:
 //
 //	/usr/bin/time -v spill-history -run /tmp/run10m -load=false -counter-set gen:
+//
+// With -rto PREFIX it runs the RTO checker of the keys of PREFIX on the
+// partitions (two loads of each), and with -whole then on the history read
+// whole too, and says whether results.json would be the same, byte for byte:
+//
+//	/usr/bin/time -v spill-history -run /tmp/run10m -load=false -rto gen:
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -46,6 +54,8 @@ func main() {
 	linPrefix := flag.String("linearizable", "", "key prefix of register keys to check for linearizability on the partitions (spills by key slot)")
 	timeout := flag.Duration("timeout", time.Minute, "the linearizability search's time budget, for the whole run")
 	family := flag.String("counter-set", "", "run prefix (gen:) whose counter and set keys (PREFIXcounter:, PREFIXset:) the counter and set checkers, their rpo, default-failover and wait-probe judge on the partitions (spills by key slot)")
+	rtoPrefix := flag.String("rto", "", "key prefix whose RTO checker to run on the partitions (spills by key slot)")
+	whole := flag.Bool("whole", false, "with -rto, run it on the history read whole too and compare the results")
 	flag.Parse()
 	if *run == "" || *n < 1 {
 		fmt.Fprintln(os.Stderr, "spill-history: -run DIR is required, -partitions at least 1")
@@ -63,7 +73,7 @@ func main() {
 		h.Write([]byte(op.Key))
 		return int(h.Sum32() % uint32(*n))
 	}
-	if *linPrefix != "" || *family != "" {
+	if *linPrefix != "" || *family != "" || *rtoPrefix != "" {
 		partOf = history.SlotPartition(*n)
 	}
 	t0 := time.Now()
@@ -133,12 +143,52 @@ func main() {
 			fmt.Printf("%s (%s) on %d partitions in %.1f s: %v %s\n", c.Name(), *family, p.N(), time.Since(t1).Seconds(), r.Valid, r.Why())
 		}
 	}
+	if *rtoPrefix != "" {
+		checkRTO(p, *run, *rtoPrefix, *whole)
+	}
 	if !*keep {
 		if err := p.Remove(); err != nil {
 			fail(err)
 		}
 		os.Remove(*dir)
 	}
+}
+
+// checkRTO runs the RTO checker of prefix on p's partitions, and on the
+// history of run read whole when whole is set, comparing their results.
+func checkRTO(p *history.Partitions, run, prefix string, whole bool) {
+	c := checker.RTO(checker.Scope{KeyPrefix: prefix})
+	t1 := time.Now()
+	parts, err := c.(checker.PartitionChecker).CheckPartitions(checker.WithHistoryEnd(context.Background(), p.Latest), p.N(), p.LoadWhere)
+	if err != nil {
+		fail(err)
+	}
+	took := time.Since(t1)
+	f, ok := checker.FiguresAs[*checker.RTOFigures](parts)
+	if !ok {
+		fail(fmt.Errorf("rto: %v: %s %s", parts.Valid, parts.NotApplicable, parts.Why()))
+	}
+	fmt.Printf("rto (%s) on %d partitions (paired %v, indexes increase %v) in %.1f s: %v, %d windows, %d shards and %d keys affected, %d unrecovered\n",
+		prefix, p.N(), p.Paired, p.IndexesIncrease, took.Seconds(), parts.Valid, f.Windows, f.Affected, f.AffectedKeys, f.Unrecovered)
+	if !whole {
+		return
+	}
+	read, err := history.ReadRun(run)
+	if err != nil {
+		fail(err)
+	}
+	t1 = time.Now()
+	w := c.Check(context.Background(), checker.NewHistory(read.Ops))
+	took = time.Since(t1)
+	pj, err := json.Marshal(parts)
+	if err != nil {
+		fail(err)
+	}
+	wj, err := json.Marshal(w)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("rto (%s) on the history read whole in %.1f s: %v; the same results.json: %v\n", prefix, took.Seconds(), w.Valid, bytes.Equal(pj, wj))
 }
 
 func fail(err error) {
