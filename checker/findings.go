@@ -204,3 +204,64 @@ func PartitionHistory(ctx context.Context, ops []history.Op) (*History, error) {
 	h.windowsOnce.Do(func() { h.windows = ws })
 	return h, nil
 }
+
+// SharedNames finds the names (a lock's tokens, a queue's messages) that
+// more than one slot partition of a history uses, whose owner a check of
+// the whole history looks up across keys: defined in two partitions, or
+// defined in one and wanted (looked up, not defined) in another. It holds
+// 8 bytes a name defined, not the names.
+type SharedNames struct {
+	defined, wanted []uint64
+}
+
+// NameHash is the 64-bit FNV-1a hash of a name.
+func NameHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// Add is one partition's names: those it defines, and those it looks up
+// without defining them.
+func (s *SharedNames) Add(defined, wanted map[string]bool) {
+	seen := map[uint64]bool{}
+	for n := range defined {
+		if h := NameHash(n); !seen[h] {
+			seen[h] = true
+			s.defined = append(s.defined, h)
+		}
+	}
+	for n := range wanted {
+		if !defined[n] {
+			s.wanted = append(s.wanted, NameHash(n))
+		}
+	}
+}
+
+// Shared is the hashes of the names more than one partition uses (a hash
+// two names share included: the caller resolves names, not hashes), nil
+// when there are none.
+func (s *SharedNames) Shared() map[uint64]bool {
+	slices.Sort(s.defined)
+	var out map[uint64]bool
+	note := func(h uint64) {
+		if out == nil {
+			out = map[uint64]bool{}
+		}
+		out[h] = true
+	}
+	for i := 1; i < len(s.defined); i++ {
+		if s.defined[i] == s.defined[i-1] {
+			note(s.defined[i])
+		}
+	}
+	for _, h := range s.wanted {
+		if _, found := slices.BinarySearch(s.defined, h); found {
+			note(h)
+		}
+	}
+	return out
+}

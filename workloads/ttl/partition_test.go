@@ -1,6 +1,7 @@
 package ttl
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -118,7 +119,9 @@ func TestTTLPartitionedAgreesWithWhole(t *testing.T) {
 	verdicts := map[checker.Validity]int{}
 	for name, ops := range cases {
 		for _, max := range []int{1, 2, 50} {
-			r := checkertest.SameOnPartitions(t, fmt.Sprintf("%s (examples %d)", name, max), Checker(checker.Scope{MaxExamples: max}), ops)
+			what, c := fmt.Sprintf("%s (examples %d)", name, max), Checker(checker.Scope{MaxExamples: max})
+			asBefore(t, what, c, ops)
+			r := checkertest.SameOnPartitions(t, what, c, ops)
 			verdicts[r.Valid]++
 		}
 	}
@@ -140,5 +143,23 @@ func TestTTLPartitionedLoadError(t *testing.T) {
 	ok := func(int, func(*history.Op) bool) ([]history.Op, error) { return ttlBase().Done(), nil }
 	if _, err := c.CheckPartitions(t.Context(), 1, ok); err == nil {
 		t.Fatal("a check without the history's end gave a verdict")
+	}
+}
+
+// asBefore fails unless Check gives what it gave before it judged slot
+// partitions (refCheck), byte for byte.
+func asBefore(t *testing.T, what string, c checker.Checker, ops []history.Op) {
+	t.Helper()
+	in := checker.NewHistory(ops)
+	now, err := json.Marshal(c.Check(t.Context(), in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	was, err := json.Marshal(c.(ttlChecker).refCheck(t.Context(), in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(now) != string(was) {
+		t.Fatalf("%s: Check changed:\nnow    %s\nbefore %s", what, now, was)
 	}
 }
