@@ -5,15 +5,19 @@
 package checkertest
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -276,5 +280,62 @@ func Lies(ops []history.Op, seed uint64) map[string][]history.Op {
 			Ext: history.NewExt(history.Ext{Detail: json.RawMessage(`{"nodes":7,"addrs":"x"}`)})}
 		return renumber(slices.Insert(ops, i, g))
 	})
+	return out
+}
+
+// Corpus is the histories of the adversary's stored runs whose names
+// contain want (harness/adversary/testdata/corpus, found from dir, the
+// test's package: real runs under faults), by run name.
+func Corpus(t *testing.T, dir, want string) map[string][]history.Op {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "harness/adversary/testdata/corpus/*.tar.gz"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no corpus under %s: %v", dir, err)
+	}
+	out := map[string][]history.Op{}
+	for _, p := range paths {
+		name := strings.TrimSuffix(filepath.Base(p), ".tar.gz")
+		if !strings.Contains(name, want) {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(zr)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if base := filepath.Base(h.Name); base != history.FileName && base != history.JSONLinesName {
+				continue
+			}
+			path := filepath.Join(t.TempDir(), filepath.Base(h.Name))
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := history.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			out[name] = res.Ops
+		}
+		f.Close()
+	}
+	if len(out) == 0 {
+		t.Fatalf("no corpus run of %q", want)
+	}
 	return out
 }

@@ -137,9 +137,18 @@ func TestQueuePartitionedAgreesWithWhole(t *testing.T) {
 			cases[base+": "+name] = ops
 		}
 	}
-	verdicts := map[checker.Validity]int{}
 	// The honest histories, and the lies the whole check cannot tell.
 	valid := map[string]bool{"valid queues": true, "valid queues" + ": a nemesis entry of garbage": true}
+	// The adversary's stored runs of the workload (valid as recorded),
+	// and lies told of them.
+	for run, ops := range checkertest.Corpus(t, "../..", "queue") {
+		cases[run] = ops
+		valid[run] = true
+		for lie, ops := range checkertest.Lies(ops, 5) {
+			cases[run+": "+lie] = ops
+		}
+	}
+	verdicts := map[checker.Validity]int{}
 	for name, ops := range cases {
 		for _, max := range []int{1, 2, 50} {
 			what, c := fmt.Sprintf("%s (examples %d)", name, max), Checker(checker.Scope{MaxExamples: max})

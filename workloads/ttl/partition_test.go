@@ -116,9 +116,18 @@ func TestTTLPartitionedAgreesWithWhole(t *testing.T) {
 	for name, ops := range checkertest.Lies(cases["valid keys"], 2) {
 		cases["valid keys: "+name] = ops
 	}
-	verdicts := map[checker.Validity]int{}
 	// The honest histories, and the lies the whole check cannot tell.
 	valid := map[string]bool{"valid keys": true, "valid keys" + ": a nemesis entry of garbage": true}
+	// The adversary's stored runs of the workload (valid as recorded),
+	// and lies told of them.
+	for run, ops := range checkertest.Corpus(t, "../..", "ttl") {
+		cases[run] = ops
+		valid[run] = true
+		for lie, ops := range checkertest.Lies(ops, 5) {
+			cases[run+": "+lie] = ops
+		}
+	}
+	verdicts := map[checker.Validity]int{}
 	for name, ops := range cases {
 		for _, max := range []int{1, 2, 50} {
 			what, c := fmt.Sprintf("%s (examples %d)", name, max), Checker(checker.Scope{MaxExamples: max})
