@@ -7,8 +7,8 @@ package checkertest
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
