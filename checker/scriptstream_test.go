@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -63,7 +64,8 @@ func scriptRun(seed uint64) []history.Op {
 // The script checker's stream (the loads and the NOSCRIPTs, judged in
 // the order of their invocations) gives its whole check's result, byte for
 // byte, on every stored and generated history, on generated script runs
-// and on lies told of them (a stream sees the calls as they complete).
+// and on lies told of them (a stream sees the calls as they complete); and
+// Check gives what it gave before it streamed (refCheck).
 func TestScriptStream(t *testing.T) {
 	cases := streamCases(t)
 	for seed := range uint64(4) {
@@ -85,7 +87,11 @@ func TestScriptStream(t *testing.T) {
 	verdicts := map[Validity]int{}
 	for _, tc := range cases {
 		for _, c := range []Checker{Script(), Script(Scope{MaxExamples: 1}), Script(Scope{KeyPrefix: "k1"})} {
-			verdicts[sameStreamed(t, tc.name, c, tc.ops).Valid]++
+			r := sameStreamed(t, tc.name, c, tc.ops)
+			verdicts[r.Valid]++
+			if was := guarded(func() Result { return c.(scriptCache).refCheck(context.Background(), NewHistory(tc.ops)) }); resultBytes(t, r) != resultBytes(t, was) {
+				t.Fatalf("%s: Check changed:\nnow    %s\nbefore %s", tc.name, resultBytes(t, r), resultBytes(t, was))
+			}
 		}
 	}
 	// The generated runs reach every verdict.
