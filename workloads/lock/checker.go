@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -119,8 +120,8 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 func (l lockChecker) CheckPartitions(ctx context.Context, n int, load checker.PartitionLoader) (checker.Result, error) {
 	var names checker.SharedNames
 	m, err := l.partitions(ctx, n, load, lockNames{}, func(p *lockPartial) { names.Add(p.defined, p.wanted) })
-	if err != nil || m.unpaired != nil {
-		return m.result(l, err)
+	if err != nil {
+		return stopped(err)
 	}
 	shared := names.Shared()
 	if shared == nil {
@@ -135,20 +136,19 @@ func (l lockChecker) CheckPartitions(ctx context.Context, n int, load checker.Pa
 				o.join(d)
 			}
 		}
-	}); err != nil || m.unpaired != nil {
-		return m.result(l, err)
+	}); err != nil {
+		return stopped(err)
 	}
 	m, err = l.partitions(ctx, n, load, lockNames{tokens: defs}, nil)
-	if err != nil || m.unpaired != nil {
-		return m.result(l, err)
+	if err != nil {
+		return stopped(err)
 	}
 	return l.verdict(m), nil
 }
 
 // partitions analyses each partition with names, gives each partial to
-// each (if any) and merges them. A partition that cannot be paired stops
-// it (unpaired: the caller checks such a history whole; if not, the
-// first partition's word).
+// each (if any) and merges them. A partition that cannot be paired, or
+// loaded, stops it (stopped).
 func (l lockChecker) partitions(ctx context.Context, n int, load checker.PartitionLoader, names lockNames, each func(*lockPartial)) (*lockPartial, error) {
 	var m *lockPartial
 	for i := range n {
@@ -162,7 +162,7 @@ func (l lockChecker) partitions(ctx context.Context, n int, load checker.Partiti
 		}
 		p, err := l.analyze(in, names)
 		if err != nil {
-			return &lockPartial{unpaired: err}, nil
+			return nil, unpaired{err}
 		}
 		if each != nil {
 			each(p)
@@ -179,13 +179,20 @@ func (l lockChecker) partitions(ctx context.Context, n int, load checker.Partiti
 	return m, nil
 }
 
-// result is the answer of a pass that stopped: a partition lost (err) or
-// one that cannot be paired.
-func (p *lockPartial) result(l lockChecker, err error) (checker.Result, error) {
-	if err != nil {
-		return checker.Result{}, err
+// unpaired is a partition that cannot be paired.
+type unpaired struct{ err error }
+
+func (u unpaired) Error() string { return u.err.Error() }
+
+// stopped is the answer of a pass that could not go on: a partition that
+// cannot be paired (the caller checks such a history whole; if not, the
+// first partition's word) or one that could not be loaded (no verdict).
+func stopped(err error) (checker.Result, error) {
+	var u unpaired
+	if errors.As(err, &u) {
+		return checker.InvalidHistory(u.err), nil
 	}
-	return checker.InvalidHistory(p.unpaired), nil
+	return checker.Result{}, err
 }
 
 // lockNames is what a partition's analysis is told of the tokens other
@@ -215,7 +222,6 @@ func (t *lockToken) join(u *lockToken) {
 // partition of it: counts, and the first findings of each list by where a
 // check of the whole history finds them (checker.Pos).
 type lockPartial struct {
-	unpaired    error
 	an          *checker.Findings
 	malformed   *checker.Firsts[string]
 	lostSamples *checker.Firsts[map[string]any]

@@ -3,6 +3,7 @@ package queue
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -123,8 +124,8 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 func (q queueChecker) CheckPartitions(ctx context.Context, n int, load checker.PartitionLoader) (checker.Result, error) {
 	var names checker.SharedNames
 	m, err := q.partitions(ctx, n, load, queueNames{}, func(p *queuePartial) { names.Add(p.defined, p.wanted) })
-	if err != nil || m.unpaired != nil {
-		return m.result(err)
+	if err != nil {
+		return stopped(err)
 	}
 	shared := names.Shared()
 	if shared == nil {
@@ -137,20 +138,19 @@ func (q queueChecker) CheckPartitions(ctx context.Context, n int, load checker.P
 				owners[msg] = o
 			}
 		}
-	}); err != nil || m.unpaired != nil {
-		return m.result(err)
+	}); err != nil {
+		return stopped(err)
 	}
 	m, err = q.partitions(ctx, n, load, queueNames{owners: owners}, nil)
-	if err != nil || m.unpaired != nil {
-		return m.result(err)
+	if err != nil {
+		return stopped(err)
 	}
 	return q.verdict(m), nil
 }
 
 // partitions analyses each partition with names, gives each partial to
-// each (if any) and merges them. A partition that cannot be paired stops
-// it (unpaired: the caller checks such a history whole; if not, the
-// first partition's word).
+// each (if any) and merges them. A partition that cannot be paired, or
+// loaded, stops it (stopped).
 func (q queueChecker) partitions(ctx context.Context, n int, load checker.PartitionLoader, names queueNames, each func(*queuePartial)) (*queuePartial, error) {
 	var m *queuePartial
 	for i := range n {
@@ -164,7 +164,7 @@ func (q queueChecker) partitions(ctx context.Context, n int, load checker.Partit
 		}
 		p, err := q.analyze(in, names)
 		if err != nil {
-			return &queuePartial{unpaired: err}, nil
+			return nil, unpaired{err}
 		}
 		if each != nil {
 			each(p)
@@ -181,13 +181,20 @@ func (q queueChecker) partitions(ctx context.Context, n int, load checker.Partit
 	return m, nil
 }
 
-// result is the answer of a pass that stopped: a partition lost (err) or
-// one that cannot be paired.
-func (p *queuePartial) result(err error) (checker.Result, error) {
-	if err != nil {
-		return checker.Result{}, err
+// unpaired is a partition that cannot be paired.
+type unpaired struct{ err error }
+
+func (u unpaired) Error() string { return u.err.Error() }
+
+// stopped is the answer of a pass that could not go on: a partition that
+// cannot be paired (the caller checks such a history whole; if not, the
+// first partition's word) or one that could not be loaded (no verdict).
+func stopped(err error) (checker.Result, error) {
+	var u unpaired
+	if errors.As(err, &u) {
+		return checker.InvalidHistory(u.err), nil
 	}
-	return checker.InvalidHistory(p.unpaired), nil
+	return checker.Result{}, err
 }
 
 // queueNames is what a partition's analysis is told of the messages other
@@ -209,7 +216,6 @@ type queueOwner struct {
 // partition of it: counts, and the first findings of each list by where a
 // check of the whole history finds them (checker.Pos).
 type queuePartial struct {
-	unpaired    error
 	an          *checker.Findings
 	malformed   *checker.Firsts[string]
 	lostSamples *checker.Firsts[map[string]any]

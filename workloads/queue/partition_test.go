@@ -179,6 +179,15 @@ func TestQueuePartitionedLoadError(t *testing.T) {
 	if _, err := c.CheckPartitions(t.Context(), 1, ok); err == nil {
 		t.Fatal("a check without the history's end gave a verdict")
 	}
+	// A partition that does not pair (the spill sends such a history
+	// whole; if not, its word is the pairing's, unknown).
+	unpaired := func(i int, keep func(*history.Op) bool) ([]history.Op, error) {
+		ops, err := ok(i, keep)
+		return ops[1:], err
+	}
+	if r, err := c.CheckPartitions(checker.WithHistoryEnd(t.Context(), 0), 2, unpaired); err != nil || r.Valid != checker.Unknown || !strings.Contains(r.Why(), "cannot be paired") {
+		t.Fatalf("an unpaired partition: %v %v", r.Valid, err)
+	}
 }
 
 // asBefore fails unless Check gives what it gave before it judged slot
