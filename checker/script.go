@@ -148,11 +148,77 @@ func loadSHA(c *call) (ok, missing bool, want string) {
 }
 
 func (s scriptCache) Check(ctx context.Context, in *History) Result {
-	ops := in.Ops
 	calls, err := s.o.calls(in)
 	if err != nil {
 		return Result{Valid: Unknown, Figures: &Verdict{Error: err.Error()}}
 	}
+	st := &scriptStream{s: s}
+	for i := range calls {
+		st.Call(&calls[i], i)
+	}
+	return s.judge(in, st)
+}
+
+// NewStream: the script checker streams (StreamChecker). Its state is
+// two counts and the calls its verdict reads: the acknowledged SCRIPT
+// LOADs (one a key at the start, and one after each NOSCRIPT) and the
+// EVALSHAs refused with NOSCRIPT, not the EVALSHAs that ran.
+func (s scriptCache) NewStream(t *Tail) Stream { return &scriptStream{s: s, t: t} }
+
+// scriptStream gathers what the script checker reads of the client ops.
+type scriptStream struct {
+	s           scriptCache
+	t           *Tail
+	evalsha, ok int
+	// kept are the acknowledged loads and the NOSCRIPTs with their place
+	// among the invocations: judge takes them in that order, as Check
+	// takes its calls, since a NOSCRIPT is judged by the loads invoked
+	// before it.
+	kept []seqCall
+}
+
+type seqCall struct {
+	c   call
+	seq int
+}
+
+func (st *scriptStream) Call(c *call, seq int) {
+	if !st.s.o.keep(c.inv) {
+		return
+	}
+	switch c.inv.Name() {
+	case ScriptLoad:
+		if !c.ok() {
+			return
+		}
+	case OpAdd:
+		st.evalsha++
+		if c.ok() {
+			st.ok++
+		}
+		if !c.failed() || !strings.HasPrefix(c.comp.ErrorText(), "NOSCRIPT") {
+			return
+		}
+	default:
+		return
+	}
+	// A stream's call and its entries are reused after the call.
+	st.kept = append(st.kept, seqCall{detachCall(*c), seq})
+}
+
+func (st *scriptStream) End(context.Context) Result {
+	if st.t.PairErr != nil {
+		return Result{Valid: Unknown, Figures: &Verdict{Error: st.t.PairErr.Error()}}
+	}
+	// A stream gives its calls as they complete.
+	slices.SortStableFunc(st.kept, func(a, b seqCall) int { return a.seq - b.seq })
+	return st.s.judge(st.t.History, st)
+}
+
+// judge is the verdict on the calls st kept, with the nemesis entries of
+// in (the whole history, or a stream's Tail).
+func (s scriptCache) judge(in *History, st *scriptStream) Result {
+	ops := in.Ops
 	// Failovers are counted from the topology journal's copies (every
 	// failover redline causes is journalled, once done).
 	failovers := 0
@@ -170,19 +236,16 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 	// loads[node]: the acknowledged SCRIPT LOADs of each node whose SHA
 	// was the script's, in history order.
 	loads := map[string][]*call{}
-	evalsha, ok := 0, 0
+	evalsha, ok := st.evalsha, st.ok
 	notLoaded, lostCache, explained, unexplained, unverified := 0, 0, 0, 0, 0
 	var notLoadedNodes, lostNodes, unverifiedNodes []string
 	var firstNotLoaded, firstLost, firstUnverified, firstMissing []int64
 	var badSHA []map[string]any
 	nbad, nmissing := 0, 0
-	for i := range calls {
-		c := &calls[i]
+	for i := range st.kept {
+		c := &st.kept[i].c
 		switch c.inv.Name() {
 		case ScriptLoad:
-			if !c.ok() {
-				continue
-			}
 			good, missing, want := loadSHA(c)
 			switch {
 			case missing:
@@ -200,14 +263,7 @@ func (s scriptCache) Check(ctx context.Context, in *History) Result {
 			case c.comp.Node != "":
 				loads[c.comp.Node] = append(loads[c.comp.Node], c)
 			}
-		case OpAdd:
-			evalsha++
-			if c.ok() {
-				ok++
-			}
-			if !c.failed() || !strings.HasPrefix(c.comp.ErrorText(), "NOSCRIPT") {
-				continue
-			}
+		case OpAdd: // refused with NOSCRIPT (scriptStream.Call)
 			node := c.comp.Node
 			// The node's latest load acknowledged before the EVALSHA
 			// was sent.

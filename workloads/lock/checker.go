@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -97,21 +98,232 @@ type lockAcq struct {
 }
 
 func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Result {
-	calls, err := l.o.Calls(in)
+	p, err := l.analyze(in, lockNames{})
 	if err != nil {
 		return checker.InvalidHistory(err)
 	}
-	an := checker.NewAnomalyRecorder(l.o.MaxExamples)
-	fig := &Figures{}
-	var malformed []string
-	bad := func(c *checker.Call, what string) {
-		if len(malformed) < l.o.MaxExamples {
-			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
-		}
-		fig.SkippedMalformed++
+	return l.verdict(p)
+}
+
+// CheckPartitions is Check on a history given as slot partitions
+// (checker.PartitionChecker): a lock's ops are all in one partition and
+// the fault windows are run-wide, so each partition is analysed as Check
+// analyses the whole and the partials add up (merge). What is not a
+// lock's own is its tokens: Check looks a token up across locks (a token
+// two acquires used makes the later one unreadable; a release's token
+// whose acquire could not be read is not judged). Tokens are unique in a
+// run, so when no token is used in two partitions (checker.SharedNames, 8
+// bytes an acquire) one pass is all; otherwise a second pass finds the
+// acquires of the shared tokens and a third analyses every partition
+// knowing them (lockNames). It holds one partition's lock ops and their
+// analysis at a time.
+func (l lockChecker) CheckPartitions(ctx context.Context, n int, load checker.PartitionLoader) (checker.Result, error) {
+	var names checker.SharedNames
+	m, err := l.partitions(ctx, n, load, lockNames{}, func(p *lockPartial) { names.Add(p.defined, p.wanted) })
+	if err != nil {
+		return stopped(err)
 	}
+	shared := names.Shared()
+	if shared == nil {
+		return l.verdict(m), nil
+	}
+	defs := map[string]*lockToken{}
+	if m, err = l.partitions(ctx, n, load, lockNames{shared: shared}, func(p *lockPartial) {
+		for tok, d := range p.defs {
+			if o := defs[tok]; o == nil {
+				defs[tok] = d
+			} else {
+				o.join(d)
+			}
+		}
+	}); err != nil {
+		return stopped(err)
+	}
+	m, err = l.partitions(ctx, n, load, lockNames{tokens: defs}, nil)
+	if err != nil {
+		return stopped(err)
+	}
+	return l.verdict(m), nil
+}
+
+// partitions analyses each partition with names, gives each partial to
+// each (if any) and merges them. A partition that cannot be paired, or
+// loaded, stops it (stopped).
+func (l lockChecker) partitions(ctx context.Context, n int, load checker.PartitionLoader, names lockNames, each func(*lockPartial)) (*lockPartial, error) {
+	var m *lockPartial
+	for i := range n {
+		ops, err := load(i, l.o.Keep)
+		if err != nil {
+			return nil, err
+		}
+		in, err := checker.PartitionHistory(ctx, ops)
+		if err != nil {
+			return nil, err
+		}
+		p, err := l.analyze(in, names)
+		if err != nil {
+			return nil, unpaired{err}
+		}
+		if each != nil {
+			each(p)
+		}
+		if m == nil {
+			m = p
+		} else {
+			m.merge(p)
+		}
+	}
+	if m == nil {
+		m = l.newPartial()
+	}
+	return m, nil
+}
+
+// unpaired is a partition that cannot be paired.
+type unpaired struct{ err error }
+
+func (u unpaired) Error() string { return u.err.Error() }
+
+// stopped is the answer of a pass that could not go on: a partition that
+// cannot be paired (the caller checks such a history whole; if not, the
+// first partition's word) or one that could not be loaded (no verdict).
+func stopped(err error) (checker.Result, error) {
+	var u unpaired
+	if errors.As(err, &u) {
+		return checker.InvalidHistory(u.err), nil
+	}
+	return checker.Result{}, err
+}
+
+// lockNames is what a partition's analysis is told of the tokens other
+// partitions use: to note the acquires of shared ones (the second pass),
+// or who holds each (the third).
+type lockNames struct {
+	shared map[uint64]bool
+	tokens map[string]*lockToken
+}
+
+// lockToken is what Check knows of a token across locks: the first
+// readable acquire that used it (owner, -1: none) and whether an acquire
+// of it had a ttl not above 0 (its releases are not judged).
+type lockToken struct {
+	owner   int64
+	skipped bool
+}
+
+func (t *lockToken) join(u *lockToken) {
+	if u.owner >= 0 && (t.owner < 0 || u.owner < t.owner) {
+		t.owner = u.owner
+	}
+	t.skipped = t.skipped || u.skipped
+}
+
+// lockPartial is what the lock checker found in a history or in one
+// partition of it: counts, and the first findings of each list by where a
+// check of the whole history finds them (checker.Pos).
+type lockPartial struct {
+	an          *checker.Findings
+	malformed   *checker.Firsts[string]
+	lostSamples *checker.Firsts[map[string]any]
+	counts      map[string]int
+	fences      map[string]int
+
+	locks, holds, dh, afterLoss, afterClock, afterPower, unexplained, inFault, waitSat int
+	regressions, anothers, lost, lostAfterFault, faults                                int
+
+	// defined are the tokens its acquires used, wanted those its releases
+	// looked up without an acquire here (checker.SharedNames); defs the
+	// acquires of shared tokens (lockNames.shared).
+	defined, wanted map[string]bool
+	defs            map[string]*lockToken
+}
+
+func (l lockChecker) newPartial() *lockPartial {
+	return &lockPartial{an: checker.NewFindings(l.o.MaxExamples), malformed: checker.NewFirsts[string](l.o.MaxExamples),
+		lostSamples: checker.NewFirsts[map[string]any](l.o.MaxExamples), counts: map[string]int{}, fences: map[string]int{},
+		defined: map[string]bool{}, wanted: map[string]bool{}, defs: map[string]*lockToken{}}
+}
+
+// merge adds q, a partial of other locks, to p.
+func (p *lockPartial) merge(q *lockPartial) {
+	p.an.Merge(q.an)
+	p.malformed.Merge(q.malformed)
+	p.lostSamples.Merge(q.lostSamples)
+	for k, n := range q.counts {
+		p.counts[k] += n
+	}
+	for k, n := range q.fences {
+		p.fences[k] += n
+	}
+	p.locks += q.locks
+	p.holds += q.holds
+	p.dh += q.dh
+	p.afterLoss += q.afterLoss
+	p.afterClock += q.afterClock
+	p.afterPower += q.afterPower
+	p.unexplained += q.unexplained
+	p.inFault += q.inFault
+	p.waitSat += q.waitSat
+	p.regressions += q.regressions
+	p.anothers += q.anothers
+	p.lost += q.lost
+	p.lostAfterFault += q.lostAfterFault
+	// The fault windows are run-wide: every partition has them all.
+	p.faults = q.faults
+	p.defined, p.wanted, p.defs = nil, nil, nil
+}
+
+// The passes of the lock checker over a history, in the order it makes
+// them (checker.Pos.Phase).
+const (
+	lockScan      = iota // the calls, by index
+	lockReleases         // the releases, by invocation time (then index)
+	lockClearAcqs        // the cleared locks by name, their acquires by index
+	lockClearRels        // the releases, by invocation time
+	lockLocks            // the locks, by name
+	lockAnothers         // the releases, by invocation time
+	lockLostHolds        // the releases, by invocation time
+)
+
+// analyze is the lock checker's pass over the calls of in; an error is a
+// history that cannot be paired.
+func (l lockChecker) analyze(in *checker.History, names lockNames) (*lockPartial, error) {
+	calls, err := l.o.Calls(in)
+	if err != nil {
+		return nil, err
+	}
+	part := l.newPartial()
+	var seq int64 // the order of the findings: the whole's within a lock
+	scanAt := func(c *checker.Call) checker.Pos { return checker.Pos{Phase: lockScan, At: c.Inv.Index} }
+	// A release's place: by invocation time, then index (releases are
+	// taken sorted by start, stably).
+	relAt := func(phase int, r *checker.Call) checker.Pos {
+		return checker.Pos{Phase: phase, At: r.Start, Seq: r.Inv.Index}
+	}
+	lockAt := func(k string) checker.Pos { seq++; return checker.Pos{Phase: lockLocks, Key: k, Seq: seq} }
+	an := part.an
+	badAt := func(p checker.Pos, c *checker.Call, what string) {
+		part.malformed.Add(p, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
+	}
+	bad := func(c *checker.Call, what string) { badAt(scanAt(c), c, what) }
 	readValue := checker.DecodeJSON[Value]
-	counts := map[string]int{}
+	counts := part.counts
+	// token is what the other partitions know of a token, nil: nothing.
+	token := func(tok string) *lockToken { return names.tokens[tok] }
+	define := func(tok string, index int64, readable bool) {
+		part.defined[tok] = true
+		if names.shared[checker.NameHash(tok)] {
+			d := &lockToken{owner: -1, skipped: !readable}
+			if readable {
+				d.owner = index
+			}
+			if o := part.defs[tok]; o == nil {
+				part.defs[tok] = d
+			} else {
+				o.join(d)
+			}
+		}
+	}
 	byToken := map[string]*lockAcq{}
 	acqs := map[string][]*lockAcq{} // by key
 	var releases []*checker.Call
@@ -141,13 +353,19 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 				bad(c, "no token")
 				continue
 			case v.TTLms <= 0:
+				define(v.Token, c.Inv.Index, false)
 				bad(c, fmt.Sprintf("ttl %d ms is not above 0", v.TTLms))
 				skippedToken[v.Token] = true
 				continue
 			case byToken[v.Token] != nil:
 				bad(c, fmt.Sprintf("token %q was used by op %d too: tokens are unique per acquisition", v.Token, byToken[v.Token].c.Inv.Index))
 				continue
+			case token(v.Token) != nil && token(v.Token).owner != c.Inv.Index:
+				// Another partition's acquire used it first.
+				bad(c, fmt.Sprintf("token %q was used by op %d too: tokens are unique per acquisition", v.Token, token(v.Token).owner))
+				continue
 			}
+			define(v.Token, c.Inv.Index, true)
 			a := &lockAcq{c: c, v: v}
 			byToken[v.Token] = a
 			acqs[c.Inv.Key] = append(acqs[c.Inv.Key], a)
@@ -161,9 +379,9 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 			}
 			switch {
 			case !ok || fence < 1:
-				an.Garbage(c, "an acknowledged acquire's fence must be an integer above 0")
+				an.Garbage(scanAt(c), c, "an acknowledged acquire's fence must be an integer above 0")
 			case out.Token != "" && out.Token != v.Token:
-				an.Garbage(c, fmt.Sprintf("the acquire of token %q was acknowledged for token %q", v.Token, out.Token))
+				an.Garbage(scanAt(c), c, fmt.Sprintf("the acquire of token %q was acknowledged for token %q", v.Token, out.Token))
 			default:
 				a.fence, a.certain = fence, true
 				a.from, a.to = c.End, c.Start+v.TTLms*1e6-int64(lockExpirySlack)
@@ -190,11 +408,12 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 			}
 			if c.OK() {
 				if out, ok := readValue(c.Comp.Value); !ok || out.Token != v.Token {
-					an.Garbage(c, "a release's reply must be 1 (deleted) or 0 (not the owner)")
+					an.Garbage(scanAt(c), c, "a release's reply must be 1 (deleted) or 0 (not the owner)")
 					garbageRelease[c] = true // it still ends its hold
 				}
 			}
 			releases = append(releases, c)
+			part.wanted[v.Token] = true
 		default:
 			bad(c, "not an op of the lock workload")
 		}
@@ -206,13 +425,13 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 	for _, r := range releases {
 		v, _ := readValue(r.Inv.Value)
 		a := byToken[v.Token]
-		if skippedToken[v.Token] {
+		if skippedToken[v.Token] || token(v.Token) != nil && token(v.Token).skipped {
 			continue
 		}
 		if a != nil && a.c.Inv.Key == r.Inv.Key && r.Start < a.c.End {
 			// Its worker sends a release only once the acquire has
 			// completed: this history contradicts itself.
-			bad(r, fmt.Sprintf("released before its acquire (op %d) completed", a.c.Inv.Index))
+			badAt(relAt(lockReleases, r), r, fmt.Sprintf("released before its acquire (op %d) completed", a.c.Inv.Index))
 			garbageRelease[r] = true // judged no further
 			continue
 		}
@@ -225,13 +444,13 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		}
 		if a == nil || a.c.Inv.Key != r.Inv.Key {
 			if r.OK() {
-				an.Add("released-unacquired", map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token,
+				an.Add(relAt(lockReleases, r), "released-unacquired", map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token,
 					"why": "no acquire of this lock used the token"})
 			}
 			continue
 		}
 		if r.OK() && a.c.Failed() {
-			an.Add("released-unacquired", map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token, "acquire": a.c.Inv.Index,
+			an.Add(relAt(lockReleases, r), "released-unacquired", map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token, "acquire": a.c.Inv.Index,
 				"why": "the token's acquire certainly failed"})
 		}
 		if a.released {
@@ -258,7 +477,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		cl := clears[k]
 		for _, a := range acqs[k] {
 			if a.c.Start > cl.Start {
-				bad(a.c, fmt.Sprintf("acquired after the lock was cleared (op %d) at the end", cl.Inv.Index))
+				badAt(checker.Pos{Phase: lockClearAcqs, Key: k, At: a.c.Inv.Index}, a.c, fmt.Sprintf("acquired after the lock was cleared (op %d) at the end", cl.Inv.Index))
 				a.certain = false
 			} else if a.certain {
 				a.to = min(a.to, cl.Start)
@@ -267,7 +486,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 	}
 	for _, r := range releases {
 		if cl := clears[r.Inv.Key]; cl != nil && r.Start > cl.Start {
-			bad(r, fmt.Sprintf("released after the lock was cleared (op %d) at the end", cl.Inv.Index))
+			badAt(relAt(lockClearRels, r), r, fmt.Sprintf("released after the lock was cleared (op %d) at the end", cl.Inv.Index))
 			garbageRelease[r] = true
 		}
 	}
@@ -340,7 +559,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 				if clock != "" {
 					ex["clock_fault"] = clock
 				}
-				an.Add("double-hold", ex)
+				an.Add(lockAt(k), "double-hold", ex)
 			}
 			active = append(active, b)
 		}
@@ -366,7 +585,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		for _, b := range hs {
 			if a := seen[b.fence]; a != nil {
 				regressions++
-				an.Add("fence-regression", fenceClass(map[string]any{"index": b.c.Inv.Index, "key": k, "first": a.c.Inv.Index, "second": b.c.Inv.Index,
+				an.Add(lockAt(k), "fence-regression", fenceClass(map[string]any{"index": b.c.Inv.Index, "key": k, "first": a.c.Inv.Index, "second": b.c.Inv.Index,
 					"first_fence": a.fence, "second_fence": b.fence, "why": "two acquires got the same fence"}, a, b))
 				continue
 			}
@@ -387,7 +606,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 			}
 			if top != nil && b.fence < top.fence {
 				regressions++
-				an.Add("fence-regression", fenceClass(map[string]any{"index": b.c.Inv.Index, "key": k, "first": top.c.Inv.Index, "second": b.c.Inv.Index,
+				an.Add(lockAt(k), "fence-regression", fenceClass(map[string]any{"index": b.c.Inv.Index, "key": k, "first": top.c.Inv.Index, "second": b.c.Inv.Index,
 					"first_fence": top.fence, "second_fence": b.fence, "why": "an acquire begun after another completed got a lower fence"}, top, b))
 			}
 		}
@@ -403,7 +622,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		for _, b := range acqs[r.Inv.Key] {
 			if b != a && b.certain && b.c.Start > a.c.End && b.c.End < r.Start {
 				anothers++
-				an.Add("released-anothers-lock", map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token,
+				an.Add(relAt(lockAnothers, r), "released-anothers-lock", map[string]any{"index": r.Inv.Index, "key": r.Inv.Key, "token": v.Token,
 					"acquire": a.c.Inv.Index, "other_acquire": b.c.Inv.Index,
 					"why": "the release deleted after its lock had expired and another client had acquired it"})
 				break
@@ -414,7 +633,6 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 	// another token or none before the ttl could have run out (reported,
 	// not judged: no second holder is proven; a double-hold is).
 	lost, lostAfterFault := 0, 0
-	var lostSamples []map[string]any
 	firstRelease := map[string]bool{}
 	for _, r := range releases {
 		v, _ := readValue(r.Inv.Value)
@@ -433,26 +651,39 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 			lostAfterFault++
 			ex["fault"] = f
 		}
-		if len(lostSamples) < l.o.MaxExamples {
-			lostSamples = append(lostSamples, ex)
-		}
+		part.lostSamples.Add(relAt(lockLostHolds, r), ex)
 	}
+	part.locks, part.holds, part.dh, part.afterLoss, part.afterClock, part.afterPower = len(keys), holds, dh, afterLoss, afterClock, afterPower
+	part.unexplained, part.inFault, part.waitSat, part.fences = unexplained, inFault, waitSat, fenceClasses
+	part.regressions, part.anothers, part.lost, part.lostAfterFault, part.faults = regressions, anothers, lost, lostAfterFault, len(windows)
+	return part, nil
+}
+
+// verdict is the result of the lock checker on what it found, of the
+// whole history or merged from its partitions.
+func (l lockChecker) verdict(p *lockPartial) checker.Result {
+	an := p.an.Recorder()
+	fig := &Figures{SkippedMalformed: p.malformed.Count()}
+	malformed := p.malformed.Items()
+	counts, fenceClasses := p.counts, p.fences
+	lost, lostAfterFault, dh, afterLoss, afterClock, afterPower := p.lost, p.lostAfterFault, p.dh, p.afterLoss, p.afterClock, p.afterPower
+	unexplained, inFault, waitSat, holds, nlocks := p.unexplained, p.inFault, p.waitSat, p.holds, p.locks
 	fig.LostWhileHeld, fig.LostWhileHeldAfterFault = lost, lostAfterFault
 	if lost > 0 {
-		fig.LostWhileHeldSamples = lostSamples
+		fig.LostWhileHeldSamples = p.lostSamples.Items()
 	}
 	fig.Acquires, fig.AcquiresOK, fig.AcquiresFail, fig.AcquiresInfo = counts["acquires"], counts["acquires_ok"], counts["acquires_fail"], counts["acquires_info"]
 	fig.Releases, fig.ReleasesOK, fig.ReleasesNotOwner = counts["releases"], counts["releases_ok"], counts["releases_not_owner"]
 	fig.ReleasesFail, fig.ReleasesInfo, fig.Clears = counts["releases_fail"], counts["releases_info"], counts["clears"]
-	fig.Locks, fig.Holds = len(keys), holds
+	fig.Locks, fig.Holds = nlocks, holds
 	fig.DoubleHolds, fig.DoubleHoldsAfterFailoverLoss, fig.DoubleHoldsUnexplained = dh, afterLoss, unexplained
 	fig.DoubleHoldsAfterClockFault, fig.DoubleHoldsAfterPowerLoss = afterClock, afterPower
 	fig.DoubleHoldsInFaultWindow, fig.DoubleHoldsWaitSatisfied = inFault, waitSat
-	fig.FenceRegressions, fig.ReleasedAnothersLock = regressions, anothers
+	fig.FenceRegressions, fig.ReleasedAnothersLock = p.regressions, p.anothers
 	fig.FenceRegressionsAfterFailoverLoss = fenceClasses["after-failover-loss"]
 	fig.FenceRegressionsAfterPowerLoss = fenceClasses["after-power-loss"]
 	fig.FenceRegressionsUnexplained = fenceClasses["unexplained"]
-	fig.Faults = len(windows)
+	fig.Faults = p.faults
 	fig.Anomalies = an.Figure()
 	if n := an.Total(); n > 0 {
 		fig.AnomalyTypes = slices.Clone(an.Classes())
@@ -480,7 +711,7 @@ func (l lockChecker) Check(_ context.Context, in *checker.History) checker.Resul
 		fig.Reason, fig.Error = w, w
 		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
-	fig.Reason = fmt.Sprintf("%d certain holds of %d locks, none overlapping; fences rose; no release deleted another's lock", holds, len(keys))
+	fig.Reason = fmt.Sprintf("%d certain holds of %d locks, none overlapping; fences rose; no release deleted another's lock", holds, nlocks)
 	if lost > 0 {
 		fig.Reason = fmt.Sprintf("%s; %d locks were gone before their ttl while held (%d after a fault on the node that granted them; reported, not judged: no second holder was seen)",
 			fig.Reason, lost, lostAfterFault)

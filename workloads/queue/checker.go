@@ -3,11 +3,15 @@ package queue
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"github.com/redline-dev/redline/checker"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/history"
 )
 
 // The explanations of the queue checker's figures (checker.DescribeFigure).
@@ -97,23 +101,213 @@ type queueState struct {
 }
 
 func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Result {
-	calls, err := q.o.Calls(in)
+	p, err := q.analyze(in, queueNames{})
 	if err != nil {
 		return checker.InvalidHistory(err)
 	}
-	an := checker.NewAnomalyRecorder(q.o.MaxExamples)
-	fig := &Figures{}
-	var malformed []string
-	bad := func(c *checker.Call, what string) {
-		if len(malformed) < q.o.MaxExamples {
-			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
-		}
-		fig.SkippedMalformed = fig.SkippedMalformed + 1
+	return q.verdict(p)
+}
+
+// CheckPartitions is Check on a history given as slot partitions
+// (checker.PartitionChecker): a queue's ops are all in one partition
+// (each op names its queue's key, whichever kind it is) and the fault
+// windows are run-wide, so each partition is analysed as Check analyses
+// the whole and the partials add up (merge). What is not a queue's own is
+// its messages: Check looks a message up across queues (one enqueued
+// twice makes the later enqueue unreadable; one delivered from another
+// queue than it was enqueued on names that queue). Messages are unique in
+// a run, so when no message is used in two partitions
+// (checker.SharedNames, 8 bytes an enqueue) one pass is all; otherwise a
+// second pass finds the enqueues of the shared messages and a third
+// analyses every partition knowing them (queueNames). It holds one
+// partition's queue ops and their analysis at a time.
+func (q queueChecker) CheckPartitions(ctx context.Context, n int, load checker.PartitionLoader) (checker.Result, error) {
+	var names checker.SharedNames
+	m, err := q.partitions(ctx, n, load, queueNames{}, func(p *queuePartial) { names.Add(p.defined, p.wanted) })
+	if err != nil {
+		return stopped(err)
 	}
+	shared := names.Shared()
+	if shared == nil {
+		return q.verdict(m), nil
+	}
+	owners := map[string]*queueOwner{}
+	if m, err = q.partitions(ctx, n, load, queueNames{shared: shared}, func(p *queuePartial) {
+		for msg, o := range p.owners {
+			if w := owners[msg]; w == nil || o.index < w.index {
+				owners[msg] = o
+			}
+		}
+	}); err != nil {
+		return stopped(err)
+	}
+	m, err = q.partitions(ctx, n, load, queueNames{owners: owners}, nil)
+	if err != nil {
+		return stopped(err)
+	}
+	return q.verdict(m), nil
+}
+
+// partitions analyses each partition with names, gives each partial to
+// each (if any) and merges them. A partition that cannot be paired, or
+// loaded, stops it (stopped).
+func (q queueChecker) partitions(ctx context.Context, n int, load checker.PartitionLoader, names queueNames, each func(*queuePartial)) (*queuePartial, error) {
+	var m *queuePartial
+	for i := range n {
+		ops, err := load(i, q.o.Keep)
+		if err != nil {
+			return nil, err
+		}
+		in, err := checker.PartitionHistory(ctx, ops)
+		if err != nil {
+			return nil, err
+		}
+		p, err := q.analyze(in, names)
+		if err != nil {
+			return nil, unpaired{err}
+		}
+		if each != nil {
+			each(p)
+		}
+		if m == nil {
+			m = p
+		} else {
+			m.merge(p)
+		}
+	}
+	if m == nil {
+		m = q.newPartial()
+	}
+	return m, nil
+}
+
+// unpaired is a partition that cannot be paired.
+type unpaired struct{ err error }
+
+func (u unpaired) Error() string { return u.err.Error() }
+
+// stopped is the answer of a pass that could not go on: a partition that
+// cannot be paired (the caller checks such a history whole; if not, the
+// first partition's word) or one that could not be loaded (no verdict).
+func stopped(err error) (checker.Result, error) {
+	var u unpaired
+	if errors.As(err, &u) {
+		return checker.InvalidHistory(u.err), nil
+	}
+	return checker.Result{}, err
+}
+
+// queueNames is what a partition's analysis is told of the messages other
+// partitions use: to note the enqueues of shared ones (the second pass),
+// or which enqueue sent each (the third).
+type queueNames struct {
+	shared map[uint64]bool
+	owners map[string]*queueOwner
+}
+
+// queueOwner is the enqueue Check takes a message's to be, the first
+// readable one: its index and its queue.
+type queueOwner struct {
+	index int64
+	key   string
+}
+
+// queuePartial is what the queue checker found in a history or in one
+// partition of it: counts, and the first findings of each list by where a
+// check of the whole history finds them (checker.Pos).
+type queuePartial struct {
+	an          *checker.Findings
+	malformed   *checker.Firsts[string]
+	lostSamples *checker.Firsts[map[string]any]
+	counts      map[string]int
+	// undrained and notDrained are queues (keys in name order): with a
+	// lost message and no drain, without a drain.
+	undrained, notDrained []string
+
+	queues, lost, lostAfterLoss, lostUnexplained, lostWaitSat                       int
+	duplicates, recovered, pendingEnd, acksLost, acksNothing, idRegressions, faults int
+
+	// defined are the messages its enqueues sent, wanted those it found
+	// delivered or drained without an enqueue here
+	// (checker.SharedNames); owners the enqueues of shared messages
+	// (queueNames.shared).
+	defined, wanted map[string]bool
+	owners          map[string]*queueOwner
+}
+
+func (q queueChecker) newPartial() *queuePartial {
+	return &queuePartial{an: checker.NewFindings(q.o.MaxExamples), malformed: checker.NewFirsts[string](q.o.MaxExamples),
+		lostSamples: checker.NewFirsts[map[string]any](q.o.MaxExamples), counts: map[string]int{},
+		defined: map[string]bool{}, wanted: map[string]bool{}, owners: map[string]*queueOwner{}}
+}
+
+// merge adds r, a partial of other queues, to p.
+func (p *queuePartial) merge(r *queuePartial) {
+	p.an.Merge(r.an)
+	p.malformed.Merge(r.malformed)
+	p.lostSamples.Merge(r.lostSamples)
+	for k, n := range r.counts {
+		p.counts[k] += n
+	}
+	p.undrained = append(p.undrained, r.undrained...)
+	slices.Sort(p.undrained)
+	p.notDrained = append(p.notDrained, r.notDrained...)
+	slices.Sort(p.notDrained)
+	p.queues += r.queues
+	p.lost += r.lost
+	p.lostAfterLoss += r.lostAfterLoss
+	p.lostUnexplained += r.lostUnexplained
+	p.lostWaitSat += r.lostWaitSat
+	p.duplicates += r.duplicates
+	p.recovered += r.recovered
+	p.pendingEnd += r.pendingEnd
+	p.acksLost += r.acksLost
+	p.acksNothing += r.acksNothing
+	p.idRegressions += r.idRegressions
+	// The fault windows are run-wide: every partition has them all.
+	p.faults = r.faults
+	p.defined, p.wanted, p.owners = nil, nil, nil
+}
+
+// The passes of the queue checker over a history, in the order it makes
+// them (checker.Pos.Phase).
+const (
+	queueScan   = iota // the calls, by index
+	queueQueues        // the queues, by name
+)
+
+// analyze is the queue checker's pass over the calls of in; an error is
+// a history that cannot be paired.
+func (q queueChecker) analyze(in *checker.History, names queueNames) (*queuePartial, error) {
+	calls, err := q.o.Calls(in)
+	if err != nil {
+		return nil, err
+	}
+	part := q.newPartial()
+	an := part.an
+	var seq int64 // the order of the findings: the whole's within a queue
+	scanAt := func(c *checker.Call) checker.Pos { return checker.Pos{Phase: queueScan, At: c.Inv.Index} }
+	queueAt := func(k string) checker.Pos { seq++; return checker.Pos{Phase: queueQueues, Key: k, Seq: seq} }
+	badAt := func(p checker.Pos, c *checker.Call, what string) {
+		part.malformed.Add(p, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
+	}
+	bad := func(c *checker.Call, what string) { badAt(scanAt(c), c, what) }
 	read := checker.DecodeJSON[Value]
-	counts := map[string]int{}
+	counts := part.counts
 	queues := map[string]*queueState{}
 	byMsg := map[string]*checker.Call{} // enqueue of each message
+	// enqueueOf is the enqueue Check takes msg's to be: this partition's,
+	// or another's (a call of its index and queue only: every use of one
+	// compares its queue first, and it is another).
+	enqueueOf := func(msg string) *checker.Call {
+		if e := byMsg[msg]; e != nil {
+			return e
+		}
+		if o := names.owners[msg]; o != nil {
+			return &checker.Call{Inv: &history.Op{Index: o.index, Key: o.key}}
+		}
+		return nil
+	}
 	indexes := map[int64]bool{}
 	for i := range calls {
 		c := &calls[i]
@@ -146,15 +340,24 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 				bad(c, "an enqueue without a message")
 				continue
 			}
+			part.defined[v.Msg] = true
 			if e := byMsg[v.Msg]; e != nil {
 				bad(c, fmt.Sprintf("message %q was enqueued by op %d too: messages are unique per run", v.Msg, e.Inv.Index))
 				continue
+			}
+			if o := names.owners[v.Msg]; o != nil && o.index != c.Inv.Index {
+				// Another partition's enqueue sent it first.
+				bad(c, fmt.Sprintf("message %q was enqueued by op %d too: messages are unique per run", v.Msg, o.index))
+				continue
+			}
+			if names.shared[checker.NameHash(v.Msg)] {
+				part.owners[v.Msg] = &queueOwner{c.Inv.Index, c.Inv.Key}
 			}
 			byMsg[v.Msg] = c
 			s.enqueues = append(s.enqueues, c)
 			if c.OK() && s.kind == Stream {
 				if out, ok := read(c.Comp.Value); !ok || !streamID(out.ID) {
-					an.Garbage(c, "an acknowledged XADD must carry the entry id it got")
+					an.Garbage(scanAt(c), c, "an acknowledged XADD must carry the entry id it got")
 				}
 			}
 		case Dequeue, Claim:
@@ -170,7 +373,7 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 			}
 			out, ok := read(c.Comp.Value)
 			if !ok || !validMsgs(out.Msgs, s.kind) {
-				an.Garbage(c, "a delivery must be a list of messages (with their entry ids on a stream)")
+				an.Garbage(scanAt(c), c, "a delivery must be a list of messages (with their entry ids on a stream)")
 				s.indeterminate++ // it delivered something unreadable
 				continue
 			}
@@ -190,7 +393,7 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 			}
 			out, ok := read(c.Comp.Value)
 			if !ok || out.Kind != s.kind || s.kind == Stream && (!validMsgs(out.Entries, s.kind) || !streamID(out.LastDelivered)) {
-				an.Garbage(c, "a drain must read the whole queue (the lists, or the stream's entries and its group's state)")
+				an.Garbage(scanAt(c), c, "a drain must read the whole queue (the lists, or the stream's entries and its group's state)")
 				continue
 			}
 			if s.drain == nil || c.Start > s.drain.Start {
@@ -210,7 +413,6 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 	var undrained []string
 	lost, lostAfterLoss, lostUnexplained, lostWaitSat := 0, 0, 0, 0
 	duplicates, recovered, pendingEnd, acksLost, acksNothing, idRegressions := 0, 0, 0, 0, 0, 0
-	var lostSamples []map[string]any
 	var notDrained []string
 	for _, k := range keys {
 		s := queues[k]
@@ -221,37 +423,40 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 		if s.drain != nil {
 			for _, c := range s.ops {
 				if c.Start > s.drain.Start {
-					bad(c, fmt.Sprintf("invoked after the queue's final drain (op %d)", s.drain.Inv.Index))
+					badAt(queueAt(k), c, fmt.Sprintf("invoked after the queue's final drain (op %d)", s.drain.Inv.Index))
 				}
 			}
 		}
 		delivered := map[string]int{} // message -> deliveries
 		givenTo := map[string]map[string]bool{}
 		for _, d := range s.deliveries {
-			e := byMsg[d.msg.Msg]
+			e := enqueueOf(d.msg.Msg)
+			if byMsg[d.msg.Msg] == nil {
+				part.wanted[d.msg.Msg] = true
+			}
 			ex := map[string]any{"index": d.c.Inv.Index, "key": k, "msg": d.msg.Msg}
 			switch {
 			case e == nil:
 				ex["why"] = "no enqueue sent this message"
-				an.Add("unexpected", ex)
+				an.Add(queueAt(k), "unexpected", ex)
 				continue
 			case e.Inv.Key != k:
 				ex["why"] = fmt.Sprintf("it was enqueued on %s (op %d)", e.Inv.Key, e.Inv.Index)
-				an.Add("unexpected", ex)
+				an.Add(queueAt(k), "unexpected", ex)
 				continue
 			case e.Failed():
 				ex["why"] = fmt.Sprintf("its enqueue (op %d) certainly failed", e.Inv.Index)
-				an.Add("unexpected", ex)
+				an.Add(queueAt(k), "unexpected", ex)
 				continue
 			case d.c.End < e.Start:
 				ex["enqueue"] = e.Inv.Index
-				an.Add("delivered-before-enqueued", ex)
+				an.Add(queueAt(k), "delivered-before-enqueued", ex)
 				continue
 			}
 			if s.kind == Stream && e.OK() {
 				if out, ok := read(e.Comp.Value); ok && streamID(out.ID) && out.ID != d.msg.ID {
 					ex["enqueued_id"], ex["delivered_id"] = out.ID, d.msg.ID
-					an.Add("id-mismatch", ex)
+					an.Add(queueAt(k), "id-mismatch", ex)
 				}
 			}
 			delivered[d.msg.Msg]++
@@ -267,7 +472,7 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 			v, _ := read(a.Inv.Value)
 			m := v.Msgs[0].Msg
 			if !givenTo[m][v.Consumer] {
-				bad(a, fmt.Sprintf("acknowledges %q, which was never delivered to consumer %s", m, v.Consumer))
+				badAt(queueAt(k), a, fmt.Sprintf("acknowledges %q, which was never delivered to consumer %s", m, v.Consumer))
 				continue
 			}
 			if !a.OK() {
@@ -276,7 +481,7 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 			out, ok := read(a.Comp.Value)
 			switch {
 			case !ok || out.Acked == nil || *out.Acked < 0 || *out.Acked > 1:
-				an.Garbage(a, "an ack's count must be 1 (removed) or 0 (not there)")
+				an.Garbage(queueAt(k), a, "an ack's count must be 1 (removed) or 0 (not there)")
 			case *out.Acked == 1:
 				ackedOK[m] = a
 			default:
@@ -289,7 +494,10 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 		if s.drain != nil {
 			dv := s.drainValue
 			found := func(m string, where string) bool {
-				e := byMsg[m]
+				e := enqueueOf(m)
+				if byMsg[m] == nil {
+					part.wanted[m] = true
+				}
 				ex := map[string]any{"index": s.drain.Inv.Index, "key": k, "msg": m, "found_in": where}
 				switch {
 				case e == nil:
@@ -301,7 +509,7 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 				default:
 					return true
 				}
-				an.Add("unexpected", ex)
+				an.Add(queueAt(k), "unexpected", ex)
 				return false
 			}
 			if s.kind == List {
@@ -332,13 +540,14 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 					}
 				}
 			}
-			for m := range pending {
+			// In the messages' order: the examples are the same every time.
+			for _, m := range slices.Sorted(maps.Keys(pending)) {
 				pendingEnd++
 				if a := ackedOK[m]; a != nil {
 					acksLost++
 				}
 				if delivered[m] == 0 && s.indeterminate == 0 {
-					an.Add("pending-never-delivered", map[string]any{"index": s.drain.Inv.Index, "key": k, "msg": m,
+					an.Add(queueAt(k), "pending-never-delivered", map[string]any{"index": s.drain.Inv.Index, "key": k, "msg": m,
 						"why": "it is pending at the end, but no dequeue or claim on this queue delivered it or was indeterminate"})
 				}
 			}
@@ -406,12 +615,27 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 				lostUnexplained++
 				ex["classification"] = "unexplained"
 			}
-			an.Add("lost", ex)
-			if len(lostSamples) < q.o.MaxExamples {
-				lostSamples = append(lostSamples, ex)
-			}
+			p := queueAt(k)
+			an.Add(p, "lost", ex)
+			part.lostSamples.Add(p, maps.Clone(ex))
 		}
 	}
+	part.undrained, part.notDrained, part.queues, part.faults = undrained, notDrained, len(keys), len(windows)
+	part.lost, part.lostAfterLoss, part.lostUnexplained, part.lostWaitSat = lost, lostAfterLoss, lostUnexplained, lostWaitSat
+	part.duplicates, part.recovered, part.pendingEnd, part.acksLost, part.acksNothing, part.idRegressions = duplicates, recovered, pendingEnd, acksLost, acksNothing, idRegressions
+	return part, nil
+}
+
+// verdict is the result of the queue checker on what it found, of the
+// whole history or merged from its partitions.
+func (q queueChecker) verdict(p *queuePartial) checker.Result {
+	an := p.an.Recorder()
+	fig := &Figures{SkippedMalformed: p.malformed.Count()}
+	malformed := p.malformed.Items()
+	counts, undrained, notDrained := p.counts, p.undrained, p.notDrained
+	lost, lostAfterLoss, lostUnexplained, lostWaitSat := p.lost, p.lostAfterLoss, p.lostUnexplained, p.lostWaitSat
+	duplicates, recovered, pendingEnd, acksLost, acksNothing, idRegressions := p.duplicates, p.recovered, p.pendingEnd, p.acksLost, p.acksNothing, p.idRegressions
+	nqueues := p.queues
 	fig.Enqueues = counts["enqueues"]
 	fig.EnqueuesOK = counts["enqueues_ok"]
 	fig.EnqueuesFail = counts["enqueues_fail"]
@@ -425,7 +649,7 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 	fig.Drains = counts["drains"]
 	fig.DrainsOK = counts["drains_ok"]
 	fig.Delivered = counts["delivered"]
-	fig.Queues = len(keys)
+	fig.Queues = nqueues
 	fig.Lost = lost
 	fig.LostAfterFailoverLoss = lostAfterLoss
 	fig.LostUnexplained = lostUnexplained
@@ -437,7 +661,7 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 	fig.AcksLost = acksLost
 	fig.AcksFoundNothing = acksNothing
 	fig.IDRegressions = idRegressions
-	fig.Faults = len(windows)
+	fig.Faults = p.faults
 	fig.UndrainedQueues = len(notDrained)
 	fig.Anomalies = an.Figure()
 	if n := an.Total(); n > 0 {
@@ -472,7 +696,7 @@ func (q queueChecker) Check(_ context.Context, in *checker.History) checker.Resu
 		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	fig.Reason = fmt.Sprintf("every one of %d acknowledged messages on %d queues was delivered or is still queued or pending; nothing was delivered that was not sent; %d delivered more than once (at least once is the promise)",
-		counts["enqueues_ok"], len(keys), duplicates)
+		counts["enqueues_ok"], nqueues, duplicates)
 	if len(notDrained) > 0 {
 		fig.Reason = fmt.Sprintf("%s; %d queues had no successful final drain (%s): what they still held at the end, and their pending entries, are not known",
 			fig.Reason, len(notDrained), checker.FirstKeys(notDrained))

@@ -92,18 +92,115 @@ type ttlObs struct {
 }
 
 func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result {
-	calls, err := t.o.Calls(in)
+	p, err := t.analyze(in)
 	if err != nil {
 		return checker.InvalidHistory(err)
 	}
-	an := checker.NewAnomalyRecorder(t.o.MaxExamples)
-	fig := &Figures{ClockSlackMs: ClockSlack.Milliseconds()}
-	var malformed []string
-	bad := func(c *checker.Call, what string) {
-		if len(malformed) < t.o.MaxExamples {
-			malformed = append(malformed, fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
+	return t.verdict(p)
+}
+
+// CheckPartitions is Check on a history given as slot partitions
+// (checker.PartitionChecker): a key's ops, its hash field's with them, are
+// all in one partition, and the fault windows are run-wide, so each
+// partition is analysed as Check analyses the whole and the partials add
+// up (merge). The one finding that is not a key's, the server's probe, is
+// the last one of the history, by index. It holds one partition's ttl ops
+// and their analysis at a time.
+func (t ttlChecker) CheckPartitions(ctx context.Context, n int, load checker.PartitionLoader) (checker.Result, error) {
+	var m *ttlPartial
+	for i := range n {
+		ops, err := load(i, t.o.Keep)
+		if err != nil {
+			return checker.Result{}, err
 		}
-		fig.SkippedMalformed = fig.SkippedMalformed + 1
+		in, err := checker.PartitionHistory(ctx, ops)
+		if err != nil {
+			return checker.Result{}, err
+		}
+		p, err := t.analyze(in)
+		if err != nil {
+			// The caller checks such a history whole; if not, the first
+			// partition's word.
+			return checker.InvalidHistory(err), nil
+		}
+		if m == nil {
+			m = p
+		} else {
+			m.merge(p)
+		}
+	}
+	if m == nil {
+		m = t.newPartial()
+	}
+	return t.verdict(m), nil
+}
+
+// ttlPartial is what the ttl checker found in a history or in one
+// partition of it: counts, and the first findings of each list by where a
+// check of the whole history finds them (checker.Pos: the scan of the
+// calls by index, then the values read, then the keys in name order).
+type ttlPartial struct {
+	an        *checker.Findings
+	malformed *checker.Firsts[string]
+	counts    map[string]int
+	classes   map[string]int
+	units     int
+	judged    int
+	skipped   int
+	hashOps   int
+	// probe is the last acknowledged probe's reply, at index probeAt.
+	probe   *Value
+	probeAt int64
+}
+
+func (t ttlChecker) newPartial() *ttlPartial {
+	return &ttlPartial{an: checker.NewFindings(t.o.MaxExamples), malformed: checker.NewFirsts[string](t.o.MaxExamples),
+		counts: map[string]int{}, classes: map[string]int{}}
+}
+
+// merge adds q, a partial of other keys, to p.
+func (p *ttlPartial) merge(q *ttlPartial) {
+	p.an.Merge(q.an)
+	p.malformed.Merge(q.malformed)
+	for k, n := range q.counts {
+		p.counts[k] += n
+	}
+	for k, n := range q.classes {
+		p.classes[k] += n
+	}
+	p.units += q.units
+	p.judged += q.judged
+	p.skipped += q.skipped
+	p.hashOps += q.hashOps
+	if q.probe != nil && (p.probe == nil || q.probeAt > p.probeAt) {
+		p.probe, p.probeAt = q.probe, q.probeAt
+	}
+}
+
+// The passes of the ttl checker over a history, in the order it makes
+// them (checker.Pos.Phase).
+const (
+	ttlScan  = iota // the calls, by index
+	ttlReads        // the values read, by index
+	ttlUnits        // the keys (fields), by name
+)
+
+// analyze is the ttl checker's pass over the calls of in; an error is a
+// history that cannot be paired.
+func (t ttlChecker) analyze(in *checker.History) (*ttlPartial, error) {
+	calls, err := t.o.Calls(in)
+	if err != nil {
+		return nil, err
+	}
+	part := t.newPartial()
+	var seq int64 // the order of the findings: the whole's within a key
+	at := func(phase int, key string, index int64) checker.Pos {
+		seq++
+		return checker.Pos{Phase: phase, Key: key, At: index, Seq: seq}
+	}
+	an := anAt{part.an, at}
+	bad := func(c *checker.Call, what string) {
+		part.malformed.Add(at(ttlScan, "", c.Inv.Index), fmt.Sprintf("op %d (%s %s): %s", c.Inv.Index, c.Inv.F, c.Inv.Key, what))
 	}
 	read := func(raw json.RawMessage) (Value, bool) {
 		var v Value
@@ -113,18 +210,16 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 		return v, true
 	}
 	slack := int64(ClockSlack)
-	counts := map[string]int{}
+	counts := part.counts
 	writes := map[string][]*checker.Call{} // by unit
 	obs := map[string][]ttlObs{}
 	finals := map[string]*checker.Call{}
 	written := map[string]map[string]*checker.Call{} // unit -> value -> its set
-	var probe *Value
 	type ttlSeen struct {
 		u string
 		o ttlObs
 	}
 	var seen []ttlSeen
-	hashOps := 0
 	indexes := map[int64]bool{}
 	unitOf := func(c *checker.Call, v Value) string {
 		if v.Field != "" {
@@ -146,7 +241,7 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 		if c.Inv.Name() == Probe {
 			if c.OK() {
 				if out, ok := read(c.Comp.Value); ok && out.HashFieldExpiry != nil {
-					probe = &out
+					part.probe, part.probeAt = &out, c.Inv.Index
 				} else {
 					an.Garbage(c, "a probe must say whether the server has hash-field expiration")
 				}
@@ -161,7 +256,7 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 		}
 		u := unitOf(c, v)
 		if v.Field != "" {
-			hashOps++
+			part.hashOps++
 		}
 		counts[c.Inv.F+"s"]++
 		counts[c.Inv.F+"s_"+c.Outcome().String()]++
@@ -274,7 +369,7 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 			} else if s != nil {
 				why = fmt.Sprintf("its set (op %d) began after the read ended", s.Inv.Index)
 			}
-			an.Add("unexpected", map[string]any{"index": c.Inv.Index, "key": c.Inv.Key, "value": *r.o.value, "why": why})
+			an.addAt(ttlReads, "", c.Inv.Index, "unexpected", map[string]any{"index": c.Inv.Index, "key": c.Inv.Key, "value": *r.o.value, "why": why})
 			continue
 		}
 		obs[r.u] = append(obs[r.u], r.o)
@@ -287,7 +382,7 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 	}
 	slices.Sort(units)
 	judged, skipped := 0, 0
-	classes := map[string]int{}
+	classes := part.classes
 	for _, u := range units {
 		os := obs[u]
 		ws := writes[u]
@@ -351,9 +446,37 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 			if field != "" {
 				ex["field"] = field
 			}
-			an.Add(class, ex)
+			an.addAt(ttlUnits, u, 0, class, ex)
 		}
 	}
+	part.units, part.judged, part.skipped = len(units), judged, skipped
+	return part, nil
+}
+
+// anAt records findings at their place in the whole check: the scan's by
+// the call's index (Garbage), the others where they say.
+type anAt struct {
+	f  *checker.Findings
+	at func(phase int, key string, index int64) checker.Pos
+}
+
+func (a anAt) Garbage(c *checker.Call, why string) {
+	a.f.Garbage(a.at(ttlScan, "", c.Inv.Index), c, why)
+}
+
+func (a anAt) addAt(phase int, key string, index int64, class string, ex map[string]any) {
+	a.f.Add(a.at(phase, key, index), class, ex)
+}
+
+// verdict is the result of the ttl checker on what it found, of the
+// whole history or merged from its partitions.
+func (t ttlChecker) verdict(p *ttlPartial) checker.Result {
+	an := p.an.Recorder()
+	fig := &Figures{ClockSlackMs: ClockSlack.Milliseconds()}
+	malformed := p.malformed.Items()
+	fig.SkippedMalformed = p.malformed.Count()
+	counts, classes, probe, hashOps, judged, skipped := p.counts, p.classes, p.probe, p.hashOps, p.judged, p.skipped
+	nunits := p.units
 	fig.Sets = counts["sets"]
 	fig.SetsOK = counts["sets_ok"]
 	fig.SetsFail = counts["sets_fail"]
@@ -366,7 +489,7 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 	fig.ReadsOK = counts["reads_ok"]
 	fig.Finals = counts["finals"]
 	fig.FinalsOK = counts["finals_ok"]
-	fig.Keys = len(units)
+	fig.Keys = nunits
 	fig.PairsJudged = judged
 	fig.PairsSkippedConcurrentWrite = skipped
 	fig.AnomaliesClock = classes["clock"]
@@ -424,7 +547,7 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 		return checker.Result{Valid: checker.Unknown, Figures: fig}
 	}
 	w := fmt.Sprintf("%d pairs of observations of %d keys kept their acknowledged deadlines (within %d ms of clock slack); %d pairs had a write that may have run between them, not judged",
-		judged, len(units), ClockSlack.Milliseconds(), skipped)
+		judged, nunits, ClockSlack.Milliseconds(), skipped)
 	if hashNote != "" {
 		w += "; " + hashNote
 	}
