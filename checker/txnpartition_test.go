@@ -34,6 +34,21 @@ func bankGroup(g int) string { return fmt.Sprintf("{bank%d}", g) }
 // infoFrac of them never complete (their process retires), taking effect
 // or not. Then every group is read once more.
 func genTxn(seed uint64, clients, opsPerClient, groups int, infoFrac float64) txnRun {
+	return genTxnGenerations(seed, clients, opsPerClient, groups, infoFrac, 0)
+}
+
+// genTxnGenerations is genTxn whose list-append groups are new every
+// perGen ops of a client (0: never), as the workload's generations are:
+// the lists, and what a read carries, stay short however long the run.
+func genTxnGenerations(seed uint64, clients, opsPerClient, groups int, infoFrac float64, perGen int) txnRun {
+	laKey := func(g, n int) string {
+		if perGen == 0 {
+			return laGroup(g)
+		}
+		return fmt.Sprintf("{la%d.%d}", g, n/perGen)
+	}
+	var laGroups []string
+	seenGroup := map[string]bool{}
 	r := rand.New(rand.NewPCG(seed, seed^0x7a))
 	type sim struct {
 		simOp
@@ -57,7 +72,7 @@ func genTxn(seed uint64, clients, opsPerClient, groups int, infoFrac float64) tx
 	var end int64
 	for c := range clients {
 		p, now := c, int64(groups+10)
-		for range opsPerClient {
+		for n := range opsPerClient {
 			now += r.Int64N(5)
 			s := &sim{simOp: simOp{proc: p, call: now, ret: now + 1 + r.Int64N(20), typ: history.OK, applied: true, completion: true}}
 			s.lin = s.call + r.Int64N(s.ret-s.call+1)
@@ -75,7 +90,11 @@ func genTxn(seed uint64, clients, opsPerClient, groups int, infoFrac float64) tx
 			case k < 40:
 				s.f, s.key = BankReadAll, bankGroup(r.IntN(groups))
 			default:
-				s.f, s.key = ListAppendTxn, laGroup(r.IntN(groups))
+				s.f, s.key = ListAppendTxn, laKey(r.IntN(groups), n)
+				if !seenGroup[s.key] {
+					seenGroup[s.key] = true
+					laGroups = append(laGroups, s.key)
+				}
 				for range 1 + r.IntN(4) {
 					k := fmt.Sprintf("%s:l%d", s.key, r.IntN(4))
 					if r.IntN(2) == 0 {
@@ -98,16 +117,25 @@ func genTxn(seed uint64, clients, opsPerClient, groups int, infoFrac float64) tx
 		end = max(end, now)
 	}
 	// The final reads, one process, one group after another.
-	for g := range groups {
+	if perGen == 0 {
+		laGroups = laGroups[:0]
+		for g := range groups {
+			laGroups = append(laGroups, laGroup(g))
+		}
+	}
+	for i, group := range laGroups {
 		end += 10
 		mops := [][]any{}
 		for l := range 4 {
-			mops = append(mops, []any{"r", fmt.Sprintf("%s:l%d", laGroup(g), l), nil})
+			mops = append(mops, []any{"r", fmt.Sprintf("%s:l%d", group, l), nil})
 		}
 		in, _ := json.Marshal(mops)
-		all = append(all, &sim{simOp: simOp{proc: 10_000, f: ListAppendTxn, key: laGroup(g), in: in, call: end, lin: end + 1, ret: end + 2, typ: history.OK, applied: true, completion: true}, mops: mops})
-		all = append(all, &sim{simOp: simOp{proc: 10_000, f: BankReadAll, key: bankGroup(g), call: end + 3, lin: end + 4, ret: end + 5, typ: history.OK, applied: true, completion: true}})
-		end += 5
+		all = append(all, &sim{simOp: simOp{proc: 10_000, f: ListAppendTxn, key: group, in: in, call: end, lin: end + 1, ret: end + 2, typ: history.OK, applied: true, completion: true}, mops: mops})
+		end += 2
+		if i < groups {
+			all = append(all, &sim{simOp: simOp{proc: 10_000, f: BankReadAll, key: bankGroup(i), call: end + 1, lin: end + 2, ret: end + 3, typ: history.OK, applied: true, completion: true}})
+			end += 3
+		}
 	}
 	// Take effect in the order of the points.
 	byLin := slices.Clone(all)
