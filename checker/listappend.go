@@ -245,6 +245,8 @@ const (
 type laGraph struct {
 	adj [][]laEdge
 	rt  [][]int32
+	// keys are the data edges' keys, by their number (laEdge.k).
+	keys []string
 }
 
 func (g *laGraph) deg(v int) int { return len(g.adj[v]) + len(g.rt[v]) }
@@ -270,8 +272,8 @@ func edgeName(t uint8) string {
 
 type laEdge struct {
 	to  int32
+	k   int32 // the key, by its number in the graph's keys: 24 bytes an edge, not 32
 	typ uint8
-	k   string
 	v   int64 // the version that justifies the edge
 }
 
@@ -323,8 +325,10 @@ type laPartial struct {
 	keys, reads int
 	neverRead   []string
 	// txns are the transactions in the order of their invocations, their
-	// data edges (ww, wr, rw) to one another.
-	txns []laVertex
+	// data edges (ww, wr, rw) to one another; edgeKeys the edges' keys,
+	// by number.
+	txns     []laVertex
+	edgeKeys []string
 	// keyHashes are the hashes of every key a transaction names, when
 	// asked for (analyze): partitions that share one are analysed again
 	// together (txnUnits).
@@ -468,11 +472,10 @@ func (l listAppend) analyze(calls []call, hashKeys bool) *laPartial {
 	}
 	neverRead, reads, _ := lostAppends(txns, an, ref)
 
-	// The data edges of the dependency graph over transactions. An edge
-	// holds its key as the map's key string, one for all its edges, not
-	// the micro-op's, one for each (a partial outlives its partition).
+	// The data edges of the dependency graph over transactions, each
+	// naming its key by its number in keys.
 	adj := make([][]laEdge, len(txns))
-	edge := func(a, b int, typ uint8, k string, v int64) {
+	edge := func(a, b int, typ uint8, k int32, v int64) {
 		if a == b {
 			return
 		}
@@ -490,19 +493,17 @@ func (l listAppend) analyze(calls []call, hashKeys bool) *laPartial {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
+	number := make(map[string]int32, len(keys))
+	for ki, k := range keys {
+		number[k] = int32(ki)
 		order := longest[k]
 		for i := 1; i < len(order); i++ {
 			a, ok1 := writerOf(k, order[i-1])
 			b, ok2 := writerOf(k, order[i])
 			if ok1 && ok2 {
-				edge(a, b, ww, k, order[i])
+				edge(a, b, ww, int32(ki), order[i])
 			}
 		}
-	}
-	canon := make(map[string]string, len(keys))
-	for _, k := range keys {
-		canon[k] = k
 	}
 	eachRead(txns, func(ti int, m laMop) {
 		order := longest[m.k]
@@ -510,20 +511,20 @@ func (l listAppend) analyze(calls []call, hashKeys bool) *laPartial {
 		if n > len(order) || !slices.Equal(m.list, order[:n]) {
 			return // incompatible: no place in the order
 		}
-		k := canon[m.k]
+		k := number[m.k]
 		if n > 0 {
-			if w, ok := writerOf(k, m.list[n-1]); ok {
+			if w, ok := writerOf(m.k, m.list[n-1]); ok {
 				edge(w, ti, wr, k, m.list[n-1])
 			}
 		}
 		if n < len(order) {
-			if w, ok := writerOf(k, order[n]); ok {
+			if w, ok := writerOf(m.k, order[n]); ok {
 				edge(ti, w, rw, k, order[n])
 			}
 		}
 	})
 	p := &laPartial{an: an, malformed: malformed, keys: len(longest), reads: reads, neverRead: neverRead,
-		txns: make([]laVertex, len(txns))}
+		txns: make([]laVertex, len(txns)), edgeKeys: keys}
 	for i, t := range txns {
 		p.txns[i] = laVertex{index: t.c.inv.Index, process: t.c.inv.Process, status: t.status,
 			start: t.c.start, end: t.c.end, adj: adj[i]}
@@ -546,7 +547,7 @@ func (l listAppend) judge(parts []*laPartial) Result {
 		adj[i] = txns[i].adj
 	}
 	ref := func(t int) map[string]any { return txns[t].ref() }
-	g := &laGraph{adj: adj, rt: realtimeEdges(txns)}
+	g := &laGraph{adj: adj, rt: realtimeEdges(txns), keys: m.edgeKeys}
 	an := m.an
 	l.cycles(g, an, ref)
 
@@ -927,7 +928,7 @@ func (l listAppend) cycles(g *laGraph, an *anomalyLog, ref func(int) map[string]
 			st := ref(cur)
 			st["edge"] = edgeName(e.typ)
 			if e.typ != rt {
-				st["key"] = e.k
+				st["key"] = g.keys[e.k]
 				st["value"] = e.v
 			}
 			steps = append(steps, st)

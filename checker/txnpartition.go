@@ -28,8 +28,8 @@ import (
 // of every partition's vertices, with the real-time edges, which link
 // transactions of any partitions (judge). What it holds is one partition's
 // list-append ops at a time, and of the run's transactions a vertex each
-// (about 64 bytes) and their data edges (40 bytes an edge; a transaction
-// has about one ww edge an append and up to two edges a read), plus the
+// (64 bytes) and their data edges (24 bytes an edge; a transaction has
+// about one ww edge an append and up to two edges a read), plus the
 // real-time edges (4 bytes each, about the concurrency a transaction).
 func (l listAppend) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
 	// Its own transactions only: analyze reads nothing else.
@@ -59,7 +59,7 @@ func (l listAppend) CheckPartitions(ctx context.Context, n int, load PartitionLo
 // (whose keys are apart), as analyze makes it of the whole: sums; each
 // class's first examples in the order of their transactions; the vertices
 // in the order of their invocations (their indexes increase), their edges
-// renumbered so.
+// renumbered so, and their keys.
 func mergeLAPartials(parts []*laPartial, maxExamples int) *laPartial {
 	if len(parts) == 1 {
 		return parts[0]
@@ -101,7 +101,10 @@ func mergeLAPartials(parts []*laPartial, maxExamples int) *laPartial {
 	}
 	order := make([]vref, 0, total)
 	gid := make([][]int32, len(parts))
+	firstKey := make([]int32, len(parts)) // the number of each partial's first key in the whole's
 	for pi, p := range parts {
+		firstKey[pi] = int32(len(m.edgeKeys))
+		m.edgeKeys = append(m.edgeKeys, p.edgeKeys...)
 		gid[pi] = make([]int32, len(p.txns))
 		for t := range p.txns {
 			order = append(order, vref{p.txns[t].index, int32(pi), int32(t)})
@@ -116,6 +119,7 @@ func mergeLAPartials(parts []*laPartial, maxExamples int) *laPartial {
 		v := parts[r.p].txns[r.t]
 		for i := range v.adj {
 			v.adj[i].to = gid[r.p][v.adj[i].to]
+			v.adj[i].k += firstKey[r.p]
 		}
 		m.txns[g] = v
 	}
