@@ -219,15 +219,20 @@ func txnUnits[T any](n int, load PartitionLoader, keep func(*history.Op) bool, a
 
 // unionOps is the history's subsequence of the entries of several of its
 // partitions: their client ops and, once, the run-wide entries every
-// partition holds. Their indexes increase (a partitioned check's premise),
-// so an index given twice is a run-wide entry.
+// partition holds (the nemesis's, in a history that pairs). Their indexes
+// increase (a partitioned check's premise), so a nemesis entry whose index
+// the one before it has is another partition's copy. A client op is never
+// dropped: `redline check` appends census.json's census to each partition
+// after its last entry, at an index another partition's op may have.
 func unionOps(lists [][]history.Op) []history.Op {
 	var out []history.Op
 	for _, l := range lists {
 		out = append(out, l...)
 	}
 	slices.SortStableFunc(out, func(a, b history.Op) int { return cmp.Compare(a.Index, b.Index) })
-	return slices.CompactFunc(out, func(a, b history.Op) bool { return a.Index == b.Index })
+	return slices.CompactFunc(out, func(a, b history.Op) bool {
+		return a.Index == b.Index && a.Process == history.Nemesis && b.Process == history.Nemesis
+	})
 }
 
 // CheckPartitions is Check on a history given as slot partitions: a

@@ -621,3 +621,25 @@ func TestPartitionedTxnLoadError(t *testing.T) {
 		}
 	}
 }
+
+// unionOps keeps every client op of the partitions it joins and one copy
+// of each run-wide entry, even where a census appended to one partition
+// (redline check's census.json) has the index of another's client op.
+func TestUnionOps(t *testing.T) {
+	nem := func(i int64, f string) history.Op {
+		return history.Op{Index: i, Process: history.Nemesis, Type: history.Info, F: f}
+	}
+	cl := func(i int64, p history.Process, typ history.Type) history.Op {
+		return history.Op{Index: i, Process: p, Type: typ, F: ListAppendTxn}
+	}
+	a := []history.Op{nem(0, "nodes"), cl(1, 1, history.Invoke), cl(2, 1, history.OK), nem(5, "start-kill"), nem(6, history.CensusEvent)}
+	b := []history.Op{nem(0, "nodes"), cl(3, 2, history.Invoke), cl(4, 2, history.OK), nem(5, "start-kill"), cl(6, 2, history.Invoke), cl(7, 2, history.OK), nem(8, history.CensusEvent)}
+	var got []string
+	for _, op := range unionOps([][]history.Op{a, b}) {
+		got = append(got, fmt.Sprintf("%d:%d", op.Index, op.Process))
+	}
+	want := []string{"0:-1", "1:1", "2:1", "3:2", "4:2", "5:-1", "6:-1", "6:2", "7:2", "8:-1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("union %v, want %v", got, want)
+	}
+}
