@@ -44,10 +44,33 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
+	return b.judge([]*bankPartial{b.analyze(calls)})
+}
+
+// bankPartial is what the bank checker finds in the calls of some of a
+// history's groups (the whole history, or a slot partition of it: a
+// group's ops are all on its key): counts, the first examples, no op.
+type bankPartial struct {
+	transfers                                [3]int // ok, fail, info
+	readAttempts                             int
+	reads, wrong, negative, noTotal, missing int
+	wrongReads                               []map[string]any // the first, in index order
+	an                                       *placedAnomalies
+}
+
+// The scans of bank.analyze that add anomalies, in its order.
+const (
+	bankScanTransfers = iota
+	bankScanReads
+)
+
+// analyze reads the groups' init ops, counts the transfers and judges
+// every ok read-all of calls.
+func (b bank) analyze(calls []call) *bankPartial {
+	p := &bankPartial{an: newPlacedAnomalies(b.o.MaxExamples)}
 	totals := map[string]int64{}
 	var garbageTransfers []call
 	accounts := map[string][]string{}
-	var transfers [3]int
 	for _, c := range calls {
 		switch c.inv.F {
 		case BankInit:
@@ -75,34 +98,23 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 			switch {
 			case c.ok() && c.comp.HasValue() && !bytes.Equal(bytes.TrimSpace(c.comp.Value), bytes.TrimSpace(c.inv.Value)):
 				// The reply was garbage, recorded in place of the value.
-				transfers[2]++
+				p.transfers[2]++
 				garbageTransfers = append(garbageTransfers, c)
 			case c.ok():
-				transfers[0]++
+				p.transfers[0]++
 			case c.failed():
-				transfers[1]++
+				p.transfers[1]++
 			default:
-				transfers[2]++
+				p.transfers[2]++
 			}
+		case BankReadAll:
+			p.readAttempts++
 		}
 	}
-	readAttempts := 0
-	for i := range calls {
-		if calls[i].inv.F == BankReadAll {
-			readAttempts++
-		}
-	}
-	if readAttempts == 0 && transfers[0]+transfers[1]+transfers[2] == 0 {
-		// Init ops alone are setup, not the workload's traffic: a run
-		// that never attempted a transfer or a read has nothing to judge
-		// (one whose attempts all failed stays unknown below).
-		return NotApplicable("no transfer and no read-all attempted: the bank workload sent no traffic")
-	}
-	var reads, wrong, negative, noTotal, missing int
-	var examples []map[string]any
-	an := newAnomalies(b.o.MaxExamples)
+	an := p.an
 	for i := range garbageTransfers {
-		an.garbage(&garbageTransfers[i], "a transfer script answers 1 or 0")
+		c := &garbageTransfers[i]
+		an.add(bankScanTransfers, c.inv.Index, "garbage", garbageExample(c, "a transfer script answers 1 or 0"))
 	}
 	for _, c := range calls {
 		if c.inv.F != BankReadAll || !c.ok() {
@@ -110,10 +122,10 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 		}
 		var m map[string]int64
 		if strictDecode(c.comp.Value, &m) != nil {
-			an.garbage(&c, "not a map of account names to integers within int64")
+			an.add(bankScanReads, c.inv.Index, "garbage", garbageExample(&c, "not a map of account names to integers within int64"))
 			continue
 		}
-		reads++
+		p.reads++
 		total, ok := totals[c.inv.Key]
 		if b.total != 0 {
 			total, ok = b.total, true
@@ -121,19 +133,19 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 		// The accounts read must be exactly the group's accounts: a name no
 		// transfer uses is garbage, a missing one hides money.
 		if names := accounts[c.inv.Key]; names != nil && !sameNames(m, names) {
-			missing++
-			an.add("wrong-accounts", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "read": sortedNames(m), "accounts": names})
+			p.missing++
+			an.add(bankScanReads, c.inv.Index, "wrong-accounts", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "read": sortedNames(m), "accounts": names})
 		}
 		// Both transfer paths refuse overdrafts: a negative balance is a
 		// transfer applied twice or half-applied.
 		for _, acct := range sortedNames(m) {
 			if m[acct] < 0 {
-				negative++
-				an.add("negative-balance", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "account": acct, "balance": m[acct]})
+				p.negative++
+				an.add(bankScanReads, c.inv.Index, "negative-balance", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "account": acct, "balance": m[acct]})
 			}
 		}
 		if !ok {
-			noTotal++
+			p.noTotal++
 			continue
 		}
 		var sum int64
@@ -141,15 +153,50 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 			sum += v
 		}
 		if sum != total {
-			wrong++
-			if len(examples) < b.o.MaxExamples {
-				examples = append(examples, map[string]any{
+			p.wrong++
+			if len(p.wrongReads) < b.o.MaxExamples {
+				p.wrongReads = append(p.wrongReads, map[string]any{
 					"index": c.inv.Index, "time_s": sec(c.start), "key": c.inv.Key,
 					"sum": sum, "total": total, "balances": m,
 				})
 			}
 		}
 	}
+	return p
+}
+
+// judge merges the partials (of disjoint groups) into the whole's
+// analysis and gives the verdict.
+func (b bank) judge(parts []*bankPartial) Result {
+	m := parts[0]
+	if len(parts) > 1 {
+		m = &bankPartial{}
+		ans := make([]*placedAnomalies, len(parts))
+		for i, p := range parts {
+			for j := range m.transfers {
+				m.transfers[j] += p.transfers[j]
+			}
+			m.readAttempts += p.readAttempts
+			m.reads += p.reads
+			m.wrong += p.wrong
+			m.negative += p.negative
+			m.noTotal += p.noTotal
+			m.missing += p.missing
+			m.wrongReads = append(m.wrongReads, p.wrongReads...)
+			ans[i] = p.an
+		}
+		slices.SortStableFunc(m.wrongReads, byExampleIndex)
+		m.wrongReads = capList(m.wrongReads, b.o.MaxExamples)
+		m.an = mergePlacedAnomalies(ans, b.o.MaxExamples)
+	}
+	transfers := m.transfers
+	if m.readAttempts == 0 && transfers[0]+transfers[1]+transfers[2] == 0 {
+		// Init ops alone are setup, not the workload's traffic: a run
+		// that never attempted a transfer or a read has nothing to judge
+		// (one whose attempts all failed stays unknown below).
+		return NotApplicable("no transfer and no read-all attempted: the bank workload sent no traffic")
+	}
+	reads, wrong, examples, an := m.reads, m.wrong, m.wrongReads, m.an.anomalies
 	fig := &BankFigures{
 		Reads:             reads,
 		TransfersOK:       transfers[0],
@@ -157,8 +204,8 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 		TransfersInfo:     transfers[2],
 		WrongTotal:        wrong,
 		WrongTotalReads:   nonNil(examples),
-		NegativeBalances:  negative,
-		ReadsMissingAccts: missing,
+		NegativeBalances:  m.negative,
+		ReadsMissingAccts: m.missing,
 		Anomalies:         an.classes(),
 	}
 	res := Result{Valid: Valid, Figures: fig}
@@ -171,7 +218,7 @@ func (b bank) Check(ctx context.Context, in *History) Result {
 		if an.total() > 0 {
 			fig.because("%s", an.describe())
 		}
-	case noTotal > 0:
+	case m.noTotal > 0:
 		res.Valid = Unknown
 		fig.because("no total: pass it to Bank or record an ok init op per account group")
 	case reads == 0:
@@ -241,36 +288,66 @@ func (c crossSlot) Check(ctx context.Context, in *History) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
-	var attempted, refused, executed, other, elsewhere int
-	var examples []int64
+	return c.judge([]*crossSlotPartial{c.analyze(calls)})
+}
+
+// crossSlotPartial is what the cross-slot checker counts in some calls:
+// of the whole history or of a slot partition.
+type crossSlotPartial struct {
+	attempted, refused, executed, other, elsewhere int
+	examples                                       []int64 // the first executed, in index order
+}
+
+func (c crossSlot) analyze(calls []call) *crossSlotPartial {
+	p := &crossSlotPartial{}
 	for _, x := range calls {
 		isCross := x.comp != nil && x.comp.Type == history.Fail && strings.HasPrefix(x.comp.ErrorText(), "CROSSSLOT")
 		if x.inv.F != CrossSlotTxn {
 			if isCross {
-				elsewhere++
+				p.elsewhere++
 			}
 			continue
 		}
-		attempted++
+		p.attempted++
 		switch {
 		case isCross:
-			refused++
+			p.refused++
 		case x.ok():
-			executed++
-			if len(examples) < c.o.MaxExamples {
-				examples = append(examples, x.inv.Index)
+			p.executed++
+			if len(p.examples) < c.o.MaxExamples {
+				p.examples = append(p.examples, x.inv.Index)
 			}
 		default:
-			other++
+			p.other++
 		}
 	}
+	return p
+}
+
+// judge sums the partials and gives the verdict.
+func (c crossSlot) judge(parts []*crossSlotPartial) Result {
+	m := parts[0]
+	if len(parts) > 1 {
+		m = &crossSlotPartial{}
+		for _, p := range parts {
+			m.attempted += p.attempted
+			m.refused += p.refused
+			m.executed += p.executed
+			m.other += p.other
+			m.elsewhere += p.elsewhere
+			m.examples = append(m.examples, p.examples...)
+		}
+		slices.Sort(m.examples)
+		m.examples = capList(m.examples, c.o.MaxExamples)
+	}
+	attempted, refused, executed, examples := m.attempted, m.refused, m.executed, m.examples
 	fig := &CrossSlotFigures{
 		Attempted:           attempted,
 		RefusedCrossslot:    refused,
 		Executed:            executed,
 		ExecutedIndices:     nonNil(examples),
-		OtherOutcome:        other,
-		CrossslotOnOtherOps: elsewhere,
+		OtherOutcome:        m.other,
+		CrossslotOnOtherOps: m.elsewhere,
 	}
 	res := Result{Valid: Valid, Figures: fig}
 	switch {

@@ -479,8 +479,12 @@ func (a *anomalies) total() int {
 
 // garbage flags a completion whose value cannot be what the workload wrote:
 // the raw reply is kept as it was recorded.
-func (a *anomalies) garbage(c *call, why string) {
-	a.add("garbage", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "f": c.inv.F, "value": rawString(c.comp.Value), "why": why})
+func (a *anomalies) garbage(c *call, why string) { a.add("garbage", garbageExample(c, why)) }
+
+// garbageExample is the example of a garbage completion: its op and the
+// raw reply as it was recorded.
+func garbageExample(c *call, why string) map[string]any {
+	return map[string]any{"index": c.inv.Index, "key": c.inv.Key, "f": c.inv.F, "value": rawString(c.comp.Value), "why": why}
 }
 
 // into writes "anomalies" ({class: {count, examples}}) when there are any.

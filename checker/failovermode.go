@@ -286,7 +286,7 @@ func (d defaultFailover) Check(_ context.Context, in *History) Result {
 		}
 	}
 	if defaults == 0 {
-		return NotApplicable(fmt.Sprintf("no default CLUSTER FAILOVER in the run (%d failovers of other modes): only the default mode promises no loss", len(evs)))
+		return noDefaultFailover(evs)
 	}
 	kind := d.o.Kind
 	if kind == "" {
@@ -298,11 +298,17 @@ func (d defaultFailover) Check(_ context.Context, in *History) Result {
 		}
 		return Result{Valid: Unknown, Figures: &Verdict{Reason: fmt.Sprintf("%d default failovers, but no successful read among %d ops: whether they lost an acknowledged write cannot be said", defaults, len(calls))}}
 	}
-	judged, err := d.judgeLosses(in, kind, calls, evs, in.windowsOf())
+	judged, err := d.judgeLosses(in, kind, calls, evs, in.windowsOf(), in.runEndOf())
 	if err != nil {
 		return Result{Valid: Unknown, Figures: &Verdict{Error: err.Error()}}
 	}
 	return d.result(kind, evs, defaults, judged)
+}
+
+// noDefaultFailover is the result of a run whose failovers (evs) were
+// none of the default mode.
+func noDefaultFailover(evs []failoverEvent) Result {
+	return NotApplicable(fmt.Sprintf("no default CLUSTER FAILOVER in the run (%d failovers of other modes): only the default mode promises no loss", len(evs)))
 }
 
 // judgedLoss is a loss and what explains it: culprit is the default
@@ -319,10 +325,11 @@ const (
 )
 
 // judgeLosses lists the losses of calls, of kind, by index, each with
-// what explains it among the fault windows.
-func (d defaultFailover) judgeLosses(in *History, kind string, calls []call, evs []failoverEvent, windows []Window) ([]judgedLoss, error) {
+// what explains it among the fault windows; end is the history's latest
+// time (a partition's may be earlier).
+func (d defaultFailover) judgeLosses(in *History, kind string, calls []call, evs []failoverEvent, windows []Window, end int64) ([]judgedLoss, error) {
 	views := shardViews(sortedByStart(calls), windows, in.nodeAddrsOf())
-	items, err := d.losses(in, kind, calls)
+	items, err := d.losses(in, kind, calls, end)
 	if err != nil {
 		return nil, err
 	}
@@ -450,8 +457,8 @@ type DefaultFailoverFigures struct {
 }
 
 // losses lists the losses of the workload's kind, each with the span it
-// happened in.
-func (d defaultFailover) losses(in *History, kind string, calls []call) ([]lossItem, error) {
+// happened in; an append is revealed lost at the history's end.
+func (d defaultFailover) losses(in *History, kind string, calls []call, end int64) ([]lossItem, error) {
 	var out []lossItem
 	switch kind {
 	case "set":
@@ -473,9 +480,8 @@ func (d defaultFailover) losses(in *History, kind string, calls []call) ([]lossI
 		an := &anomalyLog{max: 1, count: map[string]int{}, examples: map[string][]any{}}
 		txns, _ := parseListAppend(lcalls, an)
 		_, _, lost := lostAppends(txns, an, func(int) map[string]any { return nil })
-		final := in.runEndOf()
 		for _, lw := range lost {
-			out = append(out, lossItem{key: lw.key, from: lw.c.end, seen: final, amount: 1,
+			out = append(out, lossItem{key: lw.key, from: lw.c.end, seen: end, amount: 1,
 				index: lw.c.inv.Index, description: "an acknowledged append"})
 		}
 	case "counter":

@@ -245,6 +245,8 @@ const (
 type laGraph struct {
 	adj [][]laEdge
 	rt  [][]int32
+	// keys are the data edges' keys, by their number (laEdge.k).
+	keys []string
 }
 
 func (g *laGraph) deg(v int) int { return len(g.adj[v]) + len(g.rt[v]) }
@@ -270,8 +272,8 @@ func edgeName(t uint8) string {
 
 type laEdge struct {
 	to  int32
+	k   int32 // the key, by its number in the graph's keys: 24 bytes an edge, not 32
 	typ uint8
-	k   string
 	v   int64 // the version that justifies the edge
 }
 
@@ -280,12 +282,22 @@ type anomalyLog struct {
 	max      int
 	count    map[string]int
 	examples map[string][]any
+	// at is, when not nil, each example's place in the order a whole check
+	// adds them: the index of the transaction looked at (each class is
+	// added in one scan of the transactions, in their order), so that the
+	// logs of partials merge (mergeLAPartials).
+	at map[string][]int64
 }
 
-func (a *anomalyLog) add(class string, ex any) {
+// add records one instance of class, found looking at the transaction of
+// index at.
+func (a *anomalyLog) add(at int64, class string, ex any) {
 	a.count[class]++
 	if len(a.examples[class]) < a.max {
 		a.examples[class] = append(a.examples[class], ex)
+		if a.at != nil {
+			a.at[class] = append(a.at[class], at)
+		}
 	}
 }
 
@@ -294,11 +306,60 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 	if err != nil {
 		return invalidHistory(err)
 	}
-	an := &anomalyLog{max: l.o.MaxExamples, count: map[string]int{}, examples: map[string][]any{}}
+	return l.judge([]*laPartial{l.analyze(calls, false)})
+}
+
+// laPartial is what the list-append checker finds in some of a history's
+// transactions, all those of their keys (the whole history, or one or
+// more of its slot partitions): everything but the cycles, which judge
+// finds in the graph of every partial's transactions. It holds no op: the
+// transactions are vertices (a few numbers each and their data edges), so
+// that partials of partitions merge in memory bounded by the run's
+// transactions and edges, not its ops and values.
+type laPartial struct {
+	an        *anomalyLog
+	malformed int
+	// keys is how many keys a committed read saw; reads the committed
+	// reads; neverRead the keys with acknowledged appends no read began
+	// after, sorted.
+	keys, reads int
+	neverRead   []string
+	// txns are the transactions in the order of their invocations, their
+	// data edges (ww, wr, rw) to one another; edgeKeys the edges' keys,
+	// by number.
+	txns     []laVertex
+	edgeKeys []string
+	// keyHashes are the hashes of every key a transaction names, when
+	// asked for (analyze): partitions that share one are analysed again
+	// together (txnUnits).
+	keyHashes []uint64
+}
+
+// laVertex is a transaction as the dependency graph and the examples need
+// it: its op's index and process, its outcome and times, and its data
+// edges out, to transactions of the same partial.
+type laVertex struct {
+	index      int64
+	process    history.Process
+	status     history.Type
+	start, end int64
+	adj        []laEdge
+}
+
+// ref names a transaction in an example.
+func (v *laVertex) ref() map[string]any {
+	return map[string]any{"index": v.index, "process": v.process.String(), "status": v.status.String()}
+}
+
+// analyze finds in calls' transactions every anomaly but the cycles, and
+// their data edges; with hashKeys, the hashes of the keys they name.
+func (l listAppend) analyze(calls []call, hashKeys bool) *laPartial {
+	an := &anomalyLog{max: l.o.MaxExamples, count: map[string]int{}, examples: map[string][]any{}, at: map[string][]int64{}}
 	txns, malformed := parseListAppend(calls, an)
 	ref := func(t int) map[string]any {
 		return map[string]any{"index": txns[t].c.inv.Index, "process": txns[t].c.inv.Process.String(), "status": txns[t].status.String()}
 	}
+	at := func(t int) int64 { return txns[t].c.inv.Index }
 
 	// Who appended what. final[k][v]: v was the writer's last append to k.
 	writers := map[string]map[int64]laWriter{}
@@ -319,7 +380,7 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 				writers[m.k] = w
 			}
 			if prev, dup := w[m.v]; dup {
-				an.add("duplicate-appends", map[string]any{"key": m.k, "value": m.v, "txns": []any{ref(prev.t), ref(ti)}})
+				an.add(at(ti), "duplicate-appends", map[string]any{"key": m.k, "value": m.v, "txns": []any{ref(prev.t), ref(ti)}})
 				continue
 			}
 			w[m.v] = laWriter{t: ti, final: last[m.k] == mi}
@@ -359,32 +420,32 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 				okInternal = len(m.list) >= len(s.since) && slices.Equal(m.list[len(m.list)-len(s.since):], s.since)
 			}
 			if !okInternal {
-				an.add("internal", map[string]any{"txn": ref(ti), "key": m.k, "read": m.list})
+				an.add(at(ti), "internal", map[string]any{"txn": ref(ti), "key": m.k, "read": m.list})
 			}
 			s.read, s.hasRead, s.since = m.list, true, nil
 
 			dups := map[int64]bool{}
 			for _, v := range m.list {
 				if dups[v] {
-					an.add("duplicate-elements", map[string]any{"txn": ref(ti), "key": m.k, "value": v, "read": m.list})
+					an.add(at(ti), "duplicate-elements", map[string]any{"txn": ref(ti), "key": m.k, "value": v, "read": m.list})
 					break
 				}
 				dups[v] = true
 				w, ok := writers[m.k][v]
 				switch {
 				case !ok:
-					an.add("garbage-read", map[string]any{"txn": ref(ti), "key": m.k, "value": v})
+					an.add(at(ti), "garbage-read", map[string]any{"txn": ref(ti), "key": m.k, "value": v})
 				case txns[w.t].status == history.Fail:
-					an.add("G1a", map[string]any{"reader": ref(ti), "writer": ref(w.t), "key": m.k, "value": v})
+					an.add(at(ti), "G1a", map[string]any{"reader": ref(ti), "writer": ref(w.t), "key": m.k, "value": v})
 				}
 			}
 			if n := len(m.list); n > 0 {
 				if w, ok := writers[m.k][m.list[n-1]]; ok && !w.final && w.t != ti {
-					an.add("G1b", map[string]any{"reader": ref(ti), "writer": ref(w.t), "key": m.k, "value": m.list[n-1]})
+					an.add(at(ti), "G1b", map[string]any{"reader": ref(ti), "writer": ref(w.t), "key": m.k, "value": m.list[n-1]})
 				}
 			}
 			if w, ok := fracturedAppends(txns, writers[m.k], ti, m.k, m.list); ok {
-				an.add("fractured-appends", map[string]any{"reader": ref(ti), "writer": ref(w), "key": m.k, "read": m.list})
+				an.add(at(ti), "fractured-appends", map[string]any{"reader": ref(ti), "writer": ref(w), "key": m.k, "read": m.list})
 			}
 			if len(m.list) > len(longest[m.k]) {
 				longest[m.k] = m.list
@@ -405,15 +466,16 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 			lg := longest[m.k]
 			if !slices.Equal(m.list, lg[:min(len(m.list), len(lg))]) {
 				flagged[m.k] = true
-				an.add("incompatible-order", map[string]any{"txn": ref(ti), "key": m.k, "read": m.list, "longest": lg})
+				an.add(at(ti), "incompatible-order", map[string]any{"txn": ref(ti), "key": m.k, "read": m.list, "longest": lg})
 			}
 		}
 	}
 	neverRead, reads, _ := lostAppends(txns, an, ref)
 
-	// The dependency graph over transactions.
+	// The data edges of the dependency graph over transactions, each
+	// naming its key by its number in keys.
 	adj := make([][]laEdge, len(txns))
-	edge := func(a, b int, typ uint8, k string, v int64) {
+	edge := func(a, b int, typ uint8, k int32, v int64) {
 		if a == b {
 			return
 		}
@@ -431,13 +493,15 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
+	number := make(map[string]int32, len(keys))
+	for ki, k := range keys {
+		number[k] = int32(ki)
 		order := longest[k]
 		for i := 1; i < len(order); i++ {
 			a, ok1 := writerOf(k, order[i-1])
 			b, ok2 := writerOf(k, order[i])
 			if ok1 && ok2 {
-				edge(a, b, ww, k, order[i])
+				edge(a, b, ww, int32(ki), order[i])
 			}
 		}
 	}
@@ -447,18 +511,44 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 		if n > len(order) || !slices.Equal(m.list, order[:n]) {
 			return // incompatible: no place in the order
 		}
+		k := number[m.k]
 		if n > 0 {
 			if w, ok := writerOf(m.k, m.list[n-1]); ok {
-				edge(w, ti, wr, m.k, m.list[n-1])
+				edge(w, ti, wr, k, m.list[n-1])
 			}
 		}
 		if n < len(order) {
 			if w, ok := writerOf(m.k, order[n]); ok {
-				edge(ti, w, rw, m.k, order[n])
+				edge(ti, w, rw, k, order[n])
 			}
 		}
 	})
-	g := &laGraph{adj: adj, rt: realtimeEdges(txns)}
+	p := &laPartial{an: an, malformed: malformed, keys: len(longest), reads: reads, neverRead: neverRead,
+		txns: make([]laVertex, len(txns)), edgeKeys: keys}
+	for i, t := range txns {
+		p.txns[i] = laVertex{index: t.c.inv.Index, process: t.c.inv.Process, status: t.status,
+			start: t.c.start, end: t.c.end, adj: adj[i]}
+	}
+	if hashKeys {
+		p.keyHashes = txnKeyHashes(txns)
+	}
+	return p
+}
+
+// judge merges the partials (of disjoint keys) into the whole's analysis,
+// finds the cycles in the graph of all their transactions (real-time
+// edges are run-wide: they link transactions of any partials) and gives
+// the verdict.
+func (l listAppend) judge(parts []*laPartial) Result {
+	m := mergeLAPartials(parts, l.o.MaxExamples)
+	txns := m.txns
+	adj := make([][]laEdge, len(txns))
+	for i := range txns {
+		adj[i] = txns[i].adj
+	}
+	ref := func(t int) map[string]any { return txns[t].ref() }
+	g := &laGraph{adj: adj, rt: realtimeEdges(txns), keys: m.edgeKeys}
+	an := m.an
 	l.cycles(g, an, ref)
 
 	classes := []string{}
@@ -480,11 +570,12 @@ func (l listAppend) Check(ctx context.Context, in *History) Result {
 			st[2]++
 		}
 	}
+	malformed, reads, neverRead := m.malformed, m.reads, m.neverRead
 	fig := &ListAppendFigures{
 		TxnsOK:        st[0],
 		TxnsFail:      st[1],
 		TxnsInfo:      st[2],
-		Keys:          len(longest),
+		Keys:          m.keys,
 		Detects:       ListAppendDetects,
 		DoesNotDetect: ListAppendDoesNotDetect,
 		AnomalyTypes:  classes,
@@ -626,7 +717,7 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 			id := m.k + "\x00" + strconv.FormatInt(m.v, 10)
 			if !reported[id] && !slices.Contains(l.list, m.v) {
 				reported[id] = true
-				an.add("lost-append", map[string]any{"txn": ref(ti), "key": m.k, "value": m.v, "final_read": ref(l.t)})
+				an.add(t.c.inv.Index, "lost-append", map[string]any{"txn": ref(ti), "key": m.k, "value": m.v, "final_read": ref(l.t)})
 				if t.status == history.OK {
 					lost = append(lost, lostWrite{c: t.c, key: m.k})
 				}
@@ -711,7 +802,7 @@ func parseListAppend(calls []call, an *anomalyLog) (txns []*laTxn, malformed int
 		if err != nil && t.status == history.OK && c.comp.HasValue() {
 			// The reply is garbage, but EXEC ran: keep the appends of the
 			// invocation, with nothing known of its reads.
-			an.add("garbage", map[string]any{"txn": map[string]any{"index": c.inv.Index}, "index": c.inv.Index, "value": rawString(c.comp.Value), "why": err.Error()})
+			an.add(c.inv.Index, "garbage", map[string]any{"txn": map[string]any{"index": c.inv.Index}, "index": c.inv.Index, "value": rawString(c.comp.Value), "why": err.Error()})
 			mops, err = parseTxn(c.inv.Value)
 		}
 		if err != nil {
@@ -761,7 +852,7 @@ func describeLA(ex []any) string {
 // committed transactions when it begins, and when it commits it replaces in
 // the frontier those it depended on. The transitive closure is the full
 // real-time order.
-func realtimeEdges(txns []*laTxn) [][]int32 {
+func realtimeEdges(txns []laVertex) [][]int32 {
 	type ev struct {
 		t      int64
 		commit bool
@@ -771,12 +862,12 @@ func realtimeEdges(txns []*laTxn) [][]int32 {
 	for i, t := range txns {
 		switch t.status {
 		case history.OK:
-			evs = append(evs, ev{t.c.start, false, i}, ev{t.c.end, true, i})
+			evs = append(evs, ev{t.start, false, i}, ev{t.end, true, i})
 		case history.Info:
 			// An indeterminate transaction that took effect did so after
 			// every transaction committed before it began: edges into it,
 			// none out of it (it never completed).
-			evs = append(evs, ev{t.c.start, false, i})
+			evs = append(evs, ev{t.start, false, i})
 		}
 	}
 	// Invocations first at equal times: touching intervals are concurrent.
@@ -837,7 +928,7 @@ func (l listAppend) cycles(g *laGraph, an *anomalyLog, ref func(int) map[string]
 			st := ref(cur)
 			st["edge"] = edgeName(e.typ)
 			if e.typ != rt {
-				st["key"] = e.k
+				st["key"] = g.keys[e.k]
 				st["value"] = e.v
 			}
 			steps = append(steps, st)
@@ -910,27 +1001,27 @@ func (l listAppend) cycles(g *laGraph, an *anomalyLog, ref func(int) map[string]
 						break
 					}
 					if p := cycleThrough(g, v, ww, in); p != nil {
-						an.add("G0", describe(p, v))
+						an.add(-1, "G0", describe(p, v))
 						break
 					}
 				}
 				if f := search(members, in, wr, ww|wr, always); f != nil {
-					an.add("G1c", describe(f.cyc, f.from))
+					an.add(-1, "G1c", describe(f.cyc, f.from))
 				}
 			} else if f := search(members, in, rt, base, always); f != nil {
 				class := "G0-realtime"
 				if hasKind(f.cyc, wr) {
 					class = "G1c-realtime"
 				}
-				an.add(class, describe(f.cyc, f.from))
+				an.add(-1, class, describe(f.cyc, f.from))
 			}
 			// G-single: one rw edge closed by the others; else G2.
 			if f := search(members, in, rw, base, needRT); f != nil {
-				an.add("G-single"+suffix, describe(f.cyc, f.from))
+				an.add(-1, "G-single"+suffix, describe(f.cyc, f.from))
 			} else if f := search(members, in, rw, kinds, func(p []laEdge) bool {
 				return needRT(p) && !l.singleRW(p)
 			}); f != nil {
-				an.add("G2"+suffix, describe(f.cyc, f.from))
+				an.add(-1, "G2"+suffix, describe(f.cyc, f.from))
 			}
 		}
 	}

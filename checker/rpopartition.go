@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -11,10 +12,12 @@ import (
 
 // partitionedKind says whether the RPO and default-failover checkers of
 // kind judge a history given as slot partitions: the counter and set
-// analyses are per key. A kind detected from the ops is not (a partition
-// may have no read to tell it by), nor list-append (a transaction spans
-// keys of several slots).
-func partitionedKind(kind string) bool { return kind == "counter" || kind == "set" }
+// analyses are per key, list-append's per key and transaction (txnUnits).
+// A kind detected from the ops is not (a partition may have no read to
+// tell it by).
+func partitionedKind(kind string) bool {
+	return kind == "counter" || kind == "set" || kind == "list-append"
+}
 
 type historyEndKey struct{}
 
@@ -48,6 +51,9 @@ type rpoParts struct{ rpo }
 // in each, and the partials add up (rpoPartial.merge). It holds one
 // partition's ops and analysis at a time.
 func (r rpoParts) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
+	if r.o.Kind == "list-append" {
+		return r.txnPartitions(ctx, n, load)
+	}
 	var m *rpoPartial
 	var windows []Window
 	for i := range n {
@@ -110,6 +116,9 @@ type defaultFailoverParts struct{ defaultFailover }
 // verdict. It holds one partition's ops and analysis at a time, and the
 // losses (a few numbers each).
 func (d defaultFailoverParts) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
+	if d.o.Kind == "list-append" {
+		return d.txnPartitions(ctx, n, load)
+	}
 	var judged []judgedLoss
 	var evs []failoverEvent
 	defaults := 0
@@ -140,11 +149,120 @@ func (d defaultFailoverParts) CheckPartitions(ctx context.Context, n int, load P
 		if err != nil {
 			return Result{}, err
 		}
-		j, err := d.judgeLosses(in, d.o.Kind, calls, evs, windows)
+		j, err := d.judgeLosses(in, d.o.Kind, calls, evs, windows, in.runEndOf())
 		if err != nil {
 			return Result{Valid: Unknown, Figures: &Verdict{Error: err.Error()}}, nil
 		}
 		judged = append(judged, j...)
+	}
+	slices.SortStableFunc(judged, func(x, y judgedLoss) int { return cmpInt(x.index, y.index) })
+	return d.result(d.o.Kind, evs, defaults, judged), nil
+}
+
+// txnPartitions is CheckPartitions of a list-append workload: the lost
+// appends of each partition's transactions (lostAppends, per key and
+// transaction: txnUnits) charged to the windows, and its keys counted in
+// each, as Check does on the whole; the partials add up. It holds one
+// partition's ops of the workload at a time.
+func (r rpoParts) txnPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
+	if _, err := partitionWindows(ctx, nil); err != nil {
+		return Result{}, err
+	}
+	type unit struct {
+		p            *rpoPartial
+		all, appends int
+		windows      []Window
+	}
+	units, unpaired, err := txnUnits(n, load, r.o.keep, func(ops []history.Op) (unit, []uint64, error) {
+		in := NewHistory(ops)
+		calls, err := r.o.calls(in)
+		if err != nil {
+			return unit{}, nil, err
+		}
+		windows, _ := partitionWindows(ctx, ops)
+		u := unit{all: len(calls), windows: windows}
+		calls, u.appends = listAppendCalls(calls)
+		u.p, _ = r.partial(in, "list-append", calls, windows)
+		return u, lostAppendKeys(calls), nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if unpaired != nil {
+		// The caller checks such a history whole; if not, the first
+		// partition's word.
+		return invalidHistory(unpaired), nil
+	}
+	var m *rpoPartial
+	all, appends := 0, 0
+	for _, u := range units {
+		all += u.all
+		appends += u.appends
+		m = m.merge(u.p)
+	}
+	if appends == 0 {
+		return NotApplicable(fmt.Sprintf("no list append among the workload's %d ops (its other keys, such as bank accounts, are no lists): no list-append RPO to measure", all)), nil
+	}
+	return r.result("list-append", units[0].windows, m), nil
+}
+
+// lostAppendKeys are the hashes of the keys the list-append transactions
+// of calls name (txnUnits).
+func lostAppendKeys(calls []call) []uint64 {
+	txns, _ := parseListAppend(calls, &anomalyLog{max: 0, count: map[string]int{}, examples: map[string][]any{}})
+	return txnKeyHashes(txns)
+}
+
+// txnPartitions is CheckPartitions of a list-append workload: each
+// partition's lost appends (per key and transaction: txnUnits), each
+// judged against the run-wide failovers and windows, revealed at the
+// history's end (WithHistoryEnd); the losses in index order, as Check
+// lists them, make the verdict.
+func (d defaultFailoverParts) txnPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
+	end, ok := ctx.Value(historyEndKey{}).(int64)
+	if !ok {
+		_, err := partitionWindows(ctx, nil)
+		return Result{}, err
+	}
+	var evs []failoverEvent
+	defaults := -1 // not known until the first partition's run-wide entries
+	units, unpaired, err := txnUnits(n, load, d.o.keep, func(ops []history.Op) ([]judgedLoss, []uint64, error) {
+		in := NewHistory(ops)
+		calls, err := d.o.calls(in)
+		if err != nil {
+			return nil, nil, err
+		}
+		if defaults < 0 {
+			evs, defaults = failoverEvents(in.Ops), 0
+			for _, e := range evs {
+				if e.mode == "default" {
+					defaults++
+				}
+			}
+		}
+		if defaults == 0 {
+			return nil, nil, nil // not applicable, as the whole says
+		}
+		windows, _ := partitionWindows(ctx, ops)
+		j, err := d.judgeLosses(in, d.o.Kind, calls, evs, windows, max(end, runEnd(ops)))
+		if err != nil {
+			return nil, nil, err // no such kind: not for list-append
+		}
+		lcalls, _ := listAppendCalls(calls)
+		return j, lostAppendKeys(lcalls), nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if unpaired != nil {
+		return invalidHistory(unpaired), nil
+	}
+	if defaults <= 0 {
+		return noDefaultFailover(evs), nil
+	}
+	var judged []judgedLoss
+	for _, u := range units {
+		judged = append(judged, u...)
 	}
 	slices.SortStableFunc(judged, func(x, y judgedLoss) int { return cmpInt(x.index, y.index) })
 	return d.result(d.o.Kind, evs, defaults, judged), nil

@@ -139,11 +139,11 @@ func TestListAppendConcurrentIsFine(t *testing.T) {
 }
 
 func TestRealtimeEdges(t *testing.T) {
-	mk := func(s, e int64) *laTxn {
-		return &laTxn{c: call{start: s, end: e}, status: history.OK}
+	mk := func(s, e int64) laVertex {
+		return laVertex{start: s, end: e, status: history.OK}
 	}
 	// a [0,10], b [5,15], c [20,30], d [25,35], e [40,50]
-	txns := []*laTxn{mk(0, 10), mk(5, 15), mk(20, 30), mk(25, 35), mk(40, 50)}
+	txns := []laVertex{mk(0, 10), mk(5, 15), mk(20, 30), mk(25, 35), mk(40, 50)}
 	out := realtimeEdges(txns)
 	reach := func(a, b int) bool {
 		seen := map[int]bool{}
@@ -166,7 +166,7 @@ func TestRealtimeEdges(t *testing.T) {
 	}
 	for i, x := range txns {
 		for j, y := range txns {
-			if want := x.c.end < y.c.start; i != j && reach(i, j) != want {
+			if want := x.end < y.start; i != j && reach(i, j) != want {
 				t.Errorf("%d -> %d: reachable %v, want %v", i, j, reach(i, j), want)
 			}
 		}
