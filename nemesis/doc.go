@@ -187,7 +187,10 @@
 // keys moved). Last, every slot redline moved or opened is counted again
 // on every primary: the heal entry's "end_phase" record (healed, the
 // problems: a slot open, unowned, claimed twice, keys on a non-owner; a
-// fault not undone, no convergence) is what checker.EndPhase judges.
+// fault not undone, no convergence; a replica that replicates a replica
+// once converged) and the final CLUSTER NODES beside it
+// ("cluster_nodes_after") are what checker.EndPhase judges (a chain of
+// replicas in either is invalid: redis/redis#15472's end state).
 //
 // # Hooks
 //
