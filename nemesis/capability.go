@@ -45,8 +45,11 @@ func (*migrateFault) borrows(mode string) []string {
 }
 
 func (*failoverFault) borrows(mode string) []string {
-	if mode == takeoverKilledMode || mode == epochBumpUnheardMode {
+	switch mode {
+	case takeoverKilledMode, epochBumpUnheardMode:
 		return []string{"kill"}
+	case twoReplicaManualMode:
+		return []string{"pause"}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -219,6 +220,81 @@ func TestComposeEpochBumpUnheard(t *testing.T) {
 			if err := nem.Heal(ctx, rec); err != nil {
 				t.Logf("heal: %v", err)
 			}
+		})
+	}
+}
+
+// TestComposeTwoReplicaManual fails over the two-replica shard of a
+// 7-node cluster with a default CLUSTER FAILOVER while the sibling
+// replica is paused, on each build: the failover was journalled, the
+// replica promoted, the old primary demoted under it, the sibling
+// resumed, and each node's own account (CLUSTER NODES and ROLE) recorded
+// right after and after convergence. Whether the sibling was left a
+// replica of a replica is logged (the study's evidence), and when it is,
+// the end phase must name it.
+func TestComposeTwoReplicaManual(t *testing.T) {
+	for _, b := range composeBuilds(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := startLocalServer(t, 7, 1, b.argv)
+			fillKeys(t, c, 500)
+			nem := newTestNemesis(t, []string{"failover"}, procCluster{c})
+			rec := &memRecorder{}
+			a := nem.fire(ctx, rec, Step{Fault: "failover", Mode: twoReplicaManualMode, Seed: 1, Hold: 0.5})
+			if a == nil {
+				t.Fatal("two-replica-manual left nothing to stop")
+			}
+			d := detailOf(t, rec.Last("start-failover", history.Info))
+			if d["error"] != nil {
+				t.Fatalf("two-replica-manual failed: %v (steps %v)", d["error"], d["steps"])
+			}
+			st := stepsOf(t, d)
+			t.Logf("%s: failover %v", b.name, st["failover"])
+			t.Logf("%s: right after: %v", b.name, st["hear-sibling"]["accounts"])
+			t.Logf("%s: after convergence: %v; sibling replicates %v right after, %v after; chain %v, %v", b.name,
+				st["after-convergence"]["accounts"], d["sibling_replicates_right_after"], d["sibling_replicates_after"],
+				d["chain_right_after"], d["chain_after"])
+			if d["promoted"] != true || d["primary_demoted"] != true {
+				t.Fatalf("the failover did not take: %v", st["failover"])
+			}
+			failovers := 0
+			for _, op := range rec.journal() {
+				if strings.Contains(string(op.DetailRaw()), `"failover"`) {
+					failovers++
+				}
+			}
+			if failovers == 0 {
+				t.Fatalf("the failover is not in the journal: %v", rec.journal())
+			}
+			sibling := a.detail["sibling"].(string)
+			if err := pingNode(nodeAddr(c, sibling)); err != nil {
+				t.Fatalf("the sibling %s does not answer once resumed: %v", sibling, err)
+			}
+			for _, when := range []string{"hear-sibling", "after-convergence"} {
+				acc, _ := st[when]["accounts"].(map[string]any)
+				sib, _ := acc["sibling"].(map[string]any)
+				if sib == nil || sib["replicates"] == nil || sib["role"] == nil {
+					t.Fatalf("%s: the sibling's own account is not recorded: %v", when, acc)
+				}
+			}
+			if _, ok := d["chain_after"].(bool); !ok {
+				t.Fatalf("no judgement of the chain after convergence: %v", d)
+			}
+			nem.finish(ctx, rec, a)
+			stop := detailOf(t, rec.Last("stop-failover", history.Info))
+			if _, ok := stop["chain_at_stop"].(bool); !ok {
+				t.Fatalf("the stop did not record the roles: %v", stop)
+			}
+			if err := nem.Heal(ctx, rec); err != nil {
+				t.Logf("heal: %v", err)
+			}
+			heal := detailOf(t, rec.Last("heal", history.Info))
+			end, _ := heal["end_phase"].(map[string]any)
+			named := strings.Contains(fmt.Sprint(end["problems"]), "replica-of-replica")
+			if stop["chain_at_stop"] == true && !named {
+				t.Errorf("the sibling was left a replica of a replica, the end phase did not name it: %v", end)
+			}
+			t.Logf("%s: end phase %v", b.name, end)
 		})
 	}
 }

@@ -80,6 +80,10 @@
 //	           epoch-bump-unheard (compose_upstream.go): a replica killed,
 //	           BUMPEPOCH on its primary, the primary killed, the replica
 //	           restarted and told FAILOVER FORCE; the primary restarted on stop.
+//	           two-replica-manual (compose_upstream.go): in a shard with two
+//	           replicas, CLUSTER FAILOVER on one while the sibling is paused;
+//	           the sibling resumed, what it replicates recorded at once and
+//	           after convergence (a chain is left for the end phase).
 //	member     add (Grower.AddNode, CLUSTER MEET, move 1/(m+1) of every
 //	           primary's slots onto it), remove (drain a primary's slots to the
 //	           others, re-home its replicas, CLUSTER FORGET on every node, CLUSTER
