@@ -32,6 +32,9 @@ func needsWords(f fault) string { return capabilityWords[f.needs()] }
 
 // borrows of the modes that strike with another fault's means.
 func (*migrateFault) borrows(mode string) []string {
+	if mode == classicReplicaFullSyncMode {
+		return []string{"kill"}
+	}
 	_, strike, ok := splitHandoffMode(mode)
 	if !ok {
 		return nil

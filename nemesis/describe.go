@@ -115,6 +115,9 @@ var modes = map[string]string{
 		"(it stops hearing their acks: WAIT and the bus see them gone)",
 	"migrate:cli-abort-failover-src": "a move in redis-cli's order interrupted by a failover of the destination (NODE refused), " +
 		"then a failover of the source before any fix (redis/redis#6339); never on a cluster redline did not create",
+	"migrate:classic-replica-full-sync": "a classic move whose final SETSLOT NODEs reach the destination while its replica, " +
+		"restarted, does a full sync; the destination's shard then fails over to that replica: records whether it owns the slot " +
+		"and whether it keeps the slot IMPORTING (valkey-io/valkey#998)",
 	"failover:takeover-killed": "a majority of primaries SIGKILLed, CLUSTER FAILOVER TAKEOVER on a replica of each, " +
 		"the old primaries restarted after the hold (epoch collisions: valkey-io/valkey#974)",
 	"failover:epoch-bump-unheard": "a replica SIGKILLed, CLUSTER BUMPEPOCH on its primary, the primary SIGKILLed, the replica " +

@@ -73,6 +73,10 @@
 //	           destination after) for checker.Handoff. cli-abort-failover-src
 //	           is the two-step case of compose.go (a redis-cli-order move
 //	           interrupted by a destination failover, then a source failover).
+//	           classic-replica-full-sync (compose_upstream.go): the classic
+//	           move's final SETSLOTs sent while the destination's replica,
+//	           restarted, does a full sync; the destination's shard then
+//	           fails over to it; its view of the slot recorded at each step.
 //	failover   default, force, takeover: CLUSTER FAILOVER [mode] on a random
 //	           replica, then wait until it reports itself primary. Any target.
 //	           Study mode takeover-killed (compose.go): kill a majority of the
