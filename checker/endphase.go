@@ -26,6 +26,13 @@ type endPhase struct{ o Scope }
 // outside its owner's shard that the record does not name is invalid
 // (the census contradicts the record); a record that says "not healed"
 // but names no problem contradicts itself (unknown).
+// The roles at the end are judged too: a replica whose primary is itself
+// a replica (chained replication, which Redis Cluster never sets up and
+// a manual failover can leave behind: redis/redis#15472) is invalid,
+// whether the record names it (the nemesis saw it last on every node's
+// own account) or the heal entry's final CLUSTER NODES shows it; a final
+// view that names a master it does not list, or lines it cannot read,
+// leaves a run that is otherwise valid unknown.
 func EndPhase(opts ...Scope) Checker { return endPhase{firstScope(opts)} }
 
 func (e endPhase) Name() string { return e.o.name("end-phase") }
@@ -48,9 +55,15 @@ func (p EndProblem) slotKind() bool {
 	return false
 }
 
-// endRecord is the heal entry's end_phase record.
+// chainKind is the problem the nemesis records for a replica of a replica.
+const chainKind = "replica-of-replica"
+
+// endRecord is the heal entry's end_phase record and the final CLUSTER
+// NODES recorded beside it (View, one node's, ViewOf's).
 type endRecord struct {
 	index        int64
+	View         string
+	ViewOf       string
 	Healed       bool         `json:"healed"`
 	SlotsChecked int          `json:"slots_checked"`
 	Problems     []EndProblem `json:"problems"`
@@ -70,11 +83,13 @@ func endPhaseRecord(ops []history.Op) (rec endRecord, invoked, ok bool) {
 			continue
 		}
 		var d struct {
-			End *endRecord `json:"end_phase"`
+			End    *endRecord `json:"end_phase"`
+			View   string     `json:"cluster_nodes_after"`
+			ViewOf string     `json:"cluster_nodes_of"`
 		}
 		if json.Unmarshal(op.DetailRaw(), &d) == nil && d.End != nil {
 			rec, ok = *d.End, true
-			rec.index = op.Index
+			rec.index, rec.View, rec.ViewOf = op.Index, d.View, d.ViewOf
 		}
 	}
 	return rec, invoked, ok
@@ -91,6 +106,20 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 			Reason: "the end phase began but its completion carries no end_phase record (the run ended during the end phase, or a redline before this record)"}}
 	}
 	fig := &EndPhaseFigures{SlotsChecked: rec.SlotsChecked, Problems: len(rec.Problems), Index: rec.index}
+	// The roles at the end: a chain either witness shows is invalid
+	// before anything else is weighed (it is the end state itself).
+	chains, lie := endChains(rec)
+	if len(chains) > 0 {
+		fig.ReplicaChains = ptr(len(chains))
+		fig.ChainExamples = capList(chains, e.o.MaxExamples)
+		fig.First = fmt.Sprintf("the end phase (op %d) left %d replicas replicating a replica (chained replication, "+
+			"which Redis Cluster never sets up: redis/redis#15472); first: %s", rec.index, len(chains), chains[0].What)
+		fig.Reason = fig.First
+		return Result{Valid: Invalid, Figures: fig}
+	}
+	if lie != "" {
+		fig.Roles = lie
+	}
 	// The record is a witness too: cross-examined against the key
 	// census of the slots redline moved or opened and of the slots
 	// holding the run's keys, and against itself.
@@ -116,6 +145,10 @@ func (e endPhase) Check(_ context.Context, in *History) Result {
 		if in.censusOf() == nil && e.o.CensusExpected != "" {
 			// A clean record nothing cross-examined is no evidence.
 			return censusMissing(e.o.CensusExpected, fmt.Sprintf("the end phase's record (op %d) says healed, and nothing cross-examined it against where the keys are", rec.index))
+		}
+		if lie != "" {
+			fig.Reason = fmt.Sprintf("the end phase (op %d) says healed, but its final CLUSTER NODES cannot vouch for the roles: %s", rec.index, lie)
+			return Result{Valid: Unknown, Figures: fig}
 		}
 		return Result{Valid: Valid, Figures: fig}
 	}
@@ -157,5 +190,97 @@ type EndPhaseFigures struct {
 	CensusExamples []EndProblem `json:"census_examples,omitempty"`
 	SlotProblems   *int         `json:"slot_problems,omitempty"`
 	Examples       []EndProblem `json:"examples,omitempty"`
+	// ReplicaChains counts the replicas left replicating a replica (nil:
+	// none); Roles says why the final view could not vouch for the roles
+	// ("": it could, or there was none: a redline before that view).
+	ReplicaChains *int         `json:"replica_chains,omitempty"`
+	ChainExamples []EndProblem `json:"chain_examples,omitempty"`
+	Roles         string       `json:"roles,omitempty"`
 	Verdict
+}
+
+// endChains are the replicas of replicas the end shows: the record's
+// own (each node's account, after they lasted), else those of the final
+// CLUSTER NODES (the record names its chains by sentence, not by node,
+// so the two are not merged). lie says why that view cannot be read for
+// roles ("" when it can, or when there is none).
+func endChains(rec endRecord) (chains []EndProblem, lie string) {
+	for _, p := range rec.Problems {
+		if p.Kind == chainKind {
+			chains = append(chains, p)
+		}
+	}
+	if rec.View == "" {
+		return chains, ""
+	}
+	seen, lie := viewChains(rec.View, rec.ViewOf)
+	if len(chains) == 0 {
+		chains = seen
+	}
+	return chains, lie
+}
+
+// viewChains reads a CLUSTER NODES text (of node of) for replicas whose
+// master is itself a replica. A line that is not one, a node id given
+// twice, a replica of no master or of one the view does not list is a
+// lie: the roles are not vouched for (and the chains found are still
+// reported).
+func viewChains(text, of string) (chains []EndProblem, lie string) {
+	lines, bad := parseSample(text)
+	var lies []string
+	if bad != "" {
+		lies = append(lies, bad)
+	}
+	byID := map[string]nodeLine{}
+	for _, l := range lines {
+		if _, dup := byID[l.id]; dup || !nodeID(l.id) || (l.master != "-" && !nodeID(l.master)) {
+			lies = append(lies, fmt.Sprintf("the line of %q (master %q) is no node's, or a second one", cut(l.id, 40), cut(l.master, 40)))
+			continue
+		}
+		byID[l.id] = l
+	}
+	replica := func(l nodeLine) bool { return l.has("slave") || l.has("replica") }
+	for _, l := range lines {
+		if byID[l.id].addr != l.addr || !replica(l) {
+			continue
+		}
+		up, ok := byID[l.master]
+		switch {
+		case l.master == "-":
+			lies = append(lies, fmt.Sprintf("%s (%s) is a replica of no master", cut(l.id, 8), l.addr))
+		case !ok:
+			lies = append(lies, fmt.Sprintf("%s (%s) is a replica of %s, a node the view does not list", cut(l.id, 8), l.addr, cut(l.master, 8)))
+		case replica(up):
+			chains = append(chains, EndProblem{Kind: chainKind, Node: l.addr, What: fmt.Sprintf("in %s's final CLUSTER NODES, %s (%s) replicates %s (%s), which is itself a replica (of %s)",
+				of, cut(l.id, 8), l.addr, cut(up.id, 8), up.addr, cut(up.master, 8))})
+		}
+	}
+	if len(lines) == 0 && bad == "" {
+		lies = append(lies, "it lists no node")
+	}
+	if len(lies) > 0 {
+		lie = fmt.Sprintf("%s's CLUSTER NODES: %d unreadable or contradictory lines; first: %s", of, len(lies), lies[0])
+	}
+	return chains, lie
+}
+
+// nodeID says whether s is a cluster node id (40 hex digits).
+func nodeID(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// cut is s cut to n bytes.
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

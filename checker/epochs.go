@@ -56,6 +56,7 @@ const EpochNotRaised = "config-epoch-not-raised"
 type nodeLine struct {
 	id, addr string
 	flags    []string
+	master   string // "-" for none
 	epoch    uint64
 	ranges   [][2]int
 }
@@ -74,7 +75,7 @@ func parseSample(text string) (lines []nodeLine, bad string) {
 		if len(f) < 8 {
 			return nil, fmt.Sprintf("the line %q has %d fields, fewer than CLUSTER NODES' 8", capRaw(raw), len(f))
 		}
-		l := nodeLine{id: f[0], flags: strings.Split(f[2], ",")}
+		l := nodeLine{id: f[0], flags: strings.Split(f[2], ","), master: f[3]}
 		l.addr, _, _ = strings.Cut(f[1], "@")
 		e, err := strconv.ParseUint(f[6], 10, 64)
 		if err != nil {

@@ -430,6 +430,14 @@ func (n *SlotMover) migrateBatch(ctx context.Context, addr string, args []any) e
 	}
 }
 
+// CloseMigration gives slot, opened by OpenMigration and its keys moved,
+// to dst with the classic move's final SETSLOT NODEs (closeMigrations'
+// order), for a composition that strikes just before them; the caller
+// journals the move.
+func (n *SlotMover) CloseMigration(ctx context.Context, slot int, src, dst NodeState, all []NodeState) error {
+	return n.closeMigration(ctx, slot, src, dst, all)
+}
+
 // closeMigration assigns slot to dst on dst, src and every other primary.
 func (n *SlotMover) closeMigration(ctx context.Context, slot int, src, dst NodeState, all []NodeState) error {
 	return n.closeMigrations(ctx, []int{slot}, src, dst, all)

@@ -32,6 +32,9 @@ func needsWords(f fault) string { return capabilityWords[f.needs()] }
 
 // borrows of the modes that strike with another fault's means.
 func (*migrateFault) borrows(mode string) []string {
+	if mode == classicReplicaFullSyncMode {
+		return []string{"kill"}
+	}
 	_, strike, ok := splitHandoffMode(mode)
 	if !ok {
 		return nil
@@ -45,8 +48,11 @@ func (*migrateFault) borrows(mode string) []string {
 }
 
 func (*failoverFault) borrows(mode string) []string {
-	if mode == takeoverKilledMode || mode == epochBumpUnheardMode {
+	switch mode {
+	case takeoverKilledMode, epochBumpUnheardMode:
 		return []string{"kill"}
+	case twoReplicaManualMode:
+		return []string{"pause"}
 	}
 	return nil
 }

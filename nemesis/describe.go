@@ -115,10 +115,16 @@ var modes = map[string]string{
 		"(it stops hearing their acks: WAIT and the bus see them gone)",
 	"migrate:cli-abort-failover-src": "a move in redis-cli's order interrupted by a failover of the destination (NODE refused), " +
 		"then a failover of the source before any fix (redis/redis#6339); never on a cluster redline did not create",
+	"migrate:classic-replica-full-sync": "a classic move whose final SETSLOT NODEs reach the destination while its replica, " +
+		"restarted, does a full sync; the destination's shard then fails over to that replica: records whether it owns the slot " +
+		"and whether it keeps the slot IMPORTING (valkey-io/valkey#998)",
 	"failover:takeover-killed": "a majority of primaries SIGKILLed, CLUSTER FAILOVER TAKEOVER on a replica of each, " +
 		"the old primaries restarted after the hold (epoch collisions: valkey-io/valkey#974)",
 	"failover:epoch-bump-unheard": "a replica SIGKILLed, CLUSTER BUMPEPOCH on its primary, the primary SIGKILLed, the replica " +
 		"restarted with the old epoch and told CLUSTER FAILOVER FORCE: records whether the voters refuse it (redis/redis#9548)",
+	"failover:two-replica-manual": "in a shard with two replicas, CLUSTER FAILOVER on one while the other (the sibling) is paused; " +
+		"records what the sibling replicates, on its own CLUSTER NODES and ROLE, once resumed and after convergence " +
+		"(a replica of a replica: redis/redis#15472); needs a shard with two replicas (e.g. --nodes 7 --replicas 1)",
 	"member:emptied-replica-kill": "a primary emptied of its slots replicates another primary, which is SIGKILLed " +
 		"while the full sync runs (stale-offset election: valkey-io/valkey#885); needs 4 primaries",
 	"member:orphan-migration-kill": "a primary's replicas SIGKILLed and kept down until Redis migrates a replica of a " +

@@ -73,6 +73,10 @@
 //	           destination after) for checker.Handoff. cli-abort-failover-src
 //	           is the two-step case of compose.go (a redis-cli-order move
 //	           interrupted by a destination failover, then a source failover).
+//	           classic-replica-full-sync (compose_upstream.go): the classic
+//	           move's final SETSLOTs sent while the destination's replica,
+//	           restarted, does a full sync; the destination's shard then
+//	           fails over to it; its view of the slot recorded at each step.
 //	failover   default, force, takeover: CLUSTER FAILOVER [mode] on a random
 //	           replica, then wait until it reports itself primary. Any target.
 //	           Study mode takeover-killed (compose.go): kill a majority of the
@@ -80,6 +84,10 @@
 //	           epoch-bump-unheard (compose_upstream.go): a replica killed,
 //	           BUMPEPOCH on its primary, the primary killed, the replica
 //	           restarted and told FAILOVER FORCE; the primary restarted on stop.
+//	           two-replica-manual (compose_upstream.go): in a shard with two
+//	           replicas, CLUSTER FAILOVER on one while the sibling is paused;
+//	           the sibling resumed, what it replicates recorded at once and
+//	           after convergence (a chain is left for the end phase).
 //	member     add (Grower.AddNode, CLUSTER MEET, move 1/(m+1) of every
 //	           primary's slots onto it), remove (drain a primary's slots to the
 //	           others, re-home its replicas, CLUSTER FORGET on every node, CLUSTER
@@ -187,7 +195,10 @@
 // keys moved). Last, every slot redline moved or opened is counted again
 // on every primary: the heal entry's "end_phase" record (healed, the
 // problems: a slot open, unowned, claimed twice, keys on a non-owner; a
-// fault not undone, no convergence) is what checker.EndPhase judges.
+// fault not undone, no convergence; a replica that replicates a replica
+// once converged) and the final CLUSTER NODES beside it
+// ("cluster_nodes_after") are what checker.EndPhase judges (a chain of
+// replicas in either is invalid: redis/redis#15472's end state).
 //
 // # Hooks
 //

@@ -38,6 +38,9 @@ func (f *failoverFault) resolve(_ context.Context, st Step, t *clusteradmin.Topo
 	if st.Mode == epochBumpUnheardMode {
 		return f.epochBumpUnheardAction(st, t, rng)
 	}
+	if st.Mode == twoReplicaManualMode {
+		return f.twoReplicaManualAction(st, t, rng)
+	}
 	var reps []clusteradmin.NodeState
 	for _, m := range t.Replicas() {
 		if m.Reachable {

@@ -195,6 +195,13 @@ type pairCutter interface {
 	healCuts(ctx context.Context) error
 }
 
+// oneWayCutter drops what one node sends to others and heals its cuts
+// (partition's one-way means), for a composition that loses one path.
+type oneWayCutter interface {
+	cutOneWay(ctx context.Context, from string, to []string) error
+	healCuts(ctx context.Context) error
+}
+
 // roleWaiter waits for a node to take a role, for a composition's
 // failover (the failover fault's means).
 type roleWaiter interface {

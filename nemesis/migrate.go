@@ -27,7 +27,9 @@ func (*migrateFault) name() string { return "migrate" }
 func (*migrateFault) modes() []string {
 	return []string{"slot", "storm", "abort-stable", "abort-half"}
 }
-func (*migrateFault) studyModes() []string { return append(handoffModes(), cliAbortMode) }
+func (*migrateFault) studyModes() []string {
+	return append(handoffModes(), cliAbortMode, classicReplicaFullSyncMode)
+}
 
 func (f *migrateFault) bind(e *env, _ *hook, _ bool) error {
 	f.env = e
@@ -171,6 +173,14 @@ func (f *migrateFault) resolve(ctx context.Context, st Step, t *clusteradmin.Top
 		}
 		m := moves[0]
 		if err := f.cliAbortAction(a, st, m.slot, m.src, m.dst, t); err != nil {
+			return nil, err
+		}
+	case classicReplicaFullSyncMode:
+		if len(moves) == 0 {
+			return nil, fmt.Errorf("%s: no slot to move", st.Mode)
+		}
+		m := moves[0]
+		if err := f.classicReplicaFullSyncAction(a, st, m.slot, m.src, m.dst, t); err != nil {
 			return nil, err
 		}
 	default:

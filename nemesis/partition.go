@@ -170,6 +170,16 @@ func (f *partitionFault) cutPair(ctx context.Context, a, b string) error {
 	return errors.Join(f.parter.Cut(ctx, a, []string{b}, false), f.parter.Cut(ctx, b, []string{a}, false))
 }
 
+// cutOneWay drops what from sends to the nodes to (oneWayCutter); an
+// error when the target cannot cut one way.
+func (f *partitionFault) cutOneWay(ctx context.Context, from string, to []string) error {
+	if f.oneWay == nil {
+		return fmt.Errorf("target %s cannot cut traffic in one direction only", targetName(f.c))
+	}
+	f.setCut(true)
+	return f.oneWay.CutOneWay(ctx, from, to)
+}
+
 // healCuts removes every cut (pairCutter).
 func (f *partitionFault) healCuts(ctx context.Context) error {
 	if err := f.parter.Heal(ctx); err != nil {
