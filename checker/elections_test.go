@@ -110,6 +110,10 @@ func TestElectionsLogsThatLieAreNeverValid(t *testing.T) {
 		"out of order (configEpoch before the win)": func(l map[string]string) {
 			l["n4"] = logOf("7", "Starting a failover election for epoch 7.", "configEpoch set to 7 after successful failover", "Failover election won: I'm the new master.")
 		},
+		"an election told by a forked child (role C)": func(l map[string]string) {
+			l["n4"] = logOf("7", "Starting a failover election for epoch 7.") + "10:C 05 Dec 2026 18:30:00.124 * Failover election won: I'm the new master.\n" +
+				logOf("7", "configEpoch set to 7 after successful failover")
+		},
 		"cut after the win (missing)": func(l map[string]string) {
 			l["n4"] = logOf("7", "Starting a failover election for epoch 7.", "Failover election won: I'm the new master.")
 		},
@@ -131,6 +135,28 @@ func TestElectionsLogsThatLieAreNeverValid(t *testing.T) {
 	}
 	if r := electionsOf(t, map[string]string{"n1": logOf("1", "Ready to accept connections")}, ""); r.NotApplicable == "" {
 		t.Errorf("no election: %v %v", r.Valid, r.Figures)
+	}
+}
+
+// A forked child (an AOF rewrite, an RDB save) logs with its own pid
+// between the server's lines: that is no restart, and an election the
+// server started before a child's line and won after it is one election
+// (Valkey 8.0.1 and Redis 8.0-m01 logged exactly this in U5's runs, taken
+// for "a win with no election before it": unknown).
+func TestElectionsForkedChildIsNoRestart(t *testing.T) {
+	logs := healthyElection()
+	child := "10:C 05 Dec 2026 18:30:00.124 * Successfully created the temporary AOF base file temp-rewriteaof-bg-10.aof\n"
+	logs["n4"] = logOf("7", "Starting a failover election for epoch 7.") + child +
+		logOf("7", "Failover election won: I'm the new master.") + child + logOf("7", "configEpoch set to 7 after successful failover")
+	r := electionsOf(t, logs, "")
+	if r.Valid != Valid || typed[*ElectionFigures](t, r).Wins != 1 {
+		t.Fatalf("an election with a child's lines inside it: %v %v", r.Valid, r.Figures)
+	}
+	// A real restart (a new pid of the server, role M/S) still ends the
+	// process: its win has no election before it.
+	logs["n4"] = logOf("7", "Starting a failover election for epoch 7.") + logOf("8", "Failover election won: I'm the new master.", "configEpoch set to 7 after successful failover")
+	if r := electionsOf(t, logs, ""); r.Valid == Valid {
+		t.Fatalf("a win in a new process after the election: valid")
 	}
 }
 
