@@ -42,6 +42,12 @@ type Partitions struct {
 type partition struct {
 	path    string
 	entries int
+	// kinds counts the partition's entries by their invocation's key
+	// and f (a completion under its invocation's): LoadWhere sizes what
+	// it keeps from them, so that a hot key's ops are allocated once, not
+	// grown by copies that held up to twice them (issue 42). Bounded by
+	// the keys, not by the run's length.
+	kinds map[opKind]int
 	// marks[j] says that runWide run-wide entries came before the
 	// partition's entry at: the original order of the two streams, kept
 	// in one mark per change (at most one per run-wide entry) rather than
@@ -50,6 +56,10 @@ type partition struct {
 }
 
 type mark struct{ at, runWide int }
+
+// opKind is what LoadWhere's keep is asked of an invocation when it sizes
+// a partition: its key and f.
+type opKind struct{ key, f string }
 
 // spillFrameEntries is how many entries a partition's frame holds: about
 // 1 MB of JSON lines in memory per partition while spilling.
@@ -95,7 +105,8 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 		}
 		ws[i] = w
 	}
-	open := map[Process]int{} // process -> partition of its open invocation
+	open := map[Process]int{}      // process -> partition of its open invocation
+	kindOf := map[Process]opKind{} // process -> its open invocation's kind
 	p.Paired, p.IndexesIncrease = true, true
 	first, last := true, int64(0)
 	p.Read, err = Scan(path, func(op *Op, raw []byte) error {
@@ -133,7 +144,14 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 			p.RunWide = append(p.RunWide, *op)
 			return nil
 		}
+		if op.Type == Invoke {
+			kindOf[op.Process] = opKind{op.Key, op.F}
+		}
 		pt := &p.parts[part]
+		if pt.kinds == nil {
+			pt.kinds = map[opKind]int{}
+		}
+		pt.kinds[kindOf[op.Process]]++
 		if k := len(pt.marks); k == 0 && len(p.RunWide) > 0 || k > 0 && pt.marks[k-1].runWide != len(p.RunWide) {
 			pt.marks = append(pt.marks, mark{pt.entries, len(p.RunWide)})
 		}
@@ -174,11 +192,7 @@ func (p *Partitions) LoadWhere(i int, keep func(inv *Op) bool) ([]Op, error) {
 	// Decoded straight into the result, interleaved as it comes: reading
 	// the file whole first and then merging held the partition twice
 	// (1.5 GB of RSS for a partition of 634 MB, 2026-12-05).
-	size := pt.entries
-	if keep != nil {
-		size = 0 // unknown: grown as kept
-	}
-	out := make([]Op, 0, size+len(p.RunWide))
+	out := make([]Op, 0, pt.kept(keep)+len(p.RunWide))
 	kept := map[Process]bool{} // process -> its open invocation was kept
 	rw, m, j := 0, 0, 0
 	res, err := Scan(pt.path, func(op *Op, _ []byte) error {
@@ -208,6 +222,24 @@ func (p *Partitions) LoadWhere(i int, keep func(inv *Op) bool) ([]Op, error) {
 		return nil, fmt.Errorf("partition %d: %s holds %d entries, %d were written", i, pt.path, j, pt.entries)
 	}
 	return append(out, p.RunWide[rw:]...), nil
+}
+
+// kept is how many of the partition's entries keep keeps, asking it of an
+// invocation of each key and f the partition holds: exact for a keep that
+// reads no more of an invocation (every checker's: checker.Scope's key
+// prefix, a workload's f), a capacity hint otherwise (what LoadWhere
+// keeps is keep's word on each entry, whatever the hint said).
+func (pt *partition) kept(keep func(inv *Op) bool) int {
+	if keep == nil {
+		return pt.entries
+	}
+	n := 0
+	for k, c := range pt.kinds {
+		if keep(&Op{Type: Invoke, F: k.f, Key: k.key}) {
+			n += c
+		}
+	}
+	return n
 }
 
 // Remove deletes the partition files.

@@ -289,3 +289,61 @@ func TestSpillLoadWhereKeepsOpsWhole(t *testing.T) {
 		}
 	}
 }
+
+// LoadWhere allocates what a keep of keys and fs keeps once, at its size
+// (a hot key's ops are not grown by copies); a keep that reads more of an
+// invocation than its key and f makes the size a wrong guess, never a
+// wrong load. The history lies too: a process invokes twice and a
+// completion comes with no invocation open.
+func TestSpillLoadWhereSizesWhatItKeeps(t *testing.T) {
+	ops := mixedHistory(5, 3000, 9, 30)
+	ops = append(ops,
+		Op{Index: 3000, Process: 3, Type: Invoke, F: "add", Key: "k7", Value: []byte("1")},
+		Op{Index: 3001, Process: 3, Type: Invoke, F: "read", Key: "k8"},
+		Op{Index: 3002, Process: 77, Type: OK, F: "add", Key: "k9"})
+	partOf := keyPartition(4)
+	p, err := Spill(writeTemp(t, FileName, framed(t, ops, 300)), t.TempDir(), 4, partOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runWide := map[int64]bool{} // kept whatever keep says
+	for _, op := range p.RunWide {
+		runWide[op.Index] = true
+	}
+	odd := func(op *Op) bool { return op.F == "add" && len(op.Key) > 0 && (op.Key[len(op.Key)-1]-'0')%2 == 1 }
+	big := func(op *Op) bool { return len(op.Value) > 0 && op.Value[0] > '4' }
+	for i := range p.N() {
+		for name, keep := range map[string]func(*Op) bool{"odd": odd, "big": big} {
+			got, err := p.LoadWhere(i, keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := p.Load(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []Op
+			kept := map[Process]bool{}
+			for _, op := range all {
+				if !runWide[op.Index] {
+					if op.Type == Invoke {
+						kept[op.Process] = keep(&op)
+					}
+					if !kept[op.Process] {
+						continue
+					}
+				}
+				want = append(want, op)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("partition %d, %s: %d entries kept, want %d", i, name, len(got), len(want))
+			}
+			if name == "odd" && cap(got) != len(got) {
+				t.Errorf("partition %d: %d entries kept in room for %d", i, len(got), cap(got))
+			}
+		}
+		if all, _ := p.Load(i); cap(all) != len(all) {
+			t.Errorf("partition %d whole: %d entries in room for %d", i, len(all), cap(all))
+		}
+	}
+}
