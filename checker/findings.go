@@ -3,6 +3,7 @@ package checker
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
@@ -264,4 +265,58 @@ func (s *SharedNames) Shared() map[uint64]bool {
 		}
 	}
 	return out
+}
+
+// MergePartitions is one pass of a partitioned folder checker over the n
+// partitions of a history: each loaded with keep, made a History
+// (PartitionHistory), analysed, handed to each (when not nil) and merged
+// into the first in partition order; no partition gives empty(). A
+// partition that cannot be loaded is that error; one that analyze cannot
+// pair is an UnpairedPartition (PartitionStopped tells them apart).
+func MergePartitions[P any](ctx context.Context, n int, load PartitionLoader, keep func(*history.Op) bool,
+	analyze func(*History) (P, error), merge func(into, p P), empty func() P, each func(P)) (P, error) {
+	var m P
+	for i := range n {
+		ops, err := load(i, keep)
+		if err != nil {
+			return m, err
+		}
+		in, err := PartitionHistory(ctx, ops)
+		if err != nil {
+			return m, err
+		}
+		p, err := analyze(in)
+		if err != nil {
+			return m, UnpairedPartition{err}
+		}
+		if each != nil {
+			each(p)
+		}
+		if i == 0 {
+			m = p
+		} else {
+			merge(m, p)
+		}
+	}
+	if n == 0 {
+		m = empty()
+	}
+	return m, nil
+}
+
+// UnpairedPartition is a partition whose entries cannot be paired.
+type UnpairedPartition struct{ Err error }
+
+func (u UnpairedPartition) Error() string { return u.Err.Error() }
+
+// PartitionStopped is the answer of a pass that could not go on: a
+// partition that cannot be paired (the caller checks such a history
+// whole; if not, the first partition's word) or one that could not be
+// loaded (no verdict: the error).
+func PartitionStopped(err error) (Result, error) {
+	var u UnpairedPartition
+	if errors.As(err, &u) {
+		return InvalidHistory(u.Err), nil
+	}
+	return Result{}, err
 }

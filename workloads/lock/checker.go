@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -121,7 +120,7 @@ func (l lockChecker) CheckPartitions(ctx context.Context, n int, load checker.Pa
 	var names checker.SharedNames
 	m, err := l.partitions(ctx, n, load, lockNames{}, func(p *lockPartial) { names.Add(p.defined, p.wanted) })
 	if err != nil {
-		return stopped(err)
+		return checker.PartitionStopped(err)
 	}
 	shared := names.Shared()
 	if shared == nil {
@@ -137,62 +136,21 @@ func (l lockChecker) CheckPartitions(ctx context.Context, n int, load checker.Pa
 			}
 		}
 	}); err != nil {
-		return stopped(err)
+		return checker.PartitionStopped(err)
 	}
 	m, err = l.partitions(ctx, n, load, lockNames{tokens: defs}, nil)
 	if err != nil {
-		return stopped(err)
+		return checker.PartitionStopped(err)
 	}
 	return l.verdict(m), nil
 }
 
 // partitions analyses each partition with names, gives each partial to
-// each (if any) and merges them. A partition that cannot be paired, or
-// loaded, stops it (stopped).
+// each (if any) and merges them (checker.MergePartitions).
 func (l lockChecker) partitions(ctx context.Context, n int, load checker.PartitionLoader, names lockNames, each func(*lockPartial)) (*lockPartial, error) {
-	var m *lockPartial
-	for i := range n {
-		ops, err := load(i, l.o.Keep)
-		if err != nil {
-			return nil, err
-		}
-		in, err := checker.PartitionHistory(ctx, ops)
-		if err != nil {
-			return nil, err
-		}
-		p, err := l.analyze(in, names)
-		if err != nil {
-			return nil, unpaired{err}
-		}
-		if each != nil {
-			each(p)
-		}
-		if m == nil {
-			m = p
-		} else {
-			m.merge(p)
-		}
-	}
-	if m == nil {
-		m = l.newPartial()
-	}
-	return m, nil
-}
-
-// unpaired is a partition that cannot be paired.
-type unpaired struct{ err error }
-
-func (u unpaired) Error() string { return u.err.Error() }
-
-// stopped is the answer of a pass that could not go on: a partition that
-// cannot be paired (the caller checks such a history whole; if not, the
-// first partition's word) or one that could not be loaded (no verdict).
-func stopped(err error) (checker.Result, error) {
-	var u unpaired
-	if errors.As(err, &u) {
-		return checker.InvalidHistory(u.err), nil
-	}
-	return checker.Result{}, err
+	return checker.MergePartitions(ctx, n, load, l.o.Keep,
+		func(in *checker.History) (*lockPartial, error) { return l.analyze(in, names) },
+		(*lockPartial).merge, l.newPartial, each)
 }
 
 // lockNames is what a partition's analysis is told of the tokens other

@@ -3,7 +3,6 @@ package queue
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -125,7 +124,7 @@ func (q queueChecker) CheckPartitions(ctx context.Context, n int, load checker.P
 	var names checker.SharedNames
 	m, err := q.partitions(ctx, n, load, queueNames{}, func(p *queuePartial) { names.Add(p.defined, p.wanted) })
 	if err != nil {
-		return stopped(err)
+		return checker.PartitionStopped(err)
 	}
 	shared := names.Shared()
 	if shared == nil {
@@ -139,62 +138,21 @@ func (q queueChecker) CheckPartitions(ctx context.Context, n int, load checker.P
 			}
 		}
 	}); err != nil {
-		return stopped(err)
+		return checker.PartitionStopped(err)
 	}
 	m, err = q.partitions(ctx, n, load, queueNames{owners: owners}, nil)
 	if err != nil {
-		return stopped(err)
+		return checker.PartitionStopped(err)
 	}
 	return q.verdict(m), nil
 }
 
 // partitions analyses each partition with names, gives each partial to
-// each (if any) and merges them. A partition that cannot be paired, or
-// loaded, stops it (stopped).
+// each (if any) and merges them (checker.MergePartitions).
 func (q queueChecker) partitions(ctx context.Context, n int, load checker.PartitionLoader, names queueNames, each func(*queuePartial)) (*queuePartial, error) {
-	var m *queuePartial
-	for i := range n {
-		ops, err := load(i, q.o.Keep)
-		if err != nil {
-			return nil, err
-		}
-		in, err := checker.PartitionHistory(ctx, ops)
-		if err != nil {
-			return nil, err
-		}
-		p, err := q.analyze(in, names)
-		if err != nil {
-			return nil, unpaired{err}
-		}
-		if each != nil {
-			each(p)
-		}
-		if m == nil {
-			m = p
-		} else {
-			m.merge(p)
-		}
-	}
-	if m == nil {
-		m = q.newPartial()
-	}
-	return m, nil
-}
-
-// unpaired is a partition that cannot be paired.
-type unpaired struct{ err error }
-
-func (u unpaired) Error() string { return u.err.Error() }
-
-// stopped is the answer of a pass that could not go on: a partition that
-// cannot be paired (the caller checks such a history whole; if not, the
-// first partition's word) or one that could not be loaded (no verdict).
-func stopped(err error) (checker.Result, error) {
-	var u unpaired
-	if errors.As(err, &u) {
-		return checker.InvalidHistory(u.err), nil
-	}
-	return checker.Result{}, err
+	return checker.MergePartitions(ctx, n, load, q.o.Keep,
+		func(in *checker.History) (*queuePartial, error) { return q.analyze(in, names) },
+		(*queuePartial).merge, q.newPartial, each)
 }
 
 // queueNames is what a partition's analysis is told of the messages other

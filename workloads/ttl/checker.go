@@ -107,30 +107,9 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 // the last one of the history, by index. It holds one partition's ttl ops
 // and their analysis at a time.
 func (t ttlChecker) CheckPartitions(ctx context.Context, n int, load checker.PartitionLoader) (checker.Result, error) {
-	var m *ttlPartial
-	for i := range n {
-		ops, err := load(i, t.o.Keep)
-		if err != nil {
-			return checker.Result{}, err
-		}
-		in, err := checker.PartitionHistory(ctx, ops)
-		if err != nil {
-			return checker.Result{}, err
-		}
-		p, err := t.analyze(in)
-		if err != nil {
-			// The caller checks such a history whole; if not, the first
-			// partition's word.
-			return checker.InvalidHistory(err), nil
-		}
-		if m == nil {
-			m = p
-		} else {
-			m.merge(p)
-		}
-	}
-	if m == nil {
-		m = t.newPartial()
+	m, err := checker.MergePartitions(ctx, n, load, t.o.Keep, t.analyze, (*ttlPartial).merge, t.newPartial, nil)
+	if err != nil {
+		return checker.PartitionStopped(err)
 	}
 	return t.verdict(m), nil
 }
