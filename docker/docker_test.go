@@ -357,6 +357,26 @@ func TestRedisCluster(t *testing.T) {
 		}
 		converge(t)
 
+		// A kill whose caller gives up just as it is sent is seen to its
+		// end: the node is down when Kill returns, and Restart brings it
+		// back (a kill left half-done was taken for healed: CI 2026-12-06).
+		kctx, kcancel := context.WithCancel(ctx)
+		stateChangeSending = kcancel
+		err := cl.Kill(kctx, "n4")
+		stateChangeSending = nil
+		if err != nil {
+			t.Fatalf("kill canceled as it was sent: %v", err)
+		}
+		if n4, err := cl.node("n4"); err != nil {
+			t.Fatal(err)
+		} else if st, err := cl.state(ctx, n4); err != nil || st.Running {
+			t.Fatalf("n4 after a kill canceled as it was sent: running=%v (%v), want stopped", st.Running, err)
+		}
+		if err := cl.Restart(ctx, "n4"); err != nil {
+			t.Fatal(err)
+		}
+		converge(t)
+
 		// clients=true: the harness loses the node too.
 		if err := cl.Cut(ctx, "n6", nil, true); err != nil {
 			t.Fatal(err)
@@ -364,7 +384,7 @@ func TestRedisCluster(t *testing.T) {
 		c6 := rdb(addr["n6"])
 		defer c6.Close()
 		pctx, pcancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		err := c6.Ping(pctx).Err()
+		err = c6.Ping(pctx).Err()
 		pcancel()
 		if herr := cl.Heal(ctx); herr != nil {
 			t.Fatal(herr)

@@ -28,10 +28,35 @@ func (c *Cluster) Kill(ctx context.Context, name string) error {
 	} else if !st.Running {
 		return nil // already dead
 	}
+	ctx, cancel := seenThrough(ctx)
+	defer cancel()
+	if stateChangeSending != nil {
+		stateChangeSending()
+	}
 	if _, err := c.rt.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 		return fmt.Errorf("docker: kill %s: %w", name, err)
 	}
 	return c.waitStopped(ctx, n)
+}
+
+// stateChangeSending, when set (by a test), runs as a kill is about to be
+// sent: where a caller's deadline would fall at the worst moment.
+var stateChangeSending func()
+
+// settleLimit bounds how long a container state change, once asked for, is
+// waited for after its caller has given up.
+const settleLimit = 30 * time.Second
+
+// seenThrough is the context for a container state change (kill, start,
+// pause, unpause) from the moment it is sent: the caller's cancellation no
+// longer applies, only settleLimit. A run whose time ran out just as a kill
+// was sent otherwise got "context deadline exceeded" back while the engine
+// went on killing: the heal that followed found the container still running,
+// took the restart for done, and the node died after it, unhealed (CI,
+// TestRunClientsInDocker, 2026-12-06). A change either is not sent or is
+// seen to its end.
+func seenThrough(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), settleLimit)
 }
 
 // waitStopped waits until the node's container has stopped.
@@ -68,11 +93,15 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 		return nil
 	}
 	t0 := time.Now()
-	if _, err := c.rt.cli.ContainerStart(ctx, n.id, client.ContainerStartOptions{}); err != nil {
+	sctx, cancel := seenThrough(ctx)
+	defer cancel()
+	if _, err := c.rt.cli.ContainerStart(sctx, n.id, client.ContainerStartOptions{}); err != nil {
 		return fmt.Errorf("docker: restart %s: %w", name, err)
 	}
 	started := time.Since(t0)
-	if err := c.reapplyNet(ctx, n); err != nil {
+	// A started node without its partition rules would be a healed cut
+	// nobody asked for.
+	if err := c.reapplyNet(sctx, n); err != nil {
 		return err
 	}
 	if err := c.waitReady(ctx, n); err != nil {
@@ -108,6 +137,8 @@ func (c *Cluster) Pause(ctx context.Context, name string) error {
 	} else if !st.Running || st.Paused {
 		return nil // nothing to freeze, or frozen already
 	}
+	ctx, cancel := seenThrough(ctx)
+	defer cancel()
 	if _, err := c.rt.cli.ContainerPause(ctx, n.id, client.ContainerPauseOptions{}); err != nil {
 		return fmt.Errorf("docker: pause %s: %w", name, err)
 	}
@@ -125,6 +156,8 @@ func (c *Cluster) Resume(ctx context.Context, name string) error {
 	} else if !st.Paused {
 		return nil
 	}
+	ctx, cancel := seenThrough(ctx)
+	defer cancel()
 	if _, err := c.rt.cli.ContainerUnpause(ctx, n.id, client.ContainerUnpauseOptions{}); err != nil {
 		return fmt.Errorf("docker: resume %s: %w", name, err)
 	}
