@@ -63,6 +63,14 @@ func (s Scope) name(def string) string {
 	return def
 }
 
+// filter is what a partition load keeps of the scope's ops: its keys.
+func (s Scope) filter() *history.Filter { return &history.Filter{KeyPrefix: s.KeyPrefix} }
+
+// filterFs is filter keeping only the ops of fs.
+func (s Scope) filterFs(fs ...string) *history.Filter {
+	return &history.Filter{KeyPrefix: s.KeyPrefix, Fs: fs}
+}
+
 func (s Scope) keep(op *history.Op) bool {
 	if s.KeyPrefix != "" && !strings.HasPrefix(op.Key, s.KeyPrefix) {
 		return false

@@ -35,7 +35,7 @@ func (c counter) CheckPartitions(ctx context.Context, n int, load PartitionLoade
 // marker) with them. unpaired is the partition's pairing error, err a
 // partition that could not be loaded.
 func counterPartition(i int, o Scope, load PartitionLoader) (a *counterAnalysis, unpaired, err error) {
-	ops, err := load(i, o.keep)
+	ops, err := load(i, o.filter())
 	if err != nil {
 		return nil, nil, err
 	}

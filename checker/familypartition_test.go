@@ -305,7 +305,7 @@ func TestPartitionedCounterSetStoredHistories(t *testing.T) {
 func TestPartitionedCounterSetLoadError(t *testing.T) {
 	ops := faulted(genCounter(7, 4, 20, 2, 0))
 	p := spillOps(t, ops, 3)
-	broken := func(i int, keep func(*history.Op) bool) ([]history.Op, error) {
+	broken := func(i int, keep *history.Filter) ([]history.Op, error) {
 		if i == 2 {
 			return nil, errors.New("gone")
 		}

@@ -192,6 +192,9 @@ func (f *Findings) Recorder() AnomalyRecorder {
 // partition of a history is loaded with (PartitionLoader's keep).
 func (o Scope) Keep(op *history.Op) bool { return o.keep(op) }
 
+// Filter is what a partition load keeps of the scope's ops (Keep's).
+func (o Scope) Filter() *history.Filter { return o.filter() }
+
 // PartitionHistory is the History of one slot partition's ops (its
 // run-wide entries are the whole history's), whose fault windows end where
 // the whole history's do: the end ctx carries (WithHistoryEnd); without
@@ -273,7 +276,7 @@ func (s *SharedNames) Shared() map[uint64]bool {
 // into the first in partition order; no partition gives empty(). A
 // partition that cannot be loaded is that error; one that analyze cannot
 // pair is an UnpairedPartition (PartitionStopped tells them apart).
-func MergePartitions[P any](ctx context.Context, n int, load PartitionLoader, keep func(*history.Op) bool,
+func MergePartitions[P any](ctx context.Context, n int, load PartitionLoader, keep *history.Filter,
 	analyze func(*History) (P, error), merge func(into, p P), empty func() P, each func(P)) (P, error) {
 	var m P
 	for i := range n {

@@ -33,8 +33,8 @@ type PartitionChecker interface {
 }
 
 // PartitionLoader loads partition i of a history keeping the client ops
-// whose invocation keep accepts, and every run-wide entry.
-type PartitionLoader func(i int, keep func(inv *history.Op) bool) ([]history.Op, error)
+// whose invocation keep keeps (nil: all), and every run-wide entry.
+type PartitionLoader func(i int, keep *history.Filter) ([]history.Op, error)
 
 // regPartial is what the linearizability search found on the register
 // keys of a history or of one partition of it: what the result needs,
@@ -118,7 +118,7 @@ func (l linearizable) CheckPartitions(ctx context.Context, n int, load Partition
 	var windows []Window
 	for i := range n {
 		// Its own keys' ops only: the search reads nothing else.
-		ops, err := load(i, l.o.Scope.keep)
+		ops, err := load(i, l.o.Scope.filter())
 		if err != nil {
 			return Result{}, err
 		}

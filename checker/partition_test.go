@@ -248,7 +248,7 @@ func TestPartitionedLinearizableSecondPass(t *testing.T) {
 		p := spillOps(t, ops, 5)
 		var parts []*regPartial
 		for i := range p.N() {
-			part, err := p.LoadWhere(i, l.o.Scope.keep)
+			part, err := p.LoadWhere(i, l.o.Scope.filter())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -57,7 +57,7 @@ func (r rpoParts) CheckPartitions(ctx context.Context, n int, load PartitionLoad
 	var m *rpoPartial
 	var windows []Window
 	for i := range n {
-		ops, err := load(i, r.o.keep)
+		ops, err := load(i, r.o.filter())
 		if err != nil {
 			return Result{}, err
 		}
@@ -123,7 +123,7 @@ func (d defaultFailoverParts) CheckPartitions(ctx context.Context, n int, load P
 	var evs []failoverEvent
 	defaults := 0
 	for i := range n {
-		ops, err := load(i, d.o.keep)
+		ops, err := load(i, d.o.filter())
 		if err != nil {
 			return Result{}, err
 		}
@@ -173,7 +173,7 @@ func (r rpoParts) txnPartitions(ctx context.Context, n int, load PartitionLoader
 		all, appends int
 		windows      []Window
 	}
-	units, unpaired, err := txnUnits(n, load, r.o.keep, func(ops []history.Op) (unit, []uint64, error) {
+	units, unpaired, err := txnUnits(n, load, r.o.filter(), func(ops []history.Op) (unit, []uint64, error) {
 		in := NewHistory(ops)
 		calls, err := r.o.calls(in)
 		if err != nil {
@@ -226,7 +226,7 @@ func (d defaultFailoverParts) txnPartitions(ctx context.Context, n int, load Par
 	}
 	var evs []failoverEvent
 	defaults := -1 // not known until the first partition's run-wide entries
-	units, unpaired, err := txnUnits(n, load, d.o.keep, func(ops []history.Op) ([]judgedLoss, []uint64, error) {
+	units, unpaired, err := txnUnits(n, load, d.o.filter(), func(ops []history.Op) ([]judgedLoss, []uint64, error) {
 		in := NewHistory(ops)
 		calls, err := d.o.calls(in)
 		if err != nil {

@@ -390,7 +390,7 @@ func (r rto) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (
 	var end int64
 	names := map[string]string{}
 	for i := range n {
-		ops, err := load(i, r.o.keep)
+		ops, err := load(i, r.o.filter())
 		if err != nil {
 			return Result{}, err
 		}
@@ -417,7 +417,7 @@ func (r rto) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (
 	windows = detachWindows(windows)
 	rec := whole.recoveries()
 	for i := 0; i < n && rec.any; i++ {
-		ops, err := load(i, r.o.keep)
+		ops, err := load(i, r.o.filter())
 		if err != nil {
 			return Result{}, err
 		}

@@ -364,7 +364,7 @@ func TestRTOPartitionedLoadError(t *testing.T) {
 	ctx := WithHistoryEnd(context.Background(), p.Latest)
 	for _, failAt := range []int{2, 4 + 2} {
 		loads := 0
-		load := func(i int, keep func(*history.Op) bool) ([]history.Op, error) {
+		load := func(i int, keep *history.Filter) ([]history.Op, error) {
 			if loads++; loads > failAt {
 				return nil, errors.New("lost")
 			}

@@ -19,7 +19,7 @@ import (
 func (s set) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
 	parts := make([]*setAnalysis, 0, n)
 	for i := range n {
-		ops, err := load(i, s.o.keep)
+		ops, err := load(i, s.o.filter())
 		if err != nil {
 			return Result{}, err
 		}

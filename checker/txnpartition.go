@@ -33,7 +33,7 @@ import (
 // real-time edges (4 bytes each, about the concurrency a transaction).
 func (l listAppend) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
 	// Its own transactions only: analyze reads nothing else.
-	keep := func(inv *history.Op) bool { return inv.F == ListAppendTxn && l.o.keep(inv) }
+	keep := l.o.filterFs(ListAppendTxn)
 	units, unpaired, err := txnUnits(n, load, keep, func(ops []history.Op) (*laPartial, []uint64, error) {
 		calls, err := l.o.calls(NewHistory(ops))
 		if err != nil {
@@ -153,7 +153,7 @@ func txnKeyHashes(txns []*laTxn) []uint64 {
 // the pairing error of a history that does not pair. txnUnits returns the
 // analyses in the order of their first partitions; unpaired is the first
 // pairing error, err a partition that could not be loaded.
-func txnUnits[T any](n int, load PartitionLoader, keep func(*history.Op) bool, analyse func(ops []history.Op) (T, []uint64, error)) (units []T, unpaired, err error) {
+func txnUnits[T any](n int, load PartitionLoader, keep *history.Filter, analyse func(ops []history.Op) (T, []uint64, error)) (units []T, unpaired, err error) {
 	all := make([]T, n)
 	parent := make([]int, n)
 	for i := range parent {
@@ -240,9 +240,7 @@ func unionOps(lists [][]history.Op) []history.Op {
 // the partials add up (judge). It holds one partition's bank ops at a
 // time, and the first examples.
 func (b bank) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
-	keep := func(inv *history.Op) bool {
-		return (inv.F == BankInit || inv.F == BankTransfer || inv.F == BankReadAll) && b.o.keep(inv)
-	}
+	keep := b.o.filterFs(BankInit, BankTransfer, BankReadAll)
 	parts := make([]*bankPartial, 0, n)
 	for i := range n {
 		ops, err := load(i, keep)
@@ -265,7 +263,7 @@ func (b bank) CheckPartitions(ctx context.Context, n int, load PartitionLoader) 
 func (c crossSlot) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
 	parts := make([]*crossSlotPartial, 0, n)
 	for i := range n {
-		ops, err := load(i, c.o.keep)
+		ops, err := load(i, c.o.filter())
 		if err != nil {
 			return Result{}, err
 		}

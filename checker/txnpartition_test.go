@@ -446,7 +446,7 @@ func TestPartitionedTxnPlants(t *testing.T) {
 	ops := txnPlants[i].plant(genTxn(3, 8, 150, 8, 0.04))
 	for _, n := range []int{3, 7, 16} {
 		p := spillOps(t, ops, n)
-		keep := func(inv *history.Op) bool { return inv.F == ListAppendTxn }
+		keep := &history.Filter{Fs: []string{ListAppendTxn}}
 		units, _, err := txnUnits(n, p.LoadWhere, keep, func(ops []history.Op) (int, []uint64, error) {
 			calls, err := Scope{}.calls(NewHistory(ops))
 			if err != nil {
@@ -604,7 +604,7 @@ func TestPartitionedTxnStoredHistories(t *testing.T) {
 func TestPartitionedTxnLoadError(t *testing.T) {
 	ops := faulted(genTxn(9, 4, 60, 4, 0).ops)
 	p := spillOps(t, ops, 3)
-	broken := func(i int, keep func(*history.Op) bool) ([]history.Op, error) {
+	broken := func(i int, keep *history.Filter) ([]history.Op, error) {
 		if i == 2 {
 			return nil, fmt.Errorf("gone")
 		}

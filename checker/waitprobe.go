@@ -199,7 +199,7 @@ func (w waitProbe) CheckPartitions(ctx context.Context, n int, load PartitionLoa
 	parts := make([]*anomalies, 0, n)
 	sum := &probeTally{}
 	for i := range n {
-		ops, err := load(i, w.o.keep)
+		ops, err := load(i, w.o.filter())
 		if err != nil {
 			return Result{}, err
 		}

@@ -306,7 +306,7 @@ func Execute(ctx context.Context, s *Session) (Outcome, error) {
 	// history outgrows it), and the verdict is about what is on disk. A
 	// big one is spilled first, for the checkers that judge it partition
 	// by partition (PartitionAbove).
-	parts, err := spillBig(s.Run.Dir)
+	parts, err := spillBig(s.Run.Dir, workloadFamilies(s.Config))
 	if err != nil {
 		return out, fmt.Errorf("reading back the history just written: %w", err)
 	}

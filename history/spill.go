@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -39,7 +41,18 @@ type Partitions struct {
 	parts             []partition
 }
 
+// partition is one partition's client entries: one file per family of
+// its keys (SpillFamilies; a single one for Spill), so that a load of one
+// workload's ops (a Filter of its key prefix) does not decode the others'
+// (issue 42: a partition of a 150M-entry history was decoded whole by
+// each of 15 checkers, each keeping a third of it).
 type partition struct {
+	subs []subPartition
+}
+
+// subPartition is the file of one family of a partition's keys.
+type subPartition struct {
+	family  int
 	path    string
 	entries int
 	// kinds counts the partition's entries by their invocation's key
@@ -49,7 +62,7 @@ type partition struct {
 	// the keys, not by the run's length.
 	kinds map[opKind]int
 	// marks[j] says that runWide run-wide entries came before the
-	// partition's entry at: the original order of the two streams, kept
+	// file's entry at: the original order of the two streams, kept
 	// in one mark per change (at most one per run-wide entry) rather than
 	// one per entry.
 	marks []mark
@@ -57,13 +70,16 @@ type partition struct {
 
 type mark struct{ at, runWide int }
 
-// opKind is what LoadWhere's keep is asked of an invocation when it sizes
-// a partition: its key and f.
+// opKind is what a Filter reads of an invocation: its key and f.
 type opKind struct{ key, f string }
 
 // spillFrameEntries is how many entries a partition's frame holds: about
 // 1 MB of JSON lines in memory per partition while spilling.
 const spillFrameEntries = 8000
+
+// spillFrameBytes bounds a file's frame in memory while spilling: a
+// partition has a file for each family of its keys.
+const spillFrameBytes = 256 << 10
 
 // Spill reads the history file at path once and writes its client ops to
 // n partition files in dir (made if missing), the partition of an
@@ -74,6 +90,16 @@ const spillFrameEntries = 8000
 // ReadFile does (Scan): a torn tail is in Read, never dropped silently.
 // The files are written whole before Spill returns; Remove deletes them.
 func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error) {
+	return SpillFamilies(path, dir, n, partOf, nil)
+}
+
+// SpillFamilies is Spill writing each partition's ops as one file per
+// family of their invocations, familyOf(op) (a small number, at least 0;
+// nil: one family): a load whose Filter keeps none of a family's keys and
+// fs does not read its file. A load of several families of a partition
+// merges them by index, so it needs a history whose indexes increase
+// (IndexesIncrease): one that does not is refused there.
+func SpillFamilies(path, dir string, n int, partOf, familyOf func(op *Op) int) (*Partitions, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("spill: %d partitions; at least one", n)
 	}
@@ -89,23 +115,40 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 		return nil, fmt.Errorf("spill: %w", err)
 	}
 	defer enc.Close()
-	ws := make([]*spillWriter, n)
+	// ws[i][k] writes p.parts[i].subs[k], made at its first entry.
+	ws := make([][]*spillWriter, n)
 	defer func() {
-		for _, w := range ws {
-			if w != nil {
-				w.f.Close()
+		for _, pw := range ws {
+			for _, w := range pw {
+				if w != nil {
+					w.f.Close()
+				}
 			}
 		}
 	}()
-	for i := range ws {
-		p.parts[i].path = filepath.Join(dir, "part-"+strconv.Itoa(i)+".jsonl.zst")
-		w, err := newSpillWriter(p.parts[i].path, enc)
-		if err != nil {
-			return nil, fmt.Errorf("spill: %w", err)
+	// subOf is the file of partition part for an invocation's family.
+	subOf := func(part, family int) (int, error) {
+		pt := &p.parts[part]
+		for k := range pt.subs {
+			if pt.subs[k].family == family {
+				return k, nil
+			}
 		}
-		ws[i] = w
+		name := "part-" + strconv.Itoa(part)
+		if familyOf != nil {
+			name += "-" + strconv.Itoa(family)
+		}
+		sub := subPartition{family: family, path: filepath.Join(dir, name+".jsonl.zst")}
+		w, err := newSpillWriter(sub.path, enc)
+		if err != nil {
+			return 0, err
+		}
+		pt.subs = append(pt.subs, sub)
+		ws[part] = append(ws[part], w)
+		return len(pt.subs) - 1, nil
 	}
-	open := map[Process]int{}      // process -> partition of its open invocation
+	type place struct{ part, sub int }
+	open := map[Process]place{}    // process -> file of its open invocation
 	kindOf := map[Process]opKind{} // process -> its open invocation's kind
 	p.Paired, p.IndexesIncrease = true, true
 	first, last := true, int64(0)
@@ -115,7 +158,7 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 		}
 		first, last = false, op.Index
 		p.Latest, p.NextIndex = max(p.Latest, op.Time), max(p.NextIndex, op.Index+1)
-		part := -1
+		at, client := place{}, false
 		switch {
 		case op.Process == Nemesis:
 		case op.Type == Invoke:
@@ -123,51 +166,63 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 				// A second invocation while one is open: where the
 				// first is, so that the pairing there refuses it as
 				// the whole history's would.
-				part = q
+				at, client = q, true
 				p.Paired = false
 				break
 			}
-			part = partOf(op)
+			part, family := partOf(op), 0
 			if part < 0 || part >= n {
 				return fmt.Errorf("spill: entry %d: partition %d of %d", op.Index, part, n)
 			}
-			open[op.Process] = part
+			if familyOf != nil {
+				if family = familyOf(op); family < 0 {
+					return fmt.Errorf("spill: entry %d: family %d", op.Index, family)
+				}
+			}
+			k, err := subOf(part, family)
+			if err != nil {
+				return fmt.Errorf("spill: %w", err)
+			}
+			at, client = place{part, k}, true
+			open[op.Process] = at
 		default:
 			if q, busy := open[op.Process]; busy {
-				part = q
+				at, client = q, true
 				delete(open, op.Process)
 			} else {
 				p.Paired = false
 			}
 		}
-		if part < 0 {
+		if !client {
 			p.RunWide = append(p.RunWide, *op)
 			return nil
 		}
 		if op.Type == Invoke {
 			kindOf[op.Process] = opKind{op.Key, op.F}
 		}
-		pt := &p.parts[part]
-		if pt.kinds == nil {
-			pt.kinds = map[opKind]int{}
+		sp := &p.parts[at.part].subs[at.sub]
+		if sp.kinds == nil {
+			sp.kinds = map[opKind]int{}
 		}
-		pt.kinds[kindOf[op.Process]]++
-		if k := len(pt.marks); k == 0 && len(p.RunWide) > 0 || k > 0 && pt.marks[k-1].runWide != len(p.RunWide) {
-			pt.marks = append(pt.marks, mark{pt.entries, len(p.RunWide)})
+		sp.kinds[kindOf[op.Process]]++
+		if k := len(sp.marks); k == 0 && len(p.RunWide) > 0 || k > 0 && sp.marks[k-1].runWide != len(p.RunWide) {
+			sp.marks = append(sp.marks, mark{sp.entries, len(p.RunWide)})
 		}
-		pt.entries++
-		return ws[part].add(raw)
+		sp.entries++
+		return ws[at.part][at.sub].add(raw)
 	})
 	if err != nil {
 		p.Remove()
 		return nil, err
 	}
-	for i, w := range ws {
-		if err := w.close(); err != nil {
-			p.Remove()
-			return nil, fmt.Errorf("spill: %s: %w", p.parts[i].path, err)
+	for i, pw := range ws {
+		for k, w := range pw {
+			if err := w.close(); err != nil {
+				p.Remove()
+				return nil, fmt.Errorf("spill: %s: %w", p.parts[i].subs[k].path, err)
+			}
+			pw[k] = nil
 		}
-		ws[i] = nil
 	}
 	return p, nil
 }
@@ -176,36 +231,101 @@ func Spill(path, dir string, n int, partOf func(op *Op) int) (*Partitions, error
 func (p *Partitions) N() int { return len(p.parts) }
 
 // Entries is the number of client entries partition i holds.
-func (p *Partitions) Entries(i int) int { return p.parts[i].entries }
+func (p *Partitions) Entries(i int) int {
+	n := 0
+	for _, sp := range p.parts[i].subs {
+		n += sp.entries
+	}
+	return n
+}
 
 // Load reads partition i back: its entries and the run-wide ones, in the
 // order the history had them (a subsequence of it).
 func (p *Partitions) Load(i int) ([]Op, error) { return p.LoadWhere(i, nil) }
 
 // LoadWhere is Load keeping, of the partition's client ops, only those
-// whose invocation keep accepts (their completions with them; nil keeps
+// whose invocation keep keeps (their completions with them; nil keeps
 // all): a checker of one workload's keys then holds its own ops, not the
 // other workloads' that share its partition (a hot counter key beside a
-// few register keys).
-func (p *Partitions) LoadWhere(i int, keep func(inv *Op) bool) ([]Op, error) {
-	pt := &p.parts[i]
+// few register keys), and reads no file of a family it keeps none of.
+func (p *Partitions) LoadWhere(i int, keep *Filter) ([]Op, error) {
+	var subs []*subPartition
+	size := 0
+	for k := range p.parts[i].subs {
+		sp := &p.parts[i].subs[k]
+		if n := sp.kept(keep); n > 0 {
+			subs = append(subs, sp)
+			size += n
+		}
+	}
+	// Allocated once at the size kept: a hot key's ops grown by append
+	// held up to twice them (issue 42).
+	out := make([]Op, 0, size+len(p.RunWide))
+	switch len(subs) {
+	case 0:
+		return append(out, p.RunWide...), nil
+	case 1:
+		out, err := subs[0].load(i, keep, p.RunWide, out)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if !p.IndexesIncrease {
+		return nil, fmt.Errorf("partition %d: its %d families cannot be merged in the history's order: its indexes do not increase", i, len(subs))
+	}
+	lists := make([][]Op, len(subs)+1)
+	for k, sp := range subs {
+		l, err := sp.load(i, keep, nil, make([]Op, 0, sp.kept(keep)))
+		if err != nil {
+			return nil, err
+		}
+		lists[k] = l
+	}
+	lists[len(subs)] = p.RunWide
+	return mergeByIndex(out, lists), nil
+}
+
+// mergeByIndex appends to out the entries of lists, each in increasing
+// index order, in increasing index order.
+func mergeByIndex(out []Op, lists [][]Op) []Op {
+	at := make([]int, len(lists))
+	for {
+		best := -1
+		for k, l := range lists {
+			if at[k] < len(l) && (best < 0 || l[at[k]].Index < lists[best][at[best]].Index) {
+				best = k
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, lists[best][at[best]])
+		at[best]++
+	}
+}
+
+// load appends to out the file's client ops that keep keeps, with the
+// run-wide entries interleaved in the history's order (runWide nil: none).
+func (sp *subPartition) load(i int, keep *Filter, runWide []Op, out []Op) ([]Op, error) {
 	// Decoded straight into the result, interleaved as it comes: reading
 	// the file whole first and then merging held the partition twice
 	// (1.5 GB of RSS for a partition of 634 MB, 2026-12-05).
-	out := make([]Op, 0, pt.kept(keep)+len(p.RunWide))
 	kept := map[Process]bool{} // process -> its open invocation was kept
 	rw, m, j := 0, 0, 0
-	res, err := Scan(pt.path, func(op *Op, _ []byte) error {
-		if m < len(pt.marks) && pt.marks[m].at == j {
-			out = append(out, p.RunWide[rw:pt.marks[m].runWide]...)
-			rw = pt.marks[m].runWide
+	res, err := Scan(sp.path, func(op *Op, _ []byte) error {
+		if m < len(sp.marks) && sp.marks[m].at == j {
+			if runWide != nil {
+				out = append(out, runWide[rw:sp.marks[m].runWide]...)
+			}
+			rw = sp.marks[m].runWide
 			m++
 		}
 		j++
 		if keep != nil {
 			// Spill put every completion after its invocation, here.
 			if op.Type == Invoke {
-				kept[op.Process] = keep(op)
+				kept[op.Process] = keep.Keeps(op)
 			}
 			if !kept[op.Process] {
 				return nil
@@ -217,25 +337,25 @@ func (p *Partitions) LoadWhere(i int, keep func(inv *Op) bool) ([]Op, error) {
 	if err != nil {
 		return nil, fmt.Errorf("partition %d: %w", i, err)
 	}
-	if res.TruncatedTail || j != pt.entries {
+	if res.TruncatedTail || j != sp.entries {
 		// Spill wrote it whole: anything else is the disk's doing.
-		return nil, fmt.Errorf("partition %d: %s holds %d entries, %d were written", i, pt.path, j, pt.entries)
+		return nil, fmt.Errorf("partition %d: %s holds %d entries, %d were written", i, sp.path, j, sp.entries)
 	}
-	return append(out, p.RunWide[rw:]...), nil
+	if runWide != nil {
+		out = append(out, runWide[rw:]...)
+	}
+	return out, nil
 }
 
-// kept is how many of the partition's entries keep keeps, asking it of an
-// invocation of each key and f the partition holds: exact for a keep that
-// reads no more of an invocation (every checker's: checker.Scope's key
-// prefix, a workload's f), a capacity hint otherwise (what LoadWhere
-// keeps is keep's word on each entry, whatever the hint said).
-func (pt *partition) kept(keep func(inv *Op) bool) int {
+// kept is how many of the file's entries keep keeps: exact, as a Filter
+// reads no more of an invocation than its key and f.
+func (sp *subPartition) kept(keep *Filter) int {
 	if keep == nil {
-		return pt.entries
+		return sp.entries
 	}
 	n := 0
-	for k, c := range pt.kinds {
-		if keep(&Op{Type: Invoke, F: k.f, Key: k.key}) {
+	for k, c := range sp.kinds {
+		if keep.Keeps(&Op{Type: Invoke, F: k.f, Key: k.key}) {
 			n += c
 		}
 	}
@@ -246,8 +366,10 @@ func (pt *partition) kept(keep func(inv *Op) bool) int {
 func (p *Partitions) Remove() error {
 	var errs []error
 	for _, pt := range p.parts {
-		if err := os.Remove(pt.path); err != nil && !os.IsNotExist(err) {
-			errs = append(errs, err)
+		for _, sp := range pt.subs {
+			if err := os.Remove(sp.path); err != nil && !os.IsNotExist(err) {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -281,7 +403,7 @@ func newSpillWriter(path string, enc *zstd.Encoder) (*spillWriter, error) {
 func (w *spillWriter) add(raw []byte) error {
 	w.buf = append(append(w.buf, raw...), '\n')
 	w.n++
-	if w.n >= spillFrameEntries {
+	if w.n >= spillFrameEntries || len(w.buf) >= spillFrameBytes {
 		return w.flush()
 	}
 	return nil
@@ -299,4 +421,26 @@ func (w *spillWriter) flush() error {
 func (w *spillWriter) close() error {
 	err := errors.Join(w.flush(), w.bw.Flush())
 	return errors.Join(err, w.f.Close())
+}
+
+// Filter picks a partition's client ops by their invocation's key and f:
+// all a load is told, so that the spill can say, from the keys and fs it
+// counted in each file, which files hold none of them and how many
+// entries a load keeps, without reading them.
+type Filter struct {
+	// KeyPrefix is the prefix of the keys kept ("" keeps every key).
+	KeyPrefix string
+	// Fs are the fs kept (none: every f).
+	Fs []string
+}
+
+// Keeps says whether f keeps the client op of invocation inv.
+func (f *Filter) Keeps(inv *Op) bool {
+	if f == nil {
+		return true
+	}
+	if !strings.HasPrefix(inv.Key, f.KeyPrefix) {
+		return false
+	}
+	return len(f.Fs) == 0 || slices.Contains(f.Fs, inv.F)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -265,9 +266,10 @@ func TestSpillLoadWhereKeepsOpsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	even := func(op *Op) bool { return len(op.Key) > 0 && (op.Key[len(op.Key)-1]-'0')%2 == 0 }
+	ones := &Filter{KeyPrefix: "k1"} // k1, k10 ... k19
+	even := ones.Keeps
 	for i := range p.N() {
-		got, err := p.LoadWhere(i, even)
+		got, err := p.LoadWhere(i, ones)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,11 +292,9 @@ func TestSpillLoadWhereKeepsOpsWhole(t *testing.T) {
 	}
 }
 
-// LoadWhere allocates what a keep of keys and fs keeps once, at its size
-// (a hot key's ops are not grown by copies); a keep that reads more of an
-// invocation than its key and f makes the size a wrong guess, never a
-// wrong load. The history lies too: a process invokes twice and a
-// completion comes with no invocation open.
+// LoadWhere allocates what a Filter keeps once, at its size (a hot key's
+// ops are not grown by copies). The history lies too: a process invokes
+// twice and a completion comes with no invocation open.
 func TestSpillLoadWhereSizesWhatItKeeps(t *testing.T) {
 	ops := mixedHistory(5, 3000, 9, 30)
 	ops = append(ops,
@@ -310,10 +310,8 @@ func TestSpillLoadWhereSizesWhatItKeeps(t *testing.T) {
 	for _, op := range p.RunWide {
 		runWide[op.Index] = true
 	}
-	odd := func(op *Op) bool { return op.F == "add" && len(op.Key) > 0 && (op.Key[len(op.Key)-1]-'0')%2 == 1 }
-	big := func(op *Op) bool { return len(op.Value) > 0 && op.Value[0] > '4' }
 	for i := range p.N() {
-		for name, keep := range map[string]func(*Op) bool{"odd": odd, "big": big} {
+		for name, keep := range map[string]*Filter{"adds of k2*": {KeyPrefix: "k2", Fs: []string{"add"}}, "reads": {Fs: []string{"read"}}, "k7": {KeyPrefix: "k7"}} {
 			got, err := p.LoadWhere(i, keep)
 			if err != nil {
 				t.Fatal(err)
@@ -327,7 +325,7 @@ func TestSpillLoadWhereSizesWhatItKeeps(t *testing.T) {
 			for _, op := range all {
 				if !runWide[op.Index] {
 					if op.Type == Invoke {
-						kept[op.Process] = keep(&op)
+						kept[op.Process] = keep.Keeps(&op)
 					}
 					if !kept[op.Process] {
 						continue
@@ -338,12 +336,95 @@ func TestSpillLoadWhereSizesWhatItKeeps(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("partition %d, %s: %d entries kept, want %d", i, name, len(got), len(want))
 			}
-			if name == "odd" && cap(got) != len(got) {
+			if cap(got) != len(got) {
 				t.Errorf("partition %d: %d entries kept in room for %d", i, len(got), cap(got))
 			}
 		}
 		if all, _ := p.Load(i); cap(all) != len(all) {
 			t.Errorf("partition %d whole: %d entries in room for %d", i, len(all), cap(all))
+		}
+	}
+}
+
+// A spill by families loads what a spill of one family loads, for every
+// Filter: one family, several merged by index, none (the run-wide entries
+// alone); a family the Filter keeps none of is not read at all (its file
+// gone, the load the same); several families of a history whose indexes
+// do not increase cannot be merged in its order and are an error, never a
+// load in another order.
+func TestSpillFamiliesLoadsAsOneFamily(t *testing.T) {
+	ops := mixedHistory(6, 4000, 11, 60)
+	path := writeTemp(t, FileName, framed(t, ops, 300))
+	partOf := keyPartition(4)
+	// k1*, k2* ... by their first digit: k1, k10 ... k19 are one family.
+	family := func(op *Op) int { return int(op.Key[1] - '0') }
+	one, err := Spill(path, t.TempDir(), 4, partOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFamily, err := SpillFamilies(path, t.TempDir(), 4, partOf, family)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filters := map[string]*Filter{
+		"all": nil, "every key": {}, "k1*": {KeyPrefix: "k1"}, "k2* and k20*": {KeyPrefix: "k2"},
+		"reads": {Fs: []string{"read"}}, "adds of k3*": {KeyPrefix: "k3", Fs: []string{"add"}}, "no key": {KeyPrefix: "x"},
+	}
+	for i := range one.N() {
+		if one.Entries(i) != byFamily.Entries(i) {
+			t.Fatalf("partition %d: %d entries by family, %d in one", i, byFamily.Entries(i), one.Entries(i))
+		}
+		for name, f := range filters {
+			want, err := one.LoadWhere(i, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := byFamily.LoadWhere(i, f)
+			if err != nil {
+				t.Fatalf("partition %d, %s: %v", i, name, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("partition %d, %s: %d entries by family, %d from one file", i, name, len(got), len(want))
+			}
+		}
+	}
+	// The files of the families k1* keeps none of are not read.
+	for i := range byFamily.parts {
+		for _, sp := range byFamily.parts[i].subs {
+			if sp.family != 1 {
+				if err := os.Remove(sp.path); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for i := range one.N() {
+		want, _ := one.LoadWhere(i, filters["k1*"])
+		got, err := byFamily.LoadWhere(i, filters["k1*"])
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("partition %d: k1* read another family's file (%v)", i, err)
+		}
+		if _, err := byFamily.LoadWhere(i, nil); err == nil {
+			t.Fatalf("partition %d: a load of every family without their files", i)
+		}
+	}
+
+	// Indexes that go back: one family loads, several are refused.
+	back := mixedHistory(7, 2000, 9, 60)
+	back[1000].Index, back[1001].Index = back[1001].Index, back[1000].Index
+	p, err := SpillFamilies(writeTemp(t, FileName, framed(t, back, 300)), t.TempDir(), 2, keyPartition(2), family)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.IndexesIncrease {
+		t.Fatal("indexes that go back said to increase")
+	}
+	for i := range p.N() {
+		if _, err := p.LoadWhere(i, &Filter{KeyPrefix: "k1"}); err != nil {
+			t.Errorf("partition %d: one family: %v", i, err)
+		}
+		if _, err := p.LoadWhere(i, nil); err == nil || !strings.Contains(err.Error(), "do not increase") {
+			t.Errorf("partition %d: several families merged without increasing indexes: %v", i, err)
 		}
 	}
 }

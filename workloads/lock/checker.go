@@ -148,7 +148,7 @@ func (l lockChecker) CheckPartitions(ctx context.Context, n int, load checker.Pa
 // partitions analyses each partition with names, gives each partial to
 // each (if any) and merges them (checker.MergePartitions).
 func (l lockChecker) partitions(ctx context.Context, n int, load checker.PartitionLoader, names lockNames, each func(*lockPartial)) (*lockPartial, error) {
-	return checker.MergePartitions(ctx, n, load, l.o.Keep,
+	return checker.MergePartitions(ctx, n, load, l.o.Filter(),
 		func(in *checker.History) (*lockPartial, error) { return l.analyze(in, names) },
 		(*lockPartial).merge, l.newPartial, each)
 }

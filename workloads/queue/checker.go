@@ -150,7 +150,7 @@ func (q queueChecker) CheckPartitions(ctx context.Context, n int, load checker.P
 // partitions analyses each partition with names, gives each partial to
 // each (if any) and merges them (checker.MergePartitions).
 func (q queueChecker) partitions(ctx context.Context, n int, load checker.PartitionLoader, names queueNames, each func(*queuePartial)) (*queuePartial, error) {
-	return checker.MergePartitions(ctx, n, load, q.o.Keep,
+	return checker.MergePartitions(ctx, n, load, q.o.Filter(),
 		func(in *checker.History) (*queuePartial, error) { return q.analyze(in, names) },
 		(*queuePartial).merge, q.newPartial, each)
 }

@@ -171,17 +171,17 @@ func TestQueuePartitionedAgreesWithWhole(t *testing.T) {
 // history's end, is no verdict (the caller's unknown).
 func TestQueuePartitionedLoadError(t *testing.T) {
 	c := Checker().(checker.PartitionChecker)
-	load := func(int, func(*history.Op) bool) ([]history.Op, error) { return nil, fmt.Errorf("gone") }
+	load := func(int, *history.Filter) ([]history.Op, error) { return nil, fmt.Errorf("gone") }
 	if _, err := c.CheckPartitions(checker.WithHistoryEnd(t.Context(), 0), 3, load); err == nil {
 		t.Fatal("a lost partition gave a verdict")
 	}
-	ok := func(int, func(*history.Op) bool) ([]history.Op, error) { return drainedList().Done(), nil }
+	ok := func(int, *history.Filter) ([]history.Op, error) { return drainedList().Done(), nil }
 	if _, err := c.CheckPartitions(t.Context(), 1, ok); err == nil {
 		t.Fatal("a check without the history's end gave a verdict")
 	}
 	// A partition that does not pair (the spill sends such a history
 	// whole; if not, its word is the pairing's, unknown).
-	unpaired := func(i int, keep func(*history.Op) bool) ([]history.Op, error) {
+	unpaired := func(i int, keep *history.Filter) ([]history.Op, error) {
 		ops, err := ok(i, keep)
 		return ops[1:], err
 	}

@@ -107,7 +107,7 @@ func (t ttlChecker) Check(_ context.Context, in *checker.History) checker.Result
 // the last one of the history, by index. It holds one partition's ttl ops
 // and their analysis at a time.
 func (t ttlChecker) CheckPartitions(ctx context.Context, n int, load checker.PartitionLoader) (checker.Result, error) {
-	m, err := checker.MergePartitions(ctx, n, load, t.o.Keep, t.analyze, (*ttlPartial).merge, t.newPartial, nil)
+	m, err := checker.MergePartitions(ctx, n, load, t.o.Filter(), t.analyze, (*ttlPartial).merge, t.newPartial, nil)
 	if err != nil {
 		return checker.PartitionStopped(err)
 	}
