@@ -126,17 +126,12 @@ func workloadFamilies(cfg Config) func(*history.Op) int {
 	}
 }
 
-// checkPartitioned runs the checkers that can judge p's partitions one at
-// a time (of a history that pairs and whose indexes increase, as any the
-// recorder writes) and returns the checkers with those replaced by their
-// results, for Check to run with the rest on the whole history. It
-// removes the partitions.
-func checkPartitioned(ctx context.Context, p *history.Partitions, checkers []checker.Checker, log *Log) []checker.Checker {
-	return checkPartitionedFrom(ctx, p, p.LoadWhere, checkers, log)
-}
-
-// checkPartitionedFrom is checkPartitioned loading the partitions with
-// load (p.LoadWhere, or a stored run's: StoredRun.checkPartitions).
+// checkPartitionedFrom runs the checkers that can judge p's partitions
+// (of a history that pairs and whose indexes increase, as any the recorder
+// writes), loading them with load (p.LoadWhere, or a stored run's:
+// StoredRun.checkPartitions), and returns the checkers with those replaced
+// by their results, for Check to run with the rest. It removes the
+// partitions.
 func checkPartitionedFrom(ctx context.Context, p *history.Partitions, load checker.PartitionLoader, checkers []checker.Checker, log *Log) []checker.Checker {
 	defer p.RemoveAll()
 	if !p.Paired || !p.IndexesIncrease {
@@ -144,24 +139,84 @@ func checkPartitionedFrom(ctx context.Context, p *history.Partitions, load check
 		return checkers
 	}
 	checkers = slices.Clone(checkers)
+	var pcs []checker.PartitionChecker
+	var at []int
+	var names []string
 	for i, c := range checkers {
-		pc, ok := c.(checker.PartitionChecker)
-		if !ok {
-			continue
+		if pc, ok := c.(checker.PartitionChecker); ok {
+			pcs = append(pcs, pc)
+			at = append(at, i)
+			names = append(names, c.Name())
 		}
-		log.Printf("checking %s on %d key-slot partitions of the history, one at a time", c.Name(), p.N())
-		res, err := pc.CheckPartitions(checker.WithHistoryEnd(ctx, p.Latest), p.N(), load)
-		if err != nil {
+	}
+	if len(pcs) == 0 {
+		return checkers
+	}
+	log.Printf("checking %d checkers on %d key-slot partitions of the history, each partition loaded once for the checkers of its workload: %s",
+		len(pcs), p.N(), strings.Join(names, ", "))
+	results, errs, reads, decodes := runShared(checker.WithHistoryEnd(ctx, p.Latest), p.N(), load, pcs)
+	for j, res := range results {
+		if err := errs[j]; err != nil {
 			// The disk lost a partition Spill wrote whole: no verdict.
 			msg := fmt.Sprintf("a partition of the history could not be read back: %v", err)
 			res = checker.Result{Valid: checker.Unknown, Figures: checker.Map{"error": msg, "why": msg}}
 		}
-		checkers[i] = checked{c.Name(), res}
+		checkers[at[j]] = checked{names[j], res}
 	}
+	log.Printf("%d checkers judged on the partitions: %d partitions decoded for their %d loads", len(pcs), decodes, reads)
 	return checkers
 }
 
-// checkPartitions is checkPartitioned of r's partitions (each with the
+// checkSpilled runs the checkers that judge p's partitions
+// (checkPartitionedFrom) and those that judge the history in one pass
+// (checkStreamed) side by side, on two cores where there are: the pass
+// reads the history file, the partitions their own files, and neither
+// waits for the other (issue 42: one after the other, a 10M-entry check
+// spent 22 s on the partitions and then 10 s on the pass, on one core of
+// two). A checker that can do both is judged on the partitions, as it was
+// when they ran in turn. A history that does not pair, or whose indexes
+// do not increase, is not judged on the partitions: the pass then takes
+// every checker it can, as before.
+func checkSpilled(ctx context.Context, p *history.Partitions, load checker.PartitionLoader, dir string, censusOf *results.Run, checkers []checker.Checker, log *Log) ([]checker.Checker, error) {
+	if !p.Paired || !p.IndexesIncrease {
+		checkers = checkPartitionedFrom(ctx, p, load, checkers, log)
+		return checkStreamed(ctx, dir, censusOf, p, checkers, log)
+	}
+	// The pass's list: the partitions' checkers left out of it.
+	forPass := slices.Clone(checkers)
+	for i, c := range forPass {
+		if _, ok := c.(checker.PartitionChecker); ok {
+			forPass[i] = onPartitions{c}
+		}
+	}
+	var streamed []checker.Checker
+	var streamErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		streamed, streamErr = checkStreamed(ctx, dir, censusOf, p, forPass, log)
+	}()
+	out := checkPartitionedFrom(ctx, p, load, checkers, log)
+	<-done
+	if streamErr != nil {
+		return nil, streamErr
+	}
+	for i, c := range streamed {
+		if _, left := forPass[i].(onPartitions); !left {
+			if _, judged := c.(checked); judged {
+				out[i] = c
+			}
+		}
+	}
+	return out, nil
+}
+
+// onPartitions stands for a checker judged on the partitions in the list
+// the one pass is given (checkSpilled): not a stream checker, so the pass
+// leaves it alone.
+type onPartitions struct{ checker.Checker }
+
+// checkPartitions is checkSpilled of r's partitions (each with the
 // census of census.json when the history lost its own, as Check gives the
 // whole history: the set checker's set-aside copies); then it reads the
 // history whole for the other checkers, unless none is left to read it
@@ -177,8 +232,7 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 		ops, _ = WithCensusFile(r.Run, ops)
 		return ops, nil
 	}
-	checkers = checkPartitionedFrom(ctx, p, load, checkers, log)
-	checkers, err := checkStreamed(ctx, r.Run.Dir, r.Run, p, checkers, log)
+	checkers, err := checkSpilled(ctx, p, load, r.Run.Dir, r.Run, checkers, log)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +254,7 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 	return checkers, nil
 }
 
-// readsWhole says whether a checker of checkers (after checkPartitioned
+// readsWhole says whether a checker of checkers (after checkPartitionedFrom
 // and checkStreamed) still reads the history whole: one judged neither on
 // the partitions nor in the pass. The run-wide checks Check makes of
 // every stored run do not: they read the spill's run-wide entries and

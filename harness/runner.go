@@ -326,8 +326,7 @@ func Execute(ctx context.Context, s *Session) (Outcome, error) {
 		checkers = append(checkers, ElectionsChecker(s.Run, expected, electionNodeTimeout(s.Config)))
 	}
 	if parts != nil {
-		checkers = checkPartitioned(ctx, parts, checkers, log)
-		if checkers, err = checkStreamed(ctx, s.Run.Dir, nil, parts, checkers, log); err != nil {
+		if checkers, err = checkSpilled(ctx, parts, parts.LoadWhere, s.Run.Dir, nil, checkers, log); err != nil {
 			return out, fmt.Errorf("reading back the history just written: %w", err)
 		}
 		if parts.Paired && parts.IndexesIncrease && !readsWhole(checkers) {

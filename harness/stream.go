@@ -14,7 +14,7 @@ import (
 // (checker.StreamChecker: the measuring and run-wide ones) over the
 // history file of the run in dir, all of them in the same scan, entry by entry, and
 // returns the checkers with those replaced by their results, as
-// checkPartitioned does; p is the history's spill, which found its
+// checkPartitionedFrom does; p is the history's spill, which found its
 // nemesis entries and its end, so that a big history need not be in memory for
 // them (issue 42). The pass sees what the whole check's checkers see:
 // the entries ReadRun reads (the scan is its, a torn tail dropped the

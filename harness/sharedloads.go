@@ -1,0 +1,161 @@
+package harness
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/history"
+)
+
+// sharedLoads runs partition checkers so that each partition is decoded
+// once for all the checkers that load it with the same Filter (a
+// workload's checkers: its counter, rpo, default-failover, wait-probe and
+// rto), not once for each (issue 42: at 150M entries, about 15 decodes of
+// the history).
+//
+// Each checker runs in a goroutine of its own, but one at a time, as they
+// ran one after the other before: a turn passes between them only when
+// the one holding it asks for a partition or is done. The turn goes to a
+// checker not yet started, else to the one asking for the lowest
+// partition (the first asked on a tie). Since every checker takes its
+// partitions in increasing order, all the requests for partition i come
+// in before anyone moves past it, and the partition is decoded once and
+// handed to them in turn. The checkers share the loaded ops read-only, as
+// every checker shares the whole history when it is read whole; the
+// memory held is what one checker at a time held before: one partition's
+// ops and one checker's analysis of them (and the partials each keeps).
+type sharedLoads struct {
+	load checker.PartitionLoader
+
+	mu sync.Mutex
+	// state of each checker: its turn's channel, whether it started,
+	// the partition it waits for (-1: not waiting), whether it is done.
+	states []loadState
+	// cached is the partition last loaded, for the Filter it was loaded
+	// with.
+	cached struct {
+		ok   bool
+		i    int
+		keep history.Filter
+		all  bool // loaded with no Filter
+		ops  []history.Op
+		err  error
+	}
+	// reads counts the checkers' loads, decodes those that loaded a
+	// partition (for the log and tests).
+	reads, decodes int
+}
+
+type loadState struct {
+	wake    chan struct{}
+	started bool
+	wants   int
+	done    bool
+}
+
+// runShared runs every checker of pcs on n partitions through one
+// sharedLoads and returns their results and errors in pcs's order, and
+// how many loads they asked for and how many decoded a partition.
+func runShared(ctx context.Context, n int, load checker.PartitionLoader, pcs []checker.PartitionChecker) (results []checker.Result, errs []error, reads, decodes int) {
+	s := &sharedLoads{load: load, states: make([]loadState, len(pcs))}
+	for k := range s.states {
+		s.states[k] = loadState{wake: make(chan struct{}, 1), wants: -1}
+	}
+	results = make([]checker.Result, len(pcs))
+	errs = make([]error, len(pcs))
+	var wg sync.WaitGroup
+	for k, pc := range pcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-s.states[k].wake // the turn to start
+			defer s.finish(k)
+			results[k], errs[k] = pc.CheckPartitions(ctx, n, func(i int, keep *history.Filter) ([]history.Op, error) {
+				return s.get(k, i, keep)
+			})
+		}()
+	}
+	s.mu.Lock()
+	s.pass()
+	s.mu.Unlock()
+	wg.Wait()
+	return results, errs, s.reads, s.decodes
+}
+
+// get is checker k's load of partition i: it gives up the turn, waits for
+// it to come back, and loads the partition unless the one cached is it.
+func (s *sharedLoads) get(k, i int, keep *history.Filter) ([]history.Op, error) {
+	s.mu.Lock()
+	s.states[k].wants = i
+	s.pass()
+	s.mu.Unlock()
+	<-s.states[k].wake
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.states[k].wants = -1
+	s.reads++
+	c := &s.cached
+	if c.ok && c.i == i && (keep == nil) == c.all && (keep == nil || sameFilter(*keep, c.keep)) {
+		return c.ops, c.err
+	}
+	// The partition held before is let go before the next is loaded:
+	// never two of them at once.
+	c.ok, c.ops, c.err = false, nil, nil
+	ops, err := s.load(i, keep)
+	s.decodes++
+	c.ok, c.i, c.all, c.ops, c.err = true, i, keep == nil, ops, err
+	if keep != nil {
+		c.keep = history.Filter{KeyPrefix: keep.KeyPrefix, Fs: slices.Clone(keep.Fs)}
+	}
+	return ops, err
+}
+
+// finish marks checker k done and passes the turn on.
+func (s *sharedLoads) finish(k int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.states[k].done = true
+	if s.done() {
+		s.cached.ok, s.cached.ops = false, nil
+	}
+	s.pass()
+}
+
+func (s *sharedLoads) done() bool {
+	for _, st := range s.states {
+		if !st.done {
+			return false
+		}
+	}
+	return true
+}
+
+// pass gives the turn to the next checker (s.mu held): one not started
+// yet, else the one waiting for the lowest partition.
+func (s *sharedLoads) pass() {
+	next := -1
+	for k, st := range s.states {
+		if !st.done && !st.started {
+			next = k
+			break
+		}
+	}
+	if next < 0 {
+		for k, st := range s.states {
+			if !st.done && st.wants >= 0 && (next < 0 || st.wants < s.states[next].wants) {
+				next = k
+			}
+		}
+	}
+	if next < 0 {
+		return // every checker is done
+	}
+	s.states[next].started = true
+	s.states[next].wake <- struct{}{}
+}
+
+func sameFilter(a, b history.Filter) bool {
+	return a.KeyPrefix == b.KeyPrefix && slices.Equal(a.Fs, b.Fs)
+}

@@ -1,0 +1,145 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redline-dev/redline/checker"
+	"github.com/redline-dev/redline/history"
+)
+
+// fakePartitionChecker loads partitions in the order its plan says and
+// records what it was given; running counts the fakes running at once.
+type fakePartitionChecker struct {
+	name    string
+	keep    *history.Filter
+	plan    func(n int) []int // the partitions it loads, in order
+	stopAt  int               // returns after loading this partition (-1: never)
+	running *atomic.Int32
+	most    *atomic.Int32
+	got     []string
+}
+
+func (f *fakePartitionChecker) Name() string { return f.name }
+func (f *fakePartitionChecker) Check(context.Context, *checker.History) checker.Result {
+	return checker.Result{}
+}
+
+func (f *fakePartitionChecker) CheckPartitions(ctx context.Context, n int, load checker.PartitionLoader) (checker.Result, error) {
+	enter := func() {
+		if k := f.running.Add(1); k > f.most.Load() {
+			f.most.Store(k)
+		}
+	}
+	enter()
+	defer f.running.Add(-1)
+	for _, i := range f.plan(n) {
+		f.running.Add(-1)
+		ops, err := load(i, f.keep)
+		enter()
+		if err != nil {
+			return checker.Result{}, err
+		}
+		f.got = append(f.got, fmt.Sprintf("%d:%d", i, len(ops)))
+		if i == f.stopAt {
+			break
+		}
+	}
+	return checker.Result{Valid: checker.Valid, Figures: checker.Map{"loads": len(f.got)}}, nil
+}
+
+func ascending(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// The checkers of partitions load each partition once for all that ask
+// for it with the same Filter, one checker running at a time, and each
+// gets what it would have loaded alone: in increasing order, twice over
+// (rto), out of order (txnUnits's unions), stopping early (a checker that
+// is not applicable), with a partition that fails to load.
+func TestSharedLoadsDecodeEachPartitionOnce(t *testing.T) {
+	const n = 8
+	load := func(i int, keep *history.Filter) ([]history.Op, error) {
+		if keep != nil && keep.KeyPrefix == "broken:" && i == 5 {
+			return nil, errors.New("gone")
+		}
+		size := i + 1
+		if keep != nil {
+			size += 10 * len(keep.KeyPrefix)
+		}
+		return make([]history.Op, size), nil
+	}
+	var running, most atomic.Int32
+	mk := func(name string, keep *history.Filter, plan func(int) []int, stopAt int) *fakePartitionChecker {
+		return &fakePartitionChecker{name: name, keep: keep, plan: plan, stopAt: stopAt, running: &running, most: &most}
+	}
+	counter := &history.Filter{KeyPrefix: "c:"}
+	sameCounter := &history.Filter{KeyPrefix: "c:"} // equal, not the same pointer
+	reg := &history.Filter{KeyPrefix: "reg:"}
+	twice := func(n int) []int { return append(ascending(n), ascending(n)...) }
+	unions := func(n int) []int { return append(ascending(n), 6, 2, 7) }
+	fakes := []*fakePartitionChecker{
+		mk("counter", counter, ascending, -1),
+		mk("rpo", sameCounter, ascending, -1),
+		mk("not applicable", counter, ascending, 0),
+		mk("rto", counter, twice, -1),
+		mk("linearizable", reg, ascending, -1),
+		mk("list-append", reg, unions, -1),
+		mk("everything", nil, ascending, -1),
+		mk("broken", &history.Filter{KeyPrefix: "broken:"}, ascending, -1),
+	}
+	pcs := make([]checker.PartitionChecker, len(fakes))
+	for k, f := range fakes {
+		pcs[k] = f
+	}
+	results, errs, reads, decodes := runShared(context.Background(), n, load, pcs)
+
+	for k, f := range fakes {
+		// What it would have loaded alone.
+		var want []string
+		for _, i := range f.plan(n) {
+			ops, err := load(i, f.keep)
+			if err != nil {
+				break
+			}
+			want = append(want, fmt.Sprintf("%d:%d", i, len(ops)))
+			if i == f.stopAt {
+				break
+			}
+		}
+		if !reflect.DeepEqual(f.got, want) {
+			t.Errorf("%s loaded %v, want %v", f.name, f.got, want)
+		}
+		if f.name == "broken" {
+			if errs[k] == nil {
+				t.Errorf("broken: no error")
+			}
+		} else if errs[k] != nil || results[k].Valid != checker.Valid {
+			t.Errorf("%s: %v, %v", f.name, results[k].Valid, errs[k])
+		}
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d checkers ran at once, want 1", m)
+	}
+	wantReads := 0
+	for _, f := range fakes {
+		wantReads += len(f.got)
+	}
+	wantReads++ // broken's failed load
+	if reads != wantReads {
+		t.Errorf("%d loads counted, want %d", reads, wantReads)
+	}
+	// Per partition of the first pass: counter, reg, nil, broken (up to
+	// its failure); then rto's second pass; then list-append's unions.
+	if want := n*3 + 6 + n + 3; decodes != want {
+		t.Errorf("%d partitions decoded, want %d", decodes, want)
+	}
+}
