@@ -21,6 +21,7 @@ type fakePartitionChecker struct {
 	stopAt  int               // returns after loading this partition (-1: never)
 	running *atomic.Int32
 	most    *atomic.Int32
+	served  *[]string // the Filter of every load served, in order
 	got     []string
 }
 
@@ -45,6 +46,11 @@ func (f *fakePartitionChecker) CheckPartitions(ctx context.Context, n int, load 
 			return checker.Result{}, err
 		}
 		f.got = append(f.got, fmt.Sprintf("%d:%d", i, len(ops)))
+		which := "all"
+		if f.keep != nil {
+			which = f.keep.KeyPrefix
+		}
+		*f.served = append(*f.served, which)
 		if i == f.stopAt {
 			break
 		}
@@ -61,10 +67,11 @@ func ascending(n int) []int {
 }
 
 // The checkers of partitions load each partition once for all that ask
-// for it with the same Filter, one checker running at a time, and each
-// gets what it would have loaded alone: in increasing order, twice over
-// (rto), out of order (txnUnits's unions), stopping early (a checker that
-// is not applicable), with a partition that fails to load.
+// for it with the same Filter, one checker running at a time, one
+// workload (Filter) after another, and each gets what it would have
+// loaded alone: in increasing order, twice over (rto), out of order
+// (txnUnits's unions), stopping early (a checker that is not applicable),
+// with a partition that fails to load.
 func TestSharedLoadsDecodeEachPartitionOnce(t *testing.T) {
 	const n = 8
 	load := func(i int, keep *history.Filter) ([]history.Op, error) {
@@ -78,8 +85,9 @@ func TestSharedLoadsDecodeEachPartitionOnce(t *testing.T) {
 		return make([]history.Op, size), nil
 	}
 	var running, most atomic.Int32
+	var served []string
 	mk := func(name string, keep *history.Filter, plan func(int) []int, stopAt int) *fakePartitionChecker {
-		return &fakePartitionChecker{name: name, keep: keep, plan: plan, stopAt: stopAt, running: &running, most: &most}
+		return &fakePartitionChecker{name: name, keep: keep, plan: plan, stopAt: stopAt, running: &running, most: &most, served: &served}
 	}
 	counter := &history.Filter{KeyPrefix: "c:"}
 	sameCounter := &history.Filter{KeyPrefix: "c:"} // equal, not the same pointer
@@ -137,9 +145,19 @@ func TestSharedLoadsDecodeEachPartitionOnce(t *testing.T) {
 	if reads != wantReads {
 		t.Errorf("%d loads counted, want %d", reads, wantReads)
 	}
-	// Per partition of the first pass: counter, reg, nil, broken (up to
-	// its failure); then rto's second pass; then list-append's unions.
-	if want := n*3 + 6 + n + 3; decodes != want {
+	// counter: two passes (rto's second); reg: one pass and the three
+	// unions; all: one pass; broken: up to its failure.
+	if want := 2*n + n + 3 + n + 6; decodes != want {
 		t.Errorf("%d partitions decoded, want %d", decodes, want)
+	}
+	// One workload after another: the Filter served changes three times.
+	changes := 0
+	for j := 1; j < len(served); j++ {
+		if served[j] != served[j-1] {
+			changes++
+		}
+	}
+	if changes != 3 {
+		t.Errorf("the workloads' loads interleave (%d changes of Filter): %v", changes, served)
 	}
 }
