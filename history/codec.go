@@ -77,12 +77,12 @@ func Decode(r io.Reader, name string) (ReadResult, error) {
 
 func decodeAny(r io.Reader, name string, capHint int) (ReadResult, error) {
 	res := ReadResult{Ops: make([]Op, 0, capHint)}
-	err := scanAny(r, name, &res, sliceSink{&res.Ops})
+	err := scanAny(r, name, &res, sliceSink{&res.Ops}, 0)
 	return res, err
 }
 
 // scanAny reads a history in any of its formats into sink (see Decode).
-func scanAny(r io.Reader, name string, res *ReadResult, sink opSink) error {
+func scanAny(r io.Reader, name string, res *ReadResult, sink opSink, workers int) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(4)
 	switch sniff(head) {
@@ -92,7 +92,12 @@ func scanAny(r io.Reader, name string, res *ReadResult, sink opSink) error {
 			return err
 		}
 		defer fr.close()
-		if err := scanLines(fr, name, res, sink); err != nil {
+		if ss, ok := sink.(*streamSink); ok && workers > 0 {
+			err = scanFramed(fr, name, res, ss.fn, workers)
+		} else {
+			err = scanLines(fr, name, res, sink)
+		}
+		if err != nil {
 			return err
 		}
 		if res.TruncatedTail {

@@ -181,23 +181,48 @@ func (fr *frameReader) close() { fr.dec.Close() }
 // next decodes the next record into out; io.EOF at a clean end.
 func (fr *frameReader) next() error {
 	fr.out, fr.pos = fr.out[:0], 0
+	rec, err := fr.readRecord()
+	if err != nil {
+		return err
+	}
+	out, err := rec.decode(fr.dec, fr.out[:0])
+	if err != nil {
+		return err
+	}
+	fr.out = out
+	return nil
+}
+
+// record is one record of a framed history as read, its zstd frame not
+// yet decoded.
+type record struct {
+	frame   []byte
+	entries int
+	no      int   // its place among the records, from 1
+	off     int64 // its offset in the file
+}
+
+// readRecord reads the next record (its frame in fr.frameBuf, reused by
+// the next call); io.EOF at a clean end or at a record cut short (torn,
+// its bytes counted in fr.torn).
+func (fr *frameReader) readRecord() (record, error) {
 	var head [indexHeaderSize]byte
 	n, err := io.ReadFull(fr.r, head[:])
 	if n == 0 && err == io.EOF {
-		return io.EOF
+		return record{}, io.EOF
 	}
 	if err != nil && err != io.ErrUnexpectedEOF {
-		return fr.errorf("%v", err)
+		return record{}, fr.errorf("%v", err)
 	}
 	var want [indexHeaderSize]byte
 	binary.LittleEndian.PutUint32(want[0:], indexMagic)
 	binary.LittleEndian.PutUint32(want[4:], 8)
 	if !bytes.Equal(head[:min(n, 8)], want[:min(n, 8)]) {
-		return fr.errorf("not a history frame (its first bytes are %x)", head[:min(n, 8)])
+		return record{}, fr.errorf("not a history frame (its first bytes are %x)", head[:min(n, 8)])
 	}
 	if n < indexHeaderSize {
 		fr.torn = int64(n)
-		return io.EOF
+		return record{}, io.EOF
 	}
 	size := int64(binary.LittleEndian.Uint32(head[8:]))
 	entries := int(binary.LittleEndian.Uint32(head[12:]))
@@ -209,30 +234,40 @@ func (fr *frameReader) next() error {
 	frame := buf.Bytes()
 	fr.frameBuf = frame
 	if err != nil {
-		return fr.errorf("%v", err)
+		return record{}, fr.errorf("%v", err)
 	}
 	if k < size {
 		if k >= 4 && binary.LittleEndian.Uint32(frame) != zstdMagic {
-			return fr.errorf("its index is followed by no zstd frame (bytes %x)", frame[:4])
+			return record{}, fr.errorf("its index is followed by no zstd frame (bytes %x)", frame[:4])
 		}
 		fr.torn = indexHeaderSize + k
-		return io.EOF
+		return record{}, io.EOF
 	}
-	out, err := fr.dec.DecodeAll(frame, fr.out[:0])
-	if err != nil {
-		return fr.errorf("the frame of %d bytes does not decode: %v", size, err)
-	}
-	if len(out) == 0 || out[len(out)-1] != '\n' {
-		return fr.errorf("the frame does not end with a whole line")
-	}
-	if got := bytes.Count(out, []byte{'\n'}); got != entries {
-		return fr.errorf("the frame holds %d lines, its index says %d", got, entries)
-	}
-	fr.out = out
+	rec := record{frame: frame, entries: entries, no: fr.frame + 1, off: fr.off}
 	fr.off += indexHeaderSize + size
 	fr.frame++
 	fr.entries += entries
-	return nil
+	return rec, nil
+}
+
+// decode decompresses the record's frame (appended to out) and checks it
+// holds the whole lines its index says.
+func (rec record) decode(dec *zstd.Decoder, out []byte) ([]byte, error) {
+	out, err := dec.DecodeAll(rec.frame, out)
+	if err != nil {
+		return nil, rec.errorf("the frame of %d bytes does not decode: %v", len(rec.frame), err)
+	}
+	if len(out) == 0 || out[len(out)-1] != '\n' {
+		return nil, rec.errorf("the frame does not end with a whole line")
+	}
+	if got := bytes.Count(out, []byte{'\n'}); got != rec.entries {
+		return nil, rec.errorf("the frame holds %d lines, its index says %d", got, rec.entries)
+	}
+	return out, nil
+}
+
+func (rec record) errorf(format string, args ...any) error {
+	return fmt.Errorf("frame %d (at byte %d): %s", rec.no, rec.off, fmt.Sprintf(format, args...))
 }
 
 func (fr *frameReader) errorf(format string, args ...any) error {

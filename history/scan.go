@@ -26,8 +26,14 @@ func Scan(path string, fn func(op *Op, raw []byte) error) (ReadResult, error) {
 
 // ScanReader is Scan of a history read from r; name is used in errors.
 func ScanReader(r io.Reader, name string, fn func(op *Op, raw []byte) error) (ReadResult, error) {
+	return scanReader(r, name, fn, scanWorkers())
+}
+
+// scanReader is ScanReader with a framed history's records decoded by
+// workers goroutines (scanFramed; 0: in the caller's).
+func scanReader(r io.Reader, name string, fn func(op *Op, raw []byte) error, workers int) (ReadResult, error) {
 	var res ReadResult
-	err := scanAny(r, name, &res, &streamSink{fn: fn})
+	err := scanAny(r, name, &res, &streamSink{fn: fn}, workers)
 	return res, err
 }
 
