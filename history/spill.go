@@ -152,7 +152,7 @@ func SpillFamilies(path, dir string, n int, partOf, familyOf func(op *Op) int) (
 	kindOf := map[Process]opKind{} // process -> its open invocation's kind
 	p.Paired, p.IndexesIncrease = true, true
 	first, last := true, int64(0)
-	p.Read, err = Scan(path, func(op *Op, raw []byte) error {
+	p.Read, err = scanFile(path, func(op *Op, raw []byte) error {
 		if !first && op.Index <= last {
 			p.IndexesIncrease = false
 		}
@@ -210,7 +210,7 @@ func SpillFamilies(path, dir string, n int, partOf, familyOf func(op *Op) int) (
 		}
 		sp.entries++
 		return ws[at.part][at.sub].add(raw)
-	})
+	}, scanWorkers())
 	if err != nil {
 		p.Remove()
 		return nil, err
