@@ -32,13 +32,7 @@ func CheckersFor(cfg Config) ([]checker.Checker, error) {
 		out = append(out, cs...)
 	}
 	if hasFaults(cfg.Nemesis) && len(out) > 0 {
-		prefixes := map[string]string{}
-		for _, w := range cfg.Workloads {
-			if ww, err := workloads.New(w, workloads.Config{Prefix: cfg.KeyPrefix, Keys: cfg.Keys}); err == nil {
-				prefixes[w] = ww.KeyPrefix()
-			}
-		}
-		out = append(out, checker.Coverage(checker.CoverageOptions{Requested: cfg.Nemesis, Workloads: prefixes, Require: cfg.RequireCoverage}),
+		out = append(out, checker.Coverage(checker.CoverageOptions{Requested: cfg.Nemesis, Workloads: workloadPrefixes(cfg), Require: cfg.RequireCoverage}),
 			checker.FailoverPromotions())
 	}
 	if len(out) > 0 {
@@ -63,4 +57,15 @@ func hasFaults(names []string) bool {
 		}
 	}
 	return false
+}
+
+// workloadPrefixes is the key prefix of each workload of cfg that has one.
+func workloadPrefixes(cfg Config) map[string]string {
+	prefixes := map[string]string{}
+	for _, w := range cfg.Workloads {
+		if ww, err := workloads.New(w, workloads.Config{Prefix: cfg.KeyPrefix, Keys: cfg.Keys}); err == nil {
+			prefixes[w] = ww.KeyPrefix()
+		}
+	}
+	return prefixes
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
 	"github.com/redline-dev/redline/results"
-	"github.com/redline-dev/redline/workloads"
 )
 
 // StoredRun is a stored run as `redline check` reads it: its config and
@@ -106,10 +105,11 @@ func spillBig(dir string, familyOf func(*history.Op) int) (*history.Partitions, 
 // are the counter's, which the register's and the set's checkers read and
 // dropped).
 func workloadFamilies(cfg Config) func(*history.Op) int {
+	byName := workloadPrefixes(cfg)
 	var prefixes []string
 	for _, w := range cfg.Workloads {
-		if ww, err := workloads.New(w, workloads.Config{Prefix: cfg.KeyPrefix, Keys: cfg.Keys}); err == nil && ww.KeyPrefix() != "" {
-			prefixes = append(prefixes, ww.KeyPrefix())
+		if p := byName[w]; p != "" {
+			prefixes = append(prefixes, p)
 		}
 	}
 	if len(prefixes) < 2 {

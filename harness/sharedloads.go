@@ -75,7 +75,7 @@ const opBytes = int64(unsafe.Sizeof(history.Op{}))
 // limit is soft: a check that needs more gets more, at the cost of more
 // collections.
 func heapBound() (bound func(int64), undo func()) {
-	if os.Getenv("GOMEMLIMIT") != "" {
+	if UserMemoryLimit() {
 		return nil, nil
 	}
 	before := debug.SetMemoryLimit(-1)
@@ -86,12 +86,22 @@ func heapBound() (bound func(int64), undo func()) {
 			if sample[0].Value.Kind() == metrics.KindUint64 {
 				live = int64(sample[0].Value.Uint64())
 			}
-			need := live + partBytes
-			debug.SetMemoryLimit(need + max(need/2, 512<<20))
+			CapHeap(live + partBytes)
 		}, func() {
 			debug.SetMemoryLimit(before)
 		}
 }
+
+// UserMemoryLimit says the user set GOMEMLIMIT: a check leaves the heap's
+// limit to them.
+func UserMemoryLimit() bool { return os.Getenv("GOMEMLIMIT") != "" }
+
+// CapHeap sets the soft memory limit to need, what the check holds, plus
+// half as much again (at least 512 MB more): the collector's default lets
+// the heap grow to twice what is live, gigabytes of garbage on a big
+// history. A check that needs more gets more, at the cost of more
+// collections.
+func CapHeap(need int64) { debug.SetMemoryLimit(need + max(need/2, 512<<20)) }
 
 type loadState struct {
 	wake    chan struct{}

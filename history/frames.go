@@ -270,8 +270,9 @@ func (rec record) errorf(format string, args ...any) error {
 	return fmt.Errorf("frame %d (at byte %d): %s", rec.no, rec.off, fmt.Sprintf(format, args...))
 }
 
+// errorf is an error of the record the reader is at.
 func (fr *frameReader) errorf(format string, args ...any) error {
-	return fmt.Errorf("frame %d (at byte %d): %s", fr.frame+1, fr.off, fmt.Sprintf(format, args...))
+	return record{no: fr.frame + 1, off: fr.off}.errorf(format, args...)
 }
 
 // frameEntries sums the entries of a framed history's index frames (to

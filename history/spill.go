@@ -250,11 +250,12 @@ func (p *Partitions) Load(i int) ([]Op, error) { return p.LoadWhere(i, nil) }
 // few register keys), and reads no file of a family it keeps none of.
 func (p *Partitions) LoadWhere(i int, keep *Filter) ([]Op, error) {
 	var subs []*subPartition
+	var sizes []int // what each of subs keeps
 	size := 0
 	for k := range p.parts[i].subs {
 		sp := &p.parts[i].subs[k]
 		if n := sp.kept(keep); n > 0 {
-			subs = append(subs, sp)
+			subs, sizes = append(subs, sp), append(sizes, n)
 			size += n
 		}
 	}
@@ -276,7 +277,7 @@ func (p *Partitions) LoadWhere(i int, keep *Filter) ([]Op, error) {
 	}
 	lists := make([][]Op, len(subs)+1)
 	for k, sp := range subs {
-		l, err := sp.load(i, keep, nil, make([]Op, 0, sp.kept(keep)))
+		l, err := sp.load(i, keep, nil, make([]Op, 0, sizes[k]))
 		if err != nil {
 			return nil, err
 		}

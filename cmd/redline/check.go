@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -98,12 +97,11 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 // of entries is gigabytes of garbage. The cap is soft: a check that needs
 // more gets more, at the cost of more collections.
 func boundHeap() {
-	if os.Getenv("GOMEMLIMIT") != "" {
+	if harness.UserMemoryLimit() {
 		return
 	}
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	live := int64(ms.HeapAlloc)
-	debug.SetMemoryLimit(live + max(live/2, 512<<20))
+	harness.CapHeap(int64(ms.HeapAlloc))
 }
