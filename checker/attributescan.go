@@ -24,24 +24,49 @@ type Scan func(observe func(op *history.Op)) error
 // IndexesIncrease), as any the recorder writes: an index then names one
 // op, and the history's order is its indexes'.
 //
-// The anomalies' attributions read only the ops of the keys and indexes
-// the figures name, kept in a first pass; the unserved windows read every
-// call that failed, kept in that pass (they grow with the failures, not
-// the run), the slots' primaries at each span's start, and, in a last
-// pass, the first call a primary served after each span's candidate last
-// failures (scannedOutages). A failure before the first fault takes one
-// more pass, for the slots' primaries at its start.
+// It is an AttributionPass of its own scan, then its Attribute: a check
+// that makes a pass over the history anyway rides the first pass along
+// it (NewAttributionPass) instead.
 func AttributeScanned(scan Scan, runWide []history.Op, latest int64, s Summary, logs []LogLine, topo []TopologySample) ([]Attribution, error) {
-	sus := suspects(s)
-	keys, idx := map[string]bool{}, map[int64]bool{}
-	for _, x := range sus {
-		keys[x.key] = true
-		idx[x.index] = true
-		if x.counter != nil {
-			idx[x.counter.revealed], idx[x.counter.whole] = true, true
-		}
+	a, err := NewAttributionPass(runWide, latest)
+	if err != nil {
+		return nil, err
 	}
-	delete(idx, -1)
+	defer a.Close()
+	if err := streamOver(scan, runWide, latest, a.first); err != nil {
+		return nil, err
+	}
+	a.ended = true
+	return a.Attribute(scan, runWide, s, logs, topo)
+}
+
+// AttributionPass is the first pass of AttributeScanned, made as a
+// stream of another pass over the history (`redline check`'s one pass of
+// the stream checkers), so that attributing a big history scans it again
+// only for the anomalies' own ops, when there are anomalies (issue 42: at
+// 150M entries the attribution's two or three scans after the verdict
+// took 5 min 42 s on one core). It keeps every call that failed, per span
+// between two fault windows' starts and slot the last call a primary
+// served, and every call a primary served in a log on disk (servedLog)
+// that the later steps read instead of the history: the slots' primaries
+// before a span that starts at no window, and the first call a primary
+// served after each span's last failures.
+type AttributionPass struct {
+	runWide []history.Op
+	latest  int64
+	first   *firstPass
+	tail    *Tail
+	ended   bool // the pass gave it every call and ended
+}
+
+// NewAttributionPass starts the first pass of the attribution of a
+// history whose nemesis entries (and census) are runWide and whose
+// latest time is latest; Close removes its log.
+func NewAttributionPass(runWide []history.Op, latest int64) (*AttributionPass, error) {
+	log, err := newServedLog()
+	if err != nil {
+		return nil, err
+	}
 	nem := NewHistory(history.NemesisEvents(runWide))
 	windows := windowsUntil(nem.Ops, latest)
 	starts := make([]int64, 0, len(windows))
@@ -50,31 +75,105 @@ func AttributeScanned(scan Scan, runWide []history.Op, latest int64, s Summary, 
 	}
 	slices.Sort(starts)
 	starts = slices.Compact(starts)
-	first := &firstPass{keys: keys, idx: idx, starts: starts, served: make([]map[int]servedAt, len(starts))}
+	first := &firstPass{starts: starts, served: make([]map[int]servedAt, len(starts)), log: log}
 	for j := range first.served {
 		first.served[j] = map[int]servedAt{}
 	}
-	if err := streamOver(scan, runWide, latest, first); err != nil {
-		return nil, err
+	return &AttributionPass{runWide: runWide, latest: latest, first: first}, nil
+}
+
+// Close removes the pass's log of served calls; a nil pass has none.
+func (a *AttributionPass) Close() {
+	if a != nil {
+		a.first.log.close()
+	}
+}
+
+// StreamChecker is the pass as a stream of a StreamPass: its result is
+// valid; Ready says whether the pass can be used.
+func (a *AttributionPass) StreamChecker() StreamChecker { return attributionStream{a} }
+
+type attributionStream struct{ a *AttributionPass }
+
+func (attributionStream) Name() string                           { return "attribution" }
+func (attributionStream) Check(context.Context, *History) Result { return Result{} }
+func (s attributionStream) NewStream(t *Tail) Stream {
+	s.a.tail = t
+	return passEnd{s.a}
+}
+
+// passEnd is the AttributionPass's stream: its first pass, and the mark
+// that the pass ended.
+type passEnd struct{ a *AttributionPass }
+
+func (p passEnd) Call(c *call, seq int) { p.a.first.Call(c, seq) }
+func (p passEnd) End(ctx context.Context) Result {
+	p.a.ended = true
+	return p.a.first.End(ctx)
+}
+
+// Ready says whether the pass saw the whole of a history that pairs, and
+// was started with what Attribute is given (the same fault windows): a
+// pass that panicked, or was stopped, or of a history that does not
+// pair, is not used (the caller attributes with AttributeScanned).
+func (a *AttributionPass) Ready(runWide []history.Op) bool {
+	if !a.ended || a.tail != nil && a.tail.PairErr != nil || a.first.log.err != nil {
+		return false
+	}
+	nem := NewHistory(history.NemesisEvents(runWide))
+	starts := []int64{}
+	for _, w := range windowsUntil(nem.Ops, a.latest) {
+		starts = append(starts, w.Start)
+	}
+	slices.Sort(starts)
+	return slices.Equal(slices.Compact(starts), a.first.starts)
+}
+
+// Attribute is AttributeScanned's attribution after its first pass (a):
+// the anomalies' attributions read only the ops of the keys and indexes
+// the figures name, kept in one more pass of scan when there are any;
+// the unserved windows read the failures the first pass kept (they grow
+// with the failures, not the run), the slots' primaries at each span's
+// start, and the first call a primary served after each span's candidate
+// last failures, from the log of served calls (scannedOutages).
+func (a *AttributionPass) Attribute(scan Scan, runWide []history.Op, s Summary, logs []LogLine, topo []TopologySample) ([]Attribution, error) {
+	if !a.Ready(runWide) {
+		return nil, errors.New("attributing from the history file: the first pass did not see the whole history")
+	}
+	sus := suspects(s)
+	keep := &keepPass{keys: map[string]bool{}, idx: map[int64]bool{}}
+	for _, x := range sus {
+		keep.keys[x.key] = true
+		keep.idx[x.index] = true
+		if x.counter != nil {
+			keep.idx[x.counter.revealed], keep.idx[x.counter.whole] = true, true
+		}
+	}
+	delete(keep.idx, -1)
+	if len(keep.keys) > 0 || len(keep.idx) > 0 {
+		if err := streamOver(scan, runWide, a.latest, keep); err != nil {
+			return nil, err
+		}
 	}
 	// The ops the attributions name, with the nemesis entries, in the
 	// history's order (its indexes').
-	ops := append(slices.Clone(runWide), first.kept...)
+	ops := append(slices.Clone(runWide), keep.kept...)
 	slices.SortStableFunc(ops, func(a, b history.Op) int { return cmpInt(a.Index, b.Index) })
-	a := newAttributorUntil(ops, logs, latest)
-	a.setTopology(topo)
-	src := &scannedOutages{scan: scan, runWide: runWide, latest: latest, first: first}
+	at := newAttributorUntil(ops, logs, a.latest)
+	at.setTopology(topo)
+	first := a.first
+	src := &scannedOutages{first: first}
 	slices.SortStableFunc(first.failures, func(x, y seqFailure) int {
 		if x.start != y.start {
 			return cmpInt(x.start, y.start)
 		}
 		return x.seq - y.seq
 	})
-	out := a.attributeAll(sus, func() []Attribution {
+	out := at.attributeAll(sus, func() []Attribution {
 		if first.calls == 0 {
 			return nil
 		}
-		return a.unservedOf(src, latest)
+		return at.unservedOf(src, a.latest)
 	})
 	return out, src.err
 }
@@ -111,74 +210,70 @@ type seqFailure struct {
 	seq int
 }
 
-// firstPass keeps, of every call: the ops of the keys and indexes the
-// attributions name, the calls not served, and per span between two
-// window starts and slot the last call a primary served (as
-// coverageStream: the slot's primary at every later start).
+// firstPass keeps, of every call: the calls not served, per span between
+// two window starts and slot the last call a primary served (as
+// coverageStream: the slot's primary at every later start), and in its
+// log every call a primary served.
 type firstPass struct {
-	keys     map[string]bool
-	idx      map[int64]bool
-	kept     []history.Op
 	calls    int
 	failures []seqFailure
 	starts   []int64
 	served   []map[int]servedAt
+	log      *servedLog
 }
 
 func (f *firstPass) Call(c *call, seq int) {
 	f.calls++
-	if f.keys[c.inv.Key] || f.idx[c.inv.Index] {
-		f.kept = append(f.kept, *detachOp(c.inv))
-		if c.comp != nil {
-			f.kept = append(f.kept, *detachOp(c.comp))
-		}
-	}
 	if !c.served() {
 		fl := failureOf(c)
 		fl.key, fl.class = strings.Clone(fl.key), strings.Clone(fl.class)
 		f.failures = append(f.failures, seqFailure{fl, seq})
 	}
-	if c.servedByPrimary() && c.comp.Node != "" {
-		if j := sort.Search(len(f.starts), func(j int) bool { return f.starts[j] > c.end }); j < len(f.starts) {
-			noteServed(f.served[j], c, seq)
+	if !c.servedByPrimary() {
+		return
+	}
+	s := servedCallOf(c, seq)
+	f.log.add(s)
+	if s.node != "" {
+		if j := sort.Search(len(f.starts), func(j int) bool { return f.starts[j] > s.end }); j < len(f.starts) {
+			noteServed(f.served[j], &s)
 		}
 	}
 }
 
 func (f *firstPass) End(context.Context) Result { return Result{Valid: Valid} }
 
-// noteServed keeps c in m when it is the slot's last served call.
-func noteServed(m map[int]servedAt, c *call, seq int) {
-	slot := history.Keyslot(c.inv.Key)
-	a := servedAt{end: c.end, start: c.start, seq: seq, node: c.comp.Node}
-	if b, seen := m[slot]; !seen || a.after(b) {
+// keepPass keeps the ops of the keys and indexes the attributions name.
+type keepPass struct {
+	keys map[string]bool
+	idx  map[int64]bool
+	kept []history.Op
+}
+
+func (k *keepPass) Call(c *call, _ int) {
+	if k.keys[c.inv.Key] || k.idx[c.inv.Index] {
+		k.kept = append(k.kept, *detachOp(c.inv))
+		if c.comp != nil {
+			k.kept = append(k.kept, *detachOp(c.comp))
+		}
+	}
+}
+
+func (k *keepPass) End(context.Context) Result { return Result{Valid: Valid} }
+
+// noteServed keeps s in m when it is the slot's last served call.
+func noteServed(m map[int]servedAt, s *servedCall) {
+	a := s.at()
+	if b, seen := m[s.slot]; !seen || a.after(b) {
 		a.node = strings.Clone(a.node)
-		m[slot] = a
+		m[s.slot] = a
 	}
 }
-
-// beforePass finds each slot's last call a primary served that completed
-// before one time (the start of the failures before the first fault).
-type beforePass struct {
-	at     int64
-	served map[int]servedAt
-}
-
-func (b *beforePass) Call(c *call, seq int) {
-	if c.servedByPrimary() && c.comp.Node != "" && c.end < b.at {
-		noteServed(b.served, c, seq)
-	}
-}
-
-func (b *beforePass) End(context.Context) Result { return Result{Valid: Valid} }
 
 // scannedOutages is the outageSource of a history file: the failures and
-// the views of the first pass, and the recoveries of a last pass
-// (recoverPass) over the candidates prepare finds.
+// the views of the first pass, and the recoveries of a pass of its log of
+// served calls (recoverPass) over the candidates prepare finds.
 type scannedOutages struct {
-	scan    Scan
-	runWide []history.Op
-	latest  int64
 	first   *firstPass
 	spans   [][2]int64
 	queries []map[string]*recoveryQuery // per span, per shard
@@ -213,12 +308,18 @@ func (s *scannedOutages) views(windows []Window, addrs map[string]string) []shar
 		m, ok := at[w.Start]
 		if !ok {
 			// The failures before the first fault start a span of their
-			// own, at no window's start: one more pass.
-			b := &beforePass{at: w.Start, served: map[int]servedAt{}}
-			if err := streamOver(s.scan, s.runWide, s.latest, b); err != nil {
+			// own, at no window's start: each slot's last call a primary
+			// served that completed before it, from the log.
+			served := map[int]servedAt{}
+			err := s.first.log.replay(func(c *servedCall) {
+				if c.node != "" && c.end < w.Start {
+					noteServed(served, c)
+				}
+			})
+			if err != nil {
 				s.err = errors.Join(s.err, err)
 			}
-			m = nodesOf(b.served)
+			m = nodesOf(served)
 			at[w.Start] = m
 		}
 		views[wi].slotNode = m
@@ -296,13 +397,14 @@ func (s *scannedOutages) prepare(spans [][2]int64, views []shardView) {
 	for si := range spans {
 		r.setReach(si)
 	}
-	if err := streamOver(s.scan, s.runWide, s.latest, r); err != nil {
+	if err := s.first.log.replay(r.call); err != nil {
 		s.err = errors.Join(s.err, err)
 	}
 }
 
-// recoverPass fills the recovery queries: every call a primary served is
-// offered to the spans that began before it and may still take it.
+// recoverPass fills the recovery queries: every call a primary served (of
+// the log) is offered to the spans that began before it and may still
+// take it.
 type recoverPass struct {
 	s     *scannedOutages
 	views []shardView
@@ -324,10 +426,7 @@ func (r *recoverPass) setReach(si int) {
 	r.reach[si] = reach
 }
 
-func (r *recoverPass) Call(c *call, seq int) {
-	if !c.servedByPrimary() {
-		return
-	}
+func (r *recoverPass) call(c *servedCall) {
 	for si, sp := range r.s.spans {
 		if sp[0] > c.start {
 			break // the spans are in order of their starts
@@ -335,7 +434,7 @@ func (r *recoverPass) Call(c *call, seq int) {
 		if c.start > r.reach[si] {
 			continue
 		}
-		sh := r.views[si].shardOf(c.inv.Key)
+		sh := r.views[si].slotNode[c.slot]
 		if sh == "" {
 			sh = "unknown"
 		}
@@ -344,19 +443,17 @@ func (r *recoverPass) Call(c *call, seq int) {
 			continue
 		}
 		j := sort.Search(len(q.at), func(j int) bool { return q.at[j] > c.start }) - 1
-		a := servedAt{end: c.end, start: c.start, seq: seq}
+		a := c.at()
 		if b := q.first[j]; b != nil && (b.start < a.start || b.start == a.start && b.seq < a.seq) {
 			continue
 		}
-		a.node = strings.Clone(c.comp.Node)
+		a.node = strings.Clone(a.node)
 		q.first[j] = &a
 		if j == len(q.at)-1 {
 			r.setReach(si)
 		}
 	}
 }
-
-func (r *recoverPass) End(context.Context) Result { return Result{Valid: Valid} }
 
 func (s *scannedOutages) failed(from, to int64, each func(c *failure)) {
 	fs := s.first.failures

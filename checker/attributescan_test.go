@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/redline-dev/redline/history"
@@ -113,4 +115,138 @@ func TestAttributeScannedRefusesUnpaired(t *testing.T) {
 	if _, err := AttributeScanned(scanOf(ops), nil, 0, Summary{}, nil, nil); err == nil {
 		t.Fatal(fmt.Sprint("an unpaired history attributed without an error"))
 	}
+}
+
+// TestAttributionPassRidesAlong: the attribution's first pass made as a
+// stream of another pass (with other stream checkers beside it, as
+// `redline check`'s one pass) attributes as the whole history does, byte
+// for byte, on the same cases as TestAttributeScanned.
+func TestAttributionPassRidesAlong(t *testing.T) {
+	ran := 0
+	for _, h := range streamCases(t) {
+		if !spillable(h.ops) {
+			continue
+		}
+		ran++
+		s := Run(context.Background(), h.ops, []Checker{Linearizable(), Counter(), Set()}, nil)
+		s.Checkers["planted"] = planted(h.ops)
+		whole := AttributeWithTopology(h.ops, s, nil, nil)
+		runWide := history.NemesisEvents(h.ops)
+		a, err := NewAttributionPass(runWide, runEnd(h.ops))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewStreamPass([]StreamChecker{Perf().(StreamChecker), a.StreamChecker(), Coverage(CoverageOptions{}).(StreamChecker)}, runWide, runEnd(h.ops))
+		for i := range h.ops {
+			op := h.ops[i]
+			p.Observe(&op)
+		}
+		p.Results(context.Background())
+		if !a.Ready(runWide) {
+			t.Fatalf("%s: the pass is not ready after it ended", h.name)
+		}
+		got, err := a.Attribute(scanOf(h.ops), runWide, s, nil, nil)
+		a.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", h.name, err)
+		}
+		w, _ := json.Marshal(whole)
+		g, _ := json.Marshal(got)
+		if string(w) != string(g) {
+			t.Errorf("%s: attribution differs\nwhole: %s\npass:  %s", h.name, w, g)
+		}
+	}
+	if ran < 10 {
+		t.Fatalf("%d histories: the cases do not exercise the pass", ran)
+	}
+}
+
+// TestAttributionPassNotReady: a first pass that did not see the whole of
+// a history that pairs, or saw other fault windows than the attribution
+// is given, is not used: Ready is false and Attribute an error, never an
+// attribution from part of the evidence.
+func TestAttributionPassNotReady(t *testing.T) {
+	var h *namedOps
+	for _, c := range streamCases(t) {
+		if spillable(c.ops) && len(history.NemesisEvents(c.ops)) > 0 {
+			h = &c
+			break
+		}
+	}
+	if h == nil {
+		t.Fatal("no case with faults")
+	}
+	runWide := history.NemesisEvents(h.ops)
+	end := runEnd(h.ops)
+	start := func() (*AttributionPass, *StreamPass) {
+		a, err := NewAttributionPass(runWide, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(a.Close)
+		return a, NewStreamPass([]StreamChecker{a.StreamChecker()}, runWide, end)
+	}
+	attributeFails := func(what string, a *AttributionPass, rw []history.Op) {
+		t.Helper()
+		if a.Ready(rw) {
+			t.Errorf("%s: ready", what)
+		}
+		if _, err := a.Attribute(scanOf(h.ops), rw, Summary{}, nil, nil); err == nil {
+			t.Errorf("%s: attributed without an error", what)
+		}
+	}
+
+	// Stopped half way: never ended.
+	a, p := start()
+	for i := range h.ops[:len(h.ops)/2] {
+		p.Observe(&h.ops[i])
+	}
+	attributeFails("a pass stopped half way", a, runWide)
+
+	// A history that does not pair.
+	a, p = start()
+	bad := slices.Clone(h.ops)
+	for i := range bad {
+		if bad[i].Process != history.Nemesis && bad[i].Type != history.Invoke {
+			bad[i].Type = history.Invoke // an invocation while one is open
+			break
+		}
+	}
+	for i := range bad {
+		p.Observe(&bad[i])
+	}
+	p.Results(context.Background())
+	attributeFails("an unpaired history", a, runWide)
+
+	// Other fault windows than the pass was started with.
+	a, p = start()
+	for i := range h.ops {
+		p.Observe(&h.ops[i])
+	}
+	p.Results(context.Background())
+	if !a.Ready(runWide) {
+		t.Fatal("the whole pass is not ready")
+	}
+	other := slices.Clone(runWide)
+	for i := range other {
+		if strings.HasPrefix(other[i].F, "start-") {
+			other[i].Time-- // a fault starts a nanosecond earlier
+		}
+	}
+	attributeFails("other fault windows", a, other)
+
+	// A log that cannot be written.
+	a, p = start()
+	a.first.log.f.Close()
+	for i := range h.ops {
+		p.Observe(&h.ops[i])
+	}
+	p.Results(context.Background())
+	if a.first.log.err == nil {
+		// The writer buffers: the error shows at the flush, in replay.
+		if err := a.first.log.replay(func(*servedCall) {}); err == nil {
+			t.Fatal("a closed log replayed")
+		}
+	}
+	attributeFails("an unwritable log", a, runWide)
 }

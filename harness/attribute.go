@@ -58,9 +58,13 @@ func withCensusFileAt(run *results.Run, ops []history.Op, next, latest int64) ([
 // attributeScanned is Attribute of a history not in memory, whose spill p
 // found its run-wide entries (runWide: with census.json's census, as
 // WithCensusFile gives the whole history) and its end: the attribution
-// scans the history file (checker.AttributeScanned), and each scan must
-// find the entries and the tear the spill found.
-func attributeScanned(run *results.Run, p *history.Partitions, runWide []history.Op, s *checker.Summary) error {
+// reads attr, its first pass made in the check's one pass, when that saw
+// the whole history (and scans the file again only for the anomalies'
+// ops), or else scans the history file for all of it
+// (checker.AttributeScanned); each scan must find the entries and the
+// tear the spill found. attr is closed.
+func attributeScanned(run *results.Run, p *history.Partitions, runWide []history.Op, attr *checker.AttributionPass, s *checker.Summary) error {
+	defer attr.Close()
 	var wall time.Time
 	c := history.CensusOf(runWide)
 	if c != nil {
@@ -79,7 +83,14 @@ func attributeScanned(run *results.Run, p *history.Partitions, runWide []history
 		}
 		return nil
 	}
-	at, err := checker.AttributeScanned(scan, runWide, p.Latest, *s, results.ServerLogLines(run, wall), topologySamples(run))
+	logs, topo := results.ServerLogLines(run, wall), topologySamples(run)
+	var at []checker.Attribution
+	var err error
+	if attr != nil && attr.Ready(runWide) {
+		at, err = attr.Attribute(scan, runWide, *s, logs, topo)
+	} else {
+		at, err = checker.AttributeScanned(scan, runWide, p.Latest, *s, logs, topo)
+	}
 	if err != nil {
 		return err
 	}

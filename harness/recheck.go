@@ -32,6 +32,10 @@ type StoredRun struct {
 	// of Check then read its RunWide entries and scan the history file,
 	// and History holds no ops.
 	scanned *history.Partitions
+	// attr is the attribution's first pass, made in the one pass of the
+	// partitioned check (checkSpilled); attributeScanned reads and
+	// closes it.
+	attr *checker.AttributionPass
 	// checkersFor picks the config's checkers (nil: CheckersFor); a test
 	// keeps those judged on partitions or in a pass.
 	checkersFor func(Config) ([]checker.Checker, error)
@@ -176,11 +180,18 @@ func checkPartitionedFrom(ctx context.Context, p *history.Partitions, load check
 // two). A checker that can do both is judged on the partitions, as it was
 // when they ran in turn. A history that does not pair, or whose indexes
 // do not increase, is not judged on the partitions: the pass then takes
-// every checker it can, as before.
-func checkSpilled(ctx context.Context, p *history.Partitions, load checker.PartitionLoader, dir string, censusOf *results.Run, checkers []checker.Checker, log *Log) ([]checker.Checker, error) {
+// every checker it can, as before. Of a history that does, the pass also
+// makes the attribution's first pass, returned (attributeScanned reads
+// it; the caller closes it).
+func checkSpilled(ctx context.Context, p *history.Partitions, load checker.PartitionLoader, dir string, censusOf *results.Run, checkers []checker.Checker, log *Log) ([]checker.Checker, *checker.AttributionPass, error) {
 	if !p.Paired || !p.IndexesIncrease {
 		checkers = checkPartitionedFrom(ctx, p, load, checkers, log)
-		return checkStreamed(ctx, dir, censusOf, p, checkers, log)
+		checkers, err := checkStreamed(ctx, dir, censusOf, p, checkers, nil, log)
+		return checkers, nil, err
+	}
+	attr, err := checker.NewAttributionPass(passRunWide(censusOf, p), p.Latest)
+	if err != nil {
+		return nil, nil, err
 	}
 	// The pass's list: the partitions' checkers left out of it.
 	forPass := slices.Clone(checkers)
@@ -194,12 +205,13 @@ func checkSpilled(ctx context.Context, p *history.Partitions, load checker.Parti
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		streamed, streamErr = checkStreamed(ctx, dir, censusOf, p, forPass, log)
+		streamed, streamErr = checkStreamed(ctx, dir, censusOf, p, forPass, attr, log)
 	}()
 	out := checkPartitionedFrom(ctx, p, load, checkers, log)
 	<-done
 	if streamErr != nil {
-		return nil, streamErr
+		attr.Close()
+		return nil, nil, streamErr
 	}
 	for i, c := range streamed {
 		if _, left := forPass[i].(onPartitions); !left {
@@ -208,7 +220,7 @@ func checkSpilled(ctx context.Context, p *history.Partitions, load checker.Parti
 			}
 		}
 	}
-	return out, nil
+	return out, attr, nil
 }
 
 // onPartitions stands for a checker judged on the partitions in the list
@@ -232,16 +244,19 @@ func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Chec
 		ops, _ = WithCensusFile(r.Run, ops)
 		return ops, nil
 	}
-	checkers, err := checkSpilled(ctx, p, load, r.Run.Dir, r.Run, checkers, log)
+	checkers, attr, err := checkSpilled(ctx, p, load, r.Run.Dir, r.Run, checkers, log)
 	if err != nil {
 		return nil, err
 	}
+	r.attr = attr
 	if p.Paired && p.IndexesIncrease && !readsWhole(checkers) {
 		// r.History is the spill's reading: its entries and tear, no ops.
 		log.Printf("every checker was judged on the partitions or in one pass: the history is not read whole")
 		r.scanned = p
 		return checkers, nil
 	}
+	r.attr.Close() // the whole history's attribution needs no pass
+	r.attr = nil
 	r.wholeReads++
 	whole, err := history.ReadRun(r.Run.Dir)
 	if err != nil {
@@ -362,7 +377,9 @@ func (r *StoredRun) checkScanned(ctx context.Context, checkers []checker.Checker
 		checkers = append(slices.Clip(checkers), checkRunWide(ctx, extra, runWide, p.Latest)...)
 	}
 	s := CheckJudged(ctx, entries, checkers, pr, log)
-	if err := attributeScanned(r.Run, p, runWide, &s); err != nil {
+	attr := r.attr
+	r.attr = nil
+	if err := attributeScanned(r.Run, p, runWide, attr, &s); err != nil {
 		return checker.Summary{}, err
 	}
 	return s, nil

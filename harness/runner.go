@@ -326,15 +326,17 @@ func Execute(ctx context.Context, s *Session) (Outcome, error) {
 		checkers = append(checkers, ElectionsChecker(s.Run, expected, electionNodeTimeout(s.Config)))
 	}
 	if parts != nil {
-		if checkers, err = checkSpilled(ctx, parts, parts.LoadWhere, s.Run.Dir, nil, checkers, log); err != nil {
+		var attr *checker.AttributionPass
+		if checkers, attr, err = checkSpilled(ctx, parts, parts.LoadWhere, s.Run.Dir, nil, checkers, log); err != nil {
 			return out, fmt.Errorf("reading back the history just written: %w", err)
 		}
+		defer attr.Close()
 		if parts.Paired && parts.IndexesIncrease && !readsWhole(checkers) {
 			// As `redline check` does (StoredRun.checkScanned): the
 			// attribution scans the file, the history is not read whole.
 			log.Printf("every checker was judged on the partitions or in one pass: the history is not read whole")
 			out.Summary = CheckJudged(ctx, out.Ops, checkers, progress, log)
-			if err := attributeScanned(s.Run, parts, parts.RunWide, &out.Summary); err != nil {
+			if err := attributeScanned(s.Run, parts, parts.RunWide, attr, &out.Summary); err != nil {
 				return out, fmt.Errorf("reading back the history just written: %w", err)
 			}
 			return out, nil

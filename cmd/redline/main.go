@@ -72,6 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // runContext is run with a context whose cancellation acts like Ctrl-C.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	defer startProfiles(stderr)()
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
