@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/redline-dev/redline/history"
 )
@@ -75,7 +74,7 @@ func NewAttributionPass(runWide []history.Op, latest int64) (*AttributionPass, e
 	}
 	slices.Sort(starts)
 	starts = slices.Compact(starts)
-	first := &firstPass{starts: starts, served: make([]map[int]servedAt, len(starts)), log: log}
+	first := &firstPass{starts: starts, served: make([]map[int]servedAt, len(starts)), log: log, kept: keptStrings{}}
 	for j := range first.served {
 		first.served[j] = map[int]servedAt{}
 	}
@@ -220,13 +219,15 @@ type firstPass struct {
 	starts   []int64
 	served   []map[int]servedAt
 	log      *servedLog
+	// kept holds the keys, classes and nodes kept out of the scan.
+	kept keptStrings
 }
 
 func (f *firstPass) Call(c *call, seq int) {
 	f.calls++
 	if !c.served() {
 		fl := failureOf(c)
-		fl.key, fl.class = strings.Clone(fl.key), strings.Clone(fl.class)
+		fl.key, fl.class = f.kept.of(fl.key), f.kept.of(fl.class)
 		f.failures = append(f.failures, seqFailure{fl, seq})
 	}
 	if !c.servedByPrimary() {
@@ -235,6 +236,7 @@ func (f *firstPass) Call(c *call, seq int) {
 	s := servedCallOf(c, seq)
 	f.log.add(s)
 	if s.node != "" {
+		s.node = f.kept.of(s.node)
 		if j := sort.Search(len(f.starts), func(j int) bool { return f.starts[j] > s.end }); j < len(f.starts) {
 			noteServed(f.served[j], &s)
 		}
@@ -261,11 +263,11 @@ func (k *keepPass) Call(c *call, _ int) {
 
 func (k *keepPass) End(context.Context) Result { return Result{Valid: Valid} }
 
-// noteServed keeps s in m when it is the slot's last served call.
+// noteServed keeps s in m when it is the slot's last served call (its
+// node a string that outlives the scan).
 func noteServed(m map[int]servedAt, s *servedCall) {
 	a := s.at()
 	if b, seen := m[s.slot]; !seen || a.after(b) {
-		a.node = strings.Clone(a.node)
 		m[s.slot] = a
 	}
 }
@@ -294,7 +296,7 @@ func (s *scannedOutages) preFault(firstFault, limit int64) (int64, bool) {
 
 func (s *scannedOutages) views(windows []Window, addrs map[string]string) []shardView {
 	views := shardViews(nil, windows, addrs)
-	at := map[int64]map[int]string{}
+	at := map[int64]*slotMap{}
 	cur := map[int]servedAt{}
 	for j, start := range s.first.starts {
 		for slot, a := range s.first.served[j] {
@@ -327,10 +329,10 @@ func (s *scannedOutages) views(windows []Window, addrs map[string]string) []shar
 	return views
 }
 
-func nodesOf(served map[int]servedAt) map[int]string {
-	m := make(map[int]string, len(served))
+func nodesOf(served map[int]servedAt) *slotMap {
+	m := newSlotMap()
 	for slot, a := range served {
-		m[slot] = a.node
+		m.set(slot, a.node)
 	}
 	return m
 }
@@ -434,7 +436,7 @@ func (r *recoverPass) call(c *servedCall) {
 		if c.start > r.reach[si] {
 			continue
 		}
-		sh := r.views[si].slotNode[c.slot]
+		sh := r.views[si].slotNode.node(c.slot)
 		if sh == "" {
 			sh = "unknown"
 		}
@@ -443,11 +445,10 @@ func (r *recoverPass) call(c *servedCall) {
 			continue
 		}
 		j := sort.Search(len(q.at), func(j int) bool { return q.at[j] > c.start }) - 1
-		a := c.at()
+		a := c.at() // its node is the log's
 		if b := q.first[j]; b != nil && (b.start < a.start || b.start == a.start && b.seq < a.seq) {
 			continue
 		}
-		a.node = strings.Clone(a.node)
 		q.first[j] = &a
 		if j == len(q.at)-1 {
 			r.setReach(si)

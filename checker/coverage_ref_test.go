@@ -223,12 +223,11 @@ func untouchedRatioReference(calls []call, windows []Window, wi int, v *shardVie
 	before := w.Start - from
 	type counts struct{ before, during int }
 	shards := map[string]*counts{}
-	for s := range v.slotNode {
-		node := v.slotNode[s]
+	v.slotNode.each(func(_ int, node string) {
 		if !v.touched[node] && shards[node] == nil {
 			shards[node] = &counts{}
 		}
-	}
+	})
 	if len(shards) == 0 {
 		return -1, nil
 	}

@@ -215,6 +215,14 @@ func TestPartitionedLinearizableOutOfTime(t *testing.T) {
 	if r.Valid != Unknown || len(fig[[]string](t, r, "unknown_keys")) != 16 {
 		t.Fatalf("out of time: %v, unknown keys %v", r.Valid, r.Values()["unknown_keys"])
 	}
+	// The keys undecided once the budget is spent are made unknown at
+	// once (their ops not kept for a second pass that gets no time): the
+	// same figures as the whole check's.
+	got, _ := json.Marshal(r)
+	whole, _ := json.Marshal(c.Check(context.Background(), NewHistory(ops)))
+	if !bytes.Equal(got, whole) {
+		t.Fatalf("out of time:\nwhole       %s\npartitioned %s", whole, got)
+	}
 }
 
 // The stored histories: a run of an old redline (its JSON lines) and a

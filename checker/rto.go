@@ -137,28 +137,28 @@ func (r rto) judge(windows []Window, p *rtoPartial, rec *rtoRecoveries) Result {
 		// with no failure, their RTO is 0, measured (traffic kept
 		// flowing there); one with no op in the window is unmeasured.
 		unaffected, unmeasured := 0, []string{}
-		for _, node := range v.slotNode {
+		v.slotNode.each(func(_ int, node string) {
 			if _, seen := shardFig[node]; seen || shards[node] != nil {
-				continue
+				return
 			}
 			if pw.served[node] == 0 {
 				shardFig[node] = RTOShard{Served: ptr(0), Unmeasured: true}
 				unmeasured = append(unmeasured, node)
-				continue
+				return
 			}
 			shardFig[node] = RTOShard{RTOMs: ptr(0.0), Served: ptr(pw.served[node]), Unaffected: true}
 			unaffected++
-		}
+		})
 		slices.Sort(unmeasured)
 		// Charge the outage to this fault: the slots of an affected
 		// shard are busy until it recovered.
-		for slot, node := range v.slotNode {
+		v.slotNode.each(func(slot int, node string) {
 			if o := shards[node]; o != nil {
 				busy[slot] = max(busy[slot], o.recovered)
 			}
-		}
+		})
 		for _, k := range keys {
-			if _, placed := v.slotNode[k.slot]; !placed {
+			if _, placed := v.slotNode.get(k.slot); !placed {
 				busy[k.slot] = max(busy[k.slot], k.recovered)
 			}
 		}

@@ -154,26 +154,26 @@ func rtoReference(r rto, in *History) Result {
 			}
 		}
 		unaffected, unmeasured := 0, []string{}
-		for _, node := range v.slotNode {
+		v.slotNode.each(func(_ int, node string) {
 			if _, seen := shardFig[node]; seen || shards[node] != nil {
-				continue
+				return
 			}
 			if served[node] == 0 {
 				shardFig[node] = RTOShard{Served: ptr(0), Unmeasured: true}
 				unmeasured = append(unmeasured, node)
-				continue
+				return
 			}
 			shardFig[node] = RTOShard{RTOMs: ptr(0.0), Served: ptr(served[node]), Unaffected: true}
 			unaffected++
-		}
+		})
 		slices.Sort(unmeasured)
 		// Charge the outage to this fault: the slots of an affected
 		// shard are busy until it recovered.
-		for slot, node := range v.slotNode {
+		v.slotNode.each(func(slot int, node string) {
 			if o := shards[node]; o != nil {
 				busy[slot] = max(busy[slot], o.recovered)
 			}
-		}
+		})
 		for k, o := range keys {
 			if v.shardOf(k) == "" {
 				busy[history.Keyslot(k)] = max(busy[history.Keyslot(k)], o.recovered)

@@ -89,7 +89,7 @@ type rtoPartial struct {
 // shardName is the shard of a slot in the window's view, "unknown" when no
 // op had been served on the slot before.
 func (v *shardView) shardName(slot int) string {
-	if s := v.slotNode[slot]; s != "" {
+	if s := v.slotNode.node(slot); s != "" {
 		return s
 	}
 	return "unknown"
@@ -203,7 +203,7 @@ func (p *rtoPartial) merge(o *rtoPartial, names map[string]string) *rtoPartial {
 				touched[name(n)] = t
 			}
 			p.windows[wi] = rtoWindowPart{
-				view:  shardView{slotNode: map[int]string{}, touched: touched, mapped: v.mapped},
+				view:  shardView{slotNode: newSlotMap(), touched: touched, mapped: v.mapped},
 				fails: map[int]*rtoSlotFail{}, served: map[string]int{},
 				keyCount: windowKeyCount{mapped: true},
 			}
@@ -212,9 +212,9 @@ func (p *rtoPartial) merge(o *rtoPartial, names map[string]string) *rtoPartial {
 	p.calls += o.calls
 	for wi := range p.windows {
 		a, b := &p.windows[wi], &o.windows[wi]
-		for slot, n := range b.view.slotNode {
-			a.view.slotNode[slot] = name(n)
-		}
+		b.view.slotNode.each(func(slot int, n string) {
+			a.view.slotNode.set(slot, name(n))
+		})
 		for slot, f := range b.fails {
 			a.fails[slot] = f
 		}

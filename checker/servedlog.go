@@ -71,8 +71,9 @@ func (l *servedLog) add(s servedCall) {
 	id, ok := l.nodes[s.node]
 	if !ok {
 		id = uint64(len(l.names))
-		l.nodes[s.node] = id
-		l.names = append(l.names, s.node)
+		node := string([]byte(s.node)) // out of the scan's buffers
+		l.nodes[node] = id
+		l.names = append(l.names, node)
 	}
 	b := binary.AppendVarint(l.buf[:0], int64(s.seq-l.last.seq))
 	b = binary.AppendVarint(b, s.start-l.last.start)

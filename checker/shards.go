@@ -30,14 +30,14 @@ func nodeAddrs(ops []history.Op) map[string]string {
 // shardView is what is known at a fault's start of where keys live: the
 // primary (address) that served each slot last before the start.
 type shardView struct {
-	slotNode map[int]string
+	slotNode *slotMap
 	touched  map[string]bool // addresses of the nodes the fault touched
 	mapped   bool            // every touched node has a known address
 }
 
 // shardOf names the shard of a key at the fault's start: the address of its
 // slot's primary then, or "" when no op had been served on that slot.
-func (v *shardView) shardOf(key string) string { return v.slotNode[history.Keyslot(key)] }
+func (v *shardView) shardOf(key string) string { return v.slotNode.node(history.Keyslot(key)) }
 
 // servedByPrimary reports whether the op was served by its slot's primary:
 // served, and not a read a replica served (history "replica"). A replica
@@ -70,9 +70,9 @@ func shardViews(calls []call, windows []Window, addrs map[string]string) []shard
 		for ; j < len(served) && served[j].end < w.Start; j++ {
 			cur[history.Keyslot(served[j].inv.Key)] = served[j].comp.Node
 		}
-		v := shardView{slotNode: make(map[int]string, len(cur)), touched: map[string]bool{}, mapped: true}
+		v := shardView{slotNode: newSlotMap(), touched: map[string]bool{}, mapped: true}
 		for s, n := range cur {
-			v.slotNode[s] = n
+			v.slotNode.set(s, n)
 		}
 		for _, n := range w.Nodes {
 			switch a, ok := addrs[n]; {

@@ -205,11 +205,11 @@ func (a *attributor) unservedOf(src outageSource, runEnd int64) []Attribution {
 		if len(outs) > 0 {
 			src.recover(si, s.from, outs, shardOf)
 		}
-		for slot, node := range v.slotNode {
+		v.slotNode.each(func(slot int, node string) {
 			if o := outs[node]; o != nil {
 				busy[slot] = max(busy[slot], o.recovered)
 			}
-		}
+		})
 		for _, sh := range order {
 			if len(out) >= MaxAttributions {
 				return out
@@ -294,11 +294,11 @@ func (a *attributor) unservedOne(o *shardOutage, wi int, windows []Window, v *sh
 	at.Unserved = u
 	shardName := a.bareName(o.shard)
 	var slots []int
-	for slot, n := range v.slotNode {
+	v.slotNode.each(func(slot int, n string) {
 		if n == o.shard {
 			slots = append(slots, slot)
 		}
-	}
+	})
 	if len(slots) == 0 {
 		slots = []int{at.Slot}
 	}

@@ -2,6 +2,9 @@ package history
 
 import "strings"
 
+// Slots is how many slots a Redis Cluster has: Keyslot is below it.
+const Slots = 16384
+
 // Keyslot is Redis Cluster's slot of a key: CRC16-XMODEM of the key, or of
 // its hash tag (the bytes between the first '{' and the next '}', when
 // there is at least one), modulo 16384.
@@ -11,7 +14,7 @@ func Keyslot(key string) int {
 			key = key[i+1 : i+1+j]
 		}
 	}
-	return int(crc16(key) & 0x3FFF)
+	return int(crc16(key) & (Slots - 1))
 }
 
 var crcTable = func() (t [256]uint16) {
