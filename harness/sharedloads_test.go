@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
-	"runtime/debug"
 	"sync/atomic"
 	"testing"
 
@@ -162,34 +160,4 @@ func TestSharedLoadsDecodeEachPartitionOnce(t *testing.T) {
 	if changes != 3 {
 		t.Errorf("the workloads' loads interleave (%d changes of Filter): %v", changes, served)
 	}
-}
-
-// TestHeapBoundFollowsNeed: the limit is a load's need (live before it
-// plus the partition) and a quarter more, never less than what is live;
-// closing gives back the limit there was; a GOMEMLIMIT of the user's
-// stands (no bound).
-func TestHeapBoundFollowsNeed(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "")
-	os.Unsetenv("GOMEMLIMIT")
-	before := debug.SetMemoryLimit(-1)
-	h := newHeapBound()
-	h.loading()
-	const part = 3 << 30
-	h.loaded(part)
-	got := debug.SetMemoryLimit(-1)
-	if want := h.before + part; got < want+want/4 || got > want+want/4+1<<20 {
-		t.Errorf("limit %d after a load of %d with %d live, want %d", got, int64(part), h.before, want+want/4)
-	}
-	h.close()
-	if got := debug.SetMemoryLimit(-1); got != before {
-		t.Errorf("limit %d after close, want %d", got, before)
-	}
-	t.Setenv("GOMEMLIMIT", "1GiB")
-	if newHeapBound() != nil {
-		t.Error("a bound under the user's GOMEMLIMIT")
-	}
-	var none *heapBound
-	none.loading()
-	none.loaded(part)
-	none.close()
 }

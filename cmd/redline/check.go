@@ -90,8 +90,8 @@ func runCheck(ctx context.Context, dir string, write bool, stdout, stderr io.Wri
 	return nil
 }
 
-// boundHeap caps the heap of a check at the decoded history plus a quarter
-// again (at least 256 MB more), unless GOMEMLIMIT says otherwise. The
+// boundHeap caps the heap of a check at the decoded history plus half as
+// much again (at least 512 MB more), unless GOMEMLIMIT says otherwise. The
 // entries are most of the heap and live to the end; the collector's default
 // lets the heap grow to twice what is live, which on a history of millions
 // of entries is gigabytes of garbage. The cap is soft: a check that needs
