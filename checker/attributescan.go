@@ -51,11 +51,10 @@ func AttributeScanned(scan Scan, runWide []history.Op, latest int64, s Summary, 
 // before a span that starts at no window, and the first call a primary
 // served after each span's last failures.
 type AttributionPass struct {
-	runWide []history.Op
-	latest  int64
-	first   *firstPass
-	tail    *Tail
-	ended   bool // the pass gave it every call and ended
+	latest int64
+	first  *firstPass
+	tail   *Tail
+	ended  bool // the pass gave it every call and ended
 }
 
 // NewAttributionPass starts the first pass of the attribution of a
@@ -66,19 +65,25 @@ func NewAttributionPass(runWide []history.Op, latest int64) (*AttributionPass, e
 	if err != nil {
 		return nil, err
 	}
-	nem := NewHistory(history.NemesisEvents(runWide))
-	windows := windowsUntil(nem.Ops, latest)
-	starts := make([]int64, 0, len(windows))
-	for _, w := range windows {
-		starts = append(starts, w.Start)
-	}
-	slices.Sort(starts)
-	starts = slices.Compact(starts)
+	starts := faultStarts(runWide, latest)
 	first := &firstPass{starts: starts, served: make([]map[int]servedAt, len(starts)), log: log, kept: keptStrings{}}
 	for j := range first.served {
 		first.served[j] = map[int]servedAt{}
 	}
-	return &AttributionPass{runWide: runWide, latest: latest, first: first}, nil
+	return &AttributionPass{latest: latest, first: first}, nil
+}
+
+// faultStarts are the distinct starts of the fault windows of a history
+// whose nemesis entries are in runWide and whose latest time is latest,
+// in order.
+func faultStarts(runWide []history.Op, latest int64) []int64 {
+	nem := NewHistory(history.NemesisEvents(runWide))
+	starts := []int64{}
+	for _, w := range windowsUntil(nem.Ops, latest) {
+		starts = append(starts, w.Start)
+	}
+	slices.Sort(starts)
+	return slices.Compact(starts)
 }
 
 // Close removes the pass's log of served calls; a nil pass has none.
@@ -119,13 +124,7 @@ func (a *AttributionPass) Ready(runWide []history.Op) bool {
 	if !a.ended || a.tail != nil && a.tail.PairErr != nil || a.first.log.err != nil {
 		return false
 	}
-	nem := NewHistory(history.NemesisEvents(runWide))
-	starts := []int64{}
-	for _, w := range windowsUntil(nem.Ops, a.latest) {
-		starts = append(starts, w.Start)
-	}
-	slices.Sort(starts)
-	return slices.Equal(slices.Compact(starts), a.first.starts)
+	return slices.Equal(faultStarts(runWide, a.latest), a.first.starts)
 }
 
 // Attribute is AttributeScanned's attribution after its first pass (a):
@@ -219,7 +218,7 @@ type firstPass struct {
 	starts   []int64
 	served   []map[int]servedAt
 	log      *servedLog
-	// kept holds the keys, classes and nodes kept out of the scan.
+	// kept holds the failures' keys and classes kept out of the scan.
 	kept keptStrings
 }
 
@@ -234,9 +233,8 @@ func (f *firstPass) Call(c *call, seq int) {
 		return
 	}
 	s := servedCallOf(c, seq)
-	f.log.add(s)
+	s.node = f.log.add(s) // the log's copy of the node's name
 	if s.node != "" {
-		s.node = f.kept.of(s.node)
 		if j := sort.Search(len(f.starts), func(j int) bool { return f.starts[j] > s.end }); j < len(f.starts) {
 			noteServed(f.served[j], &s)
 		}

@@ -64,16 +64,18 @@ func newServedLog() (*servedLog, error) {
 	return &servedLog{f: f, w: bufio.NewWriterSize(f, 1<<20), nodes: map[string]uint64{}}, nil
 }
 
-func (l *servedLog) add(s servedCall) {
-	if l.err != nil {
-		return
-	}
+// add logs s and returns the log's copy of its node's name (one a node,
+// out of the scan's buffers).
+func (l *servedLog) add(s servedCall) string {
 	id, ok := l.nodes[s.node]
 	if !ok {
 		id = uint64(len(l.names))
-		node := string([]byte(s.node)) // out of the scan's buffers
+		node := string([]byte(s.node))
 		l.nodes[node] = id
 		l.names = append(l.names, node)
+	}
+	if l.err != nil {
+		return l.names[id]
 	}
 	b := binary.AppendVarint(l.buf[:0], int64(s.seq-l.last.seq))
 	b = binary.AppendVarint(b, s.start-l.last.start)
@@ -82,10 +84,11 @@ func (l *servedLog) add(s servedCall) {
 	b = binary.AppendUvarint(b, id)
 	if _, err := l.w.Write(b); err != nil {
 		l.err = fmt.Errorf("the attribution's log of served calls: %w", err)
-		return
+		return l.names[id]
 	}
 	l.last = s
 	l.n++
+	return l.names[id]
 }
 
 // replay gives each logged call to each, in the order they were added.
