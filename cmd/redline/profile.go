@@ -13,9 +13,11 @@ import (
 // by the environment (issue 42's measurements of big checks):
 // REDLINE_CPUPROFILE names the CPU profile's file, REDLINE_HEAPPROFILE the
 // heap profile's, written whenever the live heap (at the last collection)
-// is a tenth above its last profile's, so that the file ends holding the
-// heap near its peak, which is what bounds a check. The returned func
-// ends them.
+// is a tenth above its last profile's, or, every few seconds, within a
+// twentieth of the highest seen: a heap profile lags a collection, so
+// the write made as the heap first peaks shows the heap before it; the
+// later ones show the plateau, which is what bounds a check. The
+// returned func ends them.
 func startProfiles(stderr io.Writer) func() {
 	var stops []func()
 	if name := os.Getenv("REDLINE_CPUPROFILE"); name != "" {
@@ -35,7 +37,8 @@ func startProfiles(stderr io.Writer) func() {
 		go func() {
 			defer close(finished)
 			sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-			var last uint64
+			var last, peak uint64
+			var lastAt time.Time
 			tick := time.NewTicker(time.Second)
 			defer tick.Stop()
 			for {
@@ -46,10 +49,12 @@ func startProfiles(stderr io.Writer) func() {
 				}
 				metrics.Read(sample)
 				live := sample[0].Value.Uint64()
-				if live < last+last/10 {
+				peak = max(peak, live)
+				plateau := live >= peak-peak/20 && time.Since(lastAt) >= 5*time.Second
+				if live < last+last/10 && !plateau {
 					continue
 				}
-				last = live
+				last, lastAt = live, time.Now()
 				if err := writeHeapProfile(name); err != nil {
 					fmt.Fprintf(stderr, "redline: REDLINE_HEAPPROFILE: %v\n", err)
 					return
