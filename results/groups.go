@@ -282,6 +282,9 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 	for _, a := range d.sum.Attribution {
 		cause, node, win := a.Verdict, "", ""
 		ev, doc := d.documented(a, census, windows, snaps)
+		if a.Kind == "lost-increment" {
+			ev, doc = d.documentedCounter(a, census, windows, snaps)
+		}
 		switch {
 		case a.Unserved != nil:
 			// No acknowledging node: the shards of one window and cause
@@ -296,6 +299,12 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 			}
 		case doc:
 			cause, node, win = Documented, ev.node, ev.windowText
+		case a.Kind == "lost-increment":
+			// No increment can be named, so no acknowledging node: the
+			// group is where the loss first showed (groupscounter.go).
+			if _, _, ok := d.counterReveal(a.Checker, a.Key); ok {
+				win = revealedWords(a)
+			}
 		default:
 			node, win = ackNode(a), d.windowAt(a, windows)
 		}
@@ -346,14 +355,24 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 			if g.maxAfter < 0.05 {
 				span = fmt.Sprintf("%d ms", int64(g.maxAfter*1000+0.5))
 			}
-			g.g.Words = fmt.Sprintf("documented asynchronous replication: %s acknowledged for %s after the partition began (%s), was demoted after it, and no WAIT covered the writes", who, span, g.g.Window)
-			// The attribution covers the first instances only: the span is
-			// what they show, not the whole loss.
-			if lost := d.sum.Checkers[g.g.Checker].Counts().Lost.N(); int(lost) > g.g.Count {
-				g.g.Words += fmt.Sprintf(" (as far as these %d attributed show: %s lost %s in all)", g.g.Count, g.g.Checker, trimFloat(lost))
+			if g.g.Kind == "lost-increment" {
+				// Amounts, not writes: what the key showed lost first is no
+				// more than what the cut-off primary acknowledged.
+				g.g.Words = fmt.Sprintf("documented asynchronous replication, as far as the amounts show: %s acknowledged increments for %s after the partition began (%s), was demoted after it, no WAIT covered them, and the loss each key first showed after it is no more than they add up to (a counter cannot name the increments lost; %s lost %s increments in all)",
+					who, span, g.g.Window, g.g.Checker, trimFloat(d.sum.Checkers[g.g.Checker].Counts().Lost.N()))
+			} else {
+				g.g.Words = fmt.Sprintf("documented asynchronous replication: %s acknowledged for %s after the partition began (%s), was demoted after it, and no WAIT covered the writes", who, span, g.g.Window)
+				// The attribution covers the first instances only: the span is
+				// what they show, not the whole loss.
+				if lost := d.sum.Checkers[g.g.Checker].Counts().Lost.N(); int(lost) > g.g.Count {
+					g.g.Words += fmt.Sprintf(" (as far as these %d attributed show: %s lost %s in all)", g.g.Count, g.g.Checker, trimFloat(lost))
+				}
 			}
 		} else {
 			g.g.Words = checker.VerdictWords(g.g.Cause)
+			if g.g.Kind == "lost-increment" && g.g.Cause == checker.ServerLost {
+				g.g.Words += " (a counter cannot name the increments lost: the group is where the loss first showed)"
+			}
 		}
 		out = append(out, g.g)
 	}
@@ -391,6 +410,15 @@ func (d *runData) windowAt(a checker.Attribution, windows []checker.Window) stri
 // when, never the whole value.
 func exampleRef(a checker.Attribution) string {
 	s := a.Key
+	if a.Kind == "lost-increment" && a.Miss != nil {
+		// The last increment (Ack) is no lost write: the final read says
+		// what the key came to.
+		s += fmt.Sprintf(" (final read op %d at %ss", a.Miss.Index, trimFloat(a.Miss.TimeS))
+		if a.Miss.Value != "" {
+			s += ", value " + clip(a.Miss.Value, 24)
+		}
+		return s + ")"
+	}
 	if a.Ack != nil {
 		s += fmt.Sprintf(" (op %d at %ss", a.Ack.Index, trimFloat(a.Ack.TimeS))
 		if a.Ack.Value != "" {
@@ -540,7 +568,9 @@ func (d *runData) groupsWords() string {
 	more := 0
 	attributed := map[string]int{}
 	for _, g := range d.groups {
-		if g.Kind == "lost-write" || g.Kind == "lost-increment" {
+		// A counter's attributions are keys, its loss increments: the two
+		// do not compare.
+		if g.Kind == "lost-write" {
 			attributed[g.Checker] += g.Count
 		}
 	}
@@ -565,12 +595,15 @@ func (d *runData) groupsWords() string {
 		default:
 			p += g.Words
 		}
-		if g.Node != "" {
+		switch {
+		case g.Node != "":
 			p += " (acknowledged by " + g.Node
 			if g.Window != "" {
 				p += ", " + g.Window
 			}
 			p += ")"
+		case g.Window != "":
+			p += " (" + g.Window + ")"
 		}
 		parts = append(parts, p)
 	}
