@@ -106,31 +106,8 @@ func (d *runData) documented(a checker.Attribution, census *history.Census, wind
 	if cn.Role != "replica" && cn.Role != "primary" {
 		return ev, false // did not answer the census
 	}
-	for _, c := range a.Copy {
-		if c.Node == cn.Name && c.Role != cn.Role {
-			return ev, false // the attribution's census says otherwise
-		}
-	}
-	// WAIT: none satisfied; with --wait configured, the op must say so.
-	w := comp.WaitInfo()
-	if w == nil {
-		w = inv.WaitInfo()
-	}
-	if w != nil && w.Want > 0 && w.Acked >= w.Want {
+	if contradicts(a, cn, snaps, comp.Time) || d.waitCovered(inv, comp) {
 		return ev, false
-	}
-	if w == nil {
-		if s := d.str("wait"); s != "" && s != "0" {
-			return ev, false
-		}
-	}
-	// A census that says replica while the last view, after the ack,
-	// shows a primary contradicts itself.
-	ackS := float64(comp.Time) / 1e9
-	if n := len(snaps); cn.Role == "replica" && n > 0 && snaps[n-1].t > ackS {
-		if roleIn(snaps[n-1], cn) == "primary" {
-			return ev, false
-		}
 	}
 	// A partition in force at the ack that cut the node off, the node a
 	// primary by the last view of it up to the partition's start. A view
@@ -145,18 +122,7 @@ func (d *runData) documented(a checker.Attribution, census *history.Census, wind
 		if !cut || !primaryAt(snaps, cn, float64(win.Start)/1e9) {
 			continue
 		}
-		// Demoted after the partition began: a replica in the census at
-		// the end, or in a view after the start (a node re-promoted
-		// later, when its new primary failed in turn, had been demoted:
-		// the writes it acknowledged cut off were gone with its data).
-		demoted := cn.Role == "replica"
-		for _, v := range snaps {
-			if v.t > float64(win.Start)/1e9 && roleIn(v, cn) == "replica" {
-				demoted = true
-				break
-			}
-		}
-		if !demoted {
+		if !demotedAfter(cn, snaps, win.Start) {
 			continue
 		}
 		ev.window, ev.isolated = i, isolated

@@ -205,7 +205,8 @@ func (d *runData) documentedCounter(a checker.Attribution, census *history.Censu
 
 // contradicts says the evidence about node cn disagrees with itself: the
 // attribution's census gives it another role than the history's, or the
-// census says replica while the last view, after t, shows a primary.
+// census says replica while the last view, after t (the ack), shows a
+// primary.
 func contradicts(a checker.Attribution, cn history.CensusNode, snaps []snapshot, t int64) bool {
 	for _, c := range a.Copy {
 		if c.Node == cn.Name && c.Role != cn.Role {
@@ -216,8 +217,10 @@ func contradicts(a checker.Attribution, cn history.CensusNode, snaps []snapshot,
 	return cn.Role == "replica" && n > 0 && snaps[n-1].t > float64(t)/1e9 && roleIn(snaps[n-1], cn) == "primary"
 }
 
-// demotedAfter says the node was demoted after t: a replica in the census
-// at the end, or in a view after t.
+// demotedAfter says the node was demoted after t (a partition's start): a
+// replica in the census at the end, or in a view after t (a node
+// re-promoted later, when its new primary failed in turn, had been
+// demoted: the writes it acknowledged cut off were gone with its data).
 func demotedAfter(cn history.CensusNode, snaps []snapshot, t int64) bool {
 	if cn.Role == "replica" {
 		return true
@@ -274,17 +277,23 @@ func (d *runData) keyAdds(key string) ([]keyAdd, bool) {
 		if op.Type != history.OK {
 			continue
 		}
-		w := op.WaitInfo()
-		if w == nil {
-			w = inv.WaitInfo()
-		}
-		waited := w != nil && w.Want > 0 && w.Acked >= w.Want
-		if w == nil {
-			if s := d.str("wait"); s != "" && s != "0" {
-				waited = true // asked for, not recorded: not known to be unwaited
-			}
-		}
-		out = append(out, keyAdd{end: op.Time, delta: delta, node: op.Node, waited: waited})
+		out = append(out, keyAdd{end: op.Time, delta: delta, node: op.Node, waited: d.waitCovered(inv, op)})
 	}
 	return out, true
+}
+
+// waitCovered says a write may have been covered by WAIT: its WAIT was
+// satisfied, or the run asked for WAIT (--wait) and the op has no record
+// of one (not known to be unwaited). Asynchronous replication alone loses
+// only writes it does not cover.
+func (d *runData) waitCovered(inv, comp *history.Op) bool {
+	w := comp.WaitInfo()
+	if w == nil {
+		w = inv.WaitInfo()
+	}
+	if w == nil {
+		s := d.str("wait")
+		return s != "" && s != "0"
+	}
+	return w.Want > 0 && w.Acked >= w.Want
 }
