@@ -30,6 +30,8 @@ type ctrRun struct {
 	isolated   int    // increments n2 acknowledged cut off
 	startErr   string // the partition's start recorded an error
 	negative   bool   // one increment has a negative delta
+	lateWhole  bool   // whole_before_index names a read after the revealing one
+	otherKey   bool   // revealed_index names another key's read
 }
 
 func baseCtr() ctrRun {
@@ -101,6 +103,10 @@ func (c ctrRun) write(t *testing.T) string {
 	last := call(7500*time.Millisecond, "add", "1", "", n1, nil)
 	emit(history.Op{Time: int64(9 * time.Second), Process: history.Nemesis, Type: history.Info, F: "stop-kill", Ext: history.NewExt(history.Ext{Nodes: []string{"n1"}})})
 	final := call(9500*time.Millisecond, "read", "", "11", n1, nil)
+	otherOp := history.Op{Time: int64(9600 * time.Millisecond), Process: 1, Type: history.Invoke, F: "read", Key: "c:2"}
+	other := emit(otherOp)
+	otherOp.Type, otherOp.Time, otherOp.Value, otherOp.Node = history.OK, int64(9700*time.Millisecond), json.RawMessage("0"), n1
+	emit(otherOp)
 	cen, _ := json.Marshal(history.Census{Nodes: []history.CensusNode{
 		{Name: "n1", Addr: n1, ID: "e1", Role: "primary"},
 		{Name: "n2", Addr: n2, ID: "e2", Role: c.censusRole, Primary: "e1"}}})
@@ -118,6 +124,12 @@ func (c ctrRun) write(t *testing.T) string {
 	lostKey := map[string]any{"key": key, "acked": 14, "final": 11, "final_index": final, "lower": 14, "upper": 14, "lost": 3}
 	if !c.noReveal {
 		lostKey["revealed_index"], lostKey["whole_before_index"] = reveal, whole
+	}
+	if c.lateWhole {
+		lostKey["whole_before_index"] = final
+	}
+	if c.otherKey {
+		lostKey["revealed_index"] = other
 	}
 	s := checker.Summary{Valid: checker.Invalid,
 		Checkers: map[string]checker.Result{"counter": {Valid: checker.Invalid, Figures: checker.Map{"lost": 3, "lost_keys": []any{lostKey}}}},
@@ -183,6 +195,8 @@ func TestDocumentedCounterNeedsEvidence(t *testing.T) {
 		"--wait without a WAIT record":                      func(c *ctrRun) { c.cfgWait = "1" },
 		"nothing acknowledged cut off":                      func(c *ctrRun) { c.isolated = 0 },
 		"a negative delta (the bound needs the full rules)": func(c *ctrRun) { c.negative = true },
+		"the read that held every increment came after":     func(c *ctrRun) { c.lateWhole = true },
+		"the revealing read is another key's":               func(c *ctrRun) { c.otherKey = true },
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := baseCtr()
