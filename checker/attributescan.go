@@ -397,6 +397,7 @@ func (s *scannedOutages) prepare(spans [][2]int64, views []shardView) {
 	for si := range spans {
 		r.setReach(si)
 	}
+	r.live = newMaxTree(r.reach)
 	if err := s.first.log.replay(r.call); err != nil {
 		s.err = errors.Join(s.err, err)
 	}
@@ -409,8 +410,12 @@ type recoverPass struct {
 	s     *scannedOutages
 	views []shardView
 	// reach[si] is the latest invocation a call of span si's queries may
-	// have to be taken (inf while a shard's last candidate has none).
+	// have to be taken (inf while a shard's last candidate has none); live
+	// holds the same numbers, to find the spans a call may still serve
+	// without looking at the others.
 	reach []int64
+	live  *maxTree
+	at    []int // the spans a call is offered to (reused)
 }
 
 func (r *recoverPass) setReach(si int) {
@@ -424,16 +429,17 @@ func (r *recoverPass) setReach(si int) {
 		reach = max(reach, q.at[len(q.at)-1], top.start)
 	}
 	r.reach[si] = reach
+	if r.live != nil {
+		r.live.set(si, reach)
+	}
 }
 
 func (r *recoverPass) call(c *servedCall) {
-	for si, sp := range r.s.spans {
-		if sp[0] > c.start {
-			break // the spans are in order of their starts
-		}
-		if c.start > r.reach[si] {
-			continue
-		}
+	// The spans that began by the call's start (they are in order of
+	// their starts) and may still take a call that early.
+	began := sort.Search(len(r.s.spans), func(i int) bool { return r.s.spans[i][0] > c.start })
+	r.at = r.live.atLeast(began, c.start, r.at[:0])
+	for _, si := range r.at {
 		sh := r.views[si].slotNode.node(c.slot)
 		if sh == "" {
 			sh = "unknown"
