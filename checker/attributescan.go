@@ -251,7 +251,7 @@ type keepPass struct {
 }
 
 func (k *keepPass) Call(c *call, _ int) {
-	if k.keys[c.inv.Key] || k.idx[c.inv.Index] {
+	if k.keys[c.inv.Key] || k.idx[c.index] {
 		k.kept = append(k.kept, *detachOp(c.inv))
 		if c.comp != nil {
 			k.kept = append(k.kept, *detachOp(c.comp))

@@ -114,7 +114,7 @@ func (b bank) analyze(calls []call) *bankPartial {
 	an := p.an
 	for i := range garbageTransfers {
 		c := &garbageTransfers[i]
-		an.add(bankScanTransfers, c.inv.Index, "garbage", garbageExample(c, "a transfer script answers 1 or 0"))
+		an.add(bankScanTransfers, c.index, "garbage", garbageExample(c, "a transfer script answers 1 or 0"))
 	}
 	for _, c := range calls {
 		if c.inv.F != BankReadAll || !c.ok() {
@@ -122,7 +122,7 @@ func (b bank) analyze(calls []call) *bankPartial {
 		}
 		var m map[string]int64
 		if strictDecode(c.comp.Value, &m) != nil {
-			an.add(bankScanReads, c.inv.Index, "garbage", garbageExample(&c, "not a map of account names to integers within int64"))
+			an.add(bankScanReads, c.index, "garbage", garbageExample(&c, "not a map of account names to integers within int64"))
 			continue
 		}
 		p.reads++
@@ -134,14 +134,14 @@ func (b bank) analyze(calls []call) *bankPartial {
 		// transfer uses is garbage, a missing one hides money.
 		if names := accounts[c.inv.Key]; names != nil && !sameNames(m, names) {
 			p.missing++
-			an.add(bankScanReads, c.inv.Index, "wrong-accounts", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "read": sortedNames(m), "accounts": names})
+			an.add(bankScanReads, c.index, "wrong-accounts", map[string]any{"index": c.index, "key": c.inv.Key, "read": sortedNames(m), "accounts": names})
 		}
 		// Both transfer paths refuse overdrafts: a negative balance is a
 		// transfer applied twice or half-applied.
 		for _, acct := range sortedNames(m) {
 			if m[acct] < 0 {
 				p.negative++
-				an.add(bankScanReads, c.inv.Index, "negative-balance", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "account": acct, "balance": m[acct]})
+				an.add(bankScanReads, c.index, "negative-balance", map[string]any{"index": c.index, "key": c.inv.Key, "account": acct, "balance": m[acct]})
 			}
 		}
 		if !ok {
@@ -156,7 +156,7 @@ func (b bank) analyze(calls []call) *bankPartial {
 			p.wrong++
 			if len(p.wrongReads) < b.o.MaxExamples {
 				p.wrongReads = append(p.wrongReads, map[string]any{
-					"index": c.inv.Index, "time_s": sec(c.start), "key": c.inv.Key,
+					"index": c.index, "time_s": sec(c.start), "key": c.inv.Key,
 					"sum": sum, "total": total, "balances": m,
 				})
 			}
@@ -315,7 +315,7 @@ func (c crossSlot) analyze(calls []call) *crossSlotPartial {
 		case x.ok():
 			p.executed++
 			if len(p.examples) < c.o.MaxExamples {
-				p.examples = append(p.examples, x.inv.Index)
+				p.examples = append(p.examples, x.index)
 			}
 		default:
 			p.other++

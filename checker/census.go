@@ -56,10 +56,10 @@ func addCensusWrite(out map[string]*keyWrites, cl *call) {
 	}
 	w := out[k]
 	if w == nil {
-		w = &keyWrites{values: map[string]bool{}, ints: true, first: cl.inv.Index}
+		w = &keyWrites{values: map[string]bool{}, ints: true, first: cl.index}
 		out[strings.Clone(k)] = w
 	}
-	w.first = min(w.first, cl.inv.Index)
+	w.first = min(w.first, cl.index)
 	kind := ""
 	switch f := cl.inv.Name(); {
 	case isRead(string(f)) || f == ScriptLoad:

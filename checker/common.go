@@ -89,6 +89,12 @@ type call struct {
 	// start and end are invocation and completion times; end is inf when
 	// the op never completed.
 	start, end int64
+	// index is the invocation's index: read it here, never as inv.Index.
+	// A compact partition's calls share their inv and comp among calls
+	// alike (compactPartition): of those, only what a call is (its f,
+	// key, values, node, outcome) is the call's own; its index and times
+	// are here.
+	index int64
 }
 
 func (c *call) outcome() history.Type {
@@ -164,7 +170,7 @@ func (o Scope) callsOfIdx(ops []history.Op, pairs []pairIdx) []call {
 		if !o.keep(inv) {
 			continue
 		}
-		c := call{inv: inv, start: inv.Time, end: inf}
+		c := call{inv: inv, start: inv.Time, end: inf, index: inv.Index}
 		if p.comp >= 0 {
 			c.comp = &ops[p.comp]
 			c.end = c.comp.Time
@@ -187,7 +193,7 @@ func (o Scope) callsOf(pairs []history.Pair) []call {
 		if !o.keep(p.Invoke) {
 			continue
 		}
-		c := call{inv: p.Invoke, comp: p.Completion, start: p.Invoke.Time, end: inf}
+		c := call{inv: p.Invoke, comp: p.Completion, start: p.Invoke.Time, end: inf, index: p.Invoke.Index}
 		if p.Completion != nil {
 			c.end = p.Completion.Time
 		}
@@ -492,7 +498,7 @@ func (a *anomalies) garbage(c *call, why string) { a.add("garbage", garbageExamp
 // garbageExample is the example of a garbage completion: its op and the
 // raw reply as it was recorded.
 func garbageExample(c *call, why string) map[string]any {
-	return map[string]any{"index": c.inv.Index, "key": c.inv.Key, "f": c.inv.F, "value": rawString(c.comp.Value), "why": why}
+	return map[string]any{"index": c.index, "key": c.inv.Key, "f": c.inv.F, "value": rawString(c.comp.Value), "why": why}
 }
 
 // into writes "anomalies" ({class: {count, examples}}) when there are any.
@@ -637,9 +643,9 @@ func misordered(c *call, indexes map[int64]bool) string {
 	if c.end != inf && c.end < c.start {
 		return "completed before it was invoked"
 	}
-	if indexes[c.inv.Index] || c.comp != nil && c.comp.Index <= c.inv.Index {
+	if indexes[c.index] || c.comp != nil && c.comp.Index <= c.index {
 		return "its index is used twice, or its completion's is not after its invocation's"
 	}
-	indexes[c.inv.Index] = true
+	indexes[c.index] = true
 	return ""
 }

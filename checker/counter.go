@@ -195,7 +195,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			if c.comp != nil && c.comp.ResentCount() > 0 {
 				a.resent++
 				if len(a.resentSamples) < maxExamples {
-					a.resentSamples = append(a.resentSamples, c.inv.Index)
+					a.resentSamples = append(a.resentSamples, c.index)
 				}
 			}
 			ck := get(c.inv.Key)
@@ -272,7 +272,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 				a.nbad++
 				if len(a.badReads) < maxExamples {
 					a.badReads = append(a.badReads, map[string]any{
-						"key": ck.key, "index": r.c.inv.Index, "time_s": sec(r.c.start),
+						"key": ck.key, "index": r.c.index, "time_s": sec(r.c.start),
 						"value": r.value, "lower": lo, "upper": hi, "final": r.final,
 					})
 				}
@@ -292,7 +292,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			lo, hi := ck.bounds(r.c.start, r.c.end)
 			if floor := ck.floor(r.c.end); r.value < floor || r.value > hi {
 				a.an.add("impossible-replica-read", map[string]any{
-					"key": ck.key, "index": r.c.inv.Index, "value": r.value, "lowest_possible": floor,
+					"key": ck.key, "index": r.c.index, "value": r.value, "lowest_possible": floor,
 					"highest_possible": hi, "node": r.c.comp.Node,
 				})
 				continue
@@ -301,7 +301,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 				a.staleReads++
 				if len(a.staleSamples) < maxExamples {
 					a.staleSamples = append(a.staleSamples, map[string]any{
-						"key": ck.key, "index": r.c.inv.Index, "value": r.value, "lower": lo, "node": r.c.comp.Node,
+						"key": ck.key, "index": r.c.index, "value": r.value, "lower": lo, "node": r.c.comp.Node,
 					})
 				}
 			}
@@ -318,7 +318,7 @@ func analyzeCounter(calls []call, finalStart int64, maxExamples int) *counterAna
 			ck.unexpected = max(0, ck.final.value-ck.upper)
 			if ck.unexplained > 0 {
 				a.an.add("unexplained-deficit", map[string]any{
-					"key": ck.key, "index": ck.final.c.inv.Index, "final": ck.final.value,
+					"key": ck.key, "index": ck.final.c.index, "final": ck.final.value,
 					"lower": ck.lower, "acked": ck.acked, "deficit": deficit,
 				})
 			}
@@ -386,10 +386,10 @@ func (ck *counterKey) revealed() (reveal, whole int64, ok bool) {
 			continue
 		}
 		if lo, _ := ck.bounds(rd.c.start, rd.c.end); rd.value >= lo {
-			whole, wholeEnd = rd.c.inv.Index, rd.c.end
+			whole, wholeEnd = rd.c.index, rd.c.end
 		}
 	}
-	return first.inv.Index, whole, true
+	return first.index, whole, true
 }
 
 // firstAckIn is the completion of the key's first acknowledged increment
@@ -442,7 +442,7 @@ func (c counter) judge(a *counterAnalysis) Result {
 			if len(lostKeys) < c.o.MaxExamples {
 				e := map[string]any{
 					"key": ck.key, "acked": ck.acked, "attempted": ck.attempted, "final": ck.final.value,
-					"final_index": ck.final.c.inv.Index,
+					"final_index": ck.final.c.index,
 					// The bounds the final read had to be within: lower
 					// is what the acknowledged increments before it add
 					// up to, upper every increment invoked by its end.
@@ -676,8 +676,8 @@ func (a *counterAnalysis) backwards(ck *counterKey) {
 		}
 		if prev := byEnd[best[n-1]]; prev.value > r.value {
 			a.an.add("backwards-read", map[string]any{
-				"key": ck.key, "index": r.c.inv.Index, "value": r.value,
-				"earlier_index": prev.c.inv.Index, "earlier_value": prev.value,
+				"key": ck.key, "index": r.c.index, "value": r.value,
+				"earlier_index": prev.c.index, "earlier_value": prev.value,
 			})
 		}
 	}

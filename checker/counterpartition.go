@@ -16,7 +16,7 @@ import (
 func (c counter) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (Result, error) {
 	parts := make([]*counterAnalysis, 0, n)
 	for i := range n {
-		a, unpaired, err := counterPartition(i, c.o, load)
+		a, unpaired, err := counterPartition(ctx, i, c.o, load)
 		if err != nil {
 			return Result{}, err
 		}
@@ -34,12 +34,11 @@ func (c counter) CheckPartitions(ctx context.Context, n int, load PartitionLoade
 // workload's ops only (o.keep), the run-wide entries (the final-reads
 // marker) with them. unpaired is the partition's pairing error, err a
 // partition that could not be loaded.
-func counterPartition(i int, o Scope, load PartitionLoader) (a *counterAnalysis, unpaired, err error) {
-	ops, err := load(i, o.filter())
+func counterPartition(ctx context.Context, i int, o Scope, load PartitionLoader) (a *counterAnalysis, unpaired, err error) {
+	in, err := PartitionCalls(ctx, load, i, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	in := NewHistory(ops)
 	calls, err := o.calls(in)
 	if err != nil {
 		return nil, err, nil

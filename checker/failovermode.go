@@ -472,7 +472,7 @@ func (d defaultFailover) losses(in *History, kind string, calls []call, end int6
 					continue
 				}
 				out = append(out, lossItem{key: sk.key, from: max(e.add.end, e.lastSeenInv), seen: sk.last.c.end, amount: 1,
-					index: e.add.inv.Index, description: fmt.Sprintf("the acknowledged add of %d", e.v)})
+					index: e.add.index, description: fmt.Sprintf("the acknowledged add of %d", e.v)})
 			}
 		}
 	case "list-append":
@@ -482,7 +482,7 @@ func (d defaultFailover) losses(in *History, kind string, calls []call, end int6
 		_, _, lost := lostAppends(txns, an, func(int) map[string]any { return nil })
 		for _, lw := range lost {
 			out = append(out, lossItem{key: lw.key, from: lw.c.end, seen: end, amount: 1,
-				index: lw.c.inv.Index, description: "an acknowledged append"})
+				index: lw.c.index, description: "an acknowledged append"})
 		}
 	case "counter":
 		a := in.counterAnalysisOf(d.o.Scope, calls)
@@ -500,7 +500,7 @@ func (d defaultFailover) losses(in *History, kind string, calls []call, end int6
 					}
 				}
 				out = append(out, lossItem{key: ck.key, from: from, seen: rise.read.end, amount: rise.amount,
-					index: rise.read.inv.Index, description: fmt.Sprintf("%d acknowledged increments, revealed by the read", rise.amount)})
+					index: rise.read.index, description: fmt.Sprintf("%d acknowledged increments, revealed by the read", rise.amount)})
 			}
 		}
 	default:

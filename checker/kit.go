@@ -2,6 +2,7 @@ package checker
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -42,12 +43,16 @@ func (c *Call) Wait() *history.Wait { return (&call{inv: c.Inv, comp: c.Comp}).w
 // completion's index not after its invocation's. It records c's index in
 // indexes.
 func (c *Call) Misordered(indexes map[int64]bool) string {
-	return misordered(&call{inv: c.Inv, comp: c.Comp, start: c.Start, end: c.End}, indexes)
+	return misordered(&call{inv: c.Inv, comp: c.Comp, start: c.Start, end: c.End, index: c.Inv.Index}, indexes)
 }
 
 // Calls pairs the history and keeps the client ops of the scope, as
 // calls (a copy: the history's own are shared by its checkers).
 func (o Scope) Calls(h *History) ([]Call, error) {
+	if h.compact {
+		// Its ops are shared among calls alike, without their indexes.
+		return nil, errors.New("a compact partition's calls are for the checkers of this package")
+	}
 	cs, err := o.calls(h)
 	if err != nil {
 		return nil, err
@@ -166,7 +171,7 @@ func (a AnomalyRecorder) Add(class string, ex map[string]any) { a.a.add(class, e
 // Garbage flags a completion whose value cannot be what the workload
 // wrote: the raw reply is kept as it was recorded.
 func (a AnomalyRecorder) Garbage(c *Call, why string) {
-	a.a.garbage(&call{inv: c.Inv, comp: c.Comp}, why)
+	a.a.garbage(&call{inv: c.Inv, comp: c.Comp, index: c.Inv.Index}, why)
 }
 
 // Total is the number of anomalies; Count those of one class; Classes the

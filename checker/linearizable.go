@@ -217,7 +217,7 @@ func impossibleReplicaReads(calls []call, an *anomalies) {
 			// The empty key: the initial state, possibly stale.
 		default:
 			if t, ok := produced[c.inv.Key][v]; !ok || t > c.end {
-				ex := map[string]any{"key": c.inv.Key, "index": c.inv.Index, "value": v, "node": nodeOf(*c)}
+				ex := map[string]any{"key": c.inv.Key, "index": c.index, "value": v, "node": nodeOf(*c)}
 				if ok {
 					ex["first_written_s"] = sec(t)
 				}
@@ -257,7 +257,7 @@ func registerOps(calls []call) (byKey map[string][]regOp, skipped int, garbage [
 		c := &calls[i]
 		var in regInput
 		var out regOutput
-		in.index = c.inv.Index
+		in.index = c.index
 		switch c.inv.Name() {
 		case OpRead:
 			if !c.ok() || c.comp.FromReplica() {
@@ -412,7 +412,7 @@ func (l linearizable) partial(ctx context.Context, in *History, deadline time.Ti
 	// as its primary's (replicaflag.go).
 	if flagLies := contradictedReplicaFlags(calls); len(flagLies) > 0 {
 		first := calls[flagLies[0]]
-		p.flagLies, p.flagLieIndex, p.flagLie = len(flagLies), first.inv.Index, describeContradictedFlag(first)
+		p.flagLies, p.flagLieIndex, p.flagLie = len(flagLies), first.index, describeContradictedFlag(first)
 		calls = withoutContradictedFlags(calls, flagLies)
 	}
 	byKey, skipped, garbage := registerOps(calls)
@@ -803,7 +803,7 @@ func staleReads(byKey map[string][]regOp, maxExamples int) (int, []map[string]an
 			if prefixMaxInv[n-1] > prod {
 				total++
 				if len(examples) < maxExamples {
-					examples = append(examples, map[string]any{"key": op.inv.Key, "index": op.inv.Index, "value": regState{op.out.exists, op.out.v}.String()})
+					examples = append(examples, map[string]any{"key": op.inv.Key, "index": op.index, "value": regState{op.out.exists, op.out.v}.String()})
 				}
 			}
 		}

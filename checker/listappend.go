@@ -357,9 +357,9 @@ func (l listAppend) analyze(calls []call, hashKeys bool) *laPartial {
 	an := &anomalyLog{max: l.o.MaxExamples, count: map[string]int{}, examples: map[string][]any{}, at: map[string][]int64{}}
 	txns, malformed := parseListAppend(calls, an)
 	ref := func(t int) map[string]any {
-		return map[string]any{"index": txns[t].c.inv.Index, "process": txns[t].c.inv.Process.String(), "status": txns[t].status.String()}
+		return map[string]any{"index": txns[t].c.index, "process": txns[t].c.inv.Process.String(), "status": txns[t].status.String()}
 	}
-	at := func(t int) int64 { return txns[t].c.inv.Index }
+	at := func(t int) int64 { return txns[t].c.index }
 
 	// Who appended what. final[k][v]: v was the writer's last append to k.
 	writers := map[string]map[int64]laWriter{}
@@ -526,7 +526,7 @@ func (l listAppend) analyze(calls []call, hashKeys bool) *laPartial {
 	p := &laPartial{an: an, malformed: malformed, keys: len(longest), reads: reads, neverRead: neverRead,
 		txns: make([]laVertex, len(txns)), edgeKeys: keys}
 	for i, t := range txns {
-		p.txns[i] = laVertex{index: t.c.inv.Index, process: t.c.inv.Process, status: t.status,
+		p.txns[i] = laVertex{index: t.c.index, process: t.c.inv.Process, status: t.status,
 			start: t.c.start, end: t.c.end, adj: adj[i]}
 	}
 	if hashKeys {
@@ -717,7 +717,7 @@ func lostAppends(txns []*laTxn, an *anomalyLog, ref func(int) map[string]any) (n
 			id := m.k + "\x00" + strconv.FormatInt(m.v, 10)
 			if !reported[id] && !slices.Contains(l.list, m.v) {
 				reported[id] = true
-				an.add(t.c.inv.Index, "lost-append", map[string]any{"txn": ref(ti), "key": m.k, "value": m.v, "final_read": ref(l.t)})
+				an.add(t.c.index, "lost-append", map[string]any{"txn": ref(ti), "key": m.k, "value": m.v, "final_read": ref(l.t)})
 				if t.status == history.OK {
 					lost = append(lost, lostWrite{c: t.c, key: m.k})
 				}
@@ -802,7 +802,7 @@ func parseListAppend(calls []call, an *anomalyLog) (txns []*laTxn, malformed int
 		if err != nil && t.status == history.OK && c.comp.HasValue() {
 			// The reply is garbage, but EXEC ran: keep the appends of the
 			// invocation, with nothing known of its reads.
-			an.add(c.inv.Index, "garbage", map[string]any{"txn": map[string]any{"index": c.inv.Index}, "index": c.inv.Index, "value": rawString(c.comp.Value), "why": err.Error()})
+			an.add(c.index, "garbage", map[string]any{"txn": map[string]any{"index": c.index}, "index": c.index, "value": rawString(c.comp.Value), "why": err.Error()})
 			mops, err = parseTxn(c.inv.Value)
 		}
 		if err != nil {

@@ -123,5 +123,5 @@ func withoutContradictedFlags(calls []call, pos []int) []call {
 // taken for its primary's.
 func describeContradictedFlag(c call) string {
 	return fmt.Sprintf("read op %d of %s says a replica served it, but %s served ops as the primary of the key's slot %d (acknowledged writes, unflagged reads) just before and just after it and no other node did in between: it was the slot's primary, so the read is judged as the primary's",
-		c.inv.Index, c.inv.Key, nodeOf(c), history.Keyslot(c.inv.Key))
+		c.index, c.inv.Key, nodeOf(c), history.Keyslot(c.inv.Key))
 }

@@ -41,6 +41,17 @@ func partitionWindows(ctx context.Context, ops []history.Op) ([]Window, error) {
 	return windowsUntil(ops, max(end, runEnd(ops))), nil
 }
 
+// partitionWindowsOf is partitionWindows of a partition's History
+// (whole or compact: its run-wide entries are the same, and so is its
+// end).
+func partitionWindowsOf(ctx context.Context, in *History) ([]Window, error) {
+	end, ok := ctx.Value(historyEndKey{}).(int64)
+	if !ok {
+		return nil, errors.New("the history's end is not known (WithHistoryEnd): its fault windows cannot be told from a partition")
+	}
+	return windowsUntil(in.Ops, max(end, in.runEndOf())), nil
+}
+
 // rpoParts is the RPO checker of a counter or a set workload, which judges
 // a history given as slot partitions too.
 type rpoParts struct{ rpo }
@@ -57,18 +68,17 @@ func (r rpoParts) CheckPartitions(ctx context.Context, n int, load PartitionLoad
 	var m *rpoPartial
 	var windows []Window
 	for i := range n {
-		ops, err := load(i, r.o.filter())
+		in, err := PartitionCalls(ctx, load, i, r.o.Scope)
 		if err != nil {
 			return Result{}, err
 		}
-		in := NewHistory(ops)
 		calls, err := r.o.calls(in)
 		if err != nil {
 			// The caller checks such a history whole; if not, the first
 			// partition's word.
 			return invalidHistory(err), nil
 		}
-		if windows, err = partitionWindows(ctx, ops); err != nil {
+		if windows, err = partitionWindowsOf(ctx, in); err != nil {
 			return Result{}, err
 		}
 		p, res := r.partial(in, r.o.Kind, calls, windows)
@@ -123,11 +133,10 @@ func (d defaultFailoverParts) CheckPartitions(ctx context.Context, n int, load P
 	var evs []failoverEvent
 	defaults := 0
 	for i := range n {
-		ops, err := load(i, d.o.filter())
+		in, err := PartitionCalls(ctx, load, i, d.o.Scope)
 		if err != nil {
 			return Result{}, err
 		}
-		in := NewHistory(ops)
 		calls, err := d.o.calls(in)
 		if err != nil {
 			// The caller checks such a history whole; if not, the first
@@ -145,7 +154,7 @@ func (d defaultFailoverParts) CheckPartitions(ctx context.Context, n int, load P
 				return d.Check(ctx, in), nil // not applicable, as the whole says
 			}
 		}
-		windows, err := partitionWindows(ctx, ops)
+		windows, err := partitionWindowsOf(ctx, in)
 		if err != nil {
 			return Result{}, err
 		}

@@ -86,8 +86,8 @@ func rtoReference(r rto, in *History) Result {
 				end = c.start
 			}
 			told := c.comp != nil
-			failed(shards, shardOf(c), c.start, end, c.inv.Index, told)
-			failed(keys, c.inv.Key, c.start, end, c.inv.Index, told)
+			failed(shards, shardOf(c), c.start, end, c.index, told)
+			failed(keys, c.inv.Key, c.start, end, c.index, told)
 		}
 		// An outage recovers at the first served call of its shard (or
 		// key) from lo on that was invoked at or after its last failure.

@@ -140,7 +140,7 @@ func scanRTO(calls []call, rank func(int) int64, windows []Window, runEnd int64,
 			if end == inf {
 				end = c.start
 			}
-			at := rtoAt{start: c.start, rank: rank(i), end: end, idx: c.inv.Index}
+			at := rtoAt{start: c.start, rank: rank(i), end: end, idx: c.index}
 			f := pw.fails[slot]
 			if f == nil {
 				f = &rtoSlotFail{}
@@ -350,7 +350,7 @@ func (rec *rtoRecoveries) scan(calls []call, rank func(int) int64, p *rtoPartial
 			}
 			f := a.f
 			j := sort.Search(len(f.times), func(j int) bool { return f.times[j] > c.start }) - 1
-			at := rtoAt{start: c.start, rank: rank(i), end: c.end, idx: c.inv.Index}
+			at := rtoAt{start: c.start, rank: rank(i), end: c.end, idx: c.index}
 			if !f.set[j] || f.first[j].after(at) {
 				f.first[j], f.set[j] = at, true
 			}
@@ -390,18 +390,17 @@ func (r rto) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (
 	var end int64
 	names := map[string]string{}
 	for i := range n {
-		ops, err := load(i, r.o.filter())
+		in, err := PartitionCalls(ctx, load, i, r.o)
 		if err != nil {
 			return Result{}, err
 		}
-		in := NewHistory(ops)
 		calls, err := r.o.calls(in)
 		if err != nil {
 			// The caller checks such a history whole; if not, the first
 			// partition's word.
 			return invalidHistory(err), nil
 		}
-		if windows, err = partitionWindows(ctx, ops); err != nil {
+		if windows, err = partitionWindowsOf(ctx, in); err != nil {
 			return Result{}, err
 		}
 		if len(windows) == 0 {
@@ -417,11 +416,11 @@ func (r rto) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (
 	windows = detachWindows(windows)
 	rec := whole.recoveries()
 	for i := 0; i < n && rec.any; i++ {
-		ops, err := load(i, r.o.filter())
+		in, err := PartitionCalls(ctx, load, i, r.o)
 		if err != nil {
 			return Result{}, err
 		}
-		calls, err := r.o.calls(NewHistory(ops))
+		calls, err := r.o.calls(in)
 		if err != nil {
 			return invalidHistory(err), nil
 		}
@@ -436,7 +435,7 @@ func (r rto) CheckPartitions(ctx context.Context, n int, load PartitionLoader) (
 // the whole history's invocations, which its calls are sorted by start
 // from (stably).
 func byIndex(calls []call) func(int) int64 {
-	return func(i int) int64 { return calls[i].inv.Index }
+	return func(i int) int64 { return calls[i].index }
 }
 
 // detachWindows copies windows out of the partition they were read from.

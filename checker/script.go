@@ -252,12 +252,12 @@ func (s scriptCache) judge(in *History, st *scriptStream) Result {
 				// Not evidence that the node has the script, nor garbage.
 				nmissing++
 				if len(firstMissing) < s.o.MaxExamples {
-					firstMissing = append(firstMissing, c.inv.Index)
+					firstMissing = append(firstMissing, c.index)
 				}
 			case !good:
 				nbad++
 				if len(badSHA) < s.o.MaxExamples {
-					badSHA = append(badSHA, map[string]any{"index": c.inv.Index, "key": c.inv.Key, "node": c.comp.Node,
+					badSHA = append(badSHA, map[string]any{"index": c.index, "key": c.inv.Key, "node": c.comp.Node,
 						"value": rawString(c.comp.Value), "want": want})
 				}
 			case c.comp.Node != "":
@@ -279,7 +279,7 @@ func (s scriptCache) judge(in *History, st *scriptStream) Result {
 					notLoadedNodes = append(notLoadedNodes, node)
 				}
 				if len(firstNotLoaded) < s.o.MaxExamples {
-					firstNotLoaded = append(firstNotLoaded, c.inv.Index)
+					firstNotLoaded = append(firstNotLoaded, c.index)
 				}
 				continue
 			}
@@ -309,7 +309,7 @@ func (s scriptCache) judge(in *History, st *scriptStream) Result {
 					unverifiedNodes = append(unverifiedNodes, node)
 				}
 				if len(firstUnverified) < s.o.MaxExamples {
-					firstUnverified = append(firstUnverified, c.inv.Index)
+					firstUnverified = append(firstUnverified, c.index)
 				}
 			default:
 				unexplained++
@@ -317,7 +317,7 @@ func (s scriptCache) judge(in *History, st *scriptStream) Result {
 					lostNodes = append(lostNodes, node)
 				}
 				if len(firstLost) < s.o.MaxExamples {
-					firstLost = append(firstLost, c.inv.Index)
+					firstLost = append(firstLost, c.index)
 				}
 			}
 		}

@@ -55,12 +55,12 @@ func (s scriptCache) refCheck(ctx context.Context, in *History) Result {
 				// Not evidence that the node has the script, nor garbage.
 				nmissing++
 				if len(firstMissing) < s.o.MaxExamples {
-					firstMissing = append(firstMissing, c.inv.Index)
+					firstMissing = append(firstMissing, c.index)
 				}
 			case !good:
 				nbad++
 				if len(badSHA) < s.o.MaxExamples {
-					badSHA = append(badSHA, map[string]any{"index": c.inv.Index, "key": c.inv.Key, "node": c.comp.Node,
+					badSHA = append(badSHA, map[string]any{"index": c.index, "key": c.inv.Key, "node": c.comp.Node,
 						"value": rawString(c.comp.Value), "want": want})
 				}
 			case c.comp.Node != "":
@@ -89,7 +89,7 @@ func (s scriptCache) refCheck(ctx context.Context, in *History) Result {
 					notLoadedNodes = append(notLoadedNodes, node)
 				}
 				if len(firstNotLoaded) < s.o.MaxExamples {
-					firstNotLoaded = append(firstNotLoaded, c.inv.Index)
+					firstNotLoaded = append(firstNotLoaded, c.index)
 				}
 				continue
 			}
@@ -119,7 +119,7 @@ func (s scriptCache) refCheck(ctx context.Context, in *History) Result {
 					unverifiedNodes = append(unverifiedNodes, node)
 				}
 				if len(firstUnverified) < s.o.MaxExamples {
-					firstUnverified = append(firstUnverified, c.inv.Index)
+					firstUnverified = append(firstUnverified, c.index)
 				}
 			default:
 				unexplained++
@@ -127,7 +127,7 @@ func (s scriptCache) refCheck(ctx context.Context, in *History) Result {
 					lostNodes = append(lostNodes, node)
 				}
 				if len(firstLost) < s.o.MaxExamples {
-					firstLost = append(firstLost, c.inv.Index)
+					firstLost = append(firstLost, c.index)
 				}
 			}
 		}

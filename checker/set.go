@@ -299,7 +299,7 @@ func (a *setAnalysis) elemReport(es []*setElem, maxN int) []map[string]any {
 	var out []map[string]any
 	for _, e := range es {
 		m := map[string]any{
-			"key": keyOf[e], "index": e.add.inv.Index, "element": e.v, "ack_s": sec(e.add.end),
+			"key": keyOf[e], "index": e.add.index, "element": e.v, "ack_s": sec(e.add.end),
 			"wait": ClassifyWait(e.add.wait()).String(), "node": nodeOf(e.add),
 		}
 		if w := e.add.wait(); w != nil {
@@ -456,7 +456,7 @@ func setOf(vals []int64) map[int64]bool {
 func (sk *setKey) firstReadOf(v int64) (int64, bool) {
 	for _, r := range sk.reads {
 		if slices.Contains(r.vals, v) {
-			return r.c.inv.Index, true
+			return r.c.index, true
 		}
 	}
 	return 0, false

@@ -84,7 +84,7 @@ func (a *setAnalysis) trimmed(maxExamples int) *setAnalysis {
 				}
 			}
 			if len(vals) > 0 {
-				tk.reads = append(tk.reads, setRead{c: call{inv: &history.Op{Index: r.c.inv.Index}}, vals: vals})
+				tk.reads = append(tk.reads, setRead{c: call{inv: &history.Op{Index: r.c.index}, index: r.c.index}, vals: vals})
 			}
 		}
 		t.keys[i] = tk

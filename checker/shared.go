@@ -23,6 +23,9 @@ import (
 // never write or reorder it (sortedByStart copies when it must).
 type History struct {
 	Ops []history.Op
+	// compact says Ops are the run-wide entries only and the calls of one
+	// scope are made already (CompactHistory).
+	compact bool
 
 	pairsOnce sync.Once
 	pairs     []pairIdx

@@ -130,7 +130,7 @@ func (p *StreamPass) Observe(op *history.Op) {
 		return
 	}
 	delete(p.open, op.Process)
-	p.call(&call{inv: &o.op, comp: op, start: o.op.Time, end: op.Time}, o.seq)
+	p.call(&call{inv: &o.op, comp: op, start: o.op.Time, end: op.Time, index: o.op.Index}, o.seq)
 }
 
 func (p *StreamPass) call(c *call, seq int) {
@@ -163,7 +163,7 @@ func (p *StreamPass) Results(ctx context.Context) []Result {
 		}
 		slices.SortFunc(left, func(a, b openInv) int { return a.seq - b.seq })
 		for i := range left {
-			p.call(&call{inv: &left[i].op, start: left[i].op.Time, end: inf}, left[i].seq)
+			p.call(&call{inv: &left[i].op, start: left[i].op.Time, end: inf, index: left[i].op.Index}, left[i].seq)
 		}
 	}
 	p.open = nil

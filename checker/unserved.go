@@ -127,7 +127,7 @@ type failure struct {
 }
 
 func failureOf(c *call) failure {
-	return failure{start: c.start, end: c.end, index: c.inv.Index, key: c.inv.Key, class: errorClass(c), told: c.comp != nil}
+	return failure{start: c.start, end: c.end, index: c.index, key: c.inv.Key, class: errorClass(c), told: c.comp != nil}
 }
 
 // unservedOf is unserved of the calls src reads, in a run ending at

@@ -128,7 +128,7 @@ func (w waitProbe) tally(calls []call) *probeTally {
 		if wi.Acked < 1 {
 			// The client probes only after WAIT counted a replica:
 			// probes beside no count contradict how they are made.
-			an.add("garbage", map[string]any{"index": c.inv.Index, "key": c.inv.Key, "acked": wi.Acked,
+			an.add("garbage", map[string]any{"index": c.index, "key": c.inv.Key, "acked": wi.Acked,
 				"why": "WAIT probes recorded beside a WAIT that counted no replica"})
 			continue
 		}
@@ -144,7 +144,7 @@ func (w waitProbe) tally(calls []call) *probeTally {
 			}
 		}
 		ex := func() map[string]any {
-			return map[string]any{"index": c.inv.Index, "key": c.inv.Key, "node": c.comp.Node, "acked": wi.Acked,
+			return map[string]any{"index": c.index, "key": c.inv.Key, "node": c.comp.Node, "acked": wi.Acked,
 				"reply": wi.Reply, "probes": wi.Probes, "holding": holds}
 		}
 		switch {
@@ -199,11 +199,11 @@ func (w waitProbe) CheckPartitions(ctx context.Context, n int, load PartitionLoa
 	parts := make([]*anomalies, 0, n)
 	sum := &probeTally{}
 	for i := range n {
-		ops, err := load(i, w.o.filter())
+		in, err := PartitionCalls(ctx, load, i, w.o)
 		if err != nil {
 			return Result{}, err
 		}
-		calls, err := w.o.calls(NewHistory(ops))
+		calls, err := w.o.calls(in)
 		if err != nil {
 			// The caller checks such a history whole; if not, the first
 			// partition's word.

@@ -136,7 +136,7 @@ func workloadFamilies(cfg Config) func(*history.Op) int {
 // StoredRun.checkPartitions), and returns the checkers with those replaced
 // by their results, for Check to run with the rest. It removes the
 // partitions.
-func checkPartitionedFrom(ctx context.Context, p *history.Partitions, load checker.PartitionLoader, checkers []checker.Checker, log *Log) []checker.Checker {
+func checkPartitionedFrom(ctx context.Context, p *history.Partitions, load partitionSource, checkers []checker.Checker, log *Log) []checker.Checker {
 	defer p.RemoveAll()
 	if !p.Paired || !p.IndexesIncrease {
 		log.Printf("the history does not pair or its indexes do not increase: every checker reads it whole")
@@ -183,7 +183,7 @@ func checkPartitionedFrom(ctx context.Context, p *history.Partitions, load check
 // every checker it can, as before. Of a history that does, the pass also
 // makes the attribution's first pass, returned (attributeScanned reads
 // it; the caller closes it).
-func checkSpilled(ctx context.Context, p *history.Partitions, load checker.PartitionLoader, dir string, censusOf *results.Run, checkers []checker.Checker, log *Log) ([]checker.Checker, *checker.AttributionPass, error) {
+func checkSpilled(ctx context.Context, p *history.Partitions, load partitionSource, dir string, censusOf *results.Run, checkers []checker.Checker, log *Log) ([]checker.Checker, *checker.AttributionPass, error) {
 	if !p.Paired || !p.IndexesIncrease {
 		checkers = checkPartitionedFrom(ctx, p, load, checkers, log)
 		checkers, err := checkStreamed(ctx, dir, censusOf, p, checkers, nil, log)
@@ -236,13 +236,32 @@ type onPartitions struct{ checker.Checker }
 func (r *StoredRun) checkPartitions(ctx context.Context, checkers []checker.Checker, log *Log) ([]checker.Checker, error) {
 	p := r.parts
 	r.parts = nil
-	load := func(i int, keep *history.Filter) ([]history.Op, error) {
+	load := spillSource(p)
+	load.load = func(i int, keep *history.Filter) ([]history.Op, error) {
 		ops, err := p.LoadWhere(i, keep)
 		if err != nil {
 			return nil, err
 		}
 		ops, _ = WithCensusFile(r.Run, ops)
 		return ops, nil
+	}
+	// The census entry WithCensusFile adds to a partition's ops, after
+	// them: its partition's next index and latest time (the census is
+	// run-wide: the partition has one if the spill's run-wide entries do).
+	hasCensus := history.CensusOf(p.RunWide) != nil
+	load.scan = func(i int, keep *history.Filter, fn func(op *history.Op) error) error {
+		var next, latest int64
+		err := p.ScanWhere(i, keep, func(op *history.Op) error {
+			next, latest = max(next, op.Index+1), max(latest, op.Time)
+			return fn(op)
+		})
+		if err != nil || hasCensus {
+			return err
+		}
+		if op, ok := censusFileOp(r.Run, next, latest); ok {
+			return fn(&op)
+		}
+		return nil
 	}
 	checkers, attr, err := checkSpilled(ctx, p, load, r.Run.Dir, r.Run, checkers, log)
 	if err != nil {

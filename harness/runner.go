@@ -327,7 +327,7 @@ func Execute(ctx context.Context, s *Session) (Outcome, error) {
 	}
 	if parts != nil {
 		var attr *checker.AttributionPass
-		if checkers, attr, err = checkSpilled(ctx, parts, parts.LoadWhere, s.Run.Dir, nil, checkers, log); err != nil {
+		if checkers, attr, err = checkSpilled(ctx, parts, spillSource(parts), s.Run.Dir, nil, checkers, log); err != nil {
 			return out, fmt.Errorf("reading back the history just written: %w", err)
 		}
 		defer attr.Close()

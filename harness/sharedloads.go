@@ -37,8 +37,17 @@ import (
 // instead of 2.3, 2026-12-06). The checkers share the loaded ops
 // read-only, as every checker shares the whole history when it is read
 // whole.
+//
+// The checkers that read only their workload's calls and the run-wide
+// entries (the counter family: counter, rpo, default-failover, wait-probe
+// and rto) ask for a partition as a History (checker.CallsLoader), which
+// is made once for them all: a compact partition built as the ops are
+// decoded, never held as ops, unless a checker of the workload asked for
+// the partition's ops first (then a History of those ops). A hot counter
+// key of 17M ops was 1.8 GB as ops and is a fraction of it as compact
+// calls (issue 42).
 type sharedLoads struct {
-	load checker.PartitionLoader
+	src partitionSource
 
 	mu sync.Mutex
 	// state of each checker: its turn's channel, whether it started,
@@ -46,13 +55,7 @@ type sharedLoads struct {
 	states []loadState
 	// cached is the partition last loaded, for the Filter it was loaded
 	// with: the workload being judged.
-	cached struct {
-		ok   bool
-		i    int
-		keep filterKey
-		ops  []history.Op
-		err  error
-	}
+	cached cachedPart
 	// reads counts the checkers' loads, decodes those that loaded a
 	// partition (for the log and tests).
 	reads, decodes int
@@ -60,6 +63,39 @@ type sharedLoads struct {
 	// (heapBound).
 	bound func(partBytes int64)
 }
+
+// cachedPart is a partition loaded for one Filter: its ops when a checker
+// asked for them, its History when one asked for that.
+type cachedPart struct {
+	ok        bool
+	i         int
+	keep      filterKey
+	opsLoaded bool
+	ops       []history.Op
+	opsErr    error
+	hist      *checker.History
+	histErr   error
+}
+
+// partitionSource is how a check reads the partitions of a spill: whole
+// (load), or one op at a time (scan, with entries the number of client
+// ops a load of a Filter keeps: what a compact partition is sized by). A
+// nil scan makes a compact partition of the loaded ops.
+type partitionSource struct {
+	load    checker.PartitionLoader
+	scan    func(i int, keep *history.Filter, fn func(op *history.Op) error) error
+	entries func(i int, keep *history.Filter) int
+}
+
+// spillSource is the partitionSource of p's partitions as they are.
+func spillSource(p *history.Partitions) partitionSource {
+	return partitionSource{load: p.LoadWhere, scan: p.ScanWhere, entries: p.EntriesWhere}
+}
+
+// compactCallBytes is about what a compact partition holds a call: the
+// call (40 bytes) and, for about one call in two, an op of its own (a
+// read's result).
+const compactCallBytes = 100
 
 // opBytes is the size of a history.Op in a loaded partition.
 const opBytes = int64(unsafe.Sizeof(history.Op{}))
@@ -128,8 +164,8 @@ func keyOf(f *history.Filter) filterKey {
 // runShared runs every checker of pcs on n partitions through one
 // sharedLoads and returns their results and errors in pcs's order, and
 // how many loads they asked for and how many decoded a partition.
-func runShared(ctx context.Context, n int, load checker.PartitionLoader, pcs []checker.PartitionChecker) (results []checker.Result, errs []error, reads, decodes int) {
-	s := &sharedLoads{load: load, states: make([]loadState, len(pcs))}
+func runShared(ctx context.Context, n int, src partitionSource, pcs []checker.PartitionChecker) (results []checker.Result, errs []error, reads, decodes int) {
+	s := &sharedLoads{src: src, states: make([]loadState, len(pcs))}
 	var undo func()
 	if s.bound, undo = heapBound(); undo != nil {
 		defer undo()
@@ -146,7 +182,10 @@ func runShared(ctx context.Context, n int, load checker.PartitionLoader, pcs []c
 			defer wg.Done()
 			<-s.states[k].wake // the turn to start
 			defer s.finish(k)
-			results[k], errs[k] = pc.CheckPartitions(ctx, n, func(i int, keep *history.Filter) ([]history.Op, error) {
+			calls := checker.WithCallsLoader(ctx, func(i int, o checker.Scope) (*checker.History, error) {
+				return s.history(k, i, o)
+			})
+			results[k], errs[k] = pc.CheckPartitions(calls, n, func(i int, keep *history.Filter) ([]history.Op, error) {
 				return s.get(k, i, keep)
 			})
 		}()
@@ -161,29 +200,74 @@ func runShared(ctx context.Context, n int, load checker.PartitionLoader, pcs []c
 // get is checker k's load of partition i: it gives up the turn, waits for
 // it to come back, and loads the partition unless the one cached is it.
 func (s *sharedLoads) get(k, i int, keep *history.Filter) ([]history.Op, error) {
+	c := s.turn(k, i, keyOf(keep))
+	defer s.mu.Unlock()
+	if !c.opsLoaded {
+		ops, err := s.src.load(i, keep)
+		s.decodes++
+		if s.bound != nil {
+			s.bound(int64(len(ops)) * opBytes)
+		}
+		c.opsLoaded, c.ops, c.opsErr = true, ops, err
+	}
+	return c.ops, c.opsErr
+}
+
+// history is checker k's load of partition i as a History of o's calls
+// (checker.CallsLoader): the one cached, else one of the ops cached, else
+// a compact partition decoded for it.
+func (s *sharedLoads) history(k, i int, o checker.Scope) (*checker.History, error) {
+	keep := o.Filter()
+	c := s.turn(k, i, keyOf(keep))
+	defer s.mu.Unlock()
+	switch {
+	case c.hist != nil || c.histErr != nil:
+	case c.opsLoaded && c.opsErr != nil:
+		c.histErr = c.opsErr
+	case c.opsLoaded:
+		c.hist = checker.NewHistory(c.ops)
+	default:
+		entries := 0
+		if s.src.entries != nil {
+			entries = s.src.entries(i, keep)
+		}
+		scan := func(fn func(op *history.Op) error) error { return s.src.scan(i, keep, fn) }
+		if s.src.scan == nil {
+			ops, err := s.src.load(i, keep)
+			if err != nil {
+				c.histErr = err
+				s.decodes++
+				return nil, err
+			}
+			scan, entries = checker.ScanOps(ops), len(ops)
+		}
+		c.hist, c.histErr = checker.CompactHistory(o, scan, entries)
+		s.decodes++
+		if s.bound != nil {
+			s.bound(int64(entries/2) * compactCallBytes)
+		}
+	}
+	return c.hist, c.histErr
+}
+
+// turn gives up checker k's turn until it comes back for partition i of
+// keep, and returns the cache of that partition (emptied when it held
+// another: the partition held before is let go before the next is loaded,
+// never two of them at once), s.mu held.
+func (s *sharedLoads) turn(k, i int, keep filterKey) *cachedPart {
 	s.mu.Lock()
-	s.states[k].wants, s.states[k].keep = i, keyOf(keep)
+	s.states[k].wants, s.states[k].keep = i, keep
 	s.pass()
 	s.mu.Unlock()
 	<-s.states[k].wake
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.states[k].wants = -1
 	s.reads++
 	c := &s.cached
-	if c.ok && c.i == i && c.keep == s.states[k].keep {
-		return c.ops, c.err
+	if !c.ok || c.i != i || c.keep != keep {
+		*c = cachedPart{ok: true, i: i, keep: keep}
 	}
-	// The partition held before is let go before the next is loaded:
-	// never two of them at once.
-	c.ok, c.ops, c.err = false, nil, nil
-	ops, err := s.load(i, keep)
-	s.decodes++
-	if s.bound != nil {
-		s.bound(int64(len(ops)) * opBytes)
-	}
-	c.ok, c.i, c.keep, c.ops, c.err = true, i, s.states[k].keep, ops, err
-	return ops, err
+	return c
 }
 
 // finish marks checker k done and passes the turn on.
@@ -192,7 +276,7 @@ func (s *sharedLoads) finish(k int) {
 	defer s.mu.Unlock()
 	s.states[k].done = true
 	if s.done() {
-		s.cached.ok, s.cached.ops = false, nil
+		s.cached = cachedPart{}
 	}
 	s.pass()
 }

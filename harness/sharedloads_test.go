@@ -1,9 +1,13 @@
 package harness
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -108,7 +112,7 @@ func TestSharedLoadsDecodeEachPartitionOnce(t *testing.T) {
 	for k, f := range fakes {
 		pcs[k] = f
 	}
-	results, errs, reads, decodes := runShared(context.Background(), n, load, pcs)
+	results, errs, reads, decodes := runShared(context.Background(), n, partitionSource{load: load}, pcs)
 
 	for k, f := range fakes {
 		// What it would have loaded alone.
@@ -159,5 +163,118 @@ func TestSharedLoadsDecodeEachPartitionOnce(t *testing.T) {
 	}
 	if changes != 3 {
 		t.Errorf("the workloads' loads interleave (%d changes of Filter): %v", changes, served)
+	}
+}
+
+// historyChecker asks for each partition as a History of its scope's
+// calls (checker.PartitionCalls), or as ops first when opsFirst, and
+// records the Histories it was given.
+type historyChecker struct {
+	name     string
+	o        checker.Scope
+	opsFirst bool
+	got      []*checker.History
+	ops      [][]history.Op
+}
+
+func (h *historyChecker) Name() string { return h.name }
+func (h *historyChecker) Check(context.Context, *checker.History) checker.Result {
+	return checker.Result{}
+}
+func (h *historyChecker) CheckPartitions(ctx context.Context, n int, load checker.PartitionLoader) (checker.Result, error) {
+	for i := range n {
+		if h.opsFirst {
+			ops, err := load(i, h.o.Filter())
+			if err != nil {
+				return checker.Result{}, err
+			}
+			h.ops = append(h.ops, ops)
+			continue
+		}
+		in, err := checker.PartitionCalls(ctx, load, i, h.o)
+		if err != nil {
+			return checker.Result{}, err
+		}
+		h.got = append(h.got, in)
+	}
+	return checker.Result{Valid: checker.Valid}, nil
+}
+
+// The checkers of a workload's calls share one History of each partition,
+// decoded once: a compact partition streamed from the spill when none of
+// them asked for the ops, else a History of the ops loaded (no second
+// decode); and what they are given is the whole partition's calls.
+func TestSharedLoadsShareHistories(t *testing.T) {
+	var ops []history.Op
+	for k := range 40 {
+		key := []string{"c:1", "c:2", "s:1", "s:2"}[k%4]
+		p := history.Process(k)
+		ops = append(ops,
+			history.Op{Index: int64(2 * k), Time: int64(2 * k), Process: p, Type: history.Invoke, F: "add", Key: key, Value: []byte("1")},
+			history.Op{Index: int64(2*k + 1), Time: int64(2*k + 1), Process: p, Type: history.OK, F: "add", Key: key, Value: []byte("1")})
+	}
+	ops = append(ops, history.Op{Index: 80, Time: 80, Process: history.Nemesis, Type: history.Info, F: history.FinalReads})
+	for k, key := range []string{"c:1", "c:2"} {
+		p := history.Process(100 + k)
+		ops = append(ops,
+			history.Op{Index: int64(81 + 2*k), Time: int64(81 + 2*k), Process: p, Type: history.Invoke, F: "read", Key: key},
+			history.Op{Index: int64(82 + 2*k), Time: int64(82 + 2*k), Process: p, Type: history.OK, F: "read", Key: key, Value: []byte("9")})
+	}
+	path := filepath.Join(t.TempDir(), history.FileName)
+	var lines bytes.Buffer
+	for i := range ops {
+		if err := history.Encode(&lines, &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, lines.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := history.Spill(path, t.TempDir(), 3, history.SlotPartition(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, s := checker.Scope{KeyPrefix: "c:"}, checker.Scope{KeyPrefix: "s:"}
+	fakes := []*historyChecker{
+		{name: "counter", o: c}, {name: "rpo", o: c},
+		{name: "set", o: s, opsFirst: true}, {name: "set rpo", o: s},
+	}
+	pcs := make([]checker.PartitionChecker, len(fakes))
+	for k, f := range fakes {
+		pcs[k] = f
+	}
+	_, errs, _, decodes := runShared(context.Background(), p.N(), spillSource(p), pcs)
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if decodes != 2*p.N() {
+		t.Errorf("%d partitions decoded for two workloads of %d partitions", decodes, p.N())
+	}
+	for i := range p.N() {
+		if fakes[0].got[i] != fakes[1].got[i] || fakes[3].got[i] == nil {
+			t.Fatalf("partition %d: the counter's checkers were given two Histories", i)
+		}
+		if len(fakes[0].got[i].Ops) != len(p.RunWide) {
+			t.Errorf("partition %d: the counter's History holds %d ops, not a compact partition (its run-wide entries only)", i, len(fakes[0].got[i].Ops))
+		}
+		if got, want := len(fakes[3].got[i].Ops), len(fakes[2].ops[i]); got != want {
+			t.Errorf("partition %d: the set's History holds %d ops, the set checker loaded %d", i, got, want)
+		}
+	}
+	// A counter checker judging the compact partitions streamed from the
+	// spill says what it says of the whole history (10 of the 19 acked
+	// increments of c:1 and c:2 read: lost ones).
+	counter := checker.Counter(checker.Scope{KeyPrefix: "c:", MaxExamples: 5})
+	results, errs, _, _ := runShared(checker.WithHistoryEnd(context.Background(), p.Latest), p.N(), spillSource(p), []checker.PartitionChecker{counter.(checker.PartitionChecker)})
+	if errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	whole := counter.Check(context.Background(), checker.NewHistory(ops))
+	got, _ := json.Marshal(results[0])
+	want, _ := json.Marshal(whole)
+	if string(got) != string(want) || whole.Valid != checker.Invalid {
+		t.Errorf("on the partitions: %s\nwhole: %s", got, want)
 	}
 }

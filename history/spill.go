@@ -287,6 +287,49 @@ func (p *Partitions) LoadWhere(i int, keep *Filter) ([]Op, error) {
 	return mergeByIndex(out, lists), nil
 }
 
+// ScanWhere hands fn, in the history's order, what LoadWhere(i, keep)
+// returns, without holding it: the ops of a partition's one family of
+// keep are decoded and handed on one at a time (a compact partition of a
+// hot counter key is built from them as they come, issue 42). A load of
+// several families is merged by index first (LoadWhere), held while fn
+// reads it. op is only valid during the call, as in Scan.
+func (p *Partitions) ScanWhere(i int, keep *Filter, fn func(op *Op) error) error {
+	var subs []*subPartition
+	for k := range p.parts[i].subs {
+		if sp := &p.parts[i].subs[k]; sp.kept(keep) > 0 {
+			subs = append(subs, sp)
+		}
+	}
+	var ops []Op
+	switch len(subs) {
+	case 0:
+		ops = p.RunWide
+	case 1:
+		return subs[0].scan(i, keep, p.RunWide, fn)
+	default:
+		var err error
+		if ops, err = p.LoadWhere(i, keep); err != nil {
+			return err
+		}
+	}
+	for k := range ops {
+		if err := fn(&ops[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EntriesWhere is how many of partition i's client entries keep keeps
+// (LoadWhere returns them and the run-wide entries).
+func (p *Partitions) EntriesWhere(i int, keep *Filter) int {
+	n := 0
+	for k := range p.parts[i].subs {
+		n += p.parts[i].subs[k].kept(keep)
+	}
+	return n
+}
+
 // mergeByIndex appends to out the entries of lists, each in increasing
 // index order, in increasing index order.
 func mergeByIndex(out []Op, lists [][]Op) []Op {
@@ -312,12 +355,35 @@ func (sp *subPartition) load(i int, keep *Filter, runWide []Op, out []Op) ([]Op,
 	// Decoded straight into the result, interleaved as it comes: reading
 	// the file whole first and then merging held the partition twice
 	// (1.5 GB of RSS for a partition of 634 MB, 2026-12-05).
+	err := sp.scan(i, keep, runWide, func(op *Op) error {
+		out = append(out, *op)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scan hands fn the file's client ops that keep keeps, with the run-wide
+// entries interleaved in the history's order (runWide nil: none).
+func (sp *subPartition) scan(i int, keep *Filter, runWide []Op, fn func(op *Op) error) error {
 	kept := map[Process]bool{} // process -> its open invocation was kept
 	rw, m, j := 0, 0, 0
+	each := func(ops []Op) error {
+		for k := range ops {
+			if err := fn(&ops[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	res, err := Scan(sp.path, func(op *Op, _ []byte) error {
 		if m < len(sp.marks) && sp.marks[m].at == j {
 			if runWide != nil {
-				out = append(out, runWide[rw:sp.marks[m].runWide]...)
+				if err := each(runWide[rw:sp.marks[m].runWide]); err != nil {
+					return err
+				}
 			}
 			rw = sp.marks[m].runWide
 			m++
@@ -332,20 +398,19 @@ func (sp *subPartition) load(i int, keep *Filter, runWide []Op, out []Op) ([]Op,
 				return nil
 			}
 		}
-		out = append(out, *op)
-		return nil
+		return fn(op)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("partition %d: %w", i, err)
+		return fmt.Errorf("partition %d: %w", i, err)
 	}
 	if res.TruncatedTail || j != sp.entries {
 		// Spill wrote it whole: anything else is the disk's doing.
-		return nil, fmt.Errorf("partition %d: %s holds %d entries, %d were written", i, sp.path, j, sp.entries)
+		return fmt.Errorf("partition %d: %s holds %d entries, %d were written", i, sp.path, j, sp.entries)
 	}
 	if runWide != nil {
-		out = append(out, runWide[rw:]...)
+		return each(runWide[rw:])
 	}
-	return out, nil
+	return nil
 }
 
 // kept is how many of the file's entries keep keeps: exact, as a Filter

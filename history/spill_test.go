@@ -386,6 +386,21 @@ func TestSpillFamiliesLoadsAsOneFamily(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("partition %d, %s: %d entries by family, %d from one file", i, name, len(got), len(want))
 			}
+			// ScanWhere hands on what LoadWhere returns, in its order,
+			// from one family's file or several, and EntriesWhere counts
+			// its client ops.
+			for _, p := range []*Partitions{one, byFamily} {
+				var scanned []Op
+				if err := p.ScanWhere(i, f, func(op *Op) error { scanned = append(scanned, *op); return nil }); err != nil {
+					t.Fatalf("partition %d, %s: %v", i, name, err)
+				}
+				if !reflect.DeepEqual(scanned, want) {
+					t.Fatalf("partition %d, %s: scanned %d entries, loaded %d", i, name, len(scanned), len(want))
+				}
+				if n := p.EntriesWhere(i, f); n != len(want)-len(p.RunWide) {
+					t.Fatalf("partition %d, %s: EntriesWhere %d, %d loaded", i, name, n, len(want)-len(p.RunWide))
+				}
+			}
 		}
 	}
 	// The files of the families k1* keeps none of are not read.
