@@ -248,8 +248,11 @@ func (s *shapes) copy(op *history.Op) *history.Op {
 	s.slab = append(s.slab, *op)
 	t := &s.slab[len(s.slab)-1]
 	t.Index, t.Time, t.Process = 0, 0, 0
-	if len(op.Value) > 0 {
+	switch {
+	case len(op.Value) > 0:
 		t.Value = s.keep(op.Value)
+	case op.Value != nil:
+		t.Value = []byte{} // empty, not absent, and not in a slab
 	}
 	return t
 }
