@@ -284,6 +284,13 @@ func (w Window) Contains(t int64, slack time.Duration) bool {
 // history.
 func Windows(ops []history.Op) []Window { return windowsUntil(ops, runEnd(ops)) }
 
+// WindowsUntil is Windows of a history that ends at end, of which ops are
+// the nemesis entries at least (a report of a big history holds only
+// some of its entries).
+func WindowsUntil(ops []history.Op, end int64) []Window {
+	return windowsUntil(ops, max(end, runEnd(ops)))
+}
+
 // windowsUntil is Windows of a run that ends at end (its latest time): a
 // window still open at the end lasts until then. The nemesis entries are
 // all it reads, so a streaming pass (stream.go) gives it only those.

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/redline-dev/redline/checker"
 	"github.com/redline-dev/redline/history"
 )
 
@@ -53,7 +52,7 @@ func (w faultWindow) title() string {
 // and RTO figures agree on when a fault was in force.
 func (d *runData) windows() []faultWindow {
 	var out []faultWindow
-	for _, w := range checker.Windows(d.ops) {
+	for _, w := range d.checkerWindows() {
 		out = append(out, faultWindow{Fault: w.Fault, Mode: d.modeAt(w.Fault, w.Start), Start: float64(w.Start) / 1e9, End: float64(w.End) / 1e9, Open: w.Open, Nodes: w.Nodes})
 	}
 	return out

@@ -229,7 +229,7 @@ func (d *runData) anomalyGroups() []AnomalyGroup {
 		return nil
 	}
 	census := history.CensusOf(d.ops)
-	windows := checker.Windows(d.ops)
+	windows := d.checkerWindows()
 	// An unserved window's index is into the windows sorted by start, as
 	// the attributor numbers them.
 	byStart := slices.Clone(windows)

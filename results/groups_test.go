@@ -148,6 +148,7 @@ func TestDocumentedLoss(t *testing.T) {
 	c := baseDoc()
 	c.extraLosses = 5
 	dir := c.write(t)
+	defer sameBounded(t, dir) // the report of a big history says the same
 	b, _ := os.ReadFile(dir + "/report.html")
 	html := string(b)
 	want := "documented asynchronous replication: the isolated primary n2 acknowledged for ~2.7 s after the partition began"
@@ -198,6 +199,7 @@ func TestDocumentedNeedsEvidence(t *testing.T) {
 			c := baseDoc()
 			lie(&c)
 			dir := c.write(t)
+			defer sameBounded(t, dir) // the report of a big history says the same
 			b, _ := os.ReadFile(dir + "/report.html")
 			html := string(b)
 			if strings.Contains(html, `data-cause="documented"`) || strings.Contains(html, `badge v-documented`) {

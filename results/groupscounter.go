@@ -239,6 +239,13 @@ func demotedAfter(cn history.CensusNode, snaps []snapshot, t int64) bool {
 // negative (the bound then needs the counter checker's full rules) or the
 // history does not pair.
 func (d *runData) keyAdds(key string) ([]keyAdd, bool) {
+	if d.big != nil {
+		ka := d.big.adds[key]
+		if ka == nil {
+			return nil, false
+		}
+		return ka.adds, ka.ok
+	}
 	open := map[history.Process]*history.Op{}
 	var out []keyAdd
 	for i := range d.ops {
@@ -260,26 +267,39 @@ func (d *runData) keyAdds(key string) ([]keyAdd, bool) {
 			continue // another key's, or unpaired (the checker said so)
 		}
 		delete(open, op.Process)
-		name := history.OpName(inv.F)
-		if name != checker.OpAdd && name != checker.OpIncr {
-			continue
-		}
-		delta, ok := history.ParseInt(inv.Value)
+		add, ok, counts := addOf(inv, op, d)
 		if !ok {
-			if name != checker.OpIncr || inv.HasValue() {
-				return nil, false
-			}
-			delta = 1
-		}
-		if delta < 0 {
 			return nil, false
 		}
-		if op.Type != history.OK {
-			continue
+		if counts {
+			out = append(out, add)
 		}
-		out = append(out, keyAdd{end: op.Time, delta: delta, node: op.Node, waited: d.waitCovered(inv, op)})
 	}
 	return out, true
+}
+
+// addOf is the acknowledged increment of the call inv, comp (counts: it
+// is one); ok is false when it is an increment whose delta does not parse
+// or is negative.
+func addOf(inv, comp *history.Op, d *runData) (add keyAdd, ok, counts bool) {
+	name := history.OpName(inv.F)
+	if name != checker.OpAdd && name != checker.OpIncr {
+		return keyAdd{}, true, false
+	}
+	delta, ok := history.ParseInt(inv.Value)
+	if !ok {
+		if name != checker.OpIncr || inv.HasValue() {
+			return keyAdd{}, false, false
+		}
+		delta = 1
+	}
+	if delta < 0 {
+		return keyAdd{}, false, false
+	}
+	if comp.Type != history.OK {
+		return keyAdd{}, true, false
+	}
+	return keyAdd{end: comp.Time, delta: delta, node: comp.Node, waited: d.waitCovered(inv, comp)}, true, true
 }
 
 // waitCovered says a write may have been covered by WAIT: its WAIT was

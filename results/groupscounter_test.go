@@ -155,6 +155,7 @@ func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // node, not at the last increment's node and window (the kill of n1).
 func TestDocumentedCounterLoss(t *testing.T) {
 	dir := baseCtr().write(t)
+	defer sameBounded(t, dir) // the report of a big history says the same
 	lines := results.GroupLines(dir, summaryOf(t, dir))
 	if len(lines) != 1 {
 		t.Fatalf("lines %q", lines)
@@ -202,6 +203,7 @@ func TestDocumentedCounterNeedsEvidence(t *testing.T) {
 			c := baseCtr()
 			lie(&c)
 			dir := c.write(t)
+			defer sameBounded(t, dir) // the report of a big history says the same
 			b, _ := os.ReadFile(dir + "/report.html")
 			if strings.Contains(string(b), `data-cause="documented"`) {
 				t.Error("the report calls it documented")

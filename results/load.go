@@ -27,6 +27,11 @@ type runData struct {
 	byIndex  map[int64]int
 	nodeName map[string]string // "ip:port" and node id -> n1, n2 ...
 	groups   []AnomalyGroup    // the attributions grouped by cause (anomalyGroups)
+	// big is what a report of a big history read of it (bounded.go); nil
+	// when ops is the whole history.
+	big *boundedRead
+	// asked, when set, records the indexes op is asked for (reportNeeds).
+	asked map[int64]bool
 }
 
 func loadRun(r *Run) (*runData, error) {
@@ -43,6 +48,17 @@ func loadRunWith(r *Run, h *history.ReadResult) (*runData, error) {
 	}
 	d.sum = sum
 	_ = r.ReadJSON("config.json", &d.cfg) // a run without one still gets a report
+	if h == nil && bigHistory(history.Path(r.Dir)) {
+		d.nodeName = nodeNames(r)
+		if err := d.readBounded(history.Path(r.Dir)); err != nil {
+			return nil, fmt.Errorf("the report needs a readable history: %w", err)
+		}
+		d.byIndex = make(map[int64]int, len(d.ops))
+		for i := range d.ops {
+			d.byIndex[d.ops[i].Index] = i
+		}
+		return d, nil
+	}
 	if h == nil {
 		if read, err := history.ReadRun(r.Dir); err == nil {
 			h = &read
@@ -142,6 +158,9 @@ func cfgString(cfg map[string]any, key string) string {
 
 // duration is the time of the last history entry, in seconds.
 func (d *runData) duration() float64 {
+	if d.big != nil {
+		return float64(d.big.end) / 1e9
+	}
 	var end int64
 	for i := range d.ops {
 		end = max(end, d.ops[i].Time)
@@ -161,6 +180,10 @@ func (d *runData) checkerNames() []string {
 
 // op returns the history entry with the given index.
 func (d *runData) op(index int64) (*history.Op, bool) {
+	if d.asked != nil {
+		d.asked[index] = true
+		return nil, false
+	}
 	i, ok := d.pos(index)
 	if !ok {
 		return nil, false

@@ -22,6 +22,8 @@ type sample struct {
 	// series is what the plots call the op: its f, or "counter add" when
 	// several workloads share op names.
 	series string
+	idx    int64   // the invocation's index; of a bounded report, the call's place in completion order
+	w      float64 // how many calls it stands for (a bounded report's plots: bounded.go)
 }
 
 // eachOp calls fn with every completed client op, its invocation paired
@@ -49,21 +51,30 @@ func (d *runData) eachOp(fn func(inv, comp *history.Op)) {
 
 // samples are the completed client ops with their latency.
 func (d *runData) samples() []sample {
+	if d.big != nil {
+		return d.big.samples
+	}
 	out := make([]sample, 0, len(d.ops)/2)
 	workloadOf := d.workloadOfKey()
 	names := map[[2]string]string{}
 	d.eachOp(func(inv, op *history.Op) {
-		series := inv.F
-		if w := workloadOf(inv.Key); w != "" {
-			k := [2]string{w, inv.F}
-			if series = names[k]; series == "" {
-				series = w + " " + inv.F // once per pair, not per op
-				names[k] = series
-			}
-		}
-		out = append(out, sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type, series: series})
+		out = append(out, d.sampleOf(inv, op, workloadOf, names))
 	})
 	return out
+}
+
+// sampleOf is the sample of the call inv, op (names: the series made so
+// far, each once per workload and f).
+func (d *runData) sampleOf(inv, op *history.Op, workloadOf func(string) string, names map[[2]string]string) sample {
+	series := inv.F
+	if w := workloadOf(inv.Key); w != "" {
+		k := [2]string{w, inv.F}
+		if series = names[k]; series == "" {
+			series = w + " " + inv.F // once per pair, not per op
+			names[k] = series
+		}
+	}
+	return sample{t: float64(inv.Time) / 1e9, latMs: float64(op.Time-inv.Time) / 1e6, f: inv.F, outcome: op.Type, series: series, idx: inv.Index, w: 1}
 }
 
 // workloadOfKey names the workload a key belongs to when a run has several
@@ -187,7 +198,7 @@ func buckets(ss []sample, end float64, n int) ([]qBucket, float64) {
 	}
 	for _, s := range ss {
 		i := min(nb-1, max(0, int(s.t/width)))
-		bs[i].counts[s.outcome]++
+		bs[i].counts[s.outcome] += int(s.w)
 		if s.outcome == history.OK {
 			lat[i] = append(lat[i], s.latMs)
 		}
@@ -264,7 +275,7 @@ func throughputSVG(ss []sample, bs []qBucket, width, end float64, windows []faul
 				fs = append(fs, s.series)
 			}
 		}
-		r[min(len(bs)-1, max(0, int(s.t/width)))]++
+		r[min(len(bs)-1, max(0, int(s.t/width)))] += s.w
 	}
 	peak := 1.0
 	for _, r := range rates {
@@ -316,7 +327,7 @@ func rpoSVG(ss []sample, bs []qBucket, width, end float64, windows []faultWindow
 	for _, s := range ss {
 		if s.outcome == history.OK && writeFs[s.f] {
 			i := min(len(bs)-1, max(0, int(s.t/width)))
-			counts[i]++
+			counts[i] += s.w
 		}
 	}
 	peak := 1.0

@@ -166,7 +166,11 @@ func WriteReportOf(r *Run, h *history.ReadResult) error {
 	if err != nil {
 		return err
 	}
-	if err := d.writeTimeline(r); err != nil {
+	writeTimeline := d.writeTimeline
+	if d.big != nil {
+		writeTimeline = d.writeBoundedTimeline
+	}
+	if err := writeTimeline(r); err != nil {
 		return err
 	}
 	d.groups = d.anomalyGroups()
@@ -199,6 +203,7 @@ func (d *runData) report() reportData {
 	if line := NotApplicableLine(d.sum.NotApplicable); line != "" {
 		rd.Notes = append(rd.Notes, "Not applicable, not part of the verdict: "+line+".")
 	}
+	rd.Notes = append(rd.Notes, d.boundedNotes()...)
 	if d.torn {
 		rd.Notes = append(rd.Notes, "The history's end was torn (the run crashed while writing its last line or frame); it is left out.")
 	}
@@ -387,8 +392,15 @@ func (d *runData) headline(ss []sample, windows []faultWindow, lost []lostMark) 
 	for _, s := range ss {
 		counts[s.outcome]++
 	}
+	completed := len(ss)
+	if d.big != nil {
+		counts, completed = d.big.counts, 0
+		for _, n := range counts {
+			completed += n
+		}
+	}
 	add("duration", fmt.Sprintf("%.1f s", d.duration()))
-	add("ops", fmt.Sprintf("%d completed: %d ok, %d fail, %d info", len(ss), counts[history.OK], counts[history.Fail], counts[history.Info]))
+	add("ops", fmt.Sprintf("%d completed: %d ok, %d fail, %d info", completed, counts[history.OK], counts[history.Fail], counts[history.Info]))
 	add("seed", d.str("seed"))
 	add("started", d.str("started"))
 	if w := d.str("wait"); w != "" && w != "0" {
