@@ -421,10 +421,48 @@ func manualFailoverReady(ctx context.Context, w roleWaiter, replica, primary clu
 	if ms := time.Since(began).Milliseconds(); ms >= 50 {
 		waited["replica_role_propagation_ms"] = ms
 	}
+	// A replica refuses a default CLUSTER FAILOVER while its primary is
+	// flagged failing or its bus link to it is down ("Master is down or
+	// failed", Redis and the reference alike): a replica just restarted
+	// has no link until its next cron (CI 2026-12-06: a composition
+	// restarted n5 and asked it to fail over 3 ms later).
+	began = time.Now()
+	for !w.seesPrimaryUp(ctx, replica.Node.Addr, primary.ID) {
+		if time.Since(began) > limit {
+			waited["replica_sees_primary_up"] = false
+			break
+		}
+		if !sleepUntil(ctx, time.Now().Add(50*time.Millisecond)) {
+			break
+		}
+	}
+	if ms := time.Since(began).Milliseconds(); ms >= 50 {
+		waited["replica_link_to_primary_ms"] = ms
+	}
 	if len(waited) == 0 {
 		return nil
 	}
 	return waited
+}
+
+// seesPrimaryUp says whether the replica at addr lists its primary
+// (primaryID) connected and flagged neither fail nor fail? in its CLUSTER
+// NODES: what it needs to accept a default CLUSTER FAILOVER.
+func (f *failoverFault) seesPrimaryUp(ctx context.Context, addr, primaryID string) bool {
+	text, err := f.admin.ClusterNodes(ctx, addr)
+	if err != nil {
+		return false
+	}
+	ls, err := cluster.ParseNodes(text)
+	if err != nil {
+		return false
+	}
+	for _, n := range ls {
+		if n.ID == primaryID {
+			return n.Connected && !n.HasFlag("fail") && !n.HasFlag("fail?")
+		}
+	}
+	return false
 }
 
 // knowsReplica says whether the node at addr (primaryID) lists replicaID

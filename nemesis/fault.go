@@ -209,6 +209,7 @@ type roleWaiter interface {
 	sinceWon(id string) time.Duration
 	sinceVoted(id string) time.Duration
 	knowsReplica(ctx context.Context, addr, primaryID, replicaID string) bool
+	seesPrimaryUp(ctx context.Context, addr, primaryID string) bool
 }
 
 // borrow gives the bound fault of that name as the means T a composition
