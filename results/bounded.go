@@ -114,6 +114,7 @@ func (d *runData) readBounded(path string) error {
 			}
 			*s = *op
 			isOpen[op.Process] = true
+			delete(keepComp, op.Process) // an earlier kept invocation's completion never came
 			if indexes[op.Index] {
 				ops = append(ops, *op)
 				keepComp[op.Process] = true
