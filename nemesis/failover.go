@@ -408,80 +408,74 @@ func manualFailoverReady(ctx context.Context, w roleWaiter, replica, primary clu
 			return waited
 		}
 	}
-	began := time.Now()
-	for !w.knowsReplica(ctx, primary.Node.Addr, primary.ID, replica.ID) {
-		if time.Since(began) > limit {
-			waited["primary_knows_replica"] = false
-			break
-		}
-		if !sleepUntil(ctx, time.Now().Add(50*time.Millisecond)) {
-			break
-		}
-	}
-	if ms := time.Since(began).Milliseconds(); ms >= 50 {
-		waited["replica_role_propagation_ms"] = ms
-	}
+	pollUntil(ctx, limit, waited, "primary_knows_replica", "replica_role_propagation_ms", func() bool {
+		return w.knowsReplica(ctx, primary.Node.Addr, primary.ID, replica.ID)
+	})
 	// A replica refuses a default CLUSTER FAILOVER while its primary is
 	// flagged failing or its bus link to it is down ("Master is down or
 	// failed", Redis and the reference alike): a replica just restarted
 	// has no link until its next cron (CI 2026-12-06: a composition
 	// restarted n5 and asked it to fail over 3 ms later).
-	began = time.Now()
-	for !w.seesPrimaryUp(ctx, replica.Node.Addr, primary.ID) {
-		if time.Since(began) > limit {
-			waited["replica_sees_primary_up"] = false
-			break
-		}
-		if !sleepUntil(ctx, time.Now().Add(50*time.Millisecond)) {
-			break
-		}
-	}
-	if ms := time.Since(began).Milliseconds(); ms >= 50 {
-		waited["replica_link_to_primary_ms"] = ms
-	}
+	pollUntil(ctx, limit, waited, "replica_sees_primary_up", "replica_link_to_primary_ms", func() bool {
+		return w.seesPrimaryUp(ctx, replica.Node.Addr, primary.ID)
+	})
 	if len(waited) == 0 {
 		return nil
 	}
 	return waited
 }
 
+// pollUntil asks ready every 50 ms for up to limit; into waited it writes
+// notMet: false when the limit passed first, and tookMS when it waited 50
+// ms or more.
+func pollUntil(ctx context.Context, limit time.Duration, waited map[string]any, notMet, tookMS string, ready func() bool) {
+	began := time.Now()
+	for !ready() {
+		if time.Since(began) > limit {
+			waited[notMet] = false
+			break
+		}
+		if !sleepUntil(ctx, time.Now().Add(50*time.Millisecond)) {
+			break
+		}
+	}
+	if ms := time.Since(began).Milliseconds(); ms >= 50 {
+		waited[tookMS] = ms
+	}
+}
+
 // seesPrimaryUp says whether the replica at addr lists its primary
 // (primaryID) connected and flagged neither fail nor fail? in its CLUSTER
 // NODES: what it needs to accept a default CLUSTER FAILOVER.
 func (f *failoverFault) seesPrimaryUp(ctx context.Context, addr, primaryID string) bool {
+	n, ok := f.nodeLine(ctx, addr, primaryID)
+	return ok && n.Connected && !n.HasFlag("fail") && !n.HasFlag("fail?")
+}
+
+// nodeLine is the line of node id in the CLUSTER NODES of the node at
+// addr; false when it cannot be read or has none.
+func (f *failoverFault) nodeLine(ctx context.Context, addr, id string) (cluster.NodeInfo, bool) {
 	text, err := f.admin.ClusterNodes(ctx, addr)
 	if err != nil {
-		return false
+		return cluster.NodeInfo{}, false
 	}
 	ls, err := cluster.ParseNodes(text)
 	if err != nil {
-		return false
+		return cluster.NodeInfo{}, false
 	}
 	for _, n := range ls {
-		if n.ID == primaryID {
-			return n.Connected && !n.HasFlag("fail") && !n.HasFlag("fail?")
+		if n.ID == id {
+			return n, true
 		}
 	}
-	return false
+	return cluster.NodeInfo{}, false
 }
 
 // knowsReplica says whether the node at addr (primaryID) lists replicaID
 // as its own replica in its CLUSTER NODES.
 func (f *failoverFault) knowsReplica(ctx context.Context, addr, primaryID, replicaID string) bool {
-	text, err := f.admin.ClusterNodes(ctx, addr)
-	if err != nil {
-		return false
-	}
-	ls, err := cluster.ParseNodes(text)
-	if err != nil {
-		return false
-	}
-	for _, n := range ls {
-		if n.ID == replicaID {
-			return n.Master == primaryID
-		}
-	}
-	return false
+	n, ok := f.nodeLine(ctx, addr, replicaID)
+	return ok && n.Master == primaryID
 }
 
 // awaitPromotion waits for the replica at addr to report itself primary

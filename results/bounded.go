@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"os"
@@ -103,7 +104,7 @@ func (d *runData) readBounded(path string) error {
 			inv = slot[op.Process]
 			isOpen[op.Process] = false
 		}
-		if ka := b.adds[op.Key]; ka != nil || op.Type != history.Invoke {
+		if op.Type != history.Invoke || b.adds[op.Key] != nil {
 			b.counterEntry(op, inv, d)
 		}
 		if op.Type == history.Invoke {
@@ -151,19 +152,9 @@ func (d *runData) readBounded(path string) error {
 	for i := range b.samples {
 		b.samples[i].w = w
 	}
-	slices.SortStableFunc(ops, func(x, y history.Op) int { return cmpInt64(x.Index, y.Index) })
+	slices.SortStableFunc(ops, func(x, y history.Op) int { return cmp.Compare(x.Index, y.Index) })
 	d.ops, d.torn, d.big = ops, res.TruncatedTail, b
 	return nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // counterEntry is keyAdds's step for a client entry of a key it adds up
